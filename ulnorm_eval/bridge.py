@@ -1,0 +1,63 @@
+"""Measures computed through ir_measures (ERR, Bpref, infAP, ...), with our ordering imposed.
+
+The run is handed over with score = -rank, so trec_eval's tie rule, ``--ties`` and ``--depth`` have
+already been applied and ir_measures cannot reorder it.  Bounds of such measures have no closed
+form here: IUB/WLB score the sorted pool, E is a Monte Carlo mean over seeded permutations
+(its standard error is reported).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .measures import Judgements, Ranking
+
+__all__ = ["foreign_values", "foreign_scorer", "foreign_bounds"]
+
+
+def _calc(measure, qrels_df, run_df, nrows: int, row_of: dict) -> np.ndarray:
+    import ir_measures
+
+    out = np.zeros(nrows)
+    for r in ir_measures.iter_calc([measure], qrels_df, run_df):
+        out[row_of[r.query_id]] = r.value
+    return out
+
+
+def foreign_values(rr, J: Judgements, m, qrels, options) -> np.ndarray:
+    """Per-query values of an ir_measures measure for a ranked run (0 for queries it did not retrieve)."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    qset = pa.array(J.qids, pa.string())
+    keep = pc.is_in(qrels.qid, value_set=qset)
+    qdf = pd.DataFrame({"query_id": pc.filter(qrels.qid, keep).to_pylist(),
+                        "doc_id": pc.filter(qrels.docid, keep).to_pylist(),
+                        "relevance": qrels.grade[keep.to_numpy(zero_copy_only=False)].astype(int)})
+    rk = rr.ranking
+    rdf = pd.DataFrame({"query_id": np.asarray(J.qids, dtype=object)[rk.row],
+                        "doc_id": rr.docid.to_pylist(), "score": -rk.pos.astype(np.float64)})
+    return _calc(m.foreign, qdf, rdf, J.nq, {q: i for i, q in enumerate(J.qids)})
+
+
+def foreign_scorer(J: Judgements, m, options):
+    """A scorer of synthetic rankings (grades only): every document judged with its grade."""
+    import pandas as pd
+
+    def score(rk: Ranking) -> np.ndarray:
+        ids = np.char.add("q", rk.row.astype(str)).astype(object)
+        docs = np.char.add("d", np.arange(len(rk.row)).astype(str)).astype(object)
+        qdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "relevance": np.rint(rk.grade).astype(int)})
+        rdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "score": -rk.pos.astype(np.float64)})
+        return _calc(m.foreign, qdf, rdf, rk.nrows, {f"q{i}": i for i in range(rk.nrows)})
+
+    return score
+
+
+def foreign_bounds(pool, J: Judgements, m, options, rng) -> dict:
+    from .bounds import permutation_values
+
+    scorer = foreign_scorer(J, m, options)
+    vals = permutation_values(pool, J, m, options.rel_level, options.permutations, rng, scorer)
+    return {"IUB": scorer(pool.ordered(pool.grade, True)), "WLB": scorer(pool.ordered(pool.grade, False)),
+            "E": vals.mean(axis=0), "se": vals.std(axis=0, ddof=1) / np.sqrt(len(vals))}

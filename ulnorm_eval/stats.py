@@ -6,12 +6,26 @@ baseline), and test the mean of the differences ``d = x - y``.  ``alternative`` 
 'two-sided' either.  Pairs with a NaN on either side (an undefined query left out with
 ``--undefined skip``) are dropped first.  When every difference is 0 the p-value is 1: there is
 no evidence of any difference (scipy would return NaN).
+
+The second half serves ``compare``: the ``pairwise_*`` tests take a matrix of differences (one row
+per pair of systems, one column per query) and test every row at once, sharing the random sign
+flips or resamples (seeded) between rows; then multiple-comparison corrections, Kendall's tau,
+PAD (seed 000 eq. 8), Sakai's swap rate and the variance components, Eρ² and Φ of seed 001.
 """
 from __future__ import annotations
 
+import math
+import warnings
+from dataclasses import dataclass
+
 import numpy as np
 
-__all__ = ["paired", "paired_t", "randomization"]
+__all__ = [
+    "paired", "paired_t", "randomization",
+    "PairedTest", "pairwise_t", "pairwise_randomization", "pairwise_bootstrap", "PAIRWISE",
+    "adjust", "CORRECTIONS", "kendall_tau", "pad", "swap_rate",
+    "VarianceComponents", "variance_components", "erho2", "phi", "topics_needed",
+]
 
 
 def paired(x, y) -> tuple[np.ndarray, np.ndarray]:
@@ -73,3 +87,333 @@ def randomization(x, y, alternative: str = "two-sided", n_resamples: int = 10_00
                                  alternative=alternative, n_resamples=n_resamples,
                                  random_state=np.random.default_rng(seed))
     return float(res.statistic), float(res.pvalue)
+
+
+# =========================================================================== comparing many systems
+# Vectorised counterparts of the tests above for `compare`: every pair of systems at once, with
+# shared resamples, plus corrections, rank correlation, swap rate, PAD and generalizability theory.
+
+_BATCH_ELEMENTS = 4_000_000  # bound on the temporaries of the resampling tests
+
+
+@dataclass
+class PairedTest:
+    """Result of a paired test, one entry per tested pair (arrays, or floats for one pair).
+
+    ``diff``: mean of d = x - y; ``statistic``: the test's statistic (t for the t-test and the
+    bootstrap, the mean difference for the randomization test); ``p``: two-sided p-value (the
+    achieved significance level); ``effect``: Cohen's d_z = mean(d) / sd(d); ``ci_low``/``ci_high``:
+    the (1 - alpha) confidence interval of the mean difference.
+    """
+
+    diff: np.ndarray
+    statistic: np.ndarray
+    p: np.ndarray
+    effect: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+
+    def __post_init__(self):
+        for k, v in vars(self).items():  # one pair in, plain floats out
+            if np.ndim(v) == 0:
+                setattr(self, k, float(v))
+
+
+def _diffs(d) -> np.ndarray:
+    d = np.asarray(d, dtype=np.float64)
+    if d.ndim == 0 or d.shape[-1] < 2:
+        raise ValueError("a paired test needs at least two queries")
+    return d
+
+
+def _moments(d):
+    n = d.shape[-1]
+    mean = d.mean(axis=-1)
+    sd = _sd(d)
+    return n, mean, sd, _ratio(mean, sd)
+
+
+def _sd(d):
+    """Sample sd over the last axis, 0 when it is rounding noise (equal differences such as 0.2)."""
+    sd = d.std(axis=-1, ddof=1)
+    return np.where(sd <= 1e-12 * np.abs(d).max(axis=-1, initial=0.0), 0.0, sd)
+
+
+def _ratio(num, den):
+    """num / den, with 0/0 = 0 and x/0 = +-inf (a constant non-zero difference is decisive)."""
+    num, den = np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0),
+                        np.where(num == 0, 0.0, np.copysign(np.inf, num)))
+
+
+def _t_interval(n, mean, sd, alpha):
+    from scipy import stats
+
+    half = stats.t.ppf(1 - alpha / 2, n - 1) * sd / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def pairwise_t(d, alpha: float = 0.05) -> PairedTest:
+    """Student's paired t-test, two-sided: t = mean(d) / (sd(d)/sqrt(n)), n - 1 degrees of freedom.
+
+    ``d``: differences x - y, shape (..., n queries); every leading index is one pair.  The
+    p-value is scipy.stats.ttest_rel's.  Where every difference is 0 the test is defined as
+    t = 0, p = 1 (scipy leaves it NaN), as in ``paired_t``.  The interval is mean(d) +- t_{1-alpha/2, n-1} sd(d)/sqrt(n).
+    """
+    from scipy import stats
+
+    d = _diffs(d)
+    n, mean, sd, effect = _moments(d)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on constant differences
+        res = stats.ttest_1samp(d, 0.0, axis=-1)
+    zero = np.all(d == 0, axis=-1)
+    t = np.where(zero, 0.0, res.statistic)
+    p = np.where(zero, 1.0, res.pvalue)
+    lo, hi = _t_interval(n, mean, sd, alpha)
+    return PairedTest(mean, t, p, effect, lo, hi)
+
+
+def pairwise_randomization(d, reps: int = 10_000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
+    """Fisher's randomization (permutation) test for paired data, two-sided, statistic mean(d).
+
+    Under the null hypothesis each query's pair of scores is exchangeable, so every sign pattern
+    of d is equally likely.  When 2^n <= ``reps`` all 2^n sign patterns are enumerated and
+    p = #{s : |mean(s d)| >= |mean(d)|} / 2^n exactly; otherwise ``reps`` seeded random sign
+    vectors, shared by all pairs, give p = (1 + #{...}) / (1 + reps) (Smucker, Allan & Carterette,
+    CIKM 2007).  The same rule and p-values as ``randomization`` (scipy.stats.permutation_test),
+    vectorised over pairs.  The interval is the t-interval of ``pairwise_t``.
+    """
+    d = _diffs(d)
+    n, mean, sd, effect = _moments(d)
+    if 2 ** n <= reps:
+        signs = 1.0 - 2.0 * ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1)  # every pattern once
+        exact = True
+    else:
+        signs = np.random.default_rng(seed).choice([-1.0, 1.0], size=(reps, n))
+        exact = False
+    flat = d.reshape(-1, n)
+    obs = np.abs(flat.mean(axis=1))
+    tol = 1e-12 * np.maximum(1.0, obs)  # equal sums must count as "as extreme" despite rounding
+    count = np.zeros(len(flat))
+    per = max(1, _BATCH_ELEMENTS // max(1, len(signs)))
+    for a in range(0, len(flat), per):
+        null = np.abs(flat[a:a + per] @ signs.T) / n
+        count[a:a + per] = (null >= (obs - tol)[a:a + per, None]).sum(axis=1)
+    p = count / len(signs) if exact else (1.0 + count) / (1.0 + len(signs))
+    p = p.reshape(d.shape[:-1])
+    lo, hi = _t_interval(n, mean, sd, alpha)
+    return PairedTest(mean, mean, p, effect, lo, hi)
+
+
+def pairwise_bootstrap(d, reps: int = 1000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
+    """Sakai's paired bootstrap test (Sakai, SIGIR 2006; used by seed 000 §4.4.2 and seed 001 §3.5).
+
+    t(z) = mean(z) / (sd(z)/sqrt(n)) on the differences z; the differences are centred,
+    w = z - mean(z), so that the null hypothesis holds, and B = ``reps`` resamples w* of size n
+    are drawn with replacement, the same for every pair.  The achieved significance level is
+    ASL = #{b : |t(w*_b)| >= |t(z)|} / B, two-sided as in Sakai.  0/0 counts as t = 0 and x/0
+    as infinite.  The interval is the percentile interval of mean(z*) = mean(z) + mean(w*).
+
+    A resample is held as the multinomial counts c of each query (B x n), so mean(w*) = c.w/n
+    and the sum of squares = c.w^2 are two matrix products over all pairs at once.
+    """
+    d = _diffs(d)
+    n, mean, sd, effect = _moments(d)
+    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=reps).astype(np.float64)
+    flat = d.reshape(-1, n)
+    m = flat.mean(axis=1)
+    t0 = np.abs(_ratio(m, _sd(flat) / math.sqrt(n)))
+    w = flat - m[:, None]
+    scale = np.abs(flat).max(axis=1, initial=0.0)[:, None]
+    asl, lo, hi = (np.empty(len(flat)) for _ in range(3))
+    per = max(1, _BATCH_ELEMENTS // reps)
+    for a in range(0, len(flat), per):
+        sl = slice(a, a + per)
+        mw = w[sl] @ counts.T / n  # (pairs, reps)
+        ss = (w[sl] ** 2) @ counts.T - n * mw ** 2
+        # float noise must not turn a resample of equal values (sd 0) into a huge t
+        flat_ = ss <= 1e-12 * n * scale[sl] ** 2
+        sw = np.where(flat_, 0.0, np.sqrt(np.maximum(ss, 0.0) / (n - 1)))
+        mw0 = np.where(flat_ & (np.abs(mw) <= 1e-9 * scale[sl]), 0.0, mw)
+        tb = np.abs(_ratio(mw0, sw / math.sqrt(n)))
+        bar = np.where(np.isfinite(t0[sl]), t0[sl] * (1 - 1e-12), t0[sl])  # ties count as extreme
+        asl[sl] = (tb >= bar[:, None]).mean(axis=1)
+        q = np.quantile(mw, [alpha / 2, 1 - alpha / 2], axis=1)
+        lo[sl], hi[sl] = m[sl] + q[0], m[sl] + q[1]
+    shape = d.shape[:-1]
+    return PairedTest(mean, _ratio(mean, sd / math.sqrt(n)), asl.reshape(shape), effect, lo.reshape(shape),
+                      hi.reshape(shape))
+
+
+PAIRWISE = {"t": pairwise_t, "randomization": pairwise_randomization, "bootstrap": pairwise_bootstrap}
+
+
+# --------------------------------------------------------------------------- multiple comparisons
+
+def adjust(p, method: str = "holm") -> np.ndarray:
+    """p-values adjusted for testing the whole family ``p`` (1-D; NaN entries are not counted).
+
+    * ``none``: unchanged;
+    * ``bonferroni``: min(1, m p_i) — controls the family-wise error rate;
+    * ``holm``: with p sorted ascending, p~_(i) = max_{j<=i} min(1, (m - j + 1) p_(j)) (Holm 1979)
+      — the same FWER control as Bonferroni, never less powerful;
+    * ``bh``: Benjamini & Hochberg (1995), controls the false discovery rate
+      (scipy.stats.false_discovery_control).
+    """
+    p = np.asarray(p, dtype=np.float64)
+    out = p.copy()
+    ok = ~np.isnan(p)
+    q = p[ok]
+    m = len(q)
+    if method == "none" or m == 0:
+        return out
+    if method == "bonferroni":
+        out[ok] = np.minimum(1.0, q * m)
+    elif method == "holm":
+        order = np.argsort(q, kind="stable")
+        stepped = np.maximum.accumulate(np.minimum(1.0, q[order] * (m - np.arange(m))))
+        res = np.empty(m)
+        res[order] = stepped
+        out[ok] = res
+    elif method == "bh":
+        from scipy import stats
+        out[ok] = stats.false_discovery_control(q, method="bh")
+    else:
+        raise ValueError(f"unknown correction {method!r} (none, bonferroni, holm, bh)")
+    return out
+
+
+CORRECTIONS = ("none", "bonferroni", "holm", "bh")
+
+
+# --------------------------------------------------------------------------- rankings
+
+def kendall_tau(a, b) -> float:
+    """Kendall's tau-b between the rankings the scores ``a`` and ``b`` induce (scipy.stats.kendalltau).
+
+    Without ties it equals tau-a = 1 - 2 d / C(n, 2), d the discordant pairs (seed 000 Tables 6, 16;
+    seed 001 Table 4).
+    """
+    from scipy import stats
+
+    return float(stats.kendalltau(np.asarray(a, float), np.asarray(b, float)).statistic)
+
+
+def pad(means) -> float:
+    """Percentage absolute difference averaged over all pairs of systems (seed 000 eq. 8, Tables 9, 19).
+
+    PAD(i, j) = |m_i - m_j| / max(|m_i|, |m_j|) * 100.  The seed divides by max(m_i, m_j); the
+    absolute values agree with it for non-negative means and keep PAD in [0, 200] when a variant
+    such as UL2 averages below 0 (the seed is silent on that case).  Pairs with both means 0 are
+    left out.
+    """
+    m = np.asarray(means, dtype=np.float64)
+    i, j = np.triu_indices(len(m), 1)
+    den = np.maximum(np.abs(m[i]), np.abs(m[j]))
+    ok = den > 0
+    return float(np.mean(np.abs(m[i] - m[j])[ok] / den[ok]) * 100) if ok.any() else float("nan")
+
+
+def swap_rate(Y, trials: int = 1000, seed: int = 0, half: int | None = None):
+    """Sakai's swap rate: how often two disjoint random halves of the queries order a pair oppositely.
+
+    For each of ``trials`` seeded splits, the queries are shuffled and the first ``half`` (default
+    floor(n/2)) form Q1, the next ``half`` form Q2.  For every pair of systems (i, j) the mean
+    differences d1, d2 on Q1 and Q2 are compared; a *swap* is d1 d2 < 0 (Voorhees & Buckley 2002;
+    Sakai 2006, cited by seed 000 §4.4.4).  ``Y`` may be one score matrix (systems x queries) or a
+    stack of them (metrics x systems x queries); the same splits serve every matrix, so metrics
+    are compared on identical splits.  Returns the fraction of (split, pair) events that swap.
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    stack = Y.ndim == 3
+    Y = Y if stack else Y[None]
+    n = Y.shape[-1]
+    half = n // 2 if half is None else int(half)
+    if half < 1 or 2 * half > n:
+        raise ValueError(f"half must lie in 1..{n // 2} for {n} queries")
+    rng = np.random.default_rng(seed)
+    perm = np.argsort(rng.random((trials, n)), axis=1)
+    w1 = np.zeros((trials, n))
+    w2 = np.zeros((trials, n))
+    rows = np.arange(trials)[:, None]
+    w1[rows, perm[:, :half]] = 1.0 / half
+    w2[rows, perm[:, half:2 * half]] = 1.0 / half
+    i, j = np.triu_indices(Y.shape[1], 1)
+    D = Y[:, i, :] - Y[:, j, :]  # (metrics, pairs, queries)
+    swaps = (D @ w1.T) * (D @ w2.T) < 0
+    out = swaps.mean(axis=(1, 2))
+    return out if stack else float(out[0])
+
+
+# --------------------------------------------------------------------------- generalizability theory
+
+@dataclass
+class VarianceComponents:
+    """Variance components of a system x topic design with one score per cell (seed 001 §2.2)."""
+
+    system: float  # sigma^2(s): real differences between systems
+    topic: float  # sigma^2(t): topic difficulty, shared by all systems
+    residual: float  # sigma^2(s:t, e): system-topic interaction confounded with error
+    n_topics: int
+    ms_system: float
+    ms_topic: float
+    ms_residual: float
+
+
+def variance_components(Y) -> VarianceComponents:
+    """Two-way crossed ANOVA (systems x topics, no replication), expected-mean-square estimators.
+
+    MS_s = n_t sum_s (m_s - m)^2 / (n_s - 1), MS_t = n_s sum_t (m_t - m)^2 / (n_t - 1),
+    MS_st = sum (y_st - m_s - m_t + m)^2 / ((n_s - 1)(n_t - 1));
+    sigma^2(s:t) = MS_st, sigma^2(s) = (MS_s - MS_st)/n_t, sigma^2(t) = (MS_t - MS_st)/n_s, negative
+    estimates set to 0 (Brennan 2001, whom seed 001 follows; the seed prints no estimator).
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    ns, nt = Y.shape
+    if ns < 2 or nt < 2:
+        raise ValueError("variance components need at least two systems and two topics")
+    m = Y.mean()
+    ms_, mt_ = Y.mean(axis=1), Y.mean(axis=0)
+    MSs = nt * ((ms_ - m) ** 2).sum() / (ns - 1)
+    MSt = ns * ((mt_ - m) ** 2).sum() / (nt - 1)
+    MSst = ((Y - ms_[:, None] - mt_[None, :] + m) ** 2).sum() / ((ns - 1) * (nt - 1))
+    return VarianceComponents(max((MSs - MSst) / nt, 0.0), max((MSt - MSst) / ns, 0.0), float(MSst),
+                              nt, float(MSs), float(MSt), float(MSst))
+
+
+def erho2(vc: VarianceComponents, n: int | None = None) -> float:
+    """Generalizability coefficient, seed 001 eq. 1: sigma^2(s) / (sigma^2(s) + sigma^2(s:t)/n).
+
+    ``n`` is the number of topics projected to (default: the number the components came from).
+    Stability of the *ranking* (relative error).  0 when sigma^2(s) = 0.
+    """
+    n = vc.n_topics if n is None else n
+    den = vc.system + vc.residual / n
+    return vc.system / den if den > 0 else 0.0
+
+
+def phi(vc: VarianceComponents, n: int | None = None) -> float:
+    """Dependability coefficient, seed 001 eq. 2: sigma^2(s) / (sigma^2(s) + (sigma^2(t) + sigma^2(s:t))/n).
+
+    Stability of the *scores* (absolute error); never above Eρ².  0 when sigma^2(s) = 0.
+    """
+    n = vc.n_topics if n is None else n
+    den = vc.system + (vc.topic + vc.residual) / n
+    return vc.system / den if den > 0 else 0.0
+
+
+def topics_needed(vc: VarianceComponents, target: float = 0.95, coefficient: str = "phi") -> float:
+    """Fewest topics n with Φ(n) >= target (or Eρ²(n) with ``coefficient='erho2'``).
+
+    Solving eq. 2 for n: n = ceil(target (sigma^2(t) + sigma^2(s:t)) / ((1 - target) sigma^2(s)));
+    eq. 1 drops sigma^2(t).  inf when sigma^2(s) = 0; at least 1.
+    """
+    if not 0 < target < 1:
+        raise ValueError("target must lie strictly between 0 and 1")
+    err = vc.topic + vc.residual if coefficient == "phi" else vc.residual
+    if vc.system <= 0:
+        return math.inf
+    n = math.ceil(target * err / ((1 - target) * vc.system) - 1e-9)
+    return max(n, 1)

@@ -1,0 +1,282 @@
+"""`compare` and `queries`: tables checked against independent computations.
+
+Oracles: scipy (ttest_rel, kendalltau), brute-force sign-flip enumeration, hand-worked subsets and
+query types, and E[nDCG@10] recomputed from the Robust 2003 qrels with pandas (seed 000 eq. 7
+with trec_eval's linear gain).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats as sps
+from click.testing import CliRunner
+
+from ulnorm_eval import api, stats
+from ulnorm_eval.cli import main
+from ulnorm_eval.compare import compare, compare_files
+from ulnorm_eval.queries import Thresholds, classify, query_table, select_subset
+
+ROBUST_RUNS = ["input.pircRBa1", "input.THUIRr0301", "input.NLPR03vb10", "input.humR03dc", "input.SABIR03BASE"]
+
+
+# --------------------------------------------------------------------------- hand-worked
+
+def test_select_subset_by_hand():
+    A = np.array([0.5, 0.1, 0.9, 0.3, np.nan])
+    E = np.array([0.1, 0.1, 0.1, 0.3, 0.2])
+    Ii = np.ones(5)
+    # gaps 0.4, 0.0, 0.8, 0.0, (none)
+    assert list(select_subset(A, E, Ii, "uninformative", 2)) == [1, 3]
+    assert list(select_subset(A, E, Ii, "ideal", 2)) == [0, 2]
+    assert list(select_subset(A, E, Ii, "ideal", 1)) == [2]
+    assert list(select_subset(A, E, Ii, "all")) == [0, 1, 2, 3, 4]
+    # the gap is measured relative to IUB: 0.5 of 2.0 is a gap of 0.2
+    assert list(select_subset(A, E, np.array([2.0, 1, 1, 1, 1]), "uninformative", 3)) == [0, 1, 3]
+    with pytest.raises(ValueError):
+        select_subset(A, E, Ii, "ideal", 5)  # only 4 queries have a score
+
+
+def test_classify_by_hand():
+    t = Thresholds(informative_gap=0.2, ideal_gap=0.5, hard_below=0.1, easy_above=0.5)
+    A = np.array([0.9, 0.45, 0.05, 0.7, 0.3, 0.0, 0.02, np.nan, 4.0])
+    E = np.array([0.1, 0.1, 0.04, 0.6, 0.25, 0.0, 0.3, 0.1, 1.0])
+    Ii = np.array([1, 1, 1, 1, 1, 0, 1, 1, 5.0])
+    assert list(classify(A, E, Ii, t)) == [
+        "ideal", "informative", "hard", "easy", "uninformative",
+        "hard",  # nothing relevant in the pool: IUB = 0
+        "uninformative",  # the runs do worse than random
+        "",  # no runs
+        "ideal",  # 4/5 - 1/5 = 0.6 on the IUB scale
+    ]
+    with pytest.raises(ValueError):
+        Thresholds(informative_gap=0.6, ideal_gap=0.5)
+
+
+# --------------------------------------------------------------------------- tiny synthetic data
+
+QRELS = "".join(f"q{q} 0 d{d} {g}\n" for q, grades in enumerate(
+    [[2, 1, 0, 0], [1, 0, 0, 1], [0, 2, 1, 0], [1, 1, 0, 0], [2, 0, 0, 0], [0, 0, 1, 1]]) for d, g in enumerate(grades))
+
+
+def _run(order_per_query, tag):
+    return "".join(f"q{q} Q0 d{d} {r + 1} {10 - r} {tag}\n" for q, order in enumerate(order_per_query)
+                   for r, d in enumerate(order))
+
+
+RUNS = {
+    "good": _run([[0, 1, 2, 3], [0, 3, 1, 2], [1, 2, 0, 3], [0, 1, 2, 3], [0, 1, 2, 3], [2, 3, 0, 1]], "good"),
+    "mid": _run([[1, 0, 2, 3], [1, 0, 3, 2], [0, 1, 2, 3], [2, 0, 1, 3], [1, 0, 2, 3], [0, 2, 3, 1]], "mid"),
+    "bad": _run([[3, 2, 1, 0], [1, 2, 0, 3], [3, 0, 2, 1], [3, 2, 1, 0], [3, 2, 1, 0], [0, 1, 2, 3]], "bad"),
+}
+
+
+@pytest.fixture
+def tiny(write):
+    q = write("qrels.txt", QRELS)
+    return q, [write(f"{k}.run", v) for k, v in RUNS.items()]
+
+
+def test_randomization_in_compare_is_exact_on_six_queries(tiny):
+    qrels, runs = tiny
+    cmp = compare_files(qrels, runs, ["nDCG@10"], [], test="randomization", correction="none")
+    res = api.evaluate(qrels, runs, ["nDCG@10"], [])
+    Y = np.vstack([r.values[res.metrics[0]] for r in res.runs])
+    for _, row in cmp.pairs.iterrows():
+        a, b = cmp.runs.index(row["run_a"]), cmp.runs.index(row["run_b"])
+        d = Y[a] - Y[b]
+        flips = [abs(np.mean(np.array(s) * d)) for s in itertools.product((1, -1), repeat=6)]
+        assert row["p"] == sum(f >= abs(d.mean()) - 1e-12 for f in flips) / 64
+
+
+def test_bootstrap_and_swap_rate_reproducible_with_seed(tiny):
+    qrels, runs = tiny
+    kw = dict(test="bootstrap", reps=300, swap_trials=200)
+    a = compare_files(qrels, runs, ["nDCG@10"], ["UL2"], seed=5, **kw)
+    b = compare_files(qrels, runs, ["nDCG@10"], ["UL2"], seed=5, **kw)
+    c = compare_files(qrels, runs, ["nDCG@10"], ["UL2"], seed=6, **kw)
+    pd.testing.assert_frame_equal(a.pairs, b.pairs)
+    pd.testing.assert_frame_equal(a.summary, b.summary)
+    assert not a.pairs["p"].equals(c.pairs["p"]) or not a.summary["swap_rate"].equals(c.summary["swap_rate"])
+
+
+def test_compare_needs_two_runs_and_comparable_metrics(tiny):
+    qrels, runs = tiny
+    res = api.evaluate(qrels, runs[:1], ["AP"], [])
+    with pytest.raises(ValueError, match="two runs"):
+        compare(res)
+    res = api.evaluate(qrels, runs, ["AP"], ["E"])
+    with pytest.raises(ValueError, match="only bounds"):
+        compare(api.Result([m for m in res.metrics if m.variant], res.runs, res.options))
+
+
+# --------------------------------------------------------------------------- command line
+
+def test_cli_compare_formats(tiny):
+    qrels, runs = tiny
+    cli = CliRunner()
+    out = cli.invoke(main, ["compare", "-m", "nDCG@10", "-m", "AP", "-f", "tsv", "--table", "pairs", qrels, *runs])
+    assert out.exit_code == 0, out.output
+    from io import StringIO
+    pairs = pd.read_csv(StringIO(out.stdout), sep="\t")
+    assert len(pairs) == 3 * 6  # 3 pairs under nDCG@10, AP and UL1/UL2 of each
+    assert set(pairs.columns) >= {"metric", "run_a", "run_b", "diff", "ci_low", "ci_high", "p", "p_adj", "significant"}
+    out = cli.invoke(main, ["compare", "-f", "json", "--table", "all", "-n", "ul2", qrels, *runs])
+    doc = json.loads(out.stdout)
+    assert set(doc) == {"meta", "systems", "summary", "pairs"}
+    assert doc["meta"]["correction"] == "holm" and len(doc["systems"]) == 3 * 6
+    out = cli.invoke(main, ["compare", "-f", "table", qrels, *runs])
+    assert out.exit_code == 0 and "Kendall" not in out.stdout and "UL2(nDCG@10)" in out.stdout
+
+
+def test_cli_compare_usage_errors(tiny, write):
+    qrels, runs = tiny
+    cli = CliRunner()
+    assert cli.invoke(main, ["compare", qrels, runs[0]]).exit_code == 2
+    assert cli.invoke(main, ["compare", "--table", "nope", qrels, *runs]).exit_code == 2
+    bad = write("bad.run", "q1 Q0 d1 1\n")
+    out = cli.invoke(main, ["compare", qrels, runs[0], bad])
+    assert out.exit_code == 2 and "bad.run" in out.stderr and out.stdout == ""
+
+
+def test_cli_plot_without_matplotlib_says_how_to_install(tiny, monkeypatch, tmp_path):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    qrels, runs = tiny
+    out = CliRunner().invoke(main, ["compare", "--plot", str(tmp_path / "c.png"), qrels, *runs])
+    assert out.exit_code == 2 and "pip install 'ulnorm-eval[plot]'" in out.stderr
+    assert not (tmp_path / "c.png").exists()
+
+
+def test_cli_plots_are_written(tiny, tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib (the 'plot' extra) is not installed")
+    qrels, runs = tiny
+    cli = CliRunner()
+    for cmd in ("compare", "queries"):
+        png = tmp_path / f"{cmd}.png"
+        out = cli.invoke(main, [cmd, "-m", "nDCG@10", "--plot", str(png), "-o", str(tmp_path / f"{cmd}.tsv"),
+                                qrels, *runs])
+        assert out.exit_code == 0, out.output
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_queries_without_runs(tiny):
+    qrels, _ = tiny
+    out = CliRunner().invoke(main, ["queries", "-m", "AP", "-f", "csv", qrels])
+    assert out.exit_code == 0, out.output
+    from io import StringIO
+    df = pd.read_csv(StringIO(out.stdout))
+    assert list(df["query"]) == [f"q{i}" for i in range(6)]
+    assert list(df["pool"]) == [4] * 6 and list(df["relevant"]) == [2, 2, 2, 2, 1, 2]
+    assert df["mean"].isna().all() and df["type"].isna().all()
+    # E[AP] of 1 relevant among 4 = H_4 / 4 (seed 004 closed form with P = 1)
+    assert df.loc[4, "E"] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
+
+
+# --------------------------------------------------------------------------- Robust 2003
+
+@pytest.fixture(scope="module")
+def robust(request):
+    shared = request.getfixturevalue("shared")
+    base = shared / "robust03"
+    return str(base / "qrels.txt"), [str(base / "runs" / f"{r}.gz") for r in ROBUST_RUNS]
+
+
+@pytest.fixture(scope="module")
+def robust_cmp(robust):
+    qrels, runs = robust
+    return compare_files(qrels, runs, ["nDCG@10", "AP"], ["UL1", "UL2"], correction="holm", swap_trials=300)
+
+
+@pytest.fixture(scope="module")
+def robust_values(robust):
+    qrels, runs = robust
+    res = api.evaluate(qrels, runs, ["nDCG@10", "AP"], ["UL1", "UL2"])
+    return {str(m): np.vstack([r.values[m] for r in res.runs]) for m in res.metrics}
+
+
+def test_robust_system_table_and_pairs(robust_cmp, robust_values):
+    cmp = robust_cmp
+    assert cmp.runs == ROBUST_RUNS
+    i, j = np.triu_indices(5, 1)
+    for metric, Y in robust_values.items():
+        sys_ = cmp.systems[cmp.systems["metric"] == metric]
+        assert np.allclose(sys_["mean"], Y.mean(axis=1))
+        assert list(sys_["rank"]) == list(sps.rankdata(-Y.mean(axis=1), method="min").astype(int))
+        pt = cmp.pairs[cmp.pairs["metric"] == metric]
+        ref = [sps.ttest_rel(Y[a], Y[b]) for a, b in zip(i, j)]
+        assert np.allclose(pt["p"], [r.pvalue for r in ref], rtol=1e-12, atol=0)
+        assert np.allclose(pt["diff"], (Y[i] - Y[j]).mean(axis=1))
+        assert np.allclose(pt["ci_low"], [r.confidence_interval().low for r in ref])
+        assert list(pt["significant"]) == list(pt["p_adj"] < 0.05)
+
+
+def test_robust_summary_against_independent_formulas(robust_cmp, robust_values):
+    s = robust_cmp.summary.set_index("metric")
+    sig = {m: robust_cmp.pairs[robust_cmp.pairs["metric"] == m]["significant"].to_numpy() for m in robust_values}
+    for metric, Y in robust_values.items():
+        plain = metric[4:-1] if metric.startswith("UL") else metric
+        means = Y.mean(axis=1)
+        assert s.loc[metric, "tau"] == pytest.approx(sps.kendalltau(robust_values[plain].mean(axis=1), means).statistic)
+        assert s.loc[metric, "significant"] == sig[metric].sum()
+        assert s.loc[metric, "conflicts"] == (sig[metric] != sig[plain]).sum()
+        pads = [abs(a - b) / max(abs(a), abs(b)) for a, b in itertools.combinations(means, 2)]
+        assert s.loc[metric, "pad"] == pytest.approx(100 * np.mean(pads))
+        # seed 001 eq. 2 from a plain two-way ANOVA
+        ns, nt = Y.shape
+        res = Y - Y.mean(1, keepdims=True) - Y.mean(0, keepdims=True) + Y.mean()
+        ms_st = (res ** 2).sum() / ((ns - 1) * (nt - 1))
+        s2s = max(nt * Y.mean(1).var(ddof=1) - ms_st, 0) / nt
+        s2t = max(ns * Y.mean(0).var(ddof=1) - ms_st, 0) / ns
+        assert s.loc[metric, "phi"] == pytest.approx(s2s / (s2s + (s2t + ms_st) / nt))
+        assert s.loc[metric, "erho2"] == pytest.approx(s2s / (s2s + ms_st / nt))
+        assert 0 <= s.loc[metric, "swap_rate"] <= 1
+    assert s.loc["nDCG@10", "tau"] == pytest.approx(1.0) and s.loc["AP", "conflicts"] == 0
+
+
+def _expected_ndcg10(qrels_path):
+    """E[nDCG@10] per query: mean grade * sum_{i<=min(10,n)} 1/log2(i+1) / IDCG@10 (seed 000 eq. 7)."""
+    q = pd.read_csv(qrels_path, sep=r"\s+", header=None, names=["qid", "it", "doc", "grade"], dtype={"qid": str})
+    disc = 1 / np.log2(np.arange(2, 12))
+    out = {}
+    for qid, g in q.groupby("qid"):
+        grades = np.sort(g["grade"].clip(lower=0).to_numpy())[::-1]
+        idcg = (grades[:10] * disc[: min(10, len(grades))]).sum()
+        out[qid] = grades.mean() * disc[: min(10, len(grades))].sum() / idcg
+    return pd.Series(out)
+
+
+def test_robust_queries_table_and_subset(robust, robust_values):
+    qrels, runs = robust
+    table = query_table(qrels, runs, ["nDCG@10"])
+    E = _expected_ndcg10(qrels)
+    assert np.allclose(table["E"], E[table["query"]].to_numpy(), rtol=1e-12)
+    assert (table["IUB"] == 1).all() and (table["WLB"] == 0).all()
+    mean = robust_values["nDCG@10"].mean(axis=0)
+    assert np.allclose(table["mean"], mean)
+    assert list(table["type"]) == list(classify(mean, table["E"], table["IUB"]))
+
+    for kind, key in (("uninformative", np.abs(mean - table["E"])), ("ideal", -(mean - table["E"]))):
+        cmp = compare_files(qrels, runs, ["nDCG@10"], ["UL2"], subset=kind, subset_size=20, swap_trials=50)
+        chosen = set(table["query"].to_numpy()[np.argsort(key.to_numpy(), kind="stable")[:20]])
+        assert set(cmp.queries["nDCG@10"]) == chosen == set(cmp.queries["UL2(nDCG@10)"])
+        assert (cmp.summary["queries"] == 20).all()
+        Y = robust_values["nDCG@10"][:, np.isin(table["query"], list(chosen))]
+        assert np.allclose(cmp.systems[cmp.systems["metric"] == "nDCG@10"]["mean"], Y.mean(axis=1))
+
+
+def test_robust_correction_changes_only_p_adj(robust):
+    qrels, runs = robust
+    a = compare_files(qrels, runs, ["AP"], [], correction="none", swap_trials=10)
+    b = compare_files(qrels, runs, ["AP"], [], correction="bonferroni", swap_trials=10)
+    assert np.allclose(a.pairs["p"], b.pairs["p"])
+    assert np.allclose(b.pairs["p_adj"], np.minimum(1, a.pairs["p"] * 10))
+    assert a.summary["significant"].iloc[0] >= b.summary["significant"].iloc[0]
+    assert math.isclose(a.summary["phi"].iloc[0], b.summary["phi"].iloc[0])
+    assert stats.kendall_tau([1, 2], [1, 2]) == 1.0

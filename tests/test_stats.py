@@ -1,0 +1,276 @@
+"""The statistics behind `compare`: paired tests, corrections, tau, PAD, swap rate, G-theory.
+
+Oracles: scipy (ttest_rel, its confidence interval, kendalltau, permutation_test through
+stats.randomization), brute-force enumeration of sign flips and bootstrap resamples, and
+hand-worked numbers (corrections, PAD, a two-way ANOVA checked with exact fractions).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.stats as sps
+
+from ulnorm_eval import stats
+
+
+def _pairs(Y):
+    i, j = np.triu_indices(len(Y), 1)
+    return i, j, Y[i] - Y[j]
+
+
+@pytest.fixture(scope="module")
+def scores():
+    return np.random.default_rng(7).random((6, 25))
+
+
+# --------------------------------------------------------------------------- t-test
+
+def test_pairwise_t_equals_scipy_ttest_rel(scores):
+    i, j, D = _pairs(scores)
+    res = stats.pairwise_t(D)
+    for k, (a, b) in enumerate(zip(i, j)):
+        ref = sps.ttest_rel(scores[a], scores[b])
+        assert res.p[k] == pytest.approx(ref.pvalue, rel=1e-12)
+        assert res.statistic[k] == pytest.approx(ref.statistic, rel=1e-12)
+        lo, hi = ref.confidence_interval(0.95)
+        assert (res.ci_low[k], res.ci_high[k]) == pytest.approx((lo, hi), rel=1e-12)
+        d = scores[a] - scores[b]
+        assert res.effect[k] == pytest.approx(d.mean() / d.std(ddof=1))
+        # and the CI gate's scalar test agrees
+        assert stats.paired_t(scores[a], scores[b])[1] == pytest.approx(res.p[k], rel=1e-12)
+
+
+def test_pairwise_t_degenerate_differences():
+    res = stats.pairwise_t(np.array([[0.0, 0.0, 0.0], [0.5, 0.5, 0.5]]))
+    assert list(res.p) == [1.0, 0.0]
+    assert res.statistic[0] == 0.0 and res.statistic[1] == math.inf
+    one = stats.pairwise_t(np.array([0.1, 0.3, -0.1]))
+    assert isinstance(one.p, float)
+
+
+# --------------------------------------------------------------------------- randomization
+
+def _brute_randomization(d):
+    obs = abs(np.mean(d))
+    flips = [abs(np.mean(np.array(s) * d)) for s in itertools.product((1, -1), repeat=len(d))]
+    return sum(f >= obs - 1e-12 for f in flips) / len(flips)
+
+
+def test_randomization_exact_by_hand():
+    # d = (1, 2, 3): of the 8 sign patterns only +++ and --- reach |sum| = 6
+    assert stats.pairwise_randomization(np.array([1.0, 2.0, 3.0])).p == 0.25
+    # ties with the observed statistic count as extreme: (1, 1) -> ++, -- of 4
+    assert stats.pairwise_randomization(np.array([1.0, 1.0])).p == 0.5
+
+
+def test_randomization_exact_enumerates_all_sign_flips():
+    rng = np.random.default_rng(3)
+    D = rng.normal(0.05, 0.2, size=(5, 9))
+    res = stats.pairwise_randomization(D, reps=10_000)  # 2^9 = 512 <= reps: exact
+    for k in range(len(D)):
+        assert res.p[k] == _brute_randomization(D[k])
+        # the same p as the CI gate's scipy.stats.permutation_test
+        assert stats.randomization(D[k], np.zeros(9))[1] == pytest.approx(res.p[k], abs=1e-12)
+
+
+def test_randomization_monte_carlo_is_seeded_and_close_to_exact():
+    d = np.random.default_rng(5).normal(0.08, 0.3, size=14)  # 2^14 = 16384 patterns
+    exact = _brute_randomization(d)
+    a = stats.pairwise_randomization(d, reps=4000, seed=11)
+    b = stats.pairwise_randomization(d, reps=4000, seed=11)
+    c = stats.pairwise_randomization(d, reps=4000, seed=12)
+    assert a.p == b.p and a.p != c.p
+    assert abs(a.p - exact) < 4 * math.sqrt(exact * (1 - exact) / 4000) + 1 / 4001
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+def _exact_bootstrap_asl(d):
+    """Sakai's ASL with every one of the n^n equally likely resamples (0/0 = 0, x/0 = inf)."""
+    n = len(d)
+    w = d - d.mean()
+    t0 = abs(d.mean() / (d.std(ddof=1) / math.sqrt(n)))
+    hits = 0
+    for idx in itertools.product(range(n), repeat=n):
+        s = w[list(idx)]
+        m, sd = s.mean(), s.std(ddof=1)
+        if abs(m) < 1e-12:
+            t = 0.0
+        elif sd < 1e-12:
+            t = math.inf
+        else:
+            t = abs(m / (sd / math.sqrt(n)))
+        hits += t >= t0 - 1e-12
+    return hits / n ** n
+
+
+def test_bootstrap_matches_enumerated_resamples():
+    # d = (1, 2, 3): w = (-1, 0, 1), t(z) = 2 sqrt(3); only (-1,-1,-1) and (1,1,1) are as extreme
+    d = np.array([1.0, 2.0, 3.0])
+    assert _exact_bootstrap_asl(d) == pytest.approx(2 / 27)
+    d5 = np.array([0.3, -0.1, 0.4, 0.2, 0.05])
+    exact5 = _exact_bootstrap_asl(d5)
+    for dd, exact in ((d, 2 / 27), (d5, exact5)):
+        reps = 100_000
+        got = stats.pairwise_bootstrap(dd, reps=reps, seed=1).p
+        assert abs(got - exact) < 4 * math.sqrt(exact * (1 - exact) / reps)
+
+
+def test_bootstrap_is_reproducible_and_shares_resamples(scores):
+    _, _, D = _pairs(scores)
+    a = stats.pairwise_bootstrap(D, reps=500, seed=4)
+    b = stats.pairwise_bootstrap(D, reps=500, seed=4)
+    c = stats.pairwise_bootstrap(D, reps=500, seed=5)
+    assert np.array_equal(a.p, b.p) and np.array_equal(a.ci_low, b.ci_low)
+    assert not np.array_equal(a.p, c.p)
+    # each row tested alone gets the same resamples, hence the same ASL
+    assert stats.pairwise_bootstrap(D[3], reps=500, seed=4).p == a.p[3]
+    assert np.all(a.ci_low <= a.diff) and np.all(a.diff <= a.ci_high)
+
+
+def test_bootstrap_degenerate_differences():
+    assert stats.pairwise_bootstrap(np.zeros(6), reps=200).p == 1.0
+    assert stats.pairwise_bootstrap(np.full(6, 0.2), reps=200).p == 0.0
+
+
+def test_bootstrap_interval_is_the_percentile_interval():
+    d = np.random.default_rng(9).normal(0.1, 0.2, size=30)
+    reps = 2000
+    counts = np.random.default_rng(0).multinomial(30, np.full(30, 1 / 30), size=reps)
+    means = counts @ d / 30
+    res = stats.pairwise_bootstrap(d, reps=reps, seed=0)
+    assert (res.ci_low, res.ci_high) == pytest.approx(tuple(np.quantile(means, [0.025, 0.975])), rel=1e-9)
+
+
+# --------------------------------------------------------------------------- corrections
+
+def test_corrections_by_hand():
+    p = [0.01, 0.04, 0.03, 0.005]
+    assert stats.adjust(p, "none") == pytest.approx(p)
+    assert stats.adjust(p, "bonferroni") == pytest.approx([0.04, 0.16, 0.12, 0.02])
+    # Holm: sorted 0.005 .01 .03 .04 times 4 3 2 1 = .02 .03 .06 .04, running max .02 .03 .06 .06
+    assert stats.adjust(p, "holm") == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    # BH: sorted p * 4/rank = .02 .02 .04 .04, running min from the top
+    assert stats.adjust(p, "bh") == pytest.approx([0.02, 0.04, 0.04, 0.02])
+    assert stats.adjust([0.5, 0.9], "bonferroni") == pytest.approx([1.0, 1.0])
+
+
+def test_corrections_skip_nan():
+    out = stats.adjust([0.01, float("nan"), 0.02], "bonferroni")
+    assert out[0] == pytest.approx(0.02) and math.isnan(out[1]) and out[2] == pytest.approx(0.04)
+    with pytest.raises(ValueError):
+        stats.adjust([0.1], "sidak")
+
+
+# --------------------------------------------------------------------------- rankings, PAD, swaps
+
+def test_kendall_tau_equals_scipy_and_tau_a_without_ties():
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        a, b = rng.random(8), rng.random(8)
+        i, j = np.triu_indices(8, 1)
+        disc = np.sum(np.sign(a[i] - a[j]) != np.sign(b[i] - b[j]))
+        assert stats.kendall_tau(a, b) == pytest.approx(1 - 2 * disc / 28)
+        assert stats.kendall_tau(a, b) == pytest.approx(sps.kendalltau(a, b).statistic)
+    tied = [0.1, 0.1, 0.3, 0.2]
+    assert stats.kendall_tau(tied, [1, 2, 3, 4]) == pytest.approx(sps.kendalltau(tied, [1, 2, 3, 4]).statistic)
+
+
+def test_pad_by_hand():
+    # pairs (.2,.4): 50%, (.2,.1): 50%, (.4,.1): 75%
+    assert stats.pad([0.2, 0.4, 0.1]) == pytest.approx(175 / 3)
+    assert stats.pad([-0.1, 0.1]) == pytest.approx(200.0)  # below-random means divide by |max|
+    assert stats.pad([0.0, 0.0, 0.5]) == pytest.approx(100.0)  # the 0/0 pair is left out
+
+
+def test_swap_rate_by_hand_and_seeded():
+    # two systems, d = (1, 1, -1, -1): a split swaps iff a half holds both +1 (or both -1),
+    # i.e. 2 of the C(4,2) = 6 equally likely halves
+    Y = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]])
+    rate = stats.swap_rate(Y, trials=20_000, seed=0)
+    assert abs(rate - 1 / 3) < 4 * math.sqrt(2 / 9 / 20_000)
+    assert stats.swap_rate(Y, trials=500, seed=3) == stats.swap_rate(Y, trials=500, seed=3)
+    # a system better on every query never swaps
+    assert stats.swap_rate(np.array([[0.5, 0.6, 0.7, 0.9], [0.1, 0.2, 0.3, 0.4]]), 200) == 0.0
+    with pytest.raises(ValueError):
+        stats.swap_rate(Y, half=3)
+
+
+def test_swap_rate_stack_uses_identical_splits(scores):
+    stack = np.stack([scores, scores ** 2])
+    both = stats.swap_rate(stack, trials=300, seed=8)
+    assert both[0] == stats.swap_rate(scores, trials=300, seed=8)
+    assert both[1] == stats.swap_rate(scores ** 2, trials=300, seed=8)
+
+
+# --------------------------------------------------------------------------- generalizability theory
+
+Y_HAND = [[0.50, 0.30, 0.70, 0.20],
+          [0.60, 0.35, 0.80, 0.40],
+          [0.40, 0.10, 0.65, 0.30]]
+
+
+def _anova_fractions(Y):
+    """The two-way ANOVA mean squares with exact fractions and plain loops (no numpy)."""
+    Y = [[Fraction(str(v)) for v in row] for row in Y]
+    ns, nt = len(Y), len(Y[0])
+    grand = sum(map(sum, Y)) / (ns * nt)
+    ms = [sum(r) / nt for r in Y]
+    mt = [sum(Y[s][t] for s in range(ns)) / ns for t in range(nt)]
+    ss_s = nt * sum((m - grand) ** 2 for m in ms)
+    ss_t = ns * sum((m - grand) ** 2 for m in mt)
+    ss_e = sum((Y[s][t] - ms[s] - mt[t] + grand) ** 2 for s in range(ns) for t in range(nt))
+    ss_total = sum((Y[s][t] - grand) ** 2 for s in range(ns) for t in range(nt))
+    assert ss_total == ss_s + ss_t + ss_e
+    return ss_s / (ns - 1), ss_t / (nt - 1), ss_e / ((ns - 1) * (nt - 1))
+
+
+def test_variance_components_hand_worked_anova():
+    MSs, MSt, MSe = _anova_fractions(Y_HAND)
+    # by hand: system means .425 .5375 .3625, grand mean .4417; MS_s = 4 * 0.0157292 / 2
+    assert float(MSs) == pytest.approx(0.031458333, abs=1e-9)
+    assert float(MSt) == pytest.approx(0.135833333, abs=1e-9)
+    assert float(MSe) == pytest.approx(0.003958333, abs=1e-9)
+    vc = stats.variance_components(Y_HAND)
+    assert (vc.ms_system, vc.ms_topic, vc.ms_residual) == pytest.approx((float(MSs), float(MSt), float(MSe)))
+    assert vc.system == pytest.approx(float((MSs - MSe) / 4))  # (MS_s - MS_st) / n_t
+    assert vc.topic == pytest.approx(float((MSt - MSe) / 3))  # (MS_t - MS_st) / n_s
+    assert vc.residual == pytest.approx(float(MSe))
+
+
+def test_variance_components_clip_negative_estimates():
+    # identical systems: MS_s = 0 < MS_st, so sigma^2(s) would be negative
+    Y = [[0.1, 0.5, 0.3], [0.1, 0.5, 0.3], [0.2, 0.4, 0.3]]
+    vc = stats.variance_components(Y)
+    assert vc.system == 0.0 and stats.phi(vc) == 0.0 and stats.topics_needed(vc) == math.inf
+
+
+def test_erho2_phi_follow_seed_001_equations():
+    vc = stats.variance_components(Y_HAND)
+    s, t, e = vc.system, vc.topic, vc.residual
+    for n in (1, 4, 50, 133):
+        assert stats.erho2(vc, n) == pytest.approx(s / (s + e / n))  # eq. 1
+        assert stats.phi(vc, n) == pytest.approx(s / (s + (t + e) / n))  # eq. 2
+        assert stats.phi(vc, n) <= stats.erho2(vc, n)
+    assert stats.phi(vc) == stats.phi(vc, 4)  # default: the topics the components came from
+    assert round(stats.erho2(vc, 4), 4) == 0.8742 and round(stats.phi(vc, 4), 4) == 0.3646
+    assert round(stats.phi(vc, 50), 4) == 0.8777
+
+
+def test_topics_needed_is_the_smallest_sufficient_topic_count():
+    vc = stats.variance_components(Y_HAND)
+    for target in (0.5, 0.9, 0.95):
+        for coef, f in (("phi", stats.phi), ("erho2", stats.erho2)):
+            n = stats.topics_needed(vc, target, coef)
+            assert f(vc, n) >= target and (n == 1 or f(vc, n - 1) < target)
+    assert stats.topics_needed(vc, 0.95) == 133 and stats.topics_needed(vc, 0.95, "erho2") == 11
+    # seed 001's own numbers are consistent: n* topics for P = 0.9 means Phi(50) = 50r/(1+50r)
+    n_star, target = 104, 0.9  # TREC 12, Zipfian discount (Table 1)
+    r = target / ((1 - target) * n_star)
+    synthetic = stats.VarianceComponents(r, 0.6, 0.4, 50, 0, 0, 0)  # sigma^2(t)+sigma^2(st) = 1
+    assert stats.topics_needed(synthetic, target) == n_star
+    assert stats.phi(synthetic, 50) == pytest.approx(0.812, abs=5e-4)

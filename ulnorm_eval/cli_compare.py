@@ -1,0 +1,315 @@
+"""`ulnorm-eval compare` and `ulnorm-eval queries`: thin click commands over compare.py and queries.py.
+
+Only click is imported at module level, so `ulnorm-eval --help` stays instant.  The tables are
+pandas DataFrames rendered here: a rich table on a terminal, tsv/csv through pandas, json through
+the json module.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+TABLES = ("systems", "summary", "pairs")
+
+COMPARE_EPILOG = """\b
+Examples:
+  ulnorm-eval compare qrels run1 run2 run3                 nDCG@10, AP, RBP against UL1, UL2
+  ulnorm-eval compare -m nDCG@10 -m AP --test bootstrap qrels runs/*
+  ulnorm-eval compare --subset uninformative --subset-size 50 qrels runs/*
+  ulnorm-eval compare -f tsv --table pairs --correction bh qrels runs/* > pairs.tsv
+  ulnorm-eval compare --plot compare.png qrels runs/*
+"""
+
+QUERIES_EPILOG = """\b
+Examples:
+  ulnorm-eval queries qrels                                pool, relevant, E, IUB, WLB per query
+  ulnorm-eval queries -m nDCG@10 -m AP qrels runs/*        adds the runs' mean and the query type
+  ulnorm-eval queries --ideal-gap 0.4 --plot queries.png qrels runs/*
+"""
+
+
+def _eval_options(f):
+    """The evaluation options that change a number (as in `eval`)."""
+    opts = [
+        click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+                     help="Measure, repeatable (as in eval). Default: nDCG@10 AP RBP(p=0.8)."),
+        click.option("-l", "--rel-level", type=float, default=1, show_default=True,
+                     help="Lowest grade counted relevant for binary measures."),
+        click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents per query."),
+        click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
+                     help="Order: score desc then docid desc (trec_eval); the rank column; or file order."),
+        click.option("--score-precision", type=click.Choice(["float64", "float32"]), default="float64",
+                     show_default=True, help="float32 reproduces trec_eval <= 9.0.8."),
+        click.option("--pool", type=click.Choice(["qrels", "run", "union"]), default="qrels", show_default=True,
+                     help="Documents a random ranker permutes."),
+        click.option("--expectation", type=click.Choice(["exact", "paper"]), default="exact", show_default=True,
+                     help="'paper' uses the seeds' formulas verbatim."),
+        click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+                     help="An undefined variant value scores 0, or leaves the query out."),
+        click.option("--permutations", type=click.IntRange(min=10), default=1000, show_default=True,
+                     help="Monte Carlo permutations for bounds without a closed form."),
+        click.option("--groups", type=click.Path(dir_okay=False), help="LETOR group-size file."),
+        click.option("-f", "--format", "fmt", type=click.Choice(["table", "tsv", "csv", "json"]),
+                     help="Output format. Default: table on a terminal, tsv when piped."),
+        click.option("--precision", type=click.IntRange(min=0, max=17),
+                     help="Decimals (default 4 for table; full precision for tsv, csv, json)."),
+        click.option("-o", "--output", type=click.Path(dir_okay=False),
+                     help="Write to FILE (atomically) instead of stdout."),
+        click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
+                     help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _options(api, rel_level, depth, ties, score_precision, pool, expectation, undefined, permutations, seed):
+    return api.Options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
+                       pool=pool, expectation=expectation, undefined=undefined, permutations=permutations,
+                       seed=seed)
+
+
+def _check_plot(plot) -> None:
+    if plot:
+        import importlib.util
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise click.UsageError("--plot needs matplotlib: pip install 'ulnorm-eval[plot]'")
+
+
+@click.command("compare", context_settings=CONTEXT, epilog=COMPARE_EPILOG)
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-n", "--norm", metavar="LIST", default="ul1,ul2", show_default=True,
+              help="Variants compared with each measure, comma-separated (ul1, ul2, mm, eb, em, db, uew).")
+@click.option("--test", type=click.Choice(["t", "randomization", "bootstrap"]), default="t", show_default=True,
+              help="Paired test: Student's t, Fisher's randomization, or Sakai's bootstrap.")
+@click.option("--reps", type=click.IntRange(min=10),
+              help="Sign flips (randomization, default 10000) or resamples (bootstrap, default 1000).")
+@click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm",
+              show_default=True, help="Multiple-comparison correction over the pairs of each metric.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Significance level of the corrected p-values.")
+@click.option("--subset", type=click.Choice(["all", "uninformative", "ideal"]), default="all", show_default=True,
+              help="Query set (seed 000 §4.4): runs' mean closest to E, or farthest above it.")
+@click.option("--subset-size", type=click.IntRange(min=1), help="Queries in the subset (default: half).")
+@click.option("--swap-trials", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Random split halves for the swap rate.")
+@click.option("--phi-target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="Φ the 'topics needed' column aims at (seed 001).")
+@click.option("--table", "tables", default="systems,summary", show_default=True, metavar="LIST",
+              help="Tables to print, comma-separated: systems, summary, pairs, or all.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of every random procedure (tests, swap rate, Monte Carlo bounds).")
+@_eval_options
+def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset_size, swap_trials, phi_target,
+                tables, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
+                permutations, groups, fmt, precision, output, plot):
+    """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
+    discriminative power, conflicts, PAD, swap rate and stability (Φ)."""
+    from .cli import _fail, _flush, _split_names, _split_variants
+    from .io import InputError
+    from .registry import UnknownMeasure
+
+    if len(runs) < 2:
+        raise click.UsageError("compare needs at least two runs")
+    chosen = _table_list(tables)
+    _check_plot(plot)
+    warnings = []
+    try:
+        from . import api
+        from .compare import compare_files
+
+        opts = _options(api, rel_level, depth, ties, score_precision, pool, expectation, undefined, permutations,
+                        seed)
+        q = api.load_qrels(qrels, groups=groups)
+        variants = _split_variants(norm) or []
+        cmp = compare_files(q, runs, _split_names(measures) or None, variants, opts, warnings.append,
+                            test=test, reps=reps, seed=seed, correction=correction, alpha=alpha, subset=subset,
+                            subset_size=subset_size, swap_trials=swap_trials, phi_target=phi_target)
+    except (InputError, UnknownMeasure, ValueError) as exc:
+        _flush(warnings)
+        _fail(str(exc))
+    _flush(warnings)
+    frames = {"systems": cmp.systems, "summary": cmp.summary, "pairs": cmp.pairs}
+    meta = {**cmp.meta, "qrels": str(qrels), "run_files": list(runs)}
+    _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta)
+    if plot:
+        from .plots import plot_compare
+        plot_compare(cmp, plot)
+
+
+@click.command("queries", context_settings=CONTEXT, epilog=QUERIES_EPILOG)
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--informative-gap", type=float, default=0.2, show_default=True,
+              help="(A - E)/IUB at or above this: informative.")
+@click.option("--ideal-gap", type=float, default=0.5, show_default=True,
+              help="(A - E)/IUB at or above this: ideal.")
+@click.option("--hard-below", type=float, default=0.1, show_default=True,
+              help="Otherwise, A/IUB and E/IUB both at or below this: hard.")
+@click.option("--easy-above", type=float, default=0.5, show_default=True,
+              help="Otherwise, A/IUB and E/IUB both at or above this: easy.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Monte Carlo bounds.")
+@_eval_options
+def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above, seed, measures, rel_level, depth,
+                ties, score_precision, pool, expectation, undefined, permutations, groups, fmt, precision, output,
+                plot):
+    """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure; with RUNS
+    also their mean score and the query type of seed 000 §3.3 (ideal, informative, uninformative,
+    hard, easy; thresholds on scores divided by IUB, see the README)."""
+    from .cli import _fail, _flush, _split_names
+    from .io import InputError
+    from .registry import UnknownMeasure
+
+    _check_plot(plot)
+    warnings = []
+    try:
+        from . import api
+        from .queries import Thresholds, query_table
+
+        thresholds = Thresholds(informative_gap, ideal_gap, hard_below, easy_above)
+        opts = _options(api, rel_level, depth, ties, score_precision, pool, expectation, undefined, permutations,
+                        seed)
+        q = api.load_qrels(qrels, groups=groups)
+        table = query_table(q, runs, _split_names(measures) or None, opts, thresholds, warnings.append)
+    except (InputError, UnknownMeasure, ValueError) as exc:
+        _flush(warnings)
+        _fail(str(exc))
+    _flush(warnings)
+    meta = {"qrels": str(qrels), "run_files": list(runs), "thresholds": vars(thresholds), "pool": pool}
+    _emit({"queries": table}, fmt, precision, output, meta)
+    if plot:
+        from .plots import plot_queries
+        plot_queries(table, plot, thresholds)
+
+
+# --------------------------------------------------------------------------- rendering
+
+def _table_list(text: str) -> list:
+    parts = [p.strip().lower() for p in text.split(",") if p.strip()]
+    if "all" in parts:
+        return list(TABLES)
+    bad = [p for p in parts if p not in TABLES]
+    if bad or not parts:
+        raise click.UsageError(f"--table takes systems, summary, pairs or all (got {text!r})")
+    return list(dict.fromkeys(parts))
+
+
+def _emit(frames: dict, fmt, precision, output, meta) -> None:
+    from .output import write_atomic
+
+    if fmt is None:
+        fmt = "table" if (sys.stdout.isatty() and not output) else "tsv"
+    text = render(frames, fmt, precision, meta)
+    if output:
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def render(frames: dict, fmt: str, precision=None, meta=None) -> str:
+    """Text of named DataFrames: 'table' (rich), 'tsv'/'csv' (pandas; several tables are each
+    preceded by a '# name' line and separated by a blank line), or 'json' ({meta, name: records})."""
+    if fmt == "json":
+        return _json(frames, precision, meta or {})
+    if fmt in ("tsv", "csv"):
+        sep = "\t" if fmt == "tsv" else ","
+        parts = []
+        for name, df in frames.items():
+            body = _rounded(df, precision).to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n")
+            parts.append((f"# {name}\n" if len(frames) > 1 else "") + body)
+        return "\n".join(parts)
+    return _rich(frames, 4 if precision is None else precision, meta or {})
+
+
+def _rounded(df, precision):
+    if precision is None:
+        return df
+    num = df.select_dtypes("float").columns
+    return df.assign(**{c: df[c].round(precision) for c in num})
+
+
+def _json(frames, precision, meta) -> str:
+    import json
+    import math
+
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if hasattr(v, "item"):
+            return clean(v.item())
+        return v
+
+    out = {"meta": {k: clean(v) for k, v in meta.items()}}
+    for name, df in frames.items():
+        recs = _rounded(df, precision).astype(object).where(df.notna(), None).to_dict(orient="records")
+        out[name] = [{k: clean(v) for k, v in r.items()} for r in recs]
+    return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
+
+
+def _fmt(v, precision) -> str:
+    import math
+
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, (bool,)) or type(v).__name__ == "bool_":
+        return "yes" if v else ""
+    if isinstance(v, float):
+        if math.isinf(v):
+            return "∞"
+        return f"{v:.{precision}f}"
+    return str(v)
+
+
+def _rich(frames, precision, meta) -> str:
+    import io
+    import shutil
+
+    import pandas as pd
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 200
+    console = Console(file=buf, width=width, color_system="auto" if sys.stdout.isatty() else None,
+                      force_terminal=sys.stdout.isatty())
+    for name, df in frames.items():
+        if name == "systems":
+            df = _systems_wide(df, precision)
+        elif name == "summary":
+            df = df.drop(columns=["measure", "variant"])  # the metric's name says both
+        title = {"systems": "Systems: mean (rank) under each metric",
+                 "summary": _summary_title(meta),
+                 "pairs": "Pairs of runs: mean difference A − B, effect d_z, 95% interval, p-values",
+                 "queries": "Queries"}.get(name, name)
+        table = Table(title=title, title_justify="left", header_style="bold")
+        for c in df.columns:
+            numeric = pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+            table.add_column(str(c), justify="right" if numeric else "left")
+        for row in df.itertuples(index=False):
+            table.add_row(*(_fmt(v, precision) for v in row))
+        console.print(table)
+    return buf.getvalue()
+
+
+def _summary_title(meta) -> str:
+    sub = meta.get("subset", "all")
+    sub = f"{sub} ({meta.get('subset_size')} queries)" if sub != "all" else f"all {meta.get('queries')} queries"
+    return (f"Metrics on {meta.get('runs')} runs, {sub}: {meta.get('test')} test, {meta.get('correction')} "
+            f"correction, α = {meta.get('alpha')}; τ and conflicts against the plain measure; "
+            f"topics needed for Φ ≥ {meta.get('phi_target')}")
+
+
+def _systems_wide(df, precision):
+    """run x metric, 'mean (rank)', best run of the first metric first."""
+    import pandas as pd
+
+    metrics = list(dict.fromkeys(df["metric"]))
+    runs = list(dict.fromkeys(df["run"]))
+    cell = {(r, m): f"{v:.{precision}f} ({k})" for r, m, v, k in zip(df["run"], df["metric"], df["mean"], df["rank"])}
+    first = df[df["metric"] == metrics[0]].set_index("run")["rank"]
+    runs.sort(key=lambda r: (first[r], r))
+    return pd.DataFrame({"run": runs, **{m: [cell[(r, m)] for r in runs] for m in metrics}})

@@ -1,0 +1,203 @@
+"""Comparing systems: how a measure and its variants rank, separate and agree on a set of runs.
+
+For every measure and variant (a *metric*) over the same queries, the analyses of seed 000 §4.4-4.5
+and seed 001:
+
+* system table: each run's mean and rank (1 = best);
+* Kendall's tau between the ranking of the runs by the plain measure and by each variant
+  (seed 000 Tables 6, 16);
+* every pair of runs: a paired test (t, randomization or Sakai's bootstrap), p-values corrected
+  for the pairs of one metric, mean difference, effect size d_z and a 95% interval;
+* discriminative power, the number of significant pairs (Tables 8, 18), and conflicts, the pairs
+  whose verdict differs between the plain measure and a variant (Tables 7, 17);
+* PAD, eq. 8 (Tables 9, 19); Sakai's swap rate over seeded split halves (Tables 10, 11, 20, 21);
+* stability, seed 001: variance components, Eρ² (eq. 1), Φ (eq. 2) and the topics needed for Φ >= P.
+
+Everything can be restricted to a query subset of seed 000 §4.4 (:func:`queries.select_subset`):
+the subset is chosen per plain measure from its own mean and E, and its variants use it too.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import stats
+from .queries import select_subset
+
+__all__ = ["Comparison", "compare", "compare_files", "BOUND_VARIANTS", "DEFAULT_VARIANTS"]
+
+BOUND_VARIANTS = ("E", "IUB", "WLB")  # bounds are properties of the query, not scores of a run
+DEFAULT_VARIANTS = ("UL1", "UL2")
+DEFAULT_REPS = {"t": 0, "randomization": 10_000, "bootstrap": 1_000}
+
+
+@dataclass
+class Comparison:
+    """The tables of a comparison, as pandas DataFrames, and the settings that produced them.
+
+    ``systems``: run, metric, mean, rank.  ``summary``: one row per metric.  ``pairs``: one row per
+    (metric, pair of runs).  ``queries``: the query ids used per metric (after the subset and
+    after leaving out queries undefined for some run).
+    """
+
+    systems: object
+    summary: object
+    pairs: object
+    metrics: list
+    runs: list
+    queries: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+
+def _matrix(result, metric, qids):
+    """Runs x queries values of ``metric`` on ``qids`` (NaN where a run lacks the query)."""
+    out = np.full((len(result.runs), len(qids)), np.nan)
+    col = {q: i for i, q in enumerate(qids)}
+    for r, rr in enumerate(result.runs):
+        idx = [col.get(q, -1) for q in rr.qids]
+        keep = np.asarray(idx) >= 0
+        out[r, np.asarray(idx)[keep]] = np.asarray(rr.values[metric])[keep]
+    return out
+
+
+def _common_queries(result) -> list:
+    qids = list(result.runs[0].qids)
+    for rr in result.runs[1:]:
+        have = set(rr.qids)
+        qids = [q for q in qids if q in have]
+    return qids
+
+
+def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, correction: str = "holm",
+            alpha: float = 0.05, subset: str = "all", subset_size: int | None = None,
+            swap_trials: int = 1000, phi_target: float = 0.95, warn=None) -> Comparison:
+    """Compare the runs of an evaluation :class:`~ulnorm_eval.api.Result`.
+
+    ``test``: 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips, default 10,000) or
+    'bootstrap' (Sakai, ``reps`` resamples, default 1,000); ``correction``: 'none', 'bonferroni',
+    'holm' or 'bh', over the pairs of one metric; a pair is significant when its corrected p-value
+    is below ``alpha``.  ``subset``/``subset_size``: a seed 000 §4.4 query set (needs the E variant
+    of each measure in ``result``).  Random procedures are seeded by ``seed``.  Bound variants
+    (E, IUB, WLB) are not compared.  A query undefined for some run under a metric (NaN, with
+    ``undefined='skip'``) is left out of that metric's analysis, with a warning.
+    """
+    import pandas as pd
+    from scipy import stats as sps
+
+    from .registry import Metric
+
+    warn = warn or (lambda msg: None)
+    if len(result.runs) < 2:
+        raise ValueError("comparing needs at least two runs")
+    if test not in stats.PAIRWISE:
+        raise ValueError(f"unknown test {test!r} ({', '.join(stats.PAIRWISE)})")
+    if correction not in stats.CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r} ({', '.join(stats.CORRECTIONS)})")
+    reps = DEFAULT_REPS[test] if reps is None else int(reps)
+    names = [rr.name for rr in result.runs]
+    if len(set(names)) < len(names):
+        names = [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
+    qids = _common_queries(result)
+    if any(len(rr.qids) != len(qids) for rr in result.runs):
+        warn(f"comparing on the {len(qids)} queries every run was evaluated on")
+    metrics = [m for m in result.metrics if m.variant not in BOUND_VARIANTS]
+    if not metrics:
+        raise ValueError("nothing to compare: only bounds (E, IUB, WLB) were requested")
+    have = set(result.metrics)
+
+    # the query subset of each measure, chosen from its plain mean and E
+    chosen = {}
+    for meas in dict.fromkeys(m.measure for m in metrics):
+        if subset == "all":
+            chosen[meas] = np.arange(len(qids))
+            continue
+        need = [Metric(meas), Metric(meas, "E"), Metric(meas, "IUB")]
+        if not all(x in have for x in need):
+            raise ValueError(f"the {subset} subset of {meas} needs its plain, E and IUB values in the result")
+        A = np.nanmean(_matrix(result, need[0], qids), axis=0)
+        E, I = (np.nanmean(_matrix(result, x, qids), axis=0) for x in need[1:])
+        chosen[meas] = select_subset(A, E, I, subset, subset_size)
+
+    rows_sys, rows_sum, pair_frames, used = [], [], [], {}
+    ii, jj = np.triu_indices(len(names), 1)
+    sig_of, mean_of = {}, {}
+    for m in metrics:
+        Y = _matrix(result, m, qids)[:, chosen[m.measure]]
+        q = np.asarray(qids, dtype=object)[chosen[m.measure]]
+        bad = np.isnan(Y).any(axis=0)
+        if bad.any():
+            warn(f"{m}: {int(bad.sum())} queries undefined for some run are left out of the comparison")
+            Y, q = Y[:, ~bad], q[~bad]
+        if Y.shape[1] < 2:
+            raise ValueError(f"{m}: fewer than two queries left to compare on")
+        used[str(m)] = list(q)
+        means = Y.mean(axis=1)
+        ranks = sps.rankdata(-means, method="min").astype(int)
+        rows_sys += [(n, str(m), mu, rk) for n, mu, rk in zip(names, means, ranks)]
+
+        resampling = {} if test == "t" else {"reps": reps, "seed": seed}
+        res = stats.PAIRWISE[test](Y[ii] - Y[jj], alpha=0.05, **resampling)
+        p_adj = stats.adjust(res.p, correction)
+        sig = p_adj < alpha
+        sig_of[m], mean_of[m] = sig, means
+        pair_frames.append(pd.DataFrame({
+            "metric": str(m), "run_a": np.asarray(names)[ii], "run_b": np.asarray(names)[jj],
+            "diff": res.diff, "effect": res.effect, "ci_low": res.ci_low, "ci_high": res.ci_high,
+            "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig}))
+
+        vc = stats.variance_components(Y)
+        base = Metric(m.measure)
+        rows_sum.append({
+            "metric": str(m), "measure": str(m.measure), "variant": m.variant or "", "queries": Y.shape[1],
+            "tau": stats.kendall_tau(mean_of[base], means) if base in mean_of else np.nan,
+            "significant": int(sig.sum()), "pairs": len(sig),
+            "conflicts": int((sig_of[base] != sig).sum()) if base in sig_of else np.nan,
+            "pad": stats.pad(means), "swap_rate": stats.swap_rate(Y, swap_trials, seed),
+            "var_system": vc.system, "var_topic": vc.topic, "var_residual": vc.residual,
+            "erho2": stats.erho2(vc), "phi": stats.phi(vc),
+            "topics_needed": stats.topics_needed(vc, phi_target),
+        })
+    # a plain measure listed after its variants: fill in tau and conflicts now
+    for row in rows_sum:
+        mm = next(m for m in metrics if str(m) == row["metric"])
+        base = Metric(mm.measure)
+        if np.isnan(row["tau"]) and base in mean_of:
+            row["tau"] = stats.kendall_tau(mean_of[base], mean_of[mm])
+            row["conflicts"] = int((sig_of[base] != sig_of[mm]).sum())
+
+    systems = pd.DataFrame(rows_sys, columns=["run", "metric", "mean", "rank"])
+    summary = pd.DataFrame(rows_sum)
+    summary["conflicts"] = summary["conflicts"].astype("Int64")
+    meta = {"test": test, "reps": reps, "seed": seed, "correction": correction, "alpha": alpha,
+            "subset": subset, "subset_size": None if subset == "all" else len(next(iter(chosen.values()))),
+            "swap_trials": swap_trials, "phi_target": phi_target, "runs": len(names), "queries": len(qids)}
+    return Comparison(systems, summary, pd.concat(pair_frames, ignore_index=True), metrics, names, used, meta)
+
+
+def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options=None, warn=None, **kw):
+    """Evaluate ``runs`` against ``qrels`` and :func:`compare` them (keywords go to ``compare``).
+
+    The plain measure is always evaluated next to its variants (Kendall's tau and conflicts are
+    measured against it); E and IUB are evaluated too when a query subset is requested.
+    """
+    from . import api
+    from .registry import Metric
+
+    options = options or api.Options()
+    warn = warn or (lambda msg: None)
+    wanted = [m for m in api.resolve_metrics(measures, [v for v in variants if v.upper() not in BOUND_VARIANTS])
+              if m.variant not in BOUND_VARIANTS]
+    metrics = []
+    for m in wanted:
+        for x in (Metric(m.measure), m):
+            if x not in metrics:
+                metrics.append(x)
+    extra = []
+    if kw.get("subset", "all") != "all":
+        extra = [Metric(m.measure, v) for m in metrics if not m.variant for v in ("E", "IUB")]
+    q = api.load_qrels(qrels)
+    results = [api.evaluate_run(q, api.load_run(r, q), metrics + extra, options, warn) for r in runs]
+    res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)),
+                     [getattr(r, "path", str(r)) for r in runs])
+    return compare(res, warn=warn, **kw)

@@ -1,0 +1,204 @@
+"""Pictures for ``queries --plot`` and ``compare --plot`` (matplotlib, the optional extra ``plot``).
+
+* :func:`plot_queries`: per measure, a histogram of the expected score E/IUB of a random ranking,
+  and the runs' mean score against E with the query-type regions of :mod:`ulnorm_eval.queries`
+  (seed 000 Fig. 1 and Fig. 2 drawn for the given data).
+* :func:`plot_compare`: per measure, the runs' ranks under the plain measure against their ranks
+  under each variant, and forest plots of pairwise mean differences with their intervals.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+__all__ = ["MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare"]
+
+TYPE_COLOURS = {"ideal": "#1b7837", "informative": "#7fbf7b", "uninformative": "#878787",
+                "hard": "#d6604d", "easy": "#4393c3"}
+
+
+class MissingMatplotlib(ImportError):
+    """--plot was asked for but matplotlib is not installed."""
+
+
+def require_matplotlib():
+    """pyplot on the non-interactive Agg backend, or MissingMatplotlib with the install hint."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise MissingMatplotlib("--plot needs matplotlib: pip install 'ulnorm-eval[plot]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(fig, path: str) -> None:
+    """Save through a temporary file and a rename, so a failed save leaves no partial picture."""
+    plt = require_matplotlib()
+    fmt = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+    d = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".ulnorm-", suffix="." + fmt, dir=d)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the picture from others
+        fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    finally:
+        plt.close(fig)
+
+
+def _short(names: list) -> list:
+    """Run labels without the prefix they all share (``input.``)."""
+    prefix = os.path.commonprefix(list(names))
+    cut = prefix.rfind(".") + 1 if "." in prefix else 0
+    out = [n[cut:] for n in names]
+    return out if all(out) and len(set(out)) == len(out) else list(names)
+
+
+def plot_queries(table, path: str, thresholds=None) -> None:
+    """Histogram of E/IUB per query and mean-vs-expected scatter with query-type regions.
+
+    ``table``: the DataFrame of :func:`ulnorm_eval.queries.query_table`.  Without runs (no mean
+    scores) only the histograms are drawn.
+    """
+    from .queries import Thresholds, normalised
+
+    plt = require_matplotlib()
+    t = thresholds or Thresholds()
+    measures = list(dict.fromkeys(table["measure"]))
+    has_runs = table["mean"].notna().any()
+    ncol = 2 if has_runs else 1
+    fig, axes = plt.subplots(len(measures), ncol, figsize=(5.2 * ncol, 4.2 * len(measures)), squeeze=False)
+    for r, meas in enumerate(measures):
+        sub = table[table["measure"] == meas]
+        a, e = normalised(sub["mean"].to_numpy(), sub["E"].to_numpy(), sub["IUB"].to_numpy())
+        ax = axes[r, 0]
+        ax.hist(e, bins=30, color="#4d4d4d")
+        ax.set_xlabel(f"E / IUB: {meas} of a random ranking")
+        ax.set_ylabel("queries")
+        ax.set_title(f"{meas}: expected score per query (n = {len(e)})")
+        if not has_runs:
+            continue
+        ax = axes[r, 1]
+        xmax = float(min(1.0, max(0.05, np.nanmax(e) * 1.15)))
+        xs = np.linspace(0, 1, 200)
+        ax.fill_between(xs, xs + t.ideal_gap, 1.0, color=TYPE_COLOURS["ideal"], alpha=0.12, lw=0)
+        ax.fill_between(xs, xs + t.informative_gap, np.minimum(xs + t.ideal_gap, 1.0),
+                        color=TYPE_COLOURS["informative"], alpha=0.12, lw=0)
+        ax.add_patch(plt.Rectangle((0, 0), t.hard_below, t.hard_below, color=TYPE_COLOURS["hard"], alpha=0.12, lw=0))
+        ax.add_patch(plt.Rectangle((t.easy_above, t.easy_above), 1 - t.easy_above, 1 - t.easy_above,
+                                   color=TYPE_COLOURS["easy"], alpha=0.12, lw=0))
+        ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="A = E (random)")
+        types = sub["type"].to_numpy()
+        for ty, col in TYPE_COLOURS.items():
+            sel = types == ty
+            if sel.any():
+                ax.scatter(e[sel], a[sel], s=16, color=col, label=f"{ty} ({int(sel.sum())})", zorder=3)
+        ax.set_xlim(0, xmax)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("E / IUB (random ranking)")
+        ax.set_ylabel("A / IUB (mean of the runs)")
+        ax.set_title(f"{meas}: actual vs expected, by query type")
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def _forest_pairs(cmp, plain: str, max_pairs: int):
+    """Pairs to draw: all when few, else the runs adjacent in the plain measure's ranking.
+
+    Returns a list of (run_a, run_b) with run_a ranked above run_b by the plain measure.
+    """
+    sys_ = cmp.systems[cmp.systems["metric"] == plain].sort_values(["rank", "run"])
+    order = list(sys_["run"])
+    pairs = [(order[i], order[j]) for i in range(len(order)) for j in range(i + 1, len(order))]
+    if len(pairs) <= max_pairs:
+        return pairs, "all pairs"
+    return [(order[i], order[i + 1]) for i in range(len(order) - 1)], "runs adjacent in the ranking"
+
+
+def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
+    """Rank-vs-rank plots and forest plots of pairwise differences, one row per measure.
+
+    Column 1: each run's rank under the plain measure (x) against its rank under each variant (y),
+    with Kendall's tau.  Then one forest panel per metric: the mean difference of each pair with
+    its interval (filled: significant after correction).  All pairs are drawn when there are at
+    most ``max_pairs``, otherwise the pairs of runs adjacent in the plain measure's ranking.
+    """
+    plt = require_matplotlib()
+    from .registry import Metric
+
+    by_measure = {}
+    for m in cmp.metrics:
+        by_measure.setdefault(m.measure, []).append(m)
+    ncol = 1 + max(len(v) for v in by_measure.values())
+    nrun = len(cmp.runs)
+    label = dict(zip(cmp.runs, _short(cmp.runs)))
+    height = max(4.0, 0.22 * min(max_pairs, nrun * (nrun - 1) // 2) + 1.5)
+    fig, axes = plt.subplots(len(by_measure), ncol, figsize=(4.6 * ncol, height * len(by_measure)), squeeze=False)
+    alpha = cmp.meta.get("alpha", 0.05)
+    summary = cmp.summary.set_index("metric")
+    for r, (meas, mets) in enumerate(by_measure.items()):
+        plain = str(Metric(meas))
+        ranks = cmp.systems.pivot(index="run", columns="metric", values="rank")
+        ax = axes[r, 0]
+        ax.plot([1, nrun], [1, nrun], color="black", lw=0.8, ls="--")
+        markers = "os^DvP*X"
+        variants = [m for m in mets if m.variant] if plain in ranks else []
+        for k, m in enumerate(variants):
+            tau = summary.loc[str(m), "tau"]
+            shift = 0.18 * (k - (len(variants) - 1) / 2)  # side by side where variants agree
+            ax.scatter(ranks[plain] + shift, ranks[str(m)], marker=markers[k % len(markers)], s=30, alpha=0.8,
+                       label=f"{m.variant}: τ = {tau:.3f}")
+        ax.set_xlabel(f"rank by {plain}")
+        ax.set_ylabel("rank by the variant")
+        ax.invert_xaxis()
+        ax.invert_yaxis()
+        ax.set_title(f"{plain}: ranks of {nrun} runs")
+        if variants:
+            ax.legend(fontsize=8, loc="lower right")
+
+        if plain in ranks:
+            pairs, how = _forest_pairs(cmp, plain, max_pairs)
+        else:
+            pairs, how = _forest_pairs(cmp, str(mets[0]), max_pairs)
+        ylab = [f"{label[a]} − {label[b]}" for a, b in pairs]
+        ypos = np.arange(len(pairs))[::-1]
+        for c, m in enumerate(mets, start=1):
+            ax = axes[r, c]
+            pt = cmp.pairs[cmp.pairs["metric"] == str(m)]
+            fwd = {(a, b): i for i, (a, b) in enumerate(zip(pt["run_a"], pt["run_b"]))}
+            d, lo, hi, sig = (np.empty(len(pairs)) for _ in range(4))
+            for k, (a, b) in enumerate(pairs):
+                if (a, b) in fwd:
+                    row, s = pt.iloc[fwd[(a, b)]], 1.0
+                else:
+                    row, s = pt.iloc[fwd[(b, a)]], -1.0
+                d[k], sig[k] = s * row["diff"], row["significant"]
+                lo[k], hi[k] = sorted((s * row["ci_low"], s * row["ci_high"]))
+            sig = sig.astype(bool)
+            ax.errorbar(d, ypos, xerr=[d - lo, hi - d], fmt="none", ecolor="#4d4d4d", elinewidth=1)
+            ax.scatter(d[sig], ypos[sig], color="black", s=18, zorder=3, label=f"significant (α = {alpha})")
+            ax.scatter(d[~sig], ypos[~sig], facecolors="white", edgecolors="black", s=18, zorder=3,
+                       label="not significant")
+            ax.axvline(0, color="black", lw=0.8)
+            ax.set_yticks(ypos)
+            ax.set_yticklabels(ylab if c == 1 else [], fontsize=7)
+            ax.set_xlabel(f"difference in mean {m}")
+            ax.set_title(f"{m} ({how})", fontsize=9)
+            if c == 1:
+                ax.legend(fontsize=7, loc="lower right")
+        for c in range(len(mets) + 1, ncol):
+            axes[r, c].set_visible(False)
+    fig.suptitle(f"{cmp.meta.get('test', 't')} test, {cmp.meta.get('correction', 'none')} correction, "
+                 f"95% intervals, query set: {cmp.meta.get('subset', 'all')}", fontsize=10)
+    fig.tight_layout()
+    _save(fig, path)

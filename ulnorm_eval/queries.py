@@ -1,0 +1,166 @@
+"""Queries as the seeds see them: pool, bounds, how far real runs get above random, and the type.
+
+Seed 000 §3.3 (= seed 003 §3.5) sorts queries by comparing the score a *reasonable* ranker gets
+(here: the mean of the given runs, A) with the score a uniformly random ranking gets (E):
+
+* **informative**: A much higher than E (the region above the diagonal of seed 000 Fig. 1);
+  **ideal**, a special case, where A - E is largest;
+* **uninformative**: A close to E (the diagonal band); two special cases, **hard** (both poor:
+  no or very few relevant documents) and **easy** (both very high: most documents relevant).
+
+The seed gives no numbers.  Here both scores are divided by the query's ideal score IUB, so that
+a = A/IUB and e = E/IUB lie in [0, 1] for every measure (for nDCG and AP with the judged pool IUB
+is already 1), and with the thresholds of :class:`Thresholds`:
+
+    ideal          a - e >= ideal_gap                     (default 0.5)
+    informative    a - e >= informative_gap               (default 0.2)
+    hard           otherwise, if max(a, e) <= hard_below  (default 0.1)
+    easy           otherwise, if min(a, e) >= easy_above  (default 0.5)
+    uninformative  otherwise (including runs below random)
+
+A query with IUB = 0 (nothing relevant in the pool) has a = e = 0 and is *hard*.
+
+The query *subsets* of seed 000 §4.4 (MSLR/MQ2007: the 1,000 / 500 queries with the smallest or
+largest gap between the "average real nDCG" and the expected nDCG) are :func:`select_subset`:
+*uninformative* = the N queries with the smallest |a - e|, *ideal* = the N with the largest a - e
+(signed: "ideal" means well above random; the seed does not state the sign).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Thresholds", "TYPES", "SUBSETS", "normalised", "classify", "select_subset", "query_table"]
+
+TYPES = ("ideal", "informative", "uninformative", "hard", "easy")
+SUBSETS = ("all", "uninformative", "ideal")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Query-type thresholds on the IUB-normalised scale (see the module docstring)."""
+
+    informative_gap: float = 0.2
+    ideal_gap: float = 0.5
+    hard_below: float = 0.1
+    easy_above: float = 0.5
+
+    def __post_init__(self):
+        if not 0 <= self.informative_gap <= self.ideal_gap:
+            raise ValueError("need 0 <= informative_gap <= ideal_gap")
+        if not 0 <= self.hard_below < self.easy_above:
+            raise ValueError("need 0 <= hard_below < easy_above")
+
+
+def normalised(actual, expected, ideal):
+    """(a, e) = (A/IUB, E/IUB), both 0 where IUB = 0."""
+    actual, expected, ideal = (np.asarray(x, dtype=np.float64) for x in (actual, expected, ideal))
+    ok = ideal > 0
+    a = np.divide(actual, ideal, out=np.zeros_like(actual), where=ok)
+    e = np.divide(expected, ideal, out=np.zeros_like(expected), where=ok)
+    a[np.isnan(actual)] = np.nan
+    return a, e
+
+
+def classify(actual, expected, ideal, thresholds: Thresholds | None = None) -> np.ndarray:
+    """Query type of seed 000 §3.3 for each query (object array of str; '' where A is NaN)."""
+    t = thresholds or Thresholds()
+    a, e = normalised(actual, expected, ideal)
+    gap = a - e
+    out = np.full(len(a), "uninformative", dtype=object)
+    out[np.maximum(a, e) <= t.hard_below] = "hard"
+    out[np.minimum(a, e) >= t.easy_above] = "easy"
+    out[gap >= t.informative_gap] = "informative"
+    out[gap >= t.ideal_gap] = "ideal"
+    out[np.isnan(a)] = ""
+    return out
+
+
+def select_subset(actual, expected, ideal, kind: str = "all", size: int | None = None) -> np.ndarray:
+    """Sorted indices of a seed 000 §4.4 query set: 'all', 'uninformative' or 'ideal'.
+
+    ``actual``: the mean plain score of the compared runs per query; ``expected``: E; ``ideal``:
+    IUB.  'uninformative' takes the ``size`` (default half) queries with the smallest |a - e|,
+    'ideal' those with the largest a - e; ties go to the earlier query.  Queries with no actual
+    score (NaN) are never chosen.
+    """
+    a, e = normalised(actual, expected, ideal)
+    n = len(a)
+    if kind == "all":
+        return np.arange(n)
+    if kind not in SUBSETS:
+        raise ValueError(f"unknown subset {kind!r} ({', '.join(SUBSETS)})")
+    size = n // 2 if size is None else int(size)
+    valid = int((~np.isnan(a)).sum())
+    if not 1 <= size <= valid:
+        raise ValueError(f"subset size must lie in 1..{valid} (queries with a score), got {size}")
+    gap = a - e
+    key = np.abs(gap) if kind == "uninformative" else -gap
+    key = np.where(np.isnan(key), np.inf, key)
+    return np.sort(np.argsort(key, kind="stable")[:size])
+
+
+def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresholds | None = None,
+                warn=None):
+    """One row per (query, measure): pool size, relevant, E, IUB, WLB, mean over runs, gap, type.
+
+    ``qrels``/``runs``: paths or loaded objects (runs may be empty: then only the bounds, and no
+    mean or type).  With ``--pool run`` or ``union`` the pool, E, IUB and WLB depend on the run and
+    are averaged over the runs.  Returns a pandas DataFrame in query order, measures in the
+    given order.
+    """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from . import api
+    from .bounds import make_pool
+    from .io import Run
+    from .prepare import judgements, natural_order, rank_run
+    from .registry import Metric
+
+    options = options or api.Options()
+    warn = warn or (lambda msg: None)
+    qrels = api.load_qrels(qrels)
+    runs = [api.load_run(r, qrels) for r in runs]
+    if not runs and options.pool == "run":
+        raise ValueError("--pool run needs at least one run")
+    plain = [m for m in api.resolve_metrics(measures, []) if not m.variant]
+    metrics = [x for m in plain for x in (m, Metric(m.measure, "E"), Metric(m.measure, "IUB"),
+                                          Metric(m.measure, "WLB"))]
+    qids = natural_order(pc.unique(qrels.qid).to_pylist())
+    J = judgements(qrels, qids)
+    quiet = api.Options(**{**vars(options), "run_queries_only": False})
+    empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
+    results = [api.evaluate_run(qrels, r, metrics, quiet, warn) for r in runs] or \
+        [api.evaluate_run(qrels, empty, metrics, quiet, lambda msg: None)]
+
+    if options.pool == "qrels" or not runs:
+        pool_n = make_pool("qrels", None, J).n
+    else:
+        sizes = [make_pool(options.pool, rank_run(r, qrels, qids, ties=options.ties,
+                                                   score_precision=options.score_precision,
+                                                   depth=options.depth).ranking, J).n for r in runs]
+        pool_n = np.mean(sizes, axis=0)
+    if np.all(pool_n == np.round(pool_n)):
+        pool_n = pool_n.astype(np.int64)
+
+    def avg(metric):
+        return np.mean([res.values[metric] for res in results], axis=0)
+
+    parts = []
+    for m in plain:
+        rel = m.measure.get("rel")
+        rel = options.rel_level if rel is None else rel
+        E, I, W = (avg(Metric(m.measure, v)) for v in ("E", "IUB", "WLB"))
+        A = (np.nanmean(np.vstack([res.values[m] for res in results]), axis=0) if runs
+             else np.full(len(qids), np.nan))
+        a, e = normalised(A, E, I)
+        parts.append(pd.DataFrame({
+            "query": qids, "measure": str(m), "pool": pool_n, "relevant": J.n_relevant(rel).astype(np.int64),
+            "E": E, "IUB": I, "WLB": W, "mean": A, "gap": a - e, "type": classify(A, E, I, thresholds)}))
+    out = pd.concat(parts, ignore_index=True)
+    order = {q: i for i, q in enumerate(qids)}
+    out = out.sort_values("query", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
+    return out

@@ -46,6 +46,8 @@ class RunResult:
     ignored: int = 0  # run queries absent from the qrels
     undefined: dict = field(default_factory=dict)  # Metric -> count of undefined queries
     float32_ties: int = 0
+    missing_qids: list = field(default_factory=list)  # the `missing` queries, in query order
+    ignored_qids: list = field(default_factory=list)  # the `ignored` run queries, in natural order
 
 
 @dataclass
@@ -161,6 +163,9 @@ def query_set(qrels: Qrels, run: Run, options: Options) -> list:
 
 def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn) -> RunResult:
     """Per-query values of every metric for one run."""
+    prior = [m for m in metrics if m.variant in registry.PRIOR_VARIANTS]
+    if prior:  # NRG/UC score a run against other runs (nrg.py), which one run cannot supply
+        raise registry.UnknownMeasure(f"{prior[0]} needs prior runs: use 'ulnorm-eval nrg QRELS RUN --prior RUN'")
     qids = query_set(qrels, run, options)
     J = judgements(qrels, qids)
     rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
@@ -175,7 +180,35 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn) 
         warn(f"{run.name}: {rr.float32_ties} adjacent documents tie only after rounding scores to float32")
     if run.skipped:
         warn(f"{run.path}: skipped {run.skipped} comment or blank lines")
+    if run.meta.get("extra_fields"):
+        warn(f"{run.path}: ignored the fields after the 6th on {run.meta['extra_fields']} lines (as trec_eval does)")
 
+    values, stderr, undefined = metric_values(rr, J, metrics, qrels, options)
+    byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
+    mean = {m: _mean(values[m], byte_order) for m in metrics}
+    for m, n in undefined.items():
+        if n:
+            how = "scored 0" if options.undefined == "zero" else "left out of the mean"
+            warn(f"{run.name}: {m} is undefined for {n} queries ({how}; --undefined)")
+    missing_qids = [q for q, p in zip(qids, rr.present) if not p]
+    ignored_qids = []
+    if rr.ignored_queries:
+        import pyarrow.compute as pc
+        ignored_qids = natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
+    return RunResult(run.name, qids, values, mean, stderr, missing, rr.ignored_queries, undefined,
+                     rr.float32_ties, missing_qids, ignored_qids)
+
+
+def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn, stream: bool = False) -> RunResult:
+    """Read and evaluate one run file; ``stream`` evaluates it block by block in bounded memory."""
+    if stream and not qrels.letor and isinstance(path, str):
+        from .stream import evaluate_stream
+        return evaluate_stream(qrels, path, metrics, options, warn)
+    return evaluate_run(qrels, load_run(path, qrels), metrics, options, warn)
+
+
+def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
+    """Per-query values of every metric for a ranked run: (values, standard errors, undefined counts)."""
     values, stderr, undefined = {}, {}, {}
     plain = {}
     for m in metrics:
@@ -190,18 +223,19 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn) 
     for m in metrics:
         if not m.variant:
             values[m] = plain[m.measure]
-    mean = {m: _mean(values[m]) for m in metrics}
-    for m, n in undefined.items():
-        if n:
-            how = "scored 0" if options.undefined == "zero" else "left out of the mean"
-            warn(f"{run.name}: {m} is undefined for {n} queries ({how}; --undefined)")
-    return RunResult(run.name, qids, values, mean, stderr, missing, rr.ignored_queries, undefined,
-                     rr.float32_ties)
+    return values, stderr, undefined
 
 
-def _mean(v: np.ndarray) -> float:
-    ok = ~np.isnan(v)
-    return float(v[ok].mean()) if ok.any() else float("nan")
+def _mean(v: np.ndarray, order: np.ndarray | None = None) -> float:
+    """Mean of the defined values, added one at a time in trec_eval's query order (qid byte order).
+
+    trec_eval sums sequentially and divides; numpy's pairwise sum can land on the other side of a
+    4-decimal rounding boundary (Robust 2003 SABIR03BASE: P_1000 = 3.325/100 prints 0.0332).
+    """
+    if order is not None:
+        v = v[order]
+    v = v[~np.isnan(v)]
+    return float(np.cumsum(v)[-1] / len(v)) if len(v) else float("nan")
 
 
 def plain_values(rr: RankedRun, J: Judgements, m, qrels: Qrels, options: Options) -> np.ndarray:

@@ -43,10 +43,45 @@ class RankedRun:
 
     name: str
     ranking: Ranking
-    docid: object  # pyarrow strings in ranking order (for NRG and the ir_measures bridge)
     present: np.ndarray  # bool per query: the run retrieved something for it
     ignored_queries: int  # distinct run queries absent from the qrels
     float32_ties: int = 0  # adjacent pairs that tie only after rounding scores to float32
+    _docid: object = None  # the run's docids (file order) ...
+    _take: np.ndarray | None = None  # ... and the file row of each ranked element
+
+    @property
+    def docid(self):
+        """pyarrow strings in ranking order (built on demand: only NRG and the ir_measures bridge need it)."""
+        import pyarrow as pa
+
+        return self._docid.take(pa.array(self._take))
+
+
+def check_run_duplicates(run: Run, qcode) -> None:
+    """Refuse a document ranked twice for one query (which copy counts would be arbitrary).
+
+    Sorting by (query, docid) puts copies side by side; this costs one string sort, far less than
+    hashing millions of (query, docid) keys.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(run.docid)
+    if n < 2:
+        return
+    order = pc.sort_indices(pa.table({"q": qcode, "d": run.docid}),
+                            sort_keys=[("q", "ascending"), ("d", "ascending")])
+    d = run.docid.take(order)
+    q = qcode.take(order)
+    same = pc.and_(pc.equal(d.slice(1), d.slice(0, n - 1)), pc.equal(q.slice(1), q.slice(0, n - 1)))
+    if not pc.any(same).as_py():
+        return
+    o = order.to_numpy()
+    dup = np.flatnonzero(same.to_numpy(zero_copy_only=False))
+    i = int(np.maximum(o[dup], o[dup + 1]).min())  # the first repeat, in file order
+    line = int(run.line[i]) if run.line is not None else i + 1
+    raise InputError(run.path, line, f"duplicate document {run.docid[i].as_py()!r} for query "
+                                     f"{run.qid[i].as_py()!r} in the run")
 
 
 def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_precision: str = "float64",
@@ -62,65 +97,64 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    qset = pa.array(qids, pa.string())
-    qi = pc.index_in(run.qid, value_set=qset)
-    valid = pc.is_valid(qi).to_numpy(zero_copy_only=False)
-    n_ignored = 0
-    if not valid.all():
-        n_ignored = pc.count_distinct(pc.filter(run.qid, pa.array(~valid))).as_py()
-    idx_keep = np.flatnonzero(valid)
-    q = qi.to_numpy(zero_copy_only=False)
-    if not valid.all():
-        q = q[idx_keep]
-    q = q.astype(np.int64)
-    docid = run.docid if valid.all() else run.docid.take(pa.array(idx_keep))
+    if score_precision not in ("float64", "float32"):
+        raise ValueError("score_precision must be 'float64' or 'float32'")
+    if ties not in ("score", "rank", "file"):
+        raise ValueError("ties must be 'score', 'rank' or 'file'")
+    enc = pc.dictionary_encode(run.qid)
+    check_run_duplicates(run, enc.indices)
+    # run query code -> query-set index (-1: not in the qrels, ignored)
+    to_q = pc.fill_null(pc.index_in(enc.dictionary, value_set=pa.array(qids, pa.string())), -1)
+    to_q = to_q.to_numpy(zero_copy_only=False).astype(np.int64)
+    n_ignored = int((to_q < 0).sum())
+    q_all = to_q[enc.indices.to_numpy(zero_copy_only=False)]
 
-    score = run.score if valid.all() else run.score[idx_keep]
-    f32_ties = 0
+    score = run.score
     if score_precision == "float32":
         score = score.astype(np.float32).astype(np.float64)
-    elif score_precision != "float64":
-        raise ValueError("score_precision must be 'float64' or 'float32'")
-
     if ties == "score":
-        table = pa.table({"q": q, "s": score, "d": docid})
-        order = pc.sort_indices(table, sort_keys=[("q", "ascending"), ("s", "descending"),
-                                                  ("d", "descending")]).to_numpy()
+        # rows of ignored queries sort last (q = -1 -> nq) and are cut off below
+        qkey = np.where(q_all < 0, len(qids), q_all)
+        order = pc.sort_indices(pa.table({"q": qkey, "s": score, "d": run.docid}),
+                                sort_keys=[("q", "ascending"), ("s", "descending"),
+                                           ("d", "descending")]).to_numpy()
     elif ties == "rank":
         if run.rank is None:
             raise InputError(run.path, None, "--ties rank needs an integer rank column")
-        rank = run.rank if valid.all() else run.rank[idx_keep]
-        order = np.lexsort((np.arange(len(q)), rank, q))
-    elif ties == "file":
-        order = np.argsort(q, kind="stable")
+        order = np.lexsort((np.arange(len(q_all)), run.rank, np.where(q_all < 0, len(qids), q_all)))
     else:
-        raise ValueError("ties must be 'score', 'rank' or 'file'")
+        order = np.argsort(np.where(q_all < 0, len(qids), q_all), kind="stable")
+    nkeep = int((q_all >= 0).sum())
+    order = order[:nkeep]
+    q = q_all[order]
 
-    q = q[order]
-    docid = docid.take(pa.array(order))
+    f32_ties = 0
     if score_precision == "float32" and ties == "score":
-        s = score[order]
-        s64 = (run.score if valid.all() else run.score[idx_keep])[order]
-        same = (q[1:] == q[:-1]) & (s[1:] == s[:-1]) & (s64[1:] != s64[:-1])
-        f32_ties = int(same.sum())
+        s, s64 = score[order], run.score[order]
+        f32_ties = int(((q[1:] == q[:-1]) & (s[1:] == s[:-1]) & (s64[1:] != s64[:-1])).sum())
 
     nq = len(qids)
     starts = np.searchsorted(q, np.arange(nq + 1))
-    pos = np.arange(len(q)) - starts[q]
     if depth is not None:
-        keep = pos < depth
+        keep = (np.arange(len(q)) - starts[q]) < depth
         if not keep.all():
-            q, pos = q[keep], pos[keep]
-            docid = docid.filter(pa.array(keep))
+            q, order = q[keep], order[keep]
 
-    # join to the qrels on (query, document)
-    rkeys = pc.binary_join_element_wise(pa.array(qids, pa.string()).take(pa.array(q)), docid, "\x1f")
-    qkeys = pc.binary_join_element_wise(qrels.qid, qrels.docid, "\x1f")
-    hit = pc.index_in(rkeys, value_set=qkeys)
-    judged = pc.is_valid(hit).to_numpy(zero_copy_only=False)
-    hidx = pc.fill_null(hit, 0).to_numpy(zero_copy_only=False)
-    grade = np.where(judged, qrels.grade[hidx], 0.0)
+    # Join to the qrels on (query, document).  Most retrieved documents are judged for no query at
+    # all; a cheap docid membership test finds the few candidates before building joined keys.
+    grade = np.zeros(len(q))
+    judged = np.zeros(len(q), dtype=bool)
+    docs = run.docid.take(pa.array(order))
+    cand = np.flatnonzero(pc.is_in(docs, value_set=pc.unique(qrels.docid)).to_numpy(zero_copy_only=False))
+    if len(cand):
+        qstr = pa.array(qids, pa.string()).take(pa.array(q[cand]))
+        rkeys = pc.binary_join_element_wise(qstr, docs.take(pa.array(cand)), "\x1f")
+        qkeys = pc.binary_join_element_wise(qrels.qid, qrels.docid, "\x1f")
+        hit = pc.index_in(rkeys, value_set=qkeys)
+        ok = pc.is_valid(hit).to_numpy(zero_copy_only=False)
+        judged[cand[ok]] = True
+        grade[cand[ok]] = qrels.grade[pc.filter(hit, pa.array(ok)).to_numpy()]
 
     present = np.bincount(q, minlength=nq)[:nq] > 0
     rk = Ranking(q, grade, nq, np.arange(nq), judged)
-    return RankedRun(run.name, rk, docid, present, n_ignored, f32_ties)
+    return RankedRun(run.name, rk, present, n_ignored, f32_ties, run.docid, order)

@@ -1,0 +1,119 @@
+"""--stream evaluates block by block and must give exactly the in-memory numbers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ulnorm_eval import api, io, stream
+from ulnorm_eval.cli import main
+
+EXACT = ["nDCG@10", "nDCG", "AP", "AP@100", "P@10", "RR", "R@100", "Rprec", "RBP(p=0.8)", "SP@10"]
+VARIANTS = ["E", "IUB", "WLB", "UL1", "UL2", "MM", "EB", "EM", "UEW"]
+
+
+def _both(qrels_path, run_path, block_bytes, **kw):
+    q = api.load_qrels(qrels_path)
+    metrics = api.resolve_metrics(EXACT, VARIANTS)
+    opts = api.Options(**kw)
+    a = stream.evaluate_stream(q, run_path, metrics, opts, lambda m: None, block_bytes=block_bytes)
+    b = api.evaluate_run(q, io.read_run(run_path), metrics, opts, lambda m: None)
+    return metrics, a, b
+
+
+def _assert_identical(metrics, a, b):
+    assert a.qids == b.qids
+    for m in metrics:
+        assert np.array_equal(a.values[m], b.values[m], equal_nan=True), m
+        assert a.mean[m] == b.mean[m] or (np.isnan(a.mean[m]) and np.isnan(b.mean[m])), m
+    assert a.undefined == b.undefined
+    assert (a.missing, a.ignored, a.missing_qids, a.ignored_qids) == (b.missing, b.ignored, b.missing_qids,
+                                                                      b.ignored_qids)
+
+
+@pytest.mark.parametrize("run", ["bm25.run.gz", "bm25_bert_zs.run.gz"])
+def test_dlhard_identical_small_blocks(shared, run):
+    d = shared / "dlhard-passage"
+    _assert_identical(*_both(str(d / "qrels.txt"), str(d / "runs" / run), 200_000, rel_level=2, depth=1000,
+                             score_precision="float32"))
+
+
+@pytest.mark.parametrize("run", ["input.NLPR03vb10.gz", "input.humR03dc.gz", "input.uwmtCR0.gz"])
+def test_robust03_identical(shared, run):
+    d = shared / "robust03"
+    _assert_identical(*_both(str(d / "qrels.txt"), str(d / "runs" / run), 300_000))
+
+
+def test_trec_eval_test_run_identical(shared):
+    d = shared / "trec_eval_test"
+    for kw in ({}, {"run_queries_only": True}, {"pool": "union"}, {"undefined": "skip"}):
+        _assert_identical(*_both(str(d / "qrels.test"), str(d / "results.test"), 4096, **kw))
+
+
+def test_generated_with_comments_missing_and_extra_queries(tmp_path):
+    rng = np.random.default_rng(7)
+    qrels, run = [], ["# a comment at the top"]
+    for q in range(1, 40):
+        docs = rng.choice(500, size=60, replace=False)
+        for d in docs[:15]:
+            qrels.append(f"{q} 0 d{d} {rng.integers(0, 3)}")
+        if q % 7 == 0:
+            continue  # missing from the run
+        scores = rng.integers(0, 20, size=50)  # heavy ties
+        for r, (d, s) in enumerate(zip(docs[5:55], scores)):
+            run.append(f"{q} Q0 d{d} {r + 1} {s} tag")
+        run.append("")
+    run += [f"999 Q0 x{i} {i} 1.0 tag" for i in range(5)]  # not in the qrels
+    (tmp_path / "q").write_text("\n".join(qrels) + "\n")
+    (tmp_path / "r").write_text("\n".join(run) + "\n")
+    for bs in (64, 1000, 1 << 20):
+        metrics, a, b = _both(str(tmp_path / "q"), str(tmp_path / "r"), bs)
+        _assert_identical(metrics, a, b)
+        assert a.missing == 5 and a.ignored == 1
+
+
+def test_blocks_hold_whole_queries(tmp_path):
+    lines = [f"{q} Q0 d{i} {i} {100 - i} t" for q in (1, 2, 3) for i in range(30)]
+    p = tmp_path / "r"
+    p.write_text("\n".join(lines) + "\n")
+    got = [b.decode().split() for b, _ in stream.query_blocks(str(p), block_bytes=100)]
+    # every block's queries are disjoint from the others' and the lines are all there, in order
+    qs = [sorted(set(tok[0::6])) for tok in got]
+    assert sum(len(x) for x in qs) == 3
+    assert sum(len(t) for t in got) == 6 * 90
+
+
+def test_non_contiguous_query_is_refused_with_its_line(tmp_path):
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n2 0 b 1\n")
+    r = tmp_path / "r"
+    body = [f"1 Q0 a{i} {i} {50 - i} t" for i in range(20)] + [f"2 Q0 b{i} {i} 1 t" for i in range(20)]
+    body += ["1 Q0 late 99 0.5 t"]
+    r.write_text("\n".join(body) + "\n")
+    res = CliRunner().invoke(main, ["--stream", "-n", "none", str(q), str(r)])
+    assert res.exit_code == 2
+    assert f"{r}:41: query '1' appears again after other queries" in res.output
+    # without --stream the same file is fine
+    assert CliRunner().invoke(main, ["-n", "none", str(q), str(r)]).exit_code == 0
+
+
+def test_errors_in_later_blocks_name_the_file_line(tmp_path):
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n")
+    r = tmp_path / "r"
+    body = [f"{1 + i // 10} Q0 d{i} {i} 1.5 t" for i in range(100)]
+    body[73] = "8 Q0 d73 74 notanumber t"
+    r.write_text("\n".join(body) + "\n")
+    with pytest.raises(io.InputError) as e:
+        stream.evaluate_stream(io.read_qrels(str(q)), str(r), api.resolve_metrics(["AP"], []), api.Options(),
+                               lambda m: None, block_bytes=300)
+    assert (e.value.line, e.value.reason) == (74, "score 'notanumber' is not a number")
+
+
+def test_cli_stream_matches_in_memory_text(shared):
+    d = shared / "dlhard-passage"
+    args = ["-q", "-f", "trec", str(d / "qrels.txt"), str(d / "runs" / "bm25_rm3.run.gz")]
+    a = CliRunner().invoke(main, args)
+    b = CliRunner().invoke(main, ["--stream", *args])
+    assert a.exit_code == b.exit_code == 0
+    assert a.output == b.output

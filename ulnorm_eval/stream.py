@@ -1,0 +1,202 @@
+"""Bounded-memory evaluation of a run whose lines are grouped by query (``--stream``).
+
+The file is read in blocks of whole queries; each block is parsed, ordered and scored exactly like
+a whole run (the same functions), and only per-query values are kept.  Per-query values do not
+depend on the other queries, so the result equals the in-memory path's to the last bit for every
+exact measure and variant; Monte Carlo estimates (DB on large pools, bounds of ir_measures
+measures) use the same seed but a different random stream, so they agree within their standard
+errors.  A query whose lines are not contiguous is refused with its line number.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import sys
+
+import numpy as np
+
+from .io import InputError, Qrels, Run, read_run
+from .measures import Ranking
+
+__all__ = ["query_blocks", "evaluate_stream"]
+
+BLOCK_BYTES = 16 << 20
+
+
+def _open(path: str):
+    if path == "-":
+        return sys.stdin.buffer
+    low = str(path).lower()
+    opener = gzip.open if low.endswith(".gz") else bz2.open if low.endswith(".bz2") else \
+        lzma.open if low.endswith((".xz", ".lzma")) else open
+    try:
+        return opener(path, "rb")
+    except FileNotFoundError:
+        raise InputError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a directory, not a file") from None
+
+
+def _qid(line: bytes):
+    parts = line.split(None, 1)
+    if not parts or parts[0].startswith(b"#"):
+        return None
+    return parts[0]
+
+
+def _tail_start(data: bytes, end: int) -> int:
+    """Start of the trailing run of lines (before ``end``) that share the last data line's qid.
+
+    Comment and blank lines inside that run stay with it, so a block never splits a query.
+    """
+    last = None
+    pos = end
+    while pos > 0:
+        start = data.rfind(b"\n", 0, pos - 1) + 1
+        q = _qid(data[start:pos])
+        if q is not None:
+            if last is None:
+                last = q
+            elif q != last:
+                return pos
+        pos = start
+    return 0
+
+
+def query_blocks(path: str, block_bytes: int = BLOCK_BYTES):
+    """Yield (bytes, first line number) blocks, each holding whole queries' lines."""
+    fh = _open(path)
+    carry = b""
+    line = 1
+    try:
+        while True:
+            try:
+                chunk = fh.read(block_bytes)
+            except (OSError, EOFError, lzma.LZMAError) as exc:
+                raise InputError(path, None, f"cannot read: {exc}") from None
+            if not chunk:
+                if carry.strip():
+                    yield carry, line
+                return
+            data = carry + chunk
+            end = data.rfind(b"\n") + 1
+            cut = _tail_start(data, end) if end else 0
+            if cut == 0:  # one query so far: keep reading
+                carry = data
+                continue
+            block, carry = data[:cut], data[cut:]
+            yield block, line
+            line += block.count(b"\n")
+    finally:
+        if fh is not sys.stdin.buffer:
+            fh.close()
+
+
+def _shift(exc: InputError, offset: int, path: str) -> InputError:
+    return InputError(path, None if exc.line is None else exc.line + offset - 1, exc.reason)
+
+
+def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name: str | None = None,
+                    block_bytes: int = BLOCK_BYTES):
+    """Evaluate a query-grouped run file block by block; returns the same RunResult as evaluate_run."""
+    import dataclasses
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .api import RunResult, _mean, metric_values, query_set
+    from .prepare import judgements, natural_order, rank_run
+
+    all_qids = pc.unique(qrels.qid).to_pylist()
+    in_qrels = set(all_qids)
+    per_query: dict = {}  # qid -> {metric: value}
+    se_query: dict = {}
+    seen: set = set()
+    ignored: set = set()
+    f32_ties = skipped = extra = 0
+    undefined: dict = {}
+    tag = None
+    block_opts = dataclasses.replace(options, run_queries_only=True)
+    for data, first_line in query_blocks(path, block_bytes):
+        try:
+            run = read_run(path, name=name, data=data)
+        except InputError as exc:
+            if exc.reason.startswith("empty file"):
+                continue  # a block of comments only
+            raise _shift(exc, first_line, path) from None
+        tag = tag or run.tag
+        skipped += run.skipped
+        extra += run.meta.get("extra_fields", 0) or 0
+        block_q = pc.unique(run.qid).to_pylist()
+        again = seen.intersection(block_q)
+        if again:
+            q = min(again, key=block_q.index)
+            i = pc.index(run.qid, q).as_py()
+            ln = (int(run.line[i]) if run.line is not None else i + 1) + first_line - 1
+            raise InputError(path, ln, f"query {q!r} appears again after other queries; --stream needs "
+                                       "each query's lines together (sort the run, or drop --stream)")
+        seen.update(block_q)
+        ignored.update(q for q in block_q if q not in in_qrels)
+        qids = query_set(qrels, run, block_opts)
+        if not qids:
+            continue
+        try:
+            rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
+                          depth=options.depth)
+        except InputError as exc:
+            raise _shift(exc, first_line, path) from None
+        f32_ties += rr.float32_ties
+        J = judgements(qrels, qids)
+        values, stderr, und = metric_values(rr, J, metrics, qrels, block_opts)
+        for m, n in und.items():
+            undefined[m] = undefined.get(m, 0) + n
+        for i, q in enumerate(qids):
+            per_query[q] = {m: values[m][i] for m in metrics}
+            se_query[q] = {m: stderr[m][i] for m in stderr}
+    if not seen:
+        raise InputError(path, None, "empty file: no ranked documents")
+
+    qids = natural_order([q for q in all_qids if q in seen]) if options.run_queries_only else natural_order(all_qids)
+    missing_qids = [q for q in qids if q not in per_query]
+    if missing_qids:  # scored against an empty ranking, as the in-memory path does
+        J = judgements(qrels, missing_qids)
+        empty = Ranking(np.zeros(0, np.int64), np.zeros(0), len(missing_qids), np.arange(len(missing_qids)),
+                        np.zeros(0, bool))
+        from .prepare import RankedRun
+        rr = RankedRun(name or path, empty, np.zeros(len(missing_qids), bool), 0, 0, pa.array([], pa.string()),
+                       np.zeros(0, np.int64))
+        values, stderr, und = metric_values(rr, J, metrics, qrels, block_opts)
+        for m, n in und.items():
+            undefined[m] = undefined.get(m, 0) + n
+        for i, q in enumerate(missing_qids):
+            per_query[q] = {m: values[m][i] for m in metrics}
+            se_query[q] = {m: stderr[m][i] for m in stderr}
+
+    values = {m: np.array([per_query[q][m] for q in qids], dtype=np.float64) for m in metrics}
+    stderr = {m: np.array([se_query[q][m] for q in qids]) for m in metrics if qids and m in se_query[qids[0]]}
+    byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")
+    mean = {m: _mean(values[m], byte_order) for m in metrics}
+    run_name = name or _name(path, tag)
+    if missing_qids:
+        warn(f"{run_name}: {len(missing_qids)} of {len(qids)} qrels queries have no ranked documents and score 0"
+             " (--run-queries-only leaves them out)")
+    if ignored:
+        warn(f"{run_name}: {len(ignored)} run queries are not in the qrels and were ignored")
+    if f32_ties:
+        warn(f"{run_name}: {f32_ties} adjacent documents tie only after rounding scores to float32")
+    if skipped:
+        warn(f"{path}: skipped {skipped} comment or blank lines")
+    if extra:
+        warn(f"{path}: ignored the fields after the 6th on {extra} lines (as trec_eval does)")
+    for m, n in undefined.items():
+        if n:
+            how = "scored 0" if options.undefined == "zero" else "left out of the mean"
+            warn(f"{run_name}: {m} is undefined for {n} queries ({how}; --undefined)")
+    return RunResult(run_name, qids, values, mean, stderr, len(missing_qids), len(ignored), undefined,
+                     f32_ties, missing_qids, natural_order(ignored))
+
+
+def _name(path: str, tag):
+    from .io import _run_name
+    return _run_name(path, tag)

@@ -163,5 +163,8 @@ def measures_cmd():
         click.echo(f"  {v.name}{alias}: {v.formula}  [{v.cite}; range {v.rng}]")
 
 
+from .cli_nrg import nrg_cmd  # noqa: E402
+main.add_command(nrg_cmd)
+
 if __name__ == "__main__":  # pragma: no cover
     main()

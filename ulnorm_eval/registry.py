@@ -124,7 +124,13 @@ VARIANTS: dict[str, VariantSpec] = {v.name: v for v in (
     VariantSpec("EM", (), "(A-E)/(I-E) (expectation-max)", "seed 004 eq. 3.11", "(-inf, 1]"),
     VariantSpec("DB", (), "Pr[M(random permutation) <= A] (distribution-based percentile)", "seed 004 eq. 3.12", "[0, 1]"),
     VariantSpec("UEW", (), "(A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 worst, 0 random, 1 ideal", "beyond the seeds", "[-1, 1]"),
+    VariantSpec("NRG", (), "M with residual gains G(d) prod_j (1 - seen(pos(d, R_j))) over prior runs R_j, "
+                "normalised by the ideal of the judged documents by residual gain (ulnorm-eval nrg)",
+                "seed 002 eq. 3-4", "[0, 1] for nDCG, P, RBP"),
+    VariantSpec("UC", (), "unique contributions: relevant documents in the top K that no prior run has in its "
+                "top K; UC(P@K) = K * NRG(P@K) (ulnorm-eval nrg --unique)", "seed 002 App. B", "[0, K]"),
 )}
+PRIOR_VARIANTS = ("NRG", "UC")  # need a prior set of runs: computed by nrg.py, not by bounds.py
 _VARIANT_ALIASES = {a: v.name for v in VARIANTS.values() for a in (v.name, *v.aliases)}
 
 DEFAULT_MEASURES = ("nDCG@10", "AP", "RBP(p=0.8)")

@@ -1,0 +1,109 @@
+"""``ulnorm-eval nrg``: a thin click layer over :func:`ulnorm_eval.nrg.evaluate_nrg` (seed 002)."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+EPILOG = """\b
+Examples:
+  ulnorm-eval nrg qrels new.run --prior a.run --prior b.run      new.run against a and b
+  ulnorm-eval nrg --leave-one-out qrels runs/*.run               each run against all the others
+  ulnorm-eval nrg --chronological qrels bm25 ance splade         each run against those before it
+  ulnorm-eval nrg --group-by '^[a-z]+' qrels runs/*              against the best run of every other group
+  ulnorm-eval nrg --unique -m P@10 --leave-one-out qrels runs/*  unique relevant contributions at depth 10
+  ulnorm-eval nrg -m 'nDCG(dcg="exp-log2")@10' -m 'RBP(p=0.9)' ...
+
+NRG is defined for nDCG, DCG, P and RBP (seed 002 eq. 1); each is printed beside NRG(measure).
+Exit codes: 0 ok, 2 usage or input error.
+"""
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.command("nrg", context_settings=CONTEXT, epilog=EPILOG)
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--prior", "priors", multiple=True, metavar="RUN", type=click.Path(dir_okay=False),
+              help="A prior run (repeatable): in every run's prior set, not scored itself.")
+@click.option("--leave-one-out", is_flag=True, help="Each RUN against all the other RUNs (seed 002 Fig. 1b).")
+@click.option("--chronological", is_flag=True, help="Each RUN against the RUNs listed before it (Fig. 1a).")
+@click.option("--group-by", metavar="REGEX",
+              help="Group runs by REGEX over their names (first capture group, else the match); each RUN "
+                   "against the best run of every other group (seed 002 §4).")
+@click.option("--best-by", metavar="MEASURE", help="Measure that picks a group's best run (default: the first -m).")
+@click.option("--unique", is_flag=True,
+              help="Unique relevant contributions UC(P@K) instead of NRG: relevant documents in the top K "
+                   "that no prior run has in its top K (seed 002 App. B). Default measure P@10.")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="Measure (repeatable): nDCG[@k], DCG[@k], P@k, RBP(p=..)[@k], or NRG(...)/UC(P@k). "
+                   "Default: nDCG@10.")
+@click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
+@click.option("-l", "--rel-level", type=float, default=1, show_default=True,
+              help="Lowest grade counted relevant for P and UC.")
+@click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents of every run.")
+@click.option("--run-queries-only", is_flag=True, help="Average only over queries the scored run retrieved for.")
+@click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
+              help="Order: score desc then docid desc (trec_eval); the rank column; or file order.")
+@click.option("--score-precision", type=click.Choice(["float64", "float32"]), default="float64",
+              show_default=True, help="float32 reproduces trec_eval <= 9.0.8, pytrec_eval and ir_measures.")
+@click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
+              help="Measure names: canonical (nDCG@10, NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, nrg_ndcg_cut_10).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "trec", "tsv", "csv", "json", "jsonl"]),
+              help="Output format. Default: table on a terminal, trec when piped.")
+@click.option("--precision", type=click.IntRange(min=0, max=17),
+              help="Decimals (default 4 for trec and table; full precision for tsv, csv, json).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
+def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by, unique, measures, per_query,
+            rel_level, depth, run_queries_only, ties, score_precision, names, fmt, precision, output):
+    """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (seed 002).
+
+    A document's gain is reduced by every prior run that ranks it within the measure's cutoff,
+    by the measure's own browsing model: G(d) prod_j (1 - seen(rank of d in run j)).  With no prior
+    run NRG equals the measure.
+    """
+    from .io import InputError
+    from .registry import UnknownMeasure
+
+    chosen = [n for n, on in (("--leave-one-out", leave_one_out), ("--chronological", chronological),
+                              ("--group-by", group_by is not None)) if on]
+    if len(chosen) > 1:
+        raise click.UsageError(f"{' and '.join(chosen)} exclude each other")
+    if best_by and group_by is None:
+        raise click.UsageError("--best-by needs --group-by")
+    if sum(r == "-" for r in (*runs, *priors)) > 1:
+        raise click.UsageError("standard input ('-') can be given once")
+    protocol = {"--leave-one-out": "leave-one-out", "--chronological": "chronological",
+                "--group-by": "group"}.get(chosen[0] if chosen else None, "fixed")
+
+    warnings = []
+    try:
+        from . import api
+        from .nrg import NRGError, evaluate_nrg
+        from .output import FORMATS, write_atomic
+
+        opts = api.Options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
+                           run_queries_only=run_queries_only)
+        names_ = [x for v in measures for x in v.split() if x] or None
+        q = api.load_qrels(qrels)
+        if q.skipped:
+            warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
+        res = evaluate_nrg(q, list(runs), list(priors), names_, protocol=protocol, group_by=group_by,
+                           best_by=best_by, unique=unique, options=opts, warn=warnings.append)
+        if fmt is None:
+            fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
+        text = FORMATS[fmt](res.as_result(), per_query=per_query, names=names, precision=precision)
+    except (InputError, UnknownMeasure, NRGError) as exc:
+        _flush(warnings)
+        click.echo(f"ulnorm-eval: {exc}", err=True)
+        sys.exit(2)
+    _flush(warnings)
+    if output:
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def _flush(warnings) -> None:
+    for w in dict.fromkeys(warnings):
+        click.echo(f"ulnorm-eval: {w}", err=True)

@@ -1,0 +1,447 @@
+"""Normalized Residual Gain (seed 002): a measure re-scored on the gain that prior runs left over.
+
+A measure of the browsing-model form (seed 002 eq. 1)
+
+    S(R) = (1/N) sum_{i<=K} G(d_i) seen(i)
+
+is re-scored against a *prior set* of runs R_1..R_M with each document's *residual gain*
+(eq. 3)
+
+    G(d | prior) = G(d) prod_j (1 - seen(pos(d, R_j))),   pos = infinity (seen = 0) beyond R_j's top K,
+
+giving NRG (eq. 4), S(R | prior) = (1/N) sum_{i<=K} G(d_i | prior) seen(i), where N, when the
+measure normalises by an ideal ranking, is the ideal of the query's judged documents sorted by
+*residual* gain.  With an empty prior set NRG is the plain measure, to the last bit.
+
+Browsing models (``browsing_model``), K = the cutoff (none: every rank after ``--depth``):
+
+======  ===========================  =====================  ==========================================
+family  G(d)                         seen(i), i <= K        N
+======  ===========================  =====================  ==========================================
+nDCG    gain (grade; 2^g-1 with      1/log2(i+1)            ideal: judged documents by residual gain,
+        dcg='exp-log2'; gains={..})                         depth K; NRG = 0 when it is 0
+DCG     as nDCG                      1/log2(i+1)            1
+P       [grade >= rel]               1                      K
+RBP     as RBP (binary with rel=,    p^(i-1)                1/(1-p) (RBP's own; no ideal is involved)
+        else grade / max grade)
+UC      [grade >= rel]               1 (K = pool depth)     1: unique relevant contributions (App. B)
+======  ===========================  =====================  ==========================================
+
+UC, written ``UC(P@K)``, is the appendix-B instantiation: the number of relevant documents in the
+run's top K that are in no prior run's top K (= K * NRG(P@K)).  RR, AP, SP, R and Rprec are refused:
+RR's seen(i) depends on the relevance above rank i and the others have no fixed seen(i) with an
+ideal-ranking N, so eq. 1 does not cover them (seed 002 §2 names MRR but gives no instantiation).
+
+Decisions where the seed is silent or inconsistent (see the README section):
+the gain is linear as in trec_eval (seed 002 leaves it open; ``nDCG(dcg='exp-log2')`` is available);
+the discount is 1/log2(i+1) (the text prints 1/(log(i)+1), but only log2(i+1) reproduces Table 1);
+prior runs are cut at the same K as the scored run (pos = infinity beyond K, eq. 3); the ideal is
+cut at K (eq. 1 sums to K); a query whose residual ideal is 0 scores 0 and stays in the mean.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from . import registry
+from .measures import discount, gains_for
+from .registry import Metric, UnknownMeasure
+
+__all__ = [
+    "BrowsingModel", "browsing_model", "KeySpace", "key_space", "survival", "residual_factor",
+    "residual_score",
+    "prior_sets", "champions", "group_of", "resolve_nrg_metrics", "evaluate_nrg", "NRGResult", "NRGError",
+    "PROTOCOLS",
+]
+
+PROTOCOLS = ("fixed", "leave-one-out", "chronological", "group")
+_SUPPORTED = ("nDCG", "DCG", "P", "RBP")
+
+
+# --------------------------------------------------------------------------- browsing models
+
+@dataclass(frozen=True)
+class BrowsingModel:
+    """One instantiation of seed 002 eq. 1: G(d), seen(i) (0 beyond K) and the normaliser N.
+
+    ``gain(grade)`` and ``seen(pos)`` take flat arrays (pos 0-based).  ``scale(raw)`` = raw / N for a
+    constant N, written as the plain kernel writes it (so an empty prior set is bit-identical);
+    ``None`` means N = the ideal ranking of the judged documents by residual gain.
+    """
+
+    gain: Callable[[np.ndarray], np.ndarray]
+    seen: Callable[[np.ndarray], np.ndarray]
+    depth: int | None  # K; None = every rank
+    scale: Callable[[np.ndarray], np.ndarray] | None
+
+
+def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> BrowsingModel:
+    """The eq. 1 instantiation of ``metric``'s measure (NRG(M) or UC(P@K)); UnknownMeasure otherwise."""
+    m = metric.measure
+    fam, k = m.family, m.cutoff
+    if metric.variant == "UC":
+        if fam != "P" or not m.native:
+            raise UnknownMeasure(f"{metric}: UC counts relevant documents in the top K that no prior run has in "
+                                 "its top K; write it UC(P@K), K = the pool depth (seed 002 App. B)")
+    elif not m.native or fam not in _SUPPORTED:
+        why = ("its seen(i) depends on the relevance above rank i" if fam == "RR"
+               else "it has no fixed seen(i) of seed 002 eq. 1")
+        raise UnknownMeasure(f"{metric}: NRG is defined for measures of the browsing-model form of seed 002 "
+                             f"eq. 1 ({', '.join(_SUPPORTED)}); {m} is not one: {why}")
+    rel = m.get("rel")
+    rel = rel_level if rel is None else rel
+
+    def cut(pos):
+        return 1.0 if k is None else pos < k
+
+    def gain(grade):
+        return gains_for(grade, m, rel, max_grade)
+
+    if fam in ("nDCG", "DCG"):
+        # seen(i) = 1/log2(i+1): the only discount that reproduces seed 002 Table 1 (notes A2)
+        return BrowsingModel(gain, lambda pos: discount(pos) * cut(pos), k, None if fam == "nDCG" else _identity)
+    if fam == "RBP":
+        p = m.get("p")
+        return BrowsingModel(gain, lambda pos: np.power(p, pos) * cut(pos), k, lambda raw: (1.0 - p) * raw)
+    # P@K and UC(P@K): binary gain, seen = 1 within K; N = K, or 1 for the unique-contribution count
+    return BrowsingModel(gain, lambda pos: np.ones(len(pos)) * cut(pos), k,
+                         _identity if metric.variant == "UC" else (lambda raw: raw / k))
+
+
+def _identity(raw):
+    return raw
+
+
+# --------------------------------------------------------------------------- one key space
+
+@dataclass
+class KeySpace:
+    """The judged documents and the ranked documents of every run, as integer ids of (query, docid).
+
+    ``judged_*`` are the qrels of the query set; ``run_*[j]`` the ranked elements of run j (row =
+    query index, pos = 0-based rank, grade as joined by ``prepare.rank_run``), all truncated to the
+    deepest K any requested measure looks at.
+    """
+
+    nkeys: int
+    nq: int
+    judged_row: np.ndarray
+    judged_grade: np.ndarray
+    judged_key: np.ndarray
+    run_row: list
+    run_pos: list
+    run_grade: list
+    run_key: list
+
+
+def key_space(qrels, qids: list, ranked: list, depth: int | None) -> KeySpace:
+    """Map judged and ranked (query, docid) pairs to one integer id each (one dictionary encoding)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    qset = pa.array(qids, pa.string())
+    qi = pc.index_in(qrels.qid, value_set=qset)
+    keep = pc.is_valid(qi).to_numpy(zero_copy_only=False)
+    jrow = pc.filter(qi, pa.array(keep)).to_numpy(zero_copy_only=False).astype(np.int64)
+    parts = [pc.binary_join_element_wise(pc.filter(qrels.qid, pa.array(keep)),
+                                         pc.filter(qrels.docid, pa.array(keep)), "\x1f")]
+    rows, poss, grades = [], [], []
+    for rr in ranked:
+        rk = rr.ranking
+        sel = np.ones(len(rk.row), bool) if depth is None else rk.pos < depth
+        rows.append(rk.row[sel])
+        poss.append(rk.pos[sel])
+        grades.append(rk.grade[sel])
+        docid = rr.docid if sel.all() else rr.docid.filter(pa.array(sel))
+        parts.append(pc.binary_join_element_wise(qset.take(pa.array(rows[-1])), docid, "\x1f"))
+    enc = pc.dictionary_encode(pa.concat_arrays([p.cast(pa.string()) for p in parts]))
+    ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    bounds = np.cumsum([0] + [len(p) for p in parts])
+    keys = [ids[bounds[i]:bounds[i + 1]] for i in range(len(parts))]
+    return KeySpace(len(enc.dictionary), len(qids), jrow, qrels.grade[keep], keys[0], rows, poss, grades, keys[1:])
+
+
+# --------------------------------------------------------------------------- eq. 3 and eq. 4
+
+def survival(space: KeySpace, model: BrowsingModel) -> list:
+    """Per run j: (keys, 1 - seen(pos)) of its documents within K, sorted by key.
+
+    Computed once per measure and reused for every prior set; the key order makes the scatter in
+    :func:`residual_factor` walk memory forwards (several times faster on large runs).
+    """
+    out = []
+    for key, pos in zip(space.run_key, space.run_pos):
+        order = np.argsort(key, kind="stable")
+        out.append((key[order], 1.0 - model.seen(pos[order])))
+    return out
+
+
+def residual_factor(nkeys: int, surv: list, priors) -> np.ndarray:
+    """prod_j (1 - seen(pos(d, R_j))) for every key d (seed 002 eq. 3); 1 for an empty prior set.
+
+    A run ranks a document at most once per query (duplicates are rejected when reading), so each
+    prior run touches each key at most once and a plain fancy-index product is exact.
+    """
+    f = np.ones(nkeys)
+    for j in priors:
+        key, keep = surv[j]
+        f[key] *= keep
+    return f
+
+
+def residual_score(space: KeySpace, model: BrowsingModel, target: int, factor: np.ndarray) -> np.ndarray:
+    """Per-query NRG of run ``target`` given the residual factors (seed 002 eq. 4).
+
+    The operations mirror ``measures``' kernels so that a factor of 1 reproduces the plain measure
+    bit for bit.
+    """
+    row, pos = space.run_row[target], space.run_pos[target]
+    g = model.gain(space.run_grade[target]) * factor[space.run_key[target]]
+    raw = np.bincount(row, weights=g * model.seen(pos), minlength=space.nq)[: space.nq]
+    if model.scale is None:
+        return _safe_div(raw, ideal_residual(space, model, factor))
+    return model.scale(raw)
+
+
+def ideal_residual(space: KeySpace, model: BrowsingModel, factor: np.ndarray) -> np.ndarray:
+    """N: the raw score of the query's judged documents sorted by residual gain, depth K (seed 002 §2)."""
+    g = model.gain(space.judged_grade) * factor[space.judged_key]
+    order = np.lexsort((-g, space.judged_row))
+    row = space.judged_row[order]
+    starts = np.searchsorted(row, np.arange(space.nq + 1))
+    pos = np.arange(len(row)) - starts[row]
+    return np.bincount(row, weights=g[order] * model.seen(pos), minlength=space.nq)[: space.nq]
+
+
+def _safe_div(num, den):
+    out = np.zeros_like(num, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+# --------------------------------------------------------------------------- prior sets
+
+class NRGError(ValueError):
+    """A prior-set request that cannot be met (bad --group-by, clashing run names)."""
+
+
+def champions(groups: list, best: list) -> dict:
+    """Group -> index of its best run (largest ``best``; the first listed on a tie)."""
+    out = {}
+    for j, g in enumerate(groups):
+        if g not in out or best[j] > best[out[g]]:
+            out[g] = j
+    return out
+
+
+def group_of(names: list, pattern: str) -> list:
+    """The group of each run name: ``re.search(pattern)``'s first capture group, or the whole match."""
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        raise NRGError(f"--group-by {pattern!r}: {exc}") from None
+    out = []
+    for n in names:
+        m = rx.search(n)
+        if m is None:
+            raise NRGError(f"run {n!r} does not match --group-by {pattern!r}")
+        out.append((m.group(1) if rx.groups else m.group(0)) or "")
+    return out
+
+
+def prior_sets(n: int, protocol: str, fixed=(), groups=None, best=None) -> list:
+    """The prior set of each of ``n`` scored runs, as lists of run indices.
+
+    'fixed': only ``fixed`` (indices of the --prior runs, which are added to every protocol);
+    'leave-one-out': every other run (seed 002 Fig. 1b); 'chronological': the runs listed before
+    (Fig. 1a); 'group': the best run (largest ``best`` value; the first listed on a tie) of every
+    group other than the run's own (§4).  A run is never in its own prior set.
+    """
+    fixed = list(fixed)
+    if protocol == "fixed":
+        own = [[] for _ in range(n)]
+    elif protocol == "leave-one-out":
+        own = [[j for j in range(n) if j != i] for i in range(n)]
+    elif protocol == "chronological":
+        own = [list(range(i)) for i in range(n)]
+    elif protocol == "group":
+        champ = champions(groups, best)
+        own = [[c for g, c in champ.items() if g != groups[i]] for i in range(n)]
+    else:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}")
+    return [sorted(set(s) | set(fixed)) for s in own]
+
+
+# --------------------------------------------------------------------------- metrics
+
+def resolve_nrg_metrics(measures=None, unique: bool = False) -> list:
+    """Output columns: each plain measure followed by NRG(measure), or UC(measure) with ``unique``.
+
+    A name that already carries NRG or UC (``NRG(RBP(p=0.9))``, ``UC(P@10)``) is kept and its plain
+    measure put before it.  Default: nDCG@10 (P@10 with ``unique``).
+    """
+    names = list(measures) if measures else (["P@10"] if unique else ["nDCG@10"])
+    out: list[Metric] = []
+    for name in names:
+        for m in registry.parse_many(name):
+            if m.variant and m.variant not in registry.PRIOR_VARIANTS:
+                raise UnknownMeasure(f"{m}: the nrg command computes {' and '.join(registry.PRIOR_VARIANTS)}; "
+                                     f"{m.variant} belongs to 'ulnorm-eval eval'")
+            wrapped = m if m.variant else Metric(m.measure, "UC" if unique else "NRG")
+            browsing_model(wrapped, 1, 1.0)  # refuse unsupported measures before reading any file
+            for x in (Metric(m.measure), wrapped):
+                if x not in out:
+                    out.append(x)
+    return out
+
+
+# --------------------------------------------------------------------------- evaluation
+
+@dataclass
+class NRGResult:
+    """An :class:`api.Result` (same ``frame``/``tidy()``/``summary()`` and output formats) plus the prior sets."""
+
+    metrics: list
+    runs: list
+    options: object
+    qrels_path: str = ""
+    run_paths: list = field(default_factory=list)
+    priors: dict = field(default_factory=dict)  # run name -> names of its prior runs
+    protocol: str = "fixed"
+
+    def as_result(self):
+        from .api import Result
+        return Result(self.metrics, self.runs, self.options, self.qrels_path, self.run_paths)
+
+    @property
+    def frame(self):
+        return self.as_result().frame
+
+    def tidy(self):
+        return self.as_result().tidy()
+
+    def summary(self):
+        return self.as_result().summary()
+
+
+def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixed", group_by: str | None = None,
+                 best_by: str | None = None, unique: bool = False, options=None, warn=None, **kw) -> NRGResult:
+    """Score ``runs`` with each plain measure and its NRG (or UC) against prior sets of runs.
+
+    ``qrels``, ``runs`` and ``priors`` are paths or loaded objects (``api.load_qrels``/``load_run``).
+    ``protocol``: 'fixed' (every run against ``priors``), 'leave-one-out', 'chronological' or
+    'group' (needs ``group_by``, a regular expression over run names; the best run of a group is
+    chosen by ``best_by``, default the first measure).  ``priors`` join every prior set and are not
+    scored.  Keyword arguments set :class:`api.Options` fields (rel_level, depth, ties,
+    score_precision, run_queries_only).
+    """
+    from .api import Options, RunResult, _mean, load_qrels, load_run, plain_values
+    from .prepare import judgements, natural_order, rank_run
+    import pyarrow.compute as pc
+
+    options = options or Options(**kw)
+    warn = warn or (lambda msg: None)
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}")
+    if (protocol == "group") != (group_by is not None):
+        raise NRGError("group_by is given exactly with protocol='group'")
+    metrics = resolve_nrg_metrics(measures, unique)
+    if isinstance(runs, str) or not hasattr(runs, "__iter__"):
+        runs = [runs]
+    qrels = load_qrels(qrels)
+    scored = [load_run(r, qrels) for r in runs]
+    extra = [load_run(r, qrels) for r in priors]
+    every = scored + extra
+    names = [r.name for r in every]
+    for i, nm in enumerate(names):
+        if nm in names[:i]:
+            raise NRGError(f"two runs are named {nm!r} ({every[names.index(nm)].path}, {every[i].path}): "
+                             "prior sets need distinct names")
+
+    qids = natural_order(pc.unique(qrels.qid).to_pylist())
+    J = judgements(qrels, qids)
+    ranked = [rank_run(r, qrels, qids, ties=options.ties, score_precision=options.score_precision,
+                       depth=options.depth) for r in every]
+    for run, rr in zip(scored, ranked):
+        _notes(run, rr, len(qids), options, warn)
+
+    plain_ms = list(dict.fromkeys(m.measure for m in metrics))
+    plain = [{m: plain_values(rr, J, m, qrels, options) for m in plain_ms} for rr in ranked[: len(scored)]]
+    keep = [rr.present if options.run_queries_only else np.ones(len(qids), bool) for rr in ranked]
+
+    groups = None
+    if protocol == "group":
+        groups = group_of(names[: len(scored)], group_by)
+        sel = plain_ms[0]
+        if best_by:
+            got = registry.parse(best_by)
+            if got.variant or not got.measure.native:
+                raise UnknownMeasure(f"--best-by {best_by}: name a plain measure computed natively, e.g. nDCG@10")
+            sel = got.measure
+        if sel not in plain_ms:
+            sel_vals = [plain_values(rr, J, sel, qrels, options) for rr in ranked[: len(scored)]]
+        else:
+            sel_vals = [p[sel] for p in plain]
+        best = [_mean(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
+        _report_groups(groups, best, names, sel, warn)
+    else:
+        best = None
+    sets = prior_sets(len(scored), protocol, range(len(scored), len(every)), groups, best)
+
+    depths = [browsing_model(m, options.rel_level, J.max_grade).depth for m in metrics if m.variant]
+    space = key_space(qrels, qids, ranked, None if None in depths else max(depths))
+    values = [dict() for _ in scored]
+    for metric in metrics:
+        if not metric.variant:
+            for i in range(len(scored)):
+                values[i][metric] = plain[i][metric.measure]
+            continue
+        model = browsing_model(metric, options.rel_level, J.max_grade)
+        surv = survival(space, model)
+        for i, prior in enumerate(sets):
+            values[i][metric] = residual_score(space, model, i, residual_factor(space.nkeys, surv, prior))
+
+    results = []
+    for i, (run, rr) in enumerate(zip(scored, ranked)):
+        k = keep[i]
+        vals = {m: v[k] for m, v in values[i].items()}
+        rq = [q for q, x in zip(qids, k) if x]
+        order = np.argsort(np.asarray(rq, dtype=object), kind="stable")  # the main command's summation order
+        results.append(RunResult(run.name, rq, vals, {m: _mean(v, order) for m, v in vals.items()},
+                                 missing=int((~rr.present).sum()), ignored=rr.ignored_queries,
+                                 float32_ties=rr.float32_ties,
+                                 missing_qids=[q for q, x in zip(qids, rr.present) if not x],
+                                 ignored_qids=_ignored(run, qids) if rr.ignored_queries else []))
+    return NRGResult(metrics, results, options, qrels.path, [r.path for r in scored],
+                     {names[i]: [names[j] for j in s] for i, s in enumerate(sets)}, protocol)
+
+
+def _ignored(run, qids) -> list:
+    import pyarrow.compute as pc
+    from .prepare import natural_order
+
+    return natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
+
+
+def _notes(run, rr, nq: int, options, warn) -> None:
+    missing = int((~rr.present).sum())
+    if missing and not options.run_queries_only:
+        warn(f"{run.name}: {missing} of {nq} qrels queries have no ranked documents and score 0"
+             " (--run-queries-only leaves them out)")
+    if rr.ignored_queries:
+        warn(f"{run.name}: {rr.ignored_queries} run queries are not in the qrels and were ignored")
+    if rr.float32_ties:
+        warn(f"{run.name}: {rr.float32_ties} adjacent documents tie only after rounding scores to float32")
+    if run.skipped:
+        warn(f"{run.path}: skipped {run.skipped} comment or blank lines")
+
+
+def _report_groups(groups, best, names, sel, warn) -> None:
+    champ = champions(groups, best)
+    for g, j in champ.items():
+        warn(f"group {g!r}: best run {names[j]} ({sel} = {best[j]:.4f})")
+    if len(champ) == 1:
+        warn("every run is in one group: the prior sets hold only --prior runs")

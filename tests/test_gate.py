@@ -1,0 +1,236 @@
+"""The CI gate (--fail-below, --baseline) and the paired tests behind it.
+
+Small case (tests/test_output.py explains the values): per-query AP in the order q1, q2, q10 is
+run A = (5/6, 1/2, 0), run B = (1, 1, 1/2); means 4/9 and 5/6; differences A - B = (-1/6, -1/2, -1/2).
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ulnorm_eval.cli import main
+from ulnorm_eval.gate import Check, parse_threshold, verdict
+from ulnorm_eval.registry import UnknownMeasure, parse
+from ulnorm_eval.stats import paired_t, randomization
+
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\nq10 0 d6 1\nq10 0 d7 0\n"
+RUN_A = ("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 1.0 A\n"
+         "q2 Q0 d5 1 2.0 A\nq2 Q0 d4 2 1.0 A\n")
+RUN_B = ("q1 Q0 d3 1 3.0 B\nq1 Q0 d1 2 2.0 B\nq1 Q0 d2 3 1.0 B\n"
+         "q2 Q0 d4 1 2.0 B\nq2 Q0 d5 2 1.0 B\nq10 Q0 d7 1 2.0 B\nq10 Q0 d6 2 1.0 B\n")
+AP_A = np.array([5 / 6, 1 / 2, 0])
+AP_B = np.array([1, 1, 1 / 2])
+
+
+@pytest.fixture
+def case(write):
+    return {"qrels": write("qrels.txt", QRELS), "a": write("a.run", RUN_A), "b": write("b.run", RUN_B)}
+
+
+def cli(*args, code=0):
+    res = CliRunner().invoke(main, [str(a) for a in args])
+    assert res.exit_code == code, (res.exit_code, res.output, res.exception)
+    return res
+
+
+def verdict_lines(res):
+    return [line for line in res.stderr.splitlines() if "gate" in line or line.startswith("ulnorm-eval:   ")]
+
+
+# --------------------------------------------------------------------------- thresholds
+
+def test_parse_threshold():
+    t = parse_threshold("UL2(nDCG@10)=0.30")
+    assert str(t.metric) == "UL2(nDCG@10)" and t.value == 0.30
+    t = parse_threshold(" RBP(p=0.9) = -0.5 ")  # '=' inside the name: the last one splits
+    assert t.metric == parse("RBP(p=0.9)") and t.value == -0.5
+    for bad in ("AP", "AP=", "=0.3", "AP=high", "AP=nan"):
+        with pytest.raises(ValueError):
+            parse_threshold(bad)
+    with pytest.raises(UnknownMeasure, match="did you mean"):
+        parse_threshold("nDGC@10=0.3")
+
+
+def test_fail_below_fails_with_both_means_and_difference(case):
+    res = cli("-m", "AP", "-n", "none", "--fail-below", "AP=0.5", case["qrels"], case["a"], code=1)
+    assert res.stdout == "AP\tall\t0.4444\n"  # the output is still written
+    assert verdict_lines(res) == [
+        "ulnorm-eval: gate FAILED: 1 of 1 check",
+        "ulnorm-eval:   a.run AP: mean 0.4444 < 0.5000 (--fail-below), difference -0.0556",
+    ]
+
+
+def test_fail_below_passes_and_checks_every_run(case):
+    res = cli("-m", "AP", "-n", "none", "--fail-below", "AP=0.4", case["qrels"], case["a"], case["b"])
+    assert verdict_lines(res) == ["ulnorm-eval: gate passed: 2 checks"]
+    res = cli("-m", "AP", "-n", "none", "--fail-below", "AP=0.5", "--fail-below", "AP@1=0.9",
+              case["qrels"], case["a"], case["b"], code=1)
+    lines = verdict_lines(res)
+    # A fails both (AP 4/9; AP@1 = 1/3), B fails only AP@1 (mean 2/3)
+    assert lines[0] == "ulnorm-eval: gate FAILED: 3 of 4 checks"
+    assert sorted(x.split(":")[1].strip().split(" ", 1)[1] for x in lines[1:]) == ["AP", "AP@1", "AP@1"]
+
+
+def test_gated_measure_is_evaluated_even_if_not_requested(case):
+    res = cli("-m", "P@2", "-n", "none", "--fail-below", "UL2(AP)=-0.5", case["qrels"], case["a"])
+    assert res.stdout.splitlines() == ["P@2\tall\t0.3333", "UL2(AP)\tall\t-0.3968"]
+
+
+def test_fail_below_usage_errors(case):
+    res = cli("--fail-below", "AP", case["qrels"], case["a"], code=2)
+    assert res.stderr.strip() == "ulnorm-eval: --fail-below 'AP': expected MEASURE=VALUE, e.g. 'UL2(nDCG@10)=0.30'"
+    res = cli("--fail-below", "nDGC@10=0.3", case["qrels"], case["a"], code=2)
+    assert "did you mean nDCG" in res.stderr and res.stdout == ""
+
+
+# --------------------------------------------------------------------------- baseline
+
+def test_baseline_drop_beyond_max_drop_fails(case):
+    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--max-drop", "0.01",
+              case["qrels"], case["a"], code=1)
+    assert res.stdout == "AP\tall\t0.4444\n"  # the baseline is not printed
+    p = __import__("scipy.stats", fromlist=["ttest_rel"]).ttest_rel(AP_A, AP_B, alternative="less").pvalue
+    assert verdict_lines(res) == [
+        "ulnorm-eval: gate FAILED: 1 of 1 check",
+        f"ulnorm-eval:   a.run AP: mean 0.4444 vs baseline 0.8333, difference -0.3889 (< -0.01, --max-drop), "
+        f"p = {p:.3g} (paired t, one-sided, n = 3)",
+    ]
+
+
+def test_baseline_within_max_drop_passes(case):
+    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--max-drop", "0.4", case["qrels"], case["a"])
+    assert verdict_lines(res) == ["ulnorm-eval: gate passed: 1 check"]
+    # an improvement never fails, even with no allowed drop
+    cli("-m", "AP", "-n", "none", "--baseline", case["a"], case["qrels"], case["b"])
+
+
+def test_alpha_requires_significance(case):
+    from scipy.stats import ttest_rel
+
+    p = ttest_rel(AP_A, AP_B, alternative="less").pvalue  # 0.048: three queries, all worse
+    assert 0.01 < p < 0.1
+    cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--alpha", "0.01", case["qrels"], case["a"])
+    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--alpha", "0.1", case["qrels"], case["a"], code=1)
+    assert f"p = {p:.3g} (paired t, one-sided, n = 3, alpha = 0.1)" in res.stderr
+
+
+def test_randomization_test_is_exact_for_few_queries(case):
+    # 3 queries: all 2^3 sign patterns; only the observed one (all negative) is as low: p = 1/8
+    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--test", "randomization", "--alpha", "0.2",
+              case["qrels"], case["a"], code=1)
+    assert "p = 0.125 (paired randomization, one-sided, n = 3, alpha = 0.2)" in res.stderr
+    cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--test", "randomization", "--alpha", "0.1",
+        case["qrels"], case["a"])
+
+
+def test_baseline_gates_all_but_the_bounds(case):
+    res = cli("-m", "AP", "-n", "e,iub,wlb,ul2", "--baseline", case["b"], case["qrels"], case["a"], code=1)
+    assert "gate FAILED: 2 of 2 checks" in res.stderr  # AP and UL2(AP); E, IUB, WLB are the pool's
+    assert "UL2(AP): mean -0.3968 vs baseline 0.5556" in res.stderr
+
+
+def test_baseline_among_the_runs_is_printed_and_compared_with_itself(case):
+    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], case["qrels"], case["a"], case["b"], code=1)
+    assert res.stdout == "a.run\tAP\tall\t0.4444\nb.run\tAP\tall\t0.8333\n"
+    assert "gate FAILED: 1 of 2 checks" in res.stderr and "b.run AP" not in res.stderr
+
+
+def test_baseline_usage_errors(case):
+    for extra in (["--max-drop", "0.1"], ["--alpha", "0.05"], ["--test", "t"]):
+        res = cli(*extra, case["qrels"], case["a"], code=2)
+        assert "need --baseline RUN" in res.output
+    cli("--baseline", case["b"], "--alpha", "1.5", case["qrels"], case["a"], code=2)
+    cli("--baseline", "-", case["qrels"], "-", code=2)
+    res = cli("--baseline", case["b"] + ".missing", case["qrels"], case["a"], code=2)
+    assert "no such file" in res.stderr
+
+
+def test_baseline_on_real_runs_matches_scipy(shared):
+    """DL-HARD: bm25_rm3 against bm25; the p-value is scipy's on the per-query values."""
+    from scipy.stats import ttest_rel
+
+    from ulnorm_eval import evaluate
+
+    d = shared / "dlhard-passage"
+    qrels = next(d.glob("*qrels*"))
+    runs = sorted((d / "runs").glob("*.run.gz"))
+    base = next(r for r in runs if r.name.startswith("bm25.run"))
+    new = next(r for r in runs if r.name.startswith("bm25_rm3"))
+    res = evaluate(str(qrels), [str(new), str(base)], ["nDCG@10"], variants=[])
+    x, y = (rr.values[res.metrics[0]] for rr in res.runs)
+    assert res.runs[0].qids == res.runs[1].qids
+    p = ttest_rel(x, y, alternative="less").pvalue
+    out = cli("-m", "nDCG@10", "-n", "none", "--baseline", base, "--max-drop", "0.01", qrels, new, code=1)
+    assert f"difference {x.mean() - y.mean():+.4f}" in out.stderr
+    assert f"p = {p:.3g} (paired t, one-sided, n = {len(x)})" in out.stderr
+
+
+def test_verdict_wording():
+    m = parse("AP")
+    ok = Check("fail-below", "r", m, 0.5, 0.3, False)
+    assert verdict([ok]) == ["gate passed: 1 check"]
+    bad = Check("baseline", "r", m, 0.2, 0.3, True, 0.01234, 50, "t")
+    assert verdict([ok, bad], max_drop=0.05, alpha=0.05) == [
+        "gate FAILED: 1 of 2 checks",
+        "  r AP: mean 0.2000 vs baseline 0.3000, difference -0.1000 (< -0.05, --max-drop), "
+        "p = 0.0123 (paired t, one-sided, n = 50, alpha = 0.05)",
+    ]
+    assert "map: mean" in verdict([bad], names="trec")[1]
+
+
+# --------------------------------------------------------------------------- paired tests
+
+def brute_force_sign_flip(d, alternative):
+    d = np.asarray(d, float)
+    obs = d.mean()
+    means = np.array([np.mean(np.array(s) * d) for s in itertools.product([1, -1], repeat=len(d))])
+    tol = 1e-12
+    if alternative == "less":
+        return np.mean(means <= obs + tol)
+    if alternative == "greater":
+        return np.mean(means >= obs - tol)
+    return np.mean(np.abs(means) >= abs(obs) - tol)
+
+
+@pytest.mark.parametrize("alternative", ["less", "greater", "two-sided"])
+def test_randomization_exact_matches_enumeration(alternative):
+    rng = np.random.default_rng(7)
+    x, y = rng.random(10), rng.random(10)
+    _, p = randomization(x, y, alternative, n_resamples=10_000)
+    assert p == pytest.approx(brute_force_sign_flip(x - y, alternative), abs=1e-12)
+
+
+def test_randomization_sampled_is_close_to_enumeration():
+    rng = np.random.default_rng(3)
+    x, y = rng.random(16), rng.random(16) + 0.1
+    exact = brute_force_sign_flip(x - y, "less")  # 65,536 patterns
+    _, p = randomization(x, y, "less", n_resamples=10_000, seed=1)
+    assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / 10_000) + 1e-4
+    assert randomization(x, y, "less", n_resamples=10_000, seed=1) == (pytest.approx(np.mean(x - y)), p)
+
+
+def test_paired_t_matches_scipy_and_drops_nan_pairs():
+    from scipy.stats import ttest_rel
+
+    rng = np.random.default_rng(5)
+    x, y = rng.random(30), rng.random(30)
+    for alt in ("less", "greater", "two-sided"):
+        ref = ttest_rel(x, y, alternative=alt)
+        assert paired_t(x, y, alt) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue))
+    xn, yn = x.copy(), y.copy()
+    xn[3], yn[7] = np.nan, np.nan
+    keep = np.ones(30, bool)
+    keep[[3, 7]] = False
+    assert paired_t(xn, yn)[1] == pytest.approx(ttest_rel(x[keep], y[keep]).pvalue)
+
+
+def test_degenerate_differences():
+    x = np.array([0.25, 0.5, 0.75])  # exact in binary: the shifted differences are exactly constant
+    assert paired_t(x, x) == (0.0, 1.0)
+    assert randomization(x, x) == (0.0, 1.0)
+    assert paired_t(x - 0.125, x, "less")[1] == 0.0  # a constant drop on every query
+    assert paired_t(x - 0.125, x, "greater")[1] == 1.0
+    assert np.isnan(paired_t([0.2], [0.1])[1])

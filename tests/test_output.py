@@ -1,0 +1,404 @@
+"""Output formats, atomic writing, the table, `measures` and the progress bar.
+
+The small case (values by hand):
+
+    qrels  q1: d1 R, d2 N, d3 R     q2: d4 R, d5 N     q10: d6 R, d7 N
+    run A  q1: d1 d2 d3             q2: d5 d4          q10: nothing      (q9: not in the qrels)
+
+    AP     q1 (1/1 + 2/3)/2 = 5/6   q2 1/2             q10 0
+    E[AP]  q1: the N document at rank 1, 2 or 3: (7/12 + 5/6 + 1)/3 = 29/36;  q2, q10: (1 + 1/2)/2 = 3/4
+    UL2    q1 (5/6 - 29/36)/(1 - 29/36) = 1/7;  q2 (1/2 - 3/4)/(3/4) = -1/3;  q10 -1
+    P@2    q1 1/2, q2 1/2, q10 0;  E[P@2] = (R/n) min(2, n)/2: 2/3, 1/2, 1/2;  IUB(P@2): 1, 1/2, 1/2
+    UL2(P@2): q1 (1/2 - 2/3)/(2/3) = -1/4; q2 and q10 have IUB = E: undefined
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+from fractions import Fraction as F
+
+import pytest
+from click.testing import CliRunner
+
+from ulnorm_eval.cli import main
+
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\nq10 0 d6 1\nq10 0 d7 0\n"
+RUN_A = ("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 1.0 A\n"
+         "q2 Q0 d5 1 2.0 A\nq2 Q0 d4 2 1.0 A\nq9 Q0 d8 1 1.0 A\n")
+RUN_B = ("q1 Q0 d3 1 3.0 B\nq1 Q0 d1 2 2.0 B\nq1 Q0 d2 3 1.0 B\n"
+         "q2 Q0 d4 1 2.0 B\nq2 Q0 d5 2 1.0 B\nq10 Q0 d7 1 2.0 B\nq10 Q0 d6 2 1.0 B\n")
+
+NAN = float("nan")
+# run A, by hand (see the module docstring); query order q1, q2, q10
+HAND = {
+    "AP": [F(5, 6), F(1, 2), 0],
+    "E(AP)": [F(29, 36), F(3, 4), F(3, 4)],
+    "IUB(AP)": [1, 1, 1],
+    "UL2(AP)": [F(1, 7), F(-1, 3), -1],
+    "P@2": [F(1, 2), F(1, 2), 0],
+    "E(P@2)": [F(2, 3), F(1, 2), F(1, 2)],
+    "IUB(P@2)": [1, F(1, 2), F(1, 2)],
+    "UL2(P@2)": [F(-1, 4), 0, 0],  # undefined twice, scored 0 (the default)
+}
+ARGS = ["-m", "AP", "-m", "P@2", "-n", "e,iub,ul2"]
+
+
+@pytest.fixture
+def case(write):
+    return {"qrels": write("qrels.txt", QRELS), "a": write("a.run", RUN_A), "b": write("b.run", RUN_B)}
+
+
+def run_cli(*args, ok=(0,)):
+    res = CliRunner().invoke(main, [str(a) for a in args])
+    assert res.exit_code in ok, (res.exit_code, res.output, res.exception)
+    return res
+
+
+def mean(xs):
+    return sum(F(x) for x in xs) / len(xs)
+
+
+def parse_trec(text):
+    out = {}
+    for line in text.splitlines():
+        *run, m, q, v = line.split("\t")
+        out[(run[0] if run else None, m.strip(), q)] = v
+    return out
+
+
+# --------------------------------------------------------------------------- trec
+
+def test_trec_rows_match_hand_values(case):
+    res = run_cli("-q", *ARGS, case["qrels"], case["a"])
+    rows = parse_trec(res.stdout)
+    assert [k[2] for k in rows][::8] == ["q1", "q2", "q10", "all"]  # natural order, 'all' last
+    for m, vals in HAND.items():
+        for q, v in zip(["q1", "q2", "q10"], vals):
+            assert rows[(None, m, q)] == f"{float(v):.4f}", (m, q)
+        assert rows[(None, m, "all")] == f"{float(mean(vals)):.4f}", m
+    assert "UL2(P@2) is undefined for 2 queries" in res.stderr
+    assert "1 of 3 qrels queries have no ranked documents" in res.stderr
+    assert res.stderr.count("no ranked documents") == 1  # once, with a count
+
+
+def test_trec_several_runs_and_precision(case):
+    res = run_cli("-m", "AP", "-n", "none", "--precision", "2", case["qrels"], case["a"], case["b"])
+    assert res.stdout == "a.run\tAP\tall\t0.44\nb.run\tAP\tall\t0.83\n"
+
+
+def test_trec_names(case):
+    res = run_cli("--names", "trec", *ARGS, case["qrels"], case["a"])
+    names = [line.split("\t")[0] for line in res.stdout.splitlines()]
+    assert names == [f"{n:<22s}" for n in ["map", "e_map", "iub_map", "ul2_map", "P_2", "e_P_2", "iub_P_2", "ul2_P_2"]]
+
+
+# --------------------------------------------------------------------------- tsv / csv
+
+@pytest.mark.parametrize("fmt,sep", [("tsv", "\t"), ("csv", ",")])
+def test_delimited_round_trips_through_pandas(case, fmt, sep):
+    import pandas as pd
+
+    text = run_cli("-f", fmt, *ARGS, case["qrels"], case["a"], case["b"]).stdout
+    df = pd.read_csv(io.StringIO(text), sep=sep, dtype={"query": str})
+    assert list(df.columns) == ["run", "query", *HAND]
+    assert list(df["query"]) == ["q1", "q2", "q10", "all"] * 2
+    a = df[df.run == "a.run"].set_index("query")
+    for m, vals in HAND.items():
+        for q, v in zip(["q1", "q2", "q10"], vals):
+            assert a.loc[q, m] == pytest.approx(float(v), abs=1e-12)
+        assert a.loc["all", m] == pytest.approx(float(mean(vals)), abs=1e-12)
+    # the same numbers as the trec rows, every one of them
+    trec = parse_trec(run_cli("-q", "--precision", "6", *ARGS, case["qrels"], case["a"], case["b"]).stdout)
+    for (run, m, q), v in trec.items():
+        got = df[(df.run == run) & (df["query"] == q)][m].item()
+        assert f"{got:.6f}" == v, (run, m, q)
+    assert len(trec) == df.shape[0] * len(HAND)
+
+
+def test_tsv_full_precision_and_nan(case):
+    import pandas as pd
+
+    text = run_cli("-f", "tsv", "-m", "P@2", "-n", "ul2", "--undefined", "skip", case["qrels"], case["a"]).stdout
+    assert "\tNaN" in text
+    df = pd.read_csv(io.StringIO(text), sep="\t").set_index("query")
+    assert df.loc["q1", "UL2(P@2)"] == pytest.approx(-0.25, abs=1e-15)
+    assert pd.isna(df.loc["q2", "UL2(P@2)"]) and pd.isna(df.loc["q10", "UL2(P@2)"])
+    assert df.loc["all", "UL2(P@2)"] == pytest.approx(-0.25, abs=1e-15)  # the defined query only
+    # shortest round-trip text of the double, not 4 decimals
+    assert "0.3333333333333333" in text
+
+
+# --------------------------------------------------------------------------- json / jsonl
+
+def test_json_validates_and_carries_meta(case):
+    import jsonschema
+
+    from ulnorm_eval.output import JSON_SCHEMA
+
+    res = run_cli("-f", "json", *ARGS, "--undefined", "skip", case["qrels"], case["a"], case["b"])
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, JSON_SCHEMA)
+    meta = doc["meta"]
+    assert meta["inputs"]["qrels"]["sha256"] == hashlib.sha256(QRELS.encode()).hexdigest()
+    assert [r["sha256"] for r in meta["inputs"]["runs"]] == [hashlib.sha256(t.encode()).hexdigest()
+                                                            for t in (RUN_A, RUN_B)]
+    assert meta["options"]["undefined"] == "skip" and meta["options"]["ties"] == "score"
+    assert meta["measures"] == list(HAND)
+    qa, qb = meta["queries"]
+    assert qa == {"run": "a.run", "evaluated": 3, "no_ranking": ["q10"], "not_in_qrels": ["q9"],
+                  "undefined": {"UL2(P@2)": 2}, "left_out": {"UL2(P@2)": ["q2", "q10"]}}
+    assert qb["no_ranking"] == [] and qb["not_in_qrels"] == []
+    a = doc["runs"][0]
+    assert [q["query"] for q in a["queries"]] == ["q1", "q2", "q10"]
+    assert a["queries"][1]["values"]["UL2(P@2)"] is None
+    assert a["summary"]["UL2(P@2)"] == pytest.approx(-0.25, abs=1e-15)
+    for m in ["AP", "E(AP)", "UL2(AP)", "P@2"]:
+        assert a["summary"][m] == pytest.approx(float(mean(HAND[m])), abs=1e-12)
+        for q, v in zip(a["queries"], HAND[m]):
+            assert q["values"][m] == pytest.approx(float(v), abs=1e-12)
+    assert a["stderr"] == {}  # nothing here is Monte Carlo
+
+
+def test_json_schema_rejects_a_broken_document(case):
+    import jsonschema
+
+    from ulnorm_eval.output import JSON_SCHEMA
+
+    doc = json.loads(run_cli("-f", "json", *ARGS, case["qrels"], case["a"]).stdout)
+    doc["runs"][0]["summary"]["AP"] = "0.44"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, JSON_SCHEMA)
+
+
+def test_json_monte_carlo_standard_errors(case):
+    import jsonschema
+    import numpy as np
+
+    from ulnorm_eval.output import JSON_SCHEMA
+
+    res = run_cli("-f", "json", "-m", "AP", "-n", "db", "--permutations", "200", case["qrels"], case["b"])
+    doc = json.loads(res.stdout)
+    jsonschema.validate(doc, JSON_SCHEMA)
+    run = doc["runs"][0]
+    se = [q["stderr"]["DB(AP)"] for q in run["queries"]]
+    assert all(s is not None and s >= 0 for s in se)
+    assert "AP" not in run["stderr"]  # exact values carry no standard error
+    assert run["stderr"]["DB(AP)"] == pytest.approx(np.sqrt(np.sum(np.square(se))) / len(se))
+
+
+def test_json_precision(case):
+    doc = json.loads(run_cli("-f", "json", "--precision", "3", *ARGS, case["qrels"], case["a"]).stdout)
+    assert doc["runs"][0]["summary"]["AP"] == 0.444
+    assert doc["runs"][0]["queries"][0]["values"]["UL2(AP)"] == 0.143
+
+
+def test_jsonl_one_object_per_run_query_measure(case):
+    text = run_cli("-f", "jsonl", *ARGS, case["qrels"], case["a"], case["b"]).stdout
+    objs = [json.loads(line) for line in text.splitlines()]
+    assert len(objs) == 2 * 4 * len(HAND)
+    assert all(set(o) == {"run", "query", "measure", "value"} for o in objs)
+    assert [o["query"] for o in objs[: 4 * len(HAND): len(HAND)]] == ["q1", "q2", "q10", "all"]
+    got = {(o["run"], o["query"], o["measure"]): o["value"] for o in objs}
+    assert got[("a.run", "all", "UL2(AP)")] == pytest.approx(float(mean(HAND["UL2(AP)"])), abs=1e-12)
+    assert got[("b.run", "q10", "AP")] == 0.5
+
+
+# --------------------------------------------------------------------------- table
+
+def _result(case, runs=("a",), variants=("E", "IUB", "UL2")):
+    from ulnorm_eval import evaluate
+
+    return evaluate(case["qrels"], [case[r] for r in runs], ["AP", "P@2"], variants=list(variants))
+
+
+def test_table_cells_and_styles_on_a_recorded_console(case):
+    from rich.console import Console
+
+    from ulnorm_eval.output import make_table
+
+    table = make_table(_result(case), color=True)
+    assert [c.header for c in table.columns] == ["measure", "value", "E", "IUB", "UL2"]
+    cells = [[str(t) for t in c.cells] for c in table.columns]
+    assert cells == [["AP", "P@2"], ["0.4444", "0.3333"], ["0.7685", "0.5556"], ["1.0000", "0.6667"],
+                     ["-0.3968", "-0.0833"]]
+    styles = [[t.style for t in c.cells] for c in table.columns]
+    # worse than random: the plain values (below E) and UL2 < 0; the bounds are never flagged
+    assert styles[1] == ["bold red", "bold red"] and styles[4] == ["bold red", "bold red"]
+    assert styles[2] == ["", ""] and styles[3] == ["", ""]
+    console = Console(record=True, width=120, file=io.StringIO())
+    console.print(table)
+    text = console.export_text()
+    assert "0.7685" in text and "-0.3968" in text and "a.run" in text
+
+
+def test_table_column_groups_per_run(case):
+    from ulnorm_eval.output import make_table
+
+    table = make_table(_result(case, runs=("a", "b"), variants=("UL2",)), color=False)
+    assert [c.header for c in table.columns] == ["measure", "a.run\nvalue", "\nUL2", "b.run\nvalue", "\nUL2"]
+    assert [str(t) for t in table.columns[3].cells] == ["0.8333", "0.6667"]
+    assert all(t.style == "" for c in table.columns for t in c.cells)  # no colour off a terminal
+
+
+def test_table_only_variant_leaves_value_blank(case):
+    from ulnorm_eval import evaluate
+    from ulnorm_eval.output import make_table
+
+    res = evaluate(case["qrels"], case["a"], ["UL2(AP)", "P@2"], variants=[])
+    table = make_table(res)
+    assert [c.header for c in table.columns] == ["measure", "value", "UL2"]
+    assert [[str(t) for t in c.cells] for c in table.columns] == [["AP", "P@2"], ["", "0.3333"], ["-0.3968", ""]]
+
+
+def test_table_cli_caption(case):
+    out = run_cli("-f", "table", *ARGS, case["qrels"], case["a"]).stdout
+    assert "\x1b[" not in out  # not a terminal: plain text
+    caption = out.strip().splitlines()[-1]
+    assert caption == ("3 queries; pool qrels; ties score desc, docid desc (trec_eval); scores float64; "
+                       "2 undefined cases (scored 0)")
+    assert "\nAP " in out and "-0.3968" in out
+
+
+def test_per_query_table_sorted_and_cut(case):
+    out = run_cli("-f", "table", "-m", "AP", "-n", "ul2", "--sort", "AP", "--head", "2",
+                  case["qrels"], case["a"]).stdout
+    firsts = [line.split()[0] for line in out.splitlines() if line.split()[:1] in (["q1"], ["q2"], ["q10"], ["all"])]
+    assert firsts == ["q10", "q2", "all"]  # AP ascending: 0, 1/2; q1 cut by --head
+    out = run_cli("-f", "trec", "-m", "AP", "-n", "none", "--sort=-AP", case["qrels"], case["a"]).stdout
+    assert [line.split("\t")[1] for line in out.splitlines()] == ["q1", "q2", "q10", "all"]
+    out = run_cli("-m", "AP", "-n", "none", "--sort", "-AP", "--head", "1", case["qrels"], case["a"]).stdout
+    assert out == "AP\tq1\t0.8333\nAP\tall\t0.4444\n"
+
+
+def test_sort_by_unknown_measure_is_a_usage_error(case):
+    res = run_cli("--sort", "nDGC@10", case["qrels"], case["a"], ok=(2,))
+    assert "did you mean" in res.stderr
+
+
+# --------------------------------------------------------------------------- atomic output
+
+def test_output_file_equals_stdout(case, tmp_path):
+    out = tmp_path / "eval.tsv"
+    run_cli("-f", "tsv", "-o", out, *ARGS, case["qrels"], case["a"])
+    assert out.read_text() == run_cli("-f", "tsv", *ARGS, case["qrels"], case["a"]).stdout
+
+
+def _leftovers(d):
+    return sorted(p.name for p in d.iterdir() if p.name.startswith(".ulnorm-"))
+
+
+def test_failure_while_writing_leaves_no_file(case, tmp_path, monkeypatch):
+    from ulnorm_eval import output
+
+    real = os.fdopen
+
+    class HalfWriter:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, text):
+            self.fh.write(text[: len(text) // 2])
+            self.fh.flush()
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(output.os, "fdopen", lambda *a, **k: HalfWriter(real(*a, **k)))
+    out = tmp_path / "eval.json"
+    res = CliRunner().invoke(main, ["-f", "json", "-o", str(out), case["qrels"], case["a"]])
+    assert res.exit_code != 0 and isinstance(res.exception, OSError)
+    assert not out.exists() and _leftovers(tmp_path) == []
+
+
+def test_failure_before_rename_keeps_the_old_file(case, tmp_path, monkeypatch):
+    from ulnorm_eval import output
+
+    out = tmp_path / "eval.txt"
+    out.write_text("previous results\n")
+
+    def boom(src, dst):
+        raise OSError("rename failed")
+
+    monkeypatch.setattr(output.os, "replace", boom)
+    res = CliRunner().invoke(main, ["-o", str(out), case["qrels"], case["a"]])
+    assert res.exit_code != 0
+    assert out.read_text() == "previous results\n" and _leftovers(tmp_path) == []
+
+
+def test_input_error_writes_nothing(write, tmp_path):
+    qrels = write("q.txt", QRELS)
+    bad = write("bad.run", "q1 Q0 d1 1 notanumber A\n")
+    out = tmp_path / "eval.txt"
+    res = run_cli("-o", out, qrels, bad, ok=(2,))
+    assert res.stderr.startswith("ulnorm-eval: ") and "bad.run:1" in res.stderr
+    assert not out.exists() and _leftovers(tmp_path) == []
+
+
+# --------------------------------------------------------------------------- comforts
+
+def test_unknown_measure_suggests_and_exits_2(case):
+    res = run_cli("-m", "nDGC@10", case["qrels"], case["a"], ok=(2,))
+    assert res.stdout == ""
+    assert res.stderr.strip().splitlines()[-1].startswith("ulnorm-eval: unknown measure 'nDGC@10'; did you mean nDCG")
+
+
+def test_measures_lists_every_registered_name():
+    from ulnorm_eval.registry import FAMILIES, VARIANTS
+
+    out = run_cli("measures").stdout
+    for f in FAMILIES.values():
+        assert f"\n  {f.name}" in out, f.name
+        assert f.formula in out and f.expectation in out
+        for p in f.params:
+            assert f"{p.name} (default {p.default!r})" in out
+    for v in VARIANTS.values():
+        assert f"\n  {v.name}" in out and v.formula in out and v.cite in out
+        for a in v.aliases:
+            assert a in out
+    assert "Monte Carlo (--permutations, --seed)" in out  # DB
+    assert "bounds: exact" in out
+
+
+def test_help_imports_no_heavy_library():
+    code = ("import sys\nfrom ulnorm_eval.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('numpy', 'pandas', 'pyarrow', 'rich', 'scipy', 'ir_measures') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_help_shows_examples():
+    out = run_cli("eval", "--help").stdout
+    assert "Examples:" in out and "--fail-below 'UL2(nDCG@10)=0.30'" in out and "Exit codes" in out
+
+
+def test_progress_only_for_large_inputs(tmp_path, monkeypatch, capsys):
+    from ulnorm_eval import output
+
+    small = tmp_path / "small"
+    small.write_bytes(b"x" * 1000)
+    steps = []
+    for enabled in (False, True):
+        with output.progress([str(small)], enabled) as step:
+            steps.append(step("reading small", str(small)))
+    assert steps == [None, None] and capsys.readouterr().err == ""
+    # over the threshold, the bar runs (on a non-terminal stderr it stays silent)
+    monkeypatch.setattr(output, "PROGRESS_MIN_BYTES", 10)
+    with output.progress([str(small), "-"], True) as step:
+        step("reading small", str(small))
+        step("reading stdin", "-")
+    with output.progress([str(small)], False) as step:
+        assert step("x", str(small)) is None
+
+
+def test_no_progress_flag_is_accepted(case):
+    assert run_cli("--no-progress", "-m", "AP", "-n", "none", case["qrels"], case["a"]).stdout == "AP\tall\t0.4444\n"

@@ -146,8 +146,8 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
     qrels = load_qrels(qrels)
     results = []
     for r in runs:
-        run = load_run(r, qrels)
-        results.append(evaluate_run(qrels, run, metrics, options, warn))
+        r = r if isinstance(r, Run) else str(r)
+        results.append(evaluate_path(qrels, r, metrics, options, warn))
     return Result(metrics, results, options, qrels.path, [getattr(r, "path", str(r)) for r in runs])
 
 
@@ -199,11 +199,31 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn) 
                      rr.float32_ties, missing_qids, ignored_qids)
 
 
-def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn, stream: bool = False) -> RunResult:
-    """Read and evaluate one run file; ``stream`` evaluates it block by block in bounded memory."""
-    if stream and not qrels.letor and isinstance(path, str):
-        from .stream import evaluate_stream
-        return evaluate_stream(qrels, path, metrics, options, warn)
+def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn, stream: bool | None = None) -> RunResult:
+    """Read and evaluate one run file.
+
+    ``stream=True`` evaluates it block by block in bounded memory and refuses a run whose queries are
+    not contiguous; ``False`` reads it whole; ``None`` (default) streams a regular file and falls
+    back to reading it whole when its queries turn out not to be contiguous.  The numbers are the
+    same either way (Monte Carlo estimates aside, which agree within their standard errors).
+    """
+    import os
+
+    from .stream import NotGrouped, evaluate_stream
+
+    if isinstance(path, Run) or qrels.letor:
+        return evaluate_run(qrels, load_run(path, qrels), metrics, options, warn)
+    if stream or (stream is None and path != "-" and os.path.isfile(path)):
+        held = []
+        try:
+            result = evaluate_stream(qrels, path, metrics, options, held.append)
+        except NotGrouped:
+            if stream:
+                raise
+        else:
+            for w in held:
+                warn(w)
+            return result
     return evaluate_run(qrels, load_run(path, qrels), metrics, options, warn)
 
 

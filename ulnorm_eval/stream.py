@@ -19,7 +19,11 @@ import numpy as np
 from .io import InputError, Qrels, Run, read_run
 from .measures import Ranking
 
-__all__ = ["query_blocks", "evaluate_stream"]
+__all__ = ["query_blocks", "evaluate_stream", "NotGrouped"]
+
+
+class NotGrouped(InputError):
+    """A query's lines are not contiguous: the run cannot be evaluated block by block."""
 
 BLOCK_BYTES = 16 << 20
 
@@ -110,8 +114,9 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
 
     all_qids = pc.unique(qrels.qid).to_pylist()
     in_qrels = set(all_qids)
-    per_query: dict = {}  # qid -> {metric: value}
-    se_query: dict = {}
+    done_qids: list = []  # evaluated queries, block after block
+    parts: dict = {}  # metric -> per-block value arrays, aligned with done_qids
+    se_parts: dict = {}
     seen: set = set()
     ignored: set = set()
     f32_ties = skipped = extra = 0
@@ -134,7 +139,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
             q = min(again, key=block_q.index)
             i = pc.index(run.qid, q).as_py()
             ln = (int(run.line[i]) if run.line is not None else i + 1) + first_line - 1
-            raise InputError(path, ln, f"query {q!r} appears again after other queries; --stream needs "
+            raise NotGrouped(path, ln, f"query {q!r} appears again after other queries; --stream needs "
                                        "each query's lines together (sort the run, or drop --stream)")
         seen.update(block_q)
         ignored.update(q for q in block_q if q not in in_qrels)
@@ -151,14 +156,13 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
         values, stderr, und = metric_values(rr, J, metrics, qrels, block_opts)
         for m, n in und.items():
             undefined[m] = undefined.get(m, 0) + n
-        for i, q in enumerate(qids):
-            per_query[q] = {m: values[m][i] for m in metrics}
-            se_query[q] = {m: stderr[m][i] for m in stderr}
+        _collect(done_qids, parts, se_parts, qids, values, stderr, metrics)
     if not seen:
-        raise InputError(path, None, "empty file: no ranked documents")
+        raise InputError(path, 1, "empty file: no ranked documents")
 
     qids = natural_order([q for q in all_qids if q in seen]) if options.run_queries_only else natural_order(all_qids)
-    missing_qids = [q for q in qids if q not in per_query]
+    done = set(done_qids)
+    missing_qids = [q for q in qids if q not in done]
     if missing_qids:  # scored against an empty ranking, as the in-memory path does
         J = judgements(qrels, missing_qids)
         empty = Ranking(np.zeros(0, np.int64), np.zeros(0), len(missing_qids), np.arange(len(missing_qids)),
@@ -169,12 +173,12 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
         values, stderr, und = metric_values(rr, J, metrics, qrels, block_opts)
         for m, n in und.items():
             undefined[m] = undefined.get(m, 0) + n
-        for i, q in enumerate(missing_qids):
-            per_query[q] = {m: values[m][i] for m in metrics}
-            se_query[q] = {m: stderr[m][i] for m in stderr}
+        _collect(done_qids, parts, se_parts, missing_qids, values, stderr, metrics)
 
-    values = {m: np.array([per_query[q][m] for q in qids], dtype=np.float64) for m in metrics}
-    stderr = {m: np.array([se_query[q][m] for q in qids]) for m in metrics if qids and m in se_query[qids[0]]}
+    at = {q: i for i, q in enumerate(done_qids)}
+    pick = np.asarray([at[q] for q in qids], dtype=np.int64)
+    values = {m: np.concatenate(parts[m])[pick] if parts else np.zeros(0) for m in metrics}
+    stderr = {m: np.concatenate(se_parts[m])[pick] for m in se_parts}
     byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")
     mean = {m: _mean(values[m], byte_order) for m in metrics}
     run_name = name or _name(path, tag)
@@ -195,6 +199,14 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
             warn(f"{run_name}: {m} is undefined for {n} queries ({how}; --undefined)")
     return RunResult(run_name, qids, values, mean, stderr, len(missing_qids), len(ignored), undefined,
                      f32_ties, missing_qids, natural_order(ignored))
+
+
+def _collect(done_qids, parts, se_parts, qids, values, stderr, metrics):
+    done_qids.extend(qids)
+    for m in metrics:
+        parts.setdefault(m, []).append(values[m])
+    for m in stderr:
+        se_parts.setdefault(m, []).append(stderr[m])
 
 
 def _name(path: str, tag):

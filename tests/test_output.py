@@ -287,6 +287,21 @@ def test_output_file_equals_stdout(case, tmp_path):
     assert out.read_text() == run_cli("-f", "tsv", *ARGS, case["qrels"], case["a"]).stdout
 
 
+def test_output_file_permissions_are_ordinary(case, tmp_path):
+    umask = os.umask(0o022)
+    try:
+        out = tmp_path / "new.txt"
+        run_cli("-o", out, case["qrels"], case["a"])
+        assert out.stat().st_mode & 0o777 == 0o644  # not mkstemp's 0600
+        old = tmp_path / "old.txt"
+        old.write_text("x")
+        old.chmod(0o640)
+        run_cli("-o", old, case["qrels"], case["a"])
+        assert old.stat().st_mode & 0o777 == 0o640 and old.read_text() != "x"
+    finally:
+        os.umask(umask)
+
+
 def _leftovers(d):
     return sorted(p.name for p in d.iterdir() if p.name.startswith(".ulnorm-"))
 

@@ -163,19 +163,19 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
 
         inputs = [qrels, *runs] + ([baseline] if baseline and baseline not in runs else [])
         with progress(inputs, not no_progress and sys.stderr.isatty()) as step:
-            step(f"reading {qrels}", qrels)
+            step(f"reading {_base(qrels)}", qrels)
             q = api.load_qrels(qrels, groups=groups)
             if q.skipped:
                 warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
             results = []
             for i, path in enumerate(runs):
-                step(f"evaluating {path} ({i + 1}/{len(runs)})", path)
+                step(f"evaluating {_base(path)} ({i + 1}/{len(runs)})", path)
                 results.append(api.evaluate_run(q, api.load_run(path, q), metrics, opts, warnings.append))
             base = None
             if baseline in runs:
                 base = results[runs.index(baseline)]
             elif baseline:
-                step(f"evaluating baseline {baseline}", baseline)
+                step(f"evaluating baseline {_base(baseline)}", baseline)
                 base = api.evaluate_run(q, api.load_run(baseline, q), metrics, opts, warnings.append)
         result = api.Result(metrics, results, opts, qrels, list(runs))
 
@@ -206,6 +206,12 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
             click.echo(f"ulnorm-eval: {line}", err=True)
         if any(c.failed for c in checks):
             sys.exit(1)
+
+
+def _base(path: str) -> str:
+    import os
+
+    return os.path.basename(path) or path
 
 
 def _parse_metric(name: str):

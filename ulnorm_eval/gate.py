@@ -94,9 +94,9 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
     from . import stats
 
     out = []
+    bpos = {q: i for i, q in enumerate(baseline.qids)}
     for rr in result.runs:
-        common = [q for q in rr.qids if q in set(baseline.qids)]
-        bpos = {q: i for i, q in enumerate(baseline.qids)}
+        common = [q for q in rr.qids if q in bpos]
         rpos = {q: i for i, q in enumerate(rr.qids)}
         ri = np.array([rpos[q] for q in common], dtype=np.int64)
         bi = np.array([bpos[q] for q in common], dtype=np.int64)

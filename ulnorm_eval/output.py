@@ -435,12 +435,23 @@ FORMATS = {
 # --------------------------------------------------------------------------- writing
 
 def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: never a half-written file."""
+    """Write ``text`` to ``path`` through a temporary file and a rename: never a half-written file.
+
+    The file gets the permissions a plain ``open(path, 'w')`` would give (an existing file's mode, else
+    0666 less the umask), not mkstemp's private 0600.
+    """
     d = os.path.dirname(os.path.abspath(path)) or "."
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=".ulnorm-", dir=d)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

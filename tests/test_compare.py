@@ -280,3 +280,23 @@ def test_robust_correction_changes_only_p_adj(robust):
     assert a.summary["significant"].iloc[0] >= b.summary["significant"].iloc[0]
     assert math.isclose(a.summary["phi"].iloc[0], b.summary["phi"].iloc[0])
     assert stats.kendall_tau([1, 2], [1, 2]) == 1.0
+
+
+def test_cli_output_to_a_fifo_is_written_not_replaced(tiny, tmp_path):
+    """-o on a special file (a FIFO here; /dev/null in practice) must write into it, not rename over it."""
+    import os
+    import stat
+    import threading
+
+    qrels, runs = tiny
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    out = CliRunner().invoke(main, ["compare", "-m", "AP", "-n", "none", "-f", "csv", "--table", "summary",
+                                    "-o", str(fifo), qrels, *runs])
+    reader.join(timeout=30)
+    assert out.exit_code == 0, out.output
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got and got[0].startswith("metric,measure,variant,queries,tau")

@@ -258,6 +258,9 @@ def measures_cmd(markdown):
 
 from .cli_nrg import nrg_cmd  # noqa: E402
 main.add_command(nrg_cmd)
+from .cli_compare import compare_cmd, queries_cmd  # noqa: E402
+main.add_command(compare_cmd)
+main.add_command(queries_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -38,6 +38,12 @@ def _save(fig, path: str) -> None:
     """Save through a temporary file and a rename, so a failed save leaves no partial picture."""
     plt = require_matplotlib()
     fmt = os.path.splitext(path)[1].lstrip(".").lower() or "png"
+    if os.path.exists(path) and not os.path.isfile(path):  # /dev/null, a FIFO: never rename over it
+        try:
+            fig.savefig(path, format=fmt if fmt in fig.canvas.get_supported_filetypes() else "png")
+        finally:
+            plt.close(fig)
+        return
     d = os.path.dirname(os.path.abspath(path)) or "."
     fd, tmp = tempfile.mkstemp(prefix=".ulnorm-", suffix="." + fmt, dir=d)
     os.close(fd)
@@ -134,6 +140,8 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
     most ``max_pairs``, otherwise the pairs of runs adjacent in the plain measure's ranking.
     """
     plt = require_matplotlib()
+    from matplotlib.ticker import MaxNLocator
+
     from .registry import Metric
 
     by_measure = {}
@@ -143,7 +151,9 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
     nrun = len(cmp.runs)
     label = dict(zip(cmp.runs, _short(cmp.runs)))
     height = max(4.0, 0.22 * min(max_pairs, nrun * (nrun - 1) // 2) + 1.5)
-    fig, axes = plt.subplots(len(by_measure), ncol, figsize=(4.6 * ncol, height * len(by_measure)), squeeze=False)
+    widths = [1.0, 1.45] + [1.0] * (ncol - 2)  # the first forest panel carries the pair labels
+    fig, axes = plt.subplots(len(by_measure), ncol, figsize=(4.6 * ncol, height * len(by_measure)), squeeze=False,
+                             gridspec_kw={"width_ratios": widths[:ncol]})
     alpha = cmp.meta.get("alpha", 0.05)
     summary = cmp.summary.set_index("metric")
     for r, (meas, mets) in enumerate(by_measure.items()):
@@ -190,6 +200,7 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
             ax.scatter(d[~sig], ypos[~sig], facecolors="white", edgecolors="black", s=18, zorder=3,
                        label="not significant")
             ax.axvline(0, color="black", lw=0.8)
+            ax.xaxis.set_major_locator(MaxNLocator(5))
             ax.set_yticks(ypos)
             ax.set_yticklabels(ylab if c == 1 else [], fontsize=7)
             ax.set_xlabel(f"difference in mean {m}")

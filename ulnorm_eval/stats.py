@@ -298,7 +298,8 @@ def kendall_tau(a, b) -> float:
     """
     from scipy import stats
 
-    return float(stats.kendalltau(np.asarray(a, float), np.asarray(b, float)).statistic)
+    tau = float(stats.kendalltau(np.asarray(a, float), np.asarray(b, float)).statistic)
+    return round(tau, 12)  # scipy's square root leaves 0.9999999999999999 for identical rankings
 
 
 def pad(means) -> float:

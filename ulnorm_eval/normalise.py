@@ -2,20 +2,42 @@
 
 A = the run's value, I = IUB (ideal ranking of the pool), E = expectation under a uniformly random
 permutation of the pool, W = WLB (worst ranking).  Each function returns (values, undefined mask);
-undefined entries are left as NaN for the caller's ``--undefined`` rule.  A bound pair is "equal"
-within a relative tolerance of 1e-12, so float noise in E never makes a query look informative.
+undefined entries are NaN, for the caller's ``--undefined`` rule.
+
+Undefined, for every variant: the query is *uninformative*, I = E (equivalently I = W: every
+ranking of its pool scores the same, e.g. no relevant document, or only relevant ones), so no
+ranking can be told from a random one.  EB is also undefined when E = 0 (which for a non-negative
+measure implies I = E).  Equality is within a relative tolerance of 1e-12, so float noise in a
+closed-form E never makes a query look informative.
+
+Ranges (hypothesis-tested) hold when A is the value of some ranking of the pool, W <= A <= I:
+UL1 in [0, 1], UL2 and UEW in [-1, 1], MM in [0, 1], EM in [-inf, 1].  A run can fall outside the
+pool (``--pool qrels`` and a run that retrieves unjudged documents), and then A < W is possible.
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ul1", "ul2", "mm", "eb", "em", "uew", "NORMALISERS"]
+__all__ = ["ul1", "ul2", "mm", "eb", "em", "uew", "undefined_mask", "NORMALISERS"]
 
 _TOL = 1e-12
 
 
 def _eq(x, y):
     return np.abs(x - y) <= _TOL * np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))
+
+
+def _arrays(*xs):
+    return np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in xs))
+
+
+def undefined_mask(I, E, W=None):
+    """True where every ranking of the pool scores alike: I = E (or I = W)."""
+    I, E = _arrays(I, E)
+    und = _eq(I, E)
+    if W is not None:
+        und = und | _eq(I, np.asarray(W, dtype=np.float64))
+    return und
 
 
 def _div(num, den, undefined):
@@ -26,9 +48,13 @@ def _div(num, den, undefined):
 
 
 def ul1(A, I, E, W=None):
-    """UL1 = UE1 = (A/I) * (A/(A+E)) (seed 000 eq. 5; seed 003 eq. 5.1); undefined when I = 0 or A+E = 0."""
-    und = _eq(I, 0) | _eq(A + E, 0)
-    out = np.full(np.shape(A), np.nan)
+    """UL1 = UE1 = (A/I) * (A/(A+E)) (seed 000 eq. 5; seed 003 eq. 5.1).
+
+    Lies in [0, 1] but reaches 1 only when E = 0: the ideal ranking scores I/(I+E).
+    """
+    A, I, E = _arrays(A, I, E)
+    und = undefined_mask(I, E, W) | _eq(I, 0) | _eq(A + E, 0)
+    out = np.full(A.shape, np.nan)
     ok = ~und
     out[ok] = (A[ok] / I[ok]) * (A[ok] / (A[ok] + E[ok]))
     return out, und
@@ -37,38 +63,42 @@ def ul1(A, I, E, W=None):
 def ul2(A, I, E, W=None):
     """UL2 = UE2 = (A-E)/(I-E) if A >= E else (A-E)/E (seed 000 eq. 6; seed 003 eq. 5.2).
 
-    Undefined when I = E (every ranking of the pool scores alike).
+    1 at the ideal ranking, 0 at the random expectation, -1 only at A = 0.
     """
-    und = _eq(I, E)
+    A, I, E = _arrays(A, I, E)
     up = A >= E
     den = np.where(up, I - E, E)
-    return _div(A - E, den, und | (~up & _eq(E, 0)))
+    return _div(A - E, den, undefined_mask(I, E, W) | (~up & _eq(E, 0)))
 
 
 def mm(A, I, E, W):
-    """MM = (A-W)/(I-W), min-max with the worst ranking (seed 004 eq. 3.1); undefined when I = W."""
-    return _div(A - W, I - W, _eq(I, W))
+    """MM = (A-W)/(I-W), min-max with the worst ranking (seed 004 eq. 3.1)."""
+    A, I, E, W = _arrays(A, I, E, W)
+    return _div(A - W, I - W, undefined_mask(I, E, W))
 
 
 def eb(A, I, E, W=None):
-    """EB = A/E, expectation-based (seed 004 eq. 3.6); undefined when E = 0."""
-    return _div(A, E, _eq(E, 0))
+    """EB = A/E, expectation-based (seed 004 eq. 3.6; Gienapp et al.'s RnDCG idea, eq. 3.5)."""
+    A, I, E = _arrays(A, I, E)
+    return _div(A, E, undefined_mask(I, E, W) | _eq(E, 0))
 
 
 def em(A, I, E, W=None):
-    """EM = (A-E)/(I-E), expectation-max (seed 004 eq. 3.11); undefined when I = E."""
-    return _div(A - E, I - E, _eq(I, E))
+    """EM = (A-E)/(I-E), expectation-max (seed 004 eq. 3.11): UL2's upper branch for every A."""
+    A, I, E = _arrays(A, I, E)
+    return _div(A - E, I - E, undefined_mask(I, E, W))
 
 
 def uew(A, I, E, W):
     """UEW = (A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 at the worst ranking, 0 at random, 1 at the ideal.
 
     Beyond the seeds: UL2's lower branch divides by E, so its -1 is reached only when A = 0; dividing
-    by E - W makes the worst ranking of the pool exactly -1.  Undefined when I = E (then also E = W).
+    by E - W makes the worst ranking of the pool exactly -1.
     """
+    A, I, E, W = _arrays(A, I, E, W)
     up = A >= E
     den = np.where(up, I - E, E - W)
-    return _div(A - E, den, _eq(I, E) | (~up & _eq(E, W)))
+    return _div(A - E, den, undefined_mask(I, E, W) | (~up & _eq(E, W)))
 
 
 NORMALISERS = {"UL1": ul1, "UL2": ul2, "MM": mm, "EB": eb, "EM": em, "UEW": uew}

@@ -1,0 +1,185 @@
+"""Normalisations: hand-computed values, ranges and fixed points (hypothesis), undefined cases, and
+scale invariance on the bundled DL-HARD runs."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from ulnorm_eval import bounds, normalise, registry
+from ulnorm_eval.measures import Judgements, Ranking, compute
+
+EPS = 1e-12
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def arr(*xs):
+    return [np.asarray([x], dtype=np.float64) for x in xs]
+
+
+# --------------------------------------------------------------------------- hand-computed values
+
+def test_formulas_by_hand():
+    A, I, E, W = arr(0.6, 1.0, 0.4, 0.1)
+    assert normalise.ul1(A, I, E)[0][0] == pytest.approx(0.6 * 0.6 / 1.0)  # (A/I)(A/(A+E))
+    assert normalise.ul2(A, I, E)[0][0] == pytest.approx(0.2 / 0.6)
+    assert normalise.mm(A, I, E, W)[0][0] == pytest.approx(0.5 / 0.9)
+    assert normalise.eb(A, I, E)[0][0] == pytest.approx(1.5)
+    assert normalise.em(A, I, E)[0][0] == pytest.approx(0.2 / 0.6)
+    assert normalise.uew(A, I, E, W)[0][0] == pytest.approx(0.2 / 0.6)
+    A, I, E, W = arr(0.25, 1.0, 0.4, 0.1)  # below the expectation: the branches differ
+    assert normalise.ul2(A, I, E)[0][0] == pytest.approx(-0.15 / 0.4)
+    assert normalise.em(A, I, E)[0][0] == pytest.approx(-0.15 / 0.6)
+    assert normalise.uew(A, I, E, W)[0][0] == pytest.approx(-0.15 / 0.3)
+
+
+def test_undefined_cases():
+    # I = E (= W): every ranking scores alike -> undefined for every variant
+    A, I, E, W = arr(0.5, 0.5, 0.5, 0.5)
+    for name, f in normalise.NORMALISERS.items():
+        val, und = f(A, I, E, W)
+        assert und[0] and np.isnan(val[0]), name
+    # a query without relevant documents: all zero
+    A, I, E, W = arr(0.0, 0.0, 0.0, 0.0)
+    for name, f in normalise.NORMALISERS.items():
+        assert f(A, I, E, W)[1][0], name
+    # float noise in a closed-form E does not make a query informative
+    A, I, E, W = arr(0.3, 0.3, 0.3 * (1 + 1e-15), 0.3)
+    assert normalise.ul2(A, I, E)[1][0]
+    # defined: a small but real gap
+    A, I, E, W = arr(0.3, 0.3, 0.29, 0.2)
+    for name, f in normalise.NORMALISERS.items():
+        assert not f(A, I, E, W)[1][0], name
+    # the mask is per query
+    val, und = normalise.ul2(np.array([1.0, 0.5]), np.array([1.0, 0.5]), np.array([0.5, 0.5]))
+    assert list(und) == [False, True] and val[0] == 1.0
+
+
+# --------------------------------------------------------------------------- properties on bounds
+
+@st.composite
+def bounded(draw):
+    """W <= E <= I and W <= A <= I, with genuine gaps (I > E unless all equal)."""
+    vals = sorted(draw(st.lists(st.floats(0, 100, allow_nan=False), min_size=3, max_size=3)))
+    W, E, I = vals
+    assume(I - E > 1e-6 and E - W > 1e-6)
+    A = draw(st.floats(W, I))
+    return arr(A, I, E, W)
+
+
+@given(bounded())
+@settings(max_examples=300, deadline=None)
+def test_ranges(abc):
+    A, I, E, W = abc
+    ul1, und = normalise.ul1(A, I, E, W)
+    assert not und[0] and -EPS <= ul1[0] <= 1 + EPS
+    assert -1 - EPS <= normalise.ul2(A, I, E, W)[0][0] <= 1 + EPS
+    assert -1 - EPS <= normalise.uew(A, I, E, W)[0][0] <= 1 + EPS
+    assert -EPS <= normalise.mm(A, I, E, W)[0][0] <= 1 + EPS
+    assert normalise.em(A, I, E, W)[0][0] <= 1 + EPS
+    assert normalise.eb(A, I, E, W)[0][0] >= 0
+
+
+@given(bounded())
+@settings(max_examples=100, deadline=None)
+def test_fixed_points(abc):
+    _, I, E, W = abc
+    for f in (normalise.ul2, normalise.mm, normalise.em, normalise.uew):
+        assert f(I, I, E, W)[0][0] == pytest.approx(1.0, abs=1e-9)
+    assert normalise.ul2(E, I, E, W)[0][0] == 0 and normalise.em(E, I, E, W)[0][0] == 0
+    assert normalise.uew(E, I, E, W)[0][0] == 0
+    assert normalise.uew(W, I, E, W)[0][0] == pytest.approx(-1.0, abs=1e-9)
+    assert normalise.mm(W, I, E, W)[0][0] == pytest.approx(0.0, abs=1e-9)
+    assert normalise.ul2(np.zeros(1), I, E, W)[0][0] == pytest.approx(-1.0)
+
+
+# --------------------------------------------------------------------------- properties on real rankings
+
+MEASURES = ["nDCG@3", "nDCG", "AP", "AP@2", "SP@4", "RR", "P@3", "R@2", "Rprec", "RBP(p=0.8)", "DCG(dcg='exp-log2')@5"]
+
+
+def one_query(grades):
+    g = np.sort(np.asarray(grades, dtype=np.float64))[::-1]
+    J = Judgements(["q"], np.zeros(len(g), np.int64), g, float(max(g.max(), 0)))
+    return J, bounds.make_pool("qrels", None, J)
+
+
+def score(J, perms, meas):
+    perms = np.asarray(perms, dtype=np.float64).reshape(len(perms), -1)
+    rk = Ranking(np.repeat(np.arange(len(perms)), perms.shape[1]), perms.ravel(), len(perms),
+                 np.zeros(len(perms), np.int64))
+    return compute(rk, J, meas, 1)
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=6), st.sampled_from(MEASURES), st.randoms())
+@settings(max_examples=150, deadline=None)
+def test_variants_of_rankings_of_the_pool(grades, name, rnd):
+    J, pool = one_query(grades)
+    meas = registry.parse(name).measure
+    E, I, W = (f(pool, J, meas, 1) for f in (bounds.expectation, bounds.ideal, bounds.worst))
+    perm = list(grades)
+    rnd.shuffle(perm)
+    A = score(J, [perm], meas)
+    if normalise.undefined_mask(I, E, W)[0]:
+        assert I[0] == pytest.approx(W[0], abs=1e-12)  # uninformative means every ranking ties
+        return
+    assert -EPS <= normalise.ul1(A, I, E, W)[0][0] <= 1 + EPS
+    assert -1 - EPS <= normalise.ul2(A, I, E, W)[0][0] <= 1 + EPS
+    assert -1 - EPS <= normalise.uew(A, I, E, W)[0][0] <= 1 + EPS
+    assert -EPS <= normalise.mm(A, I, E, W)[0][0] <= 1 + EPS
+    # the ideal ranking of the pool scores 1; the worst -1 on UEW and 0 on MM
+    ideal = sorted(grades, reverse=True)
+    worst = sorted(grades)
+    for f in (normalise.ul2, normalise.mm, normalise.em, normalise.uew):
+        assert f(score(J, [ideal], meas), I, E, W)[0][0] == pytest.approx(1.0, abs=1e-9), f.__name__
+    assert normalise.uew(score(J, [worst], meas), I, E, W)[0][0] == pytest.approx(-1.0, abs=1e-9)
+    assert normalise.mm(score(J, [worst], meas), I, E, W)[0][0] == pytest.approx(0.0, abs=1e-9)
+    # random average: over all permutations the mean of A - E (UL2's numerator) and of EM is 0
+    every = score(J, list(itertools.permutations(grades)), meas)
+    assert np.mean(every - E[0]) == pytest.approx(0.0, abs=1e-12)
+    ems, _ = normalise.em(every, np.full_like(every, I[0]), np.full_like(every, E[0]))
+    assert np.mean(ems) == pytest.approx(0.0, abs=1e-12)
+
+
+# --------------------------------------------------------------------------- scale invariance
+
+@pytest.fixture(scope="module")
+def dlhard_frame():
+    from ulnorm_eval import evaluate
+
+    res = evaluate(str(EXAMPLES / "qrels" / "dlhard-passage.qrels.txt"),
+                   [str(EXAMPLES / "runs" / "bm25.run.gz"), str(EXAMPLES / "runs" / "bm25_bert_zs.run.gz")],
+                   measures=["SP@10", "AP@10", "DCG@10", "nDCG@10", "SP", "AP"],
+                   variants=["UL1", "UL2", "EM", "MM", "UEW", "DB"], undefined="skip", permutations=500)
+    return res.frame
+
+
+@pytest.mark.parametrize("variant", ["UL1", "UL2", "EM", "MM", "UEW", "DB"])
+@pytest.mark.parametrize("pair", [("SP@10", "AP@10"), ("DCG@10", "nDCG@10"), ("SP", "AP")])
+def test_scale_invariance_on_real_runs(dlhard_frame, variant, pair):
+    """AP@k = SP@k / R and nDCG@k = DCG@k / IDCG@k: a per-query factor the variants cancel, so
+    UL2(SP@k) = UL2(AP@k) and UL2(DCG@k) = UL2(nDCG@k) (seed 000 §4.5, MSP^UL = AP^UL)."""
+    a = dlhard_frame[f"{variant}({pair[0]})"].to_numpy()
+    b = dlhard_frame[f"{variant}({pair[1]})"].to_numpy()
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    ok = ~np.isnan(a)
+    assert ok.sum() > 60
+    assert a[ok] == pytest.approx(b[ok], rel=1e-9, abs=1e-12)
+    if variant != "DB":
+        assert np.std(a[ok]) > 0.05  # real, varied values, not a degenerate constant
+
+
+def test_eb_scale_invariance():
+    """EB = A/E is scale-invariant as well: EB(DCG@10) = EB(nDCG@10)."""
+    from ulnorm_eval import evaluate
+
+    res = evaluate(str(EXAMPLES / "qrels" / "dlhard-passage.qrels.txt"), str(EXAMPLES / "runs" / "bm25.run.gz"),
+                   measures=["DCG@10", "nDCG@10"], variants=["EB"], undefined="skip")
+    f = res.frame
+    a, b = f["EB(DCG@10)"].to_numpy(), f["EB(nDCG@10)"].to_numpy()
+    ok = ~np.isnan(a)
+    assert a[ok] == pytest.approx(b[ok], rel=1e-9)

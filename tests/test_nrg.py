@@ -371,6 +371,8 @@ def test_main_evaluation_refuses_nrg(small):
     Q, T, _, _ = small
     with pytest.raises(UnknownMeasure, match="ulnorm-eval nrg"):
         api.evaluate(Q, [T], ["NRG(nDCG@10)"], variants=[])
+    with pytest.raises(UnknownMeasure, match="needs prior runs"):  # -n nrg
+        api.resolve_metrics(["P@5"], ["UL2", "nrg"])
 
 
 def test_duplicate_run_names_are_refused(small):

@@ -124,7 +124,15 @@ def resolve_metrics(measures=None, variants=None) -> list:
             for x in group:
                 if x not in out:
                     out.append(x)
+    _refuse_prior_variants(out)
     return out
+
+
+def _refuse_prior_variants(metrics) -> None:
+    """NRG/UC score a run against other runs (nrg.py), which a one-run evaluation cannot supply."""
+    prior = [m for m in metrics if m.variant in registry.PRIOR_VARIANTS]
+    if prior:
+        raise registry.UnknownMeasure(f"{prior[0]} needs prior runs: use 'ulnorm-eval nrg QRELS RUN --prior RUN'")
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -163,9 +171,6 @@ def query_set(qrels: Qrels, run: Run, options: Options) -> list:
 
 def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn) -> RunResult:
     """Per-query values of every metric for one run."""
-    prior = [m for m in metrics if m.variant in registry.PRIOR_VARIANTS]
-    if prior:  # NRG/UC score a run against other runs (nrg.py), which one run cannot supply
-        raise registry.UnknownMeasure(f"{prior[0]} needs prior runs: use 'ulnorm-eval nrg QRELS RUN --prior RUN'")
     qids = query_set(qrels, run, options)
     J = judgements(qrels, qids)
     rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
@@ -229,6 +234,7 @@ def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn, str
 
 def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
     """Per-query values of every metric for a ranked run: (values, standard errors, undefined counts)."""
+    _refuse_prior_variants(metrics)
     values, stderr, undefined = {}, {}, {}
     plain = {}
     for m in metrics:

@@ -1,0 +1,377 @@
+"""Benchmark ulnorm-eval against pytrec_eval, ir_measures and trec_eval.
+
+    pip install '.[bench]'
+    python benchmarks/run.py                   # 7000 queries x 1000 documents (7M run lines)
+    python benchmarks/run.py --quick           # 400 queries: checks the harness in a minute or two
+    python benchmarks/run.py --out results.md  # also write the report to a file
+    python benchmarks/run.py --stream-check    # also --stream on 2M- and 20M-line runs (~1.5 GB disk)
+
+Every command runs in its own process under a small wrapper process that waits for it and reads
+its peak RSS from getrusage(RUSAGE_CHILDREN), so the numbers of different tools never mix.  The
+repeats are interleaved across tools, so a change in machine load hits every tool alike; the report
+gives medians, and the load average before and after.  Data come from generate.py into
+benchmarks/data/ and are reused (the file names carry size and seed).  Peers are optional extras:
+one that is not installed (pytrec_eval, ir_measures) or not on PATH (trec_eval) is reported and
+skipped.  The report is markdown on stdout; progress goes to stderr.  POSIX only (resource).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from generate import generate
+
+HERE = Path(__file__).resolve().parent
+DEPTH, JUDGED = 1000, 30
+QUICK_QUERIES = 400
+STARTUP_REPEAT = 5
+STREAM_SIZES = (2000, 20000)           # queries of the --stream check: 2M and 20M run lines
+# Targets of issue 5, each a ratio measured in the same run (or seconds for start-up).
+TARGET_DEFAULT_TIME, TARGET_DEFAULT_RSS, TARGET_PLAIN_TIME, TARGET_HELP = 0.5, 0.6, 0.4, 0.3
+TARGET_STREAM_RSS = 1.5                # 10x the lines may cost at most 1.5x the memory
+
+# Runs in its own interpreter: RUSAGE_CHILDREN then covers exactly the one command it waited for.
+_WRAPPER = r"""
+import json, resource, subprocess, sys, time
+t = time.perf_counter()
+with open(sys.argv[1], "wb") as out:
+    rc = subprocess.run(sys.argv[2:], stdout=out).returncode
+wall = time.perf_counter() - t
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": rc, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "maxrss": ru.ru_maxrss}))
+"""
+_RSS_UNIT = 1 if sys.platform == "darwin" else 1024     # ru_maxrss: bytes on macOS, KiB on Linux
+
+
+@dataclass
+class Stats:
+    """Repeated measurements of one command: medians of wall time, CPU time and peak RSS."""
+    argv: list[str]
+    output: Path
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    rss: list[float] = field(default_factory=list)     # MiB
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and bool(self.wall)
+
+    def med(self, what: str) -> float:
+        return statistics.median(getattr(self, what))
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def measure(stats: Stats) -> None:
+    """Run the command once under the wrapper; record wall, CPU and peak RSS, or the error."""
+    proc = subprocess.run([sys.executable, "-c", _WRAPPER, str(stats.output), *stats.argv],
+                          capture_output=True, text=True)
+    try:
+        res = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        res = {"rc": -1}
+    if res["rc"] != 0:
+        tail = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        stats.error = f"exit {res['rc']}: {tail}"
+        return
+    stats.wall.append(res["wall"])
+    stats.cpu.append(res["cpu"])
+    stats.rss.append(res["maxrss"] * _RSS_UNIT / 2**20)
+
+
+def bench(cmds: dict[str, list[str]], repeat: int, outdir: Path, tag: str) -> dict[str, Stats]:
+    """Median of ``repeat`` runs of each command, the repeats interleaved across commands."""
+    stats = {label: Stats(argv, outdir / f"{tag}-{_slug(label)}.out") for label, argv in cmds.items()}
+    for r in range(repeat):
+        for label, s in stats.items():
+            if s.error is None:
+                measure(s)
+                log(f"  [{tag} {r + 1}/{repeat}] {label}: "
+                    + (f"{s.wall[-1]:.2f} s, {s.rss[-1]:.0f} MiB" if s.error is None else s.error))
+    return stats
+
+
+def _slug(label: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in label).strip("_")
+
+
+def warm(*paths: str) -> None:
+    """Read the files once so the first timed run does not pay for the disk."""
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(1 << 24):
+                pass
+
+
+def dataset(data_dir: Path, queries: int, seed: int) -> tuple[str, str]:
+    """The qrels and run of this size and seed, generated on first use."""
+    name = f"q{queries}_d{DEPTH}_j{JUDGED}_s{seed}"
+    qrels, run = data_dir / f"{name}.qrels", data_dir / f"{name}.run"
+    if not (qrels.exists() and run.exists()):
+        log(f"generating {queries * DEPTH:,} run lines into {data_dir} ...")
+        generate(str(data_dir), queries, DEPTH, JUDGED, seed, name=name)
+    return str(qrels), str(run)
+
+
+def ulnorm_command() -> list[str]:
+    """The ulnorm-eval of this interpreter's environment (as installed by pip), else the one on PATH."""
+    beside = Path(sys.executable).parent / "ulnorm-eval"
+    found = str(beside) if beside.exists() else shutil.which("ulnorm-eval")
+    if not found:
+        sys.exit("ulnorm-eval is not installed in this environment: pip install '.[bench]'")
+    return [found]
+
+
+def tool_commands(ul: list[str], qrels: str, run: str) -> tuple[dict[str, list[str]], list[str]]:
+    """Commands of ulnorm-eval and of every available peer; notes on the peers that are missing."""
+    cmds = {"ulnorm-eval": [*ul, qrels, run], "ulnorm-eval -n none": [*ul, "-n", "none", qrels, run]}
+    missing = []
+    for peer in ("pytrec_eval", "ir_measures"):
+        if importlib.util.find_spec(peer) is None:
+            missing.append(f"{peer}: not installed (pip install '.[bench]'), skipped")
+        else:
+            cmds[peer] = [sys.executable, str(HERE / "peers.py"), peer, qrels, run]
+    trec_eval = shutil.which("trec_eval")
+    if trec_eval:
+        cmds["trec_eval"] = [trec_eval, "-m", "ndcg_cut.10", "-m", "map", qrels, run]
+    else:
+        missing.append("trec_eval: no binary on PATH, skipped")
+    return cmds, missing
+
+
+def means(output: Path) -> dict[str, float]:
+    """nDCG@10 and AP means from a trec-format output (ulnorm-eval's or trec_eval's names)."""
+    names = {"nDCG@10": "nDCG@10", "ndcg_cut_10": "nDCG@10", "AP": "AP", "map": "AP"}
+    found = {}
+    for line in output.read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[-2] == "all" and parts[-3] in names:
+            found[names[parts[-3]]] = float(parts[-1])
+    return found
+
+
+# ---------------------------------------------------------------------------------- report
+
+
+def table(headers: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    return out + ["| " + " | ".join(r) + " |" for r in rows] + [""]
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _trec_eval_version() -> str:
+    exe = shutil.which("trec_eval")
+    if not exe:
+        return "not on PATH"
+    proc = subprocess.run([exe, "-v"], capture_output=True, text=True)
+    return (proc.stderr or proc.stdout).strip().splitlines()[0] if (proc.stderr or proc.stdout).strip() else exe
+
+
+def _load() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def verdict(ok: bool | None) -> str:
+    return "SKIP" if ok is None else ("PASS" if ok else "FAIL")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--queries", type=int, default=7000, help="queries of the full size (x1000 run lines; default 7000)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per command; the report gives medians (default 3)")
+    ap.add_argument("--quick", action="store_true", help=f"{QUICK_QUERIES} queries: a check of the harness")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the generated data (default 1)")
+    ap.add_argument("--out", type=Path, help="also write the markdown report to this file")
+    ap.add_argument("--data", type=Path, default=HERE / "data", help="data folder (default benchmarks/data)")
+    ap.add_argument("--no-scaling", action="store_true", help="skip the 1x/2x/4x scaling runs")
+    ap.add_argument("--stream-check", action="store_true",
+                    help="also time --stream on 2M- and 20M-line runs against the in-memory path (~1.5 GB disk)")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
+    args = ap.parse_args()
+    if args.quick:
+        args.queries = QUICK_QUERIES
+    if args.queries < 4 or args.repeat < 1:
+        ap.error("--queries must be at least 4 and --repeat at least 1")
+    outdir = HERE / "results"
+    outdir.mkdir(exist_ok=True)
+    ul = ulnorm_command()
+    load_before = _load()
+    report: list[str] = []
+    targets: list[list[str]] = []
+
+    # ---- the comparison at full size
+    qrels, run = dataset(args.data, args.queries, args.seed)
+    warm(qrels, run)
+    cmds, missing = tool_commands(ul, qrels, run)
+    log(f"comparison: {args.queries} queries, {args.queries * DEPTH:,} run lines, median of {args.repeat}")
+    main_stats = bench(cmds, args.repeat, outdir, f"q{args.queries}")
+    default, plain = main_stats["ulnorm-eval"], main_stats["ulnorm-eval -n none"]
+
+    report += [f"### Evaluation of {args.queries * DEPTH:,} run lines ({args.queries} queries x {DEPTH}), "
+               f"median of {args.repeat}", ""]
+    rows, values = [], []
+    for label, s in main_stats.items():
+        if not s.ok:
+            rows.append([label, s.error or "no run", "", ""])
+            continue
+        rows.append([f"`{label}`" if label.startswith("ulnorm") else label, f"{s.med('wall'):.2f}",
+                     f"{s.med('cpu'):.2f}", f"{s.med('rss'):.0f}"])
+        m = means(s.output)
+        values.append([label, f"{m.get('nDCG@10', float('nan')):.4f}", f"{m.get('AP', float('nan')):.4f}"])
+    report += table(["command", "wall s", "CPU s", "peak RSS MiB"], rows)
+    report += [f"- {m}" for m in missing] + ([""] if missing else [])
+
+    ratio_rows = []
+    for label, s in main_stats.items():
+        if label.startswith("ulnorm") or not s.ok:
+            continue
+        ratio_rows.append([label] + [f"{u.med(k) / s.med(k):.2f}" if u.ok else "-"
+                                     for u in (default, plain) for k in ("wall", "cpu", "rss")])
+    if ratio_rows:
+        report += ["ulnorm-eval / peer (below 1: ulnorm-eval is faster or smaller):", ""]
+        report += table(["peer"] + [f"{u}: {k}" for u in ("default", "`-n none`") for k in ("wall", "CPU", "RSS")],
+                        ratio_rows)
+    report += ["Mean values each tool printed (a check that they did the same work):", ""]
+    report += table(["command", "nDCG@10", "AP"], values)
+
+    pytrec = main_stats.get("pytrec_eval")
+    have_pytrec = pytrec is not None and pytrec.ok and default.ok and plain.ok
+
+    def vs_pytrec(u: Stats, key: str, limit: float, what: str) -> None:
+        r = u.med(key) / pytrec.med(key) if have_pytrec else None
+        # CPU time is less sensitive than wall time to other processes on the machine
+        cpu = f"{u.med('cpu') / pytrec.med('cpu'):.2f}" if have_pytrec and key == "wall" else ""
+        targets.append([what, f"≤ {limit}", "-" if r is None else f"{r:.2f}", cpu,
+                        verdict(None if r is None else r <= limit)])
+
+    vs_pytrec(default, "wall", TARGET_DEFAULT_TIME, "default run wall time / pytrec_eval")
+    vs_pytrec(default, "rss", TARGET_DEFAULT_RSS, "default run peak RSS / pytrec_eval")
+    vs_pytrec(plain, "wall", TARGET_PLAIN_TIME, "`-n none` wall time / pytrec_eval")
+
+    # ---- scaling: the same evaluation at 1x, 2x and 4x the queries
+    if not args.no_scaling:
+        sizes = [args.queries // 4, args.queries // 2]
+        scale: dict[int, dict[str, Stats]] = {}
+        for q in sizes:
+            sq, sr = dataset(args.data, q, args.seed)
+            warm(sq, sr)
+            log(f"scaling: {q} queries")
+            scale[q] = bench({"default": [*ul, sq, sr], "plain": [*ul, "-n", "none", sq, sr]},
+                             args.repeat, outdir, f"q{q}")
+        scale[args.queries] = {"default": default, "plain": plain}
+        base = scale[sizes[0]]
+        rows = []
+        for q, st in scale.items():
+            row = [f"{q} ({q * DEPTH / 1e6:g}M lines)"]
+            for key in ("default", "plain"):
+                s = st[key]
+                row += ([f"{s.med('wall'):.2f}", f"{s.med('wall') / base[key].med('wall'):.2f}",
+                         f"{s.med('rss'):.0f}"] if s.ok and base[key].ok else [s.error or "-", "", ""])
+            rows.append(row)
+        report += [f"### Scaling, median of {args.repeat} (sizes 1x : 2x : 4x)", ""]
+        report += table(["queries", "default s", "÷ 1x", "default MiB", "`-n none` s", "÷ 1x", "`-n none` MiB"], rows)
+        # Linear growth means a constant cost per extra line; the intercept is start-up and the qrels.
+        steps = []
+        for key in ("default", "plain"):
+            qs = list(scale)
+            if all(scale[q][key].ok for q in qs):
+                per = [(scale[b][key].med("wall") - scale[a][key].med("wall")) / ((b - a) * DEPTH / 1e6)
+                       for a, b in zip(qs, qs[1:])]
+                steps.append(f"{key}: " + ", then ".join(f"{x:.2f}" for x in per))
+        if steps:
+            report += ["Seconds per extra million run lines, 1x to 2x, then 2x to 4x (equal: linear) - "
+                       + "; ".join(steps), ""]
+
+    # ---- start-up
+    log("start-up")
+    startup = bench({"python -c pass": [sys.executable, "-c", "pass"], "ulnorm-eval --help": [*ul, "--help"],
+                     "ulnorm-eval measures": [*ul, "measures"]}, STARTUP_REPEAT, outdir, "startup")
+    report += [f"### Start-up, median of {STARTUP_REPEAT}", ""]
+    report += table(["command", "wall s", "peak RSS MiB"],
+                    [[f"`{k}`", f"{s.med('wall'):.3f}", f"{s.med('rss'):.0f}"] if s.ok else [f"`{k}`", s.error or "-", ""]
+                     for k, s in startup.items()])
+    h = startup["ulnorm-eval --help"]
+    targets.append(["`ulnorm-eval --help` wall time", f"< {TARGET_HELP} s", f"{h.med('wall'):.3f} s" if h.ok else "-",
+                    f"{h.med('cpu'):.3f} s" if h.ok else "", verdict(h.med("wall") < TARGET_HELP if h.ok else False)])
+
+    # ---- streaming
+    if args.stream_check:
+        report += stream_check(ul, args, outdir, targets)
+
+    load_after = _load()
+    head = [f"## ulnorm-eval benchmark, {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}", "",
+            f"- machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+            f"- load average (1/5/15 min): {load_before} before, {load_after} after",
+            f"- ulnorm-eval {_version('ulnorm-eval')}, numpy {_version('numpy')}, pyarrow {_version('pyarrow')}, "
+            f"pytrec-eval-terrier {_version('pytrec-eval-terrier')}, ir-measures {_version('ir-measures')}, "
+            f"trec_eval: {_trec_eval_version()}",
+            f"- data: generate.py, seed {args.seed}, {JUDGED} judged documents per query (Poisson), depth {DEPTH}",
+            "- wall time is elapsed time; on a loaded machine it exceeds CPU time", ""]
+    text = "\n".join(head + ["### Targets", ""]
+                     + table(["target", "limit", "measured (wall)", "same with CPU time", "result"], targets) + report)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+        log(f"report written to {args.out}")
+    return 1 if args.strict and any(t[-1] == "FAIL" for t in targets) else 0
+
+
+def stream_check(ul: list[str], args, outdir: Path, targets: list[list[str]]) -> list[str]:
+    """Peak RSS of --stream at 2M and 20M run lines, and its output against the in-memory path."""
+    helps = [subprocess.run([*ul, *sub, "--help"], capture_output=True, text=True).stdout for sub in ([], ["eval"])]
+    if not any("--stream" in h for h in helps):
+        log("stream check skipped: `ulnorm-eval --help` lists no --stream option")
+        targets.append(["--stream", "", "-", "", "SKIP (no --stream option)"])
+        return ["### Streaming", "", "Skipped: this ulnorm-eval has no `--stream` option.", ""]
+    # the in-memory path: --no-stream where streaming is the default for regular files
+    in_memory = ["--no-stream"] if any("--no-stream" in h for h in helps) else []
+    rows, stream_rss, same = [], {}, []
+    for q in STREAM_SIZES:
+        qrels, run = dataset(args.data, q, args.seed)
+        warm(qrels, run)
+        log(f"stream check: {q * DEPTH:,} lines")
+        # tsv: every query at full precision, so "identical" means identical per-query values
+        st = bench({"--stream": [*ul, "--stream", "-f", "tsv", qrels, run],
+                    "in memory": [*ul, *in_memory, "-f", "tsv", qrels, run]}, 1, outdir, f"stream-q{q}")
+        for mode, s in st.items():
+            rows.append([f"{q * DEPTH / 1e6:g}M", mode] + ([f"{s.med('wall'):.2f}", f"{s.med('rss'):.0f}"]
+                                                          if s.ok else [s.error or "-", ""]))
+        if st["--stream"].ok:
+            stream_rss[q] = st["--stream"].med("rss")
+        if st["--stream"].ok and st["in memory"].ok:
+            same.append(st["--stream"].output.read_bytes() == st["in memory"].output.read_bytes())
+        else:
+            same.append(False)
+    small, big = STREAM_SIZES
+    r = stream_rss[big] / stream_rss[small] if len(stream_rss) == 2 else None
+    targets.append([f"--stream peak RSS, {big * DEPTH // 10**6}M / {small * DEPTH // 10**6}M lines",
+                    f"≤ {TARGET_STREAM_RSS}", "-" if r is None else f"{r:.2f}", "",
+                    verdict(False if r is None else r <= TARGET_STREAM_RSS)])
+    targets.append(["--stream output identical to in-memory (`-f tsv`)", "both sizes",
+                    ", ".join("yes" if x else "no" for x in same), "", verdict(all(same))])
+    return (["### Streaming (`--stream`, one run each, `-f tsv`)", ""]
+            + table(["run lines", "mode", "wall s", "peak RSS MiB"], rows))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

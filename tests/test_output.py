@@ -302,6 +302,31 @@ def test_output_file_permissions_are_ordinary(case, tmp_path):
         os.umask(umask)
 
 
+def test_output_to_a_special_file_is_written_not_replaced(case, tmp_path):
+    """-o /dev/null or a FIFO: writing through a temporary file and a rename would replace the node."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    run_cli("-m", "AP", "-n", "none", "-o", fifo, case["qrels"], case["a"])
+    reader.join(timeout=30)
+    assert got == ["AP\tall\t0.4444\n"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode) and _leftovers(tmp_path) == []
+
+
+def test_output_through_a_symlink_keeps_the_link(case, tmp_path):
+    target = tmp_path / "target.txt"
+    target.write_text("old")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    run_cli("-m", "AP", "-n", "none", "-o", link, case["qrels"], case["a"])
+    assert link.is_symlink() and target.read_text() == "AP\tall\t0.4444\n"
+
+
 def _leftovers(d):
     return sorted(p.name for p in d.iterdir() if p.name.startswith(".ulnorm-"))
 

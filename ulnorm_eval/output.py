@@ -438,9 +438,22 @@ def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename: never a half-written file.
 
     The file gets the permissions a plain ``open(path, 'w')`` would give (an existing file's mode, else
-    0666 less the umask), not mkstemp's private 0600.
+    0666 less the umask), not mkstemp's private 0600.  Something that exists and is not a regular file
+    (``/dev/null``, ``/dev/stdout``, a FIFO) is written directly: renaming over it would replace it.
+    A symbolic link is followed, so the link stays and its target is replaced.
     """
-    d = os.path.dirname(os.path.abspath(path)) or "."
+    import stat
+
+    path = os.path.realpath(path)
+    try:
+        special = not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        special = False
+    if special:
+        with open(path, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        return
+    d = os.path.dirname(path) or "."
     try:
         mode = os.stat(path).st_mode & 0o7777
     except OSError:

@@ -45,11 +45,12 @@ def foreign_scorer(J: Judgements, m, options):
     import pandas as pd
 
     def score(rk: Ranking) -> np.ndarray:
-        ids = np.char.add("q", rk.row.astype(str)).astype(object)
-        docs = np.char.add("d", np.arange(len(rk.row)).astype(str)).astype(object)
+        # numeric ids: some ir_measures providers (gdeval for ERR) accept nothing else
+        ids = rk.row.astype(str).astype(object)
+        docs = np.arange(len(rk.row)).astype(str).astype(object)
         qdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "relevance": np.rint(rk.grade).astype(int)})
         rdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "score": -rk.pos.astype(np.float64)})
-        return _calc(m.foreign, qdf, rdf, rk.nrows, {f"q{i}": i for i in range(rk.nrows)})
+        return _calc(m.foreign, qdf, rdf, rk.nrows, {str(i): i for i in range(rk.nrows)})
 
     return score
 

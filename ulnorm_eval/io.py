@@ -144,6 +144,9 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = ()):
     for i, c in enumerate(cols):
         if i not in floats and len(c) and pc.any(pc.equal(pc.binary_length(c), 0)).as_py():
             return None
+        # A null (empty field, 'nan'...) or infinite number: the careful parser quotes the field as written.
+        if i in floats and len(c) and (c.null_count or not pc.all(pc.is_finite(c)).as_py()):
+            return None
     if len(cols[0]) and pc.any(pc.starts_with(cols[0], "#")).as_py():
         return None
     return cols

@@ -97,11 +97,13 @@ def gains_for(grade: np.ndarray, m: Measure, rel: float, max_grade: float) -> np
     """Gain of each document under measure ``m`` (see the module docstring for conventions)."""
     gains = m.get("gains")
     if gains is not None:
+        # listed grades take their gain; the rest keep gain = grade (0 if negative), as trec_eval's
+        # ndcg.L=G (gain_init.c) and ir_measures' nDCG(gains=...) both do
         keys = np.asarray(sorted(gains), dtype=np.float64)
         vals = np.asarray([gains[k] for k in sorted(gains)], dtype=np.float64)
         idx = np.searchsorted(keys, grade)
         idx = np.clip(idx, 0, len(keys) - 1)
-        return np.where(keys[idx] == grade, vals[idx], 0.0)
+        return np.where(keys[idx] == grade, vals[idx], np.maximum(grade, 0.0))
     if m.family == "RBP":
         r = m.get("rel")
         if r is not None:
@@ -122,8 +124,25 @@ def _cut(rk: Ranking, m: Measure) -> np.ndarray | None:
     return None if m.cutoff is None else rk.pos < m.cutoff
 
 
+def _gains(rk: Ranking, m: Measure, rel: float, max_grade: float) -> np.ndarray:
+    """gains_for the ranked documents; an unjudged document (grade 0 by convention) gains nothing
+    even when grade 0 is given a gain or counts as relevant (rel <= 0), as in trec_eval."""
+    g = gains_for(rk.grade, m, rel, max_grade)
+    if rk.judged is not None:
+        g = np.where(rk.judged, g, 0.0)
+    return g
+
+
+def _relevant(rk: Ranking, rel: float) -> np.ndarray:
+    """grade >= rel; never for unjudged documents (trec_eval -l 0 counts judged grade-0 ones only)."""
+    hit = rk.grade >= rel
+    if rel <= 0 and rk.judged is not None:
+        hit &= rk.judged
+    return hit
+
+
 def _dcg(rk: Ranking, m: Measure, rel: float, max_grade: float) -> np.ndarray:
-    w = gains_for(rk.grade, m, rel, max_grade) * discount(rk.pos)
+    w = _gains(rk, m, rel, max_grade) * discount(rk.pos)
     cut = _cut(rk, m)
     if cut is not None:
         w = w * cut
@@ -142,7 +161,7 @@ def _rel_level(m: Measure, rel_level: float) -> float:
 
 
 def _sum_precision(rk: Ranking, m: Measure, rel: float) -> np.ndarray:
-    relv = rk.grade >= rel
+    relv = _relevant(rk, rel)
     csum = np.concatenate(([0], np.cumsum(relv)))
     within = csum[1:] - csum[rk.starts[rk.row]]  # relevant at or above each position
     w = np.where(relv, within / (rk.pos + 1.0), 0.0)
@@ -177,26 +196,26 @@ def k_ap(rk, J, m, rel_level):
 def k_p(rk, J, m, rel_level):
     """P@k = |relevant in top k| / k (k, not the number retrieved, as trec_eval)."""
     rel = _rel_level(m, rel_level)
-    return rk.rowsum((rk.grade >= rel) & (rk.pos < m.cutoff)) / m.cutoff
+    return rk.rowsum(_relevant(rk, rel) & (rk.pos < m.cutoff)) / m.cutoff
 
 
 def k_r(rk, J, m, rel_level):
     """R@k = |relevant in top k| / R; 0 when R = 0."""
     rel = _rel_level(m, rel_level)
-    return _safe_div(rk.rowsum((rk.grade >= rel) & (rk.pos < m.cutoff)), J.n_relevant(rel)[rk.base])
+    return _safe_div(rk.rowsum(_relevant(rk, rel) & (rk.pos < m.cutoff)), J.n_relevant(rel)[rk.base])
 
 
 def k_rprec(rk, J, m, rel_level):
     """Rprec = |relevant in top R| / R; 0 when R = 0."""
     rel = _rel_level(m, rel_level)
     R = J.n_relevant(rel)[rk.base]
-    return _safe_div(rk.rowsum((rk.grade >= rel) & (rk.pos < R[rk.row])), R)
+    return _safe_div(rk.rowsum(_relevant(rk, rel) & (rk.pos < R[rk.row])), R)
 
 
 def k_rr(rk, J, m, rel_level):
     """RR@k = 1 / rank of the first relevant document within the top k (0 if none)."""
     rel = _rel_level(m, rel_level)
-    hit = rk.grade >= rel
+    hit = _relevant(rk, rel)
     cut = _cut(rk, m)
     if cut is not None:
         hit &= cut
@@ -211,7 +230,7 @@ def k_rr(rk, J, m, rel_level):
 def k_rbp(rk, J, m, rel_level):
     """RBP(p)@k = (1-p) sum_{i<=k} p^(i-1) gain(d_i)."""
     p = m.get("p")
-    w = gains_for(rk.grade, m, _rel_level(m, rel_level), J.max_grade) * np.power(p, rk.pos)
+    w = _gains(rk, m, _rel_level(m, rel_level), J.max_grade) * np.power(p, rk.pos)
     cut = _cut(rk, m)
     if cut is not None:
         w = w * cut

@@ -53,7 +53,15 @@ class Family:
 
 REL = Param("rel", "int", None, "minimum grade counted relevant (default: -l/--rel-level, 1)")
 DCG = Param("dcg", "str", "log2", "gain/discount: 'log2' (gain = grade, trec_eval) or 'exp-log2' (gain = 2^grade - 1, seeds)")
-GAINS = Param("gains", "gains", None, "explicit gain for each grade, e.g. {0:0,1:1,2:3}; other grades gain 0")
+GAINS = Param("gains", "gains", None, "explicit gain for some grades, e.g. {0:0,1:1,2:3}; a grade not listed "
+              "keeps gain = grade (negative: 0), as trec_eval's ndcg.L=G and ir_measures do")
+
+
+class Gains(dict):
+    """A grade -> gain map that can sit in a frozen, hashable :class:`Measure` (never mutated)."""
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.items())))
 
 FAMILIES: dict[str, Family] = {}
 
@@ -186,6 +194,9 @@ class Measure:
         """trec_eval's output name where one exists (``ndcg_cut_10``), else the canonical name."""
         fam = FAMILIES.get(self.family)
         extra = [k for k, v in self.params if k != "rel" and v != (fam.param(k).default if fam else None)]
+        if self.family == "nDCG" and extra == ["gains"] and self.cutoff is None:
+            # trec_eval names a gain-parameterised ndcg by its parameter: ndcg_1=3,2=9,4=4.5
+            return "ndcg_" + ",".join(f"{k:g}={v:g}" for k, v in sorted(self.get("gains").items()))
         if fam is None or fam.trec is None or extra:
             return str(self)
         if self.family == "nDCG":
@@ -246,8 +257,10 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
             raise UnknownMeasure(f"{text}: dcg must be 'log2' or 'exp-log2'")
     if family == "RBP" and not (0 < out.get("p", 0.8) < 1):
         raise UnknownMeasure(f"{text}: p must lie strictly between 0 and 1")
-    # drop parameters given at their default, so equal measures print and hash alike
+    # drop parameters given at their default and fill in the always-shown ones, so equal measures
+    # print and hash alike (RBP == RBP(p=0.8))
     out = {k: v for k, v in out.items() if v != fam.param(k).default or fam.param(k).always_show}
+    out = {p.name: p.default for p in fam.params if p.always_show} | out
     return Measure(family, tuple(sorted(out.items())), cutoff)
 
 
@@ -266,7 +279,7 @@ def _coerce(p: Param, v, text: str):
         if p.kind == "gains":
             if not isinstance(v, dict):
                 raise ValueError
-            return {int(k) if float(k).is_integer() else float(k): float(x) for k, x in v.items()}
+            return Gains({int(k) if float(k).is_integer() else float(k): float(x) for k, x in v.items()})
     except (TypeError, ValueError):
         pass
     raise UnknownMeasure(f"{text}: bad value {v!r} for {p.name} ({p.kind})")
@@ -332,7 +345,7 @@ def _foreign(text: str) -> Measure:
 def _known_names() -> list[str]:
     names = list(FAMILIES) + list(ALIASES) + list(VARIANTS) + list(_TREC)
     names += ["ERR", "Bpref", "infAP", "Success", "Judged", "NumRel", "NumRet", "alpha_nDCG"]
-    return names
+    return list(dict.fromkeys(names))  # Rprec is both a family and a trec name: suggest it once
 
 
 def _unknown_message(text: str) -> str:
@@ -378,7 +391,8 @@ def _parse_trec(text: str) -> list[Metric] | None:
             # trec_eval truncates non-integer cutoffs (ndcg_cut.23.4 -> 23)
             f = float(int(f))
         out.append(Metric(_build(fam, {}, int(f), text)))
-    return out
+    # trec_eval sorts a measure's cutoffs (P.5,7,3 prints P_3, P_5, P_7); drop-in output must too
+    return sorted(out, key=lambda m: m.measure.cutoff)
 
 
 def parse(text: str) -> Metric:

@@ -212,9 +212,9 @@ def main() -> int:
         args.queries = QUICK_QUERIES
     if args.queries < 4 or args.repeat < 1:
         ap.error("--queries must be at least 4 and --repeat at least 1")
+    ul = ulnorm_command()
     outdir = HERE / "results"
     outdir.mkdir(exist_ok=True)
-    ul = ulnorm_command()
     load_before = _load()
     report: list[str] = []
     targets: list[list[str]] = []

@@ -94,3 +94,46 @@ def test_robust03_tag_is_the_last_column(shared):
     with gzip.open(path, "rt") as fh:
         first = fh.readline().split()
     assert load_run(str(path)).tag == first[-1] == "oce03noXbmD"
+
+
+def test_dlhard_cli_lines(shared, monkeypatch):
+    """The command line (streaming reader, --names trec) prints the published lines of a run."""
+    from click.testing import CliRunner
+
+    from ulnorm_eval.cli import main
+
+    d = shared / "dlhard-passage"
+    monkeypatch.chdir(d)
+    run = "runs/bm25_rm3_t5_zs.run.gz"
+    args = ["-n", "none", "--names", "trec", "-f", "trec", "-q", "-l", "2", "-c", "-M", "1000",
+            "--score-precision", "float32"]
+    for m in ALL_TREC:
+        args += ["-m", m]
+    result = CliRunner().invoke(main, [*args, "qrels.txt", run])
+    assert result.exit_code == 0, result.output
+    with gzip.open(d / "runs" / "bm25_rm3_t5_zs.run.eval.gz", "rt") as fh:
+        expected = [line.rstrip("\n") for line in fh if DLHARD_MEASURES.match(line.split("\t")[0].strip())]
+    assert len(expected) == 40 * 51
+    # trec_eval prints queries in byte order of their ids, we in natural order: compare as sets of lines
+    assert sorted(result.stdout.splitlines()) == sorted(expected)
+
+
+def test_robust03_cli_several_runs(shared, monkeypatch):
+    from click.testing import CliRunner
+
+    from ulnorm_eval.cli import main
+
+    d = shared / "robust03"
+    monkeypatch.chdir(d)
+    paths = sorted(str(p.relative_to(d)) for p in (d / "runs").glob("input.*.gz"))
+    result = CliRunner().invoke(main, ["-n", "none", "--names", "trec", "-f", "trec", "-m", "map",
+                                       "-m", "P.15,100,1000", "qrels.txt", *paths])
+    assert result.exit_code == 0, result.output
+    published = _published(shared)
+    rows = [line.split("\t") for line in result.stdout.splitlines()]
+    assert len(rows) == 17 * 4
+    for name, measure, qid, value in rows:
+        with gzip.open(d / "runs" / (name + ".gz"), "rt") as fh:
+            tag = fh.readline().split()[-1]
+        column = {"P_15": "P_10"}.get(measure.strip(), measure.strip())
+        assert (qid, value) == ("all", published[(tag, column)]), (name, measure)

@@ -341,3 +341,24 @@ def test_permutation_values_are_uniform_shuffles():
     for v in (1, 1 / 2, 1 / 3):
         f = np.mean(np.isclose(vals, v))
         assert abs(f - 1 / 3) <= 4 * math.sqrt(2 / 9 / reps)
+
+
+def test_top_depth_draws_are_uniform_without_replacement():
+    """Short cutoffs on long pools draw the top d directly (d(d-1) <= n): distinct documents, each
+    equally likely at every rank, pairs in either order equally often."""
+    grades = list(range(40))  # distinct gains identify the documents
+    J = judgements([grades])
+    pool = bounds.make_pool("qrels", None, J)
+    grade, judged, n = bounds._padded(pool, np.array([0]))
+    reps = 40000
+    top = bounds._shuffled(grade, judged, n, np.array([0]), reps, np.random.default_rng(1), depth=3)
+    top = top.grade.reshape(reps, 3)
+    assert np.all((top[:, 0] != top[:, 1]) & (top[:, 0] != top[:, 2]) & (top[:, 1] != top[:, 2]))
+    se = np.sqrt(1 / 40 * (1 - 1 / 40) / reps)
+    for rank in range(3):
+        freq = np.bincount(top[:, rank].astype(int), minlength=40) / reps
+        assert np.all(np.abs(freq - 1 / 40) <= 4.5 * se), rank
+    assert abs(np.mean(top[:, 0] < top[:, 1]) - 0.5) <= 4 * np.sqrt(0.25 / reps)
+    meas = registry.parse("DCG@3").measure
+    vals = bounds.permutation_values(pool, J, meas, 1, reps, np.random.default_rng(2))[:, 0]
+    assert abs(vals.mean() - bounds.expectation(pool, J, meas, 1)[0]) <= 4 * vals.std(ddof=1) / np.sqrt(reps)

@@ -162,3 +162,37 @@ def test_all_variants_at_once():
                                         ("E", "IUB", "WLB", "UL1", "UL2", "MM", "EB", "EM", "DB", "UEW")]
     for v in ("UL1", "UL2", "MM", "EB", "EM", "DB", "UEW"):
         assert f"{v}(nDCG@10) is undefined for" in res.stderr
+
+
+def readme_examples():
+    """The ``$ ulnorm-eval ...`` blocks of the README's "Bounds and normalisations" section."""
+    text = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
+    start = text.index("## Bounds and normalisations")
+    section = text[start:text.index("\n## ", start + 1)]
+    out = []
+    for block in section.split("```text\n")[1:]:
+        block = block[:block.index("```")]
+        first, _, shown = block.partition("\n")
+        assert first.startswith("$ ulnorm-eval ")
+        out.append((first[2:], shown.rstrip("\n")))
+    return out
+
+
+@pytest.mark.parametrize("command, shown", readme_examples(), ids=lambda x: x[:60] if isinstance(x, str) else "")
+def test_readme_worked_examples_are_current(command, shown, monkeypatch):
+    """Rerun each README command (2>&1: stderr first, as the CLI writes warnings before output;
+    | grep -w Q: only the lines of query Q) and compare with the text shown."""
+    import shlex
+
+    monkeypatch.chdir(EXAMPLES.parent)
+    cmd, _, grep = command.partition(" | grep -w ")
+    args = shlex.split(cmd)[1:]
+    merge = "2>&1" in args
+    args = [a for a in args if a not in ("2>&1", "2>/dev/null")]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    text = (res.stderr if merge else "") + res.stdout
+    lines = text.rstrip("\n").splitlines()
+    if grep:
+        lines = [ln for ln in lines if grep in ln.split("\t")]
+    assert "\n".join(lines) == shown

@@ -225,24 +225,46 @@ def _shuffled(grade, judged, n, base, reps: int, rng, depth=None) -> Ranking:
     Rows of the result are rep * g + i, with ``base`` mapping pool i to its query.  Each shuffle
     sorts iid uniform keys (padding gets keys >= 1 so it sorts last, which keeps the kept prefix
     contiguous); with ``depth`` only the top ``depth`` ranks are kept (for long pools found by
-    argpartition, then a sort of those few).
+    argpartition, then a sort of those few).  When the depth d is small against every pool
+    (d(d-1) <= n), the top d are drawn directly: see :func:`_distinct_draws`.
     """
     g, width = grade.shape
     d = width if depth is None else min(int(depth), width)
-    keys = rng.random((reps, g, width))
-    keys += np.arange(width) >= n[:, None]
-    keys = keys.reshape(reps * g, width)
-    if d < width and width > max(64, 4 * d):  # a full sort of short rows is faster than partitioning
-        idx = np.argpartition(keys, d - 1, axis=1)[:, :d]
-        idx = np.take_along_axis(idx, np.argsort(np.take_along_axis(keys, idx, axis=1), axis=1), axis=1)
+    if d * (d - 1) <= n.min():
+        idx = _distinct_draws(n, reps, d, rng)
     else:
-        idx = np.argsort(keys, axis=1)[:, :d]
+        keys = rng.random((reps, g, width))
+        keys += np.arange(width) >= n[:, None]
+        keys = keys.reshape(reps * g, width)
+        if d < width and width > max(64, 4 * d):  # a full sort of short rows is faster than partitioning
+            idx = np.argpartition(keys, d - 1, axis=1)[:, :d]
+            idx = np.take_along_axis(idx, np.argsort(np.take_along_axis(keys, idx, axis=1), axis=1), axis=1)
+        else:
+            idx = np.argsort(keys, axis=1)[:, :d]
     pool_of = np.tile(np.arange(g), reps)
     count = np.minimum(n, d)[pool_of]
     src = (idx + (pool_of * width)[:, None])[np.arange(d) < count[:, None]]
     rows = np.repeat(np.arange(reps * g), count)
     return Ranking(rows, grade.ravel()[src], reps * g, np.tile(base, reps),
                    None if judged is None else judged.ravel()[src])
+
+
+def _distinct_draws(n, reps: int, d: int, rng) -> np.ndarray:
+    """(reps * g, d) indices: for row rep * g + i, d distinct positions of pool i's n[i] documents,
+    uniformly among ordered d-tuples, i.e. the top d of a uniform permutation.
+
+    d iid uniform draws, redrawn whole while they collide: conditioned on being distinct, every
+    ordered tuple is equally likely.  With d(d-1) <= n a row is accepted with probability > 0.6,
+    and d draws replace sorting n keys (10 instead of 1,000 for nDCG@10 on a 1,000-document pool).
+    """
+    high = np.tile(n, reps)[:, None]
+    idx = rng.integers(0, high, size=(len(high), d))
+    todo = np.arange(len(high))
+    while len(todo):
+        s = np.sort(idx[todo], axis=1)
+        todo = todo[(s[:, 1:] == s[:, :-1]).any(axis=1)]
+        idx[todo] = rng.integers(0, high[todo], size=(len(todo), d))
+    return idx
 
 
 def _padded(pool: Pool, queries: np.ndarray):

@@ -546,7 +546,7 @@ _FROM_BOUNDS = ("E", "IUB", "WLB", "UL1", "UL2", "MM", "EB", "EM", "UEW")
 def bounds_kind(variant: str) -> str:
     """How a variant's random-ranking bounds are obtained: exactly, or by Monte Carlo."""
     if variant == "DB":
-        return "Monte Carlo (--permutations, --seed)"
+        return "exact (enumerated) for <= 5040 distinct arrangements of the pool, else Monte Carlo (--permutations, --seed)"
     if variant in _FROM_BOUNDS:
         return "exact for the measures above; Monte Carlo for other ir_measures measures"
     return "none needed (no random-ranking bound)"

@@ -284,19 +284,13 @@ def _padded(pool: Pool, queries: np.ndarray):
     return grade, (None if pool.judged[sel].all() else judged), n
 
 
-def permutation_values(pool: Pool, J, m, rel_level, reps: int, rng, scorer=None, queries=None) -> np.ndarray:
-    """Values (reps x nq) of M on ``reps`` uniformly random permutations of every query's pool.
+def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, queries):
+    """Yield (first rep, queries, values[t x len(queries)]) over ``reps`` random permutations.
 
     Queries are processed in buckets of similar pool size (within a factor of 2), so one long pool
-    does not pad every other query to its length; each bucket in memory-bounded batches.  Only
-    ``queries`` are computed when given (other columns NaN); an empty pool scores 0.
+    does not pad every other query to its length; each bucket in memory-bounded batches.
     """
-    scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
-    out = np.full((reps, pool.nq), np.nan)
-    queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
     n = pool.n[queries].astype(np.int64)
-    out[:, queries[n == 0]] = 0.0
-    queries, n = queries[n > 0], n[n > 0]
     bucket = np.ceil(np.log2(n)).astype(np.int64) if len(n) else n
     depth = m.cutoff if m.native else None
     for b in np.unique(bucket):
@@ -305,8 +299,21 @@ def permutation_values(pool: Pool, J, m, rel_level, reps: int, rng, scorer=None,
         per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(qs)))
         for s in range(0, reps, per):
             t = min(per, reps - s)
-            v = scorer(_shuffled(grade, judged, nb, qs, t, rng, depth))
-            out[s:s + t, qs] = v.reshape(t, len(qs))
+            yield s, qs, scorer(_shuffled(grade, judged, nb, qs, t, rng, depth)).reshape(t, len(qs))
+
+
+def permutation_values(pool: Pool, J, m, rel_level, reps: int, rng, scorer=None, queries=None) -> np.ndarray:
+    """Values (reps x nq) of M on ``reps`` uniformly random permutations of every query's pool.
+
+    Only ``queries`` are computed when given (other columns NaN); an empty pool scores 0.
+    """
+    scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
+    out = np.full((reps, pool.nq), np.nan)
+    queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
+    empty = pool.n[queries] == 0
+    out[:, queries[empty]] = 0.0
+    for s, qs, v in _permutation_batches(pool, J, m, rel_level, reps, rng, scorer, queries[~empty]):
+        out[s:s + len(v), qs] = v
     return out
 
 
@@ -391,8 +398,10 @@ def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, activ
     out[empty] = 1.0  # every (empty) ranking scores alike
     big = big[pool.n[big] > 0]
     if len(big):
-        vals = permutation_values(pool, J, m, rel_level, reps, rng, scorer, queries=big)[:, big]
-        p = np.mean(vals <= A[big] + _tol(A[big]), axis=0)
+        below = np.zeros(nq)  # counted batch by batch: memory does not grow with reps
+        for _, qs, v in _permutation_batches(pool, J, m, rel_level, reps, rng, scorer, big):
+            below[qs] += np.sum(v <= A[qs] + _tol(A[qs]), axis=0)
+        p = below[big] / reps
         out[big] = p
         se[big] = np.sqrt(p * (1 - p) / reps)
     return out, se

@@ -193,7 +193,9 @@ class Measure:
     def trec_name(self) -> str:
         """trec_eval's output name where one exists (``ndcg_cut_10``), else the canonical name."""
         fam = FAMILIES.get(self.family)
-        extra = [k for k, v in self.params if k != "rel" and v != (fam.param(k).default if fam else None)]
+        # an explicit rel= is not trec_eval's measure (its level is the global -l): keep our name,
+        # so `-m AP -m 'AP(rel=2)'` cannot print two `map` rows
+        extra = [k for k, v in self.params if v != (fam.param(k).default if fam else None)]
         if self.family == "nDCG" and extra == ["gains"] and self.cutoff is None:
             # trec_eval names a gain-parameterised ndcg by its parameter: ndcg_1=3,2=9,4=4.5
             return "ndcg_" + ",".join(f"{k:g}={v:g}" for k, v in sorted(self.get("gains").items()))

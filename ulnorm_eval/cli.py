@@ -106,6 +106,10 @@ def _fail(msg: str, code: int = 2):
               help="Decimals (default 4 for trec and table; full precision for tsv, csv, json).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
 @click.option("--groups", type=click.Path(dir_okay=False), help="LETOR group-size file (default QRELS.query).")
+@click.option("--stream/--no-stream", default=None,
+              help="--stream: evaluate runs block by block in bounded memory and refuse a run whose queries' "
+                   "lines are not contiguous.  --no-stream: read runs whole.  Default: stream a regular file, "
+                   "falling back to reading it whole when its queries are not contiguous.  Same numbers.")
 @click.option("--sort", "sort", metavar="METRIC",
               help="Per-query rows (implies -q) sorted by METRIC of the first run, ascending; "
                    "--sort=-METRIC for descending.  Table and trec formats.")
@@ -130,7 +134,7 @@ def _fail(msg: str, code: int = 2):
                    "(10,000 sign flips, seeded by --seed; exact for <= 13 queries).")
 def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete, run_queries_only, ties,
              score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
-             groups, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test):
+             groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
     from .io import InputError
     from .registry import UnknownMeasure
@@ -170,13 +174,13 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
             results = []
             for i, path in enumerate(runs):
                 step(f"evaluating {_base(path)} ({i + 1}/{len(runs)})", path)
-                results.append(api.evaluate_run(q, api.load_run(path, q), metrics, opts, warnings.append))
+                results.append(api.evaluate_path(q, path, metrics, opts, warnings.append, stream))
             base = None
             if baseline in runs:
                 base = results[runs.index(baseline)]
             elif baseline:
                 step(f"evaluating baseline {_base(baseline)}", baseline)
-                base = api.evaluate_run(q, api.load_run(baseline, q), metrics, opts, warnings.append)
+                base = api.evaluate_path(q, baseline, metrics, opts, warnings.append, stream)
         result = api.Result(metrics, results, opts, qrels, list(runs))
 
         if fmt is None:

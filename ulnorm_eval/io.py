@@ -49,6 +49,7 @@ class Qrels:
     skipped: int = 0
     line: np.ndarray | None = None  # 1-based source line of each row, for error messages
     letor: bool = False  # documents are LETOR row positions; runs are score files
+    cache: dict = field(default_factory=dict, repr=False, compare=False)  # derived arrays (prepare.py)
 
     def __len__(self) -> int:
         return len(self.grade)

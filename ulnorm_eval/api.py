@@ -162,7 +162,9 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
 def query_set(qrels: Qrels, run: Run, options: Options) -> list:
     import pyarrow.compute as pc
 
-    qids = pc.unique(qrels.qid).to_pylist()
+    from .prepare import qrels_queries
+
+    qids = qrels_queries(qrels)
     if options.run_queries_only:
         have = set(pc.unique(run.qid).to_pylist())
         qids = [q for q in qids if q in have]

@@ -339,7 +339,7 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     score_precision, run_queries_only).
     """
     from .api import Options, RunResult, _mean, load_qrels, load_run, plain_values
-    from .prepare import judgements, natural_order, rank_run
+    from .prepare import judgements, natural_order, qrels_queries, rank_run
     import pyarrow.compute as pc
 
     options = options or Options(**kw)
@@ -361,7 +361,7 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
             raise NRGError(f"two runs are named {nm!r} ({every[names.index(nm)].path}, {every[i].path}): "
                              "prior sets need distinct names")
 
-    qids = natural_order(pc.unique(qrels.qid).to_pylist())
+    qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
     ranked = [rank_run(r, qrels, qids, ties=options.ties, score_precision=options.score_precision,
                        depth=options.depth) for r in every]

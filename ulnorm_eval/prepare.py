@@ -21,20 +21,50 @@ def natural_order(qids) -> list:
     return sorted(qids, key=lambda s: (_natural_key(s), s))
 
 
-def judgements(qrels: Qrels, qids: list) -> Judgements:
-    """Group the qrels of ``qids`` by query, grades descending (the ideal ordering)."""
-    import pyarrow as pa
+def _groups(qrels: Qrels):
+    """qrels rows grouped by query, built once per qrels: (qid -> group index, group starts, row order).
+
+    Every later lookup of "the judgements of these queries" is then proportional to their size, not
+    to the whole qrels: a streamed run asks once per block.
+    """
     import pyarrow.compute as pc
 
-    qset = pa.array(qids, pa.string())
-    qi = pc.index_in(qrels.qid, value_set=qset)
-    keep = pc.is_valid(qi).to_numpy(zero_copy_only=False)
-    row = qi.to_numpy(zero_copy_only=False)
-    row = np.where(keep, np.nan_to_num(row.astype(np.float64), nan=-1), -1).astype(np.int64)[keep]
-    grade = qrels.grade[keep]
+    if "groups" not in qrels.cache:
+        enc = pc.dictionary_encode(qrels.qid)
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+        order = np.argsort(codes, kind="stable")
+        starts = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(enc.dictionary)))))
+        index = {q: i for i, q in enumerate(enc.dictionary.to_pylist())}
+        qrels.cache["groups"] = (index, starts, order)
+    return qrels.cache["groups"]
+
+
+def qrels_queries(qrels: Qrels) -> list:
+    """The distinct query ids of the qrels (first-appearance order), computed once."""
+    return list(_groups(qrels)[0])
+
+
+def qrels_rows(qrels: Qrels, qids: list):
+    """(rows of the qrels judging ``qids``, position in ``qids`` of each row's query)."""
+    index, starts, order = _groups(qrels)
+    g = np.asarray([index.get(q, -1) for q in qids], dtype=np.int64)
+    have = g >= 0
+    lo = np.where(have, starts[np.maximum(g, 0)], 0)
+    n = np.where(have, starts[np.maximum(g, 0) + 1] - lo, 0)
+    owner = np.repeat(np.arange(len(qids)), n)
+    first = np.concatenate(([0], np.cumsum(n)[:-1])) if len(n) else np.zeros(0, np.int64)
+    rows = order[np.repeat(lo - first, n) + np.arange(int(n.sum()))]
+    return rows, owner
+
+
+def judgements(qrels: Qrels, qids: list) -> Judgements:
+    """Group the qrels of ``qids`` by query, grades descending (the ideal ordering)."""
+    rows, row = qrels_rows(qrels, qids)
+    grade = qrels.grade[rows]
     order = np.lexsort((-grade, row))
-    max_grade = float(qrels.grade.max()) if len(qrels.grade) else 0.0
-    return Judgements(list(qids), row[order], grade[order], max_grade)
+    if "max_grade" not in qrels.cache:
+        qrels.cache["max_grade"] = float(qrels.grade.max()) if len(qrels.grade) else 0.0
+    return Judgements(list(qids), row[order], grade[order], qrels.cache["max_grade"])
 
 
 @dataclass
@@ -55,17 +85,6 @@ class RankedRun:
         import pyarrow as pa
 
         return self._docid.take(pa.array(self._take))
-
-
-def _qrels_keys(qrels: Qrels):
-    """The judged docids and the joined 'qid\\x1fdocid' keys, built once per qrels (a streamed run
-    joins every block against them)."""
-    import pyarrow.compute as pc
-
-    if "keys" not in qrels.cache:
-        qrels.cache["keys"] = (pc.unique(qrels.docid),
-                               pc.binary_join_element_wise(qrels.qid, qrels.docid, "\x1f"))
-    return qrels.cache["keys"]
 
 
 def _no_numeric_duplicates(docid, qcode) -> bool:
@@ -118,6 +137,27 @@ def check_run_duplicates(run: Run, qcode) -> None:
                                      f"{run.qid[i].as_py()!r} in the run")
 
 
+def rank_values(run: Run) -> np.ndarray:
+    """The rank column as integers (only ``--ties rank`` reads it); a bad field names its line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if run.rank is None:
+        raise InputError(run.path, None, "--ties rank needs a rank column")
+    if isinstance(run.rank, np.ndarray):
+        return run.rank
+    try:
+        return pc.cast(run.rank, pa.int64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        for i, v in enumerate(run.rank.to_pylist()):
+            try:
+                int(v)
+            except ValueError:
+                line = int(run.line[i]) if run.line is not None else i + 1
+                raise InputError(run.path, line, f"rank {v!r} is not an integer (--ties rank)") from None
+        raise
+
+
 def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_precision: str = "float64",
              depth: int | None = None) -> RankedRun:
     """Order a run as trec_eval does and join it to the qrels.
@@ -153,9 +193,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
                                 sort_keys=[("q", "ascending"), ("s", "descending"),
                                            ("d", "descending")]).to_numpy()
     elif ties == "rank":
-        if run.rank is None:
-            raise InputError(run.path, None, "--ties rank needs an integer rank column")
-        order = np.lexsort((np.arange(len(q_all)), run.rank, np.where(q_all < 0, len(qids), q_all)))
+        order = np.lexsort((np.arange(len(q_all)), rank_values(run), np.where(q_all < 0, len(qids), q_all)))
     else:
         order = np.argsort(np.where(q_all < 0, len(qids), q_all), kind="stable")
     nkeep = int((q_all >= 0).sum())
@@ -174,20 +212,25 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
         if not keep.all():
             q, order = q[keep], order[keep]
 
-    # Join to the qrels on (query, document).  Most retrieved documents are judged for no query at
-    # all; a cheap docid membership test finds the few candidates before building joined keys.
+    # Join to the judgements of the evaluated queries only (a streamed block's, not the whole
+    # qrels').  Most retrieved documents are judged for none of them: a docid membership test
+    # finds the few candidates before joined keys are built.
     grade = np.zeros(len(q))
     judged = np.zeros(len(q), dtype=bool)
     docs = run.docid.take(pa.array(order))
-    judged_docs, qkeys = _qrels_keys(qrels)
-    cand = np.flatnonzero(pc.is_in(docs, value_set=judged_docs).to_numpy(zero_copy_only=False))
-    if len(cand):
-        qstr = pa.array(qids, pa.string()).take(pa.array(q[cand]))
-        rkeys = pc.binary_join_element_wise(qstr, docs.take(pa.array(cand)), "\x1f")
-        hit = pc.index_in(rkeys, value_set=qkeys)
-        ok = pc.is_valid(hit).to_numpy(zero_copy_only=False)
-        judged[cand[ok]] = True
-        grade[cand[ok]] = qrels.grade[pc.filter(hit, pa.array(ok)).to_numpy()]
+    rows, owner = qrels_rows(qrels, qids)
+    if len(rows):
+        jrows = pa.array(rows)
+        jdocs = qrels.docid.take(jrows)
+        cand = np.flatnonzero(pc.is_in(docs, value_set=pc.unique(jdocs)).to_numpy(zero_copy_only=False))
+        if len(cand):
+            qset = pa.array(qids, pa.string())
+            rkeys = pc.binary_join_element_wise(qset.take(pa.array(q[cand])), docs.take(pa.array(cand)), "\x1f")
+            jkeys = pc.binary_join_element_wise(qset.take(pa.array(owner)), jdocs, "\x1f")
+            hit = pc.index_in(rkeys, value_set=jkeys)
+            ok = pc.is_valid(hit).to_numpy(zero_copy_only=False)
+            judged[cand[ok]] = True
+            grade[cand[ok]] = qrels.grade[rows[pc.filter(hit, pa.array(ok)).to_numpy()]]
 
     present = np.bincount(q, minlength=nq)[:nq] > 0
     rk = Ranking(q, grade, nq, np.arange(nq), judged)

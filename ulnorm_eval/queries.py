@@ -117,7 +117,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     from . import api
     from .bounds import make_pool
     from .io import Run
-    from .prepare import judgements, natural_order, rank_run
+    from .prepare import judgements, natural_order, qrels_queries, rank_run
     from .registry import Metric
 
     options = options or api.Options()
@@ -129,7 +129,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     plain = [m for m in api.resolve_metrics(measures, []) if not m.variant]
     metrics = [x for m in plain for x in (m, Metric(m.measure, "E"), Metric(m.measure, "IUB"),
                                           Metric(m.measure, "WLB"))]
-    qids = natural_order(pc.unique(qrels.qid).to_pylist())
+    qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
     quiet = api.Options(**{**vars(options), "run_queries_only": False})
     empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")

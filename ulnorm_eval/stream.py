@@ -25,7 +25,7 @@ __all__ = ["query_blocks", "evaluate_stream", "NotGrouped"]
 class NotGrouped(InputError):
     """A query's lines are not contiguous: the run cannot be evaluated block by block."""
 
-BLOCK_BYTES = 16 << 20
+BLOCK_BYTES = 8 << 20
 
 
 def _open(path: str):
@@ -110,9 +110,9 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
     import pyarrow.compute as pc
 
     from .api import RunResult, _mean, metric_values, query_set
-    from .prepare import judgements, natural_order, rank_run
+    from .prepare import judgements, natural_order, qrels_queries, rank_run
 
-    all_qids = pc.unique(qrels.qid).to_pylist()
+    all_qids = qrels_queries(qrels)
     in_qrels = set(all_qids)
     done_qids: list = []  # evaluated queries, block after block
     parts: dict = {}  # metric -> per-block value arrays, aligned with done_qids

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .io import InputError, Qrels, Run
+from .io import InputError, Qrels, Run, check_duplicates
 from .measures import Judgements, Ranking
 
 __all__ = ["natural_order", "judgements", "rank_run", "RankedRun"]
@@ -87,56 +87,6 @@ class RankedRun:
         return self._docid.take(pa.array(self._take))
 
 
-def _no_numeric_duplicates(docid, qcode) -> bool:
-    """True when every docid is an integer and no (query, integer) pair repeats.
-
-    Numeric docids (MS MARCO, TREC DL passages) pack with the query code into one int64, and a
-    numeric sort is ~10x faster than sorting strings.  '007' and '7' pack alike, so a repeat found
-    here is only a hint: the caller confirms it on the strings.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    try:
-        d = pc.cast(docid, pa.int64()).to_numpy()
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return False
-    q = qcode.to_numpy(zero_copy_only=False).astype(np.int64)
-    if d.min() < 0 or d.max() >= 1 << 40 or q.max() >= 1 << 23:
-        return False
-    key = np.sort((q << 40) | d)
-    return not (key[1:] == key[:-1]).any()
-
-
-def check_run_duplicates(run: Run, qcode) -> None:
-    """Refuse a document ranked twice for one query (which copy counts would be arbitrary).
-
-    Sorting by (query, docid) puts copies side by side; this costs one string sort, far less than
-    hashing millions of (query, docid) keys.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(run.docid)
-    if n < 2:
-        return
-    if _no_numeric_duplicates(run.docid, qcode):
-        return
-    order = pc.sort_indices(pa.table({"q": qcode, "d": run.docid}),
-                            sort_keys=[("q", "ascending"), ("d", "ascending")])
-    d = run.docid.take(order)
-    q = qcode.take(order)
-    same = pc.and_(pc.equal(d.slice(1), d.slice(0, n - 1)), pc.equal(q.slice(1), q.slice(0, n - 1)))
-    if not pc.any(same).as_py():
-        return
-    o = order.to_numpy()
-    dup = np.flatnonzero(same.to_numpy(zero_copy_only=False))
-    i = int(np.maximum(o[dup], o[dup + 1]).min())  # the first repeat, in file order
-    line = int(run.line[i]) if run.line is not None else i + 1
-    raise InputError(run.path, line, f"duplicate document {run.docid[i].as_py()!r} for query "
-                                     f"{run.qid[i].as_py()!r} in the run")
-
-
 def rank_values(run: Run) -> np.ndarray:
     """The rank column as integers (only ``--ties rank`` reads it); a bad field names its line."""
     import pyarrow as pa
@@ -176,7 +126,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     if ties not in ("score", "rank", "file"):
         raise ValueError("ties must be 'score', 'rank' or 'file'")
     enc = pc.dictionary_encode(run.qid)
-    check_run_duplicates(run, enc.indices)
+    check_duplicates(run.qid, run.docid, run.path, run.line, "the run", enc.indices)
     # run query code -> query-set index (-1: not in the qrels, ignored)
     to_q = pc.fill_null(pc.index_in(enc.dictionary, value_set=pa.array(qids, pa.string())), -1)
     to_q = to_q.to_numpy(zero_copy_only=False).astype(np.int64)

@@ -334,7 +334,7 @@ def _leftovers(d):
 def test_failure_while_writing_leaves_no_file(case, tmp_path, monkeypatch):
     from ulnorm_eval import output
 
-    real = os.fdopen
+    real = open
 
     class HalfWriter:
         def __init__(self, fh):
@@ -351,7 +351,12 @@ def test_failure_while_writing_leaves_no_file(case, tmp_path, monkeypatch):
             self.fh.flush()
             raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(output.os, "fdopen", lambda *a, **k: HalfWriter(real(*a, **k)))
+    # output.py's own `open` (a module global shadows the builtin there): the disk fills mid-write
+    def failing_open(*a, **k):
+        fh = real(*a, **k)
+        return HalfWriter(fh) if "w" in (a[1] if len(a) > 1 else k.get("mode", "r")) else fh
+
+    monkeypatch.setattr(output, "open", failing_open, raising=False)
     out = tmp_path / "eval.json"
     res = CliRunner().invoke(main, ["-f", "json", "-o", str(out), case["qrels"], case["a"]])
     assert res.exit_code != 0 and isinstance(res.exception, OSError)

@@ -204,24 +204,10 @@ def _emit(frames: dict, fmt, precision, output, meta) -> None:
     if fmt is None:
         fmt = "table" if (sys.stdout.isatty() and not output) else "tsv"
     text = render(frames, fmt, precision, meta)
-    if output and _special(output):
-        with open(output, "w", encoding="utf-8") as fh:  # /dev/null, a FIFO: never rename over it
-            fh.write(text)
-    elif output:
+    if output:
         write_atomic(output, text)
     else:
         sys.stdout.write(text)
-
-
-def _special(path: str) -> bool:
-    """An existing path that is not a regular file (a device such as /dev/null, a FIFO)."""
-    import os
-    import stat
-
-    try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        return False
 
 
 def render(frames: dict, fmt: str, precision=None, meta=None) -> str:

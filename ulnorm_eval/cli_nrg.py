@@ -92,7 +92,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
                            best_by=best_by, unique=unique, options=opts, warn=warnings.append)
         if fmt is None:
             fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
-        text = FORMATS[fmt](res.as_result(), per_query=per_query, names=names, precision=precision)
+        text = FORMATS[fmt](res, per_query=per_query, names=names, precision=precision)
     except (InputError, UnknownMeasure, NRGError) as exc:
         _flush(warnings)
         click.echo(f"ulnorm-eval: {exc}", err=True)

@@ -309,8 +309,6 @@ def read_qrels(path: str, data: bytes | None = None) -> Qrels:
 
 def read_run(path: str, name: str | None = None, data: bytes | None = None) -> Run:
     """Read a TREC run ``qid Q0 docid rank score tag``; the rank column is kept but not trusted."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     if data is None:
         data = read_bytes(path)

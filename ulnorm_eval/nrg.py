@@ -47,6 +47,7 @@ from typing import Callable
 import numpy as np
 
 from . import registry
+from .api import Result
 from .measures import discount, gains_for
 from .registry import Metric, UnknownMeasure
 
@@ -301,30 +302,11 @@ def resolve_nrg_metrics(measures=None, unique: bool = False) -> list:
 # --------------------------------------------------------------------------- evaluation
 
 @dataclass
-class NRGResult:
+class NRGResult(Result):
     """An :class:`api.Result` (same ``frame``/``tidy()``/``summary()`` and output formats) plus the prior sets."""
 
-    metrics: list
-    runs: list
-    options: object
-    qrels_path: str = ""
-    run_paths: list = field(default_factory=list)
     priors: dict = field(default_factory=dict)  # run name -> names of its prior runs
     protocol: str = "fixed"
-
-    def as_result(self):
-        from .api import Result
-        return Result(self.metrics, self.runs, self.options, self.qrels_path, self.run_paths)
-
-    @property
-    def frame(self):
-        return self.as_result().frame
-
-    def tidy(self):
-        return self.as_result().tidy()
-
-    def summary(self):
-        return self.as_result().summary()
 
 
 def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixed", group_by: str | None = None,
@@ -340,7 +322,6 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     """
     from .api import Options, RunResult, _mean, load_qrels, load_run, plain_values
     from .prepare import judgements, natural_order, qrels_queries, rank_run
-    import pyarrow.compute as pc
 
     options = options or Options(**kw)
     warn = warn or (lambda msg: None)

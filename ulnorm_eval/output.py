@@ -434,12 +434,14 @@ FORMATS = {
 
 # --------------------------------------------------------------------------- writing
 
-def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: never a half-written file.
+@contextlib.contextmanager
+def atomic_path(path: str, suffix: str = ""):
+    """Yield a path to write in place of ``path``; on success it becomes ``path`` by a rename, on
+    any error it is removed: never a half-written file.
 
     The file gets the permissions a plain ``open(path, 'w')`` would give (an existing file's mode, else
     0666 less the umask), not mkstemp's private 0600.  Something that exists and is not a regular file
-    (``/dev/null``, ``/dev/stdout``, a FIFO) is written directly: renaming over it would replace it.
+    (``/dev/null``, ``/dev/stdout``, a FIFO) is yielded itself: renaming over it would replace it.
     A symbolic link is followed, so the link stays and its target is replaced.
     """
     import stat
@@ -450,8 +452,7 @@ def write_atomic(path: str, text: str) -> None:
     except FileNotFoundError:
         special = False
     if special:
-        with open(path, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        yield path
         return
     d = os.path.dirname(path) or "."
     try:
@@ -460,10 +461,10 @@ def write_atomic(path: str, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=".ulnorm-", dir=d)
+    fd, tmp = tempfile.mkstemp(prefix=".ulnorm-", suffix=suffix, dir=d)
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
+        yield tmp
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -472,6 +473,12 @@ def write_atomic(path: str, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (see :func:`atomic_path`)."""
+    with atomic_path(path) as target, open(target, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
 
 
 # --------------------------------------------------------------------------- progress

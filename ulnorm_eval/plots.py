@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 
 import numpy as np
 
@@ -35,28 +34,16 @@ def require_matplotlib():
 
 
 def _save(fig, path: str) -> None:
-    """Save through a temporary file and a rename, so a failed save leaves no partial picture."""
+    """Save atomically (output.atomic_path): a failed save leaves no partial picture."""
+    from .output import atomic_path
+
     plt = require_matplotlib()
     fmt = os.path.splitext(path)[1].lstrip(".").lower() or "png"
-    if os.path.exists(path) and not os.path.isfile(path):  # /dev/null, a FIFO: never rename over it
-        try:
-            fig.savefig(path, format=fmt if fmt in fig.canvas.get_supported_filetypes() else "png")
-        finally:
-            plt.close(fig)
-        return
-    d = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".ulnorm-", suffix="." + fmt, dir=d)
-    os.close(fd)
-    umask = os.umask(0)
-    os.umask(umask)
+    if fmt not in fig.canvas.get_supported_filetypes():
+        fmt = "png"
     try:
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would hide the picture from others
-        fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight")
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        with atomic_path(path, suffix="." + fmt) as target:
+            fig.savefig(target, format=fmt, dpi=120, bbox_inches="tight")
     finally:
         plt.close(fig)
 

@@ -112,7 +112,6 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     """
     import pandas as pd
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     from . import api
     from .bounds import make_pool

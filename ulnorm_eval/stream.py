@@ -16,7 +16,7 @@ import sys
 
 import numpy as np
 
-from .io import InputError, Qrels, Run, read_run
+from .io import InputError, Qrels, read_run
 from .measures import Ranking
 
 __all__ = ["query_blocks", "evaluate_stream", "NotGrouped"]

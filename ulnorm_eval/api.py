@@ -178,25 +178,13 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn) 
     rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
                   depth=options.depth)
     missing = int((~rr.present).sum())
-    if missing:
-        warn(f"{run.name}: {missing} of {len(qids)} qrels queries have no ranked documents and score 0"
-             " (--run-queries-only leaves them out)")
-    if rr.ignored_queries:
-        warn(f"{run.name}: {rr.ignored_queries} run queries are not in the qrels and were ignored")
-    if rr.float32_ties:
-        warn(f"{run.name}: {rr.float32_ties} adjacent documents tie only after rounding scores to float32")
-    if run.skipped:
-        warn(f"{run.path}: skipped {run.skipped} comment or blank lines")
-    if run.meta.get("extra_fields"):
-        warn(f"{run.path}: ignored the fields after the 6th on {run.meta['extra_fields']} lines (as trec_eval does)")
+    input_notes(warn, run.name, run.path, nq=len(qids), missing=missing, ignored=rr.ignored_queries,
+                float32_ties=rr.float32_ties, skipped=run.skipped, extra=run.meta.get("extra_fields", 0))
 
     values, stderr, undefined = metric_values(rr, J, metrics, qrels, options)
     byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
     mean = {m: _mean(values[m], byte_order) for m in metrics}
-    for m, n in undefined.items():
-        if n:
-            how = "scored 0" if options.undefined == "zero" else "left out of the mean"
-            warn(f"{run.name}: {m} is undefined for {n} queries ({how}; --undefined)")
+    undefined_notes(warn, run.name, undefined, options)
     missing_qids = [q for q, p in zip(qids, rr.present) if not p]
     ignored_qids = []
     if rr.ignored_queries:
@@ -232,6 +220,29 @@ def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn, str
                 warn(w)
             return result
     return evaluate_run(qrels, load_run(path, qrels), metrics, options, warn)
+
+
+def input_notes(warn, name: str, path: str, *, nq: int, missing: int = 0, ignored: int = 0,
+                float32_ties: int = 0, skipped: int = 0, extra: int = 0) -> None:
+    """The one-line stderr notes about a run's input: nothing is dropped without a count."""
+    if missing:
+        warn(f"{name}: {missing} of {nq} qrels queries have no ranked documents and score 0"
+             " (--run-queries-only leaves them out)")
+    if ignored:
+        warn(f"{name}: {ignored} run queries are not in the qrels and were ignored")
+    if float32_ties:
+        warn(f"{name}: {float32_ties} adjacent documents tie only after rounding scores to float32")
+    if skipped:
+        warn(f"{path}: skipped {skipped} comment or blank lines")
+    if extra:
+        warn(f"{path}: ignored the fields after the 6th on {extra} lines (as trec_eval does)")
+
+
+def undefined_notes(warn, name: str, undefined: dict, options: Options) -> None:
+    for m, n in undefined.items():
+        if n:
+            how = "scored 0" if options.undefined == "zero" else "left out of the mean"
+            warn(f"{name}: {m} is undefined for {n} queries ({how}; --undefined)")
 
 
 def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):

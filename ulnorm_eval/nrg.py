@@ -47,7 +47,7 @@ from typing import Callable
 import numpy as np
 
 from . import registry
-from .api import Result
+from .api import Result, input_notes
 from .measures import discount, gains_for
 from .registry import Metric, UnknownMeasure
 
@@ -408,16 +408,9 @@ def _ignored(run, qids) -> list:
 
 
 def _notes(run, rr, nq: int, options, warn) -> None:
-    missing = int((~rr.present).sum())
-    if missing and not options.run_queries_only:
-        warn(f"{run.name}: {missing} of {nq} qrels queries have no ranked documents and score 0"
-             " (--run-queries-only leaves them out)")
-    if rr.ignored_queries:
-        warn(f"{run.name}: {rr.ignored_queries} run queries are not in the qrels and were ignored")
-    if rr.float32_ties:
-        warn(f"{run.name}: {rr.float32_ties} adjacent documents tie only after rounding scores to float32")
-    if run.skipped:
-        warn(f"{run.path}: skipped {run.skipped} comment or blank lines")
+    missing = 0 if options.run_queries_only else int((~rr.present).sum())
+    input_notes(warn, run.name, run.path, nq=nq, missing=missing, ignored=rr.ignored_queries,
+                float32_ties=rr.float32_ties, skipped=run.skipped)
 
 
 def _report_groups(groups, best, names, sel, warn) -> None:

@@ -109,7 +109,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .api import RunResult, _mean, metric_values, query_set
+    from .api import RunResult, _mean, input_notes, metric_values, query_set, undefined_notes
     from .prepare import judgements, natural_order, qrels_queries, rank_run
 
     all_qids = qrels_queries(qrels)
@@ -182,21 +182,9 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
     byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")
     mean = {m: _mean(values[m], byte_order) for m in metrics}
     run_name = name or _name(path, tag)
-    if missing_qids:
-        warn(f"{run_name}: {len(missing_qids)} of {len(qids)} qrels queries have no ranked documents and score 0"
-             " (--run-queries-only leaves them out)")
-    if ignored:
-        warn(f"{run_name}: {len(ignored)} run queries are not in the qrels and were ignored")
-    if f32_ties:
-        warn(f"{run_name}: {f32_ties} adjacent documents tie only after rounding scores to float32")
-    if skipped:
-        warn(f"{path}: skipped {skipped} comment or blank lines")
-    if extra:
-        warn(f"{path}: ignored the fields after the 6th on {extra} lines (as trec_eval does)")
-    for m, n in undefined.items():
-        if n:
-            how = "scored 0" if options.undefined == "zero" else "left out of the mean"
-            warn(f"{run_name}: {m} is undefined for {n} queries ({how}; --undefined)")
+    input_notes(warn, run_name, path, nq=len(qids), missing=len(missing_qids), ignored=len(ignored),
+                float32_ties=f32_ties, skipped=skipped, extra=extra)
+    undefined_notes(warn, run_name, undefined, options)
     return RunResult(run_name, qids, values, mean, stderr, len(missing_qids), len(ignored), undefined,
                      f32_ties, missing_qids, natural_order(ignored))
 

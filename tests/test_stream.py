@@ -117,3 +117,22 @@ def test_cli_stream_matches_in_memory_text(shared):
     b = CliRunner().invoke(main, ["--stream", *args])
     assert a.exit_code == b.exit_code == 0
     assert a.output == b.output
+
+
+def test_monte_carlo_db_identical_streamed_or_not(shared):
+    """DB's Monte Carlo draws are keyed by (seed, query id, repetition): streaming, the block size
+    and the other queries evaluated alongside change nothing."""
+    d = shared / "robust03"
+    q = api.load_qrels(str(d / "qrels.txt"))
+    metrics = api.resolve_metrics(["AP", "nDCG@10"], ["DB"])
+    opts = api.Options(permutations=200, seed=5)
+    run = str(d / "runs" / "input.humR03dc.gz")
+    a = stream.evaluate_stream(q, run, metrics, opts, lambda m: None, block_bytes=20_000)
+    b = api.evaluate_run(q, io.read_run(run), metrics, opts, lambda m: None)
+    for m in metrics:
+        assert np.array_equal(a.values[m], b.values[m], equal_nan=True), m
+    db = api.resolve_metrics(["AP"], ["DB"])[1]
+    assert np.all(a.stderr[db] >= 0) and np.any(a.stderr[db] > 0)  # some queries are Monte Carlo
+    # another seed moves the estimates
+    c = api.evaluate_run(q, io.read_run(run), metrics, api.Options(permutations=200, seed=6), lambda m: None)
+    assert not np.array_equal(c.values[db], b.values[db])

@@ -219,7 +219,58 @@ def worst(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:
 
 # --------------------------------------------------------------------------- permutations
 
-def _shuffled(grade, judged, n, base, reps: int, rng, depth=None) -> Ranking:
+_C1, _C2, _C3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03), np.uint64(0x8CB92BA72F3D8DD7)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a well-mixed 64-bit hash."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _hash_text(s: str) -> int:
+    import hashlib
+
+    return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+class Keys:
+    """Counter-based uniform numbers u(seed, query id, repetition, position, attempt).
+
+    A query's Monte Carlo permutations depend only on the seed and its own id, not on which other
+    queries are evaluated beside it, in what order, or in which block of a streamed run: the
+    in-memory and streamed paths give the same estimates, and streamed blocks never reuse one
+    another's random numbers.
+    """
+
+    def __init__(self, seed: int, qids=None):
+        self.seed = np.uint64(int(seed) % 2 ** 64)
+        self.qhash = None if qids is None else np.array([_hash_text(str(q)) for q in qids], dtype=np.uint64)
+
+    def rows(self, base: np.ndarray, rep: np.ndarray, width: int, attempt: int = 0) -> np.ndarray:
+        """(rows x width) uniforms in [0, 1); row r belongs to query ``base[r]``, repetition ``rep[r]``."""
+        base = np.asarray(base, dtype=np.int64)
+        q = self.qhash[base] if self.qhash is not None else _mix(base.astype(np.uint64) + _C3)
+        salt = np.uint64(attempt * int(_C3) % 2 ** 64)  # Python ints: no numpy scalar overflow warning
+        h = _mix(_mix(q ^ self.seed) + np.atleast_1d(np.asarray(rep, dtype=np.uint64)) * _C1 + salt)
+        col = np.arange(1, width + 1, dtype=np.uint64) * _C2
+        return (_mix(h[:, None] + col[None, :]) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+
+def as_keys(rng, qids=None) -> Keys:
+    """Keys from a Keys, a seed, or a numpy Generator (which then only draws the seed)."""
+    if isinstance(rng, Keys):
+        return rng
+    if isinstance(rng, np.random.Generator):
+        return Keys(int(rng.integers(0, 2 ** 63)), qids)
+    return Keys(int(rng), qids)
+
+
+
+def _shuffled(grade, judged, n, base, reps: int, rng, depth=None, rep0: int = 0) -> Ranking:
     """``reps`` uniform shuffles of g pools given as padded (g x width) matrices.
 
     Rows of the result are rep * g + i, with ``base`` mapping pool i to its query.  Each shuffle
@@ -229,11 +280,14 @@ def _shuffled(grade, judged, n, base, reps: int, rng, depth=None) -> Ranking:
     (d(d-1) <= n), the top d are drawn directly: see :func:`_distinct_draws`.
     """
     g, width = grade.shape
+    keys_of = as_keys(rng)
+    rep_of_row = np.repeat(np.arange(rep0, rep0 + reps), g)  # global repetition: batch-independent
+    base_of_row = np.tile(np.asarray(base), reps)
     d = width if depth is None else min(int(depth), width)
     if d * (d - 1) <= n.min():
-        idx = _distinct_draws(n, reps, d, rng)
+        idx = _distinct_draws(n, reps, d, keys_of, base_of_row, rep_of_row)
     else:
-        keys = rng.random((reps, g, width))
+        keys = keys_of.rows(base_of_row, rep_of_row, width).reshape(reps, g, width)
         keys += np.arange(width) >= n[:, None]
         keys = keys.reshape(reps * g, width)
         if d < width and width > max(64, 4 * d):  # a full sort of short rows is faster than partitioning
@@ -249,7 +303,7 @@ def _shuffled(grade, judged, n, base, reps: int, rng, depth=None) -> Ranking:
                    None if judged is None else judged.ravel()[src])
 
 
-def _distinct_draws(n, reps: int, d: int, rng) -> np.ndarray:
+def _distinct_draws(n, reps: int, d: int, keys: Keys, base_of_row, rep_of_row) -> np.ndarray:
     """(reps * g, d) indices: for row rep * g + i, d distinct positions of pool i's n[i] documents,
     uniformly among ordered d-tuples, i.e. the top d of a uniform permutation.
 
@@ -258,12 +312,15 @@ def _distinct_draws(n, reps: int, d: int, rng) -> np.ndarray:
     and d draws replace sorting n keys (10 instead of 1,000 for nDCG@10 on a 1,000-document pool).
     """
     high = np.tile(n, reps)[:, None]
-    idx = rng.integers(0, high, size=(len(high), d))
+    idx = np.minimum((keys.rows(base_of_row, rep_of_row, d) * high).astype(np.int64), high - 1)
     todo = np.arange(len(high))
+    attempt = 0
     while len(todo):
         s = np.sort(idx[todo], axis=1)
         todo = todo[(s[:, 1:] == s[:, :-1]).any(axis=1)]
-        idx[todo] = rng.integers(0, high[todo], size=(len(todo), d))
+        attempt += 1
+        u = keys.rows(base_of_row[todo], rep_of_row[todo], d, attempt)
+        idx[todo] = np.minimum((u * high[todo]).astype(np.int64), high[todo] - 1)
     return idx
 
 
@@ -299,7 +356,7 @@ def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, qu
         per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(qs)))
         for s in range(0, reps, per):
             t = min(per, reps - s)
-            yield s, qs, scorer(_shuffled(grade, judged, nb, qs, t, rng, depth)).reshape(t, len(qs))
+            yield s, qs, scorer(_shuffled(grade, judged, nb, qs, t, rng, depth, rep0=s)).reshape(t, len(qs))
 
 
 def permutation_values(pool: Pool, J, m, rel_level, reps: int, rng, scorer=None, queries=None) -> np.ndarray:
@@ -308,6 +365,7 @@ def permutation_values(pool: Pool, J, m, rel_level, reps: int, rng, scorer=None,
     Only ``queries`` are computed when given (other columns NaN); an empty pool scores 0.
     """
     scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
+    rng = as_keys(rng, J.qids)
     out = np.full((reps, pool.nq), np.nan)
     queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
     empty = pool.n[queries] == 0
@@ -355,6 +413,7 @@ def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, activ
     standard error sqrt(p(1-p)/reps).  Queries outside ``active`` are left NaN.
     """
     scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
+    rng = as_keys(rng, J.qids)
     nq = pool.nq
     A = np.asarray(A, dtype=np.float64)
     active = np.ones(nq, bool) if active is None else np.asarray(active, bool)
@@ -413,11 +472,11 @@ def _tol(a):
 
 # --------------------------------------------------------------------------- variants
 
-def _rng(seed: int) -> np.random.Generator:
-    """A fresh generator for each metric: its Monte Carlo numbers do not depend on which other
+def _rng(seed: int, J: Judgements) -> Keys:
+    """The same keys for every metric: its Monte Carlo numbers do not depend on which other
     metrics were requested, and metrics on the same pool and depth see the same permutations
     (common random numbers), so DB(SP@k) = DB(AP@k) holds for the estimates too."""
-    return np.random.default_rng(int(seed) % 2 ** 63)
+    return Keys(seed, J.qids)
 
 
 def variant_values(rr, J: Judgements, metrics: list, plain: dict, options):
@@ -442,7 +501,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options):
                                 "WLB": worst(pool, J, meas, rel_level), "se": None}
             else:
                 from .bridge import foreign_bounds
-                bounds[meas] = foreign_bounds(pool, J, meas, options, _rng(options.seed))
+                bounds[meas] = foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
         return bounds[meas]
 
     for metric in metrics:
@@ -460,7 +519,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options):
                 from .bridge import foreign_scorer
                 scorer = foreign_scorer(J, meas, options)
             und = undefined_mask(b["IUB"], b["E"], b["WLB"])
-            val, se = db_values(pool, J, meas, rel_level, A, options.permutations, _rng(options.seed),
+            val, se = db_values(pool, J, meas, rel_level, A, options.permutations, _rng(options.seed, J),
                                 scorer, active=~und)
             stderr[metric] = se
         else:

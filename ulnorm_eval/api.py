@@ -200,7 +200,7 @@ def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn, str
     ``stream=True`` evaluates it block by block in bounded memory and refuses a run whose queries are
     not contiguous; ``False`` reads it whole; ``None`` (default) streams a regular file and falls
     back to reading it whole when its queries turn out not to be contiguous.  The numbers are the
-    same either way (Monte Carlo estimates aside, which agree within their standard errors).
+    same either way, Monte Carlo estimates included (their draws are keyed by query id).
     """
     import os
 

@@ -2,10 +2,9 @@
 
 The file is read in blocks of whole queries; each block is parsed, ordered and scored exactly like
 a whole run (the same functions), and only per-query values are kept.  Per-query values do not
-depend on the other queries, so the result equals the in-memory path's to the last bit for every
-exact measure and variant; Monte Carlo estimates (DB on large pools, bounds of ir_measures
-measures) use the same seed but a different random stream, so they agree within their standard
-errors.  A query whose lines are not contiguous is refused with its line number.
+depend on the other queries (Monte Carlo draws are keyed by seed and query id, bounds.Keys), so
+the result equals the in-memory path's to the last bit.  A query whose lines are not contiguous
+is refused with its line number (NotGrouped).
 """
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ def test_trec_rows_match_hand_values(case):
         for q, v in zip(["q1", "q2", "q10"], vals):
             assert rows[(None, m, q)] == f"{float(v):.4f}", (m, q)
         assert rows[(None, m, "all")] == f"{float(mean(vals)):.4f}", m
-    assert "UL2(P@2) is undefined for 2 queries" in res.stderr
+    assert "UL2 of P@2 for 2 queries" in res.stderr
     assert "1 of 3 qrels queries have no ranked documents" in res.stderr
     assert res.stderr.count("no ranked documents") == 1  # once, with a count
 

@@ -238,11 +238,22 @@ def input_notes(warn, name: str, path: str, *, nq: int, missing: int = 0, ignore
         warn(f"{path}: ignored the fields after the 6th on {extra} lines (as trec_eval does)")
 
 
+def _and(words: list) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
 def undefined_notes(warn, name: str, undefined: dict, options: Options) -> None:
+    """One stderr line per run: which variants were undefined for how many queries, by measure."""
+    by_measure: dict = {}
     for m, n in undefined.items():
         if n:
-            how = "scored 0" if options.undefined == "zero" else "left out of the mean"
-            warn(f"{name}: {m} is undefined for {n} queries ({how}; --undefined)")
+            by_measure.setdefault(str(m.measure), {}).setdefault(n, []).append(m.variant)
+    if not by_measure:
+        return
+    parts = [f"{_and(vs)} of {meas} for {n} queries"
+             for meas, counts in by_measure.items() for n, vs in counts.items()]
+    how = "scored 0" if options.undefined == "zero" else "left out of the mean"
+    warn(f"{name}: undefined ({how}; --undefined): {'; '.join(parts)}")
 
 
 def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):

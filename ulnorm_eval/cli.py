@@ -5,6 +5,9 @@ import sys
 
 import click
 
+from .cli_options import (bounds_options, groups_option, make_options, ordering_options, output_options,
+                          run_queries_option, seed_option)
+
 EPILOG = """\b
 Examples:
   ulnorm-eval qrels.txt run.gz                       nDCG@10, AP, RBP with E, IUB, UL1, UL2
@@ -78,34 +81,16 @@ def _fail(msg: str, code: int = 2):
               help="Variants added to every measure, comma-separated (e, iub, wlb, ul1, ul2, mm, eb, em, db, uew) "
                    "or 'none'. Default: e,iub,ul1,ul2.")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
-@click.option("-l", "--rel-level", type=float, default=1, show_default=True,
-              help="Lowest grade counted relevant for binary measures (AP, P, RR, R, Rprec, SP).")
-@click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents per query.")
+@ordering_options
 @click.option("-c", "complete", is_flag=True, hidden=True, help="Accepted for trec_eval compatibility (the default).")
-@click.option("--run-queries-only", is_flag=True,
-              help="Average only over queries the run retrieved for (trec_eval without -c).")
-@click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
-              help="Order: score desc then docid desc (trec_eval); the rank column; or file order.")
-@click.option("--score-precision", type=click.Choice(["float64", "float32"]), default="float64",
-              show_default=True, help="float32 reproduces trec_eval <= 9.0.8, pytrec_eval and ir_measures.")
-@click.option("--pool", type=click.Choice(["qrels", "run", "union"]), default="qrels", show_default=True,
-              help="Documents a random ranker permutes: judged ones, the run's, or both.")
-@click.option("--expectation", type=click.Choice(["exact", "paper"]), default="exact", show_default=True,
-              help="'paper' uses the seeds' formulas verbatim (E[SP@k] = k(P/n)^2) to reproduce their tables.")
-@click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-              help="A query whose variant is undefined (e.g. I = E) scores 0, or is left out of the mean.")
-@click.option("--permutations", type=click.IntRange(min=10), default=1000, show_default=True,
-              help="Monte Carlo permutations (DB, and E/IUB of measures without a closed form).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Monte Carlo permutations.")
+@run_queries_option
+@bounds_options
+@seed_option
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
               help="Measure names in the output: canonical (nDCG@10, UL2(AP)) or trec_eval's (ndcg_cut_10, ul2_map).")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "trec", "tsv", "csv", "json", "jsonl"]),
-              help="Output format. Default: table on a terminal, trec when piped.  tsv, csv, json and jsonl "
-                   "always hold every query and the 'all' row.")
-@click.option("--precision", type=click.IntRange(min=0, max=17),
-              help="Decimals (default 4 for trec and table; full precision for tsv, csv, json).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
-@click.option("--groups", type=click.Path(dir_okay=False), help="LETOR group-size file (default QRELS.query).")
+@output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec",
+                "  tsv, csv, json and jsonl always hold every query and the 'all' row.")
+@groups_option
 @click.option("--stream/--no-stream", default=None,
               help="--stream: evaluate runs block by block in bounded memory and refuse a run whose queries' "
                    "lines are not contiguous.  --no-stream: read runs whole.  Default: stream a regular file, "
@@ -148,9 +133,9 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
         from . import api, gate
         from .output import FORMATS, progress, query_order, write_atomic
 
-        opts = api.Options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
-                           run_queries_only=run_queries_only, pool=pool, expectation=expectation,
-                           undefined=undefined, permutations=permutations, seed=seed)
+        opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
+                            run_queries_only=run_queries_only, pool=pool, expectation=expectation,
+                            undefined=undefined, permutations=permutations, seed=seed)
         metrics = api.resolve_metrics(_split_names(measures) or None, _split_variants(norm))
         try:
             thresholds = [gate.parse_threshold(t) for t in fail_below]

@@ -10,6 +10,9 @@ import sys
 
 import click
 
+from .cli_options import (bounds_options, bundle, groups_option, make_options, ordering_options, output_options,
+                          seed_option)
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 TABLES = ("systems", "summary", "pairs")
 
@@ -31,44 +34,15 @@ Examples:
 
 
 def _eval_options(f):
-    """The evaluation options that change a number (as in `eval`)."""
-    opts = [
+    """The evaluation options that change a number (as in `eval`), and the output options."""
+    return bundle(
         click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
                      help="Measure, repeatable (as in eval). Default: nDCG@10 AP RBP(p=0.8)."),
-        click.option("-l", "--rel-level", type=float, default=1, show_default=True,
-                     help="Lowest grade counted relevant for binary measures."),
-        click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents per query."),
-        click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
-                     help="Order: score desc then docid desc (trec_eval); the rank column; or file order."),
-        click.option("--score-precision", type=click.Choice(["float64", "float32"]), default="float64",
-                     show_default=True, help="float32 reproduces trec_eval <= 9.0.8."),
-        click.option("--pool", type=click.Choice(["qrels", "run", "union"]), default="qrels", show_default=True,
-                     help="Documents a random ranker permutes."),
-        click.option("--expectation", type=click.Choice(["exact", "paper"]), default="exact", show_default=True,
-                     help="'paper' uses the seeds' formulas verbatim."),
-        click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-                     help="An undefined variant value scores 0, or leaves the query out."),
-        click.option("--permutations", type=click.IntRange(min=10), default=1000, show_default=True,
-                     help="Monte Carlo permutations for bounds without a closed form."),
-        click.option("--groups", type=click.Path(dir_okay=False), help="LETOR group-size file."),
-        click.option("-f", "--format", "fmt", type=click.Choice(["table", "tsv", "csv", "json"]),
-                     help="Output format. Default: table on a terminal, tsv when piped."),
-        click.option("--precision", type=click.IntRange(min=0, max=17),
-                     help="Decimals (default 4 for table; full precision for tsv, csv, json)."),
-        click.option("-o", "--output", type=click.Path(dir_okay=False),
-                     help="Write to FILE (atomically) instead of stdout."),
+        ordering_options, bounds_options, groups_option,
+        output_options(["table", "tsv", "csv", "json"], "tsv"),
         click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
                      help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."),
-    ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
-
-
-def _options(api, rel_level, depth, ties, score_precision, pool, expectation, undefined, permutations, seed):
-    return api.Options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
-                       pool=pool, expectation=expectation, undefined=undefined, permutations=permutations,
-                       seed=seed)
+    )(f)
 
 
 def _check_plot(plot) -> None:
@@ -101,8 +75,7 @@ def _check_plot(plot) -> None:
               show_default=True, help="Φ the 'topics needed' column aims at (seed 001).")
 @click.option("--table", "tables", default="systems,summary", show_default=True, metavar="LIST",
               help="Tables to print, comma-separated: systems, summary, pairs, or all.")
-@click.option("--seed", type=int, default=0, show_default=True,
-              help="Seed of every random procedure (tests, swap rate, Monte Carlo bounds).")
+@seed_option
 @_eval_options
 def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset_size, swap_trials, phi_target,
                 tables, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
@@ -122,8 +95,9 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         from . import api
         from .compare import compare_files
 
-        opts = _options(api, rel_level, depth, ties, score_precision, pool, expectation, undefined, permutations,
-                        seed)
+        opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
+                            expectation=expectation, undefined=undefined, permutations=permutations,
+                            seed=seed)
         q = api.load_qrels(qrels, groups=groups)
         variants = _split_variants(norm) or []
         cmp = compare_files(q, runs, _split_names(measures) or None, variants, opts, warnings.append,
@@ -152,7 +126,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
               help="Otherwise, A/IUB and E/IUB both at or below this: hard.")
 @click.option("--easy-above", type=float, default=0.5, show_default=True,
               help="Otherwise, A/IUB and E/IUB both at or above this: easy.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Monte Carlo bounds.")
+@seed_option
 @_eval_options
 def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above, seed, measures, rel_level, depth,
                 ties, score_precision, pool, expectation, undefined, permutations, groups, fmt, precision, output,
@@ -171,8 +145,9 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
         from .queries import Thresholds, query_table
 
         thresholds = Thresholds(informative_gap, ideal_gap, hard_below, easy_above)
-        opts = _options(api, rel_level, depth, ties, score_precision, pool, expectation, undefined, permutations,
-                        seed)
+        opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
+                            expectation=expectation, undefined=undefined, permutations=permutations,
+                            seed=seed)
         q = api.load_qrels(qrels, groups=groups)
         table = query_table(q, runs, _split_names(measures) or None, opts, thresholds, warnings.append)
     except (InputError, UnknownMeasure, ValueError) as exc:

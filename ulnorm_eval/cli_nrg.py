@@ -5,6 +5,8 @@ import sys
 
 import click
 
+from .cli_options import make_options, ordering_options, output_options, run_queries_option
+
 EPILOG = """\b
 Examples:
   ulnorm-eval nrg qrels new.run --prior a.run --prior b.run      new.run against a and b
@@ -39,21 +41,11 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
               help="Measure (repeatable): nDCG[@k], DCG[@k], P@k, RBP(p=..)[@k], or NRG(...)/UC(P@k). "
                    "Default: nDCG@10.")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
-@click.option("-l", "--rel-level", type=float, default=1, show_default=True,
-              help="Lowest grade counted relevant for P and UC.")
-@click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents of every run.")
-@click.option("--run-queries-only", is_flag=True, help="Average only over queries the scored run retrieved for.")
-@click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
-              help="Order: score desc then docid desc (trec_eval); the rank column; or file order.")
-@click.option("--score-precision", type=click.Choice(["float64", "float32"]), default="float64",
-              show_default=True, help="float32 reproduces trec_eval <= 9.0.8, pytrec_eval and ir_measures.")
+@ordering_options
+@run_queries_option
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
               help="Measure names: canonical (nDCG@10, NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, nrg_ndcg_cut_10).")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "trec", "tsv", "csv", "json", "jsonl"]),
-              help="Output format. Default: table on a terminal, trec when piped.")
-@click.option("--precision", type=click.IntRange(min=0, max=17),
-              help="Decimals (default 4 for trec and table; full precision for tsv, csv, json).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
+@output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec")
 def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by, unique, measures, per_query,
             rel_level, depth, run_queries_only, ties, score_precision, names, fmt, precision, output):
     """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (seed 002).
@@ -82,8 +74,8 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
         from .nrg import NRGError, evaluate_nrg
         from .output import FORMATS, write_atomic
 
-        opts = api.Options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
-                           run_queries_only=run_queries_only)
+        opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
+                            run_queries_only=run_queries_only)
         names_ = [x for v in measures for x in v.split() if x] or None
         q = api.load_qrels(qrels)
         if q.skipped:

@@ -1,0 +1,70 @@
+"""Option bundles shared by the commands (eval, compare, queries, nrg), so a flag means the same
+thing, with the same help, everywhere.  Only click is imported: `--help` stays instant."""
+from __future__ import annotations
+
+import click
+
+
+def bundle(*options):
+    """A decorator applying ``options`` in the order given (top to bottom in --help)."""
+
+    def deco(f):
+        for o in reversed(options):
+            f = o(f)
+        return f
+
+    return deco
+
+
+# How a run is read and ordered: every number depends on these.
+ordering_options = bundle(
+    click.option("-l", "--rel-level", type=float, default=1, show_default=True,
+                 help="Lowest grade counted relevant for binary measures (AP, P, RR, R, Rprec, SP, UC)."),
+    click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents per query."),
+    click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
+                 help="Order: score desc then docid desc (trec_eval); the rank column; or file order."),
+    click.option("--score-precision", type=click.Choice(["float64", "float32"]), default="float64",
+                 show_default=True, help="float32 reproduces trec_eval <= 9.0.8, pytrec_eval and ir_measures."),
+)
+
+run_queries_option = click.option(
+    "--run-queries-only", is_flag=True, help="Average only over queries the run retrieved for (trec_eval without -c).")
+
+# The random-ranking bounds and the variants built on them.
+bounds_options = bundle(
+    click.option("--pool", type=click.Choice(["qrels", "run", "union"]), default="qrels", show_default=True,
+                 help="Documents a random ranker permutes: judged ones, the run's, or both."),
+    click.option("--expectation", type=click.Choice(["exact", "paper"]), default="exact", show_default=True,
+                 help="'paper' uses the seeds' formulas verbatim (E[SP@k] = k(P/n)^2) to reproduce their tables."),
+    click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+                 help="A query whose variant is undefined (e.g. I = E) scores 0, or is left out of the mean."),
+    click.option("--permutations", type=click.IntRange(min=10), default=1000, show_default=True,
+                 help="Monte Carlo permutations (DB, and E/IUB of measures without a closed form)."),
+)
+
+seed_option = click.option("--seed", type=int, default=0, show_default=True,
+                           help="Seed of every random procedure (Monte Carlo permutations, tests).")
+
+groups_option = click.option("--groups", type=click.Path(dir_okay=False),
+                             help="LETOR group-size file (default QRELS.query).")
+
+
+def output_options(formats, piped: str, note: str = ""):
+    """-f/--format (``formats``; ``piped`` is the default when stdout is not a terminal), --precision, -o."""
+    return bundle(
+        click.option("-f", "--format", "fmt", type=click.Choice(list(formats)),
+                     help=f"Output format. Default: table on a terminal, {piped} when piped.{note}"),
+        click.option("--precision", type=click.IntRange(min=0, max=17),
+                     help="Decimals (default 4 for trec and table; full precision for tsv, csv, json)."),
+        click.option("-o", "--output", type=click.Path(dir_okay=False),
+                     help="Write to FILE (atomically) instead of stdout."),
+    )
+
+
+def make_options(**kw):
+    """api.Options from the bundles' values (names as the options'); the others take their defaults."""
+    from .api import Options
+
+    fields = ("rel_level", "depth", "ties", "score_precision", "run_queries_only", "pool", "expectation",
+              "undefined", "permutations", "seed")
+    return Options(**{k: kw[k] for k in fields if k in kw})

@@ -136,3 +136,24 @@ def test_monte_carlo_db_identical_streamed_or_not(shared):
     # another seed moves the estimates
     c = api.evaluate_run(q, io.read_run(run), metrics, api.Options(permutations=200, seed=6), lambda m: None)
     assert not np.array_equal(c.values[db], b.values[db])
+
+
+def _real_runs():
+    from conftest import SHARED
+
+    out = []
+    for folder, qrels, args in (("robust03", "qrels.txt", []),
+                                ("dlhard-passage", "qrels.txt", ["-l", "2", "-M", "1000", "--score-precision", "float32"])):
+        runs = sorted((SHARED / folder / "runs").glob("*.gz")) if SHARED.is_dir() else []
+        out += [pytest.param(str(SHARED / folder / qrels), str(r), args, id=r.name)
+                for r in runs if not r.name.endswith(".eval.gz")]
+    return out or [pytest.param(None, None, None, id="no-shared-data")]
+
+
+@pytest.mark.parametrize("qrels, run, args", _real_runs())
+def test_every_real_run_streams_to_the_same_tsv(shared, qrels, run, args):
+    base = ["-f", "tsv", "-m", "nDCG@10", "-m", "AP", "-m", "P@10", "-n", "e,iub,ul1,ul2,uew", *args, qrels, run]
+    a = CliRunner().invoke(main, ["--stream", *base])
+    b = CliRunner().invoke(main, ["--no-stream", *base])
+    assert a.exit_code == b.exit_code == 0, a.output + b.output
+    assert a.stdout == b.stdout and a.stdout.count("\n") > 50

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ulnorm_eval import bounds, registry
+from ulnorm_eval import bounds, permutations, registry
 from ulnorm_eval.measures import Judgements, Ranking, compute
 
 TOL = dict(rel=1e-12, abs=1e-12)
@@ -349,9 +349,9 @@ def test_top_depth_draws_are_uniform_without_replacement():
     grades = list(range(40))  # distinct gains identify the documents
     J = judgements([grades])
     pool = bounds.make_pool("qrels", None, J)
-    grade, judged, n = bounds._padded(pool, np.array([0]))
+    grade, judged, n = permutations._padded(pool, np.array([0]))
     reps = 40000
-    top = bounds._shuffled(grade, judged, n, np.array([0]), reps, np.random.default_rng(1), depth=3)
+    top = permutations._shuffled(grade, judged, n, np.array([0]), reps, np.random.default_rng(1), depth=3)
     top = top.grade.reshape(reps, 3)
     assert np.all((top[:, 0] != top[:, 1]) & (top[:, 0] != top[:, 2]) & (top[:, 1] != top[:, 2]))
     se = np.sqrt(1 / 40 * (1 - 1 / 40) / reps)

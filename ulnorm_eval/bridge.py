@@ -56,7 +56,7 @@ def foreign_scorer(J: Judgements, m, options):
 
 
 def foreign_bounds(pool, J: Judgements, m, options, rng) -> dict:
-    from .bounds import permutation_values
+    from .permutations import permutation_values
 
     scorer = foreign_scorer(J, m, options)
     vals = permutation_values(pool, J, m, options.rel_level, options.permutations, rng, scorer)

@@ -114,7 +114,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     import pyarrow as pa
 
     from . import api
-    from .bounds import make_pool
+    from .pools import make_pool
     from .io import Run
     from .prepare import judgements, natural_order, qrels_queries, rank_run
     from .registry import Metric

@@ -2,7 +2,7 @@
 
 The file is read in blocks of whole queries; each block is parsed, ordered and scored exactly like
 a whole run (the same functions), and only per-query values are kept.  Per-query values do not
-depend on the other queries (Monte Carlo draws are keyed by seed and query id, bounds.Keys), so
+depend on the other queries (Monte Carlo draws are keyed by seed and query id, permutations.Keys), so
 the result equals the in-memory path's to the last bit.  A query whose lines are not contiguous
 is refused with its line number (NotGrouped).
 """

@@ -1,0 +1,63 @@
+"""The pool of a query: the documents a random ranker permutes (``--pool``).
+
+'qrels' (default): the query's judged documents, a property of the query, identical for every
+run; 'run': the run's retrieved documents (unjudged ones gain nothing); 'union': both.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .measures import Judgements, Ranking, gains_for
+
+__all__ = ["Pool", "make_pool", "pool_gains", "rel_of"]
+
+
+class Pool:
+    """Per-query pool documents: grades (and whether judged), grouped by query, order irrelevant."""
+
+    def __init__(self, row: np.ndarray, grade: np.ndarray, nq: int, judged: np.ndarray | None = None):
+        order = np.argsort(row, kind="stable")
+        self.row, self.grade, self.nq = row[order], grade[order], nq
+        self.judged = np.ones(len(row), bool) if judged is None else np.asarray(judged, bool)[order]
+        self.n = np.bincount(self.row, minlength=nq)[:nq].astype(np.float64)
+
+    def rowsum(self, w) -> np.ndarray:
+        return np.bincount(self.row, weights=w, minlength=self.nq)[: self.nq]
+
+    def ordered(self, key: np.ndarray, descending: bool) -> Ranking:
+        """The pool of every query sorted by ``key`` (one row per query)."""
+        order = np.lexsort((-key if descending else key, self.row))
+        return Ranking(self.row[order], self.grade[order], self.nq, np.arange(self.nq), self.judged[order])
+
+    def subset(self, queries: np.ndarray) -> "Pool":
+        """The same pool with every query outside ``queries`` emptied."""
+        keep = np.isin(self.row, queries)
+        return Pool(self.row[keep], self.grade[keep], self.nq, self.judged[keep])
+
+
+def make_pool(kind: str, rk: Ranking, J: Judgements) -> Pool:
+    """The pool of every query: 'qrels' (judged documents), 'run' (retrieved) or 'union'."""
+    if kind == "qrels":
+        return Pool(J.row, J.grade, J.nq)
+    judged = rk.judged if rk.judged is not None else np.ones(len(rk.row), bool)
+    if kind == "run":
+        return Pool(rk.row, rk.grade, J.nq, judged)
+    if kind == "union":
+        extra = ~judged
+        return Pool(np.concatenate([J.row, rk.row[extra]]), np.concatenate([J.grade, rk.grade[extra]]), J.nq,
+                    np.concatenate([np.ones(len(J.row), bool), np.zeros(int(extra.sum()), bool)]))
+    raise ValueError("pool must be 'qrels', 'run' or 'union'")
+
+
+def rel_of(m, rel_level):
+    r = m.get("rel")
+    return rel_level if r is None else r
+
+
+def pool_gains(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:
+    """Each pool document's gain under ``m`` (binary measures: 1 if relevant); unjudged gain 0.
+
+    Every native measure depends on a ranking only through this sequence, so it is both the sort
+    key of IUB/WLB and the class label of DB's enumeration.
+    """
+    return np.where(pool.judged, gains_for(pool.grade, m, rel_of(m, rel_level), J.max_grade), 0.0)

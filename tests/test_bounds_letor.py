@@ -15,7 +15,8 @@ import pytest
 
 from ulnorm_eval import bounds, evaluate, registry
 from ulnorm_eval.api import load_qrels
-from ulnorm_eval.io import letor_features, run_from_frame
+from ulnorm_eval.io import run_from_frame
+from ulnorm_eval.letor import letor_features
 from ulnorm_eval.prepare import judgements
 
 FEATURE = 8  # any single feature makes a (weak) ranker

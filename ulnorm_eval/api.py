@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import registry
-from .io import Qrels, Run, is_letor, read_bytes, read_letor, read_letor_scores, read_qrels, read_run
+from .io import Qrels, Run, read_bytes, read_qrels, read_run
+from .letor import is_letor, read_letor, read_letor_scores
 from .measures import Judgements, compute
 from .prepare import RankedRun, judgements, natural_order, rank_run
 from .registry import Metric

@@ -1,0 +1,178 @@
+"""LETOR files (``grade [qid:Q] f:v ... [# comment]``) as qrels, and their score files as runs.
+
+Query groups come from the ``qid:`` column or from a LightGBM group-size file; documents are named
+by their 0-based row position within the query, which is how score files refer to them.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .io import InputError, Qrels, Run, _run_name, check_duplicates, read_bytes
+
+__all__ = ["is_letor", "read_letor", "read_letor_scores", "letor_features"]
+
+def is_letor(data: bytes) -> bool:
+    """True when the first data line looks like ``grade [qid:Q] f:v ...`` rather than TREC qrels."""
+    for raw in data[:65536].lstrip(b"\xef\xbb\xbf").split(b"\n"):
+        parts = raw.split()
+        if not parts or parts[0].startswith(b"#"):
+            continue
+        return len(parts) >= 2 and (b":" in parts[1])
+    return False
+
+
+def read_letor(path: str, groups: str | None = None, data: bytes | None = None) -> Qrels:
+    """LETOR rows ``grade [qid:Q] f:v ... [# comment]`` as qrels.
+
+    Query groups come from the ``qid:`` column or, without it, from a LightGBM group-size file
+    (``groups``, default ``PATH.query`` beside the data): consecutive rows form a query.  Documents
+    are named by their 0-based row position within the query (``"0"``, ``"1"``, ...), which is how a
+    score file refers to them.  Features are parsed by :func:`letor_features` when needed.
+    """
+    import os
+
+    import pyarrow as pa
+
+    if data is None:
+        data = read_bytes(path)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    grades, qids, lines = [], [], []
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
+        body = raw.split(b"#", 1)[0]
+        parts = body.split()
+        if not parts:
+            continue
+        try:
+            g = float(parts[0])
+        except ValueError:
+            raise InputError(path, lineno, f"grade {parts[0].decode(errors='replace')!r} is not a number") from None
+        if not math.isfinite(g):
+            raise InputError(path, lineno, "grade is not finite")
+        q = None
+        if len(parts) > 1 and parts[1].startswith(b"qid:"):
+            q = parts[1][4:].decode()
+        grades.append(g)
+        qids.append(q)
+        lines.append(lineno)
+    if not grades:
+        raise InputError(path, 1, "empty file: no rows")
+    have_qid = [q is not None for q in qids]
+    if any(have_qid) and not all(have_qid):
+        i = have_qid.index(False)
+        raise InputError(path, lines[i], "row without qid: in a file that uses qid:")
+    if not all(have_qid):
+        gpath = groups or (str(path) + ".query")
+        if not os.path.exists(gpath):
+            raise InputError(path, None, f"no qid: column and no group file {gpath} (give --groups)")
+        sizes = _read_group_sizes(gpath)
+        if sum(sizes) != len(grades):
+            raise InputError(gpath, None, f"group sizes add up to {sum(sizes)} but {path} has {len(grades)} rows")
+        qids = [str(i) for i, s in enumerate(sizes) for _ in range(s)]
+    else:
+        # qid: groups must be contiguous, as every LETOR tool assumes
+        seen, prev = set(), None
+        for q, ln in zip(qids, lines):
+            if q != prev:
+                if q in seen:
+                    raise InputError(path, ln, f"rows of query {q!r} are not contiguous")
+                seen.add(q)
+                prev = q
+    docs, prev, pos = [], None, 0
+    for q in qids:
+        pos = pos + 1 if q == prev else 0
+        prev = q
+        docs.append(str(pos))
+    return Qrels(qid=pa.array(qids, pa.string()), docid=pa.array(docs, pa.string()),
+                 grade=np.asarray(grades, dtype=np.float64), path=str(path),
+                 line=np.asarray(lines, dtype=np.int64), letor=True)
+
+
+def _read_group_sizes(path: str) -> list[int]:
+    sizes = []
+    for lineno, raw in enumerate(read_bytes(path).split(b"\n"), 1):
+        s = raw.strip()
+        if not s:
+            continue
+        try:
+            v = int(s)
+        except ValueError:
+            raise InputError(path, lineno, f"group size {s.decode(errors='replace')!r} is not an integer") from None
+        if v <= 0:
+            raise InputError(path, lineno, "group size must be positive")
+        sizes.append(v)
+    if not sizes:
+        raise InputError(path, 1, "empty group file")
+    return sizes
+
+
+def letor_features(path: str, feature: int, data: bytes | None = None) -> np.ndarray:
+    """The value of one feature on every row of a LETOR file (0 where the row omits it)."""
+    if data is None:
+        data = read_bytes(path)
+    key = f"{feature}:".encode()
+    out = []
+    for raw in data.split(b"\n"):
+        body = raw.split(b"#", 1)[0]
+        parts = body.split()
+        if not parts:
+            continue
+        v = 0.0
+        for p in parts[1:]:
+            if p.startswith(key):
+                v = float(p[len(key):])
+                break
+        out.append(v)
+    return np.asarray(out, dtype=np.float64)
+
+
+def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: bytes | None = None) -> Run:
+    """Scores for a LETOR file as a run.
+
+    Either one score per line (row order of the LETOR file), or RankLib's ``qid idx score`` lines,
+    where ``idx`` is the document's 0-based position within its query.
+    """
+    import pyarrow as pa
+
+    if data is None:
+        data = read_bytes(path)
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    rows, lines = [], []
+    width = None
+    for lineno, raw in enumerate(data.split(b"\n"), 1):
+        parts = raw.split()
+        if not parts or parts[0].startswith(b"#"):
+            continue
+        if width is None:
+            width = len(parts)
+            if width not in (1, 3):
+                raise InputError(path, lineno, "expected one score per line or 'qid idx score'")
+        if len(parts) != width:
+            raise InputError(path, lineno, f"expected {width} fields, found {len(parts)}")
+        rows.append(parts)
+        lines.append(lineno)
+    if not rows:
+        raise InputError(path, 1, "empty file: no scores")
+    scores = []
+    for parts, ln in zip(rows, lines):
+        try:
+            v = float(parts[-1])
+        except ValueError:
+            raise InputError(path, ln, f"score {parts[-1].decode(errors='replace')!r} is not a number") from None
+        if not math.isfinite(v):
+            raise InputError(path, ln, "score is not finite")
+        scores.append(v)
+    if width == 1:
+        if len(scores) != len(qrels):
+            raise InputError(path, None, f"{len(scores)} scores for {len(qrels)} LETOR rows")
+        qid, docid = qrels.qid, qrels.docid
+    else:
+        qid = pa.array([p[0].decode() for p in rows], pa.string())
+        docid = pa.array([str(int(p[1])) for p in rows], pa.string())
+        check_duplicates(qid, docid, path, np.asarray(lines), "the scores")
+    score = np.asarray(scores, dtype=np.float64)
+    return Run(qid=qid, docid=docid, score=score, rank=None, name=name or _run_name(path, None),
+               path=str(path), line=np.asarray(lines, dtype=np.int64))

@@ -157,3 +157,19 @@ def test_every_real_run_streams_to_the_same_tsv(shared, qrels, run, args):
     b = CliRunner().invoke(main, ["--no-stream", *base])
     assert a.exit_code == b.exit_code == 0, a.output + b.output
     assert a.stdout == b.stdout and a.stdout.count("\n") > 50
+
+
+def test_bom_crlf_and_no_final_newline_stream_alike(tmp_path):
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n1 0 b 2\n2 0 c 1\n")
+    r = tmp_path / "r"
+    lines = [f"1 Q0 {d} {i} {9 - i} t" for i, d in enumerate("abxyz")] + [f"2 Q0 {d} {i} 1 t" for i, d in enumerate("cde")]
+    r.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode())
+    metrics = api.resolve_metrics(["AP", "nDCG@10"], ["E", "UL2"])
+    for bs in (16, 64, 1 << 20):  # blocks far smaller than a query: the BOM line must not split query 1
+        a = stream.evaluate_stream(io.read_qrels(str(q)), str(r), metrics, api.Options(), lambda m: None,
+                                   block_bytes=bs)
+        b = api.evaluate_run(io.read_qrels(str(q)), io.read_run(str(r)), metrics, api.Options(), lambda m: None)
+        _assert_identical(metrics, a, b)
+        # query 2's three documents tie at score 1: docid descending puts its relevant c third
+        assert a.values[metrics[0]].tolist() == [(1 / 1 + 2 / 2) / 2, 1 / 3]

@@ -45,7 +45,7 @@ def _qid(line: bytes):
     parts = line.split(None, 1)
     if not parts or parts[0].startswith(b"#"):
         return None
-    return parts[0]
+    return parts[0].removeprefix(b"\xef\xbb\xbf")  # a UTF-8 BOM before the file's first qid
 
 
 def _tail_start(data: bytes, end: int) -> int:

@@ -41,14 +41,20 @@ def foreign_values(rr, J: Judgements, m, qrels, options) -> np.ndarray:
 
 
 def foreign_scorer(J: Judgements, m, options):
-    """A scorer of synthetic rankings (grades only): every document judged with its grade."""
+    """A scorer of synthetic rankings (grades only): a pool document is judged with its grade, an
+    unjudged one (run and union pools) is left out of the synthetic qrels, as it is of the real ones.
+
+    Only the pool is known here, so with ``--pool run`` the judged documents the run did not retrieve
+    are missing from the synthetic qrels: measures that count them (Bpref's R) see a smaller R.
+    """
     import pandas as pd
 
     def score(rk: Ranking) -> np.ndarray:
         # numeric ids: some ir_measures providers (gdeval for ERR) accept nothing else
         ids = rk.row.astype(str).astype(object)
         docs = np.arange(len(rk.row)).astype(str).astype(object)
-        qdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "relevance": np.rint(rk.grade).astype(int)})
+        j = np.ones(len(rk.row), bool) if rk.judged is None else rk.judged
+        qdf = pd.DataFrame({"query_id": ids[j], "doc_id": docs[j], "relevance": np.rint(rk.grade[j]).astype(int)})
         rdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "score": -rk.pos.astype(np.float64)})
         return _calc(m.foreign, qdf, rdf, rk.nrows, {str(i): i for i in range(rk.nrows)})
 

@@ -533,7 +533,7 @@ def measures_markdown() -> str:
         for cut in ([None] if f.cutoff == "none" else [10] if f.cutoff == "required" else [None, 10]):
             m = Measure(f.name, (), cut)
             t = m.trec_name()
-            if t != str(m):
+            if t != str(m) or t == f.trec:  # Rprec is spelt alike in both
                 trec.append(f"`{t.replace('_10', '_k')}`")
         lines.append(f"| {f.name} | `{_md(syntax(f))}` | {', '.join(trec)} | {_md(f.formula)} | "
                      f"{_md(f.expectation)} | {_md(f.cite)} |")

@@ -104,3 +104,24 @@ def test_ir_measures_bridge_matches_trec_eval(shared, case):
         for i, q in enumerate(rr.qids):
             assert f"{rr.values[m][i]:.4f}" == expected[(name, q)], (name, q)
         assert f"{rr.mean[m]:.4f}" == expected[(name, "all")]
+
+
+SUPPORTED = re.compile(r"^(map|Rprec|recip_rank|ndcg|P_\d+|recall_\d+|ndcg_cut_\d+|map_cut_\d+)\s")
+
+
+@pytest.mark.parametrize("expected, flags, qrels, results", [
+    ("out.test.aq", ["-q"], "qrels.test", "results.test"),
+    ("out.test.aqc", ["-q", "-c"], "qrels.test", "results.trunc"),
+    ("out.test.aqcM", ["-q", "-c", "-M100"], "qrels.test", "results.trunc"),
+    ("out.test.aql", ["-q", "-l2"], "qrels.rel_level", "results.test"),
+])
+def test_names_trec_is_line_for_line_trec_eval(shared, expected, flags, qrels, results):
+    """With --names trec, the trec rows are trec_eval's own, in its order (queries in byte order,
+    measures in its table's order): the expected file's lines for our measures, one for one."""
+    d = shared / "trec_eval_test"
+    want = [line for line in (d / expected).read_text().splitlines() if SUPPORTED.match(line)]
+    args = ["--names", "trec", "-n", "none", *flags, "-m", "map", "-m", "Rprec", "-m", "recip_rank", "-m", "P",
+            "-m", "recall", "-m", "ndcg", "-m", "ndcg_cut", "-m", "map_cut", str(d / qrels), str(d / results)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines() == want

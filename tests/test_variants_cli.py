@@ -90,8 +90,9 @@ def test_ul1_ul2_follow_their_formulas_per_query(measure):
 def test_trec_names():
     res = cli("--names", "trec", "-m", "ndcg_cut.10", "-m", "map", "-n", "ul2,e")
     lines = res.stdout.splitlines()
+    # trec_eval's measure order (map before ndcg_cut), each measure followed by its variants
     assert [line.split("\t")[0] for line in lines] == [f"{n:<22s}" for n in (
-        "ndcg_cut_10", "ul2_ndcg_cut_10", "e_ndcg_cut_10", "map", "ul2_map", "e_map")]
+        "map", "ul2_map", "e_map", "ndcg_cut_10", "ul2_ndcg_cut_10", "e_ndcg_cut_10")]
 
 
 def test_undefined_skip_and_zero():

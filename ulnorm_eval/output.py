@@ -18,6 +18,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 from dataclasses import asdict
@@ -67,30 +68,45 @@ def _mean_stderr(values, se) -> float:
 
 # --------------------------------------------------------------------------- trec
 
+# trec_eval 10's measure table order (its -m all_trec output), which its output follows
+_TREC_ORDER = {name: i for i, name in enumerate(
+    "num_ret num_rel num_rel_ret map Rprec bpref recip_rank iprec_at_recall P relstring recall infAP "
+    "Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P success set_P "
+    "set_relative_P set_recall set_map set_F num_nonrel_judged_ret rbp rbp_resid unj".split())}
+
+
 def format_trec(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
                 query_order=None, **_) -> str:
     """trec_eval rows ``measure<TAB>query<TAB>value``: per query (with -q) in query order, then ``all``.
 
     With ``names='trec'`` the measure column uses trec_eval's names and its exact ``%-22s`` padding, so
-    the output is a drop-in replacement for trec_eval's.  With several runs a first column names the
-    run (one run keeps trec_eval's three columns).  ``query_order`` (``--sort``/``--head``) replaces
-    the natural order of the per-query rows.
+    the output is a drop-in replacement for trec_eval's, per-query rows in its order too (query ids in
+    byte order).  With several runs a first column names the run (one run keeps trec_eval's three
+    columns).  ``query_order`` (``--sort``/``--head``) replaces the natural order of the per-query rows.
     """
     precision = 4 if precision is None else precision
     lines = []
     multi = len(result.runs) > 1
-    labels = [_name(m, names) for m in result.metrics]
+    metrics = list(result.metrics)
+    if names == "trec":
+        # trec_eval prints measures in its own table's order, whatever the -m order
+        metrics.sort(key=lambda m: _TREC_ORDER.get(re.match(r"(.+?)(_\d.*)?$", m.measure.trec_name()).group(1),
+                                                   len(_TREC_ORDER)))
+    labels = [_name(m, names) for m in metrics]
     if names == "trec":
         labels = [f"{lab:<22s}" for lab in labels]
     for rr in result.runs:
         prefix = f"{rr.name}\t" if multi else ""
         if per_query:
             pos = {q: i for i, q in enumerate(rr.qids)}
-            for q in (rr.qids if query_order is None else [q for q in query_order if q in pos]):
+            order = query_order
+            if order is None and names == "trec":
+                order = sorted(rr.qids, key=str.encode)  # trec_eval's order (strcmp), for a line-for-line drop-in
+            for q in (rr.qids if order is None else [q for q in order if q in pos]):
                 i = pos[q]
-                for lab, m in zip(labels, result.metrics):
+                for lab, m in zip(labels, metrics):
                     lines.append(f"{prefix}{lab}\t{q}\t{_num(rr.values[m][i], precision)}")
-        for lab, m in zip(labels, result.metrics):
+        for lab, m in zip(labels, metrics):
             lines.append(f"{prefix}{lab}\tall\t{_num(rr.mean[m], precision)}")
     return "\n".join(lines) + ("\n" if lines else "")
 

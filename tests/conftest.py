@@ -4,7 +4,15 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import os
+
 import pytest
+from hypothesis import settings
+
+# CI runs the same examples every time (a red CI blocks a landing; exploring is for local runs).
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

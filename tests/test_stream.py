@@ -173,3 +173,20 @@ def test_bom_crlf_and_no_final_newline_stream_alike(tmp_path):
         _assert_identical(metrics, a, b)
         # query 2's three documents tie at score 1: docid descending puts its relevant c third
         assert a.values[metrics[0]].tolist() == [(1 / 1 + 2 / 2) / 2, 1 / 3]
+
+
+@pytest.mark.parametrize("compress", ["gzip", "bz2", "lzma"])
+def test_compression_is_recognised_by_content_on_files_and_stdin(tmp_path, compress):
+    import importlib
+
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n1 0 b 0\n")
+    text = "1 Q0 b 1 2.0 t\n1 Q0 a 2 1.0 t\n"
+    packed = importlib.import_module(compress).compress(text.encode())
+    r = tmp_path / "run.txt"  # no compression suffix
+    r.write_bytes(packed)
+    for args, stdin in (([str(q), str(r)], None), ([str(q), "-"], packed)):
+        for mode in ("--stream", "--no-stream"):
+            res = CliRunner().invoke(main, [mode, "-n", "none", "-m", "RR", *args], input=stdin)
+            assert res.exit_code == 0, res.output
+            assert res.stdout == "RR\tall\t0.5000\n"

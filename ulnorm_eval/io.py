@@ -75,29 +75,43 @@ class Run:
 
 # --------------------------------------------------------------------------- raw bytes
 
-def read_bytes(path: str) -> bytes:
-    """The file's bytes, decompressed by extension (.gz, .bz2, .xz); ``-`` is standard input."""
-    if path == "-":
-        return sys.stdin.buffer.read()
-    opener = open
-    low = str(path).lower()
-    if low.endswith(".gz"):
-        opener = gzip.open
-    elif low.endswith(".bz2"):
-        opener = bz2.open
-    elif low.endswith(".xz") or low.endswith(".lzma"):
-        opener = lzma.open
+_MAGIC = ((b"\x1f\x8b", gzip.GzipFile), (b"BZh", bz2.BZ2File), (b"\xfd7zXZ\x00", lzma.LZMAFile))
+
+
+def open_input(path: str):
+    """A binary file object on the decompressed content; ``-`` is standard input.
+
+    gzip, bzip2 and xz are recognised by their magic bytes, whatever the name (so ``zcat`` is never
+    needed, even on standard input).
+    """
+    import io as _io
+
     try:
-        with opener(path, "rb") as fh:
-            return fh.read()
+        raw = sys.stdin.buffer if path == "-" else open(path, "rb")
     except FileNotFoundError:
         raise InputError(path, None, "no such file") from None
     except IsADirectoryError:
         raise InputError(path, None, "is a directory, not a file") from None
     except PermissionError:
         raise InputError(path, None, "permission denied") from None
+    buf = raw if isinstance(raw, _io.BufferedReader) else _io.BufferedReader(raw)
+    head = buf.peek(6)[:6]
+    for magic, cls in _MAGIC:
+        if head.startswith(magic):
+            return cls(fileobj=buf, mode="rb") if cls is gzip.GzipFile else cls(buf, mode="rb")
+    return buf
+
+
+def read_bytes(path: str) -> bytes:
+    """The file's bytes, decompressed when compressed (gzip, bzip2, xz); ``-`` is standard input."""
+    fh = open_input(path)
+    try:
+        return fh.read()
     except (OSError, EOFError, lzma.LZMAError) as exc:  # corrupt or truncated archives
         raise InputError(path, None, f"cannot read: {exc}") from None
+    finally:
+        if path != "-":
+            fh.close()
 
 
 # --------------------------------------------------------------------------- tokenising

@@ -8,14 +8,11 @@ is refused with its line number (NotGrouped).
 """
 from __future__ import annotations
 
-import bz2
-import gzip
 import lzma
-import sys
 
 import numpy as np
 
-from .io import InputError, Qrels, read_run
+from .io import InputError, Qrels, open_input, read_run
 from .measures import Ranking
 
 __all__ = ["query_blocks", "evaluate_stream", "NotGrouped"]
@@ -25,20 +22,6 @@ class NotGrouped(InputError):
     """A query's lines are not contiguous: the run cannot be evaluated block by block."""
 
 BLOCK_BYTES = 8 << 20
-
-
-def _open(path: str):
-    if path == "-":
-        return sys.stdin.buffer
-    low = str(path).lower()
-    opener = gzip.open if low.endswith(".gz") else bz2.open if low.endswith(".bz2") else \
-        lzma.open if low.endswith((".xz", ".lzma")) else open
-    try:
-        return opener(path, "rb")
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a directory, not a file") from None
 
 
 def _qid(line: bytes):
@@ -69,7 +52,7 @@ def _tail_start(data: bytes, end: int) -> int:
 
 def query_blocks(path: str, block_bytes: int = BLOCK_BYTES):
     """Yield (bytes, first line number) blocks, each holding whole queries' lines."""
-    fh = _open(path)
+    fh = open_input(path)
     carry = b""
     line = 1
     try:
@@ -92,7 +75,7 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES):
             yield block, line
             line += block.count(b"\n")
     finally:
-        if fh is not sys.stdin.buffer:
+        if path != "-":
             fh.close()
 
 

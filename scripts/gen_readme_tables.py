@@ -6,7 +6,7 @@
 
 Blocks (each between ``<!-- BEGIN name -->`` and ``<!-- END name -->``):
 
-- ``measures-table``, ``variants-table``: the registry (ulnorm_eval.output.measures_markdown/variants_markdown)
+- ``measures-table``, ``variants-table``: the registry (ulnorm_eval.render.formats.measures_markdown/variants_markdown)
 - ``example-table``: ``-f table`` output on the bundled examples
 - ``gate-example``: a failing ``--baseline`` gate on the bundled examples
 - ``command-line``: ``--help`` of the program and of every subcommand, at a fixed width of 100
@@ -33,7 +33,7 @@ def help_text(name: str | None = None) -> str:
     """``ulnorm-eval [name] --help`` exactly as click prints it at WIDTH columns."""
     import click
 
-    from ulnorm_eval.cli import main
+    from ulnorm_eval.cli.main import main
 
     def settings(c):  # the command's own context_settings (-h), at a fixed width
         return {**c.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
@@ -46,7 +46,7 @@ def help_text(name: str | None = None) -> str:
 
 def command_names() -> list[str]:
     """``eval`` first, then the other subcommands alphabetically."""
-    from ulnorm_eval.cli import main
+    from ulnorm_eval.cli.main import main
 
     return sorted(main.commands, key=lambda n: (n != "eval", n))
 
@@ -65,7 +65,7 @@ def run_example(args: list, expect: int = 0, stderr: bool = True) -> str:
 
     from click.testing import CliRunner
 
-    from ulnorm_eval.cli import main
+    from ulnorm_eval.cli.main import main
 
     cwd = os.getcwd()
     os.chdir(ROOT)
@@ -94,7 +94,7 @@ def gate_example() -> str:
 
 def blocks_light() -> dict:
     """The blocks generated without evaluating anything."""
-    from ulnorm_eval.output import measures_markdown, variants_markdown
+    from ulnorm_eval.render.formats import measures_markdown, variants_markdown
 
     return {"measures-table": measures_markdown(), "variants-table": variants_markdown(),
             "command-line": command_line()}

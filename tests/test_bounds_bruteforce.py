@@ -17,8 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ulnorm_eval import bounds, permutations, registry
-from ulnorm_eval.measures import Judgements, Ranking, compute
+from ulnorm_eval.core import expectations as bounds
+
+from ulnorm_eval.core import permutations
+
+from ulnorm_eval.core import registry
+from ulnorm_eval.core.kernels import Judgements, Ranking, compute
 
 TOL = dict(rel=1e-12, abs=1e-12)
 

@@ -13,11 +13,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ulnorm_eval import bounds, evaluate, registry
-from ulnorm_eval.api import load_qrels
-from ulnorm_eval.io import run_from_frame
-from ulnorm_eval.letor import letor_features
-from ulnorm_eval.prepare import judgements
+from ulnorm_eval import evaluate
+
+from ulnorm_eval.core import expectations as bounds
+
+from ulnorm_eval.core import registry
+from ulnorm_eval.pipeline.evaluate import load_qrels
+from ulnorm_eval.inputs.trec import run_from_frame
+from ulnorm_eval.inputs.letor import letor_features
+from ulnorm_eval.pipeline.ordering import judgements
 
 FEATURE = 8  # any single feature makes a (weak) ranker
 

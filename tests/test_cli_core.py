@@ -10,8 +10,8 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from ulnorm_eval.api import resolve_metrics
-from ulnorm_eval.cli import main
+from ulnorm_eval.pipeline.evaluate import resolve_metrics
+from ulnorm_eval.cli.main import main
 
 
 def run_cli(*args, stdin=None):

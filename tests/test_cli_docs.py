@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 import pytest
 
-from ulnorm_eval.cli import main
+from ulnorm_eval.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -55,7 +55,7 @@ def test_generated_block_is_current(block):
 
 
 def test_readme_tables_list_every_registered_name():
-    from ulnorm_eval.registry import FAMILIES, VARIANTS
+    from ulnorm_eval.core.registry import FAMILIES, VARIANTS
 
     measures = gen.block(README, "measures-table")
     variants = gen.block(README, "variants-table")

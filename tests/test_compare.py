@@ -16,10 +16,12 @@ import pytest
 import scipy.stats as sps
 from click.testing import CliRunner
 
-from ulnorm_eval import api, stats
-from ulnorm_eval.cli import main
-from ulnorm_eval.compare import compare, compare_files
-from ulnorm_eval.queries import Thresholds, classify, query_table, select_subset
+from ulnorm_eval.pipeline import evaluate as api
+
+from ulnorm_eval.analysis import stats
+from ulnorm_eval.cli.main import main
+from ulnorm_eval.analysis.compare import compare, compare_files
+from ulnorm_eval.analysis.query_types import Thresholds, classify, query_table, select_subset
 
 ROBUST_RUNS = ["input.pircRBa1", "input.THUIRr0301", "input.NLPR03vb10", "input.humR03dc", "input.SABIR03BASE"]
 

@@ -100,7 +100,7 @@ def test_dlhard_cli_lines(shared, monkeypatch):
     """The command line (streaming reader, --names trec) prints the published lines of a run."""
     from click.testing import CliRunner
 
-    from ulnorm_eval.cli import main
+    from ulnorm_eval.cli.main import main
 
     d = shared / "dlhard-passage"
     monkeypatch.chdir(d)
@@ -121,7 +121,7 @@ def test_dlhard_cli_lines(shared, monkeypatch):
 def test_robust03_cli_several_runs(shared, monkeypatch):
     from click.testing import CliRunner
 
-    from ulnorm_eval.cli import main
+    from ulnorm_eval.cli.main import main
 
     d = shared / "robust03"
     monkeypatch.chdir(d)

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ulnorm_eval.cli import main
-from ulnorm_eval.gate import Check, parse_threshold, verdict
-from ulnorm_eval.registry import UnknownMeasure, parse
-from ulnorm_eval.stats import paired_t, randomization
+from ulnorm_eval.cli.main import main
+from ulnorm_eval.analysis.gate import Check, parse_threshold, verdict
+from ulnorm_eval.core.registry import UnknownMeasure, parse
+from ulnorm_eval.analysis.stats import paired_t, randomization
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\nq10 0 d6 1\nq10 0 d7 0\n"
 RUN_A = ("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 1.0 A\n"

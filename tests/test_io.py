@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from ulnorm_eval import evaluate
-from ulnorm_eval.api import load_qrels, load_run
-from ulnorm_eval.cli import main
-from ulnorm_eval.io import InputError, _fast_columns, _slow_columns, read_qrels, read_run
+from ulnorm_eval.pipeline.evaluate import load_qrels, load_run
+from ulnorm_eval.cli.main import main
+from ulnorm_eval.inputs.trec import InputError, _fast_columns, _slow_columns, read_qrels, read_run
 
 QRELS = """q1 0 d1 2
 q1 0 d2 0

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ulnorm_eval import evaluate
-from ulnorm_eval.io import qrels_from_frame, run_from_frame
+from ulnorm_eval.inputs.trec import qrels_from_frame, run_from_frame
 
 MEASURES = [
     "nDCG@1", "nDCG@3", "nDCG@5", "nDCG@10", "nDCG", "AP", "AP@3", "AP@5", "P@1", "P@3", "P@5", "P@10",

@@ -10,8 +10,12 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from ulnorm_eval import bounds, normalise, registry
-from ulnorm_eval.measures import Judgements, Ranking, compute
+from ulnorm_eval.core import expectations as bounds
+
+from ulnorm_eval.core import normalise
+
+from ulnorm_eval.core import registry
+from ulnorm_eval.core.kernels import Judgements, Ranking, compute
 
 EPS = 1e-12
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -12,11 +12,11 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from ulnorm_eval import api
-from ulnorm_eval.cli import main
-from ulnorm_eval.io import qrels_from_frame, run_from_frame
-from ulnorm_eval.nrg import NRGError, evaluate_nrg, group_of, prior_sets, resolve_nrg_metrics
-from ulnorm_eval.registry import Metric, UnknownMeasure, parse
+from ulnorm_eval.pipeline import evaluate as api
+from ulnorm_eval.cli.main import main
+from ulnorm_eval.inputs.trec import qrels_from_frame, run_from_frame
+from ulnorm_eval.analysis.nrg import NRGError, evaluate_nrg, group_of, prior_sets, resolve_nrg_metrics
+from ulnorm_eval.core.registry import Metric, UnknownMeasure, parse
 
 L2 = math.log2
 

@@ -24,7 +24,7 @@ from fractions import Fraction as F
 import pytest
 from click.testing import CliRunner
 
-from ulnorm_eval.cli import main
+from ulnorm_eval.cli.main import main
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\nq10 0 d6 1\nq10 0 d7 0\n"
 RUN_A = ("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 1.0 A\n"
@@ -137,7 +137,7 @@ def test_tsv_full_precision_and_nan(case):
 def test_json_validates_and_carries_meta(case):
     import jsonschema
 
-    from ulnorm_eval.output import JSON_SCHEMA
+    from ulnorm_eval.render.formats import JSON_SCHEMA
 
     res = run_cli("-f", "json", *ARGS, "--undefined", "skip", case["qrels"], case["a"], case["b"])
     doc = json.loads(res.stdout)
@@ -166,7 +166,7 @@ def test_json_validates_and_carries_meta(case):
 def test_json_schema_rejects_a_broken_document(case):
     import jsonschema
 
-    from ulnorm_eval.output import JSON_SCHEMA
+    from ulnorm_eval.render.formats import JSON_SCHEMA
 
     doc = json.loads(run_cli("-f", "json", *ARGS, case["qrels"], case["a"]).stdout)
     doc["runs"][0]["summary"]["AP"] = "0.44"
@@ -178,7 +178,7 @@ def test_json_monte_carlo_standard_errors(case):
     import jsonschema
     import numpy as np
 
-    from ulnorm_eval.output import JSON_SCHEMA
+    from ulnorm_eval.render.formats import JSON_SCHEMA
 
     res = run_cli("-f", "json", "-m", "AP", "-n", "db", "--permutations", "200", case["qrels"], case["b"])
     doc = json.loads(res.stdout)
@@ -218,7 +218,7 @@ def _result(case, runs=("a",), variants=("E", "IUB", "UL2")):
 def test_table_cells_and_styles_on_a_recorded_console(case):
     from rich.console import Console
 
-    from ulnorm_eval.output import make_table
+    from ulnorm_eval.render.formats import make_table
 
     table = make_table(_result(case), color=True)
     assert [c.header for c in table.columns] == ["measure", "value", "E", "IUB", "UL2"]
@@ -236,7 +236,7 @@ def test_table_cells_and_styles_on_a_recorded_console(case):
 
 
 def test_table_column_groups_per_run(case):
-    from ulnorm_eval.output import make_table
+    from ulnorm_eval.render.formats import make_table
 
     table = make_table(_result(case, runs=("a", "b"), variants=("UL2",)), color=False)
     assert [c.header for c in table.columns] == ["measure", "a.run\nvalue", "\nUL2", "b.run\nvalue", "\nUL2"]
@@ -246,7 +246,7 @@ def test_table_column_groups_per_run(case):
 
 def test_table_only_variant_leaves_value_blank(case):
     from ulnorm_eval import evaluate
-    from ulnorm_eval.output import make_table
+    from ulnorm_eval.render.formats import make_table
 
     res = evaluate(case["qrels"], case["a"], ["UL2(AP)", "P@2"], variants=[])
     table = make_table(res)
@@ -332,7 +332,7 @@ def _leftovers(d):
 
 
 def test_failure_while_writing_leaves_no_file(case, tmp_path, monkeypatch):
-    from ulnorm_eval import output
+    from ulnorm_eval.render import formats as output
 
     real = open
 
@@ -364,7 +364,7 @@ def test_failure_while_writing_leaves_no_file(case, tmp_path, monkeypatch):
 
 
 def test_failure_before_rename_keeps_the_old_file(case, tmp_path, monkeypatch):
-    from ulnorm_eval import output
+    from ulnorm_eval.render import formats as output
 
     out = tmp_path / "eval.txt"
     out.write_text("previous results\n")
@@ -396,7 +396,7 @@ def test_unknown_measure_suggests_and_exits_2(case):
 
 
 def test_measures_lists_every_registered_name():
-    from ulnorm_eval.registry import FAMILIES, VARIANTS
+    from ulnorm_eval.core.registry import FAMILIES, VARIANTS
 
     out = run_cli("measures").stdout
     for f in FAMILIES.values():
@@ -413,7 +413,7 @@ def test_measures_lists_every_registered_name():
 
 
 def test_help_imports_no_heavy_library():
-    code = ("import sys\nfrom ulnorm_eval.cli import main\n"
+    code = ("import sys\nfrom ulnorm_eval.cli.main import main\n"
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "print(sorted(m for m in ('numpy', 'pandas', 'pyarrow', 'rich', 'scipy', 'ir_measures') "
             "if m in sys.modules))")
@@ -427,7 +427,7 @@ def test_help_shows_examples():
 
 
 def test_progress_only_for_large_inputs(tmp_path, monkeypatch, capsys):
-    from ulnorm_eval import output
+    from ulnorm_eval.render import formats as output
 
     small = tmp_path / "small"
     small.write_bytes(b"x" * 1000)

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from ulnorm_eval import api, io
+from ulnorm_eval.pipeline import evaluate as api
+
+from ulnorm_eval.inputs import trec as io
 
 
 @pytest.mark.parametrize("docs, dup_line", [

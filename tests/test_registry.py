@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from ulnorm_eval import api
-from ulnorm_eval.registry import (DEFAULT_MEASURES, DEFAULT_VARIANTS, FAMILIES, VARIANTS, UnknownMeasure,
+from ulnorm_eval.pipeline import evaluate as api
+from ulnorm_eval.core.registry import (DEFAULT_MEASURES, DEFAULT_VARIANTS, FAMILIES, VARIANTS, UnknownMeasure,
                                   parse, parse_many)
 
 CANONICAL = [

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from ulnorm_eval import evaluate
-from ulnorm_eval.io import qrels_from_frame, run_from_frame
+from ulnorm_eval.inputs.trec import qrels_from_frame, run_from_frame
 
 
 def bounds_of(labels, measures, variants=("E", "IUB", "WLB"), **kw):

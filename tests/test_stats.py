@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import scipy.stats as sps
 
-from ulnorm_eval import stats
+from ulnorm_eval.analysis import stats
 
 
 def _pairs(Y):

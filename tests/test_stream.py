@@ -5,8 +5,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ulnorm_eval import api, io, stream
-from ulnorm_eval.cli import main
+from ulnorm_eval.pipeline import evaluate as api
+
+from ulnorm_eval.inputs import trec as io
+
+from ulnorm_eval.pipeline import stream
+from ulnorm_eval.cli.main import main
 
 EXACT = ["nDCG@10", "nDCG", "AP", "AP@100", "P@10", "RR", "R@100", "Rprec", "RBP(p=0.8)", "SP@10"]
 VARIANTS = ["E", "IUB", "WLB", "UL1", "UL2", "MM", "EB", "EM", "UEW"]

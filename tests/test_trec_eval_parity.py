@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from conftest import read_trec_eval_output
 from ulnorm_eval import evaluate
-from ulnorm_eval.cli import main
+from ulnorm_eval.cli.main import main
 
 NATIVE = re.compile(r"^(map|P_\d+|recip_rank|Rprec|ndcg|ndcg_cut_\d+|map_cut_\d+|recall_\d+|ndcg_1=3,2=9,4=4\.5)$")
 # trec_eval's order of these measures in -m all_trec / official output

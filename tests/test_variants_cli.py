@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ulnorm_eval.cli import main
+from ulnorm_eval.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 QRELS = str(EXAMPLES / "qrels" / "dlhard-passage.qrels.txt")

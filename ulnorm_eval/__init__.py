@@ -13,9 +13,9 @@ __all__ = ["evaluate", "Options", "Result", "load_qrels", "load_run", "parse_mea
 def __getattr__(name):
     # Deferred so that `ulnorm-eval --help` never pays for numpy/pandas/pyarrow.
     if name in ("evaluate", "Options", "Result", "load_qrels", "load_run"):
-        from . import api as _ev
+        from .pipeline import evaluate as _ev
         return getattr(_ev, name)
     if name == "parse_measure":
-        from .registry import parse
+        from .core.registry import parse
         return parse
     raise AttributeError(name)

@@ -12,8 +12,8 @@ import lzma
 
 import numpy as np
 
-from .io import InputError, Qrels, open_input, read_run
-from .measures import Ranking
+from ..inputs.trec import InputError, Qrels, open_input, read_run
+from ..core.kernels import Ranking
 
 __all__ = ["query_blocks", "evaluate_stream", "NotGrouped"]
 
@@ -91,8 +91,8 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .api import RunResult, _mean, input_notes, metric_values, query_set, undefined_notes
-    from .prepare import judgements, natural_order, qrels_queries, rank_run
+    from .evaluate import RunResult, _mean, input_notes, metric_values, query_set, undefined_notes
+    from .ordering import judgements, natural_order, qrels_queries, rank_run
 
     all_qids = qrels_queries(qrels)
     in_qrels = set(all_qids)
@@ -149,7 +149,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
         J = judgements(qrels, missing_qids)
         empty = Ranking(np.zeros(0, np.int64), np.zeros(0), len(missing_qids), np.arange(len(missing_qids)),
                         np.zeros(0, bool))
-        from .prepare import RankedRun
+        from .ordering import RankedRun
         rr = RankedRun(name or path, empty, np.zeros(len(missing_qids), bool), 0, 0, pa.array([], pa.string()),
                        np.zeros(0, np.int64))
         values, stderr, und = metric_values(rr, J, metrics, qrels, block_opts)
@@ -180,5 +180,5 @@ def _collect(done_qids, parts, se_parts, qids, values, stderr, metrics):
 
 
 def _name(path: str, tag):
-    from .io import _run_name
+    from ..inputs.trec import _run_name
     return _run_name(path, tag)

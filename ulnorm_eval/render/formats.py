@@ -249,7 +249,7 @@ def json_document(result, names: str = "canonical", precision: int | None = None
     """The ``-f json`` document as Python objects (see JSON_SCHEMA)."""
     import numpy as np
 
-    from . import __version__
+    from .. import __version__
 
     labels = {m: _name(m, names) for m in result.metrics}
     paths = list(result.run_paths) or [rr.name for rr in result.runs]
@@ -370,7 +370,7 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
     from rich.table import Table
     from rich.text import Text
 
-    from .registry import Metric
+    from ..core.registry import Metric
 
     precision = 4 if precision is None else precision
     rows, slots = _layout(result.metrics)
@@ -407,7 +407,7 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
     groups = []
     if per_query:
         if query_order is None:
-            from .prepare import natural_order
+            from ..pipeline.ordering import natural_order
             query_order = natural_order({q for rr in result.runs for q in rr.qids})
         groups = [(q, [p.get(q, -1) for p in pos]) for q in query_order]
     groups.append(("all", [None] * len(result.runs)))
@@ -540,7 +540,7 @@ def _md(text: str) -> str:
 
 def measures_markdown() -> str:
     """The README's measures table, generated from the registry."""
-    from .registry import FAMILIES, Measure
+    from ..core.registry import FAMILIES, Measure
 
     lines = ["| family | syntax | trec_eval name | formula | E under a random ranking | source |",
              "|---|---|---|---|---|---|"]
@@ -577,7 +577,7 @@ def bounds_kind(variant: str) -> str:
 
 def variants_markdown() -> str:
     """The README's variants table, generated from the registry."""
-    from .registry import VARIANTS
+    from ..core.registry import VARIANTS
 
     lines = ["| variant | formula | range | bounds | source |", "|---|---|---|---|---|"]
     for v in VARIANTS.values():
@@ -591,7 +591,7 @@ def variants_markdown() -> str:
 def query_order(result, metric=None, descending: bool = False, head: int | None = None) -> list:
     """Queries for per-query rows: natural order, or sorted by ``metric`` of the first run (``--sort``;
     ties and queries the first run lacks keep natural order, NaN last), then the first ``head``."""
-    from .prepare import natural_order
+    from ..pipeline.ordering import natural_order
 
     qids = natural_order({q for rr in result.runs for q in rr.qids})
     if metric is not None and result.runs:

@@ -52,7 +52,7 @@ def parse_threshold(text: str) -> Threshold:
 
     Raises ValueError for a malformed value and registry.UnknownMeasure for an unknown name.
     """
-    from .registry import parse
+    from ..core.registry import parse
 
     name, sep, value = text.rpartition("=")
     if not sep or not name.strip():

@@ -113,11 +113,11 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     import pandas as pd
     import pyarrow as pa
 
-    from . import api
-    from .pools import make_pool
-    from .io import Run
-    from .prepare import judgements, natural_order, qrels_queries, rank_run
-    from .registry import Metric
+    from ..pipeline import evaluate as api
+    from ..core.pools import make_pool
+    from ..inputs.trec import Run
+    from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
+    from ..core.registry import Metric
 
     options = options or api.Options()
     warn = warn or (lambda msg: None)

@@ -46,10 +46,10 @@ from typing import Callable
 
 import numpy as np
 
-from . import registry
-from .api import Result, input_notes
-from .measures import discount, gains_for
-from .registry import Metric, UnknownMeasure
+from ..core import registry
+from ..pipeline.evaluate import Result, input_notes
+from ..core.kernels import discount, gains_for
+from ..core.registry import Metric, UnknownMeasure
 
 __all__ = [
     "BrowsingModel", "browsing_model", "KeySpace", "key_space", "survival", "residual_factor",
@@ -320,8 +320,8 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     scored.  Keyword arguments set :class:`api.Options` fields (rel_level, depth, ties,
     score_precision, run_queries_only).
     """
-    from .api import Options, RunResult, _mean, load_qrels, load_run, plain_values
-    from .prepare import judgements, natural_order, qrels_queries, rank_run
+    from ..pipeline.evaluate import Options, RunResult, _mean, load_qrels, load_run, plain_values
+    from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
 
     options = options or Options(**kw)
     warn = warn or (lambda msg: None)
@@ -402,7 +402,7 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
 
 def _ignored(run, qids) -> list:
     import pyarrow.compute as pc
-    from .prepare import natural_order
+    from ..pipeline.ordering import natural_order
 
     return natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import stats
-from .queries import select_subset
+from .query_types import select_subset
 
 __all__ = ["Comparison", "compare", "compare_files", "BOUND_VARIANTS", "DEFAULT_VARIANTS"]
 
@@ -72,7 +72,7 @@ def _common_queries(result) -> list:
 def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, correction: str = "holm",
             alpha: float = 0.05, subset: str = "all", subset_size: int | None = None,
             swap_trials: int = 1000, phi_target: float = 0.95, warn=None) -> Comparison:
-    """Compare the runs of an evaluation :class:`~ulnorm_eval.api.Result`.
+    """Compare the runs of an evaluation :class:`~ulnorm_eval.pipeline.evaluate.Result`.
 
     ``test``: 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips, default 10,000) or
     'bootstrap' (Sakai, ``reps`` resamples, default 1,000); ``correction``: 'none', 'bonferroni',
@@ -85,7 +85,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     import pandas as pd
     from scipy import stats as sps
 
-    from .registry import Metric
+    from ..core.registry import Metric
 
     warn = warn or (lambda msg: None)
     if len(result.runs) < 2:
@@ -181,8 +181,8 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
     The plain measure is always evaluated next to its variants (Kendall's tau and conflicts are
     measured against it); E and IUB are evaluated too when a query subset is requested.
     """
-    from . import api
-    from .registry import Metric
+    from ..pipeline import evaluate as api
+    from ..core.registry import Metric
 
     options = options or api.Options()
     warn = warn or (lambda msg: None)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .measures import Judgements, compute, discount
+from .kernels import Judgements, compute, discount
 from .normalise import NORMALISERS, undefined_mask
 from .permutations import ENUMERATE_LIMIT, Keys, db_values, permutation_values
 from .pools import Pool, make_pool, pool_gains, rel_of
@@ -193,7 +193,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options):
                                 "IUB": ideal(pool, J, meas, rel_level, paper),
                                 "WLB": worst(pool, J, meas, rel_level), "se": None}
             else:
-                from .bridge import foreign_bounds
+                from .irm_adapter import foreign_bounds
                 bounds[meas] = foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
         return bounds[meas]
 
@@ -209,7 +209,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options):
         if v == "DB":
             scorer = None
             if not meas.native:
-                from .bridge import foreign_scorer
+                from .irm_adapter import foreign_scorer
                 scorer = foreign_scorer(J, meas, options)
             und = undefined_mask(b["IUB"], b["E"], b["WLB"])
             val, se = db_values(pool, J, meas, rel_level, A, options.permutations, _rng(options.seed, J),

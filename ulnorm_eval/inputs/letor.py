@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .io import InputError, Qrels, Run, _run_name, check_duplicates, read_bytes
+from .trec import InputError, Qrels, Run, _run_name, check_duplicates, read_bytes
 
 __all__ = ["is_letor", "read_letor", "read_letor_scores", "letor_features"]
 

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import registry
-from .io import Qrels, Run, read_bytes, read_qrels, read_run
-from .letor import is_letor, read_letor, read_letor_scores
-from .measures import Judgements, compute
-from .prepare import RankedRun, judgements, natural_order, rank_run
-from .registry import Metric
+from ..core import registry
+from ..inputs.trec import Qrels, Run, read_bytes, read_qrels, read_run
+from ..inputs.letor import is_letor, read_letor, read_letor_scores
+from ..core.kernels import Judgements, compute
+from .ordering import RankedRun, judgements, natural_order, rank_run
+from ..core.registry import Metric
 
 __all__ = ["Options", "Result", "evaluate", "load_qrels", "load_run", "resolve_metrics"]
 
@@ -163,7 +163,7 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
 def query_set(qrels: Qrels, run: Run, options: Options) -> list:
     import pyarrow.compute as pc
 
-    from .prepare import qrels_queries
+    from .ordering import qrels_queries
 
     qids = qrels_queries(qrels)
     if options.run_queries_only:
@@ -266,7 +266,7 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
         if m.measure not in plain:
             plain[m.measure] = plain_values(rr, J, m.measure, qrels, options)
     if any(m.variant for m in metrics):
-        from .bounds import variant_values
+        from ..core.expectations import variant_values
         vv, se, und = variant_values(rr, J, [m for m in metrics if m.variant], plain, options)
         values.update(vv)
         stderr.update(se)
@@ -292,5 +292,5 @@ def _mean(v: np.ndarray, order: np.ndarray | None = None) -> float:
 def plain_values(rr: RankedRun, J: Judgements, m, qrels: Qrels, options: Options) -> np.ndarray:
     if m.native:
         return compute(rr.ranking, J, m, options.rel_level)
-    from .bridge import foreign_values
+    from ..core.irm_adapter import foreign_values
     return foreign_values(rr, J, m, qrels, options)

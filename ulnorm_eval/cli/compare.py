@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from .cli_options import (bounds_options, bundle, groups_option, make_options, ordering_options, output_options,
+from .options import (bounds_options, bundle, groups_option, make_options, ordering_options, output_options,
                           seed_option)
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -82,9 +82,9 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
                 permutations, groups, fmt, precision, output, plot):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
     discriminative power, conflicts, PAD, swap rate and stability (Φ)."""
-    from .cli import _fail, _flush, _split_names, _split_variants
-    from .io import InputError
-    from .registry import UnknownMeasure
+    from .main import _fail, _flush, _split_names, _split_variants
+    from ..inputs.trec import InputError
+    from ..core.registry import UnknownMeasure
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs")
@@ -92,8 +92,8 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     _check_plot(plot)
     warnings = []
     try:
-        from . import api
-        from .compare import compare_files
+        from ..pipeline import evaluate as api
+        from ..analysis.compare import compare_files
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
                             expectation=expectation, undefined=undefined, permutations=permutations,
@@ -111,7 +111,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     meta = {**cmp.meta, "qrels": str(qrels), "run_files": list(runs)}
     _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta)
     if plot:
-        from .plots import plot_compare
+        from ..render.plots import plot_compare
         plot_compare(cmp, plot)
 
 
@@ -134,15 +134,15 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure; with RUNS
     also their mean score and the query type of seed 000 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB, see the README)."""
-    from .cli import _fail, _flush, _split_names
-    from .io import InputError
-    from .registry import UnknownMeasure
+    from .main import _fail, _flush, _split_names
+    from ..inputs.trec import InputError
+    from ..core.registry import UnknownMeasure
 
     _check_plot(plot)
     warnings = []
     try:
-        from . import api
-        from .queries import Thresholds, query_table
+        from ..pipeline import evaluate as api
+        from ..analysis.query_types import Thresholds, query_table
 
         thresholds = Thresholds(informative_gap, ideal_gap, hard_below, easy_above)
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
@@ -157,7 +157,7 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
     meta = {"qrels": str(qrels), "run_files": list(runs), "thresholds": vars(thresholds), "pool": pool}
     _emit({"queries": table}, fmt, precision, output, meta)
     if plot:
-        from .plots import plot_queries
+        from ..render.plots import plot_queries
         plot_queries(table, plot, thresholds)
 
 
@@ -174,7 +174,7 @@ def _table_list(text: str) -> list:
 
 
 def _emit(frames: dict, fmt, precision, output, meta) -> None:
-    from .output import write_atomic
+    from ..render.formats import write_atomic
 
     if fmt is None:
         fmt = "table" if (sys.stdout.isatty() and not output) else "tsv"

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .io import InputError, Qrels, Run, check_duplicates
-from .measures import Judgements, Ranking
+from ..inputs.trec import InputError, Qrels, Run, check_duplicates
+from ..core.kernels import Judgements, Ranking
 
 __all__ = ["natural_order", "judgements", "rank_run", "RankedRun"]
 

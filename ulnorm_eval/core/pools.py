@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .measures import Judgements, Ranking, gains_for
+from .kernels import Judgements, Ranking, gains_for
 
 __all__ = ["Pool", "make_pool", "pool_gains", "rel_of"]
 

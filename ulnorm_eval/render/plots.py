@@ -35,7 +35,7 @@ def require_matplotlib():
 
 def _save(fig, path: str) -> None:
     """Save atomically (output.atomic_path): a failed save leaves no partial picture."""
-    from .output import atomic_path
+    from .formats import atomic_path
 
     plt = require_matplotlib()
     fmt = os.path.splitext(path)[1].lstrip(".").lower() or "png"
@@ -62,7 +62,7 @@ def plot_queries(table, path: str, thresholds=None) -> None:
     ``table``: the DataFrame of :func:`ulnorm_eval.queries.query_table`.  Without runs (no mean
     scores) only the histograms are drawn.
     """
-    from .queries import Thresholds, normalised
+    from ..analysis.query_types import Thresholds, normalised
 
     plt = require_matplotlib()
     t = thresholds or Thresholds()
@@ -129,7 +129,7 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
     plt = require_matplotlib()
     from matplotlib.ticker import MaxNLocator
 
-    from .registry import Metric
+    from ..core.registry import Metric
 
     by_measure = {}
     for m in cmp.metrics:

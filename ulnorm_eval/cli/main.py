@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from .cli_options import (bounds_options, groups_option, make_options, ordering_options, output_options,
+from .options import (bounds_options, groups_option, make_options, ordering_options, output_options,
                           run_queries_option, seed_option)
 
 EPILOG = """\b
@@ -121,8 +121,8 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
              score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
              groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
-    from .io import InputError
-    from .registry import UnknownMeasure
+    from ..inputs.trec import InputError
+    from ..core.registry import UnknownMeasure
 
     if baseline is None and (max_drop is not None or alpha is not None or test is not None):
         raise click.UsageError("--max-drop, --alpha and --test need --baseline RUN")
@@ -130,8 +130,9 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
         raise click.UsageError("standard input ('-') can be given once")
     warnings = []
     try:
-        from . import api, gate
-        from .output import FORMATS, progress, query_order, write_atomic
+        from ..pipeline import evaluate as api
+        from ..analysis import gate
+        from ..render.formats import FORMATS, progress, query_order, write_atomic
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
                             run_queries_only=run_queries_only, pool=pool, expectation=expectation,
@@ -204,7 +205,7 @@ def _base(path: str) -> str:
 
 
 def _parse_metric(name: str):
-    from .registry import UnknownMeasure, parse
+    from ..core.registry import UnknownMeasure, parse
 
     try:
         return parse(name)
@@ -222,8 +223,8 @@ def _flush(warnings) -> None:
 def measures_cmd(markdown):
     """List every measure and variant with parameters and defaults, formula, expectation under a random
     ranking, citation, and whether its bounds are exact or Monte Carlo."""
-    from .output import bounds_kind, measures_markdown, syntax, variants_markdown
-    from .registry import FAMILIES, VARIANTS
+    from ..render.formats import bounds_kind, measures_markdown, syntax, variants_markdown
+    from ..core.registry import FAMILIES, VARIANTS
 
     if markdown:
         click.echo(measures_markdown() + "\n\n" + variants_markdown())
@@ -245,9 +246,9 @@ def measures_cmd(markdown):
         click.echo(f"    range {v.rng}; {bounds_kind(v.name)}; cite: {v.cite}")
 
 
-from .cli_nrg import nrg_cmd  # noqa: E402
+from .nrg import nrg_cmd  # noqa: E402
 main.add_command(nrg_cmd)
-from .cli_compare import compare_cmd, queries_cmd  # noqa: E402
+from .compare import compare_cmd, queries_cmd  # noqa: E402
 main.add_command(compare_cmd)
 main.add_command(queries_cmd)
 

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from .cli_options import make_options, ordering_options, output_options, run_queries_option
+from .options import make_options, ordering_options, output_options, run_queries_option
 
 EPILOG = """\b
 Examples:
@@ -54,8 +54,8 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
     by the measure's own browsing model: G(d) prod_j (1 - seen(rank of d in run j)).  With no prior
     run NRG equals the measure.
     """
-    from .io import InputError
-    from .registry import UnknownMeasure
+    from ..inputs.trec import InputError
+    from ..core.registry import UnknownMeasure
 
     chosen = [n for n, on in (("--leave-one-out", leave_one_out), ("--chronological", chronological),
                               ("--group-by", group_by is not None)) if on]
@@ -70,9 +70,9 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
 
     warnings = []
     try:
-        from . import api
-        from .nrg import NRGError, evaluate_nrg
-        from .output import FORMATS, write_atomic
+        from ..pipeline import evaluate as api
+        from ..analysis.nrg import NRGError, evaluate_nrg
+        from ..render.formats import FORMATS, write_atomic
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
                             run_queries_only=run_queries_only)

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .measures import Ranking, compute
+from .kernels import Ranking, compute
 from .pools import Pool, pool_gains
 
 __all__ = ["Keys", "as_keys", "permutation_values", "db_values", "n_arrangements", "ENUMERATE_LIMIT"]

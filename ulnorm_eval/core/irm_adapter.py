@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .measures import Judgements, Ranking
+from .kernels import Judgements, Ranking
 
 __all__ = ["foreign_values", "foreign_scorer", "foreign_bounds"]
 

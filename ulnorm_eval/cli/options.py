@@ -63,7 +63,7 @@ def output_options(formats, piped: str, note: str = ""):
 
 def make_options(**kw):
     """api.Options from the bundles' values (names as the options'); the others take their defaults."""
-    from .api import Options
+    from ..pipeline.evaluate import Options
 
     fields = ("rel_level", "depth", "ties", "score_precision", "run_queries_only", "pool", "expectation",
               "undefined", "permutations", "seed")

@@ -158,3 +158,17 @@ def test_links_to_pages_and_references_resolve():
                 if path.endswith("references.md") and anchor and anchor not in anchors:
                     broken.append(f"{page.name} -> {path}#{anchor}")
     assert not broken, broken
+
+
+def test_python_page_snippets_run(monkeypatch, capsys):
+    """Every ```python block of docs/python.md runs as shown, from the checkout's root, in order."""
+    monkeypatch.chdir(ROOT)
+    text = (DOCS / "python.md").read_text(encoding="utf-8")
+    snippets = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(snippets) == 4
+    ns: dict = {}
+    for code in snippets:
+        exec(compile(code, "docs/python.md", "exec"), ns)
+    assert list(ns["res"].summary().columns) == ["nDCG@10", "NRG(nDCG@10)"]
+    assert set(ns["cmp"].systems["run"]) == {"bm25.run", "bm25_bert_zs.run", "bm25_rm3.run"}
+    assert '"title": "ulnorm-eval -f json"' in capsys.readouterr().out

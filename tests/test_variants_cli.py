@@ -168,10 +168,8 @@ def test_all_variants_at_once():
 
 
 def readme_examples():
-    """The ``$ ulnorm-eval ...`` blocks of the README's "Bounds and normalisations" section."""
-    text = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Bounds and normalisations")
-    section = text[start:text.index("\n## ", start + 1)]
+    """The ``$ ulnorm-eval ...`` blocks of docs/bounds.md (bounds and normalisations, worked example)."""
+    section = (EXAMPLES.parent / "docs" / "bounds.md").read_text(encoding="utf-8")
     out = []
     for block in section.split("```text\n")[1:]:
         block = block[:block.index("```")]

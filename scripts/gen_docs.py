@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Regenerate the generated parts of README.md and docs/ from the code, so the docs cannot drift.
+
+    python scripts/gen_docs.py           # rewrite README.md, docs/cli.md and blocks in docs/*.md in place
+    python scripts/gen_docs.py --check   # exit 1 if any of them is out of date
+
+README.md blocks (each between ``<!-- BEGIN name -->`` and ``<!-- END name -->``):
+
+- ``measures-table``, ``variants-table``: the registry (ulnorm_eval.render.formats.measures_markdown/variants_markdown)
+- ``example-table``, ``union-table``: ``-f table`` output on the bundled examples, default pool and ``--pool union``
+- ``gate-example``: a failing ``--baseline`` gate on the bundled examples (exit code 1)
+- ``compare-example``: ``compare`` on the three bundled runs
+
+The pages of docs/ may hold any of these blocks as well; they are regenerated alike.
+docs/cli.md is generated whole: ``--help`` of the program and of every subcommand, at a fixed width of 100.
+
+tests/test_cli_docs.py runs the same functions and fails when any of them disagrees.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # document this checkout's package, not whichever one is installed
+README = ROOT / "README.md"
+CLI_MD = ROOT / "docs" / "cli.md"
+WIDTH = 100
+QRELS = "examples/qrels/dlhard-passage.qrels.txt"
+RUNS = ["examples/runs/bm25.run.gz", "examples/runs/bm25_bert_zs.run.gz", "examples/runs/bm25_rm3.run.gz"]
+EXAMPLE_ARGS = ["-f", "table", "-n", "e,iub,ul2", QRELS, RUNS[0], RUNS[1]]
+UNION_ARGS = ["-f", "table", "-n", "e,iub,ul2", "--pool", "union", QRELS, RUNS[0], RUNS[1]]
+GATE_ARGS = ["-m", "nDCG@10", "-n", "ul2", "--baseline", RUNS[0], "--max-drop", "0.01",
+             "--alpha", "0.05", QRELS, RUNS[2]]
+COMPARE_ARGS = ["compare", "-f", "table", "-m", "nDCG@10", "-n", "ul2", "--table", "systems,pairs", QRELS, *RUNS]
+# How the command line is shown: a shell glob instead of the three run files it expands to.
+SHOWN = {" ".join(RUNS): "examples/runs/*.run.gz"}
+
+
+def help_text(name: str | None = None) -> str:
+    """``ulnorm-eval [name] --help`` exactly as click prints it at WIDTH columns."""
+    import click
+
+    from ulnorm_eval.cli.main import main
+
+    def settings(c):  # the command's own context_settings (-h), at a fixed width
+        return {**c.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
+
+    cmd = main if name is None else main.commands[name]
+    parent = click.Context(main, info_name="ulnorm-eval", **settings(main))
+    ctx = parent if name is None else click.Context(cmd, info_name=name, parent=parent, **settings(cmd))
+    return cmd.get_help(ctx)
+
+
+def command_names() -> list[str]:
+    """``eval`` first, then the other subcommands alphabetically."""
+    from ulnorm_eval.cli.main import main
+
+    return sorted(main.commands, key=lambda n: (n != "eval", n))
+
+
+def command_line() -> str:
+    parts = []
+    for name in [None, *command_names()]:
+        shown = "ulnorm-eval --help" if name is None else f"ulnorm-eval {name} --help"
+        parts.append(f"```text\n$ {shown}\n{help_text(name).rstrip()}\n```")
+    return "\n\n".join(parts)
+
+
+def cli_md() -> str:
+    """The whole of docs/cli.md."""
+    names = ", ".join(f"[`{n}`](#ulnorm-eval-{n})" for n in command_names())
+    sections = [f"## ulnorm-eval\n\n```text\n$ ulnorm-eval --help\n{help_text().rstrip()}\n```"]
+    for name in command_names():
+        sections.append(f"## ulnorm-eval {name}\n\n```text\n$ ulnorm-eval {name} --help\n"
+                        f"{help_text(name).rstrip()}\n```")
+    return ("# Command-line reference\n\n"
+            "[Documentation index](index.md)\n\n"
+            "Generated from `--help` by `scripts/gen_docs.py`; `tests/test_cli_docs.py` fails when this page "
+            "is out of date. Commands: " + names + ".\n\n" + "\n\n".join(sections) + "\n")
+
+
+def run_example(args: list, expect: int = 0, stderr: bool = True) -> str:
+    """``$ ulnorm-eval ARGS`` and what it prints (stderr after stdout), run in the checkout.
+
+    Trailing spaces are dropped from every line (rich pads table titles to the table's width)."""
+    import os
+
+    from click.testing import CliRunner
+
+    from ulnorm_eval.cli.main import main
+
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        res = CliRunner().invoke(main, args)
+    finally:
+        os.chdir(cwd)
+    if res.exit_code != expect:
+        raise RuntimeError(f"example exited {res.exit_code}, expected {expect}: {res.output}")
+    shown = " ".join(a if re.fullmatch(r"[\w./,@=-]+", a) else f"'{a}'" for a in args)
+    for full, short in SHOWN.items():
+        shown = shown.replace(full, short)
+    text = res.stdout.strip("\n")
+    if stderr and res.stderr.strip():
+        text += "\n" + res.stderr.strip("\n")
+    text = "\n".join(line.rstrip() for line in text.splitlines())
+    return f"```text\n$ ulnorm-eval {shown}\n{text}\n```"
+
+
+def example_table() -> str:
+    """The README's first example: the bundled runs with E, IUB and UL2 under the default pool."""
+    return run_example(EXAMPLE_ARGS, stderr=False)
+
+
+def union_table() -> str:
+    """The same with ``--pool union``."""
+    return run_example(UNION_ARGS, stderr=False)
+
+
+def gate_example() -> str:
+    """A failing baseline gate on the bundled examples (exit code 1)."""
+    return run_example(GATE_ARGS, expect=1)
+
+
+def compare_example() -> str:
+    """``compare`` on the three bundled runs: the systems and pairs tables."""
+    return run_example(COMPARE_ARGS, stderr=False)
+
+
+def blocks_light() -> dict:
+    """The README blocks generated without evaluating anything."""
+    from ulnorm_eval.render.formats import measures_markdown, variants_markdown
+
+    return {"measures-table": measures_markdown(), "variants-table": variants_markdown()}
+
+
+def blocks() -> dict:
+    return {**blocks_light(), "example-table": example_table(), "union-table": union_table(),
+            "gate-example": gate_example(), "compare-example": compare_example()}
+
+
+def block(text: str, name: str) -> str | None:
+    """The current content of block ``name`` in ``text`` (None when its markers are missing)."""
+    m = re.search(rf"<!-- BEGIN {re.escape(name)} -->\n(.*?)\n?<!-- END {re.escape(name)} -->", text, re.S)
+    return None if m is None else m.group(1)
+
+
+def render(text: str, new: dict, required: bool = True) -> str:
+    """``text`` with every block of ``new`` replaced; a missing block is an error when ``required``."""
+    for name, content in new.items():
+        pattern = re.compile(rf"(<!-- BEGIN {re.escape(name)} -->\n).*?(<!-- END {re.escape(name)} -->)", re.S)
+        if not pattern.search(text):
+            if required:
+                raise SystemExit(f"README.md has no <!-- BEGIN {name} --> ... <!-- END {name} --> block")
+            continue
+        text = pattern.sub(lambda m: m.group(1) + content + "\n" + m.group(2), text)
+    return text
+
+
+def doc_pages() -> list[Path]:
+    """The hand-written pages of docs/, which may hold any of the README's blocks too."""
+    return sorted(p for p in (ROOT / "docs").glob("*.md") if p != CLI_MD)
+
+
+def targets() -> list[tuple[Path, str]]:
+    """Every generated file with its up-to-date text."""
+    new = blocks()
+    out = [(README, render(README.read_text(encoding="utf-8"), new)), (CLI_MD, cli_md())]
+    for page in doc_pages():
+        out.append((page, render(page.read_text(encoding="utf-8"), new, required=False)))
+    return out
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    todo = targets()
+    stale = [p for p, new in todo if not p.exists() or p.read_text(encoding="utf-8") != new]
+    if "--check" in argv:
+        for p in stale:
+            print(f"{p.relative_to(ROOT)} is out of date: run python scripts/gen_docs.py", file=sys.stderr)
+        return 1 if stale else 0
+    for p, new in todo:
+        if p in stale:
+            p.write_text(new, encoding="utf-8")
+            print(f"{p.relative_to(ROOT)} updated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -55,6 +55,23 @@ def _cutoffs(text: str) -> list:
     return list(dict.fromkeys(out))
 
 
+def _targets(text: str) -> list:
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            p = float(part)
+        except ValueError:
+            raise ValueError(f"--phi: {part!r} is not a number") from None
+        if not 0 < p < 1:
+            raise ValueError(f"--phi: {part} must lie strictly between 0 and 1")
+        out.append(p)
+    if not out:
+        raise ValueError("--phi: no target given")
+    return list(dict.fromkeys(out))
+
+
 def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, ties: str = "score",
                 warn=None):
     """Read QRELS and RUNS into a :class:`~ulnorm_eval.analysis.stability.Design` at depth ``k``.
@@ -102,13 +119,15 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
     return st.Design.from_levels(np.stack(idx), counts, pool, levels, names, qids)
 
 
-def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log", unconstrained: bool = False,
-          restarts: int = 4, seed: int = 0, at_topics: int | None = None, phi_target: float = 0.95,
+def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log", unconstrained: str = "none",
+          restarts: int = 3, seed: int = 0, at_topics: int | None = None, phi_targets=(0.95,),
           digits: int = 12):
     """Rows (dicts) for every measure and cutoff: the named functions and the optima.
 
     Discount rows use the ``gain`` gains (Kanoulas & Aslam 2009 §3.1: linear), gain rows the
     ``discount`` discount (§3.2: log); the joint optimum starts also from both separate optima.
+    ``unconstrained``: 'none', 'gains', 'discount' or 'both': which optimisations are repeated
+    without monotonicity.  ``phi_targets``: a 'topics Φ>=P' column per target P.
     """
     import numpy as np
 
@@ -127,16 +146,16 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
                 entries.append(("", True, gain, dn, fixed_g, st.named_discount(dn, k), None))
             opt_d = st.optimise_discount(dk, fixed_g, spec, restarts=restarts, seed=seed)
             entries.append(("discount", True, gain, "optimal", opt_d.gains, opt_d.discount, opt_d))
-            if unconstrained:
+            if unconstrained in ("discount", "both"):
                 o = st.optimise_discount(dk, fixed_g, spec, monotone=False, restarts=restarts, seed=seed,
                                          starts=[opt_d.discount])
                 entries.append(("discount", False, gain, "optimal (unconstrained)", o.gains, o.discount, o))
             for gn in st.GAINS:
-                if gn != gain or discount not in st.DISCOUNTS:
+                if gn != gain:  # (gain, discount) is already a discount row
                     entries.append(("", True, gn, discount, st.named_gains(gn, dk.levels), fixed_d, None))
             opt_g = st.optimise_gains(dk, fixed_d, spec, restarts=restarts, seed=seed)
             entries.append(("gains", True, "optimal", discount, opt_g.gains, opt_g.discount, opt_g))
-            if unconstrained:
+            if unconstrained in ("gains", "both"):
                 o = st.optimise_gains(dk, fixed_d, spec, monotone=False, restarts=restarts, seed=seed,
                                       starts=[opt_g.gains])
                 entries.append(("gains", False, "optimal (unconstrained)", discount, o.gains, o.discount, o))
@@ -149,7 +168,7 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
                 row = {"measure": spec.name(k), "k": k, "gain": gname, "discount": dname,
                        "optimised": optimised or "—", "monotone": constrained,
                        "phi": stats.phi(vc, n), "erho2": stats.erho2(vc, n),
-                       "topics": stats.topics_needed(vc, phi_target),
+                       **{f"topics Φ>={p:g}": stats.topics_needed(vc, p) for p in phi_targets},
                        "phi1": stats.phi(vc, 1), "var_system": vc.system, "var_topic": vc.topic,
                        "var_residual": vc.residual}
                 row.update({f"gain {key}": v for key, v in st.gain_ratios(dk.levels, g).items()})
@@ -174,8 +193,8 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="nDCG (default), DCG, or a variant of them: UL1, UL2 (alias UE1, UE2), EM, EB, MM, UEW, "
                    "e.g. 'UL2(nDCG)'. Repeatable.")
-@click.option("--phi", "phi_target", type=float, default=0.95, show_default=True,
-              help="Target Φ of the 'topics' column (Table 1's caption says 0.95, its text 0.9).")
+@click.option("--phi", "phi_target", default="0.95", show_default=True, metavar="P[,P...]",
+              help="Target Φ of the 'topics' columns, one column per P (Table 1's caption says 0.95, its text 0.9).")
 @click.option("--at-topics", type=int, metavar="N",
               help="Topics Φ and Eρ² are projected to (default: the topics evaluated).")
 @click.option("--topics", metavar="LIST", help="Evaluate only these qrels topics: ids and ranges, e.g. 601-650.")
@@ -183,9 +202,11 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
               help="Gains of the discount rows (the paper: linear).")
 @click.option("--discount", type=click.Choice(["log", "zipf", "linear"]), default="log", show_default=True,
               help="Discount of the gain rows (the paper: log).")
-@click.option("--unconstrained", is_flag=True,
-              help="Also optimise without monotonicity (Figure 3; Table 2's first column).")
-@click.option("--restarts", type=int, default=4, show_default=True,
+@click.option("--unconstrained", type=click.Choice(["none", "gains", "discount", "both"]), default="none",
+              is_flag=False, flag_value="both", show_default=True,
+              help="Also optimise without monotonicity: the gains (Table 2's first column), the discount "
+                   "(Figure 3; slow for large k) or both (the bare flag).")
+@click.option("--restarts", type=int, default=3, show_default=True,
               help="Seeded random starts of every optimiser, besides the named functions.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random starts.")
 @click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
@@ -203,8 +224,7 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
     warnings = []
     try:
         ks = _cutoffs(cutoff)
-        if not 0 < phi_target < 1:
-            raise ValueError(f"--phi must lie strictly between 0 and 1, not {phi_target}")
+        targets = _targets(phi_target)
         if at_topics is not None and at_topics < 1:
             raise ValueError("--at-topics must be at least 1")
         if restarts < 0:
@@ -228,15 +248,17 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
         if len(design.topics) < 2:
             raise ValueError("stability needs at least two topics")
         rows, curves = study(design, specs, ks, gain=gain, discount=discount, unconstrained=unconstrained,
-                             restarts=restarts, seed=seed, at_topics=at_topics, phi_target=phi_target)
+                             restarts=restarts, seed=seed, at_topics=at_topics, phi_targets=targets)
     except ValueError as exc:
         _flush(warnings)
         _fail(str(exc))
     _flush(warnings)
     meta = {"qrels": str(qrels), "run_files": list(runs), "runs": len(runs), "topics": len(design.topics),
-            "at_topics": at_topics or len(design.topics), "phi_target": phi_target, "restarts": restarts,
+            "at_topics": at_topics or len(design.topics), "phi_targets": targets, "restarts": restarts,
             "seed": seed, "levels": [float(x) for x in design.levels]}
     text = render(rows, fmt or ("table" if (sys.stdout.isatty() and not output) else "tsv"), precision, meta)
+    if not text.endswith("\n"):
+        text += "\n"
     if output:
         from ..render.formats import write_atomic
         write_atomic(output, text)
@@ -259,6 +281,8 @@ def render(rows, fmt: str, precision=None, meta=None) -> str:
 
     if fmt == "json":
         def clean(v):
+            if hasattr(v, "item") and not isinstance(v, list):
+                v = v.item()  # numpy scalars
             if isinstance(v, float):
                 if not math.isfinite(v):
                     return None
@@ -304,9 +328,10 @@ def _table(rows, precision, meta) -> str:
     console = Console(file=buf, width=width, color_system="auto" if sys.stdout.isatty() else None,
                       force_terminal=sys.stdout.isatty())
     ratio_cols = list(dict.fromkeys(c for r in rows for c in r if c.startswith("gain ")))
-    shown = ["measure", "gain", "discount", "phi", "erho2", "topics", *ratio_cols, "residual", "converged"]
+    topic_cols = list(dict.fromkeys(c for r in rows for c in r if c.startswith("topics Φ")))
+    shown = ["measure", "gain", "discount", "phi", "erho2", *topic_cols, *ratio_cols, "residual", "converged"]
     title = (f"Stability on {meta.get('runs')} runs x {meta.get('topics')} topics (Kanoulas & Aslam 2009): "
-             f"Φ and Eρ² at {meta.get('at_topics')} topics, topics needed for Φ ≥ {meta.get('phi_target')}")
+             f"Φ and Eρ² at {meta.get('at_topics')} topics; topics needed for a target Φ")
     table = Table(title=title, title_justify="left", header_style="bold")
     for c in shown:
         table.add_column({"phi": "Φ", "erho2": "Eρ²"}.get(c, c), justify="left" if c in ("measure", "gain",
@@ -364,7 +389,8 @@ def plot_stability(curves, path: str, meta) -> None:
         ax[1].set_title(f"{name}: Φ against the number of topics")
         ax[1].set_xlabel("topics")
         ax[1].set_ylabel("Φ")
-        ax[1].axhline(meta.get("phi_target", 0.95), color="grey", lw=0.7, ls="--")
+        for p in meta.get("phi_targets", [0.95]):
+            ax[1].axhline(p, color="grey", lw=0.7, ls="--")
         for a in ax:
             a.legend(fontsize=8)
             a.grid(alpha=0.3)

@@ -15,13 +15,14 @@ EPILOG = """\b
 Examples:
   ulnorm-eval stability qrels runs/*                        nDCG@100: named and optimal functions
   ulnorm-eval stability --topics 601-650 -k 100 --phi 0.9 qrels runs/*
-  ulnorm-eval stability -k 3,10,20,100,200 --unconstrained -m nDCG -m 'UL2(nDCG)' qrels runs/*
+  ulnorm-eval stability -k 3,10,20,100,200 --unconstrained=gains -m nDCG -m 'UL2(nDCG)' qrels runs/*
   ulnorm-eval stability -f json -o stability.json --plot stability.png qrels runs/*
 
 Rows: the discount functions (Zipfian, linear, log, optimal) with the --gain gains; the gain functions
 (linear, exponential, optimal) with the --discount discount; the joint optimum of both.  Φ and Eρ²
-are projected to --at-topics topics (default: the topics evaluated); 'topics' is the fewest topics
-giving Φ >= --phi.  Exit codes: 0 ok, 2 usage or input error.
+are projected to --at-topics topics (default: the topics evaluated); 'topics Φ>=P' is the fewest
+topics giving Φ >= P for each --phi target P.  See docs/stability.md.
+Exit codes: 0 ok, 2 usage or input error.
 """
 
 
@@ -204,8 +205,8 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
               help="Discount of the gain rows (the paper: log).")
 @click.option("--unconstrained", type=click.Choice(["none", "gains", "discount", "both"]), default="none",
               is_flag=False, flag_value="both", show_default=True,
-              help="Also optimise without monotonicity: the gains (Table 2's first column), the discount "
-                   "(Figure 3; slow for large k) or both (the bare flag).")
+              help="Also optimise without monotonicity: --unconstrained=gains (Table 2's first column), "
+                   "=discount (Figure 3; slow for large k) or =both (the bare flag).")
 @click.option("--restarts", type=int, default=3, show_default=True,
               help="Seeded random starts of every optimiser, besides the named functions.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random starts.")

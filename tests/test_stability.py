@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from ulnorm_eval.analysis import stability as st
 from ulnorm_eval.analysis import stats
 from ulnorm_eval.cli.main import main
-from ulnorm_eval.cli.stability import load_design, study
+from ulnorm_eval.cli.stability import load_design
 
 # --------------------------------------------------------------------------- synthetic data
 
@@ -298,7 +298,7 @@ def test_robust03_study_rows(robust):
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")
     assert len(D.systems) == 17 and len(D.topics) == 50 and D.topics[0] == "601"
-    rows, _ = study(D, [st.MeasureSpec("nDCG")], [20], unconstrained="gains", restarts=1, phi_targets=(0.9, 0.95))
+    rows, _ = st.study(D, [st.MeasureSpec("nDCG")], [20], unconstrained="gains", restarts=1, phi_targets=(0.9, 0.95))
     by = {(r["gain"], r["discount"]): r for r in rows}
     opt = by[("linear", "optimal")]
     for dn in st.DISCOUNTS:

@@ -120,72 +120,6 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
     return st.Design.from_levels(np.stack(idx), counts, pool, levels, names, qids)
 
 
-def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log", unconstrained: str = "none",
-          restarts: int = 3, seed: int = 0, at_topics: int | None = None, phi_targets=(0.95,),
-          digits: int = 12):
-    """Rows (dicts) for every measure and cutoff: the named functions and the optima.
-
-    Discount rows use the ``gain`` gains (Kanoulas & Aslam 2009 §3.1: linear), gain rows the
-    ``discount`` discount (§3.2: log); the joint optimum starts also from both separate optima.
-    ``unconstrained``: 'none', 'gains', 'discount' or 'both': which optimisations are repeated
-    without monotonicity.  ``phi_targets``: a 'topics Φ>=P' column per target P.
-    """
-    import numpy as np
-
-    from ..analysis import stability as st
-    from ..analysis import stats
-
-    n = at_topics or len(design.topics)
-    rows, curves = [], []
-    for k in cutoffs:
-        dk = design.at(k)
-        fixed_g = st.named_gains(gain, dk.levels)
-        fixed_d = st.named_discount(discount, k)
-        for spec in specs:
-            entries = []  # (optimised, constrained, gain name, discount name, g, d, Optimum | None)
-            for dn in st.DISCOUNTS:
-                entries.append(("", True, gain, dn, fixed_g, st.named_discount(dn, k), None))
-            opt_d = st.optimise_discount(dk, fixed_g, spec, restarts=restarts, seed=seed)
-            entries.append(("discount", True, gain, "optimal", opt_d.gains, opt_d.discount, opt_d))
-            if unconstrained in ("discount", "both"):
-                o = st.optimise_discount(dk, fixed_g, spec, monotone=False, restarts=restarts, seed=seed,
-                                         starts=[opt_d.discount])
-                entries.append(("discount", False, gain, "optimal (unconstrained)", o.gains, o.discount, o))
-            for gn in st.GAINS:
-                if gn != gain:  # (gain, discount) is already a discount row
-                    entries.append(("", True, gn, discount, st.named_gains(gn, dk.levels), fixed_d, None))
-            opt_g = st.optimise_gains(dk, fixed_d, spec, restarts=restarts, seed=seed)
-            entries.append(("gains", True, "optimal", discount, opt_g.gains, opt_g.discount, opt_g))
-            if unconstrained in ("gains", "both"):
-                o = st.optimise_gains(dk, fixed_d, spec, monotone=False, restarts=restarts, seed=seed,
-                                      starts=[opt_g.gains])
-                entries.append(("gains", False, "optimal (unconstrained)", discount, o.gains, o.discount, o))
-            joint = st.optimise_joint(dk, spec, restarts=restarts, seed=seed,
-                                      starts=[(opt_d.gains, opt_d.discount), (opt_g.gains, opt_g.discount)])
-            entries.append(("gains+discount", True, "optimal (joint)", "optimal (joint)", joint.gains,
-                            joint.discount, joint))
-            for optimised, constrained, gname, dname, g, d, o in entries:
-                vc = st.components(dk, g, d, spec)
-                row = {"measure": spec.name(k), "k": k, "gain": gname, "discount": dname,
-                       "optimised": optimised or "—", "monotone": constrained,
-                       "phi": stats.phi(vc, n), "erho2": stats.erho2(vc, n),
-                       **{f"topics Φ>={p:g}": stats.topics_needed(vc, p) for p in phi_targets},
-                       "phi1": stats.phi(vc, 1), "var_system": vc.system, "var_topic": vc.topic,
-                       "var_residual": vc.residual}
-                row.update({f"gain {key}": v for key, v in st.gain_ratios(dk.levels, g).items()})
-                row.update({
-                    "residual": max(st.residual(g, "up" if constrained else None),
-                                    st.residual(d, "down" if constrained else None)),
-                    "converged": None if o is None else o.converged,
-                    "starts": None if o is None else o.starts,
-                    "agree": None if o is None else o.agree,
-                    "gains": [float(x) for x in g], "discount_factors": [float(x) for x in d],
-                    "string": st.measure_string(spec, k, dk.levels, g, d, digits)})
-                rows.append(row)
-                curves.append((row, vc))
-    return rows, curves
-
-
 @click.command("stability", cls=_OneLineErrors, context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
@@ -248,7 +182,7 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
             raise ValueError(str(exc)) from None
         if len(design.topics) < 2:
             raise ValueError("stability needs at least two topics")
-        rows, curves = study(design, specs, ks, gain=gain, discount=discount, unconstrained=unconstrained,
+        rows, curves = st.study(design, specs, ks, gain=gain, discount=discount, unconstrained=unconstrained,
                              restarts=restarts, seed=seed, at_topics=at_topics, phi_targets=targets)
     except ValueError as exc:
         _flush(warnings)

@@ -294,6 +294,27 @@ def test_robust03_matches_the_evaluation_pipeline(robust):
             assert np.abs(Y[i] - want).max() <= 1e-12
 
 
+def test_robust03_optimum_evaluated_from_the_files(robust, tmp_path):
+    """The joint optimum's Φ, recomputed from the run files by the reference evaluation."""
+    import gzip
+    import shutil
+
+    qrels, runs = robust
+    D = load_design(qrels, runs, 20, "601-650")
+    spec = st.MeasureSpec("nDCG")
+    o = st.optimise_joint(D, spec, restarts=1)
+    plain = []
+    for i, r in enumerate(runs):  # the reference reads plain text
+        path = tmp_path / f"run{i}"
+        with gzip.open(r, "rb") as src, open(path, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        plain.append(str(path))
+    Y = reference_scores(qrels, plain, 20, gains_dict(D.levels, o.gains), o.discount, "nDCG", D.topics)
+    vc = stats.variance_components(Y)
+    assert stats.phi(vc, 1) == pytest.approx(o.phi1, rel=1e-12)
+    assert o.phi1 > st.objective(D, st.named_gains("linear", D.levels), st.named_discount("log", 20), spec)[0]
+
+
 def test_robust03_study_rows(robust):
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")

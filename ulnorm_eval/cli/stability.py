@@ -10,6 +10,7 @@ import sys
 import click
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+_MAX_BYTES = 4_000_000_000  # the precomputed S x T x J x k counts are float64
 
 EPILOG = """\b
 Examples:
@@ -103,6 +104,10 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
     T = len(qids)
     pool = np.bincount(J.row, minlength=T)[:T].astype(np.float64)
     counts = np.stack([np.bincount(J.row, weights=(J.grade == lv), minlength=T)[:T] for lv in levels], axis=1)
+    size = len(run_paths) * T * len(levels) * k * 8
+    if size > _MAX_BYTES:
+        raise ValueError(f"{len(run_paths)} runs x {T} topics x {len(levels)} grades x {k} ranks need "
+                         f"{size / 1e9:.1f} GB of counts: select topics (--topics) or lower -k")
     idx, names = [], []
     for path in run_paths:
         run = read_run(path)

@@ -1,0 +1,407 @@
+"""Stability-optimal gains and discounts (Kanoulas & Aslam 2009): objective, optimisers, command.
+
+The objective is checked against a reference evaluation written here from the files (sort, cut,
+gain, discount, ideal, random-ranking expectation) and an independent least-squares two-way ANOVA;
+the optimisers against the named functions, a grid over the gain simplex and their constraints.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ulnorm_eval.analysis import stability as st
+from ulnorm_eval.analysis import stats
+from ulnorm_eval.cli.main import main
+from ulnorm_eval.cli.stability import load_design
+
+# --------------------------------------------------------------------------- synthetic data
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    """6 runs x 9 topics, grades 0/1/2 (and -1), unjudged documents, a topic without relevant
+    documents, runs of different lengths and one run missing a topic."""
+    rng = np.random.default_rng(7)
+    d = tmp_path_factory.mktemp("stab")
+    qrels, runs = [], {f"r{i}": [] for i in range(6)}
+    for t in range(9):
+        qid = str(400 + t)
+        docs = [f"D{t}-{i:02d}" for i in range(40)]
+        grades = rng.choice([0, 0, 0, 1, 1, 2, -1], size=30) if t != 4 else np.zeros(30, int)
+        for doc, g in zip(docs[:30], grades):  # the last 10 documents are unjudged
+            qrels.append(f"{qid} 0 {doc} {g}")
+        for i, name in enumerate(runs):
+            if name == "r5" and t == 2:
+                continue
+            n = 25 if i % 2 else 14
+            skill = 0.3 * i
+            score = rng.random(40) + skill * np.isin(np.arange(40), np.flatnonzero(grades > 0))
+            for doc in np.asarray(docs)[np.argsort(-score)][:n]:
+                runs[name].append((qid, doc, float(score[docs.index(doc)])))
+    (d / "qrels").write_text("\n".join(qrels) + "\n")
+    paths = []
+    for name, lines in runs.items():
+        p = d / name
+        p.write_text("".join(f"{q} Q0 {doc} 0 {s!r} {name}\n" for q, doc, s in lines))
+        paths.append(str(p))
+    return str(d / "qrels"), paths
+
+
+def reference_scores(qrels_path, run_paths, k, gains: dict, discount, measure="nDCG", topics=None):
+    """(S, T) scores computed straight from the files, one (run, topic) at a time.
+
+    Runs sorted by score descending then docid descending (trec_eval); gain from ``gains`` by grade
+    (unjudged and non-positive grades 0); the ideal is the judged documents sorted by gain; E is the
+    mean gain of the judged documents times the discounts of ranks 1..min(k, judged); UL2 = (A-E)/(I-E)
+    above E, (A-E)/E below, 0 when I = E.
+    """
+    judged = {}
+    for line in open(qrels_path):
+        q, _, doc, g = line.split()
+        judged.setdefault(q, {})[doc] = float(g)
+    topics = topics or sorted(judged, key=int)
+    ranked = []
+    for p in run_paths:
+        per = {}
+        for line in open(p):
+            q, _, doc, _, s, _ = line.split()
+            per.setdefault(q, []).append((float(s), doc))
+        ranked.append(per)
+    d = np.asarray(discount, float)[:k]
+
+    def gain(g):
+        return gains.get(g, 0.0) if g > 0 else 0.0
+
+    out = np.zeros((len(run_paths), len(topics)))
+    for j, q in enumerate(topics):
+        pool = [gain(g) for g in judged[q].values()]
+        ideal = sorted(pool, reverse=True)[:k]
+        I = sum(x * d[r] for r, x in enumerate(ideal))
+        m = min(k, len(pool))
+        E = (sum(pool) / len(pool)) * d[:m].sum()
+        for i, per in enumerate(ranked):
+            docs = [doc for _, doc in sorted(per.get(q, []), key=lambda x: (x[0], x[1].encode()), reverse=True)][:k]
+            A = sum(gain(judged[q].get(doc, 0.0)) * d[r] for r, doc in enumerate(docs))
+            if measure == "DCG":
+                out[i, j] = A
+            elif measure == "nDCG":
+                out[i, j] = A / I if I > 0 else 0.0
+            elif measure == "UL2":
+                if abs(I - E) <= 1e-12 * max(1.0, abs(I)):
+                    out[i, j] = 0.0
+                else:
+                    out[i, j] = (A - E) / (I - E) if A >= E else (A - E) / E
+    return out
+
+
+def lstsq_anova(Y):
+    """Variance components from least-squares fits of the additive model and its reductions."""
+    ns, nt = Y.shape
+    y = Y.ravel()
+    S = np.kron(np.eye(ns), np.ones((nt, 1)))
+    T = np.kron(np.ones((ns, 1)), np.eye(nt))
+    one = np.ones((ns * nt, 1))
+
+    def rss(X):
+        beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+        return float(((y - X @ beta) ** 2).sum())
+
+    full = rss(np.hstack([one, S[:, 1:], T[:, 1:]]))
+    ss_s = rss(np.hstack([one, T[:, 1:]])) - full
+    ss_t = rss(np.hstack([one, S[:, 1:]])) - full
+    ms_e = full / ((ns - 1) * (nt - 1))
+    ms_s, ms_t = ss_s / (ns - 1), ss_t / (nt - 1)
+    return max((ms_s - ms_e) / nt, 0.0), max((ms_t - ms_e) / ns, 0.0), ms_e
+
+
+def gains_dict(levels, g):
+    return {float(lv): float(x) for lv, x in zip(levels, g)}
+
+
+# --------------------------------------------------------------------------- named functions, kernels
+
+def test_named_functions_are_the_papers_normalised():
+    k = 5
+    r = np.arange(1, 6)
+    assert np.allclose(st.named_discount("log", k), (1 / np.log2(1 + r)) / (1 / np.log2(1 + r)).sum(), rtol=0, atol=1e-15)
+    assert np.allclose(st.named_discount("zipf", k), (1 / r) / (1 / r).sum(), rtol=0, atol=1e-15)
+    assert st.named_discount("linear", k).tolist() == pytest.approx([5 / 15, 4 / 15, 3 / 15, 2 / 15, 1 / 15])
+    assert st.named_gains("linear", [1, 2]).tolist() == pytest.approx([1 / 3, 2 / 3])
+    assert st.named_gains("exponential", [1, 2, 3]).tolist() == pytest.approx([1 / 11, 3 / 11, 7 / 11])
+    assert st.gain_ratios([1, 2], st.named_gains("exponential", [1, 2])) == {"2/1": pytest.approx(3.0)}
+    with pytest.raises(ValueError):
+        st.named_discount("cubic", 3)
+
+
+def test_dcg_with_vectors_and_discount_at():
+    G = np.array([[2.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 0.0]])
+    d = [1.0, 0.5, 0.25]
+    assert st.dcg_with_vectors(G, d).tolist() == [2.25, 0.5]  # rank 4 is past the discount's end
+    assert st.discount_at(np.array([0, 2, 3, 7]), d).tolist() == [1.0, 0.25, 0.0, 0.0]
+
+
+def test_parse_measure_and_topics():
+    assert st.parse_measure("nDCG") == st.MeasureSpec("nDCG")
+    assert st.parse_measure("ue2(ndcg)") == st.MeasureSpec("nDCG", "UL2")
+    assert st.parse_measure("UL1(DCG)").name(10) == "UL1(DCG@10)"
+    for bad in ("AP", "UL9(nDCG)", "nDCG@10", "UL2(nDCG"):
+        with pytest.raises(ValueError):
+            st.parse_measure(bad)
+    topics = ["301", "302", "601", "650", "651", "x7"]
+    assert st.parse_topics("601-650", topics) == ["601", "650"]
+    assert st.parse_topics("301, 651-700,x7", topics) == ["301", "651", "x7"]
+    with pytest.raises(ValueError, match="matches no topic"):
+        st.parse_topics("700-800", topics)
+
+
+# --------------------------------------------------------------------------- objective = full evaluation
+
+@pytest.mark.parametrize("measure", ["nDCG", "DCG", "UL2"])
+def test_precomputed_scores_equal_a_full_evaluation(synth, measure):
+    qrels, runs = synth
+    k = 12
+    D = load_design(qrels, runs, k)
+    assert D.C.shape == (6, 9, 2, k) and D.levels.tolist() == [1.0, 2.0]
+    spec = st.parse_measure(measure if measure != "UL2" else "UL2(nDCG)")
+    rng = np.random.default_rng(1)
+    for g in (np.array([0.3, 0.7]), np.array([0.8, 0.2])):  # the second reverses the ideal's grade order
+        d = rng.dirichlet(np.ones(k))  # not monotone: the ideal still sorts by gain
+        ref = reference_scores(qrels, runs, k, gains_dict(D.levels, g), d, measure)
+        got = st.scores(D, g, d, spec)
+        assert np.abs(got - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max())
+
+
+def test_variance_components_equal_an_independent_anova(synth):
+    qrels, runs = synth
+    D = load_design(qrels, runs, 10)
+    g, d = st.named_gains("linear", D.levels), st.named_discount("log", 10)
+    Y = reference_scores(qrels, runs, 10, gains_dict(D.levels, g), d)
+    vc = st.components(D, g, d, st.MeasureSpec("nDCG"))
+    s, t, e = lstsq_anova(Y)
+    assert (vc.system, vc.topic, vc.residual) == pytest.approx((s, t, e), rel=1e-10, abs=1e-15)
+    assert st.objective(D, g, d, st.MeasureSpec("nDCG"))[0] == pytest.approx(s / (s + t + e), rel=1e-12)
+
+
+@pytest.mark.parametrize("measure", ["nDCG", "DCG", "UL2(nDCG)"])
+def test_gradient_matches_finite_differences(synth, measure):
+    from scipy.optimize import approx_fprime
+
+    qrels, runs = synth
+    k = 10
+    D = load_design(qrels, runs, k)
+    spec = st.parse_measure(measure)
+    x = np.concatenate([np.array([0.35, 0.65]), st.named_discount("log", k)])
+    _, gg, gd = st.objective(D, x[:2], x[2:], spec)
+    num = approx_fprime(x, lambda z: st.objective(D, z[:2], z[2:], spec)[0], 1e-7)
+    assert np.abs(num - np.concatenate([gg, gd])).max() <= 1e-5 * max(1.0, np.abs(num).max())
+
+
+# --------------------------------------------------------------------------- optimisers
+
+def _check_constraints(o, mono=True):
+    assert abs(o.gains.sum() - 1) <= 1e-9 and abs(o.discount.sum() - 1) <= 1e-9
+    assert o.gains.min() >= -1e-9 and o.discount.min() >= -1e-9
+    if mono:
+        assert np.all(np.diff(o.discount) <= 1e-9)
+        assert np.all(np.diff(o.gains) >= -1e-9)
+    assert o.residual <= 1e-9
+
+
+@pytest.mark.parametrize("measure", ["nDCG", "UL2(nDCG)"])
+def test_optimum_beats_every_named_function_and_keeps_the_constraints(synth, measure):
+    qrels, runs = synth
+    k = 10
+    D = load_design(qrels, runs, k)
+    spec = st.parse_measure(measure)
+    lin = st.named_gains("linear", D.levels)
+    log = st.named_discount("log", k)
+    named = {(a, b): st.objective(D, st.named_gains(a, D.levels), st.named_discount(b, k), spec)[0]
+             for a in st.GAINS for b in st.DISCOUNTS}
+    od = st.optimise_discount(D, lin, spec, restarts=2)
+    og = st.optimise_gains(D, log, spec, restarts=2)
+    oj = st.optimise_joint(D, spec, restarts=2, starts=[(od.gains, od.discount), (og.gains, og.discount)])
+    for o in (od, og, oj):
+        _check_constraints(o)
+        assert o.phi1 == st.objective(D, o.gains, o.discount, spec)[0]
+    assert all(od.phi1 >= named[("linear", b)] for b in st.DISCOUNTS)
+    assert all(og.phi1 >= named[(a, "log")] for a in st.GAINS)
+    assert oj.phi1 >= max(max(named.values()), od.phi1, og.phi1)
+    ou = st.optimise_discount(D, lin, spec, monotone=False, restarts=2, starts=[od.discount])
+    _check_constraints(ou, mono=False)
+    assert ou.phi1 >= od.phi1
+
+
+@pytest.mark.parametrize("monotone", [True, False])
+def test_gain_optimum_is_the_grid_maximum(synth, monotone):
+    """Two grade levels: the gain simplex is a segment, searched here on a fine grid."""
+    qrels, runs = synth
+    D = load_design(qrels, runs, 10)
+    spec = st.MeasureSpec("nDCG")
+    d = st.named_discount("log", 10)
+    o = st.optimise_gains(D, d, spec, monotone=monotone, restarts=3)
+    hi = 0.5 if monotone else 1.0
+    grid = max(st.objective(D, np.array([a, 1 - a]), d, spec)[0] for a in np.linspace(0, hi, 2001))
+    assert o.phi1 >= grid - 1e-9
+    _check_constraints(o, mono=monotone)
+
+
+def test_the_optimum_evaluated_from_scratch_gives_the_reported_phi(synth):
+    qrels, runs = synth
+    k = 10
+    D = load_design(qrels, runs, k)
+    spec = st.parse_measure("UL2(nDCG)")
+    o = st.optimise_joint(D, spec, restarts=2)
+    Y = reference_scores(qrels, runs, k, gains_dict(D.levels, o.gains), o.discount, "UL2")
+    vc = stats.variance_components(Y)
+    assert stats.phi(vc, 1) == pytest.approx(o.phi1, rel=1e-12, abs=1e-15)
+
+
+def test_reproducible_for_a_fixed_seed(synth):
+    qrels, runs = synth
+    D = load_design(qrels, runs, 10)
+    spec = st.MeasureSpec("nDCG")
+    lin = st.named_gains("linear", D.levels)
+    a = st.optimise_discount(D, lin, spec, monotone=False, restarts=3, seed=5)
+    b = st.optimise_discount(D, lin, spec, monotone=False, restarts=3, seed=5)
+    assert a.discount.tolist() == b.discount.tolist() and a.phi1 == b.phi1 and a.agree == b.agree
+
+
+# --------------------------------------------------------------------------- Robust 2003
+
+@pytest.fixture(scope="module")
+def robust(shared):
+    base = shared / "robust03"
+    runs = sorted(str(p) for p in (base / "runs").iterdir())
+    return str(base / "qrels.txt"), runs
+
+
+def test_robust03_matches_the_evaluation_pipeline(robust):
+    """linear gains + log discount is trec_eval's nDCG@20; UL2 is `eval`'s UL2(nDCG@20)."""
+    from ulnorm_eval import evaluate
+
+    qrels, runs = robust
+    D = load_design(qrels, runs, 20, "601-650")
+    g, d = st.named_gains("linear", D.levels), st.named_discount("log", 20)
+    res = evaluate(qrels, runs, ["nDCG@20"], variants=["UL2"])
+    for spec, metric in ((st.MeasureSpec("nDCG"), res.metrics[0]), (st.MeasureSpec("nDCG", "UL2"), res.metrics[1])):
+        Y = st.scores(D, g, d, spec)
+        for i, rr in enumerate(res.runs):
+            col = {q: j for j, q in enumerate(rr.qids)}
+            want = np.asarray(rr.values[metric])[[col[q] for q in D.topics]]
+            assert np.abs(Y[i] - want).max() <= 1e-12
+
+
+def test_robust03_optimum_evaluated_from_the_files(robust, tmp_path):
+    """The joint optimum's Φ, recomputed from the run files by the reference evaluation."""
+    import gzip
+    import shutil
+
+    qrels, runs = robust
+    D = load_design(qrels, runs, 20, "601-650")
+    spec = st.MeasureSpec("nDCG")
+    o = st.optimise_joint(D, spec, restarts=1)
+    plain = []
+    for i, r in enumerate(runs):  # the reference reads plain text
+        path = tmp_path / f"run{i}"
+        with gzip.open(r, "rb") as src, open(path, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        plain.append(str(path))
+    Y = reference_scores(qrels, plain, 20, gains_dict(D.levels, o.gains), o.discount, "nDCG", D.topics)
+    vc = stats.variance_components(Y)
+    assert stats.phi(vc, 1) == pytest.approx(o.phi1, rel=1e-12)
+    assert o.phi1 > st.objective(D, st.named_gains("linear", D.levels), st.named_discount("log", 20), spec)[0]
+
+
+def test_robust03_study_rows(robust):
+    qrels, runs = robust
+    D = load_design(qrels, runs, 20, "601-650")
+    assert len(D.systems) == 17 and len(D.topics) == 50 and D.topics[0] == "601"
+    rows, _ = st.study(D, [st.MeasureSpec("nDCG")], [20], unconstrained="gains", restarts=1, phi_targets=(0.9, 0.95))
+    by = {(r["gain"], r["discount"]): r for r in rows}
+    opt = by[("linear", "optimal")]
+    for dn in st.DISCOUNTS:
+        assert opt["phi"] >= by[("linear", dn)]["phi"]
+        assert opt["topics Φ>=0.95"] <= by[("linear", dn)]["topics Φ>=0.95"]
+    assert by[("optimal", "log")]["phi"] >= by[("exponential", "log")]["phi"]
+    assert by[("optimal (joint)", "optimal (joint)")]["phi"] >= max(r["phi"] for r in rows) - 1e-12
+    vc = stats.variance_components(st.scores(D, st.named_gains("linear", D.levels), st.named_discount("zipf", 20),
+                                             st.MeasureSpec("nDCG")))
+    assert by[("linear", "zipf")]["topics Φ>=0.9"] == stats.topics_needed(vc, 0.9)
+    assert by[("linear", "zipf")]["phi"] == stats.phi(vc, 50)
+
+
+# --------------------------------------------------------------------------- command line
+
+def _parse_string(s):
+    """gains and discount back from a printed measure string."""
+    import re
+
+    m = re.search(r"gains=\{([^}]*)\}, discount=\[([^\]]*)\]\)@(\d+)", s)
+    gains = {float(a): float(b) for a, b in (p.split(":") for p in m.group(1).split(","))}
+    return gains, [float(x) for x in m.group(2).split(",")], int(m.group(3))
+
+
+def test_cli_json_and_the_pasteable_string(synth, tmp_path):
+    qrels, runs = synth
+    out = tmp_path / "s.json"
+    r = CliRunner().invoke(main, ["stability", "-k", "8", "-m", "nDCG", "-m", "UL2(nDCG)", "--restarts", "1",
+                                  "-f", "json", "-o", str(out), qrels, *runs])
+    assert r.exit_code == 0, r.output
+    data = json.loads(out.read_text())
+    rows = data["rows"]
+    assert {x["measure"] for x in rows} == {"nDCG@8", "UL2(nDCG@8)"}
+    assert data["meta"]["topics"] == 9 and data["meta"]["runs"] == 6
+    for row in rows:
+        gains, disc, k = _parse_string(row["string"])
+        assert k == 8 and gains[0.0] == 0.0 and len(disc) == 8
+        kind = "UL2" if row["measure"].startswith("UL2") else "nDCG"
+        Y = reference_scores(qrels, runs, k, gains, disc, kind)
+        vc = stats.variance_components(Y)
+        assert stats.phi(vc, 9) == pytest.approx(row["phi"], rel=1e-9, abs=1e-12)
+        assert row["residual"] <= 1e-9
+    tsv = CliRunner().invoke(main, ["stability", "-k", "8", "--restarts", "1", "-f", "tsv", qrels, *runs])
+    assert tsv.exit_code == 0
+    header = tsv.stdout.splitlines()[0].split("\t")
+    assert header[:4] == ["measure", "k", "gain", "discount"] and "topics Φ>=0.95" in header
+
+
+def test_cli_plot(synth, tmp_path):
+    pytest.importorskip("matplotlib")
+    qrels, runs = synth
+    png = tmp_path / "s.png"
+    r = CliRunner().invoke(main, ["stability", "-k", "6", "--restarts", "0", "-f", "tsv", "--plot", str(png),
+                                  qrels, *runs])
+    assert r.exit_code == 0, r.output
+    assert png.stat().st_size > 1000
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["-m", "AP"], "unknown measure"),
+    (["-k", "0"], "cutoff"),
+    (["-k", "ten"], "cutoff"),
+    (["--phi", "1.5"], "--phi"),
+    (["--topics", "900-901"], "matches no topic"),
+    (["--unconstrained=sometimes"], "sometimes"),
+    (["--restarts", "x"], "x"),
+])
+def test_cli_errors_are_one_line_with_exit_2(synth, args, msg):
+    qrels, runs = synth
+    r = CliRunner().invoke(main, ["stability", *args, qrels, *runs])
+    assert r.exit_code == 2
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ulnorm-eval: ") and msg in lines[0]
+
+
+def test_cli_input_errors(synth, tmp_path):
+    qrels, runs = synth
+    r = CliRunner().invoke(main, ["stability", qrels, runs[0]])
+    assert r.exit_code == 2 and r.output.strip() == "ulnorm-eval: stability needs at least two runs (systems)"
+    r = CliRunner().invoke(main, ["stability", qrels, runs[0], str(tmp_path / "nope")])
+    assert r.exit_code == 2 and r.output.strip().splitlines() == [f"ulnorm-eval: {tmp_path / 'nope'}: no such file"]
+    bad = tmp_path / "bad"
+    bad.write_text("401 Q0 D1 1 x r\n")
+    r = CliRunner().invoke(main, ["stability", qrels, runs[0], str(bad)])
+    assert r.exit_code == 2 and r.output.strip().splitlines() == [f"ulnorm-eval: {bad}:1: score 'x' is not a number"]

@@ -1,0 +1,339 @@
+"""`ulnorm-eval stability`: stability-optimal gains and discounts for nDCG (Kanoulas & Aslam 2009).
+
+A thin click layer: reading and joining the files (:func:`load_design`), then
+:mod:`ulnorm_eval.analysis.stability` for the numbers.  Only click is imported at module level.
+"""
+from __future__ import annotations
+
+import sys
+
+import click
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+_MAX_BYTES = 4_000_000_000  # the precomputed S x T x J x k counts are float64
+
+EPILOG = """\b
+Examples:
+  ulnorm-eval stability qrels runs/*                        nDCG@100: named and optimal functions
+  ulnorm-eval stability --topics 601-650 -k 100 --phi 0.9 qrels runs/*
+  ulnorm-eval stability -k 3,10,20,100,200 --unconstrained=gains -m nDCG -m 'UL2(nDCG)' qrels runs/*
+  ulnorm-eval stability -f json -o stability.json --plot stability.png qrels runs/*
+
+Rows: the discount functions (Zipfian, linear, log, optimal) with the --gain gains; the gain functions
+(linear, exponential, optimal) with the --discount discount; the joint optimum of both.  Φ and Eρ²
+are projected to --at-topics topics (default: the topics evaluated); 'topics Φ>=P' is the fewest
+topics giving Φ >= P for each --phi target P.  See docs/stability.md.
+Exit codes: 0 ok, 2 usage or input error.
+"""
+
+
+class _OneLineErrors(click.Command):
+    """Usage errors as one line `ulnorm-eval: reason` with exit code 2 (no usage banner)."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            click.echo(f"ulnorm-eval: stability: {exc.format_message()}", err=True)
+            ctx.exit(2)
+
+
+def _fail(msg: str):
+    click.echo(f"ulnorm-eval: {msg}", err=True)
+    sys.exit(2)
+
+
+def _cutoffs(text: str) -> list:
+    out = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit() or int(part) < 1:
+            raise ValueError(f"-k: cutoff {part!r} is not a positive integer")
+        out.append(int(part))
+    if not out:
+        raise ValueError("-k: no cutoff given")
+    return list(dict.fromkeys(out))
+
+
+def _targets(text: str) -> list:
+    out = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            p = float(part)
+        except ValueError:
+            raise ValueError(f"--phi: {part!r} is not a number") from None
+        if not 0 < p < 1:
+            raise ValueError(f"--phi: {part} must lie strictly between 0 and 1")
+        out.append(p)
+    if not out:
+        raise ValueError("--phi: no target given")
+    return list(dict.fromkeys(out))
+
+
+def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, ties: str = "score",
+                warn=None):
+    """Read QRELS and RUNS into a :class:`~ulnorm_eval.analysis.stability.Design` at depth ``k``.
+
+    Runs are ordered as trec_eval orders them (:func:`~ulnorm_eval.pipeline.ordering.rank_run`); the
+    topics are the qrels' (natural order), filtered by ``topics``.  A topic a run retrieved nothing
+    for scores 0 for that run (counted on stderr, as in ``eval``).
+    """
+    import numpy as np
+
+    from ..analysis import stability as st
+    from ..inputs.trec import read_qrels, read_run
+    from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
+
+    warn = warn or (lambda msg: None)
+    q = read_qrels(qrels_path)
+    if q.skipped:
+        warn(f"{qrels_path}: skipped {q.skipped} comment or blank lines")
+    all_topics = natural_order(qrels_queries(q))
+    qids = st.parse_topics(topics, all_topics) if topics else all_topics
+    if topics:
+        warn(f"--topics {topics}: {len(qids)} of {len(all_topics)} qrels topics kept, "
+             f"{len(all_topics) - len(qids)} left out")
+    J = judgements(q, qids)
+    levels = np.unique(J.grade[J.grade > 0])
+    if len(levels) == 0:
+        raise ValueError(f"{qrels_path}: no relevant document in the topics evaluated")
+    T = len(qids)
+    pool = np.bincount(J.row, minlength=T)[:T].astype(np.float64)
+    counts = np.stack([np.bincount(J.row, weights=(J.grade == lv), minlength=T)[:T] for lv in levels], axis=1)
+    size = len(run_paths) * T * len(levels) * k * 8
+    if size > _MAX_BYTES:
+        raise ValueError(f"{len(run_paths)} runs x {T} topics x {len(levels)} grades x {k} ranks need "
+                         f"{size / 1e9:.1f} GB of counts: select topics (--topics) or lower -k")
+    idx, names = [], []
+    for path in run_paths:
+        run = read_run(path)
+        rr = rank_run(run, q, qids, ties=ties, depth=k)
+        rk = rr.ranking
+        missing = int((~rr.present).sum())
+        if missing:
+            warn(f"{run.name}: {missing} of {T} topics have no ranked documents and score 0")
+        if rr.ignored_queries and not topics:
+            warn(f"{run.name}: {rr.ignored_queries} run topics absent from the qrels ignored")
+        if run.skipped:
+            warn(f"{path}: skipped {run.skipped} comment or blank lines")
+        idx.append(st.level_index(rk.row, rk.grade, rk.judged, rk.pos, T, k, levels))
+        names.append(run.name)
+    return st.Design.from_levels(np.stack(idx), counts, pool, levels, names, qids)
+
+
+@click.command("stability", cls=_OneLineErrors, context_settings=CONTEXT, epilog=EPILOG)
+@click.argument("qrels", type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-k", "--cutoff", "cutoff", default="100", show_default=True, metavar="K[,K...]",
+              help="Cutoff rank(s) of nDCG@k; the paper's Tables 1 and 3 use 100, Table 2 3,10,20,100,200.")
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="nDCG (default), DCG, or a variant of them: UL1, UL2 (alias UE1, UE2), EM, EB, MM, UEW, "
+                   "e.g. 'UL2(nDCG)'. Repeatable.")
+@click.option("--phi", "phi_target", default="0.95", show_default=True, metavar="P[,P...]",
+              help="Target Φ of the 'topics' columns, one column per P (Table 1's caption says 0.95, its text 0.9).")
+@click.option("--at-topics", type=int, metavar="N",
+              help="Topics Φ and Eρ² are projected to (default: the topics evaluated).")
+@click.option("--topics", metavar="LIST", help="Evaluate only these qrels topics: ids and ranges, e.g. 601-650.")
+@click.option("--gain", type=click.Choice(["linear", "exponential"]), default="linear", show_default=True,
+              help="Gains of the discount rows (the paper: linear).")
+@click.option("--discount", type=click.Choice(["log", "zipf", "linear"]), default="log", show_default=True,
+              help="Discount of the gain rows (the paper: log).")
+@click.option("--unconstrained", type=click.Choice(["none", "gains", "discount", "both"]), default="none",
+              is_flag=False, flag_value="both", show_default=True,
+              help="Also optimise without monotonicity: --unconstrained=gains (Table 2's first column), "
+                   "=discount (Figure 3; slow for large k) or =both (the bare flag).")
+@click.option("--restarts", type=int, default=3, show_default=True,
+              help="Seeded random starts of every optimiser, besides the named functions.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random starts.")
+@click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
+              help="Run order: score desc then docid desc (trec_eval); the rank column; or file order.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "tsv", "csv", "json"]),
+              help="Output format. Default: table on a terminal, tsv when piped.")
+@click.option("--precision", type=int, help="Decimals (default 4 for table; full precision otherwise).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
+@click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
+              help="Draw discount curves (Figure 2 style) and Φ against topics (Figure 4 style); needs matplotlib.")
+def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, gain, discount, unconstrained,
+                  restarts, seed, ties, fmt, precision, output, plot):
+    """Stability-optimal gains and discounts of nDCG@k (Kanoulas & Aslam 2009): Φ, Eρ² and topics needed
+    for the named functions and for the SLSQP optima, which are printed as pasteable measures."""
+    warnings = []
+    try:
+        ks = _cutoffs(cutoff)
+        targets = _targets(phi_target)
+        if at_topics is not None and at_topics < 1:
+            raise ValueError("--at-topics must be at least 1")
+        if restarts < 0:
+            raise ValueError("--restarts must be at least 0")
+        if precision is not None and not 0 <= precision <= 17:
+            raise ValueError("--precision must lie in 0..17")
+        if len(runs) < 2:
+            raise ValueError("stability needs at least two runs (systems)")
+        if plot:
+            import importlib.util
+            if importlib.util.find_spec("matplotlib") is None:
+                raise ValueError("--plot needs matplotlib: pip install 'ulnorm-eval[plot]'")
+        from ..analysis import stability as st
+        from ..inputs.trec import InputError
+
+        specs = list(dict.fromkeys(st.parse_measure(m) for m in (measures or ("nDCG",))))
+        try:
+            design = load_design(qrels, runs, max(ks), topics, ties=ties, warn=warnings.append)
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
+        if len(design.topics) < 2:
+            raise ValueError("stability needs at least two topics")
+        rows, curves = st.study(design, specs, ks, gain=gain, discount=discount, unconstrained=unconstrained,
+                             restarts=restarts, seed=seed, at_topics=at_topics, phi_targets=targets)
+    except ValueError as exc:
+        _flush(warnings)
+        _fail(str(exc))
+    _flush(warnings)
+    meta = {"qrels": str(qrels), "run_files": list(runs), "runs": len(runs), "topics": len(design.topics),
+            "at_topics": at_topics or len(design.topics), "phi_targets": targets, "restarts": restarts,
+            "seed": seed, "levels": [float(x) for x in design.levels]}
+    text = render(rows, fmt or ("table" if (sys.stdout.isatty() and not output) else "tsv"), precision, meta)
+    if not text.endswith("\n"):
+        text += "\n"
+    if output:
+        from ..render.formats import write_atomic
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text)
+    if plot:
+        plot_stability(curves, plot, meta)
+
+
+def _flush(warnings) -> None:
+    for w in dict.fromkeys(warnings):
+        click.echo(f"ulnorm-eval: {w}", err=True)
+
+
+def render(rows, fmt: str, precision=None, meta=None) -> str:
+    """tsv/csv: one row per function, vectors as JSON lists; json: {meta, rows}; table: the numbers,
+    then the optimal measures as pasteable strings."""
+    import json
+    import math
+
+    if fmt == "json":
+        def clean(v):
+            if hasattr(v, "item") and not isinstance(v, list):
+                v = v.item()  # numpy scalars
+            if isinstance(v, float):
+                if not math.isfinite(v):
+                    return None
+                return round(v, precision) if precision is not None else v
+            if isinstance(v, list):
+                return [clean(x) for x in v]
+            return v
+        return json.dumps({"meta": meta or {}, "rows": [{k: clean(v) for k, v in r.items()} for r in rows]},
+                          indent=1, ensure_ascii=False) + "\n"
+    cols = list(dict.fromkeys(c for r in rows for c in r))
+    if fmt in ("tsv", "csv"):
+        import csv
+        import io
+
+        def cell(v):
+            if isinstance(v, list):
+                return json.dumps(v)
+            if v is None:
+                return ""
+            if isinstance(v, float) and precision is not None and math.isfinite(v):
+                return f"{v:.{precision}f}"
+            return str(v)
+        buf = io.StringIO()
+        w = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n",
+                       quoting=csv.QUOTE_MINIMAL)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow([cell(r.get(c)) for c in cols])
+        return buf.getvalue()
+    return _table(rows, 4 if precision is None else precision, meta or {})
+
+
+def _table(rows, precision, meta) -> str:
+    import io
+    import math
+    import shutil
+
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 200
+    console = Console(file=buf, width=width, color_system="auto" if sys.stdout.isatty() else None,
+                      force_terminal=sys.stdout.isatty())
+    ratio_cols = list(dict.fromkeys(c for r in rows for c in r if c.startswith("gain ")))
+    topic_cols = list(dict.fromkeys(c for r in rows for c in r if c.startswith("topics Φ")))
+    shown = ["measure", "gain", "discount", "phi", "erho2", *topic_cols, *ratio_cols, "residual", "converged"]
+    title = (f"Stability on {meta.get('runs')} runs x {meta.get('topics')} topics (Kanoulas & Aslam 2009): "
+             f"Φ and Eρ² at {meta.get('at_topics')} topics; topics needed for a target Φ")
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for c in shown:
+        table.add_column({"phi": "Φ", "erho2": "Eρ²"}.get(c, c), justify="left" if c in ("measure", "gain",
+                                                                                          "discount") else "right")
+
+    def fmt(v, c):
+        if v is None:
+            return ""
+        if isinstance(v, bool):
+            return "yes" if v else "NO"
+        if isinstance(v, float):
+            if math.isinf(v):
+                return "∞"
+            if c == "residual":
+                return f"{v:.1e}"
+            return f"{v:.{precision}f}"
+        return str(v)
+    for r in rows:
+        table.add_row(*(fmt(r.get(c), c) for c in shown))
+    console.print(table)
+    best = [r for r in rows if r["optimised"] != "—"]
+    for r in best:
+        buf.write(f"\n# {r['measure']}: gain {r['gain']}, discount {r['discount']}\n{r['string']}\n")
+    return buf.getvalue()
+
+
+def plot_stability(curves, path: str, meta) -> None:
+    """Discount factor per rank (Kanoulas & Aslam 2009 Figure 2) and Φ against the number of topics
+    (Figure 4), one row of panels per measure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from ..analysis import stats
+
+    groups = list(dict.fromkeys(r["measure"] for r, _ in curves))
+    fig, axes = plt.subplots(len(groups), 2, figsize=(11, 3.6 * len(groups)), squeeze=False)
+    nmax = max(100, meta.get("topics", 50) * 2)
+    n = np.arange(1, nmax + 1)
+    for ax, name in zip(axes, groups):
+        mine = [(r, vc) for r, vc in curves if r["measure"] == name]
+        for r, vc in mine:
+            if r["optimised"] in ("—", "discount", "gains+discount") and (r["gain"] == mine[0][0]["gain"]
+                                                                          or r["optimised"] == "gains+discount"):
+                d = r["discount_factors"]
+                label = r["discount"] if r["optimised"] != "gains+discount" else "joint optimum"
+                ax[0].plot(np.arange(1, len(d) + 1), d, marker="o" if "optimal" in label or "joint" in label
+                           else None, ms=2.5, label=label)
+                ax[1].plot(n, [stats.phi(vc, int(x)) for x in n], label=label)
+        ax[0].set_title(f"{name}: discount factors (gain {mine[0][0]['gain']})")
+        ax[0].set_xlabel("rank")
+        ax[0].set_ylabel("discount (sums to 1)")
+        ax[1].set_title(f"{name}: Φ against the number of topics")
+        ax[1].set_xlabel("topics")
+        ax[1].set_ylabel("Φ")
+        for p in meta.get("phi_targets", [0.95]):
+            ax[1].axhline(p, color="grey", lw=0.7, ls="--")
+        for a in ax:
+            a.legend(fontsize=8)
+            a.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -22,7 +22,8 @@ from ulnorm_eval.core import expectations as bounds
 from ulnorm_eval.core import permutations
 
 from ulnorm_eval.core import registry
-from ulnorm_eval.core.kernels import Judgements, Ranking, compute
+from ulnorm_eval.core.kernels import Judgements, Ranking
+from ulnorm_eval.core.measures import compute
 
 TOL = dict(rel=1e-12, abs=1e-12)
 

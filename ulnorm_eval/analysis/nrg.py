@@ -48,7 +48,9 @@ import numpy as np
 
 from ..core import registry
 from ..pipeline.evaluate import Result, input_notes
-from ..core.kernels import discount, gains_for
+from ..core.kernels import discount
+from ..core.measures import gains_for
+from ..core.summary import summarise
 from ..core.registry import Metric, UnknownMeasure
 
 __all__ = [
@@ -320,7 +322,7 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     scored.  Keyword arguments set :class:`api.Options` fields (rel_level, depth, ties,
     score_precision, run_queries_only).
     """
-    from ..pipeline.evaluate import Options, RunResult, _mean, load_qrels, load_run, plain_values
+    from ..pipeline.evaluate import Options, RunResult, load_qrels, load_run, plain_values
     from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
 
     options = options or Options(**kw)
@@ -366,7 +368,7 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
             sel_vals = [plain_values(rr, J, sel, qrels, options) for rr in ranked[: len(scored)]]
         else:
             sel_vals = [p[sel] for p in plain]
-        best = [_mean(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
+        best = [summarise(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
         _report_groups(groups, best, names, sel, warn)
     else:
         best = None
@@ -391,7 +393,7 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
         vals = {m: v[k] for m, v in values[i].items()}
         rq = [q for q, x in zip(qids, k) if x]
         order = np.argsort(np.asarray(rq, dtype=object), kind="stable")  # the main command's summation order
-        results.append(RunResult(run.name, rq, vals, {m: _mean(v, order) for m, v in vals.items()},
+        results.append(RunResult(run.name, rq, vals, {m: summarise(v, order, m.summary) for m, v in vals.items()},
                                  missing=int((~rr.present).sum()), ignored=rr.ignored_queries,
                                  float32_ties=rr.float32_ties,
                                  missing_qids=[q for q, x in zip(qids, rr.present) if not x],

@@ -223,8 +223,8 @@ def _flush(warnings) -> None:
 def measures_cmd(markdown):
     """List every measure and variant with parameters and defaults, formula, expectation under a random
     ranking, citation, and whether its bounds are exact or Monte Carlo."""
-    from ..render.formats import bounds_kind, measures_markdown, syntax, variants_markdown
     from ..core.registry import FAMILIES, VARIANTS
+    from ..render.formats import BOUNDS_TEXT, bounds_kind, measures_markdown, syntax, variants_markdown
 
     if markdown:
         click.echo(measures_markdown() + "\n\n" + variants_markdown())
@@ -236,9 +236,14 @@ def measures_cmd(markdown):
         for p in f.params:
             click.echo(f"    {p.name} (default {p.default!r}): {p.doc}")
         click.echo(f"    formula: {f.formula}")
-        click.echo(f"    E: {f.expectation}")
-        click.echo("    bounds: exact (E, IUB, WLB in closed form); DB by Monte Carlo")
-        click.echo(f"    cite: {f.cite}" + (f"; trec_eval: {f.trec}" if f.trec else ""))
+        click.echo(f"    E: {f.expectation_formula}")
+        click.echo(f"    bounds: {BOUNDS_TEXT[f.bounds]}")
+        if f.summary != "mean":
+            click.echo(f"    summary ('all' row): {f.summary}")
+        if f.binary:
+            click.echo("    relevance: at -l/--rel-level (or rel=)")
+        trec = ", ".join(t.base for t in f.trec)
+        click.echo(f"    cite: {f.cite}" + (f"; trec_eval: {trec}" if trec else ""))
     click.echo("\nVariants (wrap a measure: UL2(nDCG@10); or add to all with -n ul2):")
     for v in VARIANTS.values():
         alias = f" (alias {', '.join(v.aliases)})" if v.aliases else ""

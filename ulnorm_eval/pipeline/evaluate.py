@@ -13,7 +13,9 @@ import numpy as np
 from ..core import registry
 from ..inputs.trec import Qrels, Run, read_bytes, read_qrels, read_run
 from ..inputs.letor import is_letor, read_letor, read_letor_scores
-from ..core.kernels import Judgements, compute
+from ..core.kernels import Judgements
+from ..core.measures import compute
+from ..core.summary import summarise
 from .ordering import RankedRun, judgements, natural_order, rank_run
 from ..core.registry import Metric
 
@@ -184,7 +186,7 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn) 
 
     values, stderr, undefined = metric_values(rr, J, metrics, qrels, options)
     byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
-    mean = {m: _mean(values[m], byte_order) for m in metrics}
+    mean = {m: summarise(values[m], byte_order, m.summary) for m in metrics}
     undefined_notes(warn, run.name, undefined, options)
     missing_qids = [q for q, p in zip(qids, rr.present) if not p]
     ignored_qids = []
@@ -275,18 +277,6 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
         if not m.variant:
             values[m] = plain[m.measure]
     return values, stderr, undefined
-
-
-def _mean(v: np.ndarray, order: np.ndarray | None = None) -> float:
-    """Mean of the defined values, added one at a time in trec_eval's query order (qid byte order).
-
-    trec_eval sums sequentially and divides; numpy's pairwise sum can land on the other side of a
-    4-decimal rounding boundary (Robust 2003 SABIR03BASE: P_1000 = 3.325/100 prints 0.0332).
-    """
-    if order is not None:
-        v = v[order]
-    v = v[~np.isnan(v)]
-    return float(np.cumsum(v)[-1] / len(v)) if len(v) else float("nan")
 
 
 def plain_values(rr: RankedRun, J: Judgements, m, qrels: Qrels, options: Options) -> np.ndarray:

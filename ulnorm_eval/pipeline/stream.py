@@ -12,6 +12,8 @@ import lzma
 
 import numpy as np
 
+from ..core.summary import summarise
+
 from ..inputs.trec import InputError, Qrels, open_input, read_run
 from ..core.kernels import Ranking
 
@@ -91,7 +93,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .evaluate import RunResult, _mean, input_notes, metric_values, query_set, undefined_notes
+    from .evaluate import RunResult, input_notes, metric_values, query_set, undefined_notes
     from .ordering import judgements, natural_order, qrels_queries, rank_run
 
     all_qids = qrels_queries(qrels)
@@ -162,7 +164,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
     values = {m: np.concatenate(parts[m])[pick] if parts else np.zeros(0) for m in metrics}
     stderr = {m: np.concatenate(se_parts[m])[pick] for m in se_parts}
     byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")
-    mean = {m: _mean(values[m], byte_order) for m in metrics}
+    mean = {m: summarise(values[m], byte_order, m.summary) for m in metrics}
     run_name = name or _name(path, tag)
     input_notes(warn, run_name, path, nq=len(qids), missing=len(missing_qids), ignored=len(ignored),
                 float32_ties=f32_ties, skipped=skipped, extra=extra)

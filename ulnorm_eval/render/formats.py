@@ -29,8 +29,6 @@ __all__ = [
     "measures_markdown", "variants_markdown", "query_order",
 ]
 
-# variants whose value is below 0 (EB: below 1) exactly when the run is worse than a random ranking
-_BELOW_RANDOM_AT = {"UL2": 0.0, "EM": 0.0, "UEW": 0.0, "EB": 1.0}
 
 
 def _name(metric, names: str) -> str:
@@ -337,7 +335,9 @@ def _below_random(variant, v, e) -> bool:
         return False
     if variant is None:
         return e is not None and not _isnan(e) and v < e - 1e-12 * max(1.0, abs(e))
-    at = _BELOW_RANDOM_AT.get(variant)
+    from ..core.records import VARIANTS
+
+    at = VARIANTS[variant].below_random
     return at is not None and v < at - 1e-12
 
 
@@ -534,6 +534,13 @@ def progress(paths, enabled: bool):
 
 # --------------------------------------------------------------------------- registry tables
 
+BOUNDS_TEXT = {  # a family's bounds declaration, as `measures` prints it
+    "exact": "exact (E, IUB, WLB in closed form); DB by Monte Carlo",
+    "montecarlo": "Monte Carlo E (--permutations, --seed); IUB, WLB by sorting the pool",
+    "none": "none (no random-ranking bounds: no E/IUB/UL columns)",
+}
+
+
 def _md(text: str) -> str:
     return str(text).replace("|", "\\|")
 
@@ -549,10 +556,10 @@ def measures_markdown() -> str:
         for cut in ([None] if f.cutoff == "none" else [10] if f.cutoff == "required" else [None, 10]):
             m = Measure(f.name, (), cut)
             t = m.trec_name()
-            if t != str(m) or t == f.trec:  # Rprec is spelt alike in both
+            if t != str(m) or t in [x.base for x in f.trec]:  # Rprec is spelt alike in both
                 trec.append(f"`{t.replace('_10', '_k')}`")
         lines.append(f"| {f.name} | `{_md(syntax(f))}` | {', '.join(trec)} | {_md(f.formula)} | "
-                     f"{_md(f.expectation)} | {_md(f.cite)} |")
+                     f"{_md(f.expectation_formula)} | {_md(f.cite)} |")
     return "\n".join(lines)
 
 
@@ -563,14 +570,14 @@ def syntax(f) -> str:
     return f"{f.name}{'(' + params + ')' if params else ''}{cut}"
 
 
-_FROM_BOUNDS = ("E", "IUB", "WLB", "UL1", "UL2", "MM", "EB", "EM", "UEW")
-
-
 def bounds_kind(variant: str) -> str:
-    """How a variant's random-ranking bounds are obtained: exactly, or by Monte Carlo."""
-    if variant == "DB":
+    """How a variant's random-ranking bounds are obtained (from its record's kind)."""
+    from ..core.records import VARIANTS
+
+    kind = VARIANTS[variant].kind
+    if kind == "distribution":
         return "exact (enumerated) for <= 5040 distinct arrangements of the pool, else Monte Carlo (--permutations, --seed)"
-    if variant in _FROM_BOUNDS:
+    if kind in ("bound", "ratio"):
         return "exact for the measures above; Monte Carlo for other ir_measures measures"
     return "none needed (no random-ranking bound)"
 

@@ -47,7 +47,8 @@ from typing import Callable
 import numpy as np
 
 from ..core import registry
-from ..pipeline.evaluate import Result, input_notes
+from ..pipeline.blocks import input_notes, plain_values
+from ..pipeline.evaluate import Result
 from ..core.kernels import discount
 from ..core.measures import gains_for
 from ..core.summary import summarise
@@ -322,7 +323,7 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     scored.  Keyword arguments set :class:`api.Options` fields (rel_level, depth, ties,
     score_precision, run_queries_only).
     """
-    from ..pipeline.evaluate import Options, RunResult, load_qrels, load_run, plain_values
+    from ..pipeline.evaluate import Options, RunResult, load_qrels, load_run
     from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
 
     options = options or Options(**kw)
@@ -411,8 +412,9 @@ def _ignored(run, qids) -> list:
 
 def _notes(run, rr, nq: int, options, warn) -> None:
     missing = 0 if options.run_queries_only else int((~rr.present).sum())
-    input_notes(warn, run.name, run.path, nq=nq, missing=missing, ignored=rr.ignored_queries,
-                float32_ties=rr.float32_ties, skipped=run.skipped)
+    for n in input_notes(run.name, run.path, nq=nq, missing=missing, ignored=rr.ignored_queries,
+                         float32_ties=rr.float32_ties, skipped=run.skipped):
+        warn(n)
 
 
 def _report_groups(groups, best, names, sel, warn) -> None:

@@ -5,6 +5,7 @@ import sys
 
 import click
 
+from .common import CONTEXT, fail, flush, write_output
 from .options import make_options, ordering_options, output_options, run_queries_option
 
 EPILOG = """\b
@@ -19,9 +20,6 @@ Examples:
 NRG is defined for nDCG, DCG, P and RBP (seed 002 eq. 1); each is printed beside NRG(measure).
 Exit codes: 0 ok, 2 usage or input error.
 """
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
 
 @click.command("nrg", context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
@@ -72,7 +70,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
     try:
         from ..pipeline import evaluate as api
         from ..analysis.nrg import NRGError, evaluate_nrg
-        from ..render.formats import FORMATS, write_atomic
+        from ..render.formats import FORMATS
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
                             run_queries_only=run_queries_only)
@@ -86,16 +84,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
             fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
         text = FORMATS[fmt](res, per_query=per_query, names=names, precision=precision)
     except (InputError, UnknownMeasure, NRGError) as exc:
-        _flush(warnings)
-        click.echo(f"ulnorm-eval: {exc}", err=True)
-        sys.exit(2)
-    _flush(warnings)
-    if output:
-        write_atomic(output, text)
-    else:
-        sys.stdout.write(text)
-
-
-def _flush(warnings) -> None:
-    for w in dict.fromkeys(warnings):
-        click.echo(f"ulnorm-eval: {w}", err=True)
+        flush(warnings)
+        fail(str(exc))
+    flush(warnings)
+    write_output(text, output)

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.variants import BOUND_VARIANTS  # bounds are properties of the query, not scores of a run
 from . import stats
 from .query_types import select_subset
 
 __all__ = ["Comparison", "compare", "compare_files", "BOUND_VARIANTS", "DEFAULT_VARIANTS"]
 
-BOUND_VARIANTS = ("E", "IUB", "WLB")  # bounds are properties of the query, not scores of a run
 DEFAULT_VARIANTS = ("UL1", "UL2")
 DEFAULT_REPS = {"t": 0, "randomization": 10_000, "bootstrap": 1_000}
 

@@ -70,13 +70,15 @@ def _rng(seed: int, J: Judgements) -> Keys:
     return Keys(seed, J.qids)
 
 
-def variant_values(rr, J: Judgements, metrics: list, plain: dict, options):
+def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, foreign=None):
     """Values of every requested variant metric for one ranked run.
 
     Returns (values, standard errors, undefined counts), each keyed by Metric.  A query is
     undefined for every normalisation when all rankings of its pool score alike (I = E = W), and
     for EB also when E = 0 (see :mod:`ulnorm_eval.core.normalise`); ``options.undefined`` then scores it
-    0 ('zero') or leaves it NaN, out of the mean ('skip').
+    0 ('zero') or leaves it NaN, out of the mean ('skip').  ``foreign`` provides
+    ``foreign_bounds(pool, J, m, options, keys)`` and ``foreign_scorer(J, m, options)`` for measures
+    computed outside the core (ir_measures: :mod:`ulnorm_eval.pipeline.irm_adapter`).
     """
     rel_level = options.rel_level
     paper = options.expectation == "paper"
@@ -97,8 +99,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options):
                                 "WLB": worst(pool, J, meas, rel_level),
                                 "se": vals.std(axis=0, ddof=1) / np.sqrt(len(vals))}
             else:
-                from .irm_adapter import foreign_bounds
-                bounds[meas] = foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
+                bounds[meas] = foreign.foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
         return bounds[meas]
 
     for metric in metrics:
@@ -113,8 +114,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options):
         if v.kind == "distribution":
             scorer = None
             if not meas.native:
-                from .irm_adapter import foreign_scorer
-                scorer = foreign_scorer(J, meas, options)
+                scorer = foreign.foreign_scorer(J, meas, options)
             und = undefined_mask(b["IUB"], b["E"], b["WLB"])
             val, se = db_values(pool, J, meas, rel_level, A, options.permutations, _rng(options.seed, J),
                                 scorer, active=~und)

@@ -92,8 +92,8 @@ def plain_values(rr: RankedRun, J: Judgements, m, qrels: Qrels, options: Options
     """Per-query values of one measure: its family's kernel, or ir_measures for other measures."""
     if m.native:
         return compute(rr.ranking, J, m, options.rel_level)
-    from ..core.irm_adapter import foreign_values
-    return foreign_values(rr, J, m, qrels, options)
+    from . import irm_adapter
+    return irm_adapter.foreign_values(rr, J, m, qrels, options)
 
 
 def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
@@ -106,7 +106,9 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
             plain[m.measure] = plain_values(rr, J, m.measure, qrels, options)
     if any(m.variant for m in metrics):
         from ..core.expectations import variant_values
-        vv, se, und = variant_values(rr, J, [m for m in metrics if m.variant], plain, options)
+
+        from . import irm_adapter
+        vv, se, und = variant_values(rr, J, [m for m in metrics if m.variant], plain, options, irm_adapter)
         values.update(vv)
         stderr.update(se)
         undefined.update(und)

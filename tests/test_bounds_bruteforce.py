@@ -279,7 +279,7 @@ def test_expected_rr_matches_first_relevant_distribution():
 
 
 def test_expected_sp_paper_and_exact_differ():
-    # seed 000's independence assumption: k (P/n)^2; exact: (P/n) H_m + P(P-1)/(n(n-1)) (m - H_m)
+    # Karmaker & Feng 2022's independence assumption: k (P/n)^2; exact: (P/n) H_m + P(P-1)/(n(n-1)) (m - H_m)
     assert bounds.expected_sp([10], [1], [5], paper=True, k=5)[0] == pytest.approx(0.05, **TOL)
     assert bounds.expected_sp([10], [1], [5])[0] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5) / 10, **TOL)
 

@@ -169,7 +169,7 @@ def dlhard_frame():
 @pytest.mark.parametrize("pair", [("SP@10", "AP@10"), ("DCG@10", "nDCG@10"), ("SP", "AP")])
 def test_scale_invariance_on_real_runs(dlhard_frame, variant, pair):
     """AP@k = SP@k / R and nDCG@k = DCG@k / IDCG@k: a per-query factor the variants cancel, so
-    UL2(SP@k) = UL2(AP@k) and UL2(DCG@k) = UL2(nDCG@k) (seed 000 §4.5, MSP^UL = AP^UL)."""
+    UL2(SP@k) = UL2(AP@k) and UL2(DCG@k) = UL2(nDCG@k) (Karmaker & Feng 2022 §4.5, MSP^UL = AP^UL)."""
     a = dlhard_frame[f"{variant}({pair[0]})"].to_numpy()
     b = dlhard_frame[f"{variant}({pair[1]})"].to_numpy()
     assert np.array_equal(np.isnan(a), np.isnan(b))

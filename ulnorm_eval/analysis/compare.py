@@ -1,19 +1,19 @@
 """Comparing systems: how a measure and its variants rank, separate and agree on a set of runs.
 
-For every measure and variant (a *metric*) over the same queries, the analyses of seed 000 §4.4-4.5
-and seed 001:
+For every measure and variant (a *metric*) over the same queries, the analyses of Karmaker & Feng 2022 §4.4-4.5
+and Kanoulas & Aslam 2009:
 
 * system table: each run's mean and rank (1 = best);
 * Kendall's tau between the ranking of the runs by the plain measure and by each variant
-  (seed 000 Tables 6, 16);
+  (Karmaker & Feng 2022 Tables 6, 16);
 * every pair of runs: a paired test (t, randomization or Sakai's bootstrap), p-values corrected
   for the pairs of one metric, mean difference, effect size d_z and a 95% interval;
 * discriminative power, the number of significant pairs (Tables 8, 18), and conflicts, the pairs
   whose verdict differs between the plain measure and a variant (Tables 7, 17);
 * PAD, eq. 8 (Tables 9, 19); Sakai's swap rate over seeded split halves (Tables 10, 11, 20, 21);
-* stability, seed 001: variance components, Eρ² (eq. 1), Φ (eq. 2) and the topics needed for Φ >= P.
+* stability, Kanoulas & Aslam 2009: variance components, Eρ² (eq. 1), Φ (eq. 2) and the topics needed for Φ >= P.
 
-Everything can be restricted to a query subset of seed 000 §4.4 (:func:`queries.select_subset`):
+Everything can be restricted to a query subset of Karmaker & Feng 2022 §4.4 (:func:`queries.select_subset`):
 the subset is chosen per plain measure from its own mean and E, and its variants use it too.
 """
 from __future__ import annotations
@@ -77,7 +77,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     ``test``: 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips, default 10,000) or
     'bootstrap' (Sakai, ``reps`` resamples, default 1,000); ``correction``: 'none', 'bonferroni',
     'holm' or 'bh', over the pairs of one metric; a pair is significant when its corrected p-value
-    is below ``alpha``.  ``subset``/``subset_size``: a seed 000 §4.4 query set (needs the E variant
+    is below ``alpha``.  ``subset``/``subset_size``: a Karmaker & Feng 2022 §4.4 query set (needs the E variant
     of each measure in ``result``).  Random procedures are seeded by ``seed``.  Bound variants
     (E, IUB, WLB) are not compared.  A query undefined for some run under a metric (NaN, with
     ``undefined='skip'``) is left out of that metric's analysis, with a warning.

@@ -1,6 +1,6 @@
-"""Normalized Residual Gain (seed 002): a measure re-scored on the gain that prior runs left over.
+"""Normalized Residual Gain (Normalized Residual Gain (SIGIR-AP 2024)): a measure re-scored on the gain that prior runs left over.
 
-A measure of the browsing-model form (seed 002 eq. 1)
+A measure of the browsing-model form (Normalized Residual Gain (SIGIR-AP 2024) eq. 1)
 
     S(R) = (1/N) sum_{i<=K} G(d_i) seen(i)
 
@@ -30,10 +30,10 @@ UC      [grade >= rel]               1 (K = pool depth)     1: unique relevant c
 UC, written ``UC(P@K)``, is the appendix-B instantiation: the number of relevant documents in the
 run's top K that are in no prior run's top K (= K * NRG(P@K)).  RR, AP, SP, R and Rprec are refused:
 RR's seen(i) depends on the relevance above rank i and the others have no fixed seen(i) with an
-ideal-ranking N, so eq. 1 does not cover them (seed 002 §2 names MRR but gives no instantiation).
+ideal-ranking N, so eq. 1 does not cover them (Normalized Residual Gain (SIGIR-AP 2024) §2 names MRR but gives no instantiation).
 
-Decisions where the seed is silent or inconsistent (see the README section):
-the gain is linear as in trec_eval (seed 002 leaves it open; ``nDCG(dcg='exp-log2')`` is available);
+Decisions where the paper is silent or inconsistent (see the README section):
+the gain is linear as in trec_eval (Normalized Residual Gain (SIGIR-AP 2024) leaves it open; ``nDCG(dcg='exp-log2')`` is available);
 the discount is 1/log2(i+1) (the text prints 1/(log(i)+1), but only log2(i+1) reproduces Table 1);
 prior runs are cut at the same K as the scored run (pos = infinity beyond K, eq. 3); the ideal is
 cut at K (eq. 1 sums to K); a query whose residual ideal is 0 scores 0 and stays in the mean.
@@ -69,7 +69,7 @@ _SUPPORTED = ("nDCG", "DCG", "P", "RBP")
 
 @dataclass(frozen=True)
 class BrowsingModel:
-    """One instantiation of seed 002 eq. 1: G(d), seen(i) (0 beyond K) and the normaliser N.
+    """One instantiation of Normalized Residual Gain (SIGIR-AP 2024) eq. 1: G(d), seen(i) (0 beyond K) and the normaliser N.
 
     ``gain(grade)`` and ``seen(pos)`` take flat arrays (pos 0-based).  ``scale(raw)`` = raw / N for a
     constant N, written as the plain kernel writes it (so an empty prior set is bit-identical);
@@ -89,11 +89,11 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
     if metric.variant == "UC":
         if fam != "P" or not m.native:
             raise UnknownMeasure(f"{metric}: UC counts relevant documents in the top K that no prior run has in "
-                                 "its top K; write it UC(P@K), K = the pool depth (seed 002 App. B)")
+                                 "its top K; write it UC(P@K), K = the pool depth (Normalized Residual Gain (SIGIR-AP 2024) App. B)")
     elif not m.native or fam not in _SUPPORTED:
         why = ("its seen(i) depends on the relevance above rank i" if fam == "RR"
-               else "it has no fixed seen(i) of seed 002 eq. 1")
-        raise UnknownMeasure(f"{metric}: NRG is defined for measures of the browsing-model form of seed 002 "
+               else "it has no fixed seen(i) of Normalized Residual Gain (SIGIR-AP 2024) eq. 1")
+        raise UnknownMeasure(f"{metric}: NRG is defined for measures of the browsing-model form of Normalized Residual Gain (SIGIR-AP 2024) "
                              f"eq. 1 ({', '.join(_SUPPORTED)}); {m} is not one: {why}")
     rel = m.get("rel")
     rel = rel_level if rel is None else rel
@@ -105,7 +105,7 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
         return gains_for(grade, m, rel, max_grade)
 
     if fam in ("nDCG", "DCG"):
-        # seen(i) = 1/log2(i+1): the only discount that reproduces seed 002 Table 1 (notes A2)
+        # seen(i) = 1/log2(i+1): the only discount that reproduces Normalized Residual Gain (SIGIR-AP 2024) Table 1 (notes A2)
         return BrowsingModel(gain, lambda pos: discount(pos) * cut(pos), k, None if fam == "nDCG" else _identity)
     if fam == "RBP":
         p = m.get("p")
@@ -184,7 +184,7 @@ def survival(space: KeySpace, model: BrowsingModel) -> list:
 
 
 def residual_factor(nkeys: int, surv: list, priors) -> np.ndarray:
-    """prod_j (1 - seen(pos(d, R_j))) for every key d (seed 002 eq. 3); 1 for an empty prior set.
+    """prod_j (1 - seen(pos(d, R_j))) for every key d (Normalized Residual Gain (SIGIR-AP 2024) eq. 3); 1 for an empty prior set.
 
     A run ranks a document at most once per query (duplicates are rejected when reading), so each
     prior run touches each key at most once and a plain fancy-index product is exact.
@@ -197,7 +197,7 @@ def residual_factor(nkeys: int, surv: list, priors) -> np.ndarray:
 
 
 def residual_score(space: KeySpace, model: BrowsingModel, target: int, factor: np.ndarray) -> np.ndarray:
-    """Per-query NRG of run ``target`` given the residual factors (seed 002 eq. 4).
+    """Per-query NRG of run ``target`` given the residual factors (Normalized Residual Gain (SIGIR-AP 2024) eq. 4).
 
     The operations mirror ``measures``' kernels so that a factor of 1 reproduces the plain measure
     bit for bit.
@@ -211,7 +211,7 @@ def residual_score(space: KeySpace, model: BrowsingModel, target: int, factor: n
 
 
 def ideal_residual(space: KeySpace, model: BrowsingModel, factor: np.ndarray) -> np.ndarray:
-    """N: the raw score of the query's judged documents sorted by residual gain, depth K (seed 002 §2)."""
+    """N: the raw score of the query's judged documents sorted by residual gain, depth K (Normalized Residual Gain (SIGIR-AP 2024) §2)."""
     g = model.gain(space.judged_grade) * factor[space.judged_key]
     order = np.lexsort((-g, space.judged_row))
     row = space.judged_row[order]
@@ -260,7 +260,7 @@ def prior_sets(n: int, protocol: str, fixed=(), groups=None, best=None) -> list:
     """The prior set of each of ``n`` scored runs, as lists of run indices.
 
     'fixed': only ``fixed`` (indices of the --prior runs, which are added to every protocol);
-    'leave-one-out': every other run (seed 002 Fig. 1b); 'chronological': the runs listed before
+    'leave-one-out': every other run (Normalized Residual Gain (SIGIR-AP 2024) Fig. 1b); 'chronological': the runs listed before
     (Fig. 1a); 'group': the best run (largest ``best`` value; the first listed on a tie) of every
     group other than the run's own (§4).  A run is never in its own prior set.
     """

@@ -68,12 +68,12 @@ def _check_plot(plot) -> None:
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level of the corrected p-values.")
 @click.option("--subset", type=click.Choice(["all", "uninformative", "ideal"]), default="all", show_default=True,
-              help="Query set (seed 000 §4.4): runs' mean closest to E, or farthest above it.")
+              help="Query set (Karmaker & Feng 2022 §4.4): runs' mean closest to E, or farthest above it.")
 @click.option("--subset-size", type=click.IntRange(min=1), help="Queries in the subset (default: half).")
 @click.option("--swap-trials", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Random split halves for the swap rate.")
 @click.option("--phi-target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
-              show_default=True, help="Φ the 'topics needed' column aims at (seed 001).")
+              show_default=True, help="Φ the 'topics needed' column aims at (Kanoulas & Aslam 2009).")
 @click.option("--table", "tables", default="systems,summary", show_default=True, metavar="LIST",
               help="Tables to print, comma-separated: systems, summary, pairs, or all.")
 @seed_option
@@ -132,7 +132,7 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
                 ties, score_precision, pool, expectation, undefined, permutations, groups, fmt, precision, output,
                 plot):
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure; with RUNS
-    also their mean score and the query type of seed 000 §3.3 (ideal, informative, uninformative,
+    also their mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB, see the README)."""
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure

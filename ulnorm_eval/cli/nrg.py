@@ -1,4 +1,4 @@
-"""``ulnorm-eval nrg``: a thin click layer over :func:`ulnorm_eval.nrg.evaluate_nrg` (seed 002)."""
+"""``ulnorm-eval nrg``: a thin click layer over :func:`ulnorm_eval.nrg.evaluate_nrg` (Normalized Residual Gain (SIGIR-AP 2024))."""
 from __future__ import annotations
 
 import sys
@@ -17,7 +17,7 @@ Examples:
   ulnorm-eval nrg --unique -m P@10 --leave-one-out qrels runs/*  unique relevant contributions at depth 10
   ulnorm-eval nrg -m 'nDCG(dcg="exp-log2")@10' -m 'RBP(p=0.9)' ...
 
-NRG is defined for nDCG, DCG, P and RBP (seed 002 eq. 1); each is printed beside NRG(measure).
+NRG is defined for nDCG, DCG, P and RBP (Normalized Residual Gain (SIGIR-AP 2024) eq. 1); each is printed beside NRG(measure).
 Exit codes: 0 ok, 2 usage or input error.
 """
 
@@ -26,15 +26,15 @@ Exit codes: 0 ok, 2 usage or input error.
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--prior", "priors", multiple=True, metavar="RUN", type=click.Path(dir_okay=False),
               help="A prior run (repeatable): in every run's prior set, not scored itself.")
-@click.option("--leave-one-out", is_flag=True, help="Each RUN against all the other RUNs (seed 002 Fig. 1b).")
+@click.option("--leave-one-out", is_flag=True, help="Each RUN against all the other RUNs (Normalized Residual Gain (SIGIR-AP 2024) Fig. 1b).")
 @click.option("--chronological", is_flag=True, help="Each RUN against the RUNs listed before it (Fig. 1a).")
 @click.option("--group-by", metavar="REGEX",
               help="Group runs by REGEX over their names (first capture group, else the match); each RUN "
-                   "against the best run of every other group (seed 002 §4).")
+                   "against the best run of every other group (Normalized Residual Gain (SIGIR-AP 2024) §4).")
 @click.option("--best-by", metavar="MEASURE", help="Measure that picks a group's best run (default: the first -m).")
 @click.option("--unique", is_flag=True,
               help="Unique relevant contributions UC(P@K) instead of NRG: relevant documents in the top K "
-                   "that no prior run has in its top K (seed 002 App. B). Default measure P@10.")
+                   "that no prior run has in its top K (Normalized Residual Gain (SIGIR-AP 2024) App. B). Default measure P@10.")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure (repeatable): nDCG[@k], DCG[@k], P@k, RBP(p=..)[@k], or NRG(...)/UC(P@k). "
                    "Default: nDCG@10.")
@@ -46,7 +46,7 @@ Exit codes: 0 ok, 2 usage or input error.
 @output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec")
 def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by, unique, measures, per_query,
             rel_level, depth, run_queries_only, ties, score_precision, names, fmt, precision, output):
-    """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (seed 002).
+    """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (SIGIR-AP 2024).
 
     A document's gain is reduced by every prior run that ranks it within the measure's cutoff,
     by the measure's own browsing model: G(d) prod_j (1 - seen(rank of d in run j)).  With no prior

@@ -427,7 +427,7 @@ def test_help_shows_examples():
 
 
 def test_progress_only_for_large_inputs(tmp_path, monkeypatch, capsys):
-    from ulnorm_eval.render import formats as output
+    from ulnorm_eval.render import progress as output
 
     small = tmp_path / "small"
     small.write_bytes(b"x" * 1000)

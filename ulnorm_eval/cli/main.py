@@ -110,7 +110,8 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
     try:
         from ..pipeline import evaluate as api
         from ..analysis import gate
-        from ..render.formats import FORMATS, progress, query_order
+        from ..render.formats import FORMATS, query_order
+        from ..render.progress import progress
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
                             run_queries_only=run_queries_only, pool=pool, expectation=expectation,
@@ -190,7 +191,7 @@ def measures_cmd(markdown):
     """List every measure and variant with parameters and defaults, formula, expectation under a random
     ranking, citation, and whether its bounds are exact or Monte Carlo."""
     from ..core.registry import FAMILIES, VARIANTS
-    from ..render.formats import BOUNDS_TEXT, bounds_kind, measures_markdown, syntax, variants_markdown
+    from ..render.registry_tables import BOUNDS_TEXT, bounds_kind, measures_markdown, syntax, variants_markdown
 
     if markdown:
         click.echo(measures_markdown() + "\n\n" + variants_markdown())

@@ -48,6 +48,7 @@ class Comparison:
     runs: list
     queries: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)  # one-line notes (the runs' input notes, then the comparison's)
 
 
 def _matrix(result, metric, qids):
@@ -87,7 +88,13 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
 
     from ..core.registry import Metric
 
-    warn = warn or (lambda msg: None)
+    notes = []
+
+    def note(msg):  # collected on the Comparison; warn, if given, hears each as it arises
+        notes.append(msg)
+        if warn:
+            warn(msg)
+
     if len(result.runs) < 2:
         raise ValueError("comparing needs at least two runs")
     if test not in stats.PAIRWISE:
@@ -100,7 +107,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
         names = [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
     qids = _common_queries(result)
     if any(len(rr.qids) != len(qids) for rr in result.runs):
-        warn(f"comparing on the {len(qids)} queries every run was evaluated on")
+        note(f"comparing on the {len(qids)} queries every run was evaluated on")
     metrics = [m for m in result.metrics if m.variant not in BOUND_VARIANTS]
     if not metrics:
         raise ValueError("nothing to compare: only bounds (E, IUB, WLB) were requested")
@@ -127,7 +134,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
         q = np.asarray(qids, dtype=object)[chosen[m.measure]]
         bad = np.isnan(Y).any(axis=0)
         if bad.any():
-            warn(f"{m}: {int(bad.sum())} queries undefined for some run are left out of the comparison")
+            note(f"{m}: {int(bad.sum())} queries undefined for some run are left out of the comparison")
             Y, q = Y[:, ~bad], q[~bad]
         if Y.shape[1] < 2:
             raise ValueError(f"{m}: fewer than two queries left to compare on")
@@ -172,7 +179,8 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     meta = {"test": test, "reps": reps, "seed": seed, "correction": correction, "alpha": alpha,
             "subset": subset, "subset_size": None if subset == "all" else len(next(iter(chosen.values()))),
             "swap_trials": swap_trials, "phi_target": phi_target, "runs": len(names), "queries": len(qids)}
-    return Comparison(systems, summary, pd.concat(pair_frames, ignore_index=True), metrics, names, used, meta)
+    return Comparison(systems, summary, pd.concat(pair_frames, ignore_index=True), metrics, names, used, meta,
+                      notes)
 
 
 def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options=None, warn=None, **kw):
@@ -185,7 +193,6 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
     from ..core.registry import Metric
 
     options = options or api.Options()
-    warn = warn or (lambda msg: None)
     wanted = [m for m in api.resolve_metrics(measures, [v for v in variants if v.upper() not in BOUND_VARIANTS])
               if m.variant not in BOUND_VARIANTS]
     metrics = []
@@ -200,4 +207,6 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
     results = [api.evaluate_run(q, api.load_run(r, q), metrics + extra, options, warn) for r in runs]
     res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)),
                      [getattr(r, "path", str(r)) for r in runs])
-    return compare(res, warn=warn, **kw)
+    cmp = compare(res, warn=warn, **kw)
+    cmp.notes[:0] = res.notes
+    return cmp

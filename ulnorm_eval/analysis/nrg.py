@@ -49,10 +49,9 @@ import numpy as np
 from ..core import registry
 from ..pipeline.blocks import input_notes, plain_values
 from ..pipeline.evaluate import Result
-from ..core.kernels import discount
 from ..core.measures import gains_for
 from ..core.summary import summarise
-from ..core.registry import Metric, UnknownMeasure
+from ..core.registry import FAMILIES, Metric, UnknownMeasure
 
 __all__ = [
     "BrowsingModel", "browsing_model", "KeySpace", "key_space", "survival", "residual_factor",
@@ -62,7 +61,6 @@ __all__ = [
 ]
 
 PROTOCOLS = ("fixed", "leave-one-out", "chronological", "group")
-_SUPPORTED = ("nDCG", "DCG", "P", "RBP")
 
 
 # --------------------------------------------------------------------------- browsing models
@@ -83,20 +81,23 @@ class BrowsingModel:
 
 
 def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> BrowsingModel:
-    """The eq. 1 instantiation of ``metric``'s measure (NRG(M) or UC(P@K)); UnknownMeasure otherwise."""
+    """The eq. 1 instantiation of ``metric``'s measure (NRG(M) or UC(P@K)), from its family record's
+    ``browsing``; UnknownMeasure otherwise."""
     m = metric.measure
-    fam, k = m.family, m.cutoff
+    fam, k = m.record, m.cutoff
     if metric.variant == "UC":
-        if fam != "P" or not m.native:
+        if fam is None or not fam.unique:
             raise UnknownMeasure(f"{metric}: UC counts relevant documents in the top K that no prior run has in "
-                                 "its top K; write it UC(P@K), K = the pool depth (Normalized Residual Gain (SIGIR-AP 2024) App. B)")
-    elif not m.native or fam not in _SUPPORTED:
-        why = ("its seen(i) depends on the relevance above rank i" if fam == "RR"
+                                 "its top K; write it UC(P@K), K = the pool depth (Normalized Residual Gain "
+                                 "(SIGIR-AP 2024) App. B)")
+    elif fam is None or fam.browsing is None:
+        why = (fam.browsing_note if fam is not None and fam.browsing_note
                else "it has no fixed seen(i) of Normalized Residual Gain (SIGIR-AP 2024) eq. 1")
-        raise UnknownMeasure(f"{metric}: NRG is defined for measures of the browsing-model form of Normalized Residual Gain (SIGIR-AP 2024) "
-                             f"eq. 1 ({', '.join(_SUPPORTED)}); {m} is not one: {why}")
+        raise UnknownMeasure(f"{metric}: NRG is defined for measures of the browsing-model form of Normalized "
+                             f"Residual Gain (SIGIR-AP 2024) eq. 1 ({', '.join(supported())}); {m} is not one: {why}")
     rel = m.get("rel")
     rel = rel_level if rel is None else rel
+    seen, scale = fam.browsing(m)
 
     def cut(pos):
         return 1.0 if k is None else pos < k
@@ -104,15 +105,13 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
     def gain(grade):
         return gains_for(grade, m, rel, max_grade)
 
-    if fam in ("nDCG", "DCG"):
-        # seen(i) = 1/log2(i+1): the only discount that reproduces Normalized Residual Gain (SIGIR-AP 2024) Table 1 (notes A2)
-        return BrowsingModel(gain, lambda pos: discount(pos) * cut(pos), k, None if fam == "nDCG" else _identity)
-    if fam == "RBP":
-        p = m.get("p")
-        return BrowsingModel(gain, lambda pos: np.power(p, pos) * cut(pos), k, lambda raw: (1.0 - p) * raw)
-    # P@K and UC(P@K): binary gain, seen = 1 within K; N = K, or 1 for the unique-contribution count
-    return BrowsingModel(gain, lambda pos: np.ones(len(pos)) * cut(pos), k,
-                         _identity if metric.variant == "UC" else (lambda raw: raw / k))
+    # UC(P@K): binary gain, seen = 1 within K, N = 1: the unique-contribution count
+    return BrowsingModel(gain, lambda pos: seen(pos) * cut(pos), k, _identity if metric.variant == "UC" else scale)
+
+
+def supported() -> list:
+    """The families with a browsing model (NRG applies to them)."""
+    return [f.name for f in FAMILIES.values() if f.browsing is not None]
 
 
 def _identity(raw):
@@ -310,6 +309,12 @@ class NRGResult(Result):
 
     priors: dict = field(default_factory=dict)  # run name -> names of its prior runs
     protocol: str = "fixed"
+    group_notes: list = field(default_factory=list)  # which run is each group's best
+
+    @property
+    def notes(self) -> list:
+        """The runs' input notes, then the group notes, in the order they arose."""
+        return [n for rr in self.runs for n in rr.notes] + list(self.group_notes)
 
 
 def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixed", group_by: str | None = None,
@@ -327,7 +332,13 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
 
     options = options or Options(**kw)
-    warn = warn or (lambda msg: None)
+    notes: dict = {"runs": [], "groups": []}  # collected on the result; warn, if given, hears each as it arises
+
+    def note(kind, msg):
+        notes[kind].append(msg)
+        if warn:
+            warn(msg)
+
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}")
     if (protocol == "group") != (group_by is not None):
@@ -350,7 +361,9 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     ranked = [rank_run(r, qrels, qids, ties=options.ties, score_precision=options.score_precision,
                        depth=options.depth) for r in every]
     for run, rr in zip(scored, ranked):
-        _notes(run, rr, len(qids), options, warn)
+        notes["runs"].append(_notes(run, rr, len(qids), options))
+        for n in notes["runs"][-1] if warn else ():
+            warn(n)
 
     plain_ms = list(dict.fromkeys(m.measure for m in metrics))
     plain = [{m: plain_values(rr, J, m, qrels, options) for m in plain_ms} for rr in ranked[: len(scored)]]
@@ -370,7 +383,8 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
         else:
             sel_vals = [p[sel] for p in plain]
         best = [summarise(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
-        _report_groups(groups, best, names, sel, warn)
+        for n in _report_groups(groups, best, names, sel):
+            note("groups", n)
     else:
         best = None
     sets = prior_sets(len(scored), protocol, range(len(scored), len(every)), groups, best)
@@ -398,9 +412,10 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
                                  missing=int((~rr.present).sum()), ignored=rr.ignored_queries,
                                  float32_ties=rr.float32_ties,
                                  missing_qids=[q for q, x in zip(qids, rr.present) if not x],
-                                 ignored_qids=_ignored(run, qids) if rr.ignored_queries else []))
+                                 ignored_qids=_ignored(run, qids) if rr.ignored_queries else [],
+                                 notes=notes["runs"][i]))
     return NRGResult(metrics, results, options, qrels.path, [r.path for r in scored],
-                     {names[i]: [names[j] for j in s] for i, s in enumerate(sets)}, protocol)
+                     {names[i]: [names[j] for j in s] for i, s in enumerate(sets)}, protocol, notes["groups"])
 
 
 def _ignored(run, qids) -> list:
@@ -410,16 +425,15 @@ def _ignored(run, qids) -> list:
     return natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
 
 
-def _notes(run, rr, nq: int, options, warn) -> None:
+def _notes(run, rr, nq: int, options) -> list:
     missing = 0 if options.run_queries_only else int((~rr.present).sum())
-    for n in input_notes(run.name, run.path, nq=nq, missing=missing, ignored=rr.ignored_queries,
-                         float32_ties=rr.float32_ties, skipped=run.skipped):
-        warn(n)
+    return input_notes(run.name, run.path, nq=nq, missing=missing, ignored=rr.ignored_queries,
+                       float32_ties=rr.float32_ties, skipped=run.skipped)
 
 
-def _report_groups(groups, best, names, sel, warn) -> None:
+def _report_groups(groups, best, names, sel) -> list:
     champ = champions(groups, best)
-    for g, j in champ.items():
-        warn(f"group {g!r}: best run {names[j]} ({sel} = {best[j]:.4f})")
+    out = [f"group {g!r}: best run {names[j]} ({sel} = {best[j]:.4f})" for g, j in champ.items()]
     if len(champ) == 1:
-        warn("every run is in one group: the prior sets hold only --prior runs")
+        out.append("every run is in one group: the prior sets hold only --prior runs")
+    return out

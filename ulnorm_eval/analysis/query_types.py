@@ -108,7 +108,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     ``qrels``/``runs``: paths or loaded objects (runs may be empty: then only the bounds, and no
     mean or type).  With ``--pool run`` or ``union`` the pool, E, IUB and WLB depend on the run and
     are averaged over the runs.  Returns a pandas DataFrame in query order, measures in the
-    given order.
+    given order.  The runs' notes are in ``attrs['notes']`` (``warn``, if given, hears each as it arises).
     """
     import pandas as pd
     import pyarrow as pa
@@ -120,7 +120,6 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     from ..core.registry import Metric
 
     options = options or api.Options()
-    warn = warn or (lambda msg: None)
     qrels = api.load_qrels(qrels)
     runs = [api.load_run(r, qrels) for r in runs]
     if not runs and options.pool == "run":
@@ -133,7 +132,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     quiet = api.Options(**{**vars(options), "run_queries_only": False})
     empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
     results = [api.evaluate_run(qrels, r, metrics, quiet, warn) for r in runs] or \
-        [api.evaluate_run(qrels, empty, metrics, quiet, lambda msg: None)]
+        [api.evaluate_run(qrels, empty, metrics, quiet)]
 
     if options.pool == "qrels" or not runs:
         pool_n = make_pool("qrels", None, J).n
@@ -162,4 +161,5 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     out = pd.concat(parts, ignore_index=True)
     order = {q: i for i, q in enumerate(qids)}
     out = out.sort_values("query", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
+    out.attrs["notes"] = [n for res in results[: len(runs)] for n in res.notes]
     return out

@@ -79,6 +79,10 @@ class Family:
     relevance at ``-l``/``rel=``) or 'gains' (graded gains).  ``validate(params, cutoff)`` returns an
     error message or None.  ``paper_ideal(rp)``: IUB under ``--expectation paper`` when it differs.
     ``examples``: names checked against brute-force enumeration (``{k}`` = several cutoffs).
+    ``browsing(m) -> (seen(pos), scale)``: the family's browsing model of Normalized Residual Gain
+    (SIGIR-AP 2024) eq. 1 (seen(i) before the cutoff; ``scale(raw)`` = raw / N, None = N is the ideal
+    ranking's), None when it has none (``browsing_note`` says why); ``unique``: UC(M@K) counts
+    unique relevant contributions (P).
     """
 
     name: str
@@ -99,6 +103,9 @@ class Family:
     validate: Callable | None = None
     paper_ideal: Callable | None = None
     examples: tuple = ()
+    browsing: Callable | None = None
+    browsing_note: str = ""
+    unique: bool = False
 
     @property
     def binary(self) -> bool:

@@ -70,6 +70,21 @@ def e_ndcg(rp: RandomPool) -> np.ndarray:
     return safe(e_dcg(rp), ideal_dcg(rp.J, rp.measure, rp.rel))
 
 
+def browse_dcg(m):
+    """seen(i) = 1/log2(i+1): the only discount that reproduces Table 1 of Normalized Residual Gain
+    (SIGIR-AP 2024); N = 1."""
+    return discount, _identity
+
+
+def browse_ndcg(m):
+    """As DCG, normalised by the ideal ranking of the judged documents by residual gain."""
+    return discount, None
+
+
+def _identity(raw):
+    return raw
+
+
 register(Family(
     "nDCG", (DCG_PARAM, GAINS_PARAM), "optional", k_ndcg, gain, "exact", e_ndcg,
     "DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents sorted by gain",
@@ -77,7 +92,8 @@ register(Family(
     "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1-2; Feng 2023 §2", "gains",
     trec=(TrecName("ndcg", "map", "gains", value_name="gain"), TrecName("ndcg_cut", "each", defaults=TREC_CUTOFFS)),
     irm="nDCG", aliases=("NDCG",),
-    examples=("nDCG", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:5,3:11.5})", "nDCG@{k}")))
+    examples=("nDCG", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:5,3:11.5})", "nDCG@{k}"),
+    browsing=browse_ndcg))
 
 register(Family(
     "DCG", (DCG_PARAM, GAINS_PARAM), "optional", k_dcg, gain, "exact", e_dcg,
@@ -85,4 +101,4 @@ register(Family(
     "mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) (exact, linearity)",
     "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1", "gains", irm="DCG",
     examples=("DCG", "DCG(dcg='exp-log2')", "DCG@{k}", "DCG(dcg='exp-log2')@{k}",
-              "DCG(gains={0:0,1:1,2:5,3:11.5})@{k}")))
+              "DCG(gains={0:0,1:1,2:5,3:11.5})@{k}"), browsing=browse_dcg))

@@ -101,10 +101,17 @@ def e_r(rp: RandomPool) -> np.ndarray:
     return safe(rp.mean_gain * rp.m, rp.R)
 
 
+def browse_p(m):
+    """seen(i) = 1 within K, N = K."""
+    k = m.cutoff
+    return (lambda pos: np.ones(len(pos))), (lambda raw: raw / k)
+
+
 register(Family(
     "P", (REL,), "required", k_p, binary_gain, "exact", e_p, "|relevant in top k| / k",
     "(P/n) * min(k, n) / k (exact)", "trec_eval P", "rel",
-    trec=(TrecName("P", "each", defaults=TREC_CUTOFFS),), irm="P", examples=("P@{k}",)))
+    trec=(TrecName("P", "each", defaults=TREC_CUTOFFS),), irm="P", examples=("P@{k}",), browsing=browse_p,
+    unique=True))
 
 register(Family(
     "R", (REL,), "required", k_r, binary_gain, "exact", e_r, "|relevant in top k| / R",
@@ -151,7 +158,8 @@ register(Family(
     "RR", (REL,), "optional", k_rr, binary_gain, "exact", e_rr,
     "1 / rank of the first relevant document (0 if none in the top k)",
     "sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", "trec_eval recip_rank", "rel",
-    trec=(TrecName("recip_rank"),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}")))
+    trec=(TrecName("recip_rank"),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
+    browsing_note="its seen(i) depends on the relevance above rank i"))
 
 register(Family(
     "Rprec", (REL,), "none", k_rprec, binary_gain, "exact", e_rprec, "|relevant in top R| / R",

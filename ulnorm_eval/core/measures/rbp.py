@@ -36,6 +36,12 @@ def e_rbp(rp: RandomPool) -> np.ndarray:
     return rp.mean_gain * (1.0 - np.power(rp.measure.get("p"), rp.m))
 
 
+def browse_rbp(m):
+    """seen(i) = p^(i-1), N = 1/(1-p) (RBP's own; no ideal is involved)."""
+    p = m.get("p")
+    return (lambda pos: np.power(p, pos)), (lambda raw: (1.0 - p) * raw)
+
+
 def validate(params: dict, cutoff) -> str | None:
     if not (0 < params.get("p", 0.8) < 1):
         return "p must lie strictly between 0 and 1"
@@ -47,5 +53,5 @@ register(Family(
     k_rbp, gain, "exact", e_rbp,
     "(1-p) sum_{i<=k} p^(i-1) gain(d_i); gain = [grade >= rel] when rel is given, else grade / the largest grade in the qrels",
     "(1-p) mean(gain over pool) sum_{i<=min(k,n)} p^(i-1) (exact)",
-    "Moffat & Zobel 2008; Westerborg 2022 §2", "gains", irm="RBP", validate=validate,
+    "Moffat & Zobel 2008; Westerborg 2022 §2", "gains", irm="RBP", validate=validate, browsing=browse_rbp,
     examples=("RBP(p=0.7)", "RBP(p=0.9,rel=2)", "RBP(p=0.5,rel=1)", "RBP(p=0.8)@{k}", "RBP(p=0.6,rel=1)@{k}")))

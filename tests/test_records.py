@@ -70,3 +70,45 @@ def test_aliases_and_variant_lists_come_from_records():
     assert registry.DEFAULT_VARIANTS == ("E", "IUB", "UL1", "UL2")
     assert registry.PRIOR_VARIANTS == ("NRG", "UC")
     assert registry.BOUND_VARIANTS == ("E", "IUB", "WLB")
+
+
+def test_a_family_without_bounds_or_with_a_sum_follows_its_record(monkeypatch):
+    """What the next families (counts such as num_rel_ret) rely on: bounds='none' skips the default
+    variants and refuses an explicit one; summary='sum' sums the 'all' row."""
+    import numpy as np
+
+    from ulnorm_eval import evaluate
+    from ulnorm_eval.core.kernels import rel_of, relevant
+    from ulnorm_eval.inputs.trec import qrels_from_frame, run_from_frame
+    from ulnorm_eval.pipeline.evaluate import resolve_metrics
+
+    def k_relret(rk, J, m, rel_level):
+        return rk.rowsum(relevant(rk, rel_of(m, rel_level))).astype(np.float64)
+
+    fam = dataclasses.replace(FAMILIES["P"], name="RelRet", cutoff="none", kernel=k_relret, bounds="none",
+                              expectation=None, summary="sum", trec=(), aliases=(), examples=(), browsing=None,
+                              unique=False)
+    monkeypatch.setitem(FAMILIES, "RelRet", fam)
+    assert [str(m) for m in resolve_metrics(["RelRet", "AP"], ["E", "UL2"])] == ["RelRet", "AP", "E(AP)", "UL2(AP)"]
+    with pytest.raises(registry.UnknownMeasure, match="no random-ranking bounds"):
+        resolve_metrics(["UL2(RelRet)"], [])
+    import pandas as pd
+    qrels = qrels_from_frame(pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "c"],
+                                           "relevance": [1, 1, 1]}))
+    run = run_from_frame(pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "x", "c"],
+                                       "score": [3.0, 2.0, 1.0]}), name="r")
+    res = evaluate(qrels, run, ["RelRet"], variants=[])
+    m = res.metrics[0]
+    assert list(res.runs[0].values[m]) == [1.0, 1.0] and res.runs[0].mean[m] == 2.0
+
+
+def test_summaries_by_hand():
+    import numpy as np
+
+    from ulnorm_eval.core.summary import summarise
+
+    v = np.array([0.5, 0.0, 0.2, np.nan])
+    assert summarise(v) == pytest.approx(0.7 / 3)
+    assert summarise(v, rule="sum") == pytest.approx(0.7)
+    # trec_eval's gm_map: values floored at 1e-5 before the log
+    assert summarise(v, rule="gmean") == pytest.approx((0.5 * 1e-5 * 0.2) ** (1 / 3))

@@ -112,3 +112,11 @@ def test_summaries_by_hand():
     assert summarise(v, rule="sum") == pytest.approx(0.7)
     # trec_eval's gm_map: values floored at 1e-5 before the log
     assert summarise(v, rule="gmean") == pytest.approx((0.5 * 1e-5 * 0.2) ** (1 / 3))
+
+
+def test_every_trec_name_has_a_place_in_trec_evals_order():
+    """--names trec prints measures in trec_eval's table order: every record's trec name is in it."""
+    from ulnorm_eval.render.text import TREC_ORDER
+
+    missing = [t.base for f in FAMILIES.values() for t in f.trec if t.base not in TREC_ORDER]
+    assert not missing

@@ -47,7 +47,7 @@ from typing import Callable
 import numpy as np
 
 from ..core import registry
-from ..pipeline.blocks import input_notes, plain_values
+from ..pipeline.blocks import input_notes, plain_values, score_block
 from ..pipeline.evaluate import Result
 from ..core.measures import gains_for
 from ..core.summary import summarise
@@ -358,15 +358,18 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
 
     qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
-    ranked = [rank_run(r, qrels, qids, ties=options.ties, score_precision=options.score_precision,
-                       depth=options.depth) for r in every]
+    # the scored runs through the pipeline (plain values of every measure); prior runs only ranked
+    plain_ms = list(dict.fromkeys(m.measure for m in metrics))
+    blocks = [score_block(qrels, r, qids, [Metric(m) for m in plain_ms], options) for r in scored]
+    ranked = [b.ranked for b in blocks] + [rank_run(r, qrels, qids, ties=options.ties,
+                                                    score_precision=options.score_precision,
+                                                    depth=options.depth) for r in extra]
     for run, rr in zip(scored, ranked):
         notes["runs"].append(_notes(run, rr, len(qids), options))
         for n in notes["runs"][-1] if warn else ():
             warn(n)
 
-    plain_ms = list(dict.fromkeys(m.measure for m in metrics))
-    plain = [{m: plain_values(rr, J, m, qrels, options) for m in plain_ms} for rr in ranked[: len(scored)]]
+    plain = [{m: b.values[Metric(m)] for m in plain_ms} for b in blocks]
     keep = [rr.present if options.run_queries_only else np.ones(len(qids), bool) for rr in ranked]
 
     groups = None

@@ -53,6 +53,7 @@ class TrecName:
     defaults: tuple = ()
     kind: str = "int"
     value_name: str = "value"  # what a 'map' maps a grade to, for messages: 'gain'
+    fmt: str = ""  # format spec of a value in the output name: '.2f' prints iprec_at_recall_0.10
 
     def output(self, value=None) -> str:
         """The name trec_eval prints for ``value`` (None: no argument)."""
@@ -60,6 +61,8 @@ class TrecName:
             return self.base
         if isinstance(value, dict):
             return self.base + "_" + ",".join(f"{k:g}={v:g}" for k, v in sorted(value.items()))
+        if self.fmt:
+            return f"{self.base}_{value:{self.fmt}}"
         return f"{self.base}_{value:g}" if isinstance(value, float) else f"{self.base}_{value}"
 
 

@@ -22,7 +22,8 @@ from ulnorm_eval.core import expectations as bounds
 from ulnorm_eval.core import permutations
 
 from ulnorm_eval.core import registry
-from ulnorm_eval.core.kernels import Judgements, Ranking, compute
+from ulnorm_eval.core.kernels import Judgements, Ranking
+from ulnorm_eval.core.measures import compute
 
 TOL = dict(rel=1e-12, abs=1e-12)
 
@@ -94,33 +95,40 @@ def reference(perm, pool, spec):
 
 # --------------------------------------------------------------------------- cases
 
+REFERENCE_FAMILIES = ("DCG", "nDCG", "SP", "AP", "P", "R", "Rprec", "RR", "RBP")  # what reference() scores
+
+
+def spec_of(meas, rel_level: int, max_grade: int) -> dict:
+    """The reference spec of a parsed measure (its family, cutoff, gain and parameters)."""
+    gains = meas.get("gains")
+    gain = dict(gains) if gains is not None else ("exp" if meas.get("dcg") == "exp-log2" else "lin")
+    rel = meas.get("rel")
+    spec = dict(family=meas.family, k=meas.cutoff, rel=rel_level if rel is None else rel, gain=gain,
+                max_grade=max_grade)
+    if meas.family == "RBP":
+        spec.update(p=meas.get("p"), binary=rel)
+    return spec
+
+
 def measure_specs(n: int, max_grade: int, rel_level: int):
-    """(measure name, reference spec) pairs, with cutoffs below, at and above the pool size n."""
+    """(measure name, reference spec) pairs from every exact family's record (``Family.examples``),
+    with cutoffs below, at and above the pool size n for the examples that take one."""
     cuts = sorted({max(1, n - 2), n, n + 3})
-    gains_map = {0: 0.0, 1: 1.0, 2: 5.0, 3: 11.5}
     out = []
-    base = dict(gain="lin", rel=rel_level, k=None, max_grade=max_grade)
-    out += [("nDCG", dict(base, family="nDCG")), ("DCG", dict(base, family="DCG")),
-            ("nDCG(dcg='exp-log2')", dict(base, family="nDCG", gain="exp")),
-            ("DCG(dcg='exp-log2')", dict(base, family="DCG", gain="exp")),
-            ("nDCG(gains={0:0,1:1,2:5,3:11.5})", dict(base, family="nDCG", gain=gains_map)),
-            ("AP", dict(base, family="AP")), ("SP", dict(base, family="SP")),
-            ("Rprec", dict(base, family="Rprec")), ("RR", dict(base, family="RR")),
-            ("RBP(p=0.7)", dict(base, family="RBP", p=0.7)),
-            ("RBP(p=0.9,rel=2)", dict(base, family="RBP", p=0.9, binary=2)),
-            ("RBP(p=0.5,rel=1)", dict(base, family="RBP", p=0.5, binary=1)),
-            ("AP(rel=2)", dict(base, family="AP", rel=2))]
-    for k in cuts:
-        c = dict(base, k=k)
-        out += [(f"nDCG@{k}", dict(c, family="nDCG")), (f"DCG@{k}", dict(c, family="DCG")),
-                (f"DCG(dcg='exp-log2')@{k}", dict(c, family="DCG", gain="exp")),
-                (f"DCG(gains={{0:0,1:1,2:5,3:11.5}})@{k}", dict(c, family="DCG", gain=gains_map)),
-                (f"AP@{k}", dict(c, family="AP")), (f"SP@{k}", dict(c, family="SP")),
-                (f"P@{k}", dict(c, family="P")), (f"R@{k}", dict(c, family="R")),
-                (f"RR@{k}", dict(c, family="RR")),
-                (f"RBP(p=0.8)@{k}", dict(c, family="RBP", p=0.8)),
-                (f"RBP(p=0.6,rel=1)@{k}", dict(c, family="RBP", p=0.6, binary=1))]
+    for f in registry.FAMILIES.values():
+        if f.bounds != "exact":
+            continue
+        for ex in f.examples:
+            for name in ([ex.replace("{k}", str(k)) for k in cuts] if "{k}" in ex else [ex]):
+                out.append((name, spec_of(registry.parse(name).measure, rel_level, max_grade)))
     return out
+
+
+def test_every_exact_family_has_examples_and_a_reference():
+    for f in registry.FAMILIES.values():
+        if f.bounds == "exact":
+            assert f.examples, f"{f.name}: no brute-force examples in its record"
+            assert f.name in REFERENCE_FAMILIES, f"{f.name}: add its reference implementation to this test"
 
 
 def random_pools():
@@ -271,7 +279,7 @@ def test_expected_rr_matches_first_relevant_distribution():
 
 
 def test_expected_sp_paper_and_exact_differ():
-    # seed 000's independence assumption: k (P/n)^2; exact: (P/n) H_m + P(P-1)/(n(n-1)) (m - H_m)
+    # Karmaker & Feng 2022's independence assumption: k (P/n)^2; exact: (P/n) H_m + P(P-1)/(n(n-1)) (m - H_m)
     assert bounds.expected_sp([10], [1], [5], paper=True, k=5)[0] == pytest.approx(0.05, **TOL)
     assert bounds.expected_sp([10], [1], [5])[0] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5) / 10, **TOL)
 

@@ -1,7 +1,7 @@
 """`compare` and `queries`: tables checked against independent computations.
 
 Oracles: scipy (ttest_rel, kendalltau), brute-force sign-flip enumeration, hand-worked subsets and
-query types, and E[nDCG@10] recomputed from the Robust 2003 qrels with pandas (seed 000 eq. 7
+query types, and E[nDCG@10] recomputed from the Robust 2003 qrels with pandas (Karmaker & Feng 2022 eq. 7
 with trec_eval's linear gain).
 """
 from __future__ import annotations
@@ -177,7 +177,7 @@ def test_cli_queries_without_runs(tiny):
     assert list(df["query"]) == [f"q{i}" for i in range(6)]
     assert list(df["pool"]) == [4] * 6 and list(df["relevant"]) == [2, 2, 2, 2, 1, 2]
     assert df["mean"].isna().all() and df["type"].isna().all()
-    # E[AP] of 1 relevant among 4 = H_4 / 4 (seed 004 closed form with P = 1)
+    # E[AP] of 1 relevant among 4 = H_4 / 4 (Westerborg 2022 closed form with P = 1)
     assert df.loc[4, "E"] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
 
 
@@ -230,7 +230,7 @@ def test_robust_summary_against_independent_formulas(robust_cmp, robust_values):
         assert s.loc[metric, "conflicts"] == (sig[metric] != sig[plain]).sum()
         pads = [abs(a - b) / max(abs(a), abs(b)) for a, b in itertools.combinations(means, 2)]
         assert s.loc[metric, "pad"] == pytest.approx(100 * np.mean(pads))
-        # seed 001 eq. 2 from a plain two-way ANOVA
+        # Kanoulas & Aslam 2009 eq. 2 from a plain two-way ANOVA
         ns, nt = Y.shape
         res = Y - Y.mean(1, keepdims=True) - Y.mean(0, keepdims=True) + Y.mean()
         ms_st = (res ** 2).sum() / ((ns - 1) * (nt - 1))
@@ -243,7 +243,7 @@ def test_robust_summary_against_independent_formulas(robust_cmp, robust_values):
 
 
 def _expected_ndcg10(qrels_path):
-    """E[nDCG@10] per query: mean grade * sum_{i<=min(10,n)} 1/log2(i+1) / IDCG@10 (seed 000 eq. 7)."""
+    """E[nDCG@10] per query: mean grade * sum_{i<=min(10,n)} 1/log2(i+1) / IDCG@10 (Karmaker & Feng 2022 eq. 7)."""
     q = pd.read_csv(qrels_path, sep=r"\s+", header=None, names=["qid", "it", "doc", "grade"], dtype={"qid": str})
     disc = 1 / np.log2(np.arange(2, 12))
     out = {}

@@ -1,4 +1,4 @@
-"""Normalized Residual Gain (seed 002): Table 1, hand-computed browsing models, an independent
+"""Normalized Residual Gain (Normalized Residual Gain (SIGIR-AP 2024)): Table 1, hand-computed browsing models, an independent
 per-document reference on random and real data, prior-set protocols and the command line."""
 from __future__ import annotations
 
@@ -40,12 +40,12 @@ def means(res) -> dict:
     return {(rr.name, str(m)): rr.mean[m] for rr in res.runs for m in res.metrics}
 
 
-# --------------------------------------------------------------------------- seed 002 Table 1
+# --------------------------------------------------------------------------- Normalized Residual Gain (SIGIR-AP 2024) Table 1
 
 TEN = "ABCDEFGHIJ"
 T1_QRELS = [("q", d, 4 if d in "AEFJ" else 0) for d in TEN]
 T1_RUNS = {"R1": "ABCDEFGHIJ", "R2": "EDCBAFGHIJ", "R3": "JIHGFEDCBA"}  # relevant at ranks 1, 5, 6, 10
-# seed 002 Table 1 (App. B), as printed: NRG(nDCG@10) of the row run given the column prior set
+# Normalized Residual Gain (SIGIR-AP 2024) Table 1 (App. B), as printed: NRG(nDCG@10) of the row run given the column prior set
 T1_PAIRS = {("R1", "R2"): 0.7361, ("R1", "R3"): 0.8277, ("R2", "R1"): 0.7361, ("R2", "R3"): 0.7988,
             ("R3", "R1"): 0.8277, ("R3", "R2"): 0.7988}
 T1_OTHER_TWO = {"R1": 0.8417, "R2": 0.8316, "R3": 0.8681}
@@ -184,7 +184,7 @@ def _ref_order(df):
 
 
 def ref_nrg(target, priors, judged, measure, rel=1, max_grade=None):
-    """Seed 002 eq. 3-4 document by document: target/priors are qid -> ranked docids, judged qid -> {doc: grade}."""
+    """Normalized Residual Gain (SIGIR-AP 2024) eq. 3-4 document by document: target/priors are qid -> ranked docids, judged qid -> {doc: grade}."""
     fam, k, p, exp = measure
     max_grade = max_grade or max(g for d in judged.values() for g in d.values())
 

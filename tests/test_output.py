@@ -401,7 +401,7 @@ def test_measures_lists_every_registered_name():
     out = run_cli("measures").stdout
     for f in FAMILIES.values():
         assert f"\n  {f.name}" in out, f.name
-        assert f.formula in out and f.expectation in out
+        assert f.formula in out and f.expectation_formula in out
         for p in f.params:
             assert f"{p.name} (default {p.default!r})" in out
     for v in VARIANTS.values():
@@ -427,7 +427,7 @@ def test_help_shows_examples():
 
 
 def test_progress_only_for_large_inputs(tmp_path, monkeypatch, capsys):
-    from ulnorm_eval.render import formats as output
+    from ulnorm_eval.render import progress as output
 
     small = tmp_path / "small"
     small.write_bytes(b"x" * 1000)

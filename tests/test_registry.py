@@ -116,7 +116,7 @@ def test_defaults_and_variants():
 
 def test_every_family_and_variant_is_documented():
     for f in FAMILIES.values():
-        assert f.formula and f.cite and f.expectation
+        assert f.formula and f.cite and f.expectation_formula
         assert str(parse(f.name + ("@10" if f.cutoff == "required" else ""))).startswith(f.name)
     for v in VARIANTS.values():
         assert str(parse(f"{v.name}(AP)")) == f"{v.name}(AP)"

@@ -249,7 +249,7 @@ def test_variance_components_clip_negative_estimates():
     assert vc.system == 0.0 and stats.phi(vc) == 0.0 and stats.topics_needed(vc) == math.inf
 
 
-def test_erho2_phi_follow_seed_001_equations():
+def test_erho2_phi_follow_kanoulas_aslam_2009_equations():
     vc = stats.variance_components(Y_HAND)
     s, t, e = vc.system, vc.topic, vc.residual
     for n in (1, 4, 50, 133):
@@ -268,7 +268,7 @@ def test_topics_needed_is_the_smallest_sufficient_topic_count():
             n = stats.topics_needed(vc, target, coef)
             assert f(vc, n) >= target and (n == 1 or f(vc, n - 1) < target)
     assert stats.topics_needed(vc, 0.95) == 133 and stats.topics_needed(vc, 0.95, "erho2") == 11
-    # seed 001's own numbers are consistent: n* topics for P = 0.9 means Phi(50) = 50r/(1+50r)
+    # Kanoulas & Aslam 2009's own numbers are consistent: n* topics for P = 0.9 means Phi(50) = 50r/(1+50r)
     n_star, target = 104, 0.9  # TREC 12, Zipfian discount (Table 1)
     r = target / ((1 - target) * n_star)
     synthetic = stats.VarianceComponents(r, 0.6, 0.4, 50, 0, 0, 0)  # sigma^2(t)+sigma^2(st) = 1

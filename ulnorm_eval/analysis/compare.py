@@ -1,19 +1,19 @@
 """Comparing systems: how a measure and its variants rank, separate and agree on a set of runs.
 
-For every measure and variant (a *metric*) over the same queries, the analyses of seed 000 §4.4-4.5
-and seed 001:
+For every measure and variant (a *metric*) over the same queries, the analyses of Karmaker & Feng 2022 §4.4-4.5
+and Kanoulas & Aslam 2009:
 
 * system table: each run's mean and rank (1 = best);
 * Kendall's tau between the ranking of the runs by the plain measure and by each variant
-  (seed 000 Tables 6, 16);
+  (Karmaker & Feng 2022 Tables 6, 16);
 * every pair of runs: a paired test (t, randomization or Sakai's bootstrap), p-values corrected
   for the pairs of one metric, mean difference, effect size d_z and a 95% interval;
 * discriminative power, the number of significant pairs (Tables 8, 18), and conflicts, the pairs
   whose verdict differs between the plain measure and a variant (Tables 7, 17);
 * PAD, eq. 8 (Tables 9, 19); Sakai's swap rate over seeded split halves (Tables 10, 11, 20, 21);
-* stability, seed 001: variance components, Eρ² (eq. 1), Φ (eq. 2) and the topics needed for Φ >= P.
+* stability, Kanoulas & Aslam 2009: variance components, Eρ² (eq. 1), Φ (eq. 2) and the topics needed for Φ >= P.
 
-Everything can be restricted to a query subset of seed 000 §4.4 (:func:`queries.select_subset`):
+Everything can be restricted to a query subset of Karmaker & Feng 2022 §4.4 (:func:`queries.select_subset`):
 the subset is chosen per plain measure from its own mean and E, and its variants use it too.
 """
 from __future__ import annotations
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.variants import BOUND_VARIANTS  # bounds are properties of the query, not scores of a run
 from . import stats
 from .query_types import select_subset
 
 __all__ = ["Comparison", "compare", "compare_files", "BOUND_VARIANTS", "DEFAULT_VARIANTS"]
 
-BOUND_VARIANTS = ("E", "IUB", "WLB")  # bounds are properties of the query, not scores of a run
 DEFAULT_VARIANTS = ("UL1", "UL2")
 DEFAULT_REPS = {"t": 0, "randomization": 10_000, "bootstrap": 1_000}
 
@@ -48,6 +48,7 @@ class Comparison:
     runs: list
     queries: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)  # one-line notes (the runs' input notes, then the comparison's)
 
 
 def _matrix(result, metric, qids):
@@ -77,7 +78,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     ``test``: 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips, default 10,000) or
     'bootstrap' (Sakai, ``reps`` resamples, default 1,000); ``correction``: 'none', 'bonferroni',
     'holm' or 'bh', over the pairs of one metric; a pair is significant when its corrected p-value
-    is below ``alpha``.  ``subset``/``subset_size``: a seed 000 §4.4 query set (needs the E variant
+    is below ``alpha``.  ``subset``/``subset_size``: a Karmaker & Feng 2022 §4.4 query set (needs the E variant
     of each measure in ``result``).  Random procedures are seeded by ``seed``.  Bound variants
     (E, IUB, WLB) are not compared.  A query undefined for some run under a metric (NaN, with
     ``undefined='skip'``) is left out of that metric's analysis, with a warning.
@@ -87,7 +88,13 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
 
     from ..core.registry import Metric
 
-    warn = warn or (lambda msg: None)
+    notes = []
+
+    def note(msg):  # collected on the Comparison; warn, if given, hears each as it arises
+        notes.append(msg)
+        if warn:
+            warn(msg)
+
     if len(result.runs) < 2:
         raise ValueError("comparing needs at least two runs")
     if test not in stats.PAIRWISE:
@@ -100,7 +107,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
         names = [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
     qids = _common_queries(result)
     if any(len(rr.qids) != len(qids) for rr in result.runs):
-        warn(f"comparing on the {len(qids)} queries every run was evaluated on")
+        note(f"comparing on the {len(qids)} queries every run was evaluated on")
     metrics = [m for m in result.metrics if m.variant not in BOUND_VARIANTS]
     if not metrics:
         raise ValueError("nothing to compare: only bounds (E, IUB, WLB) were requested")
@@ -127,7 +134,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
         q = np.asarray(qids, dtype=object)[chosen[m.measure]]
         bad = np.isnan(Y).any(axis=0)
         if bad.any():
-            warn(f"{m}: {int(bad.sum())} queries undefined for some run are left out of the comparison")
+            note(f"{m}: {int(bad.sum())} queries undefined for some run are left out of the comparison")
             Y, q = Y[:, ~bad], q[~bad]
         if Y.shape[1] < 2:
             raise ValueError(f"{m}: fewer than two queries left to compare on")
@@ -172,7 +179,8 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     meta = {"test": test, "reps": reps, "seed": seed, "correction": correction, "alpha": alpha,
             "subset": subset, "subset_size": None if subset == "all" else len(next(iter(chosen.values()))),
             "swap_trials": swap_trials, "phi_target": phi_target, "runs": len(names), "queries": len(qids)}
-    return Comparison(systems, summary, pd.concat(pair_frames, ignore_index=True), metrics, names, used, meta)
+    return Comparison(systems, summary, pd.concat(pair_frames, ignore_index=True), metrics, names, used, meta,
+                      notes)
 
 
 def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options=None, warn=None, **kw):
@@ -185,7 +193,6 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
     from ..core.registry import Metric
 
     options = options or api.Options()
-    warn = warn or (lambda msg: None)
     wanted = [m for m in api.resolve_metrics(measures, [v for v in variants if v.upper() not in BOUND_VARIANTS])
               if m.variant not in BOUND_VARIANTS]
     metrics = []
@@ -200,4 +207,6 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
     results = [api.evaluate_run(q, api.load_run(r, q), metrics + extra, options, warn) for r in runs]
     res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)),
                      [getattr(r, "path", str(r)) for r in runs])
-    return compare(res, warn=warn, **kw)
+    cmp = compare(res, warn=warn, **kw)
+    cmp.notes[:0] = res.notes
+    return cmp

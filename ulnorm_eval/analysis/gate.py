@@ -16,10 +16,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..core.variants import BOUND_VARIANTS
+
 __all__ = ["Threshold", "Check", "parse_threshold", "check_thresholds", "check_baseline", "gated",
            "verdict"]
 
-BOUNDS = ("E", "IUB", "WLB")
+BOUNDS = BOUND_VARIANTS  # bounds are properties of the query: never gated
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
-"""Normalized Residual Gain (seed 002): a measure re-scored on the gain that prior runs left over.
+"""Normalized Residual Gain (Normalized Residual Gain (SIGIR-AP 2024)): a measure re-scored on the gain that prior runs left over.
 
-A measure of the browsing-model form (seed 002 eq. 1)
+A measure of the browsing-model form (Normalized Residual Gain (SIGIR-AP 2024) eq. 1)
 
     S(R) = (1/N) sum_{i<=K} G(d_i) seen(i)
 
@@ -30,10 +30,10 @@ UC      [grade >= rel]               1 (K = pool depth)     1: unique relevant c
 UC, written ``UC(P@K)``, is the appendix-B instantiation: the number of relevant documents in the
 run's top K that are in no prior run's top K (= K * NRG(P@K)).  RR, AP, SP, R and Rprec are refused:
 RR's seen(i) depends on the relevance above rank i and the others have no fixed seen(i) with an
-ideal-ranking N, so eq. 1 does not cover them (seed 002 §2 names MRR but gives no instantiation).
+ideal-ranking N, so eq. 1 does not cover them (Normalized Residual Gain (SIGIR-AP 2024) §2 names MRR but gives no instantiation).
 
-Decisions where the seed is silent or inconsistent (see the README section):
-the gain is linear as in trec_eval (seed 002 leaves it open; ``nDCG(dcg='exp-log2')`` is available);
+Decisions where the paper is silent or inconsistent (see the README section):
+the gain is linear as in trec_eval (Normalized Residual Gain (SIGIR-AP 2024) leaves it open; ``nDCG(dcg='exp-log2')`` is available);
 the discount is 1/log2(i+1) (the text prints 1/(log(i)+1), but only log2(i+1) reproduces Table 1);
 prior runs are cut at the same K as the scored run (pos = infinity beyond K, eq. 3); the ideal is
 cut at K (eq. 1 sums to K); a query whose residual ideal is 0 scores 0 and stays in the mean.
@@ -47,9 +47,11 @@ from typing import Callable
 import numpy as np
 
 from ..core import registry
-from ..pipeline.evaluate import Result, input_notes
-from ..core.kernels import discount, gains_for
-from ..core.registry import Metric, UnknownMeasure
+from ..pipeline.blocks import input_notes, plain_values, score_block
+from ..pipeline.evaluate import Result
+from ..core.measures import gains_for
+from ..core.summary import summarise
+from ..core.registry import FAMILIES, Metric, UnknownMeasure
 
 __all__ = [
     "BrowsingModel", "browsing_model", "KeySpace", "key_space", "survival", "residual_factor",
@@ -59,14 +61,13 @@ __all__ = [
 ]
 
 PROTOCOLS = ("fixed", "leave-one-out", "chronological", "group")
-_SUPPORTED = ("nDCG", "DCG", "P", "RBP")
 
 
 # --------------------------------------------------------------------------- browsing models
 
 @dataclass(frozen=True)
 class BrowsingModel:
-    """One instantiation of seed 002 eq. 1: G(d), seen(i) (0 beyond K) and the normaliser N.
+    """One instantiation of Normalized Residual Gain (SIGIR-AP 2024) eq. 1: G(d), seen(i) (0 beyond K) and the normaliser N.
 
     ``gain(grade)`` and ``seen(pos)`` take flat arrays (pos 0-based).  ``scale(raw)`` = raw / N for a
     constant N, written as the plain kernel writes it (so an empty prior set is bit-identical);
@@ -80,20 +81,23 @@ class BrowsingModel:
 
 
 def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> BrowsingModel:
-    """The eq. 1 instantiation of ``metric``'s measure (NRG(M) or UC(P@K)); UnknownMeasure otherwise."""
+    """The eq. 1 instantiation of ``metric``'s measure (NRG(M) or UC(P@K)), from its family record's
+    ``browsing``; UnknownMeasure otherwise."""
     m = metric.measure
-    fam, k = m.family, m.cutoff
+    fam, k = m.record, m.cutoff
     if metric.variant == "UC":
-        if fam != "P" or not m.native:
+        if fam is None or not fam.unique:
             raise UnknownMeasure(f"{metric}: UC counts relevant documents in the top K that no prior run has in "
-                                 "its top K; write it UC(P@K), K = the pool depth (seed 002 App. B)")
-    elif not m.native or fam not in _SUPPORTED:
-        why = ("its seen(i) depends on the relevance above rank i" if fam == "RR"
-               else "it has no fixed seen(i) of seed 002 eq. 1")
-        raise UnknownMeasure(f"{metric}: NRG is defined for measures of the browsing-model form of seed 002 "
-                             f"eq. 1 ({', '.join(_SUPPORTED)}); {m} is not one: {why}")
+                                 "its top K; write it UC(P@K), K = the pool depth (Normalized Residual Gain "
+                                 "(SIGIR-AP 2024) App. B)")
+    elif fam is None or fam.browsing is None:
+        why = (fam.browsing_note if fam is not None and fam.browsing_note
+               else "it has no fixed seen(i) of Normalized Residual Gain (SIGIR-AP 2024) eq. 1")
+        raise UnknownMeasure(f"{metric}: NRG is defined for measures of the browsing-model form of Normalized "
+                             f"Residual Gain (SIGIR-AP 2024) eq. 1 ({', '.join(supported())}); {m} is not one: {why}")
     rel = m.get("rel")
     rel = rel_level if rel is None else rel
+    seen, scale = fam.browsing(m)
 
     def cut(pos):
         return 1.0 if k is None else pos < k
@@ -101,15 +105,13 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
     def gain(grade):
         return gains_for(grade, m, rel, max_grade)
 
-    if fam in ("nDCG", "DCG"):
-        # seen(i) = 1/log2(i+1): the only discount that reproduces seed 002 Table 1 (notes A2)
-        return BrowsingModel(gain, lambda pos: discount(pos) * cut(pos), k, None if fam == "nDCG" else _identity)
-    if fam == "RBP":
-        p = m.get("p")
-        return BrowsingModel(gain, lambda pos: np.power(p, pos) * cut(pos), k, lambda raw: (1.0 - p) * raw)
-    # P@K and UC(P@K): binary gain, seen = 1 within K; N = K, or 1 for the unique-contribution count
-    return BrowsingModel(gain, lambda pos: np.ones(len(pos)) * cut(pos), k,
-                         _identity if metric.variant == "UC" else (lambda raw: raw / k))
+    # UC(P@K): binary gain, seen = 1 within K, N = 1: the unique-contribution count
+    return BrowsingModel(gain, lambda pos: seen(pos) * cut(pos), k, _identity if metric.variant == "UC" else scale)
+
+
+def supported() -> list:
+    """The families with a browsing model (NRG applies to them)."""
+    return [f.name for f in FAMILIES.values() if f.browsing is not None]
 
 
 def _identity(raw):
@@ -181,7 +183,7 @@ def survival(space: KeySpace, model: BrowsingModel) -> list:
 
 
 def residual_factor(nkeys: int, surv: list, priors) -> np.ndarray:
-    """prod_j (1 - seen(pos(d, R_j))) for every key d (seed 002 eq. 3); 1 for an empty prior set.
+    """prod_j (1 - seen(pos(d, R_j))) for every key d (Normalized Residual Gain (SIGIR-AP 2024) eq. 3); 1 for an empty prior set.
 
     A run ranks a document at most once per query (duplicates are rejected when reading), so each
     prior run touches each key at most once and a plain fancy-index product is exact.
@@ -194,7 +196,7 @@ def residual_factor(nkeys: int, surv: list, priors) -> np.ndarray:
 
 
 def residual_score(space: KeySpace, model: BrowsingModel, target: int, factor: np.ndarray) -> np.ndarray:
-    """Per-query NRG of run ``target`` given the residual factors (seed 002 eq. 4).
+    """Per-query NRG of run ``target`` given the residual factors (Normalized Residual Gain (SIGIR-AP 2024) eq. 4).
 
     The operations mirror ``measures``' kernels so that a factor of 1 reproduces the plain measure
     bit for bit.
@@ -208,7 +210,7 @@ def residual_score(space: KeySpace, model: BrowsingModel, target: int, factor: n
 
 
 def ideal_residual(space: KeySpace, model: BrowsingModel, factor: np.ndarray) -> np.ndarray:
-    """N: the raw score of the query's judged documents sorted by residual gain, depth K (seed 002 §2)."""
+    """N: the raw score of the query's judged documents sorted by residual gain, depth K (Normalized Residual Gain (SIGIR-AP 2024) §2)."""
     g = model.gain(space.judged_grade) * factor[space.judged_key]
     order = np.lexsort((-g, space.judged_row))
     row = space.judged_row[order]
@@ -257,7 +259,7 @@ def prior_sets(n: int, protocol: str, fixed=(), groups=None, best=None) -> list:
     """The prior set of each of ``n`` scored runs, as lists of run indices.
 
     'fixed': only ``fixed`` (indices of the --prior runs, which are added to every protocol);
-    'leave-one-out': every other run (seed 002 Fig. 1b); 'chronological': the runs listed before
+    'leave-one-out': every other run (Normalized Residual Gain (SIGIR-AP 2024) Fig. 1b); 'chronological': the runs listed before
     (Fig. 1a); 'group': the best run (largest ``best`` value; the first listed on a tie) of every
     group other than the run's own (§4).  A run is never in its own prior set.
     """
@@ -307,6 +309,12 @@ class NRGResult(Result):
 
     priors: dict = field(default_factory=dict)  # run name -> names of its prior runs
     protocol: str = "fixed"
+    group_notes: list = field(default_factory=list)  # which run is each group's best
+
+    @property
+    def notes(self) -> list:
+        """The runs' input notes, then the group notes, in the order they arose."""
+        return [n for rr in self.runs for n in rr.notes] + list(self.group_notes)
 
 
 def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixed", group_by: str | None = None,
@@ -320,11 +328,17 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     scored.  Keyword arguments set :class:`api.Options` fields (rel_level, depth, ties,
     score_precision, run_queries_only).
     """
-    from ..pipeline.evaluate import Options, RunResult, _mean, load_qrels, load_run, plain_values
+    from ..pipeline.evaluate import Options, RunResult, load_qrels, load_run
     from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
 
     options = options or Options(**kw)
-    warn = warn or (lambda msg: None)
+    notes: dict = {"runs": [], "groups": []}  # collected on the result; warn, if given, hears each as it arises
+
+    def note(kind, msg):
+        notes[kind].append(msg)
+        if warn:
+            warn(msg)
+
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}")
     if (protocol == "group") != (group_by is not None):
@@ -344,13 +358,18 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
 
     qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
-    ranked = [rank_run(r, qrels, qids, ties=options.ties, score_precision=options.score_precision,
-                       depth=options.depth) for r in every]
-    for run, rr in zip(scored, ranked):
-        _notes(run, rr, len(qids), options, warn)
-
+    # the scored runs through the pipeline (plain values of every measure); prior runs only ranked
     plain_ms = list(dict.fromkeys(m.measure for m in metrics))
-    plain = [{m: plain_values(rr, J, m, qrels, options) for m in plain_ms} for rr in ranked[: len(scored)]]
+    blocks = [score_block(qrels, r, qids, [Metric(m) for m in plain_ms], options) for r in scored]
+    ranked = [b.ranked for b in blocks] + [rank_run(r, qrels, qids, ties=options.ties,
+                                                    score_precision=options.score_precision,
+                                                    depth=options.depth) for r in extra]
+    for run, rr in zip(scored, ranked):
+        notes["runs"].append(_notes(run, rr, len(qids), options))
+        for n in notes["runs"][-1] if warn else ():
+            warn(n)
+
+    plain = [{m: b.values[Metric(m)] for m in plain_ms} for b in blocks]
     keep = [rr.present if options.run_queries_only else np.ones(len(qids), bool) for rr in ranked]
 
     groups = None
@@ -366,8 +385,9 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
             sel_vals = [plain_values(rr, J, sel, qrels, options) for rr in ranked[: len(scored)]]
         else:
             sel_vals = [p[sel] for p in plain]
-        best = [_mean(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
-        _report_groups(groups, best, names, sel, warn)
+        best = [summarise(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
+        for n in _report_groups(groups, best, names, sel):
+            note("groups", n)
     else:
         best = None
     sets = prior_sets(len(scored), protocol, range(len(scored), len(every)), groups, best)
@@ -391,13 +411,14 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
         vals = {m: v[k] for m, v in values[i].items()}
         rq = [q for q, x in zip(qids, k) if x]
         order = np.argsort(np.asarray(rq, dtype=object), kind="stable")  # the main command's summation order
-        results.append(RunResult(run.name, rq, vals, {m: _mean(v, order) for m, v in vals.items()},
+        results.append(RunResult(run.name, rq, vals, {m: summarise(v, order, m.summary) for m, v in vals.items()},
                                  missing=int((~rr.present).sum()), ignored=rr.ignored_queries,
                                  float32_ties=rr.float32_ties,
                                  missing_qids=[q for q, x in zip(qids, rr.present) if not x],
-                                 ignored_qids=_ignored(run, qids) if rr.ignored_queries else []))
+                                 ignored_qids=_ignored(run, qids) if rr.ignored_queries else [],
+                                 notes=notes["runs"][i]))
     return NRGResult(metrics, results, options, qrels.path, [r.path for r in scored],
-                     {names[i]: [names[j] for j in s] for i, s in enumerate(sets)}, protocol)
+                     {names[i]: [names[j] for j in s] for i, s in enumerate(sets)}, protocol, notes["groups"])
 
 
 def _ignored(run, qids) -> list:
@@ -407,15 +428,15 @@ def _ignored(run, qids) -> list:
     return natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
 
 
-def _notes(run, rr, nq: int, options, warn) -> None:
+def _notes(run, rr, nq: int, options) -> list:
     missing = 0 if options.run_queries_only else int((~rr.present).sum())
-    input_notes(warn, run.name, run.path, nq=nq, missing=missing, ignored=rr.ignored_queries,
-                float32_ties=rr.float32_ties, skipped=run.skipped)
+    return input_notes(run.name, run.path, nq=nq, missing=missing, ignored=rr.ignored_queries,
+                       float32_ties=rr.float32_ties, skipped=run.skipped)
 
 
-def _report_groups(groups, best, names, sel, warn) -> None:
+def _report_groups(groups, best, names, sel) -> list:
     champ = champions(groups, best)
-    for g, j in champ.items():
-        warn(f"group {g!r}: best run {names[j]} ({sel} = {best[j]:.4f})")
+    out = [f"group {g!r}: best run {names[j]} ({sel} = {best[j]:.4f})" for g, j in champ.items()]
     if len(champ) == 1:
-        warn("every run is in one group: the prior sets hold only --prior runs")
+        out.append("every run is in one group: the prior sets hold only --prior runs")
+    return out

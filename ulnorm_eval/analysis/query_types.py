@@ -1,14 +1,14 @@
-"""Queries as the seeds see them: pool, bounds, how far real runs get above random, and the type.
+"""Queries as the papers see them: pool, bounds, how far real runs get above random, and the type.
 
-Seed 000 §3.3 (= seed 003 §3.5) sorts queries by comparing the score a *reasonable* ranker gets
+Karmaker & Feng 2022 §3.3 (= Feng 2023 §3.5) sorts queries by comparing the score a *reasonable* ranker gets
 (here: the mean of the given runs, A) with the score a uniformly random ranking gets (E):
 
-* **informative**: A much higher than E (the region above the diagonal of seed 000 Fig. 1);
+* **informative**: A much higher than E (the region above the diagonal of Karmaker & Feng 2022 Fig. 1);
   **ideal**, a special case, where A - E is largest;
 * **uninformative**: A close to E (the diagonal band); two special cases, **hard** (both poor:
   no or very few relevant documents) and **easy** (both very high: most documents relevant).
 
-The seed gives no numbers.  Here both scores are divided by the query's ideal score IUB, so that
+The paper gives no numbers.  Here both scores are divided by the query's ideal score IUB, so that
 a = A/IUB and e = E/IUB lie in [0, 1] for every measure (for nDCG and AP with the judged pool IUB
 is already 1), and with the thresholds of :class:`Thresholds`:
 
@@ -20,10 +20,10 @@ is already 1), and with the thresholds of :class:`Thresholds`:
 
 A query with IUB = 0 (nothing relevant in the pool) has a = e = 0 and is *hard*.
 
-The query *subsets* of seed 000 §4.4 (MSLR/MQ2007: the 1,000 / 500 queries with the smallest or
+The query *subsets* of Karmaker & Feng 2022 §4.4 (MSLR/MQ2007: the 1,000 / 500 queries with the smallest or
 largest gap between the "average real nDCG" and the expected nDCG) are :func:`select_subset`:
 *uninformative* = the N queries with the smallest |a - e|, *ideal* = the N with the largest a - e
-(signed: "ideal" means well above random; the seed does not state the sign).
+(signed: "ideal" means well above random; the paper does not state the sign).
 """
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def normalised(actual, expected, ideal):
 
 
 def classify(actual, expected, ideal, thresholds: Thresholds | None = None) -> np.ndarray:
-    """Query type of seed 000 §3.3 for each query (object array of str; '' where A is NaN)."""
+    """Query type of Karmaker & Feng 2022 §3.3 for each query (object array of str; '' where A is NaN)."""
     t = thresholds or Thresholds()
     a, e = normalised(actual, expected, ideal)
     gap = a - e
@@ -78,7 +78,7 @@ def classify(actual, expected, ideal, thresholds: Thresholds | None = None) -> n
 
 
 def select_subset(actual, expected, ideal, kind: str = "all", size: int | None = None) -> np.ndarray:
-    """Sorted indices of a seed 000 §4.4 query set: 'all', 'uninformative' or 'ideal'.
+    """Sorted indices of a Karmaker & Feng 2022 §4.4 query set: 'all', 'uninformative' or 'ideal'.
 
     ``actual``: the mean plain score of the compared runs per query; ``expected``: E; ``ideal``:
     IUB.  'uninformative' takes the ``size`` (default half) queries with the smallest |a - e|,
@@ -108,7 +108,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     ``qrels``/``runs``: paths or loaded objects (runs may be empty: then only the bounds, and no
     mean or type).  With ``--pool run`` or ``union`` the pool, E, IUB and WLB depend on the run and
     are averaged over the runs.  Returns a pandas DataFrame in query order, measures in the
-    given order.
+    given order.  The runs' notes are in ``attrs['notes']`` (``warn``, if given, hears each as it arises).
     """
     import pandas as pd
     import pyarrow as pa
@@ -120,7 +120,6 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     from ..core.registry import Metric
 
     options = options or api.Options()
-    warn = warn or (lambda msg: None)
     qrels = api.load_qrels(qrels)
     runs = [api.load_run(r, qrels) for r in runs]
     if not runs and options.pool == "run":
@@ -133,7 +132,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     quiet = api.Options(**{**vars(options), "run_queries_only": False})
     empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
     results = [api.evaluate_run(qrels, r, metrics, quiet, warn) for r in runs] or \
-        [api.evaluate_run(qrels, empty, metrics, quiet, lambda msg: None)]
+        [api.evaluate_run(qrels, empty, metrics, quiet)]
 
     if options.pool == "qrels" or not runs:
         pool_n = make_pool("qrels", None, J).n
@@ -162,4 +161,5 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     out = pd.concat(parts, ignore_index=True)
     order = {q: i for i, q in enumerate(qids)}
     out = out.sort_values("query", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
+    out.attrs["notes"] = [n for res in results[: len(runs)] for n in res.notes]
     return out

@@ -10,7 +10,7 @@ no evidence of any difference (scipy would return NaN).
 The second half serves ``compare``: the ``pairwise_*`` tests take a matrix of differences (one row
 per pair of systems, one column per query) and test every row at once, sharing the random sign
 flips or resamples (seeded) between rows; then multiple-comparison corrections, Kendall's tau,
-PAD (seed 000 eq. 8), Sakai's swap rate and the variance components, Eρ² and Φ of seed 001.
+PAD (Karmaker & Feng 2022 eq. 8), Sakai's swap rate and the variance components, Eρ² and Φ of Kanoulas & Aslam 2009.
 """
 from __future__ import annotations
 
@@ -208,7 +208,7 @@ def pairwise_randomization(d, reps: int = 10_000, seed: int = 0, alpha: float = 
 
 
 def pairwise_bootstrap(d, reps: int = 1000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
-    """Sakai's paired bootstrap test (Sakai, SIGIR 2006; used by seed 000 §4.4.2 and seed 001 §3.5).
+    """Sakai's paired bootstrap test (Sakai, SIGIR 2006; used by Karmaker & Feng 2022 §4.4.2 and Kanoulas & Aslam 2009 §3.5).
 
     t(z) = mean(z) / (sd(z)/sqrt(n)) on the differences z; the differences are centred,
     w = z - mean(z), so that the null hypothesis holds, and B = ``reps`` resamples w* of size n
@@ -293,8 +293,8 @@ CORRECTIONS = ("none", "bonferroni", "holm", "bh")
 def kendall_tau(a, b) -> float:
     """Kendall's tau-b between the rankings the scores ``a`` and ``b`` induce (scipy.stats.kendalltau).
 
-    Without ties it equals tau-a = 1 - 2 d / C(n, 2), d the discordant pairs (seed 000 Tables 6, 16;
-    seed 001 Table 4).
+    Without ties it equals tau-a = 1 - 2 d / C(n, 2), d the discordant pairs (Karmaker & Feng 2022 Tables 6, 16;
+    Kanoulas & Aslam 2009 Table 4).
     """
     from scipy import stats
 
@@ -303,11 +303,11 @@ def kendall_tau(a, b) -> float:
 
 
 def pad(means) -> float:
-    """Percentage absolute difference averaged over all pairs of systems (seed 000 eq. 8, Tables 9, 19).
+    """Percentage absolute difference averaged over all pairs of systems (Karmaker & Feng 2022 eq. 8, Tables 9, 19).
 
-    PAD(i, j) = |m_i - m_j| / max(|m_i|, |m_j|) * 100.  The seed divides by max(m_i, m_j); the
+    PAD(i, j) = |m_i - m_j| / max(|m_i|, |m_j|) * 100.  The paper divides by max(m_i, m_j); the
     absolute values agree with it for non-negative means and keep PAD in [0, 200] when a variant
-    such as UL2 averages below 0 (the seed is silent on that case).  Pairs with both means 0 are
+    such as UL2 averages below 0 (the paper is silent on that case).  Pairs with both means 0 are
     left out.
     """
     m = np.asarray(means, dtype=np.float64)
@@ -323,7 +323,7 @@ def swap_rate(Y, trials: int = 1000, seed: int = 0, half: int | None = None):
     For each of ``trials`` seeded splits, the queries are shuffled and the first ``half`` (default
     floor(n/2)) form Q1, the next ``half`` form Q2.  For every pair of systems (i, j) the mean
     differences d1, d2 on Q1 and Q2 are compared; a *swap* is d1 d2 < 0 (Voorhees & Buckley 2002;
-    Sakai 2006, cited by seed 000 §4.4.4).  ``Y`` may be one score matrix (systems x queries) or a
+    Sakai 2006, cited by Karmaker & Feng 2022 §4.4.4).  ``Y`` may be one score matrix (systems x queries) or a
     stack of them (metrics x systems x queries); the same splits serve every matrix, so metrics
     are compared on identical splits.  Returns the fraction of (split, pair) events that swap.
     """
@@ -352,7 +352,7 @@ def swap_rate(Y, trials: int = 1000, seed: int = 0, half: int | None = None):
 
 @dataclass
 class VarianceComponents:
-    """Variance components of a system x topic design with one score per cell (seed 001 §2.2)."""
+    """Variance components of a system x topic design with one score per cell (Kanoulas & Aslam 2009 §2.2)."""
 
     system: float  # sigma^2(s): real differences between systems
     topic: float  # sigma^2(t): topic difficulty, shared by all systems
@@ -369,7 +369,7 @@ def variance_components(Y) -> VarianceComponents:
     MS_s = n_t sum_s (m_s - m)^2 / (n_s - 1), MS_t = n_s sum_t (m_t - m)^2 / (n_t - 1),
     MS_st = sum (y_st - m_s - m_t + m)^2 / ((n_s - 1)(n_t - 1));
     sigma^2(s:t) = MS_st, sigma^2(s) = (MS_s - MS_st)/n_t, sigma^2(t) = (MS_t - MS_st)/n_s, negative
-    estimates set to 0 (Brennan 2001, whom seed 001 follows; the seed prints no estimator).
+    estimates set to 0 (Brennan 2001, whom Kanoulas & Aslam 2009 follows; the paper prints no estimator).
     """
     Y = np.asarray(Y, dtype=np.float64)
     ns, nt = Y.shape
@@ -385,7 +385,7 @@ def variance_components(Y) -> VarianceComponents:
 
 
 def erho2(vc: VarianceComponents, n: int | None = None) -> float:
-    """Generalizability coefficient, seed 001 eq. 1: sigma^2(s) / (sigma^2(s) + sigma^2(s:t)/n).
+    """Generalizability coefficient, Kanoulas & Aslam 2009 eq. 1: sigma^2(s) / (sigma^2(s) + sigma^2(s:t)/n).
 
     ``n`` is the number of topics projected to (default: the number the components came from).
     Stability of the *ranking* (relative error).  0 when sigma^2(s) = 0.
@@ -396,7 +396,7 @@ def erho2(vc: VarianceComponents, n: int | None = None) -> float:
 
 
 def phi(vc: VarianceComponents, n: int | None = None) -> float:
-    """Dependability coefficient, seed 001 eq. 2: sigma^2(s) / (sigma^2(s) + (sigma^2(t) + sigma^2(s:t))/n).
+    """Dependability coefficient, Kanoulas & Aslam 2009 eq. 2: sigma^2(s) / (sigma^2(s) + (sigma^2(t) + sigma^2(s:t))/n).
 
     Stability of the *scores* (absolute error); never above Eρ².  0 when sigma^2(s) = 0.
     """

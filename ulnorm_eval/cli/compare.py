@@ -1,8 +1,8 @@
-"""`ulnorm-eval compare` and `ulnorm-eval queries`: thin click commands over compare.py and queries.py.
+"""`ulnorm-eval compare` and `ulnorm-eval queries`: thin click commands over analysis.compare and
+analysis.query_types.
 
 Only click is imported at module level, so `ulnorm-eval --help` stays instant.  The tables are
-pandas DataFrames rendered here: a rich table on a terminal, tsv/csv through pandas, json through
-the json module.
+pandas DataFrames, rendered by :mod:`ulnorm_eval.render.frames`.
 """
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import sys
 
 import click
 
+from ..core.variants import variant_names
+from .common import CONTEXT, fail, flush, split_names, split_variants, write_output
 from .options import (bounds_options, bundle, groups_option, make_options, ordering_options, output_options,
                           seed_option)
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 TABLES = ("systems", "summary", "pairs")
 
 COMPARE_EPILOG = """\b
@@ -57,7 +58,7 @@ def _check_plot(plot) -> None:
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-n", "--norm", metavar="LIST", default="ul1,ul2", show_default=True,
-              help="Variants compared with each measure, comma-separated (ul1, ul2, mm, eb, em, db, uew).")
+              help=f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).")
 @click.option("--test", type=click.Choice(["t", "randomization", "bootstrap"]), default="t", show_default=True,
               help="Paired test: Student's t, Fisher's randomization, or Sakai's bootstrap.")
 @click.option("--reps", type=click.IntRange(min=10),
@@ -67,12 +68,12 @@ def _check_plot(plot) -> None:
 @click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level of the corrected p-values.")
 @click.option("--subset", type=click.Choice(["all", "uninformative", "ideal"]), default="all", show_default=True,
-              help="Query set (seed 000 §4.4): runs' mean closest to E, or farthest above it.")
+              help="Query set (Karmaker & Feng 2022 §4.4): runs' mean closest to E, or farthest above it.")
 @click.option("--subset-size", type=click.IntRange(min=1), help="Queries in the subset (default: half).")
 @click.option("--swap-trials", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Random split halves for the swap rate.")
 @click.option("--phi-target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
-              show_default=True, help="Φ the 'topics needed' column aims at (seed 001).")
+              show_default=True, help="Φ the 'topics needed' column aims at (Kanoulas & Aslam 2009).")
 @click.option("--table", "tables", default="systems,summary", show_default=True, metavar="LIST",
               help="Tables to print, comma-separated: systems, summary, pairs, or all.")
 @seed_option
@@ -82,7 +83,6 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
                 permutations, groups, fmt, precision, output, plot):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
     discriminative power, conflicts, PAD, swap rate and stability (Φ)."""
-    from .main import _fail, _flush, _split_names, _split_variants
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
 
@@ -99,14 +99,14 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
                             expectation=expectation, undefined=undefined, permutations=permutations,
                             seed=seed)
         q = api.load_qrels(qrels, groups=groups)
-        variants = _split_variants(norm) or []
-        cmp = compare_files(q, runs, _split_names(measures) or None, variants, opts, warnings.append,
+        variants = split_variants(norm) or []
+        cmp = compare_files(q, runs, split_names(measures) or None, variants, opts, warnings.append,
                             test=test, reps=reps, seed=seed, correction=correction, alpha=alpha, subset=subset,
                             subset_size=subset_size, swap_trials=swap_trials, phi_target=phi_target)
     except (InputError, UnknownMeasure, ValueError) as exc:
-        _flush(warnings)
-        _fail(str(exc))
-    _flush(warnings)
+        flush(warnings)
+        fail(str(exc))
+    flush(warnings)
     frames = {"systems": cmp.systems, "summary": cmp.summary, "pairs": cmp.pairs}
     meta = {**cmp.meta, "qrels": str(qrels), "run_files": list(runs)}
     _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta)
@@ -132,9 +132,8 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
                 ties, score_precision, pool, expectation, undefined, permutations, groups, fmt, precision, output,
                 plot):
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure; with RUNS
-    also their mean score and the query type of seed 000 §3.3 (ideal, informative, uninformative,
+    also their mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB, see the README)."""
-    from .main import _fail, _flush, _split_names
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
 
@@ -149,11 +148,11 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
                             expectation=expectation, undefined=undefined, permutations=permutations,
                             seed=seed)
         q = api.load_qrels(qrels, groups=groups)
-        table = query_table(q, runs, _split_names(measures) or None, opts, thresholds, warnings.append)
+        table = query_table(q, runs, split_names(measures) or None, opts, thresholds, warnings.append)
     except (InputError, UnknownMeasure, ValueError) as exc:
-        _flush(warnings)
-        _fail(str(exc))
-    _flush(warnings)
+        flush(warnings)
+        fail(str(exc))
+    flush(warnings)
     meta = {"qrels": str(qrels), "run_files": list(runs), "thresholds": vars(thresholds), "pool": pool}
     _emit({"queries": table}, fmt, precision, output, meta)
     if plot:
@@ -174,117 +173,8 @@ def _table_list(text: str) -> list:
 
 
 def _emit(frames: dict, fmt, precision, output, meta) -> None:
-    from ..render.formats import write_atomic
+    from ..render.frames import render
 
     if fmt is None:
         fmt = "table" if (sys.stdout.isatty() and not output) else "tsv"
-    text = render(frames, fmt, precision, meta)
-    if output:
-        write_atomic(output, text)
-    else:
-        sys.stdout.write(text)
-
-
-def render(frames: dict, fmt: str, precision=None, meta=None) -> str:
-    """Text of named DataFrames: 'table' (rich), 'tsv'/'csv' (pandas; several tables are each
-    preceded by a '# name' line and separated by a blank line), or 'json' ({meta, name: records})."""
-    if fmt == "json":
-        return _json(frames, precision, meta or {})
-    if fmt in ("tsv", "csv"):
-        sep = "\t" if fmt == "tsv" else ","
-        parts = []
-        for name, df in frames.items():
-            body = _rounded(df, precision).to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n")
-            parts.append((f"# {name}\n" if len(frames) > 1 else "") + body)
-        return "\n".join(parts)
-    return _rich(frames, 4 if precision is None else precision, meta or {})
-
-
-def _rounded(df, precision):
-    if precision is None:
-        return df
-    num = df.select_dtypes("float").columns
-    return df.assign(**{c: df[c].round(precision) for c in num})
-
-
-def _json(frames, precision, meta) -> str:
-    import json
-    import math
-
-    def clean(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if hasattr(v, "item"):
-            return clean(v.item())
-        return v
-
-    out = {"meta": {k: clean(v) for k, v in meta.items()}}
-    for name, df in frames.items():
-        recs = _rounded(df, precision).astype(object).where(df.notna(), None).to_dict(orient="records")
-        out[name] = [{k: clean(v) for k, v in r.items()} for r in recs]
-    return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
-
-
-def _fmt(v, precision) -> str:
-    import math
-
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "–"
-    if isinstance(v, (bool,)) or type(v).__name__ == "bool_":
-        return "yes" if v else ""
-    if isinstance(v, float):
-        if math.isinf(v):
-            return "∞"
-        return f"{v:.{precision}f}"
-    return str(v)
-
-
-def _rich(frames, precision, meta) -> str:
-    import io
-    import shutil
-
-    import pandas as pd
-    from rich.console import Console
-    from rich.table import Table
-
-    buf = io.StringIO()
-    width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 200
-    console = Console(file=buf, width=width, color_system="auto" if sys.stdout.isatty() else None,
-                      force_terminal=sys.stdout.isatty())
-    for name, df in frames.items():
-        if name == "systems":
-            df = _systems_wide(df, precision)
-        elif name == "summary":
-            df = df.drop(columns=["measure", "variant"])  # the metric's name says both
-        title = {"systems": "Systems: mean (rank) under each metric",
-                 "summary": _summary_title(meta),
-                 "pairs": "Pairs of runs: mean difference A − B, effect d_z, 95% interval, p-values",
-                 "queries": "Queries"}.get(name, name)
-        table = Table(title=title, title_justify="left", header_style="bold")
-        for c in df.columns:
-            numeric = pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
-            table.add_column(str(c), justify="right" if numeric else "left")
-        for row in df.itertuples(index=False):
-            table.add_row(*(_fmt(v, precision) for v in row))
-        console.print(table)
-    return buf.getvalue()
-
-
-def _summary_title(meta) -> str:
-    sub = meta.get("subset", "all")
-    sub = f"{sub} ({meta.get('subset_size')} queries)" if sub != "all" else f"all {meta.get('queries')} queries"
-    return (f"Metrics on {meta.get('runs')} runs, {sub}: {meta.get('test')} test, {meta.get('correction')} "
-            f"correction, α = {meta.get('alpha')}; τ and conflicts against the plain measure; "
-            f"topics needed for Φ ≥ {meta.get('phi_target')}")
-
-
-def _systems_wide(df, precision):
-    """run x metric, 'mean (rank)', best run of the first metric first."""
-    import pandas as pd
-
-    metrics = list(dict.fromkeys(df["metric"]))
-    runs = list(dict.fromkeys(df["run"]))
-    cell = {(r, m): f"{v:.{precision}f} ({k})" for r, m, v, k in zip(df["run"], df["metric"], df["mean"], df["rank"])}
-    first = df[df["metric"] == metrics[0]].set_index("run")["rank"]
-    runs.sort(key=lambda r: (first[r], r))
-    return pd.DataFrame({"run": runs, **{m: [cell[(r, m)] for r in runs] for m in metrics}})
+    write_output(render(frames, fmt, precision, meta), output)

@@ -5,6 +5,8 @@ import sys
 
 import click
 
+from ..core.variants import DEFAULT_VARIANTS, variant_names
+from .common import CONTEXT, base_name, fail, flush, split_names, split_variants, write_output
 from .options import (bounds_options, groups_option, make_options, ordering_options, output_options,
                           run_queries_option, seed_option)
 
@@ -40,35 +42,11 @@ class DefaultGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-
 @click.group(cls=DefaultGroup, context_settings=CONTEXT, epilog=EPILOG)
 @click.version_option(package_name="ulnorm-eval")
 def main():
     """ulnorm-eval QRELS RUN...: trec_eval-compatible evaluation with exact random-ranking bounds
     and UL/UE normalisations.  The default command is `eval`; see `ulnorm-eval eval --help`."""
-
-
-def _split_names(values) -> list:
-    out = []
-    for v in values:
-        out.extend(x for x in v.split() if x)
-    return out
-
-
-def _split_variants(value: str | None):
-    if value is None:
-        return None
-    parts = [x.strip() for x in value.split(",") if x.strip()]
-    if parts in (["none"], ["plain"]):
-        return []
-    return parts
-
-
-def _fail(msg: str, code: int = 2):
-    click.echo(f"ulnorm-eval: {msg}", err=True)
-    sys.exit(code)
 
 
 @main.command("eval", context_settings=CONTEXT, epilog=EPILOG)
@@ -78,8 +56,8 @@ def _fail(msg: str, code: int = 2):
               help="Measure, repeatable: ir_measures syntax (nDCG@10, AP@100, RBP(p=0.9), UL2(AP)) or "
                    "trec_eval names (ndcg_cut.10,20, map, P.5,10). Default: nDCG@10 AP RBP(p=0.8).")
 @click.option("-n", "--norm", "norm", metavar="LIST",
-              help="Variants added to every measure, comma-separated (e, iub, wlb, ul1, ul2, mm, eb, em, db, uew) "
-                   "or 'none'. Default: e,iub,ul1,ul2.")
+              help=f"Variants added to every measure, comma-separated ({variant_names()}) "
+                   f"or 'none'. Default: {','.join(DEFAULT_VARIANTS).lower()}.")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
 @ordering_options
 @click.option("-c", "complete", is_flag=True, hidden=True, help="Accepted for trec_eval compatibility (the default).")
@@ -132,18 +110,19 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
     try:
         from ..pipeline import evaluate as api
         from ..analysis import gate
-        from ..render.formats import FORMATS, progress, query_order, write_atomic
+        from ..render.formats import FORMATS, query_order
+        from ..render.progress import progress
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
                             run_queries_only=run_queries_only, pool=pool, expectation=expectation,
                             undefined=undefined, permutations=permutations, seed=seed)
-        metrics = api.resolve_metrics(_split_names(measures) or None, _split_variants(norm))
+        metrics = api.resolve_metrics(split_names(measures) or None, split_variants(norm))
         try:
             thresholds = [gate.parse_threshold(t) for t in fail_below]
         except UnknownMeasure:
             raise
         except ValueError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         descending = bool(sort) and sort.startswith("-")
         sort_metric = _parse_metric(sort[1:] if descending else sort) if sort else None
         # measures named only by a gate or --sort are evaluated (and printed) too
@@ -153,20 +132,22 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
 
         inputs = [qrels, *runs] + ([baseline] if baseline and baseline not in runs else [])
         with progress(inputs, not no_progress and sys.stderr.isatty()) as step:
-            step(f"reading {_base(qrels)}", qrels)
+            step(f"reading {base_name(qrels)}", qrels)
             q = api.load_qrels(qrels, groups=groups)
             if q.skipped:
                 warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
             results = []
             for i, path in enumerate(runs):
-                step(f"evaluating {_base(path)} ({i + 1}/{len(runs)})", path)
-                results.append(api.evaluate_path(q, path, metrics, opts, warnings.append, stream))
+                step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
+                results.append(api.evaluate_path(q, path, metrics, opts, stream=stream))
+                warnings.extend(results[-1].notes)
             base = None
             if baseline in runs:
                 base = results[runs.index(baseline)]
             elif baseline:
-                step(f"evaluating baseline {_base(baseline)}", baseline)
-                base = api.evaluate_path(q, baseline, metrics, opts, warnings.append, stream)
+                step(f"evaluating baseline {base_name(baseline)}", baseline)
+                base = api.evaluate_path(q, baseline, metrics, opts, stream=stream)
+                warnings.extend(base.notes)
         result = api.Result(metrics, results, opts, qrels, list(runs))
 
         if fmt is None:
@@ -183,13 +164,10 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
         if base is not None:
             checks += gate.check_baseline(result, base, max_drop or 0.0, alpha, test or "t", seed)
     except (InputError, UnknownMeasure) as exc:
-        _flush(warnings)
-        _fail(str(exc))
-    _flush(warnings)
-    if output:
-        write_atomic(output, text)
-    else:
-        sys.stdout.write(text)
+        flush(warnings)
+        fail(str(exc))
+    flush(warnings)
+    write_output(text, output)
     if checks:
         drop = (max_drop or 0.0) if base is not None else None
         for line in gate.verdict(checks, names, drop, alpha):
@@ -198,24 +176,13 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
             sys.exit(1)
 
 
-def _base(path: str) -> str:
-    import os
-
-    return os.path.basename(path) or path
-
-
 def _parse_metric(name: str):
     from ..core.registry import UnknownMeasure, parse
 
     try:
         return parse(name)
     except UnknownMeasure as exc:
-        _fail(str(exc))
-
-
-def _flush(warnings) -> None:
-    for w in dict.fromkeys(warnings):
-        click.echo(f"ulnorm-eval: {w}", err=True)
+        fail(str(exc))
 
 
 @main.command("measures", context_settings=CONTEXT)
@@ -223,8 +190,8 @@ def _flush(warnings) -> None:
 def measures_cmd(markdown):
     """List every measure and variant with parameters and defaults, formula, expectation under a random
     ranking, citation, and whether its bounds are exact or Monte Carlo."""
-    from ..render.formats import bounds_kind, measures_markdown, syntax, variants_markdown
     from ..core.registry import FAMILIES, VARIANTS
+    from ..render.registry_tables import BOUNDS_TEXT, bounds_kind, measures_markdown, syntax, variants_markdown
 
     if markdown:
         click.echo(measures_markdown() + "\n\n" + variants_markdown())
@@ -236,9 +203,14 @@ def measures_cmd(markdown):
         for p in f.params:
             click.echo(f"    {p.name} (default {p.default!r}): {p.doc}")
         click.echo(f"    formula: {f.formula}")
-        click.echo(f"    E: {f.expectation}")
-        click.echo("    bounds: exact (E, IUB, WLB in closed form); DB by Monte Carlo")
-        click.echo(f"    cite: {f.cite}" + (f"; trec_eval: {f.trec}" if f.trec else ""))
+        click.echo(f"    E: {f.expectation_formula}")
+        click.echo(f"    bounds: {BOUNDS_TEXT[f.bounds]}")
+        if f.summary != "mean":
+            click.echo(f"    summary ('all' row): {f.summary}")
+        if f.binary:
+            click.echo("    relevance: at -l/--rel-level (or rel=)")
+        trec = ", ".join(t.base for t in f.trec)
+        click.echo(f"    cite: {f.cite}" + (f"; trec_eval: {trec}" if trec else ""))
     click.echo("\nVariants (wrap a measure: UL2(nDCG@10); or add to all with -n ul2):")
     for v in VARIANTS.values():
         alias = f" (alias {', '.join(v.aliases)})" if v.aliases else ""

@@ -1,10 +1,11 @@
-"""``ulnorm-eval nrg``: a thin click layer over :func:`ulnorm_eval.nrg.evaluate_nrg` (seed 002)."""
+"""``ulnorm-eval nrg``: a thin click layer over :func:`ulnorm_eval.nrg.evaluate_nrg` (Normalized Residual Gain (SIGIR-AP 2024))."""
 from __future__ import annotations
 
 import sys
 
 import click
 
+from .common import CONTEXT, fail, flush, write_output
 from .options import make_options, ordering_options, output_options, run_queries_option
 
 EPILOG = """\b
@@ -16,27 +17,24 @@ Examples:
   ulnorm-eval nrg --unique -m P@10 --leave-one-out qrels runs/*  unique relevant contributions at depth 10
   ulnorm-eval nrg -m 'nDCG(dcg="exp-log2")@10' -m 'RBP(p=0.9)' ...
 
-NRG is defined for nDCG, DCG, P and RBP (seed 002 eq. 1); each is printed beside NRG(measure).
+NRG is defined for nDCG, DCG, P and RBP (Normalized Residual Gain (SIGIR-AP 2024) eq. 1); each is printed beside NRG(measure).
 Exit codes: 0 ok, 2 usage or input error.
 """
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
 
 @click.command("nrg", context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--prior", "priors", multiple=True, metavar="RUN", type=click.Path(dir_okay=False),
               help="A prior run (repeatable): in every run's prior set, not scored itself.")
-@click.option("--leave-one-out", is_flag=True, help="Each RUN against all the other RUNs (seed 002 Fig. 1b).")
+@click.option("--leave-one-out", is_flag=True, help="Each RUN against all the other RUNs (Normalized Residual Gain (SIGIR-AP 2024) Fig. 1b).")
 @click.option("--chronological", is_flag=True, help="Each RUN against the RUNs listed before it (Fig. 1a).")
 @click.option("--group-by", metavar="REGEX",
               help="Group runs by REGEX over their names (first capture group, else the match); each RUN "
-                   "against the best run of every other group (seed 002 §4).")
+                   "against the best run of every other group (Normalized Residual Gain (SIGIR-AP 2024) §4).")
 @click.option("--best-by", metavar="MEASURE", help="Measure that picks a group's best run (default: the first -m).")
 @click.option("--unique", is_flag=True,
               help="Unique relevant contributions UC(P@K) instead of NRG: relevant documents in the top K "
-                   "that no prior run has in its top K (seed 002 App. B). Default measure P@10.")
+                   "that no prior run has in its top K (Normalized Residual Gain (SIGIR-AP 2024) App. B). Default measure P@10.")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
               help="Measure (repeatable): nDCG[@k], DCG[@k], P@k, RBP(p=..)[@k], or NRG(...)/UC(P@k). "
                    "Default: nDCG@10.")
@@ -48,7 +46,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec")
 def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by, unique, measures, per_query,
             rel_level, depth, run_queries_only, ties, score_precision, names, fmt, precision, output):
-    """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (seed 002).
+    """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (SIGIR-AP 2024).
 
     A document's gain is reduced by every prior run that ranks it within the measure's cutoff,
     by the measure's own browsing model: G(d) prod_j (1 - seen(rank of d in run j)).  With no prior
@@ -72,7 +70,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
     try:
         from ..pipeline import evaluate as api
         from ..analysis.nrg import NRGError, evaluate_nrg
-        from ..render.formats import FORMATS, write_atomic
+        from ..render.formats import FORMATS
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
                             run_queries_only=run_queries_only)
@@ -86,16 +84,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
             fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
         text = FORMATS[fmt](res, per_query=per_query, names=names, precision=precision)
     except (InputError, UnknownMeasure, NRGError) as exc:
-        _flush(warnings)
-        click.echo(f"ulnorm-eval: {exc}", err=True)
-        sys.exit(2)
-    _flush(warnings)
-    if output:
-        write_atomic(output, text)
-    else:
-        sys.stdout.write(text)
-
-
-def _flush(warnings) -> None:
-    for w in dict.fromkeys(warnings):
-        click.echo(f"ulnorm-eval: {w}", err=True)
+        flush(warnings)
+        fail(str(exc))
+    flush(warnings)
+    write_output(text, output)

@@ -19,7 +19,8 @@ def bundle(*options):
 # How a run is read and ordered: every number depends on these.
 ordering_options = bundle(
     click.option("-l", "--rel-level", type=float, default=1, show_default=True,
-                 help="Lowest grade counted relevant for binary measures (AP, P, RR, R, Rprec, SP, UC)."),
+                 help="Lowest grade counted relevant by measures that read relevance at a level (marked "
+                      "'relevance: at -l' in `ulnorm-eval measures`) and by UC."),
     click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents per query."),
     click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
                  help="Order: score desc then docid desc (trec_eval); the rank column; or file order."),
@@ -35,7 +36,7 @@ bounds_options = bundle(
     click.option("--pool", type=click.Choice(["qrels", "run", "union"]), default="qrels", show_default=True,
                  help="Documents a random ranker permutes: judged ones, the run's, or both."),
     click.option("--expectation", type=click.Choice(["exact", "paper"]), default="exact", show_default=True,
-                 help="'paper' uses the seeds' formulas verbatim (E[SP@k] = k(P/n)^2) to reproduce their tables."),
+                 help="'paper' uses the papers' formulas verbatim (E[SP@k] = k(P/n)^2) to reproduce their tables."),
     click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
                  help="A query whose variant is undefined (e.g. I = E) scores 0, or is left out of the mean."),
     click.option("--permutations", type=click.IntRange(min=10), default=1000, show_default=True,
@@ -63,8 +64,8 @@ def output_options(formats, piped: str, note: str = ""):
 
 def make_options(**kw):
     """api.Options from the bundles' values (names as the options'); the others take their defaults."""
-    from ..pipeline.evaluate import Options
+    import dataclasses
 
-    fields = ("rel_level", "depth", "ties", "score_precision", "run_queries_only", "pool", "expectation",
-              "undefined", "permutations", "seed")
-    return Options(**{k: kw[k] for k in fields if k in kw})
+    from ..pipeline.blocks import Options
+
+    return Options(**{f.name: kw[f.name] for f in dataclasses.fields(Options) if f.name in kw})

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ul1", "ul2", "mm", "eb", "em", "uew", "undefined_mask", "NORMALISERS"]
+__all__ = ["ul1", "ul2", "mm", "eb", "em", "uew", "undefined_mask"]
 
 _TOL = 1e-12
 
@@ -48,7 +48,7 @@ def _div(num, den, undefined):
 
 
 def ul1(A, I, E, W=None):
-    """UL1 = UE1 = (A/I) * (A/(A+E)) (seed 000 eq. 5; seed 003 eq. 5.1).
+    """UL1 = UE1 = (A/I) * (A/(A+E)) (Karmaker & Feng 2022 eq. 5; Feng 2023 eq. 5.1).
 
     Lies in [0, 1] but reaches 1 only when E = 0: the ideal ranking scores I/(I+E).
     """
@@ -61,7 +61,7 @@ def ul1(A, I, E, W=None):
 
 
 def ul2(A, I, E, W=None):
-    """UL2 = UE2 = (A-E)/(I-E) if A >= E else (A-E)/E (seed 000 eq. 6; seed 003 eq. 5.2).
+    """UL2 = UE2 = (A-E)/(I-E) if A >= E else (A-E)/E (Karmaker & Feng 2022 eq. 6; Feng 2023 eq. 5.2).
 
     1 at the ideal ranking, 0 at the random expectation, -1 only at A = 0.
     """
@@ -72,19 +72,19 @@ def ul2(A, I, E, W=None):
 
 
 def mm(A, I, E, W):
-    """MM = (A-W)/(I-W), min-max with the worst ranking (seed 004 eq. 3.1)."""
+    """MM = (A-W)/(I-W), min-max with the worst ranking (Westerborg 2022 eq. 3.1)."""
     A, I, E, W = _arrays(A, I, E, W)
     return _div(A - W, I - W, undefined_mask(I, E, W))
 
 
 def eb(A, I, E, W=None):
-    """EB = A/E, expectation-based (seed 004 eq. 3.6; Gienapp et al.'s RnDCG idea, eq. 3.5)."""
+    """EB = A/E, expectation-based (Westerborg 2022 eq. 3.6; Gienapp et al.'s RnDCG idea, eq. 3.5)."""
     A, I, E = _arrays(A, I, E)
     return _div(A, E, undefined_mask(I, E, W) | _eq(E, 0))
 
 
 def em(A, I, E, W=None):
-    """EM = (A-E)/(I-E), expectation-max (seed 004 eq. 3.11): UL2's upper branch for every A."""
+    """EM = (A-E)/(I-E), expectation-max (Westerborg 2022 eq. 3.11): UL2's upper branch for every A."""
     A, I, E = _arrays(A, I, E)
     return _div(A - E, I - E, undefined_mask(I, E, W))
 
@@ -92,7 +92,7 @@ def em(A, I, E, W=None):
 def uew(A, I, E, W):
     """UEW = (A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 at the worst ranking, 0 at random, 1 at the ideal.
 
-    Beyond the seeds: UL2's lower branch divides by E, so its -1 is reached only when A = 0; dividing
+    Beyond the papers cited: UL2's lower branch divides by E, so its -1 is reached only when A = 0; dividing
     by E - W makes the worst ranking of the pool exactly -1.
     """
     A, I, E, W = _arrays(A, I, E, W)
@@ -100,5 +100,3 @@ def uew(A, I, E, W):
     den = np.where(up, I - E, E - W)
     return _div(A - E, den, undefined_mask(I, E, W) | (~up & _eq(E, W)))
 
-
-NORMALISERS = {"UL1": ul1, "UL2": ul2, "MM": mm, "EB": eb, "EM": em, "UEW": uew}

@@ -10,7 +10,8 @@ import math
 
 import numpy as np
 
-from .kernels import Ranking, compute
+from .kernels import Ranking
+from .measures import compute
 from .pools import Pool, pool_gains
 
 __all__ = ["Keys", "as_keys", "permutation_values", "db_values", "n_arrangements", "ENUMERATE_LIMIT"]
@@ -207,7 +208,7 @@ def n_arrangements(counts) -> int:
 
 def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, active=None,
               limit: int = ENUMERATE_LIMIT):
-    """DB = Pr[M(random permutation) <= A] per query (seed 004 eq. 3.12), with its standard error.
+    """DB = Pr[M(random permutation) <= A] per query (Westerborg 2022 eq. 3.12), with its standard error.
 
     Exact (standard error 0) when the pool's gain classes have at most ``limit`` distinct
     arrangements, each equally likely; otherwise a Monte Carlo estimate over ``reps`` shuffles,

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import Judgements, Ranking, gains_for
+from .kernels import Judgements, Ranking, rel_of
+from .measures import gains_for
 
 __all__ = ["Pool", "make_pool", "pool_gains", "rel_of"]
 
@@ -47,11 +48,6 @@ def make_pool(kind: str, rk: Ranking, J: Judgements) -> Pool:
         return Pool(np.concatenate([J.row, rk.row[extra]]), np.concatenate([J.grade, rk.grade[extra]]), J.nq,
                     np.concatenate([np.ones(len(J.row), bool), np.zeros(int(extra.sum()), bool)]))
     raise ValueError("pool must be 'qrels', 'run' or 'union'")
-
-
-def rel_of(m, rel_level):
-    r = m.get("rel")
-    return rel_level if r is None else r
 
 
 def pool_gains(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:

@@ -1,12 +1,13 @@
-"""The one registry of measures and variants, and the parser for their names.
+"""Measures and variants by name: the parser, and :class:`Measure`/:class:`Metric`, the values it returns.
 
 A *measure* is a family plus parameters (``nDCG(dcg='exp-log2')@10``); a *variant* wraps a measure
 (``UL2(nDCG@10)``).  Each has one canonical string, which is what every output prints and what
 ``parse`` reads back.  Names follow ir_measures' syntax; trec_eval's names (``ndcg_cut.10,20``,
 ``map``, ``P_10``) are accepted too and can be printed with ``--names trec``.
 
-Nothing here computes anything: the CLI's help, ``ulnorm-eval measures`` and the README tables are
-generated from these records, so they cannot disagree with what is computed.
+Everything here is derived from the records (:mod:`ulnorm_eval.core.records`; the families are
+registered by :mod:`ulnorm_eval.core.measures`, the variants by :mod:`ulnorm_eval.core.variants`):
+their parameters, cutoff rules, validators and trec_eval name tables.  Nothing here names a family.
 """
 from __future__ import annotations
 
@@ -15,134 +16,30 @@ import difflib
 import re
 from dataclasses import dataclass
 
+from . import measures as _measures  # noqa: F401  (registers the native families)
+from .records import FAMILIES, VARIANTS, Family, Gains, Param, TrecName, Variant
+from .variants import BOUND_VARIANTS, DEFAULT_VARIANTS, PRIOR_VARIANTS
+
 __all__ = [
-    "Param", "Family", "Measure", "VariantSpec", "Metric", "FAMILIES", "VARIANTS", "parse",
-    "parse_many", "UnknownMeasure", "DEFAULT_MEASURES", "DEFAULT_VARIANTS",
+    "Param", "Family", "Measure", "Variant", "VariantSpec", "Metric", "FAMILIES", "VARIANTS", "parse",
+    "parse_many", "UnknownMeasure", "DEFAULT_MEASURES", "DEFAULT_VARIANTS", "PRIOR_VARIANTS",
+    "BOUND_VARIANTS", "ALIASES", "TREC_NAMES", "with_variant", "Gains",
 ]
+
+VariantSpec = Variant  # the record's former name
 
 
 class UnknownMeasure(ValueError):
     """A name that is neither a registered measure nor one ir_measures knows."""
 
 
-@dataclass(frozen=True)
-class Param:
-    name: str
-    kind: str  # 'int', 'float', 'str', 'gains'
-    default: object
-    doc: str
-    always_show: bool = False  # print even at its default (RBP's p defines the measure)
-
-
-@dataclass(frozen=True)
-class Family:
-    """A measure family: its parameters, formula and citations (no code)."""
-
-    name: str
-    params: tuple
-    cutoff: str  # 'optional', 'required' or 'none'
-    formula: str
-    expectation: str  # formula of E(M) under a random permutation, or 'Monte Carlo'
-    cite: str
-    binary: bool  # reads relevance at a level (-l / rel=) rather than graded gains
-    trec: str | None = None  # trec_eval base name, e.g. 'ndcg_cut'
-
-    def param(self, name: str) -> Param | None:
-        return next((p for p in self.params if p.name == name), None)
-
-
-REL = Param("rel", "int", None, "minimum grade counted relevant (default: -l/--rel-level, 1)")
-DCG = Param("dcg", "str", "log2", "gain/discount: 'log2' (gain = grade, trec_eval) or 'exp-log2' (gain = 2^grade - 1, seeds)")
-GAINS = Param("gains", "gains", None, "explicit gain for some grades, e.g. {0:0,1:1,2:3}; a grade not listed "
-              "keeps gain = grade (negative: 0), as trec_eval's ndcg.L=G and ir_measures do")
-
-
-class Gains(dict):
-    """A grade -> gain map that can sit in a frozen, hashable :class:`Measure` (never mutated)."""
-
-    def __hash__(self):
-        return hash(tuple(sorted(self.items())))
-
-FAMILIES: dict[str, Family] = {}
-
-
-def _family(f: Family) -> None:
-    if f.name in FAMILIES:
-        raise ValueError(f"duplicate measure family {f.name}")
-    FAMILIES[f.name] = f
-
-
-_family(Family(
-    "nDCG", (DCG, GAINS), "optional",
-    "DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents sorted by gain",
-    "mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) / IDCG@k (exact, linearity)",
-    "Jarvelin & Kekalainen 2002; seed 000 eq. 1-2; seed 003 §2", False, "ndcg_cut"))
-_family(Family(
-    "DCG", (DCG, GAINS), "optional",
-    "sum_{i<=k} gain(d_i) / log2(i+1)",
-    "mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) (exact, linearity)",
-    "Jarvelin & Kekalainen 2002; seed 000 eq. 1", False, None))
-_family(Family(
-    "AP", (REL,), "optional",
-    "SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut)",
-    "E[SP@k] / R (exact)", "seed 000 eq. 3-4; seed 004 §2", True, "map_cut"))
-_family(Family(
-    "SP", (REL,), "optional",
-    "sum_{i<=k, d_i relevant} P@i (sum of precision)",
-    "(P/n) H_m + P(P-1)/(n(n-1)) (m - H_m), m = min(k, n) (exact; the seeds' k(P/n)^2 with --expectation paper)",
-    "seed 000 eq. 4", True, None))
-_family(Family(
-    "P", (REL,), "required", "|relevant in top k| / k",
-    "(P/n) * min(k, n) / k (exact)", "trec_eval P", True, "P"))
-_family(Family(
-    "R", (REL,), "required", "|relevant in top k| / R",
-    "(P/n) * min(k, n) / R (exact)", "trec_eval recall", True, "recall"))
-_family(Family(
-    "RR", (REL,), "optional", "1 / rank of the first relevant document (0 if none in the top k)",
-    "sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", "trec_eval recip_rank", True, "recip_rank"))
-_family(Family(
-    "Rprec", (REL,), "none", "|relevant in top R| / R",
-    "(P/n) * min(R, n) / R (exact)", "trec_eval Rprec", True, "Rprec"))
-_family(Family(
-    "RBP", (Param("p", "float", 0.8, "persistence", always_show=True), REL, GAINS), "optional",
-    "(1-p) sum_{i<=k} p^(i-1) gain(d_i); gain = [grade >= rel] when rel is given, else grade / the largest grade in the qrels",
-    "(1-p) mean(gain over pool) sum_{i<=min(k,n)} p^(i-1) (exact)",
-    "Moffat & Zobel 2008; seed 004 §2", False, None))
-
-ALIASES = {"MAP": "AP", "MRR": "RR", "NDCG": "nDCG", "Recall": "R", "SumP": "SP"}
-
-
-@dataclass(frozen=True)
-class VariantSpec:
-    name: str
-    aliases: tuple
-    formula: str
-    cite: str
-    rng: str  # the range of values
-
-
-VARIANTS: dict[str, VariantSpec] = {v.name: v for v in (
-    VariantSpec("E", (), "E[M] under a uniformly random permutation of the pool", "seed 000 RLB; seed 003 REB", "[W, I]"),
-    VariantSpec("IUB", (), "M of the ideal ranking of the pool (sorted by gain, descending)", "seed 000 §3.1; seed 003", "[0, 1] for normalised M"),
-    VariantSpec("WLB", (), "M of the worst ranking of the pool (sorted by gain, ascending)", "seed 004 §3.1", ">= 0"),
-    VariantSpec("UL1", ("UE1",), "(A/I) * (A/(A+E))", "seed 000 eq. 5; seed 003 eq. 5.1", "[0, 1]"),
-    VariantSpec("UL2", ("UE2",), "(A-E)/(I-E) if A >= E else (A-E)/E", "seed 000 eq. 6; seed 003 eq. 5.2", "[-1, 1]"),
-    VariantSpec("MM", (), "(A-W)/(I-W) (min-max with the worst ranking)", "seed 004 eq. 3.1", "[0, 1]"),
-    VariantSpec("EB", (), "A/E (expectation-based)", "seed 004 eq. 3.6", "[0, I/E]"),
-    VariantSpec("EM", (), "(A-E)/(I-E) (expectation-max)", "seed 004 eq. 3.11", "(-inf, 1]"),
-    VariantSpec("DB", (), "Pr[M(random permutation) <= A] (distribution-based percentile)", "seed 004 eq. 3.12", "[0, 1]"),
-    VariantSpec("UEW", (), "(A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 worst, 0 random, 1 ideal", "beyond the seeds", "[-1, 1]"),
-    VariantSpec("NRG", (), "M with residual gains G(d) prod_j (1 - seen(pos(d, R_j))) over prior runs R_j, "
-                "normalised by the ideal of the judged documents by residual gain (ulnorm-eval nrg)",
-                "seed 002 eq. 3-4", "[0, 1] for nDCG, P, RBP"),
-    VariantSpec("UC", (), "unique contributions: relevant documents in the top K that no prior run has in its "
-                "top K; UC(P@K) = K * NRG(P@K) (ulnorm-eval nrg --unique)", "seed 002 App. B", "[0, K]"),
-)}
-PRIOR_VARIANTS = ("NRG", "UC")  # need a prior set of runs: computed by nrg.py, not by bounds.py
+ALIASES = {a: f.name for f in FAMILIES.values() for a in f.aliases}
 _VARIANT_ALIASES = {a: v.name for v in VARIANTS.values() for a in (v.name, *v.aliases)}
+TREC_NAMES: dict[str, tuple] = {t.base: (f.name, t) for f in FAMILIES.values() for t in f.trec}
+# ir_measures names offered as suggestions for a misspelt name (computed through ir_measures)
+IRM_SUGGESTIONS = ("ERR", "Bpref", "infAP", "Success", "Judged", "NumRel", "NumRet", "alpha_nDCG")
 
 DEFAULT_MEASURES = ("nDCG@10", "AP", "RBP(p=0.8)")
-DEFAULT_VARIANTS = ("E", "IUB", "UL1", "UL2")
 
 
 def _fmt(v) -> str:
@@ -190,26 +87,41 @@ class Measure:
         s = self.family + (f"({','.join(shown)})" if shown else "")
         return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
+    @property
+    def record(self) -> Family | None:
+        """The family record of a native measure (None for one computed through ir_measures)."""
+        return FAMILIES.get(self.family) if self.foreign is None else None
+
+    @property
+    def bounds(self) -> str:
+        """'exact', 'montecarlo' or 'none' (ir_measures measures: Monte Carlo)."""
+        return self.record.bounds if self.record else "montecarlo"
+
+    @property
+    def summary(self) -> str:
+        return self.record.summary if self.record else "mean"
+
     def trec_name(self) -> str:
-        """trec_eval's output name where one exists (``ndcg_cut_10``), else the canonical name."""
-        fam = FAMILIES.get(self.family)
-        # an explicit rel= is not trec_eval's measure (its level is the global -l): keep our name,
-        # so `-m AP -m 'AP(rel=2)'` cannot print two `map` rows
-        extra = [k for k, v in self.params if v != (fam.param(k).default if fam else None)]
-        if self.family == "nDCG" and extra == ["gains"] and self.cutoff is None:
-            # trec_eval names a gain-parameterised ndcg by its parameter: ndcg_1=3,2=9,4=4.5
-            return "ndcg_" + ",".join(f"{k:g}={v:g}" for k, v in sorted(self.get("gains").items()))
-        if fam is None or fam.trec is None or extra:
+        """trec_eval's output name where one exists (``ndcg_cut_10``), else the canonical name.
+
+        The first of the family's TrecName records that fits the measure names it.  An explicit
+        rel= is not trec_eval's measure (its level is the global -l): such a measure keeps its
+        canonical name, so `-m AP -m 'AP(rel=2)'` cannot print two `map` rows.
+        """
+        fam = self.record
+        if fam is None:
             return str(self)
-        if self.family == "nDCG":
-            return "ndcg" if self.cutoff is None else f"ndcg_cut_{self.cutoff}"
-        if self.family == "AP":
-            return "map" if self.cutoff is None else f"map_cut_{self.cutoff}"
-        if self.family == "RR" and self.cutoff is not None:
-            return str(self)
-        if fam.cutoff == "required":
-            return f"{fam.trec}_{self.cutoff}"
-        return fam.trec
+        given = {k: v for k, v in self.params if v != fam.param(k).default}
+        for t in fam.trec:
+            if t.param == "cutoff":
+                ok = not given and (self.cutoff is None) == (t.arg == "none")
+                value = self.cutoff
+            else:
+                ok = self.cutoff is None and set(given) <= {t.param}
+                value = given.get(t.param) if t.arg == "map" else self.get(t.param)
+            if ok:
+                return t.output(None if t.arg == "none" else value)
+        return str(self)
 
 
 @dataclass(frozen=True)
@@ -222,21 +134,17 @@ class Metric:
     def __str__(self) -> str:
         return f"{self.variant}({self.measure})" if self.variant else str(self.measure)
 
+    @property
+    def summary(self) -> str:
+        """How the 'all' row is formed: the family's rule for a plain measure; variants are means."""
+        return "mean" if self.variant else self.measure.summary
+
     def trec_name(self) -> str:
         base = self.measure.trec_name()
         return f"{self.variant.lower()}_{base}" if self.variant else base
 
 
 # --------------------------------------------------------------------------- parsing
-
-_TREC_DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_TREC = {  # trec_eval base name -> (family, takes cutoffs)
-    "map": ("AP", False), "map_cut": ("AP", True), "ndcg": ("nDCG", False),
-    "ndcg_cut": ("nDCG", True), "P": ("P", True), "recall": ("R", True),
-    "recip_rank": ("RR", False), "Rprec": ("Rprec", False),
-}
-_TREC_OUT = re.compile(r"^(map_cut|ndcg_cut|P|recall)_(\d+)$")
-
 
 def _build(family: str, params: dict, cutoff, text: str) -> Measure:
     fam = FAMILIES[family]
@@ -254,11 +162,13 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
             raise UnknownMeasure(f"{text}: the cutoff must be a positive integer")
     elif fam.cutoff == "required":
         raise UnknownMeasure(f"{text}: {family} needs a cutoff, e.g. {family}@10")
-    if family == "nDCG" or family == "DCG":
-        if out.get("dcg", "log2") not in ("log2", "exp-log2"):
-            raise UnknownMeasure(f"{text}: dcg must be 'log2' or 'exp-log2'")
-    if family == "RBP" and not (0 < out.get("p", 0.8) < 1):
-        raise UnknownMeasure(f"{text}: p must lie strictly between 0 and 1")
+    for k, v in out.items():
+        choices = fam.param(k).choices
+        if choices and v not in choices:
+            raise UnknownMeasure(f"{text}: {k} must be {' or '.join(repr(c) for c in choices)}")
+    why = fam.validate(out, cutoff) if fam.validate else None
+    if why:
+        raise UnknownMeasure(f"{text}: {why}")
     # drop parameters given at their default and fill in the always-shown ones, so equal measures
     # print and hash alike (RBP == RBP(p=0.8))
     out = {k: v for k, v in out.items() if v != fam.param(k).default or fam.param(k).always_show}
@@ -345,8 +255,8 @@ def _foreign(text: str) -> Measure:
 
 
 def _known_names() -> list[str]:
-    names = list(FAMILIES) + list(ALIASES) + list(VARIANTS) + list(_TREC)
-    names += ["ERR", "Bpref", "infAP", "Success", "Judged", "NumRel", "NumRet", "alpha_nDCG"]
+    names = list(FAMILIES) + list(ALIASES) + list(VARIANTS) + list(TREC_NAMES)
+    names += list(IRM_SUGGESTIONS)
     return list(dict.fromkeys(names))  # Rprec is both a family and a trec name: suggest it once
 
 
@@ -361,40 +271,53 @@ def _unknown_message(text: str) -> str:
     return f"unknown measure {text!r}{hint}"
 
 
+def _trec_value(t: TrecName, v: str, text: str):
+    try:
+        f = float(v)
+    except ValueError:
+        raise UnknownMeasure(f"{text}: {'cutoff' if t.param == 'cutoff' else t.param} {v!r} is not a number") from None
+    if t.kind == "float":
+        return f
+    if not f.is_integer() or f < 1:
+        # trec_eval truncates non-integer cutoffs (ndcg_cut.23.4 -> 23)
+        f = float(int(f))
+    return int(f)
+
+
+def _trec_measure(fam: str, t: TrecName, value, text: str) -> Metric:
+    if t.param == "cutoff":
+        return Metric(_build(fam, {}, value, text))
+    return Metric(_build(fam, {} if value is None else {t.param: value}, None, text))
+
+
 def _parse_trec(text: str) -> list[Metric] | None:
-    """trec_eval spellings: ``ndcg_cut.10,20``, ``P.5``, ``map``, ``ndcg_cut_10``, ``ndcg.1=3,2=9``."""
-    m = _TREC_OUT.match(text)
-    if m:
-        fam = _TREC[m.group(1)][0]
-        return [Metric(_build(fam, {}, int(m.group(2)), text))]
+    """trec_eval spellings, from the families' TrecName tables: ``ndcg_cut.10,20``, ``P.5``, ``map``,
+    output names such as ``ndcg_cut_10``, and parameter maps such as ``ndcg.1=3,2=9``."""
+    for base, (fam, t) in TREC_NAMES.items():  # an output name: P_10, map_cut_100
+        if t.arg == "each" and text.startswith(base + "_"):
+            rest = text[len(base) + 1:]
+            if re.fullmatch(r"\d+" if t.kind == "int" else r"\d+(\.\d+)?", rest):
+                return [_trec_measure(fam, t, int(rest) if t.kind == "int" else float(rest), text)]
     base, _, arg = text.partition(".")
-    if base not in _TREC:
+    if base not in TREC_NAMES:
         return None
-    fam, cuts = _TREC[base]
-    if base == "ndcg" and arg:  # ndcg.1=3,2=9: a gain map
-        try:
-            gains = {float(a.split("=")[0]): float(a.split("=")[1]) for a in arg.split(",")}
+    fam, t = TREC_NAMES[base]
+    if t.arg == "map":
+        if not arg:
+            return [_trec_measure(fam, t, None, text)]
+        try:  # ndcg.1=3,2=9: a grade -> value map
+            pairs = {float(a.split("=")[0]): float(a.split("=")[1]) for a in arg.split(",")}
         except (ValueError, IndexError):
-            raise UnknownMeasure(f"{text}: ndcg takes grade=gain pairs, e.g. ndcg.1=3,2=9") from None
-        gains = {int(k) if k.is_integer() else k: v for k, v in gains.items()}
-        return [Metric(_build(fam, {"gains": gains}, None, text))]
-    if not cuts:
+            raise UnknownMeasure(f"{text}: {base} takes grade={t.value_name} pairs, e.g. {base}.1=3,2=9") from None
+        return [_trec_measure(fam, t, {int(k) if k.is_integer() else k: v for k, v in pairs.items()}, text)]
+    if t.arg == "none":
         if arg:
             raise UnknownMeasure(f"{text}: {base} takes no parameters")
-        return [Metric(_build(fam, {}, None, text))]
-    values = _TREC_DEFAULT_CUTOFFS if not arg else arg.split(",")
-    out = []
-    for v in values:
-        try:
-            f = float(v)
-        except ValueError:
-            raise UnknownMeasure(f"{text}: cutoff {v!r} is not a number") from None
-        if not f.is_integer() or f < 1:
-            # trec_eval truncates non-integer cutoffs (ndcg_cut.23.4 -> 23)
-            f = float(int(f))
-        out.append(Metric(_build(fam, {}, int(f), text)))
-    # trec_eval sorts a measure's cutoffs (P.5,7,3 prints P_3, P_5, P_7); drop-in output must too
-    return sorted(out, key=lambda m: m.measure.cutoff)
+        return [_trec_measure(fam, t, None, text)]
+    values = t.defaults if not arg else [_trec_value(t, v, text) for v in arg.split(",")]
+    out = [_trec_measure(fam, t, v, text) for v in values]
+    # trec_eval sorts a measure's values (P.5,7,3 prints P_3, P_5, P_7); drop-in output must too
+    return sorted(out, key=lambda m: m.measure.cutoff if t.param == "cutoff" else m.measure.get(t.param))
 
 
 def parse(text: str) -> Metric:

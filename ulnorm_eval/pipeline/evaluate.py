@@ -11,44 +11,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import registry
-from ..inputs.trec import Qrels, Run, read_bytes, read_qrels, read_run
-from ..inputs.letor import is_letor, read_letor, read_letor_scores
-from ..core.kernels import Judgements, compute
-from .ordering import RankedRun, judgements, natural_order, rank_run
 from ..core.registry import Metric
+from ..inputs.letor import is_letor, read_letor, read_letor_scores
+from ..inputs.trec import Qrels, Run, read_bytes, read_qrels, read_run
+from .blocks import (Options, RunResult, finish_run, metric_values, plain_values, query_set,
+                     refuse_prior_variants, score_block)
+from .ordering import natural_order
+from .stream import NotGrouped, evaluate_stream
 
-__all__ = ["Options", "Result", "evaluate", "load_qrels", "load_run", "resolve_metrics"]
-
-
-@dataclass
-class Options:
-    """Every knob that changes a number; stored in the output's meta."""
-
-    rel_level: float = 1
-    depth: int | None = None
-    ties: str = "score"
-    score_precision: str = "float64"
-    run_queries_only: bool = False
-    pool: str = "qrels"
-    expectation: str = "exact"
-    undefined: str = "zero"
-    permutations: int = 1000
-    seed: int = 0
-
-
-@dataclass
-class RunResult:
-    name: str
-    qids: list
-    values: dict  # Metric -> per-query np.ndarray (NaN = undefined and skipped)
-    mean: dict  # Metric -> float
-    stderr: dict = field(default_factory=dict)  # Metric -> per-query Monte Carlo standard error
-    missing: int = 0  # query-set queries the run did not retrieve anything for
-    ignored: int = 0  # run queries absent from the qrels
-    undefined: dict = field(default_factory=dict)  # Metric -> count of undefined queries
-    float32_ties: int = 0
-    missing_qids: list = field(default_factory=list)  # the `missing` queries, in query order
-    ignored_qids: list = field(default_factory=list)  # the `ignored` run queries, in natural order
+__all__ = ["Options", "Result", "RunResult", "evaluate", "evaluate_run", "evaluate_path", "load_qrels", "load_run",
+           "resolve_metrics", "query_set", "metric_values", "plain_values"]
 
 
 @dataclass
@@ -60,6 +32,11 @@ class Result:
     options: Options
     qrels_path: str = ""
     run_paths: list = field(default_factory=list)
+
+    @property
+    def notes(self) -> list:
+        """Every run's notes (stderr lines), in run order."""
+        return [n for rr in self.runs for n in rr.notes]
 
     @property
     def frame(self):
@@ -121,19 +98,17 @@ def resolve_metrics(measures=None, variants=None) -> list:
     out: list[Metric] = []
     for name in names:
         for m in registry.parse_many(name):
-            group = [m] if m.variant else [m] + [registry.with_variant(m, v) for v in variants]
+            if m.variant and m.measure.bounds == "none" and m.variant not in registry.PRIOR_VARIANTS:
+                raise registry.UnknownMeasure(f"{m}: {m.measure.family} has no random-ranking bounds "
+                                              "(a count, set-based or judged-fraction measure)")
+            # a family without random-ranking bounds gets no E/IUB/UL columns from -n
+            added = [] if m.measure.bounds == "none" else [registry.with_variant(m, v) for v in variants]
+            group = [m] if m.variant else [m] + added
             for x in group:
                 if x not in out:
                     out.append(x)
-    _refuse_prior_variants(out)
+    refuse_prior_variants(out)
     return out
-
-
-def _refuse_prior_variants(metrics) -> None:
-    """NRG/UC score a run against other runs (nrg.py), which a one-run evaluation cannot supply."""
-    prior = [m for m in metrics if m.variant in registry.PRIOR_VARIANTS]
-    if prior:
-        raise registry.UnknownMeasure(f"{prior[0]} needs prior runs: use 'ulnorm-eval nrg QRELS RUN --prior RUN'")
 
 
 # --------------------------------------------------------------------------- evaluation
@@ -145,10 +120,10 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
     ``qrels``: a path or :class:`Qrels`; ``runs``: paths or :class:`Run` objects (or one of either);
     ``measures``: names (default nDCG@10, AP, RBP(p=0.8)); ``variants``: names added to every measure
     (default E, IUB, UL1, UL2; ``[]`` for plain values only).  Keyword arguments set
-    :class:`Options` fields.  ``warn(msg)`` receives one-line notes (missing queries, ...).
+    :class:`Options` fields.  Notes (missing queries, ...) are on ``Result.notes``; ``warn(msg)``,
+    if given, also receives each.
     """
     options = options or Options(**kw)
-    warn = warn or (lambda msg: None)
     metrics = resolve_metrics(measures, variants)
     if isinstance(runs, (str, Run)) or hasattr(runs, "__fspath__"):
         runs = [runs]
@@ -160,42 +135,29 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
     return Result(metrics, results, options, qrels.path, [getattr(r, "path", str(r)) for r in runs])
 
 
-def query_set(qrels: Qrels, run: Run, options: Options) -> list:
-    import pyarrow.compute as pc
-
-    from .ordering import qrels_queries
-
-    qids = qrels_queries(qrels)
-    if options.run_queries_only:
-        have = set(pc.unique(run.qid).to_pylist())
-        qids = [q for q in qids if q in have]
-    return natural_order(qids)
+def _tell(result: RunResult, warn) -> RunResult:
+    for n in result.notes if warn else ():
+        warn(n)
+    return result
 
 
-def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn) -> RunResult:
-    """Per-query values of every metric for one run."""
+def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn=None) -> RunResult:
+    """Per-query values of every metric for one run read whole: the pipeline on one block."""
     qids = query_set(qrels, run, options)
-    J = judgements(qrels, qids)
-    rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
-                  depth=options.depth)
-    missing = int((~rr.present).sum())
-    input_notes(warn, run.name, run.path, nq=len(qids), missing=missing, ignored=rr.ignored_queries,
-                float32_ties=rr.float32_ties, skipped=run.skipped, extra=run.meta.get("extra_fields", 0))
-
-    values, stderr, undefined = metric_values(rr, J, metrics, qrels, options)
-    byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
-    mean = {m: _mean(values[m], byte_order) for m in metrics}
-    undefined_notes(warn, run.name, undefined, options)
-    missing_qids = [q for q, p in zip(qids, rr.present) if not p]
+    b = score_block(qrels, run, qids, metrics, options)
+    rr = b.ranked
     ignored_qids = []
     if rr.ignored_queries:
         import pyarrow.compute as pc
         ignored_qids = natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
-    return RunResult(run.name, qids, values, mean, stderr, missing, rr.ignored_queries, undefined,
-                     rr.float32_ties, missing_qids, ignored_qids)
+    return _tell(finish_run(run.name, run.path, qids, metrics, b.values, b.stderr, b.undefined, options,
+                            missing_qids=[q for q, p in zip(qids, rr.present) if not p], ignored_qids=ignored_qids,
+                            float32_ties=rr.float32_ties, skipped=run.skipped,
+                            extra=run.meta.get("extra_fields", 0)), warn)
 
 
-def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn, stream: bool | None = None) -> RunResult:
+def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn=None,
+                  stream: bool | None = None) -> RunResult:
     """Read and evaluate one run file.
 
     ``stream=True`` evaluates it block by block in bounded memory and refuses a run whose queries are
@@ -205,92 +167,12 @@ def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn, str
     """
     import os
 
-    from .stream import NotGrouped, evaluate_stream
-
     if isinstance(path, Run) or qrels.letor:
         return evaluate_run(qrels, load_run(path, qrels), metrics, options, warn)
     if stream or (stream is None and path != "-" and os.path.isfile(path)):
-        held = []
         try:
-            result = evaluate_stream(qrels, path, metrics, options, held.append)
+            return _tell(evaluate_stream(qrels, path, metrics, options), warn)
         except NotGrouped:
             if stream:
                 raise
-        else:
-            for w in held:
-                warn(w)
-            return result
     return evaluate_run(qrels, load_run(path, qrels), metrics, options, warn)
-
-
-def input_notes(warn, name: str, path: str, *, nq: int, missing: int = 0, ignored: int = 0,
-                float32_ties: int = 0, skipped: int = 0, extra: int = 0) -> None:
-    """The one-line stderr notes about a run's input: nothing is dropped without a count."""
-    if missing:
-        warn(f"{name}: {missing} of {nq} qrels queries have no ranked documents and score 0"
-             " (--run-queries-only leaves them out)")
-    if ignored:
-        warn(f"{name}: {ignored} run queries are not in the qrels and were ignored")
-    if float32_ties:
-        warn(f"{name}: {float32_ties} adjacent documents tie only after rounding scores to float32")
-    if skipped:
-        warn(f"{path}: skipped {skipped} comment or blank lines")
-    if extra:
-        warn(f"{path}: ignored the fields after the 6th on {extra} lines (as trec_eval does)")
-
-
-def _and(words: list) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
-def undefined_notes(warn, name: str, undefined: dict, options: Options) -> None:
-    """One stderr line per run: which variants were undefined for how many queries, by measure."""
-    by_measure: dict = {}
-    for m, n in undefined.items():
-        if n:
-            by_measure.setdefault(str(m.measure), {}).setdefault(n, []).append(m.variant)
-    if not by_measure:
-        return
-    parts = [f"{_and(vs)} of {meas} for {n} queries"
-             for meas, counts in by_measure.items() for n, vs in counts.items()]
-    how = "scored 0" if options.undefined == "zero" else "left out of the mean"
-    warn(f"{name}: undefined ({how}; --undefined): {'; '.join(parts)}")
-
-
-def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
-    """Per-query values of every metric for a ranked run: (values, standard errors, undefined counts)."""
-    _refuse_prior_variants(metrics)
-    values, stderr, undefined = {}, {}, {}
-    plain = {}
-    for m in metrics:
-        if m.measure not in plain:
-            plain[m.measure] = plain_values(rr, J, m.measure, qrels, options)
-    if any(m.variant for m in metrics):
-        from ..core.expectations import variant_values
-        vv, se, und = variant_values(rr, J, [m for m in metrics if m.variant], plain, options)
-        values.update(vv)
-        stderr.update(se)
-        undefined.update(und)
-    for m in metrics:
-        if not m.variant:
-            values[m] = plain[m.measure]
-    return values, stderr, undefined
-
-
-def _mean(v: np.ndarray, order: np.ndarray | None = None) -> float:
-    """Mean of the defined values, added one at a time in trec_eval's query order (qid byte order).
-
-    trec_eval sums sequentially and divides; numpy's pairwise sum can land on the other side of a
-    4-decimal rounding boundary (Robust 2003 SABIR03BASE: P_1000 = 3.325/100 prints 0.0332).
-    """
-    if order is not None:
-        v = v[order]
-    v = v[~np.isnan(v)]
-    return float(np.cumsum(v)[-1] / len(v)) if len(v) else float("nan")
-
-
-def plain_values(rr: RankedRun, J: Judgements, m, qrels: Qrels, options: Options) -> np.ndarray:
-    if m.native:
-        return compute(rr.ranking, J, m, options.rel_level)
-    from ..core.irm_adapter import foreign_values
-    return foreign_values(rr, J, m, qrels, options)

@@ -1,7 +1,7 @@
 """Bounded-memory evaluation of a run whose lines are grouped by query (``--stream``).
 
 The file is read in blocks of whole queries; each block is parsed, ordered and scored exactly like
-a whole run (the same functions), and only per-query values are kept.  Per-query values do not
+a whole run (the same pipeline, :mod:`.blocks`), and only per-query values are kept.  Per-query values do not
 depend on the other queries (Monte Carlo draws are keyed by seed and query id, permutations.Keys), so
 the result equals the in-memory path's to the last bit.  A query whose lines are not contiguous
 is refused with its line number (NotGrouped).
@@ -12,8 +12,11 @@ import lzma
 
 import numpy as np
 
-from ..inputs.trec import InputError, Qrels, open_input, read_run
+
 from ..core.kernels import Ranking
+from ..inputs.trec import InputError, Qrels, open_input, read_run
+from .blocks import Options, RunResult, finish_run, metric_values, query_set, score_block
+from .ordering import RankedRun, judgements, natural_order, qrels_queries
 
 __all__ = ["query_blocks", "evaluate_stream", "NotGrouped"]
 
@@ -83,16 +86,14 @@ def _shift(exc: InputError, offset: int, path: str) -> InputError:
     return InputError(path, None if exc.line is None else exc.line + offset - 1, exc.reason)
 
 
-def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name: str | None = None,
-                    block_bytes: int = BLOCK_BYTES):
-    """Evaluate a query-grouped run file block by block; returns the same RunResult as evaluate_run."""
+def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, warn=None, name: str | None = None,
+                    block_bytes: int = BLOCK_BYTES) -> RunResult:
+    """Evaluate a query-grouped run file block by block; returns the same RunResult as reading it
+    whole (notes on ``RunResult.notes``; ``warn(msg)``, if given, also receives each)."""
     import dataclasses
 
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    from .evaluate import RunResult, _mean, input_notes, metric_values, query_set, undefined_notes
-    from .ordering import judgements, natural_order, qrels_queries, rank_run
 
     all_qids = qrels_queries(qrels)
     in_qrels = set(all_qids)
@@ -103,7 +104,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
     ignored: set = set()
     f32_ties = skipped = extra = 0
     undefined: dict = {}
-    tag = None
+    run_name = None  # the first block's: name, or the file's (its first tag for stdin)
     block_opts = dataclasses.replace(options, run_queries_only=True)
     for data, first_line in query_blocks(path, block_bytes):
         try:
@@ -112,7 +113,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
             if exc.reason.startswith("empty file"):
                 continue  # a block of comments only
             raise _shift(exc, first_line, path) from None
-        tag = tag or run.tag
+        run_name = run_name or run.name
         skipped += run.skipped
         extra += run.meta.get("extra_fields", 0) or 0
         block_q = pc.unique(run.qid).to_pylist()
@@ -129,16 +130,11 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
         if not qids:
             continue
         try:
-            rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
-                          depth=options.depth)
+            b = score_block(qrels, run, qids, metrics, block_opts)
         except InputError as exc:
             raise _shift(exc, first_line, path) from None
-        f32_ties += rr.float32_ties
-        J = judgements(qrels, qids)
-        values, stderr, und = metric_values(rr, J, metrics, qrels, block_opts)
-        for m, n in und.items():
-            undefined[m] = undefined.get(m, 0) + n
-        _collect(done_qids, parts, se_parts, qids, values, stderr, metrics)
+        f32_ties += b.ranked.float32_ties
+        _collect(done_qids, parts, se_parts, undefined, qids, b.values, b.stderr, b.undefined, metrics)
     if not seen:
         raise InputError(path, 1, "empty file: no ranked documents")
 
@@ -149,36 +145,28 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options, warn, name:
         J = judgements(qrels, missing_qids)
         empty = Ranking(np.zeros(0, np.int64), np.zeros(0), len(missing_qids), np.arange(len(missing_qids)),
                         np.zeros(0, bool))
-        from .ordering import RankedRun
         rr = RankedRun(name or path, empty, np.zeros(len(missing_qids), bool), 0, 0, pa.array([], pa.string()),
                        np.zeros(0, np.int64))
         values, stderr, und = metric_values(rr, J, metrics, qrels, block_opts)
-        for m, n in und.items():
-            undefined[m] = undefined.get(m, 0) + n
-        _collect(done_qids, parts, se_parts, missing_qids, values, stderr, metrics)
+        _collect(done_qids, parts, se_parts, undefined, missing_qids, values, stderr, und, metrics)
 
     at = {q: i for i, q in enumerate(done_qids)}
     pick = np.asarray([at[q] for q in qids], dtype=np.int64)
     values = {m: np.concatenate(parts[m])[pick] if parts else np.zeros(0) for m in metrics}
     stderr = {m: np.concatenate(se_parts[m])[pick] for m in se_parts}
-    byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")
-    mean = {m: _mean(values[m], byte_order) for m in metrics}
-    run_name = name or _name(path, tag)
-    input_notes(warn, run_name, path, nq=len(qids), missing=len(missing_qids), ignored=len(ignored),
-                float32_ties=f32_ties, skipped=skipped, extra=extra)
-    undefined_notes(warn, run_name, undefined, options)
-    return RunResult(run_name, qids, values, mean, stderr, len(missing_qids), len(ignored), undefined,
-                     f32_ties, missing_qids, natural_order(ignored))
+    result = finish_run(run_name, path, qids, metrics, values, stderr, undefined, options,
+                        missing_qids=missing_qids, ignored_qids=natural_order(ignored), float32_ties=f32_ties,
+                        skipped=skipped, extra=extra)
+    for n in result.notes if warn else ():
+        warn(n)
+    return result
 
 
-def _collect(done_qids, parts, se_parts, qids, values, stderr, metrics):
+def _collect(done_qids, parts, se_parts, undefined, qids, values, stderr, und, metrics):
     done_qids.extend(qids)
     for m in metrics:
         parts.setdefault(m, []).append(values[m])
     for m in stderr:
         se_parts.setdefault(m, []).append(stderr[m])
-
-
-def _name(path: str, tag):
-    from ..inputs.trec import _run_name
-    return _run_name(path, tag)
+    for m, n in und.items():
+        undefined[m] = undefined.get(m, 0) + n

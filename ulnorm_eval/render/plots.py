@@ -2,7 +2,7 @@
 
 * :func:`plot_queries`: per measure, a histogram of the expected score E/IUB of a random ranking,
   and the runs' mean score against E with the query-type regions of :mod:`ulnorm_eval.queries`
-  (seed 000 Fig. 1 and Fig. 2 drawn for the given data).
+  (Karmaker & Feng 2022 Fig. 1 and Fig. 2 drawn for the given data).
 * :func:`plot_compare`: per measure, the runs' ranks under the plain measure against their ranks
   under each variant, and forest plots of pairwise mean differences with their intervals.
 """

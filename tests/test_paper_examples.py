@@ -1,9 +1,9 @@
-"""The seeds' worked examples, through the public API (qrels and a run in, bounds out).
+"""The papers' worked examples, through the public API (qrels and a run in, bounds out).
 
-Seed 004 (a thesis on bounding listwise LTR losses): Tables 2.2-2.4 (ideal and worst rankings of
-X(9, 3)), Table 3.3 (E[AP] by enumeration) and Bestgen's E[AP] for 2 relevant among 5; seed 000
+Westerborg 2022 (a thesis on bounding listwise LTR losses): Tables 2.2-2.4 (ideal and worst rankings of
+X(9, 3)), Table 3.3 (E[AP] by enumeration) and Bestgen's E[AP] for 2 relevant among 5; Karmaker & Feng 2022
 (Karmaker & Feng 2022) §4.5.1: E[SP@k] = k (P/n)^2, kept under ``expectation='paper'``; eq. 7
-summed to k.  Printed values are compared at the precision the seeds print them; the exact
+summed to k.  Printed values are compared at the precision the papers print them; the exact
 values come from the definitions, written out here.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_table_2_2_dcg_ideal_and_worst():
     assert round(v["WLB(DCG(dcg='exp-log2'))"], 2) == 0.95
     assert v["IUB(DCG(dcg='exp-log2'))"] == pytest.approx(1 + 1 / log2(3) + 1 / 2, rel=1e-12)
     assert v["WLB(DCG(dcg='exp-log2'))"] == pytest.approx(1 / log2(8) + 1 / log2(9) + 1 / log2(10), rel=1e-12)
-    # seed 004 eq. 3.2 gives DCG_min; nDCG_min divides by the ideal
+    # Westerborg 2022 eq. 3.2 gives DCG_min; nDCG_min divides by the ideal
     n = bounds_of(X93, ["nDCG(dcg='exp-log2')"])
     assert n["IUB(nDCG(dcg='exp-log2'))"] == pytest.approx(1.0)
     assert round(n["WLB(nDCG(dcg='exp-log2'))"], 4) == 0.4457
@@ -61,8 +61,8 @@ def test_table_2_4_ap_ideal_and_worst():
 
 
 @pytest.mark.parametrize("labels, expected", [
-    ([1, 0], Fraction(3, 4)),                  # seed 004 Table 3.3(a): X(2, 1)
-    ([1, 1, 0], Fraction(29, 36)),             # seed 004 Table 3.3(b): X(3, 2)
+    ([1, 0], Fraction(3, 4)),                  # Westerborg 2022 Table 3.3(a): X(2, 1)
+    ([1, 1, 0], Fraction(29, 36)),             # Westerborg 2022 Table 3.3(b): X(3, 2)
     ([1, 1, 0, 0, 0], Fraction(237, 400)),     # Bestgen: 2 relevant among 5 -> 0.5925
 ])
 def test_table_3_3_and_bestgen_expected_ap(labels, expected):
@@ -73,21 +73,21 @@ def test_table_3_3_and_bestgen_expected_ap(labels, expected):
 
 
 def test_table_3_1_expected_dcg():
-    # seed 004 eq. 3.8: E[DCG(X(N,P))] = sum_r (P/N) / log2(r+1)
+    # Westerborg 2022 eq. 3.8: E[DCG(X(N,P))] = sum_r (P/N) / log2(r+1)
     assert bounds_of([1, 0], ["DCG"])["E(DCG)"] == pytest.approx((1 + 1 / log2(3)) / 2, rel=1e-12)
     v = bounds_of([1, 1, 0], ["nDCG"])
     assert round(v["E(nDCG)"], 4) == 0.8710
 
 
 def test_paper_expectation_of_sum_of_precision():
-    """Seed 000 §4.5.1: E[SP@k] = k (P/n)^2 (independence assumption); exact (P/n) H_m + ..."""
+    """Karmaker & Feng 2022 §4.5.1: E[SP@k] = k (P/n)^2 (independence assumption); exact (P/n) H_m + ..."""
     labels = [1] + [0] * 9  # 1 relevant among 10, k = 5
     paper = bounds_of(labels, ["SP@5"], expectation="paper")
     exact = bounds_of(labels, ["SP@5"])
     assert paper["E(SP@5)"] == pytest.approx(0.05, rel=1e-12)
     assert exact["E(SP@5)"] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4 + 1 / 5) / 10, rel=1e-12)
     assert round(exact["E(SP@5)"], 3) == 0.228
-    # IUB[SP@k] = k (seed 000 §3.2), although one relevant document can only reach 1
+    # IUB[SP@k] = k (Karmaker & Feng 2022 §3.2), although one relevant document can only reach 1
     assert paper["IUB(SP@5)"] == 5 and exact["IUB(SP@5)"] == 1
     # AP@k = SP@k / R carries the same factor, so UL2(SP@k) = UL2(AP@k) in both modes
     for mode in ("paper", "exact"):
@@ -97,7 +97,7 @@ def test_paper_expectation_of_sum_of_precision():
 
 
 def test_paper_expectation_of_dcg_sums_to_k():
-    """Seed 000 eq. 7 sums the discount to k; past the pool's end there is nothing to rank."""
+    """Karmaker & Feng 2022 eq. 7 sums the discount to k; past the pool's end there is nothing to rank."""
     labels = [0, 0, 1, 2, 0, 3, 1]
     mean_gain = sum(2 ** r - 1 for r in labels) / len(labels)
     paper = bounds_of(labels, ["DCG(dcg='exp-log2')@10"], ["E"], expectation="paper")
@@ -106,7 +106,7 @@ def test_paper_expectation_of_dcg_sums_to_k():
     assert exact["E(DCG(dcg='exp-log2')@10)"] == pytest.approx(mean_gain * sum(1 / log2(i + 1) for i in range(1, 8)))
     assert round(paper["E(DCG(dcg='exp-log2')@10)"], 4) == 7.7890
     assert round(exact["E(DCG(dcg='exp-log2')@10)"], 4) == 6.2366
-    # for k <= n the two agree (seed 000's check: 4.391325 at k = 4)
+    # for k <= n the two agree (Karmaker & Feng 2022's check: 4.391325 at k = 4)
     p4 = bounds_of(labels, ["DCG(dcg='exp-log2')@4"], ["E"], expectation="paper")
     e4 = bounds_of(labels, ["DCG(dcg='exp-log2')@4"], ["E"])
     assert p4["E(DCG(dcg='exp-log2')@4)"] == pytest.approx(e4["E(DCG(dcg='exp-log2')@4)"], rel=1e-12)

@@ -4,12 +4,15 @@ The run is handed over with score = -rank, so trec_eval's tie rule, ``--ties`` a
 already been applied and ir_measures cannot reorder it.  Bounds of such measures have no closed
 form here: IUB/WLB score the sorted pool, E is a Monte Carlo mean over seeded permutations
 (its standard error is reported).
+
+This module lives in the pipeline layer because ir_measures reads pandas DataFrames; the core is
+handed it as the ``foreign`` provider of :func:`ulnorm_eval.core.expectations.variant_values`.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .kernels import Judgements, Ranking
+from ..core.kernels import Judgements, Ranking
 
 __all__ = ["foreign_values", "foreign_scorer", "foreign_bounds"]
 
@@ -62,7 +65,7 @@ def foreign_scorer(J: Judgements, m, options):
 
 
 def foreign_bounds(pool, J: Judgements, m, options, rng) -> dict:
-    from .permutations import permutation_values
+    from ..core.permutations import permutation_values
 
     scorer = foreign_scorer(J, m, options)
     vals = permutation_values(pool, J, m, options.rel_level, options.permutations, rng, scorer)

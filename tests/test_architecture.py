@@ -1,0 +1,140 @@
+"""The package's shape, checked from the source: the import graph of ulnorm_eval (module-level and
+function-level imports alike) has no cycle, no module imports another's private (``_x``) names, and
+the core (the maths) imports neither I/O, pandas, click, rich nor the layers above it."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "ulnorm_eval"
+
+
+def _modules() -> dict:
+    """module name -> path, for every .py file of the package."""
+    out = {}
+    for p in ROOT.rglob("*.py"):
+        parts = list(p.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = p
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports(module: str):
+    """(imported module, imported names) for every import statement anywhere in ``module``."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                yield a.name, ()
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, node, path.name == "__init__.py")
+            yield target, tuple(a.name for a in node.names)
+
+
+def graph() -> dict:
+    """Edges between ulnorm_eval modules (``from pkg import submodule`` is an edge to the submodule)."""
+    g = {m: set() for m in MODULES}
+    for m in MODULES:
+        for target, names in imports(m):
+            if target in MODULES and target != m:
+                g[m].add(target)
+            for n in names:
+                sub = f"{target}.{n}"
+                if sub in MODULES and sub != m:
+                    g[m].add(sub)
+    return g
+
+
+def _cycle(g: dict):
+    colour = dict.fromkeys(g, 0)
+    stack = []
+
+    def visit(m):
+        colour[m] = 1
+        stack.append(m)
+        for t in sorted(g[m]):
+            if colour[t] == 1:
+                return stack[stack.index(t):] + [t]
+            if colour[t] == 0:
+                found = visit(t)
+                if found:
+                    return found
+        stack.pop()
+        colour[m] = 2
+        return None
+
+    for m in sorted(g):
+        if colour[m] == 0:
+            found = visit(m)
+            if found:
+                return found
+    return None
+
+
+def test_the_package_is_found():
+    assert {"ulnorm_eval.core.registry", "ulnorm_eval.core.records", "ulnorm_eval.pipeline.evaluate",
+            "ulnorm_eval.pipeline.stream", "ulnorm_eval.cli.main"} <= set(MODULES)
+
+
+def test_no_import_cycle():
+    cycle = _cycle(graph())
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+# inputs/ belongs to the input-hardening work, which is renaming this one (trec._run_name -> a public
+# name); listed so the check runs everywhere else, and it fails once the import is gone (remove it then)
+PENDING = {"ulnorm_eval.inputs.letor: from ulnorm_eval.inputs.trec import _run_name"}
+
+
+def test_no_private_names_imported_across_modules():
+    bad = []
+    for m in MODULES:
+        for target, names in imports(m):
+            if not target.startswith("ulnorm_eval") or target == m:
+                continue
+            bad += [f"{m}: from {target} import {n}" for n in names
+                    if n.startswith("_") and not n.startswith("__") and f"{target}.{n}" not in MODULES]
+    assert PENDING <= set(bad), f"no longer imported, drop from PENDING: {PENDING - set(bad)}"
+    bad = [b for b in bad if b not in PENDING]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ulnorm_eval.core")))
+def test_core_imports_no_io_dataframes_or_ui(module):
+    forbidden = ("pandas", "click", "rich", "pyarrow", "ulnorm_eval.inputs", "ulnorm_eval.render",
+                 "ulnorm_eval.cli", "ulnorm_eval.pipeline", "ulnorm_eval.analysis")
+    bad = [t for t, _ in imports(module) if any(t == f or t.startswith(f + ".") for f in forbidden)]
+    assert not bad, f"{module} imports {bad}"
+
+
+def test_evaluate_and_stream_do_not_import_each_other():
+    g = graph()
+    ev, st = "ulnorm_eval.pipeline.evaluate", "ulnorm_eval.pipeline.stream"
+    assert not (ev in g[st] and st in g[ev])
+    assert ev not in g[st]
+
+
+def test_cli_modules_share_only_public_names():
+    g = graph()
+    assert "ulnorm_eval.cli.main" not in g["ulnorm_eval.cli.compare"]
+    assert "ulnorm_eval.cli.compare" not in g["ulnorm_eval.cli.nrg"]

@@ -1,0 +1,25 @@
+"""The native measure families, one module per family group, each registering its records.
+
+To add a family: write its kernel and (for exact bounds) its expectation in the module of its
+group, register one :class:`~ulnorm_eval.core.records.Family`, and import the module below.
+See docs/architecture.md.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import Judgements, Ranking
+from ..records import FAMILIES
+from . import cumulative, precision, rbp  # noqa: F401  (registers the families)
+
+__all__ = ["FAMILIES", "compute", "gains_for"]
+
+
+def compute(rk: Ranking, J: Judgements, m, rel_level: float = 1) -> np.ndarray:
+    """Per-row values of a native measure: its family's kernel."""
+    return FAMILIES[m.family].kernel(rk, J, m, rel_level)
+
+
+def gains_for(grade: np.ndarray, m, rel: float, max_grade: float) -> np.ndarray:
+    """Gain of each document under measure ``m``: its family's gain."""
+    return FAMILIES[m.family].gain(grade, m, rel, max_grade)

@@ -1,0 +1,141 @@
+"""What every family module shares: the input of an expectation, gain maps, and the random-ranking
+sums that several closed forms use.
+
+Notation (Karmaker & Feng 2022 §4; Feng 2023 §5.1): a query's pool has n documents with gains g,
+P of them relevant at the level, R relevant judged documents; k the cutoff (none = n),
+m = min(k, n), H_m = sum_{i<=m} 1/i.  Every closed form follows from linearity of expectation and
+Pr[rank i relevant] = P/n, Pr[ranks i != j both relevant] = P(P-1)/(n(n-1)).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels import Judgements, discount
+
+__all__ = ["RandomPool", "safe", "mapped_gains", "disc_prefix", "harmonic", "expected_sp", "expected_rr", "binary_gain"]
+
+_BATCH_ELEMENTS = 2_000_000  # memory bound of one vectorised block (expected_rr)
+
+
+@dataclass
+class RandomPool:
+    """The input of a family's ``expectation``: one random ranking's pool per query.
+
+    ``n``: pool sizes; ``gain``: each pool document's gain under the measure (binary families: 1 if
+    relevant; unjudged: 0); ``P`` = the per-query sum of ``gain``; ``m`` = min(k, n) (n without a
+    cutoff); ``paper``: the papers' verbatim formulas (``--expectation paper``).
+    """
+
+    pool: object  # core.pools.Pool
+    J: Judgements
+    measure: object
+    rel: float
+    gain: np.ndarray
+    paper: bool = False
+
+    @property
+    def n(self) -> np.ndarray:
+        return self.pool.n
+
+    @property
+    def k(self):
+        return self.measure.cutoff
+
+    @property
+    def m(self) -> np.ndarray:
+        return self.pool.n if self.k is None else np.minimum(self.pool.n, float(self.k))
+
+    @property
+    def P(self) -> np.ndarray:
+        return self.pool.rowsum(self.gain)
+
+    @property
+    def R(self) -> np.ndarray:
+        return self.J.n_relevant(self.rel)
+
+    @property
+    def mean_gain(self) -> np.ndarray:
+        return safe(self.P, self.pool.n)
+
+
+def safe(num, den):
+    """num / den broadcast, 0 where den <= 0."""
+    num, den = np.broadcast_arrays(np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64))
+    out = np.zeros(num.shape)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def mapped_gains(grade: np.ndarray, gains: dict) -> np.ndarray:
+    """Listed grades take their gain; the rest keep gain = grade (0 if negative), as trec_eval's
+    ndcg.L=G (gain_init.c) and ir_measures' nDCG(gains=...) both do."""
+    keys = np.asarray(sorted(gains), dtype=np.float64)
+    vals = np.asarray([gains[k] for k in sorted(gains)], dtype=np.float64)
+    idx = np.searchsorted(keys, grade)
+    idx = np.clip(idx, 0, len(keys) - 1)
+    return np.where(keys[idx] == grade, vals[idx], np.maximum(grade, 0.0))
+
+
+def disc_prefix(maxm: int) -> np.ndarray:
+    """D[m] = sum_{i<=m} 1/log2(i+1), D[0] = 0."""
+    return np.concatenate(([0.0], np.cumsum(discount(np.arange(max(maxm, 0))))))
+
+
+def harmonic(maxm: int) -> np.ndarray:
+    return np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, max(maxm, 0) + 1))))
+
+
+def expected_sp(n, P, m, paper: bool = False, k=None):
+    """E[SP@k] for a random permutation of n documents, P relevant, m = min(k, n).
+
+    Exact: sum_{i<=m} E[rel_i * (1/i) sum_{j<=i} rel_j] = (P/n) H_m + P(P-1)/(n(n-1)) (m - H_m).
+    ``paper``: Karmaker & Feng 2022 §4.5.1's k (P/n)^2 (k = n without a cutoff).
+    """
+    n = np.asarray(n, dtype=np.float64)
+    P = np.asarray(P, dtype=np.float64)
+    m = np.asarray(m, dtype=np.float64)
+    p1 = safe(P, n)
+    if paper:
+        kk = n if k is None else np.full_like(n, float(k))
+        return kk * p1 ** 2
+    H = harmonic(int(m.max()) if m.size else 0)[m.astype(np.int64)]
+    p2 = safe(P * (P - 1.0), n * (n - 1.0))
+    return p1 * H + p2 * (m - H)
+
+
+def expected_rr(n, P, m):
+    """E[RR@k] = sum_{i<=m} (1/i) Pr[first relevant at rank i].
+
+    Pr[first relevant at rank i] = C(n-P, i-1)/C(n, i-1) * P/(n-i+1): the first i-1 ranks hold
+    non-relevant documents, then a relevant one.  Ranks past n-P+1 cannot hold the first relevant
+    document, so each query needs L = min(m, n-P+1) terms; the survival products are one cumprod
+    over a (queries x max L) block, in memory-bounded chunks of queries.
+    """
+    n = np.asarray(n, dtype=np.float64)
+    P = np.asarray(P, dtype=np.float64)
+    m = np.asarray(m, dtype=np.float64)
+    L = np.where(P > 0, np.minimum(m, n - P + 1), 0).astype(np.int64)
+    out = np.zeros(n.shape)
+    width = int(L.max()) if L.size else 0
+    if width == 0:
+        return out
+    rank = np.arange(1, width + 1, dtype=np.float64)
+    step = max(1, _BATCH_ELEMENTS // width)
+    for s in range(0, len(n), step):
+        nn, PP, LL = n[s:s + step, None], P[s:s + step, None], L[s:s + step, None]
+        inside = rank <= LL
+        left = np.where(inside, nn - rank + 1.0, 1.0)  # documents not yet placed at rank i
+        nonrel = np.where(inside, (left - PP) / left, 1.0)  # Pr[rank i non-relevant | first i-1 were]
+        survive = np.cumprod(np.concatenate([np.ones((len(nn), 1)), nonrel[:, :-1]], axis=1), axis=1)
+        terms = np.where(inside, survive * PP / left / rank, 0.0)
+        # a sequential sum (cumsum), not np.sum's pairwise one, whose blocking depends on the
+        # batch width: a query's E must not change with the other queries evaluated beside it
+        out[s:s + step] = np.cumsum(terms, axis=1)[:, -1]
+    return out
+
+
+def binary_gain(grade, m, rel, max_grade):
+    """Gain of a binary family: 1 for a relevant document (grade >= rel), else 0."""
+    return (grade >= rel).astype(np.float64)

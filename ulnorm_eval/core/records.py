@@ -1,0 +1,211 @@
+"""The record types that describe measures and variants, and the two registries that hold them.
+
+A measure *family* is one :class:`Family` record (in the spirit of ir_measures' ``measures/*.py``):
+its parameters, the per-query kernel, the exact expectation under a random ranking (or None for
+Monte Carlo), whether random-ranking bounds mean anything at all, the summary rule, its names
+(canonical, trec_eval, ir_measures), how ``-l`` applies, the formula and the citation.  A variant
+is one :class:`Variant` record.  Everything else (parsing, the ``measures`` command, output names,
+help texts, documentation tables, the brute-force test's cases) is derived from these records.
+
+This module imports nothing heavy (no numpy), so the CLI can list names while ``--help`` stays
+instant.  The families themselves are registered by :mod:`ulnorm_eval.core.measures` (one module
+per family group), the variants by :mod:`ulnorm_eval.core.variants`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Param", "TrecName", "Family", "Variant", "Gains", "FAMILIES", "VARIANTS", "register",
+           "register_variant", "BOUNDS", "SUMMARIES", "VARIANT_KINDS"]
+
+BOUNDS = ("exact", "montecarlo", "none")
+SUMMARIES = ("mean", "sum", "gmean")
+VARIANT_KINDS = ("bound", "ratio", "distribution", "prior")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a family: ``RBP(p=0.9)``."""
+
+    name: str
+    kind: str  # 'int', 'float', 'str', 'gains'
+    default: object
+    doc: str
+    always_show: bool = False  # print even at its default (RBP's p defines the measure)
+    choices: tuple = ()  # the allowed values, when they are a closed set
+
+
+@dataclass(frozen=True)
+class TrecName:
+    """One trec_eval name of a family and how its argument maps onto the measure.
+
+    ``arg``: 'none' (``map``: the measure without cutoff and parameters); 'each' (``P.5,10`` names one
+    measure per value, the output is ``P_5``; without a value trec_eval's ``defaults``); 'map'
+    (``ndcg.1=3,2=9``: one measure whose parameter ``param`` is the grade=value map; without a value
+    the plain measure, printed ``base``).  ``param`` is the field the value sets: 'cutoff' or a
+    parameter name.  ``kind`` reads one value: 'int' (trec_eval truncates 23.4 to 23) or 'float'.
+    """
+
+    base: str
+    arg: str = "none"
+    param: str = "cutoff"
+    defaults: tuple = ()
+    kind: str = "int"
+    value_name: str = "value"  # what a 'map' maps a grade to, for messages: 'gain'
+    fmt: str = ""  # format spec of a value in the output name: '.2f' prints iprec_at_recall_0.10
+
+    def output(self, value=None) -> str:
+        """The name trec_eval prints for ``value`` (None: no argument)."""
+        if value is None:
+            return self.base
+        if isinstance(value, dict):
+            return self.base + "_" + ",".join(f"{k:g}={v:g}" for k, v in sorted(value.items()))
+        if self.fmt:
+            return f"{self.base}_{value:{self.fmt}}"
+        return f"{self.base}_{value:g}" if isinstance(value, float) else f"{self.base}_{value}"
+
+
+@dataclass(frozen=True)
+class Family:
+    """A measure family, declared once.
+
+    ``kernel(ranking, judgements, measure, rel) -> values[rows]`` scores every row of a
+    :class:`~ulnorm_eval.core.kernels.Ranking` (no Python loop over documents).  ``gain(grade,
+    measure, rel, max_grade)`` is each document's gain (a binary family: 1 if relevant); it orders
+    a pool for IUB/WLB and labels DB's classes.  ``expectation(rp) -> E[rows]`` is the exact mean
+    over uniformly random permutations of the pool (``rp``: :class:`~ulnorm_eval.core.measures.common.RandomPool`);
+    None means Monte Carlo.  ``bounds``: 'exact' (closed-form E; IUB/WLB by sorting the pool),
+    'montecarlo' (E estimated) or 'none' (counts, set-based and judged-fraction measures: no E/IUB/UL
+    columns, default variants skip them).  ``summary``: how the 'all' row is formed: 'mean', 'sum'
+    or 'gmean' (trec_eval's geometric mean, values floored at 1e-5).  ``level``: 'rel' (reads
+    relevance at ``-l``/``rel=``) or 'gains' (graded gains).  ``validate(params, cutoff)`` returns an
+    error message or None.  ``paper_ideal(rp)``: IUB under ``--expectation paper`` when it differs.
+    ``examples``: names checked against brute-force enumeration (``{k}`` = several cutoffs).
+    ``browsing(m) -> (seen(pos), scale)``: the family's browsing model of Normalized Residual Gain
+    (SIGIR-AP 2024) eq. 1 (seen(i) before the cutoff; ``scale(raw)`` = raw / N, None = N is the ideal
+    ranking's), None when it has none (``browsing_note`` says why); ``unique``: UC(M@K) counts
+    unique relevant contributions (P).
+    """
+
+    name: str
+    params: tuple
+    cutoff: str  # 'optional', 'required' or 'none'
+    kernel: Callable
+    gain: Callable
+    bounds: str
+    expectation: Callable | None
+    formula: str
+    expectation_formula: str
+    cite: str
+    level: str  # 'rel' or 'gains'
+    summary: str = "mean"
+    trec: tuple = ()  # TrecName records, the first that fits a measure names it
+    irm: str | None = None  # ir_measures' name of the family
+    aliases: tuple = ()
+    validate: Callable | None = None
+    paper_ideal: Callable | None = None
+    examples: tuple = ()
+    browsing: Callable | None = None
+    browsing_note: str = ""
+    unique: bool = False
+
+    @property
+    def binary(self) -> bool:
+        return self.level == "rel"
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def check(self) -> list:
+        """What this record lacks or gets wrong (empty when complete)."""
+        bad = []
+        if not callable(self.kernel):
+            bad.append("no kernel")
+        if not callable(self.gain):
+            bad.append("no gain")
+        if self.bounds not in BOUNDS:
+            bad.append(f"bounds must be one of {BOUNDS}")
+        if self.bounds == "exact" and not callable(self.expectation):
+            bad.append("bounds='exact' needs an expectation")
+        if self.summary not in SUMMARIES:
+            bad.append(f"summary must be one of {SUMMARIES}")
+        if self.level not in ("rel", "gains"):
+            bad.append("level must be 'rel' or 'gains'")
+        if self.cutoff not in ("optional", "required", "none"):
+            bad.append("cutoff must be 'optional', 'required' or 'none'")
+        if not (self.formula and self.cite):
+            bad.append("no formula or citation")
+        return bad
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A variant wraps a measure: ``UL2(nDCG@10)``.
+
+    ``kind``: 'bound' (E, IUB or WLB itself: ``bound`` names which), 'ratio' (``normalise(A, I, E, W)
+    -> (values, undefined mask)``), 'distribution' (DB: a percentile over random permutations) or
+    'prior' (NRG, UC: need prior runs, ``ulnorm-eval nrg``).  ``below_random``: the value under which
+    a run is worse than a random ranking (tables print it bold red), None if it has none.
+    """
+
+    name: str
+    aliases: tuple
+    formula: str
+    cite: str
+    rng: str  # the range of values
+    kind: str
+    undefined: str = ""  # when the variant is undefined for a query
+    normalise: Callable | None = None
+    bound: str | None = None
+    below_random: float | None = None
+    default: bool = False  # in the default variants of eval
+
+    def check(self) -> list:
+        bad = []
+        if self.kind not in VARIANT_KINDS:
+            bad.append(f"kind must be one of {VARIANT_KINDS}")
+        if self.kind == "ratio" and not callable(self.normalise):
+            bad.append("a ratio variant needs a normalise callable")
+        if self.kind == "bound" and self.bound not in ("E", "IUB", "WLB"):
+            bad.append("a bound variant names its bound (E, IUB or WLB)")
+        return bad
+
+
+class Gains(dict):
+    """A grade -> gain map that can sit in a frozen, hashable measure (never mutated)."""
+
+    def __hash__(self):
+        return hash(tuple(sorted(self.items())))
+
+
+FAMILIES: dict[str, Family] = {}
+VARIANTS: dict[str, Variant] = {}
+
+
+def register(f: Family) -> Family:
+    """Add a family; refuses a duplicate name, alias or trec_eval name, and an incomplete record."""
+    taken = {n for g in FAMILIES.values() for n in (g.name, *g.aliases)}
+    trec_taken = {t.base for g in FAMILIES.values() for t in g.trec}
+    for n in (f.name, *f.aliases):
+        if n in taken:
+            raise ValueError(f"duplicate measure family {n}")
+    for t in f.trec:
+        if t.base in trec_taken:
+            raise ValueError(f"duplicate trec_eval name {t.base}")
+    bad = f.check()
+    if bad:
+        raise ValueError(f"measure family {f.name}: {'; '.join(bad)}")
+    FAMILIES[f.name] = f
+    return f
+
+
+def register_variant(v: Variant) -> Variant:
+    if v.name in VARIANTS or any(v.name in x.aliases for x in VARIANTS.values()):
+        raise ValueError(f"duplicate variant {v.name}")
+    bad = v.check()
+    if bad:
+        raise ValueError(f"variant {v.name}: {'; '.join(bad)}")
+    VARIANTS[v.name] = v
+    return v
+

@@ -1,0 +1,92 @@
+"""The variant records: bounds, normalisations, the distribution-based percentile, prior-run variants.
+
+Adding a normalisation = one :class:`~ulnorm_eval.core.records.Variant` record below plus its
+array function in :mod:`ulnorm_eval.core.normalise`.  The normalisers are reached through small
+deferred wrappers so that listing the variants (``--help``) never imports numpy.
+"""
+from __future__ import annotations
+
+from .records import VARIANTS, Variant, register_variant
+
+__all__ = ["VARIANTS", "DEFAULT_VARIANTS", "PRIOR_VARIANTS", "BOUND_VARIANTS", "variant_names"]
+
+_UNDEF = "every ranking of the pool scores alike (I = E)"
+
+
+def _ul1(A, I, E, W):
+    from .normalise import ul1
+    return ul1(A, I, E, W)
+
+
+def _ul2(A, I, E, W):
+    from .normalise import ul2
+    return ul2(A, I, E, W)
+
+
+def _mm(A, I, E, W):
+    from .normalise import mm
+    return mm(A, I, E, W)
+
+
+def _eb(A, I, E, W):
+    from .normalise import eb
+    return eb(A, I, E, W)
+
+
+def _em(A, I, E, W):
+    from .normalise import em
+    return em(A, I, E, W)
+
+
+def _uew(A, I, E, W):
+    from .normalise import uew
+    return uew(A, I, E, W)
+
+
+register_variant(Variant(
+    "E", (), "E[M] under a uniformly random permutation of the pool",
+    "Karmaker & Feng 2022 RLB; Feng 2023 REB", "[W, I]", "bound", bound="E", default=True))
+register_variant(Variant(
+    "IUB", (), "M of the ideal ranking of the pool (sorted by gain, descending)",
+    "Karmaker & Feng 2022 §3.1; Feng 2023", "[0, 1] for normalised M", "bound", bound="IUB", default=True))
+register_variant(Variant(
+    "WLB", (), "M of the worst ranking of the pool (sorted by gain, ascending)",
+    "Westerborg 2022 §3.1", ">= 0", "bound", bound="WLB"))
+register_variant(Variant(
+    "UL1", ("UE1",), "(A/I) * (A/(A+E))", "Karmaker & Feng 2022 eq. 5; Feng 2023 eq. 5.1", "[0, 1]", "ratio",
+    _UNDEF + ", I = 0 or A + E = 0", _ul1, default=True))
+register_variant(Variant(
+    "UL2", ("UE2",), "(A-E)/(I-E) if A >= E else (A-E)/E", "Karmaker & Feng 2022 eq. 6; Feng 2023 eq. 5.2",
+    "[-1, 1]", "ratio", _UNDEF + ", or A < E = 0", _ul2, below_random=0.0, default=True))
+register_variant(Variant(
+    "MM", (), "(A-W)/(I-W) (min-max with the worst ranking)", "Westerborg 2022 eq. 3.1", "[0, 1]", "ratio",
+    _UNDEF, _mm))
+register_variant(Variant(
+    "EB", (), "A/E (expectation-based)", "Westerborg 2022 eq. 3.6", "[0, I/E]", "ratio", _UNDEF + " or E = 0",
+    _eb, below_random=1.0))
+register_variant(Variant(
+    "EM", (), "(A-E)/(I-E) (expectation-max)", "Westerborg 2022 eq. 3.11", "(-inf, 1]", "ratio", _UNDEF, _em,
+    below_random=0.0))
+register_variant(Variant(
+    "DB", (), "Pr[M(random permutation) <= A] (distribution-based percentile)", "Westerborg 2022 eq. 3.12",
+    "[0, 1]", "distribution", _UNDEF))
+register_variant(Variant(
+    "UEW", (), "(A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 worst, 0 random, 1 ideal",
+    "beyond the papers cited", "[-1, 1]", "ratio", _UNDEF + ", or A < E = W", _uew, below_random=0.0))
+register_variant(Variant(
+    "NRG", (), "M with residual gains G(d) prod_j (1 - seen(pos(d, R_j))) over prior runs R_j, "
+    "normalised by the ideal of the judged documents by residual gain (ulnorm-eval nrg)",
+    "Normalized Residual Gain (SIGIR-AP 2024) eq. 3-4", "[0, 1] for nDCG, P, RBP", "prior"))
+register_variant(Variant(
+    "UC", (), "unique contributions: relevant documents in the top K that no prior run has in its "
+    "top K; UC(P@K) = K * NRG(P@K) (ulnorm-eval nrg --unique)",
+    "Normalized Residual Gain (SIGIR-AP 2024) App. B", "[0, K]", "prior"))
+
+DEFAULT_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.default)
+PRIOR_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "prior")  # computed by analysis.nrg
+BOUND_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "bound")
+
+
+def variant_names(kinds=("bound", "ratio", "distribution")) -> str:
+    """'e, iub, wlb, ...': the variants of the given kinds, lower case, for help texts."""
+    return ", ".join(v.name.lower() for v in VARIANTS.values() if v.kind in kinds)

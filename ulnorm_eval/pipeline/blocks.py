@@ -1,0 +1,180 @@
+"""The one evaluation pipeline: a block of queries in, per-query values out.
+
+order -> join -> measures -> bounds and variants -> summary -> notes.  The in-memory evaluation
+(:mod:`.evaluate`, one block: the whole run), the streamed one (:mod:`.stream`, one block per
+group of whole queries), ``queries``, ``compare`` and ``nrg`` all score queries through
+:func:`score_block` and :func:`metric_values`, and finish a run with :func:`finish_run`.
+Per-query values do not depend on the other queries of a block (Monte Carlo draws are keyed by seed
+and query id), so any blocking gives the same numbers to the last bit.
+
+Notes (missing queries, skipped lines, undefined variants) are collected on the result
+(``RunResult.notes``), one line each, for the caller to print.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.kernels import Judgements
+from ..core.measures import compute
+from ..core.registry import PRIOR_VARIANTS, UnknownMeasure
+from ..core.summary import summarise
+from ..inputs.trec import Qrels, Run
+from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_run
+
+__all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
+           "finish_run", "input_notes", "undefined_note", "refuse_prior_variants"]
+
+
+@dataclass
+class Options:
+    """Every knob that changes a number; stored in the output's meta."""
+
+    rel_level: float = 1
+    depth: int | None = None
+    ties: str = "score"
+    score_precision: str = "float64"
+    run_queries_only: bool = False
+    pool: str = "qrels"
+    expectation: str = "exact"
+    undefined: str = "zero"
+    permutations: int = 1000
+    seed: int = 0
+
+
+@dataclass
+class RunResult:
+    name: str
+    qids: list
+    values: dict  # Metric -> per-query np.ndarray (NaN = undefined and skipped)
+    mean: dict  # Metric -> float (the family's summary rule: mean, sum or geometric mean)
+    stderr: dict = field(default_factory=dict)  # Metric -> per-query Monte Carlo standard error
+    missing: int = 0  # query-set queries the run did not retrieve anything for
+    ignored: int = 0  # run queries absent from the qrels
+    undefined: dict = field(default_factory=dict)  # Metric -> count of undefined queries
+    float32_ties: int = 0
+    missing_qids: list = field(default_factory=list)  # the `missing` queries, in query order
+    ignored_qids: list = field(default_factory=list)  # the `ignored` run queries, in natural order
+    notes: list = field(default_factory=list)  # one-line notes for stderr, in order
+
+
+@dataclass
+class Block:
+    """Per-query values of one block of queries of one run."""
+
+    qids: list
+    ranked: RankedRun
+    values: dict
+    stderr: dict
+    undefined: dict
+
+
+def refuse_prior_variants(metrics) -> None:
+    """NRG/UC score a run against other runs (analysis.nrg), which a one-run evaluation cannot supply."""
+    prior = [m for m in metrics if m.variant in PRIOR_VARIANTS]
+    if prior:
+        raise UnknownMeasure(f"{prior[0]} needs prior runs: use 'ulnorm-eval nrg QRELS RUN --prior RUN'")
+
+
+def query_set(qrels: Qrels, run: Run, options: Options) -> list:
+    """The queries a run is evaluated on: every qrels query, or (--run-queries-only) those it ranked."""
+    import pyarrow.compute as pc
+
+    qids = qrels_queries(qrels)
+    if options.run_queries_only:
+        have = set(pc.unique(run.qid).to_pylist())
+        qids = [q for q in qids if q in have]
+    return natural_order(qids)
+
+
+def plain_values(rr: RankedRun, J: Judgements, m, qrels: Qrels, options: Options) -> np.ndarray:
+    """Per-query values of one measure: its family's kernel, or ir_measures for other measures."""
+    if m.native:
+        return compute(rr.ranking, J, m, options.rel_level)
+    from . import irm_adapter
+    return irm_adapter.foreign_values(rr, J, m, qrels, options)
+
+
+def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
+    """Per-query values of every metric for a ranked run: (values, standard errors, undefined counts)."""
+    refuse_prior_variants(metrics)
+    values, stderr, undefined = {}, {}, {}
+    plain = {}
+    for m in metrics:
+        if m.measure not in plain:
+            plain[m.measure] = plain_values(rr, J, m.measure, qrels, options)
+    if any(m.variant for m in metrics):
+        from ..core.expectations import variant_values
+
+        from . import irm_adapter
+        vv, se, und = variant_values(rr, J, [m for m in metrics if m.variant], plain, options, irm_adapter)
+        values.update(vv)
+        stderr.update(se)
+        undefined.update(und)
+    for m in metrics:
+        if not m.variant:
+            values[m] = plain[m.measure]
+    return values, stderr, undefined
+
+
+def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Options) -> Block:
+    """Order and join ``run`` on ``qids``, then every metric's per-query values."""
+    rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
+                  depth=options.depth)
+    J = judgements(qrels, qids)
+    values, stderr, undefined = metric_values(rr, J, metrics, qrels, options)
+    return Block(qids, rr, values, stderr, undefined)
+
+
+def finish_run(name: str, path: str, qids: list, metrics: list, values: dict, stderr: dict, undefined: dict,
+               options: Options, *, missing_qids=(), ignored_qids=(), float32_ties: int = 0, skipped: int = 0,
+               extra: int = 0, missing: int | None = None) -> RunResult:
+    """The run's result: values in query order, the 'all' row (each metric's summary rule, summed in
+    trec_eval's query order, qid byte order), and its notes."""
+    byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
+    mean = {m: summarise(values[m], byte_order, m.summary) for m in metrics}
+    missing = len(missing_qids) if missing is None else missing
+    notes = input_notes(name, path, nq=len(qids), missing=missing, ignored=len(ignored_qids),
+                        float32_ties=float32_ties, skipped=skipped, extra=extra)
+    note = undefined_note(name, undefined, options)
+    if note:
+        notes.append(note)
+    return RunResult(name, qids, values, mean, stderr, len(missing_qids), len(ignored_qids), undefined,
+                     float32_ties, list(missing_qids), list(ignored_qids), notes)
+
+
+def input_notes(name: str, path: str, *, nq: int, missing: int = 0, ignored: int = 0,
+                float32_ties: int = 0, skipped: int = 0, extra: int = 0) -> list:
+    """The one-line notes about a run's input: nothing is dropped without a count."""
+    out = []
+    if missing:
+        out.append(f"{name}: {missing} of {nq} qrels queries have no ranked documents and score 0"
+                   " (--run-queries-only leaves them out)")
+    if ignored:
+        out.append(f"{name}: {ignored} run queries are not in the qrels and were ignored")
+    if float32_ties:
+        out.append(f"{name}: {float32_ties} adjacent documents tie only after rounding scores to float32")
+    if skipped:
+        out.append(f"{path}: skipped {skipped} comment or blank lines")
+    if extra:
+        out.append(f"{path}: ignored the fields after the 6th on {extra} lines (as trec_eval does)")
+    return out
+
+
+def _and(words: list) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def undefined_note(name: str, undefined: dict, options: Options) -> str | None:
+    """One line per run: which variants were undefined for how many queries, by measure."""
+    by_measure: dict = {}
+    for m, n in undefined.items():
+        if n:
+            by_measure.setdefault(str(m.measure), {}).setdefault(n, []).append(m.variant)
+    if not by_measure:
+        return None
+    parts = [f"{_and(vs)} of {meas} for {n} queries"
+             for meas, counts in by_measure.items() for n, vs in counts.items()]
+    how = "scored 0" if options.undefined == "zero" else "left out of the mean"
+    return f"{name}: undefined ({how}; --undefined): {'; '.join(parts)}"

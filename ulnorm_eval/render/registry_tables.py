@@ -1,0 +1,63 @@
+"""The measures and variants tables (``ulnorm-eval measures --markdown``, the README), from the records."""
+from __future__ import annotations
+
+__all__ = ["BOUNDS_TEXT", "measures_markdown", "variants_markdown", "syntax", "bounds_kind"]
+
+
+BOUNDS_TEXT = {  # a family's bounds declaration, as `measures` prints it
+    "exact": "exact (E, IUB, WLB in closed form); DB by Monte Carlo",
+    "montecarlo": "Monte Carlo E (--permutations, --seed); IUB, WLB by sorting the pool",
+    "none": "none (no random-ranking bounds: no E/IUB/UL columns)",
+}
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def measures_markdown() -> str:
+    """The README's measures table, generated from the registry."""
+    from ..core.registry import FAMILIES, Measure
+
+    lines = ["| family | syntax | trec_eval name | formula | E under a random ranking | source |",
+             "|---|---|---|---|---|---|"]
+    for f in FAMILIES.values():
+        trec = []
+        for cut in ([None] if f.cutoff == "none" else [10] if f.cutoff == "required" else [None, 10]):
+            m = Measure(f.name, (), cut)
+            t = m.trec_name()
+            if t != str(m) or t in [x.base for x in f.trec]:  # Rprec is spelt alike in both
+                trec.append(f"`{t.replace('_10', '_k')}`")
+        lines.append(f"| {f.name} | `{_md(syntax(f))}` | {', '.join(trec)} | {_md(f.formula)} | "
+                     f"{_md(f.expectation_formula)} | {_md(f.cite)} |")
+    return "\n".join(lines)
+
+
+def syntax(f) -> str:
+    """``RBP(p=0.8, rel=None)[@k]``: a family's parameters with their defaults and its cutoff."""
+    params = ", ".join(f"{p.name}={p.default!r}" for p in f.params)
+    cut = {"optional": "[@k]", "required": "@k", "none": ""}[f.cutoff]
+    return f"{f.name}{'(' + params + ')' if params else ''}{cut}"
+
+
+def bounds_kind(variant: str) -> str:
+    """How a variant's random-ranking bounds are obtained (from its record's kind)."""
+    from ..core.records import VARIANTS
+
+    kind = VARIANTS[variant].kind
+    if kind == "distribution":
+        return "exact (enumerated) for <= 5040 distinct arrangements of the pool, else Monte Carlo (--permutations, --seed)"
+    if kind in ("bound", "ratio"):
+        return "exact for the measures above; Monte Carlo for other ir_measures measures"
+    return "none needed (no random-ranking bound)"
+
+
+def variants_markdown() -> str:
+    """The README's variants table, generated from the registry."""
+    from ..core.registry import VARIANTS
+
+    lines = ["| variant | formula | range | bounds | source |", "|---|---|---|---|---|"]
+    for v in VARIANTS.values():
+        alias = f" (alias {', '.join(v.aliases)})" if v.aliases else ""
+        lines.append(f"| {v.name}{alias} | {_md(v.formula)} | {_md(v.rng)} | {bounds_kind(v.name)} | {_md(v.cite)} |")
+    return "\n".join(lines)

@@ -1,0 +1,78 @@
+"""Plain-text formatters of a Result: trec_eval's rows, tsv and csv."""
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+from .values import metric_label, num_text
+
+__all__ = ["format_trec", "format_tsv", "format_csv", "TREC_ORDER"]
+
+
+# trec_eval 10's measure table order (its -m all_trec output), which its output follows
+TREC_ORDER = {name: i for i, name in enumerate(
+    "num_ret num_rel num_rel_ret map Rprec bpref recip_rank iprec_at_recall P relstring recall infAP "
+    "Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P success set_P "
+    "set_relative_P set_recall set_map set_F num_nonrel_judged_ret rbp rbp_resid unj".split())}
+
+
+def format_trec(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
+                query_order=None, **_) -> str:
+    """trec_eval rows ``measure<TAB>query<TAB>value``: per query (with -q) in query order, then ``all``.
+
+    With ``names='trec'`` the measure column uses trec_eval's names and its exact ``%-22s`` padding, so
+    the output is a drop-in replacement for trec_eval's, per-query rows in its order too (query ids in
+    byte order).  With several runs a first column names the run (one run keeps trec_eval's three
+    columns).  ``query_order`` (``--sort``/``--head``) replaces the natural order of the per-query rows.
+    """
+    precision = 4 if precision is None else precision
+    lines = []
+    multi = len(result.runs) > 1
+    metrics = list(result.metrics)
+    if names == "trec":
+        # trec_eval prints measures in its own table's order, whatever the -m order
+        metrics.sort(key=lambda m: TREC_ORDER.get(re.match(r"(.+?)(_\d.*)?$", m.measure.trec_name()).group(1),
+                                                   len(TREC_ORDER)))
+    labels = [metric_label(m, names) for m in metrics]
+    if names == "trec":
+        labels = [f"{lab:<22s}" for lab in labels]
+    for rr in result.runs:
+        prefix = f"{rr.name}\t" if multi else ""
+        if per_query:
+            pos = {q: i for i, q in enumerate(rr.qids)}
+            order = query_order
+            if order is None and names == "trec":
+                order = sorted(rr.qids, key=str.encode)  # trec_eval's order (strcmp), for a line-for-line drop-in
+            for q in (rr.qids if order is None else [q for q in order if q in pos]):
+                i = pos[q]
+                for lab, m in zip(labels, metrics):
+                    lines.append(f"{prefix}{lab}\t{q}\t{num_text(rr.values[m][i], precision)}")
+        for lab, m in zip(labels, metrics):
+            lines.append(f"{prefix}{lab}\tall\t{num_text(rr.mean[m], precision)}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+# --------------------------------------------------------------------------- tsv / csv
+
+def _delimited(result, delimiter: str, names: str, precision: int | None) -> str:
+    """Header ``run, query, <metric>...``, then a row per (run, query) with the ``all`` row last per run."""
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
+    w.writerow(["run", "query", *(metric_label(m, names) for m in result.metrics)])
+    for rr in result.runs:
+        for i, q in enumerate(rr.qids):
+            w.writerow([rr.name, q, *(num_text(rr.values[m][i], precision, "NaN") for m in result.metrics)])
+        w.writerow([rr.name, "all", *(num_text(rr.mean[m], precision, "NaN") for m in result.metrics)])
+    return buf.getvalue()
+
+
+def format_tsv(result, names: str = "canonical", precision: int | None = None, **_) -> str:
+    """Tab-separated: every query of every run and the ``all`` row (``-q`` is implied); full precision."""
+    return _delimited(result, "\t", names, precision)
+
+
+def format_csv(result, names: str = "canonical", precision: int | None = None, **_) -> str:
+    """Comma-separated (RFC 4180 quoting: names like ``RBP(p=0.8)`` contain no comma, ``P(rel=2)@5`` neither,
+    but a run name may); otherwise as :func:`format_tsv`."""
+    return _delimited(result, ",", names, precision)

@@ -138,9 +138,16 @@ class MeasureSpec:
         return f"{self.variant}({inner})" if self.variant else inner
 
 
+def _normalisers() -> dict:
+    """Variant name -> normalise(A, I, E, W), for the variants that are normalisations of a measure."""
+    from ..core.variants import VARIANTS
+
+    return {v.name: v.normalise for v in VARIANTS.values() if v.normalise is not None}
+
+
 def parse_measure(text: str) -> MeasureSpec:
     """'nDCG', 'DCG', 'UL2(nDCG)', 'UE2(DCG)' ... (a cutoff, '@k', is given separately with -k)."""
-    from ..core.normalise import NORMALISERS
+    normalisers = _normalisers()
 
     t = text.strip()
     m = re.fullmatch(r"(?:([A-Za-z0-9]+)\(\s*)?(n?DCG)(?(1)\s*\))", t, flags=re.IGNORECASE)
@@ -152,8 +159,8 @@ def parse_measure(text: str) -> MeasureSpec:
     if v is None:
         return MeasureSpec(base)
     v = VARIANT_ALIASES.get(v.upper(), v.upper())
-    if v not in NORMALISERS:
-        names = ", ".join([*NORMALISERS, *VARIANT_ALIASES])
+    if v not in normalisers:
+        names = ", ".join([*normalisers, *VARIANT_ALIASES])
         raise ValueError(f"unknown variant {m.group(1)!r} in {text!r} (stability takes {names})")
     return MeasureSpec(base, v)
 
@@ -270,9 +277,7 @@ def _measure_values(spec: MeasureSpec, A, I, E, W):
         inv = np.where(ok, 1.0 / np.where(ok, I, 1.0), 0.0)
         Y = A * inv[None, :]
         return Y, (np.broadcast_to(inv, (S, T)), -Y * inv[None, :], zero, zero)
-    from ..core.normalise import NORMALISERS
-
-    f = NORMALISERS[spec.variant]
+    f = _normalisers()[spec.variant]
     args = np.broadcast_arrays(A, I[None, :], E[None, :], W[None, :])
 
     def value(*xs):

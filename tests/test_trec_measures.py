@@ -196,3 +196,130 @@ def test_dlhard_published_eval(shared, run):
         exp_q["all"] = [ln if ln[0] != "runid" else ("runid", "all", RUNID_MISLABELLED[run]) for ln in exp_q["all"]]
     for q in exp_q:
         assert_same(got_q[q], exp_q[q])
+
+
+# --------------------------------------------------------------------------- hand-computed cases
+
+def _tiny():
+    """qrels: a 2, b 0, c 1, d -1 (pooled, unjudged), e 0, f 1; ranking x a b d c y (x, y not in the qrels)."""
+    J = Judgements(["q"], np.zeros(6, np.int64), np.array([2.0, 1.0, 1.0, 0.0, 0.0, -1.0]), 2.0)
+    grade = np.array([0.0, 2.0, 0.0, -1.0, 1.0, 0.0])
+    judged = np.array([False, True, True, True, True, False])
+    return Ranking(np.zeros(6, np.int64), grade, 1, np.arange(1), judged), J
+
+
+def v(trec, rk, J, param=None, **ctx):
+    return float(tm.compute_trec(trec, rk, J, param, tm.TrecContext(**ctx))[0])
+
+
+def test_hand_computed_incomplete_judgements():
+    rk, J = _tiny()
+    assert tm.relstring(rk, 10) == ["-20.1-"]
+    assert v("num_ret", rk, J) == 6 and v("num_rel", rk, J) == 3 and v("num_rel_ret", rk, J) == 2
+    assert v("num_nonrel_judged_ret", rk, J) == 1
+    assert v("map", rk, J) == pytest.approx((1 / 2 + 2 / 5) / 3, abs=1e-15)
+    # bpref: a has no judged nonrelevant above (1); c has b above: 1 - min(1,3)/min(2,3)
+    assert v("bpref", rk, J) == pytest.approx((1 + 0.5) / 3, abs=1e-15)
+    # infAP: a at j=1 with nothing judged above: 1/2; c at j=4 with r=1, n=1, u=1:
+    # 1/5 + (4/5)(3/4)(1+eps)/(2+2eps) = 1/2
+    assert v("infAP", rk, J) == pytest.approx((0.5 + 0.5) / 3, abs=1e-15)
+    assert v("unj", rk, J, 5) == pytest.approx(2 / 5) and v("unj", rk, J, 20) == pytest.approx(3 / 20)
+    assert v("rbp_resid", rk, J) == pytest.approx(0.9 ** 6 + 0.1 * (1 + 0.9 ** 3 + 0.9 ** 5), abs=1e-15)
+    # rbp: grades 0..2 exceed [0, 1], so gain = grade / 2
+    assert v("rbp", rk, J) == pytest.approx(0.1 * (0.9 * 1.0 + 0.9 ** 4 * 0.5), abs=1e-15)
+    assert v("rbp", rk, J, {"p": 0.5}) == pytest.approx(0.5 * (0.5 * 1.0 + 0.5 ** 4 * 0.5), abs=1e-15)
+    # utility.1,-1,0,0.5 with -N 100: a=2, b=4, c=1, d=100+2-6-3
+    assert v("utility", rk, J, (1, -1, 0, 0.5), num_docs=100) == pytest.approx(2 - 4 + 0.5 * 93)
+    assert v("utility", rk, J, (1, -1, 0, 0.5), num_docs=100, present=np.array([False])) == 0.0
+    # -l 0: judged grade-0 documents are relevant, unjudged ones never
+    assert v("num_rel", rk, J, rel_level=0) == 5 and v("num_rel_ret", rk, J, rel_level=0) == 3
+    assert v("P", rk, J, 5, rel_level=0) == pytest.approx(3 / 5)
+
+
+def test_hand_computed_judged_only():
+    rk, J = _tiny()
+    jo = tm.judged_only(rk)  # a b c
+    assert tm.relstring(jo, 10) == ["201"]
+    assert v("num_ret", jo, J) == 3 and v("num_nonrel_judged_ret", jo, J) == 1
+    assert v("map", jo, J) == pytest.approx((1 + 2 / 3) / 3, abs=1e-15)
+    # infAP: a at j=0 scores 1; c at j=2 with r=1, n=1: 1/3 + (2/3)(2/2)(1/2)
+    assert v("infAP", jo, J) == pytest.approx((1 + 2 / 3) / 3, abs=1e-12)
+    assert v("unj", jo, J, 5) == 0.0 and v("rbp_resid", jo, J) == 0.0
+
+
+def test_iprec_rounding_rules():
+    """lround(x R) (trec_eval 10) against (long)(x R + 0.9) (trec_eval 9): R = 3 relevant, x = 0.1
+    gives c = 0 (value at the first relevant document) or c = 1; x = 0.5 gives c = 2 either way."""
+    J = Judgements(["q"], np.zeros(4, np.int64), np.array([1.0, 1.0, 1.0, 0.0]), 1.0)
+    rk = Ranking(np.zeros(4, np.int64), np.array([0.0, 1.0, 1.0, 0.0]), 1, np.arange(1), np.ones(4, bool))
+    # precision at the relevant documents: 1/2, 2/3; interpolated: 2/3, 2/3
+    assert v("iprec_at_recall", rk, J, 0.1) == pytest.approx(2 / 3)
+    assert v("iprec_at_recall", rk, J, 0.5) == pytest.approx(2 / 3)
+    assert v("iprec_at_recall", rk, J, 0.8) == pytest.approx(2 / 3)  # lround(2.4) = 2 <= 2 retrieved
+    assert v("iprec_at_recall", rk, J, 0.8, rounding="legacy") == 0.0  # (long)(3.3) = 3 > 2 retrieved
+    assert v("iprec_at_recall", rk, J, 0.0) == pytest.approx(2 / 3)
+    assert v("11pt_avg", rk, J, (0.0, 0.8, 1.0)) == pytest.approx((2 / 3 + 2 / 3 + 0) / 3)
+    assert v("11pt_avg", rk, J, (0.0, 0.8, 1.0), rounding="legacy") == pytest.approx((2 / 3) / 3)
+
+
+# --------------------------------------------------------------------------- ir_measures parity
+
+def _ranked(qrels_path, run_path, float32=False):
+    qrels = read_qrels(str(qrels_path))
+    run = read_run(str(run_path))
+    run_q = set(run.qid.to_pylist())
+    qids = [q for q in sorted(qrels_queries(qrels)) if q in run_q]
+    rr = rank_run(run, qrels, qids, score_precision="float32" if float32 else "float64")
+    return qrels, qids, judgements(qrels, qids), rr
+
+
+def _irm(measure, qrels, qids, rr):
+    """ir_measures' per-query values for our ordering, handed over as positive, strictly decreasing scores."""
+    import ir_measures
+    import pandas as pd
+
+    rk = rr.ranking
+    qdf = pd.DataFrame({"query_id": qrels.qid.to_pylist(), "doc_id": qrels.docid.to_pylist(),
+                        "relevance": qrels.grade.astype(int)})
+    rdf = pd.DataFrame({"query_id": np.asarray(qids, dtype=object)[rk.row], "doc_id": rr.docid.to_pylist(),
+                        "score": (rk.length[rk.row] - rk.pos).astype(np.float64)})
+    out = np.zeros(len(qids))
+    index = {q: i for i, q in enumerate(qids)}
+    for m in ir_measures.iter_calc([ir_measures.parse_measure(measure)], qdf, rdf):
+        out[index[m.query_id]] = m.value
+    return out
+
+
+REAL = [("dlhard-passage/qrels.txt", "dlhard-passage/runs/bm25.run.gz"),
+        ("dlhard-passage/qrels.txt", "dlhard-passage/runs/bm25_rm3_t5_zs.run.gz"),
+        ("robust03/qrels.txt", "robust03/runs/input.InexpC2.gz")]
+
+
+@pytest.mark.parametrize("pair", REAL, ids=lambda p: p[1].split("/")[-1])
+def test_ir_measures_parity_on_real_runs(shared, pair):
+    qrels, qids, J, rr = _ranked(shared / pair[0], shared / pair[1])
+    rk, ctx = rr.ranking, tm.TrecContext()
+    # gdeval prints ERR with 5 decimals
+    for k in (10, 20):
+        np.testing.assert_allclose(tm.k_ERR(rk, J, k, ctx), _irm(f"ERR@{k}", qrels, qids, rr), atol=5.01e-6, rtol=0)
+    for name, fam, param in [("Judged@10", "Judged", 10), ("Judged@100", "Judged", 100),
+                             ("Compat", "Compat", None), ("Compat(p=0.8)", "Compat", (0.8, True)),
+                             ("Success@5", "success", 5), ("SetP", "set_P", None), ("SetR", "set_recall", None),
+                             ("SetF", "set_F", None), ("NumRelRet", "num_rel_ret", None),
+                             ("NumRet", "num_ret", None), ("NumRel", "num_rel", None),
+                             ("Bpref", "bpref", None), ("infAP", "infAP", None), ("Rprec", "Rprec", None)]:
+        ours = tm.compute_trec(fam, rk, J, param, ctx)
+        np.testing.assert_allclose(ours, _irm(name, qrels, qids, rr), atol=1e-12, rtol=1e-12, err_msg=name)
+
+
+def test_compat_issue_example():
+    """The issue's case: ir_measures gives 0.8945...; handing it score = -rank gave 0.3774."""
+    J = Judgements(["q"], np.zeros(3, np.int64), np.array([1.0, 1.0, 1.0]), 1.0)
+    rk = Ranking(np.zeros(2, np.int64), np.array([1.0, 1.0]), 1, np.arange(1), np.array([True, True]))
+    import ir_measures
+    import pandas as pd
+    want = ir_measures.calc_aggregate([ir_measures.Compat], pd.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "d"], "relevance": [1, 1, 1]}), pd.DataFrame(
+        {"query_id": ["q"] * 2, "doc_id": ["b", "d"], "score": [2.0, 1.0]}))[ir_measures.Compat]
+    assert want == pytest.approx(0.8945369558866492, abs=1e-15)
+    assert tm.k_Compat(rk, J, None, tm.TrecContext())[0] == pytest.approx(want, abs=1e-15)

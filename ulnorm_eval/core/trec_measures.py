@@ -762,7 +762,7 @@ FAMILIES: tuple[TrecFamily, ...] = (
     _f("utility", "utility", k_utility, "float_list", (1.0, -1.0, 0.0, 0.0), "mean", "none", True, (_S, _A),
        "trec_eval"),
     _f("11pt_avg", "11pt_avg", k_11pt_avg, "float_list", _RECALL, "mean", "montecarlo", True, (_A,), "trec_eval"),
-    _f("binG", "binG", k_binG, "none", None, "mean", "montecarlo", True, (_A,), "trec_eval (experimental, 2008)"),
+    _f("binG", "binG", k_binG, "none", None, "mean", "exact", True, (_A,), "trec_eval (experimental, 2008)"),
     _f("G", "G", k_G, "gains", None, "mean", "montecarlo", False, (_A,), "trec_eval (experimental, 2008)"),
     _f("nDCG", "ndcg", k_ndcg, "gains", None, "mean", "exact", False, (_A,), "Jarvelin & Kekalainen 2002"),
     _f("ndcg_rel", "ndcg_rel", k_ndcg_rel, "gains", None, "mean", "montecarlo", False, (_A,),

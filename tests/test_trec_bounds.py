@@ -98,3 +98,19 @@ def test_infap_exact_on_a_large_pool_matches_montecarlo():
     mean, se = te.montecarlo("infAP", pool, J, None, ctx, reps=20000, seed=2)
     exact = te.expectation("infAP", pool, J, None, ctx)
     assert abs(mean[0] - exact[0]) <= 4 * se[0]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_judged_only_bounds(seed):
+    """-J: scoring the judged-only view of every permutation of the pool equals permuting the
+    judged-only pool, so the closed forms apply to te.judged_only_pool(pool)."""
+    pool, J = make_case(seed)
+    rk = tm.judged_only(all_orders(pool))
+    jp = te.judged_only_pool(pool)
+    if len(jp.row) == 0:
+        return
+    ctx = tm.TrecContext()
+    for trec, param in [("map", None), ("bpref", None), ("infAP", None), ("P", 2), ("success", 2),
+                        ("ndcg_cut", 3), ("rbp", None), ("rbp_resid", None), ("Rprec_mult", 1.2)]:
+        brute = tm.compute_trec(trec, rk, J, param, ctx).mean()
+        assert te.expectation(trec, jp, J, param, ctx)[0] == pytest.approx(brute, rel=1e-12, abs=1e-12), trec

@@ -323,3 +323,24 @@ def test_compat_issue_example():
         {"query_id": ["q"] * 2, "doc_id": ["b", "d"], "score": [2.0, 1.0]}))[ir_measures.Compat]
     assert want == pytest.approx(0.8945369558866492, abs=1e-15)
     assert tm.k_Compat(rk, J, None, tm.TrecContext())[0] == pytest.approx(want, abs=1e-15)
+
+
+def test_rel_level_honoured_like_ir_measures_rel(shared):
+    """-l 2 on DL-HARD (grades 0-3): Bpref, infAP, Success, SetP, Rprec as ir_measures' rel=2, and
+    Compat as ir_measures' Compat on the qrels with grades below 2 set to 0 (its relevant: grade > 0)."""
+    import ir_measures
+    import pandas as pd
+
+    qrels, qids, J, rr = _ranked(shared / "dlhard-passage/qrels.txt", shared / "dlhard-passage/runs/bm25.run.gz",
+                                 float32=True)
+    rk, ctx = rr.ranking, tm.TrecContext(rel_level=2)
+    for name, fam, param in [("Bpref(rel=2)", "bpref", None), ("infAP(rel=2)", "infAP", None),
+                             ("Success(rel=2)@10", "success", 10), ("SetP(rel=2)", "set_P", None),
+                             ("Rprec(rel=2)", "Rprec", None)]:
+        np.testing.assert_allclose(tm.compute_trec(fam, rk, J, param, ctx), _irm(name, qrels, qids, rr),
+                                   atol=1e-12, rtol=1e-12, err_msg=name)
+    # the issue's number: trec_eval -l 2 -c prints bpref 0.3782 on this run (published file)
+    assert f"{tm.summarise('bpref', tm.k_bpref(rk, J, None, ctx)):.4f}" == "0.3782"
+    low = qrels.grade < 2
+    qrels2 = type(qrels)(qid=qrels.qid, docid=qrels.docid, grade=np.where(low, 0.0, qrels.grade))
+    np.testing.assert_allclose(tm.k_Compat(rk, J, None, ctx), _irm("Compat", qrels2, qids, rr), atol=1e-12)

@@ -46,7 +46,7 @@ from . import trec_measures as tm
 from .expectations import expected_rr, expected_sp
 from .pools import Pool
 
-__all__ = ["pool_codes", "pool_counts", "EXACT", "expectation", "montecarlo", "sort_key"]
+__all__ = ["judged_only_pool", "pool_codes", "pool_counts", "EXACT", "expectation", "montecarlo", "sort_key"]
 
 
 def pool_codes(pool: Pool) -> np.ndarray:
@@ -58,6 +58,13 @@ def sort_key(pool: Pool, ctx=None) -> np.ndarray:
     """Key whose descending order is the ideal ranking of the pool (grade, unjudged last) and
     ascending order the worst one, for IUB / WLB."""
     return pool_codes(pool)
+
+
+def judged_only_pool(pool: Pool) -> Pool:
+    """``-J`` for the bounds: the pool without documents trec_eval would drop (not in the qrels, or
+    judged with a negative grade), so a random ranking is drawn from what -J keeps."""
+    keep = pool_codes(pool) >= 0
+    return Pool(pool.row[keep], pool.grade[keep], pool.nq, pool.judged[keep])
 
 
 def pool_counts(pool: Pool, J, ctx):

@@ -403,16 +403,14 @@ def k_Rndcg(rk, J, gains, ctx):
     bidx = np.flatnonzero(last)
     bq, bpos = irow[bidx], bidx - st[irow[bidx]] + 1  # boundary b (a prefix length)
     ideal_b = pidcg[bidx]
-    # expand boundaries to ranking rows (query -> rows with that base)
-    rows_of_q = [np.flatnonzero(rk.base == qq) for qq in range(J.nq)] if rk.nrows != J.nq or \
-        not np.array_equal(rk.base, np.arange(J.nq)) else None
-    if rows_of_q is None:
-        br, bb, bi = bq, bpos, ideal_b
-    else:
-        cnt = np.array([len(r) for r in rows_of_q])
-        br = np.concatenate([rows_of_q[q] for q in bq]) if len(bq) else np.zeros(0, np.int64)
-        rep = cnt[bq]
-        bb, bi = np.repeat(bpos, rep), np.repeat(ideal_b, rep)
+    # expand boundaries to ranking rows: every row whose base is the boundary's query (CSR over base)
+    by_q = np.argsort(rk.base, kind="stable")
+    q_st = np.searchsorted(rk.base[by_q], np.arange(J.nq + 1))
+    rep = (q_st[1:] - q_st[:-1])[bq]
+    first = np.repeat(q_st[bq], rep)
+    k_in = np.arange(int(rep.sum())) - np.repeat(np.cumsum(rep) - rep, rep)
+    br = by_q[first + k_in] if len(first) else np.zeros(0, np.int64)
+    bb, bi = np.repeat(bpos, rep), np.repeat(ideal_b, rep)
     # DCG of the first b documents of the row (all of them when b >= num_ret)
     L = rk.length[br]
     take = np.minimum(bb, L)
@@ -595,13 +593,15 @@ def k_Judged(rk, J, k, ctx):
 def k_Compat(rk, J, param, ctx):
     """Compatibility (Clarke, Vtyurina & Smucker 2020) as ir_measures computes it: RBO(p) of the run
     against the ideal ranking (relevant documents by grade descending, ties by the run's order,
-    unretrieved ones last) to depth max(num_ret, R'), normalised by RBO(ideal, ideal); R' = documents
-    with grade > 0.  param = (p, normalize), default (0.95, True).  The overlap at depth i counts the
+    unretrieved ones last) to depth max(num_ret, R), normalised by RBO(ideal, ideal).  Relevant means
+    grade >= -l (ir_measures: grade > 0, the same at the default -l 1 for integer grades).  param = (p, normalize), default (0.95, True).  The overlap at depth i counts the
     documents whose rank in both lists is <= i, so RBO is a per-document sum of a prefix table."""
     p, normalize = (0.95, True) if param is None else param
     c = codes(rk)
-    relv = c > 0
-    Rq = np.bincount(J.row, weights=J.grade > 0, minlength=J.nq)[: J.nq][rk.base]
+    L = ctx.rel_level
+    relv = c >= L
+    jrel = (J.grade >= L) & (J.grade >= 0)
+    Rq = np.bincount(J.row, weights=jrel, minlength=J.nq)[: J.nq][rk.base]
     depth = np.maximum(rk.length, Rq).astype(np.int64)
     D = int(depth.max()) if len(depth) else 0
     S = np.concatenate(([0.0], np.cumsum(np.power(p, np.arange(D)) / (np.arange(D) + 1.0))))
@@ -612,7 +612,7 @@ def k_Compat(rk, J, param, ctx):
     qrow = rk.row[idx]
     # higher-grade relevant documents of the query (in the qrels, retrieved or not): composite
     # integer keys (query, grade code) searched in the sorted qrels keys
-    pos_j = J.grade > 0
+    pos_j = jrel
     levels, jcode = np.unique(J.grade[pos_j], return_inverse=True)
     nc = max(len(levels), 1)
     jkeys = np.sort(J.row[pos_j].astype(np.int64) * nc + jcode)
@@ -786,7 +786,7 @@ FAMILIES: tuple[TrecFamily, ...] = (
     # ir_measures families computed natively (not in all_trec)
     _f("ERR", None, k_ERR, "cutoffs", None, "mean", "montecarlo", False, (), "Chapelle et al. 2009 (gdeval)"),
     _f("Judged", None, k_Judged, "cutoffs", None, "mean", "none", False, (), "ir_measures"),
-    _f("Compat", None, k_Compat, "none", (0.95, True), "mean", "montecarlo", False, (),
+    _f("Compat", None, k_Compat, "none", (0.95, True), "mean", "montecarlo", True, (),
        "Clarke, Vtyurina & Smucker 2020"),
 )
 BY_TREC = {f.trec: f for f in FAMILIES if f.trec}

@@ -181,14 +181,20 @@ _INFAP_BLOCK = 4_000_000  # elements of one (queries x j x s) block
 
 
 def e_infAP(pool, J, param, ctx):
-    from scipy.stats import hypergeom
-
     n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
     eps = tm.INFAP_EPSILON
     out = np.zeros(pool.nq)
     for q in np.flatnonzero((P > 0) & (R > 0)):  # one vectorised block per query (no per-document loop)
         nn, PP, QQ, UU, VV = (int(x) for x in (n[q], P[q], Q[q], U[q], V[q]))
         judged = PP - 1 + QQ  # judged documents besides the one scored
+        if UU + VV == 0:  # every document above is judged: s = j, E[r | j] = j (P-1)/(n-1)
+            j = np.arange(1, nn, dtype=np.float64)
+            er = j * (PP - 1) / (nn - 1) if nn > 1 else j
+            terms = 1.0 + np.sum(1.0 / (j + 1.0) + (j / (j + 1.0)) * (er + eps) / (j + 2 * eps))
+            out[q] = PP * terms / nn / R[q]
+            continue
+        from scipy.stats import hypergeom  # slow to import: only pools with unjudged documents need it
+
         j = np.arange(1, nn, dtype=np.float64)[:, None]
         s = np.arange(0, min(nn - 1, judged) + 1, dtype=np.float64)[None, :]
         pr = hypergeom.pmf(s, nn - 1, judged, j) if nn > 1 else np.zeros((0, 1))

@@ -60,9 +60,14 @@ class TrecContext:
 # --------------------------------------------------------------------------- the trec_eval view
 
 def codes(rk: Ranking) -> np.ndarray:
-    """trec_eval's relevance code of each ranked document (see the module docstring)."""
-    judged = np.ones(len(rk.row), bool) if rk.judged is None else rk.judged
-    return np.where(~judged, NONPOOL, np.where(rk.grade < 0, UNJUDGED, rk.grade))
+    """trec_eval's relevance code of each ranked document (see the module docstring); computed once
+    per ranking (a Ranking's arrays are never modified in place)."""
+    c = rk.__dict__.get("_trec_codes")
+    if c is None:
+        judged = np.ones(len(rk.row), bool) if rk.judged is None else rk.judged
+        c = np.where(~judged, NONPOOL, np.where(rk.grade < 0, UNJUDGED, rk.grade))
+        rk.__dict__["_trec_codes"] = c
+    return c
 
 
 def judged_only(rk: Ranking) -> Ranking:
@@ -335,11 +340,14 @@ def _disc(pos):
 
 
 def _idcg(J, gains, k=None):
-    row, g, pos = _ideal_sorted(J, gains)
-    w = np.where(g > 0, g * _disc(pos), 0.0)
-    if k is not None:
-        w = np.where(pos < k, w, 0.0)
-    return np.bincount(row, weights=w, minlength=J.nq)[: J.nq]
+    key = ("trec_idcg", tuple(sorted((gains or {}).items())), k)
+    if key not in J._cache:
+        row, g, pos = _ideal_sorted(J, gains)
+        w = np.where(g > 0, g * _disc(pos), 0.0)
+        if k is not None:
+            w = np.where(pos < k, w, 0.0)
+        J._cache[key] = np.bincount(row, weights=w, minlength=J.nq)[: J.nq]
+    return J._cache[key]
 
 
 def k_ndcg(rk, J, gains, ctx):

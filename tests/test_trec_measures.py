@@ -25,44 +25,15 @@ from ulnorm_eval.core.kernels import Judgements, Ranking
 from ulnorm_eval.inputs.trec import read_qrels, read_run
 from ulnorm_eval.pipeline.ordering import judgements, qrels_queries, rank_run
 
-ALL_TREC = [f.trec for f in tm.FAMILIES if "all_trec" in f.nick]
+ALL_TREC = tm.expand_nickname("all_trec")
 
 
 # --------------------------------------------------------------------------- a test-local renderer
 
-def parse_measure(text: str):
-    """``-m`` text -> (family, [(column name, kernel parameter)])."""
-    base, _, arg = text.partition(".")
-    fam = tm.BY_TREC[base]
-    if not arg:
-        arg = None
-    if fam.param == "none":
-        return fam, [(base, None)]
-    if fam.param == "cutoffs":
-        vals = sorted({int(float(v)) for v in arg.split(",")}) if arg else list(fam.default)
-        return fam, [(f"{base}_{v}", v) for v in vals]
-    if fam.param == "fractions":
-        vals = sorted(float(v) for v in arg.split(",")) if arg else list(fam.default)
-        return fam, [(f"{base}_{v:3.2f}", v) for v in vals]
-    if fam.param == "float_list":
-        vals = tuple(float(v) for v in arg.split(",")) if arg else fam.default
-        if base == "set_F":
-            vals = vals[0]
-        return fam, [(f"{base}_{arg}" if arg else base, vals)]
-    if fam.param == "gains":
-        d = None
-        if arg:
-            d = {}
-            for pair in arg.split(","):
-                k, v = pair.split("=")
-                d[k if k == "p" else int(k)] = float(v)
-        return fam, [(f"{base}_{arg}" if arg else base, d)]
-    if fam.param == "length":
-        return fam, [(f"{base}_{arg}" if arg else base, int(float(arg)) if arg else fam.default)]
-    raise AssertionError(fam.param)
+parse_measure = tm.parse_trec_measure
 
 
-LONG = {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+LONG = tm.INTEGER_VALUED
 
 
 def fmt(base: str, v) -> str:
@@ -136,6 +107,9 @@ def assert_same(got, expected):
 # --------------------------------------------------------------------------- trec_eval's own files
 
 CASES = {
+    "out.test": ("qrels.test", "results.test", ["official"], {}, False),
+    "out.test:with-comments": ("qrels.test.with-comments", "results.test", ["official"], {}, False),
+    "out.comment.test": ("qrels.comment.test", "results.comment.test", ["official"], {}, False),
     "out.test.a": ("qrels.test", "results.test", ["all_trec"], {}, False),
     "out.test.aq": ("qrels.test", "results.test", ["all_trec"], {}, True),
     "out.test.aqc": ("qrels.test", "results.trunc", ["all_trec"], {"complete": True}, True),
@@ -151,13 +125,14 @@ CASES = {
 def _expand(names):
     out = []
     for n in names:
-        out += ALL_TREC if n == "all_trec" else [n]
+        out += tm.expand_nickname(n)
     return out
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_trec_eval_expected_output_whole_file(shared, case):
     qrels, run, names, opts, q = CASES[case]
+    case = case.split(":")[0]
     d = shared / "trec_eval_test"
     measures = _expand(names)
     if "relstring.20" in measures:  # -m relstring.20 replaces all_trec's relstring
@@ -344,3 +319,20 @@ def test_rel_level_honoured_like_ir_measures_rel(shared):
     low = qrels.grade < 2
     qrels2 = type(qrels)(qid=qrels.qid, docid=qrels.docid, grade=np.where(low, 0.0, qrels.grade))
     np.testing.assert_allclose(tm.k_Compat(rk, J, None, ctx), _irm("Compat", qrels2, qids, rr), atol=1e-12)
+
+
+def test_nicknames_and_syntax():
+    assert tm.expand_nickname("official") == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map",
+                                              "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"]
+    assert set(tm.expand_nickname("set")) == {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility",
+                                              "set_P", "set_recall", "set_relative_P", "set_map", "set_F"}
+    assert len(tm.expand_nickname("all_trec")) == 37
+    assert tm.parse_trec_measure("P.5,7,3")[1] == [("P_3", 3), ("P_5", 5), ("P_7", 7)]
+    assert tm.parse_trec_measure("ndcg_cut.10,23.4")[1] == [("ndcg_cut_10", 10), ("ndcg_cut_23", 23)]
+    assert tm.parse_trec_measure("Rprec_mult.5.0,0.2")[1] == [("Rprec_mult_0.20", 0.2), ("Rprec_mult_5.00", 5.0)]
+    assert tm.parse_trec_measure("ndcg.1=3,2=9")[1] == [("ndcg_1=3,2=9", {1: 3.0, 2: 9.0})]
+    assert tm.parse_trec_measure("rbp.p=0.8")[1] == [("rbp_p=0.8", {"p": 0.8})]
+    assert tm.parse_trec_measure("utility")[1] == [("utility", (1.0, -1.0, 0.0, 0.0))]
+    for bad in ("P.0", "P.5,5", "P.x", "utility.1,2", "ndcg.1:3", "rbp.p=1.5", "map.3", "nosuch"):
+        with pytest.raises(tm.TrecSyntaxError):
+            tm.parse_trec_measure(bad)

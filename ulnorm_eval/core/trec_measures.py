@@ -807,3 +807,80 @@ def compute_trec(trec: str, rk: Ranking, J: Judgements, param=None, ctx: TrecCon
     if fam.kernel is None:
         raise ValueError(f"{trec} is text, not a number (see relstring / the run's name)")
     return fam.kernel(rk, J, param, ctx or TrecContext())
+
+
+# --------------------------------------------------------------------------- trec_eval's -m syntax
+
+INTEGER_VALUED = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})  # printed %ld
+NICKNAMES = {nick: [f.trec for f in FAMILIES if nick in f.nick] for nick in (_O, _S, _A)}
+
+
+class TrecSyntaxError(ValueError):
+    """A ``-m`` argument trec_eval would refuse (the message is one line, for ``ulnorm-eval: ...``)."""
+
+
+def expand_nickname(text: str) -> list[str]:
+    """``all_trec`` / ``official`` / ``set`` -> their measures in trec_eval's order; anything else -> [text]."""
+    return list(NICKNAMES.get(text, [text]))
+
+
+def parse_trec_measure(text: str):
+    """One trec_eval ``-m`` argument -> (family, [(output name, kernel parameter), ...]).
+
+    ``P.5,10`` -> P_5, P_10 (cutoffs: integers, atol-truncated as trec_eval does, sorted, > 0);
+    ``iprec_at_recall..10,.5`` -> iprec_at_recall_0.10, _0.50 (fractions, sorted, named %3.2f);
+    ``utility.2,-1,0,0`` / ``11pt_avg..25,.5`` / ``set_F.0.5`` -> one column named base_PARAMS;
+    ``ndcg.1=3,2=9`` / ``rbp.p=0.8`` -> one column named base_PARAMS with a {level: gain, 'p': p} map;
+    ``relstring.20`` -> relstring_20.  Without parameters, trec_eval's defaults and plain names.
+    """
+    base, _, arg = text.strip().partition(".")
+    fam = BY_TREC.get(base)
+    if fam is None:
+        raise TrecSyntaxError(f"unknown trec_eval measure {base!r}")
+    if fam.param == "none":
+        if arg:
+            raise TrecSyntaxError(f"{text}: {base} takes no parameters")
+        return fam, [(base, None)]
+    items = arg.split(",") if arg else None
+
+    def num(v, kind=float):
+        try:
+            return kind(v)
+        except ValueError:
+            raise TrecSyntaxError(f"{text}: {v!r} is not a number") from None
+
+    if fam.param == "cutoffs":
+        vals = [int(num(v)) for v in items] if items else list(fam.default)
+        if min(vals) <= 0:
+            raise TrecSyntaxError(f"{text}: cutoffs must be positive")
+        if len(set(vals)) != len(vals):
+            raise TrecSyntaxError(f"{text}: duplicate cutoff")
+        return fam, [(f"{base}_{v}", v) for v in sorted(vals)]
+    if fam.param == "fractions":
+        vals = sorted(num(v) for v in items) if items else list(fam.default)
+        return fam, [(f"{base}_{v:3.2f}", v) for v in vals]
+    if fam.param == "float_list":
+        vals = tuple(num(v) for v in items) if items else fam.default
+        want = {"utility": 4, "set_F": 1}.get(base)
+        if want is not None and len(vals) != want:
+            raise TrecSyntaxError(f"{text}: {base} takes {want} number{'s' * (want > 1)}")
+        return fam, [(f"{base}_{arg}" if arg else base, vals[0] if base == "set_F" else vals)]
+    if fam.param == "gains":
+        d = None
+        if items:
+            d = {}
+            for pair in items:
+                k, eq, v = pair.partition("=")
+                if not eq:
+                    raise TrecSyntaxError(f"{text}: expected level=gain pairs, e.g. {base}.1=3,2=9")
+                if k == "p" and base in ("rbp", "rbp_resid"):
+                    d["p"] = num(v)
+                    if not 0 < d["p"] < 1:
+                        raise TrecSyntaxError(f"{text}: p must lie strictly between 0 and 1")
+                else:
+                    d[num(k, int)] = num(v)
+        return fam, [(f"{base}_{arg}" if arg else base, d)]
+    if fam.param == "length":
+        n = int(num(items[0])) if items else fam.default
+        return fam, [(f"{base}_{arg}" if arg else base, n)]
+    raise AssertionError(fam.param)

@@ -336,3 +336,15 @@ def test_nicknames_and_syntax():
     for bad in ("P.0", "P.5,5", "P.x", "utility.1,2", "ndcg.1:3", "rbp.p=1.5", "map.3", "nosuch"):
         with pytest.raises(tm.TrecSyntaxError):
             tm.parse_trec_measure(bad)
+
+
+def test_err_hand_computed():
+    """gdeval ERR: R = (2^g - 1)/16; grades 2, 0, 1 -> 3/16 + (1/16)(1/3)(13/16); ERR@2 -> 3/16."""
+    J = Judgements(["q", "r"], np.array([0, 0, 1]), np.array([2.0, 1.0, 1.0]), 2.0)
+    rk = Ranking(np.array([0, 0, 0, 1]), np.array([2.0, 0.0, 1.0, 1.0]), 2, np.arange(2),
+                 np.array([True, False, True, True]))
+    np.testing.assert_allclose(tm.k_ERR(rk, J, None, tm.TrecContext()), [3 / 16 + (1 / 16) / 3 * (13 / 16), 1 / 16],
+                               rtol=1e-15)
+    np.testing.assert_allclose(tm.k_ERR(rk, J, 2, tm.TrecContext()), [3 / 16, 1 / 16], rtol=1e-15)
+    with pytest.raises(ValueError):
+        tm.k_ERR(Ranking(np.array([0]), np.array([5.0]), 1, np.arange(1), np.array([True])), J, 10, tm.TrecContext())

@@ -580,14 +580,20 @@ def k_ERR(rk, J, k, ctx):
     """ERR@k as gdeval computes it (ir_measures' default provider; Chapelle et al. 2009):
     sum_{i<=k} R_i/i prod_{j<i} (1 - R_j), R_i = (2^g_i - 1) / 2^4, g_i the positive grade (else 0)."""
     g = np.where(codes(rk) > 0, codes(rk), 0.0)
+    if len(g) and g.max() > 4:
+        raise ValueError("ERR (gdeval) takes grades 0..4: a larger grade would make a probability exceed 1")
     r = (np.exp2(g) - 1.0) / 16.0
     if k is not None:
         r = np.where(rk.pos < k, r, 0.0)
-    # prod_{j<i} (1 - R_j) as exp(sum log) would lose digits: a segmented cumulative product
-    keep = np.cumsum(np.log1p(-np.minimum(r, 1.0 - 1e-300)))
-    before = np.concatenate(([0.0], keep))
-    start = before[rk.starts[:-1]][rk.row]
-    decay = np.exp(before[:-1] - start)
+    # prod_{j<i} (1 - R_j): a cumulative product along each row of a (rows x depth) matrix, exact
+    # per row (a flat exp(cumsum(log)) would mix the rounding of all earlier rows into each one)
+    inside = rk.pos < (rk.length.max() if k is None else int(k)) if len(r) else np.zeros(0, bool)
+    width = int(rk.pos[inside].max()) + 1 if inside.any() else 1
+    keep = np.ones((rk.nrows, width))
+    keep[rk.row[inside], rk.pos[inside]] = 1.0 - r[inside]
+    before = np.cumprod(np.concatenate([np.ones((rk.nrows, 1)), keep[:, :-1]], axis=1), axis=1)
+    decay = np.zeros(len(r))
+    decay[inside] = before[rk.row[inside], rk.pos[inside]]
     return rk.rowsum(r * decay / (rk.pos + 1.0))
 
 

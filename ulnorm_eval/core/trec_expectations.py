@@ -25,11 +25,12 @@ Closed forms (each proven against every permutation of small pools in tests/test
   (and P/R when min(N, R) = 0).
 * binG: the documents above a relevant one that are not relevant are uniform on {0..n-P}:
   E = (P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x).
-* infAP (Yilmaz & Aslam 2006): a relevant document sits at 0-based rank j with probability 1/n; above
-  it, s of the j documents are judged (hypergeometric: j draws from n-1 with P-1+Q judged), r of those
-  s relevant (E[r | s] = s (P-1)/(P-1+Q)) and v not in the qrels (E[v | j, s] = (j-s) V/(U+V)); r and v
-  are independent given (j, s), and the term is linear in each, so
-  E = (P/R)(1/n) sum_j [1/(j+1) + sum_s Pr(s|j) ((j - E[v|j,s])/(j+1)) (E[r|s] + eps)/(s + 2 eps)]
+* infAP (Yilmaz & Aslam 2006): above a given relevant document, the number s of judged documents
+  (K = P-1+Q others) is uniform on 0..K; given s, the number w of the W = U+V others above it is
+  beta-binomial BB(W; s+1, K+1-s) (its place among all is uniform); of those s, r are relevant with
+  E[r | s] = s (P-1)/K, and of those w, v are not in the qrels with E[v | w] = w V/W.  The term at
+  rank j = s + w, (1 + (j - v)(r + eps)/(s + 2 eps))/(j + 1), is linear in r and in v, which are
+  independent given (s, w), so E = (P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)]
   (the j = 0 term is 1).
 * rbp(p): mean scaled gain * (1 - p^n) (Moffat & Zobel 2008).  rbp_resid(p): p^n + (W/n)(1 - p^n)
   when W = U + V > 0, else 0.
@@ -181,28 +182,31 @@ _INFAP_BLOCK = 4_000_000  # elements of one (queries x j x s) block
 
 
 def e_infAP(pool, J, param, ctx):
+    """Exact E[infAP]; see the module docstring.  Computed as a sum over s (judged documents above
+    the scored relevant one: uniform on 0..K, K = P-1+Q, its place among the judged being uniform)
+    and w (documents above it that are pooled-unjudged or not in the qrels: beta-binomial
+    BB(W; s+1, K+1-s), W = U+V), of (1 + (s + w (1 - V/W)) (s (P-1)/K + eps)/(s + 2 eps)) / (s + w + 1):
+    the infAP term at rank j = s + w with E[r | s] = s (P-1)/K and E[v | w] = w V/W."""
+    from scipy.special import betaln, gammaln
+
     n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
     eps = tm.INFAP_EPSILON
     out = np.zeros(pool.nq)
     for q in np.flatnonzero((P > 0) & (R > 0)):  # one vectorised block per query (no per-document loop)
-        nn, PP, QQ, UU, VV = (int(x) for x in (n[q], P[q], Q[q], U[q], V[q]))
-        judged = PP - 1 + QQ  # judged documents besides the one scored
-        if UU + VV == 0:  # every document above is judged: s = j, E[r | j] = j (P-1)/(n-1)
-            j = np.arange(1, nn, dtype=np.float64)
-            er = j * (PP - 1) / (nn - 1) if nn > 1 else j
-            terms = 1.0 + np.sum(1.0 / (j + 1.0) + (j / (j + 1.0)) * (er + eps) / (j + 2 * eps))
-            out[q] = PP * terms / nn / R[q]
-            continue
-        from scipy.stats import hypergeom  # slow to import: only pools with unjudged documents need it
-
-        j = np.arange(1, nn, dtype=np.float64)[:, None]
-        s = np.arange(0, min(nn - 1, judged) + 1, dtype=np.float64)[None, :]
-        pr = hypergeom.pmf(s, nn - 1, judged, j) if nn > 1 else np.zeros((0, 1))
-        er = s * (PP - 1) / judged if judged > 0 else np.zeros_like(s)
-        ev = (j - s) * (VV / (UU + VV) if UU + VV > 0 else 0.0)
-        inner = np.sum(pr * ((j - ev) / (j + 1.0)) * (er + eps) / (s + 2 * eps), axis=1)
-        terms = 1.0 + np.sum(1.0 / (j[:, 0] + 1.0) + inner)  # j = 0 scores 1
-        out[q] = PP * terms / nn / R[q]
+        PP, QQ, UU, VV = (int(x) for x in (P[q], Q[q], U[q], V[q]))
+        K, W = PP - 1 + QQ, UU + VV
+        s = np.arange(K + 1, dtype=np.float64)[:, None]
+        w = np.arange(W + 1, dtype=np.float64)[None, :]
+        if W:
+            a, b = s + 1.0, K + 1.0 - s
+            pw = np.exp(gammaln(W + 1.0) - gammaln(w + 1.0) - gammaln(W - w + 1.0)
+                        + betaln(w + a, W - w + b) - betaln(a, b))
+        else:
+            pw = np.ones((K + 1, 1))
+        er = s * (PP - 1) / K if K else np.zeros_like(s)
+        judged_above = s + w * (1.0 - (VV / W if W else 0.0))  # j - E[v]
+        term = (1.0 + judged_above * (er + eps) / (s + 2 * eps)) / (s + w + 1.0)
+        out[q] = PP * np.sum(pw * term) / (K + 1.0) / R[q]
     return out
 
 

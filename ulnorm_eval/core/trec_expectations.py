@@ -187,7 +187,7 @@ def e_infAP(pool, J, param, ctx):
     and w (documents above it that are pooled-unjudged or not in the qrels: beta-binomial
     BB(W; s+1, K+1-s), W = U+V), of (1 + (s + w (1 - V/W)) (s (P-1)/K + eps)/(s + 2 eps)) / (s + w + 1):
     the infAP term at rank j = s + w with E[r | s] = s (P-1)/K and E[v | w] = w V/W."""
-    from scipy.special import betaln, gammaln
+    from scipy.special import betaln
 
     n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
     eps = tm.INFAP_EPSILON
@@ -198,9 +198,15 @@ def e_infAP(pool, J, param, ctx):
         s = np.arange(K + 1, dtype=np.float64)[:, None]
         w = np.arange(W + 1, dtype=np.float64)[None, :]
         if W:
+            # log BB(w) = log BB(0) + sum_{t<w} log[(W-t)(t+s+1) / ((t+1)(W-t+K-s))]: table lookups
+            # and one cumulative sum instead of special functions per element
             a, b = s + 1.0, K + 1.0 - s
-            pw = np.exp(gammaln(W + 1.0) - gammaln(w + 1.0) - gammaln(W - w + 1.0)
-                        + betaln(w + a, W - w + b) - betaln(a, b))
+            logn = np.log(np.arange(1, W + K + 2, dtype=np.float64))  # log(1 .. W+K+1)
+            t = np.arange(W)[None, :]
+            si = np.arange(K + 1)[:, None]
+            step = (logn[W - t - 1] + logn[t + si]) - (logn[t] + logn[W - t + K - si - 1])
+            log0 = betaln(a, W + b) - betaln(a, b)
+            pw = np.exp(np.concatenate([log0, log0 + np.cumsum(step, axis=1)], axis=1))
         else:
             pw = np.ones((K + 1, 1))
         er = s * (PP - 1) / K if K else np.zeros_like(s)

@@ -605,7 +605,7 @@ def k_Judged(rk, J, k, ctx):
 
 
 def k_Compat(rk, J, param, ctx):
-    """Compatibility (Clarke, Vtyurina & Smucker 2020) as ir_measures computes it: RBO(p) of the run
+    """Compatibility (Clarke, Vtyurina & Smucker 2021 (TOIS)) as ir_measures computes it: RBO(p) of the run
     against the ideal ranking (relevant documents by grade descending, ties by the run's order,
     unretrieved ones last) to depth max(num_ret, R), normalised by RBO(ideal, ideal).  Relevant means
     grade >= -l (ir_measures: grade > 0, the same at the default -l 1 for integer grades).  param = (p, normalize), default (0.95, True).  The overlap at depth i counts the
@@ -801,7 +801,7 @@ FAMILIES: tuple[TrecFamily, ...] = (
     _f("ERR", None, k_ERR, "cutoffs", None, "mean", "montecarlo", False, (), "Chapelle et al. 2009 (gdeval)"),
     _f("Judged", None, k_Judged, "cutoffs", None, "mean", "none", False, (), "ir_measures"),
     _f("Compat", None, k_Compat, "none", (0.95, True), "mean", "montecarlo", True, (),
-       "Clarke, Vtyurina & Smucker 2020"),
+       "Clarke, Vtyurina & Smucker 2021 (TOIS)"),
 )
 BY_TREC = {f.trec: f for f in FAMILIES if f.trec}
 BY_NAME = {f.name: f for f in FAMILIES}

@@ -15,12 +15,16 @@ Relevant at level L means ``code >= L``.  ``R`` (num_rel) counts the query's jud
 grade >= max(L, 0); the nonrelevant judged count, 0 <= grade < L.  ``-J`` drops every document with
 a negative code before anything is computed (:func:`judged_only`).
 
-Deliberate departures from trec_eval 10, each a defect there (see ``docs`` in the report):
+Deliberate departures from trec_eval 10, each a defect there:
 * ``rbp`` reads its gain bounds uninitialised (m_rbp.c: ``double sum, min, max`` never set): we
   initialise them, so gains are left alone when all lie in [0, 1] and are otherwise scaled to
   (g - min) / (max - min) over the query's gain levels, as the code intends.
 * gain levels are sorted with a comparator returning ``(int)(a - b)`` (gain_init.c), which treats
   gains less than 1 apart as equal; we sort by the true gain (identical for integer gains).
+* without ``-c``, trec_eval 10 exits ("result qid ... not found") when a qrels query has no results
+  (trec_eval.c); we evaluate the queries with both qrels and results, as trec_eval 9 did.
+The expected files of trec_eval's test suite hold the values of the initialised reading of rbp
+(gains divided by the query's largest grade when it exceeds 1); a local build prints garbage there.
 """
 from __future__ import annotations
 

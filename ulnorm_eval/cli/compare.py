@@ -82,6 +82,8 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
                 permutations, groups, fmt, precision, output, plot):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
     discriminative power, conflicts, PAD, swap rate and stability (Φ)."""
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from .main import _fail, _flush, _split_names, _split_variants
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
@@ -134,6 +136,8 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure; with RUNS
     also their mean score and the query type of seed 000 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB, see the README)."""
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from .main import _fail, _flush, _split_names
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure

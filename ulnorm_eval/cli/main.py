@@ -39,6 +39,10 @@ class DefaultGroup(click.Group):
             args = ["eval", "--help"]
         return super().parse_args(ctx, args)
 
+    def main(self, *args, **kw):  # exit codes, signals, no traceback: cli/guard.py
+        from .guard import guarded_main
+        return guarded_main(super().main, *args, **kw)
+
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -121,6 +125,8 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
              score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
              groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
 

@@ -54,6 +54,8 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
     by the measure's own browsing model: G(d) prod_j (1 - seen(rank of d in run j)).  With no prior
     run NRG equals the measure.
     """
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
 

@@ -68,8 +68,14 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
         except click.exceptions.Abort:  # click turns KeyboardInterrupt/EOF into Abort
             sys.exit(130)
         except click.ClickException as exc:
-            exc.show()
-            sys.exit(exc.exit_code if exc.exit_code != 1 else 2)
+            # one line, like every other error: `ulnorm-eval: reason (see 'ulnorm-eval eval --help')`
+            msg = " ".join(exc.format_message().split("\n"))
+            ctx = getattr(exc, "ctx", None)
+            if isinstance(exc, click.UsageError) and ctx is not None:
+                sub = f" {ctx.info_name}" if ctx.parent is not None else ""
+                msg += f" (see 'ulnorm-eval{sub} --help')"
+            _say(msg)
+            sys.exit(2)
         except KeyboardInterrupt:
             sys.exit(130)
         except BrokenPipeError:

@@ -5,6 +5,8 @@ import sys
 
 import click
 
+from .types import FiniteFloat, GateThreshold, NonEmpty
+
 from .options import (bounds_options, groups_option, make_options, ordering_options, output_options,
                           run_queries_option, seed_option)
 
@@ -78,10 +80,10 @@ def _fail(msg: str, code: int = 2):
 @main.command("eval", context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
               help="Measure, repeatable: ir_measures syntax (nDCG@10, AP@100, RBP(p=0.9), UL2(AP)) or "
                    "trec_eval names (ndcg_cut.10,20, map, P.5,10). Default: nDCG@10 AP RBP(p=0.8).")
-@click.option("-n", "--norm", "norm", metavar="LIST",
+@click.option("-n", "--norm", "norm", metavar="LIST", type=NonEmpty(),
               help="Variants added to every measure, comma-separated (e, iub, wlb, ul1, ul2, mm, eb, em, db, uew) "
                    "or 'none'. Default: e,iub,ul1,ul2.")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
@@ -106,16 +108,16 @@ def _fail(msg: str, code: int = 2):
               help="Only the first N per-query groups (implies -q).  Table and trec formats.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr (shown on a terminal for inputs "
                                                   "over 4 MB).")
-@click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE",
+@click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
               help="CI gate, repeatable: exit 1 when a run's mean of METRIC is below VALUE, "
                    "e.g. 'UL2(nDCG@10)=0.30'.  The metric is evaluated even if not in -m.")
 @click.option("--baseline", type=click.Path(dir_okay=False, allow_dash=True), metavar="RUN",
               help="CI gate: compare every run with this run (evaluated with the same options, printed only "
                    "if also given as a RUN) on every metric except the bounds E, IUB, WLB.")
-@click.option("--max-drop", "max_drop", type=click.FloatRange(min=0), metavar="D",
+@click.option("--max-drop", "max_drop", type=FiniteFloat(min=0), metavar="D",
               help="With --baseline: exit 1 when mean(run) < mean(baseline) - D (an absolute difference "
                    "of means).  Default 0: any drop.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), metavar="A",
+@click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), metavar="A",
               help="With --baseline: fail only if the drop is also significant, one-sided paired p < A "
                    "over the queries.")
 @click.option("--test", "test", type=click.Choice(["t", "randomization"]),

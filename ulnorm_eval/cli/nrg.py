@@ -5,6 +5,8 @@ import sys
 
 import click
 
+from .types import NonEmpty
+
 from .options import make_options, ordering_options, output_options, run_queries_option
 
 EPILOG = """\b
@@ -37,7 +39,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 @click.option("--unique", is_flag=True,
               help="Unique relevant contributions UC(P@K) instead of NRG: relevant documents in the top K "
                    "that no prior run has in its top K (seed 002 App. B). Default measure P@10.")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
               help="Measure (repeatable): nDCG[@k], DCG[@k], P@k, RBP(p=..)[@k], or NRG(...)/UC(P@k). "
                    "Default: nDCG@10.")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import warnings
 
 import click
 
@@ -44,9 +45,9 @@ def _install():
 
 
 def _is_input_error(exc) -> bool:
-    # inputs.trec imports numpy: looked up only once it is loaded (it raised the error), so that
+    # the inputs package imports numpy: looked up only once it is loaded (it raised the error), so that
     # `--help` stays instant
-    mod = sys.modules.get("ulnorm_eval.inputs.trec")
+    mod = sys.modules.get("ulnorm_eval.inputs.errors")
     return mod is not None and isinstance(exc, mod.InputError)
 
 
@@ -64,7 +65,11 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
     old = _install()
     try:
         try:
-            rv = run(args, prog_name, complete_var, standalone_mode=False, **extra)
+            with warnings.catch_warnings():
+                # numpy's overflow/invalid-value warnings: the results are checked for non-finite
+                # values (inputs/checks.py) and refused with one line instead
+                warnings.simplefilter("ignore", RuntimeWarning)
+                rv = run(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.Abort:  # click turns KeyboardInterrupt/EOF into Abort
             sys.exit(130)
         except click.ClickException as exc:

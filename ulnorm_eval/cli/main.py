@@ -120,12 +120,15 @@ def _fail(msg: str, code: int = 2):
 @click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), metavar="A",
               help="With --baseline: fail only if the drop is also significant, one-sided paired p < A "
                    "over the queries.")
+@click.option("--allow-disjoint", is_flag=True,
+              help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, "
+                   "as it is almost always the wrong qrels.")
 @click.option("--test", "test", type=click.Choice(["t", "randomization"]),
               help="With --baseline: paired t-test (default) or paired randomization test "
                    "(10,000 sign flips, seeded by --seed; exact for <= 13 queries).")
 def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete, run_queries_only, ties,
              score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
-             groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test):
+             groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
     from ..render.files import check_outputs
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
@@ -175,7 +178,13 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
             elif baseline:
                 step(f"evaluating baseline {_base(baseline)}", baseline)
                 base = api.evaluate_path(q, baseline, metrics, opts, warnings.append, stream)
+        from ..inputs import checks  # unique run names, no disjoint run, no inf (docs/errors.md)
+        for rr, path in zip(results + ([base] if base is not None and base not in results else []),
+                            list(runs) + [baseline]):
+            checks.require_overlap(rr, path, qrels, allow_disjoint)
+        checks.rename_runs(results)
         result = api.Result(metrics, results, opts, qrels, list(runs))
+        checks.require_finite(result)
 
         if fmt is None:
             fmt = "table" if (sys.stdout.isatty() and not output) else "trec"

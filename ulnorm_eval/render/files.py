@@ -116,7 +116,8 @@ def check_outputs(params: dict) -> None:
     """:func:`check_output` for a command's ``output`` and ``plot`` against its input parameters.
 
     ``params`` is a click context's parameter dict: ``qrels``, ``runs``, ``baseline``, ``priors``
-    and ``groups`` are inputs (plus a LETOR qrels' default group file ``QRELS.query``).
+    and ``groups`` are inputs (plus a LETOR qrels' default group file ``QRELS.query``).  Standard
+    input (``-``) may be only one of them: it can be read once.
     """
     inputs = []
     for key in ("qrels", "runs", "baseline", "priors", "groups"):
@@ -125,6 +126,9 @@ def check_outputs(params: dict) -> None:
             inputs.extend(v)
         elif v is not None:
             inputs.append(v)
+    if sum(os.fspath(p) == "-" for p in inputs) > 1:
+        raise InputError("-", None, "standard input can be read once, and QRELS counts: "
+                                    "give the other inputs as files")
     if params.get("qrels"):
         inputs.append(os.fspath(params["qrels"]) + ".query")
     outs = [params.get(k) for k in ("output", "plot")]

@@ -218,7 +218,7 @@ def test_sigterm_while_reading_a_fifo_exits_143(files, tmp_path):
 
     fifo = tmp_path / "fifo.run"
     os.mkfifo(fifo)
-    proc = subprocess.Popen([sys.executable, "-m", "ulnorm_eval.cli.main", "-o", str(tmp_path / "o.txt"),
+    proc = subprocess.Popen([sys.executable, "-c", "from ulnorm_eval.cli import main; main()", "-o", str(tmp_path / "o.txt"),
                              files["qrels"], str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 60

@@ -84,3 +84,351 @@ def test_empty_measure_is_refused(files, command, value):
 def test_usage_errors_are_one_line(files):
     res = cli("--no-such-option", files["qrels"], files["a.run"])
     one_line_error(res, "No such option '--no-such-option'. (see 'ulnorm-eval eval --help')")
+
+
+# --------------------------------------------------------------------------- misread input
+
+def test_lone_carriage_return_inside_a_line_is_refused(tmp_path, files):
+    bad = tmp_path / "cr.run"
+    bad.write_bytes(b"q1 Q0 d1 1 2.0 A\rq1 Q0 d2 2 1.0 A\nq2 Q0 d3 1 1.0 A\n")
+    for stream in ("--stream", "--no-stream"):
+        one_line_error(cli(stream, files["qrels"], bad),
+                       f"{bad}:1: stray carriage return (a CR not followed by LF; convert old Mac line ends "
+                       "with tr '\\r' '\\n')")
+
+
+def test_cr_only_line_ends_are_refused_in_qrels(tmp_path, files):
+    bad = tmp_path / "mac.qrels"
+    bad.write_bytes(QRELS.replace("\n", "\r").encode())
+    assert "stray carriage return" in one_line_error(cli(bad, files["a.run"]))
+    assert one_line_error(cli(bad, files["a.run"])).startswith(f"ulnorm-eval: {bad}:1: ")
+
+
+def test_stray_cr_is_located_on_its_line(tmp_path, files):
+    bad = tmp_path / "late.run"
+    bad.write_bytes((RUN_A + "q2 Q0 d9 3 0.5 A\r \n").encode())
+    assert one_line_error(cli("--no-stream", files["qrels"], bad)).startswith(f"ulnorm-eval: {bad}:5: stray")
+
+
+def test_crlf_line_ends_are_read_like_lf(tmp_path, files):
+    crlf_q, crlf_r = tmp_path / "q.crlf", tmp_path / "r.crlf"
+    crlf_q.write_bytes(QRELS.replace("\n", "\r\n").encode())
+    crlf_r.write_bytes(RUN_A.replace("\n", "\r\n").encode())
+    got = cli("-m", "AP", "-n", "none", crlf_q, crlf_r)
+    assert got.exit_code == 0 and got.stdout == cli("-m", "AP", "-n", "none", files["qrels"], files["a.run"]).stdout
+
+
+def test_query_id_all_is_refused(tmp_path, files):
+    q = tmp_path / "all.qrels"
+    q.write_text(QRELS + "all 0 d9 1\n")
+    one_line_error(cli(q, files["a.run"]), f"{q}:5: query id 'all' is reserved for the summary row (rename the query)")
+    r = tmp_path / "all.run"
+    r.write_text(RUN_A + "all Q0 d9 1 1.0 A\n")
+    for stream in ("--stream", "--no-stream"):
+        one_line_error(cli(stream, files["qrels"], r),
+                       f"{r}:5: query id 'all' is reserved for the summary row (rename the query)")
+    letor = tmp_path / "all.letor"
+    letor.write_text("1 qid:all 1:0.5\n")
+    one_line_error(cli(letor, files["a.run"]),
+                   f"{letor}:1: query id 'all' is reserved for the summary row (rename the query)")
+
+
+def test_runs_with_the_same_base_name_get_distinct_names(tmp_path, files):
+    import gzip
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "run.txt").write_text(RUN_A)
+    (tmp_path / "b" / "run.txt").write_text(RUN_B)
+    res = cli("-m", "AP", "-n", "none", files["qrels"], tmp_path / "a" / "run.txt", tmp_path / "b" / "run.txt")
+    assert res.exit_code == 0
+    assert res.stdout.splitlines() == ["run.txt#1\tAP\tall\t0.7500", "run.txt#2\tAP\tall\t0.7500"]
+    (tmp_path / "x.run").write_text(RUN_A)
+    (tmp_path / "x.run.gz").write_bytes(gzip.compress(RUN_B.encode()))
+    res = cli("-m", "P@1", "-n", "none", "--fail-below", "P@1=0.75", files["qrels"], tmp_path / "x.run",
+              tmp_path / "x.run.gz")
+    assert res.exit_code == 1  # x.run: P@1 = 1/2 fails; x.run.gz: 1/2 fails too; both named
+    assert res.stdout.splitlines() == ["x.run#1\tP@1\tall\t0.5000", "x.run#2\tP@1\tall\t0.5000"]
+    assert "x.run#1 P@1" in res.stderr and "x.run#2 P@1" in res.stderr
+
+
+def test_run_sharing_no_query_with_the_qrels_is_refused(tmp_path, files):
+    r = tmp_path / "other.run"
+    r.write_text("x1 Q0 d1 1 1.0 X\nx2 Q0 d2 1 1.0 X\n")
+    one_line_error(cli(files["qrels"], r), f"{r}: shares no query with {files['qrels']} (the run has 'x1', 'x2'): "
+                                          "the wrong qrels? (--allow-disjoint evaluates it anyway, scoring 0)")
+    ok = cli("--allow-disjoint", "-m", "AP", "-n", "none", files["qrels"], r)
+    assert ok.exit_code == 0 and ok.stdout == "AP\tall\t0.0000\n"
+
+
+def test_disjoint_baseline_is_refused_too(tmp_path, files):
+    r = tmp_path / "other.run"
+    r.write_text("x1 Q0 d1 1 1.0 X\n")
+    assert "shares no query" in one_line_error(cli("--baseline", r, files["qrels"], files["a.run"]))
+
+
+def test_duplicates_in_a_query_absent_from_the_qrels_one_behaviour(tmp_path, files):
+    r = tmp_path / "dup.run"
+    r.write_text(RUN_A + "q9 Q0 x 1 2.0 A\nq9 Q0 x 2 1.0 A\n")
+    msgs = {one_line_error(cli(s, files["qrels"], r)) for s in ("--stream", "--no-stream")}
+    msgs.add(one_line_error(cli(files["qrels"], "-", input=r.read_text())).replace("ulnorm-eval: -:", f"ulnorm-eval: {r}:"))
+    assert msgs == {f"ulnorm-eval: {r}:6: duplicate document 'x' for query 'q9' in the run"}
+
+
+@pytest.mark.parametrize("qid", ["q²", "1²", "²", "9" * 5000, "0" * 4999 + "1", "٣"])
+def test_odd_query_ids_sort_without_crashing(tmp_path, qid):
+    q = tmp_path / "q"
+    q.write_text(f"{qid} 0 d1 1\n2 0 d1 1\n10 0 d1 1\n")
+    r = tmp_path / "r"
+    r.write_text(f"{qid} Q0 d1 1 1.0 A\n2 Q0 d1 1 1.0 A\n10 Q0 d1 1 1.0 A\n")
+    res = cli("-q", "-m", "AP", "-n", "none", q, r)
+    assert res.exit_code == 0, res.stderr
+    rows = [ln.split("\t")[1] for ln in res.stdout.splitlines()]
+    assert rows[:2] == ["2", "10"] or rows[1:3] == ["2", "10"]
+    assert sorted(rows) == sorted([qid, "2", "10", "all"])
+
+
+def test_natural_order_of_long_digit_runs():
+    from ulnorm_eval.pipeline.ordering import natural_order
+
+    big = "9" * 5000
+    assert natural_order([big, "10", "2", "q10", "q2", "010", "²"]) == ["2", "010", "10", big, "q2", "q10", "²"]
+
+
+def test_oversize_rank_with_ties_rank(tmp_path, files):
+    r = tmp_path / "r"
+    r.write_text("q1 Q0 d1 99999999999999999999 1.0 A\nq1 Q0 d2 2 1.0 A\n")
+    one_line_error(cli("--ties", "rank", files["qrels"], r),
+                   f"{r}:1: rank '99999999999999999999' is too large (--ties rank)")
+
+
+@pytest.mark.parametrize("fmt", ["json", "trec", "jsonl"])
+def test_grades_that_overflow_are_refused(tmp_path, fmt):
+    q = tmp_path / "q"
+    q.write_text("q1 0 d1 1e308\nq1 0 d2 1e308\nq1 0 d3 0\n")
+    r = tmp_path / "r"
+    r.write_text("q1 Q0 d3 1 3 A\nq1 Q0 d1 2 2 A\n")
+    res = cli("-f", fmt, q, r)
+    one_line_error(res, f"{q}: E(nDCG@10) of r for query 'q1' overflows (grades too large for its gain or bounds; "
+                        "the limits are in docs/errors.md)")
+    assert res.stdout == ""
+
+
+def test_exponential_gain_overflow_is_refused(tmp_path):
+    q = tmp_path / "q"
+    q.write_text("q1 0 d1 2000\nq1 0 d2 1\n")
+    r = tmp_path / "r"
+    r.write_text("q1 Q0 d2 1 3 A\nq1 Q0 d1 2 2 A\n")
+    msg = one_line_error(cli("-m", 'nDCG(dcg="exp-log2")@10', "-n", "none", q, r))
+    assert "overflows" in msg and "'q1'" in msg
+
+
+def test_swapped_qrels_and_run_get_a_hint(files):
+    msg = one_line_error(cli(files["a.run"], files["qrels"]))
+    assert msg == (f"ulnorm-eval: {files['a.run']}:1: expected 4 fields (qid iter docid grade), found 6; "
+                   "this looks like a run file: QRELS comes first (ulnorm-eval QRELS RUN...)")
+
+
+# --------------------------------------------------------------------------- LETOR
+
+LETOR = "2 qid:1 1:0.5\n0 qid:1 1:0.1\n1 qid:2 1:0.3\n"
+
+
+@pytest.mark.parametrize("scores, line, reason", [
+    ("1 0 0.5\n1 2 0.4\n", 2, "document index 2 is outside query '1' (it has 2 documents: 0..1)"),
+    ("1 0 0.5\n1 -1 0.4\n", 2, "document index -1 is outside query '1' (it has 2 documents: 0..1)"),
+    ("1 0 0.5\n1 x 0.4\n", 2, "document index 'x' is not an integer (RankLib: qid idx score)"),
+    ("1 0 0.5\n1 1.5 0.4\n", 2, "document index '1.5' is not an integer (RankLib: qid idx score)"),
+    ("1 0 0.5\nqid: 1 0.4\n", 2, "empty qid: (expected qid:ID)"),
+])
+def test_ranklib_scores_are_validated(tmp_path, scores, line, reason):
+    q = tmp_path / "l.txt"
+    q.write_text(LETOR)
+    s = tmp_path / "s"
+    s.write_text(scores)
+    one_line_error(cli(q, s), f"{s}:{line}: {reason}")
+
+
+@pytest.mark.parametrize("row, reason", [
+    ("1 qid: 1:0.5\n", "empty qid: (expected qid:ID)"),
+    ("1 qid:\xff 1:0.5\n", None),
+])
+def test_malformed_letor_qid(tmp_path, row, reason):
+    q = tmp_path / "l.txt"
+    q.write_bytes(row.encode("latin-1"))
+    s = tmp_path / "s"
+    s.write_text("0.5\n")
+    msg = one_line_error(cli(q, s))
+    assert msg.startswith(f"ulnorm-eval: {q}:1: ")
+    if reason:
+        assert msg.endswith(reason)
+
+
+# --------------------------------------------------------------------------- paths and bytes
+
+def test_corrupt_deflate_data(tmp_path, files):
+    import gzip
+
+    data = bytearray(gzip.compress((RUN_A * 50).encode()))
+    data[20:30] = b"\xff" * 10
+    r = tmp_path / "bad.gz"
+    r.write_bytes(bytes(data))
+    for stream in ("--stream", "--no-stream"):
+        msg = one_line_error(cli(stream, files["qrels"], r))
+        assert msg.startswith(f"ulnorm-eval: {r}: ") and ("corrupt" in msg or "cannot read" in msg)
+
+
+def test_symlink_loop_and_path_through_a_file(tmp_path, files):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    one_line_error(cli(files["qrels"], loop), f"{loop}: symbolic link loop")
+    through = f"{files['a.run']}/x"
+    one_line_error(cli(files["qrels"], through), f"{through}: a component of the path is a file, not a directory")
+
+
+def test_dev_zero_is_refused_quickly(files):
+    one_line_error(cli(files["qrels"], "/dev/zero"), "/dev/zero:1: NUL byte: binary data, not a text file")
+    one_line_error(cli("/dev/zero", files["a.run"]), "/dev/zero:1: NUL byte: binary data, not a text file")
+
+
+def test_closed_stdin(files):
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", "from ulnorm_eval.cli import main; main()", files["qrels"], "-"],
+                         capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.close(0))
+    assert res.returncode == 2 and res.stderr == "ulnorm-eval: -: standard input is closed\n"
+
+
+@pytest.mark.parametrize("encoding, message", [
+    ("utf-16", "is UTF-16 text (little-endian byte-order mark); convert it to UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)"),
+    ("utf-16-be", "looks like UTF-16 text (NUL bytes between characters); convert it to UTF-8 "
+                  "(iconv -f UTF-16 -t UTF-8 FILE)"),
+    ("utf-16-le", "looks like UTF-16 text (NUL bytes between characters); convert it to UTF-8 "
+                  "(iconv -f UTF-16 -t UTF-8 FILE)"),
+    ("utf-32", "is UTF-32 text (little-endian byte-order mark); convert it to UTF-8 (iconv -f UTF-32 -t UTF-8 FILE)"),
+])
+def test_utf16_input_is_named(tmp_path, files, encoding, message):
+    r = tmp_path / "r16"
+    r.write_bytes(RUN_A.encode(encoding))
+    one_line_error(cli(files["qrels"], r), f"{r}: {message}")
+    one_line_error(cli(r, files["a.run"]), f"{r}: {message}")
+
+
+def test_other_formats_are_named(tmp_path, files):
+    import gzip
+    import io
+    import zipfile
+
+    gg = tmp_path / "double.gz"
+    gg.write_bytes(gzip.compress(gzip.compress(RUN_A.encode())))
+    one_line_error(cli(files["qrels"], gg), f"{gg}: is gzip inside gzip: decompress the outer layer first")
+    zst = tmp_path / "r.zst"
+    zst.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 20)
+    one_line_error(cli(files["qrels"], zst), f"{zst}: is zstd-compressed; decompress it first (zstd -d FILE)")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("run", RUN_A)
+    zp = tmp_path / "r.zip"
+    zp.write_bytes(buf.getvalue())
+    one_line_error(cli(files["qrels"], zp), f"{zp}: is a zip archive; extract it first (unzip FILE)")
+
+
+def test_stdin_can_be_read_once_and_qrels_counts(files):
+    for command in (["eval"], ["compare"], ["queries"], ["nrg"]):
+        one_line_error(cli(*command, "-", "-", files["a.run"], input=QRELS),
+                       "-: standard input can be read once, and QRELS counts: give the other inputs as files")
+
+
+def test_gzip_bomb_of_zeros_fails_on_the_first_block(tmp_path, files):
+    import gzip
+
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(gzip.compress(b"\x00" * (64 << 20), compresslevel=9))  # 64 MB of zeros in 64 kB
+    for stream in ("--stream", "--no-stream"):
+        one_line_error(cli(stream, files["qrels"], bomb), f"{bomb}:1: NUL byte: binary data, not a text file")
+
+
+def test_overlong_line_is_refused(tmp_path, files, monkeypatch):
+    from ulnorm_eval.inputs import text
+
+    monkeypatch.setattr(text, "MAX_LINE_BYTES", 1000)
+    r = tmp_path / "long.run"
+    r.write_text(RUN_A + "q2 Q0 " + "d" * 5000 + " 3 0.5 A\n")
+    for stream in ("--stream", "--no-stream"):
+        one_line_error(cli(stream, files["qrels"], r), f"{r}:5: line longer than 1000 bytes (ULNORM_EVAL_MAX_LINE)")
+
+
+def test_streamed_reading_is_linear_in_one_huge_query(tmp_path, monkeypatch):
+    """One query spanning many blocks: each line is looked at a bounded number of times (the old reader
+    re-scanned the whole buffer after every block: quadratic)."""
+    from ulnorm_eval.inputs import blocks
+
+    n = 20000
+    r = tmp_path / "one.run"
+    r.write_text("".join(f"q1 Q0 d{i} {i} {n - i} A\n" for i in range(n)) + "q2 Q0 d0 1 1 A\n")
+    calls = []
+    real = blocks._qid
+    monkeypatch.setattr(blocks, "_qid", lambda line: calls.append(1) or real(line))
+    got = list(blocks.query_blocks(str(r), block_bytes=256))
+    assert [len(b.splitlines()) for b, _ in got] == [n, 1] and [ln for _, ln in got] == [1, n + 1]
+    assert len(calls) < 2 * n
+
+
+def _old_query_blocks(data: bytes, block_bytes: int):
+    """The previous (quadratic) reader, kept as the reference for the block boundaries."""
+    def qid(line):
+        parts = line.split(None, 1)
+        if not parts or parts[0].startswith(b"#"):
+            return None
+        return parts[0].removeprefix(b"\xef\xbb\xbf")
+
+    def tail_start(d, end):
+        last, pos = None, end
+        while pos > 0:
+            start = d.rfind(b"\n", 0, pos - 1) + 1
+            q = qid(d[start:pos])
+            if q is not None:
+                if last is None:
+                    last = q
+                elif q != last:
+                    return pos
+            pos = start
+        return 0
+
+    carry, line, out, i = b"", 1, [], 0
+    while True:
+        chunk = data[i:i + block_bytes]
+        i += block_bytes
+        if not chunk:
+            if carry.strip():
+                out.append((carry, line))
+            return out
+        d = carry + chunk
+        end = d.rfind(b"\n") + 1
+        cut = tail_start(d, end) if end else 0
+        if cut == 0:
+            carry = d
+            continue
+        block, carry = d[:cut], d[cut:]
+        out.append((block, line))
+        line += block.count(b"\n")
+
+
+def test_block_boundaries_equal_the_previous_reader(tmp_path):
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    from ulnorm_eval.inputs import blocks
+
+    line = st.one_of(st.sampled_from(["q1", "q2", "q3", "q10"]).map(lambda q: f"{q} Q0 d 1 1 A"),
+                     st.sampled_from(["", "# note", "   "]))
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(line, min_size=1, max_size=40), st.integers(1, 64), st.booleans())
+    def check(lines, block, final_newline):
+        data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
+        p = tmp_path / "r"
+        p.write_bytes(data)
+        assert list(blocks.query_blocks(str(p), block_bytes=block)) == _old_query_blocks(data, block)
+
+    check()

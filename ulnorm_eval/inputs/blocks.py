@@ -10,7 +10,8 @@ the buffer of one query may not exceed ``MAX_INPUT_BYTES`` (text.py, docs/errors
 from __future__ import annotations
 
 from .errors import InputError
-from .text import MAX_INPUT_BYTES, MAX_LINE_BYTES, READ_ERRORS, check_chunk, open_input
+from . import text
+from .text import READ_ERRORS, check_chunk, open_input
 
 __all__ = ["query_blocks", "BLOCK_BYTES"]
 
@@ -111,11 +112,11 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES):
                 check_chunk(chunk, path, line + buf.count(b"\n"))
             buf += chunk
             end = buf.rfind(b"\n") + 1
-            if len(buf) - end > MAX_LINE_BYTES:
+            if len(buf) - end > text.MAX_LINE_BYTES:
                 raise InputError(path, line + buf.count(b"\n", 0, end),
-                                 f"line longer than {MAX_LINE_BYTES} bytes (ULNORM_EVAL_MAX_LINE)")
-            if len(buf) > MAX_INPUT_BYTES:
-                raise InputError(path, line, f"one query's lines exceed {MAX_INPUT_BYTES} bytes "
+                                 f"line longer than {text.MAX_LINE_BYTES} bytes (ULNORM_EVAL_MAX_LINE)")
+            if len(buf) > text.MAX_INPUT_BYTES:
+                raise InputError(path, line, f"one query's lines exceed {text.MAX_INPUT_BYTES} bytes "
                                              "(ULNORM_EVAL_MAX_INPUT)")
             tail.update(buf, end)
             cut = tail.start

@@ -189,7 +189,8 @@ def _looks_utf16(data: bytes) -> bool:
     if len(head) < 4:
         return False
     even, odd = head[0::2], head[1::2]
-    return even.count(0) > 0.4 * len(even) or odd.count(0) > 0.4 * len(odd)
+    e, o = even.count(0) / len(even), odd.count(0) / len(odd)
+    return (e > 0.4 and o < 0.1) or (o > 0.4 and e < 0.1)  # ASCII as UTF-16: every other byte NUL
 
 
 def check_chunk(data: bytes, path: str, first_line: int = 1) -> None:
@@ -214,6 +215,7 @@ def check_text(data: bytes, path: str, first_line: int = 1) -> None:
     would be one record with extra fields, CR-only line ends one long line.  CRLF is accepted.
     """
     check_chunk(data, path, first_line)
+    _longest_line(data, path, first_line)
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         m = _LONE_CR.search(data)
         if m is not None:

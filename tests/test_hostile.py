@@ -36,6 +36,7 @@ def one_line_error(res, expected: str | None = None) -> str:
     assert "Traceback" not in res.stderr
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert lines and lines[-1].startswith("ulnorm-eval: "), res.stderr
+    assert "internal error" not in res.stderr
     if expected is not None:
         assert lines[-1] == f"ulnorm-eval: {expected}"
     return lines[-1]
@@ -209,8 +210,7 @@ def test_grades_that_overflow_are_refused(tmp_path, fmt):
     r = tmp_path / "r"
     r.write_text("q1 Q0 d3 1 3 A\nq1 Q0 d1 2 2 A\n")
     res = cli("-f", fmt, q, r)
-    one_line_error(res, f"{q}: E(nDCG@10) of r for query 'q1' overflows (grades too large for its gain or bounds; "
-                        "the limits are in docs/errors.md)")
+    one_line_error(res, f"{q}:1: grade 1e+308 is too large (|grade| <= 2^53; see docs/errors.md)")
     assert res.stdout == ""
 
 
@@ -219,8 +219,11 @@ def test_exponential_gain_overflow_is_refused(tmp_path):
     q.write_text("q1 0 d1 2000\nq1 0 d2 1\n")
     r = tmp_path / "r"
     r.write_text("q1 Q0 d2 1 3 A\nq1 Q0 d1 2 2 A\n")
-    msg = one_line_error(cli("-m", 'nDCG(dcg="exp-log2")@10', "-n", "none", q, r))
-    assert "overflows" in msg and "'q1'" in msg
+    for fmt in ("json", "trec"):
+        res = cli("-f", fmt, "-m", 'nDCG(dcg="exp-log2")@10', q, r)
+        one_line_error(res, f"{q}: nDCG(dcg='exp-log2')@10 of r for query 'q1' overflows (grades too large for "
+                            "its gain or bounds; the limits are in docs/errors.md)")
+        assert res.stdout == ""
 
 
 def test_swapped_qrels_and_run_get_a_hint(files):
@@ -432,3 +435,191 @@ def test_block_boundaries_equal_the_previous_reader(tmp_path):
         assert list(blocks.query_blocks(str(p), block_bytes=block)) == _old_query_blocks(data, block)
 
     check()
+
+
+# --------------------------------------------------------------------------- the hostile matrix
+# A few hundred bad inputs and options through every command: exit 2, every stderr line a
+# `ulnorm-eval: ` line (the error last), nothing on stdout, inputs unchanged, no stray files.
+
+def _hostile_files(d) -> dict:
+    import bz2
+    import gzip
+    import lzma
+    import random
+
+    d.mkdir()
+    rng = random.Random(12)
+    valid_gz = gzip.compress(RUN_A.encode())
+    blobs = {
+        "empty": b"",
+        "blank": b"\n\n  \n\t\n",
+        "comments": b"# nothing\n# here\n",
+        "nul": b"q1 Q0 d1\x00 1 1.0 A\n",
+        "binary": bytes(rng.randrange(256) for _ in range(3000)),
+        "utf16": RUN_A.encode("utf-16"),
+        "utf16be": RUN_A.encode("utf-16-be"),
+        "utf32": QRELS.encode("utf-32"),
+        "latin1": "q1 Q0 d\xe9 1 1.0 A\nq1 0 d\xe9 1\n".encode("latin-1"),
+        "lone_cr": b"q1 Q0 d1 1 1.0 A\rq1 Q0 d2 2 0.5 A\n",
+        "cr_only": RUN_A.replace("\n", "\r").encode(),
+        "one_field": b"q1\n",
+        "three_fields": b"q1 0 d1\n",
+        "five_fields": b"q1 Q0 d1 1 1.0\n",
+        "score_word": b"q1 Q0 d1 1 high A\n",
+        "score_nan": b"q1 Q0 d1 1 nan A\n",
+        "score_inf": b"q1 Q0 d1 1 1e999 A\n",
+        "score_huge_digits": b"q1 Q0 d1 1 " + b"9" * 400 + b"e999 A\n",
+        "grade_word": b"q1 0 d1 yes\n",
+        "grade_inf": b"q1 0 d1 inf\n",
+        "grade_nan": b"q1 0 d1 nan\n",
+        "grade_1e308": b"q1 0 d1 1e308\nq1 0 d2 1e308\nq1 0 d3 0\n",
+        "all_qid_run": b"all Q0 d1 1 1.0 A\n",
+        "all_qid_qrels": b"all 0 d1 1\n",
+        "dup_run": b"q1 Q0 d1 1 1.0 A\nq1 Q0 d1 2 0.5 A\n",
+        "dup_qrels": b"q1 0 d1 1\nq1 0 d1 0\n",
+        "disjoint_run": b"zz Q0 d1 1 1.0 A\n",
+        "letor_bad_qid": b"1 qid: 1:0.5\n",
+        "letor_grade": b"x qid:1 1:0.5\n",
+        "letor_mixed": b"1 qid:1 1:0.5\n0 1:0.3\n",
+        "gz_truncated": valid_gz[: len(valid_gz) // 2],
+        "gz_corrupt": valid_gz[:12] + b"\xff" * 8 + valid_gz[20:],
+        "gz_garbage": b"\x1f\x8b" + bytes(rng.randrange(256) for _ in range(200)),
+        "gz_in_gz": gzip.compress(valid_gz),
+        "gz_of_nul": gzip.compress(b"\x00" * 100000),
+        "bz2_truncated": bz2.compress((RUN_A * 20).encode())[:40],
+        "xz_truncated": lzma.compress((RUN_A * 20).encode())[:40],
+        "zstd": b"\x28\xb5\x2f\xfd" + bytes(16),
+        "zip": b"PK\x03\x04" + bytes(40),
+        "7z": b"7z\xbc\xaf\x27\x1c" + bytes(40),
+        "long_line": b"q1 Q0 " + b"d" * (2 << 20) + b" 1 1.0 A\n",
+        "ansi": b"\x1b[31mq1 Q0 d1 1 1.0 A\n",
+    }
+    out = {}
+    for name, data in blobs.items():
+        (d / name).write_bytes(data)
+        out[name] = str(d / name)
+    (d / "adir").mkdir()
+    out["directory"] = str(d / "adir")
+    out["missing"] = str(d / "missing")
+    (d / "loop").symlink_to(d / "loop")
+    out["symlink_loop"] = str(d / "loop")
+    (d / "dangling").symlink_to(d / "nowhere")
+    out["dangling"] = str(d / "dangling")
+    out["through_file"] = str(d / "empty") + "/x"
+    out["dev_zero"] = "/dev/zero"
+    out["dev_null"] = "/dev/null"
+    return out
+
+
+ROLES = {
+    # command -> how a hostile file H and good files G enter it
+    "eval-qrels": lambda H, G: [H, G["a.run"]],
+    "eval-run": lambda H, G: [G["qrels"], H],
+    "eval-run-no-stream": lambda H, G: ["--no-stream", G["qrels"], H],
+    "eval-baseline": lambda H, G: ["--baseline", H, G["qrels"], G["a.run"]],
+    "compare-qrels": lambda H, G: ["compare", H, G["a.run"], G["b.run"]],
+    "compare-run": lambda H, G: ["compare", G["qrels"], G["a.run"], H],
+    "queries-qrels": lambda H, G: ["queries", H],
+    "queries-run": lambda H, G: ["queries", G["qrels"], H],
+    "nrg-run": lambda H, G: ["nrg", G["qrels"], H],
+    "nrg-prior": lambda H, G: ["nrg", "--prior", H, G["qrels"], G["a.run"]],
+}
+
+# inputs that are fine in some roles (a run file is no qrels and vice versa, but a valid run as a run is valid)
+NOT_AN_ERROR = {
+    ("dup_qrels", r) for r in ROLES if not r.endswith("qrels")} | {
+    ("disjoint_run", r) for r in ("queries-qrels", "eval-qrels", "compare-qrels")} | {
+    ("grade_1e308", r) for r in ROLES if not r.endswith("qrels")} | {
+    ("all_qid_qrels", r) for r in ROLES if not r.endswith("qrels")} | {
+    ("latin1", r) for r in ROLES} | {
+    # not refused there (yet): compare and nrg do not check that runs share queries with the qrels
+    (f, r) for f in ("disjoint_run", "ansi") for r in ("compare-run", "queries-run", "nrg-run", "nrg-prior")}  # bytes are ids; latin-1 is invalid UTF-8: refused or not, never a traceback
+
+
+def _state(d) -> dict:
+    out = {}
+    for p in sorted(d.rglob("*")):
+        if p.is_symlink() or not p.is_file():
+            out[str(p)] = "node"
+        else:
+            out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def test_hostile_inputs_in_every_command(tmp_path, files):
+    hostile = _hostile_files(tmp_path / "h")
+    failures = []
+    before = _state(tmp_path)
+    n = 0
+    for name, path in hostile.items():
+        for role, make in ROLES.items():
+            res = cli(*make(path, files))
+            n += 1
+            lines = res.stderr.splitlines()
+            tolerated = (name, role) in NOT_AN_ERROR and res.exit_code in (0, 2)
+            ok = ("Traceback" not in res.stderr and res.exception is None or isinstance(res.exception, SystemExit))
+            ok = ok and (tolerated or (res.exit_code == 2 and res.stdout == "" and lines
+                                       and all(ln.startswith("ulnorm-eval: ") and "internal error" not in ln for ln in lines)))
+            if not ok:
+                failures.append((name, role, res.exit_code, res.stderr[-300:]))
+    assert _state(tmp_path) == before
+    assert not failures, failures[:5]
+    assert n >= 400
+
+
+BAD_OPTIONS = [
+    ["-l", "nan"], ["-l", "x"], ["-M", "0"], ["-M", "-3"], ["-M", "1e3"], ["-m", ""], ["-m", "nDCG@"],
+    ["-m", "nDCG@-1"], ["-m", "UL9(AP)"], ["-m", "AP("], ["-m", "\x00"], ["-m", "P.5,x"], ["-n", "bogus"],
+    ["-n", ""], ["--precision", "99"], ["--precision", "-1"], ["-f", "xml"], ["--ties", "x"],
+    ["--permutations", "0"], ["--seed", "x"], ["--seed", "1e400"], ["--pool", "x"], ["--undefined", "x"],
+    ["-o", ""], ["-o", "/nonexistent/dir/x"], ["-o", "/proc/sys/x"],
+    ["--no-such-option"], ["-J"], ["-m", "RBP(p=nan)"], ["-m", "RBP(p=1.5)"], ["-m", "nDCG(dcg='x')@10"],
+    ["-m", "P@" + "9" * 5000], ["-m", "AP@-1"], ["-m", "P@0"], ["--score-precision", "float16"], ["--expectation", "x"],
+]
+EVAL_ONLY = [
+    ["--head", "0"], ["--sort", "Bogus"], ["--fail-below", "AP"], ["--fail-below", "AP=x"],
+    ["--fail-below", "AP=inf"], ["--fail-below", "Nope=0.1"], ["--alpha", "0.1"], ["--max-drop", "-1"],
+    ["--baseline", "/nonexistent"], ["--names", "x"], ["--stream", "--ties", "rank"],
+]
+COMPARE_ONLY = [["--alpha", "2"], ["--alpha", "nan"], ["--table", "x"], ["--test", "x"], ["--reps", "1"],
+                ["--subset-size", "0"], ["--phi-target", "1"], ["--swap-trials", "0"], ["--correction", "x"]]
+QUERIES_ONLY = [["--ideal-gap", "nan"], ["--hard-below", "x"], ["--easy-above", "inf"]]
+NRG_ONLY = [["--leave-one-out", "--chronological"], ["--best-by", "AP"], ["--group-by", "("],
+            ["-m", "AP@x"], ["--prior", "/nonexistent"]]
+
+
+def test_hostile_options_in_every_command(tmp_path, files):
+    cases = [(["eval"], o) for o in BAD_OPTIONS + EVAL_ONLY]
+    cases += [(["compare"], o) for o in BAD_OPTIONS + COMPARE_ONLY]
+    cases += [(["queries"], o) for o in BAD_OPTIONS + QUERIES_ONLY]
+    cases += [(["nrg"], o) for o in [o for o in BAD_OPTIONS if o[0] not in ("--pool", "--undefined", "--permutations",
+                                                                               "--expectation", "-n")]
+              + NRG_ONLY]
+    before = _state(tmp_path)
+    failures = []
+    for command, opts in cases:
+        args = [*command, *opts, files["qrels"], files["a.run"], files["b.run"]]
+        if opts[:1] == ["--stream"]:  # --ties rank on a run whose rank column is text
+            bad = tmp_path / "rank.run"
+            bad.write_text("q1 Q0 d1 first 1.0 A\n")
+            args[-2:] = [str(bad)]
+        res = cli(*args)
+        lines = res.stderr.splitlines()
+        if not (res.exit_code == 2 and "Traceback" not in res.stderr and res.stdout == "" and lines
+                and all(ln.startswith("ulnorm-eval: ") and "internal error" not in ln for ln in lines)):
+            failures.append((command, opts, res.exit_code, res.stderr[-300:], res.stdout[:100]))
+        (tmp_path / "rank.run").unlink(missing_ok=True)
+    assert _state(tmp_path) == before
+    assert not failures, [f[:3] for f in failures]
+    assert len(cases) >= 150
+
+
+def test_hostile_fifo_input(tmp_path, files):
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b"q1 Q0 d1\x00 1 1 A\n" * 10), daemon=True)
+    writer.start()
+    one_line_error(cli("--no-stream", files["qrels"], fifo), f"{fifo}:1: NUL byte: binary data, not a text file")
+    writer.join(timeout=30)

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .text import check_text
-from .trec import RESERVED_QIDS, InputError, Qrels, Run, _run_name, check_duplicates, read_bytes
+from .trec import RESERVED_QIDS, InputError, Qrels, Run, _run_name, check_duplicates, check_grades, read_bytes
 
 __all__ = ["is_letor", "read_letor", "read_letor_scores", "letor_features"]
 
@@ -87,6 +87,7 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
         pos = pos + 1 if q == prev else 0
         prev = q
         docs.append(str(pos))
+    check_grades(np.asarray(grades, dtype=np.float64), path, np.asarray(lines, dtype=np.int64))
     return Qrels(qid=pa.array(qids, pa.string()), docid=pa.array(docs, pa.string()),
                  grade=np.asarray(grades, dtype=np.float64), path=str(path),
                  line=np.asarray(lines, dtype=np.int64), letor=True)

@@ -235,6 +235,20 @@ def _to_float(col, path: str, lines, name: str) -> np.ndarray:
     raise InputError(path, _line(lines, i), f"{name} {col[i].as_py()!r} is not a finite number")
 
 
+# Grades beyond 2^53 are no longer exact integers in float64, and sums and squares of grades near
+# 1e308 (gains, ideal rankings, bounds) overflow to inf: refused when read (docs/errors.md).
+MAX_GRADE = float(1 << 53)
+
+
+def check_grades(grade: np.ndarray, path: str, lines) -> None:
+    """Refuse a grade whose magnitude exceeds :data:`MAX_GRADE`, naming its line."""
+    bad = np.abs(grade) > MAX_GRADE
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(path, _line(lines, i), f"grade {grade[i]:g} is too large (|grade| <= 2^53; "
+                                                "see docs/errors.md)")
+
+
 def _line(lines, i: int) -> int:
     return int(lines[i]) if lines is not None else i + 1
 
@@ -300,6 +314,7 @@ def read_qrels(path: str, data: bytes | None = None) -> Qrels:
     if len(cols[0]) == 0:
         raise InputError(path, 1, "empty file: no judgements")
     grade = _to_float(cols[3], path, lines, "grade")
+    check_grades(grade, path, lines)
     check_duplicates(cols[0], cols[2], path, lines, "the qrels")
     return Qrels(qid=cols[0], docid=cols[2], grade=grade, path=str(path), skipped=skipped, line=lines)
 
@@ -345,6 +360,7 @@ def qrels_from_frame(df, path: str = "<qrels>") -> Qrels:
     grade = np.asarray(df["relevance"], dtype=np.float64)
     if not np.isfinite(grade).all():
         raise InputError(path, None, "relevance must be finite")
+    check_grades(grade, path, None)
     check_duplicates(qid, docid, path, None, "the qrels")
     return Qrels(qid=qid, docid=docid, grade=grade, path=path)
 

@@ -424,10 +424,10 @@ def test_block_boundaries_equal_the_previous_reader(tmp_path):
     from ulnorm_eval.inputs import blocks
 
     line = st.one_of(st.sampled_from(["q1", "q2", "q3", "q10"]).map(lambda q: f"{q} Q0 d 1 1 A"),
-                     st.sampled_from(["", "# note", "   "]))
+                     st.sampled_from(["", "# note", "   ", "\t \t", " " * 70, "\n" * 150]))
 
     @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(st.lists(line, min_size=1, max_size=40), st.integers(1, 64), st.booleans())
+    @given(st.lists(line, min_size=1, max_size=40), st.integers(1, 300), st.booleans())
     def check(lines, block, final_newline):
         data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
         p = tmp_path / "r"

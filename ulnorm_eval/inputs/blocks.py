@@ -25,6 +25,24 @@ def _qid(line: bytes):
     return parts[0].removeprefix(b"\xef\xbb\xbf")  # a UTF-8 BOM before the file's first qid
 
 
+def _skip_blank(data, lo: int, pos: int) -> int:
+    """The end (a line boundary) of the last line in ``data[lo:pos]`` that is not blank, else ``lo``.
+
+    Whitespace is skipped in windows that double (64 bytes, 128, ...): a long run of blank lines
+    costs a few copies of itself instead of one Python step per line, and a single blank line
+    between data lines costs one 64-byte look.
+    """
+    w, end = 64, pos
+    while pos > lo:
+        a = max(lo, pos - w)
+        k = len(bytes(data[a:pos]).rstrip())
+        if k:
+            nl = data.find(b"\n", a + k, end)
+            return nl + 1 if nl >= 0 else end
+        pos, w = a, w * 2
+    return lo
+
+
 class _Tail:
     """Where the trailing query's lines start in a buffer of whole lines, scanned incrementally.
 
@@ -52,13 +70,17 @@ class _Tail:
             start = data.rfind(b"\n", self.scanned, pos - 1) + 1
             if start < self.scanned:
                 start = self.scanned
-            q = _qid(bytes(data[start:pos]))
+            line = bytes(data[start:pos])
+            q = _qid(line)
             if q is not None:
                 if last is None:
                     last = q
                 elif q != last:
                     cut = pos  # a different query ends here: the trailing one starts after it
                     break
+            elif not line.strip():
+                pos = _skip_blank(data, self.scanned, start)  # a run of blank lines in one step
+                continue
             pos = start
         if last is None:  # only blank or comment lines arrived: they join the trailing query
             self.scanned = end
@@ -81,9 +103,10 @@ class _Tail:
             start = data.rfind(b"\n", self.start, pos - 1) + 1
             if start < self.start:
                 start = self.start
-            if _qid(bytes(data[start:pos])) is not None:
+            line = bytes(data[start:pos])
+            if _qid(line) is not None:
                 return pos
-            pos = start
+            pos = _skip_blank(data, self.start, start) if not line.strip() else start
         return self.start
 
     def shift(self, n: int) -> None:

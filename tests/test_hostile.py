@@ -623,3 +623,19 @@ def test_hostile_fifo_input(tmp_path, files):
     writer.start()
     one_line_error(cli("--no-stream", files["qrels"], fifo), f"{fifo}:1: NUL byte: binary data, not a text file")
     writer.join(timeout=30)
+
+
+@pytest.mark.parametrize("flag, hint", [
+    ("-J", "(judged documents only) has no equivalent: unjudged documents count as non-relevant"),
+    ("--nosummary", "has no equivalent: -q adds per-query rows, and the summary rows are those with query 'all'"),
+    ("--query_eval_wanted", "is -q here"),
+    ("-v", "(version) is --version here"),
+])
+def test_trec_eval_flags_name_our_equivalent(files, flag, hint):
+    one_line_error(cli(flag, files["qrels"], files["a.run"]),
+                   f"No such option {flag!r}: trec_eval's {flag} {hint} (see 'ulnorm-eval eval --help')")
+
+
+def test_measures_command_with_bad_options():
+    one_line_error(cli("measures", "--bogus"), "No such option '--bogus'. (see 'ulnorm-eval measures --help')")
+    one_line_error(cli("measures", "extra"), "Got unexpected extra argument (extra) (see 'ulnorm-eval measures --help')")

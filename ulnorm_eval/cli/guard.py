@@ -20,6 +20,31 @@ import click
 
 __all__ = ["Interrupted", "guarded_main"]
 
+# trec_eval's flags that ulnorm-eval does not have, and what to use instead (shown when one is given)
+TREC_EVAL_FLAGS = {
+    "-J": "(judged documents only) has no equivalent: unjudged documents count as non-relevant",
+    "--Judged_docs_only": "has no equivalent: unjudged documents count as non-relevant",
+    "-N": "(documents in the collection) has no equivalent: the random ranking permutes --pool "
+          "(qrels, run or union)",
+    "--Number_docs_in_coll": "has no equivalent: the random ranking permutes --pool (qrels, run or union)",
+    "-D": "(debug level) has no equivalent; drop it",
+    "--Debug_level": "has no equivalent; drop it",
+    "-R": "(qrels format) is not needed: TREC qrels and LETOR rows are recognised",
+    "--Rel_info_format": "is not needed: TREC qrels and LETOR rows are recognised",
+    "-T": "(results format) is not needed: TREC runs (and LETOR score files) are recognised",
+    "--Results_format": "is not needed: TREC runs (and LETOR score files) are recognised",
+    "-Z": "(Z scores) has no equivalent; normalisations are the variants (-n e,iub,ul1,ul2,...)",
+    "--Zscore": "has no equivalent; normalisations are the variants (-n e,iub,ul1,ul2,...)",
+    "--nosummary": "has no equivalent: -q adds per-query rows, and the summary rows are those with query 'all'",
+    "--query_eval_wanted": "is -q here",
+    "--measure": "is -m here (trec_eval names work: -m map -m P.5,10)",
+    "--complete_rel_info_wanted": "is the default here (-c is accepted)",
+    "--level_for_rel": "is -l here",
+    "--Max_retrieved_per_topic": "is -M here",
+    "-v": "(version) is --version here",
+    "-a": "(all trec measures) has no equivalent: name measures with -m (see 'ulnorm-eval measures')",
+}
+
 _CODES = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
 
 
@@ -75,6 +100,9 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
         except click.ClickException as exc:
             # one line, like every other error: `ulnorm-eval: reason (see 'ulnorm-eval eval --help')`
             msg = " ".join(exc.format_message().split("\n"))
+            hint = TREC_EVAL_FLAGS.get(getattr(exc, "option_name", None) or "")
+            if isinstance(exc, click.NoSuchOption) and hint:
+                msg = f"No such option {exc.option_name!r}: trec_eval's {exc.option_name} {hint}"
             ctx = getattr(exc, "ctx", None)
             if isinstance(exc, click.UsageError) and ctx is not None:
                 sub = f" {ctx.info_name}" if ctx.parent is not None else ""

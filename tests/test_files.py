@@ -239,3 +239,10 @@ def test_sigterm_while_reading_a_fifo_exits_143(files, tmp_path):
             proc.kill()
     assert proc.returncode == 143 and "Traceback" not in err
     assert leftovers(tmp_path) == [] and not (tmp_path / "o.txt").exists()
+
+
+def test_output_path_through_a_file_or_ending_in_a_slash(files, tmp_path):
+    res = cli("-o", files["qrels"] + "/x", files["qrels"], tmp_path / "missing.run")
+    assert_refused(res, f"{files['qrels']}/x: a component of the path is a file, not a directory")
+    res = cli("-o", str(tmp_path / "new") + "/", files["qrels"], tmp_path / "missing.run")
+    assert_refused(res, f"{tmp_path / 'new'}/: names a directory (ends with /), not a file")

@@ -84,6 +84,8 @@ def check_output(path, inputs=()) -> None:
     path = os.fspath(path)
     if path == "":
         raise OutputError("-o", "empty file name")
+    if path.endswith(os.sep):
+        raise OutputError(path, "names a directory (ends with /), not a file")
     target = _resolve(path)
     for p in inputs:
         if p is None or p == "-":
@@ -95,6 +97,8 @@ def check_output(path, inputs=()) -> None:
         st = os.stat(target)
     except FileNotFoundError:
         st = None
+    except NotADirectoryError:
+        raise OutputError(path, "a component of the path is a file, not a directory") from None
     except OSError as exc:
         raise OutputError(path, exc.strerror.lower() if exc.strerror else str(exc)) from None
     if st is not None and stat.S_ISDIR(st.st_mode):

@@ -12,6 +12,8 @@ import click
 
 from ..core.variants import variant_names
 from .common import CONTEXT, fail, flush, split_names, split_variants, write_output
+from .types import FiniteFloat, NonEmpty
+
 from .options import (bounds_options, bundle, groups_option, make_options, ordering_options, output_options,
                           seed_option)
 
@@ -37,7 +39,7 @@ Examples:
 def _eval_options(f):
     """The evaluation options that change a number (as in `eval`), and the output options."""
     return bundle(
-        click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+        click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
                      help="Measure, repeatable (as in eval). Default: nDCG@10 AP RBP(p=0.8)."),
         ordering_options, bounds_options, groups_option,
         output_options(["table", "tsv", "csv", "json"], "tsv"),
@@ -57,7 +59,7 @@ def _check_plot(plot) -> None:
 @click.command("compare", context_settings=CONTEXT, epilog=COMPARE_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-n", "--norm", metavar="LIST", default="ul1,ul2", show_default=True,
+@click.option("-n", "--norm", metavar="LIST", type=NonEmpty(), default="ul1,ul2", show_default=True,
               help=f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).")
 @click.option("--test", type=click.Choice(["t", "randomization", "bootstrap"]), default="t", show_default=True,
               help="Paired test: Student's t, Fisher's randomization, or Sakai's bootstrap.")
@@ -65,14 +67,14 @@ def _check_plot(plot) -> None:
               help="Sign flips (randomization, default 10000) or resamples (bootstrap, default 1000).")
 @click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm",
               show_default=True, help="Multiple-comparison correction over the pairs of each metric.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+@click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05,
               show_default=True, help="Significance level of the corrected p-values.")
 @click.option("--subset", type=click.Choice(["all", "uninformative", "ideal"]), default="all", show_default=True,
               help="Query set (Karmaker & Feng 2022 §4.4): runs' mean closest to E, or farthest above it.")
 @click.option("--subset-size", type=click.IntRange(min=1), help="Queries in the subset (default: half).")
 @click.option("--swap-trials", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Random split halves for the swap rate.")
-@click.option("--phi-target", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+@click.option("--phi-target", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Φ the 'topics needed' column aims at (Kanoulas & Aslam 2009).")
 @click.option("--table", "tables", default="systems,summary", show_default=True, metavar="LIST",
               help="Tables to print, comma-separated: systems, summary, pairs, or all.")
@@ -83,6 +85,8 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
                 permutations, groups, fmt, precision, output, plot):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
     discriminative power, conflicts, PAD, swap rate and stability (Φ)."""
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
 
@@ -118,13 +122,13 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
 @click.command("queries", context_settings=CONTEXT, epilog=QUERIES_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--informative-gap", type=float, default=0.2, show_default=True,
+@click.option("--informative-gap", type=FiniteFloat(), default=0.2, show_default=True,
               help="(A - E)/IUB at or above this: informative.")
-@click.option("--ideal-gap", type=float, default=0.5, show_default=True,
+@click.option("--ideal-gap", type=FiniteFloat(), default=0.5, show_default=True,
               help="(A - E)/IUB at or above this: ideal.")
-@click.option("--hard-below", type=float, default=0.1, show_default=True,
+@click.option("--hard-below", type=FiniteFloat(), default=0.1, show_default=True,
               help="Otherwise, A/IUB and E/IUB both at or below this: hard.")
-@click.option("--easy-above", type=float, default=0.5, show_default=True,
+@click.option("--easy-above", type=FiniteFloat(), default=0.5, show_default=True,
               help="Otherwise, A/IUB and E/IUB both at or above this: easy.")
 @seed_option
 @_eval_options
@@ -134,6 +138,8 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure; with RUNS
     also their mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB, see the README)."""
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
 

@@ -7,6 +7,8 @@ import click
 
 from ..core.variants import DEFAULT_VARIANTS, variant_names
 from .common import CONTEXT, base_name, fail, flush, split_names, split_variants, write_output
+from .types import FiniteFloat, GateThreshold, NonEmpty
+
 from .options import (bounds_options, groups_option, make_options, ordering_options, output_options,
                           run_queries_option, seed_option)
 
@@ -41,6 +43,10 @@ class DefaultGroup(click.Group):
             args = ["eval", "--help"]
         return super().parse_args(ctx, args)
 
+    def main(self, *args, **kw):  # exit codes, signals, no traceback: cli/guard.py
+        from .guard import guarded_main
+        return guarded_main(super().main, *args, **kw)
+
 
 @click.group(cls=DefaultGroup, context_settings=CONTEXT, epilog=EPILOG)
 @click.version_option(package_name="ulnorm-eval")
@@ -52,10 +58,10 @@ def main():
 @main.command("eval", context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
               help="Measure, repeatable: ir_measures syntax (nDCG@10, AP@100, RBP(p=0.9), UL2(AP)) or "
                    "trec_eval names (ndcg_cut.10,20, map, P.5,10). Default: nDCG@10 AP RBP(p=0.8).")
-@click.option("-n", "--norm", "norm", metavar="LIST",
+@click.option("-n", "--norm", "norm", metavar="LIST", type=NonEmpty(),
               help=f"Variants added to every measure, comma-separated ({variant_names()}) "
                    f"or 'none'. Default: {','.join(DEFAULT_VARIANTS).lower()}.")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
@@ -80,25 +86,30 @@ def main():
               help="Only the first N per-query groups (implies -q).  Table and trec formats.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr (shown on a terminal for inputs "
                                                   "over 4 MB).")
-@click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE",
+@click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
               help="CI gate, repeatable: exit 1 when a run's mean of METRIC is below VALUE, "
                    "e.g. 'UL2(nDCG@10)=0.30'.  The metric is evaluated even if not in -m.")
 @click.option("--baseline", type=click.Path(dir_okay=False, allow_dash=True), metavar="RUN",
               help="CI gate: compare every run with this run (evaluated with the same options, printed only "
                    "if also given as a RUN) on every metric except the bounds E, IUB, WLB.")
-@click.option("--max-drop", "max_drop", type=click.FloatRange(min=0), metavar="D",
+@click.option("--max-drop", "max_drop", type=FiniteFloat(min=0), metavar="D",
               help="With --baseline: exit 1 when mean(run) < mean(baseline) - D (an absolute difference "
                    "of means).  Default 0: any drop.")
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), metavar="A",
+@click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), metavar="A",
               help="With --baseline: fail only if the drop is also significant, one-sided paired p < A "
                    "over the queries.")
+@click.option("--allow-disjoint", is_flag=True,
+              help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, "
+                   "as it is almost always the wrong qrels.")
 @click.option("--test", "test", type=click.Choice(["t", "randomization"]),
               help="With --baseline: paired t-test (default) or paired randomization test "
                    "(10,000 sign flips, seeded by --seed; exact for <= 13 queries).")
 def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete, run_queries_only, ties,
              score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
-             groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test):
+             groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
 
@@ -148,7 +159,13 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
                 step(f"evaluating baseline {base_name(baseline)}", baseline)
                 base = api.evaluate_path(q, baseline, metrics, opts, stream=stream)
                 warnings.extend(base.notes)
+        from ..inputs import checks as input_checks  # unique run names, no disjoint run, no inf (docs/errors.md)
+        for rr, path in zip(results + ([base] if base is not None and base not in results else []),
+                            list(runs) + [baseline]):
+            input_checks.require_overlap(rr, path, qrels, allow_disjoint)
+        input_checks.rename_runs(results)
         result = api.Result(metrics, results, opts, qrels, list(runs))
+        input_checks.require_finite(result)
 
         if fmt is None:
             fmt = "table" if (sys.stdout.isatty() and not output) else "trec"

@@ -6,6 +6,8 @@ import sys
 import click
 
 from .common import CONTEXT, fail, flush, write_output
+from .types import NonEmpty
+
 from .options import make_options, ordering_options, output_options, run_queries_option
 
 EPILOG = """\b
@@ -35,7 +37,7 @@ Exit codes: 0 ok, 2 usage or input error.
 @click.option("--unique", is_flag=True,
               help="Unique relevant contributions UC(P@K) instead of NRG: relevant documents in the top K "
                    "that no prior run has in its top K (Normalized Residual Gain (SIGIR-AP 2024) App. B). Default measure P@10.")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
               help="Measure (repeatable): nDCG[@k], DCG[@k], P@k, RBP(p=..)[@k], or NRG(...)/UC(P@k). "
                    "Default: nDCG@10.")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
@@ -52,6 +54,8 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
     by the measure's own browsing model: G(d) prod_j (1 - seen(rank of d in run j)).  With no prior
     run NRG equals the measure.
     """
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
 

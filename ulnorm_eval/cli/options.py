@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+from .types import FiniteFloat
+
 
 def bundle(*options):
     """A decorator applying ``options`` in the order given (top to bottom in --help)."""
@@ -18,7 +20,7 @@ def bundle(*options):
 
 # How a run is read and ordered: every number depends on these.
 ordering_options = bundle(
-    click.option("-l", "--rel-level", type=float, default=1, show_default=True,
+    click.option("-l", "--rel-level", type=FiniteFloat(), default=1, show_default=True,
                  help="Lowest grade counted relevant by measures that read relevance at a level (marked "
                       "'relevance: at -l' in `ulnorm-eval measures`) and by UC."),
     click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents per query."),

@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from .trec import InputError, Qrels, Run, _run_name, check_duplicates, read_bytes
+from .text import check_text
+from .trec import RESERVED_QIDS, InputError, Qrels, Run, _run_name, check_duplicates, check_grades, read_bytes
 
 __all__ = ["is_letor", "read_letor", "read_letor_scores", "letor_features"]
 
@@ -37,6 +38,7 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
 
     if data is None:
         data = read_bytes(path)
+    check_text(data, path)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     grades, qids, lines = [], [], []
@@ -53,7 +55,7 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
             raise InputError(path, lineno, "grade is not finite")
         q = None
         if len(parts) > 1 and parts[1].startswith(b"qid:"):
-            q = parts[1][4:].decode()
+            q = _qid(parts[1][4:], path, lineno)
         grades.append(g)
         qids.append(q)
         lines.append(lineno)
@@ -85,6 +87,7 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
         pos = pos + 1 if q == prev else 0
         prev = q
         docs.append(str(pos))
+    check_grades(np.asarray(grades, dtype=np.float64), path, np.asarray(lines, dtype=np.int64))
     return Qrels(qid=pa.array(qids, pa.string()), docid=pa.array(docs, pa.string()),
                  grade=np.asarray(grades, dtype=np.float64), path=str(path),
                  line=np.asarray(lines, dtype=np.int64), letor=True)
@@ -122,7 +125,13 @@ def letor_features(path: str, feature: int, data: bytes | None = None) -> np.nda
         v = 0.0
         for p in parts[1:]:
             if p.startswith(key):
-                v = float(p[len(key):])
+                try:
+                    v = float(p[len(key):])
+                except ValueError:
+                    v = math.nan
+                if not math.isfinite(v):
+                    raise InputError(path, len(out) + 1, f"feature {feature} value "
+                                     f"{p[len(key):].decode(errors='replace')!r} is not a finite number")
                 break
         out.append(v)
     return np.asarray(out, dtype=np.float64)
@@ -138,6 +147,7 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
 
     if data is None:
         data = read_bytes(path)
+    check_text(data, path)
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     rows, lines = [], []
@@ -170,9 +180,51 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
             raise InputError(path, None, f"{len(scores)} scores for {len(qrels)} LETOR rows")
         qid, docid = qrels.qid, qrels.docid
     else:
-        qid = pa.array([p[0].decode() for p in rows], pa.string())
-        docid = pa.array([str(int(p[1])) for p in rows], pa.string())
+        qid, docid = _ranklib_rows(rows, lines, path, qrels)
         check_duplicates(qid, docid, path, np.asarray(lines), "the scores")
     score = np.asarray(scores, dtype=np.float64)
     return Run(qid=qid, docid=docid, score=score, rank=None, name=name or _run_name(path, None),
                path=str(path), line=np.asarray(lines, dtype=np.int64))
+
+
+def _qid(raw: bytes, path: str, lineno: int) -> str:
+    """The query id after ``qid:``: non-empty UTF-8, and not a name reserved for the summary row."""
+    try:
+        q = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(path, lineno, "qid: is not valid UTF-8") from None
+    if not q:
+        raise InputError(path, lineno, "empty qid: (expected qid:ID)")
+    if q in RESERVED_QIDS:
+        raise InputError(path, lineno, f"query id {q!r} is reserved for the summary row (rename the query)")
+    return q
+
+
+def _ranklib_rows(rows: list, lines: list, path: str, qrels: Qrels):
+    """RankLib ``qid idx score`` rows as (qid, docid) columns; ``idx`` must name a document of the query.
+
+    A document index outside the query would invent a document the LETOR file does not have.
+    Queries absent from the LETOR file are kept (reported as ignored, like a run's).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    sizes = {}
+    if len(qrels.qid):
+        counts = pc.value_counts(qrels.qid)
+        sizes = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
+    qids, docs = [], []
+    for parts, ln in zip(rows, lines):
+        q = _qid(parts[0].removeprefix(b"qid:"), path, ln)
+        try:
+            idx = int(parts[1])
+        except ValueError:
+            raise InputError(path, ln, f"document index {parts[1].decode(errors='replace')!r} is not an "
+                                       "integer (RankLib: qid idx score)") from None
+        n = sizes.get(q)
+        if idx < 0 or (n is not None and idx >= n):
+            raise InputError(path, ln, f"document index {idx} is outside query {q!r}"
+                                       + (f" (it has {n} documents: 0..{n - 1})" if n else ""))
+        qids.append(q)
+        docs.append(str(idx))
+    return pa.array(qids, pa.string()), pa.array(docs, pa.string())

@@ -10,27 +10,17 @@ names the exact file, line and reason.  Both paths give identical results.
 """
 from __future__ import annotations
 
-import bz2
-import gzip
-import lzma
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .errors import InputError
+from .text import check_text, open_input, read_bytes  # noqa: F401 - re-exported
 
 __all__ = [
     "InputError", "Qrels", "Run", "read_qrels", "read_run",
     "qrels_from_frame", "run_from_frame",
 ]
-
-
-class InputError(Exception):
-    """Bad input: carries the file, the 1-based line (or None) and the reason."""
-
-    def __init__(self, path: str, line: int | None, reason: str):
-        self.path, self.line, self.reason = str(path), line, reason
-        where = f"{self.path}:{line}" if line is not None else self.path
-        super().__init__(f"{where}: {reason}")
 
 
 @dataclass
@@ -74,44 +64,7 @@ class Run:
 
 
 # --------------------------------------------------------------------------- raw bytes
-
-_MAGIC = ((b"\x1f\x8b", gzip.GzipFile), (b"BZh", bz2.BZ2File), (b"\xfd7zXZ\x00", lzma.LZMAFile))
-
-
-def open_input(path: str):
-    """A binary file object on the decompressed content; ``-`` is standard input.
-
-    gzip, bzip2 and xz are recognised by their magic bytes, whatever the name (so ``zcat`` is never
-    needed, even on standard input).
-    """
-    import io as _io
-
-    try:
-        raw = sys.stdin.buffer if path == "-" else open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a directory, not a file") from None
-    except PermissionError:
-        raise InputError(path, None, "permission denied") from None
-    buf = raw if isinstance(raw, _io.BufferedReader) else _io.BufferedReader(raw)
-    head = buf.peek(6)[:6]
-    for magic, cls in _MAGIC:
-        if head.startswith(magic):
-            return cls(fileobj=buf, mode="rb") if cls is gzip.GzipFile else cls(buf, mode="rb")
-    return buf
-
-
-def read_bytes(path: str) -> bytes:
-    """The file's bytes, decompressed when compressed (gzip, bzip2, xz); ``-`` is standard input."""
-    fh = open_input(path)
-    try:
-        return fh.read()
-    except (OSError, EOFError, lzma.LZMAError) as exc:  # corrupt or truncated archives
-        raise InputError(path, None, f"cannot read: {exc}") from None
-    finally:
-        if path != "-":
-            fh.close()
+# open_input and read_bytes (decompression, limits, format detection) live in text.py.
 
 
 # --------------------------------------------------------------------------- tokenising
@@ -198,7 +151,8 @@ def _slow_columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool 
             skipped += 1
             continue
         if len(parts) < ncols or (len(parts) > ncols and not extra_ok):
-            raise InputError(path, lineno, f"expected {ncols} fields ({what}), found {len(parts)}")
+            raise InputError(path, lineno, f"expected {ncols} fields ({what}), found {len(parts)}"
+                                           + _swap_hint(parts, ncols))
         extra += len(parts) > ncols
         for c, p in zip(cols, parts):
             c.append(p)
@@ -217,12 +171,42 @@ def _slow_columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool 
     return arrays, np.asarray(lines, dtype=np.int64), skipped, extra
 
 
+def _swap_hint(parts: list, ncols: int) -> str:
+    """A hint when a run was given as QRELS or the other way round (the commonest first mistake)."""
+    if ncols == 4 and len(parts) == 6 and parts[1].upper() == b"Q0":
+        return "; this looks like a run file: QRELS comes first (ulnorm-eval QRELS RUN...)"
+    if ncols == 6 and len(parts) == 4 and parts[1] == b"0" and parts[3].lstrip(b"-").isdigit():
+        return "; this looks like a qrels file: QRELS comes first (ulnorm-eval QRELS RUN...)"
+    return ""
+
+
 def _columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool = False, floats: tuple = (),
              keep: tuple | None = None):
+    check_text(data, path)
     cols = _fast_columns(data, ncols, floats, keep)
-    if cols is not None:
-        return cols, None, 0, 0
-    return _slow_columns(data, ncols, path, what, extra_ok)
+    if cols is None:
+        cols, lines, skipped, extra = _slow_columns(data, ncols, path, what, extra_ok)
+    else:
+        lines, skipped, extra = None, 0, 0
+    _refuse_reserved(cols[0], path, lines)
+    return cols, lines, skipped, extra
+
+
+RESERVED_QIDS = ("all",)
+
+
+def _refuse_reserved(qid, path: str, lines) -> None:
+    """A query named ``all`` would be indistinguishable from the summary row in every format."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if qid is None or not len(qid):
+        return
+    hit = pc.is_in(qid, value_set=pa.array(list(RESERVED_QIDS), pa.string()))
+    if pc.any(hit).as_py():
+        i = pc.index(hit, True).as_py()
+        raise InputError(path, _line(lines, i), f"query id {qid[i].as_py()!r} is reserved for the summary row "
+                                                "(rename the query)")
 
 
 def _to_float(col, path: str, lines, name: str) -> np.ndarray:
@@ -249,6 +233,20 @@ def _to_float(col, path: str, lines, name: str) -> np.ndarray:
         return values
     i = int(np.argmax(bad))
     raise InputError(path, _line(lines, i), f"{name} {col[i].as_py()!r} is not a finite number")
+
+
+# Grades beyond 2^53 are no longer exact integers in float64, and sums and squares of grades near
+# 1e308 (gains, ideal rankings, bounds) overflow to inf: refused when read (docs/errors.md).
+MAX_GRADE = float(1 << 53)
+
+
+def check_grades(grade: np.ndarray, path: str, lines) -> None:
+    """Refuse a grade whose magnitude exceeds :data:`MAX_GRADE`, naming its line."""
+    bad = np.abs(grade) > MAX_GRADE
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(path, _line(lines, i), f"grade {grade[i]:g} is too large (|grade| <= 2^53; "
+                                                "see docs/errors.md)")
 
 
 def _line(lines, i: int) -> int:
@@ -316,6 +314,7 @@ def read_qrels(path: str, data: bytes | None = None) -> Qrels:
     if len(cols[0]) == 0:
         raise InputError(path, 1, "empty file: no judgements")
     grade = _to_float(cols[3], path, lines, "grade")
+    check_grades(grade, path, lines)
     check_duplicates(cols[0], cols[2], path, lines, "the qrels")
     return Qrels(qid=cols[0], docid=cols[2], grade=grade, path=str(path), skipped=skipped, line=lines)
 
@@ -361,6 +360,7 @@ def qrels_from_frame(df, path: str = "<qrels>") -> Qrels:
     grade = np.asarray(df["relevance"], dtype=np.float64)
     if not np.isfinite(grade).all():
         raise InputError(path, None, "relevance must be finite")
+    check_grades(grade, path, None)
     check_duplicates(qid, docid, path, None, "the qrels")
     return Qrels(qid=qid, docid=docid, grade=grade, path=path)
 

@@ -13,7 +13,10 @@ __all__ = ["natural_order", "judgements", "rank_run", "RankedRun"]
 
 
 def _natural_key(s: str):
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.findall(r"\d+|\D+", s))
+    # ASCII digit runs compare as numbers by (length, digits) after leading zeros: no int(), which
+    # fails on '²' (a digit to str.isdigit) and on 5,000-digit ids (Python's int-string limit)
+    return tuple((0, len(t.lstrip("0")), t.lstrip("0")) if t[0] in "0123456789" else (1, 0, t)
+                 for t in re.findall(r"[0-9]+|[^0-9]+", s))
 
 
 def natural_order(qids) -> list:
@@ -101,10 +104,12 @@ def rank_values(run: Run) -> np.ndarray:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         for i, v in enumerate(run.rank.to_pylist()):
             try:
-                int(v)
+                why = "" if -(1 << 63) <= int(v) < 1 << 63 else "is too large"  # beyond int64
             except ValueError:
+                why = "is not an integer"
+            if why:
                 line = int(run.line[i]) if run.line is not None else i + 1
-                raise InputError(run.path, line, f"rank {v!r} is not an integer (--ties rank)") from None
+                raise InputError(run.path, line, f"rank {v!r} {why} (--ties rank)") from None
         raise
 
 

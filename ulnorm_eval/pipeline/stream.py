@@ -8,13 +8,11 @@ is refused with its line number (NotGrouped).
 """
 from __future__ import annotations
 
-import lzma
-
 import numpy as np
 
-
+from ..inputs.blocks import query_blocks  # noqa: F401 - re-exported
+from ..inputs.trec import InputError, Qrels, check_duplicates, read_run
 from ..core.kernels import Ranking
-from ..inputs.trec import InputError, Qrels, open_input, read_run
 from .blocks import Options, RunResult, finish_run, metric_values, query_set, score_block
 from .ordering import RankedRun, judgements, natural_order, qrels_queries
 
@@ -27,59 +25,7 @@ class NotGrouped(InputError):
 BLOCK_BYTES = 8 << 20
 
 
-def _qid(line: bytes):
-    parts = line.split(None, 1)
-    if not parts or parts[0].startswith(b"#"):
-        return None
-    return parts[0].removeprefix(b"\xef\xbb\xbf")  # a UTF-8 BOM before the file's first qid
-
-
-def _tail_start(data: bytes, end: int) -> int:
-    """Start of the trailing run of lines (before ``end``) that share the last data line's qid.
-
-    Comment and blank lines inside that run stay with it, so a block never splits a query.
-    """
-    last = None
-    pos = end
-    while pos > 0:
-        start = data.rfind(b"\n", 0, pos - 1) + 1
-        q = _qid(data[start:pos])
-        if q is not None:
-            if last is None:
-                last = q
-            elif q != last:
-                return pos
-        pos = start
-    return 0
-
-
-def query_blocks(path: str, block_bytes: int = BLOCK_BYTES):
-    """Yield (bytes, first line number) blocks, each holding whole queries' lines."""
-    fh = open_input(path)
-    carry = b""
-    line = 1
-    try:
-        while True:
-            try:
-                chunk = fh.read(block_bytes)
-            except (OSError, EOFError, lzma.LZMAError) as exc:
-                raise InputError(path, None, f"cannot read: {exc}") from None
-            if not chunk:
-                if carry.strip():
-                    yield carry, line
-                return
-            data = carry + chunk
-            end = data.rfind(b"\n") + 1
-            cut = _tail_start(data, end) if end else 0
-            if cut == 0:  # one query so far: keep reading
-                carry = data
-                continue
-            block, carry = data[:cut], data[cut:]
-            yield block, line
-            line += block.count(b"\n")
-    finally:
-        if path != "-":
-            fh.close()
+# query_blocks (linear-time block reading with input limits) lives in inputs/blocks.py
 
 
 def _shift(exc: InputError, offset: int, path: str) -> InputError:
@@ -127,7 +73,11 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
         seen.update(block_q)
         ignored.update(q for q in block_q if q not in in_qrels)
         qids = query_set(qrels, run, block_opts)
-        if not qids:
+        if not qids:  # rank_run refuses duplicates; queries absent from the qrels too (as unstreamed)
+            try:
+                check_duplicates(run.qid, run.docid, path, run.line, "the run")
+            except InputError as exc:
+                raise _shift(exc, first_line, path) from None
             continue
         try:
             b = score_block(qrels, run, qids, metrics, block_opts)

@@ -10,10 +10,7 @@ queries: :mod:`.frames`; progress bar: :mod:`.progress`; registry tables: :mod:`
 """
 from __future__ import annotations
 
-import contextlib
 import math
-import os
-import tempfile
 
 from .json_out import JSON_SCHEMA, format_json, format_jsonl, json_document, sha256_file
 from .progress import PROGRESS_MIN_BYTES, progress
@@ -36,51 +33,8 @@ FORMATS = {
 
 # --------------------------------------------------------------------------- writing
 
-@contextlib.contextmanager
-def atomic_path(path: str, suffix: str = ""):
-    """Yield a path to write in place of ``path``; on success it becomes ``path`` by a rename, on
-    any error it is removed: never a half-written file.
-
-    The file gets the permissions a plain ``open(path, 'w')`` would give (an existing file's mode, else
-    0666 less the umask), not mkstemp's private 0600.  Something that exists and is not a regular file
-    (``/dev/null``, ``/dev/stdout``, a FIFO) is yielded itself: renaming over it would replace it.
-    A symbolic link is followed, so the link stays and its target is replaced.
-    """
-    import stat
-
-    path = os.path.realpath(path)
-    try:
-        special = not stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        special = False
-    if special:
-        yield path
-        return
-    d = os.path.dirname(path) or "."
-    try:
-        mode = os.stat(path).st_mode & 0o7777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=".ulnorm-", suffix=suffix, dir=d)
-    os.close(fd)
-    try:
-        yield tmp
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (see :func:`atomic_path`)."""
-    with atomic_path(path) as target, open(target, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
+# atomic_path and write_atomic live in files.py (re-exported here)
+from .files import atomic_path, write_atomic  # noqa: E402,F401
 
 
 # --------------------------------------------------------------------------- per-query order

@@ -1,0 +1,641 @@
+"""Hostile inputs and options: never a traceback, never exit 1 for an error, inputs unchanged.
+
+Exit 1 means only "a CI gate failed" (docs/errors.md); every error is one ``ulnorm-eval: ...``
+line on stderr with exit 2.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from ulnorm_eval.cli.main import main
+
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\nq2 0 d4 0\n"
+RUN_A = "q1 Q0 d1 1 2.0 A\nq1 Q0 d2 2 1.0 A\nq2 Q0 d4 1 2.0 A\nq2 Q0 d3 2 1.0 A\n"
+RUN_B = "q1 Q0 d2 1 2.0 B\nq1 Q0 d1 2 1.0 B\nq2 Q0 d3 1 2.0 B\nq2 Q0 d4 2 1.0 B\n"
+
+
+@pytest.fixture
+def files(tmp_path):
+    out = {}
+    for name, text in (("qrels", QRELS), ("a.run", RUN_A), ("b.run", RUN_B)):
+        (tmp_path / name).write_text(text)
+        out[name] = str(tmp_path / name)
+    return out
+
+
+def cli(*args, input=None):
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def one_line_error(res, expected: str | None = None) -> str:
+    assert res.exit_code == 2, (res.exit_code, res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert lines and lines[-1].startswith("ulnorm-eval: "), res.stderr
+    assert "internal error" not in res.stderr
+    if expected is not None:
+        assert lines[-1] == f"ulnorm-eval: {expected}"
+    return lines[-1]
+
+
+# --------------------------------------------------------------------------- option values
+
+@pytest.mark.parametrize("args, option", [
+    (["-l", "nan"], "'-l' / '--rel-level'"),
+    (["-l", "inf"], "'-l' / '--rel-level'"),
+    (["-l", "-inf"], "'-l' / '--rel-level'"),
+    (["--baseline", "B", "--alpha", "nan"], "'--alpha'"),
+    (["--baseline", "B", "--max-drop", "nan"], "'--max-drop'"),
+    (["--baseline", "B", "--max-drop", "inf"], "'--max-drop'"),
+])
+def test_non_finite_option_values_are_refused(files, args, option):
+    args = [files["b.run"] if a == "B" else a for a in args]
+    value = args[-1]
+    res = cli(*args, files["qrels"], files["a.run"])
+    one_line_error(res, f"Invalid value for {option}: {value!r} is not a finite number "
+                        "(see 'ulnorm-eval eval --help')")
+
+
+@pytest.mark.parametrize("command, args", [
+    ("compare", ["--alpha", "nan"]), ("compare", ["--phi-target", "nan"]), ("compare", ["-l", "nan"]),
+    ("queries", ["--ideal-gap", "nan"]), ("queries", ["--informative-gap", "inf"]),
+    ("queries", ["--hard-below", "nan"]), ("queries", ["--easy-above", "-inf"]), ("nrg", ["-l", "nan"]),
+])
+def test_non_finite_option_values_are_refused_in_every_command(files, command, args):
+    res = cli(command, *args, files["qrels"], files["a.run"], files["b.run"])
+    assert "is not a finite number" in one_line_error(res)
+
+
+def test_nan_fail_below_threshold_is_refused(files):
+    res = cli("--fail-below", "AP=nan", files["qrels"], files["a.run"])
+    assert "'AP=nan': the threshold is not a finite number" in one_line_error(res)
+
+
+@pytest.mark.parametrize("command", ["eval", "compare", "queries", "nrg"])
+@pytest.mark.parametrize("value", ["", "  "])
+def test_empty_measure_is_refused(files, command, value):
+    res = cli(command, "-m", value, files["qrels"], files["a.run"], files["b.run"])
+    assert "Invalid value for '-m' / '--measure': an empty value" in one_line_error(res)
+
+
+def test_usage_errors_are_one_line(files):
+    res = cli("--no-such-option", files["qrels"], files["a.run"])
+    one_line_error(res, "No such option '--no-such-option'. (see 'ulnorm-eval eval --help')")
+
+
+# --------------------------------------------------------------------------- misread input
+
+def test_lone_carriage_return_inside_a_line_is_refused(tmp_path, files):
+    bad = tmp_path / "cr.run"
+    bad.write_bytes(b"q1 Q0 d1 1 2.0 A\rq1 Q0 d2 2 1.0 A\nq2 Q0 d3 1 1.0 A\n")
+    for stream in ("--stream", "--no-stream"):
+        one_line_error(cli(stream, files["qrels"], bad),
+                       f"{bad}:1: stray carriage return (a CR not followed by LF; convert old Mac line ends "
+                       "with tr '\\r' '\\n')")
+
+
+def test_cr_only_line_ends_are_refused_in_qrels(tmp_path, files):
+    bad = tmp_path / "mac.qrels"
+    bad.write_bytes(QRELS.replace("\n", "\r").encode())
+    assert "stray carriage return" in one_line_error(cli(bad, files["a.run"]))
+    assert one_line_error(cli(bad, files["a.run"])).startswith(f"ulnorm-eval: {bad}:1: ")
+
+
+def test_stray_cr_is_located_on_its_line(tmp_path, files):
+    bad = tmp_path / "late.run"
+    bad.write_bytes((RUN_A + "q2 Q0 d9 3 0.5 A\r \n").encode())
+    assert one_line_error(cli("--no-stream", files["qrels"], bad)).startswith(f"ulnorm-eval: {bad}:5: stray")
+
+
+def test_crlf_line_ends_are_read_like_lf(tmp_path, files):
+    crlf_q, crlf_r = tmp_path / "q.crlf", tmp_path / "r.crlf"
+    crlf_q.write_bytes(QRELS.replace("\n", "\r\n").encode())
+    crlf_r.write_bytes(RUN_A.replace("\n", "\r\n").encode())
+    got = cli("-m", "AP", "-n", "none", crlf_q, crlf_r)
+    assert got.exit_code == 0 and got.stdout == cli("-m", "AP", "-n", "none", files["qrels"], files["a.run"]).stdout
+
+
+def test_query_id_all_is_refused(tmp_path, files):
+    q = tmp_path / "all.qrels"
+    q.write_text(QRELS + "all 0 d9 1\n")
+    one_line_error(cli(q, files["a.run"]), f"{q}:5: query id 'all' is reserved for the summary row (rename the query)")
+    r = tmp_path / "all.run"
+    r.write_text(RUN_A + "all Q0 d9 1 1.0 A\n")
+    for stream in ("--stream", "--no-stream"):
+        one_line_error(cli(stream, files["qrels"], r),
+                       f"{r}:5: query id 'all' is reserved for the summary row (rename the query)")
+    letor = tmp_path / "all.letor"
+    letor.write_text("1 qid:all 1:0.5\n")
+    one_line_error(cli(letor, files["a.run"]),
+                   f"{letor}:1: query id 'all' is reserved for the summary row (rename the query)")
+
+
+def test_runs_with_the_same_base_name_get_distinct_names(tmp_path, files):
+    import gzip
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "run.txt").write_text(RUN_A)
+    (tmp_path / "b" / "run.txt").write_text(RUN_B)
+    res = cli("-m", "AP", "-n", "none", files["qrels"], tmp_path / "a" / "run.txt", tmp_path / "b" / "run.txt")
+    assert res.exit_code == 0
+    assert res.stdout.splitlines() == ["run.txt#1\tAP\tall\t0.7500", "run.txt#2\tAP\tall\t0.7500"]
+    (tmp_path / "x.run").write_text(RUN_A)
+    (tmp_path / "x.run.gz").write_bytes(gzip.compress(RUN_B.encode()))
+    res = cli("-m", "P@1", "-n", "none", "--fail-below", "P@1=0.75", files["qrels"], tmp_path / "x.run",
+              tmp_path / "x.run.gz")
+    assert res.exit_code == 1  # x.run: P@1 = 1/2 fails; x.run.gz: 1/2 fails too; both named
+    assert res.stdout.splitlines() == ["x.run#1\tP@1\tall\t0.5000", "x.run#2\tP@1\tall\t0.5000"]
+    assert "x.run#1 P@1" in res.stderr and "x.run#2 P@1" in res.stderr
+
+
+def test_run_sharing_no_query_with_the_qrels_is_refused(tmp_path, files):
+    r = tmp_path / "other.run"
+    r.write_text("x1 Q0 d1 1 1.0 X\nx2 Q0 d2 1 1.0 X\n")
+    one_line_error(cli(files["qrels"], r), f"{r}: shares no query with {files['qrels']} (the run has 'x1', 'x2'): "
+                                          "the wrong qrels? (--allow-disjoint evaluates it anyway, scoring 0)")
+    ok = cli("--allow-disjoint", "-m", "AP", "-n", "none", files["qrels"], r)
+    assert ok.exit_code == 0 and ok.stdout == "AP\tall\t0.0000\n"
+
+
+def test_disjoint_baseline_is_refused_too(tmp_path, files):
+    r = tmp_path / "other.run"
+    r.write_text("x1 Q0 d1 1 1.0 X\n")
+    assert "shares no query" in one_line_error(cli("--baseline", r, files["qrels"], files["a.run"]))
+
+
+def test_duplicates_in_a_query_absent_from_the_qrels_one_behaviour(tmp_path, files):
+    r = tmp_path / "dup.run"
+    r.write_text(RUN_A + "q9 Q0 x 1 2.0 A\nq9 Q0 x 2 1.0 A\n")
+    msgs = {one_line_error(cli(s, files["qrels"], r)) for s in ("--stream", "--no-stream")}
+    msgs.add(one_line_error(cli(files["qrels"], "-", input=r.read_text())).replace("ulnorm-eval: -:", f"ulnorm-eval: {r}:"))
+    assert msgs == {f"ulnorm-eval: {r}:6: duplicate document 'x' for query 'q9' in the run"}
+
+
+@pytest.mark.parametrize("qid", ["q²", "1²", "²", "9" * 5000, "0" * 4999 + "1", "٣"])
+def test_odd_query_ids_sort_without_crashing(tmp_path, qid):
+    q = tmp_path / "q"
+    q.write_text(f"{qid} 0 d1 1\n2 0 d1 1\n10 0 d1 1\n")
+    r = tmp_path / "r"
+    r.write_text(f"{qid} Q0 d1 1 1.0 A\n2 Q0 d1 1 1.0 A\n10 Q0 d1 1 1.0 A\n")
+    res = cli("-q", "-m", "AP", "-n", "none", q, r)
+    assert res.exit_code == 0, res.stderr
+    rows = [ln.split("\t")[1] for ln in res.stdout.splitlines()]
+    assert rows[:2] == ["2", "10"] or rows[1:3] == ["2", "10"]
+    assert sorted(rows) == sorted([qid, "2", "10", "all"])
+
+
+def test_natural_order_of_long_digit_runs():
+    from ulnorm_eval.pipeline.ordering import natural_order
+
+    big = "9" * 5000
+    assert natural_order([big, "10", "2", "q10", "q2", "010", "²"]) == ["2", "010", "10", big, "q2", "q10", "²"]
+
+
+def test_oversize_rank_with_ties_rank(tmp_path, files):
+    r = tmp_path / "r"
+    r.write_text("q1 Q0 d1 99999999999999999999 1.0 A\nq1 Q0 d2 2 1.0 A\n")
+    one_line_error(cli("--ties", "rank", files["qrels"], r),
+                   f"{r}:1: rank '99999999999999999999' is too large (--ties rank)")
+
+
+@pytest.mark.parametrize("fmt", ["json", "trec", "jsonl"])
+def test_grades_that_overflow_are_refused(tmp_path, fmt):
+    q = tmp_path / "q"
+    q.write_text("q1 0 d1 1e308\nq1 0 d2 1e308\nq1 0 d3 0\n")
+    r = tmp_path / "r"
+    r.write_text("q1 Q0 d3 1 3 A\nq1 Q0 d1 2 2 A\n")
+    res = cli("-f", fmt, q, r)
+    one_line_error(res, f"{q}:1: grade 1e+308 is too large (|grade| <= 2^53; see docs/errors.md)")
+    assert res.stdout == ""
+
+
+def test_exponential_gain_overflow_is_refused(tmp_path):
+    q = tmp_path / "q"
+    q.write_text("q1 0 d1 2000\nq1 0 d2 1\n")
+    r = tmp_path / "r"
+    r.write_text("q1 Q0 d2 1 3 A\nq1 Q0 d1 2 2 A\n")
+    for fmt in ("json", "trec"):
+        res = cli("-f", fmt, "-m", 'nDCG(dcg="exp-log2")@10', q, r)
+        one_line_error(res, f"{q}: nDCG(dcg='exp-log2')@10 of r for query 'q1' overflows (grades too large for "
+                            "its gain or bounds; the limits are in docs/errors.md)")
+        assert res.stdout == ""
+
+
+def test_swapped_qrels_and_run_get_a_hint(files):
+    msg = one_line_error(cli(files["a.run"], files["qrels"]))
+    assert msg == (f"ulnorm-eval: {files['a.run']}:1: expected 4 fields (qid iter docid grade), found 6; "
+                   "this looks like a run file: QRELS comes first (ulnorm-eval QRELS RUN...)")
+
+
+# --------------------------------------------------------------------------- LETOR
+
+LETOR = "2 qid:1 1:0.5\n0 qid:1 1:0.1\n1 qid:2 1:0.3\n"
+
+
+@pytest.mark.parametrize("scores, line, reason", [
+    ("1 0 0.5\n1 2 0.4\n", 2, "document index 2 is outside query '1' (it has 2 documents: 0..1)"),
+    ("1 0 0.5\n1 -1 0.4\n", 2, "document index -1 is outside query '1' (it has 2 documents: 0..1)"),
+    ("1 0 0.5\n1 x 0.4\n", 2, "document index 'x' is not an integer (RankLib: qid idx score)"),
+    ("1 0 0.5\n1 1.5 0.4\n", 2, "document index '1.5' is not an integer (RankLib: qid idx score)"),
+    ("1 0 0.5\nqid: 1 0.4\n", 2, "empty qid: (expected qid:ID)"),
+])
+def test_ranklib_scores_are_validated(tmp_path, scores, line, reason):
+    q = tmp_path / "l.txt"
+    q.write_text(LETOR)
+    s = tmp_path / "s"
+    s.write_text(scores)
+    one_line_error(cli(q, s), f"{s}:{line}: {reason}")
+
+
+@pytest.mark.parametrize("row, reason", [
+    ("1 qid: 1:0.5\n", "empty qid: (expected qid:ID)"),
+    ("1 qid:\xff 1:0.5\n", None),
+])
+def test_malformed_letor_qid(tmp_path, row, reason):
+    q = tmp_path / "l.txt"
+    q.write_bytes(row.encode("latin-1"))
+    s = tmp_path / "s"
+    s.write_text("0.5\n")
+    msg = one_line_error(cli(q, s))
+    assert msg.startswith(f"ulnorm-eval: {q}:1: ")
+    if reason:
+        assert msg.endswith(reason)
+
+
+# --------------------------------------------------------------------------- paths and bytes
+
+def test_corrupt_deflate_data(tmp_path, files):
+    import gzip
+
+    data = bytearray(gzip.compress((RUN_A * 50).encode()))
+    data[20:30] = b"\xff" * 10
+    r = tmp_path / "bad.gz"
+    r.write_bytes(bytes(data))
+    for stream in ("--stream", "--no-stream"):
+        msg = one_line_error(cli(stream, files["qrels"], r))
+        assert msg.startswith(f"ulnorm-eval: {r}: ") and ("corrupt" in msg or "cannot read" in msg)
+
+
+def test_symlink_loop_and_path_through_a_file(tmp_path, files):
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    one_line_error(cli(files["qrels"], loop), f"{loop}: symbolic link loop")
+    through = f"{files['a.run']}/x"
+    one_line_error(cli(files["qrels"], through), f"{through}: a component of the path is a file, not a directory")
+
+
+def test_dev_zero_is_refused_quickly(files):
+    one_line_error(cli(files["qrels"], "/dev/zero"), "/dev/zero:1: NUL byte: binary data, not a text file")
+    one_line_error(cli("/dev/zero", files["a.run"]), "/dev/zero:1: NUL byte: binary data, not a text file")
+
+
+def test_closed_stdin(files):
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-c", "from ulnorm_eval.cli import main; main()", files["qrels"], "-"],
+                         capture_output=True, text=True, timeout=120, preexec_fn=lambda: os.close(0))
+    assert res.returncode == 2 and res.stderr == "ulnorm-eval: -: standard input is closed\n"
+
+
+@pytest.mark.parametrize("encoding, message", [
+    ("utf-16", "is UTF-16 text (little-endian byte-order mark); convert it to UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)"),
+    ("utf-16-be", "looks like UTF-16 text (NUL bytes between characters); convert it to UTF-8 "
+                  "(iconv -f UTF-16 -t UTF-8 FILE)"),
+    ("utf-16-le", "looks like UTF-16 text (NUL bytes between characters); convert it to UTF-8 "
+                  "(iconv -f UTF-16 -t UTF-8 FILE)"),
+    ("utf-32", "is UTF-32 text (little-endian byte-order mark); convert it to UTF-8 (iconv -f UTF-32 -t UTF-8 FILE)"),
+])
+def test_utf16_input_is_named(tmp_path, files, encoding, message):
+    r = tmp_path / "r16"
+    r.write_bytes(RUN_A.encode(encoding))
+    one_line_error(cli(files["qrels"], r), f"{r}: {message}")
+    one_line_error(cli(r, files["a.run"]), f"{r}: {message}")
+
+
+def test_other_formats_are_named(tmp_path, files):
+    import gzip
+    import io
+    import zipfile
+
+    gg = tmp_path / "double.gz"
+    gg.write_bytes(gzip.compress(gzip.compress(RUN_A.encode())))
+    one_line_error(cli(files["qrels"], gg), f"{gg}: is gzip inside gzip: decompress the outer layer first")
+    zst = tmp_path / "r.zst"
+    zst.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 20)
+    one_line_error(cli(files["qrels"], zst), f"{zst}: is zstd-compressed; decompress it first (zstd -d FILE)")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("run", RUN_A)
+    zp = tmp_path / "r.zip"
+    zp.write_bytes(buf.getvalue())
+    one_line_error(cli(files["qrels"], zp), f"{zp}: is a zip archive; extract it first (unzip FILE)")
+
+
+def test_stdin_can_be_read_once_and_qrels_counts(files):
+    for command in (["eval"], ["compare"], ["queries"], ["nrg"]):
+        one_line_error(cli(*command, "-", "-", files["a.run"], input=QRELS),
+                       "-: standard input can be read once, and QRELS counts: give the other inputs as files")
+
+
+def test_gzip_bomb_of_zeros_fails_on_the_first_block(tmp_path, files):
+    import gzip
+
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(gzip.compress(b"\x00" * (64 << 20), compresslevel=9))  # 64 MB of zeros in 64 kB
+    for stream in ("--stream", "--no-stream"):
+        one_line_error(cli(stream, files["qrels"], bomb), f"{bomb}:1: NUL byte: binary data, not a text file")
+
+
+def test_overlong_line_is_refused(tmp_path, files, monkeypatch):
+    from ulnorm_eval.inputs import text
+
+    monkeypatch.setattr(text, "MAX_LINE_BYTES", 1000)
+    r = tmp_path / "long.run"
+    r.write_text(RUN_A + "q2 Q0 " + "d" * 5000 + " 3 0.5 A\n")
+    for stream in ("--stream", "--no-stream"):
+        one_line_error(cli(stream, files["qrels"], r), f"{r}:5: line longer than 1000 bytes (ULNORM_EVAL_MAX_LINE)")
+
+
+def test_streamed_reading_is_linear_in_one_huge_query(tmp_path, monkeypatch):
+    """One query spanning many blocks: each line is looked at a bounded number of times (the old reader
+    re-scanned the whole buffer after every block: quadratic)."""
+    from ulnorm_eval.inputs import blocks
+
+    n = 20000
+    r = tmp_path / "one.run"
+    r.write_text("".join(f"q1 Q0 d{i} {i} {n - i} A\n" for i in range(n)) + "q2 Q0 d0 1 1 A\n")
+    calls = []
+    real = blocks._qid
+    monkeypatch.setattr(blocks, "_qid", lambda line: calls.append(1) or real(line))
+    got = list(blocks.query_blocks(str(r), block_bytes=256))
+    assert [len(b.splitlines()) for b, _ in got] == [n, 1] and [ln for _, ln in got] == [1, n + 1]
+    assert len(calls) < 2 * n
+
+
+def _old_query_blocks(data: bytes, block_bytes: int):
+    """The previous (quadratic) reader, kept as the reference for the block boundaries."""
+    def qid(line):
+        parts = line.split(None, 1)
+        if not parts or parts[0].startswith(b"#"):
+            return None
+        return parts[0].removeprefix(b"\xef\xbb\xbf")
+
+    def tail_start(d, end):
+        last, pos = None, end
+        while pos > 0:
+            start = d.rfind(b"\n", 0, pos - 1) + 1
+            q = qid(d[start:pos])
+            if q is not None:
+                if last is None:
+                    last = q
+                elif q != last:
+                    return pos
+            pos = start
+        return 0
+
+    carry, line, out, i = b"", 1, [], 0
+    while True:
+        chunk = data[i:i + block_bytes]
+        i += block_bytes
+        if not chunk:
+            if carry.strip():
+                out.append((carry, line))
+            return out
+        d = carry + chunk
+        end = d.rfind(b"\n") + 1
+        cut = tail_start(d, end) if end else 0
+        if cut == 0:
+            carry = d
+            continue
+        block, carry = d[:cut], d[cut:]
+        out.append((block, line))
+        line += block.count(b"\n")
+
+
+def test_block_boundaries_equal_the_previous_reader(tmp_path):
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    from ulnorm_eval.inputs import blocks
+
+    line = st.one_of(st.sampled_from(["q1", "q2", "q3", "q10"]).map(lambda q: f"{q} Q0 d 1 1 A"),
+                     st.sampled_from(["", "# note", "   ", "\t \t", " " * 70, "\n" * 150]))
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(line, min_size=1, max_size=40), st.integers(1, 300), st.booleans())
+    def check(lines, block, final_newline):
+        data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
+        p = tmp_path / "r"
+        p.write_bytes(data)
+        assert list(blocks.query_blocks(str(p), block_bytes=block)) == _old_query_blocks(data, block)
+
+    check()
+
+
+# --------------------------------------------------------------------------- the hostile matrix
+# A few hundred bad inputs and options through every command: exit 2, every stderr line a
+# `ulnorm-eval: ` line (the error last), nothing on stdout, inputs unchanged, no stray files.
+
+def _hostile_files(d) -> dict:
+    import bz2
+    import gzip
+    import lzma
+    import random
+
+    d.mkdir()
+    rng = random.Random(12)
+    valid_gz = gzip.compress(RUN_A.encode())
+    blobs = {
+        "empty": b"",
+        "blank": b"\n\n  \n\t\n",
+        "comments": b"# nothing\n# here\n",
+        "nul": b"q1 Q0 d1\x00 1 1.0 A\n",
+        "binary": bytes(rng.randrange(256) for _ in range(3000)),
+        "utf16": RUN_A.encode("utf-16"),
+        "utf16be": RUN_A.encode("utf-16-be"),
+        "utf32": QRELS.encode("utf-32"),
+        "latin1": "q1 Q0 d\xe9 1 1.0 A\nq1 0 d\xe9 1\n".encode("latin-1"),
+        "lone_cr": b"q1 Q0 d1 1 1.0 A\rq1 Q0 d2 2 0.5 A\n",
+        "cr_only": RUN_A.replace("\n", "\r").encode(),
+        "one_field": b"q1\n",
+        "three_fields": b"q1 0 d1\n",
+        "five_fields": b"q1 Q0 d1 1 1.0\n",
+        "score_word": b"q1 Q0 d1 1 high A\n",
+        "score_nan": b"q1 Q0 d1 1 nan A\n",
+        "score_inf": b"q1 Q0 d1 1 1e999 A\n",
+        "score_huge_digits": b"q1 Q0 d1 1 " + b"9" * 400 + b"e999 A\n",
+        "grade_word": b"q1 0 d1 yes\n",
+        "grade_inf": b"q1 0 d1 inf\n",
+        "grade_nan": b"q1 0 d1 nan\n",
+        "grade_1e308": b"q1 0 d1 1e308\nq1 0 d2 1e308\nq1 0 d3 0\n",
+        "all_qid_run": b"all Q0 d1 1 1.0 A\n",
+        "all_qid_qrels": b"all 0 d1 1\n",
+        "dup_run": b"q1 Q0 d1 1 1.0 A\nq1 Q0 d1 2 0.5 A\n",
+        "dup_qrels": b"q1 0 d1 1\nq1 0 d1 0\n",
+        "disjoint_run": b"zz Q0 d1 1 1.0 A\n",
+        "letor_bad_qid": b"1 qid: 1:0.5\n",
+        "letor_grade": b"x qid:1 1:0.5\n",
+        "letor_mixed": b"1 qid:1 1:0.5\n0 1:0.3\n",
+        "gz_truncated": valid_gz[: len(valid_gz) // 2],
+        "gz_corrupt": valid_gz[:12] + b"\xff" * 8 + valid_gz[20:],
+        "gz_garbage": b"\x1f\x8b" + bytes(rng.randrange(256) for _ in range(200)),
+        "gz_in_gz": gzip.compress(valid_gz),
+        "gz_of_nul": gzip.compress(b"\x00" * 100000),
+        "bz2_truncated": bz2.compress((RUN_A * 20).encode())[:40],
+        "xz_truncated": lzma.compress((RUN_A * 20).encode())[:40],
+        "zstd": b"\x28\xb5\x2f\xfd" + bytes(16),
+        "zip": b"PK\x03\x04" + bytes(40),
+        "7z": b"7z\xbc\xaf\x27\x1c" + bytes(40),
+        "long_line": b"q1 Q0 " + b"d" * (2 << 20) + b" 1 1.0 A\n",
+        "ansi": b"\x1b[31mq1 Q0 d1 1 1.0 A\n",
+    }
+    out = {}
+    for name, data in blobs.items():
+        (d / name).write_bytes(data)
+        out[name] = str(d / name)
+    (d / "adir").mkdir()
+    out["directory"] = str(d / "adir")
+    out["missing"] = str(d / "missing")
+    (d / "loop").symlink_to(d / "loop")
+    out["symlink_loop"] = str(d / "loop")
+    (d / "dangling").symlink_to(d / "nowhere")
+    out["dangling"] = str(d / "dangling")
+    out["through_file"] = str(d / "empty") + "/x"
+    out["dev_zero"] = "/dev/zero"
+    out["dev_null"] = "/dev/null"
+    return out
+
+
+ROLES = {
+    # command -> how a hostile file H and good files G enter it
+    "eval-qrels": lambda H, G: [H, G["a.run"]],
+    "eval-run": lambda H, G: [G["qrels"], H],
+    "eval-run-no-stream": lambda H, G: ["--no-stream", G["qrels"], H],
+    "eval-baseline": lambda H, G: ["--baseline", H, G["qrels"], G["a.run"]],
+    "compare-qrels": lambda H, G: ["compare", H, G["a.run"], G["b.run"]],
+    "compare-run": lambda H, G: ["compare", G["qrels"], G["a.run"], H],
+    "queries-qrels": lambda H, G: ["queries", H],
+    "queries-run": lambda H, G: ["queries", G["qrels"], H],
+    "nrg-run": lambda H, G: ["nrg", G["qrels"], H],
+    "nrg-prior": lambda H, G: ["nrg", "--prior", H, G["qrels"], G["a.run"]],
+}
+
+# inputs that are fine in some roles (a run file is no qrels and vice versa, but a valid run as a run is valid)
+NOT_AN_ERROR = {
+    ("dup_qrels", r) for r in ROLES if not r.endswith("qrels")} | {
+    ("disjoint_run", r) for r in ("queries-qrels", "eval-qrels", "compare-qrels")} | {
+    ("grade_1e308", r) for r in ROLES if not r.endswith("qrels")} | {
+    ("all_qid_qrels", r) for r in ROLES if not r.endswith("qrels")} | {
+    ("latin1", r) for r in ROLES} | {
+    # not refused there (yet): compare and nrg do not check that runs share queries with the qrels
+    (f, r) for f in ("disjoint_run", "ansi") for r in ("compare-run", "queries-run", "nrg-run", "nrg-prior")}  # bytes are ids; latin-1 is invalid UTF-8: refused or not, never a traceback
+
+
+def _state(d) -> dict:
+    out = {}
+    for p in sorted(d.rglob("*")):
+        if p.is_symlink() or not p.is_file():
+            out[str(p)] = "node"
+        else:
+            out[str(p)] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def test_hostile_inputs_in_every_command(tmp_path, files):
+    hostile = _hostile_files(tmp_path / "h")
+    failures = []
+    before = _state(tmp_path)
+    n = 0
+    for name, path in hostile.items():
+        for role, make in ROLES.items():
+            res = cli(*make(path, files))
+            n += 1
+            lines = res.stderr.splitlines()
+            tolerated = (name, role) in NOT_AN_ERROR and res.exit_code in (0, 2)
+            ok = ("Traceback" not in res.stderr and res.exception is None or isinstance(res.exception, SystemExit))
+            ok = ok and (tolerated or (res.exit_code == 2 and res.stdout == "" and lines
+                                       and all(ln.startswith("ulnorm-eval: ") and "internal error" not in ln for ln in lines)))
+            if not ok:
+                failures.append((name, role, res.exit_code, res.stderr[-300:]))
+    assert _state(tmp_path) == before
+    assert not failures, failures[:5]
+    assert n >= 400
+
+
+BAD_OPTIONS = [
+    ["-l", "nan"], ["-l", "x"], ["-M", "0"], ["-M", "-3"], ["-M", "1e3"], ["-m", ""], ["-m", "nDCG@"],
+    ["-m", "nDCG@-1"], ["-m", "UL9(AP)"], ["-m", "AP("], ["-m", "\x00"], ["-m", "P.5,x"], ["-n", "bogus"],
+    ["-n", ""], ["--precision", "99"], ["--precision", "-1"], ["-f", "xml"], ["--ties", "x"],
+    ["--permutations", "0"], ["--seed", "x"], ["--seed", "1e400"], ["--pool", "x"], ["--undefined", "x"],
+    ["-o", ""], ["-o", "/nonexistent/dir/x"], ["-o", "/proc/sys/x"],
+    ["--no-such-option"], ["-J"], ["-m", "RBP(p=nan)"], ["-m", "RBP(p=1.5)"], ["-m", "nDCG(dcg='x')@10"],
+    ["-m", "P@" + "9" * 5000], ["-m", "AP@-1"], ["-m", "P@0"], ["--score-precision", "float16"], ["--expectation", "x"],
+]
+EVAL_ONLY = [
+    ["--head", "0"], ["--sort", "Bogus"], ["--fail-below", "AP"], ["--fail-below", "AP=x"],
+    ["--fail-below", "AP=inf"], ["--fail-below", "Nope=0.1"], ["--alpha", "0.1"], ["--max-drop", "-1"],
+    ["--baseline", "/nonexistent"], ["--names", "x"], ["--stream", "--ties", "rank"],
+]
+COMPARE_ONLY = [["--alpha", "2"], ["--alpha", "nan"], ["--table", "x"], ["--test", "x"], ["--reps", "1"],
+                ["--subset-size", "0"], ["--phi-target", "1"], ["--swap-trials", "0"], ["--correction", "x"]]
+QUERIES_ONLY = [["--ideal-gap", "nan"], ["--hard-below", "x"], ["--easy-above", "inf"]]
+NRG_ONLY = [["--leave-one-out", "--chronological"], ["--best-by", "AP"], ["--group-by", "("],
+            ["-m", "AP@x"], ["--prior", "/nonexistent"]]
+
+
+def test_hostile_options_in_every_command(tmp_path, files):
+    cases = [(["eval"], o) for o in BAD_OPTIONS + EVAL_ONLY]
+    cases += [(["compare"], o) for o in BAD_OPTIONS + COMPARE_ONLY]
+    cases += [(["queries"], o) for o in BAD_OPTIONS + QUERIES_ONLY]
+    cases += [(["nrg"], o) for o in [o for o in BAD_OPTIONS if o[0] not in ("--pool", "--undefined", "--permutations",
+                                                                               "--expectation", "-n")]
+              + NRG_ONLY]
+    before = _state(tmp_path)
+    failures = []
+    for command, opts in cases:
+        args = [*command, *opts, files["qrels"], files["a.run"], files["b.run"]]
+        if opts[:1] == ["--stream"]:  # --ties rank on a run whose rank column is text
+            bad = tmp_path / "rank.run"
+            bad.write_text("q1 Q0 d1 first 1.0 A\n")
+            args[-2:] = [str(bad)]
+        res = cli(*args)
+        lines = res.stderr.splitlines()
+        if not (res.exit_code == 2 and "Traceback" not in res.stderr and res.stdout == "" and lines
+                and all(ln.startswith("ulnorm-eval: ") and "internal error" not in ln for ln in lines)):
+            failures.append((command, opts, res.exit_code, res.stderr[-300:], res.stdout[:100]))
+        (tmp_path / "rank.run").unlink(missing_ok=True)
+    assert _state(tmp_path) == before
+    assert not failures, [f[:3] for f in failures]
+    assert len(cases) >= 150
+
+
+def test_hostile_fifo_input(tmp_path, files):
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b"q1 Q0 d1\x00 1 1 A\n" * 10), daemon=True)
+    writer.start()
+    one_line_error(cli("--no-stream", files["qrels"], fifo), f"{fifo}:1: NUL byte: binary data, not a text file")
+    writer.join(timeout=30)
+
+
+@pytest.mark.parametrize("flag, hint", [
+    ("-J", "(judged documents only) has no equivalent: unjudged documents count as non-relevant"),
+    ("--nosummary", "has no equivalent: -q adds per-query rows, and the summary rows are those with query 'all'"),
+    ("--query_eval_wanted", "is -q here"),
+    ("-v", "(version) is --version here"),
+])
+def test_trec_eval_flags_name_our_equivalent(files, flag, hint):
+    one_line_error(cli(flag, files["qrels"], files["a.run"]),
+                   f"No such option {flag!r}: trec_eval's {flag} {hint} (see 'ulnorm-eval eval --help')")
+
+
+def test_measures_command_with_bad_options():
+    one_line_error(cli("measures", "--bogus"), "No such option '--bogus'. (see 'ulnorm-eval measures --help')")
+    one_line_error(cli("measures", "extra"), "Got unexpected extra argument (extra) (see 'ulnorm-eval measures --help')")

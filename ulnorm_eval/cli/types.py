@@ -1,0 +1,68 @@
+"""Click parameter types that refuse what Python's ``float`` and click's ``FloatRange`` let through.
+
+``float('nan')`` compares false with everything, so ``FloatRange(0, 1)`` accepts ``nan`` and a
+NaN alpha silently switched the CI gate off (``p < nan`` is never true); ``-l inf`` made every
+document non-relevant.  Every float option is declared with :class:`FiniteFloat` (a drop-in for
+``float`` and ``click.FloatRange``): ``nan``, ``inf`` and ``-inf`` are usage errors (exit 2).
+:class:`NonEmpty` refuses an empty or blank value (``-m ''`` used to mean the defaults).
+"""
+from __future__ import annotations
+
+import math
+
+import click
+
+__all__ = ["FiniteFloat", "NonEmpty", "GateThreshold"]
+
+
+class FiniteFloat(click.FloatRange):
+    """A finite float, optionally within a range (``FiniteFloat(0, 1, min_open=True)``)."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        if self.min is None and self.max is None:
+            self.name = "float"  # help shows FLOAT, as for a plain float, and no range
+
+    def _describe_range(self) -> str:
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip() == "":
+            self.fail("an empty value is not a number", param, ctx)
+        v = click.types.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(v, param, ctx)
+
+    def __repr__(self) -> str:  # pragma: no cover - click shows the range itself
+        return "FiniteFloat" + super().__repr__().removeprefix("FloatRange")
+
+
+class NonEmpty(click.ParamType):
+    """A string that is not empty or only blanks (the value is passed on unchanged)."""
+
+    name = "text"
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        if value.strip() == "":
+            self.fail("an empty value; give a name (see 'ulnorm-eval measures')", param, ctx)
+        if "\x00" in value:
+            self.fail("contains a NUL character", param, ctx)
+        return value
+
+
+class GateThreshold(NonEmpty):
+    """``METRIC=VALUE`` whose VALUE, when it is a number, is finite (the gate parses the rest)."""
+
+    def convert(self, value, param, ctx):
+        value = super().convert(value, param, ctx)
+        if isinstance(value, str) and "=" in value:
+            try:
+                v = float(value.rsplit("=", 1)[1])
+            except ValueError:
+                return value  # not a number at all: the gate's parser names the problem
+            if not math.isfinite(v):
+                self.fail(f"{value!r}: the threshold is not a finite number", param, ctx)
+        return value

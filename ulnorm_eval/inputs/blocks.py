@@ -1,0 +1,155 @@
+"""Reading a query-grouped run in blocks of whole queries, in time linear in the input.
+
+The reader keeps a buffer of the lines not yet handed out and, for the part of it already scanned,
+where the trailing query's lines begin.  Each new chunk is scanned once, backwards, only as far
+as the previous scan reached: the earlier reader re-scanned the whole buffer after every chunk,
+which is quadratic when one query (or a run of blank lines, or a decompression bomb) is larger
+than a chunk.  Each chunk is checked for NUL bytes and lines longer than ``MAX_LINE_BYTES``, and
+the buffer of one query may not exceed ``MAX_INPUT_BYTES`` (text.py, docs/errors.md).
+"""
+from __future__ import annotations
+
+from .errors import InputError
+from . import text
+from .text import READ_ERRORS, check_chunk, open_input
+
+__all__ = ["query_blocks", "BLOCK_BYTES"]
+
+BLOCK_BYTES = 8 << 20
+
+
+def _qid(line: bytes):
+    parts = line.split(None, 1)
+    if not parts or parts[0].startswith(b"#"):
+        return None
+    return parts[0].removeprefix(b"\xef\xbb\xbf")  # a UTF-8 BOM before the file's first qid
+
+
+def _skip_blank(data, lo: int, pos: int) -> int:
+    """The end (a line boundary) of the last line in ``data[lo:pos]`` that is not blank, else ``lo``.
+
+    Whitespace is skipped in windows that double (64 bytes, 128, ...): a long run of blank lines
+    costs a few copies of itself instead of one Python step per line, and a single blank line
+    between data lines costs one 64-byte look.
+    """
+    w, end = 64, pos
+    while pos > lo:
+        a = max(lo, pos - w)
+        k = len(bytes(data[a:pos]).rstrip())
+        if k:
+            nl = data.find(b"\n", a + k, end)
+            return nl + 1 if nl >= 0 else end
+        pos, w = a, w * 2
+    return lo
+
+
+class _Tail:
+    """Where the trailing query's lines start in a buffer of whole lines, scanned incrementally.
+
+    ``start``: offset of the first line of the trailing query (comment and blank lines before it
+    included, so a block never splits a query); ``qid``: that query; ``last_data_end``: end of the
+    last data line before the trailing query (its lines stay in the previous block); ``scanned``:
+    how far the buffer has been scanned.
+    """
+
+    def __init__(self):
+        self.start = 0
+        self.qid = None
+        self.prev_end = 0  # end of the last line of the query before the trailing one
+        self.scanned = 0
+
+    def update(self, data, end: int) -> None:
+        """Extend the scan to ``end`` (a line boundary), looking only at the new lines."""
+        if end <= self.scanned:
+            return
+        # the new lines' qids, last first, down to the first new line or a second qid
+        last = None
+        cut = None
+        pos = end
+        while pos > self.scanned:
+            start = data.rfind(b"\n", self.scanned, pos - 1) + 1
+            if start < self.scanned:
+                start = self.scanned
+            line = bytes(data[start:pos])
+            q = _qid(line)
+            if q is not None:
+                if last is None:
+                    last = q
+                elif q != last:
+                    cut = pos  # a different query ends here: the trailing one starts after it
+                    break
+            elif not line.strip():
+                pos = _skip_blank(data, self.scanned, start)  # a run of blank lines in one step
+                continue
+            pos = start
+        if last is None:  # only blank or comment lines arrived: they join the trailing query
+            self.scanned = end
+            return
+        if cut is not None:
+            self.start, self.qid, self.prev_end = cut, last, cut
+        elif self.qid is not None and last != self.qid:
+            # every new data line has one new qid: the trailing query starts where the old one ended
+            self.start = self.prev_end = self._end_of_old_data(data)
+            self.qid = last
+        elif self.qid is None:
+            self.qid = last
+        self.scanned = end
+
+    def _end_of_old_data(self, data) -> int:
+        # lines between the old trailing query's last data line and the new query's first line
+        # belong to the new query (as in a whole-file scan); find that old data line's end
+        pos = self.scanned
+        while pos > self.start:
+            start = data.rfind(b"\n", self.start, pos - 1) + 1
+            if start < self.start:
+                start = self.start
+            line = bytes(data[start:pos])
+            if _qid(line) is not None:
+                return pos
+            pos = _skip_blank(data, self.start, start) if not line.strip() else start
+        return self.start
+
+    def shift(self, n: int) -> None:
+        self.start -= n
+        self.prev_end -= n
+        self.scanned -= n
+
+
+def query_blocks(path: str, block_bytes: int = BLOCK_BYTES):
+    """Yield (bytes, first line number) blocks, each holding whole queries' lines."""
+    fh = open_input(path)
+    buf = bytearray()
+    tail = _Tail()
+    line = 1  # line number of buf[0]
+    try:
+        while True:
+            try:
+                chunk = fh.read(block_bytes)
+            except READ_ERRORS as exc:
+                raise InputError(path, None, f"cannot read: {exc}") from None
+            if not chunk:
+                if bytes(buf).strip():
+                    yield bytes(buf), line
+                return
+            if b"\x00" in chunk:
+                check_chunk(chunk, path, line + buf.count(b"\n"))
+            buf += chunk
+            end = buf.rfind(b"\n") + 1
+            if len(buf) - end > text.MAX_LINE_BYTES:
+                raise InputError(path, line + buf.count(b"\n", 0, end),
+                                 f"line longer than {text.MAX_LINE_BYTES} bytes (ULNORM_EVAL_MAX_LINE)")
+            if len(buf) > text.MAX_INPUT_BYTES:
+                raise InputError(path, line, f"one query's lines exceed {text.MAX_INPUT_BYTES} bytes "
+                                             "(ULNORM_EVAL_MAX_INPUT)")
+            tail.update(buf, end)
+            cut = tail.start
+            if cut == 0:  # one query so far: keep reading
+                continue
+            block = bytes(buf[:cut])
+            del buf[:cut]
+            tail.shift(cut)
+            yield block, line
+            line += block.count(b"\n")
+    finally:
+        if path != "-":
+            fh.close()

@@ -1,0 +1,63 @@
+"""Checks across inputs, made once everything is read: run names, query overlap, finite results.
+
+* :func:`unique_names`: two runs with the same name (``a/run.txt b/run.txt``, ``x.run`` and
+  ``x.run.gz``, two files with one tag on stdin) would print indistinguishable rows and a gate
+  would compare them by name: repeated names get ``#1``, ``#2``... by position, as compare does.
+* :func:`require_overlap`: a run that shares no query with the qrels scores 0 everywhere, which is
+  almost always the wrong qrels; refused unless asked for (``--allow-disjoint``).
+* :func:`require_finite`: grades so large that a gain or a bound overflows (``2^grade - 1`` above
+  1.8e308, sums of grades near 1e308) give ``inf``/``nan`` that would be printed as numbers (and
+  are not valid JSON): refused with the measure and query.
+"""
+from __future__ import annotations
+
+import math
+
+from .errors import InputError
+
+__all__ = ["unique_names", "rename_runs", "require_overlap", "require_finite"]
+
+
+def unique_names(names: list) -> list:
+    """``names`` with every repeated name suffixed ``#i`` (1-based position in the list)."""
+    names = list(names)
+    if len(set(names)) == len(names):
+        return names
+    return [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
+
+
+def rename_runs(results: list) -> None:
+    """Make the names of evaluated runs (objects with ``.name``) unique, in place."""
+    for rr, name in zip(results, unique_names([rr.name for rr in results])):
+        rr.name = name
+
+
+def require_overlap(rr, path: str, qrels_path: str, allow: bool = False) -> None:
+    """Refuse a run (a RunResult) none of whose queries is in the qrels."""
+    nq = len(rr.qids)
+    if allow or (nq and rr.missing < nq):
+        return
+    run_q = list(getattr(rr, "ignored_qids", []) or [])
+    shown = ", ".join(repr(q) for q in run_q[:3]) + (", ..." if len(run_q) > 3 else "")
+    raise InputError(path, None, f"shares no query with {qrels_path}"
+                                 + (f" (the run has {shown})" if shown else "")
+                                 + ": the wrong qrels? (--allow-disjoint evaluates it anyway, scoring 0)")
+
+
+def require_finite(result) -> None:
+    """Refuse an infinite value anywhere, or NaN in a plain measure (NaN marks an undefined variant)."""
+    import numpy as np
+
+    for rr in result.runs:
+        for m in result.metrics:
+            v = np.asarray(rr.values[m], dtype=np.float64)
+            bad = np.isinf(v) if m.variant else ~np.isfinite(v)
+            if bad.any():
+                q = rr.qids[int(np.argmax(bad))]
+            elif math.isinf(rr.mean[m]) or (not m.variant and math.isnan(rr.mean[m]) and len(v)):
+                q = "all"
+            else:
+                continue
+            raise InputError(result.qrels_path or "<qrels>", None,
+                             f"{m} of {rr.name} for query {q!r} overflows (grades too large for its gain "
+                             "or bounds; the limits are in docs/errors.md)")

@@ -1,0 +1,224 @@
+"""Opening inputs and checking that their bytes are text we can read without guessing.
+
+Every reader goes through :func:`open_input` (decompression by magic bytes, one-line errors for
+every way a path can fail) and :func:`check_text` (what a line may contain).  Refused, each with
+``FILE[:LINE]: reason`` and exit 2 (docs/errors.md):
+
+* a lone carriage return (inside a line, or CR-only line ends): it would join two records into
+  one or the whole file into one line; CRLF line ends are accepted;
+* a NUL byte (binary data; UTF-16 text is named as such, with or without a byte-order mark);
+* UTF-16/UTF-32 byte-order marks, zstd, zip, 7z and tar archives, and compression inside
+  compression (gzip inside gzip): the format is named with the command that converts it;
+* a line longer than :data:`MAX_LINE_BYTES`, an input that expands past :data:`MAX_INPUT_BYTES`
+  (both overridable through the environment; they bound what a decompression bomb or
+  ``/dev/zero`` can cost).
+"""
+from __future__ import annotations
+
+import bz2
+import errno
+import gzip
+import io
+import lzma
+import os
+import re
+import sys
+import zlib
+
+from .errors import InputError
+
+__all__ = ["open_input", "read_bytes", "check_text", "check_chunk", "MAX_LINE_BYTES", "MAX_INPUT_BYTES",
+           "READ_ERRORS"]
+
+
+def _limit(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+# One line of a qrels, run or LETOR file: real lines are under 100 bytes (LETOR rows with
+# hundreds of features a few kB); a 1 MiB "line" is binary data or a missing newline.
+MAX_LINE_BYTES = _limit("ULNORM_EVAL_MAX_LINE", 1 << 20)
+# One input after decompression (64 GiB): past it a compressed input is taken for a bomb.
+MAX_INPUT_BYTES = _limit("ULNORM_EVAL_MAX_INPUT", 64 << 30)
+
+# Errors a decompressor raises on corrupt or truncated data (zlib.error is not an OSError).
+READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+
+_COMPRESSED = ((b"\x1f\x8b", "gzip", gzip.GzipFile), (b"BZh", "bzip2", bz2.BZ2File),
+               (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile))
+_UNSUPPORTED = (
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed; decompress it first (zstd -d FILE)"),
+    (b"PK\x03\x04", "a zip archive; extract it first (unzip FILE)"),
+    (b"PK\x05\x06", "an empty zip archive"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive; extract it first (7z x FILE)"),
+    (b"\x04\x22\x4d\x18", "lz4-compressed; decompress it first (lz4 -d FILE)"),
+    (b"\xff\xfe\x00\x00", "UTF-32 text (little-endian byte-order mark); convert it to UTF-8 "
+                          "(iconv -f UTF-32 -t UTF-8 FILE)"),
+    (b"\x00\x00\xfe\xff", "UTF-32 text (big-endian byte-order mark); convert it to UTF-8 "
+                          "(iconv -f UTF-32 -t UTF-8 FILE)"),
+    (b"\xff\xfe", "UTF-16 text (little-endian byte-order mark); convert it to UTF-8 "
+                  "(iconv -f UTF-16 -t UTF-8 FILE)"),
+    (b"\xfe\xff", "UTF-16 text (big-endian byte-order mark); convert it to UTF-8 "
+                  "(iconv -f UTF-16 -t UTF-8 FILE)"),
+)
+
+
+def _refuse_format(path: str, head: bytes, inside: str | None = None) -> None:
+    for magic, what in _UNSUPPORTED:
+        if head.startswith(magic):
+            raise InputError(path, None, f"{inside} containing {what.split(';')[0]}" if inside else f"is {what}")
+    if inside:
+        for magic, name, _ in _COMPRESSED:
+            if head.startswith(magic):
+                raise InputError(path, None, f"is {name} inside {inside}: decompress the outer layer first")
+    if len(head) >= 262 and head[257:262] == b"ustar":
+        raise InputError(path, None, "is a tar archive; extract it first (tar xf FILE)")
+
+
+def _os_reason(exc: OSError) -> str:
+    reasons = {errno.ENOENT: "no such file", errno.EISDIR: "is a directory, not a file",
+               errno.EACCES: "permission denied", errno.ELOOP: "symbolic link loop",
+               errno.ENOTDIR: "a component of the path is a file, not a directory",
+               errno.ENAMETOOLONG: "file name too long", errno.ENXIO: "no such device (a socket?)"}
+    if exc.errno in reasons:
+        return reasons[exc.errno]
+    return (exc.strerror or str(exc)).lower()
+
+
+def _stdin():
+    stdin = sys.stdin
+    try:
+        if stdin is None or stdin.closed:
+            raise ValueError
+        buf = stdin.buffer  # Python sets sys.stdin to None when fd 0 is closed (`<&-`)
+    except (AttributeError, ValueError):
+        raise InputError("-", None, "standard input is closed") from None
+    return buf
+
+
+def open_input(path: str):
+    """A binary file object on the decompressed content; ``-`` is standard input.
+
+    gzip, bzip2 and xz are recognised by their magic bytes, whatever the name (so ``zcat`` is never
+    needed, even on standard input); other archive formats and UTF-16/32 text are named and refused.
+    """
+    try:
+        if path == "-":
+            raw = _stdin()
+        else:
+            raw = open(path, "rb")
+            if os.path.isdir(path):
+                raw.close()
+                raise InputError(path, None, "is a directory, not a file")
+    except OSError as exc:
+        raise InputError(path, None, _os_reason(exc)) from None
+    buf = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
+    try:
+        head = buf.peek(512)[:512]
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {_os_reason(exc)}") from None
+    for magic, name, cls in _COMPRESSED:
+        if head.startswith(magic):
+            fh = cls(fileobj=buf, mode="rb") if cls is gzip.GzipFile else cls(buf, mode="rb")
+            inner = io.BufferedReader(fh)
+            try:
+                _refuse_format(path, inner.peek(512)[:512], inside=name)
+            except READ_ERRORS as exc:
+                raise InputError(path, None, f"corrupt {name} data: {exc}") from None
+            return inner
+    _refuse_format(path, head)
+    return buf
+
+
+def read_bytes(path: str) -> bytes:
+    """The file's bytes, decompressed when compressed (gzip, bzip2, xz); ``-`` is standard input.
+
+    Read in blocks, each checked as it arrives (:func:`check_chunk`): ``/dev/zero`` or a
+    decompression bomb of NULs fails on its first block instead of exhausting memory.
+    """
+    fh = open_input(path)
+    parts, total, lines = [], 0, 0
+    try:
+        while True:
+            try:
+                chunk = fh.read(8 << 20)
+            except READ_ERRORS as exc:  # corrupt or truncated archives
+                raise InputError(path, None, f"cannot read: {exc}") from None
+            except MemoryError:
+                raise InputError(path, None, "out of memory while reading") from None
+            if not chunk:
+                break
+            check_chunk(chunk, path, lines + 1)
+            total += len(chunk)
+            if total > MAX_INPUT_BYTES:
+                raise InputError(path, None, f"larger than {MAX_INPUT_BYTES} bytes (ULNORM_EVAL_MAX_INPUT); "
+                                             "a decompression bomb or an endless device?")
+            lines += chunk.count(b"\n")
+            parts.append(chunk)
+    finally:
+        if path != "-":
+            fh.close()
+    data = b"".join(parts)
+    _longest_line(data, path)
+    return data
+
+
+def _longest_line(data: bytes, path: str, first_line: int = 1) -> None:
+    """Refuse a line longer than MAX_LINE_BYTES (checked only when the data could hold one)."""
+    if len(data) <= MAX_LINE_BYTES:
+        return
+    start = 0
+    n = len(data)
+    while start < n:
+        end = data.find(b"\n", start, start + MAX_LINE_BYTES + 1)
+        if end < 0:
+            if n - start > MAX_LINE_BYTES:
+                line = first_line + data.count(b"\n", 0, start)
+                raise InputError(path, line, f"line longer than {MAX_LINE_BYTES} bytes (ULNORM_EVAL_MAX_LINE)")
+            return
+        # jump ahead: any line must end within MAX_LINE_BYTES of its start
+        nxt = data.rfind(b"\n", end, end + MAX_LINE_BYTES + 1)
+        start = (nxt if nxt >= 0 else end) + 1
+
+
+def _looks_utf16(data: bytes) -> bool:
+    head = data[:4096]
+    if len(head) < 4:
+        return False
+    even, odd = head[0::2], head[1::2]
+    e, o = even.count(0) / len(even), odd.count(0) / len(odd)
+    return (e > 0.4 and o < 0.1) or (o > 0.4 and e < 0.1)  # ASCII as UTF-16: every other byte NUL
+
+
+def check_chunk(data: bytes, path: str, first_line: int = 1) -> None:
+    """Refuse NUL bytes (binary data, or UTF-16 text without a byte-order mark)."""
+    i = data.find(b"\x00")
+    if i < 0:
+        return
+    if _looks_utf16(data):
+        raise InputError(path, None, "looks like UTF-16 text (NUL bytes between characters); convert it to "
+                                     "UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)")
+    line = first_line + data.count(b"\n", 0, i)
+    raise InputError(path, line, "NUL byte: binary data, not a text file")
+
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+def check_text(data: bytes, path: str, first_line: int = 1) -> None:
+    """Refuse what would make lines be misread: NUL bytes and lone carriage returns.
+
+    A CR not followed by LF ends a line for some readers and not for others: ``q1 0 d1 1\\rq1 0 d2 1``
+    would be one record with extra fields, CR-only line ends one long line.  CRLF is accepted.
+    """
+    check_chunk(data, path, first_line)
+    _longest_line(data, path, first_line)
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        m = _LONE_CR.search(data)
+        if m is not None:
+            line = first_line + data.count(b"\n", 0, m.start())
+            raise InputError(path, line, "stray carriage return (a CR not followed by LF; "
+                                         "convert old Mac line ends with tr '\\r' '\\n')")

@@ -45,12 +45,14 @@ def caption_text(meta: dict, runs: list, baseline: str | None, tex: bool) -> str
     bold = "\\textbf{bold}" if tex else "**bold**"
     head = f"Mean over {meta['queries']} queries; the best of each column in {bold}. "
     if baseline is None:
+        over = "" if meta["correction"] == "none" else f" over the {k * (k - 1) // 2} pairs of each measure"
         return (head + "Superscripts: the runs (by letter) a run is significantly better than "
-                f"({test}, {corr} over the {k * (k - 1) // 2} pairs of each measure, {alpha}).")
+                f"({test}, {corr}{over}, {alpha}).")
     b = _escape(baseline) if tex else baseline
     dag, ddag = ("\\dag", "\\ddag") if tex else (BETTER, WORSE)
-    return (head + f"{dag}/{ddag}: significantly better/worse than the baseline {b} ({test}, {corr} over "
-            f"the {k - 1} comparisons with the baseline of each measure, {alpha}).")
+    over = "" if meta["correction"] == "none" else f" over the {k - 1} comparisons with the baseline of each measure"
+    return (head + f"{dag}/{ddag}: significantly better/worse than the baseline {b} ({test}, {corr}{over}, "
+            f"{alpha}).")
 
 
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",

@@ -1,0 +1,89 @@
+"""action.yml: the composite GitHub Action's gate step, run locally with its inputs substituted (GitHub
+itself is not exercised: the install step is only checked to pip-install the action's own path)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+yaml = pytest.importorskip("yaml")  # PyYAML is in the test extra
+
+ROOT = Path(__file__).resolve().parents[1]
+ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+
+
+def step(name):
+    return next(s for s in ACTION["runs"]["steps"] if s["name"] == name)
+
+
+def test_action_shape():
+    assert ACTION["runs"]["using"] == "composite"
+    assert {"qrels", "runs", "fail-below", "baseline", "max-drop", "alpha", "test"} <= set(ACTION["inputs"])
+    assert ACTION["inputs"]["qrels"]["required"] and ACTION["inputs"]["runs"]["required"]
+    install = step("Install ulnorm-eval")
+    assert install["shell"] == "bash" and 'pip install --quiet "$GITHUB_ACTION_PATH"' in install["run"]
+    assert step("Gate")["shell"] == "bash"
+
+
+def run_gate(tmp_path, summary_text="earlier step\n", **given):
+    """The Gate step's script under bash, ${{ inputs.x }} replaced by the given or default inputs."""
+    gate = step("Gate")
+    inputs = {k: str(v.get("default", "")) for k, v in ACTION["inputs"].items()}
+    inputs.update({k.replace("_", "-"): str(v) for k, v in given.items()})
+    env = dict(os.environ)
+    for k, v in gate["env"].items():
+        m = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", v)
+        assert m, v
+        env[k] = inputs[m.group(1)]
+    summary = tmp_path / "step_summary.md"
+    summary.write_text(summary_text, encoding="utf-8")
+    env["GITHUB_STEP_SUMMARY"] = str(summary)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.run(["bash", "-c", gate["run"]], env=env, cwd=tmp_path, capture_output=True, text=True)
+    return proc, summary.read_text(encoding="utf-8")
+
+
+def test_gate_passes(shared, tmp_path):
+    d = shared / "dlhard-passage"
+    proc, summary = run_gate(tmp_path, qrels=d / "qrels.txt", runs=f"{d}/runs/bm25.run.gz",
+                             measures="nDCG@10 AP", fail_below="UL2(nDCG@10)=-0.5 nDCG@10=0.30")
+    assert proc.returncode == 0, proc.stderr
+    assert "gate passed: 2 checks" in proc.stderr
+    assert summary.startswith("earlier step\n\n## ulnorm-eval gate: passed (2 checks)\n")  # appended
+    assert "| ✅ pass | bm25.run | nDCG@10 | --fail-below 0.3 | 0.3037 | 0.3000 | +0.0037 |  |" in summary
+    doc = json.loads((tmp_path / "ulnorm-eval.json").read_text())
+    assert len(doc["meta"]["inputs"]["qrels"]["sha256"]) == 64
+    assert [r["name"] for r in doc["meta"]["inputs"]["runs"]] == ["bm25.run"]
+
+
+def test_gate_fails_on_a_significant_drop(shared, tmp_path):
+    d = shared / "dlhard-passage"
+    proc, summary = run_gate(tmp_path, qrels=d / "qrels.txt", runs=f"{d}/runs/bm25_rm3.run.gz",
+                             measures="nDCG@10", variants="none", baseline=f"{d}/runs/bm25.run.gz",
+                             max_drop="0.01", alpha="0.05", output="")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == "nDCG@10\tall\t0.2728\n"
+    assert "## ulnorm-eval gate: FAILED (1 of 1 check)" in summary
+    assert ("| ❌ fail | bm25_rm3.run | nDCG@10 | --baseline bm25.run (0.3037) --max-drop 0.01 | 0.2728 | 0.2937 | "
+            "-0.0209 | 0.0206 (paired t, one-sided, n = 50; fails if < 0.05) |") in summary
+
+
+def test_runs_are_patterns_and_names_keep_their_parentheses(shared, tmp_path):
+    d = shared / "dlhard-passage"
+    proc, summary = run_gate(tmp_path, qrels=d / "qrels.txt", runs=f"{d}/runs/bm25_rm3*.run.gz",
+                             measures="RBP(p=0.9)", variants="none", fail_below="RBP(p=0.9)=0.9", output="")
+    assert proc.returncode == 1
+    assert summary.count("❌ fail") == 3  # bm25_rm3, bm25_rm3_bert_zs, bm25_rm3_t5_zs
+    assert "| RBP(p=0.9) |" in summary
+
+
+def test_bad_input_exits_2(tmp_path):
+    proc, summary = run_gate(tmp_path, qrels="missing.qrels", runs="missing.run")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "ulnorm-eval: missing.qrels: no such file"
+    assert summary == "earlier step\n"

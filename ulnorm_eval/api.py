@@ -90,16 +90,16 @@ def _sources(runs: RunsLike, qrels: Qrels) -> list:
     runs = list(runs)
     if not runs:
         raise ValueError("runs: no run given")
-    memory = [r for r in runs if not isinstance(r, (str, os.PathLike, Run))]
-    out = []
+    memory = sum(not isinstance(r, (str, os.PathLike, Run)) for r in runs)
+    out, i = [], 0
     for r in runs:
         if isinstance(r, (str, os.PathLike)):
             out.append(os.fspath(r))
         elif isinstance(r, Run):
             out.append(r)
         else:
-            i = next(i for i, x in enumerate(memory) if x is r)
-            out.append(_one_run(r, qrels, f"run{i + 1}" if len(memory) > 1 else "run"))
+            i += 1
+            out.append(_one_run(r, qrels, f"run{i}" if memory > 1 else "run"))
     return out
 
 

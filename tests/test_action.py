@@ -87,3 +87,32 @@ def test_bad_input_exits_2(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == "ulnorm-eval: missing.qrels: no such file"
     assert summary == "earlier step\n"
+
+
+GATE_MD = (ROOT / "docs" / "gate.md").read_text(encoding="utf-8")
+
+
+def yaml_blocks():
+    return [yaml.safe_load(b) for b in re.findall(r"```yaml\n(.*?)```", GATE_MD, re.S)]
+
+
+def test_documented_action_usage_names_only_real_inputs():
+    usage = next(b for b in yaml_blocks() if isinstance(b, dict) and "steps" in b)
+    step_ = next(s for s in usage["steps"] if "ulnorm-eval" in s.get("uses", ""))
+    assert set(step_["with"]) <= set(ACTION["inputs"])
+    assert {"qrels", "runs", "fail-below", "baseline"} <= set(step_["with"])
+
+
+def test_documented_gitlab_job_runs(shared, tmp_path):
+    """The GitLab snippet's ulnorm-eval line on DL-HARD (main = bm25, candidate = bm25_rm3): the gate fails."""
+    job = next(b for b in yaml_blocks() if isinstance(b, dict) and "retrieval-gate" in b)["retrieval-gate"]
+    assert any("pip install" in line for line in job["script"])
+    line = next(line for line in job["script"] if line.startswith("ulnorm-eval "))
+    d = shared / "dlhard-passage"
+    line = (line.replace("qrels.txt", str(d / "qrels.txt")).replace("runs/main.run.gz", str(d / "runs" / "bm25.run.gz"))
+            .replace("runs/candidate.run.gz", str(d / "runs" / "bm25_rm3.run.gz")))
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    proc = subprocess.run(["bash", "-c", line], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert (tmp_path / "gate.md").read_text(encoding="utf-8").startswith("## ulnorm-eval gate: FAILED (3 of 5 checks)")  # below 0.30; nDCG@10 and UL2 drop
+    assert set(job["artifacts"]["paths"]) == {p.name for p in tmp_path.iterdir()}

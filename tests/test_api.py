@@ -152,3 +152,13 @@ def test_compare_and_nrg_from_dataframes_equal_the_paths(dl):
     res = CliRunner().invoke(main, ["nrg", "-f", "tsv", "-q", "--leave-one-out", str(qrels), *map(str, runs.values())])
     cli = pd.read_csv(io.StringIO(res.stdout), sep="\t", dtype={"query": str})
     assert n1.frame.reset_index()["NRG(nDCG@10)"].tolist() == cli["NRG(nDCG@10)"].tolist()
+
+
+def test_rank_column_of_a_frame_orders_with_ties_rank():
+    q = {"1": {"a": 1, "b": 0, "c": 1}}
+    r = pd.DataFrame({"qid": ["1"] * 3, "docno": ["a", "b", "c"], "score": [1.0, 1.0, 1.0], "rank": [3, 1, 2]})
+    # by rank: b (0), c (1), a (1): AP = (1/2 + 2/3) / 2; by score ties (docid descending): c, b, a: (1 + 2/3) / 2
+    assert ue.evaluate(q, r, ["AP"], variants=[], ties="rank").means["run"]["AP"] == (1 / 2 + 2 / 3) / 2
+    assert ue.evaluate(q, r, ["AP"], variants=[]).means["run"]["AP"] == (1 + 2 / 3) / 2
+    with pytest.raises(InputError, match="row 0: rank 'x' is not an integer"):
+        ue.evaluate(q, r.assign(rank=["x", "1", "2"]), ["AP"])

@@ -57,12 +57,17 @@ def _standard(df, kind: str, name: str):
     v = _column(df, GRADE_COLUMNS if kind == "qrels" else ("score",), kind, name)
     out = pd.DataFrame({"query_id": df[q], "doc_id": df[d],
                         "relevance" if kind == "qrels" else "score": pd.to_numeric(df[v], errors="coerce")})
-    if kind == "run" and "rank" in df.columns:
-        out["rank"] = df["rank"]
     bad = out.iloc[:, 2].isna().to_numpy()
     if bad.any():
         i = int(bad.argmax())
         raise InputError(name, None, f"row {i}: {v} {df[v].iloc[i]!r} is not a number")
+    if kind == "run" and "rank" in df.columns:  # read by ties='rank' only, as the rank column of a file
+        rank = pd.to_numeric(df["rank"], errors="coerce")
+        bad = (rank.isna() | (rank != rank.round())).to_numpy()
+        if bad.any():
+            i = int(bad.argmax())
+            raise InputError(name, None, f"row {i}: rank {df['rank'].iloc[i]!r} is not an integer")
+        out["rank"] = rank.astype("int64")
     return out
 
 

@@ -126,3 +126,13 @@ def test_pyterrier_experiment_reports_them(shared):
     # the baseline comparison pt.Experiment adds (paired t-test on our per-query values) is there
     assert "UL2(nDCG@10) p-value" in table.columns
     assert not pt.java.started()
+
+
+def test_pytrec_eval_dicts_through_ir_measures():
+    """q1: d1 (relevant) first: AP 1; pool {d1, d2}: E[AP] = (1 + 1/2)/2 = 0.75, IUB 1: UL2 = (1-0.75)/(1-0.75) = 1.
+    q2: d3 second: AP 1/2; its pool is d3 alone, so E = IUB = 1: UL2 undefined, scored 0 (--undefined zero)."""
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
+    run = {"q1": {"d1": 1.2, "d2": 0.4}, "q2": {"d4": 0.9, "d3": 0.1}}
+    with pytest.warns(UlnormNote, match="UL2 of AP for 1 queries"):
+        agg = ir_measures.calc_aggregate([AP, UL2(AP)], qrels, run)
+    assert agg == {AP: 0.75, UL2(AP): 0.5}

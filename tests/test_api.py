@@ -152,6 +152,8 @@ def test_compare_and_nrg_from_dataframes_equal_the_paths(dl):
     res = CliRunner().invoke(main, ["nrg", "-f", "tsv", "-q", "--leave-one-out", str(qrels), *map(str, runs.values())])
     cli = pd.read_csv(io.StringIO(res.stdout), sep="\t", dtype={"query": str})
     assert n1.frame.reset_index()["NRG(nDCG@10)"].tolist() == cli["NRG(nDCG@10)"].tolist()
+    assert n1.wide()["NRG(nDCG@10)"].tolist() == cli["NRG(nDCG@10)"].tolist()
+    assert n1.per_query["bm25.run"]["NRG(nDCG@10)"].shape == (50,) and len(n1.tidy(all_rows=False)) == 2 * 2 * 50
 
 
 def test_rank_column_of_a_frame_orders_with_ties_rank():

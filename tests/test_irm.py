@@ -81,8 +81,12 @@ def test_a_query_the_run_missed_is_scored_like_the_cli():
     q = pd.DataFrame({"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "b", "c", "a", "d"],
                       "relevance": [1, 0, 2, 1, 0]})
     r = pd.DataFrame({"query_id": ["1", "1", "1", "3"], "doc_id": ["b", "a", "c", "x"], "score": [3.0, 2.0, 2.0, 1.0]})
-    with pytest.warns(UlnormNote, match="1 run queries are not in the qrels"):
+    with pytest.warns(UlnormNote) as notes:
         per = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc([AP, E(AP)], q, r)}
+    assert {str(w.message) for w in notes} == {
+        f"{m}: run: {n}" for m in ("AP", "E(AP)") for n in (
+            "1 of 2 qrels queries have no ranked documents and score 0 (--run-queries-only leaves them out)",
+            "1 run queries are not in the qrels and were ignored")}
     # query 1: ranking b(0), c(2), a(1) (the tie a/c broken by docid descending): AP = (1/2 + 2/3) / 2
     assert per[("1", "AP")] == (1 / 2 + 2 / 3) / 2
     assert per[("2", "AP")] == 0.0

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import pandas as pd
 
-__all__ = ["evaluate", "compare", "nrg", "paper_table", "Evaluation", "to_qrels", "to_runs", "QrelsLike",
+__all__ = ["evaluate", "compare", "nrg", "paper_table", "Evaluation", "NRGEvaluation", "Frames", "to_qrels", "to_runs", "QrelsLike",
            "RunLike", "RunsLike"]
 
 QrelsLike = Union[str, os.PathLike, "pd.DataFrame", Mapping[str, Mapping[str, float]], Qrels]
@@ -121,15 +121,8 @@ def _split_options(kw: dict) -> tuple[Options, dict]:
 
 # --------------------------------------------------------------------------- evaluate
 
-@dataclass
-class Evaluation(Result):
-    """What :func:`evaluate` returns: a :class:`~ulnorm_eval.pipeline.evaluate.Result` (``frame``,
-    ``summary()``, ``notes``, ``runs``; every output format of the command line) with its inputs, so that
-    the bounds can be read too."""
-
-    qrels: Qrels | None = None
-    inputs: list = field(default_factory=list)  # each run's Run object or path, in run order
-    _bounds: Any = field(default=None, repr=False)
+class Frames:
+    """Tidy and wide DataFrames, per-query arrays and means of a result (``metrics`` and ``runs``)."""
 
     def wide(self, all_rows: bool = True) -> "pd.DataFrame":
         """Columns ``run, query`` and one per metric; ``all_rows`` keeps each run's ``all`` row (the mean)."""
@@ -154,6 +147,23 @@ class Evaluation(Result):
     def means(self) -> dict[str, dict[str, float]]:
         """``{run: {metric: mean}}`` (the ``all`` row: each measure's summary rule)."""
         return {rr.name: {str(m): rr.mean[m] for m in self.metrics} for rr in self.runs}
+
+
+@dataclass
+class NRGEvaluation(Frames, NRGResult):
+    """What :func:`nrg` returns: an :class:`~ulnorm_eval.analysis.nrg.NRGResult` (``priors``, ``notes``,
+    every output format) with :class:`Frames`' views."""
+
+
+@dataclass
+class Evaluation(Frames, Result):
+    """What :func:`evaluate` returns: a :class:`~ulnorm_eval.pipeline.evaluate.Result` (``frame``,
+    ``summary()``, ``notes``, ``runs``; every output format of the command line) with :class:`Frames`'
+    views and its inputs, so that the bounds can be read too."""
+
+    qrels: Qrels | None = None
+    inputs: list = field(default_factory=list)  # each run's Run object or path, in run order
+    _bounds: Any = field(default=None, repr=False)
 
     @property
     def bounds(self) -> "pd.DataFrame":
@@ -236,12 +246,12 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
 
 def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Sequence[str] | str | None = None, *,
         protocol: str = "fixed", group_by: str | None = None, best_by: str | None = None, unique: bool = False,
-        warn: Callable[[str], None] | None = None, **options: Any) -> NRGResult:
+        warn: Callable[[str], None] | None = None, **options: Any) -> NRGEvaluation:
     """Normalized Residual Gain (SIGIR-AP 2024) as ``ulnorm-eval nrg``: each measure and NRG(measure).
 
     ``priors`` join every prior set and are not scored; ``protocol`` is 'fixed', 'leave-one-out',
-    'chronological' or 'group' (with ``group_by``).  The result has ``frame``, ``tidy()``,
-    ``summary()``, ``priors`` and ``notes``.
+    'chronological' or 'group' (with ``group_by``).  The result has ``tidy()``, ``wide()``,
+    ``per_query``, ``means``, ``summary()``, ``priors`` and ``notes``.
     """
     from .analysis.nrg import evaluate_nrg
 
@@ -251,9 +261,9 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
     q = to_qrels(qrels)
     scored = to_runs(runs, q)
     prior = [] if isinstance(priors, (list, tuple)) and not priors else to_runs(priors, q)
-    return evaluate_nrg(q, scored, prior, [measures] if isinstance(measures, str) else measures,
-                        protocol=protocol, group_by=group_by, best_by=best_by, unique=unique, options=opts,
-                        warn=warn)
+    res = evaluate_nrg(q, scored, prior, [measures] if isinstance(measures, str) else measures,
+                       protocol=protocol, group_by=group_by, best_by=best_by, unique=unique, options=opts, warn=warn)
+    return NRGEvaluation(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})
 
 
 def paper_table(comparison: Comparison, fmt: str = "latex", baseline: str | None = None,

@@ -2,8 +2,8 @@
 
 >>> import ir_measures
 >>> from ulnorm_eval.irm import UL2, E, nDCG, AP
->>> ir_measures.calc_aggregate([nDCG@10, UL2(nDCG@10), E(AP)], qrels, run)
-{nDCG@10: 0.3037, UL2(nDCG@10): -0.2976, E(AP): 0.0123}
+>>> ir_measures.calc_aggregate([nDCG@10, UL2(nDCG@10), E(AP)], qrels, run)   # DL-HARD, bm25 (rounded)
+{nDCG@10: 0.3037, UL2(nDCG@10): -0.2976, E(AP): 0.6570}
 
 Every family of ``ulnorm-eval measures`` is an object here (``nDCG``, ``DCG``, ``AP``, ``SP``, ``P``,
 ``R``, ``RR``, ``Rprec``, ``RBP``), with ir_measures' syntax for parameters and cutoffs

@@ -177,3 +177,15 @@ def test_api_paper_table_is_the_cli_table(case):
     cmp = compare(case["qrels"], [case["A"], case["B"], case["C"]], ["P@1", "RR"], variants=["UL2"])
     assert paper_table(cmp, "latex") == LATEX
     assert paper_table(cmp, "markdown", baseline="C") == MARKDOWN_BASELINE
+
+
+def test_caption_names_the_query_set(case, shared):
+    out = run_cli(["compare", "-f", "markdown", "-m", "P@1", "-n", "none", "--subset", "uninformative", "--subset-size",
+                   "4", case["qrels"], case["A"], case["B"], case["C"]])
+    assert out.splitlines()[-1].startswith("Mean over 4 queries of the uninformative subset (Karmaker & Feng 2022 §4.4);")
+    d = shared / "dlhard-passage"
+    out = run_cli(["compare", "-f", "markdown", "-m", "AP", "-n", "ul2", "--undefined", "skip", str(d / "qrels.txt"),
+                   str(d / "runs" / "bm25.run.gz"), str(d / "runs" / "bm25_rm3.run.gz")])
+    # UL2(AP) is undefined (E = IUB) on 9 of the 50 queries, which --undefined skip leaves out of its column
+    assert out.splitlines()[-1].startswith("Mean over 41–50 queries, queries undefined for some run left out per "
+                                           "measure;")

@@ -121,6 +121,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     meta = {**cmp.meta, "qrels": str(qrels), "run_files": list(runs)}
     if paper:
         chosen = ["systems", "pairs"]
+        meta["metric_queries"] = {m: len(q) for m, q in cmp.queries.items()}
         if baseline is not None:
             meta["baseline"] = _run_name(baseline, runs, cmp.runs)
     _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta)

@@ -43,7 +43,14 @@ def caption_text(meta: dict, runs: list, baseline: str | None, tex: bool) -> str
     corr = CORRECTION_NAMES[meta["correction"]]
     k = len(runs)
     bold = "\\textbf{bold}" if tex else "**bold**"
-    head = f"Mean over {meta['queries']} queries; the best of each column in {bold}. "
+    counts = sorted(set((meta.get("metric_queries") or {}).values())) or [meta["queries"]]
+    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    where = ""
+    if meta.get("subset", "all") != "all":
+        where = f" of the {meta['subset']} subset (Karmaker & Feng 2022 §4.4)"
+    if len(counts) > 1:
+        where += ", queries undefined for some run left out per measure"
+    head = f"Mean over {n} queries{where}; the best of each column in {bold}. "
     if baseline is None:
         over = "" if meta["correction"] == "none" else f" over the {k * (k - 1) // 2} pairs of each measure"
         return (head + "Superscripts: the runs (by letter) a run is significantly better than "
@@ -154,5 +161,6 @@ def paper_table(comparison, fmt: str = "latex", baseline: str | None = None, pre
     fn = {"latex": format_latex, "markdown": format_markdown}.get(fmt)
     if fn is None:
         raise ValueError(f"unknown table format {fmt!r} (latex or markdown)")
-    meta = {**comparison.meta, "baseline": baseline, "caption": caption, "label": label}
+    meta = {**comparison.meta, "baseline": baseline, "caption": caption, "label": label,
+            "metric_queries": {m: len(q) for m, q in comparison.queries.items()}}
     return fn({"systems": comparison.systems, "pairs": comparison.pairs}, precision, meta)

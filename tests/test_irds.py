@@ -71,6 +71,25 @@ def test_remote_qrels_are_not_downloaded(dlhard, tmp_path):
     assert not (tmp_path / "qrels.txt").exists()
 
 
+def test_a_download_with_mirrors_is_refused_in_one_line(dlhard, tmp_path, capfd):
+    """ir_datasets' Download (a data-use notice, mirrors, its own log lines) says nothing either."""
+    from ir_datasets.formats import TrecQrels
+    from ir_datasets.util import Download, RequestsDownload
+
+    _, d = dlhard
+    dl = Download([RequestsDownload("http://127.0.0.1:9/a"), RequestsDownload("http://127.0.0.1:9/b")],
+                  cache_path=str(tmp_path / "q"), dua="please agree to the terms")
+    source = register("ulnorm-eval-test/mirrors", ir_datasets.Dataset(TrecQrels(dl, {})))
+    from ulnorm_eval.cli.main import main as entry
+
+    with pytest.raises(SystemExit) as exc:
+        entry([source, str(d / "runs" / "bm25.run.gz")])
+    assert exc.value.code == 2
+    assert capfd.readouterr().err == (f"ulnorm-eval: {source}: the qrels of 'ulnorm-eval-test/mirrors' are not "
+                                      "available locally and ulnorm-eval does not download; fetch them with: "
+                                      "ir_datasets export ulnorm-eval-test/mirrors qrels\n")
+
+
 def test_without_ir_datasets(monkeypatch, dlhard):
     import sys
 

@@ -8,6 +8,7 @@ downloading.  Fetch it once with ir_datasets itself (``ir_datasets export DATASE
 from __future__ import annotations
 
 import contextlib
+import logging
 
 from .trec import InputError, Qrels
 
@@ -40,11 +41,20 @@ def _local_only(util):
             seen.append((cls, vars(cls)["stream"]))
     for cls, _ in seen:
         cls.stream = refuse
+    # ir_datasets logs its download attempts ("[WARNING] Download failed: ..."); the refusal is one line
+    level = logging.root.manager.disable
+    logging.disable(logging.WARNING)
     try:
         yield
     finally:
+        logging.disable(level)
         for cls, orig in seen:
             cls.stream = orig
+
+
+def _not_local(ds_id: str) -> str:
+    return (f"the qrels of {ds_id!r} are not available locally and ulnorm-eval does not download; "
+            f"fetch them with: ir_datasets export {ds_id} qrels")
 
 
 def read_irds_qrels(source: str) -> Qrels:
@@ -73,9 +83,11 @@ def read_irds_qrels(source: str) -> Qrels:
                 docid.append(str(q.doc_id))
                 grade.append(q.relevance)
     except _NotLocal:
-        raise InputError(source, None, f"the qrels of {ds_id!r} are not available locally and ulnorm-eval does not "
-                                       f"download; fetch them with: ir_datasets export {ds_id} qrels") from None
+        raise InputError(source, None, _not_local(ds_id)) from None
     except RuntimeError as exc:  # ir_datasets: every mirror failed, or a malformed line
+        tried = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], list) else []
+        if any(isinstance(e, _NotLocal) for _, e in tried):
+            raise InputError(source, None, _not_local(ds_id)) from None
         raise InputError(source, None, f"cannot read the qrels of {ds_id!r} locally: {exc.args[0]}") from None
     except FileNotFoundError as exc:
         raise InputError(source, None, f"the qrels of {ds_id!r} are not available locally ({exc})") from None

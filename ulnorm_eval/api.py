@@ -37,8 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
     import pandas as pd
 
-__all__ = ["evaluate", "compare", "nrg", "paper_table", "Evaluation", "NRGEvaluation", "Frames", "to_qrels", "to_runs", "QrelsLike",
-           "RunLike", "RunsLike"]
+__all__ = ["evaluate", "compare", "nrg", "paper_table", "Evaluation", "NRGEvaluation", "Frames", "to_qrels",
+           "to_runs", "QrelsLike", "RunLike", "RunsLike"]
 
 QrelsLike = Union[str, os.PathLike, "pd.DataFrame", Mapping[str, Mapping[str, float]], Qrels]
 RunLike = Union[str, os.PathLike, "pd.DataFrame", Mapping[str, Mapping[str, float]], Run]

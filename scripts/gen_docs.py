@@ -10,6 +10,7 @@ README.md blocks (each between ``<!-- BEGIN name -->`` and ``<!-- END name -->``
 - ``example-table``, ``union-table``: ``-f table`` output on the bundled examples, default pool and ``--pool union``
 - ``gate-example``: a failing ``--baseline`` gate on the bundled examples (exit code 1)
 - ``compare-example``: ``compare`` on the three bundled runs
+- ``paper-table-example``: ``compare -f markdown`` (a table for a paper) on the three bundled runs
 
 The pages of docs/ may hold any of these blocks as well; they are regenerated alike.
 docs/cli.md is generated whole: ``--help`` of the program and of every subcommand, at a fixed width of 100.
@@ -34,6 +35,8 @@ UNION_ARGS = ["-f", "table", "-n", "e,iub,ul2", "--pool", "union", QRELS, RUNS[0
 GATE_ARGS = ["-m", "nDCG@10", "-n", "ul2", "--baseline", RUNS[0], "--max-drop", "0.01",
              "--alpha", "0.05", QRELS, RUNS[2]]
 COMPARE_ARGS = ["compare", "-f", "table", "-m", "nDCG@10", "-n", "ul2", "--table", "systems,pairs", QRELS, *RUNS]
+DOCS_ONLY = {"paper-table-example"}  # blocks shown on a page of docs/ only, not in the README
+PAPER_ARGS = ["compare", "-f", "markdown", "-m", "nDCG@10", "-m", "AP", "-n", "ul2", QRELS, *RUNS]
 # How the command line is shown: a shell glob instead of the three run files it expands to.
 SHOWN = {" ".join(RUNS): "examples/runs/*.run.gz"}
 
@@ -129,6 +132,11 @@ def compare_example() -> str:
     return run_example(COMPARE_ARGS, stderr=False)
 
 
+def paper_table_example() -> str:
+    """``compare -f markdown`` on the three bundled runs: the table for a paper."""
+    return run_example(PAPER_ARGS, stderr=False)
+
+
 def blocks_light() -> dict:
     """The README blocks generated without evaluating anything."""
     from ulnorm_eval.render.formats import measures_markdown, variants_markdown
@@ -138,7 +146,8 @@ def blocks_light() -> dict:
 
 def blocks() -> dict:
     return {**blocks_light(), "example-table": example_table(), "union-table": union_table(),
-            "gate-example": gate_example(), "compare-example": compare_example()}
+            "gate-example": gate_example(), "compare-example": compare_example(),
+            "paper-table-example": paper_table_example()}
 
 
 def block(text: str, name: str) -> str | None:
@@ -167,7 +176,8 @@ def doc_pages() -> list[Path]:
 def targets() -> list[tuple[Path, str]]:
     """Every generated file with its up-to-date text."""
     new = blocks()
-    out = [(README, render(README.read_text(encoding="utf-8"), new)), (CLI_MD, cli_md())]
+    readme = {k: v for k, v in new.items() if k not in DOCS_ONLY}
+    out = [(README, render(README.read_text(encoding="utf-8"), readme)), (CLI_MD, cli_md())]
     for page in doc_pages():
         out.append((page, render(page.read_text(encoding="utf-8"), new, required=False)))
     return out

@@ -165,10 +165,24 @@ def test_python_page_snippets_run(monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     text = (DOCS / "python.md").read_text(encoding="utf-8")
     snippets = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(snippets) == 4
+    assert len(snippets) == 9
     ns: dict = {}
     for code in snippets:
         exec(compile(code, "docs/python.md", "exec"), ns)
     assert list(ns["res"].summary().columns) == ["nDCG@10", "NRG(nDCG@10)"]
     assert set(ns["cmp"].systems["run"]) == {"bm25.run", "bm25_bert_zs.run", "bm25_rm3.run"}
-    assert '"title": "ulnorm-eval -f json"' in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert '"title": "ulnorm-eval -f json"' in out
+    # the values the page states
+    ev = ns["ev"]
+    assert ev.means["bm25"]["nDCG@10"] == 0.30369608260673436
+    assert ns["small"].means == {"run": {"P@1": 0.5, "RR": 0.75}}
+    assert {str(m): round(v, 4) for m, v in ns["agg"].items()} == {"nDCG@10": 0.3037, "UL2(nDCG@10)": -0.2976,
+                                                                   "E(AP)": 0.6570}
+    assert {str(m): v for m, v in ns["agg"].items() if str(m) != "E(AP)"} == {
+        k: ev.means["bm25"][k] for k in ("nDCG@10", "UL2(nDCG@10)")}
+    assert len(ns["perq"]) == 50
+    assert ns["experiment"].set_index("name").loc["bm25", "UL2(nDCG@10)"] == ev.means["bm25"]["UL2(nDCG@10)"]
+    assert ns["from_irds"].frame.equals(ns["ue"].evaluate("examples/qrels/dlhard-passage.qrels.txt",
+                                                          "examples/runs/bm25.run.gz", ["nDCG@10"], ["UL2"]).frame)
+    assert "\\textsuperscript{\\dag}" in out and ns["table"].startswith("| # | Run |")

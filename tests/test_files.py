@@ -54,6 +54,8 @@ COMMANDS = {
     "compare": lambda f, o: ["compare", "-o", o, f["qrels"], f["a.run"], f["b.run"]],
     "queries": lambda f, o: ["queries", "-o", o, f["qrels"], f["a.run"], f["b.run"]],
     "nrg": lambda f, o: ["nrg", "-o", o, "--prior", f["b.run"], f["qrels"], f["a.run"]],
+    # --summary-md appends to its file: an input named there would be corrupted, not replaced
+    "eval-summary-md": lambda f, o: ["--fail-below", "AP=0.1", "--summary-md", o, f["qrels"], f["a.run"], f["b.run"]],
 }
 
 

@@ -26,6 +26,8 @@ Examples:
   ulnorm-eval compare --subset uninformative --subset-size 50 qrels runs/*
   ulnorm-eval compare -f tsv --table pairs --correction bh qrels runs/* > pairs.tsv
   ulnorm-eval compare --plot compare.png qrels runs/*
+  ulnorm-eval compare -f latex -m nDCG@10 -n ul2 qrels runs/* > table.tex    a table for a paper
+  ulnorm-eval compare -f markdown --baseline runs/bm25 qrels runs/*          marks against a baseline
 """
 
 QUERIES_EPILOG = """\b
@@ -36,13 +38,13 @@ Examples:
 """
 
 
-def _eval_options(f):
+def _eval_options(f, formats=("table", "tsv", "csv", "json"), note=""):
     """The evaluation options that change a number (as in `eval`), and the output options."""
     return bundle(
         click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
                      help="Measure, repeatable (as in eval). Default: nDCG@10 AP RBP(p=0.8)."),
         ordering_options, bounds_options, groups_option,
-        output_options(["table", "tsv", "csv", "json"], "tsv"),
+        output_options(list(formats), "tsv", note),
         click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
                      help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."),
     )(f)
@@ -78,10 +80,15 @@ def _check_plot(plot) -> None:
               show_default=True, help="Φ the 'topics needed' column aims at (Kanoulas & Aslam 2009).")
 @click.option("--table", "tables", default="systems,summary", show_default=True, metavar="LIST",
               help="Tables to print, comma-separated: systems, summary, pairs, or all.")
+@click.option("--baseline", metavar="RUN",
+              help="-f latex/markdown: mark significance against RUN (one of RUNS, by path or run name) "
+                   "instead of between every pair.")
 @seed_option
-@_eval_options
+@lambda f: _eval_options(f, ("table", "tsv", "csv", "json", "latex", "markdown"),
+                         "  latex and markdown: the systems x metrics table for a paper (best per column "
+                         "in bold, significance as superscripts; --table is ignored).")
 def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset_size, swap_trials, phi_target,
-                tables, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
+                tables, baseline, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
                 permutations, groups, fmt, precision, output, plot):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
     discriminative power, conflicts, PAD, swap rate and stability (Φ)."""
@@ -93,6 +100,9 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs")
     chosen = _table_list(tables)
+    paper = fmt in ("latex", "markdown")
+    if baseline is not None and not paper:
+        raise click.UsageError("--baseline marks a -f latex or -f markdown table")
     _check_plot(plot)
     warnings = []
     try:
@@ -113,6 +123,11 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     flush(warnings)
     frames = {"systems": cmp.systems, "summary": cmp.summary, "pairs": cmp.pairs}
     meta = {**cmp.meta, "qrels": str(qrels), "run_files": list(runs)}
+    if paper:
+        chosen = ["systems", "pairs"]
+        meta["metric_queries"] = {m: len(q) for m, q in cmp.queries.items()}
+        if baseline is not None:
+            meta["baseline"] = _run_name(baseline, runs, cmp.runs)
     _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta)
     if plot:
         from ..render.plots import plot_compare
@@ -176,6 +191,15 @@ def _table_list(text: str) -> list:
     if bad or not parts:
         raise click.UsageError(f"--table takes systems, summary, pairs or all (got {text!r})")
     return list(dict.fromkeys(parts))
+
+
+def _run_name(baseline: str, paths, names) -> str:
+    """--baseline given as one of the RUN paths or as a run name -> the run's name in the comparison."""
+    if baseline in paths:
+        return names[list(paths).index(baseline)]
+    if baseline in names:
+        return baseline
+    fail(f"--baseline {baseline}: not one of the RUNS (give its path or run name: {', '.join(names)})")
 
 
 def _emit(frames: dict, fmt, precision, output, meta) -> None:

@@ -27,6 +27,8 @@ Examples:
                                                      CI gate: exit 1 if the mean is below 0.30
   ulnorm-eval --baseline main.run --max-drop 0.01 --alpha 0.05 qrels new.run
                                                      CI gate: exit 1 on a significant drop > 0.01
+  ulnorm-eval --fail-below 'AP=0.2' --summary-md "$GITHUB_STEP_SUMMARY" qrels run
+                                                     the gate as Markdown in a GitHub job summary
   ulnorm-eval measures                               every measure and variant
 
 Exit codes: 0 ok, 1 a --fail-below/--baseline gate failed, 2 usage or input error.
@@ -104,9 +106,12 @@ def main():
 @click.option("--test", "test", type=click.Choice(["t", "randomization"]),
               help="With --baseline: paired t-test (default) or paired randomization test "
                    "(10,000 sign flips, seeded by --seed; exact for <= 13 queries).")
+@click.option("--summary-md", "summary_md", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Append a Markdown summary of the gate to FILE (created if absent): every check with its "
+                   "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
 def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete, run_queries_only, ties,
              score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
-             groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint):
+             groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint, summary_md):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
     from ..render.files import check_outputs
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
@@ -185,6 +190,15 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
         fail(str(exc))
     flush(warnings)
     write_output(text, output)
+    if summary_md:
+        from ..render.gate_md import append_text, gate_markdown
+
+        md = gate_markdown(result, checks, names, base.name if base is not None else None,
+                           (max_drop or 0.0) if base is not None else None, alpha)
+        try:
+            append_text(summary_md, md)
+        except OSError as exc:
+            fail(f"{summary_md}: cannot write the summary: {exc.strerror or exc}")
     if checks:
         drop = (max_drop or 0.0) if base is not None else None
         for line in gate.verdict(checks, names, drop, alpha):

@@ -68,9 +68,13 @@ class Result:
 # --------------------------------------------------------------------------- loading
 
 def load_qrels(path: str, groups: str | None = None) -> Qrels:
-    """TREC qrels, or LETOR rows (detected by their ``f:v`` columns) with an optional group file."""
+    """TREC qrels, LETOR rows (detected by their ``f:v`` columns) with an optional group file, or
+    ``irds:DATASET_ID`` (ir_datasets, local data only)."""
     if isinstance(path, Qrels):
         return path
+    if isinstance(path, str) and path.startswith("irds:"):
+        from ..inputs.irds import read_irds_qrels
+        return read_irds_qrels(path)
     data = read_bytes(path)
     if is_letor(data):
         return read_letor(path, groups=groups, data=data)

@@ -117,7 +117,8 @@ def check_output(path, inputs=()) -> None:
 
 
 def check_outputs(params: dict) -> None:
-    """:func:`check_output` for a command's ``output`` and ``plot`` against its input parameters.
+    """:func:`check_output` for a command's ``output``, ``plot`` and ``summary_md`` (appended to)
+    against its input parameters.
 
     ``params`` is a click context's parameter dict: ``qrels``, ``runs``, ``baseline``, ``priors``
     and ``groups`` are inputs (plus a LETOR qrels' default group file ``QRELS.query``).  Standard
@@ -136,7 +137,7 @@ def check_outputs(params: dict) -> None:
     if params.get("qrels"):
         inputs.append(os.fspath(params["qrels"]) + ".query")
     outs = [params.get(k) for k in ("output", "plot")]
-    for out in outs:
+    for out in outs + [params.get("summary_md")]:
         check_output(out, inputs)
     if all(o is not None for o in outs) and (outs[0] == outs[1] or same_file(*map(os.fspath, outs))):
         raise OutputError(outs[0], "given to both -o and --plot")

@@ -2,7 +2,7 @@
 
 One function per format, gathered in FRAME_FORMATS: 'table' (rich), 'tsv'/'csv' (pandas; several
 tables are each preceded by a '# name' line and separated by a blank line), 'json' ({meta, name:
-records}).  Each returns the whole text, so ``-o FILE`` is written atomically.
+records}), 'latex' and 'markdown' (compare's systems x metrics table for papers, :mod:`.paper`).  Each returns the whole text, so ``-o FILE`` is written atomically.
 """
 from __future__ import annotations
 
@@ -39,7 +39,16 @@ FRAME_FORMATS = {
     "table": format_frames_table, "tsv": format_frames_delimited,
     "csv": lambda frames, precision, meta: format_frames_delimited(frames, precision, meta, ","),
     "json": format_frames_json,
+    # tables for papers (compare only): systems x metrics with significance marks (render/paper.py)
+    "latex": lambda frames, precision, meta: _paper("latex", frames, precision, meta),
+    "markdown": lambda frames, precision, meta: _paper("markdown", frames, precision, meta),
 }
+
+
+def _paper(fmt, frames, precision, meta) -> str:
+    from . import paper
+
+    return {"latex": paper.format_latex, "markdown": paper.format_markdown}[fmt](frames, precision, meta)
 
 
 def _rounded(df, precision):

@@ -1,0 +1,213 @@
+"""action.yml: the composite GitHub Action's gate step, run locally with its inputs substituted (GitHub
+itself is not exercised: the install step is only checked to pip-install the action's own path)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _scalar(text: str):
+    text = text.strip()
+    if text[:1] in "\"'" and text[-1:] == text[:1] and len(text) > 1:
+        return text[1:-1]
+    if text.startswith("[") and text.endswith("]"):
+        return [_scalar(x) for x in text[1:-1].split(",") if x.strip()]
+    return {"true": True, "false": False}.get(text, text)
+
+
+def _strip_comment(line: str) -> str:
+    quote = None
+    for i, c in enumerate(line):
+        if c in "\"'" and quote in (None, c):
+            quote = None if quote else c
+        elif c == "#" and quote is None and (i == 0 or line[i - 1] in " \t"):
+            return line[:i].rstrip()
+    return line.rstrip()
+
+
+def _key(body: str):
+    """(key, value) of a mapping line (a colon followed by a blank or the end), None for a scalar."""
+    if body[:1] in "\"'":
+        return None
+    m = re.search(r":(\s|$)", body)
+    return None if m is None else (body[:m.start()].strip(), body[m.end():].strip())
+
+
+def mini_yaml(text: str):
+    """The YAML subset action.yml and docs/gate.md use (block mappings and lists, ``|`` scalars,
+    quoted and flow-list scalars, comments), for when PyYAML is not installed."""
+    lines = text.splitlines()
+
+    def block(i, indent):
+        """Parse the node whose lines start at i with this indent; return (node, next i)."""
+        node = None
+        while i < len(lines):
+            raw = lines[i]
+            line = _strip_comment(raw)
+            if not line.strip():
+                i += 1
+                continue
+            ind = len(line) - len(line.lstrip())
+            if ind < indent:
+                break
+            body = line.strip()
+            if body.startswith("- "):
+                node = [] if node is None else node
+                if _key(body[2:]) is None:
+                    node.append(_scalar(body[2:]))
+                    i += 1
+                    continue
+                sub = " " * (ind + 2) + body[2:]
+                lines[i] = sub  # the item's first key, re-read at the item's indent
+                item, i = block(i, ind + 2)
+                node.append(item)
+                continue
+            key, value = _key(body)
+            node = {} if node is None else node
+            if value == "|":
+                i += 1
+                out = []
+                while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > ind):
+                    out.append(lines[i])
+                    i += 1
+                cut = min((len(x) - len(x.lstrip()) for x in out if x.strip()), default=0)
+                while out and not out[-1].strip():
+                    out.pop()
+                node[key.strip()] = "\n".join(x[cut:] for x in out) + "\n"
+            elif value:
+                node[key.strip()] = _scalar(value)
+                i += 1
+            else:
+                node[key.strip()], i = block(i + 1, ind + 1)
+        return node, i
+
+    return block(0, 0)[0]
+
+
+try:
+    import yaml
+
+    load = yaml.safe_load
+except ImportError:  # PyYAML is in the test extra; without it the minimal reader above reads the files
+    yaml, load = None, mini_yaml
+
+ACTION = load((ROOT / "action.yml").read_text(encoding="utf-8"))
+
+
+def step(name):
+    return next(s for s in ACTION["runs"]["steps"] if s["name"] == name)
+
+
+def test_action_shape():
+    assert ACTION["runs"]["using"] == "composite"
+    assert {"qrels", "runs", "fail-below", "baseline", "max-drop", "alpha", "test"} <= set(ACTION["inputs"])
+    assert ACTION["inputs"]["qrels"]["required"] and ACTION["inputs"]["runs"]["required"]
+    install = step("Install ulnorm-eval")
+    assert install["shell"] == "bash" and 'pip install --quiet "$GITHUB_ACTION_PATH"' in install["run"]
+    assert step("Gate")["shell"] == "bash"
+
+
+def run_gate(tmp_path, summary_text="earlier step\n", **given):
+    """The Gate step's script under bash, ${{ inputs.x }} replaced by the given or default inputs."""
+    gate = step("Gate")
+    inputs = {k: str(v.get("default", "")) for k, v in ACTION["inputs"].items()}
+    inputs.update({k.replace("_", "-"): str(v) for k, v in given.items()})
+    env = dict(os.environ)
+    for k, v in gate["env"].items():
+        m = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", v)
+        assert m, v
+        env[k] = inputs[m.group(1)]
+    summary = tmp_path / "step_summary.md"
+    summary.write_text(summary_text, encoding="utf-8")
+    env["GITHUB_STEP_SUMMARY"] = str(summary)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.run(["bash", "-c", gate["run"]], env=env, cwd=tmp_path, capture_output=True, text=True)
+    return proc, summary.read_text(encoding="utf-8")
+
+
+def test_gate_passes(shared, tmp_path):
+    d = shared / "dlhard-passage"
+    proc, summary = run_gate(tmp_path, qrels=d / "qrels.txt", runs=f"{d}/runs/bm25.run.gz",
+                             measures="nDCG@10 AP", fail_below="UL2(nDCG@10)=-0.5 nDCG@10=0.30")
+    assert proc.returncode == 0, proc.stderr
+    assert "gate passed: 2 checks" in proc.stderr
+    assert summary.startswith("earlier step\n\n## ulnorm-eval gate: passed (2 checks)\n")  # appended
+    assert "| ✅ pass | bm25.run | nDCG@10 | --fail-below 0.3 | 0.3037 | 0.3000 | +0.0037 |  |" in summary
+    doc = json.loads((tmp_path / "ulnorm-eval.json").read_text())
+    assert len(doc["meta"]["inputs"]["qrels"]["sha256"]) == 64
+    assert [r["name"] for r in doc["meta"]["inputs"]["runs"]] == ["bm25.run"]
+
+
+def test_gate_fails_on_a_significant_drop(shared, tmp_path):
+    d = shared / "dlhard-passage"
+    proc, summary = run_gate(tmp_path, qrels=d / "qrels.txt", runs=f"{d}/runs/bm25_rm3.run.gz",
+                             measures="nDCG@10", variants="none", baseline=f"{d}/runs/bm25.run.gz",
+                             max_drop="0.01", alpha="0.05", output="")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == "nDCG@10\tall\t0.2728\n"
+    assert "## ulnorm-eval gate: FAILED (1 of 1 check)" in summary
+    assert ("| ❌ fail | bm25_rm3.run | nDCG@10 | --baseline bm25.run (0.3037) --max-drop 0.01 | 0.2728 | 0.2937 | "
+            "-0.0209 | 0.0206 (paired t, one-sided, n = 50; fails if < 0.05) |") in summary
+
+
+def test_runs_are_patterns_and_names_keep_their_parentheses(shared, tmp_path):
+    d = shared / "dlhard-passage"
+    proc, summary = run_gate(tmp_path, qrels=d / "qrels.txt", runs=f"{d}/runs/bm25_rm3*.run.gz",
+                             measures="RBP(p=0.9)", variants="none", fail_below="RBP(p=0.9)=0.9", output="")
+    assert proc.returncode == 1
+    assert summary.count("❌ fail") == 3  # bm25_rm3, bm25_rm3_bert_zs, bm25_rm3_t5_zs
+    assert "| RBP(p=0.9) |" in summary
+
+
+def test_bad_input_exits_2(tmp_path):
+    proc, summary = run_gate(tmp_path, qrels="missing.qrels", runs="missing.run")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "ulnorm-eval: missing.qrels: no such file"
+    assert summary == "earlier step\n"
+
+
+GATE_MD = (ROOT / "docs" / "gate.md").read_text(encoding="utf-8")
+
+
+def yaml_blocks():
+    return [load(b) for b in re.findall(r"```yaml\n(.*?)```", GATE_MD, re.S)]
+
+
+def test_documented_action_usage_names_only_real_inputs():
+    usage = next(b for b in yaml_blocks() if isinstance(b, dict) and "steps" in b)
+    step_ = next(s for s in usage["steps"] if "ulnorm-eval" in s.get("uses", ""))
+    assert set(step_["with"]) <= set(ACTION["inputs"])
+    assert {"qrels", "runs", "fail-below", "baseline"} <= set(step_["with"])
+
+
+def test_documented_gitlab_job_runs(shared, tmp_path):
+    """The GitLab snippet's ulnorm-eval line on DL-HARD (main = bm25, candidate = bm25_rm3): the gate fails."""
+    job = next(b for b in yaml_blocks() if isinstance(b, dict) and "retrieval-gate" in b)["retrieval-gate"]
+    assert any("pip install" in line for line in job["script"])
+    line = next(line for line in job["script"] if line.startswith("ulnorm-eval "))
+    d = shared / "dlhard-passage"
+    line = (line.replace("qrels.txt", str(d / "qrels.txt")).replace("runs/main.run.gz", str(d / "runs" / "bm25.run.gz"))
+            .replace("runs/candidate.run.gz", str(d / "runs" / "bm25_rm3.run.gz")))
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    proc = subprocess.run(["bash", "-c", line], env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert (tmp_path / "gate.md").read_text(encoding="utf-8").startswith("## ulnorm-eval gate: FAILED (3 of 5 checks)")  # below 0.30; nDCG@10 and UL2 drop
+    assert set(job["artifacts"]["paths"]) == {p.name for p in tmp_path.iterdir()}
+
+
+def test_the_minimal_reader_reads_what_pyyaml_reads():
+    """The fallback reader gives PyYAML's result on action.yml and every yaml block of docs/gate.md
+    (skipped only where PyYAML itself is missing, when the fallback is what the other tests use)."""
+    if yaml is None:
+        pytest.skip("PyYAML not installed: the other tests ran on the minimal reader")
+    texts = [(ROOT / "action.yml").read_text(encoding="utf-8"), *re.findall(r"```yaml\n(.*?)```", GATE_MD, re.S)]
+    for text in texts:
+        assert mini_yaml(text) == yaml.safe_load(text)

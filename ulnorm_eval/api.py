@@ -1,0 +1,275 @@
+"""The notebook API: evaluate, compare and NRG on paths, pandas DataFrames or pytrec_eval-style dicts.
+
+>>> import ulnorm_eval as ue
+>>> res = ue.evaluate(qrels_df, {"bm25": bm25_df, "dense": dense_df}, ["nDCG@10", "AP"], variants=["UL2"])
+>>> res.tidy()          # run, query, measure, value
+>>> res.wide()          # run, query, one column per metric
+>>> res.bounds          # run, query, measure, E, IUB, WLB
+
+Inputs (every function):
+
+- ``qrels``: a path (TREC qrels, LETOR, gzip/bz2/xz), ``'irds:DATASET_ID'`` (ir_datasets, local data
+  only), a DataFrame with ``query_id, doc_id, relevance`` (ir_measures, PyTerrier's evaluation) or
+  ``qid, docno, label`` (PyTerrier), or ``{qid: {docid: relevance}}`` (pytrec_eval);
+- ``runs``: one run or several: a list, or a dict ``name -> run``; a run is a path, a DataFrame with
+  ``query_id, doc_id, score`` or ``qid, docno, score``, or ``{qid: {docid: score}}``.
+
+The numbers are those of the command line on the same data, to the last digit: the same pipeline
+(:mod:`ulnorm_eval.pipeline`) scores them.  Keyword options are the command line's
+(:class:`~ulnorm_eval.pipeline.blocks.Options`: ``rel_level``, ``depth``, ``ties``, ``score_precision``,
+``run_queries_only``, ``pool``, ``expectation``, ``undefined``, ``permutations``, ``seed``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Union
+
+from .analysis.compare import Comparison
+from .analysis.nrg import NRGResult
+from .inputs.trec import Qrels, Run
+from .pipeline.blocks import Options
+from .pipeline.evaluate import Result
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+    import pandas as pd
+
+__all__ = ["evaluate", "compare", "nrg", "paper_table", "Evaluation", "NRGEvaluation", "Frames", "to_qrels",
+           "to_runs", "QrelsLike", "RunLike", "RunsLike"]
+
+QrelsLike = Union[str, os.PathLike, "pd.DataFrame", Mapping[str, Mapping[str, float]], Qrels]
+RunLike = Union[str, os.PathLike, "pd.DataFrame", Mapping[str, Mapping[str, float]], Run]
+RunsLike = Union[RunLike, Sequence[RunLike], Mapping[str, RunLike]]
+
+_BOUNDS = ("E", "IUB", "WLB")
+
+
+# --------------------------------------------------------------------------- inputs
+
+def to_qrels(qrels: QrelsLike, groups: str | None = None) -> Qrels:
+    """Typed :class:`Qrels` from any accepted qrels input."""
+    from .inputs.frames import is_frame, qrels_from_object
+    from .pipeline.evaluate import load_qrels
+
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, (str, os.PathLike)):
+        return load_qrels(os.fspath(qrels), groups=groups)
+    if is_frame(qrels) or isinstance(qrels, Mapping):
+        return qrels_from_object(dict(qrels) if isinstance(qrels, Mapping) else qrels)
+    raise TypeError(f"qrels: expected a path, a DataFrame or {{qid: {{docid: relevance}}}}, got {type(qrels).__name__}")
+
+
+def _one_run(obj, qrels: Qrels, name: str | None) -> Run:
+    from .inputs.frames import is_frame, run_from_object
+    from .pipeline.evaluate import load_run
+
+    if isinstance(obj, Run):
+        return dataclasses.replace(obj, name=name) if name else obj
+    if isinstance(obj, (str, os.PathLike)):
+        return load_run(os.fspath(obj), qrels, name=name)
+    if is_frame(obj) or isinstance(obj, Mapping):
+        return run_from_object(obj, name=name or "run")
+    raise TypeError(f"run: expected a path, a DataFrame or {{qid: {{docid: score}}}}, got {type(obj).__name__}")
+
+
+def _sources(runs: RunsLike, qrels: Qrels) -> list:
+    """Each run as a :class:`Run`, or as a path string when it is an unnamed file (evaluated as the
+    command line does: streamed block by block)."""
+    from .inputs.frames import is_frame, is_nested_dict
+
+    if isinstance(runs, (str, os.PathLike, Run)) or is_frame(runs) or is_nested_dict(runs):
+        runs = [runs]
+    if isinstance(runs, Mapping):
+        if not runs:
+            raise ValueError("runs: an empty dict")
+        return [_one_run(r, qrels, str(name)) for name, r in runs.items()]
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs: no run given")
+    memory = sum(not isinstance(r, (str, os.PathLike, Run)) for r in runs)
+    out, i = [], 0
+    for r in runs:
+        if isinstance(r, (str, os.PathLike)):
+            out.append(os.fspath(r))
+        elif isinstance(r, Run):
+            out.append(r)
+        else:
+            i += 1
+            out.append(_one_run(r, qrels, f"run{i}" if memory > 1 else "run"))
+    return out
+
+
+def to_runs(runs: RunsLike, qrels: Qrels) -> list[Run]:
+    """Typed :class:`Run` objects from one run, a list of runs, or a dict ``name -> run``.
+
+    Unnamed in-memory runs are called ``run`` (one) or ``run1``, ``run2``, ... (in-memory runs of a
+    list); files keep the file's name (as on the command line); a dict's keys name its runs.
+    """
+    from .pipeline.evaluate import load_run
+
+    return [r if isinstance(r, Run) else load_run(r, qrels) for r in _sources(runs, qrels)]
+
+
+def _split_options(kw: dict) -> tuple[Options, dict]:
+    names = {f.name for f in dataclasses.fields(Options)}
+    return Options(**{k: v for k, v in kw.items() if k in names}), {k: v for k, v in kw.items() if k not in names}
+
+
+# --------------------------------------------------------------------------- evaluate
+
+class Frames:
+    """Tidy and wide DataFrames, per-query arrays and means of a result (``metrics`` and ``runs``)."""
+
+    def wide(self, all_rows: bool = True) -> "pd.DataFrame":
+        """Columns ``run, query`` and one per metric; ``all_rows`` keeps each run's ``all`` row (the mean)."""
+        f = self.frame.reset_index()
+        return f if all_rows else f[f["query"] != "all"].reset_index(drop=True)
+
+    def tidy(self, all_rows: bool = True) -> "pd.DataFrame":
+        """Columns ``run, query, measure, value`` (``all_rows``: with each run's ``all`` rows)."""
+        return self.wide(all_rows).melt(id_vars=["run", "query"], var_name="measure", value_name="value")
+
+    @property
+    def per_query(self) -> dict[str, dict[str, "np.ndarray"]]:
+        """``{run: {metric: values}}``: per-query numpy arrays, in the order of :attr:`queries`."""
+        return {rr.name: {str(m): rr.values[m] for m in self.metrics} for rr in self.runs}
+
+    @property
+    def queries(self) -> dict[str, list[str]]:
+        """``{run: [query ids]}``: the order of the per-query arrays (natural order)."""
+        return {rr.name: list(rr.qids) for rr in self.runs}
+
+    @property
+    def means(self) -> dict[str, dict[str, float]]:
+        """``{run: {metric: mean}}`` (the ``all`` row: each measure's summary rule)."""
+        return {rr.name: {str(m): rr.mean[m] for m in self.metrics} for rr in self.runs}
+
+
+@dataclass
+class NRGEvaluation(Frames, NRGResult):
+    """What :func:`nrg` returns: an :class:`~ulnorm_eval.analysis.nrg.NRGResult` (``priors``, ``notes``,
+    every output format) with :class:`Frames`' views."""
+
+
+@dataclass
+class Evaluation(Frames, Result):
+    """What :func:`evaluate` returns: a :class:`~ulnorm_eval.pipeline.evaluate.Result` (``frame``,
+    ``summary()``, ``notes``, ``runs``; every output format of the command line) with :class:`Frames`'
+    views and its inputs, so that the bounds can be read too."""
+
+    qrels: Qrels | None = None
+    inputs: list = field(default_factory=list)  # each run's Run object or path, in run order
+    _bounds: Any = field(default=None, repr=False)
+
+    @property
+    def bounds(self) -> "pd.DataFrame":
+        """Per run, query and measure: E, IUB and WLB, the random-ranking bounds every variant is built
+        from (Karmaker & Feng 2022 §3).  With ``pool='qrels'`` (the default) they are the same for every run.
+        Measures without bounds (``bounds='none'``) are left out."""
+        if self._bounds is None:
+            self._bounds = self._compute_bounds()
+        return self._bounds
+
+    def _compute_bounds(self):
+        import numpy as np
+        import pandas as pd
+
+        from .core.registry import Metric
+        from .pipeline.evaluate import evaluate_path, evaluate_run
+
+        measures = [m for m in dict.fromkeys(x.measure for x in self.metrics) if m.bounds != "none"]
+        wanted = [Metric(m, v) for m in measures for v in _BOUNDS]
+        parts = []
+        for rr, run in zip(self.runs, self.inputs):
+            if all(w in rr.values for w in wanted):
+                have = rr
+            elif isinstance(run, Run):
+                have = evaluate_run(self.qrels, run, wanted, self.options)
+            else:
+                have = evaluate_path(self.qrels, run, wanted, self.options)
+            for m in measures:
+                parts.append(pd.DataFrame({"run": rr.name, "query": list(have.qids), "measure": str(m),
+                                           **{v: np.asarray(have.values[Metric(m, v)]) for v in _BOUNDS}}))
+        cols = ["run", "query", "measure", *_BOUNDS]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
+
+def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
+             variants: Sequence[str] | None = None, options: Options | None = None, *,
+             warn: Callable[[str], None] | None = None, groups: str | None = None, **kw: Any) -> Evaluation:
+    """Evaluate runs against qrels: per-query values and means of every measure and variant.
+
+    ``measures``: names (``'nDCG@10'``, ``'UL2(AP)'``, trec_eval's ``'map'``; default nDCG@10, AP,
+    RBP(p=0.8)); ``variants``: added to every measure (default E, IUB, UL1, UL2; ``[]`` for plain
+    values only).  Keywords set :class:`Options` fields (or pass ``options``).  Notes (missing queries, undefined
+    variants, ...) are on ``.notes``; ``warn(msg)`` also hears each.
+    """
+    from .pipeline.evaluate import evaluate_path, resolve_metrics
+
+    opts, extra = _split_options(kw)
+    if extra:
+        raise TypeError(f"evaluate() got unexpected keyword arguments {sorted(extra)}")
+    opts = options or opts
+    metrics = resolve_metrics([measures] if isinstance(measures, str) else measures, variants)
+    q = to_qrels(qrels, groups)
+    sources = _sources(runs, q)
+    results = [evaluate_path(q, r, metrics, opts, warn) for r in sources]
+    return Evaluation(metrics, results, opts, q.path, [getattr(r, "path", r) for r in sources], qrels=q,
+                      inputs=sources)
+
+
+# --------------------------------------------------------------------------- compare, nrg, tables
+
+def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
+            variants: Sequence[str] = ("UL1", "UL2"), *, warn: Callable[[str], None] | None = None,
+            groups: str | None = None, **kw: Any) -> Comparison:
+    """Compare runs (at least two) as ``ulnorm-eval compare`` does: ``.systems``, ``.summary``,
+    ``.pairs`` DataFrames and ``.notes``.
+
+    Keywords are :class:`Options` fields and those of :func:`ulnorm_eval.analysis.compare.compare`
+    (``test``, ``reps``, ``correction``, ``alpha``, ``subset``, ``subset_size``, ``swap_trials``,
+    ``phi_target``, ``seed``: the seed is shared, as on the command line).
+    """
+    from .analysis.compare import compare_files
+
+    opts, cmp_kw = _split_options(kw)
+    if "seed" in kw:
+        cmp_kw["seed"] = kw["seed"]
+    q = to_qrels(qrels, groups)
+    return compare_files(q, to_runs(runs, q), [measures] if isinstance(measures, str) else measures,
+                         list(variants), opts, warn, **cmp_kw)
+
+
+def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Sequence[str] | str | None = None, *,
+        protocol: str = "fixed", group_by: str | None = None, best_by: str | None = None, unique: bool = False,
+        warn: Callable[[str], None] | None = None, **options: Any) -> NRGEvaluation:
+    """Normalized Residual Gain (SIGIR-AP 2024) as ``ulnorm-eval nrg``: each measure and NRG(measure).
+
+    ``priors`` join every prior set and are not scored; ``protocol`` is 'fixed', 'leave-one-out',
+    'chronological' or 'group' (with ``group_by``).  The result has ``tidy()``, ``wide()``,
+    ``per_query``, ``means``, ``summary()``, ``priors`` and ``notes``.
+    """
+    from .analysis.nrg import evaluate_nrg
+
+    opts, extra = _split_options(options)
+    if extra:
+        raise TypeError(f"nrg() got unexpected keyword arguments {sorted(extra)}")
+    q = to_qrels(qrels)
+    scored = to_runs(runs, q)
+    prior = [] if isinstance(priors, (list, tuple)) and not priors else to_runs(priors, q)
+    res = evaluate_nrg(q, scored, prior, [measures] if isinstance(measures, str) else measures,
+                       protocol=protocol, group_by=group_by, best_by=best_by, unique=unique, options=opts, warn=warn)
+    return NRGEvaluation(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})
+
+
+def paper_table(comparison: Comparison, fmt: str = "latex", baseline: str | None = None,
+                precision: int = 4, caption: str | None = None, label: str = "tab:results") -> str:
+    """A systems x metrics table for a paper (``'latex'`` or ``'markdown'``), as ``compare -f latex``:
+    best per column in bold, significance marked with superscripts (see :mod:`ulnorm_eval.render.paper`)."""
+    from .render.paper import paper_table as render
+
+    return render(comparison, fmt, baseline=baseline, precision=precision, caption=caption, label=label)

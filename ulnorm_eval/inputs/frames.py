@@ -1,0 +1,110 @@
+"""Qrels and runs from in-memory objects: pandas DataFrames and pytrec_eval-style dicts of dicts.
+
+The column names of the tools researchers use are recognised:
+
+=========  ===================================  ==================================
+           ir_measures / PyTerrier (eval)        PyTerrier (retrieval) / TREC style
+=========  ===================================  ==================================
+qrels      ``query_id, doc_id, relevance``       ``qid, docno, label``
+run        ``query_id, doc_id, score``           ``qid, docno, score``
+=========  ===================================  ==================================
+
+(``docid`` is accepted for ``doc_id``/``docno``, ``rel`` for ``relevance``; a ``rank`` column of a run is
+kept for ``ties='rank'``.)  Dicts of dicts are pytrec_eval's: ``{qid: {docid: relevance}}`` and
+``{qid: {docid: score}}``.  Everything becomes the typed :class:`~ulnorm_eval.inputs.trec.Qrels` /
+:class:`~ulnorm_eval.inputs.trec.Run` of the file readers (through ``qrels_from_frame`` /
+``run_from_frame``), so the numbers are those of the same data read from a file.
+"""
+from __future__ import annotations
+
+from .trec import InputError, Qrels, Run, qrels_from_frame, run_from_frame
+
+__all__ = ["QUERY_COLUMNS", "DOC_COLUMNS", "GRADE_COLUMNS", "is_frame", "is_nested_dict", "qrels_from_object",
+           "run_from_object"]
+
+QUERY_COLUMNS = ("query_id", "qid")
+DOC_COLUMNS = ("doc_id", "docno", "docid")
+GRADE_COLUMNS = ("relevance", "label", "rel")
+
+
+def is_frame(obj) -> bool:
+    """A pandas DataFrame (checked without importing pandas)."""
+    return type(obj).__name__ == "DataFrame" and hasattr(obj, "columns")
+
+
+def is_nested_dict(obj) -> bool:
+    """``{qid: {docid: number}}`` (pytrec_eval's qrels and runs)."""
+    if not isinstance(obj, dict) or not obj:
+        return False
+    return all(isinstance(v, dict) for v in obj.values()) and all(
+        not isinstance(x, (dict, list, tuple, str)) for v in obj.values() for x in v.values())
+
+
+def _column(df, choices: tuple, what: str, name: str) -> str:
+    for c in choices:
+        if c in df.columns:
+            return c
+    raise InputError(name, None, f"{what} needs a column {' or '.join(repr(c) for c in choices)} "
+                                 f"(has {', '.join(map(str, df.columns))})")
+
+
+def _standard(df, kind: str, name: str):
+    """The DataFrame with the columns renamed to query_id, doc_id and relevance/score (a copy)."""
+    import pandas as pd
+
+    q = _column(df, QUERY_COLUMNS, kind, name)
+    d = _column(df, DOC_COLUMNS, kind, name)
+    v = _column(df, GRADE_COLUMNS if kind == "qrels" else ("score",), kind, name)
+    out = pd.DataFrame({"query_id": df[q], "doc_id": df[d],
+                        "relevance" if kind == "qrels" else "score": pd.to_numeric(df[v], errors="coerce")})
+    bad = out.iloc[:, 2].isna().to_numpy()
+    if bad.any():
+        i = int(bad.argmax())
+        raise InputError(name, None, f"row {i}: {v} {df[v].iloc[i]!r} is not a number")
+    if kind == "run" and "rank" in df.columns:  # read by ties='rank' only, as the rank column of a file
+        rank = pd.to_numeric(df["rank"], errors="coerce")
+        bad = (rank.isna() | (rank != rank.round())).to_numpy()
+        if bad.any():
+            i = int(bad.argmax())
+            raise InputError(name, None, f"row {i}: rank {df['rank'].iloc[i]!r} is not an integer")
+        out["rank"] = rank.astype("int64")
+    return out
+
+
+def _from_dict(obj: dict, kind: str):
+    import pandas as pd
+
+    rows = [(str(q), str(d), v) for q, docs in obj.items() for d, v in docs.items()]
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance" if kind == "qrels" else "score"])
+
+
+def qrels_from_object(obj, name: str = "<qrels>") -> Qrels:
+    """Qrels from a DataFrame (see the module's column names) or ``{qid: {docid: relevance}}``."""
+    if isinstance(obj, Qrels):
+        return obj
+    if is_frame(obj):
+        df = _standard(obj, "qrels", name)
+    elif is_nested_dict(obj):
+        df = _from_dict(obj, "qrels")
+    else:
+        raise InputError(name, None, f"cannot read qrels from a {type(obj).__name__}: give a path, a DataFrame "
+                                     "or {qid: {docid: relevance}}")
+    if len(df) == 0:
+        raise InputError(name, None, "empty qrels: no judgements")
+    return qrels_from_frame(df, path=name)
+
+
+def run_from_object(obj, name: str = "run") -> Run:
+    """A run from a DataFrame (see the module's column names) or ``{qid: {docid: score}}``."""
+    if isinstance(obj, Run):
+        return obj
+    if is_frame(obj):
+        df = _standard(obj, "run", name)
+    elif is_nested_dict(obj):
+        df = _from_dict(obj, "run")
+    else:
+        raise InputError(name, None, f"cannot read a run from a {type(obj).__name__}: give a path, a DataFrame "
+                                     "or {qid: {docid: score}}")
+    if len(df) == 0:
+        raise InputError(name, None, "empty run: no ranked documents")
+    return run_from_frame(df, name=name)

@@ -1,0 +1,220 @@
+"""Our measures and variants as ir_measures measure objects (so PyTerrier's ``pt.Experiment`` reports them).
+
+>>> import ir_measures
+>>> from ulnorm_eval.irm import UL2, E, nDCG, AP
+>>> ir_measures.calc_aggregate([nDCG@10, UL2(nDCG@10), E(AP)], qrels, run)   # DL-HARD, bm25 (rounded)
+{nDCG@10: 0.3037, UL2(nDCG@10): -0.2976, E(AP): 0.6570}
+
+Every family of ``ulnorm-eval measures`` is an object here (``nDCG``, ``DCG``, ``AP``, ``SP``, ``P``,
+``R``, ``RR``, ``Rprec``, ``RBP``), with ir_measures' syntax for parameters and cutoffs
+(``nDCG(dcg='exp-log2')@10``, ``RBP(p=0.9)``), and every variant that scores one run is a wrapper
+(``E``, ``IUB``, ``WLB``, ``UL1``, ``UL2``, ``MM``, ``EB``, ``EM``, ``DB``, ``UEW``); a wrapper also
+takes ir_measures' own measures (``UL2(ir_measures.ERR@10)``: computed through ir_measures, Monte
+Carlo E).  ``str()`` of an object is our canonical name; :func:`measure` builds one from a name.
+
+How: the objects derive from the class ``ir_measures.define`` builds, so ir_measures' ``runtime``
+provider serves them (``calc_aggregate``, ``iter_calc``, ``calc``, ``evaluator``).  Their
+``runtime_impl`` hands the qrels and run DataFrames to this package's pipeline, which orders the run as
+trec_eval does (score, then docid descending) and applies the cutoff itself, so the values equal the
+command line's (``ulnorm-eval -f tsv -q``) to the last digit, and the mean is each measure's summary
+rule summed in trec_eval's query order.  Every qrels query is scored (a query the run did not retrieve
+for scores 0, as on the command line).  The evaluation options are the command line's defaults
+(``--pool qrels``, exact expectations, ``--undefined zero``; relevance at 1 unless ``rel=``); notes
+(undefined variants, queries missing from the qrels) are issued as :class:`UlnormNote` warnings.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Iterator
+
+import ir_measures
+from ir_measures.measures import Measure, ParamInfo
+
+from .core.registry import FAMILIES, VARIANTS  # importing the registry registers the families
+from .core.variants import PRIOR_VARIANTS
+
+__all__ = ["UlnormMeasure", "FamilyMeasure", "VariantMeasure", "UlnormNote", "measure", "FAMILY_OBJECTS",
+           "VARIANT_OBJECTS", *[f for f in FAMILIES], *[v for v in VARIANTS if v not in PRIOR_VARIANTS]]
+
+
+class UlnormNote(UserWarning):
+    """A note of the evaluation (undefined variants, run queries not in the qrels), as on the command line's stderr."""
+
+
+def _nothing(qrels, run):
+    return iter(())
+
+
+# The class ir_measures.define builds is the one its 'runtime' provider serves (it looks for runtime_impl).
+_RuntimeMeasure = type(ir_measures.define(_nothing, name="ulnorm-eval", support_cutoff=False))
+
+
+class _Summary(ir_measures.measures.base.Agg):
+    """The mean (or sum, or geometric mean) of the values as the command line's ``all`` row forms it."""
+
+    def __init__(self, rule: str):
+        self.rule, self.values = rule, []
+
+    def add(self, value):
+        self.values.append(value)
+
+    def result(self):
+        import numpy as np
+
+        from .core.summary import summarise
+
+        return summarise(np.asarray(self.values, dtype=np.float64), None, self.rule)
+
+
+class _Cache:
+    """The last qrels/run DataFrames converted (ir_measures calls every measure with the same two objects)."""
+
+    def __init__(self):
+        self.key = self.value = None
+
+    def get(self, qrels, run):
+        if self.key is not None and self.key[0] is qrels and self.key[1] is run:
+            return self.value
+        from .inputs.frames import qrels_from_object, run_from_object
+
+        q = qrels_from_object(qrels, "<qrels>")
+        r = run_from_object(run, "run")
+        original = dict(zip(qrels["query_id"].astype(str), qrels["query_id"]))
+        self.key, self.value = (qrels, run), (q, r, original)  # holding both keeps their ids unique
+        return self.value
+
+
+_CACHE = _Cache()
+
+
+class UlnormMeasure(_RuntimeMeasure):
+    """An ir_measures measure computed by ulnorm-eval's pipeline (see the module)."""
+
+    NAME = "ulnorm-eval"
+    SUPPORTED_PARAMS: dict = {}
+    RUN_INPUTS = ["query_id", "doc_id", "score"]
+    QREL_INPUTS = ["query_id", "doc_id", "relevance"]
+
+    def metric(self):
+        """Our :class:`~ulnorm_eval.core.registry.Metric` (raises UnknownMeasure when incomplete)."""
+        raise NotImplementedError
+
+    def runtime_impl(self, qrels, run) -> Iterator[Any]:
+        import numpy as np
+
+        from .pipeline.blocks import Options
+        from .pipeline.evaluate import evaluate_run
+
+        metric = self.metric()
+        q, r, original = _CACHE.get(qrels, run)
+        rr = evaluate_run(q, r, [metric], Options())
+        for note in rr.notes:
+            warnings.warn(f"{self}: {note}", UlnormNote, stacklevel=2)
+        values = rr.values[metric]
+        # trec_eval's query order (qid byte order): the aggregator then sums as the 'all' row does
+        for i in np.argsort(np.asarray(rr.qids, dtype=object), kind="stable"):
+            qid = rr.qids[i]
+            yield ir_measures.Metric(original.get(qid, qid), self, float(values[i]))
+
+    def aggregator(self) -> _Summary:
+        return _Summary(self.metric().summary)
+
+    def __repr__(self) -> str:
+        try:
+            return str(self.metric())
+        except ValueError:  # incomplete (P without a cutoff, a variant without a measure): ir_measures' form
+            return Measure.__repr__(self)
+
+    def __eq__(self, other):
+        return isinstance(other, Measure) and repr(self) == repr(other)
+
+    def __hash__(self):
+        return hash(repr(self))
+
+
+def _param_info(p) -> ParamInfo:
+    dtype = {"int": int, "float": (int, float), "str": str, "gains": dict}[p.kind]
+    return ParamInfo(dtype=dtype, choices=p.choices if p.choices else ParamInfo().choices, default=p.default,
+                     desc=p.doc)
+
+
+class FamilyMeasure(UlnormMeasure):
+    """A measure family of the registry (``nDCG``); ``nDCG@10``, ``nDCG(dcg='exp-log2')`` refine it."""
+
+    def metric(self):
+        from .core.registry import UnknownMeasure, parse
+
+        name = self.NAME
+        if self.params.get("cutoff") is None and FAMILIES[name].cutoff == "required":
+            raise UnknownMeasure(f"{name} needs a cutoff, e.g. {name}@10")
+        params = {k: v for k, v in self.params.items() if k != "cutoff"}
+        if params:
+            name += "(" + ",".join(f"{k}={v!r}" for k, v in sorted(params.items())) + ")"
+        if self.params.get("cutoff") is not None:
+            name += f"@{self.params['cutoff']}"
+        return parse(name)
+
+
+class VariantMeasure(UlnormMeasure):
+    """A variant (``UL2``) wrapping a measure: ``UL2(nDCG@10)``; ``UL2(nDCG)@10`` is the same."""
+
+    SUPPORTED_PARAMS = {"measure": ParamInfo(required=True, desc="the measure the variant wraps")}
+
+    def __call__(self, measure=None, **kw):
+        if measure is not None:
+            kw["measure"] = measure
+        return super().__call__(**kw)
+
+    def __matmul__(self, cutoff):
+        inner = self.params.get("measure")
+        if inner is None:
+            raise TypeError(f"{self.NAME}@{cutoff}: wrap a measure first, e.g. {self.NAME}(nDCG)@{cutoff}")
+        return self(measure=inner @ cutoff)
+
+    def metric(self):
+        from .core.registry import UnknownMeasure, parse
+
+        inner = self.params.get("measure")
+        if inner is None:
+            raise UnknownMeasure(f"{self.NAME} wraps a measure: {self.NAME}(nDCG@10)")
+        return parse(f"{self.NAME}({inner})")
+
+
+def _family(fam) -> FamilyMeasure:
+    params = {"cutoff": ParamInfo(dtype=int, desc="ranking cutoff")} if fam.cutoff != "none" else {}
+    params.update({p.name: _param_info(p) for p in fam.params})
+    cls = type(fam.name, (FamilyMeasure,), {"NAME": fam.name, "__name__": fam.name, "SUPPORTED_PARAMS": params,
+                                             "__doc__": f"{fam.name}: {fam.formula} ({fam.cite})"})
+    return cls()
+
+
+def _variant(v) -> VariantMeasure:
+    cls = type(v.name, (VariantMeasure,), {"NAME": v.name, "__name__": v.name,
+                                            "__doc__": f"{v.name}: {v.formula} ({v.cite})"})
+    return cls()
+
+
+FAMILY_OBJECTS: dict[str, FamilyMeasure] = {f.name: _family(f) for f in FAMILIES.values()}
+VARIANT_OBJECTS: dict[str, VariantMeasure] = {v.name: _variant(v) for v in VARIANTS.values()
+                                              if v.name not in PRIOR_VARIANTS}
+globals().update(FAMILY_OBJECTS)
+globals().update(VARIANT_OBJECTS)
+
+
+def measure(name: str) -> UlnormMeasure:
+    """The object of a measure name (``measure('UL2(nDCG@10)')``; trec_eval's names too: ``'ndcg_cut.10'``).
+
+    A measure computed through ir_measures (``ERR@10``) is returned as ir_measures' own object, and
+    wrapped when a variant is named (``UL2(ERR@10)``).
+    """
+    from .core.registry import UnknownMeasure, parse
+
+    m = parse(name)
+    if m.variant in PRIOR_VARIANTS:
+        raise UnknownMeasure(f"{m}: NRG and UC score a run against prior runs: use ulnorm_eval.nrg()")
+    if m.measure.native:
+        inner = FAMILY_OBJECTS[m.measure.family](**dict(m.measure.params),
+                                                 **({"cutoff": m.measure.cutoff} if m.measure.cutoff else {}))
+    else:
+        inner = m.measure.foreign
+    return VARIANT_OBJECTS[m.variant](inner) if m.variant else inner

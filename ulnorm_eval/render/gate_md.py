@@ -1,0 +1,76 @@
+"""The gate as Markdown (``eval --summary-md FILE``), for ``$GITHUB_STEP_SUMMARY`` or a merge-request note.
+
+One heading with the verdict, one row per check (run, metric, the check, the run's mean, the
+threshold, the margin and the verdict), then the means of every run.  For a ``--fail-below`` check
+the threshold is the value given and the margin ``mean - value``; for a ``--baseline`` check the
+threshold is ``mean(baseline) - max_drop`` and the margin ``mean - threshold``, and with ``--alpha``
+the p-value decides whether a negative margin fails (a drop that is not significant passes).
+"""
+from __future__ import annotations
+
+import math
+
+__all__ = ["gate_markdown", "append_text"]
+
+_TEST = {"t": "paired t", "randomization": "paired randomization"}
+
+
+def _f(v) -> str:
+    return "nan" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
+
+
+def _signed(v) -> str:
+    return "nan" if v is None or math.isnan(v) else f"{v:+.4f}"
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def gate_markdown(result, checks, names: str = "canonical", baseline: str | None = None,
+                  max_drop: float | None = None, alpha: float | None = None) -> str:
+    """The Markdown text: verdict heading, checks table, means table."""
+    label = (lambda m: m.trec_name()) if names == "trec" else str
+    failed = [c for c in checks if c.failed]
+    n = len(checks)
+    if not checks:
+        head = "## ulnorm-eval: no gate checks (--fail-below, --baseline)"
+    elif failed:
+        head = f"## ulnorm-eval gate: FAILED ({len(failed)} of {n} {'check' if n == 1 else 'checks'})"
+    else:
+        head = f"## ulnorm-eval gate: passed ({n} {'check' if n == 1 else 'checks'})"
+    lines = [head, ""]
+    if checks:
+        lines += ["| result | run | metric | check | mean | threshold | margin | p |",
+                  "|:-|:-|:-|:-|-:|-:|-:|:-|"]
+        for c in checks:
+            verdict = "❌ fail" if c.failed else "✅ pass"
+            if c.kind == "fail-below":
+                check, threshold, p = f"--fail-below {c.reference:g}", c.reference, ""
+            else:
+                drop = max_drop or 0.0
+                threshold = c.reference - drop
+                check = f"--baseline {baseline} ({_f(c.reference)}) --max-drop {drop:g}"
+                p = "nan" if c.p is None or math.isnan(c.p) else f"{c.p:.3g}"
+                p += f" ({_TEST[c.test]}, one-sided, n = {c.n}"
+                p += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
+            margin = c.mean - threshold if not math.isnan(c.mean) else math.nan
+            lines.append(f"| {verdict} | {_cell(c.run)} | {_cell(label(c.metric))} | {_cell(check)} | {_f(c.mean)} | "
+                         f"{_f(threshold)} | {_signed(margin)} | {p} |")
+        lines.append("")
+    metrics = list(result.metrics)
+    lines += ["| run | " + " | ".join(_cell(label(m)) for m in metrics) + " |",
+              "|:-|" + "-:|" * len(metrics)]
+    for rr in result.runs:
+        lines.append(f"| {_cell(rr.name)} | " + " | ".join(_f(rr.mean[m]) for m in metrics) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def append_text(path: str, text: str) -> None:
+    """Append ``text`` to ``path`` (created if absent), a blank line after earlier content: GitHub's step
+    summary file is appended to by every step, so it must not be replaced."""
+    import os
+
+    sep = "\n" if os.path.exists(path) and os.path.getsize(path) > 0 else ""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(sep + text)

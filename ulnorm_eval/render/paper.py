@@ -1,0 +1,166 @@
+"""Tables for papers (``compare -f latex`` / ``-f markdown``): systems x metrics, best per column in bold,
+significance marked with superscripts, the test and correction named in the caption.
+
+Pairwise (the default, as ranx's report): each run gets a letter (first column); a mean carries the
+letters of the runs it is significantly better than under that metric.  With a baseline: a mean
+carries † when significantly better than the baseline and ‡ when significantly worse (the tests
+are the run-baseline pairs only, corrected over them).  Means are shown with ``precision`` decimals
+(default 4); the best mean of each column (highest, ties all) is bold.  LaTeX uses booktabs.
+"""
+from __future__ import annotations
+
+import math
+
+from ..analysis.marks import baseline_marks, pairwise_marks
+
+__all__ = ["format_latex", "format_markdown", "paper_table", "caption_text", "TEST_NAMES", "CORRECTION_NAMES"]
+
+TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test",
+              "bootstrap": "paired bootstrap test (Sakai 2006)"}
+CORRECTION_NAMES = {"none": "no correction for multiple comparisons", "bonferroni": "Bonferroni correction",
+                    "holm": "Holm correction", "bh": "Benjamini-Hochberg correction"}
+BETTER, WORSE = "†", "‡"
+
+
+def _letters(n: int) -> list:
+    out = []
+    for i in range(n):
+        s, i = "", i + 1
+        while i:
+            i, r = divmod(i - 1, 26)
+            s = chr(97 + r) + s
+        out.append(s)
+    return out
+
+
+def caption_text(meta: dict, runs: list, baseline: str | None, tex: bool) -> str:
+    """What the table shows: queries, bold, superscripts, the test with its repetitions, correction and alpha."""
+    test = TEST_NAMES[meta["test"]]
+    if meta["test"] != "t":
+        what = "sign flips" if meta["test"] == "randomization" else "resamples"
+        test += f", {meta['reps']:,} {what}"
+    alpha = f"$\\alpha = {meta['alpha']:g}$" if tex else f"α = {meta['alpha']:g}"
+    corr = CORRECTION_NAMES[meta["correction"]]
+    k = len(runs)
+    bold = "\\textbf{bold}" if tex else "**bold**"
+    counts = sorted(set((meta.get("metric_queries") or {}).values())) or [meta["queries"]]
+    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    where = ""
+    if meta.get("subset", "all") != "all":
+        where = f" of the {meta['subset']} subset (Karmaker & Feng 2022 §4.4)"
+    if len(counts) > 1:
+        where += ", queries undefined for some run left out per measure"
+    head = f"Mean over {n} queries{where}; the best of each column in {bold}. "
+    if baseline is None:
+        over = "" if meta["correction"] == "none" else f" over the {k * (k - 1) // 2} pairs of each measure"
+        return (head + "Superscripts: the runs (by letter) a run is significantly better than "
+                f"({test}, {corr}{over}, {alpha}).")
+    b = _escape(baseline) if tex else baseline
+    dag, ddag = ("\\dag", "\\ddag") if tex else (BETTER, WORSE)
+    over = "" if meta["correction"] == "none" else f" over the {k - 1} comparisons with the baseline of each measure"
+    return (head + f"{dag}/{ddag}: significantly better/worse than the baseline {b} ({test}, {corr}{over}, "
+            f"{alpha}).")
+
+
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _escape(text: str) -> str:
+    return "".join(_TEX.get(c, c) for c in str(text))
+
+
+def _layout(frames: dict, meta: dict, baseline: str | None):
+    systems, pairs = frames["systems"], frames["pairs"]
+    runs = list(dict.fromkeys(systems["run"]))
+    metrics = list(dict.fromkeys(systems["metric"]))
+    mean = {(r, m): v for r, m, v in zip(systems["run"], systems["metric"], systems["mean"])}
+    best = {}
+    for m in metrics:
+        vals = [mean[(r, m)] for r in runs if not math.isnan(mean[(r, m)])]
+        best[m] = max(vals) if vals else math.nan
+    if baseline is None:
+        marks = pairwise_marks(pairs, runs, metrics)
+    else:
+        marks = baseline_marks(pairs, runs, metrics, baseline, meta["correction"], meta["alpha"])
+    return runs, metrics, mean, best, marks
+
+
+def _cell(v: float, best: float, mark: str, precision: int, tex: bool) -> str:
+    if math.isnan(v):
+        return "--" if tex else "–"
+    s = f"{v:.{precision}f}"
+    if tex and s.startswith("-"):
+        s = "$-$" + s[1:]
+    if v == best:
+        s = f"\\textbf{{{s}}}" if tex else f"**{s}**"
+    if mark:
+        s += f"\\textsuperscript{{{mark}}}" if tex else f"<sup>{mark}</sup>"
+    return s
+
+
+def _mark(marks, run, metric, letter, baseline, tex) -> str:
+    if baseline is None:
+        return "".join(letter[x] for x in marks[(run, metric)])
+    if run == baseline:
+        return ""
+    kind = marks[(run, metric)][2]
+    if not kind:
+        return ""
+    return {"better": ("\\dag" if tex else BETTER), "worse": ("\\ddag" if tex else WORSE)}[kind]
+
+
+def format_latex(frames: dict, precision, meta: dict) -> str:
+    """A booktabs ``table`` environment (needs ``\\usepackage{booktabs}``)."""
+    precision = 4 if precision is None else precision
+    baseline = meta.get("baseline")
+    runs, metrics, mean, best, marks = _layout(frames, meta, baseline)
+    letter = dict(zip(runs, _letters(len(runs))))
+    pairwise = baseline is None
+    cols = ("l" if pairwise else "") + "l" + "r" * len(metrics)
+    head = (["\\#"] if pairwise else []) + ["Run"] + [_escape(m) for m in metrics]
+    lines = ["\\begin{table}[t]", "\\centering",
+             f"\\caption{{{meta.get('caption') or caption_text(meta, runs, baseline, True)}}}",
+             f"\\label{{{meta.get('label') or 'tab:results'}}}",
+             f"\\begin{{tabular}}{{{cols}}}", "\\toprule", " & ".join(head) + " \\\\", "\\midrule"]
+    for r in runs:
+        name = _escape(r) + (" (baseline)" if r == baseline else "")
+        cells = [_cell(mean[(r, m)], best[m], _mark(marks, r, m, letter, baseline, True), precision, True)
+                 for m in metrics]
+        lines.append(" & ".join(([letter[r]] if pairwise else []) + [name] + cells) + " \\\\")
+    lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def format_markdown(frames: dict, precision, meta: dict) -> str:
+    """A GitHub-flavoured Markdown table and its caption (a paragraph below it)."""
+    precision = 4 if precision is None else precision
+    baseline = meta.get("baseline")
+    runs, metrics, mean, best, marks = _layout(frames, meta, baseline)
+    letter = dict(zip(runs, _letters(len(runs))))
+    pairwise = baseline is None
+
+    def esc(s):
+        return str(s).replace("|", "\\|")
+
+    head = (["#"] if pairwise else []) + ["Run"] + [esc(m) for m in metrics]
+    align = ([":-"] if pairwise else []) + [":-"] + ["-:"] * len(metrics)
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    for r in runs:
+        name = esc(r) + (" (baseline)" if r == baseline else "")
+        cells = [_cell(mean[(r, m)], best[m], _mark(marks, r, m, letter, baseline, False), precision, False)
+                 for m in metrics]
+        lines.append("| " + " | ".join(([letter[r]] if pairwise else []) + [name] + cells) + " |")
+    lines += ["", meta.get("caption") or caption_text(meta, runs, baseline, False)]
+    return "\n".join(lines) + "\n"
+
+
+def paper_table(comparison, fmt: str = "latex", baseline: str | None = None, precision: int = 4,
+                caption: str | None = None, label: str = "tab:results") -> str:
+    """The table of a :class:`~ulnorm_eval.analysis.compare.Comparison` in ``'latex'`` or ``'markdown'``."""
+    fn = {"latex": format_latex, "markdown": format_markdown}.get(fmt)
+    if fn is None:
+        raise ValueError(f"unknown table format {fmt!r} (latex or markdown)")
+    meta = {**comparison.meta, "baseline": baseline, "caption": caption, "label": label,
+            "metric_queries": {m: len(q) for m, q in comparison.queries.items()}}
+    return fn({"systems": comparison.systems, "pairs": comparison.pairs}, precision, meta)

@@ -143,13 +143,15 @@ def test_runs_with_the_same_base_name_get_distinct_names(tmp_path, files):
     (tmp_path / "b" / "run.txt").write_text(RUN_B)
     res = cli("-m", "AP", "-n", "none", files["qrels"], tmp_path / "a" / "run.txt", tmp_path / "b" / "run.txt")
     assert res.exit_code == 0
-    assert res.stdout.splitlines() == ["run.txt#1\tAP\tall\t0.7500", "run.txt#2\tAP\tall\t0.7500"]
+    assert res.stdout.splitlines() == ["runid\tall\trun.txt#1", "AP\tall\t0.7500",
+                                      "runid\tall\trun.txt#2", "AP\tall\t0.7500"]
     (tmp_path / "x.run").write_text(RUN_A)
     (tmp_path / "x.run.gz").write_bytes(gzip.compress(RUN_B.encode()))
     res = cli("-m", "P@1", "-n", "none", "--fail-below", "P@1=0.75", files["qrels"], tmp_path / "x.run",
               tmp_path / "x.run.gz")
     assert res.exit_code == 1  # x.run: P@1 = 1/2 fails; x.run.gz: 1/2 fails too; both named
-    assert res.stdout.splitlines() == ["x.run#1\tP@1\tall\t0.5000", "x.run#2\tP@1\tall\t0.5000"]
+    assert res.stdout.splitlines() == ["runid\tall\tx.run#1", "P@1\tall\t0.5000",
+                                      "runid\tall\tx.run#2", "P@1\tall\t0.5000"]
     assert "x.run#1 P@1" in res.stderr and "x.run#2 P@1" in res.stderr
 
 

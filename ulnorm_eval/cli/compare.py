@@ -11,7 +11,7 @@ import sys
 import click
 
 from ..core.variants import variant_names
-from .common import CONTEXT, fail, flush, split_names, split_variants, write_output
+from .common import CONTEXT, fail, flush, output_format, split_names, split_variants, write_output
 from .types import FiniteFloat, NonEmpty
 
 from .options import (bounds_options, bundle, groups_option, make_options, ordering_options, output_options,
@@ -179,8 +179,7 @@ def _table_list(text: str) -> list:
 
 
 def _emit(frames: dict, fmt, precision, output, meta) -> None:
-    from ..render.frames import render
+    from ..render.frames import FRAME_FORMATS, render
 
-    if fmt is None:
-        fmt = "table" if (sys.stdout.isatty() and not output) else "tsv"
+    fmt = output_format(fmt, output, FRAME_FORMATS, "tsv")
     write_output(render(frames, fmt, precision, meta), output)

@@ -6,7 +6,7 @@ import sys
 import click
 
 from ..core.variants import DEFAULT_VARIANTS, variant_names
-from .common import CONTEXT, base_name, fail, flush, split_names, split_variants, write_output
+from .common import CONTEXT, base_name, fail, flush, output_format, split_names, split_variants, write_output
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (bounds_options, groups_option, make_options, ordering_options, output_options,
@@ -101,9 +101,10 @@ def main():
 @click.option("--allow-disjoint", is_flag=True,
               help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, "
                    "as it is almost always the wrong qrels.")
-@click.option("--test", "test", type=click.Choice(["t", "randomization"]),
-              help="With --baseline: paired t-test (default) or paired randomization test "
-                   "(10,000 sign flips, seeded by --seed; exact for <= 13 queries).")
+@click.option("--test", "test", type=click.Choice(["t", "randomization", "bootstrap"]),
+              help="With --baseline: paired t-test (default), paired randomization test "
+                   "(10,000 sign flips, seeded by --seed; exact for <= 13 queries) or Sakai's paired "
+                   "bootstrap (1,000 resamples, seeded by --seed); one-sided.")
 def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete, run_queries_only, ties,
              score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
              groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint):
@@ -167,8 +168,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
         result = api.Result(metrics, results, opts, qrels, list(runs))
         input_checks.require_finite(result)
 
-        if fmt is None:
-            fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
+        fmt = output_format(fmt, output, FORMATS, "trec")
         order = query_order(result, sort_metric, descending, head) if (sort or head) else None
         kw = {"per_query": per_query or order is not None, "names": names, "precision": precision,
               "query_order": order}

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from .common import CONTEXT, fail, flush, write_output
+from .common import CONTEXT, fail, flush, output_format, write_output
 from .types import NonEmpty
 
 from .options import make_options, ordering_options, output_options, run_queries_option
@@ -84,8 +84,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
             warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
         res = evaluate_nrg(q, list(runs), list(priors), names_, protocol=protocol, group_by=group_by,
                            best_by=best_by, unique=unique, options=opts, warn=warnings.append)
-        if fmt is None:
-            fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
+        fmt = output_format(fmt, output, FORMATS, "trec")
         text = FORMATS[fmt](res, per_query=per_query, names=names, precision=precision)
     except (InputError, UnknownMeasure, NRGError) as exc:
         flush(warnings)

@@ -1,0 +1,119 @@
+"""What is shown never hides or misleads (issue 12): the format of -o FILE, spreadsheet formulas in
+csv, control characters and newlines in names, the table never cutting a number or a name, the
+undefined marks, and the refusals every command shares (disjoint runs, overflowing gains).
+
+The small case is tests/test_output.py's (values by hand there): run A's AP per query (q1, q2,
+q10) = (5/6, 1/2, 0), mean 4/9; UL2(P@2) is undefined for q2 and q10.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from ulnorm_eval.cli.main import main
+
+QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\nq10 0 d6 1\nq10 0 d7 0\n"
+RUN_A = ("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 1.0 A\n"
+         "q2 Q0 d5 1 2.0 A\nq2 Q0 d4 2 1.0 A\nq9 Q0 d8 1 1.0 A\n")
+RUN_B = ("q1 Q0 d3 1 3.0 B\nq1 Q0 d1 2 2.0 B\nq1 Q0 d2 3 1.0 B\n"
+         "q2 Q0 d4 1 2.0 B\nq2 Q0 d5 2 1.0 B\nq10 Q0 d7 1 2.0 B\nq10 Q0 d6 2 1.0 B\n")
+
+
+@pytest.fixture
+def case(write):
+    return {"qrels": write("qrels.txt", QRELS), "a": write("a.run", RUN_A), "b": write("b.run", RUN_B)}
+
+
+def cli(*args, code=0):
+    res = CliRunner().invoke(main, [str(a) for a in args])
+    assert res.exit_code == code, (res.exit_code, res.output, res.exception)
+    return res
+
+
+# --------------------------------------------------------------------------- -o FILE's format
+
+@pytest.mark.parametrize("name, check", [
+    ("eval.json", lambda t: json.loads(t)["runs"][0]["summary"]["AP"] == pytest.approx(4 / 9)),
+    ("eval.jsonl", lambda t: json.loads(t.splitlines()[0])["run"] == "a.run"),
+    ("eval.tsv", lambda t: t.splitlines()[0] == "run\tquery\tAP"),
+    ("eval.csv", lambda t: t.splitlines()[0] == "run,query,AP"),
+    ("eval.txt", lambda t: t == "AP\tall\t0.4444\n"),
+    ("eval.trec", lambda t: t == "AP\tall\t0.4444\n"),
+    ("eval.out", lambda t: t == "AP\tall\t0.4444\n"),  # unknown extension: the piped default
+])
+def test_output_format_follows_the_extension(case, tmp_path, name, check):
+    out = tmp_path / name
+    res = cli("-m", "AP", "-n", "none", "-o", out, case["qrels"], case["a"])
+    assert res.stdout == "" and "writing" not in res.stderr
+    assert check(out.read_text())
+
+
+def test_explicit_format_wins_over_the_extension_with_a_note(case, tmp_path):
+    out = tmp_path / "eval.json"
+    res = cli("-m", "AP", "-n", "none", "-f", "csv", "-o", out, case["qrels"], case["a"])
+    assert out.read_text().splitlines()[0] == "run,query,AP"
+    assert f"ulnorm-eval: {out}: writing csv (-f csv), not the json its extension suggests\n" in res.stderr
+
+
+def test_compare_and_nrg_infer_the_format_too(case, tmp_path):
+    out = tmp_path / "cmp.json"
+    cli("compare", "-m", "AP", "-n", "ul2", "-o", out, case["qrels"], case["a"], case["b"])
+    assert set(json.loads(out.read_text())) >= {"meta", "systems", "summary"}
+    out = tmp_path / "cmp.csv"
+    cli("compare", "-m", "AP", "-n", "ul2", "--table", "systems", "-o", out, case["qrels"], case["a"], case["b"])
+    assert out.read_text().startswith("run,")
+    out = tmp_path / "nrg.json"
+    cli("nrg", "--leave-one-out", "-o", out, case["qrels"], case["a"], case["b"])
+    assert len(json.loads(out.read_text())["runs"]) == 2
+
+
+# --------------------------------------------------------------------------- csv formulas, names
+
+def test_csv_neutralises_formula_cells_and_keeps_numbers(write):
+    qrels = write("qrels.txt", "=cmd 0 d1 1\n=cmd 0 d2 0\n@q 0 d1 1\n")
+    run = write("+evil.run", "=cmd Q0 d1 1 2.0 A\n=cmd Q0 d2 2 1.0 A\n@q Q0 d1 1 1.0 A\n")
+    text = cli("-f", "csv", "-m", "AP", "-n", "ul2", "--undefined", "skip", qrels, run).stdout
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == ["run", "query", "AP", "UL2(AP)"]
+    assert [r[:2] for r in rows[1:]] == [["'+evil.run", "'=cmd"], ["'+evil.run", "'@q"], ["'+evil.run", "all"]]
+    # numbers stay numbers, negative ones included
+    assert rows[1][2] == "1.0" and float(rows[3][3]) == float(rows[3][3])
+    tsv = cli("-f", "tsv", "-m", "AP", "-n", "none", qrels, run).stdout
+    assert tsv.splitlines()[1].split("\t")[:2] == ["+evil.run", "=cmd"]  # tsv is raw
+
+
+def test_negative_numbers_are_not_neutralised(case):
+    text = cli("-f", "csv", "-m", "UL2(AP)", "-n", "none", case["qrels"], case["a"]).stdout
+    vals = [r[2] for r in csv.reader(io.StringIO(text))][1:]
+    assert vals[1] == "-0.3333333333333333" and not any(v.startswith("'") for v in vals)
+
+
+def test_control_characters_and_newlines_in_a_run_name_never_forge_lines(write, tmp_path):
+    qrels = write("qrels.txt", QRELS)
+    evil = "x\tAP\tall\t1.0000\n\x1b[31mred\x07"
+    (tmp_path / evil).write_text(RUN_A)
+    path = str(tmp_path / evil)
+    b = write("b.run", RUN_B)
+    shown = "x\\tAP\\tall\\t1.0000\\n\\x1b[31mred\\x07"
+    trec = cli("-m", "AP", "-n", "none", qrels, path, b).stdout
+    assert trec.splitlines() == [f"runid\tall\t{shown}", "AP\tall\t0.4444", "runid\tall\tb.run", "AP\tall\t0.8333"]
+    for fmt, sep in (("tsv", "\t"), ("csv", ",")):
+        lines = cli("-f", fmt, "-m", "AP", "-n", "none", qrels, path).stdout.splitlines()
+        assert len(lines) == 5 and all(len(next(csv.reader([ln], delimiter=sep))) == 3 for ln in lines)
+        assert lines[1].startswith(shown + sep) or lines[1].startswith(f'"{shown}"')
+    table = cli("-f", "table", "-m", "AP", "-n", "none", qrels, path).stdout
+    assert "\x1b" not in table and "\x07" not in table and shown in table
+    doc = json.loads(cli("-f", "json", "-m", "AP", "-n", "none", qrels, path).stdout)
+    assert doc["runs"][0]["run"] == evil  # JSON escapes it itself: the name is kept exactly
+
+
+def test_error_messages_escape_control_characters(write, tmp_path):
+    qrels = write("qrels.txt", QRELS)
+    res = cli(qrels, str(tmp_path / "no\x1b[2Jsuch\nfile"), code=2)
+    assert "\x1b" not in res.stderr and res.stderr.count("\n") == 1
+    assert "no\\x1b[2Jsuch\\nfile" in res.stderr

@@ -109,7 +109,7 @@ def test_control_characters_and_newlines_in_a_run_name_never_forge_lines(write, 
     table = cli("-f", "table", "-m", "AP", "-n", "none", qrels, path).stdout
     assert "\x1b" not in table and "\x07" not in table and shown in table
     doc = json.loads(cli("-f", "json", "-m", "AP", "-n", "none", qrels, path).stdout)
-    assert doc["runs"][0]["run"] == evil  # JSON escapes it itself: the name is kept exactly
+    assert doc["meta"]["queries"][0]["run"] == evil  # JSON escapes it: kept exactly
 
 
 def test_error_messages_escape_control_characters(write, tmp_path):
@@ -117,3 +117,87 @@ def test_error_messages_escape_control_characters(write, tmp_path):
     res = cli(qrels, str(tmp_path / "no\x1b[2Jsuch\nfile"), code=2)
     assert "\x1b" not in res.stderr and res.stderr.count("\n") == 1
     assert "no\\x1b[2Jsuch\\nfile" in res.stderr
+
+
+# --------------------------------------------------------------------------- the table never cuts
+
+WIDTHS = (40, 80, 120, 160, 250)
+MANY = ["nDCG@10", "nDCG@100", "AP", "RBP(p=0.8)"]
+VARIANTS = ["E", "IUB", "WLB", "UL1", "UL2", "MM", "EB"]
+
+
+def _wide_result(case, write, per_query=False):
+    from ulnorm_eval import evaluate
+
+    long_name = write("a-run-with-a-rather-long-file-name.run", RUN_A)
+    return evaluate(case["qrels"], [case["a"], case["b"], long_name], MANY, variants=VARIANTS)
+
+
+def _expected_cells(res, per_query):
+    """Every number the table must show whole: 4 decimals, † after a mean with undefined queries."""
+    out = []
+    for rr in res.runs:
+        for m in res.metrics:
+            mark = "†" if m.variant and rr.undefined.get(m) else ""
+            out.append(f"{rr.mean[m]:.4f}{mark}")
+            if per_query:
+                out += [f"{v:.4f}" for v in rr.values[m]]
+    return out
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("per_query", [False, True])
+def test_table_never_cuts_a_number_or_a_name(case, write, width, per_query):
+    from rich.console import Console
+
+    from ulnorm_eval.render.table import format_table
+
+    res = _wide_result(case, write)
+    text = format_table(res, per_query=per_query, width=width)
+    console = Console(record=True, width=width, file=io.StringIO(), color_system=None)
+    console.print(text, markup=False, highlight=False, soft_wrap=False, overflow="ignore", crop=False)
+    shown = console.export_text()
+    assert "…" not in shown
+    lines = shown.splitlines()
+    assert max(len(line) for line in lines) <= width, width  # nothing needed cropping
+    tokens = [t for line in lines for t in line.split()]
+    for cell in _expected_cells(res, per_query):  # whole tokens: 0.4444, never 0.44… or 0.4
+        assert cell in tokens, (width, cell)
+    for name in MANY + [f"{v}" for v in VARIANTS] + ["a.run", "b.run", "a-run-with-a-rather-long-file-name.run"]:
+        assert name in tokens or re.search(rf"(^|\s){re.escape(name)}(\s|$)", shown), (width, name)
+    assert "nDCG@1…" not in shown and "nDCG@100" in tokens
+
+
+def test_table_layouts_chosen_by_width(case, write):
+    from ulnorm_eval.render.table import format_table
+
+    res = _wide_result(case, write)
+    wide = format_table(res, width=250)
+    assert "all runs" in wide  # E, IUB, WLB are equal for every run under --pool qrels: one column each
+    header = next(line for line in wide.splitlines() if line.startswith("measure"))
+    assert header.split().count("E") == 1 and header.split().count("UL2") == 3
+    stacked = format_table(res, width=160)
+    assert stacked.splitlines()[0].split()[:3] == ["run", "measure", "value"]
+    long = format_table(res, width=120)
+    assert long.splitlines()[0].split() == ["run", "measure", "variant", "value"]
+    plain = format_table(res, width=40)
+    assert "\n  nDCG@100  value " in plain and "a-run-with-a-rather-long-file-name.run\n" in plain
+    natural = format_table(res)  # a file or a pipe: the wide table, each run's bounds its own
+    assert "all runs" not in natural and "\na.run" not in natural
+
+
+def test_undefined_values_are_marked_in_the_table(case):
+    from ulnorm_eval import evaluate
+    from ulnorm_eval.render.table import format_table
+
+    res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"], undefined="skip")
+    text = format_table(res, per_query=True)
+    rows = {line.split()[0]: line.split() for line in text.splitlines() if line.split()[:1] in (["q1"], ["q2"],
+                                                                                                ["q10"], ["all"])}
+    assert rows["q1"][-1] == "-0.2500" and rows["q2"][-1] == "undef" and rows["q10"][-1] == "undef"
+    assert rows["all"][-1] == "-0.2500†"  # the mean of the defined query only
+    assert "left out by --undefined skip: undef per query, † marks a mean over the defined queries only" in \
+        " ".join(text.split())
+    res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"])
+    text = format_table(res, per_query=True)
+    assert "-0.0833†" in text and "scored 0 by --undefined zero; † marks a mean that includes them" in text

@@ -244,7 +244,7 @@ def test_table_cells_and_styles_on_a_recorded_console(case):
     assert [c.header for c in table.columns] == ["measure", "value", "E", "IUB", "UL2"]
     cells = [[str(t) for t in c.cells] for c in table.columns]
     assert cells == [["AP", "P@2"], ["0.4444", "0.3333"], ["0.7685", "0.5556"], ["1.0000", "0.6667"],
-                     ["-0.3968", "-0.0833"]]
+                     ["-0.3968", "-0.0833†"]]  # † a mean over undefined queries too (scored 0)
     styles = [[t.style for t in c.cells] for c in table.columns]
     # worse than random: the plain values (below E) and UL2 < 0; the bounds are never flagged
     assert styles[1] == ["bold red", "bold red"] and styles[4] == ["bold red", "bold red"]
@@ -279,7 +279,8 @@ def test_table_cli_caption(case):
     assert "\x1b[" not in out  # not a terminal: plain text
     caption = out.strip().splitlines()[-1]
     assert caption == ("3 queries; pool qrels; ties score desc, docid desc (trec_eval); scores float64; "
-                       "2 undefined cases (scored 0)")
+                       "2 undefined cases (scored 0 by --undefined zero; † marks a mean that includes them; "
+                       "--undefined skip leaves them out)")
     assert "\nAP " in out and "-0.3968" in out
 
 

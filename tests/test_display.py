@@ -201,3 +201,27 @@ def test_undefined_values_are_marked_in_the_table(case):
     res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"])
     text = format_table(res, per_query=True)
     assert "-0.0833†" in text and "scored 0 by --undefined zero; † marks a mean that includes them" in text
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_compare_tables_never_cut_a_number_or_a_metric_name(case, write, width):
+    from ulnorm_eval.analysis.compare import compare_files
+    from ulnorm_eval.pipeline import evaluate as api
+    from ulnorm_eval.pipeline.blocks import Options
+    from ulnorm_eval.render.frames import format_frames_table
+
+    long_name = write("a-run-with-a-rather-long-file-name.run", RUN_A)
+    q = api.load_qrels(case["qrels"])
+    cmp = compare_files(q, [case["a"], case["b"], long_name], ["nDCG@1", "nDCG@10", "nDCG@100", "AP"],
+                        ["UL1", "UL2"], Options(), lambda note: None)
+    frames = {"systems": cmp.systems, "summary": cmp.summary, "pairs": cmp.pairs}
+    text = format_frames_table(frames, None, cmp.meta, width=width)
+    assert "…" not in text
+    # only a lone name wider than the terminal may overflow (it is never cut)
+    assert all(len(line) <= width or len(line.split()) == 1 for line in text.splitlines()), width
+    tokens = set(text.split())
+    for m in ("nDCG@1", "nDCG@10", "nDCG@100", "UL1(nDCG@1)", "UL1(nDCG@10)", "UL1(nDCG@100)", "UL2(AP)"):
+        assert m in tokens, (width, m)
+    for v in cmp.systems["mean"]:
+        assert f"{v:.4f}" in tokens, (width, v)
+    assert "a-run-with-a-rather-long-file-name.run" in tokens

@@ -225,3 +225,50 @@ def test_compare_tables_never_cut_a_number_or_a_metric_name(case, write, width):
     for v in cmp.systems["mean"]:
         assert f"{v:.4f}" in tokens, (width, v)
     assert "a-run-with-a-rather-long-file-name.run" in tokens
+
+
+# --------------------------------------------------------------------------- the same refusals everywhere
+
+def _disjoint(write):
+    return write("other.run", "x1 Q0 d1 1 1.0 X\nx2 Q0 d2 1 1.0 X\n")
+
+
+@pytest.mark.parametrize("command", [["compare"], ["queries"], ["nrg", "--leave-one-out"]])
+def test_disjoint_runs_are_refused_in_every_command(case, write, command):
+    other = _disjoint(write)
+    res = cli(*command, "-m", "P@2", case["qrels"], case["a"], other, code=2)
+    assert res.stdout == ""
+    assert res.stderr.splitlines()[-1] == (
+        f"ulnorm-eval: {other}: shares no query with {case['qrels']} (the run has 'x1', 'x2'): "
+        "the wrong qrels? (--allow-disjoint evaluates it anyway, scoring 0)")
+    ok = cli(*command, "--allow-disjoint", "-f", "csv", "-m", "P@2", case["qrels"], case["a"], other)
+    assert "other.run" in ok.stdout or command == ["queries"]
+
+
+@pytest.mark.parametrize("command", [["compare", "-n", "ul2"], ["queries"], ["nrg", "--leave-one-out"]])
+def test_exponential_gain_overflow_is_refused_in_every_command(write, command):
+    q = write("q", "q1 0 d1 2000\nq1 0 d2 1\nq2 0 d1 1\nq2 0 d2 0\n")
+    r1 = write("r1", "q1 Q0 d2 1 3 A\nq1 Q0 d1 2 2 A\nq2 Q0 d1 1 3 A\n")
+    r2 = write("r2", "q1 Q0 d1 1 3 A\nq1 Q0 d2 2 2 A\nq2 Q0 d2 1 3 A\n")
+    res = cli(*command, "-f", "json", "-m", 'nDCG(dcg="exp-log2")@10', q, r1, r2, code=2)
+    assert res.stdout == ""
+    last = res.stderr.splitlines()[-1]
+    assert last.startswith(f"ulnorm-eval: {q}: ") and "nDCG(dcg='exp-log2')@10" in last
+    assert last.endswith("overflows (grades too large for its gain or bounds; the limits are in docs/errors.md)")
+
+
+def test_nrg_names_repeated_run_names_uniquely(case, tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    (tmp_path / "x" / "run.txt").write_text(RUN_A)
+    (tmp_path / "y" / "run.txt").write_text(RUN_B)
+    res = cli("nrg", "--leave-one-out", "-f", "tsv", case["qrels"], tmp_path / "x" / "run.txt",
+              tmp_path / "y" / "run.txt")
+    runs = {line.split("\t")[0] for line in res.stdout.splitlines()[1:]}
+    assert runs == {"run.txt#1", "run.txt#2"}
+
+
+def test_queries_refuses_no_runs(case):
+    res = cli("queries", case["qrels"], code=2)
+    assert res.stdout == "" and len(res.stderr.splitlines()) == 1
+    assert "queries needs at least one RUN" in res.stderr

@@ -577,11 +577,13 @@ BAD_OPTIONS = [
     ["-o", ""], ["-o", "/nonexistent/dir/x"], ["-o", "/proc/sys/x"],
     ["--no-such-option"], ["-J"], ["-m", "RBP(p=nan)"], ["-m", "RBP(p=1.5)"], ["-m", "nDCG(dcg='x')@10"],
     ["-m", "P@" + "9" * 5000], ["-m", "AP@-1"], ["-m", "P@0"], ["--score-precision", "float16"], ["--expectation", "x"],
+    ["--allow-disjoint", "-l", "inf"], ["--allow-disjoint=yes"], ["-f", "markdown"],
 ]
 EVAL_ONLY = [
     ["--head", "0"], ["--sort", "Bogus"], ["--fail-below", "AP"], ["--fail-below", "AP=x"],
     ["--fail-below", "AP=inf"], ["--fail-below", "Nope=0.1"], ["--alpha", "0.1"], ["--max-drop", "-1"],
     ["--baseline", "/nonexistent"], ["--names", "x"], ["--stream", "--ties", "rank"],
+    ["--test", "bootstrap"], ["--test", "wilcoxon"], ["--test", "bootstrap", "--max-drop", "nan"],
 ]
 COMPARE_ONLY = [["--alpha", "2"], ["--alpha", "nan"], ["--table", "x"], ["--test", "x"], ["--reps", "1"],
                 ["--subset-size", "0"], ["--phi-target", "1"], ["--swap-trials", "0"], ["--correction", "x"]]

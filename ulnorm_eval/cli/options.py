@@ -45,6 +45,11 @@ bounds_options = bundle(
                  help="Monte Carlo permutations (DB, and E/IUB of measures without a closed form)."),
 )
 
+allow_disjoint_option = click.option(
+    "--allow-disjoint", is_flag=True,
+    help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, as it is "
+         "almost always the wrong qrels.")
+
 seed_option = click.option("--seed", type=int, default=0, show_default=True,
                            help="Seed of every random procedure (Monte Carlo permutations, tests).")
 

@@ -272,3 +272,46 @@ def test_queries_refuses_no_runs(case):
     res = cli("queries", case["qrels"], code=2)
     assert res.stdout == "" and len(res.stderr.splitlines()) == 1
     assert "queries needs at least one RUN" in res.stderr
+
+
+# --------------------------------------------------------------------------- plots
+
+def _capture_figures(monkeypatch):
+    from ulnorm_eval.render import plots
+
+    figs = []
+
+    def keep(fig, path):
+        fig.canvas.draw()  # lay out ticks and legends as saved
+        figs.append(fig)
+        fig.savefig(path, dpi=60, bbox_inches="tight")
+
+    monkeypatch.setattr(plots, "_save", keep)
+    return figs
+
+
+def test_compare_rank_plot_has_whole_number_ticks(case, write, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    figs = _capture_figures(monkeypatch)
+    c = write("c.run", RUN_A.replace("d1 1 3.0", "d1 1 0.5"))
+    cli("compare", "-m", "AP", "-m", "P@2", "-o", tmp_path / "c.tsv", "--plot", tmp_path / "c.png",
+        case["qrels"], case["a"], case["b"], c)
+    ax = figs[0].axes[0]
+    for ticks, lim in ((ax.get_xticks(), ax.get_xlim()), (ax.get_yticks(), ax.get_ylim())):
+        lo, hi = sorted(lim)
+        shown = [t for t in ticks if lo <= t <= hi]
+        assert shown and all(float(t).is_integer() for t in shown), ticks
+
+
+def test_queries_plot_legend_is_outside_the_points(case, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    figs = _capture_figures(monkeypatch)
+    cli("queries", "-m", "AP", "-o", tmp_path / "q.tsv", "--plot", tmp_path / "q.png", case["qrels"], case["a"],
+        case["b"])
+    fig = figs[0]
+    scatter = fig.axes[1]
+    legend = scatter.get_legend()
+    renderer = fig.canvas.get_renderer()
+    box, axes_box = legend.get_window_extent(renderer), scatter.get_window_extent(renderer)
+    assert box.x0 >= axes_box.x1  # entirely to the right of the plotting area: it covers no point
+

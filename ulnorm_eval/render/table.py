@@ -307,4 +307,4 @@ def format_table(result, per_query: bool = False, names: str = "canonical", prec
         note = "\n".join(textwrap.wrap(note, width, break_long_words=False, break_on_hyphens=False))
     if color:
         note = f"\x1b[2m{note}\x1b[0m"
-    return f"{text}\n\n{note}\n"
+    return f"{text.rstrip()}\n\n{note}\n"

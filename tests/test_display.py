@@ -315,3 +315,17 @@ def test_queries_plot_legend_is_outside_the_points(case, tmp_path, monkeypatch):
     box, axes_box = legend.get_window_extent(renderer), scatter.get_window_extent(renderer)
     assert box.x0 >= axes_box.x1  # entirely to the right of the plotting area: it covers no point
 
+
+
+def test_compare_csv_neutralises_run_names_and_tsv_escapes_them(case, write, tmp_path):
+    evil = tmp_path / "=HYPERLINK(x)\tz"
+    evil.write_text(RUN_A)
+    csv_text = cli("compare", "-f", "csv", "-m", "AP", "-n", "ul2", "--table", "systems", case["qrels"], str(evil),
+                   case["b"]).stdout
+    rows = list(csv.reader(io.StringIO(csv_text)))
+    assert rows[0] == ["run", "metric", "mean", "rank"]
+    assert {r[0] for r in rows[1:]} == {"'=HYPERLINK(x)\\tz", "b.run"}
+    assert all(len(r) == 4 for r in rows) and any(r[2].startswith("-") for r in rows[1:])  # UL2 < 0 stays a number
+    tsv_text = cli("compare", "-f", "tsv", "-m", "AP", "-n", "ul2", "--table", "systems", case["qrels"], str(evil),
+                   case["b"]).stdout
+    assert {line.split("\t")[0] for line in tsv_text.splitlines()[1:]} == {"=HYPERLINK(x)\\tz", "b.run"}

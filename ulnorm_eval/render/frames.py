@@ -17,10 +17,19 @@ def render(frames: dict, fmt: str, precision=None, meta=None) -> str:
 
 
 def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> str:
-    """tsv (or csv with ``sep=','``): several tables each after a '# name' line, a blank line apart."""
+    """tsv (or csv with ``sep=','``): several tables each after a '# name' line, a blank line apart.
+    Text cells are escaped (:func:`.values.safe_text`) and, in csv, formulas neutralised
+    (:func:`.values.csv_cell`); numbers are written as they are."""
+    from .values import csv_cell, safe_text
+
+    cell = csv_cell if sep == "," else safe_text  # csv: no spreadsheet formulas; both: no forged lines
     parts = []
     for name, df in frames.items():
-        body = _rounded(df, precision).to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n")
+        df = _rounded(df, precision)
+        text = [c for c in df.columns if df[c].dtype == object or str(df[c].dtype) in ("string", "str")]
+        df = df.assign(**{c: df[c].map(lambda v: cell(v) if isinstance(v, str) else v) for c in text})
+        df.columns = [cell(str(c)) for c in df.columns]
+        body = df.to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n")
         parts.append((f"# {name}\n" if len(frames) > 1 else "") + body)
     return "\n".join(parts)
 

@@ -61,7 +61,8 @@ def output_options(formats, piped: str, note: str = ""):
     """-f/--format (``formats``; ``piped`` is the default when stdout is not a terminal), --precision, -o."""
     return bundle(
         click.option("-f", "--format", "fmt", type=click.Choice(list(formats)),
-                     help=f"Output format. Default: table on a terminal, {piped} when piped.{note}"),
+                     help=f"Output format. Default: from -o FILE's extension (.json, .jsonl, .tsv, .csv, .txt), "
+                          f"else table on a terminal, {piped} when piped.{note}"),
         click.option("--precision", type=click.IntRange(min=0, max=17),
                      help="Decimals (default 4 for trec and table; full precision for tsv, csv, json)."),
         click.option("-o", "--output", type=click.Path(dir_okay=False),

@@ -329,3 +329,4 @@ def test_compare_csv_neutralises_run_names_and_tsv_escapes_them(case, write, tmp
     tsv_text = cli("compare", "-f", "tsv", "-m", "AP", "-n", "ul2", "--table", "systems", case["qrels"], str(evil),
                    case["b"]).stdout
     assert {line.split("\t")[0] for line in tsv_text.splitlines()[1:]} == {"=HYPERLINK(x)\\tz", "b.run"}
+

@@ -175,7 +175,8 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
         for q, idx in groups:
             for r, meas in enumerate(rows):
                 row = ([Text(safe_text(q) if r == 0 else "")] if per_query else []) + [label[meas]]
-                row += [_cell(result, result.runs[0], meas, s, idx[0], precision, color) for s in shared]
+                k = next((j for j, i in enumerate(idx) if i != -1), 0)  # a run that has the query
+                row += [_cell(result, result.runs[k], meas, s, idx[k], precision, color) for s in shared]
                 for rr, i in zip(result.runs, idx):
                     row += [_cell(result, rr, meas, s, i, precision, color) for s in own]
                 table.add_row(*row, end_section=per_query and r == len(rows) - 1)

@@ -200,7 +200,49 @@ def test_undefined_values_are_marked_in_the_table(case):
         " ".join(text.split())
     res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"])
     text = format_table(res, per_query=True)
-    assert "-0.0833†" in text and "scored 0 by --undefined zero; † marks a mean that includes them" in text
+    assert "-0.0833†" in text
+    assert "scored 0 by --undefined zero: undef per query, † marks a mean that includes them" in " ".join(text.split())
+    # the command marks the undefined queries of --undefined zero too (scored 0, shown as undef)
+    out = cli("-f", "table", "-q", "-m", "P@2", "-n", "ul2", case["qrels"], case["a"]).stdout
+    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()[:1] in (["q1"], ["q2"],
+                                                                                              ["q10"], ["all"])}
+    assert rows["q1"][-1] == "-0.2500" and rows["q2"][-1] == "undef" and rows["q10"][-1] == "undef"
+    assert rows["all"][-1] == "-0.0833†"  # (-1/4 + 0 + 0) / 3
+    assert "E" not in out.split()  # the bounds evaluated to find them are not shown
+    # machine formats keep the number: 0 (and the count on stderr / in json)
+    tsv = cli("-f", "tsv", "-m", "P@2", "-n", "ul2", case["qrels"], case["a"]).stdout
+    vals = [float(line.split("\t")[-1]) for line in tsv.splitlines()[1:]]
+    assert vals[1:3] == [0.0, 0.0] and vals == pytest.approx([-0.25, 0, 0, -1 / 12], abs=1e-15)
+
+
+def test_undefined_masks_equal_the_queries_left_out_by_skip(shared):
+    """DL-HARD, every ratio variant and DB: the table's undef cells under --undefined zero are
+    exactly the queries --undefined skip leaves out (NaN)."""
+    import numpy as np
+
+    from ulnorm_eval import evaluate
+    from ulnorm_eval.pipeline.evaluate import Result, resolve_metrics
+    from ulnorm_eval.render.table import bound_metrics, undefined_masks
+
+    d = shared / "dlhard-passage"
+    qrels = next(d.glob("*qrels*"))
+    runs = [str(r) for r in sorted((d / "runs").glob("*.run.gz"))[:2]]
+    metrics = resolve_metrics(["nDCG@10", "AP", "P@5"], ["UL1", "UL2", "MM", "EB", "EM", "UEW"])
+    shown = [str(m) for m in metrics]
+    skip = evaluate(str(qrels), runs, shown, variants=[], undefined="skip")
+    zero = evaluate(str(qrels), runs, shown + [str(m) for m in bound_metrics(metrics)], variants=[])
+    masks = undefined_masks(zero)
+    n = 0
+    for k, rr in enumerate(skip.runs):
+        for m in skip.metrics:
+            if m.variant:
+                expected = np.isnan(rr.values[m])
+                if expected.any():
+                    assert np.array_equal(masks[(k, m)], expected), (rr.name, m)
+                    n += 1
+                else:
+                    assert (k, m) not in masks
+    assert n >= 10
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -279,8 +279,8 @@ def test_table_cli_caption(case):
     assert "\x1b[" not in out  # not a terminal: plain text
     caption = out.strip().splitlines()[-1]
     assert caption == ("3 queries; pool qrels; ties score desc, docid desc (trec_eval); scores float64; "
-                       "2 undefined cases (scored 0 by --undefined zero; † marks a mean that includes them; "
-                       "--undefined skip leaves them out)")
+                       "2 undefined cases (scored 0 by --undefined zero: undef per query, † marks a mean that "
+                       "includes them; --undefined skip leaves them out)")
     assert "\nAP " in out and "-0.3968" in out
 
 

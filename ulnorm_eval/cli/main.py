@@ -142,6 +142,13 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
             if m not in metrics:
                 metrics.append(m)
 
+        fmt = output_format(fmt, output, FORMATS, "trec")
+        # per-query table rows mark undefined queries (docs/output.md): E, IUB, WLB and the plain
+        # value of those measures are evaluated too (the variants compute them anyway), not shown
+        hidden = []
+        if fmt == "table" and (per_query or sort or head) and undefined == "zero":
+            from ..render.table import bound_metrics
+            hidden = bound_metrics(metrics)
         inputs = [qrels, *runs] + ([baseline] if baseline and baseline not in runs else [])
         with progress(inputs, not no_progress and sys.stderr.isatty()) as step:
             step(f"reading {base_name(qrels)}", qrels)
@@ -151,7 +158,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
             results = []
             for i, path in enumerate(runs):
                 step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
-                results.append(api.evaluate_path(q, path, metrics, opts, stream=stream))
+                results.append(api.evaluate_path(q, path, metrics + hidden, opts, stream=stream))
                 warnings.extend(results[-1].notes)
             base = None
             if baseline in runs:
@@ -165,16 +172,21 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
                             list(runs) + [baseline]):
             input_checks.require_overlap(rr, path, qrels, allow_disjoint)
         input_checks.rename_runs(results)
+        masks = {}
+        if hidden:
+            from ..render.table import undefined_masks
+            masks = undefined_masks(api.Result(metrics + hidden, results, opts, qrels, list(runs)))
         result = api.Result(metrics, results, opts, qrels, list(runs))
         input_checks.require_finite(result)
 
-        fmt = output_format(fmt, output, FORMATS, "trec")
         order = query_order(result, sort_metric, descending, head) if (sort or head) else None
         kw = {"per_query": per_query or order is not None, "names": names, "precision": precision,
               "query_order": order}
         if fmt == "table" and sys.stdout.isatty() and not output:
             import shutil
             kw.update(color=True, width=shutil.get_terminal_size().columns)
+        if masks:
+            kw["undefined_masks"] = masks
         text = FORMATS[fmt](result, **kw)
 
         checks = gate.check_thresholds(result, thresholds)

@@ -6,7 +6,7 @@ import re
 
 from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text
 
-__all__ = ["make_table", "format_table", "caption", "LAYOUTS", "text_width"]
+__all__ = ["make_table", "format_table", "caption", "LAYOUTS", "text_width", "bound_metrics", "undefined_masks"]
 
 
 def _layout(metrics):
@@ -44,8 +44,9 @@ def caption(result) -> str:
     if not und:
         how = "0 undefined cases"
     elif o.undefined == "zero":
-        how = (f"{und} undefined {'case' if und == 1 else 'cases'} (scored 0 by --undefined zero; "
-               f"{MEAN_MARK} marks a mean that includes them; --undefined skip leaves them out)")
+        how = (f"{und} undefined {'case' if und == 1 else 'cases'} (scored 0 by --undefined zero: "
+               f"{UNDEFINED_MARK} per query, {MEAN_MARK} marks a mean that includes them; --undefined skip "
+               "leaves them out)")
     else:
         how = (f"{und} undefined {'case' if und == 1 else 'cases'} (left out by --undefined skip: "
                f"{UNDEFINED_MARK} per query, {MEAN_MARK} marks a mean over the defined queries only)")
@@ -85,7 +86,8 @@ def _cell(result, rr, meas, slot, i, precision, color):
     if m not in result._have or i == -1:
         return Text("")
     v = rr.mean[m] if i is None else rr.values[m][i]
-    if isnan(v):
+    und = getattr(result, "_undef", {}).get((id(rr), m))
+    if isnan(v) or (i is not None and und is not None and und[i]):
         return Text(UNDEFINED_MARK if slot is not None else "nan", style="dim" if color else "")
     e = Metric(meas, "E")
     ev = None if e not in result._have else (rr.mean[e] if i is None else rr.values[e][i])
@@ -122,11 +124,58 @@ def _shared_slots(result, rows, slots, groups) -> list:
     return out
 
 
+def bound_metrics(metrics) -> list:
+    """The plain measure and E, IUB, WLB of every measure with a ratio or distribution variant in
+    ``metrics``, not already there: evaluating them too costs nothing (the variants compute them)
+    and lets :func:`undefined_masks` find the undefined queries."""
+    from ..core.records import VARIANTS
+    from ..core.registry import Metric
+
+    have = set(metrics)
+    out = []
+    for m in metrics:
+        if m.variant and VARIANTS[m.variant].kind in ("ratio", "distribution"):
+            for x in (Metric(m.measure), *(Metric(m.measure, b) for b in ("E", "IUB", "WLB"))):
+                if x not in have:
+                    have.add(x)
+                    out.append(x)
+    return out
+
+
+def undefined_masks(result) -> dict:
+    """{(run index, Metric): bool per query}: where each ratio or distribution variant is undefined,
+    by the same rule as the pipeline (the variant's ``normalise`` on A, I, E, W; DB: I = E or I = W).
+    Needs the plain value and E, IUB, WLB of the measure in ``result`` (:func:`bound_metrics`); a
+    mask whose count disagrees with the run's undefined count is left out (nothing is guessed)."""
+    import numpy as np
+
+    from ..core.normalise import undefined_mask
+    from ..core.records import VARIANTS
+    from ..core.registry import Metric
+
+    have = set(result.metrics)
+    out = {}
+    for k, rr in enumerate(result.runs):
+        for m in result.metrics:
+            v = VARIANTS.get(m.variant) if m.variant else None
+            if v is None or v.kind not in ("ratio", "distribution") or not rr.undefined.get(m):
+                continue
+            need = [Metric(m.measure), *(Metric(m.measure, b) for b in ("IUB", "E", "WLB"))]
+            if not all(x in have for x in need):
+                continue
+            A, I, E, W = (np.asarray(rr.values[x], dtype=np.float64) for x in need)
+            und = undefined_mask(I, E, W) if v.kind == "distribution" else np.asarray(v.normalise(A, I, E, W)[1])
+            if int(und.sum()) == int(rr.undefined[m]):
+                out[(k, m)] = und.astype(bool)
+    return out
+
+
 LAYOUTS = ("wide", "shared", "stacked", "long")
 
 
 def make_table(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
-               query_order=None, color: bool = True, layout: str = "wide", title: bool = True):
+               query_order=None, color: bool = True, layout: str = "wide", title: bool = True,
+               undefined_masks=None):
     """The rich Table.  ``layout``:
 
     - ``wide``: a row per measure, columns value, E, IUB, UL1, UL2, ... (as requested), one column
@@ -140,7 +189,9 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
     follow as query ``all``.  Cells worse than a random ranking are bold red.  Nothing is ever
     shortened: :func:`format_table` picks the first layout that fits the width.  ``title``: one
     run's name above the table (rich would wrap a name wider than the table; format_table prints it
-    on its own line instead).
+    on its own line instead).  ``undefined_masks``: {(run index, Metric): per-query bool array} of
+    the queries where a variant is undefined (:func:`undefined_masks`): under ``--undefined zero``
+    their cells read ``undef`` instead of a 0 that looks like a real score.
     """
     from rich import box
     from rich.table import Table
@@ -151,6 +202,7 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
     precision = 4 if precision is None else precision
     rows, slots = _layout(result.metrics)
     result._have = set(result.metrics)
+    result._undef = {(id(result.runs[k]), m): u for (k, m), u in (undefined_masks or {}).items()}
     multi = len(result.runs) > 1
     groups = _grid(result, per_query, query_order)
     name = None if multi or not result.runs or not title else safe_text(result.runs[0].name)
@@ -212,7 +264,7 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
                         n += 1
                         table.add_row(*row)
                 table.rows[-1].end_section = True if table.rows else False
-    del result._have
+    del result._have, result._undef
     return table
 
 
@@ -236,7 +288,7 @@ def text_width(text: str) -> int:
     return max((cell_len(_ANSI.sub("", line)) for line in text.split("\n")), default=0)
 
 
-def _plain_rows(result, per_query, names, precision, query_order, width) -> str:
+def _plain_rows(result, per_query, names, precision, query_order, width, undefined_masks=None) -> str:
     """The last resort when no table fits: (with -q a ``query:`` line, then) per run its name, then per measure
     ``  measure  value 0.3037  E 0.5695 ...``, wrapped between ``variant value`` pairs (never
     inside one) onto lines indented by six spaces."""
@@ -245,6 +297,7 @@ def _plain_rows(result, per_query, names, precision, query_order, width) -> str:
     precision = 4 if precision is None else precision
     rows, slots = _layout(result.metrics)
     result._have = set(result.metrics)
+    result._undef = {(id(result.runs[k]), m): u for (k, m), u in (undefined_masks or {}).items()}
     lines = []
     try:
         for q, idx in _grid(result, per_query, query_order):
@@ -260,7 +313,7 @@ def _plain_rows(result, per_query, names, precision, query_order, width) -> str:
                     lines.extend(_wrap_fields(["  " + safe_text(metric_label(Metric(meas), names)), *pairs],
                                               width))
     finally:
-        del result._have
+        del result._have, result._undef
     return "\n".join(lines)
 
 
@@ -277,7 +330,8 @@ def _wrap_fields(fields, width) -> list:
 
 
 def format_table(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
-                 query_order=None, color: bool = False, width: int | None = None, **_) -> str:
+                 query_order=None, color: bool = False, width: int | None = None, undefined_masks=None,
+                 **_) -> str:
     """The rich table as text (ANSI styles only with ``color``) followed by the caption.
 
     A number or a name is never shortened.  ``width`` (a terminal's): the first layout of
@@ -293,14 +347,15 @@ def format_table(result, per_query: bool = False, names: str = "canonical", prec
             continue
         if layout == "stacked" and len(result.runs) < 2 and text is not None:
             continue  # one run: stacking changes nothing
-        cand = _render(make_table(result, per_query, names, precision, query_order, color, layout, False), color)
+        cand = _render(make_table(result, per_query, names, precision, query_order, color, layout, False,
+                                  undefined_masks), color)
         if len(result.runs) == 1 and layout != "long":
             cand = f"{safe_text(result.runs[0].name)}\n{cand}"
         text = cand
         if not width or text_width(cand) <= width:
             break
     else:
-        text = _plain_rows(result, per_query, names, precision, query_order, width)
+        text = _plain_rows(result, per_query, names, precision, query_order, width, undefined_masks)
     note = caption(result)
     if color:
         note += "; bold red: worse than a random ranking"

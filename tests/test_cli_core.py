@@ -20,12 +20,15 @@ def run_cli(*args, stdin=None):
 
 
 def values(result) -> dict:
-    """trec rows (3 or 4 columns) -> {(run?, measure, qid): float}."""
+    """trec rows -> {(run?, measure, qid): float}; several runs: the run named by its block's runid line."""
     assert result.exit_code == 0, result.output
-    out = {}
+    out, run = {}, ()
     for line in result.stdout.splitlines():
-        *key, v = [x.strip() for x in line.split("\t")]
-        out[tuple(key)] = float(v)
+        m, q, v = [x.strip() for x in line.split("\t")]  # always three columns
+        if m == "runid":
+            run = (v,)
+            continue
+        out[(*run, m, q)] = float(v)
     return out
 
 

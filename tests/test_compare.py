@@ -170,13 +170,18 @@ def test_cli_plots_are_written(tiny, tmp_path):
 
 def test_cli_queries_without_runs(tiny):
     qrels, _ = tiny
+    # the command refuses (a mean, gap and type of nan would be printed); the library gives the bounds
     out = CliRunner().invoke(main, ["queries", "-m", "AP", "-f", "csv", qrels])
-    assert out.exit_code == 0, out.output
-    from io import StringIO
-    df = pd.read_csv(StringIO(out.stdout))
+    assert out.exit_code == 2 and out.stdout == ""
+    assert out.stderr.strip().splitlines() == [
+        "ulnorm-eval: queries needs at least one RUN: the mean, gap and query type come from the runs' scores "
+        "(see 'ulnorm-eval queries --help')"]
+    from ulnorm_eval.analysis.query_types import query_table
+
+    df = query_table(qrels, [], ["AP"])
     assert list(df["query"]) == [f"q{i}" for i in range(6)]
     assert list(df["pool"]) == [4] * 6 and list(df["relevant"]) == [2, 2, 2, 2, 1, 2]
-    assert df["mean"].isna().all() and df["type"].isna().all()
+    assert df["mean"].isna().all() and (df["type"].fillna("") == "").all()
     # E[AP] of 1 relevant among 4 = H_4 / 4 (Westerborg 2022 closed form with P = 1)
     assert df.loc[4, "E"] == pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4)
 

@@ -130,8 +130,14 @@ def test_robust03_cli_several_runs(shared, monkeypatch):
                                        "-m", "P.15,100,1000", "qrels.txt", *paths])
     assert result.exit_code == 0, result.output
     published = _published(shared)
-    rows = [line.split("\t") for line in result.stdout.splitlines()]
-    assert len(rows) == 17 * 4
+    rows, name = [], None
+    for line in result.stdout.splitlines():  # each run's block opens with its runid line
+        measure, qid, value = line.split("\t")
+        if measure.strip() == "runid":
+            name = value
+        else:
+            rows.append((name, measure, qid, value))
+    assert len(rows) == 17 * 4 and result.stdout.count("runid") == 17
     for name, measure, qid, value in rows:
         with gzip.open(d / "runs" / (name + ".gz"), "rt") as fh:
             tag = fh.readline().split()[-1]

@@ -59,19 +59,28 @@ def test_fail_below_fails_with_both_means_and_difference(case):
     assert res.stdout == "AP\tall\t0.4444\n"  # the output is still written
     assert verdict_lines(res) == [
         "ulnorm-eval: gate FAILED: 1 of 1 check",
-        "ulnorm-eval:   a.run AP: mean 0.4444 < 0.5000 (--fail-below), difference -0.0556",
+        "ulnorm-eval:   FAIL a.run AP: mean 0.4444, threshold 0.5000 (--fail-below), margin -0.0556",
     ]
 
 
 def test_fail_below_passes_and_checks_every_run(case):
     res = cli("-m", "AP", "-n", "none", "--fail-below", "AP=0.4", case["qrels"], case["a"], case["b"])
-    assert verdict_lines(res) == ["ulnorm-eval: gate passed: 2 checks"]
+    # every check is printed, passed ones too, with its margin (A: 4/9 - 0.4; B: 5/6 - 0.4)
+    assert verdict_lines(res) == [
+        "ulnorm-eval: gate passed: 2 checks",
+        "ulnorm-eval:   pass a.run AP: mean 0.4444, threshold 0.4000 (--fail-below), margin +0.0444",
+        "ulnorm-eval:   pass b.run AP: mean 0.8333, threshold 0.4000 (--fail-below), margin +0.4333",
+    ]
     res = cli("-m", "AP", "-n", "none", "--fail-below", "AP=0.5", "--fail-below", "AP@1=0.9",
               case["qrels"], case["a"], case["b"], code=1)
     lines = verdict_lines(res)
     # A fails both (AP 4/9; AP@1 = 1/3), B fails only AP@1 (mean 2/3)
     assert lines[0] == "ulnorm-eval: gate FAILED: 3 of 4 checks"
-    assert sorted(x.split(":")[1].strip().split(" ", 1)[1] for x in lines[1:]) == ["AP", "AP@1", "AP@1"]
+    assert len(lines) == 5
+    failed = [x for x in lines[1:] if x.startswith("ulnorm-eval:   FAIL ")]
+    assert sorted(x.split(":")[1].strip().split(" ", 2)[2] for x in failed) == ["AP", "AP@1", "AP@1"]
+    assert [x for x in lines[1:] if x not in failed] == [
+        "ulnorm-eval:   pass b.run AP: mean 0.8333, threshold 0.5000 (--fail-below), margin +0.3333"]
 
 
 def test_gated_measure_is_evaluated_even_if_not_requested(case):
@@ -95,14 +104,17 @@ def test_baseline_drop_beyond_max_drop_fails(case):
     p = __import__("scipy.stats", fromlist=["ttest_rel"]).ttest_rel(AP_A, AP_B, alternative="less").pvalue
     assert verdict_lines(res) == [
         "ulnorm-eval: gate FAILED: 1 of 1 check",
-        f"ulnorm-eval:   a.run AP: mean 0.4444 vs baseline 0.8333, difference -0.3889 (< -0.01, --max-drop), "
-        f"p = {p:.3g} (paired t, one-sided, n = 3)",
+        f"ulnorm-eval:   FAIL a.run AP: mean 0.4444 vs baseline 0.8333, difference -0.3889, "
+        f"limit -0.0100 (--max-drop), margin -0.3789, p = {p:.3g} (paired t, one-sided, n = 3)",
     ]
 
 
 def test_baseline_within_max_drop_passes(case):
     res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--max-drop", "0.4", case["qrels"], case["a"])
-    assert verdict_lines(res) == ["ulnorm-eval: gate passed: 1 check"]
+    lines = verdict_lines(res)
+    assert lines[0] == "ulnorm-eval: gate passed: 1 check"
+    assert lines[1].startswith("ulnorm-eval:   pass a.run AP: mean 0.4444 vs baseline 0.8333, difference -0.3889, "
+                               "limit -0.4000 (--max-drop), margin +0.0111, p = ")
     # an improvement never fails, even with no allowed drop
     cli("-m", "AP", "-n", "none", "--baseline", case["a"], case["qrels"], case["b"])
 
@@ -126,6 +138,46 @@ def test_randomization_test_is_exact_for_few_queries(case):
         case["qrels"], case["a"])
 
 
+def test_zero_max_drop_prints_its_limit_and_margin(case):
+    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], case["qrels"], case["a"], code=1)
+    line = verdict_lines(res)[1]
+    assert "difference -0.3889, limit +0.0000 (--max-drop), margin -0.3889" in line
+    assert "< -0" not in res.stderr
+
+
+def _bootstrap_by_hand(x, y, reps, seed):
+    """Sakai's bootstrap, one-sided, one resample at a time (the same seeded multinomial draws)."""
+    d = np.asarray(x, float) - np.asarray(y, float)
+    n = len(d)
+    t = lambda z: z.mean() / (z.std(ddof=1) / np.sqrt(n))  # noqa: E731
+    t0, w = t(d), d - d.mean()
+    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1 / n), size=reps)
+    hits = 0
+    for c in counts:
+        z = np.repeat(w, c)
+        sd = z.std(ddof=1)
+        tb = 0.0 if sd < 1e-12 and abs(z.mean()) < 1e-12 else (z.mean() / (sd / np.sqrt(n)) if sd > 1e-12
+                                                              else np.copysign(np.inf, z.mean()))
+        hits += tb <= t0 + 1e-12 * abs(t0)
+    return hits / reps
+
+
+def test_bootstrap_gate_is_accepted_and_matches_a_direct_loop(case):
+    from ulnorm_eval.analysis.gate import bootstrap_less
+
+    rng = np.random.default_rng(3)
+    x, y = rng.random(12), rng.random(12) + 0.1
+    assert bootstrap_less(x, y, reps=500, seed=4) == _bootstrap_by_hand(x, y, 500, 4)
+    assert 0 < bootstrap_less(x, y, reps=500, seed=4) < 0.2  # y clearly better
+    assert bootstrap_less(x, x) == 1.0  # no difference: never significant
+    assert bootstrap_less(np.array([0.1, 0.2, 0.3]), np.array([0.2, 0.3, 0.4])) == 0.0  # constant drop
+    # the CLI accepts the test compare accepts, and reports it
+    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--test", "bootstrap", "--alpha", "0.5",
+              "--seed", "1", case["qrels"], case["a"], code=1)
+    p = bootstrap_less(AP_A, AP_B, seed=1)
+    assert f"p = {p:.3g} (paired bootstrap, one-sided, n = 3, alpha = 0.5)" in res.stderr
+
+
 def test_baseline_gates_all_but_the_bounds(case):
     res = cli("-m", "AP", "-n", "e,iub,wlb,ul2", "--baseline", case["b"], case["qrels"], case["a"], code=1)
     assert "gate FAILED: 2 of 2 checks" in res.stderr  # AP and UL2(AP); E, IUB, WLB are the pool's
@@ -134,8 +186,9 @@ def test_baseline_gates_all_but_the_bounds(case):
 
 def test_baseline_among_the_runs_is_printed_and_compared_with_itself(case):
     res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], case["qrels"], case["a"], case["b"], code=1)
-    assert res.stdout == "a.run\tAP\tall\t0.4444\nb.run\tAP\tall\t0.8333\n"
-    assert "gate FAILED: 1 of 2 checks" in res.stderr and "b.run AP" not in res.stderr
+    assert res.stdout == "runid\tall\ta.run\nAP\tall\t0.4444\nrunid\tall\tb.run\nAP\tall\t0.8333\n"
+    assert "gate FAILED: 1 of 2 checks" in res.stderr
+    assert "pass b.run AP: mean 0.8333 vs baseline 0.8333, difference +0.0000" in res.stderr
 
 
 def test_baseline_usage_errors(case):
@@ -171,14 +224,19 @@ def test_baseline_on_real_runs_matches_scipy(shared):
 def test_verdict_wording():
     m = parse("AP")
     ok = Check("fail-below", "r", m, 0.5, 0.3, False)
-    assert verdict([ok]) == ["gate passed: 1 check"]
+    assert verdict([ok]) == ["gate passed: 1 check",
+                             "  pass r AP: mean 0.5000, threshold 0.3000 (--fail-below), margin +0.2000"]
     bad = Check("baseline", "r", m, 0.2, 0.3, True, 0.01234, 50, "t")
     assert verdict([ok, bad], max_drop=0.05, alpha=0.05) == [
         "gate FAILED: 1 of 2 checks",
-        "  r AP: mean 0.2000 vs baseline 0.3000, difference -0.1000 (< -0.05, --max-drop), "
-        "p = 0.0123 (paired t, one-sided, n = 50, alpha = 0.05)",
+        "  pass r AP: mean 0.5000, threshold 0.3000 (--fail-below), margin +0.2000",
+        "  FAIL r AP: mean 0.2000 vs baseline 0.3000, difference -0.1000, limit -0.0500 (--max-drop), "
+        "margin -0.0500, p = 0.0123 (paired t, one-sided, n = 50, alpha = 0.05)",
     ]
     assert "map: mean" in verdict([bad], names="trec")[1]
+    # a zero --max-drop: the limit is +0.0000, never "< -0"
+    line = verdict([bad], max_drop=0.0)[1]
+    assert "limit +0.0000 (--max-drop), margin -0.1000" in line and "-0," not in line
 
 
 # --------------------------------------------------------------------------- paired tests

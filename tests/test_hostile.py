@@ -143,13 +143,15 @@ def test_runs_with_the_same_base_name_get_distinct_names(tmp_path, files):
     (tmp_path / "b" / "run.txt").write_text(RUN_B)
     res = cli("-m", "AP", "-n", "none", files["qrels"], tmp_path / "a" / "run.txt", tmp_path / "b" / "run.txt")
     assert res.exit_code == 0
-    assert res.stdout.splitlines() == ["run.txt#1\tAP\tall\t0.7500", "run.txt#2\tAP\tall\t0.7500"]
+    assert res.stdout.splitlines() == ["runid\tall\trun.txt#1", "AP\tall\t0.7500",
+                                      "runid\tall\trun.txt#2", "AP\tall\t0.7500"]
     (tmp_path / "x.run").write_text(RUN_A)
     (tmp_path / "x.run.gz").write_bytes(gzip.compress(RUN_B.encode()))
     res = cli("-m", "P@1", "-n", "none", "--fail-below", "P@1=0.75", files["qrels"], tmp_path / "x.run",
               tmp_path / "x.run.gz")
     assert res.exit_code == 1  # x.run: P@1 = 1/2 fails; x.run.gz: 1/2 fails too; both named
-    assert res.stdout.splitlines() == ["x.run#1\tP@1\tall\t0.5000", "x.run#2\tP@1\tall\t0.5000"]
+    assert res.stdout.splitlines() == ["runid\tall\tx.run#1", "P@1\tall\t0.5000",
+                                      "runid\tall\tx.run#2", "P@1\tall\t0.5000"]
     assert "x.run#1 P@1" in res.stderr and "x.run#2 P@1" in res.stderr
 
 
@@ -575,23 +577,26 @@ BAD_OPTIONS = [
     ["-o", ""], ["-o", "/nonexistent/dir/x"], ["-o", "/proc/sys/x"],
     ["--no-such-option"], ["-J"], ["-m", "RBP(p=nan)"], ["-m", "RBP(p=1.5)"], ["-m", "nDCG(dcg='x')@10"],
     ["-m", "P@" + "9" * 5000], ["-m", "AP@-1"], ["-m", "P@0"], ["--score-precision", "float16"], ["--expectation", "x"],
+    ["--allow-disjoint", "-l", "inf"], ["--allow-disjoint=yes"],
 ]
+NOT_COMPARE = [["-f", "markdown"], ["-f", "latex"]]  # compare has them (paper tables); the others do not
 EVAL_ONLY = [
     ["--head", "0"], ["--sort", "Bogus"], ["--fail-below", "AP"], ["--fail-below", "AP=x"],
     ["--fail-below", "AP=inf"], ["--fail-below", "Nope=0.1"], ["--alpha", "0.1"], ["--max-drop", "-1"],
     ["--baseline", "/nonexistent"], ["--names", "x"], ["--stream", "--ties", "rank"],
+    ["--test", "bootstrap"], ["--test", "wilcoxon"], ["--test", "bootstrap", "--max-drop", "nan"],
 ]
 COMPARE_ONLY = [["--alpha", "2"], ["--alpha", "nan"], ["--table", "x"], ["--test", "x"], ["--reps", "1"],
                 ["--subset-size", "0"], ["--phi-target", "1"], ["--swap-trials", "0"], ["--correction", "x"]]
 QUERIES_ONLY = [["--ideal-gap", "nan"], ["--hard-below", "x"], ["--easy-above", "inf"]]
-NRG_ONLY = [["--leave-one-out", "--chronological"], ["--best-by", "AP"], ["--group-by", "("],
+NRG_ONLY = [*NOT_COMPARE, ["--leave-one-out", "--chronological"], ["--best-by", "AP"], ["--group-by", "("],
             ["-m", "AP@x"], ["--prior", "/nonexistent"]]
 
 
 def test_hostile_options_in_every_command(tmp_path, files):
-    cases = [(["eval"], o) for o in BAD_OPTIONS + EVAL_ONLY]
+    cases = [(["eval"], o) for o in BAD_OPTIONS + EVAL_ONLY + NOT_COMPARE]
     cases += [(["compare"], o) for o in BAD_OPTIONS + COMPARE_ONLY]
-    cases += [(["queries"], o) for o in BAD_OPTIONS + QUERIES_ONLY]
+    cases += [(["queries"], o) for o in BAD_OPTIONS + QUERIES_ONLY + NOT_COMPARE]
     cases += [(["nrg"], o) for o in [o for o in BAD_OPTIONS if o[0] not in ("--pool", "--undefined", "--permutations",
                                                                                "--expectation", "-n")]
               + NRG_ONLY]

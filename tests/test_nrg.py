@@ -393,7 +393,14 @@ def _t1_files(write):
 
 
 def _trec(out: str) -> dict:
-    return {(r, m): float(v) for r, m, q, v in (ln.split("\t") for ln in out.splitlines()) if q == "all"}
+    """{(run, measure): mean}: each run's block opens with its runid line."""
+    got, run = {}, None
+    for m, q, v in (ln.split("\t") for ln in out.splitlines()):
+        if m == "runid":
+            run = v
+        elif q == "all":
+            got[(run, m)] = float(v)
+    return got
 
 
 def test_cli_leave_one_out_chronological_and_priors(write):

@@ -63,10 +63,14 @@ def mean(xs):
 
 
 def parse_trec(text):
-    out = {}
+    """{(run, measure, query): value}; run is None for one run, else the name on its block's runid line."""
+    out, run = {}, None
     for line in text.splitlines():
-        *run, m, q, v = line.split("\t")
-        out[(run[0] if run else None, m.strip(), q)] = v
+        m, q, v = line.split("\t")  # always trec_eval's three columns
+        if m.strip() == "runid":
+            run = v
+            continue
+        out[(run, m.strip(), q)] = v
     return out
 
 
@@ -86,8 +90,24 @@ def test_trec_rows_match_hand_values(case):
 
 
 def test_trec_several_runs_and_precision(case):
+    # one shape whatever the number of runs: three columns, a runid line opening each run's block
     res = run_cli("-m", "AP", "-n", "none", "--precision", "2", case["qrels"], case["a"], case["b"])
-    assert res.stdout == "a.run\tAP\tall\t0.44\nb.run\tAP\tall\t0.83\n"
+    assert res.stdout == "runid\tall\ta.run\nAP\tall\t0.44\nrunid\tall\tb.run\nAP\tall\t0.83\n"
+    one = run_cli("-m", "AP", "-n", "none", "--precision", "2", case["qrels"], case["a"]).stdout
+    assert one == "AP\tall\t0.44\n"  # one run: trec_eval's lines exactly
+    for text in (one, res.stdout):  # `awk '$1 == "AP"'` keeps matching
+        assert all(len(line.split("\t")) == 3 for line in text.splitlines())
+        assert [line.split("\t")[2] for line in text.splitlines() if line.split("\t")[0] == "AP"][0] == "0.44"
+
+
+def test_trec_several_runs_per_query_with_trec_names(case):
+    res = run_cli("-q", "--names", "trec", "-m", "map", "-n", "none", case["qrels"], case["a"], case["b"])
+    lines = res.stdout.splitlines()
+    pad = lambda n: f"{n:<22s}"  # noqa: E731 - trec_eval's %-22s
+    assert lines[0] == f"{pad('runid')}\tall\ta.run"
+    assert lines[1:5] == [f"{pad('map')}\t{q}\t{v}" for q, v in
+                          (("q1", "0.8333"), ("q10", "0.0000"), ("q2", "0.5000"), ("all", "0.4444"))]
+    assert lines[5] == f"{pad('runid')}\tall\tb.run" and len(lines) == 10
 
 
 def test_trec_names(case):
@@ -224,7 +244,7 @@ def test_table_cells_and_styles_on_a_recorded_console(case):
     assert [c.header for c in table.columns] == ["measure", "value", "E", "IUB", "UL2"]
     cells = [[str(t) for t in c.cells] for c in table.columns]
     assert cells == [["AP", "P@2"], ["0.4444", "0.3333"], ["0.7685", "0.5556"], ["1.0000", "0.6667"],
-                     ["-0.3968", "-0.0833"]]
+                     ["-0.3968", "-0.0833†"]]  # † a mean over undefined queries too (scored 0)
     styles = [[t.style for t in c.cells] for c in table.columns]
     # worse than random: the plain values (below E) and UL2 < 0; the bounds are never flagged
     assert styles[1] == ["bold red", "bold red"] and styles[4] == ["bold red", "bold red"]
@@ -259,7 +279,8 @@ def test_table_cli_caption(case):
     assert "\x1b[" not in out  # not a terminal: plain text
     caption = out.strip().splitlines()[-1]
     assert caption == ("3 queries; pool qrels; ties score desc, docid desc (trec_eval); scores float64; "
-                       "2 undefined cases (scored 0)")
+                       "2 undefined cases (scored 0 by --undefined zero: undef per query, † marks a mean that "
+                       "includes them; --undefined skip leaves them out)")
     assert "\nAP " in out and "-0.3968" in out
 
 

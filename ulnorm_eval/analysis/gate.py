@@ -4,7 +4,7 @@ Two kinds of check, both on the means printed in the ``all`` rows:
 
 - ``--fail-below 'UL2(nDCG@10)=0.30'``: fails when a run's mean is below the threshold
   (``mean < value``; equal passes).
-- ``--baseline RUN --max-drop D [--alpha A] [--test t|randomization]``: for every gated metric,
+- ``--baseline RUN --max-drop D [--alpha A] [--test t|randomization|bootstrap]``: for every gated metric,
   ``difference = mean(run) - mean(baseline)`` (an absolute difference of means, in the measure's
   own units, not a ratio); fails when ``difference < -D``, and, when ``--alpha`` is given, also the
   paired one-sided test of "the run is worse" over the queries both runs were evaluated on has
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..core.variants import BOUND_VARIANTS
 
 __all__ = ["Threshold", "Check", "parse_threshold", "check_thresholds", "check_baseline", "gated",
-           "verdict"]
+           "verdict", "describe", "bootstrap_less"]
 
 BOUNDS = BOUND_VARIANTS  # bounds are properties of the query: never gated
 
@@ -89,7 +89,8 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
     """A check per (run, gated metric) against ``baseline`` (an api.RunResult of the same metrics).
 
     The paired test runs over the queries both were evaluated on (all qrels queries by default);
-    ``test`` is 't' (paired t-test) or 'randomization' (paired sign-flip test, seeded by ``seed``).
+    ``test`` is 't' (paired t-test), 'randomization' (paired sign-flip test, seeded by ``seed``) or
+    'bootstrap' (:func:`bootstrap_less`, seeded by ``seed``): the tests compare accepts.
     """
     import numpy as np
 
@@ -108,8 +109,10 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
                 _, p = stats.paired_t(x, y, alternative="less")
             elif test == "randomization":
                 _, p = stats.randomization(x, y, alternative="less", seed=seed)
+            elif test == "bootstrap":
+                p = bootstrap_less(x, y, seed=seed)
             else:
-                raise ValueError(f"unknown test {test!r} (t or randomization)")
+                raise ValueError(f"unknown test {test!r} (t, randomization or bootstrap)")
             mean, ref = rr.mean[m], baseline.mean[m]
             dropped = math.isnan(mean) or mean - ref < -max_drop
             significant = alpha is None or (not math.isnan(p) and p < alpha)
@@ -118,25 +121,68 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
     return out
 
 
+def bootstrap_less(x, y, reps: int = 1000, seed: int = 0) -> float:
+    """One-sided paired bootstrap p-value of "x is worse than y" (Sakai 2006, as compare's
+    ``--test bootstrap`` but one-sided): on the differences z = x - y (pairs with a NaN dropped),
+    t(z) = mean(z) / (sd(z)/sqrt(n)); the centred differences w = z - mean(z) are resampled
+    ``reps`` times with replacement (seeded) and p = #{b : t(w*_b) <= t(z)} / B.  0/0 counts as
+    t = 0 and x/0 as infinite, as in :func:`.stats.pairwise_bootstrap`."""
+    import numpy as np
+
+    from . import stats
+
+    x, y = stats.paired(x, y)
+    z = np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+    n = len(z)
+    if n < 2:
+        return math.nan
+
+    def t_of(mean, ss):
+        scale = float(np.abs(z).max(initial=0.0))
+        flat = ss <= 1e-12 * n * scale ** 2  # float noise is no spread
+        sd = np.where(flat, 0.0, np.sqrt(np.maximum(ss, 0.0) / (n - 1)))
+        mean = np.where(flat & (np.abs(mean) <= 1e-9 * scale), 0.0, mean)
+        se = sd / math.sqrt(n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(se > 0, mean / np.where(se > 0, se, 1.0),
+                            np.where(mean == 0, 0.0, np.copysign(np.inf, mean)))
+
+    m = z.mean()
+    t0 = float(t_of(np.array(m), np.array(((z - m) ** 2).sum())))
+    w = z - m
+    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=reps).astype(np.float64)
+    mw = counts @ w / n
+    tb = t_of(mw, counts @ (w ** 2) - n * mw ** 2)
+    bar = t0 + 1e-12 * abs(t0) if math.isfinite(t0) else t0  # ties count as extreme
+    return float(np.mean(tb <= bar))
+
+
 def _f(v: float) -> str:
     return "nan" if v is None or math.isnan(v) else f"{v:.4f}"
 
 
+def _signed(v: float) -> str:
+    return "nan" if v is None or math.isnan(v) else f"{v:+.4f}"
+
+
+TEST_NAMES = {"t": "paired t", "randomization": "paired randomization", "bootstrap": "paired bootstrap"}
+
+
 def describe(c: Check, names: str = "canonical", max_drop: float | None = None,
              alpha: float | None = None) -> str:
-    """One line: run, metric, both means, the difference and (baseline checks) the p-value."""
+    """One line per check, passed or failed: the run, the metric, the value, the threshold it is held
+    to and the margin (value minus threshold: negative fails), and for baseline checks the p-value."""
     label = c.metric.trec_name() if names == "trec" else str(c.metric)
+    head = f"{'FAIL' if c.failed else 'pass'} {c.run} {label}"
     if c.kind == "fail-below":
-        rel = "<" if c.failed else ">="
-        return (f"{c.run} {label}: mean {_f(c.mean)} {rel} {_f(c.reference)} (--fail-below), "
-                f"difference {c.difference:+.4f}")
-    test = {"t": "paired t", "randomization": "paired randomization"}[c.test]
+        return (f"{head}: mean {_f(c.mean)}, threshold {_f(c.reference)} (--fail-below), "
+                f"margin {_signed(c.difference)}")
+    drop = max_drop or 0.0
+    limit = 0.0 - drop  # 0.0 - 0.0 is +0.0: no "-0"
     p = "nan" if c.p is None or math.isnan(c.p) else f"{c.p:.3g}"
-    s = (f"{c.run} {label}: mean {_f(c.mean)} vs baseline {_f(c.reference)}, difference "
-         f"{c.difference:+.4f}")
-    if max_drop is not None:
-        s += f" ({'<' if c.difference < -max_drop else '>='} -{max_drop:g}, --max-drop)"
-    s += f", p = {p} ({test}, one-sided, n = {c.n}"
+    s = (f"{head}: mean {_f(c.mean)} vs baseline {_f(c.reference)}, difference {_signed(c.difference)}, "
+         f"limit {_signed(limit)} (--max-drop), margin {_signed(c.difference - limit)}")
+    s += f", p = {p} ({TEST_NAMES.get(c.test, c.test)}, one-sided, n = {c.n}"
     if alpha is not None:
         s += f", alpha = {alpha:g}"
     return s + ")"
@@ -144,10 +190,9 @@ def describe(c: Check, names: str = "canonical", max_drop: float | None = None,
 
 def verdict(checks, names: str = "canonical", max_drop: float | None = None,
             alpha: float | None = None) -> list[str]:
-    """The short stderr verdict: a summary line, then one line per failing check."""
+    """The stderr verdict: a summary line, then every check on its own line (passed and failed)."""
     failed = [c for c in checks if c.failed]
-    if not failed:
-        return [f"gate passed: {len(checks)} {'check' if len(checks) == 1 else 'checks'}"]
-    lines = [f"gate FAILED: {len(failed)} of {len(checks)} {'check' if len(checks) == 1 else 'checks'}"]
-    lines += ["  " + describe(c, names, max_drop, alpha) for c in failed]
-    return lines
+    noun = "check" if len(checks) == 1 else "checks"
+    head = (f"gate passed: {len(checks)} {noun}" if not failed
+            else f"gate FAILED: {len(failed)} of {len(checks)} {noun}")
+    return [head] + ["  " + describe(c, names, max_drop, alpha) for c in checks]

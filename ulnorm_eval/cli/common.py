@@ -6,21 +6,61 @@ import sys
 
 import click
 
-__all__ = ["CONTEXT", "fail", "flush", "split_names", "split_variants", "base_name", "write_output"]
+__all__ = ["CONTEXT", "fail", "flush", "split_names", "split_variants", "base_name", "write_output",
+           "output_format", "safe", "EXTENSIONS"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
+def safe(msg) -> str:
+    """``msg`` with control characters escaped visibly (a file name with ESC, BEL or a newline must
+    neither drive the terminal nor forge a second line of a one-line message)."""
+    from ..render.values import safe_text
+
+    return safe_text(msg)
+
+
 def fail(msg: str, code: int = 2):
     """``ulnorm-eval: msg`` on stderr and exit (2: usage or input error)."""
-    click.echo(f"ulnorm-eval: {msg}", err=True)
+    click.echo(f"ulnorm-eval: {safe(msg)}", err=True)
     sys.exit(code)
 
 
 def flush(notes) -> None:
     """Each distinct note once, in order, on stderr."""
     for w in dict.fromkeys(notes):
-        click.echo(f"ulnorm-eval: {w}", err=True)
+        click.echo(f"ulnorm-eval: {safe(w)}", err=True)
+
+
+# -o FILE's extension -> the format written when -f is not given (docs/output.md)
+EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tsv": "tsv", ".tab": "tsv",
+              ".csv": "csv", ".txt": "trec", ".trec": "trec", ".md": "markdown", ".tex": "latex"}
+
+
+def output_format(fmt, output, formats, piped: str) -> str:
+    """The format to write: ``-f`` if given, else inferred from ``-o FILE``'s extension (``.json``,
+    ``.jsonl``, ``.tsv``, ``.csv``, ``.txt``/``.trec``; ``.md``/``.tex`` where the command has that
+    format), else table on a terminal and ``piped`` otherwise.  An explicit ``-f`` that contradicts
+    the extension wins, with a note on stderr."""
+    import os
+
+    ext = os.path.splitext(output or "")[1].lower()
+    implied = EXTENSIONS.get(ext)
+    if implied == "trec" and "trec" not in formats:
+        implied = piped  # .txt for commands without trec rows: their text default
+    if fmt is not None:
+        if implied is not None and implied in formats and implied != fmt:
+            click.echo(f"ulnorm-eval: {safe(output)}: writing {fmt} (-f {fmt}), not the {implied} its "
+                       f"extension suggests", err=True)
+        return fmt
+    if implied is not None and implied in formats:
+        return implied
+    if output:
+        if implied is not None:
+            click.echo(f"ulnorm-eval: {safe(output)}: this command has no {implied} format; writing {piped}",
+                       err=True)
+        return piped
+    return "table" if sys.stdout.isatty() else piped
 
 
 def split_names(values) -> list:

@@ -11,11 +11,11 @@ import sys
 import click
 
 from ..core.variants import variant_names
-from .common import CONTEXT, fail, flush, split_names, split_variants, write_output
+from .common import CONTEXT, fail, flush, output_format, split_names, split_variants, write_output
 from .types import FiniteFloat, NonEmpty
 
-from .options import (bounds_options, bundle, groups_option, make_options, ordering_options, output_options,
-                          seed_option)
+from .options import (allow_disjoint_option, bounds_options, bundle, groups_option, make_options, ordering_options,
+                      output_options, seed_option)
 
 TABLES = ("systems", "summary", "pairs")
 
@@ -32,8 +32,9 @@ Examples:
 
 QUERIES_EPILOG = """\b
 Examples:
-  ulnorm-eval queries qrels                                pool, relevant, E, IUB, WLB per query
-  ulnorm-eval queries -m nDCG@10 -m AP qrels runs/*        adds the runs' mean and the query type
+  ulnorm-eval queries qrels runs/*                         pool, relevant, E, IUB, WLB, the runs' mean
+                                                           and the query type, per query and measure
+  ulnorm-eval queries -m nDCG@10 -m AP qrels runs/*        for these measures
   ulnorm-eval queries --ideal-gap 0.4 --plot queries.png qrels runs/*
 """
 
@@ -47,6 +48,7 @@ def _eval_options(f, formats=("table", "tsv", "csv", "json"), note=""):
         output_options(list(formats), "tsv", note),
         click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
                      help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."),
+        allow_disjoint_option,
     )(f)
 
 
@@ -89,7 +91,7 @@ def _check_plot(plot) -> None:
                          "in bold, significance as superscripts; --table is ignored).")
 def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset_size, swap_trials, phi_target,
                 tables, baseline, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
-                permutations, groups, fmt, precision, output, plot):
+                permutations, groups, fmt, precision, output, plot, allow_disjoint):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
     discriminative power, conflicts, PAD, swap rate and stability (Φ)."""
     from ..render.files import check_outputs
@@ -112,11 +114,16 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
                             expectation=expectation, undefined=undefined, permutations=permutations,
                             seed=seed)
+        from .runs import load_runs, refuse_non_finite_means, require_finite_gains
+
         q = api.load_qrels(qrels, groups=groups)
+        require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
         variants = split_variants(norm) or []
-        cmp = compare_files(q, runs, split_names(measures) or None, variants, opts, warnings.append,
+        loaded = load_runs(q, runs, qrels, allow_disjoint, rename=False)  # compare names repeats itself
+        cmp = compare_files(q, loaded, split_names(measures) or None, variants, opts, warnings.append,
                             test=test, reps=reps, seed=seed, correction=correction, alpha=alpha, subset=subset,
                             subset_size=subset_size, swap_trials=swap_trials, phi_target=phi_target)
+        refuse_non_finite_means(cmp, qrels)
     except (InputError, UnknownMeasure, ValueError) as exc:
         flush(warnings)
         fail(str(exc))
@@ -136,7 +143,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
 
 @click.command("queries", context_settings=CONTEXT, epilog=QUERIES_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
-@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))  # at least one: checked with a clear message
 @click.option("--informative-gap", type=FiniteFloat(), default=0.2, show_default=True,
               help="(A - E)/IUB at or above this: informative.")
 @click.option("--ideal-gap", type=FiniteFloat(), default=0.5, show_default=True,
@@ -149,27 +156,34 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
 @_eval_options
 def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above, seed, measures, rel_level, depth,
                 ties, score_precision, pool, expectation, undefined, permutations, groups, fmt, precision, output,
-                plot):
-    """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure; with RUNS
-    also their mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
+                plot, allow_disjoint):
+    """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure, the RUNS'
+    mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB, see the README)."""
     from ..render.files import check_outputs
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
 
+    if not runs:
+        raise click.UsageError("queries needs at least one RUN: the mean, gap and query type come from "
+                               "the runs' scores")
     _check_plot(plot)
     warnings = []
     try:
         from ..pipeline import evaluate as api
         from ..analysis.query_types import Thresholds, query_table
+        from .runs import load_runs, refuse_non_finite_frame, require_finite_gains
 
         thresholds = Thresholds(informative_gap, ideal_gap, hard_below, easy_above)
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
                             expectation=expectation, undefined=undefined, permutations=permutations,
                             seed=seed)
         q = api.load_qrels(qrels, groups=groups)
-        table = query_table(q, runs, split_names(measures) or None, opts, thresholds, warnings.append)
+        require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
+        loaded = load_runs(q, runs, qrels, allow_disjoint)
+        table = query_table(q, loaded, split_names(measures) or None, opts, thresholds, warnings.append)
+        refuse_non_finite_frame(table, ("E", "IUB", "WLB", "mean"), qrels)
     except (InputError, UnknownMeasure, ValueError) as exc:
         flush(warnings)
         fail(str(exc))
@@ -203,8 +217,7 @@ def _run_name(baseline: str, paths, names) -> str:
 
 
 def _emit(frames: dict, fmt, precision, output, meta) -> None:
-    from ..render.frames import render
+    from ..render.frames import FRAME_FORMATS, render
 
-    if fmt is None:
-        fmt = "table" if (sys.stdout.isatty() and not output) else "tsv"
+    fmt = output_format(fmt, output, FRAME_FORMATS, "tsv")
     write_output(render(frames, fmt, precision, meta), output)

@@ -77,8 +77,10 @@ def _is_input_error(exc) -> bool:
 
 
 def _say(msg: str) -> None:
+    from ..render.values import safe_text  # control characters in a file name: escaped, one line
+
     try:
-        click.echo(f"ulnorm-eval: {msg}", err=True)
+        click.echo(f"ulnorm-eval: {safe_text(msg)}", err=True)
     except (OSError, ValueError):
         pass
 

@@ -6,7 +6,7 @@ import sys
 import click
 
 from ..core.variants import DEFAULT_VARIANTS, variant_names
-from .common import CONTEXT, base_name, fail, flush, split_names, split_variants, write_output
+from .common import CONTEXT, base_name, fail, flush, output_format, split_names, split_variants, write_output
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (bounds_options, groups_option, make_options, ordering_options, output_options,
@@ -103,9 +103,10 @@ def main():
 @click.option("--allow-disjoint", is_flag=True,
               help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, "
                    "as it is almost always the wrong qrels.")
-@click.option("--test", "test", type=click.Choice(["t", "randomization"]),
-              help="With --baseline: paired t-test (default) or paired randomization test "
-                   "(10,000 sign flips, seeded by --seed; exact for <= 13 queries).")
+@click.option("--test", "test", type=click.Choice(["t", "randomization", "bootstrap"]),
+              help="With --baseline: paired t-test (default), paired randomization test "
+                   "(10,000 sign flips, seeded by --seed; exact for <= 13 queries) or Sakai's paired "
+                   "bootstrap (1,000 resamples, seeded by --seed); one-sided.")
 @click.option("--summary-md", "summary_md", type=click.Path(dir_okay=False), metavar="FILE",
               help="Append a Markdown summary of the gate to FILE (created if absent): every check with its "
                    "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
@@ -146,6 +147,13 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
             if m not in metrics:
                 metrics.append(m)
 
+        fmt = output_format(fmt, output, FORMATS, "trec")
+        # per-query table rows mark undefined queries (docs/output.md): E, IUB, WLB and the plain
+        # value of those measures are evaluated too (the variants compute them anyway), not shown
+        hidden = []
+        if fmt == "table" and (per_query or sort or head) and undefined == "zero":
+            from ..render.table import bound_metrics
+            hidden = bound_metrics(metrics)
         inputs = [qrels, *runs] + ([baseline] if baseline and baseline not in runs else [])
         with progress(inputs, not no_progress and sys.stderr.isatty()) as step:
             step(f"reading {base_name(qrels)}", qrels)
@@ -155,7 +163,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
             results = []
             for i, path in enumerate(runs):
                 step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
-                results.append(api.evaluate_path(q, path, metrics, opts, stream=stream))
+                results.append(api.evaluate_path(q, path, metrics + hidden, opts, stream=stream))
                 warnings.extend(results[-1].notes)
             base = None
             if baseline in runs:
@@ -169,17 +177,21 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
                             list(runs) + [baseline]):
             input_checks.require_overlap(rr, path, qrels, allow_disjoint)
         input_checks.rename_runs(results)
+        masks = {}
+        if hidden:
+            from ..render.table import undefined_masks
+            masks = undefined_masks(api.Result(metrics + hidden, results, opts, qrels, list(runs)))
         result = api.Result(metrics, results, opts, qrels, list(runs))
         input_checks.require_finite(result)
 
-        if fmt is None:
-            fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
         order = query_order(result, sort_metric, descending, head) if (sort or head) else None
         kw = {"per_query": per_query or order is not None, "names": names, "precision": precision,
               "query_order": order}
         if fmt == "table" and sys.stdout.isatty() and not output:
             import shutil
             kw.update(color=True, width=shutil.get_terminal_size().columns)
+        if masks:
+            kw["undefined_masks"] = masks
         text = FORMATS[fmt](result, **kw)
 
         checks = gate.check_thresholds(result, thresholds)

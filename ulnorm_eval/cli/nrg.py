@@ -5,10 +5,10 @@ import sys
 
 import click
 
-from .common import CONTEXT, fail, flush, write_output
+from .common import CONTEXT, fail, flush, output_format, write_output
 from .types import NonEmpty
 
-from .options import make_options, ordering_options, output_options, run_queries_option
+from .options import allow_disjoint_option, make_options, ordering_options, output_options, run_queries_option
 
 EPILOG = """\b
 Examples:
@@ -46,8 +46,9 @@ Exit codes: 0 ok, 2 usage or input error.
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
               help="Measure names: canonical (nDCG@10, NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, nrg_ndcg_cut_10).")
 @output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec")
+@allow_disjoint_option
 def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by, unique, measures, per_query,
-            rel_level, depth, run_queries_only, ties, score_precision, names, fmt, precision, output):
+            rel_level, depth, run_queries_only, ties, score_precision, names, fmt, precision, output, allow_disjoint):
     """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (SIGIR-AP 2024).
 
     A document's gain is reduced by every prior run that ranks it within the measure's cutoff,
@@ -82,10 +83,17 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
         q = api.load_qrels(qrels)
         if q.skipped:
             warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
-        res = evaluate_nrg(q, list(runs), list(priors), names_, protocol=protocol, group_by=group_by,
+        from ..inputs.checks import require_finite
+        from .runs import load_runs, require_finite_gains
+
+        require_finite_gains(q, [n for n in (names_ or []) if not n.upper().startswith(("NRG(", "UC("))] or None,
+                             qrels, rel_level)
+
+        every = load_runs(q, [*runs, *priors], qrels, allow_disjoint)  # unique names across runs and priors
+        res = evaluate_nrg(q, every[:len(runs)], every[len(runs):], names_, protocol=protocol, group_by=group_by,
                            best_by=best_by, unique=unique, options=opts, warn=warnings.append)
-        if fmt is None:
-            fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
+        require_finite(res)
+        fmt = output_format(fmt, output, FORMATS, "trec")
         text = FORMATS[fmt](res, per_query=per_query, names=names, precision=precision)
     except (InputError, UnknownMeasure, NRGError) as exc:
         flush(warnings)

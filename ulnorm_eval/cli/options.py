@@ -45,6 +45,11 @@ bounds_options = bundle(
                  help="Monte Carlo permutations (DB, and E/IUB of measures without a closed form)."),
 )
 
+allow_disjoint_option = click.option(
+    "--allow-disjoint", is_flag=True,
+    help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, as it is "
+         "almost always the wrong qrels.")
+
 seed_option = click.option("--seed", type=int, default=0, show_default=True,
                            help="Seed of every random procedure (Monte Carlo permutations, tests).")
 
@@ -56,7 +61,8 @@ def output_options(formats, piped: str, note: str = ""):
     """-f/--format (``formats``; ``piped`` is the default when stdout is not a terminal), --precision, -o."""
     return bundle(
         click.option("-f", "--format", "fmt", type=click.Choice(list(formats)),
-                     help=f"Output format. Default: table on a terminal, {piped} when piped.{note}"),
+                     help=f"Output format. Default: from -o FILE's extension (.json, .jsonl, .tsv, .csv, .txt), "
+                          f"else table on a terminal, {piped} when piped.{note}"),
         click.option("--precision", type=click.IntRange(min=0, max=17),
                      help="Decimals (default 4 for trec and table; full precision for tsv, csv, json)."),
         click.option("-o", "--output", type=click.Path(dir_okay=False),

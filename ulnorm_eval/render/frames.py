@@ -17,10 +17,19 @@ def render(frames: dict, fmt: str, precision=None, meta=None) -> str:
 
 
 def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> str:
-    """tsv (or csv with ``sep=','``): several tables each after a '# name' line, a blank line apart."""
+    """tsv (or csv with ``sep=','``): several tables each after a '# name' line, a blank line apart.
+    Text cells are escaped (:func:`.values.safe_text`) and, in csv, formulas neutralised
+    (:func:`.values.csv_cell`); numbers are written as they are."""
+    from .values import csv_cell, safe_text
+
+    cell = csv_cell if sep == "," else safe_text  # csv: no spreadsheet formulas; both: no forged lines
     parts = []
     for name, df in frames.items():
-        body = _rounded(df, precision).to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n")
+        df = _rounded(df, precision)
+        text = [c for c in df.columns if df[c].dtype == object or str(df[c].dtype) in ("string", "str")]
+        df = df.assign(**{c: df[c].map(lambda v: cell(v) if isinstance(v, str) else v) for c in text})
+        df.columns = [cell(str(c)) for c in df.columns]
+        body = df.to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n")
         parts.append((f"# {name}\n" if len(frames) > 1 else "") + body)
     return "\n".join(parts)
 
@@ -30,9 +39,10 @@ def format_frames_json(frames: dict, precision, meta) -> str:
     return _json(frames, precision, meta)
 
 
-def format_frames_table(frames: dict, precision, meta) -> str:
-    """rich tables, one per frame (compare's systems table is pivoted to run x metric)."""
-    return _rich(frames, 4 if precision is None else precision, meta)
+def format_frames_table(frames: dict, precision, meta, width: int | None = None) -> str:
+    """rich tables, one per frame (compare's systems table is pivoted to run x metric); never a cut
+    number or name: see :func:`_rich` (``width``: the terminal's, by default when stdout is one)."""
+    return _rich(frames, 4 if precision is None else precision, meta, width)
 
 
 FRAME_FORMATS = {
@@ -90,35 +100,96 @@ def _fmt(v, precision) -> str:
     return str(v)
 
 
-def _rich(frames, precision, meta) -> str:
-    import io
+def _rich(frames, precision, meta, width: int | None = None) -> str:
+    """rich tables at their natural width, never shortened.  On a terminal (``width``) a table too
+    wide is tried transposed (systems: a row per metric, a column per run) and then as records
+    (a heading per row, then ``column  value`` lines): a number or a name is never cut."""
     import shutil
+
+    if width is None and sys.stdout.isatty():
+        width = shutil.get_terminal_size((160, 24)).columns
+    color = width is not None and sys.stdout.isatty()
+    parts = []
+    for name, df in frames.items():
+        title = {"systems": "Systems: mean (rank) under each metric",
+                 "summary": _summary_title(meta),
+                 "pairs": "Pairs of runs: mean difference A − B, effect d_z, 95% interval, p-values",
+                 "queries": "Queries"}.get(name, name)
+        if name == "systems":
+            wide = _systems_wide(df, precision)
+            tries = [wide, _transposed(wide)]
+        elif name == "summary":
+            tries = [df.drop(columns=["measure", "variant"])]  # the metric's name says both
+        else:
+            tries = [df]
+        for t in tries:
+            text = _rich_one(t, title, precision, color)
+            if width is None or _width(text) <= width:
+                break
+        else:
+            text = _records(tries[0], title, precision, width)
+        parts.append(text)
+    return "".join(parts)
+
+
+def _width(text: str) -> int:
+    from .table import text_width
+
+    return text_width(text)
+
+
+def _rich_one(df, title, precision, color) -> str:
+    import io
 
     import pandas as pd
     from rich.console import Console
     from rich.table import Table
 
+    from .values import safe_text
+
     buf = io.StringIO()
-    width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 200
-    console = Console(file=buf, width=width, color_system="auto" if sys.stdout.isatty() else None,
-                      force_terminal=sys.stdout.isatty())
-    for name, df in frames.items():
-        if name == "systems":
-            df = _systems_wide(df, precision)
-        elif name == "summary":
-            df = df.drop(columns=["measure", "variant"])  # the metric's name says both
-        title = {"systems": "Systems: mean (rank) under each metric",
-                 "summary": _summary_title(meta),
-                 "pairs": "Pairs of runs: mean difference A − B, effect d_z, 95% interval, p-values",
-                 "queries": "Queries"}.get(name, name)
-        table = Table(title=title, title_justify="left", header_style="bold")
-        for c in df.columns:
-            numeric = pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
-            table.add_column(str(c), justify="right" if numeric else "left")
-        for row in df.itertuples(index=False):
-            table.add_row(*(_fmt(v, precision) for v in row))
-        console.print(table)
-    return buf.getvalue()
+    console = Console(file=buf, width=100_000, color_system="standard" if color else None, force_terminal=color,
+                      highlight=False, emoji=False, markup=False, soft_wrap=False, legacy_windows=False)
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for c in df.columns:
+        numeric = pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+        table.add_column(safe_text(c), justify="right" if numeric else "left", no_wrap=True)
+    for row in df.itertuples(index=False):
+        table.add_row(*(safe_text(_fmt(v, precision)) for v in row))
+    console.print(table)
+    return "\n".join(line.rstrip() for line in buf.getvalue().split("\n")).rstrip("\n") + "\n"
+
+
+def _records(df, title, precision, width) -> str:
+    """One block per row: its first cell, then ``  column  value`` per other column."""
+    import textwrap
+
+    from .values import safe_text
+
+    lines = textwrap.wrap(title, width, break_long_words=False, break_on_hyphens=False) if width else [title]
+    first, *rest = [safe_text(c) for c in df.columns]
+    for row in df.itertuples(index=False):
+        cells = [safe_text(_fmt(v, precision)) for v in row]
+        lines += _fit(f"{first} {cells[0]}", first, cells[0], width, "")
+        for c, v in zip(rest, cells[1:]):
+            lines += _fit(f"  {c}  {v}", c, v, width, "  ")
+    return "\n".join(lines) + "\n"
+
+
+def _fit(line, key, value, width, indent) -> list:
+    """``line``, or key and value on two lines when it is wider than ``width`` (never cut)."""
+    if width is None or len(line) <= width:
+        return [line]
+    return [f"{indent}{key}", f"{indent}  {value}"]
+
+
+def _transposed(wide):
+    """compare's systems table as metric x run (rows: metrics, columns: runs)."""
+    import pandas as pd
+
+    runs = list(wide["run"])
+    metrics = [c for c in wide.columns if c != "run"]
+    return pd.DataFrame({"metric": metrics, **{r: [wide.loc[i, m] for m in metrics] for i, r in enumerate(runs)}})
 
 
 def _summary_title(meta) -> str:

@@ -69,7 +69,9 @@ def plot_queries(table, path: str, thresholds=None) -> None:
     measures = list(dict.fromkeys(table["measure"]))
     has_runs = table["mean"].notna().any()
     ncol = 2 if has_runs else 1
-    fig, axes = plt.subplots(len(measures), ncol, figsize=(5.2 * ncol, 4.2 * len(measures)), squeeze=False)
+    # the scatter's legend sits outside it, to the right (it covered points inside): wider figure
+    fig, axes = plt.subplots(len(measures), ncol, figsize=(5.2 * ncol + (1.6 if has_runs else 0), 4.2 * len(measures)),
+                             squeeze=False)
     for r, meas in enumerate(measures):
         sub = table[table["measure"] == meas]
         a, e = normalised(sub["mean"].to_numpy(), sub["E"].to_numpy(), sub["IUB"].to_numpy())
@@ -100,7 +102,7 @@ def plot_queries(table, path: str, thresholds=None) -> None:
         ax.set_xlabel("E / IUB (random ranking)")
         ax.set_ylabel("A / IUB (mean of the runs)")
         ax.set_title(f"{meas}: actual vs expected, by query type")
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     _save(fig, path)
 
@@ -157,11 +159,13 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
                        label=f"{m.variant}: τ = {tau:.3f}")
         ax.set_xlabel(f"rank by {plain}")
         ax.set_ylabel("rank by the variant")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # ranks: whole numbers only
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         ax.invert_xaxis()
         ax.invert_yaxis()
         ax.set_title(f"{plain}: ranks of {nrun} runs")
         if variants:
-            ax.legend(fontsize=8, loc="lower right")
+            ax.legend(fontsize=8, loc="best")
 
         if plain in ranks:
             pairs, how = _forest_pairs(cmp, plain, max_pairs)

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import io
+import re
 
-from .values import isnan, metric_label
+from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text
 
-__all__ = ["make_table", "format_table", "caption"]
+__all__ = ["make_table", "format_table", "caption", "LAYOUTS", "text_width", "bound_metrics", "undefined_masks"]
 
 
 def _layout(metrics):
@@ -37,12 +38,19 @@ def caption(result) -> str:
     if len(counts) <= 1:
         q = f"{next(iter(counts), 0)} queries"
     else:
-        q = "queries " + ", ".join(f"{rr.name} {len(rr.qids)}" for rr in result.runs)
+        q = "queries " + ", ".join(f"{safe_text(rr.name)} {len(rr.qids)}" for rr in result.runs)
     ties = {"score": "score desc, docid desc (trec_eval)", "rank": "rank column", "file": "file order"}[o.ties]
     und = sum(int(n) for rr in result.runs for n in rr.undefined.values())
-    how = "scored 0" if o.undefined == "zero" else "left out"
-    parts = [q, f"pool {o.pool}", f"ties {ties}", f"scores {o.score_precision}",
-             f"{und} undefined {'case' if und == 1 else 'cases'} ({how})"]
+    if not und:
+        how = "0 undefined cases"
+    elif o.undefined == "zero":
+        how = (f"{und} undefined {'case' if und == 1 else 'cases'} (scored 0 by --undefined zero: "
+               f"{UNDEFINED_MARK} per query, {MEAN_MARK} marks a mean that includes them; --undefined skip "
+               "leaves them out)")
+    else:
+        how = (f"{und} undefined {'case' if und == 1 else 'cases'} (left out by --undefined skip: "
+               f"{UNDEFINED_MARK} per query, {MEAN_MARK} marks a mean over the defined queries only)")
+    parts = [q, f"pool {o.pool}", f"ties {ties}", f"scores {o.score_precision}", how]
     if o.depth:
         parts.insert(1, f"depth {o.depth}")
     if o.run_queries_only:
@@ -50,48 +58,12 @@ def caption(result) -> str:
     return "; ".join(parts)
 
 
-def make_table(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
-               query_order=None, color: bool = True):
-    """The rich Table: a row per measure, columns value, E, IUB, UL1, UL2, ... (as requested), one column
-    group per run; with ``per_query`` rows are grouped by query (``query_order`` or natural order) and
-    the means follow as query ``all``.  Cells worse than a random ranking are bold red."""
-    from rich import box
-    from rich.table import Table
-    from rich.text import Text
+def _undefined_count(rr, m) -> int:
+    return int(rr.undefined.get(m, 0) or 0)
 
-    from ..core.registry import Metric
 
-    precision = 4 if precision is None else precision
-    rows, slots = _layout(result.metrics)
-    have = set(result.metrics)
-    multi = len(result.runs) > 1
-    table = Table(box=box.SIMPLE_HEAD, title=None if multi or not result.runs else result.runs[0].name,
-                  title_justify="left", pad_edge=False, show_edge=False)
-    if per_query:
-        table.add_column("query", no_wrap=True)
-    table.add_column("measure", no_wrap=True)
-    for rr in result.runs:
-        for j, s in enumerate(slots):
-            head = s or "value"
-            if multi:
-                head = f"{rr.name if j == 0 else ''}\n{head}"
-            table.add_column(head, justify="right", no_wrap=True)
-
-    def cells(rr, meas, i):
-        """Cells of one run for one measure; i = None for the mean, -1 for a query the run lacks."""
-        e = Metric(meas, "E") if Metric(meas, "E") in have else None
-        out = []
-        for s in slots:
-            m = Metric(meas, s)
-            if m not in have or i == -1:
-                out.append(Text(""))
-                continue
-            v = rr.mean[m] if i is None else rr.values[m][i]
-            ev = None if e is None else (rr.mean[e] if i is None else rr.values[e][i])
-            style = "bold red" if color and _below_random(s, v, ev) else ""
-            out.append(Text("" if isnan(v) else f"{v:.{precision}f}", style=style))
-        return out
-
+def _grid(result, per_query, query_order):
+    """[(query, [index of the query in each run: None for the mean, -1 if the run lacks it])]."""
     pos = [{q: i for i, q in enumerate(rr.qids)} for rr in result.runs]
     groups = []
     if per_query:
@@ -100,32 +72,295 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
             query_order = natural_order({q for rr in result.runs for q in rr.qids})
         groups = [(q, [p.get(q, -1) for p in pos]) for q in query_order]
     groups.append(("all", [None] * len(result.runs)))
-    for q, idx in groups:
-        for r, meas in enumerate(rows):
-            row = ([Text(q if r == 0 else "")] if per_query else []) + [Text(metric_label(Metric(meas), names))]
-            for rr, i in zip(result.runs, idx):
-                row += cells(rr, meas, i)
-            table.add_row(*row, end_section=per_query and r == len(rows) - 1)
+    return groups
+
+
+def _cell(result, rr, meas, slot, i, precision, color):
+    """One value as rich Text: never cut; ``undef`` for an undefined value left out (--undefined
+    skip); a mean over queries of which some were undefined carries MEAN_MARK."""
+    from rich.text import Text
+
+    from ..core.registry import Metric
+
+    m = Metric(meas, slot)
+    if m not in result._have or i == -1:
+        return Text("")
+    v = rr.mean[m] if i is None else rr.values[m][i]
+    und = getattr(result, "_undef", {}).get((id(rr), m))
+    if isnan(v) or (i is not None and und is not None and und[i]):
+        return Text(UNDEFINED_MARK if slot is not None else "nan", style="dim" if color else "")
+    e = Metric(meas, "E")
+    ev = None if e not in result._have else (rr.mean[e] if i is None else rr.values[e][i])
+    style = "bold red" if color and _below_random(slot, v, ev) else ""
+    mark = MEAN_MARK if i is None and slot is not None and _undefined_count(rr, m) else ""
+    return Text(f"{v:.{precision}f}{mark}", style=style)
+
+
+def _shared_slots(result, rows, slots, groups) -> list:
+    """Bound slots (E, IUB, WLB) equal for every run in every row shown (e.g. under --pool qrels)."""
+    from ..core.records import VARIANTS
+    from ..core.registry import Metric
+
+    out = []
+    for s in slots:
+        if s is None or VARIANTS[s].kind != "bound":
+            continue
+        same = True
+        for meas in rows:
+            m = Metric(meas, s)
+            if m not in result._have:
+                continue
+            for q, idx in groups:
+                vals = [rr.mean[m] if i is None else (None if i == -1 else rr.values[m][i])
+                        for rr, i in zip(result.runs, idx)]
+                vals = [v for v in vals if v is not None]
+                if any(not (a == vals[0] or (isnan(a) and isnan(vals[0]))) for a in vals):
+                    same = False
+                    break
+            if not same:
+                break
+        if same:
+            out.append(s)
+    return out
+
+
+def bound_metrics(metrics) -> list:
+    """The plain measure and E, IUB, WLB of every measure with a ratio or distribution variant in
+    ``metrics``, not already there: evaluating them too costs nothing (the variants compute them)
+    and lets :func:`undefined_masks` find the undefined queries."""
+    from ..core.records import VARIANTS
+    from ..core.registry import Metric
+
+    have = set(metrics)
+    out = []
+    for m in metrics:
+        if m.variant and VARIANTS[m.variant].kind in ("ratio", "distribution"):
+            for x in (Metric(m.measure), *(Metric(m.measure, b) for b in ("E", "IUB", "WLB"))):
+                if x not in have:
+                    have.add(x)
+                    out.append(x)
+    return out
+
+
+def undefined_masks(result) -> dict:
+    """{(run index, Metric): bool per query}: where each ratio or distribution variant is undefined,
+    by the same rule as the pipeline (the variant's ``normalise`` on A, I, E, W; DB: I = E or I = W).
+    Needs the plain value and E, IUB, WLB of the measure in ``result`` (:func:`bound_metrics`); a
+    mask whose count disagrees with the run's undefined count is left out (nothing is guessed)."""
+    import numpy as np
+
+    from ..core.normalise import undefined_mask
+    from ..core.records import VARIANTS
+    from ..core.registry import Metric
+
+    have = set(result.metrics)
+    out = {}
+    for k, rr in enumerate(result.runs):
+        for m in result.metrics:
+            v = VARIANTS.get(m.variant) if m.variant else None
+            if v is None or v.kind not in ("ratio", "distribution") or not rr.undefined.get(m):
+                continue
+            need = [Metric(m.measure), *(Metric(m.measure, b) for b in ("IUB", "E", "WLB"))]
+            if not all(x in have for x in need):
+                continue
+            A, I, E, W = (np.asarray(rr.values[x], dtype=np.float64) for x in need)
+            und = undefined_mask(I, E, W) if v.kind == "distribution" else np.asarray(v.normalise(A, I, E, W)[1])
+            if int(und.sum()) == int(rr.undefined[m]):
+                out[(k, m)] = und.astype(bool)
+    return out
+
+
+LAYOUTS = ("wide", "shared", "stacked", "long")
+
+
+def make_table(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
+               query_order=None, color: bool = True, layout: str = "wide", title: bool = True,
+               undefined_masks=None):
+    """The rich Table.  ``layout``:
+
+    - ``wide``: a row per measure, columns value, E, IUB, UL1, UL2, ... (as requested), one column
+      group per run;
+    - ``shared``: as wide, but the bounds equal for every run (E, IUB, WLB under ``--pool qrels``)
+      in one column each, before the runs' groups;
+    - ``stacked``: a row per (run, measure), one group of columns;
+    - ``long``: a row per (run, measure, variant): four narrow columns.
+
+    With ``per_query`` rows are grouped by query (``query_order`` or natural order) and the means
+    follow as query ``all``.  Cells worse than a random ranking are bold red.  Nothing is ever
+    shortened: :func:`format_table` picks the first layout that fits the width.  ``title``: one
+    run's name above the table (rich would wrap a name wider than the table; format_table prints it
+    on its own line instead).  ``undefined_masks``: {(run index, Metric): per-query bool array} of
+    the queries where a variant is undefined (:func:`undefined_masks`): under ``--undefined zero``
+    their cells read ``undef`` instead of a 0 that looks like a real score.
+    """
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..core.registry import Metric
+
+    precision = 4 if precision is None else precision
+    rows, slots = _layout(result.metrics)
+    result._have = set(result.metrics)
+    result._undef = {(id(result.runs[k]), m): u for (k, m), u in (undefined_masks or {}).items()}
+    multi = len(result.runs) > 1
+    groups = _grid(result, per_query, query_order)
+    name = None if multi or not result.runs or not title else safe_text(result.runs[0].name)
+    table = Table(box=box.SIMPLE_HEAD, title=name if layout in ("wide", "shared") else None,
+                  title_justify="left", pad_edge=False, show_edge=False)
+    col = lambda head, right=True: table.add_column(head, justify="right" if right else "left",  # noqa: E731
+                                                    no_wrap=True, overflow="fold")
+    if per_query:
+        col("query", False)
+    label = {meas: Text(safe_text(metric_label(Metric(meas), names))) for meas in rows}
+    runs = list(enumerate(result.runs))
+    if layout in ("wide", "shared"):
+        shared = _shared_slots(result, rows, slots, groups) if layout == "shared" and multi else []
+        own = [s for s in slots if s not in shared]
+        col("measure", False)
+        for s in shared:
+            col(f"{'all runs' if s == shared[0] else ''}\n{s}" if multi else s)
+        for rr in result.runs:
+            for j, s in enumerate(own):
+                head = s or "value"
+                col(f"{safe_text(rr.name) if j == 0 else ''}\n{head}" if multi else head)
+        for q, idx in groups:
+            for r, meas in enumerate(rows):
+                row = ([Text(safe_text(q) if r == 0 else "")] if per_query else []) + [label[meas]]
+                k = next((j for j, i in enumerate(idx) if i != -1), 0)  # a run that has the query
+                row += [_cell(result, result.runs[k], meas, s, idx[k], precision, color) for s in shared]
+                for rr, i in zip(result.runs, idx):
+                    row += [_cell(result, rr, meas, s, i, precision, color) for s in own]
+                table.add_row(*row, end_section=per_query and r == len(rows) - 1)
+    elif layout == "stacked":
+        col("run", False)
+        col("measure", False)
+        for s in slots:
+            col(s or "value")
+        for q, idx in groups:
+            n = 0
+            for (k, rr), i in zip(runs, idx):
+                for r, meas in enumerate(rows):
+                    row = ([Text(safe_text(q) if n == 0 else "")] if per_query else [])
+                    row += [Text(safe_text(rr.name) if r == 0 else ""), label[meas]]
+                    row += [_cell(result, rr, meas, s, i, precision, color) for s in slots]
+                    n += 1
+                    table.add_row(*row, end_section=r == len(rows) - 1 and (per_query or multi))
+    else:  # long
+        col("run", False)
+        col("measure", False)
+        col("variant", False)
+        col("value")
+        for q, idx in groups:
+            n = 0
+            for (k, rr), i in zip(runs, idx):
+                for meas in rows:
+                    for s in slots:
+                        if Metric(meas, s) not in result._have:
+                            continue
+                        row = ([Text(safe_text(q) if n == 0 else "")] if per_query else [])
+                        row += [Text(safe_text(rr.name)), label[meas], Text(s or "value"),
+                                _cell(result, rr, meas, s, i, precision, color)]
+                        n += 1
+                        table.add_row(*row)
+                table.rows[-1].end_section = True if table.rows else False
+    del result._have, result._undef
     return table
 
 
-def format_table(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
-                 query_order=None, color: bool = False, width: int | None = None, **_) -> str:
-    """The rich table as text (ANSI styles only with ``color``) followed by the caption line.
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
-    ``width``: the terminal's width (the table shrinks to fit); None renders at the table's natural
-    width so nothing is wrapped in a file or a pipe.
-    """
+
+def _render(renderable, color: bool) -> str:
     from rich.console import Console
 
-    table = make_table(result, per_query, names, precision, query_order, color)
     buf = io.StringIO()
-    console = Console(file=buf, width=width or 100_000, force_terminal=color, color_system="standard" if color else None,
+    console = Console(file=buf, width=100_000, force_terminal=color, color_system="standard" if color else None,
                       highlight=False, emoji=False, markup=False, soft_wrap=False, legacy_windows=False)
-    console.print(table)
-    console.print()
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in buf.getvalue().split("\n"))
+
+
+def text_width(text: str) -> int:
+    """Widest line of ``text`` in terminal cells (ANSI styles ignored)."""
+    from rich.cells import cell_len
+
+    return max((cell_len(_ANSI.sub("", line)) for line in text.split("\n")), default=0)
+
+
+def _plain_rows(result, per_query, names, precision, query_order, width, undefined_masks=None) -> str:
+    """The last resort when no table fits: (with -q a ``query:`` line, then) per run its name, then per measure
+    ``  measure  value 0.3037  E 0.5695 ...``, wrapped between ``variant value`` pairs (never
+    inside one) onto lines indented by six spaces."""
+    from ..core.registry import Metric
+
+    precision = 4 if precision is None else precision
+    rows, slots = _layout(result.metrics)
+    result._have = set(result.metrics)
+    result._undef = {(id(result.runs[k]), m): u for (k, m), u in (undefined_masks or {}).items()}
+    lines = []
+    try:
+        for q, idx in _grid(result, per_query, query_order):
+            if per_query:
+                lines.append(f"{safe_text(q)}:")
+            for rr, i in zip(result.runs, idx):
+                if i == -1:
+                    continue
+                lines.append(safe_text(rr.name))
+                for meas in rows:
+                    pairs = [f"{s or 'value'} {_cell(result, rr, meas, s, i, precision, False)}"
+                             for s in slots if Metric(meas, s) in result._have]
+                    lines.extend(_wrap_fields(["  " + safe_text(metric_label(Metric(meas), names)), *pairs],
+                                              width))
+    finally:
+        del result._have, result._undef
+    return "\n".join(lines)
+
+
+def _wrap_fields(fields, width) -> list:
+    out, cur = [], ""
+    for f in fields:
+        if cur.strip() and len(cur) + 2 + len(f) > width:
+            out.append(cur)
+            cur = "      " + f
+        else:
+            cur = f"{cur}  {f}" if cur else f
+    out.append(cur)
+    return out
+
+
+def format_table(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
+                 query_order=None, color: bool = False, width: int | None = None, undefined_masks=None,
+                 **_) -> str:
+    """The rich table as text (ANSI styles only with ``color``) followed by the caption.
+
+    A number or a name is never shortened.  ``width`` (a terminal's): the first layout of
+    :data:`LAYOUTS` (wide, bounds shared by every run in one column, runs stacked, one value per
+    row) whose every line fits, else plain rows, one value per line; the caption wraps between
+    words.  None (a file or a pipe): the wide table at its natural width.
+    """
+    import textwrap
+
+    text = None
+    for layout in LAYOUTS if width else ("wide",):
+        if layout == "shared" and len(result.runs) < 2:
+            continue
+        if layout == "stacked" and len(result.runs) < 2 and text is not None:
+            continue  # one run: stacking changes nothing
+        cand = _render(make_table(result, per_query, names, precision, query_order, color, layout, False,
+                                  undefined_masks), color)
+        if len(result.runs) == 1 and layout != "long":
+            cand = f"{safe_text(result.runs[0].name)}\n{cand}"
+        text = cand
+        if not width or text_width(cand) <= width:
+            break
+    else:
+        text = _plain_rows(result, per_query, names, precision, query_order, width, undefined_masks)
     note = caption(result)
     if color:
         note += "; bold red: worse than a random ranking"
-    console.print(note, style="dim", soft_wrap=width is None)
-    return "\n".join(line.rstrip() for line in buf.getvalue().split("\n"))
+    if width:
+        note = "\n".join(textwrap.wrap(note, width, break_long_words=False, break_on_hyphens=False))
+    if color:
+        note = f"\x1b[2m{note}\x1b[0m"
+    return f"{text.rstrip()}\n\n{note}\n"

@@ -5,7 +5,7 @@ import csv
 import io
 import re
 
-from .values import metric_label, num_text
+from .values import csv_cell, metric_label, num_text, safe_text
 
 __all__ = ["format_trec", "format_tsv", "format_csv", "TREC_ORDER"]
 
@@ -23,8 +23,11 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
 
     With ``names='trec'`` the measure column uses trec_eval's names and its exact ``%-22s`` padding, so
     the output is a drop-in replacement for trec_eval's, per-query rows in its order too (query ids in
-    byte order).  With several runs a first column names the run (one run keeps trec_eval's three
-    columns).  ``query_order`` (``--sort``/``--head``) replaces the natural order of the per-query rows.
+    byte order).  The shape never depends on the number of runs: every line has trec_eval's three
+    columns; with several runs each run's block is opened by trec_eval's ``runid<TAB>all<TAB>NAME``
+    line, as if trec_eval had been run once per file (one run: exactly trec_eval's lines).  Names
+    are escaped (:func:`.values.safe_text`): a tab or newline in a file name cannot shift a column
+    or forge a line.  ``query_order`` (``--sort``/``--head``) replaces the natural order of the per-query rows.
     """
     precision = 4 if precision is None else precision
     lines = []
@@ -37,8 +40,11 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
     labels = [metric_label(m, names) for m in metrics]
     if names == "trec":
         labels = [f"{lab:<22s}" for lab in labels]
+    runid = f"{'runid':<22s}" if names == "trec" else "runid"
     for rr in result.runs:
-        prefix = f"{rr.name}\t" if multi else ""
+        prefix = ""
+        if multi:
+            lines.append(f"{runid}\tall\t{safe_text(rr.name)}")
         if per_query:
             pos = {q: i for i, q in enumerate(rr.qids)}
             order = query_order
@@ -47,7 +53,7 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
             for q in (rr.qids if order is None else [q for q in order if q in pos]):
                 i = pos[q]
                 for lab, m in zip(labels, metrics):
-                    lines.append(f"{prefix}{lab}\t{q}\t{num_text(rr.values[m][i], precision)}")
+                    lines.append(f"{prefix}{lab}\t{safe_text(q)}\t{num_text(rr.values[m][i], precision)}")
         for lab, m in zip(labels, metrics):
             lines.append(f"{prefix}{lab}\tall\t{num_text(rr.mean[m], precision)}")
     return "\n".join(lines) + ("\n" if lines else "")
@@ -55,15 +61,19 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
 
 # --------------------------------------------------------------------------- tsv / csv
 
-def _delimited(result, delimiter: str, names: str, precision: int | None) -> str:
-    """Header ``run, query, <metric>...``, then a row per (run, query) with the ``all`` row last per run."""
+def _delimited(result, delimiter: str, names: str, precision: int | None, cell=safe_text) -> str:
+    """Header ``run, query, <metric>...``, then a row per (run, query) with the ``all`` row last per run.
+
+    ``cell`` makes a name safe: control characters escaped (a newline or tab in a run's file name
+    never splits a row), and for csv formulas neutralised (:func:`.values.csv_cell`)."""
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
-    w.writerow(["run", "query", *(metric_label(m, names) for m in result.metrics)])
+    w.writerow(["run", "query", *(cell(metric_label(m, names)) for m in result.metrics)])
     for rr in result.runs:
+        name = cell(rr.name)
         for i, q in enumerate(rr.qids):
-            w.writerow([rr.name, q, *(num_text(rr.values[m][i], precision, "NaN") for m in result.metrics)])
-        w.writerow([rr.name, "all", *(num_text(rr.mean[m], precision, "NaN") for m in result.metrics)])
+            w.writerow([name, cell(q), *(num_text(rr.values[m][i], precision, "NaN") for m in result.metrics)])
+        w.writerow([name, "all", *(num_text(rr.mean[m], precision, "NaN") for m in result.metrics)])
     return buf.getvalue()
 
 
@@ -74,5 +84,7 @@ def format_tsv(result, names: str = "canonical", precision: int | None = None, *
 
 def format_csv(result, names: str = "canonical", precision: int | None = None, **_) -> str:
     """Comma-separated (RFC 4180 quoting: names like ``RBP(p=0.8)`` contain no comma, ``P(rel=2)@5`` neither,
-    but a run name may); otherwise as :func:`format_tsv`."""
-    return _delimited(result, ",", names, precision)
+    but a run name may); otherwise as :func:`format_tsv`.  A text cell (run name, query id) starting
+    with ``= + - @``, tab or CR gets a leading ``'`` so that a spreadsheet does not run it as a
+    formula; numbers are never changed (docs/output.md)."""
+    return _delimited(result, ",", names, precision, csv_cell)

@@ -8,7 +8,56 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr"]
+__all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "safe_text", "csv_cell",
+           "UNDEFINED_MARK", "MEAN_MARK"]
+
+# The table's marks for undefined variant values (docs/output.md): a per-query value left out of the
+# mean (--undefined skip), and a mean over queries of which some were undefined.
+UNDEFINED_MARK = "undef"
+MEAN_MARK = "†"
+
+_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def safe_text(text) -> str:
+    """``text`` with every control character (C0, DEL, C1) escaped visibly: ``\\t``, ``\\n``,
+    ``\\r``, else ``\\xNN`` / ``\\u00NN``.
+
+    Names (run files, query ids) are echoed into line- and tab-structured output and to terminals: a
+    newline or tab in a file name must not forge or shift output lines, and ESC or BEL must not drive
+    the terminal.
+    """
+    text = str(text)
+    if text.isprintable() and "\x7f" not in text:
+        return text
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif o < 0x20 or o == 0x7F:
+            out.append(f"\\x{o:02x}")
+        elif 0x80 <= o < 0xA0 or ch in "\u2028\u2029":
+            out.append(f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(text) -> str:
+    """A text cell for CSV, safe to open in a spreadsheet: a cell starting with ``= + - @``, tab or
+    CR is a formula there (OWASP "CSV injection"), so it gets a leading ``'``; numbers (``-0.5``)
+    are left as they are.  Control characters are escaped (:func:`safe_text`)."""
+    text = str(text)
+    if text.startswith(_FORMULA_START):
+        try:
+            float(text)
+        except ValueError:
+            text = "'" + text
+    return safe_text(text)
 
 
 def metric_label(metric, names: str) -> str:

@@ -1,0 +1,100 @@
+"""The checks every command makes on its runs (docs/errors.md), for the commands that hand loaded
+runs to an analysis (compare, queries, nrg); eval makes the same checks on its results.
+
+* a run sharing no query with the qrels is refused (``--allow-disjoint`` evaluates it anyway):
+  almost always the wrong qrels, and a CI job would stay green on zeros;
+* repeated run names get ``#1``, ``#2``... by position (``a/run.txt b/run.txt``);
+* a value that overflows (``nDCG(dcg='exp-log2')`` with grades >= 1024: 2^1024 is not a double)
+  is refused with the measure, instead of printing ``inf``/``nan`` as a number.
+
+Only click is imported at module level; the rest inside the functions.
+"""
+from __future__ import annotations
+
+__all__ = ["load_runs", "require_shared_queries", "refuse_non_finite_frame", "refuse_non_finite_means",
+           "require_finite_gains"]
+
+
+def require_shared_queries(qrels, run, path: str, qrels_path: str, allow: bool = False) -> None:
+    """Refuse a loaded ``run`` none of whose queries is in ``qrels`` (unless ``allow``)."""
+    import pyarrow.compute as pc
+
+    from ..inputs.errors import InputError
+    from ..pipeline.ordering import natural_order, qrels_queries
+
+    if allow or getattr(qrels, "letor", False):
+        return
+    judged = set(qrels_queries(qrels))
+    ranked = set(pc.unique(run.qid).to_pylist()) if len(run.qid) else set()
+    if not judged or ranked & judged:
+        return
+    shown = natural_order(ranked)
+    text = ", ".join(repr(q) for q in shown[:3]) + (", ..." if len(shown) > 3 else "")
+    raise InputError(path, None, f"shares no query with {qrels_path}" + (f" (the run has {text})" if text else "")
+                                 + ": the wrong qrels? (--allow-disjoint evaluates it anyway, scoring 0)")
+
+
+def load_runs(qrels, paths, qrels_path: str, allow_disjoint: bool = False, rename: bool = True) -> list:
+    """Read ``paths`` (whole), refuse a disjoint run, and (``rename``) make the names unique."""
+    from ..inputs.checks import unique_names
+    from ..pipeline import evaluate as api
+
+    runs = [api.load_run(p, qrels) for p in paths]
+    for r, p in zip(runs, paths):
+        require_shared_queries(qrels, r, p, qrels_path, allow_disjoint)
+    if rename:
+        for r, name in zip(runs, unique_names([r.name for r in runs])):
+            r.name = name
+    return runs
+
+
+def require_finite_gains(qrels, measures, qrels_path: str, rel_level: float = 1) -> None:
+    """Refuse, before evaluating, a measure whose gain of the qrels' largest grade is not a finite
+    double (``2^grade - 1`` under ``dcg='exp-log2'`` for grades >= 1024): its values and bounds
+    would be ``inf``/``nan``.  ``measures``: names or Metric objects (None: the defaults)."""
+    import numpy as np
+
+    from ..pipeline import evaluate as api
+
+    grade = np.asarray(getattr(qrels, "grade", []), dtype=np.float64)
+    if not grade.size:
+        return
+    top = float(grade.max())
+    for m in api.resolve_metrics(measures, []):
+        rec = m.measure.record
+        if rec is None or rec.gain is None:
+            continue
+        rel = m.measure.get("rel")
+        g = np.asarray(rec.gain(np.array([top]), m.measure, rel_level if rel is None else rel, top), dtype=np.float64)
+        if not np.all(np.isfinite(g)):
+            _overflow(qrels_path, f"{m.measure}: the gain of grade {top:g}")
+
+
+def refuse_non_finite_means(cmp, qrels_path: str) -> None:
+    """compare: a mean that is infinite, or NaN for a plain measure, came from an overflow."""
+    import math
+
+    plain = {str(m) for m in cmp.metrics if not m.variant}
+    for run, metric, mean in zip(cmp.systems["run"], cmp.systems["metric"], cmp.systems["mean"]):
+        if math.isinf(mean) or (math.isnan(mean) and metric in plain):
+            _overflow(qrels_path, f"{metric} of {run}")
+
+
+def refuse_non_finite_frame(df, columns, qrels_path: str) -> None:
+    """queries: E, IUB, WLB or a run's mean that is not finite came from an overflow."""
+    import numpy as np
+
+    for c in columns:
+        if c not in df.columns:
+            continue
+        bad = ~np.isfinite(df[c].to_numpy(dtype=np.float64))
+        if bad.any():
+            i = int(np.argmax(bad))
+            _overflow(qrels_path, f"{c} of {df['measure'].iloc[i]} for query {df['query'].iloc[i]!r}")
+
+
+def _overflow(qrels_path: str, what: str):
+    from ..inputs.errors import InputError
+
+    raise InputError(qrels_path or "<qrels>", None, f"{what} overflows (grades too large for its gain or bounds; "
+                                                    "the limits are in docs/errors.md)")

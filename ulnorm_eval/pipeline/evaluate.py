@@ -93,7 +93,7 @@ def resolve_metrics(measures=None, variants=None) -> list:
     ``variants`` (e.g. ``['E', 'UL2']``) are added after each plain measure; a name that already
     carries a variant (``UL2(AP)``) is kept as given.
     """
-    names = list(measures) if measures else list(registry.DEFAULT_MEASURES)
+    names = registry.expand_names(measures) if measures else list(registry.DEFAULT_MEASURES)
     variants = list(registry.DEFAULT_VARIANTS) if variants is None else list(variants)
     out: list[Metric] = []
     for name in names:
@@ -153,7 +153,8 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn=N
     return _tell(finish_run(run.name, run.path, qids, metrics, b.values, b.stderr, b.undefined, options,
                             missing_qids=[q for q, p in zip(qids, rr.present) if not p], ignored_qids=ignored_qids,
                             float32_ties=rr.float32_ties, skipped=run.skipped,
-                            extra=run.meta.get("extra_fields", 0)), warn)
+                            extra=run.meta.get("extra_fields", 0), tag=run.meta.get("last_tag", run.tag),
+                            qrels=qrels), warn)
 
 
 def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn=None,

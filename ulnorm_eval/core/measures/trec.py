@@ -38,7 +38,7 @@ import numpy as np
 
 from ..kernels import Judgements, Ranking, rel_of
 from ..records import Family, Param, TrecName, UnknownMeasure, register
-from .common import RandomPool, binary_gain
+from .common import RandomPool, binary_gain, safe
 from .cumulative import GAINS_PARAM
 from .cumulative import gain as graded_gain
 from .precision import REL, TREC_CUTOFFS, e_ap, k_ap
@@ -105,11 +105,6 @@ def _at_depth(rk: Ranking, x, k) -> np.ndarray:
     return rk.rowsum(np.where(rk.pos < k[rk.row], x, 0.0))
 
 
-def _div(a, b) -> np.ndarray:
-    a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
-    out = np.zeros(a.shape)
-    np.divide(a, b, out=out, where=b != 0)
-    return out
 
 
 def trec_relevant_count(J: Judgements, rel_level: float) -> np.ndarray:
@@ -172,7 +167,7 @@ def k_num_nonrel_judged_ret(rk, J, param, ctx):
 def k_relative_P(rk, J, k, ctx):
     """relative_P@k = relevant in the top k / min(k, R) (0 when R = 0)."""
     R = _R(rk, J, ctx)
-    return _div(_at_depth(rk, _rel(rk, ctx), k), np.minimum(float(k), R))
+    return safe(_at_depth(rk, _rel(rk, ctx), k), np.minimum(float(k), R))
 
 
 def k_success(rk, J, k, ctx):
@@ -189,7 +184,7 @@ def k_Rprec_mult(rk, J, x, ctx):
     rel = _rel(rk, ctx)
     nrr = rk.rowsum(rel)
     beyond = c > rk.length
-    return np.where(beyond, _div(nrr, c), _div(_at_depth(rk, rel, c), c))
+    return np.where(beyond, safe(nrr, c), safe(_at_depth(rk, rel, c), c))
 
 
 
@@ -250,8 +245,8 @@ def _bpref(rk, J, ctx):
     nb = _cum(rk, nonrel)  # nonrelevant judged at or above (a relevant doc is not one)
     R = _R(rk, J, ctx)[rk.row]
     Nn = _nonrel_count(J, ctx.rel_level)[rk.base][rk.row]
-    term = np.where(nb > 0, 1.0 - _div(np.minimum(nb, R), np.minimum(Nn, R)), 1.0)
-    return _div(rk.rowsum(np.where(rel, term, 0.0)), _R(rk, J, ctx))
+    term = np.where(nb > 0, 1.0 - safe(np.minimum(nb, R), np.minimum(Nn, R)), 1.0)
+    return safe(rk.rowsum(np.where(rel, term, 0.0)), _R(rk, J, ctx))
 
 
 def k_bpref(rk, J, param, ctx):
@@ -274,7 +269,7 @@ def k_infAP(rk, J, param, ctx):
         term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r + n + u) / fj) * \
             ((r + INFAP_EPSILON) / (r + n + 2 * INFAP_EPSILON))
     term = np.where(rk.pos == 0, 1.0, term)
-    return _div(rk.rowsum(np.where(rel, term, 0.0)), _R(rk, J, ctx))
+    return safe(rk.rowsum(np.where(rel, term, 0.0)), _R(rk, J, ctx))
 
 
 def k_unj(rk, J, k, ctx):
@@ -351,12 +346,12 @@ def k_ndcg_rel(rk, J, gains, ctx):
     at = st[q] + np.minimum(rk.pos, np.maximum(n - 1, 0))
     ideal = np.where(n > 0, pidcg[np.minimum(at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
     hit = g > 0
-    s = rk.rowsum(np.where(hit, _div(dcg, ideal), 0.0))
+    s = rk.rowsum(np.where(hit, safe(dcg, ideal), 0.0))
     full = _idcg(J, gains)[rk.base]
     final = rk.rowsum(g * _disc(rk.pos))
     nrel = npos[rk.base].astype(np.float64)
-    s = s + (nrel - rk.rowsum(hit)) * _div(final, full)
-    return np.where(s > 0, _div(s, nrel), 0.0)
+    s = s + (nrel - rk.rowsum(hit)) * safe(final, full)
+    return np.where(s > 0, safe(s, nrel), 0.0)
 
 
 def k_Rndcg(rk, J, gains, ctx):
@@ -387,16 +382,16 @@ def k_Rndcg(rk, J, gains, ctx):
     take = np.minimum(bb, L)
     idx = rk.starts[br] + take - 1
     dcg_b = np.where(take > 0, dcg_cum[np.maximum(idx, 0)] if len(dcg_cum) else 0.0, 0.0)
-    s = np.bincount(br, weights=_div(dcg_b, bi), minlength=rk.nrows)[: rk.nrows]
+    s = np.bincount(br, weights=safe(dcg_b, bi), minlength=rk.nrows)[: rk.nrows]
     cnt_b = np.bincount(br, minlength=rk.nrows)[: rk.nrows].astype(np.float64)
     bmax = np.zeros(rk.nrows)
     np.maximum.at(bmax, br, bb)
     final = rk.rowsum(g * _disc(rk.pos))
     full = _idcg(J, gains)[rk.base]
     extra = (rk.length >= bmax + 2) & (full > 0) & (cnt_b > 0)
-    s = s + np.where(extra, _div(final, full), 0.0)
+    s = s + np.where(extra, safe(final, full), 0.0)
     cnt_b = cnt_b + extra
-    return np.where(R > 0, _div(s, cnt_b), 0.0)
+    return np.where(R > 0, safe(s, cnt_b), 0.0)
 
 
 def k_binG(rk, J, param, ctx):
@@ -404,7 +399,7 @@ def k_binG(rk, J, param, ctx):
     rel = _rel(rk, ctx)
     above_non = rk.pos - (_cum(rk, rel) - rel)
     s = rk.rowsum(np.where(rel, 1.0 / np.log2(2.0 + above_non), 0.0))
-    return _div(s, _R(rk, J, ctx))
+    return safe(s, _R(rk, J, ctx))
 
 
 def k_G(rk, J, gains, ctx):
@@ -425,7 +420,7 @@ def k_G(rk, J, gains, ctx):
     with np.errstate(divide="ignore", invalid="ignore"):
         term = np.where(g != 0, g / np.log2(2.0 + cost - S), 0.0)
     total = np.bincount(row[keep], weights=igk, minlength=J.nq)[: J.nq][rk.base]
-    return _div(rk.rowsum(term), total)
+    return safe(rk.rowsum(term), total)
 
 
 def _rbp_gains(rk, J, gains):
@@ -499,33 +494,33 @@ def _set_counts(rk, J, ctx):
 def k_set_P(rk, J, param, ctx):
     """num_rel_ret / num_ret."""
     ret, a, R = _set_counts(rk, J, ctx)
-    return _div(a, ret)
+    return safe(a, ret)
 
 
 def k_set_recall(rk, J, param, ctx):
     """num_rel_ret / R."""
     ret, a, R = _set_counts(rk, J, ctx)
-    return _div(a, R)
+    return safe(a, R)
 
 
 def k_set_relative_P(rk, J, param, ctx):
     """num_rel_ret / min(num_ret, R)."""
     ret, a, R = _set_counts(rk, J, ctx)
-    return np.where((ret > 0) & (R > 0), _div(a, np.minimum(ret, R)), 0.0)
+    return np.where((ret > 0) & (R > 0), safe(a, np.minimum(ret, R)), 0.0)
 
 
 def k_set_map(rk, J, param, ctx):
     """num_rel_ret^2 / (num_ret R) (set precision times set recall)."""
     ret, a, R = _set_counts(rk, J, ctx)
-    return _div(a * a, ret * R)
+    return safe(a * a, ret * R)
 
 
 def k_set_F(rk, J, x, ctx):
     """(x+1) P R / (x P + R) with set P and R; x = 1 by default (m_set_F.c)."""
     x = 1.0 if x is None else float(x)
     ret, a, R = _set_counts(rk, J, ctx)
-    P, Rc = _div(a, ret), _div(a, R)
-    return np.where(a > 0, _div((x + 1.0) * P * Rc, x * P + Rc), 0.0)
+    P, Rc = safe(a, ret), safe(a, R)
+    return np.where(a > 0, safe((x + 1.0) * P * Rc, x * P + Rc), 0.0)
 
 
 def k_utility(rk, J, coef, ctx):
@@ -564,7 +559,7 @@ def k_Judged(rk, J, k, ctx):
     """Judged@k = judged documents in the top k / min(k, num_ret) (ir_measures' judged provider)."""
     judged = codes(rk) != NONPOOL
     kk = rk.length if k is None else np.minimum(rk.length, int(k))
-    return _div(_at_depth(rk, judged, kk), kk)
+    return safe(_at_depth(rk, judged, kk), kk)
 
 
 def k_Compat(rk, J, param, ctx):
@@ -608,8 +603,8 @@ def k_Compat(rk, J, param, ctx):
     m = np.maximum(rk.pos[idx], rank_ideal)
     d = depth[qrow]
     score = np.bincount(qrow, weights=S[d] - S[np.minimum(m, d)], minlength=rk.nrows)[: rk.nrows]
-    norm = _div(1.0 - np.power(p, depth), 1.0 - p) if p != 1 else depth.astype(np.float64)
-    score = _div(score, norm)
+    norm = safe(1.0 - np.power(p, depth), 1.0 - p) if p != 1 else depth.astype(np.float64)
+    score = safe(score, norm)
     if normalize:
         # RBO(ideal, ideal): document at ideal rank i has m = i, i < R'
         best = np.zeros(rk.nrows)
@@ -618,8 +613,8 @@ def k_Compat(rk, J, param, ctx):
             Rr = Rq.astype(np.int64)
             # sum_{i<R'} (S[d] - S[i]) = R' S[d] - sum_{i<R'} S[i]
             cS = np.concatenate(([0.0], np.cumsum(S)))
-            best = _div(Rr * S[depth] - cS[Rr], norm)
-        score = np.where(best > 0, _div(score, best), score)
+            best = safe(Rr * S[depth] - cS[Rr], norm)
+        score = np.where(best > 0, safe(score, best), score)
     return score
 
 
@@ -704,7 +699,7 @@ def _m(n, k):
 
 def e_relative_P(pool, J, k, ctx):
     n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
-    return _div(_div(P * _m(n, k), n), np.minimum(float(k), R))
+    return safe(safe(P * _m(n, k), n), np.minimum(float(k), R))
 
 
 def e_success(pool, J, k, ctx):
@@ -725,7 +720,7 @@ def e_success(pool, J, k, ctx):
 def e_Rprec_mult(pool, J, x, ctx):
     n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
     c = np.floor(float(x) * R + 0.9)
-    return np.where(c == 0, 0.0, np.where(c > n, _div(P, c), _div(P, n)))
+    return np.where(c == 0, 0.0, np.where(c > n, safe(P, c), safe(P, n)))
 
 
 
@@ -741,8 +736,8 @@ def e_bpref(pool, J, param, ctx):
     t = np.minimum(Q, R)
     emin = (t * (t + 1) / 2.0 + (Q - t) * R) / (Q + 1.0)
     denom = np.minimum(N, R)
-    per = np.where(denom > 0, 1.0 - _div(emin, denom), 1.0)
-    return _div(P * per, R)
+    per = np.where(denom > 0, 1.0 - safe(emin, denom), 1.0)
+    return safe(P * per, R)
 
 
 def e_binG(pool, J, param, ctx):
@@ -750,7 +745,7 @@ def e_binG(pool, J, param, ctx):
     K = (n - P).astype(np.int64)
     H = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(2.0 + np.arange(int(K.max()) + 1 if K.size else 0)))))
     mean = H[K + 1] / (K + 1.0)
-    return _div(P * mean, R)
+    return safe(P * mean, R)
 
 
 _INFAP_BLOCK = 4_000_000  # elements of one (queries x j x s) block
@@ -799,7 +794,7 @@ def _rbp_pool_gains(pool, J, gains):
 def e_rbp(pool, J, param, ctx):
     p, gains = _p_and_gains(param)
     rk, g = _rbp_pool_gains(pool, J, gains)
-    return _div(rk.rowsum(g), pool.n) * (1.0 - np.power(p, pool.n))
+    return safe(rk.rowsum(g), pool.n) * (1.0 - np.power(p, pool.n))
 
 
 def e_rbp_resid(pool, J, param, ctx):
@@ -807,7 +802,7 @@ def e_rbp_resid(pool, J, param, ctx):
     n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
     W = U + V
     pn = np.power(p, n)
-    return np.where(W > 0, pn + _div(W, n) * (1.0 - pn), 0.0)
+    return np.where(W > 0, pn + safe(W, n) * (1.0 - pn), 0.0)
 
 
 # trec_eval base name -> exact expectation(pool, J, param, ctx) -> values[queries]
@@ -931,7 +926,7 @@ NO_BOUNDS = "none (a count, set, text or judged-fraction measure: random-ranking
 
 
 def _doc(fn) -> str:
-    return (fn.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+    return " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
 
 
 def _count(name, trec, fn, nick, *, level="rel", irm=None, per_query=True, complete_summary=None):

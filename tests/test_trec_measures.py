@@ -113,6 +113,8 @@ def test_issue_example_bpref_at_rel_level_2(shared):
     got = cli_lines("-l", "2", "-c", "-M", "1000", "--score-precision", "float32", "-m", "Bpref",
                     d / "qrels.txt", d / "runs" / "bm25.run.gz")
     assert got == [("bpref", "all", "0.3782")]
+    # the issue's own command: our defaults (every qrels query, double scores, no depth) give the same
+    assert cli_lines("-l", "2", "-m", "Bpref", d / "qrels.txt", d / "runs" / "bm25.run.gz") == [("bpref", "all", "0.3782")]
 
 
 # --------------------------------------------------------------------------- hand-computed cases

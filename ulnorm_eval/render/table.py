@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import io
 
-from .values import isnan, metric_label
+from .values import isnan, metric_label, num_text
 
 __all__ = ["make_table", "format_table", "caption"]
 
@@ -89,7 +89,7 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
             v = rr.mean[m] if i is None else rr.values[m][i]
             ev = None if e is None else (rr.mean[e] if i is None else rr.values[e][i])
             style = "bold red" if color and _below_random(s, v, ev) else ""
-            out.append(Text("" if isnan(v) else f"{v:.{precision}f}", style=style))
+            out.append(Text(num_text(v, precision, ""), style=style))  # text measures (relstring) as they are
         return out
 
     pos = [{q: i for i, q in enumerate(rr.qids)} for rr in result.runs]

@@ -922,7 +922,7 @@ O, S, A = "official", "set", "all_trec"
 _RECALL = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RMULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 _TE = "trec_eval 10 (m_{}.c)"
-NO_BOUNDS = "none (a count, set, text or judged-fraction measure: random-ranking bounds mean nothing)"
+NO_BOUNDS = "none (no random-ranking bounds)"
 
 
 def _doc(fn) -> str:

@@ -24,6 +24,8 @@ Deliberate departures from trec_eval 10, each a defect there:
   (g - min) / (max - min) over the query's gain levels, as the code intends.
 * gain levels are sorted with a comparator returning ``(int)(a - b)`` (gain_init.c), which treats
   gains less than 1 apart as equal; we sort by the true gain (identical for integer gains).
+* with ``-J -c``, a query the run did not retrieve for prints ``-nan`` for iprec_at_recall_0.00 and
+  11pt_avg (0/0), which also makes their 'all' rows ``-nan``; we print 0, as trec_eval does without -J.
 * without ``-c``, trec_eval 10 exits ("result qid ... not found") when a qrels query has no results
   (trec_eval.c); we evaluate the queries with both qrels and results, as trec_eval 9 did.
 The expected files of trec_eval's test suite hold the values of the initialised reading of rbp
@@ -31,7 +33,6 @@ The expected files of trec_eval's test suite hold the values of the initialised 
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -619,59 +620,50 @@ def k_Compat(rk, J, param, ctx):
 
 
 # --------------------------------------------------------------------------- expectations
+#
+# Expectations of trec_eval's measures under a uniformly random permutation of each query's pool,
+# exact where a closed form exists, otherwise Monte Carlo with the native kernels.
+#
+# The pool (core/pools.py) is ranked whole: num_ret = n.  Each pool document has trec_eval's code
+# (codes()): its grade when judged with grade >= 0, -2 when judged with a negative grade
+# (pooled but unjudged), -1 when not judged (run/union pools).  Per query, with L = -l:
+#
+#   n pool size; P pool documents relevant (code >= L); Q judged nonrelevant (0 <= code < L);
+#   U pooled-unjudged (-2); V not in the qrels (-1); R = trec_eval's num_rel from the qrels;
+#   N judged nonrelevant in the qrels; m = min(k, n).
+#
+# Closed forms (each proven against every permutation of small pools in tests/test_trec_bounds.py):
+#
+# * P@k: (P/n) m/k;  recall@k: (P/n) m/R;  relative_P@k: (P/n) m/min(k, R)  (linearity).
+# * success@k: 1 - C(n-P, m)/C(n, m)  (no relevant document among the first m).
+# * Rprec: (P/n) min(R, n)/R.  Rprec_mult(x), c = (long)(x R + 0.9): 0 if c = 0; P/n if c <= n;
+#   P/c if c > n (every pool document is retrieved).
+# * map, map_cut@k, recip_rank, gm_map, P, recall, Rprec, ndcg, ndcg_cut: the AP, RR, P, R, Rprec
+#   and nDCG records' expectations (precision.py, cumulative.py).
+# * bpref (Buckley & Voorhees 2004): the judged nonrelevant documents above a given relevant one are
+#   uniform on {0..Q} (its place among them is uniform), so
+#   E = (P/R) (1 - E[min(X, R)]/min(N, R)), E[min(X, R)] = (t(t+1)/2 + (Q - t) R)/(Q + 1), t = min(Q, R)
+#   (and P/R when min(N, R) = 0).
+# * binG: the documents above a relevant one that are not relevant are uniform on {0..n-P}:
+#   E = (P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x).
+# * infAP (Yilmaz & Aslam 2006): above a given relevant document, the number s of judged documents
+#   (K = P-1+Q others) is uniform on 0..K; given s, the number w of the W = U+V others above it is
+#   beta-binomial BB(W; s+1, K+1-s) (its place among all is uniform); of those s, r are relevant with
+#   E[r | s] = s (P-1)/K, and of those w, v are not in the qrels with E[v | w] = w V/W.  The term at
+#   rank j = s + w, (1 + (j - v)(r + eps)/(s + 2 eps))/(j + 1), is linear in r and in v, which are
+#   independent given (s, w), so E = (P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)]
+#   (the j = 0 term is 1).
+# * rbp(p): mean scaled gain * (1 - p^n) (Moffat & Zobel 2008).  rbp_resid(p): p^n + (W/n)(1 - p^n)
+#   when W = U + V > 0, else 0.
+#
+# 'montecarlo' families (iprec_at_recall, 11pt_avg, G, ndcg_rel, Rndcg, ERR, Compat): the native
+# kernel on seeded permutations (core/permutations.py, through core/expectations.py), with the
+# standard error of the mean.
 
-"""Expectations under a uniformly random permutation of each query's pool (the records' ``expectation``).
-Expectations of trec_eval's measures under a uniformly random permutation of each query's pool,
-exact where a closed form exists, otherwise Monte Carlo with the native kernels.
-
-The pool (core/pools.py) is ranked whole: num_ret = n.  Each pool document has trec_eval's code
-(trec_measures.codes): its grade when judged with grade >= 0, -2 when judged with a negative grade
-(pooled but unjudged), -1 when not judged (run/union pools).  Per query, with L = -l:
-
-  n pool size; P pool documents relevant (code >= L); Q judged nonrelevant (0 <= code < L);
-  U pooled-unjudged (-2); V not in the qrels (-1); R = trec_eval's num_rel from the qrels;
-  N judged nonrelevant in the qrels; m = min(k, n).
-
-Closed forms (each proven against every permutation of small pools in tests/test_trec_bounds.py):
-
-* P@k: (P/n) m/k;  recall@k: (P/n) m/R;  relative_P@k: (P/n) m/min(k, R)  (linearity).
-* success@k: 1 - C(n-P, m)/C(n, m)  (no relevant document among the first m).
-* Rprec: (P/n) min(R, n)/R.  Rprec_mult(x), c = (long)(x R + 0.9): 0 if c = 0; P/n if c <= n;
-  P/c if c > n (every pool document is retrieved).
-* map, map_cut@k, recip_rank, gm_map (per query): E[SP@m]/R and E[RR] of core/expectations.py
-  (Karmaker & Feng 2022, corrected for the dependence of P@i on rank i's own relevance).
-* ndcg / ndcg_cut@k: mean pool gain * sum_{i<=m} 1/log2(i+1) / IDCG (Jarvelin & Kekalainen 2002;
-  linearity), trec_eval's gains and ideal.
-* bpref (Buckley & Voorhees 2004): the judged nonrelevant documents above a given relevant one are
-  uniform on {0..Q} (its place among them is uniform), so
-  E = (P/R) (1 - E[min(X, R)]/min(N, R)), E[min(X, R)] = (t(t+1)/2 + (Q - t) R)/(Q + 1), t = min(Q, R)
-  (and P/R when min(N, R) = 0).
-* binG: the documents above a relevant one that are not relevant are uniform on {0..n-P}:
-  E = (P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x).
-* infAP (Yilmaz & Aslam 2006): above a given relevant document, the number s of judged documents
-  (K = P-1+Q others) is uniform on 0..K; given s, the number w of the W = U+V others above it is
-  beta-binomial BB(W; s+1, K+1-s) (its place among all is uniform); of those s, r are relevant with
-  E[r | s] = s (P-1)/K, and of those w, v are not in the qrels with E[v | w] = w V/W.  The term at
-  rank j = s + w, (1 + (j - v)(r + eps)/(s + 2 eps))/(j + 1), is linear in r and in v, which are
-  independent given (s, w), so E = (P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)]
-  (the j = 0 term is 1).
-* rbp(p): mean scaled gain * (1 - p^n) (Moffat & Zobel 2008).  rbp_resid(p): p^n + (W/n)(1 - p^n)
-  when W = U + V > 0, else 0.
-
-'montecarlo' families (iprec_at_recall, 11pt_avg, G, ndcg_rel, Rndcg, ERR, Compat) use
-:func:`montecarlo`: the native kernel on seeded permutations (core/permutations.py), with the
-standard error of the mean.
-"""
 
 def pool_codes(pool) -> np.ndarray:
-    """trec_eval's code of each pool document (see the module docstring)."""
+    """trec_eval's code of each pool document (as :func:`codes` of a ranking)."""
     return np.where(~pool.judged, NONPOOL, np.where(pool.grade < 0, UNJUDGED, pool.grade))
-
-
-def sort_key(pool, ctx=None) -> np.ndarray:
-    """Key whose descending order is the ideal ranking of the pool (grade, unjudged last) and
-    ascending order the worst one, for IUB / WLB."""
-    return pool_codes(pool)
 
 
 

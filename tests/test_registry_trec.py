@@ -163,3 +163,22 @@ def test_adapter_honours_rel_level_or_refuses(tiny):
     q, r = tiny
     res = run_cli("-l", "2", "-m", "SDCG@10", q, r)
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "cannot honour -l 2" in res.stderr
+
+
+def test_bounds_cached_per_qrels_equal_fresh_ones(shared):
+    """Bounds on the qrels pool are computed once per qrels and query (the second run reuses the
+    first's, Monte Carlo E of ERR included) and equal those of an evaluation of that run alone."""
+    from ulnorm_eval.pipeline.evaluate import evaluate, load_qrels
+
+    d = shared / "dlhard-passage"
+    runs = [str(d / "runs" / f"{r}.run.gz") for r in ("bm25", "bm25_rm3")]
+    qrels = load_qrels(str(d / "qrels.txt"))
+    both = evaluate(qrels, runs, ["ERR@10", "Bpref"], variants=["E", "IUB", "UL2"], permutations=200)
+    cached = qrels.cache["bounds"]
+    assert cached and all(len(v) == len(both.runs[0].qids) for v in cached.values())
+    alone = evaluate(str(d / "qrels.txt"), runs[1:], ["ERR@10", "Bpref"], variants=["E", "IUB", "UL2"],
+                     permutations=200)
+    for m in both.metrics:
+        np.testing.assert_array_equal(both.runs[1].values[m], alone.runs[0].values[m], err_msg=str(m))
+    se = [m for m in both.metrics if str(m) == "E(ERR@10)"][0]
+    np.testing.assert_array_equal(both.runs[1].stderr[se], alone.runs[0].stderr[se])

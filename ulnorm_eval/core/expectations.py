@@ -70,10 +70,10 @@ def _rng(seed: int, J: Judgements) -> Keys:
     return Keys(seed, J.qids)
 
 
-def bounds_key(meas, J: Judgements, options) -> tuple:
-    """What E, IUB and WLB on the qrels pool depend on: the measure, the queries and the options that
-    change a bound (not the run: the pool is the judged documents)."""
-    return (meas, tuple(J.qids), float(options.rel_level), getattr(options, "judged_only", False),
+def bounds_key(meas, options) -> tuple:
+    """What a query's E, IUB and WLB on the qrels pool depend on besides the query: the measure and
+    the options that change a bound (not the run: the pool is the judged documents)."""
+    return (meas, float(options.rel_level), getattr(options, "judged_only", False),
             getattr(options, "num_docs", 0), str(getattr(options, "trec_version", "10")), options.expectation,
             options.permutations, options.seed)
 
@@ -88,8 +88,10 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
     ``foreign_bounds(pool, J, m, options, keys)`` and ``foreign_scorer(J, m, options)`` for measures
     computed outside the core (ir_measures: :mod:`ulnorm_eval.pipeline.irm_adapter`).
     ``cache``: bounds on the qrels pool (``--pool qrels``) depend on the qrels, not on the run, so
-    the caller may keep them across runs (keyed by :func:`bounds_key`): the Monte Carlo of a
-    measure without a closed form is then drawn once per qrels, not once per run.
+    the caller may keep them across runs (keyed by :func:`bounds_key`, then by query id): the Monte
+    Carlo of a measure without a closed form is then drawn once per qrels, not once per run (a block
+    whose queries were all seen before reuses them; Monte Carlo draws are keyed by query id, so the
+    numbers are the same either way).
     """
     rel_level = Level.of(options)
     paper = options.expectation == "paper"
@@ -102,25 +104,30 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
     shared = cache if options.pool == "qrels" else None
 
     def need(meas):
-        key = bounds_key(meas, J, options) if shared is not None else None
-        if key is not None and key in shared:
-            bounds[meas] = shared[key]
-        if meas not in bounds:
-            if meas.native and meas.bounds == "exact":
-                bounds[meas] = {"E": expectation(pool, J, meas, rel_level, paper),
-                                "IUB": ideal(pool, J, meas, rel_level, paper),
-                                "WLB": worst(pool, J, meas, rel_level), "se": None}
-            elif meas.native:  # a native kernel without a closed-form E: Monte Carlo over it
-                vals = permutation_values(pool, J, meas, rel_level, options.permutations,
-                                          _rng(options.seed, J))
-                bounds[meas] = {"E": vals.mean(axis=0), "IUB": ideal(pool, J, meas, rel_level, paper),
-                                "WLB": worst(pool, J, meas, rel_level),
-                                "se": vals.std(axis=0, ddof=1) / np.sqrt(len(vals))}
-            else:
-                bounds[meas] = foreign.foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
-            if key is not None:
-                shared[key] = bounds[meas]
-        return bounds[meas]
+        if meas in bounds:
+            return bounds[meas]
+        store = shared.setdefault(bounds_key(meas, options), {}) if shared is not None else None
+        if store is not None and J.qids and all(q in store for q in J.qids):
+            rows = [store[q] for q in J.qids]  # every query seen before (another run, another block)
+            b = {k: np.array([r[i] for r in rows]) for i, k in enumerate(("E", "IUB", "WLB"))}
+            b["se"] = None if rows[0][3] is None else np.array([r[3] for r in rows])
+            bounds[meas] = b
+            return b
+        if meas.native and meas.bounds == "exact":
+            b = {"E": expectation(pool, J, meas, rel_level, paper), "IUB": ideal(pool, J, meas, rel_level, paper),
+                 "WLB": worst(pool, J, meas, rel_level), "se": None}
+        elif meas.native:  # a native kernel without a closed-form E: Monte Carlo over it
+            vals = permutation_values(pool, J, meas, rel_level, options.permutations, _rng(options.seed, J))
+            b = {"E": vals.mean(axis=0), "IUB": ideal(pool, J, meas, rel_level, paper),
+                 "WLB": worst(pool, J, meas, rel_level), "se": vals.std(axis=0, ddof=1) / np.sqrt(len(vals))}
+        else:
+            b = foreign.foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
+        bounds[meas] = b
+        if store is not None:  # per query: a query's bounds do not depend on the others beside it
+            se = b.get("se")
+            for i, q in enumerate(J.qids):
+                store[q] = (b["E"][i], b["IUB"][i], b["WLB"][i], None if se is None else se[i])
+        return b
 
     for metric in metrics:
         meas, v = metric.measure, VARIANTS[metric.variant]

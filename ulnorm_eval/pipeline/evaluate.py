@@ -87,11 +87,12 @@ def load_run(path, qrels: Qrels | None = None, name: str | None = None) -> Run:
     return read_run(path, name=name, data=data)
 
 
-def resolve_metrics(measures=None, variants=None) -> list:
+def resolve_metrics(measures=None, variants=None, numeric_only: bool = False) -> list:
     """Parse measure names and attach variants, in command-line order without duplicates.
 
     ``variants`` (e.g. ``['E', 'UL2']``) are added after each plain measure; a name that already
-    carries a variant (``UL2(AP)``) is kept as given.
+    carries a variant (``UL2(AP)``) is kept as given.  ``numeric_only`` refuses text measures
+    (relstring, runid), which comparisons and query tables cannot average.
     """
     names = registry.expand_names(measures) if measures else list(registry.DEFAULT_MEASURES)
     variants = list(registry.DEFAULT_VARIANTS) if variants is None else list(variants)
@@ -101,7 +102,11 @@ def resolve_metrics(measures=None, variants=None) -> list:
             if m.variant and m.measure.bounds == "none" and m.variant not in registry.PRIOR_VARIANTS:
                 raise registry.UnknownMeasure(f"{m}: {m.measure.family} has no random-ranking bounds "
                                               "(a count, set-based or judged-fraction measure)")
-            # a family without random-ranking bounds gets no E/IUB/UL columns from -n
+            rec = m.measure.record
+            if numeric_only and rec is not None and rec.value == "text":
+                raise registry.UnknownMeasure(f"{m}: a text measure (trec_eval's {m.measure.trec_name()}); "
+                                              "only eval prints it")
+            # a family without random-ranking bounds gets no E/IUB/UL columns from --norm
             added = [] if m.measure.bounds == "none" else [registry.with_variant(m, v) for v in variants]
             group = [m] if m.variant else [m] + added
             for x in group:

@@ -182,3 +182,13 @@ def test_bounds_cached_per_qrels_equal_fresh_ones(shared):
         np.testing.assert_array_equal(both.runs[1].values[m], alone.runs[0].values[m], err_msg=str(m))
     se = [m for m in both.metrics if str(m) == "E(ERR@10)"][0]
     np.testing.assert_array_equal(both.runs[1].stderr[se], alone.runs[0].stderr[se])
+
+
+def test_iprec_in_ir_measures_syntax():
+    """ir_measures writes the recall level after @ (IPrec@0.2): the same native measure as trec_eval's
+    iprec_at_recall.0.2, printed once when named both ways."""
+    assert parse("IPrec@0.2") == parse("iprec_at_recall.0.2") == parse("IPrec(recall=0.2)")
+    assert str(parse("IPrec@0.2")) == "IPrec@0.2" and parse("IPrec@0.2").trec_name() == "iprec_at_recall_0.20"
+    assert len(resolve_metrics(["IPrec@0.2", "iprec_at_recall.0.2"], [])) == 1
+    with pytest.raises(UnknownMeasure, match="recall given twice"):
+        parse("IPrec(recall=0.1)@0.2")

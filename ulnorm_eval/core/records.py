@@ -41,6 +41,7 @@ class Param:
     doc: str
     always_show: bool = False  # print even at its default (RBP's p defines the measure)
     choices: tuple = ()  # the allowed values, when they are a closed set
+    at: bool = False  # written after @ (ir_measures' IPrec@0.2 sets recall); the family takes no cutoff
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,10 @@ class Measure:
         fam = FAMILIES[self.family]
         shown = []
         given = dict(self.params)
+        at = next((p for p in fam.params if p.at), None)
+        if at is not None:  # ir_measures' IPrec@0.2: the parameter is written after @
+            params = "(" + ",".join(f"{k}={_fmt(v)}" for k, v in self.params if k != at.name) + ")"
+            return self.family + (params if params != "()" else "") + f"@{given.get(at.name, at.default):g}"
         for p in fam.params:
             if p.name in given and (given[p.name] != p.default or p.always_show):
                 shown.append(f"{p.name}={_fmt(given[p.name])}")
@@ -157,6 +161,11 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
             raise UnknownMeasure(f"{text}: {family} has no parameter {k!r} (it takes: "
                                  f"{', '.join(x.name for x in fam.params) or 'none'})")
         out[k] = _coerce(p, v, text)
+    at = next((p for p in fam.params if p.at), None)
+    if cutoff is not None and at is not None:  # IPrec@0.2 is IPrec(recall=0.2)
+        if at.name in params:
+            raise UnknownMeasure(f"{text}: {at.name} given twice")
+        return _build(family, {**params, at.name: cutoff}, None, text)
     if cutoff is not None:
         if fam.cutoff == "none":
             raise UnknownMeasure(f"{text}: {family} takes no @cutoff")

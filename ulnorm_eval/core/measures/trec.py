@@ -963,11 +963,12 @@ register(Family(
     examples=("infAP",)))
 
 register(Family(
-    "IPrec", (Param("recall", "float", 0.0, "recall level in [0, 1]", always_show=True), REL), "none",
+    "IPrec", (Param("recall", "float", 0.0, "recall level in [0, 1], written IPrec@0.2", always_show=True, at=True),
+              REL), "none",
     _family_kernel(k_iprec_at_recall, _param("recall")), binary_gain, "montecarlo", None, _doc(k_iprec_at_recall),
     "Monte Carlo", "trec_eval 10 (m_iprec_at_recall.c)", "rel",
     trec=(TrecName("iprec_at_recall", "each", "recall", _RECALL, "float", fmt=".2f", nick=(O, A)),),
-    validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]"))
+    irm="IPrec", validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]"))
 register(Family(
     "Avg11pt", (Param("points", "str", None, "recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
                 REL), "none",

@@ -41,6 +41,9 @@ STREAM_SHORT_DEPTH = 100                # the 20,000-query run cut to 2M lines
 # Targets of issue 5, each a ratio measured in the same run (or seconds for start-up).
 TARGET_DEFAULT_TIME, TARGET_DEFAULT_RSS, TARGET_PLAIN_TIME, TARGET_HELP = 0.5, 0.6, 0.4, 0.3
 TARGET_STREAM_RSS = 1.10          # issue 5: within 10% of the 2M-line run's peak RSS
+TARGET_VARIANTS_COST = 3.0        # issue 11: default variants of ERR@20, bpref, infAP <= 3x the plain measures
+ROBUST03 = HERE.parents[1] / "shared" / "data" / "robust03"  # ../shared/data/robust03 (17 runs, 100 queries)
+VARIANT_MEASURES = ["-m", "ERR@20", "-m", "bpref", "-m", "infAP"]
 
 # Runs in its own interpreter: RUSAGE_CHILDREN then covers exactly the one command it waited for.
 _WRAPPER = r"""
@@ -139,7 +142,7 @@ def ulnorm_command() -> list[str]:
 
 def tool_commands(ul: list[str], qrels: str, run: str) -> tuple[dict[str, list[str]], list[str]]:
     """Commands of ulnorm-eval and of every available peer; notes on the peers that are missing."""
-    cmds = {"ulnorm-eval": [*ul, qrels, run], "ulnorm-eval -n none": [*ul, "-n", "none", qrels, run]}
+    cmds = {"ulnorm-eval": [*ul, qrels, run], "ulnorm-eval --norm none": [*ul, "--norm", "none", qrels, run]}
     missing = []
     for peer in ("pytrec_eval", "ir_measures"):
         if importlib.util.find_spec(peer) is None:
@@ -226,7 +229,7 @@ def main() -> int:
     cmds, missing = tool_commands(ul, qrels, run)
     log(f"comparison: {args.queries} queries, {args.queries * DEPTH:,} run lines, median of {args.repeat}")
     main_stats = bench(cmds, args.repeat, outdir, f"q{args.queries}")
-    default, plain = main_stats["ulnorm-eval"], main_stats["ulnorm-eval -n none"]
+    default, plain = main_stats["ulnorm-eval"], main_stats["ulnorm-eval --norm none"]
 
     report += [f"### Evaluation of {args.queries * DEPTH:,} run lines ({args.queries} queries x {DEPTH}), "
                f"median of {args.repeat}", ""]
@@ -250,7 +253,7 @@ def main() -> int:
                                      for u in (default, plain) for k in ("wall", "cpu", "rss")])
     if ratio_rows:
         report += ["ulnorm-eval / peer (below 1: ulnorm-eval is faster or smaller):", ""]
-        report += table(["peer"] + [f"{u}: {k}" for u in ("default", "`-n none`") for k in ("wall", "CPU", "RSS")],
+        report += table(["peer"] + [f"{u}: {k}" for u in ("default", "`--norm none`") for k in ("wall", "CPU", "RSS")],
                         ratio_rows)
     report += ["Mean values each tool printed (a check that they did the same work):", ""]
     report += table(["command", "nDCG@10", "AP"], values)
@@ -271,7 +274,7 @@ def main() -> int:
 
     vs_pytrec(default, "wall", TARGET_DEFAULT_TIME, "default run wall time / pytrec_eval")
     vs_pytrec(default, "rss", TARGET_DEFAULT_RSS, "default run peak RSS / pytrec_eval")
-    vs_pytrec(plain, "wall", TARGET_PLAIN_TIME, "`-n none` wall time / pytrec_eval")
+    vs_pytrec(plain, "wall", TARGET_PLAIN_TIME, "`--norm none` wall time / pytrec_eval")
 
     # ---- scaling: the same evaluation at 1x, 2x and 4x the queries
     if not args.no_scaling:
@@ -281,7 +284,7 @@ def main() -> int:
             sq, sr = dataset(args.data, q, args.seed)
             warm(sq, sr)
             log(f"scaling: {q} queries")
-            scale[q] = bench({"default": [*ul, sq, sr], "plain": [*ul, "-n", "none", sq, sr]},
+            scale[q] = bench({"default": [*ul, sq, sr], "plain": [*ul, "--norm", "none", sq, sr]},
                              args.repeat, outdir, f"q{q}")
         scale[args.queries] = {"default": default, "plain": plain}
         base = scale[sizes[0]]
@@ -294,7 +297,7 @@ def main() -> int:
                          f"{s.med('rss'):.0f}"] if s.ok and base[key].ok else [s.error or "-", "", ""])
             rows.append(row)
         report += [f"### Scaling, median of {args.repeat} (sizes 1x : 2x : 4x)", ""]
-        report += table(["queries", "default s", "÷ 1x", "default MiB", "`-n none` s", "÷ 1x", "`-n none` MiB"], rows)
+        report += table(["queries", "default s", "÷ 1x", "default MiB", "`--norm none` s", "÷ 1x", "`--norm none` MiB"], rows)
         # Linear growth means a constant cost per extra line; the intercept is start-up and the qrels.
         steps = []
         for key in ("default", "plain"):
@@ -319,6 +322,9 @@ def main() -> int:
     targets.append(["`ulnorm-eval --help` wall time", f"< {TARGET_HELP} s", f"{h.med('wall'):.3f} s" if h.ok else "-",
                     f"{h.med('cpu'):.3f} s" if h.ok else "", verdict(h.med("wall") < TARGET_HELP if h.ok else False)])
 
+    # ---- the default variants' cost: bounds on the qrels pool are computed once per qrels, not per run
+    report += variants_cost(ul, args, outdir, targets)
+
     # ---- streaming
     if args.stream_check:
         report += stream_check(ul, args, outdir, targets)
@@ -339,6 +345,31 @@ def main() -> int:
         args.out.write_text(text + "\n")
         log(f"report written to {args.out}")
     return 1 if args.strict and any(t[-1] == "FAIL" for t in targets) else 0
+
+
+def variants_cost(ul: list[str], args, outdir: Path, targets: list[list[str]]) -> list[str]:
+    """`-m ERR@20 -m bpref -m infAP` with the default variants (E, IUB, UL1, UL2: Monte Carlo E for
+    ERR, exact E for bpref and infAP) on the 17 Robust 2003 runs, against the same without variants."""
+    runs = sorted(str(p) for p in (ROBUST03 / "runs").glob("*.gz")) if ROBUST03.is_dir() else []
+    if not runs:
+        targets.append(["default variants / `--norm none` (ERR@20, bpref, infAP; Robust 2003)",
+                        f"≤ {TARGET_VARIANTS_COST}", "-", "", f"SKIP (no {ROBUST03})"])
+        return []
+    qrels = str(ROBUST03 / "qrels.txt")
+    warm(qrels, *runs)
+    log(f"variants cost: {len(runs)} Robust 2003 runs")
+    st = bench({"variants": [*ul, *VARIANT_MEASURES, qrels, *runs],
+                "plain": [*ul, "--norm", "none", *VARIANT_MEASURES, qrels, *runs]}, args.repeat, outdir, "robust03")
+    v, p = st["variants"], st["plain"]
+    ok = v.ok and p.ok
+    r = v.med("wall") / p.med("wall") if ok else None
+    targets.append(["default variants / `--norm none` (ERR@20, bpref, infAP; 17 Robust 2003 runs)",
+                    f"≤ {TARGET_VARIANTS_COST}", "-" if r is None else f"{r:.2f}",
+                    f"{v.med('cpu') / p.med('cpu'):.2f}" if ok else "", verdict(None if r is None else r <= TARGET_VARIANTS_COST)])
+    rows = [[f"`{k}`", f"{s.med('wall'):.2f}", f"{s.med('cpu'):.2f}", f"{s.med('rss'):.0f}"] if s.ok
+            else [f"`{k}`", s.error or "-", "", ""] for k, s in st.items()]
+    return [f"### Default variants of ERR@20, bpref and infAP on {len(runs)} Robust 2003 runs, median of {args.repeat}",
+            ""] + table(["command", "wall s", "CPU s", "peak RSS MiB"], rows)
 
 
 def truncated(run: str, depth: int) -> str:

@@ -52,7 +52,7 @@ def test_imports_stay_cheap():
 def test_every_input_style_gives_the_cli_values(dl, style):
     qrels, runs = dl
     margs = [x for m in MEASURES for x in ("-m", m)]
-    expected = pd.concat([cli_tsv(margs + ["-n", "ul2", str(qrels), str(p)]).assign(run=name)
+    expected = pd.concat([cli_tsv(margs + ["--norm", "ul2", str(qrels), str(p)]).assign(run=name)
                           for name, p in runs.items()], ignore_index=True)
     q, r = read_qrels(qrels), {n: read_run(p) for n, p in runs.items()}
     if style == "paths":
@@ -91,7 +91,7 @@ def test_bounds_equal_the_cli_bound_columns(dl):
     res = ue.evaluate(str(qrels), {"a": str(runs["bm25"]), "b": str(runs["bm25_rm3"])}, ["nDCG@10", "AP"], variants=[])
     b = res.bounds
     assert list(b.columns) == ["run", "query", "measure", "E", "IUB", "WLB"]
-    cli = cli_tsv(["-m", "nDCG@10", "-m", "AP", "-n", "e,iub,wlb", str(qrels), str(runs["bm25_rm3"])])
+    cli = cli_tsv(["-m", "nDCG@10", "-m", "AP", "--norm", "e,iub,wlb", str(qrels), str(runs["bm25_rm3"])])
     cli = cli[cli["query"] != "all"].set_index("query")
     for meas in ("nDCG@10", "AP"):
         got = b[(b["run"] == "b") & (b["measure"] == meas)].set_index("query")
@@ -130,7 +130,7 @@ def test_in_memory_notes_and_errors():
 def test_options_are_the_cli_options(dl):
     qrels, runs = dl
     res = ue.evaluate(str(qrels), str(runs["bm25"]), ["AP"], variants=["UL2"], rel_level=2, depth=100, pool="union")
-    cli = cli_tsv(["-m", "AP", "-n", "ul2", "-l", "2", "-M", "100", "--pool", "union", str(qrels), str(runs["bm25"])])
+    cli = cli_tsv(["-m", "AP", "--norm", "ul2", "-l", "2", "-M", "100", "--pool", "union", str(qrels), str(runs["bm25"])])
     assert res.wide()[["AP", "UL2(AP)"]].values.tolist() == cli[["AP", "UL2(AP)"]].values.tolist()
 
 

@@ -90,12 +90,52 @@ def reference(perm, pool, spec):
         else:
             gains = [max(g, 0) / spec["max_grade"] if spec["max_grade"] else 0.0 for g in perm]
         return (1 - p) * sum(x * p ** i for i, x in enumerate(gains[:depth]))
+    # trec_eval's families (every pool document judged, grade >= 0: nothing is unjudged)
+    if fam in ("GMAP",):
+        return ref_sp(rels, depth) / R if R else 0.0
+    if fam in ("Bpref", "GMBpref"):  # Buckley & Voorhees 2004, as m_bpref.c
+        N = sum(g < rel for g in pool)
+        total, nonrel = 0.0, 0
+        for r in rels:
+            if r:
+                total += 1.0 - min(nonrel, R) / min(N, R) if nonrel else 1.0
+            else:
+                nonrel += 1
+        return total / R if R else 0.0
+    if fam == "infAP":  # Yilmaz & Aslam 2006, as m_infap.c with every document judged
+        eps, total, above_rel = 1e-5, 0.0, 0
+        for j, r in enumerate(rels):
+            if r:
+                total += 1.0 if j == 0 else 1 / (j + 1) + (j / (j + 1)) * (above_rel + eps) / (j + 2 * eps)
+                above_rel += 1
+        return total / R if R else 0.0
+    if fam == "RprecMult":
+        c = math.floor(spec["mult"] * R + 0.9)
+        return 0.0 if c == 0 else sum(rels[:c]) / c
+    if fam == "binG":
+        total, nonrel = 0.0, 0
+        for r in rels:
+            if r:
+                total += 1 / math.log2(2 + nonrel)
+            else:
+                nonrel += 1
+        return total / R if R else 0.0
+    if fam == "RelP":
+        return sum(rels[:k]) / min(k, R) if R else 0.0
+    if fam == "Success":
+        return 1.0 if any(rels[:k]) else 0.0
+    if fam == "RBP_trec":  # grades scaled to [0, 1] by the query's largest grade when it exceeds 1
+        p, top = spec["p"], max(pool)
+        return (1 - p) * sum((g / top if top > 1 else g) * p ** i for i, g in enumerate(perm))
+    if fam == "RBP_resid":  # nothing unjudged: no residual
+        return 0.0
     raise KeyError(fam)
 
 
 # --------------------------------------------------------------------------- cases
 
-REFERENCE_FAMILIES = ("DCG", "nDCG", "SP", "AP", "P", "R", "Rprec", "RR", "RBP")  # what reference() scores
+REFERENCE_FAMILIES = ("DCG", "nDCG", "SP", "AP", "P", "R", "Rprec", "RR", "RBP", "GMAP", "Bpref", "GMBpref",
+                      "infAP", "RprecMult", "binG", "RelP", "Success", "RBP_trec", "RBP_resid")  # what reference() scores
 
 
 def spec_of(meas, rel_level: int, max_grade: int) -> dict:
@@ -105,8 +145,10 @@ def spec_of(meas, rel_level: int, max_grade: int) -> dict:
     rel = meas.get("rel")
     spec = dict(family=meas.family, k=meas.cutoff, rel=rel_level if rel is None else rel, gain=gain,
                 max_grade=max_grade)
-    if meas.family == "RBP":
+    if meas.family in ("RBP", "RBP_trec", "RBP_resid"):
         spec.update(p=meas.get("p"), binary=rel)
+    if meas.family == "RprecMult":
+        spec.update(mult=meas.get("mult"))
     return spec
 
 
@@ -184,7 +226,7 @@ def test_closed_forms_equal_brute_force(rel_level):
     for n in sorted({len(p) for p in POOLS}):
         for name, spec in measure_specs(n, MAXG, rel_level):
             meas = registry.parse(name).measure
-            if spec["family"] in ("AP", "SP", "P", "R", "Rprec", "RR") and meas.get("rel") is not None:
+            if meas.record.binary and meas.get("rel") is not None:
                 spec = dict(spec, rel=meas.get("rel"))
             E = bounds.expectation(pool, J, meas, rel_level)  # all queries at once
             I = bounds.ideal(pool, J, meas, rel_level)

@@ -47,7 +47,7 @@ def test_default_measures_carry_the_default_variants(graded):
     assert [k[0] for k in got] == [str(m) for m in resolve_metrics(None, None)]
     assert {k[0] for k in got} >= {"nDCG@10", "AP", "RBP(p=0.8)", "E(nDCG@10)", "IUB(AP)", "UL1(AP)",
                                     "UL2(RBP(p=0.8))"}
-    plain = values(run_cli("-n", "none", q, r1))
+    plain = values(run_cli("--norm", "none", q, r1))
     assert list(plain) == [("nDCG@10", "all"), ("AP", "all"), ("RBP(p=0.8)", "all")]
     # nDCG@10 = (1 + 2/log2 3) / (2 + 1/log2 3); AP = 1 (both relevant); RBP = 0.2 (1/2 + 0.8 * 2/2)
     assert plain[("nDCG@10", "all")] == pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)), abs=5e-5)
@@ -57,7 +57,7 @@ def test_default_measures_carry_the_default_variants(graded):
 
 def test_parameterised_measures(graded):
     q, r1, _ = graded
-    got = values(run_cli("-n", "none", "-m", "nDCG(dcg='exp-log2')@10", "-m", "RBP(rel=2,p=0.9)",
+    got = values(run_cli("--norm", "none", "-m", "nDCG(dcg='exp-log2')@10", "-m", "RBP(rel=2,p=0.9)",
                          "-m", "nDCG(gains={0:0,1:1,2:3})@10", q, r1))
     exp_ndcg = (1 + 3 / math.log2(3)) / (3 + 1 / math.log2(3))  # gains 2^g - 1: b=1, a=3
     assert got[("nDCG(dcg='exp-log2')@10", "all")] == pytest.approx(exp_ndcg, abs=5e-5)
@@ -67,15 +67,15 @@ def test_parameterised_measures(graded):
 
 def test_several_runs_get_a_run_column(graded):
     q, r1, r2 = graded
-    got = values(run_cli("-n", "none", "-m", "RR", q, r1, r2))
+    got = values(run_cli("--norm", "none", "-m", "RR", q, r1, r2))
     assert got == {("r1.txt", "RR", "all"): 1.0, ("r2.txt", "RR", "all"): 1.0}
-    got = values(run_cli("-n", "none", "-m", "RR", "-l", "2", q, r1, r2))
+    got = values(run_cli("--norm", "none", "-m", "RR", "-l", "2", q, r1, r2))
     assert got == {("r1.txt", "RR", "all"): 0.5, ("r2.txt", "RR", "all"): 1.0}
 
 
 def test_trec_names_and_layout(graded):
     q, r1, _ = graded
-    res = run_cli("-n", "none", "--names", "trec", "-q", "-m", "ndcg_cut.10", "-m", "map", "-m", "P.1", q, r1)
+    res = run_cli("--norm", "none", "--names", "trec", "-q", "-m", "ndcg_cut.10", "-m", "map", "-m", "P.1", q, r1)
     assert res.exit_code == 0
     lines = res.stdout.splitlines()
     # trec_eval's own measure order, not the -m order
@@ -89,7 +89,7 @@ def test_trec_names_and_layout(graded):
 def test_per_query_rows_in_natural_query_order(write):
     q = write("q", "10 0 a 1\n2 0 a 1\n1 0 a 1\n")
     r = write("r", "10 Q0 a 1 1 t\n2 Q0 b 1 1 t\n1 Q0 a 1 1 t\n")
-    res = run_cli("-n", "none", "-q", "-m", "RR", q, r)
+    res = run_cli("--norm", "none", "-q", "-m", "RR", q, r)
     assert res.stdout.splitlines() == ["RR\t1\t1.0000", "RR\t2\t0.0000", "RR\t10\t1.0000", "RR\tall\t0.6667"]
 
 
@@ -108,7 +108,7 @@ def ordering(write):
 ])
 def test_ties(ordering, ties, rr):
     q, r = ordering
-    got = values(run_cli("-n", "none", "-m", "RR", "--ties", ties, q, r))
+    got = values(run_cli("--norm", "none", "-m", "RR", "--ties", ties, q, r))
     assert got[("RR", "all")] == pytest.approx(rr, abs=5e-5)
 
 
@@ -116,8 +116,8 @@ def test_score_precision(write):
     """float32(2^24 + 1) == float32(2^24): the tie goes to the larger docid, z_non."""
     q = write("q", "q 0 a_rel 1\nq 0 z_non 0\n")
     r = write("r", "q Q0 a_rel 1 16777217 t\nq Q0 z_non 2 16777216 t\n")
-    assert values(run_cli("-n", "none", "-m", "RR", q, r))[("RR", "all")] == 1.0
-    res = run_cli("-n", "none", "-m", "RR", "--score-precision", "float32", q, r)
+    assert values(run_cli("--norm", "none", "-m", "RR", q, r))[("RR", "all")] == 1.0
+    res = run_cli("--norm", "none", "-m", "RR", "--score-precision", "float32", q, r)
     assert values(res)[("RR", "all")] == 0.5
     assert "1 adjacent documents tie only after rounding scores to float32" in res.stderr
 
@@ -126,28 +126,28 @@ def test_query_set(write):
     # q1 is answered perfectly; q2 is judged but not retrieved; q3 is retrieved but not judged
     q = write("q", "q1 0 a 1\nq2 0 b 1\n")
     r = write("r", "q1 Q0 a 1 1 t\nq3 Q0 c 1 1 t\n")
-    default = run_cli("-n", "none", "-q", "-m", "AP", q, r)
+    default = run_cli("--norm", "none", "-q", "-m", "AP", q, r)
     assert values(default) == {("AP", "q1"): 1.0, ("AP", "q2"): 0.0, ("AP", "all"): 0.5}
     assert "1 of 2 qrels queries have no ranked documents" in default.stderr
     assert "1 run queries are not in the qrels" in default.stderr
-    assert values(run_cli("-n", "none", "-q", "-c", "-m", "AP", q, r)) == values(default)  # -c is the default
-    only = run_cli("-n", "none", "-q", "--run-queries-only", "-m", "AP", q, r)
+    assert values(run_cli("--norm", "none", "-q", "-c", "-m", "AP", q, r)) == values(default)  # -c is the default
+    only = run_cli("--norm", "none", "-q", "--run-queries-only", "-m", "AP", q, r)
     assert values(only) == {("AP", "q1"): 1.0, ("AP", "all"): 1.0}
 
 
 def test_rel_level_and_depth(write):
     q = write("q", "q 0 a 1\nq 0 b 2\n")
     r = write("r", "q Q0 a 1 2 t\nq Q0 b 2 1 t\n")
-    got = values(run_cli("-n", "none", "-m", "AP", "-m", "nDCG", q, r))
+    got = values(run_cli("--norm", "none", "-m", "AP", "-m", "nDCG", q, r))
     assert got[("AP", "all")] == 1.0
     assert got[("nDCG", "all")] == pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)), abs=5e-5)
-    got = values(run_cli("-n", "none", "-m", "AP", "-m", "nDCG", "-l", "2", q, r))
+    got = values(run_cli("--norm", "none", "-m", "AP", "-m", "nDCG", "-l", "2", q, r))
     assert got[("AP", "all")] == 0.5  # only b is relevant, at rank 2
     # nDCG ignores -l, as trec_eval's ndcg does
     assert got[("nDCG", "all")] == pytest.approx((1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)), abs=5e-5)
-    got = values(run_cli("-n", "none", "-m", "AP", "-m", "P@2", "-M", "1", q, r))
+    got = values(run_cli("--norm", "none", "-m", "AP", "-m", "P@2", "-M", "1", q, r))
     assert got[("AP", "all")] == 0.5 and got[("P@2", "all")] == 0.5  # b cut off: 1/R, 1/2
-    got = values(run_cli("-n", "none", "-m", "AP", "-l", "0", q, write("r0", "q Q0 x 1 2 t\nq Q0 a 2 1 t\n")))
+    got = values(run_cli("--norm", "none", "-m", "AP", "-l", "0", q, write("r0", "q Q0 x 1 2 t\nq Q0 a 2 1 t\n")))
     assert got[("AP", "all")] == 0.25  # at -l 0 the unjudged x is still not relevant: (1/2) / R=2
 
 
@@ -161,7 +161,7 @@ def test_unknown_measure_suggests(graded):
 def test_output_file_is_written_atomically(graded, tmp_path):
     q, r1, _ = graded
     out = tmp_path / "res.tsv"
-    res = run_cli("-n", "none", "-m", "AP", "-f", "trec", "-o", out, q, r1)
+    res = run_cli("--norm", "none", "-m", "AP", "-f", "trec", "-o", out, q, r1)
     assert res.exit_code == 0 and res.stdout == ""
     assert out.read_text() == "AP\tall\t1.0000\n"
 

@@ -127,7 +127,7 @@ def test_cli_compare_formats(tiny):
     pairs = pd.read_csv(StringIO(out.stdout), sep="\t")
     assert len(pairs) == 3 * 6  # 3 pairs under nDCG@10, AP and UL1/UL2 of each
     assert set(pairs.columns) >= {"metric", "run_a", "run_b", "diff", "ci_low", "ci_high", "p", "p_adj", "significant"}
-    out = cli.invoke(main, ["compare", "-f", "json", "--table", "all", "-n", "ul2", qrels, *runs])
+    out = cli.invoke(main, ["compare", "-f", "json", "--table", "all", "--norm", "ul2", qrels, *runs])
     doc = json.loads(out.stdout)
     assert set(doc) == {"meta", "systems", "summary", "pairs"}
     assert doc["meta"]["correction"] == "holm" and len(doc["systems"]) == 3 * 6
@@ -301,7 +301,7 @@ def test_cli_output_to_a_fifo_is_written_not_replaced(tiny, tmp_path):
     got = []
     reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
     reader.start()
-    out = CliRunner().invoke(main, ["compare", "-m", "AP", "-n", "none", "-f", "csv", "--table", "summary",
+    out = CliRunner().invoke(main, ["compare", "-m", "AP", "--norm", "none", "-f", "csv", "--table", "summary",
                                     "-o", str(fifo), qrels, *runs])
     reader.join(timeout=30)
     assert out.exit_code == 0, out.output

@@ -48,24 +48,24 @@ def cli(*args, code=0):
 ])
 def test_output_format_follows_the_extension(case, tmp_path, name, check):
     out = tmp_path / name
-    res = cli("-m", "AP", "-n", "none", "-o", out, case["qrels"], case["a"])
+    res = cli("-m", "AP", "--norm", "none", "-o", out, case["qrels"], case["a"])
     assert res.stdout == "" and "writing" not in res.stderr
     assert check(out.read_text())
 
 
 def test_explicit_format_wins_over_the_extension_with_a_note(case, tmp_path):
     out = tmp_path / "eval.json"
-    res = cli("-m", "AP", "-n", "none", "-f", "csv", "-o", out, case["qrels"], case["a"])
+    res = cli("-m", "AP", "--norm", "none", "-f", "csv", "-o", out, case["qrels"], case["a"])
     assert out.read_text().splitlines()[0] == "run,query,AP"
     assert f"ulnorm-eval: {out}: writing csv (-f csv), not the json its extension suggests\n" in res.stderr
 
 
 def test_compare_and_nrg_infer_the_format_too(case, tmp_path):
     out = tmp_path / "cmp.json"
-    cli("compare", "-m", "AP", "-n", "ul2", "-o", out, case["qrels"], case["a"], case["b"])
+    cli("compare", "-m", "AP", "--norm", "ul2", "-o", out, case["qrels"], case["a"], case["b"])
     assert set(json.loads(out.read_text())) >= {"meta", "systems", "summary"}
     out = tmp_path / "cmp.csv"
-    cli("compare", "-m", "AP", "-n", "ul2", "--table", "systems", "-o", out, case["qrels"], case["a"], case["b"])
+    cli("compare", "-m", "AP", "--norm", "ul2", "--table", "systems", "-o", out, case["qrels"], case["a"], case["b"])
     assert out.read_text().startswith("run,")
     out = tmp_path / "nrg.json"
     cli("nrg", "--leave-one-out", "-o", out, case["qrels"], case["a"], case["b"])
@@ -77,18 +77,18 @@ def test_compare_and_nrg_infer_the_format_too(case, tmp_path):
 def test_csv_neutralises_formula_cells_and_keeps_numbers(write):
     qrels = write("qrels.txt", "=cmd 0 d1 1\n=cmd 0 d2 0\n@q 0 d1 1\n")
     run = write("+evil.run", "=cmd Q0 d1 1 2.0 A\n=cmd Q0 d2 2 1.0 A\n@q Q0 d1 1 1.0 A\n")
-    text = cli("-f", "csv", "-m", "AP", "-n", "ul2", "--undefined", "skip", qrels, run).stdout
+    text = cli("-f", "csv", "-m", "AP", "--norm", "ul2", "--undefined", "skip", qrels, run).stdout
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0] == ["run", "query", "AP", "UL2(AP)"]
     assert [r[:2] for r in rows[1:]] == [["'+evil.run", "'=cmd"], ["'+evil.run", "'@q"], ["'+evil.run", "all"]]
     # numbers stay numbers, negative ones included
     assert rows[1][2] == "1.0" and float(rows[3][3]) == float(rows[3][3])
-    tsv = cli("-f", "tsv", "-m", "AP", "-n", "none", qrels, run).stdout
+    tsv = cli("-f", "tsv", "-m", "AP", "--norm", "none", qrels, run).stdout
     assert tsv.splitlines()[1].split("\t")[:2] == ["+evil.run", "=cmd"]  # tsv is raw
 
 
 def test_negative_numbers_are_not_neutralised(case):
-    text = cli("-f", "csv", "-m", "UL2(AP)", "-n", "none", case["qrels"], case["a"]).stdout
+    text = cli("-f", "csv", "-m", "UL2(AP)", "--norm", "none", case["qrels"], case["a"]).stdout
     vals = [r[2] for r in csv.reader(io.StringIO(text))][1:]
     assert vals[1] == "-0.3333333333333333" and not any(v.startswith("'") for v in vals)
 
@@ -100,15 +100,15 @@ def test_control_characters_and_newlines_in_a_run_name_never_forge_lines(write, 
     path = str(tmp_path / evil)
     b = write("b.run", RUN_B)
     shown = "x\\tAP\\tall\\t1.0000\\n\\x1b[31mred\\x07"
-    trec = cli("-m", "AP", "-n", "none", qrels, path, b).stdout
+    trec = cli("-m", "AP", "--norm", "none", qrels, path, b).stdout
     assert trec.splitlines() == [f"runid\tall\t{shown}", "AP\tall\t0.4444", "runid\tall\tb.run", "AP\tall\t0.8333"]
     for fmt, sep in (("tsv", "\t"), ("csv", ",")):
-        lines = cli("-f", fmt, "-m", "AP", "-n", "none", qrels, path).stdout.splitlines()
+        lines = cli("-f", fmt, "-m", "AP", "--norm", "none", qrels, path).stdout.splitlines()
         assert len(lines) == 5 and all(len(next(csv.reader([ln], delimiter=sep))) == 3 for ln in lines)
         assert lines[1].startswith(shown + sep) or lines[1].startswith(f'"{shown}"')
-    table = cli("-f", "table", "-m", "AP", "-n", "none", qrels, path).stdout
+    table = cli("-f", "table", "-m", "AP", "--norm", "none", qrels, path).stdout
     assert "\x1b" not in table and "\x07" not in table and shown in table
-    doc = json.loads(cli("-f", "json", "-m", "AP", "-n", "none", qrels, path).stdout)
+    doc = json.loads(cli("-f", "json", "-m", "AP", "--norm", "none", qrels, path).stdout)
     assert doc["meta"]["queries"][0]["run"] == evil  # JSON escapes it: kept exactly
 
 
@@ -203,14 +203,14 @@ def test_undefined_values_are_marked_in_the_table(case):
     assert "-0.0833†" in text
     assert "scored 0 by --undefined zero: undef per query, † marks a mean that includes them" in " ".join(text.split())
     # the command marks the undefined queries of --undefined zero too (scored 0, shown as undef)
-    out = cli("-f", "table", "-q", "-m", "P@2", "-n", "ul2", case["qrels"], case["a"]).stdout
+    out = cli("-f", "table", "-q", "-m", "P@2", "--norm", "ul2", case["qrels"], case["a"]).stdout
     rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()[:1] in (["q1"], ["q2"],
                                                                                               ["q10"], ["all"])}
     assert rows["q1"][-1] == "-0.2500" and rows["q2"][-1] == "undef" and rows["q10"][-1] == "undef"
     assert rows["all"][-1] == "-0.0833†"  # (-1/4 + 0 + 0) / 3
     assert "E" not in out.split()  # the bounds evaluated to find them are not shown
     # machine formats keep the number: 0 (and the count on stderr / in json)
-    tsv = cli("-f", "tsv", "-m", "P@2", "-n", "ul2", case["qrels"], case["a"]).stdout
+    tsv = cli("-f", "tsv", "-m", "P@2", "--norm", "ul2", case["qrels"], case["a"]).stdout
     vals = [float(line.split("\t")[-1]) for line in tsv.splitlines()[1:]]
     assert vals[1:3] == [0.0, 0.0] and vals == pytest.approx([-0.25, 0, 0, -1 / 12], abs=1e-15)
 
@@ -287,7 +287,7 @@ def test_disjoint_runs_are_refused_in_every_command(case, write, command):
     assert "other.run" in ok.stdout or command == ["queries"]
 
 
-@pytest.mark.parametrize("command", [["compare", "-n", "ul2"], ["queries"], ["nrg", "--leave-one-out"]])
+@pytest.mark.parametrize("command", [["compare", "--norm", "ul2"], ["queries"], ["nrg", "--leave-one-out"]])
 def test_exponential_gain_overflow_is_refused_in_every_command(write, command):
     q = write("q", "q1 0 d1 2000\nq1 0 d2 1\nq2 0 d1 1\nq2 0 d2 0\n")
     r1 = write("r1", "q1 Q0 d2 1 3 A\nq1 Q0 d1 2 2 A\nq2 Q0 d1 1 3 A\n")
@@ -362,13 +362,13 @@ def test_queries_plot_legend_is_outside_the_points(case, tmp_path, monkeypatch):
 def test_compare_csv_neutralises_run_names_and_tsv_escapes_them(case, write, tmp_path):
     evil = tmp_path / "=HYPERLINK(x)\tz"
     evil.write_text(RUN_A)
-    csv_text = cli("compare", "-f", "csv", "-m", "AP", "-n", "ul2", "--table", "systems", case["qrels"], str(evil),
+    csv_text = cli("compare", "-f", "csv", "-m", "AP", "--norm", "ul2", "--table", "systems", case["qrels"], str(evil),
                    case["b"]).stdout
     rows = list(csv.reader(io.StringIO(csv_text)))
     assert rows[0] == ["run", "metric", "mean", "rank"]
     assert {r[0] for r in rows[1:]} == {"'=HYPERLINK(x)\\tz", "b.run"}
     assert all(len(r) == 4 for r in rows) and any(r[2].startswith("-") for r in rows[1:])  # UL2 < 0 stays a number
-    tsv_text = cli("compare", "-f", "tsv", "-m", "AP", "-n", "ul2", "--table", "systems", case["qrels"], str(evil),
+    tsv_text = cli("compare", "-f", "tsv", "-m", "AP", "--norm", "ul2", "--table", "systems", case["qrels"], str(evil),
                    case["b"]).stdout
     assert {line.split("\t")[0] for line in tsv_text.splitlines()[1:]} == {"=HYPERLINK(x)\\tz", "b.run"}
 

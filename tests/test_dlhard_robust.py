@@ -105,7 +105,7 @@ def test_dlhard_cli_lines(shared, monkeypatch):
     d = shared / "dlhard-passage"
     monkeypatch.chdir(d)
     run = "runs/bm25_rm3_t5_zs.run.gz"
-    args = ["-n", "none", "--names", "trec", "-f", "trec", "-q", "-l", "2", "-c", "-M", "1000",
+    args = ["--norm", "none", "--names", "trec", "-f", "trec", "-q", "-l", "2", "-c", "-M", "1000",
             "--score-precision", "float32"]
     for m in ALL_TREC:
         args += ["-m", m]
@@ -126,7 +126,7 @@ def test_robust03_cli_several_runs(shared, monkeypatch):
     d = shared / "robust03"
     monkeypatch.chdir(d)
     paths = sorted(str(p.relative_to(d)) for p in (d / "runs").glob("input.*.gz"))
-    result = CliRunner().invoke(main, ["-n", "none", "--names", "trec", "-f", "trec", "-m", "map",
+    result = CliRunner().invoke(main, ["--norm", "none", "--names", "trec", "-f", "trec", "-m", "map",
                                        "-m", "P.15,100,1000", "qrels.txt", *paths])
     assert result.exit_code == 0, result.output
     published = _published(shared)

@@ -160,7 +160,7 @@ def test_existing_output_keeps_its_mode(files, tmp_path):
     out = tmp_path / "eval.txt"
     out.write_text("old")
     out.chmod(0o604)
-    res = cli("-m", "AP", "-n", "none", "-o", out, files["qrels"], files["a.run"])
+    res = cli("-m", "AP", "--norm", "none", "-o", out, files["qrels"], files["a.run"])
     assert res.exit_code == 0
     assert out.stat().st_mode & 0o777 == 0o604 and out.read_text() == "AP\tall\t0.7500\n"
 

@@ -55,7 +55,7 @@ def test_parse_threshold():
 
 
 def test_fail_below_fails_with_both_means_and_difference(case):
-    res = cli("-m", "AP", "-n", "none", "--fail-below", "AP=0.5", case["qrels"], case["a"], code=1)
+    res = cli("-m", "AP", "--norm", "none", "--fail-below", "AP=0.5", case["qrels"], case["a"], code=1)
     assert res.stdout == "AP\tall\t0.4444\n"  # the output is still written
     assert verdict_lines(res) == [
         "ulnorm-eval: gate FAILED: 1 of 1 check",
@@ -64,14 +64,14 @@ def test_fail_below_fails_with_both_means_and_difference(case):
 
 
 def test_fail_below_passes_and_checks_every_run(case):
-    res = cli("-m", "AP", "-n", "none", "--fail-below", "AP=0.4", case["qrels"], case["a"], case["b"])
+    res = cli("-m", "AP", "--norm", "none", "--fail-below", "AP=0.4", case["qrels"], case["a"], case["b"])
     # every check is printed, passed ones too, with its margin (A: 4/9 - 0.4; B: 5/6 - 0.4)
     assert verdict_lines(res) == [
         "ulnorm-eval: gate passed: 2 checks",
         "ulnorm-eval:   pass a.run AP: mean 0.4444, threshold 0.4000 (--fail-below), margin +0.0444",
         "ulnorm-eval:   pass b.run AP: mean 0.8333, threshold 0.4000 (--fail-below), margin +0.4333",
     ]
-    res = cli("-m", "AP", "-n", "none", "--fail-below", "AP=0.5", "--fail-below", "AP@1=0.9",
+    res = cli("-m", "AP", "--norm", "none", "--fail-below", "AP=0.5", "--fail-below", "AP@1=0.9",
               case["qrels"], case["a"], case["b"], code=1)
     lines = verdict_lines(res)
     # A fails both (AP 4/9; AP@1 = 1/3), B fails only AP@1 (mean 2/3)
@@ -84,7 +84,7 @@ def test_fail_below_passes_and_checks_every_run(case):
 
 
 def test_gated_measure_is_evaluated_even_if_not_requested(case):
-    res = cli("-m", "P@2", "-n", "none", "--fail-below", "UL2(AP)=-0.5", case["qrels"], case["a"])
+    res = cli("-m", "P@2", "--norm", "none", "--fail-below", "UL2(AP)=-0.5", case["qrels"], case["a"])
     assert res.stdout.splitlines() == ["P@2\tall\t0.3333", "UL2(AP)\tall\t-0.3968"]
 
 
@@ -98,7 +98,7 @@ def test_fail_below_usage_errors(case):
 # --------------------------------------------------------------------------- baseline
 
 def test_baseline_drop_beyond_max_drop_fails(case):
-    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--max-drop", "0.01",
+    res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--max-drop", "0.01",
               case["qrels"], case["a"], code=1)
     assert res.stdout == "AP\tall\t0.4444\n"  # the baseline is not printed
     p = __import__("scipy.stats", fromlist=["ttest_rel"]).ttest_rel(AP_A, AP_B, alternative="less").pvalue
@@ -110,13 +110,13 @@ def test_baseline_drop_beyond_max_drop_fails(case):
 
 
 def test_baseline_within_max_drop_passes(case):
-    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--max-drop", "0.4", case["qrels"], case["a"])
+    res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--max-drop", "0.4", case["qrels"], case["a"])
     lines = verdict_lines(res)
     assert lines[0] == "ulnorm-eval: gate passed: 1 check"
     assert lines[1].startswith("ulnorm-eval:   pass a.run AP: mean 0.4444 vs baseline 0.8333, difference -0.3889, "
                                "limit -0.4000 (--max-drop), margin +0.0111, p = ")
     # an improvement never fails, even with no allowed drop
-    cli("-m", "AP", "-n", "none", "--baseline", case["a"], case["qrels"], case["b"])
+    cli("-m", "AP", "--norm", "none", "--baseline", case["a"], case["qrels"], case["b"])
 
 
 def test_alpha_requires_significance(case):
@@ -124,22 +124,22 @@ def test_alpha_requires_significance(case):
 
     p = ttest_rel(AP_A, AP_B, alternative="less").pvalue  # 0.048: three queries, all worse
     assert 0.01 < p < 0.1
-    cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--alpha", "0.01", case["qrels"], case["a"])
-    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--alpha", "0.1", case["qrels"], case["a"], code=1)
+    cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--alpha", "0.01", case["qrels"], case["a"])
+    res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--alpha", "0.1", case["qrels"], case["a"], code=1)
     assert f"p = {p:.3g} (paired t, one-sided, n = 3, alpha = 0.1)" in res.stderr
 
 
 def test_randomization_test_is_exact_for_few_queries(case):
     # 3 queries: all 2^3 sign patterns; only the observed one (all negative) is as low: p = 1/8
-    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--test", "randomization", "--alpha", "0.2",
+    res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--test", "randomization", "--alpha", "0.2",
               case["qrels"], case["a"], code=1)
     assert "p = 0.125 (paired randomization, one-sided, n = 3, alpha = 0.2)" in res.stderr
-    cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--test", "randomization", "--alpha", "0.1",
+    cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--test", "randomization", "--alpha", "0.1",
         case["qrels"], case["a"])
 
 
 def test_zero_max_drop_prints_its_limit_and_margin(case):
-    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], case["qrels"], case["a"], code=1)
+    res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], case["qrels"], case["a"], code=1)
     line = verdict_lines(res)[1]
     assert "difference -0.3889, limit +0.0000 (--max-drop), margin -0.3889" in line
     assert "< -0" not in res.stderr
@@ -172,20 +172,20 @@ def test_bootstrap_gate_is_accepted_and_matches_a_direct_loop(case):
     assert bootstrap_less(x, x) == 1.0  # no difference: never significant
     assert bootstrap_less(np.array([0.1, 0.2, 0.3]), np.array([0.2, 0.3, 0.4])) == 0.0  # constant drop
     # the CLI accepts the test compare accepts, and reports it
-    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], "--test", "bootstrap", "--alpha", "0.5",
+    res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--test", "bootstrap", "--alpha", "0.5",
               "--seed", "1", case["qrels"], case["a"], code=1)
     p = bootstrap_less(AP_A, AP_B, seed=1)
     assert f"p = {p:.3g} (paired bootstrap, one-sided, n = 3, alpha = 0.5)" in res.stderr
 
 
 def test_baseline_gates_all_but_the_bounds(case):
-    res = cli("-m", "AP", "-n", "e,iub,wlb,ul2", "--baseline", case["b"], case["qrels"], case["a"], code=1)
+    res = cli("-m", "AP", "--norm", "e,iub,wlb,ul2", "--baseline", case["b"], case["qrels"], case["a"], code=1)
     assert "gate FAILED: 2 of 2 checks" in res.stderr  # AP and UL2(AP); E, IUB, WLB are the pool's
     assert "UL2(AP): mean -0.3968 vs baseline 0.5556" in res.stderr
 
 
 def test_baseline_among_the_runs_is_printed_and_compared_with_itself(case):
-    res = cli("-m", "AP", "-n", "none", "--baseline", case["b"], case["qrels"], case["a"], case["b"], code=1)
+    res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], case["qrels"], case["a"], case["b"], code=1)
     assert res.stdout == "runid\tall\ta.run\nAP\tall\t0.4444\nrunid\tall\tb.run\nAP\tall\t0.8333\n"
     assert "gate FAILED: 1 of 2 checks" in res.stderr
     assert "pass b.run AP: mean 0.8333 vs baseline 0.8333, difference +0.0000" in res.stderr
@@ -216,7 +216,7 @@ def test_baseline_on_real_runs_matches_scipy(shared):
     x, y = (rr.values[res.metrics[0]] for rr in res.runs)
     assert res.runs[0].qids == res.runs[1].qids
     p = ttest_rel(x, y, alternative="less").pvalue
-    out = cli("-m", "nDCG@10", "-n", "none", "--baseline", base, "--max-drop", "0.01", qrels, new, code=1)
+    out = cli("-m", "nDCG@10", "--norm", "none", "--baseline", base, "--max-drop", "0.01", qrels, new, code=1)
     assert f"difference {x.mean() - y.mean():+.4f}" in out.stderr
     assert f"p = {p:.3g} (paired t, one-sided, n = {len(x)})" in out.stderr
 

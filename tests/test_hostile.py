@@ -115,8 +115,8 @@ def test_crlf_line_ends_are_read_like_lf(tmp_path, files):
     crlf_q, crlf_r = tmp_path / "q.crlf", tmp_path / "r.crlf"
     crlf_q.write_bytes(QRELS.replace("\n", "\r\n").encode())
     crlf_r.write_bytes(RUN_A.replace("\n", "\r\n").encode())
-    got = cli("-m", "AP", "-n", "none", crlf_q, crlf_r)
-    assert got.exit_code == 0 and got.stdout == cli("-m", "AP", "-n", "none", files["qrels"], files["a.run"]).stdout
+    got = cli("-m", "AP", "--norm", "none", crlf_q, crlf_r)
+    assert got.exit_code == 0 and got.stdout == cli("-m", "AP", "--norm", "none", files["qrels"], files["a.run"]).stdout
 
 
 def test_query_id_all_is_refused(tmp_path, files):
@@ -141,13 +141,13 @@ def test_runs_with_the_same_base_name_get_distinct_names(tmp_path, files):
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "run.txt").write_text(RUN_A)
     (tmp_path / "b" / "run.txt").write_text(RUN_B)
-    res = cli("-m", "AP", "-n", "none", files["qrels"], tmp_path / "a" / "run.txt", tmp_path / "b" / "run.txt")
+    res = cli("-m", "AP", "--norm", "none", files["qrels"], tmp_path / "a" / "run.txt", tmp_path / "b" / "run.txt")
     assert res.exit_code == 0
     assert res.stdout.splitlines() == ["runid\tall\trun.txt#1", "AP\tall\t0.7500",
                                       "runid\tall\trun.txt#2", "AP\tall\t0.7500"]
     (tmp_path / "x.run").write_text(RUN_A)
     (tmp_path / "x.run.gz").write_bytes(gzip.compress(RUN_B.encode()))
-    res = cli("-m", "P@1", "-n", "none", "--fail-below", "P@1=0.75", files["qrels"], tmp_path / "x.run",
+    res = cli("-m", "P@1", "--norm", "none", "--fail-below", "P@1=0.75", files["qrels"], tmp_path / "x.run",
               tmp_path / "x.run.gz")
     assert res.exit_code == 1  # x.run: P@1 = 1/2 fails; x.run.gz: 1/2 fails too; both named
     assert res.stdout.splitlines() == ["runid\tall\tx.run#1", "P@1\tall\t0.5000",
@@ -160,7 +160,7 @@ def test_run_sharing_no_query_with_the_qrels_is_refused(tmp_path, files):
     r.write_text("x1 Q0 d1 1 1.0 X\nx2 Q0 d2 1 1.0 X\n")
     one_line_error(cli(files["qrels"], r), f"{r}: shares no query with {files['qrels']} (the run has 'x1', 'x2'): "
                                           "the wrong qrels? (--allow-disjoint evaluates it anyway, scoring 0)")
-    ok = cli("--allow-disjoint", "-m", "AP", "-n", "none", files["qrels"], r)
+    ok = cli("--allow-disjoint", "-m", "AP", "--norm", "none", files["qrels"], r)
     assert ok.exit_code == 0 and ok.stdout == "AP\tall\t0.0000\n"
 
 
@@ -184,7 +184,7 @@ def test_odd_query_ids_sort_without_crashing(tmp_path, qid):
     q.write_text(f"{qid} 0 d1 1\n2 0 d1 1\n10 0 d1 1\n")
     r = tmp_path / "r"
     r.write_text(f"{qid} Q0 d1 1 1.0 A\n2 Q0 d1 1 1.0 A\n10 Q0 d1 1 1.0 A\n")
-    res = cli("-q", "-m", "AP", "-n", "none", q, r)
+    res = cli("-q", "-m", "AP", "--norm", "none", q, r)
     assert res.exit_code == 0, res.stderr
     rows = [ln.split("\t")[1] for ln in res.stdout.splitlines()]
     assert rows[:2] == ["2", "10"] or rows[1:3] == ["2", "10"]
@@ -571,15 +571,16 @@ def test_hostile_inputs_in_every_command(tmp_path, files):
 
 BAD_OPTIONS = [
     ["-l", "nan"], ["-l", "x"], ["-M", "0"], ["-M", "-3"], ["-M", "1e3"], ["-m", ""], ["-m", "nDCG@"],
-    ["-m", "nDCG@-1"], ["-m", "UL9(AP)"], ["-m", "AP("], ["-m", "\x00"], ["-m", "P.5,x"], ["-n", "bogus"],
-    ["-n", ""], ["--precision", "99"], ["--precision", "-1"], ["-f", "xml"], ["--ties", "x"],
+    ["-m", "nDCG@-1"], ["-m", "UL9(AP)"], ["-m", "AP("], ["-m", "\x00"], ["-m", "P.5,x"], ["--norm", "bogus"],
+    ["--norm", ""], ["--precision", "99"], ["--precision", "-1"], ["-f", "xml"], ["--ties", "x"],
     ["--permutations", "0"], ["--seed", "x"], ["--seed", "1e400"], ["--pool", "x"], ["--undefined", "x"],
     ["-o", ""], ["-o", "/nonexistent/dir/x"], ["-o", "/proc/sys/x"],
-    ["--no-such-option"], ["-J"], ["-m", "RBP(p=nan)"], ["-m", "RBP(p=1.5)"], ["-m", "nDCG(dcg='x')@10"],
+    ["--no-such-option"], ["-m", "RBP(p=nan)"], ["-m", "RBP(p=1.5)"], ["-m", "nDCG(dcg='x')@10"],
     ["-m", "P@" + "9" * 5000], ["-m", "AP@-1"], ["-m", "P@0"], ["--score-precision", "float16"], ["--expectation", "x"],
     ["--allow-disjoint", "-l", "inf"], ["--allow-disjoint=yes"],
 ]
 NOT_COMPARE = [["-f", "markdown"], ["-f", "latex"]]  # compare has them (paper tables); the others do not
+NOT_EVAL = [["-J"]]  # trec_eval's judged-only flag: eval has it, the others do not
 EVAL_ONLY = [
     ["--head", "0"], ["--sort", "Bogus"], ["--fail-below", "AP"], ["--fail-below", "AP=x"],
     ["--fail-below", "AP=inf"], ["--fail-below", "Nope=0.1"], ["--alpha", "0.1"], ["--max-drop", "-1"],
@@ -589,14 +590,14 @@ EVAL_ONLY = [
 COMPARE_ONLY = [["--alpha", "2"], ["--alpha", "nan"], ["--table", "x"], ["--test", "x"], ["--reps", "1"],
                 ["--subset-size", "0"], ["--phi-target", "1"], ["--swap-trials", "0"], ["--correction", "x"]]
 QUERIES_ONLY = [["--ideal-gap", "nan"], ["--hard-below", "x"], ["--easy-above", "inf"]]
-NRG_ONLY = [*NOT_COMPARE, ["--leave-one-out", "--chronological"], ["--best-by", "AP"], ["--group-by", "("],
+NRG_ONLY = [*NOT_COMPARE, *NOT_EVAL, ["--leave-one-out", "--chronological"], ["--best-by", "AP"], ["--group-by", "("],
             ["-m", "AP@x"], ["--prior", "/nonexistent"]]
 
 
 def test_hostile_options_in_every_command(tmp_path, files):
     cases = [(["eval"], o) for o in BAD_OPTIONS + EVAL_ONLY + NOT_COMPARE]
-    cases += [(["compare"], o) for o in BAD_OPTIONS + COMPARE_ONLY]
-    cases += [(["queries"], o) for o in BAD_OPTIONS + QUERIES_ONLY + NOT_COMPARE]
+    cases += [(["compare"], o) for o in BAD_OPTIONS + COMPARE_ONLY + NOT_EVAL]
+    cases += [(["queries"], o) for o in BAD_OPTIONS + QUERIES_ONLY + NOT_COMPARE + NOT_EVAL]
     cases += [(["nrg"], o) for o in [o for o in BAD_OPTIONS if o[0] not in ("--pool", "--undefined", "--permutations",
                                                                                "--expectation", "-n")]
               + NRG_ONLY]
@@ -631,8 +632,8 @@ def test_hostile_fifo_input(tmp_path, files):
 
 
 @pytest.mark.parametrize("flag, hint", [
-    ("-J", "(judged documents only) has no equivalent: unjudged documents count as non-relevant"),
-    ("--nosummary", "has no equivalent: -q adds per-query rows, and the summary rows are those with query 'all'"),
+    ("--Judged_docs_only", "is -J/--judged-only here"),
+    ("-Z", "(Z scores) has no equivalent; normalisations are the variants (--norm e,iub,ul1,ul2,...)"),
     ("--query_eval_wanted", "is -q here"),
     ("-v", "(version) is --version here"),
 ])

@@ -40,7 +40,7 @@ HAND = {
 
 
 def _cli(args, stdin=None):
-    return CliRunner().invoke(main, ["-n", "none", "-f", "trec", "-q", *[x for m in MEASURES for x in ("-m", m)],
+    return CliRunner().invoke(main, ["--norm", "none", "-f", "trec", "-q", *[x for m in MEASURES for x in ("-m", m)],
                                      *args], input=stdin)
 
 

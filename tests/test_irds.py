@@ -30,7 +30,7 @@ def cli(args):
 def test_cli_irds_qrels_equal_the_file(dlhard):
     source, d = dlhard
     run = str(d / "runs" / "bm25_rm3.run.gz")
-    args = ["-f", "tsv", "-q", "-m", "nDCG@10", "-m", "AP", "-n", "e,ul2"]
+    args = ["-f", "tsv", "-q", "-m", "nDCG@10", "-m", "AP", "--norm", "e,ul2"]
     a, b = cli(args + [source, run]), cli(args + [str(d / "qrels.txt"), run])
     assert a.exit_code == 0 and b.exit_code == 0, a.output
     assert a.stdout == b.stdout and len(a.stdout.splitlines()) == 52

@@ -23,7 +23,7 @@ def objects():
 
 
 def cli_values(qrels, run, names) -> pd.DataFrame:
-    args = ["-f", "tsv", "-q", "-n", "none"] + [x for n in names for x in ("-m", n)] + [str(qrels), str(run)]
+    args = ["-f", "tsv", "-q", "--norm", "none"] + [x for n in names for x in ("-m", n)] + [str(qrels), str(run)]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
     return pd.read_csv(io.StringIO(res.stdout), sep="\t", dtype={"query": str}).set_index("query")

@@ -44,7 +44,7 @@ HAND = {
     "IUB(P@2)": [1, F(1, 2), F(1, 2)],
     "UL2(P@2)": [F(-1, 4), 0, 0],  # undefined twice, scored 0 (the default)
 }
-ARGS = ["-m", "AP", "-m", "P@2", "-n", "e,iub,ul2"]
+ARGS = ["-m", "AP", "-m", "P@2", "--norm", "e,iub,ul2"]
 
 
 @pytest.fixture
@@ -91,9 +91,9 @@ def test_trec_rows_match_hand_values(case):
 
 def test_trec_several_runs_and_precision(case):
     # one shape whatever the number of runs: three columns, a runid line opening each run's block
-    res = run_cli("-m", "AP", "-n", "none", "--precision", "2", case["qrels"], case["a"], case["b"])
+    res = run_cli("-m", "AP", "--norm", "none", "--precision", "2", case["qrels"], case["a"], case["b"])
     assert res.stdout == "runid\tall\ta.run\nAP\tall\t0.44\nrunid\tall\tb.run\nAP\tall\t0.83\n"
-    one = run_cli("-m", "AP", "-n", "none", "--precision", "2", case["qrels"], case["a"]).stdout
+    one = run_cli("-m", "AP", "--norm", "none", "--precision", "2", case["qrels"], case["a"]).stdout
     assert one == "AP\tall\t0.44\n"  # one run: trec_eval's lines exactly
     for text in (one, res.stdout):  # `awk '$1 == "AP"'` keeps matching
         assert all(len(line.split("\t")) == 3 for line in text.splitlines())
@@ -101,7 +101,7 @@ def test_trec_several_runs_and_precision(case):
 
 
 def test_trec_several_runs_per_query_with_trec_names(case):
-    res = run_cli("-q", "--names", "trec", "-m", "map", "-n", "none", case["qrels"], case["a"], case["b"])
+    res = run_cli("-q", "--names", "trec", "-m", "map", "--norm", "none", case["qrels"], case["a"], case["b"])
     lines = res.stdout.splitlines()
     pad = lambda n: f"{n:<22s}"  # noqa: E731 - trec_eval's %-22s
     assert lines[0] == f"{pad('runid')}\tall\ta.run"
@@ -142,7 +142,7 @@ def test_delimited_round_trips_through_pandas(case, fmt, sep):
 def test_tsv_full_precision_and_nan(case):
     import pandas as pd
 
-    text = run_cli("-f", "tsv", "-m", "P@2", "-n", "ul2", "--undefined", "skip", case["qrels"], case["a"]).stdout
+    text = run_cli("-f", "tsv", "-m", "P@2", "--norm", "ul2", "--undefined", "skip", case["qrels"], case["a"]).stdout
     assert "\tNaN" in text
     df = pd.read_csv(io.StringIO(text), sep="\t").set_index("query")
     assert df.loc["q1", "UL2(P@2)"] == pytest.approx(-0.25, abs=1e-15)
@@ -200,7 +200,7 @@ def test_json_monte_carlo_standard_errors(case):
 
     from ulnorm_eval.render.formats import JSON_SCHEMA
 
-    res = run_cli("-f", "json", "-m", "AP", "-n", "db", "--permutations", "200", case["qrels"], case["b"])
+    res = run_cli("-f", "json", "-m", "AP", "--norm", "db", "--permutations", "200", case["qrels"], case["b"])
     doc = json.loads(res.stdout)
     jsonschema.validate(doc, JSON_SCHEMA)
     run = doc["runs"][0]
@@ -285,13 +285,13 @@ def test_table_cli_caption(case):
 
 
 def test_per_query_table_sorted_and_cut(case):
-    out = run_cli("-f", "table", "-m", "AP", "-n", "ul2", "--sort", "AP", "--head", "2",
+    out = run_cli("-f", "table", "-m", "AP", "--norm", "ul2", "--sort", "AP", "--head", "2",
                   case["qrels"], case["a"]).stdout
     firsts = [line.split()[0] for line in out.splitlines() if line.split()[:1] in (["q1"], ["q2"], ["q10"], ["all"])]
     assert firsts == ["q10", "q2", "all"]  # AP ascending: 0, 1/2; q1 cut by --head
-    out = run_cli("-f", "trec", "-m", "AP", "-n", "none", "--sort=-AP", case["qrels"], case["a"]).stdout
+    out = run_cli("-f", "trec", "-m", "AP", "--norm", "none", "--sort=-AP", case["qrels"], case["a"]).stdout
     assert [line.split("\t")[1] for line in out.splitlines()] == ["q1", "q2", "q10", "all"]
-    out = run_cli("-m", "AP", "-n", "none", "--sort", "-AP", "--head", "1", case["qrels"], case["a"]).stdout
+    out = run_cli("-m", "AP", "--norm", "none", "--sort", "-AP", "--head", "1", case["qrels"], case["a"]).stdout
     assert out == "AP\tq1\t0.8333\nAP\tall\t0.4444\n"
 
 
@@ -333,7 +333,7 @@ def test_output_to_a_special_file_is_written_not_replaced(case, tmp_path):
     got = []
     reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
     reader.start()
-    run_cli("-m", "AP", "-n", "none", "-o", fifo, case["qrels"], case["a"])
+    run_cli("-m", "AP", "--norm", "none", "-o", fifo, case["qrels"], case["a"])
     reader.join(timeout=30)
     assert got == ["AP\tall\t0.4444\n"]
     assert stat.S_ISFIFO(fifo.stat().st_mode) and _leftovers(tmp_path) == []
@@ -344,7 +344,7 @@ def test_output_through_a_symlink_keeps_the_link(case, tmp_path):
     target.write_text("old")
     link = tmp_path / "link.txt"
     link.symlink_to(target)
-    run_cli("-m", "AP", "-n", "none", "-o", link, case["qrels"], case["a"])
+    run_cli("-m", "AP", "--norm", "none", "-o", link, case["qrels"], case["a"])
     assert link.is_symlink() and target.read_text() == "AP\tall\t0.4444\n"
 
 
@@ -468,4 +468,4 @@ def test_progress_only_for_large_inputs(tmp_path, monkeypatch, capsys):
 
 
 def test_no_progress_flag_is_accepted(case):
-    assert run_cli("--no-progress", "-m", "AP", "-n", "none", case["qrels"], case["a"]).stdout == "AP\tall\t0.4444\n"
+    assert run_cli("--no-progress", "-m", "AP", "--norm", "none", case["qrels"], case["a"]).stdout == "AP\tall\t0.4444\n"

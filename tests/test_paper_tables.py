@@ -81,30 +81,30 @@ Mean over 6 queries; the best of each column in **bold**. Superscripts: the runs
 def test_latex_pairwise_exact(case):
     """A - C: differences (1,1,1,1,1,0) on P@1, t = 5, p = 0.0041, Holm x3 = 0.0123 < 0.05: A gets 'c';
     A - B: (0,0,0,1,1,1), t = 2.236, p = 0.0756: not significant; B - C: t = 1, p = 0.363."""
-    out = run_cli(["compare", "-f", "latex", "-m", "P@1", "-m", "RR", "-n", "ul2", case["qrels"], case["A"], case["B"],
+    out = run_cli(["compare", "-f", "latex", "-m", "P@1", "-m", "RR", "--norm", "ul2", case["qrels"], case["A"], case["B"],
                    case["C"]])
     assert out == LATEX
 
 
 def test_markdown_baseline_exact(case):
     """Against C only: A - C p = 0.0041 and B - C p = 0.363, Holm over the two: 0.0082, 0.363: A gets †."""
-    out = run_cli(["compare", "-f", "markdown", "-m", "P@1", "-m", "RR", "-n", "ul2", "--baseline", case["C"],
+    out = run_cli(["compare", "-f", "markdown", "-m", "P@1", "-m", "RR", "--norm", "ul2", "--baseline", case["C"],
                    case["qrels"], case["A"], case["B"], case["C"]])
     assert out == MARKDOWN_BASELINE
     # the run's name works as well as its path
-    assert run_cli(["compare", "-f", "markdown", "-m", "P@1", "-m", "RR", "-n", "ul2", "--baseline", "C",
+    assert run_cli(["compare", "-f", "markdown", "-m", "P@1", "-m", "RR", "--norm", "ul2", "--baseline", "C",
                     case["qrels"], case["A"], case["B"], case["C"]]) == MARKDOWN_BASELINE
 
 
 def test_markdown_uncorrected_loose_alpha(case):
     """alpha 0.2, no correction: A beats B (p = 0.0756) and C (p = 0.0041); B - C (p = 0.363) does not."""
-    out = run_cli(["compare", "-f", "markdown", "-m", "P@1", "-n", "none", "--alpha", "0.2", "--correction", "none",
+    out = run_cli(["compare", "-f", "markdown", "-m", "P@1", "--norm", "none", "--alpha", "0.2", "--correction", "none",
                    case["qrels"], case["A"], case["B"], case["C"]])
     assert out == MARKDOWN_LOOSE
 
 
 def test_latex_escapes_names(write, case):
-    out = run_cli(["compare", "-f", "latex", "-m", "P@1", "-n", "none", case["qrels"], case["A"],
+    out = run_cli(["compare", "-f", "latex", "-m", "P@1", "--norm", "none", case["qrels"], case["A"],
                    write("my_run&1", open(case["B"]).read())])
     assert r"my\_run\&1" in out
 
@@ -143,7 +143,7 @@ def test_marks_follow_stats_p_values_on_dlhard(shared, correction):
     res = evaluate(str(d / "qrels.txt"), paths, ["nDCG@10", "AP"], variants=["UL2"])
     runs = [rr.name for rr in res.runs]
     vals = {rr.name: {str(m): rr.values[m] for m in res.metrics} for rr in res.runs}
-    args = ["compare", "-f", "markdown", "-m", "nDCG@10", "-m", "AP", "-n", "ul2", "--correction", correction,
+    args = ["compare", "-f", "markdown", "-m", "nDCG@10", "-m", "AP", "--norm", "ul2", "--correction", correction,
             str(d / "qrels.txt"), *paths]
     shown = _table_marks(run_cli(args), runs, metrics)
     letters = dict(zip(runs, "abcd"))
@@ -180,11 +180,11 @@ def test_api_paper_table_is_the_cli_table(case):
 
 
 def test_caption_names_the_query_set(case, shared):
-    out = run_cli(["compare", "-f", "markdown", "-m", "P@1", "-n", "none", "--subset", "uninformative", "--subset-size",
+    out = run_cli(["compare", "-f", "markdown", "-m", "P@1", "--norm", "none", "--subset", "uninformative", "--subset-size",
                    "4", case["qrels"], case["A"], case["B"], case["C"]])
     assert out.splitlines()[-1].startswith("Mean over 4 queries of the uninformative subset (Karmaker & Feng 2022 §4.4);")
     d = shared / "dlhard-passage"
-    out = run_cli(["compare", "-f", "markdown", "-m", "AP", "-n", "ul2", "--undefined", "skip", str(d / "qrels.txt"),
+    out = run_cli(["compare", "-f", "markdown", "-m", "AP", "--norm", "ul2", "--undefined", "skip", str(d / "qrels.txt"),
                    str(d / "runs" / "bm25.run.gz"), str(d / "runs" / "bm25_rm3.run.gz")])
     # UL2(AP) is undefined (E = IUB) on 9 of the 50 queries, which --undefined skip leaves out of its column
     assert out.splitlines()[-1].startswith("Mean over 41–50 queries, queries undefined for some run left out per "

@@ -94,11 +94,11 @@ def test_non_contiguous_query_is_refused_with_its_line(tmp_path):
     body = [f"1 Q0 a{i} {i} {50 - i} t" for i in range(20)] + [f"2 Q0 b{i} {i} 1 t" for i in range(20)]
     body += ["1 Q0 late 99 0.5 t"]
     r.write_text("\n".join(body) + "\n")
-    res = CliRunner().invoke(main, ["--stream", "-n", "none", str(q), str(r)])
+    res = CliRunner().invoke(main, ["--stream", "--norm", "none", str(q), str(r)])
     assert res.exit_code == 2
     assert f"{r}:41: query '1' appears again after other queries" in res.output
     # without --stream the same file is fine
-    assert CliRunner().invoke(main, ["-n", "none", str(q), str(r)]).exit_code == 0
+    assert CliRunner().invoke(main, ["--norm", "none", str(q), str(r)]).exit_code == 0
 
 
 def test_errors_in_later_blocks_name_the_file_line(tmp_path):
@@ -156,7 +156,7 @@ def _real_runs():
 
 @pytest.mark.parametrize("qrels, run, args", _real_runs())
 def test_every_real_run_streams_to_the_same_tsv(shared, qrels, run, args):
-    base = ["-f", "tsv", "-m", "nDCG@10", "-m", "AP", "-m", "P@10", "-n", "e,iub,ul1,ul2,uew", *args, qrels, run]
+    base = ["-f", "tsv", "-m", "nDCG@10", "-m", "AP", "-m", "P@10", "--norm", "e,iub,ul1,ul2,uew", *args, qrels, run]
     a = CliRunner().invoke(main, ["--stream", *base])
     b = CliRunner().invoke(main, ["--no-stream", *base])
     assert a.exit_code == b.exit_code == 0, a.output + b.output
@@ -191,6 +191,6 @@ def test_compression_is_recognised_by_content_on_files_and_stdin(tmp_path, compr
     r.write_bytes(packed)
     for args, stdin in (([str(q), str(r)], None), ([str(q), "-"], packed)):
         for mode in ("--stream", "--no-stream"):
-            res = CliRunner().invoke(main, [mode, "-n", "none", "-m", "RR", *args], input=stdin)
+            res = CliRunner().invoke(main, [mode, "--norm", "none", "-m", "RR", *args], input=stdin)
             assert res.exit_code == 0, res.output
             assert res.stdout == "RR\tall\t0.5000\n"

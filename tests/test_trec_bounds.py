@@ -1,4 +1,4 @@
-"""Expectations of trec_eval's measures (core/trec_expectations.py) against brute force: the mean of
+"""Expectations of trec_eval's measures (their records' expectation, or Monte Carlo) against brute force: the mean of
 the native kernel over every permutation of small pools (relevant at several grades, judged
 nonrelevant, pooled-unjudged and not-in-the-qrels documents, extra qrels documents outside the pool,
 -l 1 and 2).  Closed forms must equal the mean over all n! orders to 1e-12; Monte Carlo estimates
@@ -11,10 +11,25 @@ import itertools
 import numpy as np
 import pytest
 
-from ulnorm_eval.core import trec_expectations as te
-from ulnorm_eval.core import trec_measures as tm
-from ulnorm_eval.core.kernels import Judgements, Ranking
-from ulnorm_eval.core.pools import Pool
+from ulnorm_eval.core import expectations, registry
+from ulnorm_eval.core.kernels import Judgements, Level, Ranking
+from ulnorm_eval.core.measures import compute
+from ulnorm_eval.core.measures.trec import judged_only
+from ulnorm_eval.core.permutations import Keys, permutation_values
+from ulnorm_eval.core.pools import Pool, judged_only_pool
+
+
+def kernel(name, rk, J, L=1):
+    return compute(rk, J, registry.parse(name).measure, Level(L))
+
+
+def exact(name, pool, J, L=1):
+    return expectations.expectation(pool, J, registry.parse(name).measure, Level(L))
+
+
+def montecarlo(name, pool, J, reps, seed, L=1):
+    vals = permutation_values(pool, J, registry.parse(name).measure, Level(L), reps, Keys(seed, J.qids))
+    return vals.mean(axis=0), vals.std(axis=0, ddof=1) / np.sqrt(reps)
 
 
 def make_case(seed: int):
@@ -41,12 +56,11 @@ def all_orders(pool: Pool) -> Ranking:
 
 def exact_cases(n):
     ks = sorted({1, 3, n, n + 2})
-    out = [("map", None), ("gm_map", None), ("Rprec", None), ("recip_rank", None), ("bpref", None),
-           ("gm_bpref", None), ("infAP", None), ("binG", None), ("ndcg", None), ("ndcg", {1: 3.0, 2: 9.0}),
-           ("rbp", None), ("rbp", {"p": 0.5}), ("rbp_resid", None), ("rbp_resid", {"p": 0.7})]
+    out = ["map", "gm_map", "Rprec", "recip_rank", "bpref", "gm_bpref", "infAP", "binG", "ndcg", "ndcg.1=3,2=9",
+           "rbp", "rbp.p=0.5", "rbp_resid", "rbp_resid.p=0.7"]
     for k in ks:
-        out += [("P", k), ("recall", k), ("relative_P", k), ("success", k), ("map_cut", k), ("ndcg_cut", k)]
-    out += [("Rprec_mult", x) for x in (0.2, 0.4, 1.0, 2.0, 3.5)]
+        out += [f"{b}.{k}" for b in ("P", "recall", "relative_P", "success", "map_cut", "ndcg_cut")]
+    out += [f"Rprec_mult.{x}" for x in (0.2, 0.4, 1.0, 2.0, 3.5)]
     return out
 
 
@@ -55,17 +69,17 @@ def exact_cases(n):
 def test_exact_expectations_equal_brute_force(seed, L):
     pool, J = make_case(seed)
     rk = all_orders(pool)
-    ctx = tm.TrecContext(rel_level=L)
-    assert set(te.EXACT) == {f.trec for f in tm.FAMILIES if f.bounds == "exact"}
-    for trec, param in exact_cases(len(pool.row)):
-        brute = tm.compute_trec(trec, rk, J, param, ctx).mean()
-        got = te.expectation(trec, pool, J, param, ctx)[0]
-        assert got == pytest.approx(brute, rel=1e-12, abs=1e-12), (trec, param, pool.grade, pool.judged, J.grade)
+    cases = exact_cases(len(pool.row))
+    trec_exact = {t.base for f in registry.FAMILIES.values() if f.bounds == "exact" for t in f.trec}
+    assert trec_exact == {c.split(".")[0] for c in cases}  # every trec_eval family with a closed form
+    for name in cases:
+        brute = kernel(name, rk, J, L).mean()
+        got = exact(name, pool, J, L)[0]
+        assert got == pytest.approx(brute, rel=1e-12, abs=1e-12), (name, pool.grade, pool.judged, J.grade)
 
 
-MC = [("iprec_at_recall", 0.0), ("iprec_at_recall", 0.5), ("11pt_avg", tm.BY_TREC["11pt_avg"].default),
-      ("G", None), ("ndcg_rel", None), ("Rndcg", None), ("ERR", 3), ("ERR", None), ("Compat", None),
-      ("map", None), ("bpref", None)]
+MC = ["iprec_at_recall.0.0", "iprec_at_recall.0.5", "11pt_avg", "G", "ndcg_rel", "Rndcg", "ERR@3", "ERR", "Compat",
+      "map", "bpref"]
 
 
 def test_montecarlo_within_4_se_of_brute_force():
@@ -77,13 +91,13 @@ def test_montecarlo_within_4_se_of_brute_force():
         jrow.append(np.full(len(J.row), i)), jgrade.append(J.grade)
     pool = Pool(np.concatenate(rows), np.concatenate(grades), len(cases), np.concatenate(judged))
     Jall = Judgements([f"q{i}" for i in range(len(cases))], np.concatenate(jrow), np.concatenate(jgrade), 3.0)
-    ctx = tm.TrecContext(rel_level=1)
-    for trec, param in MC:
-        mean, se = te.montecarlo(trec, pool, Jall, param, ctx, reps=4000, seed=5)
+    for name in MC:
+        assert name in ("map", "bpref") or registry.parse_many(name)[0].measure.bounds == "montecarlo", name
+        mean, se = montecarlo(name, pool, Jall, reps=4000, seed=5)
         for i, (p, J) in enumerate(cases):
-            brute = tm.compute_trec(trec, all_orders(p), J, param, ctx).mean()
-            assert abs(mean[i] - brute) <= 4 * se[i] + 1e-12, (trec, param, i, mean[i], brute, se[i])
-            assert se[i] > 0 or np.ptp(tm.compute_trec(trec, all_orders(p), J, param, ctx)) == 0
+            every = kernel(name, all_orders(p), J)
+            assert abs(mean[i] - every.mean()) <= 4 * se[i] + 1e-12, (name, i, mean[i], every.mean(), se[i])
+            assert se[i] > 0 or np.ptp(every) == 0
 
 
 def test_infap_exact_on_a_large_pool_matches_montecarlo():
@@ -94,23 +108,19 @@ def test_infap_exact_on_a_large_pool_matches_montecarlo():
     grade[~judged] = 0
     J = Judgements(["q"], np.zeros(int(judged.sum()), np.int64), np.sort(grade[judged])[::-1].copy(), 2.0)
     pool = Pool(np.zeros(60, np.int64), grade, 1, judged)
-    ctx = tm.TrecContext()
-    mean, se = te.montecarlo("infAP", pool, J, None, ctx, reps=20000, seed=2)
-    exact = te.expectation("infAP", pool, J, None, ctx)
-    assert abs(mean[0] - exact[0]) <= 4 * se[0]
+    mean, se = montecarlo("infAP", pool, J, reps=20000, seed=2)
+    assert abs(mean[0] - exact("infAP", pool, J)[0]) <= 4 * se[0]
 
 
 @pytest.mark.parametrize("seed", range(12))
 def test_judged_only_bounds(seed):
     """-J: scoring the judged-only view of every permutation of the pool equals permuting the
-    judged-only pool, so the closed forms apply to te.judged_only_pool(pool)."""
+    judged-only pool, so the closed forms apply to judged_only_pool(pool)."""
     pool, J = make_case(seed)
-    rk = tm.judged_only(all_orders(pool))
-    jp = te.judged_only_pool(pool)
+    rk = judged_only(all_orders(pool))
+    jp = judged_only_pool(pool)
     if len(jp.row) == 0:
         return
-    ctx = tm.TrecContext()
-    for trec, param in [("map", None), ("bpref", None), ("infAP", None), ("P", 2), ("success", 2),
-                        ("ndcg_cut", 3), ("rbp", None), ("rbp_resid", None), ("Rprec_mult", 1.2)]:
-        brute = tm.compute_trec(trec, rk, J, param, ctx).mean()
-        assert te.expectation(trec, jp, J, param, ctx)[0] == pytest.approx(brute, rel=1e-12, abs=1e-12), trec
+    for name in ["map", "bpref", "infAP", "P.2", "success.2", "ndcg_cut.3", "rbp", "rbp_resid", "Rprec_mult.1.2"]:
+        brute = kernel(name, rk, J).mean()
+        assert exact(name, jp, J)[0] == pytest.approx(brute, rel=1e-12, abs=1e-12), name

@@ -71,7 +71,7 @@ def test_cli_prints_trec_eval_lines(shared, case, monkeypatch):
     monkeypatch.chdir(d)
     expected = [line for line in (d / exp_file).read_text().splitlines()
                 if NATIVE.match(line.split("\t")[0].strip())]
-    args = ["-n", "none", "--names", "trec", "-f", "trec", *flags]
+    args = ["--norm", "none", "--names", "trec", "-f", "trec", *flags]
     for n in names:
         args += ["-m", n]
     result = CliRunner().invoke(main, [*args, qrels, run])
@@ -83,7 +83,7 @@ def test_cli_default_measures_on_out_test(shared, monkeypatch):
     """trec_eval's default run; our default measures differ, so ask for trec_eval's by name."""
     d = shared / "trec_eval_test"
     monkeypatch.chdir(d)
-    result = CliRunner().invoke(main, ["-n", "none", "--names", "trec", "-f", "trec", "-m", "map",
+    result = CliRunner().invoke(main, ["--norm", "none", "--names", "trec", "-f", "trec", "-m", "map",
                                        "-m", "P.5,10", "qrels.test", "results.test"])
     assert result.exit_code == 0
     assert result.stdout == ("map                   \tall\t0.1785\n"
@@ -92,15 +92,16 @@ def test_cli_default_measures_on_out_test(shared, monkeypatch):
 
 
 @pytest.mark.parametrize("case", ["aq", "aqc", "aqcM"])
-def test_ir_measures_bridge_matches_trec_eval(shared, case):
-    """bpref and infAP are computed through ir_measures with our ordering, -c and -M imposed."""
+def test_bpref_infap_success_match_trec_eval(shared, case):
+    """bpref, infAP and Success@10 (ir_measures' names) are native since issue 11 (they were computed
+    through ir_measures before), with our ordering, -c and -M."""
     exp_file, qrels, run, _, options, _ = CASES[case]
     d = shared / "trec_eval_test"
     expected = read_trec_eval_output(d / exp_file)
     res = evaluate(str(d / qrels), [str(d / run)], ["Bpref", "infAP", "Success@10"], variants=[], **options)
     rr = res.runs[0]
     for m, name in zip(res.metrics, ["bpref", "infAP", "success_10"]):
-        assert not m.measure.native
+        assert m.measure.native
         for i, q in enumerate(rr.qids):
             assert f"{rr.values[m][i]:.4f}" == expected[(name, q)], (name, q)
         assert f"{rr.mean[m]:.4f}" == expected[(name, "all")]
@@ -120,7 +121,7 @@ def test_names_trec_is_line_for_line_trec_eval(shared, expected, flags, qrels, r
     measures in its table's order): the expected file's lines for our measures, one for one."""
     d = shared / "trec_eval_test"
     want = [line for line in (d / expected).read_text().splitlines() if SUPPORTED.match(line)]
-    args = ["--names", "trec", "-n", "none", *flags, "-m", "map", "-m", "Rprec", "-m", "recip_rank", "-m", "P",
+    args = ["--names", "trec", "--norm", "none", *flags, "-m", "map", "-m", "Rprec", "-m", "recip_rank", "-m", "P",
             "-m", "recall", "-m", "ndcg", "-m", "ndcg_cut", "-m", "map_cut", str(d / qrels), str(d / results)]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output

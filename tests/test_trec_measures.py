@@ -1,101 +1,44 @@
-"""trec_eval 10's measures, natively (ulnorm_eval.core.trec_measures), against trec_eval's own
-expected outputs, whole files, line for line, and DL-HARD's published ``*.run.eval`` files.
+"""trec_eval 10's measures through the command line, against trec_eval's own expected outputs, whole
+files, line for line, and DL-HARD's published ``*.run.eval`` files; plus the kernels on hand-computed
+cases and ir_measures parity on real runs.
 
-A small test-local renderer turns the kernels' values into trec_eval's text (its measure order,
-names, number formats and ``-q``/``-c`` rules) so that the comparison is of every line, in order.
 The expected files were made by trec_eval 10.0 with the arguments in ../shared/data/SOURCES.md;
 DL-HARD's by trec_eval 9.0.4 (``-l 2 -c -M 1000 -q -m all_trec``, scores read as float32), which
-turned recall fractions into counts as (long)(x R + 0.9) ('legacy' rounding).
+turned recall fractions into counts as (long)(x R + 0.9) (``--trec-version 9``).
 
 Known trec_eval 10 defect: ``rbp`` reads its gain bounds uninitialised (m_rbp.c), so its value
 depends on stack garbage; the expected files hold the values of a build whose garbage left binary
-gains unscaled.  We initialise the bounds (see trec_measures' module docstring); every ``rbp``
-line of the expected files is reproduced by that reading (the test checks them like any other).
+gains unscaled.  We initialise the bounds (see core/measures/trec.py's module docstring); every
+``rbp`` line of the expected files is reproduced by that reading (checked like any other line).
 """
 from __future__ import annotations
 
 import gzip
-import math
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
-from ulnorm_eval.core import trec_measures as tm
-from ulnorm_eval.core.kernels import Judgements, Ranking
+from ulnorm_eval.cli.main import main
+from ulnorm_eval.core import registry
+from ulnorm_eval.core.kernels import Judgements, Level, Ranking
+from ulnorm_eval.core.measures import compute
+from ulnorm_eval.core.measures import trec as tm
 from ulnorm_eval.inputs.trec import read_qrels, read_run
 from ulnorm_eval.pipeline.ordering import judgements, qrels_queries, rank_run
 
-ALL_TREC = tm.expand_nickname("all_trec")
 
-
-# --------------------------------------------------------------------------- a test-local renderer
-
-parse_measure = tm.parse_trec_measure
-
-
-LONG = tm.INTEGER_VALUED
-
-
-def fmt(base: str, v) -> str:
-    return f"{int(round(v))}" if base in LONG else f"{v:.4f}"
-
-
-def evaluate_text(qrels_path, run_path, measures, *, rel_level=1, complete=False, depth=None,
-                  float32=False, rounding="round", absent_lines=True, judged_only=False):
-    """trec_eval -q output as a list of (name, qid, text) lines, from the native kernels."""
-    qrels = read_qrels(str(qrels_path))
-    run = read_run(str(run_path))
-    all_q = sorted(qrels_queries(qrels), key=lambda s: s.encode())
-    run_q = set(run.qid.to_pylist())
-    qids = all_q if complete else [q for q in all_q if q in run_q]
-    J = judgements(qrels, qids)
-    rr = rank_run(run, qrels, qids, depth=depth, score_precision="float32" if float32 else "float64")
-    rk = rr.ranking
-    if judged_only:
-        rk = tm.judged_only(rk)
-    ctx = tm.TrecContext(rel_level=rel_level, rounding=rounding, present=rr.present)
-    J_all = judgements(qrels, all_q)
-    # the requested families in trec_eval's table order, each with its columns
-    req = {}
-    for text in measures:
-        fam, cols = parse_measure(text)
-        req.setdefault(fam.trec, {}).update(dict(cols))
-    order = [f for f in tm.FAMILIES if f.trec in req]
-    per_q, summary = {}, {}
-    for fam in order:
-        for name, param in req[fam.trec].items():
-            if fam.trec == "relstring":
-                per_q[name] = [f"'{s}'" for s in tm.relstring(rk, param)]
-                continue
-            if fam.trec == "runid":
-                summary[name] = run.tag
-                continue
-            v = tm.compute_trec(fam.trec, rk, J, param, ctx)
-            per_q[name] = [fmt(fam.trec, x) for x in v] if fam.per_query else None
-            summary[name] = fmt(fam.trec, tm.summarise(fam.trec, v, J_all=J_all, complete=complete))
-    lines = []
-    for i, q in enumerate(qids):
-        if not absent_lines and not rr.present[i]:
-            continue
-        for fam in order:
-            for name in req[fam.trec]:
-                if per_q.get(name) is not None:
-                    lines.append((name, q, per_q[name][i]))
-    for fam in order:
-        for name in req[fam.trec]:
-            if name in summary:
-                lines.append((name, "all", summary[name]))
-    return lines
+def cli_lines(*args):
+    """``ulnorm-eval --norm none --names trec ARGS`` as (name, qid, value) lines."""
+    res = CliRunner().invoke(main, ["eval", "--norm", "none", "--names", "trec", "-f", "trec", *map(str, args)])
+    assert res.exit_code == 0, res.output
+    return [(a.strip(), b, c) for a, b, c in (ln.split("\t") for ln in res.stdout.splitlines())]
 
 
 def read_lines(path):
     opener = gzip.open if str(path).endswith(".gz") else open
     with opener(path, "rt", encoding="utf-8") as fh:
-        out = []
-        for line in fh:
-            name, qid, val = line.rstrip("\n").split("\t")
-            out.append((name.strip(), qid, val))
-        return out
+        return [(a.strip(), b, c) for a, b, c in (ln.rstrip("\n").split("\t") for ln in fh)]
 
 
 def assert_same(got, expected):
@@ -106,71 +49,72 @@ def assert_same(got, expected):
 
 # --------------------------------------------------------------------------- trec_eval's own files
 
-CASES = {
-    "out.test": ("qrels.test", "results.test", ["official"], {}, False),
-    "out.test:with-comments": ("qrels.test.with-comments", "results.test", ["official"], {}, False),
-    "out.comment.test": ("qrels.comment.test", "results.comment.test", ["official"], {}, False),
-    "out.test.a": ("qrels.test", "results.test", ["all_trec"], {}, False),
-    "out.test.aq": ("qrels.test", "results.test", ["all_trec"], {}, True),
-    "out.test.aqc": ("qrels.test", "results.trunc", ["all_trec"], {"complete": True}, True),
-    "out.test.aqcM": ("qrels.test", "results.trunc", ["all_trec"], {"complete": True, "depth": 100}, True),
-    "out.test.aql": ("qrels.rel_level", "results.test", ["all_trec", "relstring.20"], {"rel_level": 2}, True),
-    "out.test.meas_params": ("qrels.test", "results.test",
-                             ["iprec_at_recall..10,.20,.25,.75,.50", "P.5,7,3", "recall.20,2000",
-                              "Rprec_mult.5.0,0.2,0.35", "utility.2,-1,0,0", "11pt_avg..25,.5,.75",
-                              "ndcg.1=3,2=9,4=4.5", "ndcg_cut.10,20,23.4", "success.2,5,20"], {}, True),
+MEAS_PARAMS = ["iprec_at_recall..10,.20,.25,.75,.50", "P.5,7,3", "recall.20,2000", "Rprec_mult.5.0,0.2,0.35",
+               "utility.2,-1,0,0", "11pt_avg..25,.5,.75", "ndcg.1=3,2=9,4=4.5", "ndcg_cut.10,20,23.4",
+               "success.2,5,20"]
+CASES = {  # expected file: qrels, run, trec_eval's arguments
+    "out.test": ("qrels.test", "results.test", ["-m", "official"]),
+    "out.test:with-comments": ("qrels.test.with-comments", "results.test", ["-m", "official"]),
+    "out.comment.test": ("qrels.comment.test", "results.comment.test", ["-m", "official"]),
+    "out.test.a": ("qrels.test", "results.test", ["-m", "all_trec"]),
+    "out.test.aq": ("qrels.test", "results.test", ["-q", "-m", "all_trec"]),
+    "out.test.aqc": ("qrels.test", "results.trunc", ["-q", "-c", "-m", "all_trec"]),
+    "out.test.aqcM": ("qrels.test", "results.trunc", ["-q", "-c", "-M", "100", "-m", "all_trec"]),
+    "out.test.aql": ("qrels.rel_level", "results.test", ["-q", "-l", "2", "-m", "all_trec", "-m", "relstring.20"]),
+    "out.test.meas_params": ("qrels.test", "results.test", ["-q"] + [x for m in MEAS_PARAMS for x in ("-m", m)]),
 }
-
-
-def _expand(names):
-    out = []
-    for n in names:
-        out += tm.expand_nickname(n)
-    return out
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_trec_eval_expected_output_whole_file(shared, case):
-    qrels, run, names, opts, q = CASES[case]
-    case = case.split(":")[0]
+    qrels, run, args = CASES[case]
     d = shared / "trec_eval_test"
-    measures = _expand(names)
-    if "relstring.20" in measures:  # -m relstring.20 replaces all_trec's relstring
-        measures.remove("relstring")
-    got = evaluate_text(d / qrels, d / run, measures, **opts)
-    if not q:
-        got = [ln for ln in got if ln[1] == "all"]
-    assert_same(got, read_lines(d / case))
+    assert_same(cli_lines(*args, d / qrels, d / run), read_lines(d / case.split(":")[0]))
+
+
+def test_nosummary_prints_per_query_lines_only(shared):
+    d = shared / "trec_eval_test"
+    got = cli_lines("-q", "-n", "-m", "all_trec", d / "qrels.test", d / "results.test")
+    assert_same(got, [ln for ln in read_lines(d / "out.test.aq") if ln[1] != "all"])
 
 
 # --------------------------------------------------------------------------- DL-HARD
 
 DLHARD = ["bm25", "bm25_bert_zs", "bm25_rm3", "bm25_rm3_bert_zs", "bm25_rm3_t5_zs", "bm25_t5_zs"]
-# trec_eval 9.0.4's all_trec: no unj, rbp, rbp_resid (added in 10)
+# trec_eval 9.0.4's all_trec has no unj, rbp, rbp_resid (added in 10): their lines are not compared
+NOT_IN_9 = ("unj_5", "unj_10", "unj_20", "rbp", "rbp_resid")
 # bm25_bert_zs.run.eval says runid T5-P, while all 50,000 lines of bm25_bert_zs.run are tagged BERT-P
 RUNID_MISLABELLED = {"bm25_bert_zs": "BERT-P"}
-ALL_TREC_9 = [m for m in ALL_TREC if m not in ("unj", "rbp", "rbp_resid")]
 
 
 @pytest.mark.parametrize("run", DLHARD)
 def test_dlhard_published_eval(shared, run):
     d = shared / "dlhard-passage"
     expected = read_lines(d / "runs" / f"{run}.run.eval.gz")
-    got = evaluate_text(d / "qrels.txt", d / "runs" / f"{run}.run.gz", ALL_TREC_9, rel_level=2, complete=True,
-                        depth=1000, float32=True, rounding="legacy", absent_lines=False)
+    got = cli_lines("-q", "-l", "2", "-c", "-M", "1000", "--score-precision", "float32", "--trec-version", "9",
+                    "-m", "all_trec", d / "qrels.txt", d / "runs" / f"{run}.run.gz")
+    got = [ln for ln in got if ln[0] not in NOT_IN_9]
     # trec_eval 9 prints queries in qrels order; compare block by block, every line
-    exp_q = {}
+    exp_q, got_q = {}, {}
     for ln in expected:
         exp_q.setdefault(ln[1], []).append(ln)
-    got_q = {}
     for ln in got:
         got_q.setdefault(ln[1], []).append(ln)
     assert set(exp_q) == set(got_q)
     if run in RUNID_MISLABELLED:
-        # the published file names another run: runid is the run file's tag, every other line must match
         exp_q["all"] = [ln if ln[0] != "runid" else ("runid", "all", RUNID_MISLABELLED[run]) for ln in exp_q["all"]]
     for q in exp_q:
         assert_same(got_q[q], exp_q[q])
+
+
+def test_issue_example_bpref_at_rel_level_2(shared):
+    """The issue's number: -l 2 -m Bpref on DL-HARD prints trec_eval's 0.3782 (the published file's)."""
+    d = shared / "dlhard-passage"
+    got = cli_lines("-l", "2", "-c", "-M", "1000", "--score-precision", "float32", "-m", "Bpref",
+                    d / "qrels.txt", d / "runs" / "bm25.run.gz")
+    assert got == [("bpref", "all", "0.3782")]
+    # the issue's own command: our defaults (every qrels query, double scores, no depth) give the same
+    assert cli_lines("-l", "2", "-m", "Bpref", d / "qrels.txt", d / "runs" / "bm25.run.gz") == [("bpref", "all", "0.3782")]
 
 
 # --------------------------------------------------------------------------- hand-computed cases
@@ -183,8 +127,10 @@ def _tiny():
     return Ranking(np.zeros(6, np.int64), grade, 1, np.arange(1), judged), J
 
 
-def v(trec, rk, J, param=None, **ctx):
-    return float(tm.compute_trec(trec, rk, J, param, tm.TrecContext(**ctx))[0])
+def v(name, rk, J, rel_level=1, num_docs=0, rounding="round", present=None):
+    """The first row's value of a measure named in either syntax, through the registry's kernel."""
+    m = registry.parse(name).measure
+    return float(compute(rk, J, m, Level(rel_level, num_docs, rounding, present))[0])
 
 
 def test_hand_computed_incomplete_judgements():
@@ -198,17 +144,17 @@ def test_hand_computed_incomplete_judgements():
     # infAP: a at j=1 with nothing judged above: 1/2; c at j=4 with r=1, n=1, u=1:
     # 1/5 + (4/5)(3/4)(1+eps)/(2+2eps) = 1/2
     assert v("infAP", rk, J) == pytest.approx((0.5 + 0.5) / 3, abs=1e-15)
-    assert v("unj", rk, J, 5) == pytest.approx(2 / 5) and v("unj", rk, J, 20) == pytest.approx(3 / 20)
+    assert v("unj.5", rk, J) == pytest.approx(2 / 5) and v("unj.20", rk, J) == pytest.approx(3 / 20)
     assert v("rbp_resid", rk, J) == pytest.approx(0.9 ** 6 + 0.1 * (1 + 0.9 ** 3 + 0.9 ** 5), abs=1e-15)
     # rbp: grades 0..2 exceed [0, 1], so gain = grade / 2
     assert v("rbp", rk, J) == pytest.approx(0.1 * (0.9 * 1.0 + 0.9 ** 4 * 0.5), abs=1e-15)
-    assert v("rbp", rk, J, {"p": 0.5}) == pytest.approx(0.5 * (0.5 * 1.0 + 0.5 ** 4 * 0.5), abs=1e-15)
+    assert v("rbp.p=0.5", rk, J) == pytest.approx(0.5 * (0.5 * 1.0 + 0.5 ** 4 * 0.5), abs=1e-15)
     # utility.1,-1,0,0.5 with -N 100: a=2, b=4, c=1, d=100+2-6-3
-    assert v("utility", rk, J, (1, -1, 0, 0.5), num_docs=100) == pytest.approx(2 - 4 + 0.5 * 93)
-    assert v("utility", rk, J, (1, -1, 0, 0.5), num_docs=100, present=np.array([False])) == 0.0
+    assert v("utility.1,-1,0,0.5", rk, J, num_docs=100) == pytest.approx(2 - 4 + 0.5 * 93)
+    assert v("utility.1,-1,0,0.5", rk, J, num_docs=100, present=np.array([False])) == 0.0
     # -l 0: judged grade-0 documents are relevant, unjudged ones never
     assert v("num_rel", rk, J, rel_level=0) == 5 and v("num_rel_ret", rk, J, rel_level=0) == 3
-    assert v("P", rk, J, 5, rel_level=0) == pytest.approx(3 / 5)
+    assert v("P.5", rk, J, rel_level=0) == pytest.approx(3 / 5)
 
 
 def test_hand_computed_judged_only():
@@ -219,7 +165,7 @@ def test_hand_computed_judged_only():
     assert v("map", jo, J) == pytest.approx((1 + 2 / 3) / 3, abs=1e-15)
     # infAP: a at j=0 scores 1; c at j=2 with r=1, n=1: 1/3 + (2/3)(2/2)(1/2)
     assert v("infAP", jo, J) == pytest.approx((1 + 2 / 3) / 3, abs=1e-12)
-    assert v("unj", jo, J, 5) == 0.0 and v("rbp_resid", jo, J) == 0.0
+    assert v("unj.5", jo, J) == 0.0 and v("rbp_resid", jo, J) == 0.0
 
 
 def test_iprec_rounding_rules():
@@ -228,16 +174,23 @@ def test_iprec_rounding_rules():
     J = Judgements(["q"], np.zeros(4, np.int64), np.array([1.0, 1.0, 1.0, 0.0]), 1.0)
     rk = Ranking(np.zeros(4, np.int64), np.array([0.0, 1.0, 1.0, 0.0]), 1, np.arange(1), np.ones(4, bool))
     # precision at the relevant documents: 1/2, 2/3; interpolated: 2/3, 2/3
-    assert v("iprec_at_recall", rk, J, 0.1) == pytest.approx(2 / 3)
-    assert v("iprec_at_recall", rk, J, 0.5) == pytest.approx(2 / 3)
-    assert v("iprec_at_recall", rk, J, 0.8) == pytest.approx(2 / 3)  # lround(2.4) = 2 <= 2 retrieved
-    assert v("iprec_at_recall", rk, J, 0.8, rounding="legacy") == 0.0  # (long)(3.3) = 3 > 2 retrieved
-    assert v("iprec_at_recall", rk, J, 0.0) == pytest.approx(2 / 3)
-    assert v("11pt_avg", rk, J, (0.0, 0.8, 1.0)) == pytest.approx((2 / 3 + 2 / 3 + 0) / 3)
-    assert v("11pt_avg", rk, J, (0.0, 0.8, 1.0), rounding="legacy") == pytest.approx((2 / 3) / 3)
+    assert v("iprec_at_recall.0.1", rk, J) == pytest.approx(2 / 3)
+    assert v("iprec_at_recall.0.5", rk, J) == pytest.approx(2 / 3)
+    assert v("iprec_at_recall.0.8", rk, J) == pytest.approx(2 / 3)  # lround(2.4) = 2 <= 2 retrieved
+    assert v("iprec_at_recall.0.8", rk, J, rounding="legacy") == 0.0  # (long)(3.3) = 3 > 2 retrieved
+    assert v("iprec_at_recall.0.0", rk, J) == pytest.approx(2 / 3)
+    assert v("11pt_avg.0.0,0.8,1.0", rk, J) == pytest.approx((2 / 3 + 2 / 3 + 0) / 3)
+    assert v("11pt_avg.0.0,0.8,1.0", rk, J, rounding="legacy") == pytest.approx((2 / 3) / 3)
 
 
 # --------------------------------------------------------------------------- ir_measures parity
+
+def ours(name, rk, J, rel_level=1):
+    """Per-query values of a measure named in ir_measures' syntax, computed natively."""
+    m = registry.parse(name).measure
+    assert m.native, name
+    return compute(rk, J, m, Level(rel_level))
+
 
 def _ranked(qrels_path, run_path, float32=False):
     qrels = read_qrels(str(qrels_path))
@@ -273,18 +226,13 @@ REAL = [("dlhard-passage/qrels.txt", "dlhard-passage/runs/bm25.run.gz"),
 @pytest.mark.parametrize("pair", REAL, ids=lambda p: p[1].split("/")[-1])
 def test_ir_measures_parity_on_real_runs(shared, pair):
     qrels, qids, J, rr = _ranked(shared / pair[0], shared / pair[1])
-    rk, ctx = rr.ranking, tm.TrecContext()
+    rk = rr.ranking
     # gdeval prints ERR with 5 decimals
     for k in (10, 20):
-        np.testing.assert_allclose(tm.k_ERR(rk, J, k, ctx), _irm(f"ERR@{k}", qrels, qids, rr), atol=5.01e-6, rtol=0)
-    for name, fam, param in [("Judged@10", "Judged", 10), ("Judged@100", "Judged", 100),
-                             ("Compat", "Compat", None), ("Compat(p=0.8)", "Compat", (0.8, True)),
-                             ("Success@5", "success", 5), ("SetP", "set_P", None), ("SetR", "set_recall", None),
-                             ("SetF", "set_F", None), ("NumRelRet", "num_rel_ret", None),
-                             ("NumRet", "num_ret", None), ("NumRel", "num_rel", None),
-                             ("Bpref", "bpref", None), ("infAP", "infAP", None), ("Rprec", "Rprec", None)]:
-        ours = tm.compute_trec(fam, rk, J, param, ctx)
-        np.testing.assert_allclose(ours, _irm(name, qrels, qids, rr), atol=1e-12, rtol=1e-12, err_msg=name)
+        np.testing.assert_allclose(ours(f"ERR@{k}", rk, J), _irm(f"ERR@{k}", qrels, qids, rr), atol=5.01e-6, rtol=0)
+    for name in ["Judged@10", "Judged@100", "Compat", "Compat(p=0.8)", "Success@5", "SetP", "SetR", "SetF",
+                 "NumRelRet", "NumRet", "NumRel", "Bpref", "infAP", "Rprec"]:
+        np.testing.assert_allclose(ours(name, rk, J), _irm(name, qrels, qids, rr), atol=1e-12, rtol=1e-12, err_msg=name)
 
 
 def test_compat_issue_example():
@@ -297,7 +245,7 @@ def test_compat_issue_example():
         {"query_id": ["q"] * 3, "doc_id": ["a", "b", "d"], "relevance": [1, 1, 1]}), pd.DataFrame(
         {"query_id": ["q"] * 2, "doc_id": ["b", "d"], "score": [2.0, 1.0]}))[ir_measures.Compat]
     assert want == pytest.approx(0.8945369558866492, abs=1e-15)
-    assert tm.k_Compat(rk, J, None, tm.TrecContext())[0] == pytest.approx(want, abs=1e-15)
+    assert ours("Compat", rk, J)[0] == pytest.approx(want, abs=1e-15)
 
 
 def test_rel_level_honoured_like_ir_measures_rel(shared):
@@ -308,34 +256,38 @@ def test_rel_level_honoured_like_ir_measures_rel(shared):
 
     qrels, qids, J, rr = _ranked(shared / "dlhard-passage/qrels.txt", shared / "dlhard-passage/runs/bm25.run.gz",
                                  float32=True)
-    rk, ctx = rr.ranking, tm.TrecContext(rel_level=2)
-    for name, fam, param in [("Bpref(rel=2)", "bpref", None), ("infAP(rel=2)", "infAP", None),
-                             ("Success(rel=2)@10", "success", 10), ("SetP(rel=2)", "set_P", None),
-                             ("Rprec(rel=2)", "Rprec", None)]:
-        np.testing.assert_allclose(tm.compute_trec(fam, rk, J, param, ctx), _irm(name, qrels, qids, rr),
+    rk = rr.ranking
+    for name in ["Bpref", "infAP", "Success@10", "SetP", "Rprec"]:
+        irm_name = name.replace("@", "(rel=2)@") if "@" in name else f"{name}(rel=2)"
+        np.testing.assert_allclose(ours(name, rk, J, 2), _irm(irm_name, qrels, qids, rr),
                                    atol=1e-12, rtol=1e-12, err_msg=name)
-    # the issue's number: trec_eval -l 2 -c prints bpref 0.3782 on this run (published file)
-    assert f"{tm.summarise('bpref', tm.k_bpref(rk, J, None, ctx)):.4f}" == "0.3782"
     low = qrels.grade < 2
     qrels2 = type(qrels)(qid=qrels.qid, docid=qrels.docid, grade=np.where(low, 0.0, qrels.grade))
-    np.testing.assert_allclose(tm.k_Compat(rk, J, None, ctx), _irm("Compat", qrels2, qids, rr), atol=1e-12)
+    np.testing.assert_allclose(ours("Compat", rk, J, 2), _irm("Compat", qrels2, qids, rr), atol=1e-12)
 
 
 def test_nicknames_and_syntax():
-    assert tm.expand_nickname("official") == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map",
-                                              "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"]
-    assert set(tm.expand_nickname("set")) == {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility",
-                                              "set_P", "set_recall", "set_relative_P", "set_map", "set_F"}
-    assert len(tm.expand_nickname("all_trec")) == 37
-    assert tm.parse_trec_measure("P.5,7,3")[1] == [("P_3", 3), ("P_5", 5), ("P_7", 7)]
-    assert tm.parse_trec_measure("ndcg_cut.10,23.4")[1] == [("ndcg_cut_10", 10), ("ndcg_cut_23", 23)]
-    assert tm.parse_trec_measure("Rprec_mult.5.0,0.2")[1] == [("Rprec_mult_0.20", 0.2), ("Rprec_mult_5.00", 5.0)]
-    assert tm.parse_trec_measure("ndcg.1=3,2=9")[1] == [("ndcg_1=3,2=9", {1: 3.0, 2: 9.0})]
-    assert tm.parse_trec_measure("rbp.p=0.8")[1] == [("rbp_p=0.8", {"p": 0.8})]
-    assert tm.parse_trec_measure("utility")[1] == [("utility", (1.0, -1.0, 0.0, 0.0))]
+    names = registry.NICKNAME_MEASURES
+    assert names["official"] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+                                 "bpref", "recip_rank", "iprec_at_recall", "P"]
+    assert set(names["set"]) == {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+                                 "set_recall", "set_relative_P", "set_map", "set_F"}
+    assert len(names["all_trec"]) == 37
+
+    def out(text):
+        return [m.trec_name() for m in registry.parse_many(text)]
+
+    assert out("P.5,7,3") == ["P_3", "P_5", "P_7"]
+    assert out("ndcg_cut.10,23.4") == ["ndcg_cut_10", "ndcg_cut_23"]
+    assert out("Rprec_mult.5.0,0.2") == ["Rprec_mult_0.20", "Rprec_mult_5.00"]
+    assert out("ndcg.1=3,2=9") == ["ndcg_1=3,2=9"]
+    assert str(registry.parse("rbp.p=0.8")) == "RBP_trec(p=0.8)"
+    assert out("utility") == ["utility"] and out("utility.1,-1,0,0") == ["utility_1,-1,0,0"]
+    assert out("11pt_avg..25,.5") == ["11pt_avg_.25,.5"] and out("relstring.20") == ["relstring_20"]
+    assert out("success.1,5") == ["success_1", "success_5"] and out("set_F.0.5") == ["set_F_0.5"]
     for bad in ("P.0", "P.5,5", "P.x", "utility.1,2", "ndcg.1:3", "rbp.p=1.5", "map.3", "nosuch"):
-        with pytest.raises(tm.TrecSyntaxError):
-            tm.parse_trec_measure(bad)
+        with pytest.raises(registry.UnknownMeasure):
+            registry.parse_many(bad)
 
 
 def test_err_hand_computed():
@@ -343,8 +295,7 @@ def test_err_hand_computed():
     J = Judgements(["q", "r"], np.array([0, 0, 1]), np.array([2.0, 1.0, 1.0]), 2.0)
     rk = Ranking(np.array([0, 0, 0, 1]), np.array([2.0, 0.0, 1.0, 1.0]), 2, np.arange(2),
                  np.array([True, False, True, True]))
-    np.testing.assert_allclose(tm.k_ERR(rk, J, None, tm.TrecContext()), [3 / 16 + (1 / 16) / 3 * (13 / 16), 1 / 16],
-                               rtol=1e-15)
-    np.testing.assert_allclose(tm.k_ERR(rk, J, 2, tm.TrecContext()), [3 / 16, 1 / 16], rtol=1e-15)
-    with pytest.raises(ValueError):
-        tm.k_ERR(Ranking(np.array([0]), np.array([5.0]), 1, np.arange(1), np.array([True])), J, 10, tm.TrecContext())
+    np.testing.assert_allclose(ours("ERR", rk, J), [3 / 16 + (1 / 16) / 3 * (13 / 16), 1 / 16], rtol=1e-15)
+    np.testing.assert_allclose(ours("ERR@2", rk, J), [3 / 16, 1 / 16], rtol=1e-15)
+    with pytest.raises(registry.UnknownMeasure):
+        ours("ERR@10", Ranking(np.array([0]), np.array([5.0]), 1, np.arange(1), np.array([True])), J)

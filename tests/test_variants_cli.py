@@ -67,7 +67,7 @@ def test_default_measures_and_variants():
 
 @pytest.mark.parametrize("measure", ["AP@100", "nDCG@10", "RBP(p=0.8)"])
 def test_ul1_ul2_follow_their_formulas_per_query(measure):
-    res = cli("-q", "--precision", "17", "-m", measure, "-n", "e,iub,ul1,ul2")
+    res = cli("-q", "--precision", "17", "-m", measure, "--norm", "e,iub,ul1,ul2")
     assert names(res) == [measure, f"E({measure})", f"IUB({measure})", f"UL1({measure})", f"UL2({measure})"]
     r = rows(res)
     qids = [q for q in r[measure] if q != "all"]
@@ -88,7 +88,7 @@ def test_ul1_ul2_follow_their_formulas_per_query(measure):
 
 
 def test_trec_names():
-    res = cli("--names", "trec", "-m", "ndcg_cut.10", "-m", "map", "-n", "ul2,e")
+    res = cli("--names", "trec", "-m", "ndcg_cut.10", "-m", "map", "--norm", "ul2,e")
     lines = res.stdout.splitlines()
     # trec_eval's measure order (map before ndcg_cut), each measure followed by its variants
     assert [line.split("\t")[0] for line in lines] == [f"{n:<22s}" for n in (
@@ -100,8 +100,8 @@ def test_undefined_skip_and_zero():
     pools = qrels_by_query()
     want_undefined = sorted(q for q, g in pools.items() if all(x >= 1 for x in g) or not any(x >= 1 for x in g))
     assert len(want_undefined) > 0
-    skip = cli("-q", "--precision", "17", "-m", "AP", "-n", "ul2", "--undefined", "skip")
-    zero = cli("-q", "--precision", "17", "-m", "AP", "-n", "ul2")
+    skip = cli("-q", "--precision", "17", "-m", "AP", "--norm", "ul2", "--undefined", "skip")
+    zero = cli("-q", "--precision", "17", "-m", "AP", "--norm", "ul2")
     s, z = rows(skip)["UL2(AP)"], rows(zero)["UL2(AP)"]
     got_undefined = sorted(q for q, v in s.items() if np.isnan(v))
     assert got_undefined == want_undefined
@@ -143,13 +143,13 @@ def test_paper_expectation_and_pools():
     """--expectation paper: E[SP@10] = 10 (P/n)^2 from the judged pool; --pool union adds the run's
     unjudged documents (gain 0) to the pool, so n grows and E falls."""
     pools = qrels_by_query()
-    paper = rows(cli("-q", "--precision", "17", "-m", "SP@10", "-n", "e,iub", "--expectation", "paper"))
+    paper = rows(cli("-q", "--precision", "17", "-m", "SP@10", "--norm", "e,iub", "--expectation", "paper"))
     for q, g in pools.items():
         P, n = sum(x >= 1 for x in g), len(g)
         assert paper["E(SP@10)"][q] == pytest.approx(10 * (P / n) ** 2, rel=1e-12)
         assert paper["IUB(SP@10)"][q] == 10
-    qrels_pool = rows(cli("-q", "--precision", "17", "-m", "P@10", "-n", "e"))
-    union = rows(cli("-q", "--precision", "17", "-m", "P@10", "-n", "e", "--pool", "union"))
+    qrels_pool = rows(cli("-q", "--precision", "17", "-m", "P@10", "--norm", "e"))
+    union = rows(cli("-q", "--precision", "17", "-m", "P@10", "--norm", "e", "--pool", "union"))
     for q, g in pools.items():
         P, n = sum(x >= 1 for x in g), len(g)
         assert qrels_pool["E(P@10)"][q] == pytest.approx(P / n * min(10, n) / 10, rel=1e-12)
@@ -158,7 +158,7 @@ def test_paper_expectation_and_pools():
 
 
 def test_all_variants_at_once():
-    res = cli("-m", "nDCG@10", "-n", "e,iub,wlb,ul1,ul2,mm,eb,em,db,uew", "--permutations", "200")
+    res = cli("-m", "nDCG@10", "--norm", "e,iub,wlb,ul1,ul2,mm,eb,em,db,uew", "--permutations", "200")
     assert names(res) == ["nDCG@10"] + [f"{v}(nDCG@10)" for v in
                                         ("E", "IUB", "WLB", "UL1", "UL2", "MM", "EB", "EM", "DB", "UEW")]
     note = [line for line in res.stderr.splitlines() if "undefined (scored 0; --undefined)" in line]

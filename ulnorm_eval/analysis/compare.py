@@ -193,7 +193,8 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
     from ..core.registry import Metric
 
     options = options or api.Options()
-    wanted = [m for m in api.resolve_metrics(measures, [v for v in variants if v.upper() not in BOUND_VARIANTS])
+    wanted = [m for m in api.resolve_metrics(measures, [v for v in variants if v.upper() not in BOUND_VARIANTS],
+                                             numeric_only=True)
               if m.variant not in BOUND_VARIANTS]
     metrics = []
     for m in wanted:

@@ -124,7 +124,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     runs = [api.load_run(r, qrels) for r in runs]
     if not runs and options.pool == "run":
         raise ValueError("--pool run needs at least one run")
-    plain = [m for m in api.resolve_metrics(measures, []) if not m.variant]
+    plain = [m for m in api.resolve_metrics(measures, [], numeric_only=True) if not m.variant]
     metrics = [x for m in plain for x in (m, Metric(m.measure, "E"), Metric(m.measure, "IUB"),
                                           Metric(m.measure, "WLB"))]
     qids = natural_order(qrels_queries(qrels))

@@ -64,15 +64,26 @@ def output_format(fmt, output, formats, piped: str) -> str:
 
 
 def split_names(values) -> list:
-    """-m values, each possibly several whitespace-separated names."""
+    """-m values, each possibly several whitespace-separated names; whitespace inside parentheses,
+    brackets or braces belongs to the name (``RBP(p=0.5, rel=1)``)."""
     out = []
     for v in values:
-        out.extend(x for x in v.split() if x)
+        depth, cur = 0, []
+        for ch in v:
+            depth += (ch in "([{") - (ch in ")]}")
+            if ch.isspace() and depth <= 0:
+                if cur:
+                    out.append("".join(cur))
+                cur = []
+                continue
+            cur.append(ch)
+        if cur:
+            out.append("".join(cur))
     return out
 
 
 def split_variants(value: str | None):
-    """-n LIST: None (the default variants), [] for 'none'/'plain', else the names."""
+    """--norm LIST: None (the default variants), [] for 'none'/'plain', else the names."""
     if value is None:
         return None
     parts = [x.strip() for x in value.split(",") if x.strip()]

@@ -26,7 +26,7 @@ Examples:
   ulnorm-eval compare --subset uninformative --subset-size 50 qrels runs/*
   ulnorm-eval compare -f tsv --table pairs --correction bh qrels runs/* > pairs.tsv
   ulnorm-eval compare --plot compare.png qrels runs/*
-  ulnorm-eval compare -f latex -m nDCG@10 -n ul2 qrels runs/* > table.tex    a table for a paper
+  ulnorm-eval compare -f latex -m nDCG@10 --norm ul2 qrels runs/* > table.tex    a table for a paper
   ulnorm-eval compare -f markdown --baseline runs/bm25 qrels runs/*          marks against a baseline
 """
 
@@ -63,7 +63,7 @@ def _check_plot(plot) -> None:
 @click.command("compare", context_settings=CONTEXT, epilog=COMPARE_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-n", "--norm", metavar="LIST", type=NonEmpty(), default="ul1,ul2", show_default=True,
+@click.option("--norm", metavar="LIST", type=NonEmpty(), default="ul1,ul2", show_default=True,
               help=f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).")
 @click.option("--test", type=click.Choice(["t", "randomization", "bootstrap"]), default="t", show_default=True,
               help="Paired test: Student's t, Fisher's randomization, or Sakai's bootstrap.")

@@ -22,20 +22,16 @@ __all__ = ["Interrupted", "guarded_main"]
 
 # trec_eval's flags that ulnorm-eval does not have, and what to use instead (shown when one is given)
 TREC_EVAL_FLAGS = {
-    "-J": "(judged documents only) has no equivalent: unjudged documents count as non-relevant",
-    "--Judged_docs_only": "has no equivalent: unjudged documents count as non-relevant",
-    "-N": "(documents in the collection) has no equivalent: the random ranking permutes --pool "
-          "(qrels, run or union)",
-    "--Number_docs_in_coll": "has no equivalent: the random ranking permutes --pool (qrels, run or union)",
+    "--Judged_docs_only": "is -J/--judged-only here",
+    "--Number_docs_in_coll": "is -N/--num-docs here",
     "-D": "(debug level) has no equivalent; drop it",
     "--Debug_level": "has no equivalent; drop it",
     "-R": "(qrels format) is not needed: TREC qrels and LETOR rows are recognised",
     "--Rel_info_format": "is not needed: TREC qrels and LETOR rows are recognised",
     "-T": "(results format) is not needed: TREC runs (and LETOR score files) are recognised",
     "--Results_format": "is not needed: TREC runs (and LETOR score files) are recognised",
-    "-Z": "(Z scores) has no equivalent; normalisations are the variants (-n e,iub,ul1,ul2,...)",
-    "--Zscore": "has no equivalent; normalisations are the variants (-n e,iub,ul1,ul2,...)",
-    "--nosummary": "has no equivalent: -q adds per-query rows, and the summary rows are those with query 'all'",
+    "-Z": "(Z scores) has no equivalent; normalisations are the variants (--norm e,iub,ul1,ul2,...)",
+    "--Zscore": "has no equivalent; normalisations are the variants (--norm e,iub,ul1,ul2,...)",
     "--query_eval_wanted": "is -q here",
     "--measure": "is -m here (trec_eval names work: -m map -m P.5,10)",
     "--complete_rel_info_wanted": "is the default here (-c is accepted)",

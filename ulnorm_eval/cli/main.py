@@ -17,8 +17,9 @@ Examples:
   ulnorm-eval qrels.txt run.gz                       nDCG@10, AP, RBP with E, IUB, UL1, UL2
   ulnorm-eval -q -m nDCG@10 -m AP@100 qrels run      per-query rows
   ulnorm-eval -m 'UL2(nDCG@10)' -m 'DB(RBP(p=0.9))' qrels run1 run2
-  ulnorm-eval -n none --names trec -m map -m P.5,10 qrels run   trec_eval drop-in
-  ulnorm-eval -n e,iub,ul2,mm,uew -m AP qrels run
+  ulnorm-eval --norm none --names trec -m map -m P.5,10 qrels run   trec_eval drop-in
+  ulnorm-eval --norm none --names trec -q -m all_trec qrels run      trec_eval -q -m all_trec
+  ulnorm-eval --norm e,iub,ul2,mm,uew -m AP qrels run
   ulnorm-eval -q --sort 'UL2(AP)' --head 5 qrels run
                                                      the 5 queries with the lowest UL2(AP)
   ulnorm-eval -f json -o eval.json qrels run1 run2   everything, with input checksums
@@ -63,12 +64,25 @@ def main():
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
               help="Measure, repeatable: ir_measures syntax (nDCG@10, AP@100, RBP(p=0.9), UL2(AP)) or "
                    "trec_eval names (ndcg_cut.10,20, map, P.5,10). Default: nDCG@10 AP RBP(p=0.8).")
-@click.option("-n", "--norm", "norm", metavar="LIST", type=NonEmpty(),
+@click.option("--norm", "norm", metavar="LIST", type=NonEmpty(),
               help=f"Variants added to every measure, comma-separated ({variant_names()}) "
-                   f"or 'none'. Default: {','.join(DEFAULT_VARIANTS).lower()}.")
+                   f"or 'none'. Default: {','.join(DEFAULT_VARIANTS).lower()}.  (No short form: -n is "
+                   "trec_eval's --nosummary.)")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
+@click.option("-n", "--nosummary", is_flag=True, help="No 'all' rows (trec_eval's -n); trec format.")
 @ordering_options
-@click.option("-c", "complete", is_flag=True, hidden=True, help="Accepted for trec_eval compatibility (the default).")
+@click.option("-c", "complete", is_flag=True,
+              help="Average over every qrels query, a query the run did not retrieve for scoring 0 "
+                   "(trec_eval's -c; the default here: --run-queries-only is trec_eval without -c).  Also "
+                   "trec_eval's -c rule for num_rel's 'all' row: every qrels line with grade > 0, whatever -l.")
+@click.option("-J", "--judged-only", "judged_only", is_flag=True,
+              help="trec_eval's -J: drop unjudged documents (not in the qrels, or judged with a negative grade) "
+                   "from every ranking after -M, and from the pools of the random-ranking bounds.")
+@click.option("-N", "--num-docs", "num_docs", type=click.IntRange(min=0), default=0, metavar="N",
+              help="trec_eval's -N: documents in the collection (utility's 4th coefficient).  Default 0.")
+@click.option("--trec-version", "trec_version", type=click.Choice(["10", "9"]), default="10", show_default=True,
+              help="trec_eval 10's rules, or trec_eval 9's: recall fractions to counts as (long)(x R + 0.9) "
+                   "(iprec_at_recall, 11pt_avg) and no per-query rows for queries the run did not retrieve for.")
 @run_queries_option
 @bounds_options
 @seed_option
@@ -110,7 +124,8 @@ def main():
 @click.option("--summary-md", "summary_md", type=click.Path(dir_okay=False), metavar="FILE",
               help="Append a Markdown summary of the gate to FILE (created if absent): every check with its "
                    "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
-def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete, run_queries_only, ties,
+def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth, complete, judged_only, num_docs,
+             trec_version, run_queries_only, ties,
              score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
              groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint, summary_md):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
@@ -121,6 +136,8 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
 
     if baseline is None and (max_drop is not None or alpha is not None or test is not None):
         raise click.UsageError("--max-drop, --alpha and --test need --baseline RUN")
+    if complete and run_queries_only:
+        raise click.UsageError("-c (every qrels query) and --run-queries-only contradict each other")
     if sum(r == "-" for r in (*runs, baseline)) > 1:
         raise click.UsageError("standard input ('-') can be given once")
     warnings = []
@@ -132,7 +149,9 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
                             run_queries_only=run_queries_only, pool=pool, expectation=expectation,
-                            undefined=undefined, permutations=permutations, seed=seed)
+                            undefined=undefined, permutations=permutations, seed=seed,
+                            judged_only=judged_only, num_docs=num_docs, trec_version=trec_version,
+                            complete=complete)
         metrics = api.resolve_metrics(split_names(measures) or None, split_variants(norm))
         try:
             thresholds = [gate.parse_threshold(t) for t in fail_below]
@@ -186,7 +205,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
 
         order = query_order(result, sort_metric, descending, head) if (sort or head) else None
         kw = {"per_query": per_query or order is not None, "names": names, "precision": precision,
-              "query_order": order}
+              "query_order": order, "summary": not nosummary}
         if fmt == "table" and sys.stdout.isatty() and not output:
             import shutil
             kw.update(color=True, width=shutil.get_terminal_size().columns)
@@ -254,7 +273,7 @@ def measures_cmd(markdown):
             click.echo("    relevance: at -l/--rel-level (or rel=)")
         trec = ", ".join(t.base for t in f.trec)
         click.echo(f"    cite: {f.cite}" + (f"; trec_eval: {trec}" if trec else ""))
-    click.echo("\nVariants (wrap a measure: UL2(nDCG@10); or add to all with -n ul2):")
+    click.echo("\nVariants (wrap a measure: UL2(nDCG@10); or add to all with --norm ul2):")
     for v in VARIANTS.values():
         alias = f" (alias {', '.join(v.aliases)})" if v.aliases else ""
         click.echo(f"\n  {v.name}{alias}: {v.formula}")

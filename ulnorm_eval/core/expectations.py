@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import Judgements, rel_of
+from .kernels import Judgements, Level, rel_of
 from .measures import FAMILIES, compute
 from .measures.common import RandomPool, expected_rr, expected_sp
 from .normalise import undefined_mask
 from .permutations import ENUMERATE_LIMIT, Keys, db_values, permutation_values
-from .pools import Pool, make_pool, pool_gains
+from .pools import Pool, judged_only_pool, make_pool, pool_gains
 from .records import VARIANTS
 
 __all__ = ["Pool", "make_pool", "expectation", "ideal", "worst", "expected_sp", "expected_rr",
-           "permutation_values", "db_values", "variant_values", "random_pool", "ENUMERATE_LIMIT"]
+           "permutation_values", "db_values", "variant_values", "random_pool", "ENUMERATE_LIMIT", "bounds_key"]
 
 
 def random_pool(pool: Pool, J: Judgements, m, rel_level, paper: bool = False) -> RandomPool:
@@ -70,7 +70,15 @@ def _rng(seed: int, J: Judgements) -> Keys:
     return Keys(seed, J.qids)
 
 
-def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, foreign=None):
+def bounds_key(meas, options) -> tuple:
+    """What a query's E, IUB and WLB on the qrels pool depend on besides the query: the measure and
+    the options that change a bound (not the run: the pool is the judged documents)."""
+    return (meas, float(options.rel_level), getattr(options, "judged_only", False),
+            getattr(options, "num_docs", 0), str(getattr(options, "trec_version", "10")), options.expectation,
+            options.permutations, options.seed)
+
+
+def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, foreign=None, cache: dict | None = None):
     """Values of every requested variant metric for one ranked run.
 
     Returns (values, standard errors, undefined counts), each keyed by Metric.  A query is
@@ -79,28 +87,47 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
     0 ('zero') or leaves it NaN, out of the mean ('skip').  ``foreign`` provides
     ``foreign_bounds(pool, J, m, options, keys)`` and ``foreign_scorer(J, m, options)`` for measures
     computed outside the core (ir_measures: :mod:`ulnorm_eval.pipeline.irm_adapter`).
+    ``cache``: bounds on the qrels pool (``--pool qrels``) depend on the qrels, not on the run, so
+    the caller may keep them across runs (keyed by :func:`bounds_key`, then by query id): the Monte
+    Carlo of a measure without a closed form is then drawn once per qrels, not once per run (a block
+    whose queries were all seen before reuses them; Monte Carlo draws are keyed by query id, so the
+    numbers are the same either way).
     """
-    rel_level = options.rel_level
+    rel_level = Level.of(options)
     paper = options.expectation == "paper"
     pool = make_pool(options.pool, rr.ranking, J)
+    if getattr(options, "judged_only", False):  # -J: a random ranking of what -J keeps
+        pool = judged_only_pool(pool)
     values, stderr, undefined = {}, {}, {}
     bounds = {}
 
+    shared = cache if options.pool == "qrels" else None
+
     def need(meas):
-        if meas not in bounds:
-            if meas.native and meas.bounds == "exact":
-                bounds[meas] = {"E": expectation(pool, J, meas, rel_level, paper),
-                                "IUB": ideal(pool, J, meas, rel_level, paper),
-                                "WLB": worst(pool, J, meas, rel_level), "se": None}
-            elif meas.native:  # a native kernel without a closed-form E: Monte Carlo over it
-                vals = permutation_values(pool, J, meas, rel_level, options.permutations,
-                                          _rng(options.seed, J))
-                bounds[meas] = {"E": vals.mean(axis=0), "IUB": ideal(pool, J, meas, rel_level, paper),
-                                "WLB": worst(pool, J, meas, rel_level),
-                                "se": vals.std(axis=0, ddof=1) / np.sqrt(len(vals))}
-            else:
-                bounds[meas] = foreign.foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
-        return bounds[meas]
+        if meas in bounds:
+            return bounds[meas]
+        store = shared.setdefault(bounds_key(meas, options), {}) if shared is not None else None
+        if store is not None and J.qids and all(q in store for q in J.qids):
+            rows = [store[q] for q in J.qids]  # every query seen before (another run, another block)
+            b = {k: np.array([r[i] for r in rows]) for i, k in enumerate(("E", "IUB", "WLB"))}
+            b["se"] = None if rows[0][3] is None else np.array([r[3] for r in rows])
+            bounds[meas] = b
+            return b
+        if meas.native and meas.bounds == "exact":
+            b = {"E": expectation(pool, J, meas, rel_level, paper), "IUB": ideal(pool, J, meas, rel_level, paper),
+                 "WLB": worst(pool, J, meas, rel_level), "se": None}
+        elif meas.native:  # a native kernel without a closed-form E: Monte Carlo over it
+            vals = permutation_values(pool, J, meas, rel_level, options.permutations, _rng(options.seed, J))
+            b = {"E": vals.mean(axis=0), "IUB": ideal(pool, J, meas, rel_level, paper),
+                 "WLB": worst(pool, J, meas, rel_level), "se": vals.std(axis=0, ddof=1) / np.sqrt(len(vals))}
+        else:
+            b = foreign.foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
+        bounds[meas] = b
+        if store is not None:  # per query: a query's bounds do not depend on the others beside it
+            se = b.get("se")
+            for i, q in enumerate(J.qids):
+                store[q] = (b["E"][i], b["IUB"][i], b["WLB"][i], None if se is None else se[i])
+        return b
 
     for metric in metrics:
         meas, v = metric.measure, VARIANTS[metric.variant]

@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["Ranking", "Judgements", "discount", "safe_div", "relevant", "within_cutoff", "judged_only", "rel_of"]
+__all__ = ["Ranking", "Judgements", "discount", "safe_div", "relevant", "within_cutoff", "judged_only", "rel_of", "Level"]
 
 
 @dataclass
@@ -97,6 +97,28 @@ def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     out = np.zeros_like(num, dtype=np.float64)
     np.divide(num, den, out=out, where=den > 0)
     return out
+
+
+class Level(float):
+    """``-l`` as kernels receive it (a float), carrying trec_eval's other flags for the kernels that
+    read them: ``num_docs`` (``-N``, utility), ``rounding`` ('round': lround(x R), trec_eval 10;
+    'legacy': (long)(x R + 0.9), trec_eval 9: iprec_at_recall, 11pt_avg) and ``present`` (per row
+    of the run's ranking: it retrieved something before ``-J``; None for synthetic rankings)."""
+
+    num_docs: float
+    rounding: str
+    present: object
+
+    def __new__(cls, value, num_docs: float = 0.0, rounding: str = "round", present=None):
+        self = super().__new__(cls, value)
+        self.num_docs, self.rounding, self.present = float(num_docs or 0), rounding, present
+        return self
+
+    @classmethod
+    def of(cls, options, present=None) -> "Level":
+        """The level of an Options-like object (rel_level, num_docs, trec_version)."""
+        return cls(options.rel_level, getattr(options, "num_docs", 0) or 0,
+                   "legacy" if str(getattr(options, "trec_version", "10")) == "9" else "round", present)
 
 
 def rel_of(m, rel_level: float) -> float:

@@ -10,7 +10,7 @@ import numpy as np
 from .kernels import Judgements, Ranking, rel_of
 from .measures import gains_for
 
-__all__ = ["Pool", "make_pool", "pool_gains", "rel_of"]
+__all__ = ["Pool", "make_pool", "pool_gains", "rel_of", "judged_only_pool"]
 
 
 class Pool:
@@ -57,3 +57,10 @@ def pool_gains(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:
     key of IUB/WLB and the class label of DB's enumeration.
     """
     return np.where(pool.judged, gains_for(pool.grade, m, rel_of(m, rel_level), J.max_grade), 0.0)
+
+
+def judged_only_pool(pool: Pool) -> Pool:
+    """``-J`` for the bounds: the pool without the documents trec_eval's -J drops (not in the qrels,
+    or judged with a negative grade), so a random ranking is drawn from what -J keeps."""
+    keep = pool.judged & (pool.grade >= 0)
+    return Pool(pool.row[keep], pool.grade[keep], pool.nq, pool.judged[keep])

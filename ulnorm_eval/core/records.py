@@ -17,10 +17,17 @@ from dataclasses import dataclass
 from typing import Callable
 
 __all__ = ["Param", "TrecName", "Family", "Variant", "Gains", "FAMILIES", "VARIANTS", "register",
-           "register_variant", "BOUNDS", "SUMMARIES", "VARIANT_KINDS"]
+           "register_variant", "UnknownMeasure", "BOUNDS", "SUMMARIES", "VARIANT_KINDS", "VALUES", "NICKNAMES", "TREC_ORDER"]
 
 BOUNDS = ("exact", "montecarlo", "none")
-SUMMARIES = ("mean", "sum", "gmean")
+SUMMARIES = ("mean", "sum", "gmean", "none", "run")
+VALUES = ("float", "int", "text")
+NICKNAMES = ("official", "set", "all_trec")  # trec_eval's -m nicknames
+# trec_eval 10's measure table (measures.c te_trec_measures): -m all_trec and --names trec print in this order
+TREC_ORDER = tuple(
+    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
+    "recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P "
+    "success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret rbp rbp_resid unj".split())
 VARIANT_KINDS = ("bound", "ratio", "distribution", "prior")
 
 
@@ -34,6 +41,7 @@ class Param:
     doc: str
     always_show: bool = False  # print even at its default (RBP's p defines the measure)
     choices: tuple = ()  # the allowed values, when they are a closed set
+    at: bool = False  # written after @ (ir_measures' IPrec@0.2 sets recall); the family takes no cutoff
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,10 @@ class TrecName:
     ``arg``: 'none' (``map``: the measure without cutoff and parameters); 'each' (``P.5,10`` names one
     measure per value, the output is ``P_5``; without a value trec_eval's ``defaults``); 'map'
     (``ndcg.1=3,2=9``: one measure whose parameter ``param`` is the grade=value map; without a value
-    the plain measure, printed ``base``).  ``param`` is the field the value sets: 'cutoff' or a
+    the plain measure, printed ``base``); 'one' (``set_F.0.5``, ``relstring.20``: one value of
+    ``param``, printed ``set_F_0.5``; without a value the plain measure); 'raw' (``utility.2,-1,0,0``,
+    ``11pt_avg..25,.5``: the argument's text is the (str) parameter, printed ``base_`` + the text).
+    ``nick``: the trec_eval nicknames (``official``, ``set``, ``all_trec``) whose expansion holds it.  ``param`` is the field the value sets: 'cutoff' or a
     parameter name.  ``kind`` reads one value: 'int' (trec_eval truncates 23.4 to 23) or 'float'.
     """
 
@@ -54,11 +65,15 @@ class TrecName:
     kind: str = "int"
     value_name: str = "value"  # what a 'map' maps a grade to, for messages: 'gain'
     fmt: str = ""  # format spec of a value in the output name: '.2f' prints iprec_at_recall_0.10
+    nick: tuple = ()  # trec_eval nicknames that include it
+    keys: tuple = ()  # 'map': parameters that may be given among the pairs (rbp.p=0.8)
 
     def output(self, value=None) -> str:
         """The name trec_eval prints for ``value`` (None: no argument)."""
         if value is None:
             return self.base
+        if isinstance(value, str):
+            return f"{self.base}_{value}"
         if isinstance(value, dict):
             return self.base + "_" + ",".join(f"{k:g}={v:g}" for k, v in sorted(value.items()))
         if self.fmt:
@@ -86,6 +101,13 @@ class Family:
     (SIGIR-AP 2024) eq. 1 (seen(i) before the cutoff; ``scale(raw)`` = raw / N, None = N is the ideal
     ranking's), None when it has none (``browsing_note`` says why); ``unique``: UC(M@K) counts
     unique relevant contributions (P).
+
+    trec_eval's output rules: ``value`` 'float', 'int' (counts, printed as integers) or 'text'
+    (relstring; the kernel returns strings); ``per_query`` False when trec_eval prints only the
+    'all' row (num_q, gm_map, gm_bpref); ``summary`` 'none' (no 'all' row: relstring) or 'run'
+    (the 'all' row is the run's tag: runid).  ``complete_summary(J, level) -> float``: the 'all'
+    row under trec_eval's -c, where trec_eval does not sum the per-query values (num_rel: every
+    qrels line with grade > 0, whatever -l).
     """
 
     name: str
@@ -109,6 +131,9 @@ class Family:
     browsing: Callable | None = None
     browsing_note: str = ""
     unique: bool = False
+    value: str = "float"
+    per_query: bool = True
+    complete_summary: Callable | None = None
 
     @property
     def binary(self) -> bool:
@@ -128,6 +153,12 @@ class Family:
             bad.append(f"bounds must be one of {BOUNDS}")
         if self.bounds == "exact" and not callable(self.expectation):
             bad.append("bounds='exact' needs an expectation")
+        if self.value not in VALUES:
+            bad.append(f"value must be one of {VALUES}")
+        if any(n not in NICKNAMES for t in self.trec for n in t.nick):
+            bad.append(f"nicknames must be among {NICKNAMES}")
+        if any(t.base not in TREC_ORDER for t in self.trec if t.nick):
+            bad.append("a trec_eval measure in a nickname needs its place in TREC_ORDER")
         if self.summary not in SUMMARIES:
             bad.append(f"summary must be one of {SUMMARIES}")
         if self.level not in ("rel", "gains"):
@@ -177,6 +208,10 @@ class Gains(dict):
 
     def __hash__(self):
         return hash(tuple(sorted(self.items())))
+
+
+class UnknownMeasure(ValueError):
+    """A measure name, parameter or input the measure cannot take (one line, for ``ulnorm-eval: ...``)."""
 
 
 FAMILIES: dict[str, Family] = {}

@@ -17,27 +17,29 @@ import re
 from dataclasses import dataclass
 
 from . import measures as _measures  # noqa: F401  (registers the native families)
-from .records import FAMILIES, VARIANTS, Family, Gains, Param, TrecName, Variant
+from .records import (FAMILIES, NICKNAMES, TREC_ORDER, VARIANTS, Family, Gains, Param, TrecName, UnknownMeasure,
+                      Variant)
 from .variants import BOUND_VARIANTS, DEFAULT_VARIANTS, PRIOR_VARIANTS
 
 __all__ = [
     "Param", "Family", "Measure", "Variant", "VariantSpec", "Metric", "FAMILIES", "VARIANTS", "parse",
     "parse_many", "UnknownMeasure", "DEFAULT_MEASURES", "DEFAULT_VARIANTS", "PRIOR_VARIANTS",
-    "BOUND_VARIANTS", "ALIASES", "TREC_NAMES", "with_variant", "Gains",
+    "BOUND_VARIANTS", "ALIASES", "TREC_NAMES", "with_variant", "Gains", "expand_names", "NICKNAME_MEASURES",
 ]
 
 VariantSpec = Variant  # the record's former name
 
-
-class UnknownMeasure(ValueError):
-    """A name that is neither a registered measure nor one ir_measures knows."""
 
 
 ALIASES = {a: f.name for f in FAMILIES.values() for a in f.aliases}
 _VARIANT_ALIASES = {a: v.name for v in VARIANTS.values() for a in (v.name, *v.aliases)}
 TREC_NAMES: dict[str, tuple] = {t.base: (f.name, t) for f in FAMILIES.values() for t in f.trec}
 # ir_measures names offered as suggestions for a misspelt name (computed through ir_measures)
-IRM_SUGGESTIONS = ("ERR", "Bpref", "infAP", "Success", "Judged", "NumRel", "NumRet", "alpha_nDCG")
+IRM_SUGGESTIONS = ("alpha_nDCG", "AP_IA", "nERR_IA", "SDCG", "StRecall")
+_RANK = {b: i for i, b in enumerate(TREC_ORDER)}
+# trec_eval's -m nicknames: every trec_eval name in the nickname, in trec_eval's table order
+NICKNAME_MEASURES = {n: sorted((t.base for f in FAMILIES.values() for t in f.trec if n in t.nick), key=_RANK.get)
+                     for n in NICKNAMES}
 
 DEFAULT_MEASURES = ("nDCG@10", "AP", "RBP(p=0.8)")
 
@@ -79,6 +81,10 @@ class Measure:
         fam = FAMILIES[self.family]
         shown = []
         given = dict(self.params)
+        at = next((p for p in fam.params if p.at), None)
+        if at is not None:  # ir_measures' IPrec@0.2: the parameter is written after @
+            params = "(" + ",".join(f"{k}={_fmt(v)}" for k, v in self.params if k != at.name) + ")"
+            return self.family + (params if params != "()" else "") + f"@{given.get(at.name, at.default):g}"
         for p in fam.params:
             if p.name in given and (given[p.name] != p.default or p.always_show):
                 shown.append(f"{p.name}={_fmt(given[p.name])}")
@@ -118,7 +124,7 @@ class Measure:
                 value = self.cutoff
             else:
                 ok = self.cutoff is None and set(given) <= {t.param}
-                value = given.get(t.param) if t.arg == "map" else self.get(t.param)
+                value = given.get(t.param) if t.arg in ("map", "one", "raw") else self.get(t.param)
             if ok:
                 return t.output(None if t.arg == "none" else value)
         return str(self)
@@ -155,6 +161,11 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
             raise UnknownMeasure(f"{text}: {family} has no parameter {k!r} (it takes: "
                                  f"{', '.join(x.name for x in fam.params) or 'none'})")
         out[k] = _coerce(p, v, text)
+    at = next((p for p in fam.params if p.at), None)
+    if cutoff is not None and at is not None:  # IPrec@0.2 is IPrec(recall=0.2)
+        if at.name in params:
+            raise UnknownMeasure(f"{text}: {at.name} given twice")
+        return _build(family, {**params, at.name: cutoff}, None, text)
     if cutoff is not None:
         if fam.cutoff == "none":
             raise UnknownMeasure(f"{text}: {family} takes no @cutoff")
@@ -177,6 +188,8 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
 
 
 def _coerce(p: Param, v, text: str):
+    if v is None and p.default is None:
+        return None  # gains=None: the parameter's default, spelt out
     try:
         if p.kind == "int":
             if isinstance(v, float) and not v.is_integer():
@@ -255,18 +268,41 @@ def _foreign(text: str) -> Measure:
 
 
 def _known_names() -> list[str]:
-    names = list(FAMILIES) + list(ALIASES) + list(VARIANTS) + list(TREC_NAMES)
+    """Every name, each family followed by its aliases, in registration order (ties between equally
+    close suggestions go to the earlier name)."""
+    names = [n for f in FAMILIES.values() for n in (f.name, *f.aliases)] + list(VARIANTS) + list(TREC_NAMES)
     names += list(IRM_SUGGESTIONS)
     return list(dict.fromkeys(names))  # Rprec is both a family and a trec name: suggest it once
 
 
+def _close(word: str, names: list, n: int = 3, cutoff: float = 0.5) -> list:
+    """difflib's close matches, ties broken by the order of ``names`` (not by string order)."""
+    m = difflib.SequenceMatcher()
+    m.set_seq2(word)
+    scored = []
+    for i, x in enumerate(names):
+        m.set_seq1(x)
+        r = m.ratio()
+        if r >= cutoff:
+            scored.append((-r, i, x))
+    return [x for _, _, x in sorted(scored)[:n]]
+
+
 def _unknown_message(text: str) -> str:
-    head = re.split(r"[(@.]", text.strip(), maxsplit=1)[0]
-    close = difflib.get_close_matches(head, _known_names(), n=3, cutoff=0.5)
+    text = text.strip()
+    head = re.split(r"[(@.]", text, maxsplit=1)[0]
+    # a family spelt in another case (ndcg@10 -> nDCG@10) first
+    same = [n for n in list(FAMILIES) + list(VARIANTS) if n.lower() == head.lower() and n != head]
+    same = same or [n for n in ALIASES if n.lower() == head.lower() and n != head]
+    if same:  # the whole name respelt, and the family
+        hints = list(dict.fromkeys([n + text[len(head):] for n in same] + same))
+        return f"unknown measure {text!r}; did you mean {' or '.join(hints)}?"
+    close = _close(head, _known_names())
     if not close:
-        close = difflib.get_close_matches(head.lower(), [n.lower() for n in _known_names()], n=3, cutoff=0.5)
-        lower = {n.lower(): n for n in _known_names()}
-        close = [lower[c] for c in close]
+        lower = {}
+        for n in _known_names():
+            lower.setdefault(n.lower(), n)
+        close = [lower[c] for c in _close(head.lower(), list(lower))]
     hint = f"; did you mean {' or '.join(close)}?" if close else "; see 'ulnorm-eval measures'"
     return f"unknown measure {text!r}{hint}"
 
@@ -278,10 +314,7 @@ def _trec_value(t: TrecName, v: str, text: str):
         raise UnknownMeasure(f"{text}: {'cutoff' if t.param == 'cutoff' else t.param} {v!r} is not a number") from None
     if t.kind == "float":
         return f
-    if not f.is_integer() or f < 1:
-        # trec_eval truncates non-integer cutoffs (ndcg_cut.23.4 -> 23)
-        f = float(int(f))
-    return int(f)
+    return int(f)  # trec_eval truncates non-integer values (ndcg_cut.23.4 -> 23)
 
 
 def _trec_measure(fam: str, t: TrecName, value, text: str) -> Metric:
@@ -298,23 +331,37 @@ def _parse_trec(text: str) -> list[Metric] | None:
             rest = text[len(base) + 1:]
             if re.fullmatch(r"\d+" if t.kind == "int" else r"\d+(\.\d+)?", rest):
                 return [_trec_measure(fam, t, int(rest) if t.kind == "int" else float(rest), text)]
+    if text in NICKNAME_MEASURES:  # all_trec, official, set
+        return [m for base in NICKNAME_MEASURES[text] for m in _parse_trec(base)]
     base, _, arg = text.partition(".")
     if base not in TREC_NAMES:
         return None
     fam, t = TREC_NAMES[base]
+    if t.arg == "raw":  # utility.2,-1,0,0 / 11pt_avg..25,.5: the text is the parameter
+        return [_trec_measure(fam, t, arg or None, text)]
+    if t.arg == "one":  # set_F.0.5 / relstring.20
+        return [_trec_measure(fam, t, _trec_value(t, arg, text) if arg else None, text)]
     if t.arg == "map":
         if not arg:
             return [_trec_measure(fam, t, None, text)]
+        named = {}  # rbp.p=0.8: a parameter among the pairs
         try:  # ndcg.1=3,2=9: a grade -> value map
-            pairs = {float(a.split("=")[0]): float(a.split("=")[1]) for a in arg.split(",")}
-        except (ValueError, IndexError):
+            items = [a.split("=") for a in arg.split(",")]
+            named = {k: float(v) for k, v in items if k in t.keys}
+            pairs = {float(k): float(v) for k, v in items if k not in t.keys}
+        except ValueError:
             raise UnknownMeasure(f"{text}: {base} takes grade={t.value_name} pairs, e.g. {base}.1=3,2=9") from None
-        return [_trec_measure(fam, t, {int(k) if k.is_integer() else k: v for k, v in pairs.items()}, text)]
+        gains = {int(k) if k.is_integer() else k: v for k, v in pairs.items()} or None
+        return [Metric(_build(fam, named | ({t.param: gains} if gains else {}), None, text))]
     if t.arg == "none":
         if arg:
             raise UnknownMeasure(f"{text}: {base} takes no parameters")
         return [_trec_measure(fam, t, None, text)]
     values = t.defaults if not arg else [_trec_value(t, v, text) for v in arg.split(",")]
+    if t.param == "cutoff" and any(v < 1 for v in values):
+        raise UnknownMeasure(f"{text}: cutoffs must be positive")
+    if len(set(values)) != len(values):
+        raise UnknownMeasure(f"{text}: a value is given twice")
     out = [_trec_measure(fam, t, v, text) for v in values]
     # trec_eval sorts a measure's values (P.5,7,3 prints P_3, P_5, P_7); drop-in output must too
     return sorted(out, key=lambda m: m.measure.cutoff if t.param == "cutoff" else m.measure.get(t.param))
@@ -333,10 +380,29 @@ def parse_many(text: str) -> list[Metric]:
     text = text.strip()
     if not text:
         raise UnknownMeasure("empty measure name")
-    trec = _parse_trec(text)
-    if trec is not None:
-        return trec
-    return [_parse_one(text)]
+    try:
+        trec = _parse_trec(text)
+        if trec is not None:
+            return trec
+        return [_parse_one(text)]
+    except UnknownMeasure:
+        raise
+    except Exception as exc:  # a value no check foresaw: still one line, never a traceback
+        raise UnknownMeasure(f"{text}: {exc}") from None
+
+
+def expand_names(names) -> list:
+    """Names with trec_eval's nicknames (all_trec, official, set) expanded, in trec_eval's order.
+
+    As trec_eval, a measure given with parameters replaces the same measure in a nickname:
+    ``-m all_trec -m relstring.20`` prints relstring_20, not relstring and relstring_20.
+    """
+    out = []
+    for n in names:
+        out.extend(NICKNAME_MEASURES.get(n.strip(), [n]))
+    given = {n.partition(".")[0] for n in out if "." in n and n.partition(".")[0] in TREC_NAMES}
+    from_nick = {b for n in names if n.strip() in NICKNAME_MEASURES for b in NICKNAME_MEASURES[n.strip()]}
+    return list(dict.fromkeys(n for n in out if not (n in given and n in from_nick)))
 
 
 def with_variant(metric: Metric, variant: str) -> Metric:

@@ -335,8 +335,9 @@ def read_run(path: str, name: str | None = None, data: bytes | None = None) -> R
     # Duplicate documents are refused by prepare.rank_run, which sorts by (query, docid) anyway,
     # cheaper than a hash of every key here.
     tag = cols[5][0].as_py()
+    last_tag = cols[5][-1].as_py()  # trec_eval's runid prints the last line's
     return Run(qid=cols[0], docid=cols[2], score=score, rank=rank, name=name or _run_name(path, tag),
-               path=str(path), skipped=skipped, line=lines, tag=tag, meta={"extra_fields": extra})
+               path=str(path), skipped=skipped, line=lines, tag=tag, meta={"extra_fields": extra, "last_tag": last_tag})
 
 
 def _run_name(path: str, tag: str | None) -> str:

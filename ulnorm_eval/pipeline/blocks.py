@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.kernels import Judgements
+from ..core.kernels import Judgements, Level
 from ..core.measures import compute
 from ..core.registry import PRIOR_VARIANTS, UnknownMeasure
 from ..core.summary import summarise
@@ -24,7 +24,7 @@ from ..inputs.trec import Qrels, Run
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_run
 
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
-           "finish_run", "input_notes", "undefined_note", "refuse_prior_variants"]
+           "finish_run", "summary_row", "input_notes", "undefined_note", "refuse_prior_variants"]
 
 
 @dataclass
@@ -41,6 +41,10 @@ class Options:
     undefined: str = "zero"
     permutations: int = 1000
     seed: int = 0
+    judged_only: bool = False  # trec_eval -J: unjudged documents removed from every ranking (and pool)
+    num_docs: int = 0  # trec_eval -N: documents in the collection (utility)
+    complete: bool = False  # trec_eval -c given: its -c-only rule for num_rel's 'all' row applies
+    trec_version: str = "10"  # '9': trec_eval <= 9's (long)(x R + 0.9) recall counts (iprec_at_recall, 11pt_avg)
 
 
 @dataclass
@@ -91,7 +95,7 @@ def query_set(qrels: Qrels, run: Run, options: Options) -> list:
 def plain_values(rr: RankedRun, J: Judgements, m, qrels: Qrels, options: Options) -> np.ndarray:
     """Per-query values of one measure: its family's kernel, or ir_measures for other measures."""
     if m.native:
-        return compute(rr.ranking, J, m, options.rel_level)
+        return compute(rr.ranking, J, m, Level.of(options, rr.present))
     from . import irm_adapter
     return irm_adapter.foreign_values(rr, J, m, qrels, options)
 
@@ -108,7 +112,8 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
         from ..core.expectations import variant_values
 
         from . import irm_adapter
-        vv, se, und = variant_values(rr, J, [m for m in metrics if m.variant], plain, options, irm_adapter)
+        vv, se, und = variant_values(rr, J, [m for m in metrics if m.variant], plain, options, irm_adapter,
+                                     cache=qrels.cache.setdefault("bounds", {}))
         values.update(vv)
         stderr.update(se)
         undefined.update(und)
@@ -122,18 +127,42 @@ def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Opti
     """Order and join ``run`` on ``qids``, then every metric's per-query values."""
     rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
                   depth=options.depth)
+    if options.judged_only:  # -J after -M, as trec_eval; `present` keeps what the run retrieved
+        import dataclasses
+
+        from ..core.measures.trec import codes, judged_only
+        keep = codes(rr.ranking) >= 0
+        rr = dataclasses.replace(rr, ranking=judged_only(rr.ranking),
+                                 _take=None if rr._take is None else rr._take[keep])
     J = judgements(qrels, qids)
     values, stderr, undefined = metric_values(rr, J, metrics, qrels, options)
     return Block(qids, rr, values, stderr, undefined)
 
 
+def summary_row(metrics: list, values: dict, qids: list, options: Options, *, tag=None, qrels=None) -> dict:
+    """The 'all' row: each metric's summary rule (its record's), summed in trec_eval's query order
+    (qid byte order); 'run' rows are the run's tag, 'none' rows NaN (not printed); a family with a
+    ``complete_summary`` (num_rel) takes it under trec_eval's -c (``options.complete``)."""
+    byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
+    mean = {}
+    for m in metrics:
+        rec = m.measure.record
+        if m.summary == "run":
+            mean[m] = tag
+        elif m.summary == "none":
+            mean[m] = float("nan")
+        elif rec is not None and rec.complete_summary and options.complete and qrels is not None:
+            mean[m] = rec.complete_summary(judgements(qrels, qids), Level.of(options))
+        else:
+            mean[m] = summarise(values[m], byte_order, m.summary)
+    return mean
+
+
 def finish_run(name: str, path: str, qids: list, metrics: list, values: dict, stderr: dict, undefined: dict,
                options: Options, *, missing_qids=(), ignored_qids=(), float32_ties: int = 0, skipped: int = 0,
-               extra: int = 0, missing: int | None = None) -> RunResult:
-    """The run's result: values in query order, the 'all' row (each metric's summary rule, summed in
-    trec_eval's query order, qid byte order), and its notes."""
-    byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
-    mean = {m: summarise(values[m], byte_order, m.summary) for m in metrics}
+               extra: int = 0, missing: int | None = None, tag=None, qrels=None) -> RunResult:
+    """The run's result: values in query order, the 'all' row (:func:`summary_row`), and its notes."""
+    mean = summary_row(metrics, values, qids, options, tag=tag, qrels=qrels)
     missing = len(missing_qids) if missing is None else missing
     notes = input_notes(name, path, nq=len(qids), missing=missing, ignored=len(ignored_qids),
                         float32_ties=float32_ties, skipped=skipped, extra=extra)

@@ -91,13 +91,14 @@ def load_run(path, qrels: Qrels | None = None, name: str | None = None) -> Run:
     return read_run(path, name=name, data=data)
 
 
-def resolve_metrics(measures=None, variants=None) -> list:
+def resolve_metrics(measures=None, variants=None, numeric_only: bool = False) -> list:
     """Parse measure names and attach variants, in command-line order without duplicates.
 
     ``variants`` (e.g. ``['E', 'UL2']``) are added after each plain measure; a name that already
-    carries a variant (``UL2(AP)``) is kept as given.
+    carries a variant (``UL2(AP)``) is kept as given.  ``numeric_only`` refuses text measures
+    (relstring, runid), which comparisons and query tables cannot average.
     """
-    names = list(measures) if measures else list(registry.DEFAULT_MEASURES)
+    names = registry.expand_names(measures) if measures else list(registry.DEFAULT_MEASURES)
     variants = list(registry.DEFAULT_VARIANTS) if variants is None else list(variants)
     out: list[Metric] = []
     for name in names:
@@ -105,7 +106,11 @@ def resolve_metrics(measures=None, variants=None) -> list:
             if m.variant and m.measure.bounds == "none" and m.variant not in registry.PRIOR_VARIANTS:
                 raise registry.UnknownMeasure(f"{m}: {m.measure.family} has no random-ranking bounds "
                                               "(a count, set-based or judged-fraction measure)")
-            # a family without random-ranking bounds gets no E/IUB/UL columns from -n
+            rec = m.measure.record
+            if numeric_only and rec is not None and rec.value == "text":
+                raise registry.UnknownMeasure(f"{m}: a text measure (trec_eval's {m.measure.trec_name()}); "
+                                              "only eval prints it")
+            # a family without random-ranking bounds gets no E/IUB/UL columns from --norm
             added = [] if m.measure.bounds == "none" else [registry.with_variant(m, v) for v in variants]
             group = [m] if m.variant else [m] + added
             for x in group:
@@ -157,7 +162,8 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn=N
     return _tell(finish_run(run.name, run.path, qids, metrics, b.values, b.stderr, b.undefined, options,
                             missing_qids=[q for q, p in zip(qids, rr.present) if not p], ignored_qids=ignored_qids,
                             float32_ties=rr.float32_ties, skipped=run.skipped,
-                            extra=run.meta.get("extra_fields", 0)), warn)
+                            extra=run.meta.get("extra_fields", 0), tag=run.meta.get("last_tag", run.tag),
+                            qrels=qrels), warn)
 
 
 def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn=None,

@@ -1,7 +1,10 @@
 """Measures computed through ir_measures (ERR, Bpref, infAP, ...), with our ordering imposed.
 
-The run is handed over with score = -rank, so trec_eval's tie rule, ``--ties`` and ``--depth`` have
-already been applied and ir_measures cannot reorder it.  Bounds of such measures have no closed
+The run is handed over with positive, strictly decreasing scores (num_ret - rank + 1), so trec_eval's
+tie rule, ``--ties`` and ``--depth`` have already been applied and ir_measures cannot reorder it (a
+negative score such as -rank would change measures that read scores, as Compat's ideal does).
+``-l`` is honoured by setting the measure's ``rel`` parameter; a measure without one cannot honour
+it and is refused (:func:`honour_rel_level`).  Bounds of such measures have no closed
 form here: IUB/WLB score the sorted pool, E is a Monte Carlo mean over seeded permutations
 (its standard error is reported).
 
@@ -14,15 +17,40 @@ import numpy as np
 
 from ..core.kernels import Judgements, Ranking
 
-__all__ = ["foreign_values", "foreign_scorer", "foreign_bounds"]
+__all__ = ["foreign_values", "foreign_scorer", "foreign_bounds", "honour_rel_level", "decreasing_scores"]
+
+
+def decreasing_scores(rk: Ranking) -> np.ndarray:
+    """num_ret - rank + 1 per ranked document: positive, strictly decreasing within a query."""
+    return (rk.length[rk.row] - rk.pos).astype(np.float64)
+
+
+def honour_rel_level(measure, rel_level: float):
+    """The ir_measures measure with ``rel`` set to ``-l`` (unless given); refuses, as
+    UnknownMeasure, a measure that reads relevance but has no ``rel`` parameter when -l is not 1."""
+    from ..core.registry import UnknownMeasure
+
+    if "rel" in measure.params or float(rel_level) == 1:
+        return measure
+    if "rel" in getattr(measure, "SUPPORTED_PARAMS", {}):
+        lvl = int(rel_level) if float(rel_level).is_integer() else rel_level
+        return measure(rel=lvl)
+    raise UnknownMeasure(f"{measure}: ir_measures' {measure.NAME} has no rel parameter, so it cannot honour "
+                         f"-l {rel_level:g}; use -l 1 or a native measure (ulnorm-eval measures)")
 
 
 def _calc(measure, qrels_df, run_df, nrows: int, row_of: dict) -> np.ndarray:
     import ir_measures
 
+    from ..core.registry import UnknownMeasure
+
     out = np.zeros(nrows)
-    for r in ir_measures.iter_calc([measure], qrels_df, run_df):
-        out[row_of[r.query_id]] = r.value
+    try:
+        for r in ir_measures.iter_calc([measure], qrels_df, run_df):
+            out[row_of[r.query_id]] = r.value
+    except (ValueError, TypeError, KeyError, ImportError) as exc:  # e.g. no provider installed
+        lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+        raise UnknownMeasure(f"{measure}: ir_measures cannot compute it: {' '.join(lines)}") from None
     return out
 
 
@@ -39,8 +67,9 @@ def foreign_values(rr, J: Judgements, m, qrels, options) -> np.ndarray:
                         "relevance": qrels.grade[keep.to_numpy(zero_copy_only=False)].astype(int)})
     rk = rr.ranking
     rdf = pd.DataFrame({"query_id": np.asarray(J.qids, dtype=object)[rk.row],
-                        "doc_id": rr.docid.to_pylist(), "score": -rk.pos.astype(np.float64)})
-    return _calc(m.foreign, qdf, rdf, J.nq, {q: i for i, q in enumerate(J.qids)})
+                        "doc_id": rr.docid.to_pylist(), "score": decreasing_scores(rk)})
+    measure = honour_rel_level(m.foreign, options.rel_level)
+    return _calc(measure, qdf, rdf, J.nq, {q: i for i, q in enumerate(J.qids)})
 
 
 def foreign_scorer(J: Judgements, m, options):
@@ -52,14 +81,16 @@ def foreign_scorer(J: Judgements, m, options):
     """
     import pandas as pd
 
+    measure = honour_rel_level(m.foreign, options.rel_level)
+
     def score(rk: Ranking) -> np.ndarray:
         # numeric ids: some ir_measures providers (gdeval for ERR) accept nothing else
         ids = rk.row.astype(str).astype(object)
         docs = np.arange(len(rk.row)).astype(str).astype(object)
         j = np.ones(len(rk.row), bool) if rk.judged is None else rk.judged
         qdf = pd.DataFrame({"query_id": ids[j], "doc_id": docs[j], "relevance": np.rint(rk.grade[j]).astype(int)})
-        rdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "score": -rk.pos.astype(np.float64)})
-        return _calc(m.foreign, qdf, rdf, rk.nrows, {str(i): i for i in range(rk.nrows)})
+        rdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "score": decreasing_scores(rk)})
+        return _calc(measure, qdf, rdf, rk.nrows, {str(i): i for i in range(rk.nrows)})
 
     return score
 

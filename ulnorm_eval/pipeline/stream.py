@@ -51,6 +51,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     f32_ties = skipped = extra = 0
     undefined: dict = {}
     run_name = None  # the first block's: name, or the file's (its first tag for stdin)
+    tag = None
     block_opts = dataclasses.replace(options, run_queries_only=True)
     for data, first_line in query_blocks(path, block_bytes):
         try:
@@ -60,6 +61,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
                 continue  # a block of comments only
             raise _shift(exc, first_line, path) from None
         run_name = run_name or run.name
+        tag = run.meta.get("last_tag", run.tag)  # trec_eval's runid: the last line's tag
         skipped += run.skipped
         extra += run.meta.get("extra_fields", 0) or 0
         block_q = pc.unique(run.qid).to_pylist()
@@ -106,7 +108,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     stderr = {m: np.concatenate(se_parts[m])[pick] for m in se_parts}
     result = finish_run(run_name, path, qids, metrics, values, stderr, undefined, options,
                         missing_qids=missing_qids, ignored_qids=natural_order(ignored), float32_ties=f32_ties,
-                        skipped=skipped, extra=extra)
+                        skipped=skipped, extra=extra, tag=tag, qrels=qrels)
     for n in result.notes if warn else ():
         warn(n)
     return result

@@ -142,7 +142,8 @@ def json_document(result, names: str = "canonical", precision: int | None = None
     for rr in result.runs:
         left_out = {}
         for m, lab in labels.items():
-            nan = np.isnan(rr.values[m])
+            vals = rr.values[m]
+            nan = np.isnan(vals) if vals.dtype.kind == "f" else np.zeros(len(vals), bool)  # text: relstring
             if nan.any():
                 left_out[lab] = [q for q, x in zip(rr.qids, nan) if x]
         meta["queries"].append({

@@ -86,6 +86,8 @@ def _cell(result, rr, meas, slot, i, precision, color):
     if m not in result._have or i == -1:
         return Text("")
     v = rr.mean[m] if i is None else rr.values[m][i]
+    if isinstance(v, str):  # a text measure (relstring, runid), echoed from the input
+        return Text(safe_text(v))
     und = getattr(result, "_undef", {}).get((id(rr), m))
     if isnan(v) or (i is not None and und is not None and und[i]):
         return Text(UNDEFINED_MARK if slot is not None else "nan", style="dim" if color else "")

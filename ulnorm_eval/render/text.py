@@ -3,22 +3,41 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 
-from .values import csv_cell, metric_label, num_text, safe_text
+from ..core import records
+from .values import csv_cell, isnan, metric_label, num_text, safe_text
 
 __all__ = ["format_trec", "format_tsv", "format_csv", "TREC_ORDER"]
 
 
 # trec_eval 10's measure table order (its -m all_trec output), which its output follows
-TREC_ORDER = {name: i for i, name in enumerate(
-    "num_ret num_rel num_rel_ret map Rprec bpref recip_rank iprec_at_recall P relstring recall infAP "
-    "Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P success set_P "
-    "set_relative_P set_recall set_map set_F num_nonrel_judged_ret rbp rbp_resid unj".split())}
+TREC_ORDER = {name: i for i, name in enumerate(records.TREC_ORDER)}
+
+
+def _trec_rank(m) -> int:
+    """Place of a metric in trec_eval's table: its family's trec_eval base name (a variant sorts with
+    its measure; the sort is stable, so each measure keeps its variants after it)."""
+    rec = m.measure.record
+    if rec is None or not rec.trec:
+        return len(TREC_ORDER)
+    name = m.measure.trec_name()
+    fits = [t.base for t in rec.trec if name == t.base or name.startswith(t.base + "_")]
+    base = max(fits, key=len) if fits else rec.trec[0].base  # map_cut_5 is map_cut's, not map's
+    return TREC_ORDER.get(base, len(TREC_ORDER))
+
+
+def _cell(m, v, precision) -> str:
+    """A value as trec_eval prints it: text as is, counts as integers (%ld), the rest %.4f."""
+    if isinstance(v, str):
+        return safe_text(v)  # a run tag or relstring echoed from the input: never a control character
+    rec = m.measure.record
+    if rec is not None and rec.value == "int" and not m.variant and not isnan(v):
+        return f"{int(round(float(v)))}"
+    return num_text(v, precision)
 
 
 def format_trec(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
-                query_order=None, **_) -> str:
+                query_order=None, summary: bool = True, **_) -> str:
     """trec_eval rows ``measure<TAB>query<TAB>value``: per query (with -q) in query order, then ``all``.
 
     With ``names='trec'`` the measure column uses trec_eval's names and its exact ``%-22s`` padding, so
@@ -28,6 +47,10 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
     line, as if trec_eval had been run once per file (one run: exactly trec_eval's lines).  Names
     are escaped (:func:`.values.safe_text`): a tab or newline in a file name cannot shift a column
     or forge a line.  ``query_order`` (``--sort``/``--head``) replaces the natural order of the per-query rows.
+    As trec_eval: counts print as integers, text measures (relstring, runid) as text; a family whose
+    record says so has no per-query rows (num_q, gm_map) or no 'all' row (relstring); ``summary=False``
+    (``-n``) prints no 'all' rows; with ``trec_version='9'`` the queries a run did not retrieve for
+    get no per-query rows (trec_eval 9 printed none under -c).
     """
     precision = 4 if precision is None else precision
     lines = []
@@ -35,8 +58,7 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
     metrics = list(result.metrics)
     if names == "trec":
         # trec_eval prints measures in its own table's order, whatever the -m order
-        metrics.sort(key=lambda m: TREC_ORDER.get(re.match(r"(.+?)(_\d.*)?$", m.measure.trec_name()).group(1),
-                                                   len(TREC_ORDER)))
+        metrics.sort(key=_trec_rank)
     labels = [metric_label(m, names) for m in metrics]
     if names == "trec":
         labels = [f"{lab:<22s}" for lab in labels]
@@ -50,13 +72,24 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
             order = query_order
             if order is None and names == "trec":
                 order = sorted(rr.qids, key=str.encode)  # trec_eval's order (strcmp), for a line-for-line drop-in
+            skip = set(rr.missing_qids) if str(getattr(result.options, "trec_version", "10")) == "9" else set()
+            rows = [(lab, m) for lab, m in zip(labels, metrics) if m.variant or _record_flag(m, "per_query", True)]
             for q in (rr.qids if order is None else [q for q in order if q in pos]):
+                if q in skip:
+                    continue
                 i = pos[q]
-                for lab, m in zip(labels, metrics):
-                    lines.append(f"{prefix}{lab}\t{safe_text(q)}\t{num_text(rr.values[m][i], precision)}")
-        for lab, m in zip(labels, metrics):
-            lines.append(f"{prefix}{lab}\tall\t{num_text(rr.mean[m], precision)}")
+                for lab, m in rows:
+                    lines.append(f"{prefix}{lab}\t{safe_text(q)}\t{_cell(m, rr.values[m][i], precision)}")
+        if summary:
+            for lab, m in zip(labels, metrics):
+                if m.summary != "none":
+                    lines.append(f"{prefix}{lab}\tall\t{_cell(m, rr.mean[m], precision)}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _record_flag(m, name: str, default):
+    rec = m.measure.record
+    return default if rec is None else getattr(rec, name)
 
 
 # --------------------------------------------------------------------------- tsv / csv

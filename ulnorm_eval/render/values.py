@@ -70,6 +70,8 @@ def isnan(v) -> bool:
 
 
 def num_text(v: float, precision: int | None, nan: str = "nan") -> str:
+    if isinstance(v, str):  # a text measure (relstring, runid)
+        return v
     if isnan(v):
         return nan
     if precision is None:
@@ -79,6 +81,8 @@ def num_text(v: float, precision: int | None, nan: str = "nan") -> str:
 
 def json_value(v: float, precision: int | None):
     """A JSON number: None for NaN, rounded when a precision is given."""
+    if isinstance(v, str):
+        return v
     if isnan(v):
         return None
     v = float(v)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..kernels import Judgements, Ranking
 from ..records import FAMILIES
-from . import cumulative, precision, rbp  # noqa: F401  (registers the families)
+from . import cumulative, precision, rbp, trec  # noqa: F401  (registers the families)
 
 __all__ = ["FAMILIES", "compute", "gains_for"]
 

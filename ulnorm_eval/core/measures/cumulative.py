@@ -90,7 +90,8 @@ register(Family(
     "DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents sorted by gain",
     "mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) / IDCG@k (exact, linearity)",
     "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1-2; Feng 2023 §2", "gains",
-    trec=(TrecName("ndcg", "map", "gains", value_name="gain"), TrecName("ndcg_cut", "each", defaults=TREC_CUTOFFS)),
+    trec=(TrecName("ndcg", "map", "gains", value_name="gain", nick=("all_trec",)),
+          TrecName("ndcg_cut", "each", defaults=TREC_CUTOFFS, nick=("all_trec",))),
     irm="nDCG", aliases=("NDCG",),
     examples=("nDCG", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:5,3:11.5})", "nDCG@{k}"),
     browsing=browse_ndcg))

@@ -12,6 +12,8 @@ from ..records import Family, Param, TrecName, register
 from .common import RandomPool, binary_gain, expected_rr, expected_sp, safe
 from .cumulative import TREC_CUTOFFS
 
+OA, A = ("official", "all_trec"), ("all_trec",)  # trec_eval nicknames
+
 REL = Param("rel", "int", None, "minimum grade counted relevant (default: -l/--rel-level, 1)")
 
 
@@ -66,7 +68,7 @@ register(Family(
     "AP", (REL,), "optional", k_ap, binary_gain, "exact", e_ap,
     "SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut)",
     "E[SP@k] / R (exact)", "Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", "rel",
-    trec=(TrecName("map"), TrecName("map_cut", "each", defaults=TREC_CUTOFFS)), irm="AP", aliases=("MAP",),
+    trec=(TrecName("map", nick=OA), TrecName("map_cut", "each", defaults=TREC_CUTOFFS, nick=A)), irm="AP", aliases=("MAP",),
     paper_ideal=paper_ideal_ap, examples=("AP", "AP(rel=2)", "AP@{k}")))
 
 register(Family(
@@ -110,13 +112,13 @@ def browse_p(m):
 register(Family(
     "P", (REL,), "required", k_p, binary_gain, "exact", e_p, "|relevant in top k| / k",
     "(P/n) * min(k, n) / k (exact)", "trec_eval P", "rel",
-    trec=(TrecName("P", "each", defaults=TREC_CUTOFFS),), irm="P", examples=("P@{k}",), browsing=browse_p,
+    trec=(TrecName("P", "each", defaults=TREC_CUTOFFS, nick=OA),), irm="P", examples=("P@{k}",), browsing=browse_p,
     unique=True))
 
 register(Family(
     "R", (REL,), "required", k_r, binary_gain, "exact", e_r, "|relevant in top k| / R",
     "(P/n) * min(k, n) / R (exact)", "trec_eval recall", "rel",
-    trec=(TrecName("recall", "each", defaults=TREC_CUTOFFS),), irm="R", aliases=("Recall",),
+    trec=(TrecName("recall", "each", defaults=TREC_CUTOFFS, nick=A),), irm="R", aliases=("Recall",),
     examples=("R@{k}",)))
 
 
@@ -158,10 +160,10 @@ register(Family(
     "RR", (REL,), "optional", k_rr, binary_gain, "exact", e_rr,
     "1 / rank of the first relevant document (0 if none in the top k)",
     "sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", "trec_eval recip_rank", "rel",
-    trec=(TrecName("recip_rank"),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
+    trec=(TrecName("recip_rank", nick=OA),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
     browsing_note="its seen(i) depends on the relevance above rank i"))
 
 register(Family(
     "Rprec", (REL,), "none", k_rprec, binary_gain, "exact", e_rprec, "|relevant in top R| / R",
     "(P/n) * min(R, n) / R (exact)", "trec_eval Rprec", "rel",
-    trec=(TrecName("Rprec"),), irm="Rprec", examples=("Rprec",)))
+    trec=(TrecName("Rprec", nick=OA),), irm="Rprec", examples=("Rprec",)))

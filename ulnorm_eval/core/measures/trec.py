@@ -1,11 +1,14 @@
-"""Native, vectorised kernels with trec_eval 10's exact semantics for every measure of ``-m all_trec``
-(plus ERR, Judged and Compat as ir_measures defines them).
+"""trec_eval 10's measures with its exact semantics, as family records: every measure of
+``-m all_trec`` that the other family modules do not already compute (map, map_cut, P, recall,
+recip_rank, Rprec, ndcg and ndcg_cut are AP, P, R, RR, Rprec and nDCG, bit-identical on the real
+data), plus ERR, Judged and Compat as ir_measures defines them.
 
-Every kernel is a pure function ``kernel(ranking, judgements, param, ctx) -> values[rows]`` over the
+Each kernel here is a pure function ``k_x(ranking, judgements, param, ctx) -> values[rows]`` over the
 flat :class:`~ulnorm_eval.core.kernels.Ranking` (rows in trec_eval's order: score descending,
 docno descending, ``-M`` applied) and the query's :class:`~ulnorm_eval.core.kernels.Judgements`.
-``param`` is the family's single parameter value (a cutoff, a multiplier, a gain map, ...; see
-:data:`FAMILIES`), ``ctx`` a :class:`TrecContext` carrying trec_eval's flags.  No Python loop runs
+``param`` is the family's single parameter value (a cutoff, a multiplier, a gain map, ...),
+``ctx`` a :class:`TrecContext` carrying trec_eval's flags; :func:`_family_kernel` turns it into a
+record's ``kernel(ranking, judgements, measure, level)``.  No Python loop runs
 over documents: per-row sums are ``np.bincount`` and per-row running counts segmented cumsums.
 
 trec_eval's view of a retrieved document (form_res_rels.c) is a *code*: its grade when judged with
@@ -21,6 +24,8 @@ Deliberate departures from trec_eval 10, each a defect there:
   (g - min) / (max - min) over the query's gain levels, as the code intends.
 * gain levels are sorted with a comparator returning ``(int)(a - b)`` (gain_init.c), which treats
   gains less than 1 apart as equal; we sort by the true gain (identical for integer gains).
+* with ``-J -c``, a query the run did not retrieve for prints ``-nan`` for iprec_at_recall_0.00 and
+  11pt_avg (0/0), which also makes their 'all' rows ``-nan``; we print 0, as trec_eval does without -J.
 * without ``-c``, trec_eval 10 exits ("result qid ... not found") when a qrels query has no results
   (trec_eval.c); we evaluate the queries with both qrels and results, as trec_eval 9 did.
 The expected files of trec_eval's test suite hold the values of the initialised reading of rbp
@@ -28,17 +33,20 @@ The expected files of trec_eval's test suite hold the values of the initialised 
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kernels import Judgements, Ranking
+from ..kernels import Judgements, Ranking, rel_of
+from ..records import Family, Param, TrecName, UnknownMeasure, register
+from .common import RandomPool, binary_gain, safe
+from .cumulative import GAINS_PARAM
+from .cumulative import gain as graded_gain
+from .precision import REL, TREC_CUTOFFS, e_ap, k_ap
 
-__all__ = ["TrecContext", "TrecFamily", "FAMILIES", "BY_TREC", "compute_trec", "judged_only", "codes",
-           "trec_relevant_count", "summarise", "relstring", "MIN_GEO_MEAN", "INFAP_EPSILON"]
+__all__ = ["TrecContext", "judged_only", "codes", "trec_relevant_count", "relstring", "INFAP_EPSILON",
+           "context"]
 
-MIN_GEO_MEAN = 0.00001  # trec_eval.h: floor of a per-query value before its log (gm_map, gm_bpref)
 INFAP_EPSILON = 0.00001  # trec_eval.h
 NONPOOL, UNJUDGED = -1.0, -2.0
 
@@ -98,11 +106,6 @@ def _at_depth(rk: Ranking, x, k) -> np.ndarray:
     return rk.rowsum(np.where(rk.pos < k[rk.row], x, 0.0))
 
 
-def _div(a, b) -> np.ndarray:
-    a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
-    out = np.zeros(a.shape)
-    np.divide(a, b, out=out, where=b != 0)
-    return out
 
 
 def trec_relevant_count(J: Judgements, rel_level: float) -> np.ndarray:
@@ -160,38 +163,12 @@ def k_num_nonrel_judged_ret(rk, J, param, ctx):
 
 # --------------------------------------------------------------------------- precision family
 
-def _sum_prec(rk, ctx, k=None):
-    rel = _rel(rk, ctx)
-    w = np.where(rel, _cum(rk, rel) / (rk.pos + 1.0), 0.0)
-    if k is not None:
-        w = np.where(rk.pos < k, w, 0.0)
-    return rk.rowsum(w)
-
-
-def k_map(rk, J, param, ctx):
-    """AP = sum over relevant retrieved d of P@rank(d), divided by R (Buckley & Voorhees 2005)."""
-    return _div(_sum_prec(rk, ctx), _R(rk, J, ctx))
-
-
-def k_map_cut(rk, J, k, ctx):
-    """AP truncated at rank k, divided by the full R."""
-    return _div(_sum_prec(rk, ctx, k), _R(rk, J, ctx))
-
-
-def k_P(rk, J, k, ctx):
-    """P@k = relevant in the top k / k (k, not num_ret)."""
-    return _at_depth(rk, _rel(rk, ctx), k) / float(k)
-
-
-def k_recall(rk, J, k, ctx):
-    """recall@k = relevant in the top k / R (0 when R = 0)."""
-    return _div(_at_depth(rk, _rel(rk, ctx), k), _R(rk, J, ctx))
 
 
 def k_relative_P(rk, J, k, ctx):
     """relative_P@k = relevant in the top k / min(k, R) (0 when R = 0)."""
     R = _R(rk, J, ctx)
-    return _div(_at_depth(rk, _rel(rk, ctx), k), np.minimum(float(k), R))
+    return safe(_at_depth(rk, _rel(rk, ctx), k), np.minimum(float(k), R))
 
 
 def k_success(rk, J, k, ctx):
@@ -199,10 +176,6 @@ def k_success(rk, J, k, ctx):
     return (_at_depth(rk, _rel(rk, ctx), k) > 0).astype(np.float64)
 
 
-def k_Rprec(rk, J, param, ctx):
-    """R-precision = relevant in the top min(R, num_ret) / R."""
-    R = _R(rk, J, ctx)
-    return _div(_at_depth(rk, _rel(rk, ctx), R), R)
 
 
 def k_Rprec_mult(rk, J, x, ctx):
@@ -212,16 +185,9 @@ def k_Rprec_mult(rk, J, x, ctx):
     rel = _rel(rk, ctx)
     nrr = rk.rowsum(rel)
     beyond = c > rk.length
-    return np.where(beyond, _div(nrr, c), _div(_at_depth(rk, rel, c), c))
+    return np.where(beyond, safe(nrr, c), safe(_at_depth(rk, rel, c), c))
 
 
-def k_recip_rank(rk, J, param, ctx):
-    """1 / rank of the first relevant document (0 if none retrieved)."""
-    rel = _rel(rk, ctx)
-    first = np.full(rk.nrows, np.inf)
-    idx = np.flatnonzero(rel)
-    np.minimum.at(first, rk.row[idx], rk.pos[idx] + 1.0)
-    return np.where(np.isfinite(first), 1.0 / first, 0.0)
 
 
 def _recall_count(x: float, R: np.ndarray, rounding: str) -> np.ndarray:
@@ -280,8 +246,8 @@ def _bpref(rk, J, ctx):
     nb = _cum(rk, nonrel)  # nonrelevant judged at or above (a relevant doc is not one)
     R = _R(rk, J, ctx)[rk.row]
     Nn = _nonrel_count(J, ctx.rel_level)[rk.base][rk.row]
-    term = np.where(nb > 0, 1.0 - _div(np.minimum(nb, R), np.minimum(Nn, R)), 1.0)
-    return _div(rk.rowsum(np.where(rel, term, 0.0)), _R(rk, J, ctx))
+    term = np.where(nb > 0, 1.0 - safe(np.minimum(nb, R), np.minimum(Nn, R)), 1.0)
+    return safe(rk.rowsum(np.where(rel, term, 0.0)), _R(rk, J, ctx))
 
 
 def k_bpref(rk, J, param, ctx):
@@ -304,7 +270,7 @@ def k_infAP(rk, J, param, ctx):
         term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r + n + u) / fj) * \
             ((r + INFAP_EPSILON) / (r + n + 2 * INFAP_EPSILON))
     term = np.where(rk.pos == 0, 1.0, term)
-    return _div(rk.rowsum(np.where(rel, term, 0.0)), _R(rk, J, ctx))
+    return safe(rk.rowsum(np.where(rel, term, 0.0)), _R(rk, J, ctx))
 
 
 def k_unj(rk, J, k, ctx):
@@ -354,19 +320,8 @@ def _idcg(J, gains, k=None):
     return J._cache[key]
 
 
-def k_ndcg(rk, J, gains, ctx):
-    """nDCG = sum_i gain(d_i)/log2(i+1) over all retrieved, / the same over the judged documents
-    sorted by gain (positive gains only); gain = grade unless given as ndcg.L=G (Jarvelin &
-    Kekalainen 2002; m_ndcg.c).  Independent of -l."""
-    dcg = rk.rowsum(_level_gain(codes(rk), gains) * _disc(rk.pos))
-    return _div(dcg, _idcg(J, gains)[rk.base])
 
 
-def k_ndcg_cut(rk, J, k, ctx):
-    """nDCG@k with gain = grade (positive only) and the ideal from the grade counts (m_ndcg_cut.c)."""
-    g = np.maximum(codes(rk), 0.0)
-    dcg = rk.rowsum(np.where(rk.pos < k, g * _disc(rk.pos), 0.0))
-    return _div(dcg, _idcg(J, None, k)[rk.base])
 
 
 def _prefix_idcg(J, gains):
@@ -392,12 +347,12 @@ def k_ndcg_rel(rk, J, gains, ctx):
     at = st[q] + np.minimum(rk.pos, np.maximum(n - 1, 0))
     ideal = np.where(n > 0, pidcg[np.minimum(at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
     hit = g > 0
-    s = rk.rowsum(np.where(hit, _div(dcg, ideal), 0.0))
+    s = rk.rowsum(np.where(hit, safe(dcg, ideal), 0.0))
     full = _idcg(J, gains)[rk.base]
     final = rk.rowsum(g * _disc(rk.pos))
     nrel = npos[rk.base].astype(np.float64)
-    s = s + (nrel - rk.rowsum(hit)) * _div(final, full)
-    return np.where(s > 0, _div(s, nrel), 0.0)
+    s = s + (nrel - rk.rowsum(hit)) * safe(final, full)
+    return np.where(s > 0, safe(s, nrel), 0.0)
 
 
 def k_Rndcg(rk, J, gains, ctx):
@@ -428,16 +383,16 @@ def k_Rndcg(rk, J, gains, ctx):
     take = np.minimum(bb, L)
     idx = rk.starts[br] + take - 1
     dcg_b = np.where(take > 0, dcg_cum[np.maximum(idx, 0)] if len(dcg_cum) else 0.0, 0.0)
-    s = np.bincount(br, weights=_div(dcg_b, bi), minlength=rk.nrows)[: rk.nrows]
+    s = np.bincount(br, weights=safe(dcg_b, bi), minlength=rk.nrows)[: rk.nrows]
     cnt_b = np.bincount(br, minlength=rk.nrows)[: rk.nrows].astype(np.float64)
     bmax = np.zeros(rk.nrows)
     np.maximum.at(bmax, br, bb)
     final = rk.rowsum(g * _disc(rk.pos))
     full = _idcg(J, gains)[rk.base]
     extra = (rk.length >= bmax + 2) & (full > 0) & (cnt_b > 0)
-    s = s + np.where(extra, _div(final, full), 0.0)
+    s = s + np.where(extra, safe(final, full), 0.0)
     cnt_b = cnt_b + extra
-    return np.where(R > 0, _div(s, cnt_b), 0.0)
+    return np.where(R > 0, safe(s, cnt_b), 0.0)
 
 
 def k_binG(rk, J, param, ctx):
@@ -445,7 +400,7 @@ def k_binG(rk, J, param, ctx):
     rel = _rel(rk, ctx)
     above_non = rk.pos - (_cum(rk, rel) - rel)
     s = rk.rowsum(np.where(rel, 1.0 / np.log2(2.0 + above_non), 0.0))
-    return _div(s, _R(rk, J, ctx))
+    return safe(s, _R(rk, J, ctx))
 
 
 def k_G(rk, J, gains, ctx):
@@ -466,7 +421,7 @@ def k_G(rk, J, gains, ctx):
     with np.errstate(divide="ignore", invalid="ignore"):
         term = np.where(g != 0, g / np.log2(2.0 + cost - S), 0.0)
     total = np.bincount(row[keep], weights=igk, minlength=J.nq)[: J.nq][rk.base]
-    return _div(rk.rowsum(term), total)
+    return safe(rk.rowsum(term), total)
 
 
 def _rbp_gains(rk, J, gains):
@@ -540,33 +495,33 @@ def _set_counts(rk, J, ctx):
 def k_set_P(rk, J, param, ctx):
     """num_rel_ret / num_ret."""
     ret, a, R = _set_counts(rk, J, ctx)
-    return _div(a, ret)
+    return safe(a, ret)
 
 
 def k_set_recall(rk, J, param, ctx):
     """num_rel_ret / R."""
     ret, a, R = _set_counts(rk, J, ctx)
-    return _div(a, R)
+    return safe(a, R)
 
 
 def k_set_relative_P(rk, J, param, ctx):
     """num_rel_ret / min(num_ret, R)."""
     ret, a, R = _set_counts(rk, J, ctx)
-    return np.where((ret > 0) & (R > 0), _div(a, np.minimum(ret, R)), 0.0)
+    return np.where((ret > 0) & (R > 0), safe(a, np.minimum(ret, R)), 0.0)
 
 
 def k_set_map(rk, J, param, ctx):
     """num_rel_ret^2 / (num_ret R) (set precision times set recall)."""
     ret, a, R = _set_counts(rk, J, ctx)
-    return _div(a * a, ret * R)
+    return safe(a * a, ret * R)
 
 
 def k_set_F(rk, J, x, ctx):
     """(x+1) P R / (x P + R) with set P and R; x = 1 by default (m_set_F.c)."""
     x = 1.0 if x is None else float(x)
     ret, a, R = _set_counts(rk, J, ctx)
-    P, Rc = _div(a, ret), _div(a, R)
-    return np.where(a > 0, _div((x + 1.0) * P * Rc, x * P + Rc), 0.0)
+    P, Rc = safe(a, ret), safe(a, R)
+    return np.where(a > 0, safe((x + 1.0) * P * Rc, x * P + Rc), 0.0)
 
 
 def k_utility(rk, J, coef, ctx):
@@ -585,7 +540,7 @@ def k_ERR(rk, J, k, ctx):
     sum_{i<=k} R_i/i prod_{j<i} (1 - R_j), R_i = (2^g_i - 1) / 2^4, g_i the positive grade (else 0)."""
     g = np.where(codes(rk) > 0, codes(rk), 0.0)
     if len(g) and g.max() > 4:
-        raise ValueError("ERR (gdeval) takes grades 0..4: a larger grade would make a probability exceed 1")
+        raise UnknownMeasure("ERR (gdeval) takes grades 0..4: a larger grade would make a probability exceed 1")
     r = (np.exp2(g) - 1.0) / 16.0
     if k is not None:
         r = np.where(rk.pos < k, r, 0.0)
@@ -605,7 +560,7 @@ def k_Judged(rk, J, k, ctx):
     """Judged@k = judged documents in the top k / min(k, num_ret) (ir_measures' judged provider)."""
     judged = codes(rk) != NONPOOL
     kk = rk.length if k is None else np.minimum(rk.length, int(k))
-    return _div(_at_depth(rk, judged, kk), kk)
+    return safe(_at_depth(rk, judged, kk), kk)
 
 
 def k_Compat(rk, J, param, ctx):
@@ -649,8 +604,8 @@ def k_Compat(rk, J, param, ctx):
     m = np.maximum(rk.pos[idx], rank_ideal)
     d = depth[qrow]
     score = np.bincount(qrow, weights=S[d] - S[np.minimum(m, d)], minlength=rk.nrows)[: rk.nrows]
-    norm = _div(1.0 - np.power(p, depth), 1.0 - p) if p != 1 else depth.astype(np.float64)
-    score = _div(score, norm)
+    norm = safe(1.0 - np.power(p, depth), 1.0 - p) if p != 1 else depth.astype(np.float64)
+    score = safe(score, norm)
     if normalize:
         # RBO(ideal, ideal): document at ideal rank i has m = i, i < R'
         best = np.zeros(rk.nrows)
@@ -659,12 +614,193 @@ def k_Compat(rk, J, param, ctx):
             Rr = Rq.astype(np.int64)
             # sum_{i<R'} (S[d] - S[i]) = R' S[d] - sum_{i<R'} S[i]
             cS = np.concatenate(([0.0], np.cumsum(S)))
-            best = _div(Rr * S[depth] - cS[Rr], norm)
-        score = np.where(best > 0, _div(score, best), score)
+            best = safe(Rr * S[depth] - cS[Rr], norm)
+        score = np.where(best > 0, safe(score, best), score)
     return score
 
 
-# --------------------------------------------------------------------------- relstring (text)
+# --------------------------------------------------------------------------- expectations
+#
+# Expectations of trec_eval's measures under a uniformly random permutation of each query's pool,
+# exact where a closed form exists, otherwise Monte Carlo with the native kernels.
+#
+# The pool (core/pools.py) is ranked whole: num_ret = n.  Each pool document has trec_eval's code
+# (codes()): its grade when judged with grade >= 0, -2 when judged with a negative grade
+# (pooled but unjudged), -1 when not judged (run/union pools).  Per query, with L = -l:
+#
+#   n pool size; P pool documents relevant (code >= L); Q judged nonrelevant (0 <= code < L);
+#   U pooled-unjudged (-2); V not in the qrels (-1); R = trec_eval's num_rel from the qrels;
+#   N judged nonrelevant in the qrels; m = min(k, n).
+#
+# Closed forms (each proven against every permutation of small pools in tests/test_trec_bounds.py):
+#
+# * P@k: (P/n) m/k;  recall@k: (P/n) m/R;  relative_P@k: (P/n) m/min(k, R)  (linearity).
+# * success@k: 1 - C(n-P, m)/C(n, m)  (no relevant document among the first m).
+# * Rprec: (P/n) min(R, n)/R.  Rprec_mult(x), c = (long)(x R + 0.9): 0 if c = 0; P/n if c <= n;
+#   P/c if c > n (every pool document is retrieved).
+# * map, map_cut@k, recip_rank, gm_map, P, recall, Rprec, ndcg, ndcg_cut: the AP, RR, P, R, Rprec
+#   and nDCG records' expectations (precision.py, cumulative.py).
+# * bpref (Buckley & Voorhees 2004): the judged nonrelevant documents above a given relevant one are
+#   uniform on {0..Q} (its place among them is uniform), so
+#   E = (P/R) (1 - E[min(X, R)]/min(N, R)), E[min(X, R)] = (t(t+1)/2 + (Q - t) R)/(Q + 1), t = min(Q, R)
+#   (and P/R when min(N, R) = 0).
+# * binG: the documents above a relevant one that are not relevant are uniform on {0..n-P}:
+#   E = (P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x).
+# * infAP (Yilmaz & Aslam 2006): above a given relevant document, the number s of judged documents
+#   (K = P-1+Q others) is uniform on 0..K; given s, the number w of the W = U+V others above it is
+#   beta-binomial BB(W; s+1, K+1-s) (its place among all is uniform); of those s, r are relevant with
+#   E[r | s] = s (P-1)/K, and of those w, v are not in the qrels with E[v | w] = w V/W.  The term at
+#   rank j = s + w, (1 + (j - v)(r + eps)/(s + 2 eps))/(j + 1), is linear in r and in v, which are
+#   independent given (s, w), so E = (P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)]
+#   (the j = 0 term is 1).
+# * rbp(p): mean scaled gain * (1 - p^n) (Moffat & Zobel 2008).  rbp_resid(p): p^n + (W/n)(1 - p^n)
+#   when W = U + V > 0, else 0.
+#
+# 'montecarlo' families (iprec_at_recall, 11pt_avg, G, ndcg_rel, Rndcg, ERR, Compat): the native
+# kernel on seeded permutations (core/permutations.py, through core/expectations.py), with the
+# standard error of the mean.
+
+
+def pool_codes(pool) -> np.ndarray:
+    """trec_eval's code of each pool document (as :func:`codes` of a ranking)."""
+    return np.where(~pool.judged, NONPOOL, np.where(pool.grade < 0, UNJUDGED, pool.grade))
+
+
+
+
+def pool_counts(pool, J, ctx):
+    """n, P, Q, U, V, R, N per query (see the module docstring)."""
+    c = pool_codes(pool)
+    L = ctx.rel_level
+    P = pool.rowsum(c >= L)
+    Q = pool.rowsum((c >= 0) & (c < L))
+    U = pool.rowsum(c == UNJUDGED)
+    V = pool.rowsum(c == NONPOOL)
+    R = trec_relevant_count(J, L)
+    N = _nonrel_count(J, L)
+    return pool.n, P, Q, U, V, R, N
+
+
+def _m(n, k):
+    return np.minimum(n, float(k))
+
+
+
+
+
+
+def e_relative_P(pool, J, k, ctx):
+    n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
+    return safe(safe(P * _m(n, k), n), np.minimum(float(k), R))
+
+
+def e_success(pool, J, k, ctx):
+    """1 - C(n-P, m)/C(n, m) = 1 - prod_{i<m} (n-P-i)/(n-i)."""
+    from scipy.special import gammaln
+
+    n, P, *_ = pool_counts(pool, J, ctx)
+    m = _m(n, k)
+    none = np.zeros_like(n)
+    ok = (n - P >= m) & (n > 0)
+    none[ok] = np.exp(gammaln(n[ok] - P[ok] + 1) - gammaln(n[ok] - P[ok] - m[ok] + 1)
+                      - gammaln(n[ok] + 1) + gammaln(n[ok] - m[ok] + 1))
+    return np.where(n > 0, 1.0 - none, 0.0)
+
+
+
+
+def e_Rprec_mult(pool, J, x, ctx):
+    n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
+    c = np.floor(float(x) * R + 0.9)
+    return np.where(c == 0, 0.0, np.where(c > n, safe(P, c), safe(P, n)))
+
+
+
+
+
+
+
+
+
+
+def e_bpref(pool, J, param, ctx):
+    n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
+    t = np.minimum(Q, R)
+    emin = (t * (t + 1) / 2.0 + (Q - t) * R) / (Q + 1.0)
+    denom = np.minimum(N, R)
+    per = np.where(denom > 0, 1.0 - safe(emin, denom), 1.0)
+    return safe(P * per, R)
+
+
+def e_binG(pool, J, param, ctx):
+    n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
+    K = (n - P).astype(np.int64)
+    H = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(2.0 + np.arange(int(K.max()) + 1 if K.size else 0)))))
+    mean = H[K + 1] / (K + 1.0)
+    return safe(P * mean, R)
+
+
+_INFAP_BLOCK = 4_000_000  # elements of one (queries x j x s) block
+
+
+def e_infAP(pool, J, param, ctx):
+    """Exact E[infAP]; see the module docstring.  Computed as a sum over s (judged documents above
+    the scored relevant one: uniform on 0..K, K = P-1+Q, its place among the judged being uniform)
+    and w (documents above it that are pooled-unjudged or not in the qrels: beta-binomial
+    BB(W; s+1, K+1-s), W = U+V), of (1 + (s + w (1 - V/W)) (s (P-1)/K + eps)/(s + 2 eps)) / (s + w + 1):
+    the infAP term at rank j = s + w with E[r | s] = s (P-1)/K and E[v | w] = w V/W."""
+    from scipy.special import betaln
+
+    n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
+    eps = INFAP_EPSILON
+    out = np.zeros(pool.nq)
+    for q in np.flatnonzero((P > 0) & (R > 0)):  # one vectorised block per query (no per-document loop)
+        PP, QQ, UU, VV = (int(x) for x in (P[q], Q[q], U[q], V[q]))
+        K, W = PP - 1 + QQ, UU + VV
+        s = np.arange(K + 1, dtype=np.float64)[:, None]
+        w = np.arange(W + 1, dtype=np.float64)[None, :]
+        if W:
+            # log BB(w) = log BB(0) + sum_{t<w} log[(W-t)(t+s+1) / ((t+1)(W-t+K-s))]: table lookups
+            # and one cumulative sum instead of special functions per element
+            a, b = s + 1.0, K + 1.0 - s
+            logn = np.log(np.arange(1, W + K + 2, dtype=np.float64))  # log(1 .. W+K+1)
+            t = np.arange(W)[None, :]
+            si = np.arange(K + 1)[:, None]
+            step = (logn[W - t - 1] + logn[t + si]) - (logn[t] + logn[W - t + K - si - 1])
+            log0 = betaln(a, W + b) - betaln(a, b)
+            pw = np.exp(np.concatenate([log0, log0 + np.cumsum(step, axis=1)], axis=1))
+        else:
+            pw = np.ones((K + 1, 1))
+        er = s * (PP - 1) / K if K else np.zeros_like(s)
+        judged_above = s + w * (1.0 - (VV / W if W else 0.0))  # j - E[v]
+        term = (1.0 + judged_above * (er + eps) / (s + 2 * eps)) / (s + w + 1.0)
+        out[q] = PP * np.sum(pw * term) / (K + 1.0) / R[q]
+    return out
+
+
+def _rbp_pool_gains(pool, J, gains):
+    rk = pool.ordered(np.zeros(len(pool.row)), True)
+    return rk, _rbp_gains(rk, J, gains)
+
+
+def e_rbp(pool, J, param, ctx):
+    p, gains = _p_and_gains(param)
+    rk, g = _rbp_pool_gains(pool, J, gains)
+    return safe(rk.rowsum(g), pool.n) * (1.0 - np.power(p, pool.n))
+
+
+def e_rbp_resid(pool, J, param, ctx):
+    p, _ = _p_and_gains(param)
+    n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
+    W = U + V
+    pn = np.power(p, n)
+    return np.where(W > 0, pn + safe(W, n) * (1.0 - pn), 0.0)
+
+
+# trec_eval base name -> exact expectation(pool, J, param, ctx) -> values[queries]
+
+
+# --------------------------------------------------------------------------- relstring and runid (text)
 
 def relstring(rk: Ranking, length: int = 10) -> list[str]:
     """Per row the codes of the first ``length`` documents as text: a digit for grade 0-9, '>' above,
@@ -681,216 +817,243 @@ def relstring(rk: Ranking, length: int = 10) -> list[str]:
     return out
 
 
-# --------------------------------------------------------------------------- summaries
-
-def summarise(trec: str, values: np.ndarray, *, J_all: Judgements | None = None, complete: bool = False) -> float:
-    """trec_eval's summary ("all") of one measure's per-query values (meas_avg.c).
-
-    ``values`` holds the averaged queries: with ``-c`` every qrels query (absent ones scored on an
-    empty ranking), otherwise the queries with both qrels and results.  'sum' families add up
-    (num_q is then the number of queries); gm_* take exp(mean(log(max(v, MIN_GEO_MEAN))));
-    the rest the arithmetic mean.  num_rel under ``-c`` is trec_eval's count of every qrels line
-    with grade > 0, whatever ``-l`` (m_num_rel.c), which needs ``J_all`` (all qrels queries).
-    """
-    fam = BY_TREC[trec]
-    v = np.asarray(values, dtype=np.float64)
-    if fam.summary == "sum":
-        if trec == "num_rel" and complete:
-            if J_all is None:
-                raise ValueError("num_rel under -c needs the judgements of every qrels query")
-            return float(np.count_nonzero(J_all.grade > 0))
-        return float(v.sum())
-    if not len(v):
-        return 0.0
-    if fam.summary == "gmean":
-        return float(math.exp(np.sum(np.log(np.maximum(v, MIN_GEO_MEAN))) / len(v)))
-    if fam.summary == "mean":
-        return float(v.sum() / len(v))
-    raise ValueError(f"{trec} has no numeric summary")
+def k_relstring(rk, J, length, ctx):
+    """The relevance codes of the top ``length`` documents, quoted as trec_eval prints them."""
+    return np.array([f"'{s}'" for s in relstring(rk, 10 if length is None else int(length))], dtype=object)
 
 
-# --------------------------------------------------------------------------- the declarative table
-
-@dataclass(frozen=True)
-class TrecFamily:
-    """One measure family in the terms of the registry's records.
-
-    name: canonical (ir_measures-style) name, or the trec_eval name where ir_measures has none.
-    trec: trec_eval's base name; param: how its ``-m base.PARAMS`` parameter reads:
-      'none'; 'cutoffs' (comma list of positive integers, sorted, one column each: ``P.5,10``);
-      'fractions' (comma list of floats, sorted, one column each, named ``%3.2f``:
-      ``iprec_at_recall.0.10``, ``Rprec_mult.0.2``); 'float_list' (one column named by the raw text:
-      ``11pt_avg..25,.5``, ``utility.1,-1,0,0``, ``set_F.0.5``); 'gains' (``level=gain`` pairs, one
-      column named by the raw text: ``ndcg.1=3,2=9``; rbp/rbp_resid also take ``p=0.8``); 'length'
-      (relstring.20: ``relstring_20``).
-    default: trec_eval's default parameter (what ``-m base`` alone means).
-    summary: 'mean' | 'sum' | 'gmean' | 'none' (text).  bounds: 'exact' (closed form in
-    trec_expectations) | 'montecarlo' (native kernel on permuted rankings) | 'none'.
-    uses_rel: reads -l.  per_query: printed per query with -q.  nick: trec_eval nicknames it is in.
-    """
-
-    name: str
-    trec: str
-    kernel: object
-    param: str
-    default: object
-    summary: str
-    bounds: str
-    uses_rel: bool
-    per_query: bool
-    nick: tuple
-    cite: str
-    formula: str
+def k_runid(rk, J, param, ctx):
+    """No per-query value: trec_eval prints the run's tag on the 'all' row only."""
+    return np.full(rk.nrows, "", dtype=object)
 
 
-_C = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+# --------------------------------------------------------------------------- records
+
+def context(m, level) -> TrecContext:
+    """trec_eval's flags for measure ``m`` from the kernels' level (a float or a kernels.Level)."""
+    return TrecContext(rel_level=float(rel_of(m, level)), num_docs=getattr(level, "num_docs", 0.0),
+                       rounding=getattr(level, "rounding", "round"), present=getattr(level, "present", None))
+
+
+def _cutoff(m):
+    return m.cutoff
+
+
+def _param(name):
+    return lambda m: m.get(name)
+
+
+def _floats(name, default):
+    """A comma list of numbers given as text (``utility.2,-1,0,0``), or the default tuple."""
+    def read(m):
+        text = m.get(name)
+        return default if text is None else tuple(float(x) for x in text.split(","))
+    return read
+
+
+def _rbp_param(m):
+    gains = m.get("gains")
+    return {"p": m.get("p"), **(dict(gains) if gains else {})}
+
+
+def _family_kernel(fn, param=None):
+    """``kernel(ranking, judgements, measure, level)`` of a record from a ``k_x(rk, J, param, ctx)``."""
+    def kernel(rk, J, m, level):
+        return fn(rk, J, param(m) if param else None, context(m, level))
+    kernel.__doc__ = fn.__doc__
+    kernel.__name__ = fn.__name__
+    return kernel
+
+
+def _family_expectation(fn, param=None):
+    """``expectation(rp)`` of a record from a trec_expectations ``e_x(pool, J, param, ctx)``."""
+    def expectation(rp: RandomPool):
+        return fn(rp.pool, rp.J, param(rp.measure) if param else None, context(rp.measure, rp.rel))
+    expectation.__doc__ = fn.__doc__
+    return expectation
+
+
+def trec_gain(grade, m, rel, max_grade):
+    """Sort key of a pool for IUB/WLB: relevant (1) before judged nonrelevant (0) before documents
+    judged with a negative grade (-1, trec_eval's pooled-but-unjudged), which bpref and infAP tell apart."""
+    return np.where(grade >= rel, 1.0, np.where(grade >= 0, 0.0, -1.0))
+
+
+def _sum_positive(J: Judgements, level) -> float:
+    """trec_eval's num_rel 'all' row under -c: every qrels line with grade > 0, whatever -l (m_num_rel.c)."""
+    return float(np.count_nonzero(J.grade > 0))
+
+
+def _check_floats(name, count=None):
+    def validate(params, cutoff):
+        text = params.get(name)
+        if text is None:
+            return None
+        try:
+            vals = [float(x) for x in text.split(",")]
+        except ValueError:
+            return f"{name} must be comma-separated numbers, e.g. {name}='1,-1,0,0'"
+        if count is not None and len(vals) != count:
+            return f"{name} takes {count} numbers"
+        return None
+    return validate
+
+
+def _check_p(params, cutoff):
+    return None if 0 < params.get("p", 0.9) < 1 else "p must lie strictly between 0 and 1"
+
+
+def _check_positive(name):
+    def validate(params, cutoff):
+        v = params.get(name)
+        return None if v is None or v > 0 else f"{name} must be positive"
+    return validate
+
+
+O, S, A = "official", "set", "all_trec"
 _RECALL = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RMULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
-_O, _S, _A = "official", "set", "all_trec"
-_TE = "trec_eval 10 (Buckley, m_{}.c)"
+_TE = "trec_eval 10 (m_{}.c)"
+NO_BOUNDS = "none (no random-ranking bounds)"
 
 
-def _f(name, trec, kernel, param, default, summary, bounds, uses_rel, nick, cite, per_query=True):
-    return TrecFamily(name, trec, kernel, param, default, summary, bounds, uses_rel, per_query, nick,
-                      cite, (kernel.__doc__ or "").strip().split("\n\n")[0] if kernel else "")
+def _doc(fn) -> str:
+    return " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
 
 
-# trec_eval's table order (measures.c te_trec_measures): output follows it
-FAMILIES: tuple[TrecFamily, ...] = (
-    _f("runid", "runid", None, "none", None, "none", "none", False, (_O, _S, _A), "trec_eval", per_query=False),
-    _f("NumQ", "num_q", k_num_q, "none", None, "sum", "none", False, (_O, _S, _A), "trec_eval", per_query=False),
-    _f("NumRet", "num_ret", k_num_ret, "none", None, "sum", "none", False, (_O, _S, _A), "trec_eval"),
-    _f("NumRel", "num_rel", k_num_rel, "none", None, "sum", "none", True, (_O, _S, _A), "trec_eval"),
-    _f("NumRelRet", "num_rel_ret", k_num_rel_ret, "none", None, "sum", "none", True, (_O, _S, _A), "trec_eval"),
-    _f("AP", "map", k_map, "none", None, "mean", "exact", True, (_O, _A), "Buckley & Voorhees 2005"),
-    _f("gm_map", "gm_map", k_map, "none", None, "gmean", "exact", True, (_O, _A), "Robertson 2006 (GMAP); trec_eval",
-       per_query=False),
-    _f("Rprec", "Rprec", k_Rprec, "none", None, "mean", "exact", True, (_O, _A), "Buckley & Voorhees 2005"),
-    _f("Bpref", "bpref", k_bpref, "none", None, "mean", "exact", True, (_O, _A), "Buckley & Voorhees 2004"),
-    _f("RR", "recip_rank", k_recip_rank, "none", None, "mean", "exact", True, (_O, _A), "trec_eval"),
-    _f("IPrec", "iprec_at_recall", k_iprec_at_recall, "fractions", _RECALL, "mean", "montecarlo", True, (_O, _A),
-       "trec_eval"),
-    _f("P", "P", k_P, "cutoffs", _C, "mean", "exact", True, (_O, _A), "trec_eval"),
-    _f("relstring", "relstring", None, "length", 10, "none", "none", False, (_A,), "trec_eval"),
-    _f("R", "recall", k_recall, "cutoffs", _C, "mean", "exact", True, (_A,), "trec_eval"),
-    _f("infAP", "infAP", k_infAP, "none", None, "mean", "exact", True, (_A,), "Yilmaz & Aslam 2006"),
-    _f("gm_bpref", "gm_bpref", k_bpref, "none", None, "gmean", "exact", True, (_A,), "Buckley & Voorhees 2004",
-       per_query=False),
-    _f("Rprec_mult", "Rprec_mult", k_Rprec_mult, "fractions", _RMULT, "mean", "exact", True, (_A,), "trec_eval"),
-    _f("utility", "utility", k_utility, "float_list", (1.0, -1.0, 0.0, 0.0), "mean", "none", True, (_S, _A),
-       "trec_eval"),
-    _f("11pt_avg", "11pt_avg", k_11pt_avg, "float_list", _RECALL, "mean", "montecarlo", True, (_A,), "trec_eval"),
-    _f("binG", "binG", k_binG, "none", None, "mean", "exact", True, (_A,), "trec_eval (experimental, 2008)"),
-    _f("G", "G", k_G, "gains", None, "mean", "montecarlo", False, (_A,), "trec_eval (experimental, 2008)"),
-    _f("nDCG", "ndcg", k_ndcg, "gains", None, "mean", "exact", False, (_A,), "Jarvelin & Kekalainen 2002"),
-    _f("ndcg_rel", "ndcg_rel", k_ndcg_rel, "gains", None, "mean", "montecarlo", False, (_A,),
-       "Jarvelin & Kekalainen 2002; trec_eval"),
-    _f("Rndcg", "Rndcg", k_Rndcg, "gains", None, "mean", "montecarlo", True, (_A,),
-       "Jarvelin & Kekalainen 2002; trec_eval"),
-    _f("nDCG@k", "ndcg_cut", k_ndcg_cut, "cutoffs", _C, "mean", "exact", False, (_A,), "Jarvelin & Kekalainen 2002"),
-    _f("AP@k", "map_cut", k_map_cut, "cutoffs", _C, "mean", "exact", True, (_A,), "Buckley & Voorhees 2005"),
-    _f("relative_P", "relative_P", k_relative_P, "cutoffs", _C, "mean", "exact", True, (_A,), "trec_eval"),
-    _f("Success", "success", k_success, "cutoffs", (1, 5, 10), "mean", "exact", True, (_A,), "trec_eval"),
-    _f("SetP", "set_P", k_set_P, "none", None, "mean", "none", True, (_S, _A), "trec_eval"),
-    _f("SetRelP", "set_relative_P", k_set_relative_P, "none", None, "mean", "none", True, (_S, _A), "trec_eval"),
-    _f("SetR", "set_recall", k_set_recall, "none", None, "mean", "none", True, (_S, _A), "trec_eval"),
-    _f("SetAP", "set_map", k_set_map, "none", None, "mean", "none", True, (_S, _A), "trec_eval"),
-    _f("SetF", "set_F", k_set_F, "float_list", (1.0,), "mean", "none", True, (_S, _A), "trec_eval"),
-    _f("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, "none", None, "sum", "none", True,
-       (_A,), "trec_eval"),
-    _f("RBP_trec", "rbp", k_rbp, "gains", None, "mean", "exact", False, (_A,), "Moffat & Zobel 2008"),
-    _f("RBP_resid", "rbp_resid", k_rbp_resid, "gains", None, "mean", "exact", False, (_A,), "Moffat & Zobel 2008"),
-    _f("Unjudged", "unj", k_unj, "cutoffs", (5, 10, 20), "mean", "none", False, (_A,), "trec_eval 10"),
-    # ir_measures families computed natively (not in all_trec)
-    _f("ERR", None, k_ERR, "cutoffs", None, "mean", "montecarlo", False, (), "Chapelle et al. 2009 (gdeval)"),
-    _f("Judged", None, k_Judged, "cutoffs", None, "mean", "none", False, (), "ir_measures"),
-    _f("Compat", None, k_Compat, "none", (0.95, True), "mean", "montecarlo", True, (),
-       "Clarke, Vtyurina & Smucker 2021 (TOIS)"),
-)
-BY_TREC = {f.trec: f for f in FAMILIES if f.trec}
-BY_NAME = {f.name: f for f in FAMILIES}
+def _count(name, trec, fn, nick, *, level="rel", irm=None, per_query=True, complete_summary=None):
+    register(Family(name, (), "none", _family_kernel(fn), binary_gain, "none", None, _doc(fn), NO_BOUNDS, _TE.format(trec),
+                    level, summary="sum", trec=(TrecName(trec, nick=nick),), irm=irm, value="int",
+                    per_query=per_query, complete_summary=complete_summary))
 
 
-def compute_trec(trec: str, rk: Ranking, J: Judgements, param=None, ctx: TrecContext | None = None) -> np.ndarray:
-    """Per-row values of the trec_eval measure ``trec`` (base name) for one parameter value."""
-    fam = BY_TREC.get(trec) or BY_NAME[trec]
-    if fam.kernel is None:
-        raise ValueError(f"{trec} is text, not a number (see relstring / the run's name)")
-    return fam.kernel(rk, J, param, ctx or TrecContext())
+def _set(name, trec, fn, nick, params=(), trec_name=None, param=None, validate=None, irm=None):
+    register(Family(name, params, "none", _family_kernel(fn, param), binary_gain, "none", None, _doc(fn), NO_BOUNDS,
+                    _TE.format(trec), "rel", trec=(trec_name or TrecName(trec, nick=nick),), irm=irm,
+                    validate=validate))
 
 
-# --------------------------------------------------------------------------- trec_eval's -m syntax
+register(Family(
+    "runid", (), "none", _family_kernel(k_runid), binary_gain, "none", None, "the run's tag (text)", NO_BOUNDS,
+    "trec_eval 10 (m_runid.c)", "gains", summary="run", trec=(TrecName("runid", nick=(O, S, A)),), value="text",
+    per_query=False))
+_count("NumQ", "num_q", k_num_q, (O, S, A), level="gains", irm="NumQ", per_query=False)
+_count("NumRet", "num_ret", k_num_ret, (O, S, A), level="gains", irm="NumRet")
+_count("NumRel", "num_rel", k_num_rel, (O, S, A), irm="NumRel", complete_summary=_sum_positive)
+_count("NumRelRet", "num_rel_ret", k_num_rel_ret, (O, S, A), irm="NumRelRet")
+_count("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, (A,))
 
-INTEGER_VALUED = frozenset({"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"})  # printed %ld
-NICKNAMES = {nick: [f.trec for f in FAMILIES if nick in f.nick] for nick in (_O, _S, _A)}
+register(Family(
+    "GMAP", (REL,), "none", k_ap, binary_gain, "exact", e_ap, "AP per query; 'all' = geometric mean",
+    "E[AP] per query (exact)", "Robertson 2006 (GMAP); trec_eval 10 (m_gm_map.c)", "rel", summary="gmean",
+    trec=(TrecName("gm_map", nick=(O, A)),), per_query=False, examples=("GMAP",)))
 
+register(Family(
+    "Bpref", (REL,), "none", _family_kernel(k_bpref), trec_gain, "exact", _family_expectation(e_bpref),
+    _doc(k_bpref), "(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
+    "Buckley & Voorhees 2004", "rel", trec=(TrecName("bpref", nick=(O, A)),), irm="Bpref", examples=("Bpref",)))
+register(Family(
+    "GMBpref", (REL,), "none", _family_kernel(k_bpref), trec_gain, "exact", _family_expectation(e_bpref),
+    "bpref per query; 'all' = geometric mean", "E[bpref] per query (exact)", "Buckley & Voorhees 2004; trec_eval 10",
+    "rel", summary="gmean", trec=(TrecName("gm_bpref", nick=(A,)),), per_query=False, examples=("GMBpref",)))
+register(Family(
+    "infAP", (REL,), "none", _family_kernel(k_infAP), trec_gain, "exact", _family_expectation(e_infAP),
+    _doc(k_infAP), "(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
+    "Yilmaz & Aslam 2006", "rel", trec=(TrecName("infAP", nick=(A,)),), irm="infAP",
+    examples=("infAP",)))
 
-class TrecSyntaxError(ValueError):
-    """A ``-m`` argument trec_eval would refuse (the message is one line, for ``ulnorm-eval: ...``)."""
+register(Family(
+    "IPrec", (Param("recall", "float", 0.0, "recall level in [0, 1], written IPrec@0.2", always_show=True, at=True),
+              REL), "none",
+    _family_kernel(k_iprec_at_recall, _param("recall")), binary_gain, "montecarlo", None, _doc(k_iprec_at_recall),
+    "Monte Carlo", "trec_eval 10 (m_iprec_at_recall.c)", "rel",
+    trec=(TrecName("iprec_at_recall", "each", "recall", _RECALL, "float", fmt=".2f", nick=(O, A)),),
+    irm="IPrec", validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]"))
+register(Family(
+    "Avg11pt", (Param("points", "str", None, "recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
+                REL), "none",
+    _family_kernel(k_11pt_avg, _floats("points", _RECALL)), binary_gain, "montecarlo", None, _doc(k_11pt_avg),
+    "Monte Carlo", "trec_eval 10 (m_11pt_avg.c)", "rel", trec=(TrecName("11pt_avg", "raw", "points", nick=(A,)),),
+    validate=_check_floats("points")))
 
+register(Family(
+    "relstring", (Param("length", "int", 10, "number of ranks shown"),), "none", _family_kernel(k_relstring, _param("length")),
+    binary_gain, "none", None, _doc(relstring), NO_BOUNDS, "trec_eval 10 (m_relstring.c)", "gains", summary="none",
+    trec=(TrecName("relstring", "one", "length", nick=(A,)),), value="text", validate=_check_positive("length")))
 
-def expand_nickname(text: str) -> list[str]:
-    """``all_trec`` / ``official`` / ``set`` -> their measures in trec_eval's order; anything else -> [text]."""
-    return list(NICKNAMES.get(text, [text]))
+register(Family(
+    "RprecMult", (Param("mult", "float", 1.0, "multiple of R", always_show=True), REL), "none",
+    _family_kernel(k_Rprec_mult, _param("mult")), binary_gain, "exact", _family_expectation(e_Rprec_mult, _param("mult")),
+    _doc(k_Rprec_mult), "0 if c = 0; P/n if c <= n; P/c if c > n (exact)", "trec_eval 10 (m_Rprec_mult.c)", "rel",
+    trec=(TrecName("Rprec_mult", "each", "mult", _RMULT, "float", fmt=".2f", nick=(A,)),),
+    validate=_check_positive("mult"), examples=("RprecMult(mult=0.2)", "RprecMult(mult=1.0)", "RprecMult(mult=3.5)")))
 
+register(Family(
+    "utility", (Param("coef", "str", None, "p1,p2,p3,p4 as text (default '1,-1,0,0')"), REL), "none",
+    _family_kernel(k_utility, _floats("coef", (1.0, -1.0, 0.0, 0.0))), binary_gain, "none", None, _doc(k_utility), NO_BOUNDS,
+    "trec_eval 10 (m_utility.c)", "rel", trec=(TrecName("utility", "raw", "coef", nick=(S, A)),),
+    validate=_check_floats("coef", 4)))
 
-def parse_trec_measure(text: str):
-    """One trec_eval ``-m`` argument -> (family, [(output name, kernel parameter), ...]).
+register(Family(
+    "binG", (REL,), "none", _family_kernel(k_binG), binary_gain, "exact", _family_expectation(e_binG),
+    _doc(k_binG), "(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", "trec_eval 10 (m_binG.c, experimental)",
+    "rel", trec=(TrecName("binG", nick=(A,)),), examples=("binG",)))
+register(Family(
+    "G", (GAINS_PARAM,), "none", _family_kernel(k_G, _param("gains")), graded_gain, "montecarlo", None, _doc(k_G),
+    "Monte Carlo", "trec_eval 10 (m_G.c, experimental)", "gains", trec=(TrecName("G", "map", "gains", value_name="gain",
+                                                                                  nick=(A,)),)))
+register(Family(
+    "nDCG_rel", (GAINS_PARAM,), "none", _family_kernel(k_ndcg_rel, _param("gains")), graded_gain, "montecarlo", None,
+    _doc(k_ndcg_rel), "Monte Carlo", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)", "gains",
+    trec=(TrecName("ndcg_rel", "map", "gains", value_name="gain", nick=(A,)),)))
+register(Family(
+    "Rndcg", (GAINS_PARAM, REL), "none", _family_kernel(k_Rndcg, _param("gains")), graded_gain, "montecarlo", None,
+    _doc(k_Rndcg), "Monte Carlo", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", "gains",
+    trec=(TrecName("Rndcg", "map", "gains", value_name="gain", nick=(A,)),)))
 
-    ``P.5,10`` -> P_5, P_10 (cutoffs: integers, atol-truncated as trec_eval does, sorted, > 0);
-    ``iprec_at_recall..10,.5`` -> iprec_at_recall_0.10, _0.50 (fractions, sorted, named %3.2f);
-    ``utility.2,-1,0,0`` / ``11pt_avg..25,.5`` / ``set_F.0.5`` -> one column named base_PARAMS;
-    ``ndcg.1=3,2=9`` / ``rbp.p=0.8`` -> one column named base_PARAMS with a {level: gain, 'p': p} map;
-    ``relstring.20`` -> relstring_20.  Without parameters, trec_eval's defaults and plain names.
-    """
-    base, _, arg = text.strip().partition(".")
-    fam = BY_TREC.get(base)
-    if fam is None:
-        raise TrecSyntaxError(f"unknown trec_eval measure {base!r}")
-    if fam.param == "none":
-        if arg:
-            raise TrecSyntaxError(f"{text}: {base} takes no parameters")
-        return fam, [(base, None)]
-    items = arg.split(",") if arg else None
+register(Family(
+    "RelP", (REL,), "required", _family_kernel(k_relative_P, _cutoff), binary_gain, "exact",
+    _family_expectation(e_relative_P, _cutoff), _doc(k_relative_P), "(P/n) m / min(k, R) (exact)",
+    "trec_eval 10 (m_relative_P.c)", "rel",
+    trec=(TrecName("relative_P", "each", defaults=TREC_CUTOFFS, nick=(A,)),), examples=("RelP@{k}",)))
+register(Family(
+    "Success", (REL,), "required", _family_kernel(k_success, _cutoff), binary_gain, "exact",
+    _family_expectation(e_success, _cutoff), _doc(k_success), "1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
+    "trec_eval 10 (m_success.c)", "rel", trec=(TrecName("success", "each", defaults=(1, 5, 10), nick=(A,)),),
+    irm="Success", examples=("Success@{k}",)))
 
-    def num(v, kind=float):
-        try:
-            return kind(v)
-        except ValueError:
-            raise TrecSyntaxError(f"{text}: {v!r} is not a number") from None
+_set("SetP", "set_P", k_set_P, (S, A), irm="SetP")
+_set("SetRelP", "set_relative_P", k_set_relative_P, (S, A))
+_set("SetR", "set_recall", k_set_recall, (S, A), irm="SetR")
+_set("SetAP", "set_map", k_set_map, (S, A))
+_set("SetF", "set_F", k_set_F, (S, A), (Param("beta", "float", 1.0, "weight of recall"), REL),
+     TrecName("set_F", "one", "beta", kind="float", nick=(S, A)), _param("beta"), _check_positive("beta"), irm="SetF")
 
-    if fam.param == "cutoffs":
-        vals = [int(num(v)) for v in items] if items else list(fam.default)
-        if min(vals) <= 0:
-            raise TrecSyntaxError(f"{text}: cutoffs must be positive")
-        if len(set(vals)) != len(vals):
-            raise TrecSyntaxError(f"{text}: duplicate cutoff")
-        return fam, [(f"{base}_{v}", v) for v in sorted(vals)]
-    if fam.param == "fractions":
-        vals = sorted(num(v) for v in items) if items else list(fam.default)
-        return fam, [(f"{base}_{v:3.2f}", v) for v in vals]
-    if fam.param == "float_list":
-        vals = tuple(num(v) for v in items) if items else fam.default
-        want = {"utility": 4, "set_F": 1}.get(base)
-        if want is not None and len(vals) != want:
-            raise TrecSyntaxError(f"{text}: {base} takes {want} number{'s' * (want > 1)}")
-        return fam, [(f"{base}_{arg}" if arg else base, vals[0] if base == "set_F" else vals)]
-    if fam.param == "gains":
-        d = None
-        if items:
-            d = {}
-            for pair in items:
-                k, eq, v = pair.partition("=")
-                if not eq:
-                    raise TrecSyntaxError(f"{text}: expected level=gain pairs, e.g. {base}.1=3,2=9")
-                if k == "p" and base in ("rbp", "rbp_resid"):
-                    d["p"] = num(v)
-                    if not 0 < d["p"] < 1:
-                        raise TrecSyntaxError(f"{text}: p must lie strictly between 0 and 1")
-                else:
-                    d[num(k, int)] = num(v)
-        return fam, [(f"{base}_{arg}" if arg else base, d)]
-    if fam.param == "length":
-        n = int(num(items[0])) if items else fam.default
-        return fam, [(f"{base}_{arg}" if arg else base, n)]
-    raise AssertionError(fam.param)
+_P = Param("p", "float", 0.9, "persistence", always_show=True)
+register(Family(
+    "RBP_trec", (_P, GAINS_PARAM), "none", _family_kernel(k_rbp, _rbp_param), graded_gain, "exact",
+    _family_expectation(e_rbp, _rbp_param), _doc(k_rbp), "mean scaled gain * (1 - p^n) (exact)",
+    "Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", "gains",
+    trec=(TrecName("rbp", "map", "gains", value_name="gain", nick=(A,), keys=("p",)),), validate=_check_p,
+    examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)")))
+register(Family(
+    "RBP_resid", (_P,), "none", _family_kernel(k_rbp_resid, _rbp_param), binary_gain, "exact",
+    _family_expectation(e_rbp_resid, _rbp_param), _doc(k_rbp_resid), "p^n + (W/n)(1 - p^n) when W > 0 (exact)",
+    "Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", "gains", trec=(TrecName("rbp_resid", "map", "gains", nick=(A,), keys=("p",)),),
+    validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)")))
+register(Family(
+    "Unjudged", (), "required", _family_kernel(k_unj, _cutoff), binary_gain, "none", None, _doc(k_unj), NO_BOUNDS,
+    "trec_eval 10 (m_unj.c)", "gains", trec=(TrecName("unj", "each", defaults=(5, 10, 20), nick=(A,)),)))
+
+# ir_measures' families, natively
+register(Family(
+    "ERR", (), "optional", _family_kernel(k_ERR, _cutoff), graded_gain, "montecarlo", None, _doc(k_ERR),
+    "Monte Carlo", "Chapelle et al. 2009", "gains", irm="ERR"))
+register(Family(
+    "Judged", (), "optional", _family_kernel(k_Judged, _cutoff), binary_gain, "none", None, _doc(k_Judged), NO_BOUNDS,
+    "ir_measures (judged)", "gains", irm="Judged"))
+register(Family(
+    "Compat", (Param("p", "float", 0.95, "RBO persistence"), Param("normalize", "int", 1, "1: divide by RBO(ideal, ideal)",
+                                                               choices=(0, 1)), REL), "none",
+    _family_kernel(k_Compat, lambda m: (m.get("p"), bool(m.get("normalize")))), binary_gain, "montecarlo", None,
+    _doc(k_Compat), "Monte Carlo", "Clarke, Vtyurina & Smucker 2021 (TOIS)", "rel", irm="Compat", validate=_check_p))

@@ -156,18 +156,21 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES):
 
 
 def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
-    """:func:`query_blocks`, with the last two blocks joined when together they fit in ``block_bytes``.
+    """:func:`query_blocks`, with a file of two blocks that together fit in ``block_bytes`` as one.
 
     The reader holds the trailing query back until it sees the end, so a file smaller than one
     block comes out of it as two blocks (all but the last query, then the last query), and every
-    per-block cost (parsing, ordering, the qrels join, scoring) would be paid twice.  Two blocks
-    are held back here so that the last pair can be joined.
+    per-block cost (parsing, ordering, the qrels join, scoring) would be paid twice.  Only the
+    start of a file is held back to decide that: a longer file streams as before.
     """
-    held = []
-    for block in query_blocks(path, block_bytes):
-        held.append(block)
-        if len(held) > 2:
-            yield held.pop(0)
-    if len(held) == 2 and len(held[0][0]) + len(held[1][0]) <= block_bytes:
-        held = [(held[0][0] + held[1][0], held[0][1])]
-    yield from held
+    blocks = query_blocks(path, block_bytes)
+    head = []
+    for block in blocks:
+        head.append(block)
+        if len(head) == 3:
+            break
+    if len(head) == 2 and len(head[0][0]) + len(head[1][0]) <= block_bytes:
+        head = [(head[0][0] + head[1][0], head[0][1])]
+    while head:
+        yield head.pop(0)
+    yield from blocks

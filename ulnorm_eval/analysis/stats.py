@@ -172,7 +172,7 @@ def pairwise_t(d, alpha: float = 0.05) -> PairedTest:
 
 def _ttest_1samp(d):
     """scipy.stats.ttest_1samp(d, 0, axis=-1), two-sided, computed as scipy 1.17 computes it (the same
-    bits: tests/test_stats.py) from its kernel scipy.special.stdtr, without importing scipy.stats (~1 s)."""
+    bits: tests/test_perf_equivalence.py) from its kernel scipy.special.stdtr, without importing scipy.stats (~1 s)."""
     from scipy import special
 
     n = d.shape[-1]

@@ -4,7 +4,8 @@
 
 Per query: about ``judged`` judged documents (Poisson, grades 0-3 with most of them 0), about 90% of
 them retrieved at random positions of a ``depth``-long ranking whose other documents are unjudged.
-Document ids are passage numbers of the MS MARCO passage corpus (0 .. 8,841,822), query ids are
+Document ids are passage numbers of the MS MARCO passage corpus (0 .. 8,841,822), or strings made
+from them (``--ids msmarco-doc``: ``D2573``; ``--ids trec``: ``XX-1234-5678``), query ids are
 distinct 7-digit numbers, and both files are grouped by query in ascending query id order (so
 ``--stream`` can read the run).  Scores decrease with rank and carry 6 decimals, as real runs do
 (so float32 creates some ties).
@@ -65,7 +66,7 @@ def _lines(*columns) -> bytes:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    cols = [c if isinstance(c, str) else pc.cast(pa.array(c), pa.string()) for c in columns]
+    cols = [c if isinstance(c, (str, pa.Array)) else pc.cast(pa.array(c), pa.string()) for c in columns]
     last = cols[-1] + "\n" if isinstance(cols[-1], str) else pc.binary_join_element_wise(cols[-1], "\n", "")
     joined = pc.binary_join_element_wise(*cols[:-1], last, " ")
     # the joined strings are contiguous in the array's data buffer: that buffer is the file text
@@ -84,9 +85,36 @@ def _fixed6(x: np.ndarray):
     return pc.binary_join_element_wise(whole, frac, ".")
 
 
+IDS = ("numeric", "msmarco-doc", "trec")
+
+
+def _docids(docs: np.ndarray, ids: str):
+    """Document ids of the passage numbers ``docs``: the numbers ('numeric'), MS MARCO document
+    style ``D2573`` ('msmarco-doc'), or TREC style ``XX-1234-5678`` ('trec': two letters, then the
+    number's digits in two groups of four); distinct numbers give distinct ids in every style."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if ids == "numeric":
+        return docs
+    num = pc.cast(pa.array(docs), pa.string())
+    if ids == "msmarco-doc":
+        return pc.binary_join_element_wise("D", num, "")
+    if ids != "trec":
+        raise ValueError(f"ids must be one of {IDS}")
+    pairs = pa.array([chr(65 + i // 26) + chr(65 + i % 26) for i in range(676)], pa.string())
+    letters = pairs.take(pa.array(docs % 676))
+    hi = pc.utf8_lpad(pc.cast(pa.array(docs // 10_000), pa.string()), 4, "0")
+    lo = pc.utf8_lpad(pc.cast(pa.array(docs % 10_000), pa.string()), 4, "0")
+    return pc.binary_join_element_wise(letters, hi, lo, "-")
+
+
 def generate(outdir: str, queries: int = 7000, depth: int = 1000, judged: int = 30, seed: int = 1,
-             name: str | None = None) -> tuple[str, str]:
-    """Write ``NAME.qrels`` and ``NAME.run`` (``queries * depth`` lines) into ``outdir``; return their paths."""
+             name: str | None = None, ids: str = "numeric") -> tuple[str, str]:
+    """Write ``NAME.qrels`` and ``NAME.run`` (``queries * depth`` lines) into ``outdir``; return their paths.
+
+    ``ids`` (see :func:`_docids`) changes only how document ids are written: the same seed gives
+    the same judgements and rankings in every style."""
     rng = np.random.default_rng(seed)
     os.makedirs(outdir, exist_ok=True)
     name = name or f"q{queries}_d{depth}"
@@ -98,8 +126,8 @@ def generate(outdir: str, queries: int = 7000, depth: int = 1000, judged: int = 
         for start in range(0, queries, BLOCK):
             q = qids[start:start + BLOCK]
             (jq, jd, jg), (docs, scores) = _block(rng, q, depth, judged)
-            qf.write(_lines(jq, "0", jd, jg))
-            rf.write(_lines(np.repeat(q, depth), "Q0", docs.ravel(), ranks[:docs.size],
+            qf.write(_lines(jq, "0", _docids(jd, ids), jg))
+            rf.write(_lines(np.repeat(q, depth), "Q0", _docids(docs.ravel(), ids), ranks[:docs.size],
                             _fixed6(scores.ravel()), "bench"))
     os.replace(qrels_path + ".part", qrels_path)
     os.replace(run_path + ".part", run_path)
@@ -114,8 +142,10 @@ def main() -> None:
     ap.add_argument("--judged", type=int, default=30)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--name", help="file stem (default q{queries}_d{depth})")
+    ap.add_argument("--ids", choices=IDS, default="numeric",
+                    help="document ids: numbers, D + number (MS MARCO documents), XX-1234-5678 (TREC)")
     a = ap.parse_args()
-    print(*generate(a.outdir, a.queries, a.depth, a.judged, a.seed, a.name))
+    print(*generate(a.outdir, a.queries, a.depth, a.judged, a.seed, a.name, a.ids))
 
 
 if __name__ == "__main__":

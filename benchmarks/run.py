@@ -5,6 +5,12 @@
     python benchmarks/run.py --quick           # 400 queries: checks the harness in a minute or two
     python benchmarks/run.py --out results.md  # also write the report to a file
     python benchmarks/run.py --stream-check    # also --stream on 2M- and 20M-line runs (~1.5 GB disk)
+    PATH=/path/to/trec_eval:$PATH python benchmarks/run.py --no-scaling --out docs/performance-report.md
+
+Besides the generated 7M-line comparison (numeric ids, then the same runs with string ids
+``D2573`` and ``XX-1234-5678``), it times research-size evaluations on the real data of
+/work/shared/data (or $ULNORM_EVAL_SHARED_DATA): one DL-HARD run and the 17 Robust 2003 runs against
+trec_eval, and ``compare`` against ``eval`` on those runs (issue 13's targets).
 
 Every command runs in its own process under a small wrapper process that waits for it and reads
 its peak RSS from getrusage(RUSAGE_CHILDREN), so the numbers of different tools never mix.  The
@@ -44,6 +50,14 @@ TARGET_STREAM_RSS = 1.10          # issue 5: within 10% of the 2M-line run's pea
 TARGET_VARIANTS_COST = 3.0        # issue 11: default variants of ERR@20, bpref, infAP <= 3x the plain measures
 ROBUST03 = HERE.parents[1] / "shared" / "data" / "robust03"  # ../shared/data/robust03 (17 runs, 100 queries)
 VARIANT_MEASURES = ["-m", "ERR@20", "-m", "bpref", "-m", "infAP"]
+# Issue 13 (ratios measured in the same run): research-size runs and string document ids.
+TARGET_SMALL_VS_TREC_EVAL = 2.0     # one DL-HARD run (50 queries x 1000), wall / trec_eval's
+TARGET_ROBUST_VS_TREC_EVAL = 1.0    # the 17 Robust 2003 runs in one process / trec_eval looped
+TARGET_COMPARE_VS_EVAL = 1.2        # compare on those 17 runs / eval on them
+TARGET_STRING_TIME, TARGET_STRING_RSS, TARGET_NUMERIC_TIME = 0.4, 0.3, 0.35   # default run / pytrec_eval
+TARGET_STARTUP = 0.1                # `--help` and `measures`, seconds
+STRING_IDS = ("msmarco-doc", "trec")
+SHARED = Path(os.environ.get("ULNORM_EVAL_SHARED_DATA", HERE.parents[1] / "shared" / "data"))
 
 # Runs in its own interpreter: RUSAGE_CHILDREN then covers exactly the one command it waited for.
 _WRAPPER = r"""
@@ -121,14 +135,27 @@ def warm(*paths: str) -> None:
                 pass
 
 
-def dataset(data_dir: Path, queries: int, seed: int) -> tuple[str, str]:
-    """The qrels and run of this size and seed, generated on first use."""
-    name = f"q{queries}_d{DEPTH}_j{JUDGED}_s{seed}"
+def dataset(data_dir: Path, queries: int, seed: int, ids: str = "numeric") -> tuple[str, str]:
+    """The qrels and run of this size, seed and document id style, generated on first use."""
+    name = f"q{queries}_d{DEPTH}_j{JUDGED}_s{seed}" + ("" if ids == "numeric" else f"_{ids}")
     qrels, run = data_dir / f"{name}.qrels", data_dir / f"{name}.run"
     if not (qrels.exists() and run.exists()):
-        log(f"generating {queries * DEPTH:,} run lines into {data_dir} ...")
-        generate(str(data_dir), queries, DEPTH, JUDGED, seed, name=name)
+        log(f"generating {queries * DEPTH:,} run lines ({ids} ids) into {data_dir} ...")
+        generate(str(data_dir), queries, DEPTH, JUDGED, seed, name=name, ids=ids)
     return str(qrels), str(run)
+
+
+def plain_copy(src: Path, dst: Path) -> str:
+    """``src`` decompressed (trec_eval reads no gzip), written once to ``dst``."""
+    import gzip
+
+    if not dst.exists():
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        opener = gzip.open if src.suffix == ".gz" else open
+        with opener(src, "rb") as f, open(dst.with_suffix(".tmp"), "wb") as out:
+            shutil.copyfileobj(f, out)
+        dst.with_suffix(".tmp").rename(dst)
+    return str(dst)
 
 
 def ulnorm_command() -> list[str]:
@@ -211,6 +238,11 @@ def main() -> int:
     ap.add_argument("--stream-check", action="store_true",
                     help="also time --stream on 2M- and 20M-line runs against the in-memory path (~1.5 GB disk)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
+    ap.add_argument("--no-strings", action="store_true", help="skip the string document id runs (issue 13)")
+    ap.add_argument("--no-research", action="store_true",
+                    help="skip the DL-HARD and Robust 2003 runs against trec_eval (issue 13)")
+    ap.add_argument("--small-repeat", type=int, default=5,
+                    help="runs per command of the research-size cases (default 5; medians)")
     args = ap.parse_args()
     if args.quick:
         args.queries = QUICK_QUERIES
@@ -275,6 +307,15 @@ def main() -> int:
     vs_pytrec(default, "wall", TARGET_DEFAULT_TIME, "default run wall time / pytrec_eval")
     vs_pytrec(default, "rss", TARGET_DEFAULT_RSS, "default run peak RSS / pytrec_eval")
     vs_pytrec(plain, "wall", TARGET_PLAIN_TIME, "`--norm none` wall time / pytrec_eval")
+    vs_pytrec(default, "wall", TARGET_NUMERIC_TIME, "numeric ids: default run wall time / pytrec_eval (issue 13)")
+    vs_pytrec(default, "rss", TARGET_STRING_RSS, "numeric ids: default run peak RSS / pytrec_eval (issue 13)")
+
+    # ---- issue 13: string document ids at the same size
+    if not args.no_strings:
+        report += string_ids(ul, args, outdir, targets)
+    # ---- issue 13: research-size runs against trec_eval (real data)
+    if not args.no_research:
+        report += research_size(ul, args, outdir, targets)
 
     # ---- scaling: the same evaluation at 1x, 2x and 4x the queries
     if not args.no_scaling:
@@ -321,6 +362,10 @@ def main() -> int:
     h = startup["ulnorm-eval --help"]
     targets.append(["`ulnorm-eval --help` wall time", f"< {TARGET_HELP} s", f"{h.med('wall'):.3f} s" if h.ok else "-",
                     f"{h.med('cpu'):.3f} s" if h.ok else "", verdict(h.med("wall") < TARGET_HELP if h.ok else False)])
+    for k in ("ulnorm-eval --help", "ulnorm-eval measures"):
+        h = startup[k]
+        targets.append([f"`{k}` wall time (issue 13)", f"< {TARGET_STARTUP} s", f"{h.med('wall'):.3f} s" if h.ok else "-",
+                        f"{h.med('cpu'):.3f} s" if h.ok else "", verdict(h.med("wall") < TARGET_STARTUP if h.ok else False)])
 
     # ---- the default variants' cost: bounds on the qrels pool are computed once per qrels, not per run
     report += variants_cost(ul, args, outdir, targets)
@@ -370,6 +415,102 @@ def variants_cost(ul: list[str], args, outdir: Path, targets: list[list[str]]) -
             else [f"`{k}`", s.error or "-", "", ""] for k, s in st.items()]
     return [f"### Default variants of ERR@20, bpref and infAP on {len(runs)} Robust 2003 runs, median of {args.repeat}",
             ""] + table(["command", "wall s", "CPU s", "peak RSS MiB"], rows)
+
+
+def _ratio_row(what: str, limit: float, u: Stats, peer: Stats | None, key: str = "wall") -> list[str]:
+    """A target row: ulnorm-eval / peer of ``key`` (and of CPU time beside a wall-time ratio)."""
+    if peer is None or not (u.ok and peer.ok):
+        why = (u.error if not u.ok else (peer.error if peer is not None else "peer missing")) or "no run"
+        return [what, f"≤ {limit}", "-", "", f"SKIP ({why})"]
+    r = u.med(key) / peer.med(key)
+    cpu = f"{u.med('cpu') / peer.med('cpu'):.2f}" if key == "wall" else ""
+    return [what, f"≤ {limit}", f"{r:.2f}", cpu, verdict(r <= limit)]
+
+
+def _rows(stats: dict[str, Stats]) -> list[list[str]]:
+    return [[f"`{k}`" if k.startswith("ulnorm") else k] + ([f"{s.med('wall'):.3f}", f"{s.med('cpu'):.3f}",
+                                                             f"{s.med('rss'):.0f}"] if s.ok else [s.error or "-", "", ""])
+            for k, s in stats.items()]
+
+
+def string_ids(ul: list[str], args, outdir: Path, targets: list[list[str]]) -> list[str]:
+    """The full-size comparison with string document ids: MS MARCO documents' D + number, TREC's
+    XX-1234-5678 (the same judgements and rankings as the numeric run)."""
+    have_pytrec = importlib.util.find_spec("pytrec_eval") is not None
+    report = []
+    for ids in STRING_IDS:
+        qrels, run = dataset(args.data, args.queries, args.seed, ids)
+        warm(qrels, run)
+        cmds = {"ulnorm-eval": [*ul, qrels, run], "ulnorm-eval --norm none": [*ul, "--norm", "none", qrels, run]}
+        if have_pytrec:
+            cmds["pytrec_eval"] = [sys.executable, str(HERE / "peers.py"), "pytrec_eval", qrels, run]
+        log(f"string ids ({ids}): {args.queries * DEPTH:,} run lines, median of {args.repeat}")
+        st = bench(cmds, args.repeat, outdir, f"q{args.queries}-{ids}")
+        report += [f"### {args.queries * DEPTH:,} run lines with `{ids}` document ids, median of {args.repeat} "
+                   f"(load {_load()} after)", ""]
+        report += table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
+        peer = st.get("pytrec_eval")
+        applies = args.queries >= 7000
+        for key, limit, what in (("wall", TARGET_STRING_TIME, "wall time"), ("rss", TARGET_STRING_RSS, "peak RSS")):
+            row = _ratio_row(f"{ids} ids: default run {what} / pytrec_eval (issue 13)", limit, st["ulnorm-eval"],
+                             peer, key)
+            if not applies and not row[-1].startswith("SKIP"):
+                row[-1] = f"n/a below 7,000 queries ({row[-1]})"
+            targets.append(row)
+    return report
+
+
+def research_size(ul: list[str], args, outdir: Path, targets: list[list[str]]) -> list[str]:
+    """One DL-HARD run (50 queries x 1000) and the 17 Robust 2003 runs against trec_eval (its default
+    measures; ulnorm-eval's default measures and variants), and compare against eval on the 17 runs."""
+    trec_eval = shutil.which("trec_eval")
+    dl, rob = SHARED / "dlhard-passage", SHARED / "robust03"
+    if not (dl / "qrels.txt").exists() or not (rob / "qrels.txt").exists():
+        targets.append(["research-size runs (DL-HARD, Robust 2003)", "", "-", "", f"SKIP (no data in {SHARED})"])
+        return []
+    plain = args.data / "plain"
+    qrels_dl = str(dl / "qrels.txt")
+    run_dl = plain_copy(dl / "runs" / "bm25.run.gz", plain / "dlhard_bm25.run")
+    qrels_rob = str(rob / "qrels.txt")
+    runs_rob = [plain_copy(p, plain / "robust03" / p.name.removesuffix(".gz"))
+                for p in sorted((rob / "runs").iterdir())][:17]
+    warm(qrels_dl, run_dl, qrels_rob, *runs_rob)
+    rep = args.small_repeat
+    report = []
+
+    cmds = {"ulnorm-eval": [*ul, qrels_dl, run_dl]}
+    if trec_eval:
+        cmds["trec_eval"] = [trec_eval, qrels_dl, run_dl]
+    if importlib.util.find_spec("pytrec_eval") is not None:
+        cmds["pytrec_eval"] = [sys.executable, str(HERE / "peers.py"), "pytrec_eval", qrels_dl, run_dl]
+    log(f"DL-HARD bm25 (50 queries x 1000), median of {rep}")
+    st = bench(cmds, rep, outdir, "dlhard")
+    report += [f"### One DL-HARD run (bm25, 50 queries x 1000 lines), median of {rep} (load {_load()} after)", "",
+               "trec_eval: its default measures; ulnorm-eval: its default measures and variants; "
+               "pytrec_eval: nDCG@10 and AP through peers.py.", ""]
+    report += table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
+    targets.append(_ratio_row("one DL-HARD run: wall time / trec_eval (issue 13)", TARGET_SMALL_VS_TREC_EVAL,
+                              st["ulnorm-eval"], st.get("trec_eval")))
+    r = _ratio_row("one DL-HARD run: wall time / pytrec_eval (reported)", float("inf"), st["ulnorm-eval"],
+                   st.get("pytrec_eval"))
+    r[1], r[-1] = "-", "(reported)" if not r[-1].startswith("SKIP") else r[-1]
+    targets.append(r)
+
+    cmds = {"ulnorm-eval (17 runs)": [*ul, qrels_rob, *runs_rob],
+            "ulnorm-eval compare (17 runs)": [*ul, "compare", qrels_rob, *runs_rob]}
+    if trec_eval:
+        cmds["trec_eval looped x17"] = ["sh", "-c", 'q=$1; shift; for f in "$@"; do "$0" "$q" "$f" || exit; done',
+                                        trec_eval, qrels_rob, *runs_rob]
+    log(f"Robust 2003, 17 runs, median of {rep}")
+    st = bench(cmds, rep, outdir, "robust17")
+    report += [f"### The 17 Robust 2003 runs, median of {rep} (load {_load()} after)", "",
+               "ulnorm-eval: one process for all 17 runs; trec_eval: one process per run, in a shell loop.", ""]
+    report += table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
+    targets.append(_ratio_row("17 Robust 2003 runs, one process: wall time / trec_eval looped (issue 13)",
+                              TARGET_ROBUST_VS_TREC_EVAL, st["ulnorm-eval (17 runs)"], st.get("trec_eval looped x17")))
+    targets.append(_ratio_row("compare on the 17 runs: wall time / eval on them (issue 13)", TARGET_COMPARE_VS_EVAL,
+                              st["ulnorm-eval compare (17 runs)"], st["ulnorm-eval (17 runs)"]))
+    return report
 
 
 def truncated(run: str, depth: int) -> str:

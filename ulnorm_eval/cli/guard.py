@@ -85,6 +85,8 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
     """Call click's ``main`` (``run``) in non-standalone mode and map every outcome to an exit code."""
     if not standalone_mode:
         return run(args, prog_name, complete_var, standalone_mode=False, **extra)
+    from ..inputs.arrow import defer_pandas
+    defer_pandas()  # the command's own process: pyarrow need not import pandas (inputs/arrow.py)
     old = _install()
     try:
         try:

@@ -263,6 +263,11 @@ def _no_numeric_duplicates(docid, qcode) -> bool:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    # String ids (MS MARCO documents 'D2573', TREC 'FBIS3-10082') fail the cast below, but only
+    # after a full pass over the column (69 ms per 100k lines): a look at three ids decides first.
+    n = len(docid)
+    if any(not _ascii_digits(docid[i].as_py()) for i in {0, n // 2, n - 1}):
+        return False
     try:
         d = pc.cast(docid, pa.int64()).to_numpy()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -272,6 +277,10 @@ def _no_numeric_duplicates(docid, qcode) -> bool:
         return False
     key = np.sort((q << 40) | d)
     return not (key[1:] == key[:-1]).any()
+
+
+def _ascii_digits(s: str) -> bool:
+    return 0 < len(s) < 19 and s.isascii() and s.isdigit()
 
 
 def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None) -> None:

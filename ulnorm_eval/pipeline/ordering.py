@@ -70,6 +70,29 @@ def judgements(qrels: Qrels, qids: list) -> Judgements:
     return Judgements(list(qids), row[order], grade[order], qrels.cache["max_grade"])
 
 
+def _join_index(qrels: Qrels, qids: list):
+    """The qrels side of the join for a query set: (distinct judged docids, sorted integer keys
+    query position x len(docids) + docid code, the qrels row of each key).
+
+    Kept on the qrels for the last query set asked for: every run of an evaluation (and every
+    small file, one block) asks for the same one, so it is built once, not once per run.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    key = tuple(qids)
+    hit = qrels.cache.get("join")
+    if hit is None or hit[0] != key:
+        rows, owner = qrels_rows(qrels, qids)
+        enc = pc.dictionary_encode(qrels.docid.take(pa.array(rows)))
+        code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        keys = owner.astype(np.int64) * len(enc.dictionary) + code
+        srt = np.argsort(keys, kind="stable")
+        hit = (key, enc.dictionary, keys[srt], rows[srt])
+        qrels.cache["join"] = hit
+    return hit[1:]
+
+
 @dataclass
 class RankedRun:
     """A run ordered and joined to the qrels: one row of the ranking per query of the query set."""
@@ -168,24 +191,22 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
             q, order = q[keep], order[keep]
 
     # Join to the judgements of the evaluated queries only (a streamed block's, not the whole
-    # qrels').  Most retrieved documents are judged for none of them: a docid membership test
-    # finds the few candidates before joined keys are built.
+    # qrels').  Most retrieved documents are judged for none of them: one hash lookup of the run's
+    # docids in the judged ones (built once per query set, _join_index) finds the candidates, and
+    # integer (query, docid code) keys find their judgements.
     grade = np.zeros(len(q))
     judged = np.zeros(len(q), dtype=bool)
     docs = run.docid.take(pa.array(order))
-    rows, owner = qrels_rows(qrels, qids)
-    if len(rows):
-        jrows = pa.array(rows)
-        jdocs = qrels.docid.take(jrows)
-        cand = np.flatnonzero(pc.is_in(docs, value_set=pc.unique(jdocs)).to_numpy(zero_copy_only=False))
+    jdict, jkeys, jrows = _join_index(qrels, qids)
+    if len(jkeys):
+        code = pc.index_in(docs, value_set=jdict)
+        cand = np.flatnonzero(pc.is_valid(code).to_numpy(zero_copy_only=False))
         if len(cand):
-            qset = pa.array(qids, pa.string())
-            rkeys = pc.binary_join_element_wise(qset.take(pa.array(q[cand])), docs.take(pa.array(cand)), "\x1f")
-            jkeys = pc.binary_join_element_wise(qset.take(pa.array(owner)), jdocs, "\x1f")
-            hit = pc.index_in(rkeys, value_set=jkeys)
-            ok = pc.is_valid(hit).to_numpy(zero_copy_only=False)
+            rkeys = q[cand].astype(np.int64) * len(jdict) + pc.drop_null(code).to_numpy().astype(np.int64)
+            at = np.minimum(np.searchsorted(jkeys, rkeys), len(jkeys) - 1)
+            ok = jkeys[at] == rkeys
             judged[cand[ok]] = True
-            grade[cand[ok]] = qrels.grade[rows[pc.filter(hit, pa.array(ok)).to_numpy()]]
+            grade[cand[ok]] = qrels.grade[jrows[at[ok]]]
 
     present = np.bincount(q, minlength=nq)[:nq] > 0
     rk = Ranking(q, grade, nq, np.arange(nq), judged)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..inputs.blocks import query_blocks  # noqa: F401 - re-exported
+from ..inputs.blocks import query_blocks, run_blocks  # noqa: F401 - query_blocks re-exported
 from ..inputs.trec import InputError, Qrels, check_duplicates, read_run
 from ..core.kernels import Ranking
 from .blocks import Options, RunResult, finish_run, metric_values, query_set, score_block
@@ -53,7 +53,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     run_name = None  # the first block's: name, or the file's (its first tag for stdin)
     tag = None
     block_opts = dataclasses.replace(options, run_queries_only=True)
-    for data, first_line in query_blocks(path, block_bytes):
+    for data, first_line in run_blocks(path, block_bytes):
         try:
             run = read_run(path, name=name, data=data)
         except InputError as exc:
@@ -66,9 +66,12 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
         extra += run.meta.get("extra_fields", 0) or 0
         block_q = pc.unique(run.qid).to_pylist()
         again = seen.intersection(block_q)
-        if again:
-            q = min(again, key=block_q.index)
-            i = pc.index(run.qid, q).as_py()
+        i = _regrouped(run.qid)  # within the block (a small file is one block)
+        if again or i is not None:
+            if again:
+                q = min(again, key=block_q.index)
+                i = pc.index(run.qid, q).as_py()
+            q = run.qid[i].as_py()
             ln = (int(run.line[i]) if run.line is not None else i + 1) + first_line - 1
             raise NotGrouped(path, ln, f"query {q!r} appears again after other queries; --stream needs "
                                        "each query's lines together (sort the run, or drop --stream)")
@@ -112,6 +115,17 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     for n in result.notes if warn else ():
         warn(n)
     return result
+
+
+def _regrouped(qid):
+    """Row of the first line of a query that comes back after other queries' lines, else None."""
+    import pyarrow.compute as pc
+
+    codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    c = codes[starts]  # codes number queries in order of first appearance: grouped = 0, 1, 2, ...
+    back = np.flatnonzero(c[1:] <= np.maximum.accumulate(c)[:-1])
+    return int(starts[back[0] + 1]) if len(back) else None
 
 
 def _collect(done_qids, parts, se_parts, undefined, qids, values, stderr, und, metrics):

@@ -1,0 +1,77 @@
+"""The speed-ups of issue 13 change no number: scipy.stats' results reproduced bit for bit, and a
+command that never uses pandas does not import it."""
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+from ulnorm_eval.analysis import stats
+
+
+def _cases():
+    rng = np.random.default_rng(7)
+    out = []
+    for k in range(200):
+        n = int(rng.integers(2, 120))
+        kind = k % 4
+        if kind == 0:
+            d = rng.normal(size=(int(rng.integers(1, 40)), n))
+        elif kind == 1:
+            d = rng.random((int(rng.integers(1, 40)), n)).round(3) - rng.random((1, n)).round(3)
+        elif kind == 2:
+            d = rng.integers(0, 3, (int(rng.integers(1, 40)), n)) / 7.0  # many ties, constant rows
+        else:
+            y = rng.random((9, n))
+            i, j = np.triu_indices(9, 1)
+            d = y[i] - y[j]
+        out.append(d)
+    return out
+
+
+def test_pairwise_t_equals_scipy_bit_for_bit():
+    sps = pytest.importorskip("scipy.stats")
+    for d in _cases():
+        res = stats.pairwise_t(d)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on constant rows
+            ref = sps.ttest_1samp(d, 0.0, axis=-1)
+        zero = np.all(d == 0, axis=-1)
+        assert np.array_equal(res.statistic, np.where(zero, 0.0, ref.statistic), equal_nan=True)
+        assert np.array_equal(res.p, np.where(zero, 1.0, ref.pvalue), equal_nan=True)
+        n = d.shape[-1]
+        half = sps.t.ppf(0.975, n - 1) * stats._sd(d) / np.sqrt(n)
+        assert np.array_equal(res.ci_high - res.ci_low, (res.diff + half) - (res.diff - half))
+
+
+def test_kendall_tau_equals_scipy():
+    sps = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(3)
+    for k in range(300):
+        n = int(rng.integers(2, 30))
+        a = rng.integers(0, 1 + k % 7, n).astype(float) if k % 2 else rng.random(n)
+        b = rng.integers(0, 1 + k % 5, n).astype(float) if k % 3 else rng.random(n)
+        ref = float(sps.kendalltau(a, b).statistic)
+        got = stats.kendall_tau(a, b)
+        assert (np.isnan(ref) and np.isnan(got)) or got == round(ref, 12)
+    assert stats.kendall_tau([1, 2, 3], [1, 2, 3]) == 1.0
+    assert stats.kendall_tau([1, 2, 3], [3, 2, 1]) == -1.0
+    # one discordant pair of three: (2 - 1) / 3
+    assert stats.kendall_tau([1, 2, 3], [1, 3, 2]) == round(1 / 3, 12)
+
+
+def test_eval_does_not_import_pandas_or_scipy_stats(tmp_path):
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
+    r = tmp_path / "r"
+    r.write_text("1 Q0 a 1 2.5 t\n1 Q0 x 2 1.5 t\n2 Q0 c 1 3 t\n")
+    code = ("import sys\nfrom ulnorm_eval.cli.main import main\n"
+            f"sys.argv = ['ulnorm-eval', {str(q)!r}, {str(r)!r}]\n"
+            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(sorted(m for m in ('pandas', 'scipy.stats') if m in sys.modules))\n"
+            # pandas stays usable in the same process, pyarrow's conversions included
+            "import pandas, pyarrow as pa\nassert pa.table({'a': [1]}).to_pandas()['a'][0] == 1\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

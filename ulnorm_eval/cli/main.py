@@ -7,8 +7,8 @@ import click
 
 from ..core.variants import DEFAULT_VARIANTS, variant_names
 from .common import CONTEXT, base_name, fail, flush, split_names, split_variants, write_output
-from .options import (bounds_options, groups_option, make_options, ordering_options, output_options,
-                          run_queries_option, seed_option)
+from .options import (bounds_options, check_parallel, groups_option, make_options, ordering_options,
+                      output_options, parallel_options, run_queries_option, seed_option)
 
 EPILOG = """\b
 Examples:
@@ -73,6 +73,7 @@ def main():
               help="--stream: evaluate runs block by block in bounded memory and refuse a run whose queries' "
                    "lines are not contiguous.  --no-stream: read runs whole.  Default: stream a regular file, "
                    "falling back to reading it whole when its queries are not contiguous.  Same numbers.")
+@parallel_options
 @click.option("--sort", "sort", metavar="METRIC",
               help="Per-query rows (implies -q) sorted by METRIC of the first run, ascending; "
                    "--sort=-METRIC for descending.  Table and trec formats.")
@@ -97,11 +98,13 @@ def main():
                    "(10,000 sign flips, seeded by --seed; exact for <= 13 queries).")
 def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete, run_queries_only, ties,
              score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
-             groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test):
+             groups, stream, jobs, scheduler, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
+    from ..pipeline.parallel import ParallelError
 
+    check_parallel(jobs, scheduler)
     if baseline is None and (max_drop is not None or alpha is not None or test is not None):
         raise click.UsageError("--max-drop, --alpha and --test need --baseline RUN")
     if sum(r == "-" for r in (*runs, baseline)) > 1:
@@ -109,6 +112,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
     warnings = []
     try:
         from ..pipeline import evaluate as api
+        from ..pipeline import parallel
         from ..analysis import gate
         from ..render.formats import FORMATS, query_order
         from ..render.progress import progress
@@ -137,17 +141,20 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
             if q.skipped:
                 warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
             results = []
-            for i, path in enumerate(runs):
-                step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
-                results.append(api.evaluate_path(q, path, metrics, opts, stream=stream))
-                warnings.extend(results[-1].notes)
-            base = None
-            if baseline in runs:
-                base = results[runs.index(baseline)]
-            elif baseline:
-                step(f"evaluating baseline {base_name(baseline)}", baseline)
-                base = api.evaluate_path(q, baseline, metrics, opts, stream=stream)
-                warnings.extend(base.notes)
+            extra = [baseline] if baseline and baseline not in runs else []
+            with parallel.executor(q, jobs, scheduler) as ex:  # -j 1: evaluate_path, one run after the other
+                done = parallel.evaluate_paths(ex, [*runs, *extra], metrics, opts, stream=stream)
+                for i, path in enumerate(runs):
+                    step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
+                    results.append(next(done))
+                    warnings.extend(results[-1].notes)
+                base = None
+                if baseline in runs:
+                    base = results[runs.index(baseline)]
+                elif baseline:
+                    step(f"evaluating baseline {base_name(baseline)}", baseline)
+                    base = next(done)
+                    warnings.extend(base.notes)
         result = api.Result(metrics, results, opts, qrels, list(runs))
 
         if fmt is None:
@@ -163,7 +170,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, rel_level, depth, complete,
         checks = gate.check_thresholds(result, thresholds)
         if base is not None:
             checks += gate.check_baseline(result, base, max_drop or 0.0, alpha, test or "t", seed)
-    except (InputError, UnknownMeasure) as exc:
+    except (InputError, UnknownMeasure, ParallelError) as exc:
         flush(warnings)
         fail(str(exc))
     flush(warnings)

@@ -12,8 +12,8 @@ import click
 
 from ..core.variants import variant_names
 from .common import CONTEXT, fail, flush, split_names, split_variants, write_output
-from .options import (bounds_options, bundle, groups_option, make_options, ordering_options, output_options,
-                          seed_option)
+from .options import (bounds_options, bundle, check_parallel, groups_option, make_options, ordering_options,
+                      output_options, parallel_options, seed_option)
 
 TABLES = ("systems", "summary", "pairs")
 
@@ -39,7 +39,7 @@ def _eval_options(f):
     return bundle(
         click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
                      help="Measure, repeatable (as in eval). Default: nDCG@10 AP RBP(p=0.8)."),
-        ordering_options, bounds_options, groups_option,
+        ordering_options, bounds_options, groups_option, parallel_options,
         output_options(["table", "tsv", "csv", "json"], "tsv"),
         click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
                      help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."),
@@ -80,7 +80,7 @@ def _check_plot(plot) -> None:
 @_eval_options
 def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset_size, swap_trials, phi_target,
                 tables, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
-                permutations, groups, fmt, precision, output, plot):
+                permutations, groups, jobs, scheduler, fmt, precision, output, plot):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
     discriminative power, conflicts, PAD, swap rate and stability (Φ)."""
     from ..inputs.trec import InputError
@@ -90,19 +90,23 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         raise click.UsageError("compare needs at least two runs")
     chosen = _table_list(tables)
     _check_plot(plot)
+    check_parallel(jobs, scheduler)
     warnings = []
     try:
         from ..pipeline import evaluate as api
         from ..analysis.compare import compare_files
+        from ..pipeline.parallel import executor
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
                             expectation=expectation, undefined=undefined, permutations=permutations,
                             seed=seed)
         q = api.load_qrels(qrels, groups=groups)
         variants = split_variants(norm) or []
-        cmp = compare_files(q, runs, split_names(measures) or None, variants, opts, warnings.append,
-                            test=test, reps=reps, seed=seed, correction=correction, alpha=alpha, subset=subset,
-                            subset_size=subset_size, swap_trials=swap_trials, phi_target=phi_target)
+        with executor(q, jobs, scheduler) as ex:
+            cmp = compare_files(q, runs, split_names(measures) or None, variants, opts, warnings.append,
+                                executor=ex, test=test, reps=reps, seed=seed, correction=correction, alpha=alpha,
+                                subset=subset, subset_size=subset_size, swap_trials=swap_trials,
+                                phi_target=phi_target)
     except (InputError, UnknownMeasure, ValueError) as exc:
         flush(warnings)
         fail(str(exc))
@@ -129,8 +133,8 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
 @seed_option
 @_eval_options
 def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above, seed, measures, rel_level, depth,
-                ties, score_precision, pool, expectation, undefined, permutations, groups, fmt, precision, output,
-                plot):
+                ties, score_precision, pool, expectation, undefined, permutations, groups, jobs, scheduler, fmt,
+                precision, output, plot):
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure; with RUNS
     also their mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB, see the README)."""
@@ -138,17 +142,20 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
     from ..core.registry import UnknownMeasure
 
     _check_plot(plot)
+    check_parallel(jobs, scheduler)
     warnings = []
     try:
         from ..pipeline import evaluate as api
         from ..analysis.query_types import Thresholds, query_table
+        from ..pipeline.parallel import executor
 
         thresholds = Thresholds(informative_gap, ideal_gap, hard_below, easy_above)
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
                             expectation=expectation, undefined=undefined, permutations=permutations,
                             seed=seed)
         q = api.load_qrels(qrels, groups=groups)
-        table = query_table(q, runs, split_names(measures) or None, opts, thresholds, warnings.append)
+        with executor(q, jobs, scheduler) as ex:
+            table = query_table(q, runs, split_names(measures) or None, opts, thresholds, warnings.append, ex)
     except (InputError, UnknownMeasure, ValueError) as exc:
         flush(warnings)
         fail(str(exc))

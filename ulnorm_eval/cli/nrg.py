@@ -6,7 +6,8 @@ import sys
 import click
 
 from .common import CONTEXT, fail, flush, write_output
-from .options import make_options, ordering_options, output_options, run_queries_option
+from .options import (check_parallel, make_options, ordering_options, output_options, parallel_options,
+                      run_queries_option)
 
 EPILOG = """\b
 Examples:
@@ -43,9 +44,11 @@ Exit codes: 0 ok, 2 usage or input error.
 @run_queries_option
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
               help="Measure names: canonical (nDCG@10, NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, nrg_ndcg_cut_10).")
+@parallel_options
 @output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec")
 def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by, unique, measures, per_query,
-            rel_level, depth, run_queries_only, ties, score_precision, names, fmt, precision, output):
+            rel_level, depth, run_queries_only, ties, score_precision, names, jobs, scheduler, fmt, precision,
+            output):
     """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (SIGIR-AP 2024).
 
     A document's gain is reduced by every prior run that ranks it within the measure's cutoff,
@@ -63,6 +66,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
         raise click.UsageError("--best-by needs --group-by")
     if sum(r == "-" for r in (*runs, *priors)) > 1:
         raise click.UsageError("standard input ('-') can be given once")
+    check_parallel(jobs, scheduler)
     protocol = {"--leave-one-out": "leave-one-out", "--chronological": "chronological",
                 "--group-by": "group"}.get(chosen[0] if chosen else None, "fixed")
 
@@ -71,6 +75,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
         from ..pipeline import evaluate as api
         from ..analysis.nrg import NRGError, evaluate_nrg
         from ..render.formats import FORMATS
+        from ..pipeline.parallel import ParallelError, executor
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
                             run_queries_only=run_queries_only)
@@ -78,12 +83,13 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
         q = api.load_qrels(qrels)
         if q.skipped:
             warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
-        res = evaluate_nrg(q, list(runs), list(priors), names_, protocol=protocol, group_by=group_by,
-                           best_by=best_by, unique=unique, options=opts, warn=warnings.append)
+        with executor(q, jobs, scheduler) as ex:
+            res = evaluate_nrg(q, list(runs), list(priors), names_, protocol=protocol, group_by=group_by,
+                               best_by=best_by, unique=unique, options=opts, warn=warnings.append, executor=ex)
         if fmt is None:
             fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
         text = FORMATS[fmt](res, per_query=per_query, names=names, precision=precision)
-    except (InputError, UnknownMeasure, NRGError) as exc:
+    except (InputError, UnknownMeasure, NRGError, ParallelError) as exc:
         flush(warnings)
         fail(str(exc))
     flush(warnings)

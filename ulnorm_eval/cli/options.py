@@ -53,8 +53,8 @@ groups_option = click.option("--groups", type=click.Path(dir_okay=False),
 # Where the work runs: the output is the same either way (byte for byte).
 parallel_options = bundle(
     click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True, metavar="N",
-                 help="Evaluate runs, and query blocks of large uncompressed runs, in N local worker processes "
-                      "(0: one per core).  Same output as -j 1, Monte Carlo values included."),
+                 help="Evaluate the runs (for eval also the query blocks of uncompressed runs) in N local worker "
+                      "processes (0: one per core).  Same output as -j 1, Monte Carlo values included."),
     click.option("--scheduler", metavar="ADDRESS",
                  help="Run the same tasks on an existing Dask cluster (e.g. tcp://host:8786; needs the 'dask' "
                       "extra).  Runs are read by the workers: local paths on a shared file system or fsspec URLs."),

@@ -229,7 +229,7 @@ class DaskPool(Sequential):
         count = len(first)
         if not first:
             return
-        ac = as_completed(first)
+        ac = as_completed(first, loop=self.client.loop)
         for f in ac:  # results stream back as they complete; yielded in task order
             done[index.pop(f.key)] = f.result()
             f.release()

@@ -51,6 +51,9 @@ _QRELS = None  # a local worker's qrels, set once by the pool's initializer
 def _init_worker(qrels) -> None:
     global _QRELS
     _QRELS = qrels
+    import pyarrow as pa
+
+    pa.set_cpu_count(1)  # N worker processes already use the N cores: no parse threads on top
 
 
 def _guard(fn, qrels, args):

@@ -86,6 +86,19 @@ def test_compare_queries_nrg_j2_identical(robust, dlhard):
           ["-j", "2"])
 
 
+def test_fsspec_url_runs(dlhard):
+    """A run at a URL is read through fsspec (by the worker, with -j): the same bytes as its path."""
+    pytest.importorskip("fsspec")
+    qrels, runs = dlhard
+    args = ["-f", "tsv", "-q", "-l", "2", qrels]
+    one = _cli(*args, runs[0], runs[1])
+    assert one[0] == 0
+    url = runs[0].resolve().as_uri()
+    assert url.startswith("file://")
+    assert _cli(*args, url, runs[1]) == one
+    assert _cli(*args, url, runs[1], "-j", "2") == one
+
+
 def _assert_same_results(a, b, metrics):
     assert len(a) == len(b)
     for x, y in zip(a, b):

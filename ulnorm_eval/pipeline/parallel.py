@@ -27,12 +27,13 @@ from __future__ import annotations
 import os
 from collections import deque
 
+from ..inputs.remote import is_url
 from ..inputs.trec import InputError
 from .blocks import Options
 from .stream import BLOCK_BYTES, NotGrouped, block_bounds, evaluate_stream, score_query_block
 
 __all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "evaluate_paths", "evaluate_runs",
-           "map_runs", "read_url", "DASK_EXTRA"]
+           "map_runs", "DASK_EXTRA"]
 
 DASK_EXTRA = "pip install 'ulnorm-eval[dask]'"
 RETRIES = 3  # Dask retries of a task that raised (a lost worker is rescheduled by the scheduler itself)
@@ -76,45 +77,10 @@ def unwrap(outcome):
     raise cls(path, line, reason)
 
 
-def is_url(path) -> bool:
-    return isinstance(path, str) and "://" in path
-
-
-def read_url(path: str, qrels):
-    """A run at an fsspec URL (s3://, gs://, http://, ...), decompressed by its magic bytes like a local file."""
-    import bz2
-    import gzip
-    import lzma
-
-    try:
-        import fsspec
-    except ImportError:
-        raise InputError(path, None, "reading a URL needs fsspec (pip install fsspec)") from None
-    try:
-        with fsspec.open(path, "rb") as fh:
-            data = fh.read()
-    except (OSError, ValueError) as exc:
-        raise InputError(path, None, f"cannot read: {exc}") from None
-    for magic, mod in _MAGIC:
-        if data.startswith(magic):
-            try:
-                data = {"gzip": gzip, "bz2": bz2, "lzma": lzma}[mod].decompress(data)
-            except (OSError, EOFError, lzma.LZMAError) as exc:
-                raise InputError(path, None, f"cannot read: {exc}") from None
-            break
-    if qrels.letor:
-        from ..inputs.letor import read_letor_scores
-        return read_letor_scores(path, qrels, data=data)
-    from ..inputs.trec import read_run
-    return read_run(path, data=data)
-
-
 def whole_run(qrels, run, metrics, options, stream):
     """Task: one run (a path, URL or loaded Run) evaluated whole, as ``evaluate_path`` does."""
-    from .evaluate import evaluate_path, evaluate_run
+    from .evaluate import evaluate_path
 
-    if is_url(run):
-        return evaluate_run(qrels, read_url(run, qrels), metrics, options)
     return evaluate_path(qrels, run, metrics, options, stream=stream)
 
 
@@ -218,12 +184,15 @@ class DaskPool(Sequential):
     def imap(self, tasks):
         from dask.distributed import as_completed
 
+        import uuid
+
         tasks = iter(tasks)
         index, done, nxt = {}, {}, 0
+        batch = uuid.uuid4().hex  # keys unique to this call: a released key may linger on the scheduler
 
         def submit(i, fn, args):
             f = self.client.submit(_guard, fn, self._qrels, args, retries=self.retries, pure=False,
-                                   key=f"ulnorm-eval-{fn.__name__}-{os.getpid()}-{id(self)}-{i}")
+                                   key=f"ulnorm-eval-{fn.__name__}-{batch}-{i}")
             index[f.key] = i
             return f
 

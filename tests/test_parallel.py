@@ -202,6 +202,17 @@ def test_scheduler_refusals(monkeypatch, dlhard):
                                                  "pip install 'ulnorm-eval[dask]'\n"), cmd
 
 
+def _die(qrels, item):
+    os._exit(1)
+
+
+def test_local_worker_death_is_one_error(dlhard):
+    q = api.load_qrels(str(dlhard[0]))
+    with parallel.executor(q, 2) as ex:
+        with pytest.raises(parallel.ParallelError, match="a worker process died"):
+            parallel.map_runs(ex, _die, [1, 2, 3])
+
+
 # --------------------------------------------------------------------------- a Dask cluster
 
 @pytest.fixture(scope="module")

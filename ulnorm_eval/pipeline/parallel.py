@@ -146,15 +146,21 @@ class LocalPool(Sequential):
         tasks = list(tasks)
         if not tasks:
             return
+        from concurrent.futures.process import BrokenProcessPool
+
         pool = self._start(len(tasks))
         window = 2 * self.workers  # tasks in flight: bounds the memory of results waiting their turn
         pending = deque()
-        for fn, args in tasks:
-            pending.append(pool.submit(_local_task, fn, args))
-            if len(pending) >= window:
+        try:
+            for fn, args in tasks:
+                pending.append(pool.submit(_local_task, fn, args))
+                if len(pending) >= window:
+                    yield pending.popleft().result()
+            while pending:
                 yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
+        except BrokenProcessPool:
+            raise ParallelError("a worker process died (out of memory?); run with -j 1, or --scheduler for "
+                                "a cluster that retries lost workers") from None
 
     def close(self) -> None:
         if self._pool is not None:
@@ -183,6 +189,7 @@ class DaskPool(Sequential):
 
     def imap(self, tasks):
         from dask.distributed import as_completed
+        from distributed.scheduler import KilledWorker
 
         import uuid
 
@@ -203,7 +210,10 @@ class DaskPool(Sequential):
             return
         ac = as_completed(first, loop=self.client.loop)
         for f in ac:  # results stream back as they complete; yielded in task order
-            done[index.pop(f.key)] = f.result()
+            try:
+                done[index.pop(f.key)] = f.result()
+            except KilledWorker as exc:
+                raise ParallelError(f"Dask gave up on a task whose workers kept dying: {exc}") from None
             f.release()
             for fn, args in tasks:  # keep the window full
                 ac.add(submit(count, fn, args))

@@ -10,11 +10,15 @@ its own process; the repeats are interleaved across configurations, so a change 
 all of them alike.  The report gives medians of wall and CPU time (the CPU of the worker processes
 included), the speed-up (wall of -j 1 / wall of the configuration), whether the output is
 byte-identical to -j 1, and the load average before and after: on a shared machine the other
-processes' load bounds what two workers can gain.  Markdown on stdout; progress on stderr.
+processes' load bounds what two workers can gain (and with the kernel's autogroup scheduling, a
+command's worker processes share one session's slice of the CPU).  A second table gives the bound
+two idle cores would allow: the CPU time of the serial part and of the tasks (Amdahl's law).
+Markdown on stdout; progress on stderr.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -44,6 +48,33 @@ def timed(argv: list, out: Path) -> tuple:
     if rc != 0:
         raise SystemExit(f"{' '.join(map(str, argv))}: exit {rc}")
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+# CPU seconds of the serial part of a command (imports, qrels, output) and of its tasks, in a fresh
+# interpreter, tasks one after the other with one Arrow thread (as in a worker).
+_PARTS = r"""
+import json, sys, time
+c0 = time.process_time()
+import pyarrow as pa
+from ulnorm_eval.pipeline import evaluate as api, parallel
+from ulnorm_eval.render.formats import FORMATS
+pa.set_cpu_count(1)
+c1 = time.process_time()
+qp, runs = sys.argv[1], sys.argv[2:]
+q = api.load_qrels(qp); m = api.resolve_metrics(None, None); o = api.Options()
+c2 = time.process_time()
+with parallel.executor(q, 1) as ex:
+    res = list(parallel.evaluate_paths(ex, runs, m, o))
+c3 = time.process_time()
+FORMATS["tsv"](api.Result(m, res, o, qp, runs), per_query=True)
+c4 = time.process_time()
+print(json.dumps({"serial": (c1 - c0) + (c2 - c1) + (c4 - c3), "tasks": c3 - c2}))
+"""
+
+
+def parts(inputs: list) -> dict:
+    out = subprocess.run([sys.executable, "-c", _PARTS, *inputs], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
 
 
 def load() -> str:
@@ -114,6 +145,15 @@ def main() -> None:
             cpu = statistics.median(x[1] for x in stats[(w, c)])
             same = (results / f"parallel-{wi}-{ci}.tsv").read_bytes() == ref
             lines.append(f"| {w} | {c} | {wall:.2f} | {cpu:.2f} | {base_wall / wall:.2f} | {'yes' if same else 'NO'} |")
+    lines += ["", "What two workers can gain on idle cores (Amdahl): CPU seconds of the command's serial part "
+              "(imports, qrels, output) and of its tasks, one after the other with one Arrow "
+              "thread; bound = (serial + tasks) / (serial + tasks / 2), median of the repeats.", "",
+              "| workload | serial CPU s | tasks CPU s | bound for 2 workers |", "|---|---|---|---|"]
+    for w, inputs in workloads.items():
+        got = [parts(inputs) for _ in range(a.repeat)]
+        ser = statistics.median(g["serial"] for g in got)
+        tasks = statistics.median(g["tasks"] for g in got)
+        lines.append(f"| {w} | {ser:.2f} | {tasks:.2f} | {(ser + tasks) / (ser + tasks / 2):.2f} |")
     report = "\n".join(lines) + "\n"
     print(report)
     if a.out:

@@ -99,6 +99,19 @@ def test_fsspec_url_runs(dlhard):
     assert _cli(*args, url, runs[1], "-j", "2") == one
 
 
+def test_letor_scores_j2_identical(shared, tmp_path):
+    """LETOR qrels (group file beside them) and score files, one score a row: one task per score file."""
+    d = shared / "letor" / "lightgbm_lambdarank"
+    rows = (d / "rank.test").read_bytes().decode().splitlines()
+    files = []
+    for k in (1, 2, 3):
+        p = tmp_path / f"scores{k}.txt"
+        p.write_text("".join(f"{(i * 7919 * k) % 1000 / 1000!r}\n" for i in range(len(rows))))
+        files.append(p)
+    _same(["-f", "tsv", "-q", "-m", "nDCG@10", "-n", "e,ul2,db", "--permutations", "20", d / "rank.test", *files],
+          ["-j", "2"])
+
+
 def _assert_same_results(a, b, metrics):
     assert len(a) == len(b)
     for x, y in zip(a, b):

@@ -12,7 +12,9 @@ included), the speed-up (wall of -j 1 / wall of the configuration), whether the 
 byte-identical to -j 1, and the load average before and after: on a shared machine the other
 processes' load bounds what two workers can gain (and with the kernel's autogroup scheduling, a
 command's worker processes share one session's slice of the CPU).  A second table gives the bound
-two idle cores would allow: the CPU time of the serial part and of the tasks (Amdahl's law).
+two idle cores would allow: the CPU time of the serial part and of the tasks (Amdahl's law); and a
+control (two pure-Python tasks in one and in two processes) shows what two processes got from the
+machine during the measurement.
 Markdown on stdout; progress on stderr.
 """
 from __future__ import annotations
@@ -72,6 +74,31 @@ print(json.dumps({"serial": (c1 - c0) + (c2 - c1) + (c4 - c3), "tasks": c3 - c2}
 """
 
 
+# The control: what two processes get from this machine right now.  Two equal pure-Python tasks
+# (no I/O, no memory traffic) in one and in two worker processes; on two idle cores the ratio is ~2.
+_CONTROL = r"""
+import json, time
+from concurrent.futures import ProcessPoolExecutor
+def spin(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+out = {}
+for j in (1, 2):
+    t = time.perf_counter()
+    with ProcessPoolExecutor(j) as ex:
+        list(ex.map(spin, [10_000_000] * 2))
+    out[j] = time.perf_counter() - t
+print(json.dumps(out[1] / out[2]))
+"""
+
+
+def control() -> float:
+    out = subprocess.run([sys.executable, "-c", _CONTROL], capture_output=True, text=True, check=True)
+    return float(out.stdout)
+
+
 def parts(inputs: list) -> dict:
     out = subprocess.run([sys.executable, "-c", _PARTS, *inputs], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
@@ -118,8 +145,10 @@ def main() -> None:
     results.mkdir(exist_ok=True)
     load_before = load()
     stats = {(w, c): [] for w in workloads for c in configs}
+    controls = []
     try:
         for rep in range(a.repeat):
+            controls.append(control())
             for w, inputs in workloads.items():
                 for c, opt in configs.items():
                     log(f"[{rep + 1}/{a.repeat}] {w}: {c}")
@@ -134,7 +163,9 @@ def main() -> None:
              f"- machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}",
              f"- load average (1/5/15 min): {load_before} before, {load_after} after",
              f"- `ulnorm-eval -f tsv -q` (nDCG@10, AP, RBP with E, IUB, UL1, UL2), median of {a.repeat}; "
-             "CPU includes the worker processes (not the LocalCluster's, which run outside)", "",
+             "CPU includes the worker processes (not the LocalCluster's, which run outside)",
+             "- control, what 2 processes get from the machine now (2 equal pure-Python tasks, 1 process / "
+             f"2 processes; ~2 on idle cores), once per repeat: {', '.join(f'{c:.2f}' for c in controls)}", "",
              "| workload | configuration | wall s | CPU s | speed-up (wall -j 1 / wall) | output = -j 1 |",
              "|---|---|---|---|---|---|"]
     for wi, w in enumerate(workloads):

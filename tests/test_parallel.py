@@ -86,6 +86,21 @@ def test_compare_queries_nrg_j2_identical(robust, dlhard):
           ["-j", "2"])
 
 
+def test_standard_input_run_j2(dlhard):
+    """'-' is read by the command itself, in its place among the runs."""
+    qrels, runs = dlhard
+    data = gzip.decompress(runs[2].read_bytes())
+
+    def cli(*args):
+        r = CliRunner().invoke(main, [str(a) for a in args], input=data, catch_exceptions=False)
+        return r.exit_code, r.stdout, r.stderr
+
+    for cmd in (["-f", "tsv", "-q", "-l", "2"], ["-f", "tsv", "-q", "--stream", "-l", "2"], ["nrg", "-f", "tsv", "-q"]):
+        one = cli(*cmd, qrels, runs[0], "-", runs[1])
+        assert one[0] == 0 and one[1].count("\n") > 10, one[2]
+        assert cli(*cmd, qrels, runs[0], "-", runs[1], "-j", "2") == one, cmd
+
+
 def test_fsspec_url_runs(dlhard):
     """A run at a URL is read through fsspec (by the worker, with -j): the same bytes as its path."""
     pytest.importorskip("fsspec")

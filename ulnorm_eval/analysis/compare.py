@@ -182,11 +182,14 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
                       notes)
 
 
-def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options=None, warn=None, **kw):
+def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options=None, warn=None, executor=None,
+                  **kw):
     """Evaluate ``runs`` against ``qrels`` and :func:`compare` them (keywords go to ``compare``).
 
     The plain measure is always evaluated next to its variants (Kendall's tau and conflicts are
     measured against it); E and IUB are evaluated too when a query subset is requested.
+    ``executor``: a :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to evaluate
+    the runs in worker processes (same values).
     """
     from ..pipeline import evaluate as api
     from ..core.registry import Metric
@@ -204,7 +207,11 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
     if kw.get("subset", "all") != "all":
         extra = [Metric(m.measure, v) for m in metrics if not m.variant for v in ("E", "IUB")]
     q = api.load_qrels(qrels)
-    results = [api.evaluate_run(q, api.load_run(r, q), metrics + extra, options, warn) for r in runs]
+    if executor is None or executor.sequential:
+        results = [api.evaluate_run(q, api.load_run(r, q), metrics + extra, options, warn) for r in runs]
+    else:
+        from ..pipeline.parallel import evaluate_runs
+        results = list(evaluate_runs(executor, runs, metrics + extra, options, warn))
     res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)),
                      [getattr(r, "path", str(r)) for r in runs])
     cmp = compare(res, warn=warn, **kw)

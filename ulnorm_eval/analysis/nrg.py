@@ -318,7 +318,8 @@ class NRGResult(Result):
 
 
 def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixed", group_by: str | None = None,
-                 best_by: str | None = None, unique: bool = False, options=None, warn=None, **kw) -> NRGResult:
+                 best_by: str | None = None, unique: bool = False, options=None, warn=None, executor=None,
+                 **kw) -> NRGResult:
     """Score ``runs`` with each plain measure and its NRG (or UC) against prior sets of runs.
 
     ``qrels``, ``runs`` and ``priors`` are paths or loaded objects (``api.load_qrels``/``load_run``).
@@ -326,7 +327,8 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     'group' (needs ``group_by``, a regular expression over run names; the best run of a group is
     chosen by ``best_by``, default the first measure).  ``priors`` join every prior set and are not
     scored.  Keyword arguments set :class:`api.Options` fields (rel_level, depth, ties,
-    score_precision, run_queries_only).
+    score_precision, run_queries_only).  ``executor``: a :mod:`ulnorm_eval.pipeline.parallel`
+    executor holding the same qrels, to read, rank and score the runs in worker processes (same values).
     """
     from ..pipeline.evaluate import Options, RunResult, load_qrels, load_run
     from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
@@ -347,8 +349,26 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     if isinstance(runs, str) or not hasattr(runs, "__iter__"):
         runs = [runs]
     qrels = load_qrels(qrels)
-    scored = [load_run(r, qrels) for r in runs]
-    extra = [load_run(r, qrels) for r in priors]
+    plain_ms = list(dict.fromkeys(m.measure for m in metrics))
+    if executor is not None and not executor.sequential:  # read, rank and score each run in a worker
+        from ..pipeline.parallel import map_runs
+
+        qids = natural_order(qrels_queries(qrels))
+        paths = [r for r in (*runs, *priors) if isinstance(r, str)]  # the rest are loaded Runs
+        here = {"-": load_run("-", qrels)} if "-" in paths else {}  # standard input is read here
+
+        def task(r):
+            return here.get(r, r) if isinstance(r, str) else r
+
+        got = map_runs(executor, run_task, [(task(r), True) for r in runs] +
+                       [(task(r), False) for r in priors], qids,
+                       [Metric(m) for m in plain_ms], options)
+        scored, extra = [r for r, _ in got[: len(runs)]], [r for r, _ in got[len(runs):]]
+        done = [x for _, x in got]
+    else:
+        scored = [load_run(r, qrels) for r in runs]
+        extra = [load_run(r, qrels) for r in priors]
+        done = None
     every = scored + extra
     names = [r.name for r in every]
     for i, nm in enumerate(names):
@@ -359,11 +379,14 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
     # the scored runs through the pipeline (plain values of every measure); prior runs only ranked
-    plain_ms = list(dict.fromkeys(m.measure for m in metrics))
-    blocks = [score_block(qrels, r, qids, [Metric(m) for m in plain_ms], options) for r in scored]
-    ranked = [b.ranked for b in blocks] + [rank_run(r, qrels, qids, ties=options.ties,
-                                                    score_precision=options.score_precision,
-                                                    depth=options.depth) for r in extra]
+    if done is None:
+        blocks = [score_block(qrels, r, qids, [Metric(m) for m in plain_ms], options) for r in scored]
+        ranked = [b.ranked for b in blocks] + [rank_run(r, qrels, qids, ties=options.ties,
+                                                        score_precision=options.score_precision,
+                                                        depth=options.depth) for r in extra]
+    else:
+        blocks = done[: len(scored)]
+        ranked = [b.ranked for b in blocks] + done[len(scored):]
     for run, rr in zip(scored, ranked):
         notes["runs"].append(_notes(run, rr, len(qids), options))
         for n in notes["runs"][-1] if warn else ():
@@ -419,6 +442,20 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
                                  notes=notes["runs"][i]))
     return NRGResult(metrics, results, options, qrels.path, [r.path for r in scored],
                      {names[i]: [names[j] for j in s] for i, s in enumerate(sets)}, protocol, notes["groups"])
+
+
+def run_task(qrels, item, qids, plain, options):
+    """One run of :func:`evaluate_nrg` (a task of a parallel executor): ``item`` = (run, scored);
+    returns the Run and its :class:`Block` of ``plain`` metrics (scored) or its RankedRun (prior)."""
+    from ..pipeline.evaluate import load_run
+    from ..pipeline.ordering import rank_run
+
+    path, is_scored = item
+    run = load_run(path, qrels)
+    if is_scored:
+        return run, score_block(qrels, run, qids, plain, options)
+    return run, rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
+                         depth=options.depth)
 
 
 def _ignored(run, qids) -> list:

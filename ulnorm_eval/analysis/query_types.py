@@ -102,13 +102,15 @@ def select_subset(actual, expected, ideal, kind: str = "all", size: int | None =
 
 
 def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresholds | None = None,
-                warn=None):
+                warn=None, executor=None):
     """One row per (query, measure): pool size, relevant, E, IUB, WLB, mean over runs, gap, type.
 
     ``qrels``/``runs``: paths or loaded objects (runs may be empty: then only the bounds, and no
     mean or type).  With ``--pool run`` or ``union`` the pool, E, IUB and WLB depend on the run and
     are averaged over the runs.  Returns a pandas DataFrame in query order, measures in the
     given order.  The runs' notes are in ``attrs['notes']`` (``warn``, if given, hears each as it arises).
+    ``executor``: a :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to evaluate
+    the runs in worker processes (same values).
     """
     import pandas as pd
     import pyarrow as pa
@@ -121,7 +123,8 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
 
     options = options or api.Options()
     qrels = api.load_qrels(qrels)
-    runs = [api.load_run(r, qrels) for r in runs]
+    parallel = executor is not None and not executor.sequential and len(runs) > 0
+    runs = list(runs) if parallel else [api.load_run(r, qrels) for r in runs]
     if not runs and options.pool == "run":
         raise ValueError("--pool run needs at least one run")
     plain = [m for m in api.resolve_metrics(measures, [], numeric_only=True) if not m.variant]
@@ -131,11 +134,21 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     J = judgements(qrels, qids)
     quiet = api.Options(**{**vars(options), "run_queries_only": False})
     empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
-    results = [api.evaluate_run(qrels, r, metrics, quiet, warn) for r in runs] or \
-        [api.evaluate_run(qrels, empty, metrics, quiet)]
+    if parallel:  # each worker reads, evaluates and (--pool run/union) pools one run
+        from ..pipeline.parallel import map_runs
+
+        got = map_runs(executor, run_task, runs, metrics, quiet, qids, options)
+        results = [r for r, _ in got]
+        for n in (n for r in results for n in r.notes) if warn else ():
+            warn(n)
+    else:
+        results = [api.evaluate_run(qrels, r, metrics, quiet, warn) for r in runs] or \
+            [api.evaluate_run(qrels, empty, metrics, quiet)]
 
     if options.pool == "qrels" or not runs:
         pool_n = make_pool("qrels", None, J).n
+    elif parallel:
+        pool_n = np.mean([n for _, n in got], axis=0)
     else:
         sizes = [make_pool(options.pool, rank_run(r, qrels, qids, ties=options.ties,
                                                    score_precision=options.score_precision,
@@ -163,3 +176,18 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     out = out.sort_values("query", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
     out.attrs["notes"] = [n for res in results[: len(runs)] for n in res.notes]
     return out
+
+
+def run_task(qrels, run, metrics, quiet, qids, options):
+    """One run of :func:`query_table` (a task of a parallel executor): its RunResult and, with
+    ``--pool run`` or ``union``, the pool size of each query (None with the judged pool)."""
+    from ..core.pools import make_pool
+    from ..pipeline import evaluate as api
+    from ..pipeline.ordering import judgements, rank_run
+
+    run = api.load_run(run, qrels)
+    res = api.evaluate_run(qrels, run, metrics, quiet)
+    if options.pool == "qrels":
+        return res, None
+    rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision, depth=options.depth)
+    return res, make_pool(options.pool, rr.ranking, judgements(qrels, qids)).n

@@ -6,7 +6,6 @@ pandas DataFrames, rendered by :mod:`ulnorm_eval.render.frames`.
 """
 from __future__ import annotations
 
-import sys
 
 import click
 
@@ -14,8 +13,8 @@ from ..core.variants import variant_names
 from .common import CONTEXT, fail, flush, output_format, split_names, split_variants, write_output
 from .types import FiniteFloat, NonEmpty
 
-from .options import (allow_disjoint_option, bounds_options, bundle, groups_option, make_options, ordering_options,
-                      output_options, seed_option)
+from .options import (allow_disjoint_option, bounds_options, bundle, check_parallel, groups_option, make_options,
+                      ordering_options, output_options, parallel_options, seed_option)
 
 TABLES = ("systems", "summary", "pairs")
 
@@ -44,7 +43,7 @@ def _eval_options(f, formats=("table", "tsv", "csv", "json"), note=""):
     return bundle(
         click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
                      help="Measure, repeatable (as in eval). Default: nDCG@10 AP RBP(p=0.8)."),
-        ordering_options, bounds_options, groups_option,
+        ordering_options, bounds_options, groups_option, parallel_options,
         output_options(list(formats), "tsv", note),
         click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
                      help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."),
@@ -91,7 +90,7 @@ def _check_plot(plot) -> None:
                          "in bold, significance as superscripts; --table is ignored).")
 def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset_size, swap_trials, phi_target,
                 tables, baseline, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
-                permutations, groups, fmt, precision, output, plot, allow_disjoint):
+                permutations, groups, jobs, scheduler, fmt, precision, output, plot, allow_disjoint):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
     discriminative power, conflicts, PAD, swap rate and stability (Φ)."""
     from ..render.files import check_outputs
@@ -106,10 +105,12 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     if baseline is not None and not paper:
         raise click.UsageError("--baseline marks a -f latex or -f markdown table")
     _check_plot(plot)
+    check_parallel(jobs, scheduler)
     warnings = []
     try:
         from ..pipeline import evaluate as api
         from ..analysis.compare import compare_files
+        from ..pipeline.parallel import executor
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
                             expectation=expectation, undefined=undefined, permutations=permutations,
@@ -120,9 +121,11 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
         variants = split_variants(norm) or []
         loaded = load_runs(q, runs, qrels, allow_disjoint, rename=False)  # compare names repeats itself
-        cmp = compare_files(q, loaded, split_names(measures) or None, variants, opts, warnings.append,
-                            test=test, reps=reps, seed=seed, correction=correction, alpha=alpha, subset=subset,
-                            subset_size=subset_size, swap_trials=swap_trials, phi_target=phi_target)
+        with executor(q, jobs, scheduler) as ex:
+            cmp = compare_files(q, loaded, split_names(measures) or None, variants, opts, warnings.append,
+                                executor=ex, test=test, reps=reps, seed=seed, correction=correction, alpha=alpha,
+                                subset=subset, subset_size=subset_size, swap_trials=swap_trials,
+                                phi_target=phi_target)
         refuse_non_finite_means(cmp, qrels)
     except (InputError, UnknownMeasure, ValueError) as exc:
         flush(warnings)
@@ -155,8 +158,8 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
 @seed_option
 @_eval_options
 def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above, seed, measures, rel_level, depth,
-                ties, score_precision, pool, expectation, undefined, permutations, groups, fmt, precision, output,
-                plot, allow_disjoint):
+                ties, score_precision, pool, expectation, undefined, permutations, groups, jobs, scheduler, fmt,
+                precision, output, plot, allow_disjoint):
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure, the RUNS'
     mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB, see the README)."""
@@ -169,11 +172,13 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
         raise click.UsageError("queries needs at least one RUN: the mean, gap and query type come from "
                                "the runs' scores")
     _check_plot(plot)
+    check_parallel(jobs, scheduler)
     warnings = []
     try:
         from ..pipeline import evaluate as api
         from ..analysis.query_types import Thresholds, query_table
         from .runs import load_runs, refuse_non_finite_frame, require_finite_gains
+        from ..pipeline.parallel import executor
 
         thresholds = Thresholds(informative_gap, ideal_gap, hard_below, easy_above)
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
@@ -182,7 +187,8 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
         q = api.load_qrels(qrels, groups=groups)
         require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
         loaded = load_runs(q, runs, qrels, allow_disjoint)
-        table = query_table(q, loaded, split_names(measures) or None, opts, thresholds, warnings.append)
+        with executor(q, jobs, scheduler) as ex:
+            table = query_table(q, loaded, split_names(measures) or None, opts, thresholds, warnings.append, ex)
         refuse_non_finite_frame(table, ("E", "IUB", "WLB", "mean"), qrels)
     except (InputError, UnknownMeasure, ValueError) as exc:
         flush(warnings)

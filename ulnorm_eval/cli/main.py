@@ -9,8 +9,8 @@ from ..core.variants import DEFAULT_VARIANTS, variant_names
 from .common import CONTEXT, base_name, fail, flush, output_format, split_names, split_variants, write_output
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
-from .options import (bounds_options, groups_option, make_options, ordering_options, output_options,
-                          run_queries_option, seed_option)
+from .options import (bounds_options, check_parallel, groups_option, make_options, ordering_options,
+                      output_options, parallel_options, run_queries_option, seed_option)
 
 EPILOG = """\b
 Examples:
@@ -95,6 +95,7 @@ def main():
               help="--stream: evaluate runs block by block in bounded memory and refuse a run whose queries' "
                    "lines are not contiguous.  --no-stream: read runs whole.  Default: stream a regular file, "
                    "falling back to reading it whole when its queries are not contiguous.  Same numbers.")
+@parallel_options
 @click.option("--sort", "sort", metavar="METRIC",
               help="Per-query rows (implies -q) sorted by METRIC of the first run, ascending; "
                    "--sort=-METRIC for descending.  Table and trec formats.")
@@ -127,13 +128,15 @@ def main():
 def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth, complete, judged_only, num_docs,
              trec_version, run_queries_only, ties,
              score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
-             groups, stream, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint, summary_md):
+             groups, stream, jobs, scheduler, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint, summary_md):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
     from ..render.files import check_outputs
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
+    from ..pipeline.parallel import ParallelError
 
+    check_parallel(jobs, scheduler)
     if baseline is None and (max_drop is not None or alpha is not None or test is not None):
         raise click.UsageError("--max-drop, --alpha and --test need --baseline RUN")
     if complete and run_queries_only:
@@ -143,6 +146,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
     warnings = []
     try:
         from ..pipeline import evaluate as api
+        from ..pipeline import parallel
         from ..analysis import gate
         from ..render.formats import FORMATS, query_order
         from ..render.progress import progress
@@ -180,17 +184,20 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
             if q.skipped:
                 warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
             results = []
-            for i, path in enumerate(runs):
-                step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
-                results.append(api.evaluate_path(q, path, metrics + hidden, opts, stream=stream))
-                warnings.extend(results[-1].notes)
-            base = None
-            if baseline in runs:
-                base = results[runs.index(baseline)]
-            elif baseline:
-                step(f"evaluating baseline {base_name(baseline)}", baseline)
-                base = api.evaluate_path(q, baseline, metrics, opts, stream=stream)
-                warnings.extend(base.notes)
+            extra = [baseline] if baseline and baseline not in runs else []
+            with parallel.executor(q, jobs, scheduler) as ex:  # -j 1: evaluate_path, one run after the other
+                done = parallel.evaluate_paths(ex, [*runs, *extra], metrics + hidden, opts, stream=stream)
+                for i, path in enumerate(runs):
+                    step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
+                    results.append(next(done))
+                    warnings.extend(results[-1].notes)
+                base = None
+                if baseline in runs:
+                    base = results[runs.index(baseline)]
+                elif baseline:
+                    step(f"evaluating baseline {base_name(baseline)}", baseline)
+                    base = next(done)
+                    warnings.extend(base.notes)
         from ..inputs import checks as input_checks  # unique run names, no disjoint run, no inf (docs/errors.md)
         for rr, path in zip(results + ([base] if base is not None and base not in results else []),
                             list(runs) + [baseline]):
@@ -216,7 +223,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
         checks = gate.check_thresholds(result, thresholds)
         if base is not None:
             checks += gate.check_baseline(result, base, max_drop or 0.0, alpha, test or "t", seed)
-    except (InputError, UnknownMeasure) as exc:
+    except (InputError, UnknownMeasure, ParallelError) as exc:
         flush(warnings)
         fail(str(exc))
     flush(warnings)

@@ -1,14 +1,14 @@
 """``ulnorm-eval nrg``: a thin click layer over :func:`ulnorm_eval.nrg.evaluate_nrg` (Normalized Residual Gain (SIGIR-AP 2024))."""
 from __future__ import annotations
 
-import sys
 
 import click
 
 from .common import CONTEXT, fail, flush, output_format, write_output
 from .types import NonEmpty
 
-from .options import allow_disjoint_option, make_options, ordering_options, output_options, run_queries_option
+from .options import (allow_disjoint_option, check_parallel, make_options, ordering_options, output_options,
+                      parallel_options, run_queries_option)
 
 EPILOG = """\b
 Examples:
@@ -45,10 +45,12 @@ Exit codes: 0 ok, 2 usage or input error.
 @run_queries_option
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
               help="Measure names: canonical (nDCG@10, NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, nrg_ndcg_cut_10).")
+@parallel_options
 @output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec")
 @allow_disjoint_option
 def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by, unique, measures, per_query,
-            rel_level, depth, run_queries_only, ties, score_precision, names, fmt, precision, output, allow_disjoint):
+            rel_level, depth, run_queries_only, ties, score_precision, names, jobs, scheduler, fmt, precision, output,
+            allow_disjoint):
     """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (SIGIR-AP 2024).
 
     A document's gain is reduced by every prior run that ranks it within the measure's cutoff,
@@ -68,6 +70,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
         raise click.UsageError("--best-by needs --group-by")
     if sum(r == "-" for r in (*runs, *priors)) > 1:
         raise click.UsageError("standard input ('-') can be given once")
+    check_parallel(jobs, scheduler)
     protocol = {"--leave-one-out": "leave-one-out", "--chronological": "chronological",
                 "--group-by": "group"}.get(chosen[0] if chosen else None, "fixed")
 
@@ -76,6 +79,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
         from ..pipeline import evaluate as api
         from ..analysis.nrg import NRGError, evaluate_nrg
         from ..render.formats import FORMATS
+        from ..pipeline.parallel import ParallelError, executor
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
                             run_queries_only=run_queries_only)
@@ -90,12 +94,13 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
                              qrels, rel_level)
 
         every = load_runs(q, [*runs, *priors], qrels, allow_disjoint)  # unique names across runs and priors
-        res = evaluate_nrg(q, every[:len(runs)], every[len(runs):], names_, protocol=protocol, group_by=group_by,
-                           best_by=best_by, unique=unique, options=opts, warn=warnings.append)
+        with executor(q, jobs, scheduler) as ex:
+            res = evaluate_nrg(q, every[:len(runs)], every[len(runs):], names_, protocol=protocol, group_by=group_by,
+                               best_by=best_by, unique=unique, options=opts, warn=warnings.append, executor=ex)
         require_finite(res)
         fmt = output_format(fmt, output, FORMATS, "trec")
         text = FORMATS[fmt](res, per_query=per_query, names=names, precision=precision)
-    except (InputError, UnknownMeasure, NRGError) as exc:
+    except (InputError, UnknownMeasure, NRGError, ParallelError) as exc:
         flush(warnings)
         fail(str(exc))
     flush(warnings)

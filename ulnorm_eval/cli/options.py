@@ -57,6 +57,30 @@ groups_option = click.option("--groups", type=click.Path(dir_okay=False),
                              help="LETOR group-size file (default QRELS.query).")
 
 
+# Where the work runs: the output is the same either way (byte for byte).
+parallel_options = bundle(
+    click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True, metavar="N",
+                 help="Evaluate the runs (for eval also the query blocks of uncompressed runs) in N local worker "
+                      "processes (0: one per core).  Same output as -j 1, Monte Carlo values included."),
+    click.option("--scheduler", metavar="ADDRESS",
+                 help="Run the same tasks on an existing Dask cluster (e.g. tcp://host:8786; needs the 'dask' "
+                      "extra).  Runs are read by the workers: local paths on a shared file system or fsspec URLs."),
+)
+
+
+def check_parallel(jobs: int, scheduler: str | None) -> None:
+    """Refuse what cannot run before any input is read (one line, exit 2)."""
+    from .common import fail
+
+    if scheduler:
+        import importlib.util
+
+        if jobs != 1:
+            fail("-j/--jobs and --scheduler exclude each other (the cluster's workers do the work)")
+        if importlib.util.find_spec("distributed") is None:
+            fail("--scheduler needs dask.distributed: pip install 'ulnorm-eval[dask]'")
+
+
 def output_options(formats, piped: str, note: str = ""):
     """-f/--format (``formats``; ``piped`` is the default when stdout is not a terminal), --precision, -o."""
     return bundle(

@@ -13,7 +13,7 @@ from .errors import InputError
 from . import text
 from .text import READ_ERRORS, check_chunk, open_input
 
-__all__ = ["query_blocks", "run_blocks", "BLOCK_BYTES"]
+__all__ = ["query_blocks", "run_blocks", "block_bounds", "BLOCK_BYTES"]
 
 BLOCK_BYTES = 8 << 20
 
@@ -174,3 +174,58 @@ def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
     while head:
         yield head.pop(0)
     yield from blocks
+
+
+def _tail_start(data: bytes, end: int) -> int:
+    """Start of the trailing run of lines (before ``end``) that share the last data line's qid, as
+    :func:`query_blocks` cuts (0: the data holds one query)."""
+    t = _Tail()
+    t.update(data, end)
+    return t.start
+
+
+def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
+    """Byte offsets ``[0, b1, ..., size]`` of the blocks :func:`query_blocks` yields for an uncompressed
+    regular file, found by reading only around each multiple of ``block_bytes``.
+
+    query_blocks cuts the data read up to offset k * block_bytes before the last query of it
+    (:func:`_tail_start`); that cut depends only on the lines just before the offset, so a window
+    that holds the last query is enough.  Workers can then read their blocks themselves
+    (pipeline.parallel), and the blocks, hence the notes and errors, are those of the sequential read
+    (:func:`run_blocks`: a file of two blocks that fit in one block is one block).
+    """
+    import os
+
+    size = os.path.getsize(path)
+    bounds = [0]
+    with open(path, "rb") as fh:
+        k = 1
+        while True:
+            at = min(k * block_bytes, size)
+            prev, width = bounds[-1], 1 << 16
+            while True:
+                lo = max(prev, at - width)
+                fh.seek(lo)
+                data = fh.read(at - lo)
+                if lo > prev:  # start at a whole line: the partial first line's qid means nothing
+                    nl = data.find(b"\n")
+                    if nl < 0:
+                        width *= 4
+                        continue
+                    lo, data = lo + nl + 1, data[nl + 1:]
+                end = data.rfind(b"\n") + 1
+                cut = _tail_start(data, end) if end else 0
+                if cut == 0 and lo > prev:  # the last query reaches past the window
+                    width *= 4
+                    continue
+                break
+            if cut:
+                bounds.append(lo + cut)
+            if at >= size:
+                break
+            k += 1
+    if bounds[-1] != size:
+        bounds.append(size)
+    if len(bounds) == 3 and bounds[2] <= block_bytes:  # as run_blocks merges them
+        bounds = [0, bounds[2]]
+    return bounds

@@ -8,39 +8,112 @@ is refused with its line number (NotGrouped).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..inputs.blocks import query_blocks, run_blocks  # noqa: F401 - query_blocks re-exported
-from ..inputs.trec import InputError, Qrels, check_duplicates, read_run
 from ..core.kernels import Ranking
+from ..inputs.blocks import BLOCK_BYTES, block_bounds, query_blocks, run_blocks  # noqa: F401 - re-exported
+from ..inputs.trec import InputError, Qrels, check_duplicates, read_run
 from .blocks import Options, RunResult, finish_run, metric_values, query_set, score_block
 from .ordering import RankedRun, judgements, natural_order, qrels_queries
 
-__all__ = ["query_blocks", "evaluate_stream", "NotGrouped"]
+__all__ = ["query_blocks", "evaluate_stream", "NotGrouped", "BlockOut", "score_query_block", "block_bounds"]
 
 
 class NotGrouped(InputError):
     """A query's lines are not contiguous: the run cannot be evaluated block by block."""
 
-BLOCK_BYTES = 8 << 20
-
-
-# query_blocks (linear-time block reading with input limits) lives in inputs/blocks.py
+# query_blocks, run_blocks and block_bounds (linear-time block reading, input limits) live in
+# inputs/blocks.py
 
 
 def _shift(exc: InputError, offset: int, path: str) -> InputError:
     return InputError(path, None if exc.line is None else exc.line + offset - 1, exc.reason)
 
 
+@dataclass
+class BlockOut:
+    """What one query block of a streamed run gives back: its queries' values and its counts.
+
+    Small and picklable, so that a block can be scored in another process (pipeline.parallel);
+    line numbers are relative to the block's first line.
+    """
+
+    name: str | None  # the run name this block gives (None: a block of comments only)
+    qids: list  # the scored queries
+    values: dict
+    stderr: dict
+    undefined: dict
+    run_qids: list  # the block's run queries, in order of first appearance ...
+    first_lines: list  # ... and the block-relative line of each one's first line
+    lines: int  # newlines in the block
+    skipped: int = 0
+    extra: int = 0
+    float32_ties: int = 0
+    error: tuple | None = None  # (reason, block-relative line) of an error met after parsing
+    tag: str | None = None  # the block's last line's tag (trec_eval's runid is the file's last)
+    regrouped: tuple | None = None  # (qid, block-relative line) of a query back after other queries
+
+
+def score_query_block(qrels: Qrels, path: str, data: bytes, metrics: list, options: Options,
+                      name: str | None = None) -> BlockOut:
+    """Parse and score one block of whole queries (errors name block-relative lines)."""
+    import dataclasses
+
+    import pyarrow.compute as pc
+
+    block_opts = dataclasses.replace(options, run_queries_only=True)
+    lines = data.count(b"\n")
+    try:
+        run = read_run(path, name=name, data=data)
+    except InputError as exc:
+        if exc.reason.startswith("empty file"):  # a block of comments only
+            return BlockOut(None, [], {}, {}, {}, [], [], lines)
+        raise
+    uniq = pc.unique(run.qid)
+    first = np.unique(np.asarray(pc.index_in(run.qid, value_set=uniq)), return_index=True)[1]
+    first_lines = [int(run.line[i]) for i in first] if run.line is not None else [int(i) + 1 for i in first]
+    regrouped = None
+    i = _regrouped(run.qid)  # within the block (a small file is one block)
+    if i is not None:
+        regrouped = (run.qid[i].as_py(), int(run.line[i]) if run.line is not None else i + 1)
+    qids = query_set(qrels, run, block_opts)
+    values = stderr = undefined = {}
+    f32_ties = 0
+    error = None
+    if not qids:  # rank_run refuses duplicates; queries absent from the qrels too (as unstreamed)
+        try:
+            check_duplicates(run.qid, run.docid, path, run.line, "the run")
+        except InputError as exc:
+            error = (exc.reason, exc.line)
+    if qids:
+        try:
+            b = score_block(qrels, run, qids, metrics, block_opts)
+            values, stderr, undefined, f32_ties = b.values, b.stderr, b.undefined, b.ranked.float32_ties
+        except InputError as exc:  # raised after the check that the block's queries are new
+            error = (exc.reason, exc.line)
+    return BlockOut(run.name, qids, values, stderr, undefined, uniq.to_pylist(), first_lines, lines, run.skipped,
+                    run.meta.get("extra_fields", 0) or 0, f32_ties, error,
+                    run.meta.get("last_tag", run.tag), regrouped)
+
+
 def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, warn=None, name: str | None = None,
-                    block_bytes: int = BLOCK_BYTES) -> RunResult:
+                    block_bytes: int = BLOCK_BYTES, blocks=None) -> RunResult:
     """Evaluate a query-grouped run file block by block; returns the same RunResult as reading it
-    whole (notes on ``RunResult.notes``; ``warn(msg)``, if given, also receives each)."""
+    whole (notes on ``RunResult.notes``; ``warn(msg)``, if given, also receives each).
+
+    ``blocks``: the :class:`BlockOut` of each of the file's query blocks, in file order (scored
+    elsewhere, e.g. in worker processes); default: read and score them here, one after the other.
+    """
     import dataclasses
 
     import pyarrow as pa
-    import pyarrow.compute as pc
 
+    if blocks is None:
+        blocks = (score_query_block(qrels, path, data, metrics, options, name)
+                  for data, _ in run_blocks(path, block_bytes))
+    blocks = iter(blocks)
     all_qids = qrels_queries(qrels)
     in_qrels = set(all_qids)
     done_qids: list = []  # evaluated queries, block after block
@@ -53,43 +126,40 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     run_name = None  # the first block's: name, or the file's (its first tag for stdin)
     tag = None
     block_opts = dataclasses.replace(options, run_queries_only=True)
-    for data, first_line in run_blocks(path, block_bytes):
+    first_line = 1
+    while True:
         try:
-            run = read_run(path, name=name, data=data)
+            out = next(blocks, None)
         except InputError as exc:
-            if exc.reason.startswith("empty file"):
-                continue  # a block of comments only
             raise _shift(exc, first_line, path) from None
-        run_name = run_name or run.name
-        tag = run.meta.get("last_tag", run.tag)  # trec_eval's runid: the last line's tag
-        skipped += run.skipped
-        extra += run.meta.get("extra_fields", 0) or 0
-        block_q = pc.unique(run.qid).to_pylist()
-        again = seen.intersection(block_q)
-        i = _regrouped(run.qid)  # within the block (a small file is one block)
-        if again or i is not None:
-            if again:
-                q = min(again, key=block_q.index)
-                i = pc.index(run.qid, q).as_py()
-            q = run.qid[i].as_py()
-            ln = (int(run.line[i]) if run.line is not None else i + 1) + first_line - 1
-            raise NotGrouped(path, ln, f"query {q!r} appears again after other queries; --stream needs "
-                                       "each query's lines together (sort the run, or drop --stream)")
-        seen.update(block_q)
-        ignored.update(q for q in block_q if q not in in_qrels)
-        qids = query_set(qrels, run, block_opts)
-        if not qids:  # rank_run refuses duplicates; queries absent from the qrels too (as unstreamed)
-            try:
-                check_duplicates(run.qid, run.docid, path, run.line, "the run")
-            except InputError as exc:
-                raise _shift(exc, first_line, path) from None
+        if out is None:
+            break
+        if out.name is None:
+            first_line += out.lines
             continue
-        try:
-            b = score_block(qrels, run, qids, metrics, block_opts)
-        except InputError as exc:
-            raise _shift(exc, first_line, path) from None
-        f32_ties += b.ranked.float32_ties
-        _collect(done_qids, parts, se_parts, undefined, qids, b.values, b.stderr, b.undefined, metrics)
+        run_name = run_name or out.name
+        skipped += out.skipped
+        extra += out.extra
+        tag = out.tag
+        again = seen.intersection(out.run_qids)
+        if again or out.regrouped:
+            if again:
+                i = min(out.run_qids.index(q) for q in again)
+                q, ln = out.run_qids[i], out.first_lines[i]
+            else:
+                q, ln = out.regrouped
+            raise NotGrouped(path, ln + first_line - 1,
+                             f"query {q!r} appears again after other queries; --stream needs "
+                             "each query's lines together (sort the run, or drop --stream)")
+        if out.error:
+            raise _shift(InputError(path, out.error[1], out.error[0]), first_line, path)
+        seen.update(out.run_qids)
+        ignored.update(q for q in out.run_qids if q not in in_qrels)
+        first_line += out.lines
+        if not out.qids:
+            continue
+        f32_ties += out.float32_ties
+        _collect(done_qids, parts, se_parts, undefined, out.qids, out.values, out.stderr, out.undefined, metrics)
     if not seen:
         raise InputError(path, 1, "empty file: no ranked documents")
 

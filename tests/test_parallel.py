@@ -1,0 +1,295 @@
+"""-j N and --scheduler: the same bytes as -j 1, for every command, on the shared data; a Dask
+LocalCluster, and one whose worker dies mid-evaluation, too."""
+from __future__ import annotations
+
+import gzip
+import os
+import random
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ulnorm_eval.cli.main import main
+from ulnorm_eval.inputs import trec as io
+from ulnorm_eval.pipeline import evaluate as api
+from ulnorm_eval.pipeline import parallel, stream
+
+MC = ["-m", "nDCG@10", "-m", "AP", "--norm", "e,iub,ul2,db", "--permutations", "30"]  # DB: Monte Carlo
+
+
+def _cli(*args):
+    r = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def _same(args, *others):
+    """Run ``args`` with -j 1 and with each of ``others`` appended: exit code, stdout and stderr equal."""
+    one = _cli(*args, "-j", "1")
+    assert one[0] == 0, one[2]
+    assert one[1].count("\n") > 10
+    for extra in others:
+        assert _cli(*args, *extra) == one, extra
+    return one
+
+
+@pytest.fixture(scope="module")
+def robust(shared):
+    d = shared / "robust03"
+    return d / "qrels.txt", sorted((d / "runs").iterdir())
+
+
+@pytest.fixture(scope="module")
+def dlhard(shared):
+    d = shared / "dlhard-passage"
+    return d / "qrels.txt", sorted((d / "runs").glob("*.run.gz"))
+
+
+@pytest.fixture(scope="module")
+def plain_runs(dlhard, tmp_path_factory):
+    """The DL-HARD runs decompressed: uncompressed files are split into query blocks by byte range."""
+    out = tmp_path_factory.mktemp("plain")
+    paths = []
+    for p in dlhard[1]:
+        q = out / p.name.removesuffix(".gz")
+        q.write_bytes(gzip.decompress(p.read_bytes()))
+        paths.append(q)
+    return paths
+
+
+# --------------------------------------------------------------------------- local processes
+
+def test_eval_j2_identical_dlhard_monte_carlo(dlhard):
+    qrels, runs = dlhard
+    _same(["-f", "tsv", "-q", "-l", "2", *MC, qrels, *runs], ["-j", "2"], ["-j", "0"])
+
+
+def test_eval_j2_identical_robust03(robust):
+    qrels, runs = robust
+    _same(["-f", "tsv", "-q", "-m", "nDCG@10", "-m", "P@10", "--norm", "ul2,db", "--permutations", "20", qrels, *runs],
+          ["-j", "2"])
+
+
+def test_eval_j2_identical_streamed_plain_runs(dlhard, plain_runs):
+    qrels = dlhard[0]
+    _same(["-f", "tsv", "-q", "-l", "2", *MC, qrels, *plain_runs], ["-j", "2"], ["-j", "2", "--stream"])
+
+
+def test_compare_queries_nrg_j2_identical(robust, dlhard):
+    qrels, runs = robust
+    _same(["compare", "-f", "tsv", "--table", "all", "--swap-trials", "200", "-m", "nDCG@10", "-m", "AP", qrels,
+           *runs[:10]], ["-j", "2"])
+    _same(["queries", "-f", "tsv", "--pool", "union", "-m", "nDCG@10", qrels, *runs[:6]], ["-j", "2"])
+    _same(["nrg", "-f", "tsv", "-q", "--leave-one-out", qrels, *runs], ["-j", "2"])
+    qrels, runs = dlhard
+    _same(["nrg", "-f", "tsv", "-q", "-l", "2", "--chronological", "-m", "nDCG@10", "-m", "P@10", qrels, *runs],
+          ["-j", "2"])
+
+
+def test_standard_input_run_j2(dlhard):
+    """'-' is read by the command itself, in its place among the runs."""
+    qrels, runs = dlhard
+    data = gzip.decompress(runs[2].read_bytes())
+
+    def cli(*args):
+        r = CliRunner().invoke(main, [str(a) for a in args], input=data, catch_exceptions=False)
+        return r.exit_code, r.stdout, r.stderr
+
+    for cmd in (["-f", "tsv", "-q", "-l", "2"], ["-f", "tsv", "-q", "--stream", "-l", "2"], ["nrg", "-f", "tsv", "-q"]):
+        one = cli(*cmd, qrels, runs[0], "-", runs[1])
+        assert one[0] == 0 and one[1].count("\n") > 10, one[2]
+        assert cli(*cmd, qrels, runs[0], "-", runs[1], "-j", "2") == one, cmd
+
+
+def test_fsspec_url_runs(dlhard):
+    """A run at a URL is read through fsspec (by the worker, with -j): the same bytes as its path."""
+    pytest.importorskip("fsspec")
+    qrels, runs = dlhard
+    args = ["-f", "tsv", "-q", "-l", "2", qrels]
+    one = _cli(*args, runs[0], runs[1])
+    assert one[0] == 0
+    url = runs[0].resolve().as_uri()
+    assert url.startswith("file://")
+    assert _cli(*args, url, runs[1]) == one
+    assert _cli(*args, url, runs[1], "-j", "2") == one
+
+
+def test_letor_scores_j2_identical(shared, tmp_path):
+    """LETOR qrels (group file beside them) and score files, one score a row: one task per score file."""
+    d = shared / "letor" / "lightgbm_lambdarank"
+    rows = (d / "rank.test").read_bytes().decode().splitlines()
+    files = []
+    for k in (1, 2, 3):
+        p = tmp_path / f"scores{k}.txt"
+        p.write_text("".join(f"{(i * 7919 * k) % 1000 / 1000!r}\n" for i in range(len(rows))))
+        files.append(p)
+    _same(["-f", "tsv", "-q", "-m", "nDCG@10", "--norm", "e,ul2,db", "--permutations", "20", d / "rank.test", *files],
+          ["-j", "2"])
+
+
+def _assert_same_results(a, b, metrics):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert (x.name, x.qids, x.notes, x.missing_qids, x.ignored_qids) == (y.name, y.qids, y.notes,
+                                                                              y.missing_qids, y.ignored_qids)
+        for m in metrics:
+            assert np.array_equal(x.values[m], y.values[m], equal_nan=True), m
+            assert x.mean[m] == y.mean[m] or (np.isnan(x.mean[m]) and np.isnan(y.mean[m])), m
+        assert set(x.stderr) == set(y.stderr)
+        for m in x.stderr:
+            assert np.array_equal(x.stderr[m], y.stderr[m], equal_nan=True), m
+
+
+def test_query_blocks_by_byte_range_equal_whole_runs(dlhard, plain_runs):
+    """Small blocks: every run in many byte-range tasks; the values equal reading each run whole."""
+    q = api.load_qrels(str(dlhard[0]))
+    metrics = api.resolve_metrics(["nDCG@10", "AP", "RR"], ["E", "UL2", "DB"])
+    opts = api.Options(rel_level=2, permutations=20)
+    paths = [str(p) for p in plain_runs[:3]]
+    bounds = stream.block_bounds(paths[0], 60_000)
+    assert len(bounds) > 10
+    whole = [api.evaluate_run(q, io.read_run(p), metrics, opts) for p in paths]
+    with parallel.executor(q, 2) as ex:
+        split = list(parallel.evaluate_paths(ex, paths, metrics, opts, block_bytes=60_000))
+    _assert_same_results(split, whole, metrics)
+
+
+def test_block_bounds_are_the_sequential_blocks(tmp_path):
+    rng = random.Random(3)
+    for trial in range(30):
+        lines = []
+        for q in range(rng.randint(0, 25)):
+            for i in range(rng.randint(1, 50)):
+                if rng.random() < 0.05:
+                    lines.append("# a comment")
+                if rng.random() < 0.03:
+                    lines.append("")
+                lines.append(f"{q} Q0 d{i} {i} {1 / (i + 1):.5f} tag")
+        p = tmp_path / f"r{trial}"
+        p.write_text("\n".join(lines) + ("\n" if rng.random() < 0.8 else ""))
+        data = p.read_bytes()
+        for size in (64, 333, 4096, 1 << 20):
+            seq = [b for b, _ in stream.run_blocks(str(p), size)]  # the sequential streamed read
+            b = stream.block_bounds(str(p), size)
+            ranged = [data[lo:hi] for lo, hi in zip(b, b[1:])]
+            if ranged and not ranged[-1].strip():  # query_blocks drops a blank tail; so does the scorer
+                ranged.pop()
+            assert ranged == seq, (trial, size)
+
+
+def _ungrouped(tmp_path, dlhard):
+    """A DL-HARD run with one query's last line moved to the end of the file."""
+    lines = gzip.decompress(dlhard[1][0].read_bytes()).decode().splitlines(keepends=True)
+    moved = lines.pop(len(lines) // 3)
+    p = tmp_path / "ungrouped.run"
+    p.write_text("".join(lines) + moved)
+    return p, len(lines) + 1
+
+
+def test_ungrouped_run_falls_back_or_is_refused_alike(tmp_path, dlhard):
+    p, last = _ungrouped(tmp_path, dlhard)
+    q = api.load_qrels(str(dlhard[0]))
+    metrics = api.resolve_metrics(["nDCG@10", "AP"], ["UL2"])
+    opts = api.Options(rel_level=2)
+    whole = [api.evaluate_run(q, io.read_run(str(p)), metrics, opts)]
+    with parallel.executor(q, 2) as ex:
+        got = list(parallel.evaluate_paths(ex, [str(p)], metrics, opts, block_bytes=50_000))
+        _assert_same_results(got, whole, metrics)
+        with pytest.raises(stream.NotGrouped) as exc:
+            list(parallel.evaluate_paths(ex, [str(p)], metrics, opts, stream=True, block_bytes=50_000))
+    with pytest.raises(stream.NotGrouped) as seq:
+        stream.evaluate_stream(q, str(p), metrics, opts, block_bytes=50_000)
+    assert str(exc.value) == str(seq.value)
+    assert f":{last}: query" in str(seq.value)
+    one = _cli("-f", "tsv", "--stream", dlhard[0], p)
+    assert one[0] == 2 and _cli("-f", "tsv", "--stream", "-j", "2", dlhard[0], p) == one
+
+
+def test_bad_input_same_error_in_order(tmp_path, dlhard):
+    """The first bad run in command-line order is reported, with its line, whatever finishes first."""
+    qrels, runs = dlhard
+    bad = tmp_path / "bad.run"
+    bad.write_text("1 Q0 d1 1 1.0 t\n1 Q0 d2 2 oops t\n")
+    args = ["-f", "tsv", qrels, runs[0], bad, runs[1], tmp_path / "missing.run"]
+    one = _cli(*args)
+    assert one[0] == 2 and one[1] == "" and "bad.run:2:" in one[2]
+    assert _cli("-j", "2", *args) == one
+
+
+def test_scheduler_refusals(monkeypatch, dlhard):
+    qrels, runs = dlhard
+    code, out, err = _cli("-j", "2", "--scheduler", "tcp://127.0.0.1:1", qrels, runs[0])
+    assert code == 2 and out == "" and err.count("\n") == 1 and "exclude each other" in err
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else real(name, *a))
+    for cmd in ([], ["compare"], ["queries"], ["nrg"]):
+        code, out, err = _cli(*cmd, "--scheduler", "tcp://127.0.0.1:1", qrels, runs[0], runs[1])
+        assert (code, out) == (2, "") and err == ("ulnorm-eval: --scheduler needs dask.distributed: "
+                                                 "pip install 'ulnorm-eval[dask]'\n"), cmd
+
+
+def _die(qrels, item):
+    os._exit(1)
+
+
+def test_local_worker_death_is_one_error(dlhard):
+    q = api.load_qrels(str(dlhard[0]))
+    with parallel.executor(q, 2) as ex:
+        with pytest.raises(parallel.ParallelError, match="a worker process died"):
+            parallel.map_runs(ex, _die, [1, 2, 3])
+
+
+# --------------------------------------------------------------------------- a Dask cluster
+
+@pytest.fixture(scope="module")
+def cluster():
+    pytest.importorskip("distributed")
+    from dask.distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, silence_logs=50) as c, Client(c, set_as_default=False) as client:
+        yield c, client
+
+
+def test_scheduler_identical(cluster, dlhard, plain_runs, robust):
+    address = cluster[0].scheduler_address
+    qrels, runs = dlhard
+    _same(["-f", "tsv", "-q", "-l", "2", *MC, qrels, *runs, *plain_runs[:2]], ["--scheduler", address])
+    qrels, runs = robust
+    _same(["compare", "-f", "tsv", "--table", "all", "--swap-trials", "200", "-m", "nDCG@10", qrels, *runs[:8]],
+          ["--scheduler", address])
+    _same(["nrg", "-f", "tsv", "-q", "--leave-one-out", qrels, *runs[:8]], ["--scheduler", address])
+
+
+def test_scheduler_worker_killed_mid_evaluation(cluster, dlhard, plain_runs, tmp_path):
+    """The first task to start kills its worker process; Dask reschedules it and the output is the same."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    marker = str(tmp_path / "killed")
+
+    class KillOnce(WorkerPlugin):  # defined here: pickled by value to the workers
+        name = "kill-once"
+
+        def transition(self, key, start, finish, **kw):
+            if finish == "executing" and "ulnorm-eval" in str(key):
+                try:
+                    os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+                except FileExistsError:
+                    return
+                os._exit(1)
+
+    c, client = cluster
+    qrels, runs = dlhard
+    args = ["-f", "tsv", "-q", "-l", "2", *MC, qrels, *runs, *plain_runs[:2]]
+    one = _cli(*args)
+    client.register_plugin(KillOnce())
+    try:
+        got = _cli(*args, "--scheduler", c.scheduler_address)
+    finally:
+        client.unregister_worker_plugin("kill-once")
+    assert os.path.exists(marker)  # a worker did die
+    assert got[0] == one[0] == 0 and got[1] == one[1]
+    assert [x for x in got[2].splitlines() if x.startswith("ulnorm-eval:")] == one[2].splitlines()
+    client.wait_for_workers(2, timeout=60)

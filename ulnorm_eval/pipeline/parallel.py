@@ -1,0 +1,313 @@
+"""Parallel and distributed evaluation: runs x query blocks on local worker processes or a Dask cluster.
+
+The work of an evaluation is partitioned into tasks that need nothing but the qrels and their own
+input: a whole run (read and evaluated where it lies: a local path, or an fsspec URL), or one query
+block of a large uncompressed run (a byte range whose bounds are those of the sequential streamed
+read, :func:`.stream.block_bounds`).  The qrels are parsed once by the caller and shipped to each
+worker once (the local pool's initializer; ``Client.scatter(broadcast=True)`` on Dask); tasks send
+back per-query values only (a :class:`.blocks.RunResult` or a :class:`.stream.BlockOut`), which
+are merged in run and query order by the same code as the sequential path.  Per-query values do not
+depend on the blocking (Monte Carlo draws are keyed by seed, query and repetition), so the output
+is byte-identical for any number of workers.
+
+Three executors share one interface, ``imap(tasks)`` -> outcomes in task order:
+
+* :class:`Sequential` (``-j 1``): the caller's own process, no pool;
+* :class:`LocalPool` (``-j N``): ``concurrent.futures.ProcessPoolExecutor``, a bounded window of
+  tasks in flight (memory stays bounded whatever the number of tasks);
+* :class:`DaskPool` (``--scheduler ADDRESS``): a ``dask.distributed.Client``; tasks are pure (they
+  read files and compute), submitted with ``retries``, and a task whose worker died is rescheduled by
+  Dask; results stream back with ``as_completed`` and are yielded in task order.
+
+A task raises nothing across the process boundary for bad input: :class:`~ulnorm_eval.inputs.trec.InputError`
+comes back as a value (Dask does not retry it) and is raised again, in order, by the caller.
+"""
+from __future__ import annotations
+
+import os
+from collections import deque
+
+from ..inputs.remote import is_url
+from ..inputs.trec import InputError
+from .blocks import Options
+from .stream import BLOCK_BYTES, NotGrouped, block_bounds, evaluate_stream, score_query_block
+
+__all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "evaluate_paths", "evaluate_runs",
+           "map_runs", "DASK_EXTRA"]
+
+DASK_EXTRA = "pip install 'ulnorm-eval[dask]'"
+RETRIES = 3  # Dask retries of a task that raised (a lost worker is rescheduled by the scheduler itself)
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "lzma"))
+
+
+class ParallelError(ValueError):
+    """The parallel machinery cannot run: dask missing, no scheduler at the address."""
+
+
+# --------------------------------------------------------------------------- tasks (run in the workers)
+
+_QRELS = None  # a local worker's qrels, set once by the pool's initializer
+
+
+def _init_worker(qrels) -> None:
+    global _QRELS
+    _QRELS = qrels
+    import pyarrow as pa
+
+    pa.set_cpu_count(1)  # N worker processes already use the N cores: no parse threads on top
+
+
+def _guard(fn, qrels, args):
+    """Run one task; bad input comes back as a value, so that it is raised once, in order, by the caller."""
+    try:
+        return ("ok", fn(qrels, *args))
+    except InputError as exc:
+        return ("input", type(exc), exc.path, exc.line, exc.reason)
+
+
+def _local_task(fn, args):
+    return _guard(fn, _QRELS, args)
+
+
+def unwrap(outcome):
+    """The value of a task's outcome, or its input error raised again."""
+    if outcome[0] == "ok":
+        return outcome[1]
+    _, cls, path, line, reason = outcome
+    raise cls(path, line, reason)
+
+
+def whole_run(qrels, run, metrics, options, stream):
+    """Task: one run (a path, URL or loaded Run) evaluated whole, as ``evaluate_path`` does."""
+    from .evaluate import evaluate_path
+
+    return evaluate_path(qrels, run, metrics, options, stream=stream)
+
+
+def range_block(qrels, path, start, stop, metrics, options):
+    """Task: the query block at bytes [start, stop) of an uncompressed run file, read by the worker."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            data = fh.read(stop - start)
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc}") from None
+    return score_query_block(qrels, path, data, metrics, options)
+
+
+# --------------------------------------------------------------------------- executors
+
+class Sequential:
+    """``-j 1``: every task in the calling process, in order."""
+
+    sequential = True
+    workers = 1
+
+    def __init__(self, qrels):
+        self.qrels = qrels
+
+    def imap(self, tasks):
+        for fn, args in tasks:
+            yield ("ok", fn(self.qrels, *args))
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class LocalPool(Sequential):
+    """``-j N``: N local worker processes, each given the qrels once by its initializer."""
+
+    sequential = False
+
+    def __init__(self, qrels, jobs: int):
+        super().__init__(qrels)
+        self.workers = jobs
+        self._pool = None
+
+    def _start(self, n: int):
+        if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # fork: the workers inherit the parsed qrels and the imported modules (no pickling,
+            # no re-import); spawn where fork is unavailable
+            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+            self._pool = ProcessPoolExecutor(max(1, min(self.workers, n)), multiprocessing.get_context(method),
+                                             initializer=_init_worker, initargs=(self.qrels,))
+        return self._pool
+
+    def imap(self, tasks):
+        tasks = list(tasks)
+        if not tasks:
+            return
+        from concurrent.futures.process import BrokenProcessPool
+
+        pool = self._start(len(tasks))
+        window = 2 * self.workers  # tasks in flight: bounds the memory of results waiting their turn
+        pending = deque()
+        try:
+            for fn, args in tasks:
+                pending.append(pool.submit(_local_task, fn, args))
+                if len(pending) >= window:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        except BrokenProcessPool:
+            raise ParallelError("a worker process died (out of memory?); run with -j 1, or --scheduler for "
+                                "a cluster that retries lost workers") from None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+class DaskPool(Sequential):
+    """``--scheduler ADDRESS``: the workers of a running Dask cluster; the qrels are broadcast once."""
+
+    sequential = False
+
+    def __init__(self, qrels, address: str, retries: int = RETRIES):
+        super().__init__(qrels)
+        try:
+            from dask.distributed import Client
+        except ImportError:
+            raise ParallelError(f"--scheduler needs dask.distributed: {DASK_EXTRA}") from None
+        try:
+            self.client = Client(address, timeout="20s", set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ParallelError(f"cannot connect to the Dask scheduler at {address}: {exc}") from None
+        self.retries = retries
+        self.workers = max(1, sum(self.client.nthreads().values()))
+        self._qrels = self.client.scatter(qrels, broadcast=True, hash=False)
+
+    def imap(self, tasks):
+        from dask.distributed import as_completed
+        from distributed.scheduler import KilledWorker
+
+        import uuid
+
+        tasks = iter(tasks)
+        index, done, nxt = {}, {}, 0
+        batch = uuid.uuid4().hex  # keys unique to this call: a released key may linger on the scheduler
+
+        def submit(i, fn, args):
+            f = self.client.submit(_guard, fn, self._qrels, args, retries=self.retries, pure=False,
+                                   key=f"ulnorm-eval-{fn.__name__}-{batch}-{i}")
+            index[f.key] = i
+            return f
+
+        window = 4 * self.workers + 4
+        first = [submit(i, fn, args) for i, (fn, args) in zip(range(window), tasks)]
+        count = len(first)
+        if not first:
+            return
+        ac = as_completed(first, loop=self.client.loop)
+        for f in ac:  # results stream back as they complete; yielded in task order
+            try:
+                done[index.pop(f.key)] = f.result()
+            except KilledWorker as exc:
+                raise ParallelError(f"Dask gave up on a task whose workers kept dying: {exc}") from None
+            f.release()
+            for fn, args in tasks:  # keep the window full
+                ac.add(submit(count, fn, args))
+                count += 1
+                break
+            while nxt in done:
+                yield done.pop(nxt)
+                nxt += 1
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def executor(qrels, jobs: int = 1, scheduler: str | None = None):
+    """The executor for ``-j JOBS`` (0 = every core) or ``--scheduler ADDRESS``; use it as a context manager."""
+    if scheduler:
+        return DaskPool(qrels, scheduler)
+    if jobs == 0:
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return Sequential(qrels) if jobs <= 1 else LocalPool(qrels, jobs)
+
+
+# --------------------------------------------------------------------------- evaluation
+
+def map_runs(ex, fn, items, *args) -> list:
+    """``[fn(qrels, item, *args) for item in items]``, each call a task of ``ex`` (``fn`` at module level)."""
+    return [unwrap(o) for o in ex.imap([(fn, (item, *args)) for item in items])]
+
+
+def evaluate_runs(ex, runs, metrics, options: Options, warn=None):
+    """Yield the RunResult of each run (path or Run) read whole, in order; ``warn`` hears each note."""
+    for o in ex.imap([(whole_run, (r, metrics, options, False)) for r in runs]):
+        res = unwrap(o)
+        for n in res.notes if warn else ():
+            warn(n)
+        yield res
+
+
+def _splittable(path) -> bool:
+    """An uncompressed regular local file: workers can read its query blocks by byte range."""
+    if not isinstance(path, str) or path == "-" or is_url(path) or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    return not any(head.startswith(m) for m, _ in _MAGIC)
+
+
+def evaluate_paths(ex, paths, metrics, options: Options, stream: bool | None = None,
+                   block_bytes: int = BLOCK_BYTES):
+    """Yield the RunResult of each run file, in order, as ``evaluate_path(..., stream=stream)`` gives it.
+
+    Tasks: an uncompressed run file is split into its query blocks (each a task; the blocks and
+    hence the notes and errors are those of the sequential streamed read); any other run (compressed,
+    a URL, LETOR scores, or ``stream=False``) is one task.  Standard input is read here.  A run whose
+    queries turn out not to be contiguous is read whole, as ``evaluate_path`` does (or refused with
+    ``stream=True``).
+    """
+    from .evaluate import evaluate_path, evaluate_run, load_run
+
+    qrels = ex.qrels
+    if ex.sequential:
+        for p in paths:
+            yield evaluate_path(qrels, p, metrics, options, stream=stream)
+        return
+    plans = []
+    for p in paths:
+        if p == "-":
+            plans.append(("here", []))
+        elif stream is not False and not qrels.letor and _splittable(p):
+            b = block_bounds(p, block_bytes)
+            plans.append(("blocks", [(range_block, (p, lo, hi, metrics, options)) for lo, hi in zip(b, b[1:])]))
+        else:
+            plans.append(("whole", [(whole_run, (p, metrics, options, stream))]))
+    outcomes = ex.imap([t for _, ts in plans for t in ts])
+    for p, (kind, ts) in zip(paths, plans):
+        if kind == "here":
+            yield evaluate_path(qrels, p, metrics, options, stream=stream)
+            continue
+        if kind == "whole":
+            yield unwrap(next(outcomes))
+            continue
+        taken = [0]
+
+        def outs(n=len(ts)):
+            for _ in range(n):
+                taken[0] += 1
+                yield unwrap(next(outcomes))
+
+        try:
+            res = evaluate_stream(qrels, p, metrics, options, blocks=outs())
+        except NotGrouped:
+            for _ in range(len(ts) - taken[0]):  # this run's other blocks are of no use now
+                next(outcomes)
+            if stream:
+                raise
+            res = evaluate_run(qrels, load_run(p, qrels), metrics, options)
+        yield res

@@ -3,7 +3,6 @@ expected value (Feng 2023 eq. 9.1) and extractive oracle against brute-force enu
 from __future__ import annotations
 
 import itertools
-import os
 from collections import Counter
 
 import numpy as np
@@ -14,16 +13,15 @@ rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")  # the `summ` ext
 from ulnorm_eval.core import text_measures as tm  # noqa: E402
 from ulnorm_eval.inputs.summaries import read_summaries  # noqa: E402
 
-SUMMEVAL = "/work/shared/data/summeval/model_annotations.aligned.paired.jsonl.gz"
-HERE = os.path.dirname(__file__)
-DATA = next((p for p in (os.path.join(HERE, "data", "summeval", os.path.basename(SUMMEVAL)), SUMMEVAL)
-             if os.path.exists(p)), None)
-needs_data = pytest.mark.skipif(DATA is None, reason="SummEval paired file not available")
+from conftest import SHARED  # noqa: E402
+
+DATA = SHARED / "summeval" / "model_annotations.aligned.paired.jsonl.gz"
+needs_data = pytest.mark.skipif(not DATA.exists(), reason=f"SummEval paired file not found at {DATA}")
 
 
 @pytest.fixture(scope="module")
 def summeval():
-    return read_summaries(DATA)
+    return read_summaries(str(DATA))
 
 
 @needs_data

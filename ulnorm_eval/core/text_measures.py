@@ -123,20 +123,24 @@ def lcs_prefix(cands: np.ndarray, refs) -> np.ndarray:
     C[i][j] = max(T_j, C[i][j-1]) = the running maximum of T along j, so each row is one vectorised
     cumulative maximum over all candidates and references.  -1 never matches (pads, unknown tokens).
     """
-    Y = _pad(refs, fill=-2)
+    Y = _pad(refs, fill=-2).astype(np.int32)
     D, W = cands.shape
     R, M = Y.shape
-    prev = np.zeros((D, R, M + 1), dtype=np.int32)
+    dt = np.int16 if min(W, M) < 32000 else np.int32  # LCS <= min(W, M); small ints halve the traffic
+    prev = np.zeros((D, R, M + 1), dtype=dt)
+    cur = np.zeros((D, R, M + 1), dtype=dt)
+    t = np.empty((D, R, M), dtype=dt)
+    inc = np.empty((D, R, M), dtype=dt)
     out = np.zeros((W + 1, D, R), dtype=np.int32)
+    X = cands.astype(np.int32)
     for i in range(W):
-        x = cands[:, i][:, None, None]
-        match = (Y[None, :, :] == x) & (x >= 0)
-        t = np.where(match, prev[:, :, :-1] + 1, prev[:, :, 1:])
-        cur = np.empty_like(prev)
-        cur[:, :, 0] = 0
+        match = Y[None, :, :] == X[:, i][:, None, None]  # -1 (unknown, pad) never equals an id or -2
+        np.copyto(t, prev[:, :, 1:])
+        np.add(prev[:, :, :-1], 1, out=inc)
+        np.copyto(t, inc, where=match)
         np.maximum.accumulate(t, axis=2, out=cur[:, :, 1:])
         out[i + 1] = cur[:, :, -1]
-        prev = cur
+        prev, cur = cur, prev
     return out
 
 

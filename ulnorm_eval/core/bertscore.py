@@ -108,9 +108,10 @@ def n_tokens(scorer, text: str) -> int:
     return sum(t not in special for t in sent_encode(scorer._tokenizer, text))
 
 
-def expected_summaries(scorer, source: str, ks, worst: bool = False) -> list:
-    """Algorithm 1: for each k in ``ks`` the k most (``worst``: least) similar distinct tokens, best first."""
-    tid, sim = _token_similarities(scorer, source)
+def expected_summaries(scorer, source: str, ks, worst: bool = False, sims=None) -> list:
+    """Algorithm 1: for each k in ``ks`` the k most (``worst``: least) similar distinct tokens, best first.
+    ``sims``: the source's ``_token_similarities`` when already computed."""
+    tid, sim = sims if sims is not None else _token_similarities(scorer, source)
     order = np.argsort(sim if worst else -sim, kind="stable")
     return [_text(scorer._tokenizer, tid[order[:max(int(k), 0)]]) for k in ks]
 
@@ -128,12 +129,12 @@ class BertScores:
     layer: int
 
 
-def _expected(scorer, source, refs, k, worst=False):
+def _expected(scorer, source, refs, k, worst=False, sims=None):
     if k is None:
         ks = [n_tokens(scorer, r) for r in refs]
-        texts = expected_summaries(scorer, source, ks, worst)
+        texts = expected_summaries(scorer, source, ks, worst, sims)
         return texts, (texts, [[r] for r in refs])
-    texts = expected_summaries(scorer, source, [k], worst)
+    texts = expected_summaries(scorer, source, [k], worst, sims)
     return texts, (texts, [list(refs)])
 
 
@@ -154,13 +155,14 @@ def score_documents(data, scorer, k: int | None = None, hetero: bool = True) -> 
     # E: one batched call over every document's expected summaries (per reference, or one with --k)
     e_c, e_r, e_doc, h_c, h_r, h_doc, expected = [], [], [], [], [], [], []
     for d in range(D):
-        texts, (c, r) = _expected(scorer, data.sources[d], data.references[d], k)
+        sims = _token_similarities(scorer, data.sources[d])
+        texts, (c, r) = _expected(scorer, data.sources[d], data.references[d], k, sims=sims)
         expected.append(texts)
         e_c += c
         e_r += r
         e_doc += [d] * len(c)
         if hetero:
-            _, (cw, rw) = _expected(scorer, data.sources[d], data.references[d], k, worst=True)
+            _, (cw, rw) = _expected(scorer, data.sources[d], data.references[d], k, worst=True, sims=sims)
             h_c += cw
             h_r += rw
             h_doc += [d] * len(cw)

@@ -110,3 +110,64 @@ def test_input_errors_name_file_and_line(tmp_path, plain):
 def test_correlate_without_ratings_is_an_error(plain):
     r = run("--correlate", *plain)
     assert r.exit_code == 2 and "no human ratings" in r.stderr
+
+
+@pytest.fixture
+def summeval_like(tmp_path):
+    """A SummEval-format file: 3 documents x 4 systems with expert ratings (relevance varies)."""
+    import random
+
+    rnd = random.Random(3)
+    words = "storm town road river bridge mayor rain flood closed people water night".split()
+    lines = []
+    for d in range(3):
+        src = " ".join(rnd.choice(words) for _ in range(30))
+        refs = [" ".join(rnd.choice(words) for _ in range(8)) for _ in range(2)]
+        for s in range(4):
+            summ = " ".join(rnd.choice(words) for _ in range(6 + s))
+            ann = [{"coherence": rnd.randint(1, 5), "consistency": rnd.randint(1, 5), "fluency": rnd.randint(1, 5),
+                    "relevance": rnd.randint(1, 5)} for _ in range(3)]
+            lines.append(json.dumps({"id": f"doc{d}", "decoded": summ, "expert_annotations": ann,
+                                     "turker_annotations": ann[:1], "references": refs, "model_id": f"M{s}",
+                                     "filepath": "x", "text": src}))
+    p = tmp_path / "se.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    return str(p), lines
+
+
+def test_correlate_matches_scipy_on_our_own_values(summeval_like, tmp_path):
+    import numpy as np
+    from scipy import stats
+
+    path, lines = summeval_like
+    r = run("-f", "tsv", "-m", "ROUGE-1", "-n", "ue2", "--combine", "mean", path)
+    assert r.exit_code == 0, r.output
+    rows = [x.split("\t") for x in r.output.strip().split("\n")[1:]]
+    a = {(x[0], x[1]): float(x[2]) for x in rows if x[1] != "all"}
+    objs = [json.loads(x) for x in lines]
+    rel = {(o["model_id"], o["id"]): np.mean([e["relevance"] for e in o["expert_annotations"]]) for o in objs}
+    systems, docs = ["M0", "M1", "M2", "M3"], ["doc0", "doc1", "doc2"]
+    sys_a = [np.mean([a[(s, d)] for d in docs]) for s in systems]
+    sys_h = [np.mean([rel[(s, d)] for d in docs]) for s in systems]
+    want_sys = stats.kendalltau(sys_a, sys_h).statistic
+    per_doc = [stats.kendalltau([a[(s, d)] for s in systems], [rel[(s, d)] for s in systems]).statistic for d in docs]
+    want_sum = np.nanmean(per_doc)
+    png = tmp_path / "c.png"
+    r = run("--correlate", "-f", "tsv", "-m", "ROUGE-1", "-n", "ue2", "--combine", "mean", "--plot", str(png), path)
+    assert r.exit_code == 0, r.output
+    got = {(x[0], x[1], x[2], x[3]): x for x in (l.split("\t") for l in r.output.strip().split("\n")[1:])}
+    assert float(got[("system", "kendall", "ROUGE-1", "relevance")][4]) == pytest.approx(want_sys)
+    assert float(got[("summary", "kendall", "ROUGE-1", "relevance")][4]) == pytest.approx(want_sum)
+    checked = 0
+    for dim in ("coherence", "consistency", "fluency", "relevance"):
+        u = got[("system", "kendall", "UE2(ROUGE-1)", dim)]
+        plain = float(got[("system", "kendall", "ROUGE-1", dim)][4])
+        if plain == 0:
+            assert u[5] == "nan"  # PAI (Feng 2023 eq. 8.1) is undefined over a zero correlation
+        else:
+            assert float(u[5]) == pytest.approx((float(u[4]) - plain) / abs(plain) * 100)
+            checked += 1
+    assert checked
+    assert png.stat().st_size > 1000
+    r = run("--correlate", "--ratings", "crowd", "-m", "ROUGE-1", "-n", "none", path)
+    assert r.exit_code == 0 and "crowd ratings, 3 documents, 4 systems" in r.output

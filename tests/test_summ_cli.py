@@ -171,3 +171,15 @@ def test_correlate_matches_scipy_on_our_own_values(summeval_like, tmp_path):
     assert png.stat().st_size > 1000
     r = run("--correlate", "--ratings", "crowd", "-m", "ROUGE-1", "-n", "none", path)
     assert r.exit_code == 0 and "crowd ratings, 3 documents, 4 systems" in r.output
+
+
+def test_table_format_prints_every_cell(plain):
+    r = run("-f", "table", "-q", "-m", "ROUGE-1", "-n", "e,ue2", "--combine", "mean", plain[0], plain[1])
+    assert r.exit_code == 0, r.output
+    lines = r.output.split("\n")
+    assert lines[0] == "sysA" and lines[1].split() == ["document", "measure", "value", "E", "UE2"]
+    row = {x.split()[0]: x.split() for x in lines[3:6]}
+    t = run("-f", "tsv", "-m", "ROUGE-1", "-n", "e,ue2", "--combine", "mean", plain[0], plain[1]).output
+    tsv = {x.split("\t")[1]: x.split("\t") for x in t.strip().split("\n")[1:]}
+    for q in ("d1", "d2", "all"):
+        assert row[q][2:] == [f"{float(v):.4f}" for v in tsv[q][2:]]

@@ -180,7 +180,8 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
             import shutil
 
             kw.update(color=True, width=shutil.get_terminal_size().columns)
-        text = FORMATS[fmt](result, **kw)
+        # the ranking table looks its cells up by the registry's Metric; summaries have their own
+        text = _table(result, per_query, precision) if fmt == "table" else FORMATS[fmt](result, **kw)
     if output:
         write_atomic(output, text)
     else:
@@ -194,6 +195,43 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
                 click.echo(f"ulnorm-eval: FAIL {rr.name}: {m} = {v:.4f} < {val}", err=True)
     if failed:
         sys.exit(1)
+
+
+def _table(result, per_query, precision):
+    """A row per measure (and per document with -q), a column per variant, a block per system."""
+    import math
+
+    p = 4 if precision is None else precision
+    rows = list(dict.fromkeys(m.measure for m in result.metrics))
+    slots = list(dict.fromkeys(m.variant for m in result.metrics))
+    if None in slots:
+        slots.remove(None)
+        slots.insert(0, None)
+    have = set(result.metrics)
+    out = []
+    for rr in result.runs:
+        head = (["document"] if per_query else []) + ["measure"] + [s or "value" for s in slots]
+        body = []
+        groups = ([(q, i) for i, q in enumerate(rr.qids)] if per_query else []) + [("all", None)]
+        for q, i in groups:
+            for meas in rows:
+                cells = []
+                for s in slots:
+                    m = next((x for x in have if x.measure == meas and x.variant == s), None)
+                    v = None if m is None else (rr.mean[m] if i is None else rr.values[m][i])
+                    cells.append("" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{p}f}")
+                body.append(([q] if per_query else []) + [str(meas)] + cells)
+        widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
+        out.append(rr.name)
+        fmt_row = lambda r: "  ".join(x.ljust(w) if c < (2 if per_query else 1) else x.rjust(w)  # noqa: E731
+                                      for c, (x, w) in enumerate(zip(r, widths))).rstrip()
+        out.append(fmt_row(head))
+        out.append("-" * len(fmt_row(head)))
+        out += [fmt_row(r) for r in body]
+        und = sum(int(n) for n in rr.undefined.values())
+        out.append(f"{len(rr.qids)} documents; {rr.missing} without a summary; {und} undefined cases")
+        out.append("")
+    return "\n".join(out)
 
 
 def _flush(warnings):

@@ -294,6 +294,8 @@ main.add_command(compare_cmd)
 main.add_command(queries_cmd)
 from .stability import stability_cmd  # noqa: E402
 main.add_command(stability_cmd)
+from .summ import summ_cmd  # noqa: E402
+main.add_command(summ_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

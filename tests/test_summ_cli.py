@@ -1,0 +1,185 @@
+"""`ulnorm-eval summ`: the plain layout, output formats, the gate, and one-line errors with exit 2."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+pytest.importorskip("rouge_score")
+
+from ulnorm_eval.cli.main import main  # noqa: E402
+from ulnorm_eval.core import text_measures as tm  # noqa: E402
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["summ", *args])
+
+
+@pytest.fixture
+def plain(tmp_path):
+    docs = tmp_path / "docs.tsv"
+    docs.write_text("d1\tthe cat sat on the mat today\tthe cat sat\ta cat on a mat\n"
+                    "d2\tstorms flooded the town\tstorms hit the town\ttown flooded\n")
+    a = tmp_path / "sysA.tsv"
+    a.write_text("d1\tthe cat sat on the mat\nd2\tstorms flooded town\n")
+    b = tmp_path / "sysB.jsonl"
+    b.write_text(json.dumps({"id": "d1", "summary": "a dog"}) + "\n" + json.dumps({"id": "d2", "summary": "town"}) + "\n")
+    return str(docs), str(a), str(b)
+
+
+def test_plain_layout_values_and_names(plain):
+    r = run("-f", "tsv", "-m", "ROUGE-1", "--norm", "none", "--combine", "mean", *plain)
+    assert r.exit_code == 0, r.output
+    lines = [x.split("\t") for x in r.output.strip().split("\n")]
+    assert lines[0] == ["run", "query", "ROUGE-1"]
+    rows = {(x[0], x[1]): float(x[2]) for x in lines[1:]}
+    assert set(rows) == {("sysA", "d1"), ("sysA", "d2"), ("sysA", "all"), ("sysB", "d1"), ("sysB", "d2"),
+                         ("sysB", "all")}
+    # sysA d1: "the cat sat on the mat" vs "the cat sat" (P 3/6, R 1, F 2/3) and "a cat on a mat" (3/6, 3/5)
+    f2 = 2 * (3 / 6) * (3 / 5) / (3 / 6 + 3 / 5)
+    assert rows[("sysA", "d1")] == pytest.approx((2 / 3 + f2) / 2)
+    # sysB d1: "a dog" shares only "a" with "a cat on a mat" (P 1/2, R 1/5), nothing with "the cat sat"
+    assert rows[("sysB", "d1")] == pytest.approx((0 + 2 * 0.5 * 0.2 / 0.7) / 2)
+
+
+def test_exact_e_and_variants_by_hand(plain):
+    r = run("-f", "jsonl", "-m", "ROUGE-1", "--norm", "e,iub,ue1,ue2,eb,em", "--combine", "pooled", plain[0], plain[1])
+    assert r.exit_code == 0, r.output
+    vals = {(o["query"], o["measure"]): o["value"] for o in map(json.loads, r.output.strip().split("\n"))}
+    doc = tm.encode_document("storms flooded the town".split(), ["storms hit the town".split(), ["town", "flooded"]])
+    A = tm.rouge_scores(doc, [tm.encode(doc.vocab, "storms flooded town".split())], "pooled")["ROUGE-1"][2][0]
+    E = tm.expected_rouge1(doc, 3, "pooled")[2]
+    assert vals[("d2", "ROUGE-1")] == pytest.approx(A) and vals[("d2", "E(ROUGE-1)")] == pytest.approx(E)
+    assert vals[("d2", "IUB(ROUGE-1)")] == 1.0
+    assert vals[("d2", "UE1(ROUGE-1)")] == pytest.approx(A * A / (A + E))
+    assert vals[("d2", "UE2(ROUGE-1)")] == pytest.approx((A - E) / (1 - E))
+    assert vals[("d2", "EB(ROUGE-1)")] == pytest.approx(A / E)
+    assert vals[("d2", "EM(ROUGE-1)")] == pytest.approx((A - E) / (1 - E))
+
+
+def test_oracle_upper_bound_option(plain):
+    r = run("-f", "jsonl", "-m", "IUB(ROUGE-1)", "--upper", "oracle", "--combine", "max", plain[0], plain[1])
+    assert r.exit_code == 0, r.output
+    vals = {o["query"]: o["value"] for o in map(json.loads, r.output.strip().split("\n"))}
+    doc = tm.encode_document("storms flooded the town".split(), ["storms hit the town".split(), ["town", "flooded"]])
+    assert vals["d2"] == pytest.approx(tm.oracle_rouge1(doc, 3, "max")[2])
+    assert vals["d2"] < 1
+
+
+def test_monte_carlo_e_reports_its_standard_error(plain):
+    r = run("-f", "jsonl", "-m", "E(ROUGE-L)", "--draws", "50", plain[0], plain[1])
+    assert r.exit_code == 0, r.output
+    objs = [json.loads(x) for x in r.output.strip().split("\n")]
+    assert {o["measure"] for o in objs} == {"E(ROUGE-L)", "SE(E(ROUGE-L))"}
+    assert all("stderr" in o for o in objs if o["measure"] == "E(ROUGE-L)")
+
+
+def test_fail_below_gate(plain):
+    r = run("-m", "ROUGE-1", "--norm", "none", "--fail-below", "ROUGE-1=0.5", *plain)
+    assert r.exit_code == 1
+    assert "FAIL sysB" in r.stderr and "FAIL sysA" not in r.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["-m", "ROUGE-3"], "unknown summarisation measure"),
+    (["--norm", "xx"], "unknown variant"),
+    (["--systems", "nope"], "no system nope"),
+])
+def test_usage_errors_are_one_line_exit_2(plain, args, needle):
+    r = run(*args, *plain)
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1 and needle in r.stderr and r.stdout == ""
+
+
+def test_input_errors_name_file_and_line(tmp_path, plain):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("d1\tthe cat\nd9\tunknown doc\n")
+    r = run(plain[0], str(bad))
+    assert r.exit_code == 2 and r.stderr == f"ulnorm-eval: {bad}:2: unknown document id d9\n" and r.stdout == ""
+    r = run(str(tmp_path / "missing.tsv"), plain[1])
+    assert r.exit_code == 2 and r.stderr.strip().endswith("missing.tsv: no such file")
+    r = run(plain[0])
+    assert r.exit_code == 2 and "plain layout needs" in r.stderr and r.stderr.count("\n") == 1
+    short = tmp_path / "short.tsv"
+    short.write_text("d1\tonly a source\n")
+    r = run(str(short), plain[1])
+    assert r.exit_code == 2 and f"{short}:1: expected id, source and at least one reference" in r.stderr
+
+
+def test_correlate_without_ratings_is_an_error(plain):
+    r = run("--correlate", *plain)
+    assert r.exit_code == 2 and "no human ratings" in r.stderr
+
+
+@pytest.fixture
+def summeval_like(tmp_path):
+    """A SummEval-format file: 3 documents x 4 systems with expert ratings (relevance varies)."""
+    import random
+
+    rnd = random.Random(3)
+    words = "storm town road river bridge mayor rain flood closed people water night".split()
+    lines = []
+    for d in range(3):
+        src = " ".join(rnd.choice(words) for _ in range(30))
+        refs = [" ".join(rnd.choice(words) for _ in range(8)) for _ in range(2)]
+        for s in range(4):
+            summ = " ".join(rnd.choice(words) for _ in range(6 + s))
+            ann = [{"coherence": rnd.randint(1, 5), "consistency": rnd.randint(1, 5), "fluency": rnd.randint(1, 5),
+                    "relevance": rnd.randint(1, 5)} for _ in range(3)]
+            lines.append(json.dumps({"id": f"doc{d}", "decoded": summ, "expert_annotations": ann,
+                                     "turker_annotations": ann[:1], "references": refs, "model_id": f"M{s}",
+                                     "filepath": "x", "text": src}))
+    p = tmp_path / "se.jsonl"
+    p.write_text("\n".join(lines) + "\n")
+    return str(p), lines
+
+
+def test_correlate_matches_scipy_on_our_own_values(summeval_like, tmp_path):
+    import numpy as np
+    from scipy import stats
+
+    path, lines = summeval_like
+    r = run("-f", "tsv", "-m", "ROUGE-1", "--norm", "ue2", "--combine", "mean", path)
+    assert r.exit_code == 0, r.output
+    rows = [x.split("\t") for x in r.output.strip().split("\n")[1:]]
+    a = {(x[0], x[1]): float(x[2]) for x in rows if x[1] != "all"}
+    objs = [json.loads(x) for x in lines]
+    rel = {(o["model_id"], o["id"]): np.mean([e["relevance"] for e in o["expert_annotations"]]) for o in objs}
+    systems, docs = ["M0", "M1", "M2", "M3"], ["doc0", "doc1", "doc2"]
+    sys_a = [np.mean([a[(s, d)] for d in docs]) for s in systems]
+    sys_h = [np.mean([rel[(s, d)] for d in docs]) for s in systems]
+    want_sys = stats.kendalltau(sys_a, sys_h).statistic
+    per_doc = [stats.kendalltau([a[(s, d)] for s in systems], [rel[(s, d)] for s in systems]).statistic for d in docs]
+    want_sum = np.nanmean(per_doc)
+    png = tmp_path / "c.png"
+    r = run("--correlate", "-f", "tsv", "-m", "ROUGE-1", "--norm", "ue2", "--combine", "mean", "--plot", str(png), path)
+    assert r.exit_code == 0, r.output
+    got = {(x[0], x[1], x[2], x[3]): x for x in (l.split("\t") for l in r.output.strip().split("\n")[1:])}
+    assert float(got[("system", "kendall", "ROUGE-1", "relevance")][4]) == pytest.approx(want_sys)
+    assert float(got[("summary", "kendall", "ROUGE-1", "relevance")][4]) == pytest.approx(want_sum)
+    checked = 0
+    for dim in ("coherence", "consistency", "fluency", "relevance"):
+        u = got[("system", "kendall", "UE2(ROUGE-1)", dim)]
+        plain = float(got[("system", "kendall", "ROUGE-1", dim)][4])
+        if plain == 0:
+            assert u[5] == "nan"  # PAI (Feng 2023 eq. 8.1) is undefined over a zero correlation
+        else:
+            assert float(u[5]) == pytest.approx((float(u[4]) - plain) / abs(plain) * 100)
+            checked += 1
+    assert checked
+    assert png.stat().st_size > 1000
+    r = run("--correlate", "--ratings", "crowd", "-m", "ROUGE-1", "--norm", "none", path)
+    assert r.exit_code == 0 and "crowd ratings, 3 documents, 4 systems" in r.output
+
+
+def test_table_format_prints_every_cell(plain):
+    r = run("-f", "table", "-q", "-m", "ROUGE-1", "--norm", "e,ue2", "--combine", "mean", plain[0], plain[1])
+    assert r.exit_code == 0, r.output
+    lines = r.output.split("\n")
+    assert lines[0] == "sysA" and lines[1].split() == ["document", "measure", "value", "E", "UE2"]
+    row = {x.split()[0]: x.split() for x in lines[3:6]}
+    t = run("-f", "tsv", "-m", "ROUGE-1", "--norm", "e,ue2", "--combine", "mean", plain[0], plain[1]).output
+    tsv = {x.split("\t")[1]: x.split("\t") for x in t.strip().split("\n")[1:]}
+    for q in ("d1", "d2", "all"):
+        assert row[q][2:] == [f"{float(v):.4f}" for v in tsv[q][2:]]

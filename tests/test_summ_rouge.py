@@ -1,0 +1,201 @@
+"""ROUGE through ulnorm_eval.core.text_measures: parity with rouge-score on all of SummEval, and the
+expected value (Feng 2023 eq. 9.1) and extractive oracle against brute-force enumeration."""
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import numpy as np
+import pytest
+
+rouge_scorer = pytest.importorskip("rouge_score.rouge_scorer")  # the `summ` extra; installed by `tests`
+
+from ulnorm_eval.core import text_measures as tm  # noqa: E402
+from ulnorm_eval.inputs.summaries import read_summaries  # noqa: E402
+
+from conftest import SHARED  # noqa: E402
+
+DATA = SHARED / "summeval" / "model_annotations.aligned.paired.jsonl.gz"
+needs_data = pytest.mark.skipif(not DATA.exists(), reason=f"SummEval paired file not found at {DATA}")
+
+
+@pytest.fixture(scope="module")
+def summeval():
+    return read_summaries(str(DATA))
+
+
+@needs_data
+@pytest.mark.parametrize("stem", [False, True])
+def test_rouge_equals_rouge_score_on_all_summeval(summeval, stem):
+    d = summeval
+    assert len(d.doc_ids) == 100 and len(d.systems) == 16
+    tok = tm.tokenizer(stem)
+    rs = rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=stem)
+    n = 0
+    for j in range(len(d.doc_ids)):
+        doc = tm.encode_document(tok.tokenize(d.sources[j]), [tok.tokenize(r) for r in d.references[j]])
+        cands = [tm.encode(doc.vocab, tok.tokenize(d.summaries[s][j])) for s in range(16)]
+        ours = tm.rouge_scores(doc, cands, "max")
+        for s in range(16):
+            ref = rs.score_multi(d.references[j], d.summaries[s][j])
+            for a, b in (("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2"), ("rougeL", "ROUGE-L")):
+                assert tuple(ref[a]) == tuple(float(x[s]) for x in ours[b]), (j, s, a)
+            n += 1
+    assert n == 1600
+
+
+def _score(target, pred, n):
+    """rouge-score's own scoring of token lists (n = 0: LCS)."""
+    if n == 0:
+        return tuple(rouge_scorer._score_lcs(target, pred))
+    return tuple(rouge_scorer._score_ngrams(rouge_scorer._create_ngrams(target, n),
+                                            rouge_scorer._create_ngrams(pred, n)))
+
+
+def _combine(scores, how):
+    P, R, F = (np.array(x, dtype=float) for x in zip(*scores))
+    if how == "max":
+        k = int(np.argmax(F))
+        return P[k], R[k], F[k]
+    return P.mean(), R.mean(), F.mean()
+
+
+def test_mean_and_pooled_combination_by_hand():
+    # candidate "a b c d" against refs "a b" and "a x x x x x": overlaps 2 and 1
+    doc = tm.encode_document(list("abcd"), [list("ab"), list("axxxxx")])
+    c = [tm.encode(doc.vocab, list("abcd"))]
+    p, r, f = (float(x[0]) for x in tm.rouge_scores(doc, c, "pooled")["ROUGE-1"])
+    assert (p, r, f) == (3 / 8, 3 / 8, 2 * (3 / 8) * (3 / 8) / (3 / 4))
+    p, r, f = (float(x[0]) for x in tm.rouge_scores(doc, c, "mean")["ROUGE-1"])
+    assert p == pytest.approx((2 / 4 + 1 / 4) / 2) and r == pytest.approx((1 + 1 / 6) / 2)
+
+
+TINY = [
+    ("a b a c d", ["a a b e", "c a"]),
+    ("x y y z", ["y z z"]),
+    ("p q r p q p", ["p p p q", "r s", "q p r"]),
+]
+
+
+def _brute_expectation(source, refs, L, how, length="candidate"):
+    """E over all |V|^L sequences with their unigram-model probabilities, scored by rouge-score."""
+    src = source.split()
+    cnt = Counter(src)
+    words = sorted(cnt)
+    prob = {w: cnt[w] / len(src) for w in words}
+    R = [r.split() for r in refs]
+    Ls = [len(r) for r in R] if length == "reference" else [L] * len(R)
+    tot = np.zeros(3)
+    # for per-reference lengths, draw one sequence of the longest length and score prefixes
+    Lmax = max(Ls)
+    for seq in itertools.product(words, repeat=Lmax):
+        pr = np.prod([prob[w] for w in seq])
+        tot += pr * np.array(_combine([_score(R[k], list(seq[:Ls[k]]), 1) for k in range(len(R))], how))
+    return tot
+
+
+@pytest.mark.parametrize("source,refs", TINY)
+@pytest.mark.parametrize("L", [1, 2, 3, 4])
+@pytest.mark.parametrize("how", ["mean", "pooled"])
+def test_expected_rouge1_exact_equals_brute_force(source, refs, L, how):
+    doc = tm.encode_document(source.split(), [r.split() for r in refs])
+    exact = tm.expected_rouge1(doc, L, how)
+    if how == "pooled":
+        # pooled: E[sum M]/(nL), E[sum M]/sum m, 2E[sum M]/(nL + sum m); brute force on the same ratios
+        src = source.split()
+        cnt = Counter(src)
+        words = sorted(cnt)
+        R = [r.split() for r in refs]
+        em = 0.0
+        for seq in itertools.product(words, repeat=L):
+            pr = np.prod([cnt[w] / len(src) for w in seq])
+            em += pr * sum(sum((Counter(seq) & Counter(r)).values()) for r in R)
+        tot = sum(len(r) for r in R)
+        want = (em / (len(R) * L), em / tot, 2 * em / (len(R) * L + tot))
+    else:
+        want = _brute_expectation(source, refs, L, how)
+    assert exact == pytest.approx(tuple(want), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("source,refs", TINY)
+def test_expected_rouge1_reference_length_equals_brute_force(source, refs):
+    doc = tm.encode_document(source.split(), [r.split() for r in refs])
+    exact = tm.expected_rouge1(doc, 0, "mean", length="reference")
+    assert exact == pytest.approx(tuple(_brute_expectation(source, refs, 0, "mean", "reference")), rel=1e-12)
+
+
+def test_single_reference_max_is_exact_too():
+    doc = tm.encode_document("x y y z".split(), ["y z z".split()])
+    assert tm.expected_rouge1(doc, 3, "max") == pytest.approx(
+        tuple(_brute_expectation("x y y z", ["y z z"], 3, "max")), rel=1e-12)
+
+
+@pytest.mark.parametrize("source,refs", TINY)
+@pytest.mark.parametrize("how", ["max", "mean"])
+def test_monte_carlo_all_types_within_4_se_of_brute_force(source, refs, how):
+    doc = tm.encode_document(source.split(), [r.split() for r in refs])
+    L = 4
+    mc = tm.expected_mc(doc, [L], how, draws=4000, seed=7)
+    R = [r.split() for r in refs]
+    src = source.split()
+    cnt = Counter(src)
+    words = sorted(cnt)
+    for t, n in (("ROUGE-1", 1), ("ROUGE-2", 2), ("ROUGE-L", 0)):
+        want = np.zeros(3)
+        for seq in itertools.product(words, repeat=L):
+            pr = np.prod([cnt[w] / len(src) for w in seq])
+            want += pr * np.array(_combine([_score(r, list(seq), n) for r in R], how))
+        mean, se = mc[t][0][0], mc[t][1][0]
+        assert np.all(np.abs(mean - want) <= 4 * se + 1e-12), (t, mean, want, se)
+        assert np.all(se > 0) or np.all(want == 0)
+
+
+def _brute_oracle(source, refs, L, how):
+    src = source.split()
+    R = [r.split() for r in refs]
+    best = np.full(3, -1.0)
+    filler = ["<none>"]
+    for idx in itertools.combinations(range(len(src) + L), L):  # source positions, or filler
+        seq = [src[i] if i < len(src) else filler[0] for i in idx]
+        sc = [_score(r, seq, 1) for r in R]
+        if how == "max":
+            val = np.array(_combine(sc, "max"))
+            if val[2] > best[2]:
+                best = val
+        else:
+            best = np.maximum(best, np.array(_combine(sc, how)))
+    return best
+
+
+@pytest.mark.parametrize("source,refs", TINY)
+@pytest.mark.parametrize("L", [1, 2, 3, 5, 7])
+@pytest.mark.parametrize("how", ["max", "mean"])
+def test_oracle_equals_brute_force(source, refs, L, how):
+    doc = tm.encode_document(source.split(), [r.split() for r in refs])
+    got = tm.oracle_rouge1(doc, L, how)
+    assert got == pytest.approx(tuple(_brute_oracle(source, refs, L, how)), rel=1e-12)
+
+
+def test_oracle_pooled_is_the_largest_summed_overlap():
+    source, refs = "p q r p q p", ["p p p q", "r s", "q p r"]
+    doc = tm.encode_document(source.split(), [r.split() for r in refs])
+    for L in (1, 2, 4, 6):
+        best = max(sum(sum((Counter(c) & Counter(r.split())).values()) for r in refs)
+                   for c in itertools.combinations(source.split(), L))
+        p, r, f = tm.oracle_rouge1(doc, L, "pooled")
+        assert p == pytest.approx(best / (3 * L)) and r == pytest.approx(best / 9)
+
+
+@needs_data
+def test_expected_rouge1_exact_equals_monte_carlo_on_summeval(summeval):
+    d = summeval
+    tok = tm.tokenizer(False)
+    for j in (0, 17, 42, 99):
+        doc = tm.encode_document(tok.tokenize(d.sources[j]), [tok.tokenize(r) for r in d.references[j]])
+        lengths = sorted({len(tok.tokenize(d.summaries[s][j])) for s in range(0, 16, 5)})
+        mc = tm.expected_mc(doc, lengths, "mean", draws=2000, seed=j, types=("ROUGE-1",))
+        for i, L in enumerate(lengths):
+            exact = np.array(tm.expected_rouge1(doc, L, "mean"))
+            mean, se = mc["ROUGE-1"][0][i], mc["ROUGE-1"][1][i]
+            assert np.all(se > 0)
+            assert np.all(np.abs(mean - exact) <= 4 * se), (j, L, mean, exact, se)

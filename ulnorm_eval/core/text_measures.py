@@ -1,0 +1,356 @@
+"""ROUGE-1/2/L of summaries, their expected value under the source's unigram model, an extractive
+oracle upper bound, and the UE normalisations (Feng 2023, ch. 5.2 and 9).
+
+Tokens are rouge-score's (Google's re-implementation of ROUGE-1.5.5: lower-cased, non-alphanumerics
+split, optional Porter stemming); everything after tokenising is numpy over integer token ids.
+
+A summary x of length L against a reference y of length m (rouge-score's ``_score_ngrams`` and
+``_score_lcs``): M = clipped n-gram overlap sum_g min(c_x(g), c_y(g)) (or the LCS length for
+ROUGE-L), P = M / max(L', 1), R = M / max(m', 1) (L', m' = numbers of n-grams), F = 2PR / (P + R)
+(0 when P + R = 0).  Several references combine as rouge-score's ``score_multi`` (``max``: the
+scores of the reference with the highest F, the first on ties), or by their ``mean``, or ``pooled``
+as ROUGE-1.5.5's model averaging (Lin 2004; Feng 2023 eq. 3.5): P = sum_r M_r / (n L'),
+R = sum_r M_r / sum_r m_r'.
+
+Expected value E (Feng 2023 §9.1, eq. 9.1): the score of a summary of L tokens drawn i.i.d. from the
+source's unigram model p(w) = c(w) / sum c.  The dissertation samples one such summary; here:
+
+* ROUGE-1 with ``mean`` or ``pooled`` (or one reference) is exact.  The counts X_w of a multinomial
+  draw are Binomial(L, p_w) marginally and E[min(c, X)] = sum_{j=1..c} P(X >= j), so
+  E[M] = sum_w sum_{j=1..c_y(w)} P(Bin(L, p_w) >= j); with L fixed, P, R and F = 2M / (L + m) are
+  linear in M, so E[P] = E[M]/L, E[R] = E[M]/m, E[F] = 2E[M]/(L + m).
+* ROUGE-2, ROUGE-L, and any measure with ``max`` over several references (the maximum is not linear)
+  are Monte Carlo: seeded draws, mean and its standard error.
+
+Upper bound I: the metric's maximum 1 (as in the dissertation), or for ROUGE-1 the extractive
+oracle: the best score of any L tokens taken from the source (each token at most as often as it
+occurs there; slots beyond what helps are filled with non-matching tokens).  For one reference the
+best overlap is min(L, sum_w min(c_y(w), c_s(w))); for ``mean``/``pooled`` the objective
+sum_r sum_w min(c_r(w), x_w) is separable and concave in each x_w, so taking the L largest marginal
+gains g_w(j) = #{r : c_r(w) >= j} (j <= c_s(w)) is optimal; for ``max`` it is the best reference's
+single-reference oracle.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ROUGE_TYPES", "SCORES", "COMBINES", "tokenizer", "DocTokens", "encode_document", "encode",
+           "overlap_counts", "lcs_prefix", "prf", "combine", "rouge_scores", "expected_rouge1",
+           "expected_mc", "oracle_rouge1", "binom_sf_upto"]
+
+ROUGE_TYPES = ("ROUGE-1", "ROUGE-2", "ROUGE-L")
+SCORES = ("precision", "recall", "f")
+COMBINES = ("max", "mean", "pooled")
+CITE_ROUGE = "Lin 2004 (ROUGE); rouge-score (Google); E and UE: Feng 2023 ch. 9, eq. 9.1 and eq. 5.3-5.4"
+
+
+def tokenizer(stem: bool = False):
+    """rouge-score's DefaultTokenizer (the one ``RougeScorer(use_stemmer=stem)`` uses)."""
+    from rouge_score import tokenizers
+
+    return tokenizers.DefaultTokenizer(use_stemmer=stem)
+
+
+@dataclass
+class DocTokens:
+    """One document's tokens as ids: references' tokens get ids 0..n_ref_vocab-1, other source tokens
+    the following ids; a summary's token in neither is -1 (it can never match)."""
+
+    vocab: dict
+    n_ref_vocab: int
+    source: np.ndarray
+    refs: list
+
+
+def encode_document(source_tokens, refs_tokens) -> DocTokens:
+    vocab = {}
+    for toks in refs_tokens:
+        for t in toks:
+            vocab.setdefault(t, len(vocab))
+    n_ref = len(vocab)
+    for t in source_tokens:
+        vocab.setdefault(t, len(vocab))
+    return DocTokens(vocab, n_ref, encode(vocab, source_tokens), [encode(vocab, r) for r in refs_tokens])
+
+
+def encode(vocab: dict, tokens) -> np.ndarray:
+    return np.fromiter((vocab.get(t, -1) for t in tokens), dtype=np.int64, count=len(tokens))
+
+
+def _codes(seqs: np.ndarray, n: int, V: int) -> np.ndarray:
+    """n-gram codes of padded id sequences (rows); -1 where the n-gram has a -1 (pad or unknown)."""
+    if n == 1:
+        return seqs
+    a, b = seqs[:, :-1], seqs[:, 1:]
+    return np.where((a >= 0) & (b >= 0), a * V + b, -1)
+
+
+def _pad(seqs, fill=-1) -> np.ndarray:
+    width = max((len(s) for s in seqs), default=0)
+    out = np.full((len(seqs), max(width, 1)), fill, dtype=np.int64)
+    for i, s in enumerate(seqs):
+        out[i, :len(s)] = s
+    return out
+
+
+def overlap_counts(cands: np.ndarray, refs, n: int, V: int) -> np.ndarray:
+    """Clipped n-gram overlap M[c, r] = sum_g min(c_cand(g), c_ref(g)) of padded candidate rows (-1 pad)."""
+    rc = _codes(_pad(refs), n, V)
+    valid = rc >= 0
+    rows = np.broadcast_to(np.arange(rc.shape[0])[:, None], rc.shape)[valid]
+    uniq, inv = np.unique(rc[valid], return_inverse=True)
+    U = len(uniq)
+    refc = np.zeros((len(refs), max(U, 1)), dtype=np.int64)
+    np.add.at(refc, (rows, inv), 1)
+    cc = _codes(cands, n, V)
+    if U == 0 or cc.size == 0:
+        return np.zeros((cands.shape[0], len(refs)), dtype=np.int64)
+    pos = np.searchsorted(uniq, cc)
+    pos_c = np.minimum(pos, U - 1)
+    hit = (cc >= 0) & (uniq[pos_c] == cc)
+    crow = np.broadcast_to(np.arange(cc.shape[0])[:, None], cc.shape)[hit]
+    candc = np.zeros((cc.shape[0], U), dtype=np.int64)
+    np.add.at(candc, (crow, pos_c[hit]), 1)
+    return np.minimum(candc[:, None, :], refc[None, :, :]).sum(-1)
+
+
+def lcs_prefix(cands: np.ndarray, refs) -> np.ndarray:
+    """LCS lengths T[i, c, r] of the first i tokens of candidate row c against reference r, i = 0..width.
+
+    Row recurrence of the LCS table: with T_j = C[i-1][j-1] + 1 where x_i = y_j, else C[i-1][j],
+    C[i][j] = max(T_j, C[i][j-1]) = the running maximum of T along j, so each row is one vectorised
+    cumulative maximum over all candidates and references.  -1 never matches (pads, unknown tokens).
+    """
+    Y = _pad(refs, fill=-2).astype(np.int32)
+    D, W = cands.shape
+    R, M = Y.shape
+    dt = np.int16 if min(W, M) < 32000 else np.int32  # LCS <= min(W, M); small ints halve the traffic
+    prev = np.zeros((D, R, M + 1), dtype=dt)
+    cur = np.zeros((D, R, M + 1), dtype=dt)
+    t = np.empty((D, R, M), dtype=dt)
+    inc = np.empty((D, R, M), dtype=dt)
+    out = np.zeros((W + 1, D, R), dtype=np.int32)
+    X = cands.astype(np.int32)
+    for i in range(W):
+        match = Y[None, :, :] == X[:, i][:, None, None]  # -1 (unknown, pad) never equals an id or -2
+        np.copyto(t, prev[:, :, 1:])
+        np.add(prev[:, :, :-1], 1, out=inc)
+        np.copyto(t, inc, where=match)
+        np.maximum.accumulate(t, axis=2, out=cur[:, :, 1:])
+        out[i + 1] = cur[:, :, -1]
+        prev, cur = cur, prev
+    return out
+
+
+def prf(M, n_cand, n_ref):
+    """rouge-score's P = M/max(L',1), R = M/max(m',1), F = 2PR/(P+R) (0 if P+R = 0), elementwise."""
+    M = np.asarray(M, dtype=np.float64)
+    p = M / np.maximum(np.asarray(n_cand, dtype=np.float64), 1.0)
+    r = M / np.maximum(np.asarray(n_ref, dtype=np.float64), 1.0)
+    s = p + r
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f = np.where(s > 0, 2 * p * r / np.where(s > 0, s, 1.0), 0.0)
+    return p, r, f
+
+
+def combine(M, n_cand, n_ref, how: str):
+    """Scores (P, R, F) over references (last axis of M) combined by ``how``.
+
+    ``n_cand`` broadcasts against M without its last axis; ``n_ref`` is per reference."""
+    M = np.asarray(M, dtype=np.float64)
+    n_cand = np.asarray(n_cand, dtype=np.float64)
+    n_ref = np.asarray(n_ref, dtype=np.float64)
+    if how == "pooled":
+        R = M.shape[-1]
+        return prf(M.sum(-1), R * n_cand, n_ref.sum())
+    p, r, f = prf(M, n_cand[..., None], n_ref)
+    if how == "mean":
+        return p.mean(-1), r.mean(-1), f.mean(-1)
+    if how == "max":
+        k = np.argmax(f, axis=-1)[..., None]
+        return (np.take_along_axis(p, k, -1)[..., 0], np.take_along_axis(r, k, -1)[..., 0],
+                np.take_along_axis(f, k, -1)[..., 0])
+    raise ValueError(f"unknown combination {how!r}")
+
+
+def _lengths(n: int, lengths):
+    return np.maximum(np.asarray(lengths, dtype=np.int64) - (n - 1), 0)
+
+
+def rouge_scores(doc: DocTokens, cands, how: str = "max"):
+    """{'ROUGE-1'|'ROUGE-2'|'ROUGE-L': (P, R, F)} arrays over the candidate id sequences ``cands``."""
+    X = _pad(cands)
+    lc = np.array([len(c) for c in cands], dtype=np.int64)
+    lr = np.array([len(r) for r in doc.refs], dtype=np.int64)
+    V = len(doc.vocab)
+    out = {}
+    for n, name in ((1, "ROUGE-1"), (2, "ROUGE-2")):
+        out[name] = combine(overlap_counts(X, doc.refs, n, V), _lengths(n, lc), _lengths(n, lr), how)
+    T = lcs_prefix(X, doc.refs)
+    out["ROUGE-L"] = combine(T[lc, np.arange(len(cands))], lc, lr, how)
+    return out
+
+
+def binom_sf_upto(L, p, cmax: int) -> np.ndarray:
+    """S[..., j-1] = P(Bin(L, p) >= j) for j = 1..cmax (elementwise over broadcast L, p)."""
+    from scipy.stats import binom
+
+    j = np.arange(1, cmax + 1)
+    L = np.asarray(L)[..., None]
+    p = np.asarray(p, dtype=np.float64)[..., None]
+    return binom.sf(j - 1, L, p)
+
+
+def expected_overlap1(doc: DocTokens, lengths) -> np.ndarray:
+    """E[M_r] of a length-L_r unigram draw against each reference r (Feng 2023 eq. 9.1 model), exactly:
+    E[M_r] = sum_w sum_{j=1..c_r(w)} P(Bin(L_r, p_w) >= j)."""
+    N = len(doc.source)
+    R = len(doc.refs)
+    lengths = np.broadcast_to(np.asarray(lengths, dtype=np.int64), (R,))
+    if N == 0:
+        return np.zeros(R)
+    V = doc.n_ref_vocab
+    ps = np.bincount(doc.source[doc.source < V], minlength=V)[:V] / N
+    out = np.zeros(R)
+    for r, y in enumerate(doc.refs):
+        cy = np.bincount(y, minlength=V)
+        w = np.nonzero((cy > 0) & (ps > 0))[0]
+        if len(w) == 0 or lengths[r] == 0:
+            continue
+        S = binom_sf_upto(lengths[r], ps[w], int(cy[w].max()))
+        keep = np.arange(1, S.shape[-1] + 1)[None, :] <= cy[w][:, None]
+        out[r] = float((S * keep).sum())
+    return out
+
+
+def expected_rouge1(doc: DocTokens, L: int, how: str = "mean", length: str = "candidate"):
+    """Exact E[(P, R, F)] of ROUGE-1 for a draw of L tokens (``length='reference'``: each reference's
+    length) from the source's unigram model, references combined by ``mean`` or ``pooled``."""
+    if how == "max" and len(doc.refs) > 1:
+        raise ValueError("E[ROUGE-1] with max over several references has no closed form; use expected_mc")
+    lr = np.array([len(r) for r in doc.refs], dtype=np.float64)
+    Ls = lr.astype(np.int64) if length == "reference" else np.full(len(doc.refs), int(L))
+    EM = expected_overlap1(doc, Ls)
+    Lf = Ls.astype(np.float64)
+    if how == "pooled":
+        tot = float(lr.sum())
+        n_c = float(Lf.sum())  # n L for a common L; with reference lengths the pooled peer count
+        p = EM.sum() / max(n_c, 1.0)
+        r = EM.sum() / max(tot, 1.0)
+        f = 2 * EM.sum() / (n_c + tot) if n_c + tot > 0 else 0.0
+        return float(p), float(r), float(f)
+    p = EM / np.maximum(Lf, 1.0)
+    r = EM / np.maximum(lr, 1.0)
+    f = np.where(Lf + lr > 0, 2 * EM / np.maximum(Lf + lr, 1.0), 0.0)
+    return float(p.mean()), float(r.mean()), float(f.mean())
+
+
+def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, seed: int = 0,
+                length: str = "candidate", types=ROUGE_TYPES):
+    """Monte Carlo E and its standard error of ROUGE-1/2/L for draws of each length in ``lengths``.
+
+    One set of ``draws`` i.i.d. sequences of max(lengths) tokens from p(w) = c(w)/sum c serves every
+    length: a prefix of an i.i.d. sequence is an i.i.d. sequence (common random numbers).  Returns
+    {type: (mean[len, 3], se[len, 3])} with columns P, R, F.  With ``length='reference'`` each
+    reference is scored against the prefix of its own length and ``lengths`` is ignored (one row).
+    """
+    rng = np.random.default_rng(seed)
+    lr = np.array([len(r) for r in doc.refs], dtype=np.int64)
+    lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
+    if length == "reference":
+        lengths = np.zeros(1, dtype=np.int64)
+    Lmax = int(max(lengths.max(initial=0), lr.max(initial=0) if length == "reference" else 0))
+    res = {t: (np.zeros((len(lengths), 3)), np.zeros((len(lengths), 3))) for t in types}
+    if len(doc.source) == 0 or Lmax == 0:
+        return res
+    seqs = doc.source[rng.integers(0, len(doc.source), size=(draws, Lmax))]
+    # ids beyond the references' vocabulary never match: map them to -1 so codes stay small
+    seqs = np.where(seqs < doc.n_ref_vocab, seqs, -1)
+    V = doc.n_ref_vocab
+    T = lcs_prefix(seqs, doc.refs) if "ROUGE-L" in types else None
+    for li, L in enumerate(lengths):
+        for t in types:
+            n = {"ROUGE-1": 1, "ROUGE-2": 2, "ROUGE-L": 0}[t]
+            if length == "reference":
+                M = np.stack([_per_ref(seqs, doc.refs[r], int(lr[r]), n, V, T, r) for r in range(len(doc.refs))],
+                             axis=-1)
+                lc = np.broadcast_to(_lengths(max(n, 1), lr)[None, :], M.shape)
+                scores = _combine_varlen(M, lc, _lengths(max(n, 1), lr), how)
+            else:
+                if n == 0:
+                    M = T[L]
+                else:
+                    M = overlap_counts(seqs[:, :L], doc.refs, n, V) if L > 0 else np.zeros((draws, len(lr)))
+                scores = combine(M, np.full(draws, _lengths(max(n, 1), [L])[0]), _lengths(max(n, 1), lr), how)
+            S = np.stack(scores, axis=-1)
+            res[t][0][li] = S.mean(0)
+            res[t][1][li] = S.std(0, ddof=1) / np.sqrt(draws) if draws > 1 else np.nan
+    return res
+
+
+def _per_ref(seqs, ref, L, n, V, T, r):
+    if n == 0:
+        return T[L, :, r]
+    if L == 0:
+        return np.zeros(seqs.shape[0])
+    return overlap_counts(seqs[:, :L], [ref], n, V)[:, 0]
+
+
+def _combine_varlen(M, n_cand, n_ref, how):
+    """combine() when the candidate length differs per reference (``length='reference'``)."""
+    if how == "pooled":
+        return prf(M.sum(-1), n_cand.sum(-1), n_ref.sum())
+    p, r, f = prf(M, n_cand, n_ref)
+    if how == "mean":
+        return p.mean(-1), r.mean(-1), f.mean(-1)
+    k = np.argmax(f, axis=-1)[..., None]
+    return tuple(np.take_along_axis(a, k, -1)[..., 0] for a in (p, r, f))
+
+
+def _oracle_sum(C, cs, L, weights) -> np.ndarray:
+    """Overlaps per reference of the x (sum x = L, x_w <= c_s(w)) maximising sum_r weights_r M_r(x).
+
+    The objective is separable and each term concave in x_w: the j-th copy of w gains
+    sum_r weights_r [c_r(w) >= j], non-increasing in j, so the L largest gains are optimal."""
+    jmax = int(min(cs.max(initial=0), C.max(initial=0)))
+    if jmax == 0 or L == 0:
+        return np.zeros(C.shape[0])
+    j = np.arange(1, jmax + 1)
+    gain = np.einsum("r,rwj->wj", weights, (C[:, :, None] >= j[None, None, :]).astype(np.float64))
+    gain = np.where(j[None, :] <= cs[:, None], gain, 0.0)
+    flat = gain.ravel()
+    take = np.argsort(-flat, kind="stable")[:L]
+    take = take[flat[take] > 0]
+    x = np.zeros(C.shape[1], dtype=np.int64)
+    np.add.at(x, take // jmax, 1)
+    return np.minimum(C, x[None, :]).sum(1)
+
+
+def oracle_rouge1(doc: DocTokens, L: int, how: str = "max"):
+    """(P, R, F) of the extractive ROUGE-1 oracle of length L (see the module docstring).
+
+    ``max``: each reference's own oracle min(L, sum_w min(c_r(w), c_s(w))), scored as ``score_multi``
+    (P and R are those of the reference with the best F).  ``mean``: each of P, R, F maximised on its own
+    (weights 1/L, 1/m_r, 2/(L+m_r) per reference).  ``pooled``: all three maximised by the largest
+    summed overlap."""
+    L = int(L)
+    V = doc.n_ref_vocab
+    lr = np.array([len(r) for r in doc.refs], dtype=np.int64)
+    cs = np.bincount(doc.source[doc.source < V], minlength=V)[:V]
+    C = np.stack([np.bincount(y, minlength=V)[:V] for y in doc.refs])
+    if how == "max" or len(doc.refs) == 1:
+        M = np.minimum(L, np.minimum(C, cs[None, :]).sum(1))
+        p, r, f = combine(M[None, :], np.array([L]), lr, "max" if how == "max" else how)
+        return float(p[0]), float(r[0]), float(f[0])
+    if how == "pooled":
+        M = _oracle_sum(C, cs, L, np.ones(len(lr)))
+        p, r, f = combine(M[None, :], np.array([L]), lr, "pooled")
+        return float(p[0]), float(r[0]), float(f[0])
+    lrf = lr.astype(np.float64)
+    out = []
+    for k, w in enumerate((np.ones(len(lr)), 1.0 / np.maximum(lrf, 1.0), 2.0 / np.maximum(L + lrf, 1.0))):
+        M = _oracle_sum(C, cs, L, w)
+        out.append(float(combine(M[None, :], np.array([L]), lr, "mean")[k][0]))
+    return tuple(out)

@@ -1,0 +1,251 @@
+"""Evaluation of summaries: ROUGE (and BERTScore) per (system, document) with E, I and the UE
+variants, assembled into the ranking evaluation's ``Result`` so every output format, ``--fail-below``
+and ``compare`` take it unchanged (a document plays the part of a query, a system that of a run).
+
+Measure names: ``ROUGE-1``, ``ROUGE-2``, ``ROUGE-L``, ``BERTScore`` with an optional
+``(score=precision|recall|f)`` (default f); variants wrap them: ``E(ROUGE-1)``, ``IUB(...)``,
+``UE1(...)``, ``UE2(...)`` (= UL1, UL2 of ranking evaluation), ``EB(...)``, ``EM(...)``; the
+Monte Carlo standard error of E is ``SE(E(...))``; Algorithm 2's document score is
+``Hetero(BERTScore)`` (Feng 2023).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core import text_measures as tm
+from ..core.normalise import em, eb, ul1, ul2
+
+__all__ = ["TextMeasure", "TextMetric", "SummOptions", "parse_text_metric", "resolve_text_metrics",
+           "evaluate_summaries", "VARIANTS", "BASES"]
+
+BASES = ("ROUGE-1", "ROUGE-2", "ROUGE-L", "BERTScore")
+VARIANTS = {"E": None, "IUB": None, "UE1": ul1, "UE2": ul2, "EB": eb, "EM": em}
+_ALIASES = {"UL1": "UE1", "UL2": "UE2", "I": "IUB"}
+DEFAULT_MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-L")
+DEFAULT_VARIANTS = ("E", "IUB", "UE1", "UE2")
+CITE = {
+    "ROUGE": "Lin 2004; rouge-score (Google's re-implementation of ROUGE-1.5.5)",
+    "BERTScore": "Zhang et al. 2020; bert-score",
+    "E": "Feng 2023, eq. 9.1 (ROUGE: source unigram model) and Algorithm 1 (BERTScore: expected summary)",
+    "UE1": "Feng 2023, eq. 5.3", "UE2": "Feng 2023, eq. 5.4",
+    "EB": "Westerborg 2022, eq. 3.6", "EM": "Westerborg 2022, eq. 3.11",
+}
+
+
+class UnknownTextMeasure(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class TextMeasure:
+    base: str
+    score: str = "f"
+
+    # what the ranking renderers read of a registry Measure: no family record, a plain mean
+    record = None
+    summary = "mean"
+
+    def __str__(self):
+        return self.base if self.score == "f" else f"{self.base}(score={self.score})"
+
+    def trec_name(self):
+        return str(self).lower().replace("(score=", "_").replace(")", "")
+
+
+@dataclass(frozen=True)
+class TextMetric:
+    measure: TextMeasure
+    variant: str | None = None
+
+    def __str__(self):
+        if self.variant == "SE":
+            return f"SE(E({self.measure}))"
+        return str(self.measure) if self.variant is None else f"{self.variant}({self.measure})"
+
+    summary = "mean"  # every summarisation score and variant is averaged over documents
+
+    def trec_name(self):
+        t = self.measure.trec_name()
+        return t if self.variant is None else f"{self.variant.lower()}_{t}"
+
+
+def parse_text_metric(name: str) -> TextMetric:
+    s = name.strip()
+    m = re.fullmatch(r"([A-Za-z0-9]+)\((.+)\)", s)
+    if m and m.group(1).upper() in (*VARIANTS, *_ALIASES, "SE", "HETERO"):
+        v = m.group(1).upper()
+        v = _ALIASES.get(v, v)
+        if v == "HETERO":
+            inner = parse_text_metric(m.group(2))
+            if inner.measure.base != "BERTScore" or inner.variant:
+                raise UnknownTextMeasure(f"Hetero() takes BERTScore, not {m.group(2)}")
+            return TextMetric(TextMeasure("BERTScore", "f"), "Hetero")
+        if v == "SE":
+            inner = parse_text_metric(m.group(2))
+            if inner.variant != "E":
+                raise UnknownTextMeasure(f"SE() takes E(...), not {m.group(2)}")
+            return TextMetric(inner.measure, "SE")
+        inner = parse_text_metric(m.group(2))
+        if inner.variant:
+            raise UnknownTextMeasure(f"variants do not nest: {name}")
+        return TextMetric(inner.measure, v)
+    m = re.fullmatch(r"(ROUGE-[12L]|BERTScore)(?:\(score=(precision|recall|f|p|r|f1)\))?", s, re.I)
+    if not m:
+        raise UnknownTextMeasure(f"unknown summarisation measure {name!r} (ROUGE-1, ROUGE-2, ROUGE-L, BERTScore, "
+                                 "optionally (score=precision|recall|f), wrapped by E, IUB, UE1, UE2, EB, EM)")
+    base = {"rouge-1": "ROUGE-1", "rouge-2": "ROUGE-2", "rouge-l": "ROUGE-L", "bertscore": "BERTScore"}[m.group(1).lower()]
+    score = {"p": "precision", "r": "recall", "f1": "f", None: "f"}.get(m.group(2), m.group(2))
+    return TextMetric(TextMeasure(base, score))
+
+
+def resolve_text_metrics(names=None, variants=None) -> list:
+    names = list(names) if names else list(DEFAULT_MEASURES)
+    variants = list(DEFAULT_VARIANTS) if variants is None else variants
+    out = []
+    for n in names:
+        m = parse_text_metric(n)
+        group = [m] if m.variant else [m] + [TextMetric(m.measure, _variant(v)) for v in variants]
+        for x in group:
+            if x not in out:
+                out.append(x)
+    return out
+
+
+def _variant(v: str) -> str:
+    u = v.strip().upper()
+    u = _ALIASES.get(u, u)
+    if u not in VARIANTS:
+        raise UnknownTextMeasure(f"unknown variant {v!r} (e, iub, ue1, ue2, eb, em)")
+    return u
+
+
+@dataclass
+class SummOptions:
+    stem: bool = False
+    combine: str = "max"
+    length: str = "candidate"  # E's summary length: the candidate's, or each reference's
+    upper: str = "one"  # I: the metric's maximum 1, or the extractive oracle (ROUGE-1)
+    draws: int = 200
+    seed: int = 0
+    undefined: str = "zero"
+    model: str | None = None
+    layer: int | None = None
+    k: int | None = None
+    batch_size: int = 64
+    notes: list = field(default_factory=list)
+
+
+@dataclass
+class _Cells:
+    """Per (system, document) values of one base measure: A, E, E's SE (NaN when exact), I."""
+
+    A: np.ndarray
+    E: np.ndarray
+    SE: np.ndarray
+    I: np.ndarray
+
+
+def _rouge_cells(data, measures, opts: SummOptions, skipped: list):
+    tok = tm.tokenizer(opts.stem)
+    S, D = len(data.systems), len(data.doc_ids)
+    cells = {m: _Cells(*(np.full((S, D), np.nan) for _ in range(4))) for m in measures}
+    col = {"precision": 0, "recall": 1, "f": 2}
+    types = sorted({m.base for m in measures})
+    for j in range(D):
+        doc = tm.encode_document(tok.tokenize(data.sources[j]), [tok.tokenize(r) for r in data.references[j]])
+        have = [s for s in range(S) if data.summaries[s][j] is not None]
+        if not have:
+            continue
+        cands = [tm.encode(doc.vocab, tok.tokenize(data.summaries[s][j])) for s in have]
+        A = tm.rouge_scores(doc, cands, opts.combine)
+        lens = np.array([len(c) for c in cands])
+        uniq, inv = np.unique(lens, return_inverse=True)
+        exact1 = opts.combine != "max" or len(doc.refs) == 1
+        mc_types = tuple(t for t in types if t != "ROUGE-1" or not exact1)
+        mc = tm.expected_mc(doc, uniq, opts.combine, opts.draws, opts.seed + j, opts.length, mc_types) \
+            if mc_types else {}
+        for m in measures:
+            c = cells[m]
+            k = col[m.score]
+            c.A[have, j] = A[m.base][k]
+            if m.base == "ROUGE-1" and exact1:
+                e = np.array([tm.expected_rouge1(doc, int(L), opts.combine, opts.length)[k] for L in uniq])
+                c.E[have, j] = e[inv]
+                c.SE[have, j] = np.nan
+            else:
+                row = (lambda i: 0) if opts.length == "reference" else (lambda i: i)
+                mean, se = mc[m.base]
+                c.E[have, j] = np.array([mean[row(i), k] for i in range(len(uniq))])[inv]
+                c.SE[have, j] = np.array([se[row(i), k] for i in range(len(uniq))])[inv]
+            if opts.upper == "oracle" and m.base == "ROUGE-1":
+                o = np.array([tm.oracle_rouge1(doc, int(L), opts.combine)[k] for L in uniq])
+                c.I[have, j] = o[inv]
+            else:
+                c.I[have, j] = 1.0
+    return cells
+
+
+def _variant_values(c: _Cells, variant: str):
+    if variant is None:
+        return c.A, np.zeros(c.A.shape, bool)
+    if variant == "E":
+        return c.E, np.zeros(c.A.shape, bool)
+    if variant == "SE":
+        return c.SE, np.zeros(c.A.shape, bool)
+    if variant == "IUB":
+        return c.I, np.zeros(c.A.shape, bool)
+    return VARIANTS[variant](c.A, c.I, c.E)
+
+
+def evaluate_summaries(data, metrics, opts: SummOptions, bert=None):
+    """A ranking-style ``Result``: a run per system, a query per document.  ``bert`` is the
+    :class:`~ulnorm_eval.core.bertscore.BertScores` when a BERTScore metric is asked for."""
+    from .evaluate import Options, Result, RunResult
+
+    metrics = list(metrics)
+    # an E estimated by Monte Carlo reports its standard error next to it
+    rouge_measures = sorted({m.measure for m in metrics if m.measure.base.startswith("ROUGE")}, key=str)
+    skipped = []
+    cells = _rouge_cells(data, rouge_measures, opts, skipped) if rouge_measures else {}
+    if any(m.measure.base == "BERTScore" for m in metrics):
+        if bert is None:
+            raise ValueError("BERTScore needs the bert-score cells")
+        col = {"precision": 0, "recall": 1, "f": 2}
+        for m in {m.measure for m in metrics if m.measure.base == "BERTScore"}:
+            k = col[m.score]
+            cells[m] = _Cells(bert.A[..., k], bert.E[..., k], np.full(bert.A.shape[:2], np.nan),
+                              np.ones(bert.A.shape[:2]))
+    expanded = []
+    for m in metrics:
+        expanded.append(m)
+        if m.variant == "E" and np.isfinite(cells[m.measure].SE).any():
+            se = TextMetric(m.measure, "SE")
+            if se not in metrics and se not in expanded:
+                expanded.append(se)
+    runs = []
+    for s, name in enumerate(data.systems):
+        have = np.array([x is not None for x in data.summaries[s]])
+        qids = [d for d, h in zip(data.doc_ids, have) if h]
+        values, mean, undefined, stderr = {}, {}, {}, {}
+        for m in expanded:
+            if m.variant == "Hetero":
+                v = np.asarray(bert.hetero, dtype=np.float64)[have]
+                und = np.zeros(len(v), bool)
+            else:
+                vals, und = _variant_values(cells[m.measure], m.variant)
+                v, und = np.asarray(vals[s])[have].astype(np.float64), np.asarray(und[s])[have]
+            if und.any():
+                undefined[m] = int(und.sum())
+                v = np.where(und, 0.0 if opts.undefined == "zero" else np.nan, v)
+            values[m] = v
+            mean[m] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+            if m.variant == "E" and np.isfinite(cells[m.measure].SE[s][have]).any():
+                stderr[m] = cells[m.measure].SE[s][have]
+        missing = [d for d, h in zip(data.doc_ids, have) if not h]
+        runs.append(RunResult(name, qids, values, mean, stderr, missing=len(missing), undefined=undefined,
+                              missing_qids=missing))
+    return Result(expanded, runs, Options(undefined=opts.undefined, seed=opts.seed), data.path,
+                  [data.path] * len(runs))

@@ -40,8 +40,20 @@ def ref_gain(g, spec):
     return float(max(g, 0))
 
 
+def ref_discount(i, spec):
+    """Discount of 0-based rank i: 1/log2(i+2) by default, 1/(i+1) 'zipf', (k-i)/k 'linear', d[i] a vector."""
+    d = spec.get("discount")
+    if d is None or d == "log2":
+        return 1.0 / math.log2(i + 2)
+    if d == "zipf":
+        return 1.0 / (i + 1)
+    if d == "linear":
+        return max(spec["k"] - i, 0) / spec["k"]
+    return d[i] if i < len(d) else 0.0
+
+
 def ref_dcg(grades, k, spec):
-    return sum(ref_gain(g, spec) / math.log2(i + 2) for i, g in enumerate(grades[:k]))
+    return sum(ref_gain(g, spec) * ref_discount(i, spec) for i, g in enumerate(grades[:k]))
 
 
 def ref_sp(rels, k):
@@ -144,6 +156,7 @@ def spec_of(meas, rel_level: int, max_grade: int) -> dict:
     gain = dict(gains) if gains is not None else ("exp" if meas.get("dcg") == "exp-log2" else "lin")
     rel = meas.get("rel")
     spec = dict(family=meas.family, k=meas.cutoff, rel=rel_level if rel is None else rel, gain=gain,
+                discount=meas.get("discount"),
                 max_grade=max_grade)
     if meas.family in ("RBP", "RBP_trec", "RBP_resid"):
         spec.update(p=meas.get("p"), binary=rel)

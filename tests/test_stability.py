@@ -362,6 +362,15 @@ def test_cli_json_and_the_pasteable_string(synth, tmp_path):
         vc = stats.variance_components(Y)
         assert stats.phi(vc, 9) == pytest.approx(row["phi"], rel=1e-9, abs=1e-12)
         assert row["residual"] <= 1e-9
+        # the string pasted into `eval -m` scores every (run, topic) as the optimiser did: same Phi
+        ev = CliRunner().invoke(main, ["-f", "tsv", "-q", "--norm", "none", "-m", row["string"], qrels, *runs])
+        assert ev.exit_code == 0, ev.output
+        lines = [x.split("\t") for x in ev.stdout.splitlines()[1:] if x.split("\t")[1] != "all"]
+        order = sorted({q for _, q, _ in lines})
+        Z = np.array([[float(v) for r, q, v in sorted(lines, key=lambda x: x[1]) if r == run_name]
+                      for run_name in dict.fromkeys(r for r, _, _ in lines)])
+        assert Z.shape == (6, len(order)) == Y.shape
+        assert np.allclose(Z, Y, rtol=1e-9, atol=1e-10)
     tsv = CliRunner().invoke(main, ["stability", "-k", "8", "--restarts", "1", "-f", "tsv", qrels, *runs])
     assert tsv.exit_code == 0
     header = tsv.stdout.splitlines()[0].split("\t")

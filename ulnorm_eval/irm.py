@@ -133,7 +133,7 @@ class UlnormMeasure(_RuntimeMeasure):
 
 
 def _param_info(p) -> ParamInfo:
-    dtype = {"int": int, "float": (int, float), "str": str, "gains": dict}[p.kind]
+    dtype = {"int": int, "float": (int, float), "str": str, "gains": dict, "discount": (str, list, tuple)}[p.kind]
     return ParamInfo(dtype=dtype, choices=p.choices if p.choices else ParamInfo().choices, default=p.default,
                      desc=p.doc)
 

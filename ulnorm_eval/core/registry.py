@@ -12,6 +12,7 @@ their parameters, cutoff rules, validators and trec_eval name tables.  Nothing h
 from __future__ import annotations
 
 import ast
+import math
 import difflib
 import re
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ DEFAULT_MEASURES = ("nDCG@10", "AP", "RBP(p=0.8)")
 
 
 def _fmt(v) -> str:
+    if isinstance(v, tuple):  # a discount vector: nDCG(discount=[1.0,0.5])
+        return "[" + ",".join(_fmt(x) for x in v) + "]"
     if isinstance(v, dict):
         return "{" + ",".join(f"{_fmt(k)}:{_fmt(x)}" for k, x in sorted(v.items())) + "}"
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
@@ -175,7 +178,7 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
         raise UnknownMeasure(f"{text}: {family} needs a cutoff, e.g. {family}@10")
     for k, v in out.items():
         choices = fam.param(k).choices
-        if choices and v not in choices:
+        if choices and isinstance(v, str) and v not in choices:  # a discount may also be a vector
             raise UnknownMeasure(f"{text}: {k} must be {' or '.join(repr(c) for c in choices)}")
     why = fam.validate(out, cutoff) if fam.validate else None
     if why:
@@ -190,6 +193,8 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
 def _coerce(p: Param, v, text: str):
     if v is None and p.default is None:
         return None  # gains=None: the parameter's default, spelt out
+    if p.kind == "discount":
+        return _discount(p, v, text)
     try:
         if p.kind == "int":
             if isinstance(v, float) and not v.is_integer():
@@ -205,9 +210,24 @@ def _coerce(p: Param, v, text: str):
             if not isinstance(v, dict):
                 raise ValueError
             return Gains({int(k) if float(k).is_integer() else float(k): float(x) for k, x in v.items()})
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         pass
     raise UnknownMeasure(f"{text}: bad value {v!r} for {p.name} ({p.kind})")
+
+
+def _discount(p: Param, v, text: str):
+    """A named discount, or the factors of ranks 1, 2, ... (a tuple: hashable, printed as a list)."""
+    if isinstance(v, str) and v in p.choices:
+        return v
+    if isinstance(v, (list, tuple)) and v and not any(isinstance(x, (bool, str)) for x in v):
+        try:
+            d = tuple(float(x) for x in v)
+        except (TypeError, ValueError, OverflowError):
+            d = ()
+        if d and all(math.isfinite(x) and x >= 0 for x in d):
+            return d
+    raise UnknownMeasure(f"{text}: discount must be {' or '.join(map(repr, p.choices))}, or a list of finite "
+                         "factors >= 0 for ranks 1, 2, ... (0 past its end), e.g. [1,0.63,0.5]")
 
 
 def _from_ast(node, text: str):

@@ -54,6 +54,9 @@ COMMANDS = {
     "compare": lambda f, o: ["compare", "-o", o, f["qrels"], f["a.run"], f["b.run"]],
     "queries": lambda f, o: ["queries", "-o", o, f["qrels"], f["a.run"], f["b.run"]],
     "nrg": lambda f, o: ["nrg", "-o", o, "--prior", f["b.run"], f["qrels"], f["a.run"]],
+    "stability": lambda f, o: ["stability", "-k", "2", "--restarts", "0", "-o", o, f["qrels"], f["a.run"], f["b.run"]],
+    "stability-plot": lambda f, o: ["stability", "-k", "2", "--restarts", "0", "--plot", o, f["qrels"], f["a.run"],
+                                    f["b.run"]],
     # --summary-md appends to its file: an input named there would be corrupted, not replaced
     "eval-summary-md": lambda f, o: ["--fail-below", "AP=0.1", "--summary-md", o, f["qrels"], f["a.run"], f["b.run"]],
 }
@@ -236,3 +239,15 @@ def test_output_path_through_a_file_or_ending_in_a_slash(files, tmp_path):
     assert_refused(res, f"{files['qrels']}/x: a component of the path is a file, not a directory")
     res = cli("-o", str(tmp_path / "new") + "/", files["qrels"], tmp_path / "missing.run")
     assert_refused(res, f"{tmp_path / 'new'}/: names a directory (ends with /), not a file")
+
+
+@pytest.mark.parametrize("victim", ["docs.tsv", "sysA.tsv"])
+@pytest.mark.parametrize("flag", ["-o", "--plot"])
+def test_summ_output_naming_an_input_is_refused(tmp_path, victim, flag):
+    (tmp_path / "docs.tsv").write_text("d1\tthe cat sat on the mat\tthe cat sat\n")
+    (tmp_path / "sysA.tsv").write_text("d1\tthe cat sat\n")
+    before = digest(tmp_path)
+    extra = ["--correlate"] if flag == "--plot" else []
+    res = cli("summ", flag, tmp_path / victim, *extra, tmp_path / "docs.tsv", tmp_path / "sysA.tsv")
+    assert_refused(res, f"{tmp_path / victim}: is an input: writing it would destroy it")
+    assert digest(tmp_path) == before and leftovers(tmp_path) == []

@@ -161,6 +161,8 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
                   restarts, seed, ties, fmt, precision, output, plot):
     """Stability-optimal gains and discounts of nDCG@k (Kanoulas & Aslam 2009): Φ, Eρ² and topics needed
     for the named functions and for the SLSQP optima, which are printed as pasteable measures."""
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     warnings = []
     try:
         ks = _cutoffs(cutoff)
@@ -335,5 +337,5 @@ def plot_stability(curves, path: str, meta) -> None:
             a.legend(fontsize=8)
             a.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    from ..render.plots import save_figure
+    save_figure(fig, path)

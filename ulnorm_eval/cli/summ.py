@@ -84,6 +84,8 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
              plot, fail_below):
     """Evaluate summaries: DATA is SummEval's paired JSONL, or a documents file (JSONL id/source/references or
     TSV id, source, reference...) followed by one 'id, summary' file per system."""
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError
 
     if plot and not correlate:
@@ -320,5 +322,6 @@ def _plot(rows, path):
         ax.axhline(0, color="black", lw=0.5)
     axes[0][-1].legend(fontsize=6)
     fig.tight_layout()
-    fig.savefig(path)
+    from ..render.plots import save_figure
+    save_figure(fig, path)
 

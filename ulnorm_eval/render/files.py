@@ -120,12 +120,12 @@ def check_outputs(params: dict) -> None:
     """:func:`check_output` for a command's ``output``, ``plot`` and ``summary_md`` (appended to)
     against its input parameters.
 
-    ``params`` is a click context's parameter dict: ``qrels``, ``runs``, ``baseline``, ``priors``
-    and ``groups`` are inputs (plus a LETOR qrels' default group file ``QRELS.query``).  Standard
+    ``params`` is a click context's parameter dict: ``qrels``, ``runs``, ``baseline``, ``priors``,
+    ``groups``, and summ's ``data`` and ``systems`` are inputs (plus a LETOR qrels' default group file ``QRELS.query``).  Standard
     input (``-``) may be only one of them: it can be read once.
     """
     inputs = []
-    for key in ("qrels", "runs", "baseline", "priors", "groups"):
+    for key in ("qrels", "runs", "baseline", "priors", "groups", "data", "systems"):
         v = params.get(key)
         if isinstance(v, (list, tuple)):
             inputs.extend(v)

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-__all__ = ["MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare"]
+__all__ = ["save_figure", "MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare"]
 
 TYPE_COLOURS = {"ideal": "#1b7837", "informative": "#7fbf7b", "uninformative": "#878787",
                 "hard": "#d6604d", "easy": "#4393c3"}
@@ -33,8 +33,9 @@ def require_matplotlib():
     return plt
 
 
-def _save(fig, path: str) -> None:
-    """Save atomically (output.atomic_path): a failed save leaves no partial picture."""
+def save_figure(fig, path: str) -> None:
+    """Save atomically (output.atomic_path): a failed save leaves no partial picture; an extension
+    matplotlib cannot write (``.txt``) gets a PNG, as every --plot does."""
     from .formats import atomic_path
 
     plt = require_matplotlib()
@@ -104,7 +105,7 @@ def plot_queries(table, path: str, thresholds=None) -> None:
         ax.set_title(f"{meas}: actual vs expected, by query type")
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
 
 
 def _forest_pairs(cmp, plain: str, max_pairs: int):
@@ -203,4 +204,4 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
     fig.suptitle(f"{cmp.meta.get('test', 't')} test, {cmp.meta.get('correction', 'none')} correction, "
                  f"95% intervals, query set: {cmp.meta.get('subset', 'all')}", fontsize=10)
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)

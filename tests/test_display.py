@@ -328,7 +328,7 @@ def _capture_figures(monkeypatch):
         figs.append(fig)
         fig.savefig(path, dpi=60, bbox_inches="tight")
 
-    monkeypatch.setattr(plots, "_save", keep)
+    monkeypatch.setattr(plots, "save_figure", keep)
     return figs
 
 

@@ -120,3 +120,9 @@ def test_every_family_and_variant_is_documented():
         assert str(parse(f.name + ("@10" if f.cutoff == "required" else ""))).startswith(f.name)
     for v in VARIANTS.values():
         assert str(parse(f"{v.name}(AP)")) == f"{v.name}(AP)"
+
+
+def test_a_parameter_given_twice_is_refused():
+    for text in ("RBP(p=0.8,p=0.9)", "RBP(p=0.8, p=0.8)", "nDCG(dcg='log2', dcg='exp-log2')@10"):
+        with pytest.raises(UnknownMeasure, match="given twice"):
+            parse(text)

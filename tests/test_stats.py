@@ -274,3 +274,18 @@ def test_topics_needed_is_the_smallest_sufficient_topic_count():
     synthetic = stats.VarianceComponents(r, 0.6, 0.4, 50, 0, 0, 0)  # sigma^2(t)+sigma^2(st) = 1
     assert stats.topics_needed(synthetic, target) == n_star
     assert stats.phi(synthetic, 50) == pytest.approx(0.812, abs=5e-4)
+
+
+def test_identical_systems_have_no_system_variance_whatever_the_rounding():
+    """Two runs with the same scores: the row means differ from the grand mean only by rounding
+    (~1e-17), which once gave sigma^2(s) ~ 1e-33 against a residual of the same size, i.e. an
+    Erho^2 of 0.98 for systems that cannot be told apart."""
+    rng = np.random.default_rng(5)
+    row = rng.random(51) * 0.3 - 0.35  # UL2-like values, negative, with inexact binary fractions
+    Y = np.vstack([row, row])
+    vc = stats.variance_components(Y)
+    assert vc.system == 0.0 and vc.residual == 0.0
+    assert stats.erho2(vc) == 0.0 and stats.phi(vc) == 0.0
+    # a real, small difference still counts
+    Y2 = np.vstack([row, row + 1e-4 * rng.random(51)])
+    assert stats.variance_components(Y2).system > 0

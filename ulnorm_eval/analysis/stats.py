@@ -390,6 +390,8 @@ def variance_components(Y) -> VarianceComponents:
     MS_st = sum (y_st - m_s - m_t + m)^2 / ((n_s - 1)(n_t - 1));
     sigma^2(s:t) = MS_st, sigma^2(s) = (MS_s - MS_st)/n_t, sigma^2(t) = (MS_t - MS_st)/n_s, negative
     estimates set to 0 (Brennan 2001, whom Kanoulas & Aslam 2009 follows; the paper prints no estimator).
+    A mean square at the level of rounding (<= 1e-12 of the mean square of Y) is 0: two runs with the
+    same scores differ in their means only by rounding, which must not read as a stable system effect.
     """
     Y = np.asarray(Y, dtype=np.float64)
     ns, nt = Y.shape
@@ -400,6 +402,8 @@ def variance_components(Y) -> VarianceComponents:
     MSs = nt * ((ms_ - m) ** 2).sum() / (ns - 1)
     MSt = ns * ((mt_ - m) ** 2).sum() / (nt - 1)
     MSst = ((Y - ms_[:, None] - mt_[None, :] + m) ** 2).sum() / ((ns - 1) * (nt - 1))
+    tiny = 1e-12 * float(np.mean(Y * Y))
+    MSs, MSt, MSst = (0.0 if x <= tiny else x for x in (MSs, MSt, MSst))
     return VarianceComponents(max((MSs - MSst) / nt, 0.0), max((MSt - MSst) / ns, 0.0), float(MSst),
                               nt, float(MSs), float(MSt), float(MSst))
 

@@ -234,6 +234,8 @@ def _from_ast(node, text: str):
     """(family or variant name, params, cutoff, inner) from a parsed expression."""
     cutoff = None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        if isinstance(node.right, ast.UnaryOp) and isinstance(node.right.operand, ast.Constant):
+            raise UnknownMeasure(f"{text}: the cutoff must be a positive integer")  # nDCG@-1
         if not isinstance(node.right, ast.Constant):
             raise UnknownMeasure(f"{text}: the cutoff after @ must be a number")
         cutoff = node.right.value
@@ -243,6 +245,9 @@ def _from_ast(node, text: str):
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         params = {}
         for kw in node.keywords:
+            if kw.arg is None or kw.arg in params:  # RBP(p=0.8,p=0.9): which one was meant?
+                raise UnknownMeasure(f"{text}: parameter {kw.arg or '**'} given twice" if kw.arg
+                                     else f"{text}: parameters must be named, e.g. p=0.9")
             try:
                 params[kw.arg] = ast.literal_eval(kw.value)
             except ValueError:

@@ -183,3 +183,29 @@ def test_table_format_prints_every_cell(plain):
     tsv = {x.split("\t")[1]: x.split("\t") for x in t.strip().split("\n")[1:]}
     for q in ("d1", "d2", "all"):
         assert row[q][2:] == [f"{float(v):.4f}" for v in tsv[q][2:]]
+
+
+def test_compare_summarisation_systems(plain):
+    """summ --compare ranks systems and tests pairs exactly as compare does for runs: the means are
+    summ's own means, the paired t-test's p-value is scipy's on the per-document scores."""
+    from scipy import stats as sst
+
+    per = run("-f", "tsv", "-q", "-m", "ROUGE-1", "--norm", "ue2", *plain)
+    assert per.exit_code == 0, per.output
+    rows = [x.split("\t") for x in per.output.strip().split("\n")[1:]]
+    val = {(r[0], r[1]): (float(r[2]), float(r[3])) for r in rows}
+    r = run("--compare", "-f", "tsv", "-m", "ROUGE-1", "--norm", "ue2", *plain)
+    assert r.exit_code == 0, r.output
+    blocks = {b.split("\n", 1)[0]: b.split("\n", 1)[1] for b in r.output.strip().split("\n\n")}
+    sysrows = [x.split("\t") for x in blocks["# systems"].splitlines()[1:]]
+    means = {(x[0], x[1]): float(x[2]) for x in sysrows}
+    assert means[("sysA", "ROUGE-1")] == pytest.approx(val[("sysA", "all")][0], abs=1e-12)
+    assert means[("sysB", "UE2(ROUGE-1)")] == pytest.approx(val[("sysB", "all")][1], abs=1e-12)
+    assert {x[1] for x in sysrows} == {"ROUGE-1", "UE2(ROUGE-1)"}  # no SE or E rows compared
+    head, *pairs = [x.split("\t") for x in blocks["# pairs"].splitlines()]
+    p = {x[0]: float(x[head.index("p")]) for x in pairs}
+    a = [val[("sysA", d)][0] for d in ("d1", "d2")]
+    b = [val[("sysB", d)][0] for d in ("d1", "d2")]
+    assert p["ROUGE-1"] == pytest.approx(sst.ttest_rel(a, b).pvalue, rel=1e-9)
+    bad = run("--compare", "-f", "trec", "-m", "ROUGE-1", *plain)
+    assert bad.exit_code == 2 and bad.stderr.count("\n") == 1

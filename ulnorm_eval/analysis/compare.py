@@ -111,6 +111,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     if not metrics:
         raise ValueError("nothing to compare: only bounds (E, IUB, WLB) were requested")
     have = set(result.metrics)
+    kind = type(metrics[0])  # Metric for rankings, TextMetric for summaries: same (measure, variant) shape
 
     # the query subset of each measure, chosen from its plain mean and E
     chosen = {}
@@ -118,7 +119,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
         if subset == "all":
             chosen[meas] = np.arange(len(qids))
             continue
-        need = [Metric(meas), Metric(meas, "E"), Metric(meas, "IUB")]
+        need = [kind(meas), kind(meas, "E"), kind(meas, "IUB")]
         if not all(x in have for x in need):
             raise ValueError(f"the {subset} subset of {meas} needs its plain, E and IUB values in the result")
         A = np.nanmean(_matrix(result, need[0], qids), axis=0)
@@ -153,7 +154,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
             "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig}))
 
         vc = stats.variance_components(Y)
-        base = Metric(m.measure)
+        base = type(m)(m.measure)
         rows_sum.append({
             "metric": str(m), "measure": str(m.measure), "variant": m.variant or "", "queries": Y.shape[1],
             "tau": stats.kendall_tau(mean_of[base], means) if base in mean_of else np.nan,
@@ -167,7 +168,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     # a plain measure listed after its variants: fill in tau and conflicts now
     for row in rows_sum:
         mm = next(m for m in metrics if str(m) == row["metric"])
-        base = Metric(mm.measure)
+        base = type(mm)(mm.measure)
         if np.isnan(row["tau"]) and base in mean_of:
             row["tau"] = stats.kendall_tau(mean_of[base], mean_of[mm])
             row["conflicts"] = int((sig_of[base] != sig_of[mm]).sum())

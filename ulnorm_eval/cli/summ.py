@@ -71,6 +71,9 @@ def _fail(msg: str, code: int = 2):
               help="Only the N most heterogeneous (or homogeneous) documents by Algorithm 2 (needs BERTScore's "
                    "model).")
 @click.option("--correlate", is_flag=True, help="Print correlations with human ratings (not the scores).")
+@click.option("--compare", "compare_systems", is_flag=True,
+              help="Compare the systems as `ulnorm-eval compare` compares runs (documents as queries): ranks, "
+                   "Kendall's tau, paired t-tests with Holm's correction, stability; table, tsv, csv or json.")
 @click.option("--ratings", type=click.Choice(["expert", "crowd"]), default="expert", show_default=True,
               help="--correlate: whose ratings.")
 @click.option("--level", "levels", type=click.Choice(["summary", "system"]), multiple=True,
@@ -81,7 +84,7 @@ def _fail(msg: str, code: int = 2):
               help="CI gate, repeatable: exit 1 when a system's mean of METRIC is below VALUE.")
 def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, stem, combine, length, upper,
              draws, seed, undefined, only_systems, model, layer, k, batch_size, subset, correlate, ratings, levels,
-             plot, fail_below):
+             plot, fail_below, compare_systems):
     """Evaluate summaries: DATA is SummEval's paired JSONL, or a documents file (JSONL id/source/references or
     TSV id, source, reference...) followed by one 'id, summary' file per system."""
     from ..render.files import check_outputs
@@ -174,6 +177,24 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
 
     if correlate:
         text = _correlation_text(result, d, ratings, levels or ("summary", "system"), fmt, precision, plot)
+    elif compare_systems:
+        from ..analysis.compare import compare
+        from ..render.frames import render
+
+        import copy
+
+        scores = copy.copy(result)  # a Monte Carlo SE and the hetero score are not scores of a system
+        scores.metrics = [m for m in result.metrics if m.variant not in ("SE", "Hetero")]
+        try:
+            cmp = compare(scores, test="t", correction="holm")
+        except ValueError as exc:
+            _fail(str(exc))
+        if fmt is None:
+            fmt = "table" if (sys.stdout.isatty() and not output) else "tsv"
+        if fmt not in ("table", "tsv", "csv", "json"):
+            _fail(f"--compare prints table, tsv, csv or json, not {fmt}")
+        text = render({"systems": cmp.systems, "summary": cmp.summary, "pairs": cmp.pairs}, fmt, precision,
+                      {**cmp.meta, "data": str(data)})
     else:
         if fmt is None:
             fmt = "table" if (sys.stdout.isatty() and not output) else "trec"

@@ -9,95 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _scalar(text: str):
-    text = text.strip()
-    if text[:1] in "\"'" and text[-1:] == text[:1] and len(text) > 1:
-        return text[1:-1]
-    if text.startswith("[") and text.endswith("]"):
-        return [_scalar(x) for x in text[1:-1].split(",") if x.strip()]
-    return {"true": True, "false": False}.get(text, text)
-
-
-def _strip_comment(line: str) -> str:
-    quote = None
-    for i, c in enumerate(line):
-        if c in "\"'" and quote in (None, c):
-            quote = None if quote else c
-        elif c == "#" and quote is None and (i == 0 or line[i - 1] in " \t"):
-            return line[:i].rstrip()
-    return line.rstrip()
-
-
-def _key(body: str):
-    """(key, value) of a mapping line (a colon followed by a blank or the end), None for a scalar."""
-    if body[:1] in "\"'":
-        return None
-    m = re.search(r":(\s|$)", body)
-    return None if m is None else (body[:m.start()].strip(), body[m.end():].strip())
-
-
-def mini_yaml(text: str):
-    """The YAML subset action.yml and docs/gate.md use (block mappings and lists, ``|`` scalars,
-    quoted and flow-list scalars, comments), for when PyYAML is not installed."""
-    lines = text.splitlines()
-
-    def block(i, indent):
-        """Parse the node whose lines start at i with this indent; return (node, next i)."""
-        node = None
-        while i < len(lines):
-            raw = lines[i]
-            line = _strip_comment(raw)
-            if not line.strip():
-                i += 1
-                continue
-            ind = len(line) - len(line.lstrip())
-            if ind < indent:
-                break
-            body = line.strip()
-            if body.startswith("- "):
-                node = [] if node is None else node
-                if _key(body[2:]) is None:
-                    node.append(_scalar(body[2:]))
-                    i += 1
-                    continue
-                sub = " " * (ind + 2) + body[2:]
-                lines[i] = sub  # the item's first key, re-read at the item's indent
-                item, i = block(i, ind + 2)
-                node.append(item)
-                continue
-            key, value = _key(body)
-            node = {} if node is None else node
-            if value == "|":
-                i += 1
-                out = []
-                while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > ind):
-                    out.append(lines[i])
-                    i += 1
-                cut = min((len(x) - len(x.lstrip()) for x in out if x.strip()), default=0)
-                while out and not out[-1].strip():
-                    out.pop()
-                node[key.strip()] = "\n".join(x[cut:] for x in out) + "\n"
-            elif value:
-                node[key.strip()] = _scalar(value)
-                i += 1
-            else:
-                node[key.strip()], i = block(i + 1, ind + 1)
-        return node, i
-
-    return block(0, 0)[0]
-
-
-try:
-    import yaml
-
-    load = yaml.safe_load
-except ImportError:  # PyYAML is in the test extra; without it the minimal reader above reads the files
-    yaml, load = None, mini_yaml
+load = yaml.safe_load  # PyYAML: the test extra installs it
 
 ACTION = load((ROOT / "action.yml").read_text(encoding="utf-8"))
 
@@ -203,11 +120,3 @@ def test_documented_gitlab_job_runs(shared, tmp_path):
     assert set(job["artifacts"]["paths"]) == {p.name for p in tmp_path.iterdir()}
 
 
-def test_the_minimal_reader_reads_what_pyyaml_reads():
-    """The fallback reader gives PyYAML's result on action.yml and every yaml block of docs/gate.md
-    (skipped only where PyYAML itself is missing, when the fallback is what the other tests use)."""
-    if yaml is None:
-        pytest.skip("PyYAML not installed: the other tests ran on the minimal reader")
-    texts = [(ROOT / "action.yml").read_text(encoding="utf-8"), *re.findall(r"```yaml\n(.*?)```", GATE_MD, re.S)]
-    for text in texts:
-        assert mini_yaml(text) == yaml.safe_load(text)

@@ -153,7 +153,7 @@ def test_symlink_loop_as_output_is_refused(files, tmp_path):
 
 
 def test_plot_and_output_may_not_be_the_same_file(files, tmp_path):
-    pytest.importorskip("matplotlib")
+    import matplotlib  # noqa: F401 - the test extra installs it
     out = tmp_path / "x.png"
     res = cli("compare", "-o", out, "--plot", out, files["qrels"], files["a.run"], files["b.run"])
     assert_refused(res, f"{out}: given to both -o and --plot")

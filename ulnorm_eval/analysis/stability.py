@@ -99,16 +99,11 @@ def named_discount(name: str, k: int) -> np.ndarray:
 # =========================================================================== kernels for the registry
 
 def discount_at(pos, discount) -> np.ndarray:
-    """Discount factor of each 0-based rank ``pos`` from a discount vector (0 past its end).
+    """Discount factor of each 0-based rank ``pos`` from a discount vector (0 past its end): the
+    measure's own kernel (:func:`ulnorm_eval.core.kernels.vector_discount`), so DCG = rowsum(gain * discount_at(pos, d))."""
+    from ..core.kernels import vector_discount
 
-    For the flat :class:`~ulnorm_eval.core.kernels.Ranking` layout: DCG = rowsum(gain * discount_at(pos, d)).
-    """
-    d = np.asarray(discount, dtype=np.float64)
-    pos = np.asarray(pos)
-    out = np.zeros(pos.shape)
-    inside = pos < len(d)
-    out[inside] = d[pos[inside]]
-    return out
+    return vector_discount(pos, discount)
 
 
 def dcg_with_vectors(gain_matrix, discount) -> np.ndarray:

@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["Ranking", "Judgements", "discount", "safe_div", "relevant", "within_cutoff", "judged_only", "rel_of", "Level"]
+__all__ = ["Ranking", "Judgements", "discount", "vector_discount", "safe_div", "relevant", "within_cutoff", "judged_only", "rel_of", "Level"]
 
 
 @dataclass
@@ -90,6 +90,16 @@ class Judgements:
 def discount(pos: np.ndarray) -> np.ndarray:
     """1/log2(i+1) for 1-based rank i (pos is 0-based)."""
     return 1.0 / np.log2(pos + 2.0)
+
+
+def vector_discount(pos: np.ndarray, d) -> np.ndarray:
+    """d[i] for 0-based rank i, 0 past the end of the discount vector d (Kanoulas & Aslam 2009 §2.3)."""
+    v = np.asarray(d, dtype=np.float64)
+    pos = np.asarray(pos)
+    out = np.zeros(pos.shape)
+    inside = pos < len(v)
+    out[inside] = v[pos[inside]]
+    return out
 
 
 def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:

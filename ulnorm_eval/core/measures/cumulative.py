@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import Judgements, Ranking, discount, judged_only, rel_of, safe_div, within_cutoff
+from ..kernels import (Judgements, Ranking, discount, judged_only, rel_of, safe_div, vector_discount,
+                       within_cutoff)
 from ..records import Family, Param, TrecName, register
 from .common import RandomPool, disc_prefix, mapped_gains, safe
 
@@ -43,12 +44,7 @@ def rank_discount(m, pos: np.ndarray) -> np.ndarray:
     if d == "linear":
         k = float(m.cutoff)
         return np.maximum(k - pos, 0.0) / k
-    v = np.asarray(d, dtype=np.float64)
-    pos = np.asarray(pos)
-    out = np.zeros(pos.shape)
-    inside = pos < len(v)
-    out[inside] = v[pos[inside]]
-    return out
+    return vector_discount(pos, d)
 
 
 def dcg(rk: Ranking, m, rel: float, max_grade: float) -> np.ndarray:

@@ -21,7 +21,7 @@ from ..core.measures import compute
 from ..core.registry import PRIOR_VARIANTS, UnknownMeasure
 from ..core.summary import summarise
 from ..inputs.trec import Qrels, Run
-from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_run
+from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_run, run_queries
 
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
            "finish_run", "summary_row", "input_notes", "undefined_note", "refuse_prior_variants"]
@@ -83,11 +83,9 @@ def refuse_prior_variants(metrics) -> None:
 
 def query_set(qrels: Qrels, run: Run, options: Options) -> list:
     """The queries a run is evaluated on: every qrels query, or (--run-queries-only) those it ranked."""
-    import pyarrow.compute as pc
-
     qids = qrels_queries(qrels)
     if options.run_queries_only:
-        have = set(pc.unique(run.qid).to_pylist())
+        have = set(run_queries(run)[0].to_pylist())
         qids = [q for q in qids if q in have]
     return natural_order(qids)
 

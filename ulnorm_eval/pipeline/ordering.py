@@ -9,7 +9,7 @@ import numpy as np
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates
 from ..core.kernels import Judgements, Ranking
 
-__all__ = ["natural_order", "judgements", "rank_run", "RankedRun"]
+__all__ = ["natural_order", "judgements", "rank_run", "RankedRun", "run_queries"]
 
 
 def _natural_key(s: str):
@@ -40,6 +40,18 @@ def _groups(qrels: Qrels):
         index = {q: i for i, q in enumerate(enc.dictionary.to_pylist())}
         qrels.cache["groups"] = (index, starts, order)
     return qrels.cache["groups"]
+
+
+def run_queries(run: Run):
+    """The run's distinct query ids (pyarrow strings, first-appearance order) and each row's index
+    into them (int32), computed once per run: the query set, the streamed reader's checks and the
+    ordering all need them."""
+    import pyarrow.compute as pc
+
+    if "queries" not in run.cache:
+        enc = pc.dictionary_encode(run.qid)
+        run.cache["queries"] = (enc.dictionary, enc.indices.to_numpy(zero_copy_only=False))
+    return run.cache["queries"]
 
 
 def qrels_queries(qrels: Qrels) -> list:
@@ -153,13 +165,22 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
         raise ValueError("score_precision must be 'float64' or 'float32'")
     if ties not in ("score", "rank", "file"):
         raise ValueError("ties must be 'score', 'rank' or 'file'")
-    enc = pc.dictionary_encode(run.qid)
-    check_duplicates(run.qid, run.docid, run.path, run.line, "the run", enc.indices)
+    qdict, qcode = run_queries(run)
+    # One hash of the judged docids followed by the run's: the judged ones are distinct, so a run
+    # document's code below len(jdict) is its judged docid's code.  The same codes find repeated
+    # documents (integer keys, not a string sort).
+    jdict, jkeys, jrows = _join_index(qrels, qids)
+    nj = len(jdict)
+    docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
+    if docid.type != jdict.type:
+        docid = docid.cast(jdict.type)
+    dcode = pc.dictionary_encode(pa.concat_arrays([jdict, docid])).indices.to_numpy(zero_copy_only=False)[nj:]
+    check_duplicates(run.qid, run.docid, run.path, run.line, "the run", qcode, dcode)
     # run query code -> query-set index (-1: not in the qrels, ignored)
-    to_q = pc.fill_null(pc.index_in(enc.dictionary, value_set=pa.array(qids, pa.string())), -1)
+    to_q = pc.fill_null(pc.index_in(qdict, value_set=pa.array(qids, pa.string())), -1)
     to_q = to_q.to_numpy(zero_copy_only=False).astype(np.int64)
     n_ignored = int((to_q < 0).sum())
-    q_all = to_q[enc.indices.to_numpy(zero_copy_only=False)]
+    q_all = to_q[qcode]
 
     score = run.score
     if score_precision == "float32":
@@ -191,22 +212,17 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
             q, order = q[keep], order[keep]
 
     # Join to the judgements of the evaluated queries only (a streamed block's, not the whole
-    # qrels').  Most retrieved documents are judged for none of them: one hash lookup of the run's
-    # docids in the judged ones (built once per query set, _join_index) finds the candidates, and
-    # integer (query, docid code) keys find their judgements.
+    # qrels'): integer (query, docid code) keys of the judged candidates find their judgements.
     grade = np.zeros(len(q))
     judged = np.zeros(len(q), dtype=bool)
-    docs = run.docid.take(pa.array(order))
-    jdict, jkeys, jrows = _join_index(qrels, qids)
-    if len(jkeys):
-        code = pc.index_in(docs, value_set=jdict)
-        cand = np.flatnonzero(pc.is_valid(code).to_numpy(zero_copy_only=False))
-        if len(cand):
-            rkeys = q[cand].astype(np.int64) * len(jdict) + pc.drop_null(code).to_numpy().astype(np.int64)
-            at = np.minimum(np.searchsorted(jkeys, rkeys), len(jkeys) - 1)
-            ok = jkeys[at] == rkeys
-            judged[cand[ok]] = True
-            grade[cand[ok]] = qrels.grade[jrows[at[ok]]]
+    code = dcode[order]
+    cand = np.flatnonzero(code < nj)
+    if len(cand) and len(jkeys):
+        rkeys = q[cand].astype(np.int64) * nj + code[cand]
+        at = np.minimum(np.searchsorted(jkeys, rkeys), len(jkeys) - 1)
+        ok = jkeys[at] == rkeys
+        judged[cand[ok]] = True
+        grade[cand[ok]] = qrels.grade[jrows[at[ok]]]
 
     present = np.bincount(q, minlength=nq)[:nq] > 0
     rk = Ranking(q, grade, nq, np.arange(nq), judged)

@@ -16,7 +16,7 @@ from ..core.kernels import Ranking
 from ..inputs.blocks import BLOCK_BYTES, block_bounds, query_blocks, run_blocks  # noqa: F401 - re-exported
 from ..inputs.trec import InputError, Qrels, check_duplicates, read_run
 from .blocks import Options, RunResult, finish_run, metric_values, query_set, score_block
-from .ordering import RankedRun, judgements, natural_order, qrels_queries
+from .ordering import RankedRun, judgements, natural_order, qrels_queries, run_queries
 
 __all__ = ["query_blocks", "evaluate_stream", "NotGrouped", "BlockOut", "score_query_block", "block_bounds"]
 
@@ -61,8 +61,6 @@ def score_query_block(qrels: Qrels, path: str, data: bytes, metrics: list, optio
     """Parse and score one block of whole queries (errors name block-relative lines)."""
     import dataclasses
 
-    import pyarrow.compute as pc
-
     block_opts = dataclasses.replace(options, run_queries_only=True)
     lines = data.count(b"\n")
     try:
@@ -71,11 +69,12 @@ def score_query_block(qrels: Qrels, path: str, data: bytes, metrics: list, optio
         if exc.reason.startswith("empty file"):  # a block of comments only
             return BlockOut(None, [], {}, {}, {}, [], [], lines)
         raise
-    uniq = pc.unique(run.qid)
-    first = np.unique(np.asarray(pc.index_in(run.qid, value_set=uniq)), return_index=True)[1]
+    uniq, codes = run_queries(run)
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    first = starts[np.unique(codes[starts], return_index=True)[1]]  # codes number queries by first appearance
     first_lines = [int(run.line[i]) for i in first] if run.line is not None else [int(i) + 1 for i in first]
     regrouped = None
-    i = _regrouped(run.qid)  # within the block (a small file is one block)
+    i = _regrouped(codes, starts)  # within the block (a small file is one block)
     if i is not None:
         regrouped = (run.qid[i].as_py(), int(run.line[i]) if run.line is not None else i + 1)
     qids = query_set(qrels, run, block_opts)
@@ -187,13 +186,13 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     return result
 
 
-def _regrouped(qid):
-    """Row of the first line of a query that comes back after other queries' lines, else None."""
-    import pyarrow.compute as pc
+def _regrouped(codes: np.ndarray, starts: np.ndarray):
+    """Row of the first line of a query that comes back after other queries' lines, else None.
 
-    codes = pc.dictionary_encode(qid).indices.to_numpy(zero_copy_only=False)
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    c = codes[starts]  # codes number queries in order of first appearance: grouped = 0, 1, 2, ...
+    ``codes``: each row's query code (numbered in order of first appearance), ``starts``: the rows
+    where the code changes.  Grouped queries give codes 0, 1, 2, ... at the starts.
+    """
+    c = codes[starts]
     back = np.flatnonzero(c[1:] <= np.maximum.accumulate(c)[:-1])
     return int(starts[back[0] + 1]) if len(back) else None
 

@@ -115,12 +115,17 @@ class _Tail:
         self.scanned -= n
 
 
-def query_blocks(path: str, block_bytes: int = BLOCK_BYTES):
-    """Yield (bytes, first line number) blocks, each holding whole queries' lines."""
+def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool = False):
+    """Yield (bytes, first line number) blocks, each holding whole queries' lines.
+
+    ``small_whole``: an input shorter than ``block_bytes`` is yielded whole, as one block
+    (:func:`run_blocks` joins its two blocks anyway), without the scan for its trailing query.
+    """
     fh = open_input(path)
     buf = bytearray()
     tail = _Tail()
     line = 1  # line number of buf[0]
+    first = small_whole
     try:
         while True:
             try:
@@ -131,6 +136,19 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES):
                 if bytes(buf).strip():
                     yield bytes(buf), line
                 return
+            if first and len(chunk) < block_bytes:
+                # Possibly the whole input: then one block, with no scan and no copies of a split.
+                try:
+                    more = fh.read(block_bytes)
+                except READ_ERRORS as exc:
+                    raise InputError(path, None, f"cannot read: {exc}") from None
+                if not more:
+                    _check_whole(chunk, path)
+                    if chunk and not chunk.isspace():
+                        yield chunk, 1
+                    return
+                chunk += more
+            first = False
             if b"\x00" in chunk:
                 check_chunk(chunk, path, line + buf.count(b"\n"))
             buf += chunk
@@ -155,6 +173,19 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES):
             fh.close()
 
 
+def _check_whole(data: bytes, path: str) -> None:
+    """The checks query_blocks makes on each chunk, for an input read in one piece."""
+    if b"\x00" in data:
+        check_chunk(data, path, 1)
+    end = data.rfind(b"\n") + 1
+    if len(data) - end > text.MAX_LINE_BYTES:
+        raise InputError(path, 1 + data.count(b"\n", 0, end),
+                         f"line longer than {text.MAX_LINE_BYTES} bytes (ULNORM_EVAL_MAX_LINE)")
+    if len(data) > text.MAX_INPUT_BYTES:
+        raise InputError(path, 1, f"one query's lines exceed {text.MAX_INPUT_BYTES} bytes "
+                                  "(ULNORM_EVAL_MAX_INPUT)")
+
+
 def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
     """:func:`query_blocks`, with a file of two blocks that together fit in ``block_bytes`` as one.
 
@@ -163,7 +194,7 @@ def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
     per-block cost (parsing, ordering, the qrels join, scoring) would be paid twice.  Only the
     start of a file is held back to decide that: a longer file streams as before.
     """
-    blocks = query_blocks(path, block_bytes)
+    blocks = query_blocks(path, block_bytes, small_whole=True)
     head = []
     for block in blocks:
         head.append(block)

@@ -73,13 +73,23 @@ def qrels_rows(qrels: Qrels, qids: list):
 
 
 def judgements(qrels: Qrels, qids: list) -> Judgements:
-    """Group the qrels of ``qids`` by query, grades descending (the ideal ordering)."""
+    """Group the qrels of ``qids`` by query, grades descending (the ideal ordering).
+
+    Kept on the qrels for the last query set asked for, as the join is: every run of an evaluation
+    then shares one Judgements, and with it the per-query arrays cached on it (ideal DCG, R, ...).
+    """
+    key = tuple(qids)
+    hit = qrels.cache.get("judgements")
+    if hit is not None and hit[0] == key:
+        return hit[1]
     rows, row = qrels_rows(qrels, qids)
     grade = qrels.grade[rows]
     order = np.lexsort((-grade, row))
     if "max_grade" not in qrels.cache:
         qrels.cache["max_grade"] = float(qrels.grade.max()) if len(qrels.grade) else 0.0
-    return Judgements(list(qids), row[order], grade[order], qrels.cache["max_grade"])
+    J = Judgements(list(qids), row[order], grade[order], qrels.cache["max_grade"])
+    qrels.cache["judgements"] = (key, J)
+    return J
 
 
 def _join_index(qrels: Qrels, qids: list):

@@ -63,7 +63,7 @@ def ideal_dcg(J: Judgements, m, rel: float) -> np.ndarray:
         order = np.lexsort((-g, J.row))
         return dcg(Ranking.from_sorted(J.row[order], J.grade[order], J.nq), m, rel, J.max_grade)
 
-    return J.cached(("IDCG", str(m)), make)
+    return J.cached(("IDCG", str(m), rel), make)
 
 
 def k_dcg(rk, J, m, rel_level):

@@ -226,6 +226,18 @@ def verdict(ok: bool | None) -> str:
     return "SKIP" if ok is None else ("PASS" if ok else "FAIL")
 
 
+def compile_installed() -> None:
+    """Compile ulnorm_eval's modules to bytecode once, as pip does when it installs a package.
+
+    An editable install, or PYTHONDONTWRITEBYTECODE in the environment, would otherwise leave every
+    timed start to compile its ~50 modules from source (~70 ms), a cost no installed copy has."""
+    import compileall
+
+    spec = importlib.util.find_spec("ulnorm_eval")
+    if spec is not None and spec.origin:
+        compileall.compile_dir(str(Path(spec.origin).parent), quiet=1)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--queries", type=int, default=7000, help="queries of the full size (x1000 run lines; default 7000)")
@@ -243,19 +255,80 @@ def main() -> int:
                     help="skip the DL-HARD and Robust 2003 runs against trec_eval (issue 13)")
     ap.add_argument("--small-repeat", type=int, default=5,
                     help="runs per command of the research-size cases (default 5; medians)")
+    ap.add_argument("--only", choices=("research", "large"),
+                    help="research: only the DL-HARD and Robust 2003 runs and start-up; large: only the "
+                         "generated comparisons (numeric and string ids) and start-up")
     args = ap.parse_args()
     if args.quick:
         args.queries = QUICK_QUERIES
     if args.queries < 4 or args.repeat < 1:
         ap.error("--queries must be at least 4 and --repeat at least 1")
     ul = ulnorm_command()
+    compile_installed()
     outdir = HERE / "results"
     outdir.mkdir(exist_ok=True)
     load_before = _load()
     report: list[str] = []
     targets: list[list[str]] = []
 
-    # ---- the comparison at full size
+    default = None
+    if args.only != "research":
+        section, default, plain = large(ul, args, outdir, targets)
+        report += section
+    # ---- issue 13: research-size runs against trec_eval (real data)
+    if not args.no_research and args.only != "large":
+        report += research_size(ul, args, outdir, targets)
+    # ---- scaling: the same evaluation at 1x, 2x and 4x the queries
+    if args.only is None and not args.no_scaling and default is not None:
+        report += scaling(ul, args, outdir, default, plain)
+
+    # ---- start-up
+    log("start-up")
+    startup = bench({"python -c pass": [sys.executable, "-c", "pass"], "ulnorm-eval --help": [*ul, "--help"],
+                     "ulnorm-eval measures": [*ul, "measures"]}, STARTUP_REPEAT, outdir, "startup")
+    report += [f"### Start-up, median of {STARTUP_REPEAT}", ""]
+    report += table(["command", "wall s", "peak RSS MiB"],
+                    [[f"`{k}`", f"{s.med('wall'):.3f}", f"{s.med('rss'):.0f}"] if s.ok else [f"`{k}`", s.error or "-", ""]
+                     for k, s in startup.items()])
+    h = startup["ulnorm-eval --help"]
+    targets.append(["`ulnorm-eval --help` wall time", f"< {TARGET_HELP} s", f"{h.med('wall'):.3f} s" if h.ok else "-",
+                    f"{h.med('cpu'):.3f} s" if h.ok else "", verdict(h.med("wall") < TARGET_HELP if h.ok else False)])
+    for k in ("ulnorm-eval --help", "ulnorm-eval measures"):
+        h = startup[k]
+        targets.append([f"`{k}` wall time (issue 13)", f"< {TARGET_STARTUP} s", f"{h.med('wall'):.3f} s" if h.ok else "-",
+                        f"{h.med('cpu'):.3f} s" if h.ok else "", verdict(h.med("wall") < TARGET_STARTUP if h.ok else False)])
+
+    # ---- the default variants' cost: bounds on the qrels pool are computed once per qrels, not per run
+    if args.only is None:
+        report += variants_cost(ul, args, outdir, targets)
+
+    # ---- streaming
+    if args.stream_check:
+        report += stream_check(ul, args, outdir, targets)
+
+    load_after = _load()
+    head = [f"## ulnorm-eval benchmark, {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}", "",
+            f"- machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+            f"- load average (1/5/15 min): {load_before} before, {load_after} after",
+            f"- ulnorm-eval {_version('ulnorm-eval')}, numpy {_version('numpy')}, pyarrow {_version('pyarrow')}, "
+            f"pytrec-eval-terrier {_version('pytrec-eval-terrier')}, ir-measures {_version('ir-measures')}, "
+            f"trec_eval: {_trec_eval_version()}",
+            f"- data: generate.py, seed {args.seed}, {JUDGED} judged documents per query (Poisson), depth {DEPTH}",
+            "- wall time is elapsed time; on a loaded machine it exceeds CPU time", ""]
+    text = "\n".join(head + ["### Targets", ""]
+                     + table(["target", "limit", "measured (wall)", "same with CPU time", "result"], targets) + report)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+        log(f"report written to {args.out}")
+    return 1 if args.strict and any(t[-1] == "FAIL" for t in targets) else 0
+
+
+
+def large(ul: list[str], args, outdir: Path, targets: list[list[str]]):
+    """The generated comparison at full size (numeric ids) against every peer, then the same with
+    string ids (issue 13); returns (report lines, default run's Stats, `--norm none` Stats)."""
+    report: list[str] = []
     qrels, run = dataset(args.data, args.queries, args.seed)
     warm(qrels, run)
     cmds, missing = tool_commands(ul, qrels, run)
@@ -313,83 +386,45 @@ def main() -> int:
     # ---- issue 13: string document ids at the same size
     if not args.no_strings:
         report += string_ids(ul, args, outdir, targets)
-    # ---- issue 13: research-size runs against trec_eval (real data)
-    if not args.no_research:
-        report += research_size(ul, args, outdir, targets)
+    return report, default, plain
 
-    # ---- scaling: the same evaluation at 1x, 2x and 4x the queries
-    if not args.no_scaling:
-        sizes = [args.queries // 4, args.queries // 2]
-        scale: dict[int, dict[str, Stats]] = {}
-        for q in sizes:
-            sq, sr = dataset(args.data, q, args.seed)
-            warm(sq, sr)
-            log(f"scaling: {q} queries")
-            scale[q] = bench({"default": [*ul, sq, sr], "plain": [*ul, "--norm", "none", sq, sr]},
-                             args.repeat, outdir, f"q{q}")
-        scale[args.queries] = {"default": default, "plain": plain}
-        base = scale[sizes[0]]
-        rows = []
-        for q, st in scale.items():
-            row = [f"{q} ({q * DEPTH / 1e6:g}M lines)"]
-            for key in ("default", "plain"):
-                s = st[key]
-                row += ([f"{s.med('wall'):.2f}", f"{s.med('wall') / base[key].med('wall'):.2f}",
-                         f"{s.med('rss'):.0f}"] if s.ok and base[key].ok else [s.error or "-", "", ""])
-            rows.append(row)
-        report += [f"### Scaling, median of {args.repeat} (sizes 1x : 2x : 4x)", ""]
-        report += table(["queries", "default s", "÷ 1x", "default MiB", "`--norm none` s", "÷ 1x", "`--norm none` MiB"], rows)
-        # Linear growth means a constant cost per extra line; the intercept is start-up and the qrels.
-        steps = []
+
+def scaling(ul: list[str], args, outdir: Path, default: Stats, plain: Stats) -> list[str]:
+    """The same evaluation at 1x, 2x and 4x the queries (the largest is the comparison's run)."""
+    report: list[str] = []
+    sizes = [args.queries // 4, args.queries // 2]
+    scale: dict[int, dict[str, Stats]] = {}
+    for q in sizes:
+        sq, sr = dataset(args.data, q, args.seed)
+        warm(sq, sr)
+        log(f"scaling: {q} queries")
+        scale[q] = bench({"default": [*ul, sq, sr], "plain": [*ul, "--norm", "none", sq, sr]},
+                         args.repeat, outdir, f"q{q}")
+    scale[args.queries] = {"default": default, "plain": plain}
+    base = scale[sizes[0]]
+    rows = []
+    for q, st in scale.items():
+        row = [f"{q} ({q * DEPTH / 1e6:g}M lines)"]
         for key in ("default", "plain"):
-            qs = list(scale)
-            if all(scale[q][key].ok for q in qs):
-                per = [(scale[b][key].med("wall") - scale[a][key].med("wall")) / ((b - a) * DEPTH / 1e6)
-                       for a, b in zip(qs, qs[1:])]
-                steps.append(f"{key}: " + ", then ".join(f"{x:.2f}" for x in per))
-        if steps:
-            report += ["Seconds per extra million run lines, 1x to 2x, then 2x to 4x (equal: linear) - "
-                       + "; ".join(steps), ""]
+            s = st[key]
+            row += ([f"{s.med('wall'):.2f}", f"{s.med('wall') / base[key].med('wall'):.2f}",
+                     f"{s.med('rss'):.0f}"] if s.ok and base[key].ok else [s.error or "-", "", ""])
+        rows.append(row)
+    report += [f"### Scaling, median of {args.repeat} (sizes 1x : 2x : 4x)", ""]
+    report += table(["queries", "default s", "÷ 1x", "default MiB", "`--norm none` s", "÷ 1x", "`--norm none` MiB"], rows)
+    # Linear growth means a constant cost per extra line; the intercept is start-up and the qrels.
+    steps = []
+    for key in ("default", "plain"):
+        qs = list(scale)
+        if all(scale[q][key].ok for q in qs):
+            per = [(scale[b][key].med("wall") - scale[a][key].med("wall")) / ((b - a) * DEPTH / 1e6)
+                   for a, b in zip(qs, qs[1:])]
+            steps.append(f"{key}: " + ", then ".join(f"{x:.2f}" for x in per))
+    if steps:
+        report += ["Seconds per extra million run lines, 1x to 2x, then 2x to 4x (equal: linear) - "
+                   + "; ".join(steps), ""]
 
-    # ---- start-up
-    log("start-up")
-    startup = bench({"python -c pass": [sys.executable, "-c", "pass"], "ulnorm-eval --help": [*ul, "--help"],
-                     "ulnorm-eval measures": [*ul, "measures"]}, STARTUP_REPEAT, outdir, "startup")
-    report += [f"### Start-up, median of {STARTUP_REPEAT}", ""]
-    report += table(["command", "wall s", "peak RSS MiB"],
-                    [[f"`{k}`", f"{s.med('wall'):.3f}", f"{s.med('rss'):.0f}"] if s.ok else [f"`{k}`", s.error or "-", ""]
-                     for k, s in startup.items()])
-    h = startup["ulnorm-eval --help"]
-    targets.append(["`ulnorm-eval --help` wall time", f"< {TARGET_HELP} s", f"{h.med('wall'):.3f} s" if h.ok else "-",
-                    f"{h.med('cpu'):.3f} s" if h.ok else "", verdict(h.med("wall") < TARGET_HELP if h.ok else False)])
-    for k in ("ulnorm-eval --help", "ulnorm-eval measures"):
-        h = startup[k]
-        targets.append([f"`{k}` wall time (issue 13)", f"< {TARGET_STARTUP} s", f"{h.med('wall'):.3f} s" if h.ok else "-",
-                        f"{h.med('cpu'):.3f} s" if h.ok else "", verdict(h.med("wall") < TARGET_STARTUP if h.ok else False)])
-
-    # ---- the default variants' cost: bounds on the qrels pool are computed once per qrels, not per run
-    report += variants_cost(ul, args, outdir, targets)
-
-    # ---- streaming
-    if args.stream_check:
-        report += stream_check(ul, args, outdir, targets)
-
-    load_after = _load()
-    head = [f"## ulnorm-eval benchmark, {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}", "",
-            f"- machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-            f"- load average (1/5/15 min): {load_before} before, {load_after} after",
-            f"- ulnorm-eval {_version('ulnorm-eval')}, numpy {_version('numpy')}, pyarrow {_version('pyarrow')}, "
-            f"pytrec-eval-terrier {_version('pytrec-eval-terrier')}, ir-measures {_version('ir-measures')}, "
-            f"trec_eval: {_trec_eval_version()}",
-            f"- data: generate.py, seed {args.seed}, {JUDGED} judged documents per query (Poisson), depth {DEPTH}",
-            "- wall time is elapsed time; on a loaded machine it exceeds CPU time", ""]
-    text = "\n".join(head + ["### Targets", ""]
-                     + table(["target", "limit", "measured (wall)", "same with CPU time", "result"], targets) + report)
-    print(text)
-    if args.out:
-        args.out.write_text(text + "\n")
-        log(f"report written to {args.out}")
-    return 1 if args.strict and any(t[-1] == "FAIL" for t in targets) else 0
+    return report
 
 
 def variants_cost(ul: list[str], args, outdir: Path, targets: list[list[str]]) -> list[str]:

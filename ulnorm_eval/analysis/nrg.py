@@ -47,6 +47,7 @@ from typing import Callable
 import numpy as np
 
 from ..core import registry
+from ..inputs.arrow import numeric_array
 from ..pipeline.blocks import input_notes, plain_values, score_block
 from ..pipeline.evaluate import Result
 from ..core.measures import gains_for
@@ -148,9 +149,9 @@ def key_space(qrels, qids: list, ranked: list, depth: int | None) -> KeySpace:
     qset = pa.array(qids, pa.string())
     qi = pc.index_in(qrels.qid, value_set=qset)
     keep = pc.is_valid(qi).to_numpy(zero_copy_only=False)
-    jrow = pc.filter(qi, pa.array(keep)).to_numpy(zero_copy_only=False).astype(np.int64)
-    parts = [pc.binary_join_element_wise(pc.filter(qrels.qid, pa.array(keep)),
-                                         pc.filter(qrels.docid, pa.array(keep)), "\x1f")]
+    jrow = pc.filter(qi, numeric_array(keep)).to_numpy(zero_copy_only=False).astype(np.int64)
+    parts = [pc.binary_join_element_wise(pc.filter(qrels.qid, numeric_array(keep)),
+                                         pc.filter(qrels.docid, numeric_array(keep)), "\x1f")]
     rows, poss, grades = [], [], []
     for rr in ranked:
         rk = rr.ranking
@@ -158,8 +159,8 @@ def key_space(qrels, qids: list, ranked: list, depth: int | None) -> KeySpace:
         rows.append(rk.row[sel])
         poss.append(rk.pos[sel])
         grades.append(rk.grade[sel])
-        docid = rr.docid if sel.all() else rr.docid.filter(pa.array(sel))
-        parts.append(pc.binary_join_element_wise(qset.take(pa.array(rows[-1])), docid, "\x1f"))
+        docid = rr.docid if sel.all() else rr.docid.filter(numeric_array(sel))
+        parts.append(pc.binary_join_element_wise(qset.take(numeric_array(rows[-1])), docid, "\x1f"))
     enc = pc.dictionary_encode(pa.concat_arrays([p.cast(pa.string()) for p in parts]))
     ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     bounds = np.cumsum([0] + [len(p) for p in parts])

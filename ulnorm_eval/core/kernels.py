@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import numpy as np
+from .lazy import np
 
 __all__ = ["Ranking", "Judgements", "discount", "vector_discount", "safe_div", "relevant", "within_cutoff", "judged_only", "rel_of", "Level"]
 

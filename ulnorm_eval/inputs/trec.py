@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .arrow import numeric_array
 from .errors import InputError
 from .text import check_text, open_input, read_bytes  # noqa: F401 - re-exported
 
@@ -116,7 +117,7 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
             continue
         # An empty field means a doubled delimiter: leave it to the careful parser.  (Checked on the
         # parsed columns: a byte search for doubled delimiters costs 4x more.)
-        if i not in floats and len(c) and pc.any(pc.equal(pc.binary_length(c), 0)).as_py():
+        if i not in floats and len(c) and _has_empty(c):
             return None
         # A null (empty field, 'nan'...) or infinite number: the careful parser quotes the field as written.
         if i in floats and len(c) and (c.null_count or not pc.all(pc.is_finite(c)).as_py()):
@@ -124,6 +125,14 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
     if len(cols[0]) and pc.any(pc.starts_with(cols[0], "#")).as_py():
         return None
     return cols
+
+
+def _has_empty(col) -> bool:
+    """True when a string column holds an empty string (equal adjacent offsets; no compute call,
+    whose Python scalar argument would make pyarrow import dateutil)."""
+    off = np.frombuffer(col.buffers()[1], dtype=np.int32 if col.type == "string" else np.int64,
+                        count=len(col) + 1, offset=col.offset * (4 if col.type == "string" else 8))
+    return bool((off[1:] == off[:-1]).any())
 
 
 def _slow_columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool = False):
@@ -313,7 +322,7 @@ def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=
         dcode = pc.dictionary_encode(docid).indices
     if _distinct_pairs(qcode, dcode):
         return
-    qcode = pa.array(np.asarray(qcode))
+    qcode = numeric_array(np.asarray(qcode))
     order = pc.sort_indices(pa.table({"q": qcode, "d": docid}), sort_keys=[("q", "ascending"), ("d", "ascending")])
     d = docid.take(order)
     q = qcode.take(order)

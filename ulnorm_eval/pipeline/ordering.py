@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..inputs.arrow import numeric_array
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates
 from ..core.kernels import Judgements, Ranking
 
@@ -106,7 +107,7 @@ def _join_index(qrels: Qrels, qids: list):
     hit = qrels.cache.get("join")
     if hit is None or hit[0] != key:
         rows, owner = qrels_rows(qrels, qids)
-        enc = pc.dictionary_encode(qrels.docid.take(pa.array(rows)))
+        enc = pc.dictionary_encode(qrels.docid.take(numeric_array(rows)))
         code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         keys = owner.astype(np.int64) * len(enc.dictionary) + code
         srt = np.argsort(keys, kind="stable")
@@ -132,7 +133,7 @@ class RankedRun:
         """pyarrow strings in ranking order (built on demand: only NRG and the ir_measures bridge need it)."""
         import pyarrow as pa
 
-        return self._docid.take(pa.array(self._take))
+        return self._docid.take(numeric_array(self._take))
 
 
 def rank_values(run: Run) -> np.ndarray:
@@ -198,7 +199,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     if ties == "score":
         # rows of ignored queries sort last (q = -1 -> nq) and are cut off below
         qkey = np.where(q_all < 0, len(qids), q_all)
-        order = pc.sort_indices(pa.table({"q": qkey, "s": score, "d": run.docid}),
+        order = pc.sort_indices(pa.table({"q": numeric_array(qkey), "s": numeric_array(score), "d": run.docid}),
                                 sort_keys=[("q", "ascending"), ("s", "descending"),
                                            ("d", "descending")]).to_numpy()
     elif ties == "rank":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from ..lazy import np
 
 from ..kernels import Judgements, discount
 

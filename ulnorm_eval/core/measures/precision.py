@@ -5,7 +5,7 @@ One section per family: kernel, expectation, record.  Their gain is 1 for a rele
 """
 from __future__ import annotations
 
-import numpy as np
+from ..lazy import np
 
 from ..kernels import Ranking, rel_of, relevant, safe_div, within_cutoff
 from ..records import Family, Param, TrecName, register

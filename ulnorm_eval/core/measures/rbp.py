@@ -1,7 +1,7 @@
 """Rank-biased precision (Moffat & Zobel 2008)."""
 from __future__ import annotations
 
-import numpy as np
+from ..lazy import np
 
 from ..kernels import judged_only, rel_of, within_cutoff
 from ..records import Family, Param, register

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
+from ..lazy import np
 
 from ..kernels import Judgements, Ranking, rel_of
 from ..records import Family, Param, TrecName, UnknownMeasure, register

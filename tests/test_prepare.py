@@ -30,3 +30,42 @@ def test_duplicate_documents(tmp_path, docs, dup_line):
             with pytest.raises(io.InputError) as e:
                 api.evaluate_path(qrels, str(r), metrics, api.Options(), lambda m: None, stream)
             assert e.value.line == dup_line and "duplicate document" in e.value.reason
+
+
+def test_duplicates_found_exactly_as_a_set_would(tmp_path):
+    """rank_run's duplicate check (numbers, or codes shared with the qrels join) against a plain
+    set of (query, docid) strings: the same verdict and the same first repeated line."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    from ulnorm_eval.pipeline.ordering import rank_run
+
+    doc = st.one_of(st.sampled_from(["7", "007", "70", "8", "0", "12345678901"]),
+                    st.sampled_from(["d7", "D7", "FT-1", "é"]))
+    row = st.tuples(st.sampled_from(["1", "2", "10"]), doc)
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(row, min_size=1, max_size=12))
+    def check(rows):
+        r = tmp_path / "r"
+        r.write_text("".join(f"{q} Q0 {d} 1 {i} t\n" for i, (q, d) in enumerate(rows)))
+        q = tmp_path / "q"
+        q.write_text("1 0 7 1\n2 0 d7 1\n10 0 007 2\n")
+        qrels = io.read_qrels(str(q))
+        run = io.read_run(str(r))
+        seen, first = set(), None
+        for i, key in enumerate(rows):
+            if key in seen:
+                first = i + 1
+                break
+            seen.add(key)
+        if first is None:
+            rr = rank_run(run, qrels, ["1", "2", "10"])
+            judged = {("1", "7"): 1, ("2", "d7"): 1, ("10", "007"): 2}
+            got = sorted(float(g) for g, j in zip(rr.ranking.grade, rr.ranking.judged) if j)
+            assert got == sorted(float(judged[k]) for k in rows if k in judged)
+        else:
+            with pytest.raises(io.InputError) as e:
+                rank_run(run, qrels, ["1", "2", "10"])
+            assert e.value.line == first and "duplicate document" in e.value.reason
+
+    check()

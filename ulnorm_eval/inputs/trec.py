@@ -263,12 +263,9 @@ def _line(lines, i: int) -> int:
     return int(lines[i]) if lines is not None else i + 1
 
 
-def _no_numeric_duplicates(docid, qcode) -> bool:
-    """True when every docid is an integer and no (query, integer) pair repeats.
-
-    Numeric docids (MS MARCO, TREC DL passages) pack with the query code into one int64 without a
-    hash of the strings.  '007' and '7' pack alike, so a repeat found here is only a hint: the caller
-    confirms it on the strings.
+def numeric_ids(docid) -> np.ndarray | None:
+    """The docids as int64 when every one is a plain integer in [0, 2^40) (MS MARCO and TREC DL
+    passages), else None.  '007' and '7' give the same number: equal numbers only hint at equal ids.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -276,23 +273,31 @@ def _no_numeric_duplicates(docid, qcode) -> bool:
     # String ids (MS MARCO documents 'D2573', TREC 'FBIS3-10082') fail the cast below, but only
     # after a full pass over the column (69 ms per 100k lines): a look at three ids decides first.
     n = len(docid)
-    if any(not _ascii_digits(docid[i].as_py()) for i in {0, n // 2, n - 1}):
-        return False
+    if not n or any(not _ascii_digits(docid[i].as_py()) for i in {0, n // 2, n - 1}):
+        return None
     try:
         d = pc.cast(docid, pa.int64()).to_numpy()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return False
-    if d.min() < 0 or d.max() >= 1 << 40 or np.asarray(qcode).max() >= 1 << 23:
-        return False
-    return _distinct_pairs(qcode, d)
+        return None
+    return d if d.min() >= 0 and d.max() < 1 << 40 else None
 
 
 def _distinct_pairs(qcode, dcode) -> bool:
-    """True when no (query code, document code) pair repeats: one sort of packed int64 keys, ~3x
-    faster than sorting (query, docid string) pairs."""
+    """True when no (query code, document code) pair repeats.
+
+    The pairs pack into one int64 key, sorted with numpy's stable sort (timsort): document codes
+    numbered by first appearance, and runs listed query by query, leave the keys in long ascending
+    stretches, which timsort merges in a fraction of a quicksort's time (0.5 ms against 9 ms for
+    200k lines).
+    """
     q = np.asarray(qcode).astype(np.int64)
     d = np.asarray(dcode).astype(np.int64)
-    key = np.sort(q * (int(d.max()) + 1) + d)
+    span = int(d.max()) + 1
+    if len(q) and int(q.max()) >= (1 << 62) // span:  # the packed key would overflow
+        order = np.lexsort((d, q))
+        q, d = q[order], d[order]
+        return not ((q[1:] == q[:-1]) & (d[1:] == d[:-1])).any()
+    key = np.sort(q * span + d, kind="stable")
     return not (key[1:] == key[:-1]).any()
 
 
@@ -300,13 +305,14 @@ def _ascii_digits(s: str) -> bool:
     return 0 < len(s) < 19 and s.isascii() and s.isdigit()
 
 
-def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=None) -> None:
+def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=None, ids=None) -> None:
     """Refuse a (query, document) pair that appears twice: which copy counts would be arbitrary.
 
     Duplicates are looked for on integer codes (``qcode``: query codes, ``dcode``: document codes,
-    equal codes for equal strings; each computed when not given): one sort of packed keys.  Only
-    when a repeat is found are the strings sorted, so that the error names the first repeat in
-    file order.
+    equal codes for equal strings; each computed when not given): one sort of packed keys.  Numeric
+    docids are first tried as numbers (``ids``: :func:`numeric_ids`, if the caller has them), which
+    needs no hash of the strings.  Only when a repeat is found are the strings sorted, so that the
+    error names the first repeat in file order.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -317,7 +323,8 @@ def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=
     if qcode is None:
         qcode = pc.dictionary_encode(qid).indices
     if dcode is None:
-        if _no_numeric_duplicates(docid, qcode):
+        ids = numeric_ids(docid) if ids is None else ids
+        if ids is not None and _distinct_pairs(qcode, ids):
             return
         dcode = pc.dictionary_encode(docid).indices
     if _distinct_pairs(qcode, dcode):

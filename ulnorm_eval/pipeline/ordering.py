@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..inputs.arrow import numeric_array
-from ..inputs.trec import InputError, Qrels, Run, check_duplicates
+from ..inputs.trec import InputError, Qrels, Run, check_duplicates, numeric_ids
 from ..core.kernels import Judgements, Ranking
 
 __all__ = ["natural_order", "judgements", "rank_run", "RankedRun", "run_queries"]
@@ -177,16 +177,23 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     if ties not in ("score", "rank", "file"):
         raise ValueError("ties must be 'score', 'rank' or 'file'")
     qdict, qcode = run_queries(run)
-    # One hash of the judged docids followed by the run's: the judged ones are distinct, so a run
-    # document's code below len(jdict) is its judged docid's code.  The same codes find repeated
-    # documents (integer keys, not a string sort).
     jdict, jkeys, jrows = _join_index(qrels, qids)
     nj = len(jdict)
     docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
     if docid.type != jdict.type:
         docid = docid.cast(jdict.type)
-    dcode = pc.dictionary_encode(pa.concat_arrays([jdict, docid])).indices.to_numpy(zero_copy_only=False)[nj:]
-    check_duplicates(run.qid, run.docid, run.path, run.line, "the run", qcode, dcode)
+    ids = numeric_ids(docid)
+    if ids is not None:
+        # Numeric docids: repeats are found on the numbers, and a lookup in the (small, per query
+        # set) judged docids finds each one's judged code; no table of every run docid is built.
+        check_duplicates(run.qid, docid, run.path, run.line, "the run", qcode, ids=ids)
+        dcode = pc.fill_null(pc.index_in(docid, value_set=jdict), nj).to_numpy(zero_copy_only=False)
+    else:
+        # One hash of the judged docids followed by the run's: the judged ones are distinct, so a
+        # run document's code below len(jdict) is its judged docid's code, and the same codes find
+        # repeated documents (integer keys, not a string sort).
+        dcode = pc.dictionary_encode(pa.concat_arrays([jdict, docid])).indices.to_numpy(zero_copy_only=False)[nj:]
+        check_duplicates(run.qid, docid, run.path, run.line, "the run", qcode, dcode)
     # run query code -> query-set index (-1: not in the qrels, ignored)
     to_q = pc.fill_null(pc.index_in(qdict, value_set=pa.array(qids, pa.string())), -1)
     to_q = to_q.to_numpy(zero_copy_only=False).astype(np.int64)

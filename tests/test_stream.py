@@ -194,3 +194,44 @@ def test_compression_is_recognised_by_content_on_files_and_stdin(tmp_path, compr
             res = CliRunner().invoke(main, [mode, "--norm", "none", "-m", "RR", *args], input=stdin)
             assert res.exit_code == 0, res.output
             assert res.stdout == "RR\tall\t0.5000\n"
+
+
+def test_read_ahead_keeps_order_errors_and_bound():
+    """The streamed reader's read-ahead thread: items in order, a producer's exception raised at
+    its place, never more than one item produced ahead of the caller's current one, and an early
+    stop closes the source."""
+    import threading
+
+    from ulnorm_eval.pipeline.stream import _read_ahead
+
+    produced, closed = [], threading.Event()
+
+    def source(n, fail_at=None):
+        try:
+            for i in range(n):
+                if i == fail_at:
+                    raise ValueError(f"bad {i}")
+                produced.append(i)
+                yield i
+        finally:
+            closed.set()
+
+    got = []
+    for x in _read_ahead(source(6)):
+        got.append(x)
+        # the caller holds x; the thread may have produced x + 1 at most
+        assert len(produced) <= x + 2
+    assert got == list(range(6)) and closed.is_set()
+
+    produced.clear(), closed.clear()
+    got = []
+    with pytest.raises(ValueError, match="bad 3"):
+        for x in _read_ahead(source(6, fail_at=3)):
+            got.append(x)
+    assert got == [0, 1, 2]
+
+    produced.clear(), closed.clear()
+    it = _read_ahead(source(1000))
+    assert next(it) == 0
+    it.close()  # the caller stops early: the thread stops and the source is closed
+    assert closed.wait(5) and len(produced) <= 2

@@ -18,7 +18,8 @@ from ..inputs.trec import InputError, Qrels, check_duplicates, read_run
 from .blocks import Options, RunResult, finish_run, metric_values, query_set, score_block
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, run_queries
 
-__all__ = ["query_blocks", "evaluate_stream", "NotGrouped", "BlockOut", "score_query_block", "block_bounds"]
+__all__ = ["query_blocks", "evaluate_stream", "NotGrouped", "BlockOut", "score_query_block", "parse_block",
+           "score_parsed", "block_bounds"]
 
 
 class NotGrouped(InputError):
@@ -59,16 +60,34 @@ class BlockOut:
 def score_query_block(qrels: Qrels, path: str, data: bytes, metrics: list, options: Options,
                       name: str | None = None) -> BlockOut:
     """Parse and score one block of whole queries (errors name block-relative lines)."""
-    import dataclasses
+    run, lines = parse_block(path, data, name)
+    return score_parsed(qrels, path, run, lines, metrics, options)
 
-    block_opts = dataclasses.replace(options, run_queries_only=True)
+
+def parse_block(path: str, data: bytes, name: str | None = None):
+    """(the block's :class:`Run`, or None for a block of comments only; the block's newline count).
+
+    Also computes the run's query encoding (cached on it): like the parsing, work in numpy and
+    Arrow that another thread can do while the previous block is scored (:func:`_read_ahead`).
+    """
     lines = data.count(b"\n")
     try:
         run = read_run(path, name=name, data=data)
     except InputError as exc:
         if exc.reason.startswith("empty file"):  # a block of comments only
-            return BlockOut(None, [], {}, {}, {}, [], [], lines)
+            return None, lines
         raise
+    run_queries(run)
+    return run, lines
+
+
+def score_parsed(qrels: Qrels, path: str, run, lines: int, metrics: list, options: Options) -> BlockOut:
+    """Score a block parsed by :func:`parse_block` (errors name block-relative lines)."""
+    import dataclasses
+
+    block_opts = dataclasses.replace(options, run_queries_only=True)
+    if run is None:
+        return BlockOut(None, [], {}, {}, {}, [], [], lines)
     uniq, codes = run_queries(run)
     starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
     first = starts[np.unique(codes[starts], return_index=True)[1]]  # codes number queries by first appearance
@@ -110,8 +129,8 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     import pyarrow as pa
 
     if blocks is None:
-        blocks = (score_query_block(qrels, path, data, metrics, options, name)
-                  for data, _ in run_blocks(path, block_bytes))
+        parsed = _read_ahead(parse_block(path, data, name) for data, _ in run_blocks(path, block_bytes))
+        blocks = (score_parsed(qrels, path, run, lines, metrics, options) for run, lines in parsed)
     blocks = iter(blocks)
     all_qids = qrels_queries(qrels)
     in_qrels = set(all_qids)
@@ -184,6 +203,60 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     for n in result.notes if warn else ():
         warn(n)
     return result
+
+
+def _read_ahead(items):
+    """Iterate ``items`` in a background thread, one item ahead of the caller.
+
+    The next block is read and parsed (file reads, Arrow's CSV parser: they release the GIL) while
+    this one is scored, so a long streamed run keeps both cores of a small machine busy; items,
+    and an exception raised while producing one, arrive in order.  The thread starts on an item
+    only when the caller has finished with the one before the current one, so at most two parsed
+    blocks are held at a time.  When the caller stops early (an error, a closed generator), the
+    thread is told to stop and the file is closed.
+    """
+    import queue
+    import threading
+
+    box: queue.Queue = queue.Queue()
+    slots = threading.Semaphore(2)  # the caller's current item and the one being produced
+    stop = threading.Event()
+    done = object()
+
+    def produce():
+        it = iter(items)
+        try:
+            while True:
+                while not slots.acquire(timeout=0.1):
+                    if stop.is_set():
+                        return
+                if stop.is_set():
+                    return
+                item = next(it, done)
+                box.put((item, None))
+                if item is done:
+                    return
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
+            box.put((None, exc))
+        finally:
+            close = getattr(it, "close", None)
+            if close is not None:
+                close()
+
+    worker = threading.Thread(target=produce, name="ulnorm-eval-read-ahead", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item, exc = box.get()
+            if exc is not None:
+                raise exc
+            if item is done:
+                return
+            yield item
+            slots.release()
+    finally:
+        stop.set()
+        worker.join()
 
 
 def _regrouped(codes: np.ndarray, starts: np.ndarray):

@@ -202,7 +202,7 @@ def test_read_ahead_keeps_order_errors_and_bound():
     stop closes the source."""
     import threading
 
-    from ulnorm_eval.pipeline.stream import _read_ahead
+    from ulnorm_eval.pipeline.stream import read_ahead
 
     produced, closed = [], threading.Event()
 
@@ -217,7 +217,7 @@ def test_read_ahead_keeps_order_errors_and_bound():
             closed.set()
 
     got = []
-    for x in _read_ahead(source(6)):
+    for x in read_ahead(source(6)):
         got.append(x)
         # the caller holds x; the thread may have produced x + 1 at most
         assert len(produced) <= x + 2
@@ -226,12 +226,12 @@ def test_read_ahead_keeps_order_errors_and_bound():
     produced.clear(), closed.clear()
     got = []
     with pytest.raises(ValueError, match="bad 3"):
-        for x in _read_ahead(source(6, fail_at=3)):
+        for x in read_ahead(source(6, fail_at=3)):
             got.append(x)
     assert got == [0, 1, 2]
 
     produced.clear(), closed.clear()
-    it = _read_ahead(source(1000))
+    it = read_ahead(source(1000))
     assert next(it) == 0
     it.close()  # the caller stops early: the thread stops and the source is closed
     assert closed.wait(5) and len(produced) <= 2

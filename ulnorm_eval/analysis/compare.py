@@ -34,21 +34,42 @@ DEFAULT_REPS = {"t": 0, "randomization": 10_000, "bootstrap": 1_000}
 
 @dataclass
 class Comparison:
-    """The tables of a comparison, as pandas DataFrames, and the settings that produced them.
+    """The tables of a comparison and the settings that produced them.
 
+    ``tables``: name -> :class:`~ulnorm_eval.analysis.table.Table` (no pandas needed to build or print
+    them); ``systems``, ``summary`` and ``pairs`` give each as a pandas DataFrame.
     ``systems``: run, metric, mean, rank.  ``summary``: one row per metric.  ``pairs``: one row per
     (metric, pair of runs).  ``queries``: the query ids used per metric (after the subset and
     after leaving out queries undefined for some run).
     """
 
-    systems: object
-    summary: object
-    pairs: object
+    tables: dict
     metrics: list
     runs: list
     queries: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # one-line notes (the runs' input notes, then the comparison's)
+
+    @property
+    def systems(self):
+        """run, metric, mean, rank (1 = best): a pandas DataFrame."""
+        return self._frame("systems")
+
+    @property
+    def summary(self):
+        """One row per metric (tau, significant pairs, conflicts, PAD, swap rate, stability): a DataFrame."""
+        return self._frame("summary")
+
+    @property
+    def pairs(self):
+        """One row per (metric, pair of runs): difference, effect, interval, p-values: a DataFrame."""
+        return self._frame("pairs")
+
+    def _frame(self, name: str):
+        frames = self.__dict__.setdefault("_frames", {})
+        if name not in frames:
+            frames[name] = self.tables[name].to_frame()
+        return frames[name]
 
 
 def _matrix(result, metric, qids):
@@ -83,9 +104,8 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     (E, IUB, WLB) are not compared.  A query undefined for some run under a metric (NaN, with
     ``undefined='skip'``) is left out of that metric's analysis, with a warning.
     """
-    import pandas as pd
-
     from ..core.registry import Metric
+    from .table import Table
 
     notes = []
 
@@ -126,7 +146,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
         E, I = (np.nanmean(_matrix(result, x, qids), axis=0) for x in need[1:])
         chosen[meas] = select_subset(A, E, I, subset, subset_size)
 
-    rows_sys, rows_sum, pair_frames, used = [], [], [], {}
+    rows_sys, rows_sum, pair_tables, used = [], [], [], {}
     ii, jj = np.triu_indices(len(names), 1)
     sig_of, mean_of = {}, {}
     for m in metrics:
@@ -148,10 +168,12 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
         p_adj = stats.adjust(res.p, correction)
         sig = p_adj < alpha
         sig_of[m], mean_of[m] = sig, means
-        pair_frames.append(pd.DataFrame({
-            "metric": str(m), "run_a": np.asarray(names)[ii], "run_b": np.asarray(names)[jj],
+        pair_tables.append(Table({
+            "metric": [str(m)] * len(ii), "run_a": [names[i] for i in ii], "run_b": [names[j] for j in jj],
             "diff": res.diff, "effect": res.effect, "ci_low": res.ci_low, "ci_high": res.ci_high,
-            "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig}))
+            "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig},
+            {"diff": "float", "effect": "float", "ci_low": "float", "ci_high": "float", "statistic": "float",
+             "p": "float", "p_adj": "float", "significant": "bool"}))
 
         vc = stats.variance_components(Y)
         base = type(m)(m.measure)
@@ -173,19 +195,20 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
             row["tau"] = stats.kendall_tau(mean_of[base], mean_of[mm])
             row["conflicts"] = int((sig_of[base] != sig_of[mm]).sum())
 
-    systems = pd.DataFrame(rows_sys, columns=["run", "metric", "mean", "rank"])
-    summary = pd.DataFrame(rows_sum)
-    summary["conflicts"] = summary["conflicts"].astype("Int64")
+    systems = Table.from_rows(rows_sys, ["run", "metric", "mean", "rank"], {"run": "str", "metric": "str",
+                                                                             "mean": "float", "rank": "int"})
+    summary = Table.from_rows(rows_sum, list(rows_sum[0]), {"conflicts": "Int64"})
     meta = {"test": test, "reps": reps, "seed": seed, "correction": correction, "alpha": alpha,
             "subset": subset, "subset_size": None if subset == "all" else len(next(iter(chosen.values()))),
             "swap_trials": swap_trials, "phi_target": phi_target, "runs": len(names), "queries": len(qids)}
-    return Comparison(systems, summary, pd.concat(pair_frames, ignore_index=True), metrics, names, used, meta,
-                      notes)
+    return Comparison({"systems": systems, "summary": summary, "pairs": Table.concat(pair_tables)}, metrics, names,
+                      used, meta, notes)
 
 
 def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options=None, warn=None, executor=None,
                   **kw):
-    """Evaluate ``runs`` against ``qrels`` and :func:`compare` them (keywords go to ``compare``).
+    """Evaluate ``runs`` (paths, Runs, or an iterable of either) against ``qrels`` and :func:`compare`
+    them (keywords go to ``compare``).
 
     The plain measure is always evaluated next to its variants (Kendall's tau and conflicts are
     measured against it); E and IUB are evaluated too when a query subset is requested.
@@ -208,13 +231,20 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
     if kw.get("subset", "all") != "all":
         extra = [Metric(m.measure, v) for m in metrics if not m.variant for v in ("E", "IUB")]
     q = api.load_qrels(qrels)
+    paths, results = [], []
     if executor is None or executor.sequential:
-        results = [api.evaluate_run(q, api.load_run(r, q), metrics + extra, options, warn) for r in runs]
+        from ..pipeline.stream import read_ahead
+
+        # each run is read and parsed in a background thread while the one before is evaluated
+        for r, run in read_ahead((r, api.load_run(r, q)) for r in runs):
+            paths.append(getattr(r, "path", str(r)))
+            results.append(api.evaluate_run(q, run, metrics + extra, options, warn))
     else:
         from ..pipeline.parallel import evaluate_runs
+        runs = list(runs)
+        paths = [getattr(r, "path", str(r)) for r in runs]
         results = list(evaluate_runs(executor, runs, metrics + extra, options, warn))
-    res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)),
-                     [getattr(r, "path", str(r)) for r in runs])
+    res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)), paths)
     cmp = compare(res, warn=warn, **kw)
     cmp.notes[:0] = res.notes
     return cmp

@@ -37,9 +37,10 @@ def baseline_marks(pairs, runs: list, metrics: list, baseline: str, correction: 
         raise ValueError(f"baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
     out = {}
     for m in metrics:
-        sub = pairs[(pairs["metric"] == m) & ((pairs["run_a"] == baseline) | (pairs["run_b"] == baseline))]
         others, diffs, ps = [], [], []
-        for row in sub.itertuples(index=False):
+        for row in pairs.itertuples(index=False):
+            if row.metric != m or baseline not in (row.run_a, row.run_b):
+                continue
             other = row.run_b if row.run_a == baseline else row.run_a
             others.append(other)
             diffs.append(-row.diff if row.run_a == baseline else row.diff)

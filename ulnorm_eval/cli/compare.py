@@ -115,12 +115,12 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
                             expectation=expectation, undefined=undefined, permutations=permutations,
                             seed=seed)
-        from .runs import load_runs, refuse_non_finite_means, require_finite_gains
+        from .runs import iter_runs, refuse_non_finite_means, require_finite_gains
 
         q = api.load_qrels(qrels, groups=groups)
         require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
         variants = split_variants(norm) or []
-        loaded = load_runs(q, runs, qrels, allow_disjoint, rename=False)  # compare names repeats itself
+        loaded = iter_runs(q, runs, qrels, allow_disjoint)  # compare names repeats itself
         with executor(q, jobs, scheduler) as ex:
             cmp = compare_files(q, loaded, split_names(measures) or None, variants, opts, warnings.append,
                                 executor=ex, test=test, reps=reps, seed=seed, correction=correction, alpha=alpha,
@@ -131,7 +131,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         flush(warnings)
         fail(str(exc))
     flush(warnings)
-    frames = {"systems": cmp.systems, "summary": cmp.summary, "pairs": cmp.pairs}
+    frames = dict(cmp.tables)
     meta = {**cmp.meta, "qrels": str(qrels), "run_files": list(runs)}
     if paper:
         chosen = ["systems", "pairs"]

@@ -11,7 +11,7 @@ Only click is imported at module level; the rest inside the functions.
 """
 from __future__ import annotations
 
-__all__ = ["load_runs", "require_shared_queries", "refuse_non_finite_frame", "refuse_non_finite_means",
+__all__ = ["iter_runs", "load_runs", "require_shared_queries", "refuse_non_finite_frame", "refuse_non_finite_means",
            "require_finite_gains"]
 
 
@@ -34,14 +34,22 @@ def require_shared_queries(qrels, run, path: str, qrels_path: str, allow: bool =
                                  + ": the wrong qrels? (--allow-disjoint evaluates it anyway, scoring 0)")
 
 
+def iter_runs(qrels, paths, qrels_path: str, allow_disjoint: bool = False):
+    """Read ``paths`` (each whole) one after the other, refusing a disjoint run as it comes: for
+    an analysis that evaluates each run as it arrives (compare), with no run held longer."""
+    from ..pipeline import evaluate as api
+
+    for p in paths:
+        r = api.load_run(p, qrels)
+        require_shared_queries(qrels, r, p, qrels_path, allow_disjoint)
+        yield r
+
+
 def load_runs(qrels, paths, qrels_path: str, allow_disjoint: bool = False, rename: bool = True) -> list:
     """Read ``paths`` (whole), refuse a disjoint run, and (``rename``) make the names unique."""
     from ..inputs.checks import unique_names
-    from ..pipeline import evaluate as api
 
-    runs = [api.load_run(p, qrels) for p in paths]
-    for r, p in zip(runs, paths):
-        require_shared_queries(qrels, r, p, qrels_path, allow_disjoint)
+    runs = list(iter_runs(qrels, paths, qrels_path, allow_disjoint))
     if rename:
         for r, name in zip(runs, unique_names([r.name for r in runs])):
             r.name = name
@@ -75,7 +83,8 @@ def refuse_non_finite_means(cmp, qrels_path: str) -> None:
     import math
 
     plain = {str(m) for m in cmp.metrics if not m.variant}
-    for run, metric, mean in zip(cmp.systems["run"], cmp.systems["metric"], cmp.systems["mean"]):
+    systems = cmp.tables["systems"]
+    for run, metric, mean in zip(systems["run"], systems["metric"], systems["mean"]):
         if math.isinf(mean) or (math.isnan(mean) and metric in plain):
             _overflow(qrels_path, f"{metric} of {run}")
 

@@ -193,7 +193,7 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
             fmt = "table" if (sys.stdout.isatty() and not output) else "tsv"
         if fmt not in ("table", "tsv", "csv", "json"):
             _fail(f"--compare prints table, tsv, csv or json, not {fmt}")
-        text = render({"systems": cmp.systems, "summary": cmp.summary, "pairs": cmp.pairs}, fmt, precision,
+        text = render(dict(cmp.tables), fmt, precision,
                       {**cmp.meta, "data": str(data)})
     else:
         if fmt is None:

@@ -19,7 +19,7 @@ from .blocks import Options, RunResult, finish_run, metric_values, query_set, sc
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, run_queries
 
 __all__ = ["query_blocks", "evaluate_stream", "NotGrouped", "BlockOut", "score_query_block", "parse_block",
-           "score_parsed", "block_bounds"]
+           "score_parsed", "block_bounds", "read_ahead"]
 
 
 class NotGrouped(InputError):
@@ -68,7 +68,7 @@ def parse_block(path: str, data: bytes, name: str | None = None):
     """(the block's :class:`Run`, or None for a block of comments only; the block's newline count).
 
     Also computes the run's query encoding (cached on it): like the parsing, work in numpy and
-    Arrow that another thread can do while the previous block is scored (:func:`_read_ahead`).
+    Arrow that another thread can do while the previous block is scored (:func:`read_ahead`).
     """
     lines = data.count(b"\n")
     try:
@@ -129,7 +129,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     import pyarrow as pa
 
     if blocks is None:
-        parsed = _read_ahead(parse_block(path, data, name) for data, _ in run_blocks(path, block_bytes))
+        parsed = read_ahead(parse_block(path, data, name) for data, _ in run_blocks(path, block_bytes))
         blocks = (score_parsed(qrels, path, run, lines, metrics, options) for run, lines in parsed)
     blocks = iter(blocks)
     all_qids = qrels_queries(qrels)
@@ -205,10 +205,10 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     return result
 
 
-def _read_ahead(items):
+def read_ahead(items):
     """Iterate ``items`` in a background thread, one item ahead of the caller.
 
-    The next block is read and parsed (file reads, Arrow's CSV parser: they release the GIL) while
+    The next block (or, in compare, the next run) is read and parsed (file reads, Arrow's CSV parser: they release the GIL) while
     this one is scored, so a long streamed run keeps both cores of a small machine busy; items,
     and an exception raised while producing one, arrive in order.  The thread starts on an item
     only when the caller has finished with the one before the current one, so at most two parsed

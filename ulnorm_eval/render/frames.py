@@ -1,48 +1,74 @@
-"""Formatters of named tables (pandas DataFrames: compare's systems/summary/pairs, queries' table).
+"""Formatters of named tables (compare's systems/summary/pairs, queries' table).
 
-One function per format, gathered in FRAME_FORMATS: 'table' (rich), 'tsv'/'csv' (pandas; several
-tables are each preceded by a '# name' line and separated by a blank line), 'json' ({meta, name:
-records}), 'latex' and 'markdown' (compare's systems x metrics table for papers, :mod:`.paper`).  Each returns the whole text, so ``-o FILE`` is written atomically.
+One function per format, gathered in FRAME_FORMATS: 'table' (rich), 'tsv'/'csv' (several tables
+are each preceded by a '# name' line and separated by a blank line), 'json' ({meta, name:
+records}), 'latex' and 'markdown' (compare's systems x metrics table for papers, :mod:`.paper`).
+Each returns the whole text, so ``-o FILE`` is written atomically.  Tables are
+:class:`~ulnorm_eval.analysis.table.Table` objects (pandas DataFrames are converted), printed
+without pandas: cells are written as pandas' ``to_csv`` writes them (floats as Python's repr,
+NaN as ``nan``), so the text is the same either way.
 """
 from __future__ import annotations
 
 import sys
 
+from ..analysis.table import NUMERIC, Table
+
 __all__ = ["render", "FRAME_FORMATS", "format_frames_delimited", "format_frames_json", "format_frames_table"]
 
 
+def _tables(frames: dict) -> dict:
+    return {name: t if isinstance(t, Table) else Table.from_frame(t) for name, t in frames.items()}
+
+
 def render(frames: dict, fmt: str, precision=None, meta=None) -> str:
-    """Text of named DataFrames in format ``fmt`` (a key of FRAME_FORMATS)."""
-    return FRAME_FORMATS[fmt](frames, precision, meta or {})
+    """Text of named tables (Tables or DataFrames) in format ``fmt`` (a key of FRAME_FORMATS)."""
+    return FRAME_FORMATS[fmt](_tables(frames), precision, meta or {})
 
 
 def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> str:
     """tsv (or csv with ``sep=','``): several tables each after a '# name' line, a blank line apart.
     Text cells are escaped (:func:`.values.safe_text`) and, in csv, formulas neutralised
-    (:func:`.values.csv_cell`); numbers are written as they are."""
+    (:func:`.values.csv_cell`); numbers are written as they are (Python's repr; NaN as ``nan``)."""
+    import csv
+    import io
+
     from .values import csv_cell, safe_text
 
     cell = csv_cell if sep == "," else safe_text  # csv: no spreadsheet formulas; both: no forged lines
     parts = []
-    for name, df in frames.items():
-        df = _rounded(df, precision)
-        text = [c for c in df.columns if df[c].dtype == object or str(df[c].dtype) in ("string", "str")]
-        df = df.assign(**{c: df[c].map(lambda v: cell(v) if isinstance(v, str) else v) for c in text})
-        df.columns = [cell(str(c)) for c in df.columns]
-        body = df.to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n")
-        parts.append((f"# {name}\n" if len(frames) > 1 else "") + body)
+    for name, t in _tables(frames).items():
+        t = _rounded(t, precision)
+        buf = io.StringIO()
+        w = csv.writer(buf, delimiter=sep, lineterminator="\n")
+        w.writerow([cell(str(c)) for c in t.columns])
+        text = [t.kinds[c] == "str" for c in t.columns]
+        for row in t.rows():
+            w.writerow([_csv_text(v, is_text, cell) for v, is_text in zip(row, text)])
+        parts.append((f"# {name}\n" if len(frames) > 1 else "") + buf.getvalue())
     return "\n".join(parts)
+
+
+def _csv_text(v, is_text: bool, cell) -> str:
+    """A cell as pandas' to_csv writes it with na_rep='nan'."""
+    if v is None:
+        return "nan"
+    if is_text:
+        return cell(v) if isinstance(v, str) else str(v)
+    if isinstance(v, float):
+        return "nan" if v != v else repr(v)
+    return str(v)
 
 
 def format_frames_json(frames: dict, precision, meta) -> str:
     """{"meta": ..., name: [records]}; NaN and infinities as null."""
-    return _json(frames, precision, meta)
+    return _json(_tables(frames), precision, meta)
 
 
 def format_frames_table(frames: dict, precision, meta, width: int | None = None) -> str:
     """rich tables, one per frame (compare's systems table is pivoted to run x metric); never a cut
     number or name: see :func:`_rich` (``width``: the terminal's, by default when stdout is one)."""
-    return _rich(frames, 4 if precision is None else precision, meta, width)
+    return _rich(_tables(frames), 4 if precision is None else precision, meta, width)
 
 
 FRAME_FORMATS = {
@@ -58,14 +84,26 @@ FRAME_FORMATS = {
 def _paper(fmt, frames, precision, meta) -> str:
     from . import paper
 
-    return {"latex": paper.format_latex, "markdown": paper.format_markdown}[fmt](frames, precision, meta)
+    return {"latex": paper.format_latex, "markdown": paper.format_markdown}[fmt](_tables(frames), precision, meta)
 
 
-def _rounded(df, precision):
+def _rounded(t: Table, precision) -> Table:
+    """Float columns rounded to ``precision`` decimals as pandas rounds them (numpy.round), except
+    that a finite number too large to scale by 10^precision stays as it is (numpy, and pandas
+    before, turned it into inf)."""
     if precision is None:
-        return df
-    num = df.select_dtypes("float").columns
-    return df.assign(**{c: df[c].round(precision) for c in num})
+        return t
+    return Table({c: round_floats(t[c], precision) if t.kinds[c] == "float" else t[c] for c in t.columns}, t.kinds)
+
+
+def round_floats(values, precision: int) -> list:
+    """numpy.round(values, precision), keeping a finite value whose scaling overflows."""
+    import numpy as np
+
+    x = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.round(x, precision)
+    return np.where(np.isinf(r) & np.isfinite(x), x, r).tolist()
 
 
 def _json(frames, precision, meta) -> str:
@@ -80,9 +118,9 @@ def _json(frames, precision, meta) -> str:
         return v
 
     out = {"meta": {k: clean(v) for k, v in meta.items()}}
-    for name, df in frames.items():
-        recs = _rounded(df, precision).astype(object).where(df.notna(), None).to_dict(orient="records")
-        out[name] = [{k: clean(v) for k, v in r.items()} for r in recs]
+    for name, t in frames.items():
+        t = _rounded(t, precision)
+        out[name] = [{c: clean(v) for c, v in zip(t.columns, row)} for row in t.rows()]
     return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
 
 
@@ -110,20 +148,20 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
         width = shutil.get_terminal_size((160, 24)).columns
     color = width is not None and sys.stdout.isatty()
     parts = []
-    for name, df in frames.items():
+    for name, t in frames.items():
         title = {"systems": "Systems: mean (rank) under each metric",
                  "summary": _summary_title(meta),
                  "pairs": "Pairs of runs: mean difference A − B, effect d_z, 95% interval, p-values",
                  "queries": "Queries"}.get(name, name)
         if name == "systems":
-            wide = _systems_wide(df, precision)
+            wide = _systems_wide(t, precision)
             tries = [wide, _transposed(wide)]
         elif name == "summary":
-            tries = [df.drop(columns=["measure", "variant"])]  # the metric's name says both
+            tries = [t.drop(["measure", "variant"])]  # the metric's name says both
         else:
-            tries = [df]
-        for t in tries:
-            text = _rich_one(t, title, precision, color)
+            tries = [t]
+        for x in tries:
+            text = _rich_one(x, title, precision, color)
             if width is None or _width(text) <= width:
                 break
         else:
@@ -138,37 +176,35 @@ def _width(text: str) -> int:
     return text_width(text)
 
 
-def _rich_one(df, title, precision, color) -> str:
+def _rich_one(t: Table, title, precision, color) -> str:
     import io
 
-    import pandas as pd
     from rich.console import Console
-    from rich.table import Table
+    from rich.table import Table as RichTable
 
     from .values import safe_text
 
     buf = io.StringIO()
     console = Console(file=buf, width=100_000, color_system="standard" if color else None, force_terminal=color,
                       highlight=False, emoji=False, markup=False, soft_wrap=False, legacy_windows=False)
-    table = Table(title=title, title_justify="left", header_style="bold")
-    for c in df.columns:
-        numeric = pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
-        table.add_column(safe_text(c), justify="right" if numeric else "left", no_wrap=True)
-    for row in df.itertuples(index=False):
+    table = RichTable(title=title, title_justify="left", header_style="bold")
+    for c in t.columns:
+        table.add_column(safe_text(c), justify="right" if t.kinds[c] in NUMERIC else "left", no_wrap=True)
+    for row in t.rows():
         table.add_row(*(safe_text(_fmt(v, precision)) for v in row))
     console.print(table)
     return "\n".join(line.rstrip() for line in buf.getvalue().split("\n")).rstrip("\n") + "\n"
 
 
-def _records(df, title, precision, width) -> str:
+def _records(t: Table, title, precision, width) -> str:
     """One block per row: its first cell, then ``  column  value`` per other column."""
     import textwrap
 
     from .values import safe_text
 
     lines = textwrap.wrap(title, width, break_long_words=False, break_on_hyphens=False) if width else [title]
-    first, *rest = [safe_text(c) for c in df.columns]
-    for row in df.itertuples(index=False):
+    first, *rest = [safe_text(c) for c in t.columns]
+    for row in t.rows():
         cells = [safe_text(_fmt(v, precision)) for v in row]
         lines += _fit(f"{first} {cells[0]}", first, cells[0], width, "")
         for c, v in zip(rest, cells[1:]):
@@ -183,13 +219,12 @@ def _fit(line, key, value, width, indent) -> list:
     return [f"{indent}{key}", f"{indent}  {value}"]
 
 
-def _transposed(wide):
+def _transposed(wide: Table) -> Table:
     """compare's systems table as metric x run (rows: metrics, columns: runs)."""
-    import pandas as pd
-
-    runs = list(wide["run"])
+    runs = wide["run"]
     metrics = [c for c in wide.columns if c != "run"]
-    return pd.DataFrame({"metric": metrics, **{r: [wide.loc[i, m] for m in metrics] for i, r in enumerate(runs)}})
+    return Table({"metric": metrics, **{r: [wide[m][i] for m in metrics] for i, r in enumerate(runs)}},
+                 {"metric": "str", **{r: "str" for r in runs}})
 
 
 def _summary_title(meta) -> str:
@@ -200,13 +235,12 @@ def _summary_title(meta) -> str:
             f"topics needed for Φ ≥ {meta.get('phi_target')}")
 
 
-def _systems_wide(df, precision):
+def _systems_wide(t: Table, precision) -> Table:
     """run x metric, 'mean (rank)', best run of the first metric first."""
-    import pandas as pd
-
-    metrics = list(dict.fromkeys(df["metric"]))
-    runs = list(dict.fromkeys(df["run"]))
-    cell = {(r, m): f"{v:.{precision}f} ({k})" for r, m, v, k in zip(df["run"], df["metric"], df["mean"], df["rank"])}
-    first = df[df["metric"] == metrics[0]].set_index("run")["rank"]
+    metrics = list(dict.fromkeys(t["metric"]))
+    runs = list(dict.fromkeys(t["run"]))
+    cell = {(r, m): f"{v:.{precision}f} ({k})" for r, m, v, k in zip(t["run"], t["metric"], t["mean"], t["rank"])}
+    first = {r: k for r, m, k in zip(t["run"], t["metric"], t["rank"]) if m == metrics[0]}
     runs.sort(key=lambda r: (first[r], r))
-    return pd.DataFrame({"run": runs, **{m: [cell[(r, m)] for r in runs] for m in metrics}})
+    return Table({"run": runs, **{m: [cell[(r, m)] for r in runs] for m in metrics}},
+                 {"run": "str", **{m: "str" for m in metrics}})

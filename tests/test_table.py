@@ -1,0 +1,82 @@
+"""analysis.table.Table, the pandas-free tables of compare: the kinds pandas would infer, the same
+DataFrame, and every table format writing exactly what pandas' to_csv / to_dict wrote before."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from ulnorm_eval.analysis.table import Table, infer_kind
+from ulnorm_eval.render.frames import render
+
+FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
+                   st.floats(min_value=-1e-3, max_value=1e-3), st.integers(-10**6, 10**6).map(float))
+TEXT = st.text(alphabet="ab c,\t\"'=+-é", min_size=0, max_size=6)
+
+
+@pytest.mark.parametrize("values, kind", [
+    ([True, np.bool_(False)], "bool"),
+    ([1, np.int64(2)], "int"),
+    ([1, 2.5], "float"),
+    ([np.float64("nan"), 3], "float"),
+    ([1, math.inf], "float"),
+    (["a", "b"], "str"),
+    ([True, 1], "str"),  # pandas keeps a bool-and-int column as objects
+])
+def test_kinds_are_those_pandas_infers(values, kind):
+    assert infer_kind(values) == kind
+    dtype = pd.DataFrame({"c": values})["c"].dtype
+    expect = {"bool": "bool", "int": "int64", "float": "float64"}.get(kind)
+    if expect:
+        assert str(dtype) == expect
+    else:
+        assert not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
+
+
+def test_to_frame_and_back():
+    t = Table({"run": ["a", "b"], "mean": [0.5, float("nan")], "rank": [1, 2], "sig": [True, False],
+               "conflicts": [3, None]}, {"conflicts": "Int64"})
+    df = t.to_frame()
+    assert [str(d) for d in df.dtypes] == [str(pd.DataFrame({"x": ["a"]})["x"].dtype), "float64", "int64", "bool",
+                                          "Int64"]
+    back = Table.from_frame(df)
+    assert back.kinds == t.kinds and back["conflicts"] == [3, None] and back["run"] == ["a", "b"]
+    assert math.isnan(back["mean"][1]) and back["rank"] == [1, 2]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(0, 6).flatmap(lambda n: st.tuples(
+    st.lists(FLOATS, min_size=n, max_size=n), st.lists(st.integers(-5, 10**12), min_size=n, max_size=n),
+    st.lists(st.booleans(), min_size=n, max_size=n), st.lists(TEXT, min_size=n, max_size=n),
+    st.lists(st.one_of(st.none(), st.integers(0, 9)), min_size=n, max_size=n))),
+    st.sampled_from([None, 0, 2, 4]))
+def test_delimited_and_json_equal_pandas(cols, precision):
+    """tsv, csv and json of a Table against pandas' to_csv and to_dict on the same DataFrame (the
+    implementation before the tables left pandas)."""
+    from ulnorm_eval.render.values import csv_cell, safe_text
+
+    f, i, b, s, n = cols
+    t = Table({"f": f, "i": i, "b": b, "s": s, "n": n}, {"f": "float", "i": "int", "b": "bool", "s": "str",
+                                                         "n": "Int64"})
+    df = t.to_frame()
+    from ulnorm_eval.render.frames import round_floats
+
+    rounded = df if precision is None else df.assign(f=round_floats(df["f"], precision))
+    for sep, fmt, cell in (("\t", "tsv", safe_text), (",", "csv", csv_cell)):
+        d = rounded.assign(s=rounded["s"].map(cell))
+        assert render({"x": t}, fmt, precision) == d.to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n")
+        assert render({"x": t}, fmt, precision) == render({"x": df}, fmt, precision)
+
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        return v.item() if hasattr(v, "item") else v
+
+    recs = rounded.astype(object).where(df.notna(), None).to_dict(orient="records")
+    want = [{k: clean(v) for k, v in r.items()} for r in recs]
+    assert json.loads(render({"x": t}, "json", precision))["x"] == json.loads(json.dumps(want))
+    assert render({"x": t}, "table", precision) == render({"x": df}, "table", precision)

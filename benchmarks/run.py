@@ -57,6 +57,7 @@ TARGET_COMPARE_VS_EVAL = 1.2        # compare on those 17 runs / eval on them
 TARGET_STRING_TIME, TARGET_STRING_RSS, TARGET_NUMERIC_TIME = 0.4, 0.3, 0.35   # default run / pytrec_eval
 TARGET_STARTUP = 0.1                # `--help` and `measures`, seconds
 STRING_IDS = ("msmarco-doc", "trec")
+FLOOR = "python -c 'import numpy'"
 SHARED = Path(os.environ.get("ULNORM_EVAL_SHARED_DATA", HERE.parents[1] / "shared" / "data"))
 
 # Runs in its own interpreter: RUSAGE_CHILDREN then covers exactly the one command it waited for.
@@ -518,18 +519,23 @@ def research_size(ul: list[str], args, outdir: Path, targets: list[list[str]]) -
         cmds["trec_eval"] = [trec_eval, qrels_dl, run_dl]
     if importlib.util.find_spec("pytrec_eval") is not None:
         cmds["pytrec_eval"] = [sys.executable, str(HERE / "peers.py"), "pytrec_eval", qrels_dl, run_dl]
+    # The floor of any CPython tool built on numpy: starting the interpreter and importing numpy.
+    cmds[FLOOR] = [sys.executable, "-c", "import numpy"]
     log(f"DL-HARD bm25 (50 queries x 1000), median of {rep}")
     st = bench(cmds, rep, outdir, "dlhard")
     report += [f"### One DL-HARD run (bm25, 50 queries x 1000 lines), median of {rep} (load {_load()} after)", "",
                "trec_eval: its default measures; ulnorm-eval: its default measures and variants; "
-               "pytrec_eval: nDCG@10 and AP through peers.py.", ""]
+               "pytrec_eval: nDCG@10 and AP through peers.py; "
+               f"`{FLOOR}`: starting Python and importing numpy, nothing else.", ""]
     report += table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
     targets.append(_ratio_row("one DL-HARD run: wall time / trec_eval (issue 13)", TARGET_SMALL_VS_TREC_EVAL,
                               st["ulnorm-eval"], st.get("trec_eval")))
-    r = _ratio_row("one DL-HARD run: wall time / pytrec_eval (reported)", float("inf"), st["ulnorm-eval"],
-                   st.get("pytrec_eval"))
-    r[1], r[-1] = "-", "(reported)" if not r[-1].startswith("SKIP") else r[-1]
-    targets.append(r)
+    for label, peer in (("one DL-HARD run: wall time / pytrec_eval (reported)", "pytrec_eval"),
+                        (f"`{FLOOR}` / trec_eval: the least a Python + numpy tool can take (reported)", None)):
+        u = st["ulnorm-eval"] if peer else st[FLOOR]
+        r = _ratio_row(label, float("inf"), u, st.get(peer or "trec_eval"))
+        r[1], r[-1] = "-", "(reported)" if not r[-1].startswith("SKIP") else r[-1]
+        targets.append(r)
 
     cmds = {"ulnorm-eval (17 runs)": [*ul, qrels_rob, *runs_rob],
             "ulnorm-eval compare (17 runs)": [*ul, "compare", qrels_rob, *runs_rob]}

@@ -57,6 +57,7 @@ TARGET_COMPARE_VS_EVAL = 1.2        # compare on those 17 runs / eval on them
 TARGET_STRING_TIME, TARGET_STRING_RSS, TARGET_NUMERIC_TIME = 0.4, 0.3, 0.35   # default run / pytrec_eval
 TARGET_STARTUP = 0.1                # `--help` and `measures`, seconds
 STRING_IDS = ("msmarco-doc", "trec")
+KEY: dict = {}  # the headline numbers (benchmarks/summary.py), filled in as the sections run
 FLOOR = "python -c 'import numpy'"
 SHARED = Path(os.environ.get("ULNORM_EVAL_SHARED_DATA", HERE.parents[1] / "shared" / "data"))
 
@@ -256,6 +257,9 @@ def main() -> int:
                     help="skip the DL-HARD and Robust 2003 runs against trec_eval (issue 13)")
     ap.add_argument("--small-repeat", type=int, default=5,
                     help="runs per command of the research-size cases (default 5; medians)")
+    ap.add_argument("--update-docs", action="store_true",
+                    help="write the report into docs/performance.md and the headline numbers into README.md "
+                         "and docs/performance-summary.json (a full run: not with --only, --quick or --no-*)")
     ap.add_argument("--only", choices=("research", "large"),
                     help="research: only the DL-HARD and Robust 2003 runs and start-up; large: only the "
                          "generated comparisons (numeric and string ids) and start-up")
@@ -264,6 +268,8 @@ def main() -> int:
         args.queries = QUICK_QUERIES
     if args.queries < 4 or args.repeat < 1:
         ap.error("--queries must be at least 4 and --repeat at least 1")
+    if args.update_docs and (args.only or args.queries != 7000 or args.no_strings or args.no_research):
+        ap.error("--update-docs needs the full run (7000 queries, no --only, --no-strings or --no-research)")
     ul = ulnorm_command()
     compile_installed()
     outdir = HERE / "results"
@@ -319,6 +325,8 @@ def main() -> int:
     text = "\n".join(head + ["### Targets", ""]
                      + table(["target", "limit", "measured (wall)", "same with CPU time", "result"], targets) + report)
     print(text)
+    if args.update_docs:
+        update_docs(text, load_after)
     if args.out:
         args.out.write_text(text + "\n")
         log(f"report written to {args.out}")
@@ -382,6 +390,9 @@ def large(ul: list[str], args, outdir: Path, targets: list[list[str]]):
     vs_pytrec(default, "rss", TARGET_DEFAULT_RSS, "default run peak RSS / pytrec_eval")
     vs_pytrec(plain, "wall", TARGET_PLAIN_TIME, "`--norm none` wall time / pytrec_eval")
     vs_pytrec(default, "wall", TARGET_NUMERIC_TIME, "numeric ids: default run wall time / pytrec_eval (issue 13)")
+    if have_pytrec:
+        KEY["numeric_time"] = default.med("wall") / pytrec.med("wall")
+        KEY["numeric_rss"] = default.med("rss") / pytrec.med("rss")
     vs_pytrec(default, "rss", TARGET_STRING_RSS, "numeric ids: default run peak RSS / pytrec_eval (issue 13)")
 
     # ---- issue 13: string document ids at the same size
@@ -426,6 +437,32 @@ def scaling(ul: list[str], args, outdir: Path, default: Stats, plain: Stats) -> 
                    + "; ".join(steps), ""]
 
     return report
+
+
+def update_docs(report: str, load_after: str) -> None:
+    """The report into docs/performance.md, the headline numbers into docs/performance-summary.json
+    and, as one sentence, into README.md (between their markers)."""
+    from summary import BEGIN, END, KEYS, readme_sentence, replace_block
+
+    root = HERE.parent
+    KEY.update(date=f"{datetime.date.today():%d %B %Y}".lstrip("0"), machine=f"{os.cpu_count()}-core {platform.system()}",
+               load=load_after.split(" / ")[0])
+    missing = [k for k in KEYS if k not in KEY]
+    if missing:
+        log(f"docs not updated: no {', '.join(missing)} in this run (a peer or the shared data missing?)")
+        return
+    (root / "docs" / "performance-summary.json").write_text(json.dumps({k: KEY[k] for k in KEYS}, indent=1) + "\n")
+    readme = root / "README.md"
+    readme.write_text(replace_block(readme.read_text(), BEGIN, END, readme_sentence(KEY)))
+    perf = root / "docs" / "performance.md"
+    perf.write_text(replace_block(perf.read_text(), "<!-- BEGIN benchmark-report -->", "<!-- END benchmark-report -->",
+                                  "\n" + _demoted(report) + "\n"))
+    log("README.md, docs/performance.md and docs/performance-summary.json updated")
+
+
+def _demoted(report: str) -> str:
+    """The report's headings one level down (it sits under a section of docs/performance.md)."""
+    return "\n".join("#" + line if line.startswith("##") else line for line in report.split("\n"))
 
 
 def variants_cost(ul: list[str], args, outdir: Path, targets: list[list[str]]) -> list[str]:
@@ -486,6 +523,8 @@ def string_ids(ul: list[str], args, outdir: Path, targets: list[list[str]]) -> l
                    f"(load {_load()} after)", ""]
         report += table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
         peer = st.get("pytrec_eval")
+        if peer is not None and peer.ok and st["ulnorm-eval"].ok:
+            KEY["string_time"] = max(KEY.get("string_time", 0.0), st["ulnorm-eval"].med("wall") / peer.med("wall"))
         applies = args.queries >= 7000
         for key, limit, what in (("wall", TARGET_STRING_TIME, "wall time"), ("rss", TARGET_STRING_RSS, "peak RSS")):
             row = _ratio_row(f"{ids} ids: default run {what} / pytrec_eval (issue 13)", limit, st["ulnorm-eval"],
@@ -530,6 +569,9 @@ def research_size(ul: list[str], args, outdir: Path, targets: list[list[str]]) -
     report += table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
     targets.append(_ratio_row("one DL-HARD run: wall time / trec_eval (issue 13)", TARGET_SMALL_VS_TREC_EVAL,
                               st["ulnorm-eval"], st.get("trec_eval")))
+    for key, name in (("dlhard_s", "ulnorm-eval"), ("trec_eval_s", "trec_eval"), ("floor_s", FLOOR)):
+        if name in st and st[name].ok:
+            KEY[key] = st[name].med("wall")
     for label, peer in (("one DL-HARD run: wall time / pytrec_eval (reported)", "pytrec_eval"),
                         (f"`{FLOOR}` / trec_eval: the least a Python + numpy tool can take (reported)", None)):
         u = st["ulnorm-eval"] if peer else st[FLOOR]
@@ -551,6 +593,11 @@ def research_size(ul: list[str], args, outdir: Path, targets: list[list[str]]) -
                               TARGET_ROBUST_VS_TREC_EVAL, st["ulnorm-eval (17 runs)"], st.get("trec_eval looped x17")))
     targets.append(_ratio_row("compare on the 17 runs: wall time / eval on them (issue 13)", TARGET_COMPARE_VS_EVAL,
                               st["ulnorm-eval compare (17 runs)"], st["ulnorm-eval (17 runs)"]))
+    ev, cmp_, te = st["ulnorm-eval (17 runs)"], st["ulnorm-eval compare (17 runs)"], st.get("trec_eval looped x17")
+    if ev.ok and cmp_.ok:
+        KEY["compare"] = cmp_.med("wall") / ev.med("wall")
+    if ev.ok and te is not None and te.ok:
+        KEY["robust"] = ev.med("wall") / te.med("wall")
     return report
 
 

@@ -186,3 +186,22 @@ def test_python_page_snippets_run(monkeypatch, capsys):
     assert ns["from_irds"].frame.equals(ns["ue"].evaluate("examples/qrels/dlhard-passage.qrels.txt",
                                                           "examples/runs/bm25.run.gz", ["nDCG@10"], ["UL2"]).frame)
     assert "\\textsuperscript{\\dag}" in out and ns["table"].startswith("| # | Run |")
+
+
+def test_readme_speed_sentence_is_the_benchmark_summary():
+    """The README's speed figures are those of the last full benchmark run (benchmarks/run.py
+    --update-docs wrote both), and docs/performance.md carries that run's report."""
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("bench_summary", ROOT / "benchmarks" / "summary.py")
+    summary = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(summary)
+    data = json.loads((ROOT / "docs" / "performance-summary.json").read_text())
+    assert set(data) == set(summary.KEYS)
+    assert summary.block(README) == summary.readme_sentence(data)
+    report = summary.block((ROOT / "docs" / "performance.md").read_text(), "<!-- BEGIN benchmark-report -->",
+                           "<!-- END benchmark-report -->")
+    assert "#### Targets" in report and "load average" in report
+    assert summary.replace_block("a <!-- BEGIN benchmark -->old<!-- END benchmark --> b", summary.BEGIN, summary.END,
+                                 "new") == "a <!-- BEGIN benchmark -->new<!-- END benchmark --> b"

@@ -191,6 +191,25 @@ def test_odd_query_ids_sort_without_crashing(tmp_path, qid):
     assert sorted(rows) == sorted([qid, "2", "10", "all"])
 
 
+def test_natural_key_shortcut_for_digit_ids_equals_the_general_rule():
+    import re
+
+    from hypothesis import given, settings, strategies as st
+
+    from ulnorm_eval.pipeline.ordering import _natural_key
+
+    def general(s):
+        return tuple((0, len(t.lstrip("0")), t.lstrip("0")) if t[0] in "0123456789" else (1, 0, t)
+                     for t in re.findall(r"[0-9]+|[^0-9]+", s))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet="0123456789", min_size=1, max_size=30) | st.text(min_size=1, max_size=8))
+    def check(s):
+        assert _natural_key(s) == general(s)
+
+    check()
+
+
 def test_natural_order_of_long_digit_runs():
     from ulnorm_eval.pipeline.ordering import natural_order
 

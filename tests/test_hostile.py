@@ -440,6 +440,8 @@ def _old_query_blocks(data: bytes, block_bytes: int):
 
 
 def test_block_boundaries_equal_the_previous_reader(tmp_path):
+    """query_blocks cuts where the previous reader cut; run_blocks reads an input shorter than a
+    block in one piece: the single block (and line 1) that joining those two blocks gives."""
     from hypothesis import HealthCheck, given, settings, strategies as st
 
     from ulnorm_eval.inputs import blocks
@@ -448,33 +450,13 @@ def test_block_boundaries_equal_the_previous_reader(tmp_path):
                      st.sampled_from(["", "# note", "   ", "\t \t", " " * 70, "\n" * 150]))
 
     @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(st.lists(line, min_size=1, max_size=40), st.integers(1, 300), st.booleans())
-    def check(lines, block, final_newline):
-        data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
-        p = tmp_path / "r"
-        p.write_bytes(data)
-        assert list(blocks.query_blocks(str(p), block_bytes=block)) == _old_query_blocks(data, block)
-
-    check()
-
-
-def test_run_blocks_of_a_small_input_equal_the_joined_blocks(tmp_path):
-    """run_blocks reads an input shorter than a block in one piece: the same single block (and
-    line 1) as joining the two blocks query_blocks cuts it into; longer inputs are unchanged."""
-    from hypothesis import HealthCheck, given, settings, strategies as st
-
-    from ulnorm_eval.inputs import blocks
-
-    line = st.one_of(st.sampled_from(["q1", "q2", "q3", "q10"]).map(lambda q: f"{q} Q0 d 1 1 A"),
-                     st.sampled_from(["", "# note", "   ", "\n" * 150]))
-
-    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(line, min_size=1, max_size=40), st.integers(1, 600), st.booleans())
     def check(lines, block, final_newline):
         data = ("\n".join(lines) + ("\n" if final_newline else "")).encode()
         p = tmp_path / "r"
         p.write_bytes(data)
         old = _old_query_blocks(data, block)
+        assert list(blocks.query_blocks(str(p), block_bytes=block)) == old
         if len(old) == 2 and len(old[0][0]) + len(old[1][0]) <= block:
             old = [(old[0][0] + old[1][0], old[0][1])]
         assert list(blocks.run_blocks(str(p), block)) == old

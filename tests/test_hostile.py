@@ -672,3 +672,34 @@ def test_trec_eval_flags_name_our_equivalent(files, flag, hint):
 def test_measures_command_with_bad_options():
     one_line_error(cli("measures", "--bogus"), "No such option '--bogus'. (see 'ulnorm-eval measures --help')")
     one_line_error(cli("measures", "extra"), "Got unexpected extra argument (extra) (see 'ulnorm-eval measures --help')")
+
+
+def test_a_closed_stdout_exits_141_not_the_gate_code(files):
+    """The reader of stdout gone (`| head`): exit 141, never 1 (a failed gate), whether the error
+    comes from click's own output or the command's."""
+    import subprocess
+    import sys
+
+    for args in (["measures"], [files["qrels"], files["a.run"]]):
+        p = subprocess.Popen([sys.executable, "-c", "from ulnorm_eval.cli import main; main()", *args],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdout.close()  # no reader at all: the first write fails
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 141 and b"Traceback" not in err, (args, p.returncode, err)
+
+
+def test_stdin_left_unread_at_an_error_ends_cleanly(tmp_path, files):
+    """A run on standard input is read in the command's own thread: an error in another run while
+    stdin is still open ends with exit 2, not an aborted interpreter shutdown."""
+    import subprocess
+    import sys
+
+    dup = tmp_path / "dup.run"
+    dup.write_text(RUN_A + RUN_A.splitlines()[0] + "\n")
+    feeder = subprocess.Popen(["sh", "-c", f"cat {files['a.run']}; sleep 2"], stdout=subprocess.PIPE)
+    res = subprocess.run([sys.executable, "-c", "from ulnorm_eval.cli import main; main()", "compare",
+                          files["qrels"], str(dup), "-"], stdin=feeder.stdout, capture_output=True, text=True,
+                         timeout=120)
+    feeder.stdout.close()
+    feeder.wait()
+    assert res.returncode == 2 and "Fatal" not in res.stderr and "duplicate document" in res.stderr

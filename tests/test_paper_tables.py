@@ -189,3 +189,24 @@ def test_caption_names_the_query_set(case, shared):
     # UL2(AP) is undefined (E = IUB) on 9 of the 50 queries, which --undefined skip leaves out of its column
     assert out.splitlines()[-1].startswith("Mean over 41–50 queries, queries undefined for some run left out per "
                                            "measure;")
+
+
+def test_output_extension_picks_the_paper_table(case, tmp_path):
+    """`-o table.tex` without -f writes the latex table (as -f latex does), and .md the markdown one."""
+    for ext, fmt in ((".tex", "latex"), (".md", "markdown")):
+        out = tmp_path / f"t{ext}"
+        res = CliRunner().invoke(main, ["compare", "-m", "P@1", "--norm", "none", "-o", str(out), case["qrels"],
+                                        case["A"], case["B"], case["C"]])
+        assert res.exit_code == 0, res.output
+        want = run_cli(["compare", "-f", fmt, "-m", "P@1", "--norm", "none", case["qrels"], case["A"], case["B"],
+                        case["C"]])
+        assert out.read_text() == want
+
+
+def test_control_characters_in_run_names_do_not_break_paper_rows(write, case):
+    name = write("run\nwith\x1bnewline", open(case["B"]).read())
+    for fmt in ("latex", "markdown"):
+        out = run_cli(["compare", "-f", fmt, "-m", "P@1", "--norm", "none", case["qrels"], case["A"], name])
+        assert "\x1b" not in out
+        rows = [line for line in out.splitlines() if "with" in line]
+        assert len(rows) >= 1 and all("run" in line for line in rows)  # the name stayed on its row

@@ -25,7 +25,10 @@ TEXT = st.text(alphabet="ab c,\t\"'=+-é", min_size=0, max_size=6)
     ([np.float64("nan"), 3], "float"),
     ([1, math.inf], "float"),
     (["a", "b"], "str"),
-    ([True, 1], "str"),  # pandas keeps a bool-and-int column as objects
+    ([True, 1], "object"),  # pandas keeps a bool-and-int column as objects
+    (["a", None], "str"),
+    (["a", 1], "object"),
+    ([2 ** 64, 1.5], "object"),
 ])
 def test_kinds_are_those_pandas_infers(values, kind):
     assert infer_kind(values) == kind
@@ -80,3 +83,59 @@ def test_delimited_and_json_equal_pandas(cols, precision):
     want = [{k: clean(v) for k, v in r.items()} for r in recs]
     assert json.loads(render({"x": t}, "json", precision))["x"] == json.loads(json.dumps(want))
     assert render({"x": t}, "table", precision) == render({"x": df}, "table", precision)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(1, 6).flatmap(lambda n: st.tuples(
+    st.lists(st.one_of(st.none(), TEXT, st.integers(-3, 3), st.floats(allow_nan=True, width=64),
+                       st.integers(2 ** 63, 2 ** 70)), min_size=n, max_size=n),
+    st.lists(st.one_of(st.none(), TEXT), min_size=n, max_size=n))))
+def test_object_and_missing_text_columns_equal_pandas(cols):
+    """DataFrames with object columns (text mixed with numbers, integers beyond int64) and text with
+    gaps print as pandas printed them: to_csv's cells, JSON numbers kept as numbers and gaps as
+    null; Tables built from the same values infer the same kinds."""
+    from ulnorm_eval.render.values import safe_text
+
+    mixed, text = cols
+    df = pd.DataFrame({"m": pd.Series(mixed, dtype=object), "t": pd.Series(text, dtype=object)})
+    d = df.assign(**{c: pd.Series([safe_text(v) if isinstance(v, str) else v for v in df[c]], dtype=object)
+                     for c in ("m", "t")})  # values kept as they are (Series.map would re-infer: 0 -> 0.0)
+    assert render({"x": df}, "tsv") == d.to_csv(sep="\t", index=False, na_rep="nan", lineterminator="\n")
+
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        return v.item() if hasattr(v, "item") else v
+
+    recs = df.astype(object).where(df.notna(), None).to_dict(orient="records")
+    want = [{k: clean(v) for k, v in r.items()} for r in recs]
+    assert json.loads(render({"x": df}, "json"))["x"] == json.loads(json.dumps(want))
+    table = render({"x": df}, "table")
+    assert ("–" in table) == any(v is None or (isinstance(v, float) and math.isnan(v)) for v in mixed + text)
+    t = Table({"m": mixed, "t": text})
+    assert json.loads(render({"x": t}, "json")) == json.loads(render({"x": df}, "json"))
+
+
+def test_huge_integers_mixed_with_inf_stay_integers():
+    t = Table({"n": [2 ** 70, math.inf, 3]})
+    assert t.kinds["n"] == "object"
+    assert render({"x": t}, "tsv") == f"n\n{2 ** 70}\ninf\n3\n"
+    assert json.loads(render({"x": t}, "json"))["x"] == [{"n": 2 ** 70}, {"n": None}, {"n": 3}]
+    assert Table({"n": [7, math.inf]}).kinds["n"] == "float"  # as pandas: 7.0
+
+
+def test_a_run_named_metric_keeps_the_metric_column_when_transposed():
+    from ulnorm_eval.render.frames import format_frames_table
+
+    metrics = ["AP", "nDCG@10", "P@10", "RR", "Rprec", "UL2(AP)", "UL2(RR)"]
+    t = Table({"run": ["metric", "b"] * len(metrics), "metric": [m for m in metrics for _ in (0, 1)],
+               "mean": [0.1, 0.2] * len(metrics), "rank": [2, 1] * len(metrics)})
+    narrow = format_frames_table({"systems": t}, 4, {}, width=60)  # too wide as run x metric: transposed
+    assert "metric′" in narrow and all(m in narrow for m in metrics)
+
+
+def test_csv_cells_with_spaces_before_a_formula_are_neutralised():
+    from ulnorm_eval.render.values import csv_cell
+
+    assert csv_cell(" =1+1") == "' =1+1" and csv_cell("  @x") == "'  @x"
+    assert csv_cell(" -0.5") == " -0.5" and csv_cell("a =b") == "a =b"

@@ -65,11 +65,30 @@ class Comparison:
         """One row per (metric, pair of runs): difference, effect, interval, p-values: a DataFrame."""
         return self._frame("pairs")
 
+    @systems.setter
+    def systems(self, df):
+        self._set("systems", df)
+
+    @summary.setter
+    def summary(self, df):
+        self._set("summary", df)
+
+    @pairs.setter
+    def pairs(self, df):
+        self._set("pairs", df)
+
     def _frame(self, name: str):
         frames = self.__dict__.setdefault("_frames", {})
         if name not in frames:
             frames[name] = self.tables[name].to_frame()
         return frames[name]
+
+    def _set(self, name: str, df) -> None:
+        """An assigned DataFrame replaces the table (a DataFrame edited in place does not: assign it)."""
+        from .table import Table
+
+        self.tables[name] = Table.from_frame(df)
+        self.__dict__.setdefault("_frames", {})[name] = df
 
 
 def _matrix(result, metric, qids):
@@ -206,14 +225,15 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
 
 
 def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options=None, warn=None, executor=None,
-                  **kw):
+                  read_ahead: bool = True, **kw):
     """Evaluate ``runs`` (paths, Runs, or an iterable of either) against ``qrels`` and :func:`compare`
     them (keywords go to ``compare``).
 
     The plain measure is always evaluated next to its variants (Kendall's tau and conflicts are
     measured against it); E and IUB are evaluated too when a query subset is requested.
     ``executor``: a :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to evaluate
-    the runs in worker processes (same values).
+    the runs in worker processes (same values).  ``read_ahead``: read each run in a background
+    thread while the one before is evaluated (never for standard input, ``-``, which is read here).
     """
     from ..pipeline import evaluate as api
     from ..core.registry import Metric
@@ -233,10 +253,13 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
     q = api.load_qrels(qrels)
     paths, results = [], []
     if executor is None or executor.sequential:
-        from ..pipeline.stream import read_ahead
+        from ..pipeline.stream import read_ahead as ahead
 
+        if isinstance(runs, (list, tuple)) and "-" in runs:
+            read_ahead = False  # standard input is read in this thread, never in the background one
+        loaded = ((r, api.load_run(r, q)) for r in runs)
         # each run is read and parsed in a background thread while the one before is evaluated
-        for r, run in read_ahead((r, api.load_run(r, q)) for r in runs):
+        for r, run in (ahead(loaded) if read_ahead else loaded):
             paths.append(getattr(r, "path", str(r)))
             results.append(api.evaluate_run(q, run, metrics + extra, options, warn))
     else:

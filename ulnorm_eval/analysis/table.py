@@ -9,7 +9,9 @@ DataFrames) and the renderers (render/frames.py) agree with each other and with 
 - ``int``: every value an integer;
 - ``float``: numbers, at least one a float (integers then print as ``12.0``, NaN as ``nan``);
 - ``Int64``: integers with gaps (None), pandas' nullable integer;
-- ``str``: anything else.
+- ``str``: text (None where missing);
+- ``object``: anything else, each value kept as it is (pandas' object columns: text mixed with
+  numbers, or integers beyond int64).
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from collections import namedtuple
 
 __all__ = ["Table", "KINDS"]
 
-KINDS = ("bool", "int", "float", "Int64", "str")
+KINDS = ("bool", "int", "float", "Int64", "str", "object")
 NUMERIC = ("int", "float", "Int64")
 
 
@@ -34,16 +36,26 @@ def _is_number(v) -> bool:
     return _is_int(v) or isinstance(v, float) or type(v).__name__.startswith("float")
 
 
+def _beyond_int64(v) -> bool:
+    return _is_int(v) and not -(1 << 63) <= int(v) < 1 << 63
+
+
 def infer_kind(values) -> str:
     """The kind pandas gives a column of these Python or numpy scalars."""
     values = list(values)
     if values and all(_is_bool(v) for v in values):
         return "bool"
-    if all(_is_int(v) for v in values):
-        return "int"
     if all(_is_number(v) for v in values):
-        return "float"
-    return "str"
+        if any(_beyond_int64(v) for v in values):
+            return "object"  # pandas keeps such integers as Python objects
+        return "int" if all(_is_int(v) for v in values) else "float"
+    if all(v is None or isinstance(v, str) for v in values):
+        return "str"
+    return "object"
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or type(v).__name__ in ("NAType", "NaTType")
 
 
 def _convert(values, kind: str) -> list:
@@ -54,8 +66,10 @@ def _convert(values, kind: str) -> list:
     if kind == "float":
         return [float(v) for v in values]
     if kind == "Int64":
-        return [None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v) for v in values]
-    return [v if v is None or isinstance(v, str) else str(v) for v in values]
+        return [None if _missing(v) else int(v) for v in values]
+    if kind == "str":
+        return [None if _missing(v) else v if isinstance(v, str) else str(v) for v in values]
+    return [None if _missing(v) else v.item() if hasattr(v, "item") else v for v in values]
 
 
 class Table:
@@ -110,9 +124,11 @@ class Table:
                 kinds[c] = "int"
             elif pd.api.types.is_float_dtype(s.dtype):
                 kinds[c] = "float"
+            elif pd.api.types.is_object_dtype(s.dtype):
+                kinds[c] = "object"
             else:
                 kinds[c] = "str"
-            cols[str(c)] = [None if kinds[c] == "Int64" and v is pd.NA else v for v in s.tolist()]
+            cols[str(c)] = s.tolist()
             kinds[str(c)] = kinds.pop(c)
         return cls(cols, kinds)
 

@@ -101,6 +101,8 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs")
     chosen = _table_list(tables)
+    from ..render.frames import FRAME_FORMATS
+    fmt = output_format(fmt, output, FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
     paper = fmt in ("latex", "markdown")
     if baseline is not None and not paper:
         raise click.UsageError("--baseline marks a -f latex or -f markdown table")
@@ -123,7 +125,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         loaded = iter_runs(q, runs, qrels, allow_disjoint)  # compare names repeats itself
         with executor(q, jobs, scheduler) as ex:
             cmp = compare_files(q, loaded, split_names(measures) or None, variants, opts, warnings.append,
-                                executor=ex, test=test, reps=reps, seed=seed, correction=correction, alpha=alpha,
+                                executor=ex, read_ahead="-" not in runs, test=test, reps=reps, seed=seed, correction=correction, alpha=alpha,
                                 subset=subset, subset_size=subset_size, swap_trials=swap_trials,
                                 phi_target=phi_target)
         refuse_non_finite_means(cmp, qrels)
@@ -138,7 +140,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         meta["metric_queries"] = {m: len(q) for m, q in cmp.queries.items()}
         if baseline is not None:
             meta["baseline"] = _run_name(baseline, runs, cmp.runs)
-    _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta)
+    _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta, resolved=True)
     if plot:
         from ..render.plots import plot_compare
         plot_compare(cmp, plot)
@@ -222,8 +224,9 @@ def _run_name(baseline: str, paths, names) -> str:
     fail(f"--baseline {baseline}: not one of the RUNS (give its path or run name: {', '.join(names)})")
 
 
-def _emit(frames: dict, fmt, precision, output, meta) -> None:
+def _emit(frames: dict, fmt, precision, output, meta, resolved: bool = False) -> None:
     from ..render.frames import FRAME_FORMATS, render
 
-    fmt = output_format(fmt, output, FRAME_FORMATS, "tsv")
+    if not resolved:
+        fmt = output_format(fmt, output, FRAME_FORMATS, "tsv")
     write_output(render(frames, fmt, precision, meta), output)

@@ -18,7 +18,7 @@ import warnings
 
 import click
 
-__all__ = ["Interrupted", "guarded_main"]
+__all__ = ["Interrupted", "PipeClosed", "guarded_main"]
 
 # trec_eval's flags that ulnorm-eval does not have, and what to use instead (shown when one is given)
 TREC_EVAL_FLAGS = {
@@ -46,6 +46,11 @@ _CODES = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
 
 class Interrupted(SystemExit):
     """A signal ended the run; ``code`` is 128 + the signal number."""
+
+
+class PipeClosed(Exception):
+    """stdout's reader went away.  Raised in place of BrokenPipeError from a command (main.py's
+    group), since click would turn an EPIPE into exit code 1, the code of a failed gate."""
 
 
 def _raise(signum, frame):  # a signal handler: runs between bytecodes of the main thread
@@ -111,7 +116,7 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
             sys.exit(2)
         except KeyboardInterrupt:
             sys.exit(130)
-        except BrokenPipeError:
+        except (BrokenPipeError, PipeClosed):
             # stdout's reader went away: nothing more can be said there
             try:
                 devnull = os.open(os.devnull, os.O_WRONLY)

@@ -50,6 +50,13 @@ class DefaultGroup(click.Group):
         from .guard import guarded_main
         return guarded_main(super().main, *args, **kw)
 
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as exc:  # click would exit 1 on it: guard.py exits 141
+            from .guard import PipeClosed
+            raise PipeClosed() from exc
+
 
 @click.group(cls=DefaultGroup, context_settings=CONTEXT, epilog=EPILOG)
 @click.version_option(package_name="ulnorm-eval")

@@ -129,7 +129,11 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     import pyarrow as pa
 
     if blocks is None:
-        parsed = read_ahead(parse_block(path, data, name) for data, _ in run_blocks(path, block_bytes))
+        parsed = (parse_block(path, data, name) for data, _ in run_blocks(path, block_bytes))
+        # Standard input is read in this thread: a reader thread still blocked on it when the
+        # command ends (an error, an interrupt) makes the interpreter abort its shutdown.
+        if path != "-":
+            parsed = read_ahead(parsed)
         blocks = (score_parsed(qrels, path, run, lines, metrics, options) for run, lines in parsed)
     blocks = iter(blocks)
     all_qids = qrels_queries(qrels)

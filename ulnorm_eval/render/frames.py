@@ -42,7 +42,7 @@ def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> s
         buf = io.StringIO()
         w = csv.writer(buf, delimiter=sep, lineterminator="\n")
         w.writerow([cell(str(c)) for c in t.columns])
-        text = [t.kinds[c] == "str" for c in t.columns]
+        text = [t.kinds[c] in ("str", "object") for c in t.columns]  # pandas escaped text in these
         for row in t.rows():
             w.writerow([_csv_text(v, is_text, cell) for v, is_text in zip(row, text)])
         parts.append((f"# {name}\n" if len(frames) > 1 else "") + buf.getvalue())
@@ -220,11 +220,15 @@ def _fit(line, key, value, width, indent) -> list:
 
 
 def _transposed(wide: Table) -> Table:
-    """compare's systems table as metric x run (rows: metrics, columns: runs)."""
+    """compare's systems table as metric x run (rows: metrics, columns: runs; the first column's
+    heading is 'metric', with primes while a run has that name)."""
     runs = wide["run"]
     metrics = [c for c in wide.columns if c != "run"]
-    return Table({"metric": metrics, **{r: [wide[m][i] for m in metrics] for i, r in enumerate(runs)}},
-                 {"metric": "str", **{r: "str" for r in runs}})
+    head = "metric"
+    while head in runs:
+        head += "′"
+    return Table({head: metrics, **{r: [wide[m][i] for m in metrics] for i, r in enumerate(runs)}},
+                 {head: "str", **{r: "str" for r in runs}})
 
 
 def _summary_title(meta) -> str:

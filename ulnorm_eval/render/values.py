@@ -48,11 +48,11 @@ _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(text) -> str:
-    """A text cell for CSV, safe to open in a spreadsheet: a cell starting with ``= + - @``, tab or
-    CR is a formula there (OWASP "CSV injection"), so it gets a leading ``'``; numbers (``-0.5``)
+    """A text cell for CSV, safe to open in a spreadsheet: a cell starting (after spaces) with
+    ``= + - @``, tab or CR is a formula there (OWASP "CSV injection"), so it gets a leading ``'``; numbers (``-0.5``)
     are left as they are.  Control characters are escaped (:func:`safe_text`)."""
     text = str(text)
-    if text.startswith(_FORMULA_START):
+    if text.lstrip(" ").startswith(_FORMULA_START):  # ' =x' is a formula to some spreadsheets too
         try:
             float(text)
         except ValueError:

@@ -103,7 +103,6 @@ def _join_index(qrels: Qrels, qids: list):
     Kept on the qrels for the last query set asked for: every run of an evaluation (and every
     small file, one block) asks for the same one, so it is built once, not once per run.
     """
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     key = tuple(qids)
@@ -134,8 +133,6 @@ class RankedRun:
     @property
     def docid(self):
         """pyarrow strings in ranking order (built on demand: only NRG and the ir_measures bridge need it)."""
-        import pyarrow as pa
-
         return self._docid.take(numeric_array(self._take))
 
 

@@ -10,7 +10,7 @@ from ..lazy import np
 
 from ..kernels import Judgements, Ranking
 from ..records import FAMILIES
-from . import cumulative, precision, rbp, trec  # noqa: F401  (registers the families)
+from . import cumulative, precision, rbp, trec  # noqa: F401  (registers the families; trec imports its kernel modules)
 
 __all__ = ["FAMILIES", "compute", "gains_for"]
 

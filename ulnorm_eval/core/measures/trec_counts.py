@@ -1,0 +1,115 @@
+"""trec_eval's counting and set families (num_q, num_ret, num_rel, num_rel_ret,
+num_nonrel_judged_ret; set_P, set_recall, set_relative_P, set_map, set_F; utility), and relstring and
+runid, as kernels ``k_x(ranking, judgements, param, ctx)``; registered in :mod:`.trec`."""
+from __future__ import annotations
+
+from ..lazy import np
+
+from ..kernels import Ranking
+from .common import safe
+from .trec_view import codes, NONPOOL, present_mask, rel_mask, rel_total
+
+
+# --------------------------------------------------------------------------- counts
+
+def k_num_q(rk, J, param, ctx):
+    """1 per evaluated query (trec_eval prints only the sum: the number of queries averaged over)."""
+    return np.ones(rk.nrows)
+
+
+def k_num_ret(rk, J, param, ctx):
+    """Documents retrieved (after -M and -J)."""
+    return rk.length.astype(np.float64)
+
+
+def k_num_rel(rk, J, param, ctx):
+    """R: judged documents with grade >= -l."""
+    return rel_total(rk, J, ctx).astype(np.float64)
+
+
+def k_num_rel_ret(rk, J, param, ctx):
+    """Relevant documents retrieved."""
+    return rk.rowsum(rel_mask(rk, ctx))
+
+
+def k_num_nonrel_judged_ret(rk, J, param, ctx):
+    """Judged nonrelevant documents retrieved: num_ret - unjudged - num_rel_ret."""
+    c = codes(rk)
+    return rk.rowsum((c >= 0) & (c < ctx.rel_level))
+
+
+# --------------------------------------------------------------------------- set measures
+
+def _set_counts(rk, J, ctx):
+    return rk.length.astype(np.float64), rk.rowsum(rel_mask(rk, ctx)), rel_total(rk, J, ctx).astype(np.float64)
+
+
+def k_set_P(rk, J, param, ctx):
+    """num_rel_ret / num_ret."""
+    ret, a, R = _set_counts(rk, J, ctx)
+    return safe(a, ret)
+
+
+def k_set_recall(rk, J, param, ctx):
+    """num_rel_ret / R."""
+    ret, a, R = _set_counts(rk, J, ctx)
+    return safe(a, R)
+
+
+def k_set_relative_P(rk, J, param, ctx):
+    """num_rel_ret / min(num_ret, R)."""
+    ret, a, R = _set_counts(rk, J, ctx)
+    return np.where((ret > 0) & (R > 0), safe(a, np.minimum(ret, R)), 0.0)
+
+
+def k_set_map(rk, J, param, ctx):
+    """num_rel_ret^2 / (num_ret R) (set precision times set recall)."""
+    ret, a, R = _set_counts(rk, J, ctx)
+    return safe(a * a, ret * R)
+
+
+def k_set_F(rk, J, x, ctx):
+    """(x+1) P R / (x P + R) with set P and R; x = 1 by default (m_set_F.c)."""
+    x = 1.0 if x is None else float(x)
+    ret, a, R = _set_counts(rk, J, ctx)
+    P, Rc = safe(a, ret), safe(a, R)
+    return np.where(a > 0, safe((x + 1.0) * P * Rc, x * P + Rc), 0.0)
+
+
+def k_utility(rk, J, coef, ctx):
+    """p1 a + p2 b + p3 c + p4 d over the contingency table (a relevant retrieved, b nonrelevant
+    retrieved, c relevant missed, d = N + a - num_ret - R); 0 for -c's empty rankings (m_utility.c)."""
+    p1, p2, p3, p4 = (1.0, -1.0, 0.0, 0.0) if coef is None else map(float, coef)
+    ret, a, R = _set_counts(rk, J, ctx)
+    v = p1 * a + p2 * (ret - a) + p3 * (R - a) + p4 * (ctx.num_docs + a - ret - R)
+    return np.where(present_mask(rk, ctx), v, 0.0)
+
+
+# trec_eval base name -> exact expectation(pool, J, param, ctx) -> values[queries]
+
+
+# --------------------------------------------------------------------------- relstring and runid (text)
+
+def relstring(rk: Ranking, length: int = 10) -> list[str]:
+    """Per row the codes of the first ``length`` documents as text: a digit for grade 0-9, '>' above,
+    '-' not in the qrels, '.' pooled but unjudged (m_relstring.c)."""
+    c = codes(rk)
+    ch = np.where(c > 9, ">", np.where(c >= 0, np.char.mod("%d", np.clip(c, 0, 9).astype(np.int64)),
+                                        np.where(c == NONPOOL, "-", ".")))
+    keep = rk.pos < length
+    out = [""] * rk.nrows
+    rows, chars = rk.row[keep], ch[keep]
+    bounds = np.searchsorted(rows, np.arange(rk.nrows + 1))
+    for r in np.flatnonzero(np.diff(bounds)):  # one join per query, not per document
+        out[r] = "".join(chars[bounds[r]:bounds[r + 1]].tolist())
+    return out
+
+
+def k_relstring(rk, J, length, ctx):
+    """The relevance codes of the top ``length`` documents, quoted as trec_eval prints them."""
+    return np.array([f"'{s}'" for s in relstring(rk, 10 if length is None else int(length))], dtype=object)
+
+
+def k_runid(rk, J, param, ctx):
+    """No per-query value: trec_eval prints the run's tag on the 'all' row only."""
+    return np.full(rk.nrows, "", dtype=object)

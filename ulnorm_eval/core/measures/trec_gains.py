@@ -1,0 +1,239 @@
+"""trec_eval's graded families beyond nDCG (ndcg_rel, Rndcg, binG, G, rbp, rbp_resid), their gain
+maps and ideal orderings, and the expectations of binG, rbp and rbp_resid; registered in :mod:`.trec`."""
+from __future__ import annotations
+
+from ..lazy import np
+
+from ..kernels import Judgements
+from .common import safe
+from .trec_view import codes, pool_counts, present_mask, rel_mask, rel_total, running_sum, UNJUDGED
+
+
+# --------------------------------------------------------------------------- gains
+
+def _level_gain(code: np.ndarray, gains: dict | None) -> np.ndarray:
+    """trec_eval's get_gain: a listed level takes its gain, another judged level (>= 0) gains its
+    own value, anything else 0 (gain_init.c)."""
+    g = np.where(code >= 0, code, 0.0)
+    for lvl, val in (gains or {}).items():
+        g = np.where(code == float(lvl), float(val), g)
+    return g
+
+
+def _ideal_sorted(J: Judgements, gains: dict | None):
+    """Per query, the judged documents' gains sorted descending (row, gain, 0-based position)."""
+    key = ("trec_ideal", tuple(sorted((gains or {}).items())))
+    if key not in J._cache:
+        code = np.where(J.grade < 0, UNJUDGED, J.grade)
+        keep = code >= 0
+        row, g = J.row[keep], _level_gain(code[keep], gains)
+        order = np.lexsort((-g, row))
+        row, g = row[order], g[order]
+        starts = np.searchsorted(row, np.arange(J.nq + 1))
+        pos = np.arange(len(row)) - starts[row]
+        J._cache[key] = (row, g, pos)
+    return J._cache[key]
+
+
+def _disc(pos):
+    return 1.0 / np.log2(pos + 2.0)
+
+
+def _idcg(J, gains, k=None):
+    key = ("trec_idcg", tuple(sorted((gains or {}).items())), k)
+    if key not in J._cache:
+        row, g, pos = _ideal_sorted(J, gains)
+        w = np.where(g > 0, g * _disc(pos), 0.0)
+        if k is not None:
+            w = np.where(pos < k, w, 0.0)
+        J._cache[key] = np.bincount(row, weights=w, minlength=J.nq)[: J.nq]
+    return J._cache[key]
+
+
+def _prefix_idcg(J, gains):
+    """Per query the running ideal DCG over the positive ideal gains: (flat array, starts, counts)."""
+    row, g, pos = _ideal_sorted(J, gains)
+    keep = g > 0
+    row, g, pos = row[keep], g[keep], pos[keep]
+    c = np.cumsum(g * _disc(pos))
+    st = np.searchsorted(row, np.arange(J.nq + 1))
+    before = np.concatenate(([0.0], c))[st[:-1]]
+    return c - before[row], st, np.diff(st), row, g
+
+
+def k_ndcg_rel(rk, J, gains, ctx):
+    """nDCG averaged over the relevant (positive-gain) documents: at each retrieved one, DCG so far
+    / ideal DCG at the same rank (the ideal stops growing past its last positive gain); each one not
+    retrieved contributes the final DCG / the full ideal DCG (m_ndcg_rel.c)."""
+    g = _level_gain(codes(rk), gains)
+    dcg = running_sum(rk, g * _disc(rk.pos))
+    pidcg, st, npos, _, _ = _prefix_idcg(J, gains)
+    q = rk.base[rk.row]
+    n = npos[q]
+    at = st[q] + np.minimum(rk.pos, np.maximum(n - 1, 0))
+    ideal = np.where(n > 0, pidcg[np.minimum(at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
+    hit = g > 0
+    s = rk.rowsum(np.where(hit, safe(dcg, ideal), 0.0))
+    full = _idcg(J, gains)[rk.base]
+    final = rk.rowsum(g * _disc(rk.pos))
+    nrel = npos[rk.base].astype(np.float64)
+    s = s + (nrel - rk.rowsum(hit)) * safe(final, full)
+    return np.where(s > 0, safe(s, nrel), 0.0)
+
+
+def k_Rndcg(rk, J, gains, ctx):
+    """nDCG averaged at the R levels: at b = the number of judged documents of gain >= each
+    distinct positive gain, nDCG@b; plus nDCG over the whole ranking when it extends at least two
+    documents past the last level (m_Rndcg.c's loop structure); 0 when R = 0."""
+    R = rel_total(rk, J, ctx)
+    g = _level_gain(codes(rk), gains)
+    dcg_cum = running_sum(rk, g * _disc(rk.pos))
+    pidcg, st, npos, irow, ig = _prefix_idcg(J, gains)
+    # boundaries: ends of runs of equal positive ideal gain
+    last = np.ones(len(ig), bool)
+    if len(ig):
+        last[:-1] = (irow[1:] != irow[:-1]) | (ig[1:] != ig[:-1])
+    bidx = np.flatnonzero(last)
+    bq, bpos = irow[bidx], bidx - st[irow[bidx]] + 1  # boundary b (a prefix length)
+    ideal_b = pidcg[bidx]
+    # expand boundaries to ranking rows: every row whose base is the boundary's query (CSR over base)
+    by_q = np.argsort(rk.base, kind="stable")
+    q_st = np.searchsorted(rk.base[by_q], np.arange(J.nq + 1))
+    rep = (q_st[1:] - q_st[:-1])[bq]
+    first = np.repeat(q_st[bq], rep)
+    k_in = np.arange(int(rep.sum())) - np.repeat(np.cumsum(rep) - rep, rep)
+    br = by_q[first + k_in] if len(first) else np.zeros(0, np.int64)
+    bb, bi = np.repeat(bpos, rep), np.repeat(ideal_b, rep)
+    # DCG of the first b documents of the row (all of them when b >= num_ret)
+    L = rk.length[br]
+    take = np.minimum(bb, L)
+    idx = rk.starts[br] + take - 1
+    dcg_b = np.where(take > 0, dcg_cum[np.maximum(idx, 0)] if len(dcg_cum) else 0.0, 0.0)
+    s = np.bincount(br, weights=safe(dcg_b, bi), minlength=rk.nrows)[: rk.nrows]
+    cnt_b = np.bincount(br, minlength=rk.nrows)[: rk.nrows].astype(np.float64)
+    bmax = np.zeros(rk.nrows)
+    np.maximum.at(bmax, br, bb)
+    final = rk.rowsum(g * _disc(rk.pos))
+    full = _idcg(J, gains)[rk.base]
+    extra = (rk.length >= bmax + 2) & (full > 0) & (cnt_b > 0)
+    s = s + np.where(extra, safe(final, full), 0.0)
+    cnt_b = cnt_b + extra
+    return np.where(R > 0, safe(s, cnt_b), 0.0)
+
+
+def k_binG(rk, J, param, ctx):
+    """binG = (1/R) sum over relevant retrieved d of 1 / log2(2 + documents above d not relevant)."""
+    rel = rel_mask(rk, ctx)
+    above_non = rk.pos - (running_sum(rk, rel) - rel)
+    s = rk.rowsum(np.where(rel, 1.0 / np.log2(2.0 + above_non), 0.0))
+    return safe(s, rel_total(rk, J, ctx))
+
+
+def k_G(rk, J, gains, ctx):
+    """G (m_G.c): sum_i gain(d_i) / log2(2 + C_i - S_i), S_i the run's gain to rank i, C_i the
+    running sum of max(ideal gain at rank i, 1), divided by the total positive ideal gain."""
+    g = _level_gain(codes(rk), gains)
+    row, ig, pos = _ideal_sorted(J, gains)
+    keep = ig > 0
+    n_pos = np.bincount(row[keep], minlength=J.nq)[: J.nq]
+    # ideal gain at rank i of the row: the i-th positive ideal gain, 0 past them (cost 1 each)
+    q = rk.base[rk.row]
+    st = np.searchsorted(row[keep], np.arange(J.nq + 1))
+    inside = rk.pos < n_pos[q]
+    igk = ig[keep]
+    ideal_i = np.where(inside, igk[np.minimum(st[q] + rk.pos, max(len(igk) - 1, 0))] if len(igk) else 0.0, 0.0)
+    cost = running_sum(rk, np.maximum(ideal_i, 1.0))
+    S = running_sum(rk, g)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = np.where(g != 0, g / np.log2(2.0 + cost - S), 0.0)
+    total = np.bincount(row[keep], weights=igk, minlength=J.nq)[: J.nq][rk.base]
+    return safe(rk.rowsum(term), total)
+
+
+def _rbp_gains(rk, J, gains):
+    """Each ranked document's rbp gain scaled to [0, 1] over the query's gain levels (see module doc)."""
+    code = codes(rk)
+    g = _level_gain(code, gains)
+    # the query's levels: 0 .. its largest judged grade, plus any listed level
+    top = np.full(J.nq, -1.0)
+    ok = J.grade >= 0
+    np.maximum.at(top, J.row[ok], J.grade[ok])
+    lv_min = np.where(top >= 0, 0.0, np.inf)
+    lv_max = np.where(top >= 0, top, -np.inf)
+    if gains:
+        # listed levels are levels too; the default levels 0..top take gain = level unless listed
+        base_vals = {}
+        for lvl, val in gains.items():
+            base_vals[float(lvl)] = float(val)
+        lv_min = np.full(J.nq, np.inf)
+        lv_max = np.full(J.nq, -np.inf)
+        maxtop = int(top.max()) if len(top) else -1
+        for lvl in range(0, maxtop + 1):
+            val = base_vals.get(float(lvl), float(lvl))
+            has = top >= lvl
+            lv_min = np.where(has, np.minimum(lv_min, val), lv_min)
+            lv_max = np.where(has, np.maximum(lv_max, val), lv_max)
+        for lvl, val in base_vals.items():
+            if not (0 <= lvl <= maxtop and float(lvl).is_integer()):
+                lv_min, lv_max = np.minimum(lv_min, val), np.maximum(lv_max, val)
+            else:
+                lv_min = np.where(top < lvl, np.minimum(lv_min, val), lv_min)
+                lv_max = np.where(top < lvl, np.maximum(lv_max, val), lv_max)
+    lo, hi = lv_min[rk.base][rk.row], lv_max[rk.base][rk.row]
+    scale = (lo < 0) | (hi > 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = np.where(scale, (g - lo) / (hi - lo), g)
+    # a document with no known level keeps get_gain's 0 (m_rbp.c rescales only the level table)
+    known = (code >= 0) | np.isin(code, [float(k) for k in (gains or {})])
+    return np.where(known, scaled, 0.0)
+
+
+def _p_and_gains(param):
+    """rbp's pair parameters: ``p=0.8`` and ``level=gain`` pairs (default p = 0.9)."""
+    param = dict(param or {})
+    p = float(param.pop("p", 0.9))
+    return p, {k: v for k, v in param.items() if not isinstance(k, str)} or None
+
+
+def k_rbp(rk, J, param, ctx):
+    """RBP(p) = (1-p) sum_i p^(i-1) gain(d_i), gains scaled to [0, 1] when they exceed it (Moffat &
+    Zobel 2008; m_rbp.c, with its uninitialised bounds set); param {'p': 0.9, level: gain, ...}."""
+    p, gains = _p_and_gains(param)
+    return (1.0 - p) * rk.rowsum(_rbp_gains(rk, J, gains) * np.power(p, rk.pos))
+
+
+def k_rbp_resid(rk, J, param, ctx):
+    """RBP residual: p^num_ret + (1-p) sum over unjudged d_i of p^(i-1), when any retrieved document
+    is unjudged, else 0 (Moffat & Zobel 2008; m_rbp_resid.c)."""
+    p, _ = _p_and_gains(param)
+    unj = codes(rk) < 0
+    s = rk.rowsum(np.where(unj, np.power(p, rk.pos), 0.0))
+    v = np.power(p, rk.length) + (1.0 - p) * s
+    return np.where((rk.rowsum(unj) > 0) & present_mask(rk, ctx), v, 0.0)
+
+
+def e_binG(pool, J, param, ctx):
+    n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
+    K = (n - P).astype(np.int64)
+    H = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(2.0 + np.arange(int(K.max()) + 1 if K.size else 0)))))
+    mean = H[K + 1] / (K + 1.0)
+    return safe(P * mean, R)
+
+
+def _rbp_pool_gains(pool, J, gains):
+    rk = pool.ordered(np.zeros(len(pool.row)), True)
+    return rk, _rbp_gains(rk, J, gains)
+
+
+def e_rbp(pool, J, param, ctx):
+    p, gains = _p_and_gains(param)
+    rk, g = _rbp_pool_gains(pool, J, gains)
+    return safe(rk.rowsum(g), pool.n) * (1.0 - np.power(p, pool.n))
+
+
+def e_rbp_resid(pool, J, param, ctx):
+    p, _ = _p_and_gains(param)
+    n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
+    W = U + V
+    pn = np.power(p, n)
+    return np.where(W > 0, pn + safe(W, n) * (1.0 - pn), 0.0)

@@ -1,0 +1,162 @@
+"""trec_eval's view of a ranking and of a random pool, shared by the trec_eval families.
+
+A retrieved document's *code* (its grade when judged with grade >= 0, -1 when the qrels do not list
+it, -2 when listed with a negative grade), ``-J`` (:func:`judged_only`), running counts over the flat
+ranking, R and the judged nonrelevant count, and the per-query counts of a random pool that the
+closed-form expectations use.  The semantics, and where they depart from trec_eval 10, are in the
+docstring of :mod:`.trec`, which registers the families.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..lazy import np
+
+from ..kernels import Judgements, Ranking
+
+INFAP_EPSILON = 0.00001  # trec_eval.h
+NONPOOL, UNJUDGED = -1.0, -2.0
+
+
+@dataclass(frozen=True)
+class TrecContext:
+    """trec_eval's flags as the kernels see them.
+
+    rel_level: ``-l`` (relevant means grade >= rel_level).  num_docs: ``-N`` (collection size, for
+    utility's 4th coefficient).  rounding: how iprec_at_recall / 11pt_avg turn a recall fraction x
+    into a count of relevant documents: 'round' = lround(x R) (trec_eval 10), 'legacy' =
+    (long)(x R + 0.9) (trec_eval <= 9.0.8, e.g. the DL-HARD published files).  present: per row,
+    whether the run retrieved anything for the query before ``-J`` (False: ``-c``'s empty ranking,
+    for which trec_eval zeroes utility, unj and rbp_resid); None means "every row with documents".
+    """
+
+    rel_level: float = 1.0
+    num_docs: float = 0.0
+    rounding: str = "round"
+    present: np.ndarray | None = field(default=None, compare=False, hash=False)
+
+
+# --------------------------------------------------------------------------- the trec_eval view
+
+def codes(rk: Ranking) -> np.ndarray:
+    """trec_eval's relevance code of each ranked document (see the module docstring); computed once
+    per ranking (a Ranking's arrays are never modified in place)."""
+    c = rk.__dict__.get("_trec_codes")
+    if c is None:
+        judged = np.ones(len(rk.row), bool) if rk.judged is None else rk.judged
+        c = np.where(~judged, NONPOOL, np.where(rk.grade < 0, UNJUDGED, rk.grade))
+        rk.__dict__["_trec_codes"] = c
+    return c
+
+
+def judged_only(rk: Ranking) -> Ranking:
+    """``-J``: the ranking without unjudged documents (qrels-absent or negative grade), ranks closed up."""
+    keep = codes(rk) >= 0
+    return Ranking(rk.row[keep], rk.grade[keep], rk.nrows, rk.base,
+                   None if rk.judged is None else rk.judged[keep])
+
+
+def present_mask(rk: Ranking, ctx: TrecContext) -> np.ndarray:
+    return rk.length > 0 if ctx.present is None else np.asarray(ctx.present, bool)
+
+
+def running_sum(rk: Ranking, x) -> np.ndarray:
+    """Inclusive running sum of ``x`` within each row."""
+    c = np.cumsum(np.asarray(x, dtype=np.float64))
+    before = np.concatenate(([0.0], c))[rk.starts[:-1]]
+    return c - before[rk.row]
+
+
+def at_depth(rk: Ranking, x, k) -> np.ndarray:
+    """Per row: sum of ``x`` over the first ``k`` documents (k scalar or per row)."""
+    k = np.broadcast_to(np.asarray(k), (rk.nrows,))
+    return rk.rowsum(np.where(rk.pos < k[rk.row], x, 0.0))
+
+
+def trec_relevant_count(J: Judgements, rel_level: float) -> np.ndarray:
+    """R (num_rel) per query: judged documents with grade >= max(rel_level, 0) (form_res_rels.c)."""
+    key = ("trecR", float(rel_level))
+    if key not in J._cache:
+        J._cache[key] = np.bincount(J.row, weights=(J.grade >= max(rel_level, 0.0)), minlength=J.nq)[: J.nq]
+    return J._cache[key]
+
+
+def nonrel_count(J: Judgements, rel_level: float) -> np.ndarray:
+    """Judged nonrelevant documents per query: 0 <= grade < rel_level (bpref's num_nonrel)."""
+    key = ("trecN", float(rel_level))
+    if key not in J._cache:
+        w = (J.grade >= 0) & (J.grade < rel_level)
+        J._cache[key] = np.bincount(J.row, weights=w, minlength=J.nq)[: J.nq]
+    return J._cache[key]
+
+
+def rel_total(rk, J, ctx):
+    return trec_relevant_count(J, ctx.rel_level)[rk.base]
+
+
+def rel_mask(rk, ctx):
+    return codes(rk) >= ctx.rel_level
+
+
+# --------------------------------------------------------------------------- expectations
+#
+# Expectations of trec_eval's measures under a uniformly random permutation of each query's pool,
+# exact where a closed form exists, otherwise Monte Carlo with the native kernels.
+#
+# The pool (core/pools.py) is ranked whole: num_ret = n.  Each pool document has trec_eval's code
+# (codes()): its grade when judged with grade >= 0, -2 when judged with a negative grade
+# (pooled but unjudged), -1 when not judged (run/union pools).  Per query, with L = -l:
+#
+#   n pool size; P pool documents relevant (code >= L); Q judged nonrelevant (0 <= code < L);
+#   U pooled-unjudged (-2); V not in the qrels (-1); R = trec_eval's num_rel from the qrels;
+#   N judged nonrelevant in the qrels; m = min(k, n).
+#
+# Closed forms (each proven against every permutation of small pools in tests/test_trec_bounds.py):
+#
+# * P@k: (P/n) m/k;  recall@k: (P/n) m/R;  relative_P@k: (P/n) m/min(k, R)  (linearity).
+# * success@k: 1 - C(n-P, m)/C(n, m)  (no relevant document among the first m).
+# * Rprec: (P/n) min(R, n)/R.  Rprec_mult(x), c = (long)(x R + 0.9): 0 if c = 0; P/n if c <= n;
+#   P/c if c > n (every pool document is retrieved).
+# * map, map_cut@k, recip_rank, gm_map, P, recall, Rprec, ndcg, ndcg_cut: the AP, RR, P, R, Rprec
+#   and nDCG records' expectations (precision.py, cumulative.py).
+# * bpref (Buckley & Voorhees 2004): the judged nonrelevant documents above a given relevant one are
+#   uniform on {0..Q} (its place among them is uniform), so
+#   E = (P/R) (1 - E[min(X, R)]/min(N, R)), E[min(X, R)] = (t(t+1)/2 + (Q - t) R)/(Q + 1), t = min(Q, R)
+#   (and P/R when min(N, R) = 0).
+# * binG: the documents above a relevant one that are not relevant are uniform on {0..n-P}:
+#   E = (P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x).
+# * infAP (Yilmaz & Aslam 2006): above a given relevant document, the number s of judged documents
+#   (K = P-1+Q others) is uniform on 0..K; given s, the number w of the W = U+V others above it is
+#   beta-binomial BB(W; s+1, K+1-s) (its place among all is uniform); of those s, r are relevant with
+#   E[r | s] = s (P-1)/K, and of those w, v are not in the qrels with E[v | w] = w V/W.  The term at
+#   rank j = s + w, (1 + (j - v)(r + eps)/(s + 2 eps))/(j + 1), is linear in r and in v, which are
+#   independent given (s, w), so E = (P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)]
+#   (the j = 0 term is 1).
+# * rbp(p): mean scaled gain * (1 - p^n) (Moffat & Zobel 2008).  rbp_resid(p): p^n + (W/n)(1 - p^n)
+#   when W = U + V > 0, else 0.
+#
+# 'montecarlo' families (iprec_at_recall, 11pt_avg, G, ndcg_rel, Rndcg, ERR, Compat): the native
+# kernel on seeded permutations (core/permutations.py, through core/expectations.py), with the
+# standard error of the mean.
+
+
+def pool_codes(pool) -> np.ndarray:
+    """trec_eval's code of each pool document (as :func:`codes` of a ranking)."""
+    return np.where(~pool.judged, NONPOOL, np.where(pool.grade < 0, UNJUDGED, pool.grade))
+
+
+def pool_counts(pool, J, ctx):
+    """n, P, Q, U, V, R, N per query (see the module docstring)."""
+    c = pool_codes(pool)
+    L = ctx.rel_level
+    P = pool.rowsum(c >= L)
+    Q = pool.rowsum((c >= 0) & (c < L))
+    U = pool.rowsum(c == UNJUDGED)
+    V = pool.rowsum(c == NONPOOL)
+    R = trec_relevant_count(J, L)
+    N = nonrel_count(J, L)
+    return pool.n, P, Q, U, V, R, N
+
+
+def depth_of(n, k):
+    return np.minimum(n, float(k))

@@ -18,6 +18,18 @@ FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),
 TEXT = st.text(alphabet="ab c,\t\"'=+-é", min_size=0, max_size=6)
 
 
+def _pandas_records(values, mask):
+    """What the JSON output held when pandas wrote it: ``to_dict`` records of ``values`` with the
+    gaps of ``mask`` as null, non-finite numbers as null and numpy scalars as Python ones."""
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        return v.item() if hasattr(v, "item") else v
+
+    recs = values.astype(object).where(mask.notna(), None).to_dict(orient="records")
+    return json.loads(json.dumps([{k: clean(v) for k, v in r.items()} for r in recs]))
+
+
 @pytest.mark.parametrize("values, kind", [
     ([True, np.bool_(False)], "bool"),
     ([1, np.int64(2)], "int"),
@@ -74,14 +86,7 @@ def test_delimited_and_json_equal_pandas(cols, precision):
         assert render({"x": t}, fmt, precision) == d.to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n")
         assert render({"x": t}, fmt, precision) == render({"x": df}, fmt, precision)
 
-    def clean(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        return v.item() if hasattr(v, "item") else v
-
-    recs = rounded.astype(object).where(df.notna(), None).to_dict(orient="records")
-    want = [{k: clean(v) for k, v in r.items()} for r in recs]
-    assert json.loads(render({"x": t}, "json", precision))["x"] == json.loads(json.dumps(want))
+    assert json.loads(render({"x": t}, "json", precision))["x"] == _pandas_records(rounded, df)
     assert render({"x": t}, "table", precision) == render({"x": df}, "table", precision)
 
 
@@ -102,14 +107,7 @@ def test_object_and_missing_text_columns_equal_pandas(cols):
                      for c in ("m", "t")})  # values kept as they are (Series.map would re-infer: 0 -> 0.0)
     assert render({"x": df}, "tsv") == d.to_csv(sep="\t", index=False, na_rep="nan", lineterminator="\n")
 
-    def clean(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        return v.item() if hasattr(v, "item") else v
-
-    recs = df.astype(object).where(df.notna(), None).to_dict(orient="records")
-    want = [{k: clean(v) for k, v in r.items()} for r in recs]
-    assert json.loads(render({"x": df}, "json"))["x"] == json.loads(json.dumps(want))
+    assert json.loads(render({"x": df}, "json"))["x"] == _pandas_records(df, df)
     table = render({"x": df}, "table")
     assert ("–" in table) == any(v is None or (isinstance(v, float) and math.isnan(v)) for v in mixed + text)
     t = Table({"m": mixed, "t": text})

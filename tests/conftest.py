@@ -1,10 +1,15 @@
-"""Shared fixtures: the real evaluation data beside the checkout, and small helpers."""
+"""Shared fixtures: the real evaluation data beside the checkout, and small helpers.
+
+Under CI (the environment variable ``CI`` set and not empty) nothing may skip: a missing
+``../shared/data`` (or ``$ULNORM_EVAL_SHARED_DATA``) fails every test that needs it, and any other
+skip is reported as a failure, so that a machine without the data cannot go green on the tests that
+compare with trec_eval and the published outputs.
+"""
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
-
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -14,15 +19,36 @@ settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED = Path(os.environ.get("ULNORM_EVAL_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
+IN_CI = bool(os.environ.get("CI"))
+
+
+def missing_data(what: Path) -> None:
+    """Skip a test whose real data is absent; under CI, fail it instead."""
+    message = f"real evaluation data not found at {what} (see the README's test section)"
+    if IN_CI:
+        pytest.fail(f"{message}; CI must have it (CI is set)", pytrace=False)
+    pytest.skip(message)
 
 
 @pytest.fixture(scope="session")
 def shared() -> Path:
-    """``../shared/data`` (trec_eval's test files, DL-HARD, Robust 2003, LETOR); skip when absent."""
+    """``../shared/data`` (trec_eval's test files, DL-HARD, Robust 2003, LETOR); skip when absent
+    (fail under CI)."""
     if not SHARED.is_dir():
-        pytest.skip(f"real evaluation data not found at {SHARED} (see the README's test section)")
+        missing_data(SHARED)
     return SHARED
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under CI a skipped test is a failed one (skipif marks, pytest.skip, importorskip alike)."""
+    outcome = yield
+    rep = outcome.get_result()
+    if IN_CI and rep.skipped and not hasattr(rep, "wasxfail"):
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, tuple) else str(rep.longrepr)
+        rep.outcome = "failed"
+        rep.longrepr = f"skipped under CI, which must run every test: {reason}"
 
 
 def read_trec_eval_output(path: Path) -> dict:

@@ -1,0 +1,51 @@
+"""Under CI nothing skips: a CI machine without ../shared/data must go red, not green.
+
+Runs pytest in a child process on two tests that need the real data (one through the ``shared``
+fixture, one through a ``skipif`` mark), pointing ``$ULNORM_EVAL_SHARED_DATA`` at an empty folder.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NEEDS_DATA = ["tests/test_trec_measures.py::test_nosummary_prints_per_query_lines_only",
+              "tests/test_summ_rouge.py::test_expected_rouge1_exact_equals_monte_carlo_on_summeval"]
+
+
+def _pytest(tmp_path, ci: str):
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env.update(ULNORM_EVAL_SHARED_DATA=str(tmp_path / "no-data-here"), PYTHONPATH=str(ROOT))
+    if ci:
+        env["CI"] = ci
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", *NEEDS_DATA],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_missing_data_fails_under_ci(tmp_path):
+    res = _pytest(tmp_path, "true")
+    assert res.returncode == 1, res.stdout + res.stderr
+    last = res.stdout.splitlines()[-1]  # failing in setup, pytest counts them as errors
+    assert "2 errors" in last and "skipped" not in last and "passed" not in last, res.stdout
+    assert res.stdout.count("CI must have it (CI is set)") >= 1
+    assert res.stdout.count("skipped under CI, which must run every test") >= 1
+
+
+def test_missing_data_skips_outside_ci(tmp_path):
+    res = _pytest(tmp_path, "")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "2 skipped" in res.stdout.splitlines()[-1]
+
+
+def test_ci_script_refuses_to_run_without_the_data(tmp_path):
+    """.ci/run checks the data before installing anything (run from a copy: it cds to its parent)."""
+    (tmp_path / ".ci").mkdir()
+    script = tmp_path / ".ci" / "run"
+    script.write_bytes((ROOT / ".ci" / "run").read_bytes())
+    env = dict(os.environ, ULNORM_EVAL_SHARED_DATA=str(tmp_path / "no-data-here"))
+    res = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1
+    assert res.stderr == f".ci/run: real evaluation data missing: {tmp_path / 'no-data-here'}/trec_eval_test (see the README's test section)\n"
+    assert [p.name for p in tmp_path.iterdir()] == [".ci"]  # no .venv: nothing was installed

@@ -292,3 +292,48 @@ def test_degenerate_differences():
     assert paired_t(x - 0.125, x, "less")[1] == 0.0  # a constant drop on every query
     assert paired_t(x - 0.125, x, "greater")[1] == 1.0
     assert np.isnan(paired_t([0.2], [0.1])[1])
+
+
+# --------------------------------------------------------------------------- boundaries
+# docs/gate.md: "fails when a run's mean is below the value (equal passes)"; "fails when
+# mean(run) < mean(baseline) - D"; "must give p < A".  Each boundary is hit exactly (the threshold
+# is the mean's own double, printed with repr) and one ulp beyond it.
+
+def _ap_means(case):
+    from ulnorm_eval import evaluate
+
+    res = evaluate(case["qrels"], [case["a"], case["b"]], ["AP"], variants=[])
+    a, b = (rr.mean[res.metrics[0]] for rr in res.runs)
+    assert (a, b) == (pytest.approx(4 / 9), pytest.approx(5 / 6))
+    return a, b
+
+
+def test_fail_below_a_mean_equal_to_the_threshold_passes(case):
+    a, _ = _ap_means(case)
+    res = cli("-m", "AP", "--norm", "none", "--fail-below", f"AP={a!r}", case["qrels"], case["a"])
+    assert verdict_lines(res)[0] == "ulnorm-eval: gate passed: 1 check"
+    above = float(np.nextafter(a, np.inf))  # one ulp above the mean: the mean is below it
+    res = cli("-m", "AP", "--norm", "none", "--fail-below", f"AP={above!r}", case["qrels"], case["a"], code=1)
+    assert verdict_lines(res)[0] == "ulnorm-eval: gate FAILED: 1 of 1 check"
+
+
+def test_baseline_a_drop_equal_to_max_drop_passes(case):
+    a, b = _ap_means(case)
+    drop = b - a  # == -(a - b) exactly: the run's difference is exactly -D
+    assert a - b == -drop
+    res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--max-drop", repr(drop), case["qrels"], case["a"])
+    assert verdict_lines(res)[0] == "ulnorm-eval: gate passed: 1 check"
+    less = float(np.nextafter(drop, 0))  # one ulp less allowed: the drop exceeds it
+    res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--max-drop", repr(less), case["qrels"], case["a"],
+              code=1)
+    assert verdict_lines(res)[0] == "ulnorm-eval: gate FAILED: 1 of 1 check"
+
+
+def test_baseline_a_p_value_equal_to_alpha_is_not_significant(case):
+    # exact randomization over 3 queries: p = 1/8 = 0.125, a double exactly
+    args = ("-m", "AP", "--norm", "none", "--baseline", case["b"], "--test", "randomization")
+    res = cli(*args, "--alpha", "0.125", case["qrels"], case["a"])
+    assert "pass a.run AP" in res.stderr and "p = 0.125 (paired randomization, one-sided, n = 3, alpha = 0.125)" \
+        in res.stderr
+    res = cli(*args, "--alpha", repr(float(np.nextafter(0.125, 1))), case["qrels"], case["a"], code=1)
+    assert "FAIL a.run AP" in res.stderr

@@ -429,3 +429,29 @@ def test_top_depth_draws_are_uniform_without_replacement():
     meas = registry.parse("DCG@3").measure
     vals = bounds.permutation_values(pool, J, meas, 1, reps, np.random.default_rng(2))[:, 0]
     assert abs(vals.mean() - bounds.expectation(pool, J, meas, 1)[0]) <= 4 * vals.std(ddof=1) / np.sqrt(reps)
+
+
+def test_db_is_exact_up_to_the_limit_measures_prints():
+    """7 distinct gains: 7! = 5,040 arrangements, the limit: enumerated (standard error 0, equal to the
+    brute-force CDF); 8 distinct gains (40,320): Monte Carlo.  `measures` prints the same limit."""
+    from ulnorm_eval.core import permutations
+    from ulnorm_eval.render.registry_tables import BOUNDS_TEXT, bounds_kind
+
+    assert permutations.ENUMERATE_LIMIT == math.factorial(7)
+    pools = [[6, 5, 4, 3, 2, 1, 0], [7, 6, 5, 4, 3, 2, 1, 0]]
+    J = judgements(pools)
+    pool = bounds.make_pool("qrels", None, J)
+    meas = registry.parse("nDCG@3").measure
+    A = np.array([0.8, 0.8])
+    val, se = bounds.db_values(pool, J, meas, 1, A, 2000, np.random.default_rng(0))
+    every = kernel_values(arrangements(pools[0]), 0, J, meas, 1)
+    assert len(every) == 5040 and se[0] == 0
+    assert val[0] == pytest.approx(np.mean(every <= 0.8 + 1e-12), **TOL)
+    assert se[1] > 0
+    every8 = kernel_values(arrangements(pools[1]), 1, J, meas, 1)
+    assert abs(val[1] - np.mean(every8 <= 0.8 + 1e-12)) <= 4 * se[1]
+    limit = f"{permutations.ENUMERATE_LIMIT:,}"
+    assert limit == "5,040"
+    assert f"at most {limit} distinct arrangements" in BOUNDS_TEXT["exact"]
+    assert f"at most {limit} distinct arrangements" in bounds_kind("DB")
+    assert "DB by Monte Carlo" not in BOUNDS_TEXT["exact"]

@@ -273,7 +273,7 @@ def measures_cmd(markdown):
         click.echo(measures_markdown() + "\n\n" + variants_markdown())
         return
     click.echo("Measures (ir_measures syntax; any other ir_measures name is computed through ir_measures,\n"
-               "with Monte Carlo E and DB):")
+               "with Monte Carlo E; DB as for the measures below):")
     for f in FAMILIES.values():
         click.echo(f"\n  {syntax(f)}")
         for p in f.params:

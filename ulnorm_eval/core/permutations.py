@@ -16,8 +16,8 @@ from .pools import Pool, pool_gains
 
 __all__ = ["Keys", "as_keys", "permutation_values", "db_values", "n_arrangements", "ENUMERATE_LIMIT"]
 
-ENUMERATE_LIMIT = 5040  # 7!: at most this many distinct arrangements are enumerated for DB
-_ENUMERATE_ELEMENTS = 1_000_000  # ... and at most this many (arrangements x pool size)
+from .variants import DB_ENUMERATE_ELEMENTS as _ENUMERATE_ELEMENTS  # ... and at most this many (arrangements x pool size)
+from .variants import DB_ENUMERATE_LIMIT as ENUMERATE_LIMIT  # 7!: at most this many distinct arrangements are enumerated for DB
 _BATCH_ELEMENTS = 2_000_000  # memory bound of one vectorised block
 
 

@@ -8,7 +8,21 @@ from __future__ import annotations
 
 from .records import VARIANTS, Variant, register_variant
 
-__all__ = ["VARIANTS", "DEFAULT_VARIANTS", "PRIOR_VARIANTS", "BOUND_VARIANTS", "variant_names"]
+__all__ = ["VARIANTS", "DEFAULT_VARIANTS", "PRIOR_VARIANTS", "BOUND_VARIANTS", "variant_names",
+           "DB_ENUMERATE_LIMIT", "DB_ENUMERATE_ELEMENTS", "db_method"]
+
+# DB is enumerated exactly when a pool's gain classes have at most this many distinct arrangements
+# (7! = 5,040) and arrangements x pool size stays within the element bound; otherwise it is a seeded
+# Monte Carlo estimate.  core/permutations.py applies these; `measures` prints them (db_method).
+DB_ENUMERATE_LIMIT = 5040
+DB_ENUMERATE_ELEMENTS = 1_000_000
+
+
+def db_method() -> str:
+    """How DB is obtained, from the limits the implementation applies."""
+    return (f"DB exact (enumerated) when the pool's gain classes have at most {DB_ENUMERATE_LIMIT:,} distinct "
+            f"arrangements (and arrangements x pool size <= {DB_ENUMERATE_ELEMENTS:,}), "
+            "else Monte Carlo (--permutations, --seed)")
 
 _UNDEF = "every ranking of the pool scores alike (I = E)"
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 __all__ = ["BOUNDS_TEXT", "measures_markdown", "variants_markdown", "syntax", "bounds_kind"]
 
 
-BOUNDS_TEXT = {  # a family's bounds declaration, as `measures` prints it
-    "exact": "exact (E, IUB, WLB in closed form); DB by Monte Carlo",
-    "montecarlo": "Monte Carlo E (--permutations, --seed); IUB, WLB by sorting the pool",
+from ..core.variants import db_method
+
+BOUNDS_TEXT = {  # a family's bounds declaration, as `measures` prints it (DB's limits from core.variants)
+    "exact": "E, IUB, WLB in closed form; " + db_method(),
+    "montecarlo": "Monte Carlo E (--permutations, --seed); IUB, WLB by sorting the pool; " + db_method(),
     "none": "none (no random-ranking bounds: no E/IUB/UL columns)",
 }
 
@@ -46,7 +48,7 @@ def bounds_kind(variant: str) -> str:
 
     kind = VARIANTS[variant].kind
     if kind == "distribution":
-        return "exact (enumerated) for <= 5040 distinct arrangements of the pool, else Monte Carlo (--permutations, --seed)"
+        return db_method()
     if kind in ("bound", "ratio"):
         return "exact for the measures above; Monte Carlo for other ir_measures measures"
     return "none needed (no random-ranking bound)"

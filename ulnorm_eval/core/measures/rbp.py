@@ -32,7 +32,8 @@ def k_rbp(rk, J, m, rel_level):
 
 
 def e_rbp(rp: RandomPool) -> np.ndarray:
-    """E[RBP(p)@k] = (1-p) mean(g) sum_{i<=m} p^(i-1) = mean(g) (1 - p^m) (Westerborg 2022 eq. 2.4)."""
+    """E[RBP(p)@k] = (1-p) mean(g) sum_{i<=m} p^(i-1) = mean(g) (1 - p^m), by linearity on
+    RBP's definition (Westerborg 2022 eq. 2.4; the thesis gives no E[RBP])."""
     return rp.mean_gain * (1.0 - np.power(rp.measure.get("p"), rp.m))
 
 

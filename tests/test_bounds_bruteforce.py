@@ -86,6 +86,8 @@ def reference(perm, pool, spec):
     if fam == "SP":
         return ref_sp(rels, depth)
     if fam == "AP":
+        if spec.get("norm") == "k":  # Karmaker & Feng 2022 eq. 3
+            return ref_sp(rels, depth) / k
         return ref_sp(rels, depth) / R if R else 0.0
     if fam == "P":
         return sum(rels[:k]) / k
@@ -162,6 +164,8 @@ def spec_of(meas, rel_level: int, max_grade: int) -> dict:
         spec.update(p=meas.get("p"), binary=rel)
     if meas.family == "RprecMult":
         spec.update(mult=meas.get("mult"))
+    if meas.family == "AP":
+        spec.update(norm=meas.get("norm"))
     return spec
 
 

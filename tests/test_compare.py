@@ -103,7 +103,7 @@ def test_bootstrap_and_swap_rate_reproducible_with_seed(tiny):
     c = compare_files(qrels, runs, ["nDCG@10"], ["UL2"], seed=6, **kw)
     pd.testing.assert_frame_equal(a.pairs, b.pairs)
     pd.testing.assert_frame_equal(a.summary, b.summary)
-    assert not a.pairs["p"].equals(c.pairs["p"]) or not a.summary["swap_rate"].equals(c.summary["swap_rate"])
+    assert not a.pairs["p"].equals(c.pairs["p"]) or not a.summary["split_half_swap_rate"].equals(c.summary["split_half_swap_rate"])
 
 
 def test_compare_needs_two_runs_and_comparable_metrics(tiny):
@@ -243,7 +243,7 @@ def test_robust_summary_against_independent_formulas(robust_cmp, robust_values):
         s2t = max(ns * Y.mean(0).var(ddof=1) - ms_st, 0) / ns
         assert s.loc[metric, "phi"] == pytest.approx(s2s / (s2s + (s2t + ms_st) / nt))
         assert s.loc[metric, "erho2"] == pytest.approx(s2s / (s2s + ms_st / nt))
-        assert 0 <= s.loc[metric, "swap_rate"] <= 1
+        assert 0 <= s.loc[metric, "split_half_swap_rate"] <= 1
     assert s.loc["nDCG@10", "tau"] == pytest.approx(1.0) and s.loc["AP", "conflicts"] == 0
 
 

@@ -187,24 +187,24 @@ def test_pad_by_hand():
     assert stats.pad([0.0, 0.0, 0.5]) == pytest.approx(100.0)  # the 0/0 pair is left out
 
 
-def test_swap_rate_by_hand_and_seeded():
+def test_split_half_swap_rate_by_hand_and_seeded():
     # two systems, d = (1, 1, -1, -1): a split swaps iff a half holds both +1 (or both -1),
     # i.e. 2 of the C(4,2) = 6 equally likely halves
     Y = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]])
-    rate = stats.swap_rate(Y, trials=20_000, seed=0)
+    rate = stats.split_half_swap_rate(Y, trials=20_000, seed=0)
     assert abs(rate - 1 / 3) < 4 * math.sqrt(2 / 9 / 20_000)
-    assert stats.swap_rate(Y, trials=500, seed=3) == stats.swap_rate(Y, trials=500, seed=3)
+    assert stats.split_half_swap_rate(Y, trials=500, seed=3) == stats.split_half_swap_rate(Y, trials=500, seed=3)
     # a system better on every query never swaps
-    assert stats.swap_rate(np.array([[0.5, 0.6, 0.7, 0.9], [0.1, 0.2, 0.3, 0.4]]), 200) == 0.0
+    assert stats.split_half_swap_rate(np.array([[0.5, 0.6, 0.7, 0.9], [0.1, 0.2, 0.3, 0.4]]), 200) == 0.0
     with pytest.raises(ValueError):
-        stats.swap_rate(Y, half=3)
+        stats.split_half_swap_rate(Y, half=3)
 
 
-def test_swap_rate_stack_uses_identical_splits(scores):
+def test_split_half_swap_rate_stack_uses_identical_splits(scores):
     stack = np.stack([scores, scores ** 2])
-    both = stats.swap_rate(stack, trials=300, seed=8)
-    assert both[0] == stats.swap_rate(scores, trials=300, seed=8)
-    assert both[1] == stats.swap_rate(scores ** 2, trials=300, seed=8)
+    both = stats.split_half_swap_rate(stack, trials=300, seed=8)
+    assert both[0] == stats.split_half_swap_rate(scores, trials=300, seed=8)
+    assert both[1] == stats.split_half_swap_rate(scores ** 2, trials=300, seed=8)
 
 
 # --------------------------------------------------------------------------- generalizability theory

@@ -231,7 +231,7 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
     ``.pairs`` DataFrames and ``.notes``.
 
     Keywords are :class:`Options` fields and those of :func:`ulnorm_eval.analysis.compare.compare`
-    (``test``, ``reps``, ``correction``, ``alpha``, ``subset``, ``subset_size``, ``swap_trials``,
+    (``test``, ``reps``, ``correction``, ``alpha``, ``subset``, ``subset_size``, ``swap_trials``, ``swap_between``,
     ``phi_target``, ``seed``: the seed is shared, as on the command line).
     """
     from .analysis.compare import compare_files

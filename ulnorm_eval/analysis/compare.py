@@ -10,7 +10,12 @@ and Kanoulas & Aslam 2009:
   for the pairs of one metric, mean difference, effect size d_z and a 95% interval;
 * discriminative power, the number of significant pairs (Tables 8, 18), and conflicts, the pairs
   whose verdict differs between the plain measure and a variant (Tables 7, 17);
-* PAD, eq. 8 (Tables 9, 19); Sakai's swap rate over seeded split halves (Tables 10, 11, 20, 21);
+* PAD, eq. 8 (Tables 9, 19), also over the metric's cutoffs averaged (``pad_k``: the paper averages
+  each method's score over k = 5, 10, 15, 20, 30 first);
+* the split-half swap rate over seeded halves of the queries (Voorhees & Buckley 2002; Sakai 2006), and
+  the swap rate between two query sets (``swap_between``: the uninformative and the ideal set, or
+  query-id lists), the share of pairs the two sets order oppositely (Tables 11, 21; between two
+  datasets, Tables 10, 20: :func:`swap_between_comparisons`);
 * stability, Kanoulas & Aslam 2009: variance components, Eρ² (eq. 1), Φ (eq. 2) and the topics needed for Φ >= P.
 
 Everything can be restricted to a query subset of Karmaker & Feng 2022 §4.4 (:func:`queries.select_subset`):
@@ -26,10 +31,22 @@ from ..core.variants import BOUND_VARIANTS  # bounds are properties of the query
 from . import stats
 from .query_types import select_subset
 
-__all__ = ["Comparison", "compare", "compare_files", "BOUND_VARIANTS", "DEFAULT_VARIANTS"]
+__all__ = ["Comparison", "compare", "compare_files", "swap_between_comparisons", "swap_between_tables", "BOUND_VARIANTS",
+           "DEFAULT_VARIANTS", "SUBSET_SETS"]
 
 DEFAULT_VARIANTS = ("UL1", "UL2")
 DEFAULT_REPS = {"t": 0, "randomization": 10_000, "bootstrap": 1_000}
+SUBSET_SETS = ("all", "uninformative", "ideal")  # the named query sets of swap_between
+
+
+def _set_name(spec) -> str:
+    return spec if isinstance(spec, str) else f"{len(spec)} listed queries"
+
+
+def _needs_bounds(subset, swap_between) -> bool:
+    """The uninformative and ideal sets are chosen from E and IUB."""
+    named = [subset] + [x for x in (swap_between or ()) if isinstance(x, str)]
+    return any(x not in ("all",) for x in named)
 
 
 @dataclass
@@ -112,14 +129,19 @@ def _common_queries(result) -> list:
 
 def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, correction: str = "holm",
             alpha: float = 0.05, subset: str = "all", subset_size: int | None = None,
-            swap_trials: int = 1000, phi_target: float = 0.95, warn=None) -> Comparison:
+            swap_trials: int = 1000, phi_target: float = 0.95, swap_between=None, warn=None) -> Comparison:
     """Compare the runs of an evaluation :class:`~ulnorm_eval.pipeline.evaluate.Result`.
 
     ``test``: 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips, default 10,000) or
     'bootstrap' (Sakai, ``reps`` resamples, default 1,000); ``correction``: 'none', 'bonferroni',
     'holm' or 'bh', over the pairs of one metric; a pair is significant when its corrected p-value
     is below ``alpha``.  ``subset``/``subset_size``: a Karmaker & Feng 2022 §4.4 query set (needs the E variant
-    of each measure in ``result``).  Random procedures are seeded by ``seed``.  Bound variants
+    of each measure in ``result``).  ``swap_between``: two query sets, each 'all', 'uninformative',
+    'ideal' (of ``subset_size`` queries, chosen from all queries as ``subset`` chooses them) or a
+    collection of query ids; the summary then gets the swap rate between the rankings of the runs
+    on the two sets (``swap_between``, with ``swaps_between`` and the two sets' sizes).  A metric
+    given at several cutoffs gets ``pad_k``: PAD of the runs' means averaged over its cutoffs
+    (Karmaker & Feng 2022 §4.4.3).  Random procedures are seeded by ``seed``.  Bound variants
     (E, IUB, WLB) are not compared.  A query undefined for some run under a metric (NaN, with
     ``undefined='skip'``) is left out of that metric's analysis, with a warning.
     """
@@ -153,17 +175,42 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     kind = type(metrics[0])  # Metric for rankings, TextMetric for summaries: same (measure, variant) shape
 
     # the query subset of each measure, chosen from its plain mean and E
-    chosen = {}
-    for meas in dict.fromkeys(m.measure for m in metrics):
-        if subset == "all":
-            chosen[meas] = np.arange(len(qids))
-            continue
+    def pick(meas, which):
+        if not isinstance(which, str):
+            return None
+        if which == "all":
+            return np.arange(len(qids))
         need = [kind(meas), kind(meas, "E"), kind(meas, "IUB")]
         if not all(x in have for x in need):
-            raise ValueError(f"the {subset} subset of {meas} needs its plain, E and IUB values in the result")
+            raise ValueError(f"the {which} subset of {meas} needs its plain, E and IUB values in the result")
         A = np.nanmean(_matrix(result, need[0], qids), axis=0)
         E, I = (np.nanmean(_matrix(result, x, qids), axis=0) for x in need[1:])
-        chosen[meas] = select_subset(A, E, I, subset, subset_size)
+        return select_subset(A, E, I, which, subset_size)
+
+    chosen = {meas: pick(meas, subset) for meas in dict.fromkeys(m.measure for m in metrics)}
+    between = {}  # measure -> (indices of set A, indices of set B) among qids
+    if swap_between is not None:
+        if len(swap_between) != 2:
+            raise ValueError("swap_between needs two query sets")
+        pos = {str(q): i for i, q in enumerate(qids)}
+        listed = []
+        for spec in swap_between:
+            if isinstance(spec, str):
+                if spec not in SUBSET_SETS:
+                    raise ValueError(f"unknown query set {spec!r} ({', '.join(SUBSET_SETS)}, or a list of query ids)")
+                listed.append(None)
+                continue
+            ids = [str(q) for q in spec]
+            missing = [q for q in ids if q not in pos]
+            if missing:
+                raise ValueError(f"query set: {len(missing)} listed queries are not among the {len(qids)} compared "
+                                 f"(first: {missing[0]})")
+            if not ids:
+                raise ValueError("query set: no queries listed")
+            listed.append(np.unique([pos[q] for q in ids]))
+        for meas in chosen:
+            between[meas] = tuple(lst if lst is not None else pick(meas, spec)
+                                  for lst, spec in zip(listed, swap_between))
 
     rows_sys, rows_sum, pair_tables, used = [], [], [], {}
     ii, jj = np.triu_indices(len(names), 1)
@@ -201,11 +248,23 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
             "tau": stats.kendall_tau(mean_of[base], means) if base in mean_of else np.nan,
             "significant": int(sig.sum()), "pairs": len(sig),
             "conflicts": int((sig_of[base] != sig).sum()) if base in sig_of else np.nan,
-            "pad": stats.pad(means), "swap_rate": stats.swap_rate(Y, swap_trials, seed),
+            "pad": stats.pad(means), "split_half_swap_rate": stats.split_half_swap_rate(Y, swap_trials, seed),
             "var_system": vc.system, "var_topic": vc.topic, "var_residual": vc.residual,
             "erho2": stats.erho2(vc), "phi": stats.phi(vc),
             "topics_needed": stats.topics_needed(vc, phi_target),
         })
+        if between:
+            full = _matrix(result, m, qids)
+            sets = []
+            for idx in between[m.measure]:
+                Z = full[:, idx]
+                Z = Z[:, ~np.isnan(Z).any(axis=0)]  # queries undefined for some run: left out, as above
+                if Z.shape[1] == 0:
+                    raise ValueError(f"{m}: a query set of swap_between has no query defined for every run")
+                sets.append(Z)
+            rate, swaps, npairs = stats.swap_rate_between(sets[0].mean(axis=1), sets[1].mean(axis=1))
+            rows_sum[-1].update({"swap_between": rate, "swaps_between": swaps,
+                                 "queries_a": sets[0].shape[1], "queries_b": sets[1].shape[1]})
     # a plain measure listed after its variants: fill in tau and conflicts now
     for row in rows_sum:
         mm = next(m for m in metrics if str(m) == row["metric"])
@@ -214,14 +273,78 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
             row["tau"] = stats.kendall_tau(mean_of[base], mean_of[mm])
             row["conflicts"] = int((sig_of[base] != sig_of[mm]).sum())
 
+    _pad_over_cutoffs(rows_sum, metrics, mean_of)
     systems = Table.from_rows(rows_sys, ["run", "metric", "mean", "rank"], {"run": "str", "metric": "str",
                                                                              "mean": "float", "rank": "int"})
     summary = Table.from_rows(rows_sum, list(rows_sum[0]), {"conflicts": "Int64"})
     meta = {"test": test, "reps": reps, "seed": seed, "correction": correction, "alpha": alpha,
             "subset": subset, "subset_size": None if subset == "all" else len(next(iter(chosen.values()))),
             "swap_trials": swap_trials, "phi_target": phi_target, "runs": len(names), "queries": len(qids)}
+    if swap_between is not None:
+        meta["swap_between"] = [_set_name(x) for x in swap_between]
     return Comparison({"systems": systems, "summary": summary, "pairs": Table.concat(pair_tables)}, metrics, names,
                       used, meta, notes)
+
+
+def _pad_over_cutoffs(rows_sum, metrics, mean_of) -> None:
+    """``pad_k`` on every metric given at two or more cutoffs: PAD of each run's mean averaged over
+    the cutoffs (Karmaker & Feng 2022 §4.4.3: "we first calculated the average value of both nDCG
+    and DCG^UL with varying k (k = {5, 10, 15, 20, 30}) for each LETOR method")."""
+    from dataclasses import replace
+
+    groups: dict = {}
+    for m in metrics:
+        if m.measure.cutoff is not None and m.measure.native:
+            groups.setdefault((replace(m.measure, cutoff=None), m.variant), []).append(m)
+    multi = {g: ms for g, ms in groups.items() if len(ms) > 1}
+    if not multi:
+        return
+    for row in rows_sum:
+        row["pad_k"] = np.nan
+        row["cutoffs_k"] = ""
+    at = {row["metric"]: row for row in rows_sum}
+    for ms in multi.values():
+        value = stats.pad(np.mean([mean_of[m] for m in ms], axis=0))
+        cuts = ",".join(str(m.measure.cutoff) for m in sorted(ms, key=lambda x: x.measure.cutoff))
+        for m in ms:
+            at[str(m)]["pad_k"] = value
+            at[str(m)]["cutoffs_k"] = cuts
+
+
+def swap_between_comparisons(a: Comparison, b: Comparison) -> "object":
+    """The swap rate between two comparisons of the same runs (two datasets, or two query sets):
+    per metric present in both, the share of run pairs the two order oppositely (Karmaker & Feng
+    2022 Tables 10, 20).  Runs are matched by name; a run missing from either side is an error.
+    Returns a :class:`~ulnorm_eval.analysis.table.Table` (metric, runs, pairs, swaps, swap_rate)."""
+    return swap_between_tables(_system_means(a.tables["systems"]), _system_means(b.tables["systems"]))
+
+
+def _system_means(table) -> dict:
+    out: dict = {}
+    for run, metric, mean in zip(table["run"], table["metric"], table["mean"]):
+        out.setdefault(str(metric), {})[str(run)] = float(mean)
+    return out
+
+
+def swap_between_tables(a: dict, b: dict):
+    """metric -> {run: mean} for experiments A and B -> the swap-rate Table (see swap_between_comparisons)."""
+    from .table import Table
+
+    rows = []
+    for metric in a:
+        if metric not in b:
+            continue
+        ra, rb = a[metric], b[metric]
+        if set(ra) != set(rb):
+            only = sorted(set(ra) ^ set(rb))
+            raise ValueError(f"{metric}: the two experiments compare different runs (e.g. {only[0]!r})")
+        runs = sorted(ra)
+        rate, swaps, pairs = stats.swap_rate_between([ra[r] for r in runs], [rb[r] for r in runs])
+        rows.append({"metric": metric, "runs": len(runs), "pairs": pairs, "swaps": swaps, "swap_rate": rate})
+    if not rows:
+        raise ValueError("the two experiments share no metric")
+    return Table.from_rows(rows, ["metric", "runs", "pairs", "swaps", "swap_rate"],
+                           {"metric": "str", "runs": "int", "pairs": "int", "swaps": "int", "swap_rate": "float"})
 
 
 def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options=None, warn=None, executor=None,
@@ -248,7 +371,7 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
             if x not in metrics:
                 metrics.append(x)
     extra = []
-    if kw.get("subset", "all") != "all":
+    if _needs_bounds(kw.get("subset", "all"), kw.get("swap_between")):
         extra = [Metric(m.measure, v) for m in metrics if not m.variant for v in ("E", "IUB")]
     q = api.load_qrels(qrels)
     paths, results = [], []

@@ -10,7 +10,7 @@ no evidence of any difference (scipy would return NaN).
 The second half serves ``compare``: the ``pairwise_*`` tests take a matrix of differences (one row
 per pair of systems, one column per query) and test every row at once, sharing the random sign
 flips or resamples (seeded) between rows; then multiple-comparison corrections, Kendall's tau,
-PAD (Karmaker & Feng 2022 eq. 8), Sakai's swap rate and the variance components, Eρ² and Φ of Kanoulas & Aslam 2009.
+PAD (Karmaker & Feng 2022 eq. 8), swap rates (split-half, and between two query sets) and the variance components, Eρ² and Φ of Kanoulas & Aslam 2009.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import numpy as np
 __all__ = [
     "paired", "paired_t", "randomization",
     "PairedTest", "pairwise_t", "pairwise_randomization", "pairwise_bootstrap", "PAIRWISE",
-    "adjust", "CORRECTIONS", "kendall_tau", "pad", "swap_rate",
+    "adjust", "CORRECTIONS", "kendall_tau", "pad", "split_half_swap_rate", "swap_rate_between",
     "VarianceComponents", "variance_components", "erho2", "phi", "topics_needed",
 ]
 
@@ -337,13 +337,32 @@ def pad(means) -> float:
     return float(np.mean(np.abs(m[i] - m[j])[ok] / den[ok]) * 100) if ok.any() else float("nan")
 
 
-def swap_rate(Y, trials: int = 1000, seed: int = 0, half: int | None = None):
-    """Sakai's swap rate: how often two disjoint random halves of the queries order a pair oppositely.
+def swap_rate_between(means_a, means_b) -> tuple[float, int, int]:
+    """The swap rate between two experiments: the share of system pairs ordered oppositely.
+
+    ``means_a``, ``means_b``: each system's mean score in experiment A and B (the same systems, in
+    the same order: two query sets, two datasets).  A pair (i, j) swaps when d_A d_B < 0, with
+    d = mean_i - mean_j; a pair tied in either experiment does not swap.  Returns (rate, swaps,
+    pairs).  This is the quantity of Karmaker & Feng 2022 Tables 10, 11, 20 and 21 (across
+    datasets, and across the uninformative and ideal query sets of one dataset): every printed
+    value there is a multiple of 1/28, the 28 pairs of 8 methods (0.107 = 3/28, 0.3928 = 11/28).
+    """
+    a, b = np.asarray(means_a, np.float64), np.asarray(means_b, np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("swap_rate_between needs two score lists of equal length")
+    i, j = np.triu_indices(len(a), 1)
+    swaps = int(np.sum((a[i] - a[j]) * (b[i] - b[j]) < 0))
+    return (swaps / len(i) if len(i) else float("nan")), swaps, len(i)
+
+
+def split_half_swap_rate(Y, trials: int = 1000, seed: int = 0, half: int | None = None):
+    """Split-half swap rate: how often two disjoint random halves of the queries order a pair oppositely.
 
     For each of ``trials`` seeded splits, the queries are shuffled and the first ``half`` (default
     floor(n/2)) form Q1, the next ``half`` form Q2.  For every pair of systems (i, j) the mean
     differences d1, d2 on Q1 and Q2 are compared; a *swap* is d1 d2 < 0 (Voorhees & Buckley 2002;
-    Sakai 2006, cited by Karmaker & Feng 2022 §4.4.4).  ``Y`` may be one score matrix (systems x queries) or a
+    Sakai 2006).  Karmaker & Feng 2022 §4.4.4 cite Sakai's swap rate but compare two fixed
+    experiments instead (:func:`swap_rate_between`).  ``Y`` may be one score matrix (systems x queries) or a
     stack of them (metrics x systems x queries); the same splits serve every matrix, so metrics
     are compared on identical splits.  Returns the fraction of (split, pair) events that swap.
     """

@@ -79,6 +79,10 @@ def _check_plot(plot) -> None:
               help="Random split halves for the swap rate.")
 @click.option("--phi-target", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Φ the 'topics needed' column aims at (Kanoulas & Aslam 2009).")
+@click.option("--swap-between", nargs=2, metavar="SET SET",
+              help="Also the swap rate between the runs' rankings on two query sets (Karmaker & Feng 2022 "
+                   "Tables 11, 21): each SET is all, uninformative, ideal (--subset-size queries) or a file "
+                   "of query ids, one per line.")
 @click.option("--table", "tables", default="systems,summary", show_default=True, metavar="LIST",
               help="Tables to print, comma-separated: systems, summary, pairs, or all.")
 @click.option("--baseline", metavar="RUN",
@@ -89,12 +93,18 @@ def _check_plot(plot) -> None:
                          "  latex and markdown: the systems x metrics table for a paper (best per column "
                          "in bold, significance as superscripts; --table is ignored).")
 def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset_size, swap_trials, phi_target,
-                tables, baseline, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
+                swap_between, tables, baseline, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
                 permutations, groups, jobs, scheduler, fmt, precision, output, plot, allow_disjoint):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
-    discriminative power, conflicts, PAD, swap rate and stability (Φ)."""
+    discriminative power, conflicts, PAD, the split-half swap rate and stability (Φ).
+
+    The papers' significance setting (Karmaker & Feng 2022: Student's t-test, α = 0.05, no correction)
+    is --correction none; every table names the test and correction it used."""
     from ..render.files import check_outputs
-    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
+    from ..analysis.compare import SUBSET_SETS
+    params = dict(click.get_current_context().params)
+    params["query_sets"] = [x for x in (swap_between or ()) if x not in SUBSET_SETS]
+    check_outputs(params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError
     from ..core.registry import UnknownMeasure
 
@@ -122,12 +132,13 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         q = api.load_qrels(qrels, groups=groups)
         require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
         variants = split_variants(norm) or []
+        sets = _query_sets(swap_between, warnings) if swap_between else None
         loaded = iter_runs(q, runs, qrels, allow_disjoint)  # compare names repeats itself
         with executor(q, jobs, scheduler) as ex:
             cmp = compare_files(q, loaded, split_names(measures) or None, variants, opts, warnings.append,
                                 executor=ex, read_ahead="-" not in runs, test=test, reps=reps, seed=seed, correction=correction, alpha=alpha,
                                 subset=subset, subset_size=subset_size, swap_trials=swap_trials,
-                                phi_target=phi_target)
+                                phi_target=phi_target, swap_between=sets)
         refuse_non_finite_means(cmp, qrels)
     except (InputError, UnknownMeasure, ValueError) as exc:
         flush(warnings)
@@ -201,6 +212,57 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
     if plot:
         from ..render.plots import plot_queries
         plot_queries(table, plot, thresholds)
+
+
+def _query_sets(specs, warnings) -> tuple:
+    """--swap-between's two sets: a named set (all, uninformative, ideal) or a file of query ids."""
+    from ..analysis.compare import SUBSET_SETS
+    from ..inputs.tables import read_query_ids
+
+    out = []
+    for spec in specs:
+        if spec in SUBSET_SETS:
+            out.append(spec)
+            continue
+        ids, repeated = read_query_ids(spec)
+        if repeated:
+            warnings.append(f"{spec}: {repeated} repeated query ids counted once")
+        out.append(ids)
+    return tuple(out)
+
+
+SWAPS_EPILOG = """\b
+Examples:
+  ulnorm-eval compare -f tsv --table systems -m nDCG@10 qrels-a runs-a/* > a.tsv
+  ulnorm-eval compare -f tsv --table systems -m nDCG@10 qrels-b runs-b/* > b.tsv
+  ulnorm-eval swaps a.tsv b.tsv          the share of run pairs the two datasets order oppositely
+"""
+
+
+@click.command("swaps", context_settings=CONTEXT, epilog=SWAPS_EPILOG)
+@click.argument("systems_a", type=click.Path(dir_okay=False))
+@click.argument("systems_b", type=click.Path(dir_okay=False))
+@bundle(output_options(["table", "tsv", "csv", "json"], "tsv"))
+def swaps_cmd(systems_a, systems_b, fmt, precision, output):
+    """Swap rate between two experiments on the same runs (two datasets, two query sets): per metric,
+    the share of run pairs that SYSTEMS_A and SYSTEMS_B order oppositely (Karmaker & Feng 2022
+    Tables 10, 20).  Each file is a systems table written by `compare --table systems` (tsv, csv or
+    json); runs are matched by name, metrics in only one file are counted and skipped."""
+    from ..render.files import check_outputs
+    check_outputs(click.get_current_context().params)
+    from ..inputs.trec import InputError
+    from ..analysis.compare import swap_between_tables
+    from ..inputs.tables import read_systems
+
+    try:
+        a, b = read_systems(systems_a), read_systems(systems_b)
+        table = swap_between_tables(a, b)
+    except (InputError, ValueError) as exc:
+        fail(str(exc))
+    only = len(set(a) ^ set(b))
+    if only:
+        flush([f"{only} metrics in only one of the two tables are skipped"])
+    _emit({"swaps": table}, fmt, precision, output, {"systems_a": systems_a, "systems_b": systems_b})
 
 
 # --------------------------------------------------------------------------- rendering

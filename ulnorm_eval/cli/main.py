@@ -296,8 +296,9 @@ def measures_cmd(markdown):
 
 from .nrg import nrg_cmd  # noqa: E402
 main.add_command(nrg_cmd)
-from .compare import compare_cmd, queries_cmd  # noqa: E402
+from .compare import compare_cmd, queries_cmd, swaps_cmd  # noqa: E402
 main.add_command(compare_cmd)
+main.add_command(swaps_cmd)
 main.add_command(queries_cmd)
 from .stability import stability_cmd  # noqa: E402
 main.add_command(stability_cmd)

@@ -121,11 +121,13 @@ def check_outputs(params: dict) -> None:
     against its input parameters.
 
     ``params`` is a click context's parameter dict: ``qrels``, ``runs``, ``baseline``, ``priors``,
-    ``groups``, and summ's ``data`` and ``systems`` are inputs (plus a LETOR qrels' default group file ``QRELS.query``).  Standard
+    ``groups``, summ's ``data`` and ``systems``, swaps' ``systems_a``/``systems_b`` and compare's
+    ``query_sets`` (the files of --swap-between) are inputs (plus a LETOR qrels' default group file ``QRELS.query``).  Standard
     input (``-``) may be only one of them: it can be read once.
     """
     inputs = []
-    for key in ("qrels", "runs", "baseline", "priors", "groups", "data", "systems"):
+    for key in ("qrels", "runs", "baseline", "priors", "groups", "data", "systems", "systems_a", "systems_b",
+                "query_sets"):
         v = params.get(key)
         if isinstance(v, (list, tuple)):
             inputs.extend(v)

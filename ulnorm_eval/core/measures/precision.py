@@ -15,6 +15,10 @@ from .cumulative import TREC_CUTOFFS
 OA, A = ("official", "all_trec"), ("all_trec",)  # trec_eval nicknames
 
 REL = Param("rel", "int", None, "minimum grade counted relevant (default: -l/--rel-level, 1)")
+AP_NORM = Param("norm", "str", "R", "denominator of AP@k: 'R' (the query's relevant judged documents: trec_eval, "
+                "ir_measures) or 'k' (Karmaker & Feng 2022 eq. 3, AP@k = SP@k/k: their MAP@k tables; needs @k). "
+                "The UL variants are the same under both (a per-query factor); plain AP@k is not",
+                choices=("R", "k"))
 
 
 def sum_precision(rk: Ranking, m, rel: float) -> np.ndarray:
@@ -37,8 +41,11 @@ def k_sp(rk, J, m, rel_level):
 
 
 def k_ap(rk, J, m, rel_level):
-    """AP@k = SP@k / R with R all relevant judged documents (trec_eval map, map_cut); 0 when R = 0."""
+    """AP@k = SP@k / R with R all relevant judged documents (trec_eval map, map_cut); 0 when R = 0.
+    With norm='k', AP@k = SP@k / k (Karmaker & Feng 2022 eq. 3)."""
     rel = rel_of(m, rel_level)
+    if m.get("norm") == "k":
+        return sum_precision(rk, m, rel) / float(m.cutoff)
     return safe_div(sum_precision(rk, m, rel), J.n_relevant(rel)[rk.base])
 
 
@@ -48,9 +55,14 @@ def e_sp(rp: RandomPool) -> np.ndarray:
     return expected_sp(rp.n, rp.P, rp.m, rp.paper, rp.k)
 
 
+def _ap_denominator(rp: RandomPool):
+    return float(rp.k) if rp.measure.get("norm") == "k" else rp.R
+
+
 def e_ap(rp: RandomPool) -> np.ndarray:
-    """E[AP@k] = E[SP@k] / R (for P = R = n' Westerborg 2022 Table 3.3 and Bestgen's E[AP])."""
-    return safe(e_sp(rp), rp.R)
+    """E[AP@k] = E[SP@k] / R (for P = R = n' Westerborg 2022 Table 3.3 and Bestgen's E[AP]);
+    E[SP@k] / k with norm='k'."""
+    return safe(e_sp(rp), _ap_denominator(rp))
 
 
 def paper_ideal_sp(rp: RandomPool) -> np.ndarray:
@@ -60,16 +72,22 @@ def paper_ideal_sp(rp: RandomPool) -> np.ndarray:
 
 
 def paper_ideal_ap(rp: RandomPool) -> np.ndarray:
-    """IUB[AP@k] = k/R under ``--expectation paper`` (AP@k = SP@k / R)."""
-    return safe(paper_ideal_sp(rp), rp.R)
+    """IUB[AP@k] = k/R under ``--expectation paper`` (AP@k = SP@k / R); 1 with norm='k'."""
+    return safe(paper_ideal_sp(rp), _ap_denominator(rp))
+
+
+def _validate_ap(params: dict, cutoff) -> str | None:
+    if params.get("norm") == "k" and cutoff is None:
+        return "AP(norm='k') is SP@k/k: give a cutoff, e.g. @10"
+    return None
 
 
 register(Family(
-    "AP", (REL,), "optional", k_ap, binary_gain, "exact", e_ap,
-    "SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut)",
-    "E[SP@k] / R (exact)", "Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", "rel",
+    "AP", (REL, AP_NORM), "optional", k_ap, binary_gain, "exact", e_ap,
+    "SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut); SP@k / k with norm='k'",
+    "E[SP@k] / R (exact; E[SP@k] / k with norm='k')", "Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", "rel",
     trec=(TrecName("map", nick=OA), TrecName("map_cut", "each", defaults=TREC_CUTOFFS, nick=A)), irm="AP", aliases=("MAP",),
-    paper_ideal=paper_ideal_ap, examples=("AP", "AP(rel=2)", "AP@{k}")))
+    paper_ideal=paper_ideal_ap, examples=("AP", "AP(rel=2)", "AP@{k}", "AP(norm='k')@{k}"), validate=_validate_ap))
 
 register(Family(
     "SP", (REL,), "optional", k_sp, binary_gain, "exact", e_sp,

@@ -1,0 +1,106 @@
+"""Small inputs of the comparison analyses: query-id lists and the systems tables `compare` writes.
+
+* a query-id list (``compare --swap-between FILE FILE``): one query id per line; blank lines carry
+  nothing and are skipped; a line with more than one field is refused (a qrels or run file given
+  by mistake), as is a file with no id;
+* a systems table (``ulnorm-eval swaps A B``): what ``compare --table systems`` writes, as tsv, csv
+  or json (columns run, metric, mean; others ignored).
+"""
+from __future__ import annotations
+
+import json
+
+from .errors import InputError
+from .text import check_text, read_bytes
+
+__all__ = ["read_query_ids", "read_systems"]
+
+
+def _text(path: str) -> str:
+    data = read_bytes(path)
+    check_text(data, path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, data[:exc.start].count(b"\n") + 1, "not UTF-8 text") from None
+
+
+def read_query_ids(path: str) -> tuple[list, int]:
+    """(query ids in file order, repeated ids) of a one-id-per-line file."""
+    ids, seen, repeated = [], set(), 0
+    for no, line in enumerate(_text(path).splitlines(), 1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) > 1:
+            raise InputError(path, no, f"expected one query id per line, got {len(fields)} fields")
+        if fields[0] in seen:
+            repeated += 1
+            continue
+        seen.add(fields[0])
+        ids.append(fields[0])
+    if not ids:
+        raise InputError(path, None, "no query id in the file")
+    return ids, repeated
+
+
+def read_systems(path: str) -> dict:
+    """metric -> {run: mean} from a `compare --table systems` output (tsv, csv or json)."""
+    text = _text(path)
+    if text.lstrip().startswith(("{", "[")):
+        return _systems_json(path, text)
+    import csv
+    import io
+
+    lines = text.splitlines()
+    first = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.startswith("#")), None)
+    if first is None:
+        raise InputError(path, None, "empty: expected the systems table of `compare --table systems`")
+    sep = "\t" if "\t" in lines[first] else ","
+    rows = csv.reader(io.StringIO("\n".join(lines[first:])), delimiter=sep)
+    header = next(rows)
+    missing = [c for c in ("run", "metric", "mean") if c not in header]
+    if missing:
+        raise InputError(path, first + 1, f"no {missing[0]!r} column: expected the systems table of "
+                                          "`compare --table systems` (run, metric, mean, rank)")
+    col = {c: header.index(c) for c in ("run", "metric", "mean")}
+    out: dict = {}
+    for k, row in enumerate(rows):
+        no = first + 2 + k
+        if not row:  # the blank line before a second table (`--table systems,summary`): stop there
+            break
+        if len(row) != len(header):
+            raise InputError(path, no, f"{len(row)} fields, the header has {len(header)}")
+        _add(out, path, no, row[col["run"]], row[col["metric"]], row[col["mean"]])
+    if not out:
+        raise InputError(path, None, "no system in the table")
+    return out
+
+
+def _systems_json(path: str, text: str) -> dict:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, exc.lineno, f"invalid JSON: {exc.msg}") from None
+    rows = doc.get("systems") if isinstance(doc, dict) else doc
+    if not isinstance(rows, list) or not rows:
+        raise InputError(path, None, "no 'systems' list: expected `compare --table systems -f json`")
+    out: dict = {}
+    for k, r in enumerate(rows):
+        if not isinstance(r, dict) or not all(c in r for c in ("run", "metric", "mean")):
+            raise InputError(path, None, f"systems row {k + 1}: needs run, metric and mean")
+        _add(out, path, None, r["run"], r["metric"], r["mean"])
+    return out
+
+
+def _add(out: dict, path, no, run, metric, mean) -> None:
+    try:
+        value = float(mean)
+    except (TypeError, ValueError):
+        raise InputError(path, no, f"mean {mean!r} is not a number") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise InputError(path, no, f"mean {mean!r} is not finite")
+    runs = out.setdefault(str(metric), {})
+    if str(run) in runs:
+        raise InputError(path, no, f"run {run!r} appears twice under {metric}")
+    runs[str(run)] = value

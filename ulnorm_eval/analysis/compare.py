@@ -294,7 +294,7 @@ def _pad_over_cutoffs(rows_sum, metrics, mean_of) -> None:
 
     groups: dict = {}
     for m in metrics:
-        if m.measure.cutoff is not None and m.measure.native:
+        if getattr(m.measure, "cutoff", None) is not None and getattr(m.measure, "native", False):
             groups.setdefault((replace(m.measure, cutoff=None), m.variant), []).append(m)
     multi = {g: ms for g, ms in groups.items() if len(ms) > 1}
     if not multi:

@@ -7,7 +7,7 @@ __all__ = ["BOUNDS_TEXT", "measures_markdown", "variants_markdown", "syntax", "b
 from ..core.variants import db_method
 
 BOUNDS_TEXT = {  # a family's bounds declaration, as `measures` prints it (DB's limits from core.variants)
-    "exact": "E, IUB, WLB in closed form; " + db_method(),
+    "exact": "exact: E, IUB, WLB in closed form; " + db_method(),
     "montecarlo": "Monte Carlo E (--permutations, --seed); IUB, WLB by sorting the pool; " + db_method(),
     "none": "none (no random-ranking bounds: no E/IUB/UL columns)",
 }

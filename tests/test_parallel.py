@@ -101,19 +101,6 @@ def test_standard_input_run_j2(dlhard):
         assert cli(*cmd, qrels, runs[0], "-", runs[1], "-j", "2") == one, cmd
 
 
-def test_fsspec_url_runs(dlhard):
-    """A run at a URL is read through fsspec (by the worker, with -j): the same bytes as its path."""
-    import fsspec  # noqa: F401 - dask (test extra) brings it
-    qrels, runs = dlhard
-    args = ["-f", "tsv", "-q", "-l", "2", qrels]
-    one = _cli(*args, runs[0], runs[1])
-    assert one[0] == 0
-    url = runs[0].resolve().as_uri()
-    assert url.startswith("file://")
-    assert _cli(*args, url, runs[1]) == one
-    assert _cli(*args, url, runs[1], "-j", "2") == one
-
-
 def test_letor_scores_j2_identical(shared, tmp_path):
     """LETOR qrels (group file beside them) and score files, one score a row: one task per score file."""
     d = shared / "letor" / "lightgbm_lambdarank"

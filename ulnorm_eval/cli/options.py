@@ -64,7 +64,7 @@ parallel_options = bundle(
                       "processes (0: one per core).  Same output as -j 1, Monte Carlo values included."),
     click.option("--scheduler", metavar="ADDRESS",
                  help="Run the same tasks on an existing Dask cluster (e.g. tcp://host:8786; needs the 'dask' "
-                      "extra).  Runs are read by the workers: local paths on a shared file system or fsspec URLs."),
+                      "extra).  Runs are read by the workers: local paths on a file system they share."),
 )
 
 

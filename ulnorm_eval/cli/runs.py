@@ -37,12 +37,11 @@ def require_shared_queries(qrels, run, path: str, qrels_path: str, allow: bool =
 def iter_runs(qrels, paths, qrels_path: str, allow_disjoint: bool = False):
     """Read ``paths`` (each whole) one after the other, refusing a disjoint run as it comes: for
     an analysis that evaluates each run as it arrives (compare), with no run held longer."""
-    from ..inputs.remote import is_url
     from ..inputs.text import open_input
     from ..pipeline import evaluate as api
 
     for p in paths:  # a missing or unreadable file is named now, not after the runs before it
-        if isinstance(p, str) and p != "-" and not is_url(p):
+        if isinstance(p, str) and p != "-":
             open_input(p).close()
     for p in paths:
         r = api.load_run(p, qrels)

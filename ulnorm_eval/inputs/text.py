@@ -28,7 +28,7 @@ import zlib
 from .errors import InputError
 
 __all__ = ["open_input", "read_bytes", "check_text", "check_chunk", "MAX_LINE_BYTES", "MAX_INPUT_BYTES",
-           "READ_ERRORS"]
+           "READ_ERRORS", "refuse_url", "LineScan"]
 
 
 def _limit(name: str, default: int) -> int:
@@ -78,6 +78,28 @@ def _refuse_format(path: str, head: bytes, inside: str | None = None) -> None:
         raise InputError(path, None, "is a tar archive; extract it first (tar xf FILE)")
 
 
+# ``SCHEME://`` at the start of a path: a URL (RFC 3986 scheme), never opened.  ``./a://b`` is a
+# local path (it does not start with a scheme).
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def refuse_url(path) -> None:
+    """Refuse a URL given as a path: inputs are local files and standard input only.
+
+    A path string never opens a network connection (an ``ftp://`` or ``https://`` run would be
+    fetched from wherever it points, without the limits below); ``file://`` is refused too, with
+    the local path to give instead, so that every path is checked one way (docs/errors.md).
+    """
+    if not isinstance(path, str) or _URL.match(path) is None:
+        return
+    if path[:7].lower() == "file://":
+        local = path[7:]
+        local = local[local.index("/"):] if "/" in local else local
+        raise InputError(path, None, f"is a file:// URL; give the local path ({local or '/'}) instead")
+    raise InputError(path, None, "is a URL: ulnorm-eval reads local files and standard input (-) only, "
+                                 "and never opens a network connection; download it first (curl -o FILE URL)")
+
+
 def _os_reason(exc: OSError) -> str:
     reasons = {errno.ENOENT: "no such file", errno.EISDIR: "is a directory, not a file",
                errno.EACCES: "permission denied", errno.ELOOP: "symbolic link loop",
@@ -105,6 +127,7 @@ def open_input(path: str):
     gzip, bzip2 and xz are recognised by their magic bytes, whatever the name (so ``zcat`` is never
     needed, even on standard input); other archive formats and UTF-16/32 text are named and refused.
     """
+    refuse_url(path)
     try:
         if path == "-":
             raw = _stdin()
@@ -141,6 +164,7 @@ def read_bytes(path: str) -> bytes:
     """
     fh = open_input(path)
     parts, total, lines = [], 0, 0
+    scan = LineScan(path)
     try:
         while True:
             try:
@@ -152,6 +176,7 @@ def read_bytes(path: str) -> bytes:
             if not chunk:
                 break
             check_chunk(chunk, path, lines + 1)
+            scan.feed(chunk, lines + 1)  # a line past the limit fails now, not once the whole input is held
             total += len(chunk)
             if total > MAX_INPUT_BYTES:
                 raise InputError(path, None, f"larger than {MAX_INPUT_BYTES} bytes (ULNORM_EVAL_MAX_INPUT); "
@@ -161,27 +186,43 @@ def read_bytes(path: str) -> bytes:
     finally:
         if path != "-":
             fh.close()
-    data = b"".join(parts)
-    _longest_line(data, path)
-    return data
+    return b"".join(parts)
+
+
+class LineScan:
+    """Refuse a line longer than MAX_LINE_BYTES across the blocks of one input, as they arrive.
+
+    ``carry`` is the length of the line begun in earlier blocks and not yet ended, so a 2 GB input
+    without a newline fails after its first MiB whatever the block size.  Each block costs a few
+    ``find`` calls per MAX_LINE_BYTES of data (lines are skipped in windows of that size), not a
+    Python step per line.
+    """
+
+    def __init__(self, path: str, limit: int | None = None):
+        self.path, self.limit, self.carry = path, MAX_LINE_BYTES if limit is None else limit, 0
+
+    def feed(self, data: bytes, first_line: int = 1) -> None:
+        """Scan ``data`` (the next block; its first line is line ``first_line`` of the input)."""
+        limit, n = self.limit, len(data)
+        start = -self.carry  # where the current line began, relative to this block
+        while True:
+            end = data.find(b"\n", max(start, 0), min(n, start + limit + 1))
+            if end < 0:
+                if n - start > limit:
+                    line = first_line + data.count(b"\n", 0, max(start, 0))
+                    raise InputError(self.path, line, f"line longer than {limit} bytes (ULNORM_EVAL_MAX_LINE)")
+                self.carry = n - start
+                return
+            # jump ahead: the lines between end and the last newline within a window of the limit
+            # are all shorter than it
+            nxt = data.rfind(b"\n", end, end + limit + 1)
+            start = (nxt if nxt >= 0 else end) + 1
 
 
 def _longest_line(data: bytes, path: str, first_line: int = 1) -> None:
-    """Refuse a line longer than MAX_LINE_BYTES (checked only when the data could hold one)."""
-    if len(data) <= MAX_LINE_BYTES:
-        return
-    start = 0
-    n = len(data)
-    while start < n:
-        end = data.find(b"\n", start, start + MAX_LINE_BYTES + 1)
-        if end < 0:
-            if n - start > MAX_LINE_BYTES:
-                line = first_line + data.count(b"\n", 0, start)
-                raise InputError(path, line, f"line longer than {MAX_LINE_BYTES} bytes (ULNORM_EVAL_MAX_LINE)")
-            return
-        # jump ahead: any line must end within MAX_LINE_BYTES of its start
-        nxt = data.rfind(b"\n", end, end + MAX_LINE_BYTES + 1)
-        start = (nxt if nxt >= 0 else end) + 1
+    """Refuse a line longer than MAX_LINE_BYTES in ``data`` (a whole input or block)."""
+    if len(data) > MAX_LINE_BYTES:
+        LineScan(path).feed(data, first_line)
 
 
 def _looks_utf16(data: bytes) -> bool:

@@ -13,7 +13,6 @@ import numpy as np
 from ..core import registry
 from ..core.registry import Metric
 from ..inputs.letor import is_letor, read_letor, read_letor_scores
-from ..inputs.remote import is_url, read_url
 from ..inputs.trec import Qrels, Run, read_bytes, read_qrels, read_run
 from .blocks import (Options, RunResult, finish_run, metric_values, plain_values, query_set,
                      refuse_prior_variants, score_block)
@@ -84,10 +83,10 @@ def load_qrels(path: str, groups: str | None = None) -> Qrels:
 
 def load_run(path, qrels: Qrels | None = None, name: str | None = None) -> Run:
     """A TREC run; for LETOR qrels, a score file (one score a row, or RankLib ``qid idx score``).
-    ``path`` may be an fsspec URL (s3://, https://, ...; needs fsspec)."""
+    ``path`` is a local file or ``-`` (standard input); a URL is refused (inputs/text.py)."""
     if isinstance(path, Run):
         return path
-    data = read_url(path) if is_url(path) else read_bytes(path)
+    data = read_bytes(path)
     if qrels is not None and qrels.letor:
         return read_letor_scores(path, qrels, name=name, data=data)
     return read_run(path, name=name, data=data)

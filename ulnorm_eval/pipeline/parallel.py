@@ -1,7 +1,7 @@
 """Parallel and distributed evaluation: runs x query blocks on local worker processes or a Dask cluster.
 
 The work of an evaluation is partitioned into tasks that need nothing but the qrels and their own
-input: a whole run (read and evaluated where it lies: a local path, or an fsspec URL), or one query
+input: a whole run (read and evaluated where it lies: a local path, on a file system the workers share), or one query
 block of a large uncompressed run (a byte range whose bounds are those of the sequential streamed
 read, :func:`.stream.block_bounds`).  The qrels are parsed once by the caller and shipped to each
 worker once (the local pool's initializer; ``Client.scatter(broadcast=True)`` on Dask); tasks send
@@ -27,7 +27,6 @@ from __future__ import annotations
 import os
 from collections import deque
 
-from ..inputs.remote import is_url
 from ..inputs.trec import InputError
 from .blocks import Options
 from .stream import BLOCK_BYTES, NotGrouped, block_bounds, evaluate_stream, score_query_block
@@ -78,7 +77,7 @@ def unwrap(outcome):
 
 
 def whole_run(qrels, run, metrics, options, stream):
-    """Task: one run (a path, URL or loaded Run) evaluated whole, as ``evaluate_path`` does."""
+    """Task: one run (a path or loaded Run) evaluated whole, as ``evaluate_path`` does."""
     from .evaluate import evaluate_path
 
     return evaluate_path(qrels, run, metrics, options, stream=stream)
@@ -254,7 +253,7 @@ def evaluate_runs(ex, runs, metrics, options: Options, warn=None):
 
 def _splittable(path) -> bool:
     """An uncompressed regular local file: workers can read its query blocks by byte range."""
-    if not isinstance(path, str) or path == "-" or is_url(path) or not os.path.isfile(path):
+    if not isinstance(path, str) or path == "-" or not os.path.isfile(path):
         return False
     with open(path, "rb") as fh:
         head = fh.read(6)
@@ -267,7 +266,7 @@ def evaluate_paths(ex, paths, metrics, options: Options, stream: bool | None = N
 
     Tasks: an uncompressed run file is split into its query blocks (each a task; the blocks and
     hence the notes and errors are those of the sequential streamed read); any other run (compressed,
-    a URL, LETOR scores, or ``stream=False``) is one task.  Standard input is read here.  A run whose
+    LETOR scores, or ``stream=False``) is one task.  Standard input is read here.  A run whose
     queries turn out not to be contiguous is read whole, as ``evaluate_path`` does (or refused with
     ``stream=True``).
     """

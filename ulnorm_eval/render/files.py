@@ -2,15 +2,18 @@
 
 Policy (docs/files.md says the same for users):
 
-* ``-o FILE`` (and ``--plot FILE``) is checked by :func:`check_outputs` before any input is read:
-  an empty name, a missing or unwritable directory, a directory as FILE, and FILE being any input
-  (qrels, a run, ``--baseline``, ``--prior``, ``--groups``, the LETOR ``QRELS.query`` file) are
-  refused with one line and exit 2.  "Being an input" is decided by the file's identity
-  (``st_dev``, ``st_ino``), so a symbolic link, a hard link or another spelling of the path is
-  caught as well as the same name.
-* A regular file is written to a temporary ``.ulnorm-*`` file in the same directory and renamed
-  over FILE (:func:`atomic_path`): readers see the old or the new content, never a mix; on any
-  error or signal (SIGINT, SIGTERM) the temporary file is removed and FILE is unchanged.
+* ``-o FILE``, ``--plot FILE`` and ``--summary-md FILE`` are checked by :func:`check_outputs` before
+  any input is read: an empty name, a URL, a missing or unwritable directory, a directory as FILE,
+  FILE being any input (qrels, a run, ``--baseline``, ``--prior``, ``--groups``, summ's documents
+  and systems, the LETOR ``QRELS.query`` file, the file behind standard input when ``-`` is read),
+  two outputs naming one file, and standard output redirected onto an input are refused with one
+  line and exit 2.  "Being an input" is decided by the file's identity (``st_dev``, ``st_ino``),
+  so a symbolic link, a hard link or another spelling of the path is caught as well as the same name.
+* A regular file is written to a temporary ``.ulnorm-HOST-PID-XXXXXXXX`` file in the same directory
+  and renamed over FILE (:func:`atomic_path`): readers see the old or the new content, never a mix;
+  on any error or signal (SIGINT, SIGTERM) the temporary file is removed and FILE is unchanged.
+  SIGKILL cannot be caught: its temporary file stays until the next write to that directory
+  removes it (:func:`remove_stale`).
 * The new file keeps the old file's permission bits (else ``0666`` less the umask).  Owner, group
   and ACLs are those of whoever runs the command: the rename creates a new inode, as ``sed -i``,
   ``rsync`` and editors that save atomically do.  A file owned by someone else is refused rather
@@ -18,8 +21,9 @@ Policy (docs/files.md says the same for users):
 * A symbolic link is written through (the link stays, its target gets the content) only when
   the target lies in the same directory as the link; a link into another directory is refused
   (give the target's path if that is what you mean).  A dangling link is refused too.
-* Something that exists and is not a regular file (``/dev/null``, ``/dev/stdout``, a FIFO) is
-  written directly: renaming over it would replace the device or pipe.
+* Something that exists and is not a regular file (``/dev/null``, a FIFO), and any path under
+  ``/dev/`` or ``/proc/`` (``/dev/stdout`` even when it leads to a file), is written directly:
+  renaming over it would replace the device or pipe.
 * Write errors (a full disk, ``/dev/full``, a directory turned read-only) become
   :class:`OutputError`: one line, exit 2.
 """
@@ -27,13 +31,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import stat
 import tempfile
 
-from ..inputs.trec import InputError
+from ..inputs.errors import InputError
+from ..inputs.text import refuse_url
 
-__all__ = ["OutputError", "atomic_path", "write_atomic", "check_outputs", "same_file"]
+__all__ = ["OutputError", "atomic_path", "write_atomic", "check_outputs", "same_file", "remove_stale"]
 
 TEMP_PREFIX = ".ulnorm-"
 _SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
@@ -54,15 +60,31 @@ def _identity(path: str):
     return (st.st_dev, st.st_ino)
 
 
+def _fd_identity(fd: int):
+    """(st_dev, st_ino) of what file descriptor ``fd`` is open on, or None (closed)."""
+    try:
+        st = os.fstat(fd)
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def same_file(a: str, b: str) -> bool:
     """True when both paths name one existing file (through links or other spellings)."""
     ia = _identity(a)
     return ia is not None and ia == _identity(b)
 
 
+def _special(path: str) -> bool:
+    """``/dev/...`` and ``/proc/...`` (``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``): opened and
+    written, never resolved or renamed over, whatever they point at (a terminal, a pipe, a file)."""
+    a = os.path.abspath(path)
+    return a.startswith(("/dev/", "/proc/"))
+
+
 def _resolve(path: str) -> str:
     """The path to write: ``path`` itself, or a symbolic link's target in the same directory."""
-    if not os.path.islink(path):
+    if _special(path) or not os.path.islink(path):
         return path
     try:
         target = os.path.realpath(path, strict=True)
@@ -77,21 +99,34 @@ def _resolve(path: str) -> str:
     return target
 
 
-def check_output(path, inputs=()) -> None:
-    """Refuse an output path before anything is read (see the module docstring)."""
+def check_output(path, inputs=(), stdin_id=None, append: bool = False) -> None:
+    """Refuse an output path before anything is read (see the module docstring).
+
+    ``inputs`` are paths; ``stdin_id`` the identity of the file behind standard input when ``-`` is
+    one of them (``ulnorm-eval -o run qrels - < run``).  ``append``: the file is appended to, not
+    replaced (``--summary-md``): a symbolic link anywhere is followed, and the owner is kept.
+    """
     if path is None:
         return
     path = os.fspath(path)
     if path == "":
         raise OutputError("-o", "empty file name")
+    refuse_url(path)
     if path.endswith(os.sep):
         raise OutputError(path, "names a directory (ends with /), not a file")
-    target = _resolve(path)
+    target = path if append else _resolve(path)
+    out_id = _identity(target)
     for p in inputs:
-        if p is None or p == "-":
+        if p is None:
             continue
-        if same_file(target, os.fspath(p)) or os.path.abspath(target) == os.path.abspath(os.fspath(p)):
-            what = "" if path == os.fspath(p) else f" ({p})"
+        p = os.fspath(p)
+        if p == "-":
+            if stdin_id is not None and stdin_id == out_id:
+                raise OutputError(path, "is the file behind standard input (-), an input: writing it would "
+                                        "destroy it")
+            continue
+        if (out_id is not None and out_id == _identity(p)) or os.path.abspath(target) == os.path.abspath(p):
+            what = "" if path == p else f" ({p})"
             raise OutputError(path, f"is an input{what}: writing it would destroy it")
     try:
         st = os.stat(target)
@@ -103,46 +138,144 @@ def check_output(path, inputs=()) -> None:
         raise OutputError(path, exc.strerror.lower() if exc.strerror else str(exc)) from None
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(path, "is a directory")
-    if st is not None and not stat.S_ISREG(st.st_mode):
+    if st is not None and (not stat.S_ISREG(st.st_mode) or _special(path)):
         if not os.access(target, os.W_OK):
             raise OutputError(path, "permission denied")
-        return  # a device or FIFO is written directly
+        return  # a device, FIFO or /dev/stdout is written directly
     d = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(d):
         raise OutputError(path, f"directory {os.path.dirname(path) or d} does not exist")
     if not os.access(d, os.W_OK | os.X_OK):
         raise OutputError(path, f"directory {os.path.dirname(path) or d} is not writable")
-    if st is not None and hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+    if st is not None and not append and hasattr(os, "geteuid") and st.st_uid != os.geteuid():
         raise OutputError(path, "belongs to another user; replacing it would change its owner")
 
 
-def check_outputs(params: dict) -> None:
-    """:func:`check_output` for a command's ``output``, ``plot`` and ``summary_md`` (appended to)
-    against its input parameters.
+INPUT_KEYS = ("qrels", "runs", "baseline", "priors", "groups", "data", "systems", "systems_a", "systems_b",
+              "query_sets")
+OUTPUT_KEYS = (("output", "-o"), ("plot", "--plot"), ("summary_md", "--summary-md"))
 
-    ``params`` is a click context's parameter dict: ``qrels``, ``runs``, ``baseline``, ``priors``,
-    ``groups``, summ's ``data`` and ``systems``, swaps' ``systems_a``/``systems_b`` and compare's
-    ``query_sets`` (the files of --swap-between) are inputs (plus a LETOR qrels' default group file ``QRELS.query``).  Standard
-    input (``-``) may be only one of them: it can be read once.
+
+def check_outputs(params: dict) -> None:
+    """Refuse, before anything is read or written, every output that is an input or another output.
+
+    ``params`` is a click context's parameter dict.  Inputs: ``qrels``, ``runs``, ``baseline``,
+    ``priors``, ``groups``, summ's ``data`` and ``systems``, swaps' ``systems_a``/``systems_b``,
+    compare's ``query_sets`` (the files of --swap-between), a LETOR qrels' group file
+    ``QRELS.query``, and the file behind standard input when ``-`` is one of them.  Outputs:
+    ``output`` (-o; else standard output), ``plot`` and ``summary_md`` (appended to).  Files are
+    compared by identity (``st_dev``, ``st_ino``), so links and other spellings are caught.  A URL
+    among the inputs is refused here (never fetched: inputs/text.py), and standard input may be only
+    one input: it can be read once.
     """
     inputs = []
-    for key in ("qrels", "runs", "baseline", "priors", "groups", "data", "systems", "systems_a", "systems_b",
-                "query_sets"):
+    for key in INPUT_KEYS:
         v = params.get(key)
         if isinstance(v, (list, tuple)):
             inputs.extend(v)
         elif v is not None:
             inputs.append(v)
+    for p in inputs:
+        refuse_url(os.fspath(p))
+    uses_stdin = any(os.fspath(p) == "-" for p in inputs)
     if sum(os.fspath(p) == "-" for p in inputs) > 1:
         raise InputError("-", None, "standard input can be read once, and QRELS counts: "
                                     "give the other inputs as files")
     if params.get("qrels"):
         inputs.append(os.fspath(params["qrels"]) + ".query")
-    outs = [params.get(k) for k in ("output", "plot")]
-    for out in outs + [params.get("summary_md")]:
-        check_output(out, inputs)
-    if all(o is not None for o in outs) and (outs[0] == outs[1] or same_file(*map(os.fspath, outs))):
-        raise OutputError(outs[0], "given to both -o and --plot")
+    stdin_id = _fd_identity(0) if uses_stdin else None
+    outs = [(flag, os.fspath(params[key])) for key, flag in OUTPUT_KEYS if params.get(key) is not None]
+    for flag, out in outs:
+        check_output(out, inputs, stdin_id, append=flag == "--summary-md")
+    for i, (fa, a) in enumerate(outs):
+        for fb, b in outs[i + 1:]:
+            if a == b or os.path.abspath(a) == os.path.abspath(b) or same_file(a, b):
+                raise OutputError(a, f"given to both {fa} and {fb}")
+    if "output" in params and params.get("output") is None:
+        _check_stdout(inputs, stdin_id)
+
+
+def _check_stdout(inputs, stdin_id) -> None:
+    """Standard output redirected into an input (``ulnorm-eval qrels run >> run``): refused."""
+    try:
+        st = os.fstat(1)
+    except (OSError, ValueError):
+        return  # closed: reported when written to
+    if not stat.S_ISREG(st.st_mode):
+        return  # a terminal, a pipe, /dev/null
+    out_id = (st.st_dev, st.st_ino)
+    for p in inputs:
+        p = os.fspath(p)
+        if out_id == (stdin_id if p == "-" else _identity(p)):
+            what = "the file behind standard input" if p == "-" else "an input"
+            raise OutputError(p, f"is {what} and also standard output (> or >> onto an input): writing it "
+                                 "would destroy it")
+
+
+# A temporary file's name: .ulnorm-HOST-PID-XXXXXXXX[.EXT], HOST the first 8 hex digits of the SHA-1 of
+# the host name, PID the writing process, XXXXXXXX mkstemp's random part.  Only SIGKILL (or a crash,
+# or power loss) can leave one behind; the next write to that directory removes it (remove_stale).
+_TEMP_NAME = re.compile(r"\.ulnorm-([0-9a-f]{8})-([0-9]+)-[a-z0-9_]{8}(\.[A-Za-z0-9]{1,8})?")
+STALE_SECONDS = 600  # a temporary file untouched this long whose process has ended is stale
+
+
+def _host_tag() -> str:
+    import hashlib
+    import socket
+
+    return hashlib.sha1(socket.gethostname().encode("utf-8", "surrogateescape")).hexdigest()[:8]
+
+
+def _temp_prefix() -> str:
+    return f"{TEMP_PREFIX}{_host_tag()}-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # exists (another user's) or not a pid we can ask about: keep its file
+    return True
+
+
+def remove_stale(directory: str, now: float | None = None) -> list:
+    """Remove the temporary files a killed ulnorm-eval left in ``directory``; return their names.
+
+    A file is removed only when all hold: its name is exactly ours (``_TEMP_NAME``), written on this
+    host (the host tag; a shared file system may hold another machine's live writes), by a process
+    that no longer exists, untouched for ``STALE_SECONDS`` (a recycled or namespaced pid cannot make
+    a live write look dead for that long), a regular file (not a link) owned by the current user.
+    Anything else is left alone, and errors (a race with another cleaner, permissions) are ignored.
+    """
+    import time
+
+    now = time.time() if now is None else now
+    host = _host_tag()
+    removed = []
+    try:
+        names = [n for n in os.listdir(directory or ".") if n.startswith(TEMP_PREFIX)]
+    except OSError:
+        return removed
+    for name in names:
+        m = _TEMP_NAME.fullmatch(name)
+        if m is None or m.group(1) != host:
+            continue
+        pid = int(m.group(2))
+        if pid == os.getpid() or _alive(pid):
+            continue
+        full = os.path.join(directory or ".", name)
+        try:
+            st = os.lstat(full)
+            if (not stat.S_ISREG(st.st_mode) or now - st.st_mtime < STALE_SECONDS
+                    or (hasattr(os, "geteuid") and st.st_uid != os.geteuid())):
+                continue
+            os.unlink(full)
+            removed.append(name)
+        except OSError:
+            continue
+    return removed
 
 
 @contextlib.contextmanager
@@ -172,7 +305,7 @@ def atomic_path(path: str, suffix: str = ""):
     """
     path = _resolve(os.fspath(path))
     try:
-        special = not stat.S_ISREG(os.stat(path).st_mode)
+        special = _special(path) or not stat.S_ISREG(os.stat(path).st_mode)
     except FileNotFoundError:
         special = False
     except OSError as exc:
@@ -191,9 +324,10 @@ def atomic_path(path: str, suffix: str = ""):
         os.umask(umask)
         mode = 0o666 & ~umask
     tmp = None
+    remove_stale(d)
     try:
         with _signals_blocked():
-            fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=suffix, dir=d)
+            fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(), suffix=suffix, dir=d)
         os.close(fd)
         yield tmp
         os.chmod(tmp, mode)

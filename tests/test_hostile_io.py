@@ -263,17 +263,25 @@ def test_a_local_path_that_merely_contains_a_scheme_is_a_file(d):
 
 # --------------------------------------------------------------------------- limits
 
-def _bounded(args, cwd, env=None, timeout=60):
-    """Run ulnorm-eval; return (code, stderr, peak RSS in MiB) measured by wait4."""
-    p = subprocess.Popen(CMD + [str(a) for a in args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, env=env)
-    t = threading.Timer(timeout, p.kill)
-    t.start()
-    err = p.stderr.read().decode()
-    _, status, usage = os.wait4(p.pid, 0)
-    t.cancel()
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return p.returncode, err, usage.ru_maxrss / 1024
+# ulnorm-eval that writes its peak resident memory (VmHWM, of its own address space only: wait4's
+# ru_maxrss would count the pages of the forked test process) to the file named by $HWM_FILE
+HWM_CMD = [sys.executable, "-c", "import atexit, os\n"
+           "def hwm():\n"
+           "    kb = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]\n"
+           "    open(os.environ['HWM_FILE'], 'w').write(kb)\n"
+           "atexit.register(hwm)\n"
+           "from ulnorm_eval.cli import main; main()"]
+
+
+def _bounded(args, cwd, timeout=60):
+    """Run ulnorm-eval; return (code, stderr, peak RSS in MiB)."""
+    hwm = os.path.join(cwd, ".hwm")
+    p = subprocess.run(HWM_CMD + [str(a) for a in args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, env={**os.environ, "HWM_FILE": hwm}, timeout=timeout)
+    with open(hwm) as fh:
+        rss = int(fh.read()) / 1024
+    os.unlink(hwm)
+    return p.returncode, p.stderr.decode(), rss
 
 
 def test_a_qrels_without_newline_fails_in_bounded_memory(d):

@@ -49,6 +49,7 @@ __all__ = [
     "scores", "objective", "components",
     "Optimum", "optimise_discount", "optimise_gains", "optimise_joint",
     "gain_ratios", "measure_string", "dcg_with_vectors", "discount_at", "parse_topics", "study",
+    "ASL_FUNCTIONS", "function_label", "tau_table", "asl_table", "topic_resamples", "topics_needed_resampled",
 ]
 
 GAINS = ("linear", "exponential")
@@ -630,18 +631,34 @@ def parse_topics(spec: str, available) -> list:
 
 # =========================================================================== the study of the command
 
+def topic_resamples(n_topics: int, reps: int, seed: int = 0) -> np.ndarray:
+    """(reps x n_topics) topic indices drawn with replacement, seeded: the same resamples serve every
+    function, so two functions are compared on identical topic sets."""
+    return np.random.default_rng(seed).integers(0, n_topics, size=(reps, n_topics))
+
+
+def topics_needed_resampled(Y, resamples, target: float) -> np.ndarray:
+    """The topics needed for Φ >= ``target`` on every topic resample of the systems x topics scores ``Y``
+    (a bootstrap over topics: how far the count moves with the topics drawn)."""
+    return np.array([stats.topics_needed(stats.variance_components(Y[:, ix]), target) for ix in resamples],
+                    dtype=np.float64)
+
+
 def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log", unconstrained: str = "none",
           restarts: int = 3, seed: int = 0, at_topics: int | None = None, phi_targets=(0.95,),
-          digits: int = 12):
+          digits: int = 12, topic_bootstrap: int = 0):
     """Rows (dicts) for every measure and cutoff: the named functions and the optima.
 
     Discount rows use the ``gain`` gains (Kanoulas & Aslam 2009 §3.1: linear), gain rows the
     ``discount`` discount (§3.2: log); the joint optimum starts also from both separate optima.
     ``unconstrained``: 'none', 'gains', 'discount' or 'both': which optimisations are repeated
-    without monotonicity.  ``phi_targets``: a 'topics Φ>=P' column per target P.
+    without monotonicity.  ``phi_targets``: a 'topics Φ>=P' column per target P.  ``topic_bootstrap``:
+    resamples of the topics (seeded by ``seed``, the same for every row) giving the 2.5 and 97.5
+    percentiles of each 'topics Φ>=P' (the optima are not re-optimised on each resample).
     """
     n = at_topics or len(design.topics)
     rows, curves = [], []
+    resamples = topic_resamples(len(design.topics), topic_bootstrap, seed) if topic_bootstrap else None
     for k in cutoffs:
         dk = design.at(k)
         fixed_g = named_gains(gain, dk.levels)
@@ -675,6 +692,7 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
                        "optimised": optimised or "—", "monotone": constrained,
                        "phi": stats.phi(vc, n), "erho2": stats.erho2(vc, n),
                        **{f"topics Φ>={p:g}": stats.topics_needed(vc, p) for p in phi_targets},
+                       **(_intervals(scores(dk, g, d, spec), resamples, phi_targets) if resamples is not None else {}),
                        "phi1": stats.phi(vc, 1), "var_system": vc.system, "var_topic": vc.topic,
                        "var_residual": vc.residual}
                 row.update({f"gain {key}": v for key, v in gain_ratios(dk.levels, g).items()})
@@ -689,3 +707,78 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
                 rows.append(row)
                 curves.append((row, vc))
     return rows, curves
+
+
+# =========================================================================== rankings and discriminative power
+
+# Kanoulas & Aslam 2009 §3.5 (Figure 9) compare four nDCG variations: (a) optimal gain and optimal
+# discount, (b) linear gain and log discount, (c) exponential gain and log discount, (d) linear gain
+# and linear discount.
+ASL_FUNCTIONS = ("joint", "linear/log", "exponential/log", "linear/linear")
+
+
+def function_label(row: dict) -> str:
+    """A row's gain/discount pair as one label: 'linear/zipf', 'optimal/log', 'joint'."""
+    return "joint" if row["optimised"] == "gains+discount" else f"{row['gain']}/{row['discount']}"
+
+
+def _spec_of(row: dict, specs, k: int):
+    return next(s for s in specs if s.name(k) == row["measure"])
+
+
+def _intervals(Y, resamples, targets) -> dict:
+    out = {}
+    for p in targets:
+        lo, hi = np.percentile(topics_needed_resampled(Y, resamples, p), [2.5, 97.5])
+        out[f"topics Φ>={p:g} 2.5%"], out[f"topics Φ>={p:g} 97.5%"] = float(lo), float(hi)
+    return out
+
+
+def tau_table(design, specs, rows) -> list:
+    """Kendall's τ between the rankings of the systems by mean score (over the topics evaluated) under
+    every two gain/discount functions of one measure and cutoff (Kanoulas & Aslam 2009 Table 4, there
+    for the discount functions at k = 100).  One dict per (measure, function_a, function_b), both
+    orders and the diagonal included (a full matrix)."""
+    out = []
+    for name in dict.fromkeys(r["measure"] for r in rows):
+        mine = [r for r in rows if r["measure"] == name]
+        k = mine[0]["k"]
+        spec, dk = _spec_of(mine[0], specs, k), design.at(k)
+        means = {function_label(r): scores(dk, np.asarray(r["gains"]), np.asarray(r["discount_factors"]),
+                                           spec).mean(axis=1) for r in mine}
+        for a, ma in means.items():
+            for b, mb in means.items():
+                out.append({"measure": name, "k": k, "function_a": a, "function_b": b,
+                            "tau": stats.kendall_tau(ma, mb)})
+    return out
+
+
+def asl_table(design, specs, rows, *, reps: int = 1000, seed: int = 0) -> list:
+    """The achieved significance level (ASL) of Sakai's paired bootstrap test (``reps`` resamples) for
+    every pair of systems under the four nDCG variations of Kanoulas & Aslam 2009 §3.5, Figure 9:
+    the joint optimum, linear/log, exponential/log and linear/linear (computed here whatever
+    --gain/--discount are).  One dict per (measure, function, pair), with ``order``, the pair's
+    place when that function's ASLs are sorted increasingly (Figure 9's horizontal axis).  The same
+    resamples serve every function (one seed)."""
+    out = []
+    S = design.C.shape[0]
+    ii, jj = np.triu_indices(S, 1)
+    names = list(design.systems) or [str(i) for i in range(S)]
+    for name in dict.fromkeys(r["measure"] for r in rows):
+        mine = [r for r in rows if r["measure"] == name]
+        k = mine[0]["k"]
+        spec, dk = _spec_of(mine[0], specs, k), design.at(k)
+        joint = next(r for r in mine if r["optimised"] == "gains+discount")
+        vectors = {"joint": (np.asarray(joint["gains"]), np.asarray(joint["discount_factors"]))}
+        for label in ASL_FUNCTIONS[1:]:
+            g, d = label.split("/")
+            vectors[label] = (named_gains(g, dk.levels), named_discount(d, k))
+        for label, (g, d) in vectors.items():
+            Y = scores(dk, g, d, spec)
+            asl = np.asarray(stats.pairwise_bootstrap(Y[ii] - Y[jj], reps=reps, seed=seed).p, dtype=np.float64)
+            order = np.empty(len(asl), dtype=np.int64)
+            order[np.argsort(asl, kind="stable")] = np.arange(1, len(asl) + 1)
+            for a, b, p, o in zip(ii, jj, asl, order):
+                out.append({"measure": name, "k": k, "function": label, "run_a": names[a], "run_b": names[b],
+                            "asl": float(p), "order": int(o)})
+    return out

@@ -156,9 +156,19 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
 @click.option("--precision", type=int, help="Decimals (default 4 for table; full precision otherwise).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
 @click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
-              help="Draw discount curves (Figure 2 style) and Φ against topics (Figure 4 style); needs matplotlib.")
+              help="Draw discount curves (Figure 2 style) and Φ against topics (Figure 4 style), and the ASL "
+                   "curves (Figure 9) with --table asl; needs matplotlib.")
+@click.option("--table", "tables", default="functions", show_default=True, metavar="LIST",
+              help="Tables to print, comma-separated: functions (Φ, topics needed, the optima), tau (Kendall's τ "
+                   "between the system rankings under every two functions, Table 4), asl (Sakai's bootstrap ASL of "
+                   "every pair of runs under four functions, Figure 9), or all.")
+@click.option("--reps", type=int, default=1000, show_default=True,
+              help="Bootstrap resamples of the ASL table (Sakai 2006; the paper: 1000).")
+@click.option("--topic-bootstrap", type=int, default=0, show_default=True, metavar="N",
+              help="Resample the topics N times (seeded by --seed, the same for every function): adds the 2.5 "
+                   "and 97.5 percentiles of each 'topics Φ>=P' column.")
 def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, gain, discount, unconstrained,
-                  restarts, seed, ties, fmt, precision, output, plot):
+                  restarts, seed, ties, fmt, precision, output, plot, tables, reps, topic_bootstrap):
     """Stability-optimal gains and discounts of nDCG@k (Kanoulas & Aslam 2009): Φ, Eρ² and topics needed
     for the named functions and for the SLSQP optima, which are printed as pasteable measures."""
     from ..render.files import check_outputs
@@ -175,6 +185,11 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
             raise ValueError("--precision must lie in 0..17")
         if len(runs) < 2:
             raise ValueError("stability needs at least two runs (systems)")
+        chosen = _tables(tables)
+        if reps < 10:
+            raise ValueError("--reps must be at least 10")
+        if topic_bootstrap < 0:
+            raise ValueError("--topic-bootstrap must be at least 0")
         if plot:
             import importlib.util
             if importlib.util.find_spec("matplotlib") is None:
@@ -190,7 +205,13 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
         if len(design.topics) < 2:
             raise ValueError("stability needs at least two topics")
         rows, curves = st.study(design, specs, ks, gain=gain, discount=discount, unconstrained=unconstrained,
-                             restarts=restarts, seed=seed, at_topics=at_topics, phi_targets=targets)
+                             restarts=restarts, seed=seed, at_topics=at_topics, phi_targets=targets,
+                             topic_bootstrap=topic_bootstrap)
+        extra = {}
+        if "tau" in chosen:
+            extra["tau"] = st.tau_table(design, specs, rows)
+        if "asl" in chosen:
+            extra["asl"] = st.asl_table(design, specs, rows, reps=reps, seed=seed)
     except ValueError as exc:
         _flush(warnings)
         _fail(str(exc))
@@ -198,7 +219,13 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
     meta = {"qrels": str(qrels), "run_files": list(runs), "runs": len(runs), "topics": len(design.topics),
             "at_topics": at_topics or len(design.topics), "phi_targets": targets, "restarts": restarts,
             "seed": seed, "levels": [float(x) for x in design.levels]}
-    text = render(rows, fmt or ("table" if (sys.stdout.isatty() and not output) else "tsv"), precision, meta)
+    if "asl" in chosen:
+        meta["asl_reps"] = reps
+    if topic_bootstrap:
+        meta["topic_bootstrap"] = topic_bootstrap
+    tabs = {"functions": rows, **extra} if "functions" in chosen else extra
+    fmt = fmt or ("table" if (sys.stdout.isatty() and not output) else "tsv")
+    text = render_tables({k: tabs[k] for k in chosen}, fmt, precision, meta)
     if not text.endswith("\n"):
         text += "\n"
     if output:
@@ -207,7 +234,74 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
     else:
         sys.stdout.write(text)
     if plot:
-        plot_stability(curves, plot, meta)
+        plot_stability(curves, plot, meta, extra.get("asl"))
+
+
+TABLES = ("functions", "tau", "asl")
+
+
+def _tables(text: str) -> list:
+    parts = [p.strip().lower() for p in text.split(",") if p.strip()]
+    if "all" in parts:
+        return list(TABLES)
+    bad = [p for p in parts if p not in TABLES]
+    if bad or not parts:
+        raise ValueError(f"--table takes functions, tau, asl or all (got {text!r})")
+    return list(dict.fromkeys(parts))
+
+
+def render_tables(tabs: dict, fmt: str, precision=None, meta=None) -> str:
+    """The chosen tables: json {meta, rows, tau, asl}; tsv/csv each after a '# name' line when there are
+    several; table: the functions table, τ as a matrix per measure, the ASL summary."""
+    if fmt == "json":
+        import json
+
+        doc = json.loads(render(tabs.get("functions", []), "json", precision, meta))
+        if "functions" not in tabs:
+            del doc["rows"]
+        for name in ("tau", "asl"):
+            if name in tabs:
+                doc[name] = json.loads(render(tabs[name], "json", precision))["rows"]
+        return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    if fmt in ("tsv", "csv"):
+        parts = [(f"# {name}\n" if len(tabs) > 1 else "") + render(rows, fmt, precision, meta)
+                 for name, rows in tabs.items()]
+        return "\n".join(parts)
+    parts = []
+    if "functions" in tabs:
+        parts.append(render(tabs["functions"], fmt, precision, meta))
+    if "tau" in tabs:
+        parts.append(_tau_text(tabs["tau"], 4 if precision is None else precision))
+    if "asl" in tabs:
+        parts.append(_asl_text(tabs["asl"], meta or {}))
+    return "\n".join(parts)
+
+
+def _tau_text(rows, precision: int) -> str:
+    out = []
+    for name in dict.fromkeys(r["measure"] for r in rows):
+        mine = [r for r in rows if r["measure"] == name]
+        labels = list(dict.fromkeys(r["function_a"] for r in mine))
+        tau = {(r["function_a"], r["function_b"]): r["tau"] for r in mine}
+        w = max(len(x) for x in labels) + 2
+        out.append(f"Kendall's τ between the system rankings, {name} (Kanoulas & Aslam 2009 Table 4)")
+        out.append(" " * w + "".join(f"{x:>{w}}" for x in labels))
+        for a in labels:
+            out.append(f"{a:<{w}}" + "".join(f"{tau[a, b]:>{w}.{precision}f}" for b in labels))
+        out.append("")
+    return "\n".join(out)
+
+
+def _asl_text(rows, meta) -> str:
+    out = [f"Sakai's bootstrap ASL of every pair of runs ({meta.get('asl_reps', 1000)} resamples; Kanoulas & "
+           "Aslam 2009 Figure 9): pairs with ASL < 0.05 and < 0.01, median ASL"]
+    for name in dict.fromkeys(r["measure"] for r in rows):
+        for f in dict.fromkeys(r["function"] for r in rows if r["measure"] == name):
+            a = sorted(r["asl"] for r in rows if r["measure"] == name and r["function"] == f)
+            mid = (a[(len(a) - 1) // 2] + a[len(a) // 2]) / 2
+            out.append(f"  {name:<24} {f:<16} {sum(x < 0.05 for x in a):>4} {sum(x < 0.01 for x in a):>4} "
+                       f"of {len(a)}   median {mid:.4f}")
+    return "\n".join(out) + "\n"
 
 
 def _flush(warnings) -> None:
@@ -300,9 +394,10 @@ def _table(rows, precision, meta) -> str:
     return buf.getvalue()
 
 
-def plot_stability(curves, path: str, meta) -> None:
+def plot_stability(curves, path: str, meta, asl=None) -> None:
     """Discount factor per rank (Kanoulas & Aslam 2009 Figure 2) and Φ against the number of topics
-    (Figure 4), one row of panels per measure."""
+    (Figure 4), one row of panels per measure; with ``asl`` (the ASL table) a third panel: each
+    function's ASLs sorted increasingly (Figure 9)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -312,7 +407,8 @@ def plot_stability(curves, path: str, meta) -> None:
     from ..analysis import stats
 
     groups = list(dict.fromkeys(r["measure"] for r, _ in curves))
-    fig, axes = plt.subplots(len(groups), 2, figsize=(11, 3.6 * len(groups)), squeeze=False)
+    cols = 3 if asl else 2
+    fig, axes = plt.subplots(len(groups), cols, figsize=(5.5 * cols, 3.6 * len(groups)), squeeze=False)
     nmax = max(100, meta.get("topics", 50) * 2)
     n = np.arange(1, nmax + 1)
     for ax, name in zip(axes, groups):
@@ -333,6 +429,14 @@ def plot_stability(curves, path: str, meta) -> None:
         ax[1].set_ylabel("Φ")
         for p in meta.get("phi_targets", [0.95]):
             ax[1].axhline(p, color="grey", lw=0.7, ls="--")
+        if asl:
+            for f in dict.fromkeys(r["function"] for r in asl if r["measure"] == name):
+                a = sorted(r["asl"] for r in asl if r["measure"] == name and r["function"] == f)
+                ax[2].plot(np.arange(1, len(a) + 1), a, label=f)
+            ax[2].axhline(0.05, color="grey", lw=0.7, ls="--")
+            ax[2].set_title(f"{name}: ASL of the pairs of runs, sorted")
+            ax[2].set_xlabel("pairs of runs, by ASL")
+            ax[2].set_ylabel("ASL (bootstrap)")
         for a in ax:
             a.legend(fontsize=8)
             a.grid(alpha=0.3)

@@ -4,8 +4,11 @@ For each query the *pool* is the set of documents a random ranker permutes (``--
 documents (default; a property of the query, identical for every run), the run's retrieved
 documents (unjudged ones gain nothing), or their union.
 
-* IUB: the measure of the pool sorted by gain, descending; WLB: sorted ascending (Westerborg 2022
-  §3.1, eqs. 3.2 and 3.4 are WLB for DCG and AP).  The family's gain is the sort key.
+* IUB: the maximum of the measure over the orderings of the pool, WLB the minimum: the pool sorted
+  by gain (or the family's ``order`` key), descending / ascending, where the family's record proves
+  that ordering extreme (``extremes``; Westerborg 2022 §3.1, eqs. 3.2 and 3.4 are WLB for DCG and
+  AP); otherwise enumerated over the pool's distinct arrangements, and withheld (NaN) beyond
+  ``ENUMERATE_LIMIT`` of them.
 * E: the exact expectation under a uniformly random permutation (Karmaker & Feng 2022 RLB, §4;
   Feng 2023 REB, §5.1): the family record's ``expectation`` (each family's module documents its
   closed form), or a Monte Carlo mean when the record has none (``bounds='montecarlo'``).
@@ -26,8 +29,8 @@ from .kernels import Judgements, Level, rel_of
 from .measures import FAMILIES, compute
 from .measures.common import RandomPool, expected_rr, expected_sp
 from .normalise import undefined_mask
-from .permutations import ENUMERATE_LIMIT, Keys, db_values, permutation_values
-from .pools import Pool, judged_only_pool, make_pool, pool_gains
+from .permutations import ENUMERATE_LIMIT, Keys, db_values, enumerated_bounds, permutation_values
+from .pools import Pool, judged_only_pool, make_pool, pool_gains, pool_keys
 from .records import VARIANTS
 
 __all__ = ["Pool", "make_pool", "expectation", "ideal", "worst", "expected_sp", "expected_rr",
@@ -48,17 +51,45 @@ def expectation(pool: Pool, J: Judgements, m, rel_level, paper: bool = False) ->
 
 
 def ideal(pool: Pool, J: Judgements, m, rel_level, paper: bool = False) -> np.ndarray:
-    """IUB: M of the pool sorted by gain, descending (``paper``: the family's paper_ideal, if any,
-    for a measure with a cutoff)."""
+    """IUB: M of the pool sorted by gain (the family's ``order`` key), descending (``paper``: the
+    family's paper_ideal, if any, for a measure with a cutoff); for a family whose record does not
+    prove that ordering the maximum ('search'), the maximum over every distinct arrangement of the
+    pool's classes (NaN, withheld, beyond ``ENUMERATE_LIMIT`` arrangements)."""
     fam = FAMILIES[m.family]
     if paper and fam.paper_ideal is not None and m.cutoff is not None:
         return fam.paper_ideal(random_pool(pool, J, m, rel_level, paper))
-    return compute(pool.ordered(pool_gains(pool, J, m, rel_level), True), J, m, rel_level)
+    if FAMILIES[m.family].extremes_of(m) == "search":
+        return enumerated_bounds(pool, J, m, rel_level)[1]
+    return compute(pool.ordered(pool_keys(pool, J, m, rel_level), True), J, m, rel_level)
 
 
 def worst(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:
-    """WLB: M of the pool sorted by gain, ascending (Westerborg 2022 §3.1, eqs. 3.2, 3.4)."""
-    return compute(pool.ordered(pool_gains(pool, J, m, rel_level), False), J, m, rel_level)
+    """WLB: M of the pool sorted by gain, ascending (Westerborg 2022 §3.1, eqs. 3.2, 3.4), for a
+    family whose record proves that ordering the minimum; otherwise the minimum over every distinct
+    arrangement of the pool's classes (NaN, withheld, beyond ``ENUMERATE_LIMIT`` arrangements)."""
+    if FAMILIES[m.family].extremes_of(m) != "sorted":
+        return enumerated_bounds(pool, J, m, rel_level)[2]
+    return compute(pool.ordered(pool_keys(pool, J, m, rel_level), False), J, m, rel_level)
+
+
+def montecarlo_bounds(pool: Pool, J: Judgements, m, rel_level, reps: int, rng, paper: bool = False) -> dict:
+    """E, IUB, WLB and E's standard error of a native measure without a closed-form E.
+
+    A query whose pool has at most ``ENUMERATE_LIMIT`` distinct arrangements of its classes gets the
+    exact mean, maximum and minimum over all of them (standard error 0); the others a Monte Carlo
+    mean over ``reps`` seeded shuffles, and IUB/WLB as :func:`ideal` and :func:`worst` give them.
+    """
+    mean, hi, lo, done = enumerated_bounds(pool, J, m, rel_level)
+    E, se = mean.copy(), np.zeros(pool.nq)
+    rest = np.flatnonzero(~done)
+    if len(rest):
+        vals = permutation_values(pool, J, m, rel_level, reps, rng, queries=rest)[:, rest]
+        E[rest] = vals.mean(axis=0)
+        se[rest] = vals.std(axis=0, ddof=1) / np.sqrt(len(vals)) if len(vals) > 1 else np.nan
+    mode = FAMILIES[m.family].extremes_of(m)
+    I = hi if mode == "search" else ideal(pool, J, m, rel_level, paper)
+    W = lo if mode != "sorted" else worst(pool, J, m, rel_level)
+    return {"E": E, "IUB": I, "WLB": W, "se": se}
 
 
 # --------------------------------------------------------------------------- variants
@@ -116,10 +147,8 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
         if meas.native and meas.bounds == "exact":
             b = {"E": expectation(pool, J, meas, rel_level, paper), "IUB": ideal(pool, J, meas, rel_level, paper),
                  "WLB": worst(pool, J, meas, rel_level), "se": None}
-        elif meas.native:  # a native kernel without a closed-form E: Monte Carlo over it
-            vals = permutation_values(pool, J, meas, rel_level, options.permutations, _rng(options.seed, J))
-            b = {"E": vals.mean(axis=0), "IUB": ideal(pool, J, meas, rel_level, paper),
-                 "WLB": worst(pool, J, meas, rel_level), "se": vals.std(axis=0, ddof=1) / np.sqrt(len(vals))}
+        elif meas.native:  # a native kernel without a closed-form E: exact over small pools, else Monte Carlo
+            b = montecarlo_bounds(pool, J, meas, rel_level, options.permutations, _rng(options.seed, J), paper)
         else:
             b = foreign.foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
         bounds[meas] = b
@@ -134,9 +163,14 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
         A = plain[meas]
         b = need(meas)
         if v.kind == "bound":
-            values[metric] = b[v.bound]
+            val = b[v.bound]
             if v.bound == "E" and b.get("se") is not None:
                 stderr[metric] = b["se"]
+            und = np.isnan(val)  # withheld: an extreme not proven by sorting, over too many arrangements
+            if und.any():
+                undefined[metric] = int(und.sum())
+                val = np.where(und, 0.0 if options.undefined == "zero" else np.nan, val)
+            values[metric] = val
             continue
         if v.kind == "distribution":
             scorer = None
@@ -148,6 +182,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
             stderr[metric] = se
         else:
             val, und = v.normalise(A, b["IUB"], b["E"], b["WLB"])
+            und = und | np.isnan(val)  # a withheld IUB or WLB (see worst()) leaves the variant undefined
         undefined[metric] = int(und.sum())
         values[metric] = np.where(und, 0.0 if options.undefined == "zero" else np.nan, val)
     return values, stderr, undefined

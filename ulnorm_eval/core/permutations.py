@@ -12,9 +12,9 @@ import numpy as np
 
 from .kernels import Ranking
 from .measures import compute
-from .pools import Pool, pool_gains
+from .pools import Pool, pool_keys
 
-__all__ = ["Keys", "as_keys", "permutation_values", "db_values", "n_arrangements", "ENUMERATE_LIMIT"]
+__all__ = ["Keys", "as_keys", "permutation_values", "db_values", "enumerated_bounds", "n_arrangements", "ENUMERATE_LIMIT"]
 
 from .variants import DB_ENUMERATE_ELEMENTS as _ENUMERATE_ELEMENTS  # ... and at most this many (arrangements x pool size)
 from .variants import DB_ENUMERATE_LIMIT as ENUMERATE_LIMIT  # 7!: at most this many distinct arrangements are enumerated for DB
@@ -206,24 +206,13 @@ def n_arrangements(counts) -> int:
     return out
 
 
-def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, active=None,
-              limit: int = ENUMERATE_LIMIT):
-    """DB = Pr[M(random permutation) <= A] per query (Westerborg 2022 eq. 3.12), with its standard error.
-
-    Exact (standard error 0) when the pool's gain classes have at most ``limit`` distinct
-    arrangements, each equally likely; otherwise a Monte Carlo estimate over ``reps`` shuffles,
-    standard error sqrt(p(1-p)/reps).  Queries outside ``active`` are left NaN.
-    """
-    scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
-    rng = as_keys(rng, J.qids)
-    nq = pool.nq
-    A = np.asarray(A, dtype=np.float64)
-    active = np.ones(nq, bool) if active is None else np.asarray(active, bool)
-    out = np.full(nq, np.nan)
-    se = np.zeros(nq)
-    # classes of documents that no measure can tell apart: equal gain (native), equal grade and
-    # judged flag (ir_measures)
-    key = pool_gains(pool, J, m, rel_level) if m.native else np.where(pool.judged, pool.grade, -np.inf)
+def _enumerated(pool: Pool, J, m, rel_level, active, limit: int, scorer):
+    """Yield (queries, values[G x M]): M over every distinct arrangement of the pool's classes, for
+    each active query with at most ``limit`` arrangements (each equally likely under a uniformly
+    random permutation).  Classes: documents no kernel of ``m`` can tell apart (:func:`pool_keys`:
+    equal gain, or the family's finer ``order``, for native measures; equal grade and judged flag for
+    ir_measures')."""
+    key = pool_keys(pool, J, m, rel_level) if m.native else np.where(pool.judged, pool.grade, -np.inf)
     order = np.lexsort((key, pool.row))
     first = np.ones(len(order), bool)
     first[1:] = (pool.row[order][1:] != pool.row[order][:-1]) | (key[order][1:] != key[order][:-1])
@@ -239,7 +228,6 @@ def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, activ
         M = n_arrangements(counts)
         if M <= limit and M * sum(counts) <= _ENUMERATE_ELEMENTS:
             sig.setdefault(counts, []).append((q, lo))
-    enumerated = np.zeros(nq, bool)
     for counts, members in sig.items():
         pattern = _class_patterns(counts)  # (M, n) class indices
         M, n = pattern.shape
@@ -251,9 +239,50 @@ def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, activ
             G = len(qs)
             rk = Ranking(np.repeat(np.arange(G * M), n), pool.grade[doc].ravel(), G * M,
                          np.repeat(qs, M), pool.judged[doc].ravel())
-            v = scorer(rk).reshape(G, M)
-            out[qs] = np.mean(v <= (A[qs] + _tol(A[qs]))[:, None], axis=1)
-            enumerated[qs] = True
+            yield qs, scorer(rk).reshape(G, M)
+
+
+def enumerated_bounds(pool: Pool, J, m, rel_level, scorer=None, active=None, limit: int = ENUMERATE_LIMIT):
+    """Exact (mean, maximum, minimum) of M over every ordering of each query's pool, where its classes
+    have at most ``limit`` distinct arrangements (else NaN), and the mask of queries enumerated.
+
+    The mean over distinct arrangements is the mean over all n! permutations (each arrangement of a
+    multiset arises from the same number of them): E exactly; the maximum and minimum are IUB and
+    WLB by definition, for measures whose sorted orderings are not proven extremes.
+    """
+    scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
+    nq = pool.nq
+    active = np.ones(nq, bool) if active is None else np.asarray(active, bool)
+    mean, hi, lo = np.full(nq, np.nan), np.full(nq, np.nan), np.full(nq, np.nan)
+    done = np.zeros(nq, bool)
+    empty = active & (pool.n == 0)
+    mean[empty] = hi[empty] = lo[empty] = 0.0  # an empty pool scores 0 (as permutation_values)
+    done[empty] = True
+    for qs, v in _enumerated(pool, J, m, rel_level, active & ~empty, limit, scorer):
+        mean[qs], hi[qs], lo[qs] = v.mean(axis=1), v.max(axis=1), v.min(axis=1)
+        done[qs] = True
+    return mean, hi, lo, done
+
+
+def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, active=None,
+              limit: int = ENUMERATE_LIMIT):
+    """DB = Pr[M(random permutation) <= A] per query (Westerborg 2022 eq. 3.12), with its standard error.
+
+    Exact (standard error 0) when the pool's classes (:func:`_enumerated`) have at most ``limit``
+    distinct arrangements, each equally likely; otherwise a Monte Carlo estimate over ``reps``
+    shuffles, standard error sqrt(p(1-p)/reps).  Queries outside ``active`` are left NaN.
+    """
+    scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
+    rng = as_keys(rng, J.qids)
+    nq = pool.nq
+    A = np.asarray(A, dtype=np.float64)
+    active = np.ones(nq, bool) if active is None else np.asarray(active, bool)
+    out = np.full(nq, np.nan)
+    se = np.zeros(nq)
+    enumerated = np.zeros(nq, bool)
+    for qs, v in _enumerated(pool, J, m, rel_level, active, limit, scorer):
+        out[qs] = np.mean(v <= (A[qs] + _tol(A[qs]))[:, None], axis=1)
+        enumerated[qs] = True
     big = np.flatnonzero(active & ~enumerated)
     empty = big[pool.n[big] == 0]
     out[empty] = 1.0  # every (empty) ranking scores alike

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import Judgements, Ranking, rel_of
-from .measures import gains_for
+from .measures import FAMILIES, gains_for
 
-__all__ = ["Pool", "make_pool", "pool_gains", "rel_of", "judged_only_pool"]
+__all__ = ["Pool", "make_pool", "pool_gains", "pool_keys", "pool_codes", "rel_of", "judged_only_pool"]
 
 
 class Pool:
@@ -53,10 +53,27 @@ def make_pool(kind: str, rk: Ranking, J: Judgements) -> Pool:
 def pool_gains(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:
     """Each pool document's gain under ``m`` (binary measures: 1 if relevant); unjudged gain 0.
 
-    Every native measure depends on a ranking only through this sequence, so it is both the sort
-    key of IUB/WLB and the class label of DB's enumeration.
+    Most native measures depend on a ranking only through this sequence; :func:`pool_keys` is the
+    finer label of those that do not.
     """
     return np.where(pool.judged, gains_for(pool.grade, m, rel_of(m, rel_level), J.max_grade), 0.0)
+
+
+def pool_codes(pool: Pool) -> np.ndarray:
+    """trec_eval's code of each pool document: its grade when judged with grade >= 0, -2 when judged
+    with a negative grade, -1 when not in the qrels (form_res_rels.c)."""
+    return np.where(~pool.judged, -1.0, np.where(pool.grade < 0, -2.0, pool.grade))
+
+
+def pool_keys(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:
+    """Each pool document's class under ``m``: documents with one key are interchangeable for the
+    kernel.  The family's ``order`` of the trec_eval codes when it has one (RBP_resid tells judged
+    from unjudged documents, bpref judged nonrelevant from unjudged), else :func:`pool_gains`.
+    Sorting by it gives IUB/WLB (for families whose extremes are 'sorted'); DB enumerates its classes."""
+    fam = FAMILIES[m.family]
+    if fam.order is not None:
+        return np.asarray(fam.order(pool_codes(pool), m, rel_of(m, rel_level), J.max_grade), dtype=np.float64)
+    return pool_gains(pool, J, m, rel_level)
 
 
 def judged_only_pool(pool: Pool) -> Pool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 __all__ = ["Param", "TrecName", "Family", "Variant", "Gains", "FAMILIES", "VARIANTS", "register",
-           "register_variant", "UnknownMeasure", "BOUNDS", "SUMMARIES", "VARIANT_KINDS", "VALUES", "NICKNAMES", "TREC_ORDER"]
+           "register_variant", "UnknownMeasure", "BOUNDS", "SUMMARIES", "VARIANT_KINDS", "EXTREMES", "VALUES", "NICKNAMES", "TREC_ORDER"]
 
 BOUNDS = ("exact", "montecarlo", "none")
 SUMMARIES = ("mean", "sum", "gmean", "none", "run")
@@ -28,6 +28,7 @@ TREC_ORDER = tuple(
     "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
     "recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P "
     "success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret rbp rbp_resid unj".split())
+EXTREMES = ("sorted", "ideal", "search")  # how IUB/WLB are found (Family.extremes)
 VARIANT_KINDS = ("bound", "ratio", "distribution", "prior")
 
 
@@ -108,6 +109,17 @@ class Family:
     (the 'all' row is the run's tag: runid).  ``complete_summary(J, level) -> float``: the 'all'
     row under trec_eval's -c, where trec_eval does not sum the per-query values (num_rel: every
     qrels line with grade > 0, whatever -l).
+
+    Bounds that bound: ``order(code, measure, rel, max_grade) -> key`` labels each pool document by
+    what the kernel can tell apart, from trec_eval's code (the grade when judged with grade >= 0,
+    -2 when judged with a negative grade, -1 when not in the qrels); None means the gain (unjudged
+    documents gain 0).  It is the sort key of IUB/WLB and the class of DB's exact enumeration, so
+    documents with one key must be interchangeable for the kernel.  ``extremes`` (or a function of
+    the measure returning it): 'sorted' when sorting the pool by that key, descending / ascending,
+    provably gives the maximum / minimum over every ordering (``extremes_note`` says why);
+    'ideal' when only the descending sort is proven (WLB is then the minimum over every distinct
+    arrangement of the pool's classes, enumerated when there are at most 5040, else withheld);
+    'search' when neither is (IUB and WLB both enumerated or withheld).
     """
 
     name: str
@@ -134,6 +146,13 @@ class Family:
     value: str = "float"
     per_query: bool = True
     complete_summary: Callable | None = None
+    order: Callable | None = None
+    extremes: object = "sorted"
+    extremes_note: str = ""
+
+    def extremes_of(self, m) -> str:
+        """How IUB and WLB of measure ``m`` are found: 'sorted', 'ideal' or 'search' (see ``extremes``)."""
+        return self.extremes(m) if callable(self.extremes) else self.extremes
 
     @property
     def binary(self) -> bool:
@@ -165,6 +184,8 @@ class Family:
             bad.append("level must be 'rel' or 'gains'")
         if self.cutoff not in ("optional", "required", "none"):
             bad.append("cutoff must be 'optional', 'required' or 'none'")
+        if not callable(self.extremes) and self.extremes not in EXTREMES:
+            bad.append(f"extremes must be one of {EXTREMES}")
         if not (self.formula and self.cite):
             bad.append("no formula or citation")
         return bad

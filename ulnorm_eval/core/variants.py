@@ -61,10 +61,12 @@ register_variant(Variant(
     "E", (), "E[M] under a uniformly random permutation of the pool",
     "Karmaker & Feng 2022 RLB; Feng 2023 REB", "[W, I]", "bound", bound="E", default=True))
 register_variant(Variant(
-    "IUB", (), "M of the ideal ranking of the pool (sorted by gain, descending)",
+    "IUB", (), "the maximum of M over the orderings of the pool (the pool sorted by gain, descending, where "
+    "the measure's record proves it; else enumerated)",
     "Karmaker & Feng 2022 §3.1; Feng 2023", "[0, 1] for normalised M", "bound", bound="IUB", default=True))
 register_variant(Variant(
-    "WLB", (), "M of the worst ranking of the pool (sorted by gain, ascending)",
+    "WLB", (), "the minimum of M over the orderings of the pool (the pool sorted by gain, ascending, where "
+    "the measure's record proves it; else enumerated)",
     "Westerborg 2022 §3.1", ">= 0", "bound", bound="WLB"))
 register_variant(Variant(
     "UL1", ("UE1",), "(A/I) * (A/(A+E))", "Karmaker & Feng 2022 eq. 5; Feng 2023 eq. 5.1", "[0, 1]", "ratio",

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core.kernels import Judgements, Level
 from ..core.measures import compute
+from ..core.permutations import ENUMERATE_LIMIT
 from ..core.registry import PRIOR_VARIANTS, UnknownMeasure
 from ..core.summary import summarise
 from ..inputs.trec import Qrels, Run
@@ -204,4 +205,12 @@ def undefined_note(name: str, undefined: dict, options: Options) -> str | None:
     parts = [f"{_and(vs)} of {meas} for {n} queries"
              for meas, counts in by_measure.items() for n, vs in counts.items()]
     how = "scored 0" if options.undefined == "zero" else "left out of the mean"
-    return f"{name}: undefined ({how}; --undefined): {'; '.join(parts)}"
+    why = []  # bounds no sorting is proven to give: enumerated on small pools, withheld beyond
+    for m in dict.fromkeys(m.measure for m, n in undefined.items() if n):
+        rec = m.record
+        mode = rec.extremes_of(m) if rec is not None else "sorted"
+        if mode != "sorted":
+            why.append(f"{'WLB' if mode == 'ideal' else 'IUB and WLB'} of {m}")
+    tail = (f"; these count {_and(why)}, which are withheld (no ordering is proven extreme) where a pool has "
+            f"more than {ENUMERATE_LIMIT} arrangements: see docs/bounds.md") if why else ""
+    return f"{name}: undefined ({how}; --undefined): {'; '.join(parts)}{tail}"

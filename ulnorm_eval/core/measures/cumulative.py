@@ -118,6 +118,23 @@ def _validate(params: dict, cutoff) -> str | None:
     return None
 
 
+def _extremes(m) -> str:
+    """Sorting by gain gives the maximum (descending) and minimum (ascending) of sum_i gain_i d_i for
+    any real gains when the discounts d_1 >= d_2 >= ... >= 0 (0 past the cutoff): the rearrangement
+    inequality.  A discount vector that rises somewhere, or goes negative, is searched instead."""
+    d = m.get("discount")
+    if d is None or isinstance(d, str):
+        return "sorted"
+    d = [float(x) for x in d]
+    ok = all(a >= b for a, b in zip(d, d[1:])) and (not d or d[-1] >= 0)
+    return "sorted" if ok else "search"
+
+
+_EXTREMES_NOTE = ("a discount vector that is not non-increasing and non-negative makes the gain-sorted "
+                  "orderings no extremes: IUB and WLB are the maximum and minimum over every arrangement "
+                  "of the pool's gains, at most 5040 of them, and withheld beyond")
+
+
 def _identity(raw):
     return raw
 
@@ -132,7 +149,7 @@ register(Family(
     irm="nDCG", aliases=("NDCG",),
     examples=("nDCG", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:5,3:11.5})", "nDCG@{k}",
               "nDCG(discount=[1,0.7,0.7,0.2])@{k}", "nDCG(discount='zipf')@{k}", "nDCG(discount='linear')@{k}"),
-    browsing=browse_ndcg, validate=_validate))
+    browsing=browse_ndcg, validate=_validate, extremes=_extremes, extremes_note=_EXTREMES_NOTE))
 
 register(Family(
     "DCG", (DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), "optional", k_dcg, gain, "exact", e_dcg,
@@ -141,4 +158,5 @@ register(Family(
     "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1", "gains", irm="DCG",
     examples=("DCG", "DCG(dcg='exp-log2')", "DCG@{k}", "DCG(dcg='exp-log2')@{k}",
               "DCG(gains={0:0,1:1,2:5,3:11.5})@{k}", "DCG(gains={0:0,1:1,2:3,3:4}, discount=[1,0.5,0.25])@{k}",
-              "DCG(discount='zipf')"), browsing=browse_dcg, validate=_validate))
+              "DCG(discount='zipf')", "DCG(discount=[0.5,1,0.2])@{k}"), browsing=browse_dcg, validate=_validate,
+    extremes=_extremes, extremes_note=_EXTREMES_NOTE))

@@ -44,7 +44,8 @@ from .irm_native import k_Compat, k_ERR, k_Judged
 from .trec_counts import (k_num_nonrel_judged_ret, k_num_q, k_num_rel, k_num_rel_ret, k_num_ret, k_relstring,
                           k_runid, k_set_F, k_set_map, k_set_P, k_set_recall, k_set_relative_P, k_utility,
                           relstring)
-from .trec_gains import e_binG, e_rbp, e_rbp_resid, k_binG, k_G, k_ndcg_rel, k_rbp, k_rbp_resid, k_Rndcg
+from .trec_gains import (e_binG, e_rbp, e_rbp_resid, k_binG, k_G, k_ndcg_rel, k_rbp, k_rbp_resid, k_Rndcg,
+                         rbp_order)
 from .trec_precision import (e_bpref, e_infAP, e_relative_P, e_Rprec_mult, e_success, k_11pt_avg, k_bpref,
                              k_infAP, k_iprec_at_recall, k_relative_P, k_Rprec_mult, k_success, k_unj)
 from .trec_view import INFAP_EPSILON, TrecContext, codes, judged_only, trec_relevant_count  # noqa: F401 - re-exported
@@ -103,6 +104,34 @@ def trec_gain(grade, m, rel, max_grade):
     """Sort key of a pool for IUB/WLB: relevant (1) before judged nonrelevant (0) before documents
     judged with a negative grade (-1, trec_eval's pooled-but-unjudged), which bpref and infAP tell apart."""
     return np.where(grade >= rel, 1.0, np.where(grade >= 0, 0.0, -1.0))
+
+
+def trec_order(code, m, rel, max_grade):
+    """Classes of bpref and infAP on trec_eval's codes: relevant (1), judged nonrelevant (0), judged
+    with a negative grade (-1, pooled but unjudged) and not in the qrels (-2), which infAP tells apart
+    (its v) and which the gain alone (unjudged: 0) would merge with the judged nonrelevant ones."""
+    return np.where(code >= rel, 1.0, np.where(code >= 0, 0.0, np.where(code == -2.0, -1.0, -2.0)))
+
+
+def resid_order(code, m, rel, max_grade):
+    """rbp_resid's classes: unjudged (trec_eval code < 0: a negative grade or not in the qrels), 1,
+    against judged, 0; the grades of judged documents do not enter the residual."""
+    return (code < 0).astype(np.float64)
+
+
+def compat_order(code, m, rel, max_grade):
+    """Compat's classes: the grade of a relevant document (the ideal ranking orders them by grade),
+    as code - rel + 1 >= 1, and 0 for every other document."""
+    return np.where(code >= rel, code - rel + 1.0, 0.0)
+
+
+def _nonneg_gains(m) -> bool:
+    gains = m.get("gains")
+    return gains is None or all(float(v) >= 0 for v in dict(gains).values())
+
+
+_SEARCHED = "IUB and WLB are the maximum and minimum over every arrangement of the pool's classes, at most 5040 of them, and withheld beyond"
+_WLB_SEARCHED = "WLB is the minimum over every arrangement of the pool's classes, at most 5040 of them, and withheld beyond"
 
 
 def _sum_positive(J: Judgements, level) -> float:
@@ -177,16 +206,22 @@ register(Family(
 register(Family(
     "Bpref", (REL,), "none", _family_kernel(k_bpref), trec_gain, "exact", _family_expectation(e_bpref),
     _doc(k_bpref), "(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
-    "Buckley & Voorhees 2004", "rel", trec=(TrecName("bpref", nick=(O, A)),), irm="Bpref", examples=("Bpref",)))
+    "Buckley & Voorhees 2004", "rel", trec=(TrecName("bpref", nick=(O, A)),), irm="Bpref", examples=("Bpref",),
+    order=trec_order,
+    extremes_note="each relevant document scores 1 - min(nonrelevant above, R)/min(N, R): every relevant one first "
+                  "is the maximum, every judged nonrelevant one above every relevant one the minimum"))
 register(Family(
     "GMBpref", (REL,), "none", _family_kernel(k_bpref), trec_gain, "exact", _family_expectation(e_bpref),
     "bpref per query; 'all' = geometric mean", "E[bpref] per query (exact)", "Buckley & Voorhees 2004; trec_eval 10",
-    "rel", summary="gmean", trec=(TrecName("gm_bpref", nick=(A,)),), per_query=False, examples=("GMBpref",)))
+    "rel", summary="gmean", trec=(TrecName("gm_bpref", nick=(A,)),), per_query=False, examples=("GMBpref",),
+    order=trec_order, extremes_note="as bpref"))
 register(Family(
     "infAP", (REL,), "none", _family_kernel(k_infAP), trec_gain, "exact", _family_expectation(e_infAP),
     _doc(k_infAP), "(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
     "Yilmaz & Aslam 2006", "rel", trec=(TrecName("infAP", nick=(A,)),), irm="infAP",
-    examples=("infAP",)))
+    examples=("infAP",), order=trec_order, extremes="search",
+    extremes_note="no proof that sorting gives infAP's extremes (a document above a relevant one can raise or "
+                  "lower its term depending on which unjudged kinds are above it): " + _SEARCHED))
 
 register(Family(
     "IPrec", (Param("recall", "float", 0.0, "recall level in [0, 1], written IPrec@0.2", always_show=True, at=True),
@@ -194,13 +229,14 @@ register(Family(
     _family_kernel(k_iprec_at_recall, _param("recall")), binary_gain, "montecarlo", None, _doc(k_iprec_at_recall),
     "Monte Carlo", "trec_eval 10 (m_iprec_at_recall.c)", "rel",
     trec=(TrecName("iprec_at_recall", "each", "recall", _RECALL, "float", fmt=".2f", nick=(O, A)),),
-    irm="IPrec", validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]"))
+    irm="IPrec", validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]",
+    examples=("IPrec@0.0", "IPrec@0.5", "IPrec@1.0")))
 register(Family(
     "Avg11pt", (Param("points", "str", None, "recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
                 REL), "none",
     _family_kernel(k_11pt_avg, _floats("points", _RECALL)), binary_gain, "montecarlo", None, _doc(k_11pt_avg),
     "Monte Carlo", "trec_eval 10 (m_11pt_avg.c)", "rel", trec=(TrecName("11pt_avg", "raw", "points", nick=(A,)),),
-    validate=_check_floats("points")))
+    validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')")))
 
 register(Family(
     "relstring", (Param("length", "int", 10, "number of ranks shown"),), "none", _family_kernel(k_relstring, _param("length")),
@@ -227,15 +263,25 @@ register(Family(
 register(Family(
     "G", (GAINS_PARAM,), "none", _family_kernel(k_G, _param("gains")), graded_gain, "montecarlo", None, _doc(k_G),
     "Monte Carlo", "trec_eval 10 (m_G.c, experimental)", "gains", trec=(TrecName("G", "map", "gains", value_name="gain",
-                                                                                  nick=(A,)),)))
+                                                                                  nick=(A,)),),
+    examples=("G", "G(gains={1:3,2:1})", "G(gains={1:0.5,2:-1})"),
+    extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
+    extremes_note="with gains >= 0 the gain-sorted ordering is G's maximum (its log2 arguments are the smallest "
+                  "and non-decreasing; rearrangement) but the ascending one is not its minimum (pool 2,1,3,1: "
+                  "0.7044 against 0.6891 at 1,1,3,2): " + _WLB_SEARCHED + "; with a negative gain " + _SEARCHED))
 register(Family(
     "nDCG_rel", (GAINS_PARAM,), "none", _family_kernel(k_ndcg_rel, _param("gains")), graded_gain, "montecarlo", None,
     _doc(k_ndcg_rel), "Monte Carlo", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)", "gains",
-    trec=(TrecName("ndcg_rel", "map", "gains", value_name="gain", nick=(A,)),)))
+    trec=(TrecName("ndcg_rel", "map", "gains", value_name="gain", nick=(A,)),), examples=("nDCG_rel", "nDCG_rel(gains={1:3,2:1})"),
+    extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
+    extremes_note="with gains >= 0 the gain-sorted ordering is the maximum (the j-th relevant document's ratio "
+                  "is at most the sorted one's) but no proof makes the ascending one the minimum: " + _WLB_SEARCHED))
 register(Family(
     "Rndcg", (GAINS_PARAM, REL), "none", _family_kernel(k_Rndcg, _param("gains")), graded_gain, "montecarlo", None,
     _doc(k_Rndcg), "Monte Carlo", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", "gains",
-    trec=(TrecName("Rndcg", "map", "gains", value_name="gain", nick=(A,)),)))
+    trec=(TrecName("Rndcg", "map", "gains", value_name="gain", nick=(A,)),), examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
+    extremes_note="a mean of DCG@b over fixed depths b: descending (ascending) gains maximise (minimise) every "
+                  "DCG@b at once (rearrangement)"))
 
 register(Family(
     "RelP", (REL,), "required", _family_kernel(k_relative_P, _cutoff), binary_gain, "exact",
@@ -261,12 +307,18 @@ register(Family(
     _family_expectation(e_rbp, _rbp_param), _doc(k_rbp), "mean scaled gain * (1 - p^n) (exact)",
     "Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", "gains",
     trec=(TrecName("rbp", "map", "gains", value_name="gain", nick=(A,), keys=("p",)),), validate=_check_p,
-    examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)")))
+    examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)"), order=rbp_order,
+    extremes=lambda m: "sorted" if _nonneg_gains(m) else "search",
+    extremes_note="linear in the scaled gains with weights p^(i-1), decreasing: sorted by gain is the maximum and "
+                  "minimum (rearrangement); a negative gain makes unlisted and listed levels scale differently: "
+                  + _SEARCHED))
 register(Family(
     "RBP_resid", (_P,), "none", _family_kernel(k_rbp_resid, _rbp_param), binary_gain, "exact",
     _family_expectation(e_rbp_resid, _rbp_param), _doc(k_rbp_resid), "p^n + (W/n)(1 - p^n) when W > 0 (exact)",
     "Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", "gains", trec=(TrecName("rbp_resid", "map", "gains", nick=(A,), keys=("p",)),),
-    validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)")))
+    validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order,
+    extremes_note="p^n + (1-p) sum over unjudged d_i of p^(i-1), weights decreasing: unjudged documents first is "
+                  "the maximum, last the minimum (rearrangement); judged grades, -1 or 0 alike, do not enter it"))
 register(Family(
     "Unjudged", (), "required", _family_kernel(k_unj, _cutoff), binary_gain, "none", None, _doc(k_unj), NO_BOUNDS,
     "trec_eval 10 (m_unj.c)", "gains", trec=(TrecName("unj", "each", defaults=(5, 10, 20), nick=(A,)),)))
@@ -274,7 +326,9 @@ register(Family(
 # ir_measures' families, natively
 register(Family(
     "ERR", (), "optional", _family_kernel(k_ERR, _cutoff), graded_gain, "montecarlo", None, _doc(k_ERR),
-    "Monte Carlo", "Chapelle et al. 2009", "gains", irm="ERR"))
+    "Monte Carlo", "Chapelle et al. 2009", "gains", irm="ERR", examples=("ERR", "ERR@{k}"),
+    extremes_note="swapping adjacent documents into descending gain raises ERR by (R_a - R_b)(1/i - 1/(i+1)) >= 0: "
+                  "sorted descending is the maximum, ascending the minimum"))
 register(Family(
     "Judged", (), "optional", _family_kernel(k_Judged, _cutoff), binary_gain, "none", None, _doc(k_Judged), NO_BOUNDS,
     "ir_measures (judged)", "gains", irm="Judged"))
@@ -282,4 +336,7 @@ register(Family(
     "Compat", (Param("p", "float", 0.95, "RBO persistence"), Param("normalize", "int", 1, "1: divide by RBO(ideal, ideal)",
                                                                choices=(0, 1)), REL), "none",
     _family_kernel(k_Compat, lambda m: (m.get("p"), bool(m.get("normalize")))), binary_gain, "montecarlo", None,
-    _doc(k_Compat), "Monte Carlo", "Clarke, Vtyurina & Smucker 2021 (TOIS)", "rel", irm="Compat", validate=_check_p))
+    _doc(k_Compat), "Monte Carlo", "Clarke, Vtyurina & Smucker 2021 (TOIS)", "rel", irm="Compat", validate=_check_p,
+    order=compat_order, extremes="ideal", examples=("Compat", "Compat(p=0.8)", "Compat(normalize=0)"),
+    extremes_note="the ideal ranking (relevant documents by grade) agrees with itself at every depth, the most any "
+                  "ranking can: it is the maximum; no proof makes any ordering the minimum: " + _WLB_SEARCHED))

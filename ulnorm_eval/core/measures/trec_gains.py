@@ -188,6 +188,16 @@ def _rbp_gains(rk, J, gains):
     return np.where(known, scaled, 0.0)
 
 
+def rbp_order(code, m, rel, max_grade):
+    """rbp's classes of pool documents: the level gain (gain_init.c) of a known level (judged grade
+    >= 0, or a listed one), which m_rbp.c's scaling keeps in order; -1 for any other document, which
+    gains 0 whatever the scaling (below every known level when all gains are >= 0)."""
+    gains = m.get("gains")
+    gains = dict(gains) if gains else None
+    known = (code >= 0) | np.isin(code, [float(k) for k in (gains or {})])
+    return np.where(known, _level_gain(code, gains), -1.0)
+
+
 def _p_and_gains(param):
     """rbp's pair parameters: ``p=0.8`` and ``level=gain`` pairs (default p = 0.9)."""
     param = dict(param or {})

@@ -9,7 +9,7 @@ from ..core.variants import DEFAULT_VARIANTS, variant_names
 from .common import CONTEXT, base_name, fail, flush, output_format, split_names, split_variants, write_output
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
-from .options import (bounds_options, check_parallel, groups_option, make_options, ordering_options,
+from .options import (bounds_options, check_parallel, groups_option, holes_option, make_options, ordering_options,
                       output_options, parallel_options, run_queries_option, seed_option)
 
 EPILOG = """\b
@@ -92,6 +92,7 @@ def main():
                    "(iprec_at_recall, 11pt_avg) and no per-query rows for queries the run did not retrieve for.")
 @run_queries_option
 @bounds_options
+@holes_option
 @seed_option
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
               help="Measure names in the output: canonical (nDCG@10, UL2(AP)) or trec_eval's (ndcg_cut_10, ul2_map).")
@@ -134,7 +135,7 @@ def main():
                    "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
 def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth, complete, judged_only, num_docs,
              trec_version, run_queries_only, ties,
-             score_precision, pool, expectation, undefined, permutations, seed, names, fmt, precision, output,
+             score_precision, pool, expectation, undefined, permutations, holes, seed, names, fmt, precision, output,
              groups, stream, jobs, scheduler, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint, summary_md):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
     from ..render.files import check_outputs
@@ -162,8 +163,14 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
                             run_queries_only=run_queries_only, pool=pool, expectation=expectation,
                             undefined=undefined, permutations=permutations, seed=seed,
                             judged_only=judged_only, num_docs=num_docs, trec_version=trec_version,
-                            complete=complete)
-        metrics = api.resolve_metrics(split_names(measures) or None, split_variants(norm))
+                            complete=complete, holes=holes or "closed")
+        variants = split_variants(norm)
+        if holes:
+            variants = [*(DEFAULT_VARIANTS if variants is None else variants), "LB", "UB"]
+            note = api.holes_note(split_names(measures) or None)
+            if note:
+                warnings.append(note)
+        metrics = api.resolve_metrics(split_names(measures) or None, variants)
         try:
             thresholds = [gate.parse_threshold(t) for t in fail_below]
         except UnknownMeasure:

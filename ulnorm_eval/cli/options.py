@@ -45,6 +45,14 @@ bounds_options = bundle(
                  help="Monte Carlo permutations (DB, and E/IUB of measures without a closed form)."),
 )
 
+# Judgment holes: LB/UB of every measure over the grades of the unjudged retrieved documents.
+holes_option = click.option(
+    "--holes", type=click.Choice(["closed", "open"]), is_flag=False, flag_value="closed", default=None,
+    help="Add LB(M) and UB(M) to every measure that has them: its smallest and largest value over every grade "
+         "(0 to the qrels' largest) of the unjudged documents the run retrieved (docs/holes.md).  'closed' "
+         "(--holes alone): documents no run retrieved stay non-relevant; 'open': they may be relevant too, a "
+         "lower LB (UB unchanged).")
+
 allow_disjoint_option = click.option(
     "--allow-disjoint", is_flag=True,
     help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, as it is "

@@ -29,7 +29,7 @@ TREC_ORDER = tuple(
     "recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P "
     "success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret rbp rbp_resid unj".split())
 EXTREMES = ("sorted", "ideal", "search")  # how IUB/WLB are found (Family.extremes)
-VARIANT_KINDS = ("bound", "ratio", "distribution", "prior")
+VARIANT_KINDS = ("bound", "ratio", "distribution", "prior", "holes")
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,12 @@ class Family:
     'ideal' when only the descending sort is proven (WLB is then the minimum over every distinct
     arrangement of the pool's classes, enumerated when there are at most 5040, else withheld);
     'search' when neither is (IUB and WLB both enumerated or withheld).
+
+    Judgment holes (:mod:`ulnorm_eval.core.holes`, docs/holes.md): ``holes(h) -> (lo, hi)`` returns
+    per query an assignment of grades to the unjudged ranked documents that attains the measure's
+    minimum and one that attains its maximum (None: no hole bounds, ``holes_note`` says why);
+    ``holes_open(h, lo) -> values``: the infimum when unretrieved documents may be relevant too
+    (None: the closed minimum); ``holes_check(m)``: why a measure's parameters break the proof, or None.
     """
 
     name: str
@@ -149,6 +155,10 @@ class Family:
     order: Callable | None = None
     extremes: object = "sorted"
     extremes_note: str = ""
+    holes: Callable | None = None
+    holes_open: Callable | None = None
+    holes_note: str = ""
+    holes_check: Callable | None = None
 
     def extremes_of(self, m) -> str:
         """How IUB and WLB of measure ``m`` are found: 'sorted', 'ideal' or 'search' (see ``extremes``)."""
@@ -197,7 +207,8 @@ class Variant:
 
     ``kind``: 'bound' (E, IUB or WLB itself: ``bound`` names which), 'ratio' (``normalise(A, I, E, W)
     -> (values, undefined mask)``), 'distribution' (DB: a percentile over random permutations) or
-    'prior' (NRG, UC: need prior runs, ``ulnorm-eval nrg``).  ``below_random``: the value under which
+    'prior' (NRG, UC: need prior runs, ``ulnorm-eval nrg``) or 'holes' (LB, UB: the extremes over the
+    grades of the unjudged documents, :mod:`ulnorm_eval.core.holes`).  ``below_random``: the value under which
     a run is worse than a random ranking (tables print it bold red), None if it has none.
     """
 
@@ -221,6 +232,8 @@ class Variant:
             bad.append("a ratio variant needs a normalise callable")
         if self.kind == "bound" and self.bound not in ("E", "IUB", "WLB"):
             bad.append("a bound variant names its bound (E, IUB or WLB)")
+        if self.kind == "holes" and self.bound not in ("LB", "UB"):
+            bad.append("a holes variant names its bound (LB or UB)")
         return bad
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .records import VARIANTS, Variant, register_variant
 
-__all__ = ["VARIANTS", "DEFAULT_VARIANTS", "PRIOR_VARIANTS", "BOUND_VARIANTS", "variant_names",
+__all__ = ["VARIANTS", "DEFAULT_VARIANTS", "PRIOR_VARIANTS", "BOUND_VARIANTS", "HOLE_VARIANTS", "variant_names",
            "DB_ENUMERATE_LIMIT", "DB_ENUMERATE_ELEMENTS", "db_method"]
 
 # DB is enumerated exactly when a pool's gain classes have at most this many distinct arrangements
@@ -98,9 +98,19 @@ register_variant(Variant(
     "top K; UC(P@K) = K * NRG(P@K) (ulnorm-eval nrg --unique)",
     "Normalized Residual Gain (SIGIR-AP 2024) App. B", "[0, K]", "prior"))
 
+register_variant(Variant(
+    "LB", (), "the smallest M over every grade 0..G (the qrels' largest) of the unjudged retrieved documents, "
+    "judged ones fixed; IDCG and R change with the assignment (--holes)", "beyond the papers cited (docs/holes.md)",
+    "[min M, M]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="LB"))
+register_variant(Variant(
+    "UB", (), "the largest M over every grade 0..G (the qrels' largest) of the unjudged retrieved documents, "
+    "judged ones fixed; IDCG and R change with the assignment (--holes)", "beyond the papers cited (docs/holes.md)",
+    "[M, max M]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="UB"))
+
 DEFAULT_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.default)
 PRIOR_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "prior")  # computed by analysis.nrg
 BOUND_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "bound")
+HOLE_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "holes")  # core.holes
 
 
 def variant_names(kinds=("bound", "ratio", "distribution")) -> str:

@@ -20,6 +20,7 @@ from ..core.kernels import Judgements, Level
 from ..core.measures import compute
 from ..core.permutations import ENUMERATE_LIMIT
 from ..core.registry import PRIOR_VARIANTS, UnknownMeasure
+from ..core.variants import HOLE_VARIANTS
 from ..core.summary import summarise
 from ..inputs.trec import Qrels, Run
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_run, run_queries
@@ -46,6 +47,7 @@ class Options:
     num_docs: int = 0  # trec_eval -N: documents in the collection (utility)
     complete: bool = False  # trec_eval -c given: its -c-only rule for num_rel's 'all' row applies
     trec_version: str = "10"  # '9': trec_eval <= 9's (long)(x R + 0.9) recall counts (iprec_at_recall, 11pt_avg)
+    holes: str = "closed"  # LB/UB: unretrieved documents stay non-relevant ('closed') or may be relevant ('open')
 
 
 @dataclass
@@ -107,11 +109,16 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
     for m in metrics:
         if m.measure not in plain:
             plain[m.measure] = plain_values(rr, J, m.measure, qrels, options)
-    if any(m.variant for m in metrics):
+    holes = [m for m in metrics if m.variant in HOLE_VARIANTS]
+    if holes:
+        from ..core.holes import hole_values
+        values.update(hole_values(rr.ranking, J, holes, Level.of(options, rr.present), options.holes))
+    if any(m.variant and m.variant not in HOLE_VARIANTS for m in metrics):
         from ..core.expectations import variant_values
 
         from . import irm_adapter
-        vv, se, und = variant_values(rr, J, [m for m in metrics if m.variant], plain, options, irm_adapter,
+        vv, se, und = variant_values(rr, J, [m for m in metrics if m.variant and m.variant not in HOLE_VARIANTS],
+                                     plain, options, irm_adapter,
                                      cache=qrels.cache.setdefault("bounds", {}))
         values.update(vv)
         stderr.update(se)

@@ -19,7 +19,7 @@ from .blocks import (Options, RunResult, finish_run, metric_values, plain_values
 from .ordering import natural_order
 from .stream import NotGrouped, evaluate_stream
 
-__all__ = ["Options", "Result", "RunResult", "evaluate", "evaluate_run", "evaluate_path", "load_qrels", "load_run",
+__all__ = ["Options", "Result", "RunResult", "evaluate", "evaluate_run", "evaluate_path", "load_qrels", "load_run", "holes_note",
            "resolve_metrics", "query_set", "metric_values", "plain_values"]
 
 
@@ -99,12 +99,18 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False) ->
     carries a variant (``UL2(AP)``) is kept as given.  ``numeric_only`` refuses text measures
     (relstring, runid), which comparisons and query tables cannot average.
     """
+    from ..core.holes import holes_reason
+    from ..core.variants import HOLE_VARIANTS
+
     names = registry.expand_names(measures) if measures else list(registry.DEFAULT_MEASURES)
     variants = list(registry.DEFAULT_VARIANTS) if variants is None else list(variants)
     out: list[Metric] = []
     for name in names:
         for m in registry.parse_many(name):
-            if m.variant and m.measure.bounds == "none" and m.variant not in registry.PRIOR_VARIANTS:
+            if m.variant in HOLE_VARIANTS and holes_reason(m.measure):
+                raise registry.UnknownMeasure(f"{m}: no hole bounds: {holes_reason(m.measure)}")
+            if (m.variant and m.measure.bounds == "none" and m.variant not in registry.PRIOR_VARIANTS
+                    and m.variant not in HOLE_VARIANTS):
                 raise registry.UnknownMeasure(f"{m}: {m.measure.family} has no random-ranking bounds "
                                               "(a count, set-based or judged-fraction measure)")
             rec = m.measure.record
@@ -112,13 +118,28 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False) ->
                 raise registry.UnknownMeasure(f"{m}: a text measure (trec_eval's {m.measure.trec_name()}); "
                                               "only eval prints it")
             # a family without random-ranking bounds gets no E/IUB/UL columns from --norm
-            added = [] if m.measure.bounds == "none" else [registry.with_variant(m, v) for v in variants]
+            # LB/UB (--holes) only where the measure has hole bounds (the CLI notes the others)
+            added = [registry.with_variant(m, v) for v in variants]
+            added = [x for x in added if (holes_reason(m.measure) is None if x.variant in HOLE_VARIANTS
+                                          else m.measure.bounds != "none")]
             group = [m] if m.variant else [m] + added
             for x in group:
                 if x not in out:
                     out.append(x)
     refuse_prior_variants(out)
     return out
+
+
+def holes_note(measures=None) -> str | None:
+    """The one-line note of --holes: which measures get no LB/UB, and why."""
+    from ..core.holes import holes_reason
+
+    plain = dict.fromkeys(m.measure for name in (registry.expand_names(measures) if measures
+                                                 else registry.DEFAULT_MEASURES)
+                          for m in registry.parse_many(name) if not m.variant)
+    why = [holes_reason(m) for m in plain]
+    why = [w for w in why if w]
+    return f"--holes: no hole bounds for {'; '.join(why)}" if why else None
 
 
 # --------------------------------------------------------------------------- evaluation

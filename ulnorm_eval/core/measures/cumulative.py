@@ -8,6 +8,7 @@ from ..lazy import np
 
 from ..kernels import (Judgements, Ranking, discount, judged_only, rel_of, safe_div, vector_discount,
                        within_cutoff)
+from ..holes import monotone
 from ..records import Family, Param, TrecName, register
 from .common import RandomPool, disc_prefix, mapped_gains, safe
 
@@ -139,6 +140,141 @@ def _identity(raw):
     return raw
 
 
+# --------------------------------------------------------------------------- judgment holes
+# (docs/holes.md has the proofs; tests/test_holes.py checks every assignment of small queries)
+
+def holes_check(m) -> str | None:
+    """nDCG's proofs need gains >= 0 and a non-increasing discount (then IDCG, the gain-sorted
+    ideal, is the largest DCG of the judged documents and a convex function of their gains)."""
+    gains = m.get("gains")
+    if gains and min(gains.values()) < 0:
+        return "a negative gain: the extremes over the holes are not derived for it"
+    d = m.get("discount")
+    if isinstance(d, tuple) and any(b > a for a, b in zip(d, d[1:])):
+        return "the discount increases somewhere: the extremes over the holes are not derived for it"
+    return None
+
+
+def _ndcg_parts(h):
+    """The layer-cake form of nDCG over the holes (docs/holes.md): per row the judged DCG, the
+    prefix sums of the holes' discounts within the cutoff, and IDCG as a function of how many holes
+    have a gain above each gain level."""
+    rk, J, m, rel = h.rk, h.J, h.m, h.rel
+    S, first = np.unique(h.cgain, return_index=True)  # gain levels s_0 < ... < s_L, a grade for each
+    rep = h.cands[first]
+    unj, inc = h.unj, h.inc
+    ui = unj & inc
+    disc = rank_discount(m, rk.pos)
+    D_J = h.rowsum(np.where(~unj & inc, gain(rk.grade, m, rel, J.max_grade) * disc, 0.0))
+    u = h.rowsum(ui).astype(np.int64)
+    V = h.rowsum(unj & ~inc).astype(np.int64)
+    umax = int(u.max()) if len(u) else 0
+    t = h.running(ui).astype(np.int64) - 1  # 0-based index of a hole within the cutoff
+    delta = np.zeros((rk.nrows, umax + 1))
+    delta[rk.row[ui], t[ui] + 1] = disc[ui]
+    Delta = np.cumsum(delta, axis=1)  # Delta[r, T]: the T highest-ranked holes' discounts
+    gJ = gain(J.grade, m, rel, J.max_grade)
+    P = np.unique(np.concatenate(([0.0], S, gJ)))
+    hist = np.zeros((J.nq, len(P)), dtype=np.int64)
+    np.add.at(hist, (J.row, np.searchsorted(P, gJ)), 1)
+    ge = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]  # judged documents with gain >= P[j]
+    NJ = ge[:, 1:][rk.base]  # per segment [P_j, P_{j+1}): judged documents with gain > tau
+    width = np.diff(P)
+    nmax = int(ge[:, 0].max() if J.nq else 0) + umax + int(V.max() if len(V) else 0) + 2
+    e = rank_discount(m, np.arange(nmax))
+    if m.cutoff is not None:
+        e = np.where(np.arange(nmax) < m.cutoff, e, 0.0)
+    E = np.concatenate(([0.0], np.cumsum(e)))
+
+    def Eat(n):
+        return E[np.minimum(np.asarray(n, dtype=np.int64), len(E) - 1)]
+
+    lo_seg, hi_seg = P[:-1], P[1:]
+    return dict(S=S, rep=rep, ui=ui, t=t, u=u, V=V, umax=umax, Delta=Delta, D_J=D_J, NJ=NJ, width=width,
+                Eat=Eat, below=hi_seg <= S[0], above=lo_seg >= S[-1],
+                gap=np.searchsorted(S, hi_seg, side="left"))
+
+
+def holes_ndcg(h):
+    """nDCG@k over the holes' grades.  Minimum: the ratio DCG/IDCG is quasi-concave in the holes'
+    gains (DCG linear, IDCG convex), so some assignment of least or largest gain to each hole attains
+    it; with c holes at the largest gain, those past the cutoff (discount 0) and then the lowest-ranked
+    come first; every c is searched.  Maximum: holes past the cutoff at the least gain (they only
+    raise IDCG); within the cutoff the gains fall with rank (a swap raises DCG, IDCG unchanged), so an
+    assignment is the number T_l of holes at or above each gain level, and Dinkelbach's method
+    (a dynamic programme over the levels for each ratio) finds the largest ratio exactly."""
+    if h.forced:
+        return monotone(h)
+    rk = h.rk
+    p = _ndcg_parts(h)
+    S, rep, u, V, Delta, D_J, NJ, width, Eat = (p[k] for k in ("S", "rep", "u", "V", "Delta", "D_J", "NJ",
+                                                                "width", "Eat"))
+    L = len(S) - 1
+    rows = np.arange(rk.nrows)
+    T = np.arange(p["umax"] + 1)
+    valid = T[None, :] <= u[:, None]
+    A0 = D_J + S[0] * Delta[rows, u]
+    fixed_above = (width[p["above"]] * Eat(NJ[:, p["above"]])).sum(axis=1)
+
+    # minimum: the V holes past the cutoff and the c lowest-ranked within it at s_L, the rest at s_0
+    idcg = fixed_above + (width[p["below"]] * Eat(NJ[:, p["below"]] + (u + V)[:, None])).sum(axis=1)
+    idcg = idcg[:, None] + sum(width[j] * Eat(NJ[:, j, None] + V[:, None] + T[None, :])
+                               for j in np.flatnonzero(~p["below"] & ~p["above"]))
+    dcg = A0[:, None] + (S[L] - S[0]) * (Delta[rows, u][:, None] - Delta[rows[:, None], np.maximum(u[:, None] - T, 0)])
+    ratio = np.where(valid, np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0), np.inf)
+    cmin = np.argmin(ratio, axis=1)
+    t, ui = p["t"], p["ui"]
+    lo = np.where((h.unj & ~h.inc) | (ui & (t >= (u - cmin)[rk.row])), rep[L], rep[0])
+
+    # maximum: Dinkelbach over the chains u >= T_1 >= ... >= T_L >= 0
+    B0 = fixed_above + (width[p["below"]] * Eat(NJ[:, p["below"]] + (u + V)[:, None])).sum(axis=1)
+    A = [None] + [(S[l] - S[l - 1]) * Delta for l in range(1, L + 1)]
+    B = [None] + [sum((width[j] * Eat(NJ[:, j, None] + T[None, :]) for j in np.flatnonzero(p["gap"] == l)
+                       if not (p["below"][j] or p["above"][j])), np.zeros((rk.nrows, len(T))))
+                  for l in range(1, L + 1)]
+
+    def value(Ts):
+        num = A0 + sum(A[l][rows, Ts[l - 1]] for l in range(1, L + 1))
+        den = B0 + sum(B[l][rows, Ts[l - 1]] for l in range(1, L + 1))
+        return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+
+    best = [np.zeros(rk.nrows, np.int64) for _ in range(L)]
+    lam = value(best)
+    for _ in range(200):
+        f = np.where(valid, A[L] - lam[:, None] * B[L], -np.inf)
+        back = []
+        for l in range(L - 1, 0, -1):
+            pm = np.maximum.accumulate(f, axis=1)
+            back.append(np.maximum.accumulate(np.where(f >= pm, T[None, :], 0), axis=1))
+            f = np.where(valid, A[l] - lam[:, None] * B[l] + pm, -np.inf)
+        Ts = [np.argmax(f, axis=1)]
+        for b in reversed(back):
+            Ts.append(b[rows, Ts[-1]])
+        new = value(Ts)
+        better = new > lam + 1e-15 * np.maximum(1.0, np.abs(lam))
+        if not better.any():
+            break
+        best = [np.where(better, x, y) for x, y in zip(Ts, best)]
+        lam = np.where(better, new, lam)
+    level = sum((t >= 0) & (t < best[l - 1][rk.row]) for l in range(1, L + 1))
+    hi = np.where(ui, rep[np.asarray(level, dtype=np.int64)], rep[0])
+    return lo, hi
+
+
+def holes_open_ndcg(h, lo):
+    """With any number of unretrieved documents at the largest gain, IDCG@k reaches its largest value
+    (k documents of the largest gain) whatever the holes get, and DCG is least with every hole at the
+    least gain.  Without a cutoff IDCG is unbounded: 0."""
+    rk, m = h.rk, h.m
+    if m.cutoff is None:
+        return np.zeros(rk.nrows)
+    gJ = gain(h.J.grade, m, h.rel, h.J.max_grade)
+    top = max(float(h.cgain.max()), float(gJ.max()) if len(gJ) else 0.0)
+    ideal = top * float(rank_discount(m, np.arange(m.cutoff)).sum())
+    g = np.where(h.unj, float(h.cgain.min()), gain(rk.grade, m, h.rel, h.J.max_grade))
+    return safe_div(h.rowsum(g * rank_discount(m, rk.pos) * h.inc), np.full(rk.nrows, ideal))
+
+
 register(Family(
     "nDCG", (DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), "optional", k_ndcg, gain, "exact", e_ndcg,
     "DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents sorted by gain",
@@ -149,7 +285,8 @@ register(Family(
     irm="nDCG", aliases=("NDCG",),
     examples=("nDCG", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:5,3:11.5})", "nDCG@{k}",
               "nDCG(discount=[1,0.7,0.7,0.2])@{k}", "nDCG(discount='zipf')@{k}", "nDCG(discount='linear')@{k}"),
-    browsing=browse_ndcg, validate=_validate, extremes=_extremes, extremes_note=_EXTREMES_NOTE))
+    browsing=browse_ndcg, validate=_validate, extremes=_extremes, extremes_note=_EXTREMES_NOTE,
+    holes=holes_ndcg, holes_open=holes_open_ndcg, holes_check=holes_check))
 
 register(Family(
     "DCG", (DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), "optional", k_dcg, gain, "exact", e_dcg,
@@ -159,4 +296,4 @@ register(Family(
     examples=("DCG", "DCG(dcg='exp-log2')", "DCG@{k}", "DCG(dcg='exp-log2')@{k}",
               "DCG(gains={0:0,1:1,2:5,3:11.5})@{k}", "DCG(gains={0:0,1:1,2:3,3:4}, discount=[1,0.5,0.25])@{k}",
               "DCG(discount='zipf')", "DCG(discount=[0.5,1,0.2])@{k}"), browsing=browse_dcg, validate=_validate,
-    extremes=_extremes, extremes_note=_EXTREMES_NOTE))
+    extremes=_extremes, extremes_note=_EXTREMES_NOTE, holes=monotone))

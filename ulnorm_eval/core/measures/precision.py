@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..lazy import np
 
+from ..holes import best_count, monotone, open_zero
 from ..kernels import Ranking, rel_of, relevant, safe_div, within_cutoff
 from ..records import Family, Param, TrecName, register
 from .common import RandomPool, binary_gain, expected_rr, expected_sp, safe
@@ -82,19 +83,109 @@ def _validate_ap(params: dict, cutoff) -> str | None:
     return None
 
 
+# --------------------------------------------------------------------------- judgment holes
+# (docs/holes.md proves each strategy's assignments extreme; tests/test_holes.py enumerates them)
+
+def holes_ap(h):
+    """AP@k over the holes' relevance.  Holes past the cutoff only add to R: non-relevant for the
+    maximum, relevant for the minimum.  For c relevant holes within the cutoff, R is fixed and SP
+    is largest with the c highest-ranked holes relevant, smallest with the c lowest-ranked; the best
+    c is searched exactly (SP for every c by running sums of the gain of each added hole).
+    AP(norm='k') = SP@k/k has no R: monotone."""
+    if h.forced or h.m.get("norm") == "k":
+        return monotone(h)
+    rk = h.rk
+    inc = h.inc
+    relj = h.judged_relevant & inc
+    ui = h.unj & inc
+    i1 = rk.pos + 1.0
+    jr = h.running(relj)  # at a hole: judged relevant documents above it
+    w = np.where(relj, 1.0 / i1, 0.0)
+    tail = h.rowsum(w)[rk.row] - h.running(w)  # sum of 1/rank over judged relevant ones below
+    sp = h.rowsum(np.where(relj, jr / i1, 0.0))
+    R = h.J.n_relevant(h.rel)[rk.base]
+    t = h.running(ui)  # 1-based index of a hole among the holes within the cutoff, from the top
+    # the t-th hole from the top made relevant after the t-1 above it: its own precision, and one
+    # more relevant document above every judged relevant one below it
+    dmax = np.where(ui, (jr + t) / i1 + tail, 0.0)
+    up = (sp[rk.row] + h.running(dmax)) / np.maximum(R[rk.row] + t, 1.0)
+    cmax = best_count(rk, ui, t, up, safe_div(sp, R), True)
+    hi = np.where(ui & (t <= cmax[rk.row]), h.g_hi, h.g_lo)
+    V = h.rowsum(h.unj & ~inc)
+    s = h.rowsum(ui)[rk.row] - t + 1  # 1-based index from the bottom
+    uinv = np.where(ui, 1.0 / i1, 0.0)
+    below = h.rowsum(uinv)[rk.row] - h.running(uinv)  # the holes below, all relevant already
+    dmin = np.where(ui, (jr + 1.0) / i1 + tail + below, 0.0)
+    from_bottom = h.rowsum(dmin)[rk.row] - h.running(dmin) + dmin
+    down = (sp[rk.row] + from_bottom) / np.maximum(R[rk.row] + V[rk.row] + s, 1.0)
+    cmin = best_count(rk, ui, s, down, safe_div(sp, R + V), False)
+    lo = np.where((h.unj & ~inc) | (ui & (s <= cmin[rk.row])), h.g_hi, h.g_lo)
+    return lo, hi
+
+
+def open_ap(h, lo):
+    """AP divided by R: infimum 0 with unretrieved relevant documents; AP(norm='k') keeps its LB."""
+    return np.full(h.rk.nrows, np.inf) if h.m.get("norm") == "k" else open_zero(h, lo)
+
+
+def holes_recall(h):
+    """R@k = (judged relevant in the top k + relevant holes there) / (R + relevant holes): holes within
+    the cutoff relevant and those past it not for the maximum ((a+c)/(R+c) grows with c as a <= R),
+    the reverse for the minimum."""
+    if h.forced:
+        return monotone(h)
+    past = h.unj & ~h.inc
+    return np.where(past, h.g_hi, h.g_lo), np.where(past, h.g_lo, h.g_hi)
+
+
+def holes_rprec(h):
+    """Rprec with c relevant holes: R = R_J + c, and the relevant documents in the top R are most with
+    the c highest-ranked holes relevant, fewest with the c lowest-ranked; every c is searched."""
+    if h.forced:
+        return monotone(h)
+    rk = h.rk
+    unj, relj = h.unj, h.judged_relevant
+    R = h.J.n_relevant(h.rel)[rk.base]
+    jrc, uc = h.running(relj), h.running(unj)
+    n, U = rk.length, h.rowsum(unj)
+
+    def at(cum, depth, rows):  # the running count ``cum`` at ``depth`` in each row of ``rows``
+        d = np.minimum(depth, n[rows]).astype(np.int64)
+        idx = np.maximum(rk.starts[rows] + d - 1, 0)
+        return np.where(d > 0, cum[idx] if len(cum) else 0.0, 0.0)
+
+    rows = np.arange(rk.nrows)
+    plain = safe_div(at(jrc, R, rows), R)
+    t = uc
+    depth = R[rk.row] + t
+    utop = at(uc, depth, rk.row)
+    jtop = at(jrc, depth, rk.row)
+    up = (jtop + np.minimum(t, utop)) / np.maximum(depth, 1.0)
+    cmax = best_count(rk, unj, t, up, plain, True)
+    s = U[rk.row] - t + 1
+    depth = R[rk.row] + s
+    utop = at(uc, depth, rk.row)
+    jtop = at(jrc, depth, rk.row)
+    down = (jtop + np.maximum(0.0, s - (U[rk.row] - utop))) / np.maximum(depth, 1.0)
+    cmin = best_count(rk, unj, s, down, plain, False)
+    return (np.where(unj & (s <= cmin[rk.row]), h.g_hi, h.g_lo),
+            np.where(unj & (t <= cmax[rk.row]), h.g_hi, h.g_lo))
+
+
 register(Family(
     "AP", (REL, AP_NORM), "optional", k_ap, binary_gain, "exact", e_ap,
     "SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut); SP@k / k with norm='k'",
     "E[SP@k] / R (exact; E[SP@k] / k with norm='k')", "Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", "rel",
     trec=(TrecName("map", nick=OA), TrecName("map_cut", "each", defaults=TREC_CUTOFFS, nick=A)), irm="AP", aliases=("MAP",),
-    paper_ideal=paper_ideal_ap, examples=("AP", "AP(rel=2)", "AP@{k}", "AP(norm='k')@{k}"), validate=_validate_ap))
+    paper_ideal=paper_ideal_ap, examples=("AP", "AP(rel=2)", "AP@{k}", "AP(norm='k')@{k}"), validate=_validate_ap,
+    holes=holes_ap, holes_open=open_ap))
 
 register(Family(
     "SP", (REL,), "optional", k_sp, binary_gain, "exact", e_sp,
     "sum_{i<=k, d_i relevant} P@i (sum of precision)",
     "(P/n) H_m + P(P-1)/(n(n-1)) (m - H_m), m = min(k, n) (exact; the papers' k(P/n)^2 with --expectation paper)",
     "Karmaker & Feng 2022 eq. 4", "rel", aliases=("SumP",), paper_ideal=paper_ideal_sp,
-    examples=("SP", "SP@{k}")))
+    examples=("SP", "SP@{k}"), holes=monotone))
 
 
 # --------------------------------------------------------------------------- P and R
@@ -131,13 +222,13 @@ register(Family(
     "P", (REL,), "required", k_p, binary_gain, "exact", e_p, "|relevant in top k| / k",
     "(P/n) * min(k, n) / k (exact)", "trec_eval P", "rel",
     trec=(TrecName("P", "each", defaults=TREC_CUTOFFS, nick=OA),), irm="P", examples=("P@{k}",), browsing=browse_p,
-    unique=True))
+    unique=True, holes=monotone))
 
 register(Family(
     "R", (REL,), "required", k_r, binary_gain, "exact", e_r, "|relevant in top k| / R",
     "(P/n) * min(k, n) / R (exact)", "trec_eval recall", "rel",
     trec=(TrecName("recall", "each", defaults=TREC_CUTOFFS, nick=A),), irm="R", aliases=("Recall",),
-    examples=("R@{k}",)))
+    examples=("R@{k}",), holes=holes_recall, holes_open=open_zero))
 
 
 # --------------------------------------------------------------------------- RR and Rprec
@@ -179,9 +270,10 @@ register(Family(
     "1 / rank of the first relevant document (0 if none in the top k)",
     "sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", "trec_eval recip_rank", "rel",
     trec=(TrecName("recip_rank", nick=OA),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
-    browsing_note="its seen(i) depends on the relevance above rank i"))
+    browsing_note="its seen(i) depends on the relevance above rank i", holes=monotone))
 
 register(Family(
     "Rprec", (REL,), "none", k_rprec, binary_gain, "exact", e_rprec, "|relevant in top R| / R",
     "(P/n) * min(R, n) / R (exact)", "trec_eval Rprec", "rel",
-    trec=(TrecName("Rprec", nick=OA),), irm="Rprec", examples=("Rprec",)))
+    trec=(TrecName("Rprec", nick=OA),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
+    holes_open=open_zero))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..lazy import np
 
+from ..holes import monotone
 from ..kernels import judged_only, rel_of, within_cutoff
 from ..records import Family, Param, register
 from .common import RandomPool, mapped_gains
@@ -55,4 +56,4 @@ register(Family(
     "(1-p) sum_{i<=k} p^(i-1) gain(d_i); gain = [grade >= rel] when rel is given, else grade / the largest grade in the qrels",
     "(1-p) mean(gain over pool) sum_{i<=min(k,n)} p^(i-1) (exact)",
     "Moffat & Zobel 2008; Westerborg 2022 §2", "gains", irm="RBP", validate=validate, browsing=browse_rbp,
-    examples=("RBP(p=0.7)", "RBP(p=0.9,rel=2)", "RBP(p=0.5,rel=1)", "RBP(p=0.8)@{k}", "RBP(p=0.6,rel=1)@{k}")))
+    examples=("RBP(p=0.7)", "RBP(p=0.9,rel=2)", "RBP(p=0.5,rel=1)", "RBP(p=0.8)@{k}", "RBP(p=0.6,rel=1)@{k}"), holes=monotone))

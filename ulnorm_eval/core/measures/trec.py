@@ -35,11 +35,12 @@ from __future__ import annotations
 
 from ..lazy import np
 
+from ..holes import monotone, open_zero
 from ..kernels import Judgements, rel_of
 from ..records import Family, Param, register, TrecName
 from .common import binary_gain, RandomPool
 from .cumulative import gain as graded_gain, GAINS_PARAM
-from .precision import e_ap, k_ap, REL, TREC_CUTOFFS
+from .precision import e_ap, holes_ap, k_ap, REL, TREC_CUTOFFS
 from .irm_native import k_Compat, k_ERR, k_Judged
 from .trec_counts import (k_num_nonrel_judged_ret, k_num_q, k_num_rel, k_num_rel_ret, k_num_ret, k_relstring,
                           k_runid, k_set_F, k_set_map, k_set_P, k_set_recall, k_set_relative_P, k_utility,
@@ -201,7 +202,8 @@ _count("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, (
 register(Family(
     "GMAP", (REL,), "none", k_ap, binary_gain, "exact", e_ap, "AP per query; 'all' = geometric mean",
     "E[AP] per query (exact)", "Robertson 2006 (GMAP); trec_eval 10 (m_gm_map.c)", "rel", summary="gmean",
-    trec=(TrecName("gm_map", nick=(O, A)),), per_query=False, examples=("GMAP",)))
+    trec=(TrecName("gm_map", nick=(O, A)),), per_query=False, examples=("GMAP",), holes=holes_ap,
+    holes_open=open_zero))
 
 register(Family(
     "Bpref", (REL,), "none", _family_kernel(k_bpref), trec_gain, "exact", _family_expectation(e_bpref),
@@ -292,7 +294,7 @@ register(Family(
     "Success", (REL,), "required", _family_kernel(k_success, _cutoff), binary_gain, "exact",
     _family_expectation(e_success, _cutoff), _doc(k_success), "1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
     "trec_eval 10 (m_success.c)", "rel", trec=(TrecName("success", "each", defaults=(1, 5, 10), nick=(A,)),),
-    irm="Success", examples=("Success@{k}",)))
+    irm="Success", examples=("Success@{k}",), holes=monotone))
 
 _set("SetP", "set_P", k_set_P, (S, A), irm="SetP")
 _set("SetRelP", "set_relative_P", k_set_relative_P, (S, A))

@@ -1,0 +1,239 @@
+"""Judgment holes: LB/UB against every assignment of grades to the unjudged documents of small
+random queries (brute force), for every native measure that has hole bounds; the open bound; the
+refusals; the CLI."""
+from __future__ import annotations
+
+import itertools
+import subprocess
+
+import numpy as np
+import pytest
+
+from ulnorm_eval.core import registry
+from ulnorm_eval.core.holes import assign, candidate_grades, hole_bounds, holes_reason
+from ulnorm_eval.core.kernels import Judgements, Ranking
+from ulnorm_eval.core.records import FAMILIES
+
+CUTOFFS = (1, 2, 3, 5)
+
+
+def hole_measures():
+    """Every example measure of every family with hole bounds (``{k}``: several cutoffs)."""
+    out = []
+    for fam in FAMILIES.values():
+        if fam.holes is None:
+            continue
+        for ex in fam.examples:
+            for k in (CUTOFFS if "{k}" in ex else (None,)):
+                m = registry.parse(ex.replace("{k}", str(k)) if k else ex).measure
+                if holes_reason(m) is None:
+                    out.append(m)
+    return list(dict.fromkeys(out))
+
+
+def random_queries(rng, nq=5, max_holes=4):
+    """Per query: the run's grades (None = a hole) and the unretrieved judged grades."""
+    G = int(rng.integers(1, 4))
+    queries = []
+    for _ in range(nq):
+        n = int(rng.integers(0, 8))
+        run, holes = [], 0
+        for _ in range(n):
+            if holes < max_holes and rng.random() < 0.45:
+                run.append(None)
+                holes += 1
+            else:
+                run.append(float(rng.integers(-1 if rng.random() < 0.1 else 0, G + 1)))
+        other = [float(x) for x in rng.integers(0, G + 1, size=int(rng.integers(0, 4)))]
+        queries.append((run, other))
+    return queries
+
+
+def build(queries):
+    row, grade, judged, jrow, jgrade = [], [], [], [], []
+    for q, (run, other) in enumerate(queries):
+        for g in run:
+            row.append(q)
+            grade.append(0.0 if g is None else g)
+            judged.append(g is not None)
+        for g in [g for g in run if g is not None] + other:
+            jrow.append(q)
+            jgrade.append(g)
+    nq = len(queries)
+    rk = Ranking(np.array(row, np.int64), np.array(grade), nq, np.arange(nq), np.array(judged, bool))
+    jrow, jgrade = np.array(jrow, np.int64), np.array(jgrade)
+    order = np.lexsort((-jgrade, jrow))
+    max_grade = float(jgrade.max()) if len(jgrade) else 0.0
+    return rk, Judgements([f"q{i}" for i in range(nq)], jrow[order], jgrade[order], max_grade)
+
+
+def brute(queries, m, max_grade, level=1.0, extra=()):
+    """Per query: min and max of the kernel over every assignment of candidate grades to its holes
+    (``extra``: more unretrieved judged grades)."""
+    kernel = FAMILIES[m.family].kernel
+    cands = candidate_grades(max_grade)
+    lo, hi = [], []
+    for run, other in queries:
+        holes = [i for i, g in enumerate(run) if g is None]
+        combos = list(itertools.product(cands, repeat=len(holes)))
+        row, grade, jrow, jgrade = [], [], [], []
+        for a, combo in enumerate(combos):
+            full = list(run)
+            for i, g in zip(holes, combo):
+                full[i] = g
+            row += [a] * len(full)
+            grade += full
+            judged = full + list(other) + list(extra)
+            jrow += [a] * len(judged)
+            jgrade += judged
+        A = len(combos)
+        rk = Ranking(np.array(row, np.int64), np.array(grade, dtype=float), A, np.arange(A),
+                     np.ones(len(row), bool))
+        jrow, jgrade = np.array(jrow, np.int64), np.array(jgrade, dtype=float)
+        order = np.lexsort((-jgrade, jrow))
+        v = kernel(rk, Judgements([f"a{i}" for i in range(A)], jrow[order], jgrade[order], max_grade), m, level)
+        lo.append(v.min())
+        hi.append(v.max())
+    return np.array(lo), np.array(hi)
+
+
+MEASURES = hole_measures()
+
+
+def test_the_families_with_hole_bounds():
+    fams = {m.family for m in MEASURES}
+    assert {"nDCG", "DCG", "AP", "GMAP", "SP", "P", "R", "RR", "Rprec", "RBP", "Success"} <= fams
+
+
+@pytest.mark.parametrize("m", MEASURES, ids=str)
+def test_bounds_equal_brute_force(m):
+    rng = np.random.default_rng(20260 + len(str(m)))
+    for trial in range(6):
+        queries = random_queries(rng)
+        rk, J = build(queries)
+        for level in (1.0, 2.0):
+            lb, ub = hole_bounds(rk, J, m, level)
+            blo, bhi = brute(queries, m, J.max_grade, level)
+            np.testing.assert_allclose(lb, blo, rtol=1e-12, atol=1e-13, err_msg=f"LB {m} trial {trial} l={level}")
+            np.testing.assert_allclose(ub, bhi, rtol=1e-12, atol=1e-13, err_msg=f"UB {m} trial {trial} l={level}")
+            plain = FAMILIES[m.family].kernel(rk, J, m, level)
+            assert np.all(lb <= plain + 1e-12) and np.all(plain <= ub + 1e-12)
+
+
+def test_many_holes_and_graded_levels():
+    """Longer rankings with many holes and four gain levels: the Dinkelbach search and the count
+    searches against brute force (up to 4^6 assignments a query)."""
+    rng = np.random.default_rng(7)
+    ms = [registry.parse(x).measure for x in ("nDCG", "nDCG@4", "nDCG(dcg='exp-log2')@3", "AP", "AP@4", "Rprec",
+                                              "nDCG(discount='zipf')", "nDCG(gains={0:0,1:5,2:1,3:2})@5")]
+    for _ in range(3):
+        queries = []
+        for _ in range(4):
+            run = [None if rng.random() < 0.6 else float(rng.integers(0, 4)) for _ in range(9)]
+            while sum(g is None for g in run) > 6:
+                run[run.index(None)] = 0.0
+            queries.append((run, [3.0] + [float(x) for x in rng.integers(0, 4, size=2)]))
+        rk, J = build(queries)
+        for m in ms:
+            lb, ub = hole_bounds(rk, J, m, 1.0)
+            blo, bhi = brute(queries, m, J.max_grade)
+            np.testing.assert_allclose(lb, blo, rtol=1e-12, atol=1e-13, err_msg=f"LB {m}")
+            np.testing.assert_allclose(ub, bhi, rtol=1e-12, atol=1e-13, err_msg=f"UB {m}")
+
+
+def test_interior_grade_is_the_maximum():
+    """The largest nDCG@3 may need a hole at a middle grade: ranks 1-2 judged 3 and 2, rank 3 a hole,
+    another judged 2: the hole at 2 gives 1.0, at 3 less (IDCG grows faster than DCG)."""
+    queries = [([3.0, 2.0, None], [2.0])]
+    rk, J = build(queries)
+    m = registry.parse("nDCG@3").measure
+    lb, ub = hole_bounds(rk, J, m, 1.0)
+    assert ub[0] == pytest.approx(1.0, abs=1e-15)
+    rk3, J3 = assign(rk, J, [np.full(3, 3.0)])
+    assert FAMILIES["nDCG"].kernel(rk3, J3, m, 1.0)[0] < 0.99
+
+
+def test_hand_computed_ap():
+    """Run: rel, hole, nonrel, hole; one unretrieved relevant.  R_J = 2.  Max: hole 1 relevant only
+    ((1 + 2/2)/3 = 0.667; both: (1 + 2/2 + 3/4)/4 = 0.6875 is larger).  Min: both holes
+    non-relevant is 1/2, hole 2 alone relevant (1 + 2/4)/3 = 0.5: ties; LB = 0.5."""
+    queries = [([1.0, None, 0.0, None], [1.0])]
+    rk, J = build(queries)
+    lb, ub = hole_bounds(rk, J, registry.parse("AP").measure, 1.0)
+    assert ub[0] == pytest.approx((1 + 1 + 0.75) / 4, abs=1e-15)
+    assert lb[0] == pytest.approx(0.5, abs=1e-15)
+
+
+def test_open_bound():
+    """--holes open: the closed LB with any number of unretrieved documents at the largest grade; for
+    nDCG@k k such documents attain it, for measures divided by R it is 0, the others keep theirs."""
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        queries = random_queries(rng)
+        rk, J = build(queries)
+        for m in MEASURES:
+            lb, ub = hole_bounds(rk, J, m, 1.0)
+            olb, oub = hole_bounds(rk, J, m, 1.0, mode="open")
+            np.testing.assert_array_equal(oub, ub)
+            assert np.all(olb <= lb + 1e-15)
+            if m.family in ("nDCG",) and m.cutoff is not None:
+                blo, _ = brute(queries, m, J.max_grade, extra=[J.max_grade] * m.cutoff)
+                np.testing.assert_allclose(olb, blo, rtol=1e-12, atol=1e-13)
+            elif FAMILIES[m.family].holes_open is not None:
+                assert np.all(olb == 0)
+            else:
+                np.testing.assert_array_equal(olb, lb)
+
+
+def test_candidate_grades():
+    assert candidate_grades(3).tolist() == [0, 1, 2, 3]
+    assert candidate_grades(2.5).tolist() == [0, 1, 2, 2.5]
+    assert candidate_grades(-1).tolist() == [0]
+
+
+def test_no_holes_no_width():
+    queries = [([1.0, 0.0, 2.0], [1.0]), ([], [1.0])]
+    rk, J = build(queries)
+    for m in MEASURES:
+        lb, ub = hole_bounds(rk, J, m, 1.0)
+        plain = FAMILIES[m.family].kernel(rk, J, m, 1.0)
+        np.testing.assert_array_equal(lb, plain)
+        np.testing.assert_array_equal(ub, plain)
+
+
+def test_measures_without_hole_bounds_say_why():
+    from ulnorm_eval.pipeline.evaluate import resolve_metrics
+
+    for name in ("LB(Bpref)", "UB(ERR@10)", "LB(nDCG(discount=[1,0.2,0.5]))", "UB(nDCG(gains={1:-1}))"):
+        with pytest.raises(registry.UnknownMeasure, match="no hole bounds: .*"):
+            resolve_metrics([name], [])
+    # --holes adds LB/UB where they exist, nothing elsewhere
+    got = [str(m) for m in resolve_metrics(["AP", "Bpref"], ["LB", "UB"])]
+    assert got == ["AP", "LB(AP)", "UB(AP)", "Bpref"]
+    for fam in FAMILIES.values():
+        if fam.holes is None:
+            assert holes_reason(registry.Measure(fam.name, (), None)) is not None
+
+
+def test_cli_holes(tmp_path):
+    qrels = tmp_path / "qrels"
+    run = tmp_path / "run"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq1 0 z 1\n")
+    run.write_text("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\nq1 Q0 b 3 1 t\n")
+    out = subprocess.run(["ulnorm-eval", "--holes", "-m", "AP", "-m", "Bpref", "-f", "tsv",
+                          str(qrels), str(run)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    header, *rows = out.stdout.splitlines()
+    cols = header.split("\t")
+    assert "LB(AP)" in cols and "UB(AP)" in cols and "LB(Bpref)" not in cols
+    allrow = dict(zip(cols, [r for r in rows if "\tall\t" in r][0].split("\t")))
+    # R_J = 2; x relevant: (1 + 2/2)/3; x not: 1/2
+    assert float(allrow["UB(AP)"]) == pytest.approx(2 / 3)
+    assert float(allrow["LB(AP)"]) == pytest.approx(0.5)
+    assert "Bpref" in out.stderr and "hole bounds" in out.stderr
+    out = subprocess.run(["ulnorm-eval", "--holes", "open", "-m", "AP", "-f", "tsv",
+                          str(qrels), str(run)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    cols = out.stdout.splitlines()[0].split("\t")
+    allrow = dict(zip(cols, [r for r in out.stdout.splitlines() if "\tall\t" in r][0].split("\t")))
+    assert float(allrow["LB(AP)"]) == 0.0 and float(allrow["UB(AP)"]) == pytest.approx(2 / 3)

@@ -274,7 +274,7 @@ def measures_cmd(markdown):
     """List every measure and variant with parameters and defaults, formula, expectation under a random
     ranking, citation, and whether its bounds are exact or Monte Carlo."""
     from ..core.registry import FAMILIES, VARIANTS
-    from ..render.registry_tables import BOUNDS_TEXT, bounds_kind, measures_markdown, syntax, variants_markdown
+    from ..render.registry_tables import BOUNDS_TEXT, bounds_kind, holes_text, measures_markdown, syntax, variants_markdown
 
     if markdown:
         click.echo(measures_markdown() + "\n\n" + variants_markdown())
@@ -288,6 +288,7 @@ def measures_cmd(markdown):
         click.echo(f"    formula: {f.formula}")
         click.echo(f"    E: {f.expectation_formula}")
         click.echo(f"    bounds: {BOUNDS_TEXT[f.bounds]}")
+        click.echo(f"    holes: {holes_text(f)}")
         if f.summary != "mean":
             click.echo(f"    summary ('all' row): {f.summary}")
         if f.binary:

@@ -6,7 +6,7 @@ the qrels' largest grade G (the integers 0..floor(G), and G itself when it is no
 judged documents keep theirs.  A document given a grade becomes judged: inside the cutoff it changes
 the run's gain, and at any rank it changes the ideal (IDCG) and R.  ``LB(M)`` is the minimum of M
 over every such assignment, ``UB(M)`` the maximum.  Documents no run retrieved stay non-relevant
-(the *closed* assumption of pooling, Voorhees 2001 on pool bias); ``--holes open`` also lets any
+(the *closed* assumption every pooled qrels already makes); ``--holes open`` also lets any
 number of unretrieved documents be relevant at the largest grade, which only lowers LB (UB is the
 closed one: unretrieved relevant documents never raise a measure).
 

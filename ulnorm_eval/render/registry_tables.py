@@ -1,7 +1,7 @@
 """The measures and variants tables (``ulnorm-eval measures --markdown``, the README), from the records."""
 from __future__ import annotations
 
-__all__ = ["BOUNDS_TEXT", "measures_markdown", "variants_markdown", "syntax", "bounds_kind"]
+__all__ = ["BOUNDS_TEXT", "measures_markdown", "variants_markdown", "syntax", "bounds_kind", "holes_text"]
 
 
 from ..core.variants import db_method
@@ -51,7 +51,17 @@ def bounds_kind(variant: str) -> str:
         return db_method()
     if kind in ("bound", "ratio"):
         return "exact for the measures above; Monte Carlo for other ir_measures measures"
+    if kind == "holes":
+        return "exact extremes (docs/holes.md) for the families `ulnorm-eval measures` marks 'holes: exact'"
     return "none needed (no random-ranking bound)"
+
+
+def holes_text(f) -> str:
+    """Whether a family has judgment-hole bounds (LB/UB), as `measures` prints it."""
+    if f.holes is None:
+        return f"n/a: {f.holes_note or 'no exact extremes derived for this measure'}"
+    return "exact (LB, UB; docs/holes.md)" + ("" if f.holes_check is None else
+                                              "; not for a negative gain or an increasing discount")
 
 
 def variants_markdown() -> str:

@@ -71,5 +71,11 @@ def variants_markdown() -> str:
     lines = ["| variant | formula | range | bounds | source |", "|---|---|---|---|---|"]
     for v in VARIANTS.values():
         alias = f" (alias {', '.join(v.aliases)})" if v.aliases else ""
+        if v.kind == "holes":  # LB and UB: one row (the README stays short)
+            if v.bound != "LB":
+                continue
+            lines.append(f"| LB, UB | {_md(v.formula.replace('the smallest M', 'the smallest (largest) M'))} | "
+                         f"[min M, max M] | {bounds_kind(v.name)} | {_md(v.cite)} |")
+            continue
         lines.append(f"| {v.name}{alias} | {_md(v.formula)} | {_md(v.rng)} | {bounds_kind(v.name)} | {_md(v.cite)} |")
     return "\n".join(lines)

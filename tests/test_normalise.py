@@ -66,6 +66,41 @@ def test_undefined_cases():
     assert list(und) == [False, True] and val[0] == 1.0
 
 
+def test_ul2_at_a_equal_to_e_takes_the_upper_branch(write):
+    """UL2 and UEW use the upper branch when A >= E (Karmaker & Feng 2022 eq. 6).  At A = E > 0 both
+    branches give 0; they differ only at A = E = 0, where the lower branch divides by E = 0.  That
+    happens under --expectation paper on a query without relevant documents: E[SP@k] = k(P/n)^2 = 0
+    and IUB = k, so UL2 = 0/k = 0 is defined, and --undefined skip must keep the query.
+
+    q1: d1, d2 relevant among 4, ranked d1 d3 d2 d4: SP@4 = 1 + 2/3 = 5/3, E = 4 (2/4)^2 = 1, IUB = 4,
+    UL2 = UEW = (5/3 - 1)/(4 - 1) = 2/9.  q2: 4 judged documents, none relevant: A = E = 0, UL2 = 0.
+    """
+    from click.testing import CliRunner
+
+    from ulnorm_eval.cli.main import main
+
+    qrels = write("qrels", "".join(f"q1 0 d{i} {int(i <= 2)}\n" for i in range(1, 5))
+                  + "".join(f"q2 0 e{i} 0\n" for i in range(1, 5)))
+    run = write("run", "q1 Q0 d1 1 4 r\nq1 Q0 d3 2 3 r\nq1 Q0 d2 3 2 r\nq1 Q0 d4 4 1 r\nq2 Q0 e1 1 4 r\nq2 Q0 e2 2 3 r\n")
+    res = CliRunner().invoke(main, ["-q", "-f", "tsv", "-m", "SP@4", "--norm", "e,iub,ul2,uew", "--expectation", "paper",
+                                    "--undefined", "skip", "--precision", "17", qrels, run])
+    assert res.exit_code == 0, res.output
+    rows = {tuple(x.split("\t")[1:2]) + (h,): float(v) for x in res.stdout.splitlines()[1:]
+            for h, v in zip(res.stdout.splitlines()[0].split("\t")[2:], x.split("\t")[2:])}
+    assert rows[("q2", "E(SP@4)")] == 0.0 and rows[("q2", "IUB(SP@4)")] == 4.0
+    for v in ("UL2(SP@4)", "UEW(SP@4)"):
+        assert rows[("q1", v)] == pytest.approx(2 / 9, rel=1e-15)
+        assert rows[("q2", v)] == 0.0
+        assert rows[("all", v)] == pytest.approx(1 / 9, rel=1e-15)  # both queries, not 2/9 over q1 alone
+    assert "undefined" not in res.stderr
+    # the array functions at A = E: 0 whenever I > E, including E = 0
+    for f in (normalise.ul2, normalise.uew):
+        val, und = f(*arr(0.0, 4.0, 0.0, 0.0))
+        assert val[0] == 0.0 and not und[0]
+        val, und = f(*arr(0.5, 1.0, 0.5, 0.0))
+        assert val[0] == 0.0 and not und[0]
+
+
 # --------------------------------------------------------------------------- properties on bounds
 
 @st.composite

@@ -1,6 +1,7 @@
 """`ulnorm-eval summ`: the plain layout, output formats, the gate, and one-line errors with exit 2."""
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -44,18 +45,41 @@ def test_plain_layout_values_and_names(plain):
 
 
 def test_exact_e_and_variants_by_hand(plain):
+    """Pooled ROUGE-1 F = 2 sum_r M_r / (n L + sum_r m_r) (M_r: clipped unigram overlap with reference r),
+    and E from the source's unigram model (docs/summarisation.md), worked by hand.
+
+    d2: source "storms flooded the town" (p = 1/4 each), refs "storms hit the town" (4 tokens) and
+    "town flooded" (2), summary "storms flooded town" (L = 3): M = 2 + 2, A = 8/12 = 2/3.  Each
+    reference word the source has (storms, the, town; town, flooded) is drawn at least once with
+    P = 1 - (3/4)^3 = 37/64: E[sum M] = 5 * 37/64 and E = 2 E[sum M] / 12 = 185/384.
+    d1: source "the cat sat on the mat today" (p(the) = 2/7, else 1/7), refs "the cat sat" and
+    "a cat on a mat", summary of 6 tokens: M = 3 + 3, A = 12/20 = 3/5; E[sum M] = (1 - (5/7)^6) +
+    5 (1 - (6/7)^6) ("a" is not in the source), E = 2 E[sum M] / 20.
+    """
     r = run("-f", "jsonl", "-m", "ROUGE-1", "--norm", "e,iub,ue1,ue2,eb,em", "--combine", "pooled", plain[0], plain[1])
     assert r.exit_code == 0, r.output
     vals = {(o["query"], o["measure"]): o["value"] for o in map(json.loads, r.output.strip().split("\n"))}
-    doc = tm.encode_document("storms flooded the town".split(), ["storms hit the town".split(), ["town", "flooded"]])
-    A = tm.rouge_scores(doc, [tm.encode(doc.vocab, "storms flooded town".split())], "pooled")["ROUGE-1"][2][0]
-    E = tm.expected_rouge1(doc, 3, "pooled")[2]
-    assert vals[("d2", "ROUGE-1")] == pytest.approx(A) and vals[("d2", "E(ROUGE-1)")] == pytest.approx(E)
-    assert vals[("d2", "IUB(ROUGE-1)")] == 1.0
-    assert vals[("d2", "UE1(ROUGE-1)")] == pytest.approx(A * A / (A + E))
-    assert vals[("d2", "UE2(ROUGE-1)")] == pytest.approx((A - E) / (1 - E))
-    assert vals[("d2", "EB(ROUGE-1)")] == pytest.approx(A / E)
-    assert vals[("d2", "EM(ROUGE-1)")] == pytest.approx((A - E) / (1 - E))
+    e1 = ((1 - (5 / 7) ** 6) + 5 * (1 - (6 / 7) ** 6)) / 10
+    for q, A, E in (("d2", 2 / 3, 185 / 384), ("d1", 3 / 5, e1)):
+        assert vals[(q, "ROUGE-1")] == pytest.approx(A, rel=1e-12)
+        assert vals[(q, "E(ROUGE-1)")] == pytest.approx(E, rel=1e-12)
+        assert vals[(q, "IUB(ROUGE-1)")] == 1.0
+        # UE1 = (A/I)(A/(A+E)), UE2 = (A-E)/(I-E) for A >= E, EB = A/E, EM = (A-E)/(I-E), with I = 1
+        assert vals[(q, "UE1(ROUGE-1)")] == pytest.approx(A * A / (A + E), rel=1e-12)
+        assert vals[(q, "UE2(ROUGE-1)")] == pytest.approx((A - E) / (1 - E), rel=1e-12)
+        assert vals[(q, "EB(ROUGE-1)")] == pytest.approx(A / E, rel=1e-12)
+        assert vals[(q, "EM(ROUGE-1)")] == pytest.approx((A - E) / (1 - E), rel=1e-12)
+    assert vals[("d2", "E(ROUGE-1)")] == pytest.approx(185 / 384, rel=1e-12)  # 0.48177...
+    assert vals[("d2", "UE1(ROUGE-1)")] == pytest.approx(512 / 1323, rel=1e-12)
+    assert vals[("d2", "UE2(ROUGE-1)")] == pytest.approx(71 / 199, rel=1e-12)
+    assert vals[("d2", "EB(ROUGE-1)")] == pytest.approx(256 / 185, rel=1e-12)
+    # the same E by enumerating all 4^3 summaries of d2's source (each with probability 1/64)
+    src, refs = "storms flooded the town".split(), ["storms hit the town".split(), ["town", "flooded"]]
+    total = 0.0
+    for seq in itertools.product(src, repeat=3):
+        M = sum(min(seq.count(w), ref.count(w)) for ref in refs for w in set(ref))
+        total += 2 * M / (2 * 3 + 6) / 64
+    assert total == pytest.approx(185 / 384, rel=1e-12)
 
 
 def test_oracle_upper_bound_option(plain):

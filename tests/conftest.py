@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,14 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+ROOT = Path(__file__).resolve().parents[1]
+# The package under test: the checkout, or a copy of it (benchmarks/mutation.py sets ULNORM_EVAL_CODE).
+# First on sys.path here and on PYTHONPATH for every child process (python -m ulnorm_eval, the console
+# script), so that no installed copy (editable elsewhere, or stale) is ever tested instead.
+CODE = Path(os.environ.get("ULNORM_EVAL_CODE") or ROOT).resolve()
+sys.path.insert(0, str(CODE))
+os.environ["PYTHONPATH"] = os.pathsep.join([str(CODE), *filter(None, [os.environ.get("PYTHONPATH")])])
 
 SHARED = Path(os.environ.get("ULNORM_EVAL_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 IN_CI = bool(os.environ.get("CI"))

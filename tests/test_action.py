@@ -33,7 +33,10 @@ def test_action_shape():
 
 
 def run_gate(tmp_path, summary_text="earlier step\n", **given):
-    """The Gate step's script under bash, ${{ inputs.x }} replaced by the given or default inputs."""
+    """The Gate step's script under bash, ${{ inputs.x }} replaced by the given or default inputs.
+
+    It calls the ``ulnorm-eval`` console script of this interpreter's environment; conftest.py puts the
+    code under test first on PYTHONPATH, so the script runs it (test_exit_codes.py checks)."""
     gate = step("Gate")
     inputs = {k: str(v.get("default", "")) for k, v in ACTION["inputs"].items()}
     inputs.update({k.replace("_", "-"): str(v) for k, v in given.items()})

@@ -93,12 +93,46 @@ def test_ul2_at_a_equal_to_e_takes_the_upper_branch(write):
         assert rows[("q2", v)] == 0.0
         assert rows[("all", v)] == pytest.approx(1 / 9, rel=1e-15)  # both queries, not 2/9 over q1 alone
     assert "undefined" not in res.stderr
+    # EB = A/E is undefined at E = 0 even though I > E there: q2 is left out of its mean (5/3 over q1)
+    res = CliRunner().invoke(main, ["-q", "-f", "tsv", "-m", "SP@4", "--norm", "eb", "--expectation", "paper",
+                                    "--undefined", "skip", "--precision", "17", qrels, run])
+    assert res.exit_code == 0, res.output
+    eb = {x.split("\t")[1]: float(x.split("\t")[3]) for x in res.stdout.splitlines()[1:]}
+    assert eb["q1"] == pytest.approx(5 / 3, rel=1e-15) and np.isnan(eb["q2"]) and eb["all"] == pytest.approx(5 / 3)
+    assert "undefined (left out of the mean; --undefined): EB of SP@4 for 1 queries" in res.stderr
+    val, und = normalise.eb(*arr(0.0, 4.0, 0.0, 0.0))
+    assert und[0] and np.isnan(val[0])
     # the array functions at A = E: 0 whenever I > E, including E = 0
     for f in (normalise.ul2, normalise.uew):
         val, und = f(*arr(0.0, 4.0, 0.0, 0.0))
         assert val[0] == 0.0 and not und[0]
         val, und = f(*arr(0.5, 1.0, 0.5, 0.0))
         assert val[0] == 0.0 and not und[0]
+
+
+def test_every_ranking_alike_is_undefined_even_when_the_paper_e_differs(write):
+    """Undefined means I = E *or* I = W (every ranking of the pool scores alike).  Under --expectation
+    paper E[DCG@k] is summed to k past the pool's end, so on a pool of 2 documents of grade 1 and k = 4,
+    I = W = 1 + 1/log2(3) while E = 1 + 1/log2(3) + 1/2 + 1/log2(5): I != E, yet no ranking can be told
+    from another, and UL2 must be undefined (not (A - E)/E < 0)."""
+    from click.testing import CliRunner
+
+    from ulnorm_eval.cli.main import main
+
+    qrels = write("qrels", "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 0\nq2 0 e1 1\nq2 0 e2 1\n")
+    run = write("run", "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\nq2 Q0 e1 1 2 r\nq2 Q0 e2 2 1 r\n")
+    res = CliRunner().invoke(main, ["-q", "-f", "tsv", "-m", "DCG@4", "--norm", "e,iub,wlb,ul2", "--expectation", "paper",
+                                    "--undefined", "skip", "--precision", "17", qrels, run])
+    assert res.exit_code == 0, res.output
+    head = res.stdout.splitlines()[0].split("\t")
+    rows = {x.split("\t")[1]: dict(zip(head[2:], map(float, x.split("\t")[2:]))) for x in res.stdout.splitlines()[1:]}
+    d2 = 1 + 1 / np.log2(3)
+    q2 = rows["q2"]
+    assert q2["IUB(DCG@4)"] == pytest.approx(d2) and q2["WLB(DCG@4)"] == pytest.approx(d2)
+    assert q2["E(DCG@4)"] == pytest.approx(d2 + 1 / 2 + 1 / np.log2(5))
+    assert np.isnan(q2["UL2(DCG@4)"])
+    assert "undefined (left out of the mean; --undefined): UL2 of DCG@4 for 1 queries" in res.stderr
+    assert rows["all"]["UL2(DCG@4)"] == rows["q1"]["UL2(DCG@4)"]
 
 
 # --------------------------------------------------------------------------- properties on bounds

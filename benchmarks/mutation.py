@@ -1,0 +1,379 @@
+"""Mutation benchmark: does the test suite notice deliberate bugs?
+
+Each mutant is one source-text substitution (file, old text, new text) in a COPY of the package,
+with the few test files that should notice it.  For every mutant the script copies ``ulnorm_eval/``
+to a fresh temporary folder, applies the substitution (the old text must occur exactly once), and
+runs ``python -m pytest -x`` on its test files with that copy first on the import path
+(``ULNORM_EVAL_CODE``, honoured by tests/conftest.py for the tests and for every child process
+they start).  A mutant is *killed* when a test fails, *survives* when all pass.  A surviving
+mutant is a missing test, unless it is listed as equivalent (it cannot change any output; the
+reason is given here and in docs/testing.md).
+
+    python benchmarks/mutation.py                  # every mutant, 2 at a time, nice'd
+    python benchmarks/mutation.py -k gate -j 1     # the mutants whose id contains 'gate'
+    python benchmarks/mutation.py --list           # the list, nothing run
+    python benchmarks/mutation.py --json out.json  # also write the outcomes as JSON
+
+Run it before resolving an issue that touches measures, bounds, statistics or the gate, and add a
+mutant for the bug the issue was about.  Nothing here touches the checkout: copies live in the
+system's temporary folder and are removed afterwards.  Exit code 0 when every mutant that is not
+listed as equivalent is killed, 1 otherwise, 2 on a stale list (an old text not found exactly once)
+or when the unmutated copy fails its own tests.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "ulnorm_eval"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str  # relative to ulnorm_eval/
+    old: str
+    new: str
+    description: str
+    tests: tuple  # test files or node ids, relative to the repository root
+    equivalent: str = ""  # why no output can change (then it is expected to survive)
+
+
+# Test groups (a mutant names the fastest files that should notice it).
+PARITY = ("tests/test_trec_eval_parity.py",)
+SMALL = ("tests/test_trec_eval_small.py",)
+BRUTE = ("tests/test_bounds_bruteforce.py",)
+NORM = ("tests/test_normalise.py",)
+STATS = ("tests/test_stats.py", "tests/test_corrections.py")
+GATE = ("tests/test_gate.py",)
+F32 = ("tests/test_float32_golden.py", "tests/test_cli_core.py")
+
+MUTANTS = [
+    # ------------------------------------------------------------------ measures
+    Mutant("P@k-off-by-one", "core/measures/precision.py",
+           "relevant(rk, rel) & (rk.pos < m.cutoff)) / m.cutoff",
+           "relevant(rk, rel) & (rk.pos <= m.cutoff)) / m.cutoff",
+           "P@k counts the document at rank k+1", PARITY),
+    Mutant("AP-precision-rank", "core/measures/precision.py",
+           "within / (rk.pos + 1.0)", "within / (rk.pos + 2.0)",
+           "precision at a relevant document divides by rank + 1", PARITY),
+    Mutant("RR-rank", "core/measures/precision.py",
+           "out[rows] = 1.0 / (rk.pos[idx[first]] + 1.0)", "out[rows] = 1.0 / (rk.pos[idx[first]] + 2.0)",
+           "RR of the first relevant document off by one", PARITY),
+    Mutant("Rprec-cutoff", "core/measures/precision.py",
+           "relevant(rk, rel) & (rk.pos < R[rk.row])", "relevant(rk, rel) & (rk.pos <= R[rk.row])",
+           "Rprec looks at R+1 documents", PARITY),
+    Mutant("discount-log2", "core/kernels.py",
+           "return 1.0 / np.log2(pos + 2.0)", "return 1.0 / np.log2(pos + 3.0)",
+           "DCG discount 1/log2(i+2) instead of 1/log2(i+1)", PARITY),
+    Mutant("relevant-strict", "core/kernels.py",
+           "hit = rk.grade >= rel", "hit = rk.grade > rel",
+           "relevance level: grade > l instead of grade >= l", PARITY),
+    Mutant("dcg-exp-gain", "core/measures/cumulative.py",
+           "return np.exp2(g) - 1.0 if", "return np.exp2(g) if",
+           "exp-log2 gain 2^g instead of 2^g - 1", ("tests/test_paper_examples.py",) + BRUTE),
+    Mutant("rbp-scale", "core/measures/rbp.py",
+           "return (1.0 - p) * rk.rowsum(w)", "return rk.rowsum(w)",
+           "RBP without its (1 - p) factor", ("tests/test_paper_examples.py", "tests/test_irmeasures_property.py")),
+    Mutant("gmean-floor", "core/summary.py",
+           "GMEAN_FLOOR = 1e-5", "GMEAN_FLOOR = 1e-6",
+           "gm_map's floor 1e-6 instead of trec_eval's 1e-5", PARITY + SMALL),
+    # ------------------------------------------------------------------ expectations and bounds
+    Mutant("E[SP]-pair-term", "core/measures/common.py",
+           "p2 = safe(P * (P - 1.0), n * (n - 1.0))", "p2 = safe(P * P, n * n)",
+           "E[SP]: two ranks both relevant with probability (P/n)^2 (independence)", BRUTE),
+    Mutant("E[SP]-harmonic", "core/measures/common.py",
+           "return p1 * H + p2 * (m - H)", "return p1 * H + p2 * m",
+           "E[SP]: the pair term over m ranks instead of m - H_m", BRUTE),
+    Mutant("E[SP]-paper", "core/measures/common.py",
+           "return kk * p1 ** 2", "return kk * p1",
+           "--expectation paper: E[SP@k] = k P/n instead of k (P/n)^2",
+           ("tests/test_paper_examples.py", "tests/test_normalise.py", "tests/test_variants_cli.py")),
+    Mutant("E[AP]-by-P", "core/measures/precision.py",
+           "return safe(e_sp(rp), rp.R)", "return safe(e_sp(rp), rp.P)",
+           "E[AP] divides by the pool's relevant documents P instead of the query's R",
+           BRUTE + ("tests/test_trec_bounds.py", "tests/test_variants_cli.py")),
+    Mutant("E[RR]-survival", "core/measures/common.py",
+           "nonrel = np.where(inside, (left - PP) / left, 1.0)", "nonrel = np.where(inside, (left - PP + 1.0) / left, 1.0)",
+           "E[RR]: wrong probability that a rank is non-relevant", BRUTE),
+    Mutant("E[DCG]-prefix", "core/measures/cumulative.py",
+           "return rp.mean_gain * disc_prefix(top)[depth]", "return rp.mean_gain * disc_prefix(top + 1)[depth + 1]",
+           "E[DCG@k] sums one discount too many", BRUTE),
+    Mutant("E[P]-min-k-n", "core/measures/precision.py",
+           "return rp.mean_gain * rp.m / rp.k", "return rp.mean_gain",
+           "E[P@k] = P/n, forgetting that a pool smaller than k fills only n ranks", BRUTE),
+    Mutant("E[RBP]-depth", "core/measures/rbp.py",
+           "(1.0 - np.power(rp.measure.get(\"p\"), rp.m))", "(1.0 - np.power(rp.measure.get(\"p\"), rp.m + 1))",
+           "E[RBP@k] sums one rank too many", BRUTE),
+    Mutant("m-is-max", "core/measures/common.py",
+           "np.minimum(self.pool.n, float(self.k))", "np.maximum(self.pool.n, float(self.k))",
+           "m = max(k, n) instead of min(k, n)", BRUTE),
+    Mutant("IUB-is-WLB", "core/expectations.py",
+           "return compute(pool.ordered(pool_gains(pool, J, m, rel_level), True), J, m, rel_level)",
+           "return compute(pool.ordered(pool_gains(pool, J, m, rel_level), False), J, m, rel_level)",
+           "IUB sorts the pool ascending (the worst ranking)", BRUTE + NORM),
+    Mutant("WLB-is-IUB", "core/expectations.py",
+           "    return compute(pool.ordered(pool_gains(pool, J, m, rel_level), False), J, m, rel_level)",
+           "    return compute(pool.ordered(pool_gains(pool, J, m, rel_level), True), J, m, rel_level)",
+           "WLB sorts the pool descending (the ideal ranking)", BRUTE + NORM),
+    Mutant("IUB[SP]-paper", "core/measures/precision.py",
+           "return np.full(rp.pool.nq, float(rp.k))", "return np.full(rp.pool.nq, float(rp.k) - 1.0)",
+           "--expectation paper: IUB[SP@k] = k - 1", ("tests/test_normalise.py", "tests/test_paper_examples.py",
+                                                     "tests/test_variants_cli.py")),
+    # ------------------------------------------------------------------ normalisation
+    Mutant("UL2-branch-at-E", "core/normalise.py",
+           "up = A >= E\n    den = np.where(up, I - E, E)", "up = A > E\n    den = np.where(up, I - E, E)",
+           "UL2 takes its lower branch at A = E (differs only at A = E = 0)", NORM),
+    Mutant("UL2-lower-denominator", "core/normalise.py",
+           "den = np.where(up, I - E, E)\n", "den = np.where(up, I - E, I - E)\n",
+           "UL2 below E divides by I - E (that is EM)", NORM),
+    Mutant("UL1-without-A/I", "core/normalise.py",
+           "out[ok] = (A[ok] / I[ok]) * (A[ok] / (A[ok] + E[ok]))", "out[ok] = A[ok] / (A[ok] + E[ok])",
+           "UL1 without its A/I factor", NORM),
+    Mutant("UEW-lower-denominator", "core/normalise.py",
+           "den = np.where(up, I - E, E - W)", "den = np.where(up, I - E, E)",
+           "UEW below E divides by E (that is UL2)", NORM),
+    Mutant("UEW-branch-at-E", "core/normalise.py",
+           "up = A >= E\n    den = np.where(up, I - E, E - W)", "up = A > E\n    den = np.where(up, I - E, E - W)",
+           "UEW takes its lower branch at A = E (differs only at A = E = W)", NORM),
+    Mutant("undefined-no-tolerance", "core/normalise.py",
+           "_TOL = 1e-12", "_TOL = 0.0",
+           "I = E compared exactly: float noise makes an uninformative query look informative", NORM),
+    Mutant("undefined-ignores-W", "core/normalise.py",
+           "        und = und | _eq(I, np.asarray(W, dtype=np.float64))\n", "        und = und\n",
+           "a query is undefined only when I = E, not also when I = W (differs under --expectation paper, "
+           "whose E[DCG@k] sums past the pool's end)", NORM),
+    Mutant("EB-E-zero", "core/normalise.py",
+           "return _div(A, E, undefined_mask(I, E, W) | _eq(E, 0))", "return _div(A, E, undefined_mask(I, E, W))",
+           "EB not undefined when E = 0 (A/0)", NORM),
+    Mutant("undefined-zero-vs-skip", "core/expectations.py",
+           "0.0 if options.undefined == \"zero\" else np.nan", "0.0 if options.undefined == \"skip\" else np.nan",
+           "--undefined zero and skip swapped", NORM + ("tests/test_variants_cli.py",)),
+    # ------------------------------------------------------------------ statistics
+    Mutant("t-test-variance-ddof", "analysis/stats.py",
+           "* (np.float64(n) / np.float64(n - 1))", "* (np.float64(n) / np.float64(n))",
+           "paired t-test with the population variance (ddof 0)", STATS),
+    Mutant("t-test-one-tail", "analysis/stats.py",
+           "return t, 2 * special.stdtr(np.float64(n - 1), -np.abs(t))", "return t, special.stdtr(np.float64(n - 1), -np.abs(t))",
+           "two-sided p-value of compare's t-test halved", STATS),
+    Mutant("t-test-df", "analysis/stats.py",
+           "return t, 2 * special.stdtr(np.float64(n - 1), -np.abs(t))", "return t, 2 * special.stdtr(np.float64(n), -np.abs(t))",
+           "t-test with n degrees of freedom instead of n - 1", STATS),
+    Mutant("holm-is-bonferroni", "analysis/stats.py",
+           "np.minimum(1.0, q[order] * (m - np.arange(m)))", "np.minimum(1.0, q[order] * m)",
+           "Holm's step-down factor replaced by Bonferroni's", STATS),
+    Mutant("holm-off-by-one", "analysis/stats.py",
+           "np.minimum(1.0, q[order] * (m - np.arange(m)))", "np.minimum(1.0, q[order] * (m - np.arange(m) - 1))",
+           "Holm's factor m - i instead of m - i + 1", STATS),
+    Mutant("holm-no-running-max", "analysis/stats.py",
+           "stepped = np.maximum.accumulate(np.minimum(1.0, q[order] * (m - np.arange(m))))",
+           "stepped = np.minimum(1.0, q[order] * (m - np.arange(m)))",
+           "Holm without the running maximum (adjusted p-values not monotone)", STATS),
+    Mutant("bonferroni-factor", "analysis/stats.py",
+           "out[ok] = np.minimum(1.0, q * m)", "out[ok] = np.minimum(1.0, q * (m - 1))",
+           "Bonferroni multiplies by m - 1", STATS),
+    Mutant("bh-is-by", "analysis/stats.py",
+           "stats.false_discovery_control(q, method=\"bh\")", "stats.false_discovery_control(q, method=\"by\")",
+           "Benjamini-Hochberg replaced by Benjamini-Yekutieli", STATS),
+    Mutant("correction-counts-nan", "analysis/stats.py",
+           "    q = p[ok]\n    m = len(q)\n", "    q = p[ok]\n    m = len(p)\n",
+           "NaN p-values counted in the family size", STATS),
+    Mutant("randomization-exact-p", "analysis/stats.py",
+           "p = count / len(signs) if exact else (1.0 + count) / (1.0 + len(signs))",
+           "p = (1.0 + count) / (1.0 + len(signs))",
+           "exact randomization p-value with the sampled test's +1 correction",
+           STATS + ("tests/test_compare.py",)),
+    Mutant("bootstrap-not-centred", "analysis/stats.py",
+           "    w = flat - m[:, None]\n", "    w = flat\n",
+           "compare's bootstrap resamples the raw differences (H0 not imposed)", STATS + ("tests/test_compare.py",)),
+    Mutant("bootstrap-one-sided", "analysis/stats.py",
+           "tb = np.abs(_ratio(mw0, sw / math.sqrt(n)))", "tb = _ratio(mw0, sw / math.sqrt(n))",
+           "compare's bootstrap compares signed t with |t0|", STATS + ("tests/test_compare.py",)),
+    Mutant("gate-bootstrap-not-centred", "analysis/gate.py",
+           "    w = z - m\n", "    w = z\n",
+           "the gate's bootstrap resamples the raw differences", GATE),
+    Mutant("gate-t-test-direction", "analysis/gate.py",
+           "_, p = stats.paired_t(x, y, alternative=\"less\")", "_, p = stats.paired_t(x, y, alternative=\"greater\")",
+           "the gate's t-test asks whether the run is better", GATE),
+    # ------------------------------------------------------------------ the gate
+    Mutant("gate-fail-below-boundary", "analysis/gate.py",
+           "mean < t.value", "mean <= t.value",
+           "a mean equal to the --fail-below threshold fails", GATE),
+    Mutant("gate-max-drop-boundary", "analysis/gate.py",
+           "mean - ref < -max_drop", "mean - ref <= -max_drop",
+           "a drop equal to --max-drop fails", GATE),
+    Mutant("gate-max-drop-sign", "analysis/gate.py",
+           "mean - ref < -max_drop", "mean - ref < max_drop",
+           "--max-drop allows a rise instead of a drop", GATE),
+    Mutant("gate-alpha-boundary", "analysis/gate.py",
+           "not math.isnan(p) and p < alpha", "not math.isnan(p) and p <= alpha",
+           "p equal to --alpha counts as significant", GATE),
+    Mutant("gate-alpha-ignored", "analysis/gate.py",
+           "significant = alpha is None or", "significant = True or",
+           "--alpha never stops a drop from failing", GATE),
+    # ------------------------------------------------------------------ float32 rounding and ordering
+    Mutant("float32-not-rounded", "pipeline/ordering.py",
+           "score = score.astype(np.float32).astype(np.float64)", "score = score.astype(np.float64)",
+           "--score-precision float32 does not round the scores", F32 + ("tests/test_dlhard_robust.py",)),
+    Mutant("float32-ties-miscounted", "pipeline/ordering.py",
+           "(s64[1:] != s64[:-1])", "(s64[1:] == s64[:-1])",
+           "the note counts ties that exist in float64 too", F32),
+    Mutant("ties-docid-ascending", "pipeline/ordering.py",
+           "(\"d\", \"descending\")", "(\"d\", \"ascending\")",
+           "score ties broken by docid ascending (trec_eval: descending)", PARITY + F32),
+    Mutant("depth-M-off-by-one", "pipeline/ordering.py",
+           "keep = (np.arange(len(q)) - starts[q]) < depth", "keep = (np.arange(len(q)) - starts[q]) <= depth",
+           "-M keeps one document too many", PARITY + SMALL),
+    # ------------------------------------------------------------------ parsing
+    Mutant("run-score-is-rank", "inputs/trec.py",
+           "score = _to_float(cols[4], path, lines, \"score\")", "score = -_to_float(cols[3], path, lines, \"score\")",
+           "the run's order taken from the rank column instead of the score", PARITY + SMALL),
+]
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    status: str  # killed, survived, equivalent, error, stale
+    seconds: float
+    detail: str = ""
+    failed: list = field(default_factory=list)
+
+
+def _copy_package(dest: Path) -> None:
+    shutil.copytree(PKG, dest / "ulnorm_eval", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+
+
+def check(mutant: Mutant) -> str:
+    """'' when the mutant applies (its old text occurs exactly once and differs from the new), else why not."""
+    path = PKG / mutant.file
+    if not path.is_file():
+        return f"{mutant.file}: no such file"
+    n = path.read_text(encoding="utf-8").count(mutant.old)
+    if n != 1:
+        return f"{mutant.file}: the old text occurs {n} times (expected once)"
+    if mutant.old == mutant.new:
+        return "old and new are the same"
+    for t in mutant.tests:
+        if not (ROOT / t.split("::")[0]).is_file():
+            return f"{t}: no such test file"
+    return ""
+
+
+def _pytest(code: Path, tests, timeout: float) -> tuple[int, str, float]:
+    env = dict(os.environ, ULNORM_EVAL_CODE=str(code), PYTHONPATH=str(code), PYTHONDONTWRITEBYTECODE="1")
+    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-rf",
+            *(str(ROOT / t) for t in tests)]
+    if shutil.which("nice"):
+        argv = ["nice", "-n", "10", *argv]
+    t0 = time.monotonic()
+    try:
+        # cwd = the copy: `python -m` puts it first on sys.path too
+        p = subprocess.run(argv, cwd=code, env=env, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout + p.stderr, time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        return -1, "timeout", time.monotonic() - t0
+
+
+def run_mutant(mutant: Mutant, timeout: float) -> Outcome:
+    why = check(mutant)
+    if why:
+        return Outcome(mutant, "stale", 0.0, why)
+    with tempfile.TemporaryDirectory(prefix="ulnorm-mutant-") as tmp:
+        code = Path(tmp)
+        _copy_package(code)
+        target = code / "ulnorm_eval" / mutant.file
+        target.write_text(target.read_text(encoding="utf-8").replace(mutant.old, mutant.new), encoding="utf-8")
+        rc, out, secs = _pytest(code, mutant.tests, timeout)
+    failed = [ln.split(" ", 1)[1].split(" - ")[0] for ln in out.splitlines() if ln.startswith("FAILED ")]
+    failed = [f[f.find("tests/"):] if "tests/" in f else f for f in failed]  # pytest names them from the copy
+    if rc == 0:
+        status = "equivalent" if mutant.equivalent else "survived"
+        return Outcome(mutant, status, secs)
+    if rc == 1:
+        return Outcome(mutant, "killed", secs, failed=failed)
+    if rc == -1:
+        return Outcome(mutant, "killed", secs, "timeout")
+    return Outcome(mutant, "error", secs, f"pytest exit {rc}: " + " | ".join(out.strip().splitlines()[-3:]))
+
+
+def baseline(groups, timeout: float) -> list:
+    """Run each distinct test set once on an unmutated copy: all must pass, or no kill means anything."""
+    bad = []
+    with tempfile.TemporaryDirectory(prefix="ulnorm-mutant-base-") as tmp:
+        code = Path(tmp)
+        _copy_package(code)
+        for tests in groups:
+            rc, out, _ = _pytest(code, tests, timeout)
+            if rc != 0:
+                bad.append((tests, " | ".join(out.strip().splitlines()[-3:])))
+    return bad
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-k", dest="select", action="append", default=[],
+                    help="run only the mutants whose id contains this text (repeatable)")
+    ap.add_argument("-j", "--jobs", type=int, default=2, help="mutants tested at once (default 2)")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per mutant (default 600)")
+    ap.add_argument("--list", action="store_true", help="print the mutants and exit")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the unmutated run of each test set")
+    ap.add_argument("--json", metavar="PATH", help="also write the outcomes as JSON")
+    args = ap.parse_args(argv)
+
+    chosen = [m for m in MUTANTS if not args.select or any(s in m.id for s in args.select)]
+    if args.list:
+        for m in chosen:
+            print(f"{m.id}\t{m.file}\t{m.description}\t{' '.join(m.tests)}" + (f"\t(equivalent: {m.equivalent})"
+                                                                               if m.equivalent else ""))
+        return 0
+    if not chosen:
+        print("no mutant matches", file=sys.stderr)
+        return 2
+    stale = [(m, check(m)) for m in chosen if check(m)]
+    for m, why in stale:
+        print(f"stale mutant {m.id}: {why}", file=sys.stderr)
+    if stale:
+        return 2
+    if not args.no_baseline:
+        groups = list(dict.fromkeys(m.tests for m in chosen))
+        bad = baseline(groups, args.timeout)
+        for tests, why in bad:
+            print(f"the unmutated copy fails {' '.join(tests)}: {why}", file=sys.stderr)
+        if bad:
+            return 2
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as ex:
+        outcomes = []
+        for o in ex.map(lambda m: run_mutant(m, args.timeout), chosen):
+            outcomes.append(o)
+            note = o.detail or (o.failed[0] if o.failed else "")
+            print(f"{o.status:<10} {o.seconds:6.1f}s  {o.mutant.id:<28} {o.mutant.description}"
+                  + (f"  [{note}]" if note else ""), flush=True)
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("killed", "survived", "equivalent", "error")}
+    print(f"\n{len(outcomes)} mutants: {counts['killed']} killed, {counts['survived']} survived, "
+          f"{counts['equivalent']} equivalent (survived, explained), {counts['error']} errors; "
+          f"{time.monotonic() - t0:.0f} s")
+    for o in outcomes:
+        if o.status == "survived":
+            print(f"  SURVIVED {o.mutant.id}: {o.mutant.file}: {o.mutant.old!r} -> {o.mutant.new!r}")
+    if args.json:
+        Path(args.json).write_text(json.dumps([{"id": o.mutant.id, "file": o.mutant.file, "status": o.status,
+                                                 "seconds": round(o.seconds, 1), "detail": o.detail,
+                                                 "failed": o.failed, "tests": list(o.mutant.tests)}
+                                                for o in outcomes], indent=1) + "\n", encoding="utf-8")
+    return 0 if counts["survived"] == 0 and counts["error"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -24,6 +24,8 @@ RUN_B = ("q1 Q0 d3 1 3.0 B\nq1 Q0 d1 2 2.0 B\nq1 Q0 d2 3 1.0 B\nq2 Q0 d4 1 2.0 B
          "q10 Q0 d7 1 2.0 B\nq10 Q0 d6 2 1.0 B\n")
 DOCS = "d1\tthe cat sat on the mat today\tthe cat sat\ta cat on a mat\nd2\tstorms flooded the town\tstorms hit the town\ttown flooded\n"
 SUMS = "d1\tthe cat sat on the mat\nd2\tstorms flooded town\n"
+SYSTEMS_A = "run\tmetric\tmean\trank\na.run\tAP\t0.4444\t2\nb.run\tAP\t0.8333\t1\n"  # compare --table systems
+SYSTEMS_B = "run\tmetric\tmean\trank\na.run\tAP\t0.9\t1\nb.run\tAP\t0.8\t2\n"
 
 # command -> arguments that succeed (files named as in the fixture below)
 OK = {
@@ -33,6 +35,7 @@ OK = {
     "nrg": ["-m", "nDCG@10", "qrels", "a.run", "b.run"],
     "summ": ["-m", "ROUGE-1", "--norm", "none", "docs.tsv", "sysA.tsv"],
     "stability": ["-k", "2", "qrels", "a.run", "b.run"],
+    "swaps": ["systems_a.tsv", "systems_b.tsv"],
     "measures": [],
 }
 # the commands with a gate, and a gate that fails
@@ -42,13 +45,15 @@ GATES = {
     "summ": [["-m", "ROUGE-1", "--norm", "none", "--fail-below", "ROUGE-1=0.99", "docs.tsv", "sysA.tsv"]],
 }
 # a missing input file for each command that reads files
-MISSING = {c: [("missing.run" if a.endswith(".run") else "missing.tsv" if a == "sysA.tsv" else a) for a in args]
+MISSING = {c: [("missing.run" if a.endswith(".run") else "missing.tsv" if a in ("sysA.tsv", "systems_b.tsv") else a)
+               for a in args]
            for c, args in OK.items() if args}
 
 
 @pytest.fixture
 def work(tmp_path):
-    for name, text in (("qrels", QRELS), ("a.run", RUN_A), ("b.run", RUN_B), ("docs.tsv", DOCS), ("sysA.tsv", SUMS)):
+    for name, text in (("qrels", QRELS), ("a.run", RUN_A), ("b.run", RUN_B), ("docs.tsv", DOCS), ("sysA.tsv", SUMS),
+                       ("systems_a.tsv", SYSTEMS_A), ("systems_b.tsv", SYSTEMS_B)):
         (tmp_path / name).write_text(text)
     return tmp_path
 

@@ -80,8 +80,9 @@ def reference(perm, pool, spec):
     R = sum(g >= rel for g in pool)
     if fam == "DCG":
         return ref_dcg(perm, depth, spec)
-    if fam == "nDCG":
-        ideal = ref_dcg(sorted(pool, key=lambda g: -ref_gain(g, spec)), depth, spec)
+    if fam == "nDCG":  # the ideal ranks only documents of positive gain (trec_eval's m_ndcg.c)
+        ideal = ref_dcg(sorted((g for g in pool if ref_gain(g, spec) > 0), key=lambda g: -ref_gain(g, spec)),
+                        depth, spec)
         return ref_dcg(perm, depth, spec) / ideal if ideal > 0 else 0.0
     if fam == "SP":
         return ref_sp(rels, depth)

@@ -660,7 +660,8 @@ def test_hostile_fifo_input(tmp_path, files):
 
 @pytest.mark.parametrize("flag, hint", [
     ("--Judged_docs_only", "is -J/--judged-only here"),
-    ("-Z", "(Z scores) has no equivalent; normalisations are the variants (--norm e,iub,ul1,ul2,...)"),
+    ("--Zscore", "is -Z here"),
+    ("--Rel_info_format", "is -R here (qrels only)"),
     ("--query_eval_wanted", "is -q here"),
     ("-v", "(version) is --version here"),
 ])

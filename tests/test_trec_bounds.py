@@ -57,6 +57,7 @@ def all_orders(pool: Pool) -> Ranking:
 def exact_cases(n):
     ks = sorted({1, 3, n, n + 2})
     out = ["map", "gm_map", "Rprec", "recip_rank", "bpref", "gm_bpref", "infAP", "binG", "ndcg", "ndcg.1=3,2=9",
+           "ndcg.0=-1,2=-2", "dcg", "dcg.0=-1,1=3",
            "rbp", "rbp.p=0.5", "rbp_resid", "rbp_resid.p=0.7"]
     for k in ks:
         out += [f"{b}.{k}" for b in ("P", "recall", "relative_P", "success", "map_cut", "ndcg_cut")]

@@ -65,6 +65,20 @@ def main():
     and UL/UE normalisations.  The default command is `eval`; see `ulnorm-eval eval --help`."""
 
 
+def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> None:
+    """trec_eval's -R, -T, -D and -Z: their defaults are what ulnorm-eval does; anything else is refused
+    with the reason (exit 2)."""
+    if rel_format not in (None, "qrels"):
+        raise click.UsageError(f"-R {rel_format}: only trec_eval's default 'qrels' is read; preference and "
+                               "judgement-group files (prefs, qrels_prefs, qrels_jg) feed trec_eval's prefs_* and *_avgjg "
+                               "measures, which ulnorm-eval does not compute")
+    if results_format not in (None, "trec_results"):
+        raise click.UsageError(f"-T {results_format}: trec_eval 10 reads only 'trec_results', as ulnorm-eval does")
+    if debug_level is not None and debug_level.strip() not in ("0", "+0", "-0"):
+        raise click.UsageError(f"-D {debug_level}: trec_eval's debug printout is not reproduced; only -D 0 "
+                               "(its default) is accepted")
+
+
 @main.command("eval", context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
@@ -90,6 +104,20 @@ def main():
 @click.option("--trec-version", "trec_version", type=click.Choice(["10", "9"]), default="10", show_default=True,
               help="trec_eval 10's rules, or trec_eval 9's: recall fractions to counts as (long)(x R + 0.9) "
                    "(iprec_at_recall, 11pt_avg) and no per-query rows for queries the run did not retrieve for.")
+@click.option("--trec-nan", "trec_nan", is_flag=True,
+              help="Reproduce trec_eval's -nan values (iprec_at_recall and 11pt_avg with nothing ranked after -J, "
+                   "Rndcg with relevant documents but no positive gain) and the placeholder document its -c leaks "
+                   "into utility.P1,P2,P3,P4 and relstring.N; default 0 and '' (docs/trec_eval.md).")
+@click.option("-R", "rel_format", metavar="FORMAT", hidden=False,
+              help="trec_eval's -R: 'qrels', its default, is accepted; prefs, qrels_prefs and qrels_jg are refused.")
+@click.option("-T", "results_format", metavar="FORMAT",
+              help="trec_eval's -T: 'trec_results', its default and only format, is accepted.")
+@click.option("-D", "debug_level", metavar="LEVEL",
+              help="trec_eval's -D: 0, its default, is accepted; its debug printout is not reproduced.")
+@click.option("-Z", "zscore_file", metavar="FILE",
+              help="trec_eval's -Z: print (value - mean) / sd per query and measure, the mean and sd read from FILE's "
+                   "lines 'qid measure mean sd' (trec_eval's names); -1000000 where FILE lacks the pair.  "
+                   "Plain measures only (--norm none).")
 @run_queries_option
 @bounds_options
 @holes_option
@@ -134,7 +162,7 @@ def main():
               help="Append a Markdown summary of the gate to FILE (created if absent): every check with its "
                    "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
 def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth, complete, judged_only, num_docs,
-             trec_version, run_queries_only, ties,
+             trec_version, trec_nan, rel_format, results_format, debug_level, zscore_file, run_queries_only, ties,
              score_precision, pool, expectation, undefined, permutations, holes, seed, names, fmt, precision, output,
              groups, stream, jobs, scheduler, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint, summary_md):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
@@ -145,6 +173,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
     from ..pipeline.parallel import ParallelError
 
     check_parallel(jobs, scheduler)
+    check_trec_formats(rel_format, results_format, debug_level, zscore_file)
     if baseline is None and (max_drop is not None or alpha is not None or test is not None):
         raise click.UsageError("--max-drop, --alpha and --test need --baseline RUN")
     if complete and run_queries_only:
@@ -163,7 +192,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
                             run_queries_only=run_queries_only, pool=pool, expectation=expectation,
                             undefined=undefined, permutations=permutations, seed=seed,
                             judged_only=judged_only, num_docs=num_docs, trec_version=trec_version,
-                            complete=complete, holes=holes or "closed")
+                            complete=complete, holes=holes or "closed", trec_nan=trec_nan, zscore=zscore_file)
         variants = split_variants(norm)
         if holes:
             variants = [*(DEFAULT_VARIANTS if variants is None else variants), "LB", "UB"]
@@ -171,6 +200,8 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
             if note:
                 warnings.append(note)
         metrics = api.resolve_metrics(split_names(measures) or None, variants)
+        if zscore_file is not None and any(m.variant for m in metrics):
+            raise click.UsageError("-Z converts trec_eval's measures, not the variants: add --norm none")
         try:
             thresholds = [gate.parse_threshold(t) for t in fail_below]
         except UnknownMeasure:

@@ -124,7 +124,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
     whose queries were all seen before reuses them; Monte Carlo draws are keyed by query id, so the
     numbers are the same either way).
     """
-    rel_level = Level.of(options)
+    rel_level = Level.of(options, trec_nan=False)  # a random ranking of a pool never reproduces trec_eval's -nan
     paper = options.expectation == "paper"
     pool = make_pool(options.pool, rr.ranking, J)
     if getattr(options, "judged_only", False):  # -J: a random ranking of what -J keeps
@@ -133,6 +133,9 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
     bounds = {}
 
     shared = cache if options.pool == "qrels" else None
+
+    def pool_of(meas):  # a measure's own judged_only: a random ranking of what its -J keeps
+        return judged_only_pool(pool) if meas.native and meas.get("judged_only") else pool
 
     def need(meas):
         if meas in bounds:
@@ -145,10 +148,10 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
             bounds[meas] = b
             return b
         if meas.native and meas.bounds == "exact":
-            b = {"E": expectation(pool, J, meas, rel_level, paper), "IUB": ideal(pool, J, meas, rel_level, paper),
-                 "WLB": worst(pool, J, meas, rel_level), "se": None}
+            b = {"E": expectation(pool_of(meas), J, meas, rel_level, paper), "IUB": ideal(pool_of(meas), J, meas, rel_level, paper),
+                 "WLB": worst(pool_of(meas), J, meas, rel_level), "se": None}
         elif meas.native:  # a native kernel without a closed-form E: exact over small pools, else Monte Carlo
-            b = montecarlo_bounds(pool, J, meas, rel_level, options.permutations, _rng(options.seed, J), paper)
+            b = montecarlo_bounds(pool_of(meas), J, meas, rel_level, options.permutations, _rng(options.seed, J), paper)
         else:
             b = foreign.foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
         bounds[meas] = b
@@ -177,7 +180,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
             if not meas.native:
                 scorer = foreign.foreign_scorer(J, meas, options)
             und = undefined_mask(b["IUB"], b["E"], b["WLB"])
-            val, se = db_values(pool, J, meas, rel_level, A, options.permutations, _rng(options.seed, J),
+            val, se = db_values(pool_of(meas), J, meas, rel_level, A, options.permutations, _rng(options.seed, J),
                                 scorer, active=~und)
             stderr[metric] = se
         else:

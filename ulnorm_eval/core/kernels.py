@@ -113,22 +113,30 @@ class Level(float):
     """``-l`` as kernels receive it (a float), carrying trec_eval's other flags for the kernels that
     read them: ``num_docs`` (``-N``, utility), ``rounding`` ('round': lround(x R), trec_eval 10;
     'legacy': (long)(x R + 0.9), trec_eval 9: iprec_at_recall, 11pt_avg) and ``present`` (per row
-    of the run's ranking: it retrieved something before ``-J``; None for synthetic rankings)."""
+    of the run's ranking: it retrieved something before ``-J``; None for synthetic rankings), ``trec_nan``
+    (``--trec-nan``: reproduce trec_eval's -nan values and -c placeholder) and ``judged_only`` (``-J``)."""
 
     num_docs: float
     rounding: str
     present: object
+    trec_nan: bool
+    judged_only: bool
 
-    def __new__(cls, value, num_docs: float = 0.0, rounding: str = "round", present=None):
+    def __new__(cls, value, num_docs: float = 0.0, rounding: str = "round", present=None, trec_nan: bool = False,
+                judged_only: bool = False):
         self = super().__new__(cls, value)
         self.num_docs, self.rounding, self.present = float(num_docs or 0), rounding, present
+        self.trec_nan, self.judged_only = bool(trec_nan), bool(judged_only)
         return self
 
     @classmethod
-    def of(cls, options, present=None) -> "Level":
-        """The level of an Options-like object (rel_level, num_docs, trec_version)."""
+    def of(cls, options, present=None, trec_nan: bool | None = None) -> "Level":
+        """The level of an Options-like object (rel_level, num_docs, trec_version, trec_nan, judged_only);
+        ``trec_nan=False`` overrides the options' (the random-ranking bounds never reproduce -nan)."""
+        nan = getattr(options, "trec_nan", False) if trec_nan is None else trec_nan
         return cls(options.rel_level, getattr(options, "num_docs", 0) or 0,
-                   "legacy" if str(getattr(options, "trec_version", "10")) == "9" else "round", present)
+                   "legacy" if str(getattr(options, "trec_version", "10")) == "9" else "round", present,
+                   nan, getattr(options, "judged_only", False))
 
 
 def rel_of(m, rel_level: float) -> float:

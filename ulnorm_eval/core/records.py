@@ -23,11 +23,13 @@ BOUNDS = ("exact", "montecarlo", "none")
 SUMMARIES = ("mean", "sum", "gmean", "none", "run")
 VALUES = ("float", "int", "text")
 NICKNAMES = ("official", "set", "all_trec")  # trec_eval's -m nicknames
-# trec_eval 10's measure table (measures.c te_trec_measures): -m all_trec and --names trec print in this order
+# trec_eval 10's measure table (measures.c te_trec_measures; dcg, ideal_dcg and yaap are in no nickname):
+# -m all_trec and --names trec print in this order
 TREC_ORDER = tuple(
     "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank iprec_at_recall P relstring "
-    "recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P "
-    "success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret rbp rbp_resid unj".split())
+    "recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg ndcg_cut map_cut "
+    "relative_P success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret yaap rbp rbp_resid "
+    "unj".split())
 EXTREMES = ("sorted", "ideal", "search")  # how IUB/WLB are found (Family.extremes)
 VARIANT_KINDS = ("bound", "ratio", "distribution", "prior", "holes")
 

@@ -157,6 +157,13 @@ class Metric:
 
 def _build(family: str, params: dict, cutoff, text: str) -> Measure:
     fam = FAMILIES[family]
+    if "cutoff" in params and fam.param("cutoff") is None:  # ir_measures' keyword: P(cutoff=5) is P@5
+        if cutoff is not None:
+            raise UnknownMeasure(f"{text}: cutoff given twice")
+        params = dict(params)
+        cutoff = params.pop("cutoff")
+        if isinstance(cutoff, float) and cutoff.is_integer():
+            cutoff = int(cutoff)
     out = {}
     for k, v in params.items():
         p = fam.param(k)
@@ -178,7 +185,7 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
         raise UnknownMeasure(f"{text}: {family} needs a cutoff, e.g. {family}@10")
     for k, v in out.items():
         choices = fam.param(k).choices
-        if choices and isinstance(v, str) and v not in choices:  # a discount may also be a vector
+        if choices and (isinstance(v, str) or fam.param(k).kind == "int") and v not in choices:  # a discount may be a vector
             raise UnknownMeasure(f"{text}: {k} must be {' or '.join(repr(c) for c in choices)}")
     why = fam.validate(out, cutoff) if fam.validate else None
     if why:

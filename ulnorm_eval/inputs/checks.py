@@ -45,19 +45,21 @@ def require_overlap(rr, path: str, qrels_path: str, allow: bool = False) -> None
 
 
 def require_finite(result) -> None:
-    """Refuse an infinite value anywhere, or NaN in a plain measure (NaN marks an undefined variant)."""
+    """Refuse an infinite value anywhere, or NaN in a plain measure (NaN marks an undefined variant;
+    under ``--trec-nan`` also trec_eval's -nan, which a plain measure may then hold)."""
     import numpy as np
 
+    nan_ok = getattr(getattr(result, "options", None), "trec_nan", False)
     for rr in result.runs:
         for m in result.metrics:
             rec = m.measure.record
             if rec is not None and rec.value == "text" and not m.variant:
                 continue  # relstring, runid: text echoed from the input, not a number
             v = np.asarray(rr.values[m], dtype=np.float64)
-            bad = np.isinf(v) if m.variant else ~np.isfinite(v)
+            bad = np.isinf(v) if m.variant or nan_ok else ~np.isfinite(v)
             if bad.any():
                 q = rr.qids[int(np.argmax(bad))]
-            elif math.isinf(rr.mean[m]) or (not m.variant and math.isnan(rr.mean[m]) and len(v)):
+            elif math.isinf(rr.mean[m]) or (not m.variant and not nan_ok and math.isnan(rr.mean[m]) and len(v)):
                 q = "all"
             else:
                 continue

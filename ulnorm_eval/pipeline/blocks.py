@@ -48,6 +48,8 @@ class Options:
     complete: bool = False  # trec_eval -c given: its -c-only rule for num_rel's 'all' row applies
     trec_version: str = "10"  # '9': trec_eval <= 9's (long)(x R + 0.9) recall counts (iprec_at_recall, 11pt_avg)
     holes: str = "closed"  # LB/UB: unretrieved documents stay non-relevant ('closed') or may be relevant ('open')
+    trec_nan: bool = False  # trec_eval's -nan values and -c placeholder leaks reproduced (docs/trec_eval.md)
+    zscore: str | None = None  # trec_eval's -Z file: per-query values become (value - mean) / sd
 
 
 @dataclass
@@ -145,6 +147,41 @@ def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Opti
     return Block(qids, rr, values, stderr, undefined)
 
 
+MISSING_ZSCORE = -1000000.0  # trec_eval.h MISSING_ZSCORE_VALUE
+_ZSCORES: dict = {}  # path -> its table, read once per process
+
+
+def zscore_values(metrics: list, values: dict, qids: list, path: str) -> dict:
+    """trec_eval's -Z (convert_zscores.c): each plain measure's per-query value v becomes
+    (v - mean) / sd with the mean and sd of its query and trec_eval name in the file; -1000000 where
+    the file has no line for them (and, for sd = 0, where v differs from the mean; 0 where it
+    equals it).  The 'all' row is then the measure's usual summary of these values, as trec_eval's."""
+    from ..inputs.zscores import read_zscores
+
+    table = _ZSCORES.get(path)
+    if table is None:
+        table = _ZSCORES[path] = read_zscores(path)
+    out = dict(values)
+    for m in metrics:
+        rec = m.measure.record
+        if m.variant or (rec is not None and rec.value == "text"):
+            continue
+        name = m.measure.trec_name()
+        v = np.asarray(values[m], dtype=np.float64)
+        z = np.full(len(v), MISSING_ZSCORE)
+        for i, q in enumerate(qids):
+            ms = table.get((str(q), name))
+            if ms is None:
+                continue
+            mu, sd = ms
+            if sd:
+                z[i] = (v[i] - mu) / sd
+            elif v[i] == mu:
+                z[i] = 0.0
+        out[m] = z
+    return out
+
+
 def summary_row(metrics: list, values: dict, qids: list, options: Options, *, tag=None, qrels=None) -> dict:
     """The 'all' row: each metric's summary rule (its record's), summed in trec_eval's query order
     (qid byte order); 'run' rows are the run's tag, 'none' rows NaN (not printed); a family with a
@@ -159,6 +196,8 @@ def summary_row(metrics: list, values: dict, qids: list, options: Options, *, ta
             mean[m] = float("nan")
         elif rec is not None and rec.complete_summary and options.complete and qrels is not None:
             mean[m] = rec.complete_summary(judgements(qrels, qids), Level.of(options))
+        elif getattr(options, "trec_nan", False) and not m.variant and np.isnan(values[m]).any():
+            mean[m] = float("nan")  # --trec-nan: trec_eval's mean of a -nan is -nan
         else:
             mean[m] = summarise(values[m], byte_order, m.summary)
     return mean
@@ -168,6 +207,8 @@ def finish_run(name: str, path: str, qids: list, metrics: list, values: dict, st
                options: Options, *, missing_qids=(), ignored_qids=(), float32_ties: int = 0, skipped: int = 0,
                extra: int = 0, missing: int | None = None, tag=None, qrels=None) -> RunResult:
     """The run's result: values in query order, the 'all' row (:func:`summary_row`), and its notes."""
+    if getattr(options, "zscore", None):
+        values = zscore_values(metrics, values, qids, options.zscore)
     mean = summary_row(metrics, values, qids, options, tag=tag, qrels=qrels)
     missing = len(missing_qids) if missing is None else missing
     notes = input_notes(name, path, nq=len(qids), missing=missing, ignored=len(ignored_qids),

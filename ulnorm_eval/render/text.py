@@ -26,14 +26,14 @@ def _trec_rank(m) -> int:
     return TREC_ORDER.get(base, len(TREC_ORDER))
 
 
-def _cell(m, v, precision) -> str:
+def _cell(m, v, precision, nan: str = "nan", as_float: bool = False) -> str:
     """A value as trec_eval prints it: text as is, counts as integers (%ld), the rest %.4f."""
     if isinstance(v, str):
         return safe_text(v)  # a run tag or relstring echoed from the input: never a control character
     rec = m.measure.record
-    if rec is not None and rec.value == "int" and not m.variant and not isnan(v):
+    if rec is not None and rec.value == "int" and not m.variant and not isnan(v) and not as_float:
         return f"{int(round(float(v)))}"
-    return num_text(v, precision)
+    return num_text(v, precision, nan)
 
 
 def format_trec(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
@@ -53,6 +53,7 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
     get no per-query rows (trec_eval 9 printed none under -c).
     """
     precision = 4 if precision is None else precision
+    nan = "  -nan" if getattr(result.options, "trec_nan", False) else "nan"  # glibc's %6.4f of 0/0
     lines = []
     multi = len(result.runs) > 1
     metrics = list(result.metrics)
@@ -62,6 +63,10 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
     labels = [metric_label(m, names) for m in metrics]
     if names == "trec":
         labels = [f"{lab:<22s}" for lab in labels]
+    zscores = bool(getattr(result.options, "zscore", None))
+    if zscores:  # trec_eval's -Z: 'Z' before the padded name, every value as %6.4f (counts too)
+        labels = [lab if m.variant or _record_flag(m, "value", "float") == "text" else "Z" + lab
+                  for lab, m in zip(labels, metrics)]
     runid = f"{'runid':<22s}" if names == "trec" else "runid"
     for rr in result.runs:
         prefix = ""
@@ -79,11 +84,11 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
                     continue
                 i = pos[q]
                 for lab, m in rows:
-                    lines.append(f"{prefix}{lab}\t{safe_text(q)}\t{_cell(m, rr.values[m][i], precision)}")
+                    lines.append(f"{prefix}{lab}\t{safe_text(q)}\t{_cell(m, rr.values[m][i], precision, nan, zscores)}")
         if summary:
             for lab, m in zip(labels, metrics):
                 if m.summary != "none":
-                    lines.append(f"{prefix}{lab}\tall\t{_cell(m, rr.mean[m], precision)}")
+                    lines.append(f"{prefix}{lab}\tall\t{_cell(m, rr.mean[m], precision, nan, zscores)}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 

@@ -16,7 +16,11 @@ __all__ = ["FAMILIES", "compute", "gains_for"]
 
 
 def compute(rk: Ranking, J: Judgements, m, rel_level: float = 1) -> np.ndarray:
-    """Per-row values of a native measure: its family's kernel."""
+    """Per-row values of a native measure: its family's kernel (after trec_eval's -J when the
+    measure's own ``judged_only`` asks for it, as pytrec_eval's per-measure flag)."""
+    if m.get("judged_only"):
+        from .trec_view import judged_only
+        rk = judged_only(rk)
     return FAMILIES[m.family].kernel(rk, J, m, rel_level)
 
 

@@ -10,7 +10,7 @@ from ..kernels import (Judgements, Ranking, discount, judged_only, rel_of, safe_
                        within_cutoff)
 from ..holes import monotone
 from ..records import Family, Param, TrecName, register
-from .common import RandomPool, disc_prefix, mapped_gains, safe
+from .common import JUDGED_ONLY, RandomPool, disc_prefix, mapped_gains, safe
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs (ndcg_cut, P, ...)
 
@@ -58,11 +58,19 @@ def dcg(rk: Ranking, m, rel: float, max_grade: float) -> np.ndarray:
 
 
 def ideal_dcg(J: Judgements, m, rel: float) -> np.ndarray:
-    """IDCG@k per query from all judged documents sorted by gain (trec_eval's ideal)."""
+    """IDCG@k per query: the judged documents with a positive gain, sorted by gain, descending.
+
+    trec_eval's ideal (m_ndcg.c, m_ndcg_cut.c) stops at the first gain <= 0, which ir_measures
+    (through pytrec_eval) inherits: an ideal ranking does not retrieve a document of negative gain
+    (``ndcg.0=-1``), so such gains lower DCG but never IDCG.
+    """
     def make():
-        g = gain(J.grade, m, rel, J.max_grade)
+        g = np.maximum(gain(J.grade, m, rel, J.max_grade), 0.0)
         order = np.lexsort((-g, J.row))
-        return dcg(Ranking.from_sorted(J.row[order], J.grade[order], J.nq), m, rel, J.max_grade)
+        rk = Ranking.from_sorted(J.row[order], J.grade[order], J.nq)
+        w = g[order] * rank_discount(m, rk.pos)
+        cut = within_cutoff(rk, m)
+        return rk.rowsum(w if cut is None else w * cut)
 
     return J.cached(("IDCG", str(m), rel), make)
 
@@ -276,8 +284,9 @@ def holes_open_ndcg(h, lo):
 
 
 register(Family(
-    "nDCG", (DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), "optional", k_ndcg, gain, "exact", e_ndcg,
-    "DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents sorted by gain",
+    "nDCG", (DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM, JUDGED_ONLY), "optional", k_ndcg, gain, "exact", e_ndcg,
+    "DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents of positive "
+    "gain sorted by gain (trec_eval's and ir_measures' ideal: a negative gain lowers DCG, never IDCG)",
     "mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) / IDCG@k (exact, linearity)",
     "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1-2; Feng 2023 §2", "gains",
     trec=(TrecName("ndcg", "map", "gains", value_name="gain", nick=("all_trec",)),
@@ -293,6 +302,7 @@ register(Family(
     "sum_{i<=k} gain(d_i) / log2(i+1)",
     "mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) (exact, linearity)",
     "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1", "gains", irm="DCG",
+    trec=(TrecName("dcg", "map", "gains", value_name="gain"),),
     examples=("DCG", "DCG(dcg='exp-log2')", "DCG@{k}", "DCG(dcg='exp-log2')@{k}",
               "DCG(gains={0:0,1:1,2:5,3:11.5})@{k}", "DCG(gains={0:0,1:1,2:3,3:4}, discount=[1,0.5,0.25])@{k}",
               "DCG(discount='zipf')", "DCG(discount=[0.5,1,0.2])@{k}"), browsing=browse_dcg, validate=_validate,

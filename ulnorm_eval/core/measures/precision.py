@@ -10,7 +10,7 @@ from ..lazy import np
 from ..holes import best_count, monotone, open_zero
 from ..kernels import Ranking, rel_of, relevant, safe_div, within_cutoff
 from ..records import Family, Param, TrecName, register
-from .common import RandomPool, binary_gain, expected_rr, expected_sp, safe
+from .common import JUDGED_ONLY, RandomPool, binary_gain, expected_rr, expected_sp, safe
 from .cumulative import TREC_CUTOFFS
 
 OA, A = ("official", "all_trec"), ("all_trec",)  # trec_eval nicknames
@@ -173,7 +173,7 @@ def holes_rprec(h):
 
 
 register(Family(
-    "AP", (REL, AP_NORM), "optional", k_ap, binary_gain, "exact", e_ap,
+    "AP", (REL, AP_NORM, JUDGED_ONLY), "optional", k_ap, binary_gain, "exact", e_ap,
     "SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut); SP@k / k with norm='k'",
     "E[SP@k] / R (exact; E[SP@k] / k with norm='k')", "Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", "rel",
     trec=(TrecName("map", nick=OA), TrecName("map_cut", "each", defaults=TREC_CUTOFFS, nick=A)), irm="AP", aliases=("MAP",),
@@ -219,13 +219,13 @@ def browse_p(m):
 
 
 register(Family(
-    "P", (REL,), "required", k_p, binary_gain, "exact", e_p, "|relevant in top k| / k",
+    "P", (REL, JUDGED_ONLY), "required", k_p, binary_gain, "exact", e_p, "|relevant in top k| / k",
     "(P/n) * min(k, n) / k (exact)", "trec_eval P", "rel",
     trec=(TrecName("P", "each", defaults=TREC_CUTOFFS, nick=OA),), irm="P", examples=("P@{k}",), browsing=browse_p,
     unique=True, holes=monotone))
 
 register(Family(
-    "R", (REL,), "required", k_r, binary_gain, "exact", e_r, "|relevant in top k| / R",
+    "R", (REL, JUDGED_ONLY), "required", k_r, binary_gain, "exact", e_r, "|relevant in top k| / R",
     "(P/n) * min(k, n) / R (exact)", "trec_eval recall", "rel",
     trec=(TrecName("recall", "each", defaults=TREC_CUTOFFS, nick=A),), irm="R", aliases=("Recall",),
     examples=("R@{k}",), holes=holes_recall, holes_open=open_zero))
@@ -266,14 +266,14 @@ def e_rprec(rp: RandomPool) -> np.ndarray:
 
 
 register(Family(
-    "RR", (REL,), "optional", k_rr, binary_gain, "exact", e_rr,
+    "RR", (REL, JUDGED_ONLY), "optional", k_rr, binary_gain, "exact", e_rr,
     "1 / rank of the first relevant document (0 if none in the top k)",
     "sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", "trec_eval recip_rank", "rel",
     trec=(TrecName("recip_rank", nick=OA),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
     browsing_note="its seen(i) depends on the relevance above rank i", holes=monotone))
 
 register(Family(
-    "Rprec", (REL,), "none", k_rprec, binary_gain, "exact", e_rprec, "|relevant in top R| / R",
+    "Rprec", (REL, JUDGED_ONLY), "none", k_rprec, binary_gain, "exact", e_rprec, "|relevant in top R| / R",
     "(P/n) * min(R, n) / R (exact)", "trec_eval Rprec", "rel",
     trec=(TrecName("Rprec", nick=OA),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
     holes_open=open_zero))

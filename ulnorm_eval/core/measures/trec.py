@@ -24,8 +24,10 @@ Deliberate departures from trec_eval 10, each a defect there:
   (g - min) / (max - min) over the query's gain levels, as the code intends.
 * gain levels are sorted with a comparator returning ``(int)(a - b)`` (gain_init.c), which treats
   gains less than 1 apart as equal; we sort by the true gain (identical for integer gains).
-* with ``-J -c``, a query the run did not retrieve for prints ``-nan`` for iprec_at_recall_0.00 and
-  11pt_avg (0/0), which also makes their 'all' rows ``-nan``; we print 0, as trec_eval does without -J.
+* trec_eval's ``-nan`` (iprec_at_recall and 11pt_avg with nothing ranked after -J; Rndcg with
+  relevant documents but no positive gain) is 0 here, and -c's placeholder document, which leaks into
+  utility and relstring given with parameters, is not ranked; ``--trec-nan`` reproduces both
+  (the kernels read ``TrecContext.trec_nan``; docs/trec_eval.md lists every case).
 * without ``-c``, trec_eval 10 exits ("result qid ... not found") when a qrels query has no results
   (trec_eval.c); we evaluate the queries with both qrels and results, as trec_eval 9 did.
 The expected files of trec_eval's test suite hold the values of the initialised reading of rbp
@@ -38,17 +40,17 @@ from ..lazy import np
 from ..holes import monotone, open_zero
 from ..kernels import Judgements, rel_of
 from ..records import Family, Param, register, TrecName
-from .common import binary_gain, RandomPool
+from .common import binary_gain, JUDGED_ONLY, RandomPool
 from .cumulative import gain as graded_gain, GAINS_PARAM
 from .precision import e_ap, holes_ap, k_ap, REL, TREC_CUTOFFS
 from .irm_native import k_Compat, k_ERR, k_Judged
 from .trec_counts import (k_num_nonrel_judged_ret, k_num_q, k_num_rel, k_num_rel_ret, k_num_ret, k_relstring,
                           k_runid, k_set_F, k_set_map, k_set_P, k_set_recall, k_set_relative_P, k_utility,
                           relstring)
-from .trec_gains import (e_binG, e_rbp, e_rbp_resid, k_binG, k_G, k_ndcg_rel, k_rbp, k_rbp_resid, k_Rndcg,
-                         rbp_order)
+from .trec_gains import (e_binG, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
+                         k_Rndcg, rbp_order)
 from .trec_precision import (e_bpref, e_infAP, e_relative_P, e_Rprec_mult, e_success, k_11pt_avg, k_bpref,
-                             k_infAP, k_iprec_at_recall, k_relative_P, k_Rprec_mult, k_success, k_unj)
+                             k_infAP, k_iprec_at_recall, k_relative_P, k_Rprec_mult, k_success, k_unj, k_yaap)
 from .trec_view import INFAP_EPSILON, TrecContext, codes, judged_only, trec_relevant_count  # noqa: F401 - re-exported
 
 __all__ = ["TrecContext", "judged_only", "codes", "trec_relevant_count", "relstring", "INFAP_EPSILON",
@@ -60,7 +62,8 @@ __all__ = ["TrecContext", "judged_only", "codes", "trec_relevant_count", "relstr
 def context(m, level) -> TrecContext:
     """trec_eval's flags for measure ``m`` from the kernels' level (a float or a kernels.Level)."""
     return TrecContext(rel_level=float(rel_of(m, level)), num_docs=getattr(level, "num_docs", 0.0),
-                       rounding=getattr(level, "rounding", "round"), present=getattr(level, "present", None))
+                       rounding=getattr(level, "rounding", "round"), present=getattr(level, "present", None),
+                       trec_nan=getattr(level, "trec_nan", False), judged_only=getattr(level, "judged_only", False))
 
 
 def _cutoff(m):
@@ -69,6 +72,11 @@ def _cutoff(m):
 
 def _param(name):
     return lambda m: m.get(name)
+
+
+def _given(name):
+    """The parameter as given, None when left at its default (trec_eval names them differently)."""
+    return lambda m: dict(m.params).get(name)
 
 
 def _floats(name, default):
@@ -177,8 +185,9 @@ def _doc(fn) -> str:
     return " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
 
 
-def _count(name, trec, fn, nick, *, level="rel", irm=None, per_query=True, complete_summary=None):
-    register(Family(name, (), "none", _family_kernel(fn), binary_gain, "none", None, _doc(fn), NO_BOUNDS, _TE.format(trec),
+def _count(name, trec, fn, nick, *, level="rel", irm=None, per_query=True, complete_summary=None, params=()):
+    register(Family(name, params, "none", _family_kernel(fn, _given("rel") if params else None), binary_gain, "none",
+                    None, _doc(fn), NO_BOUNDS, _TE.format(trec),
                     level, summary="sum", trec=(TrecName(trec, nick=nick),), irm=irm, value="int",
                     per_query=per_query, complete_summary=complete_summary))
 
@@ -194,9 +203,11 @@ register(Family(
     "trec_eval 10 (m_runid.c)", "gains", summary="run", trec=(TrecName("runid", nick=(O, S, A)),), value="text",
     per_query=False))
 _count("NumQ", "num_q", k_num_q, (O, S, A), level="gains", irm="NumQ", per_query=False)
-_count("NumRet", "num_ret", k_num_ret, (O, S, A), level="gains", irm="NumRet")
+_count("NumRet", "num_ret", k_num_ret, (O, S, A), level="gains", irm="NumRet",
+       params=(Param("rel", "int", None, "ir_measures' NumRet(rel=k): count only retrieved documents of grade >= k "
+                                        "(NumRet(rel=1) = NumRelRet); all retrieved documents when not given"),))
 _count("NumRel", "num_rel", k_num_rel, (O, S, A), irm="NumRel", complete_summary=_sum_positive)
-_count("NumRelRet", "num_rel_ret", k_num_rel_ret, (O, S, A), irm="NumRelRet")
+_count("NumRelRet", "num_rel_ret", k_num_rel_ret, (O, S, A), irm="NumRelRet", params=(REL,))
 _count("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, (A,))
 
 register(Family(
@@ -227,7 +238,7 @@ register(Family(
 
 register(Family(
     "IPrec", (Param("recall", "float", 0.0, "recall level in [0, 1], written IPrec@0.2", always_show=True, at=True),
-              REL), "none",
+              REL, JUDGED_ONLY), "none",
     _family_kernel(k_iprec_at_recall, _param("recall")), binary_gain, "montecarlo", None, _doc(k_iprec_at_recall),
     "Monte Carlo", "trec_eval 10 (m_iprec_at_recall.c)", "rel",
     trec=(TrecName("iprec_at_recall", "each", "recall", _RECALL, "float", fmt=".2f", nick=(O, A)),),
@@ -241,7 +252,7 @@ register(Family(
     validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')")))
 
 register(Family(
-    "relstring", (Param("length", "int", 10, "number of ranks shown"),), "none", _family_kernel(k_relstring, _param("length")),
+    "relstring", (Param("length", "int", 10, "number of ranks shown"),), "none", _family_kernel(k_relstring, _given("length")),
     binary_gain, "none", None, _doc(relstring), NO_BOUNDS, "trec_eval 10 (m_relstring.c)", "gains", summary="none",
     trec=(TrecName("relstring", "one", "length", nick=(A,)),), value="text", validate=_check_positive("length")))
 
@@ -254,7 +265,7 @@ register(Family(
 
 register(Family(
     "utility", (Param("coef", "str", None, "p1,p2,p3,p4 as text (default '1,-1,0,0')"), REL), "none",
-    _family_kernel(k_utility, _floats("coef", (1.0, -1.0, 0.0, 0.0))), binary_gain, "none", None, _doc(k_utility), NO_BOUNDS,
+    _family_kernel(k_utility, _floats("coef", None)), binary_gain, "none", None, _doc(k_utility), NO_BOUNDS,
     "trec_eval 10 (m_utility.c)", "rel", trec=(TrecName("utility", "raw", "coef", nick=(S, A)),),
     validate=_check_floats("coef", 4)))
 
@@ -271,6 +282,10 @@ register(Family(
     extremes_note="with gains >= 0 the gain-sorted ordering is G's maximum (its log2 arguments are the smallest "
                   "and non-decreasing; rearrangement) but the ascending one is not its minimum (pool 2,1,3,1: "
                   "0.7044 against 0.6891 at 1,1,3,2): " + _WLB_SEARCHED + "; with a negative gain " + _SEARCHED))
+register(Family(
+    "IDCG", (GAINS_PARAM,), "none", _family_kernel(k_ideal_dcg, _param("gains")), graded_gain, "none", None,
+    _doc(k_ideal_dcg), NO_BOUNDS + ": the same for every ordering", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg.c)",
+    "gains", trec=(TrecName("ideal_dcg", "map", "gains", value_name="gain"),)))
 register(Family(
     "nDCG_rel", (GAINS_PARAM,), "none", _family_kernel(k_ndcg_rel, _param("gains")), graded_gain, "montecarlo", None,
     _doc(k_ndcg_rel), "Monte Carlo", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)", "gains",
@@ -291,17 +306,23 @@ register(Family(
     "trec_eval 10 (m_relative_P.c)", "rel",
     trec=(TrecName("relative_P", "each", defaults=TREC_CUTOFFS, nick=(A,)),), examples=("RelP@{k}",)))
 register(Family(
-    "Success", (REL,), "required", _family_kernel(k_success, _cutoff), binary_gain, "exact",
+    "Success", (REL, JUDGED_ONLY), "required", _family_kernel(k_success, _cutoff), binary_gain, "exact",
     _family_expectation(e_success, _cutoff), _doc(k_success), "1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
     "trec_eval 10 (m_success.c)", "rel", trec=(TrecName("success", "each", defaults=(1, 5, 10), nick=(A,)),),
     irm="Success", examples=("Success@{k}",), holes=monotone))
 
-_set("SetP", "set_P", k_set_P, (S, A), irm="SetP")
+_set("SetP", "set_P", k_set_P, (S, A), (REL, JUDGED_ONLY), irm="SetP")
 _set("SetRelP", "set_relative_P", k_set_relative_P, (S, A))
-_set("SetR", "set_recall", k_set_recall, (S, A), irm="SetR")
-_set("SetAP", "set_map", k_set_map, (S, A))
-_set("SetF", "set_F", k_set_F, (S, A), (Param("beta", "float", 1.0, "weight of recall"), REL),
+_set("SetR", "set_recall", k_set_recall, (S, A), (REL,), irm="SetR")
+_set("SetAP", "set_map", k_set_map, (S, A), (REL, JUDGED_ONLY))
+_set("SetF", "set_F", k_set_F, (S, A), (Param("beta", "float", 1.0, "weight of recall"), REL, JUDGED_ONLY),
      TrecName("set_F", "one", "beta", kind="float", nick=(S, A)), _param("beta"), _check_positive("beta"), irm="SetF")
+
+register(Family(
+    "yaap", (REL,), "none", _family_kernel(k_yaap), binary_gain, "montecarlo", None, _doc(k_yaap), "Monte Carlo",
+    "Robertson 2012; trec_eval 10 (m_yaap.c)", "rel", trec=(TrecName("yaap"),), examples=("yaap",),
+    extremes_note="an increasing function of SP (the sum of precisions at the relevant documents): SP's extremes, "
+                  "relevant documents first and last"))
 
 _P = Param("p", "float", 0.9, "persistence", always_show=True)
 register(Family(

@@ -17,9 +17,11 @@ def k_num_q(rk, J, param, ctx):
     return np.ones(rk.nrows)
 
 
-def k_num_ret(rk, J, param, ctx):
-    """Documents retrieved (after -M and -J)."""
-    return rk.length.astype(np.float64)
+def k_num_ret(rk, J, rel, ctx):
+    """Documents retrieved (after -M and -J); with ir_measures' rel=k only those of grade >= k."""
+    if rel is None:
+        return rk.length.astype(np.float64)
+    return rk.rowsum(codes(rk) >= float(rel))
 
 
 def k_num_rel(rk, J, param, ctx):
@@ -82,6 +84,12 @@ def k_utility(rk, J, coef, ctx):
     p1, p2, p3, p4 = (1.0, -1.0, 0.0, 0.0) if coef is None else map(float, coef)
     ret, a, R = _set_counts(rk, J, ctx)
     v = p1 * a + p2 * (ret - a) + p3 * (R - a) + p4 * (ctx.num_docs + a - ret - R)
+    if ctx.trec_nan and coef is not None:
+        # --trec-nan: trec_eval zeroes only a measure named exactly 'utility' for -c's placeholder
+        # ranking (one document not in the qrels; none after -J), so utility.p1,p2,p3,p4 scores it
+        ph = 0.0 if ctx.judged_only else 1.0
+        leak = p2 * ph + p3 * R + p4 * (ctx.num_docs - ph - R)
+        return np.where(present_mask(rk, ctx), v, leak)
     return np.where(present_mask(rk, ctx), v, 0.0)
 
 
@@ -107,7 +115,12 @@ def relstring(rk: Ranking, length: int = 10) -> list[str]:
 
 def k_relstring(rk, J, length, ctx):
     """The relevance codes of the top ``length`` documents, quoted as trec_eval prints them."""
-    return np.array([f"'{s}'" for s in relstring(rk, 10 if length is None else int(length))], dtype=object)
+    out = np.array([f"'{s}'" for s in relstring(rk, 10 if length is None else int(length))], dtype=object)
+    if ctx.trec_nan and length is not None and not ctx.judged_only:
+        # --trec-nan: trec_eval clears only a measure named exactly 'relstring' for -c's placeholder
+        # ranking, so relstring.N shows the placeholder: one document not in the qrels, '-'
+        out = np.where(present_mask(rk, ctx), out, "'-'").astype(object)
+    return out
 
 
 def k_runid(rk, J, param, ctx):

@@ -118,7 +118,15 @@ def k_Rndcg(rk, J, gains, ctx):
     extra = (rk.length >= bmax + 2) & (full > 0) & (cnt_b > 0)
     s = s + np.where(extra, safe(final, full), 0.0)
     cnt_b = cnt_b + extra
+    if ctx.trec_nan:  # --trec-nan: relevant documents but no positive gain: trec_eval divides 0 by 0
+        return np.where(R > 0, np.where(cnt_b > 0, safe(s, cnt_b), np.nan), 0.0)
     return np.where(R > 0, safe(s, cnt_b), 0.0)
+
+
+def k_ideal_dcg(rk, J, gains, ctx):
+    """The ideal DCG of the query (m_ndcg.c's ideal_dcg): its judged documents of positive gain sorted
+    by gain, sum_i gain_i / log2(i+1), whatever the run retrieved."""
+    return _idcg(J, gains)[rk.base]
 
 
 def k_binG(rk, J, param, ctx):

@@ -13,6 +13,14 @@ from .trec_view import (at_depth, codes, depth_of, INFAP_EPSILON, nonrel_count, 
 # --------------------------------------------------------------------------- precision family
 
 
+def k_yaap(rk, J, param, ctx):
+    """yaap = log((1 + S) / (1 + R - S)), S = sum over relevant retrieved documents of the precision
+    at their rank (Robertson 2012, 'On Smoothing Average Precision'; m_yaap.c)."""
+    rel = rel_mask(rk, ctx)
+    S = rk.rowsum(np.where(rel, running_sum(rk, rel) / (rk.pos + 1.0), 0.0))
+    return np.log((1.0 + S) / (1.0 + rel_total(rk, J, ctx) - S))
+
+
 def k_relative_P(rk, J, k, ctx):
     """relative_P@k = relevant in the top k / min(k, R) (0 when R = 0)."""
     R = rel_total(rk, J, ctx)
@@ -59,13 +67,17 @@ def _iprec_table(rk, ctx):
 def _iprec(rk, J, xs, ctx):
     tab, nrr = _iprec_table(rk, ctx)
     R = rel_total(rk, J, ctx)
+    # --trec-nan: with nothing ranked (after -J; a -c placeholder survives unless -J drops it)
+    # trec_eval's precision num_rel_ret / num_ret is 0/0, which it assigns to every point with c = 0
+    empty = (rk.length == 0) & (present_mask(rk, ctx) | ctx.judged_only) if ctx.trec_nan else None
     out = []
     for x in xs:
         c = _recall_count(x, R, ctx.rounding)
         # c = 0 takes the value at the first relevant document (the loop ends there, m_iprec_at_recall.c)
         col = np.clip(np.maximum(c, 1) - 1, 0, tab.shape[1] - 1).astype(np.int64)
         v = tab[np.arange(rk.nrows), col]
-        out.append(np.where((c <= nrr) & (nrr > 0), v, 0.0))
+        v = np.where((c <= nrr) & (nrr > 0), v, 0.0)
+        out.append(v if empty is None else np.where(empty & (c == 0), np.nan, v))
     return out
 
 

@@ -28,12 +28,16 @@ class TrecContext:
     (long)(x R + 0.9) (trec_eval <= 9.0.8, e.g. the DL-HARD published files).  present: per row,
     whether the run retrieved anything for the query before ``-J`` (False: ``-c``'s empty ranking,
     for which trec_eval zeroes utility, unj and rbp_resid); None means "every row with documents".
+    trec_nan: reproduce trec_eval's -nan values and the -c placeholder document it leaks into
+    parameterised utility and relstring (docs/trec_eval.md); judged_only: -J was given.
     """
 
     rel_level: float = 1.0
     num_docs: float = 0.0
     rounding: str = "round"
     present: np.ndarray | None = field(default=None, compare=False, hash=False)
+    trec_nan: bool = False  # --trec-nan: trec_eval's -nan values and -c placeholder document, reproduced
+    judged_only: bool = False  # -J (its placeholder document is then dropped too)
 
 
 # --------------------------------------------------------------------------- the trec_eval view

@@ -1,0 +1,38 @@
+"""trec_eval's -Z file: per query and measure, the mean and standard deviation of reference runs.
+
+Lines ``qid measure_name mean stddev`` (whitespace-separated; get_zscores.c).  A measure name is
+trec_eval's output name (``map``, ``P_5``, ``ndcg_cut_10``).
+"""
+from __future__ import annotations
+
+import math
+
+from .errors import InputError
+from .text import read_bytes
+
+__all__ = ["read_zscores"]
+
+
+def read_zscores(path: str) -> dict:
+    """{(qid, measure name): (mean, stddev)}; a malformed, non-finite or repeated line is an
+    InputError naming the file and line (trec_eval would read a partial number with atof)."""
+    try:
+        text = read_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, f"not UTF-8 text ({exc.reason})") from None
+    out: dict = {}
+    for no, line in enumerate(text.splitlines(), 1):
+        fields = line.split()
+        if len(fields) != 4:
+            raise InputError(path, no, f"expected 4 fields 'qid measure mean stddev', found {len(fields)}")
+        qid, name, mean, sd = fields
+        try:
+            m, s = float(mean), float(sd)
+        except ValueError:
+            raise InputError(path, no, f"mean {mean!r} or stddev {sd!r} is not a number") from None
+        if not (math.isfinite(m) and math.isfinite(s)) or s < 0:
+            raise InputError(path, no, "mean and stddev must be finite, stddev >= 0")
+        if (qid, name) in out:
+            raise InputError(path, no, f"query {qid!r} and measure {name!r} given twice")
+        out[qid, name] = (m, s)
+    return out

@@ -237,3 +237,50 @@ def test_cli_holes(tmp_path):
     cols = out.stdout.splitlines()[0].split("\t")
     allrow = dict(zip(cols, [r for r in out.stdout.splitlines() if "\tall\t" in r][0].split("\t")))
     assert float(allrow["LB(AP)"]) == 0.0 and float(allrow["UB(AP)"]) == pytest.approx(2 / 3)
+
+
+# --------------------------------------------------------------------------- condensed lists (CL)
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+DL = (str(ROOT / "examples/qrels/dlhard-passage.qrels.txt"), str(ROOT / "examples/runs/bm25.run.gz"))
+
+
+def test_condensed_equals_judged_only_evaluation():
+    """CL(M) = M evaluated with -J (trec_eval's judged-only ranking), for native and ir_measures
+    measures, beside the plain M."""
+    from ulnorm_eval.pipeline.evaluate import evaluate
+
+    names = ["nDCG@10", "AP", "P@10", "RBP(p=0.8)", "Rprec", "Bpref", "NumRet", "infAP", "ERR@10"]
+    a = evaluate(DL[0], DL[1], [f"CL({n})" for n in names] + names, [])
+    b = evaluate(DL[0], DL[1], names, [], judged_only=True)
+    ra, rb = a.runs[0], b.runs[0]
+    for n in names:
+        cl = next(m for m in a.metrics if str(m) == f"CL({n})")
+        plain = next(m for m in b.metrics if str(m) == n)
+        np.testing.assert_array_equal(ra.values[cl], rb.values[plain], err_msg=n)
+    plain_a = next(m for m in a.metrics if str(m) == "nDCG@10")
+    assert not np.array_equal(ra.values[plain_a], rb.values[plain])  # the plain value is not condensed
+
+
+def test_condensed_hand_computed():
+    """Ranking rel, hole, nonrel, hole, rel; R = 2: AP = (1 + 2/5)/2 = 0.7, condensed (rel, nonrel, rel):
+    (1 + 2/3)/2."""
+    queries = [([1.0, None, 0.0, None, 1.0], [])]
+    rk, J = build(queries)
+    from ulnorm_eval.core.measures.trec import judged_only
+
+    m = registry.parse("AP").measure
+    assert FAMILIES["AP"].kernel(rk, J, m, 1.0)[0] == pytest.approx(0.7)
+    assert FAMILIES["AP"].kernel(judged_only(rk), J, m, 1.0)[0] == pytest.approx((1 + 2 / 3) / 2)
+
+
+def test_cli_condensed(tmp_path):
+    out = subprocess.run(["ulnorm-eval", "-m", "AP", "-m", "CL(AP)", "--norm", "none", "-f", "tsv", *DL],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    out_j = subprocess.run(["ulnorm-eval", "-J", "-m", "AP", "--norm", "none", "-f", "tsv", *DL],
+                           capture_output=True, text=True)
+    rows = [r.split("\t") for r in out.stdout.splitlines()]
+    rows_j = [r.split("\t") for r in out_j.stdout.splitlines()]
+    i, j = rows[0].index("CL(AP)"), rows_j[0].index("AP")
+    assert [r[i] for r in rows[1:]] == [r[j] for r in rows_j[1:]]

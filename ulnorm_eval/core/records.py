@@ -31,7 +31,7 @@ TREC_ORDER = tuple(
     "relative_P success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret yaap rbp rbp_resid "
     "unj".split())
 EXTREMES = ("sorted", "ideal", "search")  # how IUB/WLB are found (Family.extremes)
-VARIANT_KINDS = ("bound", "ratio", "distribution", "prior", "holes")
+VARIANT_KINDS = ("bound", "ratio", "distribution", "prior", "holes", "condensed")
 
 
 @dataclass(frozen=True)
@@ -210,7 +210,8 @@ class Variant:
     ``kind``: 'bound' (E, IUB or WLB itself: ``bound`` names which), 'ratio' (``normalise(A, I, E, W)
     -> (values, undefined mask)``), 'distribution' (DB: a percentile over random permutations) or
     'prior' (NRG, UC: need prior runs, ``ulnorm-eval nrg``) or 'holes' (LB, UB: the extremes over the
-    grades of the unjudged documents, :mod:`ulnorm_eval.core.holes`).  ``below_random``: the value under which
+    grades of the unjudged documents, :mod:`ulnorm_eval.core.holes`) or 'condensed' (CL: the measure on the
+    ranking without its unjudged documents).  ``below_random``: the value under which
     a run is worse than a random ranking (tables print it bold red), None if it has none.
     """
 

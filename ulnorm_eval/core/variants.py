@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .records import VARIANTS, Variant, register_variant
 
-__all__ = ["VARIANTS", "DEFAULT_VARIANTS", "PRIOR_VARIANTS", "BOUND_VARIANTS", "HOLE_VARIANTS", "variant_names",
+__all__ = ["VARIANTS", "DEFAULT_VARIANTS", "PRIOR_VARIANTS", "BOUND_VARIANTS", "HOLE_VARIANTS", "CONDENSED_VARIANTS", "variant_names",
            "DB_ENUMERATE_LIMIT", "DB_ENUMERATE_ELEMENTS", "db_method"]
 
 # DB is enumerated exactly when a pool's gain classes have at most this many distinct arrangements
@@ -107,10 +107,16 @@ register_variant(Variant(
     "judged ones fixed; IDCG and R change with the assignment (--holes)", "beyond the papers cited (docs/holes.md)",
     "[M, max M]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="UB"))
 
+register_variant(Variant(
+    "CL", ("Condensed",), "M on the condensed list: the ranking without its unjudged documents (not in the qrels, "
+    "or judged with a negative grade), ranks closed up (trec_eval -J for one measure)",
+    "Sakai 2007 (condensed lists: AP', nDCG')", "as M", "condensed"))
+
 DEFAULT_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.default)
 PRIOR_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "prior")  # computed by analysis.nrg
 BOUND_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "bound")
 HOLE_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "holes")  # core.holes
+CONDENSED_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "condensed")  # pipeline.blocks
 
 
 def variant_names(kinds=("bound", "ratio", "distribution")) -> str:

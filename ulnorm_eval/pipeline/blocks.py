@@ -20,13 +20,13 @@ from ..core.kernels import Judgements, Level
 from ..core.measures import compute
 from ..core.permutations import ENUMERATE_LIMIT
 from ..core.registry import PRIOR_VARIANTS, UnknownMeasure
-from ..core.variants import HOLE_VARIANTS
+from ..core.variants import CONDENSED_VARIANTS, HOLE_VARIANTS
 from ..core.summary import summarise
 from ..inputs.trec import Qrels, Run
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_run, run_queries
 
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
-           "finish_run", "summary_row", "input_notes", "undefined_note", "refuse_prior_variants"]
+           "finish_run", "summary_row", "condensed", "input_notes", "undefined_note", "refuse_prior_variants"]
 
 
 @dataclass
@@ -103,6 +103,17 @@ def plain_values(rr: RankedRun, J: Judgements, m, qrels: Qrels, options: Options
     return irm_adapter.foreign_values(rr, J, m, qrels, options)
 
 
+def condensed(rr: RankedRun) -> RankedRun:
+    """The ranked run without its unjudged documents (not in the qrels, or judged with a negative
+    grade), ranks closed up: trec_eval's -J, and Sakai 2007's condensed list; ``present`` keeps what
+    the run retrieved."""
+    import dataclasses
+
+    from ..core.measures.trec import codes, judged_only
+    keep = codes(rr.ranking) >= 0
+    return dataclasses.replace(rr, ranking=judged_only(rr.ranking), _take=None if rr._take is None else rr._take[keep])
+
+
 def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
     """Per-query values of every metric for a ranked run: (values, standard errors, undefined counts)."""
     refuse_prior_variants(metrics)
@@ -111,15 +122,24 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
     for m in metrics:
         if m.measure not in plain:
             plain[m.measure] = plain_values(rr, J, m.measure, qrels, options)
+    cond = [m for m in metrics if m.variant in CONDENSED_VARIANTS]
+    if cond:  # Sakai 2007's condensed list: the plain measure on the ranking without its unjudged documents
+        rc = condensed(rr)
+        done = {}
+        for m in cond:
+            if m.measure not in done:
+                done[m.measure] = plain_values(rc, J, m.measure, qrels, options)
+            values[m] = done[m.measure]
     holes = [m for m in metrics if m.variant in HOLE_VARIANTS]
     if holes:
         from ..core.holes import hole_values
         values.update(hole_values(rr.ranking, J, holes, Level.of(options, rr.present), options.holes))
-    if any(m.variant and m.variant not in HOLE_VARIANTS for m in metrics):
+    pooled = [m for m in metrics if m.variant and m.variant not in HOLE_VARIANTS + CONDENSED_VARIANTS]
+    if pooled:
         from ..core.expectations import variant_values
 
         from . import irm_adapter
-        vv, se, und = variant_values(rr, J, [m for m in metrics if m.variant and m.variant not in HOLE_VARIANTS],
+        vv, se, und = variant_values(rr, J, pooled,
                                      plain, options, irm_adapter,
                                      cache=qrels.cache.setdefault("bounds", {}))
         values.update(vv)
@@ -136,12 +156,7 @@ def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Opti
     rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
                   depth=options.depth)
     if options.judged_only:  # -J after -M, as trec_eval; `present` keeps what the run retrieved
-        import dataclasses
-
-        from ..core.measures.trec import codes, judged_only
-        keep = codes(rr.ranking) >= 0
-        rr = dataclasses.replace(rr, ranking=judged_only(rr.ranking),
-                                 _take=None if rr._take is None else rr._take[keep])
+        rr = condensed(rr)
     J = judgements(qrels, qids)
     values, stderr, undefined = metric_values(rr, J, metrics, qrels, options)
     return Block(qids, rr, values, stderr, undefined)

@@ -100,7 +100,7 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False) ->
     (relstring, runid), which comparisons and query tables cannot average.
     """
     from ..core.holes import holes_reason
-    from ..core.variants import HOLE_VARIANTS
+    from ..core.variants import CONDENSED_VARIANTS, HOLE_VARIANTS
 
     names = registry.expand_names(measures) if measures else list(registry.DEFAULT_MEASURES)
     variants = list(registry.DEFAULT_VARIANTS) if variants is None else list(variants)
@@ -110,7 +110,7 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False) ->
             if m.variant in HOLE_VARIANTS and holes_reason(m.measure):
                 raise registry.UnknownMeasure(f"{m}: no hole bounds: {holes_reason(m.measure)}")
             if (m.variant and m.measure.bounds == "none" and m.variant not in registry.PRIOR_VARIANTS
-                    and m.variant not in HOLE_VARIANTS):
+                    and m.variant not in HOLE_VARIANTS + CONDENSED_VARIANTS):
                 raise registry.UnknownMeasure(f"{m}: {m.measure.family} has no random-ranking bounds "
                                               "(a count, set-based or judged-fraction measure)")
             rec = m.measure.record
@@ -121,6 +121,7 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False) ->
             # LB/UB (--holes) only where the measure has hole bounds (the CLI notes the others)
             added = [registry.with_variant(m, v) for v in variants]
             added = [x for x in added if (holes_reason(m.measure) is None if x.variant in HOLE_VARIANTS
+                                          else True if x.variant in CONDENSED_VARIANTS
                                           else m.measure.bounds != "none")]
             group = [m] if m.variant else [m] + added
             for x in group:

@@ -149,7 +149,10 @@ def assign(rk: Ranking, J: Judgements, assignments: list) -> tuple:
     hr = rk.base[rk.row[unj]]
     jrow = np.concatenate([J.row + a * J.nq for a in range(A)] + [hr + a * J.nq for a in range(A)])
     jgrade = np.concatenate([J.grade] * A + [g[unj] for g in assignments])
-    order = np.lexsort((-jgrade, jrow))
+    # grouped by query (each part is; a stable sort merges them); within a query the judged documents
+    # come first, grade descending, then the holes: the kernels with hole strategies read R by counting
+    # and IDCG by sorting, not this order
+    order = np.argsort(jrow, kind="stable")
     J2 = Judgements(list(J.qids) * A, jrow[order], jgrade[order], J.max_grade)
     return out, J2
 

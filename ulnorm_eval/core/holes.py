@@ -133,27 +133,30 @@ def open_zero(h: HoleContext, lo) -> np.ndarray:
     return np.zeros(h.rk.nrows)
 
 
-def assign(rk: Ranking, J: Judgements, assignments: list) -> tuple:
+def assign(rk: Ranking, J: Judgements, assignments: list, depth: int | None = None) -> tuple:
     """A ranking and judgements with one copy of every query per assignment, its holes judged at
     the assigned grades (``assignments``: grade arrays over ``rk``'s elements, read at the holes).
 
     Copy ``a`` of query row r is row ``a * nrows + r`` of the ranking and query ``a * J.nq + base[r]``
-    of the judgements, which hold the query's judgements plus its holes at their grades.
+    of the judgements, which hold the query's judgements plus its holes at their grades (in no
+    particular order: only for kernels that count or sort the judgements themselves).  ``depth``: the
+    ranking keeps only its first ``depth`` documents (a measure with that cutoff reads no more), the
+    holes below still judged in the judgements.
     """
     A = len(assignments)
     unj = np.zeros(len(rk.row), bool) if rk.judged is None else ~np.asarray(rk.judged, bool)
-    rows = np.concatenate([rk.row + a * rk.nrows for a in range(A)])
-    grades = np.concatenate([np.where(unj, g, rk.grade) for g in assignments])
+    top = slice(None) if depth is None else rk.pos < depth  # the ranking's part a kernel with cutoff reads
+    rows = np.concatenate([rk.row[top] + a * rk.nrows for a in range(A)])
+    grades = np.concatenate([np.where(unj, g, rk.grade)[top] for g in assignments])
     base = np.concatenate([rk.base + a * J.nq for a in range(A)])
     out = Ranking(rows, grades, A * rk.nrows, base, np.ones(len(rows), bool))
     hr = rk.base[rk.row[unj]]
     jrow = np.concatenate([J.row + a * J.nq for a in range(A)] + [hr + a * J.nq for a in range(A)])
     jgrade = np.concatenate([J.grade] * A + [g[unj] for g in assignments])
-    # grouped by query (each part is; a stable sort merges them); within a query the judged documents
-    # come first, grade descending, then the holes: the kernels with hole strategies read R by counting
-    # and IDCG by sorting, not this order
-    order = np.argsort(jrow, kind="stable")
-    J2 = Judgements(list(J.qids) * A, jrow[order], jgrade[order], J.max_grade)
+    # not grouped by query: the holes follow every copy's judgements.  The kernels with hole strategies
+    # read the judgements by counting (R) and sorting (IDCG), never by their order, and sorting here
+    # cost as much as the kernels; tests/test_holes.py would catch a kernel that read the order
+    J2 = Judgements(list(J.qids) * A, jrow, jgrade, J.max_grade)
     return out, J2
 
 
@@ -191,7 +194,7 @@ def hole_bounds(rk: Ranking, J: Judgements, m, level, mode: str = "closed") -> t
         lb, ub, lo = v, v, h.fill(0.0)
     else:
         lo, hi = fam.holes(h)
-        rk2, J2 = assign(rk, J, [lo, hi])
+        rk2, J2 = assign(rk, J, [lo, hi], m.cutoff)  # every family with hole bounds reads only the top k
         v = fam.kernel(rk2, J2, m, _tiled_level(level, 2))
         lb, ub = v[: rk.nrows], v[rk.nrows:]
     if mode == "open" and fam.holes_open is not None:

@@ -200,6 +200,35 @@ def test_split_half_swap_rate_by_hand_and_seeded():
         stats.split_half_swap_rate(Y, half=3)
 
 
+def _swap_rate_by_pairs(Y, trials, seed, half=None):
+    """The definition, pair by pair: the same seeded splits, d1 d2 < 0 for each (split, pair)."""
+    n = Y.shape[1]
+    half = n // 2 if half is None else half
+    perm = np.argsort(np.random.default_rng(seed).random((trials, n)), axis=1)
+    swaps = 0
+    for t in range(trials):
+        h1, h2 = perm[t, :half], perm[t, half:2 * half]
+        for i in range(len(Y)):
+            for j in range(i + 1, len(Y)):
+                d1 = Y[i, h1].mean() - Y[j, h1].mean()
+                d2 = Y[i, h2].mean() - Y[j, h2].mean()
+                swaps += (d1 * d2 < 0) and abs(d1) > 1e-12 and abs(d2) > 1e-12
+    return swaps / (trials * len(Y) * (len(Y) - 1) // 2)
+
+
+def test_split_half_swap_rate_equals_the_pairwise_definition():
+    """Per-system half means (memory linear in systems) count the same swaps as the pairs x trials
+    differences, on scores with ties (grades in steps of 1/4: exact sums) and without."""
+    rng = np.random.default_rng(5)
+    for Y in (rng.random((7, 9)), rng.integers(0, 5, (8, 10)) / 4.0, np.round(rng.random((6, 8)), 1)):
+        for half in (None, 2):
+            assert stats.split_half_swap_rate(Y, trials=60, seed=2, half=half) == _swap_rate_by_pairs(Y, 60, 2, half)
+    # identical systems never swap
+    Y = rng.random((2, 12))
+    Y[1] = Y[0]
+    assert stats.split_half_swap_rate(Y, trials=50) == 0.0
+
+
 def test_split_half_swap_rate_stack_uses_identical_splits(scores):
     stack = np.stack([scores, scores ** 2])
     both = stats.split_half_swap_rate(stack, trials=300, seed=8)

@@ -95,6 +95,8 @@ class Comparison:
         self._set("pairs", df)
 
     def _frame(self, name: str):
+        if name not in self.tables:
+            raise KeyError(f"this comparison kept no {name} table (compare(..., {name}=True) keeps it)")
         frames = self.__dict__.setdefault("_frames", {})
         if name not in frames:
             frames[name] = self.tables[name].to_frame()
@@ -129,7 +131,8 @@ def _common_queries(result) -> list:
 
 def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, correction: str = "holm",
             alpha: float = 0.05, subset: str = "all", subset_size: int | None = None,
-            swap_trials: int = 1000, phi_target: float = 0.95, swap_between=None, warn=None) -> Comparison:
+            swap_trials: int = 1000, phi_target: float = 0.95, swap_between=None, pairs: bool = True,
+            warn=None) -> Comparison:
     """Compare the runs of an evaluation :class:`~ulnorm_eval.pipeline.evaluate.Result`.
 
     ``test``: 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips, default 10,000) or
@@ -144,6 +147,10 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     (Karmaker & Feng 2022 §4.4.3).  Random procedures are seeded by ``seed``.  Bound variants
     (E, IUB, WLB) are not compared.  A query undefined for some run under a metric (NaN, with
     ``undefined='skip'``) is left out of that metric's analysis, with a warning.
+
+    ``pairs=False`` keeps no pairs table (``tables`` has none; the summary's significance counts and
+    conflicts are still computed from every pair): memory then grows with the runs, not with their
+    pairs (500 runs are 124,750 pairs a metric).  The paired tests run on blocks of pairs either way.
     """
     from ..core.registry import Metric
     from .table import Table
@@ -229,17 +236,15 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
         ranks = np.searchsorted(np.sort(-means), -means, side="left") + 1  # scipy's rankdata(method="min")
         rows_sys += [(n, str(m), mu, rk) for n, mu, rk in zip(names, means, ranks)]
 
-        resampling = {} if test == "t" else {"reps": reps, "seed": seed}
-        res = stats.PAIRWISE[test](Y[ii] - Y[jj], alpha=0.05, **resampling)
+        res = _paired_tests(Y, ii, jj, test, reps, seed, keep=pairs)
         p_adj = stats.adjust(res.p, correction)
         sig = p_adj < alpha
         sig_of[m], mean_of[m] = sig, means
-        pair_tables.append(Table({
-            "metric": [str(m)] * len(ii), "run_a": [names[i] for i in ii], "run_b": [names[j] for j in jj],
-            "diff": res.diff, "effect": res.effect, "ci_low": res.ci_low, "ci_high": res.ci_high,
-            "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig},
-            {"diff": "float", "effect": "float", "ci_low": "float", "ci_high": "float", "statistic": "float",
-             "p": "float", "p_adj": "float", "significant": "bool"}))
+        if pairs:
+            pair_tables.append({
+                "metric": np.full(len(ii), str(m), dtype=object), "run_a": ii, "run_b": jj,
+                "diff": res.diff, "effect": res.effect, "ci_low": res.ci_low, "ci_high": res.ci_high,
+                "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig})
 
         vc = stats.variance_components(Y)
         base = type(m)(m.measure)
@@ -282,8 +287,45 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
             "swap_trials": swap_trials, "phi_target": phi_target, "runs": len(names), "queries": len(qids)}
     if swap_between is not None:
         meta["swap_between"] = [_set_name(x) for x in swap_between]
-    return Comparison({"systems": systems, "summary": summary, "pairs": Table.concat(pair_tables)}, metrics, names,
-                      used, meta, notes)
+    tables = {"systems": systems, "summary": summary}
+    if pairs:
+        tables["pairs"] = _pairs_table(pair_tables, names)
+    return Comparison(tables, metrics, names, used, meta, notes)
+
+
+# differences held at once by a paired test: pairs x queries doubles (32 MB)
+PAIR_BLOCK_ELEMENTS = 4 << 20
+
+
+def _paired_tests(Y, ii, jj, test: str, reps: int, seed: int, keep: bool = True):
+    """``stats.PAIRWISE[test]`` on the pairs (ii, jj) of Y's rows, a block of pairs at a time.
+
+    Every test draws its random signs or resamples once from ``seed``, shared by all pairs, so the
+    blocks give the values of one call on all pairs.  ``keep=False``: only ``p`` is kept.
+    """
+    resampling = {} if test == "t" else {"reps": reps, "seed": seed}
+    per = max(1, PAIR_BLOCK_ELEMENTS // max(1, Y.shape[1]))
+    fields = ("diff", "statistic", "p", "effect", "ci_low", "ci_high") if keep else ("p",)
+    out = {f: [] for f in fields}
+    for a in range(0, len(ii), per):
+        res = stats.PAIRWISE[test](Y[ii[a:a + per]] - Y[jj[a:a + per]], alpha=0.05, **resampling)
+        for f in fields:
+            out[f].append(np.asarray(getattr(res, f), dtype=np.float64))
+    empty = np.zeros(0)
+    return stats.PairedTest(**{f: np.concatenate(out[f]) if f in out and out[f] else empty
+                               for f in ("diff", "statistic", "p", "effect", "ci_low", "ci_high")})
+
+
+def _pairs_table(blocks: list, names: list):
+    """One Table from the metrics' pair columns (numpy arrays; run indices turned into names)."""
+    from .table import Table
+
+    cols = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
+    named = np.asarray(names, dtype=object)
+    cols["run_a"], cols["run_b"] = named[cols["run_a"]], named[cols["run_b"]]
+    return Table(cols, {"metric": "str", "run_a": "str", "run_b": "str", "diff": "float", "effect": "float",
+                        "ci_low": "float", "ci_high": "float", "statistic": "float", "p": "float", "p_adj": "float",
+                        "significant": "bool"})
 
 
 def _pad_over_cutoffs(rows_sum, metrics, mean_of) -> None:
@@ -383,12 +425,12 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
         loaded = ((r, api.load_run(r, q)) for r in runs)
         # each run is read and parsed in a background thread while the one before is evaluated
         for r, run in (ahead(loaded) if read_ahead else loaded):
-            paths.append(getattr(r, "path", str(r)))
+            paths.append(r.path if hasattr(r, "path") else str(r))  # str() of a Run formats its arrays
             results.append(api.evaluate_run(q, run, metrics + extra, options, warn))
     else:
         from ..pipeline.parallel import evaluate_runs
         runs = list(runs)
-        paths = [getattr(r, "path", str(r)) for r in runs]
+        paths = [r.path if hasattr(r, "path") else str(r) for r in runs]
         results = list(evaluate_runs(executor, runs, metrics + extra, options, warn))
     res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)), paths)
     cmp = compare(res, warn=warn, **kw)

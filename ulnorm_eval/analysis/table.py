@@ -58,7 +58,13 @@ def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v)) or type(v).__name__ in ("NAType", "NaTType")
 
 
+_NATIVE = {("bool", "b"), ("int", "i"), ("int", "u"), ("float", "f")}
+
+
 def _convert(values, kind: str) -> list:
+    dt = getattr(values, "dtype", None)
+    if dt is not None and (kind, dt.kind) in _NATIVE and dt.itemsize <= 8:
+        return values.tolist()  # a numpy array: the Python bools, ints, floats the loops below give, at C speed
     if kind == "bool":
         return [bool(v) for v in values]
     if kind == "int":

@@ -164,7 +164,7 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
     for r in runs:
         r = r if isinstance(r, Run) else str(r)
         results.append(evaluate_path(qrels, r, metrics, options, warn))
-    return Result(metrics, results, options, qrels.path, [getattr(r, "path", str(r)) for r in runs])
+    return Result(metrics, results, options, qrels.path, [r.path if hasattr(r, "path") else str(r) for r in runs])
 
 
 def _tell(result: RunResult, warn) -> RunResult:

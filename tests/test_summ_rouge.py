@@ -199,3 +199,63 @@ def test_expected_rouge1_exact_equals_monte_carlo_on_summeval(summeval):
             mean, se = mc["ROUGE-1"][0][i], mc["ROUGE-1"][1][i]
             assert np.all(se > 0)
             assert np.all(np.abs(mean - exact) <= 4 * se), (j, L, mean, exact, se)
+
+
+def _lcs_brute(x, y):
+    """LCS of every prefix of x against y by the textbook table (-1 never matches)."""
+    C = np.zeros((len(x) + 1, len(y) + 1), dtype=int)
+    for i in range(1, len(x) + 1):
+        for j in range(1, len(y) + 1):
+            hit = x[i - 1] == y[j - 1] and x[i - 1] >= 0
+            C[i, j] = C[i - 1, j - 1] + 1 if hit else max(C[i - 1, j], C[i, j - 1])
+    return C[:, len(y)]
+
+
+def test_lcs_prefix_by_rows_and_by_columns_equals_the_table():
+    """lcs_prefix loops over the shorter side (candidate tokens, or reference tokens when the summaries
+    are longer): both equal the textbook table for every prefix, with or without ``keep``."""
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        D, W, R = rng.integers(1, 4), rng.integers(0, 14), rng.integers(1, 4)
+        X = rng.integers(-1, 5, (D, W))
+        refs = [rng.integers(0, 5, rng.integers(0, 14)) for _ in range(R)]
+        got = tm.lcs_prefix(X, refs)
+        for d in range(D):
+            for r in range(R):
+                assert (got[:, d, r] == _lcs_brute(X[d], refs[r])).all()
+        keep = np.unique(rng.integers(0, W + 1, 3))
+        assert (tm.lcs_prefix(X, refs, keep=keep) == got[keep]).all()
+
+
+def test_rouge_l_of_a_huge_summary_is_refused_with_its_limit(tmp_path, monkeypatch):
+    """A summary of a million characters made ROUGE-L's Monte Carlo E fill billions of LCS cells
+    (111 s, 2.1 GB): refused per document, naming the limit and how to raise it; the plain score
+    (--norm none needs no E) is computed, by reference tokens, in bounded time."""
+    from click.testing import CliRunner
+    from ulnorm_eval.cli.main import main
+
+    words = [f"w{i}" for i in range(50)]
+    rng = np.random.default_rng(0)
+    ref = " ".join(rng.choice(words, 40))
+    (tmp_path / "docs.tsv").write_text(f"d1\t{' '.join(rng.choice(words, 300))}\t{ref}\n")
+    (tmp_path / "sys.tsv").write_text(f"d1\t{' '.join(rng.choice(words, 3000))}\n")
+    monkeypatch.setattr(tm, "MAX_LCS_CELLS", 10_000_000)  # 3000 tokens x 200 draws x 40 = 2.4e7
+    args = ["summ", "-f", "tsv", "-m", "ROUGE-L", str(tmp_path / "docs.tsv"), str(tmp_path / "sys.tsv")]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2 and res.stdout == "", res.output
+    assert res.stderr == (f"ulnorm-eval: {tmp_path / 'docs.tsv'}: document 'd1': ROUGE-L of E's 200 Monte Carlo "
+                          "draws (--draws) of 3,000 tokens against 1 reference(s) of up to 40 tokens needs 2.4e+07 "
+                          "LCS cells, more than the limit of 1e+07 (ULNORM_EVAL_MAX_LCS_CELLS; time and memory "
+                          "grow with it); longest summary: system 'sys', 3,000 tokens (a whole document given by "
+                          "mistake?); raise the limit to compute it anyway\n")
+    plain = CliRunner().invoke(main, args[:3] + ["--norm", "none"] + args[3:])
+    assert plain.exit_code == 0, plain.output
+    monkeypatch.setattr(tm, "MAX_LCS_CELLS", 10 ** 9)
+    full = CliRunner().invoke(main, args[:3] + ["--norm", "e"] + args[3:])
+    assert full.exit_code == 0, full.output
+    # the same plain values with and without E computed next to them
+    rows = lambda out: {tuple(x.split("\t")[:2]): x.split("\t")[2] for x in out.strip().split("\n")[1:]}
+    assert rows(plain.stdout) == rows(full.stdout)
+    monkeypatch.setattr(tm, "MAX_LCS_CELLS", 10_000)  # 3000 x 1 x 40 = 1.2e5: the plain score refused too
+    res = CliRunner().invoke(main, args[:3] + ["--norm", "none"] + args[3:])
+    assert res.exit_code == 2 and "ROUGE-L of 1 summaries of up to 3,000 tokens" in res.stderr

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["ROUGE_TYPES", "SCORES", "COMBINES", "tokenizer", "DocTokens", "encode_document", "encode",
-           "overlap_counts", "lcs_prefix", "prf", "combine", "rouge_scores", "expected_rouge1",
+           "overlap_counts", "lcs_prefix", "lcs_cells", "MAX_LCS_CELLS", "prf", "combine", "rouge_scores", "expected_rouge1",
            "expected_mc", "oracle_rouge1", "binom_sf_upto"]
 
 ROUGE_TYPES = ("ROUGE-1", "ROUGE-2", "ROUGE-L")
@@ -116,22 +116,54 @@ def overlap_counts(cands: np.ndarray, refs, n: int, V: int) -> np.ndarray:
     return np.minimum(candc[:, None, :], refc[None, :, :]).sum(-1)
 
 
-def lcs_prefix(cands: np.ndarray, refs) -> np.ndarray:
+def _env_int(name: str, default: int) -> int:
+    import os
+
+    try:
+        return int(float(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+# LCS table cells (candidate tokens x candidates x references x reference tokens) one document's
+# ROUGE-L may cost, its plain score and E's Monte Carlo draws each: about 30 s at the 35 million
+# cells a second of a loaded machine.  Real summaries need well under 1e8 (60-token summaries, 11
+# references, 200 draws: 8e6); a summary of 250,000 tokens with 200 draws needs 3e9.
+MAX_LCS_CELLS = _env_int("ULNORM_EVAL_MAX_LCS_CELLS", 1_000_000_000)
+
+
+def lcs_cells(width: int, rows: int, refs) -> int:
+    """The cells :func:`lcs_prefix` fills for ``rows`` candidates of ``width`` tokens against ``refs``."""
+    return int(width) * int(rows) * len(refs) * max((len(r) for r in refs), default=0)
+
+
+def lcs_prefix(cands: np.ndarray, refs, keep=None) -> np.ndarray:
     """LCS lengths T[i, c, r] of the first i tokens of candidate row c against reference r, i = 0..width.
 
     Row recurrence of the LCS table: with T_j = C[i-1][j-1] + 1 where x_i = y_j, else C[i-1][j],
     C[i][j] = max(T_j, C[i][j-1]) = the running maximum of T along j, so each row is one vectorised
     cumulative maximum over all candidates and references.  -1 never matches (pads, unknown tokens).
+    ``keep``: the prefix lengths i wanted (sorted, distinct); then only those rows are returned, in
+    that order, and memory does not grow with the width.
+
+    The loop runs over the shorter side: candidate tokens (above), or, when the candidates are longer
+    than the references, reference tokens (:func:`_lcs_by_reference`, the same table by columns), so
+    a long summary costs numpy work, not a Python step per token.
     """
     Y = _pad(refs, fill=-2).astype(np.int32)
     D, W = cands.shape
     R, M = Y.shape
+    if W > M:
+        return _lcs_by_reference(cands, Y, keep)
     dt = np.int16 if min(W, M) < 32000 else np.int32  # LCS <= min(W, M); small ints halve the traffic
     prev = np.zeros((D, R, M + 1), dtype=dt)
     cur = np.zeros((D, R, M + 1), dtype=dt)
     t = np.empty((D, R, M), dtype=dt)
     inc = np.empty((D, R, M), dtype=dt)
-    out = np.zeros((W + 1, D, R), dtype=np.int32)
+    rows = np.arange(W + 1) if keep is None else np.asarray(keep, dtype=np.int64)
+    slot = np.full(W + 1, -1, dtype=np.int64)
+    slot[rows] = np.arange(len(rows))
+    out = np.zeros((len(rows), D, R), dtype=np.int32)  # row 0 (the empty prefix) stays 0
     X = cands.astype(np.int32)
     for i in range(W):
         match = Y[None, :, :] == X[:, i][:, None, None]  # -1 (unknown, pad) never equals an id or -2
@@ -139,9 +171,35 @@ def lcs_prefix(cands: np.ndarray, refs) -> np.ndarray:
         np.add(prev[:, :, :-1], 1, out=inc)
         np.copyto(t, inc, where=match)
         np.maximum.accumulate(t, axis=2, out=cur[:, :, 1:])
-        out[i + 1] = cur[:, :, -1]
+        if slot[i + 1] >= 0:
+            out[slot[i + 1]] = cur[:, :, -1]
         prev, cur = cur, prev
     return out
+
+
+def _lcs_by_reference(cands: np.ndarray, Y: np.ndarray, keep=None) -> np.ndarray:
+    """:func:`lcs_prefix` by columns: the loop runs over the (padded) reference tokens j; the state is
+    C[i][j] for every candidate prefix i at once.  With T_i = C[i-1][j-1] + 1 where x_i = y_j, else
+    C[i][j-1], C[i][j] = max(T_i, C[i-1][j]) = the running maximum of T along i.  After the last
+    column, C[i][M] is the LCS of every prefix i (a reference's pads, -2, never match, so its last
+    real column's values carry through)."""
+    D, W = cands.shape
+    R, M = Y.shape
+    dt = np.int16 if min(W, M) < 32000 else np.int32
+    X = cands.astype(np.int32)
+    prev = np.zeros((D, R, W + 1), dtype=dt)
+    cur = np.zeros((D, R, W + 1), dtype=dt)
+    t = np.empty((D, R, W), dtype=dt)
+    inc = np.empty((D, R, W), dtype=dt)
+    for j in range(M):
+        match = X[:, None, :] == Y[:, j][None, :, None]  # -1 (unknown, pad) never equals an id or -2
+        np.copyto(t, prev[:, :, 1:])
+        np.add(prev[:, :, :-1], 1, out=inc)
+        np.copyto(t, inc, where=match)
+        np.maximum.accumulate(t, axis=2, out=cur[:, :, 1:])
+        prev, cur = cur, prev
+    rows = np.arange(W + 1) if keep is None else np.asarray(keep, dtype=np.int64)
+    return np.ascontiguousarray(np.moveaxis(prev[:, :, rows], 2, 0), dtype=np.int32)
 
 
 def prf(M, n_cand, n_ref):
@@ -179,17 +237,21 @@ def _lengths(n: int, lengths):
     return np.maximum(np.asarray(lengths, dtype=np.int64) - (n - 1), 0)
 
 
-def rouge_scores(doc: DocTokens, cands, how: str = "max"):
-    """{'ROUGE-1'|'ROUGE-2'|'ROUGE-L': (P, R, F)} arrays over the candidate id sequences ``cands``."""
+def rouge_scores(doc: DocTokens, cands, how: str = "max", types=ROUGE_TYPES):
+    """{'ROUGE-1'|'ROUGE-2'|'ROUGE-L': (P, R, F)} arrays over the candidate id sequences ``cands``
+    (the ``types`` asked for)."""
     X = _pad(cands)
     lc = np.array([len(c) for c in cands], dtype=np.int64)
     lr = np.array([len(r) for r in doc.refs], dtype=np.int64)
     V = len(doc.vocab)
     out = {}
     for n, name in ((1, "ROUGE-1"), (2, "ROUGE-2")):
-        out[name] = combine(overlap_counts(X, doc.refs, n, V), _lengths(n, lc), _lengths(n, lr), how)
-    T = lcs_prefix(X, doc.refs)
-    out["ROUGE-L"] = combine(T[lc, np.arange(len(cands))], lc, lr, how)
+        if name in types:
+            out[name] = combine(overlap_counts(X, doc.refs, n, V), _lengths(n, lc), _lengths(n, lr), how)
+    if "ROUGE-L" in types:
+        keep = np.unique(lc)
+        T = lcs_prefix(X, doc.refs, keep=keep)
+        out["ROUGE-L"] = combine(T[np.searchsorted(keep, lc), np.arange(len(cands))], lc, lr, how)
     return out
 
 
@@ -269,7 +331,11 @@ def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, see
     # ids beyond the references' vocabulary never match: map them to -1 so codes stay small
     seqs = np.where(seqs < doc.n_ref_vocab, seqs, -1)
     V = doc.n_ref_vocab
-    T = lcs_prefix(seqs, doc.refs) if "ROUGE-L" in types else None
+    T = None
+    if "ROUGE-L" in types:
+        keep = np.unique(np.concatenate([lengths, lr] if length == "reference" else [lengths]))
+        # only the prefix lengths scored are kept: memory does not grow with the longest summary
+        T = _Rows(lcs_prefix(seqs, doc.refs, keep=keep), keep)
     for li, L in enumerate(lengths):
         for t in types:
             n = {"ROUGE-1": 1, "ROUGE-2": 2, "ROUGE-L": 0}[t]
@@ -288,6 +354,17 @@ def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, see
             res[t][0][li] = S.mean(0)
             res[t][1][li] = S.std(0, ddof=1) / np.sqrt(draws) if draws > 1 else np.nan
     return res
+
+
+class _Rows:
+    """``T[L]`` for the kept prefix lengths of :func:`lcs_prefix` (``keep``)."""
+
+    def __init__(self, rows, keep):
+        self.rows, self.keep = rows, np.asarray(keep)
+
+    def __getitem__(self, key):
+        L, *rest = key if isinstance(key, tuple) else (key,)
+        return self.rows[(int(np.searchsorted(self.keep, L)), *rest)]  # L is one of keep
 
 
 def _per_ref(seqs, ref, L, n, V, T, r):

@@ -148,7 +148,9 @@ class _Cells:
     I: np.ndarray
 
 
-def _rouge_cells(data, measures, opts: SummOptions, skipped: list):
+def _rouge_cells(data, measures, opts: SummOptions, skipped: list, need_e: bool = True):
+    """A, E, SE, I of every ROUGE measure; ``need_e=False`` (no variant built on E asked for): E and
+    its Monte Carlo draws are skipped (left NaN)."""
     tok = tm.tokenizer(opts.stem)
     S, D = len(data.systems), len(data.doc_ids)
     cells = {m: _Cells(*(np.full((S, D), np.nan) for _ in range(4))) for m in measures}
@@ -160,18 +162,22 @@ def _rouge_cells(data, measures, opts: SummOptions, skipped: list):
         if not have:
             continue
         cands = [tm.encode(doc.vocab, tok.tokenize(data.summaries[s][j])) for s in have]
-        A = tm.rouge_scores(doc, cands, opts.combine)
         lens = np.array([len(c) for c in cands])
         uniq, inv = np.unique(lens, return_inverse=True)
         exact1 = opts.combine != "max" or len(doc.refs) == 1
-        mc_types = tuple(t for t in types if t != "ROUGE-1" or not exact1)
+        mc_types = tuple(t for t in types if t != "ROUGE-1" or not exact1) if need_e else ()
+        if "ROUGE-L" in types:
+            _check_lcs(data, j, have, lens, doc, opts, "ROUGE-L" in mc_types)
+        A = tm.rouge_scores(doc, cands, opts.combine, types)
         mc = tm.expected_mc(doc, uniq, opts.combine, opts.draws, opts.seed + j, opts.length, mc_types) \
             if mc_types else {}
         for m in measures:
             c = cells[m]
             k = col[m.score]
             c.A[have, j] = A[m.base][k]
-            if m.base == "ROUGE-1" and exact1:
+            if not need_e:
+                pass
+            elif m.base == "ROUGE-1" and exact1:
                 e = np.array([tm.expected_rouge1(doc, int(L), opts.combine, opts.length)[k] for L in uniq])
                 c.E[have, j] = e[inv]
                 c.SE[have, j] = np.nan
@@ -186,6 +192,34 @@ def _rouge_cells(data, measures, opts: SummOptions, skipped: list):
             else:
                 c.I[have, j] = 1.0
     return cells
+
+
+def _check_lcs(data, j: int, have: list, lens, doc, opts: SummOptions, draws: bool = True) -> None:
+    """Refuse a document whose ROUGE-L would fill more than ``tm.MAX_LCS_CELLS`` LCS cells (the
+    plain scores of its summaries, or E's Monte Carlo draws): time and memory grow with summary x
+    reference tokens, and a summary of a million characters is a whole document given by mistake."""
+    from ..inputs.errors import InputError
+
+    longest = int(lens.max(initial=0))
+    ref_w = int(max((len(r) for r in doc.refs), default=0))
+    if opts.length == "reference":
+        mc_w = ref_w
+    else:
+        mc_w = longest
+    plain = tm.lcs_cells(longest, len(have), doc.refs)
+    mc = tm.lcs_cells(mc_w, opts.draws, doc.refs) if draws else 0
+    limit = tm.MAX_LCS_CELLS
+    if max(plain, mc) <= limit:
+        return
+    s = have[int(np.argmax(lens))]
+    what = (f"E's {opts.draws} Monte Carlo draws (--draws) of {mc_w:,} tokens" if mc > plain
+            else f"{len(have)} summaries of up to {longest:,} tokens")
+    raise InputError(data.path, None,
+                     f"document {data.doc_ids[j]!r}: ROUGE-L of {what} against {len(doc.refs)} reference(s) of up "
+                     f"to {ref_w:,} tokens needs {max(plain, mc):.3g} LCS cells, more than the limit of {limit:.3g} "
+                     f"(ULNORM_EVAL_MAX_LCS_CELLS; time and memory grow with it); longest summary: system "
+                     f"{data.systems[s]!r}, {longest:,} tokens (a whole document given by mistake?); raise the "
+                     "limit to compute it anyway")
 
 
 def _variant_values(c: _Cells, variant: str):
@@ -209,7 +243,8 @@ def evaluate_summaries(data, metrics, opts: SummOptions, bert=None):
     # an E estimated by Monte Carlo reports its standard error next to it
     rouge_measures = sorted({m.measure for m in metrics if m.measure.base.startswith("ROUGE")}, key=str)
     skipped = []
-    cells = _rouge_cells(data, rouge_measures, opts, skipped) if rouge_measures else {}
+    need_e = any(m.variant not in (None, "IUB") for m in metrics if m.measure.base.startswith("ROUGE"))
+    cells = _rouge_cells(data, rouge_measures, opts, skipped, need_e) if rouge_measures else {}
     if any(m.measure.base == "BERTScore" for m in metrics):
         if bert is None:
             raise ValueError("BERTScore needs the bert-score cells")

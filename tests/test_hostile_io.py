@@ -406,3 +406,36 @@ def test_remove_stale_unit(tmp_path):
     assert outfiles.remove_stale(str(tmp_path)) == [stale.name]
     assert recent.exists() and not stale.exists()
     assert outfiles.remove_stale(str(tmp_path / "missing")) == []
+
+
+# --------------------------------------------------------------------------- --scheduler
+
+@pytest.mark.parametrize("reply, reason", [
+    (None, "no Dask scheduler answered at {addr} within 1 s (--scheduler-timeout): is that a Dask scheduler's address?"),
+    (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 4,
+     "cannot connect to a Dask scheduler at {addr}: what answered there does not speak Dask's protocol"),
+])
+def test_scheduler_that_is_not_dask_fails_in_bounded_time(d, reply, reason):
+    """A silent listener held --scheduler for minutes; an HTTP server was read as a frame of exabytes
+    ('out of memory') and a Client.__del__ traceback followed.  Now: one line naming the address,
+    exit 2, within the timeout plus start-up."""
+    import distributed  # noqa: F401 - the test extra installs dask[distributed]
+
+    srv = Listener(reply=reply)
+    try:
+        addr = f"tcp://127.0.0.1:{srv.port}"
+        for cmd in ([], ["compare"], ["queries"], ["nrg"]):
+            t0 = time.monotonic()
+            res = run_cli(cmd + ["--scheduler", addr, "--scheduler-timeout", "1", "qrels", "a.run", "b.run"], d,
+                          timeout=90)
+            assert time.monotonic() - t0 < 45, cmd
+            refused(res, reason.format(addr=addr))
+        assert srv.connections >= 1  # it was the listener that was asked
+    finally:
+        srv.close()
+
+
+def test_scheduler_timeout_must_be_positive(d):
+    for bad in ("0", "-1", "nan"):
+        res = CliRunner().invoke(main, ["--scheduler-timeout", bad, str(d / "qrels"), str(d / "a.run")])
+        assert res.exit_code == 2 and "--scheduler-timeout" in res.stderr and res.stderr.count("\n") == 1

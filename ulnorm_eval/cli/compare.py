@@ -14,7 +14,7 @@ from .common import CONTEXT, fail, flush, output_format, split_names, split_vari
 from .types import FiniteFloat, NonEmpty
 
 from .options import (allow_disjoint_option, bounds_options, bundle, check_parallel, groups_option, make_options,
-                      ordering_options, output_options, parallel_options, seed_option)
+                      ordering_options, output_options, parallel_options, scheduler_timeout, seed_option)
 
 TABLES = ("systems", "summary", "pairs")
 
@@ -134,7 +134,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         variants = split_variants(norm) or []
         sets = _query_sets(swap_between, warnings) if swap_between else None
         loaded = iter_runs(q, runs, qrels, allow_disjoint)  # compare names repeats itself
-        with executor(q, jobs, scheduler) as ex:
+        with executor(q, jobs, scheduler, scheduler_timeout()) as ex:
             cmp = compare_files(q, loaded, split_names(measures) or None, variants, opts, warnings.append,
                                 executor=ex, read_ahead="-" not in runs, test=test, reps=reps, seed=seed, correction=correction, alpha=alpha,
                                 subset=subset, subset_size=subset_size, swap_trials=swap_trials,
@@ -201,7 +201,7 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
         q = api.load_qrels(qrels, groups=groups)
         require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
         loaded = load_runs(q, runs, qrels, allow_disjoint)
-        with executor(q, jobs, scheduler) as ex:
+        with executor(q, jobs, scheduler, scheduler_timeout()) as ex:
             table = query_table(q, loaded, split_names(measures) or None, opts, thresholds, warnings.append, ex)
         refuse_non_finite_frame(table, ("E", "IUB", "WLB", "mean"), qrels)
     except (InputError, UnknownMeasure, ValueError) as exc:

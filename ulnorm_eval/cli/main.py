@@ -10,7 +10,7 @@ from .common import CONTEXT, base_name, fail, flush, output_format, split_names,
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (bounds_options, check_parallel, groups_option, holes_option, make_options, ordering_options,
-                      output_options, parallel_options, run_queries_option, seed_option)
+                      output_options, parallel_options, scheduler_timeout, run_queries_option, seed_option)
 
 EPILOG = """\b
 Examples:
@@ -230,7 +230,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
                 warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
             results = []
             extra = [baseline] if baseline and baseline not in runs else []
-            with parallel.executor(q, jobs, scheduler) as ex:  # -j 1: evaluate_path, one run after the other
+            with parallel.executor(q, jobs, scheduler, scheduler_timeout()) as ex:  # -j 1: evaluate_path, one run after the other
                 done = parallel.evaluate_paths(ex, [*runs, *extra], metrics + hidden, opts, stream=stream)
                 for i, path in enumerate(runs):
                     step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)

@@ -8,7 +8,7 @@ from .common import CONTEXT, fail, flush, output_format, write_output
 from .types import NonEmpty
 
 from .options import (allow_disjoint_option, check_parallel, make_options, ordering_options, output_options,
-                      parallel_options, run_queries_option)
+                      parallel_options, scheduler_timeout, run_queries_option)
 
 EPILOG = """\b
 Examples:
@@ -94,7 +94,7 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
                              qrels, rel_level)
 
         every = load_runs(q, [*runs, *priors], qrels, allow_disjoint)  # unique names across runs and priors
-        with executor(q, jobs, scheduler) as ex:
+        with executor(q, jobs, scheduler, scheduler_timeout()) as ex:
             res = evaluate_nrg(q, every[:len(runs)], every[len(runs):], names_, protocol=protocol, group_by=group_by,
                                best_by=best_by, unique=unique, options=opts, warn=warnings.append, executor=ex)
         require_finite(res)

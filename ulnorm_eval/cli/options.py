@@ -73,7 +73,16 @@ parallel_options = bundle(
     click.option("--scheduler", metavar="ADDRESS",
                  help="Run the same tasks on an existing Dask cluster (e.g. tcp://host:8786; needs the 'dask' "
                       "extra).  Runs are read by the workers: local paths on a file system they share."),
+    click.option("--scheduler-timeout", type=FiniteFloat(min=0, min_open=True), default=10.0, show_default=True,
+                 metavar="SECONDS", expose_value=False, is_eager=True,
+                 callback=lambda ctx, param, value: ctx.meta.__setitem__("scheduler_timeout", value),
+                 help="Give up on --scheduler when no Dask scheduler has answered within SECONDS."),
 )
+
+
+def scheduler_timeout() -> float:
+    """--scheduler-timeout of the running command (seconds)."""
+    return click.get_current_context().meta.get("scheduler_timeout", 10.0)
 
 
 def check_parallel(jobs: int, scheduler: str | None) -> None:

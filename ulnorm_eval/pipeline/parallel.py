@@ -35,6 +35,7 @@ __all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "
            "map_runs", "DASK_EXTRA"]
 
 DASK_EXTRA = "pip install 'ulnorm-eval[dask]'"
+CONNECT_TIMEOUT = 10.0  # seconds a Dask scheduler has to answer (--scheduler-timeout)
 RETRIES = 3  # Dask retries of a task that raised (a lost worker is rescheduled by the scheduler itself)
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "lzma"))
 
@@ -172,16 +173,9 @@ class DaskPool(Sequential):
 
     sequential = False
 
-    def __init__(self, qrels, address: str, retries: int = RETRIES):
+    def __init__(self, qrels, address: str, retries: int = RETRIES, timeout: float = CONNECT_TIMEOUT):
         super().__init__(qrels)
-        try:
-            from dask.distributed import Client
-        except ImportError:
-            raise ParallelError(f"--scheduler needs dask.distributed: {DASK_EXTRA}") from None
-        try:
-            self.client = Client(address, timeout="20s", set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise ParallelError(f"cannot connect to the Dask scheduler at {address}: {exc}") from None
+        self.client = _connect(address, timeout)
         self.retries = retries
         self.workers = max(1, sum(self.client.nthreads().values()))
         self._qrels = self.client.scatter(qrels, broadcast=True, hash=False)
@@ -226,10 +220,80 @@ class DaskPool(Sequential):
         self.client.close()
 
 
-def executor(qrels, jobs: int = 1, scheduler: str | None = None):
-    """The executor for ``-j JOBS`` (0 = every core) or ``--scheduler ADDRESS``; use it as a context manager."""
+def _connect(address: str, timeout: float):
+    """A ``dask.distributed.Client`` of the scheduler at ``address``, or :class:`ParallelError` within
+    about ``timeout`` seconds.
+
+    Dask's own ``timeout`` does not bound every way a connection can fail: a listener that accepts
+    and says nothing held the client for minutes, and a service that is not Dask's (an HTTP server)
+    is read as a frame of exabytes (MemoryError).  So the client is made in a daemon thread, waited
+    for ``timeout`` seconds (plus Dask's own attempt's slack), and any failure becomes one line naming
+    the address.  The finalizer of a client that never connected is kept quiet (:func:`_quiet_client_del`).
+    """
+    import threading
+
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise ParallelError(f"--scheduler needs dask.distributed: {DASK_EXTRA}") from None
+    box = {}
+
+    def connect():
+        try:
+            box["client"] = Client(address, timeout=f"{timeout}s", set_as_default=False)
+        except BaseException as exc:  # noqa: BLE001 - reported by the caller, as one line
+            box["error"] = exc
+
+    _quiet_client_del()
+    t = threading.Thread(target=connect, name="ulnorm-eval-dask-connect", daemon=True)
+    t.start()
+    t.join(timeout + 2.0)
+    if t.is_alive():
+        raise ParallelError(f"no Dask scheduler answered at {address} within {timeout:g} s "
+                            "(--scheduler-timeout): is that a Dask scheduler's address?")
+    exc = box.get("error")
+    if exc is None:
+        return box["client"]
+    if isinstance(exc, (TimeoutError, OSError)) and "timed out" in str(exc).lower():
+        reason = f"no answer within {timeout:g} s (--scheduler-timeout)"
+        if "refused" in str(exc).lower():
+            reason += ": connection refused"
+    elif isinstance(exc, MemoryError) or "protocol" in str(exc).lower():
+        reason = "what answered there does not speak Dask's protocol"
+    elif isinstance(exc, (OSError, ValueError, TypeError, TimeoutError)):
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    elif isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        raise exc
+    else:
+        reason = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+    raise ParallelError(f"cannot connect to a Dask scheduler at {address}: {reason}")
+
+
+def _quiet_client_del() -> None:
+    """Drop the 'Exception ignored in Client.__del__' traceback a client that never connected prints
+    when collected (it tries to close a connection it never had); every other unraisable error is
+    still reported."""
+    import sys
+
+    old = sys.unraisablehook
+    if getattr(old, "_ulnorm_eval", False):
+        return
+
+    def hook(unraisable):
+        obj = unraisable.object
+        if getattr(obj, "__qualname__", "") == "Client.__del__" and "distributed" in getattr(obj, "__module__", ""):
+            return
+        old(unraisable)
+
+    hook._ulnorm_eval = True
+    sys.unraisablehook = hook
+
+
+def executor(qrels, jobs: int = 1, scheduler: str | None = None, timeout: float = CONNECT_TIMEOUT):
+    """The executor for ``-j JOBS`` (0 = every core) or ``--scheduler ADDRESS`` (``timeout``: seconds
+    the scheduler has to answer); use it as a context manager."""
     if scheduler:
-        return DaskPool(qrels, scheduler)
+        return DaskPool(qrels, scheduler, timeout=timeout)
     if jobs == 0:
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return Sequential(qrels) if jobs <= 1 else LocalPool(qrels, jobs)

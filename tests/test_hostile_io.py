@@ -154,6 +154,21 @@ def test_two_outputs_naming_one_file_are_refused(d):
     assert not (d / "out.json").exists() and (d / "x.png").read_text() == "old"
 
 
+def test_outputs_in_one_place_through_a_linked_directory(d):
+    """``-o new.json --summary-md link/new.json`` (link -> .): the file does not exist yet, so it has no
+    identity; its place (resolved directory + name) is compared instead."""
+    os.symlink(d, d / "here")
+    refused(run_cli(["-o", "new.json", "--summary-md", "here/new.json", "qrels", "a.run"], d),
+            "new.json: given to both -o and --summary-md")
+    assert not (d / "new.json").exists()
+
+
+def test_a_device_behind_stdin_is_not_an_input_file(d):
+    """``< /dev/null`` with ``-o /dev/null``: a device is not destroyed by writing it (only files are)."""
+    code, out, err = run_cli(["-o", "/dev/null", "qrels", "-"], d, stdin="/dev/null")
+    assert code == 2 and err == "ulnorm-eval: -:1: empty file: no ranked documents\n", err
+
+
 def test_summary_md_is_never_an_input(d):
     os.link(d / "a.run", d / "hard")
     for args in (["--summary-md", "hard", "qrels", "a.run"], ["--summary-md", "qrels", "qrels", "a.run"],

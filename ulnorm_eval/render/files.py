@@ -61,12 +61,22 @@ def _identity(path: str):
 
 
 def _fd_identity(fd: int):
-    """(st_dev, st_ino) of what file descriptor ``fd`` is open on, or None (closed)."""
+    """(st_dev, st_ino) of the file (or FIFO) file descriptor ``fd`` is open on, or None (closed, or a
+    device such as a terminal or /dev/null: writing one destroys nothing read from it)."""
     try:
         st = os.fstat(fd)
     except (OSError, ValueError):
         return None
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        return None
     return (st.st_dev, st.st_ino)
+
+
+def _place(path: str) -> str:
+    """Where ``path`` would be created: its directory with links resolved, and its name (a file that
+    does not exist yet has no identity; ``out.json`` and ``link-to-here/out.json`` are one place)."""
+    a = os.path.abspath(path)
+    return os.path.join(os.path.realpath(os.path.dirname(a)), os.path.basename(a))
 
 
 def same_file(a: str, b: str) -> bool:
@@ -189,7 +199,7 @@ def check_outputs(params: dict) -> None:
         check_output(out, inputs, stdin_id, append=flag == "--summary-md")
     for i, (fa, a) in enumerate(outs):
         for fb, b in outs[i + 1:]:
-            if a == b or os.path.abspath(a) == os.path.abspath(b) or same_file(a, b):
+            if a == b or _place(a) == _place(b) or same_file(a, b):
                 raise OutputError(a, f"given to both {fa} and {fb}")
     if "output" in params and params.get("output") is None:
         _check_stdout(inputs, stdin_id)

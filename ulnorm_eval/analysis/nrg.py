@@ -22,15 +22,24 @@ nDCG    gain (grade; 2^g-1 with      1/log2(i+1)            ideal: judged docume
         dcg='exp-log2'; gains={..})                         depth K; NRG = 0 when it is 0
 DCG     as nDCG                      1/log2(i+1)            1
 P       [grade >= rel]               1                      K
+RR      [grade >= rel]               V(i) = prod_{j<i}      V+ = sum_i V(i), the ranks seen: RR = 1/f
+                                     (1 - G(d_j)): until
+                                     the first gain (App. A)
 RBP     as RBP (binary with rel=,    p^(i-1)                1/(1-p) (RBP's own; no ideal is involved)
         else grade / max grade)
 UC      [grade >= rel]               1 (K = pool depth)     1: unique relevant contributions (App. B)
 ======  ===========================  =====================  ==========================================
 
 UC, written ``UC(P@K)``, is the appendix-B instantiation: the number of relevant documents in the
-run's top K that are in no prior run's top K (= K * NRG(P@K)).  RR, AP, SP, R and Rprec are refused:
-RR's seen(i) depends on the relevance above rank i and the others have no fixed seen(i) with an
-ideal-ranking N, so eq. 1 does not cover them (Normalized Residual Gain (SIGIR-AP 2024) §2 names MRR but gives no instantiation).
+run's top K that are in no prior run's top K (= K * NRG(P@K)).  RR's seen(i) depends on the ranking
+(the searcher stops at the first item with gain): the paper names MRR in §2 without instantiating it,
+and its App. A equates eq. 1 with C/W/L (G(d_i) = r_i, seen(i) = V(i), N = V+), whose RR is that
+model.  In a prior run R_j, seen(pos(d, R_j)) = V_j, from R_j's own gains (each prior ranking is
+scanned on its own, as eq. 3's product treats them); in the scored run V is computed from the
+*residual* gains: a relevant item already seen gives no gain, so the searcher scans on to the first
+new one.  NRG(RR@K) = 1/f', f' = the rank of the first relevant item that no prior run showed above
+or at its own first relevant item in its top K.  AP, SP, R and Rprec are refused: they have no
+fixed seen(i) with an ideal-ranking N, so eq. 1 does not cover them.
 
 Decisions where the paper is silent or inconsistent (see the README section):
 the gain is linear as in trec_eval (Normalized Residual Gain (SIGIR-AP 2024) leaves it open; ``nDCG(dcg='exp-log2')`` is available);
@@ -52,10 +61,11 @@ from ..pipeline.blocks import input_notes, plain_values, score_block
 from ..pipeline.evaluate import Result
 from ..core.measures import gains_for
 from ..core.summary import summarise
+from ..core.records import SEEN_UNTIL_GAIN
 from ..core.registry import FAMILIES, Metric, UnknownMeasure
 
 __all__ = [
-    "BrowsingModel", "browsing_model", "KeySpace", "key_space", "survival", "residual_factor",
+    "BrowsingModel", "browsing_model", "seen_until_gain", "KeySpace", "key_space", "survival", "residual_factor",
     "residual_score",
     "prior_sets", "champions", "group_of", "resolve_nrg_metrics", "evaluate_nrg", "NRGResult", "NRGError",
     "PROTOCOLS",
@@ -79,6 +89,7 @@ class BrowsingModel:
     seen: Callable[[np.ndarray], np.ndarray]
     depth: int | None  # K; None = every rank
     scale: Callable[[np.ndarray], np.ndarray] | None
+    until_gain: bool = False  # seen(i) = V(i) = prod_{j<i} (1 - G(d_j)) of the ranking, N = sum V (RR)
 
 
 def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> BrowsingModel:
@@ -99,6 +110,9 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
     rel = m.get("rel")
     rel = rel_level if rel is None else rel
     seen, scale = fam.browsing(m)
+    until_gain = isinstance(seen, str) and seen == SEEN_UNTIL_GAIN
+    if until_gain:  # seen(pos) is then only the cutoff; V(i) comes from the ranking's gains
+        seen = _ones
 
     def cut(pos):
         return 1.0 if k is None else pos < k
@@ -107,7 +121,31 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
         return gains_for(grade, m, rel, max_grade)
 
     # UC(P@K): binary gain, seen = 1 within K, N = 1: the unique-contribution count
-    return BrowsingModel(gain, lambda pos: seen(pos) * cut(pos), k, _identity if metric.variant == "UC" else scale)
+    return BrowsingModel(gain, lambda pos: seen(pos) * cut(pos), k, _identity if metric.variant == "UC" else scale,
+                         until_gain)
+
+
+def _ones(pos):
+    return np.ones(len(pos))
+
+
+def seen_until_gain(row, pos, g, within) -> np.ndarray:
+    """V(i) = prod_{j<i} (1 - g_j) over the earlier ranks of the same query, for the ranks ``within``
+    K (0 beyond): the survival of a searcher who stops at the first item with gain (C/W/L's RR).
+    Exact for gains in {0, 1}: a factor 0 is counted, not logged."""
+    order = np.lexsort((pos, row))
+    r = row[order]
+    keep = 1.0 - np.where(within[order], g[order], 0.0)
+    zero = (keep <= 0).astype(np.int64)
+    logk = np.log(np.where(keep <= 0, 1.0, keep))
+    start = np.flatnonzero(np.r_[True, r[1:] != r[:-1]]) if len(r) else np.zeros(0, np.int64)
+    first = np.repeat(start, np.diff(np.r_[start, len(r)]))
+    cz, cl = np.cumsum(zero) - zero, np.cumsum(logk) - logk  # exclusive running sums
+    cz, cl = cz - cz[first], cl - cl[first]
+    v = np.where(cz == 0, np.exp(cl), 0.0) * within[order]
+    out = np.empty(len(v))
+    out[order] = v
+    return out
 
 
 def supported() -> list:
@@ -177,9 +215,12 @@ def survival(space: KeySpace, model: BrowsingModel) -> list:
     :func:`residual_factor` walk memory forwards (several times faster on large runs).
     """
     out = []
-    for key, pos in zip(space.run_key, space.run_pos):
+    for key, pos, row, grade in zip(space.run_key, space.run_pos, space.run_row, space.run_grade):
         order = np.argsort(key, kind="stable")
-        out.append((key[order], 1.0 - model.seen(pos[order])))
+        seen = model.seen(pos)
+        if model.until_gain:  # a prior ranking scanned on its own: V_j from its own gains
+            seen = seen_until_gain(row, pos, model.gain(grade), seen > 0)
+        out.append((key[order], 1.0 - seen[order]))
     return out
 
 
@@ -204,6 +245,10 @@ def residual_score(space: KeySpace, model: BrowsingModel, target: int, factor: n
     """
     row, pos = space.run_row[target], space.run_pos[target]
     g = model.gain(space.run_grade[target]) * factor[space.run_key[target]]
+    if model.until_gain:  # V from the residual gains; N = V+ (RR: 1/f, as the kernel writes it)
+        v = seen_until_gain(row, pos, g, model.seen(pos) > 0)
+        raw = np.bincount(row, weights=g * v, minlength=space.nq)[: space.nq]
+        return _safe_div(raw, np.bincount(row, weights=v, minlength=space.nq)[: space.nq])
     raw = np.bincount(row, weights=g * model.seen(pos), minlength=space.nq)[: space.nq]
     if model.scale is None:
         return _safe_div(raw, ideal_residual(space, model, factor))

@@ -19,7 +19,7 @@ Examples:
   ulnorm-eval nrg --unique -m P@10 --leave-one-out qrels runs/*  unique relevant contributions at depth 10
   ulnorm-eval nrg -m 'nDCG(dcg="exp-log2")@10' -m 'RBP(p=0.9)' ...
 
-NRG is defined for nDCG, DCG, P and RBP (Normalized Residual Gain (SIGIR-AP 2024) eq. 1); each is printed beside NRG(measure).
+NRG is defined for nDCG, DCG, P, RBP and RR (Normalized Residual Gain (SIGIR-AP 2024) eq. 1; RR through App. A's C/W/L model); each is printed beside NRG(measure).
 Exit codes: 0 ok, 2 usage or input error.
 """
 
@@ -38,7 +38,7 @@ Exit codes: 0 ok, 2 usage or input error.
               help="Unique relevant contributions UC(P@K) instead of NRG: relevant documents in the top K "
                    "that no prior run has in its top K (Normalized Residual Gain (SIGIR-AP 2024) App. B). Default measure P@10.")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
-              help="Measure (repeatable): nDCG[@k], DCG[@k], P@k, RBP(p=..)[@k], or NRG(...)/UC(P@k). "
+              help="Measure (repeatable): nDCG[@k], DCG[@k], P@k, RBP(p=..)[@k], RR[@k], or NRG(...)/UC(P@k). "
                    "Default: nDCG@10.")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
 @ordering_options

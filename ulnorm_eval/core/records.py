@@ -34,6 +34,13 @@ EXTREMES = ("sorted", "ideal", "search")  # how IUB/WLB are found (Family.extrem
 VARIANT_KINDS = ("bound", "ratio", "distribution", "prior", "holes", "condensed")
 
 
+
+# A browsing model whose seen(i) depends on the ranking: the searcher stops at the first item with
+# gain (C/W/L's reciprocal rank, continuation C(i) = 1 - r_i): seen(i) = V(i) = prod_{j<i} (1 - G(d_j)),
+# N = V+ = sum_i V(i), the ranks seen (Normalized Residual Gain (SIGIR-AP 2024) App. A: eq. 1 with
+# G(d_i) = r_i, seen(i) = V(i), N = V+).  ``Family.browsing`` returns it as its seen.
+SEEN_UNTIL_GAIN = "seen until the first item with gain"
+
 @dataclass(frozen=True)
 class Param:
     """One parameter of a family: ``RBP(p=0.9)``."""
@@ -102,7 +109,8 @@ class Family:
     ``examples``: names checked against brute-force enumeration (``{k}`` = several cutoffs).
     ``browsing(m) -> (seen(pos), scale)``: the family's browsing model of Normalized Residual Gain
     (SIGIR-AP 2024) eq. 1 (seen(i) before the cutoff; ``scale(raw)`` = raw / N, None = N is the ideal
-    ranking's), None when it has none (``browsing_note`` says why); ``unique``: UC(M@K) counts
+    ranking's; seen = ``SEEN_UNTIL_GAIN``: the C/W/L model of a searcher who stops at the first item
+    with gain, N = the ranks seen), None when it has none (``browsing_note`` says why); ``unique``: UC(M@K) counts
     unique relevant contributions (P).
 
     trec_eval's output rules: ``value`` 'float', 'int' (counts, printed as integers) or 'text'

@@ -9,7 +9,7 @@ from ..lazy import np
 
 from ..holes import best_count, monotone, open_zero
 from ..kernels import Ranking, rel_of, relevant, safe_div, within_cutoff
-from ..records import Family, Param, TrecName, register
+from ..records import SEEN_UNTIL_GAIN, Family, Param, TrecName, register
 from .common import JUDGED_ONLY, RandomPool, binary_gain, expected_rr, expected_sp, safe
 from .cumulative import TREC_CUTOFFS
 
@@ -255,6 +255,13 @@ def k_rprec(rk, J, m, rel_level):
     return safe_div(rk.rowsum(relevant(rk, rel) & (rk.pos < R[rk.row])), R)
 
 
+def browse_rr(m):
+    """RR in eq. 1 of Normalized Residual Gain (SIGIR-AP 2024), through its App. A correspondence with
+    C/W/L: G(d_i) = r_i, seen(i) = V(i) = prod_{j<i} (1 - r_j) (the searcher stops at the first
+    relevant item), N = V+ = the ranks seen; RR = r_f / f = 1/f."""
+    return SEEN_UNTIL_GAIN, None
+
+
 def e_rr(rp: RandomPool) -> np.ndarray:
     """E[RR@k] = sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (first relevant at rank i)."""
     return expected_rr(rp.n, rp.P, rp.m)
@@ -270,7 +277,7 @@ register(Family(
     "1 / rank of the first relevant document (0 if none in the top k)",
     "sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", "trec_eval recip_rank", "rel",
     trec=(TrecName("recip_rank", nick=OA),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
-    browsing_note="its seen(i) depends on the relevance above rank i", holes=monotone))
+    browsing=browse_rr, holes=monotone))
 
 register(Family(
     "Rprec", (REL, JUDGED_ONLY), "none", k_rprec, binary_gain, "exact", e_rprec, "|relevant in top R| / R",

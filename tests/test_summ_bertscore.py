@@ -54,17 +54,50 @@ def test_bertscore_of_a_text_against_itself_is_one(scorer):
     np.testing.assert_allclose(v, 1.0, atol=1e-6)
 
 
-def test_expected_summary_takes_the_k_most_similar_distinct_tokens(scorer):
+def _listing(scorer, text, k, order, ties):
+    """Feng 2023 Algorithm 1 as listed, in plain Python: D[token] = similarity for each token in turn,
+    sorted by value (increasing, or reversed), the first k.  The similarities are computed here from
+    the model's hidden states at the scorer's layer."""
+    import torch
+    from bert_score.utils import sent_encode
+
+    tok = scorer._tokenizer
+    ids = sent_encode(tok, text)
+    with torch.no_grad():
+        out = scorer._model(torch.tensor([ids]))[0][0].double()
+    keep = [i for i, t in enumerate(ids) if t not in set(tok.all_special_ids)]
+    e = out[keep]
+    doc = e.mean(0)
+    D = {}
+    for i, row in zip(keep, e):
+        sim = float(row @ doc / (row.norm() * doc.norm()))
+        D[ids[i]] = sim if ties == "last" else max(sim, D.get(ids[i], -2.0))
+    ranked = sorted(D.items(), key=lambda kv: kv[1], reverse=(order == "decreasing"))
+    return bs._text(tok, [t for t, _ in ranked[:k]])
+
+
+@pytest.mark.parametrize("order", ["increasing", "decreasing"])
+@pytest.mark.parametrize("ties", ["last", "max"])
+def test_expected_summary_is_the_listing(scorer, order, ties):
     text = "Storms flooded the coastal town, and the storms closed every road in the town."
-    tid, sim = bs._token_similarities(scorer, text)
+    tid, sim = bs._token_similarities(scorer, text, ties)
     assert len(set(tid.tolist())) == len(tid)  # distinct tokens
-    order = np.argsort(-sim, kind="stable")
-    best3 = bs.expected_summaries(scorer, text, [3])[0]
-    want = bs._text(scorer._tokenizer, tid[order[:3]])
-    assert best3 == want and len(best3.split()) == 3
-    worst3 = bs.expected_summaries(scorer, text, [3], worst=True)[0]
-    assert worst3 == bs._text(scorer._tokenizer, tid[np.argsort(sim, kind="stable")[:3]])
-    assert best3 != worst3
+    for k in (1, 3, 8):
+        got = bs.expected_summaries(scorer, text, [k], order, ties=ties)[0]
+        assert got == _listing(scorer, text, k, order, ties)
+        assert len(got.split()) == k
+    assert bs.expected_summaries(scorer, text, [3], "increasing", ties=ties) != \
+        bs.expected_summaries(scorer, text, [3], "decreasing", ties=ties)
+    with pytest.raises(ValueError):
+        bs.expected_summaries(scorer, text, [3], "best")
+
+
+def test_repeated_tokens_keep_their_last_or_highest_similarity(scorer):
+    text = "the town and the storm and the town"
+    t_last, s_last = bs._token_similarities(scorer, text, "last")
+    t_max, s_max = bs._token_similarities(scorer, text, "max")
+    assert list(t_last) == list(t_max)  # first-occurrence order, as a dict's
+    assert np.all(s_max >= s_last) and np.any(s_max > s_last)  # 'the', 'town', 'and' repeat in other contexts
 
 
 @needs_data
@@ -72,7 +105,7 @@ def test_expected_bertscore_is_algorithm_1_against_each_reference(small, scorer,
     d = 0
     refs = small.references[d]
     ks = [bs.n_tokens(scorer, r) for r in refs]
-    texts = bs.expected_summaries(scorer, small.sources[d], ks)
+    texts = bs.expected_summaries(scorer, small.sources[d], ks)  # default: increasing, ties last
     assert texts == scored.expected[d]
     per_ref = bs.bertscore(scorer, texts, [[r] for r in refs])
     np.testing.assert_allclose(scored.E[0, d], per_ref.max(axis=0), rtol=1e-6)  # float32, other batches
@@ -84,8 +117,9 @@ def test_algorithm_2_hetero_score(small, scorer, scored):
     d = 1
     refs = small.references[d]
     ks = [bs.n_tokens(scorer, r) for r in refs]
-    best = bs.bertscore(scorer, bs.expected_summaries(scorer, small.sources[d], ks), [[r] for r in refs])
-    worst = bs.bertscore(scorer, bs.expected_summaries(scorer, small.sources[d], ks, worst=True),
+    best = bs.bertscore(scorer, bs.expected_summaries(scorer, small.sources[d], ks, "decreasing"),
+                        [[r] for r in refs])
+    worst = bs.bertscore(scorer, bs.expected_summaries(scorer, small.sources[d], ks, "increasing"),
                          [[r] for r in refs])
     assert scored.hetero[d] == pytest.approx(abs(best[:, 2].max() - worst[:, 2].max()), rel=1e-5, abs=1e-7)
 
@@ -96,7 +130,49 @@ def test_k_candidate_gives_each_summary_its_own_expected_summary(small, scorer, 
     np.testing.assert_array_equal(r.A, scored.A)
     s, d = 2, 1
     kk = bs.n_tokens(scorer, small.summaries[s][d])
-    text = bs.expected_summaries(scorer, small.sources[d], [kk])[0]
+    text = bs.expected_summaries(scorer, small.sources[d], [kk], "increasing")[0]
     # float32 embeddings of a text depend on its batch's padding: equal to 1 ulp-level, not bit for bit
     np.testing.assert_allclose(r.E[s, d], bs.bertscore(scorer, [text], [small.references[d]])[0], rtol=1e-6)
     assert len({tuple(r.E[x, d]) for x in range(3)}) > 1  # differs between the summaries of a document
+
+
+@needs_data
+def test_docs_show_the_expected_summary_of_one_summeval_document(scorer):
+    """docs/summarisation.md shows Algorithm 1's 20-token expected summary of SummEval's first document
+    under each order: the text there is what the code produces."""
+    from pathlib import Path
+
+    d = read_summaries(str(DATA)).subset([0])
+    page = (Path(__file__).resolve().parents[1] / "docs" / "summarisation.md").read_text(encoding="utf-8")
+    for order, ties in (("increasing", "last"), ("decreasing", "last"), ("decreasing", "max")):
+        text = bs.expected_summaries(scorer, d.sources[0], [20], order, ties=ties)[0]
+        assert f"| `--order {order} --token-ties {ties}` | `{text}` |" in page, (order, ties, text)
+
+
+@needs_data
+def test_cli_order_and_ties_reach_algorithm_1(tmp_path, scorer):
+    """summ --order decreasing --token-ties max: E(BERTScore) is Algorithm 1 in that setting (the F of the
+    expected summaries against each reference, bert-score's max over references)."""
+    import gzip
+    import json
+
+    from click.testing import CliRunner
+
+    from ulnorm_eval.cli.main import main
+
+    with gzip.open(DATA, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(next(fh)) for _ in range(2)]  # document 0, two systems
+    p = tmp_path / "two.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    r = CliRunner().invoke(main, ["summ", "-f", "jsonl", "-m", "E(BERTScore)", "--norm", "none", "--order",
+                                  "decreasing", "--token-ties", "max", str(p)])
+    assert r.exit_code == 0, r.output
+    got = {o["query"]: o["value"] for o in map(json.loads, r.stdout.strip().split("\n")) if o["query"] != "all"}
+    d = read_summaries(str(p))
+    refs = d.references[0]
+    texts = bs.expected_summaries(scorer, d.sources[0], [bs.n_tokens(scorer, x) for x in refs], "decreasing",
+                                  ties="max")
+    want = bs.bertscore(scorer, texts, [[x] for x in refs])[:, 2].max()
+    assert got[d.doc_ids[0]] == pytest.approx(want, rel=1e-5)
+    inc = bs.expected_summaries(scorer, d.sources[0], [bs.n_tokens(scorer, x) for x in refs], "increasing")
+    assert abs(bs.bertscore(scorer, inc, [[x] for x in refs])[:, 2].max() - want) > 1e-3  # the order matters

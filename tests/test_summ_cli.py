@@ -56,7 +56,8 @@ def test_exact_e_and_variants_by_hand(plain):
     "a cat on a mat", summary of 6 tokens: M = 3 + 3, A = 12/20 = 3/5; E[sum M] = (1 - (5/7)^6) +
     5 (1 - (6/7)^6) ("a" is not in the source), E = 2 E[sum M] / 20.
     """
-    r = run("-f", "jsonl", "-m", "ROUGE-1", "--norm", "e,iub,ue1,ue2,eb,em", "--combine", "pooled", plain[0], plain[1])
+    r = run("-f", "jsonl", "-m", "ROUGE-1", "--norm", "e,iub,ue1,ue2,eb,em", "--combine", "pooled", "--length",
+            "candidate", plain[0], plain[1])
     assert r.exit_code == 0, r.output
     vals = {(o["query"], o["measure"]): o["value"] for o in map(json.loads, r.output.strip().split("\n"))}
     e1 = ((1 - (5 / 7) ** 6) + 5 * (1 - (6 / 7) ** 6)) / 10
@@ -80,6 +81,17 @@ def test_exact_e_and_variants_by_hand(plain):
         M = sum(min(seq.count(w), ref.count(w)) for ref in refs for w in set(ref))
         total += 2 * M / (2 * 3 + 6) / 64
     assert total == pytest.approx(185 / 384, rel=1e-12)
+    # the default, --length reference: E of the document, the same for every system's summary.  d2: each
+    # reference r scored against a random summary of its own length m_r: P(a word drawn) = 1 - (3/4)^m_r,
+    # E[M_1] = 3 (1 - (3/4)^4) = 525/256 (storms, the, town), E[M_2] = 2 (1 - (3/4)^2) = 224/256;
+    # pooled F = 2 (E[M_1] + E[M_2]) / (sum L_r + sum m_r) = 2 * 749/256 / 12 = 749/1536
+    r2 = run("-f", "jsonl", "-m", "E(ROUGE-1)", "--norm", "none", "--combine", "pooled", plain[0], plain[1])
+    by_doc = {}
+    for o in map(json.loads, r2.output.strip().split("\n")):
+        if o["query"] != "all":
+            by_doc.setdefault(o["query"], set()).add(o["value"])
+    assert all(len(v) == 1 for v in by_doc.values())
+    assert next(iter(by_doc["d2"])) == pytest.approx(749 / 1536, rel=1e-12)
 
 
 def test_oracle_upper_bound_option(plain):
@@ -233,3 +245,49 @@ def test_compare_summarisation_systems(plain):
     assert p["ROUGE-1"] == pytest.approx(sst.ttest_rel(a, b).pvalue, rel=1e-9)
     bad = run("--compare", "-f", "trec", "-m", "ROUGE-1", *plain)
     assert bad.exit_code == 2 and bad.stderr.count("\n") == 1
+
+
+def test_correlate_intervals_and_seed_spread(summeval_like):
+    """--bootstrap: the intervals are bootstrap_correlations' on the values the command scored; --mc-repeats:
+    the spread is the min and max of the correlations recomputed with seeds --seed .. --seed+R."""
+    import numpy as np
+
+    from ulnorm_eval.analysis.human_correlation import bootstrap_correlations
+
+    path, lines = summeval_like
+    args = ("--correlate", "-f", "tsv", "-m", "ROUGE-2", "--norm", "ue2", "--length", "candidate", "--seed", "4")
+    r = run(*args, "--bootstrap", "80", "--mc-repeats", "2", path)
+    assert r.exit_code == 0, r.output
+    head, *body = [x.split("\t") for x in r.output.strip().split("\n")]
+    assert head == ["level", "correlation", "metric", "dimension", "value", "PAI", "documents", "low", "high",
+                    "PAI_low", "PAI_high", "seeds_min", "seeds_max"]
+    got = {tuple(x[:4]): x for x in body}
+    # the spread: the same command at seeds 4, 5, 6 without repeats
+    per_seed = []
+    for sd in ("4", "5", "6"):
+        rr = run(*args[:-1], sd, "--bootstrap", "0", path)
+        per_seed.append({tuple(x.split("\t")[:4]): float(x.split("\t")[4]) for x in rr.output.strip().split("\n")[1:]})
+    for key, row in got.items():
+        vals = [p[key] for p in per_seed]
+        if all(np.isfinite(vals)):
+            assert float(row[11]) == min(vals) and float(row[12]) == max(vals)
+            assert float(row[4]) == vals[0]
+    # the intervals: the scored values (through the library) and the ratings, through bootstrap_correlations
+    from ulnorm_eval.inputs.summaries import read_summaries
+    from ulnorm_eval.pipeline import summ_eval as se
+
+    d = read_summaries(path)
+    res = se.evaluate_summaries(d, se.resolve_text_metrics(["ROUGE-2"], ["ue2"]), se.SummOptions(length="candidate",
+                                                                                                  seed=4))
+    values = {}
+    for m in res.metrics:
+        if m.variant in (None, "UE2"):
+            values[str(m)] = np.array([[rr.values[m][list(rr.qids).index(q)] for q in d.doc_ids] for rr in res.runs])
+    human = {dim: np.array(v, dtype=np.float64) for dim, v in d.ratings["expert"].items()}
+    ci = bootstrap_correlations(values, human, base={"UE2(ROUGE-2)": "ROUGE-2"}, reps=80, seed=4)
+    for key, (lo, hi, plo, phi) in ci.items():
+        row = got[key]
+        for text, want in zip(row[7:11], (lo, hi, plo, phi)):
+            assert (text == "nan" and not np.isfinite(want)) or float(text) == pytest.approx(want, abs=1e-12), key
+    r = run(*args, "--bootstrap", "0", path)
+    assert all(x.split("\t")[7] == "nan" for x in r.output.strip().split("\n")[1:])

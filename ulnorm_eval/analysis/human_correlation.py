@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["METHODS", "correlate", "summary_level", "system_level", "pai"]
+__all__ = ["METHODS", "correlate", "summary_level", "system_level", "pai", "correlation_rows", "bootstrap_correlations"]
 
 METHODS = ("kendall", "spearman", "pearson")
 
@@ -82,3 +82,86 @@ def correlation_rows(values: dict, human: dict, methods=METHODS, levels=("summar
                     p = pai(c, corr[(b, dim)][0]) if b is not None and (b, dim) in corr else float("nan")
                     rows.append((level, method, name, dim, c, p, n))
     return rows
+
+
+# --------------------------------------------------------------------------- uncertainty
+
+def _rank_rows(x):
+    """Average ranks along the last axis (ties share their mean rank), NaN kept NaN."""
+    from scipy.stats import rankdata
+
+    return rankdata(x, axis=-1, method="average", nan_policy="omit")
+
+
+def _corr_rows(x, y, method: str) -> np.ndarray:
+    """The correlation of x[b] and y[b] for every row b (no NaN; at least 3 columns): Kendall's tau-b
+    from the pair signs, Spearman as Pearson on average ranks, Pearson.  NaN where a side is constant."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    if method == "kendall":
+        i, j = np.triu_indices(x.shape[-1], 1)
+        sx, sy = np.sign(x[..., i] - x[..., j]), np.sign(y[..., i] - y[..., j])
+        n0 = len(i)
+        tx, ty = (sx == 0).sum(-1), (sy == 0).sum(-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (sx * sy).sum(-1) / np.sqrt((n0 - tx) * (n0 - ty))
+    if method == "spearman":
+        x, y = _rank_rows(x), _rank_rows(y)
+    elif method != "pearson":
+        raise ValueError(f"unknown correlation {method!r}")
+    xc = x - x.mean(-1, keepdims=True)
+    yc = y - y.mean(-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (xc * yc).sum(-1) / np.sqrt((xc ** 2).sum(-1) * (yc ** 2).sum(-1))
+
+
+def bootstrap_correlations(values: dict, human: dict, methods=METHODS, levels=("summary", "system"), base=None,
+                           reps: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict:
+    """Percentile intervals over ``reps`` resamples of the documents (with replacement, seeded; the same
+    resamples for every metric, so a variant and its plain metric are compared on identical documents):
+    (level, method, metric, dimension) -> (low, high, pai_low, pai_high).
+
+    Summary level: the mean of the per-document correlations over the resampled documents (documents
+    where it is undefined left out, as in :func:`summary_level`).  System level: the correlation over
+    systems of their means over the resampled documents.  PAI (eq. 8.1) per resample, against the
+    plain metric on the same resample."""
+    base = base or {}
+    rng = np.random.default_rng(seed)
+    D = next(iter(values.values())).shape[1]
+    idx = rng.integers(0, D, size=(reps, D))
+    counts = np.zeros((reps, D))
+    np.add.at(counts, (np.repeat(np.arange(reps), D), idx.ravel()), 1.0)
+    lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
+    draws = {}
+    for level in levels:
+        for method in methods:
+            for name, v in values.items():
+                v = np.asarray(v, np.float64)
+                for dim, h in human.items():
+                    h = np.asarray(h, np.float64)
+                    if level == "summary":
+                        cs = np.array([correlate(v[:, d], h[:, d], method) for d in range(D)])
+                        ok = np.isfinite(cs)
+                        w = counts * ok
+                        with np.errstate(invalid="ignore", divide="ignore"):
+                            r = (w @ np.where(ok, cs, 0.0)) / w.sum(1)
+                    else:
+                        # systems' means over the resampled documents (NaN cells left out of a mean)
+                        with np.errstate(invalid="ignore", divide="ignore"):
+                            mv = (np.where(np.isfinite(v), v, 0.0) @ counts.T) / (np.isfinite(v) @ counts.T)
+                            mh = (np.where(np.isfinite(h), h, 0.0) @ counts.T) / (np.isfinite(h) @ counts.T)
+                        r = _corr_rows(mv.T, mh.T, method)
+                    draws[(level, method, name, dim)] = r
+    out = {}
+    for key, r in draws.items():
+        level, method, name, dim = key
+        b = base.get(name)
+        pa = np.full(reps, np.nan)
+        if b is not None and (level, method, b, dim) in draws:
+            p0 = draws[(level, method, b, dim)]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                pa = np.where(p0 != 0, (r - p0) / np.abs(p0) * 100.0, np.nan)
+        fin, finp = r[np.isfinite(r)], pa[np.isfinite(pa)]
+        lo, hi = (np.percentile(fin, [lo_q, hi_q]) if len(fin) else (np.nan, np.nan))
+        plo, phi = (np.percentile(finp, [lo_q, hi_q]) if len(finp) else (np.nan, np.nan))
+        out[key] = (float(lo), float(hi), float(plo), float(phi))
+    return out

@@ -46,8 +46,10 @@ def _fail(msg: str, code: int = 2):
 @click.option("--combine", type=click.Choice(["max", "mean", "pooled"]), default="max", show_default=True,
               help="Several references: rouge-score's score_multi (the best F's scores), the mean, or pooled "
                    "counts (ROUGE-1.5.5 model averaging).  E[ROUGE-1] is exact for mean/pooled, Monte Carlo for max.")
-@click.option("--length", type=click.Choice(["candidate", "reference"]), default="candidate", show_default=True,
-              help="Length of E's random summary (ROUGE): the candidate's, or each reference's.")
+@click.option("--length", type=click.Choice(["reference", "candidate"]), default="reference", show_default=True,
+              help="Length of E's random summary (ROUGE): each reference's, so E is a quantity of the document as in "
+                   "Feng 2023 (and UE1/UE2 keep each document's order of the systems); or each candidate's, so E "
+                   "also varies with the summary's length within a document.")
 @click.option("--upper", type=click.Choice(["one", "oracle"]), default="one", show_default=True,
               help="I: the metric's maximum 1 (Feng 2023), or for ROUGE-1 the extractive oracle of the "
                    "candidate's length.")
@@ -65,12 +67,25 @@ def _fail(msg: str, code: int = 2):
 @click.option("--k", "k", metavar="K|candidate",
               help="BERTScore E (Algorithm 1): tokens in the expected summary, a number or 'candidate' (each "
                    "summary's own length).  Default: each reference's length.")
+@click.option("--order", type=click.Choice(["increasing", "decreasing"]), default="increasing", show_default=True,
+              help="BERTScore E (Algorithm 1): sort the source's tokens by similarity to the document embedding "
+                   "in increasing order and take the first k (the listing: the least similar, on SummEval content "
+                   "words), or in decreasing order (the most similar: stop-words and punctuation).")
+@click.option("--token-ties", type=click.Choice(["last", "max"]), default="last", show_default=True,
+              help="BERTScore E (Algorithm 1): a token occurring several times keeps its last occurrence's "
+                   "similarity (the listing's dictionary) or its highest.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="BERTScore batch size.")
 @click.option("--subset", nargs=2, type=(click.Choice(["hetero", "homo"]), click.IntRange(min=1)),
               metavar="hetero|homo N",
               help="Only the N most heterogeneous (or homogeneous) documents by Algorithm 2 (needs BERTScore's "
                    "model).")
 @click.option("--correlate", is_flag=True, help="Print correlations with human ratings (not the scores).")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True, metavar="N",
+              help="--correlate: 95%% percentile intervals of every correlation and PAI over N resamples of the "
+                   "documents (seeded by --seed; 0: none).")
+@click.option("--mc-repeats", type=click.IntRange(min=0), default=0, show_default=True, metavar="R",
+              help="--correlate: also recompute the Monte Carlo E with seeds --seed+1 .. --seed+R and report the "
+                   "spread (min, max) of every correlation over the R+1 seeds.")
 @click.option("--compare", "compare_systems", is_flag=True,
               help="Compare the systems as `ulnorm-eval compare` compares runs (documents as queries): ranks, "
                    "Kendall's tau, paired t-tests with Holm's correction, stability; table, tsv, csv or json.")
@@ -83,8 +98,8 @@ def _fail(msg: str, code: int = 2):
 @click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE",
               help="CI gate, repeatable: exit 1 when a system's mean of METRIC is below VALUE.")
 def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, stem, combine, length, upper,
-             draws, seed, undefined, only_systems, model, layer, k, batch_size, subset, correlate, ratings, levels,
-             plot, fail_below, compare_systems):
+             draws, seed, undefined, only_systems, model, layer, k, order, token_ties, batch_size, subset, correlate,
+             ratings, levels, plot, fail_below, compare_systems, bootstrap, mc_repeats):
     """Evaluate summaries: DATA is SummEval's paired JSONL, or a documents file (JSONL id/source/references or
     TSV id, source, reference...) followed by one 'id, summary' file per system."""
     from ..render.files import check_outputs
@@ -147,7 +162,7 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
                 scorer = bs.make_scorer(model, layer, batch_size)
             except (ImportError, ValueError, OSError) as exc:
                 _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-            bert = bs.score_documents(d, scorer, k)
+            bert = bs.score_documents(d, scorer, k, order=order, ties=token_ties)
             if subset is not None:
                 import numpy as np
 
@@ -165,6 +180,12 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
         if correlate and ratings not in d.ratings:
             _fail(f"{data}: no {ratings} ratings")
         result = se.evaluate_summaries(d, metrics, opts, bert)
+        repeats = []
+        if correlate and mc_repeats:
+            import dataclasses
+
+            repeats = [se.evaluate_summaries(d, metrics, dataclasses.replace(opts, seed=seed + r), bert)
+                       for r in range(1, mc_repeats + 1)]
     except InputError as exc:
         _flush(warnings)
         _fail(str(exc))
@@ -176,7 +197,8 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
     from ..render.formats import FORMATS, write_atomic
 
     if correlate:
-        text = _correlation_text(result, d, ratings, levels or ("summary", "system"), fmt, precision, plot)
+        text = _correlation_text(result, d, ratings, levels or ("summary", "system"), fmt, precision, plot,
+                                 bootstrap, seed, repeats)
     elif compare_systems:
         from ..analysis.compare import compare
         from ..render.frames import render
@@ -262,10 +284,8 @@ def _flush(warnings):
         click.echo(f"ulnorm-eval: {w}", err=True)
 
 
-def _correlation_text(result, d, ratings, levels, fmt, precision, plot):
+def _metric_arrays(result, d):
     import numpy as np
-
-    from ..analysis.human_correlation import correlation_rows
 
     pos = {q: i for i, q in enumerate(d.doc_ids)}
     values, base = {}, {}
@@ -278,47 +298,85 @@ def _correlation_text(result, d, ratings, levels, fmt, precision, plot):
         values[str(m)] = arr
         if m.variant is not None:
             base[str(m)] = str(m.measure)
+    return values, base
+
+
+def _correlation_text(result, d, ratings, levels, fmt, precision, plot, reps=0, seed=0, repeats=()):
+    """Correlation rows, each with its bootstrap interval over documents (``reps`` resamples) and, with
+    ``repeats`` (results under other Monte Carlo seeds), the spread over seeds."""
+    import numpy as np
+
+    from ..analysis.human_correlation import bootstrap_correlations, correlation_rows
+
+    values, base = _metric_arrays(result, d)
     human = {dim: np.array([[np.nan if x is None else x for x in row] for row in v], dtype=np.float64)
              for dim, v in d.ratings[ratings].items()}
     rows = correlation_rows(values, human, levels=levels, base=base)
+    ci = bootstrap_correlations(values, human, levels=levels, base=base, reps=reps, seed=seed) if reps else {}
+    spread = {}
+    if repeats:
+        others = [correlation_rows(_metric_arrays(r, d)[0], human, levels=levels, base=base) for r in repeats]
+        for i, row in enumerate(rows):
+            vals = [row[4]] + [o[i][4] for o in others]
+            spread[row[:4]] = (float(np.min(vals)), float(np.max(vals)))
+    nan4 = (np.nan,) * 4
+    full = [(*r, *ci.get(r[:4], nan4), *spread.get(r[:4], (np.nan, np.nan))) for r in rows]
     p = 3 if precision is None else precision
+    cols = ("level", "correlation", "metric", "dimension", "value", "PAI", "documents", "low", "high",
+            "PAI_low", "PAI_high", "seeds_min", "seeds_max")
     if fmt in ("tsv", "csv"):
         sep = "\t" if fmt == "tsv" else ","
-        lines = [sep.join(("level", "correlation", "metric", "dimension", "value", "PAI", "documents"))]
-        lines += [sep.join((lv, me, na, di, repr(c), repr(pa), str(n))) for lv, me, na, di, c, pa, n in rows]
+        lines = [sep.join(cols)]
+        lines += [sep.join(x if isinstance(x, str) else str(x) if isinstance(x, int) else repr(float(x)) for x in r)
+                  for r in full]
         text = "\n".join(lines) + "\n"
     elif fmt in ("json", "jsonl"):
         import json
 
-        objs = [{"level": lv, "correlation": me, "metric": na, "dimension": di,
-                 "value": None if not np.isfinite(c) else c, "pai": None if not np.isfinite(pa) else pa,
-                 "documents": n} for lv, me, na, di, c, pa, n in rows]
+        objs = [{k.lower(): (None if isinstance(v, float) and not np.isfinite(v) else v)
+                 for k, v in zip(cols, (*r[:4], float(r[4]), float(r[5]), r[6], *map(float, r[7:])))} for r in full]
         text = (json.dumps(objs, indent=1) + "\n") if fmt == "json" else "".join(json.dumps(o) + "\n" for o in objs)
     else:
-        text = _markdown(rows, p, ratings, len(d.doc_ids), len(d.systems))
+        text = _markdown(full, p, ratings, len(d.doc_ids), len(d.systems), reps, len(repeats))
     if plot:
         _plot(rows, plot)
     return text
 
 
-def _markdown(rows, p, ratings, n_docs, n_sys):
+def _markdown(rows, p, ratings, n_docs, n_sys, reps=0, repeats=0):
     import numpy as np
+
+    def iv(lo, hi, digits):
+        return f" [{lo:.{digits}f}, {hi:.{digits}f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
 
     dims = list(dict.fromkeys(r[3] for r in rows))
     out = []
+    note = []
+    if reps:
+        note.append(f"[95% interval over {reps} bootstrap resamples of the documents]")
+    if repeats:
+        note.append(f"{{min, max over {repeats + 1} Monte Carlo seeds}}")
     for level in dict.fromkeys(r[0] for r in rows):
         for method in dict.fromkeys(r[1] for r in rows):
             sub = [r for r in rows if r[0] == level and r[1] == method]
-            out.append(f"{method} at {level} level, {ratings} ratings, {n_docs} documents, {n_sys} systems\n")
+            out.append(f"{method} at {level} level, {ratings} ratings, {n_docs} documents, {n_sys} systems"
+                       + (" " + "; ".join(note) if note else "") + "\n")
             out.append("| metric | " + " | ".join(d.capitalize() for d in dims) + " |")
             out.append("|---" * (len(dims) + 1) + "|")
             names = list(dict.fromkeys(r[2] for r in sub))
             cell = {(r[2], r[3]): r for r in sub}
+
+            def seeds(r):
+                return f" {{{r[11]:.{p}f}, {r[12]:.{p}f}}}" if len(r) > 12 and np.isfinite(r[11]) else ""
             for name in names:
-                out.append(f"| {name} | " + " | ".join(f"{cell[(name, d)][4]:.{p}f}" for d in dims) + " |")
+                out.append(f"| {name} | " + " | ".join(
+                    f"{cell[(name, d)][4]:.{p}f}" + (iv(*cell[(name, d)][7:9], p) if len(cell[(name, d)]) > 8 else "")
+                    + seeds(cell[(name, d)]) for d in dims) + " |")
             for name in names:
                 if any(np.isfinite(cell[(name, d)][5]) for d in dims):
-                    out.append(f"| PAI {name} | " + " | ".join(f"{cell[(name, d)][5]:.1f}" for d in dims) + " |")
+                    out.append(f"| PAI {name} | " + " | ".join(
+                        f"{cell[(name, d)][5]:.1f}" + (iv(*cell[(name, d)][9:11], 1) if len(cell[(name, d)]) > 10 else "")
+                        for d in dims) + " |")
             out.append("")
     return "\n".join(out)
 

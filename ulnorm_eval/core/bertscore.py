@@ -6,18 +6,23 @@ BERTScore (Zhang et al. 2020; Feng 2023 eqs. 3.6-3.8): with L2-normalised token 
 candidate x^ and reference x, R = mean_i max_j x_i . x^_j, P = mean_j max_i x_i . x^_j,
 F = 2PR/(P+R); several references: bert-score's element-wise maximum of P, R and F.
 
-Algorithm 1 (expected summary): embed the source's tokens (the model and layer of the scorer; the
-source truncated at the model's maximum length, as bert-score itself would), take the document
-embedding as the mean of its token embeddings, score each distinct token by the cosine similarity of
-its embedding to the document embedding (a token occurring several times keeps its highest), and
-join the k most similar tokens.  E = BERTScore(expected summary, references), by default with
-k = each reference's length in the model's tokens (that reference scored against its own expected
-summary; the references then combined as bert-score does), or a fixed ``k``.  The dissertation's
-listing sorts "in an increasing order" and takes the first k, while its text says the k *most*
-similar; we follow the text (best-first).
+Algorithm 1 (expected summary, Feng 2023 §8.2): embed the source's tokens (the model and layer of the
+scorer; the source truncated at the model's maximum length, as bert-score itself would), take the
+document embedding as the mean of its token embeddings, and fill a dictionary token -> cosine
+similarity of its embedding to the document embedding, "for each token in source document",
+"D[token] = similarity": a token occurring several times keeps its *last* occurrence's similarity
+(``ties='last'``, the listing; ``'max'`` keeps the highest).  Then "Sort the Dictionary by value in
+an increasing order" and take the first k tokens (``order='increasing'``, the default: the k tokens
+*least* similar to the mean embedding); ``order='decreasing'`` takes the k most similar.  The prose
+says "the first K similar" and wants informative words ("freezing" over "it"); on SummEval with
+MiniLM the increasing order gives content words and the decreasing one stop-words and punctuation
+(docs/summarisation.md shows one document under both), so the listing's order is also the one that
+matches the stated intent.  E = BERTScore(expected summary, references), by default with k = each
+reference's length in the model's tokens (that reference scored against its own expected summary;
+the references then combined as bert-score does), or a fixed ``k``.
 
-Algorithm 2: per document, |E(best k) - E(worst k)| on F, with the worst-k summary made from the k
-least similar tokens; sorted increasingly, the first documents are the most heterogeneous.
+Algorithm 2: per document, |E(most similar k) - E(least similar k)| on F (independent of ``order``);
+sorted increasingly, the first documents are the most heterogeneous.
 """
 from __future__ import annotations
 
@@ -27,7 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["default_model_path", "BertScores", "make_scorer", "bertscore", "expected_summaries",
-           "score_documents"]
+           "score_documents", "ORDERS", "TIES"]
+
+ORDERS = ("increasing", "decreasing")  # Algorithm 1's sort: the listing's increasing order, or the reverse
+TIES = ("last", "max")  # a token's similarity: its last occurrence's (the listing's dict) or its highest
 
 
 def default_model_path() -> str:
@@ -67,9 +75,13 @@ def bertscore(scorer, cands, refs) -> np.ndarray:
     return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
 
 
-def _token_similarities(scorer, text: str):
-    """Distinct token ids of ``text`` (special tokens excluded) and each one's highest cosine
-    similarity to the mean token embedding (Algorithm 1's document embedding)."""
+def _token_similarities(scorer, text: str, ties: str = "last"):
+    """Distinct token ids of ``text`` (special tokens excluded), in order of first occurrence (a
+    Python dict's order), and each one's cosine similarity to the mean token embedding (Algorithm
+    1's document embedding): its last occurrence's (``ties='last'``: ``D[token] = similarity`` in a
+    loop over the tokens) or its highest (``'max'``)."""
+    if ties not in TIES:
+        raise ValueError(f"ties must be one of {', '.join(TIES)}")
     import torch
     from bert_score.utils import sent_encode
 
@@ -86,11 +98,18 @@ def _token_similarities(scorer, text: str):
     sim = (e @ doc) / (e.norm(dim=1) * doc.norm()).clamp_min(1e-300)
     tid = np.asarray([ids[i] for i in keep], dtype=np.int64)
     sim = sim.numpy()
-    # a token's highest similarity over its occurrences (Algorithm 1 keys a dictionary by token)
-    order = np.lexsort((-sim, tid))
-    first = np.ones(len(order), bool)
-    first[1:] = tid[order][1:] != tid[order][:-1]
-    return tid[order][first], sim[order][first]
+    # the dictionary keyed by token: insertion order = first occurrence; value = last or highest
+    uniq, first_at, inverse = np.unique(tid, return_index=True, return_inverse=True)
+    if ties == "last":
+        # the first occurrence in the reversed sequence is the last one (a repeated fancy assignment
+        # has no guaranteed winner in numpy, so the position is computed)
+        _, first_rev = np.unique(tid[::-1], return_index=True)
+        value = sim[len(tid) - 1 - first_rev]
+    else:
+        value = np.full(len(uniq), -np.inf)
+        np.maximum.at(value, inverse, sim)
+    ins = np.argsort(first_at, kind="stable")
+    return uniq[ins], value[ins]
 
 
 def _text(tok, ids) -> str:
@@ -108,18 +127,23 @@ def n_tokens(scorer, text: str) -> int:
     return sum(t not in special for t in sent_encode(scorer._tokenizer, text))
 
 
-def expected_summaries(scorer, source: str, ks, worst: bool = False, sims=None) -> list:
-    """Algorithm 1: for each k in ``ks`` the k most (``worst``: least) similar distinct tokens, best first.
-    ``sims``: the source's ``_token_similarities`` when already computed."""
-    tid, sim = sims if sims is not None else _token_similarities(scorer, source)
-    order = np.argsort(sim if worst else -sim, kind="stable")
-    return [_text(scorer._tokenizer, tid[order[:max(int(k), 0)]]) for k in ks]
+def expected_summaries(scorer, source: str, ks, order: str = "increasing", sims=None, ties: str = "last") -> list:
+    """Algorithm 1: for each k in ``ks`` the first k distinct tokens of the dictionary sorted by similarity
+    in ``order`` ('increasing': the least similar first, as the listing; 'decreasing': the most
+    similar first), ties kept in dictionary order (Python's stable sort).  ``sims``: the source's
+    ``_token_similarities`` when already computed."""
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}")
+    tid, sim = sims if sims is not None else _token_similarities(scorer, source, ties)
+    idx = np.argsort(sim if order == "increasing" else -sim, kind="stable")
+    return [_text(scorer._tokenizer, tid[idx[:max(int(k), 0)]]) for k in ks]
 
 
 @dataclass
 class BertScores:
     """A[s, d, (P, R, F)], E[s, d, 3] (the same for every system of a document) and Algorithm 2's
-    hetero[d] = |E_F(best k) - E_F(worst k)|."""
+    hetero[d] = |E_F(most similar k) - E_F(least similar k)|; ``expected``: each document's expected
+    summaries (Algorithm 1 in the chosen order)."""
 
     A: np.ndarray
     E: np.ndarray
@@ -129,21 +153,25 @@ class BertScores:
     layer: int
 
 
-def _expected(scorer, source, refs, k, worst=False, sims=None):
+def _expected(scorer, source, refs, k, order, sims=None):
     if k is None:
         ks = [n_tokens(scorer, r) for r in refs]
-        texts = expected_summaries(scorer, source, ks, worst, sims)
+        texts = expected_summaries(scorer, source, ks, order, sims)
         return texts, (texts, [[r] for r in refs])
-    texts = expected_summaries(scorer, source, [k], worst, sims)
+    texts = expected_summaries(scorer, source, [k], order, sims)
     return texts, (texts, [list(refs)])
 
 
-def score_documents(data, scorer, k=None, hetero: bool = True) -> BertScores:
+def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "increasing",
+                    ties: str = "last") -> BertScores:
     """BERTScore of every summary, E by Algorithm 1 and the Algorithm 2 score of every document.
 
     ``k``: None (each reference's length), an int, or ``'candidate'`` (each summary's own length in the
     model's tokens, so E differs between the summaries of a document; Algorithm 2 then uses the
-    references' lengths)."""
+    references' lengths).  ``order``, ``ties``: Algorithm 1's sort and dictionary (see the module)."""
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}")
+    other = ORDERS[1 - ORDERS.index(order)]  # Algorithm 2 needs both ends
     per_candidate = k == "candidate"
     if per_candidate:
         k = None
@@ -163,14 +191,14 @@ def score_documents(data, scorer, k=None, hetero: bool = True) -> BertScores:
     # E: one batched call over every document's expected summaries (per reference, or one with --k)
     e_c, e_r, e_doc, h_c, h_r, h_doc, expected = [], [], [], [], [], [], []
     for d in range(D):
-        sims = sims_of[d] = _token_similarities(scorer, data.sources[d])
-        texts, (c, r) = _expected(scorer, data.sources[d], data.references[d], k, sims=sims)
+        sims = sims_of[d] = _token_similarities(scorer, data.sources[d], ties)
+        texts, (c, r) = _expected(scorer, data.sources[d], data.references[d], k, order, sims=sims)
         expected.append(texts)
         e_c += c
         e_r += r
         e_doc += [d] * len(c)
         if hetero:
-            _, (cw, rw) = _expected(scorer, data.sources[d], data.references[d], k, worst=True, sims=sims)
+            _, (cw, rw) = _expected(scorer, data.sources[d], data.references[d], k, other, sims=sims)
             h_c += cw
             h_r += rw
             h_doc += [d] * len(cw)
@@ -193,7 +221,7 @@ def score_documents(data, scorer, k=None, hetero: bool = True) -> BertScores:
             kk = n_tokens(scorer, data.summaries[s][d])
             if (d, kk) not in keys:
                 keys[(d, kk)] = len(c_c)
-                c_c.append(expected_summaries(scorer, data.sources[d], [kk], sims=sims_of[d])[0])
+                c_c.append(expected_summaries(scorer, data.sources[d], [kk], order, sims=sims_of[d])[0])
                 c_r.append(list(data.references[d]))
             c_key.append(keys[(d, kk)])
         cv = bertscore(scorer, c_c, c_r)

@@ -126,7 +126,7 @@ def _variant(v: str) -> str:
 class SummOptions:
     stem: bool = False
     combine: str = "max"
-    length: str = "candidate"  # E's summary length: the candidate's, or each reference's
+    length: str = "reference"  # E's summary length: each reference's (E per document, Feng 2023), or the candidate's
     upper: str = "one"  # I: the metric's maximum 1, or the extractive oracle (ROUGE-1)
     draws: int = 200
     seed: int = 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import itertools
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +21,9 @@ from ulnorm_eval.analysis.compare import compare_files, swap_between_comparisons
 from ulnorm_eval.cli.main import main
 from ulnorm_eval.pipeline import evaluate as api
 
-QRELS = "examples/qrels/dlhard-passage.qrels.txt"
-RUNS = ["examples/runs/bm25.run.gz", "examples/runs/bm25_bert_zs.run.gz", "examples/runs/bm25_rm3.run.gz"]
+ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests may run from elsewhere: benchmarks/mutation.py)
+QRELS = str(ROOT / "examples/qrels/dlhard-passage.qrels.txt")
+RUNS = [str(ROOT / "examples/runs" / f) for f in ("bm25.run.gz", "bm25_bert_zs.run.gz", "bm25_rm3.run.gz")]
 
 
 # --------------------------------------------------------------------------- swap rate between two experiments

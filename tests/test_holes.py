@@ -284,3 +284,66 @@ def test_cli_condensed(tmp_path):
     rows_j = [r.split("\t") for r in out_j.stdout.splitlines()]
     i, j = rows[0].index("CL(AP)"), rows_j[0].index("AP")
     assert [r[i] for r in rows[1:]] == [r[j] for r in rows_j[1:]]
+
+
+# --------------------------------------------------------------------------- the gate under --holes
+
+def _gate(tmp_path, *args):
+    qrels = tmp_path / "qrels"
+    run = tmp_path / "run"
+    base = tmp_path / "base"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq1 0 z 1\n")
+    run.write_text("q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 x 3 1 t\n")  # AP@2 = 1/2; x relevant: 1/3
+    base.write_text("q1 Q0 a 1 3 b\nq1 Q0 b 2 2 b\nq1 Q0 z 3 1 b\n")  # AP@2 = 1/2, no holes
+    args = [str(a).replace("BASE", str(base)) for a in args]
+    return subprocess.run(["ulnorm-eval", "-m", "AP@2", "--norm", "none", "-f", "tsv", *args, str(qrels), str(run)],
+                          capture_output=True, text=True)
+
+
+def test_gate_holes_warn_and_fail(tmp_path):
+    # passes (0.5 >= 0.4) but LB(AP@2) = 1/3 < 0.4: reported under warn, failed under fail
+    out = _gate(tmp_path, "--fail-below", "AP@2=0.4", "--holes", "warn")
+    assert out.returncode == 0, out.stderr
+    assert "could flip inside the holes (mean within [0.3333, 0.5000])" in out.stderr
+    out = _gate(tmp_path, "--fail-below", "AP@2=0.4", "--holes", "fail")
+    assert out.returncode == 1 and "failed by --holes fail" in out.stderr
+    # 0.3 is below LB: the decision holds whatever the holes are
+    out = _gate(tmp_path, "--fail-below", "AP@2=0.3", "--holes", "fail")
+    assert out.returncode == 0 and "holds whatever the unjudged documents are" in out.stderr
+    # without --holes nothing is said about holes
+    out = _gate(tmp_path, "--fail-below", "AP@2=0.4")
+    assert out.returncode == 0 and "holes" not in out.stderr
+    # a variant has no hole bounds: said, never guessed
+    out = _gate(tmp_path, "--fail-below", "UL2(AP@2)=-5", "--holes", "fail")
+    assert out.returncode == 0 and "no hole bounds for this metric" in out.stderr
+
+
+def test_gate_holes_baseline(tmp_path):
+    # difference 0 within [1/3 - 1/2, 0]: with --max-drop 0.1 the limit -0.1 lies inside: could flip
+    out = _gate(tmp_path, "--baseline", "BASE", "--max-drop", "0.1", "--holes", "closed,fail")
+    assert out.returncode == 1 and "difference within [-0.1667, +0.0000]" in out.stderr
+    out = _gate(tmp_path, "--baseline", "BASE", "--max-drop", "0.2", "--holes", "fail")
+    assert out.returncode == 0 and "holds whatever" in out.stderr
+
+
+def test_holes_option_values(tmp_path):
+    out = _gate(tmp_path, "--holes", "open,warn")
+    assert out.returncode == 0 and "LB(AP@2)" in out.stdout
+    out = _gate(tmp_path, "--holes", "open,closed")
+    assert out.returncode == 2 and "closed or open" in out.stderr
+
+
+def test_table_shows_value_and_interval():
+    """The table prints value [LB, UB] in one column and the caption says how far holes move a mean."""
+    from ulnorm_eval.pipeline.evaluate import evaluate
+    from ulnorm_eval.render.table import format_table
+
+    res = evaluate(DL[0], DL[1], ["nDCG@10", "Bpref"], ["LB", "UB"])
+    rr = res.runs[0]
+    lb, ub = (next(m for m in res.metrics if str(m) == f"{v}(nDCG@10)") for v in ("LB", "UB"))
+    text = format_table(res, width=200)
+    assert f"[{rr.mean[lb]:.4f}, {rr.mean[ub]:.4f}]" in text and "[LB, UB]" in text
+    assert f"holes matter: the unjudged documents could move a mean by up to {rr.mean[ub] - rr.mean[lb]:.4f}" in text
+    for width in (40, 80):  # narrower layouts keep the numbers
+        narrow = format_table(res, width=width)
+        assert f"{rr.mean[lb]:.4f}" in narrow and f"{rr.mean[ub]:.4f}" in narrow

@@ -16,10 +16,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..core.variants import BOUND_VARIANTS
+from ..core.variants import BOUND_VARIANTS, HOLE_VARIANTS
 
 __all__ = ["Threshold", "Check", "parse_threshold", "check_thresholds", "check_baseline", "gated",
-           "verdict", "describe", "bootstrap_less"]
+           "verdict", "describe", "bootstrap_less", "check_holes", "hole_metrics"]
 
 BOUNDS = BOUND_VARIANTS  # bounds are properties of the query: never gated
 
@@ -43,6 +43,7 @@ class Check:
     p: float | None = None  # baseline checks: one-sided p-value of "run worse than baseline"
     n: int = 0  # baseline checks: paired queries
     test: str = ""
+    holes: str = ""  # --holes: how the unjudged documents could move the decision (empty: they cannot)
 
     @property
     def difference(self) -> float:
@@ -80,8 +81,59 @@ def check_thresholds(result, thresholds) -> list[Check]:
 
 
 def gated(metrics) -> list:
-    """The metrics a baseline comparison gates: all but the pool's bounds."""
-    return [m for m in metrics if m.variant not in BOUNDS]
+    """The metrics a baseline comparison gates: all but the pool's bounds and the hole bounds."""
+    return [m for m in metrics if m.variant not in BOUNDS + HOLE_VARIANTS]
+
+
+def hole_metrics(metrics) -> list:
+    """LB(M) and UB(M) of every plain measure among ``metrics`` that has hole bounds."""
+    from ..core.holes import holes_reason
+    from ..core.registry import with_variant
+
+    return [with_variant(m, v) for m in metrics if not m.variant and holes_reason(m.measure) is None
+            for v in ("LB", "UB")]
+
+
+def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: str = "warn") -> None:
+    """Mark every check whose decision the unjudged documents could flip (docs/holes.md).
+
+    fail-below: the threshold lies within [mean LB(M), mean UB(M)] on the other side of the mean.
+    baseline: the difference of means lies within [LB(run) - UB(baseline), UB(run) - LB(baseline)]
+    (each run's holes taken independently: a document both retrieved takes one grade, so the true
+    range may be narrower) and that range holds -max_drop on the other side (the significance test,
+    if any, is not redone).  ``action='fail'`` fails a passing check that could flip.  A metric
+    without hole bounds (a variant, or a family without them) says so on its check.
+    """
+    from ..core.registry import Metric
+
+    runs = {rr.name: rr for rr in result.runs}
+    for c in checks:
+        m = c.metric
+        lb, ub = Metric(m.measure, "LB"), Metric(m.measure, "UB")
+        rr = runs.get(c.run)
+        if m.variant or rr is None or lb not in rr.mean:
+            c.holes = "no hole bounds for this metric: the unjudged documents' effect is unknown"
+            continue
+        lo, hi = rr.mean[lb], rr.mean[ub]
+        if c.kind == "fail-below":
+            t = c.reference
+            flip = (not c.failed and lo < t) or (c.failed and hi >= t)
+            span = f"mean within [{_f(lo)}, {_f(hi)}]"
+        else:
+            if baseline is None or lb not in baseline.mean:
+                c.holes = "no hole bounds for the baseline"
+                continue
+            dlo, dhi = lo - baseline.mean[ub], hi - baseline.mean[lb]
+            limit = 0.0 - max_drop
+            flip = (not c.failed and dlo < limit) or (c.failed and dhi >= limit)
+            span = f"difference within [{_signed(dlo)}, {_signed(dhi)}]"
+        if flip:
+            c.holes = f"could flip inside the holes ({span})"
+            if action == "fail" and not c.failed:
+                c.failed = True
+                c.holes += "; failed by --holes fail"
+        else:
+            c.holes = f"holds whatever the unjudged documents are ({span})"
 
 
 def check_baseline(result, baseline, max_drop: float, alpha: float | None = None, test: str = "t",
@@ -174,9 +226,10 @@ def describe(c: Check, names: str = "canonical", max_drop: float | None = None,
     to and the margin (value minus threshold: negative fails), and for baseline checks the p-value."""
     label = c.metric.trec_name() if names == "trec" else str(c.metric)
     head = f"{'FAIL' if c.failed else 'pass'} {c.run} {label}"
+    holes = f"; holes: {c.holes}" if c.holes else ""
     if c.kind == "fail-below":
         return (f"{head}: mean {_f(c.mean)}, threshold {_f(c.reference)} (--fail-below), "
-                f"margin {_signed(c.difference)}")
+                f"margin {_signed(c.difference)}{holes}")
     drop = max_drop or 0.0
     limit = 0.0 - drop  # 0.0 - 0.0 is +0.0: no "-0"
     p = "nan" if c.p is None or math.isnan(c.p) else f"{c.p:.3g}"
@@ -185,7 +238,7 @@ def describe(c: Check, names: str = "canonical", max_drop: float | None = None,
     s += f", p = {p} ({TEST_NAMES.get(c.test, c.test)}, one-sided, n = {c.n}"
     if alpha is not None:
         s += f", alpha = {alpha:g}"
-    return s + ")"
+    return s + ")" + holes
 
 
 def verdict(checks, names: str = "canonical", max_drop: float | None = None,

@@ -192,7 +192,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
                             run_queries_only=run_queries_only, pool=pool, expectation=expectation,
                             undefined=undefined, permutations=permutations, seed=seed,
                             judged_only=judged_only, num_docs=num_docs, trec_version=trec_version,
-                            complete=complete, holes=holes or "closed", trec_nan=trec_nan, zscore=zscore_file)
+                            complete=complete, holes=holes[0] if holes else "closed", trec_nan=trec_nan, zscore=zscore_file)
         variants = split_variants(norm)
         if holes:
             variants = [*(DEFAULT_VARIANTS if variants is None else variants), "LB", "UB"]
@@ -214,6 +214,8 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
         for m in [t.metric for t in thresholds] + ([sort_metric] if sort_metric else []):
             if m not in metrics:
                 metrics.append(m)
+        if holes:  # the gate's own metrics get their hole bounds too
+            metrics += [m for m in gate.hole_metrics([t.metric for t in thresholds]) if m not in metrics]
 
         fmt = output_format(fmt, output, FORMATS, "trec")
         # per-query table rows mark undefined queries (docs/output.md): E, IUB, WLB and the plain
@@ -268,6 +270,8 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
         checks = gate.check_thresholds(result, thresholds)
         if base is not None:
             checks += gate.check_baseline(result, base, max_drop or 0.0, alpha, test or "t", seed)
+        if holes and checks:
+            gate.check_holes(result, checks, base, max_drop or 0.0, holes[1])
     except (InputError, UnknownMeasure, ParallelError) as exc:
         flush(warnings)
         fail(str(exc))

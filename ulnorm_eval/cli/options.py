@@ -46,12 +46,31 @@ bounds_options = bundle(
 )
 
 # Judgment holes: LB/UB of every measure over the grades of the unjudged retrieved documents.
+class HolesSpec(click.ParamType):
+    """--holes: comma-separated, at most one of closed/open and one of warn/fail."""
+
+    name = "[closed|open][,warn|fail]"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        parts = [p.strip() for p in str(value).split(",") if p.strip()]
+        modes = [p for p in parts if p in ("closed", "open")]
+        acts = [p for p in parts if p in ("warn", "fail")]
+        bad = [p for p in parts if p not in ("closed", "open", "warn", "fail")]
+        if bad or len(modes) > 1 or len(acts) > 1 or not parts:
+            self.fail(f"{value!r}: give closed or open, and/or warn or fail, e.g. --holes open,fail", param, ctx)
+        return (modes[0] if modes else "closed", acts[0] if acts else "warn")
+
+
 holes_option = click.option(
-    "--holes", type=click.Choice(["closed", "open"]), is_flag=False, flag_value="closed", default=None,
+    "--holes", type=HolesSpec(), is_flag=False, flag_value="closed", default=None,
     help="Add LB(M) and UB(M) to every measure that has them: its smallest and largest value over every grade "
          "(0 to the qrels' largest) of the unjudged documents the run retrieved (docs/holes.md).  'closed' "
          "(--holes alone): documents no run retrieved stay non-relevant; 'open': they may be relevant too, a "
-         "lower LB (UB unchanged).")
+         "lower LB (UB unchanged).  With a gate (--fail-below, --baseline): a decision the holes could flip is "
+         "reported ('warn', the default) or, with 'fail' (e.g. --holes fail, --holes open,fail), a passing "
+         "one fails.")
 
 allow_disjoint_option = click.option(
     "--allow-disjoint", is_flag=True,

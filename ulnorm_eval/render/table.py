@@ -19,6 +19,18 @@ def _layout(metrics):
     return rows, slots
 
 
+HOLES = "[LB, UB]"  # the slot showing LB(M) and UB(M) beside the value: value [LB, UB]
+
+
+def _merge_holes(slots) -> list:
+    """LB and UB as one column right after the value (wide and stacked layouts)."""
+    if "LB" not in slots or "UB" not in slots:
+        return slots
+    out = [s for s in slots if s not in ("LB", "UB")]
+    out.insert(1 if out and out[0] is None else 0, HOLES)
+    return out
+
+
 def _below_random(variant, v, e) -> bool:
     """Worse than the expected value of a random ranking: UL2/EM/UEW < 0, EB < 1, or A < E."""
     if isnan(v):
@@ -55,7 +67,31 @@ def caption(result) -> str:
         parts.insert(1, f"depth {o.depth}")
     if o.run_queries_only:
         parts.insert(1, "run queries only")
+    holes = _holes_caption(result)
+    if holes:
+        parts.append(holes)
     return "; ".join(parts)
+
+
+def _holes_caption(result) -> str:
+    """With LB/UB: how much the unjudged documents could move the means, and whether that matters."""
+    from ..core.registry import Metric
+
+    have = set(result.metrics)
+    widest, where = 0.0, ""
+    for m in result.metrics:
+        if m.variant != "LB" or Metric(m.measure, "UB") not in have:
+            continue
+        for rr in result.runs:
+            w = rr.mean[Metric(m.measure, "UB")] - rr.mean[m]
+            if w > widest:
+                widest, where = w, f"{safe_text(rr.name)} {m.measure}"
+    if not where:
+        return ""
+    mode = getattr(result.options, "holes", "closed")
+    matters = ("holes matter: the unjudged documents could move a mean by up to "
+               if widest >= 0.01 else "holes negligible: the unjudged documents move no mean by more than ")
+    return f"{matters}{widest:.4f} ({where}; [LB, UB] over their grades, {mode} holes, docs/holes.md)"
 
 
 def _undefined_count(rr, m) -> int:
@@ -82,6 +118,12 @@ def _cell(result, rr, meas, slot, i, precision, color):
 
     from ..core.registry import Metric
 
+    if slot == HOLES:
+        lo, hi = Metric(meas, "LB"), Metric(meas, "UB")
+        if lo not in result._have or hi not in result._have or i == -1:
+            return Text("")
+        a, b = (rr.mean[lo], rr.mean[hi]) if i is None else (rr.values[lo][i], rr.values[hi][i])
+        return Text(f"[{a:.{precision}f}, {b:.{precision}f}]")
     m = Metric(meas, slot)
     if m not in result._have or i == -1:
         return Text("")
@@ -105,7 +147,7 @@ def _shared_slots(result, rows, slots, groups) -> list:
 
     out = []
     for s in slots:
-        if s is None or VARIANTS[s].kind != "bound":
+        if s is None or s not in VARIANTS or VARIANTS[s].kind != "bound":
             continue
         same = True
         for meas in rows:
@@ -216,6 +258,8 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
         col("query", False)
     label = {meas: Text(safe_text(metric_label(Metric(meas), names))) for meas in rows}
     runs = list(enumerate(result.runs))
+    if layout in ("wide", "shared", "stacked"):
+        slots = _merge_holes(slots)
     if layout in ("wide", "shared"):
         shared = _shared_slots(result, rows, slots, groups) if layout == "shared" and multi else []
         own = [s for s in slots if s not in shared]

@@ -349,6 +349,34 @@ def test_gzip_bombs_are_refused_quickly_on_every_route(d, bomb, route):
     assert rss < 400, rss
 
 
+@pytest.mark.parametrize("compress", ["gzip", "bzip2"])
+def test_bombs_of_blank_lines_are_refused_by_their_ratio(d, compress):
+    """512 MB of newlines in 0.5 MB of gzip (400 bytes of bzip2) passed the line limit: as QRELS it
+    held 4.8 GB for over ten minutes.  Refused once past 64 MiB at more than 100 times expansion."""
+    import bz2
+
+    data = b"\n" * (512 << 20)
+    name = f"nl.{'gz' if compress == 'gzip' else 'bz2'}"
+    (d / name).write_bytes(gzip.compress(data, 9) if compress == "gzip" else bz2.compress(data))
+    del data
+    for args in ([name, "a.run"], ["qrels", name], ["--baseline", name, "qrels", "a.run"], ["summ", name, "sys.tsv"]):
+        t0 = time.monotonic()
+        code, err, rss = _bounded(args, d)
+        assert time.monotonic() - t0 < 30
+        assert code == 2 and err.startswith(f"ulnorm-eval: {name}: {compress} data expanding more than 100 times ("), err
+        assert err.endswith("; ULNORM_EVAL_MAX_RATIO): a decompression bomb?\n") and err.count("\n") == 1, err
+        assert rss < 400, rss
+
+
+def test_a_file_of_blank_lines_is_read_in_linear_time(d):
+    """Each blank line recounted the whole input's newlines (quadratic): 3 million took minutes."""
+    (d / "blank").write_bytes(b"\n" * 3_000_000 + b"   \n\t\n")
+    t0 = time.monotonic()
+    code, err, _ = _bounded(["blank", "a.run"], d)
+    assert time.monotonic() - t0 < 30
+    assert code == 2 and err == "ulnorm-eval: blank:1: empty file: no judgements\n", err
+
+
 # --------------------------------------------------------------------------- temporary files
 
 KILL_SCRIPT = """

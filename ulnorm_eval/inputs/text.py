@@ -9,9 +9,9 @@ every way a path can fail) and :func:`check_text` (what a line may contain).  Re
 * a NUL byte (binary data; UTF-16 text is named as such, with or without a byte-order mark);
 * UTF-16/UTF-32 byte-order marks, zstd, zip, 7z and tar archives, and compression inside
   compression (gzip inside gzip): the format is named with the command that converts it;
-* a line longer than :data:`MAX_LINE_BYTES`, an input that expands past :data:`MAX_INPUT_BYTES`
-  (both overridable through the environment; they bound what a decompression bomb or
-  ``/dev/zero`` can cost).
+* a line longer than :data:`MAX_LINE_BYTES`, an input that expands past :data:`MAX_INPUT_BYTES`,
+  compressed data expanding more than :data:`MAX_RATIO` times (all overridable through the
+  environment; they bound what a decompression bomb or ``/dev/zero`` can cost).
 """
 from __future__ import annotations
 
@@ -43,6 +43,10 @@ def _limit(name: str, default: int) -> int:
 MAX_LINE_BYTES = _limit("ULNORM_EVAL_MAX_LINE", 1 << 20)
 # One input after decompression (64 GiB): past it a compressed input is taken for a bomb.
 MAX_INPUT_BYTES = _limit("ULNORM_EVAL_MAX_INPUT", 64 << 30)
+# Decompressed bytes per compressed byte, checked past the first 64 MiB: gzipped qrels and runs
+# expand 3 to 20 times; a gzip of one repeated byte (blank lines) 1,000 times, bzip2 far more.
+MAX_RATIO = _limit("ULNORM_EVAL_MAX_RATIO", 100)
+RATIO_FLOOR = 64 << 20
 
 # Errors a decompressor raises on corrupt or truncated data (zlib.error is not an OSError).
 READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
@@ -121,6 +125,50 @@ def _stdin():
     return buf
 
 
+class _Counted(io.RawIOBase):
+    """The compressed bytes, counted as the decompressor reads them."""
+
+    def __init__(self, raw):
+        self.raw, self.n = raw, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        data = self.raw.read(len(b))
+        n = len(data)
+        b[:n] = data
+        self.n += n
+        return n
+
+
+class _RatioGuard(io.RawIOBase):
+    """The decompressed bytes; refused once past RATIO_FLOOR when they outnumber the compressed bytes
+    read so far MAX_RATIO times (a decompression bomb: a few MB of gzip making GBs of blank lines
+    held whole by a reader fail within a second, not after minutes and gigabytes)."""
+
+    def __init__(self, fh, counted: _Counted, path: str, name: str):
+        self.fh, self.counted, self.path, self.name, self.out = fh, counted, path, name, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        n = self.fh.readinto(b)
+        self.out += n or 0
+        if self.out > RATIO_FLOOR and self.out > MAX_RATIO * max(self.counted.n, 1):
+            raise InputError(self.path, None, f"{self.name} data expanding more than {MAX_RATIO} times "
+                                              f"({self.counted.n} bytes to over {self.out}; "
+                                              "ULNORM_EVAL_MAX_RATIO): a decompression bomb?")
+        return n
+
+    def close(self):
+        try:
+            self.fh.close()
+        finally:
+            super().close()
+
+
 def open_input(path: str):
     """A binary file object on the decompressed content; ``-`` is standard input.
 
@@ -145,8 +193,9 @@ def open_input(path: str):
         raise InputError(path, None, f"cannot read: {_os_reason(exc)}") from None
     for magic, name, cls in _COMPRESSED:
         if head.startswith(magic):
-            fh = cls(fileobj=buf, mode="rb") if cls is gzip.GzipFile else cls(buf, mode="rb")
-            inner = io.BufferedReader(fh)
+            counted = _Counted(buf)
+            fh = cls(fileobj=counted, mode="rb") if cls is gzip.GzipFile else cls(counted, mode="rb")
+            inner = io.BufferedReader(_RatioGuard(fh, counted, path, name))
             try:
                 _refuse_format(path, inner.peek(512)[:512], inside=name)
             except READ_ERRORS as exc:

@@ -150,10 +150,11 @@ def _slow_columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool 
     cols = [[] for _ in range(ncols)]
     lines = []
     skipped = extra = 0
+    last = data.count(b"\n") + 1  # counted once: per blank line it made a file of blank lines quadratic
     for lineno, raw in enumerate(data.split(b"\n"), 1):
         parts = raw.split()
         if not parts:
-            if raw.strip() == b"" and lineno == data.count(b"\n") + 1:
+            if raw.strip() == b"" and lineno == last:
                 continue  # the empty remainder after the final newline
             skipped += 1
             continue

@@ -240,7 +240,9 @@ def test_rouge_l_of_a_huge_summary_is_refused_with_its_limit(tmp_path, monkeypat
     (tmp_path / "docs.tsv").write_text(f"d1\t{' '.join(rng.choice(words, 300))}\t{ref}\n")
     (tmp_path / "sys.tsv").write_text(f"d1\t{' '.join(rng.choice(words, 3000))}\n")
     monkeypatch.setattr(tm, "MAX_LCS_CELLS", 10_000_000)  # 3000 tokens x 200 draws x 40 = 2.4e7
-    args = ["summ", "-f", "tsv", "-m", "ROUGE-L", str(tmp_path / "docs.tsv"), str(tmp_path / "sys.tsv")]
+    # E's draws as long as the summary (--length candidate; the default draws each reference's length)
+    args = ["summ", "-f", "tsv", "-m", "ROUGE-L", "--length", "candidate", str(tmp_path / "docs.tsv"),
+            str(tmp_path / "sys.tsv")]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 2 and res.stdout == "", res.output
     assert res.stderr == (f"ulnorm-eval: {tmp_path / 'docs.tsv'}: document 'd1': ROUGE-L of E's 200 Monte Carlo "

@@ -10,6 +10,11 @@ Two kinds of check, both on the means printed in the ``all`` rows:
   paired one-sided test of "the run is worse" over the queries both runs were evaluated on has
   ``p < A``.  The p-value is reported either way.  Gated metrics are every computed metric except
   the bounds E, IUB and WLB, which describe the pool rather than the run.
+
+A check with nothing to compare fails, on every path: a NaN mean (no query has a defined value,
+e.g. ``--undefined skip`` on qrels where the variant is undefined for every query), a NaN baseline
+mean, and with ``--alpha`` a drop whose p-value is undefined (fewer than two paired queries with
+defined values).  Its ``undefined`` field says which value was missing; the verdict prints it.
 """
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ class Check:
     n: int = 0  # baseline checks: paired queries
     test: str = ""
     holes: str = ""  # --holes: how the unjudged documents could move the decision (empty: they cannot)
+    undefined: str = ""  # why the check could not be decided (it then fails), else ''
 
     @property
     def difference(self) -> float:
@@ -69,14 +75,20 @@ def parse_threshold(text: str) -> Threshold:
     return Threshold(parse(name.strip()), v)
 
 
+NO_MEAN = "the run's mean is undefined (no query has a defined value)"
+NO_BASE = "the baseline's mean is undefined (no query has a defined value)"
+NO_P = "the drop's p-value is undefined (fewer than two queries with defined values in both runs)"
+
+
 def check_thresholds(result, thresholds) -> list[Check]:
-    """A check per (run, threshold): fails when the run's mean is below the value (NaN fails too)."""
+    """A check per (run, threshold): fails when the run's mean is below the value, or undefined (NaN)."""
     out = []
     for rr in result.runs:
         for t in thresholds:
             mean = rr.mean[t.metric]
-            failed = math.isnan(mean) or mean < t.value
-            out.append(Check("fail-below", rr.name, t.metric, mean, t.value, failed))
+            why = NO_MEAN if math.isnan(mean) else ""
+            out.append(Check("fail-below", rr.name, t.metric, mean, t.value, bool(why) or mean < t.value,
+                             undefined=why))
     return out
 
 
@@ -166,10 +178,14 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
             else:
                 raise ValueError(f"unknown test {test!r} (t, randomization or bootstrap)")
             mean, ref = rr.mean[m], baseline.mean[m]
-            dropped = math.isnan(mean) or mean - ref < -max_drop
+            dropped = mean - ref < -max_drop
+            why = NO_MEAN if math.isnan(mean) else NO_BASE if math.isnan(ref) else ""
+            if not why and dropped and alpha is not None and math.isnan(p):
+                why = NO_P  # a drop whose significance cannot be judged: not a pass
             significant = alpha is None or (not math.isnan(p) and p < alpha)
             n = int((~(np.isnan(x) | np.isnan(y))).sum())
-            out.append(Check("baseline", rr.name, m, mean, ref, dropped and significant, p, n, test))
+            out.append(Check("baseline", rr.name, m, mean, ref, bool(why) or (dropped and significant), p, n, test,
+                             undefined=why))
     return out
 
 
@@ -227,9 +243,10 @@ def describe(c: Check, names: str = "canonical", max_drop: float | None = None,
     label = c.metric.trec_name() if names == "trec" else str(c.metric)
     head = f"{'FAIL' if c.failed else 'pass'} {c.run} {label}"
     holes = f"; holes: {c.holes}" if c.holes else ""
+    tail = (f"; undefined: {c.undefined}" if c.undefined else "") + holes
     if c.kind == "fail-below":
         return (f"{head}: mean {_f(c.mean)}, threshold {_f(c.reference)} (--fail-below), "
-                f"margin {_signed(c.difference)}{holes}")
+                f"margin {_signed(c.difference)}{tail}")
     drop = max_drop or 0.0
     limit = 0.0 - drop  # 0.0 - 0.0 is +0.0: no "-0"
     p = "nan" if c.p is None or math.isnan(c.p) else f"{c.p:.3g}"
@@ -238,7 +255,7 @@ def describe(c: Check, names: str = "canonical", max_drop: float | None = None,
     s += f", p = {p} ({TEST_NAMES.get(c.test, c.test)}, one-sided, n = {c.n}"
     if alpha is not None:
         s += f", alpha = {alpha:g}"
-    return s + ")" + holes
+    return s + ")" + tail
 
 
 def verdict(checks, names: str = "canonical", max_drop: float | None = None,

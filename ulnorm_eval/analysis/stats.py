@@ -68,12 +68,12 @@ def randomization(x, y, alternative: str = "two-sided", n_resamples: int = 10_00
     randomization test; Smucker, Allan & Carterette, CIKM 2007).  scipy.stats.permutation_test
     with ``permutation_type='samples'``: exact enumeration of all 2^n sign patterns when
     2^n <= n_resamples, otherwise ``n_resamples`` seeded draws with the (count + 1) / (B + 1)
-    correction.
+    correction.  NaN p-value when fewer than 2 pairs remain (as :func:`paired_t`; scipy refuses one).
     """
     from scipy import stats
 
     x, y = paired(x, y)
-    if len(x) == 0:
+    if len(x) < 2:
         return float("nan"), float("nan")
     d = x - y
     if not np.any(d):

@@ -8,6 +8,7 @@ import sys
 import click
 
 from .options import output_options
+from .types import GateThreshold
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -95,7 +96,7 @@ def _fail(msg: str, code: int = 2):
               help="--correlate: summary level (within documents, averaged) and/or system level. Default: both.")
 @click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE",
               help="--correlate: a bar chart of the correlations (PNG/PDF/SVG; needs matplotlib).")
-@click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE",
+@click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
               help="CI gate, repeatable: exit 1 when a system's mean of METRIC is below VALUE.")
 def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, stem, combine, length, upper,
              draws, seed, undefined, only_systems, model, layer, k, order, token_ties, batch_size, subset, correlate,
@@ -235,7 +236,11 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
     for m, val in thresholds:
         for rr in result.runs:
             v = rr.mean[m]
-            if not (v >= val):
+            if v != v:  # NaN: nothing measured is not a pass (docs/gate.md)
+                failed = True
+                click.echo(f"ulnorm-eval: FAIL {rr.name}: {m} is undefined (no document has a defined value), "
+                           f"threshold {val:g}", err=True)
+            elif v < val:
                 failed = True
                 click.echo(f"ulnorm-eval: FAIL {rr.name}: {m} = {v:.4f} < {val}", err=True)
     if failed:

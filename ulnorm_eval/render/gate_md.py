@@ -12,7 +12,7 @@ import math
 
 __all__ = ["gate_markdown", "append_text"]
 
-_TEST = {"t": "paired t", "randomization": "paired randomization"}
+_TEST = {"t": "paired t", "randomization": "paired randomization", "bootstrap": "paired bootstrap"}
 
 
 def _f(v) -> str:
@@ -45,6 +45,8 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
                   "|:-|:-|:-|:-|-:|-:|-:|:-|"]
         for c in checks:
             verdict = "❌ fail" if c.failed else "✅ pass"
+            if getattr(c, "undefined", ""):
+                verdict += " (undefined)"
             if c.kind == "fail-below":
                 check, threshold, p = f"--fail-below {c.reference:g}", c.reference, ""
             else:
@@ -58,6 +60,11 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
             lines.append(f"| {verdict} | {_cell(c.run)} | {_cell(label(c.metric))} | {_cell(check)} | {_f(c.mean)} | "
                          f"{_f(threshold)} | {_signed(margin)} | {p} |")
         lines.append("")
+        undefined = [c for c in checks if getattr(c, "undefined", "")]
+        lines += [f"- {_cell(c.run)} {_cell(label(c.metric))}: {_cell(c.undefined)}, so the check fails"
+                  for c in undefined]
+        if undefined:
+            lines.append("")
     metrics = list(result.metrics)
     lines += ["| run | " + " | ".join(_cell(label(m)) for m in metrics) + " |",
               "|:-|" + "-:|" * len(metrics)]

@@ -321,12 +321,16 @@ def test_queries_refuses_no_runs(case):
 def _capture_figures(monkeypatch):
     from ulnorm_eval.render import plots
 
+    import io
+
     figs = []
 
     def keep(fig, path):
         fig.canvas.draw()  # lay out ticks and legends as saved
         figs.append(fig)
-        fig.savefig(path, dpi=60, bbox_inches="tight")
+        buf = io.BytesIO()  # a command draws into a PictureBuffer, written with its other outputs
+        fig.savefig(buf, format=path.format, dpi=60, bbox_inches="tight")
+        path.data = buf.getvalue()
 
     monkeypatch.setattr(plots, "save_figure", keep)
     return figs

@@ -7,6 +7,7 @@ import sys
 import click
 
 __all__ = ["CONTEXT", "fail", "flush", "split_names", "split_variants", "base_name", "write_output",
+           "write_outputs_then",
            "output_format", "safe", "EXTENSIONS"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -98,10 +99,32 @@ def base_name(path: str) -> str:
     return os.path.basename(path) or path
 
 
-def write_output(text: str, output: str | None) -> None:
-    """The whole text to ``output`` (atomically) or stdout."""
-    if output:
-        from ..render.formats import write_atomic
-        write_atomic(output, text)
-    else:
-        sys.stdout.write(text)
+def write_output(text: str, output: str | None, *more) -> None:
+    """The whole text to ``output`` (atomically) or stdout, with ``more`` render.outputs.Output items,
+    all in one step (render/outputs.py: an error in any leaves no regular file written)."""
+    from ..render.outputs import Output, write_all
+
+    write_all([Output(output, text), *more])
+
+
+def write_outputs_then(outputs, verdict=None) -> None:
+    """Write ``outputs`` (render.outputs.Output items) in one step, then print the gate's ``verdict``
+    (``(lines, failed)`` or None) on stderr whatever happened to the outputs, and exit: 1 when the gate
+    failed (a failed gate is never hidden behind an output error), else 2 after an output error."""
+    from ..render.files import OutputError
+    from ..render.outputs import write_all
+
+    error = None
+    try:
+        write_all(outputs)
+    except OutputError as exc:
+        error = str(exc)
+    if error is not None:
+        click.echo(f"ulnorm-eval: {safe(error)}", err=True)
+    lines, failed = verdict or ((), False)
+    for line in lines:
+        click.echo(f"ulnorm-eval: {line}", err=True)
+    if failed:
+        sys.exit(1)
+    if error is not None:
+        sys.exit(2)

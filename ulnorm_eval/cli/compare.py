@@ -152,10 +152,12 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         meta["metric_queries"] = {m: len(q) for m, q in cmp.queries.items()}
         if baseline is not None:
             meta["baseline"] = _run_name(baseline, runs, cmp.runs)
-    _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta, resolved=True)
-    if plot:
-        from ..render.plots import plot_compare
-        plot_compare(cmp, plot)
+    picture = None
+    if plot:  # drawn in memory, written with the table in one step (render/outputs.py)
+        from ..render.plots import PictureBuffer, plot_compare
+        picture = PictureBuffer(plot)
+        plot_compare(cmp, picture)
+    _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta, resolved=True, picture=picture)
 
 
 @click.command("queries", context_settings=CONTEXT, epilog=QUERIES_EPILOG)
@@ -209,10 +211,12 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
         fail(str(exc))
     flush(warnings)
     meta = {"qrels": str(qrels), "run_files": list(runs), "thresholds": vars(thresholds), "pool": pool}
-    _emit({"queries": table}, fmt, precision, output, meta)
+    picture = None
     if plot:
-        from ..render.plots import plot_queries
-        plot_queries(table, plot, thresholds)
+        from ..render.plots import PictureBuffer, plot_queries
+        picture = PictureBuffer(plot)
+        plot_queries(table, picture, thresholds)
+    _emit({"queries": table}, fmt, precision, output, meta, picture=picture)
 
 
 def _query_sets(specs, warnings) -> tuple:
@@ -287,9 +291,11 @@ def _run_name(baseline: str, paths, names) -> str:
     fail(f"--baseline {baseline}: not one of the RUNS (give its path or run name: {', '.join(names)})")
 
 
-def _emit(frames: dict, fmt, precision, output, meta, resolved: bool = False) -> None:
+def _emit(frames: dict, fmt, precision, output, meta, resolved: bool = False, picture=None) -> None:
     from ..render.frames import FRAME_FORMATS, render
+    from ..render.outputs import Output
 
     if not resolved:
         fmt = output_format(fmt, output, FRAME_FORMATS, "tsv")
-    write_output(render(frames, fmt, precision, meta), output)
+    more = [Output(picture.path, picture.data)] if picture is not None else []
+    write_output(render(frames, fmt, precision, meta), output, *more)

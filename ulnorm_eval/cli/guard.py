@@ -7,12 +7,24 @@ stdout went away (SIGPIPE, e.g. ``| head``).  A signal raises :class:`Interrupte
 thread, so every ``finally`` runs: an output being written is removed (render/files.py).
 
 Anything unexpected still ends as one line and exit 2 (``internal error``), never exit 1 (which a
-CI job would read as a failed gate); ``ULNORM_EVAL_DEBUG=1`` shows the traceback instead.
+CI job would read as a failed gate); ``ULNORM_EVAL_DEBUG=1`` shows the traceback too (still exit 2).
+
+Standard streams (:func:`_own_streams`, :func:`_finish_stdout`): a closed descriptor 0, 1 or 2
+(``<&-``, ``>&-``, ``2>&-``) is occupied by ``/dev/null`` so that no file opened later takes its
+number; writing to a closed stdout then fails (EBADF: ``standard output is closed``, exit 2) and a
+closed stderr swallows the messages (the exit code still tells).  Under ``PYTHONUNBUFFERED`` or
+``python -u`` stdout is rewrapped in a buffered writer: Python's unbuffered text layer drops the rest
+of a short write (``ulimit -f``, a reader that exits) without an error.  stdout is flushed (and a
+regular file synced) before the exit code is decided: a failed write exits 2 (141 for a closed
+pipe; 1 stays 1, the verdict of a failed gate having been printed).
 """
 from __future__ import annotations
 
+import errno
+import io
 import os
 import signal
+import stat
 import sys
 import warnings
 
@@ -42,6 +54,11 @@ _CODES = {"SIGINT": 130, "SIGTERM": 143, "SIGHUP": 129}
 
 class Interrupted(SystemExit):
     """A signal ended the run; ``code`` is 128 + the signal number."""
+
+
+class InputEnded(Exception):
+    """An EOFError from a command (a compressed stream cut short, a peer closing): an input error.
+    Raised in its place because click would report it as an interruption (exit 130)."""
 
 
 class PipeClosed(Exception):
@@ -82,69 +99,179 @@ def _say(msg: str) -> None:
         pass
 
 
+_CLOSED = set()  # standard descriptors found closed at start (0, 1, 2)
+
+
+def _own_streams() -> None:
+    """See the module docstring.  Only for the command's own process (fd 1 is the real stdout)."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        # stdin and stdout: read-only /dev/null, so that a read or write fails (EBADF) as on a closed
+        # descriptor; stderr: writable /dev/null, where the messages nobody can read are dropped
+        nfd = os.open(os.devnull, os.O_WRONLY if fd in (0, 2) else os.O_RDONLY)
+        if nfd != fd:
+            os.dup2(nfd, fd)
+            os.close(nfd)
+        _CLOSED.add(fd)
+        if fd == 1:
+            sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
+        elif fd == 2:
+            sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
+                                          errors="backslashreplace", write_through=True)
+    out = sys.stdout
+    if 1 not in _CLOSED and isinstance(getattr(out, "buffer", None), io.FileIO):  # PYTHONUNBUFFERED / -u
+        try:
+            tty = out.isatty()
+        except (OSError, ValueError):
+            tty = False
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(out.fileno(), "w", closefd=False)),
+                                      encoding=out.encoding, errors=out.errors, line_buffering=tty)
+
+
+def _to_devnull(fd: int = 1) -> None:
+    """Point ``fd`` at /dev/null, so that the interpreter's own flush at exit cannot fail again
+    (it would print 'Exception ignored' and exit 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _finish_stdout(code):
+    """Flush stdout (and sync it when it is a regular file) before exiting with ``code``; a failure
+    changes the code (see the module docstring)."""
+    out = sys.stdout
+    if out is None:
+        return code
+    try:
+        out.flush()
+        fd = out.fileno()
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.fsync(fd)
+    except BrokenPipeError:
+        _to_devnull()
+        return 141
+    except (io.UnsupportedOperation, AttributeError, ValueError):
+        return code  # not a real descriptor (an embedding application, a test runner)
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.EROFS):  # fsync not supported there: the flush succeeded
+            return code
+        _to_devnull()
+        _say(_stdout_error(exc))
+        return 1 if code == 1 else 2
+    return code
+
+
+def _stdout_error(exc: OSError) -> str:
+    if exc.errno == errno.EBADF and 1 in _CLOSED:
+        return "standard output: closed (>&-): nothing was written; give -o FILE"  # as render/outputs.py
+    reason = exc.strerror or str(exc)
+    return f"standard output: cannot write: {reason[:1].lower() + reason[1:]}"
+
+
 def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
     """Call click's ``main`` (``run``) in non-standalone mode and map every outcome to an exit code."""
     if not standalone_mode:
         return run(args, prog_name, complete_var, standalone_mode=False, **extra)
+    real = _real_stdout()
+    if real:
+        _own_streams()
     from ..inputs.arrow import defer_pandas
     defer_pandas()  # the command's own process: pyarrow need not import pandas (inputs/arrow.py)
     old = _install()
     try:
         try:
-            with warnings.catch_warnings():
-                # numpy's overflow/invalid-value warnings: the results are checked for non-finite
-                # values (inputs/checks.py) and refused with one line instead
-                warnings.simplefilter("ignore", RuntimeWarning)
-                rv = run(args, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.exceptions.Abort:  # click turns KeyboardInterrupt/EOF into Abort
-            sys.exit(130)
-        except click.ClickException as exc:
-            # one line, like every other error: `ulnorm-eval: reason (see 'ulnorm-eval eval --help')`
-            msg = " ".join(exc.format_message().split("\n"))
-            hint = TREC_EVAL_FLAGS.get(getattr(exc, "option_name", None) or "")
-            if isinstance(exc, click.NoSuchOption) and hint:
-                msg = f"No such option {exc.option_name!r}: trec_eval's {exc.option_name} {hint}"
-            ctx = getattr(exc, "ctx", None)
-            if isinstance(exc, click.UsageError) and ctx is not None:
-                sub = f" {ctx.info_name}" if ctx.parent is not None else ""
-                msg += f" (see 'ulnorm-eval{sub} --help')"
-            _say(msg)
-            sys.exit(2)
-        except KeyboardInterrupt:
-            sys.exit(130)
-        except (BrokenPipeError, PipeClosed):
-            # stdout's reader went away: nothing more can be said there
-            try:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            except (OSError, ValueError):
-                pass
-            sys.exit(141)
-        except MemoryError:
-            _say("out of memory (see the input limits in docs/errors.md)")
-            sys.exit(2)
-        except RecursionError:
-            _say("input too deeply nested or too large to process")
-            sys.exit(2)
-        except OSError as exc:
-            where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-            _say(f"{where}{(exc.strerror or str(exc)).lower()}")
-            sys.exit(2)
-        except (SystemExit, Interrupted):
+            _guarded(run, args, prog_name, complete_var, **extra)
+        except Interrupted:
             raise
-        except Exception as exc:  # noqa: BLE001 - the last line of defence
-            if _is_input_error(exc):
-                _say(str(exc))
-                sys.exit(2)
-            if os.environ.get("ULNORM_EVAL_DEBUG"):
-                raise
-            _say(f"internal error: {type(exc).__name__}: {exc} (please report it; "
-                 "ULNORM_EVAL_DEBUG=1 shows the traceback)".replace("\n", " "))
-            sys.exit(2)
-        sys.exit(rv if isinstance(rv, int) else 0)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+            final = _finish_stdout(code) if real else code
+            if final != exc.code:
+                raise SystemExit(final) from None
+            raise
     finally:
         for sig, handler in old.items():
             try:
                 signal.signal(sig, handler)
             except (ValueError, OSError, TypeError):
                 pass
+
+
+def _real_stdout() -> bool:
+    """True when sys.stdout is the process's descriptor 1 (or it is closed), not a test runner's buffer."""
+    if sys.stdout is None:
+        return True
+    try:
+        return sys.stdout.fileno() == 1
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return False
+
+
+def _guarded(run, args, prog_name, complete_var, **extra):
+    """click's ``main`` with every outcome mapped to ``sys.exit(code)``."""
+    try:
+        with warnings.catch_warnings():
+            # numpy's overflow/invalid-value warnings: the results are checked for non-finite
+            # values (inputs/checks.py) and refused with one line instead
+            warnings.simplefilter("ignore", RuntimeWarning)
+            rv = run(args, prog_name, complete_var, standalone_mode=False, **extra)
+    except click.exceptions.Abort as exc:  # click turns KeyboardInterrupt/EOF into Abort
+        if isinstance(exc.__cause__, EOFError):  # not an interruption: SIGINT raises Interrupted
+            _say(f"unexpected end of input: {exc.__cause__ or 'EOF'}")
+            sys.exit(2)
+        sys.exit(130)
+    except click.ClickException as exc:
+        # one line, like every other error: `ulnorm-eval: reason (see 'ulnorm-eval eval --help')`
+        msg = " ".join(exc.format_message().split("\n"))
+        hint = TREC_EVAL_FLAGS.get(getattr(exc, "option_name", None) or "")
+        if isinstance(exc, click.NoSuchOption) and hint:
+            msg = f"No such option {exc.option_name!r}: trec_eval's {exc.option_name} {hint}"
+        ctx = getattr(exc, "ctx", None)
+        if isinstance(exc, click.UsageError) and ctx is not None:
+            sub = f" {ctx.info_name}" if ctx.parent is not None else ""
+            msg += f" (see 'ulnorm-eval{sub} --help')"
+        _say(msg)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except (BrokenPipeError, PipeClosed):
+        # stdout's reader went away: nothing more can be said there
+        _to_devnull()
+        sys.exit(141)
+    except InputEnded as exc:
+        _say(f"unexpected end of input: {exc}")
+        sys.exit(2)
+    except MemoryError:
+        _say("out of memory (see the input limits in docs/errors.md)")
+        sys.exit(2)
+    except RecursionError:
+        _say("input too deeply nested or too large to process")
+        sys.exit(2)
+    except OSError as exc:
+        if exc.errno == errno.EBADF and 1 in _CLOSED and not getattr(exc, "filename", None):
+            _say(_stdout_error(exc))  # click's own output (--help, --version) to a closed stdout
+            sys.exit(2)
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        _say(f"{where}{(exc.strerror or str(exc)).lower()}")
+        sys.exit(2)
+    except (SystemExit, Interrupted):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the last line of defence
+        if _is_input_error(exc):
+            _say(str(exc))
+            sys.exit(2)
+        if os.environ.get("ULNORM_EVAL_DEBUG"):
+            import traceback
+
+            traceback.print_exc()  # shown, but the code stays 2: never the gate's 1
+        _say(f"internal error: {type(exc).__name__}: {exc} (please report it; "
+             "ULNORM_EVAL_DEBUG=1 shows the traceback)".replace("\n", " "))
+        sys.exit(2)
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -6,7 +6,8 @@ import sys
 import click
 
 from ..core.variants import DEFAULT_VARIANTS, variant_names
-from .common import CONTEXT, base_name, fail, flush, output_format, split_names, split_variants, write_output
+from .common import (CONTEXT, base_name, fail, flush, output_format, split_names, split_variants,
+                     write_output, write_outputs_then)
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (bounds_options, check_parallel, groups_option, holes_option, make_options, ordering_options,
@@ -56,6 +57,9 @@ class DefaultGroup(click.Group):
         except BrokenPipeError as exc:  # click would exit 1 on it: guard.py exits 141
             from .guard import PipeClosed
             raise PipeClosed() from exc
+        except EOFError as exc:  # click would report an interruption (exit 130): an input error
+            from .guard import InputEnded
+            raise InputEnded(str(exc) or "EOF") from exc
 
 
 @click.group(cls=DefaultGroup, context_settings=CONTEXT, epilog=EPILOG)
@@ -276,22 +280,21 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
         flush(warnings)
         fail(str(exc))
     flush(warnings)
-    write_output(text, output)
-    if summary_md:
-        from ..render.gate_md import append_text, gate_markdown
+    from ..render.outputs import Output
 
-        md = gate_markdown(result, checks, names, base.name if base is not None else None,
-                           (max_drop or 0.0) if base is not None else None, alpha)
-        try:
-            append_text(summary_md, md)
-        except OSError as exc:
-            fail(f"{summary_md}: cannot write the summary: {exc.strerror or exc}")
+    outputs = [Output(output, text)]
+    if summary_md:
+        from ..render.gate_md import gate_markdown
+
+        outputs.append(Output(summary_md, gate_markdown(result, checks, names, base.name if base is not None else None,
+                                                        (max_drop or 0.0) if base is not None else None, alpha),
+                              append=True))
+    verdict = None
     if checks:
         drop = (max_drop or 0.0) if base is not None else None
-        for line in gate.verdict(checks, names, drop, alpha):
-            click.echo(f"ulnorm-eval: {line}", err=True)
-        if any(c.failed for c in checks):
-            sys.exit(1)
+        verdict = (gate.verdict(checks, names, drop, alpha), any(c.failed for c in checks))
+    # every output in one step; the verdict is printed (and exit 1 kept) even if an output fails
+    write_outputs_then(outputs, verdict)
 
 
 def _parse_metric(name: str):
@@ -311,30 +314,32 @@ def measures_cmd(markdown):
     from ..core.registry import FAMILIES, VARIANTS
     from ..render.registry_tables import BOUNDS_TEXT, bounds_kind, holes_text, measures_markdown, syntax, variants_markdown
 
+    out = []  # written in one step: a closed or full stdout is an error, not a silent exit 0
     if markdown:
-        click.echo(measures_markdown() + "\n\n" + variants_markdown())
-        return
-    click.echo("Measures (ir_measures syntax; any other ir_measures name is computed through ir_measures,\n"
+        out.append(measures_markdown() + "\n\n" + variants_markdown())
+        return write_output("\n".join(out) + "\n", None)
+    out.append("Measures (ir_measures syntax; any other ir_measures name is computed through ir_measures,\n"
                "with Monte Carlo E; DB as for the measures below):")
     for f in FAMILIES.values():
-        click.echo(f"\n  {syntax(f)}")
+        out.append(f"\n  {syntax(f)}")
         for p in f.params:
-            click.echo(f"    {p.name} (default {p.default!r}): {p.doc}")
-        click.echo(f"    formula: {f.formula}")
-        click.echo(f"    E: {f.expectation_formula}")
-        click.echo(f"    bounds: {BOUNDS_TEXT[f.bounds]}")
-        click.echo(f"    holes: {holes_text(f)}")
+            out.append(f"    {p.name} (default {p.default!r}): {p.doc}")
+        out.append(f"    formula: {f.formula}")
+        out.append(f"    E: {f.expectation_formula}")
+        out.append(f"    bounds: {BOUNDS_TEXT[f.bounds]}")
+        out.append(f"    holes: {holes_text(f)}")
         if f.summary != "mean":
-            click.echo(f"    summary ('all' row): {f.summary}")
+            out.append(f"    summary ('all' row): {f.summary}")
         if f.binary:
-            click.echo("    relevance: at -l/--rel-level (or rel=)")
+            out.append("    relevance: at -l/--rel-level (or rel=)")
         trec = ", ".join(t.base for t in f.trec)
-        click.echo(f"    cite: {f.cite}" + (f"; trec_eval: {trec}" if trec else ""))
-    click.echo("\nVariants (wrap a measure: UL2(nDCG@10); or add to all with --norm ul2):")
+        out.append(f"    cite: {f.cite}" + (f"; trec_eval: {trec}" if trec else ""))
+    out.append("\nVariants (wrap a measure: UL2(nDCG@10); or add to all with --norm ul2):")
     for v in VARIANTS.values():
         alias = f" (alias {', '.join(v.aliases)})" if v.aliases else ""
-        click.echo(f"\n  {v.name}{alias}: {v.formula}")
-        click.echo(f"    range {v.rng}; {bounds_kind(v.name)}; cite: {v.cite}")
+        out.append(f"\n  {v.name}{alias}: {v.formula}")
+        out.append(f"    range {v.rng}; {bounds_kind(v.name)}; cite: {v.cite}")
+    write_output("\n".join(out) + "\n", None)
 
 
 from .nrg import nrg_cmd  # noqa: E402

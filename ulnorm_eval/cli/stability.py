@@ -228,13 +228,15 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
     text = render_tables({k: tabs[k] for k in chosen}, fmt, precision, meta)
     if not text.endswith("\n"):
         text += "\n"
-    if output:
-        from ..render.formats import write_atomic
-        write_atomic(output, text)
-    else:
-        sys.stdout.write(text)
-    if plot:
-        plot_stability(curves, plot, meta, extra.get("asl"))
+    from ..render.outputs import Output, write_all
+
+    outputs = [Output(output, text)]
+    if plot:  # drawn in memory, written with the table in one step (render/outputs.py)
+        from ..render.plots import PictureBuffer
+        picture = PictureBuffer(plot)
+        plot_stability(curves, picture, meta, extra.get("asl"))
+        outputs.append(Output(plot, picture.data))
+    write_all(outputs)
 
 
 TABLES = ("functions", "tau", "asl")

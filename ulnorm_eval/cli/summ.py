@@ -195,10 +195,12 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
         _fail(str(exc))
     _flush(warnings)
 
-    from ..render.formats import FORMATS, write_atomic
+    from ..render.formats import FORMATS
+    from ..render.outputs import Output
 
+    picture = None
     if correlate:
-        text = _correlation_text(result, d, ratings, levels or ("summary", "system"), fmt, precision, plot,
+        text, picture = _correlation_text(result, d, ratings, levels or ("summary", "system"), fmt, precision, plot,
                                  bootstrap, seed, repeats)
     elif compare_systems:
         from ..analysis.compare import compare
@@ -228,23 +230,19 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
             kw.update(color=True, width=shutil.get_terminal_size().columns)
         # the ranking table looks its cells up by the registry's Metric; summaries have their own
         text = _table(result, per_query, precision) if fmt == "table" else FORMATS[fmt](result, **kw)
-    if output:
-        write_atomic(output, text)
-    else:
-        sys.stdout.write(text)
-    failed = False
+    lines = []
     for m, val in thresholds:
         for rr in result.runs:
             v = rr.mean[m]
             if v != v:  # NaN: nothing measured is not a pass (docs/gate.md)
-                failed = True
-                click.echo(f"ulnorm-eval: FAIL {rr.name}: {m} is undefined (no document has a defined value), "
-                           f"threshold {val:g}", err=True)
+                lines.append(f"FAIL {rr.name}: {m} is undefined (no document has a defined value), threshold {val:g}")
             elif v < val:
-                failed = True
-                click.echo(f"ulnorm-eval: FAIL {rr.name}: {m} = {v:.4f} < {val}", err=True)
-    if failed:
-        sys.exit(1)
+                lines.append(f"FAIL {rr.name}: {m} = {v:.4f} < {val}")
+    from .common import write_outputs_then
+
+    # every output in one step; a failed gate's lines and exit 1 survive an output error
+    write_outputs_then([Output(output, text)] + ([Output(plot, picture.data)] if picture is not None else []),
+                       (lines, bool(lines)))
 
 
 def _table(result, per_query, precision):
@@ -343,9 +341,12 @@ def _correlation_text(result, d, ratings, levels, fmt, precision, plot, reps=0, 
         text = (json.dumps(objs, indent=1) + "\n") if fmt == "json" else "".join(json.dumps(o) + "\n" for o in objs)
     else:
         text = _markdown(full, p, ratings, len(d.doc_ids), len(d.systems), reps, len(repeats))
+    picture = None
     if plot:
-        _plot(rows, plot)
-    return text
+        from ..render.plots import PictureBuffer
+        picture = PictureBuffer(plot)
+        _plot(rows, picture)
+    return text, picture
 
 
 def _markdown(rows, p, ratings, n_docs, n_sys, reps=0, repeats=0):

@@ -39,7 +39,8 @@ import tempfile
 from ..inputs.errors import InputError
 from ..inputs.text import refuse_url
 
-__all__ = ["OutputError", "atomic_path", "write_atomic", "check_outputs", "same_file", "remove_stale"]
+__all__ = ["OutputError", "atomic_path", "write_atomic", "check_outputs", "same_file", "remove_stale",
+           "PICTURE_FORMATS", "picture_format"]
 
 TEMP_PREFIX = ".ulnorm-"
 _SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
@@ -197,6 +198,8 @@ def check_outputs(params: dict) -> None:
     outs = [(flag, os.fspath(params[key])) for key, flag in OUTPUT_KEYS if params.get(key) is not None]
     for flag, out in outs:
         check_output(out, inputs, stdin_id, append=flag == "--summary-md")
+    if params.get("plot") is not None:
+        picture_format(params["plot"])  # .pgf would start LaTeX after everything else was written
     for i, (fa, a) in enumerate(outs):
         for fb, b in outs[i + 1:]:
             if a == b or _place(a) == _place(b) or same_file(a, b):
@@ -286,6 +289,21 @@ def remove_stale(directory: str, now: float | None = None) -> list:
         except OSError:
             continue
     return removed
+
+
+PICTURE_FORMATS = ("png", "svg", "pdf")
+
+
+def picture_format(path) -> str:
+    """The picture format of ``--plot FILE`` from its extension: png, svg or pdf; no extension (a
+    device such as ``/dev/stdout``) is png.  Anything else is refused before any input is read: matplotlib
+    would start LaTeX for ``.pgf`` and write a format nobody asked for under ``.txt``."""
+    ext = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+    if ext == "":
+        return "png"
+    if ext not in PICTURE_FORMATS:
+        raise OutputError(os.fspath(path), f"a picture cannot be written as .{ext} (--plot writes .png, .svg or .pdf)")
+    return ext
 
 
 @contextlib.contextmanager

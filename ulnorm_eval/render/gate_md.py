@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["gate_markdown", "append_text"]
+__all__ = ["gate_markdown"]
 
 _TEST = {"t": "paired t", "randomization": "paired randomization", "bootstrap": "paired bootstrap"}
 
@@ -71,13 +71,3 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
     for rr in result.runs:
         lines.append(f"| {_cell(rr.name)} | " + " | ".join(_f(rr.mean[m]) for m in metrics) + " |")
     return "\n".join(lines) + "\n"
-
-
-def append_text(path: str, text: str) -> None:
-    """Append ``text`` to ``path`` (created if absent), a blank line after earlier content: GitHub's step
-    summary file is appended to by every step, so it must not be replaced."""
-    import os
-
-    sep = "\n" if os.path.exists(path) and os.path.getsize(path) > 0 else ""
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(sep + text)

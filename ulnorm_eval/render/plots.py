@@ -12,7 +12,10 @@ import os
 
 import numpy as np
 
-__all__ = ["save_figure", "MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare"]
+from .files import PICTURE_FORMATS, picture_format
+
+__all__ = ["save_figure", "MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare",
+           "PICTURE_FORMATS", "picture_format", "PictureBuffer"]
 
 TYPE_COLOURS = {"ideal": "#1b7837", "informative": "#7fbf7b", "uninformative": "#878787",
                 "hard": "#d6604d", "easy": "#4393c3"}
@@ -33,16 +36,31 @@ def require_matplotlib():
     return plt
 
 
-def save_figure(fig, path: str) -> None:
-    """Save atomically (output.atomic_path): a failed save leaves no partial picture; an extension
-    matplotlib cannot write (``.txt``) gets a PNG, as every --plot does."""
+class PictureBuffer:
+    """A picture drawn in memory for ``path`` (its bytes in ``.data`` after a plot function drew
+    it), so that a command can write it together with its other outputs (render/outputs.py)."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self.format = picture_format(path)
+        self.data = b""
+
+
+def save_figure(fig, path) -> None:
+    """Save atomically (files.atomic_path): a failed save leaves no partial picture.  ``path`` may be a
+    :class:`PictureBuffer`, which receives the bytes instead.  The format is :func:`picture_format`'s."""
+    import io
+
     from .formats import atomic_path
 
     plt = require_matplotlib()
-    fmt = os.path.splitext(path)[1].lstrip(".").lower() or "png"
-    if fmt not in fig.canvas.get_supported_filetypes():
-        fmt = "png"
     try:
+        if isinstance(path, PictureBuffer):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=path.format, dpi=120, bbox_inches="tight")
+            path.data = buf.getvalue()
+            return
+        fmt = picture_format(path)
         with atomic_path(path, suffix="." + fmt) as target:
             fig.savefig(target, format=fmt, dpi=120, bbox_inches="tight")
     finally:

@@ -1,0 +1,152 @@
+"""Every output of a command written as one step: all of them, or (as far as the system allows) none.
+
+A command renders everything it will write in memory first (its text, a picture's bytes, the gate's
+Markdown), then hands the lot to :func:`write_all`:
+
+1. each regular file is written to its temporary ``.ulnorm-*`` file (:func:`.files.atomic_path`),
+   an appended file (``--summary-md``) as a copy of its old content plus the new text, and flushed
+   to disk;
+2. then what cannot be undone is written: devices and FIFOs (``/dev/stdout``, ``/dev/full``), then
+   standard output, flushed;
+3. only then are the temporaries renamed over their targets.
+
+An error in any step raises :class:`.files.OutputError` (``FILE: cannot write: REASON``; standard
+output is named ``standard output``) and removes every temporary: no regular file is created or
+changed.  ``--plot /dev/full`` beside ``-o c.txt`` therefore leaves no ``c.txt``.  A reader of
+standard output that went away raises BrokenPipeError (the CLI exits 141).
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import sys
+
+from .files import OutputError, atomic_path
+
+__all__ = ["Output", "write_all", "write_stdout", "STDOUT", "CLOSED"]
+
+STDOUT = "standard output"
+CLOSED = "closed (>&-): nothing was written; give -o FILE"
+
+
+class Output:
+    """One thing to write: ``data`` (str, written as UTF-8, or bytes) to ``path`` (None: stdout),
+    replacing it or, with ``append``, after its content (a blank line between)."""
+
+    __slots__ = ("path", "data", "append")
+
+    def __init__(self, path, data, append: bool = False):
+        self.path = None if path is None else os.fspath(path)
+        self.data = data
+        self.append = append
+
+    def payload(self) -> bytes:
+        return self.data if isinstance(self.data, bytes) else self.data.encode("utf-8")
+
+
+def _special(path: str) -> bool:
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False  # absent (created) or unreadable: atomic_path names the problem
+
+
+def _reason(exc: OSError) -> str:
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    return f"cannot write: {reason[:1].lower() + reason[1:]}"
+
+
+def _old_content(path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return b""
+
+
+def _write_fd(path: str, data: bytes, append: bool) -> None:
+    with open(path, "ab" if append else "wb") as fh:
+        fh.write(data)
+        fh.flush()
+
+
+def _discard(out) -> None:
+    """After a failed write the stream still holds the rest: point its descriptor at /dev/null so
+    that the next flush (the CLI's, the interpreter's at exit) neither fails again nor writes it."""
+    try:
+        fd = out.fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def write_stdout(text) -> None:
+    """``text`` to standard output, flushed; an OS error other than a closed pipe becomes an
+    :class:`OutputError` naming standard output (a short write, ``ulimit -f``, a full disk)."""
+    out = sys.stdout
+    try:
+        if isinstance(text, bytes):
+            out.flush()
+            out.buffer.write(text)
+        else:
+            out.write(text)
+        out.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _discard(out)
+        if exc.errno == errno.EPIPE:
+            raise BrokenPipeError(*exc.args) from None
+        if exc.errno == errno.EBADF:  # fd 1 closed at start (cli/guard.py gives it a read-only /dev/null)
+            raise OutputError(STDOUT, CLOSED) from None
+        raise OutputError(STDOUT, _reason(exc)) from None
+    except (AttributeError, ValueError):  # sys.stdout None or closed: fd 1 closed at start
+        raise OutputError(STDOUT, CLOSED) from None
+
+
+class _PipeGone(Exception):
+    """Carries a BrokenPipeError past atomic_path, which would report it as the file's error."""
+
+
+def write_all(outputs) -> None:
+    """Write every :class:`Output` (see the module docstring for the order and the guarantees)."""
+    try:
+        _write_all([o for o in outputs if o is not None])
+    except _PipeGone as gone:
+        raise gone.args[0] from None
+
+
+def _write_all(outputs) -> None:
+    with contextlib.ExitStack() as stack:
+        later = []
+        for o in outputs:
+            if o.path is None or _special(o.path):
+                later.append(o)
+                continue
+            target = stack.enter_context(atomic_path(o.path))
+            data = o.payload()
+            if o.append:
+                old = _old_content(o.path)
+                data = old + (b"\n" if old else b"") + data
+            try:
+                with open(target, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except OSError as exc:
+                raise OutputError(o.path, _reason(exc)) from None
+        for o in sorted(later, key=lambda o: o.path is None):  # devices first, standard output last
+            if o.path is None:
+                try:
+                    write_stdout(o.data)
+                except BrokenPipeError as exc:
+                    raise _PipeGone(exc) from None
+                continue
+            try:
+                _write_fd(o.path, o.payload(), o.append)
+            except OSError as exc:
+                raise OutputError(o.path, _reason(exc)) from None

@@ -704,3 +704,45 @@ def test_stdin_left_unread_at_an_error_ends_cleanly(tmp_path, files):
     feeder.stdout.close()
     feeder.wait()
     assert res.returncode == 2 and "Fatal" not in res.stderr and "duplicate document" in res.stderr
+
+
+@pytest.mark.parametrize("rank, reason", [
+    ("+1", None), ("-0", None), ("07", None),
+    ("1_0", "is not a decimal integer (ASCII digits, optional sign)"),
+    ("\u0663", "is not a decimal integer (ASCII digits, optional sign)"),
+    ("3\u00a0", "is not a decimal integer (ASCII digits, optional sign)"),
+    ("0x9", "is not a decimal integer (ASCII digits, optional sign)"),
+    ("1e1", "is not a decimal integer (ASCII digits, optional sign)"),
+    ("9223372036854775808", "is too large"),
+])
+def test_ties_rank_reads_decimal_integers_only(tmp_path, files, rank, reason):
+    """Python's int() took 1_0, Arabic-Indic digits and a trailing NBSP (then Arrow failed: internal
+    error); Arrow read 0x9 as 9.  trec_eval ignores the rank column; --ties rank is ours."""
+    run = tmp_path / "r.run"
+    run.write_text(f"q1 Q0 d2 {rank} 1.0 A\nq1 Q0 d1 9 1.0 A\nq2 Q0 d3 1 1.0 A\n", encoding="utf-8")
+    for stream in ("--stream", "--no-stream"):
+        res = cli(stream, "--ties", "rank", "-m", "P@1", "--norm", "none", "-q", files["qrels"], run)
+        if reason is None:  # d2 (non-relevant) ranked first: q1 scores 0
+            assert res.exit_code == 0 and "P@1\tq1\t0.0000" in res.stdout, res.stderr
+        else:
+            one_line_error(res, f"{run}:1: rank {rank!r} {reason} (--ties rank)")
+
+
+@pytest.mark.parametrize("sort", ["relstring", "runid", "-relstring", "relstring.10"])
+def test_sort_by_a_text_measure_is_refused(files, sort):
+    res = cli("-m", "P@1", "--norm", "none", "--sort", sort, files["qrels"], files["a.run"])
+    assert "is text (trec_eval's" in one_line_error(res)
+
+
+@pytest.mark.parametrize("command", ["eval", "compare", "queries"])
+def test_permutations_are_bounded(files, command):
+    res = cli(command, "--permutations", "99999999999999999999999", files["qrels"], files["a.run"], files["b.run"])
+    assert "is not in the range 10<=x<=1000000" in one_line_error(res)
+
+
+def test_ir_measures_parameters_are_checked_when_parsed(files):
+    """ir_measures asserts on a bad parameter only when computing: an internal error."""
+    res = cli("-m", "INST(T=1,max_rel=3)", files["qrels"], files["a.run"])
+    one_line_error(res, "INST(T=1,max_rel=3): ir_measures refuses its parameters: invalid param T=1")
+    res = cli("-m", "INST(T=1.0)", "--norm", "none", files["qrels"], files["a.run"])
+    one_line_error(res, "INST(T=1.0): ir_measures refuses its parameters: invalid param max_rel=(not given)")

@@ -424,9 +424,13 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
             read_ahead = False  # standard input is read in this thread, never in the background one
         loaded = ((r, api.load_run(r, q)) for r in runs)
         # each run is read and parsed in a background thread while the one before is evaluated
-        for r, run in (ahead(loaded) if read_ahead else loaded):
-            paths.append(r.path if hasattr(r, "path") else str(r))  # str() of a Run formats its arrays
-            results.append(api.evaluate_run(q, run, metrics + extra, options, warn))
+        loaded = ahead(loaded) if read_ahead else loaded
+        try:
+            for r, run in loaded:
+                paths.append(r.path if hasattr(r, "path") else str(r))  # str() of a Run formats its arrays
+                results.append(api.evaluate_run(q, run, metrics + extra, options, warn))
+        finally:
+            loaded.close()  # stops and joins the reader now, not when an error's traceback is freed
     else:
         from ..pipeline.parallel import evaluate_runs
         runs = list(runs)

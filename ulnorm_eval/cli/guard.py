@@ -188,11 +188,15 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
     try:
         try:
             _guarded(run, args, prog_name, complete_var, **extra)
-        except Interrupted:
+        except Interrupted as exc:  # every finally has run (temporary files removed)
+            if real and _own_process():
+                _exit_now(exc.code)
             raise
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
             final = _finish_stdout(code) if real else code
+            if real and _own_process():
+                _exit_now(final)
             if final != exc.code:
                 raise SystemExit(final) from None
             raise
@@ -202,6 +206,31 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
                 signal.signal(sig, handler)
             except (ValueError, OSError, TypeError):
                 pass
+
+
+def _own_process() -> bool:
+    """True when this process was started to run the command (the ``ulnorm-eval`` script, or
+    ``python -c`` calling ``main()``), not a program that embeds it and goes on afterwards."""
+    name = os.path.basename(sys.argv[0] if sys.argv else "")
+    return name == "-c" or name.startswith("ulnorm-eval")
+
+
+def _exit_now(code: int) -> None:
+    """Leave with ``code`` without the interpreter's shutdown.
+
+    At shutdown Python ends any thread that asks for the GIL; an Arrow worker thread that frees a
+    buffer wrapping a Python object at that moment is ended inside C++ code, and the process aborts
+    ("terminate called without an active exception", exit 134; apache/arrow#34314, #39862): about 1
+    run in 25 of a plain evaluation under load (benchmarks/exit_stress.py).  Everything this command
+    wrote is flushed here (stdout was flushed and synced by :func:`_finish_stdout`, outputs were
+    synced when written), so skipping the shutdown loses nothing; ``os._exit`` leaves at once.
+    """
+    for stream in (sys.stderr, sys.stdout):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code)
 
 
 def _real_stdout() -> bool:

@@ -214,6 +214,10 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
             fail(str(exc))
         descending = bool(sort) and sort.startswith("-")
         sort_metric = _parse_metric(sort[1:] if descending else sort) if sort else None
+        rec = sort_metric.measure.record if sort_metric is not None else None
+        if rec is not None and rec.value == "text":
+            fail(f"--sort {sort}: {sort_metric} is text (trec_eval's {sort_metric.measure.trec_name()}), not a "
+                 "number to sort by; sort by a numeric measure")
         # measures named only by a gate or --sort are evaluated (and printed) too
         for m in [t.metric for t in thresholds] + ([sort_metric] if sort_metric else []):
             if m not in metrics:

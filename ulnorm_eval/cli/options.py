@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import click
 
+MAX_DRAWS = 1_000_000  # Monte Carlo draws: their values are held per query (8 bytes each)
+
 from .types import FiniteFloat
 
 
@@ -41,8 +43,9 @@ bounds_options = bundle(
                  help="'paper' uses the papers' formulas verbatim (E[SP@k] = k(P/n)^2) to reproduce their tables."),
     click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
                  help="A query whose variant is undefined (e.g. I = E) scores 0, or is left out of the mean."),
-    click.option("--permutations", type=click.IntRange(min=10), default=1000, show_default=True,
-                 help="Monte Carlo permutations (DB, and E/IUB of measures without a closed form)."),
+    click.option("--permutations", type=click.IntRange(min=10, max=MAX_DRAWS), default=1000, show_default=True,
+                 help="Monte Carlo permutations (DB, and E/IUB of measures without a closed form); at most "
+                      "1,000,000 (memory grows with them)."),
 )
 
 # Judgment holes: LB/UB of every measure over the grades of the unjudged retrieved documents.

@@ -296,6 +296,11 @@ def _foreign(text: str) -> Measure:
         m = ir_measures.parse_measure(text)
     except Exception:
         raise UnknownMeasure(_unknown_message(text)) from None
+    try:  # ir_measures checks parameters only when it computes, with an assert
+        m.validate_params()
+    except (AssertionError, TypeError, ValueError) as exc:
+        why = re.sub(r"<object object at 0x[0-9a-f]+>", "(not given)", str(exc)) or "invalid"
+        raise UnknownMeasure(f"{text}: ir_measures refuses its parameters: {why}") from None
     return Measure(m.NAME, tuple(sorted((k, repr(v)) for k, v in m.params.items())), None, foreign=m)
 
 

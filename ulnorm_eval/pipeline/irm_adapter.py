@@ -48,7 +48,7 @@ def _calc(measure, qrels_df, run_df, nrows: int, row_of: dict) -> np.ndarray:
     try:
         for r in ir_measures.iter_calc([measure], qrels_df, run_df):
             out[row_of[r.query_id]] = r.value
-    except (ValueError, TypeError, KeyError, ImportError) as exc:  # e.g. no provider installed
+    except (ValueError, TypeError, KeyError, ImportError, AssertionError) as exc:  # e.g. no provider installed
         lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
         raise UnknownMeasure(f"{measure}: ir_measures cannot compute it: {' '.join(lines)}") from None
     return out

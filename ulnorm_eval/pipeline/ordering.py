@@ -136,8 +136,16 @@ class RankedRun:
         return self._docid.take(numeric_array(self._take))
 
 
+RANK_PATTERN = r"^[+-]?[0-9]+$"  # a decimal integer in ASCII digits, as C's strtol reads it without a base
+
+
 def rank_values(run: Run) -> np.ndarray:
-    """The rank column as integers (only ``--ties rank`` reads it); a bad field names its line."""
+    """The rank column as integers (only ``--ties rank`` reads it; trec_eval ignores the column).
+
+    A rank is a decimal integer of ASCII digits with an optional sign, within ±2^63.  Arrow's cast
+    alone would read ``0x9`` as 9 and refuse ``+1``; Python's ``int`` would take ``1_0``, ``٣`` and
+    ``3\u00a0``: the pattern decides, and a bad field names its line.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -145,18 +153,22 @@ def rank_values(run: Run) -> np.ndarray:
         raise InputError(run.path, None, "--ties rank needs a rank column")
     if isinstance(run.rank, np.ndarray):
         return run.rank
-    try:
-        return pc.cast(run.rank, pa.int64()).to_numpy(zero_copy_only=False)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        for i, v in enumerate(run.rank.to_pylist()):
-            try:
-                why = "" if -(1 << 63) <= int(v) < 1 << 63 else "is too large"  # beyond int64
-            except ValueError:
-                why = "is not an integer"
-            if why:
-                line = int(run.line[i]) if run.line is not None else i + 1
-                raise InputError(run.path, line, f"rank {v!r} {why} (--ties rank)") from None
-        raise
+    rank = run.rank
+    if not pa.types.is_string(rank.type) and not pa.types.is_large_string(rank.type):
+        rank = pc.cast(rank, pa.string())
+    ok = pc.match_substring_regex(rank, RANK_PATTERN)
+    bad = None if ok.null_count == 0 and pc.all(ok).as_py() in (True, None) else \
+        int(np.flatnonzero(~ok.fill_null(False).to_numpy(zero_copy_only=False))[0])
+    if bad is None:
+        try:
+            return pc.cast(pc.replace_substring_regex(rank, r"^\+", ""), pa.int64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # only an overflow is left
+            big = [i for i, v in enumerate(rank.to_pylist()) if not -(1 << 63) <= int(v) < 1 << 63]
+            why, bad = "is too large", big[0]
+    else:
+        why = "is not a decimal integer (ASCII digits, optional sign)"
+    line = int(run.line[bad]) if run.line is not None else bad + 1
+    raise InputError(run.path, line, f"rank {rank[bad].as_py()!r} {why} (--ties rank)")
 
 
 def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_precision: str = "float64",

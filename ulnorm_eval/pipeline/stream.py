@@ -124,18 +124,26 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     ``blocks``: the :class:`BlockOut` of each of the file's query blocks, in file order (scored
     elsewhere, e.g. in worker processes); default: read and score them here, one after the other.
     """
-    import dataclasses
-
-    import pyarrow as pa
-
+    ahead = None
     if blocks is None:
         parsed = (parse_block(path, data, name) for data, _ in run_blocks(path, block_bytes))
         # Standard input is read in this thread: a reader thread still blocked on it when the
         # command ends (an error, an interrupt) makes the interpreter abort its shutdown.
         if path != "-":
-            parsed = read_ahead(parsed)
+            parsed = ahead = read_ahead(parsed)
         blocks = (score_parsed(qrels, path, run, lines, metrics, options) for run, lines in parsed)
-    blocks = iter(blocks)
+    try:
+        return _evaluate_blocks(qrels, path, metrics, options, warn, name, iter(blocks))
+    finally:
+        if ahead is not None:  # now, not when an error's traceback lets go of it (at exit: too late)
+            ahead.close()
+
+
+def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunResult:
+    import dataclasses
+
+    import pyarrow as pa
+
     all_qids = qrels_queries(qrels)
     in_qrels = set(all_qids)
     done_qids: list = []  # evaluated queries, block after block
@@ -209,6 +217,9 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     return result
 
 
+JOIN_TIMEOUT = 60.0  # seconds a stopped read-ahead thread is given to finish the item in hand
+
+
 def read_ahead(items):
     """Iterate ``items`` in a background thread, one item ahead of the caller.
 
@@ -217,7 +228,8 @@ def read_ahead(items):
     and an exception raised while producing one, arrive in order.  The thread starts on an item
     only when the caller has finished with the one before the current one, so at most two parsed
     blocks are held at a time.  When the caller stops early (an error, a closed generator), the
-    thread is told to stop, and it closes the file once it has finished the item in hand.
+    thread is told to stop, and it closes the file once it has finished the item in hand; the
+    caller waits for that (at most ``JOIN_TIMEOUT`` seconds), so that no parse outlives the command.
     """
     import queue
     import threading
@@ -259,8 +271,12 @@ def read_ahead(items):
             yield item
             slots.release()
     finally:
-        stop.set()  # the thread sees it within 0.1 s of finishing its item, then closes the source;
-        # not joined, so that an interrupt does not wait for a parse in progress
+        stop.set()  # the thread sees it within 0.1 s of finishing its item, then closes the source
+        # Joined: a thread still inside Arrow's parser when the interpreter shuts down is ended
+        # there by Python, and the process aborts (exit 134; inputs/trec.py: _released).  The wait
+        # is the rest of one item's parse; bounded, for a thread blocked reading a FIFO nobody
+        # writes to (blocked in a read, it never returns to Python: harmless at exit).
+        worker.join(timeout=JOIN_TIMEOUT)
 
 
 def _regrouped(codes: np.ndarray, starts: np.ndarray):

@@ -28,8 +28,8 @@ import sys
 import tempfile
 import time
 
-CLI = [sys.executable, "-c", "from ulnorm_eval.cli import main; main()"]
-SIGINT = [sys.executable, "-c", "import os; from ulnorm_eval.render import formats; "
+CLI = [sys.executable, "-m", "ulnorm_eval"]  # the process exits as the console script does
+SIGINT = [sys.executable, "-c", "import os, sys; sys.argv[0] = 'ulnorm-eval'; from ulnorm_eval.render import formats; "
           "formats.FORMATS['trec'] = lambda *a, **k: os.kill(os.getpid(), 2); "
           "from ulnorm_eval.cli import main; main()"]
 

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-CLI = [sys.executable, "-c", "from ulnorm_eval.cli import main; main()"]
+CLI = [sys.executable, "-m", "ulnorm_eval"]  # the process exits as the console script does
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\nq2 0 d4 0\n"
 RUN = "q1 Q0 d1 1 2.0 A\nq1 Q0 d2 2 1.0 A\nq2 Q0 d4 1 2.0 A\nq2 Q0 d3 2 1.0 A\n"
 QUIET = ["-m", "P@1", "--norm", "none"]  # no notes on stderr: only the line under test
@@ -156,7 +156,7 @@ def test_a_full_stdout(files):
 
 INTERNAL = ("import sys; from ulnorm_eval.render import formats; "
             "formats.FORMATS['trec'] = lambda *a, **k: {exc}; "
-            "from ulnorm_eval.cli import main; main()")
+            "sys.argv[0] = 'ulnorm-eval'; from ulnorm_eval.cli import main; main()")
 
 
 def test_debug_shows_the_traceback_but_keeps_exit_2(files):

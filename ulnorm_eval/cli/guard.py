@@ -209,10 +209,12 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
 
 
 def _own_process() -> bool:
-    """True when this process was started to run the command (the ``ulnorm-eval`` script, or
-    ``python -c`` calling ``main()``), not a program that embeds it and goes on afterwards."""
-    name = os.path.basename(sys.argv[0] if sys.argv else "")
-    return name == "-c" or name.startswith("ulnorm-eval")
+    """True when this process was started to run the command (the ``ulnorm-eval`` script or
+    ``python -m ulnorm_eval``), not a program that embeds it and goes on afterwards (``python -c``
+    calling ``main()`` gets SystemExit as before)."""
+    arg0 = sys.argv[0] if sys.argv else ""
+    name = os.path.basename(arg0)
+    return name.startswith("ulnorm-eval") or arg0.replace("\\", "/").endswith("ulnorm_eval/__main__.py")
 
 
 def _exit_now(code: int) -> None:

@@ -29,9 +29,9 @@ import tempfile
 import time
 
 CLI = [sys.executable, "-m", "ulnorm_eval"]  # the process exits as the console script does
-SIGINT = [sys.executable, "-c", "import os, sys; sys.argv[0] = 'ulnorm-eval'; from ulnorm_eval.render import formats; "
-          "formats.FORMATS['trec'] = lambda *a, **k: os.kill(os.getpid(), 2); "
-          "from ulnorm_eval.cli import main; main()"]
+SIGINT_SCRIPT = ("import os\nfrom ulnorm_eval.render import formats\n"
+                 "formats.FORMATS['trec'] = lambda *a, **k: os.kill(os.getpid(), 2)\n"
+                 "from ulnorm_eval.cli import main\nmain()\n")  # saved as 'ulnorm-eval': exits as the script
 
 
 def make_files(d: str) -> dict:
@@ -41,10 +41,11 @@ def make_files(d: str) -> dict:
     nan = lines[: len(lines) // 2] + ["q199 Q0 dnan 9999 nan A\n"] + lines[len(lines) // 2:]
     paths = {}
     for name, text in (("qrels", qrels), ("run", run), ("big", "".join(lines)), ("nan", "".join(nan)),
-                       ("dup", run + "q0 Q0 d0a 3 0.5 A\n")):
+                       ("dup", run + "q0 Q0 d0a 3 0.5 A\n"), ("ulnorm-eval", SIGINT_SCRIPT)):
         paths[name] = os.path.join(d, name)
         with open(paths[name], "w") as fh:
             fh.write(text)
+    paths["sigint"] = paths.pop("ulnorm-eval")
     return paths
 
 
@@ -55,7 +56,7 @@ def scenarios(p: dict) -> dict:
         "gate": (CLI + [*quiet, "--fail-below", "P@1=2", p["qrels"], p["run"]], 1),
         "nan": (CLI + [*quiet, "--stream", p["qrels"], p["nan"]], 2),
         "dup": (CLI + ["compare", *quiet, p["qrels"], p["dup"], p["big"], p["run"]], 2),
-        "sigint": (SIGINT + [*quiet, p["qrels"], p["run"]], 130),
+        "sigint": ([sys.executable, p["sigint"], *quiet, p["qrels"], p["run"]], 130),
         "big-ok": (CLI + [*quiet, "--stream", p["qrels"], p["big"]], 0),
     }
 

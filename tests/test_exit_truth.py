@@ -156,15 +156,22 @@ def test_a_full_stdout(files):
 
 INTERNAL = ("import sys; from ulnorm_eval.render import formats; "
             "formats.FORMATS['trec'] = lambda *a, **k: {exc}; "
-            "sys.argv[0] = 'ulnorm-eval'; from ulnorm_eval.cli import main; main()")
+            "from ulnorm_eval.cli import main; main()")
+
+
+def script(tmp_path, text):
+    """``text`` as a script named like the console script (the CLI then exits as that script does)."""
+    path = tmp_path / "ulnorm-eval"
+    path.write_text(text.replace("; ", "\n"))
+    return [sys.executable, str(path)]
 
 
 def test_debug_shows_the_traceback_but_keeps_exit_2(files):
     """ULNORM_EVAL_DEBUG=1 turned an internal error into exit 1, the code of a failed gate."""
-    script = INTERNAL.format(exc="1 / 0")
+    code = INTERNAL.format(exc="1 / 0")
     for debug in ("1", ""):
         env = dict(os.environ, ULNORM_EVAL_DEBUG=debug)
-        res = subprocess.run([sys.executable, "-c", script, *QUIET, str(files / "qrels"), str(files / "run")],
+        res = subprocess.run([*script(files, code), *QUIET, str(files / "qrels"), str(files / "run")],
                              capture_output=True, text=True, timeout=300, env=env)
         assert res.returncode == 2 and res.stdout == ""
         assert res.stderr.splitlines()[-1] == ("ulnorm-eval: internal error: ZeroDivisionError: division by zero "
@@ -174,16 +181,16 @@ def test_debug_shows_the_traceback_but_keeps_exit_2(files):
 
 def test_an_end_of_file_error_is_not_an_interruption(files):
     """click turns EOFError into Abort, which was reported as exit 130 ('interrupted') with no message."""
-    script = INTERNAL.format(exc="(_ for _ in ()).throw(EOFError('peer closed the connection'))")
-    res = subprocess.run([sys.executable, "-c", script, *QUIET, str(files / "qrels"), str(files / "run")],
+    code = INTERNAL.format(exc="(_ for _ in ()).throw(EOFError('peer closed the connection'))")
+    res = subprocess.run([*script(files, code), *QUIET, str(files / "qrels"), str(files / "run")],
                          capture_output=True, text=True, timeout=300)
     assert (res.returncode, res.stdout) == (2, "")
     assert res.stderr == "ulnorm-eval: unexpected end of input: peer closed the connection\n"
 
 
 def test_sigint_is_still_130(files):
-    script = INTERNAL.format(exc="__import__('os').kill(__import__('os').getpid(), 2)")
-    res = subprocess.run([sys.executable, "-c", script, *QUIET, str(files / "qrels"), str(files / "run")],
+    code = INTERNAL.format(exc="__import__('os').kill(__import__('os').getpid(), 2)")
+    res = subprocess.run([*script(files, code), *QUIET, str(files / "qrels"), str(files / "run")],
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 130
 
@@ -247,8 +254,8 @@ def test_process_exit_never_aborts(files):
     the process ("terminate called without an active exception", exit 134): 10 runs in 100 of this
     SIGINT case and 4 in 100 of a plain evaluation under load before the CLI left with os._exit after
     flushing (benchmarks/exit_stress.py runs hundreds under load)."""
-    script = INTERNAL.format(exc="__import__('os').kill(__import__('os').getpid(), 2)")
-    cases = [([sys.executable, "-c", script], 130), (CLI, 0)]
+    code = INTERNAL.format(exc="__import__('os').kill(__import__('os').getpid(), 2)")
+    cases = [(script(files, code), 130), (CLI, 0)]
     for i in range(30):
         cmd, want = cases[i % 2]
         res = subprocess.run([*cmd, *QUIET, str(files / "qrels"), str(files / "run")], capture_output=True,

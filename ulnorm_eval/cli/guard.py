@@ -212,9 +212,8 @@ def _own_process() -> bool:
     """True when this process was started to run the command (the ``ulnorm-eval`` script or
     ``python -m ulnorm_eval``), not a program that embeds it and goes on afterwards (``python -c``
     calling ``main()`` gets SystemExit as before)."""
-    arg0 = sys.argv[0] if sys.argv else ""
-    name = os.path.basename(arg0)
-    return name.startswith("ulnorm-eval") or arg0.replace("\\", "/").endswith("ulnorm_eval/__main__.py")
+    main_file = (getattr(sys.modules.get("__main__"), "__file__", None) or "").replace("\\", "/")
+    return os.path.basename(main_file).startswith("ulnorm-eval") or main_file.endswith("ulnorm_eval/__main__.py")
 
 
 def _exit_now(code: int) -> None:

@@ -299,8 +299,9 @@ def _foreign(text: str) -> Measure:
     try:  # ir_measures checks parameters only when it computes, with an assert
         m.validate_params()
     except (AssertionError, TypeError, ValueError) as exc:
-        why = re.sub(r"<object object at 0x[0-9a-f]+>", "(not given)", str(exc)) or "invalid"
-        raise UnknownMeasure(f"{text}: ir_measures refuses its parameters: {why}") from None
+        if "<object object at 0x" not in str(exc):  # a value given and refused; a missing one is
+            # left to the computation (after -l is checked), which refuses it in one line too
+            raise UnknownMeasure(f"{text}: ir_measures refuses its parameters: {exc or 'invalid'}") from None
     return Measure(m.NAME, tuple(sorted((k, repr(v)) for k, v in m.params.items())), None, foreign=m)
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from generate import generate
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent / "shared" / "data"
+SHARED = Path(os.environ.get("ULNORM_EVAL_SHARED_DATA", HERE.parent.parent / "shared" / "data"))
 
 
 def log(msg: str) -> None:

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DEFAULT = HERE.parents[1] / "shared" / "data" / "summeval" / "model_annotations.aligned.paired.jsonl.gz"
+DEFAULT = (Path(os.environ.get("ULNORM_EVAL_SHARED_DATA", HERE.parents[1] / "shared" / "data")) / "summeval"
+           / "model_annotations.aligned.paired.jsonl.gz")
 ABSTRACTIVE = ["M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20", "M22", "M23"]
 
 

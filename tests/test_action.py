@@ -123,3 +123,42 @@ def test_documented_gitlab_job_runs(shared, tmp_path):
     assert set(job["artifacts"]["paths"]) == {p.name for p in tmp_path.iterdir()}
 
 
+
+
+def _fake_python(tmp_path, layout):
+    """An interpreter stand-in: `-m venv DIR` makes DIR/<layout>/python, which logs what it is asked."""
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "fakepython"
+    fake.write_text(f"""#!/usr/bin/env bash
+if [ "$1 $2" = "-m venv" ]; then
+  mkdir -p "$3/{layout}"
+  printf '#!/usr/bin/env bash\\necho "venv python $*" >> {log}\\n' > "$3/{layout}/python"
+  chmod +x "$3/{layout}/python"
+fi
+""")
+    fake.chmod(0o755)
+    return fake, log
+
+
+def test_install_step_finds_the_venv_on_every_runner(tmp_path):
+    """bin/ on Linux and macOS, Scripts/ on Windows runners: the step installs with that venv's python
+    and puts that folder on the job's PATH."""
+    install = step("Install ulnorm-eval")
+    for layout in ("bin", "Scripts"):
+        d = tmp_path / layout
+        d.mkdir()
+        fake, log = _fake_python(d, layout)
+        gh_path = d / "github_path"
+        env = dict(os.environ, UL_PYTHON=str(fake), RUNNER_TEMP=str(d), GITHUB_PATH=str(gh_path),
+                   GITHUB_ACTION_PATH=str(ROOT))
+        proc = subprocess.run(["bash", "-c", install["run"]], env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        venv = d / "ulnorm-eval-venv" / layout
+        assert gh_path.read_text().strip() == str(venv)
+        assert log.read_text().strip() == f"venv python -m pip install --quiet {ROOT}"
+
+
+def test_action_documents_pinning_and_every_test():
+    text = (ROOT / "action.yml").read_text(encoding="utf-8")
+    assert "Pin it to a release tag" in text and "commit SHA" in text
+    assert "t, randomization or bootstrap" in ACTION["inputs"]["test"]["description"]

@@ -84,6 +84,12 @@ def test_tidy_per_query_means_notes(dl):
     assert res.queries["bm25.run"][:2] == ["19335", "47923"]
     assert res.means["bm25.run"]["nDCG@10"] == tidy[(tidy["query"] == "all") & (tidy["measure"] == "nDCG@10")]["value"].item()
     assert res.notes == ["bm25.run: undefined (scored 0; --undefined): UL2 of nDCG@10 for 2 queries"]
+    # frame: the queries only (pandas habits: describe() counts queries); the means in summary()
+    f = res.frame
+    assert len(f) == 50 and "all" not in f.index.get_level_values("query")
+    assert f["nDCG@10"].describe()["count"] == 50
+    assert f["nDCG@10"].mean() == pytest.approx(res.summary().loc["bm25.run", "nDCG@10"], abs=1e-15)
+    assert res.wide(all_rows=True).iloc[-1]["query"] == "all" and len(res.wide(all_rows=False)) == 50
 
 
 def test_bounds_equal_the_cli_bound_columns(dl):
@@ -151,7 +157,7 @@ def test_compare_and_nrg_from_dataframes_equal_the_paths(dl):
     assert n1.priors == {"bm25.run": ["bm25_rm3.run"], "bm25_rm3.run": ["bm25.run"]}
     res = CliRunner().invoke(main, ["nrg", "-f", "tsv", "-q", "--leave-one-out", str(qrels), *map(str, runs.values())])
     cli = pd.read_csv(io.StringIO(res.stdout), sep="\t", dtype={"query": str})
-    assert n1.frame.reset_index()["NRG(nDCG@10)"].tolist() == cli["NRG(nDCG@10)"].tolist()
+    assert n1.frame.reset_index()["NRG(nDCG@10)"].tolist() == cli[cli["query"] != "all"]["NRG(nDCG@10)"].tolist()
     assert n1.wide()["NRG(nDCG@10)"].tolist() == cli["NRG(nDCG@10)"].tolist()
     assert n1.per_query["bm25.run"]["NRG(nDCG@10)"].shape == (50,) and len(n1.tidy(all_rows=False)) == 2 * 2 * 50
 

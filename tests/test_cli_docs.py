@@ -124,10 +124,15 @@ def test_readme_is_short():
 
 
 def test_install_commands_match_ci():
-    """The README's test command is what .ci/run runs in a fresh virtual environment."""
+    """The README's test command is what .ci/run runs in a fresh virtual environment, and the README
+    says what .ci/run does besides (torch first)."""
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "pip install '.[test]' && python -m pytest -q" in README
     assert 'python -m pip install --quiet ".[test]"' in ci and ci.rstrip().endswith("python -m pytest -q")
+    pins = re.findall(r'pip install --quiet "(torch==[\d.]+)"', ci)
+    assert pins and "after installing the CPU build of torch, pinned" in " ".join(README.split()), \
+        "README: say what .ci/run installs besides"
+    assert "runs exactly this" not in README
     assert "pip install . && ulnorm-eval examples/qrels/dlhard-passage.qrels.txt examples/runs/*.run.gz" in README
 
 
@@ -206,3 +211,11 @@ def test_readme_speed_sentence_is_the_benchmark_summary():
     assert "#### Targets" in report and "load average" in report
     assert summary.replace_block("a <!-- BEGIN benchmark -->old<!-- END benchmark --> b", summary.BEGIN, summary.END,
                                  "new") == "a <!-- BEGIN benchmark -->new<!-- END benchmark --> b"
+
+
+def test_no_internal_issue_numbers_in_user_docs():
+    """The team's issue numbers mean nothing to a reader: none in README.md or docs/ (generated
+    blocks included: the benchmark report is written into docs/performance.md)."""
+    pages = {"README.md": README, **{f"docs/{p.name}": p.read_text(encoding="utf-8") for p in gen.doc_pages()}}
+    bad = {page: re.findall(r".{0,30}\b[Ii]ssues?[ -]#?\d+.{0,30}", text) for page, text in pages.items()}
+    assert not {p: b for p, b in bad.items() if b}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -307,3 +308,87 @@ def test_cli_output_to_a_fifo_is_written_not_replaced(tiny, tmp_path):
     assert out.exit_code == 0, out.output
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     assert got and got[0].startswith("metric,measure,variant,queries,tau")
+
+
+# --------------------------------------------------------------------------- machine formats, --baseline
+
+
+def _cmp(*args):
+    from ulnorm_eval.cli.main import main as cli_main
+    ex = Path(__file__).resolve().parents[1] / "examples"
+    runs = [str(p) for p in sorted((ex / "runs").glob("*.run.gz"))]
+    res = CliRunner().invoke(cli_main, ["compare", "-m", "nDCG@10", "--norm", "ul2", "--swap-trials", "20", *args,
+                                        str(ex / "qrels" / "dlhard-passage.qrels.txt"), *runs])
+    assert res.exit_code == 0, res.output
+    return res
+
+
+@pytest.mark.parametrize("fmt,sep", [("tsv", "\t"), ("csv", ",")])
+def test_machine_formats_are_one_parseable_table(fmt, sep):
+    import io
+
+    import pandas as pd
+
+    res = _cmp("-f", fmt, "--table", "all")
+    df = pd.read_csv(io.StringIO(res.stdout), sep=sep)
+    assert list(df.columns[:4]) == ["table", "run", "metric", "mean"]
+    assert df.groupby("table").size().to_dict() == {"systems": 6, "summary": 2, "pairs": 6}
+    pairs = df[df["table"] == "pairs"].dropna(axis=1, how="all")
+    assert {"run_a", "run_b", "diff", "p_adj", "significant"} <= set(pairs.columns)
+    assert df[df["table"] == "systems"]["pairs"].isna().all()  # a column the systems table lacks: empty
+    one = _cmp("-f", fmt, "--table", "pairs")
+    single = pd.read_csv(io.StringIO(one.stdout), sep=sep)
+    assert "table" not in single.columns and len(single) == 6
+    assert single["p"].tolist() == pairs["p"].tolist()
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "json", "table"])
+def test_baseline_in_every_format(fmt):
+    """--baseline: the pairs (run, baseline), oriented run - baseline, corrected over those two pairs."""
+    import io
+    import json
+
+    import pandas as pd
+
+    full = pd.read_csv(io.StringIO(_cmp("-f", "tsv", "--table", "pairs").stdout), sep="\t")
+    res = _cmp("-f", fmt, "--table", "systems", "--baseline", "bm25.run")
+    if fmt == "table":
+        assert "Pairs of runs" in res.stdout and "bm25_rm3.run" in res.stdout
+        return
+    if fmt == "json":
+        pairs = pd.DataFrame(json.loads(res.stdout)["pairs"])
+        assert json.loads(res.stdout)["meta"]["baseline"] == "bm25.run"
+    else:
+        pairs = pd.read_csv(io.StringIO(res.stdout), sep="\t")
+        pairs = pairs[pairs["table"] == "pairs"]
+    assert set(pairs["run_b"]) == {"bm25.run"} and len(pairs) == 4
+    for m in ("nDCG@10", "UL2(nDCG@10)"):
+        mine = pairs[pairs["metric"] == m].set_index("run_a")
+        orig = full[full["metric"] == m]
+        # the full table has bm25.run as run_a against both others: negated here
+        for other in ("bm25_bert_zs.run", "bm25_rm3.run"):
+            row = orig[(orig["run_a"] == "bm25.run") & (orig["run_b"] == other)].iloc[0]
+            assert mine.loc[other, "diff"] == pytest.approx(-row["diff"], abs=1e-15)
+            assert mine.loc[other, "ci_low"] == pytest.approx(-row["ci_high"], abs=1e-15)
+            assert mine.loc[other, "p"] == row["p"]
+        # Holm over the two baseline pairs: the smaller p doubled, the larger kept (monotone)
+        ps = sorted(mine["p"])
+        want = sorted([min(1.0, 2 * ps[0]), max(min(1.0, 2 * ps[0]), ps[1])])
+        assert sorted(mine["p_adj"]) == pytest.approx(want, abs=1e-15)
+        assert (mine["significant"] == (mine["p_adj"] < 0.05)).all()
+
+
+def test_forest_plot_says_which_intervals():
+    from ulnorm_eval.render.plots import forest_caption
+
+    cap = forest_caption({"test": "t", "correction": "holm", "alpha": 0.05, "subset": "all"})
+    assert cap == "t test; 95% intervals, uncorrected; filled: significant after holm correction (α = 0.05); query set: all"
+
+
+def test_compare_help_explains_the_summary_columns():
+    from ulnorm_eval.cli.main import main as cli_main
+
+    out = CliRunner().invoke(cli_main, ["compare", "--help"], terminal_width=200).stdout
+    for col in ("tau", "significant", "conflicts", "pad", "swap_rate", "var_system", "erho2", "phi",
+                "topics_needed", "p_adj"):
+        assert col in out, col

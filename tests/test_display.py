@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -208,7 +209,8 @@ def test_undefined_values_are_marked_in_the_table(case):
                                                                                               ["q10"], ["all"])}
     assert rows["q1"][-1] == "-0.2500" and rows["q2"][-1] == "undef" and rows["q10"][-1] == "undef"
     assert rows["all"][-1] == "-0.0833†"  # (-1/4 + 0 + 0) / 3
-    assert "E" not in out.split()  # the bounds evaluated to find them are not shown
+    header = next(line for line in out.splitlines() if line.split()[:2] == ["query", "measure"])
+    assert "E" not in header.split()  # the bounds evaluated to find them are not shown
     # machine formats keep the number: 0 (and the count on stderr / in json)
     tsv = cli("-f", "tsv", "-m", "P@2", "--norm", "ul2", case["qrels"], case["a"]).stdout
     vals = [float(line.split("\t")[-1]) for line in tsv.splitlines()[1:]]
@@ -376,3 +378,25 @@ def test_compare_csv_neutralises_run_names_and_tsv_escapes_them(case, write, tmp
                    case["b"]).stdout
     assert {line.split("\t")[0] for line in tsv_text.splitlines()[1:]} == {"=HYPERLINK(x)\\tz", "b.run"}
 
+
+
+def test_table_caption_explains_the_variants_and_piped_width_follows_columns():
+    """-f table: one caption line says what each variant column is; piped, $COLUMNS sets the width
+    (a terminal's own width is used on a terminal; -o FILE keeps the natural width)."""
+    from click.testing import CliRunner
+
+    from ulnorm_eval.cli.main import main as cli_main
+
+    ex = Path(__file__).resolve().parents[1] / "examples"
+    args = ["-f", "table", "--norm", "e,iub,ul2", str(ex / "qrels" / "dlhard-passage.qrels.txt"),
+            str(ex / "runs" / "bm25.run.gz")]
+    wide = CliRunner().invoke(cli_main, args, env={"COLUMNS": ""}).stdout
+    legend = wide.rstrip("\n").splitlines()[-1]
+    from ulnorm_eval.core.records import VARIANTS
+
+    assert legend == ("A = the value, E = its expectation under a random ranking, I = the ideal ranking's (IUB), "
+                      f"W = the worst's (WLB); E: {VARIANTS['E'].formula}; IUB: {VARIANTS['IUB'].formula}; "
+                      "UL2: (A-E)/(I-E) if A >= E else (A-E)/E")
+    narrow = CliRunner().invoke(cli_main, args, env={"COLUMNS": "60"}).stdout
+    assert max(len(line) for line in narrow.splitlines()) <= 60 < max(len(line) for line in wide.splitlines())
+    assert " ".join(narrow.split()).endswith(" ".join(legend.split()))

@@ -32,7 +32,7 @@ OK = {
     "eval": ["-m", "AP", "--norm", "none", "qrels", "a.run", "b.run"],
     "compare": ["-m", "AP", "--norm", "none", "qrels", "a.run", "b.run"],
     "queries": ["-m", "AP", "qrels", "a.run"],
-    "nrg": ["-m", "nDCG@10", "qrels", "a.run", "b.run"],
+    "nrg": ["--leave-one-out", "-m", "nDCG@10", "qrels", "a.run", "b.run"],
     "summ": ["-m", "ROUGE-1", "--norm", "none", "docs.tsv", "sysA.tsv"],
     "stability": ["-k", "2", "qrels", "a.run", "b.run"],
     "swaps": ["systems_a.tsv", "systems_b.tsv"],

@@ -438,8 +438,14 @@ def test_cli_errors(write, tmp_path):
     cli = CliRunner()
     r = cli.invoke(main, ["nrg", "--leave-one-out", "--chronological", q, *paths])
     assert r.exit_code == 2 and "exclude each other" in r.stderr
-    r = cli.invoke(main, ["nrg", "-m", "AP", q, *paths])
+    r = cli.invoke(main, ["nrg", "--leave-one-out", "-m", "AP", q, *paths])
     assert r.exit_code == 2 and "NRG is defined" in r.stderr
+    # no prior run: NRG would equal the measure, refused rather than printed as if meaningful
+    r = cli.invoke(main, ["nrg", q, *paths])
+    assert r.exit_code == 2 and "no prior run: NRG would equal the measure" in r.stderr and r.stdout == ""
+    r = cli.invoke(main, ["nrg", "--leave-one-out", q, paths[0]])
+    assert r.exit_code == 2 and "--leave-one-out needs at least two RUNs" in r.stderr
+    assert cli.invoke(main, ["nrg", q, paths[0], "--prior", paths[1]]).exit_code == 0
     bad = write("bad", "q Q0 A 1 1.0 x\nq Q0 B 2 notanumber x\n")
     out = tmp_path / "never.txt"
     r = cli.invoke(main, ["nrg", "-o", str(out), q, paths[0], "--prior", bad])

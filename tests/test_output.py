@@ -277,7 +277,8 @@ def test_table_only_variant_leaves_value_blank(case):
 def test_table_cli_caption(case):
     out = run_cli("-f", "table", *ARGS, case["qrels"], case["a"]).stdout
     assert "\x1b[" not in out  # not a terminal: plain text
-    caption = out.strip().splitlines()[-1]
+    caption, legend = out.strip().splitlines()[-2:]
+    assert legend.startswith("A = the value, E = its expectation under a random ranking")
     assert caption == ("3 queries; pool qrels; ties score desc, docid desc (trec_eval); scores float64; "
                        "2 undefined cases (scored 0 by --undefined zero: undef per query, † marks a mean that "
                        "includes them; --undefined skip leaves them out)")

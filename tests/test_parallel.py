@@ -95,7 +95,7 @@ def test_standard_input_run_j2(dlhard):
         r = CliRunner().invoke(main, [str(a) for a in args], input=data, catch_exceptions=False)
         return r.exit_code, r.stdout, r.stderr
 
-    for cmd in (["-f", "tsv", "-q", "-l", "2"], ["-f", "tsv", "-q", "--stream", "-l", "2"], ["nrg", "-f", "tsv", "-q"]):
+    for cmd in (["-f", "tsv", "-q", "-l", "2"], ["-f", "tsv", "-q", "--stream", "-l", "2"], ["nrg", "-f", "tsv", "-q", "--leave-one-out"]):
         one = cli(*cmd, qrels, runs[0], "-", runs[1])
         assert one[0] == 0 and one[1].count("\n") > 10, one[2]
         assert cli(*cmd, qrels, runs[0], "-", runs[1], "-j", "2") == one, cmd

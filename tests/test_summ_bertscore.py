@@ -176,3 +176,37 @@ def test_cli_order_and_ties_reach_algorithm_1(tmp_path, scorer):
     assert got[d.doc_ids[0]] == pytest.approx(want, rel=1e-5)
     inc = bs.expected_summaries(scorer, d.sources[0], [bs.n_tokens(scorer, x) for x in refs], "increasing")
     assert abs(bs.bertscore(scorer, inc, [[x] for x in refs])[:, 2].max() - want) > 1e-3  # the order matters
+
+
+def test_heterogeneity_from_the_documents_alone_equals_algorithm_2(small, scorer, scored):
+    """--subset ranks documents by this before any summary is scored: the same scores."""
+    het = bs.heterogeneity(small, scorer)
+    assert het == pytest.approx(scored.hetero, rel=1e-6, abs=1e-8)
+
+
+@needs_data
+def test_subset_scores_only_the_chosen_documents(monkeypatch, tmp_path):
+    """summ --subset hetero N: the summaries of the N documents are scored, not all of them, and the
+    values equal a full run's restricted to those documents."""
+    from click.testing import CliRunner
+
+    from ulnorm_eval.cli.main import main
+
+    seen = []
+    real = bs.score_documents
+
+    def spy(data, *a, **kw):
+        seen.append(len(data.doc_ids))
+        return real(data, *a, **kw)
+
+    monkeypatch.setattr(bs, "score_documents", spy)
+    args = ["summ", "-f", "tsv", "-q", "-m", "BERTScore", "--norm", "none", "--systems", "M8,M11", "--docs", "3"]
+    sub = CliRunner().invoke(main, [*args, "--subset", "hetero", "1", str(DATA)])
+    assert sub.exit_code == 0, sub.output
+    assert seen == [1]
+    full = CliRunner().invoke(main, [*args, str(DATA)])
+    assert seen == [1, 3]
+    rows = {tuple(x.split("\t")[:2]): x.split("\t")[2] for x in full.stdout.strip().split("\n")[1:]}
+    got = [x.split("\t") for x in sub.stdout.strip().split("\n")[1:] if x.split("\t")[1] != "all"]
+    assert len(got) == 2 and all(rows[(r[0], r[1])] == r[2] for r in got)
+    assert "--docs 3: the first 3 of 100 documents only" in full.stderr

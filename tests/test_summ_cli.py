@@ -232,14 +232,23 @@ def test_compare_summarisation_systems(plain):
     val = {(r[0], r[1]): (float(r[2]), float(r[3])) for r in rows}
     r = run("--compare", "-f", "tsv", "-m", "ROUGE-1", "--norm", "ue2", *plain)
     assert r.exit_code == 0, r.output
-    blocks = {b.split("\n", 1)[0]: b.split("\n", 1)[1] for b in r.output.strip().split("\n\n")}
-    sysrows = [x.split("\t") for x in blocks["# systems"].splitlines()[1:]]
+    # one table: a leading `table` column names each row's table (pandas reads it whole)
+    lines = [x.split("\t") for x in r.stdout.strip().split("\n")]
+    cols = lines[0]
+    assert cols[0] == "table"
+    blocks = {}
+    for x in lines[1:]:
+        blocks.setdefault(x[0], []).append(x)
+
+    def table(name, want):
+        return [[x[cols.index(c)] for c in want] for x in blocks[name]]
+
+    sysrows = table("systems", ["run", "metric", "mean"])
     means = {(x[0], x[1]): float(x[2]) for x in sysrows}
     assert means[("sysA", "ROUGE-1")] == pytest.approx(val[("sysA", "all")][0], abs=1e-12)
     assert means[("sysB", "UE2(ROUGE-1)")] == pytest.approx(val[("sysB", "all")][1], abs=1e-12)
     assert {x[1] for x in sysrows} == {"ROUGE-1", "UE2(ROUGE-1)"}  # no SE or E rows compared
-    head, *pairs = [x.split("\t") for x in blocks["# pairs"].splitlines()]
-    p = {x[0]: float(x[head.index("p")]) for x in pairs}
+    p = {m: float(v) for m, v in table("pairs", ["metric", "p"])}
     a = [val[("sysA", d)][0] for d in ("d1", "d2")]
     b = [val[("sysB", d)][0] for d in ("d1", "d2")]
     assert p["ROUGE-1"] == pytest.approx(sst.ttest_rel(a, b).pvalue, rel=1e-9)
@@ -291,3 +300,42 @@ def test_correlate_intervals_and_seed_spread(summeval_like):
             assert (text == "nan" and not np.isfinite(want)) or float(text) == pytest.approx(want, abs=1e-12), key
     r = run(*args, "--bootstrap", "0", path)
     assert all(x.split("\t")[7] == "nan" for x in r.output.strip().split("\n")[1:])
+
+
+def test_gate_line_and_summary_md_as_eval(plain, tmp_path):
+    """summ --fail-below prints eval's verdict (summary line, then each check with mean, threshold
+    and margin) and --summary-md appends eval's Markdown."""
+    md = tmp_path / "summary.md"
+    r = run("-m", "ROUGE-1", "--norm", "none", "--combine", "mean", "--fail-below", "ROUGE-1=0.5",
+            "--summary-md", str(md), *plain)
+    assert r.exit_code == 1
+    lines = [x for x in r.stderr.splitlines() if "gate" in x or "FAIL" in x or "pass" in x]
+    assert lines[0] == "ulnorm-eval: gate FAILED: 1 of 2 checks"
+    assert lines[1].startswith("ulnorm-eval:   pass sysA ROUGE-1: mean ") and "threshold 0.5000 (--fail-below)" in lines[1]
+    assert lines[2].startswith("ulnorm-eval:   FAIL sysB ROUGE-1: mean ") and "margin -" in lines[2]
+    text = md.read_text()
+    assert text.startswith("## ulnorm-eval gate: FAILED (1 of 2 checks)")
+    assert "| ❌ fail | sysB | ROUGE-1 | --fail-below 0.5 | 0.3381 | 0.5000 | -0.1619 |  |" in text
+
+
+def test_docs_limit_for_a_quick_look(plain):
+    full = run("-f", "tsv", "-q", "-m", "ROUGE-1", "--norm", "none", *plain)
+    one = run("-f", "tsv", "-q", "-m", "ROUGE-1", "--norm", "none", "--docs", "1", *plain)
+    assert one.exit_code == 0, one.output
+    assert "--docs 1: the first 1 of 2 documents only" in one.stderr
+    rows = [x.split("\t") for x in one.stdout.strip().split("\n")[1:]]
+    assert {r[1] for r in rows} == {"d1", "all"}
+    frows = {(r[0], r[1]): r[2] for r in (x.split("\t") for x in full.stdout.strip().split("\n")[1:])}
+    assert all(frows[(r[0], "d1")] == r[2] for r in rows)
+
+
+def test_summeval_systems_in_natural_order():
+    from conftest import SHARED
+
+    from ulnorm_eval.inputs.summaries import natural_key, read_summaries
+
+    assert sorted(["M11", "M13", "M1", "M2", "M10", "M0"], key=natural_key) == ["M0", "M1", "M2", "M10", "M11", "M13"]
+    data = SHARED / "summeval" / "model_annotations.aligned.paired.jsonl.gz"
+    if data.exists():
+        assert read_summaries(str(data)).systems == ["M0", "M1", "M2", "M5", "M8", "M9", "M10", "M11", "M12", "M13",
+                                                     "M14", "M15", "M17", "M20", "M22", "M23"]

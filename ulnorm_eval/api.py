@@ -126,8 +126,7 @@ class Frames:
 
     def wide(self, all_rows: bool = True) -> "pd.DataFrame":
         """Columns ``run, query`` and one per metric; ``all_rows`` keeps each run's ``all`` row (the mean)."""
-        f = self.frame.reset_index()
-        return f if all_rows else f[f["query"] != "all"].reset_index(drop=True)
+        return self._frame(all_rows).reset_index()
 
     def tidy(self, all_rows: bool = True) -> "pd.DataFrame":
         """Columns ``run, query, measure, value`` (``all_rows``: with each run's ``all`` rows)."""
@@ -208,27 +207,30 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     values only).  Keywords set :class:`Options` fields (or pass ``options``).  Notes (missing queries, undefined
     variants, ...) are on ``.notes``; ``warn(msg)`` also hears each.
     """
-    from .pipeline.evaluate import evaluate_path, resolve_metrics
+    from .pipeline.evaluate import both_notes, evaluate_path, resolve_metrics
 
     opts, extra = _split_options(kw)
     if extra:
         raise TypeError(f"evaluate() got unexpected keyword arguments {sorted(extra)}")
     opts = options or opts
-    metrics = resolve_metrics([measures] if isinstance(measures, str) else measures, variants)
+    setup: list = []
+    metrics = resolve_metrics([measures] if isinstance(measures, str) else measures, variants,
+                              warn=both_notes(setup.append, warn))
     q = to_qrels(qrels, groups)
     sources = _sources(runs, q)
     results = [evaluate_path(q, r, metrics, opts, warn) for r in sources]
     return Evaluation(metrics, results, opts, q.path, [getattr(r, "path", r) for r in sources], qrels=q,
-                      inputs=sources)
+                      inputs=sources, setup_notes=setup)
 
 
 # --------------------------------------------------------------------------- compare, nrg, tables
 
 def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
-            variants: Sequence[str] = ("UL1", "UL2"), *, warn: Callable[[str], None] | None = None,
+            variants: Sequence[str] | None = None, *, warn: Callable[[str], None] | None = None,
             groups: str | None = None, **kw: Any) -> Comparison:
     """Compare runs (at least two) as ``ulnorm-eval compare`` does: ``.systems``, ``.summary``,
-    ``.pairs`` DataFrames and ``.notes``.
+    ``.pairs`` DataFrames and ``.notes``.  ``variants``: default UL1 and UL2 for the measures with a
+    closed-form E (a measure whose E is a Monte Carlo estimate gets them only when named or listed).
 
     Keywords are :class:`Options` fields and those of :func:`ulnorm_eval.analysis.compare.compare`
     (``test``, ``reps``, ``correction``, ``alpha``, ``subset``, ``subset_size``, ``swap_trials``, ``swap_between``,
@@ -241,7 +243,7 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
         cmp_kw["seed"] = kw["seed"]
     q = to_qrels(qrels, groups)
     return compare_files(q, to_runs(runs, q), [measures] if isinstance(measures, str) else measures,
-                         list(variants), opts, warn, **cmp_kw)
+                         None if variants is None else list(variants), opts, warn, **cmp_kw)
 
 
 def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Sequence[str] | str | None = None, *,

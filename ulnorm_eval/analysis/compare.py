@@ -389,7 +389,7 @@ def swap_between_tables(a: dict, b: dict):
                            {"metric": "str", "runs": "int", "pairs": "int", "swaps": "int", "swap_rate": "float"})
 
 
-def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options=None, warn=None, executor=None,
+def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=None, executor=None,
                   read_ahead: bool = True, **kw):
     """Evaluate ``runs`` (paths, Runs, or an iterable of either) against ``qrels`` and :func:`compare`
     them (keywords go to ``compare``).
@@ -404,8 +404,11 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
     from ..core.registry import Metric
 
     options = options or api.Options()
-    wanted = [m for m in api.resolve_metrics(measures, [v for v in variants if v.upper() not in BOUND_VARIANTS],
-                                             numeric_only=True)
+    setup: list = []
+    # variants=None: UL1 and UL2, not added to measures whose E is a Monte Carlo estimate (a note says so)
+    given = None if variants is None else [v for v in variants if v.upper() not in BOUND_VARIANTS]
+    wanted = [m for m in api.resolve_metrics(measures, given, numeric_only=True, warn=api.both_notes(setup.append, warn),
+                                             default_variants=DEFAULT_VARIANTS)
               if m.variant not in BOUND_VARIANTS]
     metrics = []
     for m in wanted:
@@ -438,5 +441,5 @@ def compare_files(qrels, runs, measures=None, variants=DEFAULT_VARIANTS, options
         results = list(evaluate_runs(executor, runs, metrics + extra, options, warn))
     res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)), paths)
     cmp = compare(res, warn=warn, **kw)
-    cmp.notes[:0] = res.notes
+    cmp.notes[:0] = setup + res.notes
     return cmp

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import stats
 
-__all__ = ["pairwise_marks", "baseline_marks"]
+__all__ = ["pairwise_marks", "baseline_marks", "baseline_pairs"]
 
 
 def pairwise_marks(pairs, runs: list, metrics: list) -> dict:
@@ -50,3 +50,37 @@ def baseline_marks(pairs, runs: list, metrics: list, baseline: str, correction: 
             sig = not np.isnan(p) and p < alpha and d != 0
             out[(r, m)] = (float(d), float(p), ("better" if d > 0 else "worse") if sig else "")
     return out
+
+
+_NEGATED = ("diff", "effect", "statistic")
+
+
+def baseline_pairs(pairs, baseline: str, correction: str, alpha: float):
+    """The pairs table against a baseline (``compare --baseline`` in every format): only the pairs
+    (run, baseline) of each metric, oriented run - baseline (differences, effects and statistics
+    negated and the interval mirrored where the table had baseline - run), ``p_adj`` corrected over
+    those k - 1 pairs and ``significant`` at ``alpha``, as :func:`baseline_marks` decides the paper
+    table's marks."""
+    from .table import Table
+
+    rows = [r._asdict() for r in pairs.itertuples(index=False)]
+    if baseline not in {r["run_a"] for r in rows} | {r["run_b"] for r in rows}:
+        raise ValueError(f"baseline {baseline!r} is not one of the runs")
+    out = []
+    for m in dict.fromkeys(r["metric"] for r in rows):
+        mine = [dict(r) for r in rows if r["metric"] == m and baseline in (r["run_a"], r["run_b"])]
+        for r in mine:
+            if r["run_a"] == baseline:
+                r["run_a"], r["run_b"] = r["run_b"], baseline
+                for k in _NEGATED:
+                    if k in r and r[k] is not None:
+                        r[k] = -r[k]
+                if "ci_low" in r and "ci_high" in r:
+                    r["ci_low"], r["ci_high"] = -r["ci_high"], -r["ci_low"]
+        p_adj = stats.adjust(np.asarray([r["p"] for r in mine], dtype=np.float64), correction)
+        for r, p in zip(mine, p_adj):
+            r["p_adj"] = float(p)
+            r["significant"] = bool(not np.isnan(p) and p < alpha)
+        out.extend(mine)
+    cols = list(pairs.columns)
+    return Table({c: [r[c] for r in out] for c in cols}, {c: pairs.kinds[c] for c in cols})

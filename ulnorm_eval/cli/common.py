@@ -128,3 +128,18 @@ def write_outputs_then(outputs, verdict=None) -> None:
         sys.exit(1)
     if error is not None:
         sys.exit(2)
+
+
+def table_layout(output: str | None) -> dict:
+    """-f table's keywords for stdout: on a terminal its width and colours; piped, the width in
+    $COLUMNS when set (as `COLUMNS=80 ulnorm-eval -f table ... | less`), else the natural width.
+    A file (-o) gets the natural width."""
+    import os
+    import shutil
+
+    if output:
+        return {}
+    if sys.stdout.isatty():
+        return {"color": True, "width": shutil.get_terminal_size().columns}
+    cols = os.environ.get("COLUMNS", "").strip()
+    return {"width": int(cols)} if cols.isdigit() and int(cols) > 0 else {}

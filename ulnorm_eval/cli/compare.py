@@ -62,8 +62,10 @@ def _check_plot(plot) -> None:
 @click.command("compare", context_settings=CONTEXT, epilog=COMPARE_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--norm", metavar="LIST", type=NonEmpty(), default="ul1,ul2", show_default=True,
-              help=f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).")
+@click.option("--norm", metavar="LIST", type=NonEmpty(),
+              help=f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).  "
+                   "Default: ul1,ul2 for the measures with a closed-form E; measures whose E is a Monte Carlo "
+                   "estimate (IPrec, 11pt_avg, G, ...) get variants only from an explicit --norm or by name.")
 @click.option("--test", type=click.Choice(["t", "randomization", "bootstrap"]), default="t", show_default=True,
               help="Paired test: Student's t, Fisher's randomization, or Sakai's bootstrap.")
 @click.option("--reps", type=click.IntRange(min=10),
@@ -84,10 +86,21 @@ def _check_plot(plot) -> None:
                    "Tables 11, 21): each SET is all, uninformative, ideal (--subset-size queries) or a file "
                    "of query ids, one per line.")
 @click.option("--table", "tables", default="systems,summary", show_default=True, metavar="LIST",
-              help="Tables to print, comma-separated: systems, summary, pairs, or all.")
+              help="Tables to print, comma-separated: systems, summary, pairs, or all.  systems: each run's "
+                   "mean and rank per metric.  summary, per metric: tau (Kendall's tau of the runs' ranking "
+                   "against the plain measure's), significant (pairs significant after --correction: "
+                   "discriminative power), pairs, conflicts (pairs significant under one of the plain measure "
+                   "and the variant and not under the other), pad (mean percentage absolute difference of two "
+                   "runs' means, Karmaker & Feng 2022 eq. 8), swap_rate (how often two random halves of the "
+                   "queries order a pair oppositely, over --swap-trials splits), var_system, "
+                   "var_topic, var_residual, erho2 (variance components and Kanoulas & Aslam's stability) and "
+                   "phi, topics_needed (Φ and the topics it needs to reach --phi-target).  pairs: diff, "
+                   "effect (d_z), a 95% interval (uncorrected), statistic, p, p_adj (corrected), significant.  "
+                   "tsv and csv print one table: with several, a leading `table` column names each row's.")
 @click.option("--baseline", metavar="RUN",
-              help="-f latex/markdown: mark significance against RUN (one of RUNS, by path or run name) "
-                   "instead of between every pair.")
+              help="Test every run against RUN only (one of RUNS, by path or run name): the pairs table holds "
+                   "the pairs (run, RUN), oriented run - RUN, corrected over them (and is printed in every "
+                   "format); -f latex/markdown mark significance against RUN instead of between every pair.")
 @seed_option
 @lambda f: _eval_options(f, ("table", "tsv", "csv", "json", "latex", "markdown"),
                          "  latex and markdown: the systems x metrics table for a paper (best per column "
@@ -114,8 +127,6 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     from ..render.frames import FRAME_FORMATS
     fmt = output_format(fmt, output, FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
     paper = fmt in ("latex", "markdown")
-    if baseline is not None and not paper:
-        raise click.UsageError("--baseline marks a -f latex or -f markdown table")
     _check_plot(plot)
     check_parallel(jobs, scheduler)
     warnings = []
@@ -131,7 +142,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
 
         q = api.load_qrels(qrels, groups=groups)
         require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
-        variants = split_variants(norm) or []
+        variants = split_variants(norm)  # None: the defaults
         sets = _query_sets(swap_between, warnings) if swap_between else None
         loaded = iter_runs(q, runs, qrels, allow_disjoint)  # compare names repeats itself
         with executor(q, jobs, scheduler, scheduler_timeout()) as ex:
@@ -147,11 +158,15 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     flush(warnings)
     frames = dict(cmp.tables)
     meta = {**cmp.meta, "qrels": str(qrels), "run_files": list(runs)}
+    if baseline is not None:
+        meta["baseline"] = _run_name(baseline, runs, cmp.runs)
     if paper:
         chosen = ["systems", "pairs"]
         meta["metric_queries"] = {m: len(q) for m, q in cmp.queries.items()}
-        if baseline is not None:
-            meta["baseline"] = _run_name(baseline, runs, cmp.runs)
+    elif baseline is not None:  # the pairs against the baseline, corrected over them
+        from ..analysis.marks import baseline_pairs
+        frames["pairs"] = baseline_pairs(frames["pairs"], meta["baseline"], correction, alpha)
+        chosen = chosen + ["pairs"] if "pairs" not in chosen else chosen
     picture = None
     if plot:  # drawn in memory, written with the table in one step (render/outputs.py)
         from ..render.plots import PictureBuffer, plot_compare
@@ -178,7 +193,7 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
                 precision, output, plot, allow_disjoint):
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure, the RUNS'
     mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
-    hard, easy; thresholds on scores divided by IUB, see the README)."""
+    hard, easy; thresholds on scores divided by IUB: docs/comparing.md, "Query types")."""
     from ..render.files import check_outputs
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     from ..inputs.trec import InputError

@@ -6,7 +6,7 @@ import sys
 import click
 
 from ..core.variants import DEFAULT_VARIANTS, variant_names
-from .common import (CONTEXT, base_name, fail, flush, output_format, split_names, split_variants,
+from .common import (CONTEXT, base_name, fail, flush, output_format, split_names, split_variants, table_layout,
                      write_output, write_outputs_then)
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
@@ -91,8 +91,11 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
                    "trec_eval names (ndcg_cut.10,20, map, P.5,10). Default: nDCG@10 AP RBP(p=0.8).")
 @click.option("--norm", "norm", metavar="LIST", type=NonEmpty(),
               help=f"Variants added to every measure, comma-separated ({variant_names()}) "
-                   f"or 'none'. Default: {','.join(DEFAULT_VARIANTS).lower()}.  (No short form: -n is "
-                   "trec_eval's --nosummary.)")
+                   f"or 'none'; an explicit LIST covers every measure with bounds.  Default: "
+                   f"{','.join(DEFAULT_VARIANTS).lower()} for the measures with a closed-form E; measures whose E is "
+                   "a Monte Carlo estimate (IPrec, 11pt_avg, G, ndcg_rel, Rndcg, ERR, ...: seconds to minutes a "
+                   "run) get variants only from an explicit --norm or by name, UL2(G) (a note on stderr says "
+                   "which).  (No short form: -n is trec_eval's --nosummary.)")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
 @click.option("-n", "--nosummary", is_flag=True, help="No 'all' rows (trec_eval's -n); trec format.")
 @ordering_options
@@ -142,7 +145,8 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
 @click.option("--head", type=click.IntRange(min=1), metavar="N",
               help="Only the first N per-query groups (implies -q).  Table and trec formats.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr (shown on a terminal for inputs "
-                                                  "over 4 MB).")
+                                                  "over 4 MB, and with the time left once Monte Carlo bounds have "
+                                                  "run for a second).")
 @click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
               help="CI gate, repeatable: exit 1 when a run's mean of METRIC is below VALUE, "
                    "e.g. 'UL2(nDCG@10)=0.30'.  The metric is evaluated even if not in -m.")
@@ -197,13 +201,23 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
                             undefined=undefined, permutations=permutations, seed=seed,
                             judged_only=judged_only, num_docs=num_docs, trec_version=trec_version,
                             complete=complete, holes=holes[0] if holes else "closed", trec_nan=trec_nan, zscore=zscore_file)
-        variants = split_variants(norm)
-        if holes:
-            variants = [*(DEFAULT_VARIANTS if variants is None else variants), "LB", "UB"]
+        if names == "trec":
+            from ..core.registry import trec_repeats
+            repeated = trec_repeats(split_names(measures))
+            if repeated:
+                raise click.UsageError(repeated)
+        variants, defaults = split_variants(norm), None
+        if holes:  # LB and UB join the variants (the default ones, or those listed)
+            if variants is None:
+                defaults = [*DEFAULT_VARIANTS, "LB", "UB"]
+            else:
+                variants = [*variants, "LB", "UB"]
             note = api.holes_note(split_names(measures) or None)
             if note:
                 warnings.append(note)
-        metrics = api.resolve_metrics(split_names(measures) or None, variants)
+        setup = []  # said only once the evaluation succeeded (an error stays one line)
+        metrics = api.resolve_metrics(split_names(measures) or None, variants, warn=setup.append,
+                                      default_variants=defaults)
         if zscore_file is not None and any(m.variant for m in metrics):
             raise click.UsageError("-Z converts trec_eval's measures, not the variants: add --norm none")
         try:
@@ -233,9 +247,17 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
             from ..render.table import bound_metrics
             hidden = bound_metrics(metrics)
         inputs = [qrels, *runs] + ([baseline] if baseline and baseline not in runs else [])
-        with progress(inputs, not no_progress and sys.stderr.isatty()) as step:
+        from ..core.expectations import monte_carlo_units
+        loaded = []  # the qrels, once read: the Monte Carlo bar's total counts its queries
+
+        def mc_total():  # units: query x metric x run (the last run's may be fewer: --run-queries-only)
+            return monte_carlo_units(metrics) * len(set(loaded[0].qid.to_pylist())) * (len(inputs) - 1)
+
+        mc = mc_total if monte_carlo_units(metrics) and jobs == 1 and not scheduler else 0
+        with progress(inputs, not no_progress and sys.stderr.isatty(), mc) as step:
             step(f"reading {base_name(qrels)}", qrels)
             q = api.load_qrels(qrels, groups=groups)
+            loaded.append(q)
             if q.skipped:
                 warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
             results = []
@@ -254,9 +276,12 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
                     base = next(done)
                     warnings.extend(base.notes)
         from ..inputs import checks as input_checks  # unique run names, no disjoint run, no inf (docs/errors.md)
-        for rr, path in zip(results + ([base] if base is not None and base not in results else []),
-                            list(runs) + [baseline]):
-            input_checks.require_overlap(rr, path, qrels, allow_disjoint)
+        try:
+            for rr, path in zip(results + ([base] if base is not None and base not in results else []),
+                                list(runs) + [baseline]):
+                input_checks.require_overlap(rr, path, qrels, allow_disjoint)
+        except InputError as exc:  # alone: the notes of an evaluation against the wrong qrels mislead
+            fail(str(exc))
         input_checks.rename_runs(results)
         masks = {}
         if hidden:
@@ -268,9 +293,8 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
         order = query_order(result, sort_metric, descending, head) if (sort or head) else None
         kw = {"per_query": per_query or order is not None, "names": names, "precision": precision,
               "query_order": order, "summary": not nosummary}
-        if fmt == "table" and sys.stdout.isatty() and not output:
-            import shutil
-            kw.update(color=True, width=shutil.get_terminal_size().columns)
+        if fmt == "table":
+            kw.update(table_layout(output))
         if masks:
             kw["undefined_masks"] = masks
         text = FORMATS[fmt](result, **kw)
@@ -283,7 +307,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
     except (InputError, UnknownMeasure, ParallelError) as exc:
         flush(warnings)
         fail(str(exc))
-    flush(warnings)
+    flush(setup + warnings)
     from ..render.outputs import Output
 
     outputs = [Output(output, text)]

@@ -54,8 +54,8 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
     """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (SIGIR-AP 2024).
 
     A document's gain is reduced by every prior run that ranks it within the measure's cutoff,
-    by the measure's own browsing model: G(d) prod_j (1 - seen(rank of d in run j)).  With no prior
-    run NRG equals the measure.
+    by the measure's own browsing model: G(d) prod_j (1 - seen(rank of d in run j)).  Without prior
+    runs NRG would equal the measure: they are required (--prior or a protocol).
     """
     from ..render.files import check_outputs
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
@@ -94,12 +94,20 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
                              qrels, rel_level)
 
         every = load_runs(q, [*runs, *priors], qrels, allow_disjoint)  # unique names across runs and priors
+        # after the inputs are read (a bad file is named first): without prior runs NRG is the measure
+        if protocol == "fixed" and not priors:
+            raise click.UsageError("no prior run: NRG would equal the measure.  Give --prior RUN (repeatable), or "
+                                   "--leave-one-out, --chronological or --group-by REGEX to take them from the RUNs")
+        if protocol in ("leave-one-out", "group") and len(runs) < 2 and not priors:
+            raise click.UsageError(f"{chosen[0]} needs at least two RUNs (one run has no other to be scored against)")
         with executor(q, jobs, scheduler, scheduler_timeout()) as ex:
             res = evaluate_nrg(q, every[:len(runs)], every[len(runs):], names_, protocol=protocol, group_by=group_by,
                                best_by=best_by, unique=unique, options=opts, warn=warnings.append, executor=ex)
         require_finite(res)
         fmt = output_format(fmt, output, FORMATS, "trec")
-        text = FORMATS[fmt](res, per_query=per_query, names=names, precision=precision)
+        from .common import table_layout
+        text = FORMATS[fmt](res, per_query=per_query, names=names, precision=precision,
+                            **(table_layout(output) if fmt == "table" else {}))
     except (InputError, UnknownMeasure, NRGError, ParallelError) as exc:
         flush(warnings)
         fail(str(exc))

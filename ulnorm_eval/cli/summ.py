@@ -79,7 +79,7 @@ def _fail(msg: str, code: int = 2):
 @click.option("--subset", nargs=2, type=(click.Choice(["hetero", "homo"]), click.IntRange(min=1)),
               metavar="hetero|homo N",
               help="Only the N most heterogeneous (or homogeneous) documents by Algorithm 2 (needs BERTScore's "
-                   "model).")
+                   "model; ranked from the documents alone, so only the N documents' summaries are scored).")
 @click.option("--correlate", is_flag=True, help="Print correlations with human ratings (not the scores).")
 @click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True, metavar="N",
               help="--correlate: 95%% percentile intervals of every correlation and PAI over N resamples of the "
@@ -98,9 +98,18 @@ def _fail(msg: str, code: int = 2):
               help="--correlate: a bar chart of the correlations (PNG/PDF/SVG; needs matplotlib).")
 @click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
               help="CI gate, repeatable: exit 1 when a system's mean of METRIC is below VALUE.")
+@click.option("--summary-md", "summary_md", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Append a Markdown summary of the gate to FILE (created if absent), as eval --summary-md: "
+                   "every check with its mean, threshold, margin and verdict, then the means.")
+@click.option("--docs", "max_docs", type=click.IntRange(min=1), metavar="N",
+              help="Only the first N documents (a quick look before a full run; BERTScore takes minutes on "
+                   "SummEval's 100 x 16 summaries).  Applied before --subset.")
+@click.option("--no-progress", is_flag=True,
+              help="No progress bars on stderr (BERTScore's, with the time left; shown on a terminal).")
 def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, stem, combine, length, upper,
              draws, seed, undefined, only_systems, model, layer, k, order, token_ties, batch_size, subset, correlate,
-             ratings, levels, plot, fail_below, compare_systems, bootstrap, mc_repeats):
+             ratings, levels, plot, fail_below, compare_systems, bootstrap, mc_repeats, summary_md, max_docs,
+             no_progress):
     """Evaluate summaries: DATA is SummEval's paired JSONL, or a documents file (JSONL id/source/references or
     TSV id, source, reference...) followed by one 'id, summary' file per system."""
     from ..render.files import check_outputs
@@ -140,6 +149,9 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
             if m not in metrics:
                 metrics.append(m)
         d = read_summaries(data, list(systems))
+        if max_docs is not None and max_docs < len(d.doc_ids):  # a quick look: the first N documents
+            warnings.append(f"{data}: --docs {max_docs}: the first {max_docs} of {len(d.doc_ids)} documents only")
+            d = d.subset(range(max_docs))
         if only_systems:
             want = list(ABSTRACTIVE) if only_systems == "abstractive" else \
                 [x.strip() for x in only_systems.split(",") if x.strip()]
@@ -163,19 +175,21 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
                 scorer = bs.make_scorer(model, layer, batch_size)
             except (ImportError, ValueError, OSError) as exc:
                 _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-            bert = bs.score_documents(d, scorer, k, order=order, ties=token_ties)
-            if subset is not None:
+            show = sys.stderr.isatty() and not no_progress
+            if subset is not None:  # ranked from the documents alone, before any summary is scored
                 import numpy as np
 
                 kind, n = subset
                 if n > len(d.doc_ids):
                     _fail(f"--subset {kind} {n}: only {len(d.doc_ids)} documents")
-                order = np.argsort(bert.hetero, kind="stable")
-                idx = list(order[:n] if kind == "hetero" else order[::-1][:n])
+                het = bs.heterogeneity(d, scorer, None if k == "candidate" else k, show, order=order,
+                                       ties=token_ties)
+                ranked = np.argsort(het, kind="stable")
+                idx = list(ranked[:n] if kind == "hetero" else ranked[::-1][:n])
                 idx.sort()
                 d = d.subset(idx)
-                bert = bs.BertScores(bert.A[:, idx], bert.E[:, idx], bert.hetero[idx],
-                                     [bert.expected[i] for i in idx], bert.model, bert.layer)
+            if any(m.measure.base == "BERTScore" for m in metrics):
+                bert = bs.score_documents(d, scorer, k, order=order, ties=token_ties, progress=show)
         if correlate and not d.ratings:
             _fail(f"{data}: no human ratings to correlate with (SummEval's paired file has them)")
         if correlate and ratings not in d.ratings:
@@ -224,25 +238,24 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
         if fmt is None:
             fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
         kw = {"per_query": per_query, "names": "canonical", "precision": precision}
-        if fmt == "table" and sys.stdout.isatty() and not output:
-            import shutil
-
-            kw.update(color=True, width=shutil.get_terminal_size().columns)
+        if fmt == "table":
+            from .common import table_layout
+            kw.update(table_layout(output))
         # the ranking table looks its cells up by the registry's Metric; summaries have their own
         text = _table(result, per_query, precision) if fmt == "table" else FORMATS[fmt](result, **kw)
-    lines = []
-    for m, val in thresholds:
-        for rr in result.runs:
-            v = rr.mean[m]
-            if v != v:  # NaN: nothing measured is not a pass (docs/gate.md)
-                lines.append(f"FAIL {rr.name}: {m} is undefined (no document has a defined value), threshold {val:g}")
-            elif v < val:
-                lines.append(f"FAIL {rr.name}: {m} = {v:.4f} < {val}")
+    # the gate as eval has it: the same checks (an undefined mean fails), verdict lines and --summary-md
+    from ..analysis import gate
     from .common import write_outputs_then
 
+    checks = gate.check_thresholds(result, [gate.Threshold(m, val) for m, val in thresholds])
+    outputs = [Output(output, text)] + ([Output(plot, picture.data)] if picture is not None else [])
+    if summary_md:
+        from ..render.gate_md import gate_markdown
+
+        outputs.append(Output(summary_md, gate_markdown(result, checks), append=True))
+    verdict = (gate.verdict(checks), any(c.failed for c in checks)) if checks else None
     # every output in one step; a failed gate's lines and exit 1 survive an output error
-    write_outputs_then([Output(output, text)] + ([Output(plot, picture.data)] if picture is not None else []),
-                       (lines, bool(lines)))
+    write_outputs_then(outputs, verdict)
 
 
 def _table(result, per_query, precision):

@@ -67,11 +67,17 @@ def make_scorer(model: str | None = None, layer: int | None = None, batch_size: 
     return BERTScorer(model_type=path, num_layers=layer, batch_size=batch_size, device="cpu")
 
 
-def bertscore(scorer, cands, refs) -> np.ndarray:
-    """(n, 3) array of P, R, F of each candidate against its list of references (bert-score's max)."""
+def bertscore(scorer, cands, refs, progress: bool = False) -> np.ndarray:
+    """(n, 3) array of P, R, F of each candidate against its list of references (bert-score's max).
+    ``progress``: bert-score's own progress bars (with the time left) on stderr; its "calculating
+    scores..." lines go to stderr too, never to the output.  The scores are the same either way."""
     if not cands:
         return np.zeros((0, 3))
-    P, R, F = scorer.score(list(cands), [list(r) for r in refs])
+    import contextlib
+    import sys
+
+    with contextlib.redirect_stdout(sys.stderr) if progress else contextlib.nullcontext():
+        P, R, F = scorer.score(list(cands), [list(r) for r in refs], verbose=progress)
     return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
 
 
@@ -162,16 +168,48 @@ def _expected(scorer, source, refs, k, order, sims=None):
     return texts, (texts, [list(refs)])
 
 
+def _document_expectation(data, scorer, k, order: str, sims_of: dict, progress: bool = False):
+    """(D, 3) BERTScore of each document's expected summary (Algorithm 1 with ``order``) against its
+    references, the maximum over references as bert-score takes it; and the expected summaries' texts."""
+    c_all, r_all, docs, expected = [], [], [], []
+    for d in range(len(data.doc_ids)):
+        texts, (c, r) = _expected(scorer, data.sources[d], data.references[d], k, order, sims=sims_of[d])
+        expected.append(texts)
+        c_all += c
+        r_all += r
+        docs += [d] * len(c)
+    out = np.full((len(data.doc_ids), 3), -np.inf)
+    for d, v in zip(docs, bertscore(scorer, c_all, r_all, progress)):
+        out[d] = np.maximum(out[d], v)  # several references: bert-score's element-wise maximum
+    return out, expected
+
+
+def _other(order: str) -> str:
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}")
+    return ORDERS[1 - ORDERS.index(order)]  # Algorithm 2 needs both ends
+
+
+def heterogeneity(data, scorer, k=None, progress: bool = False, order: str = "increasing",
+                  ties: str = "last") -> np.ndarray:
+    """Algorithm 2's score of every document, |E_F(one end's k) - E_F(the other end's k)|, from the
+    documents alone (no summary is scored): what --subset ranks by before any summary is scored."""
+    other = _other(order)
+    sims_of = {d: _token_similarities(scorer, data.sources[d], ties) for d in range(len(data.doc_ids))}
+    best, _ = _document_expectation(data, scorer, k, order, sims_of, progress)
+    worst, _ = _document_expectation(data, scorer, k, other, sims_of, progress)
+    return np.abs(best[:, 2] - worst[:, 2])
+
+
 def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "increasing",
-                    ties: str = "last") -> BertScores:
+                    ties: str = "last", progress: bool = False) -> BertScores:
     """BERTScore of every summary, E by Algorithm 1 and the Algorithm 2 score of every document.
 
     ``k``: None (each reference's length), an int, or ``'candidate'`` (each summary's own length in the
     model's tokens, so E differs between the summaries of a document; Algorithm 2 then uses the
-    references' lengths).  ``order``, ``ties``: Algorithm 1's sort and dictionary (see the module)."""
-    if order not in ORDERS:
-        raise ValueError(f"order must be one of {', '.join(ORDERS)}")
-    other = ORDERS[1 - ORDERS.index(order)]  # Algorithm 2 needs both ends
+    references' lengths).  ``order``, ``ties``: Algorithm 1's sort and dictionary (see the module).
+    ``progress``: bert-score's progress bars on stderr."""
+    other = _other(order)
     per_candidate = k == "candidate"
     if per_candidate:
         k = None
@@ -185,33 +223,16 @@ def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "inc
                 cands.append(data.summaries[s][d])
                 refs.append(data.references[d])
                 where.append((s, d))
-    vals = bertscore(scorer, cands, refs)
+    vals = bertscore(scorer, cands, refs, progress)
     for (s, d), v in zip(where, vals):
         A[s, d] = v
     # E: one batched call over every document's expected summaries (per reference, or one with --k)
-    e_c, e_r, e_doc, h_c, h_r, h_doc, expected = [], [], [], [], [], [], []
     for d in range(D):
-        sims = sims_of[d] = _token_similarities(scorer, data.sources[d], ties)
-        texts, (c, r) = _expected(scorer, data.sources[d], data.references[d], k, order, sims=sims)
-        expected.append(texts)
-        e_c += c
-        e_r += r
-        e_doc += [d] * len(c)
-        if hetero:
-            _, (cw, rw) = _expected(scorer, data.sources[d], data.references[d], k, other, sims=sims)
-            h_c += cw
-            h_r += rw
-            h_doc += [d] * len(cw)
-    ev = bertscore(scorer, e_c, e_r)
-    E1 = np.full((D, 3), -np.inf)
-    for d, v in zip(e_doc, ev):
-        E1[d] = np.maximum(E1[d], v)  # several references: bert-score's element-wise maximum
+        sims_of[d] = _token_similarities(scorer, data.sources[d], ties)
+    E1, expected = _document_expectation(data, scorer, k, order, sims_of, progress)
     het = np.full(D, np.nan)
     if hetero:
-        wv = bertscore(scorer, h_c, h_r)
-        W = np.full((D, 3), -np.inf)
-        for d, v in zip(h_doc, wv):
-            W[d] = np.maximum(W[d], v)
+        W, _ = _document_expectation(data, scorer, k, other, sims_of, progress)
         het = np.abs(E1[:, 2] - W[:, 2])
     E = np.broadcast_to(E1[None, :, :], (S, D, 3)).copy()
     if per_candidate:
@@ -224,7 +245,7 @@ def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "inc
                 c_c.append(expected_summaries(scorer, data.sources[d], [kk], order, sims=sims_of[d])[0])
                 c_r.append(list(data.references[d]))
             c_key.append(keys[(d, kk)])
-        cv = bertscore(scorer, c_c, c_r)
+        cv = bertscore(scorer, c_c, c_r, progress)
         for (s, d), i in zip(where, c_key):
             E[s, d] = cv[i]
     E[np.isnan(A)] = np.nan

@@ -29,12 +29,13 @@ from .kernels import Judgements, Level, rel_of
 from .measures import FAMILIES, compute
 from .measures.common import RandomPool, expected_rr, expected_sp
 from .normalise import undefined_mask
-from .permutations import ENUMERATE_LIMIT, Keys, db_values, enumerated_bounds, permutation_values
+from .permutations import ENUMERATE_LIMIT, Keys, db_values, enumerated_bounds, monte_carlo_unit, permutation_values
 from .pools import Pool, judged_only_pool, make_pool, pool_gains, pool_keys
 from .records import VARIANTS
 
 __all__ = ["Pool", "make_pool", "expectation", "ideal", "worst", "expected_sp", "expected_rr",
-           "permutation_values", "db_values", "variant_values", "random_pool", "ENUMERATE_LIMIT", "bounds_key"]
+           "permutation_values", "db_values", "variant_values", "random_pool", "ENUMERATE_LIMIT", "bounds_key",
+           "monte_carlo_units"]
 
 
 def random_pool(pool: Pool, J: Judgements, m, rel_level, paper: bool = False) -> RandomPool:
@@ -109,6 +110,15 @@ def bounds_key(meas, options) -> tuple:
             options.permutations, options.seed)
 
 
+def monte_carlo_units(metrics) -> int:
+    """Monte Carlo computations per query among ``metrics``: one per measure whose variants need a
+    Monte Carlo E (no closed form), one per DB metric (the unit of the progress bar's work)."""
+    mc = {m.measure for m in metrics if m.variant and m.measure.bounds == "montecarlo"
+          and VARIANTS[m.variant].kind in ("bound", "ratio", "distribution")}
+    db = {m for m in metrics if m.variant and VARIANTS[m.variant].kind == "distribution"}
+    return len(mc) + len(db)
+
+
 def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, foreign=None, cache: dict | None = None):
     """Values of every requested variant metric for one ranked run.
 
@@ -141,6 +151,12 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
         if meas in bounds:
             return bounds[meas]
         store = shared.setdefault(bounds_key(meas, options), {}) if shared is not None else None
+        if meas.bounds == "montecarlo":
+            with monte_carlo_unit(len(J.qids)):  # the progress bar's unit, cached or not
+                return compute_bounds(meas, store)
+        return compute_bounds(meas, store)
+
+    def compute_bounds(meas, store):
         if store is not None and J.qids and all(q in store for q in J.qids):
             rows = [store[q] for q in J.qids]  # every query seen before (another run, another block)
             b = {k: np.array([r[i] for r in rows]) for i, k in enumerate(("E", "IUB", "WLB"))}
@@ -180,8 +196,9 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
             if not meas.native:
                 scorer = foreign.foreign_scorer(J, meas, options)
             und = undefined_mask(b["IUB"], b["E"], b["WLB"])
-            val, se = db_values(pool_of(meas), J, meas, rel_level, A, options.permutations, _rng(options.seed, J),
-                                scorer, active=~und)
+            with monte_carlo_unit(len(J.qids)):
+                val, se = db_values(pool_of(meas), J, meas, rel_level, A, options.permutations,
+                                    _rng(options.seed, J), scorer, active=~und)
             stderr[metric] = se
         else:
             val, und = v.normalise(A, b["IUB"], b["E"], b["WLB"])

@@ -5,6 +5,7 @@ own id, so the in-memory and streamed paths, and any batching, give the same est
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 
@@ -14,11 +15,60 @@ from .kernels import Ranking
 from .measures import compute
 from .pools import Pool, pool_keys
 
-__all__ = ["Keys", "as_keys", "permutation_values", "db_values", "enumerated_bounds", "n_arrangements", "ENUMERATE_LIMIT"]
+__all__ = ["Keys", "as_keys", "permutation_values", "db_values", "enumerated_bounds", "n_arrangements", "ENUMERATE_LIMIT",
+           "monte_carlo_listener", "monte_carlo_unit"]
 
 from .variants import DB_ENUMERATE_ELEMENTS as _ENUMERATE_ELEMENTS  # ... and at most this many (arrangements x pool size)
 from .variants import DB_ENUMERATE_LIMIT as ENUMERATE_LIMIT  # 7!: at most this many distinct arrangements are enumerated for DB
 _BATCH_ELEMENTS = 2_000_000  # memory bound of one vectorised block
+
+
+# Progress of the Monte Carlo work (the command line's bar): listeners hear units of work done, one
+# unit = one query of one Monte Carlo bound or DB metric; batches report fractions of their unit.
+_LISTENERS: list = []
+_UNITS: list = []  # stack of [units of the computation under way, units reported so far]
+
+
+@contextlib.contextmanager
+def monte_carlo_listener(hear):
+    """Call ``hear(units)`` as Monte Carlo work is done (units: query x metric); nothing is slowed
+    when no listener is registered."""
+    _LISTENERS.append(hear)
+    try:
+        yield
+    finally:
+        _LISTENERS.remove(hear)
+
+
+@contextlib.contextmanager
+def monte_carlo_unit(units: float):
+    """Monte Carlo work worth ``units`` (the queries of one metric): batches inside report their
+    share of it; whatever they did not report (enumerated, cached or empty queries) is reported at
+    the end, so the units add up whatever the path taken."""
+    if not _LISTENERS:
+        yield
+        return
+    _UNITS.append([float(units), 0.0])
+    try:
+        yield
+    finally:
+        total, done = _UNITS.pop()
+        _report(max(0.0, total - done))
+
+
+def _report(units: float) -> None:
+    for hear in _LISTENERS:
+        hear(units)
+
+
+def _share(fraction: float) -> None:
+    """A batch did ``fraction`` of the computation under way."""
+    if _UNITS:
+        cur = _UNITS[-1]
+        add = min(cur[0] - cur[1], cur[0] * fraction)
+        if add > 0:
+            cur[1] += add
+            _report(add)
 
 
 _C1, _C2, _C3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03), np.uint64(0x8CB92BA72F3D8DD7)
@@ -152,13 +202,17 @@ def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, qu
     n = pool.n[queries].astype(np.int64)
     bucket = np.ceil(np.log2(n)).astype(np.int64) if len(n) else n
     depth = m.cutoff if m.native else None
+    work = max(1, reps * len(queries))
     for b in np.unique(bucket):
         qs = np.sort(queries[bucket == b])
         grade, judged, nb = _padded(pool, qs)
         per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(qs)))
         for s in range(0, reps, per):
             t = min(per, reps - s)
-            yield s, qs, scorer(_shuffled(grade, judged, nb, qs, t, rng, depth, rep0=s)).reshape(t, len(qs))
+            v = scorer(_shuffled(grade, judged, nb, qs, t, rng, depth, rep0=s)).reshape(t, len(qs))
+            if _LISTENERS:
+                _share(t * len(qs) / work)
+            yield s, qs, v
 
 
 def permutation_values(pool: Pool, J, m, rel_level, reps: int, rng, scorer=None, queries=None) -> np.ndarray:

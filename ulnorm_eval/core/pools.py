@@ -21,14 +21,23 @@ class Pool:
         self.row, self.grade, self.nq = row[order], grade[order], nq
         self.judged = np.ones(len(row), bool) if judged is None else np.asarray(judged, bool)[order]
         self.n = np.bincount(self.row, minlength=nq)[:nq].astype(np.float64)
+        self._ordered: dict = {}  # (descending, key bytes) -> Ranking: measures share gains (binary ones)
 
     def rowsum(self, w) -> np.ndarray:
         return np.bincount(self.row, weights=w, minlength=self.nq)[: self.nq]
 
     def ordered(self, key: np.ndarray, descending: bool) -> Ranking:
-        """The pool of every query sorted by ``key`` (one row per query)."""
-        order = np.lexsort((-key if descending else key, self.row))
-        return Ranking(self.row[order], self.grade[order], self.nq, np.arange(self.nq), self.judged[order])
+        """The pool of every query sorted by ``key`` (one row per query).
+
+        Kept per key: IUB and WLB of every binary measure at the same relevance level sort the same
+        gains, and the Ranking's own caches (positions, row sums) then serve them all."""
+        key = np.ascontiguousarray(key, dtype=np.float64)
+        memo = (descending, key.tobytes())
+        if memo not in self._ordered:
+            order = np.lexsort((-key if descending else key, self.row))
+            self._ordered[memo] = Ranking(self.row[order], self.grade[order], self.nq, np.arange(self.nq),
+                                          self.judged[order])
+        return self._ordered[memo]
 
     def subset(self, queries: np.ndarray) -> "Pool":
         """The same pool with every query outside ``queries`` emptied."""

@@ -12,10 +12,11 @@ their parameters, cutoff rules, validators and trec_eval name tables.  Nothing h
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import measures as _measures  # noqa: F401  (registers the native families)
 from .records import (FAMILIES, NICKNAMES, TREC_ORDER, VARIANTS, Family, Gains, Param, TrecName, UnknownMeasure,
@@ -24,7 +25,7 @@ from .variants import BOUND_VARIANTS, DEFAULT_VARIANTS, PRIOR_VARIANTS
 
 __all__ = [
     "Param", "Family", "Measure", "Variant", "VariantSpec", "Metric", "FAMILIES", "VARIANTS", "parse",
-    "parse_many", "UnknownMeasure", "DEFAULT_MEASURES", "DEFAULT_VARIANTS", "PRIOR_VARIANTS",
+    "parse_many", "trec_repeats", "UnknownMeasure", "DEFAULT_MEASURES", "DEFAULT_VARIANTS", "PRIOR_VARIANTS",
     "BOUND_VARIANTS", "ALIASES", "TREC_NAMES", "with_variant", "Gains", "expand_names", "NICKNAME_MEASURES",
 ]
 
@@ -65,6 +66,9 @@ class Measure:
     params: tuple = ()
     cutoff: int | None = None
     foreign: object = None  # an ir_measures measure object, for families computed through it
+    # trec_eval's output name as typed (ndcg.1=3.0,2=9 prints ndcg_1=3.0,2=9, set_F.0.50 set_F_0.50, as
+    # trec_eval echoes its parameters); not part of the measure's identity
+    typed: str = field(default="", compare=False, repr=False)
 
     def get(self, name: str, default=None):
         for k, v in self.params:
@@ -120,6 +124,8 @@ class Measure:
         fam = self.record
         if fam is None:
             return str(self)
+        if self.typed:
+            return self.typed
         given = {k: v for k, v in self.params if v != fam.param(k).default}
         for t in fam.trec:
             if t.param == "cutoff":
@@ -355,10 +361,11 @@ def _trec_value(t: TrecName, v: str, text: str):
     return int(f)  # trec_eval truncates non-integer values (ndcg_cut.23.4 -> 23)
 
 
-def _trec_measure(fam: str, t: TrecName, value, text: str) -> Metric:
+def _trec_measure(fam: str, t: TrecName, value, text: str, typed: str = "") -> Metric:
     if t.param == "cutoff":
         return Metric(_build(fam, {}, value, text))
-    return Metric(_build(fam, {} if value is None else {t.param: value}, None, text))
+    m = _build(fam, {} if value is None else {t.param: value}, None, text)
+    return Metric(dataclasses.replace(m, typed=typed) if typed else m)
 
 
 def _parse_trec(text: str) -> list[Metric] | None:
@@ -369,6 +376,15 @@ def _parse_trec(text: str) -> list[Metric] | None:
             rest = text[len(base) + 1:]
             if re.fullmatch(r"\d+" if t.kind == "int" else r"\d+(\.\d+)?", rest):
                 return [_trec_measure(fam, t, int(rest) if t.kind == "int" else float(rest), text)]
+    # set_F_0.50, ndcg_1=3,2=9, utility_2,-1,0,0: printed as typed; the longest base first
+    # (ndcg_rel_1=3,2=1 is ndcg_rel's, not ndcg's)
+    for base, (fam, t) in sorted(TREC_NAMES.items(), key=lambda kv: -len(kv[0])):
+        if text.partition(".")[0] in TREC_NAMES or text in NICKNAME_MEASURES:
+            break  # a trec_eval name itself (rbp_resid.p=0.7 is rbp_resid's, not rbp's)
+        if t.arg in ("one", "map", "raw") and text.startswith(base + "_") and len(text) > len(base) + 1:
+            rest = text[len(base) + 1:]
+            if (t.arg == "map" and "=" in rest) or (t.arg != "map" and re.fullmatch(r"[-+0-9.,eE]+", rest)):
+                return _parse_trec(f"{base}.{rest}")
     if text in NICKNAME_MEASURES:  # all_trec, official, set
         return [m for base in NICKNAME_MEASURES[text] for m in _parse_trec(base)]
     base, _, arg = text.partition(".")
@@ -378,7 +394,8 @@ def _parse_trec(text: str) -> list[Metric] | None:
     if t.arg == "raw":  # utility.2,-1,0,0 / 11pt_avg..25,.5: the text is the parameter
         return [_trec_measure(fam, t, arg or None, text)]
     if t.arg == "one":  # set_F.0.5 / relstring.20
-        return [_trec_measure(fam, t, _trec_value(t, arg, text) if arg else None, text)]
+        return [_trec_measure(fam, t, _trec_value(t, arg, text) if arg else None, text,
+                              f"{base}_{arg}" if arg else "")]
     if t.arg == "map":
         if not arg:
             return [_trec_measure(fam, t, None, text)]
@@ -390,7 +407,8 @@ def _parse_trec(text: str) -> list[Metric] | None:
         except ValueError:
             raise UnknownMeasure(f"{text}: {base} takes grade={t.value_name} pairs, e.g. {base}.1=3,2=9") from None
         gains = {int(k) if k.is_integer() else k: v for k, v in pairs.items()} or None
-        return [Metric(_build(fam, named | ({t.param: gains} if gains else {}), None, text))]
+        m = _build(fam, named | ({t.param: gains} if gains else {}), None, text)
+        return [Metric(dataclasses.replace(m, typed=f"{base}_{arg}"))]
     if t.arg == "none":
         if arg:
             raise UnknownMeasure(f"{text}: {base} takes no parameters")
@@ -422,11 +440,45 @@ def parse_many(text: str) -> list[Metric]:
         trec = _parse_trec(text)
         if trec is not None:
             return trec
-        return [_parse_one(text)]
+        try:
+            return [_parse_one(text)]
+        except UnknownMeasure as exc:
+            wrapped = _parse_wrapped(text)  # UL2(map), UL2(ndcg_cut.10), ul2_map: printed names
+            if wrapped is None:
+                raise exc from None
+            return wrapped
     except UnknownMeasure:
         raise
     except Exception as exc:  # a value no check foresaw: still one line, never a traceback
         raise UnknownMeasure(f"{text}: {exc}") from None
+
+
+_WRAPPED = re.compile(r"([A-Za-z][A-Za-z0-9]*)\((.+)\)")
+_PREFIXED = re.compile(r"([A-Za-z][A-Za-z0-9]*)_(.+)")
+
+
+def _parse_wrapped(text: str) -> list[Metric] | None:
+    """A variant around any measure name, trec_eval's included: ``UL2(map)``, ``UL2(ndcg_cut.10)``
+    (one variant per measure: ``E(P.5,10)`` is E(P@5), E(P@10)), and the variant-prefixed names
+    ``--names trec`` prints (``ul2_map``, ``e_ndcg_cut_10``, ``db_P_5``).  None when ``text`` has
+    neither form (the caller's error stands)."""
+    for pattern, whole in ((_WRAPPED, True), (_PREFIXED, False)):
+        m = pattern.fullmatch(text)
+        if m is None:
+            continue
+        v = _VARIANT_ALIASES.get(m.group(1)) or _VARIANT_ALIASES.get(m.group(1).upper())
+        if v is None or (not whole and m.group(1) not in (v, v.lower(), m.group(1).lower())):
+            continue
+        try:
+            inner = parse_many(m.group(2))
+        except UnknownMeasure as exc:
+            if whole:
+                raise UnknownMeasure(f"{text}: {exc}") from None
+            continue
+        if any(x.variant for x in inner):
+            raise UnknownMeasure(f"{text}: variants do not nest")
+        return [Metric(x.measure, v) for x in inner]
+    return None
 
 
 def expand_names(names) -> list:
@@ -441,6 +493,24 @@ def expand_names(names) -> list:
     given = {n.partition(".")[0] for n in out if "." in n and n.partition(".")[0] in TREC_NAMES}
     from_nick = {b for n in names if n.strip() in NICKNAME_MEASURES for b in NICKNAME_MEASURES[n.strip()]}
     return list(dict.fromkeys(n for n in out if not (n in given and n in from_nick)))
+
+
+def trec_repeats(names) -> str | None:
+    """The error for a trec_eval measure given twice with different parameters (``-m P.5 -m P.10``),
+    or None.  trec_eval keeps the first and silently ignores the others; a drop-in (``--names trec``)
+    refuses instead of printing lines trec_eval would not, or dropping one without a word."""
+    first: dict = {}
+    for n in names:
+        base, dot, arg = n.strip().partition(".")
+        if not dot or base not in TREC_NAMES:
+            continue
+        if base in first and first[base] != arg and parse_many(n) != parse_many(f"{base}.{first[base]}"):
+            listed = (f"give the values in one -m ({base}.{first[base]},{arg})" if TREC_NAMES[base][1].arg == "each"
+                      else "name each in canonical syntax")
+            return (f"-m {n.strip()}: {base} is already given (-m {base}.{first[base]}); trec_eval keeps only the "
+                    f"first and ignores this one: {listed}, or leave out --names trec")
+        first.setdefault(base, arg)
+    return None
 
 
 def with_variant(metric: Metric, variant: str) -> Metric:

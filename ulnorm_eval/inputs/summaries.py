@@ -144,8 +144,16 @@ def _ratings(path, i, value):
     return out, len(value)
 
 
+def natural_key(name: str) -> tuple:
+    """Sort key of natural order: digit runs compare as numbers (M2 < M10)."""
+    import re
+
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p)
+
+
 def read_summeval(path: str) -> SummData:
-    """SummEval's paired JSONL: documents in first-appearance order, systems in first-appearance order."""
+    """SummEval's paired JSONL: documents in first-appearance order, systems in natural order of their
+    names (M0, M1, M2, ..., M9, M10, ...: the file lists them M11, M13, M1, ...)."""
     docs, systems, summ, rat = {}, {}, {}, {}
     raters = {"expert": 0, "crowd": 0}
     for i, obj in _json_rows(path):
@@ -168,7 +176,7 @@ def read_summeval(path: str) -> SummData:
                 raters[kind] = max(raters[kind], r[1])
     if not docs:
         raise InputError(path, None, "no summaries")
-    doc_ids, sys_ids = list(docs), list(systems)
+    doc_ids, sys_ids = list(docs), sorted(systems, key=natural_key)
     ratings = {}
     for kind in ("expert", "crowd"):
         if any(k[0] == kind for k in rat):

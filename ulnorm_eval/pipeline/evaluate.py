@@ -2,7 +2,8 @@
 
 >>> from ulnorm_eval import evaluate
 >>> res = evaluate("qrels.txt", ["run1.gz", "run2.gz"], ["nDCG@10", "AP"], variants=["UL2"])
->>> res.frame          # one row per (run, query) plus the 'all' row, one column per metric
+>>> res.frame          # one row per (run, query), one column per metric
+>>> res.summary()      # the means: one row per run
 """
 from __future__ import annotations
 
@@ -32,28 +33,38 @@ class Result:
     options: Options
     qrels_path: str = ""
     run_paths: list = field(default_factory=list)
+    setup_notes: list = field(default_factory=list, kw_only=True)  # notes on the request (default variants)
 
     @property
     def notes(self) -> list:
-        """Every run's notes (stderr lines), in run order."""
-        return [n for rr in self.runs for n in rr.notes]
+        """Notes on the request (measures left without default variants), then every run's notes
+        (stderr lines), in run order."""
+        return list(self.setup_notes) + [n for rr in self.runs for n in rr.notes]
 
     @property
     def frame(self):
-        """Wide DataFrame: index (run, query) with the ``all`` row last per run; a column per metric."""
+        """Wide DataFrame of the queries only: index (run, query), a column per metric.  The means
+        (each measure's 'all' row: mean, sum or geometric mean) are in :meth:`summary`, not here, so
+        that ``frame[col].describe()`` and tests on a column see queries alone."""
+        return self._frame(False)
+
+    def _frame(self, all_rows: bool):
+        """The per-query frame; ``all_rows``: each run's 'all' row (its means) after its queries."""
         import pandas as pd
 
         parts = []
         for rr in self.runs:
-            cols = {str(m): np.append(rr.values[m], rr.mean[m]) for m in self.metrics}
-            idx = pd.MultiIndex.from_arrays([[rr.name] * (len(rr.qids) + 1), list(rr.qids) + ["all"]],
-                                            names=["run", "query"])
+            extra = 1 if all_rows else 0
+            cols = {str(m): np.append(rr.values[m], rr.mean[m]) if all_rows else np.asarray(rr.values[m])
+                    for m in self.metrics}
+            idx = pd.MultiIndex.from_arrays([[rr.name] * (len(rr.qids) + extra),
+                                             list(rr.qids) + (["all"] if all_rows else [])], names=["run", "query"])
             parts.append(pd.DataFrame(cols, index=idx))
         return pd.concat(parts) if parts else pd.DataFrame()
 
     def tidy(self):
-        """Long DataFrame: columns run, query, measure, value."""
-        f = self.frame
+        """Long DataFrame: columns run, query, measure, value (each run's 'all' row last)."""
+        f = self._frame(True)
         out = f.reset_index().melt(id_vars=["run", "query"], var_name="measure", value_name="value")
         return out
 
@@ -92,19 +103,31 @@ def load_run(path, qrels: Qrels | None = None, name: str | None = None) -> Run:
     return read_run(path, name=name, data=data)
 
 
-def resolve_metrics(measures=None, variants=None, numeric_only: bool = False) -> list:
+def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, warn=None,
+                    default_variants=None) -> list:
     """Parse measure names and attach variants, in command-line order without duplicates.
 
     ``variants`` (e.g. ``['E', 'UL2']``) are added after each plain measure; a name that already
     carries a variant (``UL2(AP)``) is kept as given.  ``numeric_only`` refuses text measures
     (relstring, runid), which comparisons and query tables cannot average.
+
+    ``variants=None`` means the default variants (``default_variants``, else E, IUB, UL1, UL2), which
+    are added only to measures with exact bounds: a measure whose E is a Monte Carlo estimate
+    (IPrec, Avg11pt, G, nDCG_rel, Rndcg, ERR, Compat, ir_measures' others) costs seconds to minutes
+    per run, so it gets its variants only when asked for by name (``UL2(G)``) or by an explicit
+    ``variants`` list; ``warn`` hears one line naming the measures left without them.
     """
     from ..core.holes import holes_reason
     from ..core.variants import CONDENSED_VARIANTS, HOLE_VARIANTS
 
     names = registry.expand_names(measures) if measures else list(registry.DEFAULT_MEASURES)
-    variants = list(registry.DEFAULT_VARIANTS) if variants is None else list(variants)
+    implicit = variants is None
+    if implicit:
+        variants = list(default_variants if default_variants is not None else registry.DEFAULT_VARIANTS)
+    variants = list(variants)
     out: list[Metric] = []
+    no_default: list = []
+    geometric: list = []
     for name in names:
         for m in registry.parse_many(name):
             if m.variant in HOLE_VARIANTS and holes_reason(m.measure):
@@ -113,6 +136,9 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False) ->
                     and m.variant not in HOLE_VARIANTS + CONDENSED_VARIANTS):
                 raise registry.UnknownMeasure(f"{m}: {m.measure.family} has no random-ranking bounds "
                                               "(a count, set-based or judged-fraction measure)")
+            if (m.variant and m.measure.summary == "gmean" and m.variant not in registry.PRIOR_VARIANTS
+                    and m.variant not in HOLE_VARIANTS):
+                raise registry.UnknownMeasure(f"{m}: {geometric_reason(m.measure)}")
             rec = m.measure.record
             if numeric_only and rec is not None and rec.value == "text":
                 raise registry.UnknownMeasure(f"{m}: a text measure (trec_eval's {m.measure.trec_name()}); "
@@ -123,11 +149,25 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False) ->
             added = [x for x in added if (holes_reason(m.measure) is None if x.variant in HOLE_VARIANTS
                                           else True if x.variant in CONDENSED_VARIANTS
                                           else m.measure.bounds != "none")]
+            random_bound = [x for x in added if x.variant not in HOLE_VARIANTS]
+            if random_bound and m.measure.summary == "gmean" and not m.variant:
+                # no random-ranking variant of a geometric mean (geometric_reason); a note says so
+                added = [x for x in added if x.variant in HOLE_VARIANTS]
+                geometric.append(m.measure)
+            elif implicit and random_bound and m.measure.bounds == "montecarlo" and not m.variant:
+                # default variants: never a Monte Carlo estimate nobody asked for (a note says so)
+                added = [x for x in added if x.variant in HOLE_VARIANTS]
+                if m.measure not in no_default:
+                    no_default.append(m.measure)
             group = [m] if m.variant else [m] + added
             for x in group:
                 if x not in out:
                     out.append(x)
     refuse_prior_variants(out)
+    if no_default and warn is not None:
+        warn(default_bounds_note(no_default, [v for v in variants if v not in HOLE_VARIANTS]))
+    if geometric and warn is not None:
+        warn(f"no variants for {', '.join(map(str, dict.fromkeys(geometric)))}: {geometric_reason(geometric[0])}")
     return out
 
 
@@ -143,6 +183,29 @@ def holes_note(measures=None) -> str | None:
     return f"--holes: no hole bounds for {'; '.join(why)}" if why else None
 
 
+def geometric_reason(measure) -> str:
+    """Why a geometric-mean measure (GMAP, GMBpref) has no variants."""
+    per = {"GMAP": "AP", "GMBpref": "Bpref"}.get(measure.family, "the per-query measure")
+    return (f"its 'all' row is a geometric mean over queries, and the expected geometric mean of a random "
+            f"ranking's values is neither the geometric mean of their expectations nor the arithmetic mean a "
+            f"variant's 'all' row would be (it depends on the whole distribution of each query's value; no "
+            f"closed form); per query it is {per}: use the variants of {per}")
+
+
+def default_bounds_note(measures: list, variants: list) -> str:
+    """The stderr line for measures that got no default variants (their E is a Monte Carlo estimate)."""
+    fams: dict = {}
+    for m in measures:
+        fams[m.family] = fams.get(m.family, 0) + 1
+    listed = ", ".join(f if k == 1 else f"{f} ({k})" for f, k in fams.items())
+    example = f"{variants[-1] if variants else 'UL2'}({measures[0]})"
+    norm = ",".join(v.lower() for v in variants) or "e,iub,ul1,ul2"
+    k = len(measures)
+    return (f"no default variants for {k} measure{'s' if k != 1 else ''} without a closed-form expectation "
+            f"({listed}): their E would be a Monte Carlo estimate (seconds to minutes a run); name one "
+            f"('{example}') or pass --norm {norm} to compute them")
+
+
 # --------------------------------------------------------------------------- evaluation
 
 def evaluate(qrels, runs, measures=None, variants=None, options: Options | None = None,
@@ -156,7 +219,8 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
     if given, also receives each.
     """
     options = options or Options(**kw)
-    metrics = resolve_metrics(measures, variants)
+    setup: list = []
+    metrics = resolve_metrics(measures, variants, warn=both_notes(setup.append, warn))
     if isinstance(runs, (str, Run)) or hasattr(runs, "__fspath__"):
         runs = [runs]
     qrels = load_qrels(qrels)
@@ -164,7 +228,17 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
     for r in runs:
         r = r if isinstance(r, Run) else str(r)
         results.append(evaluate_path(qrels, r, metrics, options, warn))
-    return Result(metrics, results, options, qrels.path, [r.path if hasattr(r, "path") else str(r) for r in runs])
+    return Result(metrics, results, options, qrels.path, [getattr(r, "path", str(r)) for r in runs],
+                  setup_notes=setup)
+
+
+def both_notes(keep, warn):
+    """A warn callback that keeps each note and passes it on to ``warn`` (if any)."""
+    def hear(msg):
+        keep(msg)
+        if warn is not None:
+            warn(msg)
+    return hear
 
 
 def _tell(result: RunResult, warn) -> RunResult:

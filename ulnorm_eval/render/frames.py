@@ -1,7 +1,7 @@
 """Formatters of named tables (compare's systems/summary/pairs, queries' table).
 
-One function per format, gathered in FRAME_FORMATS: 'table' (rich), 'tsv'/'csv' (several tables
-are each preceded by a '# name' line and separated by a blank line), 'json' ({meta, name:
+One function per format, gathered in FRAME_FORMATS: 'table' (rich), 'tsv'/'csv' (one table; several
+are stacked into one with a leading ``table`` column over the union of their columns), 'json' ({meta, name:
 records}), 'latex' and 'markdown' (compare's systems x metrics table for papers, :mod:`.paper`).
 Each returns the whole text, so ``-o FILE`` is written atomically.  Tables are
 :class:`~ulnorm_eval.analysis.table.Table` objects (pandas DataFrames are converted), printed
@@ -27,7 +27,8 @@ def render(frames: dict, fmt: str, precision=None, meta=None) -> str:
 
 
 def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> str:
-    """tsv (or csv with ``sep=','``): several tables each after a '# name' line, a blank line apart.
+    """tsv (or csv with ``sep=','``): one table; several are stacked into one, a leading ``table`` column
+    naming each row's table, the columns the union of theirs (empty where a table has no such column).
     Text cells are escaped (:func:`.values.safe_text`) and, in csv, formulas neutralised
     (:func:`.values.csv_cell`); numbers are written as they are (Python's repr; NaN as ``nan``)."""
     import csv
@@ -36,17 +37,21 @@ def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> s
     from .values import csv_cell, safe_text
 
     cell = csv_cell if sep == "," else safe_text  # csv: no spreadsheet formulas; both: no forged lines
-    parts = []
-    for name, t in _tables(frames).items():
-        t = _rounded(t, precision)
-        buf = io.StringIO()
-        w = csv.writer(buf, delimiter=sep, lineterminator="\n")
-        w.writerow([cell(str(c)) for c in t.columns])
-        text = [t.kinds[c] in ("str", "object") for c in t.columns]  # pandas escaped text in these
+    tables = {name: _rounded(t, precision) for name, t in _tables(frames).items()}
+    several = len(tables) > 1
+    # several tables: one table with a leading `table` column over the union of their columns (a cell
+    # a table lacks is empty), so that pandas.read_csv or any csv reader takes the output whole
+    columns = list(dict.fromkeys(c for t in tables.values() for c in t.columns))
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter=sep, lineterminator="\n")
+    w.writerow((["table"] if several else []) + [cell(str(c)) for c in columns])
+    for name, t in tables.items():
+        text = {c: t.kinds[c] in ("str", "object") for c in t.columns}  # pandas escaped text in these
         for row in t.rows():
-            w.writerow([_csv_text(v, is_text, cell) for v, is_text in zip(row, text)])
-        parts.append((f"# {name}\n" if len(frames) > 1 else "") + buf.getvalue())
-    return "\n".join(parts)
+            got = dict(zip(t.columns, row))
+            w.writerow(([cell(name)] if several else [])
+                       + [_csv_text(got[c], text[c], cell) if c in got else "" for c in columns])
+    return buf.getvalue()
 
 
 def _csv_text(v, is_text: bool, cell) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 from .files import PICTURE_FORMATS, picture_format
 
 __all__ = ["save_figure", "MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare",
-           "PICTURE_FORMATS", "picture_format", "PictureBuffer"]
+           "PICTURE_FORMATS", "picture_format", "PictureBuffer", "forest_caption"]
 
 TYPE_COLOURS = {"ideal": "#1b7837", "informative": "#7fbf7b", "uninformative": "#878787",
                 "hard": "#d6604d", "easy": "#4393c3"}
@@ -139,12 +139,23 @@ def _forest_pairs(cmp, plain: str, max_pairs: int):
     return [(order[i], order[i + 1]) for i in range(len(order) - 1)], "runs adjacent in the ranking"
 
 
+def forest_caption(meta: dict) -> str:
+    """The forest plot's title: which intervals are drawn and which test marks a pair.  The intervals
+    are the pairs table's (95%, not corrected for multiple comparisons); the filled markers are the
+    pairs significant after the correction, so an interval that excludes 0 may belong to a pair that
+    is not significant after it (and is drawn hollow)."""
+    corr = meta.get("correction", "none")
+    marks = "filled: significant" + ("" if corr == "none" else f" after {corr} correction")
+    return (f"{meta.get('test', 't')} test; 95% intervals, uncorrected; {marks} "
+            f"(α = {meta.get('alpha', 0.05)}); query set: {meta.get('subset', 'all')}")
+
+
 def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
     """Rank-vs-rank plots and forest plots of pairwise differences, one row per measure.
 
     Column 1: each run's rank under the plain measure (x) against its rank under each variant (y),
     with Kendall's tau.  Then one forest panel per metric: the mean difference of each pair with
-    its interval (filled: significant after correction).  All pairs are drawn when there are at
+    its 95% interval, uncorrected (filled: significant after the correction; :func:`forest_caption`).  All pairs are drawn when there are at
     most ``max_pairs``, otherwise the pairs of runs adjacent in the plain measure's ranking.
     """
     plt = require_matplotlib()
@@ -219,7 +230,6 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
                 ax.legend(fontsize=7, loc="lower right")
         for c in range(len(mets) + 1, ncol):
             axes[r, c].set_visible(False)
-    fig.suptitle(f"{cmp.meta.get('test', 't')} test, {cmp.meta.get('correction', 'none')} correction, "
-                 f"95% intervals, query set: {cmp.meta.get('subset', 'all')}", fontsize=10)
+    fig.suptitle(forest_caption(cmp.meta), fontsize=10)
     fig.tight_layout()
     save_figure(fig, path)

@@ -1,41 +1,93 @@
-"""A progress bar on stderr over the input files' bytes (rich, imported only when shown)."""
+"""Progress bars on stderr (rich, imported only when shown): the input files' bytes, and the Monte
+Carlo work of bounds without a closed form."""
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
+import time
 
-__all__ = ["progress", "PROGRESS_MIN_BYTES"]
+__all__ = ["progress", "PROGRESS_MIN_BYTES", "MONTE_CARLO_DELAY"]
 
 
 PROGRESS_MIN_BYTES = 4 << 20  # below a few MB reading is too quick for a bar to help
+MONTE_CARLO_DELAY = 1.0  # seconds of Monte Carlo work before its bar appears
+
+
+class _Bars:
+    """One rich display holding the bytes bar and, once Monte Carlo work has run for
+    MONTE_CARLO_DELAY seconds, a bar of that work with its estimated time left."""
+
+    def __init__(self, sizes: dict, show_bytes: bool, mc_total: float, clock=time.monotonic):
+        self.sizes, self.mc_total, self.clock = sizes, mc_total, clock
+        self.bar = None
+        self.bytes_task = self.mc_task = None
+        self.pending = 0
+        self.mc_done = 0.0
+        self.mc_start = None
+        if show_bytes:
+            self._start()
+            self.bytes_task = self.bar.add_task("", total=sum(sizes.values()))
+
+    def _start(self):
+        from rich.console import Console
+        from rich.progress import (BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn,
+                                   TimeElapsedColumn, TimeRemainingColumn)
+
+        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                            console=Console(file=sys.stderr), transient=True)
+        self.bar.start()
+
+    def step(self, description: str, path=None):
+        if self.bytes_task is not None:
+            self.bar.advance(self.bytes_task, self.pending)
+            self.pending = self.sizes.get(path, 0)
+            self.bar.update(self.bytes_task, description=description)
+
+    def monte_carlo(self, units: float):
+        self.mc_done += units
+        now = self.clock()
+        if self.mc_start is None:
+            self.mc_start = now
+        if self.mc_task is None:
+            if now - self.mc_start < MONTE_CARLO_DELAY:
+                return
+            if callable(self.mc_total):
+                self.mc_total = float(self.mc_total())
+            if self.mc_total <= 0:
+                return
+            if self.bar is None:
+                self._start()
+            self.mc_task = self.bar.add_task("Monte Carlo bounds (no closed-form E)", total=self.mc_total)
+        self.bar.update(self.mc_task, completed=min(self.mc_done, self.mc_total))
+
+    def stop(self):
+        if self.bar is not None:
+            self.bar.stop()
 
 
 @contextlib.contextmanager
-def progress(paths, enabled: bool):
-    """A rich progress bar on stderr over the input files' bytes; yields ``step(description, path)``.
+def progress(paths, enabled: bool, monte_carlo: float = 0):
+    """Progress bars on stderr; yields ``step(description, path)``.
 
-    ``step`` is called before each file is read (and evaluated) and advances the bar past the previous
-    one; the bar is transient, so nothing is left on the terminal.  When disabled, or when the inputs
-    total less than PROGRESS_MIN_BYTES, ``step`` does nothing and rich is not imported.
+    ``step`` is called before each file is read (and evaluated) and advances the bytes bar past the
+    previous one; that bar is shown when the inputs total PROGRESS_MIN_BYTES or more.  ``monte_carlo``:
+    the units of Monte Carlo work expected, or a function returning them (asked when the bar appears) (:func:`ulnorm_eval.core.expectations.monte_carlo_units`
+    times queries times runs); its bar, with the estimated time left, appears once that work has run
+    for MONTE_CARLO_DELAY seconds.  The bars are transient (nothing is left on the terminal); when
+    disabled, ``step`` does nothing and rich is not imported.
     """
     sizes = {p: (os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0) for p in paths}
-    if not enabled or sum(sizes.values()) < PROGRESS_MIN_BYTES:
+    show_bytes = sum(sizes.values()) >= PROGRESS_MIN_BYTES
+    if not enabled or (not show_bytes and not monte_carlo):
         yield lambda description, path=None: None
         return
-    from rich.console import Console
-    from rich.progress import (BarColumn, DownloadColumn, Progress, SpinnerColumn, TextColumn,
-                               TimeElapsedColumn)
+    from ..core.permutations import monte_carlo_listener
 
-    bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                   TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
-    task = bar.add_task("", total=sum(sizes.values()))
-    pending = [0]
-
-    def step(description: str, path=None):
-        bar.advance(task, pending[0])
-        pending[0] = sizes.get(path, 0)
-        bar.update(task, description=description)
-
-    with bar:
-        yield step
+    bars = _Bars(sizes, show_bytes, monte_carlo)
+    try:
+        with monte_carlo_listener(bars.monte_carlo):
+            yield bars.step
+    finally:
+        bars.stop()

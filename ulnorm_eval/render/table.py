@@ -70,7 +70,20 @@ def caption(result) -> str:
     holes = _holes_caption(result)
     if holes:
         parts.append(holes)
-    return "; ".join(parts)
+    legend = variants_legend(result.metrics)
+    return "; ".join(parts) + (f"\n{legend}" if legend else "")
+
+
+def variants_legend(metrics) -> str:
+    """One line saying what each variant column means (from the variant records), with A the run's
+    value: 'A = value; E: E[M] under a uniformly random permutation of the pool; ...'."""
+    from ..core.records import VARIANTS
+
+    shown = list(dict.fromkeys(m.variant for m in metrics if m.variant))
+    if not shown:
+        return ""
+    return ("A = the value, E = its expectation under a random ranking, I = the ideal ranking's (IUB), W = the "
+            "worst's (WLB); " + "; ".join(f"{v}: {VARIANTS[v].formula}" for v in shown))
 
 
 def _holes_caption(result) -> str:
@@ -402,11 +415,13 @@ def format_table(result, per_query: bool = False, names: str = "canonical", prec
             break
     else:
         text = _plain_rows(result, per_query, names, precision, query_order, width, undefined_masks)
-    note = caption(result)
+    first, _, legend = caption(result).partition("\n")
     if color:
-        note += "; bold red: worse than a random ranking"
+        first += "; bold red: worse than a random ranking"
+    lines = [first] + ([legend] if legend else [])
     if width:
-        note = "\n".join(textwrap.wrap(note, width, break_long_words=False, break_on_hyphens=False))
+        lines = [w for line in lines for w in textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False)]
+    note = "\n".join(lines)
     if color:
         note = f"\x1b[2m{note}\x1b[0m"
     return f"{text.rstrip()}\n\n{note}\n"

@@ -212,7 +212,8 @@ _count("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, (
 
 register(Family(
     "GMAP", (REL,), "none", k_ap, binary_gain, "exact", e_ap, "AP per query; 'all' = geometric mean",
-    "E[AP] per query (exact)", "Robertson 2006 (GMAP); trec_eval 10 (m_gm_map.c)", "rel", summary="gmean",
+    "E[AP] per query (exact); no variants: the 'all' row is a geometric mean (use those of AP)",
+    "Robertson 2006 (GMAP); trec_eval 10 (m_gm_map.c)", "rel", summary="gmean",
     trec=(TrecName("gm_map", nick=(O, A)),), per_query=False, examples=("GMAP",), holes=holes_ap,
     holes_open=open_zero))
 
@@ -225,7 +226,9 @@ register(Family(
                   "is the maximum, every judged nonrelevant one above every relevant one the minimum"))
 register(Family(
     "GMBpref", (REL,), "none", _family_kernel(k_bpref), trec_gain, "exact", _family_expectation(e_bpref),
-    "bpref per query; 'all' = geometric mean", "E[bpref] per query (exact)", "Buckley & Voorhees 2004; trec_eval 10",
+    "bpref per query; 'all' = geometric mean",
+    "E[bpref] per query (exact); no variants: the 'all' row is a geometric mean (use those of Bpref)",
+    "Buckley & Voorhees 2004; trec_eval 10",
     "rel", summary="gmean", trec=(TrecName("gm_bpref", nick=(A,)),), per_query=False, examples=("GMBpref",),
     order=trec_order, extremes_note="as bpref"))
 register(Family(

@@ -3,6 +3,8 @@ iprec_at_recall, 11pt_avg), the incomplete-judgement ones (bpref, infAP, unj), a
 expectations under a random ranking of the pool; registered in :mod:`.trec`."""
 from __future__ import annotations
 
+import math
+
 from ..lazy import np
 
 from .common import safe
@@ -142,14 +144,12 @@ def e_relative_P(pool, J, k, ctx):
 
 def e_success(pool, J, k, ctx):
     """1 - C(n-P, m)/C(n, m) = 1 - prod_{i<m} (n-P-i)/(n-i)."""
-    from scipy.special import gammaln
-
     n, P, *_ = pool_counts(pool, J, ctx)
     m = depth_of(n, k)
     none = np.zeros_like(n)
     ok = (n - P >= m) & (n > 0)
     none[ok] = np.exp(gammaln(n[ok] - P[ok] + 1) - gammaln(n[ok] - P[ok] - m[ok] + 1)
-                      - gammaln(n[ok] + 1) + gammaln(n[ok] - m[ok] + 1))
+                      - gammaln(n[ok] + 1) + gammaln(n[ok] - m[ok] + 1))  # math.lgamma: no scipy import
     return np.where(n > 0, 1.0 - none, 0.0)
 
 
@@ -168,6 +168,10 @@ def e_bpref(pool, J, param, ctx):
     return safe(P * per, R)
 
 
+def gammaln(x):
+    """log Gamma elementwise (math.lgamma over one value per query: no scipy import for it)."""
+    return np.array([math.lgamma(v) for v in np.asarray(x, dtype=np.float64).ravel()]).reshape(np.shape(x))
+
 _INFAP_BLOCK = 4_000_000  # elements of one (queries x j x s) block
 
 
@@ -177,8 +181,6 @@ def e_infAP(pool, J, param, ctx):
     and w (documents above it that are pooled-unjudged or not in the qrels: beta-binomial
     BB(W; s+1, K+1-s), W = U+V), of (1 + (s + w (1 - V/W)) (s (P-1)/K + eps)/(s + 2 eps)) / (s + w + 1):
     the infAP term at rank j = s + w with E[r | s] = s (P-1)/K and E[v | w] = w V/W."""
-    from scipy.special import betaln
-
     n, P, Q, U, V, R, N = pool_counts(pool, J, ctx)
     eps = INFAP_EPSILON
     out = np.zeros(pool.nq)
@@ -195,7 +197,10 @@ def e_infAP(pool, J, param, ctx):
             t = np.arange(W)[None, :]
             si = np.arange(K + 1)[:, None]
             step = (logn[W - t - 1] + logn[t + si]) - (logn[t] + logn[W - t + K - si - 1])
-            log0 = betaln(a, W + b) - betaln(a, b)
+            # log BB(0) = betaln(a, W + b) - betaln(a, b) = lgamma(W+b) - lgamma(b) - lgamma(K+2+W) + lgamma(K+2),
+            # and with j = K - s: lgamma(W+1+j) - lgamma(1+j) = lgamma(W+1) + sum_{i<=j} log((i+W)/i)
+            rise = math.lgamma(W + 1) + np.concatenate([[0.0], np.cumsum(np.log1p(W / np.arange(1.0, K + 1)))])
+            log0 = (rise[::-1] - math.lgamma(K + 2 + W) + math.lgamma(K + 2))[:, None]
             pw = np.exp(np.concatenate([log0, log0 + np.cumsum(step, axis=1)], axis=1))
         else:
             pw = np.ones((K + 1, 1))

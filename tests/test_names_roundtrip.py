@@ -96,7 +96,10 @@ def test_variant_spellings(scheme):
         inner = str(m) if scheme == "canonical" else m.measure.trec_name()
         for v in VARIANTS.values():
             for alias in (v.name, *v.aliases):
-                for text in (f"{alias}({inner})", f"{alias.lower()}_{inner}"):
+                # V(x) with every alias as registered; v_x (what --names trec prints) for the name and
+                # the upper-case aliases (UE2 -> ue2_map), which the parser reads in any case
+                forms = [f"{alias}({inner})"] + ([f"{alias.lower()}_{inner}"] if alias == alias.upper() else [])
+                for text in forms:
                     try:
                         got = registry.parse(text)
                     except registry.UnknownMeasure as exc:

@@ -150,7 +150,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
                                 executor=ex, read_ahead="-" not in runs, test=test, reps=reps, seed=seed, correction=correction, alpha=alpha,
                                 subset=subset, subset_size=subset_size, swap_trials=swap_trials,
                                 phi_target=phi_target, swap_between=sets,
-                                pairs="pairs" in chosen or paper or plot is not None)  # else memory ~ runs^2
+                                pairs="pairs" in chosen or paper or plot is not None or baseline is not None)  # else memory ~ runs^2
         refuse_non_finite_means(cmp, qrels)
     except (InputError, UnknownMeasure, ValueError) as exc:
         flush(warnings)

@@ -163,8 +163,9 @@ def test_summ_gate_on_an_undefined_mean_fails(tmp_path):
     res = CliRunner().invoke(main, ["summ", "-m", "ROUGE-1", "--norm", "ue2", "--undefined", "skip",
                                     "--fail-below", "UE2(ROUGE-1)=-100", str(docs), str(sysa)])
     assert res.exit_code == 1, (res.exit_code, res.stderr)
-    assert res.stderr.splitlines()[-1] == ("ulnorm-eval: FAIL A: UE2(ROUGE-1) is undefined (no document has a "
-                                           "defined value), threshold -100")
+    assert res.stderr.splitlines()[-1] == ("ulnorm-eval:   FAIL A UE2(ROUGE-1): mean nan, threshold -100.0000 "
+                                           "(--fail-below), margin nan; undefined: the run's mean is undefined "
+                                           "(no query has a defined value)")
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999"])

@@ -467,7 +467,7 @@ def test_scheduler_that_is_not_dask_fails_in_bounded_time(d, reply, reason):
     srv = Listener(reply=reply)
     try:
         addr = f"tcp://127.0.0.1:{srv.port}"
-        for cmd in ([], ["compare"], ["queries"], ["nrg"]):
+        for cmd in ([], ["compare"], ["queries"], ["nrg", "--leave-one-out"]):
             t0 = time.monotonic()
             res = run_cli(cmd + ["--scheduler", addr, "--scheduler-timeout", "1", "qrels", "a.run", "b.run"], d,
                           timeout=90)

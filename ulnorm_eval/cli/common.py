@@ -143,3 +143,15 @@ def table_layout(output: str | None) -> dict:
         return {"color": True, "width": shutil.get_terminal_size().columns}
     cols = os.environ.get("COLUMNS", "").strip()
     return {"width": int(cols)} if cols.isdigit() and int(cols) > 0 else {}
+
+
+def table_list(text: str, tables) -> list:
+    """--table's comma-separated names (or 'all') -> the chosen ``tables`` in the order given, once each;
+    ValueError naming the choices for anything else."""
+    parts = [p.strip().lower() for p in text.split(",") if p.strip()]
+    if "all" in parts:
+        return list(tables)
+    bad = [p for p in parts if p not in tables]
+    if bad or not parts:
+        raise ValueError(f"--table takes {', '.join(tables)} or all (got {text!r})")
+    return list(dict.fromkeys(parts))

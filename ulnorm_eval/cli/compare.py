@@ -288,13 +288,12 @@ def swaps_cmd(systems_a, systems_b, fmt, precision, output):
 # --------------------------------------------------------------------------- rendering
 
 def _table_list(text: str) -> list:
-    parts = [p.strip().lower() for p in text.split(",") if p.strip()]
-    if "all" in parts:
-        return list(TABLES)
-    bad = [p for p in parts if p not in TABLES]
-    if bad or not parts:
-        raise click.UsageError(f"--table takes systems, summary, pairs or all (got {text!r})")
-    return list(dict.fromkeys(parts))
+    from .common import table_list
+
+    try:
+        return table_list(text, TABLES)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _run_name(baseline: str, paths, names) -> str:

@@ -243,13 +243,9 @@ TABLES = ("functions", "tau", "asl")
 
 
 def _tables(text: str) -> list:
-    parts = [p.strip().lower() for p in text.split(",") if p.strip()]
-    if "all" in parts:
-        return list(TABLES)
-    bad = [p for p in parts if p not in TABLES]
-    if bad or not parts:
-        raise ValueError(f"--table takes functions, tau, asl or all (got {text!r})")
-    return list(dict.fromkeys(parts))
+    from .common import table_list
+
+    return table_list(text, TABLES)
 
 
 def render_tables(tabs: dict, fmt: str, precision=None, meta=None) -> str:

@@ -746,3 +746,287 @@ def test_ir_measures_parameters_are_checked_when_parsed(files):
     one_line_error(res, "INST(T=1,max_rel=3): ir_measures refuses its parameters: invalid param T=1")
     res = cli("-m", "INST(T=1.0)", "--norm", "none", files["qrels"], files["a.run"])  # max_rel missing
     assert "INST: ir_measures cannot compute it: invalid param max_rel=" in one_line_error(res)
+
+
+# --------------------------------------------------------------------------- silent misreads: summ
+
+DOCS_TSV = ("d1\tthe cat sat on the mat today\tthe cat sat\ta cat on a mat\n"
+            "d2\tstorms flooded the town\tstorms hit the town\ttown flooded\n")
+SYS_A = "d1\tthe cat sat on the mat\nd2\tstorms flooded town\n"
+
+
+@pytest.fixture
+def summ_files(tmp_path):
+    (tmp_path / "docs.tsv").write_text(DOCS_TSV)
+    (tmp_path / "sysA.tsv").write_text(SYS_A)
+    return str(tmp_path / "docs.tsv"), str(tmp_path / "sysA.tsv")
+
+
+def _summ_rows(out: str) -> dict:
+    lines = [x.split("\t") for x in out.strip().split("\n")]
+    return {(r[0], r[1]): r[2:] for r in lines[1:]}
+
+
+def test_summ_reads_standard_input_once(summ_files):
+    """`summ docs.tsv - < sysA.tsv` read stdin once to sniff it and again to parse it: `ROUGE-1 all nan`."""
+    docs, sys_a = summ_files
+    want = _summ_rows(cli("summ", "-f", "tsv", "-m", "ROUGE-1", "--norm", "none", docs, sys_a).stdout)
+    assert float(want[("sysA", "all")][0]) == pytest.approx((2 / 3 + 0.8) / 2)
+    res = cli("summ", "-f", "tsv", "-m", "ROUGE-1", "--norm", "none", docs, "-", input=SYS_A)
+    assert res.exit_code == 0, res.stderr
+    got = _summ_rows(res.stdout)
+    assert got == {("-", q): v for (_, q), v in want.items()}
+    res = cli("summ", "-f", "tsv", "-m", "ROUGE-1", "--norm", "none", "-", sys_a, input=DOCS_TSV)
+    assert res.exit_code == 0, res.stderr
+    assert _summ_rows(res.stdout) == want
+    one_line_error(cli("summ", "-", "-", input=DOCS_TSV),
+                   "-: standard input can be read once, and QRELS counts: give the other inputs as files")
+
+
+def test_summ_system_file_without_summaries_is_refused(summ_files, tmp_path):
+    (tmp_path / "empty.tsv").write_text("\n")
+    one_line_error(cli("summ", summ_files[0], tmp_path / "empty.tsv"), f"{tmp_path / 'empty.tsv'}: no summaries")
+
+
+def _summeval(tmp_path, did="doc0", rating=3, reference="the storm hit the town", text="storm town road river"):
+    ann = [{"coherence": 3, "consistency": 4, "fluency": 5, "relevance": rating}]
+    rows = [{"id": did, "decoded": "storm town", "expert_annotations": ann, "turker_annotations": ann,
+             "references": [reference], "model_id": f"M{s}", "text": text} for s in range(2)]
+    p = tmp_path / "se.jsonl"
+    import json
+
+    # json.dumps writes NaN and Infinity as the literals Python's json reads back (and other tools write)
+    p.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return str(p)
+
+
+def test_summeval_document_all_is_refused_as_eval_refuses_query_all(tmp_path, summ_files):
+    p = _summeval(tmp_path, did="all")
+    one_line_error(cli("summ", p), f"{p}:1: document id 'all' is reserved for the summary row (rename the document)")
+    (tmp_path / "d.tsv").write_text("all\tstorm town\tstorm\n")
+    one_line_error(cli("summ", tmp_path / "d.tsv", summ_files[1]),
+                   f"{tmp_path / 'd.tsv'}:1: document id 'all' is reserved for the summary row (rename the document)")
+
+
+@pytest.mark.parametrize("rating, reason", [
+    (float("nan"), "relevance rating nan is not a finite number"),
+    (float("inf"), "relevance rating inf is not a finite number"),
+    (float("-inf"), "relevance rating -inf is not a finite number"),
+    (1e308, "relevance rating 1e+308 is outside SummEval's 1-5 scale"),
+    (-1, "relevance rating -1 is outside SummEval's 1-5 scale"),
+    (0, "relevance rating 0 is outside SummEval's 1-5 scale"),
+    (5.5, "relevance rating 5.5 is outside SummEval's 1-5 scale"),
+    ("4", "non-numeric relevance rating '4'"),
+    (True, "non-numeric relevance rating True"),
+])
+def test_summeval_ratings_must_be_finite_and_on_the_scale(tmp_path, rating, reason):
+    p = _summeval(tmp_path, rating=rating)
+    for args in (["--correlate", "--bootstrap", "0"], []):  # read, not only when correlated
+        one_line_error(cli("summ", "-m", "ROUGE-1", "--norm", "none", *args, p), f"{p}:1: {reason}")
+
+
+def test_summeval_ratings_on_the_scale_are_read(tmp_path):
+    from ulnorm_eval.inputs.summaries import read_summeval
+
+    for r in (1, 5, 2.5):
+        assert read_summeval(_summeval(tmp_path, rating=r)).ratings["expert"]["relevance"] == [[r], [r]]
+
+
+def test_empty_reference_or_source_is_refused(tmp_path, summ_files):
+    sys_a = summ_files[1]
+    cases = [("d1\tthe cat sat\t\nd2\tstorms\tstorms\n", "1: reference 1 is empty"),
+             ("d1\tthe cat sat\tthe cat\t  \nd2\tstorms\tstorms\n", "1: reference 2 is empty"),
+             ("d1\tthe cat sat\tthe cat\nd2\t \tstorms\n", "2: the source document is empty (E is drawn from its words)")]
+    for text, reason in cases:
+        (tmp_path / "d.tsv").write_text(text)
+        one_line_error(cli("summ", tmp_path / "d.tsv", sys_a), f"{tmp_path / 'd.tsv'}:{reason}")
+    import json
+
+    (tmp_path / "d.jsonl").write_text(json.dumps({"id": "d1", "source": "a b", "references": ["x", ""]}) + "\n")
+    one_line_error(cli("summ", tmp_path / "d.jsonl", sys_a), f"{tmp_path / 'd.jsonl'}:1: reference 2 is empty")
+    p = _summeval(tmp_path, reference=" ")
+    one_line_error(cli("summ", p), f"{p}:1: reference 1 is empty")
+
+
+def test_reference_without_rouge_tokens_is_refused(tmp_path):
+    """rouge-score's tokeniser keeps a-z and 0-9 only: a Chinese reference had no token and every
+    summary scored 0 (E 0), printed as results."""
+    (tmp_path / "d.tsv").write_text("d1\t中文 文本\t中文\n")
+    (tmp_path / "s.tsv").write_text("d1\t中文\n")
+    why = "(rouge-score's tokeniser keeps only the letters a-z and the digits 0-9)"
+    one_line_error(cli("summ", tmp_path / "d.tsv", tmp_path / "s.tsv"),
+                   f"{tmp_path / 'd.tsv'}: document 'd1': reference 1 has no word ROUGE counts {why}")
+    (tmp_path / "d.tsv").write_text("d1\t...\tthe cat\n")
+    (tmp_path / "s.tsv").write_text("d1\tthe cat\n")
+    one_line_error(cli("summ", tmp_path / "d.tsv", tmp_path / "s.tsv"),
+                   f"{tmp_path / 'd.tsv'}: document 'd1': the source has no word ROUGE counts, so E (drawn from "
+                   f"its words) is undefined {why}")
+    res = cli("summ", "-f", "tsv", "--norm", "none", "-m", "ROUGE-1", tmp_path / "d.tsv", tmp_path / "s.tsv")
+    assert res.exit_code == 0 and _summ_rows(res.stdout)[("s", "all")] == ["1.0"]  # no E asked: no source needed
+
+
+def test_exact_e_has_standard_error_zero_not_nan(summ_files):
+    """One document with a single reference (ROUGE-1's E exact under --combine max) and one with two
+    (E by Monte Carlo): the SE column held NaN for the exact one and the 'all' row averaged the rest."""
+    docs, sys_a = summ_files
+    import pathlib
+
+    pathlib.Path(docs).write_text("d1\tthe cat sat on the mat today\tthe cat sat\n"
+                                  "d2\tstorms flooded the town\tstorms hit the town\ttown flooded\n")
+    res = cli("summ", "-f", "tsv", "-m", "E(ROUGE-1)", "--norm", "none", docs, sys_a)
+    assert res.exit_code == 0, res.stderr
+    head = res.stdout.split("\n")[0].split("\t")
+    rows = _summ_rows(res.stdout)
+    se = head.index("SE(E(ROUGE-1))") - 2
+    assert float(rows[("sysA", "d1")][se]) == 0.0
+    d2 = float(rows[("sysA", "d2")][se])
+    assert d2 > 0
+    assert float(rows[("sysA", "all")][se]) == pytest.approx(d2 / 2)
+    assert "nan" not in res.stdout.lower()
+    # all exact: no SE column at all
+    res = cli("summ", "-f", "tsv", "-m", "E(ROUGE-1)", "--norm", "none", "--combine", "mean", docs, sys_a)
+    assert "SE(" not in res.stdout
+
+
+@pytest.mark.parametrize("undefined, how", [("zero", "scored 0"), ("skip", "left out of the mean")])
+def test_summ_reports_undefined_documents(tmp_path, undefined, how):
+    """A document whose E equals I (source = reference = summary = one word) has UE1/UE2 undefined:
+    --undefined skip left it out of the mean without a word."""
+    (tmp_path / "d.tsv").write_text("d1\tstorm\tstorm\nd2\tstorms flooded the town\tstorms hit the town\n")
+    (tmp_path / "s.tsv").write_text("d1\tstorm\nd2\tstorms\n")
+    res = cli("summ", "-f", "tsv", "-m", "ROUGE-1", "--norm", "ue1,ue2", "--undefined", undefined,
+              tmp_path / "d.tsv", tmp_path / "s.tsv")
+    assert res.exit_code == 0, res.stderr
+    assert res.stderr == f"ulnorm-eval: s: undefined ({how}; --undefined): UE1 and UE2 of ROUGE-1 for 1 documents\n"
+    rows = _summ_rows(res.stdout)
+    ue2_d2 = float(rows[("s", "d2")][2])
+    assert float(rows[("s", "all")][2]) == pytest.approx(ue2_d2 if undefined == "skip" else ue2_d2 / 2)
+
+
+def test_summ_errors_escape_control_characters(tmp_path, summ_files):
+    bad = tmp_path / "bad\x1b[31mname.tsv"
+    bad.write_text("d1\tx\n")
+    res = cli("summ", "--systems", "zz", summ_files[0], bad)
+    line = one_line_error(res)
+    assert "\x1b" not in res.stderr and "bad\\x1b[31mname" in line
+
+
+# --------------------------------------------------------------------------- silent misreads: library, -l
+
+def _frames():
+    import pandas as pd
+
+    qrels = pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "c"], "relevance": [1, 0, 1]})
+    run = pd.DataFrame({"query_id": [1.0, 1.0, 2.0], "doc_id": ["a", "b", "c"], "score": [2.0, 1.0, 1.0]})
+    return qrels, run
+
+
+FLOAT_IDS = ("shares no query with <qrels> (the run has '1.0', '2.0'): the wrong qrels? Query ids are compared "
+             "as text, exactly: the run's '1.0' is not the qrels' '1' (a float or zero-padded id column? convert "
+             "both to the same text first) (--allow-disjoint evaluates it anyway, scoring 0)")
+
+
+def test_library_refuses_a_disjoint_run_as_the_cli_does():
+    """A float query-id column against string qrels ids gave means of 0 and a note."""
+    import ulnorm_eval as ue
+    from ulnorm_eval.inputs.errors import InputError
+
+    qrels, run = _frames()
+    calls = [(lambda: ue.evaluate(qrels, run, ["P@1"], []), "run"),
+             (lambda: ue.evaluate(qrels, {"bm25": run}, ["P@1"], []), "bm25"),
+             (lambda: ue.compare(qrels, [run, run], ["P@1"], []), "run1"),
+             (lambda: ue.nrg(qrels, [run], [run], ["P@1"]), "run")]
+    for call, name in calls:
+        with pytest.raises(InputError) as exc:
+            call()
+        assert str(exc.value) == f"{name}: {FLOAT_IDS}"
+    # asked for: evaluated, scoring 0, with the notes
+    ev = ue.evaluate(qrels, run, ["P@1"], [], allow_disjoint=True)
+    assert ev.means == {"run": {"P@1": 0.0}}
+    # the same ids as text: evaluated (P@1 of q1 = 1 (a), q2 = 1 (c))
+    assert ue.evaluate(qrels, run.assign(query_id=["1", "1", "2"]), ["P@1"], []).means == {"run": {"P@1": 1.0}}
+
+
+def test_cli_names_the_number_mismatch_too(tmp_path, files):
+    (tmp_path / "r").write_text("1.0 Q0 a 1 2 t\n")
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    one_line_error(cli(tmp_path / "q", tmp_path / "r"),
+                   f"{tmp_path / 'r'}: " + FLOAT_IDS.replace("<qrels>", str(tmp_path / "q"))
+                   .replace("'1.0', '2.0'", "'1.0'"))
+    (tmp_path / "r").write_text("x Q0 a 1 2 t\n")  # no number in common: no hint
+    one_line_error(cli(tmp_path / "q", tmp_path / "r"),
+                   f"{tmp_path / 'r'}: shares no query with {tmp_path / 'q'} (the run has 'x'): the wrong qrels? "
+                   "(--allow-disjoint evaluates it anyway, scoring 0)")
+
+
+def test_library_variants_given_as_one_string():
+    """variants='UL2' was iterated per character (variant 'U')."""
+    import ulnorm_eval as ue
+
+    qrels, run = _frames()
+    run = run.assign(query_id=["1", "1", "2"])
+
+    def names(ev):
+        return [str(m) for m in ev.metrics]
+
+    assert names(ue.evaluate(qrels, run, ["P@1"], "UL2")) == names(ue.evaluate(qrels, run, ["P@1"], ["UL2"])) \
+        == ["P@1", "UL2(P@1)"]
+    assert names(ue.evaluate(qrels, run, ["P@1"], "E, UL2")) == ["P@1", "E(P@1)", "UL2(P@1)"]
+    assert names(ue.evaluate(qrels, run, ["P@1"], "none")) == ["P@1"]
+    cmp = ue.compare(qrels, {"a": run, "b": run}, ["P@1"], "UL2")
+    assert [str(m) for m in cmp.metrics] == ["P@1", "UL2(P@1)"]
+    with pytest.raises(ValueError, match="no variant named"):
+        ue.evaluate(qrels, run, ["P@1"], " , ")
+
+
+def test_library_query_id_all_and_missing_ids_are_refused():
+    import pandas as pd
+
+    import ulnorm_eval as ue
+    from ulnorm_eval.inputs.errors import InputError
+
+    qrels, run = _frames()
+    run = run.assign(query_id=["1", "1", "2"])
+    bad_q = pd.DataFrame({"qid": ["1", "all"], "docno": ["a", "b"], "label": [1, 1]})
+    for args, msg in (((bad_q, run), "<qrels>: row 1: query id 'all' is reserved for the summary row (rename the query)"),
+                      ((qrels, run.assign(query_id=["1", "all", "2"])),
+                       "run: row 1: query id 'all' is reserved for the summary row (rename the query)"),
+                      ((qrels, {"all": {"a": 1.0}, "1": {"a": 2.0}}),
+                       "run: row 0: query id 'all' is reserved for the summary row (rename the query)"),
+                      ((qrels, run.assign(query_id=["1", None, "2"])), "run: row 1: query_id: missing query id (NaN or None)"),
+                      ((qrels, run.assign(doc_id=["a", float("nan"), "c"])),
+                       "run: row 1: doc_id: missing document id (NaN or None)")):
+        with pytest.raises(InputError) as exc:
+            ue.evaluate(*args, ["P@1"], [])
+        assert str(exc.value) == msg
+
+
+@pytest.mark.parametrize("level", ["-1", "-0.5", "-1e-9"])
+def test_relevance_level_below_zero_is_refused(files, level):
+    """-l -1 gave num_rel_ret 4 > num_rel 2 and bpref 2.0 (trec_eval's codes: unjudged is -1)."""
+    from ulnorm_eval.pipeline.blocks import LEVEL_BELOW_ZERO
+
+    for command in (["eval"], ["compare"], ["queries"], ["nrg"]):
+        extra = [files["b.run"]] if command != ["eval"] else []
+        one_line_error(cli(*command, "-l", level, files["qrels"], files["a.run"], *extra),
+                       f"Invalid value for '-l' / '--rel-level': {level!r}: {LEVEL_BELOW_ZERO} "
+                       f"(see 'ulnorm-eval {command[0]} --help')")
+    import ulnorm_eval as ue
+
+    with pytest.raises(ValueError, match="relevance level below 0"):
+        ue.evaluate(files["qrels"], files["a.run"], ["P@1"], [], rel_level=float(level))
+
+
+def test_relevance_level_zero_is_trec_evals(tmp_path):
+    """-l 0: every judged document (grade >= 0) is relevant, unjudged and negative grades never; the
+    counts stay consistent (num_rel_ret <= num_rel, bpref <= 1).  trec_eval 10 on these files gives
+    num_rel 4, num_rel_ret 4, map 1.0, bpref 1.0, P_5 0.4."""
+    (tmp_path / "q").write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d5 -1\nq2 0 d3 1\nq2 0 d4 0\n")
+    (tmp_path / "r").write_text("q1 Q0 d1 1 2.0 A\nq1 Q0 d2 2 1.0 A\nq1 Q0 d9 3 0.5 A\nq1 Q0 d5 4 0.4 A\n"
+                                "q2 Q0 d4 1 2.0 A\nq2 Q0 d3 2 1.0 A\n")
+    res = cli("-l", "0", "-f", "tsv", "--norm", "none", "-m", "num_rel num_rel_ret bpref map P.5", tmp_path / "q",
+              tmp_path / "r")
+    assert res.exit_code == 0, res.stderr
+    lines = [x.split("\t") for x in res.stdout.strip().split("\n")]
+    rows = {c: float(v) for c, v in zip(lines[0][2:], next(r for r in lines if r[1] == "all")[2:])}
+    assert rows == {"NumRel": 4.0, "NumRelRet": 4.0, "Bpref": 1.0, "AP": 1.0, "P@5": 0.4}

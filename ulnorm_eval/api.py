@@ -197,28 +197,64 @@ class Evaluation(Frames, Result):
         return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
 
+def _variant_list(variants):
+    """``variants`` as a list: a string is the command line's ``--norm`` (``'UL2'``, ``'E,UL2'``,
+    ``'none'``), never iterated character by character."""
+    if isinstance(variants, str):
+        parts = [x.strip() for x in variants.split(",") if x.strip()]
+        if not parts:
+            raise ValueError(f"variants={variants!r}: no variant named (give e.g. 'UL2', 'E,UL2', 'none' or [])")
+        return [] if parts in (["none"], ["plain"]) else parts
+    return variants
+
+
+def _require_shared_queries(q: Qrels, runs: list, allow: bool) -> None:
+    """Refuse a loaded run sharing no query with the qrels, as every command does (``allow_disjoint``)."""
+    import pyarrow.compute as pc
+
+    from .inputs.checks import disjoint_error
+    from .pipeline.ordering import natural_order, qrels_queries
+
+    if allow or getattr(q, "letor", False):
+        return
+    judged = set(qrels_queries(q))
+    for r in runs:
+        ranked = set(pc.unique(r.qid).to_pylist()) if len(r.qid) else set()
+        if judged and not ranked & judged:
+            raise disjoint_error(r.name, q.path, natural_order(ranked), judged)
+
+
 def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
-             variants: Sequence[str] | None = None, options: Options | None = None, *,
-             warn: Callable[[str], None] | None = None, groups: str | None = None, **kw: Any) -> Evaluation:
+             variants: Sequence[str] | str | None = None, options: Options | None = None, *,
+             warn: Callable[[str], None] | None = None, groups: str | None = None, allow_disjoint: bool = False,
+             **kw: Any) -> Evaluation:
     """Evaluate runs against qrels: per-query values and means of every measure and variant.
 
     ``measures``: names (``'nDCG@10'``, ``'UL2(AP)'``, trec_eval's ``'map'``; default nDCG@10, AP,
-    RBP(p=0.8)); ``variants``: added to every measure (default E, IUB, UL1, UL2; ``[]`` for plain
-    values only).  Keywords set :class:`Options` fields (or pass ``options``).  Notes (missing queries, undefined
-    variants, ...) are on ``.notes``; ``warn(msg)`` also hears each.
+    RBP(p=0.8)); ``variants``: added to every measure (default E, IUB, UL1, UL2; ``[]`` or ``'none'``
+    for plain values only; a string is a comma-separated list, as ``--norm``).  Keywords set
+    :class:`Options` fields (or pass ``options``).  A run sharing no query with the qrels raises
+    :class:`~ulnorm_eval.inputs.errors.InputError` (query ids are compared as text: a float column's
+    ``1.0`` is not ``'1'``), unless ``allow_disjoint``.  Notes (missing queries, undefined variants,
+    ...) are on ``.notes``; ``warn(msg)`` also hears each.
     """
+    from .inputs.checks import require_overlap
     from .pipeline.evaluate import both_notes, evaluate_path, resolve_metrics
+    from .pipeline.ordering import qrels_queries
 
     opts, extra = _split_options(kw)
     if extra:
         raise TypeError(f"evaluate() got unexpected keyword arguments {sorted(extra)}")
     opts = options or opts
     setup: list = []
-    metrics = resolve_metrics([measures] if isinstance(measures, str) else measures, variants,
+    metrics = resolve_metrics([measures] if isinstance(measures, str) else measures, _variant_list(variants),
                               warn=both_notes(setup.append, warn))
     q = to_qrels(qrels, groups)
     sources = _sources(runs, q)
     results = [evaluate_path(q, r, metrics, opts, warn) for r in sources]
+    if not allow_disjoint and not getattr(q, "letor", False):
+        for rr, r in zip(results, sources):
+            require_overlap(rr, r if isinstance(r, str) else rr.name, q.path, judged=qrels_queries(q))
     return Evaluation(metrics, results, opts, q.path, [getattr(r, "path", r) for r in sources], qrels=q,
                       inputs=sources, setup_notes=setup)
 
@@ -226,8 +262,8 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
 # --------------------------------------------------------------------------- compare, nrg, tables
 
 def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
-            variants: Sequence[str] | None = None, *, warn: Callable[[str], None] | None = None,
-            groups: str | None = None, **kw: Any) -> Comparison:
+            variants: Sequence[str] | str | None = None, *, warn: Callable[[str], None] | None = None,
+            groups: str | None = None, allow_disjoint: bool = False, **kw: Any) -> Comparison:
     """Compare runs (at least two) as ``ulnorm-eval compare`` does: ``.systems``, ``.summary``,
     ``.pairs`` DataFrames and ``.notes``.  ``variants``: default UL1 and UL2 for the measures with a
     closed-form E (a measure whose E is a Monte Carlo estimate gets them only when named or listed).
@@ -242,13 +278,16 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
     if "seed" in kw:
         cmp_kw["seed"] = kw["seed"]
     q = to_qrels(qrels, groups)
-    return compare_files(q, to_runs(runs, q), [measures] if isinstance(measures, str) else measures,
+    loaded = to_runs(runs, q)
+    _require_shared_queries(q, loaded, allow_disjoint)
+    variants = _variant_list(variants)
+    return compare_files(q, loaded, [measures] if isinstance(measures, str) else measures,
                          None if variants is None else list(variants), opts, warn, **cmp_kw)
 
 
 def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Sequence[str] | str | None = None, *,
         protocol: str = "fixed", group_by: str | None = None, best_by: str | None = None, unique: bool = False,
-        warn: Callable[[str], None] | None = None, **options: Any) -> NRGEvaluation:
+        warn: Callable[[str], None] | None = None, allow_disjoint: bool = False, **options: Any) -> NRGEvaluation:
     """Normalized Residual Gain (SIGIR-AP 2024) as ``ulnorm-eval nrg``: each measure and NRG(measure).
 
     ``priors`` join every prior set and are not scored; ``protocol`` is 'fixed', 'leave-one-out',
@@ -263,6 +302,7 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
     q = to_qrels(qrels)
     scored = to_runs(runs, q)
     prior = [] if isinstance(priors, (list, tuple)) and not priors else to_runs(priors, q)
+    _require_shared_queries(q, scored + prior, allow_disjoint)
     res = evaluate_nrg(q, scored, prior, [measures] if isinstance(measures, str) else measures,
                        protocol=protocol, group_by=group_by, best_by=best_by, unique=unique, options=opts, warn=warn)
     return NRGEvaluation(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})

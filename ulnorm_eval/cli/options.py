@@ -6,7 +6,7 @@ import click
 
 MAX_DRAWS = 1_000_000  # Monte Carlo draws: their values are held per query (8 bytes each)
 
-from .types import FiniteFloat
+from .types import FiniteFloat, RelLevel
 
 
 def bundle(*options):
@@ -22,9 +22,10 @@ def bundle(*options):
 
 # How a run is read and ordered: every number depends on these.
 ordering_options = bundle(
-    click.option("-l", "--rel-level", type=FiniteFloat(), default=1, show_default=True,
+    click.option("-l", "--rel-level", type=RelLevel(), default=1, show_default=True,
                  help="Lowest grade counted relevant by measures that read relevance at a level (marked "
-                      "'relevance: at -l' in `ulnorm-eval measures`) and by UC."),
+                      "'relevance: at -l' in `ulnorm-eval measures`) and by UC; >= 0 (0: every judged "
+                      "document of grade 0 or more; unjudged ones never)."),
     click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents per query."),
     click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
                  help="Order: score desc then docid desc (trec_eval); the rank column; or file order."),

@@ -19,7 +19,7 @@ def require_shared_queries(qrels, run, path: str, qrels_path: str, allow: bool =
     """Refuse a loaded ``run`` none of whose queries is in ``qrels`` (unless ``allow``)."""
     import pyarrow.compute as pc
 
-    from ..inputs.errors import InputError
+    from ..inputs.checks import disjoint_error
     from ..pipeline.ordering import natural_order, qrels_queries
 
     if allow or getattr(qrels, "letor", False):
@@ -28,10 +28,7 @@ def require_shared_queries(qrels, run, path: str, qrels_path: str, allow: bool =
     ranked = set(pc.unique(run.qid).to_pylist()) if len(run.qid) else set()
     if not judged or ranked & judged:
         return
-    shown = natural_order(ranked)
-    text = ", ".join(repr(q) for q in shown[:3]) + (", ..." if len(shown) > 3 else "")
-    raise InputError(path, None, f"shares no query with {qrels_path}" + (f" (the run has {text})" if text else "")
-                                 + ": the wrong qrels? (--allow-disjoint evaluates it anyway, scoring 0)")
+    raise disjoint_error(path, qrels_path, natural_order(ranked), judged)
 
 
 def iter_runs(qrels, paths, qrels_path: str, allow_disjoint: bool = False):

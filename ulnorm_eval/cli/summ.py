@@ -28,8 +28,9 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
 
 
 def _fail(msg: str, code: int = 2):
-    click.echo(f"ulnorm-eval: {msg}", err=True)
-    sys.exit(code)
+    from .common import fail
+
+    fail(msg, code)  # control characters escaped, as every command's errors
 
 
 @click.command("summ", context_settings=CONTEXT, epilog=EPILOG)
@@ -195,6 +196,7 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
         if correlate and ratings not in d.ratings:
             _fail(f"{data}: no {ratings} ratings")
         result = se.evaluate_summaries(d, metrics, opts, bert)
+        warnings.extend(n for rr in result.runs for n in rr.notes)  # undefined variants: scored 0 or left out
         repeats = []
         if correlate and mc_repeats:
             import dataclasses
@@ -296,8 +298,9 @@ def _table(result, per_query, precision):
 
 
 def _flush(warnings):
-    for w in dict.fromkeys(warnings):
-        click.echo(f"ulnorm-eval: {w}", err=True)
+    from .common import flush
+
+    flush(warnings)
 
 
 def _metric_arrays(result, d):

@@ -38,6 +38,18 @@ class FiniteFloat(click.FloatRange):
         return "FiniteFloat" + super().__repr__().removeprefix("FloatRange")
 
 
+class RelLevel(FiniteFloat):
+    """-l/--rel-level: a finite number >= 0 (:data:`ulnorm_eval.pipeline.blocks.LEVEL_BELOW_ZERO`)."""
+
+    def convert(self, value, param, ctx):
+        v = super().convert(value, param, ctx)
+        if v < 0:
+            from ..pipeline.blocks import LEVEL_BELOW_ZERO
+
+            self.fail(f"{value!r}: {LEVEL_BELOW_ZERO}", param, ctx)
+        return v
+
+
 class NonEmpty(click.ParamType):
     """A string that is not empty or only blanks (the value is passed on unchanged)."""
 

@@ -15,7 +15,7 @@ import math
 
 from .errors import InputError
 
-__all__ = ["unique_names", "rename_runs", "require_overlap", "require_finite"]
+__all__ = ["unique_names", "rename_runs", "require_overlap", "disjoint_error", "require_finite"]
 
 
 def unique_names(names: list) -> list:
@@ -32,16 +32,46 @@ def rename_runs(results: list) -> None:
         rr.name = name
 
 
-def require_overlap(rr, path: str, qrels_path: str, allow: bool = False) -> None:
-    """Refuse a run (a RunResult) none of whose queries is in the qrels."""
+def require_overlap(rr, path: str, qrels_path: str, allow: bool = False, judged=None) -> None:
+    """Refuse a run (a RunResult) none of whose queries is in the qrels (``judged``: the qrels' query
+    ids, for the hint of :func:`disjoint_error`)."""
     nq = len(rr.qids)
     if allow or (nq and rr.missing < nq):
         return
-    run_q = list(getattr(rr, "ignored_qids", []) or [])
-    shown = ", ".join(repr(q) for q in run_q[:3]) + (", ..." if len(run_q) > 3 else "")
-    raise InputError(path, None, f"shares no query with {qrels_path}"
-                                 + (f" (the run has {shown})" if shown else "")
-                                 + ": the wrong qrels? (--allow-disjoint evaluates it anyway, scoring 0)")
+    raise disjoint_error(path, qrels_path, list(getattr(rr, "ignored_qids", []) or []), judged or rr.qids)
+
+
+def disjoint_error(path: str, qrels_path: str, run_qids: list, judged) -> InputError:
+    """The one refusal of a run sharing no query with the qrels (every command and the library).
+    ``run_qids``: the run's query ids in natural order.  Ids are compared as text, exactly; when the
+    two sides hold the same numbers written differently (a float column's '1.0' against '1', '007'
+    against '7') the message says so."""
+    shown = ", ".join(repr(q) for q in run_qids[:3]) + (", ..." if len(run_qids) > 3 else "")
+    return InputError(path, None, f"shares no query with {qrels_path}"
+                                  + (f" (the run has {shown})" if shown else "")
+                                  + ": the wrong qrels?" + _number_hint(run_qids, judged)
+                                  + " (--allow-disjoint evaluates it anyway, scoring 0)")
+
+
+def _number_hint(run_qids, judged) -> str:
+    def numbers(ids):
+        out = {}
+        for q in ids:
+            try:
+                x = float(q)
+            except (TypeError, ValueError):
+                continue
+            if math.isfinite(x):
+                out.setdefault(x, q)
+        return out
+
+    mine, theirs = numbers(run_qids), numbers(judged)
+    both = [x for x in mine if x in theirs]
+    if not both:
+        return ""
+    a, b = mine[both[0]], theirs[both[0]]
+    return (f" Query ids are compared as text, exactly: the run's {a!r} is not the qrels' {b!r} (a float or "
+            "zero-padded id column? convert both to the same text first)")
 
 
 def require_finite(result) -> None:

@@ -55,6 +55,10 @@ def _standard(df, kind: str, name: str):
     q = _column(df, QUERY_COLUMNS, kind, name)
     d = _column(df, DOC_COLUMNS, kind, name)
     v = _column(df, GRADE_COLUMNS if kind == "qrels" else ("score",), kind, name)
+    for col, what in ((q, "query id"), (d, "document id")):
+        gone = df[col].isna().to_numpy()
+        if gone.any():  # str() would make it the id 'nan' or 'None'
+            raise InputError(name, None, f"row {int(gone.argmax())}: {col}: missing {what} (NaN or None)")
     out = pd.DataFrame({"query_id": df[q], "doc_id": df[d],
                         "relevance" if kind == "qrels" else "score": pd.to_numeric(df[v], errors="coerce")})
     bad = out.iloc[:, 2].isna().to_numpy()

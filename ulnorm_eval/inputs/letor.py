@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from .text import check_text
-from .trec import RESERVED_QIDS, InputError, Qrels, Run, _run_name, check_duplicates, check_grades, read_bytes
+from .trec import InputError, Qrels, Run, _run_name, check_duplicates, check_grades, read_bytes, refuse_reserved_id
 
 __all__ = ["is_letor", "read_letor", "read_letor_scores", "letor_features"]
 
@@ -195,8 +195,7 @@ def _qid(raw: bytes, path: str, lineno: int) -> str:
         raise InputError(path, lineno, "qid: is not valid UTF-8") from None
     if not q:
         raise InputError(path, lineno, "empty qid: (expected qid:ID)")
-    if q in RESERVED_QIDS:
-        raise InputError(path, lineno, f"query id {q!r} is reserved for the summary row (rename the query)")
+    refuse_reserved_id(q, path, lineno)
     return q
 
 

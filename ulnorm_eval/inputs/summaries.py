@@ -19,11 +19,12 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from .trec import InputError, read_bytes
+from .trec import InputError, read_bytes, refuse_reserved_id
 
 __all__ = ["SummData", "DIMENSIONS", "read_summeval", "read_plain", "read_summaries", "is_summeval"]
 
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
+SCALE = (1, 5)  # SummEval's ratings: a 1-5 Likert scale in every dimension (Fabbri et al. 2021)
 
 
 @dataclass
@@ -73,8 +74,8 @@ def _lines(path: str):
     return text.split("\n")
 
 
-def _json_rows(path: str):
-    for i, line in enumerate(_lines(path), 1):
+def _json_rows(path: str, lines=None):
+    for i, line in enumerate(_lines(path) if lines is None else lines, 1):
         if not line.strip():
             continue
         try:
@@ -86,16 +87,17 @@ def _json_rows(path: str):
         yield i, obj
 
 
-def _is_jsonl(path: str) -> bool:
-    for line in _lines(path):
+def _is_jsonl(lines) -> bool:
+    for line in lines:
         if line.strip():
             return line.lstrip().startswith("{")
     return False
 
 
-def is_summeval(path: str) -> bool:
-    """True when the first non-blank line is a JSON object with SummEval's ``decoded`` and ``model_id``."""
-    for line in _lines(path):
+def is_summeval(path: str, lines=None) -> bool:
+    """True when the first non-blank line is a JSON object with SummEval's ``decoded`` and ``model_id``.
+    ``lines``: the file's lines when already read (standard input can be read once)."""
+    for line in _lines(path) if lines is None else lines:
         if line.strip():
             try:
                 obj = json.loads(line)
@@ -115,12 +117,31 @@ def _str(path, i, obj, key):
 def _refs(path, i, obj, key="references"):
     v = obj.get(key)
     if v is None and isinstance(obj.get("reference"), str):
-        return [obj["reference"]]
+        v = obj["reference"]
     if isinstance(v, str):
-        return [v]
+        v = [v]
     if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
         raise InputError(path, i, f"'{key}' missing or not a non-empty list of strings")
-    return list(v)
+    return _non_empty_refs(path, i, v)
+
+
+def _non_empty_refs(path, i, refs) -> list:
+    """A reference that is empty (or blank) would score every summary 0 and make E 0: refused."""
+    for n, r in enumerate(refs, 1):
+        if not r.strip():
+            raise InputError(path, i, f"reference {n} is empty")
+    return list(refs)
+
+
+def _source(path, i, text):
+    if not text.strip():
+        raise InputError(path, i, "the source document is empty (E is drawn from its words)")
+    return text
+
+
+def _doc_id(path, i, did):
+    refuse_reserved_id(did, path, i, "document")
+    return did
 
 
 def _ratings(path, i, value):
@@ -135,11 +156,19 @@ def _ratings(path, i, value):
             raise InputError(path, i, "annotations not a list of ratings") from None
     if not isinstance(value, list) or not all(isinstance(a, dict) for a in value):
         raise InputError(path, i, "annotations not a list of ratings")
+    import math
+
     out = {}
+    lo, hi = SCALE
     for dim in DIMENSIONS:
         vals = [a[dim] for a in value if dim in a]
-        if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
-            raise InputError(path, i, f"non-numeric {dim} rating")
+        for x in vals:
+            if not isinstance(x, (int, float)) or isinstance(x, bool):
+                raise InputError(path, i, f"non-numeric {dim} rating {x!r}")
+            if not math.isfinite(x):
+                raise InputError(path, i, f"{dim} rating {x!r} is not a finite number")
+            if not lo <= x <= hi:
+                raise InputError(path, i, f"{dim} rating {x!r} is outside SummEval's {lo}-{hi} scale")
         out[dim] = (sum(vals) / len(vals)) if vals else None
     return out, len(value)
 
@@ -151,14 +180,15 @@ def natural_key(name: str) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p)
 
 
-def read_summeval(path: str) -> SummData:
+def read_summeval(path: str, lines=None) -> SummData:
     """SummEval's paired JSONL: documents in first-appearance order, systems in natural order of their
-    names (M0, M1, M2, ..., M9, M10, ...: the file lists them M11, M13, M1, ...)."""
+    names (M0, M1, M2, ..., M9, M10, ...: the file lists them M11, M13, M1, ...).  Ratings must be
+    finite and on SummEval's 1-5 scale (:data:`SCALE`)."""
     docs, systems, summ, rat = {}, {}, {}, {}
     raters = {"expert": 0, "crowd": 0}
-    for i, obj in _json_rows(path):
-        did, sys_ = _str(path, i, obj, "id"), _str(path, i, obj, "model_id")
-        text, decoded = _str(path, i, obj, "text"), _str(path, i, obj, "decoded")
+    for i, obj in _json_rows(path, lines):
+        did, sys_ = _doc_id(path, i, _str(path, i, obj, "id")), _str(path, i, obj, "model_id")
+        text, decoded = _source(path, i, _str(path, i, obj, "text")), _str(path, i, obj, "decoded")
         refs = _refs(path, i, obj)
         if did in docs:
             if docs[did] != (text, refs):
@@ -186,8 +216,8 @@ def read_summeval(path: str) -> SummData:
                     [[summ.get((s, d)) for d in doc_ids] for s in sys_ids], ratings, raters)
 
 
-def _tsv_rows(path: str):
-    for i, line in enumerate(_lines(path), 1):
+def _tsv_rows(path: str, lines=None):
+    for i, line in enumerate(_lines(path) if lines is None else lines, 1):
         line = line.rstrip("\r")
         if not line.strip():
             continue
@@ -205,23 +235,26 @@ def system_name(path: str) -> str:
     return name or path
 
 
-def read_plain(docs_path: str, system_paths) -> SummData:
-    """The plain layout: a documents file and one ``id, summary`` file per system."""
+def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
+    """The plain layout: a documents file and one ``id, summary`` file per system.  Every file is read
+    once (``lines``: the documents file's, when already read), so one of them may be standard input."""
     docs = {}
-    if _is_jsonl(docs_path):
-        for i, obj in _json_rows(docs_path):
-            did = _str(docs_path, i, obj, "id")
+    lines = _lines(docs_path) if lines is None else lines
+    if _is_jsonl(lines):
+        for i, obj in _json_rows(docs_path, lines):
+            did = _doc_id(docs_path, i, _str(docs_path, i, obj, "id"))
             if did in docs:
                 raise InputError(docs_path, i, f"duplicate document id {did}")
-            docs[did] = (_str(docs_path, i, obj, "source"), _refs(docs_path, i, obj))
+            docs[did] = (_source(docs_path, i, _str(docs_path, i, obj, "source")), _refs(docs_path, i, obj))
     else:
-        for i, cols in _tsv_rows(docs_path):
+        for i, cols in _tsv_rows(docs_path, lines):
             if len(cols) < 3:
                 raise InputError(docs_path, i, f"expected id, source and at least one reference, got {len(cols)} "
                                                "tab-separated columns")
             if cols[0] in docs:
                 raise InputError(docs_path, i, f"duplicate document id {cols[0]}")
-            docs[cols[0]] = (cols[1], cols[2:])
+            docs[_doc_id(docs_path, i, cols[0])] = (_source(docs_path, i, cols[1]),
+                                                     _non_empty_refs(docs_path, i, cols[2:]))
     if not docs:
         raise InputError(docs_path, None, "no documents")
     doc_ids = list(docs)
@@ -231,14 +264,17 @@ def read_plain(docs_path: str, system_paths) -> SummData:
         if name in systems:
             raise InputError(sp, None, f"two system files named {name}")
         got = {}
-        rows_iter = (((i, (_str(sp, i, o, "id"), _str(sp, i, o, "summary"))) for i, o in _json_rows(sp))
-                     if _is_jsonl(sp) else ((i, _pair(sp, i, c)) for i, c in _tsv_rows(sp)))
+        sl = _lines(sp)
+        rows_iter = (((i, (_str(sp, i, o, "id"), _str(sp, i, o, "summary"))) for i, o in _json_rows(sp, sl))
+                     if _is_jsonl(sl) else ((i, _pair(sp, i, c)) for i, c in _tsv_rows(sp, sl)))
         for i, (did, text) in rows_iter:
             if did not in docs:
                 raise InputError(sp, i, f"unknown document id {did}")
             if did in got:
                 raise InputError(sp, i, f"duplicate summary of {did}")
             got[did] = text
+        if not got:  # every mean would be NaN, printed as a result with exit 0
+            raise InputError(sp, None, "no summaries")
         systems.append(name)
         rows.append([got.get(d) for d in doc_ids])
     return SummData(docs_path, doc_ids, [docs[d][0] for d in doc_ids], [docs[d][1] for d in doc_ids],
@@ -253,12 +289,13 @@ def _pair(path, i, cols):
 
 def read_summaries(data_path: str, system_paths=()) -> SummData:
     """SummEval's paired file (no system files) or the plain layout (documents file + system files)."""
-    if is_summeval(data_path):
+    lines = _lines(data_path)  # once: it may be standard input
+    if is_summeval(data_path, lines):
         if system_paths:
             raise InputError(system_paths[0], None, "system files are not used with SummEval's paired file "
                                                     "(it holds the summaries)")
-        return read_summeval(data_path)
+        return read_summeval(data_path, lines)
     if not system_paths:
         raise InputError(data_path, None, "not SummEval's paired JSONL; the plain layout needs one "
                                           "'id, summary' file per system after the documents file")
-    return read_plain(data_path, system_paths)
+    return read_plain(data_path, system_paths, lines)

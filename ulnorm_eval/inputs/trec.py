@@ -216,8 +216,21 @@ def _refuse_reserved(qid, path: str, lines) -> None:
     hit = pc.is_in(qid, value_set=pa.array(list(RESERVED_QIDS), pa.string()))
     if pc.any(hit).as_py():
         i = pc.index(hit, True).as_py()
-        raise InputError(path, _line(lines, i), f"query id {qid[i].as_py()!r} is reserved for the summary row "
-                                                "(rename the query)")
+        refuse_reserved_id(qid[i].as_py(), path, _line(lines, i))
+
+
+def refuse_reserved_id(qid: str, path: str, line, what: str = "query", row: int | None = None) -> None:
+    """The one refusal of an id that would print as the summary row ('all'): every reader's (TREC,
+    LETOR, DataFrames and dicts (``row``: the frame's row), summ's documents)."""
+    if qid in RESERVED_QIDS:
+        where = f"row {row}: " if row is not None else ""
+        raise InputError(path, line, f"{where}{what} id {qid!r} is reserved for the summary row (rename the {what})")
+
+
+def _refuse_reserved_rows(qids: list, path: str) -> None:
+    for q in RESERVED_QIDS:
+        if q in qids:
+            refuse_reserved_id(q, path, None, row=qids.index(q))
 
 
 def _to_float(col, path: str, lines, name: str) -> np.ndarray:
@@ -394,7 +407,9 @@ def qrels_from_frame(df, path: str = "<qrels>") -> Qrels:
     """Qrels from a pandas DataFrame with columns ``query_id``, ``doc_id``, ``relevance``."""
     import pyarrow as pa
 
-    qid = pa.array(df["query_id"].astype(str).tolist(), pa.string())
+    qids = df["query_id"].astype(str).tolist()
+    _refuse_reserved_rows(qids, path)
+    qid = pa.array(qids, pa.string())
     docid = pa.array(df["doc_id"].astype(str).tolist(), pa.string())
     grade = np.asarray(df["relevance"], dtype=np.float64)
     if not np.isfinite(grade).all():
@@ -408,7 +423,9 @@ def run_from_frame(df, name: str = "run") -> Run:
     """A run from a pandas DataFrame with columns ``query_id``, ``doc_id``, ``score`` (``rank`` optional)."""
     import pyarrow as pa
 
-    qid = pa.array(df["query_id"].astype(str).tolist(), pa.string())
+    qids = df["query_id"].astype(str).tolist()
+    _refuse_reserved_rows(qids, name)
+    qid = pa.array(qids, pa.string())
     docid = pa.array(df["doc_id"].astype(str).tolist(), pa.string())
     score = np.asarray(df["score"], dtype=np.float64)
     if not np.isfinite(score).all():

@@ -51,6 +51,17 @@ class Options:
     trec_nan: bool = False  # trec_eval's -nan values and -c placeholder leaks reproduced (docs/trec_eval.md)
     zscore: str | None = None  # trec_eval's -Z file: per-query values become (value - mean) / sd
 
+    def __post_init__(self):
+        level = float(self.rel_level)
+        if not level >= 0 or level == float("inf"):  # NaN too
+            raise ValueError(f"rel_level={self.rel_level!r}: " + (LEVEL_BELOW_ZERO if level < 0 else
+                                                                  "not a finite number"))
+
+
+LEVEL_BELOW_ZERO = ("a relevance level below 0 is refused: trec_eval's codes would count unjudged documents "
+                    "(code -1) as relevant in some measures and not in others (num_rel_ret above num_rel, bpref "
+                    "above 1); -l 0 counts every judged document of grade 0 or more")
+
 
 @dataclass
 class RunResult:
@@ -257,20 +268,20 @@ def _and(words: list) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def undefined_note(name: str, undefined: dict, options: Options) -> str | None:
-    """One line per run: which variants were undefined for how many queries, by measure."""
+def undefined_note(name: str, undefined: dict, options: Options, unit: str = "queries") -> str | None:
+    """One line per run: which variants were undefined for how many queries (``unit``), by measure."""
     by_measure: dict = {}
     for m, n in undefined.items():
         if n:
             by_measure.setdefault(str(m.measure), {}).setdefault(n, []).append(m.variant)
     if not by_measure:
         return None
-    parts = [f"{_and(vs)} of {meas} for {n} queries"
+    parts = [f"{_and(vs)} of {meas} for {n} {unit}"
              for meas, counts in by_measure.items() for n, vs in counts.items()]
     how = "scored 0" if options.undefined == "zero" else "left out of the mean"
     why = []  # bounds no sorting is proven to give: enumerated on small pools, withheld beyond
     for m in dict.fromkeys(m.measure for m, n in undefined.items() if n):
-        rec = m.record
+        rec = getattr(m, "record", None)  # summ's text measures have no record
         mode = rec.extremes_of(m) if rec is not None else "sorted"
         if mode != "sorted":
             why.append(f"{'WLB' if mode == 'ideal' else 'IUB and WLB'} of {m}")

@@ -140,7 +140,8 @@ class SummOptions:
 
 @dataclass
 class _Cells:
-    """Per (system, document) values of one base measure: A, E, E's SE (NaN when exact), I."""
+    """Per (system, document) values of one base measure: A, E, E's SE (0 when E is exact, NaN when
+    not computed), I."""
 
     A: np.ndarray
     E: np.ndarray
@@ -161,6 +162,7 @@ def _rouge_cells(data, measures, opts: SummOptions, skipped: list, need_e: bool 
         have = [s for s in range(S) if data.summaries[s][j] is not None]
         if not have:
             continue
+        _check_tokens(data, j, doc, need_e)
         cands = [tm.encode(doc.vocab, tok.tokenize(data.summaries[s][j])) for s in have]
         lens = np.array([len(c) for c in cands])
         uniq, inv = np.unique(lens, return_inverse=True)
@@ -180,7 +182,7 @@ def _rouge_cells(data, measures, opts: SummOptions, skipped: list, need_e: bool 
             elif m.base == "ROUGE-1" and exact1:
                 e = np.array([tm.expected_rouge1(doc, int(L), opts.combine, opts.length)[k] for L in uniq])
                 c.E[have, j] = e[inv]
-                c.SE[have, j] = np.nan
+                c.SE[have, j] = 0.0  # exact: no Monte Carlo error (a NaN would print as a missing value)
             else:
                 row = (lambda i: 0) if opts.length == "reference" else (lambda i: i)
                 mean, se = mc[m.base]
@@ -192,6 +194,22 @@ def _rouge_cells(data, measures, opts: SummOptions, skipped: list, need_e: bool 
             else:
                 c.I[have, j] = 1.0
     return cells
+
+
+def _check_tokens(data, j: int, doc, need_e: bool) -> None:
+    """Refuse a reference (or, when E is asked for, a source) in which ROUGE's tokeniser finds no word:
+    every summary would score 0 against it and E would be 0, printed as results.  rouge-score keeps
+    only the letters a-z and digits 0-9 after lowercasing, so text in another script has no tokens."""
+    from ..inputs.errors import InputError
+
+    why = "rouge-score's tokeniser keeps only the letters a-z and the digits 0-9"
+    for n, r in enumerate(doc.refs, 1):
+        if not len(r):
+            raise InputError(data.path, None, f"document {data.doc_ids[j]!r}: reference {n} has no word ROUGE "
+                                              f"counts ({why})")
+    if need_e and not len(doc.source):
+        raise InputError(data.path, None, f"document {data.doc_ids[j]!r}: the source has no word ROUGE counts, so "
+                                          f"E (drawn from its words) is undefined ({why})")
 
 
 def _check_lcs(data, j: int, have: list, lens, doc, opts: SummOptions, draws: bool = True) -> None:
@@ -237,6 +255,7 @@ def _variant_values(c: _Cells, variant: str):
 def evaluate_summaries(data, metrics, opts: SummOptions, bert=None):
     """A ranking-style ``Result``: a run per system, a query per document.  ``bert`` is the
     :class:`~ulnorm_eval.core.bertscore.BertScores` when a BERTScore metric is asked for."""
+    from .blocks import undefined_note
     from .evaluate import Options, Result, RunResult
 
     metrics = list(metrics)
@@ -256,7 +275,7 @@ def evaluate_summaries(data, metrics, opts: SummOptions, bert=None):
     expanded = []
     for m in metrics:
         expanded.append(m)
-        if m.variant == "E" and np.isfinite(cells[m.measure].SE).any():
+        if m.variant == "E" and (np.nan_to_num(cells[m.measure].SE) > 0).any():  # some E is a Monte Carlo estimate
             se = TextMetric(m.measure, "SE")
             if se not in metrics and se not in expanded:
                 expanded.append(se)
@@ -277,10 +296,11 @@ def evaluate_summaries(data, metrics, opts: SummOptions, bert=None):
                 v = np.where(und, 0.0 if opts.undefined == "zero" else np.nan, v)
             values[m] = v
             mean[m] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
-            if m.variant == "E" and np.isfinite(cells[m.measure].SE[s][have]).any():
+            if m.variant == "E" and (np.nan_to_num(cells[m.measure].SE[s][have]) > 0).any():
                 stderr[m] = cells[m.measure].SE[s][have]
         missing = [d for d, h in zip(data.doc_ids, have) if not h]
+        note = undefined_note(name, undefined, Options(undefined=opts.undefined), unit="documents")
         runs.append(RunResult(name, qids, values, mean, stderr, missing=len(missing), undefined=undefined,
-                              missing_qids=missing))
+                              missing_qids=missing, notes=[note] if note else []))
     return Result(expanded, runs, Options(undefined=opts.undefined, seed=opts.seed), data.path,
                   [data.path] * len(runs))

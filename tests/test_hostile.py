@@ -1030,3 +1030,96 @@ def test_relevance_level_zero_is_trec_evals(tmp_path):
     lines = [x.split("\t") for x in res.stdout.strip().split("\n")]
     rows = {c: float(v) for c, v in zip(lines[0][2:], next(r for r in lines if r[1] == "all")[2:])}
     assert rows == {"NumRel": 4.0, "NumRelRet": 4.0, "Bpref": 1.0, "AP": 1.0, "P@5": 0.4}
+
+
+# --------------------------------------------------------------------------- silent misreads: Markdown, LaTeX
+
+HOSTILE_NAME = "`x`*y*_u_[l](http:e)<img src=x>|z&amp;$m$:+1:#1~s~\\q"
+
+
+def _markdown_renderer():
+    from markdown_it import MarkdownIt  # rich's Markdown parser: CommonMark, with GitHub's tables and ~~
+
+    return MarkdownIt("commonmark").enable("table").enable("strikethrough")
+
+
+def _plain_html(text: str) -> str:
+    import html
+
+    return html.escape(text, quote=False).replace('"', "&quot;")
+
+
+def test_markdown_text_renders_as_written():
+    """Every mix of Markdown and HTML specials renders (inline and in a table cell) as the text itself:
+    no emphasis, code, link, image, raw HTML, entity or cell break."""
+    import random
+
+    from ulnorm_eval.render.values import markdown_text, safe_text
+
+    md = _markdown_renderer()
+    rnd = random.Random(7)
+    alphabet = list("\\`*_{}[]<>()#!|~&$:+-.=@%^\"'/ ax1") + ["&amp;", "<img src=x>", "http://e.com", "**", "\n",
+                                                              "&#42;", "[a]: /u", "<b>"]
+    for _ in range(3000):
+        s = "".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 12)))
+        want = _plain_html(safe_text(s))
+        assert md.renderInline(markdown_text(s)) == want, s
+        table = md.render("| h |\n|-|\n| " + markdown_text(s) + " |\n")
+        assert table.split("<td>")[1].split("</td>")[0] == want.strip(), s
+
+
+def _cells(markdown: str, column: int) -> list:
+    """The rendered text of one column of every table row (<td> cells) of a Markdown document."""
+    html = _markdown_renderer().render(markdown)
+    rows = [r.split("</tr>")[0] for r in html.split("<tr>")[1:]]
+    return [r.split("<td")[column + 1].split(">", 1)[1].split("</td>")[0] for r in rows if "<td" in r]
+
+
+def test_markdown_outputs_escape_run_names(tmp_path, files):
+    """compare -f markdown, eval --summary-md and summ --summary-md escaped only '|': a run named with
+    backticks, *, a link or raw HTML formatted the GitHub job summary."""
+    run = tmp_path / HOSTILE_NAME
+    run.write_text(RUN_A)
+    want = _plain_html(HOSTILE_NAME)
+    res = cli("compare", "-f", "markdown", "-m", "P@1", "--norm", "none", files["qrels"], run, files["b.run"])
+    assert res.exit_code == 0, res.stderr
+    assert want in _cells(res.stdout, 1)
+    res = cli("compare", "-f", "markdown", "-m", "P@1", "--norm", "none", "--baseline", run, files["qrels"], run,
+              files["b.run"])
+    assert res.exit_code == 0, res.stderr
+    assert want + " (baseline)" in _cells(res.stdout, 0)
+    caption = _markdown_renderer().render(res.stdout.split("\n\n", 1)[1])
+    assert f"the baseline {want} (" in caption and "<img" not in caption
+    md = tmp_path / "summary.md"
+    res = cli("-m", "P@1", "--norm", "none", "--fail-below", "P@1=0.9", "--summary-md", md, files["qrels"], run)
+    assert res.exit_code == 1
+    text = md.read_text()
+    assert _cells(text, 1)[0] == want  # the checks table's run column
+    assert _cells(text, 0)[-1] == want  # the means table
+    html = _markdown_renderer().render(text)
+    for tag in ("<em>", "<code>", "<a ", "<img", "<del>", "<strong>"):
+        assert tag not in html
+
+
+def test_summ_summary_md_escapes_system_names(tmp_path, summ_files):
+    sys_file = tmp_path / (HOSTILE_NAME + ".tsv")
+    sys_file.write_text(SYS_A)
+    md = tmp_path / "s.md"
+    res = cli("summ", "-m", "ROUGE-1", "--norm", "none", "--fail-below", "ROUGE-1=0.99", "--summary-md", md,
+              summ_files[0], sys_file)
+    assert res.exit_code == 1, res.stderr
+    assert _cells(md.read_text(), 1)[0] == _plain_html(HOSTILE_NAME)
+
+
+def test_latex_escapes_every_special(tmp_path, files):
+    from ulnorm_eval.render.values import latex_text
+
+    assert latex_text("a<b>c|d`e") == r"a\textless{}b\textgreater{}c\textbar{}d\textasciigrave{}e"
+    assert latex_text("\\&%$#_{}~^") == (r"\textbackslash{}\&\%\$\#\_\{\}\textasciitilde{}\textasciicircum{}")
+    assert latex_text("a\nb") == r"a\nb".replace("\\n", r"\textbackslash{}n")
+    run = tmp_path / "<b>|x`"
+    run.write_text(RUN_A)
+    res = cli("compare", "-f", "latex", "-m", "P@1", "--norm", "none", files["qrels"], run, files["b.run"])
+    assert res.exit_code == 0, res.stderr
+    assert r"\textless{}b\textgreater{}\textbar{}x\textasciigrave{} &" in res.stdout
+    assert "<b>" not in res.stdout

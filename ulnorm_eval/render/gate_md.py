@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+from .values import markdown_text
+
 __all__ = ["gate_markdown"]
 
 _TEST = {"t": "paired t", "randomization": "paired randomization", "bootstrap": "paired bootstrap"}
@@ -24,7 +26,8 @@ def _signed(v) -> str:
 
 
 def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|")
+    """A name or reason in a cell or list item: inert Markdown (values.markdown_text)."""
+    return markdown_text(text)
 
 
 def gate_markdown(result, checks, names: str = "canonical", baseline: str | None = None,

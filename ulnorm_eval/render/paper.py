@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..analysis.marks import baseline_marks, pairwise_marks
-from .values import safe_text
+from .values import latex_text, markdown_text
 
 __all__ = ["format_latex", "format_markdown", "paper_table", "caption_text", "TEST_NAMES", "CORRECTION_NAMES"]
 
@@ -56,21 +56,14 @@ def caption_text(meta: dict, runs: list, baseline: str | None, tex: bool) -> str
         over = "" if meta["correction"] == "none" else f" over the {k * (k - 1) // 2} pairs of each measure"
         return (head + "Superscripts: the runs (by letter) a run is significantly better than "
                 f"({test}, {corr}{over}, {alpha}).")
-    b = _escape(baseline) if tex else safe_text(baseline)
+    b = _escape(baseline) if tex else markdown_text(baseline)
     dag, ddag = ("\\dag", "\\ddag") if tex else (BETTER, WORSE)
     over = "" if meta["correction"] == "none" else f" over the {k - 1} comparisons with the baseline of each measure"
     return (head + f"{dag}/{ddag}: significantly better/worse than the baseline {b} ({test}, {corr}{over}, "
             f"{alpha}).")
 
 
-_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
-        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def _escape(text: str) -> str:
-    # control characters first made visible (safe_text: a newline in a run's file name would end
-    # the row), then TeX's specials
-    return "".join(_TEX.get(c, c) for c in safe_text(text))
+_escape = latex_text  # names in LaTeX (values.latex_text: control characters, TeX's specials, < > |)
 
 
 def _layout(frames: dict, meta: dict, baseline: str | None):
@@ -143,9 +136,7 @@ def format_markdown(frames: dict, precision, meta: dict) -> str:
     letter = dict(zip(runs, _letters(len(runs))))
     pairwise = baseline is None
 
-    def esc(s):
-        return safe_text(s).replace("|", "\\|")
-
+    esc = markdown_text  # a run named `**x**`, [x](url) or <img> must not format the table
     head = (["#"] if pairwise else []) + ["Run"] + [esc(m) for m in metrics]
     align = ([":-"] if pairwise else []) + [":-"] + ["-:"] * len(metrics)
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "safe_text", "csv_cell",
-           "UNDEFINED_MARK", "MEAN_MARK"]
+           "markdown_text", "latex_text", "UNDEFINED_MARK", "MEAN_MARK"]
 
 # The table's marks for undefined variant values (docs/output.md): a per-query value left out of the
 # mean (--undefined skip), and a mean over queries of which some were undefined.
@@ -42,6 +42,41 @@ def safe_text(text) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+# Markdown (CommonMark + GitHub's extensions) and the HTML it lets through: every ASCII punctuation
+# character may be backslash-escaped and then renders as itself.  These are the ones that start
+# formatting inside a line: emphasis (* _ ~), code (`), links and images ([ ] !; '(' after an escaped
+# ']' is plain), raw HTML and autolinks (< > &: entities), math ($), emoji (:), headings and issue
+# references (#), a table cell's end (|), the escape itself.
+_MARKDOWN = frozenset("\\`*_{}[]<>#!|~&$:")
+
+
+def markdown_text(text) -> str:
+    """``text`` (a run, metric or file name) for a Markdown line or table cell, inert: control
+    characters escaped (:func:`safe_text`), then every character that could start Markdown or HTML
+    formatting backslash-escaped, so ``**x**``, `` `x` ``, ``[x](http://y)``, ``<img src=x>`` or ``a|b``
+    in a name print as written in a GitHub job summary instead of formatting it."""
+    text = safe_text(text)
+    out = []
+    for i, c in enumerate(text):
+        # '_' between two letters or digits can neither open nor close emphasis (bm25_rm3 stays
+        # readable); anywhere else it is escaped like the rest
+        inert = c == "_" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
+        out.append("\\" + c if c in _MARKDOWN and not inert else c)
+    return "".join(out)
+
+
+# LaTeX's special characters, and < > | ` (OT1 fonts print them as other glyphs: ¡ ¿ — ‘) in text mode
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+        "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "<": r"\textless{}",
+        ">": r"\textgreater{}", "|": r"\textbar{}", "`": r"\textasciigrave{}"}
+
+
+def latex_text(text) -> str:
+    """``text`` for LaTeX's text mode: control characters made visible first (:func:`safe_text`: a
+    newline would end a table row), then LaTeX's specials escaped."""
+    return "".join(_TEX.get(c, c) for c in safe_text(text))
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")

@@ -1123,3 +1123,112 @@ def test_latex_escapes_every_special(tmp_path, files):
     assert res.exit_code == 0, res.stderr
     assert r"\textless{}b\textgreater{}\textbar{}x\textasciigrave{} &" in res.stdout
     assert "<b>" not in res.stdout
+
+
+# --------------------------------------------------------------------------- fresh hostile pass: terminals, encodings
+
+def _on_a_terminal(args, env_extra, cwd):
+    """Run the console script with stdout on a pseudo-terminal; return (exit code, stdout bytes)."""
+    import pty
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM", "COLUMNS")}
+    env.update({"COLUMNS": "120", "PYTHONPATH": os.pathsep.join(sys.path)}, **env_extra)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "ulnorm_eval", *map(str, args)], stdout=slave,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=cwd, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            b = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not b:
+            break
+        chunks.append(b)
+    os.close(master)
+    proc.stderr.read()
+    return proc.wait(timeout=120), b"".join(chunks)
+
+
+@pytest.mark.parametrize("command", [["eval"], ["compare"]])
+def test_no_color_and_dumb_terminals_get_no_escapes(files, command):
+    """NO_COLOR (no-color.org) and TERM=dumb: the table on a terminal kept its ANSI bold/dim/red."""
+    args = [*command, "-m", "P@2", files["qrels"], files["a.run"]] + ([files["b.run"]] if command == ["compare"] else [])
+    code, out = _on_a_terminal(args, {"TERM": "xterm"}, os.path.dirname(files["qrels"]))
+    assert code == 0 and b"\x1b[" in out  # the control: a colour terminal gets styles
+    for env in ({"NO_COLOR": "1", "TERM": "xterm"}, {"TERM": "dumb"}):
+        code, plain = _on_a_terminal(args, env, os.path.dirname(files["qrels"]))
+        assert code == 0 and b"\x1b" not in plain and b"P@2" in plain, env
+
+
+def test_an_encoding_that_cannot_write_a_name_is_named(tmp_path, files):
+    """PYTHONIOENCODING=ascii and a run named with a non-ASCII letter: the encoding error was reported as
+    'standard output: closed (>&-)'."""
+    import subprocess
+    import sys
+
+    run = tmp_path / "rün.run"
+    run.write_text(RUN_A)
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": os.pathsep.join(sys.path)}
+    p = subprocess.run([sys.executable, "-m", "ulnorm_eval", "-f", "tsv", "-m", "P@1", "--norm", "none",
+                        files["qrels"], run], capture_output=True, env=env, timeout=120)
+    assert p.returncode == 2 and p.stdout == b""
+    assert p.stderr.decode("ascii").strip() == (  # the character shown as \\xfc: ASCII, as the stream needs
+        "ulnorm-eval: standard output: cannot write '\\xfc' in its encoding ascii (PYTHONIOENCODING or the "
+        "locale): nothing was written; set PYTHONIOENCODING=utf-8 or give -o FILE (UTF-8)")
+
+
+def test_summ_refuses_a_stray_carriage_return(tmp_path, summ_files):
+    for name, text, line in (("docs_cr.tsv", "d1\tthe cat\r sat\tthe cat\n", 1),
+                             ("docs_mac.tsv", "d1\tthe cat sat\tthe cat\rd2\tstorms\tstorms\r", 1)):
+        (tmp_path / name).write_text(text, newline="")
+        one_line_error(cli("summ", tmp_path / name, summ_files[1]),
+                       f"{tmp_path / name}:{line}: stray carriage return (a CR not followed by LF; convert old Mac "
+                       "line ends with tr '\\r' '\\n')")
+    (tmp_path / "s.tsv").write_text("d1\tthe cat\rx\n", newline="")
+    one_line_error(cli("summ", summ_files[0], tmp_path / "s.tsv"))
+    (tmp_path / "crlf.tsv").write_text(DOCS_TSV.replace("\n", "\r\n"), newline="")
+    res = cli("summ", "-f", "tsv", "-m", "ROUGE-1", "--norm", "none", tmp_path / "crlf.tsv", summ_files[1])
+    assert res.exit_code == 0 and float(_summ_rows(res.stdout)[("sysA", "all")][0]) == pytest.approx((2 / 3 + 0.8) / 2)
+
+
+def test_summ_table_escapes_names(tmp_path):
+    import json
+
+    (tmp_path / "d.jsonl").write_text(json.dumps({"id": "d\x1b[31m1\nx", "source": "the cat sat",
+                                                  "references": ["the cat"]}) + "\n")
+    sys_file = tmp_path / "s\x1b[32my.jsonl"
+    sys_file.write_text(json.dumps({"id": "d\x1b[31m1\nx", "summary": "the cat"}) + "\n")
+    res = cli("summ", "-q", "-f", "table", "-m", "ROUGE-1", "--norm", "none", tmp_path / "d.jsonl", sys_file)
+    assert res.exit_code == 0, res.stderr
+    assert "\x1b" not in res.stdout
+    lines = res.stdout.split("\n")
+    assert lines[0] == "s\\x1b[32my" and lines[3].startswith("d\\x1b[31m1\\nx  ROUGE-1")
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["--systems", ","], "Invalid value for '--systems': ',' names nothing (a comma-separated list of names)"),
+    (["--systems", ""], "Invalid value for '--systems': an empty value; give a name"),
+    (["--norm", " , "], "Invalid value for '--norm': ' , ' names nothing (a comma-separated list of names)"),
+    (["-m", ""], "Invalid value for '-m' / '--measure': an empty value; give a name (see 'ulnorm-eval measures')"),
+    (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0."),
+    (["--fail-below", "ROUGE-9=0.1"], "--fail-below 'ROUGE-9=0.1': unknown summarisation measure 'ROUGE-9' "
+                                      "(ROUGE-1, ROUGE-2, ROUGE-L, BERTScore, optionally (score=precision|recall|f), "
+                                      "wrapped by E, IUB, UE1, UE2, EB, EM)"),
+    (["--fail-below", "=0.1"], "--fail-below '=0.1': expected METRIC=VALUE, e.g. 'UE2(ROUGE-1)=0.15'"),
+])
+def test_summ_options_that_named_nothing_are_refused(summ_files, args, reason):
+    """--systems ',' printed a header and no system (exit 0), --norm ',' meant 'none', -m '' the
+    defaults, --seed -1 a numpy message naming no option."""
+    tail = "" if reason.startswith("--fail-below") else " (see 'ulnorm-eval summ --help')"
+    one_line_error(cli("summ", *args, *summ_files), reason + tail)
+
+
+@pytest.mark.parametrize("command", ["eval", "compare"])
+def test_norm_list_naming_nothing_is_refused(files, command):
+    one_line_error(cli(command, "--norm", ",", files["qrels"], files["a.run"], files["b.run"]),
+                   f"Invalid value for '--norm': ',' names nothing (a comma-separated list of names) "
+                   f"(see 'ulnorm-eval {command} --help')")

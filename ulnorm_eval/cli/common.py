@@ -140,7 +140,9 @@ def table_layout(output: str | None) -> dict:
     if output:
         return {}
     if sys.stdout.isatty():
-        return {"color": True, "width": shutil.get_terminal_size().columns}
+        from ..render.values import terminal_styles
+
+        return {"color": terminal_styles(), "width": shutil.get_terminal_size().columns}
     cols = os.environ.get("COLUMNS", "").strip()
     return {"width": int(cols)} if cols.isdigit() and int(cols) > 0 else {}
 

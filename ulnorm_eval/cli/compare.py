@@ -62,7 +62,7 @@ def _check_plot(plot) -> None:
 @click.command("compare", context_settings=CONTEXT, epilog=COMPARE_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--norm", metavar="LIST", type=NonEmpty(),
+@click.option("--norm", metavar="LIST", type=NonEmpty(names=True),
               help=f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).  "
                    "Default: ul1,ul2 for the measures with a closed-form E; measures whose E is a Monte Carlo "
                    "estimate (IPrec, 11pt_avg, G, ...) get variants only from an explicit --norm or by name.")

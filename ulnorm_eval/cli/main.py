@@ -89,7 +89,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
               help="Measure, repeatable: ir_measures syntax (nDCG@10, AP@100, RBP(p=0.9), UL2(AP)) or "
                    "trec_eval names (ndcg_cut.10,20, map, P.5,10). Default: nDCG@10 AP RBP(p=0.8).")
-@click.option("--norm", "norm", metavar="LIST", type=NonEmpty(),
+@click.option("--norm", "norm", metavar="LIST", type=NonEmpty(names=True),
               help=f"Variants added to every measure, comma-separated ({variant_names()}) "
                    f"or 'none'; an explicit LIST covers every measure with bounds.  Default: "
                    f"{','.join(DEFAULT_VARIANTS).lower()} for the measures with a closed-form E; measures whose E is "

@@ -359,8 +359,10 @@ def _table(rows, precision, meta) -> str:
 
     buf = io.StringIO()
     width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 200
-    console = Console(file=buf, width=width, color_system="auto" if sys.stdout.isatty() else None,
-                      force_terminal=sys.stdout.isatty())
+    from ..render.values import terminal_styles
+
+    styles = terminal_styles()  # a terminal, not under NO_COLOR or TERM=dumb
+    console = Console(file=buf, width=width, color_system="auto" if styles else None, force_terminal=styles)
     ratio_cols = list(dict.fromkeys(c for r in rows for c in r if c.startswith("gain ")))
     topic_cols = list(dict.fromkeys(c for r in rows for c in r if c.startswith("topics Φ")))
     shown = ["measure", "gain", "discount", "phi", "erho2", *topic_cols, *ratio_cols, "residual", "converged"]

@@ -8,7 +8,7 @@ import sys
 import click
 
 from .options import output_options
-from .types import GateThreshold
+from .types import GateThreshold, NonEmpty
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -36,10 +36,10 @@ def _fail(msg: str, code: int = 2):
 @click.command("summ", context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.argument("systems", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME",
+@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
               help="ROUGE-1, ROUGE-2, ROUGE-L, BERTScore, optionally (score=precision|recall|f), or a variant "
                    "of one (E, IUB, UE1, UE2, EB, EM, Hetero(BERTScore)).  Default: ROUGE-1 ROUGE-2 ROUGE-L.")
-@click.option("--norm", "norm", metavar="LIST",
+@click.option("--norm", "norm", metavar="LIST", type=NonEmpty(names=True),
               help="Variants added to every measure (e, iub, ue1, ue2, eb, em; ul1/ul2 are aliases) or 'none'. "
                    "Default: e,iub,ue1,ue2.")
 @click.option("-q", "--per-query", is_flag=True, help="Per-document values before each system's mean ('all').")
@@ -57,10 +57,10 @@ def _fail(msg: str, code: int = 2):
                    "candidate's length.")
 @click.option("--draws", type=click.IntRange(min=2), default=200, show_default=True,
               help="Monte Carlo draws for E of ROUGE-2, ROUGE-L (and ROUGE-1 with --combine max).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the Monte Carlo draws.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the Monte Carlo draws.")
 @click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
               help="A document whose variant is undefined (I = E) scores 0, or is left out of the mean.")
-@click.option("--systems", "only_systems", metavar="LIST",
+@click.option("--systems", "only_systems", metavar="LIST", type=NonEmpty(names=True),
               help="Only these systems (comma-separated), or 'abstractive' (SummEval's 12: M8-M23).")
 @click.option("--model", type=click.Path(exists=True, file_okay=False), metavar="PATH",
               help="BERTScore: a local Hugging Face model directory.  Default: all-MiniLM-L6-v2 from the "
@@ -140,11 +140,15 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
         for t in fail_below:
             name, sep, val = t.rpartition("=")
             try:
-                thresholds.append((se.parse_text_metric(name), float(val)))
+                value = float(val)
             except ValueError:
+                value = None
+            if value is None or not sep or not name.strip():
                 _fail(f"--fail-below {t!r}: expected METRIC=VALUE, e.g. 'UE2(ROUGE-1)=0.15'")
-            if not sep:
-                _fail(f"--fail-below {t!r}: expected METRIC=VALUE")
+            try:
+                thresholds.append((se.parse_text_metric(name), value))
+            except ValueError as exc:
+                _fail(f"--fail-below {t!r}: {exc}")
         metrics = se.resolve_text_metrics(names or None, variants)
         for m, _ in thresholds:
             if m not in metrics:
@@ -155,7 +159,7 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
             d = d.subset(range(max_docs))
         if only_systems:
             want = list(ABSTRACTIVE) if only_systems == "abstractive" else \
-                [x.strip() for x in only_systems.split(",") if x.strip()]
+                list(dict.fromkeys(x.strip() for x in only_systems.split(",") if x.strip()))
             unknown = [x for x in want if x not in d.systems]
             if unknown:
                 _fail(f"{data}: no system {unknown[0]} (systems: {', '.join(d.systems)})")
@@ -264,6 +268,8 @@ def _table(result, per_query, precision):
     """A row per measure (and per document with -q), a column per variant, a block per system."""
     import math
 
+    from ..render.values import safe_text  # names echoed to a terminal: no ESC, no forged lines
+
     p = 4 if precision is None else precision
     rows = list(dict.fromkeys(m.measure for m in result.metrics))
     slots = list(dict.fromkeys(m.variant for m in result.metrics))
@@ -283,9 +289,9 @@ def _table(result, per_query, precision):
                     m = next((x for x in have if x.measure == meas and x.variant == s), None)
                     v = None if m is None else (rr.mean[m] if i is None else rr.values[m][i])
                     cells.append("" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{p}f}")
-                body.append(([q] if per_query else []) + [str(meas)] + cells)
+                body.append(([safe_text(q)] if per_query else []) + [str(meas)] + cells)
         widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
-        out.append(rr.name)
+        out.append(safe_text(rr.name))
         fmt_row = lambda r: "  ".join(x.ljust(w) if c < (2 if per_query else 1) else x.rjust(w)  # noqa: E731
                                       for c, (x, w) in enumerate(zip(r, widths))).rstrip()
         out.append(fmt_row(head))

@@ -51,17 +51,24 @@ class RelLevel(FiniteFloat):
 
 
 class NonEmpty(click.ParamType):
-    """A string that is not empty or only blanks (the value is passed on unchanged)."""
+    """A string that is not empty or only blanks (the value is passed on unchanged); ``names``: a
+    comma-separated list, which must name something (``--norm ','`` is not 'none')."""
 
     name = "text"
+
+    def __init__(self, names: bool = False):
+        self.names = names
 
     def convert(self, value, param, ctx):
         if not isinstance(value, str):
             return value
         if value.strip() == "":
-            self.fail("an empty value; give a name (see 'ulnorm-eval measures')", param, ctx)
+            hint = " (see 'ulnorm-eval measures')" if getattr(param, "name", "") in ("measures", "norm") else ""
+            self.fail(f"an empty value; give a name{hint}", param, ctx)
         if "\x00" in value:
             self.fail("contains a NUL character", param, ctx)
+        if self.names and not any(x.strip() for x in value.split(",")):
+            self.fail(f"{value!r} names nothing (a comma-separated list of names)", param, ctx)
         return value
 
 

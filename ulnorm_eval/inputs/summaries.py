@@ -63,7 +63,10 @@ class SummData:
 
 
 def _lines(path: str):
+    from .text import check_text
+
     data = read_bytes(path)
+    check_text(data, path)  # a lone CR (old Mac line ends: one long line) is refused as by every reader
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

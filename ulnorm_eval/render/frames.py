@@ -151,7 +151,9 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
 
     if width is None and sys.stdout.isatty():
         width = shutil.get_terminal_size((160, 24)).columns
-    color = width is not None and sys.stdout.isatty()
+    from .values import terminal_styles
+
+    color = width is not None and terminal_styles()  # not under NO_COLOR or TERM=dumb
     parts = []
     for name, t in frames.items():
         title = {"systems": "Systems: mean (rank) under each metric",

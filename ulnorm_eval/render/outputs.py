@@ -97,6 +97,12 @@ def write_stdout(text) -> None:
         out.flush()
     except BrokenPipeError:
         raise
+    except UnicodeEncodeError as exc:  # a ValueError, not a closed stream: the encoding (before any byte went out)
+        _discard(out)
+        bad = exc.object[exc.start:exc.end]
+        raise OutputError(STDOUT, f"cannot write {ascii(bad)} in its encoding {exc.encoding} (PYTHONIOENCODING or the "
+                                  "locale): nothing was written; set PYTHONIOENCODING=utf-8 or give -o FILE (UTF-8)"
+                          ) from None
     except OSError as exc:
         _discard(out)
         if exc.errno == errno.EPIPE:

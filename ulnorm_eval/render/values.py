@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 __all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "safe_text", "csv_cell",
-           "markdown_text", "latex_text", "UNDEFINED_MARK", "MEAN_MARK"]
+           "markdown_text", "latex_text", "terminal_styles", "UNDEFINED_MARK", "MEAN_MARK"]
 
 # The table's marks for undefined variant values (docs/output.md): a per-query value left out of the
 # mean (--undefined skip), and a mean over queries of which some were undefined.
@@ -17,6 +17,20 @@ UNDEFINED_MARK = "undef"
 MEAN_MARK = "†"
 
 _ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def terminal_styles(stream=None) -> bool:
+    """ANSI styles (colour, bold, dim) for ``stream`` (default stdout): only on a terminal, and not when
+    ``NO_COLOR`` is set to anything (no-color.org) or ``TERM=dumb`` (a terminal without escapes)."""
+    import os
+    import sys
+
+    stream = sys.stdout if stream is None else stream
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError, OSError):  # closed or not a file
+        return False
+    return bool(tty) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
 def safe_text(text) -> str:

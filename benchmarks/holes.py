@@ -79,6 +79,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--samples", type=int, default=0,
                     help="bootstrap samples per query for the BS variant, if registered (0: its default)")
+    ap.add_argument("--priors", default="run,pool,mix", help="the bootstrap's priors to report (--holes-prior)")
+    ap.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
     args = ap.parse_args(argv)
     qrels_path = args.data / "qrels.txt"
     runs = sorted((args.data / "runs").iterdir())
@@ -87,11 +89,13 @@ def main(argv=None) -> int:
     qrels_lines = qrels_path.read_text(encoding="utf-8").splitlines(keepends=True)
     tops = {r: top_docs(r, DEPTH) for r in runs}
     boot = "BS" in VARIANTS
-    variants = ["LB", "UB", "CL"] + (["BS", "BSLO", "BSHI"] if boot else [])
-    variants = [v for v in variants if v in VARIANTS]
+    priors = [p for p in args.priors.split(",") if p] if boot else []
+    variants = [v for v in ["LB", "UB", "CL"] if v in VARIANTS]
+    boot_kw = {"seed": args.seed, **({"holes_samples": args.samples} if args.samples else {})}
     rows = []
     tot = {k: 0 for k in ("queries", "inside", "holes")}
-    err = {m: {"zero": [], "CL": [], "BS": [], "cover": []} for m in MEASURES}
+    err = {m: {"zero": [], "CL": [], **{f"BS {p}": [] for p in priors}, **{f"cover {p}": [] for p in priors}}
+           for m in MEASURES}
     full = api.evaluate(str(qrels_path), [str(r) for r in runs], MEASURES, [])
     with tempfile.TemporaryDirectory() as tmp:
         for i, r in enumerate(runs):
@@ -104,7 +108,13 @@ def main(argv=None) -> int:
             red = Path(tmp) / "qrels.reduced"
             red.write_text("".join(reduced_qrels(qrels_lines, unique)), encoding="utf-8")
             removed = len(qrels_lines) - len(red.read_text(encoding="utf-8").splitlines())
+            gone = [ln.split() for ln in qrels_lines
+                    if len(p := ln.split()) >= 4 and p[2] in unique.get(p[0], ())]
+            tot["removed"] = tot.get("removed", 0) + len(gone)
+            tot["removed_rel"] = tot.get("removed_rel", 0) + sum(float(p[3]) >= 1 for p in gone)
             res = api.evaluate(str(red), [str(r)], MEASURES, variants)
+            boots = {p: api.evaluate(str(red), [str(r)], MEASURES, ["BS", "BSLO", "BSHI"], holes_prior=p, **boot_kw)
+                     for p in priors}
             line = {"run": r.name, "removed": removed}
             for m in MEASURES:
                 truth = per_query(full, i, m)
@@ -119,11 +129,11 @@ def main(argv=None) -> int:
                 if "CL" in variants:
                     cl = per_query(res, 0, f"CL({m})")
                     err[m]["CL"] += [abs(cl[q] - truth[q]) for q in qs]
-                if boot:
-                    bs = per_query(res, 0, f"BS({m})")
-                    lo, hi = per_query(res, 0, f"BSLO({m})"), per_query(res, 0, f"BSHI({m})")
-                    err[m]["BS"] += [abs(bs[q] - truth[q]) for q in qs]
-                    err[m]["cover"] += [lo[q] - 1e-12 <= truth[q] <= hi[q] + 1e-12 for q in qs]
+                for p, b in boots.items():
+                    bs = per_query(b, 0, f"BS({m})")
+                    lo, hi = per_query(b, 0, f"BSLO({m})"), per_query(b, 0, f"BSHI({m})")
+                    err[m][f"BS {p}"] += [abs(bs[q] - truth[q]) for q in qs]
+                    err[m][f"cover {p}"] += [lo[q] - 1e-12 <= truth[q] <= hi[q] + 1e-12 for q in qs]
                 line[m + " width"] = float(np.mean([ub[q] - lb[q] for q in qs]))
             rows.append(line)
             print(f"{r.name}: {removed} judgments removed", file=sys.stderr)
@@ -143,16 +153,28 @@ def main(argv=None) -> int:
           f"removed.  Measures: {', '.join(MEASURES)}.\n")
     print(f"Full-qrels value inside [LB, UB]: {tot['inside']} of {tot['queries']} (run, query, measure) "
           f"cases ({100.0 * tot['inside'] / max(tot['queries'], 1):.2f}%).\n")
-    print("| measure | MAE unjudged = 0 | MAE condensed (CL) | MAE bootstrap mean | bootstrap interval coverage |"
-          " mean UB - LB |")
-    print("|---|---|---|---|---|---|")
+    n_pairs = len(err[MEASURES[0]]["zero"])
+    print(f"Mean absolute error against the full-qrels value over {n_pairs} (run, query) pairs per measure, "
+          "+- its standard error (sd / sqrt(pairs)); coverage: the share of pairs whose full-qrels value lies "
+          "in the bootstrap's 95% interval [BSLO, BSHI].\n")
+    heads = ["MAE unjudged = 0", "MAE condensed (CL)"] + [f"MAE BS ({p} prior)" for p in priors] + \
+        [f"coverage ({p})" for p in priors] + ["mean UB - LB"]
+    print("| measure | " + " | ".join(heads) + " |")
+    print("|---|" + "---|" * len(heads))
+
+    def mae(x):
+        return f"{np.mean(x):.4f} +- {np.std(x, ddof=1) / np.sqrt(len(x)):.4f}" if x else "n/a"
+
     for m in MEASURES:
         e = err[m]
-        bs = f"{np.mean(e['BS']):.4f}" if e["BS"] else "n/a"
-        cov = f"{100 * np.mean(e['cover']):.1f}%" if e["cover"] else "n/a"
-        cl = f"{np.mean(e['CL']):.4f}" if e["CL"] else "n/a"
+        cells = [mae(e["zero"]), mae(e["CL"])] + [mae(e[f"BS {p}"]) for p in priors] + \
+            [f"{100 * np.mean(e[f'cover {p}']):.1f}%" for p in priors]
         width = np.mean([row[m + ' width'] for row in rows])
-        print(f"| {m} | {np.mean(e['zero']):.4f} | {cl} | {bs} | {cov} | {width:.4f} |")
+        print(f"| {m} | " + " | ".join(cells) + f" | {width:.4f} |")
+    judged_rel = sum(float(p[3]) >= 1 for ln in qrels_lines if len(p := ln.split()) >= 4)
+    print(f"\nThe removed judgments (documents only one run had in its top {DEPTH}): {tot.get('removed', 0)}, "
+          f"{100.0 * tot.get('removed_rel', 0) / max(tot.get('removed', 0), 1):.1f}% relevant; of all "
+          f"{len(qrels_lines)} judgments {100.0 * judged_rel / max(len(qrels_lines), 1):.1f}% are relevant.")
     print("\n| run | judgments removed | " + " | ".join(f"{m} inside" for m in MEASURES) + " |")
     print("|---|---|" + "---|" * len(MEASURES))
     for row in rows:

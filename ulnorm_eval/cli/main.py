@@ -5,12 +5,12 @@ import sys
 
 import click
 
-from ..core.variants import DEFAULT_VARIANTS, variant_names
+from ..core.variants import BOOTSTRAP_VARIANTS, DEFAULT_VARIANTS, variant_names
 from .common import (CONTEXT, base_name, fail, flush, output_format, split_names, split_variants, table_layout,
                      write_output, write_outputs_then)
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
-from .options import (bounds_options, check_parallel, groups_option, holes_option, make_options, ordering_options,
+from .options import (bounds_options, check_parallel, groups_option, holes_options, make_options, ordering_options,
                       output_options, parallel_options, scheduler_timeout, run_queries_option, seed_option)
 
 EPILOG = """\b
@@ -127,7 +127,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
                    "Plain measures only (--norm none).")
 @run_queries_option
 @bounds_options
-@holes_option
+@holes_options
 @seed_option
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
               help="Measure names in the output: canonical (nDCG@10, UL2(AP)) or trec_eval's (ndcg_cut_10, ul2_map).")
@@ -171,7 +171,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
                    "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
 def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth, complete, judged_only, num_docs,
              trec_version, trec_nan, rel_format, results_format, debug_level, zscore_file, run_queries_only, ties,
-             score_precision, pool, expectation, undefined, permutations, holes, seed, names, fmt, precision, output,
+             score_precision, pool, expectation, undefined, permutations, holes, holes_samples, holes_prior, seed, names, fmt, precision, output,
              groups, stream, jobs, scheduler, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint, summary_md):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
     from ..render.files import check_outputs
@@ -200,18 +200,20 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
                             run_queries_only=run_queries_only, pool=pool, expectation=expectation,
                             undefined=undefined, permutations=permutations, seed=seed,
                             judged_only=judged_only, num_docs=num_docs, trec_version=trec_version,
-                            complete=complete, holes=holes[0] if holes else "closed", trec_nan=trec_nan, zscore=zscore_file)
+                            complete=complete, holes=holes[0] if holes else "closed", trec_nan=trec_nan, zscore=zscore_file,
+                            holes_samples=holes_samples or 1000, holes_prior=holes_prior)
         if names == "trec":
             from ..core.registry import trec_repeats
             repeated = trec_repeats(split_names(measures))
             if repeated:
                 raise click.UsageError(repeated)
         variants, defaults = split_variants(norm), None
-        if holes:  # LB and UB join the variants (the default ones, or those listed)
+        if holes:  # LB and UB join the variants (the default ones, or those listed); BS.. with --holes-samples
+            more = ["LB", "UB"] + (list(BOOTSTRAP_VARIANTS) if holes_samples else [])
             if variants is None:
-                defaults = [*DEFAULT_VARIANTS, "LB", "UB"]
+                defaults = [*DEFAULT_VARIANTS, *more]
             else:
-                variants = [*variants, "LB", "UB"]
+                variants = [*variants, *more]
             note = api.holes_note(split_names(measures) or None)
             if note:
                 warnings.append(note)

@@ -76,6 +76,17 @@ holes_option = click.option(
          "reported ('warn', the default) or, with 'fail' (e.g. --holes fail, --holes open,fail), a passing "
          "one fails.")
 
+holes_options = bundle(
+    holes_option,
+    click.option("--holes-samples", type=click.IntRange(min=1, max=MAX_DRAWS), default=None, metavar="N",
+                 help="Bootstrap samples of the unjudged documents' grades (default 1000; seeded by --seed) for "
+                      "BS(M), the mean estimate, and BSLO(M)/BSHI(M), its 2.5th/97.5th percentiles (Froebe et al. "
+                      "2023; docs/holes.md).  With --holes, these join LB and UB of every measure."),
+    click.option("--holes-prior", type=click.Choice(["run", "pool", "mix"]), default="run", show_default=True,
+                 help="Where BS draws a hole's grade from: the grades of the run's judged documents within the "
+                      "cutoff ('run'), of the query's judgments ('pool'), or the mean of the two ('mix')."),
+)
+
 allow_disjoint_option = click.option(
     "--allow-disjoint", is_flag=True,
     help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, as it is "

@@ -33,9 +33,15 @@ from .kernels import Judgements, Level, Ranking, rel_of, relevant
 from .records import FAMILIES
 
 __all__ = ["HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
-           "monotone", "open_zero", "running", "HOLE_MODES"]
+           "monotone", "open_zero", "running", "HOLE_MODES", "BOOT_PRIORS", "BOOT_INTERVAL", "bootstrap",
+           "grade_prior", "grade_index"]
 
 HOLE_MODES = ("closed", "open")
+BOOT_PRIORS = ("run", "pool", "mix")  # --holes-prior
+BOOT_INTERVAL = (2.5, 97.5)  # BSLO, BSHI: the percentiles of the bootstrap values (a 95% interval)
+BOOT_SMOOTHING = 1e-4  # the least probability of a grade (Froebe et al.'s count estimator floors at 1e-4)
+BOOT_BATCH = 2_000_000  # ranked + judged elements per batch of bootstrap samples (bounds memory)
+BOOT_SALT = 0xB0075  # the draws' stream: never the keys of DB's Monte Carlo permutations
 
 
 def candidate_grades(max_grade: float) -> np.ndarray:
@@ -160,12 +166,16 @@ def assign(rk: Ranking, J: Judgements, assignments: list, depth: int | None = No
     return out, J2
 
 
-def _tiled_level(level, copies: int):
+def _tiled_level(level, copies: int, rows=None):
+    """The level for ``copies`` copies of a ranking (of its ``rows`` only, if given): ``present``
+    follows the rows; every other flag is kept."""
     present = getattr(level, "present", None)
     if not isinstance(level, Level):
         return level
-    return Level(float(level), level.num_docs, level.rounding,
-                 None if present is None else np.tile(np.asarray(present, bool), copies))
+    if present is not None:
+        present = np.asarray(present, bool)
+        present = np.tile(present if rows is None else present[rows], copies)
+    return Level(float(level), level.num_docs, level.rounding, present, level.trec_nan, level.judged_only)
 
 
 def holes_reason(m) -> str | None:
@@ -202,16 +212,25 @@ def hole_bounds(rk: Ranking, J: Judgements, m, level, mode: str = "closed") -> t
     return lb, ub
 
 
-def hole_values(rk: Ranking, J: Judgements, metrics: list, level, mode: str = "closed") -> dict:
-    """Values of every LB/UB metric: each measure's bounds computed once."""
+def hole_values(rk: Ranking, J: Judgements, metrics: list, level, mode: str = "closed", samples: int = 1000,
+                seed: int = 0, prior: str = "run", stderr: dict | None = None) -> dict:
+    """Values of every LB/UB/BS/BSLO/BSHI metric: each measure's bounds, and its bootstrap, computed
+    once.  ``stderr`` (if given) receives the Monte Carlo standard error of each BS metric."""
     from .records import VARIANTS
 
-    out, done = {}, {}
+    out, done, boot = {}, {}, {}
     for metric in metrics:
-        meas = metric.measure
-        if meas not in done:
-            done[meas] = hole_bounds(rk, J, meas, level, mode)
-        out[metric] = done[meas][0 if VARIANTS[metric.variant].bound == "LB" else 1]
+        meas, which = metric.measure, VARIANTS[metric.variant].bound
+        if which in ("LB", "UB"):
+            if meas not in done:
+                done[meas] = hole_bounds(rk, J, meas, level, mode)
+            out[metric] = done[meas][0 if which == "LB" else 1]
+            continue
+        if meas not in boot:
+            boot[meas] = bootstrap(rk, J, meas, level, samples, seed, prior)
+        out[metric] = boot[meas][which]
+        if which == "BS" and stderr is not None:
+            stderr[metric] = boot[meas]["se"]
     return out
 
 
@@ -229,3 +248,108 @@ def best_count(rk: Ranking, mask, count, values, base, maximise: bool) -> np.nda
     first = np.full(rk.nrows, np.iinfo(np.int64).max)
     np.minimum.at(first, r[hit], c[hit])
     return np.where(top > best, first, 0)
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+def grade_index(grade, cands) -> np.ndarray:
+    """Index of the largest candidate grade <= ``grade`` (clipped to [0, G]): where a judged grade
+    falls among the grades a hole can take (negative grades count as 0)."""
+    g = np.clip(np.asarray(grade, dtype=np.float64), 0.0, cands[-1])
+    return np.searchsorted(cands, g, side="right") - 1
+
+
+def grade_prior(h: HoleContext, prior: str = "run") -> np.ndarray:
+    """Per row, the probability of each candidate grade of a hole (rows x candidates).
+
+    'run' (Froebe et al. 2023's run-based prior): the grades of the judged documents the run ranked
+    within the measure's cutoff (all of them without one); a row with none there uses the pool prior.
+    'pool' (their pool-based prior, as grade frequencies): the grades of every judgment of the query.
+    'mix': the mean of the two.  Frequencies are floored at ``BOOT_SMOOTHING`` (every grade stays
+    possible, as their count estimator's smoothing) and renormalised.
+    """
+    if prior not in BOOT_PRIORS:
+        raise ValueError(f"{prior!r}: the prior is one of {', '.join(BOOT_PRIORS)}")
+    rk, J, c = h.rk, h.J, len(h.cands)
+
+    def freq(counts):
+        tot = counts.sum(axis=1, keepdims=True)
+        p = np.maximum(counts / np.maximum(tot, 1.0), BOOT_SMOOTHING)
+        return p / p.sum(axis=1, keepdims=True)
+
+    pool = np.bincount(J.row * c + grade_index(J.grade, h.cands), minlength=J.nq * c).reshape(J.nq, c)
+    pool = pool[rk.base].astype(np.float64)
+    if prior == "pool":
+        return freq(pool)
+    sel = ~h.unj & h.inc
+    run = np.bincount(rk.row[sel] * c + grade_index(rk.grade[sel], h.cands),
+                      minlength=rk.nrows * c).reshape(rk.nrows, c).astype(np.float64)
+    empty = run.sum(axis=1) == 0
+    run[empty] = pool[empty]
+    return freq(run) if prior == "run" else 0.5 * (freq(run) + freq(pool))
+
+
+def bootstrap(rk: Ranking, J: Judgements, m, level, samples: int = 1000, seed: int = 0, prior: str = "run") -> dict:
+    """Bootstrapped estimate of measure ``m`` per row (Froebe, Gienapp, Potthast & Hagen, ECIR 2023,
+    "Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", Sect. 4).
+
+    Each of ``samples`` samples gives every hole within the cutoff (every hole without one) a grade
+    drawn independently from the row's prior (:func:`grade_prior`); the holes past the cutoff stay
+    non-relevant (the paper evaluates the run cut at the measure's depth).  The sampled grades are
+    judged: they change the run's gain, R and the ideal, as in LB/UB.  Returns ``BS`` (the mean of the
+    sampled values), ``BSLO``/``BSHI`` (their 2.5th and 97.5th percentiles, numpy's linear
+    interpolation) and ``se`` (the standard error of BS: sd / sqrt(samples)); a row without such holes
+    gets its plain value, and 0.  Draw ``s`` of the hole at rank p of query q is the counter-based
+    uniform u(seed, q, s, p) (:class:`~ulnorm_eval.core.permutations.Keys`): the values do not depend on
+    the other queries beside it, on the blocking, or on the batch size.  Every value lies in [LB, UB].
+    """
+    from .permutations import Keys
+
+    why = holes_reason(m)
+    if why:
+        raise ValueError(why)
+    fam = FAMILIES[m.family]
+    h = HoleContext(rk, J, m, level)
+    plain = np.asarray(fam.kernel(rk, J, m, level), dtype=np.float64)
+    samp = h.unj & h.inc
+    need = np.zeros(rk.nrows, bool)
+    need[rk.row[samp]] = True
+    out = {"BS": plain.copy(), "BSLO": plain.copy(), "BSHI": plain.copy(), "se": np.zeros(rk.nrows)}
+    if not need.any():
+        return out
+    cum = np.cumsum(grade_prior(h, prior), axis=1)
+    # only the rows with holes are copied, with only their queries' judgements
+    rows = np.flatnonzero(need)
+    keep = need[rk.row]
+    newrow = np.cumsum(need) - 1
+    qsel = np.zeros(J.nq, bool)
+    qsel[rk.base[rows]] = True
+    qnew = np.cumsum(qsel) - 1
+    jkeep = qsel[J.row]
+    Js = Judgements([J.qids[i] for i in np.flatnonzero(qsel)], qnew[J.row[jkeep]], J.grade[jkeep], J.max_grade)
+    hole = samp[keep]
+    rks = Ranking(newrow[rk.row[keep]], rk.grade[keep], len(rows), qnew[rk.base[rows]], ~hole)
+    hrow = rks.row[hole]
+    hq = rk.base[rk.row[samp]]  # the query of each hole in J: the key of its draws
+    hpos = rks.pos[hole]
+    thresholds = cum[rows][hrow][:, :-1]
+    nh = int(hole.sum())
+    per = (len(rks.row) if m.cutoff is None else int((rks.pos < m.cutoff).sum())) + len(Js.row) + nh
+    batch = max(1, min(samples, BOOT_BATCH // max(per, 1)))
+    keys = Keys(seed, J.qids)
+    vals = np.empty((samples, len(rows)))
+    for s0 in range(0, samples, batch):
+        b = min(batch, samples - s0)
+        reps = np.repeat(np.arange(s0, s0 + b, dtype=np.uint64), nh)
+        u = keys.at(np.tile(hq, b), reps, np.tile(hpos, b), BOOT_SALT).reshape(b, nh)
+        grades = h.cands[(u[:, :, None] >= thresholds[None, :, :]).sum(axis=2)]
+        full = np.repeat(rks.grade[None, :], b, axis=0)
+        full[:, hole] = grades
+        rk2, J2 = assign(rks, Js, list(full), m.cutoff)
+        v = fam.kernel(rk2, J2, m, _tiled_level(level, b, rows))
+        vals[s0:s0 + b] = np.asarray(v, dtype=np.float64).reshape(b, len(rows))
+    out["BS"][rows] = vals.mean(axis=0)
+    lo, hi = np.percentile(vals, BOOT_INTERVAL, axis=0)
+    out["BSLO"][rows], out["BSHI"][rows] = lo, hi
+    out["se"][rows] = vals.std(axis=0, ddof=1) / np.sqrt(samples) if samples > 1 else 0.0
+    return out

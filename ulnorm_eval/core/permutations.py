@@ -111,6 +111,16 @@ class Keys:
         col = np.arange(1, width + 1, dtype=np.uint64) * _C2
         return (_mix(h[:, None] + col[None, :]) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
 
+    def at(self, base: np.ndarray, rep: np.ndarray, col: np.ndarray, attempt: int = 0) -> np.ndarray:
+        """Elementwise: ``rows(base, rep, width, attempt)[i, col[i]]`` for each i, without the matrix
+        (the bootstrap of judgment holes draws one number per hole and sample)."""
+        base = np.asarray(base, dtype=np.int64)
+        q = self.qhash[base] if self.qhash is not None else _mix(base.astype(np.uint64) + _C3)
+        salt = np.uint64(attempt * int(_C3) % 2 ** 64)
+        h = _mix(_mix(q ^ self.seed) + np.asarray(rep, dtype=np.uint64) * _C1 + salt)
+        c = (np.asarray(col, dtype=np.uint64) + np.uint64(1)) * _C2
+        return (_mix(h + c) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
 
 def as_keys(rng, qids=None) -> Keys:
     """Keys from a Keys, a seed, or a numpy Generator (which then only draws the seed)."""

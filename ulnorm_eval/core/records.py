@@ -32,6 +32,8 @@ TREC_ORDER = tuple(
     "unj".split())
 EXTREMES = ("sorted", "ideal", "search")  # how IUB/WLB are found (Family.extremes)
 VARIANT_KINDS = ("bound", "ratio", "distribution", "prior", "holes", "condensed")
+# what a holes variant is: the extremes (LB, UB), or the bootstrap's mean and percentile interval
+HOLE_BOUNDS = ("LB", "UB", "BS", "BSLO", "BSHI")
 
 
 
@@ -218,7 +220,7 @@ class Variant:
     ``kind``: 'bound' (E, IUB or WLB itself: ``bound`` names which), 'ratio' (``normalise(A, I, E, W)
     -> (values, undefined mask)``), 'distribution' (DB: a percentile over random permutations) or
     'prior' (NRG, UC: need prior runs, ``ulnorm-eval nrg``) or 'holes' (LB, UB: the extremes over the
-    grades of the unjudged documents, :mod:`ulnorm_eval.core.holes`) or 'condensed' (CL: the measure on the
+    grades of the unjudged documents; BS, BSLO, BSHI: their bootstrap, :mod:`ulnorm_eval.core.holes`) or 'condensed' (CL: the measure on the
     ranking without its unjudged documents).  ``below_random``: the value under which
     a run is worse than a random ranking (tables print it bold red), None if it has none.
     """
@@ -243,8 +245,8 @@ class Variant:
             bad.append("a ratio variant needs a normalise callable")
         if self.kind == "bound" and self.bound not in ("E", "IUB", "WLB"):
             bad.append("a bound variant names its bound (E, IUB or WLB)")
-        if self.kind == "holes" and self.bound not in ("LB", "UB"):
-            bad.append("a holes variant names its bound (LB or UB)")
+        if self.kind == "holes" and self.bound not in HOLE_BOUNDS:
+            bad.append(f"a holes variant names its bound (one of {', '.join(HOLE_BOUNDS)})")
         return bad
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .records import VARIANTS, Variant, register_variant
 
-__all__ = ["VARIANTS", "DEFAULT_VARIANTS", "PRIOR_VARIANTS", "BOUND_VARIANTS", "HOLE_VARIANTS", "CONDENSED_VARIANTS", "variant_names",
+__all__ = ["VARIANTS", "DEFAULT_VARIANTS", "PRIOR_VARIANTS", "BOUND_VARIANTS", "HOLE_VARIANTS", "BOOTSTRAP_VARIANTS", "CONDENSED_VARIANTS", "variant_names",
            "DB_ENUMERATE_LIMIT", "DB_ENUMERATE_ELEMENTS", "db_method"]
 
 # DB is enumerated exactly when a pool's gain classes have at most this many distinct arrangements
@@ -107,6 +107,19 @@ register_variant(Variant(
     "judged ones fixed; IDCG and R change with the assignment (--holes)", "beyond the papers cited (docs/holes.md)",
     "[M, max M]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="UB"))
 
+_BOOT = ("grades of the unjudged documents within the cutoff drawn from a prior (--holes-prior: the run's judged "
+         "documents within the cutoff, the query's judgments, or their mix), --holes-samples samples seeded by --seed")
+_BOOT_CITE = "Froebe, Gienapp, Potthast & Hagen 2023 (bootstrapped nDCG; docs/holes.md says where we depart)"
+register_variant(Variant(
+    "BS", (), "the mean of M over bootstrap samples: " + _BOOT, _BOOT_CITE, "[LB(M), UB(M)]", "holes",
+    "the measure has no hole bounds (ulnorm-eval measures)", bound="BS"))
+register_variant(Variant(
+    "BSLO", (), "the 2.5th percentile of M over the bootstrap samples of BS (with BSHI: a 95% interval)", _BOOT_CITE,
+    "[LB(M), UB(M)]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="BSLO"))
+register_variant(Variant(
+    "BSHI", (), "the 97.5th percentile of M over the bootstrap samples of BS (with BSLO: a 95% interval)", _BOOT_CITE,
+    "[LB(M), UB(M)]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="BSHI"))
+
 register_variant(Variant(
     "CL", ("Condensed",), "M on the condensed list: the ranking without its unjudged documents (not in the qrels, "
     "or judged with a negative grade), ranks closed up (trec_eval -J for one measure)",
@@ -116,6 +129,7 @@ DEFAULT_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.default)
 PRIOR_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "prior")  # computed by analysis.nrg
 BOUND_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "bound")
 HOLE_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "holes")  # core.holes
+BOOTSTRAP_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "holes" and v.bound not in ("LB", "UB"))
 CONDENSED_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "condensed")  # pipeline.blocks
 
 

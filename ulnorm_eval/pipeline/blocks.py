@@ -48,6 +48,8 @@ class Options:
     complete: bool = False  # trec_eval -c given: its -c-only rule for num_rel's 'all' row applies
     trec_version: str = "10"  # '9': trec_eval <= 9's (long)(x R + 0.9) recall counts (iprec_at_recall, 11pt_avg)
     holes: str = "closed"  # LB/UB: unretrieved documents stay non-relevant ('closed') or may be relevant ('open')
+    holes_samples: int = 1000  # BS/BSLO/BSHI: bootstrap samples of the holes' grades (seeded by seed)
+    holes_prior: str = "run"  # BS: the holes' grades drawn from the run's judged grades, the pool's, or their mix
     trec_nan: bool = False  # trec_eval's -nan values and -c placeholder leaks reproduced (docs/trec_eval.md)
     zscore: str | None = None  # trec_eval's -Z file: per-query values become (value - mean) / sd
 
@@ -144,7 +146,8 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
     holes = [m for m in metrics if m.variant in HOLE_VARIANTS]
     if holes:
         from ..core.holes import hole_values
-        values.update(hole_values(rr.ranking, J, holes, Level.of(options, rr.present), options.holes))
+        values.update(hole_values(rr.ranking, J, holes, Level.of(options, rr.present), options.holes,
+                                  options.holes_samples, options.seed, options.holes_prior, stderr))
     pooled = [m for m in metrics if m.variant and m.variant not in HOLE_VARIANTS + CONDENSED_VARIANTS]
     if pooled:
         from ..core.expectations import variant_values

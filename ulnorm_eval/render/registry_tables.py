@@ -51,8 +51,10 @@ def bounds_kind(variant: str) -> str:
         return db_method()
     if kind in ("bound", "ratio"):
         return "exact for the measures above; Monte Carlo for other ir_measures measures"
-    if kind == "holes":
+    if kind == "holes" and VARIANTS[variant].bound in ("LB", "UB"):
         return "exact extremes (docs/holes.md) for the families `ulnorm-eval measures` marks 'holes: exact'"
+    if kind == "holes":
+        return "seeded Monte Carlo over the grades of the holes, for the same families as LB, UB"
     return "none needed (no random-ranking bound)"
 
 
@@ -71,11 +73,13 @@ def variants_markdown() -> str:
     lines = ["| variant | formula | range | bounds | source |", "|---|---|---|---|---|"]
     for v in VARIANTS.values():
         alias = f" (alias {', '.join(v.aliases)})" if v.aliases else ""
-        if v.kind == "holes":  # LB and UB: one row (the README stays short)
-            if v.bound != "LB":
-                continue
-            lines.append(f"| LB, UB | {_md(v.formula.replace('the smallest M', 'the smallest (largest) M'))} | "
-                         f"[min M, max M] | {bounds_kind(v.name)} | {_md(v.cite)} |")
+        if v.kind == "holes":  # LB and UB: one row, BS with its interval another (the README stays short)
+            if v.bound == "LB":
+                lines.append(f"| LB, UB | {_md(v.formula.replace('the smallest M', 'the smallest (largest) M'))} | "
+                             f"[min M, max M] | {bounds_kind(v.name)} | {_md(v.cite)} |")
+            elif v.bound == "BS":
+                lines.append(f"| BS, BSLO, BSHI | {_md(v.formula)}; BSLO, BSHI: its 2.5th and 97.5th percentiles | "
+                             f"{_md(v.rng)} | {bounds_kind(v.name)} | {_md(v.cite)} |")
             continue
         lines.append(f"| {v.name}{alias} | {_md(v.formula)} | {_md(v.rng)} | {bounds_kind(v.name)} | {_md(v.cite)} |")
     return "\n".join(lines)

@@ -303,7 +303,7 @@ def bootstrap(rk: Ranking, J: Judgements, m, level, samples: int = 1000, seed: i
     uniform u(seed, q, s, p) (:class:`~ulnorm_eval.core.permutations.Keys`): the values do not depend on
     the other queries beside it, on the blocking, or on the batch size.  Every value lies in [LB, UB].
     """
-    from .permutations import Keys
+    from .draws import Keys
 
     why = holes_reason(m)
     if why:

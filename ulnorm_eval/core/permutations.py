@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .draws import Keys, as_keys
 from .kernels import Ranking
 from .measures import compute
 from .pools import Pool, pool_keys
@@ -69,67 +70,6 @@ def _share(fraction: float) -> None:
         if add > 0:
             cur[1] += add
             _report(add)
-
-
-_C1, _C2, _C3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03), np.uint64(0x8CB92BA72F3D8DD7)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a well-mixed 64-bit hash."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def _hash_text(s: str) -> int:
-    import hashlib
-
-    return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little")
-
-
-class Keys:
-    """Counter-based uniform numbers u(seed, query id, repetition, position, attempt).
-
-    A query's Monte Carlo permutations depend only on the seed and its own id, not on which other
-    queries are evaluated beside it, in what order, or in which block of a streamed run: the
-    in-memory and streamed paths give the same estimates, and streamed blocks never reuse one
-    another's random numbers.
-    """
-
-    def __init__(self, seed: int, qids=None):
-        self.seed = np.uint64(int(seed) % 2 ** 64)
-        self.qhash = None if qids is None else np.array([_hash_text(str(q)) for q in qids], dtype=np.uint64)
-
-    def rows(self, base: np.ndarray, rep: np.ndarray, width: int, attempt: int = 0) -> np.ndarray:
-        """(rows x width) uniforms in [0, 1); row r belongs to query ``base[r]``, repetition ``rep[r]``."""
-        base = np.asarray(base, dtype=np.int64)
-        q = self.qhash[base] if self.qhash is not None else _mix(base.astype(np.uint64) + _C3)
-        salt = np.uint64(attempt * int(_C3) % 2 ** 64)  # Python ints: no numpy scalar overflow warning
-        h = _mix(_mix(q ^ self.seed) + np.atleast_1d(np.asarray(rep, dtype=np.uint64)) * _C1 + salt)
-        col = np.arange(1, width + 1, dtype=np.uint64) * _C2
-        return (_mix(h[:, None] + col[None, :]) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
-
-    def at(self, base: np.ndarray, rep: np.ndarray, col: np.ndarray, attempt: int = 0) -> np.ndarray:
-        """Elementwise: ``rows(base, rep, width, attempt)[i, col[i]]`` for each i, without the matrix
-        (the bootstrap of judgment holes draws one number per hole and sample)."""
-        base = np.asarray(base, dtype=np.int64)
-        q = self.qhash[base] if self.qhash is not None else _mix(base.astype(np.uint64) + _C3)
-        salt = np.uint64(attempt * int(_C3) % 2 ** 64)
-        h = _mix(_mix(q ^ self.seed) + np.asarray(rep, dtype=np.uint64) * _C1 + salt)
-        c = (np.asarray(col, dtype=np.uint64) + np.uint64(1)) * _C2
-        return (_mix(h + c) >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
-
-
-def as_keys(rng, qids=None) -> Keys:
-    """Keys from a Keys, a seed, or a numpy Generator (which then only draws the seed)."""
-    if isinstance(rng, Keys):
-        return rng
-    if isinstance(rng, np.random.Generator):
-        return Keys(int(rng.integers(0, 2 ** 63)), qids)
-    return Keys(int(rng), qids)
-
 
 
 def _shuffled(grade, judged, n, base, reps: int, rng, depth=None, rep0: int = 0) -> Ranking:

@@ -331,6 +331,21 @@ def test_holes_option_values(tmp_path):
     assert out.returncode == 0 and "LB(AP@2)" in out.stdout
     out = _gate(tmp_path, "--holes", "open,closed")
     assert out.returncode == 2 and "closed or open" in out.stderr
+    out = _gate(tmp_path, "--holes", "opne")  # a misspelt value: the grammar's error, not a missing file
+    assert out.returncode == 2 and "closed or open" in out.stderr
+
+
+def test_holes_before_the_qrels_path(tmp_path):
+    """--holes directly before QRELS takes no value: QRELS stays the qrels (closed, warn)."""
+    qrels = tmp_path / "qrels"
+    run = tmp_path / "run"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\n")
+    run.write_text("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\n")  # P@2 = 1/2, x a hole: [1/2, 1]
+    for args in (["--holes", str(qrels), str(run)], [str(qrels), str(run), "--holes"],
+                 ["--holes", "-m", "P@2", str(qrels), str(run)], ["--holes", "closed", str(qrels), str(run)]):
+        out = subprocess.run(["ulnorm-eval", "--norm", "none", "-m", "P@2", *args], capture_output=True, text=True)
+        assert out.returncode == 0, (args, out.stderr)
+        assert out.stdout.splitlines()[:3] == ["P@2\tall\t0.5000", "LB(P@2)\tall\t0.5000", "UB(P@2)\tall\t1.0000"], args
 
 
 def test_table_shows_value_and_interval():

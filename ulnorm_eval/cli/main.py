@@ -10,7 +10,7 @@ from .common import (CONTEXT, base_name, fail, flush, output_format, split_names
                      write_output, write_outputs_then)
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
-from .options import (bounds_options, check_parallel, groups_option, holes_options, make_options, ordering_options,
+from .options import (HolesCommand, bounds_options, check_parallel, groups_option, holes_options, make_options, ordering_options,
                       output_options, parallel_options, scheduler_timeout, run_queries_option, seed_option)
 
 EPILOG = """\b
@@ -83,7 +83,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
                                "(its default) is accepted")
 
 
-@main.command("eval", context_settings=CONTEXT, epilog=EPILOG)
+@main.command("eval", cls=HolesCommand, context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),

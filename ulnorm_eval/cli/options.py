@@ -67,6 +67,38 @@ class HolesSpec(click.ParamType):
         return (modes[0] if modes else "closed", acts[0] if acts else "warn")
 
 
+HOLES_WORDS = ("closed", "open", "warn", "fail")
+
+
+def is_holes_value(text: str) -> bool:
+    """Whether ``text`` is a --holes value (closed, open, warn, fail, comma-separated)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    return bool(parts) and all(p in HOLES_WORDS for p in parts)
+
+
+def _holes_takes(text: str) -> bool:
+    """Whether --holes takes ``text`` as its value: a --holes value, or a misspelt one (letters and
+    commas only, no such file: its error names the grammar, not a missing qrels file)."""
+    import os
+    import re
+
+    return is_holes_value(text) or (re.fullmatch(r"[A-Za-z,]+", text) is not None and not os.path.exists(text))
+
+
+class HolesCommand(click.Command):
+    """A command whose --holes takes a value only when the next argument is one: ``--holes QRELS RUN``
+    reads QRELS as the qrels (click would take it as --holes' value), ``--holes open QRELS RUN`` as before."""
+
+    def parse_args(self, ctx, args):
+        out = list(args)
+        for i, a in enumerate(out):
+            if a == "--":  # positional arguments only from here
+                break
+            if a == "--holes" and (i + 1 == len(out) or not _holes_takes(out[i + 1])):
+                out[i] = "--holes=closed"
+        return super().parse_args(ctx, out)
+
+
 holes_option = click.option(
     "--holes", type=HolesSpec(), is_flag=False, flag_value="closed", default=None,
     help="Add LB(M) and UB(M) to every measure that has them: its smallest and largest value over every grade "

@@ -362,3 +362,27 @@ def test_table_shows_value_and_interval():
     for width in (40, 80):  # narrower layouts keep the numbers
         narrow = format_table(res, width=width)
         assert f"{rr.mean[lb]:.4f}" in narrow and f"{rr.mean[ub]:.4f}" in narrow
+
+
+def test_table_shows_the_unjudged_share_of_the_cutoff(tmp_path):
+    """With --holes the table prints after [LB, UB] the share of the measure's top k that is unjudged
+    (Unjudged@k, mean over queries), and the caption its largest; AP (no cutoff) gets none."""
+    qrels = tmp_path / "qrels"
+    run = tmp_path / "run"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 1\n")
+    # q1: a, x (hole) -> P@2 = 1/2, 1 of 2 unjudged; q2: c, d (hole), e (hole) -> P@2 = 1/2, 1 of 2
+    # unjudged in the top 2; P@4 has 1/4 and 2/4 of its top 4 unjudged (over k = 4): mean 37.5% -> 38%
+    run.write_text("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\nq2 Q0 c 1 3 t\nq2 Q0 d 2 2 t\nq2 Q0 e 3 1 t\n")
+    out = subprocess.run(["ulnorm-eval", "--holes", "-f", "table", "--norm", "none", "-m", "P@2", "-m", "P@4",
+                          "-m", "AP", str(qrels), str(run)], capture_output=True, text=True,
+                         env={**__import__("os").environ, "COLUMNS": "250"})
+    assert out.returncode == 0, out.stderr
+    lines = {ln.split()[0]: ln for ln in out.stdout.splitlines() if ln.strip()}
+    assert lines["P@2"].rstrip().endswith("[0.5000, 1.0000] 50%")
+    assert lines["P@4"].rstrip().endswith("[0.2500, 0.6250] 38%")
+    assert lines["AP"].rstrip().endswith("]")
+    assert "up to 50% (run P@2)" in out.stdout
+    # other formats: no extra column (Unjudged@k is evaluated for the table only)
+    tsv = subprocess.run(["ulnorm-eval", "--holes", "-f", "trec", "--norm", "none", "-m", "P@2", str(qrels), str(run)],
+                         capture_output=True, text=True)
+    assert [ln.split("\t")[0] for ln in tsv.stdout.splitlines()] == ["P@2", "LB(P@2)", "UB(P@2)"]

@@ -248,6 +248,11 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
         if fmt == "table" and (per_query or sort or head) and undefined == "zero":
             from ..render.table import bound_metrics
             hidden = bound_metrics(metrics)
+        # the table prints the unjudged share of each cutoff after [LB, UB]: Unjudged@k evaluated, not shown
+        shares = []
+        if fmt == "table" and holes:
+            from ..render.table import unjudged_metrics
+            shares = [m for m in unjudged_metrics(metrics) if m not in hidden]
         inputs = [qrels, *runs] + ([baseline] if baseline and baseline not in runs else [])
         from ..core.expectations import monte_carlo_units
         loaded = []  # the qrels, once read: the Monte Carlo bar's total counts its queries
@@ -265,7 +270,8 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
             results = []
             extra = [baseline] if baseline and baseline not in runs else []
             with parallel.executor(q, jobs, scheduler, scheduler_timeout()) as ex:  # -j 1: evaluate_path, one run after the other
-                done = parallel.evaluate_paths(ex, [*runs, *extra], metrics + hidden, opts, stream=stream)
+                done = parallel.evaluate_paths(ex, [*runs, *extra], metrics + hidden + shares, opts,
+                                               stream=stream)
                 for i, path in enumerate(runs):
                     step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
                     results.append(next(done))

@@ -6,7 +6,8 @@ import re
 
 from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text
 
-__all__ = ["make_table", "format_table", "caption", "LAYOUTS", "text_width", "bound_metrics", "undefined_masks"]
+__all__ = ["make_table", "format_table", "caption", "LAYOUTS", "text_width", "bound_metrics", "undefined_masks",
+           "unjudged_metrics"]
 
 
 def _layout(metrics):
@@ -20,6 +21,34 @@ def _layout(metrics):
 
 
 HOLES = "[LB, UB]"  # the slot showing LB(M) and UB(M) beside the value: value [LB, UB]
+
+
+def unjudged_metrics(metrics) -> list:
+    """Unjudged@k for every cutoff k of a measure with LB/UB in ``metrics``, not already there: the
+    table prints the share of the top k that is unjudged after [LB, UB] (evaluated, not a column)."""
+    from ..core.registry import Metric, parse
+
+    have = set(metrics)
+    out = []
+    for m in metrics:
+        if m.variant == "LB" and m.measure.cutoff is not None:
+            u = Metric(parse(f"Unjudged@{int(m.measure.cutoff)}").measure)
+            if u not in have:
+                have.add(u)
+                out.append(u)
+    return out
+
+
+def _unjudged_share(rr, meas, i):
+    """The share of ``meas``'s top k that is unjudged in run ``rr`` (query i, or the mean), if evaluated."""
+    if meas.cutoff is None:
+        return None
+    from ..core.registry import Metric, parse
+
+    u = Metric(parse(f"Unjudged@{int(meas.cutoff)}").measure)
+    if u not in rr.mean:
+        return None
+    return rr.mean[u] if i is None else rr.values[u][i]
 
 
 def _merge_holes(slots) -> list:
@@ -101,10 +130,19 @@ def _holes_caption(result) -> str:
                 widest, where = w, f"{safe_text(rr.name)} {m.measure}"
     if not where:
         return ""
+    share, at = -1.0, ""
+    for m in result.metrics:
+        if m.variant == "LB":
+            for rr in result.runs:
+                u = _unjudged_share(rr, m.measure, None)
+                if u is not None and not isnan(u) and u > share:
+                    share, at = u, f"{safe_text(rr.name)} {m.measure}"
     mode = getattr(result.options, "holes", "closed")
     matters = ("holes matter: the unjudged documents could move a mean by up to "
                if widest >= 0.01 else "holes negligible: the unjudged documents move no mean by more than ")
-    return f"{matters}{widest:.4f} ({where}; [LB, UB] over their grades, {mode} holes, docs/holes.md)"
+    unj = (f"; the % after [LB, UB]: the share of the measure's top k that is unjudged (mean over queries), up "
+           f"to {100 * share:.0f}% ({at})" if at else "")
+    return f"{matters}{widest:.4f} ({where}; [LB, UB] over their grades, {mode} holes, docs/holes.md){unj}"
 
 
 def _undefined_count(rr, m) -> int:
@@ -136,7 +174,9 @@ def _cell(result, rr, meas, slot, i, precision, color):
         if lo not in result._have or hi not in result._have or i == -1:
             return Text("")
         a, b = (rr.mean[lo], rr.mean[hi]) if i is None else (rr.values[lo][i], rr.values[hi][i])
-        return Text(f"[{a:.{precision}f}, {b:.{precision}f}]")
+        share = _unjudged_share(rr, meas, i)
+        tail = "" if share is None or isnan(share) else f" {100 * share:.0f}%"
+        return Text(f"[{a:.{precision}f}, {b:.{precision}f}]{tail}")
     m = Metric(meas, slot)
     if m not in result._have or i == -1:
         return Text("")

@@ -28,10 +28,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.variants import BOUND_VARIANTS  # bounds are properties of the query, not scores of a run
+
+# the ends of the holes' intervals (LB/UB, the bootstrap's BSLO/BSHI) are not compared as scores: they
+# mark the pairs whose order the unjudged documents could reverse (docs/holes.md)
+HOLE_ENDS = ("LB", "UB", "BSLO", "BSHI")
 from . import stats
 from .query_types import select_subset
 
 __all__ = ["Comparison", "compare", "compare_files", "swap_between_comparisons", "swap_between_tables", "BOUND_VARIANTS",
+           "HOLE_ENDS",
            "DEFAULT_VARIANTS", "SUBSET_SETS"]
 
 DEFAULT_VARIANTS = ("UL1", "UL2")
@@ -175,7 +180,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     qids = _common_queries(result)
     if any(len(rr.qids) != len(qids) for rr in result.runs):
         note(f"comparing on the {len(qids)} queries every run was evaluated on")
-    metrics = [m for m in result.metrics if m.variant not in BOUND_VARIANTS]
+    metrics = [m for m in result.metrics if m.variant not in BOUND_VARIANTS + HOLE_ENDS]
     if not metrics:
         raise ValueError("nothing to compare: only bounds (E, IUB, WLB) were requested")
     have = set(result.metrics)
@@ -220,6 +225,10 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
                                   for lst, spec in zip(listed, swap_between))
 
     rows_sys, rows_sum, pair_tables, used = [], [], [], {}
+    # with hole bounds: per pair, whether the runs' mean [LB, UB] (and [BSLO, BSHI]) intervals overlap
+    hole_cols = [(col, lo, hi) for col, lo, hi in (("holes_overlap", "LB", "UB"),
+                                                   ("holes_bootstrap_overlap", "BSLO", "BSHI"))
+                 if any(kind(m.measure, lo) in have and kind(m.measure, hi) in have for m in metrics)]
     ii, jj = np.triu_indices(len(names), 1)
     sig_of, mean_of = {}, {}
     for m in metrics:
@@ -244,7 +253,9 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
             pair_tables.append({
                 "metric": np.full(len(ii), str(m), dtype=object), "run_a": ii, "run_b": jj,
                 "diff": res.diff, "effect": res.effect, "ci_low": res.ci_low, "ci_high": res.ci_high,
-                "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig})
+                "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig,
+                **{col: _overlap(result, m, lo, hi, qids, chosen[m.measure], bad, ii, jj)
+                   for col, lo, hi in hole_cols}})
 
         vc = stats.variance_components(Y)
         base = type(m)(m.measure)
@@ -287,10 +298,26 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
             "swap_trials": swap_trials, "phi_target": phi_target, "runs": len(names), "queries": len(qids)}
     if swap_between is not None:
         meta["swap_between"] = [_set_name(x) for x in swap_between]
+    if hole_cols:  # the pairs' columns saying whether the holes could reverse their order
+        meta["holes"] = [c for c, _, _ in hole_cols]
     tables = {"systems": systems, "summary": summary}
     if pairs:
         tables["pairs"] = _pairs_table(pair_tables, names)
     return Comparison(tables, metrics, names, used, meta, notes)
+
+
+def _overlap(result, m, lo: str, hi: str, qids, chosen, bad, ii, jj) -> np.ndarray:
+    """Per pair (ii, jj): 1 when the two runs' intervals [mean lo, mean hi] of a plain measure overlap
+    (the unjudged documents could reverse their order), 0 when not, NaN without the interval (a variant,
+    or a measure without hole bounds).  Means over the queries the metric is compared on."""
+    kind = type(m)
+    a, b = kind(m.measure, lo), kind(m.measure, hi)
+    have = set(result.metrics)
+    if m.variant or a not in have or b not in have:
+        return np.full(len(ii), np.nan)
+    L = _matrix(result, a, qids)[:, chosen][:, ~bad].mean(axis=1)
+    U = _matrix(result, b, qids)[:, chosen][:, ~bad].mean(axis=1)
+    return (np.maximum(L[ii], L[jj]) <= np.minimum(U[ii], U[jj])).astype(np.float64)
 
 
 # differences held at once by a paired test: pairs x queries doubles (32 MB)
@@ -325,7 +352,7 @@ def _pairs_table(blocks: list, names: list):
     cols["run_a"], cols["run_b"] = named[cols["run_a"]], named[cols["run_b"]]
     return Table(cols, {"metric": "str", "run_a": "str", "run_b": "str", "diff": "float", "effect": "float",
                         "ci_low": "float", "ci_high": "float", "statistic": "float", "p": "float", "p_adj": "float",
-                        "significant": "bool"})
+                        "significant": "bool", "holes_overlap": "Int64", "holes_bootstrap_overlap": "Int64"})
 
 
 def _pad_over_cutoffs(rows_sum, metrics, mean_of) -> None:
@@ -390,7 +417,7 @@ def swap_between_tables(a: dict, b: dict):
 
 
 def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=None, executor=None,
-                  read_ahead: bool = True, **kw):
+                  read_ahead: bool = True, holes: bool = False, holes_bootstrap: bool = False, **kw):
     """Evaluate ``runs`` (paths, Runs, or an iterable of either) against ``qrels`` and :func:`compare`
     them (keywords go to ``compare``).
 
@@ -399,6 +426,9 @@ def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=
     ``executor``: a :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to evaluate
     the runs in worker processes (same values).  ``read_ahead``: read each run in a background
     thread while the one before is evaluated (never for standard input, ``-``, which is read here).
+    ``holes``: LB and UB of every plain measure that has them are evaluated too (``holes_bootstrap``:
+    also BSLO and BSHI), and the pairs table marks the pairs whose order they could reverse
+    (``holes_overlap``, ``holes_bootstrap_overlap``; ``options.holes``: closed or open holes).
     """
     from ..pipeline import evaluate as api
     from ..core.registry import Metric
@@ -418,6 +448,11 @@ def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=
     extra = []
     if _needs_bounds(kw.get("subset", "all"), kw.get("swap_between")):
         extra = [Metric(m.measure, v) for m in metrics if not m.variant for v in ("E", "IUB")]
+    if holes or holes_bootstrap:
+        from ..core.holes import holes_reason
+        ends = (("LB", "UB") if holes else ()) + (("BSLO", "BSHI") if holes_bootstrap else ())
+        extra += [x for m in metrics if not m.variant and holes_reason(m.measure) is None
+                  for x in (Metric(m.measure, v) for v in ends) if x not in metrics and x not in extra]
     q = api.load_qrels(qrels)
     paths, results = [], []
     if executor is None or executor.sequential:

@@ -102,7 +102,7 @@ def select_subset(actual, expected, ideal, kind: str = "all", size: int | None =
 
 
 def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresholds | None = None,
-                warn=None, executor=None):
+                warn=None, executor=None, holes: bool = False):
     """One row per (query, measure): pool size, relevant, E, IUB, WLB, mean over runs, gap, type.
 
     ``qrels``/``runs``: paths or loaded objects (runs may be empty: then only the bounds, and no
@@ -110,7 +110,8 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     are averaged over the runs.  Returns a pandas DataFrame in query order, measures in the
     given order.  The runs' notes are in ``attrs['notes']`` (``warn``, if given, hears each as it arises).
     ``executor``: a :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to evaluate
-    the runs in worker processes (same values).
+    the runs in worker processes (same values).  ``holes``: also ``LB`` and ``UB``, the runs' mean
+    hole bounds of each query (``options.holes``: closed or open; NaN for a measure without them).
     """
     import pandas as pd
     import pyarrow as pa
@@ -130,6 +131,9 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     plain = [m for m in api.resolve_metrics(measures, [], numeric_only=True) if not m.variant]
     metrics = [x for m in plain for x in (m, Metric(m.measure, "E"), Metric(m.measure, "IUB"),
                                           Metric(m.measure, "WLB"))]
+    if holes and runs:
+        from ..core.holes import holes_reason
+        metrics += [Metric(m.measure, v) for m in plain if holes_reason(m.measure) is None for v in ("LB", "UB")]
     qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
     quiet = api.Options(**{**vars(options), "run_queries_only": False})
@@ -168,9 +172,13 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
         A = (np.nanmean(np.vstack([res.values[m] for res in results]), axis=0) if runs
              else np.full(len(qids), np.nan))
         a, e = normalised(A, E, I)
-        parts.append(pd.DataFrame({
-            "query": qids, "measure": str(m), "pool": pool_n, "relevant": J.n_relevant(rel).astype(np.int64),
-            "E": E, "IUB": I, "WLB": W, "mean": A, "gap": a - e, "type": classify(A, E, I, thresholds)}))
+        cols = {"query": qids, "measure": str(m), "pool": pool_n, "relevant": J.n_relevant(rel).astype(np.int64),
+                "E": E, "IUB": I, "WLB": W, "mean": A}
+        if holes and runs:  # the runs' mean hole bounds beside their mean (NaN: no hole bounds)
+            have = Metric(m.measure, "LB") in metrics
+            for v in ("LB", "UB"):
+                cols[v] = avg(Metric(m.measure, v)) if have else np.full(len(qids), np.nan)
+        parts.append(pd.DataFrame({**cols, "gap": a - e, "type": classify(A, E, I, thresholds)}))
     out = pd.concat(parts, ignore_index=True)
     order = {q: i for i, q in enumerate(qids)}
     out = out.sort_values("query", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)

@@ -13,8 +13,9 @@ from ..core.variants import variant_names
 from .common import CONTEXT, fail, flush, output_format, split_names, split_variants, write_output
 from .types import FiniteFloat, NonEmpty
 
-from .options import (allow_disjoint_option, bounds_options, bundle, check_parallel, groups_option, make_options,
-                      ordering_options, output_options, parallel_options, scheduler_timeout, seed_option)
+from .options import (HolesCommand, allow_disjoint_option, bounds_options, bundle, check_parallel, groups_option,
+                      holes_option, holes_options, make_options, ordering_options, output_options, parallel_options, scheduler_timeout,
+                      seed_option)
 
 TABLES = ("systems", "summary", "pairs")
 
@@ -59,7 +60,7 @@ def _check_plot(plot) -> None:
             raise click.UsageError("--plot needs matplotlib: pip install 'ulnorm-eval[plot]'")
 
 
-@click.command("compare", context_settings=CONTEXT, epilog=COMPARE_EPILOG)
+@click.command("compare", cls=HolesCommand, context_settings=CONTEXT, epilog=COMPARE_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--norm", metavar="LIST", type=NonEmpty(names=True),
@@ -101,12 +102,13 @@ def _check_plot(plot) -> None:
               help="Test every run against RUN only (one of RUNS, by path or run name): the pairs table holds "
                    "the pairs (run, RUN), oriented run - RUN, corrected over them (and is printed in every "
                    "format); -f latex/markdown mark significance against RUN instead of between every pair.")
+@holes_options
 @seed_option
 @lambda f: _eval_options(f, ("table", "tsv", "csv", "json", "latex", "markdown"),
                          "  latex and markdown: the systems x metrics table for a paper (best per column "
                          "in bold, significance as superscripts; --table is ignored).")
 def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset_size, swap_trials, phi_target,
-                swap_between, tables, baseline, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
+                swap_between, tables, baseline, holes, holes_samples, holes_prior, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
                 permutations, groups, jobs, scheduler, fmt, precision, output, plot, allow_disjoint):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
     discriminative power, conflicts, PAD, the split-half swap rate and stability (Φ).
@@ -137,19 +139,23 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
 
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
                             expectation=expectation, undefined=undefined, permutations=permutations,
-                            seed=seed)
+                            seed=seed, holes=holes[0] if holes else "closed", holes_samples=holes_samples or 1000,
+                            holes_prior=holes_prior)
         from .runs import iter_runs, refuse_non_finite_means, require_finite_gains
 
         q = api.load_qrels(qrels, groups=groups)
         require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
         variants = split_variants(norm)  # None: the defaults
+        if holes and api.holes_note(split_names(measures) or None):
+            warnings.append(api.holes_note(split_names(measures) or None))
         sets = _query_sets(swap_between, warnings) if swap_between else None
         loaded = iter_runs(q, runs, qrels, allow_disjoint)  # compare names repeats itself
         with executor(q, jobs, scheduler, scheduler_timeout()) as ex:
             cmp = compare_files(q, loaded, split_names(measures) or None, variants, opts, warnings.append,
                                 executor=ex, read_ahead="-" not in runs, test=test, reps=reps, seed=seed, correction=correction, alpha=alpha,
                                 subset=subset, subset_size=subset_size, swap_trials=swap_trials,
-                                phi_target=phi_target, swap_between=sets,
+                                phi_target=phi_target, swap_between=sets, holes=bool(holes),
+                                holes_bootstrap=bool(holes and holes_samples),
                                 pairs="pairs" in chosen or paper or plot is not None or baseline is not None)  # else memory ~ runs^2
         refuse_non_finite_means(cmp, qrels)
     except (InputError, UnknownMeasure, ValueError) as exc:
@@ -175,7 +181,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta, resolved=True, picture=picture)
 
 
-@click.command("queries", context_settings=CONTEXT, epilog=QUERIES_EPILOG)
+@click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))  # at least one: checked with a clear message
 @click.option("--informative-gap", type=FiniteFloat(), default=0.2, show_default=True,
@@ -186,9 +192,10 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
               help="Otherwise, A/IUB and E/IUB both at or below this: hard.")
 @click.option("--easy-above", type=FiniteFloat(), default=0.5, show_default=True,
               help="Otherwise, A/IUB and E/IUB both at or above this: easy.")
+@holes_option
 @seed_option
 @_eval_options
-def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above, seed, measures, rel_level, depth,
+def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above, holes, seed, measures, rel_level, depth,
                 ties, score_precision, pool, expectation, undefined, permutations, groups, jobs, scheduler, fmt,
                 precision, output, plot, allow_disjoint):
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure, the RUNS'
@@ -212,14 +219,17 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
         from ..pipeline.parallel import executor
 
         thresholds = Thresholds(informative_gap, ideal_gap, hard_below, easy_above)
+        if holes and api.holes_note(split_names(measures) or None):
+            warnings.append(api.holes_note(split_names(measures) or None))
         opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
                             expectation=expectation, undefined=undefined, permutations=permutations,
-                            seed=seed)
+                            seed=seed, holes=holes[0] if holes else "closed")
         q = api.load_qrels(qrels, groups=groups)
         require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
         loaded = load_runs(q, runs, qrels, allow_disjoint)
         with executor(q, jobs, scheduler, scheduler_timeout()) as ex:
-            table = query_table(q, loaded, split_names(measures) or None, opts, thresholds, warnings.append, ex)
+            table = query_table(q, loaded, split_names(measures) or None, opts, thresholds, warnings.append, ex,
+                                holes=bool(holes))
         refuse_non_finite_frame(table, ("E", "IUB", "WLB", "mean"), qrels)
     except (InputError, UnknownMeasure, ValueError) as exc:
         flush(warnings)

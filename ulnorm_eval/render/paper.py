@@ -52,6 +52,9 @@ def caption_text(meta: dict, runs: list, baseline: str | None, tex: bool) -> str
     if len(counts) > 1:
         where += ", queries undefined for some run left out per measure"
     head = f"Mean over {n} queries{where}; the best of each column in {bold}. "
+    if meta.get("holes"):
+        head += (f"{HOLES_MARK} after a mark: the unjudged documents could reverse that order (the two runs' "
+                 "mean [LB, UB] intervals over the grades of their unjudged documents overlap). ")
     if baseline is None:
         over = "" if meta["correction"] == "none" else f" over the {k * (k - 1) // 2} pairs of each measure"
         return (head + "Superscripts: the runs (by letter) a run is significantly better than "
@@ -79,7 +82,22 @@ def _layout(frames: dict, meta: dict, baseline: str | None):
         marks = pairwise_marks(pairs, runs, metrics)
     else:
         marks = baseline_marks(pairs, runs, metrics, baseline, meta["correction"], meta["alpha"])
+    marks = {"runs": marks, "holes": _reversible(pairs)}
     return runs, metrics, mean, best, marks
+
+
+HOLES_MARK = "*"  # after a significance mark: the unjudged documents could reverse the order
+
+
+def _reversible(pairs) -> set:
+    """{(metric, run, run)} of the pairs whose order the holes could reverse (both orders)."""
+    if "holes_overlap" not in pairs.columns:
+        return set()
+    out = set()
+    for m, a, b, h in zip(pairs["metric"], pairs["run_a"], pairs["run_b"], pairs["holes_overlap"]):
+        if h is not None and not (isinstance(h, float) and math.isnan(h)) and int(h) == 1:
+            out |= {(m, a, b), (m, b, a)}
+    return out
 
 
 def _cell(v: float, best: float, mark: str, precision: int, tex: bool) -> str:
@@ -96,14 +114,16 @@ def _cell(v: float, best: float, mark: str, precision: int, tex: bool) -> str:
 
 
 def _mark(marks, run, metric, letter, baseline, tex) -> str:
+    rev, marks = marks["holes"], marks["runs"]
+    star = (lambda other: HOLES_MARK if (metric, run, other) in rev else "")  # noqa: E731
     if baseline is None:
-        return "".join(letter[x] for x in marks[(run, metric)])
+        return "".join(letter[x] + star(x) for x in marks[(run, metric)])
     if run == baseline:
         return ""
     kind = marks[(run, metric)][2]
     if not kind:
         return ""
-    return {"better": ("\\dag" if tex else BETTER), "worse": ("\\ddag" if tex else WORSE)}[kind]
+    return {"better": ("\\dag" if tex else BETTER), "worse": ("\\ddag" if tex else WORSE)}[kind] + star(baseline)
 
 
 def format_latex(frames: dict, precision, meta: dict) -> str:

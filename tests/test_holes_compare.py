@@ -1,0 +1,98 @@
+"""compare --holes: the pairs whose order the unjudged documents could reverse (the runs' mean [LB, UB]
+intervals overlap), in the pairs table of every format and as a mark in the paper tables."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+from ulnorm_eval.analysis.compare import compare_files
+from ulnorm_eval.pipeline.blocks import Options
+from ulnorm_eval.render import paper
+
+
+def _files(tmp_path):
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q1 0 a 1\nq1 0 b 1\nq1 0 c 0\nq2 0 d 1\nq2 0 e 0\n")
+    runs = {
+        # A: no holes.  P@2: q1 1, q2 1/2 -> mean 0.75, [LB, UB] = [0.75, 0.75]
+        "A": "q1 Q0 a 1 3 A\nq1 Q0 b 2 2 A\nq2 Q0 d 1 3 A\nq2 Q0 e 2 2 A\n",
+        # B: q1 c, x (hole) -> [0, 1/2]; q2 e, y (hole) -> [0, 1/2]: mean [0, 0.5], no overlap with A
+        "B": "q1 Q0 c 1 3 B\nq1 Q0 x 2 2 B\nq2 Q0 e 1 3 B\nq2 Q0 y 2 2 B\n",
+        # C: q1 a, x (hole) -> [1/2, 1]; q2 e, d -> 1/2: mean [0.5, 0.75]: touches A's 0.75, overlaps B's
+        "C": "q1 Q0 a 1 3 C\nq1 Q0 x 2 2 C\nq2 Q0 e 1 3 C\nq2 Q0 d 2 2 C\n",
+    }
+    paths = []
+    for name, text in runs.items():
+        p = tmp_path / name
+        p.write_text(text)
+        paths.append(str(p))
+    return str(qrels), paths
+
+
+def test_pairs_say_whether_holes_could_reverse_them(tmp_path):
+    qrels, paths = _files(tmp_path)
+    cmp = compare_files(qrels, paths, ["P@2"], ["UL2"], Options(), holes=True)
+    pairs = cmp.tables["pairs"]
+    got = {(m, a, b): h for m, a, b, h in zip(pairs["metric"], pairs["run_a"], pairs["run_b"], pairs["holes_overlap"])}
+    assert got[("P@2", "A", "B")] == 0 and got[("P@2", "A", "C")] == 1 and got[("P@2", "B", "C")] == 1
+    assert all(got[k] is None for k in got if k[0] == "UL2(P@2)")  # a variant has no hole interval
+    assert "holes_bootstrap_overlap" not in pairs.columns
+    assert {str(m) for m in cmp.metrics} == {"P@2", "UL2(P@2)"}  # LB/UB are not compared as scores
+    assert cmp.meta["holes"] == ["holes_overlap"]
+    # without --holes: no column
+    plain = compare_files(qrels, paths, ["P@2"], [], Options())
+    assert "holes_overlap" not in plain.tables["pairs"].columns and "holes" not in plain.meta
+
+
+def test_paper_marks(tmp_path):
+    """A significance mark gets '*' when that pair's intervals overlap, not otherwise."""
+    qrels, paths = _files(tmp_path)
+    cmp = compare_files(qrels, paths, ["P@2"], [], Options(), holes=True)
+    frames = dict(cmp.tables)
+    # every pair marked significant (two queries give no power; the marks are what is tested here)
+    pairs = frames["pairs"]
+    cols = {c: list(pairs[c]) for c in pairs.columns}
+    cols["significant"] = [True] * len(cols["significant"])
+    cols["p"] = [1e-9] * len(cols["p"])  # the baseline marks correct the raw p over the baseline's pairs
+    frames["pairs"] = type(pairs)(cols, pairs.kinds)
+    md = paper.format_markdown(frames, 4, {**cmp.meta, "metric_queries": {"P@2": 2}})
+    rows = {line.split("|")[2].strip(): line for line in md.splitlines() if line.startswith("| ") and "Run" not in line}
+    # A (0.75) beats B (0.25): no overlap, no star; A ties C? C's mean: (1/2 + 1/2)/2 = 0.5 < 0.75: A beats C, overlap
+    assert "<sup>b" in rows["A"] and "<sup>bc*</sup>" in rows["A"]
+    assert "<sup>b*</sup>" in rows["C"]  # C (0.5) beats B (0.25), intervals overlap
+    assert "* after a mark" in md
+    base = paper.format_markdown(frames, 4, {**cmp.meta, "metric_queries": {"P@2": 2}, "baseline": "A"})
+    rows = {line.split("|")[1].strip(): line for line in base.splitlines() if line.startswith("| ") and "Run" not in line}
+    assert f"<sup>{paper.WORSE}*</sup>" in rows["C"]  # worse than the baseline A, the holes could reverse it
+    assert f"<sup>{paper.WORSE}</sup>" in rows["B"]  # worse than A, beyond the holes' reach
+
+
+def test_cli_compare_holes(tmp_path):
+    qrels, paths = _files(tmp_path)
+    out = subprocess.run(["ulnorm-eval", "compare", "--holes", qrels, *paths, "-m", "P@2", "--norm", "none",
+                          "--table", "pairs", "-f", "json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)["pairs"]
+    assert [(r["run_a"], r["run_b"], r["holes_overlap"]) for r in rows] == [("A", "B", 0), ("A", "C", 1), ("B", "C", 1)]
+    tsv = subprocess.run(["ulnorm-eval", "compare", "--holes", "--holes-samples", "50", qrels, *paths, "-m", "P@2",
+                          "--norm", "none", "--table", "pairs", "-f", "tsv"], capture_output=True, text=True)
+    assert tsv.returncode == 0, tsv.stderr
+    head = tsv.stdout.splitlines()[0].split("\t")
+    assert head[-2:] == ["holes_overlap", "holes_bootstrap_overlap"]
+
+
+def test_cli_queries_holes(tmp_path):
+    """queries --holes: LB and UB columns, the runs' mean hole bounds per query (NaN without them)."""
+    qrels, paths = _files(tmp_path)
+    out = subprocess.run(["ulnorm-eval", "queries", "--holes", qrels, paths[1], paths[2], "-m", "P@2", "-m", "Bpref",
+                          "-f", "json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "no hole bounds for Bpref" in out.stderr
+    rows = {(r["query"], r["measure"]): r for r in json.loads(out.stdout)["queries"]}
+    # P@2 of B and C: q1 [0, 1/2] and [1/2, 1] -> mean LB 1/4, UB 3/4; q2 [0, 1/2] and 1/2 -> LB 1/4, UB 1/2
+    assert (rows[("q1", "P@2")]["LB"], rows[("q1", "P@2")]["UB"]) == (0.25, 0.75)
+    assert (rows[("q2", "P@2")]["LB"], rows[("q2", "P@2")]["UB"]) == (0.25, 0.5)
+    assert rows[("q1", "Bpref")]["LB"] is None
+    plain = subprocess.run(["ulnorm-eval", "queries", qrels, paths[1], "-m", "P@2", "-f", "json"],
+                           capture_output=True, text=True)
+    assert "LB" not in json.loads(plain.stdout)["queries"][0]

@@ -29,7 +29,8 @@ from .kernels import Judgements, Level, rel_of
 from .measures import FAMILIES, compute
 from .measures.common import RandomPool, expected_rr, expected_sp
 from .normalise import undefined_mask
-from .permutations import ENUMERATE_LIMIT, Keys, db_values, enumerated_bounds, monte_carlo_unit, permutation_values
+from .permutations import (ENUMERATE_LIMIT, Keys, db_values, enumerated_bounds, monte_carlo_unit, permutation_values,
+                           permutation_values_many)
 from .pools import Pool, judged_only_pool, make_pool, pool_gains, pool_keys
 from .records import VARIANTS
 
@@ -80,17 +81,36 @@ def montecarlo_bounds(pool: Pool, J: Judgements, m, rel_level, reps: int, rng, p
     exact mean, maximum and minimum over all of them (standard error 0); the others a Monte Carlo
     mean over ``reps`` seeded shuffles, and IUB/WLB as :func:`ideal` and :func:`worst` give them.
     """
-    mean, hi, lo, done = enumerated_bounds(pool, J, m, rel_level)
-    E, se = mean.copy(), np.zeros(pool.nq)
-    rest = np.flatnonzero(~done)
-    if len(rest):
-        vals = permutation_values(pool, J, m, rel_level, reps, rng, queries=rest)[:, rest]
-        E[rest] = vals.mean(axis=0)
-        se[rest] = vals.std(axis=0, ddof=1) / np.sqrt(len(vals)) if len(vals) > 1 else np.nan
-    mode = FAMILIES[m.family].extremes_of(m)
-    I = hi if mode == "search" else ideal(pool, J, m, rel_level, paper)
-    W = lo if mode != "sorted" else worst(pool, J, m, rel_level)
-    return {"E": E, "IUB": I, "WLB": W, "se": se}
+    return montecarlo_bounds_many(pool, J, [m], rel_level, reps, rng, paper)[0]
+
+
+def montecarlo_bounds_many(pool: Pool, J: Judgements, measures: list, rel_level, reps: int, rng,
+                           paper: bool = False) -> list:
+    """:func:`montecarlo_bounds` of several native measures, the ones kept to the same depth (their
+    cutoff) scored on one set of shuffles: the same numbers as one at a time, drawn once."""
+    parts = [enumerated_bounds(pool, J, m, rel_level) for m in measures]
+    rests = [np.flatnonzero(~done) for *_, done in parts]
+    vals = [None] * len(measures)
+    for depth in {m.cutoff for m in measures}:
+        group = [i for i, m in enumerate(measures) if m.cutoff == depth and len(rests[i])]
+        if not group:
+            continue
+        union = np.unique(np.concatenate([rests[i] for i in group]))
+        got = permutation_values_many(pool, J, [measures[i] for i in group], rel_level, reps, rng, union, depth)
+        for i, v in zip(group, got):
+            vals[i] = v
+    out = []
+    for m, (mean, hi, lo, _), rest, v in zip(measures, parts, rests, vals):
+        E, se = mean.copy(), np.zeros(pool.nq)
+        if len(rest):
+            v = v[:, rest]
+            E[rest] = v.mean(axis=0)
+            se[rest] = v.std(axis=0, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan
+        mode = FAMILIES[m.family].extremes_of(m)
+        I = hi if mode == "search" else ideal(pool, J, m, rel_level, paper)
+        W = lo if mode != "sorted" else worst(pool, J, m, rel_level)
+        out.append({"E": E, "IUB": I, "WLB": W, "se": se})
+    return out
 
 
 # --------------------------------------------------------------------------- variants
@@ -156,8 +176,34 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
                 return compute_bounds(meas, store)
         return compute_bounds(meas, store)
 
+    def remember(meas, b, store):
+        bounds[meas] = b
+        if store is not None:  # per query: a query's bounds do not depend on the others beside it
+            se = b.get("se")
+            for i, q in enumerate(J.qids):
+                store[q] = (b["E"][i], b["IUB"][i], b["WLB"][i], None if se is None else se[i])
+
+    def cached(store):
+        return store is not None and J.qids and all(q in store for q in J.qids)
+
+    # The native measures without a closed-form E that are still to draw share their shuffles: one
+    # Monte Carlo for all of them on the same pool and depth (the numbers of each are unchanged)
+    todo: dict = {}
+    for meas in dict.fromkeys(m.measure for m in metrics if m.variant):
+        if meas.native and meas.bounds == "montecarlo":
+            store = shared.setdefault(bounds_key(meas, options), {}) if shared is not None else None
+            if not cached(store):
+                todo.setdefault(bool(meas.get("judged_only")), []).append((meas, store))
+    for group in todo.values():
+        ms = [meas for meas, _ in group]
+        with monte_carlo_unit(len(J.qids) * len(ms)):
+            got = montecarlo_bounds_many(pool_of(ms[0]), J, ms, rel_level, options.permutations,
+                                         _rng(options.seed, J), paper)
+        for (meas, store), b in zip(group, got):
+            remember(meas, b, store)
+
     def compute_bounds(meas, store):
-        if store is not None and J.qids and all(q in store for q in J.qids):
+        if cached(store):
             rows = [store[q] for q in J.qids]  # every query seen before (another run, another block)
             b = {k: np.array([r[i] for r in rows]) for i, k in enumerate(("E", "IUB", "WLB"))}
             b["se"] = None if rows[0][3] is None else np.array([r[3] for r in rows])
@@ -170,11 +216,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
             b = montecarlo_bounds(pool_of(meas), J, meas, rel_level, options.permutations, _rng(options.seed, J), paper)
         else:
             b = foreign.foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
-        bounds[meas] = b
-        if store is not None:  # per query: a query's bounds do not depend on the others beside it
-            se = b.get("se")
-            for i, q in enumerate(J.qids):
-                store[q] = (b["E"][i], b["IUB"][i], b["WLB"][i], None if se is None else se[i])
+        remember(meas, b, store)
         return b
 
     for metric in metrics:

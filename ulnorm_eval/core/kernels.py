@@ -50,6 +50,36 @@ class Ranking:
     def rowsum(self, weights: np.ndarray) -> np.ndarray:
         return np.bincount(self.row, weights=weights, minlength=self.nrows)[: self.nrows]
 
+    def memo(self, key, make):
+        """``make()`` computed once per ranking and ``key``: a ranking's arrays are never modified in
+        place, so what is derived from them (trec_eval's codes, the relevant documents at a level, the
+        gains of a measure) is shared by every measure scored on it."""
+        cache = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
+    def relevant_index(self, rel: float) -> np.ndarray:
+        """Positions of the relevant documents (:func:`relevant`), increasing; once per level."""
+        return self.memo(("relevant", float(rel)), lambda: np.flatnonzero(relevant(self, rel)))
+
+    def count_within(self, idx: np.ndarray, k) -> np.ndarray:
+        """Per row, how many of the documents at positions ``idx`` rank within the top ``k`` (k a
+        scalar, or one per row): the work is proportional to ``len(idx)``, not to the ranking."""
+        r, p = self.row[idx], self.pos[idx]
+        keep = p < (k if np.ndim(k) == 0 else np.asarray(k)[r])
+        return np.bincount(r[keep], minlength=self.nrows)[: self.nrows].astype(np.float64)
+
+    def sum_within(self, idx: np.ndarray, w: np.ndarray, k=None) -> np.ndarray:
+        """Per row, the sum of ``w`` (one weight per position of ``idx``) over the documents within the
+        top ``k`` (all without k).  The terms of each row are added in rank order, as
+        :meth:`rowsum` over the whole ranking adds them (the left-out zeros change no bit)."""
+        r = self.row[idx]
+        if k is not None:
+            keep = self.pos[idx] < (k if np.ndim(k) == 0 else np.asarray(k)[r])
+            r, w = r[keep], w[keep]
+        return np.bincount(r, weights=w, minlength=self.nrows)[: self.nrows]
+
     @classmethod
     def from_sorted(cls, row, grade, nrows, judged=None):
         return cls(np.asarray(row, dtype=np.int64), np.asarray(grade, dtype=np.float64), nrows,

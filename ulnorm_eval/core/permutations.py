@@ -16,7 +16,7 @@ from .kernels import Ranking
 from .measures import compute
 from .pools import Pool, pool_keys
 
-__all__ = ["Keys", "as_keys", "permutation_values", "db_values", "enumerated_bounds", "n_arrangements", "ENUMERATE_LIMIT",
+__all__ = ["Keys", "as_keys", "permutation_values", "permutation_values_many", "db_values", "enumerated_bounds", "n_arrangements", "ENUMERATE_LIMIT",
            "monte_carlo_listener", "monte_carlo_unit"]
 
 from .variants import DB_ENUMERATE_ELEMENTS as _ENUMERATE_ELEMENTS  # ... and at most this many (arrangements x pool size)
@@ -143,15 +143,18 @@ def _padded(pool: Pool, queries: np.ndarray):
     return grade, (None if pool.judged[sel].all() else judged), n
 
 
-def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, queries):
+def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, queries, depth="measure"):
     """Yield (first rep, queries, values[t x len(queries)]) over ``reps`` random permutations.
 
     Queries are processed in buckets of similar pool size (within a factor of 2), so one long pool
-    does not pad every other query to its length; each bucket in memory-bounded batches.
+    does not pad every other query to its length; each bucket in memory-bounded batches.  ``depth``:
+    the ranks kept (default: the measure's cutoff); ``scorer`` may return several rows of values
+    (one per measure), which then come out as values[measures x t x len(queries)].
     """
     n = pool.n[queries].astype(np.int64)
     bucket = np.ceil(np.log2(n)).astype(np.int64) if len(n) else n
-    depth = m.cutoff if m.native else None
+    if depth == "measure":
+        depth = m.cutoff if m.native else None
     work = max(1, reps * len(queries))
     for b in np.unique(bucket):
         qs = np.sort(queries[bucket == b])
@@ -159,7 +162,8 @@ def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, qu
         per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(qs)))
         for s in range(0, reps, per):
             t = min(per, reps - s)
-            v = scorer(_shuffled(grade, judged, nb, qs, t, rng, depth, rep0=s)).reshape(t, len(qs))
+            v = np.asarray(scorer(_shuffled(grade, judged, nb, qs, t, rng, depth, rep0=s)))
+            v = v.reshape(v.shape[:-1] + (t, len(qs)))
             if _LISTENERS:
                 _share(t * len(qs) / work)
             yield s, qs, v
@@ -179,6 +183,29 @@ def permutation_values(pool: Pool, J, m, rel_level, reps: int, rng, scorer=None,
     for s, qs, v in _permutation_batches(pool, J, m, rel_level, reps, rng, scorer, queries[~empty]):
         out[s:s + len(v), qs] = v
     return out
+
+
+def permutation_values_many(pool: Pool, J, measures: list, rel_level, reps: int, rng, queries=None,
+                            depth=None) -> list:
+    """:func:`permutation_values` of several native measures on the same permutations, drawn once.
+
+    The draws depend on the seed, the query and the repetition only, so each measure's values are
+    those :func:`permutation_values` gives it alone (for measures kept to the same ``depth``), while
+    the shuffles are drawn, and what the kernels derive from a ranking (trec_eval's codes, the
+    relevant documents, interpolated precision) computed, once for all of them.
+    """
+    rng = as_keys(rng, J.qids)
+    out = np.full((len(measures), reps, pool.nq), np.nan)
+    queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
+    empty = pool.n[queries] == 0
+    out[:, :, queries[empty]] = 0.0
+
+    def scorer(rk):
+        return [compute(rk, J, m, rel_level) for m in measures]
+
+    for s, qs, v in _permutation_batches(pool, J, None, rel_level, reps, rng, scorer, queries[~empty], depth):
+        out[:, s:s + v.shape[1], qs] = v
+    return list(out)
 
 
 def _class_patterns(counts: tuple) -> np.ndarray:

@@ -50,11 +50,13 @@ def rank_discount(m, pos: np.ndarray) -> np.ndarray:
 
 def dcg(rk: Ranking, m, rel: float, max_grade: float) -> np.ndarray:
     """sum_{i<=k} gain(d_i) * discount(i) per row (discount 1/log2(i+1) by default)."""
-    w = judged_only(rk, gain(rk.grade, m, rel, max_grade)) * rank_discount(m, rk.pos)
-    cut = within_cutoff(rk, m)
-    if cut is not None:
-        w = w * cut
-    return rk.rowsum(w)
+    d = m.get("discount")
+    key = ("dcg", repr(m.get("gains")), m.get("dcg"), float(rel), float(max_grade))
+    idx = rk.memo(key, lambda: np.flatnonzero(judged_only(rk, gain(rk.grade, m, rel, max_grade))))
+    # the terms of documents with a nonzero gain only (the others add 0), shared by every cutoff
+    w = rk.memo(key + (repr(d), m.cutoff if d == "linear" else None),
+                lambda: gain(rk.grade[idx], m, rel, max_grade) * rank_discount(m, rk.pos[idx]))
+    return rk.sum_within(idx, w, m.cutoff)
 
 
 def ideal_dcg(J: Judgements, m, rel: float) -> np.ndarray:
@@ -64,11 +66,14 @@ def ideal_dcg(J: Judgements, m, rel: float) -> np.ndarray:
     (through pytrec_eval) inherits: an ideal ranking does not retrieve a document of negative gain
     (``ndcg.0=-1``), so such gains lower DCG but never IDCG.
     """
-    def make():
+    def ideal():  # the judged documents by gain, descending: one sort for every cutoff and discount
         g = np.maximum(gain(J.grade, m, rel, J.max_grade), 0.0)
         order = np.lexsort((-g, J.row))
-        rk = Ranking.from_sorted(J.row[order], J.grade[order], J.nq)
-        w = g[order] * rank_discount(m, rk.pos)
+        return Ranking.from_sorted(J.row[order], J.grade[order], J.nq), g[order]
+
+    def make():
+        rk, g = J.cached(("ideal order", repr(m.get("gains")), m.get("dcg"), rel), ideal)
+        w = g * rank_discount(m, rk.pos)
         cut = within_cutoff(rk, m)
         return rk.rowsum(w if cut is None else w * cut)
 

@@ -24,14 +24,17 @@ AP_NORM = Param("norm", "str", "R", "denominator of AP@k: 'R' (the query's relev
 
 def sum_precision(rk: Ranking, m, rel: float) -> np.ndarray:
     """sum_{i<=k, d_i relevant} P@i per row."""
-    relv = relevant(rk, rel)
-    csum = np.concatenate(([0], np.cumsum(relv)))
-    within = csum[1:] - csum[rk.starts[rk.row]]  # relevant at or above each position
-    w = np.where(relv, within / (rk.pos + 1.0), 0.0)
-    cut = within_cutoff(rk, m)
-    if cut is not None:
-        w = w * cut
-    return rk.rowsum(w)
+    idx = rk.relevant_index(rel)
+    # the terms of every cutoff come from one array over the relevant documents only
+    w = rk.memo(("precision at relevant", float(rel)), lambda: _precision_at(rk, idx))
+    return rk.sum_within(idx, w, m.cutoff)
+
+
+def _precision_at(rk: Ranking, idx: np.ndarray) -> np.ndarray:
+    """Precision at each relevant document: its 1-based number among the relevant ones of its row / rank."""
+    r = rk.row[idx]
+    within = np.arange(1, len(idx) + 1) - np.searchsorted(r, r)
+    return within / (rk.pos[idx] + 1.0)
 
 
 # --------------------------------------------------------------------------- SP and AP
@@ -193,13 +196,13 @@ register(Family(
 def k_p(rk, J, m, rel_level):
     """P@k = |relevant in top k| / k (k, not the number retrieved, as trec_eval)."""
     rel = rel_of(m, rel_level)
-    return rk.rowsum(relevant(rk, rel) & (rk.pos < m.cutoff)) / m.cutoff
+    return rk.count_within(rk.relevant_index(rel), m.cutoff) / m.cutoff
 
 
 def k_r(rk, J, m, rel_level):
     """R@k = |relevant in top k| / R; 0 when R = 0."""
     rel = rel_of(m, rel_level)
-    return safe_div(rk.rowsum(relevant(rk, rel) & (rk.pos < m.cutoff)), J.n_relevant(rel)[rk.base])
+    return safe_div(rk.count_within(rk.relevant_index(rel), m.cutoff), J.n_relevant(rel)[rk.base])
 
 
 def e_p(rp: RandomPool) -> np.ndarray:
@@ -252,7 +255,7 @@ def k_rprec(rk, J, m, rel_level):
     """Rprec = |relevant in top R| / R; 0 when R = 0."""
     rel = rel_of(m, rel_level)
     R = J.n_relevant(rel)[rk.base]
-    return safe_div(rk.rowsum(relevant(rk, rel) & (rk.pos < R[rk.row])), R)
+    return safe_div(rk.count_within(rk.relevant_index(rel), R), R)
 
 
 def browse_rr(m):

@@ -101,15 +101,16 @@ def k_utility(rk, J, coef, ctx):
 def relstring(rk: Ranking, length: int = 10) -> list[str]:
     """Per row the codes of the first ``length`` documents as text: a digit for grade 0-9, '>' above,
     '-' not in the qrels, '.' pooled but unjudged (m_relstring.c)."""
-    c = codes(rk)
-    ch = np.where(c > 9, ">", np.where(c >= 0, np.char.mod("%d", np.clip(c, 0, 9).astype(np.int64)),
-                                        np.where(c == NONPOOL, "-", ".")))
-    keep = rk.pos < length
+    keep = rk.pos < length  # only the first ``length`` codes per row become text
+    c, rows = codes(rk)[keep], rk.row[keep]
+    # one byte per document from a lookup table ('0'-'9', '>' above 9, '-' not in the qrels, '.' judged
+    # negative); codes are -2, -1 or a grade >= 0, whose whole part m_relstring.c prints
+    table = np.frombuffer(b".-0123456789>", dtype="S1")
+    chars = table[np.where(c > 9, 12, c + 2).astype(np.intp)].tobytes().decode("ascii")
     out = [""] * rk.nrows
-    rows, chars = rk.row[keep], ch[keep]
     bounds = np.searchsorted(rows, np.arange(rk.nrows + 1))
-    for r in np.flatnonzero(np.diff(bounds)):  # one join per query, not per document
-        out[r] = "".join(chars[bounds[r]:bounds[r + 1]].tolist())
+    for r in np.flatnonzero(np.diff(bounds)):  # one slice per query, not per document
+        out[r] = chars[bounds[r]:bounds[r + 1]]
     return out
 
 

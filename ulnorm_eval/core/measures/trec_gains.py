@@ -61,23 +61,42 @@ def _prefix_idcg(J, gains):
     return c - before[row], st, np.diff(st), row, g
 
 
+def _gain_terms(rk, gains):
+    """The ranked documents of nonzero trec_eval gain: (positions, gains, gain / log2(rank + 1)),
+    once per ranking and gain map; the others add nothing to any DCG."""
+    def make():
+        g = _level_gain(codes(rk), gains)
+        idx = np.flatnonzero(g)
+        return idx, g[idx], g[idx] * _disc(rk.pos[idx])
+    return rk.memo(("trec gain terms", tuple(sorted((gains or {}).items()))), make)
+
+
+def _running_dcg(rk, idx, w):
+    """DCG to each document of ``idx`` within its row: the running sum over the whole flat ranking
+    less the sum before the row, as :func:`running_sum` forms it (the zero terms it adds change no bit)."""
+    c = np.cumsum(w)
+    before = np.concatenate(([0.0], c))[np.searchsorted(idx, rk.starts[:-1])]
+    return c - before[rk.row[idx]]
+
+
 def k_ndcg_rel(rk, J, gains, ctx):
     """nDCG averaged over the relevant (positive-gain) documents: at each retrieved one, DCG so far
     / ideal DCG at the same rank (the ideal stops growing past its last positive gain); each one not
     retrieved contributes the final DCG / the full ideal DCG (m_ndcg_rel.c)."""
-    g = _level_gain(codes(rk), gains)
-    dcg = running_sum(rk, g * _disc(rk.pos))
+    idx, g, w = _gain_terms(rk, gains)
+    dcg = _running_dcg(rk, idx, w)
     pidcg, st, npos, _, _ = _prefix_idcg(J, gains)
-    q = rk.base[rk.row]
+    r = rk.row[idx]
+    q = rk.base[r]
     n = npos[q]
-    at = st[q] + np.minimum(rk.pos, np.maximum(n - 1, 0))
+    at = st[q] + np.minimum(rk.pos[idx], np.maximum(n - 1, 0))
     ideal = np.where(n > 0, pidcg[np.minimum(at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
     hit = g > 0
-    s = rk.rowsum(np.where(hit, safe(dcg, ideal), 0.0))
+    s = rk.sum_within(idx[hit], safe(dcg, ideal)[hit])
     full = _idcg(J, gains)[rk.base]
-    final = rk.rowsum(g * _disc(rk.pos))
+    final = rk.sum_within(idx, w)
     nrel = npos[rk.base].astype(np.float64)
-    s = s + (nrel - rk.rowsum(hit)) * safe(final, full)
+    s = s + (nrel - rk.count_within(idx[hit], np.inf)) * safe(final, full)
     return np.where(s > 0, safe(s, nrel), 0.0)
 
 
@@ -86,8 +105,8 @@ def k_Rndcg(rk, J, gains, ctx):
     distinct positive gain, nDCG@b; plus nDCG over the whole ranking when it extends at least two
     documents past the last level (m_Rndcg.c's loop structure); 0 when R = 0."""
     R = rel_total(rk, J, ctx)
-    g = _level_gain(codes(rk), gains)
-    dcg_cum = running_sum(rk, g * _disc(rk.pos))
+    gidx, _, w = _gain_terms(rk, gains)
+    dcg_at = _running_dcg(rk, gidx, w)
     pidcg, st, npos, irow, ig = _prefix_idcg(J, gains)
     # boundaries: ends of runs of equal positive ideal gain
     last = np.ones(len(ig), bool)
@@ -107,13 +126,16 @@ def k_Rndcg(rk, J, gains, ctx):
     # DCG of the first b documents of the row (all of them when b >= num_ret)
     L = rk.length[br]
     take = np.minimum(bb, L)
-    idx = rk.starts[br] + take - 1
-    dcg_b = np.where(take > 0, dcg_cum[np.maximum(idx, 0)] if len(dcg_cum) else 0.0, 0.0)
+    # the DCG to the last document of nonzero gain within the first b (0 when there is none)
+    last = np.searchsorted(gidx, rk.starts[br] + take) - 1
+    inside = (take > 0) & (last >= 0)
+    inside[inside] &= rk.row[gidx[last[inside]]] == br[inside]
+    dcg_b = np.where(inside, dcg_at[np.maximum(last, 0)] if len(dcg_at) else 0.0, 0.0)
     s = np.bincount(br, weights=safe(dcg_b, bi), minlength=rk.nrows)[: rk.nrows]
     cnt_b = np.bincount(br, minlength=rk.nrows)[: rk.nrows].astype(np.float64)
     bmax = np.zeros(rk.nrows)
     np.maximum.at(bmax, br, bb)
-    final = rk.rowsum(g * _disc(rk.pos))
+    final = rk.sum_within(gidx, w)
     full = _idcg(J, gains)[rk.base]
     extra = (rk.length >= bmax + 2) & (full > 0) & (cnt_b > 0)
     s = s + np.where(extra, safe(final, full), 0.0)

@@ -9,7 +9,7 @@ from ..lazy import np
 
 from .common import safe
 from .trec_view import (at_depth, codes, depth_of, INFAP_EPSILON, nonrel_count, pool_counts, present_mask,
-                        rel_mask, rel_total, running_sum, UNJUDGED)
+                        rel_index, rel_mask, rel_total, running_sum, UNJUDGED)
 
 
 # --------------------------------------------------------------------------- precision family
@@ -26,22 +26,22 @@ def k_yaap(rk, J, param, ctx):
 def k_relative_P(rk, J, k, ctx):
     """relative_P@k = relevant in the top k / min(k, R) (0 when R = 0)."""
     R = rel_total(rk, J, ctx)
-    return safe(at_depth(rk, rel_mask(rk, ctx), k), np.minimum(float(k), R))
+    return safe(rk.count_within(rel_index(rk, ctx), k), np.minimum(float(k), R))
 
 
 def k_success(rk, J, k, ctx):
     """success@k = 1 if a relevant document is in the top k, else 0."""
-    return (at_depth(rk, rel_mask(rk, ctx), k) > 0).astype(np.float64)
+    return (rk.count_within(rel_index(rk, ctx), k) > 0).astype(np.float64)
 
 
 def k_Rprec_mult(rk, J, x, ctx):
     """Precision at c = (long)(x R + 0.9) documents; when c > num_ret, num_rel_ret / c (m_Rprec_mult.c)."""
     R = rel_total(rk, J, ctx)
     c = np.floor(float(x) * R + 0.9)
-    rel = rel_mask(rk, ctx)
-    nrr = rk.rowsum(rel)
+    idx = rel_index(rk, ctx)
+    nrr = rk.count_within(idx, np.inf)
     beyond = c > rk.length
-    return np.where(beyond, safe(nrr, c), safe(at_depth(rk, rel, c), c))
+    return np.where(beyond, safe(nrr, c), safe(rk.count_within(idx, c), c))
 
 
 def _recall_count(x: float, R: np.ndarray, rounding: str) -> np.ndarray:
@@ -53,15 +53,20 @@ def _recall_count(x: float, R: np.ndarray, rounding: str) -> np.ndarray:
 
 def _iprec_table(rk, ctx):
     """(rows x max relevant retrieved) interpolated precision at the j-th relevant document:
-    max over relevant documents j' >= j of j' / rank(j') (Int_Prec(X) = max Prec(Y), Y >= X)."""
-    rel = rel_mask(rk, ctx)
-    idx = np.flatnonzero(rel)
-    nrr = np.bincount(rk.row[idx], minlength=rk.nrows)[: rk.nrows]
+    max over relevant documents j' >= j of j' / rank(j') (Int_Prec(X) = max Prec(Y), Y >= X);
+    built once per ranking and level for every recall point."""
+    return rk.memo(("iprec table", float(ctx.rel_level)), lambda: _make_iprec_table(rk, ctx))
+
+
+def _make_iprec_table(rk, ctx):
+    idx = rel_index(rk, ctx)
+    r = rk.row[idx]
+    nrr = np.bincount(r, minlength=rk.nrows)[: rk.nrows]
     width = int(nrr.max()) if len(nrr) else 0
     tab = np.zeros((rk.nrows, max(width, 1)))
     if len(idx):
-        j = running_sum(rk, rel)[idx]  # 1-based number of the relevant document
-        tab[rk.row[idx], (j - 1).astype(np.int64)] = j / (rk.pos[idx] + 1.0)
+        j = np.arange(1, len(idx) + 1) - np.searchsorted(r, r)  # 1-based number of the relevant document
+        tab[r, j - 1] = j / (rk.pos[idx] + 1.0)
         tab = np.maximum.accumulate(tab[:, ::-1], axis=1)[:, ::-1]
     return tab, nrr
 

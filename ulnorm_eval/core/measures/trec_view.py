@@ -102,6 +102,11 @@ def rel_mask(rk, ctx):
     return codes(rk) >= ctx.rel_level
 
 
+def rel_index(rk, ctx):
+    """Positions of the documents :func:`rel_mask` marks, once per ranking and level."""
+    return rk.memo(("trec relevant", float(ctx.rel_level)), lambda: np.flatnonzero(rel_mask(rk, ctx)))
+
+
 # --------------------------------------------------------------------------- expectations
 #
 # Expectations of trec_eval's measures under a uniformly random permutation of each query's pool,

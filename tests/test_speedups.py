@@ -1,0 +1,147 @@
+"""The speed-ups change no bit.
+
+Kernels now read only the documents that can contribute (the relevant ones, those of nonzero gain)
+and share what they derive from a ranking; Monte Carlo bounds of several measures share one set of
+shuffles.  Each is checked here against the straightforward dense computation it replaced, on
+random rankings with ties, unjudged documents, negative grades and empty rows, to the last bit.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ulnorm_eval.core import expectations, registry
+from ulnorm_eval.core.kernels import Judgements, Level, Ranking, discount, relevant
+from ulnorm_eval.core.measures import compute
+from ulnorm_eval.core.permutations import Keys
+from ulnorm_eval.core.pools import Pool
+
+
+def _case(seed: int, nq: int = 7):
+    """A random ranking of ``nq`` queries (some empty) and qrels judging most of its documents."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 40, nq)
+    lengths[rng.integers(0, nq)] = 0
+    row = np.repeat(np.arange(nq), lengths)
+    grade = rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 12.0], size=len(row))
+    judged = rng.random(len(row)) < 0.8
+    grade = np.where(judged, grade, 0.0)
+    jrow = np.concatenate([row[judged], rng.integers(0, nq, 30)])
+    jgrade = np.concatenate([grade[judged], rng.choice([0.0, 1.0, 2.0], 30)])
+    order = np.lexsort((-jgrade, jrow))
+    J = Judgements([f"q{i}" for i in range(nq)], jrow[order], jgrade[order], float(jgrade.max()))
+    return Ranking(row, grade, nq, np.arange(nq), judged), J
+
+
+def _dense_sum_precision(rk, rel, k):
+    relv = relevant(rk, rel)
+    csum = np.concatenate(([0], np.cumsum(relv)))
+    within = csum[1:] - csum[rk.starts[rk.row]]
+    w = np.where(relv, within / (rk.pos + 1.0), 0.0)
+    if k is not None:
+        w = w * (rk.pos < k)
+    return rk.rowsum(w)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_sparse_kernels_equal_the_dense_ones_bit_for_bit(seed):
+    rk, J = _case(seed)
+    lv = Level(1)
+    for k in (None, 1, 3, 10, 100):
+        sp = _dense_sum_precision(rk, 1.0, k)
+        name = "AP" if k is None else f"AP@{k}"
+        R = J.n_relevant(1.0)
+        want = np.divide(sp, R, out=np.zeros_like(sp), where=R > 0)
+        assert np.array_equal(compute(rk, J, registry.parse(name).measure, lv), want)
+        if k is None:
+            continue
+        cnt = rk.rowsum(relevant(rk, 1.0) & (rk.pos < k))
+        assert np.array_equal(compute(rk, J, registry.parse(f"P@{k}").measure, lv), cnt / k)
+        w = np.maximum(rk.grade, 0.0) * np.where(rk.judged, 1.0, 0.0) * discount(rk.pos) * (rk.pos < k)
+        assert np.array_equal(compute(rk, J, registry.parse(f"DCG@{k}").measure, lv), rk.rowsum(w))
+    R = J.n_relevant(1.0)
+    cnt = rk.rowsum(relevant(rk, 1.0) & (rk.pos < R[rk.row]))
+    assert np.array_equal(compute(rk, J, registry.parse("Rprec").measure, lv),
+                          np.divide(cnt, R, out=np.zeros_like(cnt), where=R > 0))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sparse_trec_kernels_equal_their_dense_forms(seed):
+    """ndcg_rel, Rndcg and relstring against the whole-ranking forms they had (kept here)."""
+    from ulnorm_eval.core.measures import trec_gains as tg
+    from ulnorm_eval.core.measures.common import safe
+    from ulnorm_eval.core.measures.trec_view import codes, running_sum
+
+    rk, J = _case(seed)
+    for gains in (None, {1: 3.0, 2: -1.0}):
+        g = tg._level_gain(codes(rk), gains)
+        dcg = running_sum(rk, g * tg._disc(rk.pos))
+        pidcg, st, npos, _, _ = tg._prefix_idcg(J, gains)
+        q = rk.base[rk.row]
+        n = npos[q]
+        at = st[q] + np.minimum(rk.pos, np.maximum(n - 1, 0))
+        ideal = np.where(n > 0, pidcg[np.minimum(at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
+        hit = g > 0
+        s = rk.rowsum(np.where(hit, safe(dcg, ideal), 0.0))
+        full = tg._idcg(J, gains)[rk.base]
+        final = rk.rowsum(g * tg._disc(rk.pos))
+        nrel = npos[rk.base].astype(np.float64)
+        s = s + (nrel - rk.rowsum(hit)) * safe(final, full)
+        want = np.where(s > 0, safe(s, nrel), 0.0)
+        from ulnorm_eval.core.measures.trec_view import TrecContext
+        assert np.array_equal(tg.k_ndcg_rel(rk, J, gains, TrecContext()), want)
+    # Rndcg: nDCG@b at each level boundary b, from the dense running DCG
+    from ulnorm_eval.core.measures.trec_view import TrecContext
+    got = tg.k_Rndcg(rk, J, None, TrecContext())
+    g = tg._level_gain(codes(rk), None)
+    dcg = running_sum(rk, g * tg._disc(rk.pos))
+    pidcg, st, npos, irow, ig = tg._prefix_idcg(J, None)
+    R = J.n_relevant(1.0)
+    full = tg._idcg(J, None)
+    for r in range(rk.nrows):
+        if R[r] == 0:
+            assert got[r] == 0.0
+            continue
+        sel = irow == r
+        gq, pq = ig[sel], pidcg[sel]
+        bs = [i + 1 for i in range(len(gq)) if i + 1 == len(gq) or gq[i + 1] != gq[i]]
+        L = rk.length[r]
+        vals = []
+        for b in bs:
+            take = min(b, L)
+            d = dcg[rk.starts[r] + take - 1] if take > 0 else 0.0
+            vals.append(d / pq[b - 1] if pq[b - 1] > 0 else 0.0)
+        if bs and L >= max(bs) + 2 and full[r] > 0:
+            vals.append(rk.rowsum(g * tg._disc(rk.pos))[r] / full[r])
+        want = 0.0 if not vals else sum(vals) / len(vals)
+        assert got[r] == pytest.approx(want, rel=1e-15, abs=0)
+    # relstring: one character per document code, '>' above 9
+    from ulnorm_eval.core.measures.trec_counts import relstring
+    text = relstring(rk, 25)
+    c = codes(rk)
+    for r in range(rk.nrows):
+        cs = c[rk.starts[r]:rk.starts[r + 1]][:25]
+        assert text[r] == "".join(">" if x > 9 else "-" if x == -1 else "." if x == -2 else str(int(x)) for x in cs)
+
+
+def test_montecarlo_bounds_shared_shuffles_equal_one_measure_at_a_time():
+    """Every measure gets, bit for bit, what it gets alone, whether drawn with others or not (the
+    shuffles depend on seed, query and repetition only)."""
+    rng = np.random.default_rng(4)
+    nq = 5
+    n = rng.integers(9, 30, nq)  # pools beyond the enumeration limit: Monte Carlo
+    row = np.repeat(np.arange(nq), n)
+    grade = rng.choice([-1.0, 0.0, 0.0, 1.0, 2.0], size=len(row))
+    judged = rng.random(len(row)) < 0.9
+    pool = Pool(row, grade, nq, judged)
+    order = np.lexsort((-grade[judged], row[judged]))
+    J = Judgements([f"q{i}" for i in range(nq)], row[judged][order], grade[judged][order], 2.0)
+    names = ["iprec_at_recall.0.20", "iprec_at_recall.0.50", "11pt_avg", "ndcg_rel", "Rndcg", "G", "ERR@5", "ERR@20"]
+    ms = [registry.parse(x).measure for x in names]
+    lv = Level(1)
+    together = expectations.montecarlo_bounds_many(pool, J, ms, lv, 60, Keys(3, J.qids))
+    for m, b in zip(ms, together):
+        alone = expectations.montecarlo_bounds(pool, J, m, lv, 60, Keys(3, J.qids))
+        for key in ("E", "IUB", "WLB", "se"):
+            assert np.array_equal(b[key], alone[key], equal_nan=True), (m, key)
+    assert any((b["se"] > 0).any() for b in together)  # the Monte Carlo path was taken

@@ -299,10 +299,10 @@ def numeric_ids(docid) -> np.ndarray | None:
 def _distinct_pairs(qcode, dcode) -> bool:
     """True when no (query code, document code) pair repeats.
 
-    The pairs pack into one int64 key, sorted with numpy's stable sort (timsort): document codes
-    numbered by first appearance, and runs listed query by query, leave the keys in long ascending
-    stretches, which timsort merges in a fraction of a quicksort's time (0.5 ms against 9 ms for
-    200k lines).
+    The pairs pack into one int64 key.  Document codes numbered by first appearance, and runs listed
+    query by query, leave the keys in long ascending stretches: already sorted (nothing to sort), or
+    nearly, which timsort merges in a tenth of a quicksort's time.  Numeric document ids are in
+    random order within a query, where numpy's (SIMD) quicksort is 5x faster than timsort.
     """
     q = np.asarray(qcode).astype(np.int64)
     d = np.asarray(dcode).astype(np.int64)
@@ -311,7 +311,10 @@ def _distinct_pairs(qcode, dcode) -> bool:
         order = np.lexsort((d, q))
         q, d = q[order], d[order]
         return not ((q[1:] == q[:-1]) & (d[1:] == d[:-1])).any()
-    key = np.sort(q * span + d, kind="stable")
+    key = q * span + d
+    descents = int(np.count_nonzero(key[1:] < key[:-1]))
+    if descents:
+        key = np.sort(key, kind="stable" if descents < len(key) // 64 else None)
     return not (key[1:] == key[:-1]).any()
 
 

@@ -58,7 +58,7 @@ def exact_cases(n):
     ks = sorted({1, 3, n, n + 2})
     out = ["map", "gm_map", "Rprec", "recip_rank", "bpref", "gm_bpref", "infAP", "binG", "ndcg", "ndcg.1=3,2=9",
            "ndcg.0=-1,2=-2", "dcg", "dcg.0=-1,1=3",
-           "rbp", "rbp.p=0.5", "rbp_resid", "rbp_resid.p=0.7"]
+           "rbp", "rbp.p=0.5", "rbp_resid", "rbp_resid.p=0.7", "Rndcg", "Rndcg.1=3,2=9", "Rndcg.0=1,2=-2"]
     for k in ks:
         out += [f"{b}.{k}" for b in ("P", "recall", "relative_P", "success", "map_cut", "ndcg_cut")]
     out += [f"Rprec_mult.{x}" for x in (0.2, 0.4, 1.0, 2.0, 3.5)]
@@ -79,7 +79,7 @@ def test_exact_expectations_equal_brute_force(seed, L):
         assert got == pytest.approx(brute, rel=1e-12, abs=1e-12), (name, pool.grade, pool.judged, J.grade)
 
 
-MC = ["iprec_at_recall.0.0", "iprec_at_recall.0.5", "11pt_avg", "G", "ndcg_rel", "Rndcg", "ERR@3", "ERR", "Compat",
+MC = ["iprec_at_recall.0.0", "iprec_at_recall.0.5", "11pt_avg", "G", "ndcg_rel", "ERR@3", "ERR", "Compat",
       "map", "bpref"]
 
 

@@ -47,7 +47,7 @@ from .irm_native import k_Compat, k_ERR, k_Judged
 from .trec_counts import (k_num_nonrel_judged_ret, k_num_q, k_num_rel, k_num_rel_ret, k_num_ret, k_relstring,
                           k_runid, k_set_F, k_set_map, k_set_P, k_set_recall, k_set_relative_P, k_utility,
                           relstring)
-from .trec_gains import (e_binG, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
+from .trec_gains import (e_binG, e_Rndcg, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
                          k_Rndcg, rbp_order)
 from .trec_precision import (e_bpref, e_infAP, e_relative_P, e_Rprec_mult, e_success, k_11pt_avg, k_bpref,
                              k_infAP, k_iprec_at_recall, k_relative_P, k_Rprec_mult, k_success, k_unj, k_yaap)
@@ -297,8 +297,10 @@ register(Family(
     extremes_note="with gains >= 0 the gain-sorted ordering is the maximum (the j-th relevant document's ratio "
                   "is at most the sorted one's) but no proof makes the ascending one the minimum: " + _WLB_SEARCHED))
 register(Family(
-    "Rndcg", (GAINS_PARAM, REL), "none", _family_kernel(k_Rndcg, _param("gains")), graded_gain, "montecarlo", None,
-    _doc(k_Rndcg), "Monte Carlo", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", "gains",
+    "Rndcg", (GAINS_PARAM, REL), "none", _family_kernel(k_Rndcg, _param("gains")), graded_gain, "exact",
+    _family_expectation(e_Rndcg, _param("gains")), _doc(k_Rndcg),
+    "Rndcg with each DCG@b replaced by mean(g) sum_{i<=min(b,n)} 1/log2(i+1) (exact, linearity)",
+    "Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", "gains",
     trec=(TrecName("Rndcg", "map", "gains", value_name="gain", nick=(A,)),), examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
     extremes_note="a mean of DCG@b over fixed depths b: descending (ascending) gains maximise (minimise) every "
                   "DCG@b at once (rearrangement)"))

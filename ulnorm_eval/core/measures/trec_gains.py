@@ -6,7 +6,8 @@ from ..lazy import np
 
 from ..kernels import Judgements
 from .common import safe
-from .trec_view import codes, pool_counts, present_mask, rel_mask, rel_total, running_sum, UNJUDGED
+from .trec_view import (codes, pool_counts, present_mask, rel_mask, rel_total, running_sum, trec_relevant_count,
+                         UNJUDGED)
 
 
 # --------------------------------------------------------------------------- gains
@@ -143,6 +144,36 @@ def k_Rndcg(rk, J, gains, ctx):
     if ctx.trec_nan:  # --trec-nan: relevant documents but no positive gain: trec_eval divides 0 by 0
         return np.where(R > 0, np.where(cnt_b > 0, safe(s, cnt_b), np.nan), 0.0)
     return np.where(R > 0, safe(s, cnt_b), 0.0)
+
+
+def e_Rndcg(pool, J, gains, ctx):
+    """E[Rndcg] under a uniformly random ranking of the pool (exact).  Every term of Rndcg is a DCG@b
+    at a depth b fixed by the qrels, or the DCG of the whole ranking, over a constant (the ideal DCG
+    at b, the full ideal DCG), and the number of terms is fixed too (the ranking is the whole pool,
+    of n documents).  By linearity each rank holds the pool's mean gain, so
+    E[DCG@b] = mean(g) * sum_{i <= min(b, n)} 1/log2(i+1), and E[Rndcg] is Rndcg with every DCG
+    replaced by its expectation; 0 when R = 0."""
+    from .common import disc_prefix
+
+    rk = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only the mean gain is read
+    n = pool.n
+    mean = safe(rk.rowsum(_level_gain(codes(rk), gains)), n)
+    pidcg, st, npos, irow, ig = _prefix_idcg(J, gains)
+    last = np.ones(len(ig), bool)
+    if len(ig):
+        last[:-1] = (irow[1:] != irow[:-1]) | (ig[1:] != ig[:-1])
+    bidx = np.flatnonzero(last)
+    bq, bpos = irow[bidx], bidx - st[irow[bidx]] + 1
+    D = disc_prefix(int(n.max()) if n.size else 0)
+    take = np.minimum(bpos, n[bq]).astype(np.int64)
+    s = np.bincount(bq, weights=safe(mean[bq] * D[take], pidcg[bidx]), minlength=J.nq)[: J.nq]
+    cnt = np.bincount(bq, minlength=J.nq)[: J.nq].astype(np.float64)
+    bmax = np.zeros(J.nq)
+    np.maximum.at(bmax, bq, bpos)
+    full = _idcg(J, gains)
+    extra = (n >= bmax + 2) & (full > 0) & (cnt > 0)
+    s = s + np.where(extra, safe(mean * D[n.astype(np.int64)], full), 0.0)
+    return np.where(trec_relevant_count(J, ctx.rel_level) > 0, safe(s, cnt + extra), 0.0)
 
 
 def k_ideal_dcg(rk, J, gains, ctx):

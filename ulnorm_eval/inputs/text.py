@@ -224,13 +224,14 @@ def read_bytes(path: str) -> bytes:
                 raise InputError(path, None, "out of memory while reading") from None
             if not chunk:
                 break
+            if parts:  # the line number a block starts at (counted only when a block follows: most files are one)
+                lines += parts[-1].count(b"\n")
             check_chunk(chunk, path, lines + 1)
             scan.feed(chunk, lines + 1)  # a line past the limit fails now, not once the whole input is held
             total += len(chunk)
             if total > MAX_INPUT_BYTES:
                 raise InputError(path, None, f"larger than {MAX_INPUT_BYTES} bytes (ULNORM_EVAL_MAX_INPUT); "
                                              "a decompression bomb or an endless device?")
-            lines += chunk.count(b"\n")
             parts.append(chunk)
     finally:
         if path != "-":

@@ -36,6 +36,24 @@ def _cell(m, v, precision, nan: str = "nan", as_float: bool = False) -> str:
     return num_text(v, precision, nan)
 
 
+def _column(m, values, precision, nan: str = "nan", as_float: bool = False) -> list:
+    """Every query's value of one metric as :func:`_cell` prints it, formatted a column at a time."""
+    vals = values.tolist() if hasattr(values, "tolist") else list(values)
+    rec = m.measure.record
+    as_int = rec is not None and rec.value == "int" and not m.variant and not as_float
+    out = []
+    for v in vals:
+        if isinstance(v, str):
+            out.append(safe_text(v))
+        elif v is None or v != v:  # NaN (undefined, left out)
+            out.append(nan)
+        elif as_int:
+            out.append(f"{int(round(float(v)))}")
+        else:
+            out.append(f"{v:.{precision}f}")
+    return out
+
+
 def format_trec(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
                 query_order=None, summary: bool = True, **_) -> str:
     """trec_eval rows ``measure<TAB>query<TAB>value``: per query (with -q) in query order, then ``all``.
@@ -79,12 +97,12 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
                 order = sorted(rr.qids, key=str.encode)  # trec_eval's order (strcmp), for a line-for-line drop-in
             skip = set(rr.missing_qids) if str(getattr(result.options, "trec_version", "10")) == "9" else set()
             rows = [(lab, m) for lab, m in zip(labels, metrics) if m.variant or _record_flag(m, "per_query", True)]
+            cols = [(lab, _column(m, rr.values[m], precision, nan, zscores)) for lab, m in rows]
             for q in (rr.qids if order is None else [q for q in order if q in pos]):
                 if q in skip:
                     continue
-                i = pos[q]
-                for lab, m in rows:
-                    lines.append(f"{prefix}{lab}\t{safe_text(q)}\t{_cell(m, rr.values[m][i], precision, nan, zscores)}")
+                i, sq = pos[q], safe_text(q)
+                lines.extend(f"{prefix}{lab}\t{sq}\t{col[i]}" for lab, col in cols)
         if summary:
             for lab, m in zip(labels, metrics):
                 if m.summary != "none":

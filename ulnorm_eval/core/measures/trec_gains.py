@@ -72,8 +72,8 @@ def _gain_terms(rk, gains):
     return rk.memo(("trec gain terms", tuple(sorted((gains or {}).items()))), make)
 
 
-def _running_dcg(rk, idx, w):
-    """DCG to each document of ``idx`` within its row: the running sum over the whole flat ranking
+def _running_sparse_sum(rk, idx, w):
+    """The running sum of ``w`` (one weight per document of ``idx``) within each row: the running sum over the whole flat ranking
     less the sum before the row, as :func:`running_sum` forms it (the zero terms it adds change no bit)."""
     c = np.cumsum(w)
     before = np.concatenate(([0.0], c))[np.searchsorted(idx, rk.starts[:-1])]
@@ -85,7 +85,7 @@ def k_ndcg_rel(rk, J, gains, ctx):
     / ideal DCG at the same rank (the ideal stops growing past its last positive gain); each one not
     retrieved contributes the final DCG / the full ideal DCG (m_ndcg_rel.c)."""
     idx, g, w = _gain_terms(rk, gains)
-    dcg = _running_dcg(rk, idx, w)
+    dcg = _running_sparse_sum(rk, idx, w)
     pidcg, st, npos, _, _ = _prefix_idcg(J, gains)
     r = rk.row[idx]
     q = rk.base[r]
@@ -107,7 +107,7 @@ def k_Rndcg(rk, J, gains, ctx):
     documents past the last level (m_Rndcg.c's loop structure); 0 when R = 0."""
     R = rel_total(rk, J, ctx)
     gidx, _, w = _gain_terms(rk, gains)
-    dcg_at = _running_dcg(rk, gidx, w)
+    dcg_at = _running_sparse_sum(rk, gidx, w)
     pidcg, st, npos, irow, ig = _prefix_idcg(J, gains)
     # boundaries: ends of runs of equal positive ideal gain
     last = np.ones(len(ig), bool)
@@ -190,25 +190,39 @@ def k_binG(rk, J, param, ctx):
     return safe(s, rel_total(rk, J, ctx))
 
 
+def _ideal_cost(J, gains):
+    """Per query the running sum of max(ideal gain at rank i, 1) over its positive ideal gains (flat,
+    with each query's start and count) and their total: the ranking-independent part of G."""
+    def make():
+        row, ig, _ = _ideal_sorted(J, gains)
+        keep = ig > 0  # the positive ideal gains lead each query's list (sorted descending)
+        r, igk = row[keep], ig[keep]
+        n_pos = np.bincount(r, minlength=J.nq)[: J.nq]
+        st = np.searchsorted(r, np.arange(J.nq + 1))
+        c = np.cumsum(np.maximum(igk, 1.0))
+        C = c - np.concatenate(([0.0], c))[st[:-1]][r]  # within each query, from its first rank
+        total = np.bincount(r, weights=igk, minlength=J.nq)[: J.nq]
+        return C, st, n_pos, total
+    return J.cached(("trec G cost", tuple(sorted((gains or {}).items()))), make)
+
+
 def k_G(rk, J, gains, ctx):
     """G (m_G.c): sum_i gain(d_i) / log2(2 + C_i - S_i), S_i the run's gain to rank i, C_i the
-    running sum of max(ideal gain at rank i, 1), divided by the total positive ideal gain."""
-    g = _level_gain(codes(rk), gains)
-    row, ig, pos = _ideal_sorted(J, gains)
-    keep = ig > 0
-    n_pos = np.bincount(row[keep], minlength=J.nq)[: J.nq]
-    # ideal gain at rank i of the row: the i-th positive ideal gain, 0 past them (cost 1 each)
-    q = rk.base[rk.row]
-    st = np.searchsorted(row[keep], np.arange(J.nq + 1))
-    inside = rk.pos < n_pos[q]
-    igk = ig[keep]
-    ideal_i = np.where(inside, igk[np.minimum(st[q] + rk.pos, max(len(igk) - 1, 0))] if len(igk) else 0.0, 0.0)
-    cost = running_sum(rk, np.maximum(ideal_i, 1.0))
-    S = running_sum(rk, g)
+    running sum of max(ideal gain at rank i, 1), divided by the total positive ideal gain.
+
+    Only documents of nonzero gain add a term: C_i is read from the query's ideal (past its positive
+    gains each rank costs 1), S_i is the running gain over those documents alone."""
+    idx, g, _ = _gain_terms(rk, gains)
+    C, st, n_pos, total = _ideal_cost(J, gains)
+    q = rk.base[rk.row[idx]]
+    p = rk.pos[idx]
+    n = n_pos[q]
+    last = np.where(n > 0, C[np.maximum(st[q] + n - 1, 0)] if len(C) else 0.0, 0.0)
+    cost = np.where(p < n, C[np.minimum(st[q] + p, max(len(C) - 1, 0))] if len(C) else 0.0, last + (p - n + 1))
+    S = _running_sparse_sum(rk, idx, g)
     with np.errstate(divide="ignore", invalid="ignore"):
-        term = np.where(g != 0, g / np.log2(2.0 + cost - S), 0.0)
-    total = np.bincount(row[keep], weights=igk, minlength=J.nq)[: J.nq][rk.base]
-    return safe(rk.rowsum(term), total)
+        term = g / np.log2(2.0 + cost - S)
+    return safe(rk.sum_within(idx, term), total[rk.base])
 
 
 def _rbp_gains(rk, J, gains):

@@ -144,13 +144,33 @@ def reference(perm, pool, spec):
         return (1 - p) * sum((g / top if top > 1 else g) * p ** i for i, g in enumerate(perm))
     if fam == "RBP_resid":  # nothing unjudged: no residual
         return 0.0
+    if fam == "Rndcg":  # m_Rndcg.c: nDCG at the end of each run of equal positive ideal gains, and over the
+        # whole ranking when it extends two documents past the last of them; 0 when R = 0
+        if not R:
+            return 0.0
+        gmap = spec["gain"] if isinstance(spec["gain"], dict) else {}
+
+        def tgain(g):  # trec_eval's get_gain: a listed level its gain, another judged level its own value
+            return float(gmap.get(g, max(g, 0)))
+
+        ideal = sorted((tgain(g) for g in pool if tgain(g) > 0), reverse=True)
+        ends = [i + 1 for i in range(len(ideal)) if i + 1 == len(ideal) or ideal[i + 1] != ideal[i]]
+
+        def dcg_gains(gs, b):
+            return sum(x / math.log2(i + 2) for i, x in enumerate(gs[:b]))
+
+        run = [tgain(g) for g in perm]
+        vals = [dcg_gains(run, b) / dcg_gains(ideal, b) for b in ends]
+        if ends and len(perm) >= max(ends) + 2 and dcg_gains(ideal, len(ideal)) > 0:
+            vals.append(dcg_gains(run, len(run)) / dcg_gains(ideal, len(ideal)))
+        return sum(vals) / len(vals) if vals else 0.0
     raise KeyError(fam)
 
 
 # --------------------------------------------------------------------------- cases
 
 REFERENCE_FAMILIES = ("DCG", "nDCG", "SP", "AP", "P", "R", "Rprec", "RR", "RBP", "GMAP", "Bpref", "GMBpref",
-                      "infAP", "RprecMult", "binG", "RelP", "Success", "RBP_trec", "RBP_resid")  # what reference() scores
+                      "infAP", "RprecMult", "binG", "RelP", "Success", "RBP_trec", "RBP_resid", "Rndcg")  # what reference() scores
 
 
 def spec_of(meas, rel_level: int, max_grade: int) -> dict:

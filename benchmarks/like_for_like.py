@@ -44,6 +44,7 @@ from run import (HERE, SHARED, Stats, _load, _ratio_row, _reported, _rows, bench
                  table, ulnorm_command, warm)
 
 TRACK_RUNS, TRACK_QUERIES = 150, 50
+KEY: dict = {}  # the README's numbers (benchmarks/summary.py's LFL_KEYS), filled in as the sections run
 TARGETS = {
     "all_trec": 1.0,          # -m all_trec, 17 runs in one process / trec_eval looped (wall and CPU)
     "all_trec_q": 1.0,        # the same with -q
@@ -88,6 +89,11 @@ def robust(ul, trec_eval, args, outdir, targets) -> list[str]:
     g = st.get
     targets += both("all_trec, 17 Robust 2003 runs / trec_eval looped", TARGETS["all_trec"],
                     st["ulnorm-eval -m all_trec (17 runs)"], g("trec_eval -m all_trec, looped"))
+    for key, mine, theirs in (("all_trec", "ulnorm-eval -m all_trec (17 runs)", "trec_eval -m all_trec, looped"),
+                              ("defaults", "ulnorm-eval defaults (17 runs)", "trec_eval defaults, looped")):
+        u, t = st[mine], g(theirs)
+        if u.ok and t is not None and t.ok:
+            KEY[f"lfl_{key}_wall"], KEY[f"lfl_{key}_cpu"] = u.med("wall") / t.med("wall"), u.med("cpu") / t.med("cpu")
     targets += both("-q -m all_trec, 17 runs / trec_eval looped", TARGETS["all_trec_q"],
                     st["ulnorm-eval -q -m all_trec (17 runs)"], g("trec_eval -q -m all_trec, looped"))
     targets += both("default measures and variants, 17 runs / trec_eval's defaults looped", TARGETS["defaults"],
@@ -122,8 +128,10 @@ def fresh_and_library(ul, args, outdir, targets) -> list[str]:
                                                                  qrels, run]
     log(f"DL-HARD bm25, fresh processes, median of {args.small_repeat}")
     st = bench(cmds, args.small_repeat, outdir, "lfl-fresh")
-    targets += both("one 50-query run, fresh process / pytrec_eval, same measures", TARGETS["fresh"],
-                    st["ulnorm-eval --norm none -m nDCG@10 -m AP"], st.get("pytrec_eval (peers.py: parse, nDCG@10 and AP)"))
+    u, t = st["ulnorm-eval --norm none -m nDCG@10 -m AP"], st.get("pytrec_eval (peers.py: parse, nDCG@10 and AP)")
+    targets += both("one 50-query run, fresh process / pytrec_eval, same measures", TARGETS["fresh"], u, t)
+    if u.ok and t is not None and t.ok:
+        KEY["lfl_fresh_cpu"] = u.med("cpu") / t.med("cpu")
     report = [f"### One DL-HARD run (bm25, 50 queries x 1000), fresh processes, median of {args.small_repeat}", ""]
     report += table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
     if not have_pytrec:
@@ -141,6 +149,8 @@ def fresh_and_library(ul, args, outdir, targets) -> list[str]:
     for what, mine, theirs in (("run in memory", "ulnorm_run", "pytrec_dict"),
                                ("run from its file", "ulnorm_path", "pytrec_parse")):
         r = t[mine] / t[theirs]
+        if what == "run in memory":
+            KEY["lfl_library"] = r
         targets.append([f"library, {what}: ulnorm_eval.evaluate / RelevanceEvaluator.evaluate",
                         f"≤ {TARGETS['library']}", f"{r:.2f}", "", "PASS" if r <= TARGETS["library"] else "FAIL"])
     report += [f"Called from Python, median of {args.library_repeat} calls (ms): "
@@ -268,6 +278,32 @@ def montecarlo(ul, args, outdir, targets) -> list[str]:
             + table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st)))
 
 
+def update_docs(report: str, load: str) -> None:
+    """The report into docs/performance.md (its like-for-like block), the ratios into
+    docs/performance-summary.json, and README.md's speed sentence rewritten from them."""
+    import json
+
+    from run import _demoted
+    from summary import BEGIN, END, KEYS, LFL_KEYS, readme_sentence, replace_block
+
+    KEY.update(lfl_date=f"{datetime.date.today():%d %B %Y}".lstrip("0"), lfl_load=load)
+    missing = [k for k in LFL_KEYS if k not in KEY]
+    if missing:
+        log(f"docs not updated: no {', '.join(missing)} in this run (trec_eval or pytrec_eval missing?)")
+        return
+    root = HERE.parent
+    path = root / "docs" / "performance-summary.json"
+    data = json.loads(path.read_text())
+    data.update({k: KEY[k] for k in LFL_KEYS})
+    path.write_text(json.dumps({k: data[k] for k in KEYS}, indent=1) + "\n")
+    readme = root / "README.md"
+    readme.write_text(replace_block(readme.read_text(), BEGIN, END, readme_sentence(data)))
+    perf = root / "docs" / "performance.md"
+    perf.write_text(replace_block(perf.read_text(), "<!-- BEGIN like-for-like-report -->",
+                                  "<!-- END like-for-like-report -->", "\n" + _demoted(report) + "\n"))
+    log("README.md, docs/performance.md and docs/performance-summary.json updated")
+
+
 def main() -> int:
     if len(sys.argv) == 5 and sys.argv[1] == "--library-timing":
         library_timing(sys.argv[2], sys.argv[3], int(sys.argv[4]))
@@ -280,7 +316,12 @@ def main() -> int:
                     help="leave a section out (repeatable)")
     ap.add_argument("--out", type=Path, help="also write the markdown report to this file")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
+    ap.add_argument("--update-docs", action="store_true",
+                    help="write the report into docs/performance.md and its ratios into docs/performance-summary.json "
+                         "and README.md's speed sentence (every section: no --skip)")
     args = ap.parse_args()
+    if args.update_docs and args.skip:
+        ap.error("--update-docs needs every section (no --skip)")
     if not (SHARED / "robust03").is_dir() or not (SHARED / "dlhard-passage").is_dir():
         sys.exit(f"needs ../shared/data (or $ULNORM_EVAL_SHARED_DATA): {SHARED} has no robust03 / dlhard-passage")
     ul = ulnorm_command()
@@ -311,6 +352,8 @@ def main() -> int:
     if args.out:
         args.out.write_text(text + "\n")
         log(f"report written to {args.out}")
+    if args.update_docs:
+        update_docs(text, _load().split(" / ")[0])
     return 1 if args.strict and any(t[-1] == "FAIL" for t in targets) else 0
 
 

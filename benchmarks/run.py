@@ -450,7 +450,7 @@ def update_docs(report: str, load_after: str, research_only: bool = False) -> No
     and, as one sentence, into README.md (between their markers).  ``research_only`` (``--only
     research``): only the research-size numbers are replaced, with their own date and load, and the
     report goes to its own block of docs/performance.md."""
-    from summary import BEGIN, END, KEYS, RESEARCH_KEYS, readme_sentence, replace_block
+    from summary import BEGIN, END, KEYS, LFL_KEYS, RESEARCH_KEYS, readme_sentence, replace_block
 
     root = HERE.parent
     today = f"{datetime.date.today():%d %B %Y}".lstrip("0")
@@ -462,6 +462,8 @@ def update_docs(report: str, load_after: str, research_only: bool = False) -> No
         KEY.update({k: old[k] for k in KEYS if k not in RESEARCH_KEYS and k in old})
     else:
         KEY.update(date=today, machine=f"{os.cpu_count()}-core {platform.system()}", load=load)
+    old = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    KEY.update({k: old[k] for k in LFL_KEYS if k in old})  # benchmarks/like_for_like.py's, kept
     missing = [k for k in KEYS if k not in KEY]
     if missing:
         log(f"docs not updated: no {', '.join(missing)} in this run (a peer or the shared data missing?)")

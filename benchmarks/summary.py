@@ -6,23 +6,29 @@ from __future__ import annotations
 import re
 
 BEGIN, END = "<!-- BEGIN benchmark -->", "<!-- END benchmark -->"
+# measured by benchmarks/like_for_like.py (its --update-docs updates these alone): ratios of the same measures
+LFL_KEYS = ("lfl_date", "lfl_load", "lfl_all_trec_wall", "lfl_all_trec_cpu", "lfl_defaults_wall", "lfl_defaults_cpu",
+            "lfl_fresh_cpu", "lfl_library")
 KEYS = ("date", "machine", "load", "numeric_time", "numeric_rss", "string_time",
-        "research_date", "research_load", "robust_same", "compare", "dlhard_s", "trec_eval_s", "floor_s")
+        "research_date", "research_load", "robust_same", "compare", "dlhard_s", "trec_eval_s", "floor_s") + LFL_KEYS
 # measured by the research-size section (run.py --only research --update-docs updates these alone)
 RESEARCH_KEYS = ("research_date", "research_load", "robust_same", "compare", "dlhard_s", "trec_eval_s", "floor_s")
 
 
 def readme_sentence(s: dict) -> str:
-    """What the README says of speed, from the numbers of the benchmark: each comparison names the
+    """What the README says of speed, from the numbers of the benchmarks: each comparison names the
     measures both sides computed (the same measures on the same files, or a stated superset)."""
     return (f"measured on {s['date']} ({s['machine']}, load {s['load']}): a 7M-line run with nDCG@10, AP and RBP "
             f"and their E, IUB, UL1 and UL2 takes {s['numeric_time']:.2f}× the time of pytrec_eval computing "
             f"nDCG@10 and AP alone, and {s['numeric_rss']:.2f}× its memory ({s['string_time']:.2f}× the time "
-            f"with string document ids); on {s['research_date']} (load {s['research_load']}), with trec_eval's "
-            f"default measures on both sides and no variants, the 17 TREC 2003 Robust runs take "
-            f"{s['robust_same']:.2f}× trec_eval's time and one 50,000-line DL-HARD run {s['dlhard_s']:.2f} s "
-            f"(trec_eval {s['trec_eval_s']:.2f} s; starting Python and importing numpy alone takes "
-            f"{s['floor_s']:.2f} s); `compare` on the 17 runs takes {s['compare']:.2f}× `eval`'s time.")
+            f"with string document ids); on {s['lfl_date']} (load {s['lfl_load']}), with the same measures on "
+            f"both sides, trec_eval's whole set (`--names trec -m all_trec`) on the 17 TREC 2003 Robust runs "
+            f"takes {s['lfl_all_trec_wall']:.2f}× the time ({s['lfl_all_trec_cpu']:.2f}× the CPU time) of trec_eval "
+            f"looped over the files, the default measures and variants {s['lfl_defaults_wall']:.2f}× "
+            f"({s['lfl_defaults_cpu']:.2f}×) trec_eval's defaults, one 50-query DL-HARD run in a fresh process "
+            f"{s['lfl_fresh_cpu']:.2f}× pytrec_eval's CPU time, and `ulnorm_eval.evaluate` on it "
+            f"{s['lfl_library']:.2f}× `RelevanceEvaluator.evaluate`'s; `compare` on the 17 runs takes "
+            f"{s['compare']:.2f}× `eval`'s time.")
 
 
 def replace_block(text: str, begin: str, end: str, new: str) -> str:

@@ -1232,3 +1232,42 @@ def test_norm_list_naming_nothing_is_refused(files, command):
     one_line_error(cli(command, "--norm", ",", files["qrels"], files["a.run"], files["b.run"]),
                    f"Invalid value for '--norm': ',' names nothing (a comma-separated list of names) "
                    f"(see 'ulnorm-eval {command} --help')")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compare", "--test", "bootstrap", "--reps", "1000000000"],
+     "Invalid value for '--reps': 1000000000 is not in the range 10<=x<=1000000. (see 'ulnorm-eval compare --help')"),
+    (["compare", "--swap-trials", "1000000000"],
+     "Invalid value for '--swap-trials': 1000000000 is not in the range 1<=x<=100000. "
+     "(see 'ulnorm-eval compare --help')"),
+    (["stability", "--reps", "1000001"], "--reps must be at most 1,000,000 (memory grows with it)"),
+    (["stability", "--topic-bootstrap", "100001"],
+     "--topic-bootstrap must be at most 100,000 (time and memory grow with it)"),
+    (["stability", "--restarts", "1001"], "--restarts must be at most 1,000 (time grows with it)"),
+])
+def test_repetition_counts_are_bounded(files, args, message):
+    """compare --reps 1000000000 (or --swap-trials) took all memory and was killed by the kernel."""
+    one_line_error(cli(*args, files["qrels"], files["a.run"], files["b.run"]), message)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--bootstrap", "100001"], "Invalid value for '--bootstrap': 100001 is not in the range 0<=x<=100000."),
+    (["--mc-repeats", "1001"], "Invalid value for '--mc-repeats': 1001 is not in the range 0<=x<=1000."),
+])
+def test_summ_repetition_counts_are_bounded(summ_files, args, message):
+    """summ --correlate --bootstrap 100000000 took 2.5 GB before 'out of memory'."""
+    one_line_error(cli("summ", "--correlate", *args, *summ_files), message + " (see 'ulnorm-eval summ --help')")
+
+
+@pytest.mark.parametrize("command", ["eval", "compare", "queries"])
+def test_groups_with_trec_qrels_is_refused(files, command):
+    """--groups (a LETOR group file) with TREC qrels was ignored without a word."""
+    one_line_error(cli(command, "--groups", files["a.run"], files["qrels"], files["a.run"], files["b.run"]),
+                   f"{files['a.run']}: a LETOR group file (--groups), but {files['qrels']} holds TREC qrels, not "
+                   "LETOR rows: leave --groups out")
+
+
+@pytest.mark.parametrize("command, flag", [("eval", "--summary-md"), ("eval", "-o"), ("compare", "--plot")])
+def test_empty_output_name_names_its_option(files, command, flag):
+    """--summary-md '' said '-o: empty file name'."""
+    one_line_error(cli(command, flag, "", files["qrels"], files["a.run"], files["b.run"]), f"{flag}: empty file name")

@@ -13,9 +13,9 @@ from ..core.variants import variant_names
 from .common import CONTEXT, fail, flush, output_format, split_names, split_variants, write_output
 from .types import FiniteFloat, NonEmpty
 
-from .options import (HolesCommand, allow_disjoint_option, bounds_options, bundle, check_parallel, groups_option,
-                      holes_option, holes_options, make_options, ordering_options, output_options, parallel_options, scheduler_timeout,
-                      seed_option)
+from .options import (MAX_DRAWS, MAX_TRIALS, HolesCommand, allow_disjoint_option, bounds_options, bundle,
+                      check_parallel, groups_option, holes_option, holes_options, make_options, ordering_options,
+                      output_options, parallel_options, scheduler_timeout, seed_option)
 
 TABLES = ("systems", "summary", "pairs")
 
@@ -69,8 +69,9 @@ def _check_plot(plot) -> None:
                    "estimate (IPrec, 11pt_avg, G, ...) get variants only from an explicit --norm or by name.")
 @click.option("--test", type=click.Choice(["t", "randomization", "bootstrap"]), default="t", show_default=True,
               help="Paired test: Student's t, Fisher's randomization, or Sakai's bootstrap.")
-@click.option("--reps", type=click.IntRange(min=10),
-              help="Sign flips (randomization, default 10000) or resamples (bootstrap, default 1000).")
+@click.option("--reps", type=click.IntRange(min=10, max=MAX_DRAWS),
+              help="Sign flips (randomization, default 10000) or resamples (bootstrap, default 1000); at most "
+                   "1,000,000 (memory grows with them).")
 @click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm",
               show_default=True, help="Multiple-comparison correction over the pairs of each metric.")
 @click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05,
@@ -78,8 +79,8 @@ def _check_plot(plot) -> None:
 @click.option("--subset", type=click.Choice(["all", "uninformative", "ideal"]), default="all", show_default=True,
               help="Query set (Karmaker & Feng 2022 §4.4): runs' mean closest to E, or farthest above it.")
 @click.option("--subset-size", type=click.IntRange(min=1), help="Queries in the subset (default: half).")
-@click.option("--swap-trials", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Random split halves for the swap rate.")
+@click.option("--swap-trials", type=click.IntRange(min=1, max=MAX_TRIALS), default=1000, show_default=True,
+              help="Random split halves for the swap rate; at most 100,000 (memory grows with them).")
 @click.option("--phi-target", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Φ the 'topics needed' column aims at (Kanoulas & Aslam 2009).")
 @click.option("--swap-between", nargs=2, metavar="SET SET",

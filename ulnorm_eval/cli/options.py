@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 MAX_DRAWS = 1_000_000  # Monte Carlo draws: their values are held per query (8 bytes each)
+MAX_TRIALS = 100_000  # split halves, topic or document resamples, seeds: each holds a vector per system or query
 
 from .types import FiniteFloat, RelLevel
 

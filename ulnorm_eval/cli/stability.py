@@ -188,8 +188,16 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
         chosen = _tables(tables)
         if reps < 10:
             raise ValueError("--reps must be at least 10")
+        from .options import MAX_DRAWS, MAX_TRIALS
+
+        if reps > MAX_DRAWS:
+            raise ValueError(f"--reps must be at most {MAX_DRAWS:,} (memory grows with it)")
         if topic_bootstrap < 0:
             raise ValueError("--topic-bootstrap must be at least 0")
+        if topic_bootstrap > MAX_TRIALS:
+            raise ValueError(f"--topic-bootstrap must be at most {MAX_TRIALS:,} (time and memory grow with it)")
+        if restarts > 1000:
+            raise ValueError("--restarts must be at most 1,000 (time grows with it)")
         if plot:
             import importlib.util
             if importlib.util.find_spec("matplotlib") is None:

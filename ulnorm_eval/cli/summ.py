@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .options import output_options
+from .options import MAX_TRIALS, output_options
 from .types import GateThreshold, NonEmpty
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -82,10 +82,11 @@ def _fail(msg: str, code: int = 2):
               help="Only the N most heterogeneous (or homogeneous) documents by Algorithm 2 (needs BERTScore's "
                    "model; ranked from the documents alone, so only the N documents' summaries are scored).")
 @click.option("--correlate", is_flag=True, help="Print correlations with human ratings (not the scores).")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True, metavar="N",
-              help="--correlate: 95%% percentile intervals of every correlation and PAI over N resamples of the "
+@click.option("--bootstrap", type=click.IntRange(min=0, max=MAX_TRIALS), default=1000, show_default=True, metavar="N",
+              help="--correlate: 95%% percentile intervals of every correlation and PAI over N (at most 100,000) "
+                   "resamples of the "
                    "documents (seeded by --seed; 0: none).")
-@click.option("--mc-repeats", type=click.IntRange(min=0), default=0, show_default=True, metavar="R",
+@click.option("--mc-repeats", type=click.IntRange(min=0, max=1000), default=0, show_default=True, metavar="R",
               help="--correlate: also recompute the Monte Carlo E with seeds --seed+1 .. --seed+R and report the "
                    "spread (min, max) of every correlation over the R+1 seeds.")
 @click.option("--compare", "compare_systems", is_flag=True,

@@ -84,12 +84,23 @@ def load_qrels(path: str, groups: str | None = None) -> Qrels:
     if isinstance(path, Qrels):
         return path
     if isinstance(path, str) and path.startswith("irds:"):
+        _no_groups(groups, path)
         from ..inputs.irds import read_irds_qrels
         return read_irds_qrels(path)
     data = read_bytes(path)
     if is_letor(data):
         return read_letor(path, groups=groups, data=data)
+    _no_groups(groups, path)
     return read_qrels(path, data=data)
+
+
+def _no_groups(groups, path) -> None:
+    """A group file given with qrels that are not LETOR rows would be ignored without a word."""
+    if groups is not None:
+        from ..inputs.errors import InputError
+
+        raise InputError(groups, None, f"a LETOR group file (--groups), but {path} holds TREC qrels, not LETOR "
+                                       "rows: leave --groups out")
 
 
 def load_run(path, qrels: Qrels | None = None, name: str | None = None) -> Run:

@@ -110,7 +110,7 @@ def _resolve(path: str) -> str:
     return target
 
 
-def check_output(path, inputs=(), stdin_id=None, append: bool = False) -> None:
+def check_output(path, inputs=(), stdin_id=None, append: bool = False, flag: str = "-o") -> None:
     """Refuse an output path before anything is read (see the module docstring).
 
     ``inputs`` are paths; ``stdin_id`` the identity of the file behind standard input when ``-`` is
@@ -121,7 +121,7 @@ def check_output(path, inputs=(), stdin_id=None, append: bool = False) -> None:
         return
     path = os.fspath(path)
     if path == "":
-        raise OutputError("-o", "empty file name")
+        raise OutputError(flag, "empty file name")
     refuse_url(path)
     if path.endswith(os.sep):
         raise OutputError(path, "names a directory (ends with /), not a file")
@@ -197,7 +197,7 @@ def check_outputs(params: dict) -> None:
     stdin_id = _fd_identity(0) if uses_stdin else None
     outs = [(flag, os.fspath(params[key])) for key, flag in OUTPUT_KEYS if params.get(key) is not None]
     for flag, out in outs:
-        check_output(out, inputs, stdin_id, append=flag == "--summary-md")
+        check_output(out, inputs, stdin_id, append=flag == "--summary-md", flag=flag)
     if params.get("plot") is not None:
         picture_format(params["plot"])  # .pgf would start LaTeX after everything else was written
     for i, (fa, a) in enumerate(outs):

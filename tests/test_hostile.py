@@ -935,7 +935,7 @@ def test_library_refuses_a_disjoint_run_as_the_cli_does():
     calls = [(lambda: ue.evaluate(qrels, run, ["P@1"], []), "run"),
              (lambda: ue.evaluate(qrels, {"bm25": run}, ["P@1"], []), "bm25"),
              (lambda: ue.compare(qrels, [run, run], ["P@1"], []), "run1"),
-             (lambda: ue.nrg(qrels, [run], [run], ["P@1"]), "run")]
+             (lambda: ue.nrg(qrels, [run], [run], ["P@1"]), "run#1")]  # run and prior named apart
     for call, name in calls:
         with pytest.raises(InputError) as exc:
             call()
@@ -1271,3 +1271,57 @@ def test_groups_with_trec_qrels_is_refused(files, command):
 def test_empty_output_name_names_its_option(files, command, flag):
     """--summary-md '' said '-o: empty file name'."""
     one_line_error(cli(command, flag, "", files["qrels"], files["a.run"], files["b.run"]), f"{flag}: empty file name")
+
+
+# --------------------------------------------------------------------------- fresh hostile pass: library entry checks
+
+@pytest.mark.parametrize("kw, message", [
+    ({"depth": 0}, "depth=0: expected None or a positive integer (-M)"),
+    ({"depth": -1}, "depth=-1: expected None or a positive integer (-M)"),
+    ({"undefined": "x"}, "undefined='x': expected one of 'zero', 'skip'"),
+    ({"pool": "x"}, "pool='x': expected one of 'qrels', 'run', 'union'"),
+    ({"expectation": "x"}, "expectation='x': expected one of 'exact', 'paper'"),
+    ({"score_precision": "float16"}, "score_precision='float16': expected one of 'float64', 'float32'"),
+    ({"permutations": 0}, "permutations=0: expected 10 to 1,000,000 (memory grows with them)"),
+    ({"permutations": 10 ** 12}, "permutations=1000000000000: expected 10 to 1,000,000 (memory grows with them)"),
+    ({"rel_level": float("nan")}, "rel_level=nan: not a finite number"),
+])
+def test_library_options_are_checked_as_the_cli_checks_them(files, kw, message):
+    """depth=0, pool='x', undefined='x' were accepted silently (the CLI refuses them)."""
+    import ulnorm_eval as ue
+
+    with pytest.raises(ValueError) as exc:
+        ue.evaluate(files["qrels"], files["a.run"], ["P@1"], [], **kw)
+    assert str(exc.value) == message
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"alpha": 2}, "alpha=2: expected a number strictly between 0 and 1"),
+    ({"test": "bootstrap", "reps": 10 ** 12}, "reps=1000000000000: expected 10 to 1,000,000 (memory grows with them)"),
+    ({"swap_trials": 10 ** 12}, "swap_trials=1000000000000: expected 1 to 100,000 (memory grows with them)"),
+    ({"phi_target": 1}, "phi_target=1: expected a number strictly between 0 and 1"),
+])
+def test_library_compare_options_are_bounded(files, kw, message):
+    """reps=10**12 raised numpy's MemoryError ('14.6 TiB'), alpha=2 was accepted."""
+    import ulnorm_eval as ue
+
+    with pytest.raises(ValueError) as exc:
+        ue.compare(files["qrels"], {"a": files["a.run"], "b": files["b.run"]}, ["P@1"], [], **kw)
+    assert str(exc.value) == message
+
+
+def test_library_names_repeated_runs_apart(files):
+    """evaluate(qrels, [run, run]) gave one 'run' key in .means (the CLI says run#1, run#2)."""
+    import ulnorm_eval as ue
+
+    r = files["a.run"]
+    assert ue.evaluate(files["qrels"], [r, r], ["P@1"], []).means == {"a.run#1": {"P@1": 0.5}, "a.run#2": {"P@1": 0.5}}
+    assert list(ue.compare(files["qrels"], [r, r], ["P@1"], []).systems["run"]) == ["a.run#1", "a.run#2"]
+    assert set(ue.nrg(files["qrels"], [r], [r], ["P@1"]).means) == {"a.run#1"}
+    from ulnorm_eval.api import to_qrels, to_runs
+
+    loaded = to_runs([r], to_qrels(files["qrels"]))[0]
+    ue.compare(files["qrels"], [loaded, loaded], ["P@1"], [])
+    assert loaded.name == "a.run"  # the caller's object is not renamed
+    with pytest.raises(TypeError, match="runs: expected a run .* got int"):
+        ue.evaluate(files["qrels"], 5, ["P@1"], [])

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Union
 
@@ -87,6 +87,9 @@ def _sources(runs: RunsLike, qrels: Qrels) -> list:
         if not runs:
             raise ValueError("runs: an empty dict")
         return [_one_run(r, qrels, str(name)) for name, r in runs.items()]
+    if not isinstance(runs, Iterable):
+        raise TypeError(f"runs: expected a run (a path, a DataFrame or {{qid: {{docid: score}}}}), a list of runs or "
+                        f"a dict name -> run, got {type(runs).__name__}")
     runs = list(runs)
     if not runs:
         raise ValueError("runs: no run given")
@@ -208,6 +211,15 @@ def _variant_list(variants):
     return variants
 
 
+def _unique(runs: list) -> list:
+    """Runs with repeated names renamed ``name#1``, ``name#2`` (by position), as on the command line;
+    the caller's Run objects are copied, not renamed."""
+    from .inputs.checks import unique_names
+
+    names = unique_names([r.name for r in runs])
+    return [r if r.name == n else dataclasses.replace(r, name=n) for r, n in zip(runs, names)]
+
+
 def _require_shared_queries(q: Qrels, runs: list, allow: bool) -> None:
     """Refuse a loaded run sharing no query with the qrels, as every command does (``allow_disjoint``)."""
     import pyarrow.compute as pc
@@ -238,7 +250,7 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     ``1.0`` is not ``'1'``), unless ``allow_disjoint``.  Notes (missing queries, undefined variants,
     ...) are on ``.notes``; ``warn(msg)`` also hears each.
     """
-    from .inputs.checks import require_overlap
+    from .inputs.checks import rename_runs, require_overlap
     from .pipeline.evaluate import both_notes, evaluate_path, resolve_metrics
     from .pipeline.ordering import qrels_queries
 
@@ -255,6 +267,7 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     if not allow_disjoint and not getattr(q, "letor", False):
         for rr, r in zip(results, sources):
             require_overlap(rr, r if isinstance(r, str) else rr.name, q.path, judged=qrels_queries(q))
+    rename_runs(results)  # two runs of one name (the same file twice) would collapse in .means: #1, #2
     return Evaluation(metrics, results, opts, q.path, [getattr(r, "path", r) for r in sources], qrels=q,
                       inputs=sources, setup_notes=setup)
 
@@ -278,7 +291,7 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
     if "seed" in kw:
         cmp_kw["seed"] = kw["seed"]
     q = to_qrels(qrels, groups)
-    loaded = to_runs(runs, q)
+    loaded = _unique(to_runs(runs, q))
     _require_shared_queries(q, loaded, allow_disjoint)
     variants = _variant_list(variants)
     return compare_files(q, loaded, [measures] if isinstance(measures, str) else measures,
@@ -302,7 +315,9 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
     q = to_qrels(qrels)
     scored = to_runs(runs, q)
     prior = [] if isinstance(priors, (list, tuple)) and not priors else to_runs(priors, q)
-    _require_shared_queries(q, scored + prior, allow_disjoint)
+    both = _unique(scored + prior)  # runs and priors named apart together, as `ulnorm-eval nrg`
+    scored, prior = both[:len(scored)], both[len(scored):]
+    _require_shared_queries(q, both, allow_disjoint)
     res = evaluate_nrg(q, scored, prior, [measures] if isinstance(measures, str) else measures,
                        protocol=protocol, group_by=group_by, best_by=best_by, unique=unique, options=opts, warn=warn)
     return NRGEvaluation(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})

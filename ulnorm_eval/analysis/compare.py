@@ -174,6 +174,16 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     if correction not in stats.CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r} ({', '.join(stats.CORRECTIONS)})")
     reps = DEFAULT_REPS[test] if reps is None else int(reps)
+    # the command line's ranges (memory grows with reps and swap_trials; alpha outside (0, 1) would
+    # make every pair significant or none)
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha={alpha!r}: expected a number strictly between 0 and 1")
+    if test != "t" and not 10 <= reps <= 1_000_000:
+        raise ValueError(f"reps={reps!r}: expected 10 to 1,000,000 (memory grows with them)")
+    if not 1 <= int(swap_trials) <= 100_000:
+        raise ValueError(f"swap_trials={swap_trials!r}: expected 1 to 100,000 (memory grows with them)")
+    if not 0 < phi_target < 1:
+        raise ValueError(f"phi_target={phi_target!r}: expected a number strictly between 0 and 1")
     names = [rr.name for rr in result.runs]
     if len(set(names)) < len(names):
         names = [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]

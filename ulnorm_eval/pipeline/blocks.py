@@ -54,10 +54,24 @@ class Options:
     zscore: str | None = None  # trec_eval's -Z file: per-query values become (value - mean) / sd
 
     def __post_init__(self):
+        """The command line's checks, for the library (which builds Options from keywords)."""
         level = float(self.rel_level)
         if not level >= 0 or level == float("inf"):  # NaN too
             raise ValueError(f"rel_level={self.rel_level!r}: " + (LEVEL_BELOW_ZERO if level < 0 else
                                                                   "not a finite number"))
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name}={getattr(self, name)!r}: expected one of {', '.join(map(repr, allowed))}")
+        if self.depth is not None and not (isinstance(self.depth, int) and self.depth >= 1):
+            raise ValueError(f"depth={self.depth!r}: expected None or a positive integer (-M)")
+        if not (isinstance(self.permutations, int) and 10 <= self.permutations <= 1_000_000):
+            raise ValueError(f"permutations={self.permutations!r}: expected 10 to 1,000,000 (memory grows with them)")
+
+
+# the values each Options field may take (the command line's choices)
+_CHOICES = {"ties": ("score", "rank", "file"), "score_precision": ("float64", "float32"),
+            "pool": ("qrels", "run", "union"), "expectation": ("exact", "paper"), "undefined": ("zero", "skip"),
+            "trec_version": ("10", "9"), "holes": ("closed", "open")}
 
 
 LEVEL_BELOW_ZERO = ("a relevance level below 0 is refused: trec_eval's codes would count unjudged documents "

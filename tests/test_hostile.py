@@ -1285,6 +1285,8 @@ def test_empty_output_name_names_its_option(files, command, flag):
     ({"permutations": 0}, "permutations=0: expected 10 to 1,000,000 (memory grows with them)"),
     ({"permutations": 10 ** 12}, "permutations=1000000000000: expected 10 to 1,000,000 (memory grows with them)"),
     ({"rel_level": float("nan")}, "rel_level=nan: not a finite number"),
+    ({"holes_prior": "x"}, "holes_prior='x': expected one of 'run', 'pool', 'mix'"),
+    ({"holes_samples": 0}, "holes_samples=0: expected 1 to 1,000,000 (memory grows with them)"),
 ])
 def test_library_options_are_checked_as_the_cli_checks_them(files, kw, message):
     """depth=0, pool='x', undefined='x' were accepted silently (the CLI refuses them)."""

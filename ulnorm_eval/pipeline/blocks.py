@@ -66,12 +66,14 @@ class Options:
             raise ValueError(f"depth={self.depth!r}: expected None or a positive integer (-M)")
         if not (isinstance(self.permutations, int) and 10 <= self.permutations <= 1_000_000):
             raise ValueError(f"permutations={self.permutations!r}: expected 10 to 1,000,000 (memory grows with them)")
+        if not (isinstance(self.holes_samples, int) and 1 <= self.holes_samples <= 1_000_000):
+            raise ValueError(f"holes_samples={self.holes_samples!r}: expected 1 to 1,000,000 (memory grows with them)")
 
 
 # the values each Options field may take (the command line's choices)
 _CHOICES = {"ties": ("score", "rank", "file"), "score_precision": ("float64", "float32"),
             "pool": ("qrels", "run", "union"), "expectation": ("exact", "paper"), "undefined": ("zero", "skip"),
-            "trec_version": ("10", "9"), "holes": ("closed", "open")}
+            "trec_version": ("10", "9"), "holes": ("closed", "open"), "holes_prior": ("run", "pool", "mix")}
 
 
 LEVEL_BELOW_ZERO = ("a relevance level below 0 is refused: trec_eval's codes would count unjudged documents "

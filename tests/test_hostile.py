@@ -1327,3 +1327,16 @@ def test_library_names_repeated_runs_apart(files):
     assert loaded.name == "a.run"  # the caller's object is not renamed
     with pytest.raises(TypeError, match="runs: expected a run .* got int"):
         ue.evaluate(files["qrels"], 5, ["P@1"], [])
+
+
+@pytest.mark.parametrize("raw, shown", [(b"\xe2\x80\x8bq1", "'\\u200bq1'"), (b"q1\xc2\xa0", "'q1\\xa0'"),
+                                        (b"\xef\xbb\xbfx\n\xef\xbb\xbfq1", "'\\ufeffq1'")])
+def test_disjoint_ids_that_differ_by_an_invisible_character_are_named(tmp_path, files, raw, shown):
+    """A zero-width space, a no-break space or a second BOM in the qrels ids: 'shares no query' named
+    only the run's ids, which look identical."""
+    lines = raw.split(b"\n")
+    (tmp_path / "q").write_bytes(b"".join(x + b" 0 d1 1\n" for x in lines))
+    res = cli(tmp_path / "q", files["a.run"])
+    msg = one_line_error(res)
+    assert f"Query ids are compared as text, exactly: the run's 'q1' is not the qrels' {shown} (an invisible " \
+           "character or a non-ASCII space)" in msg

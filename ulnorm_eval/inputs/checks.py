@@ -67,11 +67,29 @@ def _number_hint(run_qids, judged) -> str:
 
     mine, theirs = numbers(run_qids), numbers(judged)
     both = [x for x in mine if x in theirs]
-    if not both:
-        return ""
-    a, b = mine[both[0]], theirs[both[0]]
-    return (f" Query ids are compared as text, exactly: the run's {a!r} is not the qrels' {b!r} (a float or "
-            "zero-padded id column? convert both to the same text first)")
+    if both:
+        a, b = mine[both[0]], theirs[both[0]]
+        return (f" Query ids are compared as text, exactly: the run's {a!r} is not the qrels' {b!r} (a float or "
+                "zero-padded id column? convert both to the same text first)")
+    mine, theirs = visible(run_qids), visible(judged)
+    both = [x for x in mine if x in theirs]
+    if both:  # repr shows the invisible character (\u200b, \xa0, \ufeff)
+        a, b = mine[both[0]], theirs[both[0]]
+        return (f" Query ids are compared as text, exactly: the run's {a!r} is not the qrels' {b!r} (an invisible "
+                "character or a non-ASCII space)")
+    return ""
+
+
+def visible(ids) -> dict:
+    """id without format and space characters (zero-width space, BOM, no-break space) -> the id."""
+    import unicodedata
+
+    out = {}
+    for q in list(ids)[:100_000]:
+        v = "".join(c for c in str(q) if unicodedata.category(c)[0] not in "CZ")
+        if v:
+            out.setdefault(v, q)
+    return out
 
 
 def require_finite(result) -> None:

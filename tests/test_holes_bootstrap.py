@@ -247,3 +247,15 @@ def test_cli_bootstrap(tmp_path):
         assert abs(vals[q] - (1 + p) / 2) <= 5 * np.sqrt(p * (1 - p)) / 2 / np.sqrt(1000) + 1e-12, (q, vals[q])
     refused = subprocess.run(["ulnorm-eval", "-m", "BS(Bpref)", str(qrels), str(run)], capture_output=True, text=True)
     assert refused.returncode == 2 and "no hole bounds" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_judged_only_leaves_no_holes(tmp_path):
+    """-J removes the holes before scoring: BS = BSLO = BSHI = the (condensed) value."""
+    qrels = tmp_path / "qrels"
+    qrels.write_text("1 0 a 2\n1 0 b 0\n1 0 c 1\n")
+    run = tmp_path / "run"
+    run.write_text("1 Q0 x 1 4 r\n1 Q0 a 2 3 r\n1 Q0 y 3 2 r\n1 Q0 c 4 1 r\n")  # condensed: a, c -> P@2 = 1
+    out = subprocess.run(["ulnorm-eval", "-J", "--norm", "none", "-m", "P@2", "-m", "BS(P@2)", "-m", "BSLO(P@2)",
+                          "-m", "BSHI(P@2)", str(qrels), str(run)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert [ln.split("\t")[2] for ln in out.stdout.splitlines()] == ["1.0000"] * 4

@@ -171,3 +171,45 @@ def test_montecarlo_bounds_shared_shuffles_equal_one_measure_at_a_time():
         vals = permutation_values(pool, J, m, lv, 60, Keys(3, J.qids))
         # (to rounding: numpy's mean of a column subset adds in another order than of the whole)
         np.testing.assert_allclose(b["E"][mc], vals.mean(axis=0)[mc], rtol=1e-13, atol=0, err_msg=str(m))
+
+
+def test_evaluate_files_equals_one_file_at_a_time(tmp_path):
+    """Several run files read by one reader thread (the next parsed while this one is scored) give
+    what evaluating them one by one gives: values, notes, a regrouped file read whole, and a bad
+    line's error raised when its file is reached."""
+    import gzip
+    import os
+
+    from ulnorm_eval.inputs.trec import InputError
+    from ulnorm_eval.pipeline.blocks import Options
+    from ulnorm_eval.pipeline.evaluate import evaluate_path, load_qrels, resolve_metrics
+    from ulnorm_eval.pipeline.stream import evaluate_files
+
+    ex = os.path.join(os.path.dirname(__file__), "..", "examples")
+    qrels = load_qrels(os.path.join(ex, "qrels", "dlhard-passage.qrels.txt"))
+    runs = sorted(os.path.join(ex, "runs", f) for f in os.listdir(os.path.join(ex, "runs")) if f.endswith(".gz"))
+    lines = gzip.open(runs[0], "rt").read().splitlines(keepends=True)
+    plain = tmp_path / "plain.run"
+    plain.write_text("".join(lines))
+    regrouped = tmp_path / "regrouped.run"  # a query's lines come back after another's: read whole
+    regrouped.write_text("".join(lines[:3] + lines[1200:1300] + lines[3:1200] + lines[1300:]))
+    metrics = resolve_metrics(["nDCG@10", "AP", "P@5"], [])
+    metrics = metrics[0] if isinstance(metrics, tuple) else metrics
+    opts = Options()
+    paths = [str(plain), *runs, str(regrouped), str(plain)]
+    got = list(evaluate_files(qrels, paths, metrics, opts, block_bytes=1 << 16))  # several blocks a file
+    want = [evaluate_path(qrels, p, metrics, opts) for p in paths]
+    assert len(got) == len(want) == len(paths)
+    for g, w in zip(got, want):
+        assert g.name == w.name and g.qids == w.qids and g.notes == w.notes
+        for m in metrics:
+            assert np.array_equal(g.values[m], w.values[m]) and g.mean[m] == w.mean[m]
+    bad = tmp_path / "bad.run"
+    bad.write_text("".join(lines[:5]) + "x Q0 d 1 notanumber t\n")
+    with pytest.raises(InputError) as alone:
+        evaluate_path(qrels, str(bad), metrics, opts)
+    seen = []
+    with pytest.raises(InputError) as among:
+        for r in evaluate_files(qrels, [str(plain), str(bad), str(plain)], metrics, opts):
+            seen.append(r.name)
+    assert seen == ["plain.run"] and str(among.value) == str(alone.value)

@@ -29,7 +29,7 @@ from collections import deque
 
 from ..inputs.trec import InputError
 from .blocks import Options
-from .stream import BLOCK_BYTES, NotGrouped, block_bounds, evaluate_stream, score_query_block
+from .stream import BLOCK_BYTES, NotGrouped, block_bounds, evaluate_files, evaluate_stream, score_query_block
 
 __all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "evaluate_paths", "evaluate_runs",
            "map_runs", "DASK_EXTRA"]
@@ -338,6 +338,12 @@ def evaluate_paths(ex, paths, metrics, options: Options, stream: bool | None = N
 
     qrels = ex.qrels
     if ex.sequential:
+        paths = list(paths)
+        if (len(paths) > 1 and stream is not False and not qrels.letor
+                and all(isinstance(p, str) and p != "-" and os.path.isfile(p) for p in paths)):
+            # several run files: the next one is read and parsed while this one is scored
+            yield from evaluate_files(qrels, paths, metrics, options, stream, block_bytes)
+            return
         for p in paths:
             yield evaluate_path(qrels, p, metrics, options, stream=stream)
         return

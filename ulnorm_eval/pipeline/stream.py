@@ -19,7 +19,7 @@ from .blocks import Options, RunResult, finish_run, metric_values, query_set, sc
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, run_queries
 
 __all__ = ["query_blocks", "evaluate_stream", "NotGrouped", "BlockOut", "score_query_block", "parse_block",
-           "score_parsed", "block_bounds", "read_ahead"]
+           "score_parsed", "block_bounds", "read_ahead", "evaluate_files"]
 
 
 class NotGrouped(InputError):
@@ -137,6 +137,60 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     finally:
         if ahead is not None:  # now, not when an error's traceback lets go of it (at exit: too late)
             ahead.close()
+
+
+def evaluate_files(qrels: Qrels, paths: list, metrics: list, options: Options, stream: bool | None = None,
+                   block_bytes: int = BLOCK_BYTES):
+    """Yield :func:`evaluate_stream`'s RunResult of each regular run file, in order, with one reader
+    thread for the whole sequence (:func:`read_ahead`): the next file's first block is read and
+    parsed while the last block of this one is scored, so that many small files (a track's runs, a
+    block each) keep both cores busy as the blocks of one large file do.
+
+    Each item carries whether it is its file's last block (no end-of-file item, which would hold one
+    of the reader's two slots and stall it).  The numbers, notes and errors are those of evaluating
+    the files one after the other: a block's parse error is raised when its file is reached, and a
+    file whose queries are not contiguous is read whole (refused with ``stream=True``).
+    """
+    from .evaluate import evaluate_run, load_run
+
+    def items():
+        for i, p in enumerate(paths):
+            held = None
+            for data, _ in run_blocks(p, block_bytes):
+                if held is not None:
+                    yield i, parse_block(p, held), False
+                held = data
+            yield i, (None if held is None else parse_block(p, held)), True
+
+    ahead = read_ahead(items())
+    try:
+        for p in paths:
+            finished = [False]
+
+            def blocks(p=p, finished=finished):
+                for _, parsed, last in ahead:
+                    finished[0] = last
+                    if parsed is not None:
+                        run, lines = parsed
+                        yield score_parsed(qrels, p, run, lines, metrics, options)
+                    if last:
+                        return
+
+            gen = blocks()
+            try:
+                res = _evaluate_blocks(qrels, p, metrics, options, None, None, iter(gen))
+            except NotGrouped:
+                gen.close()
+                while not finished[0]:  # this file's other blocks are of no use now
+                    finished[0] = next(ahead)[2]
+                if stream:
+                    raise
+                res = evaluate_run(qrels, load_run(p, qrels), metrics, options)
+            while not finished[0]:  # (every block is consumed; none is left for the next file)
+                finished[0] = next(ahead)[2]
+            yield res
+    finally:
+        ahead.close()
 
 
 def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunResult:

@@ -182,7 +182,7 @@ def test_evaluate_files_equals_one_file_at_a_time(tmp_path):
 
     from ulnorm_eval.inputs.trec import InputError
     from ulnorm_eval.pipeline.blocks import Options
-    from ulnorm_eval.pipeline.evaluate import evaluate_path, load_qrels, resolve_metrics
+    from ulnorm_eval.pipeline.evaluate import evaluate_path, evaluate_run, load_qrels, load_run, resolve_metrics
     from ulnorm_eval.pipeline.stream import evaluate_files
 
     ex = os.path.join(os.path.dirname(__file__), "..", "examples")
@@ -197,7 +197,10 @@ def test_evaluate_files_equals_one_file_at_a_time(tmp_path):
     metrics = metrics[0] if isinstance(metrics, tuple) else metrics
     opts = Options()
     paths = [str(plain), *runs, str(regrouped), str(plain)]
-    got = list(evaluate_files(qrels, paths, metrics, opts, block_bytes=1 << 16))  # several blocks a file
+    def whole(p):
+        return evaluate_run(qrels, load_run(p, qrels), metrics, opts)
+
+    got = list(evaluate_files(qrels, paths, metrics, opts, whole, block_bytes=1 << 16))  # several blocks a file
     want = [evaluate_path(qrels, p, metrics, opts) for p in paths]
     assert len(got) == len(want) == len(paths)
     for g, w in zip(got, want):
@@ -210,6 +213,6 @@ def test_evaluate_files_equals_one_file_at_a_time(tmp_path):
         evaluate_path(qrels, str(bad), metrics, opts)
     seen = []
     with pytest.raises(InputError) as among:
-        for r in evaluate_files(qrels, [str(plain), str(bad), str(plain)], metrics, opts):
+        for r in evaluate_files(qrels, [str(plain), str(bad), str(plain)], metrics, opts, whole):
             seen.append(r.name)
     assert seen == ["plain.run"] and str(among.value) == str(alone.value)

@@ -342,7 +342,9 @@ def evaluate_paths(ex, paths, metrics, options: Options, stream: bool | None = N
         if (len(paths) > 1 and stream is not False and not qrels.letor
                 and all(isinstance(p, str) and p != "-" and os.path.isfile(p) for p in paths)):
             # several run files: the next one is read and parsed while this one is scored
-            yield from evaluate_files(qrels, paths, metrics, options, stream, block_bytes)
+            yield from evaluate_files(qrels, paths, metrics, options,
+                                      lambda p: evaluate_run(qrels, load_run(p, qrels), metrics, options),
+                                      stream, block_bytes)
             return
         for p in paths:
             yield evaluate_path(qrels, p, metrics, options, stream=stream)

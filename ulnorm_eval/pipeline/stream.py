@@ -139,7 +139,7 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
             ahead.close()
 
 
-def evaluate_files(qrels: Qrels, paths: list, metrics: list, options: Options, stream: bool | None = None,
+def evaluate_files(qrels: Qrels, paths: list, metrics: list, options: Options, whole, stream: bool | None = None,
                    block_bytes: int = BLOCK_BYTES):
     """Yield :func:`evaluate_stream`'s RunResult of each regular run file, in order, with one reader
     thread for the whole sequence (:func:`read_ahead`): the next file's first block is read and
@@ -149,10 +149,9 @@ def evaluate_files(qrels: Qrels, paths: list, metrics: list, options: Options, s
     Each item carries whether it is its file's last block (no end-of-file item, which would hold one
     of the reader's two slots and stall it).  The numbers, notes and errors are those of evaluating
     the files one after the other: a block's parse error is raised when its file is reached, and a
-    file whose queries are not contiguous is read whole (refused with ``stream=True``).
+    file whose queries are not contiguous is evaluated by ``whole(path)``, reading it whole (refused
+    with ``stream=True``).
     """
-    from .evaluate import evaluate_run, load_run
-
     def items():
         for i, p in enumerate(paths):
             held = None
@@ -185,7 +184,7 @@ def evaluate_files(qrels: Qrels, paths: list, metrics: list, options: Options, s
                     finished[0] = next(ahead)[2]
                 if stream:
                     raise
-                res = evaluate_run(qrels, load_run(p, qrels), metrics, options)
+                res = whole(p)
             while not finished[0]:  # (every block is consumed; none is left for the next file)
                 finished[0] = next(ahead)[2]
             yield res

@@ -49,22 +49,24 @@ def random_queries(rng, nq=5, max_holes=4):
     return queries
 
 
-def build(queries):
+def build(queries, qids=None, max_grade=None):
+    """``queries``: per query (the run's grades, None = a hole; the unretrieved judged grades)."""
     row, grade, judged, jrow, jgrade = [], [], [], [], []
     for q, (run, other) in enumerate(queries):
         for g in run:
             row.append(q)
             grade.append(0.0 if g is None else g)
             judged.append(g is not None)
-        for g in [g for g in run if g is not None] + other:
+        for g in [g for g in run if g is not None] + list(other):
             jrow.append(q)
             jgrade.append(g)
     nq = len(queries)
-    rk = Ranking(np.array(row, np.int64), np.array(grade), nq, np.arange(nq), np.array(judged, bool))
-    jrow, jgrade = np.array(jrow, np.int64), np.array(jgrade)
+    jrow, jgrade = np.array(jrow, np.int64), np.array(jgrade, dtype=float)
     order = np.lexsort((-jgrade, jrow))
-    max_grade = float(jgrade.max()) if len(jgrade) else 0.0
-    return rk, Judgements([f"q{i}" for i in range(nq)], jrow[order], jgrade[order], max_grade)
+    qids = qids or [f"q{i}" for i in range(nq)]
+    rk = Ranking(np.array(row, np.int64), np.array(grade, dtype=float), nq, np.arange(nq), np.array(judged, bool))
+    G = max_grade if max_grade is not None else float(jgrade.max()) if len(jgrade) else 0.0
+    return rk, Judgements(qids, jrow[order], jgrade[order], G)
 
 
 def brute(queries, m, max_grade, level=1.0, extra=()):

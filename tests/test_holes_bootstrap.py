@@ -16,28 +16,10 @@ from ulnorm_eval.core.holes import (BOOT_SMOOTHING, HoleContext, bootstrap, cand
 from ulnorm_eval.core.kernels import Judgements, Ranking
 from ulnorm_eval.core.records import FAMILIES
 
+from test_holes import build  # the rankings with holes of test_holes, shared
+
 MEASURES = ["nDCG@3", "nDCG", "AP", "AP@2", "P@2", "R@3", "RR", "Rprec", "DCG@3", "RBP(p=0.8)", "SP@3",
             "Success@2", "nDCG(gains={0:0,1:1,2:5,3:11.5})@3", "nDCG(dcg='exp-log2')"]
-
-
-def build(queries, qids=None, max_grade=None):
-    """``queries``: per query (the run's grades, None = a hole; the unretrieved judged grades)."""
-    row, grade, judged, jrow, jgrade = [], [], [], [], []
-    for q, (run, other) in enumerate(queries):
-        for g in run:
-            row.append(q)
-            grade.append(0.0 if g is None else g)
-            judged.append(g is not None)
-        for g in [g for g in run if g is not None] + list(other):
-            jrow.append(q)
-            jgrade.append(g)
-    nq = len(queries)
-    jrow, jgrade = np.array(jrow, np.int64), np.array(jgrade, dtype=float)
-    order = np.lexsort((-jgrade, jrow))
-    qids = qids or [f"q{i}" for i in range(nq)]
-    rk = Ranking(np.array(row, np.int64), np.array(grade, dtype=float), nq, np.arange(nq), np.array(judged, bool))
-    G = max_grade if max_grade is not None else float(jgrade.max()) if len(jgrade) else 0.0
-    return rk, Judgements(qids, jrow[order], jgrade[order], G)
 
 
 def reference_prior(run, other, cutoff, cands, prior):

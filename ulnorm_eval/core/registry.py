@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import math
-import difflib
 import re
 from dataclasses import dataclass, field
 
@@ -321,6 +320,8 @@ def _known_names() -> list[str]:
 
 def _close(word: str, names: list, n: int = 3, cutoff: float = 0.5) -> list:
     """difflib's close matches, ties broken by the order of ``names`` (not by string order)."""
+    import difflib  # only for an unknown name's suggestions: not at start-up
+
     m = difflib.SequenceMatcher()
     m.set_seq2(word)
     scored = []
@@ -516,6 +517,8 @@ def trec_repeats(names) -> str | None:
 def with_variant(metric: Metric, variant: str) -> Metric:
     v = _VARIANT_ALIASES.get(variant) or _VARIANT_ALIASES.get(variant.upper())
     if v is None:
+        import difflib
+
         close = difflib.get_close_matches(variant.upper(), list(_VARIANT_ALIASES), n=2)
         hint = f"; did you mean {' or '.join(close)}?" if close else ""
         raise UnknownMeasure(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)}){hint}")

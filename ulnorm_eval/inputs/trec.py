@@ -80,7 +80,7 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
     rather than per-field regexes: on a 7M-line run that is 30 ms instead of 3 s.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from . import compute as pc
     import pyarrow.csv as pacsv
 
     head = data[:4096].lstrip(b"\xef\xbb\xbf")
@@ -120,9 +120,9 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
         if i not in floats and len(c) and _has_empty(c):
             return None
         # A null (empty field, 'nan'...) or infinite number: the careful parser quotes the field as written.
-        if i in floats and len(c) and (c.null_count or not pc.all(pc.is_finite(c)).as_py()):
+        if i in floats and len(c) and (c.null_count or not pc.all_(pc.is_finite(c)).as_py()):
             return None
-    if len(cols[0]) and pc.any(pc.starts_with(cols[0], "#")).as_py():
+    if len(cols[0]) and pc.any_(pc.starts_with(cols[0], "#")).as_py():
         return None
     return cols
 
@@ -209,12 +209,12 @@ RESERVED_QIDS = ("all",)
 def _refuse_reserved(qid, path: str, lines) -> None:
     """A query named ``all`` would be indistinguishable from the summary row in every format."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from . import compute as pc
 
     if qid is None or not len(qid):
         return
     hit = pc.is_in(qid, value_set=pa.array(list(RESERVED_QIDS), pa.string()))
-    if pc.any(hit).as_py():
+    if pc.any_(hit).as_py():
         i = pc.index(hit, True).as_py()
         refuse_reserved_id(qid[i].as_py(), path, _line(lines, i))
 
@@ -236,7 +236,7 @@ def _refuse_reserved_rows(qids: list, path: str) -> None:
 def _to_float(col, path: str, lines, name: str) -> np.ndarray:
     """Parse a string column to float64, naming the first bad line (a float64 column is only checked)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from . import compute as pc
 
     try:
         values = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
@@ -282,7 +282,7 @@ def numeric_ids(docid) -> np.ndarray | None:
     passages), else None.  '007' and '7' give the same number: equal numbers only hint at equal ids.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from . import compute as pc
 
     # String ids (MS MARCO documents 'D2573', TREC 'FBIS3-10082') fail the cast below, but only
     # after a full pass over the column (69 ms per 100k lines): a look at three ids decides first.
@@ -332,7 +332,7 @@ def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=
     error names the first repeat in file order.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from . import compute as pc
 
     n = len(docid)
     if n < 2:
@@ -348,8 +348,8 @@ def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=
         return
     qcode = numeric_array(np.asarray(qcode))
     order = pc.sort_indices(pa.table({"q": qcode, "d": docid}), sort_keys=[("q", "ascending"), ("d", "ascending")])
-    d = docid.take(order)
-    q = qcode.take(order)
+    d = pc.take(docid, order)
+    q = pc.take(qcode, order)
     same = pc.and_(pc.equal(d.slice(1), d.slice(0, n - 1)), pc.equal(q.slice(1), q.slice(0, n - 1)))
     o = order.to_numpy()
     dup = np.flatnonzero(same.to_numpy(zero_copy_only=False))

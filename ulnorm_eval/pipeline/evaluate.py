@@ -265,7 +265,7 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn=N
     rr = b.ranked
     ignored_qids = []
     if rr.ignored_queries:
-        import pyarrow.compute as pc
+        from ..inputs import compute as pc
         ignored_qids = natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
     return _tell(finish_run(run.name, run.path, qids, metrics, b.values, b.stderr, b.undefined, options,
                             missing_qids=[q for q, p in zip(qids, rr.present) if not p], ignored_qids=ignored_qids,

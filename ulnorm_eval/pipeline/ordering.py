@@ -34,7 +34,7 @@ def _groups(qrels: Qrels):
     Every later lookup of "the judgements of these queries" is then proportional to their size, not
     to the whole qrels: a streamed run asks once per block.
     """
-    import pyarrow.compute as pc
+    from ..inputs import compute as pc
 
     if "groups" not in qrels.cache:
         enc = pc.dictionary_encode(qrels.qid)
@@ -50,7 +50,7 @@ def run_queries(run: Run):
     """The run's distinct query ids (pyarrow strings, first-appearance order) and each row's index
     into them (int32), computed once per run: the query set, the streamed reader's checks and the
     ordering all need them."""
-    import pyarrow.compute as pc
+    from ..inputs import compute as pc
 
     if "queries" not in run.cache:
         enc = pc.dictionary_encode(run.qid)
@@ -103,13 +103,13 @@ def _join_index(qrels: Qrels, qids: list):
     Kept on the qrels for the last query set asked for: every run of an evaluation (and every
     small file, one block) asks for the same one, so it is built once, not once per run.
     """
-    import pyarrow.compute as pc
+    from ..inputs import compute as pc
 
     key = tuple(qids)
     hit = qrels.cache.get("join")
     if hit is None or hit[0] != key:
         rows, owner = qrels_rows(qrels, qids)
-        enc = pc.dictionary_encode(qrels.docid.take(numeric_array(rows)))
+        enc = pc.dictionary_encode(pc.take(qrels.docid, numeric_array(rows)))
         code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         keys = owner.astype(np.int64) * len(enc.dictionary) + code
         srt = np.argsort(keys, kind="stable")
@@ -133,7 +133,9 @@ class RankedRun:
     @property
     def docid(self):
         """pyarrow strings in ranking order (built on demand: only NRG and the ir_measures bridge need it)."""
-        return self._docid.take(numeric_array(self._take))
+        from ..inputs import compute as pc
+
+        return pc.take(self._docid, numeric_array(self._take))
 
 
 RANK_PATTERN = r"^[+-]?[0-9]+$"  # a decimal integer in ASCII digits, as C's strtol reads it without a base
@@ -147,7 +149,7 @@ def rank_values(run: Run) -> np.ndarray:
     ``3\u00a0``: the pattern decides, and a bad field names its line.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from ..inputs import compute as pc
 
     if run.rank is None:
         raise InputError(run.path, None, "--ties rank needs a rank column")
@@ -157,8 +159,8 @@ def rank_values(run: Run) -> np.ndarray:
     if not pa.types.is_string(rank.type) and not pa.types.is_large_string(rank.type):
         rank = pc.cast(rank, pa.string())
     ok = pc.match_substring_regex(rank, RANK_PATTERN)
-    bad = None if ok.null_count == 0 and pc.all(ok).as_py() in (True, None) else \
-        int(np.flatnonzero(~ok.fill_null(False).to_numpy(zero_copy_only=False))[0])
+    bad = None if ok.null_count == 0 and pc.all_(ok).as_py() in (True, None) else \
+        int(np.flatnonzero(~pc.fill_null(ok, False).to_numpy(zero_copy_only=False))[0])
     if bad is None:
         try:
             return pc.cast(pc.replace_substring_regex(rank, r"^\+", ""), pa.int64()).to_numpy(zero_copy_only=False)
@@ -182,7 +184,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     ``depth`` keeps the top ``depth`` documents per query after ordering (trec_eval -M).
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+    from ..inputs import compute as pc
 
     if score_precision not in ("float64", "float32"):
         raise ValueError("score_precision must be 'float64' or 'float32'")
@@ -193,7 +195,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     nj = len(jdict)
     docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
     if docid.type != jdict.type:
-        docid = docid.cast(jdict.type)
+        docid = pc.cast(docid, jdict.type)
     ids = numeric_ids(docid)
     if ids is not None:
         # Numeric docids: repeats are found on the numbers, and a lookup in the (small, per query

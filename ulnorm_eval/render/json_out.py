@@ -1,8 +1,6 @@
 """The ``-f json`` document (with its JSON Schema) and ``-f jsonl`` lines."""
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from dataclasses import asdict
 
@@ -111,6 +109,8 @@ def sha256_file(path) -> str | None:
     """Hex SHA-256 of a file's bytes as stored; None for '-' or anything that is not a readable file."""
     if not isinstance(path, (str, os.PathLike)) or str(path) == "-" or not os.path.isfile(path):
         return None
+    import hashlib
+
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -173,12 +173,16 @@ def json_document(result, names: str = "canonical", precision: int | None = None
 def format_json(result, names: str = "canonical", precision: int | None = None, **_) -> str:
     """One JSON document: ``meta`` (version, options, inputs with sha256, query lists) and per-run
     summaries with every query's values; schema in :data:`JSON_SCHEMA`."""
+    import json  # here: json and hashlib cost 4 ms of start-up, and most commands print text
+
     return json.dumps(json_document(result, names, precision), indent=1, allow_nan=False) + "\n"
 
 
 def format_jsonl(result, names: str = "canonical", precision: int | None = None, **_) -> str:
     """One JSON object a line: ``{"run", "query", "measure", "value"}`` (plus ``"stderr"`` for Monte Carlo
     values), per run, query (``all`` last) and measure."""
+    import json
+
     lines = []
     for rr in result.runs:
         rows = [(q, i) for i, q in enumerate(rr.qids)] + [("all", None)]

@@ -1,6 +1,7 @@
 """inputs/compute.py calls Arrow's kernels without importing pyarrow.compute: every function gives the
 array pyarrow.compute's function of the same name gives on the same arguments (values, types, nulls
-and errors), and the command's process asks OpenBLAS for one thread unless the user chose."""
+and errors), and the command's process asks OpenBLAS for one thread and Arrow for the C library's allocator,
+unless the user chose."""
 import os
 import subprocess
 import sys
@@ -67,25 +68,36 @@ def test_same_errors_as_pyarrow_compute(name, args):
         getattr(pc, name)(*args)
 
 
-def _blas_threads(tmp_path, env):
+def _settings(tmp_path, env):
     q = tmp_path / "q"
     q.write_text("1 0 a 1\n")
     code = ("import os, sys\nfrom ulnorm_eval.cli.main import main\n"
             f"sys.argv = ['ulnorm-eval', {str(q)!r}, {str(q)!r}]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "sys.stderr.write(repr(os.environ.get('OPENBLAS_NUM_THREADS')))\n")
+            "import pyarrow as pa\n"
+            "sys.stderr.write(repr((os.environ.get('OPENBLAS_NUM_THREADS'), pa.default_memory_pool().backend_name)))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     return out.stderr.strip().splitlines()[-1]
 
 
-def test_command_asks_openblas_for_one_thread_unless_the_user_chose(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    assert _blas_threads(tmp_path, env) == "'1'"
-    assert _blas_threads(tmp_path, {**env, "OPENBLAS_NUM_THREADS": "3"}) == "'3'"
+MINE = ("OPENBLAS_NUM_THREADS", "ARROW_DEFAULT_MEMORY_POOL")
 
 
-def test_library_leaves_openblas_alone():
-    code = "import os, ulnorm_eval; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+def test_command_asks_for_one_blas_thread_and_malloc_unless_the_user_chose(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in MINE}
+    assert _settings(tmp_path, env) == "('1', 'system')"
+    chosen = {**env, "OPENBLAS_NUM_THREADS": "3", "ARROW_DEFAULT_MEMORY_POOL": "jemalloc"}
+    if _settings(tmp_path, {**env, "ARROW_DEFAULT_MEMORY_POOL": "jemalloc"}).endswith("'system')"):
+        chosen["ARROW_DEFAULT_MEMORY_POOL"] = "mimalloc"  # a pyarrow built without jemalloc
+    assert _settings(tmp_path, chosen) == f"('3', '{chosen['ARROW_DEFAULT_MEMORY_POOL']}')"
+
+
+def test_library_leaves_blas_and_arrow_alone():
+    code = ("import os, ulnorm_eval, pyarrow as pa\n"
+            "print(os.environ.get('OPENBLAS_NUM_THREADS'), os.environ.get('ARROW_DEFAULT_MEMORY_POOL'))\n"
+            "print(pa.default_memory_pool().backend_name)")
+    env = {k: v for k, v in os.environ.items() if k not in MINE}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.stdout.strip() == "None"
+    first, backend = out.stdout.strip().splitlines()
+    assert first == "None None"
+    assert backend != "system"  # the wheel's own allocator (mimalloc or jemalloc), as without ulnorm_eval

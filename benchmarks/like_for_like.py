@@ -20,7 +20,9 @@ wall and CPU time; below 1: ulnorm-eval is faster):
 5. A whole track: 150 generated runs x 50 queries x 1000 documents on one qrels: ``eval`` and
    ``compare`` (trec_eval's default measures, no variants) against trec_eval looped; ``-j 2``
    against ``-j 1``.
-6. Monte Carlo bounds: ``-q -m all_trec --norm e`` against ``--norm none`` on one Robust 2003 run.
+6. Large runs: generated runs of 2M and 7M lines (numeric ids) against pytrec_eval, nDCG@10 and AP on
+   both sides (and ulnorm-eval's defaults beside them): peak RSS at 2M, wall time and peak RSS at 7M.
+7. Monte Carlo bounds: ``-q -m all_trec --norm e`` against ``--norm none`` on one Robust 2003 run.
 
 Peers missing (trec_eval not on PATH, pytrec_eval not installed) are reported and skipped.  The
 report is markdown on stdout (``--out`` also writes it); progress goes to stderr.
@@ -40,8 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
-from run import (HERE, SHARED, Stats, _load, _ratio_row, _reported, _rows, bench, compile_installed, log, plain_copy,
-                 table, ulnorm_command, warm)
+from run import (HERE, SHARED, Stats, _load, _ratio_row, _reported, _rows, bench, compile_installed, dataset, log,
+                 plain_copy, table, ulnorm_command, warm)
 
 TRACK_RUNS, TRACK_QUERIES = 150, 50
 KEY: dict = {}  # the README's numbers (benchmarks/summary.py's LFL_KEYS), filled in as the sections run
@@ -54,7 +56,11 @@ TARGETS = {
     "track": 0.5,             # 150 runs: eval and compare / trec_eval looped
     "jobs": 1.6,              # -j 2 at least this much faster than -j 1
     "montecarlo": 5.0,        # -m all_trec --norm e / --norm none, one run
+    "rss_2m": 0.6,            # peak RSS at 2M run lines / pytrec_eval's
+    "time_7m": 0.35,          # wall time at 7M run lines / pytrec_eval's
+    "rss_7m": 0.3,            # peak RSS at 7M run lines / pytrec_eval's
 }
+LARGE = ((2000, "2M"), (7000, "7M"))  # generated runs (benchmarks/generate.py, numeric ids): queries x 1000 documents
 LOOP = 'q=$1; shift; for f in "$@"; do "$0" $TE_ARGS "$q" "$f" || exit; done'
 
 
@@ -278,6 +284,36 @@ def track(ul, trec_eval, args, outdir, targets) -> list[str]:
             + table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st)) + ceiling)
 
 
+def large(ul, args, outdir, targets) -> list[str]:
+    """Generated runs of 2M and 7M lines (numeric ids, 30 judged documents per query, seed 1) against
+    pytrec_eval: the same measures (nDCG@10 and AP) on both sides, and ulnorm-eval's defaults."""
+    if importlib.util.find_spec("pytrec_eval") is None:
+        targets.append(["large runs / pytrec_eval", "-", "-", "", "SKIP (pytrec_eval not installed)"])
+        return []
+    report = []
+    reps = max(1, args.repeat // 2 + 1)
+    for queries, size in LARGE:
+        qrels, run = dataset(HERE / "data", queries, 1)
+        warm(qrels, run)
+        cmds = {f"ulnorm-eval --norm none -m nDCG@10 -m AP ({size})": [*ul, "--norm", "none", "-m", "nDCG@10", "-m", "AP",
+                                                                     qrels, run],
+                f"ulnorm-eval defaults ({size})": [*ul, qrels, run],
+                f"pytrec_eval ({size}; peers.py: parse, nDCG@10 and AP)": [sys.executable, str(HERE / "peers.py"),
+                                                                          "pytrec_eval", qrels, run]}
+        log(f"{size} run lines, median of {reps}")
+        st = bench(cmds, reps, outdir, f"lfl-{size}")
+        same, dflt, peer = (st[k] for k in cmds)
+        for what, u in (("same measures", same), ("default measures and variants", dflt)):
+            if size == "2M":
+                targets.append(_ratio_row(f"{size} lines, {what}: peak RSS / pytrec_eval", TARGETS["rss_2m"], u, peer, "rss"))
+            else:
+                targets.append(_ratio_row(f"{size} lines, {what}: wall time / pytrec_eval", TARGETS["time_7m"], u, peer))
+                targets.append(_ratio_row(f"{size} lines, {what}: peak RSS / pytrec_eval", TARGETS["rss_7m"], u, peer, "rss"))
+        report += [f"### {size} run lines ({queries:,} queries x 1000 documents, numeric ids), median of {reps} "
+                   f"(load {_load()} after)", ""] + table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
+    return report
+
+
 def montecarlo(ul, args, outdir, targets) -> list[str]:
     rob = SHARED / "robust03"
     qrels = str(rob / "qrels.txt")
@@ -328,7 +364,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs per command of the larger cases (medians; default 3)")
     ap.add_argument("--small-repeat", type=int, default=7, help="runs per command of the fresh-process case (default 7)")
     ap.add_argument("--library-repeat", type=int, default=21, help="in-process calls timed (default 21)")
-    ap.add_argument("--skip", action="append", default=[], choices=("robust", "fresh", "track", "montecarlo"),
+    ap.add_argument("--skip", action="append", default=[], choices=("robust", "fresh", "track", "large", "montecarlo"),
                     help="leave a section out (repeatable)")
     ap.add_argument("--out", type=Path, help="also write the markdown report to this file")
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target fails")
@@ -354,6 +390,8 @@ def main() -> int:
         report += fresh_and_library(ul, args, outdir, targets)
     if "track" not in args.skip:
         report += track(ul, trec_eval, args, outdir, targets)
+    if "large" not in args.skip:
+        report += large(ul, args, outdir, targets)
     if "montecarlo" not in args.skip:
         report += montecarlo(ul, args, outdir, targets)
     head = [f"## ulnorm-eval like-for-like benchmark, {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}", "",

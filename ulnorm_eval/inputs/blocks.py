@@ -15,7 +15,11 @@ from .text import READ_ERRORS, check_chunk, open_input
 
 __all__ = ["query_blocks", "run_blocks", "block_bounds", "BLOCK_BYTES"]
 
-BLOCK_BYTES = 8 << 20
+# 6 MiB: a block is read, parsed and scored while the next is read (two in flight, plus their
+# columns), so peak RSS grows with it; 8 MiB blocks gave 232 MiB at 2M lines, 6 MiB 204 MiB, at the
+# same speed (benchmarks/like_for_like.py), and a typical TREC run of 100 queries x 1000 (~5 MB)
+# is still read whole
+BLOCK_BYTES = 6 << 20
 
 
 def _qid(line: bytes):

@@ -29,13 +29,13 @@ def test_default_variants_skip_monte_carlo_measures_with_a_note():
     notes = []
     ms = resolve_metrics(["all_trec"], None, warn=notes.append)
     mc = [m for m in ms if m.measure.bounds == "montecarlo"]
-    assert {m.measure.family for m in mc} == {"IPrec", "Avg11pt", "G", "nDCG_rel"}
+    assert {m.measure.family for m in mc} == {"IPrec", "Avg11pt", "G"}
     assert all(not m.variant for m in mc)  # plain values only
     exact = [m for m in ms if m.measure.bounds == "exact"]
     assert {m.variant for m in exact} == {None, "E", "IUB", "UL1", "UL2"}
     assert len(notes) == 2 and notes[1].startswith("no variants for GMAP, GMBpref: its 'all' row is a geometric")
-    assert "no default variants for 14 measures" in notes[0]
-    assert "IPrec (11), Avg11pt, G, nDCG_rel" in notes[0] and "--norm e,iub,ul1,ul2" in notes[0]
+    assert "no default variants for 13 measures" in notes[0]
+    assert "(IPrec (11), Avg11pt, G)" in notes[0] and "--norm e,iub,ul1,ul2" in notes[0]
 
 
 def test_explicit_norm_and_names_keep_monte_carlo_variants():

@@ -56,6 +56,18 @@ def test_montecarlo_or_no_bounds_need_no_expectation():
     assert _copy("AP", expectation=None, bounds="none").check() == []
 
 
+def test_exact_for_makes_some_measures_of_an_exact_family_monte_carlo():
+    """nDCG_rel's closed form holds for gains >= 0 given to judged levels: the rest are Monte Carlo."""
+    assert _copy("AP", exact_for=lambda m: True, bounds="montecarlo").check() == ["exact_for is a callable of an 'exact' family"]
+    fam = FAMILIES["nDCG_rel"]
+    assert fam.bounds == "exact" and fam.check() == []
+    bounds = {n: registry.parse(n).measure.bounds for n in
+              ("nDCG_rel", "nDCG_rel(gains={1:3,2:0})", "nDCG_rel(gains={1:3,2:-1})", "nDCG_rel(gains={-1:2})",
+               "nDCG_rel(gains={-2:0,1:2})")}
+    assert bounds == {"nDCG_rel": "exact", "nDCG_rel(gains={1:3,2:0})": "exact", "nDCG_rel(gains={1:3,2:-1})": "montecarlo",
+                      "nDCG_rel(gains={-1:2})": "montecarlo", "nDCG_rel(gains={-2:0,1:2})": "exact"}
+
+
 @pytest.mark.parametrize("base", list(registry.TREC_NAMES))
 def test_trec_names_round_trip(base):
     """Every trec_eval name of a record parses, and each measure it names prints that name."""

@@ -58,7 +58,8 @@ def exact_cases(n):
     ks = sorted({1, 3, n, n + 2})
     out = ["map", "gm_map", "Rprec", "recip_rank", "bpref", "gm_bpref", "infAP", "binG", "ndcg", "ndcg.1=3,2=9",
            "ndcg.0=-1,2=-2", "dcg", "dcg.0=-1,1=3",
-           "rbp", "rbp.p=0.5", "rbp_resid", "rbp_resid.p=0.7", "Rndcg", "Rndcg.1=3,2=9", "Rndcg.0=1,2=-2"]
+           "rbp", "rbp.p=0.5", "rbp_resid", "rbp_resid.p=0.7", "Rndcg", "Rndcg.1=3,2=9", "Rndcg.0=1,2=-2",
+           "ndcg_rel", "ndcg_rel.1=3,2=9", "ndcg_rel.0=1,2=5", "ndcg_rel.-2=0,1=0.5"]
     for k in ks:
         out += [f"{b}.{k}" for b in ("P", "recall", "relative_P", "success", "map_cut", "ndcg_cut")]
     out += [f"Rprec_mult.{x}" for x in (0.2, 0.4, 1.0, 2.0, 3.5)]
@@ -79,8 +80,8 @@ def test_exact_expectations_equal_brute_force(seed, L):
         assert got == pytest.approx(brute, rel=1e-12, abs=1e-12), (name, pool.grade, pool.judged, J.grade)
 
 
-MC = ["iprec_at_recall.0.0", "iprec_at_recall.0.5", "11pt_avg", "G", "ndcg_rel", "ERR@3", "ERR", "Compat",
-      "map", "bpref"]
+MC = ["iprec_at_recall.0.0", "iprec_at_recall.0.5", "11pt_avg", "G", "ndcg_rel.1=0.5,2=-1", "ndcg_rel.-1=2",
+      "ERR@3", "ERR", "Compat", "map", "bpref"]
 
 
 def test_montecarlo_within_4_se_of_brute_force():
@@ -99,6 +100,27 @@ def test_montecarlo_within_4_se_of_brute_force():
             every = kernel(name, all_orders(p), J)
             assert abs(mean[i] - every.mean()) <= 4 * se[i] + 1e-12, (name, i, mean[i], every.mean(), se[i])
             assert se[i] > 0 or np.ptp(every) == 0
+
+
+def test_ndcg_rel_closed_form_needs_its_condition():
+    """E[ndcg_rel]'s closed form assumes the sum it averages is >= 0 and linear: a negative gain, or a
+    positive one given to unpooled documents (level -1: more positive-gain documents than the ideal
+    holds), breaks it, and the record leaves those measures to Monte Carlo (exact_for)."""
+    from ulnorm_eval.core.measures.trec import context
+    from ulnorm_eval.core.measures.trec_gains import e_ndcg_rel
+
+    off = 0
+    for seed in range(40):
+        pool, J = make_case(seed)
+        rk = all_orders(pool)
+        for name in ("ndcg_rel.1=0.5,2=-1", "ndcg_rel.-1=2"):
+            m = registry.parse(name).measure
+            assert m.bounds == "montecarlo"
+            with pytest.raises(ValueError, match="no closed-form expectation"):
+                exact(name, pool, J)
+            forced = e_ndcg_rel(pool, J, m.get("gains"), context(m, Level(1)))[0]
+            off += abs(forced - kernel(name, rk, J).mean()) > 1e-6
+    assert off >= 5  # the formula outside its condition is wrong on many of these pools
 
 
 def test_infap_exact_on_a_large_pool_matches_montecarlo():

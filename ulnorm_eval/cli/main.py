@@ -93,7 +93,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
               help=f"Variants added to every measure, comma-separated ({variant_names()}) "
                    f"or 'none'; an explicit LIST covers every measure with bounds.  Default: "
                    f"{','.join(DEFAULT_VARIANTS).lower()} for the measures with a closed-form E; measures whose E is "
-                   "a Monte Carlo estimate (IPrec, 11pt_avg, G, ndcg_rel, ERR, ...: seconds to minutes a "
+                   "a Monte Carlo estimate (IPrec, 11pt_avg, G, ERR, ...: seconds to minutes a "
                    "run) get variants only from an explicit --norm or by name, UL2(G) (a note on stderr says "
                    "which).  (No short form: -n is trec_eval's --nosummary.)")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")

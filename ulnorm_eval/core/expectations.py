@@ -47,8 +47,8 @@ def random_pool(pool: Pool, J: Judgements, m, rel_level, paper: bool = False) ->
 def expectation(pool: Pool, J: Judgements, m, rel_level, paper: bool = False) -> np.ndarray:
     """Exact E[M] per query for a native measure with exact bounds: its family's closed form."""
     fam = FAMILIES[m.family]
-    if fam.expectation is None:
-        raise ValueError(f"{m}: {fam.name} has no closed-form expectation (bounds={fam.bounds!r})")
+    if fam.expectation is None or fam.bounds_of(m) != "exact":
+        raise ValueError(f"{m}: no closed-form expectation (bounds={fam.bounds_of(m)!r})")
     return fam.expectation(random_pool(pool, J, m, rel_level, paper))
 
 

@@ -104,7 +104,9 @@ class Family:
     over uniformly random permutations of the pool (``rp``: :class:`~ulnorm_eval.core.measures.common.RandomPool`);
     None means Monte Carlo.  ``bounds``: 'exact' (closed-form E; IUB/WLB by sorting the pool),
     'montecarlo' (E estimated) or 'none' (counts, set-based and judged-fraction measures: no E/IUB/UL
-    columns, default variants skip them).  ``summary``: how the 'all' row is formed: 'mean', 'sum'
+    columns, default variants skip them).  ``exact_for(m) -> bool``: for an 'exact' family whose
+    closed form holds only for some parameters (nDCG_rel: gains >= 0), whether it holds for measure
+    ``m``; the others are Monte Carlo (:meth:`bounds_of`).  ``summary``: how the 'all' row is formed: 'mean', 'sum'
     or 'gmean' (trec_eval's geometric mean, values floored at 1e-5).  ``level``: 'rel' (reads
     relevance at ``-l``/``rel=``) or 'gains' (graded gains).  ``validate(params, cutoff)`` returns an
     error message or None.  ``paper_ideal(rp)``: IUB under ``--expectation paper`` when it differs.
@@ -171,6 +173,14 @@ class Family:
     holes_open: Callable | None = None
     holes_note: str = ""
     holes_check: Callable | None = None
+    exact_for: Callable | None = None
+
+    def bounds_of(self, m) -> str:
+        """'exact', 'montecarlo' or 'none' for measure ``m``: the family's ``bounds``, except
+        'montecarlo' for a measure of an 'exact' family whose ``exact_for`` rejects it."""
+        if self.bounds == "exact" and self.exact_for is not None and not self.exact_for(m):
+            return "montecarlo"
+        return self.bounds
 
     def extremes_of(self, m) -> str:
         """How IUB and WLB of measure ``m`` are found: 'sorted', 'ideal' or 'search' (see ``extremes``)."""
@@ -194,6 +204,8 @@ class Family:
             bad.append(f"bounds must be one of {BOUNDS}")
         if self.bounds == "exact" and not callable(self.expectation):
             bad.append("bounds='exact' needs an expectation")
+        if self.exact_for is not None and (self.bounds != "exact" or not callable(self.exact_for)):
+            bad.append("exact_for is a callable of an 'exact' family")
         if self.value not in VALUES:
             bad.append(f"value must be one of {VALUES}")
         if any(n not in NICKNAMES for t in self.trec for n in t.nick):

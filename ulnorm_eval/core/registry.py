@@ -106,8 +106,9 @@ class Measure:
 
     @property
     def bounds(self) -> str:
-        """'exact', 'montecarlo' or 'none' (ir_measures measures: Monte Carlo)."""
-        return self.record.bounds if self.record else "montecarlo"
+        """'exact', 'montecarlo' or 'none' (ir_measures measures: Monte Carlo); a measure of an exact
+        family whose closed form does not cover its parameters is Monte Carlo (``Family.exact_for``)."""
+        return self.record.bounds_of(self) if self.record else "montecarlo"
 
     @property
     def summary(self) -> str:

@@ -124,8 +124,8 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
 
     ``variants=None`` means the default variants (``default_variants``, else E, IUB, UL1, UL2), which
     are added only to measures with exact bounds: a measure whose E is a Monte Carlo estimate
-    (IPrec, Avg11pt, G, nDCG_rel, Rndcg, ERR, Compat, ir_measures' others) costs seconds to minutes
-    per run, so it gets its variants only when asked for by name (``UL2(G)``) or by an explicit
+    (IPrec, Avg11pt, G, nDCG_rel with a negative gain, ERR, Compat, ir_measures' others) costs seconds
+    to minutes per run, so it gets its variants only when asked for by name (``UL2(G)``) or by an explicit
     ``variants`` list; ``warn`` hears one line naming the measures left without them.
     """
     from ..core.holes import holes_reason

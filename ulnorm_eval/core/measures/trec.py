@@ -47,7 +47,7 @@ from .irm_native import k_Compat, k_ERR, k_Judged
 from .trec_counts import (k_num_nonrel_judged_ret, k_num_q, k_num_rel, k_num_rel_ret, k_num_ret, k_relstring,
                           k_runid, k_set_F, k_set_map, k_set_P, k_set_recall, k_set_relative_P, k_utility,
                           relstring)
-from .trec_gains import (e_binG, e_Rndcg, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
+from .trec_gains import (e_binG, e_ndcg_rel, e_Rndcg, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
                          k_Rndcg, rbp_order)
 from .trec_precision import (e_bpref, e_infAP, e_relative_P, e_Rprec_mult, e_success, k_11pt_avg, k_bpref,
                              k_infAP, k_iprec_at_recall, k_relative_P, k_Rprec_mult, k_success, k_unj, k_yaap)
@@ -137,6 +137,13 @@ def compat_order(code, m, rel, max_grade):
 def _nonneg_gains(m) -> bool:
     gains = m.get("gains")
     return gains is None or all(float(v) >= 0 for v in dict(gains).values())
+
+
+def _gains_of_judged_levels(m) -> bool:
+    """Every gain >= 0, and none given to a level below 0 (a pooled-unjudged or unpooled document):
+    the documents of positive gain are then judged ones, at most the query's positive ideal gains."""
+    gains = m.get("gains")
+    return _nonneg_gains(m) and all(float(k) >= 0 or float(v) == 0 for k, v in dict(gains or {}).items())
 
 
 _SEARCHED = "IUB and WLB are the maximum and minimum over every arrangement of the pool's classes, at most 5040 of them, and withheld beyond"
@@ -290,9 +297,13 @@ register(Family(
     _doc(k_ideal_dcg), NO_BOUNDS + ": the same for every ordering", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg.c)",
     "gains", trec=(TrecName("ideal_dcg", "map", "gains", value_name="gain"),)))
 register(Family(
-    "nDCG_rel", (GAINS_PARAM,), "none", _family_kernel(k_ndcg_rel, _param("gains")), graded_gain, "montecarlo", None,
-    _doc(k_ndcg_rel), "Monte Carlo", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)", "gains",
-    trec=(TrecName("ndcg_rel", "map", "gains", value_name="gain", nick=(A,)),), examples=("nDCG_rel", "nDCG_rel(gains={1:3,2:1})"),
+    "nDCG_rel", (GAINS_PARAM,), "none", _family_kernel(k_ndcg_rel, _param("gains")), graded_gain, "exact",
+    _family_expectation(e_ndcg_rel, _param("gains")), _doc(k_ndcg_rel),
+    "(1/nrel) [sum_p (S/n disc(p) + (Np-1) S/(n(n-1)) D(p)) / ideal(p) + (nrel-Np) (S/n) D(n) / full] (exact, "
+    "linearity) for gains >= 0; Monte Carlo with a negative gain", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)",
+    "gains", trec=(TrecName("ndcg_rel", "map", "gains", value_name="gain", nick=(A,)),),
+    examples=("nDCG_rel", "nDCG_rel(gains={1:3,2:1})", "nDCG_rel(gains={0:1,2:5})", "nDCG_rel(gains={1:0.5,2:-1})"),
+    exact_for=_gains_of_judged_levels,
     extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
     extremes_note="with gains >= 0 the gain-sorted ordering is the maximum (the j-th relevant document's ratio "
                   "is at most the sorted one's) but no proof makes the ascending one the minimum: " + _WLB_SEARCHED))

@@ -1,5 +1,6 @@
 """trec_eval's graded families beyond nDCG (ndcg_rel, Rndcg, binG, G, rbp, rbp_resid), their gain
-maps and ideal orderings, and the expectations of binG, rbp and rbp_resid; registered in :mod:`.trec`."""
+maps and ideal orderings, and the expectations of ndcg_rel (gains >= 0), Rndcg, binG, rbp and rbp_resid;
+registered in :mod:`.trec`."""
 from __future__ import annotations
 
 from ..lazy import np
@@ -99,6 +100,38 @@ def k_ndcg_rel(rk, J, gains, ctx):
     nrel = npos[rk.base].astype(np.float64)
     s = s + (nrel - rk.count_within(idx[hit], np.inf)) * safe(final, full)
     return np.where(s > 0, safe(s, nrel), 0.0)
+
+
+def e_ndcg_rel(pool, J, gains, ctx):
+    """E[ndcg_rel] under a uniformly random ranking of the pool (exact) when every gain is >= 0 and
+    no level below 0 gains anything (the record's ``exact_for``): then the documents of nonzero gain
+    are those of positive gain, at most the query's nrel positive ideal gains (pool documents of
+    positive gain are judged), so the sum s of :func:`k_ndcg_rel` is >= 0 and linear in its terms.
+
+    The whole pool of n documents (gains g, S = sum g, Np of them positive) is ranked.  At 0-based
+    rank p the term is 1[g(p) > 0] DCG(p) / ideal(p), DCG(p) = sum_{p' <= p} g(p') disc(p'); over a
+    uniform permutation E[1[g(p) > 0] g(p)] = S/n and, for p' != p,
+    E[1[g(p) > 0] g(p')] = sum_{d: g_d > 0} (S - g_d) / (n(n-1)) = (Np - 1) S / (n(n-1)), so
+    E[term p] = (S/n disc(p) + (Np - 1) S/(n(n-1)) D(p)) / ideal(p), D(p) = sum_{p' < p} disc(p'),
+    ideal(p) the ideal DCG to rank min(p, nrel - 1).  The nrel - Np positive ideal gains never
+    ranked add (nrel - Np) E[DCG(n - 1)] / full = (nrel - Np) (S/n) D(n) / full; E = E[s] / nrel."""
+    from .common import disc_prefix
+
+    rk = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only positions and gain sums are read
+    g = _level_gain(codes(rk), gains)
+    n = pool.n
+    S, Np = rk.rowsum(g), rk.rowsum(g > 0)
+    pidcg, st, nrel, _, _ = _prefix_idcg(J, gains)
+    full = _idcg(J, gains)
+    q, p = rk.row, rk.pos
+    at = st[q] + np.minimum(p, np.maximum(nrel[q] - 1, 0))
+    ideal = np.where(nrel[q] > 0, pidcg[np.minimum(at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
+    D = disc_prefix(int(n.max()) if n.size else 0)
+    mean, pair = safe(S, n), safe((Np - 1.0) * S, n * (n - 1.0))
+    term = safe(mean[q] * _disc(p) + pair[q] * D[p], ideal)
+    s = np.bincount(q, weights=term, minlength=J.nq)[: J.nq]
+    s = s + (nrel - Np) * safe(mean * D[n.astype(np.int64)], full)
+    return safe(s, nrel)
 
 
 def k_Rndcg(rk, J, gains, ctx):

@@ -144,7 +144,9 @@ def rel_index(rk, ctx):
 # * rbp(p): mean scaled gain * (1 - p^n) (Moffat & Zobel 2008).  rbp_resid(p): p^n + (W/n)(1 - p^n)
 #   when W = U + V > 0, else 0.
 #
-# 'montecarlo' families (iprec_at_recall, 11pt_avg, G, ndcg_rel, Rndcg, ERR, Compat): the native
+# * ndcg_rel (gains >= 0) and Rndcg: linearity over the DCG terms (trec_gains.py: e_ndcg_rel, e_Rndcg).
+#
+# 'montecarlo' families (iprec_at_recall, 11pt_avg, G, ndcg_rel with a negative gain, ERR, Compat): the native
 # kernel on seeded permutations (core/permutations.py, through core/expectations.py), with the
 # standard error of the mean.
 

@@ -325,8 +325,9 @@ def montecarlo(ul, args, outdir, targets) -> list[str]:
     targets += both("-q -m all_trec --norm e / --norm none, one Robust 2003 run", TARGETS["montecarlo"],
                     st["ulnorm-eval -q -m all_trec --norm e"], st["ulnorm-eval -q -m all_trec --norm none"])
     return ([f"### Monte Carlo bounds on one Robust 2003 run (input.InexpC2), median of {max(1, args.repeat // 2)}", "",
-             "E of iprec_at_recall, 11pt_avg and G is a Monte Carlo mean (1,000 shuffles of each "
-             "query's judged documents, shared by every measure); the others are exact.", ""]
+             "E of iprec_at_recall, 11pt_avg and G is a Monte Carlo mean (1,000 random placements of each "
+             "query's relevant judged documents among its judged documents, shared by every measure); the others "
+             "are exact.", ""]
             + table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st)))
 
 

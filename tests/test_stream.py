@@ -142,6 +142,26 @@ def test_monte_carlo_db_identical_streamed_or_not(shared):
     assert not np.array_equal(c.values[db], b.values[db])
 
 
+def test_placed_monte_carlo_identical_streamed_or_not(shared):
+    """The measures whose Monte Carlo draws only the documents they read (G, iprec_at_recall,
+    11pt_avg: permutations.placed) give the same E, DB and standard errors streamed in small blocks
+    as in memory, on the qrels pool and on the run's own pool."""
+    d = shared / "robust03"
+    q = api.load_qrels(str(d / "qrels.txt"))
+    metrics = api.resolve_metrics(["G", "IPrec@0.5", "Avg11pt"], ["E", "DB"])
+    run = str(d / "runs" / "input.humR03dc.gz")
+    for pool in ("qrels", "run"):
+        opts = api.Options(permutations=100, seed=3, pool=pool)
+        a = stream.evaluate_stream(q, run, metrics, opts, lambda m: None, block_bytes=20_000)
+        b = api.evaluate_run(q, io.read_run(run), metrics, opts, lambda m: None)
+        for m in metrics:
+            assert np.array_equal(a.values[m], b.values[m], equal_nan=True), (pool, m)
+            if m in b.stderr:
+                assert np.array_equal(a.stderr[m], b.stderr[m], equal_nan=True), (pool, m)
+        e = api.resolve_metrics(["G"], ["E"])[1]
+        assert np.any(b.stderr[e] > 0)  # Monte Carlo, not enumerated
+
+
 def _real_runs():
     from conftest import SHARED
 

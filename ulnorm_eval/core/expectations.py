@@ -31,7 +31,7 @@ from .measures.common import RandomPool, expected_rr, expected_sp
 from .normalise import undefined_mask
 from .permutations import (ENUMERATE_LIMIT, Keys, db_values, enumerated_bounds, monte_carlo_unit, permutation_values,
                            permutation_values_many)
-from .pools import Pool, judged_only_pool, make_pool, pool_gains, pool_keys
+from .pools import Pool, judged_only_pool, make_pool, pool_gains, pool_keys, pool_reads
 from .records import VARIANTS
 
 __all__ = ["Pool", "make_pool", "expectation", "ideal", "worst", "expected_sp", "expected_rr",
@@ -87,16 +87,21 @@ def montecarlo_bounds(pool: Pool, J: Judgements, m, rel_level, reps: int, rng, p
 def montecarlo_bounds_many(pool: Pool, J: Judgements, measures: list, rel_level, reps: int, rng,
                            paper: bool = False) -> list:
     """:func:`montecarlo_bounds` of several native measures, the ones kept to the same depth (their
-    cutoff) scored on one set of shuffles: the same numbers as one at a time, drawn once."""
+    cutoff) and reading the same documents (:func:`~ulnorm_eval.core.pools.pool_reads`) scored on
+    one set of shuffles: the same numbers as one at a time, drawn once."""
     parts = [enumerated_bounds(pool, J, m, rel_level) for m in measures]
     rests = [np.flatnonzero(~done) for *_, done in parts]
     vals = [None] * len(measures)
-    for depth in {m.cutoff for m in measures}:
-        group = [i for i, m in enumerate(measures) if m.cutoff == depth and len(rests[i])]
-        if not group:
-            continue
+    groups: dict = {}  # (depth, documents read) -> (their mask, measures): each group's draws are its own
+    for i, m in enumerate(measures):
+        if len(rests[i]):
+            reads = pool_reads(pool, J, m, rel_level) if m.cutoff is None else None
+            key = (m.cutoff, None if reads is None else reads.tobytes())
+            groups.setdefault(key, (reads, []))[1].append(i)
+    for (depth, _), (reads, group) in groups.items():
         union = np.unique(np.concatenate([rests[i] for i in group]))
-        got = permutation_values_many(pool, J, [measures[i] for i in group], rel_level, reps, rng, union, depth)
+        got = permutation_values_many(pool, J, [measures[i] for i in group], rel_level, reps, rng, union, depth,
+                                      reads)
         for i, v in zip(group, got):
             vals[i] = v
     out = []

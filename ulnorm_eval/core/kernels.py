@@ -26,6 +26,11 @@ class Ranking:
 
     ``base[r]`` maps row r to its query index in :class:`Judgements` (rows are queries for a run;
     query x repetition for permutations).
+
+    A *placed* ranking holds only some of its documents, in rank order, with their 0-based ranks
+    ``at`` and each row's full length ``size`` (a Monte Carlo permutation of which only the documents a
+    kernel reads were drawn, :func:`ulnorm_eval.core.permutations.placed`); only the kernels of
+    families that declare what they read (``Family.reads``) are given one.
     """
 
     row: np.ndarray
@@ -33,6 +38,8 @@ class Ranking:
     nrows: int
     base: np.ndarray
     judged: np.ndarray | None = None
+    at: np.ndarray | None = None
+    size: np.ndarray | None = None
 
     @cached_property
     def starts(self) -> np.ndarray:
@@ -41,10 +48,15 @@ class Ranking:
     @cached_property
     def pos(self) -> np.ndarray:
         """0-based rank of each element within its row."""
+        if self.at is not None:
+            return self.at
         return np.arange(len(self.row)) - self.starts[self.row]
 
     @cached_property
     def length(self) -> np.ndarray:
+        """Documents ranked per row."""
+        if self.size is not None:
+            return self.size
         return np.diff(self.starts)
 
     def rowsum(self, weights: np.ndarray) -> np.ndarray:

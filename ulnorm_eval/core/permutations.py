@@ -2,6 +2,11 @@
 
 Draws are counter-based (:class:`Keys`): a query's permutations depend only on the seed and its
 own id, so the in-memory and streamed paths, and any batching, give the same estimates.
+
+Two samplers, both exactly uniform over the orderings of a pool: a whole shuffle (iid keys sorted:
+:func:`_shuffled`), and, for a measure whose family declares what its kernel reads (``reads``: the
+relevant documents of iprec_at_recall and 11pt_avg, the nonzero-gain ones of G), the ranks of those
+documents alone (:func:`placed`), when they are at most half the pool.
 """
 from __future__ import annotations
 
@@ -14,14 +19,17 @@ import numpy as np
 from .draws import Keys, as_keys
 from .kernels import Ranking
 from .measures import compute
-from .pools import Pool, pool_keys
+from .pools import Pool, pool_keys, pool_reads
 
-__all__ = ["Keys", "as_keys", "permutation_values", "permutation_values_many", "db_values", "enumerated_bounds", "n_arrangements", "ENUMERATE_LIMIT",
+__all__ = ["Keys", "as_keys", "placed", "placements", "permutation_values", "permutation_values_many", "db_values", "enumerated_bounds", "n_arrangements", "ENUMERATE_LIMIT",
            "monte_carlo_listener", "monte_carlo_unit"]
 
 from .variants import DB_ENUMERATE_ELEMENTS as _ENUMERATE_ELEMENTS  # ... and at most this many (arrangements x pool size)
 from .variants import DB_ENUMERATE_LIMIT as ENUMERATE_LIMIT  # 7!: at most this many distinct arrangements are enumerated for DB
 _BATCH_ELEMENTS = 2_000_000  # memory bound of one vectorised block
+# placed rankings in blocks of ~128k documents: their arrays (1 MiB of float64 each) stay in a
+# core's cache between the sampler's and the kernels' many passes; 2M-element blocks ran 1.5x slower
+_PLACED_ELEMENTS = 131_072
 
 
 # Progress of the Monte Carlo work (the command line's bar): listeners hear units of work done, one
@@ -126,6 +134,89 @@ def _distinct_draws(n, reps: int, d: int, keys: Keys, base_of_row, rep_of_row) -
     return idx
 
 
+def placements(cnt, n, base, reps: int, rng, rep0: int = 0):
+    """For row rep * g + i (rep counted from ``rep0``): distinct ranks in [0, n[i]) for the cnt[i]
+    documents 0..cnt[i]-1 of query ``base[i]``, uniformly among the injections of those documents
+    into the n[i] ranks: where they land in a uniformly random permutation of the whole pool.
+
+    Returns (rank, doc), both (reps * g, width) integer matrices sorted by rank within each row;
+    entries past cnt[i] are padding (ranks >= n[i], last).  Each document draws an iid rank
+    u(seed, query, rep, document, attempt) * n; while two share a rank, the one with the larger
+    document number draws again, with the next attempt.  The rule reads only which draws are equal,
+    so relabelling the ranks by any permutation maps the procedure to itself: the result is
+    invariant under every relabelling, and these act transitively on injections, so it is uniform.
+    With cnt <= n/2 (the callers' rule) a redraw collides with probability <= 1/2: few rounds, each
+    over the colliding rows only.
+    """
+    keys = as_keys(rng)
+    cnt = np.asarray(cnt, dtype=np.int64)
+    g = len(cnt)
+    width = int(cnt.max()) if g else 0
+    bits = max(width - 1, 0).bit_length()  # a key is rank << bits | document: unique within a row
+    low = np.int64((1 << bits) - 1)
+    rep_of_row = np.repeat(np.arange(rep0, rep0 + reps), g)
+    base_of_row = np.tile(np.asarray(base), reps)
+    high = np.tile(np.asarray(n, dtype=np.int64), reps)[:, None]
+    cols = np.arange(width)
+    u = keys.rows(base_of_row, rep_of_row, width)
+    u *= high
+    key = u.astype(np.int64)
+    np.minimum(key, high - 1, out=key)
+    np.add(high, cols, out=key, where=cols >= np.tile(cnt, reps)[:, None])  # padding: distinct, past the end
+    key <<= bits
+    key |= cols
+    key.sort(axis=1)
+    rank = key >> bits
+    dup = rank[:, 1:] == rank[:, :-1]
+    todo = np.flatnonzero(dup.any(axis=1))
+    dup = dup[todo]
+    attempt = 0
+    while len(todo):
+        k = key[todo]
+        r, j = np.nonzero(dup)  # sorted entry j + 1 shares its rank with entry j, of a smaller document
+        doc = k[r, j + 1] & low
+        attempt += 1
+        rows = todo[r]
+        u = keys.at(base_of_row[rows], rep_of_row[rows], doc, attempt)
+        k[r, j + 1] = (np.minimum((u * high[rows, 0]).astype(np.int64), high[rows, 0] - 1) << bits) | doc
+        k.sort(axis=1)
+        key[todo] = k
+        rank = k >> bits
+        dup = rank[:, 1:] == rank[:, :-1]
+        hit = dup.any(axis=1)
+        todo, dup = todo[hit], dup[hit]
+    return key >> bits, key & low
+
+
+def _support(pool: Pool, queries: np.ndarray, reads: np.ndarray):
+    """Pool indices of the documents ``reads`` marks, per query of ``queries`` (sorted), in pool
+    order as a padded (g x width) matrix, and their counts."""
+    local = np.full(pool.nq, -1)
+    local[queries] = np.arange(len(queries))
+    sel = np.flatnonzero(reads & (local[pool.row] >= 0))
+    r = local[pool.row[sel]]  # non-decreasing: the pool is grouped by query, queries sorted
+    cnt = np.bincount(r, minlength=len(queries))[: len(queries)].astype(np.int64)
+    idx = np.zeros((len(queries), int(cnt.max()) if len(cnt) else 0), dtype=np.int64)
+    idx[r, np.arange(len(sel)) - np.searchsorted(r, r)] = sel
+    return idx, cnt
+
+
+def placed(pool: Pool, reads: np.ndarray, queries, reps: int, rng, rep0: int = 0) -> Ranking:
+    """``reps`` uniformly random permutations of the pools of ``queries`` (sorted), of which only the
+    documents ``reads`` marks are held, at their ranks (:func:`placements`): a placed
+    :class:`Ranking` (rows rep * g + i, each of length n), for kernels that read nothing else."""
+    queries = np.asarray(queries, dtype=np.int64)
+    idx, cnt = _support(pool, queries, reads)
+    rank, doc = placements(cnt, pool.n[queries], queries, reps, rng, rep0)
+    g = len(queries)
+    c = np.tile(cnt, reps)
+    keep = np.arange(idx.shape[1]) < c[:, None]  # padding sorts last
+    src = idx[np.tile(np.arange(g), reps)[:, None], doc][keep]
+    judged = pool.judged[src]
+    return Ranking(np.repeat(np.arange(reps * g), c), pool.grade[src], reps * g, np.tile(queries, reps),
+                   None if judged.all() else judged, at=rank[keep], size=np.tile(pool.n[queries].astype(np.int64), reps))
+
+
 def _padded(pool: Pool, queries: np.ndarray):
     """Grades and judged flags of ``queries`` (sorted) as padded matrices, with their sizes."""
     n = pool.n[queries].astype(np.int64)
@@ -143,19 +234,27 @@ def _padded(pool: Pool, queries: np.ndarray):
     return grade, (None if pool.judged[sel].all() else judged), n
 
 
-def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, queries, depth="measure"):
+def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, queries, depth="measure", reads=None):
     """Yield (first rep, queries, values[t x len(queries)]) over ``reps`` random permutations.
 
     Queries are processed in buckets of similar pool size (within a factor of 2), so one long pool
     does not pad every other query to its length; each bucket in memory-bounded batches.  ``depth``:
     the ranks kept (default: the measure's cutoff); ``scorer`` may return several rows of values
-    (one per measure), which then come out as values[measures x t x len(queries)].
+    (one per measure), which then come out as values[measures x t x len(queries)].  ``reads``: the
+    pool documents the scorer reads (:func:`~ulnorm_eval.core.pools.pool_reads`): a query whose
+    pool holds at most twice as many documents draws the ranks of those only (:func:`placed`),
+    in buckets of similar counts; the others, and any query when ``reads`` is None, whole shuffles.
     """
-    n = pool.n[queries].astype(np.int64)
-    bucket = np.ceil(np.log2(n)).astype(np.int64) if len(n) else n
     if depth == "measure":
         depth = m.cutoff if m.native else None
     work = max(1, reps * len(queries))
+    if reads is not None and depth is None:
+        cnt = pool.rowsum(reads)[queries].astype(np.int64)
+        few = 2 * cnt <= pool.n[queries]
+        yield from _placed_batches(pool, reads, queries[few], cnt[few], reps, rng, scorer, work)
+        queries = queries[~few]
+    n = pool.n[queries].astype(np.int64)
+    bucket = np.ceil(np.log2(n)).astype(np.int64) if len(n) else n
     for b in np.unique(bucket):
         qs = np.sort(queries[bucket == b])
         grade, judged, nb = _padded(pool, qs)
@@ -169,28 +268,49 @@ def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, qu
             yield s, qs, v
 
 
+def _placed_batches(pool: Pool, reads, queries, cnt, reps: int, rng, scorer, work):
+    """:func:`_permutation_batches` over placed rankings, in buckets of queries holding similar
+    numbers of read documents (within a factor of sqrt(2): less padding)."""
+    bucket = np.ceil(2 * np.log2(np.maximum(cnt, 1))).astype(np.int64)
+    for b in np.unique(bucket):
+        qs = np.sort(queries[bucket == b])
+        width = max(1, int(cnt[bucket == b].max()))
+        per = max(1, _PLACED_ELEMENTS // (width * len(qs)))
+        for s in range(0, reps, per):
+            t = min(per, reps - s)
+            v = np.asarray(scorer(placed(pool, reads, qs, t, rng, rep0=s)))
+            v = v.reshape(v.shape[:-1] + (t, len(qs)))
+            if _LISTENERS:
+                _share(t * len(qs) / work)
+            yield s, qs, v
+
+
 def permutation_values(pool: Pool, J, m, rel_level, reps: int, rng, scorer=None, queries=None) -> np.ndarray:
     """Values (reps x nq) of M on ``reps`` uniformly random permutations of every query's pool.
 
-    Only ``queries`` are computed when given (other columns NaN); an empty pool scores 0.
+    Only ``queries`` are computed when given (other columns NaN); an empty pool scores 0.  A native
+    measure scored by its own kernel draws only the documents it reads (:func:`placed`), when its
+    family says which.
     """
+    reads = pool_reads(pool, J, m, rel_level) if scorer is None else None
     scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
     rng = as_keys(rng, J.qids)
     out = np.full((reps, pool.nq), np.nan)
     queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
     empty = pool.n[queries] == 0
     out[:, queries[empty]] = 0.0
-    for s, qs, v in _permutation_batches(pool, J, m, rel_level, reps, rng, scorer, queries[~empty]):
+    for s, qs, v in _permutation_batches(pool, J, m, rel_level, reps, rng, scorer, queries[~empty], reads=reads):
         out[s:s + len(v), qs] = v
     return out
 
 
 def permutation_values_many(pool: Pool, J, measures: list, rel_level, reps: int, rng, queries=None,
-                            depth=None) -> list:
+                            depth=None, reads=None) -> list:
     """:func:`permutation_values` of several native measures on the same permutations, drawn once.
 
     The draws depend on the seed, the query and the repetition only, so each measure's values are
-    those :func:`permutation_values` gives it alone (for measures kept to the same ``depth``), while
+    those :func:`permutation_values` gives it alone (for measures kept to the same ``depth`` and
+    reading the same documents, ``reads``: :func:`~ulnorm_eval.core.pools.pool_reads`), while
     the shuffles are drawn, and what the kernels derive from a ranking (trec_eval's codes, the
     relevant documents, interpolated precision) computed, once for all of them.
     """
@@ -203,7 +323,7 @@ def permutation_values_many(pool: Pool, J, measures: list, rel_level, reps: int,
     def scorer(rk):
         return [compute(rk, J, m, rel_level) for m in measures]
 
-    for s, qs, v in _permutation_batches(pool, J, None, rel_level, reps, rng, scorer, queries[~empty], depth):
+    for s, qs, v in _permutation_batches(pool, J, None, rel_level, reps, rng, scorer, queries[~empty], depth, reads):
         out[:, s:s + v.shape[1], qs] = v
     return list(out)
 
@@ -303,6 +423,7 @@ def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, activ
     distinct arrangements, each equally likely; otherwise a Monte Carlo estimate over ``reps``
     shuffles, standard error sqrt(p(1-p)/reps).  Queries outside ``active`` are left NaN.
     """
+    reads = pool_reads(pool, J, m, rel_level) if scorer is None else None
     scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
     rng = as_keys(rng, J.qids)
     nq = pool.nq
@@ -320,7 +441,7 @@ def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, activ
     big = big[pool.n[big] > 0]
     if len(big):
         below = np.zeros(nq)  # counted batch by batch: memory does not grow with reps
-        for _, qs, v in _permutation_batches(pool, J, m, rel_level, reps, rng, scorer, big):
+        for _, qs, v in _permutation_batches(pool, J, m, rel_level, reps, rng, scorer, big, reads=reads):
             below[qs] += np.sum(v <= A[qs] + _tol(A[qs]), axis=0)
         p = below[big] / reps
         out[big] = p

@@ -10,7 +10,7 @@ import numpy as np
 from .kernels import Judgements, Ranking, rel_of
 from .measures import FAMILIES, gains_for
 
-__all__ = ["Pool", "make_pool", "pool_gains", "pool_keys", "pool_codes", "rel_of", "judged_only_pool"]
+__all__ = ["Pool", "make_pool", "pool_gains", "pool_keys", "pool_codes", "pool_reads", "rel_of", "judged_only_pool"]
 
 
 class Pool:
@@ -83,6 +83,18 @@ def pool_keys(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:
     if fam.order is not None:
         return np.asarray(fam.order(pool_codes(pool), m, rel_of(m, rel_level), J.max_grade), dtype=np.float64)
     return pool_gains(pool, J, m, rel_level)
+
+
+def pool_reads(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray | None:
+    """The pool documents the kernel of native measure ``m`` reads (its family's ``reads``), None
+    when it reads every document (or is computed elsewhere): a Monte Carlo draws only their ranks."""
+    fam = FAMILIES.get(m.family) if getattr(m, "native", False) else None
+    if fam is None or fam.reads is None:
+        return None
+    codes = pool_codes(pool)
+    if m.get("judged_only") and (codes < 0).any():
+        return None  # -J closes up the ranks of the documents it drops: every rank depends on all of them
+    return np.asarray(fam.reads(codes, m, rel_of(m, rel_level), J.max_grade), dtype=bool)
 
 
 def judged_only_pool(pool: Pool) -> Pool:

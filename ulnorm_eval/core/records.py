@@ -106,7 +106,11 @@ class Family:
     'montecarlo' (E estimated) or 'none' (counts, set-based and judged-fraction measures: no E/IUB/UL
     columns, default variants skip them).  ``exact_for(m) -> bool``: for an 'exact' family whose
     closed form holds only for some parameters (nDCG_rel: gains >= 0), whether it holds for measure
-    ``m``; the others are Monte Carlo (:meth:`bounds_of`).  ``summary``: how the 'all' row is formed: 'mean', 'sum'
+    ``m``; the others are Monte Carlo (:meth:`bounds_of`).  ``reads(code, measure, rel) -> mask``: the
+    pool documents (by trec_eval's code) the kernel reads, when it reads nothing of the others but
+    their number: its Monte Carlo over whole rankings then draws the ranks of those documents only
+    (a placed :class:`~ulnorm_eval.core.kernels.Ranking`), a uniform injection into the n ranks;
+    None: every document is drawn (a whole shuffle).  ``summary``: how the 'all' row is formed: 'mean', 'sum'
     or 'gmean' (trec_eval's geometric mean, values floored at 1e-5).  ``level``: 'rel' (reads
     relevance at ``-l``/``rel=``) or 'gains' (graded gains).  ``validate(params, cutoff)`` returns an
     error message or None.  ``paper_ideal(rp)``: IUB under ``--expectation paper`` when it differs.
@@ -174,6 +178,7 @@ class Family:
     holes_note: str = ""
     holes_check: Callable | None = None
     exact_for: Callable | None = None
+    reads: Callable | None = None
 
     def bounds_of(self, m) -> str:
         """'exact', 'montecarlo' or 'none' for measure ``m``: the family's ``bounds``, except
@@ -206,6 +211,8 @@ class Family:
             bad.append("bounds='exact' needs an expectation")
         if self.exact_for is not None and (self.bounds != "exact" or not callable(self.exact_for)):
             bad.append("exact_for is a callable of an 'exact' family")
+        if self.reads is not None and not callable(self.reads):
+            bad.append("reads is a callable")
         if self.value not in VALUES:
             bad.append(f"value must be one of {VALUES}")
         if any(n not in NICKNAMES for t in self.trec for n in t.nick):

@@ -48,7 +48,7 @@ from .trec_counts import (k_num_nonrel_judged_ret, k_num_q, k_num_rel, k_num_rel
                           k_runid, k_set_F, k_set_map, k_set_P, k_set_recall, k_set_relative_P, k_utility,
                           relstring)
 from .trec_gains import (e_binG, e_ndcg_rel, e_Rndcg, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
-                         k_Rndcg, rbp_order)
+                         k_Rndcg, rbp_order, reads_gain)
 from .trec_precision import (e_bpref, e_infAP, e_relative_P, e_Rprec_mult, e_success, k_11pt_avg, k_bpref,
                              k_infAP, k_iprec_at_recall, k_relative_P, k_Rprec_mult, k_success, k_unj, k_yaap)
 from .trec_view import INFAP_EPSILON, TrecContext, codes, judged_only, trec_relevant_count  # noqa: F401 - re-exported
@@ -132,6 +132,12 @@ def compat_order(code, m, rel, max_grade):
     """Compat's classes: the grade of a relevant document (the ideal ranking orders them by grade),
     as code - rel + 1 >= 1, and 0 for every other document."""
     return np.where(code >= rel, code - rel + 1.0, 0.0)
+
+
+def reads_relevant(code, m, rel, max_grade=None):
+    """What iprec_at_recall and 11pt_avg read of a ranking: the ranks of its relevant documents
+    (code >= rel) and its length."""
+    return code >= rel
 
 
 def _nonneg_gains(m) -> bool:
@@ -253,13 +259,13 @@ register(Family(
     "Monte Carlo", "trec_eval 10 (m_iprec_at_recall.c)", "rel",
     trec=(TrecName("iprec_at_recall", "each", "recall", _RECALL, "float", fmt=".2f", nick=(O, A)),),
     irm="IPrec", validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]",
-    examples=("IPrec@0.0", "IPrec@0.5", "IPrec@1.0")))
+    examples=("IPrec@0.0", "IPrec@0.5", "IPrec@1.0"), reads=reads_relevant))
 register(Family(
     "Avg11pt", (Param("points", "str", None, "recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
                 REL), "none",
     _family_kernel(k_11pt_avg, _floats("points", _RECALL)), binary_gain, "montecarlo", None, _doc(k_11pt_avg),
     "Monte Carlo", "trec_eval 10 (m_11pt_avg.c)", "rel", trec=(TrecName("11pt_avg", "raw", "points", nick=(A,)),),
-    validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')")))
+    validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')"), reads=reads_relevant))
 
 register(Family(
     "relstring", (Param("length", "int", 10, "number of ranks shown"),), "none", _family_kernel(k_relstring, _given("length")),
@@ -287,7 +293,7 @@ register(Family(
     "G", (GAINS_PARAM,), "none", _family_kernel(k_G, _param("gains")), graded_gain, "montecarlo", None, _doc(k_G),
     "Monte Carlo", "trec_eval 10 (m_G.c, experimental)", "gains", trec=(TrecName("G", "map", "gains", value_name="gain",
                                                                                   nick=(A,)),),
-    examples=("G", "G(gains={1:3,2:1})", "G(gains={1:0.5,2:-1})"),
+    examples=("G", "G(gains={1:3,2:1})", "G(gains={1:0.5,2:-1})"), reads=reads_gain,
     extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
     extremes_note="with gains >= 0 the gain-sorted ordering is G's maximum (its log2 arguments are the smallest "
                   "and non-decreasing; rearrangement) but the ascending one is not its minimum (pool 2,1,3,1: "
@@ -303,7 +309,7 @@ register(Family(
     "linearity) for gains >= 0; Monte Carlo with a negative gain", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)",
     "gains", trec=(TrecName("ndcg_rel", "map", "gains", value_name="gain", nick=(A,)),),
     examples=("nDCG_rel", "nDCG_rel(gains={1:3,2:1})", "nDCG_rel(gains={0:1,2:5})", "nDCG_rel(gains={1:0.5,2:-1})"),
-    exact_for=_gains_of_judged_levels,
+    exact_for=_gains_of_judged_levels, reads=reads_gain,
     extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
     extremes_note="with gains >= 0 the gain-sorted ordering is the maximum (the j-th relevant document's ratio "
                   "is at most the sorted one's) but no proof makes the ascending one the minimum: " + _WLB_SEARCHED))

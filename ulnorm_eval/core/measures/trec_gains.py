@@ -22,6 +22,13 @@ def _level_gain(code: np.ndarray, gains: dict | None) -> np.ndarray:
     return g
 
 
+def reads_gain(code, m, rel, max_grade=None):
+    """What G and ndcg_rel read of a ranking (their records' ``reads``): its documents of nonzero
+    level gain, their gains and ranks; the others add no term."""
+    gains = m.get("gains")
+    return _level_gain(code, dict(gains) if gains else None) != 0
+
+
 def _ideal_sorted(J: Judgements, gains: dict | None):
     """Per query, the judged documents' gains sorted descending (row, gain, 0-based position)."""
     key = ("trec_ideal", tuple(sorted((gains or {}).items())))
@@ -63,22 +70,31 @@ def _prefix_idcg(J, gains):
     return c - before[row], st, np.diff(st), row, g
 
 
-def _gain_terms(rk, gains):
-    """The ranked documents of nonzero trec_eval gain: (positions, gains, gain / log2(rank + 1)),
-    once per ranking and gain map; the others add nothing to any DCG."""
+def _nonzero_gains(rk, gains):
+    """The ranked documents of nonzero trec_eval gain: (positions, gains), once per ranking and gain
+    map; the others add nothing to any DCG, or to G."""
     def make():
         g = _level_gain(codes(rk), gains)
         idx = np.flatnonzero(g)
-        return idx, g[idx], g[idx] * _disc(rk.pos[idx])
+        return idx, g[idx]
+    return rk.memo(("trec nonzero gains", tuple(sorted((gains or {}).items()))), make)
+
+
+def _gain_terms(rk, gains):
+    """:func:`_nonzero_gains` and their DCG terms gain / log2(rank + 1): (positions, gains, terms)."""
+    def make():
+        idx, g = _nonzero_gains(rk, gains)
+        return idx, g, g * _disc(rk.pos[idx])
     return rk.memo(("trec gain terms", tuple(sorted((gains or {}).items()))), make)
 
 
-def _running_sparse_sum(rk, idx, w):
+def _running_sparse_sum(rk, idx, w, rows=None):
     """The running sum of ``w`` (one weight per document of ``idx``) within each row: the running sum over the whole flat ranking
-    less the sum before the row, as :func:`running_sum` forms it (the zero terms it adds change no bit)."""
+    less the sum before the row, as :func:`running_sum` forms it (the zero terms it adds change no bit).
+    ``rows``: ``rk.row[idx]`` when the caller has it."""
     c = np.cumsum(w)
     before = np.concatenate(([0.0], c))[np.searchsorted(idx, rk.starts[:-1])]
-    return c - before[rk.row[idx]]
+    return c - before[rk.row[idx] if rows is None else rows]
 
 
 def k_ndcg_rel(rk, J, gains, ctx):
@@ -245,17 +261,22 @@ def k_G(rk, J, gains, ctx):
 
     Only documents of nonzero gain add a term: C_i is read from the query's ideal (past its positive
     gains each rank costs 1), S_i is the running gain over those documents alone."""
-    idx, g, _ = _gain_terms(rk, gains)
+    idx, g = _nonzero_gains(rk, gains)
     C, st, n_pos, total = _ideal_cost(J, gains)
-    q = rk.base[rk.row[idx]]
+    r = rk.row[idx]
+    q = rk.base[r]
     p = rk.pos[idx]
     n = n_pos[q]
-    last = np.where(n > 0, C[np.maximum(st[q] + n - 1, 0)] if len(C) else 0.0, 0.0)
-    cost = np.where(p < n, C[np.minimum(st[q] + p, max(len(C) - 1, 0))] if len(C) else 0.0, last + (p - n + 1))
-    S = _running_sparse_sum(rk, idx, g)
+    # past the query's positive ideal gains (p >= n) the cost is the last one + 1 a rank; within
+    # them, read from the ideal
+    last = np.where(n_pos > 0, C[np.maximum(st[:-1] + n_pos - 1, 0)] if len(C) else 0.0, 0.0)
+    cost = last[q] + (p - n + 1)
+    inside = np.flatnonzero(p < n)
+    cost[inside] = C[st[q[inside]] + p[inside]]
+    S = _running_sparse_sum(rk, idx, g, r)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = g / np.log2(2.0 + cost - S)
-    return safe(rk.sum_within(idx, term), total[rk.base])
+    return safe(np.bincount(r, weights=term, minlength=rk.nrows)[: rk.nrows], total[rk.base])  # as rk.sum_within
 
 
 def _rbp_gains(rk, J, gains):

@@ -65,7 +65,7 @@ def _make_iprec_table(rk, ctx):
     width = int(nrr.max()) if len(nrr) else 0
     tab = np.zeros((rk.nrows, max(width, 1)))
     if len(idx):
-        j = np.arange(1, len(idx) + 1) - np.searchsorted(r, r)  # 1-based number of the relevant document
+        j = np.arange(1, len(idx) + 1) - np.searchsorted(r, np.arange(rk.nrows))[r]  # 1-based number of the relevant document
         tab[r, j - 1] = j / (rk.pos[idx] + 1.0)
         tab = np.maximum.accumulate(tab[:, ::-1], axis=1)[:, ::-1]
     return tab, nrr

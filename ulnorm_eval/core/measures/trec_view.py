@@ -54,8 +54,13 @@ def codes(rk: Ranking) -> np.ndarray:
 
 
 def judged_only(rk: Ranking) -> Ranking:
-    """``-J``: the ranking without unjudged documents (qrels-absent or negative grade), ranks closed up."""
+    """``-J``: the ranking without unjudged documents (qrels-absent or negative grade), ranks closed up
+    (the ranking itself when it has none: a permutation of a pool -J already cleared)."""
     keep = codes(rk) >= 0
+    if keep.all():
+        return rk
+    if rk.at is not None:
+        raise ValueError("-J cannot close up the ranks of a placed ranking (its other documents are not held)")
     return Ranking(rk.row[keep], rk.grade[keep], rk.nrows, rk.base,
                    None if rk.judged is None else rk.judged[keep])
 

@@ -362,7 +362,8 @@ def measures_cmd(markdown):
             out.append(f"    {p.name} (default {p.default!r}): {p.doc}")
         out.append(f"    formula: {f.formula}")
         out.append(f"    E: {f.expectation_formula}")
-        out.append(f"    bounds: {BOUNDS_TEXT[f.bounds]}")
+        out.append(f"    bounds: {BOUNDS_TEXT[f.bounds]}"
+                   + ("; Monte Carlo E for parameters outside the closed form (see E)" if f.exact_for else ""))
         out.append(f"    holes: {holes_text(f)}")
         if f.summary != "mean":
             out.append(f"    summary ('all' row): {f.summary}")

@@ -305,8 +305,9 @@ register(Family(
 register(Family(
     "nDCG_rel", (GAINS_PARAM,), "none", _family_kernel(k_ndcg_rel, _param("gains")), graded_gain, "exact",
     _family_expectation(e_ndcg_rel, _param("gains")), _doc(k_ndcg_rel),
-    "(1/nrel) [sum_p (S/n disc(p) + (Np-1) S/(n(n-1)) D(p)) / ideal(p) + (nrel-Np) (S/n) D(n) / full] (exact, "
-    "linearity) for gains >= 0; Monte Carlo with a negative gain", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)",
+    "(1/nrel) [sum_{p<n} (S/n d(p) + (Np-1) S/(n(n-1)) D(p)) / IDCG(min(p+1, nrel)) + (nrel-Np) (S/n) D(n) / IDCG], "
+    "S the pool's total gain, Np its documents of positive gain, d(p) = 1/log2(p+2), D(p) = sum_{i<p} d(i) (exact, "
+    "linearity) for gains >= 0, none to a level below 0; Monte Carlo otherwise", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)",
     "gains", trec=(TrecName("ndcg_rel", "map", "gains", value_name="gain", nick=(A,)),),
     examples=("nDCG_rel", "nDCG_rel(gains={1:3,2:1})", "nDCG_rel(gains={0:1,2:5})", "nDCG_rel(gains={1:0.5,2:-1})"),
     exact_for=_gains_of_judged_levels, reads=reads_gain,

@@ -4,7 +4,8 @@ The work of an evaluation is partitioned into tasks that need nothing but the qr
 input: a whole run (read and evaluated where it lies: a local path, on a file system the workers share), or one query
 block of a large uncompressed run (a byte range whose bounds are those of the sequential streamed
 read, :func:`.stream.block_bounds`).  The qrels are parsed once by the caller and shipped to each
-worker once (the local pool's initializer; ``Client.scatter(broadcast=True)`` on Dask); tasks send
+worker once (the local pool's initializer; on Dask the result of one task, which the workers fetch
+and Dask recomputes if the workers holding it die); tasks send
 back per-query values only (a :class:`.blocks.RunResult` or a :class:`.stream.BlockOut`), which
 are merged in run and query order by the same code as the sequential path.  Per-query values do not
 depend on the blocking (Monte Carlo draws are keyed by seed, query and repetition), so the output
@@ -63,6 +64,10 @@ def _guard(fn, qrels, args):
         return ("ok", fn(qrels, *args))
     except InputError as exc:
         return ("input", type(exc), exc.path, exc.line, exc.reason)
+
+
+def _same_object(x):
+    return x
 
 
 def _local_task(fn, args):
@@ -178,7 +183,15 @@ class DaskPool(Sequential):
         self.client = _connect(address, timeout)
         self.retries = retries
         self.workers = max(1, sum(self.client.nthreads().values()))
-        self._qrels = self.client.scatter(qrels, broadcast=True, hash=False)
+        # The qrels as the result of a task, not scattered data: Dask cannot recompute scattered data,
+        # and a scatter "broadcast" reaches only the workers running at that moment, so the death of
+        # the one worker holding it failed the whole evaluation ("lost scattered data").  A task's
+        # result is recomputed from its spec (which holds the qrels) wherever it is lost; other
+        # workers fetch it once from a worker that has it, as any task's input.
+        import uuid
+
+        self._qrels = self.client.submit(_same_object, qrels, pure=False, retries=self.retries,
+                                         key=f"ulnorm-eval-qrels-{uuid.uuid4().hex}")
 
     def imap(self, tasks):
         from dask.distributed import as_completed

@@ -49,3 +49,29 @@ def test_ci_script_refuses_to_run_without_the_data(tmp_path):
     assert res.returncode == 1
     assert res.stderr == f".ci/run: real evaluation data missing: {tmp_path / 'no-data-here'}/trec_eval_test (see the README's test section)\n"
     assert [p.name for p in tmp_path.iterdir()] == [".ci"]  # no .venv: nothing was installed
+
+
+def test_ci_script_finds_the_data_beside_the_repository_it_was_cloned_from(tmp_path):
+    """``git clone . /tmp/x && cd /tmp/x && bash .ci/run``: ../shared is not beside the clone, but it is
+    beside its origin; .ci/run uses that (and says so) before installing anything (here a stand-in
+    python3 stops it right there)."""
+    origin = tmp_path / "work" / "repo"
+    for d in ("trec_eval_test", "robust03", "dlhard-passage", "letor", "summeval"):
+        (tmp_path / "work" / "shared" / "data" / d).mkdir(parents=True)
+    clone = tmp_path / "elsewhere" / "x"
+    (clone / ".ci").mkdir(parents=True)
+    origin.mkdir()
+    (clone / ".ci" / "run").write_bytes((ROOT / ".ci" / "run").read_bytes())
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "remote", "add", "origin", str(origin)], check=True)
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "python3").write_text("#!/bin/sh\necho \"$ULNORM_EVAL_SHARED_DATA\" >&2\nexit 3\n")
+    (stub / "python3").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "ULNORM_EVAL_SHARED_DATA"}
+    env["PATH"] = f"{stub}{os.pathsep}{env['PATH']}"
+    res = subprocess.run(["bash", str(clone / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=60)
+    data = (tmp_path / "work" / "shared" / "data").resolve()
+    assert res.returncode == 3
+    assert res.stderr.splitlines() == [f".ci/run: evaluation data beside the repository this was cloned from: {data}",
+                                       str(data)]

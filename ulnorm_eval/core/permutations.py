@@ -259,13 +259,8 @@ def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, qu
         qs = np.sort(queries[bucket == b])
         grade, judged, nb = _padded(pool, qs)
         per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(qs)))
-        for s in range(0, reps, per):
-            t = min(per, reps - s)
-            v = np.asarray(scorer(_shuffled(grade, judged, nb, qs, t, rng, depth, rep0=s)))
-            v = v.reshape(v.shape[:-1] + (t, len(qs)))
-            if _LISTENERS:
-                _share(t * len(qs) / work)
-            yield s, qs, v
+        yield from _batches(scorer, lambda t, s: _shuffled(grade, judged, nb, qs, t, rng, depth, rep0=s),
+                            qs, reps, per, work)
 
 
 def _placed_batches(pool: Pool, reads, queries, cnt, reps: int, rng, scorer, work):
@@ -276,13 +271,19 @@ def _placed_batches(pool: Pool, reads, queries, cnt, reps: int, rng, scorer, wor
         qs = np.sort(queries[bucket == b])
         width = max(1, int(cnt[bucket == b].max()))
         per = max(1, _PLACED_ELEMENTS // (width * len(qs)))
-        for s in range(0, reps, per):
-            t = min(per, reps - s)
-            v = np.asarray(scorer(placed(pool, reads, qs, t, rng, rep0=s)))
-            v = v.reshape(v.shape[:-1] + (t, len(qs)))
-            if _LISTENERS:
-                _share(t * len(qs) / work)
-            yield s, qs, v
+        yield from _batches(scorer, lambda t, s: placed(pool, reads, qs, t, rng, rep0=s), qs, reps, per, work)
+
+
+def _batches(scorer, rankings, qs, reps: int, per: int, work):
+    """Yield (first rep, qs, values[... x t x len(qs)]): ``scorer`` on ``rankings(t, first rep)`` of
+    ``per`` repetitions at a time, each batch's share of the work reported to the progress bar."""
+    for s in range(0, reps, per):
+        t = min(per, reps - s)
+        v = np.asarray(scorer(rankings(t, s)))
+        v = v.reshape(v.shape[:-1] + (t, len(qs)))
+        if _LISTENERS:
+            _share(t * len(qs) / work)
+        yield s, qs, v
 
 
 def permutation_values(pool: Pool, J, m, rel_level, reps: int, rng, scorer=None, queries=None) -> np.ndarray:

@@ -398,7 +398,8 @@ def main() -> int:
     head = [f"## ulnorm-eval like-for-like benchmark, {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}", "",
             f"- machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
             f"- load average (1/5/15 min): {load_before} before, {_load()} after",
-            f"- trec_eval: {trec_eval or 'not on PATH (its rows are skipped)'}", ""]
+            f"- trec_eval: {trec_eval or 'not on PATH (its rows are skipped)'}",
+            f"- ulnorm-eval: {describe_install(ul)}", ""]
     if not trec_eval:
         head.append("- no trec_eval on PATH: build trec_eval 10 with `make CFLAGS='-O2 -I. -w'` and put it on PATH\n")
     text = "\n".join(head + ["### Targets", ""]
@@ -410,6 +411,24 @@ def main() -> int:
     if args.update_docs:
         update_docs(text, _load().split(" / ")[0])
     return 1 if args.strict and any(t[-1] == "FAIL" for t in targets) else 0
+
+
+def describe_install(ul: list[str]) -> str:
+    """Which ulnorm-eval is timed, and how it is installed: an editable install (``pip install -e``)
+    adds its import hook to every process, about 10 ms of each fresh-process figure on this
+    machine, which the README's ``pip install .`` does not have."""
+    import json
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("ulnorm-eval")
+    except metadata.PackageNotFoundError:
+        return f"{ul[0]} (not installed in this interpreter's environment)"
+    direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    editable = direct.get("dir_info", {}).get("editable", False)
+    kind = ("an editable install (pip install -e): each process also loads the editable import hook; "
+            "`pip install .` times start-up as users get it") if editable else "a regular install (pip install .)"
+    return f"{dist.version} at {ul[0]}, {kind}"
 
 
 if __name__ == "__main__":

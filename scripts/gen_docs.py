@@ -50,7 +50,7 @@ def help_text(name: str | None = None) -> str:
     def settings(c):  # the command's own context_settings (-h), at a fixed width
         return {**c.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
 
-    cmd = main if name is None else main.commands[name]
+    cmd = main if name is None else main.all_commands()[name]
     parent = click.Context(main, info_name="ulnorm-eval", **settings(main))
     ctx = parent if name is None else click.Context(cmd, info_name=name, parent=parent, **settings(cmd))
     return cmd.get_help(ctx)
@@ -60,7 +60,7 @@ def command_names() -> list[str]:
     """``eval`` first, then the other subcommands alphabetically."""
     from ulnorm_eval.cli.main import main
 
-    return sorted(main.commands, key=lambda n: (n != "eval", n))
+    return sorted(main.all_commands(), key=lambda n: (n != "eval", n))
 
 
 def command_line() -> str:

@@ -33,7 +33,7 @@ gen = _gen()
 
 
 def commands():
-    return [("ulnorm-eval", main)] + [(f"ulnorm-eval {n}", c) for n, c in sorted(main.commands.items())]
+    return [("ulnorm-eval", main)] + [(f"ulnorm-eval {n}", c) for n, c in sorted(main.all_commands().items())]
 
 
 def test_every_command_has_help():

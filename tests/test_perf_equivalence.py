@@ -64,7 +64,8 @@ def test_kendall_tau_equals_scipy():
 @pytest.mark.parametrize("args", [[], ["-q", "--names", "trec", "-m", "all_trec", "--norm", "none"],
                                   ["--ties", "rank", "-m", "AP"]])
 def test_eval_does_not_import_pandas_or_scipy_stats(tmp_path, args):
-    """Nor pyarrow.compute (20-25 ms of wrappers: inputs/compute.py calls the kernels directly)."""
+    """Nor pyarrow.compute (20-25 ms of wrappers: inputs/compute.py calls the kernels directly), nor
+    the modules of the other subcommands (cli/main.py: LAZY_COMMANDS)."""
     q = tmp_path / "q"
     q.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
     r = tmp_path / "r"
@@ -72,7 +73,9 @@ def test_eval_does_not_import_pandas_or_scipy_stats(tmp_path, args):
     code = ("import sys\nfrom ulnorm_eval.cli.main import main\n"
             f"sys.argv = ['ulnorm-eval', *{args!r}, {str(q)!r}, {str(r)!r}]\n"
             "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "print(sorted(m for m in ('pandas', 'scipy.stats', 'pyarrow.compute') if m in sys.modules))\n"
+            "print(sorted(m for m in ('pandas', 'scipy.stats', 'pyarrow.compute', 'ulnorm_eval.cli.compare',\n"
+            "                         'ulnorm_eval.cli.summ', 'ulnorm_eval.cli.nrg', 'ulnorm_eval.cli.stability')\n"
+            "             if m in sys.modules))\n"
             # pandas stays usable in the same process, pyarrow's conversions included
             "import pandas, pyarrow as pa\nassert pa.table({'a': [1]}).to_pandas()['a'][0] == 1\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -37,11 +37,35 @@ Exit codes: 0 ok, 1 a --fail-below/--baseline gate failed, 2 usage or input erro
 """
 
 
+# The other subcommands' modules are imported when their command is asked for (the default command,
+# eval, and --help of one command import none of them): name -> (module in ulnorm_eval.cli, attribute)
+LAZY_COMMANDS = {"nrg": ("nrg", "nrg_cmd"), "compare": ("compare", "compare_cmd"), "swaps": ("compare", "swaps_cmd"),
+                 "queries": ("compare", "queries_cmd"), "stability": ("stability", "stability_cmd"),
+                 "summ": ("summ", "summ_cmd")}
+
+
 class DefaultGroup(click.Group):
     """A group whose default command is ``eval``: ``ulnorm-eval QRELS RUN`` needs no verb."""
 
+    def list_commands(self, ctx):
+        return sorted(set(self.commands) | set(LAZY_COMMANDS))
+
+    def get_command(self, ctx, name):
+        if name in LAZY_COMMANDS and name not in self.commands:
+            import importlib
+
+            module, attr = LAZY_COMMANDS[name]
+            self.add_command(getattr(importlib.import_module(f"{__package__}.{module}"), attr), name)
+        return super().get_command(ctx, name)
+
+    def all_commands(self) -> dict:
+        """Every subcommand by name, the lazy ones imported (docs, tests)."""
+        for name in LAZY_COMMANDS:
+            self.get_command(None, name)
+        return dict(self.commands)
+
     def parse_args(self, ctx, args):
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+        if args and args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version"):
             args = ["eval", *args]
         elif not args:
             args = ["eval", "--help"]
@@ -378,17 +402,6 @@ def measures_cmd(markdown):
         out.append(f"    range {v.rng}; {bounds_kind(v.name)}; cite: {v.cite}")
     write_output("\n".join(out) + "\n", None)
 
-
-from .nrg import nrg_cmd  # noqa: E402
-main.add_command(nrg_cmd)
-from .compare import compare_cmd, queries_cmd, swaps_cmd  # noqa: E402
-main.add_command(compare_cmd)
-main.add_command(swaps_cmd)
-main.add_command(queries_cmd)
-from .stability import stability_cmd  # noqa: E402
-main.add_command(stability_cmd)
-from .summ import summ_cmd  # noqa: E402
-main.add_command(summ_cmd)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,192 @@
+"""trec_eval's ordering (pipeline.ordering.trec_order) against the plain Arrow three-key sort it
+replaces, on generated adversarial runs: the kept rows must come out in the identical permutation."""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+from ulnorm_eval.inputs.trec import Qrels, Run
+from ulnorm_eval.pipeline import ordering
+from ulnorm_eval.pipeline.ordering import rank_run, trec_order
+
+# docids that differ only in byte order: case, a prefix, a multi-byte character, a NUL-free digit run
+DOCS = ["a", "B", "b", "é", "e", "d1", "d10", "d2", "D1", "z", "Z9", "aa", "a0", "ü", "10", "9", "", "~"]
+
+
+def reference(qkey, score, docid):
+    """Arrow's stable sort by (query key ascending, score descending, docid descending)."""
+    return pc.sort_indices(pa.table({"q": qkey, "s": score, "d": docid}),
+                           sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]).to_numpy()
+
+
+def reference_rank(run, qids, score_precision="float64", depth=None):
+    """The file rows of each query of ``qids`` in trec_eval's order, by the reference sort."""
+    nq = len(qids)
+    where = {q: i for i, q in enumerate(qids)}
+    qkey = np.array([where.get(q, nq) for q in run.qid.to_pylist()], dtype=np.int64)
+    score = run.score.astype(np.float32).astype(np.float64) if score_precision == "float32" else run.score
+    order = reference(qkey, score, run.docid)
+    order = order[qkey[order] < nq]
+    if depth is not None:
+        q = qkey[order]
+        rank = np.arange(len(q)) - np.searchsorted(q, q)
+        order = order[rank < depth]
+    return order
+
+
+def make_run(rng, kind: str):
+    """A run of a few queries with distinct docids per query; ``kind`` chooses the adversary."""
+    nq = int(rng.integers(1, 6))
+    queries = [str(q) for q in rng.choice(12, nq, replace=False)]  # some absent from the qrels
+    pool = list(dict.fromkeys(DOCS + [f"d{i}" for i in range(int(rng.integers(0, 40)))]))
+    rows = []
+    for q in queries:
+        k = int(rng.integers(1, min(len(pool), 30) + 1)) if kind != "single" else 1
+        for d in rng.choice(len(pool), k, replace=False):
+            rows.append((q, pool[d]))
+    n = len(rows)
+    if kind in ("ties", "single", "interleaved", "sorted", "reversed", "asc_ties", "desc_ties"):
+        score = rng.integers(-2, 3, n).astype(np.float64)  # heavy ties
+    elif kind == "zeros":
+        score = rng.choice([0.0, -0.0, 1.0, -1.0], n)
+    elif kind == "close":  # ties that appear only after rounding to float32
+        score = 1.0 + rng.integers(0, 3, n) * 2.0 ** -30
+    else:
+        score = rng.normal(size=n).round(int(rng.integers(0, 4)))
+    qid = np.array([r[0] for r in rows], dtype=object)
+    doc = np.array([r[1] for r in rows], dtype=object)
+    perm = rng.permutation(n)
+    if kind in ("sorted", "asc_ties", "desc_ties", "reversed"):
+        # grouped by query in file order, scores descending, ties in a chosen docid order
+        tie = pa.array(list(doc), pa.string())
+        keys = [("q", "ascending"), ("s", "descending"),
+                ("d", "ascending" if kind == "asc_ties" else "descending")]
+        qk = np.array([queries.index(q) for q in qid])
+        perm = pc.sort_indices(pa.table({"q": qk, "s": score, "d": tie}), sort_keys=keys).to_numpy()
+        if kind == "reversed":
+            perm = perm[::-1]
+    elif kind == "interleaved":
+        perm = np.arange(n)
+    qid, doc, score = qid[perm], doc[perm], score[perm]
+    return Run(qid=pa.array(list(qid), pa.string()), docid=pa.array(list(doc), pa.string()),
+               score=np.ascontiguousarray(score), rank=None)
+
+
+KINDS = ["random", "ties", "single", "interleaved", "sorted", "reversed", "asc_ties", "desc_ties", "zeros", "close"]
+
+
+def no_fallback(monkeypatch):
+    """Make trec_order fix every tie itself, however many (it would sort all rows with Arrow)."""
+    def refuse(*a):
+        raise AssertionError("fell back to the full sort")
+
+    monkeypatch.setattr(ordering, "_MAX_TIED", 1.0)
+    monkeypatch.setattr(ordering, "_arrow_order", refuse)
+
+
+@pytest.mark.parametrize("fallback", [True, False])
+def test_trec_order_is_the_arrow_sort_permutation(fallback, monkeypatch):
+    """Keys, scores and docids drawn to collide; every kept row in the identical position."""
+    if not fallback:
+        no_fallback(monkeypatch)
+    rng = np.random.default_rng(26)
+    for it in range(3000):
+        n = int(rng.integers(0, 60))
+        nq = int(rng.integers(1, 5))
+        qkey = rng.integers(0, nq + 1, n).astype(np.int64)  # nq: the ignored queries' key
+        if it % 3 == 0:
+            qkey.sort()
+        score = rng.choice([0.0, -0.0, 1.5, -2.0, 3.0], n) if it % 2 else rng.integers(0, 4, n).astype(float)
+        doc = rng.choice(DOCS, n)
+        # distinct docids within each kept key (rank_run refuses repeats); the ignored key may repeat
+        seen, d = set(), []
+        for k, x in zip(qkey, doc):
+            while k < nq and (k, x) in seen:
+                x = x + "x"
+            seen.add((k, x))
+            d.append(x)
+        docid = pa.array(d, pa.string())
+        if it % 4 == 1:  # already in order: the one-pass path
+            o = reference(qkey, score, docid)
+            qkey, score, docid = qkey[o], score[o], docid.take(pa.array(o))
+        got, want = trec_order(qkey, score, docid), reference(qkey, score, docid)
+        keep = int((qkey < nq).sum())
+        assert np.array_equal(got[:keep], want[:keep]), (it, qkey, score, d)
+        assert np.array_equal(np.sort(got), np.arange(n))  # a permutation
+
+
+@pytest.mark.parametrize("fallback", [True, False])
+@pytest.mark.parametrize("kind", KINDS)
+def test_rank_run_orders_as_the_reference(kind, fallback, monkeypatch):
+    """rank_run's ranked rows (and their joined grades) against the reference sort, every option."""
+    if not fallback:
+        no_fallback(monkeypatch)
+    rng = np.random.default_rng(KINDS.index(kind))
+    qrels_rows = [(str(q), d, float(rng.integers(0, 3))) for q in range(0, 12, 2) for d in DOCS[::2]]
+    qrels = Qrels(qid=pa.array([r[0] for r in qrels_rows]), docid=pa.array([r[1] for r in qrels_rows]),
+                  grade=np.array([r[2] for r in qrels_rows]))
+    grade = {(q, d): g for q, d, g in qrels_rows}
+    qids = [str(q) for q in range(0, 12, 2)] + ["1"]  # "1" has no judgements; odd queries are ignored
+    for _ in range(150):
+        run = make_run(rng, kind)
+        for precision in ("float64", "float32"):
+            for depth in (None, 1, 3):
+                rr = rank_run(run, qrels, qids, score_precision=precision, depth=depth)
+                want = reference_rank(run, qids, precision, depth)
+                assert np.array_equal(rr._take, want), (kind, precision, depth)
+                qs, ds = run.qid.to_pylist(), run.docid.to_pylist()
+                exp = [grade.get((qs[i], ds[i])) for i in want]
+                assert np.array_equal(rr.ranking.judged, [g is not None for g in exp])
+                assert np.array_equal(rr.ranking.grade, [g or 0.0 for g in exp])
+
+
+def test_few_ties_do_not_fall_back_to_the_full_sort(monkeypatch):
+    """The fix-up paths themselves are exercised: with few ties the plain sort is never called."""
+    def refuse(*a):
+        raise AssertionError("fell back to the full sort")
+
+    monkeypatch.setattr(ordering, "_arrow_order", refuse)  # the default _MAX_TIED
+    rng = np.random.default_rng(7)
+    for case in range(200):
+        n = 400
+        qkey = np.sort(rng.integers(0, 5, n)).astype(np.int64)
+        score = rng.normal(size=n)
+        tied = rng.choice(n, 40, replace=False)
+        score[tied] = score[tied].round(0)  # few exact ties, some -0.0
+        docid = pa.array([f"d{i}" if i % 3 else f"D{i}é" for i in rng.permutation(n)], pa.string())
+        if case % 4:  # in (query, score) order already, ties in descending, ascending or mixed docid order
+            tie_order = {1: "descending", 2: "ascending"}.get(case % 4)
+            if tie_order:
+                o = pc.sort_indices(pa.table({"q": qkey, "s": score, "d": docid}),
+                                    sort_keys=[("q", "ascending"), ("s", "descending"), ("d", tie_order)]).to_numpy()
+            else:
+                o = np.lexsort((-score, qkey))  # ties in file (random docid) order
+            qkey, score, docid = qkey[o], score[o], docid.take(pa.array(o))
+        assert np.array_equal(trec_order(qkey, score, docid), reference(qkey, score, docid))
+    assert calls == [1]
+
+
+def test_heavy_ties_use_the_full_sort(monkeypatch):
+    """Ties on most rows (integer scores): the plain sort, the same permutation."""
+    calls = []
+    full = ordering._arrow_order
+    monkeypatch.setattr(ordering, "_arrow_order", lambda *a: calls.append(1) or full(*a))
+    n = 1000
+    qkey = np.repeat(np.arange(4), n // 4).astype(np.int64)
+    score = (np.arange(n) % 3).astype(float)
+    docid = pa.array([str(i) for i in range(n)], pa.string())
+    assert np.array_equal(trec_order(qkey, score, docid), reference(qkey, score, docid))
+    assert calls == [1]
+
+
+def test_query_keys_beyond_16_bits(monkeypatch):
+    """More than 65,535 queries: the stable sort of the keys is not the 16-bit radix one."""
+    no_fallback(monkeypatch)
+    rng = np.random.default_rng(3)
+    n = 3000
+    qkey = rng.integers(65530, 65540, n).astype(np.int64)
+    score = rng.integers(0, 40, n).astype(float)
+    docid = pa.array([f"d{i}" for i in rng.permutation(n)], pa.string())
+    assert np.array_equal(trec_order(qkey, score, docid), reference(qkey, score, docid))

@@ -180,6 +180,8 @@ def _spans(start: np.ndarray, size: np.ndarray) -> tuple:
 
 
 _MAX_TIED = 0.25  # share of tied pairs above which trec_order sorts all rows with Arrow (measured)
+# trec_eval's order (query key, score descending, docid descending): the one place that says so
+_ORDER = [("q", "ascending"), ("s", "descending"), ("d", "descending")]
 
 
 def _arrow_order(qkey: np.ndarray, score: np.ndarray, docid):
@@ -188,7 +190,7 @@ def _arrow_order(qkey: np.ndarray, score: np.ndarray, docid):
     from ..inputs import compute as pc
 
     return pc.sort_indices(pa.table({"q": numeric_array(qkey), "s": numeric_array(score), "d": docid}),
-                           sort_keys=[("q", "ascending"), ("s", "descending"), ("d", "descending")]).to_numpy()
+                           sort_keys=_ORDER).to_numpy()
 
 
 def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
@@ -209,7 +211,7 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
       query keys (a radix sort for 16-bit keys) order by (query, score descending), leaving the
       order within runs of equal (query, score) undefined;
     * those tie groups are then put in docid-descending order: a group already in that order stays,
-      a group in strictly ascending order (the usual way a tie is written) is reversed, and only
+      a group in strictly ascending order (the way most runs write their ties) is reversed, and only
       the other groups' rows are sorted by Arrow on (group, docid descending).  Adjacent tied
       docids are compared with Arrow's string comparison, the order the sort uses.
 
@@ -243,20 +245,21 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
     size = np.diff(np.append(np.flatnonzero(first), len(t))) + 1  # rows per group
     group = np.cumsum(first) - 1  # of each pair
     a, b = pc.take(docid, numeric_array(order[t])), pc.take(docid, numeric_array(order[t + 1]))
-    lt = pc.call_function("less", [a, b]).to_numpy(zero_copy_only=False)
-    gt = pc.call_function("greater", [a, b]).to_numpy(zero_copy_only=False)
+    kept, flipped = ("greater", "less") if _ORDER[2][1] == "descending" else ("less", "greater")
+    fine = pc.call_function(kept, [a, b]).to_numpy(zero_copy_only=False)  # the pair is in order
+    back = pc.call_function(flipped, [a, b]).to_numpy(zero_copy_only=False)  # in reverse order
     pairs = size - 1
-    asc = np.bincount(group, weights=lt, minlength=len(start)) == pairs
-    other = ~asc & (np.bincount(group, weights=gt, minlength=len(start)) != pairs)
-    if asc.any():
-        pos, off = _spans(start[asc], size[asc])
-        order[pos] = order[np.repeat(start[asc] + size[asc] - 1, size[asc]) - off]
+    rev = np.bincount(group, weights=back, minlength=len(start)) == pairs
+    other = ~rev & (np.bincount(group, weights=fine, minlength=len(start)) != pairs)
+    if rev.any():
+        pos, off = _spans(start[rev], size[rev])
+        order[pos] = order[np.repeat(start[rev] + size[rev] - 1, size[rev]) - off]
     if other.any():
         pos, _ = _spans(start[other], size[other])
         rows = order[pos]
         g = np.repeat(np.arange(int(other.sum())), size[other])
         order[pos] = rows[pc.sort_indices(pa.table({"g": numeric_array(g), "d": pc.take(docid, numeric_array(rows))}),
-                                          sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()]
+                                          sort_keys=[("g", "ascending"), _ORDER[2]]).to_numpy()]
     return order
 
 

@@ -189,3 +189,44 @@ def test_query_keys_beyond_16_bits(monkeypatch):
     score = rng.integers(0, 40, n).astype(float)
     docid = pa.array([f"d{i}" for i in rng.permutation(n)], pa.string())
     assert np.array_equal(trec_order(qkey, score, docid), reference(qkey, score, docid))
+
+
+@pytest.mark.parametrize("steps", [0, 1, 2, 6])
+def test_join_finds_every_judgement(steps, monkeypatch):
+    """The grouped-by-docid lookup (second and later runs of a query set) against a dictionary of
+    the judgements: docids judged for one query, several, every query; queries without judgements;
+    run docids judged only for other queries, or not at all; numeric and text docids."""
+    monkeypatch.setattr(ordering, "_JOIN_STEPS", steps)
+    rng = np.random.default_rng(steps)
+    for case in range(60):
+        nq = int(rng.integers(1, 9))
+        numeric = case % 3 == 0
+        docs = [str(i) for i in range(30)] if numeric else DOCS + [f"x{i}" for i in range(12)]
+        judged = {}
+        for q in range(nq):
+            if rng.random() < 0.2:
+                continue  # a query without judgements
+            for d in rng.choice(len(docs), int(rng.integers(1, len(docs))), replace=False):
+                judged[(str(q), docs[d])] = float(rng.integers(0, 4))
+        for d in docs[:3]:  # judged for every query
+            for q in range(nq):
+                judged[(str(q), d)] = 1.0
+        rows = list(judged.items())
+        rng.shuffle(rows)
+        qrels = Qrels(qid=pa.array([k[0] for k, _ in rows], pa.string()),
+                      docid=pa.array([k[1] for k, _ in rows], pa.string()), grade=np.array([g for _, g in rows]))
+        qids = [str(q) for q in range(nq)]
+        for call in range(3):  # the first call binary-searches, later ones use the grouped index
+            runq, rund = [], []
+            for q in range(nq + 1):  # query nq: not in the qrels
+                ds = list(rng.choice(docs + ["zz", "999"], int(rng.integers(0, 20)), replace=False))
+                runq += [str(q)] * len(ds)
+                rund += ds
+            run = Run(qid=pa.array(runq, pa.string()), docid=pa.array(rund, pa.string()),
+                      score=rng.normal(size=len(runq)), rank=None)
+            rr = rank_run(run, qrels, qids)
+            want = [judged.get((runq[i], rund[i])) for i in rr._take]
+            assert np.array_equal(rr.ranking.judged, [g is not None for g in want]), (case, call)
+            assert np.array_equal(rr.ranking.grade, [g or 0.0 for g in want]), (case, call)
+            state = qrels.cache["join_by_doc"]
+            assert state[0] == tuple(qids) and (state[1] is None) == (call == 0)

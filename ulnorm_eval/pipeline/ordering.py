@@ -118,6 +118,78 @@ def _join_index(qrels: Qrels, qids: list):
     return hit[1:]
 
 
+_JOIN_STEPS = 2  # judgements of a docid looked through one by one before a binary search (measured)
+
+
+def _join_by_doc(qrels: Qrels, qids: list, jkeys: np.ndarray, jrows: np.ndarray, nj: int):
+    """The judgements grouped by judged docid code, for lookups without a binary search, or None.
+
+    (first query and qrels row of each code's judgements, offsets of each code's judgements, their
+    queries ascending, their rows); code ``nj`` (not judged for any query of the set) has none.
+    Built on the second run that asks for the same query set: a single run (or a streamed block,
+    which has its own query set) is joined by the binary search, which costs less than the build.
+    """
+    key = tuple(qids)
+    hit = qrels.cache.get("join_by_doc")
+    if hit is None or hit[0] != key:
+        qrels.cache["join_by_doc"] = (key, None)
+        return None
+    if hit[1] is None:
+        nq = len(qids)
+        code, query = jkeys % nj, jkeys // nj
+        srt = np.argsort(code * nq + query)  # distinct keys: (code, query ascending)
+        ptr = np.concatenate(([0], np.cumsum(np.bincount(code, minlength=nj + 1))))
+        cq, crow = query[srt], jrows[srt]
+        fq = np.full(nj + 1, nq, dtype=np.int64)  # nq: never a ranked row's query
+        frow = np.zeros(nj + 1, dtype=np.int64)
+        has = np.flatnonzero(ptr[1:] > ptr[:-1])
+        fq[has], frow[has] = cq[ptr[has]], crow[ptr[has]]
+        hit = (key, (fq, frow, ptr, cq, crow))
+        qrels.cache["join_by_doc"] = hit
+    return hit[1]
+
+
+def _join_rows(q: np.ndarray, code: np.ndarray, jkeys: np.ndarray, jrows: np.ndarray, nj: int, by_doc) -> np.ndarray:
+    """The qrels row judging each ranked (query ``q``, docid ``code``), -1 where none does.
+
+    Keys ``q * nj + code`` are looked up in the sorted judged keys ``jkeys``.  With ``by_doc``
+    (:func:`_join_by_doc`) most are found by gathers instead of a binary search in all the keys: a
+    docid is judged for ~1.4 queries on average (Robust 2003), so its first judgement is the query
+    asked for or, in order, one of the next few; only the rows still unresolved after
+    ``_JOIN_STEPS`` further looks (docids judged for many queries) are binary-searched.  Each
+    code's queries are ascending, so a judgement for a query above ``q`` ends the look: the key
+    is not judged, exactly as the binary search finds it absent.
+    """
+    row = np.full(len(q), -1, dtype=np.int64)
+    if by_doc is None:
+        rest = np.flatnonzero(code < nj)
+    else:
+        fq, frow, ptr, cq, crow = by_doc
+        code = np.minimum(code, nj)
+        v = fq[code]
+        hit = v == q
+        row[hit] = frow[code[hit]]
+        rest = np.flatnonzero(v < q)  # judged first for an earlier query: look further
+        c = code[rest]
+        p, end = ptr[c] + 1, ptr[c + 1]
+        for _ in range(_JOIN_STEPS):
+            live = p < end
+            rest, p, end = rest[live], p[live], end[live]
+            if not len(rest):
+                break
+            v, qr = cq[p], q[rest]
+            hit = v == qr
+            row[rest[hit]] = crow[p[hit]]
+            more = v < qr
+            rest, p, end = rest[more], p[more] + 1, end[more]
+    if len(rest) and len(jkeys):
+        keys = q[rest].astype(np.int64) * nj + code[rest]
+        at = np.minimum(np.searchsorted(jkeys, keys), len(jkeys) - 1)
+        ok = jkeys[at] == keys
+        row[rest[ok]] = jrows[at[ok]]
+    return row
+
+
 @dataclass
 class RankedRun:
     """A run ordered and joined to the qrels: one row of the ranking per query of the query set."""
@@ -333,16 +405,10 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
 
     # Join to the judgements of the evaluated queries only (a streamed block's, not the whole
     # qrels'): integer (query, docid code) keys of the judged candidates find their judgements.
+    row = _join_rows(q, dcode[order].astype(np.int64), jkeys, jrows, nj, _join_by_doc(qrels, qids, jkeys, jrows, nj))
+    judged = row >= 0
     grade = np.zeros(len(q))
-    judged = np.zeros(len(q), dtype=bool)
-    code = dcode[order]
-    cand = np.flatnonzero(code < nj)
-    if len(cand) and len(jkeys):
-        rkeys = q[cand].astype(np.int64) * nj + code[cand]
-        at = np.minimum(np.searchsorted(jkeys, rkeys), len(jkeys) - 1)
-        ok = jkeys[at] == rkeys
-        judged[cand[ok]] = True
-        grade[cand[ok]] = qrels.grade[jrows[at[ok]]]
+    grade[judged] = qrels.grade[row[judged]]
 
     present = np.bincount(q, minlength=nq)[:nq] > 0
     rk = Ranking(q, grade, nq, np.arange(nq), judged)

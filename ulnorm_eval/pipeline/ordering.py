@@ -125,7 +125,7 @@ def _join_by_doc(qrels: Qrels, qids: list, jkeys: np.ndarray, jrows: np.ndarray,
     """The judgements grouped by judged docid code, for lookups without a binary search, or None.
 
     (first query and qrels row of each code's judgements, offsets of each code's judgements, their
-    queries ascending, their rows); code ``nj`` (not judged for any query of the set) has none.
+    queries ascending, their rows).
     Built on the second run that asks for the same query set: a single run (or a streamed block,
     which has its own query set) is joined by the binary search, which costs less than the build.
     """
@@ -140,7 +140,7 @@ def _join_by_doc(qrels: Qrels, qids: list, jkeys: np.ndarray, jrows: np.ndarray,
         srt = np.argsort(code * nq + query)  # distinct keys: (code, query ascending)
         ptr = np.concatenate(([0], np.cumsum(np.bincount(code, minlength=nj + 1))))
         cq, crow = query[srt], jrows[srt]
-        fq = np.full(nj + 1, nq, dtype=np.int64)  # nq: never a ranked row's query
+        fq = np.full(nj + 1, nq, dtype=np.int64)
         frow = np.zeros(nj + 1, dtype=np.int64)
         has = np.flatnonzero(ptr[1:] > ptr[:-1])
         fq[has], frow[has] = cq[ptr[has]], crow[ptr[has]]
@@ -161,16 +161,15 @@ def _join_rows(q: np.ndarray, code: np.ndarray, jkeys: np.ndarray, jrows: np.nda
     is not judged, exactly as the binary search finds it absent.
     """
     row = np.full(len(q), -1, dtype=np.int64)
-    if by_doc is None:
-        rest = np.flatnonzero(code < nj)
-    else:
+    rest = np.flatnonzero(code < nj)  # docids judged for some query of the set
+    if by_doc is not None and len(rest):
         fq, frow, ptr, cq, crow = by_doc
-        code = np.minimum(code, nj)
-        v = fq[code]
-        hit = v == q
-        row[hit] = frow[code[hit]]
-        rest = np.flatnonzero(v < q)  # judged first for an earlier query: look further
         c = code[rest]
+        v, qr = fq[c], q[rest]
+        hit = v == qr
+        row[rest[hit]] = frow[c[hit]]
+        more = v < qr  # judged first for an earlier query: look further
+        rest, c = rest[more], c[more]
         p, end = ptr[c] + 1, ptr[c + 1]
         for _ in range(_JOIN_STEPS):
             live = p < end

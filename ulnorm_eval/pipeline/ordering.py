@@ -404,7 +404,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
 
     # Join to the judgements of the evaluated queries only (a streamed block's, not the whole
     # qrels'): integer (query, docid code) keys of the judged candidates find their judgements.
-    row = _join_rows(q, dcode[order].astype(np.int64), jkeys, jrows, nj, _join_by_doc(qrels, qids, jkeys, jrows, nj))
+    row = _join_rows(q, dcode[order], jkeys, jrows, nj, _join_by_doc(qrels, qids, jkeys, jrows, nj))
     judged = row >= 0
     grade = np.zeros(len(q))
     grade[judged] = qrels.grade[row[judged]]

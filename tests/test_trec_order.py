@@ -230,3 +230,13 @@ def test_join_finds_every_judgement(steps, monkeypatch):
             assert np.array_equal(rr.ranking.grade, [g or 0.0 for g in want]), (case, call)
             state = qrels.cache["join_by_doc"]
             assert state[0] == tuple(qids) and (state[1] is None) == (call == 0)
+
+
+def test_spans_by_hand():
+    """core.kernels.spans, the CSR selection the join, the tie fix-up and trec_gains share."""
+    from ulnorm_eval.core.kernels import spans
+
+    pos, off = spans(np.array([5, 0, 9]), np.array([2, 0, 3]))
+    assert pos.tolist() == [5, 6, 9, 10, 11] and off.tolist() == [0, 1, 0, 1, 2]
+    pos, off = spans(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    assert pos.tolist() == [] and off.tolist() == []

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..inputs.arrow import numeric_array
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates, numeric_ids
-from ..core.kernels import Judgements, Ranking
+from ..core.kernels import Judgements, Ranking, spans
 
 __all__ = ["natural_order", "judgements", "rank_run", "RankedRun", "run_queries", "trec_order"]
 
@@ -71,8 +71,7 @@ def qrels_rows(qrels: Qrels, qids: list):
     lo = np.where(have, starts[np.maximum(g, 0)], 0)
     n = np.where(have, starts[np.maximum(g, 0) + 1] - lo, 0)
     owner = np.repeat(np.arange(len(qids)), n)
-    first = np.concatenate(([0], np.cumsum(n)[:-1])) if len(n) else np.zeros(0, np.int64)
-    rows = order[np.repeat(lo - first, n) + np.arange(int(n.sum()))]
+    rows = order[spans(lo, n)[0]]
     return rows, owner
 
 
@@ -244,12 +243,6 @@ def rank_values(run: Run) -> np.ndarray:
     raise InputError(run.path, line, f"rank {rank[bad].as_py()!r} {why} (--ties rank)")
 
 
-def _spans(start: np.ndarray, size: np.ndarray) -> tuple:
-    """(position, offset within its span) of every element of the spans [start, start + size)."""
-    off = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
-    return np.repeat(start, size) + off, off
-
-
 _MAX_TIED = 0.25  # share of tied pairs above which trec_order sorts all rows with Arrow (measured)
 # trec_eval's order (query key, score descending, docid descending): the one place that says so
 _ORDER = [("q", "ascending"), ("s", "descending"), ("d", "descending")]
@@ -323,10 +316,10 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
     rev = np.bincount(group, weights=back, minlength=len(start)) == pairs
     other = ~rev & (np.bincount(group, weights=fine, minlength=len(start)) != pairs)
     if rev.any():
-        pos, off = _spans(start[rev], size[rev])
+        pos, off = spans(start[rev], size[rev])
         order[pos] = order[np.repeat(start[rev] + size[rev] - 1, size[rev]) - off]
     if other.any():
-        pos, _ = _spans(start[other], size[other])
+        pos, _ = spans(start[other], size[other])
         rows = order[pos]
         g = np.repeat(np.arange(int(other.sum())), size[other])
         order[pos] = rows[pc.sort_indices(pa.table({"g": numeric_array(g), "d": pc.take(docid, numeric_array(rows))}),

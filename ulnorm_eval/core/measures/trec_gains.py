@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..lazy import np
 
-from ..kernels import Judgements
+from ..kernels import Judgements, spans
 from .common import safe
 from .trec_view import (codes, pool_counts, present_mask, rel_mask, rel_total, running_sum, trec_relevant_count,
                          UNJUDGED)
@@ -169,9 +169,8 @@ def k_Rndcg(rk, J, gains, ctx):
     by_q = np.argsort(rk.base, kind="stable")
     q_st = np.searchsorted(rk.base[by_q], np.arange(J.nq + 1))
     rep = (q_st[1:] - q_st[:-1])[bq]
-    first = np.repeat(q_st[bq], rep)
-    k_in = np.arange(int(rep.sum())) - np.repeat(np.cumsum(rep) - rep, rep)
-    br = by_q[first + k_in] if len(first) else np.zeros(0, np.int64)
+    at = spans(q_st[bq], rep)[0]
+    br = by_q[at] if len(at) else np.zeros(0, np.int64)
     bb, bi = np.repeat(bpos, rep), np.repeat(ideal_b, rep)
     # DCG of the first b documents of the row (all of them when b >= num_ret)
     L = rk.length[br]

@@ -69,3 +69,20 @@ def test_duplicates_found_exactly_as_a_set_would(tmp_path):
             assert e.value.line == first and "duplicate document" in e.value.reason
 
     check()
+
+
+def test_join_index_holds_the_judged_docids_of_its_query_set(tmp_path):
+    from ulnorm_eval.pipeline import ordering
+
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n1 0 b 0\n2 0 b 2\n2 0 c 1\n3 0 d 1\n")
+    for qids, judged in ((["1", "2", "3"], {"a", "b", "c", "d"}), (["2"], {"b", "c"}), (["3", "1"], {"a", "b", "d"})):
+        qrels = io.read_qrels(str(q))
+        jdict, keys, rows = ordering._join_index(qrels, qids)
+        assert sorted(jdict.to_pylist()) == sorted(judged)
+        # each key names (position of the query in qids, docid) of one qrels row
+        doc = jdict.to_pylist()
+        got = {(qids[k // len(doc)], doc[k % len(doc)]) for k in keys.tolist()}
+        want = {(qrels.qid[r].as_py(), qrels.docid[r].as_py()) for r in rows.tolist()}
+        assert got == want and len(got) == sum(qrels.qid[i].as_py() in qids for i in range(len(qrels)))
+        assert "docid_encoding" not in qrels.cache  # the check's encoding is dropped after the first join

@@ -255,3 +255,21 @@ def test_read_ahead_keeps_order_errors_and_bound():
     assert next(it) == 0
     it.close()  # the caller stops early: the thread stops and the source is closed
     assert closed.wait(5) and len(produced) <= 2
+
+
+@pytest.mark.parametrize("data", [
+    b"1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n",            # Arrow's parser: the rows are the lines
+    b"1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t",              # no final newline
+    b"1 Q0 a 1 2.0 t\r\n1 Q0 b 2 1.0 t\r\n",        # CRLF
+    b"\xef\xbb\xbf1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n",  # BOM
+    b"1\tQ0\ta\t1\t2.0\tt\n",                        # tabs
+    b"# c\n1 Q0 a 1 2.0 t\n\n1 Q0 b 2 1.0 t\n",      # comment and blank line: the careful parser
+    b"1 Q0 a 1 2.0 t\n\n\n",                         # blank lines at the end
+    b"1  Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t",             # a doubled delimiter
+    b"# only a comment\n",                           # no data line at all
+])
+def test_parse_block_counts_every_newline(data):
+    # the next block's line numbers start after this count: it must be the block's newlines
+    run, lines = stream.parse_block("r", data)
+    assert lines == data.count(b"\n")
+    assert (run is None) == (data == b"# only a comment\n")

@@ -322,14 +322,16 @@ def _ascii_digits(s: str) -> bool:
     return 0 < len(s) < 19 and s.isascii() and s.isdigit()
 
 
-def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=None, ids=None) -> None:
+def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=None, ids=None,
+                     keep: dict | None = None) -> None:
     """Refuse a (query, document) pair that appears twice: which copy counts would be arbitrary.
 
     Duplicates are looked for on integer codes (``qcode``: query codes, ``dcode``: document codes,
     equal codes for equal strings; each computed when not given): one sort of packed keys.  Numeric
     docids are first tried as numbers (``ids``: :func:`numeric_ids`, if the caller has them), which
     needs no hash of the strings.  Only when a repeat is found are the strings sorted, so that the
-    error names the first repeat in file order.
+    error names the first repeat in file order.  ``keep``, if given, receives the encodings computed
+    here (``qid_encoding``, ``docid_encoding``: Arrow dictionary arrays) for later use.
     """
     import pyarrow as pa
     from . import compute as pc
@@ -338,12 +340,18 @@ def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=
     if n < 2:
         return
     if qcode is None:
-        qcode = pc.dictionary_encode(qid).indices
+        enc = pc.dictionary_encode(qid)
+        qcode = enc.indices
+        if keep is not None:
+            keep["qid_encoding"] = enc
     if dcode is None:
         ids = numeric_ids(docid) if ids is None else ids
         if ids is not None and _distinct_pairs(qcode, ids):
             return
-        dcode = pc.dictionary_encode(docid).indices
+        enc = pc.dictionary_encode(docid)
+        dcode = enc.indices
+        if keep is not None:
+            keep["docid_encoding"] = enc
     if _distinct_pairs(qcode, dcode):
         return
     qcode = numeric_array(np.asarray(qcode))
@@ -369,8 +377,9 @@ def read_qrels(path: str, data: bytes | None = None) -> Qrels:
         raise InputError(path, 1, "empty file: no judgements")
     grade = _to_float(cols[3], path, lines, "grade")
     check_grades(grade, path, lines)
-    check_duplicates(cols[0], cols[2], path, lines, "the qrels")
-    return Qrels(qid=cols[0], docid=cols[2], grade=grade, path=str(path), skipped=skipped, line=lines)
+    cache: dict = {}  # the encodings made by the check serve the join (pipeline.ordering)
+    check_duplicates(cols[0], cols[2], path, lines, "the qrels", keep=cache)
+    return Qrels(qid=cols[0], docid=cols[2], grade=grade, path=str(path), skipped=skipped, line=lines, cache=cache)
 
 
 def read_run(path: str, name: str | None = None, data: bytes | None = None) -> Run:

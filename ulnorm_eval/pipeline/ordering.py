@@ -37,7 +37,9 @@ def _groups(qrels: Qrels):
     from ..inputs import compute as pc
 
     if "groups" not in qrels.cache:
-        enc = pc.dictionary_encode(qrels.qid)
+        enc = qrels.cache.get("qid_encoding")  # made by read_qrels' check for repeats, if it ran
+        if enc is None:
+            enc = pc.dictionary_encode(qrels.qid)
         codes = enc.indices.to_numpy(zero_copy_only=False)
         order = np.argsort(codes, kind="stable")
         starts = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(enc.dictionary)))))
@@ -108,8 +110,14 @@ def _join_index(qrels: Qrels, qids: list):
     hit = qrels.cache.get("join")
     if hit is None or hit[0] != key:
         rows, owner = qrels_rows(qrels, qids)
-        enc = pc.dictionary_encode(pc.take(qrels.docid, numeric_array(rows)))
-        code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        # read_qrels' check for repeats encoded the docids (if it ran): kept for the first join only
+        enc = qrels.cache.pop("docid_encoding", None)
+        if enc is not None and len(rows) == len(qrels):
+            # the query set judges every row: the encoding of the whole column is the one needed
+            code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)[rows]
+        else:
+            enc = pc.dictionary_encode(pc.take(qrels.docid, numeric_array(rows)))
+            code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
         keys = owner.astype(np.int64) * len(enc.dictionary) + code
         srt = np.argsort(keys, kind="stable")
         hit = (key, enc.dictionary, keys[srt], rows[srt])

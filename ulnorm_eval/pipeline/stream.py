@@ -70,15 +70,18 @@ def parse_block(path: str, data: bytes, name: str | None = None):
     Also computes the run's query encoding (cached on it): like the parsing, work in numpy and
     Arrow that another thread can do while the previous block is scored (:func:`read_ahead`).
     """
-    lines = data.count(b"\n")
     try:
         run = read_run(path, name=name, data=data)
     except InputError as exc:
         if exc.reason.startswith("empty file"):  # a block of comments only
-            return None, lines
+            return None, data.count(b"\n")
         raise
     run_queries(run)
-    return run, lines
+    if run.line is None:
+        # Arrow's parser took the block (run.line is None), which it does only when every line is
+        # a data line: the rows are the lines, without a pass over the bytes (2 ms per 5 MB)
+        return run, len(run) - (not data.endswith(b"\n"))
+    return run, data.count(b"\n")
 
 
 def score_parsed(qrels: Qrels, path: str, run, lines: int, metrics: list, options: Options) -> BlockOut:

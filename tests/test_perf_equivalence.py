@@ -81,3 +81,38 @@ def test_eval_does_not_import_pandas_or_scipy_stats(tmp_path, args):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_command_imports_with_the_collector_paused_then_frozen():
+    # ulnorm-eval's entry point: no collection while the CLI's modules load, their objects then
+    # frozen, and the collector running again for the command's work
+    code = ("import gc, sys\n"
+            "seen = []\n"
+            "class Spy:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'ulnorm_eval.cli':\n"
+            "            seen.append(gc.isenabled())\n"
+            "sys.meta_path.insert(0, Spy())\n"
+            "sys.argv = ['ulnorm-eval', '--version']\n"
+            "from ulnorm_eval.__main__ import run\n"
+            "try:\n"
+            "    run()\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(seen, gc.isenabled(), gc.get_freeze_count() > 1000)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip().splitlines()[-1] == "[False] True True", out.stderr
+
+
+def test_library_import_leaves_the_collector_alone():
+    code = "import gc, ulnorm_eval.cli, ulnorm_eval.__main__\nprint(gc.isenabled(), gc.get_freeze_count())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip() == "True 0", out.stderr
+
+
+def test_console_script_is_the_entry_point_that_freezes():
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert project["project"]["scripts"] == {"ulnorm-eval": "ulnorm_eval.__main__:run"}

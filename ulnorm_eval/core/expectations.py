@@ -161,16 +161,22 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
     """
     rel_level = Level.of(options, trec_nan=False)  # a random ranking of a pool never reproduces trec_eval's -nan
     paper = options.expectation == "paper"
-    pool = make_pool(options.pool, rr.ranking, J)
-    if getattr(options, "judged_only", False):  # -J: a random ranking of what -J keeps
-        pool = judged_only_pool(pool)
     values, stderr, undefined = {}, {}, {}
     bounds = {}
+    built: dict = {}
 
     shared = cache if options.pool == "qrels" else None
 
+    def base_pool():  # built on first use: a run whose bounds all come from ``cache`` needs none
+        if "pool" not in built:
+            pool = make_pool(options.pool, rr.ranking, J)
+            if getattr(options, "judged_only", False):  # -J: a random ranking of what -J keeps
+                pool = judged_only_pool(pool)
+            built["pool"] = pool
+        return built["pool"]
+
     def pool_of(meas):  # a measure's own judged_only: a random ranking of what its -J keeps
-        return judged_only_pool(pool) if meas.native and meas.get("judged_only") else pool
+        return judged_only_pool(base_pool()) if meas.native and meas.get("judged_only") else base_pool()
 
     def need(meas):
         if meas in bounds:
@@ -220,7 +226,7 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
         elif meas.native:  # a native kernel without a closed-form E: exact over small pools, else Monte Carlo
             b = montecarlo_bounds(pool_of(meas), J, meas, rel_level, options.permutations, _rng(options.seed, J), paper)
         else:
-            b = foreign.foreign_bounds(pool, J, meas, options, _rng(options.seed, J))
+            b = foreign.foreign_bounds(base_pool(), J, meas, options, _rng(options.seed, J))
         remember(meas, b, store)
         return b
 

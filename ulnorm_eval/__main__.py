@@ -16,12 +16,14 @@ def run():
     """
     import gc
 
+    enabled = gc.isenabled()
     gc.disable()
     try:
         from .cli import main
     finally:
         gc.freeze()
-        gc.enable()
+        if enabled:  # as it was: a program that turned the collector off keeps it off
+            gc.enable()
     return main(prog_name="ulnorm-eval")
 
 

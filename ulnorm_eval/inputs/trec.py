@@ -39,7 +39,9 @@ class Qrels:
     skipped: int = 0
     line: np.ndarray | None = None  # 1-based source line of each row, for error messages
     letor: bool = False  # documents are LETOR row positions; runs are score files
-    cache: dict = field(default_factory=dict, repr=False, compare=False)  # derived arrays (prepare.py)
+    # derived arrays (pipeline.ordering); not an init field, so that a copy made with
+    # dataclasses.replace (whose arrays may differ) starts with an empty cache instead of sharing it
+    cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.grade)
@@ -59,7 +61,8 @@ class Run:
     line: np.ndarray | None = None
     tag: str | None = None
     meta: dict = field(default_factory=dict)
-    cache: dict = field(default_factory=dict, repr=False, compare=False)  # derived arrays (pipeline.ordering)
+    # derived arrays (pipeline.ordering); not an init field, as on Qrels
+    cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.score)
@@ -335,7 +338,8 @@ def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=
     docids are first tried as numbers (``ids``: :func:`numeric_ids`, if the caller has them), which
     needs no hash of the strings.  Only when a repeat is found are the strings sorted, so that the
     error names the first repeat in file order.  ``keep``, if given, receives the encodings computed
-    here (``qid_encoding``, ``docid_encoding``: Arrow dictionary arrays) for later use.
+    here for later use: ``qid_encoding``, ``docid_encoding``, each (the array encoded, its Arrow
+    dictionary encoding), so that a user of one checks it is still the array it holds.
     """
     import pyarrow as pa
     from . import compute as pc
@@ -347,7 +351,7 @@ def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=
         enc = pc.dictionary_encode(qid)
         qcode = enc.indices
         if keep is not None:
-            keep["qid_encoding"] = enc
+            keep["qid_encoding"] = (qid, enc)
     if dcode is None:
         ids = numeric_ids(docid) if ids is None else ids
         if ids is not None and _distinct_pairs(qcode, ids):
@@ -355,7 +359,7 @@ def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=
         enc = pc.dictionary_encode(docid)
         dcode = enc.indices
         if keep is not None:
-            keep["docid_encoding"] = enc
+            keep["docid_encoding"] = (docid, enc)
     if _distinct_pairs(qcode, dcode):
         return
     qcode = numeric_array(np.asarray(qcode))
@@ -381,9 +385,10 @@ def read_qrels(path: str, data: bytes | None = None) -> Qrels:
         raise InputError(path, 1, "empty file: no judgements")
     grade = _to_float(cols[3], path, lines, "grade")
     check_grades(grade, path, lines)
-    cache: dict = {}  # the encodings made by the check serve the join (pipeline.ordering)
-    check_duplicates(cols[0], cols[2], path, lines, "the qrels", keep=cache)
-    return Qrels(qid=cols[0], docid=cols[2], grade=grade, path=str(path), skipped=skipped, line=lines, cache=cache)
+    qrels = Qrels(qid=cols[0], docid=cols[2], grade=grade, path=str(path), skipped=skipped, line=lines)
+    # the encodings made by the check serve the groups and the join (pipeline.ordering)
+    check_duplicates(cols[0], cols[2], path, lines, "the qrels", keep=qrels.cache)
+    return qrels
 
 
 def read_run(path: str, name: str | None = None, data: bytes | None = None, halves: bool = False) -> Run:

@@ -37,7 +37,8 @@ def _groups(qrels: Qrels):
     from ..inputs import compute as pc
 
     if "groups" not in qrels.cache:
-        enc = qrels.cache.get("qid_encoding")  # made by read_qrels' check for repeats, if it ran
+        made = qrels.cache.get("qid_encoding")  # by read_qrels' check for repeats, if it ran ...
+        enc = made[1] if made is not None and made[0] is qrels.qid else None  # ... on these query ids
         if enc is None:
             enc = pc.dictionary_encode(qrels.qid)
         codes = enc.indices.to_numpy(zero_copy_only=False)
@@ -110,8 +111,10 @@ def _join_index(qrels: Qrels, qids: list):
     hit = qrels.cache.get("join")
     if hit is None or hit[0] != key:
         rows, owner = qrels_rows(qrels, qids)
-        # read_qrels' check for repeats encoded the docids (if it ran): kept for the first join only
-        enc = qrels.cache.pop("docid_encoding", None)
+        # read_qrels' check for repeats encoded the docids (if it ran): kept for the first join only,
+        # and used only if the qrels still hold the docids it encoded
+        made = qrels.cache.pop("docid_encoding", None)
+        enc = made[1] if made is not None and made[0] is qrels.docid else None
         if enc is not None and len(rows) == len(qrels):
             # the query set judges every row: the encoding of the whole column is the one needed
             code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)[rows]

@@ -83,25 +83,32 @@ def test_eval_does_not_import_pandas_or_scipy_stats(tmp_path, args):
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_command_imports_with_the_collector_paused_then_frozen():
-    # ulnorm-eval's entry point: no collection while the CLI's modules load, their objects then
-    # frozen, and the collector running again for the command's work
-    code = ("import gc, sys\n"
-            "seen = []\n"
-            "class Spy:\n"
-            "    def find_spec(self, name, path=None, target=None):\n"
-            "        if name == 'ulnorm_eval.cli':\n"
-            "            seen.append(gc.isenabled())\n"
-            "sys.meta_path.insert(0, Spy())\n"
+def _entry_point(before: str, after: str) -> str:
+    """The last line printed by ``after``, run once ``ulnorm-eval --version`` went through the entry
+    point in a fresh interpreter (``before`` runs first)."""
+    code = (f"import gc, sys\n{before}\n"
             "sys.argv = ['ulnorm-eval', '--version']\n"
             "from ulnorm_eval.__main__ import run\n"
             "try:\n"
             "    run()\n"
             "except SystemExit:\n"
             "    pass\n"
-            "print(seen, gc.isenabled(), gc.get_freeze_count() > 1000)\n")
+            f"{after}\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.stdout.strip().splitlines()[-1] == "[False] True True", out.stderr
+    assert out.stdout.strip(), out.stderr
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_command_imports_with_the_collector_paused_then_frozen():
+    # ulnorm-eval's entry point: no collection while the CLI's modules load, their objects then
+    # frozen, and the collector running again for the command's work
+    spy = ("seen = []\n"
+           "class Spy:\n"
+           "    def find_spec(self, name, path=None, target=None):\n"
+           "        if name == 'ulnorm_eval.cli':\n"
+           "            seen.append(gc.isenabled())\n"
+           "sys.meta_path.insert(0, Spy())")
+    assert _entry_point(spy, "print(seen, gc.isenabled(), gc.get_freeze_count() > 1000)") == "[False] True True"
 
 
 def test_library_import_leaves_the_collector_alone():
@@ -119,14 +126,4 @@ def test_console_script_is_the_entry_point_that_freezes():
 
 
 def test_entry_point_leaves_a_disabled_collector_disabled():
-    code = ("import gc, sys\n"
-            "gc.disable()\n"
-            "sys.argv = ['ulnorm-eval', '--version']\n"
-            "from ulnorm_eval.__main__ import run\n"
-            "try:\n"
-            "    run()\n"
-            "except SystemExit:\n"
-            "    pass\n"
-            "print(gc.isenabled())\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.stdout.strip().splitlines()[-1] == "False", out.stderr
+    assert _entry_point("gc.disable()", "print(gc.isenabled())") == "False"

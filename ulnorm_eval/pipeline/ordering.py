@@ -28,6 +28,14 @@ def natural_order(qids) -> list:
     return sorted(qids, key=lambda s: (_natural_key(s), s))
 
 
+def _checked_encoding(qrels: Qrels, key: str, column):
+    """The encoding of ``column`` that read_qrels' check for repeats left in the cache (``key``), or
+    None: taken out on first use (each serves one build), and used only if the qrels still hold the
+    array it encoded (a copy or an in-place change of the arrays makes it stale)."""
+    made = qrels.cache.pop(key, None)
+    return made[1] if made is not None and made[0] is column else None
+
+
 def _groups(qrels: Qrels):
     """qrels rows grouped by query, built once per qrels: (qid -> group index, group starts, row order).
 
@@ -37,8 +45,7 @@ def _groups(qrels: Qrels):
     from ..inputs import compute as pc
 
     if "groups" not in qrels.cache:
-        made = qrels.cache.get("qid_encoding")  # by read_qrels' check for repeats, if it ran ...
-        enc = made[1] if made is not None and made[0] is qrels.qid else None  # ... on these query ids
+        enc = _checked_encoding(qrels, "qid_encoding", qrels.qid)
         if enc is None:
             enc = pc.dictionary_encode(qrels.qid)
         codes = enc.indices.to_numpy(zero_copy_only=False)
@@ -111,10 +118,7 @@ def _join_index(qrels: Qrels, qids: list):
     hit = qrels.cache.get("join")
     if hit is None or hit[0] != key:
         rows, owner = qrels_rows(qrels, qids)
-        # read_qrels' check for repeats encoded the docids (if it ran): kept for the first join only,
-        # and used only if the qrels still hold the docids it encoded
-        made = qrels.cache.pop("docid_encoding", None)
-        enc = made[1] if made is not None and made[0] is qrels.docid else None
+        enc = _checked_encoding(qrels, "docid_encoding", qrels.docid)
         if enc is not None and len(rows) == len(qrels):
             # the query set judges every row: the encoding of the whole column is the one needed
             code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)[rows]

@@ -111,3 +111,30 @@ def test_paper_expectation_of_dcg_sums_to_k():
     e4 = bounds_of(labels, ["DCG(dcg='exp-log2')@4"], ["E"])
     assert p4["E(DCG(dcg='exp-log2')@4)"] == pytest.approx(e4["E(DCG(dcg='exp-log2')@4)"], rel=1e-12)
     assert round(e4["E(DCG(dcg='exp-log2')@4)"], 6) == 4.391325
+
+
+def test_paper_mode_scores_dcg_with_the_papers_exponential_gains():
+    """Karmaker & Feng 2022 eq. 1 (Feng 2023 eq. 3.1): DCG@k = sum (2^R_i - 1) / log2(i + 1), and eq. 7:
+    E[DCG@k] = E[2^R - 1] sum_{i<=k} 1/log2(i + 1).  --expectation paper scores nDCG and DCG so; the
+    default (exact) keeps trec_eval's linear gains.  One query, its judged documents ranked in order."""
+    labels = [0, 0, 1, 2, 0, 3, 1]
+    d = [1 / log2(i + 1) for i in range(1, 5)]
+    dcg = sum((2 ** r - 1) * x for r, x in zip(labels, d))  # 0 + 0 + 1/2 + 3/log2(5)
+    ideal = sum((2 ** r - 1) * x for r, x in zip(sorted(labels, reverse=True), d))  # 7 + 3/log2(3) + 1/2 + 1/log2(5)
+    e = sum(2 ** r - 1 for r in labels) / len(labels) * sum(d)  # 12/7 x 2.5616
+    paper = bounds_of(labels, ["DCG@4", "nDCG@4"], ["E", "IUB", "UL2"], expectation="paper")
+    assert paper["DCG@4"] == pytest.approx(dcg, rel=1e-12)
+    assert round(paper["DCG@4"], 4) == 1.7920
+    assert paper["E(DCG@4)"] == pytest.approx(e, rel=1e-12)
+    assert round(paper["E(DCG@4)"], 6) == 4.391325
+    assert paper["IUB(DCG@4)"] == pytest.approx(ideal, rel=1e-12)
+    assert paper["nDCG@4"] == pytest.approx(dcg / ideal, rel=1e-12)
+    assert paper["E(nDCG@4)"] == pytest.approx(e / ideal, rel=1e-12)
+    assert paper["UL2(nDCG@4)"] == pytest.approx((dcg - e) / e, rel=1e-12)  # A < E: the lower branch
+    # the default: linear gains (trec_eval's), 0 + 0 + 1/2 + 2/log2(5)
+    exact = bounds_of(labels, ["DCG@4"], ["E"])
+    assert exact["DCG@4"] == pytest.approx(0.5 + 2 / log2(5), rel=1e-12)
+    assert exact["E(DCG@4)"] == pytest.approx(sum(labels) / len(labels) * sum(d), rel=1e-12)  # mean gain 1
+    # an explicit gains= map keeps its gains in paper mode
+    mapped = bounds_of(labels, ["DCG(gains={1:1,2:2,3:3})@4"], ["E"], expectation="paper")
+    assert mapped["DCG(gains={1:1.0,2:2.0,3:3.0})@4"] == pytest.approx(exact["DCG@4"], rel=1e-12)

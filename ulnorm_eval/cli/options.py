@@ -42,7 +42,8 @@ bounds_options = bundle(
     click.option("--pool", type=click.Choice(["qrels", "run", "union"]), default="qrels", show_default=True,
                  help="Documents a random ranker permutes: judged ones, the run's, or both."),
     click.option("--expectation", type=click.Choice(["exact", "paper"]), default="exact", show_default=True,
-                 help="'paper' uses the papers' formulas verbatim (E[SP@k] = k(P/n)^2) to reproduce their tables."),
+                 help="'paper' uses the papers' formulas verbatim (E[SP@k] = k(P/n)^2; nDCG and DCG with "
+                      "2^R - 1 gains unless gains= is given) to reproduce their tables."),
     click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
                  help="A query whose variant is undefined (e.g. I = E) scores 0, or is left out of the mean."),
     click.option("--permutations", type=click.IntRange(min=10, max=MAX_DRAWS), default=1000, show_default=True,

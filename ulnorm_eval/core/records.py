@@ -114,6 +114,8 @@ class Family:
     or 'gmean' (trec_eval's geometric mean, values floored at 1e-5).  ``level``: 'rel' (reads
     relevance at ``-l``/``rel=``) or 'gains' (graded gains).  ``validate(params, cutoff)`` returns an
     error message or None.  ``paper_ideal(rp)``: IUB under ``--expectation paper`` when it differs.
+    ``paper_params``: parameters ``--expectation paper`` gives a measure that sets none of them and
+    none of ``paper_unless`` (nDCG and DCG: the papers' 2^R - 1 gains, Karmaker & Feng 2022 eq. 1).
     ``examples``: names checked against brute-force enumeration (``{k}`` = several cutoffs).
     ``browsing(m) -> (seen(pos), scale)``: the family's browsing model of Normalized Residual Gain
     (SIGIR-AP 2024) eq. 1 (seen(i) before the cutoff; ``scale(raw)`` = raw / N, None = N is the ideal
@@ -163,6 +165,8 @@ class Family:
     aliases: tuple = ()
     validate: Callable | None = None
     paper_ideal: Callable | None = None
+    paper_params: tuple = ()  # (name, value) pairs
+    paper_unless: tuple = ()  # parameter names whose presence keeps the measure as typed
     examples: tuple = ()
     browsing: Callable | None = None
     browsing_note: str = ""

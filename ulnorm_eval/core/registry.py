@@ -26,6 +26,7 @@ __all__ = [
     "Param", "Family", "Measure", "Variant", "VariantSpec", "Metric", "FAMILIES", "VARIANTS", "parse",
     "parse_many", "trec_repeats", "UnknownMeasure", "DEFAULT_MEASURES", "DEFAULT_VARIANTS", "PRIOR_VARIANTS",
     "BOUND_VARIANTS", "ALIASES", "TREC_NAMES", "with_variant", "Gains", "expand_names", "NICKNAME_MEASURES",
+    "paper_measure",
 ]
 
 VariantSpec = Variant  # the record's former name
@@ -513,6 +514,19 @@ def trec_repeats(names) -> str | None:
                     f"first and ignores this one: {listed}, or leave out --names trec")
         first.setdefault(base, arg)
     return None
+
+
+def paper_measure(m: Measure) -> Measure:
+    """The measure ``--expectation paper`` scores for ``m``: its family's ``paper_params`` filled in when
+    ``m`` sets none of the family's ``paper_unless`` parameters (nDCG and DCG: the 2^R - 1 gains of
+    Karmaker & Feng 2022 eq. 1 and Feng 2023 eq. 3.1 unless ``gains=`` is given); otherwise ``m``."""
+    fam = m.record
+    if fam is None or not fam.paper_params:
+        return m
+    given = dict(m.params)
+    if any(k in given for k in fam.paper_unless):
+        return m
+    return Measure(m.family, tuple(sorted((given | dict(fam.paper_params)).items())), m.cutoff, m.foreign)
 
 
 def with_variant(metric: Metric, variant: str) -> Metric:

@@ -13,7 +13,9 @@ as ROUGE-1.5.5's model averaging (Lin 2004; Feng 2023 eq. 3.5): P = sum_r M_r / 
 R = sum_r M_r / sum_r m_r'.
 
 Expected value E (Feng 2023 §9.1, eq. 9.1): the score of a summary of L tokens drawn i.i.d. from the
-source's unigram model p(w) = c(w) / sum c.  The dissertation samples one such summary; here:
+source's unigram model p(w) = c(w) / sum c.  The dissertation uses the model "to generate the expected
+summary" (§9.1; "to sample" it, in its list of contributions) without saying how many summaries
+it draws; here:
 
 * ROUGE-1 with ``mean`` or ``pooled`` (or one reference) is exact.  The counts X_w of a multinomial
   draw are Binomial(L, p_w) marginally and E[min(c, X)] = sum_{j=1..c} P(X >= j), so
@@ -22,7 +24,8 @@ source's unigram model p(w) = c(w) / sum c.  The dissertation samples one such s
 * ROUGE-2, ROUGE-L, and any measure with ``max`` over several references (the maximum is not linear)
   are Monte Carlo: seeded draws, mean and its standard error.
 
-Upper bound I: the metric's maximum 1 (as in the dissertation), or for ROUGE-1 the extractive
+Upper bound I: the metric's maximum 1 (our choice: the dissertation states no upper bound for ROUGE),
+or for ROUGE-1 the extractive
 oracle: the best score of any L tokens taken from the source (each token at most as often as it
 occurs there; slots beyond what helps are filled with non-matching tokens).  For one reference the
 best overlap is min(L, sum_w min(c_y(w), c_s(w))); for ``mean``/``pooled`` the objective

@@ -63,7 +63,7 @@ register_variant(Variant(
 register_variant(Variant(
     "IUB", (), "the maximum of M over the orderings of the pool (the pool sorted by gain, descending, where "
     "the measure's record proves it; else enumerated)",
-    "Karmaker & Feng 2022 §3.1; Feng 2023", "[0, 1] for normalised M", "bound", bound="IUB", default=True))
+    "Karmaker & Feng 2022 §4; Feng 2023", "[0, 1] for normalised M", "bound", bound="IUB", default=True))
 register_variant(Variant(
     "WLB", (), "the minimum of M over the orderings of the pool (the pool sorted by gain, ascending, where "
     "the measure's record proves it; else enumerated)",

@@ -19,7 +19,7 @@ import numpy as np
 from ..core.kernels import Judgements, Level
 from ..core.measures import compute
 from ..core.permutations import ENUMERATE_LIMIT
-from ..core.registry import PRIOR_VARIANTS, UnknownMeasure
+from ..core.registry import PRIOR_VARIANTS, Metric, UnknownMeasure, paper_measure
 from ..core.variants import CONDENSED_VARIANTS, HOLE_VARIANTS
 from ..core.summary import summarise
 from ..inputs.trec import Qrels, Run
@@ -144,8 +144,20 @@ def condensed(rr: RankedRun) -> RankedRun:
 
 
 def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
-    """Per-query values of every metric for a ranked run: (values, standard errors, undefined counts)."""
+    """Per-query values of every metric for a ranked run: (values, standard errors, undefined counts).
+
+    Under ``--expectation paper`` a measure is scored as :func:`~ulnorm_eval.core.registry.paper_measure`
+    makes it (nDCG and DCG with the papers' 2^R - 1 gains), under the name it was asked for."""
     refuse_prior_variants(metrics)
+    if options.expectation != "paper":
+        return _metric_values(rr, J, metrics, qrels, options)
+    scored = {m: Metric(paper_measure(m.measure), m.variant) for m in metrics}
+    v, se, und = _metric_values(rr, J, list(dict.fromkeys(scored.values())), qrels, options)
+    return ({m: v[s] for m, s in scored.items()}, {m: se[s] for m, s in scored.items() if s in se},
+            {m: und[s] for m, s in scored.items() if s in und})
+
+
+def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
     values, stderr, undefined = {}, {}, {}
     plain = {}
     for m in metrics:

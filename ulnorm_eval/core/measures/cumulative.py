@@ -21,6 +21,9 @@ DISCOUNT_PARAM = Param("discount", "discount", "log2", "discount of ranks 1, 2, 
                        "what `ulnorm-eval stability` prints, Kanoulas & Aslam 2009).  The ideal ranking (IDCG, IUB) is "
                        "the gain-sorted one, the maximum only for a non-increasing discount",
                        choices=("log2", "zipf", "linear"))
+# Karmaker & Feng 2022 eq. 1 and Feng 2023 eq. 3.1: DCG@k = sum (2^R_i - 1) / log_b(i + 1); what
+# --expectation paper gives an nDCG or DCG that names neither dcg= nor gains=
+PAPER_GAINS = (("dcg", "exp-log2"),)
 GAINS_PARAM = Param("gains", "gains", None, "explicit gain for some grades, e.g. {0:0,1:1,2:3}; a grade not listed "
                     "keeps gain = grade (negative: 0), as trec_eval's ndcg.L=G and ir_measures do")
 
@@ -293,10 +296,11 @@ register(Family(
     "DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents of positive "
     "gain sorted by gain (trec_eval's and ir_measures' ideal: a negative gain lowers DCG, never IDCG)",
     "mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) / IDCG@k (exact, linearity)",
-    "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1-2; Feng 2023 §2", "gains",
+    "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1-2 and Feng 2023 eq. 3.1-3.2 use 2^R - 1 gains; the "
+    "default here is linear (trec_eval's), dcg='exp-log2' or --expectation paper gives theirs", "gains",
     trec=(TrecName("ndcg", "map", "gains", value_name="gain", nick=("all_trec",)),
           TrecName("ndcg_cut", "each", defaults=TREC_CUTOFFS, nick=("all_trec",))),
-    irm="nDCG", aliases=("NDCG",),
+    irm="nDCG", aliases=("NDCG",), paper_params=PAPER_GAINS, paper_unless=("gains",),
     examples=("nDCG", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:5,3:11.5})", "nDCG@{k}",
               "nDCG(discount=[1,0.7,0.7,0.2])@{k}", "nDCG(discount='zipf')@{k}", "nDCG(discount='linear')@{k}"),
     browsing=browse_ndcg, validate=_validate, extremes=_extremes, extremes_note=_EXTREMES_NOTE,
@@ -306,7 +310,9 @@ register(Family(
     "DCG", (DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), "optional", k_dcg, gain, "exact", e_dcg,
     "sum_{i<=k} gain(d_i) / log2(i+1)",
     "mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) (exact, linearity)",
-    "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1", "gains", irm="DCG",
+    "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1 and Feng 2023 eq. 3.1 use 2^R - 1 gains; the default "
+    "here is linear (trec_eval's), dcg='exp-log2' or --expectation paper gives theirs", "gains", irm="DCG",
+    paper_params=PAPER_GAINS, paper_unless=("gains",),
     trec=(TrecName("dcg", "map", "gains", value_name="gain"),),
     examples=("DCG", "DCG(dcg='exp-log2')", "DCG@{k}", "DCG(dcg='exp-log2')@{k}",
               "DCG(gains={0:0,1:1,2:5,3:11.5})@{k}", "DCG(gains={0:0,1:1,2:3,3:4}, discount=[1,0.5,0.25])@{k}",

@@ -240,3 +240,63 @@ def test_spans_by_hand():
     assert pos.tolist() == [5, 6, 9, 10, 11] and off.tolist() == [0, 1, 0, 1, 2]
     pos, off = spans(np.zeros(0, np.int64), np.zeros(0, np.int64))
     assert pos.tolist() == [] and off.tolist() == []
+
+
+def test_query_blocks_in_any_order_are_not_sorted(monkeypatch):
+    """A run written query by query, scores descending, its queries in an order of its own (DL-HARD's
+    bm25): the blocks are put in order without sorting the rows (``_score_sort`` is never called),
+    ties still by docid descending; a query split in two places is sorted, with the same result."""
+    calls = []
+    full = ordering._score_sort
+    monkeypatch.setattr(ordering, "_score_sort", lambda *a: calls.append(1) or full(*a))
+    rng = np.random.default_rng(39)
+    for case in range(300):
+        nq = int(rng.integers(2, 7))
+        sizes = rng.integers(1, 30, nq)
+        qkey = np.repeat(rng.permutation(nq), sizes).astype(np.int64)
+        score = rng.integers(0, 6, len(qkey)).astype(float) if case % 2 else rng.normal(size=len(qkey))
+        start = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        for a, k in zip(start, sizes):
+            score[a:a + k] = np.sort(score[a:a + k])[::-1]  # descending within each block
+        docid = pa.array([f"d{i}" for i in rng.permutation(len(qkey))], pa.string())
+        split = case % 5 == 0  # the first block's query again at the end: not blocks
+        if split:
+            qkey = np.append(qkey, qkey[0])
+            score = np.append(score, score[-1] - 1.0)
+            docid = pa.concat_arrays([docid, pa.array(["zz"], pa.string())])
+        calls.clear()
+        got = trec_order(qkey, score, docid)
+        want = reference(qkey, score, docid)
+        assert np.array_equal(got, want), case
+        assert calls == ([1] if split else []), case
+
+
+def _numeric_run(rng, dup: bool = False):
+    q = np.repeat(["3", "1", "2"], 20)
+    d = [str(i) for i in rng.permutation(100)[:60]]
+    if dup:
+        d[5] = d[4]  # query "3" lists one document twice
+    return Run(qid=pa.array(list(q), pa.string()), docid=pa.array(d, pa.string()),
+               score=-np.tile(np.arange(20.0), 3), rank=None, path="r.txt")
+
+
+def test_numeric_ids_of_a_loaded_run_are_checked_once(monkeypatch):
+    """A loaded run evaluated again does not cast and check its docids again; a run whose docid
+    array was replaced since (a repeat introduced) is checked again and refused."""
+    from ulnorm_eval.inputs.trec import InputError
+
+    calls = []
+    real = ordering.numeric_ids
+    monkeypatch.setattr(ordering, "numeric_ids", lambda d: calls.append(1) or real(d))
+    rng = np.random.default_rng(5)
+    run = _numeric_run(rng)
+    qrels = Qrels(qid=pa.array(["1", "2", "3"]), docid=pa.array(run.docid.to_pylist()[:3]), grade=np.ones(3))
+    first = rank_run(run, qrels, ["1", "2", "3"])
+    second = rank_run(run, qrels, ["1", "2", "3"])
+    assert calls == [1]
+    assert np.array_equal(first._take, second._take)
+    assert np.array_equal(first.ranking.grade, second.ranking.grade)
+    run.docid = _numeric_run(np.random.default_rng(5), dup=True).docid
+    with pytest.raises(InputError, match="duplicate document"):
+        rank_run(run, qrels, ["1", "2", "3"])
+    assert calls == [1, 1]

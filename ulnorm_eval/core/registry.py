@@ -151,9 +151,20 @@ class Metric:
         return f"{self.variant}({self.measure})" if self.variant else str(self.measure)
 
     @property
+    def own_scale(self) -> bool:
+        """The values are the measure's own, under other judgments (the hole variants LB, UB, BS, BSLO,
+        BSHI; CL): they take the measure's summary rule and number format.  Other variants are ratios
+        or prior-based values, defined only for measures whose 'all' row is a mean (the others refuse
+        them: evaluate.expand)."""
+        from .records import VARIANTS
+
+        return not self.variant or VARIANTS[self.variant].kind in ("holes", "condensed")
+
+    @property
     def summary(self) -> str:
-        """How the 'all' row is formed: the family's rule for a plain measure; variants are means."""
-        return "mean" if self.variant else self.measure.summary
+        """How the 'all' row is formed: the family's rule for the measure and for a variant whose values
+        are the measure's own (GMAP's LB is a geometric mean, CL(num_ret) a sum); other variants are means."""
+        return self.measure.summary if self.own_scale else "mean"
 
     def trec_name(self) -> str:
         base = self.measure.trec_name()

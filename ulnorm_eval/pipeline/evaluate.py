@@ -148,22 +148,26 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
                 raise registry.UnknownMeasure(f"{m}: {m.measure.family} has no random-ranking bounds "
                                               "(a count, set-based or judged-fraction measure)")
             if (m.variant and m.measure.summary == "gmean" and m.variant not in registry.PRIOR_VARIANTS
-                    and m.variant not in HOLE_VARIANTS):
+                    and not m.own_scale):
                 raise registry.UnknownMeasure(f"{m}: {geometric_reason(m.measure)}")
             rec = m.measure.record
+            if m.variant and rec is not None and rec.value == "text":
+                raise registry.UnknownMeasure(f"{m}: {m.measure} is text (trec_eval's {m.measure.trec_name()}), "
+                                              "not a number a variant can take")
             if numeric_only and rec is not None and rec.value == "text":
                 raise registry.UnknownMeasure(f"{m}: a text measure (trec_eval's {m.measure.trec_name()}); "
                                               "only eval prints it")
             # a family without random-ranking bounds gets no E/IUB/UL columns from --norm
             # LB/UB (--holes) only where the measure has hole bounds (the CLI notes the others)
-            added = [registry.with_variant(m, v) for v in variants]
+            added = [registry.with_variant(m, v) for v in variants
+                     if rec is None or rec.value != "text"]  # a tag or relstring takes no variant
             added = [x for x in added if (holes_reason(m.measure) is None if x.variant in HOLE_VARIANTS
                                           else True if x.variant in CONDENSED_VARIANTS
                                           else m.measure.bounds != "none")]
-            random_bound = [x for x in added if x.variant not in HOLE_VARIANTS]
+            random_bound = [x for x in added if not x.own_scale]
             if random_bound and m.measure.summary == "gmean" and not m.variant:
                 # no random-ranking variant of a geometric mean (geometric_reason); a note says so
-                added = [x for x in added if x.variant in HOLE_VARIANTS]
+                added = [x for x in added if x.own_scale]
                 geometric.append(m.measure)
             elif implicit and random_bound and m.measure.bounds == "montecarlo" and not m.variant:
                 # default variants: never a Monte Carlo estimate nobody asked for (a note says so)

@@ -31,7 +31,7 @@ def _cell(m, v, precision, nan: str = "nan", as_float: bool = False) -> str:
     if isinstance(v, str):
         return safe_text(v)  # a run tag or relstring echoed from the input: never a control character
     rec = m.measure.record
-    if rec is not None and rec.value == "int" and not m.variant and not isnan(v) and not as_float:
+    if rec is not None and rec.value == "int" and m.own_scale and not isnan(v) and not as_float:
         return f"{int(round(float(v)))}"
     return num_text(v, precision, nan)
 
@@ -40,7 +40,7 @@ def _column(m, values, precision, nan: str = "nan", as_float: bool = False) -> l
     """Every query's value of one metric as :func:`_cell` prints it, formatted a column at a time."""
     vals = values.tolist() if hasattr(values, "tolist") else list(values)
     rec = m.measure.record
-    as_int = rec is not None and rec.value == "int" and not m.variant and not as_float
+    as_int = rec is not None and rec.value == "int" and m.own_scale and not as_float
     out = []
     for v in vals:
         if isinstance(v, str):

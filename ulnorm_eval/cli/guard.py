@@ -77,6 +77,10 @@ def _install():
         if sig is None:
             continue
         try:
+            # a signal the parent set to be ignored (nohup, trap '' INT TERM, a background job's
+            # SIGINT) stays ignored: the user asked for the run to survive it
+            if signal.getsignal(sig) == signal.SIG_IGN:
+                continue
             old[sig] = signal.signal(sig, _raise)
         except (ValueError, OSError):  # not the main thread (an embedding application)
             pass

@@ -145,7 +145,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
               help="trec_eval's -T: 'trec_results', its default and only format, is accepted.")
 @click.option("-D", "debug_level", metavar="LEVEL",
               help="trec_eval's -D: 0, its default, is accepted; its debug printout is not reproduced.")
-@click.option("-Z", "zscore_file", metavar="FILE",
+@click.option("-Z", "zscore_file", metavar="FILE", type=click.Path(dir_okay=False),
               help="trec_eval's -Z: print (value - mean) / sd per query and measure, the mean and sd read from FILE's "
                    "lines 'qid measure mean sd' (trec_eval's names); -1000000 where FILE lacks the pair.  "
                    "Plain measures only (--norm none).")

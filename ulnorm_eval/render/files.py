@@ -162,7 +162,7 @@ def check_output(path, inputs=(), stdin_id=None, append: bool = False, flag: str
 
 
 INPUT_KEYS = ("qrels", "runs", "baseline", "priors", "groups", "data", "systems", "systems_a", "systems_b",
-              "query_sets")
+              "query_sets", "zscore_file")
 OUTPUT_KEYS = (("output", "-o"), ("plot", "--plot"), ("summary_md", "--summary-md"))
 
 
@@ -179,7 +179,7 @@ def check_outputs(params: dict) -> None:
     one input: it can be read once.
     """
     inputs = []
-    for key in INPUT_KEYS:
+    for key in (*INPUT_KEYS, *_path_inputs()):
         v = params.get(key)
         if isinstance(v, (list, tuple)):
             inputs.extend(v)
@@ -205,6 +205,19 @@ def check_outputs(params: dict) -> None:
                 raise OutputError(a, f"given to both {fa} and {fb}")
     if "output" in params and params.get("output") is None:
         _check_stdout(inputs, stdin_id)
+
+
+def _path_inputs() -> list:
+    """The current click command's other file parameters (a ``click.Path`` that is not an output):
+    an input is protected whatever its option, including one added after INPUT_KEYS was written."""
+    import click
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return []
+    outs = {key for key, _ in OUTPUT_KEYS}
+    return [p.name for p in ctx.command.params
+            if isinstance(p.type, click.Path) and p.type.file_okay and p.name not in outs and p.name not in INPUT_KEYS]
 
 
 def _check_stdout(inputs, stdin_id) -> None:

@@ -102,3 +102,101 @@ def test_nohup_run_survives_a_hangup(tmp_path):
     p.send_signal(signal.SIGHUP)
     assert p.wait(120) == 0, p.stderr.read()
     assert out.read_text().startswith("UL2(G)\tall\t")
+
+
+# --------------------------------------------------------------------------- false success
+
+ZS = "q1 P_10 0 .01\nq2 P_10 0 .01\n"  # P@10 is 0.2 and 0.1: z-scores 20 and 10
+
+
+def test_zscores_have_their_own_name_and_the_gate_says_so(files, tmp_path):
+    q, r = files
+    zs = tmp_path / "zs.txt"
+    zs.write_text(ZS)
+    md = tmp_path / "gate.md"
+    res = cli("-Z", zs, "--norm", "none", "-m", "P@10", "--fail-below", "P@10=0.5", "--summary-md", md, q, r)
+    assert res.exit_code == 0
+    assert "pass r.txt ZP@10 (z-score, -Z): mean 15.0000, threshold 0.5000" in res.stderr
+    assert "| ZP@10 (z-score, -Z) |" in md.read_text()
+    doc = json.loads(cli("-Z", zs, "--norm", "none", "-m", "P@10", "-f", "json", q, r).stdout)
+    assert doc["runs"][0]["summary"] == {"ZP@10": 15.0}
+    assert [x["values"] for x in doc["runs"][0]["queries"]] == [{"ZP@10": 20.0}, {"ZP@10": 10.0}]
+    tsv = cli("-Z", zs, "--norm", "none", "-m", "P@10", "-f", "tsv", q, r).stdout.splitlines()
+    assert tsv[0] == "run\tquery\tZP@10" and tsv[-1] == "r.txt\tall\t15.0"
+    jl = cli("-Z", zs, "--norm", "none", "-m", "P@10", "-f", "jsonl", q, r).stdout.splitlines()
+    assert {json.loads(x)["measure"] for x in jl} == {"ZP@10"}
+    # without -Z the real P@10, 0.15, fails the same gate
+    assert cli("--norm", "none", "-m", "P@10", "--fail-below", "P@10=0.5", q, r).exit_code == 1
+
+
+def test_summ_gate_over_a_system_missing_a_document_fails(tmp_path):
+    docs = tmp_path / "docs.tsv"
+    docs.write_text("d1\tthe cat sat on the mat today\tthe cat sat\ta cat on a mat\n"
+                    "d2\tstorms flooded the town\tstorms hit the town\ttown flooded\n")
+    part = tmp_path / "sysA.tsv"
+    part.write_text("d1\tthe cat sat on the mat\n")
+    full = tmp_path / "sysB.tsv"
+    full.write_text("d1\tthe cat sat on the mat\nd2\tzzz\n")
+    res = cli("summ", "-m", "ROUGE-1", "--norm", "none", "--fail-below", "ROUGE-1=0.5", docs, part)
+    assert res.exit_code == 1, res.stderr
+    assert "FAIL sysA ROUGE-1: mean 0.6667" in res.stderr
+    assert "1 of 2 documents have no summary from this run" in res.stderr
+    assert cli("summ", "-m", "ROUGE-1", "--norm", "none", "--fail-below", "ROUGE-1=0.3", docs, full).exit_code == 0
+
+
+@pytest.mark.parametrize("measure", ["runid", "all_trec", "relstring"])
+def test_failing_gate_with_a_text_measure_exits_1_with_verdict_and_summary(files, tmp_path, measure):
+    q, r = files
+    md = tmp_path / "gate.md"
+    res = cli("--norm", "none", "-m", measure, "-m", "P@10", "--fail-below", "P@10=0.9", "--summary-md", md, q, r)
+    assert res.exit_code == 1, res.stderr
+    assert "FAIL r.txt P@10: mean 0.1500, threshold 0.9000" in res.stderr
+    text = md.read_text()
+    assert "FAILED (1 of 1 check)" in text and "| r.txt |" in text
+
+
+# --------------------------------------------------------------------------- internal errors
+
+@pytest.mark.parametrize("measure", ["all_trec", "runid", "relstring"])
+def test_baseline_with_text_measures_compares_the_numbers(files, measure):
+    q, r = files
+    res = cli("--norm", "none", "-m", measure, "-m", "P@10", "--baseline", r, q, r)
+    assert res.exit_code == 0, res.stderr
+    assert "pass r.txt P@10: mean 0.1500 vs baseline 0.1500" in res.stderr
+    assert " runid:" not in res.stderr and " relstring" not in res.stderr
+
+
+def test_fail_below_on_a_text_measure_is_refused(files):
+    one_line_error(cli("--norm", "none", "--fail-below", "runid=5", *files),
+                   "--fail-below 'runid=5': runid is text", "not a number to gate on")
+
+
+@pytest.mark.parametrize("var, value", [("ULNORM_EVAL_MAX_LINE", "abc"), ("ULNORM_EVAL_MAX_LINE", "-5"),
+                                        ("ULNORM_EVAL_MAX_LINE", "0"), ("ULNORM_EVAL_MAX_INPUT", "1.5"),
+                                        ("ULNORM_EVAL_MAX_RATIO", "inf"), ("ULNORM_EVAL_MAX_LINE", "1_0")])
+def test_bad_limits_in_the_environment_are_refused(files, tmp_path, var, value):
+    out = subprocess.run([sys.executable, "-m", "ulnorm_eval", "-m", "P@10", *files], capture_output=True,
+                         text=True, cwd=tmp_path, env={**os.environ, var: value})
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines() == [f"ulnorm-eval: {var}: {value!r} is not a whole number >= 1 "
+                                               "(a limit in the environment; unset it for the default)"]
+
+
+def test_a_good_limit_is_still_honoured(files, tmp_path):
+    out = subprocess.run([sys.executable, "-m", "ulnorm_eval", "-m", "P@10", *files], capture_output=True,
+                         text=True, cwd=tmp_path, env={**os.environ, "ULNORM_EVAL_MAX_LINE": "8"})
+    assert out.returncode == 2 and "line longer than 8 bytes (ULNORM_EVAL_MAX_LINE)" in out.stderr
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "abc", "0"])
+def test_bad_lcs_cell_limit_is_refused_by_summ(tmp_path, value):
+    docs = tmp_path / "docs.tsv"
+    docs.write_text("d1\tthe cat sat on the mat today\tthe cat sat\n")
+    sys_a = tmp_path / "a.tsv"
+    sys_a.write_text("d1\tthe cat\n")
+    out = subprocess.run([sys.executable, "-m", "ulnorm_eval", "summ", "-m", "ROUGE-L", "--norm", "none",
+                          str(docs), str(sys_a)], capture_output=True, text=True, cwd=tmp_path,
+                         env={**os.environ, "ULNORM_EVAL_MAX_LCS_CELLS": value})
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == (f"ulnorm-eval: ULNORM_EVAL_MAX_LCS_CELLS: {value!r} is not a whole "
+                                                    "number >= 1 (a limit in the environment; unset it for the default)")

@@ -50,6 +50,7 @@ class Check:
     test: str = ""
     holes: str = ""  # --holes: how the unjudged documents could move the decision (empty: they cannot)
     undefined: str = ""  # why the check could not be decided (it then fails), else ''
+    zscore: bool = False  # -Z: the means are of z-scores (value - mean) / sd, not of the measure's values
 
     @property
     def difference(self) -> float:
@@ -72,7 +73,17 @@ def parse_threshold(text: str) -> Threshold:
         raise ValueError(f"--fail-below {text!r}: {value!r} is not a number") from None
     if math.isnan(v):
         raise ValueError(f"--fail-below {text!r}: the threshold must be a number")
-    return Threshold(parse(name.strip()), v)
+    metric = parse(name.strip())
+    if _text(metric):
+        raise ValueError(f"--fail-below {text!r}: {metric} is text (trec_eval's {metric.trec_name()}), not a "
+                         "number to gate on")
+    return Threshold(metric, v)
+
+
+def _text(metric) -> bool:
+    """A text measure (runid, relstring): printed, never compared with a number."""
+    rec = metric.measure.record
+    return rec is not None and rec.value == "text"
 
 
 NO_MEAN = "the run's mean is undefined (no query has a defined value)"
@@ -88,13 +99,42 @@ def check_thresholds(result, thresholds) -> list[Check]:
             mean = rr.mean[t.metric]
             why = NO_MEAN if math.isnan(mean) else ""
             out.append(Check("fail-below", rr.name, t.metric, mean, t.value, bool(why) or mean < t.value,
-                             undefined=why))
+                             undefined=why, zscore=_zscored(result, t.metric)))
     return out
+
+
+def require_complete(checks, result, unit: str = "queries", what: str = "no value") -> None:
+    """A check of a run with missing ``unit`` (a summary system without a summary for some
+    documents) fails, saying so: its mean is over the others only, and would pass where the complete
+    input fails.  eval needs none of this: a query a run lacks scores 0 (trec_eval's -c)."""
+    runs = {rr.name: rr for rr in result.runs}
+    for c in checks:
+        rr = runs.get(c.run)
+        missing = getattr(rr, "missing", 0) if rr is not None else 0
+        if missing and not c.undefined:
+            total = len(set(rr.qids) | set(getattr(rr, "missing_qids", None) or ()))
+            c.undefined = (f"{missing} of {total} {unit} have {what} from this run, so its mean is over the "
+                           "others only")
+            c.failed = True
+
+
+def _zscored(result, metric) -> bool:
+    from ..render.values import zscored, zscores
+
+    return zscores(result) and zscored(metric)
+
+
+def label(c: Check, names: str = "canonical") -> str:
+    """The check's metric as printed: a z-score (-Z) is 'Z' + the measure's name, said to be one."""
+    from ..render.values import metric_label
+
+    text = metric_label(c.metric, names, c.zscore)
+    return f"{text} (z-score, -Z)" if c.zscore else text
 
 
 def gated(metrics) -> list:
     """The metrics a baseline comparison gates: all but the pool's bounds and the hole bounds."""
-    return [m for m in metrics if m.variant not in BOUNDS + HOLE_VARIANTS]
+    return [m for m in metrics if m.variant not in BOUNDS + HOLE_VARIANTS and not _text(m)]
 
 
 def hole_metrics(metrics) -> list:
@@ -185,7 +225,7 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
             significant = alpha is None or (not math.isnan(p) and p < alpha)
             n = int((~(np.isnan(x) | np.isnan(y))).sum())
             out.append(Check("baseline", rr.name, m, mean, ref, bool(why) or (dropped and significant), p, n, test,
-                             undefined=why))
+                             undefined=why, zscore=_zscored(result, m)))
     return out
 
 
@@ -240,8 +280,7 @@ def describe(c: Check, names: str = "canonical", max_drop: float | None = None,
              alpha: float | None = None) -> str:
     """One line per check, passed or failed: the run, the metric, the value, the threshold it is held
     to and the margin (value minus threshold: negative fails), and for baseline checks the p-value."""
-    label = c.metric.trec_name() if names == "trec" else str(c.metric)
-    head = f"{'FAIL' if c.failed else 'pass'} {c.run} {label}"
+    head = f"{'FAIL' if c.failed else 'pass'} {c.run} {label(c, names)}"
     holes = f"; holes: {c.holes}" if c.holes else ""
     tail = (f"; undefined: {c.undefined}" if c.undefined else "") + holes
     if c.kind == "fail-below":

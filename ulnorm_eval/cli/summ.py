@@ -255,6 +255,7 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
     from .common import write_outputs_then
 
     checks = gate.check_thresholds(result, [gate.Threshold(m, val) for m, val in thresholds])
+    gate.require_complete(checks, result, "documents", "no summary")
     outputs = [Output(output, text)] + ([Output(plot, picture.data)] if picture is not None else [])
     if summary_md:
         from ..render.gate_md import gate_markdown

@@ -119,13 +119,20 @@ def overlap_counts(cands: np.ndarray, refs, n: int, V: int) -> np.ndarray:
     return np.minimum(candc[:, None, :], refc[None, :, :]).sum(-1)
 
 
-def _env_int(name: str, default: int) -> int:
+def _env_int(name: str, default: int) -> int | None:
+    """The whole number >= 1 in ``name`` (``1e9`` too), ``default`` when unset, None when it is anything
+    else: the summ pipeline then refuses it with the variable's name (inputs.errors.env_limit)."""
+    import math
     import os
 
-    try:
-        return int(float(os.environ.get(name, default)))
-    except ValueError:
+    text = os.environ.get(name)
+    if text is None:
         return default
+    try:
+        v = float(text) if "_" not in text else math.nan
+    except ValueError:
+        return None
+    return int(v) if math.isfinite(v) and v >= 1 and v == int(v) else None
 
 
 # LCS table cells (candidate tokens x candidates x references x reference tokens) one document's

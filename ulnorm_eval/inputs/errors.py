@@ -1,7 +1,7 @@
 """The one exception every reader raises for bad input (exit 2, one line: ``FILE[:LINE]: reason``)."""
 from __future__ import annotations
 
-__all__ = ["InputError"]
+__all__ = ["InputError", "env_limit"]
 
 
 class InputError(Exception):
@@ -11,3 +11,23 @@ class InputError(Exception):
         self.path, self.line, self.reason = str(path), line, reason
         where = f"{self.path}:{line}" if line is not None else self.path
         super().__init__(f"{where}: {reason}")
+
+
+def env_limit(name: str, default: int) -> int:
+    """The limit in the environment variable ``name`` (a whole number > 0: ``1048576``, ``1e9``), else
+    ``default``.  Anything else is refused (InputError naming the variable): a limit that is silently
+    ignored, or a negative one that refuses every line, would change what is read without saying so."""
+    import math
+    import os
+
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    try:
+        value = float(text.strip()) if "_" not in text else math.nan  # 1_0 is not a number here
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 1 and value == int(value)):
+        raise InputError(name, None, f"{text!r} is not a whole number >= 1 (a limit in the environment; "
+                                     "unset it for the default)")
+    return int(value)

@@ -32,10 +32,9 @@ __all__ = ["open_input", "read_bytes", "check_text", "check_chunk", "MAX_LINE_BY
 
 
 def _limit(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
+    from .errors import env_limit
+
+    return env_limit(name, default)
 
 
 # One line of a qrels, run or LETOR file: real lines are under 100 bytes (LETOR rows with

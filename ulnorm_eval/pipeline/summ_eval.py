@@ -227,6 +227,10 @@ def _check_lcs(data, j: int, have: list, lens, doc, opts: SummOptions, draws: bo
     plain = tm.lcs_cells(longest, len(have), doc.refs)
     mc = tm.lcs_cells(mc_w, opts.draws, doc.refs) if draws else 0
     limit = tm.MAX_LCS_CELLS
+    if limit is None:  # a bad ULNORM_EVAL_MAX_LCS_CELLS: refused with its name
+        from ..inputs.errors import env_limit
+
+        limit = env_limit("ULNORM_EVAL_MAX_LCS_CELLS", 1)
     if max(plain, mc) <= limit:
         return
     s = have[int(np.argmax(lens))]

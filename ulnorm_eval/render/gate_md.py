@@ -18,6 +18,8 @@ _TEST = {"t": "paired t", "randomization": "paired randomization", "bootstrap": 
 
 
 def _f(v) -> str:
+    if isinstance(v, str):  # a text measure's 'all' row (runid, relstring): shown as text
+        return _cell(v)
     return "nan" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
 
 
@@ -33,7 +35,11 @@ def _cell(text: str) -> str:
 def gate_markdown(result, checks, names: str = "canonical", baseline: str | None = None,
                   max_drop: float | None = None, alpha: float | None = None) -> str:
     """The Markdown text: verdict heading, checks table, means table."""
-    label = (lambda m: m.trec_name()) if names == "trec" else str
+    from ..analysis.gate import label as check_label
+    from .values import metric_label, zscores
+
+    z = zscores(result)
+    label = lambda m: metric_label(m, names, z)  # noqa: E731
     failed = [c for c in checks if c.failed]
     n = len(checks)
     if not checks:
@@ -60,11 +66,11 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
                 p += f" ({_TEST[c.test]}, one-sided, n = {c.n}"
                 p += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
             margin = c.mean - threshold if not math.isnan(c.mean) else math.nan
-            lines.append(f"| {verdict} | {_cell(c.run)} | {_cell(label(c.metric))} | {_cell(check)} | {_f(c.mean)} | "
+            lines.append(f"| {verdict} | {_cell(c.run)} | {_cell(check_label(c, names))} | {_cell(check)} | {_f(c.mean)} | "
                          f"{_f(threshold)} | {_signed(margin)} | {p} |")
         lines.append("")
         undefined = [c for c in checks if getattr(c, "undefined", "")]
-        lines += [f"- {_cell(c.run)} {_cell(label(c.metric))}: {_cell(c.undefined)}, so the check fails"
+        lines += [f"- {_cell(c.run)} {_cell(check_label(c, names))}: {_cell(c.undefined)}, so the check fails"
                   for c in undefined]
         if undefined:
             lines.append("")

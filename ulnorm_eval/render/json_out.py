@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 
-from .values import json_value, mean_stderr, metric_label
+from .values import json_value, mean_stderr, metric_label, zscores
 
 __all__ = ["JSON_SCHEMA", "sha256_file", "json_document", "format_json", "format_jsonl"]
 
@@ -124,7 +124,7 @@ def json_document(result, names: str = "canonical", precision: int | None = None
 
     from .. import __version__
 
-    labels = {m: metric_label(m, names) for m in result.metrics}
+    labels = {m: metric_label(m, names, zscores(result)) for m in result.metrics}
     paths = list(result.run_paths) or [rr.name for rr in result.runs]
     meta = {
         "tool": "ulnorm-eval",
@@ -189,7 +189,7 @@ def format_jsonl(result, names: str = "canonical", precision: int | None = None,
         for q, i in rows:
             for m in result.metrics:
                 v = rr.mean[m] if i is None else rr.values[m][i]
-                obj = {"run": rr.name, "query": q, "measure": metric_label(m, names), "value": json_value(v, precision)}
+                obj = {"run": rr.name, "query": q, "measure": metric_label(m, names, zscores(result)), "value": json_value(v, precision)}
                 if m in rr.stderr:
                     se = mean_stderr(rr.values[m], rr.stderr[m]) if i is None else rr.stderr[m][i]
                     obj["stderr"] = json_value(se, precision)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 import re
 
-from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text
+from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text, zscores
 
 __all__ = ["make_table", "format_table", "caption", "LAYOUTS", "text_width", "bound_metrics", "undefined_masks",
            "unjudged_metrics"]
@@ -309,7 +309,7 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
                                                     no_wrap=True, overflow="fold")
     if per_query:
         col("query", False)
-    label = {meas: Text(safe_text(metric_label(Metric(meas), names))) for meas in rows}
+    label = {meas: Text(safe_text(metric_label(Metric(meas), names, zscores(result)))) for meas in rows}
     runs = list(enumerate(result.runs))
     if layout in ("wide", "shared", "stacked"):
         slots = _merge_holes(slots)
@@ -409,7 +409,7 @@ def _plain_rows(result, per_query, names, precision, query_order, width, undefin
                 for meas in rows:
                     pairs = [f"{s or 'value'} {_cell(result, rr, meas, s, i, precision, False)}"
                              for s in slots if Metric(meas, s) in result._have]
-                    lines.extend(_wrap_fields(["  " + safe_text(metric_label(Metric(meas), names)), *pairs],
+                    lines.extend(_wrap_fields(["  " + safe_text(metric_label(Metric(meas), names, zscores(result))), *pairs],
                                               width))
     finally:
         del result._have, result._undef

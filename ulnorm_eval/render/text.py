@@ -5,7 +5,7 @@ import csv
 import io
 
 from ..core import records
-from .values import csv_cell, isnan, metric_label, num_text, safe_text
+from .values import csv_cell, isnan, metric_label, num_text, safe_text, zscores
 
 __all__ = ["format_trec", "format_tsv", "format_csv", "TREC_ORDER"]
 
@@ -124,7 +124,7 @@ def _delimited(result, delimiter: str, names: str, precision: int | None, cell=s
     never splits a row), and for csv formulas neutralised (:func:`.values.csv_cell`)."""
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
-    w.writerow(["run", "query", *(cell(metric_label(m, names)) for m in result.metrics)])
+    w.writerow(["run", "query", *(cell(metric_label(m, names, zscores(result))) for m in result.metrics)])
     for rr in result.runs:
         name = cell(rr.name)
         for i, q in enumerate(rr.qids):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "safe_text", "csv_cell",
+__all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "safe_text", "csv_cell", "zscores", "zscored",
            "markdown_text", "latex_text", "terminal_styles", "UNDEFINED_MARK", "MEAN_MARK"]
 
 # The table's marks for undefined variant values (docs/output.md): a per-query value left out of the
@@ -109,9 +109,23 @@ def csv_cell(text) -> str:
     return safe_text(text)
 
 
-def metric_label(metric, names: str) -> str:
-    """The column name of ``metric``: canonical, or trec_eval's with ``names='trec'``."""
-    return metric.trec_name() if names == "trec" else str(metric)
+def metric_label(metric, names: str, zscore: bool = False) -> str:
+    """The column name of ``metric``: canonical, or trec_eval's with ``names='trec'``; with ``zscore``
+    (trec_eval's -Z, :func:`zscores`) a converted value is a z-score, not the measure's value, and is
+    named as trec_eval names it: 'Z' before the measure's name (``ZP@10``, ``Zmap``)."""
+    label = metric.trec_name() if names == "trec" else str(metric)
+    return "Z" + label if zscore and zscored(metric) else label
+
+
+def zscores(result) -> bool:
+    """True when ``result``'s per-query values were converted to z-scores (-Z FILE)."""
+    return bool(getattr(getattr(result, "options", None), "zscore", None))
+
+
+def zscored(metric) -> bool:
+    """Whether -Z converts ``metric``: the plain numeric measures (pipeline/blocks.py zscore_values)."""
+    rec = metric.measure.record
+    return not metric.variant and (rec is None or rec.value != "text")
 
 
 def isnan(v) -> bool:

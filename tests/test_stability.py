@@ -414,3 +414,104 @@ def test_cli_input_errors(synth, tmp_path):
     bad.write_text("401 Q0 D1 1 x r\n")
     r = CliRunner().invoke(main, ["stability", qrels, runs[0], str(bad)])
     assert r.exit_code == 2 and r.output.strip().splitlines() == [f"ulnorm-eval: {bad}:1: score 'x' is not a number"]
+
+
+# --------------------------------------------------------------------------- held-out Φ and paired ratios
+
+def test_topic_splits_are_disjoint_halves():
+    for T in (9, 10):
+        for fit, held in st.topic_splits(T, 5, seed=3):
+            assert len(fit) == T // 2 and len(held) == T - T // 2
+            assert sorted(np.concatenate([fit, held]).tolist()) == list(range(T))
+    a, b = st.topic_splits(10, 4, seed=1), st.topic_splits(10, 4, seed=1)
+    assert all((x[0] == y[0]).all() for x, y in zip(a, b))
+    assert any((x[0] != y[0]).any() for x, y in zip(a, st.topic_splits(10, 4, seed=2)))
+
+
+def test_holdout_phi_is_computed_on_the_other_half(synth):
+    """Named functions: Φ at n topics from the variance components of each half's own scores (the full
+    design's scores restricted to those topics, an independent path); optima: fitted on the fitting
+    half, so there at least as high as every named function, and scored on the held-out half."""
+    qrels, runs = synth
+    D = load_design(qrels, runs, 10)
+    spec = st.MeasureSpec("nDCG")
+    splits = 6
+    rows, _ = st.study(D, [spec], [10], restarts=1, holdout=splits, seed=5)
+    halves = st.topic_splits(len(D.topics), splits, seed=5)
+    n = len(D.topics)
+    by = {(r["gain"], r["discount"]): r for r in rows}
+    log = by[("linear", "log")]
+    for (gn, dn), r in by.items():
+        if r["optimised"] != "—":
+            continue
+        Y = st.scores(D, st.named_gains(gn, D.levels), st.named_discount(dn, 10), spec)
+        fit = [stats.phi(stats.variance_components(Y[:, a]), n) for a, _ in halves]
+        held = [stats.phi(stats.variance_components(Y[:, b]), n) for _, b in halves]
+        assert r["phi fit-half"] == pytest.approx(np.mean(fit), rel=1e-12)
+        assert r["phi held-out"] == pytest.approx(np.mean(held), rel=1e-12)
+        assert r["phi held-out 2.5%"] == pytest.approx(np.percentile(held, 2.5), rel=1e-12)
+        assert r["phi held-out 97.5%"] == pytest.approx(np.percentile(held, 97.5), rel=1e-12)
+        ref = [stats.phi(stats.variance_components(st.scores(D, st.named_gains("linear", D.levels),
+                                                             st.named_discount("log", 10), spec)[:, b]), n)
+               for _, b in halves]
+        assert r["phi held-out - log"] == pytest.approx(np.mean(np.subtract(held, ref)), abs=1e-12)
+    assert log["phi held-out - log"] == 0
+    opt = by[("linear", "optimal")]
+    # fitted on the fitting half: at least every named discount's Φ there, on every split, so in the mean
+    for dn in st.DISCOUNTS:
+        assert opt["phi fit-half"] >= by[("linear", dn)]["phi fit-half"] - 1e-12
+    # the held-out value is the optimum of the fitting half scored on the other half, recomputed here
+    want = []
+    for a, b in halves:
+        o = st.optimise_discount(D.subset(a), st.named_gains("linear", D.levels), spec, restarts=1, seed=5)
+        want.append(stats.phi(stats.variance_components(st.scores(D, o.gains, o.discount, spec)[:, b]), n))
+    assert opt["phi held-out"] == pytest.approx(np.mean(want), rel=1e-9)
+    assert opt["phi held-out"] != pytest.approx(opt["phi fit-half"], rel=1e-6)
+
+
+def test_paired_ratios_are_ratios_of_topics_needed_on_shared_resamples(synth):
+    qrels, runs = synth
+    D = load_design(qrels, runs, 10)
+    specs = [st.MeasureSpec("nDCG"), st.MeasureSpec("nDCG", "UL2")]
+    paired = []
+    rows, _ = st.study(D, specs, [10], restarts=0, topic_bootstrap=200, seed=2, phi_targets=(0.9,), paired=paired)
+    res = st.topic_resamples(len(D.topics), 200, 2)
+    g, d, z = st.named_gains("linear", D.levels), st.named_discount("log", 10), st.named_discount("zipf", 10)
+
+    def need(Y):  # topics needed for Φ >= 0.9, unrounded: eq. 2 solved for n
+        vc = stats.variance_components(Y)
+        return 0.9 * (vc.topic + vc.residual) / (0.1 * vc.system)
+
+    got = {(p["measure_a"], p["function_a"], p["measure_b"], p["function_b"]): p for p in paired}
+    # within a measure: Zipfian against log, on the same resamples
+    p = got[("nDCG@10", "linear/zipf", "nDCG@10", "linear/log")]
+    A, B = st.scores(D, g, z, specs[0]), st.scores(D, g, d, specs[0])
+    assert p["ratio"] == pytest.approx(need(A) / need(B), rel=1e-12)
+    r = np.array([need(A[:, ix]) / need(B[:, ix]) for ix in res])
+    assert p["ratio 2.5%"] == pytest.approx(np.percentile(r, 2.5), rel=1e-12)
+    assert p["ratio 97.5%"] == pytest.approx(np.percentile(r, 97.5), rel=1e-12)
+    assert p["share a<b"] == np.mean(r < 1) and p["share a>b"] == np.mean(r > 1)
+    # across measures: UL2 against nDCG with the same function
+    p = got[("UL2(nDCG@10)", "linear/log", "nDCG@10", "linear/log")]
+    U = st.scores(D, g, d, specs[1])
+    assert p["ratio"] == pytest.approx(need(U) / need(B), rel=1e-12)
+    r = np.array([need(U[:, ix]) / need(B[:, ix]) for ix in res])
+    assert p["ratio 2.5%"] == pytest.approx(np.percentile(r, 2.5), rel=1e-12)
+    # the rounded counts of the functions table agree with the unrounded ratio
+    by = {(x["measure"], x["gain"], x["discount"]): x for x in rows}
+    assert by[("UL2(nDCG@10)", "linear", "log")]["topics Φ>=0.9"] == int(np.ceil(need(U) - 1e-9))
+    assert len(paired) == 2 * 6 + 7  # every function against log, in each measure; UL2 against nDCG
+
+
+def test_cli_paired_and_holdout(synth):
+    qrels, runs = synth
+    res = CliRunner().invoke(main, ["stability", "-k", "5", "-m", "nDCG", "-m", "UL2(nDCG)", "--restarts", "0",
+                                    "--topic-bootstrap", "50", "--holdout", "2", "--table", "functions,paired",
+                                    "-f", "json", qrels, *runs])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["meta"]["holdout"] == 2 and doc["meta"]["topic_bootstrap"] == 50
+    assert all("phi held-out" in r and "phi fit-half 97.5%" in r for r in doc["rows"])
+    assert {(p["measure_a"], p["function_a"]) for p in doc["paired"]} >= {("UL2(nDCG@5)", "linear/log")}
+    bad = CliRunner().invoke(main, ["stability", "--table", "paired", qrels, *runs])
+    assert bad.exit_code == 2 and "--table paired needs --topic-bootstrap" in bad.stderr

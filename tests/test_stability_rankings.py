@@ -167,4 +167,4 @@ def test_cli_tables(robust, tmp_path):
     r = CliRunner().invoke(main, [*args[:-len(runs) - 1], "--table", "tau,asl", "-f", "tsv", qrels, *runs])
     assert r.stdout.startswith("# tau\n") and "\n# asl\nmeasure\tk\tfunction\trun_a\trun_b\tasl\torder\n" in r.stdout
     r = CliRunner().invoke(main, [*args[:-len(runs) - 1], "--table", "taus", qrels, *runs])
-    assert r.exit_code == 2 and "--table takes functions, tau, asl or all" in r.stderr
+    assert r.exit_code == 2 and "--table takes functions, tau, asl, paired or all" in r.stderr

@@ -50,6 +50,7 @@ __all__ = [
     "Optimum", "optimise_discount", "optimise_gains", "optimise_joint",
     "gain_ratios", "measure_string", "dcg_with_vectors", "discount_at", "parse_topics", "study",
     "ASL_FUNCTIONS", "function_label", "tau_table", "asl_table", "topic_resamples", "topics_needed_resampled",
+    "topic_splits", "error_ratio", "paired_ratios",
 ]
 
 GAINS = ("linear", "exponential")
@@ -223,6 +224,12 @@ class Design:
         if k > self.k:
             raise ValueError(f"the design holds ranks 1..{self.k}, not {k}")
         return Design(self.C[..., :k], self.counts, self.pool, self.levels, self.systems, self.topics)
+
+    def subset(self, idx) -> "Design":
+        """The same design on the topics ``idx`` (indices into ``topics``)."""
+        idx = np.asarray(idx)
+        return Design(self.C[:, idx], self.counts[idx], self.pool[idx], self.levels, self.systems,
+                      [self.topics[i] for i in idx] if self.topics else [])
 
     def topic_forms(self, g) -> np.ndarray:
         """(3, T, J, k): M_I, M_E, M_W, the bilinear forms of IDCG, E[DCG] and WLB for the gain order of g.
@@ -644,9 +651,99 @@ def topics_needed_resampled(Y, resamples, target: float) -> np.ndarray:
                     dtype=np.float64)
 
 
+def _entries(dk: Design, spec: MeasureSpec, k: int, *, gain: str, discount: str, unconstrained: str,
+             restarts: int, seed: int) -> list:
+    """The functions of one measure and cutoff, in the rows' order: (optimised, constrained, gain name,
+    discount name, g, d, Optimum | None); the optima are fitted on ``dk``'s topics."""
+    fixed_g = named_gains(gain, dk.levels)
+    fixed_d = named_discount(discount, k)
+    entries = []
+    for dn in DISCOUNTS:
+        entries.append(("", True, gain, dn, fixed_g, named_discount(dn, k), None))
+    opt_d = optimise_discount(dk, fixed_g, spec, restarts=restarts, seed=seed)
+    entries.append(("discount", True, gain, "optimal", opt_d.gains, opt_d.discount, opt_d))
+    if unconstrained in ("discount", "both"):
+        o = optimise_discount(dk, fixed_g, spec, monotone=False, restarts=restarts, seed=seed,
+                              starts=[opt_d.discount])
+        entries.append(("discount", False, gain, "optimal (unconstrained)", o.gains, o.discount, o))
+    for gn in GAINS:
+        if gn != gain:  # (gain, discount) is already a discount row
+            entries.append(("", True, gn, discount, named_gains(gn, dk.levels), fixed_d, None))
+    opt_g = optimise_gains(dk, fixed_d, spec, restarts=restarts, seed=seed)
+    entries.append(("gains", True, "optimal", discount, opt_g.gains, opt_g.discount, opt_g))
+    if unconstrained in ("gains", "both"):
+        o = optimise_gains(dk, fixed_d, spec, monotone=False, restarts=restarts, seed=seed,
+                           starts=[opt_g.gains])
+        entries.append(("gains", False, "optimal (unconstrained)", discount, o.gains, o.discount, o))
+    joint = optimise_joint(dk, spec, restarts=restarts, seed=seed,
+                           starts=[(opt_d.gains, opt_d.discount), (opt_g.gains, opt_g.discount)])
+    entries.append(("gains+discount", True, "optimal (joint)", "optimal (joint)", joint.gains,
+                    joint.discount, joint))
+    return entries
+
+
+def topic_splits(n_topics: int, splits: int, seed: int = 0) -> list:
+    """``splits`` seeded random halves of the topics: (fit, held-out) index arrays of floor(T/2) and the
+    other ceil(T/2) topics."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(splits):
+        perm = rng.permutation(n_topics)
+        out.append((np.sort(perm[: n_topics // 2]), np.sort(perm[n_topics // 2:])))
+    return out
+
+
+def error_ratio(Y) -> float:
+    """(σ²(t) + σ²(s:t)) / σ²(s) of the systems x topics scores ``Y``: the topics needed for Φ >= P are
+    this times P / (1 - P) (Kanoulas & Aslam 2009 eq. 2 solved for n), so the ratio of two functions'
+    topic counts, unrounded, is the ratio of their error ratios whatever P (inf when σ²(s) = 0)."""
+    vc = stats.variance_components(Y)
+    return (vc.topic + vc.residual) / vc.system if vc.system > 0 else math.inf
+
+
+def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
+    """Paired topic-bootstrap comparisons of topics needed: within each measure and cutoff every
+    function against the ``reference`` discount row (the --gain gains with it), and every function of
+    a variant measure against the same function of the first measure.  ``draws``: row index -> the
+    error ratio (:func:`error_ratio`) on each topic resample, the same resamples for every row, so each
+    ratio is paired.  One dict per comparison: the ratio of the unrounded topic counts (a / b) on the
+    topics evaluated, the 2.5 and 97.5 percentiles of the resampled ratios, and the share of resamples
+    where a needs fewer topics than b.  An optimum is not re-fitted on a resample (its ratio to a named
+    function is optimistic: see the held-out split)."""
+    out = []
+    by_measure: dict = {}
+    for i, r in enumerate(rows):
+        by_measure.setdefault((r["k"], r["measure"]), []).append(i)
+
+    def pair(i, j):
+        a, b = rows[i], rows[j]
+        full = a["_error_ratio"] / b["_error_ratio"]
+        ratio = draws[i] / draws[j]
+        lo, hi = np.percentile(ratio, [2.5, 97.5])
+        return {"k": a["k"], "measure_a": a["measure"], "function_a": function_label(a),
+                "measure_b": b["measure"], "function_b": function_label(b), "ratio": float(full),
+                "ratio 2.5%": float(lo), "ratio 97.5%": float(hi), "share a<b": float(np.mean(ratio < 1)),
+                "share a>b": float(np.mean(ratio > 1)), "resamples": int(len(ratio))}
+
+    firsts: dict = {}
+    for (k, name), idx in by_measure.items():
+        ref = next((i for i in idx if rows[i]["optimised"] == "—" and rows[i]["discount"] == reference
+                    and rows[i]["gain"] == rows[idx[0]]["gain"]), None)
+        if ref is not None:
+            out.extend(pair(i, ref) for i in idx if i != ref)
+        first = firsts.setdefault(k, idx)
+        if first is not idx:
+            base = {function_label(rows[i]) + str(rows[i]["monotone"]): i for i in first}
+            for i in idx:
+                j = base.get(function_label(rows[i]) + str(rows[i]["monotone"]))
+                if j is not None:
+                    out.append(pair(i, j))
+    return out
+
+
 def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log", unconstrained: str = "none",
           restarts: int = 3, seed: int = 0, at_topics: int | None = None, phi_targets=(0.95,),
-          digits: int = 12, topic_bootstrap: int = 0):
+          digits: int = 12, topic_bootstrap: int = 0, holdout: int = 0, paired: list | None = None):
     """Rows (dicts) for every measure and cutoff: the named functions and the optima.
 
     Discount rows use the ``gain`` gains (Kanoulas & Aslam 2009 §3.1: linear), gain rows the
@@ -654,45 +751,41 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
     ``unconstrained``: 'none', 'gains', 'discount' or 'both': which optimisations are repeated
     without monotonicity.  ``phi_targets``: a 'topics Φ>=P' column per target P.  ``topic_bootstrap``:
     resamples of the topics (seeded by ``seed``, the same for every row) giving the 2.5 and 97.5
-    percentiles of each 'topics Φ>=P' (the optima are not re-optimised on each resample).
+    percentiles of each 'topics Φ>=P' (the optima are not re-optimised on each resample); with a list
+    ``paired``, the paired comparisons of :func:`paired_ratios` are appended to it.  ``holdout``: random
+    half splits of the topics (seeded by ``seed``): on each, every function is fitted on one half
+    (the named ones need no fitting) and Φ at ``at_topics`` topics is computed from the variance
+    components of the fitting half ('phi fit-half') and of the other half ('phi held-out'), and the
+    held-out Φ minus the log discount's on the same split ('phi held-out - log'); each is reported as
+    its mean over the splits with the 2.5 and 97.5 percentiles.
     """
     n = at_topics or len(design.topics)
     rows, curves = [], []
     resamples = topic_resamples(len(design.topics), topic_bootstrap, seed) if topic_bootstrap else None
+    halves = topic_splits(len(design.topics), holdout, seed) if holdout else []
+    draws = {}
     for k in cutoffs:
         dk = design.at(k)
-        fixed_g = named_gains(gain, dk.levels)
-        fixed_d = named_discount(discount, k)
         for spec in specs:
-            entries = []  # (optimised, constrained, gain name, discount name, g, d, Optimum | None)
-            for dn in DISCOUNTS:
-                entries.append(("", True, gain, dn, fixed_g, named_discount(dn, k), None))
-            opt_d = optimise_discount(dk, fixed_g, spec, restarts=restarts, seed=seed)
-            entries.append(("discount", True, gain, "optimal", opt_d.gains, opt_d.discount, opt_d))
-            if unconstrained in ("discount", "both"):
-                o = optimise_discount(dk, fixed_g, spec, monotone=False, restarts=restarts, seed=seed,
-                                      starts=[opt_d.discount])
-                entries.append(("discount", False, gain, "optimal (unconstrained)", o.gains, o.discount, o))
-            for gn in GAINS:
-                if gn != gain:  # (gain, discount) is already a discount row
-                    entries.append(("", True, gn, discount, named_gains(gn, dk.levels), fixed_d, None))
-            opt_g = optimise_gains(dk, fixed_d, spec, restarts=restarts, seed=seed)
-            entries.append(("gains", True, "optimal", discount, opt_g.gains, opt_g.discount, opt_g))
-            if unconstrained in ("gains", "both"):
-                o = optimise_gains(dk, fixed_d, spec, monotone=False, restarts=restarts, seed=seed,
-                                   starts=[opt_g.gains])
-                entries.append(("gains", False, "optimal (unconstrained)", discount, o.gains, o.discount, o))
-            joint = optimise_joint(dk, spec, restarts=restarts, seed=seed,
-                                   starts=[(opt_d.gains, opt_d.discount), (opt_g.gains, opt_g.discount)])
-            entries.append(("gains+discount", True, "optimal (joint)", "optimal (joint)", joint.gains,
-                            joint.discount, joint))
-            for optimised, constrained, gname, dname, g, d, o in entries:
-                vc = components(dk, g, d, spec)
+            entries = _entries(dk, spec, k, gain=gain, discount=discount, unconstrained=unconstrained,
+                               restarts=restarts, seed=seed)
+            split_phi = np.full((len(entries), len(halves), 2), np.nan)
+            for h, (fit, held) in enumerate(halves):
+                dfit, dheld = dk.subset(fit), dk.subset(held)
+                refit = _entries(dfit, spec, k, gain=gain, discount=discount, unconstrained=unconstrained,
+                                 restarts=restarts, seed=seed)
+                for e, (*_, g, d, _o) in enumerate(refit):
+                    split_phi[e, h] = (stats.phi(components(dfit, g, d, spec), n),
+                                       stats.phi(components(dheld, g, d, spec), n))
+            for e, (optimised, constrained, gname, dname, g, d, o) in enumerate(entries):
+                Y = scores(dk, g, d, spec)
+                vc = stats.variance_components(Y)
                 row = {"measure": spec.name(k), "k": k, "gain": gname, "discount": dname,
                        "optimised": optimised or "—", "monotone": constrained,
                        "phi": stats.phi(vc, n), "erho2": stats.erho2(vc, n),
                        **{f"topics Φ>={p:g}": stats.topics_needed(vc, p) for p in phi_targets},
-                       **(_intervals(scores(dk, g, d, spec), resamples, phi_targets) if resamples is not None else {}),
+                       **(_intervals(Y, resamples, phi_targets) if resamples is not None else {}),
+                       **(_holdout_columns(split_phi[e], split_phi[0]) if halves else {}),
                        "phi1": stats.phi(vc, 1), "var_system": vc.system, "var_topic": vc.topic,
                        "var_residual": vc.residual}
                 row.update({f"gain {key}": v for key, v in gain_ratios(dk.levels, g).items()})
@@ -704,9 +797,27 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
                     "agree": None if o is None else o.agree,
                     "gains": [float(x) for x in g], "discount_factors": [float(x) for x in d],
                     "string": measure_string(spec, k, dk.levels, g, d, digits)})
+                if paired is not None and resamples is not None:
+                    row["_error_ratio"] = error_ratio(Y)
+                    draws[len(rows)] = np.array([error_ratio(Y[:, ix]) for ix in resamples])
                 rows.append(row)
                 curves.append((row, vc))
+    if paired is not None and resamples is not None:
+        paired.extend(paired_ratios(rows, draws, reference="log"))
+    for r in rows:
+        r.pop("_error_ratio", None)
     return rows, curves
+
+
+def _holdout_columns(phis, reference) -> dict:
+    """Mean and 2.5/97.5 percentiles over the splits of Φ on the fitting half, on the held-out half, and
+    of the held-out Φ minus the reference function's (the first row: the log discount) on the same split."""
+    out = {}
+    for name, v in (("phi fit-half", phis[:, 0]), ("phi held-out", phis[:, 1]),
+                    ("phi held-out - log", phis[:, 1] - reference[:, 1])):
+        lo, hi = np.percentile(v, [2.5, 97.5])
+        out[name], out[f"{name} 2.5%"], out[f"{name} 97.5%"] = float(v.mean()), float(lo), float(hi)
+    return out
 
 
 # =========================================================================== rankings and discriminative power

@@ -161,14 +161,21 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
 @click.option("--table", "tables", default="functions", show_default=True, metavar="LIST",
               help="Tables to print, comma-separated: functions (Φ, topics needed, the optima), tau (Kendall's τ "
                    "between the system rankings under every two functions, Table 4), asl (Sakai's bootstrap ASL of "
-                   "every pair of runs under four functions, Figure 9), or all.")
+                   "every pair of runs under four functions, Figure 9), paired (topics needed by every function "
+                   "over the log discount's, and by every variant over the first measure's, with paired "
+                   "--topic-bootstrap intervals), or all.")
 @click.option("--reps", type=int, default=1000, show_default=True,
               help="Bootstrap resamples of the ASL table (Sakai 2006; the paper: 1000).")
 @click.option("--topic-bootstrap", type=int, default=0, show_default=True, metavar="N",
               help="Resample the topics N times (seeded by --seed, the same for every function): adds the 2.5 "
-                   "and 97.5 percentiles of each 'topics Φ>=P' column.")
+                   "and 97.5 percentiles of each 'topics Φ>=P' column; --table paired compares functions and "
+                   "measures on these resamples.")
+@click.option("--holdout", type=int, default=0, show_default=True, metavar="N",
+              help="N seeded random half splits of the topics: fit every function on one half, and report Φ "
+                   "(at --at-topics) on that half and on the other, the held-out one: mean and 2.5/97.5 "
+                   "percentiles over the splits.")
 def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, gain, discount, unconstrained,
-                  restarts, seed, ties, fmt, precision, output, plot, tables, reps, topic_bootstrap):
+                  restarts, seed, ties, fmt, precision, output, plot, tables, reps, topic_bootstrap, holdout):
     """Stability-optimal gains and discounts of nDCG@k (Kanoulas & Aslam 2009): Φ, Eρ² and topics needed
     for the named functions and for the SLSQP optima, which are printed as pasteable measures."""
     from ..render.files import check_outputs
@@ -196,6 +203,14 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
             raise ValueError("--topic-bootstrap must be at least 0")
         if topic_bootstrap > MAX_TRIALS:
             raise ValueError(f"--topic-bootstrap must be at most {MAX_TRIALS:,} (time and memory grow with it)")
+        if "paired" in chosen and not topic_bootstrap:
+            if "paired" in tables.lower():
+                raise ValueError("--table paired needs --topic-bootstrap N (the paired resamples)")
+            chosen.remove("paired")  # 'all' without resamples: the tables that need none
+        if holdout < 0:
+            raise ValueError("--holdout must be at least 0")
+        if holdout > MAX_TRIALS:
+            raise ValueError(f"--holdout must be at most {MAX_TRIALS:,} (time grows with it)")
         if restarts > 1000:
             raise ValueError("--restarts must be at most 1,000 (time grows with it)")
         if plot:
@@ -210,12 +225,13 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
             design = load_design(qrels, runs, max(ks), topics, ties=ties, warn=warnings.append)
         except InputError as exc:
             raise ValueError(str(exc)) from None
-        if len(design.topics) < 2:
-            raise ValueError("stability needs at least two topics")
+        if len(design.topics) < (4 if holdout else 2):
+            raise ValueError("stability needs at least two topics" + (" in each half (--holdout)" if holdout else ""))
+        paired = [] if "paired" in chosen else None
         rows, curves = st.study(design, specs, ks, gain=gain, discount=discount, unconstrained=unconstrained,
                              restarts=restarts, seed=seed, at_topics=at_topics, phi_targets=targets,
-                             topic_bootstrap=topic_bootstrap)
-        extra = {}
+                             topic_bootstrap=topic_bootstrap, holdout=holdout, paired=paired)
+        extra = {} if paired is None else {"paired": paired}
         if "tau" in chosen:
             extra["tau"] = st.tau_table(design, specs, rows)
         if "asl" in chosen:
@@ -231,6 +247,8 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
         meta["asl_reps"] = reps
     if topic_bootstrap:
         meta["topic_bootstrap"] = topic_bootstrap
+    if holdout:
+        meta["holdout"] = holdout
     tabs = {"functions": rows, **extra} if "functions" in chosen else extra
     fmt = fmt or ("table" if (sys.stdout.isatty() and not output) else "tsv")
     text = render_tables({k: tabs[k] for k in chosen}, fmt, precision, meta)
@@ -247,7 +265,7 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
     write_all(outputs)
 
 
-TABLES = ("functions", "tau", "asl")
+TABLES = ("functions", "tau", "asl", "paired")
 
 
 def _tables(text: str) -> list:
@@ -265,7 +283,7 @@ def render_tables(tabs: dict, fmt: str, precision=None, meta=None) -> str:
         doc = json.loads(render(tabs.get("functions", []), "json", precision, meta))
         if "functions" not in tabs:
             del doc["rows"]
-        for name in ("tau", "asl"):
+        for name in ("tau", "asl", "paired"):
             if name in tabs:
                 doc[name] = json.loads(render(tabs[name], "json", precision))["rows"]
         return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
@@ -280,7 +298,20 @@ def render_tables(tabs: dict, fmt: str, precision=None, meta=None) -> str:
         parts.append(_tau_text(tabs["tau"], 4 if precision is None else precision))
     if "asl" in tabs:
         parts.append(_asl_text(tabs["asl"], meta or {}))
+    if "paired" in tabs:
+        parts.append(_paired_text(tabs["paired"], meta or {}))
     return "\n".join(parts)
+
+
+def _paired_text(rows, meta) -> str:
+    out = [f"Topics needed, a / b, paired over {meta.get('topic_bootstrap')} topic resamples: the ratio on the "
+           "topics evaluated [2.5%, 97.5%], and the share of resamples where a needs fewer topics"]
+    for r in rows:
+        a = f"{r['measure_a']} {r['function_a']}"
+        b = r["function_b"] if r["measure_a"] == r["measure_b"] else f"{r['measure_b']} {r['function_b']}"
+        out.append(f"  {a:<44} / {b:<36} {r['ratio']:.2f} [{r['ratio 2.5%']:.2f}, {r['ratio 97.5%']:.2f}]"
+                   f"  fewer in {100 * r['share a<b']:.0f}%")
+    return "\n".join(out) + "\n"
 
 
 def _tau_text(rows, precision: int) -> str:
@@ -373,7 +404,8 @@ def _table(rows, precision, meta) -> str:
     console = Console(file=buf, width=width, color_system="auto" if styles else None, force_terminal=styles)
     ratio_cols = list(dict.fromkeys(c for r in rows for c in r if c.startswith("gain ")))
     topic_cols = list(dict.fromkeys(c for r in rows for c in r if c.startswith("topics Φ")))
-    shown = ["measure", "gain", "discount", "phi", "erho2", *topic_cols, *ratio_cols, "residual", "converged"]
+    held = [c for c in ("phi fit-half", "phi held-out", "phi held-out - log") if any(c in r for r in rows)]
+    shown = ["measure", "gain", "discount", "phi", "erho2", *held, *topic_cols, *ratio_cols, "residual", "converged"]
     title = (f"Stability on {meta.get('runs')} runs x {meta.get('topics')} topics (Kanoulas & Aslam 2009): "
              f"Φ and Eρ² at {meta.get('at_topics')} topics; topics needed for a target Φ")
     table = Table(title=title, title_justify="left", header_style="bold")
@@ -382,6 +414,8 @@ def _table(rows, precision, meta) -> str:
                                                                                           "discount") else "right")
 
     def fmt(v, c):
+        if c in held:  # mean [2.5%, 97.5%] over the --holdout splits
+            return f"{v:.{precision}f} [{r[c + ' 2.5%']:.{precision}f}, {r[c + ' 97.5%']:.{precision}f}]"
         if v is None:
             return ""
         if isinstance(v, bool):

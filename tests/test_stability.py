@@ -505,7 +505,7 @@ def test_paired_ratios_are_ratios_of_topics_needed_on_shared_resamples(synth):
 
 def test_cli_paired_and_holdout(synth):
     qrels, runs = synth
-    res = CliRunner().invoke(main, ["stability", "-k", "5", "-m", "nDCG", "-m", "UL2(nDCG)", "--restarts", "0",
+    res = CliRunner().invoke(main, ["stability", "-k", "5,10", "-m", "nDCG", "-m", "UL2(nDCG)", "--restarts", "0",
                                     "--topic-bootstrap", "50", "--holdout", "2", "--table", "functions,paired",
                                     "-f", "json", qrels, *runs])
     assert res.exit_code == 0, res.output
@@ -513,5 +513,16 @@ def test_cli_paired_and_holdout(synth):
     assert doc["meta"]["holdout"] == 2 and doc["meta"]["topic_bootstrap"] == 50
     assert all("phi held-out" in r and "phi fit-half 97.5%" in r for r in doc["rows"])
     assert {(p["measure_a"], p["function_a"]) for p in doc["paired"]} >= {("UL2(nDCG@5)", "linear/log")}
+    # a later cutoff against the first, function by function (named functions only)
+    D = load_design(qrels, runs, 10)
+    g = st.named_gains("linear", D.levels)
+    p = next(p for p in doc["paired"] if (p["measure_a"], p["function_a"], p["measure_b"], p["function_b"])
+             == ("UL2(nDCG@10)", "linear/zipf", "UL2(nDCG@5)", "linear/zipf"))
+    spec = st.MeasureSpec("nDCG", "UL2")
+    want = (st.error_ratio(st.scores(D, g, st.named_discount("zipf", 10), spec))
+            / st.error_ratio(st.scores(D.at(5), g, st.named_discount("zipf", 5), spec)))
+    assert p["ratio"] == pytest.approx(want, rel=1e-12)
+    assert not [p for p in doc["paired"] if p["measure_a"] == "nDCG@10" and p["measure_b"] == "nDCG@5"
+                and p["function_a"] == "joint"]
     bad = CliRunner().invoke(main, ["stability", "--table", "paired", qrels, *runs])
     assert bad.exit_code == 2 and "--table paired needs --topic-bootstrap" in bad.stderr

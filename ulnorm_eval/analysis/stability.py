@@ -703,8 +703,9 @@ def error_ratio(Y) -> float:
 
 def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
     """Paired topic-bootstrap comparisons of topics needed: within each measure and cutoff every
-    function against the ``reference`` discount row (the --gain gains with it), and every function of
-    a variant measure against the same function of the first measure.  ``draws``: row index -> the
+    function against the ``reference`` discount row (the --gain gains with it), every function of
+    a variant measure against the same function of the first measure, and every named function at a
+    later cutoff against the same at the first cutoff.  ``draws``: row index -> the
     error ratio (:func:`error_ratio`) on each topic resample, the same resamples for every row, so each
     ratio is paired.  One dict per comparison: the ratio of the unrounded topic counts (a / b) on the
     topics evaluated, the 2.5 and 97.5 percentiles of the resampled ratios, and the share of resamples
@@ -726,7 +727,16 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
                 "share a>b": float(np.mean(ratio > 1)), "resamples": int(len(ratio))}
 
     firsts: dict = {}
+    first_k: dict = {}
     for (k, name), idx in by_measure.items():
+        if len(by_measure) > 1:  # every cutoff against the first one, function by function
+            base_k = first_k.setdefault(name.replace(f"@{k}", "@"), idx)
+            if base_k is not idx:
+                base = {function_label(rows[i]) + str(rows[i]["monotone"]): i for i in base_k}
+                for i in idx:
+                    j = base.get(function_label(rows[i]) + str(rows[i]["monotone"]))
+                    if j is not None and rows[i]["optimised"] == "—":
+                        out.append(pair(i, j))
         ref = next((i for i in idx if rows[i]["optimised"] == "—" and rows[i]["discount"] == reference
                     and rows[i]["gain"] == rows[idx[0]]["gain"]), None)
         if ref is not None:

@@ -37,7 +37,7 @@ def graded(write):
     # q: a grade 2, b grade 1; run r1 ranks b then a, r2 ranks a then b
     q = write("q.txt", "q 0 a 2\nq 0 b 1\n")
     r1 = write("r1.txt", "q Q0 b 1 2 t\nq Q0 a 2 1 t\n")
-    r2 = write("r2.txt", "q Q0 a 1 2 t\nq Q0 b 2 1 t\n")
+    r2 = write("r2.txt", "q Q0 a 1 2 u\nq Q0 b 2 1 u\n")
     return q, r1, r2
 
 
@@ -68,9 +68,9 @@ def test_parameterised_measures(graded):
 def test_several_runs_get_a_run_column(graded):
     q, r1, r2 = graded
     got = values(run_cli("--norm", "none", "-m", "RR", q, r1, r2))
-    assert got == {("r1.txt", "RR", "all"): 1.0, ("r2.txt", "RR", "all"): 1.0}
+    assert got == {("t", "RR", "all"): 1.0, ("u", "RR", "all"): 1.0}  # runid: the run's tag
     got = values(run_cli("--norm", "none", "-m", "RR", "-l", "2", q, r1, r2))
-    assert got == {("r1.txt", "RR", "all"): 0.5, ("r2.txt", "RR", "all"): 1.0}
+    assert got == {("t", "RR", "all"): 0.5, ("u", "RR", "all"): 1.0}
 
 
 def test_trec_names_and_layout(graded):

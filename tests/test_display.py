@@ -102,7 +102,12 @@ def test_control_characters_and_newlines_in_a_run_name_never_forge_lines(write, 
     b = write("b.run", RUN_B)
     shown = "x\\tAP\\tall\\t1.0000\\n\\x1b[31mred\\x07"
     trec = cli("-m", "AP", "--norm", "none", qrels, path, b).stdout
-    assert trec.splitlines() == [f"runid\tall\t{shown}", "AP\tall\t0.4444", "runid\tall\tb.run", "AP\tall\t0.8333"]
+    assert trec.splitlines() == ["runid\tall\tA", "AP\tall\t0.4444", "runid\tall\tB", "AP\tall\t0.8333"]  # tags
+    tagged = write("t.run", RUN_B.replace(" B\n", " \x1b[31mB\x07\n"))  # runid prints the tag: escaped too
+    res = cli("-m", "AP", "--norm", "none", qrels, path, tagged)
+    assert res.stdout.splitlines()[2] == "runid\tall\t\\x1b[31mB\\x07"
+    same = cli("-m", "AP", "--norm", "none", qrels, b, write("b2.run", RUN_B))
+    assert "runs b.run, b2.run share the tag 'B'" in same.stderr
     for fmt, sep in (("tsv", "\t"), ("csv", ",")):
         lines = cli("-f", fmt, "-m", "AP", "--norm", "none", qrels, path).stdout.splitlines()
         assert len(lines) == 5 and all(len(next(csv.reader([ln], delimiter=sep))) == 3 for ln in lines)

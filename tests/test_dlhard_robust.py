@@ -138,8 +138,11 @@ def test_robust03_cli_several_runs(shared, monkeypatch):
         else:
             rows.append((name, measure, qid, value))
     assert len(rows) == 17 * 4 and result.stdout.count("runid") == 17
-    for name, measure, qid, value in rows:
-        with gzip.open(d / "runs" / (name + ".gz"), "rt") as fh:
-            tag = fh.readline().split()[-1]
+    tags = []
+    for p in paths:
+        with gzip.open(d / p, "rt") as fh:
+            tags.append(fh.readline().split()[-1])
+    assert [r[0] for r in rows[::4]] == tags  # runid: each run's tag, in the order of the files
+    for tag, measure, qid, value in rows:
         column = {"P_15": "P_10"}.get(measure.strip(), measure.strip())
-        assert (qid, value) == ("all", published[(tag, column)]), (name, measure)
+        assert (qid, value) == ("all", published[(tag, column)]), (tag, measure)

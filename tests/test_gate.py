@@ -186,7 +186,7 @@ def test_baseline_gates_all_but_the_bounds(case):
 
 def test_baseline_among_the_runs_is_printed_and_compared_with_itself(case):
     res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], case["qrels"], case["a"], case["b"], code=1)
-    assert res.stdout == "runid\tall\ta.run\nAP\tall\t0.4444\nrunid\tall\tb.run\nAP\tall\t0.8333\n"
+    assert res.stdout == "runid\tall\tA\nAP\tall\t0.4444\nrunid\tall\tB\nAP\tall\t0.8333\n"  # runid: the tags
     assert "gate FAILED: 1 of 2 checks" in res.stderr
     assert "pass b.run AP: mean 0.8333 vs baseline 0.8333, difference +0.0000" in res.stderr
 

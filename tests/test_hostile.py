@@ -143,15 +143,18 @@ def test_runs_with_the_same_base_name_get_distinct_names(tmp_path, files):
     (tmp_path / "b" / "run.txt").write_text(RUN_B)
     res = cli("-m", "AP", "--norm", "none", files["qrels"], tmp_path / "a" / "run.txt", tmp_path / "b" / "run.txt")
     assert res.exit_code == 0
-    assert res.stdout.splitlines() == ["runid\tall\trun.txt#1", "AP\tall\t0.7500",
-                                      "runid\tall\trun.txt#2", "AP\tall\t0.7500"]
+    assert res.stdout.splitlines() == ["runid\tall\tA", "AP\tall\t0.7500",  # runid: the tag, as trec_eval
+                                      "runid\tall\tB", "AP\tall\t0.7500"]
+    table = cli("-f", "table", "-m", "AP", "--norm", "none", files["qrels"], tmp_path / "a" / "run.txt",
+                tmp_path / "b" / "run.txt").stdout
+    assert "run.txt#1" in table and "run.txt#2" in table
     (tmp_path / "x.run").write_text(RUN_A)
     (tmp_path / "x.run.gz").write_bytes(gzip.compress(RUN_B.encode()))
     res = cli("-m", "P@1", "--norm", "none", "--fail-below", "P@1=0.75", files["qrels"], tmp_path / "x.run",
               tmp_path / "x.run.gz")
     assert res.exit_code == 1  # x.run: P@1 = 1/2 fails; x.run.gz: 1/2 fails too; both named
-    assert res.stdout.splitlines() == ["runid\tall\tx.run#1", "P@1\tall\t0.5000",
-                                      "runid\tall\tx.run#2", "P@1\tall\t0.5000"]
+    assert res.stdout.splitlines() == ["runid\tall\tA", "P@1\tall\t0.5000",
+                                      "runid\tall\tB", "P@1\tall\t0.5000"]
     assert "x.run#1 P@1" in res.stderr and "x.run#2 P@1" in res.stderr
 
 

@@ -92,7 +92,8 @@ def test_trec_rows_match_hand_values(case):
 def test_trec_several_runs_and_precision(case):
     # one shape whatever the number of runs: three columns, a runid line opening each run's block
     res = run_cli("-m", "AP", "--norm", "none", "--precision", "2", case["qrels"], case["a"], case["b"])
-    assert res.stdout == "runid\tall\ta.run\nAP\tall\t0.44\nrunid\tall\tb.run\nAP\tall\t0.83\n"
+    # each block opened by trec_eval's runid line: the run's tag (A, B), as trec_eval prints it
+    assert res.stdout == "runid\tall\tA\nAP\tall\t0.44\nrunid\tall\tB\nAP\tall\t0.83\n"
     one = run_cli("-m", "AP", "--norm", "none", "--precision", "2", case["qrels"], case["a"]).stdout
     assert one == "AP\tall\t0.44\n"  # one run: trec_eval's lines exactly
     for text in (one, res.stdout):  # `awk '$1 == "AP"'` keeps matching
@@ -104,10 +105,14 @@ def test_trec_several_runs_per_query_with_trec_names(case):
     res = run_cli("-q", "--names", "trec", "-m", "map", "--norm", "none", case["qrels"], case["a"], case["b"])
     lines = res.stdout.splitlines()
     pad = lambda n: f"{n:<22s}"  # noqa: E731 - trec_eval's %-22s
-    assert lines[0] == f"{pad('runid')}\tall\ta.run"
+    assert lines[0] == f"{pad('runid')}\tall\tA"
     assert lines[1:5] == [f"{pad('map')}\t{q}\t{v}" for q, v in
                           (("q1", "0.8333"), ("q10", "0.0000"), ("q2", "0.5000"), ("all", "0.4444"))]
-    assert lines[5] == f"{pad('runid')}\tall\tb.run" and len(lines) == 10
+    assert lines[5] == f"{pad('runid')}\tall\tB" and len(lines) == 10
+    # -m runid: the same line, once (not a second runid line with the file name)
+    res = run_cli("--names", "trec", "-m", "runid", "-m", "map", "--norm", "none", case["qrels"], case["a"], case["b"])
+    assert res.stdout.splitlines() == [f"{pad('runid')}\tall\tA", f"{pad('map')}\tall\t0.4444",
+                                       f"{pad('runid')}\tall\tB", f"{pad('map')}\tall\t0.8333"]
 
 
 def test_trec_names(case):
@@ -134,7 +139,7 @@ def test_delimited_round_trips_through_pandas(case, fmt, sep):
     # the same numbers as the trec rows, every one of them
     trec = parse_trec(run_cli("-q", "--precision", "6", *ARGS, case["qrels"], case["a"], case["b"]).stdout)
     for (run, m, q), v in trec.items():
-        got = df[(df.run == run) & (df["query"] == q)][m].item()
+        got = df[(df.run == {"A": "a.run", "B": "b.run"}[run]) & (df["query"] == q)][m].item()  # runid: the tag
         assert f"{got:.6f}" == v, (run, m, q)
     assert len(trec) == df.shape[0] * len(HAND)
 

@@ -18,8 +18,8 @@ Examples:
   ulnorm-eval qrels.txt run.gz                       nDCG@10, AP, RBP with E, IUB, UL1, UL2
   ulnorm-eval -q -m nDCG@10 -m AP@100 qrels run      per-query rows
   ulnorm-eval -m 'UL2(nDCG@10)' -m 'DB(RBP(p=0.9))' qrels run1 run2
-  ulnorm-eval --norm none --names trec -m map -m P.5,10 qrels run   trec_eval drop-in
-  ulnorm-eval --norm none --names trec -q -m all_trec qrels run      trec_eval -q -m all_trec
+  ulnorm-eval --trec -q -c qrels run                 trec_eval -q -c qrels run, byte for byte
+  ulnorm-eval --trec -m all_trec qrels run           trec_eval -m all_trec qrels run
   ulnorm-eval --norm e,iub,ul2,mm,uew -m AP qrels run
   ulnorm-eval -q --sort 'UL2(AP)' --head 5 qrels run
                                                      the 5 queries with the lowest UL2(AP)
@@ -110,6 +110,9 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
 @main.command("eval", cls=HolesCommand, context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--trec", "trec", is_flag=True,
+              help="trec_eval 10 drop-in: its lines byte for byte for the same flags (-q -c -l -M -N -J -n -m ...), "
+                   "its default measures (-m official), names and query set; no variants (docs/trec_eval.md).")
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
               help="Measure, repeatable: ir_measures syntax (nDCG@10, AP@100, RBP(p=0.9), UL2(AP)) or "
                    "trec_eval names (ndcg_cut.10,20, map, P.5,10). Default: nDCG@10 AP RBP(p=0.8).")
@@ -193,7 +196,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
 @click.option("--summary-md", "summary_md", type=click.Path(dir_okay=False), metavar="FILE",
               help="Append a Markdown summary of the gate to FILE (created if absent): every check with its "
                    "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
-def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth, complete, judged_only, num_docs,
+def eval_cmd(qrels, runs, trec, measures, norm, per_query, nosummary, rel_level, depth, complete, judged_only, num_docs,
              trec_version, trec_nan, rel_format, results_format, debug_level, zscore_file, run_queries_only, ties,
              score_precision, pool, expectation, undefined, permutations, holes, holes_samples, holes_prior, seed, names, fmt, precision, output,
              groups, stream, jobs, scheduler, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint, summary_md):
@@ -212,7 +215,13 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
         raise click.UsageError("-c (every qrels query) and --run-queries-only contradict each other")
     if sum(r == "-" for r in (*runs, baseline)) > 1:
         raise click.UsageError("standard input ('-') can be given once")
-    warnings = []
+    warnings, strict_queries = [], False
+    if trec:  # trec_eval's defaults (cli/trec.py)
+        from .trec import trec_settings
+        t = trec_settings(measures=measures, norm=norm, names=names, fmt=fmt, precision=precision, complete=complete,
+                          run_queries_only=run_queries_only, holes=holes, holes_samples=holes_samples)
+        measures, norm, names, fmt, precision = t["measures"], t["norm"], t["names"], t["fmt"], t["precision"]
+        strict_queries, warnings, trec_nan = t["strict_queries"], t["notes"], t["trec_nan"]
     try:
         from ..pipeline import evaluate as api
         from ..pipeline import parallel
@@ -226,7 +235,7 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
                             judged_only=judged_only, num_docs=num_docs, trec_version=trec_version,
                             complete=complete, holes=holes[0] if holes else "closed", trec_nan=trec_nan, zscore=zscore_file,
                             holes_samples=holes_samples or 1000, holes_prior=holes_prior)
-        if names == "trec":
+        if names == "trec" and not trec:  # --trec keeps the first, as trec_eval (cli/trec.py)
             from ..core.registry import trec_repeats
             repeated = trec_repeats(split_names(measures))
             if repeated:
@@ -314,6 +323,11 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
                 input_checks.require_overlap(rr, path, qrels, allow_disjoint)
         except InputError as exc:  # alone: the notes of an evaluation against the wrong qrels mislead
             fail(str(exc))
+        if strict_queries:
+            from .trec import missing_query_error
+            error = missing_query_error(results, runs)
+            if error:
+                fail(error)
         input_checks.rename_runs(results)
         masks = {}
         if hidden:
@@ -330,6 +344,9 @@ def eval_cmd(qrels, runs, measures, norm, per_query, nosummary, rel_level, depth
         if masks:
             kw["undefined_masks"] = masks
         text = FORMATS[fmt](result, **kw)
+        if fmt == "trec":
+            from ..render.text import shared_tags_note
+            warnings.extend(shared_tags_note(results))
 
         checks = gate.check_thresholds(result, thresholds)
         if base is not None:

@@ -95,6 +95,7 @@ class RunResult:
     missing_qids: list = field(default_factory=list)  # the `missing` queries, in query order
     ignored_qids: list = field(default_factory=list)  # the `ignored` run queries, in natural order
     notes: list = field(default_factory=list)  # one-line notes for stderr, in order
+    tag: str | None = None  # the run's tag (its last line's, trec_eval's runid); None when not a TREC run
 
 
 @dataclass
@@ -274,7 +275,7 @@ def finish_run(name: str, path: str, qids: list, metrics: list, values: dict, st
     if note:
         notes.append(note)
     return RunResult(name, qids, values, mean, stderr, len(missing_qids), len(ignored_qids), undefined,
-                     float32_ties, list(missing_qids), list(ignored_qids), notes)
+                     float32_ties, list(missing_qids), list(ignored_qids), notes, tag)
 
 
 def input_notes(name: str, path: str, *, nq: int, missing: int = 0, ignored: int = 0,

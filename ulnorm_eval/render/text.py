@@ -61,8 +61,9 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
     With ``names='trec'`` the measure column uses trec_eval's names and its exact ``%-22s`` padding, so
     the output is a drop-in replacement for trec_eval's, per-query rows in its order too (query ids in
     byte order).  The shape never depends on the number of runs: every line has trec_eval's three
-    columns; with several runs each run's block is opened by trec_eval's ``runid<TAB>all<TAB>NAME``
-    line, as if trec_eval had been run once per file (one run: exactly trec_eval's lines).  Names
+    columns; with several runs each run's block is opened by trec_eval's ``runid<TAB>all<TAB>TAG`` line
+    (the run's tag, as trec_eval prints it; once, also under ``-m runid``), as if trec_eval had been run
+    once per file (one run: exactly trec_eval's lines).  Names
     are escaped (:func:`.values.safe_text`): a tab or newline in a file name cannot shift a column
     or forge a line.  ``query_order`` (``--sort``/``--head``) replaces the natural order of the per-query rows.
     As trec_eval: counts print as integers, text measures (relstring, runid) as text; a family whose
@@ -86,10 +87,11 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
         labels = [lab if m.variant or _record_flag(m, "value", "float") == "text" else "Z" + lab
                   for lab, m in zip(labels, metrics)]
     runid = f"{'runid':<22s}" if names == "trec" else "runid"
+    has_runid = summary and names == "trec" and any(_record_flag(m, "summary", "") == "run" and not m.variant for m in metrics)
     for rr in result.runs:
         prefix = ""
-        if multi:
-            lines.append(f"{runid}\tall\t{safe_text(rr.name)}")
+        if multi and not has_runid:  # trec_eval's runid line: the run's tag (the file name if it has none)
+            lines.append(f"{runid}\tall\t{safe_text(rr.name if getattr(rr, 'tag', None) is None else rr.tag)}")
         if per_query:
             pos = {q: i for i, q in enumerate(rr.qids)}
             order = query_order
@@ -108,6 +110,17 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
                 if m.summary != "none":
                     lines.append(f"{prefix}{lab}\tall\t{_cell(m, rr.mean[m], precision, nan, zscores)}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+def shared_tags_note(runs) -> list:
+    """A note when runs printed in trec format share a tag: their blocks' runid lines (the tag, as
+    trec_eval prints it) are then told apart by their order alone."""
+    by_tag: dict = {}
+    for rr in runs if len(runs) > 1 else ():
+        if getattr(rr, "tag", None) is not None:
+            by_tag.setdefault(rr.tag, []).append(rr.name)
+    return [f"runs {', '.join(names)} share the tag {tag!r}: their blocks' runid lines are the same; they follow "
+            "the order of the RUN arguments" for tag, names in by_tag.items() if len(names) > 1]
 
 
 def _record_flag(m, name: str, default):

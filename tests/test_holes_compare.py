@@ -96,3 +96,31 @@ def test_cli_queries_holes(tmp_path):
     plain = subprocess.run(["ulnorm-eval", "queries", qrels, paths[1], "-m", "P@2", "-f", "json"],
                            capture_output=True, text=True)
     assert "LB" not in json.loads(plain.stdout)["queries"][0]
+
+
+def test_compare_refuses_a_gate_action(tmp_path):
+    """compare has no gate: --holes fail (or warn) was accepted and ignored; now refused, exit 2."""
+    qrels, paths = _files(tmp_path)
+    for value in ("fail", "open,warn"):
+        out = subprocess.run(["ulnorm-eval", "compare", "--holes", value, "-m", "P@2", qrels, *paths],
+                             capture_output=True, text=True)
+        assert out.returncode == 2 and "compare has no gate" in out.stderr and not out.stdout, out.stderr
+    out = subprocess.run(["ulnorm-eval", "compare", "--holes", "open=3", "-m", "P@2", "--table", "pairs", qrels, *paths],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and "holes_overlap" in out.stdout, out.stderr
+
+
+def test_overlap_is_over_the_shared_holes(tmp_path):
+    """AP: A has no holes of its own, but B's holes x (q1) and y (q2) are outside A's ranking: relevant,
+    they raise A's R, so A's LB is below its value; the intervals range over every run's holes."""
+    qrels, paths = _files(tmp_path)
+    cmp = compare_files(qrels, paths, ["AP"], [], Options(), holes=True)
+    res = cmp.tables["pairs"]
+    got = {(a, b): h for a, b, h in zip(res["run_a"], res["run_b"], res["holes_overlap"])}
+    from ulnorm_eval import evaluate
+
+    ev = evaluate(qrels, paths, ["AP"], variants=["LB", "UB"])
+    lbA = [v for m, v in ev.runs[0].mean.items() if str(m) == "LB(AP)"][0]
+    # q1: R = 2 + x -> AP(A) = 2/3 with x relevant; q2: R = 1 + y -> 1/2: mean LB (2/3 + 1/2)/2
+    assert abs(lbA - (2 / 3 + 1 / 2) / 2) < 1e-12
+    assert got[("A", "B")] == 0

@@ -251,7 +251,7 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     ...) are on ``.notes``; ``warn(msg)`` also hears each.
     """
     from .inputs.checks import rename_runs, require_overlap
-    from .pipeline.evaluate import both_notes, evaluate_path, resolve_metrics
+    from .pipeline.evaluate import both_notes, evaluate_path, resolve_metrics, with_runs_holes
     from .pipeline.ordering import qrels_queries
 
     opts, extra = _split_options(kw)
@@ -263,6 +263,7 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
                               warn=both_notes(setup.append, warn))
     q = to_qrels(qrels, groups)
     sources = _sources(runs, q)
+    opts = with_runs_holes(opts, q, sources, metrics)  # hole bounds over several runs: their shared holes
     results = [evaluate_path(q, r, metrics, opts, warn) for r in sources]
     if not allow_disjoint and not getattr(q, "letor", False):
         for rr, r in zip(results, sources):

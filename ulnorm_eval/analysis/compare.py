@@ -464,6 +464,9 @@ def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=
         extra += [x for m in metrics if not m.variant and holes_reason(m.measure) is None
                   for x in (Metric(m.measure, v) for v in ends) if x not in metrics and x not in extra]
     q = api.load_qrels(qrels)
+    if holes or holes_bootstrap:  # LB/UB range over every run's holes, one grade per document (docs/holes.md)
+        runs = list(runs)
+        options = api.with_runs_holes(options, q, runs, metrics + extra)
     paths, results = [], []
     if executor is None or executor.sequential:
         from ..pipeline.stream import read_ahead as ahead

@@ -151,14 +151,22 @@ def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: st
 
     fail-below: the threshold lies within [mean LB(M), mean UB(M)] on the other side of the mean.
     baseline: the difference of means lies within [LB(run) - UB(baseline), UB(run) - LB(baseline)]
-    (each run's holes taken independently: a document both retrieved takes one grade, so the true
-    range may be narrower) and that range holds -max_drop on the other side (the significance test,
-    if any, is not redone).  ``action='fail'`` fails a passing check that could flip.  A metric
-    without hole bounds (a variant, or a family without them) says so on its check.
+    and that range holds -max_drop on the other side (the significance test, if any, is not redone).
+    Each run's LB and UB range over every grade of every run's holes (the closed world over the runs
+    given, ``options.holes_pool``: another run's hole moves this run's R and ideal), so under one shared
+    assignment both values lie within their bounds and the difference within that range: "holds"
+    is exact (never contradicted by an assignment; tests/test_holes_worlds.py enumerates them), "could
+    flip" a range that may be wider than the reachable one.  Every line names its assumption
+    (:meth:`World.words`).  ``action='fail'`` fails a passing check that could flip.  A metric without
+    hole bounds (a variant, or a family without them) says so on its check.
     """
+    from ..core.holes import World
     from ..core.registry import Metric
 
     runs = {rr.name: rr for rr in result.runs}
+    n = len(runs) + (1 if baseline is not None and all(rr is not baseline for rr in result.runs) else 0)
+    world = World.parse(getattr(result.options, "holes", "closed"))
+    assumption = world.words(n)
     for c in checks:
         m = c.metric
         lb, ub = Metric(m.measure, "LB"), Metric(m.measure, "UB")
@@ -180,12 +188,12 @@ def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: st
             flip = (not c.failed and dlo < limit) or (c.failed and dhi >= limit)
             span = f"difference within [{_signed(dlo)}, {_signed(dhi)}]"
         if flip:
-            c.holes = f"could flip inside the holes ({span})"
+            c.holes = f"could flip ({span} {assumption})"
             if action == "fail" and not c.failed:
                 c.failed = True
                 c.holes += "; failed by --holes fail"
         else:
-            c.holes = f"holds whatever the unjudged documents are ({span})"
+            c.holes = f"holds {assumption} ({span})"
 
 
 def check_baseline(result, baseline, max_drop: float, alpha: float | None = None, test: str = "t",

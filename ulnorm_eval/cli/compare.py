@@ -126,6 +126,10 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
 
     if len(runs) < 2:
         raise click.UsageError("compare needs at least two runs")
+    if holes and holes[1] is not None:
+        raise click.UsageError(f"--holes {holes[1]}: compare has no gate to fail or warn; its pairs table says "
+                               "which pairs the holes could reverse (holes_overlap).  Give only the world: "
+                               "closed, open, open=N or open=P%")
     chosen = _table_list(tables)
     from ..render.frames import FRAME_FORMATS
     fmt = output_format(fmt, output, FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is

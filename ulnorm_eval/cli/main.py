@@ -302,6 +302,8 @@ def eval_cmd(qrels, runs, trec, measures, norm, per_query, nosummary, rel_level,
                 warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
             results = []
             extra = [baseline] if baseline and baseline not in runs else []
+            # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
+            opts = api.with_runs_holes(opts, q, [*runs, *extra], metrics)
             with parallel.executor(q, jobs, scheduler, scheduler_timeout()) as ex:  # -j 1: evaluate_path, one run after the other
                 done = parallel.evaluate_paths(ex, [*runs, *extra], metrics + hidden + shares, opts,
                                                stream=stream)
@@ -352,7 +354,7 @@ def eval_cmd(qrels, runs, trec, measures, norm, per_query, nosummary, rel_level,
         if base is not None:
             checks += gate.check_baseline(result, base, max_drop or 0.0, alpha, test or "t", seed)
         if holes and checks:
-            gate.check_holes(result, checks, base, max_drop or 0.0, holes[1])
+            gate.check_holes(result, checks, base, max_drop or 0.0, holes[1] or "warn")
     except (InputError, UnknownMeasure, ParallelError) as exc:
         flush(warnings)
         fail(str(exc))

@@ -55,27 +55,45 @@ bounds_options = bundle(
 class HolesSpec(click.ParamType):
     """--holes: comma-separated, at most one of closed/open and one of warn/fail."""
 
-    name = "[closed|open][,warn|fail]"
+    name = "[closed|open|open=N|open=P%][,warn|fail]"
 
     def convert(self, value, param, ctx):
         if isinstance(value, tuple):
             return value
+        from ..core.holes import World
+
         parts = [p.strip() for p in str(value).split(",") if p.strip()]
-        modes = [p for p in parts if p in ("closed", "open")]
+        modes = [p for p in parts if _is_world(p)]
         acts = [p for p in parts if p in ("warn", "fail")]
-        bad = [p for p in parts if p not in ("closed", "open", "warn", "fail")]
+        bad = [p for p in parts if not _is_world(p) and p not in ("warn", "fail")]
+        if any(p.startswith("open=") for p in bad):
+            try:
+                World.parse(next(p for p in bad if p.startswith("open=")))
+            except ValueError as exc:
+                self.fail(str(exc).removeprefix("--holes "), param, ctx)
         if bad or len(modes) > 1 or len(acts) > 1 or not parts:
-            self.fail(f"{value!r}: give closed or open, and/or warn or fail, e.g. --holes open,fail", param, ctx)
-        return (modes[0] if modes else "closed", acts[0] if acts else "warn")
+            self.fail(f"{value!r}: give closed, open, open=N or open=P%, and/or warn or fail, e.g. --holes "
+                      "open=10,fail", param, ctx)
+        return (str(World.parse(modes[0])) if modes else "closed", acts[0] if acts else None)
 
 
 HOLES_WORDS = ("closed", "open", "warn", "fail")
 
 
+def _is_world(text: str) -> bool:
+    from ..core.holes import World
+
+    try:
+        World.parse(text)
+    except ValueError:
+        return False
+    return True
+
+
 def is_holes_value(text: str) -> bool:
-    """Whether ``text`` is a --holes value (closed, open, warn, fail, comma-separated)."""
+    """Whether ``text`` is a --holes value (closed, open, open=N, open=P%, warn, fail, comma-separated)."""
     parts = [p.strip() for p in str(text).split(",")]
-    return bool(parts) and all(p in HOLES_WORDS for p in parts)
+    return bool(parts) and all(p in HOLES_WORDS or _is_world(p) for p in parts)
 
 
 def _holes_takes(text: str) -> bool:
@@ -84,7 +102,8 @@ def _holes_takes(text: str) -> bool:
     import os
     import re
 
-    return is_holes_value(text) or (re.fullmatch(r"[A-Za-z,]+", text) is not None and not os.path.exists(text))
+    return is_holes_value(text) or (re.fullmatch(r"[A-Za-z,]+|[A-Za-z,]*open=[^/]*", text) is not None
+                                    and not os.path.exists(text))
 
 
 class HolesCommand(click.Command):
@@ -104,9 +123,11 @@ class HolesCommand(click.Command):
 holes_option = click.option(
     "--holes", type=HolesSpec(), is_flag=False, flag_value="closed", default=None,
     help="Add LB(M) and UB(M) to every measure that has them: its smallest and largest value over every grade "
-         "(0 to the qrels' largest) of the unjudged documents the run retrieved (docs/holes.md).  'closed' "
-         "(--holes alone): documents no run retrieved stay non-relevant; 'open': they may be relevant too, a "
-         "lower LB (UB unchanged).  With a gate (--fail-below, --baseline): a decision the holes could flip is "
+         "(0 to the qrels' largest) of the unjudged documents the runs of the command retrieved, one grade per "
+         "document shared by the runs (docs/holes.md).  'closed' (--holes alone): documents no run retrieved "
+         "stay non-relevant; 'open': any number of them may be relevant (LB of AP, R@k, Rprec, nDCG without a "
+         "cutoff falls to 0); 'open=N': at most N of them per query; 'open=P%': at most P% of the query's "
+         "judged relevant documents.  With a gate (--fail-below, --baseline): a decision the holes could flip is "
          "reported ('warn', the default) or, with 'fail' (e.g. --holes fail, --holes open,fail), a passing "
          "one fails.")
 

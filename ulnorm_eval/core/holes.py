@@ -32,16 +32,92 @@ from .lazy import np
 from .kernels import Judgements, Level, Ranking, rel_of, relevant
 from .records import FAMILIES
 
-__all__ = ["HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
+__all__ = ["World", "with_outside", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
            "monotone", "open_zero", "running", "HOLE_MODES", "BOOT_PRIORS", "BOOT_INTERVAL", "bootstrap",
            "grade_prior", "grade_index"]
 
-HOLE_MODES = ("closed", "open")
+HOLE_MODES = ("closed", "open")  # open=N and open=P% (a ceiling) are parsed by parse_world
 BOOT_PRIORS = ("run", "pool", "mix")  # --holes-prior
 BOOT_INTERVAL = (2.5, 97.5)  # BSLO, BSHI: the percentiles of the bootstrap values (a 95% interval)
 BOOT_SMOOTHING = 1e-4  # the least probability of a grade (Froebe et al.'s count estimator floors at 1e-4)
 BOOT_BATCH = 2_000_000  # ranked + judged elements per batch of bootstrap samples (bounds memory)
 BOOT_SALT = 0xB0075  # the draws' stream: never the keys of DB's Monte Carlo permutations
+
+
+@dataclass(frozen=True)
+class World:
+    """Which documents a hole bound ranges over (docs/holes.md, "Worlds").
+
+    Always: every document a run of the command retrieved and the qrels lack (the runs' holes) may
+    take any grade 0..G, one grade per document shared by every run; for a run, the other runs'
+    holes it did not retrieve change only R and the ideal.  Beyond them ('closed'): nothing, documents
+    no run retrieved stay non-relevant.  'open': any number of them may be relevant; 'open=N': at most
+    N per query; 'open=P%': at most P% of the query's judged relevant documents (R at the measure's
+    level, rounded up)."""
+
+    mode: str = "closed"
+    ceiling: float | None = None  # open with a ceiling: at most this many (relative: a fraction of R)
+    relative: bool = False
+
+    @classmethod
+    def parse(cls, text) -> "World":
+        if isinstance(text, World):
+            return text
+        t = str(text).strip()
+        if t in ("closed", "open"):
+            return cls(t)
+        head, sep, n = t.partition("=")
+        if head == "open" and sep:
+            rel = n.endswith("%")
+            try:
+                v = float(n[:-1] if rel else n)
+            except ValueError:
+                v = float("nan")
+            if v == v and v >= 0 and v != float("inf") and (rel or v == int(v)):
+                return cls("open", v / 100.0 if rel else v, rel)
+        raise ValueError(f"--holes {t!r}: the world is closed, open, open=N (at most N relevant documents per "
+                         "query that no run retrieved; N a whole number) or open=P% (at most P% of the query's "
+                         "judged relevant documents)")
+
+    def __str__(self) -> str:
+        if self.ceiling is None:
+            return self.mode
+        return f"open={self.ceiling * 100:g}%" if self.relative else f"open={self.ceiling:g}"
+
+    @property
+    def unbounded(self) -> bool:
+        return self.mode == "open" and self.ceiling is None
+
+    def words(self, runs: int = 1) -> str:
+        """The assumption in plain words, for every line that prints a bound or a claim."""
+        held = ("whatever grades the unjudged documents the run retrieved take" if runs <= 1 else
+                f"whatever grades the unjudged documents any of the {runs} runs retrieved take (one grade "
+                "per document, shared by the runs)")
+        if self.mode == "closed":
+            return held + ", documents no run retrieved being non-relevant"
+        if self.ceiling is None:
+            return held + ", and however many documents no run retrieved are relevant"
+        n = (f"{self.ceiling * 100:g}% of the query's judged relevant documents (rounded up)" if self.relative
+             else f"{self.ceiling:g} per query")
+        return held + f", and if at most {n} of the documents no run retrieved are relevant"
+
+    def outside(self, R: np.ndarray) -> np.ndarray:
+        """Per row, how many documents no run retrieved may be relevant (R: judged relevant per row)."""
+        if self.mode == "closed":
+            return np.zeros(len(R))
+        if self.ceiling is None:
+            return np.full(len(R), np.inf)
+        return np.ceil(self.ceiling * np.asarray(R, dtype=np.float64) - 1e-9) if self.relative else \
+            np.full(len(R), float(self.ceiling))
+
+
+def with_outside(J: Judgements, base: np.ndarray, extra: np.ndarray, grade: float) -> Judgements:
+    """``J`` plus ``extra[r]`` judgments at ``grade`` for query ``base[r]`` of each row r: documents
+    outside the ranking judged relevant (not grouped by query: for the kernels that count and sort)."""
+    n = np.asarray(extra, dtype=np.int64)
+    rows = np.repeat(np.asarray(base, dtype=np.int64), n)
+    return Judgements(J.qids, np.concatenate([J.row, rows]), np.concatenate([J.grade, np.full(len(rows), grade)]),
+                      J.max_grade)
 
 
 def candidate_grades(max_grade: float) -> np.ndarray:
@@ -192,11 +268,21 @@ def holes_reason(m) -> str | None:
     return None
 
 
-def hole_bounds(rk: Ranking, J: Judgements, m, level, mode: str = "closed") -> tuple:
-    """(LB, UB) per row of a run's ranking: the family's kernel on its strategy's extreme assignments."""
+def hole_bounds(rk: Ranking, J: Judgements, m, level, mode="closed", others=None) -> tuple:
+    """(LB, UB) per row of a run's ranking: the family's kernel on its strategy's extreme assignments.
+
+    ``mode``: a :class:`World` (or its text).  ``others`` (per row, optional): how many unjudged
+    documents the other runs of the command retrieved and this one did not (the closed world over
+    the runs given).  Documents outside the ranking that may be relevant (``others`` plus the open
+    world's ceiling) raise no measure but Rprec (they only add to R and the ideal), so UB ignores them.
+    For LB, the measures divided by R or the ideal (the families with ``holes_open``) are
+    nonincreasing in each such document's gain, so the minimum has every one of them at the largest
+    gain: they are added to the judgments and the strategy runs on those; Rprec, which is not
+    monotone in them, searches their number (``holes_outside``)."""
     why = holes_reason(m)
     if why:
         raise ValueError(why)
+    world = World.parse(mode)
     fam = FAMILIES[m.family]
     h = HoleContext(rk, J, m, level)
     if not h.unj.any():
@@ -207,15 +293,32 @@ def hole_bounds(rk: Ranking, J: Judgements, m, level, mode: str = "closed") -> t
         rk2, J2 = assign(rk, J, [lo, hi], m.cutoff)  # every family with hole bounds reads only the top k
         v = fam.kernel(rk2, J2, m, _tiled_level(level, 2))
         lb, ub = v[: rk.nrows], v[rk.nrows:]
-    if mode == "open" and fam.holes_open is not None:
-        lb = np.minimum(lb, fam.holes_open(h, lo))
-    return lb, ub
+    if fam.holes_open is None or h.forced:
+        return lb, ub  # documents outside the ranking cannot move the measure
+    if world.unbounded:
+        if fam.holes_outside is not None:  # past the ranking's length more outside documents only lower it
+            ub = np.maximum(ub, fam.holes_outside(h, rk.length)[1])
+        return np.minimum(lb, fam.holes_open(h, lo)), ub
+    extra = world.outside(J.n_relevant(h.rel)[rk.base])
+    if others is not None:
+        extra = extra + np.asarray(others, dtype=np.float64)
+    if not extra.any():
+        return lb, ub
+    if fam.holes_outside is not None:
+        lo_x, hi_x = fam.holes_outside(h, extra)
+        return np.minimum(lb, lo_x), np.maximum(ub, hi_x)
+    Jx = with_outside(J, rk.base, extra, h.g_hi)
+    hx = HoleContext(rk, Jx, m, level)
+    lox = fam.holes(hx)[0] if hx.unj.any() else hx.fill(0.0)
+    rk2, J2 = assign(rk, Jx, [lox], m.cutoff)
+    return np.minimum(lb, fam.kernel(rk2, J2, m, _tiled_level(level, 1))), ub
 
 
-def hole_values(rk: Ranking, J: Judgements, metrics: list, level, mode: str = "closed", samples: int = 1000,
-                seed: int = 0, prior: str = "run", stderr: dict | None = None) -> dict:
+def hole_values(rk: Ranking, J: Judgements, metrics: list, level, mode="closed", samples: int = 1000,
+                seed: int = 0, prior: str = "run", stderr: dict | None = None, others=None) -> dict:
     """Values of every LB/UB/BS/BSLO/BSHI metric: each measure's bounds, and its bootstrap, computed
-    once.  ``stderr`` (if given) receives the Monte Carlo standard error of each BS metric."""
+    once.  ``stderr`` (if given) receives the Monte Carlo standard error of each BS metric; ``others``:
+    per row, the other runs' holes this run did not retrieve (:func:`hole_bounds`)."""
     from .records import VARIANTS
 
     out, done, boot = {}, {}, {}
@@ -223,7 +326,7 @@ def hole_values(rk: Ranking, J: Judgements, metrics: list, level, mode: str = "c
         meas, which = metric.measure, VARIANTS[metric.variant].bound
         if which in ("LB", "UB"):
             if meas not in done:
-                done[meas] = hole_bounds(rk, J, meas, level, mode)
+                done[meas] = hole_bounds(rk, J, meas, level, mode, others)
             out[metric] = done[meas][0 if which == "LB" else 1]
             continue
         if meas not in boot:

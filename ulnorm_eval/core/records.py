@@ -145,7 +145,9 @@ class Family:
     per query an assignment of grades to the unjudged ranked documents that attains the measure's
     minimum and one that attains its maximum (None: no hole bounds, ``holes_note`` says why);
     ``holes_open(h, lo) -> values``: the infimum when unretrieved documents may be relevant too
-    (None: the closed minimum); ``holes_check(m)``: why a measure's parameters break the proof, or None.
+    (None: the closed minimum); ``holes_outside(h, extra) -> values``: the minimum when up to ``extra[r]``
+    documents outside row r's ranking may be relevant, for a family not monotone in them (Rprec; the
+    others get theirs from the strategy on the judgments with those documents added); ``holes_check(m)``: why a measure's parameters break the proof, or None.
     """
 
     name: str
@@ -179,6 +181,7 @@ class Family:
     extremes_note: str = ""
     holes: Callable | None = None
     holes_open: Callable | None = None
+    holes_outside: Callable | None = None
     holes_note: str = ""
     holes_check: Callable | None = None
     exact_for: Callable | None = None

@@ -47,7 +47,10 @@ class Options:
     num_docs: int = 0  # trec_eval -N: documents in the collection (utility)
     complete: bool = False  # trec_eval -c given: its -c-only rule for num_rel's 'all' row applies
     trec_version: str = "10"  # '9': trec_eval <= 9's (long)(x R + 0.9) recall counts (iprec_at_recall, 11pt_avg)
-    holes: str = "closed"  # LB/UB: unretrieved documents stay non-relevant ('closed') or may be relevant ('open')
+    holes: str = "closed"  # LB/UB's world (core.holes.World): closed, open, open=N, open=P%
+    # the closed world over the runs given: (qid, n) per query, n the distinct documents the command's runs
+    # retrieved that the qrels lack (their shared holes); empty: the run's own holes only.  Not in the meta
+    holes_pool: tuple = ()
     holes_samples: int = 1000  # BS/BSLO/BSHI: bootstrap samples of the holes' grades (seeded by seed)
     holes_prior: str = "run"  # BS: the holes' grades drawn from the run's judged grades, the pool's, or their mix
     trec_nan: bool = False  # trec_eval's -nan values and -c placeholder leaks reproduced (docs/trec_eval.md)
@@ -62,6 +65,9 @@ class Options:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}={getattr(self, name)!r}: expected one of {', '.join(map(repr, allowed))}")
+        from ..core.holes import World
+
+        World.parse(self.holes)  # ValueError naming the worlds
         if self.depth is not None and not (isinstance(self.depth, int) and self.depth >= 1):
             raise ValueError(f"depth={self.depth!r}: expected None or a positive integer (-M)")
         if not (isinstance(self.permutations, int) and 10 <= self.permutations <= 1_000_000):
@@ -73,7 +79,7 @@ class Options:
 # the values each Options field may take (the command line's choices)
 _CHOICES = {"ties": ("score", "rank", "file"), "score_precision": ("float64", "float32"),
             "pool": ("qrels", "run", "union"), "expectation": ("exact", "paper"), "undefined": ("zero", "skip"),
-            "trec_version": ("10", "9"), "holes": ("closed", "open"), "holes_prior": ("run", "pool", "mix")}
+            "trec_version": ("10", "9"), "holes_prior": ("run", "pool", "mix")}
 
 
 LEVEL_BELOW_ZERO = ("a relevance level below 0 is refused: trec_eval's codes would count unjudged documents "
@@ -144,6 +150,17 @@ def condensed(rr: RankedRun) -> RankedRun:
     return dataclasses.replace(rr, ranking=judged_only(rr.ranking), _take=None if rr._take is None else rr._take[keep])
 
 
+def others_holes(rk, J: Judgements, pool: tuple):
+    """Per row of a run's ranking, the holes of the other runs of the command it did not retrieve: the
+    pool's count for the row's query less the run's own holes (None without a pool)."""
+    if not pool:
+        return None
+    counts = dict(pool)
+    U = np.array([counts.get(J.qids[b], 0) for b in rk.base], dtype=np.float64)
+    own = rk.rowsum(np.zeros(len(rk.row)) if rk.judged is None else (~np.asarray(rk.judged, bool)).astype(np.float64))
+    return np.maximum(U - own, 0.0)
+
+
 def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
     """Per-query values of every metric for a ranked run: (values, standard errors, undefined counts).
 
@@ -176,7 +193,8 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
     if holes:
         from ..core.holes import hole_values
         values.update(hole_values(rr.ranking, J, holes, Level.of(options, rr.present), options.holes,
-                                  options.holes_samples, options.seed, options.holes_prior, stderr))
+                                  options.holes_samples, options.seed, options.holes_prior, stderr,
+                                  others_holes(rr.ranking, J, options.holes_pool)))
     pooled = [m for m in metrics if m.variant and m.variant not in HOLE_VARIANTS + CONDENSED_VARIANTS]
     if pooled:
         from ..core.expectations import variant_values

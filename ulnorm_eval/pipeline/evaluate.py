@@ -239,12 +239,56 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
     if isinstance(runs, (str, Run)) or hasattr(runs, "__fspath__"):
         runs = [runs]
     qrels = load_qrels(qrels)
+    runs = [r if isinstance(r, Run) else str(r) for r in runs]
+    options = with_runs_holes(options, qrels, runs, metrics)
     results = []
     for r in runs:
-        r = r if isinstance(r, Run) else str(r)
         results.append(evaluate_path(qrels, r, metrics, options, warn))
     return Result(metrics, results, options, qrels.path, [getattr(r, "path", str(r)) for r in runs],
                   setup_notes=setup)
+
+
+def runs_holes(qrels: Qrels, runs) -> tuple:
+    """The closed world over the runs given (docs/holes.md): per query of the qrels, how many distinct
+    documents the runs (paths or Runs) retrieved that the qrels do not list, as (qid, n) pairs.  Every
+    run is read (standard input cannot be read twice: refused); ``-M`` is not applied, so a
+    document below a run's depth counts as retrieved (more holes: a lower LB, never a false claim)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..inputs.errors import InputError
+
+    if any(isinstance(r, str) and r == "-" for r in runs):
+        raise InputError("-", None, "hole bounds over several runs read every run before evaluating it, which "
+                         "standard input cannot be; give the run as a file")
+    sep = "\x00"
+    judged = pc.binary_join_element_wise(qrels.qid, qrels.docid, sep)
+    queries = pa.array(sorted(set(qrels.qid.to_pylist())), pa.string())
+    keys = []
+    for r in runs:
+        run = r if isinstance(r, Run) else load_run(str(r), qrels)
+        qid, docid = pa.array(run.qid, pa.string()), pa.array(run.docid, pa.string())
+        k = pc.binary_join_element_wise(qid, docid, sep)
+        keep = pc.and_(pc.invert(pc.is_in(k, value_set=judged)), pc.is_in(qid, value_set=queries))
+        keys.append(pc.filter(k, keep))
+    if not keys:
+        return ()
+    unique = pc.unique(pa.concat_arrays(keys)) if keys else pa.array([], pa.string())
+    qid = pc.list_element(pc.split_pattern(unique, sep, max_splits=1), 0)
+    counts = pc.value_counts(qid)
+    return tuple(sorted(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist())))
+
+
+def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
+    """``options`` with the runs' shared holes (:func:`runs_holes`) when a hole bound is asked for over
+    more than one run; unchanged otherwise (one run's holes are its own)."""
+    import dataclasses
+
+    from ..core.variants import HOLE_VARIANTS
+
+    if len(runs) < 2 or qrels.letor or not any(m.variant in HOLE_VARIANTS for m in metrics):
+        return options
+    return dataclasses.replace(options, holes_pool=runs_holes(qrels, runs))
 
 
 def both_notes(keep, warn):

@@ -129,7 +129,8 @@ def json_document(result, names: str = "canonical", precision: int | None = None
     meta = {
         "tool": "ulnorm-eval",
         "version": __version__,
-        "options": {**asdict(result.options), "names": names, "precision": precision},
+        "options": {**{k: v for k, v in asdict(result.options).items() if k != "holes_pool"}, "names": names,
+                    "precision": precision},
         "inputs": {
             "qrels": {"path": str(result.qrels_path), "sha256": sha256_file(result.qrels_path)},
             "runs": [{"path": str(p), "name": rr.name, "sha256": sha256_file(p)}

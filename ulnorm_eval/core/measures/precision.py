@@ -175,6 +175,37 @@ def holes_rprec(h):
             np.where(unj & (t <= cmax[rk.row]), h.g_hi, h.g_lo))
 
 
+def outside_rprec(h, extra):
+    """(least, largest) Rprec when up to ``extra`` documents outside the ranking may be relevant too
+    (Rprec is not monotone in them: a ranking non-relevant, relevant with R = 1 has Rprec 0, and 1/2
+    once an outside document is relevant).  With R = R_J + c + e (c relevant holes, e relevant outside
+    documents), for a fixed total T = R the relevant documents in the top T are fewest with the c
+    lowest-ranked holes relevant and most with the c highest-ranked, and grow with c: the minimum
+    takes c = max(0, T - R_J - extra), the maximum c = min(holes, T - R_J); every T in
+    R_J..R_J + holes + extra is searched."""
+    rk = h.rk
+    unj, relj = h.unj, h.judged_relevant
+    R = h.J.n_relevant(h.rel)[rk.base].astype(np.int64)
+    U = h.rowsum(unj).astype(np.int64)
+    K = np.asarray(extra, dtype=np.int64)
+    jrc, uc = h.running(relj), h.running(unj)
+    n = rk.length.astype(np.int64)
+    width = U + K + 1
+    row = np.repeat(np.arange(rk.nrows), width)
+    T = R[row] + (np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width))
+    d = np.minimum(T, n[row])
+    idx = np.maximum(rk.starts[row] + d - 1, 0)
+    jtop = np.where(d > 0, jrc[idx] if len(jrc) else 0.0, 0.0)
+    utop = np.where(d > 0, uc[idx] if len(uc) else 0.0, 0.0)
+    c = np.maximum(0, T - R[row] - K[row])
+    lo = np.full(rk.nrows, np.inf)
+    np.minimum.at(lo, row, safe_div(jtop + np.maximum(0.0, c - (U[row] - utop)), T.astype(np.float64)))
+    c = np.minimum(U[row], T - R[row])
+    hi = np.full(rk.nrows, -np.inf)
+    np.maximum.at(hi, row, safe_div(jtop + np.minimum(c, utop), T.astype(np.float64)))
+    return lo, hi
+
+
 register(Family(
     "AP", (REL, AP_NORM, JUDGED_ONLY), "optional", k_ap, binary_gain, "exact", e_ap,
     "SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut); SP@k / k with norm='k'",
@@ -286,4 +317,4 @@ register(Family(
     "Rprec", (REL, JUDGED_ONLY), "none", k_rprec, binary_gain, "exact", e_rprec, "|relevant in top R| / R",
     "(P/n) * min(R, n) / R (exact)", "trec_eval Rprec", "rel",
     trec=(TrecName("Rprec", nick=OA),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
-    holes_open=open_zero))
+    holes_open=open_zero, holes_outside=outside_rprec))

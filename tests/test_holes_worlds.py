@@ -1,0 +1,224 @@
+"""Worlds of the hole bounds: documents outside a run's ranking that may be relevant (the other runs'
+holes in the closed world over the runs given; open=N and open=P% ceilings on documents no run
+retrieved) against brute force over every grade of every hole and every outside document; the joint
+claims of the gate and compare against every shared assignment of two runs' holes."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from ulnorm_eval.core import registry
+from ulnorm_eval.core.holes import World, candidate_grades, hole_bounds
+from ulnorm_eval.core.kernels import Judgements, Ranking, rel_of
+from ulnorm_eval.core.records import FAMILIES
+
+from test_holes import MEASURES, build, random_queries
+
+
+def brute_outside(queries, m, max_grade, extra, level=1.0):
+    """Per query: min and max of the kernel over every grade of its holes and of ``extra[q]`` documents
+    outside its ranking (each of any candidate grade, 0 included)."""
+    kernel = FAMILIES[m.family].kernel
+    cands = candidate_grades(max_grade)
+    lo, hi = [], []
+    for (run, other), k in zip(queries, extra):
+        holes = [i for i, g in enumerate(run) if g is None]
+        combos = list(itertools.product(cands, repeat=len(holes) + int(k)))
+        row, grade, jrow, jgrade = [], [], [], []
+        for a, combo in enumerate(combos):
+            full = list(run)
+            for i, g in zip(holes, combo):
+                full[i] = g
+            row += [a] * len(full)
+            grade += full
+            judged = full + list(other) + list(combo[len(holes):])
+            jrow += [a] * len(judged)
+            jgrade += judged
+        A = len(combos)
+        rk = Ranking(np.array(row, np.int64), np.array(grade, dtype=float), A, np.arange(A), np.ones(len(row), bool))
+        jrow, jgrade = np.array(jrow, np.int64), np.array(jgrade, dtype=float)
+        order = np.lexsort((-jgrade, jrow))
+        v = kernel(rk, Judgements([f"a{i}" for i in range(A)], jrow[order], jgrade[order], max_grade), m, level)
+        lo.append(v.min())
+        hi.append(v.max())
+    return np.array(lo), np.array(hi)
+
+
+@pytest.mark.parametrize("m", MEASURES, ids=str)
+def test_outside_documents_equal_brute_force(m):
+    rng = np.random.default_rng(4100 + len(str(m)))
+    for trial in range(4):
+        queries = random_queries(rng, max_holes=3)
+        rk, J = build(queries)
+        others = rng.integers(0, 3, size=len(queries))
+        for level in (1.0, 2.0):
+            lb, ub = hole_bounds(rk, J, m, level, "closed", others)
+            blo, bhi = brute_outside(queries, m, J.max_grade, others, level)
+            np.testing.assert_allclose(lb, blo, rtol=1e-12, atol=1e-13, err_msg=f"LB {m} trial {trial} l={level}")
+            np.testing.assert_allclose(ub, bhi, rtol=1e-12, atol=1e-13, err_msg=f"UB {m} trial {trial} l={level}")
+        # open=1: one more outside document per query (no run retrieved it)
+        lb, ub = hole_bounds(rk, J, m, 1.0, "open=1", others)
+        blo, bhi = brute_outside(queries, m, J.max_grade, others + 1)
+        np.testing.assert_allclose(lb, blo, rtol=1e-12, atol=1e-13, err_msg=f"open=1 LB {m}")
+        np.testing.assert_allclose(ub, bhi, rtol=1e-12, atol=1e-13, err_msg=f"open=1 UB {m}")
+
+
+@pytest.mark.parametrize("m", MEASURES, ids=str)
+def test_relative_ceiling_equal_brute_force(m):
+    """open=50%: at most ceil(R/2) outside documents relevant, R the judged relevant at the level."""
+    rng = np.random.default_rng(77 + len(str(m)))
+    queries = random_queries(rng, max_holes=2)
+    rk, J = build(queries)
+    R = J.n_relevant(rel_of(m, 1.0))  # R at the measure's relevance level
+    lb, ub = hole_bounds(rk, J, m, 1.0, "open=50%")
+    blo, bhi = brute_outside(queries, m, J.max_grade, np.ceil(R / 2).astype(int))
+    np.testing.assert_allclose(lb, blo, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(ub, bhi, rtol=1e-12, atol=1e-13)
+
+
+def test_rprec_outside_document_raises_the_maximum():
+    """Ranking non-relevant, relevant; R = 1: Rprec 0 whatever; one relevant outside document makes
+    R = 2 and Rprec 1/2, so the open UB is above the closed one."""
+    rk, J = build([([0.0, 1.0], [])])
+    m = registry.parse("Rprec").measure
+    assert hole_bounds(rk, J, m, 1.0) == (pytest.approx([0.0]), pytest.approx([0.0]))
+    lb, ub = hole_bounds(rk, J, m, 1.0, "open")
+    assert ub[0] == pytest.approx(0.5) and lb[0] == 0.0
+    lb, ub = hole_bounds(rk, J, m, 1.0, "open=1")
+    assert (lb[0], ub[0]) == (pytest.approx(0.0), pytest.approx(0.5))
+
+
+@pytest.mark.parametrize("text,words", [
+    ("closed", "documents no run retrieved being non-relevant"),
+    ("open", "however many documents no run retrieved are relevant"),
+    ("open=3", "at most 3 per query"),
+    ("open=50%", "at most 50% of the query's judged relevant documents"),
+])
+def test_world_words(text, words):
+    w = World.parse(text)
+    assert str(w) == text
+    assert words in w.words(2) and "any of the 2 runs" in w.words(2)
+
+
+@pytest.mark.parametrize("bad", ["open=-1", "open=1.5", "open=x", "open=", "closed=3", "open=inf", "open=nan%"])
+def test_world_refused(bad):
+    with pytest.raises(ValueError, match="closed, open, open=N"):
+        World.parse(bad)
+
+
+# --------------------------------------------------------------------------- joint claims (gate, compare)
+
+JOINT = ["AP", "nDCG@3", "nDCG", "P@2", "Rprec", "R@2", "RR", "GMAP"]
+
+
+def _files(tmp_path, judged, runs):
+    """judged: {qid: {doc: grade}}; runs: [{qid: [docs in rank order]}]: qrels and run files."""
+    q = tmp_path / "qrels"
+    q.write_text("".join(f"{qid} 0 {d} {g}\n" for qid, docs in judged.items() for d, g in docs.items()))
+    paths = []
+    for i, run in enumerate(runs):
+        p = tmp_path / f"run{i}"
+        p.write_text("".join(f"{qid} Q0 {d} {r + 1} {len(docs) - r} r{i}\n"
+                             for qid, docs in run.items() for r, d in enumerate(docs)))
+        paths.append(str(p))
+    return str(q), paths
+
+
+def _means(qrels, paths):
+    from ulnorm_eval import evaluate
+
+    ev = evaluate(qrels, paths, JOINT, variants=[])
+    return [{str(m): v for m, v in rr.mean.items()} for rr in ev.runs]
+
+
+def _every_assignment(tmp_path, judged, runs, G):
+    """The two runs' means under every shared assignment of grades 0..G to the union of their holes."""
+    holes = sorted({(qid, d) for run in runs for qid, docs in run.items() for d in docs
+                    if d not in judged.get(qid, {})})
+    out = []
+    for combo in itertools.product(range(G + 1), repeat=len(holes)):
+        full = {qid: dict(docs) for qid, docs in judged.items()}
+        for (qid, d), g in zip(holes, combo):
+            full.setdefault(qid, {})[d] = g
+        sub = tmp_path / "a"
+        sub.mkdir(exist_ok=True)
+        q, paths = _files(sub, full, runs)
+        out.append(_means(q, paths))
+    return out
+
+
+def _random_case(rng):
+    G = int(rng.integers(1, 3))
+    judged, runs = {}, [{}, {}]
+    for qi in range(3):
+        qid = f"q{qi}"
+        universe = [f"{qid}d{i}" for i in range(6)]
+        jd = [d for d in universe if rng.random() < 0.5] or [universe[0]]
+        judged[qid] = {d: int(rng.integers(0, G + 1)) for d in jd}
+        judged[qid][jd[0]] = G  # every query has a relevant document
+        for run in runs:
+            run[qid] = list(rng.permutation(universe)[: int(rng.integers(1, 5))])
+    n_holes = len({(q, d) for run in runs for q, docs in run.items() for d in docs if d not in judged[q]})
+    return (judged, runs, G) if n_holes <= 4 else None
+
+
+def test_joint_claims_hold_under_every_shared_assignment(tmp_path):
+    """Gate: every difference of means under one shared assignment of both runs' holes lies in
+    [LB(A) - UB(B), UB(A) - LB(B)], so "holds" is never contradicted; compare: holes_overlap 0 means
+    the order never reverses.  The issue's counterexample comes first."""
+    from ulnorm_eval import evaluate
+    from ulnorm_eval.analysis import gate
+    from ulnorm_eval.analysis.compare import compare_files
+
+    cases = [({"1": {"d1": 1}}, [{"1": ["d1", "x"]}, {"1": ["y", "d1"]}], 1)]
+    rng = np.random.default_rng(34)
+    while len(cases) < 6:
+        c = _random_case(rng)
+        if c is not None:
+            cases.append(c)
+    for k, (judged, runs, G) in enumerate(cases):
+        d = tmp_path / f"c{k}"
+        d.mkdir()
+        q, paths = _files(d, judged, runs)
+        ev = evaluate(q, paths, JOINT, variants=["LB", "UB"])
+        A, B = ev.runs
+        worlds = _every_assignment(d, judged, runs, G)
+        for name in JOINT:
+            m = registry.parse(name)
+            lb, ub = registry.with_variant(m, "LB"), registry.with_variant(m, "UB")
+            lo, hi = A.mean[lb] - B.mean[ub], A.mean[ub] - B.mean[lb]
+            diffs = [w[0][str(m)] - w[1][str(m)] for w in worlds]
+            assert lo - 1e-12 <= min(diffs) and max(diffs) <= hi + 1e-12, (k, name, lo, hi, min(diffs), max(diffs))
+            for i, rr in enumerate((A, B)):  # each run's bounds hold under every shared assignment
+                vals = [w[i][str(m)] for w in worlds]
+                assert rr.mean[lb] - 1e-12 <= min(vals) and max(vals) <= rr.mean[ub] + 1e-12, (k, name, i)
+            for drop in (0.0, 0.1, 0.3):  # the gate's verdict: "holds" never contradicted
+                checks = [c for c in gate.check_baseline(ev, B, drop) if c.run == A.name and c.metric == m]
+                gate.check_holes(ev, checks, B, drop)
+                (c,) = checks
+                if c.holes.startswith("holds"):
+                    assert all((x < -drop) == c.failed for x in diffs), (k, name, drop, c.holes)
+        if len(judged) >= 2:
+            cmp = compare_files(q, paths, JOINT, [], holes=True)
+            for _, row in cmp.pairs.iterrows():
+                if row["holes_overlap"] == 0:
+                    diffs = [w[0][row["metric"]] - w[1][row["metric"]] for w in worlds]
+                    assert all(np.sign(x) == np.sign(diffs[0]) != 0 for x in diffs), (k, row["metric"])
+
+
+def test_the_issue_counterexample_is_not_held(tmp_path):
+    """A = d1, x; B = y, d1; d1 relevant.  y relevant, x not: AP(A) 0.5, AP(B) 1.0, a difference of -0.5
+    that the old per-run bounds ([+0.0000, +0.5000]) called impossible."""
+    import subprocess
+
+    q, (a, b) = _files(tmp_path, {"1": {"d1": 1}}, [{"1": ["d1", "x"]}, {"1": ["y", "d1"]}])
+    out = subprocess.run(["ulnorm-eval", "-m", "AP", "--norm", "none", "--holes", "--baseline", b, "--max-drop", "0",
+                          q, a], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    line = out.stderr.strip().splitlines()[-1]
+    assert "could flip (difference within [-0.5000, +0.7500] whatever grades the unjudged documents any of the 2 " \
+           "runs retrieved take" in line, line
+    assert "documents no run retrieved being non-relevant" in line

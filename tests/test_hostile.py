@@ -1217,7 +1217,7 @@ def test_summ_table_escapes_names(tmp_path):
     (["--systems", ""], "Invalid value for '--systems': an empty value; give a name"),
     (["--norm", " , "], "Invalid value for '--norm': ' , ' names nothing (a comma-separated list of names)"),
     (["-m", ""], "Invalid value for '-m' / '--measure': an empty value; give a name (see 'ulnorm-eval measures')"),
-    (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range x>=0."),
+    (["--seed", "-1"], "Invalid value for '--seed': -1 is not in the range 0<=x<=18446744073709551615."),
     (["--fail-below", "ROUGE-9=0.1"], "--fail-below 'ROUGE-9=0.1': unknown summarisation measure 'ROUGE-9' "
                                       "(ROUGE-1, ROUGE-2, ROUGE-L, BERTScore, optionally (score=precision|recall|f), "
                                       "wrapped by E, IUB, UE1, UE2, EB, EM)"),
@@ -1332,10 +1332,10 @@ def test_library_names_repeated_runs_apart(files):
         ue.evaluate(files["qrels"], 5, ["P@1"], [])
 
 
-@pytest.mark.parametrize("raw, shown", [(b"\xe2\x80\x8bq1", "'\\u200bq1'"), (b"q1\xc2\xa0", "'q1\\xa0'"),
-                                        (b"\xef\xbb\xbfx\n\xef\xbb\xbfq1", "'\\ufeffq1'")])
+# (a second BOM inside the file is refused with its line before this: test_hostile3.py)
+@pytest.mark.parametrize("raw, shown", [(b"\xe2\x80\x8bq1", "'\\u200bq1'"), (b"q1\xc2\xa0", "'q1\\xa0'")])
 def test_disjoint_ids_that_differ_by_an_invisible_character_are_named(tmp_path, files, raw, shown):
-    """A zero-width space, a no-break space or a second BOM in the qrels ids: 'shares no query' named
+    """A zero-width space or a no-break space in the qrels ids: 'shares no query' named
     only the run's ids, which look identical."""
     lines = raw.split(b"\n")
     (tmp_path / "q").write_bytes(b"".join(x + b" 0 d1 1\n" for x in lines))

@@ -200,3 +200,90 @@ def test_bad_lcs_cell_limit_is_refused_by_summ(tmp_path, value):
     assert out.returncode == 2, out.stderr
     assert out.stderr.strip().splitlines()[-1] == (f"ulnorm-eval: ULNORM_EVAL_MAX_LCS_CELLS: {value!r} is not a whole "
                                                     "number >= 1 (a limit in the environment; unset it for the default)")
+
+
+# --------------------------------------------------------------------------- silent wrong numbers
+
+def test_a_byte_order_mark_inside_a_file_is_refused_with_its_line(tmp_path, files):
+    q, r = files
+    joined = tmp_path / "joined.txt"  # two files joined by cat, the second with a BOM
+    joined.write_bytes(b"q1 0 d1 1\n\xef\xbb\xbfq1 0 d3 1\nq2 0 d1 1\n")
+    one_line_error(cli("-m", "P@10", joined, r), f"{joined}:2: byte-order mark (U+FEFF) inside the file")
+    run = tmp_path / "joined.run"
+    run.write_bytes(RUN.encode() + b"\xef\xbb\xbfq2 Q0 d1 3 0 r\n")
+    for stream in ("--stream", "--no-stream"):
+        one_line_error(cli("-m", "P@10", stream, q, run), f"{run}:6: byte-order mark")
+    # the file's own BOM, at its start, is still read as before
+    lead = tmp_path / "lead.txt"
+    lead.write_bytes(b"\xef\xbb\xbf" + QRELS.encode())
+    a, b = cli("-m", "P@10", "--norm", "none", lead, r), cli("-m", "P@10", "--norm", "none", q, r)
+    assert a.exit_code == 0 and a.stdout == b.stdout == "P@10\tall\t0.1500\n"
+
+
+@pytest.mark.parametrize("seed", ["-5", "-1", str(2 ** 64), str(2 ** 65)])
+@pytest.mark.parametrize("command", ["eval", "compare", "queries", "stability", "summ"])
+def test_seeds_outside_the_generators_range_are_refused(files, command, seed):
+    q, r = files
+    res = cli(command, "--seed", seed, q, r, r)
+    assert res.exit_code == 2, res.stderr
+    assert f"Invalid value for '--seed': {seed} is not in the range 0<=x<=18446744073709551615" in res.stderr
+
+
+def test_the_largest_seed_is_accepted(files):
+    q, r = files
+    a = cli("-m", "UL2(G)", "--seed", str(2 ** 64 - 1), q, r)
+    b = cli("-m", "UL2(G)", "--seed", "0", q, r)
+    assert a.exit_code == b.exit_code == 0
+
+
+@pytest.mark.parametrize("seed", [-1, 2 ** 64, 1.5, True])
+def test_the_library_refuses_the_seeds_the_cli_refuses(files, seed):
+    from ulnorm_eval.pipeline.blocks import Options
+
+    with pytest.raises(ValueError, match=r"seed=.*a seed is a whole number from 0 to 2\*\*64 - 1"):
+        Options(seed=seed)
+
+
+def test_compare_checks_its_options_before_reading_runs(tmp_path, files):
+    q, _ = files
+    missing = tmp_path / "never-read.run"  # not there: an option error must come first
+    missing2 = tmp_path / "never-read2.run"
+    one_line_error(cli("compare", "--baseline", "nope", q, missing, missing2), "--baseline nope: not one of the RUNS")
+    one_line_error(cli("compare", "--subset-size", "2", q, missing, missing2), "--subset-size 2: needs --subset")
+    one_line_error(cli("compare", "--subset-size", "99", "--subset", "ideal", q, missing, missing2),
+                   "--subset-size 99:", "has only 2 queries")
+    one_line_error(cli("compare", "--seed", "-5", q, missing, missing2), "'--seed'")
+
+
+@pytest.mark.parametrize("threshold", ["AP=1_0", "AP=0_5", "AP=1__0"])
+def test_digit_separators_are_not_numbers_in_a_threshold(files, threshold):
+    one_line_error(cli("--fail-below", threshold, *files), f"--fail-below {threshold!r}:", "is not a number")
+
+
+def test_digit_separators_are_refused_in_summ_thresholds(tmp_path):
+    docs = tmp_path / "docs.tsv"
+    docs.write_text("d1\tthe cat sat on the mat today\tthe cat sat\n")
+    a = tmp_path / "a.tsv"
+    a.write_text("d1\tthe cat\n")
+    one_line_error(cli("summ", "--fail-below", "ROUGE-1=0_5", docs, a), "--fail-below 'ROUGE-1=0_5'")
+
+
+def test_digit_separators_are_refused_in_group_sizes_and_letor(tmp_path):
+    letor = tmp_path / "l.txt"
+    letor.write_text("2 1:0.5\n1 1:0.2\n0 1:0.1\n")
+    scores = tmp_path / "l.sc"
+    scores.write_text("0.3\n0.2\n0.1\n")
+    groups = tmp_path / "g.txt"
+    groups.write_text("1_0\n")
+    one_line_error(cli("--groups", groups, "-m", "P@10", letor, scores), f"{groups}:1: group size '1_0'")
+    groups.write_text("3\n")
+    assert cli("--groups", groups, "-m", "P@10", "--norm", "none", letor, scores).stdout == "P@10\tall\t0.2000\n"
+    grade = tmp_path / "l2.txt"
+    grade.write_text("2 qid:1 1:0.5\n1_0 qid:1 1:0.2\n")
+    one_line_error(cli("-m", "P@10", grade, scores), f"{grade}:2: grade '1_0' is not a number")
+
+
+def test_digit_separators_are_refused_in_the_zscore_file(tmp_path, files):
+    zs = tmp_path / "zs.txt"
+    zs.write_text("q1 P_10 1_0 1\n")
+    one_line_error(cli("-Z", zs, "--norm", "none", "-m", "P@10", *files), f"{zs}:1:")

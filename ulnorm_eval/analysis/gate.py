@@ -68,6 +68,8 @@ def parse_threshold(text: str) -> Threshold:
     if not sep or not name.strip():
         raise ValueError(f"--fail-below {text!r}: expected MEASURE=VALUE, e.g. 'UL2(nDCG@10)=0.30'")
     try:
+        if "_" in value:  # Python reads 1_0 as 10
+            raise ValueError
         v = float(value)
     except ValueError:
         raise ValueError(f"--fail-below {text!r}: {value!r} is not a number") from None

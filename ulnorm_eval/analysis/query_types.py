@@ -94,7 +94,7 @@ def select_subset(actual, expected, ideal, kind: str = "all", size: int | None =
     size = n // 2 if size is None else int(size)
     valid = int((~np.isnan(a)).sum())
     if not 1 <= size <= valid:
-        raise ValueError(f"subset size must lie in 1..{valid} (queries with a score), got {size}")
+        raise ValueError(f"subset size (--subset-size) must lie in 1..{valid} (queries with a score), got {size}")
     gap = a - e
     key = np.abs(gap) if kind == "uninformative" else -gap
     key = np.where(np.isnan(key), np.inf, key)

@@ -136,6 +136,16 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     paper = fmt in ("latex", "markdown")
     _check_plot(plot)
     check_parallel(jobs, scheduler)
+    # the options that name runs or sizes, checked before any run is read (an evaluation of minutes
+    # must not end in a usage error)
+    if baseline is not None and "-" not in runs:  # the names are the files' (a run on stdin names itself)
+        from ..inputs.checks import unique_names
+        from ..inputs.trec import _run_name as file_run_name
+
+        _run_name(baseline, runs, unique_names([file_run_name(p, None) for p in runs]))
+    if subset_size is not None and subset == "all" and not swap_between:
+        raise click.UsageError(f"--subset-size {subset_size}: needs --subset uninformative or ideal (or "
+                               "--swap-between); --subset all takes every query")
     warnings = []
     try:
         from ..pipeline import evaluate as api
@@ -149,6 +159,8 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
         from .runs import iter_runs, refuse_non_finite_means, require_finite_gains
 
         q = api.load_qrels(qrels, groups=groups)
+        if subset_size is not None and subset_size > len(set(q.qid.to_pylist())):
+            fail(f"--subset-size {subset_size}: {qrels} has only {len(set(q.qid.to_pylist()))} queries")
         require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
         variants = split_variants(norm)  # None: the defaults
         if holes and api.holes_note(split_names(measures) or None):

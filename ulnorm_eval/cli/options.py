@@ -147,7 +147,11 @@ allow_disjoint_option = click.option(
     help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, as it is "
          "almost always the wrong qrels.")
 
-seed_option = click.option("--seed", type=int, default=0, show_default=True,
+# every command's --seed: the 64-bit range of the draws' keys (pipeline/blocks.py MAX_SEED), so that no seed
+# wraps onto another and a negative one is refused by name before anything is read
+SEED = click.IntRange(0, 2 ** 64 - 1)
+
+seed_option = click.option("--seed", type=SEED, default=0, show_default=True,
                            help="Seed of every random procedure (Monte Carlo permutations, tests).")
 
 groups_option = click.option("--groups", type=click.Path(dir_okay=False),

@@ -9,6 +9,8 @@ import sys
 
 import click
 
+from .options import SEED
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 _MAX_BYTES = 4_000_000_000  # the precomputed S x T x J x k counts are float64
 
@@ -148,7 +150,7 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
                    "=discount (Figure 3; slow for large k) or =both (the bare flag).")
 @click.option("--restarts", type=int, default=3, show_default=True,
               help="Seeded random starts of every optimiser, besides the named functions.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random starts.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the random starts.")
 @click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
               help="Run order: score desc then docid desc (trec_eval); the rank column; or file order.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "tsv", "csv", "json"]),

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .options import MAX_TRIALS, output_options
+from .options import MAX_TRIALS, SEED, output_options
 from .types import GateThreshold, NonEmpty
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -57,7 +57,7 @@ def _fail(msg: str, code: int = 2):
                    "candidate's length.")
 @click.option("--draws", type=click.IntRange(min=2), default=200, show_default=True,
               help="Monte Carlo draws for E of ROUGE-2, ROUGE-L (and ROUGE-1 with --combine max).")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the Monte Carlo draws.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the Monte Carlo draws.")
 @click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
               help="A document whose variant is undefined (I = E) scores 0, or is left out of the mean.")
 @click.option("--systems", "only_systems", metavar="LIST", type=NonEmpty(names=True),
@@ -141,7 +141,7 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
         for t in fail_below:
             name, sep, val = t.rpartition("=")
             try:
-                value = float(val)
+                value = float(val) if "_" not in val else None  # Python reads 1_0 as 10
             except ValueError:
                 value = None
             if value is None or not sep or not name.strip():

@@ -1,7 +1,7 @@
 """The one exception every reader raises for bad input (exit 2, one line: ``FILE[:LINE]: reason``)."""
 from __future__ import annotations
 
-__all__ = ["InputError", "env_limit"]
+__all__ = ["InputError", "env_limit", "strict_float", "strict_int"]
 
 
 class InputError(Exception):
@@ -31,3 +31,18 @@ def env_limit(name: str, default: int) -> int:
         raise InputError(name, None, f"{text!r} is not a whole number >= 1 (a limit in the environment; "
                                      "unset it for the default)")
     return int(value)
+
+
+def strict_float(text) -> float:
+    """float(``text``) without Python's digit separators: ``1_0`` is 10 to Python and not a number to
+    trec_eval (atof reads 1) or Arrow's readers, so it is refused (ValueError) rather than read as 10."""
+    if (b"_" if isinstance(text, bytes) else "_") in text:
+        raise ValueError(f"could not convert string to float: {text!r}")
+    return float(text)
+
+
+def strict_int(text) -> int:
+    """int(``text``) without digit separators (see :func:`strict_float`)."""
+    if (b"_" if isinstance(text, bytes) else "_") in text:
+        raise ValueError(f"invalid literal for int(): {text!r}")
+    return int(text)

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .text import check_text
+from .errors import strict_float, strict_int
 from .trec import InputError, Qrels, Run, _run_name, check_duplicates, check_grades, read_bytes, refuse_reserved_id
 
 __all__ = ["is_letor", "read_letor", "read_letor_scores", "letor_features"]
@@ -48,7 +49,7 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
         if not parts:
             continue
         try:
-            g = float(parts[0])
+            g = strict_float(parts[0])
         except ValueError:
             raise InputError(path, lineno, f"grade {parts[0].decode(errors='replace')!r} is not a number") from None
         if not math.isfinite(g):
@@ -100,7 +101,7 @@ def _read_group_sizes(path: str) -> list[int]:
         if not s:
             continue
         try:
-            v = int(s)
+            v = strict_int(s)
         except ValueError:
             raise InputError(path, lineno, f"group size {s.decode(errors='replace')!r} is not an integer") from None
         if v <= 0:
@@ -126,7 +127,7 @@ def letor_features(path: str, feature: int, data: bytes | None = None) -> np.nda
         for p in parts[1:]:
             if p.startswith(key):
                 try:
-                    v = float(p[len(key):])
+                    v = strict_float(p[len(key):])
                 except ValueError:
                     v = math.nan
                 if not math.isfinite(v):
@@ -169,7 +170,7 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
     scores = []
     for parts, ln in zip(rows, lines):
         try:
-            v = float(parts[-1])
+            v = strict_float(parts[-1])
         except ValueError:
             raise InputError(path, ln, f"score {parts[-1].decode(errors='replace')!r} is not a number") from None
         if not math.isfinite(v):

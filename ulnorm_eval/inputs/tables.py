@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from .errors import InputError
+from .errors import InputError, strict_float
 from .text import check_text, read_bytes
 
 __all__ = ["read_query_ids", "read_systems"]
@@ -95,7 +95,7 @@ def _systems_json(path: str, text: str) -> dict:
 
 def _add(out: dict, path, no, run, metric, mean) -> None:
     try:
-        value = float(mean)
+        value = strict_float(mean) if isinstance(mean, (str, bytes)) else float(mean)
     except (TypeError, ValueError):
         raise InputError(path, no, f"mean {mean!r} is not a number") from None
     if value != value or value in (float("inf"), float("-inf")):

@@ -306,6 +306,12 @@ def check_text(data: bytes, path: str, first_line: int = 1) -> None:
     """
     check_chunk(data, path, first_line)
     _longest_line(data, path, first_line)
+    bom = data.find(b"\xef\xbb\xbf", 1)  # one at the very start is the file's own: stripped by the readers
+    if bom >= 0:
+        line = first_line + data.count(b"\n", 0, bom)
+        raise InputError(path, line, "byte-order mark (U+FEFF) inside the file (files joined with cat?): it "
+                                     "would become an invisible part of an id; remove it "
+                                     "(sed 's/\\xEF\\xBB\\xBF//g')")
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         m = _LONE_CR.search(data)
         if m is not None:

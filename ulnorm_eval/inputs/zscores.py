@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from .errors import InputError
+from .errors import InputError, strict_float
 from .text import read_bytes
 
 __all__ = ["read_zscores"]
@@ -27,7 +27,7 @@ def read_zscores(path: str) -> dict:
             raise InputError(path, no, f"expected 4 fields 'qid measure mean stddev', found {len(fields)}")
         qid, name, mean, sd = fields
         try:
-            m, s = float(mean), float(sd)
+            m, s = strict_float(mean), strict_float(sd)
         except ValueError:
             raise InputError(path, no, f"mean {mean!r} or stddev {sd!r} is not a number") from None
         if not (math.isfinite(m) and math.isfinite(s)) or s < 0:

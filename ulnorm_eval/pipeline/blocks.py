@@ -74,6 +74,14 @@ class Options:
             raise ValueError(f"permutations={self.permutations!r}: expected 10 to 1,000,000 (memory grows with them)")
         if not (isinstance(self.holes_samples, int) and 1 <= self.holes_samples <= 1_000_000):
             raise ValueError(f"holes_samples={self.holes_samples!r}: expected 1 to 1,000,000 (memory grows with them)")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"seed={self.seed!r}: {SEED_RANGE}")
+
+
+# The random draws are keyed by a 64-bit seed (core/draws.py): a larger or negative seed would wrap onto
+# another one (2**64 gave the bytes of 0) and is refused, by the command line (--seed) and the library
+MAX_SEED = 2 ** 64 - 1
+SEED_RANGE = "a seed is a whole number from 0 to 2**64 - 1 (18446744073709551615)"
 
 
 # the values each Options field may take (the command line's choices)

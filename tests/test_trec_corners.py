@@ -52,7 +52,7 @@ def test_trec_eval_lines(cid, args, extra):
 def test_cases_cover_every_corner():
     ids = {c[0] for c in cases()}
     assert {"ndcg_neg0", "ndcg_neg1", "ndcg_neg2", "nan_cJ_iprec", "nan_J_11pt", "nan_l0_Rndcg", "leak_utility",
-            "leak_relstring", "rnd_dcg", "rnd_idcg", "rnd_yaap", "zscore"} <= ids
+            "leak_relstring", "leak_rbp_resid", "leak_cJ_rbp_resid", "c_rbp_resid", "rnd_dcg", "rnd_idcg", "rnd_yaap", "zscore"} <= ids
     assert any("-nan" in (DATA / f"{c}.out").read_text() for c in ids)
 
 
@@ -113,6 +113,13 @@ def test_c_placeholder_leak_only_under_the_flag_and_only_with_parameters():
     assert on["relstring"][0][1] == "''"
     jo, _ = _values(qrels, run, names, trec_nan=True, judged_only=True)  # -J drops the placeholder
     assert jo[u][0][1] == 0 and jo["relstring(length=3)"][0][1] == "''"
+    # rbp_resid.p=0.5: the placeholder is one unjudged document at rank 1, p + (1 - p) = 1; the bare name is cleared
+    resid = ["RBP_resid(p=0.5)", "RBP_resid"]
+    off, _ = _values(qrels, run, resid)
+    on, _ = _values(qrels, run, resid, trec_nan=True)
+    jo, _ = _values(qrels, run, resid, trec_nan=True, judged_only=True)
+    assert off["RBP_resid(p=0.5)"][0][1] == 0 and on["RBP_resid(p=0.5)"][0][1] == 1.0
+    assert on["RBP_resid(p=0.9)"][0][1] == 0 and jo["RBP_resid(p=0.5)"][0][1] == 0
 
 
 def test_dcg_ideal_dcg_yaap_by_hand():

@@ -110,3 +110,64 @@ def test_trec_eval_corners_with_trec_evals_arguments_alone(cid, args):
         res = CliRunner().invoke(main, ["--trec", *args.split()], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     assert res.stdout_bytes == (CORNERS / f"{cid}.out").read_bytes()
+
+
+DLHARD = ["bm25", "bm25_bert_zs", "bm25_rm3", "bm25_rm3_bert_zs", "bm25_rm3_t5_zs", "bm25_t5_zs"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run", DLHARD)
+def test_trec_version_9_is_the_published_file_byte_for_byte(shared, run):
+    """DL-HARD's *.run.eval.gz (trec_eval 9.0.4 -l 2 -c -M 1000 -q -m all_trec): `diff` is empty.  trec_eval 9
+    read scores as float and had no unj, rbp, rbp_resid.  bm25_bert_zs's published file was made from a run
+    tagged T5-P; the run distributed beside it is tagged BERT-P (its last line), the one difference."""
+    import gzip
+
+    d = shared / "dlhard-passage"
+    expected = gzip.decompress((d / "runs" / f"{run}.run.eval.gz").read_bytes())
+    if run == "bm25_bert_zs":
+        expected = expected.replace(b"runid                 \tall\tT5-P\n", b"runid                 \tall\tBERT-P\n")
+    got = trec("-l", "2", "-c", "-M", "1000", "-q", "-m", "all_trec", "--score-precision", "float32",
+               "--trec-version", "9", str(d / "qrels.txt"), str(d / "runs" / f"{run}.run.gz")).stdout
+    assert got == expected
+
+
+def test_trec_version_9_has_only_trec_eval_9s_measures(shared):
+    d = shared / "trec_eval_test"
+    ten = trec("-m", "all_trec", str(d / "qrels.test"), str(d / "results.test")).stdout.decode()
+    nine = trec("--trec-version", "9", "-m", "all_trec", str(d / "qrels.test"), str(d / "results.test")).stdout.decode()
+    added = {ln.split()[0] for ln in ten.splitlines()} - {ln.split()[0] for ln in nine.splitlines()}
+    assert added == {"unj_5", "unj_10", "unj_20", "rbp", "rbp_resid"}
+    # the same lines otherwise, in the same order (values may differ: 9's recall rounding)
+    assert [ln.split()[0] for ln in ten.splitlines() if ln.split()[0] not in added] == [ln.split()[0] for ln in nine.splitlines()]
+    p = trec("--trec-version", "9", "-m", "rbp_resid", str(d / "qrels.test"), str(d / "results.test"), check_rc=2)
+    assert "trec_eval 9 has no rbp_resid" in p.stderr.decode() and p.stdout == b""
+
+
+def _trec_cur_p(p, n):
+    """trec_eval's cur_p after n ranks: 1.0 multiplied by p n times, in order (m_rbp.c, m_rbp_resid.c)."""
+    cur = 1.0
+    for _ in range(n):
+        cur = cur * p
+    return cur
+
+
+def test_rbp_resid_last_bit_is_trec_evals(write):
+    """The issue's example: q1 ranks a(1) x(unjudged) c(1) d(0) y(unjudged), q2 ranks e(1).  trec_eval
+    0.7461000000000002 for q1 (pow: 0.7460999999999999...) and 'all' 0.3731 (pow: 0.3730)."""
+    q = write("q", "1 0 a 1\n1 0 c 1\n1 0 d 0\n2 0 e 1\n")
+    r = write("r", "1 Q0 a 1 5 r\n1 Q0 x 2 4 r\n1 Q0 c 3 3 r\n1 Q0 d 4 2 r\n1 Q0 y 5 1 r\n2 Q0 e 1 1 r\n")
+    assert trec("-q", "-m", "rbp_resid", q, r).stdout.decode().splitlines() == [
+        "rbp_resid             \t1\t0.7461", "rbp_resid             \t2\t0.0000", "rbp_resid             \tall\t0.3731"]
+    v = _trec_cur_p(0.9, 5) + (1 - 0.9) * (_trec_cur_p(0.9, 1) + _trec_cur_p(0.9, 4))
+    assert v == 0.7461000000000002
+    got = trec("-q", "--precision", "17", "-m", "rbp_resid", q, r).stdout.decode().splitlines()[0].split("\t")[2]
+    assert float(got) == v
+
+
+def test_rbp_weights_are_trec_evals_repeated_products(write):
+    """rbp (m_rbp.c) weighs rank i by the same repeated product: 0.1 * 0.9^4 as trec_eval, not pow's."""
+    q = write("q", "1 0 e 1\n")
+    r = write("r", "".join(f"1 Q0 {d} {i} {9 - i} r\n" for i, d in enumerate("abcde", 1)))
+    got = trec("--precision", "17", "-m", "rbp", q, r).stdout.decode().split("\t")[2]
+    assert float(got) == (1.0 - 0.9) * _trec_cur_p(0.9, 4) != (1.0 - 0.9) * 0.9 ** 4

@@ -137,11 +137,13 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
               help="trec_eval's -N: documents in the collection (utility's 4th coefficient).  Default 0.")
 @click.option("--trec-version", "trec_version", type=click.Choice(["10", "9"]), default="10", show_default=True,
               help="trec_eval 10's rules, or trec_eval 9's: recall fractions to counts as (long)(x R + 0.9) "
-                   "(iprec_at_recall, 11pt_avg) and no per-query rows for queries the run did not retrieve for.")
+                   "(iprec_at_recall, 11pt_avg), no per-query rows for queries the run did not retrieve for, and only "
+                   "9's measures (all_trec without unj, rbp, rbp_resid).")
 @click.option("--trec-nan", "trec_nan", is_flag=True,
               help="Reproduce trec_eval's -nan values (iprec_at_recall and 11pt_avg with nothing ranked after -J, "
                    "Rndcg with relevant documents but no positive gain) and the placeholder document its -c leaks "
-                   "into utility.P1,P2,P3,P4 and relstring.N; default 0 and '' (docs/trec_eval.md).")
+                   "into utility.P1,P2,P3,P4, relstring.N and rbp_resid.p=X; default 0 and '' (docs/trec_eval.md).  "
+                   "Implied by --trec.")
 @click.option("-R", "rel_format", metavar="FORMAT", hidden=False,
               help="trec_eval's -R: 'qrels', its default, is accepted; prefs, qrels_prefs and qrels_jg are refused.")
 @click.option("-T", "results_format", metavar="FORMAT",
@@ -252,7 +254,7 @@ def eval_cmd(qrels, runs, trec, measures, norm, per_query, nosummary, rel_level,
                 warnings.append(note)
         setup = []  # said only once the evaluation succeeded (an error stays one line)
         metrics = api.resolve_metrics(split_names(measures) or None, variants, warn=setup.append,
-                                      default_variants=defaults)
+                                      default_variants=defaults, trec_version=trec_version)
         if zscore_file is not None and any(m.variant for m in metrics):
             raise click.UsageError("-Z converts trec_eval's measures, not the variants: add --norm none")
         try:

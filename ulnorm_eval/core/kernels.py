@@ -17,7 +17,7 @@ from functools import cached_property
 
 from .lazy import np
 
-__all__ = ["Ranking", "Judgements", "discount", "vector_discount", "power_at", "safe_div", "relevant", "within_cutoff", "judged_only",
+__all__ = ["Ranking", "Judgements", "discount", "vector_discount", "power_at", "repeated_powers", "safe_div", "relevant", "within_cutoff", "judged_only",
            "rel_of", "Level", "spans"]
 
 
@@ -157,6 +157,13 @@ def power_at(p: float, pos: np.ndarray) -> np.ndarray:
     if top >= pos.size or int(pos.min()) < 0:
         return np.power(p, pos)
     return np.power(p, np.arange(top + 1, dtype=pos.dtype))[pos]
+
+
+def repeated_powers(p: float, top: int) -> np.ndarray:
+    """p^0 .. p^top as trec_eval computes them (m_rbp.c, m_rbp_resid.c: ``cur_p = cur_p * p`` once per
+    rank, from 1.0): a sequential product, whose last bits differ from pow's (0.9^4 is 0.6561000000000001
+    this way, 0.6561 by pow).  np.cumprod multiplies in order, element by element."""
+    return np.cumprod(np.concatenate(([1.0], np.full(max(int(top), 0), float(p)))))
 
 
 def vector_discount(pos: np.ndarray, d) -> np.ndarray:

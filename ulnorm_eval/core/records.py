@@ -79,6 +79,7 @@ class TrecName:
     fmt: str = ""  # format spec of a value in the output name: '.2f' prints iprec_at_recall_0.10
     nick: tuple = ()  # trec_eval nicknames that include it
     keys: tuple = ()  # 'map': parameters that may be given among the pairs (rbp.p=0.8)
+    since: int = 9  # the first trec_eval version that has it (10: unj, rbp, rbp_resid; --trec-version 9 leaves it out)
 
     def output(self, value=None) -> str:
         """The name trec_eval prints for ``value`` (None: no argument)."""

@@ -495,15 +495,23 @@ def _parse_wrapped(text: str) -> list[Metric] | None:
     return None
 
 
-def expand_names(names) -> list:
+def expand_names(names, trec_version: str | int = 10) -> list:
     """Names with trec_eval's nicknames (all_trec, official, set) expanded, in trec_eval's order.
 
     As trec_eval, a measure given with parameters replaces the same measure in a nickname:
     ``-m all_trec -m relstring.20`` prints relstring_20, not relstring and relstring_20.
+    ``trec_version`` 9: the nicknames hold only what trec_eval 9 had (no unj, rbp, rbp_resid: the
+    records' ``since``), and a trec_eval name it did not have is refused, as trec_eval 9 refused it.
     """
+    version = int(trec_version)
     out = []
     for n in names:
-        out.extend(NICKNAME_MEASURES.get(n.strip(), [n]))
+        base = n.strip().partition(".")[0]
+        if base in TREC_NAMES and TREC_NAMES[base][1].since > version:
+            raise UnknownMeasure(f"{n.strip()}: trec_eval {version} has no {base} (added in trec_eval "
+                                 f"{TREC_NAMES[base][1].since}); leave out --trec-version {version}")
+        out.extend(b for b in NICKNAME_MEASURES.get(n.strip(), [n])
+                   if b not in TREC_NAMES or TREC_NAMES[b][1].since <= version)
     given = {n.partition(".")[0] for n in out if "." in n and n.partition(".")[0] in TREC_NAMES}
     from_nick = {b for n in names if n.strip() in NICKNAME_MEASURES for b in NICKNAME_MEASURES[n.strip()]}
     return list(dict.fromkeys(n for n in out if not (n in given and n in from_nick)))

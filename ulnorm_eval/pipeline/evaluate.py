@@ -115,7 +115,7 @@ def load_run(path, qrels: Qrels | None = None, name: str | None = None) -> Run:
 
 
 def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, warn=None,
-                    default_variants=None) -> list:
+                    default_variants=None, trec_version: str | int = 10) -> list:
     """Parse measure names and attach variants, in command-line order without duplicates.
 
     ``variants`` (e.g. ``['E', 'UL2']``) are added after each plain measure; a name that already
@@ -131,7 +131,7 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
     from ..core.holes import holes_reason
     from ..core.variants import CONDENSED_VARIANTS, HOLE_VARIANTS
 
-    names = registry.expand_names(measures) if measures else list(registry.DEFAULT_MEASURES)
+    names = registry.expand_names(measures, trec_version) if measures else list(registry.DEFAULT_MEASURES)
     implicit = variants is None
     if implicit:
         variants = list(default_variants if default_variants is not None else registry.DEFAULT_VARIANTS)

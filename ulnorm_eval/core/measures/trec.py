@@ -92,6 +92,12 @@ def _rbp_param(m):
     return {"p": m.get("p"), **(dict(gains) if gains else {})}
 
 
+def _rbp_resid_param(m):
+    """rbp_resid's p, and whether trec_eval's name for it has parameters (``rbp_resid.p=0.5``, or
+    ``rbp_resid.p=0.9`` as typed): -c's placeholder is cleared only under the bare name (--trec-nan)."""
+    return {"p": m.get("p"), "named": bool(getattr(m, "typed", "")) or m.get("p") != 0.9}
+
+
 def _family_kernel(fn, param=None):
     """``kernel(ranking, judgements, measure, level)`` of a record from a ``k_x(rk, J, param, ctx)``."""
     def kernel(rk, J, m, level):
@@ -352,22 +358,22 @@ register(Family(
     "RBP_trec", (_P, GAINS_PARAM), "none", _family_kernel(k_rbp, _rbp_param), graded_gain, "exact",
     _family_expectation(e_rbp, _rbp_param), _doc(k_rbp), "mean scaled gain * (1 - p^n) (exact)",
     "Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", "gains",
-    trec=(TrecName("rbp", "map", "gains", value_name="gain", nick=(A,), keys=("p",)),), validate=_check_p,
+    trec=(TrecName("rbp", "map", "gains", value_name="gain", nick=(A,), keys=("p",), since=10),), validate=_check_p,
     examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)"), order=rbp_order,
     extremes=lambda m: "sorted" if _nonneg_gains(m) else "search",
     extremes_note="linear in the scaled gains with weights p^(i-1), decreasing: sorted by gain is the maximum and "
                   "minimum (rearrangement); a negative gain makes unlisted and listed levels scale differently: "
                   + _SEARCHED))
 register(Family(
-    "RBP_resid", (_P,), "none", _family_kernel(k_rbp_resid, _rbp_param), binary_gain, "exact",
+    "RBP_resid", (_P,), "none", _family_kernel(k_rbp_resid, _rbp_resid_param), binary_gain, "exact",
     _family_expectation(e_rbp_resid, _rbp_param), _doc(k_rbp_resid), "p^n + (W/n)(1 - p^n) when W > 0 (exact)",
-    "Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", "gains", trec=(TrecName("rbp_resid", "map", "gains", nick=(A,), keys=("p",)),),
+    "Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", "gains", trec=(TrecName("rbp_resid", "map", "gains", nick=(A,), keys=("p",), since=10),),
     validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order,
     extremes_note="p^n + (1-p) sum over unjudged d_i of p^(i-1), weights decreasing: unjudged documents first is "
                   "the maximum, last the minimum (rearrangement); judged grades, -1 or 0 alike, do not enter it"))
 register(Family(
     "Unjudged", (), "required", _family_kernel(k_unj, _cutoff), binary_gain, "none", None, _doc(k_unj), NO_BOUNDS,
-    "trec_eval 10 (m_unj.c)", "gains", trec=(TrecName("unj", "each", defaults=(5, 10, 20), nick=(A,)),)))
+    "trec_eval 10 (m_unj.c)", "gains", trec=(TrecName("unj", "each", defaults=(5, 10, 20), nick=(A,), since=10),)))
 
 # ir_measures' families, natively
 register(Family(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..lazy import np
 
-from ..kernels import Judgements, power_at, spans
+from ..kernels import Judgements, repeated_powers, spans
 from .common import safe
 from .trec_view import (codes, pool_counts, present_mask, rel_mask, rel_total, running_sum, trec_relevant_count,
                          UNJUDGED)
@@ -337,7 +337,8 @@ def k_rbp(rk, J, param, ctx):
     """RBP(p) = (1-p) sum_i p^(i-1) gain(d_i), gains scaled to [0, 1] when they exceed it (Moffat &
     Zobel 2008; m_rbp.c, with its uninitialised bounds set); param {'p': 0.9, level: gain, ...}."""
     p, gains = _p_and_gains(param)
-    return (1.0 - p) * rk.rowsum(_rbp_gains(rk, J, gains) * power_at(p, rk.pos))
+    weights = repeated_powers(p, int(rk.pos.max()) if rk.pos.size else 0)[rk.pos.astype(np.int64)]  # trec_eval's cur_p, bit for bit
+    return (1.0 - p) * rk.rowsum(_rbp_gains(rk, J, gains) * weights)
 
 
 def k_rbp_resid(rk, J, param, ctx):
@@ -345,9 +346,18 @@ def k_rbp_resid(rk, J, param, ctx):
     is unjudged, else 0 (Moffat & Zobel 2008; m_rbp_resid.c)."""
     p, _ = _p_and_gains(param)
     unj = codes(rk) < 0
-    s = rk.rowsum(np.where(unj, power_at(p, rk.pos), 0.0))
-    v = np.power(p, rk.length) + (1.0 - p) * s
-    return np.where((rk.rowsum(unj) > 0) & present_mask(rk, ctx), v, 0.0)
+    # trec_eval's cur_p (repeated multiplication, not pow: the last bit shows in the 4th decimal of a
+    # mean), summed in rank order (bincount adds in order), p^num_ret its value after the last rank
+    powers = repeated_powers(p, int(rk.length.max()) if rk.length.size else 0)
+    s = rk.rowsum(np.where(unj, powers[rk.pos.astype(np.int64)], 0.0))
+    v = powers[rk.length.astype(np.int64)] + (1.0 - p) * s
+    present = present_mask(rk, ctx)
+    out = np.where((rk.rowsum(unj) > 0) & present, v, 0.0)
+    if ctx.trec_nan and (param or {}).get("named") and not ctx.judged_only:
+        # --trec-nan: trec_eval clears only a measure named exactly 'rbp_resid' for -c's placeholder ranking
+        # (one document not in the qrels: unjudged at rank 1, so cur_p = p and the sum 1); none after -J
+        out = np.where(present, out, p + (1.0 - p) * 1.0)
+    return out
 
 
 def e_binG(pool, J, param, ctx):

@@ -50,8 +50,8 @@ def test_relstring_map_rr_equal_trec_eval_in_both_precisions(subset, run, precis
                                     "-m", "map", "-m", "recip_rank", "--score-precision", precision, qrels, lines])
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines() == _golden(run, precision)
-    if precision == "float32":
-        assert "adjacent documents tie only after rounding scores to float32" in res.stderr
+    # the two precisions order these runs differently: said once, under either precision
+    assert res.stderr.count("ranked documents change place between float32 and float64 scores") == 1
 
 
 @pytest.mark.parametrize("run", list(CASES))

@@ -314,7 +314,9 @@ def input_notes(name: str, path: str, *, nq: int, missing: int = 0, ignored: int
     if ignored:
         out.append(f"{name}: {ignored} run queries are not in the qrels and were ignored")
     if float32_ties:
-        out.append(f"{name}: {float32_ties} adjacent documents tie only after rounding scores to float32")
+        out.append(f"{name}: {float32_ties} ranked documents change place between float32 and float64 scores "
+                   "(equal as floats, then ordered by docid): a measure that reaches them can differ with --score-precision "
+                   "(float64: trec_eval 10; float32: trec_eval <= 9.0.8, pytrec_eval, ir_measures)")
     if skipped:
         out.append(f"{path}: skipped {skipped} comment or blank lines")
     if extra:

@@ -211,7 +211,7 @@ class RankedRun:
     ranking: Ranking
     present: np.ndarray  # bool per query: the run retrieved something for it
     ignored_queries: int  # distinct run queries absent from the qrels
-    float32_ties: int = 0  # adjacent pairs that tie only after rounding scores to float32
+    float32_ties: int = 0  # ranked documents that change place between float32 and float64 scores
     _docid: object = None  # the run's docids (file order) ...
     _take: np.ndarray | None = None  # ... and the file row of each ranked element
 
@@ -395,6 +395,28 @@ def _checked_numeric_ids(run: Run, docid, qcode) -> np.ndarray | None:
     return ids
 
 
+def precision_swaps(score64, order, q, qkey, docid, score_precision: str, depth=None) -> int:
+    """Documents ranked at another place (within -M ``depth``) had the scores been read in the other
+    precision, float32 or float64: trec_eval 10 reads doubles, trec_eval <= 9.0.8, pytrec_eval and
+    ir_measures floats, and two scores equal as floats are ordered by docid instead of by score.
+
+    ``order`` is the run in the chosen precision's trec order, ``q`` its query index per row.  Sorted
+    by the double scores, the float scores are sorted too (rounding is monotone), so the two orders
+    differ only where adjacent documents of a query have equal floats and different doubles: without
+    such a pair the count is 0 with no second sort; with one, the other order is computed and compared."""
+    s64 = score64[order]
+    s32 = s64.astype(np.float32)
+    if not ((q[1:] == q[:-1]) & (s32[1:] == s32[:-1]) & (s64[1:] != s64[:-1])).any():
+        return 0
+    other = score64.astype(np.float32).astype(np.float64) if score_precision == "float64" else score64
+    alt = trec_order(qkey, other, docid)[:len(order)]
+    moved = alt != order
+    if depth is not None:
+        starts = np.searchsorted(q, np.arange(int(q.max()) + 2))
+        moved &= (np.arange(len(q)) - starts[q]) < depth
+    return int(moved.sum())
+
+
 def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_precision: str = "float64",
              depth: int | None = None) -> RankedRun:
     """Order a run as trec_eval does and join it to the qrels.
@@ -450,10 +472,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     order = order[:nkeep]
     q = q_all[order]
 
-    f32_ties = 0
-    if score_precision == "float32" and ties == "score":
-        s, s64 = score[order], run.score[order]
-        f32_ties = int(((q[1:] == q[:-1]) & (s[1:] == s[:-1]) & (s64[1:] != s64[:-1])).sum())
+    f32_ties = precision_swaps(run.score, order, q, qkey, docid, score_precision, depth) if ties == "score" else 0
 
     nq = len(qids)
     starts = np.searchsorted(q, np.arange(nq + 1))

@@ -197,3 +197,19 @@ def test_readme_worked_examples_are_current(command, shown, monkeypatch):
     if grep:
         lines = [ln for ln in lines if grep in ln.split("\t")]
     assert "\n".join(lines) == shown
+
+
+@pytest.mark.parametrize("word", ["ul2", "e,UL2", "UE1", "none"])
+def test_retired_short_norm_says_did_you_mean(word):
+    """-n was --norm's short form and is now trec_eval's --nosummary: `-n ul2 QRELS RUN` reads ul2 as the
+    qrels; the error names the fix in one line (exit 2), not just 'no such file'."""
+    qrels, run = EXAMPLES / "qrels" / "dlhard-passage.qrels.txt", EXAMPLES / "runs" / "bm25.run.gz"
+    res = CliRunner().invoke(main, ["-n", word, str(qrels), str(run)])
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr == (f"ulnorm-eval: {word}: no such file; did you mean --norm {word}? (-n is now trec_eval's "
+                          "--nosummary, no longer --norm's short form)\n")
+
+
+def test_a_missing_file_that_is_no_variant_gets_no_hint(tmp_path):
+    res = CliRunner().invoke(main, [str(tmp_path / "ul3"), str(EXAMPLES / "runs" / "bm25.run.gz")])
+    assert res.exit_code == 2 and "did you mean --norm" not in res.stderr and "no such file" in res.stderr

@@ -93,6 +93,19 @@ def main():
     and UL/UE normalisations.  The default command is `eval`; see `ulnorm-eval eval --help`."""
 
 
+def retired_norm_hint(paths) -> None:
+    """``-n ul2`` was --norm's short form; -n is now trec_eval's --nosummary, so ``ul2`` is read as the
+    qrels file.  An input that is no file and reads as a --norm value is refused with the fix (exit 2)."""
+    import os
+
+    from ..core.registry import is_variant_list
+
+    for p in paths:
+        if p != "-" and not os.path.exists(p) and is_variant_list(p):
+            fail(f"{p}: no such file; did you mean --norm {p}? (-n is now trec_eval's --nosummary, no longer "
+                 "--norm's short form)")
+
+
 def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> None:
     """trec_eval's -R, -T, -D and -Z: their defaults are what ulnorm-eval does; anything else is refused
     with the reason (exit 2)."""
@@ -210,6 +223,7 @@ def eval_cmd(qrels, runs, trec, measures, norm, per_query, nosummary, rel_level,
     from ..pipeline.parallel import ParallelError
 
     check_parallel(jobs, scheduler)
+    retired_norm_hint([qrels, *runs])
     check_trec_formats(rel_format, results_format, debug_level, zscore_file)
     if baseline is None and (max_drop is not None or alpha is not None or test is not None):
         raise click.UsageError("--max-drop, --alpha and --test need --baseline RUN")

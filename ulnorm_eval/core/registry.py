@@ -548,6 +548,13 @@ def paper_measure(m: Measure) -> Measure:
     return Measure(m.family, tuple(sorted((given | dict(fam.paper_params)).items())), m.cutoff, m.foreign)
 
 
+def is_variant_list(text: str) -> bool:
+    """Whether ``text`` is a --norm value: variant names (any case, aliases too), comma-separated, or
+    'none' (the retired ``-n ul2`` left such a word where a file name is read)."""
+    parts = [p.strip() for p in str(text).split(",")]
+    return all(p and (p in _VARIANT_ALIASES or p.upper() in _VARIANT_ALIASES) for p in parts) or text in ("none", "plain")
+
+
 def with_variant(metric: Metric, variant: str) -> Metric:
     v = _VARIANT_ALIASES.get(variant) or _VARIANT_ALIASES.get(variant.upper())
     if v is None:

@@ -287,3 +287,65 @@ def test_digit_separators_are_refused_in_the_zscore_file(tmp_path, files):
     zs = tmp_path / "zs.txt"
     zs.write_text("q1 P_10 1_0 1\n")
     one_line_error(cli("-Z", zs, "--norm", "none", "-m", "P@10", *files), f"{zs}:1:")
+
+
+# --------------------------------------------------------------------------- invisibles and the backslash
+
+INVISIBLE = [("\u202e", "\\u202e"), ("\ufeff", "\\ufeff"), ("\u200b", "\\u200b"), ("\xa0", "\\u00a0"),
+             ("\\", "\\\\"), ("\t", "\\t"), ("\U000e0041", "\\U000e0041")]
+
+
+@pytest.mark.parametrize("raw, shown", INVISIBLE)
+def test_safe_text_escapes_invisibles_and_the_backslash(raw, shown):
+    from ulnorm_eval.render.values import latex_text, markdown_text, safe_text
+
+    assert safe_text(f"a{raw}b") == f"a{shown}b"
+    assert safe_text("é中😀 x") == "é中😀 x"  # visible characters stay as they are
+    assert raw not in markdown_text(f"a{raw}b").replace("\\\\", "") or raw == "\\"
+    assert raw not in latex_text(f"a{raw}b") or raw == "\\"
+
+
+def test_a_literal_backslash_t_differs_from_an_escaped_tab():
+    from ulnorm_eval.render.values import safe_text
+
+    assert safe_text("a\\tb") != safe_text("a\tb")
+
+
+@pytest.mark.parametrize("fmt", ["trec", "table", "tsv", "markdown"])
+def test_invisible_characters_in_query_ids_print_escaped(tmp_path, fmt):
+    q = tmp_path / "q.txt"
+    q.write_text("q\u202e1 0 d1 1\nq\\t2 0 d1 1\n", encoding="utf-8")
+    r = tmp_path / "r.txt"
+    r.write_text("q\u202e1 Q0 d1 1 1 r\nq\\t2 Q0 d1 1 1 r\n", encoding="utf-8")
+    if fmt == "markdown":  # the paper table names runs: a run file named with U+202E
+        evil = tmp_path / "r\u202e.txt"
+        evil.write_text(r.read_text(encoding="utf-8"), encoding="utf-8")
+        res = cli("compare", "-f", "markdown", "-m", "P@1", "--norm", "none", q, r, evil)
+        assert res.exit_code == 0, res.stderr
+        assert "\u202e" not in res.stdout and "r\\\\u202e" in res.stdout
+        return
+    res = cli("-q", "-f", fmt, "-m", "P@1", "--norm", "none", q, r)
+    assert res.exit_code == 0, res.stderr
+    assert "\u202e" not in res.stdout and "q\\u202e1" in res.stdout
+    assert "q\\\\t2" in res.stdout
+
+
+def test_invisible_characters_in_file_names_print_escaped_in_messages_and_verdicts(tmp_path, files):
+    q, r = files
+    evil = tmp_path / "r\u202e.txt"
+    evil.write_text(RUN)
+    res = cli("-m", "P@10", "--fail-below", "P@10=0.9", q, evil)
+    assert res.exit_code == 1
+    assert "\u202e" not in res.stderr and "FAIL r\\u202e.txt P@10" in res.stderr
+    res = cli(q, tmp_path / "gone\ufeff.txt")
+    assert "\ufeff" not in res.stderr and "gone\\ufeff.txt" in res.stderr
+
+
+def test_messages_show_a_literal_backslash_in_a_file_name_doubled(tmp_path, files):
+    q, _ = files
+    res = cli(q, tmp_path / "a\\tb.run")  # backslash, t: not a tab
+    one_line_error(res)
+    assert "a\\\\tb.run" in res.stderr
+    bad = tmp_path / "x\\y.txt"
+    bad.write_text("q1 0 d1\n")
+    one_line_error(cli(bad, files[1]), "x\\\\y.txt:1:")

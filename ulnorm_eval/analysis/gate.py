@@ -290,7 +290,9 @@ def describe(c: Check, names: str = "canonical", max_drop: float | None = None,
              alpha: float | None = None) -> str:
     """One line per check, passed or failed: the run, the metric, the value, the threshold it is held
     to and the margin (value minus threshold: negative fails), and for baseline checks the p-value."""
-    head = f"{'FAIL' if c.failed else 'pass'} {c.run} {label(c, names)}"
+    from ..render.values import safe_text  # the run's name is a file's: escaped (the message line is not again)
+
+    head = f"{'FAIL' if c.failed else 'pass'} {safe_text(c.run)} {label(c, names)}"
     holes = f"; holes: {c.holes}" if c.holes else ""
     tail = (f"; undefined: {c.undefined}" if c.undefined else "") + holes
     if c.kind == "fail-below":

@@ -16,9 +16,9 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 def safe(msg) -> str:
     """``msg`` with control characters escaped visibly (a file name with ESC, BEL or a newline must
     neither drive the terminal nor forge a second line of a one-line message)."""
-    from ..render.values import safe_text
+    from ..render.values import message_text
 
-    return safe_text(msg)
+    return message_text(msg)
 
 
 def fail(msg: str, code: int = 2):
@@ -122,8 +122,8 @@ def write_outputs_then(outputs, verdict=None) -> None:
     if error is not None:
         click.echo(f"ulnorm-eval: {safe(error)}", err=True)
     lines, failed = verdict or ((), False)
-    for line in lines:
-        click.echo(f"ulnorm-eval: {line}", err=True)
+    for line in lines:  # run names are file names: escaped like every other message
+        click.echo(f"ulnorm-eval: {safe(line)}", err=True)
     if failed:
         sys.exit(1)
     if error is not None:

@@ -140,9 +140,9 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
     # must not end in a usage error)
     if baseline is not None and "-" not in runs:  # the names are the files' (a run on stdin names itself)
         from ..inputs.checks import unique_names
-        from ..inputs.trec import _run_name as file_run_name
+        from ..inputs.trec import file_run_name
 
-        _run_name(baseline, runs, unique_names([file_run_name(p, None) for p in runs]))
+        _run_name(baseline, runs, unique_names([file_run_name(p) for p in runs]))
     if subset_size is not None and subset == "all" and not swap_between:
         raise click.UsageError(f"--subset-size {subset_size}: needs --subset uninformative or ideal (or "
                                "--swap-between); --subset all takes every query")

@@ -95,10 +95,10 @@ def _is_input_error(exc) -> bool:
 
 
 def _say(msg: str) -> None:
-    from ..render.values import safe_text  # control characters in a file name: escaped, one line
+    from ..render.values import message_text  # control characters in a file name: escaped, one line
 
     try:
-        click.echo(f"ulnorm-eval: {safe_text(msg)}", err=True)
+        click.echo(f"ulnorm-eval: {message_text(msg)}", err=True)
     except (OSError, ValueError):
         pass
 

@@ -9,6 +9,7 @@ import sys
 
 import click
 
+from .common import safe
 from .options import SEED
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -36,12 +37,12 @@ class _OneLineErrors(click.Command):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
-            click.echo(f"ulnorm-eval: stability: {exc.format_message()}", err=True)
+            click.echo(f"ulnorm-eval: stability: {safe(exc.format_message())}", err=True)
             ctx.exit(2)
 
 
 def _fail(msg: str):
-    click.echo(f"ulnorm-eval: {msg}", err=True)
+    click.echo(f"ulnorm-eval: {safe(msg)}", err=True)
     sys.exit(2)
 
 
@@ -345,7 +346,7 @@ def _asl_text(rows, meta) -> str:
 
 def _flush(warnings) -> None:
     for w in dict.fromkeys(warnings):
-        click.echo(f"ulnorm-eval: {w}", err=True)
+        click.echo(f"ulnorm-eval: {safe(w)}", err=True)
 
 
 def render(rows, fmt: str, precision=None, meta=None) -> str:

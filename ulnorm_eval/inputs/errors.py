@@ -9,7 +9,10 @@ class InputError(Exception):
 
     def __init__(self, path: str, line: int | None, reason: str):
         self.path, self.line, self.reason = str(path), line, reason
-        where = f"{self.path}:{line}" if line is not None else self.path
+        from ..render.values import safe_text  # a backslash or an invisible character in the name: visible
+
+        shown = safe_text(self.path)
+        where = f"{shown}:{line}" if line is not None else shown
         super().__init__(f"{where}: {reason}")
 
 

@@ -311,10 +311,10 @@ def check_text(data: bytes, path: str, first_line: int = 1) -> None:
         line = first_line + data.count(b"\n", 0, bom)
         raise InputError(path, line, "byte-order mark (U+FEFF) inside the file (files joined with cat?): it "
                                      "would become an invisible part of an id; remove it "
-                                     "(sed 's/\\xEF\\xBB\\xBF//g')")
+                                     "(save each file without a byte-order mark before joining them)")
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         m = _LONE_CR.search(data)
         if m is not None:
             line = first_line + data.count(b"\n", 0, m.start())
             raise InputError(path, line, "stray carriage return (a CR not followed by LF; "
-                                         "convert old Mac line ends with tr '\\r' '\\n')")
+                                         "convert old Mac line ends (CR) to LF, e.g. with mac2unix)")

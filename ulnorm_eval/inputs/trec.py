@@ -19,7 +19,7 @@ from .errors import InputError
 from .text import check_text, open_input, read_bytes  # noqa: F401 - re-exported
 
 __all__ = [
-    "InputError", "Qrels", "Run", "read_qrels", "read_run",
+    "InputError", "Qrels", "Run", "read_qrels", "read_run", "file_run_name",
     "qrels_from_frame", "run_from_frame",
 ]
 
@@ -413,6 +413,12 @@ def read_run(path: str, name: str | None = None, data: bytes | None = None, halv
     last_tag = cols[5][-1].as_py()  # trec_eval's runid prints the last line's
     return Run(qid=cols[0], docid=cols[2], score=score, rank=rank, name=name or _run_name(path, tag),
                path=str(path), skipped=skipped, line=lines, tag=tag, meta={"extra_fields": extra, "last_tag": last_tag})
+
+
+def file_run_name(path: str) -> str:
+    """The name a run read from ``path`` gets (its file name without a compression suffix), known before
+    it is read; standard input's run names itself (its tag)."""
+    return _run_name(path, None)
 
 
 def _run_name(path: str, tag: str | None) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "safe_text", "csv_cell", "zscores", "zscored",
+__all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "safe_text", "message_text", "csv_cell", "zscores", "zscored",
            "markdown_text", "latex_text", "terminal_styles", "UNDEFINED_MARK", "MEAN_MARK"]
 
 # The table's marks for undefined variant values (docs/output.md): a per-query value left out of the
@@ -16,7 +16,7 @@ __all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "sa
 UNDEFINED_MARK = "undef"
 MEAN_MARK = "†"
 
-_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"}
 
 
 def terminal_styles(stream=None) -> bool:
@@ -33,29 +33,47 @@ def terminal_styles(stream=None) -> bool:
     return bool(tty) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
 
 
-def safe_text(text) -> str:
-    """``text`` with every control character (C0, DEL, C1) escaped visibly: ``\\t``, ``\\n``,
-    ``\\r``, else ``\\xNN`` / ``\\u00NN``.
+def safe_text(text, backslash: bool = True) -> str:
+    """``text`` with every character that does not print as itself escaped visibly, and the backslash
+    doubled so that an escape cannot be forged: ``\\t``, ``\\n``, ``\\r``, ``\\\\``, else
+    ``\\xNN`` / ``\\uNNNN`` / ``\\UNNNNNNNN``.
 
     Names (run files, query ids) are echoed into line- and tab-structured output and to terminals: a
-    newline or tab in a file name must not forge or shift output lines, and ESC or BEL must not drive
-    the terminal.
+    newline or tab in a file name must not forge or shift output lines, ESC or BEL must not drive
+    the terminal, and an invisible character (U+FEFF, a zero-width or no-break space, the bidi
+    controls such as U+202E that reorder what follows) must not make two ids look alike or a line say
+    what it does not.  A literal backslash is doubled: a name ``a\\tb`` (backslash, t) must not look
+    like ``a<TAB>b`` escaped.  Every text printed to a terminal or in a message goes through here.
+
+    ``backslash=False`` (a whole message line, :func:`message_text`) leaves backslashes alone: the
+    names in a message are escaped on their own (the file of an InputError, an id as its ``repr``,
+    whose backslashes are already doubled), and doubling again would print ``'\\\\u200bq1'``.
     """
     text = str(text)
-    if text.isprintable() and "\x7f" not in text:
+    if text.isprintable() and (not backslash or "\\" not in text):
         return text
     out = []
     for ch in text:
         o = ord(ch)
-        if ch in _ESCAPES:
+        if ch == "\\" and not backslash:
+            out.append(ch)
+        elif ch in _ESCAPES:
             out.append(_ESCAPES[ch])
-        elif o < 0x20 or o == 0x7F:
-            out.append(f"\\x{o:02x}")
-        elif 0x80 <= o < 0xA0 or ch in "\u2028\u2029":
+        elif ch.isprintable():  # the space and every visible character
+            out.append(ch)
+        elif o < 0x100:
+            out.append(f"\\x{o:02x}" if o < 0x80 else f"\\u{o:04x}")
+        elif o < 0x10000:
             out.append(f"\\u{o:04x}")
         else:
-            out.append(ch)
+            out.append(f"\\U{o:08x}")
     return "".join(out)
+
+
+def message_text(text) -> str:
+    """A one-line message for stderr: every invisible or control character escaped as by
+    :func:`safe_text`, backslashes left as written (the names inside were escaped on their own)."""
+    return safe_text(text, backslash=False)
 
 
 # Markdown (CommonMark + GitHub's extensions) and the HTML it lets through: every ASCII punctuation

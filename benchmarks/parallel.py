@@ -134,7 +134,7 @@ def main() -> None:
         try:
             from dask.distributed import LocalCluster
         except ImportError:
-            log("dask.distributed is not installed: skipping the LocalCluster (pip install 'ulnorm-eval[dask]')")
+            log("dask.distributed is not installed: skipping the LocalCluster (pip install '.[dask]' in a checkout)")
         else:
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                                    dashboard_address=None, silence_logs=50)

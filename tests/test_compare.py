@@ -153,7 +153,7 @@ def test_cli_plot_without_matplotlib_says_how_to_install(tiny, monkeypatch, tmp_
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     qrels, runs = tiny
     out = CliRunner().invoke(main, ["compare", "--plot", str(tmp_path / "c.png"), qrels, *runs])
-    assert out.exit_code == 2 and "pip install 'ulnorm-eval[plot]'" in out.stderr
+    assert out.exit_code == 2 and "pip install '.[plot]' in a checkout of ulnorm-eval" in out.stderr
     assert not (tmp_path / "c.png").exists()
 
 

@@ -97,4 +97,5 @@ def test_without_ir_datasets(monkeypatch, dlhard):
     monkeypatch.setitem(sys.modules, "ir_datasets", None)  # as if not installed
     res = cli(["irds:anything", str(d / "runs" / "bm25.run.gz")])
     assert res.exit_code == 2
-    assert res.output == "ulnorm-eval: irds:anything: ir_datasets is not installed: pip install 'ulnorm-eval[irds]'\n"
+    assert res.output == ("ulnorm-eval: irds:anything: irds:DATASET_ID needs ir-datasets, from the 'irds' extra: "
+                          "pip install '.[irds]' in a checkout of ulnorm-eval\n")

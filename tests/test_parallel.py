@@ -213,8 +213,8 @@ def test_scheduler_refusals(monkeypatch, dlhard):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else real(name, *a))
     for cmd in ([], ["compare"], ["queries"], ["nrg"]):
         code, out, err = _cli(*cmd, "--scheduler", "tcp://127.0.0.1:1", qrels, runs[0], runs[1])
-        assert (code, out) == (2, "") and err == ("ulnorm-eval: --scheduler needs dask.distributed: "
-                                                 "pip install 'ulnorm-eval[dask]'\n"), cmd
+        assert (code, out) == (2, "") and err == ("ulnorm-eval: --scheduler needs distributed, from the 'dask' extra: "
+                                                 "pip install '.[dask]' in a checkout of ulnorm-eval\n"), cmd
 
 
 def _die(qrels, item):

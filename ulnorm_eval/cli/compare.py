@@ -57,7 +57,9 @@ def _check_plot(plot) -> None:
         import importlib.util
 
         if importlib.util.find_spec("matplotlib") is None:
-            raise click.UsageError("--plot needs matplotlib: pip install 'ulnorm-eval[plot]'")
+            from ..extras import missing_message
+
+            raise click.UsageError(missing_message("plot"))
 
 
 @click.command("compare", cls=HolesCommand, context_settings=CONTEXT, epilog=COMPARE_EPILOG)

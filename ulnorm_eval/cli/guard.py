@@ -325,6 +325,12 @@ def _guarded(run, args, prog_name, complete_var, **extra):
         if _is_input_error(exc):
             _say(str(exc))
             sys.exit(2)
+        from ..extras import MissingExtra, extra_for
+
+        missing = str(exc) if isinstance(exc, MissingExtra) else extra_for(exc)
+        if missing:  # an optional module is not installed: the extra that installs it (ulnorm_eval/extras.py)
+            _say(missing)
+            sys.exit(2)
         if os.environ.get("ULNORM_EVAL_DEBUG"):
             import traceback
 

@@ -188,7 +188,9 @@ def check_parallel(jobs: int, scheduler: str | None) -> None:
         if jobs != 1:
             fail("-j/--jobs and --scheduler exclude each other (the cluster's workers do the work)")
         if importlib.util.find_spec("distributed") is None:
-            fail("--scheduler needs dask.distributed: pip install 'ulnorm-eval[dask]'")
+            from ..extras import missing_message
+
+            fail(missing_message("dask", "distributed", "--scheduler"))
 
 
 def output_options(formats, piped: str, note: str = ""):

@@ -219,7 +219,9 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
         if plot:
             import importlib.util
             if importlib.util.find_spec("matplotlib") is None:
-                raise ValueError("--plot needs matplotlib: pip install 'ulnorm-eval[plot]'")
+                from ..extras import missing_message
+
+                raise ValueError(missing_message("plot"))
         from ..analysis import stability as st
         from ..inputs.trec import InputError
 

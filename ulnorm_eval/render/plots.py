@@ -30,7 +30,9 @@ def require_matplotlib():
     try:
         import matplotlib
     except ImportError:
-        raise MissingMatplotlib("--plot needs matplotlib: pip install 'ulnorm-eval[plot]'") from None
+        from ..extras import missing_message
+
+        raise MissingMatplotlib(missing_message("plot")) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt

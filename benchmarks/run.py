@@ -85,6 +85,7 @@ class Stats:
     wall: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     rss: list[float] = field(default_factory=list)     # MiB
+    load: list[float] = field(default_factory=list)    # 1-minute load average just before each run
     error: str | None = None
 
     @property
@@ -99,10 +100,15 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def measure(stats: Stats) -> None:
-    """Run the command once under the wrapper; record wall, CPU and peak RSS, or the error."""
+LOADS: list[float] = []  # the 1-minute load average before every measured run of this process
+
+
+def measure(stats: Stats, env: dict | None = None) -> None:
+    """Run the command once under the wrapper; record wall, CPU and peak RSS (and the load average
+    just before), or the error.  ``env``: variables set for this command only."""
+    load = os.getloadavg()[0]
     proc = subprocess.run([sys.executable, "-c", _WRAPPER, str(stats.output), *stats.argv],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env={**os.environ, **env} if env else None)
     try:
         res = json.loads(proc.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
@@ -111,18 +117,30 @@ def measure(stats: Stats) -> None:
         tail = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
         stats.error = f"exit {res['rc']}: {tail}"
         return
+    stats.load.append(load)
+    LOADS.append(load)
     stats.wall.append(res["wall"])
     stats.cpu.append(res["cpu"])
     stats.rss.append(res["maxrss"] * _RSS_UNIT / 2**20)
 
 
-def bench(cmds: dict[str, list[str]], repeat: int, outdir: Path, tag: str) -> dict[str, Stats]:
-    """Median of ``repeat`` runs of each command, the repeats interleaved across commands."""
+def bench(cmds: dict[str, list[str]], repeat: int, outdir: Path, tag: str,
+          env: dict[str, dict] | None = None, probe: dict | None = None,
+          limit: dict[str, int] | None = None) -> dict[str, Stats]:
+    """Median of ``repeat`` runs of each command, the repeats interleaved across commands.
+    ``env``: extra environment variables of some commands (by label); ``probe``: for some commands,
+    a function giving the CPU seconds used so far by processes outside the command that work for it
+    (a Dask cluster's), whose increase during the run is added to the command's CPU time; ``limit``:
+    fewer repeats for some commands (a slow peer), taken in the first rounds."""
     stats = {label: Stats(argv, outdir / f"{tag}-{_slug(label)}.out") for label, argv in cmds.items()}
     for r in range(repeat):
         for label, s in stats.items():
-            if s.error is None:
-                measure(s)
+            if s.error is None and r < (limit or {}).get(label, repeat):
+                extra = (probe or {}).get(label)
+                before = extra() if extra else 0.0
+                measure(s, (env or {}).get(label))
+                if extra and s.error is None:
+                    s.cpu[-1] += extra() - before
                 log(f"  [{tag} {r + 1}/{repeat}] {label}: "
                     + (f"{s.wall[-1]:.2f} s, {s.rss[-1]:.0f} MiB" if s.error is None else s.error))
     return stats
@@ -227,6 +245,66 @@ def _load() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def cpu_model() -> str:
+    """The CPU's model name as the kernel reports it, with its family/model numbers (a virtual
+    machine may show only 'AMD EPYC'; the numbers tell its generation apart)."""
+    info: dict = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                info.setdefault(k.strip(), v.strip())
+                if not line.strip():
+                    break
+    except OSError:
+        pass
+    name = info.get("model name") or platform.processor() or platform.machine() or "unknown CPU"
+    if "cpu family" in info and "model" in info:
+        name += f" (family {info['cpu family']}, model {info['model']})"
+    return name
+
+
+def simd() -> str:
+    """The widest x86 vector extensions numpy found and uses (its sorts are SIMD kernels whose speed
+    depends on them: AVX-512 or AVX2), or the platform's machine name elsewhere."""
+    try:
+        import numpy as np
+
+        found = np._core._multiarray_umath.__cpu_features__
+    except (ImportError, AttributeError):
+        return platform.machine()
+    for name in ("AVX512_SPR", "AVX512_ICL", "AVX512_SKX", "AVX512F", "AVX2", "SSE42", "ASIMD"):
+        if found.get(name):
+            return name
+    return platform.machine()
+
+
+def machine() -> dict:
+    """What a figure was measured on: CPU model, cores, numpy's SIMD level, versions, load."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {"cpu": cpu_model(), "cores": cores, "simd": simd(), "python": platform.python_version(),
+            "numpy": _version("numpy"), "pyarrow": _version("pyarrow"),
+            "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", "unset"), "load": _load()}
+
+
+def machine_lines(load_before: str) -> list[str]:
+    """The report head's lines on the machine (every section also gives its own load)."""
+    m = machine()
+    return [f"- CPU: {m['cpu']}, {m['cores']} cores available, numpy's SIMD level {m['simd']} "
+            f"(OPENBLAS_CORETYPE {m['openblas_coretype']}); {platform.platform()}",
+            f"- Python {m['python']}, numpy {m['numpy']}, pyarrow {m['pyarrow']}",
+            f"- load average (1/5/15 min): {load_before} before, {m['load']} after"]
+
+
+def section_load(stats: dict) -> str:
+    """The 1-minute load average over a section's runs: median (min-max) of the values taken just
+    before each run."""
+    xs = [x for s in stats.values() for x in s.load]
+    if not xs:
+        return f"load {_load()}"
+    return f"load {statistics.median(xs):.2f} (1-min average before each run, {min(xs):.2f}-{max(xs):.2f})"
+
+
 def verdict(ok: bool | None) -> str:
     return "SKIP" if ok is None else ("PASS" if ok else "FAIL")
 
@@ -299,10 +377,8 @@ def main() -> int:
     log("start-up")
     startup = bench({"python -c pass": [sys.executable, "-c", "pass"], "ulnorm-eval --help": [*ul, "--help"],
                      "ulnorm-eval measures": [*ul, "measures"]}, STARTUP_REPEAT, outdir, "startup")
-    report += [f"### Start-up, median of {STARTUP_REPEAT}", ""]
-    report += table(["command", "wall s", "peak RSS MiB"],
-                    [[f"`{k}`", f"{s.med('wall'):.3f}", f"{s.med('rss'):.0f}"] if s.ok else [f"`{k}`", s.error or "-", ""]
-                     for k, s in startup.items()])
+    report += [f"### Start-up, median of {STARTUP_REPEAT} ({section_load(startup)})", ""]
+    report += table(ROW_HEADERS, _rows(startup))
     h = startup["ulnorm-eval --help"]
     targets.append(["`ulnorm-eval --help` wall time", f"< {TARGET_HELP} s", f"{h.med('wall'):.3f} s" if h.ok else "-",
                     f"{h.med('cpu'):.3f} s" if h.ok else "", verdict(h.med("wall") < TARGET_HELP if h.ok else False)])
@@ -321,9 +397,8 @@ def main() -> int:
 
     load_after = _load()
     head = [f"## ulnorm-eval benchmark, {datetime.datetime.now().astimezone():%Y-%m-%d %H:%M %Z}", "",
-            f"- machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
-            f"- load average (1/5/15 min): {load_before} before, {load_after} after",
-            f"- ulnorm-eval {_version('ulnorm-eval')}, numpy {_version('numpy')}, pyarrow {_version('pyarrow')}, "
+            *machine_lines(load_before),
+            f"- ulnorm-eval {_version('ulnorm-eval')}, "
             f"pytrec-eval-terrier {_version('pytrec-eval-terrier')}, ir-measures {_version('ir-measures')}, "
             f"trec_eval: {_trec_eval_version()}",
             f"- data: generate.py, seed {args.seed}, {JUDGED} judged documents per query (Poisson), depth {DEPTH}",
@@ -352,17 +427,13 @@ def large(ul: list[str], args, outdir: Path, targets: list[list[str]]):
     default, plain = main_stats["ulnorm-eval"], main_stats["ulnorm-eval --norm none"]
 
     report += [f"### Evaluation of {args.queries * DEPTH:,} run lines ({args.queries} queries x {DEPTH}), "
-               f"median of {args.repeat}", ""]
-    rows, values = [], []
+               f"median of {args.repeat} ({section_load(main_stats)})", ""]
+    values = []
     for label, s in main_stats.items():
-        if not s.ok:
-            rows.append([label, s.error or "no run", "", ""])
-            continue
-        rows.append([f"`{label}`" if label.startswith("ulnorm") else label, f"{s.med('wall'):.2f}",
-                     f"{s.med('cpu'):.2f}", f"{s.med('rss'):.0f}"])
-        m = means(s.output)
-        values.append([label, f"{m.get('nDCG@10', float('nan')):.4f}", f"{m.get('AP', float('nan')):.4f}"])
-    report += table(["command", "wall s", "CPU s", "peak RSS MiB"], rows)
+        if s.ok:
+            m = means(s.output)
+            values.append([label, f"{m.get('nDCG@10', float('nan')):.4f}", f"{m.get('AP', float('nan')):.4f}"])
+    report += table(ROW_HEADERS, _rows(main_stats))
     report += [f"- {m}" for m in missing] + ([""] if missing else [])
 
     ratio_rows = []
@@ -428,7 +499,8 @@ def scaling(ul: list[str], args, outdir: Path, default: Stats, plain: Stats) -> 
             row += ([f"{s.med('wall'):.2f}", f"{s.med('wall') / base[key].med('wall'):.2f}",
                      f"{s.med('rss'):.0f}"] if s.ok and base[key].ok else [s.error or "-", "", ""])
         rows.append(row)
-    report += [f"### Scaling, median of {args.repeat} (sizes 1x : 2x : 4x)", ""]
+    report += [f"### Scaling, median of {args.repeat} (sizes 1x : 2x : 4x; "
+               f"{section_load({f'{q} {k}': s for q, st in scale.items() for k, s in st.items()})})", ""]
     report += table(["queries", "default s", "÷ 1x", "default MiB", "`--norm none` s", "÷ 1x", "`--norm none` MiB"], rows)
     # Linear growth means a constant cost per extra line; the intercept is start-up and the qrels.
     steps = []
@@ -504,10 +576,8 @@ def variants_cost(ul: list[str], args, outdir: Path, targets: list[list[str]]) -
     targets.append(["default variants / `--norm none` (ERR@20, bpref, infAP; 17 Robust 2003 runs)",
                     f"≤ {TARGET_VARIANTS_COST}", "-" if r is None else f"{r:.2f}",
                     f"{v.med('cpu') / p.med('cpu'):.2f}" if ok else "", verdict(None if r is None else r <= TARGET_VARIANTS_COST)])
-    rows = [[f"`{k}`", f"{s.med('wall'):.2f}", f"{s.med('cpu'):.2f}", f"{s.med('rss'):.0f}"] if s.ok
-            else [f"`{k}`", s.error or "-", "", ""] for k, s in st.items()]
-    return [f"### Default variants of ERR@20, bpref and infAP on {len(runs)} Robust 2003 runs, median of {args.repeat}",
-            ""] + table(["command", "wall s", "CPU s", "peak RSS MiB"], rows)
+    return [f"### Default variants of ERR@20, bpref and infAP on {len(runs)} Robust 2003 runs, median of {args.repeat} "
+            f"({section_load(st)})", ""] + table(ROW_HEADERS, _rows(st))
 
 
 def all_trec_defaults(ul: list[str], args, outdir: Path, targets: list[list[str]]) -> list[str]:
@@ -527,9 +597,10 @@ def all_trec_defaults(ul: list[str], args, outdir: Path, targets: list[list[str]
                                                            str(run)]}, args.small_repeat, outdir, "alltrec")
     targets.append(_ratio_row(what, TARGET_ALL_TREC_DEFAULTS, st["ulnorm-eval -q -m all_trec"],
                               st["ulnorm-eval -q -m all_trec --norm none"]))
-    return ([f"### `-q -m all_trec` on one Robust 2003 run (input.oce03noXbmD), median of {args.small_repeat}", "",
+    return ([f"### `-q -m all_trec` on one Robust 2003 run (input.oce03noXbmD), median of {args.small_repeat} "
+             f"({section_load(st)})", "",
              "The default variants are added to the measures with a closed-form E only.", ""]
-            + table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st)))
+            + table(ROW_HEADERS, _rows(st)))
 
 
 def _reported(row: list) -> list:
@@ -550,9 +621,15 @@ def _ratio_row(what: str, limit: float, u: Stats, peer: Stats | None, key: str =
     return [what, f"≤ {limit}", f"{r:.2f}", cpu, verdict(r <= limit)]
 
 
+ROW_HEADERS = ["command", "wall s", "CPU s", "peak RSS MiB", "load"]
+
+
 def _rows(stats: dict[str, Stats]) -> list[list[str]]:
+    """Median wall, CPU and peak RSS of each command, and the median 1-minute load average just
+    before its runs (ROW_HEADERS)."""
     return [[f"`{k}`" if k.startswith("ulnorm") else k] + ([f"{s.med('wall'):.3f}", f"{s.med('cpu'):.3f}",
-                                                             f"{s.med('rss'):.0f}"] if s.ok else [s.error or "-", "", ""])
+                                                             f"{s.med('rss'):.0f}", f"{s.med('load'):.2f}"]
+                                                            if s.ok else [s.error or "-", "", "", ""])
             for k, s in stats.items()]
 
 
@@ -570,8 +647,8 @@ def string_ids(ul: list[str], args, outdir: Path, targets: list[list[str]]) -> l
         log(f"string ids ({ids}): {args.queries * DEPTH:,} run lines, median of {args.repeat}")
         st = bench(cmds, args.repeat, outdir, f"q{args.queries}-{ids}")
         report += [f"### {args.queries * DEPTH:,} run lines with `{ids}` document ids, median of {args.repeat} "
-                   f"(load {_load()} after)", ""]
-        report += table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
+                   f"({section_load(st)})", ""]
+        report += table(ROW_HEADERS, _rows(st))
         peer = st.get("pytrec_eval")
         if peer is not None and peer.ok and st["ulnorm-eval"].ok:
             KEY["string_time"] = max(KEY.get("string_time", 0.0), st["ulnorm-eval"].med("wall") / peer.med("wall"))
@@ -613,12 +690,12 @@ def research_size(ul: list[str], args, outdir: Path, targets: list[list[str]]) -
     cmds[FLOOR] = [sys.executable, "-c", "import numpy"]
     log(f"DL-HARD bm25 (50 queries x 1000), median of {rep}")
     st = bench(cmds, rep, outdir, "dlhard")
-    report += [f"### One DL-HARD run (bm25, 50 queries x 1000 lines), median of {rep} (load {_load()} after)", "",
+    report += [f"### One DL-HARD run (bm25, 50 queries x 1000 lines), median of {rep} ({section_load(st)})", "",
                "trec_eval: its default measures; ulnorm-eval: its default measures and variants, and "
                f"`{SAME}`: trec_eval's default measures, no variants; "
                "pytrec_eval: nDCG@10 and AP through peers.py; "
                f"`{FLOOR}`: starting Python and importing numpy, nothing else.", ""]
-    report += table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
+    report += table(ROW_HEADERS, _rows(st))
     # retired: below the start-up cost of any CPython + numpy tool (the floor row); like_for_like.py's
     # fresh-process target against pytrec_eval replaced it
     targets.append(_reported(_ratio_row("one DL-HARD run: wall time / trec_eval (retired target: 2.0, below the "
@@ -644,10 +721,10 @@ def research_size(ul: list[str], args, outdir: Path, targets: list[list[str]]) -
                                         trec_eval, qrels_rob, *runs_rob]
     log(f"Robust 2003, 17 runs, median of {rep}")
     st = bench(cmds, rep, outdir, "robust17")
-    report += [f"### The 17 Robust 2003 runs, median of {rep} (load {_load()} after)", "",
+    report += [f"### The 17 Robust 2003 runs, median of {rep} ({section_load(st)})", "",
                "ulnorm-eval: one process for all 17 runs (its default measures and variants; and "
                f"`{SAME}`, trec_eval's default measures); trec_eval: one process per run, in a shell loop.", ""]
-    report += table(["command", "wall s", "CPU s", "peak RSS MiB"], _rows(st))
+    report += table(ROW_HEADERS, _rows(st))
     targets.append(_ratio_row("17 Robust 2003 runs, one process: wall time / trec_eval looped",
                               TARGET_ROBUST_VS_TREC_EVAL, st["ulnorm-eval (17 runs)"], st.get("trec_eval looped x17")))
     targets.append(_ratio_row("compare on the 17 runs: wall time / eval on them", TARGET_COMPARE_VS_EVAL,
@@ -706,8 +783,8 @@ def stream_check(ul: list[str], args, outdir: Path, targets: list[list[str]]) ->
                     "in memory": [*ul, *in_memory, "-f", "tsv", qrels, run]}, 1, outdir,
                    "stream-" + label.split()[0] + ("-q2000" if "2,000" in label else ""))
         for mode, s in st.items():
-            rows.append([label, mode] + ([f"{s.med('wall'):.2f}", f"{s.med('rss'):.0f}"]
-                                         if s.ok else [s.error or "-", ""]))
+            rows.append([label, mode] + ([f"{s.med('wall'):.2f}", f"{s.med('rss'):.0f}", f"{s.med('load'):.2f}"]
+                                         if s.ok else [s.error or "-", "", ""]))
         if st["--stream"].ok:
             stream_rss[label] = st["--stream"].med("rss")
         if st["--stream"].ok and st["in memory"].ok:
@@ -724,7 +801,7 @@ def stream_check(ul: list[str], args, outdir: Path, targets: list[list[str]]) ->
     targets.append(["--stream output identical to in-memory (`-f tsv`)", "every size",
                     ", ".join("yes" if x else "no" for x in same), "", verdict(all(same))])
     return (["### Streaming (`--stream`, one run each, `-f tsv`)", ""]
-            + table(["run lines", "mode", "wall s", "peak RSS MiB"], rows))
+            + table(["run lines", "mode", "wall s", "peak RSS MiB", "load"], rows))
 
 
 if __name__ == "__main__":

@@ -349,3 +349,103 @@ def test_messages_show_a_literal_backslash_in_a_file_name_doubled(tmp_path, file
     bad = tmp_path / "x\\y.txt"
     bad.write_text("q1 0 d1\n")
     one_line_error(cli(bad, files[1]), "x\\\\y.txt:1:")
+
+
+# --------------------------------------------------------------------------- the library refuses what the CLI refuses
+
+Q = {"q1": {"d1": 1, "d2": 0}, "q2": {"d1": 1}}
+R = {"q1": {"d1": 2.0, "d2": 1.0}, "q2": {"d1": 1.0}}
+
+
+@pytest.mark.parametrize("qrels, run, message", [
+    ({None: {"d1": 1}, **Q}, R, "missing query id (None)"),
+    ({float("nan"): {"d1": 1}, **Q}, R, "missing query id (nan)"),
+    ({"q1": {None: 1, "d1": 1}}, R, "query 'q1': missing document id (None)"),
+    (Q, {"q1": {float("nan"): 1.0}}, "query 'q1': missing document id (nan)"),
+    (Q, {"q1": {"d1": 1 + 2j, "d2": 1.0}}, "query 'q1', document 'd1': score (1+2j) is not a number"),
+    (Q, {"q1": {"d1": __import__("datetime").datetime(2020, 1, 1), "d2": 1.0}}, "score datetime.datetime(2020, 1, 1"),
+    ({"q1": {"d1": 1j}}, R, "relevance 1j is not a number"),
+])
+def test_library_refuses_missing_ids_and_unreal_values_in_dicts(qrels, run, message):
+    import ulnorm_eval as ue
+    from ulnorm_eval.inputs.errors import InputError
+
+    with pytest.raises(InputError, match=__import__("re").escape(message)):
+        ue.evaluate(qrels, run, ["P@1"], [])
+
+
+@pytest.mark.parametrize("column", ["complex", "datetime", "timedelta"])
+def test_library_refuses_unreal_score_columns(column):
+    import pandas as pd
+
+    import ulnorm_eval as ue
+    from ulnorm_eval.inputs.errors import InputError
+
+    scores = {"complex": [1 + 2j, 1], "datetime": pd.to_datetime(["2020-01-01", "2021-01-01"]),
+              "timedelta": pd.to_timedelta([1, 2], unit="s")}[column]
+    df = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "score": scores})
+    with pytest.raises(InputError, match="row 0: score .* is not a number"):
+        ue.evaluate(Q, df, ["P@1"], [])
+
+
+def test_library_still_reads_real_numbers_of_every_kind():
+    import numpy as np
+
+    import ulnorm_eval as ue
+
+    run = {"q1": {"d1": np.int64(3), "d2": np.float32(1.0)}, "q2": {"d1": 1}}
+    assert ue.evaluate(Q, run, ["P@1"], []).means == {"run": {"P@1": 1.0}}
+
+
+@pytest.mark.parametrize("measures, message", [([], "measures=[]: an empty value; give a name"),
+                                               ([None], "measures: None is not a measure name"),
+                                               (["P@1", ""], "measures: '' is not a measure name")])
+@pytest.mark.parametrize("fn", ["evaluate", "compare", "nrg"])
+def test_library_refuses_empty_and_non_name_measures(fn, measures, message):
+    import ulnorm_eval as ue
+
+    kw = {"priors": [R]} if fn == "nrg" else {}
+    runs = [R, {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d1": 1.0}}] if fn != "evaluate" else R
+    with pytest.raises(ValueError, match=__import__("re").escape(message)):
+        getattr(ue, fn)(Q, runs, measures=measures, **kw)
+
+
+def test_library_nrg_without_priors_is_refused_with_the_cli_words(tmp_path):
+    import ulnorm_eval as ue
+    from ulnorm_eval.analysis.nrg import NO_PRIOR, NRGError
+
+    with pytest.raises(NRGError, match="no prior run: NRG would equal the measure"):
+        ue.nrg(Q, R, measures=["P@1"])
+    (tmp_path / "q").write_text("q1 0 d1 1\n")
+    (tmp_path / "r").write_text("q1 Q0 d1 1 1 r\n")
+    res = cli("nrg", tmp_path / "q", tmp_path / "r")
+    one_line_error(res, NO_PRIOR)
+
+
+@pytest.mark.parametrize("precision", [-3, 18, 1.5, True])
+def test_library_paper_table_refuses_the_precisions_the_cli_refuses(precision):
+    import ulnorm_eval as ue
+
+    cmp = ue.compare(Q, [R, {"q1": {"d2": 2.0, "d1": 1.0}, "q2": {"d1": 1.0}}], ["P@1"], [])
+    with pytest.raises(ValueError, match=r"is not in the range 0<=x<=17 \(as --precision\)"):
+        ue.paper_table(cmp, precision=precision)
+    assert "P@1" in ue.paper_table(cmp, precision=0)
+
+
+def test_nrg_counts_a_repeated_prior_once(tmp_path):
+    """The same prior twice (by path, or a copy) discounted its documents twice."""
+    q = tmp_path / "q"
+    q.write_text("q1 0 d1 1\nq1 0 d2 1\nq1 0 d3 1\n")
+    run = tmp_path / "run"
+    run.write_text("q1 Q0 d1 1 3 a\nq1 Q0 d2 2 2 a\nq1 Q0 d3 3 1 a\n")
+    prior = tmp_path / "prior"
+    prior.write_text("q1 Q0 d1 1 3 p\nq1 Q0 d9 2 2 p\n")
+    copy = tmp_path / "copy"
+    copy.write_text(prior.read_text())
+    base = cli("nrg", "-m", "P@3", q, run, "--prior", prior)
+    assert base.exit_code == 0, base.stderr
+    for extra in ([prior], [copy], [prior, copy]):
+        res = cli("nrg", "-m", "P@3", q, run, "--prior", prior, *[x for p in extra for x in ("--prior", p)])
+        assert res.exit_code == 0, res.stderr
+        assert res.stdout == base.stdout
+        assert "is the same run as" in res.stderr and "counted once" in res.stderr

@@ -211,6 +211,25 @@ def _variant_list(variants):
     return variants
 
 
+def _measure_list(measures):
+    """``measures`` as the command line's -m takes them: None for the defaults, a name, or names; an
+    empty list or anything but a non-empty name is refused (``[]`` silently meant the defaults)."""
+    if measures is None:
+        return None
+    if isinstance(measures, str):
+        measures = [measures]
+    if not isinstance(measures, Iterable):
+        raise TypeError(f"measures: expected None, a name or a list of names, got {type(measures).__name__}")
+    measures = list(measures)
+    if not measures:
+        raise ValueError("measures=[]: an empty value; give a name (see 'ulnorm-eval measures'), or None for the "
+                         "defaults")
+    for m in measures:
+        if not isinstance(m, str) or not m.strip():
+            raise ValueError(f"measures: {m!r} is not a measure name; give a name (see 'ulnorm-eval measures')")
+    return measures
+
+
 def _unique(runs: list) -> list:
     """Runs with repeated names renamed ``name#1``, ``name#2`` (by position), as on the command line;
     the caller's Run objects are copied, not renamed."""
@@ -259,7 +278,7 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
         raise TypeError(f"evaluate() got unexpected keyword arguments {sorted(extra)}")
     opts = options or opts
     setup: list = []
-    metrics = resolve_metrics([measures] if isinstance(measures, str) else measures, _variant_list(variants),
+    metrics = resolve_metrics(_measure_list(measures), _variant_list(variants),
                               warn=both_notes(setup.append, warn))
     q = to_qrels(qrels, groups)
     sources = _sources(runs, q)
@@ -295,7 +314,7 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
     loaded = _unique(to_runs(runs, q))
     _require_shared_queries(q, loaded, allow_disjoint)
     variants = _variant_list(variants)
-    return compare_files(q, loaded, [measures] if isinstance(measures, str) else measures,
+    return compare_files(q, loaded, _measure_list(measures),
                          None if variants is None else list(variants), opts, warn, **cmp_kw)
 
 
@@ -316,10 +335,14 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
     q = to_qrels(qrels)
     scored = to_runs(runs, q)
     prior = [] if isinstance(priors, (list, tuple)) and not priors else to_runs(priors, q)
+    if protocol == "fixed" and not prior:  # as the command line: NRG against nothing is the measure itself
+        from .analysis.nrg import NO_PRIOR, NRGError
+
+        raise NRGError(NO_PRIOR)
     both = _unique(scored + prior)  # runs and priors named apart together, as `ulnorm-eval nrg`
     scored, prior = both[:len(scored)], both[len(scored):]
     _require_shared_queries(q, both, allow_disjoint)
-    res = evaluate_nrg(q, scored, prior, [measures] if isinstance(measures, str) else measures,
+    res = evaluate_nrg(q, scored, prior, _measure_list(measures),
                        protocol=protocol, group_by=group_by, best_by=best_by, unique=unique, options=opts, warn=warn)
     return NRGEvaluation(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})
 
@@ -330,4 +353,6 @@ def paper_table(comparison: Comparison, fmt: str = "latex", baseline: str | None
     best per column in bold, significance marked with superscripts (see :mod:`ulnorm_eval.render.paper`)."""
     from .render.paper import paper_table as render
 
+    if isinstance(precision, bool) or not isinstance(precision, int) or not 0 <= precision <= 17:
+        raise ValueError(f"precision={precision!r}: is not in the range 0<=x<=17 (as --precision)")
     return render(comparison, fmt, baseline=baseline, precision=precision, caption=caption, label=label)

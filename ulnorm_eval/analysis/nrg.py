@@ -277,6 +277,31 @@ class NRGError(ValueError):
     """A prior-set request that cannot be met (bad --group-by, clashing run names)."""
 
 
+# the command line's words, for the library too (api.nrg)
+NO_PRIOR = ("no prior run: NRG would equal the measure.  Give --prior RUN (repeatable), or "
+            "--leave-one-out, --chronological or --group-by REGEX to take them from the RUNs")
+
+
+def _same_run(a, b) -> bool:
+    """The same ranked documents and scores (a prior given twice, under any name)."""
+    return (len(a.score) == len(b.score) and a.qid.equals(b.qid) and a.docid.equals(b.docid)
+            and np.array_equal(a.score, b.score))
+
+
+def drop_repeated_priors(priors: list, note) -> list:
+    """``priors`` without a run equal to an earlier one: a prior given twice would discount its
+    documents twice (NRG 0.1730, 0.1244, 0.0941 with 1, 2 and 3 copies of one prior); ``note`` says
+    which were dropped."""
+    kept = []
+    for r in priors:
+        twin = next((k for k in kept if _same_run(k, r)), None)
+        if twin is None:
+            kept.append(r)
+        else:
+            note(f"prior {r.name} ({r.path}) is the same run as {twin.name} ({twin.path}): counted once")
+    return kept
+
+
 def champions(groups: list, best: list) -> dict:
     """Group -> index of its best run (largest ``best``; the first listed on a tie)."""
     out = {}
@@ -415,6 +440,12 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
         scored = [load_run(r, qrels) for r in runs]
         extra = [load_run(r, qrels) for r in priors]
         done = None
+    if done is not None:
+        kept = drop_repeated_priors(extra, lambda m: note("groups", m))
+        done = done[: len(scored)] + [d for r, d in zip(extra, done[len(scored):]) if any(r is k for k in kept)]
+        extra = kept
+    else:
+        extra = drop_repeated_priors(extra, lambda m: note("groups", m))
     every = scored + extra
     names = [r.name for r in every]
     for i, nm in enumerate(names):

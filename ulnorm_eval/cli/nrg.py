@@ -96,8 +96,8 @@ def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by
         every = load_runs(q, [*runs, *priors], qrels, allow_disjoint)  # unique names across runs and priors
         # after the inputs are read (a bad file is named first): without prior runs NRG is the measure
         if protocol == "fixed" and not priors:
-            raise click.UsageError("no prior run: NRG would equal the measure.  Give --prior RUN (repeatable), or "
-                                   "--leave-one-out, --chronological or --group-by REGEX to take them from the RUNs")
+            from ..analysis.nrg import NO_PRIOR
+            raise click.UsageError(NO_PRIOR)
         if protocol in ("leave-one-out", "group") and len(runs) < 2 and not priors:
             raise click.UsageError(f"{chosen[0]} needs at least two RUNs (one run has no other to be scored against)")
         with executor(q, jobs, scheduler, scheduler_timeout()) as ex:

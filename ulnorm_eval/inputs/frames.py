@@ -59,6 +59,7 @@ def _standard(df, kind: str, name: str):
         gone = df[col].isna().to_numpy()
         if gone.any():  # str() would make it the id 'nan' or 'None'
             raise InputError(name, None, f"row {int(gone.argmax())}: {col}: missing {what} (NaN or None)")
+    _require_real(df, v, name)
     out = pd.DataFrame({"query_id": df[q], "doc_id": df[d],
                         "relevance" if kind == "qrels" else "score": pd.to_numeric(df[v], errors="coerce")})
     bad = out.iloc[:, 2].isna().to_numpy()
@@ -75,11 +76,57 @@ def _standard(df, kind: str, name: str):
     return out
 
 
-def _from_dict(obj: dict, kind: str):
+def _missing_id(x) -> bool:
+    """None, NaN or pandas' NA as an id: str() would make it the id 'None' or 'nan'."""
+    if x is None:
+        return True
+    try:
+        return bool(x != x)  # NaN (float or numpy); pd.NA raises on bool()
+    except TypeError:
+        return True
+
+
+def _not_real(v) -> bool:
+    """A value that is no real number: complex (its imaginary part would be dropped), a date or a
+    duration (read as nanoseconds), text, None."""
+    import numbers
+
+    return isinstance(v, (bool, str, bytes)) or not isinstance(v, numbers.Real)
+
+
+def _from_dict(obj: dict, kind: str, name: str):
     import pandas as pd
 
-    rows = [(str(q), str(d), v) for q, docs in obj.items() for d, v in docs.items()]
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance" if kind == "qrels" else "score"])
+    value = "relevance" if kind == "qrels" else "score"
+    rows = []
+    for q, docs in obj.items():
+        if _missing_id(q):
+            raise InputError(name, None, f"{{qid: ...}}: missing query id ({q!r})")
+        for d, v in docs.items():
+            if _missing_id(d):
+                raise InputError(name, None, f"query {str(q)!r}: missing document id ({d!r})")
+            if _not_real(v):
+                raise InputError(name, None, f"query {str(q)!r}, document {str(d)!r}: {value} {v!r} is not a number")
+            rows.append((str(q), str(d), v))
+    return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
+
+
+def _require_real(df, col: str, name: str) -> None:
+    """Refuse a column of complex numbers, dates or durations, which pandas' to_numeric turns into
+    numbers (nanoseconds; the imaginary part dropped later) instead of refusing them."""
+    import numpy as np
+
+    values = df[col]
+    kind = values.dtype.kind
+    if kind in "iuf":
+        return
+    if kind == "O":
+        bad = np.fromiter((_not_real(v) and not isinstance(v, str) for v in values), bool, len(values))
+    else:  # complex, datetime, timedelta, bool, categories, ...
+        bad = np.ones(len(values), bool) if kind != "b" else np.zeros(len(values), bool)
+    if bad.any():
+        i = int(bad.argmax())
+        raise InputError(name, None, f"row {i}: {col} {values.iloc[i]!r} is not a number")
 
 
 def qrels_from_object(obj, name: str = "<qrels>") -> Qrels:
@@ -89,7 +136,7 @@ def qrels_from_object(obj, name: str = "<qrels>") -> Qrels:
     if is_frame(obj):
         df = _standard(obj, "qrels", name)
     elif is_nested_dict(obj):
-        df = _from_dict(obj, "qrels")
+        df = _from_dict(obj, "qrels", name)
     else:
         raise InputError(name, None, f"cannot read qrels from a {type(obj).__name__}: give a path, a DataFrame "
                                      "or {qid: {docid: relevance}}")
@@ -105,7 +152,7 @@ def run_from_object(obj, name: str = "run") -> Run:
     if is_frame(obj):
         df = _standard(obj, "run", name)
     elif is_nested_dict(obj):
-        df = _from_dict(obj, "run")
+        df = _from_dict(obj, "run", name)
     else:
         raise InputError(name, None, f"cannot read a run from a {type(obj).__name__}: give a path, a DataFrame "
                                      "or {qid: {docid: score}}")

@@ -526,3 +526,19 @@ def test_cli_paired_and_holdout(synth):
                 and p["function_a"] == "joint"]
     bad = CliRunner().invoke(main, ["stability", "--table", "paired", qrels, *runs])
     assert bad.exit_code == 2 and "--table paired needs --topic-bootstrap" in bad.stderr
+
+
+@pytest.mark.parametrize("lo,hi,verb", [(1.10, 2.35, "needs more topics than"), (0.64, 0.89, "needs fewer topics than"),
+                                        (0.94, 1.67, "is not separated from"), (1.0, 1.2, "is not separated from"),
+                                        (0.8, 1.0, "is not separated from")])
+def test_ratio_claim_words_only_what_the_interval_supports(lo, hi, verb):
+    p = {"measure_a": "UL2(nDCG@20)", "function_a": "linear/log", "measure_b": "nDCG@20", "function_b": "linear/log",
+         "ratio": (lo + hi) / 2, "ratio 2.5%": lo, "ratio 97.5%": hi}
+    assert st.ratio_claim(p) == (f"UL2(nDCG@20) linear/log {verb} nDCG@20 linear/log: {(lo + hi) / 2:.2f}x "
+                                 f"[{lo:.2f}, {hi:.2f}]")
+
+
+def test_ratio_claim_never_prints_an_excluding_bound_as_1():
+    p = {"measure_a": "nDCG@3", "function_a": "optimal/log", "measure_b": "nDCG@3", "function_b": "linear/log",
+         "ratio": 0.81, "ratio 2.5%": 0.67, "ratio 97.5%": 0.9996}
+    assert st.ratio_claim(p).endswith("needs fewer topics than nDCG@3 linear/log: 0.81x [0.67, 0.9996]")

@@ -50,7 +50,7 @@ __all__ = [
     "Optimum", "optimise_discount", "optimise_gains", "optimise_joint",
     "gain_ratios", "measure_string", "dcg_with_vectors", "discount_at", "parse_topics", "study",
     "ASL_FUNCTIONS", "function_label", "tau_table", "asl_table", "topic_resamples", "topics_needed_resampled",
-    "topic_splits", "error_ratio", "paired_ratios",
+    "topic_splits", "error_ratio", "paired_ratios", "ratio_claim",
 ]
 
 GAINS = ("linear", "exponential")
@@ -701,6 +701,25 @@ def error_ratio(Y) -> float:
     return (vc.topic + vc.residual) / vc.system if vc.system > 0 else math.inf
 
 
+def ratio_claim(p: dict, digits: int = 2) -> str:
+    """The sentence a paired comparison of :func:`paired_ratios` supports: a needs more (fewer) topics
+    than b only when the whole 95 % interval of the ratio lies above (below) 1, else "not separated
+    from"; with the ratio and its interval, e.g. ``UL2(nDCG@20) linear/log needs more topics than
+    nDCG@20 linear/log: 1.70x [1.10, 2.35]``."""
+    a = f"{p['measure_a']} {p['function_a']}"
+    b = f"{p['measure_b']} {p['function_b']}"
+    lo, hi = p["ratio 2.5%"], p["ratio 97.5%"]
+    verb = ("needs more topics than" if lo > 1 else "needs fewer topics than" if hi < 1
+            else "is not separated from")
+
+    def bound(x):  # more digits where rounding would print a bound that excludes 1 as 1
+        for d in range(digits, digits + 4):
+            if x == 1 or float(f"{x:.{d}f}") != 1:
+                return f"{x:.{d}f}"
+        return repr(x)
+    return f"{a} {verb} {b}: {p['ratio']:.{digits}f}x [{bound(lo)}, {bound(hi)}]"
+
+
 def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
     """Paired topic-bootstrap comparisons of topics needed: within each measure and cutoff every
     function against the ``reference`` discount row (the --gain gains with it), every function of
@@ -721,10 +740,12 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
         full = a["_error_ratio"] / b["_error_ratio"]
         ratio = draws[i] / draws[j]
         lo, hi = np.percentile(ratio, [2.5, 97.5])
-        return {"k": a["k"], "measure_a": a["measure"], "function_a": function_label(a),
-                "measure_b": b["measure"], "function_b": function_label(b), "ratio": float(full),
-                "ratio 2.5%": float(lo), "ratio 97.5%": float(hi), "share a<b": float(np.mean(ratio < 1)),
-                "share a>b": float(np.mean(ratio > 1)), "resamples": int(len(ratio))}
+        row = {"k": a["k"], "measure_a": a["measure"], "function_a": function_label(a),
+               "measure_b": b["measure"], "function_b": function_label(b), "ratio": float(full),
+               "ratio 2.5%": float(lo), "ratio 97.5%": float(hi), "share a<b": float(np.mean(ratio < 1)),
+               "share a>b": float(np.mean(ratio > 1)), "resamples": int(len(ratio))}
+        row["claim"] = ratio_claim(row)
+        return row
 
     firsts: dict = {}
     first_k: dict = {}

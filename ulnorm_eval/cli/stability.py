@@ -309,13 +309,10 @@ def render_tables(tabs: dict, fmt: str, precision=None, meta=None) -> str:
 
 
 def _paired_text(rows, meta) -> str:
-    out = [f"Topics needed, a / b, paired over {meta.get('topic_bootstrap')} topic resamples: the ratio on the "
-           "topics evaluated [2.5%, 97.5%], and the share of resamples where a needs fewer topics"]
-    for r in rows:
-        a = f"{r['measure_a']} {r['function_a']}"
-        b = r["function_b"] if r["measure_a"] == r["measure_b"] else f"{r['measure_b']} {r['function_b']}"
-        out.append(f"  {a:<44} / {b:<36} {r['ratio']:.2f} [{r['ratio 2.5%']:.2f}, {r['ratio 97.5%']:.2f}]"
-                   f"  fewer in {100 * r['share a<b']:.0f}%")
+    out = [f"Topics needed by a over those needed by b, paired over {meta.get('topic_bootstrap')} topic "
+           "resamples: the ratio on the topics evaluated and its 95% interval; 'more' or 'fewer' only when the "
+           "interval excludes 1 (optima are not re-fitted on a resample: see --holdout)"]
+    out += [f"  {r['claim']}" for r in rows]
     return "\n".join(out) + "\n"
 
 

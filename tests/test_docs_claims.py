@@ -1,0 +1,112 @@
+"""The docs' comparative sentences about stability are generated from the data, so their wording follows
+their intervals.
+
+Every sentence of the form "A needs more topics than B: 1.70x [1.10, 2.35]" (or "fewer", or "is not
+separated from") in docs/stability.md and docs/robust03-analysis.md is recomputed here from the Robust
+2003 files with the functions `ulnorm-eval stability --topic-bootstrap 1000 --table paired` uses
+(:func:`ulnorm_eval.analysis.stability.paired_ratios` on the same seeded resamples) and must equal
+:func:`ulnorm_eval.analysis.stability.ratio_claim` of the numbers, verb included: "more" or "fewer" only
+when the 95 % interval excludes 1.  A sentence belongs to the data set named by the last
+``<!-- claims: NAME -->`` marker above it.  A claim the data no longer support, or a sentence naming a
+comparison not computed here, fails the test.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ulnorm_eval.analysis import stability as st
+from ulnorm_eval.cli.stability import load_design
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+CLAIM = re.compile(r"(\S+ \S+) (needs more topics than|needs fewer topics than|is not separated from) "
+                   r"(\S+ \S+): (\d+\.\d+)x \[(\d+\.\d+), (\d+\.\d+)\]")
+MARKER = re.compile(r"<!-- claims: (.+?) -->")
+REPS, SEED = 1000, 0  # the docs' commands: --topic-bootstrap 1000, --seed 0 (the default)
+
+
+def _named_claims(design, specs, cutoffs) -> dict:
+    """Claims between the named functions (no optimiser): the rows `study` makes for them, paired on
+    the command's resamples."""
+    resamples = st.topic_resamples(len(design.topics), REPS, SEED)
+    rows, draws = [], {}
+    for k in cutoffs:
+        dk = design.at(k)
+        for spec in specs:
+            fns = [("linear", dn) for dn in st.DISCOUNTS] + [("exponential", "log")]
+            for gn, dn in fns:
+                Y = st.scores(dk, st.named_gains(gn, dk.levels), st.named_discount(dn, k), spec)
+                draws[len(rows)] = np.array([st.error_ratio(Y[:, ix]) for ix in resamples])
+                rows.append({"k": k, "measure": spec.name(k), "gain": gn, "discount": dn, "optimised": "—",
+                             "monotone": True, "_error_ratio": st.error_ratio(Y)})
+    return _by_pair(st.paired_ratios(rows, draws))
+
+
+def _study_claims(design, specs, k) -> dict:
+    """Every claim of the command at one cutoff, optima included (restarts 3, seed 0: the defaults)."""
+    paired = []
+    st.study(design, specs, [k], topic_bootstrap=REPS, seed=SEED, phi_targets=(0.9,), paired=paired)
+    return _by_pair(paired)
+
+
+def _by_pair(paired) -> dict:
+    return {(f"{p['measure_a']} {p['function_a']}", f"{p['measure_b']} {p['function_b']}"): p for p in paired}
+
+
+def _without(design, system: str):
+    keep = [i for i, s in enumerate(design.systems) if s != system]
+    assert len(keep) == len(design.systems) - 1
+    return st.Design(design.C[keep], design.counts, design.pool, design.levels,
+                     [design.systems[i] for i in keep], design.topics)
+
+
+@pytest.fixture(scope="module")
+def computed(shared):
+    base = shared / "robust03"
+    qrels, runs = str(base / "qrels.txt"), sorted(str(p) for p in (base / "runs").iterdir())
+    specs = [st.MeasureSpec("nDCG"), st.MeasureSpec("nDCG", "UL2")]
+    d50 = load_design(qrels, runs, 200, "601-650")
+    d100 = load_design(qrels, runs, 100)
+    out = {"robust03 601-650": {**_named_claims(d50, specs, [3, 10, 20, 100, 200]),
+                                **_study_claims(d50.at(100), specs, 100)},
+           "robust03 601-650 without NLPR03vb10": _study_claims(_without(d50.at(100), "input.NLPR03vb10"),
+                                                                 specs[:1], 100),
+           "robust03 all topics": _named_claims(d100, specs, [10, 100])}
+    return out
+
+
+def _doc_claims(name: str) -> list:
+    """(data set, sentence match) for every generated-style sentence of a page, whitespace folded."""
+    text = " ".join((DOCS / name).read_text(encoding="utf-8").split())
+    out, pos = [], 0
+    marks = [(m.start(), m.group(1)) for m in MARKER.finditer(text)]
+    for m in CLAIM.finditer(text):
+        before = [label for at, label in marks if at < m.start()]
+        out.append((before[-1] if before else None, m))
+    return out
+
+
+@pytest.mark.parametrize("page", ["stability.md", "robust03-analysis.md"])
+def test_every_paired_claim_in_the_docs_is_what_the_data_give(computed, page):
+    found = _doc_claims(page)
+    assert found, f"{page}: no paired claim found"
+    for label, m in found:
+        assert label in computed, f"{page}: claim {m.group(0)!r} has no '<!-- claims: ... -->' data set above it"
+        p = computed[label].get((m.group(1), m.group(3)))
+        assert p is not None, f"{page} ({label}): {m.group(1)} against {m.group(3)} is not computed here"
+        assert m.group(0) == st.ratio_claim(p), (page, label, m.group(0), st.ratio_claim(p))
+
+
+def test_the_issue_numbers_are_the_paired_intervals(computed):
+    """UL2(nDCG) against nDCG with the log discount on topics 601-650 (Kanoulas & Aslam's 50 topics):
+    1.30x at k = 100 with an interval containing 1, 1.70x at k = 20 with one above 1."""
+    c = computed["robust03 601-650"]
+    p100 = c[("UL2(nDCG@100) linear/log", "nDCG@100 linear/log")]
+    p20 = c[("UL2(nDCG@20) linear/log", "nDCG@20 linear/log")]
+    assert round(p100["ratio"], 2) == 1.30 and p100["ratio 2.5%"] < 1 < p100["ratio 97.5%"]
+    assert round(p20["ratio"], 2) == 1.70 and 1 < p20["ratio 2.5%"]
+    # the unrounded ratio is the ratio of the printed topic counts up to their rounding: 160/123, 290/171
+    assert abs(p100["ratio"] - 160 / 123) < 0.01 and abs(p20["ratio"] - 290 / 171) < 0.01

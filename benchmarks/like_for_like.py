@@ -657,7 +657,9 @@ def update_docs(report: str, load: str) -> None:
     from run import _demoted
     from summary import BEGIN, END, KEYS, LFL_KEYS, readme_sentence, replace_block
 
-    KEY.update(lfl_date=f"{datetime.date.today():%d %B %Y}".lstrip("0"), lfl_load=load)
+    m = machine()
+    KEY.update(lfl_date=f"{datetime.date.today():%d %B %Y}".lstrip("0"), lfl_load=load.split(" (")[0],
+               lfl_cpu=f"{m['cpu']}, {m['cores']} cores")
     missing = [k for k in LFL_KEYS if k not in KEY]
     if missing:
         log(f"docs not updated: no {', '.join(missing)} in this run (trec_eval or pytrec_eval missing?)")

@@ -126,8 +126,8 @@ holes_option = click.option(
          "(0 to the qrels' largest) of the unjudged documents the runs of the command retrieved, one grade per "
          "document shared by the runs (docs/holes.md).  'closed' (--holes alone): documents no run retrieved "
          "stay non-relevant; 'open': any number of them may be relevant (LB of AP, R@k, Rprec, nDCG without a "
-         "cutoff falls to 0); 'open=N': at most N of them per query; 'open=P%': at most P% of the query's "
-         "judged relevant documents.  With a gate (--fail-below, --baseline): a decision the holes could flip is "
+         "cutoff falls to 0); 'open=N': at most N unjudged documents per query, retrieved or not, are relevant "
+         "(a higher LB); 'open=P%': at most P% of the query's judged relevant documents.  With a gate (--fail-below, --baseline): a decision the holes could flip is "
          "reported ('warn', the default) or, with 'fail' (e.g. --holes fail, --holes open,fail), a passing "
          "one fails.")
 

@@ -51,9 +51,9 @@ class World:
     Always: every document a run of the command retrieved and the qrels lack (the runs' holes) may
     take any grade 0..G, one grade per document shared by every run; for a run, the other runs'
     holes it did not retrieve change only R and the ideal.  Beyond them ('closed'): nothing, documents
-    no run retrieved stay non-relevant.  'open': any number of them may be relevant; 'open=N': at most
-    N per query; 'open=P%': at most P% of the query's judged relevant documents (R at the measure's
-    level, rounded up)."""
+    no run retrieved stay non-relevant.  'open': any number of them may be relevant.  'open=N': at
+    most N unjudged documents per query, retrieved or not, have a grade above 0; 'open=P%': at most
+    P% of the query's judged relevant documents (R at the measure's level, rounded up)."""
 
     mode: str = "closed"
     ceiling: float | None = None  # open with a ceiling: at most this many (relative: a fraction of R)
@@ -75,9 +75,9 @@ class World:
                 v = float("nan")
             if v == v and v >= 0 and v != float("inf") and (rel or v == int(v)):
                 return cls("open", v / 100.0 if rel else v, rel)
-        raise ValueError(f"--holes {t!r}: the world is closed, open, open=N (at most N relevant documents per "
-                         "query that no run retrieved; N a whole number) or open=P% (at most P% of the query's "
-                         "judged relevant documents)")
+        raise ValueError(f"--holes {t!r}: the world is closed, open, open=N (at most N unjudged documents per "
+                         "query, retrieved or not, are relevant; N a whole number) or open=P% (at most P% of the "
+                         "query's judged relevant documents)")
 
     def __str__(self) -> str:
         if self.ceiling is None:
@@ -99,7 +99,8 @@ class World:
             return held + ", and however many documents no run retrieved are relevant"
         n = (f"{self.ceiling * 100:g}% of the query's judged relevant documents (rounded up)" if self.relative
              else f"{self.ceiling:g} per query")
-        return held + f", and if at most {n} of the documents no run retrieved are relevant"
+        return (held.replace("whatever grades", "whichever grades", 1) +
+                f", if at most {n} of the unjudged documents, retrieved or not, are relevant")
 
     def outside(self, R: np.ndarray) -> np.ndarray:
         """Per row, how many documents no run retrieved may be relevant (R: judged relevant per row)."""
@@ -306,12 +307,26 @@ def hole_bounds(rk: Ranking, J: Judgements, m, level, mode="closed", others=None
         return lb, ub
     if fam.holes_outside is not None:
         lo_x, hi_x = fam.holes_outside(h, extra)
-        return np.minimum(lb, lo_x), np.maximum(ub, hi_x)
-    Jx = with_outside(J, rk.base, extra, h.g_hi)
-    hx = HoleContext(rk, Jx, m, level)
-    lox = fam.holes(hx)[0] if hx.unj.any() else hx.fill(0.0)
-    rk2, J2 = assign(rk, Jx, [lox], m.cutoff)
-    return np.minimum(lb, fam.kernel(rk2, J2, m, _tiled_level(level, 1))), ub
+        lb, ub = np.minimum(lb, lo_x), np.maximum(ub, hi_x)
+    else:
+        Jx = with_outside(J, rk.base, extra, h.g_hi)
+        hx = HoleContext(rk, Jx, m, level)
+        lox = fam.holes(hx)[0] if hx.unj.any() else hx.fill(0.0)
+        rk2, J2 = assign(rk, Jx, [lox], m.cutoff)
+        lb = np.minimum(lb, fam.kernel(rk2, J2, m, _tiled_level(level, 1)))
+    if world.ceiling is None:
+        return lb, ub
+    # the ceiling counts every unjudged document given a grade above 0, retrieved or not.  A relevant
+    # document outside the ranking lowers these measures at least as much as a relevant hole (both
+    # add to R and the ideal; the hole may also add to the gain), so the least value spends the whole
+    # ceiling outside: every hole at the least gain, C documents outside at the largest.  UB is the one
+    # above (no ceiling on the holes): true, possibly wider than the ceiling allows
+    cap = world.outside(J.n_relevant(h.rel)[rk.base])
+    rk0, J0 = assign(rk, J, [h.fill(h.g_lo)])
+    if fam.holes_outside is not None:
+        return fam.holes_outside(HoleContext(rk0, J0, m, level), cap)[0], ub
+    rk2, J2 = assign(rk0, with_outside(J0, rk0.base, cap, h.g_hi), [h.fill(h.g_lo)], m.cutoff)
+    return fam.kernel(rk2, J2, m, _tiled_level(level, 1)), ub
 
 
 def hole_values(rk: Ranking, J: Judgements, metrics: list, level, mode="closed", samples: int = 1000,

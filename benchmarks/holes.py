@@ -2,6 +2,7 @@
 
     python benchmarks/holes.py                       # report (markdown) on stdout
     python benchmarks/holes.py --data DIR --runs 5   # another qrels + runs/ directory, the first 5 runs
+    python benchmarks/holes.py --shallow             # shallow pools (top 10, top 20) against the full qrels
 
 For each run: remove from the qrels the judgments of the documents that only this run retrieved in
 its top 100 (no other run has them in its top 100: the classic leave-one-run-out pool test, Zobel
@@ -184,5 +185,157 @@ def main(argv=None) -> int:
     return 0 if tot["inside"] == tot["queries"] else 1
 
 
+# --------------------------------------------------------------------------- shallow-to-deep pools
+
+SHALLOW_MEASURES = ["nDCG@10", "P@10", "AP"]
+
+
+def _qvals(result, metric_name: str) -> np.ndarray:
+    """runs x queries values of one metric (queries in the first run's order)."""
+    qids = result.runs[0].qids
+    out = []
+    for rr in result.runs:
+        m = next(m for m in result.metrics if str(m) == metric_name)
+        pos = dict(zip(rr.qids, np.asarray(rr.values[m], dtype=float)))
+        out.append([pos.get(q, np.nan) for q in qids])
+    return np.array(out)
+
+
+def _tau(a, b) -> float:
+    from scipy.stats import kendalltau
+
+    return float(kendalltau(a, b).statistic)
+
+
+def _interval(stat, n_topics: int, reps: int, rng) -> tuple:
+    """stat(topic index array) and its 2.5/97.5 percentiles over ``reps`` resamples of the topics."""
+    full = stat(np.arange(n_topics))
+    boot = [stat(rng.integers(0, n_topics, n_topics)) for _ in range(reps)]
+    lo, hi = np.percentile(boot, [2.5, 97.5])
+    return full, lo, hi
+
+
+def _fmt(t, pct=False) -> str:
+    f = (lambda x: f"{100 * x:.1f}%") if pct else (lambda x: f"{x:.4f}")
+    return f"{f(t[0])} [{f(t[1])}, {f(t[2])}]"
+
+
+def shallow(args) -> int:
+    """qrels restricted to the documents in the top d of the runs (a shallow pool) against the full qrels."""
+    qrels_path = args.data / "qrels.txt"
+    runs = sorted((args.data / "runs").iterdir())
+    if args.runs:
+        runs = runs[: args.runs]
+    paths = [str(r) for r in runs]
+    lines = qrels_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    worlds = [w for w in args.worlds.split(",") if w]
+    priors = [p for p in args.priors.split(",") if p]
+    rng = np.random.default_rng(args.seed)
+    full = api.evaluate(str(qrels_path), paths, SHALLOW_MEASURES, [])
+    qids = full.runs[0].qids
+    truth = {m: _qvals(full, m) for m in SHALLOW_MEASURES}
+    nq = len(qids)
+    print(f"# Judgment holes: shallow pools on {args.data.name}\n")
+    print(f"{len(runs)} runs x {nq} topics.  The qrels are cut to the documents some run ranked in its top d "
+          f"(d = {args.depths}); every number is against the full qrels.  Intervals: 2.5/97.5 percentiles over "
+          f"{args.reps} bootstrap resamples of the topics (seed {args.seed}).  Bootstrap (BS): "
+          f"{args.samples} samples per query.\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        for depth in [int(x) for x in args.depths.split(",")]:
+            tops = [top_docs(r, depth) for r in runs]
+            pool = {}
+            for t in tops:
+                for q, docs in t.items():
+                    pool.setdefault(q, set()).update(docs)
+            kept = [ln for ln in lines if len(p := ln.split()) >= 4 and p[2] in pool.get(p[0], ())]
+            red = Path(tmp) / f"qrels.top{depth}"
+            red.write_text("".join(kept), encoding="utf-8")
+            rel_full, rel_kept = {}, {}
+            for src, dst in ((lines, rel_full), (kept, rel_kept)):
+                for ln in src:
+                    p = ln.split()
+                    if len(p) >= 4 and float(p[3]) > 0:
+                        dst[p[0]] = dst.get(p[0], 0) + 1
+            growth = np.array([(rel_full.get(q, 0) - rel_kept.get(q, 0)) / max(rel_kept.get(q, 0), 1) for q in qids])
+            print(f"## Top-{depth} pool\n")
+            print(f"{len(kept)} of {len(lines)} judgments kept; relevant documents per topic {np.mean(list(rel_kept.values())):.1f} "
+                  f"(full qrels: {np.mean([rel_full.get(q, 0) for q in qids]):.1f}).  New relevant documents per topic "
+                  f"as a share of the pool's: median {100 * np.median(growth):.0f}%, 90th percentile "
+                  f"{100 * np.percentile(growth, 90):.0f}%, 99th {100 * np.percentile(growth, 99):.0f}%, max "
+                  f"{100 * growth.max():.0f}%.\n")
+            print("Containment: the full-qrels value inside [LB, UB], share of (run, topic) pairs; width: mean UB - LB.\n")
+            print("| world | " + " | ".join(f"{m} inside | {m} width" for m in SHALLOW_MEASURES) + " |")
+            print("|---|" + "---|---|" * len(SHALLOW_MEASURES))
+            for w in worlds:
+                alone = w.endswith(":alone")
+                world = w.removesuffix(":alone")
+                t0 = time.perf_counter()
+                if alone:
+                    parts = [api.evaluate(str(red), [p], SHALLOW_MEASURES, ["LB", "UB"], holes=world) for p in paths]
+                    lb = {m: np.vstack([_qvals(r, f"LB({m})") for r in parts]) for m in SHALLOW_MEASURES}
+                    ub = {m: np.vstack([_qvals(r, f"UB({m})") for r in parts]) for m in SHALLOW_MEASURES}
+                else:
+                    r = api.evaluate(str(red), paths, SHALLOW_MEASURES, ["LB", "UB"], holes=world)
+                    lb = {m: _qvals(r, f"LB({m})") for m in SHALLOW_MEASURES}
+                    ub = {m: _qvals(r, f"UB({m})") for m in SHALLOW_MEASURES}
+                cells = []
+                for m in SHALLOW_MEASURES:
+                    inside = (lb[m] - 1e-12 <= truth[m]) & (truth[m] <= ub[m] + 1e-12)
+                    cells.append(_fmt(_interval(lambda ix: inside[:, ix].mean(), nq, args.reps, rng), pct=True))
+                    cells.append(_fmt(_interval(lambda ix: (ub[m] - lb[m])[:, ix].mean(), nq, args.reps, rng)))
+                label = f"{world}, each run alone" if alone else f"{world}, the {len(runs)} runs together"
+                print(f"| {label} | " + " | ".join(cells) + " |")
+                print(f"{w}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+            print()
+            plain = api.evaluate(str(red), paths, SHALLOW_MEASURES, ["CL"])
+            est = {m: {"unjudged = 0": _qvals(plain, m), "condensed (CL)": _qvals(plain, f"CL({m})")}
+                   for m in SHALLOW_MEASURES}
+            cover = {m: {} for m in SHALLOW_MEASURES}
+            for p in priors:
+                t0 = time.perf_counter()
+                b = api.evaluate(str(red), paths, SHALLOW_MEASURES, ["BS", "BSLO", "BSHI"], holes_prior=p,
+                                 holes_samples=args.samples, seed=args.seed)
+                for m in SHALLOW_MEASURES:
+                    est[m][f"BS ({p} prior)"] = _qvals(b, f"BS({m})")
+                    lo, hi = _qvals(b, f"BSLO({m})"), _qvals(b, f"BSHI({m})")
+                    cover[m][p] = (lo - 1e-12 <= truth[m]) & (truth[m] <= hi + 1e-12)
+                print(f"BS {p}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+            print("Point estimates: mean absolute error over (run, topic) pairs, and Kendall's tau between the "
+                  "runs' means and their full-qrels means.\n")
+            names = list(est[SHALLOW_MEASURES[0]])
+            print("| measure | estimate | MAE | system tau |")
+            print("|---|---|---|---|")
+            for m in SHALLOW_MEASURES:
+                for nm in names:
+                    e = est[m][nm]
+                    mae = _interval(lambda ix: np.abs(e[:, ix] - truth[m][:, ix]).mean(), nq, args.reps, rng)
+                    tau = _interval(lambda ix: _tau(e[:, ix].mean(axis=1), truth[m][:, ix].mean(axis=1)), nq,
+                                    args.reps, rng)
+                    print(f"| {m} | {nm} | {_fmt(mae)} | {_fmt(tau)} |")
+            print("\nCoverage of [BSLO, BSHI] (the 2.5th to 97.5th percentile of the bootstrap samples):\n")
+            print("| measure | " + " | ".join(f"{p} prior" for p in priors) + " |")
+            print("|---|" + "---|" * len(priors))
+            for m in SHALLOW_MEASURES:
+                print(f"| {m} | " + " | ".join(
+                    _fmt(_interval(lambda ix: cover[m][p][:, ix].mean(), nq, args.reps, rng), pct=True)
+                    for p in priors) + " |")
+            print()
+    return 0
+
+
 if __name__ == "__main__":
+    if "--shallow" in sys.argv[1:]:
+        ap = argparse.ArgumentParser(description="Judgment holes on shallow pools (top d of the runs) against "
+                                                 "the full qrels.")
+        ap.add_argument("--shallow", action="store_true")
+        ap.add_argument("--data", type=Path, default=default_data())
+        ap.add_argument("--runs", type=int, default=0, help="only the first N runs (0: all)")
+        ap.add_argument("--depths", default="10,20", help="pool depths, comma-separated")
+        ap.add_argument("--worlds", default="closed:alone,closed,open=100%,open=300%,open",
+                        help="--holes worlds; ':alone' evaluates each run on its own")
+        ap.add_argument("--priors", default="run,pool,mix")
+        ap.add_argument("--samples", type=int, default=100)
+        ap.add_argument("--reps", type=int, default=1000, help="bootstrap resamples of the topics")
+        ap.add_argument("--seed", type=int, default=0)
+        sys.exit(shallow(ap.parse_args()))
     sys.exit(main())

@@ -24,7 +24,8 @@ MEASURES = ["nDCG@3", "nDCG", "AP", "AP@2", "P@2", "R@3", "RR", "Rprec", "DCG@3"
 
 def reference_prior(run, other, cutoff, cands, prior):
     """The prior written out: grade frequencies over the candidate grades (a judged grade counts for the
-    largest candidate not above it, negative ones for 0), floored at BOOT_SMOOTHING, renormalised."""
+    largest candidate not above it, negative ones for 0), floored at BOOT_SMOOTHING on the grades the
+    query's judgments use and on 0 and G (the others 0), renormalised."""
     def counts(grades):
         c = [0.0] * len(cands)
         for g in grades:
@@ -32,13 +33,16 @@ def reference_prior(run, other, cutoff, cands, prior):
             c[max(i for i, x in enumerate(cands) if x <= g)] += 1
         return c
 
-    def freq(c):
-        tot = sum(c)
-        p = [max((x / tot) if tot else 0.0, BOOT_SMOOTHING) for x in c]
-        return [x / sum(p) for x in p]
-
     depth = len(run) if cutoff is None else cutoff
     pool = counts([g for g in run if g is not None] + list(other))
+    # floored: the grades the query's judgments use, 0 and G; the other candidates are never drawn
+    support = [x > 0 or i in (0, len(cands) - 1) for i, x in enumerate(pool)]
+
+    def freq(c):
+        tot = sum(c)
+        p = [max((x / tot) if tot else 0.0, BOOT_SMOOTHING) if ok else 0.0 for x, ok in zip(c, support)]
+        return [x / sum(p) for x in p]
+
     mine = counts([g for g in run[:depth] if g is not None])
     if sum(mine) == 0:
         mine = pool
@@ -241,3 +245,32 @@ def test_judged_only_leaves_no_holes(tmp_path):
                           "-m", "BSHI(P@2)", str(qrels), str(run)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert [ln.split("\t")[2] for ln in out.stdout.splitlines()] == ["1.0000"] * 4
+
+
+def test_prior_floor_does_not_grow_with_the_largest_grade():
+    """A query judged only 0 (its hole at rank 1): BS(P@5) is about the floor, 1e-4, whether the
+    qrels' largest grade (another query's) is 1 or 100000 (was 0.3612 with 100000: a floor per grade
+    0..G); the draws' grades are a few values, not 0..G."""
+    from ulnorm_eval.core.holes import boot_grades
+
+    m = registry.parse("P@5").measure
+    got = []
+    for G in (1.0, 100000.0, 2.0 ** 53):
+        rk, J = build([([None, 0.0], []), ([G], [])])
+        assert len(boot_grades(J)) == 2  # 0 and G
+        h = HoleContext(rk, J, m, 1.0)
+        p = grade_prior(h, "run")[0]
+        np.testing.assert_allclose(p, [1 / (1 + BOOT_SMOOTHING), BOOT_SMOOTHING / (1 + BOOT_SMOOTHING)], rtol=1e-15)
+        got.append(bootstrap(rk, J, m, 1.0, 200, seed=1)["BS"][0])
+    assert got[0] == got[1] == got[2]
+    assert got[0] <= 1 / 5  # at most one hole relevant, and almost never
+
+
+def test_holes_note_names_each_family_once():
+    from ulnorm_eval.pipeline.evaluate import holes_note
+
+    note = holes_note(["all_trec"])
+    assert note.count("IPrec") == 1 and note.count("RprecMult") == 1
+    assert note.count("no exact extremes derived for this measure") == 1
+    assert holes_note(["AP", "Bpref", "IPrec@0.1", "IPrec@0.2"]) == \
+        "--holes: no hole bounds for Bpref, IPrec: no exact extremes derived for this measure"

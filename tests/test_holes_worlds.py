@@ -230,3 +230,21 @@ def test_the_issue_counterexample_is_not_held(tmp_path):
     assert "could flip (difference within [-0.5000, +0.7500] whatever grades the unjudged documents any of the 2 " \
            "runs retrieved take" in line, line
     assert "documents no run retrieved being non-relevant" in line
+
+
+def test_table_caption_names_the_world_and_explains_a_zero_share(tmp_path):
+    """nDCG@2 of a, c (judged 1, 0) with a hole x at rank 3: none of the top 2 unjudged, yet LB < value
+    (x relevant raises IDCG@2): the caption says why; the assumption is in words; the legend defines
+    [LB, UB] once."""
+    import subprocess
+
+    q, (r,) = _files(tmp_path, {"1": {"a": 1, "c": 0}}, [{"1": ["a", "c", "x"]}])
+    out = subprocess.run(["ulnorm-eval", "--holes", "-f", "table", "-m", "nDCG@2", "--norm", "lb,ub", q, r],
+                         capture_output=True, text=True, env={**__import__("os").environ, "COLUMNS": "400"})
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    assert "up to 0% (" in text
+    assert "LB below the value where that share is 0%: unjudged documents below the cutoff" in text
+    assert "whatever grades the unjudged documents the run retrieved take, documents no run retrieved being " \
+           "non-relevant" in text
+    assert text.count("[LB, UB]: the least and the largest M") == 1 and "LB: the smallest" not in text

@@ -34,7 +34,7 @@ from .records import FAMILIES
 
 __all__ = ["World", "with_outside", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
            "monotone", "open_zero", "running", "HOLE_MODES", "BOOT_PRIORS", "BOOT_INTERVAL", "bootstrap",
-           "grade_prior", "grade_index"]
+           "grade_prior", "grade_index", "boot_grades"]
 
 HOLE_MODES = ("closed", "open")  # open=N and open=P% (a ceiling) are parsed by parse_world
 BOOT_PRIORS = ("run", "pool", "mix")  # --holes-prior
@@ -168,6 +168,11 @@ class HoleContext:
     @cached_property
     def cands(self) -> np.ndarray:
         return candidate_grades(self.J.max_grade)
+
+    @cached_property
+    def boot(self) -> np.ndarray:
+        """The grades a bootstrap draw can give (:func:`boot_grades`)."""
+        return boot_grades(self.J)
 
     @cached_property
     def cgain(self) -> np.ndarray:
@@ -377,30 +382,47 @@ def grade_index(grade, cands) -> np.ndarray:
     return np.searchsorted(cands, g, side="right") - 1
 
 
+def boot_grades(J: Judgements) -> np.ndarray:
+    """The grades a bootstrap draw can give, ascending: 0, the qrels' largest grade G and every judged
+    grade, each as the candidate grade it counts for (the largest of 0..floor(G), G not above it;
+    negative grades count as 0).  A few values whatever G is (never the 0..G list of candidates)."""
+    G = max(float(J.max_grade), 0.0)
+    g = np.clip(np.asarray(J.grade, dtype=np.float64), 0.0, G)
+    return np.unique(np.concatenate([[0.0, G], np.where(g >= G, G, np.floor(g))]))
+
+
 def grade_prior(h: HoleContext, prior: str = "run") -> np.ndarray:
-    """Per row, the probability of each candidate grade of a hole (rows x candidates).
+    """Per row, the probability of each grade of :func:`boot_grades` for a hole (rows x grades).
 
     'run' (Froebe et al. 2023's run-based prior): the grades of the judged documents the run ranked
     within the measure's cutoff (all of them without one); a row with none there uses the pool prior.
     'pool' (their pool-based prior, as grade frequencies): the grades of every judgment of the query.
-    'mix': the mean of the two.  Frequencies are floored at ``BOOT_SMOOTHING`` (every grade stays
-    possible, as their count estimator's smoothing) and renormalised.
+    'mix': the mean of the two.  Every grade the query's judgments use, and 0 and G, has at least
+    probability ``BOOT_SMOOTHING`` (a grade of the query never seen in the run stays possible, as
+    their count estimator's smoothing), other grades none; then renormalised.  So the floor does not
+    grow with the number of grades between 0 and G: a query judged only 0 gives a hole grade G with
+    probability about 1e-4 whether G is 1 or 100000.
     """
     if prior not in BOOT_PRIORS:
         raise ValueError(f"{prior!r}: the prior is one of {', '.join(BOOT_PRIORS)}")
-    rk, J, c = h.rk, h.J, len(h.cands)
+    rk, J = h.rk, h.J
+    grades = h.boot
+    c = len(grades)
+    pool = np.bincount(J.row * c + grade_index(J.grade, grades), minlength=J.nq * c).reshape(J.nq, c)
+    pool = pool[rk.base].astype(np.float64)
+    support = pool > 0
+    support[:, 0] = True
+    support[:, -1] = True
 
     def freq(counts):
         tot = counts.sum(axis=1, keepdims=True)
-        p = np.maximum(counts / np.maximum(tot, 1.0), BOOT_SMOOTHING)
+        p = np.where(support, np.maximum(counts / np.maximum(tot, 1.0), BOOT_SMOOTHING), 0.0)
         return p / p.sum(axis=1, keepdims=True)
 
-    pool = np.bincount(J.row * c + grade_index(J.grade, h.cands), minlength=J.nq * c).reshape(J.nq, c)
-    pool = pool[rk.base].astype(np.float64)
     if prior == "pool":
         return freq(pool)
     sel = ~h.unj & h.inc
-    run = np.bincount(rk.row[sel] * c + grade_index(rk.grade[sel], h.cands),
+    run = np.bincount(rk.row[sel] * c + grade_index(rk.grade[sel], grades),
                       minlength=rk.nrows * c).reshape(rk.nrows, c).astype(np.float64)
     empty = run.sum(axis=1) == 0
     run[empty] = pool[empty]
@@ -460,7 +482,7 @@ def bootstrap(rk: Ranking, J: Judgements, m, level, samples: int = 1000, seed: i
         b = min(batch, samples - s0)
         reps = np.repeat(np.arange(s0, s0 + b, dtype=np.uint64), nh)
         u = keys.at(np.tile(hq, b), reps, np.tile(hpos, b), BOOT_SALT).reshape(b, nh)
-        grades = h.cands[(u[:, :, None] >= thresholds[None, :, :]).sum(axis=2)]
+        grades = h.boot[(u[:, :, None] >= thresholds[None, :, :]).sum(axis=2)]
         full = np.repeat(rks.grade[None, :], b, axis=0)
         full[:, hole] = grades
         rk2, J2 = assign(rks, Js, list(full), m.cutoff)

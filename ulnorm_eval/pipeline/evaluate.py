@@ -193,8 +193,13 @@ def holes_note(measures=None) -> str | None:
     plain = dict.fromkeys(m.measure for name in (registry.expand_names(measures) if measures
                                                  else registry.DEFAULT_MEASURES)
                           for m in registry.parse_many(name) if not m.variant)
-    why = [holes_reason(m) for m in plain]
-    why = [w for w in why if w]
+    # each family once (IPrec@0.0 .. IPrec@1.0 share their reason, which names the family), and the
+    # families sharing a reason listed before it once
+    by: dict = {}
+    for w in dict.fromkeys(w for w in (holes_reason(m) for m in plain) if w):
+        name, _, reason = w.partition(": ")
+        by.setdefault(reason, []).append(name)
+    why = [f"{', '.join(names)}: {reason}" for reason, names in by.items()]
     return f"--holes: no hole bounds for {'; '.join(why)}" if why else None
 
 

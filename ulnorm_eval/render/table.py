@@ -111,8 +111,21 @@ def variants_legend(metrics) -> str:
     shown = list(dict.fromkeys(m.variant for m in metrics if m.variant))
     if not shown:
         return ""
+    # a pair of hole variants is one sentence, not one per variant (their records share it)
+    joint = {"LB": ("UB", "[LB, UB]: the least and the largest M over every grade 0..G (the qrels' largest) of the "
+                          "unjudged documents, judged ones fixed; R and IDCG change with the grades (--holes; the "
+                          "caption says which documents)"),
+             "BSLO": ("BSHI", "[BSLO, BSHI]: the 2.5th and 97.5th percentiles of M over the bootstrap samples of BS "
+                              "(not a confidence interval: docs/holes.md gives its measured coverage)")}
+    parts = []
+    for v in shown:
+        pair = next((k for k, (other, _) in joint.items() if v in (k, other) and other in shown and k in shown), None)
+        if pair is None:
+            parts.append(f"{v}: {VARIANTS[v].formula}")
+        elif v == pair:
+            parts.append(joint[pair][1])
     return ("A = the value, E = its expectation under a random ranking, I = the ideal ranking's (IUB), W = the "
-            "worst's (WLB); " + "; ".join(f"{v}: {VARIANTS[v].formula}" for v in shown))
+            "worst's (WLB); " + "; ".join(parts))
 
 
 def _holes_caption(result) -> str:
@@ -137,12 +150,35 @@ def _holes_caption(result) -> str:
                 u = _unjudged_share(rr, m.measure, None)
                 if u is not None and not isnan(u) and u > share:
                     share, at = u, f"{safe_text(rr.name)} {m.measure}"
-    mode = getattr(result.options, "holes", "closed")
+    from ..core.holes import World
+
+    world = World.parse(getattr(result.options, "holes", "closed"))
+    runs = len(result.runs) if getattr(result.options, "holes_pool", ()) else 1
     matters = ("holes matter: the unjudged documents could move a mean by up to "
                if widest >= 0.01 else "holes negligible: the unjudged documents move no mean by more than ")
     unj = (f"; the % after [LB, UB]: the share of the measure's top k that is unjudged (mean over queries), up "
            f"to {100 * share:.0f}% ({at})" if at else "")
-    return f"{matters}{widest:.4f} ({where}; [LB, UB] over their grades, {mode} holes, docs/holes.md){unj}"
+    if unj and _below_at_zero(result):  # not a contradiction: say why
+        unj += ("; LB below the value where that share is 0%: unjudged documents below the cutoff (or retrieved "
+                "only by another run) raise R and the ideal (IDCG) when relevant")
+    return (f"{matters}{widest:.4f} ({where}); [LB, UB]: the least and largest mean {world.words(runs)} "
+            f"(docs/holes.md){unj}")
+
+
+def _below_at_zero(result) -> bool:
+    """Whether some run's mean LB of a measure with a cutoff lies below its value while none of its top k
+    is unjudged."""
+    from ..core.registry import Metric
+
+    have = set(result.metrics)
+    for m in result.metrics:
+        if m.variant != "LB" or Metric(m.measure) not in have:
+            continue
+        for rr in result.runs:
+            u = _unjudged_share(rr, m.measure, None)
+            if u is not None and u == 0 and rr.mean[m] < rr.mean[Metric(m.measure)] - 1e-12:
+                return True
+    return False
 
 
 def _undefined_count(rr, m) -> int:

@@ -135,11 +135,12 @@ holes_options = bundle(
     holes_option,
     click.option("--holes-samples", type=click.IntRange(min=1, max=MAX_DRAWS), default=None, metavar="N",
                  help="Bootstrap samples of the unjudged documents' grades (default 1000; seeded by --seed) for "
-                      "BS(M), the mean estimate, and BSLO(M)/BSHI(M), its 2.5th/97.5th percentiles (Froebe et al. "
-                      "2023; docs/holes.md).  With --holes, these join LB and UB of every measure."),
-    click.option("--holes-prior", type=click.Choice(["run", "pool", "mix"]), default="run", show_default=True,
-                 help="Where BS draws a hole's grade from: the grades of the run's judged documents within the "
-                      "cutoff ('run'), of the query's judgments ('pool'), or the mean of the two ('mix')."),
+                      "BS(M), the mean estimate, and BSLO(M)/BSHI(M), the 2.5th/97.5th percentiles of the samples (Froebe "
+                      "et al. 2023; a spread, not a 95% confidence interval: measured coverage in docs/holes.md).  With --holes, these join LB and UB of every measure."),
+    click.option("--holes-prior", type=click.Choice(["run", "pool", "mix"]), default="pool", show_default=True,
+                 help="Where BS draws a hole's grade from: the grades of the query's judgments ('pool', the default: "
+                      "the least error on both benchmarks of docs/holes.md), of the run's judged documents within "
+                      "the cutoff ('run'), or the mean of the two ('mix')."),
 )
 
 allow_disjoint_option = click.option(

@@ -5,10 +5,10 @@ Per query, every retrieved document that the qrels do not list may be given any 
 the qrels' largest grade G (the integers 0..floor(G), and G itself when it is not an integer); the
 judged documents keep theirs.  A document given a grade becomes judged: inside the cutoff it changes
 the run's gain, and at any rank it changes the ideal (IDCG) and R.  ``LB(M)`` is the minimum of M
-over every such assignment, ``UB(M)`` the maximum.  Documents no run retrieved stay non-relevant
-(the *closed* assumption every pooled qrels already makes); ``--holes open`` also lets any
-number of unretrieved documents be relevant at the largest grade, which only lowers LB (UB is the
-closed one: unretrieved relevant documents never raise a measure).
+over every such assignment, ``UB(M)`` the maximum.  Which documents count is the :class:`World`:
+the holes of every run of the command (another run's hole moves this run's R and ideal), and
+beyond them nothing (*closed*, the assumption every pooled qrels already makes), anything
+(*open*), or at most N (or P% of R) relevant unjudged documents (*open=N*, *open=P%*).
 
 Each family's record names a *strategy* ``holes(h) -> (lo, hi)``: for every query, one assignment
 (a grade per ranked element; read at the unjudged ones) that attains the minimum and one that
@@ -335,7 +335,7 @@ def hole_bounds(rk: Ranking, J: Judgements, m, level, mode="closed", others=None
 
 
 def hole_values(rk: Ranking, J: Judgements, metrics: list, level, mode="closed", samples: int = 1000,
-                seed: int = 0, prior: str = "run", stderr: dict | None = None, others=None) -> dict:
+                seed: int = 0, prior: str = "pool", stderr: dict | None = None, others=None) -> dict:
     """Values of every LB/UB/BS/BSLO/BSHI metric: each measure's bounds, and its bootstrap, computed
     once.  ``stderr`` (if given) receives the Monte Carlo standard error of each BS metric; ``others``:
     per row, the other runs' holes this run did not retrieve (:func:`hole_bounds`)."""
@@ -391,7 +391,7 @@ def boot_grades(J: Judgements) -> np.ndarray:
     return np.unique(np.concatenate([[0.0, G], np.where(g >= G, G, np.floor(g))]))
 
 
-def grade_prior(h: HoleContext, prior: str = "run") -> np.ndarray:
+def grade_prior(h: HoleContext, prior: str = "pool") -> np.ndarray:
     """Per row, the probability of each grade of :func:`boot_grades` for a hole (rows x grades).
 
     'run' (Froebe et al. 2023's run-based prior): the grades of the judged documents the run ranked
@@ -429,7 +429,7 @@ def grade_prior(h: HoleContext, prior: str = "run") -> np.ndarray:
     return freq(run) if prior == "run" else 0.5 * (freq(run) + freq(pool))
 
 
-def bootstrap(rk: Ranking, J: Judgements, m, level, samples: int = 1000, seed: int = 0, prior: str = "run") -> dict:
+def bootstrap(rk: Ranking, J: Judgements, m, level, samples: int = 1000, seed: int = 0, prior: str = "pool") -> dict:
     """Bootstrapped estimate of measure ``m`` per row (Froebe, Gienapp, Potthast & Hagen, ECIR 2023,
     "Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", Sect. 4).
 
@@ -440,8 +440,9 @@ def bootstrap(rk: Ranking, J: Judgements, m, level, samples: int = 1000, seed: i
     sampled values), ``BSLO``/``BSHI`` (their 2.5th and 97.5th percentiles, numpy's linear
     interpolation) and ``se`` (the standard error of BS: sd / sqrt(samples)); a row without such holes
     gets its plain value, and 0.  Draw ``s`` of the hole at rank p of query q is the counter-based
-    uniform u(seed, q, s, p) (:class:`~ulnorm_eval.core.permutations.Keys`): the values do not depend on
-    the other queries beside it, on the blocking, or on the batch size.  Every value lies in [LB, UB].
+    uniform u(seed, q, s, p) (:class:`~ulnorm_eval.core.permutations.Keys`): the draws do not depend on
+    the other queries beside it, on the blocking, or on the batch size (the values only in the last bit
+    or two: the kernels' running sums span the rows evaluated together).  Every value lies in [LB, UB].
     """
     from .draws import Keys
 

@@ -52,7 +52,7 @@ class Options:
     # retrieved that the qrels lack (their shared holes); empty: the run's own holes only.  Not in the meta
     holes_pool: tuple = ()
     holes_samples: int = 1000  # BS/BSLO/BSHI: bootstrap samples of the holes' grades (seeded by seed)
-    holes_prior: str = "run"  # BS: the holes' grades drawn from the run's judged grades, the pool's, or their mix
+    holes_prior: str = "pool"  # BS: the holes' grades drawn from the query's judged grades (pool), the run's, or their mix
     trec_nan: bool = False  # trec_eval's -nan values and -c placeholder leaks reproduced (docs/trec_eval.md)
     zscore: str | None = None  # trec_eval's -Z file: per-query values become (value - mean) / sd
 

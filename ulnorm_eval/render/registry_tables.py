@@ -78,7 +78,7 @@ def variants_markdown() -> str:
                 lines.append(f"| LB, UB | {_md(v.formula.replace('the smallest M', 'the smallest (largest) M'))} | "
                              f"[min M, max M] | {bounds_kind(v.name)} | {_md(v.cite)} |")
             elif v.bound == "BS":
-                lines.append(f"| BS, BSLO, BSHI | {_md(v.formula)}; BSLO, BSHI: its 2.5th and 97.5th percentiles | "
+                lines.append(f"| BS, BSLO, BSHI | {_md(v.formula)}; BSLO, BSHI: its 2.5th and 97.5th percentiles (their spread, not a 95% confidence interval: docs/holes.md) | "
                              f"{_md(v.rng)} | {bounds_kind(v.name)} | {_md(v.cite)} |")
             continue
         lines.append(f"| {v.name}{alias} | {_md(v.formula)} | {_md(v.rng)} | {bounds_kind(v.name)} | {_md(v.cite)} |")

@@ -761,10 +761,15 @@ def describe_install(ul: list[str]) -> str:
     except metadata.PackageNotFoundError:
         return f"{ul[0]} (not installed in this interpreter's environment)"
     direct = json.loads(dist.read_text("direct_url.json") or "{}")
-    editable = direct.get("dir_info", {}).get("editable", False)
+    # an editable install whose import hook this interpreter does not load (its site-packages
+    # reached through a path entry, not as a site directory) times as a regular one
+    hook = any("__editable__" in (getattr(f, "__module__", None) or "") for f in sys.meta_path)
+    editable = direct.get("dir_info", {}).get("editable", False) and hook
     kind = ("an editable install (pip install -e): each process also loads the editable import hook; "
             "`pip install .` times start-up as users get it") if editable else "a regular install (pip install .)"
-    return f"{dist.version} at {ul[0]}, {kind}"
+    spec = importlib.util.find_spec("ulnorm_eval")
+    where = Path(spec.origin).parent if spec is not None and spec.origin else "?"
+    return f"{dist.version} at {ul[0]}, {kind}; the package imported from {where}"
 
 
 if __name__ == "__main__":

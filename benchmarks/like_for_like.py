@@ -633,7 +633,8 @@ def machine_row(targets: list[list[str]], load: str) -> list[str]:
 
 def merge_machine_row(text: str, row: list[str]) -> str:
     """The per-machine table between the MACHINES markers of ``text`` with ``row`` in it: a row of
-    the same CPU model and core count is replaced, every other machine's row is kept."""
+    the same CPU model and core count is replaced (a cell of ``row`` that is '-', not measured by
+    this run, keeps that row's value), every other machine's row is kept."""
     from summary import block, replace_block
 
     headers = (["CPU", "cores", "numpy SIMD", "Python / numpy / pyarrow", "date", "load"]
@@ -645,36 +646,49 @@ def merge_machine_row(text: str, row: list[str]) -> str:
             continue
         if cells[:2] != row[:2]:
             kept.append(cells)
+        elif len(cells) == len(row):  # the same machine: what this run did not measure keeps its value
+            row = [old if new in ("-", "") else new for new, old in zip(row, cells)]
     body = "\n".join(table(headers, kept + [row])).rstrip("\n")
     return replace_block(text, *MACHINES, "\n" + body + "\n")
 
 
-def update_docs(report: str, load: str) -> None:
-    """The report into docs/performance.md (its like-for-like block), the ratios into
-    docs/performance-summary.json, and README.md's speed sentence rewritten from them."""
+LARGE_BLOCK = ("<!-- BEGIN like-for-like-large -->", "<!-- END like-for-like-large -->")
+
+
+def update_docs(report: str, load: str, large_only: bool = False) -> None:
+    """This machine's row into docs/performance.md's per-machine table (cells this run did not
+    measure keep the row's earlier values), and the report into its like-for-like block, the ratios
+    into docs/performance-summary.json and README.md's speed sentence; or, for a run of the large
+    section alone (``large_only``), the report into the large-runs block."""
     import json
 
     from run import _demoted
     from summary import BEGIN, END, KEYS, LFL_KEYS, readme_sentence, replace_block
 
+    root = HERE.parent
+    perf = root / "docs" / "performance.md"
+    text = merge_machine_row(perf.read_text(), machine_row(TARGET_ROWS, load))
+    if large_only:
+        perf.write_text(replace_block(text, *LARGE_BLOCK, "\n" + _demoted(report) + "\n"))
+        log("docs/performance.md updated (the per-machine row and the large runs' report)")
+        return
     m = machine()
     KEY.update(lfl_date=f"{datetime.date.today():%d %B %Y}".lstrip("0"), lfl_load=load.split(" (")[0],
                lfl_cpu=f"{m['cpu']}, {m['cores']} cores")
     missing = [k for k in LFL_KEYS if k not in KEY]
     if missing:
-        log(f"docs not updated: no {', '.join(missing)} in this run (trec_eval or pytrec_eval missing?)")
+        perf.write_text(text)
+        log(f"only the per-machine row updated: no {', '.join(missing)} in this run (trec_eval or pytrec_eval missing?)")
         return
-    root = HERE.parent
     path = root / "docs" / "performance-summary.json"
     data = json.loads(path.read_text())
     data.update({k: KEY[k] for k in LFL_KEYS})
     path.write_text(json.dumps({k: data[k] for k in KEYS}, indent=1) + "\n")
     readme = root / "README.md"
     readme.write_text(replace_block(readme.read_text(), BEGIN, END, readme_sentence(data)))
-    perf = root / "docs" / "performance.md"
-    text = replace_block(perf.read_text(), "<!-- BEGIN like-for-like-report -->",
-                         "<!-- END like-for-like-report -->", "\n" + _demoted(report) + "\n")
-    perf.write_text(merge_machine_row(text, machine_row(TARGET_ROWS, load)))
+    text = replace_block(text, "<!-- BEGIN like-for-like-report -->", "<!-- END like-for-like-report -->",
+                         "\n" + _demoted(report) + "\n")
+    perf.write_text(text)
     log("README.md, docs/performance.md and docs/performance-summary.json updated")
 
 
@@ -704,8 +718,13 @@ def main() -> int:
                     help="write the report into docs/performance.md and its ratios into docs/performance-summary.json "
                          "and README.md's speed sentence (every section: no --skip)")
     args = ap.parse_args()
-    if args.update_docs and (args.skip or args.large_scale != 1 or args.no_ranx_first_use):
-        ap.error("--update-docs needs every section at full size (no --skip, --large-scale or --no-ranx-first-use)")
+    others = {"robust", "fresh", "track", "montecarlo"}
+    large_only = set(args.skip) == others
+    if args.update_docs and (args.large_scale != 1 or not (set(args.skip) <= {"large"} or large_only)
+                             or (args.no_ranx_first_use and not large_only)):
+        ap.error("--update-docs needs every section at full size, or every section but large, or large alone "
+                 "(--skip robust --skip fresh --skip track --skip montecarlo), and ranx's first use timed "
+                 "unless large alone")
     if not (SHARED / "robust03").is_dir() or not (SHARED / "dlhard-passage").is_dir():
         sys.exit(f"needs ../shared/data (or $ULNORM_EVAL_SHARED_DATA): {SHARED} has no robust03 / dlhard-passage")
     ul = ulnorm_command()
@@ -745,7 +764,7 @@ def main() -> int:
     TARGET_ROWS[:] = targets
     if args.update_docs:
         loads = run_module.LOADS or [os.getloadavg()[0]]
-        update_docs(text, f"{statistics.median(loads):.2f} ({min(loads):.2f}-{max(loads):.2f})")
+        update_docs(text, f"{statistics.median(loads):.2f} ({min(loads):.2f}-{max(loads):.2f})", large_only)
     return 1 if args.strict and any(t[-1] == "FAIL" for t in targets) else 0
 
 

@@ -62,3 +62,14 @@ def test_machine_row_reads_the_target_rows(lfl, monkeypatch):
     assert cell["-j 2 efficiency"] == "0.83"
     assert cell["7M lines / ranx, wall (CPU)"] == "-"
     assert row[-1] == "2 of 3"
+
+
+def test_a_partial_run_keeps_what_it_did_not_measure(lfl):
+    """A run of some sections only (the large runs apart on a busy machine) fills its cells and
+    leaves the machine row's other cells as an earlier run wrote them."""
+    text = (ROOT / "docs" / "performance.md").read_text()
+    n = len(lfl.MACHINE_COLUMNS)
+    first = ["CPU Y", "2", "AVX2", "v", "2026-11-27", "5.00 (4-6)"] + [f"0.{i}0 (0.9)" for i in range(n)] + ["3 of 9"]
+    later = ["CPU Y", "2", "AVX2", "v", "2026-11-28", "2.00 (1-3)"] + ["-"] * (n - 1) + ["0.77 (0.70)", "1 of 2"]
+    got = _rows(lfl, lfl.merge_machine_row(lfl.merge_machine_row(text, first), later))[-1]
+    assert got == later[:6] + first[6:6 + n - 1] + ["0.77 (0.70)", "1 of 2"]

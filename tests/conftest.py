@@ -49,6 +49,14 @@ def shared() -> Path:
     return SHARED
 
 
+def pytest_collection_modifyitems(config, items):
+    """Every test that reads the real data (the ``shared`` fixture, directly or through another fixture) is
+    ``slow``: ``pytest -m "not slow"`` is the quick subset (README), ``.ci/run`` runs everything."""
+    for item in items:
+        if "shared" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Under CI a skipped test is a failed one (skipif marks, pytest.skip, importorskip alike)."""

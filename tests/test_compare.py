@@ -133,7 +133,9 @@ def test_cli_compare_formats(tiny):
     assert set(doc) == {"meta", "systems", "summary", "pairs"}
     assert doc["meta"]["correction"] == "holm" and len(doc["systems"]) == 3 * 6
     out = cli.invoke(main, ["compare", "-f", "table", qrels, *runs])
-    assert out.exit_code == 0 and "Kendall" not in out.stdout and "UL2(nDCG@10)" in out.stdout
+    heads = "".join(ln for ln in out.stdout.splitlines() if ln.startswith("┃"))
+    assert out.exit_code == 0 and "Kendall" not in heads and "UL2(nDCG@10)" in out.stdout
+    assert "\ntau: Kendall's tau" in out.stdout  # the column's name in the table, its meaning under it
 
 
 def test_cli_compare_usage_errors(tiny, write):
@@ -331,7 +333,7 @@ def test_machine_formats_are_one_parseable_table(fmt, sep):
 
     res = _cmp("-f", fmt, "--table", "all")
     df = pd.read_csv(io.StringIO(res.stdout), sep=sep)
-    assert list(df.columns[:4]) == ["table", "run", "metric", "mean"]
+    assert list(df.columns[:4]) == ["table", "metric", "run_a", "run_b"]  # --table all: the pairs first
     assert df.groupby("table").size().to_dict() == {"systems": 6, "summary": 2, "pairs": 6}
     pairs = df[df["table"] == "pairs"].dropna(axis=1, how="all")
     assert {"run_a", "run_b", "diff", "p_adj", "significant"} <= set(pairs.columns)
@@ -392,3 +394,30 @@ def test_compare_help_explains_the_summary_columns():
     for col in ("tau", "significant", "conflicts", "pad", "swap_rate", "var_system", "erho2", "phi",
                 "topics_needed", "p_adj"):
         assert col in out, col
+
+
+def test_every_column_has_a_legend_line_and_pairs_lead():
+    """Every column compare can print (all tables, --holes with bootstrap, --swap-between, a measure at two
+    cutoffs) has its one line, printed under its table by -f table; the default leads with the pairs."""
+    from ulnorm_eval.render.legends import COLUMNS
+
+    ex = Path(__file__).resolve().parents[1] / "examples"
+    base = [str(ex / "qrels" / "dlhard-passage.qrels.txt"), *map(str, sorted((ex / "runs").glob("*.run.gz")))]
+    tsv = CliRunner().invoke(main, ["compare", "-f", "tsv", "--table", "all", "-m", "nDCG@5", "-m", "nDCG@10",
+                                    "--norm", "ul2", "--holes", "--holes-samples", "20", "--swap-between", "all",
+                                    "uninformative", "--swap-trials", "10", *base])
+    assert tsv.exit_code == 0, tsv.output
+    header = tsv.stdout.splitlines()[0].split("\t")
+    known = {c for t in COLUMNS.values() for c in t} | {"table"}
+    assert set(header) <= known, set(header) - known
+    table = CliRunner().invoke(main, ["compare", "-f", "table", "-m", "nDCG@10", "--norm", "ul2", "--holes", *base])
+    assert table.exit_code == 0, table.output
+    out = table.stdout
+    assert out.index("Pairs of runs") < out.index("Systems:") < out.index("Metrics on")  # the pairs first
+    heads = [[c.strip() for c in ln.strip("┃").split("┃")] for ln in out.splitlines() if ln.startswith("┃")]
+    assert len(heads) == 3
+    for name, cols in zip(("pairs", "summary"), (heads[0], heads[2])):
+        assert {"p_adj", "tau"} & set(cols)
+        for col in cols:
+            assert f"\n{col}: {COLUMNS[name][col]}\n" in out, col
+    assert "\nholes_overlap: 1 if the two runs' mean [LB, UB] intervals" in out

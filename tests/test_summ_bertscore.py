@@ -13,7 +13,12 @@ from ulnorm_eval.core import bertscore as bs  # noqa: E402
 from ulnorm_eval.inputs.summaries import read_summaries  # noqa: E402
 
 DATA = SHARED / "summeval" / "model_annotations.aligned.paired.jsonl.gz"
-needs_data = pytest.mark.skipif(not DATA.exists(), reason=f"SummEval paired file not found at {DATA}")
+_skip_without_data = pytest.mark.skipif(not DATA.exists(), reason=f"SummEval paired file not found at {DATA}")
+
+
+def needs_data(test):
+    """Reads the real SummEval file: skipped without it (failed under CI), and 'slow' (README)."""
+    return pytest.mark.slow(_skip_without_data(test))
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,20 @@ from .options import (MAX_DRAWS, MAX_TRIALS, HolesCommand, allow_disjoint_option
                       check_parallel, groups_option, holes_option, holes_options, make_options, ordering_options,
                       output_options, parallel_options, scheduler_timeout, seed_option)
 
-TABLES = ("systems", "summary", "pairs")
+TABLES = ("pairs", "systems", "summary")
+
+
+def _table_help() -> str:
+    """--table's help: every column's line (render/legends.py, the one definition)."""
+    from ..render.legends import COLUMNS, SYSTEMS_CELL
+
+    pairs = "; ".join(f"{c}: {d}" for c, d in COLUMNS["pairs"].items() if c != "metric")
+    summary = "; ".join(f"{c}: {d}" for c, d in COLUMNS["summary"].items() if c not in ("metric", "measure", "variant"))
+    return (f"pairs, a row per metric and pair of runs: {pairs}.  systems: a row per run, a column per metric, "
+            f"{SYSTEMS_CELL}.  summary, a row per metric: {summary}.")
+
+
+_TABLE_HELP = _table_help()
 
 COMPARE_EPILOG = """\b
 Examples:
@@ -89,18 +102,10 @@ def _check_plot(plot) -> None:
               help="Also the swap rate between the runs' rankings on two query sets (Karmaker & Feng 2022 "
                    "Tables 11, 21): each SET is all, uninformative, ideal (--subset-size queries) or a file "
                    "of query ids, one per line.")
-@click.option("--table", "tables", default="systems,summary", show_default=True, metavar="LIST",
-              help="Tables to print, comma-separated: systems, summary, pairs, or all.  systems: each run's "
-                   "mean and rank per metric.  summary, per metric: tau (Kendall's tau of the runs' ranking "
-                   "against the plain measure's), significant (pairs significant after --correction: "
-                   "discriminative power), pairs, conflicts (pairs significant under one of the plain measure "
-                   "and the variant and not under the other), pad (mean percentage absolute difference of two "
-                   "runs' means, Karmaker & Feng 2022 eq. 8), swap_rate (how often two random halves of the "
-                   "queries order a pair oppositely, over --swap-trials splits), var_system, "
-                   "var_topic, var_residual, erho2 (variance components and Kanoulas & Aslam's stability) and "
-                   "phi, topics_needed (Φ and the topics it needs to reach --phi-target).  pairs: diff, "
-                   "effect (d_z), a 95% interval (uncorrected), statistic, p, p_adj (corrected), significant.  "
-                   "tsv and csv print one table: with several, a leading `table` column names each row's.")
+@click.option("--table", "tables", default="pairs,systems,summary", show_default=True, metavar="LIST",
+              help="Tables to print, comma-separated, in that order: pairs, systems, summary, or all.  "
+                   + _TABLE_HELP + "  tsv and csv print one table: with several, a leading `table` column names "
+                   "each row's.  -f table prints these lines under each table.")
 @click.option("--baseline", metavar="RUN",
               help="Test every run against RUN only (one of RUNS, by path or run name): the pairs table holds "
                    "the pairs (run, RUN), oriented run - RUN, corrected over them (and is printed in every "

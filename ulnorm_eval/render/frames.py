@@ -173,8 +173,22 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
                 break
         else:
             text = _records(tries[0], title, precision, width)
-        parts.append(text)
+        parts.append(text + _legend(name, tries[0], width))
     return "".join(parts)
+
+
+def _legend(name: str, shown: Table, width: int | None) -> str:
+    """One line per column of the table shown (render/legends.py), under it; on a terminal wrapped to
+    its ``width`` (continuation lines indented)."""
+    import textwrap
+
+    from .legends import SYSTEMS_CELL, legend_lines
+
+    lines = [f"run: the run (its file name); {SYSTEMS_CELL}"] if name == "systems" else legend_lines(name, shown.columns)
+    if width:
+        lines = [w for ln in lines for w in textwrap.wrap(ln, width, subsequent_indent="  ", break_long_words=False,
+                                                           break_on_hyphens=False)]
+    return "".join(f"{ln}\n" for ln in lines)
 
 
 def _width(text: str) -> int:

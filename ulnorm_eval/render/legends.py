@@ -1,0 +1,62 @@
+"""One line per column of compare's tables, the one definition: printed under each table (-f table), in
+``compare --table``'s help and in docs/comparing.md (tests/test_compare.py checks that every column a
+table can have has its line).  Imports nothing: ``--help`` stays instant."""
+from __future__ import annotations
+
+COLUMNS = {
+    "pairs": {
+        "metric": "the measure or variant compared",
+        "run_a": "the first run of the pair (with --baseline: the run tested)",
+        "run_b": "the second run (with --baseline: the baseline)",
+        "diff": "mean of run_a minus mean of run_b over the queries",
+        "effect": "d_z: diff divided by the standard deviation of the per-query differences",
+        "ci_low": "lower end of the (1 - alpha) interval of diff, uncorrected (bootstrap: percentile interval)",
+        "ci_high": "upper end of that interval",
+        "statistic": "the test's statistic: t for the t-test and the bootstrap, the mean difference for randomization",
+        "p": "two-sided p-value of the paired test (--test)",
+        "p_adj": "p after the multiple-comparison correction over the metric's pairs (--correction)",
+        "significant": "p_adj < alpha",
+        "holes_overlap": "1 if the two runs' mean [LB, UB] intervals (--holes) overlap, so the unjudged documents "
+                         "might reverse the pair; 0 if disjoint: no grades of them can",
+        "holes_bootstrap_overlap": "1 if the runs' bootstrap [BSLO, BSHI] intervals (--holes-samples) overlap",
+    },
+    "systems": {
+        "run": "the run (its file name)",
+        "metric": "the measure or variant",
+        "mean": "the run's mean over the queries",
+        "rank": "the run's rank under the metric (1 = highest mean)",
+    },
+    "summary": {
+        "metric": "the measure or variant",
+        "measure": "the plain measure it is a variant of",
+        "variant": "the variant (empty: the plain measure)",
+        "queries": "queries compared (defined for every run)",
+        "tau": "Kendall's tau between the runs' ranking under the metric and under the plain measure",
+        "significant": "pairs significant after --correction (discriminative power)",
+        "pairs": "pairs of runs compared",
+        "conflicts": "pairs significant under one of the plain measure and the metric, not under the other",
+        "pad": "mean percentage absolute difference of two runs' means (Karmaker & Feng 2022 eq. 8)",
+        "pad_k": "pad of the means averaged over the measure's cutoffs (Karmaker & Feng 2022 §4.4.3)",
+        "cutoffs_k": "the cutoffs pad_k averages over",
+        "split_half_swap_rate": "how often two random halves of the queries order a pair of runs oppositely "
+                                "(--swap-trials splits)",
+        "var_system": "variance component of the runs (Kanoulas & Aslam 2009, G-theory)",
+        "var_topic": "variance component of the queries",
+        "var_residual": "residual variance (run x query interaction and error)",
+        "erho2": "generalisability coefficient Eρ² of the runs' ranking on these queries",
+        "phi": "dependability Φ on these queries",
+        "topics_needed": "queries needed for Φ to reach --phi-target",
+        "swap_between": "share of run pairs ordered oppositely on the two --swap-between query sets",
+        "swaps_between": "run pairs ordered oppositely on the two --swap-between query sets",
+        "queries_a": "queries in the first --swap-between set",
+        "queries_b": "queries in the second --swap-between set",
+    },
+}
+
+SYSTEMS_CELL = "each cell: the run's mean over the queries (its rank among the runs, 1 = highest)"
+
+
+def legend_lines(table: str, columns) -> list:
+    """``column: meaning`` for each of ``columns`` (in order) of compare's ``table``."""
+    known = COLUMNS.get(table, {})
+    return [f"{c}: {known[c]}" for c in columns if c in known]

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 import ulnorm_eval as ue
 from ulnorm_eval import irm
 from ulnorm_eval.analysis.gate import parse_threshold
-from ulnorm_eval.cli.main import _parse_metric, main
+from ulnorm_eval.cli.main import main
+from ulnorm_eval.core.registry import parse as parse_metric
 from ulnorm_eval.core import registry
 from ulnorm_eval.core.records import FAMILIES, VARIANTS
 
@@ -116,7 +117,7 @@ def test_gate_sort_and_irm_doors():
         text = m.measure.record is not None and m.measure.record.value == "text"
         for printed in {str(m), m.trec_name()}:
             try:
-                assert _parse_metric(printed) == m
+                assert parse_metric(printed) == m
                 if text:  # runid, relstring: read as a measure, refused as a gate's number
                     with pytest.raises(ValueError, match="is text .*not a number to gate on"):
                         parse_threshold(f"{printed}=0.3")

@@ -2,13 +2,14 @@
 list-valued options, and writing the output (stdout or an atomic -o FILE).  Only click is imported."""
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import click
 
-__all__ = ["CONTEXT", "fail", "flush", "split_names", "split_variants", "base_name", "write_output",
+__all__ = ["CONTEXT", "fail", "flush", "split_names", "split_variants", "write_output",
            "write_outputs_then",
-           "output_format", "safe", "EXTENSIONS"]
+           "output_format", "safe", "EXTENSIONS", "refusals", "progress_bar"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -31,6 +32,35 @@ def flush(notes) -> None:
     """Each distinct note once, in order, on stderr."""
     for w in dict.fromkeys(notes):
         click.echo(f"ulnorm-eval: {safe(w)}", err=True)
+
+
+@contextlib.contextmanager
+def refusals(notes: list):
+    """What the library refuses, as the command line reports it: contradicting options as click's usage
+    error; an error that must stand alone (pipeline.eval_request.RefusedAlone) as one line; an input,
+    measure or worker error as one line after the ``notes`` gathered so far.  Exit 2 each time."""
+    from ..core.registry import UnknownMeasure
+    from ..inputs.trec import InputError
+    from ..pipeline.eval_request import OptionError, RefusedAlone
+    from ..pipeline.parallel import ParallelError
+
+    try:
+        yield
+    except OptionError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except RefusedAlone as exc:
+        fail(str(exc))
+    except (InputError, UnknownMeasure, ParallelError) as exc:
+        flush(notes)
+        fail(str(exc))
+
+
+def progress_bar(wanted: bool):
+    """render.progress.progress as the library's ``progress(inputs, monte_carlo_total)``: shown when
+    ``wanted`` (no --no-progress) and stderr is a terminal."""
+    from ..render.progress import progress
+
+    return lambda inputs, monte_carlo: progress(inputs, wanted and sys.stderr.isatty(), monte_carlo)
 
 
 # -o FILE's extension -> the format written when -f is not given (docs/output.md)
@@ -91,12 +121,6 @@ def split_variants(value: str | None):
     if parts in (["none"], ["plain"]):
         return []
     return parts
-
-
-def base_name(path: str) -> str:
-    import os
-
-    return os.path.basename(path) or path
 
 
 def write_output(text: str, output: str | None, *more) -> None:

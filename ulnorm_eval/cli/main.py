@@ -1,17 +1,16 @@
 """The command line: a thin click layer over the library API (nothing here computes a number)."""
 from __future__ import annotations
 
-import sys
-
 import click
 
-from ..core.variants import BOOTSTRAP_VARIANTS, DEFAULT_VARIANTS, variant_names
-from .common import (CONTEXT, base_name, fail, flush, output_format, split_names, split_variants, table_layout,
+from ..core.variants import DEFAULT_VARIANTS, variant_names
+from .common import (CONTEXT, flush, output_format, progress_bar, refusals, split_names, split_variants, table_layout,
                      write_output, write_outputs_then)
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
-from .options import (HolesCommand, bounds_options, check_parallel, groups_option, holes_options, make_options, ordering_options,
-                      output_options, parallel_options, scheduler_timeout, run_queries_option, seed_option)
+from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, groups_option, holes_options,
+                      make_options, ordering_options, output_options, parallel_options, scheduler_timeout,
+                      run_queries_option, seed_option)
 
 EPILOG = """\b
 Examples:
@@ -201,9 +200,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
 @click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), metavar="A",
               help="With --baseline: fail only if the drop is also significant, one-sided paired p < A "
                    "over the queries.")
-@click.option("--allow-disjoint", is_flag=True,
-              help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, "
-                   "as it is almost always the wrong qrels.")
+@allow_disjoint_option
 @click.option("--test", "test", type=click.Choice(["t", "randomization", "bootstrap"]),
               help="With --baseline: paired t-test (default), paired randomization test "
                    "(10,000 sign flips, seeded by --seed; exact for <= 13 queries) or Sakai's paired "
@@ -211,194 +208,86 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
 @click.option("--summary-md", "summary_md", type=click.Path(dir_okay=False), metavar="FILE",
               help="Append a Markdown summary of the gate to FILE (created if absent): every check with its "
                    "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
-def eval_cmd(qrels, runs, trec, measures, norm, per_query, nosummary, rel_level, depth, complete, judged_only, num_docs,
-             trec_version, trec_nan, rel_format, results_format, debug_level, zscore_file, run_queries_only, ties,
-             score_precision, pool, expectation, undefined, permutations, holes, holes_samples, holes_prior, seed, names, fmt, precision, output,
-             groups, stream, jobs, scheduler, sort, head, no_progress, fail_below, baseline, max_drop, alpha, test, allow_disjoint, summary_md):
+def eval_cmd(**options):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
-    from ..render.files import check_outputs
-    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
-    from ..inputs.trec import InputError
-    from ..core.registry import UnknownMeasure
-    from ..pipeline.parallel import ParallelError
+    from ..pipeline.eval_request import plan_eval, run_eval
+    from ..render.eval_report import eval_outputs, eval_verdict, table_extras
+    from ..render.formats import FORMATS
 
-    check_parallel(jobs, scheduler)
-    retired_norm_hint([qrels, *runs])
-    check_trec_formats(rel_format, results_format, debug_level, zscore_file)
-    if baseline is None and (max_drop is not None or alpha is not None or test is not None):
-        raise click.UsageError("--max-drop, --alpha and --test need --baseline RUN")
-    if complete and run_queries_only:
-        raise click.UsageError("-c (every qrels query) and --run-queries-only contradict each other")
-    if sum(r == "-" for r in (*runs, baseline)) > 1:
-        raise click.UsageError("standard input ('-') can be given once")
-    warnings, strict_queries = [], False
-    if trec:  # trec_eval's defaults (cli/trec.py)
-        from .trec import trec_settings
-        t = trec_settings(measures=measures, norm=norm, names=names, fmt=fmt, precision=precision, complete=complete,
-                          run_queries_only=run_queries_only, holes=holes, holes_samples=holes_samples)
-        measures, norm, names, fmt, precision = t["measures"], t["norm"], t["names"], t["fmt"], t["precision"]
-        strict_queries, warnings, trec_nan = t["strict_queries"], t["notes"], t["trec_nan"]
-    try:
-        from ..pipeline import evaluate as api
-        from ..pipeline import parallel
-        from ..analysis import gate
-        from ..render.formats import FORMATS, query_order
-        from ..render.progress import progress
-
-        opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
-                            run_queries_only=run_queries_only, pool=pool, expectation=expectation,
-                            undefined=undefined, permutations=permutations, seed=seed,
-                            judged_only=judged_only, num_docs=num_docs, trec_version=trec_version,
-                            complete=complete, holes=holes[0] if holes else "closed", trec_nan=trec_nan, zscore=zscore_file,
-                            holes_samples=holes_samples or 1000, holes_prior=holes_prior)
-        if names == "trec" and not trec:  # --trec keeps the first, as trec_eval (cli/trec.py)
-            from ..core.registry import trec_repeats
-            repeated = trec_repeats(split_names(measures))
-            if repeated:
-                raise click.UsageError(repeated)
-        variants, defaults = split_variants(norm), None
-        if holes:  # LB and UB join the variants (the default ones, or those listed); BS.. with --holes-samples
-            more = ["LB", "UB"] + (list(BOOTSTRAP_VARIANTS) if holes_samples else [])
-            if variants is None:
-                defaults = [*DEFAULT_VARIANTS, *more]
-            else:
-                variants = [*variants, *more]
-            note = api.holes_note(split_names(measures) or None)
-            if note:
-                warnings.append(note)
-        setup = []  # said only once the evaluation succeeded (an error stays one line)
-        metrics = api.resolve_metrics(split_names(measures) or None, variants, warn=setup.append,
-                                      default_variants=defaults, trec_version=trec_version)
-        if zscore_file is not None and any(m.variant for m in metrics):
-            raise click.UsageError("-Z converts trec_eval's measures, not the variants: add --norm none")
-        try:
-            thresholds = [gate.parse_threshold(t) for t in fail_below]
-        except UnknownMeasure:
-            raise
-        except ValueError as exc:
-            fail(str(exc))
-        descending = bool(sort) and sort.startswith("-")
-        sort_metric = _parse_metric(sort[1:] if descending else sort) if sort else None
-        rec = sort_metric.measure.record if sort_metric is not None else None
-        if rec is not None and rec.value == "text":
-            fail(f"--sort {sort}: {sort_metric} is text (trec_eval's {sort_metric.measure.trec_name()}), not a "
-                 "number to sort by; sort by a numeric measure")
-        # measures named only by a gate or --sort are evaluated (and printed) too
-        for m in [t.metric for t in thresholds] + ([sort_metric] if sort_metric else []):
-            if m not in metrics:
-                metrics.append(m)
-        if holes:  # the gate's own metrics get their hole bounds too
-            metrics += [m for m in gate.hole_metrics([t.metric for t in thresholds]) if m not in metrics]
-
-        fmt = output_format(fmt, output, FORMATS, "trec")
-        # per-query table rows mark undefined queries (docs/output.md): E, IUB, WLB and the plain
-        # value of those measures are evaluated too (the variants compute them anyway), not shown
-        hidden = []
-        if fmt == "table" and (per_query or sort or head) and undefined == "zero":
-            from ..render.table import bound_metrics
-            hidden = bound_metrics(metrics)
-        # the table prints the unjudged share of each cutoff after [LB, UB]: Unjudged@k evaluated, not shown
-        shares = []
-        if fmt == "table" and holes:
-            from ..render.table import unjudged_metrics
-            shares = [m for m in unjudged_metrics(metrics) if m not in hidden]
-        inputs = [qrels, *runs] + ([baseline] if baseline and baseline not in runs else [])
-        from ..core.expectations import monte_carlo_units
-        loaded = []  # the qrels, once read: the Monte Carlo bar's total counts its queries
-
-        def mc_total():  # units: query x metric x run (the last run's may be fewer: --run-queries-only)
-            return monte_carlo_units(metrics) * len(set(loaded[0].qid.to_pylist())) * (len(inputs) - 1)
-
-        mc = mc_total if monte_carlo_units(metrics) and jobs == 1 and not scheduler else 0
-        with progress(inputs, not no_progress and sys.stderr.isatty(), mc) as step:
-            step(f"reading {base_name(qrels)}", qrels)
-            q = api.load_qrels(qrels, groups=groups)
-            loaded.append(q)
-            if q.skipped:
-                warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
-            results = []
-            extra = [baseline] if baseline and baseline not in runs else []
-            # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
-            opts = api.with_runs_holes(opts, q, [*runs, *extra], metrics)
-            with parallel.executor(q, jobs, scheduler, scheduler_timeout()) as ex:  # -j 1: evaluate_path, one run after the other
-                done = parallel.evaluate_paths(ex, [*runs, *extra], metrics + hidden + shares, opts,
-                                               stream=stream)
-                for i, path in enumerate(runs):
-                    step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
-                    results.append(next(done))
-                    warnings.extend(results[-1].notes)
-                base = None
-                if baseline in runs:
-                    base = results[runs.index(baseline)]
-                elif baseline:
-                    step(f"evaluating baseline {base_name(baseline)}", baseline)
-                    base = next(done)
-                    warnings.extend(base.notes)
-        from ..inputs import checks as input_checks  # unique run names, no disjoint run, no inf (docs/errors.md)
-        try:
-            for rr, path in zip(results + ([base] if base is not None and base not in results else []),
-                                list(runs) + [baseline]):
-                input_checks.require_overlap(rr, path, qrels, allow_disjoint)
-        except InputError as exc:  # alone: the notes of an evaluation against the wrong qrels mislead
-            fail(str(exc))
-        if strict_queries:
-            from .trec import missing_query_error
-            error = missing_query_error(results, runs)
-            if error:
-                fail(error)
-        input_checks.rename_runs(results)
-        masks = {}
-        if hidden:
-            from ..render.table import undefined_masks
-            masks = undefined_masks(api.Result(metrics + hidden, results, opts, qrels, list(runs)))
-        result = api.Result(metrics, results, opts, qrels, list(runs))
-        input_checks.require_finite(result)
-
-        order = query_order(result, sort_metric, descending, head) if (sort or head) else None
-        kw = {"per_query": per_query or order is not None, "names": names, "precision": precision,
-              "query_order": order, "summary": not nosummary}
-        if fmt == "table":
-            kw.update(table_layout(output))
-        if masks:
-            kw["undefined_masks"] = masks
-        text = FORMATS[fmt](result, **kw)
-        if fmt == "trec":
-            from ..render.text import shared_tags_note
-            warnings.extend(shared_tags_note(results))
-
-        checks = gate.check_thresholds(result, thresholds)
-        if base is not None:
-            checks += gate.check_baseline(result, base, max_drop or 0.0, alpha, test or "t", seed)
-        if holes and checks:
-            gate.check_holes(result, checks, base, max_drop or 0.0, holes[1] or "warn")
-    except (InputError, UnknownMeasure, ParallelError) as exc:
-        flush(warnings)
-        fail(str(exc))
-    flush(setup + warnings)
-    from ..render.outputs import Output
-
-    outputs = [Output(output, text)]
-    if summary_md:
-        from ..render.gate_md import gate_markdown
-
-        outputs.append(Output(summary_md, gate_markdown(result, checks, names, base.name if base is not None else None,
-                                                        (max_drop or 0.0) if base is not None else None, alpha),
-                              append=True))
-    verdict = None
-    if checks:
-        drop = (max_drop or 0.0) if base is not None else None
-        verdict = (gate.verdict(checks, names, drop, alpha), any(c.failed for c in checks))
+    check_eval_options(options)
+    options, notes = trec_defaults(options)  # notes: on stderr after the setup notes (said on success)
+    request = eval_request(options)
+    with refusals(notes):
+        plan = plan_eval(request, notes)
+        view = eval_view(options, output_format(options["fmt"], options["output"], FORMATS, "trec"))
+        outcome = run_eval(request, plan, notes, table_extras(view, request, plan.metrics),
+                           progress_bar(not options["no_progress"]))
+        outputs = eval_outputs(outcome, request, view, notes)
+    flush(plan.setup + notes)
     # every output in one step; the verdict is printed (and exit 1 kept) even if an output fails
-    write_outputs_then(outputs, verdict)
+    write_outputs_then(outputs, eval_verdict(outcome, request, view))
 
 
-def _parse_metric(name: str):
-    from ..core.registry import UnknownMeasure, parse
+def trec_defaults(options: dict) -> tuple[dict, list]:
+    """--trec: the options it sets from those given (cli/trec.py), and its notes; else unchanged."""
+    if not options["trec"]:
+        return options, []
+    from .trec import trec_settings
 
-    try:
-        return parse(name)
-    except UnknownMeasure as exc:
-        fail(str(exc))
+    o = options
+    t = trec_settings(measures=o["measures"], norm=o["norm"], names=o["names"], fmt=o["fmt"], precision=o["precision"],
+                      complete=o["complete"], run_queries_only=o["run_queries_only"], holes=o["holes"],
+                      holes_samples=o["holes_samples"])
+    keys = ("measures", "norm", "names", "fmt", "precision", "strict_queries", "trec_nan")
+    return {**o, **{k: t[k] for k in keys}}, list(t["notes"])
+
+
+def check_eval_options(options: dict) -> None:
+    """Refuse (click's usage error) what contradicts itself before any input is read; -o/--plot never
+    name an input."""
+    from ..render.files import check_outputs
+
+    check_outputs(click.get_current_context().params)
+    o = options
+    check_parallel(o["jobs"], o["scheduler"])
+    retired_norm_hint([o["qrels"], *o["runs"]])
+    check_trec_formats(o["rel_format"], o["results_format"], o["debug_level"], o["zscore_file"])
+    if o["baseline"] is None and (o["max_drop"] is not None or o["alpha"] is not None or o["test"] is not None):
+        raise click.UsageError("--max-drop, --alpha and --test need --baseline RUN")
+    if o["complete"] and o["run_queries_only"]:
+        raise click.UsageError("-c (every qrels query) and --run-queries-only contradict each other")
+    if sum(r == "-" for r in (*o["runs"], o["baseline"])) > 1:
+        raise click.UsageError("standard input ('-') can be given once")
+
+
+def eval_request(options: dict):
+    """`eval`'s options (checked, --trec's applied) -> a pipeline.eval_request.EvalRequest."""
+    from ..pipeline.eval_request import EvalRequest
+
+    o = options
+    holes = o["holes"]
+    opts = make_options(**{**o, "holes": holes[0] if holes else "closed", "zscore": o["zscore_file"],
+                           "holes_samples": o["holes_samples"] or 1000})
+    measures = split_names(o["measures"])
+    if o["names"] == "trec" and not o["trec"]:  # --trec keeps the first, as trec_eval (cli/trec.py)
+        from ..core.registry import trec_repeats
+        repeated = trec_repeats(measures)
+        if repeated:
+            raise click.UsageError(repeated)
+    variants = split_variants(o["norm"])
+    return EvalRequest(o["qrels"], tuple(o["runs"]), tuple(measures), None if variants is None else tuple(variants),
+                       opts, holes, o["holes_samples"], tuple(o["fail_below"]), o["sort"], o["head"], o["baseline"],
+                       o["max_drop"], o["alpha"], o["test"], o["allow_disjoint"], o["groups"], o["stream"], o["jobs"],
+                       o["scheduler"], scheduler_timeout(), o.get("strict_queries", False))
+
+
+def eval_view(options: dict, fmt: str):
+    """How `eval` shows its outcome: render.eval_report.EvalView from the options and the chosen format."""
+    from ..render.eval_report import EvalView
+
+    return EvalView(fmt, options["per_query"], options["nosummary"], options["names"], options["precision"],
+                    options["output"], table_layout(options["output"]) if fmt == "table" else {},
+                    options["summary_md"])
 
 
 @main.command("measures", context_settings=CONTEXT)

@@ -61,17 +61,3 @@ def trec_settings(*, measures, norm, names, fmt, precision, complete, run_querie
             # without -c trec_eval 10 evaluates the run's queries and stops when a qrels query has
             # none: every qrels query is evaluated here and one with no results is refused after
             "strict_queries": not complete and not run_queries_only, "notes": notes}
-
-
-def missing_query_error(result_runs, paths) -> str | None:
-    """Without ``-c`` (and without ``--run-queries-only``), trec_eval 10 prints nothing and exits when
-    a qrels query has no results in the run (its message: "result qid '302' not found in qrels").
-    The error for the first such run, or None."""
-    for rr, path in zip(result_runs, paths):
-        if rr.missing_qids:
-            q = rr.missing_qids[0]
-            more = f" (and {len(rr.missing_qids) - 1} more)" if len(rr.missing_qids) > 1 else ""
-            return (f"{path}: qrels query {q}{more} has no results; trec_eval 10 stops here too (exit 4, "
-                    "no output): add -c to score it 0, or --run-queries-only to evaluate only the run's queries "
-                    "(trec_eval 9)")
-    return None

@@ -15,7 +15,7 @@ import math
 
 from .errors import InputError
 
-__all__ = ["unique_names", "rename_runs", "require_overlap", "disjoint_error", "require_finite"]
+__all__ = ["unique_names", "rename_runs", "require_overlap", "disjoint_error", "require_finite", "missing_query_error"]
 
 
 def unique_names(names: list) -> list:
@@ -114,3 +114,17 @@ def require_finite(result) -> None:
             raise InputError(result.qrels_path or "<qrels>", None,
                              f"{m} of {rr.name} for query {q!r} overflows (grades too large for its gain "
                              "or bounds; the limits are in docs/errors.md)")
+
+
+def missing_query_error(result_runs, paths) -> str | None:
+    """Without ``-c`` (and without ``--run-queries-only``), trec_eval 10 prints nothing and exits when
+    a qrels query has no results in the run (its message: "result qid '302' not found in qrels").
+    The error for the first such run, or None."""
+    for rr, path in zip(result_runs, paths):
+        if rr.missing_qids:
+            q = rr.missing_qids[0]
+            more = f" (and {len(rr.missing_qids) - 1} more)" if len(rr.missing_qids) > 1 else ""
+            return (f"{path}: qrels query {q}{more} has no results; trec_eval 10 stops here too (exit 4, "
+                    "no output): add -c to score it 0, or --run-queries-only to evaluate only the run's queries "
+                    "(trec_eval 9)")
+    return None

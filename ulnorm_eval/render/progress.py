@@ -7,11 +7,16 @@ import os
 import sys
 import time
 
-__all__ = ["progress", "PROGRESS_MIN_BYTES", "MONTE_CARLO_DELAY"]
+__all__ = ["progress", "base_name", "PROGRESS_MIN_BYTES", "MONTE_CARLO_DELAY"]
 
 
 PROGRESS_MIN_BYTES = 4 << 20  # below a few MB reading is too quick for a bar to help
 MONTE_CARLO_DELAY = 1.0  # seconds of Monte Carlo work before its bar appears
+
+
+def base_name(path: str) -> str:
+    """A progress label's name of ``path``: its last component (the path itself when that is empty)."""
+    return os.path.basename(path) or path
 
 
 class _Bars:

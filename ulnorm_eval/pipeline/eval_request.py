@@ -1,0 +1,230 @@
+"""`ulnorm-eval eval` as a library call: an :class:`EvalRequest` (what the options ask for), then
+:func:`plan_eval` (the metrics, gate thresholds and sort key, before any input is read) and
+:func:`run_eval` (read, evaluate, check the inputs, gate) returning an :class:`EvalOutcome`.  The
+command line only builds the request and renders the outcome (render/eval_report.py); a notebook
+makes the same calls (:func:`evaluate_request` makes both).  Nothing here imports click or prints."""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+from .blocks import Options
+
+__all__ = ["EvalRequest", "EvalPlan", "EvalOutcome", "OptionError", "RefusedAlone", "plan_eval", "run_eval",
+           "evaluate_request"]
+
+
+class OptionError(ValueError):
+    """Options that contradict each other, found before any input is read (the command's usage error)."""
+
+
+class RefusedAlone(ValueError):
+    """An error reported alone: the notes gathered so far would mislead (e.g. a run that shares no query
+    with the qrels, evaluated against what is almost surely the wrong qrels)."""
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    """What an evaluation asks for (the options of `ulnorm-eval eval`, docs/cli.md), checked for
+    contradictions by the command line that built it."""
+
+    qrels: str
+    runs: tuple
+    measures: tuple = ()  # names; empty: the default measures
+    variants: tuple | None = None  # --norm: None for the default variants, () for none
+    options: Options = field(default_factory=Options)
+    holes: tuple | None = None  # (closed|open, warn|fail) with --holes
+    holes_samples: int | None = None  # --holes-samples as given (None: no bootstrap variants)
+    thresholds: tuple = ()  # --fail-below texts, METRIC=VALUE
+    sort: str | None = None  # --sort METRIC, or -METRIC for descending
+    head: int | None = None
+    baseline: str | None = None
+    max_drop: float | None = None
+    alpha: float | None = None
+    test: str | None = None
+    allow_disjoint: bool = False
+    groups: str | None = None
+    stream: bool | None = None
+    jobs: int = 1
+    scheduler: str | None = None
+    scheduler_timeout: float = 10.0
+    strict_queries: bool = False  # --trec without -c: a qrels query a run has no results for is refused
+
+    @property
+    def extra_runs(self) -> list:
+        """The baseline, when it is not also one of the runs (evaluated, not printed)."""
+        return [self.baseline] if self.baseline and self.baseline not in self.runs else []
+
+
+@dataclass
+class EvalPlan:
+    """The metrics to evaluate (those asked for, then those a gate or --sort names), the gate's
+    thresholds, the sort key, and notes on the request said once the evaluation succeeded."""
+
+    metrics: list
+    thresholds: list
+    sort_metric: object = None
+    descending: bool = False
+    setup: list = field(default_factory=list)
+
+
+@dataclass
+class EvalOutcome:
+    """What an evaluation produced: the result (the runs, in order), the baseline's run result (or
+    None), the gate's checks, and the plan it followed."""
+
+    result: object
+    base: object
+    checks: list
+    plan: EvalPlan
+
+
+def _variants(request: EvalRequest):
+    """(variants, default variants): --holes adds LB and UB (and BS.. with --holes-samples) to the
+    variants listed, or to the default ones."""
+    from ..core.variants import BOOTSTRAP_VARIANTS, DEFAULT_VARIANTS
+
+    variants = None if request.variants is None else list(request.variants)
+    if not request.holes:
+        return variants, None
+    more = ["LB", "UB"] + (list(BOOTSTRAP_VARIANTS) if request.holes_samples else [])
+    if variants is None:
+        return None, [*DEFAULT_VARIANTS, *more]
+    return [*variants, *more], None
+
+
+def _sort_key(text: str | None):
+    """--sort METRIC (ascending) or -METRIC (descending) -> (metric, descending)."""
+    from ..core.registry import UnknownMeasure, parse
+
+    if not text:
+        return None, False
+    descending = text.startswith("-")
+    try:
+        metric = parse(text[1:] if descending else text)
+    except UnknownMeasure as exc:
+        raise RefusedAlone(str(exc)) from exc
+    rec = metric.measure.record
+    if rec is not None and rec.value == "text":
+        raise RefusedAlone(f"--sort {text}: {metric} is text (trec_eval's {metric.measure.trec_name()}), not a "
+                           "number to sort by; sort by a numeric measure")
+    return metric, descending
+
+
+def plan_eval(request: EvalRequest, notes: list) -> EvalPlan:
+    """The metrics, thresholds and sort key of ``request``, before any input is read; notes for stderr
+    are appended to ``notes`` (the --holes note), those said only on success to the plan's ``setup``."""
+    from ..analysis import gate
+    from ..core.registry import UnknownMeasure
+    from . import evaluate as api
+
+    variants, defaults = _variants(request)
+    measures = list(request.measures) or None
+    if request.holes:
+        note = api.holes_note(measures)
+        if note:
+            notes.append(note)
+    setup = []
+    metrics = api.resolve_metrics(measures, variants, warn=setup.append, default_variants=defaults,
+                                  trec_version=request.options.trec_version)
+    if request.options.zscore is not None and any(m.variant for m in metrics):
+        raise OptionError("-Z converts trec_eval's measures, not the variants: add --norm none")
+    try:
+        thresholds = [gate.parse_threshold(t) for t in request.thresholds]
+    except UnknownMeasure:
+        raise
+    except ValueError as exc:
+        raise RefusedAlone(str(exc)) from exc
+    sort_metric, descending = _sort_key(request.sort)
+    # measures named only by a gate or --sort are evaluated (and printed) too
+    for m in [t.metric for t in thresholds] + ([sort_metric] if sort_metric else []):
+        if m not in metrics:
+            metrics.append(m)
+    if request.holes:  # the gate's own metrics get their hole bounds too
+        metrics += [m for m in gate.hole_metrics([t.metric for t in thresholds]) if m not in metrics]
+    return EvalPlan(metrics, thresholds, sort_metric, descending, setup)
+
+
+def _no_progress(inputs, monte_carlo_total):
+    """A progress display that shows nothing: ``step(label, path)`` does nothing."""
+    return contextlib.nullcontext(lambda label, path: None)
+
+
+def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (), progress=_no_progress) -> EvalOutcome:
+    """Read the qrels and runs of ``request``, evaluate ``plan.metrics`` (and ``also``, metrics a
+    renderer needs but does not print), check the inputs (a run sharing no query with the qrels, names,
+    infinities: docs/errors.md) and the gate.  Notes for stderr are appended to ``notes`` as they come.
+    ``progress(inputs, monte_carlo_total)`` is a context manager giving ``step(label, path)``."""
+    from ..analysis import gate
+    from ..core.expectations import monte_carlo_units
+    from ..inputs import checks as input_checks
+    from ..inputs.trec import InputError
+    from . import evaluate as api
+    from . import parallel
+    from ..render.progress import base_name
+
+    runs, metrics, opts = list(request.runs), plan.metrics, request.options
+    inputs = [request.qrels, *runs, *request.extra_runs]
+    loaded = []  # the qrels, once read: the Monte Carlo bar's total counts its queries
+
+    def mc_total():  # units: query x metric x run (the last run's may be fewer: --run-queries-only)
+        return monte_carlo_units(metrics) * len(set(loaded[0].qid.to_pylist())) * (len(inputs) - 1)
+
+    mc = mc_total if monte_carlo_units(metrics) and request.jobs == 1 and not request.scheduler else 0
+    with progress(inputs, mc) as step:
+        step(f"reading {base_name(request.qrels)}", request.qrels)
+        q = api.load_qrels(request.qrels, groups=request.groups)
+        loaded.append(q)
+        if q.skipped:
+            notes.append(f"{request.qrels}: skipped {q.skipped} comment or blank lines")
+        results = []
+        # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
+        opts = api.with_runs_holes(opts, q, [*runs, *request.extra_runs], metrics)
+        with parallel.executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
+            done = parallel.evaluate_paths(ex, [*runs, *request.extra_runs], metrics + list(also), opts,
+                                           stream=request.stream)
+            for i, path in enumerate(runs):
+                step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
+                results.append(next(done))
+                notes.extend(results[-1].notes)
+            base = None
+            if request.baseline in runs:
+                base = results[runs.index(request.baseline)]
+            elif request.baseline:
+                step(f"evaluating baseline {base_name(request.baseline)}", request.baseline)
+                base = next(done)
+                notes.extend(base.notes)
+    try:
+        for rr, path in zip(results + ([base] if base is not None and base not in results else []),
+                            runs + [request.baseline]):
+            input_checks.require_overlap(rr, path, request.qrels, request.allow_disjoint)
+    except InputError as exc:  # alone: the notes of an evaluation against the wrong qrels mislead
+        raise RefusedAlone(str(exc)) from exc
+    error = input_checks.missing_query_error(results, runs) if request.strict_queries else None
+    if error:
+        raise RefusedAlone(error)
+    input_checks.rename_runs(results)
+    result = api.Result(metrics, results, opts, request.qrels, runs)
+    input_checks.require_finite(result)
+    return EvalOutcome(result, base, _gate(request, plan, result, base), plan)
+
+
+def _gate(request: EvalRequest, plan: EvalPlan, result, base) -> list:
+    """The gate's checks: --fail-below thresholds, then --baseline, then what the holes could flip."""
+    from ..analysis import gate
+
+    max_drop = request.max_drop or 0.0
+    checks = gate.check_thresholds(result, plan.thresholds)
+    if base is not None:
+        checks += gate.check_baseline(result, base, max_drop, request.alpha, request.test or "t",
+                                      request.options.seed)
+    if request.holes and checks:
+        gate.check_holes(result, checks, base, max_drop, request.holes[1] or "warn")
+    return checks
+
+
+def evaluate_request(request: EvalRequest, notes: list | None = None) -> EvalOutcome:
+    """The evaluation ``request`` asks for (what `ulnorm-eval eval` computes), notes appended to
+    ``notes`` (the request's setup notes are in ``outcome.plan.setup``)."""
+    notes = [] if notes is None else notes
+    return run_eval(request, plan_eval(request, notes), notes)

@@ -1,0 +1,97 @@
+"""How `ulnorm-eval eval` shows an :class:`~ulnorm_eval.pipeline.eval_request.EvalOutcome`: the output in
+the chosen format, the gate's Markdown summary and its verdict on stderr (docs/output.md, docs/gate.md)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["EvalView", "table_extras", "eval_text", "eval_outputs", "eval_verdict"]
+
+
+@dataclass(frozen=True)
+class EvalView:
+    """How to show an evaluation: the format and the options that shape its rows and names."""
+
+    fmt: str
+    per_query: bool = False
+    nosummary: bool = False
+    names: str = "canonical"
+    precision: int | None = None
+    output: str | None = None  # -o FILE (None: stdout)
+    layout: dict = field(default_factory=dict)  # -f table's width and colours (cli.common.table_layout)
+    summary_md: str | None = None  # --summary-md FILE
+
+
+def _undefined_marks(view: EvalView, request, metrics: list) -> list:
+    """Per-query table rows mark undefined queries (docs/output.md): E, IUB, WLB and the plain value of
+    the measures with variants are evaluated for that (the variants compute them anyway), not shown."""
+    if view.fmt != "table" or not (view.per_query or request.sort or request.head) \
+            or request.options.undefined != "zero":
+        return []
+    from .table import bound_metrics
+
+    return bound_metrics(metrics)
+
+
+def table_extras(view: EvalView, request, metrics: list) -> list:
+    """Metrics the table needs but does not print: those marking undefined queries, and with --holes
+    each cutoff's unjudged share, printed after [LB, UB] (Unjudged@k)."""
+    hidden = _undefined_marks(view, request, metrics)
+    if view.fmt != "table" or not request.holes:
+        return hidden
+    from .table import unjudged_metrics
+
+    return hidden + [m for m in unjudged_metrics(metrics) if m not in hidden]
+
+
+def eval_text(outcome, request, view: EvalView) -> str:
+    """The evaluation in ``view.fmt`` (rows sorted and cut by --sort and --head)."""
+    from .formats import FORMATS, query_order
+
+    result, plan = outcome.result, outcome.plan
+    order = None
+    if request.sort or request.head:
+        order = query_order(result, plan.sort_metric, plan.descending, request.head)
+    kw = {"per_query": view.per_query or order is not None, "names": view.names, "precision": view.precision,
+          "query_order": order, "summary": not view.nosummary}
+    if view.fmt == "table":
+        kw.update(view.layout)
+    hidden = _undefined_marks(view, request, result.metrics)
+    if hidden:
+        from ..pipeline.evaluate import Result
+        from .table import undefined_masks
+
+        masks = undefined_masks(Result(result.metrics + hidden, result.runs, result.options, result.qrels_path,
+                                       result.run_paths))
+        if masks:
+            kw["undefined_masks"] = masks
+    return FORMATS[view.fmt](result, **kw)
+
+
+def eval_outputs(outcome, request, view: EvalView, notes: list) -> list:
+    """render.outputs.Output items: the evaluation (stdout or -o), and the gate's Markdown summary
+    appended to --summary-md FILE.  The trec format's note on runs sharing a tag joins ``notes``."""
+    from .outputs import Output
+
+    outputs = [Output(view.output, eval_text(outcome, request, view))]
+    if view.fmt == "trec":
+        from .text import shared_tags_note
+
+        notes.extend(shared_tags_note(outcome.result.runs))
+    if view.summary_md:
+        from .gate_md import gate_markdown
+
+        base = outcome.base
+        outputs.append(Output(view.summary_md, gate_markdown(
+            outcome.result, outcome.checks, view.names, base.name if base is not None else None,
+            (request.max_drop or 0.0) if base is not None else None, request.alpha), append=True))
+    return outputs
+
+
+def eval_verdict(outcome, request, view: EvalView):
+    """The gate's verdict, ``(stderr lines, failed)``, or None without a gate."""
+    if not outcome.checks:
+        return None
+    from ..analysis import gate
+
+    drop = (request.max_drop or 0.0) if outcome.base is not None else None
+    return gate.verdict(outcome.checks, view.names, drop, request.alpha), any(c.failed for c in outcome.checks)

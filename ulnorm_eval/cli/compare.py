@@ -11,6 +11,7 @@ import click
 
 from ..core.variants import variant_names
 from .common import CONTEXT, fail, flush, output_format, split_names, split_variants, write_output
+from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import FiniteFloat, NonEmpty
 
 from .options import (MAX_DRAWS, MAX_TRIALS, HolesCommand, allow_disjoint_option, bounds_options, bundle,
@@ -52,7 +53,7 @@ Examples:
 """
 
 
-def _eval_options(f, formats=("table", "tsv", "csv", "json"), note=""):
+def _eval_options(f, formats=DATA_FRAME_FORMATS, note=""):
     """The evaluation options that change a number (as in `eval`), and the output options."""
     return bundle(
         click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
@@ -112,7 +113,7 @@ def _check_plot(plot) -> None:
                    "format); -f latex/markdown mark significance against RUN instead of between every pair.")
 @holes_options
 @seed_option
-@lambda f: _eval_options(f, ("table", "tsv", "csv", "json", "latex", "markdown"),
+@lambda f: _eval_options(f, FRAME_FORMATS,
                          "  latex and markdown: the systems x metrics table for a paper (best per column "
                          "in bold, significance as superscripts; --table is ignored).")
 def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset_size, swap_trials, phi_target,
@@ -296,7 +297,7 @@ Examples:
 @click.command("swaps", context_settings=CONTEXT, epilog=SWAPS_EPILOG)
 @click.argument("systems_a", type=click.Path(dir_okay=False))
 @click.argument("systems_b", type=click.Path(dir_okay=False))
-@bundle(output_options(["table", "tsv", "csv", "json"], "tsv"))
+@bundle(output_options(DATA_FRAME_FORMATS, "tsv"))
 def swaps_cmd(systems_a, systems_b, fmt, precision, output):
     """Swap rate between two experiments on the same runs (two datasets, two query sets): per metric,
     the share of run pairs that SYSTEMS_A and SYSTEMS_B order oppositely (Karmaker & Feng 2022

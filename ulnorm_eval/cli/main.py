@@ -6,6 +6,7 @@ import click
 from ..core.variants import DEFAULT_VARIANTS, variant_names
 from .common import (CONTEXT, flush, output_format, progress_bar, refusals, split_names, split_variants, table_layout,
                      write_output, write_outputs_then)
+from ..render.format_names import RESULT_FORMATS
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, groups_option, holes_options,
@@ -172,7 +173,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
 @seed_option
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
               help="Measure names in the output: canonical (nDCG@10, UL2(AP)) or trec_eval's (ndcg_cut_10, ul2_map).")
-@output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec",
+@output_options(RESULT_FORMATS, "trec",
                 "  tsv, csv, json and jsonl always hold every query and the 'all' row.")
 @groups_option
 @click.option("--stream/--no-stream", default=None,

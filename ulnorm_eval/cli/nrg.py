@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from .common import CONTEXT, fail, flush, output_format, write_output
+from ..render.format_names import RESULT_FORMATS
 from .types import NonEmpty
 
 from .options import (allow_disjoint_option, check_parallel, make_options, ordering_options, output_options,
@@ -46,7 +47,7 @@ Exit codes: 0 ok, 2 usage or input error.
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
               help="Measure names: canonical (nDCG@10, NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, nrg_ndcg_cut_10).")
 @parallel_options
-@output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec")
+@output_options(RESULT_FORMATS, "trec")
 @allow_disjoint_option
 def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by, unique, measures, per_query,
             rel_level, depth, run_queries_only, ties, score_precision, names, jobs, scheduler, fmt, precision, output,

@@ -9,10 +9,9 @@ import sys
 
 import click
 
-from .common import safe
+from ..render.format_names import DATA_FRAME_FORMATS
+from .common import CONTEXT, fail, flush, safe
 from .options import SEED
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 _MAX_BYTES = 4_000_000_000  # the precomputed S x T x J x k counts are float64
 
 EPILOG = """\b
@@ -39,11 +38,6 @@ class _OneLineErrors(click.Command):
         except click.UsageError as exc:
             click.echo(f"ulnorm-eval: stability: {safe(exc.format_message())}", err=True)
             ctx.exit(2)
-
-
-def _fail(msg: str):
-    click.echo(f"ulnorm-eval: {safe(msg)}", err=True)
-    sys.exit(2)
 
 
 def _cutoffs(text: str) -> list:
@@ -154,7 +148,7 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the random starts.")
 @click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
               help="Run order: score desc then docid desc (trec_eval); the rank column; or file order.")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "tsv", "csv", "json"]),
+@click.option("-f", "--format", "fmt", type=click.Choice(DATA_FRAME_FORMATS),
               help="Output format. Default: table on a terminal, tsv when piped.")
 @click.option("--precision", type=int, help="Decimals (default 4 for table; full precision otherwise).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE (atomically) instead of stdout.")
@@ -242,9 +236,9 @@ def stability_cmd(qrels, runs, cutoff, measures, phi_target, at_topics, topics, 
         if "asl" in chosen:
             extra["asl"] = st.asl_table(design, specs, rows, reps=reps, seed=seed)
     except ValueError as exc:
-        _flush(warnings)
-        _fail(str(exc))
-    _flush(warnings)
+        flush(warnings)
+        fail(str(exc))
+    flush(warnings)
     meta = {"qrels": str(qrels), "run_files": list(runs), "runs": len(runs), "topics": len(design.topics),
             "at_topics": at_topics or len(design.topics), "phi_targets": targets, "restarts": restarts,
             "seed": seed, "levels": [float(x) for x in design.levels]}
@@ -341,11 +335,6 @@ def _asl_text(rows, meta) -> str:
             out.append(f"  {name:<24} {f:<16} {sum(x < 0.05 for x in a):>4} {sum(x < 0.01 for x in a):>4} "
                        f"of {len(a)}   median {mid:.4f}")
     return "\n".join(out) + "\n"
-
-
-def _flush(warnings) -> None:
-    for w in dict.fromkeys(warnings):
-        click.echo(f"ulnorm-eval: {safe(w)}", err=True)
 
 
 def render(rows, fmt: str, precision=None, meta=None) -> str:

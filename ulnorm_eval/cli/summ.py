@@ -7,10 +7,11 @@ import sys
 
 import click
 
+from .common import CONTEXT, fail, flush
+from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
 from .options import MAX_TRIALS, SEED, output_options
 from .types import GateThreshold, NonEmpty
 
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 EPILOG = """\b
 Examples:
@@ -27,12 +28,6 @@ Exit codes: 0 ok, 1 a --fail-below gate failed, 2 usage or input error.
 ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20", "M22", "M23")
 
 
-def _fail(msg: str, code: int = 2):
-    from .common import fail
-
-    fail(msg, code)  # control characters escaped, as every command's errors
-
-
 @click.command("summ", context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.argument("systems", nargs=-1, type=click.Path(dir_okay=False))
@@ -43,7 +38,7 @@ def _fail(msg: str, code: int = 2):
               help="Variants added to every measure (e, iub, ue1, ue2, eb, em; ul1/ul2 are aliases) or 'none'. "
                    "Default: e,iub,ue1,ue2.")
 @click.option("-q", "--per-query", is_flag=True, help="Per-document values before each system's mean ('all').")
-@output_options(["table", "trec", "tsv", "csv", "json", "jsonl"], "trec")
+@output_options(RESULT_FORMATS, "trec")
 @click.option("--stem/--no-stem", default=False, show_default=True, help="Porter stemming in ROUGE's tokeniser.")
 @click.option("--combine", type=click.Choice(["max", "mean", "pooled"]), default="max", show_default=True,
               help="Several references: rouge-score's score_multi (the best F's scores), the mean, or pooled "
@@ -145,11 +140,11 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
             except ValueError:
                 value = None
             if value is None or not sep or not name.strip():
-                _fail(f"--fail-below {t!r}: expected METRIC=VALUE, e.g. 'UE2(ROUGE-1)=0.15'")
+                fail(f"--fail-below {t!r}: expected METRIC=VALUE, e.g. 'UE2(ROUGE-1)=0.15'")
             try:
                 thresholds.append((se.parse_text_metric(name), value))
             except ValueError as exc:
-                _fail(f"--fail-below {t!r}: {exc}")
+                fail(f"--fail-below {t!r}: {exc}")
         metrics = se.resolve_text_metrics(names or None, variants)
         for m, _ in thresholds:
             if m not in metrics:
@@ -163,7 +158,7 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
                 list(dict.fromkeys(x.strip() for x in only_systems.split(",") if x.strip()))
             unknown = [x for x in want if x not in d.systems]
             if unknown:
-                _fail(f"{data}: no system {unknown[0]} (systems: {', '.join(d.systems)})")
+                fail(f"{data}: no system {unknown[0]} (systems: {', '.join(d.systems)})")
             d = d.only_systems(want)
         missing = sum(x is None for row in d.summaries for x in row)
         if missing:
@@ -180,14 +175,14 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
             try:
                 scorer = bs.make_scorer(model, layer, batch_size)
             except (ImportError, ValueError, OSError) as exc:
-                _fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             show = sys.stderr.isatty() and not no_progress
             if subset is not None:  # ranked from the documents alone, before any summary is scored
                 import numpy as np
 
                 kind, n = subset
                 if n > len(d.doc_ids):
-                    _fail(f"--subset {kind} {n}: only {len(d.doc_ids)} documents")
+                    fail(f"--subset {kind} {n}: only {len(d.doc_ids)} documents")
                 het = bs.heterogeneity(d, scorer, None if k == "candidate" else k, show, order=order,
                                        ties=token_ties)
                 ranked = np.argsort(het, kind="stable")
@@ -197,9 +192,9 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
             if any(m.measure.base == "BERTScore" for m in metrics):
                 bert = bs.score_documents(d, scorer, k, order=order, ties=token_ties, progress=show)
         if correlate and not d.ratings:
-            _fail(f"{data}: no human ratings to correlate with (SummEval's paired file has them)")
+            fail(f"{data}: no human ratings to correlate with (SummEval's paired file has them)")
         if correlate and ratings not in d.ratings:
-            _fail(f"{data}: no {ratings} ratings")
+            fail(f"{data}: no {ratings} ratings")
         result = se.evaluate_summaries(d, metrics, opts, bert)
         warnings.extend(n for rr in result.runs for n in rr.notes)  # undefined variants: scored 0 or left out
         repeats = []
@@ -209,12 +204,12 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
             repeats = [se.evaluate_summaries(d, metrics, dataclasses.replace(opts, seed=seed + r), bert)
                        for r in range(1, mc_repeats + 1)]
     except InputError as exc:
-        _flush(warnings)
-        _fail(str(exc))
+        flush(warnings)
+        fail(str(exc))
     except ValueError as exc:  # unknown measure or variant names
-        _flush(warnings)
-        _fail(str(exc))
-    _flush(warnings)
+        flush(warnings)
+        fail(str(exc))
+    flush(warnings)
 
     from ..render.formats import FORMATS
     from ..render.outputs import Output
@@ -234,11 +229,11 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
         try:
             cmp = compare(scores, test="t", correction="holm")
         except ValueError as exc:
-            _fail(str(exc))
+            fail(str(exc))
         if fmt is None:
             fmt = "table" if (sys.stdout.isatty() and not output) else "tsv"
-        if fmt not in ("table", "tsv", "csv", "json"):
-            _fail(f"--compare prints table, tsv, csv or json, not {fmt}")
+        if fmt not in DATA_FRAME_FORMATS:
+            fail(f"--compare prints {', '.join(DATA_FRAME_FORMATS[:-1])} or {DATA_FRAME_FORMATS[-1]}, not {fmt}")
         text = render(dict(cmp.tables), fmt, precision,
                       {**cmp.meta, "data": str(data)})
     else:
@@ -303,12 +298,6 @@ def _table(result, per_query, precision):
         out.append(f"{len(rr.qids)} documents; {rr.missing} without a summary; {und} undefined cases")
         out.append("")
     return "\n".join(out)
-
-
-def _flush(warnings):
-    from .common import flush
-
-    flush(warnings)
 
 
 def _metric_arrays(result, d):

@@ -260,6 +260,24 @@ def test_table_cells_and_styles_on_a_recorded_console(case):
     assert "0.7685" in text and "-0.3968" in text and "a.run" in text
 
 
+def test_table_reads_its_result_without_setting_anything_on_it(case):
+    """make_table and the plain-rows fallback keep what they show beside the result: a result that
+    refuses new attributes renders the same (make_table set and later deleted two on it)."""
+    from ulnorm_eval.render.formats import format_table, make_table
+
+    res = _result(case, runs=("a", "b"))
+    want = [[str(t) for t in c.cells] for c in make_table(res).columns]
+    narrow = format_table(res, width=20)  # too narrow for any table: the plain rows
+
+    class Sealed(type(res)):
+        def __setattr__(self, name, value):
+            raise AttributeError(f"the renderer set {name} on its input")
+
+    res.__class__ = Sealed
+    assert [[str(t) for t in c.cells] for c in make_table(res).columns] == want
+    assert format_table(res, width=20) == narrow and "a.run" in narrow
+
+
 def test_table_column_groups_per_run(case):
     from ulnorm_eval.render.formats import make_table
 

@@ -181,6 +181,16 @@ def _below_at_zero(result) -> bool:
     return False
 
 
+class _Shown:
+    """What a table shows of a result (kept beside it, never set on it): its runs, the metrics it holds
+    and the undefined-query masks by (id of the run, metric)."""
+
+    def __init__(self, result, undefined_masks=None):
+        self.runs = result.runs
+        self.have = frozenset(result.metrics)
+        self.undef = {(id(result.runs[k]), m): u for (k, m), u in (undefined_masks or {}).items()}
+
+
 def _undefined_count(rr, m) -> int:
     return int(rr.undefined.get(m, 0) or 0)
 
@@ -198,7 +208,7 @@ def _grid(result, per_query, query_order):
     return groups
 
 
-def _cell(result, rr, meas, slot, i, precision, color):
+def _cell(shown, rr, meas, slot, i, precision, color):
     """One value as rich Text: never cut; ``undef`` for an undefined value left out (--undefined
     skip); a mean over queries of which some were undefined carries MEAN_MARK."""
     from rich.text import Text
@@ -207,29 +217,29 @@ def _cell(result, rr, meas, slot, i, precision, color):
 
     if slot == HOLES:
         lo, hi = Metric(meas, "LB"), Metric(meas, "UB")
-        if lo not in result._have or hi not in result._have or i == -1:
+        if lo not in shown.have or hi not in shown.have or i == -1:
             return Text("")
         a, b = (rr.mean[lo], rr.mean[hi]) if i is None else (rr.values[lo][i], rr.values[hi][i])
         share = _unjudged_share(rr, meas, i)
         tail = "" if share is None or isnan(share) else f" {100 * share:.0f}%"
         return Text(f"[{a:.{precision}f}, {b:.{precision}f}]{tail}")
     m = Metric(meas, slot)
-    if m not in result._have or i == -1:
+    if m not in shown.have or i == -1:
         return Text("")
     v = rr.mean[m] if i is None else rr.values[m][i]
     if isinstance(v, str):  # a text measure (relstring, runid), echoed from the input
         return Text(safe_text(v))
-    und = getattr(result, "_undef", {}).get((id(rr), m))
+    und = shown.undef.get((id(rr), m))
     if isnan(v) or (i is not None and und is not None and und[i]):
         return Text(UNDEFINED_MARK if slot is not None else "nan", style="dim" if color else "")
     e = Metric(meas, "E")
-    ev = None if e not in result._have else (rr.mean[e] if i is None else rr.values[e][i])
+    ev = None if e not in shown.have else (rr.mean[e] if i is None else rr.values[e][i])
     style = "bold red" if color and _below_random(slot, v, ev) else ""
     mark = MEAN_MARK if i is None and slot is not None and _undefined_count(rr, m) else ""
     return Text(f"{v:.{precision}f}{mark}", style=style)
 
 
-def _shared_slots(result, rows, slots, groups) -> list:
+def _shared_slots(shown, rows, slots, groups) -> list:
     """Bound slots (E, IUB, WLB) equal for every run in every row shown (e.g. under --pool qrels)."""
     from ..core.records import VARIANTS
     from ..core.registry import Metric
@@ -241,11 +251,11 @@ def _shared_slots(result, rows, slots, groups) -> list:
         same = True
         for meas in rows:
             m = Metric(meas, s)
-            if m not in result._have:
+            if m not in shown.have:
                 continue
             for q, idx in groups:
                 vals = [rr.mean[m] if i is None else (None if i == -1 else rr.values[m][i])
-                        for rr, i in zip(result.runs, idx)]
+                        for rr, i in zip(shown.runs, idx)]
                 vals = [v for v in vals if v is not None]
                 if any(not (a == vals[0] or (isnan(a) and isnan(vals[0]))) for a in vals):
                     same = False
@@ -334,8 +344,7 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
 
     precision = 4 if precision is None else precision
     rows, slots = _layout(result.metrics)
-    result._have = set(result.metrics)
-    result._undef = {(id(result.runs[k]), m): u for (k, m), u in (undefined_masks or {}).items()}
+    shown = _Shown(result, undefined_masks)
     multi = len(result.runs) > 1
     groups = _grid(result, per_query, query_order)
     name = None if multi or not result.runs or not title else safe_text(result.runs[0].name)
@@ -350,7 +359,7 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
     if layout in ("wide", "shared", "stacked"):
         slots = _merge_holes(slots)
     if layout in ("wide", "shared"):
-        shared = _shared_slots(result, rows, slots, groups) if layout == "shared" and multi else []
+        shared = _shared_slots(shown, rows, slots, groups) if layout == "shared" and multi else []
         own = [s for s in slots if s not in shared]
         col("measure", False)
         for s in shared:
@@ -363,9 +372,9 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
             for r, meas in enumerate(rows):
                 row = ([Text(safe_text(q) if r == 0 else "")] if per_query else []) + [label[meas]]
                 k = next((j for j, i in enumerate(idx) if i != -1), 0)  # a run that has the query
-                row += [_cell(result, result.runs[k], meas, s, idx[k], precision, color) for s in shared]
+                row += [_cell(shown, result.runs[k], meas, s, idx[k], precision, color) for s in shared]
                 for rr, i in zip(result.runs, idx):
-                    row += [_cell(result, rr, meas, s, i, precision, color) for s in own]
+                    row += [_cell(shown, rr, meas, s, i, precision, color) for s in own]
                 table.add_row(*row, end_section=per_query and r == len(rows) - 1)
     elif layout == "stacked":
         col("run", False)
@@ -378,7 +387,7 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
                 for r, meas in enumerate(rows):
                     row = ([Text(safe_text(q) if n == 0 else "")] if per_query else [])
                     row += [Text(safe_text(rr.name) if r == 0 else ""), label[meas]]
-                    row += [_cell(result, rr, meas, s, i, precision, color) for s in slots]
+                    row += [_cell(shown, rr, meas, s, i, precision, color) for s in slots]
                     n += 1
                     table.add_row(*row, end_section=r == len(rows) - 1 and (per_query or multi))
     else:  # long
@@ -391,15 +400,14 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
             for (k, rr), i in zip(runs, idx):
                 for meas in rows:
                     for s in slots:
-                        if Metric(meas, s) not in result._have:
+                        if Metric(meas, s) not in shown.have:
                             continue
                         row = ([Text(safe_text(q) if n == 0 else "")] if per_query else [])
                         row += [Text(safe_text(rr.name)), label[meas], Text(s or "value"),
-                                _cell(result, rr, meas, s, i, precision, color)]
+                                _cell(shown, rr, meas, s, i, precision, color)]
                         n += 1
                         table.add_row(*row)
                 table.rows[-1].end_section = True if table.rows else False
-    del result._have, result._undef
     return table
 
 
@@ -431,24 +439,20 @@ def _plain_rows(result, per_query, names, precision, query_order, width, undefin
 
     precision = 4 if precision is None else precision
     rows, slots = _layout(result.metrics)
-    result._have = set(result.metrics)
-    result._undef = {(id(result.runs[k]), m): u for (k, m), u in (undefined_masks or {}).items()}
+    shown = _Shown(result, undefined_masks)
     lines = []
-    try:
-        for q, idx in _grid(result, per_query, query_order):
-            if per_query:
-                lines.append(f"{safe_text(q)}:")
-            for rr, i in zip(result.runs, idx):
-                if i == -1:
-                    continue
-                lines.append(safe_text(rr.name))
-                for meas in rows:
-                    pairs = [f"{s or 'value'} {_cell(result, rr, meas, s, i, precision, False)}"
-                             for s in slots if Metric(meas, s) in result._have]
-                    lines.extend(_wrap_fields(["  " + safe_text(metric_label(Metric(meas), names, zscores(result))), *pairs],
-                                              width))
-    finally:
-        del result._have, result._undef
+    for q, idx in _grid(result, per_query, query_order):
+        if per_query:
+            lines.append(f"{safe_text(q)}:")
+        for rr, i in zip(result.runs, idx):
+            if i == -1:
+                continue
+            lines.append(safe_text(rr.name))
+            for meas in rows:
+                pairs = [f"{s or 'value'} {_cell(shown, rr, meas, s, i, precision, False)}"
+                         for s in slots if Metric(meas, s) in shown.have]
+                lines.extend(_wrap_fields(["  " + safe_text(metric_label(Metric(meas), names, zscores(result))), *pairs],
+                                          width))
     return "\n".join(lines)
 
 

@@ -88,3 +88,19 @@ def test_stability_escapes_control_characters(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "ulnorm_eval", *args], capture_output=True, cwd=tmp_path)
         assert proc.returncode == 2
         assert b"\x1b" not in proc.stderr and b"q\\x1b.txt" in proc.stderr, proc.stderr
+
+
+def test_private_pyarrow_import_is_bounded():
+    """inputs/compute.py imports pyarrow._compute, a private module: the dependency names the last
+    major version it is known to work with, and the installed pyarrow is within it."""
+    import re
+    import tomllib
+
+    import pyarrow
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    spec = next(d for d in deps if d.startswith("pyarrow"))
+    upper = re.search(r"<\s*(\d+)", spec)
+    assert upper, f"{spec}: no upper bound on pyarrow, whose private pyarrow._compute inputs/compute.py imports"
+    assert int(pyarrow.__version__.split(".")[0]) < int(upper.group(1))
+    assert "pyarrow._compute" in (ROOT / "ulnorm_eval" / "inputs" / "compute.py").read_text()

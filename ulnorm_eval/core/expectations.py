@@ -144,6 +144,92 @@ def monte_carlo_units(metrics) -> int:
     return len(mc) + len(db)
 
 
+class _RunBounds:
+    """E, IUB and WLB of the measures of one ranked run, each computed once (and, under ``--pool
+    qrels``, kept per query in the caller's ``cache`` across runs and blocks); the random-ranking pool
+    is built on first use: a run whose bounds all come from the cache needs none."""
+
+    def __init__(self, rr, J: Judgements, options, foreign, cache: dict | None):
+        self.rr, self.J, self.options, self.foreign = rr, J, options, foreign
+        self.rel_level = Level.of(options, trec_nan=False)  # a random ranking of a pool never reproduces trec_eval's -nan
+        self.paper = options.expectation == "paper"
+        self.shared = cache if options.pool == "qrels" else None
+        self.bounds: dict = {}
+        self.pool = None
+
+    def base_pool(self):
+        if self.pool is None:
+            pool = make_pool(self.options.pool, self.rr.ranking, self.J)
+            if getattr(self.options, "judged_only", False):  # -J: a random ranking of what -J keeps
+                pool = judged_only_pool(pool)
+            self.pool = pool
+        return self.pool
+
+    def pool_of(self, meas):
+        """A measure's own judged_only: a random ranking of what its -J keeps."""
+        return judged_only_pool(self.base_pool()) if meas.native and meas.get("judged_only") else self.base_pool()
+
+    def store_of(self, meas):
+        """The cache's per-query bounds of ``meas`` (None without a cache)."""
+        return self.shared.setdefault(bounds_key(meas, self.options), {}) if self.shared is not None else None
+
+    def cached(self, store) -> bool:
+        return store is not None and self.J.qids and all(q in store for q in self.J.qids)
+
+    def remember(self, meas, b, store):
+        self.bounds[meas] = b
+        if store is not None:  # per query: a query's bounds do not depend on the others beside it
+            se = b.get("se")
+            for i, q in enumerate(self.J.qids):
+                store[q] = (b["E"][i], b["IUB"][i], b["WLB"][i], None if se is None else se[i])
+
+    def draw_shared(self, measures) -> None:
+        """The native measures without a closed-form E that are still to draw share their shuffles: one
+        Monte Carlo for all of them on the same pool and depth (the numbers of each are unchanged)."""
+        todo: dict = {}
+        for meas in dict.fromkeys(measures):
+            if meas.native and meas.bounds == "montecarlo":
+                store = self.store_of(meas)
+                if not self.cached(store):
+                    todo.setdefault(bool(meas.get("judged_only")), []).append((meas, store))
+        for group in todo.values():
+            ms = [meas for meas, _ in group]
+            with monte_carlo_unit(len(self.J.qids) * len(ms)):
+                got = montecarlo_bounds_many(self.pool_of(ms[0]), self.J, ms, self.rel_level, self.options.permutations,
+                                             _rng(self.options.seed, self.J), self.paper)
+            for (meas, store), b in zip(group, got):
+                self.remember(meas, b, store)
+
+    def need(self, meas) -> dict:
+        """{'E', 'IUB', 'WLB', 'se'} of ``meas``: per-query arrays (se: None for a closed form)."""
+        if meas in self.bounds:
+            return self.bounds[meas]
+        store = self.store_of(meas)
+        if meas.bounds == "montecarlo":
+            with monte_carlo_unit(len(self.J.qids)):  # the progress bar's unit, cached or not
+                return self.compute(meas, store)
+        return self.compute(meas, store)
+
+    def compute(self, meas, store) -> dict:
+        J, options, rel_level, paper = self.J, self.options, self.rel_level, self.paper
+        if self.cached(store):
+            rows = [store[q] for q in J.qids]  # every query seen before (another run, another block)
+            b = {k: np.array([r[i] for r in rows]) for i, k in enumerate(("E", "IUB", "WLB"))}
+            b["se"] = None if rows[0][3] is None else np.array([r[3] for r in rows])
+            self.bounds[meas] = b
+            return b
+        pool = self.pool_of(meas)
+        if meas.native and meas.bounds == "exact":
+            b = {"E": expectation(pool, J, meas, rel_level, paper), "IUB": ideal(pool, J, meas, rel_level, paper),
+                 "WLB": worst(pool, J, meas, rel_level), "se": None}
+        elif meas.native:  # a native kernel without a closed-form E: exact over small pools, else Monte Carlo
+            b = montecarlo_bounds(pool, J, meas, rel_level, options.permutations, _rng(options.seed, J), paper)
+        else:
+            b = self.foreign.foreign_bounds(self.base_pool(), J, meas, options, _rng(options.seed, J))
+        self.remember(meas, b, store)
+        return b
+
+
 def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, foreign=None, cache: dict | None = None):
     """Values of every requested variant metric for one ranked run.
 
@@ -159,81 +245,15 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
     whose queries were all seen before reuses them; Monte Carlo draws are keyed by query id, so the
     numbers are the same either way).
     """
-    rel_level = Level.of(options, trec_nan=False)  # a random ranking of a pool never reproduces trec_eval's -nan
-    paper = options.expectation == "paper"
+    run_bounds = _RunBounds(rr, J, options, foreign, cache)
+    run_bounds.draw_shared([m.measure for m in metrics if m.variant])
     values, stderr, undefined = {}, {}, {}
-    bounds = {}
-    built: dict = {}
-
-    shared = cache if options.pool == "qrels" else None
-
-    def base_pool():  # built on first use: a run whose bounds all come from ``cache`` needs none
-        if "pool" not in built:
-            pool = make_pool(options.pool, rr.ranking, J)
-            if getattr(options, "judged_only", False):  # -J: a random ranking of what -J keeps
-                pool = judged_only_pool(pool)
-            built["pool"] = pool
-        return built["pool"]
-
-    def pool_of(meas):  # a measure's own judged_only: a random ranking of what its -J keeps
-        return judged_only_pool(base_pool()) if meas.native and meas.get("judged_only") else base_pool()
-
-    def need(meas):
-        if meas in bounds:
-            return bounds[meas]
-        store = shared.setdefault(bounds_key(meas, options), {}) if shared is not None else None
-        if meas.bounds == "montecarlo":
-            with monte_carlo_unit(len(J.qids)):  # the progress bar's unit, cached or not
-                return compute_bounds(meas, store)
-        return compute_bounds(meas, store)
-
-    def remember(meas, b, store):
-        bounds[meas] = b
-        if store is not None:  # per query: a query's bounds do not depend on the others beside it
-            se = b.get("se")
-            for i, q in enumerate(J.qids):
-                store[q] = (b["E"][i], b["IUB"][i], b["WLB"][i], None if se is None else se[i])
-
-    def cached(store):
-        return store is not None and J.qids and all(q in store for q in J.qids)
-
-    # The native measures without a closed-form E that are still to draw share their shuffles: one
-    # Monte Carlo for all of them on the same pool and depth (the numbers of each are unchanged)
-    todo: dict = {}
-    for meas in dict.fromkeys(m.measure for m in metrics if m.variant):
-        if meas.native and meas.bounds == "montecarlo":
-            store = shared.setdefault(bounds_key(meas, options), {}) if shared is not None else None
-            if not cached(store):
-                todo.setdefault(bool(meas.get("judged_only")), []).append((meas, store))
-    for group in todo.values():
-        ms = [meas for meas, _ in group]
-        with monte_carlo_unit(len(J.qids) * len(ms)):
-            got = montecarlo_bounds_many(pool_of(ms[0]), J, ms, rel_level, options.permutations,
-                                         _rng(options.seed, J), paper)
-        for (meas, store), b in zip(group, got):
-            remember(meas, b, store)
-
-    def compute_bounds(meas, store):
-        if cached(store):
-            rows = [store[q] for q in J.qids]  # every query seen before (another run, another block)
-            b = {k: np.array([r[i] for r in rows]) for i, k in enumerate(("E", "IUB", "WLB"))}
-            b["se"] = None if rows[0][3] is None else np.array([r[3] for r in rows])
-            bounds[meas] = b
-            return b
-        if meas.native and meas.bounds == "exact":
-            b = {"E": expectation(pool_of(meas), J, meas, rel_level, paper), "IUB": ideal(pool_of(meas), J, meas, rel_level, paper),
-                 "WLB": worst(pool_of(meas), J, meas, rel_level), "se": None}
-        elif meas.native:  # a native kernel without a closed-form E: exact over small pools, else Monte Carlo
-            b = montecarlo_bounds(pool_of(meas), J, meas, rel_level, options.permutations, _rng(options.seed, J), paper)
-        else:
-            b = foreign.foreign_bounds(base_pool(), J, meas, options, _rng(options.seed, J))
-        remember(meas, b, store)
-        return b
-
+    rel_level, paper = run_bounds.rel_level, run_bounds.paper
+    pool_of = run_bounds.pool_of
     for metric in metrics:
         meas, v = metric.measure, VARIANTS[metric.variant]
         A = plain[meas]
-        b = need(meas)
+        b = run_bounds.need(meas)
         if v.kind == "bound":
             val = b[v.bound]
             if v.bound == "E" and b.get("se") is not None:

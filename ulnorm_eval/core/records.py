@@ -264,6 +264,12 @@ class Variant:
     below_random: float | None = None
     default: bool = False  # in the default variants of eval
 
+    @property
+    def random_ranking(self) -> bool:
+        """Built on a measure's random-ranking bounds E, IUB, WLB (a bound, a ratio of them, or DB's
+        distribution of random rankings): a measure without them refuses it, as does a geometric mean."""
+        return self.kind in ("bound", "ratio", "distribution")
+
     def check(self) -> list:
         bad = []
         if self.kind not in VARIANT_KINDS:

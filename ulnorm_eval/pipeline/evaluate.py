@@ -128,9 +128,6 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
     to minutes per run, so it gets its variants only when asked for by name (``UL2(G)``) or by an explicit
     ``variants`` list; ``warn`` hears one line naming the measures left without them.
     """
-    from ..core.holes import holes_reason
-    from ..core.variants import CONDENSED_VARIANTS, HOLE_VARIANTS
-
     names = registry.expand_names(measures, trec_version) if measures else list(registry.DEFAULT_MEASURES)
     implicit = variants is None
     if implicit:
@@ -141,29 +138,8 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
     geometric: list = []
     for name in names:
         for m in registry.parse_many(name):
-            if m.variant in HOLE_VARIANTS and holes_reason(m.measure):
-                raise registry.UnknownMeasure(f"{m}: no hole bounds: {holes_reason(m.measure)}")
-            if (m.variant and m.measure.bounds == "none" and m.variant not in registry.PRIOR_VARIANTS
-                    and m.variant not in HOLE_VARIANTS + CONDENSED_VARIANTS):
-                raise registry.UnknownMeasure(f"{m}: {m.measure.family} has no random-ranking bounds "
-                                              "(a count, set-based or judged-fraction measure)")
-            if (m.variant and m.measure.summary == "gmean" and m.variant not in registry.PRIOR_VARIANTS
-                    and not m.own_scale):
-                raise registry.UnknownMeasure(f"{m}: {geometric_reason(m.measure)}")
-            rec = m.measure.record
-            if m.variant and rec is not None and rec.value == "text":
-                raise registry.UnknownMeasure(f"{m}: {m.measure} is text (trec_eval's {m.measure.trec_name()}), "
-                                              "not a number a variant can take")
-            if numeric_only and rec is not None and rec.value == "text":
-                raise registry.UnknownMeasure(f"{m}: a text measure (trec_eval's {m.measure.trec_name()}); "
-                                              "only eval prints it")
-            # a family without random-ranking bounds gets no E/IUB/UL columns from --norm
-            # LB/UB (--holes) only where the measure has hole bounds (the CLI notes the others)
-            added = [registry.with_variant(m, v) for v in variants
-                     if rec is None or rec.value != "text"]  # a tag or relstring takes no variant
-            added = [x for x in added if (holes_reason(m.measure) is None if x.variant in HOLE_VARIANTS
-                                          else True if x.variant in CONDENSED_VARIANTS
-                                          else m.measure.bounds != "none")]
+            _refuse(m, numeric_only)
+            added = _added(m, variants)
             random_bound = [x for x in added if not x.own_scale]
             if random_bound and m.measure.summary == "gmean" and not m.variant:
                 # no random-ranking variant of a geometric mean (geometric_reason); a note says so
@@ -171,7 +147,7 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
                 geometric.append(m.measure)
             elif implicit and random_bound and m.measure.bounds == "montecarlo" and not m.variant:
                 # default variants: never a Monte Carlo estimate nobody asked for (a note says so)
-                added = [x for x in added if x.variant in HOLE_VARIANTS]
+                added = [x for x in added if registry.VARIANTS[x.variant].kind == "holes"]
                 if m.measure not in no_default:
                     no_default.append(m.measure)
             group = [m] if m.variant else [m] + added
@@ -180,10 +156,52 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
                     out.append(x)
     refuse_prior_variants(out)
     if no_default and warn is not None:
+        from ..core.variants import HOLE_VARIANTS
+
         warn(default_bounds_note(no_default, [v for v in variants if v not in HOLE_VARIANTS]))
     if geometric and warn is not None:
         warn(f"no variants for {', '.join(map(str, dict.fromkeys(geometric)))}: {geometric_reason(geometric[0])}")
     return out
+
+
+def _is_text(measure) -> bool:
+    """A measure whose values are text (runid, relstring): printed, never averaged or normalised."""
+    return measure.record is not None and measure.record.value == "text"
+
+
+def _refuse(m: Metric, numeric_only: bool) -> None:
+    """UnknownMeasure when ``m``'s variant needs what its measure lacks (as the variant record says:
+    hole bounds, random-ranking bounds, an arithmetic mean, a number), or it is text and only numbers
+    are wanted."""
+    from ..core.holes import holes_reason
+
+    rec = registry.VARIANTS[m.variant] if m.variant else None
+    if rec is not None and rec.kind == "holes" and holes_reason(m.measure):
+        raise registry.UnknownMeasure(f"{m}: no hole bounds: {holes_reason(m.measure)}")
+    if rec is not None and rec.random_ranking and m.measure.bounds == "none":
+        raise registry.UnknownMeasure(f"{m}: {m.measure.family} has no random-ranking bounds "
+                                      "(a count, set-based or judged-fraction measure)")
+    if rec is not None and rec.random_ranking and m.measure.summary == "gmean":
+        raise registry.UnknownMeasure(f"{m}: {geometric_reason(m.measure)}")
+    if rec is not None and _is_text(m.measure):
+        raise registry.UnknownMeasure(f"{m}: {m.measure} is text (trec_eval's {m.measure.trec_name()}), "
+                                      "not a number a variant can take")
+    if numeric_only and _is_text(m.measure):
+        raise registry.UnknownMeasure(f"{m}: a text measure (trec_eval's {m.measure.trec_name()}); "
+                                      "only eval prints it")
+
+
+def _added(m: Metric, variants: list) -> list:
+    """The ``variants`` added to ``m`` where its measure has what each needs (the variant record's
+    kind): a text measure takes none; hole bounds only where the measure has them (the CLI notes the
+    others); the condensed list (CL) always; the others only with random-ranking bounds."""
+    from ..core.holes import holes_reason
+
+    if _is_text(m.measure):
+        return []
+    needs = {"holes": lambda: holes_reason(m.measure) is None, "condensed": lambda: True}
+    return [x for x in (registry.with_variant(m, v) for v in variants)
+            if needs.get(registry.VARIANTS[x.variant].kind, lambda: m.measure.bounds != "none")()]
 
 
 def holes_note(measures=None) -> str | None:

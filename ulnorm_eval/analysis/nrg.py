@@ -554,3 +554,60 @@ def _report_groups(groups, best, names, sel) -> list:
     if len(champ) == 1:
         out.append("every run is in one group: the prior sets hold only --prior runs")
     return out
+
+
+# --------------------------------------------------------------------------- the command's request
+
+
+@dataclass(frozen=True)
+class NRGRequest:
+    """What `ulnorm-eval nrg` asks for (docs/nrg.md): the runs scored, the prior runs, the protocol
+    that builds each run's prior set, the measures (names; None: nDCG@10, or P@10 with ``unique``)."""
+
+    qrels: str
+    runs: tuple
+    priors: tuple = ()
+    measures: list | None = None
+    protocol: str = "fixed"
+    group_by: str | None = None
+    best_by: str | None = None
+    unique: bool = False
+    options: object = None  # pipeline.blocks.Options (None: the defaults)
+    allow_disjoint: bool = False
+    jobs: int = 1
+    scheduler: str | None = None
+    scheduler_timeout: float = 10.0
+
+
+class NRGUsageError(NRGError):
+    """A request that cannot be answered with the runs given (no prior run at all, one run under a
+    protocol that scores each run against the others): the command's usage error."""
+
+
+def nrg_for_request(request: NRGRequest, notes: list) -> NRGResult:
+    """Read the qrels and runs of ``request`` (refusing a run sharing no query with the qrels, gains
+    that overflow), then :func:`evaluate_nrg`; notes for stderr are appended to ``notes``."""
+    from ..inputs.checks import require_finite
+    from ..pipeline import evaluate as api
+    from ..pipeline.parallel import executor
+    from ..pipeline.run_checks import load_runs, require_finite_gains
+
+    q = api.load_qrels(request.qrels)
+    if q.skipped:
+        notes.append(f"{request.qrels}: skipped {q.skipped} comment or blank lines")
+    plain = [n for n in (request.measures or []) if not n.upper().startswith(("NRG(", "UC("))]
+    require_finite_gains(q, plain or None, request.qrels, request.options.rel_level)
+    runs, priors = list(request.runs), list(request.priors)
+    every = load_runs(q, [*runs, *priors], request.qrels, request.allow_disjoint)  # unique names across both
+    # after the inputs are read (a bad file is named first): without prior runs NRG is the measure
+    if request.protocol == "fixed" and not priors:
+        raise NRGUsageError(NO_PRIOR)
+    if request.protocol in ("leave-one-out", "group") and len(runs) < 2 and not priors:
+        flag = {"leave-one-out": "--leave-one-out", "group": "--group-by"}[request.protocol]
+        raise NRGUsageError(f"{flag} needs at least two RUNs (one run has no other to be scored against)")
+    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
+        res = evaluate_nrg(q, every[:len(runs)], every[len(runs):], request.measures, protocol=request.protocol,
+                           group_by=request.group_by, best_by=request.best_by, unique=request.unique,
+                           options=request.options, warn=notes.append, executor=ex)
+    require_finite(res)
+    return res

@@ -35,10 +35,11 @@ def flush(notes) -> None:
 
 
 @contextlib.contextmanager
-def refusals(notes: list):
-    """What the library refuses, as the command line reports it: contradicting options as click's usage
-    error; an error that must stand alone (pipeline.eval_request.RefusedAlone) as one line; an input,
-    measure or worker error as one line after the ``notes`` gathered so far.  Exit 2 each time."""
+def refusals(notes: list, *errors, usage=()):
+    """What the library refuses, as the command line reports it: contradicting options (``usage``
+    exception types, and pipeline.eval_request.OptionError) as click's usage error; an error that must
+    stand alone (pipeline.eval_request.RefusedAlone) as one line; an input, measure or worker error
+    (and ``errors``) as one line after the ``notes`` gathered so far.  Exit 2 each time."""
     from ..core.registry import UnknownMeasure
     from ..inputs.trec import InputError
     from ..pipeline.eval_request import OptionError, RefusedAlone
@@ -46,11 +47,11 @@ def refusals(notes: list):
 
     try:
         yield
-    except OptionError as exc:
+    except (OptionError, *((usage,) if isinstance(usage, type) else usage)) as exc:
         raise click.UsageError(str(exc)) from exc
     except RefusedAlone as exc:
         fail(str(exc))
-    except (InputError, UnknownMeasure, ParallelError) as exc:
+    except (InputError, UnknownMeasure, ParallelError, *errors) as exc:
         flush(notes)
         fail(str(exc))
 

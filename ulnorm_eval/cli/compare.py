@@ -164,7 +164,7 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
                             expectation=expectation, undefined=undefined, permutations=permutations,
                             seed=seed, holes=holes[0] if holes else "closed", holes_samples=holes_samples or 1000,
                             holes_prior=holes_prior)
-        from .runs import iter_runs, refuse_non_finite_means, require_finite_gains
+        from ..pipeline.run_checks import iter_runs, refuse_non_finite_means, require_finite_gains
 
         q = api.load_qrels(qrels, groups=groups)
         if subset_size is not None and subset_size > len(set(q.qid.to_pylist())):
@@ -240,7 +240,7 @@ def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above,
     try:
         from ..pipeline import evaluate as api
         from ..analysis.query_types import Thresholds, query_table
-        from .runs import load_runs, refuse_non_finite_frame, require_finite_gains
+        from ..pipeline.run_checks import load_runs, refuse_non_finite_frame, require_finite_gains
         from ..pipeline.parallel import executor
 
         thresholds = Thresholds(informative_gap, ideal_gap, hard_below, easy_above)

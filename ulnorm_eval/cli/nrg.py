@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import CONTEXT, fail, flush, output_format, write_output
+from .common import CONTEXT, flush, output_format, refusals, table_layout, write_output
 from ..render.format_names import RESULT_FORMATS
 from .types import NonEmpty
 
@@ -49,68 +49,49 @@ Exit codes: 0 ok, 2 usage or input error.
 @parallel_options
 @output_options(RESULT_FORMATS, "trec")
 @allow_disjoint_option
-def nrg_cmd(qrels, runs, priors, leave_one_out, chronological, group_by, best_by, unique, measures, per_query,
-            rel_level, depth, run_queries_only, ties, score_precision, names, jobs, scheduler, fmt, precision, output,
-            allow_disjoint):
+def nrg_cmd(**options):
     """Normalized Residual Gain: score RUNs with a measure and its NRG against prior runs (SIGIR-AP 2024).
 
     A document's gain is reduced by every prior run that ranks it within the measure's cutoff,
     by the measure's own browsing model: G(d) prod_j (1 - seen(rank of d in run j)).  Without prior
     runs NRG would equal the measure: they are required (--prior or a protocol).
     """
-    from ..render.files import check_outputs
-    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
-    from ..inputs.trec import InputError
-    from ..core.registry import UnknownMeasure
+    from ..analysis.nrg import NRGError, NRGUsageError, nrg_for_request
+    from ..render.formats import FORMATS
 
-    chosen = [n for n, on in (("--leave-one-out", leave_one_out), ("--chronological", chronological),
-                              ("--group-by", group_by is not None)) if on]
+    request = nrg_request(options)
+    notes = []
+    with refusals(notes, NRGError, usage=NRGUsageError):
+        res = nrg_for_request(request, notes)
+        fmt = output_format(options["fmt"], options["output"], FORMATS, "trec")
+        text = FORMATS[fmt](res, per_query=options["per_query"], names=options["names"],
+                            precision=options["precision"], **(table_layout(options["output"]) if fmt == "table" else {}))
+    flush(notes)
+    write_output(text, options["output"])
+
+
+PROTOCOL_FLAGS = {"leave_one_out": ("--leave-one-out", "leave-one-out"),
+                  "chronological": ("--chronological", "chronological"), "group_by": ("--group-by", "group")}
+
+
+def nrg_request(options: dict):
+    """`nrg`'s options -> analysis.nrg.NRGRequest, refusing (click's usage error) what contradicts
+    itself before any input is read; -o never names an input."""
+    from ..analysis.nrg import NRGRequest
+    from ..render.files import check_outputs
+
+    check_outputs(click.get_current_context().params)
+    o = options
+    chosen = [flag for key, (flag, _) in PROTOCOL_FLAGS.items() if o[key] not in (None, False)]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other")
-    if best_by and group_by is None:
+    if o["best_by"] and o["group_by"] is None:
         raise click.UsageError("--best-by needs --group-by")
-    if sum(r == "-" for r in (*runs, *priors)) > 1:
+    if sum(r == "-" for r in (*o["runs"], *o["priors"])) > 1:
         raise click.UsageError("standard input ('-') can be given once")
-    check_parallel(jobs, scheduler)
-    protocol = {"--leave-one-out": "leave-one-out", "--chronological": "chronological",
-                "--group-by": "group"}.get(chosen[0] if chosen else None, "fixed")
-
-    warnings = []
-    try:
-        from ..pipeline import evaluate as api
-        from ..analysis.nrg import NRGError, evaluate_nrg
-        from ..render.formats import FORMATS
-        from ..pipeline.parallel import ParallelError, executor
-
-        opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision,
-                            run_queries_only=run_queries_only)
-        names_ = [x for v in measures for x in v.split() if x] or None
-        q = api.load_qrels(qrels)
-        if q.skipped:
-            warnings.append(f"{qrels}: skipped {q.skipped} comment or blank lines")
-        from ..inputs.checks import require_finite
-        from .runs import load_runs, require_finite_gains
-
-        require_finite_gains(q, [n for n in (names_ or []) if not n.upper().startswith(("NRG(", "UC("))] or None,
-                             qrels, rel_level)
-
-        every = load_runs(q, [*runs, *priors], qrels, allow_disjoint)  # unique names across runs and priors
-        # after the inputs are read (a bad file is named first): without prior runs NRG is the measure
-        if protocol == "fixed" and not priors:
-            from ..analysis.nrg import NO_PRIOR
-            raise click.UsageError(NO_PRIOR)
-        if protocol in ("leave-one-out", "group") and len(runs) < 2 and not priors:
-            raise click.UsageError(f"{chosen[0]} needs at least two RUNs (one run has no other to be scored against)")
-        with executor(q, jobs, scheduler, scheduler_timeout()) as ex:
-            res = evaluate_nrg(q, every[:len(runs)], every[len(runs):], names_, protocol=protocol, group_by=group_by,
-                               best_by=best_by, unique=unique, options=opts, warn=warnings.append, executor=ex)
-        require_finite(res)
-        fmt = output_format(fmt, output, FORMATS, "trec")
-        from .common import table_layout
-        text = FORMATS[fmt](res, per_query=per_query, names=names, precision=precision,
-                            **(table_layout(output) if fmt == "table" else {}))
-    except (InputError, UnknownMeasure, NRGError, ParallelError) as exc:
-        flush(warnings)
-        fail(str(exc))
-    flush(warnings)
-    write_output(text, output)
+    check_parallel(o["jobs"], o["scheduler"])
+    protocol = next((p for key, (_, p) in PROTOCOL_FLAGS.items() if o[key] not in (None, False)), "fixed")
+    return NRGRequest(o["qrels"], tuple(o["runs"]), tuple(o["priors"]),
+                      [x for v in o["measures"] for x in v.split() if x] or None, protocol, o["group_by"], o["best_by"],
+                      o["unique"], make_options(**o), o["allow_disjoint"], o["jobs"], o["scheduler"],
+                      scheduler_timeout())

@@ -7,7 +7,7 @@ runs to an analysis (compare, queries, nrg); eval makes the same checks on its r
 * a value that overflows (``nDCG(dcg='exp-log2')`` with grades >= 1024: 2^1024 is not a double)
   is refused with the measure, instead of printing ``inf``/``nan`` as a number.
 
-Only click is imported at module level; the rest inside the functions.
+Nothing is imported at module level: the commands import this module before reading any input.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def require_shared_queries(qrels, run, path: str, qrels_path: str, allow: bool =
     import pyarrow.compute as pc
 
     from ..inputs.checks import disjoint_error
-    from ..pipeline.ordering import natural_order, qrels_queries
+    from .ordering import natural_order, qrels_queries
 
     if allow or getattr(qrels, "letor", False):
         return
@@ -35,7 +35,7 @@ def iter_runs(qrels, paths, qrels_path: str, allow_disjoint: bool = False):
     """Read ``paths`` (each whole) one after the other, refusing a disjoint run as it comes: for
     an analysis that evaluates each run as it arrives (compare), with no run held longer."""
     from ..inputs.text import open_input
-    from ..pipeline import evaluate as api
+    from . import evaluate as api
 
     for p in paths:  # a missing or unreadable file is named now, not after the runs before it
         if isinstance(p, str) and p != "-":
@@ -63,7 +63,7 @@ def require_finite_gains(qrels, measures, qrels_path: str, rel_level: float = 1)
     would be ``inf``/``nan``.  ``measures``: names or Metric objects (None: the defaults)."""
     import numpy as np
 
-    from ..pipeline import evaluate as api
+    from . import evaluate as api
 
     grade = np.asarray(getattr(qrels, "grade", []), dtype=np.float64)
     if not grade.size:

@@ -449,3 +449,128 @@ def test_nrg_counts_a_repeated_prior_once(tmp_path):
         assert res.exit_code == 0, res.stderr
         assert res.stdout == base.stdout
         assert "is the same run as" in res.stderr and "counted once" in res.stderr
+
+
+# --------------------------------------------------------------------------- --scheduler
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    pytest.importorskip("distributed")
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None, silence_logs=50) as c:
+        yield c
+
+
+def test_scheduler_workers_get_the_clients_bytes_not_its_paths(dask_cluster, tmp_path, monkeypatch):
+    """A worker started in another directory read its own 'r.txt' (P@10 0.0000 for 0.1500, exit 0)."""
+    from dask.distributed import Client
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    here, there = tmp_path / "client", tmp_path / "worker"
+    here.mkdir()
+    there.mkdir()
+    (here / "q.txt").write_text(QRELS)
+    (here / "r.txt").write_text(RUN)
+    (there / "q.txt").write_text(QRELS)
+    (there / "r.txt").write_text("q1 Q0 zz 1 3 r\n")  # another file of the same name
+    target = str(there)
+
+    class Elsewhere(WorkerPlugin):  # pickled by value: the worker process changes directory
+        name = "elsewhere"
+
+        def setup(self, worker):
+            os.chdir(target)
+
+    with Client(dask_cluster, set_as_default=False) as client:
+        client.register_plugin(Elsewhere())
+        monkeypatch.chdir(here)
+        for extra in ([], ["--no-stream"]):
+            res = cli("--scheduler", dask_cluster.scheduler_address, "-m", "P@10", "--norm", "none", *extra,
+                      "q.txt", "r.txt")
+            assert res.exit_code == 0, res.stderr
+            assert res.stdout == "P@10\tall\t0.1500\n"
+        res = cli("nrg", "--scheduler", dask_cluster.scheduler_address, "-m", "P@10", "q.txt", "r.txt",
+                  "--prior", "r.txt")
+        assert res.exit_code == 0 and res.stdout.startswith("P@10\tall\t0.1500\n"), res.stderr
+
+
+def _run_cli_subprocess(args, cwd, timeout=60):
+    return subprocess.run([sys.executable, "-m", "ulnorm_eval", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout)
+
+
+def test_scheduler_without_workers_fails_within_its_timeout(tmp_path, files):
+    pytest.importorskip("distributed")
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(n_workers=0, processes=True, host="127.0.0.1", dashboard_address=None,
+                      silence_logs=50) as c:
+        # the old code waited forever: the subprocess' own timeout turns that into a failure
+        out = _run_cli_subprocess(["--scheduler", c.scheduler_address, "--scheduler-timeout", "8", "-m", "P@10",
+                                   *files], tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines()[-1] == (
+        f"ulnorm-eval: the Dask scheduler at {c.scheduler_address} has no worker (none joined within 8 s, "
+        "--scheduler-timeout): start one with dask worker ADDRESS")
+
+
+def _listener(reply: bytes | None):
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    held = []
+
+    def serve():
+        while True:
+            try:
+                c, _ = srv.accept()
+            except OSError:
+                return
+            held.append(c)
+            if reply:
+                try:
+                    c.sendall(reply)
+                except OSError:
+                    pass
+
+    threading.Thread(target=serve, daemon=True).start()
+    return srv, f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+
+
+def test_a_listener_that_is_not_dask_is_named_so(tmp_path, files):
+    pytest.importorskip("distributed")
+    srv, address = _listener(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 50)
+    try:
+        out = _run_cli_subprocess(["--scheduler", address, "--scheduler-timeout", "5", "-m", "P@10", *files],
+                                  tmp_path)
+    finally:
+        srv.close()
+    assert out.returncode == 2
+    assert "Maximum allowed dimension" not in out.stderr
+    assert out.stderr.strip().splitlines()[-1] in (
+        f"ulnorm-eval: cannot connect to a Dask scheduler at {address}: what answered there does not speak Dask's "
+        "protocol (is it a Dask scheduler's address?)",
+        f"ulnorm-eval: no Dask scheduler answered at {address} within 5 s (--scheduler-timeout): is that a Dask "
+        "scheduler's address?")
+
+
+def test_the_connection_timeout_is_the_bound_given(tmp_path):
+    """A silent listener held the client for --scheduler-timeout plus 2 s plus Dask's import (3 s: 7 s)."""
+    pytest.importorskip("distributed")
+    import time
+
+    from ulnorm_eval.pipeline import parallel
+
+    srv, address = _listener(None)
+    try:
+        start = time.monotonic()
+        with pytest.raises(parallel.ParallelError, match="within 1 s"):
+            parallel._connect(address, 1.0, start)
+        assert time.monotonic() - start < 2.5
+    finally:
+        srv.close()

@@ -166,11 +166,13 @@ parallel_options = bundle(
                       "processes (0: one per core).  Same output as -j 1, Monte Carlo values included."),
     click.option("--scheduler", metavar="ADDRESS",
                  help="Run the same tasks on an existing Dask cluster (e.g. tcp://host:8786; needs the 'dask' "
-                      "extra).  Runs are read by the workers: local paths on a file system they share."),
+                      "extra).  The workers get the runs' bytes as read here, never a path (a worker elsewhere "
+                      "would read another file)."),
     click.option("--scheduler-timeout", type=FiniteFloat(min=0, min_open=True), default=10.0, show_default=True,
                  metavar="SECONDS", expose_value=False, is_eager=True,
                  callback=lambda ctx, param, value: ctx.meta.__setitem__("scheduler_timeout", value),
-                 help="Give up on --scheduler when no Dask scheduler has answered within SECONDS."),
+                 help="Give up on --scheduler when no Dask scheduler has answered, or none of its workers joined, "
+                      "within SECONDS."),
 )
 
 

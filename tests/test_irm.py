@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from ulnorm_eval.cli.main import main
-from ulnorm_eval.irm import AP, E, IUB, P, RBP, UL1, UL2, WLB, UlnormNote, measure, nDCG
+from ulnorm_eval.irm import AP, E, IUB, P, RBP, UL1, UL2, WLB, measure, nDCG
 
 NAMES = ["nDCG@10", "UL2(nDCG@10)", "UL1(nDCG@10)", "E(AP)", "IUB(AP)", "WLB(AP)", "UL2(AP)", "P@10",
          "UL2(RBP(p=0.9))"]
@@ -48,10 +48,8 @@ def test_dlhard_calc_aggregate_and_iter_calc_equal_the_cli(shared, run):
     d = shared / "dlhard-passage"
     expected = cli_values(d / "qrels.txt", d / "runs" / run, NAMES)
     q, r = frames(d / "qrels.txt", d / "runs" / run)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UlnormNote)
-        agg = ir_measures.calc_aggregate(objects(), q, r)
-        per = list(ir_measures.iter_calc(objects(), q, r))
+    agg = ir_measures.calc_aggregate(objects(), q, r)
+    per = list(ir_measures.iter_calc(objects(), q, r))
     assert {str(m): v for m, v in agg.items()} == expected.loc["all"].drop("run").to_dict()
     got = pd.DataFrame([(m.query_id, str(m.measure), m.value) for m in per], columns=["query", "measure", "value"])
     got = got.pivot(index="query", columns="measure", values="value")
@@ -70,31 +68,32 @@ def test_robust03_runs_equal_the_cli(shared):
     for run in runs:
         expected = cli_values(d / "qrels.txt", run, names)
         r = pd.DataFrame(ir_measures.read_trec_run(str(run)))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UlnormNote)
-            agg = ev.calc_aggregate(r)
+        agg = ev.calc_aggregate(r)
         assert {str(m): v for m, v in agg.items()} == expected.loc["all"].drop("run").to_dict(), run.name
     # per query, for the last run: ir_measures' iter_calc on the same evaluator
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UlnormNote)
-        per = pd.DataFrame([(m.query_id, str(m.measure), m.value) for m in ev.iter_calc(r)],
+    per = pd.DataFrame([(m.query_id, str(m.measure), m.value) for m in ev.iter_calc(r)],
                            columns=["query", "measure", "value"]).pivot(index="query", columns="measure", values="value")
     want = expected.drop(index="all").drop(columns="run")
     assert len(want) == 100
     pd.testing.assert_frame_equal(per.loc[want.index, names], want[names], check_exact=True, check_names=False)
 
 
-def test_a_query_the_run_missed_is_scored_like_the_cli():
+def test_a_query_the_run_missed_is_scored_like_the_cli(caplog):
     """qrels query 2 is absent from the run: scored 0 (UL2 of it from its E and IUB), not ir_measures' default."""
     q = pd.DataFrame({"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "b", "c", "a", "d"],
                       "relevance": [1, 0, 2, 1, 0]})
     r = pd.DataFrame({"query_id": ["1", "1", "1", "3"], "doc_id": ["b", "a", "c", "x"], "score": [3.0, 2.0, 2.0, 1.0]})
-    with pytest.warns(UlnormNote) as notes:
-        per = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc([AP, E(AP)], q, r)}
-    assert {str(w.message) for w in notes} == {
-        f"{m}: run: {n}" for m in ("AP", "E(AP)") for n in (
-            "1 of 2 qrels queries have no ranked documents and score 0 (--run-queries-only leaves them out)",
-            "1 run queries are not in the qrels and were ignored")}
+    import logging
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning at all: the notes are log records
+        with caplog.at_level(logging.WARNING, logger="ulnorm_eval"):
+            per = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc([AP, E(AP)], q, r)}
+    # each note once, not once per measure (2 measures here)
+    assert [rec.getMessage() for rec in caplog.records if rec.name == "ulnorm_eval"] == [
+        "run: 1 of 2 qrels queries have no ranked documents and score 0 (--run-queries-only leaves them out)",
+        "run: 1 run queries are not in the qrels and were ignored"]
     # query 1: ranking b(0), c(2), a(1) (the tie a/c broken by docid descending): AP = (1/2 + 2/3) / 2
     assert per[("1", "AP")] == (1 / 2 + 2 / 3) / 2
     assert per[("2", "AP")] == 0.0
@@ -140,11 +139,25 @@ def test_pyterrier_experiment_reports_them(shared):
     assert not pt.java.started()
 
 
-def test_pytrec_eval_dicts_through_ir_measures():
+def test_pytrec_eval_dicts_through_ir_measures(caplog):
     """q1: d1 (relevant) first: AP 1; pool {d1, d2}: E[AP] = (1 + 1/2)/2 = 0.75, IUB 1: UL2 = (1-0.75)/(1-0.75) = 1.
     q2: d3 second: AP 1/2; its pool is d3 alone, so E = IUB = 1: UL2 undefined, scored 0 (--undefined zero)."""
     qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
     run = {"q1": {"d1": 1.2, "d2": 0.4}, "q2": {"d4": 0.9, "d3": 0.1}}
-    with pytest.warns(UlnormNote, match="UL2 of AP for 1 queries"):
+    import logging
+
+    with caplog.at_level(logging.WARNING, logger="ulnorm_eval"):
         agg = ir_measures.calc_aggregate([AP, UL2(AP)], qrels, run)
+    assert any("UL2 of AP for 1 queries" in rec.getMessage() for rec in caplog.records)
     assert agg == {AP: 0.75, UL2(AP): 0.5}
+
+
+def test_our_AP_equals_ir_measures_AP_as_documented():
+    """ir_measures compares measures by name and parameters: ulnorm_eval.irm.AP == ir_measures.AP, so a dict
+    holding both keeps one key (the module's docstring and docs/python.md say so: pass one of them)."""
+    import ulnorm_eval.irm as irm
+
+    assert AP == ir_measures.AP and hash(AP) == hash(ir_measures.AP)
+    assert len({AP: 1, ir_measures.AP: 2}) == 1
+    doc = " ".join(irm.__doc__.split())
+    assert "``ulnorm_eval.irm.AP`` is our AP and ``ir_measures.AP`` is" in doc and "compare equal" in doc

@@ -20,11 +20,18 @@ command line's (``ulnorm-eval -f tsv -q``) to the last digit, and the mean is ea
 rule summed in trec_eval's query order.  Every qrels query is scored (a query the run did not retrieve
 for scores 0, as on the command line).  The evaluation options are the command line's defaults
 (``--pool qrels``, exact expectations, ``--undefined zero``; relevance at 1 unless ``rel=``); notes
-(undefined variants, queries missing from the qrels) are issued as :class:`UlnormNote` warnings.
+(undefined variants, queries missing from the qrels) go to the ``ulnorm_eval`` logger at WARNING level,
+each once per qrels and run (ir_measures calls every measure on the same pair: a note about the run is
+said once, not once per measure); ``logging.getLogger("ulnorm_eval").setLevel(logging.ERROR)`` silences them.
+
+``ulnorm_eval.irm.AP`` is our AP and ``ir_measures.AP`` is ir_measures' (pytrec_eval's): two objects that
+compare equal, as ir_measures compares measures by name and parameters, so a list or dict holding both
+keeps one key.  They compute the same values on the same ordering (trec_eval's), but ours orders a run by
+trec_eval's rule in double precision and scores every qrels query; pass one of them.
 """
 from __future__ import annotations
 
-import warnings
+import logging
 from typing import Any, Iterator
 
 import ir_measures
@@ -37,8 +44,11 @@ __all__ = ["UlnormMeasure", "FamilyMeasure", "VariantMeasure", "UlnormNote", "me
            "VARIANT_OBJECTS", *[f for f in FAMILIES], *[v for v in VARIANTS if v not in PRIOR_VARIANTS]]
 
 
+LOG = logging.getLogger("ulnorm_eval")
+
+
 class UlnormNote(UserWarning):
-    """A note of the evaluation (undefined variants, run queries not in the qrels), as on the command line's stderr."""
+    """Kept for code that filters it: notes are no longer warnings but records of the ``ulnorm_eval`` logger."""
 
 
 def _nothing(qrels, run):
@@ -71,10 +81,12 @@ class _Cache:
 
     def __init__(self):
         self.key = self.value = None
+        self.said: set = set()  # the notes logged for this qrels and run (each once)
 
     def get(self, qrels, run):
         if self.key is not None and self.key[0] is qrels and self.key[1] is run:
             return self.value
+        self.said = set()
         from .inputs.frames import qrels_from_object, run_from_object
 
         q = qrels_from_object(qrels, "<qrels>")
@@ -109,7 +121,9 @@ class UlnormMeasure(_RuntimeMeasure):
         q, r, original = _CACHE.get(qrels, run)
         rr = evaluate_run(q, r, [metric], Options())
         for note in rr.notes:
-            warnings.warn(f"{self}: {note}", UlnormNote, stacklevel=2)
+            if note not in _CACHE.said:  # a note on the run is the same for every measure: said once
+                _CACHE.said.add(note)
+                LOG.warning(note)
         values = rr.values[metric]
         # trec_eval's query order (qid byte order): the aggregator then sums as the 'all' row does
         for i in np.argsort(np.asarray(rr.qids, dtype=object), kind="stable"):

@@ -574,3 +574,36 @@ def test_the_connection_timeout_is_the_bound_given(tmp_path):
         assert time.monotonic() - start < 2.5
     finally:
         srv.close()
+
+
+# --------------------------------------------------------------------------- the checksum is of what was read
+
+def test_json_checksum_of_a_run_replaced_mid_evaluation_is_refused(files, monkeypatch):
+    import hashlib
+
+    from ulnorm_eval.pipeline import parallel
+
+    q, r = files
+    res = cli("-f", "json", "-m", "P@10", "--norm", "none", q, r)
+    doc = json.loads(res.stdout)
+    assert doc["meta"]["inputs"]["runs"][0]["sha256"] == hashlib.sha256(open(r, "rb").read()).hexdigest()
+    original = parallel.evaluate_paths
+
+    def replaced_after_reading(*a, **kw):  # the run is replaced once its numbers are computed
+        for res in original(*a, **kw):
+            with open(r, "w") as fh:
+                fh.write("q1 Q0 d9 1 3 other\nq2 Q0 d8 1 3 other\n")
+            yield res
+
+    monkeypatch.setattr(parallel, "evaluate_paths", replaced_after_reading)
+    res = cli("-f", "json", "-m", "P@10", "--norm", "none", q, r)
+    one_line_error(res, f"{r}: changed while it was being evaluated")
+    assert res.stdout == ""
+
+
+def test_condensed_variant_over_all_trec_and_of_a_text_measure(files):
+    """--norm cl -m all_trec and CL(relstring) were internal errors (TypeError isnan)."""
+    res = cli("--norm", "cl", "-m", "all_trec", *files)
+    assert res.exit_code == 0, res.stderr
+    assert "CL(P@10)\tall\t0.1500" in res.stdout
+    one_line_error(cli("-m", "CL(relstring)", *files), "relstring is text")

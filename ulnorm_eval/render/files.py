@@ -191,6 +191,7 @@ def check_outputs(params: dict) -> None:
     if sum(os.fspath(p) == "-" for p in inputs) > 1:
         raise InputError("-", None, "standard input can be read once, and QRELS counts: "
                                     "give the other inputs as files")
+    remember_inputs(inputs)
     if params.get("qrels"):
         inputs.append(os.fspath(params["qrels"]) + ".query")
     stdin_id = _fd_identity(0) if uses_stdin else None
@@ -205,6 +206,36 @@ def check_outputs(params: dict) -> None:
                 raise OutputError(a, f"given to both {fa} and {fb}")
     if "output" in params and params.get("output") is None:
         _check_stdout(inputs, stdin_id)
+
+
+# Each regular input file as it was before the command read it: (device, inode, size, mtime in ns) by
+# absolute path.  A checksum printed with the numbers (-f json) is only of the bytes that were read if
+# the file did not change in between (render/json_out.py sha256_file checks).
+_INPUT_STATS: dict = {}
+
+
+def _signature(st) -> tuple:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def remember_inputs(paths) -> None:
+    """Record the signature of each regular input file (before anything reads it)."""
+    for p in paths:
+        p = os.fspath(p)
+        if p == "-":
+            continue
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue  # reported when it is read
+        if stat.S_ISREG(st.st_mode):
+            _INPUT_STATS.setdefault(os.path.abspath(p), _signature(st))
+
+
+def changed_since_start(path, st) -> bool:
+    """Whether the file ``path`` (whose stat is ``st``) is not the one :func:`remember_inputs` saw."""
+    seen = _INPUT_STATS.get(os.path.abspath(os.fspath(path)))
+    return seen is not None and seen != _signature(st)
 
 
 def _path_inputs() -> list:

@@ -111,10 +111,21 @@ def sha256_file(path) -> str | None:
         return None
     import hashlib
 
+    from ..inputs.errors import InputError
+    from .files import changed_since_start
+
     h = hashlib.sha256()
     with open(path, "rb") as fh:
+        before = os.fstat(fh.fileno())
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
+        after = os.fstat(fh.fileno())
+    # the checksum is of the bytes the numbers were computed from only if the file is the one the
+    # command started with (a run replaced mid-evaluation gave old numbers with the new file's SHA-256)
+    if changed_since_start(path, before) or changed_since_start(path, after):
+        raise InputError(path, None, "changed while it was being evaluated (its size, time or inode differ from "
+                                     "when the command started): the numbers and its SHA-256 would be of "
+                                     "different bytes; evaluate it again")
     return h.hexdigest()
 
 

@@ -248,3 +248,46 @@ def test_table_caption_names_the_world_and_explains_a_zero_share(tmp_path):
     assert "whatever grades the unjudged documents the run retrieved take, documents no run retrieved being " \
            "non-relevant" in text
     assert text.count("[LB, UB]: the least and the largest M") == 1 and "LB: the smallest" not in text
+
+
+# --------------------------------------------------------------------------- large grades
+
+LARGE = MEASURES + [registry.parse(x).measure for x in ("nDCG(gains={0:0,3:70,17:2,80:1})@3",
+                                                         "nDCG(gains={1:90,40:3})", "nDCG(dcg='exp-log2')@2")]
+
+
+@pytest.mark.parametrize("m", LARGE, ids=str)
+def test_large_grades_equal_brute_force_over_every_grade(m):
+    """G above ALL_GRADES: the bounds use a few candidate grades, and still equal the minimum and
+    maximum over every grade 0..G (brute force, up to 2 holes a query, sparse and non-integer grades)."""
+    from test_holes import brute
+
+    rng = np.random.default_rng(90 + len(str(m)))
+    pick = [0.0, 0.0, 1.0, 2.0, 3.0, 5.0, 17.0, 33.5, 40.0, 79.0, 80.0]
+    for trial in range(3):
+        queries = []
+        for _ in range(4):
+            run = [None if rng.random() < 0.35 else float(rng.choice(pick)) for _ in range(int(rng.integers(1, 6)))]
+            while sum(g is None for g in run) > 2:
+                run[run.index(None)] = 0.0
+            queries.append((run, [float(rng.choice(pick)) for _ in range(int(rng.integers(0, 3)))] + [80.0]))
+        rk, J = build(queries)
+        assert J.max_grade == 80.0
+        for level in (1.0, 17.0):
+            lb, ub = hole_bounds(rk, J, m, level)
+            blo, bhi = brute(queries, m, 80.0, level)
+            np.testing.assert_allclose(lb, blo, rtol=1e-12, atol=1e-13, err_msg=f"LB {m} {trial} {level}")
+            np.testing.assert_allclose(ub, bhi, rtol=1e-12, atol=1e-13, err_msg=f"UB {m} {trial} {level}")
+
+
+def test_large_grades_cost_no_more_than_small_ones(tmp_path):
+    """The issue's 3-line qrels with grade 1e5, 1e6 and 2^53 (was 23.6 s, > 590 s, out of memory): the
+    candidate grades are a few, whatever G is."""
+    from ulnorm_eval.core.holes import HoleContext
+
+    for G in (1e5, 1e6, 2.0 ** 53):
+        rk, J = build([([None, G, None, 0.0], [0.0])])
+        h = HoleContext(rk, J, registry.parse("nDCG@10").measure, 1.0)
+        assert len(h.cands) <= 16 and h.cands[0] == 0.0 and h.cands[-1] == G
+        lb, ub = hole_bounds(rk, J, registry.parse("nDCG@10").measure, 1.0)
+        assert 0 < lb[0] <= ub[0] == pytest.approx(1.0)

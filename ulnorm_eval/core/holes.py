@@ -121,10 +121,34 @@ def with_outside(J: Judgements, base: np.ndarray, extra: np.ndarray, grade: floa
                       J.max_grade)
 
 
-def candidate_grades(max_grade: float) -> np.ndarray:
-    """The grades an unjudged document may take: 0, 1, ..., floor(G), and G when not an integer."""
+ALL_GRADES = 64  # up to this largest grade every grade 0..G is a candidate; above, only the deciding ones
+
+
+def candidate_grades(max_grade: float, values=None) -> np.ndarray:
+    """The grades an unjudged document may take: 0, 1, ..., floor(G), and G when not an integer.
+
+    With ``values`` (the judged grades, their gains and a gain map's grades) and G above ``ALL_GRADES``,
+    only the grades that can decide an extreme, a few per value whatever G is (never O(G)): 0, floor(G),
+    G, every listed value's floor and ceiling within [0, floor(G)] and the unlisted grades next to a
+    gain map's (where a grade's gain is the grade itself).  Why these suffice: the families with hole
+    bounds read a hole through its gain only; binary and monotone ones need just a least and a largest
+    gain (at 0..a few and at floor(G)..G: a gain map changes only its listed grades); for nDCG, moving
+    a group of holes sharing a gain between two neighbouring values of the other documents' gains
+    moves DCG/IDCG monotonically (a linear-fractional function), so an extreme puts every group on a
+    judged gain or on the feasible gain nearest one, from below or above, or on the least or largest
+    gain, and for a gain equal to the grade (raw, a gain map's unlisted grades) or increasing in it
+    (exp-log2) those are the floors and ceilings kept.  Checked against every grade 0..G by brute force
+    (tests/test_holes_worlds.py)."""
     G = max(float(max_grade), 0.0)
-    g = np.arange(int(np.floor(G)) + 1, dtype=np.float64)
+    top = int(np.floor(G))
+    if values is None or top <= ALL_GRADES:
+        g = np.arange(top + 1, dtype=np.float64)
+        return g if G == np.floor(G) else np.append(g, G)
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = np.clip(v[np.isfinite(v)], 0.0, float(top))
+    near = np.concatenate([np.floor(v), np.ceil(v), np.floor(v) - 1, np.ceil(v) + 1, np.arange(3.0), [top - 2.0, top - 1.0, top]])
+    near = near[(near >= 0) & (near <= top)]
+    g = np.unique(near)
     return g if G == np.floor(G) else np.append(g, G)
 
 
@@ -167,7 +191,15 @@ class HoleContext:
 
     @cached_property
     def cands(self) -> np.ndarray:
-        return candidate_grades(self.J.max_grade)
+        """The candidate grades of a hole (:func:`candidate_grades`; for a large G only the deciding ones)."""
+        G = self.J.max_grade
+        if np.floor(max(float(G), 0.0)) <= ALL_GRADES:
+            return candidate_grades(G)
+        gains = self.m.get("gains") if hasattr(self.m, "get") else None
+        keys = np.asarray(sorted(gains), dtype=np.float64) if gains else np.zeros(0)
+        grades = np.unique(np.asarray(self.J.grade, dtype=np.float64))
+        vals = np.asarray(self.family.gain(grades, self.m, self.rel, G), dtype=np.float64)
+        return candidate_grades(G, np.concatenate([grades, vals, keys, [float(self.rel)]]))
 
     @cached_property
     def boot(self) -> np.ndarray:

@@ -124,3 +124,19 @@ def test_overlap_is_over_the_shared_holes(tmp_path):
     # q1: R = 2 + x -> AP(A) = 2/3 with x relevant; q2: R = 1 + y -> 1/2: mean LB (2/3 + 1/2)/2
     assert abs(lbA - (2 / 3 + 1 / 2) / 2) < 1e-12
     assert got[("A", "B")] == 0
+
+
+def test_overlap_of_a_variant_prints_as_documented(tmp_path):
+    """docs/holes.md: holes_overlap is nan in tsv (null in JSON) for a variant, which has no hole interval."""
+    qrels, paths = _files(tmp_path)
+    out = subprocess.run(["ulnorm-eval", "compare", "--holes", "-m", "P@2", "--norm", "ul2", "--table", "pairs",
+                          qrels, *paths], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    rows = [ln.split("\t") for ln in out.stdout.splitlines()]
+    col = rows[0].index("holes_overlap")
+    assert {r[col] for r in rows[1:] if r[0] == "UL2(P@2)"} == {"nan"}
+    assert {r[col] for r in rows[1:] if r[0] == "P@2"} <= {"0", "1"}
+    js = subprocess.run(["ulnorm-eval", "compare", "--holes", "-m", "P@2", "--norm", "ul2", "--table", "pairs", "-f",
+                         "json", qrels, *paths], capture_output=True, text=True)
+    pairs = json.loads(js.stdout)["pairs"]
+    assert {p["holes_overlap"] for p in pairs if p["metric"] == "UL2(P@2)"} == {None}

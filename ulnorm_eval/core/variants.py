@@ -99,12 +99,14 @@ register_variant(Variant(
     "Normalized Residual Gain (SIGIR-AP 2024) App. B", "[0, K]", "prior"))
 
 register_variant(Variant(
-    "LB", (), "the smallest M over every grade 0..G (the qrels' largest) of the unjudged retrieved documents, "
-    "judged ones fixed; IDCG and R change with the assignment (--holes)", "beyond the papers cited (docs/holes.md)",
+    "LB", (), "the smallest M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of "
+    "the command retrieved (one grade each, shared by the runs), judged ones fixed; IDCG and R change with the "
+    "assignment (--holes: closed, open, open=N or open=P% says which other documents may be relevant)", "beyond the papers cited (docs/holes.md)",
     "[min M, M]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="LB"))
 register_variant(Variant(
-    "UB", (), "the largest M over every grade 0..G (the qrels' largest) of the unjudged retrieved documents, "
-    "judged ones fixed; IDCG and R change with the assignment (--holes)", "beyond the papers cited (docs/holes.md)",
+    "UB", (), "the largest M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of "
+    "the command retrieved (one grade each, shared by the runs), judged ones fixed; IDCG and R change with the "
+    "assignment (--holes: closed, open, open=N or open=P% says which other documents may be relevant)", "beyond the papers cited (docs/holes.md)",
     "[M, max M]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="UB"))
 
 _BOOT = ("grades of the unjudged documents within the cutoff drawn from a prior (--holes-prior: the query's "

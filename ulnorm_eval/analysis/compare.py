@@ -491,3 +491,79 @@ def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=
     cmp = compare(res, warn=warn, **kw)
     cmp.notes[:0] = setup + res.notes
     return cmp
+
+
+# --------------------------------------------------------------------------- the command's request
+
+
+@dataclass(frozen=True)
+class CompareRequest:
+    """What `ulnorm-eval compare` asks for (docs/comparing.md): the runs, measures and variants
+    (None: the defaults), the evaluation options, and the keywords of :func:`compare`."""
+
+    qrels: str
+    runs: tuple
+    measures: list | None = None
+    variants: list | None = None
+    options: object = None  # pipeline.blocks.Options (None: the defaults)
+    groups: str | None = None
+    holes: bool = False
+    holes_bootstrap: bool = False
+    swap_between: tuple | None = None  # two sets: all, uninformative, ideal, or a file of query ids
+    allow_disjoint: bool = False
+    pairs: bool = True  # the pairs table (memory ~ runs^2)
+    jobs: int = 1
+    scheduler: str | None = None
+    scheduler_timeout: float = 10.0
+    compare: dict = field(default_factory=dict)  # test, reps, seed, correction, alpha, subset, ...
+
+
+def baseline_run_name(baseline: str, paths, names) -> str:
+    """--baseline given as one of the RUN paths or as a run name -> the run's name in the comparison."""
+    if baseline in paths:
+        return names[list(paths).index(baseline)]
+    if baseline in names:
+        return baseline
+    raise ValueError(f"--baseline {baseline}: not one of the RUNS (give its path or run name: {', '.join(names)})")
+
+
+def query_sets(specs, notes: list) -> tuple:
+    """--swap-between's two sets: a named set (all, uninformative, ideal) or a file of query ids."""
+    from ..inputs.tables import read_query_ids
+
+    out = []
+    for spec in specs:
+        if spec in SUBSET_SETS:
+            out.append(spec)
+            continue
+        ids, repeated = read_query_ids(spec)
+        if repeated:
+            notes.append(f"{spec}: {repeated} repeated query ids counted once")
+        out.append(ids)
+    return tuple(out)
+
+
+def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
+    """Read the qrels of ``request``, refuse what its sizes or gains cannot answer, read the runs one
+    after the other (a run sharing no query with the qrels refused) and :func:`compare` them; notes for
+    stderr are appended to ``notes``."""
+    from ..pipeline import evaluate as api
+    from ..pipeline.parallel import executor
+    from ..pipeline.run_checks import iter_runs, refuse_non_finite_means, require_finite_gains
+
+    q = api.load_qrels(request.qrels, groups=request.groups)
+    size = request.compare.get("subset_size")
+    if size is not None and size > len(set(q.qid.to_pylist())):
+        raise ValueError(f"--subset-size {size}: {request.qrels} has only {len(set(q.qid.to_pylist()))} queries")
+    require_finite_gains(q, request.measures, request.qrels, request.options.rel_level)
+    if request.holes and api.holes_note(request.measures):
+        notes.append(api.holes_note(request.measures))
+    sets = query_sets(request.swap_between, notes) if request.swap_between else None
+    loaded = iter_runs(q, request.runs, request.qrels, request.allow_disjoint)  # compare names repeats itself
+    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
+        cmp = compare_files(q, loaded, request.measures, request.variants, request.options, notes.append,
+                            executor=ex, read_ahead="-" not in request.runs, swap_between=sets,
+                            holes=request.holes, holes_bootstrap=request.holes_bootstrap, pairs=request.pairs,
+                            **request.compare)
+    refuse_non_finite_means(cmp, request.qrels)
+    return cmp

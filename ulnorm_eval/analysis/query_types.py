@@ -27,11 +27,12 @@ largest gap between the "average real nDCG" and the expected nDCG) are :func:`se
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Thresholds", "TYPES", "SUBSETS", "normalised", "classify", "select_subset", "query_table"]
+__all__ = ["Thresholds", "TYPES", "SUBSETS", "normalised", "classify", "select_subset", "query_table",
+           "QueriesRequest", "queries_for_request"]
 
 TYPES = ("ideal", "informative", "uninformative", "hard", "easy")
 SUBSETS = ("all", "uninformative", "ideal")
@@ -199,3 +200,40 @@ def run_task(qrels, run, metrics, quiet, qids, options):
         return res, None
     rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision, depth=options.depth)
     return res, make_pool(options.pool, rr.ranking, judgements(qrels, qids)).n
+
+
+@dataclass(frozen=True)
+class QueriesRequest:
+    """What `ulnorm-eval queries` asks for: the runs, measures (None: the defaults), the evaluation
+    options and the query-type thresholds."""
+
+    qrels: str
+    runs: tuple
+    measures: list | None = None
+    options: object = None  # pipeline.blocks.Options
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    groups: str | None = None
+    holes: bool = False
+    allow_disjoint: bool = False
+    jobs: int = 1
+    scheduler: str | None = None
+    scheduler_timeout: float = 10.0
+
+
+def queries_for_request(request: QueriesRequest, notes: list):
+    """Read the qrels and runs of ``request`` (a run sharing no query with the qrels refused, gains that
+    overflow refused) and build :func:`query_table`; notes for stderr are appended to ``notes``."""
+    from ..pipeline import evaluate as api
+    from ..pipeline.parallel import executor
+    from ..pipeline.run_checks import load_runs, refuse_non_finite_frame, require_finite_gains
+
+    if request.holes and api.holes_note(request.measures):
+        notes.append(api.holes_note(request.measures))
+    q = api.load_qrels(request.qrels, groups=request.groups)
+    require_finite_gains(q, request.measures, request.qrels, request.options.rel_level)
+    loaded = load_runs(q, request.runs, request.qrels, request.allow_disjoint)
+    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
+        table = query_table(q, loaded, request.measures, request.options, request.thresholds, notes.append, ex,
+                            holes=request.holes)
+    refuse_non_finite_frame(table, ("E", "IUB", "WLB", "mean"), request.qrels)
+    return table

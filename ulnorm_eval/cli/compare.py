@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from ..core.variants import variant_names
-from .common import CONTEXT, fail, flush, output_format, split_names, split_variants, write_output
+from .common import CONTEXT, fail, flush, output_format, refusals, split_names, split_variants, write_output
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import FiniteFloat, NonEmpty
 
@@ -116,94 +116,72 @@ def _check_plot(plot) -> None:
 @lambda f: _eval_options(f, FRAME_FORMATS,
                          "  latex and markdown: the systems x metrics table for a paper (best per column "
                          "in bold, significance as superscripts; --table is ignored).")
-def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset_size, swap_trials, phi_target,
-                swap_between, tables, baseline, holes, holes_samples, holes_prior, seed, measures, rel_level, depth, ties, score_precision, pool, expectation, undefined,
-                permutations, groups, jobs, scheduler, fmt, precision, output, plot, allow_disjoint):
+def compare_cmd(**options):
     """Compare RUNS on QRELS under every measure and variant: ranks, Kendall's tau, paired tests,
     discriminative power, conflicts, PAD, the split-half swap rate and stability (Φ).
 
     The papers' significance setting (Karmaker & Feng 2022: Student's t-test, α = 0.05, no correction)
     is --correction none; every table names the test and correction it used."""
-    from ..render.files import check_outputs
-    from ..analysis.compare import SUBSET_SETS
-    params = dict(click.get_current_context().params)
-    params["query_sets"] = [x for x in (swap_between or ()) if x not in SUBSET_SETS]
-    check_outputs(params)  # -o/--plot never an input; before reading
-    from ..inputs.trec import InputError
-    from ..core.registry import UnknownMeasure
+    from ..analysis.compare import compare_for_request
+    from ..render.compare_report import compare_outputs
+    from ..render.outputs import write_all
 
-    if len(runs) < 2:
+    view = compare_view(options)
+    request = compare_request(options, view)
+    notes = []
+    with refusals(notes, ValueError):
+        outputs = compare_outputs(compare_for_request(request, notes), request, view)
+    flush(notes)
+    write_all(outputs)
+
+
+def compare_view(options: dict):
+    """`compare`'s output options -> render.compare_report.CompareView, after the checks that need no
+    input (click's usage errors); -o/--plot never name an input."""
+    from ..analysis.compare import SUBSET_SETS
+    from ..render.compare_report import CompareView
+    from ..render.files import check_outputs
+    from ..render.frames import FRAME_FORMATS
+
+    o = options
+    params = dict(click.get_current_context().params)
+    params["query_sets"] = [x for x in (o["swap_between"] or ()) if x not in SUBSET_SETS]
+    check_outputs(params)  # -o/--plot never an input; before reading
+    if len(o["runs"]) < 2:
         raise click.UsageError("compare needs at least two runs")
-    if holes and holes[1] is not None:
-        raise click.UsageError(f"--holes {holes[1]}: compare has no gate to fail or warn; its pairs table says "
+    if o["holes"] and o["holes"][1] is not None:
+        raise click.UsageError(f"--holes {o['holes'][1]}: compare has no gate to fail or warn; its pairs table says "
                                "which pairs the holes could reverse (holes_overlap).  Give only the world: "
                                "closed, open, open=N or open=P%")
-    chosen = _table_list(tables)
-    from ..render.frames import FRAME_FORMATS
-    fmt = output_format(fmt, output, FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
-    paper = fmt in ("latex", "markdown")
-    _check_plot(plot)
-    check_parallel(jobs, scheduler)
-    # the options that name runs or sizes, checked before any run is read (an evaluation of minutes
-    # must not end in a usage error)
-    if baseline is not None and "-" not in runs:  # the names are the files' (a run on stdin names itself)
+    chosen = _table_list(o["tables"])
+    fmt = output_format(o["fmt"], o["output"], FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
+    return CompareView(fmt, tuple(chosen), o["precision"], o["output"], o["plot"], o["baseline"])
+
+
+def compare_request(options: dict, view):
+    """`compare`'s options -> analysis.compare.CompareRequest, refusing what names a run or a size
+    wrongly before any run is read (an evaluation of minutes must not end in a usage error)."""
+    from ..analysis.compare import CompareRequest
+
+    o = options
+    _check_plot(o["plot"])
+    check_parallel(o["jobs"], o["scheduler"])
+    if o["baseline"] is not None and "-" not in o["runs"]:  # the names are the files' (a run on stdin names itself)
         from ..inputs.checks import unique_names
         from ..inputs.trec import file_run_name
 
-        _run_name(baseline, runs, unique_names([file_run_name(p) for p in runs]))
-    if subset_size is not None and subset == "all" and not swap_between:
-        raise click.UsageError(f"--subset-size {subset_size}: needs --subset uninformative or ideal (or "
+        _run_name(o["baseline"], o["runs"], unique_names([file_run_name(p) for p in o["runs"]]))
+    if o["subset_size"] is not None and o["subset"] == "all" and not o["swap_between"]:
+        raise click.UsageError(f"--subset-size {o['subset_size']}: needs --subset uninformative or ideal (or "
                                "--swap-between); --subset all takes every query")
-    warnings = []
-    try:
-        from ..pipeline import evaluate as api
-        from ..analysis.compare import compare_files
-        from ..pipeline.parallel import executor
-
-        opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
-                            expectation=expectation, undefined=undefined, permutations=permutations,
-                            seed=seed, holes=holes[0] if holes else "closed", holes_samples=holes_samples or 1000,
-                            holes_prior=holes_prior)
-        from ..pipeline.run_checks import iter_runs, refuse_non_finite_means, require_finite_gains
-
-        q = api.load_qrels(qrels, groups=groups)
-        if subset_size is not None and subset_size > len(set(q.qid.to_pylist())):
-            fail(f"--subset-size {subset_size}: {qrels} has only {len(set(q.qid.to_pylist()))} queries")
-        require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
-        variants = split_variants(norm)  # None: the defaults
-        if holes and api.holes_note(split_names(measures) or None):
-            warnings.append(api.holes_note(split_names(measures) or None))
-        sets = _query_sets(swap_between, warnings) if swap_between else None
-        loaded = iter_runs(q, runs, qrels, allow_disjoint)  # compare names repeats itself
-        with executor(q, jobs, scheduler, scheduler_timeout()) as ex:
-            cmp = compare_files(q, loaded, split_names(measures) or None, variants, opts, warnings.append,
-                                executor=ex, read_ahead="-" not in runs, test=test, reps=reps, seed=seed, correction=correction, alpha=alpha,
-                                subset=subset, subset_size=subset_size, swap_trials=swap_trials,
-                                phi_target=phi_target, swap_between=sets, holes=bool(holes),
-                                holes_bootstrap=bool(holes and holes_samples),
-                                pairs="pairs" in chosen or paper or plot is not None or baseline is not None)  # else memory ~ runs^2
-        refuse_non_finite_means(cmp, qrels)
-    except (InputError, UnknownMeasure, ValueError) as exc:
-        flush(warnings)
-        fail(str(exc))
-    flush(warnings)
-    frames = dict(cmp.tables)
-    meta = {**cmp.meta, "qrels": str(qrels), "run_files": list(runs)}
-    if baseline is not None:
-        meta["baseline"] = _run_name(baseline, runs, cmp.runs)
-    if paper:
-        chosen = ["systems", "pairs"]
-        meta["metric_queries"] = {m: len(q) for m, q in cmp.queries.items()}
-    elif baseline is not None:  # the pairs against the baseline, corrected over them
-        from ..analysis.marks import baseline_pairs
-        frames["pairs"] = baseline_pairs(frames["pairs"], meta["baseline"], correction, alpha)
-        chosen = chosen + ["pairs"] if "pairs" not in chosen else chosen
-    picture = None
-    if plot:  # drawn in memory, written with the table in one step (render/outputs.py)
-        from ..render.plots import PictureBuffer, plot_compare
-        picture = PictureBuffer(plot)
-        plot_compare(cmp, picture)
-    _emit({k: frames[k] for k in chosen}, fmt, precision, output, meta, resolved=True, picture=picture)
+    holes = o["holes"]
+    opts = make_options(**{**o, "holes": holes[0] if holes else "closed", "holes_samples": o["holes_samples"] or 1000})
+    keys = ("test", "reps", "seed", "correction", "alpha", "subset", "subset_size", "swap_trials", "phi_target")
+    return CompareRequest(o["qrels"], tuple(o["runs"]), split_names(o["measures"]) or None, split_variants(o["norm"]),
+                          opts, o["groups"], bool(holes), bool(holes and o["holes_samples"]), o["swap_between"],
+                          o["allow_disjoint"], "pairs" in view.tables or view.paper or o["plot"] is not None
+                          or o["baseline"] is not None, o["jobs"], o["scheduler"], scheduler_timeout(),
+                          {k: o[k] for k in keys})
 
 
 @click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG)
@@ -220,70 +198,45 @@ def compare_cmd(qrels, runs, norm, test, reps, correction, alpha, subset, subset
 @holes_option
 @seed_option
 @_eval_options
-def queries_cmd(qrels, runs, informative_gap, ideal_gap, hard_below, easy_above, holes, seed, measures, rel_level, depth,
-                ties, score_precision, pool, expectation, undefined, permutations, groups, jobs, scheduler, fmt,
-                precision, output, plot, allow_disjoint):
+def queries_cmd(**options):
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure, the RUNS'
     mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB: docs/comparing.md, "Query types")."""
+    from ..analysis.query_types import queries_for_request
     from ..render.files import check_outputs
-    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
-    from ..inputs.trec import InputError
-    from ..core.registry import UnknownMeasure
 
-    if not runs:
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
+    o = options
+    if not o["runs"]:
         raise click.UsageError("queries needs at least one RUN: the mean, gap and query type come from "
                                "the runs' scores")
-    _check_plot(plot)
-    check_parallel(jobs, scheduler)
-    warnings = []
-    try:
-        from ..pipeline import evaluate as api
-        from ..analysis.query_types import Thresholds, query_table
-        from ..pipeline.run_checks import load_runs, refuse_non_finite_frame, require_finite_gains
-        from ..pipeline.parallel import executor
-
-        thresholds = Thresholds(informative_gap, ideal_gap, hard_below, easy_above)
-        if holes and api.holes_note(split_names(measures) or None):
-            warnings.append(api.holes_note(split_names(measures) or None))
-        opts = make_options(rel_level=rel_level, depth=depth, ties=ties, score_precision=score_precision, pool=pool,
-                            expectation=expectation, undefined=undefined, permutations=permutations,
-                            seed=seed, holes=holes[0] if holes else "closed")
-        q = api.load_qrels(qrels, groups=groups)
-        require_finite_gains(q, split_names(measures) or None, qrels, rel_level)
-        loaded = load_runs(q, runs, qrels, allow_disjoint)
-        with executor(q, jobs, scheduler, scheduler_timeout()) as ex:
-            table = query_table(q, loaded, split_names(measures) or None, opts, thresholds, warnings.append, ex,
-                                holes=bool(holes))
-        refuse_non_finite_frame(table, ("E", "IUB", "WLB", "mean"), qrels)
-    except (InputError, UnknownMeasure, ValueError) as exc:
-        flush(warnings)
-        fail(str(exc))
-    flush(warnings)
-    meta = {"qrels": str(qrels), "run_files": list(runs), "thresholds": vars(thresholds), "pool": pool}
+    _check_plot(o["plot"])
+    check_parallel(o["jobs"], o["scheduler"])
+    notes = []
+    with refusals(notes, ValueError):
+        request = queries_request(o)
+        table = queries_for_request(request, notes)
+    flush(notes)
+    meta = {"qrels": str(o["qrels"]), "run_files": list(o["runs"]), "thresholds": vars(request.thresholds),
+            "pool": o["pool"]}
     picture = None
-    if plot:
+    if o["plot"]:
         from ..render.plots import PictureBuffer, plot_queries
-        picture = PictureBuffer(plot)
-        plot_queries(table, picture, thresholds)
-    _emit({"queries": table}, fmt, precision, output, meta, picture=picture)
+        picture = PictureBuffer(o["plot"])
+        plot_queries(table, picture, request.thresholds)
+    _emit({"queries": table}, o["fmt"], o["precision"], o["output"], meta, picture=picture)
 
 
-def _query_sets(specs, warnings) -> tuple:
-    """--swap-between's two sets: a named set (all, uninformative, ideal) or a file of query ids."""
-    from ..analysis.compare import SUBSET_SETS
-    from ..inputs.tables import read_query_ids
+def queries_request(options: dict):
+    """`queries`' options -> analysis.query_types.QueriesRequest (ValueError: thresholds out of order)."""
+    from ..analysis.query_types import QueriesRequest, Thresholds
 
-    out = []
-    for spec in specs:
-        if spec in SUBSET_SETS:
-            out.append(spec)
-            continue
-        ids, repeated = read_query_ids(spec)
-        if repeated:
-            warnings.append(f"{spec}: {repeated} repeated query ids counted once")
-        out.append(ids)
-    return tuple(out)
+    o = options
+    thresholds = Thresholds(o["informative_gap"], o["ideal_gap"], o["hard_below"], o["easy_above"])
+    opts = make_options(**{**o, "holes": o["holes"][0] if o["holes"] else "closed"})
+    return QueriesRequest(o["qrels"], tuple(o["runs"]), split_names(o["measures"]) or None, opts, thresholds,
+                          o["groups"], bool(o["holes"]), o["allow_disjoint"], o["jobs"], o["scheduler"],
+                          scheduler_timeout())
 
 
 SWAPS_EPILOG = """\b
@@ -332,12 +285,13 @@ def _table_list(text: str) -> list:
 
 
 def _run_name(baseline: str, paths, names) -> str:
-    """--baseline given as one of the RUN paths or as a run name -> the run's name in the comparison."""
-    if baseline in paths:
-        return names[list(paths).index(baseline)]
-    if baseline in names:
-        return baseline
-    fail(f"--baseline {baseline}: not one of the RUNS (give its path or run name: {', '.join(names)})")
+    """--baseline given as one of the RUN paths or as a run name -> its name (refused: one line, exit 2)."""
+    from ..analysis.compare import baseline_run_name
+
+    try:
+        return baseline_run_name(baseline, paths, names)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def _emit(frames: dict, fmt, precision, output, meta, resolved: bool = False, picture=None) -> None:

@@ -169,3 +169,60 @@ def test_commands_are_thin():
     long = {name for name, n in sizes.items() if n > COMMAND_LINES}
     assert not LONG_COMMANDS - long, f"short enough now, drop from LONG_COMMANDS: {LONG_COMMANDS - long}"
     assert long <= LONG_COMMANDS, {name: sizes[name] for name in long - LONG_COMMANDS}
+
+
+DOC = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+
+
+def documented_modules() -> set:
+    """Module paths (relative to the repository) named in docs/architecture.md's tree of the layers."""
+    import re
+
+    block = DOC.split("## The layers", 1)[1].split("```", 2)[1]
+    stack, out = [], set()
+    for line in block.splitlines():
+        m = re.match(r"( *)(\S+)", line)
+        if not m:
+            continue
+        indent, first = len(m.group(1)), m.group(2)
+        stack = [(i, d) for i, d in stack if i < indent]
+        where = "/".join(d for _, d in stack)
+        if first.endswith("/"):
+            stack.append((indent, first.rstrip("/")))
+            out.add(f"{where}/{first.rstrip('/')}/__init__.py".lstrip("/"))
+            continue
+        names = line.strip() if ".py," in line else line.strip().split("  ")[0]
+        for name in re.findall(r"\b(\w+\.py)\b", names):
+            out.add(f"{where}/{name}".lstrip("/"))
+    return out
+
+
+def test_every_module_is_described():
+    files = {p.relative_to(ROOT.parent).as_posix() for p in ROOT.rglob("*.py")}
+    missing = sorted(files - documented_modules())
+    assert not missing, f"docs/architecture.md's tree of the layers lacks {missing}"
+
+
+def test_the_worked_example_runs(tmp_path):
+    """docs/architecture.md's toy measure, run as it stands: Top1 per query against a hand count, E
+    against every permutation of the pool, and the registry as it was afterwards."""
+    import itertools
+
+    import numpy as np
+
+    from ulnorm_eval.core.registry import FAMILIES
+
+    code = DOC.split("## Worked example", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\n")
+    (tmp_path / "run").write_text("q1 Q0 d2 1 3 t\nq1 Q0 d1 2 2 t\nq1 Q0 d3 3 1 t\nq2 Q0 d4 1 2 t\nq2 Q0 d5 2 1 t\n")
+    before = dict(FAMILIES)
+    scope = {"QRELS": str(tmp_path / "qrels"), "RUN": str(tmp_path / "run")}
+    exec(compile(code, "docs/architecture.md", "exec"), scope)
+    assert FAMILIES == before and "Top1" not in FAMILIES
+    frame = scope["frame"]
+    assert frame["Top1"].tolist() == [0.0, 1.0]  # q1: d2 (grade 0) first; q2: d4 (grade 1) first
+    pools = {"q1": [1, 0, 1], "q2": [1, 0]}  # the judged grades: --pool qrels
+    exact = [np.mean([perm[0] >= 1 for perm in itertools.permutations(g)]) for g in pools.values()]
+    assert np.allclose(frame["E(Top1)"], exact) and np.allclose(exact, [2 / 3, 1 / 2])
+    assert frame["IUB(Top1)"].tolist() == [1.0, 1.0]
+    assert np.allclose(frame["UL2(Top1)"], [-1.0, 1.0])  # (A - E) / (E - W) below E, (A - E) / (I - E) above

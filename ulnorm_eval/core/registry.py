@@ -12,6 +12,7 @@ their parameters, cutoff rules, validators and trec_eval name tables.  Nothing h
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import math
 import re
@@ -23,6 +24,7 @@ from .records import (FAMILIES, NICKNAMES, TREC_ORDER, VARIANTS, Family, Gains, 
 from .variants import BOUND_VARIANTS, DEFAULT_VARIANTS, PRIOR_VARIANTS
 
 __all__ = [
+    "temporary_records",
     "Param", "Family", "Measure", "Variant", "VariantSpec", "Metric", "FAMILIES", "VARIANTS", "parse",
     "parse_many", "trec_repeats", "UnknownMeasure", "DEFAULT_MEASURES", "DEFAULT_VARIANTS", "PRIOR_VARIANTS",
     "BOUND_VARIANTS", "ALIASES", "TREC_NAMES", "with_variant", "Gains", "expand_names", "NICKNAME_MEASURES",
@@ -564,3 +566,18 @@ def with_variant(metric: Metric, variant: str) -> Metric:
         hint = f"; did you mean {' or '.join(close)}?" if close else ""
         raise UnknownMeasure(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)}){hint}")
     return Metric(metric.measure, v)
+
+
+@contextlib.contextmanager
+def temporary_records():
+    """Families and variants registered inside the block are gone after it, and those it replaced are
+    back (the native families are registered before, as this module's import does): a scratch registry
+    for docs/architecture.md's worked example and for tests."""
+    families, variants = dict(FAMILIES), dict(VARIANTS)
+    try:
+        yield
+    finally:
+        FAMILIES.clear()
+        FAMILIES.update(families)
+        VARIANTS.clear()
+        VARIANTS.update(variants)

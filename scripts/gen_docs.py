@@ -7,7 +7,7 @@
 README.md blocks (each between ``<!-- BEGIN name -->`` and ``<!-- END name -->``):
 
 - ``measures-table``, ``variants-table``: the registry (ulnorm_eval.render.formats.measures_markdown/variants_markdown)
-- ``example-table``, ``union-table``: ``-f table`` output on the bundled examples, default pool and ``--pool union``
+- ``example-table``, ``qrels-table``: ``-f table`` output on the bundled examples, the defaults and ``--pool qrels``
 - ``gate-example``: a failing ``--baseline`` gate on the bundled examples (exit code 1)
 - ``compare-example``: ``compare`` on the three bundled runs
 - ``paper-table-example``: ``compare -f markdown`` (a table for a paper) on the three bundled runs
@@ -30,8 +30,8 @@ CLI_MD = ROOT / "docs" / "cli.md"
 WIDTH = 100
 QRELS = "examples/qrels/dlhard-passage.qrels.txt"
 RUNS = ["examples/runs/bm25.run.gz", "examples/runs/bm25_bert_zs.run.gz", "examples/runs/bm25_rm3.run.gz"]
-EXAMPLE_ARGS = ["-f", "table", "--norm", "e,iub,ul2", QRELS, RUNS[0], RUNS[1]]
-UNION_ARGS = ["-f", "table", "--norm", "e,iub,ul2", "--pool", "union", QRELS, RUNS[0], RUNS[1]]
+EXAMPLE_ARGS = ["-f", "table", QRELS, RUNS[0], RUNS[1]]
+QRELS_POOL_ARGS = ["-f", "table", "--pool", "qrels", QRELS, RUNS[0], RUNS[1]]
 GATE_ARGS = ["-m", "nDCG@10", "--norm", "ul2", "--baseline", RUNS[0], "--max-drop", "0.01",
              "--alpha", "0.05", QRELS, RUNS[2]]
 COMPARE_ARGS = ["compare", "-f", "table", "-m", "nDCG@10", "--norm", "ul2", "--table", "pairs", QRELS, *RUNS]
@@ -113,13 +113,13 @@ def run_example(args: list, expect: int = 0, stderr: bool = True) -> str:
 
 
 def example_table() -> str:
-    """The README's first example: the bundled runs with E, IUB and UL2 under the default pool."""
+    """The README's first example: two bundled runs with the defaults (value, E, UL2)."""
     return run_example(EXAMPLE_ARGS, stderr=False)
 
 
-def union_table() -> str:
-    """The same with ``--pool union``."""
-    return run_example(UNION_ARGS, stderr=False)
+def qrels_table() -> str:
+    """The same with ``--pool qrels``: the other question (a shuffle of the judged documents), with its stderr."""
+    return run_example(QRELS_POOL_ARGS)
 
 
 def gate_example() -> str:
@@ -145,7 +145,7 @@ def blocks_light() -> dict:
 
 
 def blocks() -> dict:
-    return {**blocks_light(), "example-table": example_table(), "union-table": union_table(),
+    return {**blocks_light(), "example-table": example_table(), "qrels-table": qrels_table(),
             "gate-example": gate_example(), "compare-example": compare_example(),
             "paper-table-example": paper_table_example()}
 

@@ -119,7 +119,8 @@ def test_documented_gitlab_job_runs(shared, tmp_path):
     env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     proc = subprocess.run(["bash", "-c", line], env=env, cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 1, proc.stderr
-    assert (tmp_path / "gate.md").read_text(encoding="utf-8").startswith("## ulnorm-eval gate: FAILED (3 of 5 checks)")  # below 0.30; nDCG@10 and UL2 drop
+    # nDCG@10 drops significantly; UL2(nDCG@10) (of the means, 0.3138) is above 0.30 and its drop is not significant
+    assert (tmp_path / "gate.md").read_text(encoding="utf-8").startswith("## ulnorm-eval gate: FAILED (1 of 5 checks)")
     assert set(job["artifacts"]["paths"]) == {p.name for p in tmp_path.iterdir()}
 
 

@@ -83,7 +83,8 @@ def test_tidy_per_query_means_notes(dl):
     assert isinstance(arr, np.ndarray) and arr.shape == (50,)
     assert res.queries["bm25.run"][:2] == ["19335", "47923"]
     assert res.means["bm25.run"]["nDCG@10"] == tidy[(tidy["query"] == "all") & (tidy["measure"] == "nDCG@10")]["value"].item()
-    assert res.notes == ["bm25.run: undefined (scored 0; --undefined): UL2 of nDCG@10 for 2 queries"]
+    # under the default pool (the run's own documents) a query whose ranked passages all score alike
+    assert res.notes == ["bm25.run: undefined (scored 0; --undefined): UL2 of nDCG@10 for 1 queries"]
     # frame: the queries only (pandas habits: describe() counts queries); the means in summary()
     f = res.frame
     assert len(f) == 50 and "all" not in f.index.get_level_values("query")
@@ -103,8 +104,11 @@ def test_bounds_equal_the_cli_bound_columns(dl):
         got = b[(b["run"] == "b") & (b["measure"] == meas)].set_index("query")
         for v in ("E", "IUB", "WLB"):
             assert got[v].tolist() == cli[f"{v}({meas})"].tolist()
-    # the qrels pool does not depend on the run
-    assert b[b["run"] == "a"][["E", "IUB", "WLB"]].values.tolist() == b[b["run"] == "b"][["E", "IUB", "WLB"]].values.tolist()
+    # the default pool is each run's documents: its bounds differ between runs; the qrels pool's do not
+    assert b[b["run"] == "a"][["E", "IUB", "WLB"]].values.tolist() != b[b["run"] == "b"][["E", "IUB", "WLB"]].values.tolist()
+    q = ue.evaluate(str(qrels), {"a": str(runs["bm25"]), "b": str(runs["bm25_rm3"])}, ["nDCG@10", "AP"], variants=[],
+                    pool="qrels").bounds
+    assert q[q["run"] == "a"][["E", "IUB", "WLB"]].values.tolist() == q[q["run"] == "b"][["E", "IUB", "WLB"]].values.tolist()
 
 
 def test_run_names(dl):

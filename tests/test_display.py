@@ -136,15 +136,18 @@ def _wide_result(case, write, per_query=False):
     from ulnorm_eval import evaluate
 
     long_name = write("a-run-with-a-rather-long-file-name.run", RUN_A)
-    return evaluate(case["qrels"], [case["a"], case["b"], long_name], MANY, variants=VARIANTS)
+    return evaluate(case["qrels"], [case["a"], case["b"], long_name], MANY, variants=VARIANTS, pool="qrels")
 
 
 def _expected_cells(res, per_query):
-    """Every number the table must show whole: 4 decimals, † after a mean with undefined queries."""
+    """Every number the table must show whole: 4 decimals, † after a mean of per-query values with
+    undefined queries (a normalisation's 'all' row of the means has none)."""
+    from ulnorm_eval.pipeline.blocks import summarised_of_means
+
     out = []
     for rr in res.runs:
         for m in res.metrics:
-            mark = "†" if m.variant and rr.undefined.get(m) else ""
+            mark = "†" if m.variant and rr.undefined.get(m) and not summarised_of_means(m, res.options) else ""
             out.append(f"{rr.mean[m]:.4f}{mark}")
             if per_query:
                 out += [f"{v:.4f}" for v in rr.values[m]]
@@ -196,7 +199,8 @@ def test_undefined_values_are_marked_in_the_table(case):
     from ulnorm_eval import evaluate
     from ulnorm_eval.render.table import format_table
 
-    res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"], undefined="skip")
+    res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"], undefined="skip", pool="qrels",
+                   norm_all="per-query")
     text = format_table(res, per_query=True)
     rows = {line.split()[0]: line.split() for line in text.splitlines() if line.split()[:1] in (["q1"], ["q2"],
                                                                                                 ["q10"], ["all"])}
@@ -204,12 +208,13 @@ def test_undefined_values_are_marked_in_the_table(case):
     assert rows["all"][-1] == "-0.2500†"  # the mean of the defined query only
     assert "left out by --undefined skip: undef per query, † marks a mean over the defined queries only" in \
         " ".join(text.split())
-    res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"])
+    res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"], pool="qrels", norm_all="per-query")
     text = format_table(res, per_query=True)
     assert "-0.0833†" in text
     assert "scored 0 by --undefined zero: undef per query, † marks a mean that includes them" in " ".join(text.split())
     # the command marks the undefined queries of --undefined zero too (scored 0, shown as undef)
-    out = cli("-f", "table", "-q", "-m", "P@2", "--norm", "ul2", case["qrels"], case["a"]).stdout
+    out = cli("-f", "table", "-q", "-m", "P@2", "--norm", "ul2", "--pool", "qrels", "--norm-all", "per-query",
+              case["qrels"], case["a"]).stdout
     rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()[:1] in (["q1"], ["q2"],
                                                                                               ["q10"], ["all"])}
     assert rows["q1"][-1] == "-0.2500" and rows["q2"][-1] == "undef" and rows["q10"][-1] == "undef"
@@ -219,7 +224,9 @@ def test_undefined_values_are_marked_in_the_table(case):
     # machine formats keep the number: 0 (and the count on stderr / in json)
     tsv = cli("-f", "tsv", "-m", "P@2", "--norm", "ul2", case["qrels"], case["a"]).stdout
     vals = [float(line.split("\t")[-1]) for line in tsv.splitlines()[1:]]
-    assert vals[1:3] == [0.0, 0.0] and vals == pytest.approx([-0.25, 0, 0, -1 / 12], abs=1e-15)
+    # the defaults: q1 -1/4; q2 and q10 undefined (scored 0); the 'all' row is UL2 of the means over
+    # the defined query q1 alone (docs/bounds.md, "Which 'all' row"): -1/4, not the mean -1/12
+    assert vals[1:3] == [0.0, 0.0] and vals == pytest.approx([-0.25, 0, 0, -0.25], abs=1e-15)
 
 
 def test_undefined_masks_equal_the_queries_left_out_by_skip(shared):
@@ -399,9 +406,9 @@ def test_table_caption_explains_the_variants_and_piped_width_follows_columns():
     legend = wide.rstrip("\n").splitlines()[-1]
     from ulnorm_eval.core.records import VARIANTS
 
-    assert legend == ("A = the value, E = its expectation under a random ranking, I = the ideal ranking's (IUB), "
-                      f"W = the worst's (WLB); E: {VARIANTS['E'].formula}; IUB: {VARIANTS['IUB'].formula}; "
-                      "UL2: (A-E)/(I-E) if A >= E else (A-E)/E")
+    assert VARIANTS["E"].kind == "bound"  # defined once, as a letter, not again as a variant's formula
+    assert legend == ("A = the value; E = the expected value of a random ranking; I = IUB, the best ordering's "
+                      "value; UL2 = (A-E)/(I-E) if A >= E else (A-E)/E")
     narrow = CliRunner().invoke(cli_main, args, env={"COLUMNS": "60"}).stdout
     assert max(len(line) for line in narrow.splitlines()) <= 60 < max(len(line) for line in wide.splitlines())
     assert " ".join(narrow.split()).endswith(" ".join(legend.split()))

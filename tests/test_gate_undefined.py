@@ -1,7 +1,7 @@
 """A gate with nothing measured fails, on every path (docs/gate.md, "Undefined values").
 
 The qrels judge every document of a query with one grade (MS MARCO style): every ranking of the
-pool scores alike, so each ratio variant is undefined for every query.  With ``--undefined skip``
+judged pool (--pool qrels) scores alike, so each ratio variant is undefined for every query.  With ``--undefined skip``
 its mean is NaN, and every gate on it must exit 1 with the reason, whatever the options
 (``--fail-below`` with any threshold, ``--baseline`` with or without ``--max-drop``, ``--alpha``,
 each ``--test``, the variant named in ``-m`` or added by ``--norm``); with ``--undefined zero`` the
@@ -44,7 +44,7 @@ def _gate(data, variant, gate, undefined, via_norm, md=None):
     measure = ["-m", "nDCG@10", "--norm", variant.lower()] if via_norm else ["-m", metric, "--norm", "none"]
     args = [a.format(m=metric, base=data / "base") for a in gate]
     extra = ["--summary-md", str(md)] if md else []
-    return CliRunner().invoke(main, [*measure, "--undefined", undefined, *args, *extra,
+    return CliRunner().invoke(main, [*measure, "--pool", "qrels", "--undefined", undefined, *args, *extra,
                                      str(data / "qrels"), str(data / "run")])
 
 

@@ -22,8 +22,8 @@ def objects():
     return [nDCG@10, UL2(nDCG@10), UL1(nDCG)@10, E(AP), IUB(AP), WLB(AP), UL2(AP), P@10, UL2(RBP(p=0.9))]
 
 
-def cli_values(qrels, run, names) -> pd.DataFrame:
-    args = ["-f", "tsv", "-q", "--norm", "none"] + [x for n in names for x in ("-m", n)] + [str(qrels), str(run)]
+def cli_values(qrels, run, names, *extra) -> pd.DataFrame:
+    args = ["-f", "tsv", "-q", "--norm", "none", *extra] + [x for n in names for x in ("-m", n)] + [str(qrels), str(run)]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
     return pd.read_csv(io.StringIO(res.stdout), sep="\t", dtype={"query": str}).set_index("query")
@@ -97,8 +97,8 @@ def test_a_query_the_run_missed_is_scored_like_the_cli(caplog):
     # query 1: ranking b(0), c(2), a(1) (the tie a/c broken by docid descending): AP = (1/2 + 2/3) / 2
     assert per[("1", "AP")] == (1 / 2 + 2 / 3) / 2
     assert per[("2", "AP")] == 0.0
-    # E[AP] of a random permutation of a pool of 2 with 1 relevant: (1 + 1/2) / 2
-    assert per[("2", "E(AP)")] == 0.75
+    # the default pool is the run's own documents: for query 2 it ranked none, and a shuffle of nothing scores 0
+    assert per[("2", "E(AP)")] == 0.0
     assert set(per) == {(qid, m) for qid in "12" for m in ("AP", "E(AP)")}
 
 
@@ -130,7 +130,11 @@ def test_pyterrier_experiment_reports_them(shared):
     for n in names:
         expected = cli_values(d / "qrels.txt", d / "runs" / n, [str(m) for m in metrics])
         row = table.set_index("name").loc[n]
-        assert {str(m): row[str(m)] for m in metrics} == expected.loc["all"].drop("run").to_dict()
+        # pt.Experiment averages the per-query values itself: UL2's is then the mean of per-query values
+        # (the command line's --norm-all per-query), the others are the command line's 'all' row
+        per_query = cli_values(d / "qrels.txt", d / "runs" / n, [str(m) for m in metrics], "--norm-all", "per-query")
+        assert {str(m): row[str(m)] for m in metrics} == per_query.loc["all"].drop("run").to_dict()
+        assert row["UL2(nDCG@10)"] != expected.loc["all", "UL2(nDCG@10)"]
         got = perq[perq["name"] == n].pivot(index="qid", columns="measure", values="value")
         want = expected.drop(index="all").drop(columns="run")
         pd.testing.assert_frame_equal(got.loc[want.index, want.columns], want, check_exact=True, check_names=False)
@@ -140,16 +144,24 @@ def test_pyterrier_experiment_reports_them(shared):
 
 
 def test_pytrec_eval_dicts_through_ir_measures(caplog):
-    """q1: d1 (relevant) first: AP 1; pool {d1, d2}: E[AP] = (1 + 1/2)/2 = 0.75, IUB 1: UL2 = (1-0.75)/(1-0.75) = 1.
-    q2: d3 second: AP 1/2; its pool is d3 alone, so E = IUB = 1: UL2 undefined, scored 0 (--undefined zero)."""
-    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
-    run = {"q1": {"d1": 1.2, "d2": 0.4}, "q2": {"d4": 0.9, "d3": 0.1}}
+    """q1: d1 (relevant) first: AP 1; pool (the run's documents) {d1, d2}: E[AP] = (1 + 1/2)/2 = 0.75, IUB 1:
+    UL2 = 1.  q2: d3 second: AP 1/2; its pool {d4, d3}: E = 0.75, IUB 1: UL2 = (1/2 - 3/4)/(3/4) = -1/3.
+    The aggregate is the command line's 'all' row, UL2 of the means: mean A 3/4 = mean E 3/4, so 0.
+    A run ranking d3 alone for q2: its pool is d3 alone, E = IUB = 1: UL2 undefined (a note on the
+    ulnorm_eval logger), scored 0 per query and left out of the means: UL2 = that of q1, 1."""
     import logging
 
+    qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
+    run = {"q1": {"d1": 1.2, "d2": 0.4}, "q2": {"d4": 0.9, "d3": 0.1}}
+    agg = ir_measures.calc_aggregate([AP, UL2(AP)], qrels, run)
+    assert agg == {AP: 0.75, UL2(AP): 0.0}
+    per = {m.query_id: m.value for m in ir_measures.iter_calc([UL2(AP)], qrels, run)}
+    assert per == {"q1": 1.0, "q2": pytest.approx(-1 / 3, rel=1e-15)}
+    alone = {"q1": {"d1": 1.2, "d2": 0.4}, "q2": {"d3": 0.1}}
     with caplog.at_level(logging.WARNING, logger="ulnorm_eval"):
-        agg = ir_measures.calc_aggregate([AP, UL2(AP)], qrels, run)
+        agg = ir_measures.calc_aggregate([AP, UL2(AP)], qrels, alone)
     assert any("UL2 of AP for 1 queries" in rec.getMessage() for rec in caplog.records)
-    assert agg == {AP: 0.75, UL2(AP): 0.5}
+    assert agg == {AP: 1.0, UL2(AP): 1.0}
 
 
 def test_our_AP_equals_ir_measures_AP_as_documented():

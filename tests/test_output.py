@@ -10,6 +10,10 @@ The small case (values by hand):
     UL2    q1 (5/6 - 29/36)/(1 - 29/36) = 1/7;  q2 (1/2 - 3/4)/(3/4) = -1/3;  q10 -1
     P@2    q1 1/2, q2 1/2, q10 0;  E[P@2] = (R/n) min(2, n)/2: 2/3, 1/2, 1/2;  IUB(P@2): 1, 1/2, 1/2
     UL2(P@2): q1 (1/2 - 2/3)/(2/3) = -1/4; q2 and q10 have IUB = E: undefined
+
+These are values on the judged pool (--pool qrels) with the 'all' row of UL2 the mean of its per-query
+values (--norm-all per-query); the defaults (each run's own documents, UL2 of the means) are
+tests/test_random_baseline.py's and tests/test_gate.py's.
 """
 from __future__ import annotations
 
@@ -44,7 +48,8 @@ HAND = {
     "IUB(P@2)": [1, F(1, 2), F(1, 2)],
     "UL2(P@2)": [F(-1, 4), 0, 0],  # undefined twice, scored 0 (the default)
 }
-ARGS = ["-m", "AP", "-m", "P@2", "--norm", "e,iub,ul2"]
+POOLED = ["--pool", "qrels", "--norm-all", "per-query"]  # the hand values' pool and 'all' row (module docstring)
+ARGS = ["-m", "AP", "-m", "P@2", "--norm", "e,iub,ul2", *POOLED]
 
 
 @pytest.fixture
@@ -147,7 +152,8 @@ def test_delimited_round_trips_through_pandas(case, fmt, sep):
 def test_tsv_full_precision_and_nan(case):
     import pandas as pd
 
-    text = run_cli("-f", "tsv", "-m", "P@2", "--norm", "ul2", "--undefined", "skip", case["qrels"], case["a"]).stdout
+    text = run_cli("-f", "tsv", "-m", "P@2", "--norm", "ul2", "--undefined", "skip", *POOLED, case["qrels"],
+                   case["a"]).stdout
     assert "\tNaN" in text
     df = pd.read_csv(io.StringIO(text), sep="\t").set_index("query")
     assert df.loc["q1", "UL2(P@2)"] == pytest.approx(-0.25, abs=1e-15)
@@ -237,7 +243,8 @@ def test_jsonl_one_object_per_run_query_measure(case):
 def _result(case, runs=("a",), variants=("E", "IUB", "UL2")):
     from ulnorm_eval import evaluate
 
-    return evaluate(case["qrels"], [case[r] for r in runs], ["AP", "P@2"], variants=list(variants))
+    return evaluate(case["qrels"], [case[r] for r in runs], ["AP", "P@2"], variants=list(variants), pool="qrels",
+                    norm_all="per-query")
 
 
 def test_table_cells_and_styles_on_a_recorded_console(case):
@@ -291,7 +298,7 @@ def test_table_only_variant_leaves_value_blank(case):
     from ulnorm_eval import evaluate
     from ulnorm_eval.render.formats import make_table
 
-    res = evaluate(case["qrels"], case["a"], ["UL2(AP)", "P@2"], variants=[])
+    res = evaluate(case["qrels"], case["a"], ["UL2(AP)", "P@2"], variants=[], pool="qrels", norm_all="per-query")
     table = make_table(res)
     assert [c.header for c in table.columns] == ["measure", "value", "UL2"]
     assert [[str(t) for t in c.cells] for c in table.columns] == [["AP", "P@2"], ["", "0.3333"], ["-0.3968", ""]]
@@ -300,9 +307,12 @@ def test_table_only_variant_leaves_value_blank(case):
 def test_table_cli_caption(case):
     out = run_cli("-f", "table", *ARGS, case["qrels"], case["a"]).stdout
     assert "\x1b[" not in out  # not a terminal: plain text
-    caption, legend = out.strip().splitlines()[-2:]
-    assert legend.startswith("A = the value, E = its expectation under a random ranking")
-    assert caption == ("3 queries; pool qrels; ties score desc, docid desc (trec_eval); scores float64; "
+    caption, rule, legend = out.strip().splitlines()[-3:]
+    assert legend == ("A = the value; E = the expected value of a random ranking; I = IUB, the best ordering's "
+                      "value; UL2 = (A-E)/(I-E) if A >= E else (A-E)/E")
+    assert rule.startswith("'all' row of UL2: the mean of per-query values (Karmaker & Feng 2022's average")
+    assert caption == ("3 queries; random = a shuffle of the judged documents (--pool qrels); ties score desc, "
+                       "docid desc (trec_eval); scores float64; "
                        "2 undefined cases (scored 0 by --undefined zero: undef per query, † marks a mean that "
                        "includes them; --undefined skip leaves them out)")
     assert "\nAP " in out and "-0.3968" in out

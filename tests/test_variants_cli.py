@@ -60,7 +60,7 @@ def test_default_measures_and_variants():
     res = cli()
     want = []
     for m in ("nDCG@10", "AP", "RBP(p=0.8)"):
-        want += [m, f"E({m})", f"IUB({m})", f"UL1({m})", f"UL2({m})"]
+        want += [m, f"E({m})", f"UL2({m})"]  # one answer per measure: its value, E and UL2
     assert names(res) == want
     assert all(line.split("\t")[1] == "all" for line in res.stdout.splitlines())
 
@@ -80,11 +80,18 @@ def test_ul1_ul2_follow_their_formulas_per_query(measure):
         assert r[f"UL2({measure})"][q] == pytest.approx(0.0 if uninformative else ul2(a, i, e), abs=1e-12)
         got1.append(r[f"UL1({measure})"][q])
         got2.append(r[f"UL2({measure})"][q])
-    assert r[f"UL2({measure})"]["all"] == pytest.approx(np.mean(got2), abs=1e-12)
-    # a wrapped variant alone prints the same number as the -n form
+    # the 'all' row: the formula on the means over the defined queries (--norm-all means, the default)
+    ok = [q for q in qids if abs(r[f"IUB({measure})"][q] - r[f"E({measure})"][q]) > 1e-12]
+    a, e, i = (np.mean([r[k][q] for q in ok]) for k in (measure, f"E({measure})", f"IUB({measure})"))
+    assert r[f"UL2({measure})"]["all"] == pytest.approx(ul2(a, i, e), abs=1e-12)
+    assert r[f"UL1({measure})"]["all"] == pytest.approx(ul1(a, i, e), abs=1e-12)
+    per_query = rows(cli("-q", "--precision", "17", "-m", measure, "--norm", "ul1,ul2", "--norm-all", "per-query"))
+    assert per_query[f"UL2({measure})"]["all"] == pytest.approx(np.mean(got2), abs=1e-12)
+    assert per_query[f"UL1({measure})"]["all"] == pytest.approx(np.mean(got1), abs=1e-12)
+    # a wrapped variant alone prints the same number as the --norm form
     alone = rows(cli("-m", f"UL2({measure})", "--precision", "17"))
     assert list(alone) == [f"UL2({measure})"]
-    assert alone[f"UL2({measure})"]["all"] == pytest.approx(np.mean(got2), abs=1e-12)
+    assert alone[f"UL2({measure})"]["all"] == pytest.approx(ul2(a, i, e), abs=1e-12)
 
 
 def test_trec_names():
@@ -96,12 +103,14 @@ def test_trec_names():
 
 
 def test_undefined_skip_and_zero():
-    """AP's pool is uninformative when every judged document is relevant or none is (I = E)."""
+    """AP's judged pool (--pool qrels) is uninformative when every judged document is relevant or none
+    is (I = E); the mean of per-query values (--norm-all per-query) leaves them out or counts them 0."""
     pools = qrels_by_query()
     want_undefined = sorted(q for q, g in pools.items() if all(x >= 1 for x in g) or not any(x >= 1 for x in g))
     assert len(want_undefined) > 0
-    skip = cli("-q", "--precision", "17", "-m", "AP", "--norm", "ul2", "--undefined", "skip")
-    zero = cli("-q", "--precision", "17", "-m", "AP", "--norm", "ul2")
+    judged = ("--pool", "qrels", "--norm-all", "per-query")
+    skip = cli("-q", "--precision", "17", "-m", "AP", "--norm", "ul2", "--undefined", "skip", *judged)
+    zero = cli("-q", "--precision", "17", "-m", "AP", "--norm", "ul2", *judged)
     s, z = rows(skip)["UL2(AP)"], rows(zero)["UL2(AP)"]
     got_undefined = sorted(q for q, v in s.items() if np.isnan(v))
     assert got_undefined == want_undefined
@@ -117,7 +126,7 @@ def test_undefined_skip_and_zero():
 def test_db_of_rbp():
     """DB(RBP(p=0.9)) = Pr[RBP of a random ranking of the judged documents <= the run's RBP]:
     exact (enumerated) for the small pools, which the test enumerates itself."""
-    args = ("-q", "--precision", "17", "-m", "RBP(p=0.9)", "-m", "DB(RBP(p=0.9))", "--seed", "3")
+    args = ("-q", "--precision", "17", "-m", "RBP(p=0.9)", "-m", "DB(RBP(p=0.9))", "--pool", "qrels", "--seed", "3")
     r = rows(cli(*args))
     assert r == rows(cli(*args))  # seeded: reproducible
     db, rbp = r["DB(RBP(p=0.9))"], r["RBP(p=0.9)"]
@@ -143,12 +152,13 @@ def test_paper_expectation_and_pools():
     """--expectation paper: E[SP@10] = 10 (P/n)^2 from the judged pool; --pool union adds the run's
     unjudged documents (gain 0) to the pool, so n grows and E falls."""
     pools = qrels_by_query()
-    paper = rows(cli("-q", "--precision", "17", "-m", "SP@10", "--norm", "e,iub", "--expectation", "paper"))
+    paper = rows(cli("-q", "--precision", "17", "-m", "SP@10", "--norm", "e,iub", "--expectation", "paper",
+                     "--pool", "qrels"))
     for q, g in pools.items():
         P, n = sum(x >= 1 for x in g), len(g)
         assert paper["E(SP@10)"][q] == pytest.approx(10 * (P / n) ** 2, rel=1e-12)
         assert paper["IUB(SP@10)"][q] == 10
-    qrels_pool = rows(cli("-q", "--precision", "17", "-m", "P@10", "--norm", "e"))
+    qrels_pool = rows(cli("-q", "--precision", "17", "-m", "P@10", "--norm", "e", "--pool", "qrels"))
     union = rows(cli("-q", "--precision", "17", "-m", "P@10", "--norm", "e", "--pool", "union"))
     for q, g in pools.items():
         P, n = sum(x >= 1 for x in g), len(g)

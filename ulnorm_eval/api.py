@@ -170,7 +170,8 @@ class Evaluation(Frames, Result):
     @property
     def bounds(self) -> "pd.DataFrame":
         """Per run, query and measure: E, IUB and WLB, the random-ranking bounds every variant is built
-        from (Karmaker & Feng 2022 §3).  With ``pool='qrels'`` (the default) they are the same for every run.
+        from (Karmaker & Feng 2022 §3).  With ``pool='qrels'`` they are the same for every run; under the default
+        (``pool='run'``, each run's own documents) they differ from run to run.
         Measures without bounds (``bounds='none'``) are left out."""
         if self._bounds is None:
             self._bounds = self._compute_bounds()
@@ -262,7 +263,7 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     """Evaluate runs against qrels: per-query values and means of every measure and variant.
 
     ``measures``: names (``'nDCG@10'``, ``'UL2(AP)'``, trec_eval's ``'map'``; default nDCG@10, AP,
-    RBP(p=0.8)); ``variants``: added to every measure (default E, IUB, UL1, UL2; ``[]`` or ``'none'``
+    RBP(p=0.8)); ``variants``: added to every measure (default E and UL2; ``[]`` or ``'none'``
     for plain values only; a string is a comma-separated list, as ``--norm``).  Keywords set
     :class:`Options` fields (or pass ``options``).  A run sharing no query with the qrels raises
     :class:`~ulnorm_eval.inputs.errors.InputError` (query ids are compared as text: a float column's

@@ -3,7 +3,7 @@
 >>> import ir_measures
 >>> from ulnorm_eval.irm import UL2, E, nDCG, AP
 >>> ir_measures.calc_aggregate([nDCG@10, UL2(nDCG@10), E(AP)], qrels, run)   # DL-HARD, bm25 (rounded)
-{nDCG@10: 0.3037, UL2(nDCG@10): -0.2976, E(AP): 0.6570}
+{nDCG@10: 0.3037, UL2(nDCG@10): 0.3783, E(AP): 0.0698}
 
 Every family of ``ulnorm-eval measures`` is an object here (``nDCG``, ``DCG``, ``AP``, ``SP``, ``P``,
 ``R``, ``RR``, ``Rprec``, ``RBP``), with ir_measures' syntax for parameters and cutoffs
@@ -19,7 +19,8 @@ trec_eval does (score, then docid descending) and applies the cutoff itself, so 
 command line's (``ulnorm-eval -f tsv -q``) to the last digit, and the mean is each measure's summary
 rule summed in trec_eval's query order.  Every qrels query is scored (a query the run did not retrieve
 for scores 0, as on the command line).  The evaluation options are the command line's defaults
-(``--pool qrels``, exact expectations, ``--undefined zero``; relevance at 1 unless ``rel=``); notes
+(``--pool run``, exact expectations, ``--undefined zero``, a normalisation's aggregate its formula on
+the means, as the 'all' row: ``--norm-all means``; relevance at 1 unless ``rel=``); notes
 (undefined variants, queries missing from the qrels) go to the ``ulnorm_eval`` logger at WARNING level,
 each once per qrels and run (ir_measures calls every measure on the same pair: a note about the run is
 said once, not once per measure); ``logging.getLogger("ulnorm_eval").setLevel(logging.ERROR)`` silences them.
@@ -59,11 +60,17 @@ def _nothing(qrels, run):
 _RuntimeMeasure = type(ir_measures.define(_nothing, name="ulnorm-eval", support_cutoff=False))
 
 
-class _Summary(ir_measures.measures.base.Agg):
-    """The mean (or sum, or geometric mean) of the values as the command line's ``all`` row forms it."""
+# measure name -> the 'all' row its last evaluation computed, for a normalisation whose 'all' row is its
+# formula on the means of A, E, IUB and WLB (--norm-all means): its per-query values alone do not give it
+_ALL_ROW: dict = {}
 
-    def __init__(self, rule: str):
-        self.rule, self.values = rule, []
+
+class _Summary(ir_measures.measures.base.Agg):
+    """The mean (or sum, or geometric mean) of the values as the command line's ``all`` row forms it;
+    for a normalisation (UL1, UL2, MM, EB, EM, UEW) the command line's 'all' row, its formula on the means."""
+
+    def __init__(self, rule: str, name: str | None = None):
+        self.rule, self.values, self.name = rule, [], name
 
     def add(self, value):
         self.values.append(value)
@@ -73,6 +80,8 @@ class _Summary(ir_measures.measures.base.Agg):
 
         from .core.summary import summarise
 
+        if self.name is not None and self.name in _ALL_ROW:
+            return _ALL_ROW[self.name]
         return summarise(np.asarray(self.values, dtype=np.float64), None, self.rule)
 
 
@@ -120,6 +129,10 @@ class UlnormMeasure(_RuntimeMeasure):
         metric = self.metric()
         q, r, original = _CACHE.get(qrels, run)
         rr = evaluate_run(q, r, [metric], Options())
+        from .pipeline.blocks import summarised_of_means
+
+        if summarised_of_means(metric, Options()):
+            _ALL_ROW[repr(self)] = rr.mean[metric]
         for note in rr.notes:
             if note not in _CACHE.said:  # a note on the run is the same for every measure: said once
                 _CACHE.said.add(note)
@@ -131,7 +144,10 @@ class UlnormMeasure(_RuntimeMeasure):
             yield ir_measures.Metric(original.get(qid, qid), self, float(values[i]))
 
     def aggregator(self) -> _Summary:
-        return _Summary(self.metric().summary)
+        from .pipeline.blocks import Options, summarised_of_means
+
+        m = self.metric()
+        return _Summary(m.summary, repr(self) if summarised_of_means(m, Options()) else None)
 
     def __repr__(self) -> str:
         try:

@@ -10,12 +10,12 @@ from ..render.format_names import RESULT_FORMATS
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, groups_option, holes_options,
-                      make_options, ordering_options, output_options, parallel_options, scheduler_timeout,
+                      make_options, norm_all_option, ordering_options, output_options, parallel_options, scheduler_timeout,
                       run_queries_option, seed_option)
 
 EPILOG = """\b
 Examples:
-  ulnorm-eval qrels.txt run.gz                       nDCG@10, AP, RBP with E, IUB, UL1, UL2
+  ulnorm-eval qrels.txt run.gz                       nDCG@10, AP, RBP with E and UL2
   ulnorm-eval -q -m nDCG@10 -m AP@100 qrels run      per-query rows
   ulnorm-eval -m 'UL2(nDCG@10)' -m 'DB(RBP(p=0.9))' qrels run1 run2
   ulnorm-eval --trec -q -c qrels run                 trec_eval -q -c qrels run, byte for byte
@@ -169,6 +169,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
                    "Plain measures only (--norm none).")
 @run_queries_option
 @bounds_options
+@norm_all_option
 @holes_options
 @seed_option
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,

@@ -39,8 +39,10 @@ run_queries_option = click.option(
 
 # The random-ranking bounds and the variants built on them.
 bounds_options = bundle(
-    click.option("--pool", type=click.Choice(["qrels", "run", "union"]), default="qrels", show_default=True,
-                 help="Documents a random ranker permutes: judged ones, the run's, or both."),
+    click.option("--pool", type=click.Choice(["run", "qrels", "union"]), default="run", show_default=True,
+                 help="Documents a random ranker permutes: the run's own ranked documents (is its order "
+                      "better than a shuffle of them?), the judged ones, or both (docs/bounds.md, "
+                      "\"Which pool\")."),
     click.option("--expectation", type=click.Choice(["exact", "paper"]), default="exact", show_default=True,
                  help="'paper' uses the papers' formulas verbatim (E[SP@k] = k(P/n)^2; nDCG and DCG with "
                       "2^R - 1 gains unless gains= is given) to reproduce their tables."),
@@ -50,6 +52,13 @@ bounds_options = bundle(
                  help="Monte Carlo permutations (DB, and E/IUB of measures without a closed form); at most "
                       "1,000,000 (memory grows with them)."),
 )
+
+# How the 'all' row of a normalisation is formed (eval): docs/bounds.md, "Which 'all' row".
+norm_all_option = click.option(
+    "--norm-all", "norm_all", type=click.Choice(["means", "per-query"]), default="means", show_default=True,
+    help="The 'all' row of UL1, UL2, MM, EB, EM and UEW: the formula on the means of the value, E, IUB and WLB "
+         "('means': 0 for a random ranking), or the mean of the per-query values (Karmaker & Feng 2022's "
+         "average, which a random ranking scores below 0).")
 
 # Judgment holes: LB/UB of every measure over the grades of the unjudged retrieved documents.
 class HolesSpec(click.ParamType):

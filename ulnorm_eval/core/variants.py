@@ -63,14 +63,14 @@ register_variant(Variant(
 register_variant(Variant(
     "IUB", (), "the maximum of M over the orderings of the pool (the pool sorted by gain, descending, where "
     "the measure's record proves it; else enumerated)",
-    "Karmaker & Feng 2022 §4; Feng 2023", "[0, 1] for normalised M", "bound", bound="IUB", default=True))
+    "Karmaker & Feng 2022 §4; Feng 2023", "[0, 1] for normalised M", "bound", bound="IUB"))
 register_variant(Variant(
     "WLB", (), "the minimum of M over the orderings of the pool (the pool sorted by gain, ascending, where "
     "the measure's record proves it; else enumerated)",
     "Westerborg 2022 §3.1", ">= 0", "bound", bound="WLB"))
 register_variant(Variant(
     "UL1", ("UE1",), "(A/I) * (A/(A+E))", "Karmaker & Feng 2022 eq. 5; Feng 2023 eq. 5.1", "[0, 1]", "ratio",
-    _UNDEF + ", I = 0 or A + E = 0", _ul1, default=True))
+    _UNDEF + ", I = 0 or A + E = 0", _ul1))
 register_variant(Variant(
     "UL2", ("UE2",), "(A-E)/(I-E) if A >= E else (A-E)/E", "Karmaker & Feng 2022 eq. 6; Feng 2023 eq. 5.2",
     "[-1, 1]", "ratio", _UNDEF + ", or A < E = 0", _ul2, below_random=0.0, default=True))

@@ -19,14 +19,15 @@ import numpy as np
 from ..core.kernels import Judgements, Level
 from ..core.measures import compute
 from ..core.permutations import ENUMERATE_LIMIT
-from ..core.registry import PRIOR_VARIANTS, Metric, UnknownMeasure, paper_measure
+from ..core.registry import PRIOR_VARIANTS, VARIANTS, Metric, UnknownMeasure, paper_measure
 from ..core.variants import CONDENSED_VARIANTS, HOLE_VARIANTS
 from ..core.summary import summarise
 from ..inputs.trec import Qrels, Run
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_run, run_queries
 
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
-           "finish_run", "summary_row", "condensed", "input_notes", "undefined_note", "refuse_prior_variants"]
+           "finish_run", "summary_row", "condensed", "input_notes", "undefined_note", "refuse_prior_variants",
+           "summary_parts", "of_means", "summarised_of_means", "below_random_note"]
 
 
 @dataclass
@@ -38,7 +39,7 @@ class Options:
     ties: str = "score"
     score_precision: str = "float64"
     run_queries_only: bool = False
-    pool: str = "qrels"
+    pool: str = "run"  # docs/bounds.md, "Which pool": the one where a shuffle of the run scores E
     expectation: str = "exact"
     undefined: str = "zero"
     permutations: int = 1000
@@ -55,6 +56,7 @@ class Options:
     holes_prior: str = "pool"  # BS: the holes' grades drawn from the query's judged grades (pool), the run's, or their mix
     trec_nan: bool = False  # trec_eval's -nan values and -c placeholder leaks reproduced (docs/trec_eval.md)
     zscore: str | None = None  # trec_eval's -Z file: per-query values become (value - mean) / sd
+    norm_all: str = "means"  # a normalisation's 'all' row: its formula on the means, or the mean of per-query values
 
     def __post_init__(self):
         """The command line's checks, for the library (which builds Options from keywords)."""
@@ -86,8 +88,8 @@ SEED_RANGE = "a seed is a whole number from 0 to 2**64 - 1 (18446744073709551615
 
 # the values each Options field may take (the command line's choices)
 _CHOICES = {"ties": ("score", "rank", "file"), "score_precision": ("float64", "float32"),
-            "pool": ("qrels", "run", "union"), "expectation": ("exact", "paper"), "undefined": ("zero", "skip"),
-            "trec_version": ("10", "9"), "holes_prior": ("run", "pool", "mix")}
+            "pool": ("qrels", "run", "union"), "norm_all": ("means", "per-query"), "expectation": ("exact", "paper"),
+            "undefined": ("zero", "skip"), "trec_version": ("10", "9"), "holes_prior": ("run", "pool", "mix")}
 
 
 LEVEL_BELOW_ZERO = ("a relevance level below 0 is refused: trec_eval's codes would count unjudged documents "
@@ -186,6 +188,8 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
 def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
     values, stderr, undefined = {}, {}, {}
     plain = {}
+    parts = summary_parts(metrics)  # computed with the variants anyway; the 'all' row and a note read them
+    metrics = list(metrics) + parts
     for m in metrics:
         if m.measure not in plain:
             plain[m.measure] = plain_values(rr, J, m.measure, qrels, options)
@@ -217,6 +221,8 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
     for m in metrics:
         if not m.variant:
             values[m] = plain[m.measure]
+    for m in parts:  # a withheld bound of a part is counted where it is shown, not here
+        undefined.pop(m, None)
     return values, stderr, undefined
 
 
@@ -266,15 +272,79 @@ def zscore_values(metrics: list, values: dict, qids: list, path: str) -> dict:
     return out
 
 
+def _pooled(m) -> bool:
+    """Whether ``m`` is a variant built on the random-ranking bounds (E, IUB, WLB, a normalisation, DB)."""
+    return bool(m.variant) and VARIANTS[m.variant].kind in ("bound", "ratio", "distribution")
+
+
+def summary_parts(metrics: list) -> list:
+    """What the 'all' rows and :func:`below_random_note` read besides ``metrics``: the plain value
+    and E of every measure with a variant on the random-ranking bounds, and IUB and WLB of every
+    measure with a normalisation (the variants compute all four anyway), those not in ``metrics``."""
+    from ..core.registry import Metric
+
+    have, out = set(metrics), []
+    for m in metrics:
+        if not _pooled(m):
+            continue
+        need = [None, "E"] + (["IUB", "WLB"] if VARIANTS[m.variant].kind == "ratio" else [])
+        for v in need:
+            x = Metric(m.measure, v)
+            if x not in have:
+                have.add(x)
+                out.append(x)
+    return out
+
+
+def of_means(m, values: dict, order=None) -> float:
+    """The 'all' row of normalisation ``m`` under ``--norm-all means``: its formula applied to the
+    means of A, I, E and W over the queries where ``m`` is defined (an uninformative query, every
+    ordering of its pool alike, says nothing about the ordering), e.g. for UL2
+    (mean A - mean E) / (mean I - mean E) if mean A >= mean E, else (mean A - mean E) / mean E.
+
+    Beyond the papers cited: Karmaker & Feng 2022 (eq. 5-6) and Feng 2023 (eq. 5.1-5.2) normalise per
+    query and average the per-query values (``--norm-all per-query``).  That mean is not 0 for a random
+    ranking: below E a query's UL2 is divided by E, above it by I - E, so a shuffle's many small
+    losses and few large gains do not cancel (docs/bounds.md, "Which 'all' row").  The means of A and E
+    of a random ranking are equal in expectation (linearity), so this row is 0 for it, 1 when every
+    query is ideal, and when no query is undefined it is the formula applied to the 'all' row of the
+    value, E, IUB and WLB.
+    NaN when the formula is undefined on the means (every query uninformative: mean I = mean E), which
+    ``--undefined zero`` then scores 0 as it scores such a query."""
+    from ..core.registry import Metric
+
+    A, E, I, W = (np.asarray(values[Metric(m.measure, v)], dtype=np.float64) for v in (None, "E", "IUB", "WLB"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_query, undefined = VARIANTS[m.variant].normalise(A, I, E, W)
+    ok = np.isfinite(A) & np.isfinite(E) & np.isfinite(I) & ~np.asarray(undefined, bool) & ~np.isnan(per_query)
+    if order is not None:
+        ok = ok[order]
+        A, E, I, W = A[order], E[order], I[order], W[order]
+    mean = [summarise(x[ok]) for x in (A, I, E)]
+    w = W[ok]
+    mean.append(summarise(w) if np.isfinite(w).any() else float("nan"))
+    val, und = VARIANTS[m.variant].normalise(*(np.array([x]) for x in mean))
+    return float("nan") if bool(np.asarray(und).ravel()[0]) else float(np.asarray(val).ravel()[0])
+
+
+def summarised_of_means(m, options) -> bool:
+    """Whether the 'all' row of ``m`` is :func:`of_means` (a normalisation under ``--norm-all means``)."""
+    return bool(m.variant) and VARIANTS[m.variant].kind == "ratio" and getattr(options, "norm_all", "means") == "means"
+
+
 def summary_row(metrics: list, values: dict, qids: list, options: Options, *, tag=None, qrels=None) -> dict:
     """The 'all' row: each metric's summary rule (its record's), summed in trec_eval's query order
     (qid byte order); 'run' rows are the run's tag, 'none' rows NaN (not printed); a family with a
-    ``complete_summary`` (num_rel) takes it under trec_eval's -c (``options.complete``)."""
+    ``complete_summary`` (num_rel) takes it under trec_eval's -c (``options.complete``); a
+    normalisation under ``--norm-all means`` its formula on the means (:func:`of_means`)."""
     byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
     mean = {}
     for m in metrics:
         rec = m.measure.record
-        if m.summary == "run":
+        if summarised_of_means(m, options):  # undefined on the means (every query I = E): --undefined's rule
+            v = of_means(m, values, byte_order)
+            mean[m] = 0.0 if np.isnan(v) and options.undefined == "zero" else v
+        elif m.summary == "run":
             mean[m] = tag
         elif m.summary == "none":
             mean[m] = float("nan")
@@ -300,8 +370,44 @@ def finish_run(name: str, path: str, qids: list, metrics: list, values: dict, st
     note = undefined_note(name, undefined, options)
     if note:
         notes.append(note)
+    note = below_random_note(name, metrics, values, options)
+    if note:
+        notes.append(note)
+    values = {m: values[m] for m in metrics}  # the parts (summary_parts) served the 'all' row and the note
+    stderr = {m: v for m, v in stderr.items() if m in values}
     return RunResult(name, qids, values, mean, stderr, len(missing_qids), len(ignored_qids), undefined,
                      float32_ties, list(missing_qids), list(ignored_qids), notes, tag)
+
+
+POOL_QUESTION = {  # what a random ranking is under each --pool, in words (captions, notes, docs)
+    "run": "a shuffle of the run's own ranked documents",
+    "qrels": "a shuffle of the judged documents",
+    "union": "a shuffle of the judged documents and the run's unjudged ones",
+}
+OTHER_POOL = {"run": "qrels", "qrels": "run", "union": "run"}
+
+
+def below_random_note(name: str, metrics: list, values: dict, options: Options) -> str | None:
+    """One line when, for a measure with random-ranking bounds, E is above the run's value on more
+    than half of the queries: on most queries a random ranking of the pool beats the run, what that
+    means under this pool, and which ``--pool`` asks the other question.  None otherwise."""
+    from ..core.registry import Metric
+
+    hits = []
+    for meas in dict.fromkeys(m.measure for m in metrics if _pooled(m)):
+        a, e = Metric(meas), Metric(meas, "E")
+        if a not in values or e not in values:
+            continue
+        A, E = np.asarray(values[a], dtype=np.float64), np.asarray(values[e], dtype=np.float64)
+        above = int(np.sum(E > A + 1e-12 * np.maximum(1.0, np.abs(A))))
+        if len(A) and 2 * above > len(A):
+            hits.append(f"{meas} on {above} of {len(A)}")
+    if not hits:
+        return None
+    pool, other = options.pool, OTHER_POOL[options.pool]
+    return (f"{name}: E is above the value on most queries ({'; '.join(hits)}): there {POOL_QUESTION[pool]} "
+            f"(--pool {pool}) scores better than the run, so per-query UL2 is negative there; "
+            f"--pool {other} compares with {POOL_QUESTION[other]} instead (docs/bounds.md, \"Which pool\")")
 
 
 def input_notes(name: str, path: str, *, nq: int, missing: int = 0, ignored: int = 0,

@@ -122,7 +122,7 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
     carries a variant (``UL2(AP)``) is kept as given.  ``numeric_only`` refuses text measures
     (relstring, runid), which comparisons and query tables cannot average.
 
-    ``variants=None`` means the default variants (``default_variants``, else E, IUB, UL1, UL2), which
+    ``variants=None`` means the default variants (``default_variants``, else E and UL2), which
     are added only to measures with exact bounds: a measure whose E is a Monte Carlo estimate
     (IPrec, Avg11pt, G, nDCG_rel with a negative gain, ERR, Compat, ir_measures' others) costs seconds
     to minutes per run, so it gets its variants only when asked for by name (``UL2(G)``) or by an explicit
@@ -237,7 +237,7 @@ def default_bounds_note(measures: list, variants: list) -> str:
         fams[m.family] = fams.get(m.family, 0) + 1
     listed = ", ".join(f if k == 1 else f"{f} ({k})" for f, k in fams.items())
     example = f"{variants[-1] if variants else 'UL2'}({measures[0]})"
-    norm = ",".join(v.lower() for v in variants) or "e,iub,ul1,ul2"
+    norm = ",".join(v.lower() for v in variants) or "e,ul2"
     k = len(measures)
     return (f"no default variants for {k} measure{'s' if k != 1 else ''} without a closed-form expectation "
             f"({listed}): their E would be a Monte Carlo estimate (seconds to minutes a run); name one "
@@ -252,7 +252,7 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
 
     ``qrels``: a path or :class:`Qrels`; ``runs``: paths or :class:`Run` objects (or one of either);
     ``measures``: names (default nDCG@10, AP, RBP(p=0.8)); ``variants``: names added to every measure
-    (default E, IUB, UL1, UL2; ``[]`` for plain values only).  Keyword arguments set
+    (default E and UL2; ``[]`` for plain values only).  Keyword arguments set
     :class:`Options` fields.  Notes (missing queries, ...) are on ``Result.notes``; ``warn(msg)``,
     if given, also receives each.
     """

@@ -267,7 +267,7 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
 
     at = {q: i for i, q in enumerate(done_qids)}
     pick = np.asarray([at[q] for q in qids], dtype=np.int64)
-    values = {m: np.concatenate(parts[m])[pick] if parts else np.zeros(0) for m in metrics}
+    values = {m: np.concatenate(parts[m])[pick] if m in parts else np.zeros(0) for m in (*metrics, *parts)}
     stderr = {m: np.concatenate(se_parts[m])[pick] for m in se_parts}
     result = finish_run(run_name, path, qids, metrics, values, stderr, undefined, options,
                         missing_qids=missing_qids, ignored_qids=natural_order(ignored), float32_ties=f32_ties,
@@ -352,7 +352,7 @@ def _regrouped(codes: np.ndarray, starts: np.ndarray):
 
 def _collect(done_qids, parts, se_parts, undefined, qids, values, stderr, und, metrics):
     done_qids.extend(qids)
-    for m in metrics:
+    for m in values:  # the metrics and their summary parts (blocks.summary_parts)
         parts.setdefault(m, []).append(values[m])
     for m in stderr:
         se_parts.setdefault(m, []).append(stderr[m])

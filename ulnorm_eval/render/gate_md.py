@@ -1,7 +1,8 @@
 """The gate as Markdown (``eval --summary-md FILE``), for ``$GITHUB_STEP_SUMMARY`` or a merge-request note.
 
 One heading with the verdict, one row per check (run, metric, the check, the run's mean, the
-threshold, the margin and the verdict), then the means of every run.  For a ``--fail-below`` check
+threshold, the margin and the verdict), then the means of every run ('all' rows), and with variants
+on the random-ranking bounds what "random" is (the pool) and what a normalisation's 'all' row is.  For a ``--fail-below`` check
 the threshold is the value given and the margin ``mean - value``; for a ``--baseline`` check the
 threshold is ``mean(baseline) - max_drop`` and the margin ``mean - threshold``, and with ``--alpha``
 the p-value decides whether a negative margin fails (a drop that is not significant passes).
@@ -79,4 +80,23 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
               "|:-|" + "-:|" * len(metrics)]
     for rr in result.runs:
         lines.append(f"| {_cell(rr.name)} | " + " | ".join(_f(rr.mean[m]) for m in metrics) + " |")
+    notes = _notes(result)
+    if notes:
+        lines += [""] + [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"
+
+
+def _notes(result) -> list:
+    """What the means of the variants are (the table caption's words): the random ranking of the pool,
+    and the 'all' row of a normalisation (of the means, or the mean of per-query values)."""
+    from ..pipeline.blocks import POOL_QUESTION
+    from .table import _pooled_shown, all_row_rule
+
+    if not _pooled_shown(result.metrics):
+        return []
+    o = result.options
+    out = [f"random = {POOL_QUESTION[o.pool]} (--pool {o.pool})"]
+    rule = all_row_rule(result.metrics, o)
+    if rule:
+        out.append(rule)
+    return [_cell(n) for n in out]

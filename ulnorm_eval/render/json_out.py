@@ -72,7 +72,11 @@ JSON_SCHEMA = {
                 "additionalProperties": False,
                 "properties": {
                     "name": {"type": "string"},
-                    "summary": {**_VALUES, "description": "measure -> mean over queries (the 'all' row)"},
+                    "summary": {**_VALUES, "description": "measure -> the 'all' row: the mean over queries (the "
+                                                         "family's rule: a sum for counts, trec_eval's geometric "
+                                                         "mean for GMAP); for UL1, UL2, MM, EB, EM and UEW under "
+                                                         "--norm-all means (options.norm_all) the formula applied to "
+                                                         "the means of the value, E, IUB and WLB"},
                     "stderr": {**_VALUES, "description": "measure -> Monte Carlo standard error of the mean, "
                                                         "only for Monte Carlo values"},
                     "queries": {

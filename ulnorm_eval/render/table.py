@@ -6,7 +6,7 @@ import re
 
 from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text, zscores
 
-__all__ = ["make_table", "format_table", "caption", "LAYOUTS", "text_width", "bound_metrics", "undefined_masks",
+__all__ = ["make_table", "format_table", "caption", "all_row_rule", "variants_legend", "LAYOUTS", "text_width", "bound_metrics", "undefined_masks",
            "unjudged_metrics"]
 
 
@@ -72,8 +72,32 @@ def _below_random(variant, v, e) -> bool:
     return at is not None and v < at - 1e-12
 
 
+def _pooled_shown(metrics) -> list:
+    """The variants on screen built on the random-ranking bounds (E, IUB, WLB, normalisations, DB)."""
+    from ..core.records import VARIANTS
+
+    return [v for v in dict.fromkeys(m.variant for m in metrics if m.variant)
+            if VARIANTS[v].kind in ("bound", "ratio", "distribution")]
+
+
+def _of_means(result, m) -> bool:
+    from ..pipeline.blocks import summarised_of_means
+
+    return summarised_of_means(m, result.options)
+
+
+def _marked(result) -> bool:
+    """Whether some 'all' cell on screen carries MEAN_MARK: a mean of per-query values that
+    includes (or, under skip, leaves out) undefined queries."""
+    return any(m.variant and _undefined_count(rr, m) and not _of_means(result, m)
+               for rr in result.runs for m in result.metrics)
+
+
 def caption(result) -> str:
-    """Query count, pool, tie rule, score precision and undefined cases, in one line."""
+    """Query count, pool (in words), tie rule, score precision and undefined cases in one line; then
+    what the 'all' row of a normalisation is, and the legend of what is on screen."""
+    from ..pipeline.blocks import POOL_QUESTION
+
     o = result.options
     counts = {len(rr.qids) for rr in result.runs}
     if len(counts) <= 1:
@@ -82,16 +106,23 @@ def caption(result) -> str:
         q = "queries " + ", ".join(f"{safe_text(rr.name)} {len(rr.qids)}" for rr in result.runs)
     ties = {"score": "score desc, docid desc (trec_eval)", "rank": "rank column", "file": "file order"}[o.ties]
     und = sum(int(n) for rr in result.runs for n in rr.undefined.values())
+    cases = f"{und} undefined {'case' if und == 1 else 'cases'}"
     if not und:
         how = "0 undefined cases"
+    elif not _marked(result):
+        how = (f"{cases} ({UNDEFINED_MARK} per query: every ordering of the pool scores alike; --undefined "
+               f"{'zero scores them 0' if o.undefined == 'zero' else 'skip leaves them out'} in a mean of "
+               "per-query values)")
     elif o.undefined == "zero":
-        how = (f"{und} undefined {'case' if und == 1 else 'cases'} (scored 0 by --undefined zero: "
+        how = (f"{cases} (scored 0 by --undefined zero: "
                f"{UNDEFINED_MARK} per query, {MEAN_MARK} marks a mean that includes them; --undefined skip "
                "leaves them out)")
     else:
-        how = (f"{und} undefined {'case' if und == 1 else 'cases'} (left out by --undefined skip: "
+        how = (f"{cases} (left out by --undefined skip: "
                f"{UNDEFINED_MARK} per query, {MEAN_MARK} marks a mean over the defined queries only)")
-    parts = [q, f"pool {o.pool}", f"ties {ties}", f"scores {o.score_precision}", how]
+    pooled = _pooled_shown(result.metrics)
+    parts = [q] + ([f"random = {POOL_QUESTION[o.pool]} (--pool {o.pool})"] if pooled else [])
+    parts += [f"ties {ties}", f"scores {o.score_precision}", how]
     if o.depth:
         parts.insert(1, f"depth {o.depth}")
     if o.run_queries_only:
@@ -99,33 +130,72 @@ def caption(result) -> str:
     holes = _holes_caption(result)
     if holes:
         parts.append(holes)
+    lines = ["; ".join(parts)]
+    rule = all_row_rule(result.metrics, o)
+    if rule:
+        lines.append(rule)
     legend = variants_legend(result.metrics)
-    return "; ".join(parts) + (f"\n{legend}" if legend else "")
+    if legend:
+        lines.append(legend)
+    return "\n".join(lines)
+
+
+def all_row_rule(metrics, options) -> str:
+    """One line: what the 'all' row of the normalisations on screen is (``--norm-all``)."""
+    from ..core.records import VARIANTS
+
+    ratios = [v for v in dict.fromkeys(m.variant for m in metrics if m.variant) if VARIANTS[v].kind == "ratio"]
+    if not ratios:
+        return ""
+    names = ", ".join(ratios)
+    if getattr(options, "norm_all", "means") == "means":
+        zero = [v for v in ratios if VARIANTS[v].below_random == 0.0]
+        at0 = f": 0 = a random ranking{' (' + ', '.join(zero) + ')' if len(zero) < len(ratios) else ''}" if zero else ""
+        used = {c for v in ratios for c in re.findall(r"\b([AEIW])\b", VARIANTS[v].formula)}
+        of = [w for c, w in (("A", "A"), ("E", "E"), ("I", "I"), ("W", "W")) if c in used]
+        of = ", ".join(of[:-1]) + " and " + of[-1] if len(of) > 1 else "".join(of)
+        return (f"'all' row of {names}: the formula applied to the means of {of} over the queries where it is "
+                f"defined{at0}; not the mean of per-query values, Karmaker & Feng 2022's average (--norm-all per-query)")
+    return (f"'all' row of {names}: the mean of per-query values (Karmaker & Feng 2022's average; a random "
+            "ranking does not score 0 on it, docs/bounds.md; --norm-all means for the formula on the means)")
+
+
+_SYMBOLS = {  # what each letter of a variant's formula is, and the bound column that shows it
+    "A": (None, "A = the value"),
+    "E": ("E", "E = the expected value of a random ranking"),
+    "I": ("IUB", "I = IUB, the best ordering's value"),
+    "W": ("WLB", "W = WLB, the worst ordering's value"),
+}
 
 
 def variants_legend(metrics) -> str:
-    """One line saying what each variant column means (from the variant records), with A the run's
-    value: 'A = value; E: E[M] under a uniformly random permutation of the pool; ...'."""
+    """One line defining what is on screen, each once: the letters the shown formulas use and the
+    bound columns shown (E, IUB, WLB), then each other variant's formula, from the variant records."""
     from ..core.records import VARIANTS
 
     shown = list(dict.fromkeys(m.variant for m in metrics if m.variant))
     if not shown:
         return ""
+    formulas = [v for v in shown if VARIANTS[v].kind != "bound"]
+    used = {c for v in formulas for c in re.findall(r"\b([AEIW])\b", VARIANTS[v].formula)}
+    out = []
+    for letter, (column, text) in _SYMBOLS.items():
+        if letter in used or (column is not None and column in shown):
+            out.append(text if letter in used or column == "E" else
+                       {"IUB": "IUB = the best ordering's value", "WLB": "WLB = the worst ordering's value"}[column])
     # a pair of hole variants is one sentence, not one per variant (their records share it)
     joint = {"LB": ("UB", "[LB, UB]: the least and the largest M over every grade 0..G (the qrels' largest) of the "
                           "unjudged documents, judged ones fixed; R and IDCG change with the grades (--holes; the "
                           "caption says which documents)"),
              "BSLO": ("BSHI", "[BSLO, BSHI]: the 2.5th and 97.5th percentiles of M over the bootstrap samples of BS "
                               "(not a confidence interval: docs/holes.md gives its measured coverage)")}
-    parts = []
-    for v in shown:
+    for v in formulas:
         pair = next((k for k, (other, _) in joint.items() if v in (k, other) and other in shown and k in shown), None)
         if pair is None:
-            parts.append(f"{v}: {VARIANTS[v].formula}")
+            out.append(f"{v} = {VARIANTS[v].formula}")
         elif v == pair:
-            parts.append(joint[pair][1])
-    return ("A = the value, E = its expectation under a random ranking, I = the ideal ranking's (IUB), W = the "
-            "worst's (WLB); " + "; ".join(parts))
+            out.append(joint[pair][1])
+    return "; ".join(out)
 
 
 def _holes_caption(result) -> str:
@@ -235,7 +305,8 @@ def _cell(shown, rr, meas, slot, i, precision, color):
     e = Metric(meas, "E")
     ev = None if e not in shown.have else (rr.mean[e] if i is None else rr.values[e][i])
     style = "bold red" if color and _below_random(slot, v, ev) else ""
-    mark = MEAN_MARK if i is None and slot is not None and _undefined_count(rr, m) else ""
+    mark = MEAN_MARK if (i is None and slot is not None and _undefined_count(rr, m)
+                         and not _of_means(result, m)) else ""
     return Text(f"{v:.{precision}f}{mark}", style=style)
 
 
@@ -495,10 +566,10 @@ def format_table(result, per_query: bool = False, names: str = "canonical", prec
             break
     else:
         text = _plain_rows(result, per_query, names, precision, query_order, width, undefined_masks)
-    first, _, legend = caption(result).partition("\n")
+    first, *rest = caption(result).split("\n")
     if color:
         first += "; bold red: worse than a random ranking"
-    lines = [first] + ([legend] if legend else [])
+    lines = [first] + rest
     if width:
         lines = [w for line in lines for w in textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False)]
     note = "\n".join(lines)

@@ -17,6 +17,8 @@ import pytest
 import scipy.stats as sps
 from click.testing import CliRunner
 
+from ulnorm_eval.pipeline.blocks import Options
+
 from ulnorm_eval.pipeline import evaluate as api
 
 from ulnorm_eval.analysis import stats
@@ -181,7 +183,9 @@ def test_cli_queries_without_runs(tiny):
         "(see 'ulnorm-eval queries --help')"]
     from ulnorm_eval.analysis.query_types import query_table
 
-    df = query_table(qrels, [], ["AP"])
+    with pytest.raises(ValueError, match="--pool run needs at least one run"):  # the default pool is a run's
+        query_table(qrels, [], ["AP"])
+    df = query_table(qrels, [], ["AP"], Options(pool="qrels"))
     assert list(df["query"]) == [f"q{i}" for i in range(6)]
     assert list(df["pool"]) == [4] * 6 and list(df["relevant"]) == [2, 2, 2, 2, 1, 2]
     assert df["mean"].isna().all() and (df["type"].fillna("") == "").all()
@@ -264,7 +268,8 @@ def _expected_ndcg10(qrels_path):
 
 def test_robust_queries_table_and_subset(robust, robust_values):
     qrels, runs = robust
-    table = query_table(qrels, runs, ["nDCG@10"])
+    judged = Options(pool="qrels")  # E by hand from the judged documents (_expected_ndcg10)
+    table = query_table(qrels, runs, ["nDCG@10"], judged)
     E = _expected_ndcg10(qrels)
     assert np.allclose(table["E"], E[table["query"]].to_numpy(), rtol=1e-12)
     assert (table["IUB"] == 1).all() and (table["WLB"] == 0).all()
@@ -273,7 +278,7 @@ def test_robust_queries_table_and_subset(robust, robust_values):
     assert list(table["type"]) == list(classify(mean, table["E"], table["IUB"]))
 
     for kind, key in (("uninformative", np.abs(mean - table["E"])), ("ideal", -(mean - table["E"]))):
-        cmp = compare_files(qrels, runs, ["nDCG@10"], ["UL2"], subset=kind, subset_size=20, swap_trials=50)
+        cmp = compare_files(qrels, runs, ["nDCG@10"], ["UL2"], judged, subset=kind, subset_size=20, swap_trials=50)
         chosen = set(table["query"].to_numpy()[np.argsort(key.to_numpy(), kind="stable")[:20]])
         assert set(cmp.queries["nDCG@10"]) == chosen == set(cmp.queries["UL2(nDCG@10)"])
         assert (cmp.summary["queries"] == 20).all()

@@ -257,6 +257,7 @@ class _Shown:
 
     def __init__(self, result, undefined_masks=None):
         self.runs = result.runs
+        self.options = result.options  # a normalisation's 'all' row (of the means) carries no MEAN_MARK
         self.have = frozenset(result.metrics)
         self.undef = {(id(result.runs[k]), m): u for (k, m), u in (undefined_masks or {}).items()}
 
@@ -306,7 +307,7 @@ def _cell(shown, rr, meas, slot, i, precision, color):
     ev = None if e not in shown.have else (rr.mean[e] if i is None else rr.values[e][i])
     style = "bold red" if color and _below_random(slot, v, ev) else ""
     mark = MEAN_MARK if (i is None and slot is not None and _undefined_count(rr, m)
-                         and not _of_means(result, m)) else ""
+                         and not _of_means(shown, m)) else ""
     return Text(f"{v:.{precision}f}{mark}", style=style)
 
 

@@ -607,3 +607,18 @@ def test_condensed_variant_over_all_trec_and_of_a_text_measure(files):
     assert res.exit_code == 0, res.stderr
     assert "CL(P@10)\tall\t0.1500" in res.stdout
     one_line_error(cli("-m", "CL(relstring)", *files), "relstring is text")
+
+
+# --------------------------------------------------------------------------- found by the fourth pass
+
+def test_holes_world_refuses_digit_separators(files):
+    one_line_error(cli("--holes", "open=1_0", *files), "Invalid value for '--holes': 'open=1_0'")
+
+
+def test_shared_tag_note_escapes_a_backslash_in_a_run_name(tmp_path, files):
+    q, r = files
+    odd = tmp_path / "run\\tx.txt"  # backslash, t
+    odd.write_text(RUN)
+    res = cli("-m", "P@5", "--norm", "none", q, odd, r)
+    assert res.exit_code == 0
+    assert "runs run\\\\tx.txt, r.txt share the tag 'r'" in res.stderr

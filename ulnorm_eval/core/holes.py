@@ -70,7 +70,7 @@ class World:
         if head == "open" and sep:
             rel = n.endswith("%")
             try:
-                v = float(n[:-1] if rel else n)
+                v = float(n[:-1] if rel else n) if "_" not in n else float("nan")  # Python reads 1_0 as 10
             except ValueError:
                 v = float("nan")
             if v == v and v >= 0 and v != float("inf") and (rel or v == int(v)):

@@ -119,7 +119,7 @@ def shared_tags_note(runs) -> list:
     for rr in runs if len(runs) > 1 else ():
         if getattr(rr, "tag", None) is not None:
             by_tag.setdefault(rr.tag, []).append(rr.name)
-    return [f"runs {', '.join(names)} share the tag {tag!r}: their blocks' runid lines are the same; they follow "
+    return [f"runs {', '.join(map(safe_text, names))} share the tag {tag!r}: their blocks' runid lines are the same; they follow "
             "the order of the RUN arguments" for tag, names in by_tag.items() if len(names) > 1]
 
 

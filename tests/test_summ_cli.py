@@ -207,18 +207,45 @@ def test_correlate_matches_scipy_on_our_own_values(summeval_like, tmp_path):
     assert png.stat().st_size > 1000
     r = run("--correlate", "--ratings", "crowd", "-m", "ROUGE-1", "--norm", "none", path)
     assert r.exit_code == 0 and "crowd ratings, 3 documents, 4 systems" in r.output
+    # -f table: a terminal table, aligned, no Markdown pipes; its numbers are the tsv's
+    t = run("--correlate", "-f", "table", "-m", "ROUGE-1", "--norm", "ue2", "--combine", "mean", path).output
+    assert "|" not in t
+    lines = t.splitlines()
+    at = lines.index(next(x for x in lines if x.startswith("kendall at system level")))
+    assert lines[at + 1].split() == ["metric", "Coherence", "Consistency", "Fluency", "Relevance"]
+    assert set(lines[at + 2]) == {"-"}
+    import re
+
+    row = re.split(r"\s{2,}", lines[at + 3].strip())  # cells: the value, then its bootstrap interval
+    want = f"{float(got[('system', 'kendall', 'ROUGE-1', 'relevance')][4]):.3f}"
+    assert row[0] == "ROUGE-1" and row[4].split()[0] == want and row[4].split()[1].startswith("[")
 
 
 def test_table_format_prints_every_cell(plain):
     r = run("-f", "table", "-q", "-m", "ROUGE-1", "--norm", "e,ue2", "--combine", "mean", plain[0], plain[1])
     assert r.exit_code == 0, r.output
     lines = r.output.split("\n")
-    assert lines[0] == "sysA" and lines[1].split() == ["document", "measure", "value", "E", "UE2"]
-    row = {x.split()[0]: x.split() for x in lines[3:6]}
+    assert lines[0].split() == ["system", "document", "measure", "value", "E", "UE2"]
+    row = {x.split()[1]: x.split() for x in lines[2:5]}
+    assert {x.split()[0] for x in lines[2:5]} == {"sysA"}
     t = run("-f", "tsv", "-m", "ROUGE-1", "--norm", "e,ue2", "--combine", "mean", plain[0], plain[1]).output
     tsv = {x.split("\t")[1]: x.split("\t") for x in t.strip().split("\n")[1:]}
     for q in ("d1", "d2", "all"):
-        assert row[q][2:] == [f"{float(v):.4f}" for v in tsv[q][2:]]
+        assert row[q][3:] == [f"{float(v):.4f}" for v in tsv[q][2:]]
+
+
+def test_table_format_is_one_table_with_systems_as_rows_and_a_legend(plain):
+    """Every system in one table (a row per system and measure), the footer once, and one line per column
+    shown (the defaults, and SE for the Monte Carlo E of ROUGE-2 and ROUGE-L), nothing about others."""
+    r = run("-f", "table", "--combine", "mean", *plain)
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0].split() == ["system", "measure", "value", "E", "IUB", "UE1", "UE2", "SE"]  # SE: Monte Carlo E
+    assert [x.split()[:2] for x in lines[2:8]] == [[s, m] for s in ("sysA", "sysB")
+                                                   for m in ("ROUGE-1", "ROUGE-2", "ROUGE-L")]
+    assert lines[8] == "2 systems, 2 documents; without a summary: none; 0 undefined cases"
+    assert [x.split(":")[0] for x in lines[9:]] == ["value", "E", "IUB", "UE1", "UE2", "SE"]
+    assert r.output.count("documents;") == 1
 
 
 def test_compare_summarisation_systems(plain):

@@ -261,8 +261,23 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
     write_outputs_then(outputs, verdict)
 
 
+# One line per column of summ's table that is not a measure (the variants' formulas, for summaries).
+SUMM_LEGEND = {
+    "value": "the measure (a document's; on 'all' rows and without -q the mean over the documents)",
+    "E": "the measure of the document's expected (random) summary from its source (Feng 2023 §9.1; --length, --k)",
+    "SE": "the Monte Carlo standard error of E, when E is estimated by sampling",
+    "IUB": "I, the upper bound the measure can reach on the document (--upper)",
+    "UE1": "(A/I) (A/(A+E)), A the value, I = IUB (Feng 2023 eq. 5.1)",
+    "UE2": "(A-E)/(I-E) if A >= E else (A-E)/E: 0 random, 1 ideal (Feng 2023 eq. 5.2)",
+    "EB": "A/E (Westerborg 2022 eq. 3.6)",
+    "EM": "(A-E)/(I-E) (Westerborg 2022 eq. 3.11)",
+    "Hetero": "Algorithm 2's heterogeneity of the document (Feng 2023)",
+}
+
+
 def _table(result, per_query, precision):
-    """A row per measure (and per document with -q), a column per variant, a block per system."""
+    """One table: a row per system and measure (and document with -q), a column per variant; the
+    documents, missing summaries and undefined cases once under it, then a line per column shown."""
     import math
 
     from ..render.values import safe_text  # names echoed to a terminal: no ESC, no forged lines
@@ -273,31 +288,32 @@ def _table(result, per_query, precision):
     if None in slots:
         slots.remove(None)
         slots.insert(0, None)
-    have = set(result.metrics)
-    out = []
+    have = {(m.measure, m.variant): m for m in result.metrics}
+    head = ["system"] + (["document"] if per_query else []) + ["measure"] + [s or "value" for s in slots]
+    body = []
     for rr in result.runs:
-        head = (["document"] if per_query else []) + ["measure"] + [s or "value" for s in slots]
-        body = []
         groups = ([(q, i) for i, q in enumerate(rr.qids)] if per_query else []) + [("all", None)]
         for q, i in groups:
             for meas in rows:
                 cells = []
                 for s in slots:
-                    m = next((x for x in have if x.measure == meas and x.variant == s), None)
+                    m = have.get((meas, s))
                     v = None if m is None else (rr.mean[m] if i is None else rr.values[m][i])
                     cells.append("" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{p}f}")
-                body.append(([safe_text(q)] if per_query else []) + [str(meas)] + cells)
-        widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
-        out.append(safe_text(rr.name))
-        fmt_row = lambda r: "  ".join(x.ljust(w) if c < (2 if per_query else 1) else x.rjust(w)  # noqa: E731
-                                      for c, (x, w) in enumerate(zip(r, widths))).rstrip()
-        out.append(fmt_row(head))
-        out.append("-" * len(fmt_row(head)))
-        out += [fmt_row(r) for r in body]
-        und = sum(int(n) for n in rr.undefined.values())
-        out.append(f"{len(rr.qids)} documents; {rr.missing} without a summary; {und} undefined cases")
-        out.append("")
-    return "\n".join(out)
+                body.append([safe_text(rr.name)] + ([safe_text(q)] if per_query else []) + [str(meas)] + cells)
+    widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
+    text_cols = 3 if per_query else 2
+    fmt_row = lambda r: "  ".join(x.ljust(w) if c < text_cols else x.rjust(w)  # noqa: E731
+                                  for c, (x, w) in enumerate(zip(r, widths))).rstrip()
+    out = [fmt_row(head), "-" * len(fmt_row(head))] + [fmt_row(r) for r in body]
+    docs = max((len(rr.qids) for rr in result.runs), default=0)
+    missing = [f"{safe_text(rr.name)} {rr.missing}" for rr in result.runs if rr.missing]
+    und = sum(int(n) for rr in result.runs for n in rr.undefined.values())
+    out.append(f"{len(result.runs)} systems, {docs} documents; without a summary: "
+               f"{', '.join(missing) if missing else 'none'}; {und} undefined cases"
+               + ("; 'all' rows: the mean over the documents" if per_query else ""))
+    out += [f"{s or 'value'}: {SUMM_LEGEND[s or 'value']}" for s in slots if (s or "value") in SUMM_LEGEND]
+    return "\n".join(out) + "\n"
 
 
 def _metric_arrays(result, d):
@@ -353,7 +369,7 @@ def _correlation_text(result, d, ratings, levels, fmt, precision, plot, reps=0, 
                  for k, v in zip(cols, (*r[:4], float(r[4]), float(r[5]), r[6], *map(float, r[7:])))} for r in full]
         text = (json.dumps(objs, indent=1) + "\n") if fmt == "json" else "".join(json.dumps(o) + "\n" for o in objs)
     else:
-        text = _markdown(full, p, ratings, len(d.doc_ids), len(d.systems), reps, len(repeats))
+        text = _correlation_table(full, p, ratings, len(d.doc_ids), len(d.systems), reps, len(repeats))
     picture = None
     if plot:
         from ..render.plots import PictureBuffer
@@ -362,7 +378,7 @@ def _correlation_text(result, d, ratings, levels, fmt, precision, plot, reps=0, 
     return text, picture
 
 
-def _markdown(rows, p, ratings, n_docs, n_sys, reps=0, repeats=0):
+def _correlation_table(rows, p, ratings, n_docs, n_sys, reps=0, repeats=0):
     import numpy as np
 
     def iv(lo, hi, digits):
@@ -379,24 +395,24 @@ def _markdown(rows, p, ratings, n_docs, n_sys, reps=0, repeats=0):
         for method in dict.fromkeys(r[1] for r in rows):
             sub = [r for r in rows if r[0] == level and r[1] == method]
             out.append(f"{method} at {level} level, {ratings} ratings, {n_docs} documents, {n_sys} systems"
-                       + (" " + "; ".join(note) if note else "") + "\n")
-            out.append("| metric | " + " | ".join(d.capitalize() for d in dims) + " |")
-            out.append("|---" * (len(dims) + 1) + "|")
+                       + (" " + "; ".join(note) if note else ""))
+            head = ["metric"] + [d.capitalize() for d in dims]
             names = list(dict.fromkeys(r[2] for r in sub))
             cell = {(r[2], r[3]): r for r in sub}
 
             def seeds(r):
                 return f" {{{r[11]:.{p}f}, {r[12]:.{p}f}}}" if len(r) > 12 and np.isfinite(r[11]) else ""
-            for name in names:
-                out.append(f"| {name} | " + " | ".join(
-                    f"{cell[(name, d)][4]:.{p}f}" + (iv(*cell[(name, d)][7:9], p) if len(cell[(name, d)]) > 8 else "")
-                    + seeds(cell[(name, d)]) for d in dims) + " |")
-            for name in names:
-                if any(np.isfinite(cell[(name, d)][5]) for d in dims):
-                    out.append(f"| PAI {name} | " + " | ".join(
-                        f"{cell[(name, d)][5]:.1f}" + (iv(*cell[(name, d)][9:11], 1) if len(cell[(name, d)]) > 10 else "")
-                        for d in dims) + " |")
-            out.append("")
+            body = [[name] + [f"{cell[(name, d)][4]:.{p}f}" + (iv(*cell[(name, d)][7:9], p) if len(cell[(name, d)]) > 8
+                                                              else "") + seeds(cell[(name, d)]) for d in dims]
+                    for name in names]
+            body += [[f"PAI {name}"] + [f"{cell[(name, d)][5]:.1f}" + (iv(*cell[(name, d)][9:11], 1)
+                                                                      if len(cell[(name, d)]) > 10 else "") for d in dims]
+                     for name in names if any(np.isfinite(cell[(name, d)][5]) for d in dims)]
+            # a terminal table (-f table), aligned: the metric left, the numbers right
+            widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
+            line = lambda r: "  ".join(x.ljust(w) if c == 0 else x.rjust(w)  # noqa: E731
+                                       for c, (x, w) in enumerate(zip(r, widths))).rstrip()
+            out += [line(head), "-" * len(line(head))] + [line(r) for r in body] + [""]
     return "\n".join(out)
 
 

@@ -1251,6 +1251,8 @@ def test_norm_list_naming_nothing_is_refused(files, command):
     (["stability", "--topic-bootstrap", "100001"],
      "--topic-bootstrap must be at most 100,000 (time and memory grow with it)"),
     (["stability", "--restarts", "1001"], "--restarts must be at most 1,000 (time grows with it)"),
+    (["stability", "--holdout", "100001"], "--holdout must be at most 100,000 (time grows with it)"),
+    (["stability", "--holdout", "-1"], "--holdout must be at least 0"),
 ])
 def test_repetition_counts_are_bounded(files, args, message):
     """compare --reps 1000000000 (or --swap-trials) took all memory and was killed by the kernel."""

@@ -140,3 +140,18 @@ def test_overlap_of_a_variant_prints_as_documented(tmp_path):
                          "json", qrels, *paths], capture_output=True, text=True)
     pairs = json.loads(js.stdout)["pairs"]
     assert {p["holes_overlap"] for p in pairs if p["metric"] == "UL2(P@2)"} == {None}
+
+
+def test_queries_bounds_range_over_every_runs_holes(tmp_path):
+    """queries --holes on the issue's counterexample (A = d1, x; B = y, d1; d1 relevant): A's LB(AP) is
+    1/2 (y relevant), B's 1/4 (x relevant, y not): the mean LB 0.375 (each run's own holes gave 0.75)."""
+    q, a, b = tmp_path / "q", tmp_path / "A", tmp_path / "B"
+    q.write_text("1 0 d1 1\n")
+    a.write_text("1 Q0 d1 1 2 A\n1 Q0 x 2 1 A\n")
+    b.write_text("1 Q0 y 1 2 B\n1 Q0 d1 2 1 B\n")
+    out = subprocess.run(["ulnorm-eval", "queries", "--holes", "-m", "AP", "-f", "tsv", str(q), str(a), str(b)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    head, row = [ln.split("\t") for ln in out.stdout.splitlines()[:2]]
+    got = dict(zip(head, row))
+    assert (got["mean"], got["LB"], got["UB"]) == ("0.75", "0.375", "1.0")

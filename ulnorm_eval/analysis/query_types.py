@@ -112,7 +112,8 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     given order.  The runs' notes are in ``attrs['notes']`` (``warn``, if given, hears each as it arises).
     ``executor``: a :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to evaluate
     the runs in worker processes (same values).  ``holes``: also ``LB`` and ``UB``, the runs' mean
-    hole bounds of each query (``options.holes``: closed or open; NaN for a measure without them).
+    hole bounds of each query, each over the holes of all the runs (``options.holes``: the world; NaN for a
+    measure without them).
     """
     import pandas as pd
     import pyarrow as pa
@@ -138,6 +139,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
     quiet = api.Options(**{**vars(options), "run_queries_only": False})
+    quiet = api.with_runs_holes(quiet, qrels, runs, metrics)  # LB/UB over every run's holes (docs/holes.md)
     empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
     if parallel:  # each worker reads, evaluates and (--pool run/union) pools one run
         from ..pipeline.parallel import map_runs

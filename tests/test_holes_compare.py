@@ -155,3 +155,14 @@ def test_queries_bounds_range_over_every_runs_holes(tmp_path):
     head, row = [ln.split("\t") for ln in out.stdout.splitlines()[:2]]
     got = dict(zip(head, row))
     assert (got["mean"], got["LB"], got["UB"]) == ("0.75", "0.375", "1.0")
+
+
+def test_library_compare_takes_hole_bounds(tmp_path):
+    """ulnorm_eval.compare(..., hole_bounds=True) as compare --holes (``holes=`` is the Options world)."""
+    import ulnorm_eval
+
+    qrels, paths = _files(tmp_path)
+    cmp = ulnorm_eval.compare(qrels, paths, ["P@2"], [], hole_bounds=True, holes="open")
+    got = {(a, b): h for a, b, h in zip(cmp.pairs["run_a"], cmp.pairs["run_b"], cmp.pairs["holes_overlap"])}
+    assert got[("A", "B")] == 0 and got[("A", "C")] == 1
+    assert "holes_overlap" not in ulnorm_eval.compare(qrels, paths, ["P@2"], []).pairs.columns

@@ -297,10 +297,13 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
 
 def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
             variants: Sequence[str] | str | None = None, *, warn: Callable[[str], None] | None = None,
-            groups: str | None = None, allow_disjoint: bool = False, **kw: Any) -> Comparison:
+            groups: str | None = None, allow_disjoint: bool = False, hole_bounds: bool = False,
+            **kw: Any) -> Comparison:
     """Compare runs (at least two) as ``ulnorm-eval compare`` does: ``.systems``, ``.summary``,
     ``.pairs`` DataFrames and ``.notes``.  ``variants``: default UL1 and UL2 for the measures with a
     closed-form E (a measure whose E is a Monte Carlo estimate gets them only when named or listed).
+    ``hole_bounds``: as ``compare --holes``, the pairs get ``holes_overlap`` (``holes=`` names the
+    world, as the Options field: 'closed', 'open', 'open=N', 'open=P%').
 
     Keywords are :class:`Options` fields and those of :func:`ulnorm_eval.analysis.compare.compare`
     (``test``, ``reps``, ``correction``, ``alpha``, ``subset``, ``subset_size``, ``swap_trials``, ``swap_between``,
@@ -316,7 +319,7 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
     _require_shared_queries(q, loaded, allow_disjoint)
     variants = _variant_list(variants)
     return compare_files(q, loaded, _measure_list(measures),
-                         None if variants is None else list(variants), opts, warn, **cmp_kw)
+                         None if variants is None else list(variants), opts, warn, holes=hole_bounds, **cmp_kw)
 
 
 def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Sequence[str] | str | None = None, *,

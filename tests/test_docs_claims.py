@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from ulnorm_eval.analysis import stability as st
-from ulnorm_eval.cli.stability import load_design
+from ulnorm_eval.analysis.stability import load_design
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 CLAIM = re.compile(r"(\S+ \S+) (needs more topics than|needs fewer topics than|is not separated from) "

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from ulnorm_eval.analysis import stability as st
 from ulnorm_eval.analysis import stats
 from ulnorm_eval.cli.main import main
-from ulnorm_eval.cli.stability import load_design
+from ulnorm_eval.analysis.stability import load_design
 
 # --------------------------------------------------------------------------- synthetic data
 

@@ -18,7 +18,7 @@ from ulnorm_eval import evaluate
 from ulnorm_eval.analysis import stability as st
 from ulnorm_eval.analysis import stats
 from ulnorm_eval.cli.main import main
-from ulnorm_eval.cli.stability import load_design
+from ulnorm_eval.analysis.stability import load_design
 
 MEASURE_OF = {"linear/log": "nDCG@{k}", "linear/zipf": "nDCG(discount='zipf')@{k}",
               "linear/linear": "nDCG(discount='linear')@{k}", "exponential/log": "nDCG(dcg='exp-log2')@{k}"}

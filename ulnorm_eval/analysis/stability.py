@@ -924,3 +924,108 @@ def asl_table(design, specs, rows, *, reps: int = 1000, seed: int = 0) -> list:
                 out.append({"measure": name, "k": k, "function": label, "run_a": names[a], "run_b": names[b],
                             "asl": float(p), "order": int(o)})
     return out
+
+
+# --------------------------------------------------------------------------- the command's request
+
+MAX_COUNT_BYTES = 4_000_000_000  # the precomputed S x T x J x k counts are float64
+
+
+def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, ties: str = "score",
+                warn=None):
+    """Read QRELS and RUNS into a :class:`~ulnorm_eval.analysis.stability.Design` at depth ``k``.
+
+    Runs are ordered as trec_eval orders them (:func:`~ulnorm_eval.pipeline.ordering.rank_run`); the
+    topics are the qrels' (natural order), filtered by ``topics``.  A topic a run retrieved nothing
+    for scores 0 for that run (counted on stderr, as in ``eval``).
+    """
+    from ..inputs.trec import read_qrels, read_run
+    from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
+
+    warn = warn or (lambda msg: None)
+    q = read_qrels(qrels_path)
+    if q.skipped:
+        warn(f"{qrels_path}: skipped {q.skipped} comment or blank lines")
+    all_topics = natural_order(qrels_queries(q))
+    qids = parse_topics(topics, all_topics) if topics else all_topics
+    if topics:
+        warn(f"--topics {topics}: {len(qids)} of {len(all_topics)} qrels topics kept, "
+             f"{len(all_topics) - len(qids)} left out")
+    J = judgements(q, qids)
+    levels = np.unique(J.grade[J.grade > 0])
+    if len(levels) == 0:
+        raise ValueError(f"{qrels_path}: no relevant document in the topics evaluated")
+    T = len(qids)
+    pool = np.bincount(J.row, minlength=T)[:T].astype(np.float64)
+    counts = np.stack([np.bincount(J.row, weights=(J.grade == lv), minlength=T)[:T] for lv in levels], axis=1)
+    size = len(run_paths) * T * len(levels) * k * 8
+    if size > MAX_COUNT_BYTES:
+        raise ValueError(f"{len(run_paths)} runs x {T} topics x {len(levels)} grades x {k} ranks need "
+                         f"{size / 1e9:.1f} GB of counts: select topics (--topics) or lower -k")
+    idx, names = [], []
+    for path in run_paths:
+        run = read_run(path)
+        rr = rank_run(run, q, qids, ties=ties, depth=k)
+        rk = rr.ranking
+        missing = int((~rr.present).sum())
+        if missing:
+            warn(f"{run.name}: {missing} of {T} topics have no ranked documents and score 0")
+        if rr.ignored_queries and not topics:
+            warn(f"{run.name}: {rr.ignored_queries} run topics absent from the qrels ignored")
+        if run.skipped:
+            warn(f"{path}: skipped {run.skipped} comment or blank lines")
+        idx.append(level_index(rk.row, rk.grade, rk.judged, rk.pos, T, k, levels))
+        names.append(run.name)
+    return Design.from_levels(np.stack(idx), counts, pool, levels, names, qids)
+
+
+@dataclass(frozen=True)
+class StabilityRequest:
+    """What `ulnorm-eval stability` asks for (docs/stability.md): the files, measures (specs), cutoffs,
+    Φ targets and the keywords of :func:`study`, and which extra tables (tau, asl, paired) to build."""
+
+    qrels: str
+    runs: tuple
+    specs: list
+    cutoffs: list
+    phi_targets: list
+    topics: str | None = None
+    ties: str = "score"
+    tables: tuple = ("functions",)
+    reps: int = 1000
+    study: dict = field(default_factory=dict)  # gain, discount, unconstrained, restarts, seed, at_topics, ...
+
+
+@dataclass
+class StabilityOutcome:
+    """The study of a request: its design, the functions' rows, the curves, and the extra tables."""
+
+    design: object
+    rows: list
+    curves: dict
+    extra: dict
+
+
+def stability_for_request(request: StabilityRequest, notes: list) -> StabilityOutcome:
+    """Read the files of ``request`` into a design (:func:`load_design`), run :func:`study` and build
+    the extra tables asked for; notes for stderr are appended to ``notes``.  ValueError for what the
+    data cannot answer (one line, exit 2 on the command line)."""
+    from ..inputs.trec import InputError
+
+    holdout = request.study.get("holdout", 0)
+    try:
+        design = load_design(request.qrels, request.runs, max(request.cutoffs), request.topics, ties=request.ties,
+                             warn=notes.append)
+    except InputError as exc:
+        raise ValueError(str(exc)) from None
+    if len(design.topics) < (4 if holdout else 2):
+        raise ValueError("stability needs at least two topics" + (" in each half (--holdout)" if holdout else ""))
+    paired = [] if "paired" in request.tables else None
+    rows, curves = study(design, request.specs, request.cutoffs, phi_targets=request.phi_targets, paired=paired,
+                         **request.study)
+    extra = {} if paired is None else {"paired": paired}
+    if "tau" in request.tables:
+        extra["tau"] = tau_table(design, request.specs, rows)
+    if "asl" in request.tables:
+        extra["asl"] = asl_table(design, request.specs, rows, reps=request.reps, seed=request.study.get("seed", 0))
+    return StabilityOutcome(design, rows, curves, extra)

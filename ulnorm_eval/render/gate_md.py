@@ -90,9 +90,9 @@ def _notes(result) -> list:
     """What the means of the variants are (the table caption's words): the random ranking of the pool,
     and the 'all' row of a normalisation (of the means, or the mean of per-query values)."""
     from ..pipeline.blocks import POOL_QUESTION
-    from .table import _pooled_shown, all_row_rule
+    from .table import pooled_shown, all_row_rule
 
-    if not _pooled_shown(result.metrics):
+    if not pooled_shown(result.metrics):
         return []
     o = result.options
     out = [f"random = {POOL_QUESTION[o.pool]} (--pool {o.pool})"]

@@ -72,7 +72,7 @@ def _below_random(variant, v, e) -> bool:
     return at is not None and v < at - 1e-12
 
 
-def _pooled_shown(metrics) -> list:
+def pooled_shown(metrics) -> list:
     """The variants on screen built on the random-ranking bounds (E, IUB, WLB, normalisations, DB)."""
     from ..core.records import VARIANTS
 
@@ -120,7 +120,7 @@ def caption(result) -> str:
     else:
         how = (f"{cases} (left out by --undefined skip: "
                f"{UNDEFINED_MARK} per query, {MEAN_MARK} marks a mean over the defined queries only)")
-    pooled = _pooled_shown(result.metrics)
+    pooled = pooled_shown(result.metrics)
     parts = [q] + ([f"random = {POOL_QUESTION[o.pool]} (--pool {o.pool})"] if pooled else [])
     parts += [f"ties {ties}", f"scores {o.score_precision}", how]
     if o.depth:

@@ -215,3 +215,42 @@ def test_subset_scores_only_the_chosen_documents(monkeypatch, tmp_path):
     got = [x.split("\t") for x in sub.stdout.strip().split("\n")[1:] if x.split("\t")[1] != "all"]
     assert len(got) == 2 and all(rows[(r[0], r[1])] == r[2] for r in got)
     assert "--docs 3: the first 3 of 100 documents only" in full.stderr
+
+
+def test_progress_is_one_bar_of_ours_and_bert_scores_lines_are_silenced(scorer, capfd):
+    """With progress: bert-score's batches drive one rich bar (its tqdm replaced while it runs), its
+    'calculating scores... done in N seconds' lines are not printed, and the scores are the same bits."""
+    import bert_score.utils as bu
+
+    from ulnorm_eval.render import progress as pr
+
+    cands, refs = ["the cat sat on the mat", "storms flooded the town"], [["a cat sat"], ["the town flooded"]]
+    seen = []
+    real = pr.step_bar
+
+    def spy(enabled, label):
+        seen.append(label)
+        return real(enabled, label)
+
+    plain = bs.bertscore(scorer, cands, refs, progress=False)
+    capfd.readouterr()
+    old = bu.tqdm
+    try:
+        pr.step_bar = spy
+        shown = bs.bertscore(scorer, cands, refs, progress=True)
+    finally:
+        pr.step_bar = real
+    out, err = capfd.readouterr()
+    assert np.array_equal(plain, shown)
+    assert out == "" and "calculating scores" not in err and "done in" not in err and "sentences/sec" not in err
+    assert seen == ["BERTScore of 2 summaries"] and bu.tqdm is old
+
+
+def test_step_bar_wraps_every_item_in_order():
+    from ulnorm_eval.render.progress import step_bar
+
+    with step_bar(True, "x") as wrap:
+        assert list(wrap(range(5))) == [0, 1, 2, 3, 4] and list(wrap(iter("ab"))) == ["a", "b"]
+    with step_bar(False, "x") as wrap:
+        r = range(3)
+        assert wrap(r) is r

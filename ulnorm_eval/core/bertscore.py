@@ -75,15 +75,27 @@ def make_scorer(model: str | None = None, layer: int | None = None, batch_size: 
 
 def bertscore(scorer, cands, refs, progress: bool = False) -> np.ndarray:
     """(n, 3) array of P, R, F of each candidate against its list of references (bert-score's max).
-    ``progress``: bert-score's own progress bars (with the time left) on stderr; its "calculating
-    scores..." lines go to stderr too, never to the output.  The scores are the same either way."""
+    ``progress``: one rich bar on stderr with the time left, driven by bert-score's own batches (its tqdm
+    stand-in, render/progress.step_bar); bert-score's lines ("calculating scores...", "done in ...
+    seconds", whose times are wrong) are silenced.  The call and the scores are the same either way."""
     if not cands:
         return np.zeros((0, 3))
     import contextlib
-    import sys
+    import io
 
-    with contextlib.redirect_stdout(sys.stderr) if progress else contextlib.nullcontext():
-        P, R, F = scorer.score(list(cands), [list(r) for r in refs], verbose=progress)
+    if not progress:
+        P, R, F = scorer.score(list(cands), [list(r) for r in refs], verbose=False)
+        return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
+    import bert_score.utils as bu
+
+    from ..render.progress import step_bar
+
+    with step_bar(True, f"BERTScore of {len(cands)} summaries") as wrap, contextlib.redirect_stdout(io.StringIO()):
+        old, bu.tqdm = bu.tqdm, wrap  # bert-score's batches advance our bar; its own bars and lines are not shown
+        try:
+            P, R, F = scorer.score(list(cands), [list(r) for r in refs], verbose=True)
+        finally:
+            bu.tqdm = old
     return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
 
 

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-__all__ = ["progress", "base_name", "PROGRESS_MIN_BYTES", "MONTE_CARLO_DELAY"]
+__all__ = ["progress", "step_bar", "base_name", "PROGRESS_MIN_BYTES", "MONTE_CARLO_DELAY"]
 
 
 PROGRESS_MIN_BYTES = 4 << 20  # below a few MB reading is too quick for a bar to help
@@ -96,3 +96,41 @@ def progress(paths, enabled: bool, monte_carlo: float = 0):
             yield bars.step
     finally:
         bars.stop()
+
+
+def _rich_bar():
+    from rich.console import Console
+    from rich.progress import (BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                    console=Console(file=sys.stderr), transient=True)
+
+
+@contextlib.contextmanager
+def step_bar(enabled: bool, label: str):
+    """One transient rich bar, with the time left, for a long step whose work a library reports through
+    tqdm: yields ``wrap(iterable)``, a stand-in for ``tqdm(iterable)`` that advances the bar (each
+    iterable in turn: its length is the bar's total) and prints nothing.  Disabled: ``wrap`` returns the
+    iterable and rich is not imported."""
+    if not enabled:
+        yield lambda iterable, *a, **kw: iterable
+        return
+    bar = _rich_bar()
+    bar.start()
+    stage = [0]
+
+    def wrap(iterable, *a, **kw):
+        items = list(iterable)
+        stage[0] += 1
+        task = bar.add_task(f"{label} ({stage[0]})", total=len(items))
+        for x in items:
+            yield x
+            bar.advance(task)
+        bar.remove_task(task)
+
+    try:
+        yield wrap
+    finally:
+        bar.stop()

@@ -417,6 +417,32 @@ def main_(argv=None):
                                                                "q2": {"d1": 1}}, ["P@1"], []),
               check=lambda v: None if v.means == {"run": {"P@1": 1.0}} else f"means {v.means}")
 
+    # 12. the newer commands' options under the generic invariants: compare/queries with hole bounds,
+    # summ's gate over incomplete systems, sorting and heads, gates whose hole bounds could flip them
+    for cmd in (["compare"], ["queries"]):
+        for opts in (["--holes", "closed"], ["--holes", "open"], ["--holes", "open=2"], ["--holes", "closed,warn"],
+                     ["--holes", "open,fail"], ["--pool", "run"], ["--pool", "union"], ["--pool", "qrels"],
+                     ["-f", "json"], ["-f", "csv"], ["--undefined", "skip"]):
+            P.run(f"{cmd[0]} {opts}", [*cmd, *opts, "-m", "P@5", q, r, r2])
+    for action in ("warn", "fail"):
+        for thr in ("0", "0.2", "0.5", "1"):
+            P.run(f"gate holes {action} {thr}", ["--holes", f"open,{action}", "--fail-below", f"P@5={thr}", q, r],
+                  None, lambda res, action=action: None if res.exit_code != 0 or "FAIL" not in res.stderr
+                  else "exit 0 with a failed check")
+    docs = tmp / "docs.tsv"
+    docs.write_text("d1\tthe cat sat on the mat today\tthe cat sat\ta cat on a mat\n"
+                    "d2\tstorms flooded the town\tstorms hit the town\ttown flooded\n")
+    part = tmp / "part.tsv"
+    part.write_text("d1\tthe cat sat on the mat\n")
+    full = tmp / "full.tsv"
+    full.write_text("d1\tthe cat sat on the mat\nd2\tstorms flooded the town\n")
+    for m in ("ROUGE-1", "ROUGE-2", "ROUGE-L", "UE2(ROUGE-1)"):
+        P.run(f"summ gate incomplete {m}", ["summ", "-m", m, "--fail-below", f"{m}=0", docs, part], (1,))
+        P.run(f"summ gate complete {m}", ["summ", "-m", m, "--fail-below", f"{m}=-1", docs, full], (0,))
+    for opts in (["--sort", "AP"], ["--sort=-AP"], ["--head", "1"], ["--sort", "UL2(AP)", "--head", "2"],
+                 ["-q", "-f", "table"], ["--sort", "E(AP)"], ["-n"], ["-n", "-q"]):
+        P.run(f"eval {opts}", [*opts, "-m", "AP", q, r, r2], (0,))
+
     print(f"{P.count} probes, {len(P.failures)} failed")
     for f in P.failures:
         print("  FAIL", f)

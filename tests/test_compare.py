@@ -426,3 +426,27 @@ def test_every_column_has_a_legend_line_and_pairs_lead():
         for col in cols:
             assert f"\n{col}: {COLUMNS[name][col]}\n" in out, col
     assert "\nholes_overlap: 1 if the two runs' mean [LB, UB] intervals" in out
+
+
+def test_compare_steps_one_progress_bar_through_the_runs(monkeypatch):
+    """compare advances one bar (render.progress.progress, the bytes of the runs with the time left) once
+    per run, before the run is read."""
+    import contextlib
+
+    from ulnorm_eval.render import progress as pr
+
+    steps, opened = [], []
+
+    @contextlib.contextmanager
+    def spy(paths, enabled, monte_carlo=0):
+        opened.append(list(paths))
+        yield lambda description, path=None: steps.append((description, path))
+
+    monkeypatch.setattr(pr, "progress", spy)
+    ex = Path(__file__).resolve().parents[1] / "examples"
+    runs = [str(p) for p in sorted((ex / "runs").glob("*.run.gz"))]
+    res = CliRunner().invoke(main, ["compare", "-f", "tsv", "-m", "P@5", "--norm", "none",
+                                    str(ex / "qrels" / "dlhard-passage.qrels.txt"), *runs])
+    assert res.exit_code == 0, res.output
+    assert opened == [runs]
+    assert steps == [(f"evaluating {Path(r).name} ({i + 1}/3)", r) for i, r in enumerate(runs)]

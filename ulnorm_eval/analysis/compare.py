@@ -559,9 +559,20 @@ def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
     if request.holes and api.holes_note(request.measures):
         notes.append(api.holes_note(request.measures))
     sets = query_sets(request.swap_between, notes) if request.swap_between else None
+    import sys
+
+    from ..render.progress import base_name, progress
+
     loaded = iter_runs(q, request.runs, request.qrels, request.allow_disjoint)  # compare names repeats itself
-    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
-        cmp = compare_files(q, loaded, request.measures, request.variants, request.options, notes.append,
+    # the runs' bytes on one bar with the time left (shown on a terminal for inputs over a few MB)
+    with progress(list(request.runs), sys.stderr.isatty()) as step, \
+            executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
+        def stepped():
+            for i, path in enumerate(request.runs):
+                step(f"evaluating {base_name(path)} ({i + 1}/{len(request.runs)})", path)
+                yield next(loaded)
+
+        cmp = compare_files(q, stepped(), request.measures, request.variants, request.options, notes.append,
                             executor=ex, read_ahead="-" not in request.runs, swap_between=sets,
                             holes=request.holes, holes_bootstrap=request.holes_bootstrap, pairs=request.pairs,
                             **request.compare)

@@ -157,7 +157,7 @@ def main(argv=None) -> int:
     n_pairs = len(err[MEASURES[0]]["zero"])
     print(f"Mean absolute error against the full-qrels value over {n_pairs} (run, query) pairs per measure, "
           "+- its standard error (sd / sqrt(pairs)); coverage: the share of pairs whose full-qrels value lies "
-          "in the bootstrap's 95% interval [BSLO, BSHI].\n")
+          "between the bootstrap samples' 2.5th and 97.5th percentiles [BSLO, BSHI] (their spread, not a 95% interval).\n")
     heads = ["MAE unjudged = 0", "MAE condensed (CL)"] + [f"MAE BS ({p} prior)" for p in priors] + \
         [f"coverage ({p})" for p in priors] + ["mean UB - LB"]
     print("| measure | " + " | ".join(heads) + " |")

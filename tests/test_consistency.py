@@ -104,3 +104,26 @@ def test_private_pyarrow_import_is_bounded():
     assert upper, f"{spec}: no upper bound on pyarrow, whose private pyarrow._compute inputs/compute.py imports"
     assert int(pyarrow.__version__.split(".")[0]) < int(upper.group(1))
     assert "pyarrow._compute" in (ROOT / "ulnorm_eval" / "inputs" / "compute.py").read_text()
+
+
+def test_summarisation_measures_are_records_listed_by_measures():
+    """ROUGE-1/2/L and BERTScore are records (core/text_families.py): `measures` lists each with its E,
+    variants and citation, summ's names are the records', and summ reads every variant a record lists."""
+    from click.testing import CliRunner
+
+    from ulnorm_eval.core.records import TEXT_FAMILIES
+    from ulnorm_eval.core.registry import VARIANTS
+    from ulnorm_eval.pipeline import summ_eval
+
+    assert list(TEXT_FAMILIES) == ["ROUGE-1", "ROUGE-2", "ROUGE-L", "BERTScore"]
+    assert summ_eval.BASES == tuple(TEXT_FAMILIES)
+    assert summ_eval.DEFAULT_MEASURES == ("ROUGE-1", "ROUGE-2", "ROUGE-L")
+    out = CliRunner().invoke(main, ["measures"]).output
+    listing = out.split("Summarisation measures", 1)[1]
+    for name, f in TEXT_FAMILIES.items():
+        assert f"\n  {name}(score=f|precision|recall)" in listing
+        assert f"    E: {f.expectation_formula}" in listing and f.cite in listing
+        for v in f.variants:
+            shown = next((a for a in VARIANTS[v].aliases if a.startswith("UE")), v)
+            parsed = summ_eval.parse_text_metric(f"{shown}({name})")
+            assert (parsed.measure.base, parsed.variant) == (name, shown)

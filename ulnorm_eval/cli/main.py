@@ -326,7 +326,23 @@ def measures_cmd(markdown):
         alias = f" (alias {', '.join(v.aliases)})" if v.aliases else ""
         out.append(f"\n  {v.name}{alias}: {v.formula}")
         out.append(f"    range {v.rng}; {bounds_kind(v.name)}; cite: {v.cite}")
+    out += text_measures_listing()
     write_output("\n".join(out) + "\n", None)
+
+
+def text_measures_listing() -> list:
+    """`measures`' lines on the summarisation measures (`ulnorm-eval summ`), from their records."""
+    from ..core.registry import VARIANTS
+    from ..core.text_families import TEXT_FAMILIES
+
+    out = ["\nSummarisation measures (ulnorm-eval summ: a document plays the part of a query, a system that "
+           "of a run;\nwrap a measure: UE2(ROUGE-1); default ROUGE-1, ROUGE-2, ROUGE-L with E, IUB, UE1, UE2):"]
+    for f in TEXT_FAMILIES.values():
+        names = [next((a for a in VARIANTS[v].aliases if a.startswith("UE")), v) for v in f.variants]
+        out.append(f"\n  {f.name}(score={'|'.join(f.scores)}) (default score={f.scores[0]}): {f.formula}")
+        out.append(f"    E: {f.expectation_formula}")
+        out.append(f"    variants: {', '.join(names)}; cite: {f.cite}")
+    return out
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-__all__ = ["Param", "TrecName", "Family", "Variant", "Gains", "FAMILIES", "VARIANTS", "register",
+__all__ = ["Param", "TrecName", "Family", "Variant", "Gains", "FAMILIES", "VARIANTS", "register", "TextFamily",
+           "TEXT_FAMILIES", "register_text",
            "register_variant", "UnknownMeasure", "BOUNDS", "SUMMARIES", "VARIANT_KINDS", "EXTREMES", "VALUES", "NICKNAMES", "TREC_ORDER"]
 
 BOUNDS = ("exact", "montecarlo", "none")
@@ -312,6 +313,39 @@ def register(f: Family) -> Family:
     if bad:
         raise ValueError(f"measure family {f.name}: {'; '.join(bad)}")
     FAMILIES[f.name] = f
+    return f
+
+
+@dataclass(frozen=True)
+class TextFamily:
+    """A summarisation measure (``ulnorm-eval summ``): a summary scored against its references, a
+    document playing the part of a query and a system that of a run.  ``scores``: the ``score=``
+    choices (the first is the default); ``variants``: the names of the :class:`Variant` records it
+    takes (summ calls UL1, UL2 by their aliases UE1, UE2); ``expectation_formula``: its E
+    under a random summary of the source; ``default``: among ``summ``'s default measures."""
+
+    name: str
+    formula: str
+    expectation_formula: str
+    cite: str
+    variants: tuple = ("E", "IUB", "UL1", "UL2", "EB", "EM")
+    scores: tuple = ("f", "precision", "recall")
+    default: bool = True
+
+
+TEXT_FAMILIES: dict = {}  # name -> TextFamily, in registration order (core/text_families.py)
+
+
+def register_text(f: TextFamily) -> TextFamily:
+    """Add a summarisation measure; refuses a name taken by any measure or variant, and a variant
+    that is not registered."""
+    taken = {n for g in FAMILIES.values() for n in (g.name, *g.aliases)} | set(TEXT_FAMILIES) | set(VARIANTS)
+    if f.name in taken:
+        raise ValueError(f"duplicate measure {f.name}")
+    unknown = [v for v in f.variants if v not in VARIANTS]
+    if unknown:
+        raise ValueError(f"summarisation measure {f.name}: unknown variants {unknown}")
+    TEXT_FAMILIES[f.name] = f
     return f
 
 

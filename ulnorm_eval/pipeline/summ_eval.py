@@ -17,22 +17,16 @@ import numpy as np
 
 from ..core import text_measures as tm
 from ..core.normalise import em, eb, ul1, ul2
+from ..core.text_families import TEXT_FAMILIES
 
 __all__ = ["TextMeasure", "TextMetric", "SummOptions", "parse_text_metric", "resolve_text_metrics",
            "evaluate_summaries", "VARIANTS", "BASES"]
 
-BASES = ("ROUGE-1", "ROUGE-2", "ROUGE-L", "BERTScore")
+BASES = tuple(TEXT_FAMILIES)  # the measure records (core/text_families.py)
 VARIANTS = {"E": None, "IUB": None, "UE1": ul1, "UE2": ul2, "EB": eb, "EM": em}
 _ALIASES = {"UL1": "UE1", "UL2": "UE2", "I": "IUB"}
-DEFAULT_MEASURES = ("ROUGE-1", "ROUGE-2", "ROUGE-L")
+DEFAULT_MEASURES = tuple(name for name, f in TEXT_FAMILIES.items() if f.default)
 DEFAULT_VARIANTS = ("E", "IUB", "UE1", "UE2")
-CITE = {
-    "ROUGE": "Lin 2004; rouge-score (Google's re-implementation of ROUGE-1.5.5)",
-    "BERTScore": "Zhang et al. 2020; bert-score",
-    "E": "Feng 2023, eq. 9.1 (ROUGE: source unigram model) and Algorithm 1 (BERTScore: expected summary)",
-    "UE1": "Feng 2023, eq. 5.3", "UE2": "Feng 2023, eq. 5.4",
-    "EB": "Westerborg 2022, eq. 3.6", "EM": "Westerborg 2022, eq. 3.11",
-}
 
 
 class UnknownTextMeasure(ValueError):

@@ -100,3 +100,39 @@ def write(tmp_path):
         return str(path)
 
     return _write
+
+
+def invoke(*args, input=None):
+    """ulnorm-eval run in process (click's CliRunner) with ``args`` (paths given as objects are turned
+    into text); the click Result, whatever the exit code."""
+    from click.testing import CliRunner
+
+    from ulnorm_eval.cli.main import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+
+
+def cli(*args, code=0, input=None):
+    """:func:`invoke`, asserting the exit code ``code`` (the output and exception in the message)."""
+    res = invoke(*args, input=input)
+    assert res.exit_code == code, (res.exit_code, res.output, res.exception)
+    return res
+
+
+def wait_for_signal_state(pid: int, signum: int, field: str = "SigCgt", timeout: float = 60) -> None:
+    """Block until process ``pid`` has ``signum`` in its /proc status ``field`` (SigCgt: a handler is
+    installed; SigIgn: the signal is ignored), instead of sleeping for a guessed time; AssertionError
+    after ``timeout`` seconds."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/status") as fh:
+                mask = int(next(ln for ln in fh if ln.startswith(field + ":")).split()[1], 16)
+        except (OSError, StopIteration):
+            mask = 0
+        if mask & (1 << (signum - 1)):
+            return
+        time.sleep(0.01)  # polling the condition, not a guess at how long it takes
+    raise AssertionError(f"process {pid} never had signal {signum} in {field}")

@@ -14,9 +14,8 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from ulnorm_eval.cli.main import main
+from conftest import cli
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\nq10 0 d6 1\nq10 0 d7 0\n"
 RUN_A = ("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 1.0 A\n"
@@ -28,12 +27,6 @@ RUN_B = ("q1 Q0 d3 1 3.0 B\nq1 Q0 d1 2 2.0 B\nq1 Q0 d2 3 1.0 B\n"
 @pytest.fixture
 def case(write):
     return {"qrels": write("qrels.txt", QRELS), "a": write("a.run", RUN_A), "b": write("b.run", RUN_B)}
-
-
-def cli(*args, code=0):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert res.exit_code == code, (res.exit_code, res.output, res.exception)
-    return res
 
 
 # --------------------------------------------------------------------------- -o FILE's format

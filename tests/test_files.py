@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 
 import pytest
-from click.testing import CliRunner
 
-from ulnorm_eval.cli.main import main
+from conftest import invoke as cli, wait_for_signal_state
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\nq2 0 d4 0\n"
 RUN_A = "q1 Q0 d1 1 2.0 A\nq1 Q0 d2 2 1.0 A\nq2 Q0 d4 1 2.0 A\nq2 Q0 d3 2 1.0 A\n"
@@ -26,10 +26,6 @@ def files(tmp_path):
         (tmp_path / name).write_text(text)
         paths[name] = str(tmp_path / name)
     return paths
-
-
-def cli(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def digest(d) -> dict:
@@ -207,6 +203,7 @@ def test_signal_while_writing_cleans_up_and_exits_conventionally(files, tmp_path
 
 def test_sigterm_while_reading_a_fifo_exits_143(files, tmp_path):
     """A run read from a FIFO nobody writes: the process waits; SIGTERM ends it with 143."""
+    import errno
     import time
 
     fifo = tmp_path / "fifo.run"
@@ -214,19 +211,18 @@ def test_sigterm_while_reading_a_fifo_exits_143(files, tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", "from ulnorm_eval.cli import main; main()", "-o", str(tmp_path / "o.txt"),
                              files["qrels"], str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.time() + 60
-        while time.time() < deadline:  # wait until the handler is installed (SigCgt has SIGTERM's bit)
+        wait_for_signal_state(proc.pid, signal.SIGTERM)  # its handler installed: SIGTERM is handled now
+        writer, deadline = None, time.monotonic() + 60
+        while writer is None and time.monotonic() < deadline:  # until the process has the FIFO open to read
             try:
-                caught = int(next(ln for ln in open(f"/proc/{proc.pid}/status") if ln.startswith("SigCgt"))
-                             .split()[1], 16)
-            except (OSError, StopIteration):
-                caught = 0
-            if caught & (1 << (15 - 1)):
-                break
-            time.sleep(0.05)
-        time.sleep(0.2)
-        proc.terminate()
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as exc:
+                assert exc.errno == errno.ENXIO, exc  # no reader yet
+                time.sleep(0.01)  # polling the condition, not a guess at how long it takes
+        proc.terminate()  # the process is reading a FIFO nobody writes to
         _, err = proc.communicate(timeout=60)
+        if writer is not None:
+            os.close(writer)
     finally:
         if proc.poll() is None:
             proc.kill()

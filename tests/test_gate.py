@@ -9,9 +9,8 @@ import itertools
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from ulnorm_eval.cli.main import main
+from conftest import cli
 from ulnorm_eval.analysis.gate import Check, parse_threshold, verdict
 from ulnorm_eval.core.registry import UnknownMeasure, parse
 from ulnorm_eval.analysis.stats import paired_t, randomization
@@ -28,12 +27,6 @@ AP_B = np.array([1, 1, 1 / 2])
 @pytest.fixture
 def case(write):
     return {"qrels": write("qrels.txt", QRELS), "a": write("a.run", RUN_A), "b": write("b.run", RUN_B)}
-
-
-def cli(*args, code=0):
-    res = CliRunner().invoke(main, [str(a) for a in args])
-    assert res.exit_code == code, (res.exit_code, res.output, res.exception)
-    return res
 
 
 def verdict_lines(res):

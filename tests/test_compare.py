@@ -450,3 +450,26 @@ def test_compare_steps_one_progress_bar_through_the_runs(monkeypatch):
     assert res.exit_code == 0, res.output
     assert opened == [runs]
     assert steps == [(f"evaluating {Path(r).name} ({i + 1}/3)", r) for i, r in enumerate(runs)]
+
+
+def test_compare_says_when_the_tie_rule_decides_a_significance_mark(write):
+    """10 queries; run A ranks the relevant document a (score 16777217) above z (16777216): equal as floats,
+    where docid descending puts z first.  Under float64 A's P@1 is 1 on every query, B's 1 on 3: diff 0.7,
+    t = 4.58, significant; under float32 A's is 0: diff -0.3, t = -1.96, p = 0.08, not.  Said once."""
+    qrels = write("q", "".join(f"q{i} 0 a 1\nq{i} 0 z 0\n" for i in range(10)))
+    a = write("a.run", "".join(f"q{i} Q0 a 1 16777217 A\nq{i} Q0 z 2 16777216 A\n" for i in range(10)))
+    b = write("b.run", "".join(f"q{i} Q0 {'a' if i < 3 else 'z'} 1 2 B\nq{i} Q0 {'z' if i < 3 else 'a'} 2 1 B\n"
+                               for i in range(10)))
+    for precision, mark in (("float64", "True"), ("float32", "False")):
+        res = CliRunner().invoke(main, ["compare", "-f", "tsv", "--table", "pairs", "-m", "P@1", "--norm", "none",
+                                        "--score-precision", precision, qrels, a, b])
+        assert res.exit_code == 0, res.output
+        rows = [ln.split("\t") for ln in res.stdout.splitlines()]
+        assert rows[1][rows[0].index("significant")] == mark
+        other = "float32" if precision == "float64" else "float64"
+        assert res.stderr.count(f"the tie rule decides 1 significance marks: P@1 a.run vs b.run would be marked "
+                                f"otherwise with --score-precision {other}") == 1
+    plain = write("c.run", "".join(f"q{i} Q0 a 1 3 C\nq{i} Q0 z 2 1 C\n" for i in range(10)))
+    res = CliRunner().invoke(main, ["compare", "-f", "tsv", "--table", "pairs", "-m", "P@1", "--norm", "none", qrels,
+                                    plain, b])
+    assert "tie rule" not in res.stderr  # no run whose order depends on the precision: no second comparison

@@ -543,7 +543,31 @@ def query_sets(specs, notes: list) -> tuple:
     return tuple(out)
 
 
-def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
+def _marks_the_precision_decides(request: CompareRequest, cmp: Comparison, notes: list) -> None:
+    """When a run's order depends on the score precision (its note says so), compare again under the other
+    precision and say, once, which significance marks of the pairs table differ: the tie rule decides them
+    (trec_eval 10 reads doubles; trec_eval <= 9.0.8, pytrec_eval and ir_measures floats)."""
+    import dataclasses
+
+    from ..pipeline.blocks import PRECISION_NOTE, Options
+
+    options = request.options or Options()
+    if not request.pairs or options.ties != "score" or not any(PRECISION_NOTE in n for n in notes):
+        return
+    other = "float32" if options.score_precision == "float64" else "float64"
+    alt = compare_for_request(dataclasses.replace(request, options=dataclasses.replace(options, score_precision=other)),
+                              [], check_ties=False)
+    a, b = cmp.tables["pairs"], alt.tables["pairs"]
+    flips = [f"{m} {x} vs {y}" for m, x, y, s, t in zip(a["metric"], a["run_a"], a["run_b"], a["significant"],
+                                                         b["significant"]) if bool(s) != bool(t)]
+    if flips:
+        notes.append(f"the tie rule decides {len(flips)} significance marks: {'; '.join(flips[:3])}"
+                     + (f" and {len(flips) - 3} more" if len(flips) > 3 else "")
+                     + f" would be marked otherwise with --score-precision {other} (scores equal as floats are "
+                       "ordered by docid)")
+
+
+def compare_for_request(request: CompareRequest, notes: list, check_ties: bool = True) -> Comparison:
     """Read the qrels of ``request``, refuse what its sizes or gains cannot answer, read the runs one
     after the other (a run sharing no query with the qrels refused) and :func:`compare` them; notes for
     stderr are appended to ``notes``."""
@@ -577,4 +601,6 @@ def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
                             holes=request.holes, holes_bootstrap=request.holes_bootstrap, pairs=request.pairs,
                             **request.compare)
     refuse_non_finite_means(cmp, request.qrels)
+    if check_ties:
+        _marks_the_precision_decides(request, cmp, notes)
     return cmp

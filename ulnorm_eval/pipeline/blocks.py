@@ -410,6 +410,8 @@ def below_random_note(name: str, metrics: list, values: dict, options: Options) 
             f"--pool {other} compares with {POOL_QUESTION[other]} instead (docs/bounds.md, \"Which pool\")")
 
 
+PRECISION_NOTE = "ranked documents change place between float32 and float64 scores"  # the note's words (compare looks for them)
+
 def input_notes(name: str, path: str, *, nq: int, missing: int = 0, ignored: int = 0,
                 float32_ties: int = 0, skipped: int = 0, extra: int = 0) -> list:
     """The one-line notes about a run's input: nothing is dropped without a count."""
@@ -420,7 +422,7 @@ def input_notes(name: str, path: str, *, nq: int, missing: int = 0, ignored: int
     if ignored:
         out.append(f"{name}: {ignored} run queries are not in the qrels and were ignored")
     if float32_ties:
-        out.append(f"{name}: {float32_ties} ranked documents change place between float32 and float64 scores "
+        out.append(f"{name}: {float32_ties} {PRECISION_NOTE} "
                    "(equal as floats, then ordered by docid): a measure that reaches them can differ with --score-precision "
                    "(float64: trec_eval 10; float32: trec_eval <= 9.0.8, pytrec_eval, ir_measures)")
     if skipped:

@@ -279,13 +279,14 @@ def robust(shared):
 
 
 def test_robust03_matches_the_evaluation_pipeline(robust):
-    """linear gains + log discount is trec_eval's nDCG@20; UL2 is `eval`'s UL2(nDCG@20)."""
+    """linear gains + log discount is trec_eval's nDCG@20; UL2 is `eval --pool qrels`'s UL2(nDCG@20) (the
+    design's random ranker permutes the judged documents)."""
     from ulnorm_eval import evaluate
 
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")
     g, d = st.named_gains("linear", D.levels), st.named_discount("log", 20)
-    res = evaluate(qrels, runs, ["nDCG@20"], variants=["UL2"])
+    res = evaluate(qrels, runs, ["nDCG@20"], variants=["UL2"], pool="qrels")
     for spec, metric in ((st.MeasureSpec("nDCG"), res.metrics[0]), (st.MeasureSpec("nDCG", "UL2"), res.metrics[1])):
         Y = st.scores(D, g, d, spec)
         for i, rr in enumerate(res.runs):
@@ -363,7 +364,8 @@ def test_cli_json_and_the_pasteable_string(synth, tmp_path):
         assert stats.phi(vc, 9) == pytest.approx(row["phi"], rel=1e-9, abs=1e-12)
         assert row["residual"] <= 1e-9
         # the string pasted into `eval -m` scores every (run, topic) as the optimiser did: same Phi
-        ev = CliRunner().invoke(main, ["-f", "tsv", "-q", "--norm", "none", "-m", row["string"], qrels, *runs])
+        ev = CliRunner().invoke(main, ["-f", "tsv", "-q", "--pool", "qrels", "--norm", "none", "-m", row["string"],
+                                       qrels, *runs])
         assert ev.exit_code == 0, ev.output
         lines = [x.split("\t") for x in ev.stdout.splitlines()[1:] if x.split("\t")[1] != "all"]
         order = sorted({q for _, q, _ in lines})

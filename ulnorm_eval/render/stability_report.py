@@ -6,6 +6,10 @@ import sys
 
 __all__ = ["render_tables", "render", "plot_stability", "stability_outputs"]
 
+# the functions table's column titles
+_HEADERS = {"phi": "Φ", "erho2": "Eρ²", "phi fit-half": "Φ fit-half", "phi held-out": "Φ held-out",
+            "phi held-out - log": "Φ held-out − log"}
+
 
 def render_tables(tabs: dict, fmt: str, precision=None, meta=None) -> str:
     """The chosen tables: json {meta, rows, tau, asl}; tsv/csv each after a '# name' line when there are
@@ -135,8 +139,7 @@ def _table(rows, precision, meta) -> str:
              f"Φ and Eρ² at {meta.get('at_topics')} topics; topics needed for a target Φ")
     table = Table(title=title, title_justify="left", header_style="bold")
     for c in shown:
-        table.add_column({"phi": "Φ", "erho2": "Eρ²"}.get(c, c), justify="left" if c in ("measure", "gain",
-                                                                                          "discount") else "right")
+        table.add_column(_HEADERS.get(c, c), justify="left" if c in ("measure", "gain", "discount") else "right")
 
     def fmt(v, c):
         if c in held:  # mean [2.5%, 97.5%] over the --holdout splits

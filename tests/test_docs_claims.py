@@ -110,3 +110,32 @@ def test_the_issue_numbers_are_the_paired_intervals(computed):
     assert round(p20["ratio"], 2) == 1.70 and 1 < p20["ratio 2.5%"]
     # the unrounded ratio is the ratio of the printed topic counts up to their rounding: 160/123, 290/171
     assert abs(p100["ratio"] - 160 / 123) < 0.01 and abs(p20["ratio"] - 290 / 171) < 0.01
+
+
+def test_nrg_page_p_values_are_the_paired_t_tests_of_its_runs(shared):
+    """docs/nrg.md's DL-HARD leave-one-out claims: bm25_rm3 against either T5 run p < 0.001 by nDCG@10;
+    by NRG no pair is separated (smallest of the 15 p-values 0.16; rm3 against bm25_t5_zs 0.99)."""
+    import itertools
+
+    from scipy import stats as sps
+
+    from ulnorm_eval.analysis.nrg import evaluate_nrg
+
+    base = shared / "dlhard-passage"
+    runs = sorted(str(p) for p in (base / "runs").glob("*.run.gz"))
+    res = evaluate_nrg(str(base / "qrels.txt"), runs, protocol="leave-one-out")
+    plain, nrg = res.metrics[0], res.metrics[1]
+    assert (str(plain), str(nrg)) == ("nDCG@10", "NRG(nDCG@10)")
+    values = {m: {rr.name: np.asarray(rr.values[m]) for rr in res.runs} for m in (plain, nrg)}
+    assert len(res.runs) == 6 and all(len(v) == 50 for v in values[nrg].values())
+    p = {m: {(a, b): sps.ttest_rel(values[m][a], values[m][b]).pvalue
+             for a, b in itertools.combinations(sorted(values[m]), 2)} for m in (plain, nrg)}
+    text = " ".join((DOCS / "nrg.md").read_text(encoding="utf-8").split())
+    rm3 = "bm25_rm3.run"
+    for t5 in ("bm25_t5_zs.run", "bm25_rm3_t5_zs.run"):
+        key = tuple(sorted((rm3, t5)))
+        assert p[plain][key] < 0.001
+    assert "bm25_rm3 against either T5 run gives p < 0.001" in text
+    smallest = min(p[nrg].values())
+    assert f"the smallest of the 15 paired p-values is {smallest:.2f}" in text and smallest > 0.05
+    assert f"bm25_rm3 against bm25_t5_zs gives p = {p[nrg][(rm3, 'bm25_t5_zs.run')]:.2f}" in text

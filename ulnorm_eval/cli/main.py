@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from ..core.variants import DEFAULT_VARIANTS, variant_names
-from .common import (CONTEXT, flush, output_format, progress_bar, refusals, split_names, split_variants, table_layout,
+from .common import (CONTEXT, fail, flush, output_format, progress_bar, refusals, split_names, split_variants, table_layout,
                      write_output, write_outputs_then)
 from ..render.format_names import RESULT_FORMATS
 from .types import FiniteFloat, GateThreshold, NonEmpty

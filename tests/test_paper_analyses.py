@@ -82,7 +82,9 @@ def test_swap_between_uninformative_and_ideal_on_robust03(robust17):
     """The uninformative and the ideal half of the 100 Robust 2003 topics: the pairs of the 17 runs the
     two order oppositely, against the two subsets compared separately (docs/robust03-analysis.md)."""
     qrels, runs = robust17
-    kw = dict(measures=["nDCG@10", "AP"], variants=["UL1", "UL2"], subset_size=50, correction="none")
+    # the judged pool, as docs/robust03-analysis.md's commands (--pool qrels)
+    kw = dict(measures=["nDCG@10", "AP"], variants=["UL1", "UL2"], subset_size=50, correction="none",
+              options=api.Options(pool="qrels"))
     both = compare_files(qrels, runs, swap_between=("uninformative", "ideal"), **kw)
     u = compare_files(qrels, runs, subset="uninformative", **kw).systems
     i = compare_files(qrels, runs, subset="ideal", **kw).systems

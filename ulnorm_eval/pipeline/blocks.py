@@ -177,6 +177,7 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
     Under ``--expectation paper`` a measure is scored as :func:`~ulnorm_eval.core.registry.paper_measure`
     makes it (nDCG and DCG with the papers' 2^R - 1 gains), under the name it was asked for."""
     refuse_prior_variants(metrics)
+    metrics = list(metrics) + summary_parts(metrics)  # the 'all' rows and a note read them (finish_run)
     if options.expectation != "paper":
         return _metric_values(rr, J, metrics, qrels, options)
     scored = {m: Metric(paper_measure(m.measure), m.variant) for m in metrics}
@@ -188,8 +189,6 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
 def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
     values, stderr, undefined = {}, {}, {}
     plain = {}
-    parts = summary_parts(metrics)  # computed with the variants anyway; the 'all' row and a note read them
-    metrics = list(metrics) + parts
     for m in metrics:
         if m.measure not in plain:
             plain[m.measure] = plain_values(rr, J, m.measure, qrels, options)
@@ -221,8 +220,6 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
     for m in metrics:
         if not m.variant:
             values[m] = plain[m.measure]
-    for m in parts:  # a withheld bound of a part is counted where it is shown, not here
-        undefined.pop(m, None)
     return values, stderr, undefined
 
 
@@ -367,6 +364,8 @@ def finish_run(name: str, path: str, qids: list, metrics: list, values: dict, st
     missing = len(missing_qids) if missing is None else missing
     notes = input_notes(name, path, nq=len(qids), missing=missing, ignored=len(ignored_qids),
                         float32_ties=float32_ties, skipped=skipped, extra=extra)
+    shown = set(metrics)  # a withheld bound of a part (summary_parts) is counted where it is shown, not here
+    undefined = {m: n for m, n in undefined.items() if m in shown}
     note = undefined_note(name, undefined, options)
     if note:
         notes.append(note)

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .common import CONTEXT, fail, flush
+from .common import CONTEXT, fail, flush, refusals
 from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
 from .options import MAX_TRIALS, SEED, output_options
 from .types import GateThreshold, NonEmpty
@@ -103,17 +103,31 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
                    "SummEval's 100 x 16 summaries).  Applied before --subset.")
 @click.option("--no-progress", is_flag=True,
               help="No progress bars on stderr (BERTScore's, with the time left; shown on a terminal).")
-def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, stem, combine, length, upper,
-             draws, seed, undefined, only_systems, model, layer, k, order, token_ties, batch_size, subset, correlate,
-             ratings, levels, plot, fail_below, compare_systems, bootstrap, mc_repeats, summary_md, max_docs,
-             no_progress):
+def summ_cmd(**options):
     """Evaluate summaries: DATA is SummEval's paired JSONL, or a documents file (JSONL id/source/references or
     TSV id, source, reference...) followed by one 'id, summary' file per system."""
-    from ..render.files import check_outputs
-    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
-    from ..inputs.trec import InputError
+    from ..pipeline.summ_eval import summ_for_request
+    from .common import write_outputs_then
 
-    if plot and not correlate:
+    request = summ_request(options)
+    notes = []
+    with refusals(notes, ValueError):
+        outcome = summ_for_request(request, notes)
+        text, picture = summ_text(outcome, options)
+    flush(notes)
+    # every output in one step; a failed gate's lines and exit 1 survive an output error
+    write_outputs_then(*summ_outputs(outcome, options, text, picture))
+
+
+def summ_request(options: dict):
+    """`summ`'s options -> pipeline.summ_eval.SummRequest, refusing (click's usage error) what
+    contradicts itself before any input is read; -o/--plot never name an input."""
+    from ..pipeline import summ_eval as se
+    from ..render.files import check_outputs
+
+    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
+    o, k = options, options["k"]
+    if o["plot"] and not o["correlate"]:
         raise click.UsageError("--plot needs --correlate")
     if k is not None and k != "candidate":
         try:
@@ -122,143 +136,67 @@ def summ_cmd(data, systems, measures, norm, per_query, fmt, precision, output, s
             k = 0
         if k < 1:
             raise click.UsageError("--k takes a positive number of tokens or 'candidate'")
-    warnings = []
-    try:
-        from ..inputs.summaries import read_summaries
-        from ..pipeline import summ_eval as se
+    variants = None
+    if o["norm"] is not None:
+        parts = [x.strip() for x in o["norm"].split(",") if x.strip()]
+        variants = [] if parts in (["none"], ["plain"]) else parts
+    keys = ("stem", "combine", "length", "upper", "draws", "seed", "undefined", "model", "layer", "batch_size")
+    opts = se.SummOptions(**{key: o[key] for key in keys}, k=k)
+    return se.SummRequest(o["data"], tuple(o["systems"]), [x for m in o["measures"] for x in m.split() if x] or None,
+                          variants, tuple(o["fail_below"]), opts, o["only_systems"], o["max_docs"], o["subset"],
+                          o["order"], o["token_ties"], o["correlate"], o["ratings"], o["mc_repeats"],
+                          sys.stderr.isatty() and not o["no_progress"], ABSTRACTIVE)
 
-        variants = None
-        if norm is not None:
-            parts = [x.strip() for x in norm.split(",") if x.strip()]
-            variants = [] if parts in (["none"], ["plain"]) else parts
-        names = [x for m in measures for x in m.split() if x]
-        thresholds = []
-        for t in fail_below:
-            name, sep, val = t.rpartition("=")
-            try:
-                value = float(val) if "_" not in val else None  # Python reads 1_0 as 10
-            except ValueError:
-                value = None
-            if value is None or not sep or not name.strip():
-                fail(f"--fail-below {t!r}: expected METRIC=VALUE, e.g. 'UE2(ROUGE-1)=0.15'")
-            try:
-                thresholds.append((se.parse_text_metric(name), value))
-            except ValueError as exc:
-                fail(f"--fail-below {t!r}: {exc}")
-        metrics = se.resolve_text_metrics(names or None, variants)
-        for m, _ in thresholds:
-            if m not in metrics:
-                metrics.append(m)
-        d = read_summaries(data, list(systems))
-        if max_docs is not None and max_docs < len(d.doc_ids):  # a quick look: the first N documents
-            warnings.append(f"{data}: --docs {max_docs}: the first {max_docs} of {len(d.doc_ids)} documents only")
-            d = d.subset(range(max_docs))
-        if only_systems:
-            want = list(ABSTRACTIVE) if only_systems == "abstractive" else \
-                list(dict.fromkeys(x.strip() for x in only_systems.split(",") if x.strip()))
-            unknown = [x for x in want if x not in d.systems]
-            if unknown:
-                fail(f"{data}: no system {unknown[0]} (systems: {', '.join(d.systems)})")
-            d = d.only_systems(want)
-        missing = sum(x is None for row in d.summaries for x in row)
-        if missing:
-            warnings.append(f"{data}: {missing} (system, document) pairs have no summary; left out of the means")
-        opts = se.SummOptions(stem=stem, combine=combine, length=length, upper=upper, draws=draws, seed=seed,
-                              undefined=undefined, model=model, layer=layer, k=k, batch_size=batch_size)
-        if upper == "oracle" and any(m.measure.base != "ROUGE-1" for m in metrics if m.variant):
-            warnings.append("--upper oracle is derived for ROUGE-1 only; ROUGE-2, ROUGE-L and BERTScore keep I = 1")
-        need_bert = any(m.measure.base == "BERTScore" for m in metrics) or subset is not None
-        bert = None
-        if need_bert:
-            from ..core import bertscore as bs
 
-            try:
-                scorer = bs.make_scorer(model, layer, batch_size)
-            except (ImportError, ValueError, OSError) as exc:
-                fail(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-            show = sys.stderr.isatty() and not no_progress
-            if subset is not None:  # ranked from the documents alone, before any summary is scored
-                import numpy as np
-
-                kind, n = subset
-                if n > len(d.doc_ids):
-                    fail(f"--subset {kind} {n}: only {len(d.doc_ids)} documents")
-                het = bs.heterogeneity(d, scorer, None if k == "candidate" else k, show, order=order,
-                                       ties=token_ties)
-                ranked = np.argsort(het, kind="stable")
-                idx = list(ranked[:n] if kind == "hetero" else ranked[::-1][:n])
-                idx.sort()
-                d = d.subset(idx)
-            if any(m.measure.base == "BERTScore" for m in metrics):
-                bert = bs.score_documents(d, scorer, k, order=order, ties=token_ties, progress=show)
-        if correlate and not d.ratings:
-            fail(f"{data}: no human ratings to correlate with (SummEval's paired file has them)")
-        if correlate and ratings not in d.ratings:
-            fail(f"{data}: no {ratings} ratings")
-        result = se.evaluate_summaries(d, metrics, opts, bert)
-        warnings.extend(n for rr in result.runs for n in rr.notes)  # undefined variants: scored 0 or left out
-        repeats = []
-        if correlate and mc_repeats:
-            import dataclasses
-
-            repeats = [se.evaluate_summaries(d, metrics, dataclasses.replace(opts, seed=seed + r), bert)
-                       for r in range(1, mc_repeats + 1)]
-    except InputError as exc:
-        flush(warnings)
-        fail(str(exc))
-    except ValueError as exc:  # unknown measure or variant names
-        flush(warnings)
-        fail(str(exc))
-    flush(warnings)
-
+def summ_text(outcome, options: dict):
+    """(text, picture or None): the correlations (--correlate), the systems compared (--compare), or the
+    scores in the format asked for."""
     from ..render.formats import FORMATS
-    from ..render.outputs import Output
 
-    picture = None
-    if correlate:
-        text, picture = _correlation_text(result, d, ratings, levels or ("summary", "system"), fmt, precision, plot,
-                                 bootstrap, seed, repeats)
-    elif compare_systems:
+    o, result = options, outcome.result
+    fmt, precision, output = o["fmt"], o["precision"], o["output"]
+    if o["correlate"]:
+        return _correlation_text(result, outcome.data, o["ratings"], o["levels"] or ("summary", "system"), fmt,
+                                 precision, o["plot"], o["bootstrap"], o["seed"], outcome.repeats)
+    if o["compare_systems"]:
+        import copy
+
         from ..analysis.compare import compare
         from ..render.frames import render
 
-        import copy
-
         scores = copy.copy(result)  # a Monte Carlo SE and the hetero score are not scores of a system
         scores.metrics = [m for m in result.metrics if m.variant not in ("SE", "Hetero")]
-        try:
-            cmp = compare(scores, test="t", correction="holm")
-        except ValueError as exc:
-            fail(str(exc))
-        if fmt is None:
-            fmt = "table" if (sys.stdout.isatty() and not output) else "tsv"
+        cmp = compare(scores, test="t", correction="holm")
+        fmt = fmt or ("table" if (sys.stdout.isatty() and not output) else "tsv")
         if fmt not in DATA_FRAME_FORMATS:
-            fail(f"--compare prints {', '.join(DATA_FRAME_FORMATS[:-1])} or {DATA_FRAME_FORMATS[-1]}, not {fmt}")
-        text = render(dict(cmp.tables), fmt, precision,
-                      {**cmp.meta, "data": str(data)})
-    else:
-        if fmt is None:
-            fmt = "table" if (sys.stdout.isatty() and not output) else "trec"
-        kw = {"per_query": per_query, "names": "canonical", "precision": precision}
-        if fmt == "table":
-            from .common import table_layout
-            kw.update(table_layout(output))
-        # the ranking table looks its cells up by the registry's Metric; summaries have their own
-        text = _table(result, per_query, precision) if fmt == "table" else FORMATS[fmt](result, **kw)
-    # the gate as eval has it: the same checks (an undefined mean fails), verdict lines and --summary-md
-    from ..analysis import gate
-    from .common import write_outputs_then
+            raise ValueError(f"--compare prints {', '.join(DATA_FRAME_FORMATS[:-1])} or {DATA_FRAME_FORMATS[-1]}, "
+                             f"not {fmt}")
+        return render(dict(cmp.tables), fmt, precision, {**cmp.meta, "data": str(o["data"])}), None
+    fmt = fmt or ("table" if (sys.stdout.isatty() and not output) else "trec")
+    kw = {"per_query": o["per_query"], "names": "canonical", "precision": precision}
+    if fmt == "table":
+        from .common import table_layout
+        kw.update(table_layout(output))
+    # the ranking table looks its cells up by the registry's Metric; summaries have their own
+    return (_table(result, o["per_query"], precision) if fmt == "table" else FORMATS[fmt](result, **kw)), None
 
-    checks = gate.check_thresholds(result, [gate.Threshold(m, val) for m, val in thresholds])
+
+def summ_outputs(outcome, options: dict, text: str, picture):
+    """(render.outputs.Output items, the gate's verdict or None): the gate as eval has it (the same
+    checks, an undefined mean fails), the text, the picture and --summary-md."""
+    from ..analysis import gate
+    from ..render.outputs import Output
+
+    result = outcome.result
+    checks = gate.check_thresholds(result, [gate.Threshold(m, val) for m, val in outcome.thresholds])
     gate.require_complete(checks, result, "documents", "no summary")
-    outputs = [Output(output, text)] + ([Output(plot, picture.data)] if picture is not None else [])
-    if summary_md:
+    outputs = [Output(options["output"], text)]
+    outputs += [Output(options["plot"], picture.data)] if picture is not None else []
+    if options["summary_md"]:
         from ..render.gate_md import gate_markdown
 
-        outputs.append(Output(summary_md, gate_markdown(result, checks), append=True))
-    verdict = (gate.verdict(checks), any(c.failed for c in checks)) if checks else None
-    # every output in one step; a failed gate's lines and exit 1 survive an output error
-    write_outputs_then(outputs, verdict)
+        outputs.append(Output(options["summary_md"], gate_markdown(result, checks), append=True))
+    return outputs, ((gate.verdict(checks), any(c.failed for c in checks)) if checks else None)
 
 
 # One line per column of summ's table that is not a measure (the variants' formulas, for summaries).

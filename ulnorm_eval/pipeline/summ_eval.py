@@ -20,7 +20,7 @@ from ..core.normalise import em, eb, ul1, ul2
 from ..core.text_families import TEXT_FAMILIES
 
 __all__ = ["TextMeasure", "TextMetric", "SummOptions", "parse_text_metric", "resolve_text_metrics",
-           "evaluate_summaries", "VARIANTS", "BASES"]
+           "evaluate_summaries", "VARIANTS", "BASES", "SummRequest", "SummOutcome", "summ_for_request"]
 
 BASES = tuple(TEXT_FAMILIES)  # the measure records (core/text_families.py)
 VARIANTS = {"E": None, "IUB": None, "UE1": ul1, "UE2": ul2, "EB": eb, "EM": em}
@@ -302,3 +302,142 @@ def evaluate_summaries(data, metrics, opts: SummOptions, bert=None):
                               missing_qids=missing, notes=[note] if note else []))
     return Result(expanded, runs, Options(undefined=opts.undefined, seed=opts.seed), data.path,
                   [data.path] * len(runs))
+
+
+# --------------------------------------------------------------------------- the command's request
+
+
+@dataclass(frozen=True)
+class SummRequest:
+    """What `ulnorm-eval summ` asks for (docs/summarisation.md): the data and systems, measures and
+    variants (None: the defaults), --fail-below texts, the scoring options and the document selection."""
+
+    data: str
+    systems: tuple = ()
+    measures: list | None = None
+    variants: list | None = None
+    thresholds: tuple = ()  # METRIC=VALUE texts
+    options: SummOptions = field(default_factory=SummOptions)
+    only_systems: str | None = None  # 'abstractive' or a comma-separated list
+    max_docs: int | None = None
+    subset: tuple | None = None  # (hetero|homo, N): Algorithm 2's documents
+    order: str = "increasing"
+    token_ties: str = "last"
+    correlate: bool = False
+    ratings: str | None = None
+    mc_repeats: int = 0
+    progress: bool = False
+    abstractive: tuple = ()  # the systems --systems abstractive names
+
+
+@dataclass
+class SummOutcome:
+    """What a summarisation request produced: the result, the data read (after selection), the gate's
+    thresholds as (metric, value), and the Monte Carlo repeats (--correlate --mc-repeats)."""
+
+    result: object
+    data: object
+    thresholds: list
+    repeats: list
+
+
+def _thresholds(texts) -> list:
+    """--fail-below METRIC=VALUE texts -> (metric, value); refused alone, with the text."""
+    from .eval_request import RefusedAlone
+
+    out = []
+    for t in texts:
+        name, sep, val = t.rpartition("=")
+        try:
+            value = float(val) if "_" not in val else None  # Python reads 1_0 as 10
+        except ValueError:
+            value = None
+        if value is None or not sep or not name.strip():
+            raise RefusedAlone(f"--fail-below {t!r}: expected METRIC=VALUE, e.g. 'UE2(ROUGE-1)=0.15'")
+        try:
+            out.append((parse_text_metric(name), value))
+        except ValueError as exc:
+            raise RefusedAlone(f"--fail-below {t!r}: {exc}") from exc
+    return out
+
+
+def _select(request: SummRequest, d, notes: list):
+    """The documents and systems asked for: the first --docs N, then --systems."""
+    from .eval_request import RefusedAlone
+
+    if request.max_docs is not None and request.max_docs < len(d.doc_ids):  # a quick look: the first N documents
+        notes.append(f"{request.data}: --docs {request.max_docs}: the first {request.max_docs} of "
+                     f"{len(d.doc_ids)} documents only")
+        d = d.subset(range(request.max_docs))
+    if request.only_systems:
+        want = list(request.abstractive) if request.only_systems == "abstractive" else \
+            list(dict.fromkeys(x.strip() for x in request.only_systems.split(",") if x.strip()))
+        unknown = [x for x in want if x not in d.systems]
+        if unknown:
+            raise RefusedAlone(f"{request.data}: no system {unknown[0]} (systems: {', '.join(d.systems)})")
+        d = d.only_systems(want)
+    return d
+
+
+def _bertscore(request: SummRequest, d, metrics):
+    """(data, BERTScore cells or None): --subset's documents ranked by Algorithm 2 before any summary
+    is scored, then BERTScore of every summary when a metric needs it."""
+    from .eval_request import RefusedAlone
+
+    if not (any(m.measure.base == "BERTScore" for m in metrics) or request.subset is not None):
+        return d, None
+    from ..core import bertscore as bs
+
+    opts = request.options
+    try:
+        scorer = bs.make_scorer(opts.model, opts.layer, opts.batch_size)
+    except (ImportError, ValueError, OSError) as exc:
+        raise RefusedAlone(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
+    if request.subset is not None:  # ranked from the documents alone, before any summary is scored
+        kind, n = request.subset
+        if n > len(d.doc_ids):
+            raise RefusedAlone(f"--subset {kind} {n}: only {len(d.doc_ids)} documents")
+        het = bs.heterogeneity(d, scorer, None if opts.k == "candidate" else opts.k, request.progress,
+                               order=request.order, ties=request.token_ties)
+        ranked = np.argsort(het, kind="stable")
+        idx = list(ranked[:n] if kind == "hetero" else ranked[::-1][:n])
+        idx.sort()
+        d = d.subset(idx)
+    bert = None
+    if any(m.measure.base == "BERTScore" for m in metrics):
+        bert = bs.score_documents(d, scorer, opts.k, order=request.order, ties=request.token_ties,
+                                  progress=request.progress)
+    return d, bert
+
+
+def summ_for_request(request: SummRequest, notes: list) -> SummOutcome:
+    """Read and select the data of ``request``, score every summary and :func:`evaluate_summaries`;
+    notes for stderr are appended to ``notes``.  pipeline.eval_request.RefusedAlone for an error said
+    alone, InputError or ValueError otherwise."""
+    import dataclasses
+
+    from ..inputs.summaries import read_summaries
+    from .eval_request import RefusedAlone
+
+    thresholds = _thresholds(request.thresholds)
+    metrics = resolve_text_metrics(request.measures, request.variants)
+    metrics += [m for m, _ in thresholds if m not in metrics]
+    d = _select(request, read_summaries(request.data, list(request.systems)), notes)
+    missing = sum(x is None for row in d.summaries for x in row)
+    if missing:
+        notes.append(f"{request.data}: {missing} (system, document) pairs have no summary; left out of the means")
+    opts = request.options
+    if opts.upper == "oracle" and any(m.measure.base != "ROUGE-1" for m in metrics if m.variant):
+        notes.append("--upper oracle is derived for ROUGE-1 only; ROUGE-2, ROUGE-L and BERTScore keep I = 1")
+    d, bert = _bertscore(request, d, metrics)
+    if request.correlate and not d.ratings:
+        raise RefusedAlone(f"{request.data}: no human ratings to correlate with (SummEval's paired file has them)")
+    if request.correlate and request.ratings not in d.ratings:
+        raise RefusedAlone(f"{request.data}: no {request.ratings} ratings")
+    result = evaluate_summaries(d, metrics, opts, bert)
+    notes.extend(n for rr in result.runs for n in rr.notes)  # undefined variants: scored 0 or left out
+    repeats = []
+    if request.correlate and request.mc_repeats:
+        repeats = [evaluate_summaries(d, metrics, dataclasses.replace(opts, seed=opts.seed + r), bert)
+                   for r in range(1, request.mc_repeats + 1)]
+    return SummOutcome(result, d, thresholds, repeats)

@@ -139,21 +139,8 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
     for name in names:
         for m in registry.parse_many(name):
             _refuse(m, numeric_only)
-            added = _added(m, variants)
-            random_bound = [x for x in added if not x.own_scale]
-            if random_bound and m.measure.summary == "gmean" and not m.variant:
-                # no random-ranking variant of a geometric mean (geometric_reason); a note says so
-                added = [x for x in added if x.own_scale]
-                geometric.append(m.measure)
-            elif implicit and random_bound and m.measure.bounds == "montecarlo" and not m.variant:
-                # default variants: never a Monte Carlo estimate nobody asked for (a note says so)
-                added = [x for x in added if registry.VARIANTS[x.variant].kind == "holes"]
-                if m.measure not in no_default:
-                    no_default.append(m.measure)
-            group = [m] if m.variant else [m] + added
-            for x in group:
-                if x not in out:
-                    out.append(x)
+            group = [m] if m.variant else [m] + _kept(m, _added(m, variants), implicit, geometric, no_default)
+            out += [x for x in dict.fromkeys(group) if x not in out]
     refuse_prior_variants(out)
     if no_default and warn is not None:
         from ..core.variants import HOLE_VARIANTS
@@ -162,6 +149,22 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
     if geometric and warn is not None:
         warn(f"no variants for {', '.join(map(str, dict.fromkeys(geometric)))}: {geometric_reason(geometric[0])}")
     return out
+
+
+def _kept(m: Metric, added: list, implicit: bool, geometric: list, no_default: list) -> list:
+    """The variants ``added`` to a plain measure ``m`` that it keeps: none built on random rankings for a
+    geometric mean (``geometric`` hears the measure), and among the default variants (``implicit``) no
+    Monte Carlo estimate nobody asked for (``no_default`` hears it); the notes say so."""
+    if m.variant or not any(not x.own_scale for x in added):
+        return added
+    if m.measure.summary == "gmean":
+        geometric.append(m.measure)
+        return [x for x in added if x.own_scale]
+    if implicit and m.measure.bounds == "montecarlo":
+        if m.measure not in no_default:
+            no_default.append(m.measure)
+        return [x for x in added if registry.VARIANTS[x.variant].kind == "holes"]
+    return added
 
 
 def _is_text(measure) -> bool:

@@ -1,5 +1,5 @@
-"""The docs' comparative sentences about stability are generated from the data, so their wording follows
-their intervals.
+"""The docs' comparative sentences are recomputed from the data, so their wording follows their
+intervals or tests.
 
 Every sentence of the form "A needs more topics than B: 1.70x [1.10, 2.35]" (or "fewer", or "is not
 separated from") in docs/stability.md and docs/robust03-analysis.md is recomputed here from the Robust
@@ -89,9 +89,11 @@ def _doc_claims(name: str) -> list:
     return out
 
 
-@pytest.mark.parametrize("page", ["stability.md", "robust03-analysis.md"])
+@pytest.mark.parametrize("page", ["stability.md", "robust03-analysis.md", "comparing.md"])
 def test_every_paired_claim_in_the_docs_is_what_the_data_give(computed, page):
     found = _doc_claims(page)
+    if page == "comparing.md":  # one claim, about the table of its Robust 2003 section
+        assert [m.group(1) for _, m in found] == ["UL2(nDCG@10) linear/log"]
     assert found, f"{page}: no paired claim found"
     for label, m in found:
         assert label in computed, f"{page}: claim {m.group(0)!r} has no '<!-- claims: ... -->' data set above it"
@@ -139,3 +141,96 @@ def test_nrg_page_p_values_are_the_paired_t_tests_of_its_runs(shared):
     smallest = min(p[nrg].values())
     assert f"the smallest of the 15 paired p-values is {smallest:.2f}" in text and smallest > 0.05
     assert f"bm25_rm3 against bm25_t5_zs gives p = {p[nrg][(rm3, 'bm25_t5_zs.run')]:.2f}" in text
+
+
+def _folded(page: str) -> str:
+    path = DOCS.parent / page if page == "README.md" else DOCS / page
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+def _value_against_e(run: str, pool: str) -> dict:
+    """Per measure: the paired t-test of the value against E over the bundled DL-HARD queries, as the docs
+    say it is computed (`-q -f tsv --norm e` and scipy's ttest_rel): (mean difference, interval, p)."""
+    from scipy import stats as sps
+
+    import ulnorm_eval as ue
+
+    examples = DOCS.parent / "examples"
+    measures = ["nDCG@10", "AP", "RBP(p=0.8)"]
+    frame = ue.evaluate(str(examples / "qrels" / "dlhard-passage.qrels.txt"),
+                        [str(examples / "runs" / f"{run}.run.gz")], measures, "e", pool=pool).frame
+    out = {}
+    for m in measures:
+        a, e = frame[m].to_numpy(), frame[f"E({m})"].to_numpy()
+        assert len(a) == 50
+        t = sps.ttest_rel(a, e)
+        ci = t.confidence_interval()
+        out[m] = (float(np.mean(a - e)), float(ci.low), float(ci.high), float(t.pvalue))
+    return out
+
+
+def test_value_against_e_claims_are_the_paired_t_tests():
+    """README: under --pool qrels both bundled runs are below E by a paired t-test (p < 0.03) except
+    bm25_bert_zs on RBP(p=0.8) (p = 0.51); docs/bounds.md's worked example: bm25_bert_zs below E under
+    --pool qrels and above it under --pool run, with the printed differences and intervals."""
+    qrels = {run: _value_against_e(run, "qrels") for run in ("bm25", "bm25_bert_zs")}
+    for run, res in qrels.items():
+        for m, (d, lo, hi, p) in res.items():
+            assert d < 0, (run, m, d)  # E above the mean: the README's "above both runs' means"
+            if (run, m) != ("bm25_bert_zs", "RBP(p=0.8)"):
+                assert p < 0.03 and hi < 0, (run, m, p)
+    d, lo, hi, p = qrels["bm25_bert_zs"]["RBP(p=0.8)"]
+    readme = _folded("README.md")
+    assert p > 0.05 and lo < 0 < hi
+    assert (f"bm25_bert_zs on RBP(p=0.8): difference {d:.3f}, 95% interval [{lo:.3f}, {hi:.3f}], "
+            f"p = {p:.2f}").replace("-", "−") in readme
+    bounds = _folded("bounds.md")
+
+    def said(values, sign=""):
+        d, lo, hi, p = values
+        assert p < 0.05
+        return f"{sign}{d:.3f} [{lo:.3f}, {hi:.3f}]".replace("-", "−")
+
+    bert = qrels["bm25_bert_zs"]
+    assert f"nDCG@10 {said(bert['nDCG@10'])}, p = {bert['nDCG@10'][3]:.3f}" in bounds
+    assert bert["AP"][3] < 0.001 and f"AP {said(bert['AP'])}, p < 0.001" in bounds
+    run = _value_against_e("bm25_bert_zs", "run")
+    assert all(v[3] < 0.001 and v[1] > 0 for v in run.values())
+    assert f"nDCG@10 {said(run['nDCG@10'], '+')}, AP {said(run['AP'], '+')}, both p < 0.001" in bounds
+
+
+def test_pool_study_sign_tests_are_those_of_the_printed_counts():
+    """docs/bounds.md's sign tests (two-sided binomial, p = 1/2) are recomputed from the counts in the pool
+    study's own tables: the `run` pool's shuffles below 0, UL2 of the means and the per-query mean."""
+    from scipy.stats import binomtest
+
+    text = (DOCS / "bounds.md").read_text(encoding="utf-8")
+    sections = re.split(r"^#### ", text, flags=re.M)
+    counts = {}
+    for sec in sections[1:]:
+        name = sec.split()[0]  # Robust, DL-HARD, LETOR, Generated
+        for measure, table in re.findall(r"^(UL2\((?:nDCG@10|AP)\))\..*?\n\n(\|.*?)\n\n", sec, flags=re.M | re.S):
+            row = next(r for r in table.splitlines() if r.startswith("| run |"))
+            cells = [c.strip() for c in row.strip("|").split("|")]
+            # shuffles: per-query mean, of the means (columns 7 and 8)
+            counts[(name, measure, "per-query")] = tuple(map(int, re.search(r"\((\d+)/(\d+)\)", cells[6]).groups()))
+            counts[(name, measure, "means")] = tuple(map(int, re.search(r"\((\d+)/(\d+)\)", cells[7]).groups()))
+    folded = _folded("bounds.md")
+
+    def p(key):
+        k, n = counts[key]
+        return binomtest(k, n, 0.5).pvalue
+
+    for name, m, shown in [("Robust", "UL2(nDCG@10)", "45 of 85 below 0, p = {:.2f}"),
+                           ("Robust", "UL2(AP)", "43 of 85, p = {:.2f}"),
+                           ("DL-HARD", "UL2(nDCG@10)", "15 of 30, p = {:.2f}"),
+                           ("DL-HARD", "UL2(AP)", "22 of 30, p = {:.3f}")]:
+        k, n = counts[(name, m, "means")]
+        assert shown.split(",")[0].startswith(f"{k} of {n}")
+        assert shown.format(p((name, m, "means"))) in folded, (name, m, shown.format(p((name, m, "means"))))
+    assert p(("DL-HARD", "UL2(AP)", "means")) < 0.05 < p(("Robust", "UL2(nDCG@10)", "means"))
+    assert counts[("Robust", "UL2(nDCG@10)", "per-query")] == (80, 85)
+    assert counts[("DL-HARD", "UL2(nDCG@10)", "per-query")] == (30, 30)
+    assert (f"80 of 85 and 30 of 30 shuffles below 0 (two-sided sign test p = "
+            f"{p(('Robust', 'UL2(nDCG@10)', 'per-query')):.1e} and {p(('DL-HARD', 'UL2(nDCG@10)', 'per-query')):.1e})"
+            ) in folded

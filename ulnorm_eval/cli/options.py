@@ -148,7 +148,7 @@ holes_options = bundle(
                       "et al. 2023; a spread, not a 95% confidence interval: measured coverage in docs/holes.md).  With --holes, these join LB and UB of every measure."),
     click.option("--holes-prior", type=click.Choice(["run", "pool", "mix"]), default="pool", show_default=True,
                  help="Where BS draws a hole's grade from: the grades of the query's judgments ('pool', the default: "
-                      "the least error on both benchmarks of docs/holes.md), of the run's judged documents within "
+                      "the least error of the three on docs/holes.md's leave-one-run-out benchmark), of the run's judged documents within "
                       "the cutoff ('run'), or the mean of the two ('mix')."),
 )
 

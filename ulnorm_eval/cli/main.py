@@ -99,6 +99,7 @@ def retired_norm_hint(paths) -> None:
     import os
 
     from ..core.registry import is_variant_list
+    from .common import fail
 
     for p in paths:
         if p != "-" and not os.path.exists(p) and is_variant_list(p):

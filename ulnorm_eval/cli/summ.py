@@ -145,7 +145,16 @@ def summ_request(options: dict):
     return se.SummRequest(o["data"], tuple(o["systems"]), [x for m in o["measures"] for x in m.split() if x] or None,
                           variants, tuple(o["fail_below"]), opts, o["only_systems"], o["max_docs"], o["subset"],
                           o["order"], o["token_ties"], o["correlate"], o["ratings"], o["mc_repeats"],
-                          sys.stderr.isatty() and not o["no_progress"], ABSTRACTIVE)
+                          _progress_bar() if sys.stderr.isatty() and not o["no_progress"] else False, ABSTRACTIVE)
+
+
+def _progress_bar():
+    """What summ's long steps report to: one rich bar with the time left (render/progress.step_bar)."""
+    import functools
+
+    from ..render.progress import step_bar
+
+    return functools.partial(step_bar, True)
 
 
 def summ_text(outcome, options: dict):

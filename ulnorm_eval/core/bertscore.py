@@ -75,8 +75,9 @@ def make_scorer(model: str | None = None, layer: int | None = None, batch_size: 
 
 def bertscore(scorer, cands, refs, progress: bool = False) -> np.ndarray:
     """(n, 3) array of P, R, F of each candidate against its list of references (bert-score's max).
-    ``progress``: one rich bar on stderr with the time left, driven by bert-score's own batches (its tqdm
-    stand-in, render/progress.step_bar); bert-score's lines ("calculating scores...", "done in ...
+    ``progress``: False, or a bar factory ``progress(label)``, a context manager yielding a stand-in for
+    tqdm (the command line's is one rich bar on stderr with the time left, render/progress.step_bar)
+    that bert-score's own batches drive; bert-score's lines ("calculating scores...", "done in ...
     seconds", whose times are wrong) are silenced.  The call and the scores are the same either way."""
     if not cands:
         return np.zeros((0, 3))
@@ -88,9 +89,8 @@ def bertscore(scorer, cands, refs, progress: bool = False) -> np.ndarray:
         return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
     import bert_score.utils as bu
 
-    from ..render.progress import step_bar
-
-    with step_bar(True, f"BERTScore of {len(cands)} summaries") as wrap, contextlib.redirect_stdout(io.StringIO()):
+    bar = progress if callable(progress) else (lambda label: contextlib.nullcontext(lambda it, *a, **kw: it))
+    with bar(f"BERTScore of {len(cands)} summaries") as wrap, contextlib.redirect_stdout(io.StringIO()):
         old, bu.tqdm = bu.tqdm, wrap  # bert-score's batches advance our bar; its own bars and lines are not shown
         try:
             P, R, F = scorer.score(list(cands), [list(r) for r in refs], verbose=True)

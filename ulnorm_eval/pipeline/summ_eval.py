@@ -326,7 +326,7 @@ class SummRequest:
     correlate: bool = False
     ratings: str | None = None
     mc_repeats: int = 0
-    progress: bool = False
+    progress: object = False  # False, or a bar factory: progress(label) -> context yielding a tqdm stand-in
     abstractive: tuple = ()  # the systems --systems abstractive names
 
 

@@ -244,10 +244,10 @@ def test_bounds_served_from_the_cache_build_no_pool(tmp_path, monkeypatch):
     built = []
     real = expectations.make_pool
     monkeypatch.setattr(expectations, "make_pool", lambda *a: built.append(a) or real(*a))
-    res = api.evaluate(str(q), runs)  # the defaults: exact bounds on the qrels pool, the same for every run
+    res = api.evaluate(str(q), runs, pool="qrels")  # exact bounds on the qrels pool, the same for every run
     assert len(built) == 1
     monkeypatch.setattr(expectations, "make_pool", real)
-    again = [api.evaluate(str(q), [r]) for r in runs]  # each run alone builds its own pool
+    again = [api.evaluate(str(q), [r], pool="qrels") for r in runs]  # each run alone builds its own pool
     for a, b in zip(res.runs, (x.runs[0] for x in again)):
         for m in res.metrics:
             assert np.array_equal(a.values[m], b.values[m], equal_nan=True)

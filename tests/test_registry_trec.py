@@ -89,8 +89,9 @@ def test_judged_only(tiny):
     assert plain[("P_1", "q")] == "0.0000" and judged[("P_1", "q")] == "1.0000"
     assert plain[("num_ret", "q")] == "4" and judged[("num_ret", "q")] == "2"
     assert plain[("relstring", "q")] == "'-1.0'" and judged[("relstring", "q")] == "'10'"
-    # bounds under -J: the pool without u (a, b, c): E[AP] = E[SP]/R over 3 documents with 2 relevant
-    got = dict(((a, b), c) for a, b, c in lines(run_cli("--norm", "e", "-q", "-J", "--precision", "12", "-m", "AP",
+    # bounds under -J, judged pool: the pool without u (a, b, c): E[AP] = E[SP]/R over 3 documents with 2 relevant
+    got = dict(((a, b), c) for a, b, c in lines(run_cli("--norm", "e", "--pool", "qrels", "-q", "-J", "--precision", "12",
+                                                        "-m", "AP",
                                                         q, r)))
     e_sp = (2 / 3) * (1 + 1 / 2 + 1 / 3) + (2 * 1) / (3 * 2) * (3 - (1 + 1 / 2 + 1 / 3))
     assert float(got[("E(AP)", "q")]) == pytest.approx(e_sp / 2, abs=1e-12)
@@ -129,7 +130,7 @@ def test_default_variants_skip_families_without_bounds():
                                               "ERR@20", "bpref"])]
     # ERR's E is a Monte Carlo estimate: no default variants (tests/test_defaults.py), only asked ones
     assert names == ["Judged@10", "NumRet", "SetP", "Unjudged@5", "relstring", "runid", "ERR@20", "Bpref",
-                     "E(Bpref)", "IUB(Bpref)", "UL1(Bpref)", "UL2(Bpref)"]
+                     "E(Bpref)", "UL2(Bpref)"]  # the default variants: E and UL2
     names = [str(m) for m in resolve_metrics(["Judged@10", "ERR@20"], ["E", "UL2"])]
     assert names == ["Judged@10", "ERR@20", "E(ERR@20)", "UL2(ERR@20)"]
     with pytest.raises(UnknownMeasure, match="no random-ranking bounds"):

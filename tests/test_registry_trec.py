@@ -176,11 +176,11 @@ def test_bounds_cached_per_qrels_equal_fresh_ones(shared):
     d = shared / "dlhard-passage"
     runs = [str(d / "runs" / f"{r}.run.gz") for r in ("bm25", "bm25_rm3")]
     qrels = load_qrels(str(d / "qrels.txt"))
-    both = evaluate(qrels, runs, ["ERR@10", "Bpref"], variants=["E", "IUB", "UL2"], permutations=200)
+    both = evaluate(qrels, runs, ["ERR@10", "Bpref"], variants=["E", "IUB", "UL2"], permutations=200, pool="qrels")
     cached = qrels.cache["bounds"]
     assert cached and all(len(v) == len(both.runs[0].qids) for v in cached.values())
     alone = evaluate(str(d / "qrels.txt"), runs[1:], ["ERR@10", "Bpref"], variants=["E", "IUB", "UL2"],
-                     permutations=200)
+                     permutations=200, pool="qrels")
     for m in both.metrics:
         np.testing.assert_array_equal(both.runs[1].values[m], alone.runs[0].values[m], err_msg=str(m))
     se = [m for m in both.metrics if str(m) == "E(ERR@10)"][0]

@@ -366,3 +366,17 @@ def test_summeval_systems_in_natural_order():
     if data.exists():
         assert read_summaries(str(data)).systems == ["M0", "M1", "M2", "M5", "M8", "M9", "M10", "M11", "M12", "M13",
                                                      "M14", "M15", "M17", "M20", "M22", "M23"]
+
+
+def test_summary_md_of_a_normalised_summ_gate(plain, tmp_path):
+    """A gate on UE2(ROUGE-1) writes its Markdown (it was 'internal error: KeyError: UE2': the
+    retrieval table's notes on the ranking pool looked UE2 up as a retrieval variant) and exits 1 on a
+    failed check; no note about a ranking pool or UL2's 'all' row, which summ does not have."""
+    md = tmp_path / "summary.md"
+    r = run("-m", "UE2(ROUGE-1)", "--combine", "mean", "--fail-below", "UE2(ROUGE-1)=0.99",
+            "--summary-md", str(md), *plain)
+    assert r.exit_code == 1, r.stderr
+    text = md.read_text()
+    assert text.startswith("## ulnorm-eval gate: FAILED (2 of 2 checks)")
+    assert "| ❌ fail | sysA | UE2(ROUGE-1) | --fail-below 0.99 |" in text
+    assert "--pool" not in text and "'all' row" not in text

@@ -92,6 +92,10 @@ def _notes(result) -> list:
     from ..pipeline.blocks import POOL_QUESTION
     from .table import pooled_shown, all_row_rule
 
+    from ..core.records import TEXT_FAMILIES  # filled once summ has parsed its measures
+
+    if any(m.measure.base in TEXT_FAMILIES for m in result.metrics):
+        return []  # summ's: no ranking pool, and its 'all' rows are means of per-document values
     if not pooled_shown(result.metrics):
         return []
     o = result.options

@@ -76,8 +76,10 @@ def pooled_shown(metrics) -> list:
     """The variants on screen built on the random-ranking bounds (E, IUB, WLB, normalisations, DB)."""
     from ..core.records import VARIANTS
 
+    # summ's metrics carry the dissertation's names (UE1, UE2: aliases of UL1, UL2)
+    named = {a: r for r in VARIANTS.values() for a in (r.name, *r.aliases)}
     return [v for v in dict.fromkeys(m.variant for m in metrics if m.variant)
-            if VARIANTS[v].kind in ("bound", "ratio", "distribution")]
+            if v in named and named[v].kind in ("bound", "ratio", "distribution")]
 
 
 def _of_means(result, m) -> bool:

@@ -94,7 +94,7 @@ def _notes(result) -> list:
 
     from ..core.records import TEXT_FAMILIES  # filled once summ has parsed its measures
 
-    if any(m.measure.base in TEXT_FAMILIES for m in result.metrics):
+    if any(getattr(m.measure, "base", None) in TEXT_FAMILIES for m in result.metrics):
         return []  # summ's: no ranking pool, and its 'all' rows are means of per-document values
     if not pooled_shown(result.metrics):
         return []

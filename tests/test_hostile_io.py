@@ -456,7 +456,8 @@ def test_remove_stale_unit(tmp_path):
 @pytest.mark.parametrize("reply, reason", [
     (None, "no Dask scheduler answered at {addr} within 1 s (--scheduler-timeout): is that a Dask scheduler's address?"),
     (b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 4,
-     "cannot connect to a Dask scheduler at {addr}: what answered there does not speak Dask's protocol"),
+     "cannot connect to a Dask scheduler at {addr}: what answered there does not speak Dask's protocol "
+     "(is it a Dask scheduler's address?)"),
 ])
 def test_scheduler_that_is_not_dask_fails_in_bounded_time(d, reply, reason):
     """A silent listener held --scheduler for minutes; an HTTP server was read as a frame of exabytes

@@ -198,9 +198,10 @@ def test_caption_names_the_query_set(case, shared):
                    "4", case["qrels"], case["A"], case["B"], case["C"]])
     assert out.splitlines()[-1].startswith("Mean over 4 queries of the uninformative subset (Karmaker & Feng 2022 §4.4);")
     d = shared / "dlhard-passage"
-    out = run_cli(["compare", "-f", "markdown", "-m", "AP", "--norm", "ul2", "--undefined", "skip", str(d / "qrels.txt"),
+    out = run_cli(["compare", "-f", "markdown", "-m", "AP", "--norm", "ul2", "--undefined", "skip", "--pool", "qrels",
+                   str(d / "qrels.txt"),
                    str(d / "runs" / "bm25.run.gz"), str(d / "runs" / "bm25_rm3.run.gz")])
-    # UL2(AP) is undefined (E = IUB) on 9 of the 50 queries, which --undefined skip leaves out of its column
+    # on the judged pool UL2(AP) is undefined (E = IUB) on 9 of the 50 queries, which --undefined skip leaves out
     assert out.splitlines()[-1].startswith("Mean over 41–50 queries, queries undefined for some run left out per "
                                            "measure;")
 

@@ -392,6 +392,28 @@ def test_forest_plot_says_which_intervals():
     assert cap == "t test; 95% intervals, uncorrected; filled: significant after holm correction (α = 0.05); query set: all"
 
 
+def test_pair_intervals_are_one_minus_alpha_and_their_titles_say_so(tiny):
+    """The pairs' interval is the (1 - alpha) t-interval mean(d) +- t_{1-alpha/2, n-1} sd(d)/sqrt(n) at the
+    --alpha the pairs are marked at (it was 95% whatever alpha), and the table's and the forest plot's
+    titles print that level."""
+    from ulnorm_eval.render.plots import forest_caption
+
+    qrels, runs = tiny
+    res = api.evaluate(qrels, runs, ["nDCG@10"], [])
+    Y = np.vstack([r.values[res.metrics[0]] for r in res.runs])
+    for alpha in (0.05, 0.2):
+        cmp = compare_files(qrels, runs, ["nDCG@10"], [], correction="none", alpha=alpha)
+        for _, row in cmp.pairs.iterrows():
+            d = Y[cmp.runs.index(row["run_a"])] - Y[cmp.runs.index(row["run_b"])]
+            half = sps.t.ppf(1 - alpha / 2, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+            assert row["ci_low"] == pytest.approx(d.mean() - half, abs=1e-12)
+            assert row["ci_high"] == pytest.approx(d.mean() + half, abs=1e-12)
+    out = CliRunner().invoke(main, ["compare", "-f", "table", "--alpha", "0.2", "-m", "nDCG@10", "--norm", "none",
+                                    qrels, *runs]).stdout
+    assert "80% interval (1 − α)" in out and "95%" not in out
+    assert forest_caption({"alpha": 0.1}).startswith("t test; 90% intervals, uncorrected;")
+
+
 def test_compare_help_explains_the_summary_columns():
     from ulnorm_eval.cli.main import main as cli_main
 

@@ -122,6 +122,25 @@ def test_c_placeholder_leak_only_under_the_flag_and_only_with_parameters():
     assert on["RBP_resid(p=0.9)"][0][1] == 0 and jo["RBP_resid(p=0.5)"][0][1] == 0
 
 
+def test_ideal_dcg_of_a_query_judged_only_negative_is_the_earlier_querys_only_under_the_flag():
+    """stale.qrels (README): 100 and 2 are judged only with negative grades and follow 10 in trec_eval's
+    byte order (10's ideal DCG 2/log2(2) + 1/log2(3)); 30 follows 3 (grade 0: 0); 5 follows 4 (one
+    grade-1 document: 1).  Without the flag each prints its own ideal DCG, 0."""
+    import math
+
+    base = ["eval", "-f", "trec", "--names", "trec", "--norm", "none", "-q", "-c", "-m", "ideal_dcg",
+            "stale.qrels", "stale.run"]
+    idcg10 = 2 + 1 / math.log2(3)
+    want = {"1": 1.0, "10": idcg10, "100": idcg10, "2": idcg10, "3": 0.0, "30": 0.0, "4": 1.0, "5": 1.0}
+    for flag, expect in (([], {**want, "100": 0.0, "2": 0.0, "5": 0.0}), (["--trec-nan"], want)):
+        res = run_cli(base[:1] + flag + base[1:])
+        assert res.exit_code == 0, res.output
+        rows = [ln.split() for ln in res.stdout.splitlines()]
+        got = {q: float(v) for _, q, v in rows if q != "all"}
+        assert got == pytest.approx({q: round(v, 4) for q, v in expect.items()}, abs=1e-9)
+        assert float(rows[-1][2]) == pytest.approx(round(sum(expect.values()) / 8, 4), abs=1e-9)
+
+
 def test_dcg_ideal_dcg_yaap_by_hand():
     qrels = {"1": {"a": 2, "b": 1, "c": 0, "d": 3}}
     run = {"1": {"a": 4.0, "b": 3.0, "c": 2.0, "e": 1.0}}

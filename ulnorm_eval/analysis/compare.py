@@ -7,7 +7,7 @@ and Kanoulas & Aslam 2009:
 * Kendall's tau between the ranking of the runs by the plain measure and by each variant
   (Karmaker & Feng 2022 Tables 6, 16);
 * every pair of runs: a paired test (t, randomization or Sakai's bootstrap), p-values corrected
-  for the pairs of one metric, mean difference, effect size d_z and a 95% interval;
+  for the pairs of one metric, mean difference, effect size d_z and a (1 - alpha) interval;
 * discriminative power, the number of significant pairs (Tables 8, 18), and conflicts, the pairs
   whose verdict differs between the plain measure and a variant (Tables 7, 17);
 * PAD, eq. 8 (Tables 9, 19), also over the metric's cutoffs averaged (``pad_k``: the paper averages
@@ -255,7 +255,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
         ranks = np.searchsorted(np.sort(-means), -means, side="left") + 1  # scipy's rankdata(method="min")
         rows_sys += [(n, str(m), mu, rk) for n, mu, rk in zip(names, means, ranks)]
 
-        res = _paired_tests(Y, ii, jj, test, reps, seed, keep=pairs)
+        res = _paired_tests(Y, ii, jj, test, reps, seed, keep=pairs, alpha=alpha)
         p_adj = stats.adjust(res.p, correction)
         sig = p_adj < alpha
         sig_of[m], mean_of[m] = sig, means
@@ -334,8 +334,9 @@ def _overlap(result, m, lo: str, hi: str, qids, chosen, bad, ii, jj) -> np.ndarr
 PAIR_BLOCK_ELEMENTS = 4 << 20
 
 
-def _paired_tests(Y, ii, jj, test: str, reps: int, seed: int, keep: bool = True):
-    """``stats.PAIRWISE[test]`` on the pairs (ii, jj) of Y's rows, a block of pairs at a time.
+def _paired_tests(Y, ii, jj, test: str, reps: int, seed: int, keep: bool = True, alpha: float = 0.05):
+    """``stats.PAIRWISE[test]`` on the pairs (ii, jj) of Y's rows, a block of pairs at a time; the
+    intervals are (1 - ``alpha``), the level the pairs are marked at (uncorrected).
 
     Every test draws its random signs or resamples once from ``seed``, shared by all pairs, so the
     blocks give the values of one call on all pairs.  ``keep=False``: only ``p`` is kept.
@@ -345,7 +346,7 @@ def _paired_tests(Y, ii, jj, test: str, reps: int, seed: int, keep: bool = True)
     fields = ("diff", "statistic", "p", "effect", "ci_low", "ci_high") if keep else ("p",)
     out = {f: [] for f in fields}
     for a in range(0, len(ii), per):
-        res = stats.PAIRWISE[test](Y[ii[a:a + per]] - Y[jj[a:a + per]], alpha=0.05, **resampling)
+        res = stats.PAIRWISE[test](Y[ii[a:a + per]] - Y[jj[a:a + per]], alpha=alpha, **resampling)
         for f in fields:
             out[f].append(np.asarray(getattr(res, f), dtype=np.float64))
     empty = np.zeros(0)

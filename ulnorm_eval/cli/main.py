@@ -156,7 +156,8 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
 @click.option("--trec-nan", "trec_nan", is_flag=True,
               help="Reproduce trec_eval's -nan values (iprec_at_recall and 11pt_avg with nothing ranked after -J, "
                    "Rndcg with relevant documents but no positive gain) and the placeholder document its -c leaks "
-                   "into utility.P1,P2,P3,P4, relstring.N and rbp_resid.p=X; default 0 and '' (docs/trec_eval.md).  "
+                   "into utility.P1,P2,P3,P4, relstring.N and rbp_resid.p=X, and the earlier query's ideal_dcg "
+                   "it prints for a query judged only with negative grades; default 0 and '' (docs/trec_eval.md).  "
                    "Implied by --trec.")
 @click.option("-R", "rel_format", metavar="FORMAT", hidden=False,
               help="trec_eval's -R: 'qrels', its default, is accepted; prefs, qrels_prefs and qrels_jg are refused.")

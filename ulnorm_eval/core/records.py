@@ -130,7 +130,9 @@ class Family:
     'all' row (num_q, gm_map, gm_bpref); ``summary`` 'none' (no 'all' row: relstring) or 'run'
     (the 'all' row is the run's tag: runid).  ``complete_summary(J, level) -> float``: the 'all'
     row under trec_eval's -c, where trec_eval does not sum the per-query values (num_rel: every
-    qrels line with grade > 0, whatever -l).
+    qrels line with grade > 0, whatever -l).  ``trec_stale(values, J) -> values``: under
+    ``--trec-nan`` (and ``--trec``), the per-query values with trec_eval's leak of an earlier query's
+    state reproduced (ideal_dcg of a query judged only with negative grades).
 
     Bounds that bound: ``order(code, measure, rel, max_grade) -> key`` labels each pool document by
     what the kernel can tell apart, from trec_eval's code (the grade when judged with grade >= 0,
@@ -178,6 +180,7 @@ class Family:
     value: str = "float"
     per_query: bool = True
     complete_summary: Callable | None = None
+    trec_stale: Callable | None = None
     order: Callable | None = None
     extremes: object = "sorted"
     extremes_note: str = ""

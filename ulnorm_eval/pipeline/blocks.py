@@ -354,10 +354,21 @@ def summary_row(metrics: list, values: dict, qids: list, options: Options, *, ta
     return mean
 
 
+def trec_stale_values(metrics: list, values: dict, qids: list, qrels) -> dict:
+    """``values`` with each plain measure's ``trec_stale`` leak of trec_eval applied (its record's)."""
+    stale = [m for m in metrics if not m.variant and getattr(m.measure.record, "trec_stale", None)]
+    if not stale:
+        return values
+    J = judgements(qrels, qids)
+    return {**values, **{m: m.measure.record.trec_stale(values[m], J) for m in stale}}
+
+
 def finish_run(name: str, path: str, qids: list, metrics: list, values: dict, stderr: dict, undefined: dict,
                options: Options, *, missing_qids=(), ignored_qids=(), float32_ties: int = 0, skipped: int = 0,
                extra: int = 0, missing: int | None = None, tag=None, qrels=None) -> RunResult:
     """The run's result: values in query order, the 'all' row (:func:`summary_row`), and its notes."""
+    if getattr(options, "trec_nan", False) and qrels is not None:  # trec_eval's leaks, before -Z as in trec_eval
+        values = trec_stale_values(metrics, values, qids, qrels)
     if getattr(options, "zscore", None):
         values = zscore_values(metrics, values, qids, options.zscore)
     mean = summary_row(metrics, values, qids, options, tag=tag, qrels=qrels)

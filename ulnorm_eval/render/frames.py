@@ -151,6 +151,7 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
 
     if width is None and sys.stdout.isatty():
         width = shutil.get_terminal_size((160, 24)).columns
+    from .legends import interval_percent
     from .values import terminal_styles
 
     color = width is not None and terminal_styles()  # not under NO_COLOR or TERM=dumb
@@ -158,7 +159,8 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
     for name, t in frames.items():
         title = {"systems": "Systems: mean (rank) under each metric",
                  "summary": _summary_title(meta),
-                 "pairs": "Pairs of runs: mean difference A − B, effect d_z, 95% interval, p-values",
+                 "pairs": "Pairs of runs: mean difference A − B, effect d_z, "
+                          f"{interval_percent(meta.get('alpha', 0.05))} interval (1 − α), p-values",
                  "queries": "Queries"}.get(name, name)
         if name == "systems":
             wide = _systems_wide(t, precision)

@@ -3,6 +3,12 @@
 table can have has its line).  Imports nothing: ``--help`` stays instant."""
 from __future__ import annotations
 
+
+def interval_percent(alpha) -> str:
+    """The level of compare's pair intervals, (1 - alpha) as a percentage: '95%' at alpha 0.05."""
+    return f"{round(100 * (1 - float(alpha)), 6):g}%"
+
+
 COLUMNS = {
     "pairs": {
         "metric": "the measure or variant compared",

@@ -143,12 +143,15 @@ def _forest_pairs(cmp, plain: str, max_pairs: int):
 
 def forest_caption(meta: dict) -> str:
     """The forest plot's title: which intervals are drawn and which test marks a pair.  The intervals
-    are the pairs table's (95%, not corrected for multiple comparisons); the filled markers are the
+    are the pairs table's ((1 - alpha), not corrected for multiple comparisons); the filled markers are the
     pairs significant after the correction, so an interval that excludes 0 may belong to a pair that
     is not significant after it (and is drawn hollow)."""
     corr = meta.get("correction", "none")
     marks = "filled: significant" + ("" if corr == "none" else f" after {corr} correction")
-    return (f"{meta.get('test', 't')} test; 95% intervals, uncorrected; {marks} "
+    from .legends import interval_percent
+
+    level = interval_percent(meta.get("alpha", 0.05))
+    return (f"{meta.get('test', 't')} test; {level} intervals, uncorrected; {marks} "
             f"(α = {meta.get('alpha', 0.05)}); query set: {meta.get('subset', 'all')}")
 
 
@@ -157,7 +160,7 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
 
     Column 1: each run's rank under the plain measure (x) against its rank under each variant (y),
     with Kendall's tau.  Then one forest panel per metric: the mean difference of each pair with
-    its 95% interval, uncorrected (filled: significant after the correction; :func:`forest_caption`).  All pairs are drawn when there are at
+    its (1 - alpha) interval, uncorrected (filled: significant after the correction; :func:`forest_caption`).  All pairs are drawn when there are at
     most ``max_pairs``, otherwise the pairs of runs adjacent in the plain measure's ranking.
     """
     plt = require_matplotlib()

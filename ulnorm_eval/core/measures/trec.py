@@ -48,7 +48,7 @@ from .trec_counts import (k_num_nonrel_judged_ret, k_num_q, k_num_rel, k_num_rel
                           k_runid, k_set_F, k_set_map, k_set_P, k_set_recall, k_set_relative_P, k_utility,
                           relstring)
 from .trec_gains import (e_binG, e_ndcg_rel, e_Rndcg, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
-                         k_Rndcg, rbp_order, reads_gain)
+                         k_Rndcg, rbp_order, reads_gain, stale_ideal_dcg)
 from .trec_precision import (e_bpref, e_infAP, e_relative_P, e_Rprec_mult, e_success, k_11pt_avg, k_bpref,
                              k_infAP, k_iprec_at_recall, k_relative_P, k_Rprec_mult, k_success, k_unj, k_yaap)
 from .trec_view import INFAP_EPSILON, TrecContext, codes, judged_only, trec_relevant_count  # noqa: F401 - re-exported
@@ -307,7 +307,7 @@ register(Family(
 register(Family(
     "IDCG", (GAINS_PARAM,), "none", _family_kernel(k_ideal_dcg, _param("gains")), graded_gain, "none", None,
     _doc(k_ideal_dcg), NO_BOUNDS + ": the same for every ordering", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg.c)",
-    "gains", trec=(TrecName("ideal_dcg", "map", "gains", value_name="gain"),)))
+    "gains", trec=(TrecName("ideal_dcg", "map", "gains", value_name="gain"),), trec_stale=stale_ideal_dcg))
 register(Family(
     "nDCG_rel", (GAINS_PARAM,), "none", _family_kernel(k_ndcg_rel, _param("gains")), graded_gain, "exact",
     _family_expectation(e_ndcg_rel, _param("gains")), _doc(k_ndcg_rel),

@@ -230,6 +230,24 @@ def k_ideal_dcg(rk, J, gains, ctx):
     return _idcg(J, gains)[rk.base]
 
 
+def stale_ideal_dcg(values, J):
+    """trec_eval 10's ideal_dcg (``--trec-nan``): a query judged only with negative grades prints the
+    ideal DCG of the last query before it, in trec_eval's query order (qid byte order), judged with a
+    grade >= 0 (0 when there is none).  form_res_rels.c sets the query's number of grade levels only
+    from grades >= 0 and zeroes its level counts only up to its highest grade, so setup_gains reads
+    both as the earlier query left them; ndcg and the rest are 0 there all the same (their DCG is)."""
+    values = np.asarray(values, dtype=np.float64)
+    top = np.full(J.nq, -np.inf)
+    np.maximum.at(top, J.row, J.grade)
+    order = np.argsort(np.asarray(J.qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
+    fresh = top[order] >= 0
+    last = np.maximum.accumulate(np.where(fresh, np.arange(J.nq), -1)) if J.nq else np.zeros(0, np.int64)
+    carried = np.where(last >= 0, values[order][np.maximum(last, 0)], 0.0)
+    out = values.copy()
+    out[order] = carried
+    return out
+
+
 def k_binG(rk, J, param, ctx):
     """binG = (1/R) sum over relevant retrieved d of 1 / log2(2 + documents above d not relevant)."""
     rel = rel_mask(rk, ctx)

@@ -137,7 +137,7 @@ def _common_queries(result) -> list:
 def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, correction: str = "holm",
             alpha: float = 0.05, subset: str = "all", subset_size: int | None = None,
             swap_trials: int = 1000, phi_target: float = 0.95, swap_between=None, pairs: bool = True,
-            warn=None) -> Comparison:
+            warn=None, progress=None) -> Comparison:
     """Compare the runs of an evaluation :class:`~ulnorm_eval.pipeline.evaluate.Result`.
 
     ``test``: 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips, default 10,000) or
@@ -152,6 +152,10 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     (Karmaker & Feng 2022 §4.4.3).  Random procedures are seeded by ``seed``.  Bound variants
     (E, IUB, WLB) are not compared.  A query undefined for some run under a metric (NaN, with
     ``undefined='skip'``) is left out of that metric's analysis, with a warning.
+
+    ``progress``: a progress bar's ``advance(units, total=None)`` (render.progress.work_bar): told the
+    total, one unit per metric, then advanced as its paired tests (block by block) and its split-half
+    swap trials finish, each by its share of the metric's estimated work.
 
     ``pairs=False`` keeps no pairs table (``tables`` has none; the summary's significance counts and
     conflicts are still computed from every pair): memory then grows with the runs, not with their
@@ -241,6 +245,11 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
                  if any(kind(m.measure, lo) in have and kind(m.measure, hi) in have for m in metrics)]
     ii, jj = np.triu_indices(len(names), 1)
     sig_of, mean_of = {}, {}
+    # the work of a metric's paired tests (pairs x resamples) against its swap trials (trials x runs)
+    tests_work = len(ii) * max(reps, 1) if test != "t" else len(ii)
+    share = tests_work / (tests_work + int(swap_trials) * len(names))
+    tick = progress or _no_progress
+    tick(0, total=len(metrics))
     for m in metrics:
         Y = _matrix(result, m, qids)[:, chosen[m.measure]]
         q = np.asarray(qids, dtype=object)[chosen[m.measure]]
@@ -255,7 +264,8 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
         ranks = np.searchsorted(np.sort(-means), -means, side="left") + 1  # scipy's rankdata(method="min")
         rows_sys += [(n, str(m), mu, rk) for n, mu, rk in zip(names, means, ranks)]
 
-        res = _paired_tests(Y, ii, jj, test, reps, seed, keep=pairs, alpha=alpha)
+        res = _paired_tests(Y, ii, jj, test, reps, seed, keep=pairs, alpha=alpha,
+                            advance=lambda done: tick(done * share))
         p_adj = stats.adjust(res.p, correction)
         sig = p_adj < alpha
         sig_of[m], mean_of[m] = sig, means
@@ -279,6 +289,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
             "erho2": stats.erho2(vc), "phi": stats.phi(vc),
             "topics_needed": stats.topics_needed(vc, phi_target),
         })
+        tick(1 - share)
         if between:
             full = _matrix(result, m, qids)
             sets = []
@@ -334,9 +345,15 @@ def _overlap(result, m, lo: str, hi: str, qids, chosen, bad, ii, jj) -> np.ndarr
 PAIR_BLOCK_ELEMENTS = 4 << 20
 
 
-def _paired_tests(Y, ii, jj, test: str, reps: int, seed: int, keep: bool = True, alpha: float = 0.05):
+def _no_progress(units: float = 1.0, total=None) -> None:
+    return None
+
+
+def _paired_tests(Y, ii, jj, test: str, reps: int, seed: int, keep: bool = True, alpha: float = 0.05,
+                  advance=_no_progress):
     """``stats.PAIRWISE[test]`` on the pairs (ii, jj) of Y's rows, a block of pairs at a time; the
-    intervals are (1 - ``alpha``), the level the pairs are marked at (uncorrected).
+    intervals are (1 - ``alpha``), the level the pairs are marked at (uncorrected).  ``advance(share)``
+    hears the share of the pairs each block tested.
 
     Every test draws its random signs or resamples once from ``seed``, shared by all pairs, so the
     blocks give the values of one call on all pairs.  ``keep=False``: only ``p`` is kept.
@@ -349,6 +366,7 @@ def _paired_tests(Y, ii, jj, test: str, reps: int, seed: int, keep: bool = True,
         res = stats.PAIRWISE[test](Y[ii[a:a + per]] - Y[jj[a:a + per]], alpha=alpha, **resampling)
         for f in fields:
             out[f].append(np.asarray(getattr(res, f), dtype=np.float64))
+        advance(len(ii[a:a + per]) / len(ii))
     empty = np.zeros(0)
     return stats.PairedTest(**{f: np.concatenate(out[f]) if f in out and out[f] else empty
                                for f in ("diff", "statistic", "p", "effect", "ci_low", "ci_high")})
@@ -517,6 +535,7 @@ class CompareRequest:
     scheduler: str | None = None
     scheduler_timeout: float = 10.0
     compare: dict = field(default_factory=dict)  # test, reps, seed, correction, alpha, subset, ...
+    progress: bool = True  # progress bars on stderr when it is a terminal (render.progress.shown)
 
 
 def baseline_run_name(baseline: str, paths, names) -> str:
@@ -584,13 +603,14 @@ def compare_for_request(request: CompareRequest, notes: list, check_ties: bool =
     if request.holes and api.holes_note(request.measures):
         notes.append(api.holes_note(request.measures))
     sets = query_sets(request.swap_between, notes) if request.swap_between else None
-    import sys
-
-    from ..render.progress import base_name, progress
+    from ..render.progress import base_name, progress, shown, work_bar
 
     loaded = iter_runs(q, request.runs, request.qrels, request.allow_disjoint)  # compare names repeats itself
-    # the runs' bytes on one bar with the time left (shown on a terminal for inputs over a few MB)
-    with progress(list(request.runs), sys.stderr.isatty()) as step, \
+    # the runs' bytes on one bar with the time left (shown on a terminal for inputs over a few MB), then
+    # the paired tests and swap trials on another
+    bars = shown(request.progress)
+    with progress(list(request.runs), bars) as step, \
+            work_bar(bars, "comparing: paired tests and swap trials (metrics)") as tick, \
             executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
         def stepped():
             for i, path in enumerate(request.runs):
@@ -600,7 +620,7 @@ def compare_for_request(request: CompareRequest, notes: list, check_ties: bool =
         cmp = compare_files(q, stepped(), request.measures, request.variants, request.options, notes.append,
                             executor=ex, read_ahead="-" not in request.runs, swap_between=sets,
                             holes=request.holes, holes_bootstrap=request.holes_bootstrap, pairs=request.pairs,
-                            **request.compare)
+                            progress=tick, **request.compare)
     refuse_non_finite_means(cmp, request.qrels)
     if check_ties:
         _marks_the_precision_decides(request, cmp, notes)

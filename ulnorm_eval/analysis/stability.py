@@ -442,13 +442,14 @@ def _one_blas_thread():
     return threadpool_limits(1, user_api="blas")
 
 
-def _run(fun, starts, n_g, n_d, mono_g, mono_d):
-    """SLSQP from every start; the best polished result (a start itself counts as a candidate)."""
+def _run(fun, starts, n_g, n_d, mono_g, mono_d, tick=None):
+    """SLSQP from every start; the best polished result (a start itself counts as a candidate).
+    ``tick()`` (a progress bar's) is called after each start."""
     with _one_blas_thread():
-        return _run_starts(fun, starts, n_g, n_d, mono_g, mono_d)
+        return _run_starts(fun, starts, n_g, n_d, mono_g, mono_d, tick)
 
 
-def _run_starts(fun, starts, n_g, n_d, mono_g, mono_d):
+def _run_starts(fun, starts, n_g, n_d, mono_g, mono_d, tick=None):
     from scipy.optimize import minimize
 
     total = n_g + n_d
@@ -476,6 +477,8 @@ def _run_starts(fun, starts, n_g, n_d, mono_g, mono_d):
         if start_val > val:  # SLSQP is not monotone: never return worse than where it started
             x, val = x0, start_val
         results.append((val, x, bool(res.success), str(res.message), int(res.nit)))
+        if tick is not None:
+            tick()
     best = max(results, key=lambda r: r[0])
     agree = sum(abs(r[0] - best[0]) <= 1e-6 * max(1.0, abs(best[0])) for r in results)
     return best, agree, sum(r[2] for r in results), len(results)
@@ -488,7 +491,7 @@ def _finish(best, agree, successes, nstarts, g, d, mono_g, mono_d) -> Optimum:
 
 
 def optimise_discount(design: Design, gains, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4,
-                      seed: int = 0, starts=()) -> Optimum:
+                      seed: int = 0, starts=(), tick=None) -> Optimum:
     """argmax_d Φ(1) over the simplex of ranks 1..k, non-increasing unless ``monotone=False``
     (Kanoulas & Aslam 2009 Figure 1, right; Figure 3 without monotonicity), gains fixed.
 
@@ -506,12 +509,12 @@ def optimise_discount(design: Design, gains, spec: MeasureSpec, *, monotone: boo
         v, _, gd = objective(design, g, x, spec)
         return -v, -gd
 
-    best, agree, succ, n = _run(fun, x0, 0, k, None, mono)
+    best, agree, succ, n = _run(fun, x0, 0, k, None, mono, tick)
     return _finish(best, agree, succ, n, g, best[1], None, mono)
 
 
 def optimise_gains(design: Design, discount, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4,
-                   seed: int = 0, starts=()) -> Optimum:
+                   seed: int = 0, starts=(), tick=None) -> Optimum:
     """argmax_g Φ(1) over the simplex of the positive grade levels (the non-relevant grade's gain fixed
     at 0), non-decreasing in the grade unless ``monotone=False`` (Kanoulas & Aslam 2009 Figure 1,
     left; Table 2's unconstrained column), discount fixed."""
@@ -530,12 +533,12 @@ def optimise_gains(design: Design, discount, spec: MeasureSpec, *, monotone: boo
         g = np.ones(1)
         v = objective(design, g, d, spec)[0]
         return Optimum(g, d, v, residual(g, mono), True, "one grade level: nothing to optimise", 0, 1, 1, 1)
-    best, agree, succ, n = _run(fun, x0, J, 0, mono, None)
+    best, agree, succ, n = _run(fun, x0, J, 0, mono, None, tick)
     return _finish(best, agree, succ, n, best[1], d, mono, None)
 
 
 def optimise_joint(design: Design, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4, seed: int = 0,
-                   starts=()) -> Optimum:
+                   starts=(), tick=None) -> Optimum:
     """argmax_(g, d) Φ(1) over both simplices with both monotonicity constraints.
 
     Kanoulas & Aslam 2009 §3.3 solve this with MATLAB's minimax ("the discount and gain functions that
@@ -555,7 +558,7 @@ def optimise_joint(design: Design, spec: MeasureSpec, *, monotone: bool = True, 
         v, gg, gd = objective(design, x[:J], x[J:], spec)
         return -v, -np.concatenate([gg, gd])
 
-    best, agree, succ, n = _run(fun, x0, J, k, mg, md)
+    best, agree, succ, n = _run(fun, x0, J, k, mg, md, tick)
     return _finish(best, agree, succ, n, best[1][:J], best[1][J:], mg, md)
 
 
@@ -651,32 +654,44 @@ def topics_needed_resampled(Y, resamples, target: float) -> np.ndarray:
                     dtype=np.float64)
 
 
+def entry_starts(unconstrained: str, restarts: int) -> int:
+    """The SLSQP starts of one measure and cutoff's optima (:func:`_entries`), the unit of stability's
+    progress bar: the discount's named and uniform starts, the gains', the joint's pairs of named
+    functions and the two separate optima, each with ``restarts`` random ones, and the unconstrained
+    runs from their constrained optimum."""
+    per = [len(DISCOUNTS) + 1, len(GAINS) + 1, len(GAINS) * len(DISCOUNTS) + 2]
+    per += [len(DISCOUNTS) + 2] if unconstrained in ("discount", "both") else []
+    per += [len(GAINS) + 2] if unconstrained in ("gains", "both") else []
+    return sum(per) + len(per) * restarts
+
+
 def _entries(dk: Design, spec: MeasureSpec, k: int, *, gain: str, discount: str, unconstrained: str,
-             restarts: int, seed: int) -> list:
+             restarts: int, seed: int, tick=None) -> list:
     """The functions of one measure and cutoff, in the rows' order: (optimised, constrained, gain name,
-    discount name, g, d, Optimum | None); the optima are fitted on ``dk``'s topics."""
+    discount name, g, d, Optimum | None); the optima are fitted on ``dk``'s topics.  ``tick()`` is
+    called after each SLSQP start (:func:`entry_starts` in all)."""
     fixed_g = named_gains(gain, dk.levels)
     fixed_d = named_discount(discount, k)
     entries = []
     for dn in DISCOUNTS:
         entries.append(("", True, gain, dn, fixed_g, named_discount(dn, k), None))
-    opt_d = optimise_discount(dk, fixed_g, spec, restarts=restarts, seed=seed)
+    opt_d = optimise_discount(dk, fixed_g, spec, restarts=restarts, seed=seed, tick=tick)
     entries.append(("discount", True, gain, "optimal", opt_d.gains, opt_d.discount, opt_d))
     if unconstrained in ("discount", "both"):
         o = optimise_discount(dk, fixed_g, spec, monotone=False, restarts=restarts, seed=seed,
-                              starts=[opt_d.discount])
+                              starts=[opt_d.discount], tick=tick)
         entries.append(("discount", False, gain, "optimal (unconstrained)", o.gains, o.discount, o))
     for gn in GAINS:
         if gn != gain:  # (gain, discount) is already a discount row
             entries.append(("", True, gn, discount, named_gains(gn, dk.levels), fixed_d, None))
-    opt_g = optimise_gains(dk, fixed_d, spec, restarts=restarts, seed=seed)
+    opt_g = optimise_gains(dk, fixed_d, spec, restarts=restarts, seed=seed, tick=tick)
     entries.append(("gains", True, "optimal", discount, opt_g.gains, opt_g.discount, opt_g))
     if unconstrained in ("gains", "both"):
         o = optimise_gains(dk, fixed_d, spec, monotone=False, restarts=restarts, seed=seed,
-                           starts=[opt_g.gains])
+                           starts=[opt_g.gains], tick=tick)
         entries.append(("gains", False, "optimal (unconstrained)", discount, o.gains, o.discount, o))
     joint = optimise_joint(dk, spec, restarts=restarts, seed=seed,
-                           starts=[(opt_d.gains, opt_d.discount), (opt_g.gains, opt_g.discount)])
+                           starts=[(opt_d.gains, opt_d.discount), (opt_g.gains, opt_g.discount)], tick=tick)
     entries.append(("gains+discount", True, "optimal (joint)", "optimal (joint)", joint.gains,
                     joint.discount, joint))
     return entries
@@ -774,7 +789,8 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
 
 def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log", unconstrained: str = "none",
           restarts: int = 3, seed: int = 0, at_topics: int | None = None, phi_targets=(0.95,),
-          digits: int = 12, topic_bootstrap: int = 0, holdout: int = 0, paired: list | None = None):
+          digits: int = 12, topic_bootstrap: int = 0, holdout: int = 0, paired: list | None = None,
+          progress=None):
     """Rows (dicts) for every measure and cutoff: the named functions and the optima.
 
     Discount rows use the ``gain`` gains (Kanoulas & Aslam 2009 §3.1: linear), gain rows the
@@ -788,9 +804,13 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
     (the named ones need no fitting) and Φ at ``at_topics`` topics is computed from the variance
     components of the fitting half ('phi fit-half') and of the other half ('phi held-out'), and the
     held-out Φ minus the log discount's on the same split ('phi held-out - log'); each is reported as
-    its mean over the splits with the 2.5 and 97.5 percentiles.
+    its mean over the splits with the 2.5 and 97.5 percentiles.  ``progress``: a progress bar's
+    ``advance(units, total=None)``, told the SLSQP starts of every fit (:func:`entry_starts` per
+    measure, cutoff and fitting half) and advanced after each.
     """
     n = at_topics or len(design.topics)
+    if progress is not None:
+        progress(0, total=entry_starts(unconstrained, restarts) * len(cutoffs) * len(specs) * (1 + holdout))
     rows, curves = [], []
     resamples = topic_resamples(len(design.topics), topic_bootstrap, seed) if topic_bootstrap else None
     halves = topic_splits(len(design.topics), holdout, seed) if holdout else []
@@ -799,12 +819,12 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
         dk = design.at(k)
         for spec in specs:
             entries = _entries(dk, spec, k, gain=gain, discount=discount, unconstrained=unconstrained,
-                               restarts=restarts, seed=seed)
+                               restarts=restarts, seed=seed, tick=progress)
             split_phi = np.full((len(entries), len(halves), 2), np.nan)
             for h, (fit, held) in enumerate(halves):
                 dfit, dheld = dk.subset(fit), dk.subset(held)
                 refit = _entries(dfit, spec, k, gain=gain, discount=discount, unconstrained=unconstrained,
-                                 restarts=restarts, seed=seed)
+                                 restarts=restarts, seed=seed, tick=progress)
                 for e, (*_, g, d, _o) in enumerate(refit):
                     split_phi[e, h] = (stats.phi(components(dfit, g, d, spec), n),
                                        stats.phi(components(dheld, g, d, spec), n))
@@ -994,6 +1014,7 @@ class StabilityRequest:
     tables: tuple = ("functions",)
     reps: int = 1000
     study: dict = field(default_factory=dict)  # gain, discount, unconstrained, restarts, seed, at_topics, ...
+    progress: bool = True  # a progress bar on stderr when it is a terminal (render.progress.shown)
 
 
 @dataclass
@@ -1020,9 +1041,12 @@ def stability_for_request(request: StabilityRequest, notes: list) -> StabilityOu
         raise ValueError(str(exc)) from None
     if len(design.topics) < (4 if holdout else 2):
         raise ValueError("stability needs at least two topics" + (" in each half (--holdout)" if holdout else ""))
+    from ..render.progress import shown, work_bar
+
     paired = [] if "paired" in request.tables else None
-    rows, curves = study(design, request.specs, request.cutoffs, phi_targets=request.phi_targets, paired=paired,
-                         **request.study)
+    with work_bar(shown(request.progress), "stability: SLSQP starts of the optima") as tick:
+        rows, curves = study(design, request.specs, request.cutoffs, phi_targets=request.phi_targets, paired=paired,
+                             progress=tick, **request.study)
     extra = {} if paired is None else {"paired": paired}
     if "tau" in request.tables:
         extra["tau"] = tau_table(design, request.specs, rows)

@@ -58,10 +58,10 @@ def refusals(notes: list, *errors, usage=()):
 
 def progress_bar(wanted: bool):
     """render.progress.progress as the library's ``progress(inputs, monte_carlo_total)``: shown when
-    ``wanted`` (no --no-progress) and stderr is a terminal."""
-    from ..render.progress import progress
+    ``wanted`` (no --no-progress) and stderr is a terminal (render.progress.shown)."""
+    from ..render.progress import progress, shown
 
-    return lambda inputs, monte_carlo: progress(inputs, wanted and sys.stderr.isatty(), monte_carlo)
+    return lambda inputs, monte_carlo: progress(inputs, shown(wanted), monte_carlo)
 
 
 # -o FILE's extension -> the format written when -f is not given (docs/output.md)

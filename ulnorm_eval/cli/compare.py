@@ -111,6 +111,9 @@ def _check_plot(plot) -> None:
               help="Test every run against RUN only (one of RUNS, by path or run name): the pairs table holds "
                    "the pairs (run, RUN), oriented run - RUN, corrected over them (and is printed in every "
                    "format); -f latex/markdown mark significance against RUN instead of between every pair.")
+@click.option("--no-progress", is_flag=True,
+              help="No progress bars on stderr (reading the runs, then the paired tests and swap trials, with the "
+                   "time left; shown on a terminal, or with ULNORM_EVAL_PROGRESS=always).")
 @holes_options
 @seed_option
 @lambda f: _eval_options(f, FRAME_FORMATS,
@@ -181,7 +184,7 @@ def compare_request(options: dict, view):
                           opts, o["groups"], bool(holes), bool(holes and o["holes_samples"]), o["swap_between"],
                           o["allow_disjoint"], "pairs" in view.tables or view.paper or o["plot"] is not None
                           or o["baseline"] is not None, o["jobs"], o["scheduler"], scheduler_timeout(),
-                          {k: o[k] for k in keys})
+                          {k: o[k] for k in keys}, progress=not o["no_progress"])
 
 
 @click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG)

@@ -119,6 +119,9 @@ def _targets(text: str) -> list:
               help="N seeded random half splits of the topics: fit every function on one half, and report Φ "
                    "(at --at-topics) on that half and on the other, the held-out one: mean and 2.5/97.5 "
                    "percentiles over the splits.")
+@click.option("--no-progress", is_flag=True,
+              help="No progress bar on stderr (the SLSQP starts of the optima, with the time left; shown on a "
+                   "terminal, or with ULNORM_EVAL_PROGRESS=always).")
 def stability_cmd(**options):
     """Stability-optimal gains and discounts of nDCG@k (Kanoulas & Aslam 2009): Φ, Eρ² and topics needed
     for the named functions and for the SLSQP optima, which are printed as pasteable measures."""
@@ -176,7 +179,7 @@ def stability_request(options: dict):
     specs = list(dict.fromkeys(st.parse_measure(m) for m in (o["measures"] or ("nDCG",))))
     keys = ("gain", "discount", "unconstrained", "restarts", "seed", "at_topics", "topic_bootstrap", "holdout")
     return st.StabilityRequest(o["qrels"], tuple(o["runs"]), specs, ks, targets, o["topics"], o["ties"],
-                               tuple(chosen), o["reps"], {k: o[k] for k in keys})
+                               tuple(chosen), o["reps"], {k: o[k] for k in keys}, progress=not o["no_progress"])
 
 
 def _refuse_first(limits) -> None:

@@ -102,7 +102,8 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
               help="Only the first N documents (a quick look before a full run; BERTScore takes minutes on "
                    "SummEval's 100 x 16 summaries).  Applied before --subset.")
 @click.option("--no-progress", is_flag=True,
-              help="No progress bars on stderr (BERTScore's, with the time left; shown on a terminal).")
+              help="No progress bars on stderr (BERTScore's and ROUGE's Monte Carlo E, with the time left; shown on "
+                   "a terminal, or with ULNORM_EVAL_PROGRESS=always).")
 def summ_cmd(**options):
     """Evaluate summaries: DATA is SummEval's paired JSONL, or a documents file (JSONL id/source/references or
     TSV id, source, reference...) followed by one 'id, summary' file per system."""
@@ -124,6 +125,7 @@ def summ_request(options: dict):
     contradicts itself before any input is read; -o/--plot never name an input."""
     from ..pipeline import summ_eval as se
     from ..render.files import check_outputs
+    from ..render.progress import shown
 
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     o, k = options, options["k"]
@@ -145,7 +147,7 @@ def summ_request(options: dict):
     return se.SummRequest(o["data"], tuple(o["systems"]), [x for m in o["measures"] for x in m.split() if x] or None,
                           variants, tuple(o["fail_below"]), opts, o["only_systems"], o["max_docs"], o["subset"],
                           o["order"], o["token_ties"], o["correlate"], o["ratings"], o["mc_repeats"],
-                          _progress_bar() if sys.stderr.isatty() and not o["no_progress"] else False, ABSTRACTIVE)
+                          _progress_bar() if shown(not o["no_progress"]) else False, ABSTRACTIVE)
 
 
 def _progress_bar():

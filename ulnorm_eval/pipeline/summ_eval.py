@@ -143,15 +143,17 @@ class _Cells:
     I: np.ndarray
 
 
-def _rouge_cells(data, measures, opts: SummOptions, skipped: list, need_e: bool = True):
+def _rouge_cells(data, measures, opts: SummOptions, skipped: list, need_e: bool = True, advance=None):
     """A, E, SE, I of every ROUGE measure; ``need_e=False`` (no variant built on E asked for): E and
-    its Monte Carlo draws are skipped (left NaN)."""
+    its Monte Carlo draws are skipped (left NaN).  ``advance(1)`` is called after each document."""
     tok = tm.tokenizer(opts.stem)
     S, D = len(data.systems), len(data.doc_ids)
     cells = {m: _Cells(*(np.full((S, D), np.nan) for _ in range(4))) for m in measures}
     col = {"precision": 0, "recall": 1, "f": 2}
     types = sorted({m.base for m in measures})
     for j in range(D):
+        if advance is not None and j:
+            advance(1)
         doc = tm.encode_document(tok.tokenize(data.sources[j]), [tok.tokenize(r) for r in data.references[j]])
         have = [s for s in range(S) if data.summaries[s][j] is not None]
         if not have:
@@ -187,6 +189,8 @@ def _rouge_cells(data, measures, opts: SummOptions, skipped: list, need_e: bool 
                 c.I[have, j] = o[inv]
             else:
                 c.I[have, j] = 1.0
+    if advance is not None and D:
+        advance(1)
     return cells
 
 
@@ -250,9 +254,10 @@ def _variant_values(c: _Cells, variant: str):
     return VARIANTS[variant](c.A, c.I, c.E)
 
 
-def evaluate_summaries(data, metrics, opts: SummOptions, bert=None):
+def evaluate_summaries(data, metrics, opts: SummOptions, bert=None, advance=None):
     """A ranking-style ``Result``: a run per system, a query per document.  ``bert`` is the
-    :class:`~ulnorm_eval.core.bertscore.BertScores` when a BERTScore metric is asked for."""
+    :class:`~ulnorm_eval.core.bertscore.BertScores` when a BERTScore metric is asked for.  ``advance(1)``
+    (a progress bar's) is called after each document's ROUGE scores and Monte Carlo E."""
     from .blocks import undefined_note
     from .evaluate import Options, Result, RunResult
 
@@ -261,7 +266,7 @@ def evaluate_summaries(data, metrics, opts: SummOptions, bert=None):
     rouge_measures = sorted({m.measure for m in metrics if m.measure.base.startswith("ROUGE")}, key=str)
     skipped = []
     need_e = any(m.variant not in (None, "IUB") for m in metrics if m.measure.base.startswith("ROUGE"))
-    cells = _rouge_cells(data, rouge_measures, opts, skipped, need_e) if rouge_measures else {}
+    cells = _rouge_cells(data, rouge_measures, opts, skipped, need_e, advance) if rouge_measures else {}
     if any(m.measure.base == "BERTScore" for m in metrics):
         if bert is None:
             raise ValueError("BERTScore needs the bert-score cells")
@@ -434,10 +439,15 @@ def summ_for_request(request: SummRequest, notes: list) -> SummOutcome:
         raise RefusedAlone(f"{request.data}: no human ratings to correlate with (SummEval's paired file has them)")
     if request.correlate and request.ratings not in d.ratings:
         raise RefusedAlone(f"{request.data}: no {request.ratings} ratings")
-    result = evaluate_summaries(d, metrics, opts, bert)
-    notes.extend(n for rr in result.runs for n in rr.notes)  # undefined variants: scored 0 or left out
-    repeats = []
-    if request.correlate and request.mc_repeats:
-        repeats = [evaluate_summaries(d, metrics, dataclasses.replace(opts, seed=opts.seed + r), bert)
-                   for r in range(1, request.mc_repeats + 1)]
+    from ..render.progress import work_bar
+
+    rounds = 1 + (request.mc_repeats if request.correlate else 0)
+    rouge = any(m.measure.base.startswith("ROUGE") for m in metrics)
+    # one bar, with the time left, over the documents of every round (ROUGE and its Monte Carlo E)
+    with work_bar(bool(request.progress) and rouge, "ROUGE and its Monte Carlo E (documents)",
+                  len(d.doc_ids) * rounds) as advance:
+        result = evaluate_summaries(d, metrics, opts, bert, advance)
+        notes.extend(n for rr in result.runs for n in rr.notes)  # undefined variants: scored 0 or left out
+        repeats = [evaluate_summaries(d, metrics, dataclasses.replace(opts, seed=opts.seed + r), bert, advance)
+                   for r in range(1, rounds)]
     return SummOutcome(result, d, thresholds, repeats)

@@ -1,5 +1,8 @@
-"""Progress bars on stderr (rich, imported only when shown): the input files' bytes, and the Monte
-Carlo work of bounds without a closed form."""
+"""Progress bars on stderr (rich, imported only when shown), with the time left: the input files'
+bytes, the Monte Carlo work of bounds without a closed form, and every long step of summ, compare and
+stability (:func:`work_bar`).  One policy (:func:`shown`): on a terminal, or forced with
+``ULNORM_EVAL_PROGRESS=always``; never on stdout (rich's redirection of stdout is off), and one live
+display at a time (a bar opened while another is shown joins it)."""
 from __future__ import annotations
 
 import contextlib
@@ -7,11 +10,34 @@ import os
 import sys
 import time
 
-__all__ = ["progress", "step_bar", "base_name", "PROGRESS_MIN_BYTES", "MONTE_CARLO_DELAY"]
+__all__ = ["progress", "step_bar", "work_bar", "shown", "base_name", "PROGRESS_MIN_BYTES",
+           "MONTE_CARLO_DELAY", "PROGRESS_ENV"]
+
+PROGRESS_ENV = "ULNORM_EVAL_PROGRESS"  # always: bars on stderr even when it is not a terminal; never: none
 
 
 PROGRESS_MIN_BYTES = 4 << 20  # below a few MB reading is too quick for a bar to help
 MONTE_CARLO_DELAY = 1.0  # seconds of Monte Carlo work before its bar appears
+
+
+def _mode() -> str:
+    return os.environ.get(PROGRESS_ENV, "").strip().lower()
+
+
+def forced() -> bool:
+    """ULNORM_EVAL_PROGRESS=always: every bar is shown at once, whatever stderr is (a log, a test)."""
+    return _mode() in ("always", "1", "yes", "on")
+
+
+def shown(wanted: bool = True) -> bool:
+    """Whether progress bars go to stderr: ``wanted`` (no --no-progress), not ULNORM_EVAL_PROGRESS=never,
+    and stderr a terminal or ULNORM_EVAL_PROGRESS=always."""
+    if not wanted or _mode() in ("never", "0", "no", "off"):
+        return False
+    return forced() or sys.stderr.isatty()
+
+
+_ACTIVE: list = []  # the display on screen: rich allows one live display at a time, later bars join it
 
 
 def base_name(path: str) -> str:
@@ -35,14 +61,8 @@ class _Bars:
             self.bytes_task = self.bar.add_task("", total=sum(sizes.values()))
 
     def _start(self):
-        from rich.console import Console
-        from rich.progress import (BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
-
-        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                            console=Console(file=sys.stderr), transient=True)
-        self.bar.start()
+        self.shared = _Shared()  # the display on screen, if one is
+        self.bar = self.shared.bar
 
     def step(self, description: str, path=None):
         if self.bytes_task is not None:
@@ -56,7 +76,7 @@ class _Bars:
         if self.mc_start is None:
             self.mc_start = now
         if self.mc_task is None:
-            if now - self.mc_start < MONTE_CARLO_DELAY:
+            if now - self.mc_start < MONTE_CARLO_DELAY and not forced():
                 return
             if callable(self.mc_total):
                 self.mc_total = float(self.mc_total())
@@ -69,7 +89,10 @@ class _Bars:
 
     def stop(self):
         if self.bar is not None:
-            self.bar.stop()
+            for task in (self.bytes_task, self.mc_task):
+                if task is not None and not self.shared.own:  # joined another display: leave it as it was
+                    self.bar.remove_task(task)
+            self.shared.close()
 
 
 @contextlib.contextmanager
@@ -84,7 +107,7 @@ def progress(paths, enabled: bool, monte_carlo: float = 0):
     disabled, ``step`` does nothing and rich is not imported.
     """
     sizes = {p: (os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0) for p in paths}
-    show_bytes = sum(sizes.values()) >= PROGRESS_MIN_BYTES
+    show_bytes = sum(sizes.values()) >= PROGRESS_MIN_BYTES or (forced() and any(sizes.values()))
     if not enabled or (not show_bytes and not monte_carlo):
         yield lambda description, path=None: None
         return
@@ -99,13 +122,67 @@ def progress(paths, enabled: bool, monte_carlo: float = 0):
 
 
 def _rich_bar():
+    """The one look of every bar: a transient rich display on stderr with the time left.  stdout is
+    never redirected into it (rich would send what the command prints to stderr while a bar is up)."""
     from rich.console import Console
     from rich.progress import (BarColumn, Progress, SpinnerColumn, TaskProgressColumn, TextColumn,
                                TimeElapsedColumn, TimeRemainingColumn)
 
     return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
                     TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                    console=Console(file=sys.stderr), transient=True)
+                    console=Console(file=sys.stderr, force_terminal=True if forced() else None), transient=True,
+                    redirect_stdout=False)
+
+
+class _Shared:
+    """A display for :func:`work_bar` and :func:`step_bar`: the one on screen if there is one, else its own."""
+
+    def __init__(self):
+        self.own = not _ACTIVE
+        self.bar = _rich_bar() if self.own else _ACTIVE[-1].bar
+        if self.own:
+            self.bar.start()
+            _ACTIVE.append(self)
+
+    def close(self):
+        if self.own:
+            self.bar.stop()
+            _ACTIVE.remove(self)
+
+
+def _nothing(units: float = 1.0, total=None) -> None:
+    return None
+
+
+@contextlib.contextmanager
+def work_bar(enabled: bool, label: str, total: float | None = None):
+    """One bar, with the time left, of a long step: yields ``advance(units=1, total=None)``; the
+    total is given here or by the first ``advance(0, total=N)`` (a library that knows it only once it
+    has started), and the bar appears then.  Disabled: ``advance`` does nothing and rich is not
+    imported.  Inside another display (compare's bytes bar) the bar joins it, and leaves it on exit."""
+    if not enabled:
+        yield _nothing
+        return
+    state = {"shared": None, "task": None, "done": 0.0, "total": total}
+
+    def advance(units: float = 1.0, total=None) -> None:
+        if total is not None:
+            state["total"] = float(total)
+        if not state["total"] or state["total"] <= 0:
+            return
+        if state["shared"] is None:
+            state["shared"] = _Shared()
+            state["task"] = state["shared"].bar.add_task(label, total=state["total"])
+        state["done"] = min(state["total"], state["done"] + units)
+        state["shared"].bar.update(state["task"], total=state["total"], completed=state["done"])
+
+    try:
+        advance(0)
+        yield advance
+    finally:
+        if state["shared"] is not None:
+            state["shared"].bar.remove_task(state["task"])
+            state["shared"].close()
 
 
 @contextlib.contextmanager
@@ -117,8 +194,8 @@ def step_bar(enabled: bool, label: str):
     if not enabled:
         yield lambda iterable, *a, **kw: iterable
         return
-    bar = _rich_bar()
-    bar.start()
+    shared = _Shared()
+    bar = shared.bar
     stage = [0]
 
     def wrap(iterable, *a, **kw):
@@ -133,4 +210,4 @@ def step_bar(enabled: bool, label: str):
     try:
         yield wrap
     finally:
-        bar.stop()
+        shared.close()

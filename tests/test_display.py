@@ -174,10 +174,10 @@ def test_table_layouts_chosen_by_width(case, write):
     from ulnorm_eval.render.table import format_table
 
     res = _wide_result(case, write)
-    wide = format_table(res, width=250)
+    wide = format_table(res, width=300)  # the shared layout is 297 wide (UL2 95% CI: one column per run)
     assert "all runs" in wide  # E, IUB, WLB are equal for every run under --pool qrels: one column each
     header = next(line for line in wide.splitlines() if line.startswith("measure"))
-    assert header.split().count("E") == 1 and header.split().count("UL2") == 3
+    assert header.split().count("E") == 1 and header.split().count("UL2") == 3 + 3  # UL2 and "UL2 95% CI"
     stacked = format_table(res, width=160)
     assert stacked.splitlines()[0].split()[:3] == ["run", "measure", "value"]
     long = format_table(res, width=120)

@@ -27,7 +27,7 @@ from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_
 
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
            "finish_run", "summary_row", "condensed", "input_notes", "undefined_note", "refuse_prior_variants",
-           "summary_parts", "of_means", "summarised_of_means", "below_random_note"]
+           "summary_parts", "of_means", "of_means_intervals", "summarised_of_means", "below_random_note"]
 
 
 @dataclass
@@ -112,6 +112,7 @@ class RunResult:
     ignored_qids: list = field(default_factory=list)  # the `ignored` run queries, in natural order
     notes: list = field(default_factory=list)  # one-line notes for stderr, in order
     tag: str | None = None  # the run's tag (its last line's, trec_eval's runid); None when not a TREC run
+    interval: dict = field(default_factory=dict)  # Metric -> (lo, hi): 95% bootstrap interval of an of-means 'all' row
 
 
 @dataclass
@@ -308,6 +309,16 @@ def of_means(m, values: dict, order=None) -> float:
     value, E, IUB and WLB.
     NaN when the formula is undefined on the means (every query uninformative: mean I = mean E), which
     ``--undefined zero`` then scores 0 as it scores such a query."""
+    A, I, E, W, ok = _of_means_parts(m, values, order)
+    mean = [summarise(x[ok]) for x in (A, I, E)]
+    w = W[ok]
+    mean.append(summarise(w) if np.isfinite(w).any() else float("nan"))
+    val, und = VARIANTS[m.variant].normalise(*(np.array([x]) for x in mean))
+    return float("nan") if bool(np.asarray(und).ravel()[0]) else float(np.asarray(val).ravel()[0])
+
+
+def _of_means_parts(m, values: dict, order=None):
+    """A, I, E, W of ``m``'s measure (in ``order``) and the mask of the queries where ``m`` is defined."""
     from ..core.registry import Metric
 
     A, E, I, W = (np.asarray(values[Metric(m.measure, v)], dtype=np.float64) for v in (None, "E", "IUB", "WLB"))
@@ -317,11 +328,27 @@ def of_means(m, values: dict, order=None) -> float:
     if order is not None:
         ok = ok[order]
         A, E, I, W = A[order], E[order], I[order], W[order]
-    mean = [summarise(x[ok]) for x in (A, I, E)]
-    w = W[ok]
-    mean.append(summarise(w) if np.isfinite(w).any() else float("nan"))
-    val, und = VARIANTS[m.variant].normalise(*(np.array([x]) for x in mean))
-    return float("nan") if bool(np.asarray(und).ravel()[0]) else float(np.asarray(val).ravel()[0])
+    return A, I, E, W, ok
+
+
+def of_means_intervals(metrics: list, values: dict, qids: list, options) -> dict:
+    """{Metric: (lo, hi)}: the 95% percentile bootstrap interval over the queries
+    (:func:`~ulnorm_eval.core.intervals.means_intervals`, 1000 resamples seeded by ``--seed``) of the
+    'all' row of every normalisation summarised by :func:`of_means`: the queries' A, I, E and W
+    resampled together, the variant's formula applied to each resample's means over its defined
+    queries.  An interval containing the variant's random value (0 for UL2, EM, UEW; 1 for EB) means
+    the run is not distinguishable from a random ranking of its pool on these queries."""
+    from ..core.intervals import means_intervals
+
+    shown = [m for m in metrics if summarised_of_means(m, options)]
+    if not shown:
+        return {}
+    order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # as the 'all' row: blocking-independent
+    jobs = []
+    for m in shown:
+        A, I, E, W, ok = _of_means_parts(m, values, order)
+        jobs.append(((A, I, E, W), ok, VARIANTS[m.variant].normalise))
+    return dict(zip(shown, means_intervals(jobs, len(qids), seed=options.seed)))
 
 
 def summarised_of_means(m, options) -> bool:
@@ -380,13 +407,14 @@ def finish_run(name: str, path: str, qids: list, metrics: list, values: dict, st
     note = undefined_note(name, undefined, options)
     if note:
         notes.append(note)
-    note = below_random_note(name, metrics, values, options)
+    interval = of_means_intervals(metrics, values, qids, options)
+    note = below_random_note(name, metrics, values, options, interval)
     if note:
         notes.append(note)
     values = {m: values[m] for m in metrics}  # the parts (summary_parts) served the 'all' row and the note
     stderr = {m: v for m, v in stderr.items() if m in values}
     return RunResult(name, qids, values, mean, stderr, len(missing_qids), len(ignored_qids), undefined,
-                     float32_ties, list(missing_qids), list(ignored_qids), notes, tag)
+                     float32_ties, list(missing_qids), list(ignored_qids), notes, tag, interval)
 
 
 POOL_QUESTION = {  # what a random ranking is under each --pool, in words (captions, notes, docs)
@@ -397,13 +425,16 @@ POOL_QUESTION = {  # what a random ranking is under each --pool, in words (capti
 OTHER_POOL = {"run": "qrels", "qrels": "run", "union": "run"}
 
 
-def below_random_note(name: str, metrics: list, values: dict, options: Options) -> str | None:
+def below_random_note(name: str, metrics: list, values: dict, options: Options, intervals=None) -> str | None:
     """One line when, for a measure with random-ranking bounds, E is above the run's value on more
     than half of the queries: on most queries a random ranking of the pool beats the run, what that
-    means under this pool, and which ``--pool`` asks the other question.  None otherwise."""
+    means under this pool, whether over all queries the run can be told from it (the 95% bootstrap
+    interval of the 'all' row of its first normalisation with a random value, ``intervals``
+    (:func:`of_means_intervals`), or else of mean A - mean E: below, around or above the random
+    value), and which ``--pool`` asks the other question.  None otherwise."""
     from ..core.registry import Metric
 
-    hits = []
+    hits, verdicts = [], []
     for meas in dict.fromkeys(m.measure for m in metrics if _pooled(m)):
         a, e = Metric(meas), Metric(meas, "E")
         if a not in values or e not in values:
@@ -412,12 +443,35 @@ def below_random_note(name: str, metrics: list, values: dict, options: Options) 
         above = int(np.sum(E > A + 1e-12 * np.maximum(1.0, np.abs(A))))
         if len(A) and 2 * above > len(A):
             hits.append(f"{meas} on {above} of {len(A)}")
+            verdicts.append(_told_apart(meas, metrics, A, E, intervals or {}, options))
     if not hits:
         return None
     pool, other = options.pool, OTHER_POOL[options.pool]
+    whats = " or ".join(dict.fromkeys(w for w, _ in verdicts))
     return (f"{name}: E is above the value on most queries ({'; '.join(hits)}): there {POOL_QUESTION[pool]} "
-            f"(--pool {pool}) scores better than the run, so per-query UL2 is negative there; "
-            f"--pool {other} compares with {POOL_QUESTION[other]} instead (docs/bounds.md, \"Which pool\")")
+            f"(--pool {pool}) scores better than the run, so per-query UL2 is negative there; over all queries "
+            f"(the 95% interval of {whats}): {'; '.join(v for _, v in verdicts)}; --pool {other} compares with "
+            f"{POOL_QUESTION[other]} instead (docs/bounds.md, \"Which pool\")")
+
+
+def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
+    """(what the interval is of, whether the run can be told from a random ranking on ``meas`` over all
+    queries in words): the 95% interval of its first of-means normalisation with a random value, or
+    else of mean A - mean E."""
+    at = next(((m, VARIANTS[m.variant].below_random) for m in metrics if m.measure == meas and m in intervals
+               and VARIANTS[m.variant].below_random is not None), None)
+    if at is not None:
+        (lo, hi), what, zero = intervals[at[0]], f"{at[0].variant}'s 'all' row", at[1]
+    else:
+        from ..core.intervals import means_interval
+
+        lo, hi = means_interval([A, E], lambda a, e: a - e, np.isfinite(A) & np.isfinite(E), seed=options.seed)
+        what, zero = "mean value - mean E", 0.0
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return what, f"{meas} undefined"
+    word = ("worse than random" if hi < zero else "better than random" if lo > zero
+            else "not distinguishable from random")
+    return what, f"{meas} {word}, [{lo:.4f}, {hi:.4f}]"
 
 
 PRECISION_NOTE = "ranked documents change place between float32 and float64 scores"  # the note's words (compare looks for them)
@@ -446,17 +500,23 @@ def _and(words: list) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+_SINGULAR = {"queries": "query", "documents": "document"}
+
+
 def undefined_note(name: str, undefined: dict, options: Options, unit: str = "queries") -> str | None:
-    """One line per run: which variants were undefined for how many queries (``unit``), by measure."""
+    """One line per run: which variants were undefined for how many queries (``unit``), by measure, and
+    what happened to them under ``--undefined`` and ``--norm-all``: under ``zero`` each is printed as 0
+    per query and counted as 0 in a mean of per-query values, while an 'all' row of the means
+    (:func:`of_means`) leaves them out; under ``skip`` they are left out everywhere."""
     by_measure: dict = {}
     for m, n in undefined.items():
         if n:
             by_measure.setdefault(str(m.measure), {}).setdefault(n, []).append(m.variant)
     if not by_measure:
         return None
-    parts = [f"{_and(vs)} of {meas} for {n} {unit}"
+    parts = [f"{_and(vs)} of {meas} for {n} {_SINGULAR.get(unit, unit) if n == 1 else unit}"
              for meas, counts in by_measure.items() for n, vs in counts.items()]
-    how = "scored 0" if options.undefined == "zero" else "left out of the mean"
+    how = _undefined_rule([m for m, n in undefined.items() if n], options, _SINGULAR.get(unit, unit))
     why = []  # bounds no sorting is proven to give: enumerated on small pools, withheld beyond
     for m in dict.fromkeys(m.measure for m, n in undefined.items() if n):
         rec = getattr(m, "record", None)  # summ's text measures have no record
@@ -465,4 +525,19 @@ def undefined_note(name: str, undefined: dict, options: Options, unit: str = "qu
             why.append(f"{'WLB' if mode == 'ideal' else 'IUB and WLB'} of {m}")
     tail = (f"; these count {_and(why)}, which are withheld (no ordering is proven extreme) where a pool has "
             f"more than {ENUMERATE_LIMIT} arrangements: see docs/bounds.md") if why else ""
-    return f"{name}: undefined ({how}; --undefined): {'; '.join(parts)}{tail}"
+    return f"{name}: undefined: {'; '.join(parts)} ({how}){tail}"
+
+
+def _undefined_rule(metrics: list, options: Options, one: str) -> str:
+    """What ``--undefined`` and ``--norm-all`` did with the undefined values of ``metrics``, in words."""
+    if options.undefined != "zero":
+        return f"left out per {one} and of the 'all' row: --undefined skip"
+    means = [str(v) for v in dict.fromkeys(m.variant for m in metrics if summarised_of_means(m, options))]
+    others = [str(v) for v in dict.fromkeys(m.variant for m in metrics) if str(v) not in means]
+    head = f"scored 0 per {one} by --undefined zero"
+    if not means:
+        return (f"{head}, and as 0 in the 'all' row, a mean of per-{one} values; --undefined skip leaves such "
+                f"{'queries' if one == 'query' else one + 's'} out")
+    tail = f"; counted as 0 in the 'all' row of {_and(others)}" if others else ""
+    return (f"{head}; left out of the 'all' row of {_and(means)}, the formula on the means of the defined "
+            f"{'queries' if one == 'query' else one + 's'}, by --norm-all means{tail}")

@@ -78,12 +78,29 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
     metrics = list(result.metrics)
     lines += ["| run | " + " | ".join(_cell(label(m)) for m in metrics) + " |",
               "|:-|" + "-:|" * len(metrics)]
+    from .table import interval_variant
+
+    lead = interval_variant(result)
     for rr in result.runs:
-        lines.append(f"| {_cell(rr.name)} | " + " | ".join(_f(rr.mean[m]) for m in metrics) + " |")
+        lines.append(f"| {_cell(rr.name)} | " + " | ".join(_f(rr.mean[m]) + _interval(rr, m, lead) for m in metrics)
+                     + " |")
     notes = _notes(result)
     if notes:
         lines += [""] + [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"
+
+
+def _interval(rr, m, lead) -> str:
+    """After the leading normalisation's mean: its 95% interval, and whether it holds the random value."""
+    ci = getattr(rr, "interval", {}).get(m) if m.variant == lead else None
+    if ci is None or any(math.isnan(x) for x in ci):
+        return ""
+    from ..core.records import VARIANTS
+    from .table import NEAR_RANDOM
+
+    at = VARIANTS[m.variant].below_random
+    near = f" {NEAR_RANDOM}" if at is not None and ci[0] <= at <= ci[1] else ""
+    return f" [{ci[0]:.4f}, {ci[1]:.4f}]{near}"
 
 
 def _notes(result) -> list:
@@ -103,4 +120,9 @@ def _notes(result) -> list:
     rule = all_row_rule(result.metrics, o)
     if rule:
         out.append(rule)
+    from .table import interval_caption
+
+    ci = interval_caption(result)
+    if ci:
+        out.append(ci)
     return [_cell(n) for n in out]

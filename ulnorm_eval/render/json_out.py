@@ -79,6 +79,15 @@ JSON_SCHEMA = {
                                                          "the means of the value, E, IUB and WLB"},
                     "stderr": {**_VALUES, "description": "measure -> Monte Carlo standard error of the mean, "
                                                         "only for Monte Carlo values"},
+                    "interval": {"type": "object",
+                                 "additionalProperties": {"type": "array", "minItems": 2, "maxItems": 2,
+                                                          "items": {"type": ["number", "null"]}},
+                                 "description": "measure -> [lo, hi]: the 95% percentile bootstrap interval over "
+                                                "the queries (1,000 resamples seeded by options.seed) of the "
+                                                "summary of UL1, UL2, MM, EB, EM and UEW under --norm-all means; "
+                                                "one that contains the variant's random value (0; EB: 1) means "
+                                                "the run cannot be told from a random ranking on these queries. "
+                                                "Present when some measure has one"},
                     "queries": {
                         "type": "array",
                         "items": {
@@ -176,13 +185,18 @@ def json_document(result, names: str = "canonical", precision: int | None = None
             if se:
                 row["stderr"] = se
             queries.append(row)
-        runs.append({
+        doc = {
             "name": rr.name,
             "summary": {lab: json_value(rr.mean[m], precision) for m, lab in labels.items()},
             "stderr": {labels[m]: json_value(mean_stderr(rr.values[m], s), precision)
                        for m, s in rr.stderr.items() if m in labels},
-            "queries": queries,
-        })
+        }
+        interval = {labels[m]: [json_value(x, precision) for x in ci]
+                    for m, ci in getattr(rr, "interval", {}).items() if m in labels}
+        if interval:
+            doc["interval"] = interval
+        doc["queries"] = queries
+        runs.append(doc)
     return {"meta": meta, "runs": runs}
 
 

@@ -21,6 +21,37 @@ def _layout(metrics):
 
 
 HOLES = "[LB, UB]"  # the slot showing LB(M) and UB(M) beside the value: value [LB, UB]
+NEAR_RANDOM = "≈ random"  # after an 'all' row's interval that holds the random value
+
+
+class _Interval(str):
+    """The slot of the leading normalisation's 95% interval (its 'all' row only), after its column."""
+
+    def __new__(cls, variant):
+        obj = super().__new__(cls, f"{variant} 95% CI")
+        obj.variant = variant
+        return obj
+
+
+def interval_variant(result):
+    """The normalisation whose 'all' row the table gives a 95% interval: the first on screen with an
+    interval (an of-means 'all' row, ``RunResult.interval``) and a random value (UL2, EM, UEW: 0; EB: 1),
+    else the first with an interval; None when no run has one."""
+    from ..core.records import VARIANTS
+
+    have = [m.variant for m in result.metrics if m.variant and any(m in getattr(rr, "interval", {}) for rr in result.runs)]
+    have = list(dict.fromkeys(have))
+    return next((v for v in have if VARIANTS[v].below_random is not None), have[0] if have else None)
+
+
+def _with_interval(slots, result) -> list:
+    """``slots`` with the leading normalisation's interval right after its column."""
+    v = interval_variant(result)
+    if v is None or v not in slots:
+        return slots
+    out = list(slots)
+    out.insert(out.index(v) + 1, _Interval(v))
+    return out
 
 
 def unjudged_metrics(metrics) -> list:
@@ -60,10 +91,16 @@ def _merge_holes(slots) -> list:
     return out
 
 
-def _below_random(variant, v, e) -> bool:
-    """Worse than the expected value of a random ranking: UL2/EM/UEW < 0, EB < 1, or A < E."""
+def _below_random(variant, v, e, interval=None) -> bool:
+    """Worse than the expected value of a random ranking: UL2/EM/UEW < 0, EB < 1, or A < E; for an 'all'
+    row with a 95% ``interval``, only when the whole interval is below."""
     if isnan(v):
         return False
+    if interval is not None and variant is not None:
+        from ..core.records import VARIANTS
+
+        at = VARIANTS[variant].below_random
+        return at is not None and interval[1] < at - 1e-12
     if variant is None:
         return e is not None and not isnan(e) and v < e - 1e-12 * max(1.0, abs(e))
     from ..core.records import VARIANTS
@@ -136,6 +173,9 @@ def caption(result) -> str:
     rule = all_row_rule(result.metrics, o)
     if rule:
         lines.append(rule)
+    ci = interval_caption(result)
+    if ci:
+        lines.append(ci)
     legend = variants_legend(result.metrics)
     if legend:
         lines.append(legend)
@@ -296,6 +336,8 @@ def _cell(shown, rr, meas, slot, i, precision, color):
         share = _unjudged_share(rr, meas, i)
         tail = "" if share is None or isnan(share) else f" {100 * share:.0f}%"
         return Text(f"[{a:.{precision}f}, {b:.{precision}f}]{tail}")
+    if isinstance(slot, _Interval):
+        return _interval_cell(rr, Metric(meas, slot.variant), i, precision)
     m = Metric(meas, slot)
     if m not in shown.have or i == -1:
         return Text("")
@@ -307,10 +349,47 @@ def _cell(shown, rr, meas, slot, i, precision, color):
         return Text(UNDEFINED_MARK if slot is not None else "nan", style="dim" if color else "")
     e = Metric(meas, "E")
     ev = None if e not in shown.have else (rr.mean[e] if i is None else rr.values[e][i])
-    style = "bold red" if color and _below_random(slot, v, ev) else ""
+    ci = getattr(rr, "interval", {}).get(m) if i is None else None
+    style = "bold red" if color and _below_random(slot, v, ev, ci) else ""
     mark = MEAN_MARK if (i is None and slot is not None and _undefined_count(rr, m)
                          and not _of_means(shown, m)) else ""
     return Text(f"{v:.{precision}f}{mark}", style=style)
+
+
+def _interval_cell(rr, m, i, precision):
+    """``[lo, hi]`` of ``m``'s 'all' row (empty in a query's row), then NEAR_RANDOM when it holds the
+    variant's random value."""
+    from rich.text import Text
+
+    from ..core.records import VARIANTS
+
+    ci = getattr(rr, "interval", {}).get(m)
+    if i is not None or ci is None:
+        return Text("")
+    lo, hi = ci
+    if isnan(lo) or isnan(hi):
+        return Text(UNDEFINED_MARK)
+    at = VARIANTS[m.variant].below_random
+    near = f" {NEAR_RANDOM}" if at is not None and lo <= at <= hi else ""
+    return Text(f"[{lo:.{precision}f}, {hi:.{precision}f}]{near}")
+
+
+def interval_caption(result) -> str:
+    """One line: what the interval column is and what an interval holding the random value means."""
+    from ..core.intervals import RESAMPLES
+    from ..core.records import VARIANTS
+
+    v = interval_variant(result)
+    if v is None:
+        return ""
+    at = VARIANTS[v].below_random
+    letters = [c for c in "AEIW" if re.search(rf"\b{c}\b", VARIANTS[v].formula)]
+    each = ", ".join(letters[:-1]) + " and " + letters[-1] if len(letters) > 1 else "".join(letters)
+    random = (f"; one that contains {at:g} ({NEAR_RANDOM}): the run cannot be told from a random ranking on these "
+              f"queries; one wholly below {at:g}: worse than random") if at is not None else ""
+    return (f"{v} 95% CI: the 'all' row's 95% percentile bootstrap interval over the queries ({RESAMPLES:,} "
+            f"resamples of the queries, each with its {each}, --seed {getattr(result.options, 'seed', 0)}; "
+            f"Efron & Tibshirani 1993){random}")
 
 
 def _shared_slots(shown, rows, slots, groups) -> list:
@@ -432,6 +511,7 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
     runs = list(enumerate(result.runs))
     if layout in ("wide", "shared", "stacked"):
         slots = _merge_holes(slots)
+    slots = _with_interval(slots, result)
     if layout in ("wide", "shared"):
         shared = _shared_slots(shown, rows, slots, groups) if layout == "shared" and multi else []
         own = [s for s in slots if s not in shared]
@@ -474,7 +554,9 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
             for (k, rr), i in zip(runs, idx):
                 for meas in rows:
                     for s in slots:
-                        if Metric(meas, s) not in shown.have:
+                        if isinstance(s, _Interval) and (i is not None or Metric(meas, s.variant) not in rr.interval):
+                            continue
+                        if not isinstance(s, _Interval) and Metric(meas, s) not in shown.have:
                             continue
                         row = ([Text(safe_text(q) if n == 0 else "")] if per_query else [])
                         row += [Text(safe_text(rr.name)), label[meas], Text(s or "value"),
@@ -513,6 +595,7 @@ def _plain_rows(result, per_query, names, precision, query_order, width, undefin
 
     precision = 4 if precision is None else precision
     rows, slots = _layout(result.metrics)
+    slots = _with_interval(slots, result)
     shown = _Shown(result, undefined_masks)
     lines = []
     for q, idx in _grid(result, per_query, query_order):
@@ -523,8 +606,11 @@ def _plain_rows(result, per_query, names, precision, query_order, width, undefin
                 continue
             lines.append(safe_text(rr.name))
             for meas in rows:
-                pairs = [f"{s or 'value'} {_cell(shown, rr, meas, s, i, precision, False)}"
-                         for s in slots if Metric(meas, s) in shown.have]
+                pairs = [f"{s or 'value'} {_cell(shown, rr, meas, s, i, precision, False)}" for s in slots
+                         if ((i is None and Metric(meas, s.variant) in rr.interval) if isinstance(s, _Interval)
+                             else Metric(meas, s) in shown.have)]
+                pairs = [p for pair in pairs for p in pair.split(f" {NEAR_RANDOM}")[:1] + (  # wrapped apart
+                    [NEAR_RANDOM] if pair.endswith(NEAR_RANDOM) else [])]
                 lines.extend(_wrap_fields(["  " + safe_text(metric_label(Metric(meas), names, zscores(result))), *pairs],
                                           width))
     return "\n".join(lines)

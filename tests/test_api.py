@@ -84,7 +84,7 @@ def test_tidy_per_query_means_notes(dl):
     assert res.queries["bm25.run"][:2] == ["19335", "47923"]
     assert res.means["bm25.run"]["nDCG@10"] == tidy[(tidy["query"] == "all") & (tidy["measure"] == "nDCG@10")]["value"].item()
     # under the default pool (the run's own documents) a query whose ranked passages all score alike
-    assert res.notes == ["bm25.run: undefined: UL2 of nDCG@10 for 1 query (scored 0 per query by --undefined zero; "
+    assert res.notes == ["bm25.run: undefined values: UL2 of nDCG@10 for 1 query (scored 0 per query by --undefined zero; "
                          "left out of the 'all' row of UL2, the formula on the means of the defined queries, by "
                          "--norm-all means)"]
     # frame: the queries only (pandas habits: describe() counts queries); the means in summary()

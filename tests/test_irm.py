@@ -160,7 +160,7 @@ def test_pytrec_eval_dicts_through_ir_measures(caplog):
     alone = {"q1": {"d1": 1.2, "d2": 0.4}, "q2": {"d3": 0.1}}
     with caplog.at_level(logging.WARNING, logger="ulnorm_eval"):
         agg = ir_measures.calc_aggregate([AP, UL2(AP)], qrels, alone)
-    assert any("UL2 of AP for 1 queries" in rec.getMessage() for rec in caplog.records)
+    assert any("UL2 of AP for 1 query (" in rec.getMessage() for rec in caplog.records)
     assert agg == {AP: 1.0, UL2(AP): 1.0}
 
 

@@ -101,7 +101,7 @@ def test_ul2_at_a_equal_to_e_takes_the_upper_branch(write):
     assert res.exit_code == 0, res.output
     eb = {x.split("\t")[1]: float(x.split("\t")[3]) for x in res.stdout.splitlines()[1:]}
     assert eb["q1"] == pytest.approx(5 / 3, rel=1e-15) and np.isnan(eb["q2"]) and eb["all"] == pytest.approx(5 / 3)
-    assert "undefined: EB of SP@4 for 1 query (left out per query and of the 'all' row: --undefined skip)" in res.stderr
+    assert "undefined values: EB of SP@4 for 1 query (left out per query and of the 'all' row: --undefined skip)" in res.stderr
     val, und = normalise.eb(*arr(0.0, 4.0, 0.0, 0.0))
     assert und[0] and np.isnan(val[0])
     # the array functions at A = E: 0 whenever I > E, including E = 0
@@ -133,7 +133,7 @@ def test_every_ranking_alike_is_undefined_even_when_the_paper_e_differs(write):
     assert q2["IUB(DCG@4)"] == pytest.approx(d2) and q2["WLB(DCG@4)"] == pytest.approx(d2)
     assert q2["E(DCG@4)"] == pytest.approx(d2 + 1 / 2 + 1 / np.log2(5))
     assert np.isnan(q2["UL2(DCG@4)"])
-    assert "undefined: UL2 of DCG@4 for 1 query (left out per query and of the 'all' row: --undefined skip)" in res.stderr
+    assert "undefined values: UL2 of DCG@4 for 1 query (left out per query and of the 'all' row: --undefined skip)" in res.stderr
     assert rows["all"]["UL2(DCG@4)"] == rows["q1"]["UL2(DCG@4)"]  # the means of q1 alone: the same
     # the mean of per-query values leaves q2 out too
     res = CliRunner().invoke(main, ["-q", "-f", "tsv", "-m", "DCG@4", "--norm", "ul2", "--expectation", "paper",

@@ -119,9 +119,9 @@ def test_undefined_skip_and_zero():
     assert s["all"] == pytest.approx(np.mean(defined), abs=1e-12)
     assert z["all"] == pytest.approx(sum(defined) / 50, abs=1e-12)
     n = len(want_undefined)
-    assert (f"undefined: UL2 of AP for {n} queries (left out per query and of the 'all' row: --undefined skip)"
+    assert (f"undefined values: UL2 of AP for {n} queries (left out per query and of the 'all' row: --undefined skip)"
             in skip.stderr)
-    assert (f"undefined: UL2 of AP for {n} queries (scored 0 per query by --undefined zero, and as 0 in the 'all' "
+    assert (f"undefined values: UL2 of AP for {n} queries (scored 0 per query by --undefined zero, and as 0 in the 'all' "
             "row, a mean of per-query values; --undefined skip leaves such queries out)") in zero.stderr
 
 
@@ -173,7 +173,7 @@ def test_all_variants_at_once():
     res = cli("-m", "nDCG@10", "--norm", "e,iub,wlb,ul1,ul2,mm,eb,em,db,uew", "--permutations", "200")
     assert names(res) == ["nDCG@10"] + [f"{v}(nDCG@10)" for v in
                                         ("E", "IUB", "WLB", "UL1", "UL2", "MM", "EB", "EM", "DB", "UEW")]
-    note = [line for line in res.stderr.splitlines() if ": undefined: " in line]
+    note = [line for line in res.stderr.splitlines() if ": undefined values: " in line]
     assert len(note) == 1  # one line per run, naming every variant that was undefined somewhere
     for v in ("UL1", "UL2", "MM", "EB", "EM", "DB", "UEW"):
         assert v in note[0].split(": ", 2)[2]

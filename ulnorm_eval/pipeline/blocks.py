@@ -525,7 +525,7 @@ def undefined_note(name: str, undefined: dict, options: Options, unit: str = "qu
             why.append(f"{'WLB' if mode == 'ideal' else 'IUB and WLB'} of {m}")
     tail = (f"; these count {_and(why)}, which are withheld (no ordering is proven extreme) where a pool has "
             f"more than {ENUMERATE_LIMIT} arrangements: see docs/bounds.md") if why else ""
-    return f"{name}: undefined: {'; '.join(parts)} ({how}){tail}"
+    return f"{name}: undefined values: {'; '.join(parts)} ({how}){tail}"
 
 
 def _undefined_rule(metrics: list, options: Options, one: str) -> str:

@@ -1,0 +1,118 @@
+"""inputs/fingerprints.py: the run's join with the judged docids and its check for repeats by 64-bit
+fingerprints give exactly what Arrow's encoding of the strings gives, whatever the docids (lengths
+0-32 bytes, NUL and non-ASCII bytes, sliced arrays, large strings), and fall back to it when they
+cannot decide (long docids, a shared fingerprint, a repeated pair)."""
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from ulnorm_eval.inputs import compute as pc
+from ulnorm_eval.inputs import fingerprints as fp
+from ulnorm_eval.inputs.trec import InputError, Qrels, Run
+from ulnorm_eval.pipeline import ordering
+
+
+def _strings(rng, n, longest=31):
+    """n random strings of at most ``longest`` bytes in UTF-8 (é takes two)."""
+    alphabet = ["a", "b", "\x00", "é", "-", "0", "9", "Z"]
+    out = ["".join(rng.choice(alphabet, int(rng.integers(0, longest + 1)))) for _ in range(n)]
+    return [s for s in out if len(s.encode()) <= longest]
+
+
+def _arrow_codes(judged, docid):
+    """The reference: Arrow's index of each docid in the judged docids, len(judged) when absent."""
+    return pc.fill_null(pc.index_in(docid, value_set=judged), len(judged)).to_numpy(zero_copy_only=False)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("large", [False, True])
+def test_judged_codes_equal_arrow_lookup(seed, large):
+    rng = np.random.default_rng(seed)
+    typ = pa.large_string() if large else pa.string()
+    pool = list(dict.fromkeys(_strings(rng, 400, longest=int(rng.integers(1, 32)))))
+    judged = pa.array(pool[: len(pool) // 2], typ)
+    # run docids: judged ones, others, and near misses (a byte more, a byte less, a NUL appended)
+    near = [s + "\x00" for s in pool[:20]] + [s[:-1] for s in pool[:20] if s] + [s + "a" for s in pool[:20]]
+    run = [str(x) for x in rng.choice(pool + near, 2000)]
+    docid = pa.array(["pad", *run, "pad"], typ).slice(1, len(run))  # a slice: a nonzero offset
+    table = fp.judged_table(judged)
+    assert table is not None
+    code, h = fp.judged_codes(table, docid, len(judged))
+    assert np.array_equal(code, _arrow_codes(judged, docid))
+    # equal strings, equal fingerprints; a fingerprint does not depend on the array's longest string
+    alone = fp.judged_codes(table, pa.array(run[:1], typ), len(judged))[1]
+    assert alone[0] == h[0]
+
+
+def test_words_are_the_bytes_little_endian():
+    ws, length = fp.words(pa.array(["", "ab", "abcdefgh", "abcdefghi"]))
+    assert list(length) == [0, 2, 8, 9]
+    assert [int(w) for w in ws[0]] == [0, 0x6261, int.from_bytes(b"abcdefgh", "little"),
+                                       int.from_bytes(b"abcdefgh", "little")]
+    assert [int(w) for w in ws[1]] == [0, 0, 0, ord("i")]
+
+
+def test_long_docids_and_nulls_are_left_to_arrow():
+    assert fp.words(pa.array(["x" * 33])) is None
+    assert fp.words(pa.array(["x" * 32])) is not None
+    assert fp.words(pa.array(["a", None])) is None
+    assert fp.words(pa.array([1, 2])) is None
+
+
+def test_distinct_pairs():
+    h = np.array([5, 6, 5], dtype=np.uint64)
+    assert fp.distinct_pairs(np.array([0, 0, 1]), h)
+    assert not fp.distinct_pairs(np.array([0, 0, 0]), h)
+
+
+def _qrels_run(docids, qids=None):
+    judged = ["FBIS3-1", "FBIS3-22", "LA010189-0001", "FR940104-0-00001"]
+    qrels = Qrels(qid=pa.array(["1"] * 4 + ["2"] * 4), docid=pa.array(judged * 2),
+                  grade=np.array([1, 0, 2, 1, 0, 1, 1, 3], dtype=float), path="q")
+    qids = qids or ["1"] * len(docids)
+    run = Run(qid=pa.array(qids), docid=pa.array(docids), score=np.arange(len(docids), 0, -1, dtype=float), rank=None,
+              name="r", path="r")
+    return qrels, run
+
+
+def test_rank_run_does_not_hash_short_string_docids(monkeypatch):
+    qrels, run = _qrels_run(["LA010189-0001", "XIE19960101.0001", "FBIS3-1", "FBIS3-22"], ["1", "1", "2", "2"])
+    expect = ordering.rank_run(run, qrels, ["1", "2"])
+    calls = []
+    real = pc.dictionary_encode
+    monkeypatch.setattr(pc, "dictionary_encode", lambda a: calls.append(a.to_pylist()) or real(a))
+    qrels2, run2 = _qrels_run(["LA010189-0001", "XIE19960101.0001", "FBIS3-1", "FBIS3-22"], ["1", "1", "2", "2"])
+    got = ordering.rank_run(run2, qrels2, ["1", "2"])
+    assert np.array_equal(got.ranking.grade, expect.ranking.grade)
+    assert list(got.ranking.grade) == [2, 0, 0, 1]
+    assert calls and not any("XIE19960101.0001" in c for c in calls)  # the run's docids: no Arrow hash
+
+
+def test_shared_fingerprints_fall_back_to_arrow(monkeypatch):
+    """Every docid given one fingerprint: the judged table is refused, Arrow's encoding joins."""
+    qrels, run = _qrels_run(["LA010189-0001", "nope", "FBIS3-22"])
+    monkeypatch.setattr(fp, "fingerprints", lambda ws, length: np.zeros(len(length), np.uint64))
+    got = ordering.rank_run(run, qrels, ["1"])
+    assert list(got.ranking.grade) == [2, 0, 0]
+    assert list(got.ranking.judged) == [True, False, True]
+
+
+def test_repeated_document_is_refused_with_its_line():
+    qrels, run = _qrels_run(["FBIS3-1", "other", "FBIS3-1"])
+    run.line = np.array([3, 5, 9])
+    with pytest.raises(InputError) as e:
+        ordering.rank_run(run, qrels, ["1"])
+    assert e.value.line == 9 and "duplicate document 'FBIS3-1' for query '1'" in e.value.reason
+
+
+def test_equal_fingerprints_of_different_docids_are_not_a_match(monkeypatch):
+    """A run docid whose fingerprint is a judged docid's, but whose bytes differ, is not judged."""
+    weak = lambda ws, length: ws[0] * np.uint64(31) + length.astype(np.uint64)  # first word and length only
+    monkeypatch.setattr(fp, "fingerprints", weak)
+    judged = pa.array(["FBIS3-10001", "LA010189-0001"])
+    table = fp.judged_table(judged)
+    assert table is not None
+    docid = pa.array(["FBIS3-10009", "FBIS3-10001", "LA010189-0002", "LA010189-0001"])
+    code, h = fp.judged_codes(table, docid, 2)
+    assert h[0] == h[1] and h[2] == h[3]
+    assert list(code) == [2, 0, 2, 1]

@@ -113,6 +113,23 @@ def test_ties(ordering, ties, rr):
     assert got[("RR", "all")] == pytest.approx(rr, abs=5e-5)
 
 
+def test_a_tie_rule_that_moves_documents_says_how_many(ordering, write):
+    """trec_eval's order of the fixture is c, b, a.  --ties rank gives a, b, c (a and c move: 2), --ties
+    file b, a, c (all 3 move); within -M 1 one place each, within -M 2 1 and 2.  Said once, on stderr,
+    whatever the rule; a run written in trec_eval's order, or --ties score, gets no note."""
+    q, r = ordering
+    note = "ranked documents are at another place than in trec_eval's order (score descending, then docid descending)"
+    for ties, depth, n in (("rank", [], 2), ("file", [], 3), ("rank", ["-M", "1"], 1), ("file", ["-M", "1"], 1),
+                           ("rank", ["-M", "2"], 1), ("file", ["-M", "2"], 2)):
+        res = run_cli("--norm", "none", "-m", "RR", "--ties", ties, *depth, q, r)
+        assert res.exit_code == 0, res.output
+        assert res.stderr.count(f": {n} {note} under --ties {ties}") == 1, (ties, depth, res.stderr)
+    assert "trec_eval's order" not in run_cli("--norm", "none", "-m", "RR", q, r).stderr
+    same = write("same", "q Q0 c 1 2.0 t\nq Q0 b 2 1.0 t\nq Q0 a 3 1.0 t\n")
+    for ties in ("rank", "file"):
+        assert "trec_eval's order" not in run_cli("--norm", "none", "-m", "RR", "--ties", ties, q, same).stderr
+
+
 def test_score_precision(write):
     """float32(2^24 + 1) == float32(2^24): the tie goes to the larger docid, z_non."""
     q = write("q", "q 0 a_rel 1\nq 0 z_non 0\n")

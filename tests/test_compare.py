@@ -491,6 +491,19 @@ def test_compare_says_when_the_tie_rule_decides_a_significance_mark(write):
         other = "float32" if precision == "float64" else "float64"
         assert res.stderr.count(f"the tie rule decides 1 significance marks: P@1 a.run vs b.run would be marked "
                                 f"otherwise with --score-precision {other}") == 1
+    # --ties file: A's file order puts a first (P@1 1 on every query, significant), its scores z (0, not)
+    a_file = write("af.run", "".join(f"q{i} Q0 a 1 1 A\nq{i} Q0 z 2 2 A\n" for i in range(10)))
+    marks = {}
+    for ties in ("file", "score"):
+        res = CliRunner().invoke(main, ["compare", "-f", "tsv", "--table", "pairs", "-m", "P@1", "--norm", "none",
+                                        "--ties", ties, qrels, a_file, b])
+        assert res.exit_code == 0, res.output
+        rows = [ln.split("\t") for ln in res.stdout.splitlines()]
+        marks[ties] = rows[1][rows[0].index("significant")]
+        said = res.stderr.count("the tie rule decides 1 significance marks: P@1 af.run vs b.run would be marked "
+                                "otherwise with --ties score (trec_eval's order")
+        assert said == (ties == "file"), res.stderr
+    assert marks == {"file": "True", "score": "False"}
     plain = write("c.run", "".join(f"q{i} Q0 a 1 3 C\nq{i} Q0 z 2 1 C\n" for i in range(10)))
     res = CliRunner().invoke(main, ["compare", "-f", "tsv", "--table", "pairs", "-m", "P@1", "--norm", "none", qrels,
                                     plain, b])

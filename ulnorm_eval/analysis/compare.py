@@ -566,25 +566,30 @@ def query_sets(specs, notes: list) -> tuple:
 def _marks_the_precision_decides(request: CompareRequest, cmp: Comparison, notes: list) -> None:
     """When a run's order depends on the score precision (its note says so), compare again under the other
     precision and say, once, which significance marks of the pairs table differ: the tie rule decides them
-    (trec_eval 10 reads doubles; trec_eval <= 9.0.8, pytrec_eval and ir_measures floats)."""
+    (trec_eval 10 reads doubles; trec_eval <= 9.0.8, pytrec_eval and ir_measures floats).  Under
+    ``--ties rank|file`` the same against trec_eval's order (--ties score), when a run's order differs."""
     import dataclasses
 
-    from ..pipeline.blocks import PRECISION_NOTE, Options
+    from ..pipeline.blocks import PRECISION_NOTE, TIE_RULE_NOTE, Options
 
     options = request.options or Options()
-    if not request.pairs or options.ties != "score" or not any(PRECISION_NOTE in n for n in notes):
+    if not request.pairs or not any((PRECISION_NOTE if options.ties == "score" else TIE_RULE_NOTE) in n for n in notes):
         return
-    other = "float32" if options.score_precision == "float64" else "float64"
-    alt = compare_for_request(dataclasses.replace(request, options=dataclasses.replace(options, score_precision=other)),
-                              [], check_ties=False)
+    if options.ties != "score":
+        flag, why = "--ties score", "trec_eval's order: score descending, then docid descending"
+        changed = dataclasses.replace(options, ties="score")
+    else:
+        other = "float32" if options.score_precision == "float64" else "float64"
+        flag, why = f"--score-precision {other}", "scores equal as floats are ordered by docid"
+        changed = dataclasses.replace(options, score_precision=other)
+    alt = compare_for_request(dataclasses.replace(request, options=changed), [], check_ties=False)
     a, b = cmp.tables["pairs"], alt.tables["pairs"]
     flips = [f"{m} {x} vs {y}" for m, x, y, s, t in zip(a["metric"], a["run_a"], a["run_b"], a["significant"],
                                                          b["significant"]) if bool(s) != bool(t)]
     if flips:
         notes.append(f"the tie rule decides {len(flips)} significance marks: {'; '.join(flips[:3])}"
                      + (f" and {len(flips) - 3} more" if len(flips) > 3 else "")
-                     + f" would be marked otherwise with --score-precision {other} (scores equal as floats are "
-                       "ordered by docid)")
+                     + f" would be marked otherwise with {flag} ({why})")
 
 
 def compare_for_request(request: CompareRequest, notes: list, check_ties: bool = True) -> Comparison:

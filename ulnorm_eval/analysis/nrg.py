@@ -545,7 +545,7 @@ def _ignored(run, qids) -> list:
 def _notes(run, rr, nq: int, options) -> list:
     missing = 0 if options.run_queries_only else int((~rr.present).sum())
     return input_notes(run.name, run.path, nq=nq, missing=missing, ignored=rr.ignored_queries,
-                       float32_ties=rr.float32_ties, skipped=run.skipped)
+                       float32_ties=rr.float32_ties, skipped=run.skipped, ties=options.ties)
 
 
 def _report_groups(groups, best, names, sel) -> list:

@@ -401,7 +401,7 @@ def finish_run(name: str, path: str, qids: list, metrics: list, values: dict, st
     mean = summary_row(metrics, values, qids, options, tag=tag, qrels=qrels)
     missing = len(missing_qids) if missing is None else missing
     notes = input_notes(name, path, nq=len(qids), missing=missing, ignored=len(ignored_qids),
-                        float32_ties=float32_ties, skipped=skipped, extra=extra)
+                        float32_ties=float32_ties, skipped=skipped, extra=extra, ties=getattr(options, "ties", "score"))
     shown = set(metrics)  # a withheld bound of a part (summary_parts) is counted where it is shown, not here
     undefined = {m: n for m, n in undefined.items() if m in shown}
     note = undefined_note(name, undefined, options)
@@ -475,17 +475,23 @@ def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
 
 
 PRECISION_NOTE = "ranked documents change place between float32 and float64 scores"  # the note's words (compare looks for them)
+TIE_RULE_NOTE = "ranked documents are at another place than in trec_eval's order"  # --ties rank|file's (compare too)
 
 def input_notes(name: str, path: str, *, nq: int, missing: int = 0, ignored: int = 0,
-                float32_ties: int = 0, skipped: int = 0, extra: int = 0) -> list:
-    """The one-line notes about a run's input: nothing is dropped without a count."""
+                float32_ties: int = 0, skipped: int = 0, extra: int = 0, ties: str = "score") -> list:
+    """The one-line notes about a run's input: nothing is dropped without a count.  ``float32_ties``:
+    the ranked documents whose place the precision decides (``ties`` 'score'), or the tie rule
+    ('rank', 'file': against trec_eval's order)."""
     out = []
     if missing:
         out.append(f"{name}: {missing} of {nq} qrels queries have no ranked documents and score 0"
                    " (--run-queries-only leaves them out)")
     if ignored:
         out.append(f"{name}: {ignored} run queries are not in the qrels and were ignored")
-    if float32_ties:
+    if float32_ties and ties != "score":
+        out.append(f"{name}: {float32_ties} {TIE_RULE_NOTE} (score descending, then docid descending) under "
+                   f"--ties {ties}: a measure that reaches them can differ from trec_eval's")
+    elif float32_ties:
         out.append(f"{name}: {float32_ties} {PRECISION_NOTE} "
                    "(equal as floats, then ordered by docid): a measure that reaches them can differ with --score-precision "
                    "(float64: trec_eval 10; float32: trec_eval <= 9.0.8, pytrec_eval, ir_measures)")

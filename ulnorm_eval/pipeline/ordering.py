@@ -211,7 +211,9 @@ class RankedRun:
     ranking: Ranking
     present: np.ndarray  # bool per query: the run retrieved something for it
     ignored_queries: int  # distinct run queries absent from the qrels
-    float32_ties: int = 0  # ranked documents that change place between float32 and float64 scores
+    # ranked documents that change place between float32 and float64 scores (ties 'score'), or between
+    # the tie rule and trec_eval's order (ties 'rank', 'file')
+    float32_ties: int = 0
     _docid: object = None  # the run's docids (file order) ...
     _take: np.ndarray | None = None  # ... and the file row of each ranked element
 
@@ -432,9 +434,14 @@ def precision_swaps(score64, order, q, qkey, docid, score_precision: str, depth=
     if not ((q[1:] == q[:-1]) & (s32[1:] == s32[:-1]) & (s64[1:] != s64[:-1])).any():
         return 0
     other = score64.astype(np.float32).astype(np.float64) if score_precision == "float64" else score64
-    alt = trec_order(qkey, other, docid)[:len(order)]
+    return _moved(trec_order(qkey, other, docid)[:len(order)], order, q, depth)
+
+
+def _moved(alt, order, q, depth=None) -> int:
+    """Ranked documents (within -M ``depth``) whose place differs between two orders of the same rows
+    (``q``: the query index per row of ``order``, ascending)."""
     moved = alt != order
-    if depth is not None:
+    if depth is not None and len(q):
         starts = np.searchsorted(q, np.arange(int(q.max()) + 2))
         moved &= (np.arange(len(q)) - starts[q]) < depth
     return int(moved.sum())
@@ -483,9 +490,8 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     score = run.score
     if score_precision == "float32":
         score = score.astype(np.float32).astype(np.float64)
+    qkey = np.where(q_all < 0, len(qids), q_all)  # rows of ignored queries sort last and are cut off below
     if ties == "score":
-        # rows of ignored queries sort last (q = -1 -> nq) and are cut off below
-        qkey = np.where(q_all < 0, len(qids), q_all)
         order = trec_order(qkey, score, docid)
     elif ties == "rank":
         order = np.lexsort((np.arange(len(q_all)), rank_values(run), np.where(q_all < 0, len(qids), q_all)))
@@ -495,7 +501,10 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     order = order[:nkeep]
     q = q_all[order]
 
-    f32_ties = precision_swaps(run.score, order, q, qkey, docid, score_precision, depth) if ties == "score" else 0
+    if ties == "score":
+        f32_ties = precision_swaps(run.score, order, q, qkey, docid, score_precision, depth)
+    else:  # the same count for the tie rule chosen: documents at another place than in trec_eval's order
+        f32_ties = _moved(trec_order(qkey, score, docid)[:nkeep], order, q, depth)
 
     nq = len(qids)
     starts = np.searchsorted(q, np.arange(nq + 1))

@@ -6,8 +6,7 @@ How far that number is from a random ranking's depends on the queries sampled: a
 has mean A = mean E only in expectation, and UL2 divides a small shortfall by a small mean E.  This
 module gives the 95% percentile bootstrap interval of such a statistic over the query sample
 (Efron & Tibshirani 1993, *An Introduction to the Bootstrap*, ch. 13, the percentile interval;
-resampling topics as in Sakai 2006, "Evaluating evaluation metrics based on the bootstrap",
-SIGIR; Sakai 2014, "Statistical reform in information retrieval?", SIGIR Forum 48(1)):
+resampling topics as Sakai 2006, "Evaluating evaluation metrics based on the bootstrap", SIGIR, does):
 
     draw B resamples of the n queries with replacement (each query's A, I, E, W together);
     for resample b: t_b = f(mean* A, mean* I, mean* E, mean* W) over the drawn queries that are defined

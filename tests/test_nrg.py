@@ -392,12 +392,15 @@ def _t1_files(write):
     return q, paths
 
 
-def _trec(out: str) -> dict:
-    """{(run, measure): mean}: each run's block opens with its runid line."""
-    got, run = {}, None
+def _trec(out: str, names=tuple(T1_RUNS)) -> dict:
+    """{(run, measure): mean}: each run's block opens with its runid line, the run's tag as in eval
+    (trec_eval's runid; every run here is tagged x), the blocks in the order of the RUN arguments."""
+    got, blocks = {}, iter(names)
+    run = None
     for m, q, v in (ln.split("\t") for ln in out.splitlines()):
         if m == "runid":
-            run = v
+            assert v == "x"
+            run = next(blocks)
         elif q == "all":
             got[(run, m)] = float(v)
     return got
@@ -408,6 +411,7 @@ def test_cli_leave_one_out_chronological_and_priors(write):
     cli = CliRunner()
     r = cli.invoke(main, ["nrg", "--leave-one-out", "-f", "trec", q, *paths])
     assert r.exit_code == 0, r.output
+    assert r.stderr.count("runs R1, R2, R3 share the tag 'x': their blocks' runid lines are the same") == 1
     got = _trec(r.stdout)
     assert {n: got[(n, "NRG(nDCG@10)")] for n in T1_OTHER_TWO} == T1_OTHER_TWO
     r = cli.invoke(main, ["nrg", "--chronological", "-f", "trec", q, *paths])

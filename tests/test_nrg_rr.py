@@ -133,6 +133,10 @@ DLHARD_DOCS = {"bm25": (0.499, 0.499, 0.158), "bm25_rm3": (0.401, 0.211, 0.200),
                "bm25_t5_zs": (0.585, 0.218, 0.150), "bm25_rm3_t5_zs": (0.572, 0.145, 0.145)}
 
 
+DLHARD_TAGS = {"bm25": "PYSERINI", "bm25_rm3": "PYSERINI", "bm25_bert_zs": "BERT-P", "bm25_rm3_bert_zs": "T5-P",
+               "bm25_t5_zs": "T5-P", "bm25_rm3_t5_zs": "T5-P"}  # each file's tag (its 6th column)
+
+
 def test_cli_figure1_protocol_on_dlhard_as_documented(shared):
     d = shared / "dlhard-passage"
     paths = [str(d / "runs" / f"{n}.run.gz") for n in DLHARD_ORDER]
@@ -141,11 +145,12 @@ def test_cli_figure1_protocol_on_dlhard_as_documented(shared):
         r = CliRunner().invoke(main, ["nrg", "-l", "2", "-m", "RR@10", protocol, "-f", "trec", "--precision", "10",
                                       str(d / "qrels.txt"), *paths])
         assert r.exit_code == 0, r.output
-        run = None
+        run, blocks = None, iter(DLHARD_ORDER)  # the blocks follow the RUN arguments; runid is the tag
         for line in r.stdout.splitlines():
             name, _, value = line.split("\t")
             if name.strip() == "runid":
-                run = value.removesuffix(".run")
+                run = next(blocks)
+                assert value == DLHARD_TAGS[run]
             elif name.strip() == "RR@10":
                 got.setdefault(run, [None] * 3)[0] = float(value)
             elif name.strip() == "NRG(RR@10)":

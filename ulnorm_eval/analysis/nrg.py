@@ -516,7 +516,7 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
                                  float32_ties=rr.float32_ties,
                                  missing_qids=[q for q, x in zip(qids, rr.present) if not x],
                                  ignored_qids=_ignored(run, qids) if rr.ignored_queries else [],
-                                 notes=notes["runs"][i]))
+                                 notes=notes["runs"][i], tag=run.meta.get("last_tag", run.tag)))
     return NRGResult(metrics, results, options, qrels.path, [r.path for r in scored],
                      {names[i]: [names[j] for j in s] for i, s in enumerate(sets)}, protocol, notes["groups"])
 

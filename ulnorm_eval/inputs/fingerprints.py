@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MAX_WORDS", "words", "fingerprints", "judged_table", "judged_codes", "distinct_pairs"]
+__all__ = ["MAX_WORDS", "words", "fingerprints", "judged_table", "judged_codes", "distinct_pairs", "distinct_per_group"]
 
 MAX_WORDS = 4  # docids up to 32 bytes (TREC, MS MARCO, ClueWeb ids); longer ones go to Arrow
 _K0 = np.uint64(0x9E3779B97F4A7C15)
@@ -158,3 +158,30 @@ def distinct_pairs(qcode: np.ndarray, h: np.ndarray) -> bool:
     the caller compares the strings)."""
     key = np.sort(_mix(h ^ (np.asarray(qcode).astype(np.uint64) * _K0)))
     return not (key[1:] == key[:-1]).any()
+
+
+def distinct_per_group(group: np.ndarray, strings, ngroups: int) -> np.ndarray | None:
+    """How many distinct strings each group holds (``group[i]`` in [0, ngroups) the group of
+    ``strings[i]``, a pyarrow string array), or None when the strings are not short or two distinct
+    ones share a fingerprint (the caller then counts with Arrow).
+
+    Equal (group, fingerprint) keys are sorted together; within each run of equal keys every
+    string's length and words are compared with the first's, so a count is never short by a
+    shared fingerprint."""
+    got = words(strings)
+    if got is None:
+        return None
+    ws, length = got
+    h = fingerprints(ws, length)
+    key = _mix(h ^ (np.asarray(group).astype(np.uint64) * _K0))
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    new = np.ones(len(key), bool)
+    new[1:] = key[1:] != key[:-1]
+    first = order[np.maximum.accumulate(np.where(new, np.arange(len(key)), 0))]  # each row's run's first row
+    same = (group[first] == group[order]) & (length[first] == length[order])
+    for w in ws:
+        same &= w[first] == w[order]
+    if not same.all():
+        return None
+    return np.bincount(np.asarray(group)[order[new]], minlength=ngroups)[:ngroups]

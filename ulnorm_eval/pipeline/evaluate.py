@@ -280,13 +280,38 @@ def runs_holes(qrels: Qrels, runs) -> tuple:
     run is read (standard input cannot be read twice: refused); ``-M`` is not applied, so a
     document below a run's depth counts as retrieved (more holes: a lower LB, never a false claim)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
+    from ..inputs import fingerprints
     from ..inputs.errors import InputError
+    from .ordering import natural_order, qrels_queries, unjudged
 
     if any(isinstance(r, str) and r == "-" for r in runs):
         raise InputError("-", None, "hole bounds over several runs read every run before evaluating it, which "
                          "standard input cannot be; give the run as a file")
+    # Each run joined to the qrels as the evaluation joins it (the judged docids' fingerprints, kept
+    # on the qrels, serve the evaluation after), and the distinct unjudged (query, docid) pairs
+    # counted on fingerprints: 1.3 s of Arrow hashing and string joins for the 17 Robust 2003 runs
+    # became 0.1 s.  Docids the fingerprints cannot decide are counted by Arrow (_arrow_runs_holes).
+    qids = natural_order(qrels_queries(qrels))
+    groups, docids = [], []
+    for r in runs:
+        got = unjudged(r if isinstance(r, Run) else load_run(str(r), qrels), qrels, qids)
+        if got is None:
+            return _arrow_runs_holes(qrels, runs)
+        groups.append(got[0])
+        docids.append(got[1])
+    counts = fingerprints.distinct_per_group(np.concatenate(groups), pa.concat_arrays(docids), len(qids)) \
+        if groups else None
+    if counts is None:
+        return _arrow_runs_holes(qrels, runs)
+    return tuple(sorted((qids[i], int(counts[i])) for i in np.flatnonzero(counts)))
+
+
+def _arrow_runs_holes(qrels: Qrels, runs) -> tuple:
+    """:func:`runs_holes` by Arrow's hashes of "qid NUL docid" strings."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     sep = "\x00"
     judged = pc.binary_join_element_wise(qrels.qid, qrels.docid, sep)
     queries = pa.array(sorted(set(qrels.qid.to_pylist())), pa.string())

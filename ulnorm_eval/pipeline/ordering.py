@@ -10,7 +10,7 @@ from ..inputs.arrow import numeric_array
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates, numeric_ids
 from ..core.kernels import Judgements, Ranking, spans
 
-__all__ = ["natural_order", "judgements", "rank_run", "RankedRun", "run_queries", "trec_order"]
+__all__ = ["natural_order", "judgements", "rank_run", "RankedRun", "run_queries", "trec_order", "unjudged"]
 
 
 def _natural_key(s: str):
@@ -408,16 +408,49 @@ def _fingerprint_codes(qrels: Qrels, jdict, docid, qcode) -> np.ndarray | None:
     per Robust 2003 run (judged and run docids together) became 9 ms."""
     from ..inputs import fingerprints as fp
 
+    got = _judged_codes(qrels, jdict, docid)
+    if got is None or not fp.distinct_pairs(qcode, got[1]):
+        return None
+    return got[0]
+
+
+def _judged_codes(qrels: Qrels, jdict, docid):
+    """:func:`..inputs.fingerprints.judged_codes` of ``docid`` in ``jdict``, whose table is kept on
+    the qrels for the last ``jdict``; None when the fingerprints cannot decide."""
+    from ..inputs import fingerprints as fp
+
     made = qrels.cache.get("judged_table")
     if made is None or made[0] is not jdict:
         made = (jdict, fp.judged_table(jdict))
         qrels.cache["judged_table"] = made
-    if made[1] is None:
+    return None if made[1] is None else fp.judged_codes(made[1], docid, len(jdict))
+
+
+def unjudged(run: Run, qrels: Qrels, qids: list):
+    """(query-set index, docid) of each row of ``run`` whose query is one of ``qids`` and whose
+    docid the qrels do not judge for that query (pyarrow strings), or None when the fingerprints
+    cannot join the docids (long docids, a shared fingerprint): the caller then joins by Arrow."""
+    import pyarrow as pa
+    from ..inputs import compute as pc
+
+    qdict, qcode = run_queries(run)
+    jdict, jkeys, _ = _join_index(qrels, qids)
+    nj = len(jdict)
+    docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
+    if docid.type != jdict.type:
+        docid = pc.cast(docid, jdict.type)
+    got = _judged_codes(qrels, jdict, docid)
+    if got is None:
         return None
-    got = fp.judged_codes(made[1], docid, len(jdict))
-    if got is None or not fp.distinct_pairs(qcode, got[1]):
-        return None
-    return got[0]
+    to_q = pc.fill_null(pc.index_in(qdict, value_set=pa.array(qids, pa.string())), -1)
+    q = to_q.to_numpy(zero_copy_only=False).astype(np.int64)[qcode]
+    keys = q * nj + got[0]
+    judged = np.zeros(len(q), bool)
+    if len(jkeys):
+        at = np.minimum(np.searchsorted(jkeys, keys), len(jkeys) - 1)
+        judged = (got[0] < nj) & (jkeys[at] == keys)
+    rows = np.flatnonzero((q >= 0) & ~judged)
+    return q[rows], pc.take(docid, numeric_array(rows))
 
 
 def precision_swaps(score64, order, q, qkey, docid, score_precision: str, depth=None) -> int:

@@ -387,7 +387,7 @@ def main() -> int:
         targets.append([f"`{k}` wall time", f"< {TARGET_STARTUP} s", f"{h.med('wall'):.3f} s" if h.ok else "-",
                         f"{h.med('cpu'):.3f} s" if h.ok else "", verdict(h.med("wall") < TARGET_STARTUP if h.ok else False)])
 
-    # ---- the default variants' cost: bounds on the qrels pool are computed once per qrels, not per run
+    # ---- the variants' cost (E, IUB, UL1, UL2 listed; per run on the default --pool run)
     if args.only is None:
         report += variants_cost(ul, args, outdir, targets)
 
@@ -468,6 +468,7 @@ def large(ul: list[str], args, outdir: Path, targets: list[list[str]]):
     vs_pytrec(plain, "wall", TARGET_PLAIN_TIME, "`--norm none` wall time / pytrec_eval")
     vs_pytrec(default, "wall", TARGET_NUMERIC_TIME, "numeric ids: default run wall time / pytrec_eval")
     if have_pytrec:
+        KEY["variants"] = default_variants_text()  # what the default run computed (the README names them)
         KEY["numeric_time"] = default.med("wall") / pytrec.med("wall")
         KEY["numeric_rss"] = default.med("rss") / pytrec.med("rss")
     vs_pytrec(default, "rss", TARGET_STRING_RSS, "numeric ids: default run peak RSS / pytrec_eval")
@@ -555,10 +556,18 @@ def _demoted(report: str) -> str:
     return "\n".join("#" + line if line.startswith("##") else line for line in report.split("\n"))
 
 
+def default_variants_text() -> str:
+    """The default variants of the ulnorm-eval being timed (this interpreter's), in words ("E and UL2")."""
+    code = ("from ulnorm_eval.core.registry import DEFAULT_VARIANTS as v; "
+            "print(v[0] if len(v) == 1 else ', '.join(v[:-1]) + ' and ' + v[-1])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=HERE)
+    return out.stdout.strip() or "the default variants"
+
+
 def variants_cost(ul: list[str], args, outdir: Path, targets: list[list[str]]) -> list[str]:
-    """`-m ERR@20 -m bpref -m infAP` with `--norm e,iub,ul1,ul2` (the default variants, listed so that ERR,
-    whose E is a Monte Carlo estimate, gets them too; exact E for bpref and infAP) on the 17 Robust 2003
-    runs, against the same without variants."""
+    """`-m ERR@20 -m bpref -m infAP` with `--norm e,iub,ul1,ul2` (listed: ERR's E is a Monte Carlo
+    estimate, and such a measure gets no variant unless asked for; exact E for bpref and infAP) on the
+    17 Robust 2003 runs, against the same without variants."""
     runs = sorted(str(p) for p in (ROBUST03 / "runs").glob("*.gz")) if ROBUST03.is_dir() else []
     if not runs:
         targets.append(["default variants / `--norm none` (ERR@20, bpref, infAP; Robust 2003)",

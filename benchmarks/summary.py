@@ -9,7 +9,7 @@ BEGIN, END = "<!-- BEGIN benchmark -->", "<!-- END benchmark -->"
 # measured by benchmarks/like_for_like.py (its --update-docs updates these alone): ratios of the same measures
 LFL_KEYS = ("lfl_date", "lfl_cpu", "lfl_load", "lfl_all_trec_wall", "lfl_all_trec_cpu", "lfl_defaults_wall", "lfl_defaults_cpu",
             "lfl_fresh_cpu", "lfl_library")
-KEYS = ("date", "machine", "load", "numeric_time", "numeric_rss", "string_time",
+KEYS = ("date", "machine", "load", "variants", "numeric_time", "numeric_rss", "string_time",
         "research_date", "research_load", "robust_same", "compare", "dlhard_s", "trec_eval_s", "floor_s") + LFL_KEYS
 # measured by the research-size section (run.py --only research --update-docs updates these alone)
 RESEARCH_KEYS = ("research_date", "research_load", "robust_same", "compare", "dlhard_s", "trec_eval_s", "floor_s")
@@ -19,7 +19,7 @@ def readme_sentence(s: dict) -> str:
     """What the README says of speed, from the numbers of the benchmarks: each comparison names the
     measures both sides computed (the same measures on the same files, or a stated superset)."""
     return (f"measured on {s['date']} ({s['machine']}, load {s['load']}): a 7M-line run with nDCG@10, AP and RBP "
-            f"and their E, IUB, UL1 and UL2 takes {s['numeric_time']:.2f}× the time of pytrec_eval computing "
+            f"and their {s['variants']} takes {s['numeric_time']:.2f}× the time of pytrec_eval computing "
             f"nDCG@10 and AP alone, and {s['numeric_rss']:.2f}× its memory ({s['string_time']:.2f}× the time "
             f"with string document ids); on {s['lfl_date']} ({s['lfl_cpu']}, load {s['lfl_load']}), with the same measures on "
             f"both sides, trec_eval's whole set (`--names trec -m all_trec`) on the 17 TREC 2003 Robust runs "

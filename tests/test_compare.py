@@ -128,7 +128,7 @@ def test_cli_compare_formats(tiny):
     assert out.exit_code == 0, out.output
     from io import StringIO
     pairs = pd.read_csv(StringIO(out.stdout), sep="\t")
-    assert len(pairs) == 3 * 6  # 3 pairs under nDCG@10, AP and UL1/UL2 of each
+    assert len(pairs) == 3 * 4  # 3 pairs under nDCG@10, AP and UL2 of each (eval's default variant)
     assert set(pairs.columns) >= {"metric", "run_a", "run_b", "diff", "ci_low", "ci_high", "p", "p_adj", "significant"}
     out = cli.invoke(main, ["compare", "-f", "json", "--table", "all", "--norm", "ul2", qrels, *runs])
     doc = json.loads(out.stdout)
@@ -138,6 +138,9 @@ def test_cli_compare_formats(tiny):
     heads = "".join(ln for ln in out.stdout.splitlines() if ln.startswith("┃"))
     assert out.exit_code == 0 and "Kendall" not in heads and "UL2(nDCG@10)" in out.stdout
     assert "\ntau: Kendall's tau" in out.stdout  # the column's name in the table, its meaning under it
+    out = cli.invoke(main, ["compare", "-f", "table", "--table", "systems", qrels, *runs])
+    assert ("each cell: the run's mean of the per-query values (its rank among the runs, 1 = highest); for a "
+            "normalisation such as UL2 that is the average of Karmaker & Feng 2022") in " ".join(out.stdout.split())
 
 
 def test_cli_compare_usage_errors(tiny, write):

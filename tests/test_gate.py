@@ -182,7 +182,22 @@ def test_bootstrap_gate_is_accepted_and_matches_a_direct_loop(case):
 def test_baseline_gates_all_but_the_bounds(case):
     res = cli("-m", "AP", "--norm", "e,iub,wlb,ul2", "--baseline", case["b"], case["qrels"], case["a"], code=1)
     assert "gate FAILED: 2 of 2 checks" in res.stderr  # AP and UL2(AP); E, IUB, WLB are the pool's
-    assert f"UL2(AP): mean {UL2_A:.4f} vs baseline {UL2_B:.4f}" in res.stderr
+    # UL2's mean is the formula on the means, its test pairs the per-query values: the line says both
+    assert f"UL2(AP): mean (the formula on the means) {UL2_A:.4f} vs baseline {UL2_B:.4f}" in res.stderr
+    assert "(paired t over per-query values, one-sided, n = " in res.stderr
+    plain = next(ln for ln in res.stderr.splitlines() if " a.run AP: mean " in ln)
+    assert "(paired t, one-sided" in plain and "formula" not in plain  # the plain mean is a mean
+
+
+def test_baseline_summary_md_says_the_test_pairs_per_query_values(case, tmp_path):
+    """--summary-md: a UL2 check's p-value says its test is over the per-query values (its mean being
+    the formula on the means); the plain measure's does not need to."""
+    md = tmp_path / "g.md"
+    cli("-m", "AP", "--norm", "ul2", "--baseline", case["b"], "--summary-md", str(md), case["qrels"], case["a"],
+        code=1)
+    rows = {line.split(" | ")[2]: line for line in md.read_text().splitlines() if line.startswith("| ❌")}
+    assert "(paired t over per-query values, one-sided, n = " in rows["UL2(AP)"]
+    assert "(paired t, one-sided, n = " in rows["AP"]
 
 
 def test_baseline_among_the_runs_is_printed_and_compared_with_itself(case):

@@ -300,8 +300,8 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
             groups: str | None = None, allow_disjoint: bool = False, hole_bounds: bool = False,
             **kw: Any) -> Comparison:
     """Compare runs (at least two) as ``ulnorm-eval compare`` does: ``.systems``, ``.summary``,
-    ``.pairs`` DataFrames and ``.notes``.  ``variants``: default UL1 and UL2 for the measures with a
-    closed-form E (a measure whose E is a Monte Carlo estimate gets them only when named or listed).
+    ``.pairs`` DataFrames and ``.notes``.  ``variants``: default UL2 (eval's default, E left out) for the measures
+    with a closed-form E (a measure whose E is a Monte Carlo estimate gets them only when named or listed).
     ``hole_bounds``: as ``compare --holes``, the pairs get ``holes_overlap`` (``holes=`` names the
     world, as the Options field: 'closed', 'open', 'open=N', 'open=P%').
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.variants import BOUND_VARIANTS  # bounds are properties of the query, not scores of a run
+from ..core.variants import DEFAULT_VARIANTS as _DEFAULTS
 
 # the ends of the holes' intervals (LB/UB, the bootstrap's BSLO/BSHI) are not compared as scores: they
 # mark the pairs whose order the unjudged documents could reverse (docs/holes.md)
@@ -39,7 +40,8 @@ __all__ = ["Comparison", "compare", "compare_files", "swap_between_comparisons",
            "HOLE_ENDS",
            "DEFAULT_VARIANTS", "SUBSET_SETS"]
 
-DEFAULT_VARIANTS = ("UL1", "UL2")
+# eval's default variants that are scores of a run (E, a property of the query, is not compared): UL2
+DEFAULT_VARIANTS = tuple(v for v in _DEFAULTS if v not in BOUND_VARIANTS)
 DEFAULT_REPS = {"t": 0, "randomization": 10_000, "bootstrap": 1_000}
 SUBSET_SETS = ("all", "uninformative", "ideal")  # the named query sets of swap_between
 
@@ -464,7 +466,7 @@ def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=
 
     options = options or api.Options()
     setup: list = []
-    # variants=None: UL1 and UL2, not added to measures whose E is a Monte Carlo estimate (a note says so)
+    # variants=None: UL2 (eval's), not added to measures whose E is a Monte Carlo estimate (a note says so)
     given = None if variants is None else [v for v in variants if v.upper() not in BOUND_VARIANTS]
     wanted = [m for m in api.resolve_metrics(measures, given, numeric_only=True, warn=api.both_notes(setup.append, warn),
                                              default_variants=DEFAULT_VARIANTS)

@@ -51,6 +51,7 @@ class Check:
     holes: str = ""  # --holes: how the unjudged documents could move the decision (empty: they cannot)
     undefined: str = ""  # why the check could not be decided (it then fails), else ''
     zscore: bool = False  # -Z: the means are of z-scores (value - mean) / sd, not of the measure's values
+    of_means: bool = False  # the means are a normalisation's formula on the means (--norm-all means), the test pairs per-query values
 
     @property
     def difference(self) -> float:
@@ -235,7 +236,7 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
             significant = alpha is None or (not math.isnan(p) and p < alpha)
             n = int((~(np.isnan(x) | np.isnan(y))).sum())
             out.append(Check("baseline", rr.name, m, mean, ref, bool(why) or (dropped and significant), p, n, test,
-                             undefined=why, zscore=_zscored(result, m)))
+                             undefined=why, zscore=_zscored(result, m), of_means=_of_means(result, m)))
     return out
 
 
@@ -283,6 +284,12 @@ def _signed(v: float) -> str:
     return "nan" if v is None or math.isnan(v) else f"{v:+.4f}"
 
 
+def _of_means(result, m) -> bool:
+    from ..pipeline.blocks import summarised_of_means
+
+    return summarised_of_means(m, result.options)
+
+
 TEST_NAMES = {"t": "paired t", "randomization": "paired randomization", "bootstrap": "paired bootstrap"}
 
 
@@ -301,9 +308,10 @@ def describe(c: Check, names: str = "canonical", max_drop: float | None = None,
     drop = max_drop or 0.0
     limit = 0.0 - drop  # 0.0 - 0.0 is +0.0: no "-0"
     p = "nan" if c.p is None or math.isnan(c.p) else f"{c.p:.3g}"
-    s = (f"{head}: mean {_f(c.mean)} vs baseline {_f(c.reference)}, difference {_signed(c.difference)}, "
+    how = " (the formula on the means)" if c.of_means else ""
+    s = (f"{head}: mean{how} {_f(c.mean)} vs baseline {_f(c.reference)}, difference {_signed(c.difference)}, "
          f"limit {_signed(limit)} (--max-drop), margin {_signed(c.difference - limit)}")
-    s += f", p = {p} ({TEST_NAMES.get(c.test, c.test)}, one-sided, n = {c.n}"
+    s += f", p = {p} ({TEST_NAMES.get(c.test, c.test)}{' over per-query values' if c.of_means else ''}, one-sided, n = {c.n}"
     if alpha is not None:
         s += f", alpha = {alpha:g}"
     return s + ")" + tail

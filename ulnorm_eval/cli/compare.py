@@ -35,7 +35,7 @@ _TABLE_HELP = _table_help()
 
 COMPARE_EPILOG = """\b
 Examples:
-  ulnorm-eval compare qrels run1 run2 run3                 nDCG@10, AP, RBP against UL1, UL2
+  ulnorm-eval compare qrels run1 run2 run3                 nDCG@10, AP, RBP against UL2
   ulnorm-eval compare -m nDCG@10 -m AP --test bootstrap qrels runs/*
   ulnorm-eval compare --subset uninformative --subset-size 50 qrels runs/*
   ulnorm-eval compare -f tsv --table pairs --correction bh qrels runs/* > pairs.tsv
@@ -81,7 +81,7 @@ def _check_plot(plot) -> None:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--norm", metavar="LIST", type=NonEmpty(names=True),
               help=f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).  "
-                   "Default: ul1,ul2 for the measures with a closed-form E; measures whose E is a Monte Carlo "
+                   "Default: ul2 (eval's, E left out) for the measures with a closed-form E; measures whose E is a Monte Carlo "
                    "estimate (IPrec, 11pt_avg, G, ...) get variants only from an explicit --norm or by name.")
 @click.option("--test", type=click.Choice(["t", "randomization", "bootstrap"]), default="t", show_default=True,
               help="Paired test: Student's t, Fisher's randomization, or Sakai's bootstrap.")

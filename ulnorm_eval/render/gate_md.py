@@ -64,7 +64,7 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
                 threshold = c.reference - drop
                 check = f"--baseline {baseline} ({_f(c.reference)}) --max-drop {drop:g}"
                 p = "nan" if c.p is None or math.isnan(c.p) else f"{c.p:.3g}"
-                p += f" ({_TEST[c.test]}, one-sided, n = {c.n}"
+                p += f" ({_TEST[c.test]}{' over per-query values' if getattr(c, 'of_means', False) else ''}, one-sided, n = {c.n}"
                 p += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
             margin = c.mean - threshold if not math.isnan(c.mean) else math.nan
             lines.append(f"| {verdict} | {_cell(c.run)} | {_cell(check_label(c, names))} | {_cell(check)} | {_f(c.mean)} | "

@@ -29,7 +29,8 @@ COLUMNS = {
     "systems": {
         "run": "the run (its file name)",
         "metric": "the measure or variant",
-        "mean": "the run's mean over the queries",
+        "mean": "the run's mean of the per-query values (for a normalisation such as UL2 the average of "
+                "Karmaker & Feng 2022, which the tests pair; eval's 'all' row applies the formula to the means)",
         "rank": "the run's rank under the metric (1 = highest mean)",
     },
     "summary": {
@@ -59,7 +60,10 @@ COLUMNS = {
     },
 }
 
-SYSTEMS_CELL = "each cell: the run's mean over the queries (its rank among the runs, 1 = highest)"
+SYSTEMS_CELL = ("each cell: the run's mean of the per-query values (its rank among the runs, 1 = highest); for a "
+                "normalisation such as UL2 that is the average of Karmaker & Feng 2022, whose per-query values the "
+                "pairs' tests pair, not eval's 'all' row, the formula applied to the means (eval --norm-all per-query "
+                "gives these)")
 
 
 def legend_lines(table: str, columns) -> list:

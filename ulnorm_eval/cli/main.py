@@ -191,7 +191,8 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
               help="Only the first N per-query groups (implies -q).  Table and trec formats.")
 @click.option("--no-progress", is_flag=True, help="No progress bar on stderr (shown on a terminal for inputs "
                                                   "over 4 MB, and with the time left once Monte Carlo bounds have "
-                                                  "run for a second).")
+                                                  "run for a second; ULNORM_EVAL_PROGRESS=always shows it whatever "
+                                                  "stderr is).")
 @click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
               help="CI gate, repeatable: exit 1 when a run's mean of METRIC is below VALUE, "
                    "e.g. 'UL2(nDCG@10)=0.30'.  The metric is evaluated even if not in -m.")

@@ -15,15 +15,15 @@ from . import cumulative, precision, rbp, trec  # noqa: F401  (registers the fam
 __all__ = ["FAMILIES", "compute", "gains_for"]
 
 
-def compute(rk: Ranking, J: Judgements, m, rel_level: float = 1) -> np.ndarray:
+def compute(ranking: Ranking, judgements: Judgements, measure, rel_level: float = 1) -> np.ndarray:
     """Per-row values of a native measure: its family's kernel (after trec_eval's -J when the
     measure's own ``judged_only`` asks for it, as pytrec_eval's per-measure flag)."""
-    if m.get("judged_only"):
+    if measure.get("judged_only"):
         from .trec_view import judged_only
-        rk = judged_only(rk)
-    return FAMILIES[m.family].kernel(rk, J, m, rel_level)
+        ranking = judged_only(ranking)
+    return FAMILIES[measure.family].kernel(ranking, judgements, measure, rel_level)
 
 
-def gains_for(grade: np.ndarray, m, rel: float, max_grade: float) -> np.ndarray:
+def gains_for(grade: np.ndarray, measure, rel: float, max_grade: float) -> np.ndarray:
     """Gain of each document under measure ``m``: its family's gain."""
-    return FAMILIES[m.family].gain(grade, m, rel, max_grade)
+    return FAMILIES[measure.family].gain(grade, measure, rel, max_grade)

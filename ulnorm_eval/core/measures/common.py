@@ -78,7 +78,7 @@ def mapped_gains(grade: np.ndarray, gains: dict) -> np.ndarray:
     """Listed grades take their gain; the rest keep gain = grade (0 if negative), as trec_eval's
     ndcg.L=G (gain_init.c) and ir_measures' nDCG(gains=...) both do."""
     keys = np.asarray(sorted(gains), dtype=np.float64)
-    vals = np.asarray([gains[k] for k in sorted(gains)], dtype=np.float64)
+    vals = np.asarray([gains[level] for level in sorted(gains)], dtype=np.float64)
     idx = np.searchsorted(keys, grade)
     idx = np.clip(idx, 0, len(keys) - 1)
     return np.where(keys[idx] == grade, vals[idx], np.maximum(grade, 0.0))
@@ -102,13 +102,13 @@ def expected_sp(n, P, m, paper: bool = False, k=None):
     n = np.asarray(n, dtype=np.float64)
     P = np.asarray(P, dtype=np.float64)
     m = np.asarray(m, dtype=np.float64)
-    p1 = safe(P, n)
+    rel_share = safe(P, n)
     if paper:
-        kk = n if k is None else np.full_like(n, float(k))
-        return kk * p1 ** 2
+        cutoff_or_n = n if k is None else np.full_like(n, float(k))
+        return cutoff_or_n * rel_share ** 2
     H = harmonic(int(m.max()) if m.size else 0)[m.astype(np.int64)]
-    p2 = safe(P * (P - 1.0), n * (n - 1.0))
-    return p1 * H + p2 * (m - H)
+    pair_share = safe(P * (P - 1.0), n * (n - 1.0))
+    return rel_share * H + pair_share * (m - H)
 
 
 def expected_rr(n, P, m):
@@ -129,19 +129,19 @@ def expected_rr(n, P, m):
         return out
     rank = np.arange(1, width + 1, dtype=np.float64)
     step = max(1, _BATCH_ELEMENTS // width)
-    for s in range(0, len(n), step):
-        nn, PP, LL = n[s:s + step, None], P[s:s + step, None], L[s:s + step, None]
-        inside = rank <= LL
-        left = np.where(inside, nn - rank + 1.0, 1.0)  # documents not yet placed at rank i
-        nonrel = np.where(inside, (left - PP) / left, 1.0)  # Pr[rank i non-relevant | first i-1 were]
-        survive = np.cumprod(np.concatenate([np.ones((len(nn), 1)), nonrel[:, :-1]], axis=1), axis=1)
-        terms = np.where(inside, survive * PP / left / rank, 0.0)
+    for start in range(0, len(n), step):
+        n_block, P_block, L_block = n[start:start + step, None], P[start:start + step, None], L[start:start + step, None]
+        inside = rank <= L_block
+        left = np.where(inside, n_block - rank + 1.0, 1.0)  # documents not yet placed at rank i
+        nonrel = np.where(inside, (left - P_block) / left, 1.0)  # Pr[rank i non-relevant | first i-1 were]
+        survive = np.cumprod(np.concatenate([np.ones((len(n_block), 1)), nonrel[:, :-1]], axis=1), axis=1)
+        terms = np.where(inside, survive * P_block / left / rank, 0.0)
         # a sequential sum (cumsum), not np.sum's pairwise one, whose blocking depends on the
         # batch width: a query's E must not change with the other queries evaluated beside it
-        out[s:s + step] = np.cumsum(terms, axis=1)[:, -1]
+        out[start:start + step] = np.cumsum(terms, axis=1)[:, -1]
     return out
 
 
-def binary_gain(grade, m, rel, max_grade):
+def binary_gain(grade, measure, rel, max_grade):
     """Gain of a binary family: 1 for a relevant document (grade >= rel), else 0."""
     return (grade >= rel).astype(np.float64)

@@ -28,41 +28,41 @@ GAINS_PARAM = Param("gains", "gains", None, "explicit gain for some grades, e.g.
                     "keeps gain = grade (negative: 0), as trec_eval's ndcg.L=G and ir_measures do")
 
 
-def gain(grade, m, rel, max_grade):
+def gain(grade, measure, rel, max_grade):
     """grade (negative: 0), or 2^grade - 1 with dcg='exp-log2', or the explicit ``gains`` map."""
-    gains = m.get("gains")
+    gains = measure.get("gains")
     if gains is not None:
         return mapped_gains(grade, gains)
     g = np.maximum(grade, 0.0)
-    return np.exp2(g) - 1.0 if m.get("dcg") == "exp-log2" else g
+    return np.exp2(g) - 1.0 if measure.get("dcg") == "exp-log2" else g
 
 
-def rank_discount(m, pos: np.ndarray) -> np.ndarray:
+def rank_discount(measure, pos: np.ndarray) -> np.ndarray:
     """The discount of 0-based ranks ``pos``: 1/log2(i+1) (Järvelin & Kekäläinen 2002), 1/i (Zipfian),
     (k+1-i)/k (linear), or an explicit vector d_i, 0 past its end (Kanoulas & Aslam 2009 §2.3)."""
-    d = m.get("discount")
+    d = measure.get("discount")
     if d is None or d == "log2":
         return discount(pos)
     if d == "zipf":
         return 1.0 / (pos + 1.0)
     if d == "linear":
-        k = float(m.cutoff)
+        k = float(measure.cutoff)
         return np.maximum(k - pos, 0.0) / k
     return vector_discount(pos, d)
 
 
-def dcg(rk: Ranking, m, rel: float, max_grade: float) -> np.ndarray:
+def dcg(ranking: Ranking, measure, rel: float, max_grade: float) -> np.ndarray:
     """sum_{i<=k} gain(d_i) * discount(i) per row (discount 1/log2(i+1) by default)."""
-    d = m.get("discount")
-    key = ("dcg", repr(m.get("gains")), m.get("dcg"), float(rel), float(max_grade))
-    idx = rk.memo(key, lambda: np.flatnonzero(judged_only(rk, gain(rk.grade, m, rel, max_grade))))
+    d = measure.get("discount")
+    key = ("dcg", repr(measure.get("gains")), measure.get("dcg"), float(rel), float(max_grade))
+    idx = ranking.memo(key, lambda: np.flatnonzero(judged_only(ranking, gain(ranking.grade, measure, rel, max_grade))))
     # the terms of documents with a nonzero gain only (the others add 0), shared by every cutoff
-    w = rk.memo(key + (repr(d), m.cutoff if d == "linear" else None),
-                lambda: gain(rk.grade[idx], m, rel, max_grade) * rank_discount(m, rk.pos[idx]))
-    return rk.sum_within(idx, w, m.cutoff)
+    weights = ranking.memo(key + (repr(d), measure.cutoff if d == "linear" else None),
+                lambda: gain(ranking.grade[idx], measure, rel, max_grade) * rank_discount(measure, ranking.pos[idx]))
+    return ranking.sum_within(idx, weights, measure.cutoff)
 
 
-def ideal_dcg(J: Judgements, m, rel: float) -> np.ndarray:
+def ideal_dcg(judgements: Judgements, measure, rel: float) -> np.ndarray:
     """IDCG@k per query: the judged documents with a positive gain, sorted by gain, descending.
 
     trec_eval's ideal (m_ndcg.c, m_ndcg_cut.c) stops at the first gain <= 0, which ir_measures
@@ -70,63 +70,63 @@ def ideal_dcg(J: Judgements, m, rel: float) -> np.ndarray:
     (``ndcg.0=-1``), so such gains lower DCG but never IDCG.
     """
     def ideal():  # the judged documents by gain, descending: one sort for every cutoff and discount
-        g = np.maximum(gain(J.grade, m, rel, J.max_grade), 0.0)
-        order = np.lexsort((-g, J.row))
-        return Ranking.from_sorted(J.row[order], J.grade[order], J.nq), g[order]
+        g = np.maximum(gain(judgements.grade, measure, rel, judgements.max_grade), 0.0)
+        order = np.lexsort((-g, judgements.row))
+        return Ranking.from_sorted(judgements.row[order], judgements.grade[order], judgements.nq), g[order]
 
     def make():
-        rk, g = J.cached(("ideal order", repr(m.get("gains")), m.get("dcg"), rel), ideal)
-        w = g * rank_discount(m, rk.pos)
-        cut = within_cutoff(rk, m)
-        return rk.rowsum(w if cut is None else w * cut)
+        ranking, g = judgements.cached(("ideal order", repr(measure.get("gains")), measure.get("dcg"), rel), ideal)
+        weights = g * rank_discount(measure, ranking.pos)
+        cut = within_cutoff(ranking, measure)
+        return ranking.rowsum(weights if cut is None else weights * cut)
 
-    return J.cached(("IDCG", str(m), rel), make)
+    return judgements.cached(("IDCG", str(measure), rel), make)
 
 
-def k_dcg(rk, J, m, rel_level):
+def k_dcg(ranking, judgements, measure, rel_level):
     """DCG@k = sum_{i<=k} gain(d_i) / log2(i+1)."""
-    return dcg(rk, m, rel_of(m, rel_level), J.max_grade)
+    return dcg(ranking, measure, rel_of(measure, rel_level), judgements.max_grade)
 
 
-def k_ndcg(rk, J, m, rel_level):
+def k_ndcg(ranking, judgements, measure, rel_level):
     """nDCG@k = DCG@k / IDCG@k, the ideal from the query's judged documents; 0 when IDCG = 0."""
-    rel = rel_of(m, rel_level)
-    return safe_div(dcg(rk, m, rel, J.max_grade), ideal_dcg(J, m, rel)[rk.base])
+    rel = rel_of(measure, rel_level)
+    return safe_div(dcg(ranking, measure, rel, judgements.max_grade), ideal_dcg(judgements, measure, rel)[ranking.base])
 
 
-def e_dcg(rp: RandomPool) -> np.ndarray:
+def e_dcg(random_pool: RandomPool) -> np.ndarray:
     """E[DCG@k] = mean(g) * sum_{i<=m} 1/log2(i+1) (Karmaker & Feng 2022 eq. 7, Feng 2023 eq. 6.1,
     summed to m, not k: past the pool's end there are no documents; ``paper``: summed to k)."""
-    k = rp.k
-    depth = (np.full_like(rp.n, float(k)) if (rp.paper and k is not None) else rp.m).astype(np.int64)
+    k = random_pool.k
+    depth = (np.full_like(random_pool.n, float(k)) if (random_pool.paper and k is not None) else random_pool.m).astype(np.int64)
     top = int(depth.max()) if depth.size else 0
-    if rp.measure.get("discount") in (None, "log2"):
-        return rp.mean_gain * disc_prefix(top)[depth]
+    if random_pool.measure.get("discount") in (None, "log2"):
+        return random_pool.mean_gain * disc_prefix(top)[depth]
     # any discount: by linearity each rank holds the mean gain, E = mean(g) * sum_{i<=m} d_i
-    prefix = np.concatenate(([0.0], np.cumsum(rank_discount(rp.measure, np.arange(top)))))
-    return rp.mean_gain * prefix[depth]
+    prefix = np.concatenate(([0.0], np.cumsum(rank_discount(random_pool.measure, np.arange(top)))))
+    return random_pool.mean_gain * prefix[depth]
 
 
-def e_ndcg(rp: RandomPool) -> np.ndarray:
+def e_ndcg(random_pool: RandomPool) -> np.ndarray:
     """E[nDCG@k] = E[DCG@k] / IDCG@k (Westerborg 2022 eq. 3.7)."""
-    return safe(e_dcg(rp), ideal_dcg(rp.J, rp.measure, rp.rel))
+    return safe(e_dcg(random_pool), ideal_dcg(random_pool.J, random_pool.measure, random_pool.rel))
 
 
-def browse_dcg(m):
+def browse_dcg(measure):
     """seen(i) = 1/log2(i+1): the only discount that reproduces Table 1 of Normalized Residual Gain
     (SIGIR-AP 2024); N = 1.  An explicit ``discount`` is the measure's own browsing model."""
-    return _seen(m), _identity
+    return _seen(measure), _identity
 
 
-def browse_ndcg(m):
+def browse_ndcg(measure):
     """As DCG, normalised by the ideal ranking of the judged documents by residual gain."""
-    return _seen(m), None
+    return _seen(measure), None
 
 
-def _seen(m):
-    if m.get("discount") in (None, "log2"):
+def _seen(measure):
+    if measure.get("discount") in (None, "log2"):
         return discount
-    return lambda pos: rank_discount(m, pos)
+    return lambda pos: rank_discount(measure, pos)
 
 
 def _validate(params: dict, cutoff) -> str | None:
@@ -135,15 +135,15 @@ def _validate(params: dict, cutoff) -> str | None:
     return None
 
 
-def _extremes(m) -> str:
+def _extremes(measure) -> str:
     """Sorting by gain gives the maximum (descending) and minimum (ascending) of sum_i gain_i d_i for
     any real gains when the discounts d_1 >= d_2 >= ... >= 0 (0 past the cutoff): the rearrangement
     inequality.  A discount vector that rises somewhere, or goes negative, is searched instead."""
-    d = m.get("discount")
+    d = measure.get("discount")
     if d is None or isinstance(d, str):
         return "sorted"
-    d = [float(x) for x in d]
-    ok = all(a >= b for a, b in zip(d, d[1:])) and (not d or d[-1] >= 0)
+    d = [float(step) for step in d]
+    ok = all(earlier >= later for earlier, later in zip(d, d[1:])) and (not d or d[-1] >= 0)
     return "sorted" if ok else "search"
 
 
@@ -159,59 +159,59 @@ def _identity(raw):
 # --------------------------------------------------------------------------- judgment holes
 # (docs/holes.md has the proofs; tests/test_holes.py checks every assignment of small queries)
 
-def holes_check(m) -> str | None:
+def holes_check(measure) -> str | None:
     """nDCG's proofs need gains >= 0 and a non-increasing discount (then IDCG, the gain-sorted
     ideal, is the largest DCG of the judged documents and a convex function of their gains)."""
-    gains = m.get("gains")
+    gains = measure.get("gains")
     if gains and min(gains.values()) < 0:
         return "a negative gain: the extremes over the holes are not derived for it"
-    d = m.get("discount")
-    if isinstance(d, tuple) and any(b > a for a, b in zip(d, d[1:])):
+    d = measure.get("discount")
+    if isinstance(d, tuple) and any(later > earlier for earlier, later in zip(d, d[1:])):
         return "the discount increases somewhere: the extremes over the holes are not derived for it"
     return None
 
 
-def _ndcg_parts(h):
+def _ndcg_parts(holes):
     """The layer-cake form of nDCG over the holes (docs/holes.md): per row the judged DCG, the
     prefix sums of the holes' discounts within the cutoff, and IDCG as a function of how many holes
     have a gain above each gain level."""
-    rk, J, m, rel = h.rk, h.J, h.m, h.rel
-    S, first = np.unique(h.cgain, return_index=True)  # gain levels s_0 < ... < s_L, a grade for each
-    rep = h.cands[first]
-    unj, inc = h.unj, h.inc
-    ui = unj & inc
-    disc = rank_discount(m, rk.pos)
-    D_J = h.rowsum(np.where(~unj & inc, gain(rk.grade, m, rel, J.max_grade) * disc, 0.0))
-    u = h.rowsum(ui).astype(np.int64)
-    V = h.rowsum(unj & ~inc).astype(np.int64)
+    ranking, judgements, measure, rel = holes.rk, holes.J, holes.m, holes.rel
+    S, first = np.unique(holes.cgain, return_index=True)  # gain levels s_0 < ... < s_L, a grade for each
+    rep = holes.cands[first]
+    unj, inc = holes.unj, holes.inc
+    unjudged_inside = unj & inc
+    disc = rank_discount(measure, ranking.pos)
+    D_J = holes.rowsum(np.where(~unj & inc, gain(ranking.grade, measure, rel, judgements.max_grade) * disc, 0.0))
+    u = holes.rowsum(unjudged_inside).astype(np.int64)
+    V = holes.rowsum(unj & ~inc).astype(np.int64)
     umax = int(u.max()) if len(u) else 0
-    t = h.running(ui).astype(np.int64) - 1  # 0-based index of a hole within the cutoff
-    delta = np.zeros((rk.nrows, umax + 1))
-    delta[rk.row[ui], t[ui] + 1] = disc[ui]
+    t = holes.running(unjudged_inside).astype(np.int64) - 1  # 0-based index of a hole within the cutoff
+    delta = np.zeros((ranking.nrows, umax + 1))
+    delta[ranking.row[unjudged_inside], t[unjudged_inside] + 1] = disc[unjudged_inside]
     Delta = np.cumsum(delta, axis=1)  # Delta[r, T]: the T highest-ranked holes' discounts
-    gJ = gain(J.grade, m, rel, J.max_grade)
-    P = np.unique(np.concatenate(([0.0], S, gJ)))
-    hist = np.zeros((J.nq, len(P)), dtype=np.int64)
-    np.add.at(hist, (J.row, np.searchsorted(P, gJ)), 1)
+    judged_gain = gain(judgements.grade, measure, rel, judgements.max_grade)
+    P = np.unique(np.concatenate(([0.0], S, judged_gain)))
+    hist = np.zeros((judgements.nq, len(P)), dtype=np.int64)
+    np.add.at(hist, (judgements.row, np.searchsorted(P, judged_gain)), 1)
     ge = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]  # judged documents with gain >= P[j]
-    NJ = ge[:, 1:][rk.base]  # per segment [P_j, P_{j+1}): judged documents with gain > tau
+    n_judged_above = ge[:, 1:][ranking.base]  # per segment [P_j, P_{j+1}): judged documents with gain > tau
     width = np.diff(P)
-    nmax = int(ge[:, 0].max() if J.nq else 0) + umax + int(V.max() if len(V) else 0) + 2
-    e = rank_discount(m, np.arange(nmax))
-    if m.cutoff is not None:
-        e = np.where(np.arange(nmax) < m.cutoff, e, 0.0)
-    E = np.concatenate(([0.0], np.cumsum(e)))
+    nmax = int(ge[:, 0].max() if judgements.nq else 0) + umax + int(V.max() if len(V) else 0) + 2
+    discounts = rank_discount(measure, np.arange(nmax))
+    if measure.cutoff is not None:
+        discounts = np.where(np.arange(nmax) < measure.cutoff, discounts, 0.0)
+    E = np.concatenate(([0.0], np.cumsum(discounts)))
 
     def Eat(n):
         return E[np.minimum(np.asarray(n, dtype=np.int64), len(E) - 1)]
 
     lo_seg, hi_seg = P[:-1], P[1:]
-    return dict(S=S, rep=rep, ui=ui, t=t, u=u, V=V, umax=umax, Delta=Delta, D_J=D_J, NJ=NJ, width=width,
+    return dict(S=S, rep=rep, ui=unjudged_inside, t=t, u=u, V=V, umax=umax, Delta=Delta, D_J=D_J, NJ=n_judged_above, width=width,
                 Eat=Eat, below=hi_seg <= S[0], above=lo_seg >= S[-1],
                 gap=np.searchsorted(S, hi_seg, side="left"))
 
 
-def holes_ndcg(h):
+def holes_ndcg(holes):
     """nDCG@k over the holes' grades.  Minimum: the ratio DCG/IDCG is quasi-concave in the holes'
     gains (DCG linear, IDCG convex), so some assignment of least or largest gain to each hole attains
     it; with c holes at the largest gain, those past the cutoff (discount 0) and then the lowest-ranked
@@ -219,76 +219,76 @@ def holes_ndcg(h):
     raise IDCG); within the cutoff the gains fall with rank (a swap raises DCG, IDCG unchanged), so an
     assignment is the number T_l of holes at or above each gain level, and Dinkelbach's method
     (a dynamic programme over the levels for each ratio) finds the largest ratio exactly."""
-    if h.forced:
-        return monotone(h)
-    rk = h.rk
-    p = _ndcg_parts(h)
-    S, rep, u, V, Delta, D_J, NJ, width, Eat = (p[k] for k in ("S", "rep", "u", "V", "Delta", "D_J", "NJ",
+    if holes.forced:
+        return monotone(holes)
+    ranking = holes.rk
+    parts = _ndcg_parts(holes)
+    S, rep, u, V, Delta, D_J, n_judged_above, width, Eat = (parts[key] for key in ("S", "rep", "u", "V", "Delta", "D_J", "NJ",
                                                                 "width", "Eat"))
     L = len(S) - 1
-    rows = np.arange(rk.nrows)
-    T = np.arange(p["umax"] + 1)
+    rows = np.arange(ranking.nrows)
+    T = np.arange(parts["umax"] + 1)
     valid = T[None, :] <= u[:, None]
     A0 = D_J + S[0] * Delta[rows, u]
-    fixed_above = (width[p["above"]] * Eat(NJ[:, p["above"]])).sum(axis=1)
+    fixed_above = (width[parts["above"]] * Eat(n_judged_above[:, parts["above"]])).sum(axis=1)
 
     # minimum: the V holes past the cutoff and the c lowest-ranked within it at s_L, the rest at s_0
-    idcg = fixed_above + (width[p["below"]] * Eat(NJ[:, p["below"]] + (u + V)[:, None])).sum(axis=1)
-    idcg = idcg[:, None] + sum(width[j] * Eat(NJ[:, j, None] + V[:, None] + T[None, :])
-                               for j in np.flatnonzero(~p["below"] & ~p["above"]))
+    idcg = fixed_above + (width[parts["below"]] * Eat(n_judged_above[:, parts["below"]] + (u + V)[:, None])).sum(axis=1)
+    idcg = idcg[:, None] + sum(width[segment] * Eat(n_judged_above[:, segment, None] + V[:, None] + T[None, :])
+                               for segment in np.flatnonzero(~parts["below"] & ~parts["above"]))
     dcg = A0[:, None] + (S[L] - S[0]) * (Delta[rows, u][:, None] - Delta[rows[:, None], np.maximum(u[:, None] - T, 0)])
     ratio = np.where(valid, np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0), np.inf)
     cmin = np.argmin(ratio, axis=1)
-    t, ui = p["t"], p["ui"]
-    lo = np.where((h.unj & ~h.inc) | (ui & (t >= (u - cmin)[rk.row])), rep[L], rep[0])
+    t, unjudged_inside = parts["t"], parts["ui"]
+    low = np.where((holes.unj & ~holes.inc) | (unjudged_inside & (t >= (u - cmin)[ranking.row])), rep[L], rep[0])
 
     # maximum: Dinkelbach over the chains u >= T_1 >= ... >= T_L >= 0
-    B0 = fixed_above + (width[p["below"]] * Eat(NJ[:, p["below"]] + (u + V)[:, None])).sum(axis=1)
+    B0 = fixed_above + (width[parts["below"]] * Eat(n_judged_above[:, parts["below"]] + (u + V)[:, None])).sum(axis=1)
     A = [None] + [(S[l] - S[l - 1]) * Delta for l in range(1, L + 1)]
-    B = [None] + [sum((width[j] * Eat(NJ[:, j, None] + T[None, :]) for j in np.flatnonzero(p["gap"] == l)
-                       if not (p["below"][j] or p["above"][j])), np.zeros((rk.nrows, len(T))))
+    B = [None] + [sum((width[segment] * Eat(n_judged_above[:, segment, None] + T[None, :]) for segment in np.flatnonzero(parts["gap"] == l)
+                       if not (parts["below"][segment] or parts["above"][segment])), np.zeros((ranking.nrows, len(T))))
                   for l in range(1, L + 1)]
 
-    def value(Ts):
-        num = A0 + sum(A[l][rows, Ts[l - 1]] for l in range(1, L + 1))
-        den = B0 + sum(B[l][rows, Ts[l - 1]] for l in range(1, L + 1))
+    def value(counts):
+        num = A0 + sum(A[l][rows, counts[l - 1]] for l in range(1, L + 1))
+        den = B0 + sum(B[l][rows, counts[l - 1]] for l in range(1, L + 1))
         return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
 
-    best = [np.zeros(rk.nrows, np.int64) for _ in range(L)]
+    best = [np.zeros(ranking.nrows, np.int64) for _ in range(L)]
     lam = value(best)
     for _ in range(200):
         f = np.where(valid, A[L] - lam[:, None] * B[L], -np.inf)
         back = []
         for l in range(L - 1, 0, -1):
-            pm = np.maximum.accumulate(f, axis=1)
-            back.append(np.maximum.accumulate(np.where(f >= pm, T[None, :], 0), axis=1))
-            f = np.where(valid, A[l] - lam[:, None] * B[l] + pm, -np.inf)
-        Ts = [np.argmax(f, axis=1)]
-        for b in reversed(back):
-            Ts.append(b[rows, Ts[-1]])
-        new = value(Ts)
+            running_max = np.maximum.accumulate(f, axis=1)
+            back.append(np.maximum.accumulate(np.where(f >= running_max, T[None, :], 0), axis=1))
+            f = np.where(valid, A[l] - lam[:, None] * B[l] + running_max, -np.inf)
+        counts = [np.argmax(f, axis=1)]
+        for step in reversed(back):
+            counts.append(step[rows, counts[-1]])
+        new = value(counts)
         better = new > lam + 1e-15 * np.maximum(1.0, np.abs(lam))
         if not better.any():
             break
-        best = [np.where(better, x, y) for x, y in zip(Ts, best)]
+        best = [np.where(better, candidate, incumbent) for candidate, incumbent in zip(counts, best)]
         lam = np.where(better, new, lam)
-    level = sum((t >= 0) & (t < best[l - 1][rk.row]) for l in range(1, L + 1))
-    hi = np.where(ui, rep[np.asarray(level, dtype=np.int64)], rep[0])
-    return lo, hi
+    level = sum((t >= 0) & (t < best[l - 1][ranking.row]) for l in range(1, L + 1))
+    high = np.where(unjudged_inside, rep[np.asarray(level, dtype=np.int64)], rep[0])
+    return low, high
 
 
-def holes_open_ndcg(h, lo):
+def holes_open_ndcg(holes, low):
     """With any number of unretrieved documents at the largest gain, IDCG@k reaches its largest value
     (k documents of the largest gain) whatever the holes get, and DCG is least with every hole at the
     least gain.  Without a cutoff IDCG is unbounded: 0."""
-    rk, m = h.rk, h.m
-    if m.cutoff is None:
-        return np.zeros(rk.nrows)
-    gJ = gain(h.J.grade, m, h.rel, h.J.max_grade)
-    top = max(float(h.cgain.max()), float(gJ.max()) if len(gJ) else 0.0)
-    ideal = top * float(rank_discount(m, np.arange(m.cutoff)).sum())
-    g = np.where(h.unj, float(h.cgain.min()), gain(rk.grade, m, h.rel, h.J.max_grade))
-    return safe_div(h.rowsum(g * rank_discount(m, rk.pos) * h.inc), np.full(rk.nrows, ideal))
+    ranking, measure = holes.rk, holes.m
+    if measure.cutoff is None:
+        return np.zeros(ranking.nrows)
+    judged_gain = gain(holes.J.grade, measure, holes.rel, holes.J.max_grade)
+    top = max(float(holes.cgain.max()), float(judged_gain.max()) if len(judged_gain) else 0.0)
+    ideal = top * float(rank_discount(measure, np.arange(measure.cutoff)).sum())
+    g = np.where(holes.unj, float(holes.cgain.min()), gain(ranking.grade, measure, holes.rel, holes.J.max_grade))
+    return safe_div(holes.rowsum(g * rank_discount(measure, ranking.pos) * holes.inc), np.full(ranking.nrows, ideal))
 
 
 register(Family(

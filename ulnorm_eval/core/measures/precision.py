@@ -22,62 +22,62 @@ AP_NORM = Param("norm", "str", "R", "denominator of AP@k: 'R' (the query's relev
                 choices=("R", "k"))
 
 
-def sum_precision(rk: Ranking, m, rel: float) -> np.ndarray:
+def sum_precision(ranking: Ranking, measure, rel: float) -> np.ndarray:
     """sum_{i<=k, d_i relevant} P@i per row."""
-    idx = rk.relevant_index(rel)
+    idx = ranking.relevant_index(rel)
     # the terms of every cutoff come from one array over the relevant documents only
-    w = rk.memo(("precision at relevant", float(rel)), lambda: _precision_at(rk, idx))
-    return rk.sum_within(idx, w, m.cutoff)
+    weights = ranking.memo(("precision at relevant", float(rel)), lambda: _precision_at(ranking, idx))
+    return ranking.sum_within(idx, weights, measure.cutoff)
 
 
-def _precision_at(rk: Ranking, idx: np.ndarray) -> np.ndarray:
+def _precision_at(ranking: Ranking, idx: np.ndarray) -> np.ndarray:
     """Precision at each relevant document: its 1-based number among the relevant ones of its row / rank."""
-    r = rk.row[idx]
-    within = np.arange(1, len(idx) + 1) - np.searchsorted(r, r)
-    return within / (rk.pos[idx] + 1.0)
+    row = ranking.row[idx]
+    within = np.arange(1, len(idx) + 1) - np.searchsorted(row, row)
+    return within / (ranking.pos[idx] + 1.0)
 
 
 # --------------------------------------------------------------------------- SP and AP
 
-def k_sp(rk, J, m, rel_level):
+def k_sp(ranking, judgements, measure, rel_level):
     """SP@k = sum_{i<=k, d_i relevant} P@i (Karmaker & Feng 2022 eq. 4)."""
-    return sum_precision(rk, m, rel_of(m, rel_level))
+    return sum_precision(ranking, measure, rel_of(measure, rel_level))
 
 
-def k_ap(rk, J, m, rel_level):
+def k_ap(ranking, judgements, measure, rel_level):
     """AP@k = SP@k / R with R all relevant judged documents (trec_eval map, map_cut); 0 when R = 0.
     With norm='k', AP@k = SP@k / k (Karmaker & Feng 2022 eq. 3)."""
-    rel = rel_of(m, rel_level)
-    if m.get("norm") == "k":
-        return sum_precision(rk, m, rel) / float(m.cutoff)
-    return safe_div(sum_precision(rk, m, rel), J.n_relevant(rel)[rk.base])
+    rel = rel_of(measure, rel_level)
+    if measure.get("norm") == "k":
+        return sum_precision(ranking, measure, rel) / float(measure.cutoff)
+    return safe_div(sum_precision(ranking, measure, rel), judgements.n_relevant(rel)[ranking.base])
 
 
-def e_sp(rp: RandomPool) -> np.ndarray:
+def e_sp(random_pool: RandomPool) -> np.ndarray:
     """E[SP@k] = (P/n) H_m + P(P-1)/(n(n-1)) (m - H_m).  Karmaker & Feng 2022 §4.5.1 get k (P/n)^2 by
     assuming precision independent of relevance, which is false (``paper`` keeps theirs)."""
-    return expected_sp(rp.n, rp.P, rp.m, rp.paper, rp.k)
+    return expected_sp(random_pool.n, random_pool.P, random_pool.m, random_pool.paper, random_pool.k)
 
 
-def _ap_denominator(rp: RandomPool):
-    return float(rp.k) if rp.measure.get("norm") == "k" else rp.R
+def _ap_denominator(random_pool: RandomPool):
+    return float(random_pool.k) if random_pool.measure.get("norm") == "k" else random_pool.R
 
 
-def e_ap(rp: RandomPool) -> np.ndarray:
+def e_ap(random_pool: RandomPool) -> np.ndarray:
     """E[AP@k] = E[SP@k] / R (for P = R = n' Westerborg 2022 Table 3.3 and Bestgen's E[AP]);
     E[SP@k] / k with norm='k'."""
-    return safe(e_sp(rp), _ap_denominator(rp))
+    return safe(e_sp(random_pool), _ap_denominator(random_pool))
 
 
-def paper_ideal_sp(rp: RandomPool) -> np.ndarray:
+def paper_ideal_sp(random_pool: RandomPool) -> np.ndarray:
     """IUB[SP@k] = k under ``--expectation paper`` (Karmaker & Feng 2022 §3.2, "a precision value of
     1.0 for every position"); exact only when the query has at least k relevant documents."""
-    return np.full(rp.pool.nq, float(rp.k))
+    return np.full(random_pool.pool.nq, float(random_pool.k))
 
 
-def paper_ideal_ap(rp: RandomPool) -> np.ndarray:
+def paper_ideal_ap(random_pool: RandomPool) -> np.ndarray:
     """IUB[AP@k] = k/R under ``--expectation paper`` (AP@k = SP@k / R); 1 with norm='k'."""
-    return safe(paper_ideal_sp(rp), _ap_denominator(rp))
+    return safe(paper_ideal_sp(random_pool), _ap_denominator(random_pool))
 
 
 def _validate_ap(params: dict, cutoff) -> str | None:
@@ -89,93 +89,93 @@ def _validate_ap(params: dict, cutoff) -> str | None:
 # --------------------------------------------------------------------------- judgment holes
 # (docs/holes.md proves each strategy's assignments extreme; tests/test_holes.py enumerates them)
 
-def holes_ap(h):
+def holes_ap(holes):
     """AP@k over the holes' relevance.  Holes past the cutoff only add to R: non-relevant for the
     maximum, relevant for the minimum.  For c relevant holes within the cutoff, R is fixed and SP
     is largest with the c highest-ranked holes relevant, smallest with the c lowest-ranked; the best
     c is searched exactly (SP for every c by running sums of the gain of each added hole).
     AP(norm='k') = SP@k/k has no R: monotone."""
-    if h.forced or h.m.get("norm") == "k":
-        return monotone(h)
-    rk = h.rk
-    inc = h.inc
-    relj = h.judged_relevant & inc
-    ui = h.unj & inc
-    i1 = rk.pos + 1.0
-    jr = h.running(relj)  # at a hole: judged relevant documents above it
-    w = np.where(relj, 1.0 / i1, 0.0)
-    tail = h.rowsum(w)[rk.row] - h.running(w)  # sum of 1/rank over judged relevant ones below
-    sp = h.rowsum(np.where(relj, jr / i1, 0.0))
-    R = h.J.n_relevant(h.rel)[rk.base]
-    t = h.running(ui)  # 1-based index of a hole among the holes within the cutoff, from the top
+    if holes.forced or holes.m.get("norm") == "k":
+        return monotone(holes)
+    ranking = holes.rk
+    inc = holes.inc
+    relj = holes.judged_relevant & inc
+    unjudged_inside = holes.unj & inc
+    rank = ranking.pos + 1.0
+    judged_rel_above = holes.running(relj)  # at a hole: judged relevant documents above it
+    weights = np.where(relj, 1.0 / rank, 0.0)
+    tail = holes.rowsum(weights)[ranking.row] - holes.running(weights)  # sum of 1/rank over judged relevant ones below
+    sum_precision = holes.rowsum(np.where(relj, judged_rel_above / rank, 0.0))
+    R = holes.J.n_relevant(holes.rel)[ranking.base]
+    hole_index = holes.running(unjudged_inside)  # 1-based index of a hole among the holes within the cutoff, from the top
     # the t-th hole from the top made relevant after the t-1 above it: its own precision, and one
     # more relevant document above every judged relevant one below it
-    dmax = np.where(ui, (jr + t) / i1 + tail, 0.0)
-    up = (sp[rk.row] + h.running(dmax)) / np.maximum(R[rk.row] + t, 1.0)
-    cmax = best_count(rk, ui, t, up, safe_div(sp, R), True)
-    hi = np.where(ui & (t <= cmax[rk.row]), h.g_hi, h.g_lo)
-    V = h.rowsum(h.unj & ~inc)
-    s = h.rowsum(ui)[rk.row] - t + 1  # 1-based index from the bottom
-    uinv = np.where(ui, 1.0 / i1, 0.0)
-    below = h.rowsum(uinv)[rk.row] - h.running(uinv)  # the holes below, all relevant already
-    dmin = np.where(ui, (jr + 1.0) / i1 + tail + below, 0.0)
-    from_bottom = h.rowsum(dmin)[rk.row] - h.running(dmin) + dmin
-    down = (sp[rk.row] + from_bottom) / np.maximum(R[rk.row] + V[rk.row] + s, 1.0)
-    cmin = best_count(rk, ui, s, down, safe_div(sp, R + V), False)
-    lo = np.where((h.unj & ~inc) | (ui & (s <= cmin[rk.row])), h.g_hi, h.g_lo)
-    return lo, hi
+    dmax = np.where(unjudged_inside, (judged_rel_above + hole_index) / rank + tail, 0.0)
+    upper = (sum_precision[ranking.row] + holes.running(dmax)) / np.maximum(R[ranking.row] + hole_index, 1.0)
+    cmax = best_count(ranking, unjudged_inside, hole_index, upper, safe_div(sum_precision, R), True)
+    high = np.where(unjudged_inside & (hole_index <= cmax[ranking.row]), holes.g_hi, holes.g_lo)
+    V = holes.rowsum(holes.unj & ~inc)
+    index_from_bottom = holes.rowsum(unjudged_inside)[ranking.row] - hole_index + 1  # 1-based index from the bottom
+    uinv = np.where(unjudged_inside, 1.0 / rank, 0.0)
+    below = holes.rowsum(uinv)[ranking.row] - holes.running(uinv)  # the holes below, all relevant already
+    dmin = np.where(unjudged_inside, (judged_rel_above + 1.0) / rank + tail + below, 0.0)
+    from_bottom = holes.rowsum(dmin)[ranking.row] - holes.running(dmin) + dmin
+    down = (sum_precision[ranking.row] + from_bottom) / np.maximum(R[ranking.row] + V[ranking.row] + index_from_bottom, 1.0)
+    cmin = best_count(ranking, unjudged_inside, index_from_bottom, down, safe_div(sum_precision, R + V), False)
+    low = np.where((holes.unj & ~inc) | (unjudged_inside & (index_from_bottom <= cmin[ranking.row])), holes.g_hi, holes.g_lo)
+    return low, high
 
 
-def open_ap(h, lo):
+def open_ap(holes, low):
     """AP divided by R: infimum 0 with unretrieved relevant documents; AP(norm='k') keeps its LB."""
-    return np.full(h.rk.nrows, np.inf) if h.m.get("norm") == "k" else open_zero(h, lo)
+    return np.full(holes.rk.nrows, np.inf) if holes.m.get("norm") == "k" else open_zero(holes, low)
 
 
-def holes_recall(h):
+def holes_recall(holes):
     """R@k = (judged relevant in the top k + relevant holes there) / (R + relevant holes): holes within
     the cutoff relevant and those past it not for the maximum ((a+c)/(R+c) grows with c as a <= R),
     the reverse for the minimum."""
-    if h.forced:
-        return monotone(h)
-    past = h.unj & ~h.inc
-    return np.where(past, h.g_hi, h.g_lo), np.where(past, h.g_lo, h.g_hi)
+    if holes.forced:
+        return monotone(holes)
+    past = holes.unj & ~holes.inc
+    return np.where(past, holes.g_hi, holes.g_lo), np.where(past, holes.g_lo, holes.g_hi)
 
 
-def holes_rprec(h):
+def holes_rprec(holes):
     """Rprec with c relevant holes: R = R_J + c, and the relevant documents in the top R are most with
     the c highest-ranked holes relevant, fewest with the c lowest-ranked; every c is searched."""
-    if h.forced:
-        return monotone(h)
-    rk = h.rk
-    unj, relj = h.unj, h.judged_relevant
-    R = h.J.n_relevant(h.rel)[rk.base]
-    jrc, uc = h.running(relj), h.running(unj)
-    n, U = rk.length, h.rowsum(unj)
+    if holes.forced:
+        return monotone(holes)
+    ranking = holes.rk
+    unj, relj = holes.unj, holes.judged_relevant
+    R = holes.J.n_relevant(holes.rel)[ranking.base]
+    jrc, unjudged_above = holes.running(relj), holes.running(unj)
+    n, U = ranking.length, holes.rowsum(unj)
 
     def at(cum, depth, rows):  # the running count ``cum`` at ``depth`` in each row of ``rows``
-        d = np.minimum(depth, n[rows]).astype(np.int64)
-        idx = np.maximum(rk.starts[rows] + d - 1, 0)
-        return np.where(d > 0, cum[idx] if len(cum) else 0.0, 0.0)
+        depth_cut = np.minimum(depth, n[rows]).astype(np.int64)
+        idx = np.maximum(ranking.starts[rows] + depth_cut - 1, 0)
+        return np.where(depth_cut > 0, cum[idx] if len(cum) else 0.0, 0.0)
 
-    rows = np.arange(rk.nrows)
+    rows = np.arange(ranking.nrows)
     plain = safe_div(at(jrc, R, rows), R)
-    t = uc
-    depth = R[rk.row] + t
-    utop = at(uc, depth, rk.row)
-    jtop = at(jrc, depth, rk.row)
-    up = (jtop + np.minimum(t, utop)) / np.maximum(depth, 1.0)
-    cmax = best_count(rk, unj, t, up, plain, True)
-    s = U[rk.row] - t + 1
-    depth = R[rk.row] + s
-    utop = at(uc, depth, rk.row)
-    jtop = at(jrc, depth, rk.row)
-    down = (jtop + np.maximum(0.0, s - (U[rk.row] - utop))) / np.maximum(depth, 1.0)
-    cmin = best_count(rk, unj, s, down, plain, False)
-    return (np.where(unj & (s <= cmin[rk.row]), h.g_hi, h.g_lo),
-            np.where(unj & (t <= cmax[rk.row]), h.g_hi, h.g_lo))
+    hole_index = unjudged_above
+    depth = R[ranking.row] + hole_index
+    utop = at(unjudged_above, depth, ranking.row)
+    jtop = at(jrc, depth, ranking.row)
+    upper = (jtop + np.minimum(hole_index, utop)) / np.maximum(depth, 1.0)
+    cmax = best_count(ranking, unj, hole_index, upper, plain, True)
+    index_from_bottom = U[ranking.row] - hole_index + 1
+    depth = R[ranking.row] + index_from_bottom
+    utop = at(unjudged_above, depth, ranking.row)
+    jtop = at(jrc, depth, ranking.row)
+    down = (jtop + np.maximum(0.0, index_from_bottom - (U[ranking.row] - utop))) / np.maximum(depth, 1.0)
+    cmin = best_count(ranking, unj, index_from_bottom, down, plain, False)
+    return (np.where(unj & (index_from_bottom <= cmin[ranking.row]), holes.g_hi, holes.g_lo),
+            np.where(unj & (hole_index <= cmax[ranking.row]), holes.g_hi, holes.g_lo))
 
 
-def outside_rprec(h, extra):
+def outside_rprec(holes, extra):
     """(least, largest) Rprec when up to ``extra`` documents outside the ranking may be relevant too
     (Rprec is not monotone in them: a ranking non-relevant, relevant with R = 1 has Rprec 0, and 1/2
     once an outside document is relevant).  With R = R_J + c + e (c relevant holes, e relevant outside
@@ -183,27 +183,27 @@ def outside_rprec(h, extra):
     lowest-ranked holes relevant and most with the c highest-ranked, and grow with c: the minimum
     takes c = max(0, T - R_J - extra), the maximum c = min(holes, T - R_J); every T in
     R_J..R_J + holes + extra is searched."""
-    rk = h.rk
-    unj, relj = h.unj, h.judged_relevant
-    R = h.J.n_relevant(h.rel)[rk.base].astype(np.int64)
-    U = h.rowsum(unj).astype(np.int64)
+    ranking = holes.rk
+    unj, relj = holes.unj, holes.judged_relevant
+    R = holes.J.n_relevant(holes.rel)[ranking.base].astype(np.int64)
+    U = holes.rowsum(unj).astype(np.int64)
     K = np.asarray(extra, dtype=np.int64)
-    jrc, uc = h.running(relj), h.running(unj)
-    n = rk.length.astype(np.int64)
+    jrc, unjudged_above = holes.running(relj), holes.running(unj)
+    n = ranking.length.astype(np.int64)
     width = U + K + 1
-    row = np.repeat(np.arange(rk.nrows), width)
+    row = np.repeat(np.arange(ranking.nrows), width)
     T = R[row] + (np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width))
-    d = np.minimum(T, n[row])
-    idx = np.maximum(rk.starts[row] + d - 1, 0)
-    jtop = np.where(d > 0, jrc[idx] if len(jrc) else 0.0, 0.0)
-    utop = np.where(d > 0, uc[idx] if len(uc) else 0.0, 0.0)
-    c = np.maximum(0, T - R[row] - K[row])
-    lo = np.full(rk.nrows, np.inf)
-    np.minimum.at(lo, row, safe_div(jtop + np.maximum(0.0, c - (U[row] - utop)), T.astype(np.float64)))
-    c = np.minimum(U[row], T - R[row])
-    hi = np.full(rk.nrows, -np.inf)
-    np.maximum.at(hi, row, safe_div(jtop + np.minimum(c, utop), T.astype(np.float64)))
-    return lo, hi
+    depth_cut = np.minimum(T, n[row])
+    idx = np.maximum(ranking.starts[row] + depth_cut - 1, 0)
+    jtop = np.where(depth_cut > 0, jrc[idx] if len(jrc) else 0.0, 0.0)
+    utop = np.where(depth_cut > 0, unjudged_above[idx] if len(unjudged_above) else 0.0, 0.0)
+    excess = np.maximum(0, T - R[row] - K[row])
+    low = np.full(ranking.nrows, np.inf)
+    np.minimum.at(low, row, safe_div(jtop + np.maximum(0.0, excess - (U[row] - utop)), T.astype(np.float64)))
+    excess = np.minimum(U[row], T - R[row])
+    high = np.full(ranking.nrows, -np.inf)
+    np.maximum.at(high, row, safe_div(jtop + np.minimum(excess, utop), T.astype(np.float64)))
+    return low, high
 
 
 register(Family(
@@ -224,31 +224,31 @@ register(Family(
 
 # --------------------------------------------------------------------------- P and R
 
-def k_p(rk, J, m, rel_level):
+def k_p(ranking, judgements, measure, rel_level):
     """P@k = |relevant in top k| / k (k, not the number retrieved, as trec_eval)."""
-    rel = rel_of(m, rel_level)
-    return rk.count_within(rk.relevant_index(rel), m.cutoff) / m.cutoff
+    rel = rel_of(measure, rel_level)
+    return ranking.count_within(ranking.relevant_index(rel), measure.cutoff) / measure.cutoff
 
 
-def k_r(rk, J, m, rel_level):
+def k_r(ranking, judgements, measure, rel_level):
     """R@k = |relevant in top k| / R; 0 when R = 0."""
-    rel = rel_of(m, rel_level)
-    return safe_div(rk.count_within(rk.relevant_index(rel), m.cutoff), J.n_relevant(rel)[rk.base])
+    rel = rel_of(measure, rel_level)
+    return safe_div(ranking.count_within(ranking.relevant_index(rel), measure.cutoff), judgements.n_relevant(rel)[ranking.base])
 
 
-def e_p(rp: RandomPool) -> np.ndarray:
+def e_p(random_pool: RandomPool) -> np.ndarray:
     """E[P@k] = (P/n) m/k."""
-    return rp.mean_gain * rp.m / rp.k
+    return random_pool.mean_gain * random_pool.m / random_pool.k
 
 
-def e_r(rp: RandomPool) -> np.ndarray:
+def e_r(random_pool: RandomPool) -> np.ndarray:
     """E[R@k] = (P/n) m/R."""
-    return safe(rp.mean_gain * rp.m, rp.R)
+    return safe(random_pool.mean_gain * random_pool.m, random_pool.R)
 
 
-def browse_p(m):
+def browse_p(measure):
     """seen(i) = 1 within K, N = K."""
-    k = m.cutoff
+    k = measure.cutoff
     return (lambda pos: np.ones(len(pos))), (lambda raw: raw / k)
 
 
@@ -267,43 +267,43 @@ register(Family(
 
 # --------------------------------------------------------------------------- RR and Rprec
 
-def k_rr(rk, J, m, rel_level):
+def k_rr(ranking, judgements, measure, rel_level):
     """RR@k = 1 / rank of the first relevant document within the top k (0 if none)."""
-    rel = rel_of(m, rel_level)
-    hit = relevant(rk, rel)
-    cut = within_cutoff(rk, m)
+    rel = rel_of(measure, rel_level)
+    hit = relevant(ranking, rel)
+    cut = within_cutoff(ranking, measure)
     if cut is not None:
         hit &= cut
     idx = np.flatnonzero(hit)
-    out = np.zeros(rk.nrows)
+    out = np.zeros(ranking.nrows)
     if len(idx):
-        rows, first = np.unique(rk.row[idx], return_index=True)
-        out[rows] = 1.0 / (rk.pos[idx[first]] + 1.0)
+        rows, first = np.unique(ranking.row[idx], return_index=True)
+        out[rows] = 1.0 / (ranking.pos[idx[first]] + 1.0)
     return out
 
 
-def k_rprec(rk, J, m, rel_level):
+def k_rprec(ranking, judgements, measure, rel_level):
     """Rprec = |relevant in top R| / R; 0 when R = 0."""
-    rel = rel_of(m, rel_level)
-    R = J.n_relevant(rel)[rk.base]
-    return safe_div(rk.count_within(rk.relevant_index(rel), R), R)
+    rel = rel_of(measure, rel_level)
+    R = judgements.n_relevant(rel)[ranking.base]
+    return safe_div(ranking.count_within(ranking.relevant_index(rel), R), R)
 
 
-def browse_rr(m):
+def browse_rr(measure):
     """RR in eq. 1 of Normalized Residual Gain (SIGIR-AP 2024), through its App. A correspondence with
     C/W/L: G(d_i) = r_i, seen(i) = V(i) = prod_{j<i} (1 - r_j) (the searcher stops at the first
     relevant item), N = V+ = the ranks seen; RR = r_f / f = 1/f."""
     return SEEN_UNTIL_GAIN, None
 
 
-def e_rr(rp: RandomPool) -> np.ndarray:
+def e_rr(random_pool: RandomPool) -> np.ndarray:
     """E[RR@k] = sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (first relevant at rank i)."""
-    return expected_rr(rp.n, rp.P, rp.m)
+    return expected_rr(random_pool.n, random_pool.P, random_pool.m)
 
 
-def e_rprec(rp: RandomPool) -> np.ndarray:
+def e_rprec(random_pool: RandomPool) -> np.ndarray:
     """E[Rprec] = (P/n) min(R, n)/R."""
-    return safe(rp.mean_gain * np.minimum(rp.R, rp.n), rp.R)
+    return safe(random_pool.mean_gain * np.minimum(random_pool.R, random_pool.n), random_pool.R)
 
 
 register(Family(

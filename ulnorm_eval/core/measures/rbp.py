@@ -11,36 +11,36 @@ from .cumulative import GAINS_PARAM
 from .precision import REL
 
 
-def gain(grade, m, rel, max_grade):
+def gain(grade, measure, rel, max_grade):
     """[grade >= rel] when ``rel=`` is given, else grade / the largest grade in the qrels (or ``gains``)."""
-    gains = m.get("gains")
+    gains = measure.get("gains")
     if gains is not None:
         return mapped_gains(grade, gains)
-    r = m.get("rel")
+    r = measure.get("rel")
     if r is not None:
         return (grade >= r).astype(np.float64)
     return np.maximum(grade, 0.0) / max_grade if max_grade > 0 else np.zeros_like(grade)
 
 
-def k_rbp(rk, J, m, rel_level):
+def k_rbp(ranking, judgements, measure, rel_level):
     """RBP(p)@k = (1-p) sum_{i<=k} p^(i-1) gain(d_i)."""
-    p = m.get("p")
-    w = judged_only(rk, gain(rk.grade, m, rel_of(m, rel_level), J.max_grade)) * power_at(p, rk.pos)
-    cut = within_cutoff(rk, m)
+    p = measure.get("p")
+    weights = judged_only(ranking, gain(ranking.grade, measure, rel_of(measure, rel_level), judgements.max_grade)) * power_at(p, ranking.pos)
+    cut = within_cutoff(ranking, measure)
     if cut is not None:
-        w = w * cut
-    return (1.0 - p) * rk.rowsum(w)
+        weights = weights * cut
+    return (1.0 - p) * ranking.rowsum(weights)
 
 
-def e_rbp(rp: RandomPool) -> np.ndarray:
+def e_rbp(random_pool: RandomPool) -> np.ndarray:
     """E[RBP(p)@k] = (1-p) mean(g) sum_{i<=m} p^(i-1) = mean(g) (1 - p^m), by linearity on
     RBP's definition (Westerborg 2022 eq. 2.4; the thesis gives no E[RBP])."""
-    return rp.mean_gain * (1.0 - np.power(rp.measure.get("p"), rp.m))
+    return random_pool.mean_gain * (1.0 - np.power(random_pool.measure.get("p"), random_pool.m))
 
 
-def browse_rbp(m):
+def browse_rbp(measure):
     """seen(i) = p^(i-1), N = 1/(1-p) (RBP's own; no ideal is involved)."""
-    p = m.get("p")
+    p = measure.get("p")
     return (lambda pos: np.power(p, pos)), (lambda raw: (1.0 - p) * raw)
 
 

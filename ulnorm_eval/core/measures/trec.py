@@ -59,112 +59,112 @@ __all__ = ["TrecContext", "judged_only", "codes", "trec_relevant_count", "relstr
 
 # --------------------------------------------------------------------------- records
 
-def context(m, level) -> TrecContext:
+def context(measure, level) -> TrecContext:
     """trec_eval's flags for measure ``m`` from the kernels' level (a float or a kernels.Level)."""
-    return TrecContext(rel_level=float(rel_of(m, level)), num_docs=getattr(level, "num_docs", 0.0),
+    return TrecContext(rel_level=float(rel_of(measure, level)), num_docs=getattr(level, "num_docs", 0.0),
                        rounding=getattr(level, "rounding", "round"), present=getattr(level, "present", None),
                        trec_nan=getattr(level, "trec_nan", False), judged_only=getattr(level, "judged_only", False))
 
 
-def _cutoff(m):
-    return m.cutoff
+def _cutoff(measure):
+    return measure.cutoff
 
 
 def _param(name):
-    return lambda m: m.get(name)
+    return lambda measure: measure.get(name)
 
 
 def _given(name):
     """The parameter as given, None when left at its default (trec_eval names them differently)."""
-    return lambda m: dict(m.params).get(name)
+    return lambda measure: dict(measure.params).get(name)
 
 
 def _floats(name, default):
     """A comma list of numbers given as text (``utility.2,-1,0,0``), or the default tuple."""
-    def read(m):
-        text = m.get(name)
-        return default if text is None else tuple(float(x) for x in text.split(","))
+    def read(measure):
+        text = measure.get(name)
+        return default if text is None else tuple(float(value) for value in text.split(","))
     return read
 
 
-def _rbp_param(m):
-    gains = m.get("gains")
-    return {"p": m.get("p"), **(dict(gains) if gains else {})}
+def _rbp_param(measure):
+    gains = measure.get("gains")
+    return {"p": measure.get("p"), **(dict(gains) if gains else {})}
 
 
-def _rbp_resid_param(m):
+def _rbp_resid_param(measure):
     """rbp_resid's p, and whether trec_eval's name for it has parameters (``rbp_resid.p=0.5``, or
     ``rbp_resid.p=0.9`` as typed): -c's placeholder is cleared only under the bare name (--trec-nan)."""
-    return {"p": m.get("p"), "named": bool(getattr(m, "typed", "")) or m.get("p") != 0.9}
+    return {"p": measure.get("p"), "named": bool(getattr(measure, "typed", "")) or measure.get("p") != 0.9}
 
 
-def _family_kernel(fn, param=None):
+def _family_kernel(function, param=None):
     """``kernel(ranking, judgements, measure, level)`` of a record from a ``k_x(rk, J, param, ctx)``."""
-    def kernel(rk, J, m, level):
-        return fn(rk, J, param(m) if param else None, context(m, level))
-    kernel.__doc__ = fn.__doc__
-    kernel.__name__ = fn.__name__
+    def kernel(ranking, judgements, measure, level):
+        return function(ranking, judgements, param(measure) if param else None, context(measure, level))
+    kernel.__doc__ = function.__doc__
+    kernel.__name__ = function.__name__
     return kernel
 
 
-def _family_expectation(fn, param=None):
+def _family_expectation(function, param=None):
     """``expectation(rp)`` of a record from a trec_expectations ``e_x(pool, J, param, ctx)``."""
-    def expectation(rp: RandomPool):
-        return fn(rp.pool, rp.J, param(rp.measure) if param else None, context(rp.measure, rp.rel))
-    expectation.__doc__ = fn.__doc__
+    def expectation(random_pool: RandomPool):
+        return function(random_pool.pool, random_pool.J, param(random_pool.measure) if param else None, context(random_pool.measure, random_pool.rel))
+    expectation.__doc__ = function.__doc__
     return expectation
 
 
-def trec_gain(grade, m, rel, max_grade):
+def trec_gain(grade, measure, rel, max_grade):
     """Sort key of a pool for IUB/WLB: relevant (1) before judged nonrelevant (0) before documents
     judged with a negative grade (-1, trec_eval's pooled-but-unjudged), which bpref and infAP tell apart."""
     return np.where(grade >= rel, 1.0, np.where(grade >= 0, 0.0, -1.0))
 
 
-def trec_order(code, m, rel, max_grade):
+def trec_order(code, measure, rel, max_grade):
     """Classes of bpref and infAP on trec_eval's codes: relevant (1), judged nonrelevant (0), judged
     with a negative grade (-1, pooled but unjudged) and not in the qrels (-2), which infAP tells apart
     (its v) and which the gain alone (unjudged: 0) would merge with the judged nonrelevant ones."""
     return np.where(code >= rel, 1.0, np.where(code >= 0, 0.0, np.where(code == -2.0, -1.0, -2.0)))
 
 
-def resid_order(code, m, rel, max_grade):
+def resid_order(code, measure, rel, max_grade):
     """rbp_resid's classes: unjudged (trec_eval code < 0: a negative grade or not in the qrels), 1,
     against judged, 0; the grades of judged documents do not enter the residual."""
     return (code < 0).astype(np.float64)
 
 
-def compat_order(code, m, rel, max_grade):
+def compat_order(code, measure, rel, max_grade):
     """Compat's classes: the grade of a relevant document (the ideal ranking orders them by grade),
     as code - rel + 1 >= 1, and 0 for every other document."""
     return np.where(code >= rel, code - rel + 1.0, 0.0)
 
 
-def reads_relevant(code, m, rel, max_grade=None):
+def reads_relevant(code, measure, rel, max_grade=None):
     """What iprec_at_recall and 11pt_avg read of a ranking: the ranks of its relevant documents
     (code >= rel) and its length."""
     return code >= rel
 
 
-def _nonneg_gains(m) -> bool:
-    gains = m.get("gains")
-    return gains is None or all(float(v) >= 0 for v in dict(gains).values())
+def _nonneg_gains(measure) -> bool:
+    gains = measure.get("gains")
+    return gains is None or all(float(value) >= 0 for value in dict(gains).values())
 
 
-def _gains_of_judged_levels(m) -> bool:
+def _gains_of_judged_levels(measure) -> bool:
     """Every gain >= 0, and none given to a level below 0 (a pooled-unjudged or unpooled document):
     the documents of positive gain are then judged ones, at most the query's positive ideal gains."""
-    gains = m.get("gains")
-    return _nonneg_gains(m) and all(float(k) >= 0 or float(v) == 0 for k, v in dict(gains or {}).items())
+    gains = measure.get("gains")
+    return _nonneg_gains(measure) and all(float(level) >= 0 or float(value) == 0 for level, value in dict(gains or {}).items())
 
 
 _SEARCHED = "IUB and WLB are the maximum and minimum over every arrangement of the pool's classes, at most 5040 of them, and withheld beyond"
 _WLB_SEARCHED = "WLB is the minimum over every arrangement of the pool's classes, at most 5040 of them, and withheld beyond"
 
 
-def _sum_positive(J: Judgements, level) -> float:
+def _sum_positive(judgements: Judgements, level) -> float:
     """trec_eval's num_rel 'all' row under -c: every qrels line with grade > 0, whatever -l (m_num_rel.c)."""
-    return float(np.count_nonzero(J.grade > 0))
+    return float(np.count_nonzero(judgements.grade > 0))
 
 
 def _check_floats(name, count=None):
@@ -173,7 +173,7 @@ def _check_floats(name, count=None):
         if text is None:
             return None
         try:
-            vals = [float(x) for x in text.split(",")]
+            vals = [float(value) for value in text.split(",")]
         except ValueError:
             return f"{name} must be comma-separated numbers, e.g. {name}='1,-1,0,0'"
         if count is not None and len(vals) != count:
@@ -188,8 +188,8 @@ def _check_p(params, cutoff):
 
 def _check_positive(name):
     def validate(params, cutoff):
-        v = params.get(name)
-        return None if v is None or v > 0 else f"{name} must be positive"
+        value = params.get(name)
+        return None if value is None or value > 0 else f"{name} must be positive"
     return validate
 
 
@@ -200,19 +200,19 @@ _TE = "trec_eval 10 (m_{}.c)"
 NO_BOUNDS = "none (no random-ranking bounds)"
 
 
-def _doc(fn) -> str:
-    return " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
+def _doc(function) -> str:
+    return " ".join((function.__doc__ or "").strip().split("\n\n")[0].split())
 
 
-def _count(name, trec, fn, nick, *, level="rel", irm=None, per_query=True, complete_summary=None, params=()):
-    register(Family(name, params, "none", _family_kernel(fn, _given("rel") if params else None), binary_gain, "none",
-                    None, _doc(fn), NO_BOUNDS, _TE.format(trec),
+def _count(name, trec, function, nick, *, level="rel", irm=None, per_query=True, complete_summary=None, params=()):
+    register(Family(name, params, "none", _family_kernel(function, _given("rel") if params else None), binary_gain, "none",
+                    None, _doc(function), NO_BOUNDS, _TE.format(trec),
                     level, summary="sum", trec=(TrecName(trec, nick=nick),), irm=irm, value="int",
                     per_query=per_query, complete_summary=complete_summary))
 
 
-def _set(name, trec, fn, nick, params=(), trec_name=None, param=None, validate=None, irm=None):
-    register(Family(name, params, "none", _family_kernel(fn, param), binary_gain, "none", None, _doc(fn), NO_BOUNDS,
+def _set(name, trec, function, nick, params=(), trec_name=None, param=None, validate=None, irm=None):
+    register(Family(name, params, "none", _family_kernel(function, param), binary_gain, "none", None, _doc(function), NO_BOUNDS,
                     _TE.format(trec), "rel", trec=(trec_name or TrecName(trec, nick=nick),), irm=irm,
                     validate=validate))
 

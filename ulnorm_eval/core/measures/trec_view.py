@@ -42,74 +42,74 @@ class TrecContext:
 
 # --------------------------------------------------------------------------- the trec_eval view
 
-def codes(rk: Ranking) -> np.ndarray:
+def codes(ranking: Ranking) -> np.ndarray:
     """trec_eval's relevance code of each ranked document (see the module docstring); computed once
     per ranking (a Ranking's arrays are never modified in place)."""
-    c = rk.__dict__.get("_trec_codes")
-    if c is None:
-        judged = np.ones(len(rk.row), bool) if rk.judged is None else rk.judged
-        c = np.where(~judged, NONPOOL, np.where(rk.grade < 0, UNJUDGED, rk.grade))
-        rk.__dict__["_trec_codes"] = c
-    return c
+    code = ranking.__dict__.get("_trec_codes")
+    if code is None:
+        judged = np.ones(len(ranking.row), bool) if ranking.judged is None else ranking.judged
+        code = np.where(~judged, NONPOOL, np.where(ranking.grade < 0, UNJUDGED, ranking.grade))
+        ranking.__dict__["_trec_codes"] = code
+    return code
 
 
-def judged_only(rk: Ranking) -> Ranking:
+def judged_only(ranking: Ranking) -> Ranking:
     """``-J``: the ranking without unjudged documents (qrels-absent or negative grade), ranks closed up
     (the ranking itself when it has none: a permutation of a pool -J already cleared)."""
-    keep = codes(rk) >= 0
+    keep = codes(ranking) >= 0
     if keep.all():
-        return rk
-    if rk.at is not None:
+        return ranking
+    if ranking.at is not None:
         raise ValueError("-J cannot close up the ranks of a placed ranking (its other documents are not held)")
-    return Ranking(rk.row[keep], rk.grade[keep], rk.nrows, rk.base,
-                   None if rk.judged is None else rk.judged[keep])
+    return Ranking(ranking.row[keep], ranking.grade[keep], ranking.nrows, ranking.base,
+                   None if ranking.judged is None else ranking.judged[keep])
 
 
-def present_mask(rk: Ranking, ctx: TrecContext) -> np.ndarray:
-    return rk.length > 0 if ctx.present is None else np.asarray(ctx.present, bool)
+def present_mask(ranking: Ranking, ctx: TrecContext) -> np.ndarray:
+    return ranking.length > 0 if ctx.present is None else np.asarray(ctx.present, bool)
 
 
-def running_sum(rk: Ranking, x) -> np.ndarray:
+def running_sum(ranking: Ranking, values) -> np.ndarray:
     """Inclusive running sum of ``x`` within each row."""
-    c = np.cumsum(np.asarray(x, dtype=np.float64))
-    before = np.concatenate(([0.0], c))[rk.starts[:-1]]
-    return c - before[rk.row]
+    code = np.cumsum(np.asarray(values, dtype=np.float64))
+    before = np.concatenate(([0.0], code))[ranking.starts[:-1]]
+    return code - before[ranking.row]
 
 
-def at_depth(rk: Ranking, x, k) -> np.ndarray:
+def at_depth(ranking: Ranking, mask, k) -> np.ndarray:
     """Per row: sum of ``x`` over the first ``k`` documents (k scalar or per row)."""
-    k = np.broadcast_to(np.asarray(k), (rk.nrows,))
-    return rk.rowsum(np.where(rk.pos < k[rk.row], x, 0.0))
+    k = np.broadcast_to(np.asarray(k), (ranking.nrows,))
+    return ranking.rowsum(np.where(ranking.pos < k[ranking.row], mask, 0.0))
 
 
-def trec_relevant_count(J: Judgements, rel_level: float) -> np.ndarray:
+def trec_relevant_count(judgements: Judgements, rel_level: float) -> np.ndarray:
     """R (num_rel) per query: judged documents with grade >= max(rel_level, 0) (form_res_rels.c)."""
     key = ("trecR", float(rel_level))
-    if key not in J._cache:
-        J._cache[key] = np.bincount(J.row, weights=(J.grade >= max(rel_level, 0.0)), minlength=J.nq)[: J.nq]
-    return J._cache[key]
+    if key not in judgements._cache:
+        judgements._cache[key] = np.bincount(judgements.row, weights=(judgements.grade >= max(rel_level, 0.0)), minlength=judgements.nq)[: judgements.nq]
+    return judgements._cache[key]
 
 
-def nonrel_count(J: Judgements, rel_level: float) -> np.ndarray:
+def nonrel_count(judgements: Judgements, rel_level: float) -> np.ndarray:
     """Judged nonrelevant documents per query: 0 <= grade < rel_level (bpref's num_nonrel)."""
     key = ("trecN", float(rel_level))
-    if key not in J._cache:
-        w = (J.grade >= 0) & (J.grade < rel_level)
-        J._cache[key] = np.bincount(J.row, weights=w, minlength=J.nq)[: J.nq]
-    return J._cache[key]
+    if key not in judgements._cache:
+        nonrel = (judgements.grade >= 0) & (judgements.grade < rel_level)
+        judgements._cache[key] = np.bincount(judgements.row, weights=nonrel, minlength=judgements.nq)[: judgements.nq]
+    return judgements._cache[key]
 
 
-def rel_total(rk, J, ctx):
-    return trec_relevant_count(J, ctx.rel_level)[rk.base]
+def rel_total(ranking, judgements, ctx):
+    return trec_relevant_count(judgements, ctx.rel_level)[ranking.base]
 
 
-def rel_mask(rk, ctx):
-    return codes(rk) >= ctx.rel_level
+def rel_mask(ranking, ctx):
+    return codes(ranking) >= ctx.rel_level
 
 
-def rel_index(rk, ctx):
+def rel_index(ranking, ctx):
     """Positions of the documents :func:`rel_mask` marks, once per ranking and level."""
-    return rk.memo(("trec relevant", float(ctx.rel_level)), lambda: np.flatnonzero(rel_mask(rk, ctx)))
+    return ranking.memo(("trec relevant", float(ctx.rel_level)), lambda: np.flatnonzero(rel_mask(ranking, ctx)))
 
 
 # --------------------------------------------------------------------------- expectations
@@ -161,16 +161,16 @@ def pool_codes(pool) -> np.ndarray:
     return np.where(~pool.judged, NONPOOL, np.where(pool.grade < 0, UNJUDGED, pool.grade))
 
 
-def pool_counts(pool, J, ctx):
+def pool_counts(pool, judgements, ctx):
     """n, P, Q, U, V, R, N per query (see the module docstring)."""
-    c = pool_codes(pool)
+    code = pool_codes(pool)
     L = ctx.rel_level
-    P = pool.rowsum(c >= L)
-    Q = pool.rowsum((c >= 0) & (c < L))
-    U = pool.rowsum(c == UNJUDGED)
-    V = pool.rowsum(c == NONPOOL)
-    R = trec_relevant_count(J, L)
-    N = nonrel_count(J, L)
+    P = pool.rowsum(code >= L)
+    Q = pool.rowsum((code >= 0) & (code < L))
+    U = pool.rowsum(code == UNJUDGED)
+    V = pool.rowsum(code == NONPOOL)
+    R = trec_relevant_count(judgements, L)
+    N = nonrel_count(judgements, L)
     return pool.n, P, Q, U, V, R, N
 
 

@@ -60,13 +60,13 @@ VARIANT_ALIASES = {"UE1": "UL1", "UE2": "UL2"}  # Feng 2023's names for Karmaker
 
 # =========================================================================== named functions
 
-def normalised(x) -> np.ndarray:
+def normalised(values) -> np.ndarray:
     """x / sum(x): the paper's probability-distribution form (§2.3), Φ is invariant to the scale."""
-    x = np.asarray(x, dtype=np.float64)
-    s = x.sum()
-    if not s > 0:
+    values = np.asarray(values, dtype=np.float64)
+    total = values.sum()
+    if not total > 0:
         raise ValueError("a gain or discount vector needs a positive sum")
-    return x / s
+    return values / total
 
 
 def named_gains(name: str, levels) -> np.ndarray:
@@ -88,13 +88,13 @@ def named_discount(name: str, k: int) -> np.ndarray:
 
     'log': 1/log2(1+r); 'zipf': 1/r; 'linear': (k+1-r)/k; 'log2' is an alias of 'log'.
     """
-    r = np.arange(1, int(k) + 1, dtype=np.float64)
+    ranks = np.arange(1, int(k) + 1, dtype=np.float64)
     if name in ("log", "log2"):
-        return normalised(1.0 / np.log2(1.0 + r))
+        return normalised(1.0 / np.log2(1.0 + ranks))
     if name in ("zipf", "zipfian"):
-        return normalised(1.0 / r)
+        return normalised(1.0 / ranks)
     if name == "linear":
-        return normalised((k + 1.0 - r) / k)
+        return normalised((k + 1.0 - ranks) / k)
     raise ValueError(f"unknown discount {name!r} ({', '.join(DISCOUNTS)})")
 
 
@@ -146,43 +146,43 @@ def parse_measure(text: str) -> MeasureSpec:
     """'nDCG', 'DCG', 'UL2(nDCG)', 'UE2(DCG)' ... (a cutoff, '@k', is given separately with -k)."""
     normalisers = _normalisers()
 
-    t = text.strip()
-    m = re.fullmatch(r"(?:([A-Za-z0-9]+)\(\s*)?(n?DCG)(?(1)\s*\))", t, flags=re.IGNORECASE)
-    if not m:
+    stripped = text.strip()
+    match = re.fullmatch(r"(?:([A-Za-z0-9]+)\(\s*)?(n?DCG)(?(1)\s*\))", stripped, flags=re.IGNORECASE)
+    if not match:
         raise ValueError(f"unknown measure {text!r}: stability takes nDCG, DCG or a variant of them "
                          f"such as UL2(nDCG) (the cutoff is -k)")
-    base = "nDCG" if m.group(2).lower() == "ndcg" else "DCG"
-    v = m.group(1)
-    if v is None:
+    base = "nDCG" if match.group(2).lower() == "ndcg" else "DCG"
+    variant = match.group(1)
+    if variant is None:
         return MeasureSpec(base)
-    v = VARIANT_ALIASES.get(v.upper(), v.upper())
-    if v not in normalisers:
+    variant = VARIANT_ALIASES.get(variant.upper(), variant.upper())
+    if variant not in normalisers:
         names = ", ".join([*normalisers, *VARIANT_ALIASES])
-        raise ValueError(f"unknown variant {m.group(1)!r} in {text!r} (stability takes {names})")
-    return MeasureSpec(base, v)
+        raise ValueError(f"unknown variant {match.group(1)!r} in {text!r} (stability takes {names})")
+    return MeasureSpec(base, variant)
 
 
 # =========================================================================== the precomputed design
 
-def level_index(row, grade, judged, pos, nt: int, k: int, levels) -> np.ndarray:
+def level_index(row, grade, judged, pos, n_topics: int, k: int, levels) -> np.ndarray:
     """(T, k) grade-level index of each rank of one run: j for ``levels[j]``, -1 for gain 0 (a
     non-relevant, negative-grade or unjudged document, or no document at that rank).
 
     ``row``, ``grade``, ``judged``, ``pos``: the flat ranking (topic index, grade, judged flag,
     0-based rank) of :class:`~ulnorm_eval.core.kernels.Ranking`.
     """
-    out = np.full((nt, k), -1, dtype=np.int64)
+    out = np.full((n_topics, k), -1, dtype=np.int64)
     levels = np.asarray(levels, dtype=np.float64)
     row, grade, pos = np.asarray(row), np.asarray(grade, dtype=np.float64), np.asarray(pos)
     keep = (pos < k) & (grade > 0)
     if judged is not None:
         keep &= np.asarray(judged, dtype=bool)
-    j = np.searchsorted(levels, grade[keep])
-    ok = (j < len(levels))
-    ok[ok] = levels[j[ok]] == grade[keep][ok]
-    if not ok.all():
+    level = np.searchsorted(levels, grade[keep])
+    valid = (level < len(levels))
+    valid[valid] = levels[level[valid]] == grade[keep][valid]
+    if not valid.all():
         raise ValueError("a ranked grade is not among the qrels' grade levels")
-    out[row[keep], pos[keep]] = j
+    out[row[keep], pos[keep]] = level
     return out
 
 
@@ -206,8 +206,8 @@ class Design:
     def from_levels(cls, idx, counts, pool, levels, systems=(), topics=()):
         """From the (S, T, k) level indices of :func:`level_index` (one per run, stacked)."""
         idx = np.asarray(idx)
-        J = len(levels)
-        C = (idx[:, :, None, :] == np.arange(J)[None, None, :, None]).astype(np.float64)
+        n_levels = len(levels)
+        C = (idx[:, :, None, :] == np.arange(n_levels)[None, None, :, None]).astype(np.float64)
         return cls(C, np.asarray(counts, dtype=np.float64), np.asarray(pool, dtype=np.float64),
                    np.asarray(levels, dtype=np.float64), list(systems), list(topics))
 
@@ -229,7 +229,7 @@ class Design:
         """The same design on the topics ``idx`` (indices into ``topics``)."""
         idx = np.asarray(idx)
         return Design(self.C[:, idx], self.counts[idx], self.pool[idx], self.levels, self.systems,
-                      [self.topics[i] for i in idx] if self.topics else [])
+                      [self.topics[index] for index in idx] if self.topics else [])
 
     def topic_forms(self, g) -> np.ndarray:
         """(3, T, J, k): M_I, M_E, M_W, the bilinear forms of IDCG, E[DCG] and WLB for the gain order of g.
@@ -238,22 +238,22 @@ class Design:
         which changes no value), the worst in ascending order, the non-relevant ones (gain 0) first.
         """
         g = np.asarray(g, dtype=np.float64)
-        J, k = self.n_levels, self.k
-        r = np.arange(k)
+        n_levels, k = self.n_levels, self.k
+        ranks = np.arange(k)
         desc = np.lexsort((-self.levels, -g))
         asc = desc[::-1]
         nonrel = self.pool - self.counts.sum(axis=1)
-        forms = np.empty((3, len(self.pool), J, k))
-        for q, order, offset in ((0, desc, np.zeros(len(self.pool))), (2, asc, nonrel)):
+        forms = np.empty((3, len(self.pool), n_levels, k))
+        for form, order, offset in ((0, desc, np.zeros(len(self.pool))), (2, asc, nonrel)):
             sizes = self.counts[:, order]
             start = offset[:, None] + np.concatenate([np.zeros((len(self.pool), 1)), np.cumsum(sizes, axis=1)[:, :-1]],
                                                      axis=1)
-            block = (r >= start[:, :, None]) & (r < (start + sizes)[:, :, None])
-            forms[q][:, order, :] = block
+            block = (ranks >= start[:, :, None]) & (ranks < (start + sizes)[:, :, None])
+            forms[form][:, order, :] = block
         with np.errstate(invalid="ignore", divide="ignore"):
             share = np.where(self.pool[:, None] > 0, self.counts / np.where(self.pool > 0, self.pool, 1)[:, None], 0.0)
         depth = np.minimum(self.pool, k)
-        forms[1] = share[:, :, None] * (r[None, None, :] < depth[:, None, None])
+        forms[1] = share[:, :, None] * (ranks[None, None, :] < depth[:, None, None])
         return forms
 
 
@@ -261,12 +261,12 @@ class Design:
 
 def _bilinear(design: Design, g, d):
     """A (S, T) and the topic values I, E, W (3, T), with the partial contractions for gradients."""
-    Cg = np.tensordot(design.C, g, axes=([2], [0]))  # (S, T, k)
-    A = Cg @ d
+    C_g = np.tensordot(design.C, g, axes=([2], [0]))  # (S, T, k)
+    A = C_g @ d
     forms = design.topic_forms(g)
-    Fg = np.tensordot(forms, g, axes=([2], [0]))  # (3, T, k)
-    IEW = Fg @ d
-    return A, IEW, Cg, forms, Fg
+    F_g = np.tensordot(forms, g, axes=([2], [0]))  # (3, T, k)
+    IEW = F_g @ d
+    return A, IEW, C_g, forms, F_g
 
 
 def _measure_values(spec: MeasureSpec, A, I, E, W):
@@ -276,31 +276,31 @@ def _measure_values(spec: MeasureSpec, A, I, E, W):
     if spec.variant is None:
         if spec.base == "DCG":
             return A, (np.ones((S, T)), zero, zero, zero)
-        ok = I > 0
-        inv = np.where(ok, 1.0 / np.where(ok, I, 1.0), 0.0)
-        Y = A * inv[None, :]
-        return Y, (np.broadcast_to(inv, (S, T)), -Y * inv[None, :], zero, zero)
-    f = _normalisers()[spec.variant]
+        defined = I > 0
+        inv = np.where(defined, 1.0 / np.where(defined, I, 1.0), 0.0)
+        score_matrix = A * inv[None, :]
+        return score_matrix, (np.broadcast_to(inv, (S, T)), -score_matrix * inv[None, :], zero, zero)
+    normalise = _normalisers()[spec.variant]
     args = np.broadcast_arrays(A, I[None, :], E[None, :], W[None, :])
 
-    def value(*xs):
-        v, und = f(*xs)
-        return np.where(und, 0.0, v)  # --undefined zero
+    def value(*inputs):
+        measured, und = normalise(*inputs)
+        return np.where(und, 0.0, measured)  # --undefined zero
 
-    Y = value(*args)
+    score_matrix = value(*args)
     # central differences of the elementwise normaliser: only the search direction uses them, every
     # reported value is exact
     parts = []
     scale = np.maximum(np.abs(args[1]), 1e-300)
-    for i in range(4):
-        h = 1e-7 * scale
-        up = list(args)
-        dn = list(args)
-        up[i] = args[i] + h
-        dn[i] = args[i] - h
+    for index in range(4):
+        step = 1e-7 * scale
+        shifted_up = list(args)
+        shifted_down = list(args)
+        shifted_up[index] = args[index] + step
+        shifted_down[index] = args[index] - step
         with np.errstate(invalid="ignore", divide="ignore"):
-            parts.append(np.nan_to_num((value(*up) - value(*dn)) / (2 * h)))
-    return Y, tuple(parts)
+            parts.append(np.nan_to_num((value(*shifted_up) - value(*shifted_down)) / (2 * step)))
+    return score_matrix, tuple(parts)
 
 
 def scores(design: Design, g, d, spec: MeasureSpec) -> np.ndarray:
@@ -315,7 +315,7 @@ def components(design: Design, g, d, spec: MeasureSpec) -> stats.VarianceCompone
     return stats.variance_components(scores(design, g, d, spec))
 
 
-def _phi1_grad(Y):
+def _phi1_grad(score_matrix):
     """Φ(1) = σ²(s)/(σ²(s)+σ²(t)+σ²(s:t)) of Y and dΦ(1)/dY (Kanoulas & Aslam 2009 Figure 1).
 
     With the ANOVA mean squares of :func:`stats.variance_components`:
@@ -323,34 +323,34 @@ def _phi1_grad(Y):
     dMS_st/dy_st = 2 r_st/((n_s - 1)(n_t - 1)) with r the interaction residual; an estimate clipped
     at 0 contributes no derivative.
     """
-    vc = stats.variance_components(Y)
-    ns, nt = Y.shape
-    m = Y.mean()
-    ms, mt = Y.mean(axis=1), Y.mean(axis=0)
-    R = Y - ms[:, None] - mt[None, :] + m
-    dMSs = np.broadcast_to((2.0 * (ms - m) / (ns - 1))[:, None], Y.shape)
-    dMSt = np.broadcast_to((2.0 * (mt - m) / (nt - 1))[None, :], Y.shape)
-    dMSst = 2.0 * R / ((ns - 1) * (nt - 1))
-    ds = (dMSs - dMSst) / nt if vc.ms_system - vc.ms_residual > 0 else np.zeros(Y.shape)
-    dt = (dMSt - dMSst) / ns if vc.ms_topic - vc.ms_residual > 0 else np.zeros(Y.shape)
-    tot = vc.system + vc.topic + vc.residual
+    components = stats.variance_components(score_matrix)
+    n_systems, n_topics = score_matrix.shape
+    grand_mean = score_matrix.mean()
+    system_means, topic_means = score_matrix.mean(axis=1), score_matrix.mean(axis=0)
+    residuals = score_matrix - system_means[:, None] - topic_means[None, :] + grand_mean
+    dMSs = np.broadcast_to((2.0 * (system_means - grand_mean) / (n_systems - 1))[:, None], score_matrix.shape)
+    dMSt = np.broadcast_to((2.0 * (topic_means - grand_mean) / (n_topics - 1))[None, :], score_matrix.shape)
+    dMSst = 2.0 * residuals / ((n_systems - 1) * (n_topics - 1))
+    d_system = (dMSs - dMSst) / n_topics if components.ms_system - components.ms_residual > 0 else np.zeros(score_matrix.shape)
+    d_topic = (dMSt - dMSst) / n_systems if components.ms_topic - components.ms_residual > 0 else np.zeros(score_matrix.shape)
+    tot = components.system + components.topic + components.residual
     if tot <= 0:
-        return 0.0, np.zeros(Y.shape), vc
-    phi1 = vc.system / tot
-    grad = (ds * tot - vc.system * (ds + dt + dMSst)) / tot ** 2
-    return phi1, grad, vc
+        return 0.0, np.zeros(score_matrix.shape), components
+    phi1 = components.system / tot
+    grad = (d_system * tot - components.system * (d_system + d_topic + dMSst)) / tot ** 2
+    return phi1, grad, components
 
 
 def objective(design: Design, g, d, spec: MeasureSpec):
     """(Φ(1), dΦ(1)/dg, dΦ(1)/dd): the objective of Kanoulas & Aslam 2009 §2.3 and its gradient."""
     g, d = np.asarray(g, dtype=np.float64), np.asarray(d, dtype=np.float64)
-    A, IEW, Cg, forms, Fg = _bilinear(design, g, d)
-    Y, (fA, fI, fE, fW) = _measure_values(spec, A, *IEW)
-    phi1, P, _ = _phi1_grad(Y)
-    wA = P * fA
-    wT = np.stack([(P * f).sum(axis=0) for f in (fI, fE, fW)])  # (3, T)
-    grad_d = np.einsum("st,str->r", wA, Cg) + np.einsum("qt,qtr->r", wT, Fg)
-    grad_g = np.einsum("st,stj->j", wA, design.C @ d) + np.einsum("qt,qtj->j", wT, forms @ d)
+    A, IEW, C_g, forms, F_g = _bilinear(design, g, d)
+    score_matrix, (d_A, d_I, d_E, d_W) = _measure_values(spec, A, *IEW)
+    phi1, phi_grad, _ = _phi1_grad(score_matrix)
+    weight_A = phi_grad * d_A
+    weight_T = np.stack([(phi_grad * partial).sum(axis=0) for partial in (d_I, d_E, d_W)])  # (3, T)
+    grad_d = np.einsum("st,str->r", weight_A, C_g) + np.einsum("qt,qtr->r", weight_T, F_g)
+    grad_g = np.einsum("st,stj->j", weight_A, design.C @ d) + np.einsum("qt,qtj->j", weight_T, forms @ d)
     return phi1, grad_g, grad_d
 
 
@@ -378,57 +378,57 @@ class Optimum:
     successes: int
 
 
-def _polish(x, monotone: str | None):
+def _polish(point, monotone: str | None):
     """Onto the constraint set exactly: no negative entry, monotone, summing to 1."""
-    x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+    point = np.maximum(np.asarray(point, dtype=np.float64), 0.0)
     if monotone == "down":
-        x = np.minimum.accumulate(x)
+        point = np.minimum.accumulate(point)
     elif monotone == "up":
-        x = np.maximum.accumulate(x)
-    return normalised(x) if x.sum() > 0 else np.full(len(x), 1.0 / len(x))
+        point = np.maximum.accumulate(point)
+    return normalised(point) if point.sum() > 0 else np.full(len(point), 1.0 / len(point))
 
 
-def residual(x, monotone: str | None) -> float:
+def residual(point, monotone: str | None) -> float:
     """Largest violation of sum(x) = 1, x >= 0 and the monotonicity (``'down'``/``'up'``/None)."""
-    x = np.asarray(x, dtype=np.float64)
-    worst = max(abs(x.sum() - 1.0), float(max(0.0, -x.min())))
-    if monotone == "down" and len(x) > 1:
-        worst = max(worst, float(max(0.0, np.max(x[1:] - x[:-1]))))
-    if monotone == "up" and len(x) > 1:
-        worst = max(worst, float(max(0.0, np.max(x[:-1] - x[1:]))))
+    point = np.asarray(point, dtype=np.float64)
+    worst = max(abs(point.sum() - 1.0), float(max(0.0, -point.min())))
+    if monotone == "down" and len(point) > 1:
+        worst = max(worst, float(max(0.0, np.max(point[1:] - point[:-1]))))
+    if monotone == "up" and len(point) > 1:
+        worst = max(worst, float(max(0.0, np.max(point[:-1] - point[1:]))))
     return worst
 
 
-def _block_constraints(offset: int, n: int, total: int, monotone: str | None) -> list:
+def _block_constraints(offset: int, size: int, total: int, monotone: str | None) -> list:
     """SLSQP constraints of one block x[offset:offset+n]: sum 1, and monotone differences >= 0."""
-    a = np.zeros(total)
-    a[offset:offset + n] = 1.0
-    cons = [{"type": "eq", "fun": lambda x, a=a: np.array([a @ x - 1.0]), "jac": lambda x, a=a: a[None, :]}]
+    row = np.zeros(total)
+    row[offset:offset + size] = 1.0
+    cons = [{"type": "eq", "fun": lambda point, row=row: np.array([row @ point - 1.0]), "jac": lambda point, row=row: row[None, :]}]
     if monotone:
         # down: x_r - x_{r+1} >= 0 and x_n >= 0; up: x_{r+1} - x_r >= 0 and x_1 >= 0.  With the sum,
         # these imply 0 <= x <= 1, so no bounds are needed (SLSQP is ~2x faster without them).
-        D = np.zeros((n, total))
-        i = np.arange(n - 1)
+        diffs = np.zeros((size, total))
+        index = np.arange(size - 1)
         if monotone == "down":
-            D[i, offset + i], D[i, offset + i + 1] = 1.0, -1.0
-            D[n - 1, offset + n - 1] = 1.0
+            diffs[index, offset + index], diffs[index, offset + index + 1] = 1.0, -1.0
+            diffs[size - 1, offset + size - 1] = 1.0
         else:
-            D[i, offset + i + 1], D[i, offset + i] = 1.0, -1.0
-            D[n - 1, offset] = 1.0
+            diffs[index, offset + index + 1], diffs[index, offset + index] = 1.0, -1.0
+            diffs[size - 1, offset] = 1.0
     else:
-        D = np.zeros((n, total))
-        D[np.arange(n), offset + np.arange(n)] = 1.0  # x >= 0
-    cons.append({"type": "ineq", "fun": lambda x, D=D: D @ x, "jac": lambda x, D=D: D})
+        diffs = np.zeros((size, total))
+        diffs[np.arange(size), offset + np.arange(size)] = 1.0  # x >= 0
+    cons.append({"type": "ineq", "fun": lambda point, diffs=diffs: diffs @ point, "jac": lambda point, diffs=diffs: diffs})
     return cons
 
 
-def _random_start(rng, n: int, monotone: str | None) -> np.ndarray:
-    x = rng.dirichlet(np.ones(n))
+def _random_start(rng, size: int, monotone: str | None) -> np.ndarray:
+    point = rng.dirichlet(np.ones(size))
     if monotone == "down":
-        x = np.sort(x)[::-1]
+        point = np.sort(point)[::-1]
     elif monotone == "up":
-        x = np.sort(x)
-    return x
+        point = np.sort(point)
+    return point
 
 
 def _one_blas_thread():
@@ -459,35 +459,35 @@ def _run_starts(fun, starts, n_g, n_d, mono_g, mono_d, tick=None):
     if n_d:
         cons += _block_constraints(n_g, n_d, total, mono_d)
 
-    def split(x):
-        return x[:n_g], x[n_g:]
+    def split(point):
+        return point[:n_g], point[n_g:]
 
-    def polish(x):
-        g, d = split(x)
+    def polish(point):
+        g, d = split(point)
         return np.concatenate([_polish(g, mono_g) if n_g else g, _polish(d, mono_d) if n_d else d])
 
     results = []
-    for x0 in starts:
-        x0 = polish(np.asarray(x0, dtype=np.float64))
-        res = minimize(fun, x0, jac=True, method="SLSQP", constraints=cons,
+    for start in starts:
+        start = polish(np.asarray(start, dtype=np.float64))
+        res = minimize(fun, start, jac=True, method="SLSQP", constraints=cons,
                        options={"maxiter": 1000, "ftol": 1e-12})
-        x = polish(res.x)
-        val = -fun(x)[0]
-        start_val = -fun(x0)[0]
+        point = polish(res.x)
+        val = -fun(point)[0]
+        start_val = -fun(start)[0]
         if start_val > val:  # SLSQP is not monotone: never return worse than where it started
-            x, val = x0, start_val
-        results.append((val, x, bool(res.success), str(res.message), int(res.nit)))
+            point, val = start, start_val
+        results.append((val, point, bool(res.success), str(res.message), int(res.nit)))
         if tick is not None:
             tick()
-    best = max(results, key=lambda r: r[0])
-    agree = sum(abs(r[0] - best[0]) <= 1e-6 * max(1.0, abs(best[0])) for r in results)
-    return best, agree, sum(r[2] for r in results), len(results)
+    best = max(results, key=lambda result: result[0])
+    agree = sum(abs(result[0] - best[0]) <= 1e-6 * max(1.0, abs(best[0])) for result in results)
+    return best, agree, sum(result[2] for result in results), len(results)
 
 
 def _finish(best, agree, successes, nstarts, g, d, mono_g, mono_d) -> Optimum:
-    val, _, ok, msg, nit = best
+    val, _, success, msg, nit = best
     res = max(residual(g, mono_g), residual(d, mono_d))
-    return Optimum(g, d, val, res, ok, msg, nit, nstarts, agree, successes)
+    return Optimum(g, d, val, res, success, msg, nit, nstarts, agree, successes)
 
 
 def optimise_discount(design: Design, gains, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4,
@@ -502,14 +502,14 @@ def optimise_discount(design: Design, gains, spec: MeasureSpec, *, monotone: boo
     k = design.k
     mono = "down" if monotone else None
     rng = np.random.default_rng(seed)
-    x0 = [named_discount(n, k) for n in DISCOUNTS] + [np.full(k, 1.0 / k)] + [np.asarray(s) for s in starts]
-    x0 += [_random_start(rng, k, mono) for _ in range(restarts)]
+    start_points = [named_discount(n, k) for n in DISCOUNTS] + [np.full(k, 1.0 / k)] + [np.asarray(start) for start in starts]
+    start_points += [_random_start(rng, k, mono) for _ in range(restarts)]
 
-    def fun(x):
-        v, _, gd = objective(design, g, x, spec)
-        return -v, -gd
+    def fun(discount_vector):
+        value, _, grad_d = objective(design, g, discount_vector, spec)
+        return -value, -grad_d
 
-    best, agree, succ, n = _run(fun, x0, 0, k, None, mono, tick)
+    best, agree, succ, n = _run(fun, start_points, 0, k, None, mono, tick)
     return _finish(best, agree, succ, n, g, best[1], None, mono)
 
 
@@ -519,21 +519,21 @@ def optimise_gains(design: Design, discount, spec: MeasureSpec, *, monotone: boo
     at 0), non-decreasing in the grade unless ``monotone=False`` (Kanoulas & Aslam 2009 Figure 1,
     left; Table 2's unconstrained column), discount fixed."""
     d = np.asarray(discount, dtype=np.float64)
-    J = design.n_levels
+    n_levels = design.n_levels
     mono = "up" if monotone else None
     rng = np.random.default_rng(seed)
-    x0 = [named_gains(n, design.levels) for n in GAINS] + [np.full(J, 1.0 / J)] + [np.asarray(s) for s in starts]
-    x0 += [_random_start(rng, J, mono) for _ in range(restarts)]
+    start_points = [named_gains(n, design.levels) for n in GAINS] + [np.full(n_levels, 1.0 / n_levels)] + [np.asarray(start) for start in starts]
+    start_points += [_random_start(rng, n_levels, mono) for _ in range(restarts)]
 
-    def fun(x):
-        v, gg, _ = objective(design, x, d, spec)
-        return -v, -gg
+    def fun(gain_vector):
+        value, grad_g, _ = objective(design, gain_vector, d, spec)
+        return -value, -grad_g
 
-    if J == 1:  # binary grades: the simplex is one point
+    if n_levels == 1:  # binary grades: the simplex is one point
         g = np.ones(1)
-        v = objective(design, g, d, spec)[0]
-        return Optimum(g, d, v, residual(g, mono), True, "one grade level: nothing to optimise", 0, 1, 1, 1)
-    best, agree, succ, n = _run(fun, x0, J, 0, mono, None, tick)
+        value = objective(design, g, d, spec)[0]
+        return Optimum(g, d, value, residual(g, mono), True, "one grade level: nothing to optimise", 0, 1, 1, 1)
+    best, agree, succ, n = _run(fun, start_points, n_levels, 0, mono, None, tick)
     return _finish(best, agree, succ, n, best[1], d, mono, None)
 
 
@@ -547,19 +547,19 @@ def optimise_joint(design: Design, spec: MeasureSpec, *, monotone: bool = True, 
     ``starts`` ((g, d) pairs, e.g. the separate optima, so the joint optimum is never below them),
     then ``restarts`` seeded random points.
     """
-    J, k = design.n_levels, design.k
-    mg, md = ("up", "down") if monotone else (None, None)
+    n_levels, k = design.n_levels, design.k
+    mono_g, mono_d = ("up", "down") if monotone else (None, None)
     rng = np.random.default_rng(seed)
-    x0 = [np.concatenate([named_gains(a, design.levels), named_discount(b, k)]) for a in GAINS for b in DISCOUNTS]
-    x0 += [np.concatenate([np.asarray(g, float), np.asarray(d, float)]) for g, d in starts]
-    x0 += [np.concatenate([_random_start(rng, J, mg), _random_start(rng, k, md)]) for _ in range(restarts)]
+    start_points = [np.concatenate([named_gains(gain_name, design.levels), named_discount(discount_name, k)]) for gain_name in GAINS for discount_name in DISCOUNTS]
+    start_points += [np.concatenate([np.asarray(g, float), np.asarray(d, float)]) for g, d in starts]
+    start_points += [np.concatenate([_random_start(rng, n_levels, mono_g), _random_start(rng, k, mono_d)]) for _ in range(restarts)]
 
-    def fun(x):
-        v, gg, gd = objective(design, x[:J], x[J:], spec)
-        return -v, -np.concatenate([gg, gd])
+    def fun(point):
+        value, grad_g, grad_d = objective(design, point[:n_levels], point[n_levels:], spec)
+        return -value, -np.concatenate([grad_g, grad_d])
 
-    best, agree, succ, n = _run(fun, x0, J, k, mg, md, tick)
-    return _finish(best, agree, succ, n, best[1][:J], best[1][J:], mg, md)
+    best, agree, succ, n = _run(fun, start_points, n_levels, k, mono_g, mono_d, tick)
+    return _finish(best, agree, succ, n, best[1][:n_levels], best[1][n_levels:], mono_g, mono_d)
 
 
 # =========================================================================== reporting helpers
@@ -568,19 +568,19 @@ def gain_ratios(levels, gains) -> dict:
     """{'2/1': gain(2)/gain(1), ...} between consecutive positive grade levels (Kanoulas & Aslam
     2009 Table 2 reports highly relevant / relevant); inf when the lower gain is 0."""
     out = {}
-    for a, b, ga, gb in zip(levels[:-1], levels[1:], gains[:-1], gains[1:]):
-        key = f"{_num(b)}/{_num(a)}"
-        out[key] = gb / ga if ga > 0 else (math.inf if gb > 0 else math.nan)
+    for level_low, level_high, gain_low, gain_high in zip(levels[:-1], levels[1:], gains[:-1], gains[1:]):
+        key = f"{_num(level_high)}/{_num(level_low)}"
+        out[key] = gain_high / gain_low if gain_low > 0 else (math.inf if gain_high > 0 else math.nan)
     return out
 
 
-def _num(x) -> str:
-    x = float(x)
-    return str(int(x)) if x.is_integer() else repr(x)
+def _num(value) -> str:
+    value = float(value)
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
-def _short(x: float, digits: int) -> str:
-    return f"{x:.{digits}g}"
+def _short(value: float, digits: int) -> str:
+    return f"{value:.{digits}g}"
 
 
 def measure_string(spec: MeasureSpec, k: int, levels, gains, discount, digits: int = 12) -> str:
@@ -592,10 +592,10 @@ def measure_string(spec: MeasureSpec, k: int, levels, gains, discount, digits: i
     """
     g = np.asarray(gains, dtype=np.float64)
     d = np.asarray(discount, dtype=np.float64)
-    gs = g / (g[0] if g[0] > 0 else g.max())
-    ds = d / d.max()
-    gtxt = ",".join([f"{_num(0)}:0"] + [f"{_num(lv)}:{_short(x, digits)}" for lv, x in zip(levels, gs)])
-    dtxt = ",".join(_short(x, digits) for x in ds)
+    scaled_gains = g / (g[0] if g[0] > 0 else g.max())
+    scaled_discount = d / d.max()
+    gtxt = ",".join([f"{_num(0)}:0"] + [f"{_num(level)}:{_short(factor, digits)}" for level, factor in zip(levels, scaled_gains)])
+    dtxt = ",".join(_short(factor, digits) for factor in scaled_discount)
     inner = f"{spec.base}(gains={{{gtxt}}}, discount=[{dtxt}])@{k}"
     return f"{spec.variant}({inner})" if spec.variant else inner
 
@@ -607,33 +607,33 @@ def parse_topics(spec: str, available) -> list:
     (e.g. ``601-650`` or ``301-310,601-650,700``).  An item matching nothing is an error.
     """
     want_ids, ranges = set(), []
-    for item in (x.strip() for x in spec.split(",")):
+    for item in (part.strip() for part in spec.split(",")):
         if not item:
             continue
-        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", item)
-        if m:
-            lo, hi = int(m.group(1)), int(m.group(2))
-            if lo > hi:
+        match = re.fullmatch(r"(\d+)\s*-\s*(\d+)", item)
+        if match:
+            first, last = int(match.group(1)), int(match.group(2))
+            if first > last:
                 raise ValueError(f"--topics: empty range {item!r}")
-            ranges.append((lo, hi, item))
+            ranges.append((first, last, item))
         else:
             want_ids.add(item)
     if not want_ids and not ranges:
         raise ValueError(f"--topics: no topic in {spec!r}")
     avail = list(available)
     chosen = []
-    hit = dict.fromkeys([*want_ids, *(r[2] for r in ranges)], False)
-    for q in avail:
+    hit = dict.fromkeys([*want_ids, *(span[2] for span in ranges)], False)
+    for qid in avail:
         take = False
-        if q in want_ids:
-            hit[q] = take = True
-        if q.isdigit():
-            for lo, hi, item in ranges:
-                if lo <= int(q) <= hi:
+        if qid in want_ids:
+            hit[qid] = take = True
+        if qid.isdigit():
+            for first, last, item in ranges:
+                if first <= int(qid) <= last:
                     hit[item] = take = True
         if take:
-            chosen.append(q)
-    missing = [i for i, h in hit.items() if not h]
+            chosen.append(qid)
+    missing = [topic for topic, found in hit.items() if not found]
     if missing:
         raise ValueError(f"--topics: {missing[0]!r} matches no topic of the qrels")
     return chosen
@@ -647,10 +647,10 @@ def topic_resamples(n_topics: int, reps: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n_topics, size=(reps, n_topics))
 
 
-def topics_needed_resampled(Y, resamples, target: float) -> np.ndarray:
+def topics_needed_resampled(score_matrix, resamples, target: float) -> np.ndarray:
     """The topics needed for Φ >= ``target`` on every topic resample of the systems x topics scores ``Y``
     (a bootstrap over topics: how far the count moves with the topics drawn)."""
-    return np.array([stats.topics_needed(stats.variance_components(Y[:, ix]), target) for ix in resamples],
+    return np.array([stats.topics_needed(stats.variance_components(score_matrix[:, sample]), target) for sample in resamples],
                     dtype=np.float64)
 
 
@@ -665,32 +665,32 @@ def entry_starts(unconstrained: str, restarts: int) -> int:
     return sum(per) + len(per) * restarts
 
 
-def _entries(dk: Design, spec: MeasureSpec, k: int, *, gain: str, discount: str, unconstrained: str,
+def _entries(design_k: Design, spec: MeasureSpec, k: int, *, gain: str, discount: str, unconstrained: str,
              restarts: int, seed: int, tick=None) -> list:
     """The functions of one measure and cutoff, in the rows' order: (optimised, constrained, gain name,
     discount name, g, d, Optimum | None); the optima are fitted on ``dk``'s topics.  ``tick()`` is
     called after each SLSQP start (:func:`entry_starts` in all)."""
-    fixed_g = named_gains(gain, dk.levels)
+    fixed_g = named_gains(gain, design_k.levels)
     fixed_d = named_discount(discount, k)
     entries = []
-    for dn in DISCOUNTS:
-        entries.append(("", True, gain, dn, fixed_g, named_discount(dn, k), None))
-    opt_d = optimise_discount(dk, fixed_g, spec, restarts=restarts, seed=seed, tick=tick)
+    for discount_name in DISCOUNTS:
+        entries.append(("", True, gain, discount_name, fixed_g, named_discount(discount_name, k), None))
+    opt_d = optimise_discount(design_k, fixed_g, spec, restarts=restarts, seed=seed, tick=tick)
     entries.append(("discount", True, gain, "optimal", opt_d.gains, opt_d.discount, opt_d))
     if unconstrained in ("discount", "both"):
-        o = optimise_discount(dk, fixed_g, spec, monotone=False, restarts=restarts, seed=seed,
+        optimum = optimise_discount(design_k, fixed_g, spec, monotone=False, restarts=restarts, seed=seed,
                               starts=[opt_d.discount], tick=tick)
-        entries.append(("discount", False, gain, "optimal (unconstrained)", o.gains, o.discount, o))
-    for gn in GAINS:
-        if gn != gain:  # (gain, discount) is already a discount row
-            entries.append(("", True, gn, discount, named_gains(gn, dk.levels), fixed_d, None))
-    opt_g = optimise_gains(dk, fixed_d, spec, restarts=restarts, seed=seed, tick=tick)
+        entries.append(("discount", False, gain, "optimal (unconstrained)", optimum.gains, optimum.discount, optimum))
+    for gain_name in GAINS:
+        if gain_name != gain:  # (gain, discount) is already a discount row
+            entries.append(("", True, gain_name, discount, named_gains(gain_name, design_k.levels), fixed_d, None))
+    opt_g = optimise_gains(design_k, fixed_d, spec, restarts=restarts, seed=seed, tick=tick)
     entries.append(("gains", True, "optimal", discount, opt_g.gains, opt_g.discount, opt_g))
     if unconstrained in ("gains", "both"):
-        o = optimise_gains(dk, fixed_d, spec, monotone=False, restarts=restarts, seed=seed,
+        optimum = optimise_gains(design_k, fixed_d, spec, monotone=False, restarts=restarts, seed=seed,
                            starts=[opt_g.gains], tick=tick)
-        entries.append(("gains", False, "optimal (unconstrained)", discount, o.gains, o.discount, o))
-    joint = optimise_joint(dk, spec, restarts=restarts, seed=seed,
+        entries.append(("gains", False, "optimal (unconstrained)", discount, optimum.gains, optimum.discount, optimum))
+    joint = optimise_joint(design_k, spec, restarts=restarts, seed=seed,
                            starts=[(opt_d.gains, opt_d.discount), (opt_g.gains, opt_g.discount)], tick=tick)
     entries.append(("gains+discount", True, "optimal (joint)", "optimal (joint)", joint.gains,
                     joint.discount, joint))
@@ -708,31 +708,31 @@ def topic_splits(n_topics: int, splits: int, seed: int = 0) -> list:
     return out
 
 
-def error_ratio(Y) -> float:
+def error_ratio(score_matrix) -> float:
     """(σ²(t) + σ²(s:t)) / σ²(s) of the systems x topics scores ``Y``: the topics needed for Φ >= P are
     this times P / (1 - P) (Kanoulas & Aslam 2009 eq. 2 solved for n), so the ratio of two functions'
     topic counts, unrounded, is the ratio of their error ratios whatever P (inf when σ²(s) = 0)."""
-    vc = stats.variance_components(Y)
-    return (vc.topic + vc.residual) / vc.system if vc.system > 0 else math.inf
+    components = stats.variance_components(score_matrix)
+    return (components.topic + components.residual) / components.system if components.system > 0 else math.inf
 
 
-def ratio_claim(p: dict, digits: int = 2) -> str:
+def ratio_claim(pair: dict, digits: int = 2) -> str:
     """The sentence a paired comparison of :func:`paired_ratios` supports: a needs more (fewer) topics
     than b only when the whole 95 % interval of the ratio lies above (below) 1, else "not separated
     from"; with the ratio and its interval, e.g. ``UL2(nDCG@20) linear/log needs more topics than
     nDCG@20 linear/log: 1.70x [1.10, 2.35]``."""
-    a = f"{p['measure_a']} {p['function_a']}"
-    b = f"{p['measure_b']} {p['function_b']}"
-    lo, hi = p["ratio 2.5%"], p["ratio 97.5%"]
-    verb = ("needs more topics than" if lo > 1 else "needs fewer topics than" if hi < 1
+    label_a = f"{pair['measure_a']} {pair['function_a']}"
+    label_b = f"{pair['measure_b']} {pair['function_b']}"
+    low, high = pair["ratio 2.5%"], pair["ratio 97.5%"]
+    verb = ("needs more topics than" if low > 1 else "needs fewer topics than" if high < 1
             else "is not separated from")
 
-    def bound(x):  # more digits where rounding would print a bound that excludes 1 as 1
-        for d in range(digits, digits + 4):
-            if x == 1 or float(f"{x:.{d}f}") != 1:
-                return f"{x:.{d}f}"
-        return repr(x)
-    return f"{a} {verb} {b}: {p['ratio']:.{digits}f}x [{bound(lo)}, {bound(hi)}]"
+    def bound(value):  # more digits where rounding would print a bound that excludes 1 as 1
+        for places in range(digits, digits + 4):
+            if value == 1 or float(f"{value:.{places}f}") != 1:
+                return f"{value:.{places}f}"
+        return repr(value)
+    return f"{label_a} {verb} {label_b}: {pair['ratio']:.{digits}f}x [{bound(low)}, {bound(high)}]"
 
 
 def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
@@ -747,17 +747,17 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
     function is optimistic: see the held-out split)."""
     out = []
     by_measure: dict = {}
-    for i, r in enumerate(rows):
-        by_measure.setdefault((r["k"], r["measure"]), []).append(i)
+    for index, record in enumerate(rows):
+        by_measure.setdefault((record["k"], record["measure"]), []).append(index)
 
-    def pair(i, j):
-        a, b = rows[i], rows[j]
-        full = a["_error_ratio"] / b["_error_ratio"]
-        ratio = draws[i] / draws[j]
-        lo, hi = np.percentile(ratio, [2.5, 97.5])
-        row = {"k": a["k"], "measure_a": a["measure"], "function_a": function_label(a),
-               "measure_b": b["measure"], "function_b": function_label(b), "ratio": float(full),
-               "ratio 2.5%": float(lo), "ratio 97.5%": float(hi), "share a<b": float(np.mean(ratio < 1)),
+    def pair(index, other):
+        row_a, row_b = rows[index], rows[other]
+        full = row_a["_error_ratio"] / row_b["_error_ratio"]
+        ratio = draws[index] / draws[other]
+        low, high = np.percentile(ratio, [2.5, 97.5])
+        row = {"k": row_a["k"], "measure_a": row_a["measure"], "function_a": function_label(row_a),
+               "measure_b": row_b["measure"], "function_b": function_label(row_b), "ratio": float(full),
+               "ratio 2.5%": float(low), "ratio 97.5%": float(high), "share a<b": float(np.mean(ratio < 1)),
                "share a>b": float(np.mean(ratio > 1)), "resamples": int(len(ratio))}
         row["claim"] = ratio_claim(row)
         return row
@@ -768,22 +768,22 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
         if len(by_measure) > 1:  # every cutoff against the first one, function by function
             base_k = first_k.setdefault(name.replace(f"@{k}", "@"), idx)
             if base_k is not idx:
-                base = {function_label(rows[i]) + str(rows[i]["monotone"]): i for i in base_k}
-                for i in idx:
-                    j = base.get(function_label(rows[i]) + str(rows[i]["monotone"]))
-                    if j is not None and rows[i]["optimised"] == "—":
-                        out.append(pair(i, j))
-        ref = next((i for i in idx if rows[i]["optimised"] == "—" and rows[i]["discount"] == reference
-                    and rows[i]["gain"] == rows[idx[0]]["gain"]), None)
+                base = {function_label(rows[index]) + str(rows[index]["monotone"]): index for index in base_k}
+                for index in idx:
+                    other = base.get(function_label(rows[index]) + str(rows[index]["monotone"]))
+                    if other is not None and rows[index]["optimised"] == "—":
+                        out.append(pair(index, other))
+        ref = next((index for index in idx if rows[index]["optimised"] == "—" and rows[index]["discount"] == reference
+                    and rows[index]["gain"] == rows[idx[0]]["gain"]), None)
         if ref is not None:
-            out.extend(pair(i, ref) for i in idx if i != ref)
+            out.extend(pair(index, ref) for index in idx if index != ref)
         first = firsts.setdefault(k, idx)
         if first is not idx:
-            base = {function_label(rows[i]) + str(rows[i]["monotone"]): i for i in first}
-            for i in idx:
-                j = base.get(function_label(rows[i]) + str(rows[i]["monotone"]))
-                if j is not None:
-                    out.append(pair(i, j))
+            base = {function_label(rows[index]) + str(rows[index]["monotone"]): index for index in first}
+            for index in idx:
+                other = base.get(function_label(rows[index]) + str(rows[index]["monotone"]))
+                if other is not None:
+                    out.append(pair(index, other))
     return out
 
 
@@ -808,7 +808,7 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
     ``advance(units, total=None)``, told the SLSQP starts of every fit (:func:`entry_starts` per
     measure, cutoff and fitting half) and advanced after each.
     """
-    n = at_topics or len(design.topics)
+    n_topics = at_topics or len(design.topics)
     if progress is not None:
         progress(0, total=entry_starts(unconstrained, restarts) * len(cutoffs) * len(specs) * (1 + holdout))
     rows, curves = [], []
@@ -816,47 +816,47 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
     halves = topic_splits(len(design.topics), holdout, seed) if holdout else []
     draws = {}
     for k in cutoffs:
-        dk = design.at(k)
+        design_k = design.at(k)
         for spec in specs:
-            entries = _entries(dk, spec, k, gain=gain, discount=discount, unconstrained=unconstrained,
+            entries = _entries(design_k, spec, k, gain=gain, discount=discount, unconstrained=unconstrained,
                                restarts=restarts, seed=seed, tick=progress)
             split_phi = np.full((len(entries), len(halves), 2), np.nan)
-            for h, (fit, held) in enumerate(halves):
-                dfit, dheld = dk.subset(fit), dk.subset(held)
+            for half, (fit, held) in enumerate(halves):
+                dfit, dheld = design_k.subset(fit), design_k.subset(held)
                 refit = _entries(dfit, spec, k, gain=gain, discount=discount, unconstrained=unconstrained,
                                  restarts=restarts, seed=seed, tick=progress)
-                for e, (*_, g, d, _o) in enumerate(refit):
-                    split_phi[e, h] = (stats.phi(components(dfit, g, d, spec), n),
-                                       stats.phi(components(dheld, g, d, spec), n))
-            for e, (optimised, constrained, gname, dname, g, d, o) in enumerate(entries):
-                Y = scores(dk, g, d, spec)
-                vc = stats.variance_components(Y)
+                for entry, (*_, g, d, _o) in enumerate(refit):
+                    split_phi[entry, half] = (stats.phi(components(dfit, g, d, spec), n_topics),
+                                       stats.phi(components(dheld, g, d, spec), n_topics))
+            for entry, (optimised, constrained, gname, dname, g, d, optimum) in enumerate(entries):
+                score_matrix = scores(design_k, g, d, spec)
+                variance = stats.variance_components(score_matrix)
                 row = {"measure": spec.name(k), "k": k, "gain": gname, "discount": dname,
                        "optimised": optimised or "—", "monotone": constrained,
-                       "phi": stats.phi(vc, n), "erho2": stats.erho2(vc, n),
-                       **{f"topics Φ>={p:g}": stats.topics_needed(vc, p) for p in phi_targets},
-                       **(_intervals(Y, resamples, phi_targets) if resamples is not None else {}),
-                       **(_holdout_columns(split_phi[e], split_phi[0]) if halves else {}),
-                       "phi1": stats.phi(vc, 1), "var_system": vc.system, "var_topic": vc.topic,
-                       "var_residual": vc.residual}
-                row.update({f"gain {key}": v for key, v in gain_ratios(dk.levels, g).items()})
+                       "phi": stats.phi(variance, n_topics), "erho2": stats.erho2(variance, n_topics),
+                       **{f"topics Φ>={target:g}": stats.topics_needed(variance, target) for target in phi_targets},
+                       **(_intervals(score_matrix, resamples, phi_targets) if resamples is not None else {}),
+                       **(_holdout_columns(split_phi[entry], split_phi[0]) if halves else {}),
+                       "phi1": stats.phi(variance, 1), "var_system": variance.system, "var_topic": variance.topic,
+                       "var_residual": variance.residual}
+                row.update({f"gain {key}": ratio for key, ratio in gain_ratios(design_k.levels, g).items()})
                 row.update({
                     "residual": max(residual(g, "up" if constrained else None),
                                     residual(d, "down" if constrained else None)),
-                    "converged": None if o is None else o.converged,
-                    "starts": None if o is None else o.starts,
-                    "agree": None if o is None else o.agree,
-                    "gains": [float(x) for x in g], "discount_factors": [float(x) for x in d],
-                    "string": measure_string(spec, k, dk.levels, g, d, digits)})
+                    "converged": None if optimum is None else optimum.converged,
+                    "starts": None if optimum is None else optimum.starts,
+                    "agree": None if optimum is None else optimum.agree,
+                    "gains": [float(value) for value in g], "discount_factors": [float(value) for value in d],
+                    "string": measure_string(spec, k, design_k.levels, g, d, digits)})
                 if paired is not None and resamples is not None:
-                    row["_error_ratio"] = error_ratio(Y)
-                    draws[len(rows)] = np.array([error_ratio(Y[:, ix]) for ix in resamples])
+                    row["_error_ratio"] = error_ratio(score_matrix)
+                    draws[len(rows)] = np.array([error_ratio(score_matrix[:, sample]) for sample in resamples])
                 rows.append(row)
-                curves.append((row, vc))
+                curves.append((row, variance))
     if paired is not None and resamples is not None:
         paired.extend(paired_ratios(rows, draws, reference="log"))
-    for r in rows:
-        r.pop("_error_ratio", None)
+    for record in rows:
+        record.pop("_error_ratio", None)
     return rows, curves
 
 
@@ -864,10 +864,10 @@ def _holdout_columns(phis, reference) -> dict:
     """Mean and 2.5/97.5 percentiles over the splits of Φ on the fitting half, on the held-out half, and
     of the held-out Φ minus the reference function's (the first row: the log discount) on the same split."""
     out = {}
-    for name, v in (("phi fit-half", phis[:, 0]), ("phi held-out", phis[:, 1]),
+    for name, values in (("phi fit-half", phis[:, 0]), ("phi held-out", phis[:, 1]),
                     ("phi held-out - log", phis[:, 1] - reference[:, 1])):
-        lo, hi = np.percentile(v, [2.5, 97.5])
-        out[name], out[f"{name} 2.5%"], out[f"{name} 97.5%"] = float(v.mean()), float(lo), float(hi)
+        low, high = np.percentile(values, [2.5, 97.5])
+        out[name], out[f"{name} 2.5%"], out[f"{name} 97.5%"] = float(values.mean()), float(low), float(high)
     return out
 
 
@@ -885,14 +885,14 @@ def function_label(row: dict) -> str:
 
 
 def _spec_of(row: dict, specs, k: int):
-    return next(s for s in specs if s.name(k) == row["measure"])
+    return next(spec for spec in specs if spec.name(k) == row["measure"])
 
 
-def _intervals(Y, resamples, targets) -> dict:
+def _intervals(score_matrix, resamples, targets) -> dict:
     out = {}
-    for p in targets:
-        lo, hi = np.percentile(topics_needed_resampled(Y, resamples, p), [2.5, 97.5])
-        out[f"topics Φ>={p:g} 2.5%"], out[f"topics Φ>={p:g} 97.5%"] = float(lo), float(hi)
+    for target in targets:
+        low, high = np.percentile(topics_needed_resampled(score_matrix, resamples, target), [2.5, 97.5])
+        out[f"topics Φ>={target:g} 2.5%"], out[f"topics Φ>={target:g} 97.5%"] = float(low), float(high)
     return out
 
 
@@ -902,16 +902,16 @@ def tau_table(design, specs, rows) -> list:
     for the discount functions at k = 100).  One dict per (measure, function_a, function_b), both
     orders and the diagonal included (a full matrix)."""
     out = []
-    for name in dict.fromkeys(r["measure"] for r in rows):
-        mine = [r for r in rows if r["measure"] == name]
+    for name in dict.fromkeys(row["measure"] for row in rows):
+        mine = [row for row in rows if row["measure"] == name]
         k = mine[0]["k"]
-        spec, dk = _spec_of(mine[0], specs, k), design.at(k)
-        means = {function_label(r): scores(dk, np.asarray(r["gains"]), np.asarray(r["discount_factors"]),
-                                           spec).mean(axis=1) for r in mine}
-        for a, ma in means.items():
-            for b, mb in means.items():
-                out.append({"measure": name, "k": k, "function_a": a, "function_b": b,
-                            "tau": stats.kendall_tau(ma, mb)})
+        spec, design_k = _spec_of(mine[0], specs, k), design.at(k)
+        means = {function_label(row): scores(design_k, np.asarray(row["gains"]), np.asarray(row["discount_factors"]),
+                                           spec).mean(axis=1) for row in mine}
+        for label_a, means_a in means.items():
+            for label_b, means_b in means.items():
+                out.append({"measure": name, "k": k, "function_a": label_a, "function_b": label_b,
+                            "tau": stats.kendall_tau(means_a, means_b)})
     return out
 
 
@@ -924,25 +924,25 @@ def asl_table(design, specs, rows, *, reps: int = 1000, seed: int = 0) -> list:
     resamples serve every function (one seed)."""
     out = []
     S = design.C.shape[0]
-    ii, jj = np.triu_indices(S, 1)
-    names = list(design.systems) or [str(i) for i in range(S)]
-    for name in dict.fromkeys(r["measure"] for r in rows):
-        mine = [r for r in rows if r["measure"] == name]
+    first, second = np.triu_indices(S, 1)
+    names = list(design.systems) or [str(index) for index in range(S)]
+    for name in dict.fromkeys(row["measure"] for row in rows):
+        mine = [row for row in rows if row["measure"] == name]
         k = mine[0]["k"]
-        spec, dk = _spec_of(mine[0], specs, k), design.at(k)
-        joint = next(r for r in mine if r["optimised"] == "gains+discount")
+        spec, design_k = _spec_of(mine[0], specs, k), design.at(k)
+        joint = next(row for row in mine if row["optimised"] == "gains+discount")
         vectors = {"joint": (np.asarray(joint["gains"]), np.asarray(joint["discount_factors"]))}
         for label in ASL_FUNCTIONS[1:]:
             g, d = label.split("/")
-            vectors[label] = (named_gains(g, dk.levels), named_discount(d, k))
+            vectors[label] = (named_gains(g, design_k.levels), named_discount(d, k))
         for label, (g, d) in vectors.items():
-            Y = scores(dk, g, d, spec)
-            asl = np.asarray(stats.pairwise_bootstrap(Y[ii] - Y[jj], reps=reps, seed=seed).p, dtype=np.float64)
+            score_matrix = scores(design_k, g, d, spec)
+            asl = np.asarray(stats.pairwise_bootstrap(score_matrix[first] - score_matrix[second], reps=reps, seed=seed).p, dtype=np.float64)
             order = np.empty(len(asl), dtype=np.int64)
             order[np.argsort(asl, kind="stable")] = np.arange(1, len(asl) + 1)
-            for a, b, p, o in zip(ii, jj, asl, order):
-                out.append({"measure": name, "k": k, "function": label, "run_a": names[a], "run_b": names[b],
-                            "asl": float(p), "order": int(o)})
+            for system_a, system_b, p_value, order_rank in zip(first, second, asl, order):
+                out.append({"measure": name, "k": k, "function": label, "run_a": names[system_a], "run_b": names[system_b],
+                            "asl": float(p_value), "order": int(order_rank)})
     return out
 
 
@@ -963,38 +963,38 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
     from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
 
     warn = warn or (lambda msg: None)
-    q = read_qrels(qrels_path)
-    if q.skipped:
-        warn(f"{qrels_path}: skipped {q.skipped} comment or blank lines")
-    all_topics = natural_order(qrels_queries(q))
+    qrels = read_qrels(qrels_path)
+    if qrels.skipped:
+        warn(f"{qrels_path}: skipped {qrels.skipped} comment or blank lines")
+    all_topics = natural_order(qrels_queries(qrels))
     qids = parse_topics(topics, all_topics) if topics else all_topics
     if topics:
         warn(f"--topics {topics}: {len(qids)} of {len(all_topics)} qrels topics kept, "
              f"{len(all_topics) - len(qids)} left out")
-    J = judgements(q, qids)
-    levels = np.unique(J.grade[J.grade > 0])
+    judged = judgements(qrels, qids)
+    levels = np.unique(judged.grade[judged.grade > 0])
     if len(levels) == 0:
         raise ValueError(f"{qrels_path}: no relevant document in the topics evaluated")
-    T = len(qids)
-    pool = np.bincount(J.row, minlength=T)[:T].astype(np.float64)
-    counts = np.stack([np.bincount(J.row, weights=(J.grade == lv), minlength=T)[:T] for lv in levels], axis=1)
-    size = len(run_paths) * T * len(levels) * k * 8
+    n_topics = len(qids)
+    pool = np.bincount(judged.row, minlength=n_topics)[:n_topics].astype(np.float64)
+    counts = np.stack([np.bincount(judged.row, weights=(judged.grade == level), minlength=n_topics)[:n_topics] for level in levels], axis=1)
+    size = len(run_paths) * n_topics * len(levels) * k * 8
     if size > MAX_COUNT_BYTES:
-        raise ValueError(f"{len(run_paths)} runs x {T} topics x {len(levels)} grades x {k} ranks need "
+        raise ValueError(f"{len(run_paths)} runs x {n_topics} topics x {len(levels)} grades x {k} ranks need "
                          f"{size / 1e9:.1f} GB of counts: select topics (--topics) or lower -k")
     idx, names = [], []
     for path in run_paths:
         run = read_run(path)
-        rr = rank_run(run, q, qids, ties=ties, depth=k)
-        rk = rr.ranking
-        missing = int((~rr.present).sum())
+        ranked = rank_run(run, qrels, qids, ties=ties, depth=k)
+        ranking = ranked.ranking
+        missing = int((~ranked.present).sum())
         if missing:
-            warn(f"{run.name}: {missing} of {T} topics have no ranked documents and score 0")
-        if rr.ignored_queries and not topics:
-            warn(f"{run.name}: {rr.ignored_queries} run topics absent from the qrels ignored")
+            warn(f"{run.name}: {missing} of {n_topics} topics have no ranked documents and score 0")
+        if ranked.ignored_queries and not topics:
+            warn(f"{run.name}: {ranked.ignored_queries} run topics absent from the qrels ignored")
         if run.skipped:
             warn(f"{path}: skipped {run.skipped} comment or blank lines")
-        idx.append(level_index(rk.row, rk.grade, rk.judged, rk.pos, T, k, levels))
+        idx.append(level_index(ranking.row, ranking.grade, ranking.judged, ranking.pos, n_topics, k, levels))
         names.append(run.name)
     return Design.from_levels(np.stack(idx), counts, pool, levels, names, qids)
 

@@ -27,39 +27,39 @@ __all__ = [
 ]
 
 
-def paired(x, y) -> tuple[np.ndarray, np.ndarray]:
+def paired(scores_a, scores_b) -> tuple[np.ndarray, np.ndarray]:
     """The two value arrays as float64 with NaN pairs removed."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if x.shape != y.shape:
-        raise ValueError(f"paired tests need equal lengths, got {x.shape} and {y.shape}")
-    ok = ~(np.isnan(x) | np.isnan(y))
-    return x[ok], y[ok]
+    scores_a = np.asarray(scores_a, dtype=np.float64)
+    scores_b = np.asarray(scores_b, dtype=np.float64)
+    if scores_a.shape != scores_b.shape:
+        raise ValueError(f"paired tests need equal lengths, got {scores_a.shape} and {scores_b.shape}")
+    valid = ~(np.isnan(scores_a) | np.isnan(scores_b))
+    return scores_a[valid], scores_b[valid]
 
 
-def paired_t(x, y, alternative: str = "two-sided") -> tuple[float, float]:
+def paired_t(scores_a, scores_b, alternative: str = "two-sided") -> tuple[float, float]:
     """Student's paired t-test: (t, p) with t = mean(d) / (sd(d) / sqrt(n)), n - 1 degrees of freedom.
 
     scipy.stats.ttest_rel; NaN p-value when fewer than 2 pairs remain.
     """
     from scipy import stats
 
-    x, y = paired(x, y)
-    if len(x) < 2:
+    scores_a, scores_b = paired(scores_a, scores_b)
+    if len(scores_a) < 2:
         return float("nan"), float("nan")
-    d = x - y
-    if not np.any(d != d[0]):  # constant differences: sd = 0, the t statistic is undefined
-        if d[0] == 0:
+    diffs = scores_a - scores_b
+    if not np.any(diffs != diffs[0]):  # constant differences: sd = 0, the t statistic is undefined
+        if diffs[0] == 0:
             return 0.0, 1.0
         # a constant non-zero shift is as strong as evidence gets
-        worse = d[0] < 0
-        p = 0.0 if alternative == "two-sided" or (alternative == "less") == worse else 1.0
-        return (-np.inf if worse else np.inf), p
-    res = stats.ttest_rel(x, y, alternative=alternative)
+        worse = diffs[0] < 0
+        p_value = 0.0 if alternative == "two-sided" or (alternative == "less") == worse else 1.0
+        return (-np.inf if worse else np.inf), p_value
+    res = stats.ttest_rel(scores_a, scores_b, alternative=alternative)
     return float(res.statistic), float(res.pvalue)
 
 
-def randomization(x, y, alternative: str = "two-sided", n_resamples: int = 10_000,
+def randomization(scores_a, scores_b, alternative: str = "two-sided", n_resamples: int = 10_000,
                   seed: int | None = 0) -> tuple[float, float]:
     """Paired randomization (sign-flip) test of mean(d): (mean difference, p).
 
@@ -72,17 +72,17 @@ def randomization(x, y, alternative: str = "two-sided", n_resamples: int = 10_00
     """
     from scipy import stats
 
-    x, y = paired(x, y)
-    if len(x) < 2:
+    scores_a, scores_b = paired(scores_a, scores_b)
+    if len(scores_a) < 2:
         return float("nan"), float("nan")
-    d = x - y
-    if not np.any(d):
+    diffs = scores_a - scores_b
+    if not np.any(diffs):
         return 0.0, 1.0
 
-    def mean_diff(a, b, axis):
-        return np.mean(a - b, axis=axis)
+    def mean_diff(left, right, axis):
+        return np.mean(left - right, axis=axis)
 
-    res = stats.permutation_test((x, y), mean_diff, permutation_type="samples", vectorized=True,
+    res = stats.permutation_test((scores_a, scores_b), mean_diff, permutation_type="samples", vectorized=True,
                                  alternative=alternative, n_resamples=n_resamples,
                                  random_state=np.random.default_rng(seed))
     return float(res.statistic), float(res.pvalue)
@@ -118,24 +118,24 @@ class PairedTest:
                 setattr(self, k, float(v))
 
 
-def _diffs(d) -> np.ndarray:
-    d = np.asarray(d, dtype=np.float64)
-    if d.ndim == 0 or d.shape[-1] < 2:
+def _diffs(diffs) -> np.ndarray:
+    diffs = np.asarray(diffs, dtype=np.float64)
+    if diffs.ndim == 0 or diffs.shape[-1] < 2:
         raise ValueError("a paired test needs at least two queries")
-    return d
+    return diffs
 
 
-def _moments(d):
-    n = d.shape[-1]
-    mean = d.mean(axis=-1)
-    sd = _sd(d)
-    return n, mean, sd, _ratio(mean, sd)
+def _moments(diffs):
+    n = diffs.shape[-1]
+    mean = diffs.mean(axis=-1)
+    std = _sd(diffs)
+    return n, mean, std, _ratio(mean, std)
 
 
-def _sd(d):
+def _sd(diffs):
     """Sample sd over the last axis, 0 when it is rounding noise (equal differences such as 0.2)."""
-    sd = d.std(axis=-1, ddof=1)
-    return np.where(sd <= 1e-12 * np.abs(d).max(axis=-1, initial=0.0), 0.0, sd)
+    std = diffs.std(axis=-1, ddof=1)
+    return np.where(std <= 1e-12 * np.abs(diffs).max(axis=-1, initial=0.0), 0.0, std)
 
 
 def _ratio(num, den):
@@ -146,44 +146,44 @@ def _ratio(num, den):
                         np.where(num == 0, 0.0, np.copysign(np.inf, num)))
 
 
-def _t_interval(n, mean, sd, alpha):
+def _t_interval(n, mean, std, alpha):
     from scipy import special  # stdtrit is scipy.stats.t.ppf's kernel; scipy.stats costs ~1 s to import
 
-    half = special.stdtrit(n - 1, 1 - alpha / 2) * sd / math.sqrt(n)
+    half = special.stdtrit(n - 1, 1 - alpha / 2) * std / math.sqrt(n)
     return mean - half, mean + half
 
 
-def pairwise_t(d, alpha: float = 0.05) -> PairedTest:
+def pairwise_t(diffs, alpha: float = 0.05) -> PairedTest:
     """Student's paired t-test, two-sided: t = mean(d) / (sd(d)/sqrt(n)), n - 1 degrees of freedom.
 
-    ``d``: differences x - y, shape (..., n queries); every leading index is one pair.  The
+    ``diffs``: differences x - y, shape (..., n queries); every leading index is one pair.  The
     p-value is scipy.stats.ttest_rel's.  Where every difference is 0 the test is defined as
     t = 0, p = 1 (scipy leaves it NaN), as in ``paired_t``.  The interval is mean(d) +- t_{1-alpha/2, n-1} sd(d)/sqrt(n).
     """
-    d = _diffs(d)
-    n, mean, sd, effect = _moments(d)
-    statistic, pvalue = _ttest_1samp(d)
-    zero = np.all(d == 0, axis=-1)
-    t = np.where(zero, 0.0, statistic)
-    p = np.where(zero, 1.0, pvalue)
-    lo, hi = _t_interval(n, mean, sd, alpha)
-    return PairedTest(mean, t, p, effect, lo, hi)
+    diffs = _diffs(diffs)
+    n, mean, std, effect = _moments(diffs)
+    statistic, pvalue = _ttest_1samp(diffs)
+    zero = np.all(diffs == 0, axis=-1)
+    t_values = np.where(zero, 0.0, statistic)
+    p_value = np.where(zero, 1.0, pvalue)
+    low, high = _t_interval(n, mean, std, alpha)
+    return PairedTest(mean, t_values, p_value, effect, low, high)
 
 
-def _ttest_1samp(d):
+def _ttest_1samp(diffs):
     """scipy.stats.ttest_1samp(d, 0, axis=-1), two-sided, computed as scipy 1.17 computes it (the same
     bits: tests/test_perf_equivalence.py) from its kernel scipy.special.stdtr, without importing scipy.stats (~1 s)."""
     from scipy import special
 
-    n = d.shape[-1]
-    centred = d - np.mean(d, axis=-1, keepdims=True)
+    n = diffs.shape[-1]
+    centred = diffs - np.mean(diffs, axis=-1, keepdims=True)
     var = np.mean(centred ** 2, axis=-1) * (np.float64(n) / np.float64(n - 1))
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.divide(np.mean(d, axis=-1) - 0.0, np.sqrt(var / n))
-    return t, 2 * special.stdtr(np.float64(n - 1), -np.abs(t))
+        statistic = np.divide(np.mean(diffs, axis=-1) - 0.0, np.sqrt(var / n))
+    return statistic, 2 * special.stdtr(np.float64(n - 1), -np.abs(statistic))
 
 
-def pairwise_randomization(d, reps: int = 10_000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
+def pairwise_randomization(diffs, reps: int = 10_000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
     """Fisher's randomization (permutation) test for paired data, two-sided, statistic mean(d).
 
     Under the null hypothesis each query's pair of scores is exchangeable, so every sign pattern
@@ -193,29 +193,29 @@ def pairwise_randomization(d, reps: int = 10_000, seed: int = 0, alpha: float = 
     CIKM 2007).  The same rule and p-values as ``randomization`` (scipy.stats.permutation_test),
     vectorised over pairs.  The interval is the t-interval of ``pairwise_t``.
     """
-    d = _diffs(d)
-    n, mean, sd, effect = _moments(d)
+    diffs = _diffs(diffs)
+    n, mean, std, effect = _moments(diffs)
     if 2 ** n <= reps:
         signs = 1.0 - 2.0 * ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1)  # every pattern once
         exact = True
     else:
         signs = np.random.default_rng(seed).choice([-1.0, 1.0], size=(reps, n))
         exact = False
-    flat = d.reshape(-1, n)
+    flat = diffs.reshape(-1, n)
     obs = np.abs(flat.mean(axis=1))
     tol = 1e-12 * np.maximum(1.0, obs)  # equal sums must count as "as extreme" despite rounding
     count = np.zeros(len(flat))
     per = max(1, _BATCH_ELEMENTS // max(1, len(signs)))
-    for a in range(0, len(flat), per):
-        null = np.abs(flat[a:a + per] @ signs.T) / n
-        count[a:a + per] = (null >= (obs - tol)[a:a + per, None]).sum(axis=1)
-    p = count / len(signs) if exact else (1.0 + count) / (1.0 + len(signs))
-    p = p.reshape(d.shape[:-1])
-    lo, hi = _t_interval(n, mean, sd, alpha)
-    return PairedTest(mean, mean, p, effect, lo, hi)
+    for start in range(0, len(flat), per):
+        null = np.abs(flat[start:start + per] @ signs.T) / n
+        count[start:start + per] = (null >= (obs - tol)[start:start + per, None]).sum(axis=1)
+    p_value = count / len(signs) if exact else (1.0 + count) / (1.0 + len(signs))
+    p_value = p_value.reshape(diffs.shape[:-1])
+    low, high = _t_interval(n, mean, std, alpha)
+    return PairedTest(mean, mean, p_value, effect, low, high)
 
 
-def pairwise_bootstrap(d, reps: int = 1000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
+def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
     """Sakai's paired bootstrap test (Sakai, SIGIR 2006; used by Karmaker & Feng 2022 §4.4.2 and Kanoulas & Aslam 2009 §3.5).
 
     t(z) = mean(z) / (sd(z)/sqrt(n)) on the differences z; the differences are centred,
@@ -227,32 +227,32 @@ def pairwise_bootstrap(d, reps: int = 1000, seed: int = 0, alpha: float = 0.05) 
     A resample is held as the multinomial counts c of each query (B x n), so mean(w*) = c.w/n
     and the sum of squares = c.w^2 are two matrix products over all pairs at once.
     """
-    d = _diffs(d)
-    n, mean, sd, effect = _moments(d)
+    diffs = _diffs(diffs)
+    n, mean, std, effect = _moments(diffs)
     counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=reps).astype(np.float64)
-    flat = d.reshape(-1, n)
-    m = flat.mean(axis=1)
-    t0 = np.abs(_ratio(m, _sd(flat) / math.sqrt(n)))
-    w = flat - m[:, None]
+    flat = diffs.reshape(-1, n)
+    means = flat.mean(axis=1)
+    observed = np.abs(_ratio(means, _sd(flat) / math.sqrt(n)))
+    centred = flat - means[:, None]
     scale = np.abs(flat).max(axis=1, initial=0.0)[:, None]
-    asl, lo, hi = (np.empty(len(flat)) for _ in range(3))
+    asl, low, high = (np.empty(len(flat)) for _ in range(3))
     per = max(1, _BATCH_ELEMENTS // reps)
-    for a in range(0, len(flat), per):
-        sl = slice(a, a + per)
-        mw = w[sl] @ counts.T / n  # (pairs, reps)
-        ss = (w[sl] ** 2) @ counts.T - n * mw ** 2
+    for start in range(0, len(flat), per):
+        block = slice(start, start + per)
+        boot_means = centred[block] @ counts.T / n  # (pairs, reps)
+        boot_squares = (centred[block] ** 2) @ counts.T - n * boot_means ** 2
         # float noise must not turn a resample of equal values (sd 0) into a huge t
-        flat_ = ss <= 1e-12 * n * scale[sl] ** 2
-        sw = np.where(flat_, 0.0, np.sqrt(np.maximum(ss, 0.0) / (n - 1)))
-        mw0 = np.where(flat_ & (np.abs(mw) <= 1e-9 * scale[sl]), 0.0, mw)
-        tb = np.abs(_ratio(mw0, sw / math.sqrt(n)))
-        bar = np.where(np.isfinite(t0[sl]), t0[sl] * (1 - 1e-12), t0[sl])  # ties count as extreme
-        asl[sl] = (tb >= bar[:, None]).mean(axis=1)
-        q = np.quantile(mw, [alpha / 2, 1 - alpha / 2], axis=1)
-        lo[sl], hi[sl] = m[sl] + q[0], m[sl] + q[1]
-    shape = d.shape[:-1]
-    return PairedTest(mean, _ratio(mean, sd / math.sqrt(n)), asl.reshape(shape), effect, lo.reshape(shape),
-                      hi.reshape(shape))
+        flat_ = boot_squares <= 1e-12 * n * scale[block] ** 2
+        boot_std = np.where(flat_, 0.0, np.sqrt(np.maximum(boot_squares, 0.0) / (n - 1)))
+        mw0 = np.where(flat_ & (np.abs(boot_means) <= 1e-9 * scale[block]), 0.0, boot_means)
+        boot_statistic = np.abs(_ratio(mw0, boot_std / math.sqrt(n)))
+        bar = np.where(np.isfinite(observed[block]), observed[block] * (1 - 1e-12), observed[block])  # ties count as extreme
+        asl[block] = (boot_statistic >= bar[:, None]).mean(axis=1)
+        quantiles = np.quantile(boot_means, [alpha / 2, 1 - alpha / 2], axis=1)
+        low[block], high[block] = means[block] + quantiles[0], means[block] + quantiles[1]
+    shape = diffs.shape[:-1]
+    return PairedTest(mean, _ratio(mean, std / math.sqrt(n)), asl.reshape(shape), effect, low.reshape(shape),
+                      high.reshape(shape))
 
 
 PAIRWISE = {"t": pairwise_t, "randomization": pairwise_randomization, "bootstrap": pairwise_bootstrap}
@@ -260,7 +260,7 @@ PAIRWISE = {"t": pairwise_t, "randomization": pairwise_randomization, "bootstrap
 
 # --------------------------------------------------------------------------- multiple comparisons
 
-def adjust(p, method: str = "holm") -> np.ndarray:
+def adjust(p_values, method: str = "holm") -> np.ndarray:
     """p-values adjusted for testing the whole family ``p`` (1-D; NaN entries are not counted).
 
     * ``none``: unchanged;
@@ -270,24 +270,24 @@ def adjust(p, method: str = "holm") -> np.ndarray:
     * ``bh``: Benjamini & Hochberg (1995), controls the false discovery rate
       (scipy.stats.false_discovery_control).
     """
-    p = np.asarray(p, dtype=np.float64)
-    out = p.copy()
-    ok = ~np.isnan(p)
-    q = p[ok]
-    m = len(q)
-    if method == "none" or m == 0:
+    p_values = np.asarray(p_values, dtype=np.float64)
+    out = p_values.copy()
+    valid = ~np.isnan(p_values)
+    valid_p = p_values[valid]
+    n_tests = len(valid_p)
+    if method == "none" or n_tests == 0:
         return out
     if method == "bonferroni":
-        out[ok] = np.minimum(1.0, q * m)
+        out[valid] = np.minimum(1.0, valid_p * n_tests)
     elif method == "holm":
-        order = np.argsort(q, kind="stable")
-        stepped = np.maximum.accumulate(np.minimum(1.0, q[order] * (m - np.arange(m))))
-        res = np.empty(m)
+        order = np.argsort(valid_p, kind="stable")
+        stepped = np.maximum.accumulate(np.minimum(1.0, valid_p[order] * (n_tests - np.arange(n_tests))))
+        res = np.empty(n_tests)
         res[order] = stepped
-        out[ok] = res
+        out[valid] = res
     elif method == "bh":
         from scipy import stats
-        out[ok] = stats.false_discovery_control(q, method="bh")
+        out[valid] = stats.false_discovery_control(valid_p, method="bh")
     else:
         raise ValueError(f"unknown correction {method!r} (none, bonferroni, holm, bh)")
     return out
@@ -298,26 +298,26 @@ CORRECTIONS = ("none", "bonferroni", "holm", "bh")
 
 # --------------------------------------------------------------------------- rankings
 
-def kendall_tau(a, b) -> float:
+def kendall_tau(first, second) -> float:
     """Kendall's tau-b between the rankings the scores ``a`` and ``b`` induce (scipy.stats.kendalltau).
 
     Without ties it equals tau-a = 1 - 2 d / C(n, 2), d the discordant pairs (Karmaker & Feng 2022 Tables 6, 16;
     Kanoulas & Aslam 2009 Table 4).
     """
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if a.shape != b.shape:
+    first, second = np.asarray(first, float), np.asarray(second, float)
+    if first.shape != second.shape:
         raise ValueError("kendall_tau needs two score lists of equal length")
-    if np.isnan(a).any() or np.isnan(b).any():
+    if np.isnan(first).any() or np.isnan(second).any():
         return float("nan")
     # scipy.stats.kendalltau's tau-b from exact pair counts (importing scipy.stats costs ~1 s):
     # concordant minus discordant pairs, and the pairs tied in a and in b
-    i, j = np.triu_indices(len(a), 1)
-    sa, sb = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
-    tot = len(i)
-    a_ties, b_ties = int((sa == 0).sum()), int((sb == 0).sum())
+    left, right = np.triu_indices(len(first), 1)
+    signs_a, signs_b = np.sign(first[left] - first[right]), np.sign(second[left] - second[right])
+    tot = len(left)
+    a_ties, b_ties = int((signs_a == 0).sum()), int((signs_b == 0).sum())
     if tot == 0 or a_ties == tot or b_ties == tot:
         return float("nan")
-    con_minus_dis = int((sa * sb).sum())
+    con_minus_dis = int((signs_a * signs_b).sum())
     tau = min(1.0, max(-1.0, float(con_minus_dis / np.sqrt(tot - a_ties) / np.sqrt(tot - b_ties))))
     return round(tau, 12)  # the square roots leave 0.9999999999999999 for identical rankings
 
@@ -330,11 +330,11 @@ def pad(means) -> float:
     such as UL2 averages below 0 (the paper is silent on that case).  Pairs with both means 0 are
     left out.
     """
-    m = np.asarray(means, dtype=np.float64)
-    i, j = np.triu_indices(len(m), 1)
-    den = np.maximum(np.abs(m[i]), np.abs(m[j]))
-    ok = den > 0
-    return float(np.mean(np.abs(m[i] - m[j])[ok] / den[ok]) * 100) if ok.any() else float("nan")
+    means_array = np.asarray(means, dtype=np.float64)
+    left, right = np.triu_indices(len(means_array), 1)
+    den = np.maximum(np.abs(means_array[left]), np.abs(means_array[right]))
+    valid = den > 0
+    return float(np.mean(np.abs(means_array[left] - means_array[right])[valid] / den[valid]) * 100) if valid.any() else float("nan")
 
 
 def swap_rate_between(means_a, means_b) -> tuple[float, int, int]:
@@ -347,15 +347,15 @@ def swap_rate_between(means_a, means_b) -> tuple[float, int, int]:
     datasets, and across the uninformative and ideal query sets of one dataset): every printed
     value there is a multiple of 1/28, the 28 pairs of 8 methods (0.107 = 3/28, 0.3928 = 11/28).
     """
-    a, b = np.asarray(means_a, np.float64), np.asarray(means_b, np.float64)
-    if a.shape != b.shape or a.ndim != 1:
+    first, second = np.asarray(means_a, np.float64), np.asarray(means_b, np.float64)
+    if first.shape != second.shape or first.ndim != 1:
         raise ValueError("swap_rate_between needs two score lists of equal length")
-    i, j = np.triu_indices(len(a), 1)
-    swaps = int(np.sum((a[i] - a[j]) * (b[i] - b[j]) < 0))
-    return (swaps / len(i) if len(i) else float("nan")), swaps, len(i)
+    left, right = np.triu_indices(len(first), 1)
+    swaps = int(np.sum((first[left] - first[right]) * (second[left] - second[right]) < 0))
+    return (swaps / len(left) if len(left) else float("nan")), swaps, len(left)
 
 
-def split_half_swap_rate(Y, trials: int = 1000, seed: int = 0, half: int | None = None):
+def split_half_swap_rate(score_matrix, trials: int = 1000, seed: int = 0, half: int | None = None):
     """Split-half swap rate: how often two disjoint random halves of the queries order a pair oppositely.
 
     For each of ``trials`` seeded splits, the queries are shuffled and the first ``half`` (default
@@ -372,29 +372,29 @@ def split_half_swap_rate(Y, trials: int = 1000, seed: int = 0, half: int | None 
     matrix's largest |score|: two halves equal up to rounding (the same scores summed in another
     order) are a tie, which never swaps, however the sums were rounded.
     """
-    Y = np.asarray(Y, dtype=np.float64)
-    stack = Y.ndim == 3
-    Y = Y if stack else Y[None]
-    n = Y.shape[-1]
+    score_matrix = np.asarray(score_matrix, dtype=np.float64)
+    stack = score_matrix.ndim == 3
+    score_matrix = score_matrix if stack else score_matrix[None]
+    n = score_matrix.shape[-1]
     half = n // 2 if half is None else int(half)
     if half < 1 or 2 * half > n:
         raise ValueError(f"half must lie in 1..{n // 2} for {n} queries")
     rng = np.random.default_rng(seed)
     perm = np.argsort(rng.random((trials, n)), axis=1)
-    w1 = np.zeros((trials, n))
-    w2 = np.zeros((trials, n))
+    weights1 = np.zeros((trials, n))
+    weights2 = np.zeros((trials, n))
     rows = np.arange(trials)[:, None]
-    w1[rows, perm[:, :half]] = 1.0 / half
-    w2[rows, perm[:, half:2 * half]] = 1.0 / half
-    ns = Y.shape[1]
-    scale = np.abs(Y).max(axis=(1, 2), initial=0.0) if Y.size else np.zeros(len(Y))
+    weights1[rows, perm[:, :half]] = 1.0 / half
+    weights2[rows, perm[:, half:2 * half]] = 1.0 / half
+    n_systems = score_matrix.shape[1]
+    scale = np.abs(score_matrix).max(axis=(1, 2), initial=0.0) if score_matrix.size else np.zeros(len(score_matrix))
     unit = np.where(scale > 0, scale * 1e-12, 1.0)[:, None, None]
     # each system's mean on each half, as integers on the grid (|K| <= 1e12: exact in float64)
-    K1 = np.rint((Y @ w1.T) / unit)  # (metrics, systems, trials)
-    K2 = np.rint((Y @ w2.T) / unit)
-    swaps = np.array([_discordant(K1[m].T, K2[m].T) for m in range(len(Y))], dtype=np.int64)
-    events = ns * (ns - 1) // 2 * trials
-    out = swaps / events if events else np.full(len(Y), np.nan)
+    ranks1 = np.rint((score_matrix @ weights1.T) / unit)  # (metrics, systems, trials)
+    ranks2 = np.rint((score_matrix @ weights2.T) / unit)
+    swaps = np.array([_discordant(ranks1[metric].T, ranks2[metric].T) for metric in range(len(score_matrix))], dtype=np.int64)
+    events = n_systems * (n_systems - 1) // 2 * trials
+    out = swaps / events if events else np.full(len(score_matrix), np.nan)
     return out if stack else float(out[0])
 
 
@@ -410,8 +410,8 @@ def _discordant(A, B) -> int:
         return 0
     order = np.lexsort((B, A), axis=-1)
     o2 = np.argsort(B, axis=1, kind="stable")
-    sb = np.take_along_axis(B, o2, 1)
-    dense = np.cumsum(np.concatenate([np.ones((T, 1), bool), sb[:, 1:] != sb[:, :-1]], axis=1), axis=1)
+    sorted_b = np.take_along_axis(B, o2, 1)
+    dense = np.cumsum(np.concatenate([np.ones((T, 1), bool), sorted_b[:, 1:] != sorted_b[:, :-1]], axis=1), axis=1)
     rank = np.empty_like(dense)
     np.put_along_axis(rank, o2, dense, 1)  # 1..distinct values of B
     seq = np.take_along_axis(rank, order, 1)
@@ -422,16 +422,16 @@ def _discordant(A, B) -> int:
     base = np.arange(T, dtype=np.int64) * width
     seq = seq.astype(np.int64)
     below = 0
-    for p in range(n):
-        v = seq[:, p]
-        i = v.copy()
+    for position in range(n):
+        column = seq[:, position]
+        index = column.copy()
         for _ in range(levels):  # earlier systems with rank <= v (index 0 stays 0: a no-op)
-            below += int(tree[base + i].sum())
-            i -= i & -i
-        i = v.copy()
+            below += int(tree[base + index].sum())
+            index -= index & -index
+        index = column.copy()
         for _ in range(levels):
-            tree[base + i] += 1
-            i = np.minimum(i + (i & -i), 2 * size)  # past the root: a spare cell no query reads
+            tree[base + index] += 1
+            index = np.minimum(index + (index & -index), 2 * size)  # past the root: a spare cell no query reads
     return (n * (n - 1) // 2) * T - below
 
 
@@ -450,7 +450,7 @@ class VarianceComponents:
     ms_residual: float
 
 
-def variance_components(Y) -> VarianceComponents:
+def variance_components(score_matrix) -> VarianceComponents:
     """Two-way crossed ANOVA (systems x topics, no replication), expected-mean-square estimators.
 
     MS_s = n_t sum_s (m_s - m)^2 / (n_s - 1), MS_t = n_s sum_t (m_t - m)^2 / (n_t - 1),
@@ -460,43 +460,43 @@ def variance_components(Y) -> VarianceComponents:
     A mean square at the level of rounding (<= 1e-12 of the mean square of Y) is 0: two runs with the
     same scores differ in their means only by rounding, which must not read as a stable system effect.
     """
-    Y = np.asarray(Y, dtype=np.float64)
-    ns, nt = Y.shape
-    if ns < 2 or nt < 2:
+    score_matrix = np.asarray(score_matrix, dtype=np.float64)
+    n_systems, n_topics = score_matrix.shape
+    if n_systems < 2 or n_topics < 2:
         raise ValueError("variance components need at least two systems and two topics")
-    m = Y.mean()
-    ms_, mt_ = Y.mean(axis=1), Y.mean(axis=0)
-    MSs = nt * ((ms_ - m) ** 2).sum() / (ns - 1)
-    MSt = ns * ((mt_ - m) ** 2).sum() / (nt - 1)
-    MSst = ((Y - ms_[:, None] - mt_[None, :] + m) ** 2).sum() / ((ns - 1) * (nt - 1))
-    tiny = 1e-12 * float(np.mean(Y * Y))
-    MSs, MSt, MSst = (0.0 if x <= tiny else x for x in (MSs, MSt, MSst))
-    return VarianceComponents(max((MSs - MSst) / nt, 0.0), max((MSt - MSst) / ns, 0.0), float(MSst),
-                              nt, float(MSs), float(MSt), float(MSst))
+    grand_mean = score_matrix.mean()
+    ms_, mt_ = score_matrix.mean(axis=1), score_matrix.mean(axis=0)
+    MSs = n_topics * ((ms_ - grand_mean) ** 2).sum() / (n_systems - 1)
+    MSt = n_systems * ((mt_ - grand_mean) ** 2).sum() / (n_topics - 1)
+    MSst = ((score_matrix - ms_[:, None] - mt_[None, :] + grand_mean) ** 2).sum() / ((n_systems - 1) * (n_topics - 1))
+    tiny = 1e-12 * float(np.mean(score_matrix * score_matrix))
+    MSs, MSt, MSst = (0.0 if value <= tiny else value for value in (MSs, MSt, MSst))
+    return VarianceComponents(max((MSs - MSst) / n_topics, 0.0), max((MSt - MSst) / n_systems, 0.0), float(MSst),
+                              n_topics, float(MSs), float(MSt), float(MSst))
 
 
-def erho2(vc: VarianceComponents, n: int | None = None) -> float:
+def erho2(components: VarianceComponents, n: int | None = None) -> float:
     """Generalizability coefficient, Kanoulas & Aslam 2009 eq. 1: sigma^2(s) / (sigma^2(s) + sigma^2(s:t)/n).
 
     ``n`` is the number of topics projected to (default: the number the components came from).
     Stability of the *ranking* (relative error).  0 when sigma^2(s) = 0.
     """
-    n = vc.n_topics if n is None else n
-    den = vc.system + vc.residual / n
-    return vc.system / den if den > 0 else 0.0
+    n = components.n_topics if n is None else n
+    den = components.system + components.residual / n
+    return components.system / den if den > 0 else 0.0
 
 
-def phi(vc: VarianceComponents, n: int | None = None) -> float:
+def phi(components: VarianceComponents, n: int | None = None) -> float:
     """Dependability coefficient, Kanoulas & Aslam 2009 eq. 2: sigma^2(s) / (sigma^2(s) + (sigma^2(t) + sigma^2(s:t))/n).
 
     Stability of the *scores* (absolute error); never above Eρ².  0 when sigma^2(s) = 0.
     """
-    n = vc.n_topics if n is None else n
-    den = vc.system + (vc.topic + vc.residual) / n
-    return vc.system / den if den > 0 else 0.0
+    n = components.n_topics if n is None else n
+    den = components.system + (components.topic + components.residual) / n
+    return components.system / den if den > 0 else 0.0
 
 
-def topics_needed(vc: VarianceComponents, target: float = 0.95, coefficient: str = "phi") -> float:
+def topics_needed(components: VarianceComponents, target: float = 0.95, coefficient: str = "phi") -> float:
     """Fewest topics n with Φ(n) >= target (or Eρ²(n) with ``coefficient='erho2'``).
 
     Solving eq. 2 for n: n = ceil(target (sigma^2(t) + sigma^2(s:t)) / ((1 - target) sigma^2(s)));
@@ -504,8 +504,8 @@ def topics_needed(vc: VarianceComponents, target: float = 0.95, coefficient: str
     """
     if not 0 < target < 1:
         raise ValueError("target must lie strictly between 0 and 1")
-    err = vc.topic + vc.residual if coefficient == "phi" else vc.residual
-    if vc.system <= 0:
+    err = components.topic + components.residual if coefficient == "phi" else components.residual
+    if components.system <= 0:
         return math.inf
-    n = math.ceil(target * err / ((1 - target) * vc.system) - 1e-9)
+    n = math.ceil(target * err / ((1 - target) * components.system) - 1e-9)
     return max(n, 1)

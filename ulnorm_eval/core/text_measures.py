@@ -70,51 +70,51 @@ class DocTokens:
 def encode_document(source_tokens, refs_tokens) -> DocTokens:
     vocab = {}
     for toks in refs_tokens:
-        for t in toks:
-            vocab.setdefault(t, len(vocab))
+        for token in toks:
+            vocab.setdefault(token, len(vocab))
     n_ref = len(vocab)
-    for t in source_tokens:
-        vocab.setdefault(t, len(vocab))
-    return DocTokens(vocab, n_ref, encode(vocab, source_tokens), [encode(vocab, r) for r in refs_tokens])
+    for token in source_tokens:
+        vocab.setdefault(token, len(vocab))
+    return DocTokens(vocab, n_ref, encode(vocab, source_tokens), [encode(vocab, ref) for ref in refs_tokens])
 
 
 def encode(vocab: dict, tokens) -> np.ndarray:
-    return np.fromiter((vocab.get(t, -1) for t in tokens), dtype=np.int64, count=len(tokens))
+    return np.fromiter((vocab.get(token, -1) for token in tokens), dtype=np.int64, count=len(tokens))
 
 
 def _codes(seqs: np.ndarray, n: int, V: int) -> np.ndarray:
     """n-gram codes of padded id sequences (rows); -1 where the n-gram has a -1 (pad or unknown)."""
     if n == 1:
         return seqs
-    a, b = seqs[:, :-1], seqs[:, 1:]
-    return np.where((a >= 0) & (b >= 0), a * V + b, -1)
+    first, second = seqs[:, :-1], seqs[:, 1:]
+    return np.where((first >= 0) & (second >= 0), first * V + second, -1)
 
 
 def _pad(seqs, fill=-1) -> np.ndarray:
-    width = max((len(s) for s in seqs), default=0)
+    width = max((len(seq) for seq in seqs), default=0)
     out = np.full((len(seqs), max(width, 1)), fill, dtype=np.int64)
-    for i, s in enumerate(seqs):
-        out[i, :len(s)] = s
+    for index, seq in enumerate(seqs):
+        out[index, :len(seq)] = seq
     return out
 
 
 def overlap_counts(cands: np.ndarray, refs, n: int, V: int) -> np.ndarray:
     """Clipped n-gram overlap M[c, r] = sum_g min(c_cand(g), c_ref(g)) of padded candidate rows (-1 pad)."""
-    rc = _codes(_pad(refs), n, V)
-    valid = rc >= 0
-    rows = np.broadcast_to(np.arange(rc.shape[0])[:, None], rc.shape)[valid]
-    uniq, inv = np.unique(rc[valid], return_inverse=True)
-    U = len(uniq)
-    refc = np.zeros((len(refs), max(U, 1)), dtype=np.int64)
+    ref_codes = _codes(_pad(refs), n, V)
+    valid = ref_codes >= 0
+    rows = np.broadcast_to(np.arange(ref_codes.shape[0])[:, None], ref_codes.shape)[valid]
+    uniq, inv = np.unique(ref_codes[valid], return_inverse=True)
+    n_unique = len(uniq)
+    refc = np.zeros((len(refs), max(n_unique, 1)), dtype=np.int64)
     np.add.at(refc, (rows, inv), 1)
-    cc = _codes(cands, n, V)
-    if U == 0 or cc.size == 0:
+    cand_codes = _codes(cands, n, V)
+    if n_unique == 0 or cand_codes.size == 0:
         return np.zeros((cands.shape[0], len(refs)), dtype=np.int64)
-    pos = np.searchsorted(uniq, cc)
-    pos_c = np.minimum(pos, U - 1)
-    hit = (cc >= 0) & (uniq[pos_c] == cc)
-    crow = np.broadcast_to(np.arange(cc.shape[0])[:, None], cc.shape)[hit]
-    candc = np.zeros((cc.shape[0], U), dtype=np.int64)
+    pos = np.searchsorted(uniq, cand_codes)
+    pos_c = np.minimum(pos, n_unique - 1)
+    hit = (cand_codes >= 0) & (uniq[pos_c] == cand_codes)
+    crow = np.broadcast_to(np.arange(cand_codes.shape[0])[:, None], cand_codes.shape)[hit]
+    candc = np.zeros((cand_codes.shape[0], n_unique), dtype=np.int64)
     np.add.at(candc, (crow, pos_c[hit]), 1)
     return np.minimum(candc[:, None, :], refc[None, :, :]).sum(-1)
 
@@ -129,10 +129,10 @@ def _env_int(name: str, default: int) -> int | None:
     if text is None:
         return default
     try:
-        v = float(text) if "_" not in text else math.nan
+        value = float(text) if "_" not in text else math.nan
     except ValueError:
         return None
-    return int(v) if math.isfinite(v) and v >= 1 and v == int(v) else None
+    return int(value) if math.isfinite(value) and value >= 1 and value == int(value) else None
 
 
 # LCS table cells (candidate tokens x candidates x references x reference tokens) one document's
@@ -144,7 +144,7 @@ MAX_LCS_CELLS = _env_int("ULNORM_EVAL_MAX_LCS_CELLS", 1_000_000_000)
 
 def lcs_cells(width: int, rows: int, refs) -> int:
     """The cells :func:`lcs_prefix` fills for ``rows`` candidates of ``width`` tokens against ``refs``."""
-    return int(width) * int(rows) * len(refs) * max((len(r) for r in refs), default=0)
+    return int(width) * int(rows) * len(refs) * max((len(ref) for ref in refs), default=0)
 
 
 def lcs_prefix(cands: np.ndarray, refs, keep=None) -> np.ndarray:
@@ -160,53 +160,53 @@ def lcs_prefix(cands: np.ndarray, refs, keep=None) -> np.ndarray:
     than the references, reference tokens (:func:`_lcs_by_reference`, the same table by columns), so
     a long summary costs numpy work, not a Python step per token.
     """
-    Y = _pad(refs, fill=-2).astype(np.int32)
+    ref_matrix = _pad(refs, fill=-2).astype(np.int32)
     D, W = cands.shape
-    R, M = Y.shape
+    R, M = ref_matrix.shape
     if W > M:
-        return _lcs_by_reference(cands, Y, keep)
-    dt = np.int16 if min(W, M) < 32000 else np.int32  # LCS <= min(W, M); small ints halve the traffic
-    prev = np.zeros((D, R, M + 1), dtype=dt)
-    cur = np.zeros((D, R, M + 1), dtype=dt)
-    t = np.empty((D, R, M), dtype=dt)
-    inc = np.empty((D, R, M), dtype=dt)
+        return _lcs_by_reference(cands, ref_matrix, keep)
+    cell_type = np.int16 if min(W, M) < 32000 else np.int32  # LCS <= min(W, M); small ints halve the traffic
+    prev = np.zeros((D, R, M + 1), dtype=cell_type)
+    cur = np.zeros((D, R, M + 1), dtype=cell_type)
+    token = np.empty((D, R, M), dtype=cell_type)
+    inc = np.empty((D, R, M), dtype=cell_type)
     rows = np.arange(W + 1) if keep is None else np.asarray(keep, dtype=np.int64)
     slot = np.full(W + 1, -1, dtype=np.int64)
     slot[rows] = np.arange(len(rows))
     out = np.zeros((len(rows), D, R), dtype=np.int32)  # row 0 (the empty prefix) stays 0
-    X = cands.astype(np.int32)
-    for i in range(W):
-        match = Y[None, :, :] == X[:, i][:, None, None]  # -1 (unknown, pad) never equals an id or -2
-        np.copyto(t, prev[:, :, 1:])
+    cand_matrix = cands.astype(np.int32)
+    for index in range(W):
+        match = ref_matrix[None, :, :] == cand_matrix[:, index][:, None, None]  # -1 (unknown, pad) never equals an id or -2
+        np.copyto(token, prev[:, :, 1:])
         np.add(prev[:, :, :-1], 1, out=inc)
-        np.copyto(t, inc, where=match)
-        np.maximum.accumulate(t, axis=2, out=cur[:, :, 1:])
-        if slot[i + 1] >= 0:
-            out[slot[i + 1]] = cur[:, :, -1]
+        np.copyto(token, inc, where=match)
+        np.maximum.accumulate(token, axis=2, out=cur[:, :, 1:])
+        if slot[index + 1] >= 0:
+            out[slot[index + 1]] = cur[:, :, -1]
         prev, cur = cur, prev
     return out
 
 
-def _lcs_by_reference(cands: np.ndarray, Y: np.ndarray, keep=None) -> np.ndarray:
+def _lcs_by_reference(cands: np.ndarray, ref_matrix: np.ndarray, keep=None) -> np.ndarray:
     """:func:`lcs_prefix` by columns: the loop runs over the (padded) reference tokens j; the state is
     C[i][j] for every candidate prefix i at once.  With T_i = C[i-1][j-1] + 1 where x_i = y_j, else
     C[i][j-1], C[i][j] = max(T_i, C[i-1][j]) = the running maximum of T along i.  After the last
     column, C[i][M] is the LCS of every prefix i (a reference's pads, -2, never match, so its last
     real column's values carry through)."""
     D, W = cands.shape
-    R, M = Y.shape
-    dt = np.int16 if min(W, M) < 32000 else np.int32
-    X = cands.astype(np.int32)
-    prev = np.zeros((D, R, W + 1), dtype=dt)
-    cur = np.zeros((D, R, W + 1), dtype=dt)
-    t = np.empty((D, R, W), dtype=dt)
-    inc = np.empty((D, R, W), dtype=dt)
-    for j in range(M):
-        match = X[:, None, :] == Y[:, j][None, :, None]  # -1 (unknown, pad) never equals an id or -2
-        np.copyto(t, prev[:, :, 1:])
+    R, M = ref_matrix.shape
+    cell_type = np.int16 if min(W, M) < 32000 else np.int32
+    cand_matrix = cands.astype(np.int32)
+    prev = np.zeros((D, R, W + 1), dtype=cell_type)
+    cur = np.zeros((D, R, W + 1), dtype=cell_type)
+    token = np.empty((D, R, W), dtype=cell_type)
+    inc = np.empty((D, R, W), dtype=cell_type)
+    for position in range(M):
+        match = cand_matrix[:, None, :] == ref_matrix[:, position][None, :, None]  # -1 (unknown, pad) never equals an id or -2
+        np.copyto(token, prev[:, :, 1:])
         np.add(prev[:, :, :-1], 1, out=inc)
-        np.copyto(t, inc, where=match)
-        np.maximum.accumulate(t, axis=2, out=cur[:, :, 1:])
+        np.copyto(token, inc, where=match)
+        np.maximum.accumulate(token, axis=2, out=cur[:, :, 1:])
         prev, cur = cur, prev
     rows = np.arange(W + 1) if keep is None else np.asarray(keep, dtype=np.int64)
     return np.ascontiguousarray(np.moveaxis(prev[:, :, rows], 2, 0), dtype=np.int32)
@@ -217,9 +217,9 @@ def prf(M, n_cand, n_ref):
     M = np.asarray(M, dtype=np.float64)
     p = M / np.maximum(np.asarray(n_cand, dtype=np.float64), 1.0)
     r = M / np.maximum(np.asarray(n_ref, dtype=np.float64), 1.0)
-    s = p + r
+    seq = p + r
     with np.errstate(invalid="ignore", divide="ignore"):
-        f = np.where(s > 0, 2 * p * r / np.where(s > 0, s, 1.0), 0.0)
+        f = np.where(seq > 0, 2 * p * r / np.where(seq > 0, seq, 1.0), 0.0)
     return p, r, f
 
 
@@ -237,9 +237,9 @@ def combine(M, n_cand, n_ref, how: str):
     if how == "mean":
         return p.mean(-1), r.mean(-1), f.mean(-1)
     if how == "max":
-        k = np.argmax(f, axis=-1)[..., None]
-        return (np.take_along_axis(p, k, -1)[..., 0], np.take_along_axis(r, k, -1)[..., 0],
-                np.take_along_axis(f, k, -1)[..., 0])
+        best = np.argmax(f, axis=-1)[..., None]
+        return (np.take_along_axis(p, best, -1)[..., 0], np.take_along_axis(r, best, -1)[..., 0],
+                np.take_along_axis(f, best, -1)[..., 0])
     raise ValueError(f"unknown combination {how!r}")
 
 
@@ -250,18 +250,18 @@ def _lengths(n: int, lengths):
 def rouge_scores(doc: DocTokens, cands, how: str = "max", types=ROUGE_TYPES):
     """{'ROUGE-1'|'ROUGE-2'|'ROUGE-L': (P, R, F)} arrays over the candidate id sequences ``cands``
     (the ``types`` asked for)."""
-    X = _pad(cands)
-    lc = np.array([len(c) for c in cands], dtype=np.int64)
-    lr = np.array([len(r) for r in doc.refs], dtype=np.int64)
+    cand_matrix = _pad(cands)
+    cand_lengths = np.array([len(cand) for cand in cands], dtype=np.int64)
+    ref_lengths = np.array([len(ref) for ref in doc.refs], dtype=np.int64)
     V = len(doc.vocab)
     out = {}
     for n, name in ((1, "ROUGE-1"), (2, "ROUGE-2")):
         if name in types:
-            out[name] = combine(overlap_counts(X, doc.refs, n, V), _lengths(n, lc), _lengths(n, lr), how)
+            out[name] = combine(overlap_counts(cand_matrix, doc.refs, n, V), _lengths(n, cand_lengths), _lengths(n, ref_lengths), how)
     if "ROUGE-L" in types:
-        keep = np.unique(lc)
-        T = lcs_prefix(X, doc.refs, keep=keep)
-        out["ROUGE-L"] = combine(T[np.searchsorted(keep, lc), np.arange(len(cands))], lc, lr, how)
+        keep = np.unique(cand_lengths)
+        T = lcs_prefix(cand_matrix, doc.refs, keep=keep)
+        out["ROUGE-L"] = combine(T[np.searchsorted(keep, cand_lengths), np.arange(len(cands))], cand_lengths, ref_lengths, how)
     return out
 
 
@@ -269,10 +269,10 @@ def binom_sf_upto(L, p, cmax: int) -> np.ndarray:
     """S[..., j-1] = P(Bin(L, p) >= j) for j = 1..cmax (elementwise over broadcast L, p)."""
     from scipy.stats import binom
 
-    j = np.arange(1, cmax + 1)
+    position = np.arange(1, cmax + 1)
     L = np.asarray(L)[..., None]
     p = np.asarray(p, dtype=np.float64)[..., None]
-    return binom.sf(j - 1, L, p)
+    return binom.sf(position - 1, L, p)
 
 
 def expected_overlap1(doc: DocTokens, lengths) -> np.ndarray:
@@ -284,16 +284,16 @@ def expected_overlap1(doc: DocTokens, lengths) -> np.ndarray:
     if N == 0:
         return np.zeros(R)
     V = doc.n_ref_vocab
-    ps = np.bincount(doc.source[doc.source < V], minlength=V)[:V] / N
+    source_share = np.bincount(doc.source[doc.source < V], minlength=V)[:V] / N
     out = np.zeros(R)
-    for r, y in enumerate(doc.refs):
-        cy = np.bincount(y, minlength=V)
-        w = np.nonzero((cy > 0) & (ps > 0))[0]
-        if len(w) == 0 or lengths[r] == 0:
+    for ref_index, ref in enumerate(doc.refs):
+        ref_counts = np.bincount(ref, minlength=V)
+        shared = np.nonzero((ref_counts > 0) & (source_share > 0))[0]
+        if len(shared) == 0 or lengths[ref_index] == 0:
             continue
-        S = binom_sf_upto(lengths[r], ps[w], int(cy[w].max()))
-        keep = np.arange(1, S.shape[-1] + 1)[None, :] <= cy[w][:, None]
-        out[r] = float((S * keep).sum())
+        S = binom_sf_upto(lengths[ref_index], source_share[shared], int(ref_counts[shared].max()))
+        keep = np.arange(1, S.shape[-1] + 1)[None, :] <= ref_counts[shared][:, None]
+        out[ref_index] = float((S * keep).sum())
     return out
 
 
@@ -302,20 +302,20 @@ def expected_rouge1(doc: DocTokens, L: int, how: str = "mean", length: str = "ca
     length) from the source's unigram model, references combined by ``mean`` or ``pooled``."""
     if how == "max" and len(doc.refs) > 1:
         raise ValueError("E[ROUGE-1] with max over several references has no closed form; use expected_mc")
-    lr = np.array([len(r) for r in doc.refs], dtype=np.float64)
-    Ls = lr.astype(np.int64) if length == "reference" else np.full(len(doc.refs), int(L))
-    EM = expected_overlap1(doc, Ls)
-    Lf = Ls.astype(np.float64)
+    ref_lengths = np.array([len(r) for r in doc.refs], dtype=np.float64)
+    lengths_int = ref_lengths.astype(np.int64) if length == "reference" else np.full(len(doc.refs), int(L))
+    expected_matches = expected_overlap1(doc, lengths_int)
+    lengths_float = lengths_int.astype(np.float64)
     if how == "pooled":
-        tot = float(lr.sum())
-        n_c = float(Lf.sum())  # n L for a common L; with reference lengths the pooled peer count
-        p = EM.sum() / max(n_c, 1.0)
-        r = EM.sum() / max(tot, 1.0)
-        f = 2 * EM.sum() / (n_c + tot) if n_c + tot > 0 else 0.0
+        tot = float(ref_lengths.sum())
+        n_c = float(lengths_float.sum())  # n L for a common L; with reference lengths the pooled peer count
+        p = expected_matches.sum() / max(n_c, 1.0)
+        r = expected_matches.sum() / max(tot, 1.0)
+        f = 2 * expected_matches.sum() / (n_c + tot) if n_c + tot > 0 else 0.0
         return float(p), float(r), float(f)
-    p = EM / np.maximum(Lf, 1.0)
-    r = EM / np.maximum(lr, 1.0)
-    f = np.where(Lf + lr > 0, 2 * EM / np.maximum(Lf + lr, 1.0), 0.0)
+    p = expected_matches / np.maximum(lengths_float, 1.0)
+    r = expected_matches / np.maximum(ref_lengths, 1.0)
+    f = np.where(lengths_float + ref_lengths > 0, 2 * expected_matches / np.maximum(lengths_float + ref_lengths, 1.0), 0.0)
     return float(p.mean()), float(r.mean()), float(f.mean())
 
 
@@ -329,12 +329,12 @@ def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, see
     reference is scored against the prefix of its own length and ``lengths`` is ignored (one row).
     """
     rng = np.random.default_rng(seed)
-    lr = np.array([len(r) for r in doc.refs], dtype=np.int64)
+    ref_lengths = np.array([len(ref_index) for ref_index in doc.refs], dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
     if length == "reference":
         lengths = np.zeros(1, dtype=np.int64)
-    Lmax = int(max(lengths.max(initial=0), lr.max(initial=0) if length == "reference" else 0))
-    res = {t: (np.zeros((len(lengths), 3)), np.zeros((len(lengths), 3))) for t in types}
+    Lmax = int(max(lengths.max(initial=0), ref_lengths.max(initial=0) if length == "reference" else 0))
+    res = {family: (np.zeros((len(lengths), 3)), np.zeros((len(lengths), 3))) for family in types}
     if len(doc.source) == 0 or Lmax == 0:
         return res
     seqs = doc.source[rng.integers(0, len(doc.source), size=(draws, Lmax))]
@@ -343,26 +343,26 @@ def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, see
     V = doc.n_ref_vocab
     T = None
     if "ROUGE-L" in types:
-        keep = np.unique(np.concatenate([lengths, lr] if length == "reference" else [lengths]))
+        keep = np.unique(np.concatenate([lengths, ref_lengths] if length == "reference" else [lengths]))
         # only the prefix lengths scored are kept: memory does not grow with the longest summary
         T = _Rows(lcs_prefix(seqs, doc.refs, keep=keep), keep)
-    for li, L in enumerate(lengths):
-        for t in types:
-            n = {"ROUGE-1": 1, "ROUGE-2": 2, "ROUGE-L": 0}[t]
+    for length_index, L in enumerate(lengths):
+        for family in types:
+            n = {"ROUGE-1": 1, "ROUGE-2": 2, "ROUGE-L": 0}[family]
             if length == "reference":
-                M = np.stack([_per_ref(seqs, doc.refs[r], int(lr[r]), n, V, T, r) for r in range(len(doc.refs))],
+                M = np.stack([_per_ref(seqs, doc.refs[ref_index], int(ref_lengths[ref_index]), n, V, T, ref_index) for ref_index in range(len(doc.refs))],
                              axis=-1)
-                lc = np.broadcast_to(_lengths(max(n, 1), lr)[None, :], M.shape)
-                scores = _combine_varlen(M, lc, _lengths(max(n, 1), lr), how)
+                cand_lengths = np.broadcast_to(_lengths(max(n, 1), ref_lengths)[None, :], M.shape)
+                scores = _combine_varlen(M, cand_lengths, _lengths(max(n, 1), ref_lengths), how)
             else:
                 if n == 0:
                     M = T[L]
                 else:
-                    M = overlap_counts(seqs[:, :L], doc.refs, n, V) if L > 0 else np.zeros((draws, len(lr)))
-                scores = combine(M, np.full(draws, _lengths(max(n, 1), [L])[0]), _lengths(max(n, 1), lr), how)
+                    M = overlap_counts(seqs[:, :L], doc.refs, n, V) if L > 0 else np.zeros((draws, len(ref_lengths)))
+                scores = combine(M, np.full(draws, _lengths(max(n, 1), [L])[0]), _lengths(max(n, 1), ref_lengths), how)
             S = np.stack(scores, axis=-1)
-            res[t][0][li] = S.mean(0)
-            res[t][1][li] = S.std(0, ddof=1) / np.sqrt(draws) if draws > 1 else np.nan
+            res[family][0][length_index] = S.mean(0)
+            res[family][1][length_index] = S.std(0, ddof=1) / np.sqrt(draws) if draws > 1 else np.nan
     return res
 
 
@@ -392,27 +392,27 @@ def _combine_varlen(M, n_cand, n_ref, how):
     p, r, f = prf(M, n_cand, n_ref)
     if how == "mean":
         return p.mean(-1), r.mean(-1), f.mean(-1)
-    k = np.argmax(f, axis=-1)[..., None]
-    return tuple(np.take_along_axis(a, k, -1)[..., 0] for a in (p, r, f))
+    best = np.argmax(f, axis=-1)[..., None]
+    return tuple(np.take_along_axis(part, best, -1)[..., 0] for part in (p, r, f))
 
 
-def _oracle_sum(C, cs, L, weights) -> np.ndarray:
+def _oracle_sum(C, source_counts, L, weights) -> np.ndarray:
     """Overlaps per reference of the x (sum x = L, x_w <= c_s(w)) maximising sum_r weights_r M_r(x).
 
     The objective is separable and each term concave in x_w: the j-th copy of w gains
     sum_r weights_r [c_r(w) >= j], non-increasing in j, so the L largest gains are optimal."""
-    jmax = int(min(cs.max(initial=0), C.max(initial=0)))
+    jmax = int(min(source_counts.max(initial=0), C.max(initial=0)))
     if jmax == 0 or L == 0:
         return np.zeros(C.shape[0])
-    j = np.arange(1, jmax + 1)
-    gain = np.einsum("r,rwj->wj", weights, (C[:, :, None] >= j[None, None, :]).astype(np.float64))
-    gain = np.where(j[None, :] <= cs[:, None], gain, 0.0)
+    position = np.arange(1, jmax + 1)
+    gain = np.einsum("r,rwj->wj", weights, (C[:, :, None] >= position[None, None, :]).astype(np.float64))
+    gain = np.where(position[None, :] <= source_counts[:, None], gain, 0.0)
     flat = gain.ravel()
     take = np.argsort(-flat, kind="stable")[:L]
     take = take[flat[take] > 0]
-    x = np.zeros(C.shape[1], dtype=np.int64)
-    np.add.at(x, take // jmax, 1)
-    return np.minimum(C, x[None, :]).sum(1)
+    taken = np.zeros(C.shape[1], dtype=np.int64)
+    np.add.at(taken, take // jmax, 1)
+    return np.minimum(C, taken[None, :]).sum(1)
 
 
 def oracle_rouge1(doc: DocTokens, L: int, how: str = "max"):
@@ -424,20 +424,20 @@ def oracle_rouge1(doc: DocTokens, L: int, how: str = "max"):
     summed overlap."""
     L = int(L)
     V = doc.n_ref_vocab
-    lr = np.array([len(r) for r in doc.refs], dtype=np.int64)
-    cs = np.bincount(doc.source[doc.source < V], minlength=V)[:V]
-    C = np.stack([np.bincount(y, minlength=V)[:V] for y in doc.refs])
+    ref_lengths = np.array([len(r) for r in doc.refs], dtype=np.int64)
+    source_counts = np.bincount(doc.source[doc.source < V], minlength=V)[:V]
+    C = np.stack([np.bincount(ref, minlength=V)[:V] for ref in doc.refs])
     if how == "max" or len(doc.refs) == 1:
-        M = np.minimum(L, np.minimum(C, cs[None, :]).sum(1))
-        p, r, f = combine(M[None, :], np.array([L]), lr, "max" if how == "max" else how)
+        M = np.minimum(L, np.minimum(C, source_counts[None, :]).sum(1))
+        p, r, f = combine(M[None, :], np.array([L]), ref_lengths, "max" if how == "max" else how)
         return float(p[0]), float(r[0]), float(f[0])
     if how == "pooled":
-        M = _oracle_sum(C, cs, L, np.ones(len(lr)))
-        p, r, f = combine(M[None, :], np.array([L]), lr, "pooled")
+        M = _oracle_sum(C, source_counts, L, np.ones(len(ref_lengths)))
+        p, r, f = combine(M[None, :], np.array([L]), ref_lengths, "pooled")
         return float(p[0]), float(r[0]), float(f[0])
-    lrf = lr.astype(np.float64)
+    lrf = ref_lengths.astype(np.float64)
     out = []
-    for k, w in enumerate((np.ones(len(lr)), 1.0 / np.maximum(lrf, 1.0), 2.0 / np.maximum(L + lrf, 1.0))):
-        M = _oracle_sum(C, cs, L, w)
-        out.append(float(combine(M[None, :], np.array([L]), lr, "mean")[k][0]))
+    for scheme, weights in enumerate((np.ones(len(ref_lengths)), 1.0 / np.maximum(lrf, 1.0), 2.0 / np.maximum(L + lrf, 1.0))):
+        M = _oracle_sum(C, source_counts, L, weights)
+        out.append(float(combine(M[None, :], np.array([L]), ref_lengths, "mean")[scheme][0]))
     return tuple(out)

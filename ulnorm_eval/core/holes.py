@@ -63,19 +63,19 @@ class World:
     def parse(cls, text) -> "World":
         if isinstance(text, World):
             return text
-        t = str(text).strip()
-        if t in ("closed", "open"):
-            return cls(t)
-        head, sep, n = t.partition("=")
+        stripped = str(text).strip()
+        if stripped in ("closed", "open"):
+            return cls(stripped)
+        head, sep, number = stripped.partition("=")
         if head == "open" and sep:
-            rel = n.endswith("%")
+            rel = number.endswith("%")
             try:
-                v = float(n[:-1] if rel else n) if "_" not in n else float("nan")  # Python reads 1_0 as 10
+                value = float(number[:-1] if rel else number) if "_" not in number else float("nan")  # Python reads 1_0 as 10
             except ValueError:
-                v = float("nan")
-            if v == v and v >= 0 and v != float("inf") and (rel or v == int(v)):
-                return cls("open", v / 100.0 if rel else v, rel)
-        raise ValueError(f"--holes {t!r}: the world is closed, open, open=N (at most N unjudged documents per "
+                value = float("nan")
+            if value == value and value >= 0 and value != float("inf") and (rel or value == int(value)):
+                return cls("open", value / 100.0 if rel else value, rel)
+        raise ValueError(f"--holes {stripped!r}: the world is closed, open, open=N (at most N unjudged documents per "
                          "query, retrieved or not, are relevant; N a whole number) or open=P% (at most P% of the "
                          "query's judged relevant documents)")
 
@@ -97,28 +97,28 @@ class World:
             return held + ", documents no run retrieved being non-relevant"
         if self.ceiling is None:
             return held + ", and however many documents no run retrieved are relevant"
-        n = (f"{self.ceiling * 100:g}% of the query's judged relevant documents (rounded up)" if self.relative
+        noun = (f"{self.ceiling * 100:g}% of the query's judged relevant documents (rounded up)" if self.relative
              else f"{self.ceiling:g} per query")
         return (held.replace("whatever grades", "whichever grades", 1) +
-                f", if at most {n} of the unjudged documents, retrieved or not, are relevant")
+                f", if at most {noun} of the unjudged documents, retrieved or not, are relevant")
 
-    def outside(self, R: np.ndarray) -> np.ndarray:
+    def outside(self, n_relevant: np.ndarray) -> np.ndarray:
         """Per row, how many documents no run retrieved may be relevant (R: judged relevant per row)."""
         if self.mode == "closed":
-            return np.zeros(len(R))
+            return np.zeros(len(n_relevant))
         if self.ceiling is None:
-            return np.full(len(R), np.inf)
-        return np.ceil(self.ceiling * np.asarray(R, dtype=np.float64) - 1e-9) if self.relative else \
-            np.full(len(R), float(self.ceiling))
+            return np.full(len(n_relevant), np.inf)
+        return np.ceil(self.ceiling * np.asarray(n_relevant, dtype=np.float64) - 1e-9) if self.relative else \
+            np.full(len(n_relevant), float(self.ceiling))
 
 
-def with_outside(J: Judgements, base: np.ndarray, extra: np.ndarray, grade: float) -> Judgements:
+def with_outside(judgements: Judgements, base: np.ndarray, extra: np.ndarray, grade: float) -> Judgements:
     """``J`` plus ``extra[r]`` judgments at ``grade`` for query ``base[r]`` of each row r: documents
     outside the ranking judged relevant (not grouped by query: for the kernels that count and sort)."""
-    n = np.asarray(extra, dtype=np.int64)
-    rows = np.repeat(np.asarray(base, dtype=np.int64), n)
-    return Judgements(J.qids, np.concatenate([J.row, rows]), np.concatenate([J.grade, np.full(len(rows), grade)]),
-                      J.max_grade)
+    extra_counts = np.asarray(extra, dtype=np.int64)
+    rows = np.repeat(np.asarray(base, dtype=np.int64), extra_counts)
+    return Judgements(judgements.qids, np.concatenate([judgements.row, rows]), np.concatenate([judgements.grade, np.full(len(rows), grade)]),
+                      judgements.max_grade)
 
 
 ALL_GRADES = 64  # up to this largest grade every grade 0..G is a candidate; above, only the deciding ones
@@ -142,21 +142,21 @@ def candidate_grades(max_grade: float, values=None) -> np.ndarray:
     G = max(float(max_grade), 0.0)
     top = int(np.floor(G))
     if values is None or top <= ALL_GRADES:
-        g = np.arange(top + 1, dtype=np.float64)
-        return g if G == np.floor(G) else np.append(g, G)
-    v = np.asarray(values, dtype=np.float64).ravel()
-    v = np.clip(v[np.isfinite(v)], 0.0, float(top))
-    near = np.concatenate([np.floor(v), np.ceil(v), np.floor(v) - 1, np.ceil(v) + 1, np.arange(3.0), [top - 2.0, top - 1.0, top]])
+        grades = np.arange(top + 1, dtype=np.float64)
+        return grades if G == np.floor(G) else np.append(grades, G)
+    flat = np.asarray(values, dtype=np.float64).ravel()
+    flat = np.clip(flat[np.isfinite(flat)], 0.0, float(top))
+    near = np.concatenate([np.floor(flat), np.ceil(flat), np.floor(flat) - 1, np.ceil(flat) + 1, np.arange(3.0), [top - 2.0, top - 1.0, top]])
     near = near[(near >= 0) & (near <= top)]
-    g = np.unique(near)
-    return g if G == np.floor(G) else np.append(g, G)
+    grades = np.unique(near)
+    return grades if G == np.floor(G) else np.append(grades, G)
 
 
-def running(rk: Ranking, x) -> np.ndarray:
+def running(ranking: Ranking, values) -> np.ndarray:
     """Inclusive running sum of ``x`` within each row of ``rk``."""
-    c = np.cumsum(np.asarray(x, dtype=np.float64))
-    before = np.concatenate(([0.0], c))[rk.starts[:-1]]
-    return c - before[rk.row]
+    cumulative = np.cumsum(np.asarray(values, dtype=np.float64))
+    before = np.concatenate(([0.0], cumulative))[ranking.starts[:-1]]
+    return cumulative - before[ranking.row]
 
 
 @dataclass
@@ -179,8 +179,8 @@ class HoleContext:
     @cached_property
     def unj(self) -> np.ndarray:
         """Ranked documents the qrels do not list (the holes)."""
-        rk = self.rk
-        return np.zeros(len(rk.row), bool) if rk.judged is None else ~np.asarray(rk.judged, bool)
+        ranking = self.rk
+        return np.zeros(len(ranking.row), bool) if ranking.judged is None else ~np.asarray(ranking.judged, bool)
 
     @cached_property
     def inc(self) -> np.ndarray:
@@ -226,14 +226,14 @@ class HoleContext:
         """Every candidate grade has the same gain: the holes cannot move the measure's input."""
         return bool(self.cgain.min() == self.cgain.max())
 
-    def fill(self, g: float) -> np.ndarray:
-        return np.full(len(self.rk.row), g, dtype=np.float64)
+    def fill(self, grade: float) -> np.ndarray:
+        return np.full(len(self.rk.row), grade, dtype=np.float64)
 
-    def rowsum(self, x) -> np.ndarray:
-        return self.rk.rowsum(np.asarray(x, dtype=np.float64))
+    def rowsum(self, values) -> np.ndarray:
+        return self.rk.rowsum(np.asarray(values, dtype=np.float64))
 
-    def running(self, x) -> np.ndarray:
-        return running(self.rk, x)
+    def running(self, values) -> np.ndarray:
+        return running(self.rk, values)
 
     @cached_property
     def judged_relevant(self) -> np.ndarray:
@@ -241,19 +241,19 @@ class HoleContext:
         return relevant(self.rk, self.rel) & ~self.unj
 
 
-def monotone(h: HoleContext):
+def monotone(holes: HoleContext):
     """Measures nondecreasing in every ranked document's gain and with no normaliser that an
     assignment changes (P, SP, DCG, RBP, RR, Success): every hole at the least gain, or at the largest."""
-    return h.fill(h.g_lo), h.fill(h.g_hi)
+    return holes.fill(holes.g_lo), holes.fill(holes.g_hi)
 
 
-def open_zero(h: HoleContext, lo) -> np.ndarray:
+def open_zero(holes: HoleContext, low) -> np.ndarray:
     """Measures divided by R (AP, recall, Rprec): with any number of unretrieved relevant documents
     R is unbounded and the infimum is 0."""
-    return np.zeros(h.rk.nrows)
+    return np.zeros(holes.rk.nrows)
 
 
-def assign(rk: Ranking, J: Judgements, assignments: list, depth: int | None = None) -> tuple:
+def assign(ranking: Ranking, judgements: Judgements, assignments: list, depth: int | None = None) -> tuple:
     """A ranking and judgements with one copy of every query per assignment, its holes judged at
     the assigned grades (``assignments``: grade arrays over ``rk``'s elements, read at the holes).
 
@@ -263,21 +263,21 @@ def assign(rk: Ranking, J: Judgements, assignments: list, depth: int | None = No
     ranking keeps only its first ``depth`` documents (a measure with that cutoff reads no more), the
     holes below still judged in the judgements.
     """
-    A = len(assignments)
-    unj = np.zeros(len(rk.row), bool) if rk.judged is None else ~np.asarray(rk.judged, bool)
-    top = slice(None) if depth is None else rk.pos < depth  # the ranking's part a kernel with cutoff reads
-    rows = np.concatenate([rk.row[top] + a * rk.nrows for a in range(A)])
-    grades = np.concatenate([np.where(unj, g, rk.grade)[top] for g in assignments])
-    base = np.concatenate([rk.base + a * J.nq for a in range(A)])
-    out = Ranking(rows, grades, A * rk.nrows, base, np.ones(len(rows), bool))
-    hr = rk.base[rk.row[unj]]
-    jrow = np.concatenate([J.row + a * J.nq for a in range(A)] + [hr + a * J.nq for a in range(A)])
-    jgrade = np.concatenate([J.grade] * A + [g[unj] for g in assignments])
+    n_assignments = len(assignments)
+    unj = np.zeros(len(ranking.row), bool) if ranking.judged is None else ~np.asarray(ranking.judged, bool)
+    top = slice(None) if depth is None else ranking.pos < depth  # the ranking's part a kernel with cutoff reads
+    rows = np.concatenate([ranking.row[top] + assignment * ranking.nrows for assignment in range(n_assignments)])
+    grades = np.concatenate([np.where(unj, grade, ranking.grade)[top] for grade in assignments])
+    base = np.concatenate([ranking.base + assignment * judgements.nq for assignment in range(n_assignments)])
+    out = Ranking(rows, grades, n_assignments * ranking.nrows, base, np.ones(len(rows), bool))
+    hole_rows = ranking.base[ranking.row[unj]]
+    jrow = np.concatenate([judgements.row + assignment * judgements.nq for assignment in range(n_assignments)] + [hole_rows + assignment * judgements.nq for assignment in range(n_assignments)])
+    jgrade = np.concatenate([judgements.grade] * n_assignments + [grade[unj] for grade in assignments])
     # not grouped by query: the holes follow every copy's judgements.  The kernels with hole strategies
     # read the judgements by counting (R) and sorting (IDCG), never by their order, and sorting here
     # cost as much as the kernels; tests/test_holes.py would catch a kernel that read the order
-    J2 = Judgements(list(J.qids) * A, jrow, jgrade, J.max_grade)
-    return out, J2
+    tiled = Judgements(list(judgements.qids) * n_assignments, jrow, jgrade, judgements.max_grade)
+    return out, tiled
 
 
 def _tiled_level(level, copies: int, rows=None):
@@ -292,21 +292,21 @@ def _tiled_level(level, copies: int, rows=None):
     return Level(float(level), level.num_docs, level.rounding, present, level.trec_nan, level.judged_only)
 
 
-def holes_reason(m) -> str | None:
+def holes_reason(measure) -> str | None:
     """Why measure ``m`` has no hole bounds (None: it has them)."""
-    if not getattr(m, "native", False):
-        return f"{m}: computed through ir_measures, whose kernels the hole strategies cannot read"
-    fam = FAMILIES[m.family]
+    if not getattr(measure, "native", False):
+        return f"{measure}: computed through ir_measures, whose kernels the hole strategies cannot read"
+    fam = FAMILIES[measure.family]
     if fam.holes is None:
         return f"{fam.name}: {fam.holes_note or 'no exact extremes derived for this measure'}"
     if fam.holes_check is not None:
-        why = fam.holes_check(m)
+        why = fam.holes_check(measure)
         if why:
-            return f"{m}: {why}"
+            return f"{measure}: {why}"
     return None
 
 
-def hole_bounds(rk: Ranking, J: Judgements, m, level, mode="closed", others=None) -> tuple:
+def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="closed", others=None) -> tuple:
     """(LB, UB) per row of a run's ranking: the family's kernel on its strategy's extreme assignments.
 
     ``mode``: a :class:`World` (or its text).  ``others`` (per row, optional): how many unjudged
@@ -317,56 +317,56 @@ def hole_bounds(rk: Ranking, J: Judgements, m, level, mode="closed", others=None
     nonincreasing in each such document's gain, so the minimum has every one of them at the largest
     gain: they are added to the judgments and the strategy runs on those; Rprec, which is not
     monotone in them, searches their number (``holes_outside``)."""
-    why = holes_reason(m)
+    why = holes_reason(measure)
     if why:
         raise ValueError(why)
     world = World.parse(mode)
-    fam = FAMILIES[m.family]
-    h = HoleContext(rk, J, m, level)
-    if not h.unj.any():
-        v = fam.kernel(rk, J, m, level)
-        lb, ub, lo = v, v, h.fill(0.0)
+    fam = FAMILIES[measure.family]
+    holes = HoleContext(ranking, judgements, measure, level)
+    if not holes.unj.any():
+        values = fam.kernel(ranking, judgements, measure, level)
+        lower, upper, low = values, values, holes.fill(0.0)
     else:
-        lo, hi = fam.holes(h)
-        rk2, J2 = assign(rk, J, [lo, hi], m.cutoff)  # every family with hole bounds reads only the top k
-        v = fam.kernel(rk2, J2, m, _tiled_level(level, 2))
-        lb, ub = v[: rk.nrows], v[rk.nrows:]
-    if fam.holes_open is None or h.forced:
-        return lb, ub  # documents outside the ranking cannot move the measure
+        low, high = fam.holes(holes)
+        rk2, tiled = assign(ranking, judgements, [low, high], measure.cutoff)  # every family with hole bounds reads only the top k
+        values = fam.kernel(rk2, tiled, measure, _tiled_level(level, 2))
+        lower, upper = values[: ranking.nrows], values[ranking.nrows:]
+    if fam.holes_open is None or holes.forced:
+        return lower, upper  # documents outside the ranking cannot move the measure
     if world.unbounded:
         if fam.holes_outside is not None:  # past the ranking's length more outside documents only lower it
-            ub = np.maximum(ub, fam.holes_outside(h, rk.length)[1])
-        return np.minimum(lb, fam.holes_open(h, lo)), ub
-    extra = world.outside(J.n_relevant(h.rel)[rk.base])
+            upper = np.maximum(upper, fam.holes_outside(holes, ranking.length)[1])
+        return np.minimum(lower, fam.holes_open(holes, low)), upper
+    extra = world.outside(judgements.n_relevant(holes.rel)[ranking.base])
     if others is not None:
         extra = extra + np.asarray(others, dtype=np.float64)
     if not extra.any():
-        return lb, ub
+        return lower, upper
     if fam.holes_outside is not None:
-        lo_x, hi_x = fam.holes_outside(h, extra)
-        lb, ub = np.minimum(lb, lo_x), np.maximum(ub, hi_x)
+        lo_x, hi_x = fam.holes_outside(holes, extra)
+        lower, upper = np.minimum(lower, lo_x), np.maximum(upper, hi_x)
     else:
-        Jx = with_outside(J, rk.base, extra, h.g_hi)
-        hx = HoleContext(rk, Jx, m, level)
-        lox = fam.holes(hx)[0] if hx.unj.any() else hx.fill(0.0)
-        rk2, J2 = assign(rk, Jx, [lox], m.cutoff)
-        lb = np.minimum(lb, fam.kernel(rk2, J2, m, _tiled_level(level, 1)))
+        with_extra = with_outside(judgements, ranking.base, extra, holes.g_hi)
+        extra_holes = HoleContext(ranking, with_extra, measure, level)
+        lox = fam.holes(extra_holes)[0] if extra_holes.unj.any() else extra_holes.fill(0.0)
+        rk2, tiled = assign(ranking, with_extra, [lox], measure.cutoff)
+        lower = np.minimum(lower, fam.kernel(rk2, tiled, measure, _tiled_level(level, 1)))
     if world.ceiling is None:
-        return lb, ub
+        return lower, upper
     # the ceiling counts every unjudged document given a grade above 0, retrieved or not.  A relevant
     # document outside the ranking lowers these measures at least as much as a relevant hole (both
     # add to R and the ideal; the hole may also add to the gain), so the least value spends the whole
     # ceiling outside: every hole at the least gain, C documents outside at the largest.  UB is the one
     # above (no ceiling on the holes): true, possibly wider than the ceiling allows
-    cap = world.outside(J.n_relevant(h.rel)[rk.base])
-    rk0, J0 = assign(rk, J, [h.fill(h.g_lo)])
+    cap = world.outside(judgements.n_relevant(holes.rel)[ranking.base])
+    rk0, filled = assign(ranking, judgements, [holes.fill(holes.g_lo)])
     if fam.holes_outside is not None:
-        return fam.holes_outside(HoleContext(rk0, J0, m, level), cap)[0], ub
-    rk2, J2 = assign(rk0, with_outside(J0, rk0.base, cap, h.g_hi), [h.fill(h.g_lo)], m.cutoff)
-    return fam.kernel(rk2, J2, m, _tiled_level(level, 1)), ub
+        return fam.holes_outside(HoleContext(rk0, filled, measure, level), cap)[0], upper
+    rk2, tiled = assign(rk0, with_outside(filled, rk0.base, cap, holes.g_hi), [holes.fill(holes.g_lo)], measure.cutoff)
+    return fam.kernel(rk2, tiled, measure, _tiled_level(level, 1)), upper
 
 
-def hole_values(rk: Ranking, J: Judgements, metrics: list, level, mode="closed", samples: int = 1000,
+def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, mode="closed", samples: int = 1000,
                 seed: int = 0, prior: str = "pool", stderr: dict | None = None, others=None) -> dict:
     """Values of every LB/UB/BS/BSLO/BSHI metric: each measure's bounds, and its bootstrap, computed
     once.  ``stderr`` (if given) receives the Monte Carlo standard error of each BS metric; ``others``:
@@ -378,30 +378,30 @@ def hole_values(rk: Ranking, J: Judgements, metrics: list, level, mode="closed",
         meas, which = metric.measure, VARIANTS[metric.variant].bound
         if which in ("LB", "UB"):
             if meas not in done:
-                done[meas] = hole_bounds(rk, J, meas, level, mode, others)
+                done[meas] = hole_bounds(ranking, judgements, meas, level, mode, others)
             out[metric] = done[meas][0 if which == "LB" else 1]
             continue
         if meas not in boot:
-            boot[meas] = bootstrap(rk, J, meas, level, samples, seed, prior)
+            boot[meas] = bootstrap(ranking, judgements, meas, level, samples, seed, prior)
         out[metric] = boot[meas][which]
         if which == "BS" and stderr is not None:
             stderr[metric] = boot[meas]["se"]
     return out
 
 
-def best_count(rk: Ranking, mask, count, values, base, maximise: bool) -> np.ndarray:
+def best_count(ranking: Ranking, mask, count, values, base, maximise: bool) -> np.ndarray:
     """Per row, the count c whose value is best: ``base`` (per row) is c = 0, each element in
     ``mask`` carries c = ``count`` and ``values``; ties go to the smallest c."""
     sign = 1.0 if maximise else -1.0
     best = sign * np.asarray(base, dtype=np.float64)
-    r = rk.row[mask]
-    v = sign * np.asarray(values, dtype=np.float64)[mask]
-    c = np.asarray(count)[mask].astype(np.int64)
-    top = np.full(rk.nrows, -np.inf)
-    np.maximum.at(top, r, v)
-    hit = v == top[r]
-    first = np.full(rk.nrows, np.iinfo(np.int64).max)
-    np.minimum.at(first, r[hit], c[hit])
+    rows = ranking.row[mask]
+    signed = sign * np.asarray(values, dtype=np.float64)[mask]
+    counts = np.asarray(count)[mask].astype(np.int64)
+    top = np.full(ranking.nrows, -np.inf)
+    np.maximum.at(top, rows, signed)
+    hit = signed == top[rows]
+    first = np.full(ranking.nrows, np.iinfo(np.int64).max)
+    np.minimum.at(first, rows[hit], counts[hit])
     return np.where(top > best, first, 0)
 
 
@@ -410,20 +410,20 @@ def best_count(rk: Ranking, mask, count, values, base, maximise: bool) -> np.nda
 def grade_index(grade, cands) -> np.ndarray:
     """Index of the largest candidate grade <= ``grade`` (clipped to [0, G]): where a judged grade
     falls among the grades a hole can take (negative grades count as 0)."""
-    g = np.clip(np.asarray(grade, dtype=np.float64), 0.0, cands[-1])
-    return np.searchsorted(cands, g, side="right") - 1
+    grades = np.clip(np.asarray(grade, dtype=np.float64), 0.0, cands[-1])
+    return np.searchsorted(cands, grades, side="right") - 1
 
 
-def boot_grades(J: Judgements) -> np.ndarray:
+def boot_grades(judgements: Judgements) -> np.ndarray:
     """The grades a bootstrap draw can give, ascending: 0, the qrels' largest grade G and every judged
     grade, each as the candidate grade it counts for (the largest of 0..floor(G), G not above it;
     negative grades count as 0).  A few values whatever G is (never the 0..G list of candidates)."""
-    G = max(float(J.max_grade), 0.0)
-    g = np.clip(np.asarray(J.grade, dtype=np.float64), 0.0, G)
-    return np.unique(np.concatenate([[0.0, G], np.where(g >= G, G, np.floor(g))]))
+    G = max(float(judgements.max_grade), 0.0)
+    grades = np.clip(np.asarray(judgements.grade, dtype=np.float64), 0.0, G)
+    return np.unique(np.concatenate([[0.0, G], np.where(grades >= G, G, np.floor(grades))]))
 
 
-def grade_prior(h: HoleContext, prior: str = "pool") -> np.ndarray:
+def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
     """Per row, the probability of each grade of :func:`boot_grades` for a hole (rows x grades).
 
     'run' (Froebe et al. 2023's run-based prior): the grades of the judged documents the run ranked
@@ -437,31 +437,31 @@ def grade_prior(h: HoleContext, prior: str = "pool") -> np.ndarray:
     """
     if prior not in BOOT_PRIORS:
         raise ValueError(f"{prior!r}: the prior is one of {', '.join(BOOT_PRIORS)}")
-    rk, J = h.rk, h.J
-    grades = h.boot
-    c = len(grades)
-    pool = np.bincount(J.row * c + grade_index(J.grade, grades), minlength=J.nq * c).reshape(J.nq, c)
-    pool = pool[rk.base].astype(np.float64)
+    ranking, judgements = holes.rk, holes.J
+    grades = holes.boot
+    n_grades = len(grades)
+    pool = np.bincount(judgements.row * n_grades + grade_index(judgements.grade, grades), minlength=judgements.nq * n_grades).reshape(judgements.nq, n_grades)
+    pool = pool[ranking.base].astype(np.float64)
     support = pool > 0
     support[:, 0] = True
     support[:, -1] = True
 
     def freq(counts):
         tot = counts.sum(axis=1, keepdims=True)
-        p = np.where(support, np.maximum(counts / np.maximum(tot, 1.0), BOOT_SMOOTHING), 0.0)
-        return p / p.sum(axis=1, keepdims=True)
+        probabilities = np.where(support, np.maximum(counts / np.maximum(tot, 1.0), BOOT_SMOOTHING), 0.0)
+        return probabilities / probabilities.sum(axis=1, keepdims=True)
 
     if prior == "pool":
         return freq(pool)
-    sel = ~h.unj & h.inc
-    run = np.bincount(rk.row[sel] * c + grade_index(rk.grade[sel], grades),
-                      minlength=rk.nrows * c).reshape(rk.nrows, c).astype(np.float64)
+    sel = ~holes.unj & holes.inc
+    run = np.bincount(ranking.row[sel] * n_grades + grade_index(ranking.grade[sel], grades),
+                      minlength=ranking.nrows * n_grades).reshape(ranking.nrows, n_grades).astype(np.float64)
     empty = run.sum(axis=1) == 0
     run[empty] = pool[empty]
     return freq(run) if prior == "run" else 0.5 * (freq(run) + freq(pool))
 
 
-def bootstrap(rk: Ranking, J: Judgements, m, level, samples: int = 1000, seed: int = 0, prior: str = "pool") -> dict:
+def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples: int = 1000, seed: int = 0, prior: str = "pool") -> dict:
     """Bootstrapped estimate of measure ``m`` per row (Froebe, Gienapp, Potthast & Hagen, ECIR 2023,
     "Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", Sect. 4).
 
@@ -478,51 +478,51 @@ def bootstrap(rk: Ranking, J: Judgements, m, level, samples: int = 1000, seed: i
     """
     from .draws import Keys
 
-    why = holes_reason(m)
+    why = holes_reason(measure)
     if why:
         raise ValueError(why)
-    fam = FAMILIES[m.family]
-    h = HoleContext(rk, J, m, level)
-    plain = np.asarray(fam.kernel(rk, J, m, level), dtype=np.float64)
-    samp = h.unj & h.inc
-    need = np.zeros(rk.nrows, bool)
-    need[rk.row[samp]] = True
-    out = {"BS": plain.copy(), "BSLO": plain.copy(), "BSHI": plain.copy(), "se": np.zeros(rk.nrows)}
+    fam = FAMILIES[measure.family]
+    holes = HoleContext(ranking, judgements, measure, level)
+    plain = np.asarray(fam.kernel(ranking, judgements, measure, level), dtype=np.float64)
+    samp = holes.unj & holes.inc
+    need = np.zeros(ranking.nrows, bool)
+    need[ranking.row[samp]] = True
+    out = {"BS": plain.copy(), "BSLO": plain.copy(), "BSHI": plain.copy(), "se": np.zeros(ranking.nrows)}
     if not need.any():
         return out
-    cum = np.cumsum(grade_prior(h, prior), axis=1)
+    cum = np.cumsum(grade_prior(holes, prior), axis=1)
     # only the rows with holes are copied, with only their queries' judgements
     rows = np.flatnonzero(need)
-    keep = need[rk.row]
+    keep = need[ranking.row]
     newrow = np.cumsum(need) - 1
-    qsel = np.zeros(J.nq, bool)
-    qsel[rk.base[rows]] = True
+    qsel = np.zeros(judgements.nq, bool)
+    qsel[ranking.base[rows]] = True
     qnew = np.cumsum(qsel) - 1
-    jkeep = qsel[J.row]
-    Js = Judgements([J.qids[i] for i in np.flatnonzero(qsel)], qnew[J.row[jkeep]], J.grade[jkeep], J.max_grade)
+    jkeep = qsel[judgements.row]
+    sampled = Judgements([judgements.qids[index] for index in np.flatnonzero(qsel)], qnew[judgements.row[jkeep]], judgements.grade[jkeep], judgements.max_grade)
     hole = samp[keep]
-    rks = Ranking(newrow[rk.row[keep]], rk.grade[keep], len(rows), qnew[rk.base[rows]], ~hole)
+    rks = Ranking(newrow[ranking.row[keep]], ranking.grade[keep], len(rows), qnew[ranking.base[rows]], ~hole)
     hrow = rks.row[hole]
-    hq = rk.base[rk.row[samp]]  # the query of each hole in J: the key of its draws
+    hole_query = ranking.base[ranking.row[samp]]  # the query of each hole in J: the key of its draws
     hpos = rks.pos[hole]
     thresholds = cum[rows][hrow][:, :-1]
-    nh = int(hole.sum())
-    per = (len(rks.row) if m.cutoff is None else int((rks.pos < m.cutoff).sum())) + len(Js.row) + nh
+    n_holes = int(hole.sum())
+    per = (len(rks.row) if measure.cutoff is None else int((rks.pos < measure.cutoff).sum())) + len(sampled.row) + n_holes
     batch = max(1, min(samples, BOOT_BATCH // max(per, 1)))
-    keys = Keys(seed, J.qids)
+    keys = Keys(seed, judgements.qids)
     vals = np.empty((samples, len(rows)))
-    for s0 in range(0, samples, batch):
-        b = min(batch, samples - s0)
-        reps = np.repeat(np.arange(s0, s0 + b, dtype=np.uint64), nh)
-        u = keys.at(np.tile(hq, b), reps, np.tile(hpos, b), BOOT_SALT).reshape(b, nh)
-        grades = h.boot[(u[:, :, None] >= thresholds[None, :, :]).sum(axis=2)]
-        full = np.repeat(rks.grade[None, :], b, axis=0)
+    for start in range(0, samples, batch):
+        size = min(batch, samples - start)
+        reps = np.repeat(np.arange(start, start + size, dtype=np.uint64), n_holes)
+        uniforms = keys.at(np.tile(hole_query, size), reps, np.tile(hpos, size), BOOT_SALT).reshape(size, n_holes)
+        grades = holes.boot[(uniforms[:, :, None] >= thresholds[None, :, :]).sum(axis=2)]
+        full = np.repeat(rks.grade[None, :], size, axis=0)
         full[:, hole] = grades
-        rk2, J2 = assign(rks, Js, list(full), m.cutoff)
-        v = fam.kernel(rk2, J2, m, _tiled_level(level, b, rows))
-        vals[s0:s0 + b] = np.asarray(v, dtype=np.float64).reshape(b, len(rows))
+        rk2, tiled = assign(rks, sampled, list(full), measure.cutoff)
+        values = fam.kernel(rk2, tiled, measure, _tiled_level(level, size, rows))
+        vals[start:start + size] = np.asarray(values, dtype=np.float64).reshape(size, len(rows))
     out["BS"][rows] = vals.mean(axis=0)
-    lo, hi = np.percentile(vals, BOOT_INTERVAL, axis=0)
-    out["BSLO"][rows], out["BSHI"][rows] = lo, hi
+    low, high = np.percentile(vals, BOOT_INTERVAL, axis=0)
+    out["BSLO"][rows], out["BSHI"][rows] = low, high
     out["se"][rows] = vals.std(axis=0, ddof=1) / np.sqrt(samples) if samples > 1 else 0.0
     return out

@@ -89,31 +89,31 @@ def _shuffled(grade, judged, n, base, reps: int, rng, depth=None, rep0: int = 0)
     argpartition, then a sort of those few).  When the depth d is small against every pool
     (d(d-1) <= n), the top d are drawn directly: see :func:`_distinct_draws`.
     """
-    g, width = grade.shape
+    n_rows, width = grade.shape
     keys_of = as_keys(rng)
-    rep_of_row = np.repeat(np.arange(rep0, rep0 + reps), g)  # global repetition: batch-independent
+    rep_of_row = np.repeat(np.arange(rep0, rep0 + reps), n_rows)  # global repetition: batch-independent
     base_of_row = np.tile(np.asarray(base), reps)
-    d = width if depth is None else min(int(depth), width)
-    if d * (d - 1) <= n.min():
-        idx = _distinct_draws(n, reps, d, keys_of, base_of_row, rep_of_row)
+    depth_used = width if depth is None else min(int(depth), width)
+    if depth_used * (depth_used - 1) <= n.min():
+        idx = _distinct_draws(n, reps, depth_used, keys_of, base_of_row, rep_of_row)
     else:
-        keys = keys_of.rows(base_of_row, rep_of_row, width).reshape(reps, g, width)
+        keys = keys_of.rows(base_of_row, rep_of_row, width).reshape(reps, n_rows, width)
         keys += np.arange(width) >= n[:, None]
-        keys = keys.reshape(reps * g, width)
-        if d < width and width > max(64, 4 * d):  # a full sort of short rows is faster than partitioning
-            idx = np.argpartition(keys, d - 1, axis=1)[:, :d]
+        keys = keys.reshape(reps * n_rows, width)
+        if depth_used < width and width > max(64, 4 * depth_used):  # a full sort of short rows is faster than partitioning
+            idx = np.argpartition(keys, depth_used - 1, axis=1)[:, :depth_used]
             idx = np.take_along_axis(idx, np.argsort(np.take_along_axis(keys, idx, axis=1), axis=1), axis=1)
         else:
-            idx = np.argsort(keys, axis=1)[:, :d]
-    pool_of = np.tile(np.arange(g), reps)
-    count = np.minimum(n, d)[pool_of]
-    src = (idx + (pool_of * width)[:, None])[np.arange(d) < count[:, None]]
-    rows = np.repeat(np.arange(reps * g), count)
-    return Ranking(rows, grade.ravel()[src], reps * g, np.tile(base, reps),
+            idx = np.argsort(keys, axis=1)[:, :depth_used]
+    pool_of = np.tile(np.arange(n_rows), reps)
+    count = np.minimum(n, depth_used)[pool_of]
+    src = (idx + (pool_of * width)[:, None])[np.arange(depth_used) < count[:, None]]
+    rows = np.repeat(np.arange(reps * n_rows), count)
+    return Ranking(rows, grade.ravel()[src], reps * n_rows, np.tile(base, reps),
                    None if judged is None else judged.ravel()[src])
 
 
-def _distinct_draws(n, reps: int, d: int, keys: Keys, base_of_row, rep_of_row) -> np.ndarray:
+def _distinct_draws(n, reps: int, depth: int, keys: Keys, base_of_row, rep_of_row) -> np.ndarray:
     """(reps * g, d) indices: for row rep * g + i, d distinct positions of pool i's n[i] documents,
     uniformly among ordered d-tuples, i.e. the top d of a uniform permutation.
 
@@ -122,15 +122,15 @@ def _distinct_draws(n, reps: int, d: int, keys: Keys, base_of_row, rep_of_row) -
     and d draws replace sorting n keys (10 instead of 1,000 for nDCG@10 on a 1,000-document pool).
     """
     high = np.tile(n, reps)[:, None]
-    idx = np.minimum((keys.rows(base_of_row, rep_of_row, d) * high).astype(np.int64), high - 1)
+    idx = np.minimum((keys.rows(base_of_row, rep_of_row, depth) * high).astype(np.int64), high - 1)
     todo = np.arange(len(high))
     attempt = 0
     while len(todo):
-        s = np.sort(idx[todo], axis=1)
-        todo = todo[(s[:, 1:] == s[:, :-1]).any(axis=1)]
+        sorted_idx = np.sort(idx[todo], axis=1)
+        todo = todo[(sorted_idx[:, 1:] == sorted_idx[:, :-1]).any(axis=1)]
         attempt += 1
-        u = keys.rows(base_of_row[todo], rep_of_row[todo], d, attempt)
-        idx[todo] = np.minimum((u * high[todo]).astype(np.int64), high[todo] - 1)
+        uniforms = keys.rows(base_of_row[todo], rep_of_row[todo], depth, attempt)
+        idx[todo] = np.minimum((uniforms * high[todo]).astype(np.int64), high[todo] - 1)
     return idx
 
 
@@ -150,17 +150,17 @@ def placements(cnt, n, base, reps: int, rng, rep0: int = 0):
     """
     keys = as_keys(rng)
     cnt = np.asarray(cnt, dtype=np.int64)
-    g = len(cnt)
-    width = int(cnt.max()) if g else 0
+    n_groups = len(cnt)
+    width = int(cnt.max()) if n_groups else 0
     bits = max(width - 1, 0).bit_length()  # a key is rank << bits | document: unique within a row
     low = np.int64((1 << bits) - 1)
-    rep_of_row = np.repeat(np.arange(rep0, rep0 + reps), g)
+    rep_of_row = np.repeat(np.arange(rep0, rep0 + reps), n_groups)
     base_of_row = np.tile(np.asarray(base), reps)
     high = np.tile(np.asarray(n, dtype=np.int64), reps)[:, None]
     cols = np.arange(width)
-    u = keys.rows(base_of_row, rep_of_row, width)
-    u *= high
-    key = u.astype(np.int64)
+    uniforms = keys.rows(base_of_row, rep_of_row, width)
+    uniforms *= high
+    key = uniforms.astype(np.int64)
     np.minimum(key, high - 1, out=key)
     np.add(high, cols, out=key, where=cols >= np.tile(cnt, reps)[:, None])  # padding: distinct, past the end
     key <<= bits
@@ -172,16 +172,16 @@ def placements(cnt, n, base, reps: int, rng, rep0: int = 0):
     dup = dup[todo]
     attempt = 0
     while len(todo):
-        k = key[todo]
-        r, j = np.nonzero(dup)  # sorted entry j + 1 shares its rank with entry j, of a smaller document
-        doc = k[r, j + 1] & low
+        keys_todo = key[todo]
+        dup_row, dup_col = np.nonzero(dup)  # sorted entry j + 1 shares its rank with entry j, of a smaller document
+        doc = keys_todo[dup_row, dup_col + 1] & low
         attempt += 1
-        rows = todo[r]
-        u = keys.at(base_of_row[rows], rep_of_row[rows], doc, attempt)
-        k[r, j + 1] = (np.minimum((u * high[rows, 0]).astype(np.int64), high[rows, 0] - 1) << bits) | doc
-        k.sort(axis=1)
-        key[todo] = k
-        rank = k >> bits
+        rows = todo[dup_row]
+        uniforms = keys.at(base_of_row[rows], rep_of_row[rows], doc, attempt)
+        keys_todo[dup_row, dup_col + 1] = (np.minimum((uniforms * high[rows, 0]).astype(np.int64), high[rows, 0] - 1) << bits) | doc
+        keys_todo.sort(axis=1)
+        key[todo] = keys_todo
+        rank = keys_todo >> bits
         dup = rank[:, 1:] == rank[:, :-1]
         hit = dup.any(axis=1)
         todo, dup = todo[hit], dup[hit]
@@ -194,10 +194,10 @@ def _support(pool: Pool, queries: np.ndarray, reads: np.ndarray):
     local = np.full(pool.nq, -1)
     local[queries] = np.arange(len(queries))
     sel = np.flatnonzero(reads & (local[pool.row] >= 0))
-    r = local[pool.row[sel]]  # non-decreasing: the pool is grouped by query, queries sorted
-    cnt = np.bincount(r, minlength=len(queries))[: len(queries)].astype(np.int64)
+    rows = local[pool.row[sel]]  # non-decreasing: the pool is grouped by query, queries sorted
+    cnt = np.bincount(rows, minlength=len(queries))[: len(queries)].astype(np.int64)
     idx = np.zeros((len(queries), int(cnt.max()) if len(cnt) else 0), dtype=np.int64)
-    idx[r, np.arange(len(sel)) - np.searchsorted(r, r)] = sel
+    idx[rows, np.arange(len(sel)) - np.searchsorted(rows, rows)] = sel
     return idx, cnt
 
 
@@ -208,12 +208,12 @@ def placed(pool: Pool, reads: np.ndarray, queries, reps: int, rng, rep0: int = 0
     queries = np.asarray(queries, dtype=np.int64)
     idx, cnt = _support(pool, queries, reads)
     rank, doc = placements(cnt, pool.n[queries], queries, reps, rng, rep0)
-    g = len(queries)
-    c = np.tile(cnt, reps)
-    keep = np.arange(idx.shape[1]) < c[:, None]  # padding sorts last
-    src = idx[np.tile(np.arange(g), reps)[:, None], doc][keep]
+    n_groups = len(queries)
+    counts = np.tile(cnt, reps)
+    keep = np.arange(idx.shape[1]) < counts[:, None]  # padding sorts last
+    src = idx[np.tile(np.arange(n_groups), reps)[:, None], doc][keep]
     judged = pool.judged[src]
-    return Ranking(np.repeat(np.arange(reps * g), c), pool.grade[src], reps * g, np.tile(queries, reps),
+    return Ranking(np.repeat(np.arange(reps * n_groups), counts), pool.grade[src], reps * n_groups, np.tile(queries, reps),
                    None if judged.all() else judged, at=rank[keep], size=np.tile(pool.n[queries].astype(np.int64), reps))
 
 
@@ -225,16 +225,16 @@ def _padded(pool: Pool, queries: np.ndarray):
     local = np.full(pool.nq, -1)
     local[queries] = np.arange(len(queries))
     sel = local[pool.row] >= 0
-    r = local[pool.row[sel]]
+    rows = local[pool.row[sel]]
     col = np.flatnonzero(sel) - starts[pool.row[sel]]
     grade = np.zeros((len(queries), width))
     judged = np.zeros((len(queries), width), bool)
-    grade[r, col] = pool.grade[sel]
-    judged[r, col] = pool.judged[sel]
+    grade[rows, col] = pool.grade[sel]
+    judged[rows, col] = pool.judged[sel]
     return grade, (None if pool.judged[sel].all() else judged), n
 
 
-def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, queries, depth="measure", reads=None):
+def _permutation_batches(pool: Pool, judgements, measure, rel_level, reps: int, rng, scorer, queries, depth="measure", reads=None):
     """Yield (first rep, queries, values[t x len(queries)]) over ``reps`` random permutations.
 
     Queries are processed in buckets of similar pool size (within a factor of 2), so one long pool
@@ -246,7 +246,7 @@ def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, qu
     in buckets of similar counts; the others, and any query when ``reads`` is None, whole shuffles.
     """
     if depth == "measure":
-        depth = m.cutoff if m.native else None
+        depth = measure.cutoff if measure.native else None
     work = max(1, reps * len(queries))
     if reads is not None and depth is None:
         cnt = pool.rowsum(reads)[queries].astype(np.int64)
@@ -255,57 +255,57 @@ def _permutation_batches(pool: Pool, J, m, rel_level, reps: int, rng, scorer, qu
         queries = queries[~few]
     n = pool.n[queries].astype(np.int64)
     bucket = np.ceil(np.log2(n)).astype(np.int64) if len(n) else n
-    for b in np.unique(bucket):
-        qs = np.sort(queries[bucket == b])
-        grade, judged, nb = _padded(pool, qs)
-        per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(qs)))
-        yield from _batches(scorer, lambda t, s: _shuffled(grade, judged, nb, qs, t, rng, depth, rep0=s),
-                            qs, reps, per, work)
+    for bucket_id in np.unique(bucket):
+        bucket_queries = np.sort(queries[bucket == bucket_id])
+        grade, judged, sizes = _padded(pool, bucket_queries)
+        per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(bucket_queries)))
+        yield from _batches(scorer, lambda count, start: _shuffled(grade, judged, sizes, bucket_queries, count, rng, depth, rep0=start),
+                            bucket_queries, reps, per, work)
 
 
 def _placed_batches(pool: Pool, reads, queries, cnt, reps: int, rng, scorer, work):
     """:func:`_permutation_batches` over placed rankings, in buckets of queries holding similar
     numbers of read documents (within a factor of sqrt(2): less padding)."""
     bucket = np.ceil(2 * np.log2(np.maximum(cnt, 1))).astype(np.int64)
-    for b in np.unique(bucket):
-        qs = np.sort(queries[bucket == b])
-        width = max(1, int(cnt[bucket == b].max()))
-        per = max(1, _PLACED_ELEMENTS // (width * len(qs)))
-        yield from _batches(scorer, lambda t, s: placed(pool, reads, qs, t, rng, rep0=s), qs, reps, per, work)
+    for bucket_id in np.unique(bucket):
+        bucket_queries = np.sort(queries[bucket == bucket_id])
+        width = max(1, int(cnt[bucket == bucket_id].max()))
+        per = max(1, _PLACED_ELEMENTS // (width * len(bucket_queries)))
+        yield from _batches(scorer, lambda count, start: placed(pool, reads, bucket_queries, count, rng, rep0=start), bucket_queries, reps, per, work)
 
 
-def _batches(scorer, rankings, qs, reps: int, per: int, work):
+def _batches(scorer, rankings, queries, reps: int, per: int, work):
     """Yield (first rep, qs, values[... x t x len(qs)]): ``scorer`` on ``rankings(t, first rep)`` of
     ``per`` repetitions at a time, each batch's share of the work reported to the progress bar."""
-    for s in range(0, reps, per):
-        t = min(per, reps - s)
-        v = np.asarray(scorer(rankings(t, s)))
-        v = v.reshape(v.shape[:-1] + (t, len(qs)))
+    for start in range(0, reps, per):
+        count = min(per, reps - start)
+        values = np.asarray(scorer(rankings(count, start)))
+        values = values.reshape(values.shape[:-1] + (count, len(queries)))
         if _LISTENERS:
-            _share(t * len(qs) / work)
-        yield s, qs, v
+            _share(count * len(queries) / work)
+        yield start, queries, values
 
 
-def permutation_values(pool: Pool, J, m, rel_level, reps: int, rng, scorer=None, queries=None) -> np.ndarray:
+def permutation_values(pool: Pool, judgements, measure, rel_level, reps: int, rng, scorer=None, queries=None) -> np.ndarray:
     """Values (reps x nq) of M on ``reps`` uniformly random permutations of every query's pool.
 
     Only ``queries`` are computed when given (other columns NaN); an empty pool scores 0.  A native
     measure scored by its own kernel draws only the documents it reads (:func:`placed`), when its
     family says which.
     """
-    reads = pool_reads(pool, J, m, rel_level) if scorer is None else None
-    scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
-    rng = as_keys(rng, J.qids)
+    reads = pool_reads(pool, judgements, measure, rel_level) if scorer is None else None
+    scorer = scorer or (lambda ranking: compute(ranking, judgements, measure, rel_level))
+    rng = as_keys(rng, judgements.qids)
     out = np.full((reps, pool.nq), np.nan)
     queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
     empty = pool.n[queries] == 0
     out[:, queries[empty]] = 0.0
-    for s, qs, v in _permutation_batches(pool, J, m, rel_level, reps, rng, scorer, queries[~empty], reads=reads):
-        out[s:s + len(v), qs] = v
+    for start, batch_queries, values in _permutation_batches(pool, judgements, measure, rel_level, reps, rng, scorer, queries[~empty], reads=reads):
+        out[start:start + len(values), batch_queries] = values
     return out
 
 
-def permutation_values_many(pool: Pool, J, measures: list, rel_level, reps: int, rng, queries=None,
+def permutation_values_many(pool: Pool, judgements, measures: list, rel_level, reps: int, rng, queries=None,
                             depth=None, reads=None) -> list:
     """:func:`permutation_values` of several native measures on the same permutations, drawn once.
 
@@ -315,17 +315,17 @@ def permutation_values_many(pool: Pool, J, measures: list, rel_level, reps: int,
     the shuffles are drawn, and what the kernels derive from a ranking (trec_eval's codes, the
     relevant documents, interpolated precision) computed, once for all of them.
     """
-    rng = as_keys(rng, J.qids)
+    rng = as_keys(rng, judgements.qids)
     out = np.full((len(measures), reps, pool.nq), np.nan)
     queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
     empty = pool.n[queries] == 0
     out[:, :, queries[empty]] = 0.0
 
-    def scorer(rk):
-        return [compute(rk, J, m, rel_level) for m in measures]
+    def scorer(ranking):
+        return [compute(ranking, judgements, measure, rel_level) for measure in measures]
 
-    for s, qs, v in _permutation_batches(pool, J, None, rel_level, reps, rng, scorer, queries[~empty], depth, reads):
-        out[:, s:s + v.shape[1], qs] = v
+    for start, batch_queries, values in _permutation_batches(pool, judgements, None, rel_level, reps, rng, scorer, queries[~empty], depth, reads):
+        out[:, start:start + values.shape[1], batch_queries] = values
     return list(out)
 
 
@@ -336,35 +336,35 @@ def _class_patterns(counts: tuple) -> np.ndarray:
     n = sum(counts)
     arr = np.full((1, n), len(counts) - 1, dtype=np.int64)
     free = np.ones((1, n), bool)
-    for j, c in enumerate(counts[:-1]):
-        f = int(free[0].sum())
-        combos = np.asarray(list(itertools.combinations(range(f), c)), dtype=np.int64).reshape(-1, c)
-        freepos = np.nonzero(free)[1].reshape(len(arr), f)
-        pos = freepos[:, combos].reshape(-1, c)  # (rows x combos, c)
+    for level, count in enumerate(counts[:-1]):
+        n_free = int(free[0].sum())
+        combos = np.asarray(list(itertools.combinations(range(n_free), count)), dtype=np.int64).reshape(-1, count)
+        freepos = np.nonzero(free)[1].reshape(len(arr), n_free)
+        pos = freepos[:, combos].reshape(-1, count)  # (rows x combos, c)
         arr = np.repeat(arr, len(combos), axis=0)
         free = np.repeat(free, len(combos), axis=0)
-        r = np.arange(len(arr))[:, None]
-        arr[r, pos] = j
-        free[r, pos] = False
+        row_index = np.arange(len(arr))[:, None]
+        arr[row_index, pos] = level
+        free[row_index, pos] = False
     return arr
 
 
 def n_arrangements(counts) -> int:
     """Distinct arrangements of a multiset: n! / prod(c_j!)."""
     out, left = 1, 0
-    for c in counts:
-        left += int(c)
-        out *= math.comb(left, int(c))
+    for count in counts:
+        left += int(count)
+        out *= math.comb(left, int(count))
     return out
 
 
-def _enumerated(pool: Pool, J, m, rel_level, active, limit: int, scorer):
+def _enumerated(pool: Pool, judgements, measure, rel_level, active, limit: int, scorer):
     """Yield (queries, values[G x M]): M over every distinct arrangement of the pool's classes, for
     each active query with at most ``limit`` arrangements (each equally likely under a uniformly
     random permutation).  Classes: documents no kernel of ``m`` can tell apart (:func:`pool_keys`:
     equal gain, or the family's finer ``order``, for native measures; equal grade and judged flag for
     ir_measures')."""
-    key = pool_keys(pool, J, m, rel_level) if m.native else np.where(pool.judged, pool.grade, -np.inf)
+    key = pool_keys(pool, judgements, measure, rel_level) if measure.native else np.where(pool.judged, pool.grade, -np.inf)
     order = np.lexsort((key, pool.row))
     first = np.ones(len(order), bool)
     first[1:] = (pool.row[order][1:] != pool.row[order][:-1]) | (key[order][1:] != key[order][:-1])
@@ -373,28 +373,28 @@ def _enumerated(pool: Pool, J, m, rel_level, active, limit: int, scorer):
     cls_n = np.diff(np.append(np.flatnonzero(first), len(order)))
     qs_, lo_ = np.unique(cls_q, return_index=True)
     sig: dict = {}  # class counts -> [(query, index of its first class)]: one pattern serves them all
-    for q, lo, hi in zip(qs_, lo_, np.append(lo_[1:], len(cls_q))):
-        if not active[q]:
+    for query, low, high in zip(qs_, lo_, np.append(lo_[1:], len(cls_q))):
+        if not active[query]:
             continue
-        counts = tuple(int(c) for c in cls_n[lo:hi])
+        counts = tuple(int(count) for count in cls_n[low:high])
         M = n_arrangements(counts)
         if M <= limit and M * sum(counts) <= _ENUMERATE_ELEMENTS:
-            sig.setdefault(counts, []).append((q, lo))
+            sig.setdefault(counts, []).append((query, low))
     for counts, members in sig.items():
         pattern = _class_patterns(counts)  # (M, n) class indices
         M, n = pattern.shape
         step = max(1, _BATCH_ELEMENTS // (M * n))
-        for s in range(0, len(members), step):
-            qs = np.asarray([q for q, _ in members[s:s + step]])
-            first_cls = np.asarray([lo for _, lo in members[s:s + step]])
+        for start in range(0, len(members), step):
+            queries = np.asarray([query for query, _ in members[start:start + step]])
+            first_cls = np.asarray([low for _, low in members[start:start + step]])
             doc = head[first_cls[:, None, None] + pattern]  # (G, M, n): a representative per position
-            G = len(qs)
-            rk = Ranking(np.repeat(np.arange(G * M), n), pool.grade[doc].ravel(), G * M,
-                         np.repeat(qs, M), pool.judged[doc].ravel())
-            yield qs, scorer(rk).reshape(G, M)
+            n_queries = len(queries)
+            ranking = Ranking(np.repeat(np.arange(n_queries * M), n), pool.grade[doc].ravel(), n_queries * M,
+                         np.repeat(queries, M), pool.judged[doc].ravel())
+            yield queries, scorer(ranking).reshape(n_queries, M)
 
 
-def enumerated_bounds(pool: Pool, J, m, rel_level, scorer=None, active=None, limit: int = ENUMERATE_LIMIT):
+def enumerated_bounds(pool: Pool, judgements, measure, rel_level, scorer=None, active=None, limit: int = ENUMERATE_LIMIT):
     """Exact (mean, maximum, minimum) of M over every ordering of each query's pool, where its classes
     have at most ``limit`` distinct arrangements (else NaN), and the mask of queries enumerated.
 
@@ -402,21 +402,21 @@ def enumerated_bounds(pool: Pool, J, m, rel_level, scorer=None, active=None, lim
     multiset arises from the same number of them): E exactly; the maximum and minimum are IUB and
     WLB by definition, for measures whose sorted orderings are not proven extremes.
     """
-    scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
-    nq = pool.nq
-    active = np.ones(nq, bool) if active is None else np.asarray(active, bool)
-    mean, hi, lo = np.full(nq, np.nan), np.full(nq, np.nan), np.full(nq, np.nan)
-    done = np.zeros(nq, bool)
+    scorer = scorer or (lambda ranking: compute(ranking, judgements, measure, rel_level))
+    n_queries = pool.nq
+    active = np.ones(n_queries, bool) if active is None else np.asarray(active, bool)
+    mean, high, low = np.full(n_queries, np.nan), np.full(n_queries, np.nan), np.full(n_queries, np.nan)
+    done = np.zeros(n_queries, bool)
     empty = active & (pool.n == 0)
-    mean[empty] = hi[empty] = lo[empty] = 0.0  # an empty pool scores 0 (as permutation_values)
+    mean[empty] = high[empty] = low[empty] = 0.0  # an empty pool scores 0 (as permutation_values)
     done[empty] = True
-    for qs, v in _enumerated(pool, J, m, rel_level, active & ~empty, limit, scorer):
-        mean[qs], hi[qs], lo[qs] = v.mean(axis=1), v.max(axis=1), v.min(axis=1)
-        done[qs] = True
-    return mean, hi, lo, done
+    for queries, values in _enumerated(pool, judgements, measure, rel_level, active & ~empty, limit, scorer):
+        mean[queries], high[queries], low[queries] = values.mean(axis=1), values.max(axis=1), values.min(axis=1)
+        done[queries] = True
+    return mean, high, low, done
 
 
-def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, active=None,
+def db_values(pool: Pool, judgements, measure, rel_level, A, reps: int, rng, scorer=None, active=None,
               limit: int = ENUMERATE_LIMIT):
     """DB = Pr[M(random permutation) <= A] per query (Westerborg 2022 eq. 3.12), with its standard error.
 
@@ -424,31 +424,31 @@ def db_values(pool: Pool, J, m, rel_level, A, reps: int, rng, scorer=None, activ
     distinct arrangements, each equally likely; otherwise a Monte Carlo estimate over ``reps``
     shuffles, standard error sqrt(p(1-p)/reps).  Queries outside ``active`` are left NaN.
     """
-    reads = pool_reads(pool, J, m, rel_level) if scorer is None else None
-    scorer = scorer or (lambda rk: compute(rk, J, m, rel_level))
-    rng = as_keys(rng, J.qids)
-    nq = pool.nq
+    reads = pool_reads(pool, judgements, measure, rel_level) if scorer is None else None
+    scorer = scorer or (lambda ranking: compute(ranking, judgements, measure, rel_level))
+    rng = as_keys(rng, judgements.qids)
+    n_queries = pool.nq
     A = np.asarray(A, dtype=np.float64)
-    active = np.ones(nq, bool) if active is None else np.asarray(active, bool)
-    out = np.full(nq, np.nan)
-    se = np.zeros(nq)
-    enumerated = np.zeros(nq, bool)
-    for qs, v in _enumerated(pool, J, m, rel_level, active, limit, scorer):
-        out[qs] = np.mean(v <= (A[qs] + _tol(A[qs]))[:, None], axis=1)
-        enumerated[qs] = True
+    active = np.ones(n_queries, bool) if active is None else np.asarray(active, bool)
+    out = np.full(n_queries, np.nan)
+    std_error = np.zeros(n_queries)
+    enumerated = np.zeros(n_queries, bool)
+    for queries, values in _enumerated(pool, judgements, measure, rel_level, active, limit, scorer):
+        out[queries] = np.mean(values <= (A[queries] + _tol(A[queries]))[:, None], axis=1)
+        enumerated[queries] = True
     big = np.flatnonzero(active & ~enumerated)
     empty = big[pool.n[big] == 0]
     out[empty] = 1.0  # every (empty) ranking scores alike
     big = big[pool.n[big] > 0]
     if len(big):
-        below = np.zeros(nq)  # counted batch by batch: memory does not grow with reps
-        for _, qs, v in _permutation_batches(pool, J, m, rel_level, reps, rng, scorer, big, reads=reads):
-            below[qs] += np.sum(v <= A[qs] + _tol(A[qs]), axis=0)
-        p = below[big] / reps
-        out[big] = p
-        se[big] = np.sqrt(p * (1 - p) / reps)
-    return out, se
+        below = np.zeros(n_queries)  # counted batch by batch: memory does not grow with reps
+        for _, queries, values in _permutation_batches(pool, judgements, measure, rel_level, reps, rng, scorer, big, reads=reads):
+            below[queries] += np.sum(values <= A[queries] + _tol(A[queries]), axis=0)
+        share = below[big] / reps
+        out[big] = share
+        std_error[big] = np.sqrt(share * (1 - share) / reps)
+    return out, std_error
 
 
-def _tol(a):
-    return 1e-12 * np.maximum(1.0, np.abs(a))
+def _tol(values):
+    return 1e-12 * np.maximum(1.0, np.abs(values))

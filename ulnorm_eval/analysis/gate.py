@@ -71,16 +71,16 @@ def parse_threshold(text: str) -> Threshold:
     try:
         if "_" in value:  # Python reads 1_0 as 10
             raise ValueError
-        v = float(value)
+        number = float(value)
     except ValueError:
         raise ValueError(f"--fail-below {text!r}: {value!r} is not a number") from None
-    if math.isnan(v):
+    if math.isnan(number):
         raise ValueError(f"--fail-below {text!r}: the threshold must be a number")
     metric = parse(name.strip())
     if _text(metric):
         raise ValueError(f"--fail-below {text!r}: {metric} is text (trec_eval's {metric.trec_name()}), not a "
                          "number to gate on")
-    return Threshold(metric, v)
+    return Threshold(metric, number)
 
 
 def _text(metric) -> bool:
@@ -97,12 +97,12 @@ NO_P = "the drop's p-value is undefined (fewer than two queries with defined val
 def check_thresholds(result, thresholds) -> list[Check]:
     """A check per (run, threshold): fails when the run's mean is below the value, or undefined (NaN)."""
     out = []
-    for rr in result.runs:
-        for t in thresholds:
-            mean = rr.mean[t.metric]
+    for run in result.runs:
+        for threshold in thresholds:
+            mean = run.mean[threshold.metric]
             why = NO_MEAN if math.isnan(mean) else ""
-            out.append(Check("fail-below", rr.name, t.metric, mean, t.value, bool(why) or mean < t.value,
-                             undefined=why, zscore=_zscored(result, t.metric)))
+            out.append(Check("fail-below", run.name, threshold.metric, mean, threshold.value, bool(why) or mean < threshold.value,
+                             undefined=why, zscore=_zscored(result, threshold.metric)))
     return out
 
 
@@ -110,15 +110,15 @@ def require_complete(checks, result, unit: str = "queries", what: str = "no valu
     """A check of a run with missing ``unit`` (a summary system without a summary for some
     documents) fails, saying so: its mean is over the others only, and would pass where the complete
     input fails.  eval needs none of this: a query a run lacks scores 0 (trec_eval's -c)."""
-    runs = {rr.name: rr for rr in result.runs}
-    for c in checks:
-        rr = runs.get(c.run)
-        missing = getattr(rr, "missing", 0) if rr is not None else 0
-        if missing and not c.undefined:
-            total = len(set(rr.qids) | set(getattr(rr, "missing_qids", None) or ()))
-            c.undefined = (f"{missing} of {total} {unit} have {what} from this run, so its mean is over the "
+    runs = {run.name: run for run in result.runs}
+    for check in checks:
+        run = runs.get(check.run)
+        missing = getattr(run, "missing", 0) if run is not None else 0
+        if missing and not check.undefined:
+            total = len(set(run.qids) | set(getattr(run, "missing_qids", None) or ()))
+            check.undefined = (f"{missing} of {total} {unit} have {what} from this run, so its mean is over the "
                            "others only")
-            c.failed = True
+            check.failed = True
 
 
 def _zscored(result, metric) -> bool:
@@ -127,17 +127,17 @@ def _zscored(result, metric) -> bool:
     return zscores(result) and zscored(metric)
 
 
-def label(c: Check, names: str = "canonical") -> str:
+def label(check: Check, names: str = "canonical") -> str:
     """The check's metric as printed: a z-score (-Z) is 'Z' + the measure's name, said to be one."""
     from ..render.values import metric_label
 
-    text = metric_label(c.metric, names, c.zscore)
-    return f"{text} (z-score, -Z)" if c.zscore else text
+    text = metric_label(check.metric, names, check.zscore)
+    return f"{text} (z-score, -Z)" if check.zscore else text
 
 
 def gated(metrics) -> list:
     """The metrics a baseline comparison gates: all but the pool's bounds and the hole bounds."""
-    return [m for m in metrics if m.variant not in BOUNDS + HOLE_VARIANTS and not _text(m)]
+    return [metric for metric in metrics if metric.variant not in BOUNDS + HOLE_VARIANTS and not _text(metric)]
 
 
 def hole_metrics(metrics) -> list:
@@ -145,8 +145,8 @@ def hole_metrics(metrics) -> list:
     from ..core.holes import holes_reason
     from ..core.registry import with_variant
 
-    return [with_variant(m, v) for m in metrics if not m.variant and holes_reason(m.measure) is None
-            for v in ("LB", "UB")]
+    return [with_variant(metric, variant) for metric in metrics if not metric.variant and holes_reason(metric.measure) is None
+            for variant in ("LB", "UB")]
 
 
 def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: str = "warn") -> None:
@@ -166,37 +166,37 @@ def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: st
     from ..core.holes import World
     from ..core.registry import Metric
 
-    runs = {rr.name: rr for rr in result.runs}
-    n = len(runs) + (1 if baseline is not None and all(rr is not baseline for rr in result.runs) else 0)
+    runs = {run.name: run for run in result.runs}
+    n_runs = len(runs) + (1 if baseline is not None and all(run is not baseline for run in result.runs) else 0)
     world = World.parse(getattr(result.options, "holes", "closed"))
-    assumption = world.words(n)
-    for c in checks:
-        m = c.metric
-        lb, ub = Metric(m.measure, "LB"), Metric(m.measure, "UB")
-        rr = runs.get(c.run)
-        if m.variant or rr is None or lb not in rr.mean:
-            c.holes = "no hole bounds for this metric: the unjudged documents' effect is unknown"
+    assumption = world.words(n_runs)
+    for check in checks:
+        metric = check.metric
+        lower, upper = Metric(metric.measure, "LB"), Metric(metric.measure, "UB")
+        run = runs.get(check.run)
+        if metric.variant or run is None or lower not in run.mean:
+            check.holes = "no hole bounds for this metric: the unjudged documents' effect is unknown"
             continue
-        lo, hi = rr.mean[lb], rr.mean[ub]
-        if c.kind == "fail-below":
-            t = c.reference
-            flip = (not c.failed and lo < t) or (c.failed and hi >= t)
-            span = f"mean within [{_f(lo)}, {_f(hi)}]"
+        low, high = run.mean[lower], run.mean[upper]
+        if check.kind == "fail-below":
+            reference = check.reference
+            flip = (not check.failed and low < reference) or (check.failed and high >= reference)
+            span = f"mean within [{_f(low)}, {_f(high)}]"
         else:
-            if baseline is None or lb not in baseline.mean:
-                c.holes = "no hole bounds for the baseline"
+            if baseline is None or lower not in baseline.mean:
+                check.holes = "no hole bounds for the baseline"
                 continue
-            dlo, dhi = lo - baseline.mean[ub], hi - baseline.mean[lb]
+            dlo, dhi = low - baseline.mean[upper], high - baseline.mean[lower]
             limit = 0.0 - max_drop
-            flip = (not c.failed and dlo < limit) or (c.failed and dhi >= limit)
+            flip = (not check.failed and dlo < limit) or (check.failed and dhi >= limit)
             span = f"difference within [{_signed(dlo)}, {_signed(dhi)}]"
         if flip:
-            c.holes = f"could flip ({span} {assumption})"
-            if action == "fail" and not c.failed:
-                c.failed = True
-                c.holes += "; failed by --holes fail"
+            check.holes = f"could flip ({span} {assumption})"
+            if action == "fail" and not check.failed:
+                check.failed = True
+                check.holes += "; failed by --holes fail"
         else:
-            c.holes = f"holds {assumption} ({span})"
+            check.holes = f"holds {assumption} ({span})"
 
 
 def check_baseline(result, baseline, max_drop: float, alpha: float | None = None, test: str = "t",
@@ -212,35 +212,35 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
     from . import stats
 
     out = []
-    bpos = {q: i for i, q in enumerate(baseline.qids)}
-    for rr in result.runs:
-        common = [q for q in rr.qids if q in bpos]
-        rpos = {q: i for i, q in enumerate(rr.qids)}
-        ri = np.array([rpos[q] for q in common], dtype=np.int64)
-        bi = np.array([bpos[q] for q in common], dtype=np.int64)
-        for m in gated(result.metrics):
-            x, y = rr.values[m][ri], baseline.values[m][bi]
+    bpos = {qid: index for index, qid in enumerate(baseline.qids)}
+    for run in result.runs:
+        common = [qid for qid in run.qids if qid in bpos]
+        rpos = {qid: index for index, qid in enumerate(run.qids)}
+        run_index = np.array([rpos[qid] for qid in common], dtype=np.int64)
+        base_index = np.array([bpos[qid] for qid in common], dtype=np.int64)
+        for metric in gated(result.metrics):
+            run_values, base_values = run.values[metric][run_index], baseline.values[metric][base_index]
             if test == "t":
-                _, p = stats.paired_t(x, y, alternative="less")
+                _, p_value = stats.paired_t(run_values, base_values, alternative="less")
             elif test == "randomization":
-                _, p = stats.randomization(x, y, alternative="less", seed=seed)
+                _, p_value = stats.randomization(run_values, base_values, alternative="less", seed=seed)
             elif test == "bootstrap":
-                p = bootstrap_less(x, y, seed=seed)
+                p_value = bootstrap_less(run_values, base_values, seed=seed)
             else:
                 raise ValueError(f"unknown test {test!r} (t, randomization or bootstrap)")
-            mean, ref = rr.mean[m], baseline.mean[m]
+            mean, ref = run.mean[metric], baseline.mean[metric]
             dropped = mean - ref < -max_drop
             why = NO_MEAN if math.isnan(mean) else NO_BASE if math.isnan(ref) else ""
-            if not why and dropped and alpha is not None and math.isnan(p):
+            if not why and dropped and alpha is not None and math.isnan(p_value):
                 why = NO_P  # a drop whose significance cannot be judged: not a pass
-            significant = alpha is None or (not math.isnan(p) and p < alpha)
-            n = int((~(np.isnan(x) | np.isnan(y))).sum())
-            out.append(Check("baseline", rr.name, m, mean, ref, bool(why) or (dropped and significant), p, n, test,
-                             undefined=why, zscore=_zscored(result, m), of_means=_of_means(result, m)))
+            significant = alpha is None or (not math.isnan(p_value) and p_value < alpha)
+            n_pairs = int((~(np.isnan(run_values) | np.isnan(base_values))).sum())
+            out.append(Check("baseline", run.name, metric, mean, ref, bool(why) or (dropped and significant), p_value, n_pairs, test,
+                             undefined=why, zscore=_zscored(result, metric), of_means=_of_means(result, metric)))
     return out
 
 
-def bootstrap_less(x, y, reps: int = 1000, seed: int = 0) -> float:
+def bootstrap_less(run_values, base_values, reps: int = 1000, seed: int = 0) -> float:
     """One-sided paired bootstrap p-value of "x is worse than y" (Sakai 2006, as compare's
     ``--test bootstrap`` but one-sided): on the differences z = x - y (pairs with a NaN dropped),
     t(z) = mean(z) / (sd(z)/sqrt(n)); the centred differences w = z - mean(z) are resampled
@@ -250,78 +250,78 @@ def bootstrap_less(x, y, reps: int = 1000, seed: int = 0) -> float:
 
     from . import stats
 
-    x, y = stats.paired(x, y)
-    z = np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)
-    n = len(z)
-    if n < 2:
+    run_values, base_values = stats.paired(run_values, base_values)
+    diffs = np.asarray(run_values, dtype=np.float64) - np.asarray(base_values, dtype=np.float64)
+    n_pairs = len(diffs)
+    if n_pairs < 2:
         return math.nan
 
-    def t_of(mean, ss):
-        scale = float(np.abs(z).max(initial=0.0))
-        flat = ss <= 1e-12 * n * scale ** 2  # float noise is no spread
-        sd = np.where(flat, 0.0, np.sqrt(np.maximum(ss, 0.0) / (n - 1)))
+    def t_of(mean, sum_squares):
+        scale = float(np.abs(diffs).max(initial=0.0))
+        flat = sum_squares <= 1e-12 * n_pairs * scale ** 2  # float noise is no spread
+        std = np.where(flat, 0.0, np.sqrt(np.maximum(sum_squares, 0.0) / (n_pairs - 1)))
         mean = np.where(flat & (np.abs(mean) <= 1e-9 * scale), 0.0, mean)
-        se = sd / math.sqrt(n)
+        std_error = std / math.sqrt(n_pairs)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(se > 0, mean / np.where(se > 0, se, 1.0),
+            return np.where(std_error > 0, mean / np.where(std_error > 0, std_error, 1.0),
                             np.where(mean == 0, 0.0, np.copysign(np.inf, mean)))
 
-    m = z.mean()
-    t0 = float(t_of(np.array(m), np.array(((z - m) ** 2).sum())))
-    w = z - m
-    counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=reps).astype(np.float64)
-    mw = counts @ w / n
-    tb = t_of(mw, counts @ (w ** 2) - n * mw ** 2)
-    bar = t0 + 1e-12 * abs(t0) if math.isfinite(t0) else t0  # ties count as extreme
-    return float(np.mean(tb <= bar))
+    mean_diff = diffs.mean()
+    observed = float(t_of(np.array(mean_diff), np.array(((diffs - mean_diff) ** 2).sum())))
+    centred = diffs - mean_diff
+    counts = np.random.default_rng(seed).multinomial(n_pairs, np.full(n_pairs, 1.0 / n_pairs), size=reps).astype(np.float64)
+    boot_means = counts @ centred / n_pairs
+    boot_statistics = t_of(boot_means, counts @ (centred ** 2) - n_pairs * boot_means ** 2)
+    bar = observed + 1e-12 * abs(observed) if math.isfinite(observed) else observed  # ties count as extreme
+    return float(np.mean(boot_statistics <= bar))
 
 
-def _f(v: float) -> str:
-    return "nan" if v is None or math.isnan(v) else f"{v:.4f}"
+def _f(value: float) -> str:
+    return "nan" if value is None or math.isnan(value) else f"{value:.4f}"
 
 
-def _signed(v: float) -> str:
-    return "nan" if v is None or math.isnan(v) else f"{v:+.4f}"
+def _signed(value: float) -> str:
+    return "nan" if value is None or math.isnan(value) else f"{value:+.4f}"
 
 
-def _of_means(result, m) -> bool:
+def _of_means(result, metric) -> bool:
     from ..pipeline.blocks import summarised_of_means
 
-    return summarised_of_means(m, result.options)
+    return summarised_of_means(metric, result.options)
 
 
 TEST_NAMES = {"t": "paired t", "randomization": "paired randomization", "bootstrap": "paired bootstrap"}
 
 
-def describe(c: Check, names: str = "canonical", max_drop: float | None = None,
+def describe(check: Check, names: str = "canonical", max_drop: float | None = None,
              alpha: float | None = None) -> str:
     """One line per check, passed or failed: the run, the metric, the value, the threshold it is held
     to and the margin (value minus threshold: negative fails), and for baseline checks the p-value."""
     from ..render.values import safe_text  # the run's name is a file's: escaped (the message line is not again)
 
-    head = f"{'FAIL' if c.failed else 'pass'} {safe_text(c.run)} {label(c, names)}"
-    holes = f"; holes: {c.holes}" if c.holes else ""
-    tail = (f"; undefined: {c.undefined}" if c.undefined else "") + holes
-    if c.kind == "fail-below":
-        return (f"{head}: mean {_f(c.mean)}, threshold {_f(c.reference)} (--fail-below), "
-                f"margin {_signed(c.difference)}{tail}")
+    head = f"{'FAIL' if check.failed else 'pass'} {safe_text(check.run)} {label(check, names)}"
+    holes = f"; holes: {check.holes}" if check.holes else ""
+    tail = (f"; undefined: {check.undefined}" if check.undefined else "") + holes
+    if check.kind == "fail-below":
+        return (f"{head}: mean {_f(check.mean)}, threshold {_f(check.reference)} (--fail-below), "
+                f"margin {_signed(check.difference)}{tail}")
     drop = max_drop or 0.0
     limit = 0.0 - drop  # 0.0 - 0.0 is +0.0: no "-0"
-    p = "nan" if c.p is None or math.isnan(c.p) else f"{c.p:.3g}"
-    how = " (the formula on the means)" if c.of_means else ""
-    s = (f"{head}: mean{how} {_f(c.mean)} vs baseline {_f(c.reference)}, difference {_signed(c.difference)}, "
-         f"limit {_signed(limit)} (--max-drop), margin {_signed(c.difference - limit)}")
-    s += f", p = {p} ({TEST_NAMES.get(c.test, c.test)}{' over per-query values' if c.of_means else ''}, one-sided, n = {c.n}"
+    p_text = "nan" if check.p is None or math.isnan(check.p) else f"{check.p:.3g}"
+    how = " (the formula on the means)" if check.of_means else ""
+    sentence = (f"{head}: mean{how} {_f(check.mean)} vs baseline {_f(check.reference)}, difference {_signed(check.difference)}, "
+         f"limit {_signed(limit)} (--max-drop), margin {_signed(check.difference - limit)}")
+    sentence += f", p = {p_text} ({TEST_NAMES.get(check.test, check.test)}{' over per-query values' if check.of_means else ''}, one-sided, n = {check.n}"
     if alpha is not None:
-        s += f", alpha = {alpha:g}"
-    return s + ")" + tail
+        sentence += f", alpha = {alpha:g}"
+    return sentence + ")" + tail
 
 
 def verdict(checks, names: str = "canonical", max_drop: float | None = None,
             alpha: float | None = None) -> list[str]:
     """The stderr verdict: a summary line, then every check on its own line (passed and failed)."""
-    failed = [c for c in checks if c.failed]
+    failed = [check for check in checks if check.failed]
     noun = "check" if len(checks) == 1 else "checks"
     head = (f"gate passed: {len(checks)} {noun}" if not failed
             else f"gate FAILED: {len(failed)} of {len(checks)} {noun}")
-    return [head] + ["  " + describe(c, names, max_drop, alpha) for c in checks]
+    return [head] + ["  " + describe(check, names, max_drop, alpha) for check in checks]

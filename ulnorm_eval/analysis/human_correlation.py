@@ -18,21 +18,21 @@ __all__ = ["METHODS", "correlate", "summary_level", "system_level", "pai", "corr
 METHODS = ("kendall", "spearman", "pearson")
 
 
-def correlate(x, y, method: str) -> float:
+def correlate(metric_scores, human_scores, method: str) -> float:
     """tau-b, rho or r of the pairs where both are finite; NaN with < 3 pairs or a constant side."""
     from scipy import stats
 
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+    metric_scores, human_scores = np.asarray(metric_scores, dtype=np.float64), np.asarray(human_scores, dtype=np.float64)
+    finite = np.isfinite(metric_scores) & np.isfinite(human_scores)
+    metric_scores, human_scores = metric_scores[finite], human_scores[finite]
+    if len(metric_scores) < 3 or np.ptp(metric_scores) == 0 or np.ptp(human_scores) == 0:
         return float("nan")
     if method == "kendall":
-        return float(stats.kendalltau(x, y).statistic)
+        return float(stats.kendalltau(metric_scores, human_scores).statistic)
     if method == "spearman":
-        return float(stats.spearmanr(x, y).statistic)
+        return float(stats.spearmanr(metric_scores, human_scores).statistic)
     if method == "pearson":
-        return float(stats.pearsonr(x, y).statistic)
+        return float(stats.pearsonr(metric_scores, human_scores).statistic)
     raise ValueError(f"unknown correlation {method!r}")
 
 
@@ -40,9 +40,9 @@ def summary_level(metric, human, method: str):
     """Mean over documents of the within-document correlation over systems, and the number of
     documents where it is defined.  ``metric``, ``human``: arrays (systems, documents)."""
     metric, human = np.asarray(metric, dtype=np.float64), np.asarray(human, dtype=np.float64)
-    cs = np.array([correlate(metric[:, d], human[:, d], method) for d in range(metric.shape[1])])
-    ok = np.isfinite(cs)
-    return (float(cs[ok].mean()) if ok.any() else float("nan")), int(ok.sum())
+    per_doc = np.array([correlate(metric[:, doc], human[:, doc], method) for doc in range(metric.shape[1])])
+    finite = np.isfinite(per_doc)
+    return (float(per_doc[finite].mean()) if finite.any() else float("nan")), int(finite.sum())
 
 
 def system_level(metric, human, method: str) -> float:
@@ -68,50 +68,50 @@ def correlation_rows(values: dict, human: dict, methods=METHODS, levels=("summar
     for level in levels:
         for method in methods:
             corr = {}
-            for name, v in values.items():
-                for dim, h in human.items():
+            for name, scores in values.items():
+                for dim, ratings in human.items():
                     if level == "summary":
-                        c, n = summary_level(v, h, method)
+                        coefficient, n_docs = summary_level(scores, ratings, method)
                     else:
-                        c, n = system_level(v, h, method), np.asarray(v).shape[1]
-                    corr[(name, dim)] = (c, n)
+                        coefficient, n_docs = system_level(scores, ratings, method), np.asarray(scores).shape[1]
+                    corr[(name, dim)] = (coefficient, n_docs)
             for name in values:
                 for dim in human:
-                    c, n = corr[(name, dim)]
-                    b = base.get(name)
-                    p = pai(c, corr[(b, dim)][0]) if b is not None and (b, dim) in corr else float("nan")
-                    rows.append((level, method, name, dim, c, p, n))
+                    coefficient, n_docs = corr[(name, dim)]
+                    baseline = base.get(name)
+                    pai_value = pai(coefficient, corr[(baseline, dim)][0]) if baseline is not None and (baseline, dim) in corr else float("nan")
+                    rows.append((level, method, name, dim, coefficient, pai_value, n_docs))
     return rows
 
 
 # --------------------------------------------------------------------------- uncertainty
 
-def _rank_rows(x):
+def _rank_rows(values):
     """Average ranks along the last axis (ties share their mean rank), NaN kept NaN."""
     from scipy.stats import rankdata
 
-    return rankdata(x, axis=-1, method="average", nan_policy="omit")
+    return rankdata(values, axis=-1, method="average", nan_policy="omit")
 
 
-def _corr_rows(x, y, method: str) -> np.ndarray:
+def _corr_rows(values, other, method: str) -> np.ndarray:
     """The correlation of x[b] and y[b] for every row b (no NaN; at least 3 columns): Kendall's tau-b
     from the pair signs, Spearman as Pearson on average ranks, Pearson.  NaN where a side is constant."""
-    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    values, other = np.asarray(values, np.float64), np.asarray(other, np.float64)
     if method == "kendall":
-        i, j = np.triu_indices(x.shape[-1], 1)
-        sx, sy = np.sign(x[..., i] - x[..., j]), np.sign(y[..., i] - y[..., j])
-        n0 = len(i)
-        tx, ty = (sx == 0).sum(-1), (sy == 0).sum(-1)
+        left, right = np.triu_indices(values.shape[-1], 1)
+        signs_x, signs_y = np.sign(values[..., left] - values[..., right]), np.sign(other[..., left] - other[..., right])
+        n_pairs = len(left)
+        ties_x, ties_y = (signs_x == 0).sum(-1), (signs_y == 0).sum(-1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return (sx * sy).sum(-1) / np.sqrt((n0 - tx) * (n0 - ty))
+            return (signs_x * signs_y).sum(-1) / np.sqrt((n_pairs - ties_x) * (n_pairs - ties_y))
     if method == "spearman":
-        x, y = _rank_rows(x), _rank_rows(y)
+        values, other = _rank_rows(values), _rank_rows(other)
     elif method != "pearson":
         raise ValueError(f"unknown correlation {method!r}")
-    xc = x - x.mean(-1, keepdims=True)
-    yc = y - y.mean(-1, keepdims=True)
+    centred_x = values - values.mean(-1, keepdims=True)
+    centred_y = other - other.mean(-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return (xc * yc).sum(-1) / np.sqrt((xc ** 2).sum(-1) * (yc ** 2).sum(-1))
+        return (centred_x * centred_y).sum(-1) / np.sqrt((centred_x ** 2).sum(-1) * (centred_y ** 2).sum(-1))
 
 
 def bootstrap_correlations(values: dict, human: dict, methods=METHODS, levels=("summary", "system"), base=None,
@@ -126,42 +126,42 @@ def bootstrap_correlations(values: dict, human: dict, methods=METHODS, levels=("
     plain metric on the same resample."""
     base = base or {}
     rng = np.random.default_rng(seed)
-    D = next(iter(values.values())).shape[1]
-    idx = rng.integers(0, D, size=(reps, D))
-    counts = np.zeros((reps, D))
-    np.add.at(counts, (np.repeat(np.arange(reps), D), idx.ravel()), 1.0)
+    n_docs = next(iter(values.values())).shape[1]
+    idx = rng.integers(0, n_docs, size=(reps, n_docs))
+    counts = np.zeros((reps, n_docs))
+    np.add.at(counts, (np.repeat(np.arange(reps), n_docs), idx.ravel()), 1.0)
     lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
     draws = {}
     for level in levels:
         for method in methods:
-            for name, v in values.items():
-                v = np.asarray(v, np.float64)
-                for dim, h in human.items():
-                    h = np.asarray(h, np.float64)
+            for name, scores in values.items():
+                scores = np.asarray(scores, np.float64)
+                for dim, ratings in human.items():
+                    ratings = np.asarray(ratings, np.float64)
                     if level == "summary":
-                        cs = np.array([correlate(v[:, d], h[:, d], method) for d in range(D)])
-                        ok = np.isfinite(cs)
-                        w = counts * ok
+                        per_doc = np.array([correlate(scores[:, doc], ratings[:, doc], method) for doc in range(n_docs)])
+                        finite = np.isfinite(per_doc)
+                        weights = counts * finite
                         with np.errstate(invalid="ignore", divide="ignore"):
-                            r = (w @ np.where(ok, cs, 0.0)) / w.sum(1)
+                            draw = (weights @ np.where(finite, per_doc, 0.0)) / weights.sum(1)
                     else:
                         # systems' means over the resampled documents (NaN cells left out of a mean)
                         with np.errstate(invalid="ignore", divide="ignore"):
-                            mv = (np.where(np.isfinite(v), v, 0.0) @ counts.T) / (np.isfinite(v) @ counts.T)
-                            mh = (np.where(np.isfinite(h), h, 0.0) @ counts.T) / (np.isfinite(h) @ counts.T)
-                        r = _corr_rows(mv.T, mh.T, method)
-                    draws[(level, method, name, dim)] = r
+                            boot_metric_means = (np.where(np.isfinite(scores), scores, 0.0) @ counts.T) / (np.isfinite(scores) @ counts.T)
+                            boot_human_means = (np.where(np.isfinite(ratings), ratings, 0.0) @ counts.T) / (np.isfinite(ratings) @ counts.T)
+                        draw = _corr_rows(boot_metric_means.T, boot_human_means.T, method)
+                    draws[(level, method, name, dim)] = draw
     out = {}
-    for key, r in draws.items():
+    for key, draw in draws.items():
         level, method, name, dim = key
-        b = base.get(name)
-        pa = np.full(reps, np.nan)
-        if b is not None and (level, method, b, dim) in draws:
-            p0 = draws[(level, method, b, dim)]
+        baseline = base.get(name)
+        pai_draws = np.full(reps, np.nan)
+        if baseline is not None and (level, method, baseline, dim) in draws:
+            base_draws = draws[(level, method, baseline, dim)]
             with np.errstate(invalid="ignore", divide="ignore"):
-                pa = np.where(p0 != 0, (r - p0) / np.abs(p0) * 100.0, np.nan)
-        fin, finp = r[np.isfinite(r)], pa[np.isfinite(pa)]
-        lo, hi = (np.percentile(fin, [lo_q, hi_q]) if len(fin) else (np.nan, np.nan))
+                pai_draws = np.where(base_draws != 0, (draw - base_draws) / np.abs(base_draws) * 100.0, np.nan)
+        fin, finp = draw[np.isfinite(draw)], pai_draws[np.isfinite(pai_draws)]
+        low, high = (np.percentile(fin, [lo_q, hi_q]) if len(fin) else (np.nan, np.nan))
         plo, phi = (np.percentile(finp, [lo_q, hi_q]) if len(finp) else (np.nan, np.nan))
-        out[key] = (float(lo), float(hi), float(plo), float(phi))
+        out[key] = (float(low), float(high), float(plo), float(phi))
     return out

@@ -64,8 +64,8 @@ def make_scorer(model: str | None = None, layer: int | None = None, batch_size: 
     if layer is None:
         cfg = os.path.join(path, "config.json")
         try:
-            with open(cfg, encoding="utf-8") as fh:
-                layer = int(json.load(fh)["num_hidden_layers"])
+            with open(cfg, encoding="utf-8") as handle:
+                layer = int(json.load(handle)["num_hidden_layers"])
         except (OSError, KeyError, ValueError):
             raise ValueError(f"{path}: no config.json with num_hidden_layers; give the layer") from None
     from bert_score import BERTScorer
@@ -85,15 +85,15 @@ def bertscore(scorer, cands, refs, progress: bool = False) -> np.ndarray:
     import io
 
     if not progress:
-        P, R, F = scorer.score(list(cands), [list(r) for r in refs], verbose=False)
+        P, R, F = scorer.score(list(cands), [list(ref_list) for ref_list in refs], verbose=False)
         return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
     import bert_score.utils as bu
 
-    bar = progress if callable(progress) else (lambda label: contextlib.nullcontext(lambda it, *a, **kw: it))
+    bar = progress if callable(progress) else (lambda label: contextlib.nullcontext(lambda items, *args, **kwargs: items))
     with bar(f"BERTScore of {len(cands)} summaries") as wrap, contextlib.redirect_stdout(io.StringIO()):
         old, bu.tqdm = bu.tqdm, wrap  # bert-score's batches advance our bar; its own bars and lines are not shown
         try:
-            P, R, F = scorer.score(list(cands), [list(r) for r in refs], verbose=True)
+            P, R, F = scorer.score(list(cands), [list(ref_list) for ref_list in refs], verbose=True)
         finally:
             bu.tqdm = old
     return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
@@ -114,13 +114,13 @@ def _token_similarities(scorer, text: str, ties: str = "last"):
     with torch.no_grad():
         emb = scorer._model(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long))[0][0]
     special = set(tok.all_special_ids)
-    keep = [i for i, t in enumerate(ids) if t not in special]
+    keep = [index for index, token_id in enumerate(ids) if token_id not in special]
     if not keep:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    e = emb[keep].double()
-    doc = e.mean(0)
-    sim = (e @ doc) / (e.norm(dim=1) * doc.norm()).clamp_min(1e-300)
-    tid = np.asarray([ids[i] for i in keep], dtype=np.int64)
+    embeddings = emb[keep].double()
+    doc = embeddings.mean(0)
+    sim = (embeddings @ doc) / (embeddings.norm(dim=1) * doc.norm()).clamp_min(1e-300)
+    tid = np.asarray([ids[index] for index in keep], dtype=np.int64)
     sim = sim.numpy()
     # the dictionary keyed by token: insertion order = first occurrence; value = last or highest
     uniq, first_at, inverse = np.unique(tid, return_index=True, return_inverse=True)
@@ -138,17 +138,17 @@ def _token_similarities(scorer, text: str, ties: str = "last"):
 
 def _text(tok, ids) -> str:
     words = []
-    for t in tok.convert_ids_to_tokens([int(i) for i in ids]):
-        w = tok.convert_tokens_to_string([t]).strip()
-        words.append(w[2:] if w.startswith("##") and len(w) > 2 else w)
-    return " ".join(w for w in words if w)
+    for token in tok.convert_ids_to_tokens([int(token_id) for token_id in ids]):
+        word = tok.convert_tokens_to_string([token]).strip()
+        words.append(word[2:] if word.startswith("##") and len(word) > 2 else word)
+    return " ".join(word for word in words if word)
 
 
 def n_tokens(scorer, text: str) -> int:
     from bert_score.utils import sent_encode
 
     special = set(scorer._tokenizer.all_special_ids)
-    return sum(t not in special for t in sent_encode(scorer._tokenizer, text))
+    return sum(token not in special for token in sent_encode(scorer._tokenizer, text))
 
 
 def expected_summaries(scorer, source: str, ks, order: str = "increasing", sims=None, ties: str = "last") -> list:
@@ -160,7 +160,7 @@ def expected_summaries(scorer, source: str, ks, order: str = "increasing", sims=
         raise ValueError(f"order must be one of {', '.join(ORDERS)}")
     tid, sim = sims if sims is not None else _token_similarities(scorer, source, ties)
     idx = np.argsort(sim if order == "increasing" else -sim, kind="stable")
-    return [_text(scorer._tokenizer, tid[idx[:max(int(k), 0)]]) for k in ks]
+    return [_text(scorer._tokenizer, tid[idx[:max(int(length), 0)]]) for length in ks]
 
 
 @dataclass
@@ -179,9 +179,9 @@ class BertScores:
 
 def _expected(scorer, source, refs, k, order, sims=None):
     if k is None:
-        ks = [n_tokens(scorer, r) for r in refs]
-        texts = expected_summaries(scorer, source, ks, order, sims)
-        return texts, (texts, [[r] for r in refs])
+        lengths = [n_tokens(scorer, ref) for ref in refs]
+        texts = expected_summaries(scorer, source, lengths, order, sims)
+        return texts, (texts, [[ref] for ref in refs])
     texts = expected_summaries(scorer, source, [k], order, sims)
     return texts, (texts, [list(refs)])
 
@@ -190,15 +190,15 @@ def _document_expectation(data, scorer, k, order: str, sims_of: dict, progress: 
     """(D, 3) BERTScore of each document's expected summary (Algorithm 1 with ``order``) against its
     references, the maximum over references as bert-score takes it; and the expected summaries' texts."""
     c_all, r_all, docs, expected = [], [], [], []
-    for d in range(len(data.doc_ids)):
-        texts, (c, r) = _expected(scorer, data.sources[d], data.references[d], k, order, sims=sims_of[d])
+    for doc in range(len(data.doc_ids)):
+        texts, (cands, refs_) = _expected(scorer, data.sources[doc], data.references[doc], k, order, sims=sims_of[doc])
         expected.append(texts)
-        c_all += c
-        r_all += r
-        docs += [d] * len(c)
+        c_all += cands
+        r_all += refs_
+        docs += [doc] * len(cands)
     out = np.full((len(data.doc_ids), 3), -np.inf)
-    for d, v in zip(docs, bertscore(scorer, c_all, r_all, progress)):
-        out[d] = np.maximum(out[d], v)  # several references: bert-score's element-wise maximum
+    for doc, scores in zip(docs, bertscore(scorer, c_all, r_all, progress)):
+        out[doc] = np.maximum(out[doc], scores)  # several references: bert-score's element-wise maximum
     return out, expected
 
 
@@ -213,7 +213,7 @@ def heterogeneity(data, scorer, k=None, progress: bool = False, order: str = "in
     """Algorithm 2's score of every document, |E_F(one end's k) - E_F(the other end's k)|, from the
     documents alone (no summary is scored): what --subset ranks by before any summary is scored."""
     other = _other(order)
-    sims_of = {d: _token_similarities(scorer, data.sources[d], ties) for d in range(len(data.doc_ids))}
+    sims_of = {doc: _token_similarities(scorer, data.sources[doc], ties) for doc in range(len(data.doc_ids))}
     best, _ = _document_expectation(data, scorer, k, order, sims_of, progress)
     worst, _ = _document_expectation(data, scorer, k, other, sims_of, progress)
     return np.abs(best[:, 2] - worst[:, 2])
@@ -235,36 +235,36 @@ def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "inc
     S, D = len(data.systems), len(data.doc_ids)
     A = np.full((S, D, 3), np.nan)
     cands, refs, where = [], [], []
-    for s in range(S):
-        for d in range(D):
-            if data.summaries[s][d] is not None:
-                cands.append(data.summaries[s][d])
-                refs.append(data.references[d])
-                where.append((s, d))
+    for system in range(S):
+        for doc in range(D):
+            if data.summaries[system][doc] is not None:
+                cands.append(data.summaries[system][doc])
+                refs.append(data.references[doc])
+                where.append((system, doc))
     vals = bertscore(scorer, cands, refs, progress)
-    for (s, d), v in zip(where, vals):
-        A[s, d] = v
+    for (system, doc), scores in zip(where, vals):
+        A[system, doc] = scores
     # E: one batched call over every document's expected summaries (per reference, or one with --k)
-    for d in range(D):
-        sims_of[d] = _token_similarities(scorer, data.sources[d], ties)
-    E1, expected = _document_expectation(data, scorer, k, order, sims_of, progress)
+    for doc in range(D):
+        sims_of[doc] = _token_similarities(scorer, data.sources[doc], ties)
+    expected_by_doc, expected = _document_expectation(data, scorer, k, order, sims_of, progress)
     het = np.full(D, np.nan)
     if hetero:
         W, _ = _document_expectation(data, scorer, k, other, sims_of, progress)
-        het = np.abs(E1[:, 2] - W[:, 2])
-    E = np.broadcast_to(E1[None, :, :], (S, D, 3)).copy()
+        het = np.abs(expected_by_doc[:, 2] - W[:, 2])
+    E = np.broadcast_to(expected_by_doc[None, :, :], (S, D, 3)).copy()
     if per_candidate:
         # k = each candidate's own length: one expected summary per (document, length), against all references
         c_c, c_r, c_key, keys = [], [], [], {}
-        for (s, d) in where:
-            kk = n_tokens(scorer, data.summaries[s][d])
-            if (d, kk) not in keys:
-                keys[(d, kk)] = len(c_c)
-                c_c.append(expected_summaries(scorer, data.sources[d], [kk], order, sims=sims_of[d])[0])
-                c_r.append(list(data.references[d]))
-            c_key.append(keys[(d, kk)])
-        cv = bertscore(scorer, c_c, c_r, progress)
-        for (s, d), i in zip(where, c_key):
-            E[s, d] = cv[i]
+        for (system, doc) in where:
+            length = n_tokens(scorer, data.summaries[system][doc])
+            if (doc, length) not in keys:
+                keys[(doc, length)] = len(c_c)
+                c_c.append(expected_summaries(scorer, data.sources[doc], [length], order, sims=sims_of[doc])[0])
+                c_r.append(list(data.references[doc]))
+            c_key.append(keys[(doc, length)])
+        cand_scores = bertscore(scorer, c_c, c_r, progress)
+        for (system, doc), index in zip(where, c_key):
+            E[system, doc] = cand_scores[index]
     E[np.isnan(A)] = np.nan
     return BertScores(A, E, het, expected, getattr(scorer, "model_type", ""), getattr(scorer, "num_layers", 0))

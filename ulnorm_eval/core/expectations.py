@@ -39,92 +39,92 @@ __all__ = ["Pool", "make_pool", "expectation", "ideal", "worst", "expected_sp", 
            "monte_carlo_units"]
 
 
-def random_pool(pool: Pool, J: Judgements, m, rel_level, paper: bool = False) -> RandomPool:
+def random_pool(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = False) -> RandomPool:
     """The input of a family's expectation for measure ``m`` on ``pool``."""
-    return RandomPool(pool, J, m, rel_of(m, rel_level), pool_gains(pool, J, m, rel_level), paper)
+    return RandomPool(pool, judgements, measure, rel_of(measure, rel_level), pool_gains(pool, judgements, measure, rel_level), paper)
 
 
-def expectation(pool: Pool, J: Judgements, m, rel_level, paper: bool = False) -> np.ndarray:
+def expectation(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = False) -> np.ndarray:
     """Exact E[M] per query for a native measure with exact bounds: its family's closed form."""
-    fam = FAMILIES[m.family]
-    if fam.expectation is None or fam.bounds_of(m) != "exact":
-        raise ValueError(f"{m}: no closed-form expectation (bounds={fam.bounds_of(m)!r})")
-    return fam.expectation(random_pool(pool, J, m, rel_level, paper))
+    fam = FAMILIES[measure.family]
+    if fam.expectation is None or fam.bounds_of(measure) != "exact":
+        raise ValueError(f"{measure}: no closed-form expectation (bounds={fam.bounds_of(measure)!r})")
+    return fam.expectation(random_pool(pool, judgements, measure, rel_level, paper))
 
 
-def ideal(pool: Pool, J: Judgements, m, rel_level, paper: bool = False) -> np.ndarray:
+def ideal(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = False) -> np.ndarray:
     """IUB: M of the pool sorted by gain (the family's ``order`` key), descending (``paper``: the
     family's paper_ideal, if any, for a measure with a cutoff); for a family whose record does not
     prove that ordering the maximum ('search'), the maximum over every distinct arrangement of the
     pool's classes (NaN, withheld, beyond ``ENUMERATE_LIMIT`` arrangements)."""
-    fam = FAMILIES[m.family]
-    if paper and fam.paper_ideal is not None and m.cutoff is not None:
-        return fam.paper_ideal(random_pool(pool, J, m, rel_level, paper))
-    if FAMILIES[m.family].extremes_of(m) == "search":
-        return enumerated_bounds(pool, J, m, rel_level)[1]
-    return compute(pool.ordered(pool_keys(pool, J, m, rel_level), True), J, m, rel_level)
+    fam = FAMILIES[measure.family]
+    if paper and fam.paper_ideal is not None and measure.cutoff is not None:
+        return fam.paper_ideal(random_pool(pool, judgements, measure, rel_level, paper))
+    if FAMILIES[measure.family].extremes_of(measure) == "search":
+        return enumerated_bounds(pool, judgements, measure, rel_level)[1]
+    return compute(pool.ordered(pool_keys(pool, judgements, measure, rel_level), True), judgements, measure, rel_level)
 
 
-def worst(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:
+def worst(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
     """WLB: M of the pool sorted by gain, ascending (Westerborg 2022 §3.1, eqs. 3.2, 3.4), for a
     family whose record proves that ordering the minimum; otherwise the minimum over every distinct
     arrangement of the pool's classes (NaN, withheld, beyond ``ENUMERATE_LIMIT`` arrangements)."""
-    if FAMILIES[m.family].extremes_of(m) != "sorted":
-        return enumerated_bounds(pool, J, m, rel_level)[2]
-    return compute(pool.ordered(pool_keys(pool, J, m, rel_level), False), J, m, rel_level)
+    if FAMILIES[measure.family].extremes_of(measure) != "sorted":
+        return enumerated_bounds(pool, judgements, measure, rel_level)[2]
+    return compute(pool.ordered(pool_keys(pool, judgements, measure, rel_level), False), judgements, measure, rel_level)
 
 
-def montecarlo_bounds(pool: Pool, J: Judgements, m, rel_level, reps: int, rng, paper: bool = False) -> dict:
+def montecarlo_bounds(pool: Pool, judgements: Judgements, measure, rel_level, reps: int, rng, paper: bool = False) -> dict:
     """E, IUB, WLB and E's standard error of a native measure without a closed-form E.
 
     A query whose pool has at most ``ENUMERATE_LIMIT`` distinct arrangements of its classes gets the
     exact mean, maximum and minimum over all of them (standard error 0); the others a Monte Carlo
     mean over ``reps`` seeded shuffles, and IUB/WLB as :func:`ideal` and :func:`worst` give them.
     """
-    return montecarlo_bounds_many(pool, J, [m], rel_level, reps, rng, paper)[0]
+    return montecarlo_bounds_many(pool, judgements, [measure], rel_level, reps, rng, paper)[0]
 
 
-def montecarlo_bounds_many(pool: Pool, J: Judgements, measures: list, rel_level, reps: int, rng,
+def montecarlo_bounds_many(pool: Pool, judgements: Judgements, measures: list, rel_level, reps: int, rng,
                            paper: bool = False) -> list:
     """:func:`montecarlo_bounds` of several native measures, the ones kept to the same depth (their
     cutoff) and reading the same documents (:func:`~ulnorm_eval.core.pools.pool_reads`) scored on
     one set of shuffles: the same numbers as one at a time, drawn once."""
-    parts = [enumerated_bounds(pool, J, m, rel_level) for m in measures]
+    parts = [enumerated_bounds(pool, judgements, measure, rel_level) for measure in measures]
     rests = [np.flatnonzero(~done) for *_, done in parts]
     vals = [None] * len(measures)
     groups: dict = {}  # (depth, documents read) -> (their mask, measures): each group's draws are its own
-    for i, m in enumerate(measures):
-        if len(rests[i]):
-            reads = pool_reads(pool, J, m, rel_level) if m.cutoff is None else None
-            key = (m.cutoff, None if reads is None else reads.tobytes())
-            groups.setdefault(key, (reads, []))[1].append(i)
+    for index, measure in enumerate(measures):
+        if len(rests[index]):
+            reads = pool_reads(pool, judgements, measure, rel_level) if measure.cutoff is None else None
+            key = (measure.cutoff, None if reads is None else reads.tobytes())
+            groups.setdefault(key, (reads, []))[1].append(index)
     for (depth, _), (reads, group) in groups.items():
-        union = np.unique(np.concatenate([rests[i] for i in group]))
-        got = permutation_values_many(pool, J, [measures[i] for i in group], rel_level, reps, rng, union, depth,
+        union = np.unique(np.concatenate([rests[index] for index in group]))
+        got = permutation_values_many(pool, judgements, [measures[index] for index in group], rel_level, reps, rng, union, depth,
                                       reads)
-        for i, v in zip(group, got):
-            vals[i] = v
+        for index, values in zip(group, got):
+            vals[index] = values
     out = []
-    for m, (mean, hi, lo, _), rest, v in zip(measures, parts, rests, vals):
-        E, se = mean.copy(), np.zeros(pool.nq)
+    for measure, (mean, high, low, _), rest, values in zip(measures, parts, rests, vals):
+        E, std_error = mean.copy(), np.zeros(pool.nq)
         if len(rest):
-            v = v[:, rest]
-            E[rest] = v.mean(axis=0)
-            se[rest] = v.std(axis=0, ddof=1) / np.sqrt(len(v)) if len(v) > 1 else np.nan
-        mode = FAMILIES[m.family].extremes_of(m)
-        I = hi if mode == "search" else ideal(pool, J, m, rel_level, paper)
-        W = lo if mode != "sorted" else worst(pool, J, m, rel_level)
-        out.append({"E": E, "IUB": I, "WLB": W, "se": se})
+            values = values[:, rest]
+            E[rest] = values.mean(axis=0)
+            std_error[rest] = values.std(axis=0, ddof=1) / np.sqrt(len(values)) if len(values) > 1 else np.nan
+        mode = FAMILIES[measure.family].extremes_of(measure)
+        I = high if mode == "search" else ideal(pool, judgements, measure, rel_level, paper)
+        W = low if mode != "sorted" else worst(pool, judgements, measure, rel_level)
+        out.append({"E": E, "IUB": I, "WLB": W, "se": std_error})
     return out
 
 
 # --------------------------------------------------------------------------- variants
 
-def _rng(seed: int, J: Judgements) -> Keys:
+def _rng(seed: int, judgements: Judgements) -> Keys:
     """The same keys for every metric: its Monte Carlo numbers do not depend on which other
     metrics were requested, and metrics on the same pool and depth see the same permutations
     (common random numbers), so DB(SP@k) = DB(AP@k) holds for the estimates too."""
-    return Keys(seed, J.qids)
+    return Keys(seed, judgements.qids)
 
 
 def bounds_key(meas, options) -> tuple:
@@ -138,10 +138,10 @@ def bounds_key(meas, options) -> tuple:
 def monte_carlo_units(metrics) -> int:
     """Monte Carlo computations per query among ``metrics``: one per measure whose variants need a
     Monte Carlo E (no closed form), one per DB metric (the unit of the progress bar's work)."""
-    mc = {m.measure for m in metrics if m.variant and m.measure.bounds == "montecarlo"
-          and VARIANTS[m.variant].kind in ("bound", "ratio", "distribution")}
-    db = {m for m in metrics if m.variant and VARIANTS[m.variant].kind == "distribution"}
-    return len(mc) + len(db)
+    montecarlo = {metric.measure for metric in metrics if metric.variant and metric.measure.bounds == "montecarlo"
+          and VARIANTS[metric.variant].kind in ("bound", "ratio", "distribution")}
+    distribution = {metric for metric in metrics if metric.variant and VARIANTS[metric.variant].kind == "distribution"}
+    return len(montecarlo) + len(distribution)
 
 
 class _RunBounds:
@@ -149,8 +149,8 @@ class _RunBounds:
     qrels``, kept per query in the caller's ``cache`` across runs and blocks); the random-ranking pool
     is built on first use: a run whose bounds all come from the cache needs none."""
 
-    def __init__(self, rr, J: Judgements, options, foreign, cache: dict | None):
-        self.rr, self.J, self.options, self.foreign = rr, J, options, foreign
+    def __init__(self, run, judgements: Judgements, options, foreign, cache: dict | None):
+        self.rr, self.J, self.options, self.foreign = run, judgements, options, foreign
         self.rel_level = Level.of(options, trec_nan=False)  # a random ranking of a pool never reproduces trec_eval's -nan
         self.paper = options.expectation == "paper"
         self.shared = cache if options.pool == "qrels" else None
@@ -174,14 +174,14 @@ class _RunBounds:
         return self.shared.setdefault(bounds_key(meas, self.options), {}) if self.shared is not None else None
 
     def cached(self, store) -> bool:
-        return store is not None and self.J.qids and all(q in store for q in self.J.qids)
+        return store is not None and self.J.qids and all(qid in store for qid in self.J.qids)
 
-    def remember(self, meas, b, store):
-        self.bounds[meas] = b
+    def remember(self, meas, bounds, store):
+        self.bounds[meas] = bounds
         if store is not None:  # per query: a query's bounds do not depend on the others beside it
-            se = b.get("se")
-            for i, q in enumerate(self.J.qids):
-                store[q] = (b["E"][i], b["IUB"][i], b["WLB"][i], None if se is None else se[i])
+            std_error = bounds.get("se")
+            for index, qid in enumerate(self.J.qids):
+                store[qid] = (bounds["E"][index], bounds["IUB"][index], bounds["WLB"][index], None if std_error is None else std_error[index])
 
     def draw_shared(self, measures) -> None:
         """The native measures without a closed-form E that are still to draw share their shuffles: one
@@ -193,12 +193,12 @@ class _RunBounds:
                 if not self.cached(store):
                     todo.setdefault(bool(meas.get("judged_only")), []).append((meas, store))
         for group in todo.values():
-            ms = [meas for meas, _ in group]
-            with monte_carlo_unit(len(self.J.qids) * len(ms)):
-                got = montecarlo_bounds_many(self.pool_of(ms[0]), self.J, ms, self.rel_level, self.options.permutations,
+            measures_ = [meas for meas, _ in group]
+            with monte_carlo_unit(len(self.J.qids) * len(measures_)):
+                got = montecarlo_bounds_many(self.pool_of(measures_[0]), self.J, measures_, self.rel_level, self.options.permutations,
                                              _rng(self.options.seed, self.J), self.paper)
-            for (meas, store), b in zip(group, got):
-                self.remember(meas, b, store)
+            for (meas, store), bounds in zip(group, got):
+                self.remember(meas, bounds, store)
 
     def need(self, meas) -> dict:
         """{'E', 'IUB', 'WLB', 'se'} of ``meas``: per-query arrays (se: None for a closed form)."""
@@ -211,26 +211,26 @@ class _RunBounds:
         return self.compute(meas, store)
 
     def compute(self, meas, store) -> dict:
-        J, options, rel_level, paper = self.J, self.options, self.rel_level, self.paper
+        judgements, options, rel_level, paper = self.J, self.options, self.rel_level, self.paper
         if self.cached(store):
-            rows = [store[q] for q in J.qids]  # every query seen before (another run, another block)
-            b = {k: np.array([r[i] for r in rows]) for i, k in enumerate(("E", "IUB", "WLB"))}
-            b["se"] = None if rows[0][3] is None else np.array([r[3] for r in rows])
-            self.bounds[meas] = b
-            return b
+            rows = [store[qid] for qid in judgements.qids]  # every query seen before (another run, another block)
+            bounds = {key: np.array([row[index] for row in rows]) for index, key in enumerate(("E", "IUB", "WLB"))}
+            bounds["se"] = None if rows[0][3] is None else np.array([row[3] for row in rows])
+            self.bounds[meas] = bounds
+            return bounds
         pool = self.pool_of(meas)
         if meas.native and meas.bounds == "exact":
-            b = {"E": expectation(pool, J, meas, rel_level, paper), "IUB": ideal(pool, J, meas, rel_level, paper),
-                 "WLB": worst(pool, J, meas, rel_level), "se": None}
+            bounds = {"E": expectation(pool, judgements, meas, rel_level, paper), "IUB": ideal(pool, judgements, meas, rel_level, paper),
+                 "WLB": worst(pool, judgements, meas, rel_level), "se": None}
         elif meas.native:  # a native kernel without a closed-form E: exact over small pools, else Monte Carlo
-            b = montecarlo_bounds(pool, J, meas, rel_level, options.permutations, _rng(options.seed, J), paper)
+            bounds = montecarlo_bounds(pool, judgements, meas, rel_level, options.permutations, _rng(options.seed, judgements), paper)
         else:
-            b = self.foreign.foreign_bounds(self.base_pool(), J, meas, options, _rng(options.seed, J))
-        self.remember(meas, b, store)
-        return b
+            bounds = self.foreign.foreign_bounds(self.base_pool(), judgements, meas, options, _rng(options.seed, judgements))
+        self.remember(meas, bounds, store)
+        return bounds
 
 
-def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, foreign=None, cache: dict | None = None):
+def variant_values(run, judgements: Judgements, metrics: list, plain: dict, options, foreign=None, cache: dict | None = None):
     """Values of every requested variant metric for one ranked run.
 
     Returns (values, standard errors, undefined counts), each keyed by Metric.  A query is
@@ -245,36 +245,36 @@ def variant_values(rr, J: Judgements, metrics: list, plain: dict, options, forei
     whose queries were all seen before reuses them; Monte Carlo draws are keyed by query id, so the
     numbers are the same either way).
     """
-    run_bounds = _RunBounds(rr, J, options, foreign, cache)
-    run_bounds.draw_shared([m.measure for m in metrics if m.variant])
+    run_bounds = _RunBounds(run, judgements, options, foreign, cache)
+    run_bounds.draw_shared([wanted.measure for wanted in metrics if wanted.variant])
     values, stderr, undefined = {}, {}, {}
     rel_level, paper = run_bounds.rel_level, run_bounds.paper
     pool_of = run_bounds.pool_of
     for metric in metrics:
-        meas, v = metric.measure, VARIANTS[metric.variant]
+        meas, variant = metric.measure, VARIANTS[metric.variant]
         A = plain[meas]
-        b = run_bounds.need(meas)
-        if v.kind == "bound":
-            val = b[v.bound]
-            if v.bound == "E" and b.get("se") is not None:
-                stderr[metric] = b["se"]
+        bounds = run_bounds.need(meas)
+        if variant.kind == "bound":
+            val = bounds[variant.bound]
+            if variant.bound == "E" and bounds.get("se") is not None:
+                stderr[metric] = bounds["se"]
             und = np.isnan(val)  # withheld: an extreme not proven by sorting, over too many arrangements
             if und.any():
                 undefined[metric] = int(und.sum())
                 val = np.where(und, 0.0 if options.undefined == "zero" else np.nan, val)
             values[metric] = val
             continue
-        if v.kind == "distribution":
+        if variant.kind == "distribution":
             scorer = None
             if not meas.native:
-                scorer = foreign.foreign_scorer(J, meas, options)
-            und = undefined_mask(b["IUB"], b["E"], b["WLB"])
-            with monte_carlo_unit(len(J.qids)):
-                val, se = db_values(pool_of(meas), J, meas, rel_level, A, options.permutations,
-                                    _rng(options.seed, J), scorer, active=~und)
-            stderr[metric] = se
+                scorer = foreign.foreign_scorer(judgements, meas, options)
+            und = undefined_mask(bounds["IUB"], bounds["E"], bounds["WLB"])
+            with monte_carlo_unit(len(judgements.qids)):
+                val, std_error = db_values(pool_of(meas), judgements, meas, rel_level, A, options.permutations,
+                                    _rng(options.seed, judgements), scorer, active=~und)
+            stderr[metric] = std_error
         else:
-            val, und = v.normalise(A, b["IUB"], b["E"], b["WLB"])
+            val, und = variant.normalise(A, bounds["IUB"], bounds["E"], bounds["WLB"])
             und = und | np.isnan(val)  # a withheld IUB or WLB (see worst()) leaves the variant undefined
         undefined[metric] = int(und.sum())
         values[metric] = np.where(und, 0.0 if options.undefined == "zero" else np.nan, val)

@@ -23,12 +23,12 @@ __all__ = ["ul1", "ul2", "mm", "eb", "em", "uew", "undefined_mask"]
 _TOL = 1e-12
 
 
-def _eq(x, y):
-    return np.abs(x - y) <= _TOL * np.maximum(1.0, np.maximum(np.abs(x), np.abs(y)))
+def _eq(left, right):
+    return np.abs(left - right) <= _TOL * np.maximum(1.0, np.maximum(np.abs(left), np.abs(right)))
 
 
-def _arrays(*xs):
-    return np.broadcast_arrays(*(np.asarray(x, dtype=np.float64) for x in xs))
+def _arrays(*values):
+    return np.broadcast_arrays(*(np.asarray(value, dtype=np.float64) for value in values))
 
 
 def undefined_mask(I, E, W=None):
@@ -42,8 +42,8 @@ def undefined_mask(I, E, W=None):
 
 def _div(num, den, undefined):
     out = np.full(np.shape(num), np.nan)
-    ok = ~undefined
-    out[ok] = num[ok] / den[ok]
+    defined = ~undefined
+    out[defined] = num[defined] / den[defined]
     return out, undefined
 
 
@@ -55,8 +55,8 @@ def ul1(A, I, E, W=None):
     A, I, E = _arrays(A, I, E)
     und = undefined_mask(I, E, W) | _eq(I, 0) | _eq(A + E, 0)
     out = np.full(A.shape, np.nan)
-    ok = ~und
-    out[ok] = (A[ok] / I[ok]) * (A[ok] / (A[ok] + E[ok]))
+    defined = ~und
+    out[defined] = (A[defined] / I[defined]) * (A[defined] / (A[defined] + E[defined]))
     return out, und
 
 
@@ -66,9 +66,9 @@ def ul2(A, I, E, W=None):
     1 at the ideal ranking, 0 at the random expectation, -1 only at A = 0.
     """
     A, I, E = _arrays(A, I, E)
-    up = A >= E
-    den = np.where(up, I - E, E)
-    return _div(A - E, den, undefined_mask(I, E, W) | (~up & _eq(E, 0)))
+    above = A >= E
+    den = np.where(above, I - E, E)
+    return _div(A - E, den, undefined_mask(I, E, W) | (~above & _eq(E, 0)))
 
 
 def mm(A, I, E, W):
@@ -96,7 +96,7 @@ def uew(A, I, E, W):
     by E - W makes the worst ranking of the pool exactly -1.
     """
     A, I, E, W = _arrays(A, I, E, W)
-    up = A >= E
-    den = np.where(up, I - E, E - W)
-    return _div(A - E, den, undefined_mask(I, E, W) | (~up & _eq(E, W)))
+    above = A >= E
+    den = np.where(above, I - E, E - W)
+    return _div(A - E, den, undefined_mask(I, E, W) | (~above & _eq(E, W)))
 

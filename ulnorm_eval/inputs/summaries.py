@@ -48,17 +48,17 @@ class SummData:
     def subset(self, docs) -> "SummData":
         """The data restricted to the document indices ``docs`` (in that order)."""
         docs = list(docs)
-        ratings = {k: {d: [[row[i] for i in docs] for row in v] for d, v in dims.items()}
-                   for k, dims in self.ratings.items()}
-        return SummData(self.path, [self.doc_ids[i] for i in docs], [self.sources[i] for i in docs],
-                        [self.references[i] for i in docs], list(self.systems),
-                        [[row[i] for i in docs] for row in self.summaries], ratings, dict(self.raters))
+        ratings = {key: {dimension: [[row[index] for index in docs] for row in values] for dimension, values in dims.items()}
+                   for key, dims in self.ratings.items()}
+        return SummData(self.path, [self.doc_ids[index] for index in docs], [self.sources[index] for index in docs],
+                        [self.references[index] for index in docs], list(self.systems),
+                        [[row[index] for index in docs] for row in self.summaries], ratings, dict(self.raters))
 
     def only_systems(self, names) -> "SummData":
-        idx = [self.systems.index(n) for n in names]
-        ratings = {k: {d: [v[i] for i in idx] for d, v in dims.items()} for k, dims in self.ratings.items()}
+        idx = [self.systems.index(name) for name in names]
+        ratings = {key: {dimension: [values[index] for index in idx] for dimension, values in dims.items()} for key, dims in self.ratings.items()}
         return SummData(self.path, list(self.doc_ids), list(self.sources), list(self.references),
-                        [self.systems[i] for i in idx], [self.summaries[i] for i in idx], ratings,
+                        [self.systems[index] for index in idx], [self.summaries[index] for index in idx], ratings,
                         dict(self.raters))
 
 
@@ -78,16 +78,16 @@ def _lines(path: str):
 
 
 def _json_rows(path: str, lines=None):
-    for i, line in enumerate(_lines(path) if lines is None else lines, 1):
+    for line_no, line in enumerate(_lines(path) if lines is None else lines, 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(path, i, f"not JSON: {exc.msg}") from None
+            raise InputError(path, line_no, f"not JSON: {exc.msg}") from None
         if not isinstance(obj, dict):
-            raise InputError(path, i, "expected a JSON object")
-        yield i, obj
+            raise InputError(path, line_no, "expected a JSON object")
+        yield line_no, obj
 
 
 def _is_jsonl(lines) -> bool:
@@ -110,44 +110,44 @@ def is_summeval(path: str, lines=None) -> bool:
     return False
 
 
-def _str(path, i, obj, key):
-    v = obj.get(key)
-    if not isinstance(v, str):
-        raise InputError(path, i, f"'{key}' missing or not a string")
-    return v
+def _str(path, line_no, obj, key):
+    value = obj.get(key)
+    if not isinstance(value, str):
+        raise InputError(path, line_no, f"'{key}' missing or not a string")
+    return value
 
 
-def _refs(path, i, obj, key="references"):
-    v = obj.get(key)
-    if v is None and isinstance(obj.get("reference"), str):
-        v = obj["reference"]
-    if isinstance(v, str):
-        v = [v]
-    if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
-        raise InputError(path, i, f"'{key}' missing or not a non-empty list of strings")
-    return _non_empty_refs(path, i, v)
+def _refs(path, line_no, obj, key="references"):
+    value = obj.get(key)
+    if value is None and isinstance(obj.get("reference"), str):
+        value = obj["reference"]
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(ref, str) for ref in value):
+        raise InputError(path, line_no, f"'{key}' missing or not a non-empty list of strings")
+    return _non_empty_refs(path, line_no, value)
 
 
-def _non_empty_refs(path, i, refs) -> list:
+def _non_empty_refs(path, line_no, refs) -> list:
     """A reference that is empty (or blank) would score every summary 0 and make E 0: refused."""
-    for n, r in enumerate(refs, 1):
-        if not r.strip():
-            raise InputError(path, i, f"reference {n} is empty")
+    for position, ref in enumerate(refs, 1):
+        if not ref.strip():
+            raise InputError(path, line_no, f"reference {position} is empty")
     return list(refs)
 
 
-def _source(path, i, text):
+def _source(path, line_no, text):
     if not text.strip():
-        raise InputError(path, i, "the source document is empty (E is drawn from its words)")
+        raise InputError(path, line_no, "the source document is empty (E is drawn from its words)")
     return text
 
 
-def _doc_id(path, i, did):
-    refuse_reserved_id(did, path, i, "document")
+def _doc_id(path, line_no, did):
+    refuse_reserved_id(did, path, line_no, "document")
     return did
 
 
-def _ratings(path, i, value):
+def _ratings(path, line_no, value):
     if value is None:
         return None
     if isinstance(value, str):  # some copies store the crowd ratings as a Python literal
@@ -156,22 +156,22 @@ def _ratings(path, i, value):
         try:
             value = ast.literal_eval(value)
         except (ValueError, SyntaxError):
-            raise InputError(path, i, "annotations not a list of ratings") from None
-    if not isinstance(value, list) or not all(isinstance(a, dict) for a in value):
-        raise InputError(path, i, "annotations not a list of ratings")
+            raise InputError(path, line_no, "annotations not a list of ratings") from None
+    if not isinstance(value, list) or not all(isinstance(annotation, dict) for annotation in value):
+        raise InputError(path, line_no, "annotations not a list of ratings")
     import math
 
     out = {}
-    lo, hi = SCALE
+    low, high = SCALE
     for dim in DIMENSIONS:
-        vals = [a[dim] for a in value if dim in a]
-        for x in vals:
-            if not isinstance(x, (int, float)) or isinstance(x, bool):
-                raise InputError(path, i, f"non-numeric {dim} rating {x!r}")
-            if not math.isfinite(x):
-                raise InputError(path, i, f"{dim} rating {x!r} is not a finite number")
-            if not lo <= x <= hi:
-                raise InputError(path, i, f"{dim} rating {x!r} is outside SummEval's {lo}-{hi} scale")
+        vals = [annotation[dim] for annotation in value if dim in annotation]
+        for rating in vals:
+            if not isinstance(rating, (int, float)) or isinstance(rating, bool):
+                raise InputError(path, line_no, f"non-numeric {dim} rating {rating!r}")
+            if not math.isfinite(rating):
+                raise InputError(path, line_no, f"{dim} rating {rating!r} is not a finite number")
+            if not low <= rating <= high:
+                raise InputError(path, line_no, f"{dim} rating {rating!r} is outside SummEval's {low}-{high} scale")
         out[dim] = (sum(vals) / len(vals)) if vals else None
     return out, len(value)
 
@@ -180,7 +180,7 @@ def natural_key(name: str) -> tuple:
     """Sort key of natural order: digit runs compare as numbers (M2 < M10)."""
     import re
 
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p)
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name) if part)
 
 
 def read_summeval(path: str, lines=None) -> SummData:
@@ -189,42 +189,42 @@ def read_summeval(path: str, lines=None) -> SummData:
     finite and on SummEval's 1-5 scale (:data:`SCALE`)."""
     docs, systems, summ, rat = {}, {}, {}, {}
     raters = {"expert": 0, "crowd": 0}
-    for i, obj in _json_rows(path, lines):
-        did, sys_ = _doc_id(path, i, _str(path, i, obj, "id")), _str(path, i, obj, "model_id")
-        text, decoded = _source(path, i, _str(path, i, obj, "text")), _str(path, i, obj, "decoded")
-        refs = _refs(path, i, obj)
+    for line_no, obj in _json_rows(path, lines):
+        did, sys_ = _doc_id(path, line_no, _str(path, line_no, obj, "id")), _str(path, line_no, obj, "model_id")
+        text, decoded = _source(path, line_no, _str(path, line_no, obj, "text")), _str(path, line_no, obj, "decoded")
+        refs = _refs(path, line_no, obj)
         if did in docs:
             if docs[did] != (text, refs):
-                raise InputError(path, i, f"document {did}: source or references differ from an earlier line")
+                raise InputError(path, line_no, f"document {did}: source or references differ from an earlier line")
         else:
             docs[did] = (text, refs)
         systems.setdefault(sys_, None)
         if (sys_, did) in summ:
-            raise InputError(path, i, f"duplicate summary of {did} by {sys_}")
+            raise InputError(path, line_no, f"duplicate summary of {did} by {sys_}")
         summ[(sys_, did)] = decoded
         for kind, key in (("expert", "expert_annotations"), ("crowd", "turker_annotations")):
-            r = _ratings(path, i, obj.get(key))
-            if r is not None:
-                rat[(kind, sys_, did)] = r[0]
-                raters[kind] = max(raters[kind], r[1])
+            ratings_ = _ratings(path, line_no, obj.get(key))
+            if ratings_ is not None:
+                rat[(kind, sys_, did)] = ratings_[0]
+                raters[kind] = max(raters[kind], ratings_[1])
     if not docs:
         raise InputError(path, None, "no summaries")
     doc_ids, sys_ids = list(docs), sorted(systems, key=natural_key)
     ratings = {}
     for kind in ("expert", "crowd"):
-        if any(k[0] == kind for k in rat):
-            ratings[kind] = {dim: [[(rat.get((kind, s, d)) or {}).get(dim) for d in doc_ids] for s in sys_ids]
+        if any(entry[0] == kind for entry in rat):
+            ratings[kind] = {dim: [[(rat.get((kind, system, doc)) or {}).get(dim) for doc in doc_ids] for system in sys_ids]
                              for dim in DIMENSIONS}
-    return SummData(path, doc_ids, [docs[d][0] for d in doc_ids], [docs[d][1] for d in doc_ids], sys_ids,
-                    [[summ.get((s, d)) for d in doc_ids] for s in sys_ids], ratings, raters)
+    return SummData(path, doc_ids, [docs[doc][0] for doc in doc_ids], [docs[doc][1] for doc in doc_ids], sys_ids,
+                    [[summ.get((system, doc)) for doc in doc_ids] for system in sys_ids], ratings, raters)
 
 
 def _tsv_rows(path: str, lines=None):
-    for i, line in enumerate(_lines(path) if lines is None else lines, 1):
+    for line_no, line in enumerate(_lines(path) if lines is None else lines, 1):
         line = line.rstrip("\r")
         if not line.strip():
             continue
-        yield i, line.split("\t")
+        yield line_no, line.split("\t")
 
 
 def system_name(path: str) -> str:
@@ -244,49 +244,49 @@ def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
     docs = {}
     lines = _lines(docs_path) if lines is None else lines
     if _is_jsonl(lines):
-        for i, obj in _json_rows(docs_path, lines):
-            did = _doc_id(docs_path, i, _str(docs_path, i, obj, "id"))
+        for line_no, obj in _json_rows(docs_path, lines):
+            did = _doc_id(docs_path, line_no, _str(docs_path, line_no, obj, "id"))
             if did in docs:
-                raise InputError(docs_path, i, f"duplicate document id {did}")
-            docs[did] = (_source(docs_path, i, _str(docs_path, i, obj, "source")), _refs(docs_path, i, obj))
+                raise InputError(docs_path, line_no, f"duplicate document id {did}")
+            docs[did] = (_source(docs_path, line_no, _str(docs_path, line_no, obj, "source")), _refs(docs_path, line_no, obj))
     else:
-        for i, cols in _tsv_rows(docs_path, lines):
+        for line_no, cols in _tsv_rows(docs_path, lines):
             if len(cols) < 3:
-                raise InputError(docs_path, i, f"expected id, source and at least one reference, got {len(cols)} "
+                raise InputError(docs_path, line_no, f"expected id, source and at least one reference, got {len(cols)} "
                                                "tab-separated columns")
             if cols[0] in docs:
-                raise InputError(docs_path, i, f"duplicate document id {cols[0]}")
-            docs[_doc_id(docs_path, i, cols[0])] = (_source(docs_path, i, cols[1]),
-                                                     _non_empty_refs(docs_path, i, cols[2:]))
+                raise InputError(docs_path, line_no, f"duplicate document id {cols[0]}")
+            docs[_doc_id(docs_path, line_no, cols[0])] = (_source(docs_path, line_no, cols[1]),
+                                                     _non_empty_refs(docs_path, line_no, cols[2:]))
     if not docs:
         raise InputError(docs_path, None, "no documents")
     doc_ids = list(docs)
     systems, rows = [], []
-    for sp in system_paths:
-        name = system_name(sp)
+    for system_path in system_paths:
+        name = system_name(system_path)
         if name in systems:
-            raise InputError(sp, None, f"two system files named {name}")
+            raise InputError(system_path, None, f"two system files named {name}")
         got = {}
-        sl = _lines(sp)
-        rows_iter = (((i, (_str(sp, i, o, "id"), _str(sp, i, o, "summary"))) for i, o in _json_rows(sp, sl))
-                     if _is_jsonl(sl) else ((i, _pair(sp, i, c)) for i, c in _tsv_rows(sp, sl)))
-        for i, (did, text) in rows_iter:
+        system_lines = _lines(system_path)
+        rows_iter = (((line_no, (_str(system_path, line_no, record, "id"), _str(system_path, line_no, record, "summary"))) for line_no, record in _json_rows(system_path, system_lines))
+                     if _is_jsonl(system_lines) else ((line_no, _pair(system_path, line_no, fields)) for line_no, fields in _tsv_rows(system_path, system_lines)))
+        for line_no, (did, text) in rows_iter:
             if did not in docs:
-                raise InputError(sp, i, f"unknown document id {did}")
+                raise InputError(system_path, line_no, f"unknown document id {did}")
             if did in got:
-                raise InputError(sp, i, f"duplicate summary of {did}")
+                raise InputError(system_path, line_no, f"duplicate summary of {did}")
             got[did] = text
         if not got:  # every mean would be NaN, printed as a result with exit 0
-            raise InputError(sp, None, "no summaries")
+            raise InputError(system_path, None, "no summaries")
         systems.append(name)
-        rows.append([got.get(d) for d in doc_ids])
-    return SummData(docs_path, doc_ids, [docs[d][0] for d in doc_ids], [docs[d][1] for d in doc_ids],
+        rows.append([got.get(doc) for doc in doc_ids])
+    return SummData(docs_path, doc_ids, [docs[doc][0] for doc in doc_ids], [docs[doc][1] for doc in doc_ids],
                     systems, rows)
 
 
-def _pair(path, i, cols):
+def _pair(path, line_no, cols):
     if len(cols) != 2:
-        raise InputError(path, i, f"expected id<TAB>summary, got {len(cols)} tab-separated columns")
+        raise InputError(path, line_no, f"expected id<TAB>summary, got {len(cols)} tab-separated columns")
     return cols[0], cols[1]
 
 

@@ -13,19 +13,19 @@ from ..core.kernels import Judgements, Ranking, spans
 __all__ = ["natural_order", "judgements", "rank_run", "RankedRun", "run_queries", "trec_order", "unjudged"]
 
 
-def _natural_key(s: str):
+def _natural_key(text: str):
     # ASCII digit runs compare as numbers by (length, digits) after leading zeros: no int(), which
     # fails on '²' (a digit to str.isdigit) and on 5,000-digit ids (Python's int-string limit)
-    if s.isascii() and s.isdigit():  # most query ids: one digit run, without the regex
-        t = s.lstrip("0")
-        return ((0, len(t), t),)
-    return tuple((0, len(t.lstrip("0")), t.lstrip("0")) if t[0] in "0123456789" else (1, 0, t)
-                 for t in re.findall(r"[0-9]+|[^0-9]+", s))
+    if text.isascii() and text.isdigit():  # most query ids: one digit run, without the regex
+        digits = text.lstrip("0")
+        return ((0, len(digits), digits),)
+    return tuple((0, len(digits.lstrip("0")), digits.lstrip("0")) if digits[0] in "0123456789" else (1, 0, digits)
+                 for digits in re.findall(r"[0-9]+|[^0-9]+", text))
 
 
 def natural_order(qids) -> list:
     """Query ids in natural order: digit runs compare as numbers (2 < 10), the rest as text."""
-    return sorted(qids, key=lambda s: (_natural_key(s), s))
+    return sorted(qids, key=lambda qid: (_natural_key(qid), qid))
 
 
 def _checked_encoding(qrels: Qrels, key: str, column):
@@ -51,7 +51,7 @@ def _groups(qrels: Qrels):
         codes = enc.indices.to_numpy(zero_copy_only=False)
         order = np.argsort(codes, kind="stable")
         starts = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(enc.dictionary)))))
-        index = {q: i for i, q in enumerate(enc.dictionary.to_pylist())}
+        index = {qid: position for position, qid in enumerate(enc.dictionary.to_pylist())}
         qrels.cache["groups"] = (index, starts, order)
     return qrels.cache["groups"]
 
@@ -76,12 +76,12 @@ def qrels_queries(qrels: Qrels) -> list:
 def qrels_rows(qrels: Qrels, qids: list):
     """(rows of the qrels judging ``qids``, position in ``qids`` of each row's query)."""
     index, starts, order = _groups(qrels)
-    g = np.asarray([index.get(q, -1) for q in qids], dtype=np.int64)
-    have = g >= 0
-    lo = np.where(have, starts[np.maximum(g, 0)], 0)
-    n = np.where(have, starts[np.maximum(g, 0) + 1] - lo, 0)
-    owner = np.repeat(np.arange(len(qids)), n)
-    rows = order[spans(lo, n)[0]]
+    group = np.asarray([index.get(qid, -1) for qid in qids], dtype=np.int64)
+    have = group >= 0
+    start = np.where(have, starts[np.maximum(group, 0)], 0)
+    count = np.where(have, starts[np.maximum(group, 0) + 1] - start, 0)
+    owner = np.repeat(np.arange(len(qids)), count)
+    rows = order[spans(start, count)[0]]
     return rows, owner
 
 
@@ -100,9 +100,9 @@ def judgements(qrels: Qrels, qids: list) -> Judgements:
     order = np.lexsort((-grade, row))
     if "max_grade" not in qrels.cache:
         qrels.cache["max_grade"] = float(qrels.grade.max()) if len(qrels.grade) else 0.0
-    J = Judgements(list(qids), row[order], grade[order], qrels.cache["max_grade"])
-    qrels.cache["judgements"] = (key, J)
-    return J
+    judged = Judgements(list(qids), row[order], grade[order], qrels.cache["max_grade"])
+    qrels.cache["judgements"] = (key, judged)
+    return judged
 
 
 def _join_index(qrels: Qrels, qids: list):
@@ -135,7 +135,7 @@ def _join_index(qrels: Qrels, qids: list):
 _JOIN_STEPS = 2  # judgements of a docid looked through one by one before a binary search (measured)
 
 
-def _join_by_doc(qrels: Qrels, qids: list, jkeys: np.ndarray, jrows: np.ndarray, nj: int):
+def _join_by_doc(qrels: Qrels, qids: list, jkeys: np.ndarray, jrows: np.ndarray, n_judged: int):
     """The judgements grouped by judged docid code, for lookups without a binary search, or None.
 
     (first query and qrels row of each code's judgements, offsets of each code's judgements, their
@@ -149,21 +149,21 @@ def _join_by_doc(qrels: Qrels, qids: list, jkeys: np.ndarray, jrows: np.ndarray,
         qrels.cache["join_by_doc"] = (key, None)
         return None
     if hit[1] is None:
-        nq = len(qids)
-        code, query = jkeys % nj, jkeys // nj
-        srt = np.argsort(code * nq + query)  # distinct keys: (code, query ascending)
-        ptr = np.concatenate(([0], np.cumsum(np.bincount(code, minlength=nj + 1))))
-        cq, crow = query[srt], jrows[srt]
-        fq = np.full(nj + 1, nq, dtype=np.int64)
-        frow = np.zeros(nj + 1, dtype=np.int64)
+        n_queries = len(qids)
+        code, query = jkeys % n_judged, jkeys // n_judged
+        srt = np.argsort(code * n_queries + query)  # distinct keys: (code, query ascending)
+        ptr = np.concatenate(([0], np.cumsum(np.bincount(code, minlength=n_judged + 1))))
+        cand_query, crow = query[srt], jrows[srt]
+        first_query = np.full(n_judged + 1, n_queries, dtype=np.int64)
+        frow = np.zeros(n_judged + 1, dtype=np.int64)
         has = np.flatnonzero(ptr[1:] > ptr[:-1])
-        fq[has], frow[has] = cq[ptr[has]], crow[ptr[has]]
-        hit = (key, (fq, frow, ptr, cq, crow))
+        first_query[has], frow[has] = cand_query[ptr[has]], crow[ptr[has]]
+        hit = (key, (first_query, frow, ptr, cand_query, crow))
         qrels.cache["join_by_doc"] = hit
     return hit[1]
 
 
-def _join_rows(q: np.ndarray, code: np.ndarray, jkeys: np.ndarray, jrows: np.ndarray, nj: int, by_doc) -> np.ndarray:
+def _join_rows(query: np.ndarray, code: np.ndarray, jkeys: np.ndarray, jrows: np.ndarray, n_judged: int, by_doc) -> np.ndarray:
     """The qrels row judging each ranked (query ``q``, docid ``code``), -1 where none does.
 
     Keys ``q * nj + code`` are looked up in the sorted judged keys ``jkeys``.  With ``by_doc``
@@ -174,32 +174,32 @@ def _join_rows(q: np.ndarray, code: np.ndarray, jkeys: np.ndarray, jrows: np.nda
     code's queries are ascending, so a judgement for a query above ``q`` ends the look: the key
     is not judged, exactly as the binary search finds it absent.
     """
-    row = np.full(len(q), -1, dtype=np.int64)
-    rest = np.flatnonzero(code < nj)  # docids judged for some query of the set
+    row = np.full(len(query), -1, dtype=np.int64)
+    rest = np.flatnonzero(code < n_judged)  # docids judged for some query of the set
     if by_doc is not None and len(rest):
-        fq, frow, ptr, cq, crow = by_doc
-        c = code[rest]
-        v, qr = fq[c], q[rest]
-        hit = v == qr
-        row[rest[hit]] = frow[c[hit]]
-        more = v < qr  # judged first for an earlier query: look further
-        rest, c = rest[more], c[more]
-        p, end = ptr[c] + 1, ptr[c + 1]
+        first_query, frow, ptr, cand_query, crow = by_doc
+        doc_code = code[rest]
+        first, query_rest = first_query[doc_code], query[rest]
+        hit = first == query_rest
+        row[rest[hit]] = frow[doc_code[hit]]
+        more = first < query_rest  # judged first for an earlier query: look further
+        rest, doc_code = rest[more], doc_code[more]
+        pointer, end = ptr[doc_code] + 1, ptr[doc_code + 1]
         for _ in range(_JOIN_STEPS):
-            live = p < end
-            rest, p, end = rest[live], p[live], end[live]
+            live = pointer < end
+            rest, pointer, end = rest[live], pointer[live], end[live]
             if not len(rest):
                 break
-            v, qr = cq[p], q[rest]
-            hit = v == qr
-            row[rest[hit]] = crow[p[hit]]
-            more = v < qr
-            rest, p, end = rest[more], p[more] + 1, end[more]
+            first, query_rest = cand_query[pointer], query[rest]
+            hit = first == query_rest
+            row[rest[hit]] = crow[pointer[hit]]
+            more = first < query_rest
+            rest, pointer, end = rest[more], pointer[more] + 1, end[more]
     if len(rest) and len(jkeys):
-        keys = q[rest].astype(np.int64) * nj + code[rest]
-        at = np.minimum(np.searchsorted(jkeys, keys), len(jkeys) - 1)
-        ok = jkeys[at] == keys
-        row[rest[ok]] = jrows[at[ok]]
+        keys = query[rest].astype(np.int64) * n_judged + code[rest]
+        position = np.minimum(np.searchsorted(jkeys, keys), len(jkeys) - 1)
+        found = jkeys[position] == keys
+        row[rest[found]] = jrows[position[found]]
     return row
 
 
@@ -245,14 +245,14 @@ def rank_values(run: Run) -> np.ndarray:
     rank = run.rank
     if not pa.types.is_string(rank.type) and not pa.types.is_large_string(rank.type):
         rank = pc.cast(rank, pa.string())
-    ok = pc.match_substring_regex(rank, RANK_PATTERN)
-    bad = None if ok.null_count == 0 and pc.all_(ok).as_py() in (True, None) else \
-        int(np.flatnonzero(~pc.fill_null(ok, False).to_numpy(zero_copy_only=False))[0])
+    valid = pc.match_substring_regex(rank, RANK_PATTERN)
+    bad = None if valid.null_count == 0 and pc.all_(valid).as_py() in (True, None) else \
+        int(np.flatnonzero(~pc.fill_null(valid, False).to_numpy(zero_copy_only=False))[0])
     if bad is None:
         try:
             return pc.cast(pc.replace_substring_regex(rank, r"^\+", ""), pa.int64()).to_numpy(zero_copy_only=False)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # only an overflow is left
-            big = [i for i, v in enumerate(rank.to_pylist()) if not -(1 << 63) <= int(v) < 1 << 63]
+            big = [index for index, value in enumerate(rank.to_pylist()) if not -(1 << 63) <= int(value) < 1 << 63]
             why, bad = "is too large", big[0]
     else:
         why = "is not a decimal integer (ASCII digits, optional sign)"
@@ -333,35 +333,35 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
     import pyarrow as pa
     from ..inputs import compute as pc
 
-    n = len(qkey)
+    n_rows = len(qkey)
     same = qkey[1:] == qkey[:-1]
     descending = ((score[1:] <= score[:-1]) | ~same).all()
     order = None
     if descending and (qkey[1:] >= qkey[:-1]).all():
-        sq, ss = qkey, score
+        sorted_query, sorted_score = qkey, score
     elif descending and (order := _query_blocks(qkey, same)) is not None:
-        sq, ss = qkey[order], score[order]
-        same = sq[1:] == sq[:-1]
+        sorted_query, sorted_score = qkey[order], score[order]
+        same = sorted_query[1:] == sorted_query[:-1]
     else:
         order = _score_sort(qkey, score)
-        sq, ss = qkey[order], score[order]
-        same = sq[1:] == sq[:-1]
-    t = np.flatnonzero(same & (ss[1:] == ss[:-1]))  # tied pairs (t, t + 1) of positions
-    if len(t) == 0:
-        return np.arange(n) if order is None else order
-    if len(t) > _MAX_TIED * n:
+        sorted_query, sorted_score = qkey[order], score[order]
+        same = sorted_query[1:] == sorted_query[:-1]
+    tied = np.flatnonzero(same & (sorted_score[1:] == sorted_score[:-1]))  # tied pairs (t, t + 1) of positions
+    if len(tied) == 0:
+        return np.arange(n_rows) if order is None else order
+    if len(tied) > _MAX_TIED * n_rows:
         return _arrow_order(qkey, score, docid)
     if order is None:
-        order = np.arange(n)
-    first = np.ones(len(t), dtype=bool)
-    first[1:] = t[1:] != t[:-1] + 1  # the pair opens a new tie group
-    start = t[first]
-    size = np.diff(np.append(np.flatnonzero(first), len(t))) + 1  # rows per group
+        order = np.arange(n_rows)
+    first = np.ones(len(tied), dtype=bool)
+    first[1:] = tied[1:] != tied[:-1] + 1  # the pair opens a new tie group
+    start = tied[first]
+    size = np.diff(np.append(np.flatnonzero(first), len(tied))) + 1  # rows per group
     group = np.cumsum(first) - 1  # of each pair
-    a, b = pc.take(docid, numeric_array(order[t])), pc.take(docid, numeric_array(order[t + 1]))
+    docid_a, docid_b = pc.take(docid, numeric_array(order[tied])), pc.take(docid, numeric_array(order[tied + 1]))
     kept, flipped = ("greater", "less") if _ORDER[2][1] == "descending" else ("less", "greater")
-    fine = pc.call_function(kept, [a, b]).to_numpy(zero_copy_only=False)  # the pair is in order
-    back = pc.call_function(flipped, [a, b]).to_numpy(zero_copy_only=False)  # in reverse order
+    fine = pc.call_function(kept, [docid_a, docid_b]).to_numpy(zero_copy_only=False)  # the pair is in order
+    back = pc.call_function(flipped, [docid_a, docid_b]).to_numpy(zero_copy_only=False)  # in reverse order
     pairs = size - 1
     rev = np.bincount(group, weights=back, minlength=len(start)) == pairs
     other = ~rev & (np.bincount(group, weights=fine, minlength=len(start)) != pairs)
@@ -371,8 +371,8 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
     if other.any():
         pos, _ = spans(start[other], size[other])
         rows = order[pos]
-        g = np.repeat(np.arange(int(other.sum())), size[other])
-        order[pos] = rows[pc.sort_indices(pa.table({"g": numeric_array(g), "d": pc.take(docid, numeric_array(rows))}),
+        group_ids = np.repeat(np.arange(int(other.sum())), size[other])
+        order[pos] = rows[pc.sort_indices(pa.table({"g": numeric_array(group_ids), "d": pc.take(docid, numeric_array(rows))}),
                                           sort_keys=[("g", "ascending"), _ORDER[2]]).to_numpy()]
     return order
 
@@ -453,7 +453,7 @@ def unjudged(run: Run, qrels: Qrels, qids: list):
     return q[rows], pc.take(docid, numeric_array(rows))
 
 
-def precision_swaps(score64, order, q, qkey, docid, score_precision: str, depth=None) -> int:
+def precision_swaps(score64, order, query, qkey, docid, score_precision: str, depth=None) -> int:
     """Documents ranked at another place (within -M ``depth``) had the scores been read in the other
     precision, float32 or float64: trec_eval 10 reads doubles, trec_eval <= 9.0.8, pytrec_eval and
     ir_measures floats, and two scores equal as floats are ordered by docid instead of by score.
@@ -464,19 +464,19 @@ def precision_swaps(score64, order, q, qkey, docid, score_precision: str, depth=
     such a pair the count is 0 with no second sort; with one, the other order is computed and compared."""
     s64 = score64[order]
     s32 = s64.astype(np.float32)
-    if not ((q[1:] == q[:-1]) & (s32[1:] == s32[:-1]) & (s64[1:] != s64[:-1])).any():
+    if not ((query[1:] == query[:-1]) & (s32[1:] == s32[:-1]) & (s64[1:] != s64[:-1])).any():
         return 0
     other = score64.astype(np.float32).astype(np.float64) if score_precision == "float64" else score64
-    return _moved(trec_order(qkey, other, docid)[:len(order)], order, q, depth)
+    return _moved(trec_order(qkey, other, docid)[:len(order)], order, query, depth)
 
 
-def _moved(alt, order, q, depth=None) -> int:
+def _moved(alt, order, query, depth=None) -> int:
     """Ranked documents (within -M ``depth``) whose place differs between two orders of the same rows
     (``q``: the query index per row of ``order``, ascending)."""
     moved = alt != order
-    if depth is not None and len(q):
-        starts = np.searchsorted(q, np.arange(int(q.max()) + 2))
-        moved &= (np.arange(len(q)) - starts[q]) < depth
+    if depth is not None and len(query):
+        starts = np.searchsorted(query, np.arange(int(query.max()) + 2))
+        moved &= (np.arange(len(query)) - starts[query]) < depth
     return int(moved.sum())
 
 
@@ -499,7 +499,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
         raise ValueError("ties must be 'score', 'rank' or 'file'")
     qdict, qcode = run_queries(run)
     jdict, jkeys, jrows = _join_index(qrels, qids)
-    nj = len(jdict)
+    n_judged = len(jdict)
     docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
     if docid.type != jdict.type:
         docid = pc.cast(docid, jdict.type)
@@ -507,12 +507,12 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     if ids is not None:
         # Numeric docids: repeats are found on the numbers, and a lookup in the (small, per query
         # set) judged docids finds each one's judged code; no table of every run docid is built.
-        dcode = pc.fill_null(pc.index_in(docid, value_set=jdict), nj).to_numpy(zero_copy_only=False)
+        dcode = pc.fill_null(pc.index_in(docid, value_set=jdict), n_judged).to_numpy(zero_copy_only=False)
     elif (dcode := _fingerprint_codes(qrels, jdict, docid, qcode)) is None:
         # One hash of the judged docids followed by the run's: the judged ones are distinct, so a
         # run document's code below len(jdict) is its judged docid's code, and the same codes find
         # repeated documents (integer keys, not a string sort).
-        dcode = pc.dictionary_encode(pa.concat_arrays([jdict, docid])).indices.to_numpy(zero_copy_only=False)[nj:]
+        dcode = pc.dictionary_encode(pa.concat_arrays([jdict, docid])).indices.to_numpy(zero_copy_only=False)[n_judged:]
         check_duplicates(run.qid, docid, run.path, run.line, "the run", qcode, dcode)
     # run query code -> query-set index (-1: not in the qrels, ignored)
     to_q = pc.fill_null(pc.index_in(qdict, value_set=pa.array(qids, pa.string())), -1)
@@ -532,27 +532,27 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
         order = np.argsort(np.where(q_all < 0, len(qids), q_all), kind="stable")
     nkeep = int((q_all >= 0).sum())
     order = order[:nkeep]
-    q = q_all[order]
+    query = q_all[order]
 
     if ties == "score":
-        f32_ties = precision_swaps(run.score, order, q, qkey, docid, score_precision, depth)
+        f32_ties = precision_swaps(run.score, order, query, qkey, docid, score_precision, depth)
     else:  # the same count for the tie rule chosen: documents at another place than in trec_eval's order
-        f32_ties = _moved(trec_order(qkey, score, docid)[:nkeep], order, q, depth)
+        f32_ties = _moved(trec_order(qkey, score, docid)[:nkeep], order, query, depth)
 
-    nq = len(qids)
-    starts = np.searchsorted(q, np.arange(nq + 1))
+    n_queries = len(qids)
+    starts = np.searchsorted(query, np.arange(n_queries + 1))
     if depth is not None:
-        keep = (np.arange(len(q)) - starts[q]) < depth
+        keep = (np.arange(len(query)) - starts[query]) < depth
         if not keep.all():
-            q, order = q[keep], order[keep]
+            query, order = query[keep], order[keep]
 
     # Join to the judgements of the evaluated queries only (a streamed block's, not the whole
     # qrels'): integer (query, docid code) keys of the judged candidates find their judgements.
-    row = _join_rows(q, dcode[order], jkeys, jrows, nj, _join_by_doc(qrels, qids, jkeys, jrows, nj))
+    row = _join_rows(query, dcode[order], jkeys, jrows, n_judged, _join_by_doc(qrels, qids, jkeys, jrows, n_judged))
     judged = row >= 0
-    grade = np.zeros(len(q))
+    grade = np.zeros(len(query))
     grade[judged] = qrels.grade[row[judged]]
 
-    present = np.bincount(q, minlength=nq)[:nq] > 0
-    rk = Ranking(q, grade, nq, np.arange(nq), judged)
-    return RankedRun(run.name, rk, present, n_ignored, f32_ties, run.docid, order)
+    present = np.bincount(query, minlength=n_queries)[:n_queries] > 0
+    ranking = Ranking(query, grade, n_queries, np.arange(n_queries), judged)
+    return RankedRun(run.name, ranking, present, n_ignored, f32_ties, run.docid, order)

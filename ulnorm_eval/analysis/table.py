@@ -24,58 +24,58 @@ KINDS = ("bool", "int", "float", "Int64", "str", "object")
 NUMERIC = ("int", "float", "Int64")
 
 
-def _is_bool(v) -> bool:
-    return isinstance(v, bool) or type(v).__name__ in ("bool_", "bool")  # numpy 2 names it numpy.bool
+def _is_bool(value) -> bool:
+    return isinstance(value, bool) or type(value).__name__ in ("bool_", "bool")  # numpy 2 names it numpy.bool
 
 
-def _is_int(v) -> bool:
-    return not _is_bool(v) and (isinstance(v, int) or type(v).__name__.startswith(("int", "uint")))
+def _is_int(value) -> bool:
+    return not _is_bool(value) and (isinstance(value, int) or type(value).__name__.startswith(("int", "uint")))
 
 
-def _is_number(v) -> bool:
-    return _is_int(v) or isinstance(v, float) or type(v).__name__.startswith("float")
+def _is_number(value) -> bool:
+    return _is_int(value) or isinstance(value, float) or type(value).__name__.startswith("float")
 
 
-def _beyond_int64(v) -> bool:
-    return _is_int(v) and not -(1 << 63) <= int(v) < 1 << 63
+def _beyond_int64(value) -> bool:
+    return _is_int(value) and not -(1 << 63) <= int(value) < 1 << 63
 
 
 def infer_kind(values) -> str:
     """The kind pandas gives a column of these Python or numpy scalars."""
     values = list(values)
-    if values and all(_is_bool(v) for v in values):
+    if values and all(_is_bool(value) for value in values):
         return "bool"
-    if all(_is_number(v) for v in values):
-        if any(_beyond_int64(v) for v in values):
+    if all(_is_number(value) for value in values):
+        if any(_beyond_int64(value) for value in values):
             return "object"  # pandas keeps such integers as Python objects
-        return "int" if all(_is_int(v) for v in values) else "float"
-    if all(v is None or isinstance(v, str) for v in values):
+        return "int" if all(_is_int(value) for value in values) else "float"
+    if all(value is None or isinstance(value, str) for value in values):
         return "str"
     return "object"
 
 
-def _missing(v) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v)) or type(v).__name__ in ("NAType", "NaTType")
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ in ("NAType", "NaTType")
 
 
 _NATIVE = {("bool", "b"), ("int", "i"), ("int", "u"), ("float", "f")}
 
 
 def _convert(values, kind: str) -> list:
-    dt = getattr(values, "dtype", None)
-    if dt is not None and (kind, dt.kind) in _NATIVE and dt.itemsize <= 8:
+    dtype = getattr(values, "dtype", None)
+    if dtype is not None and (kind, dtype.kind) in _NATIVE and dtype.itemsize <= 8:
         return values.tolist()  # a numpy array: the Python bools, ints, floats the loops below give, at C speed
     if kind == "bool":
-        return [bool(v) for v in values]
+        return [bool(item) for item in values]
     if kind == "int":
-        return [int(v) for v in values]
+        return [int(item) for item in values]
     if kind == "float":
-        return [float(v) for v in values]
+        return [float(item) for item in values]
     if kind == "Int64":
-        return [None if _missing(v) else int(v) for v in values]
+        return [None if _missing(item) else int(item) for item in values]
     if kind == "str":
-        return [None if _missing(v) else v if isinstance(v, str) else str(v) for v in values]
-    return [None if _missing(v) else v.item() if hasattr(v, "item") else v for v in values]
+        return [None if _missing(item) else item if isinstance(item, str) else str(item) for item in values]
+    return [None if _missing(item) else item.item() if hasattr(item, "item") else item for item in values]
 
 
 class Table:
@@ -83,7 +83,7 @@ class Table:
 
     def __init__(self, columns: dict, kinds: dict | None = None):
         kinds = dict(kinds or {})
-        lengths = {len(v) for v in columns.values()}
+        lengths = {len(value) for value in columns.values()}
         if len(lengths) > 1:
             raise ValueError(f"columns of different lengths: {sorted(lengths)}")
         self._n = lengths.pop() if lengths else 0
@@ -100,42 +100,42 @@ class Table:
     def from_rows(cls, rows: list, columns: list, kinds: dict | None = None) -> "Table":
         """Rows as tuples (in ``columns`` order) or dicts (keyed by column)."""
         if rows and isinstance(rows[0], dict):
-            return cls({c: [r[c] for r in rows] for c in columns}, kinds)
-        return cls({c: [r[i] for r in rows] for i, c in enumerate(columns)}, kinds)
+            return cls({column: [row[column] for row in rows] for column in columns}, kinds)
+        return cls({column: [row[index] for row in rows] for index, column in enumerate(columns)}, kinds)
 
     @classmethod
     def concat(cls, tables: list) -> "Table":
         """The rows of ``tables`` (same columns) one after the other; a column's kind is the widest."""
         first = tables[0]
-        cols = {c: [v for t in tables for v in t[c]] for c in first.columns}
+        cols = {column: [value for table in tables for value in table[column]] for column in first.columns}
         kinds = {}
-        for c in first.columns:
-            ks = {t.kinds[c] for t in tables}
-            kinds[c] = ks.pop() if len(ks) == 1 else None  # mixed: inferred from the values
+        for column in first.columns:
+            kinds_seen = {table.kinds[column] for table in tables}
+            kinds[column] = kinds_seen.pop() if len(kinds_seen) == 1 else None  # mixed: inferred from the values
         return cls(cols, kinds)
 
     @classmethod
-    def from_frame(cls, df) -> "Table":
+    def from_frame(cls, frame) -> "Table":
         """A pandas DataFrame's columns, with the kinds of their dtypes."""
         import pandas as pd
 
         cols, kinds = {}, {}
-        for c in df.columns:
-            s = df[c]
-            if pd.api.types.is_bool_dtype(s.dtype):
-                kinds[c] = "bool"
-            elif str(s.dtype) == "Int64":
-                kinds[c] = "Int64"
-            elif pd.api.types.is_integer_dtype(s.dtype):
-                kinds[c] = "int"
-            elif pd.api.types.is_float_dtype(s.dtype):
-                kinds[c] = "float"
-            elif pd.api.types.is_object_dtype(s.dtype):
-                kinds[c] = "object"
+        for column in frame.columns:
+            series = frame[column]
+            if pd.api.types.is_bool_dtype(series.dtype):
+                kinds[column] = "bool"
+            elif str(series.dtype) == "Int64":
+                kinds[column] = "Int64"
+            elif pd.api.types.is_integer_dtype(series.dtype):
+                kinds[column] = "int"
+            elif pd.api.types.is_float_dtype(series.dtype):
+                kinds[column] = "float"
+            elif pd.api.types.is_object_dtype(series.dtype):
+                kinds[column] = "object"
             else:
-                kinds[c] = "str"
-            cols[str(c)] = s.tolist()
-            kinds[str(c)] = kinds.pop(c)
+                kinds[column] = "str"
+            cols[str(column)] = series.tolist()
+            kinds[str(column)] = kinds.pop(column)
         return cls(cols, kinds)
 
     @property
@@ -160,25 +160,25 @@ class Table:
         if index:
             raise ValueError("a Table has no index")
         Row = namedtuple("Row", self.columns)
-        return (Row(*r) for r in self.rows())
+        return (Row(*row) for row in self.rows())
 
     def select(self, keep) -> "Table":
         """The rows where ``keep`` (a sequence of bools) is true."""
         keep = list(keep)
-        return Table({c: [v for v, k in zip(vals, keep) if k] for c, vals in self._cols.items()}, self.kinds)
+        return Table({column: [value for value, kept in zip(vals, keep) if kept] for column, vals in self._cols.items()}, self.kinds)
 
     def drop(self, columns) -> "Table":
-        return Table({c: v for c, v in self._cols.items() if c not in columns},
-                     {c: k for c, k in self.kinds.items() if c not in columns})
+        return Table({column: value for column, value in self._cols.items() if column not in columns},
+                     {column: kind for column, kind in self.kinds.items() if column not in columns})
 
     def to_frame(self):
         """The pandas DataFrame (the dtypes pandas would give the same values; Int64 for ``Int64``)."""
         import pandas as pd
 
-        df = pd.DataFrame({c: v for c, v in self._cols.items()}, columns=self.columns)
-        for c, kind in self.kinds.items():
+        frame = pd.DataFrame({column: value for column, value in self._cols.items()}, columns=self.columns)
+        for column, kind in self.kinds.items():
             if kind == "Int64":
-                df[c] = pd.array(self._cols[c], dtype="Int64")
+                frame[column] = pd.array(self._cols[column], dtype="Int64")
             elif kind == "float":
-                df[c] = df[c].astype("float64")
-        return df
+                frame[column] = frame[column].astype("float64")
+        return frame

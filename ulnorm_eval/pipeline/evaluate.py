@@ -39,7 +39,7 @@ class Result:
     def notes(self) -> list:
         """Notes on the request (measures left without default variants), then every run's notes
         (stderr lines), in run order."""
-        return list(self.setup_notes) + [n for rr in self.runs for n in rr.notes]
+        return list(self.setup_notes) + [note for run in self.runs for note in run.notes]
 
     @property
     def frame(self):
@@ -53,27 +53,27 @@ class Result:
         import pandas as pd
 
         parts = []
-        for rr in self.runs:
+        for run in self.runs:
             extra = 1 if all_rows else 0
-            cols = {str(m): np.append(rr.values[m], rr.mean[m]) if all_rows else np.asarray(rr.values[m])
-                    for m in self.metrics}
-            idx = pd.MultiIndex.from_arrays([[rr.name] * (len(rr.qids) + extra),
-                                             list(rr.qids) + (["all"] if all_rows else [])], names=["run", "query"])
+            cols = {str(metric): np.append(run.values[metric], run.mean[metric]) if all_rows else np.asarray(run.values[metric])
+                    for metric in self.metrics}
+            idx = pd.MultiIndex.from_arrays([[run.name] * (len(run.qids) + extra),
+                                             list(run.qids) + (["all"] if all_rows else [])], names=["run", "query"])
             parts.append(pd.DataFrame(cols, index=idx))
         return pd.concat(parts) if parts else pd.DataFrame()
 
     def tidy(self):
         """Long DataFrame: columns run, query, measure, value (each run's 'all' row last)."""
-        f = self._frame(True)
-        out = f.reset_index().melt(id_vars=["run", "query"], var_name="measure", value_name="value")
+        frame = self._frame(True)
+        out = frame.reset_index().melt(id_vars=["run", "query"], var_name="measure", value_name="value")
         return out
 
     def summary(self):
         """DataFrame of means: a row per run, a column per metric."""
         import pandas as pd
 
-        return pd.DataFrame({str(m): [rr.mean[m] for rr in self.runs] for m in self.metrics},
-                            index=pd.Index([rr.name for rr in self.runs], name="run"))
+        return pd.DataFrame({str(metric): [run.mean[metric] for run in self.runs] for metric in self.metrics},
+                            index=pd.Index([run.name for run in self.runs], name="run"))
 
 
 # --------------------------------------------------------------------------- loading
@@ -137,33 +137,33 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
     no_default: list = []
     geometric: list = []
     for name in names:
-        for m in registry.parse_many(name):
-            _refuse(m, numeric_only)
-            group = [m] if m.variant else [m] + _kept(m, _added(m, variants), implicit, geometric, no_default)
-            out += [x for x in dict.fromkeys(group) if x not in out]
+        for metric in registry.parse_many(name):
+            _refuse(metric, numeric_only)
+            group = [metric] if metric.variant else [metric] + _kept(metric, _added(metric, variants), implicit, geometric, no_default)
+            out += [item for item in dict.fromkeys(group) if item not in out]
     refuse_prior_variants(out)
     if no_default and warn is not None:
         from ..core.variants import HOLE_VARIANTS
 
-        warn(default_bounds_note(no_default, [v for v in variants if v not in HOLE_VARIANTS]))
+        warn(default_bounds_note(no_default, [variant for variant in variants if variant not in HOLE_VARIANTS]))
     if geometric and warn is not None:
         warn(f"no variants for {', '.join(map(str, dict.fromkeys(geometric)))}: {geometric_reason(geometric[0])}")
     return out
 
 
-def _kept(m: Metric, added: list, implicit: bool, geometric: list, no_default: list) -> list:
+def _kept(metric: Metric, added: list, implicit: bool, geometric: list, no_default: list) -> list:
     """The variants ``added`` to a plain measure ``m`` that it keeps: none built on random rankings for a
     geometric mean (``geometric`` hears the measure), and among the default variants (``implicit``) no
     Monte Carlo estimate nobody asked for (``no_default`` hears it); the notes say so."""
-    if m.variant or not any(not x.own_scale for x in added):
+    if metric.variant or not any(not item.own_scale for item in added):
         return added
-    if m.measure.summary == "gmean":
-        geometric.append(m.measure)
-        return [x for x in added if x.own_scale]
-    if implicit and m.measure.bounds == "montecarlo":
-        if m.measure not in no_default:
-            no_default.append(m.measure)
-        return [x for x in added if registry.VARIANTS[x.variant].kind == "holes"]
+    if metric.measure.summary == "gmean":
+        geometric.append(metric.measure)
+        return [item for item in added if item.own_scale]
+    if implicit and metric.measure.bounds == "montecarlo":
+        if metric.measure not in no_default:
+            no_default.append(metric.measure)
+        return [item for item in added if registry.VARIANTS[item.variant].kind == "holes"]
     return added
 
 
@@ -172,55 +172,55 @@ def _is_text(measure) -> bool:
     return measure.record is not None and measure.record.value == "text"
 
 
-def _refuse(m: Metric, numeric_only: bool) -> None:
+def _refuse(metric: Metric, numeric_only: bool) -> None:
     """UnknownMeasure when ``m``'s variant needs what its measure lacks (as the variant record says:
     hole bounds, random-ranking bounds, an arithmetic mean, a number), or it is text and only numbers
     are wanted."""
     from ..core.holes import holes_reason
 
-    rec = registry.VARIANTS[m.variant] if m.variant else None
-    if rec is not None and rec.kind == "holes" and holes_reason(m.measure):
-        raise registry.UnknownMeasure(f"{m}: no hole bounds: {holes_reason(m.measure)}")
-    if rec is not None and rec.random_ranking and m.measure.bounds == "none":
-        raise registry.UnknownMeasure(f"{m}: {m.measure.family} has no random-ranking bounds "
+    rec = registry.VARIANTS[metric.variant] if metric.variant else None
+    if rec is not None and rec.kind == "holes" and holes_reason(metric.measure):
+        raise registry.UnknownMeasure(f"{metric}: no hole bounds: {holes_reason(metric.measure)}")
+    if rec is not None and rec.random_ranking and metric.measure.bounds == "none":
+        raise registry.UnknownMeasure(f"{metric}: {metric.measure.family} has no random-ranking bounds "
                                       "(a count, set-based or judged-fraction measure)")
-    if rec is not None and rec.random_ranking and m.measure.summary == "gmean":
-        raise registry.UnknownMeasure(f"{m}: {geometric_reason(m.measure)}")
-    if rec is not None and _is_text(m.measure):
-        raise registry.UnknownMeasure(f"{m}: {m.measure} is text (trec_eval's {m.measure.trec_name()}), "
+    if rec is not None and rec.random_ranking and metric.measure.summary == "gmean":
+        raise registry.UnknownMeasure(f"{metric}: {geometric_reason(metric.measure)}")
+    if rec is not None and _is_text(metric.measure):
+        raise registry.UnknownMeasure(f"{metric}: {metric.measure} is text (trec_eval's {metric.measure.trec_name()}), "
                                       "not a number a variant can take")
-    if numeric_only and _is_text(m.measure):
-        raise registry.UnknownMeasure(f"{m}: a text measure (trec_eval's {m.measure.trec_name()}); "
+    if numeric_only and _is_text(metric.measure):
+        raise registry.UnknownMeasure(f"{metric}: a text measure (trec_eval's {metric.measure.trec_name()}); "
                                       "only eval prints it")
 
 
-def _added(m: Metric, variants: list) -> list:
+def _added(metric: Metric, variants: list) -> list:
     """The ``variants`` added to ``m`` where its measure has what each needs (the variant record's
     kind): a text measure takes none; hole bounds only where the measure has them (the CLI notes the
     others); the condensed list (CL) always; the others only with random-ranking bounds."""
     from ..core.holes import holes_reason
 
-    if _is_text(m.measure):
+    if _is_text(metric.measure):
         return []
-    needs = {"holes": lambda: holes_reason(m.measure) is None, "condensed": lambda: True}
-    return [x for x in (registry.with_variant(m, v) for v in variants)
-            if needs.get(registry.VARIANTS[x.variant].kind, lambda: m.measure.bounds != "none")()]
+    needs = {"holes": lambda: holes_reason(metric.measure) is None, "condensed": lambda: True}
+    return [item for item in (registry.with_variant(metric, variant) for variant in variants)
+            if needs.get(registry.VARIANTS[item.variant].kind, lambda: metric.measure.bounds != "none")()]
 
 
 def holes_note(measures=None) -> str | None:
     """The one-line note of --holes: which measures get no LB/UB, and why."""
     from ..core.holes import holes_reason
 
-    plain = dict.fromkeys(m.measure for name in (registry.expand_names(measures) if measures
+    plain = dict.fromkeys(metric.measure for name in (registry.expand_names(measures) if measures
                                                  else registry.DEFAULT_MEASURES)
-                          for m in registry.parse_many(name) if not m.variant)
+                          for metric in registry.parse_many(name) if not metric.variant)
     # each family once (IPrec@0.0 .. IPrec@1.0 share their reason, which names the family), and the
     # families sharing a reason listed before it once
-    by: dict = {}
-    for w in dict.fromkeys(w for w in (holes_reason(m) for m in plain) if w):
-        name, _, reason = w.partition(": ")
-        by.setdefault(reason, []).append(name)
-    why = [f"{', '.join(names)}: {reason}" for reason, names in by.items()]
+    by_reason: dict = {}
+    for described in dict.fromkeys(described for described in (holes_reason(metric) for metric in plain) if described):
+        name, _, reason = described.partition(": ")
+        by_reason.setdefault(reason, []).append(name)
+    why = [f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()]
     return f"--holes: no hole bounds for {'; '.join(why)}" if why else None
 
 
@@ -236,13 +236,13 @@ def geometric_reason(measure) -> str:
 def default_bounds_note(measures: list, variants: list) -> str:
     """The stderr line for measures that got no default variants (their E is a Monte Carlo estimate)."""
     fams: dict = {}
-    for m in measures:
-        fams[m.family] = fams.get(m.family, 0) + 1
-    listed = ", ".join(f if k == 1 else f"{f} ({k})" for f, k in fams.items())
+    for metric in measures:
+        fams[metric.family] = fams.get(metric.family, 0) + 1
+    listed = ", ".join(family if count == 1 else f"{family} ({count})" for family, count in fams.items())
     example = f"{variants[-1] if variants else 'UL2'}({measures[0]})"
-    norm = ",".join(v.lower() for v in variants) or "e,ul2"
-    k = len(measures)
-    return (f"no default variants for {k} measure{'s' if k != 1 else ''} without a closed-form expectation "
+    norm = ",".join(variant.lower() for variant in variants) or "e,ul2"
+    count = len(measures)
+    return (f"no default variants for {count} measure{'s' if count != 1 else ''} without a closed-form expectation "
             f"({listed}): their E would be a Monte Carlo estimate (seconds to minutes a run); name one "
             f"('{example}') or pass --norm {norm} to compute them")
 
@@ -250,7 +250,7 @@ def default_bounds_note(measures: list, variants: list) -> str:
 # --------------------------------------------------------------------------- evaluation
 
 def evaluate(qrels, runs, measures=None, variants=None, options: Options | None = None,
-             warn=None, progress=None, **kw) -> Result:
+             warn=None, progress=None, **options_kw) -> Result:
     """Evaluate runs against qrels.
 
     ``qrels``: a path or :class:`Qrels`; ``runs``: paths or :class:`Run` objects (or one of either);
@@ -259,18 +259,18 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
     :class:`Options` fields.  Notes (missing queries, ...) are on ``Result.notes``; ``warn(msg)``,
     if given, also receives each.
     """
-    options = options or Options(**kw)
+    options = options or Options(**options_kw)
     setup: list = []
     metrics = resolve_metrics(measures, variants, warn=both_notes(setup.append, warn))
     if isinstance(runs, (str, Run)) or hasattr(runs, "__fspath__"):
         runs = [runs]
     qrels = load_qrels(qrels)
-    runs = [r if isinstance(r, Run) else str(r) for r in runs]
+    runs = [run if isinstance(run, Run) else str(run) for run in runs]
     options = with_runs_holes(options, qrels, runs, metrics)
     results = []
-    for r in runs:
-        results.append(evaluate_path(qrels, r, metrics, options, warn))
-    return Result(metrics, results, options, qrels.path, [getattr(r, "path", str(r)) for r in runs],
+    for run in runs:
+        results.append(evaluate_path(qrels, run, metrics, options, warn))
+    return Result(metrics, results, options, qrels.path, [getattr(run, "path", str(run)) for run in runs],
                   setup_notes=setup)
 
 
@@ -285,7 +285,7 @@ def runs_holes(qrels: Qrels, runs) -> tuple:
     from ..inputs.errors import InputError
     from .ordering import natural_order, qrels_queries, unjudged
 
-    if any(isinstance(r, str) and r == "-" for r in runs):
+    if any(isinstance(given, str) and given == "-" for given in runs):
         raise InputError("-", None, "hole bounds over several runs read every run before evaluating it, which "
                          "standard input cannot be; give the run as a file")
     # Each run joined to the qrels as the evaluation joins it (the judged docids' fingerprints, kept
@@ -316,12 +316,12 @@ def _arrow_runs_holes(qrels: Qrels, runs) -> tuple:
     judged = pc.binary_join_element_wise(qrels.qid, qrels.docid, sep)
     queries = pa.array(sorted(set(qrels.qid.to_pylist())), pa.string())
     keys = []
-    for r in runs:
-        run = r if isinstance(r, Run) else load_run(str(r), qrels)
+    for given in runs:
+        run = given if isinstance(given, Run) else load_run(str(given), qrels)
         qid, docid = pa.array(run.qid, pa.string()), pa.array(run.docid, pa.string())
-        k = pc.binary_join_element_wise(qid, docid, sep)
-        keep = pc.and_(pc.invert(pc.is_in(k, value_set=judged)), pc.is_in(qid, value_set=queries))
-        keys.append(pc.filter(k, keep))
+        key = pc.binary_join_element_wise(qid, docid, sep)
+        keep = pc.and_(pc.invert(pc.is_in(key, value_set=judged)), pc.is_in(qid, value_set=queries))
+        keys.append(pc.filter(key, keep))
     if not keys:
         return ()
     unique = pc.unique(pa.concat_arrays(keys)) if keys else pa.array([], pa.string())
@@ -337,7 +337,7 @@ def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
 
     from ..core.variants import HOLE_VARIANTS
 
-    if len(runs) < 2 or qrels.letor or not any(m.variant in HOLE_VARIANTS for m in metrics):
+    if len(runs) < 2 or qrels.letor or not any(metric.variant in HOLE_VARIANTS for metric in metrics):
         return options
     return dataclasses.replace(options, holes_pool=runs_holes(qrels, runs))
 
@@ -352,23 +352,23 @@ def both_notes(keep, warn):
 
 
 def _tell(result: RunResult, warn) -> RunResult:
-    for n in result.notes if warn else ():
-        warn(n)
+    for note in result.notes if warn else ():
+        warn(note)
     return result
 
 
 def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn=None) -> RunResult:
     """Per-query values of every metric for one run read whole: the pipeline on one block."""
     qids = query_set(qrels, run, options)
-    b = score_block(qrels, run, qids, metrics, options)
-    rr = b.ranked
+    block = score_block(qrels, run, qids, metrics, options)
+    ranked = block.ranked
     ignored_qids = []
-    if rr.ignored_queries:
+    if ranked.ignored_queries:
         from ..inputs import compute as pc
         ignored_qids = natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
-    return _tell(finish_run(run.name, run.path, qids, metrics, b.values, b.stderr, b.undefined, options,
-                            missing_qids=[q for q, p in zip(qids, rr.present) if not p], ignored_qids=ignored_qids,
-                            float32_ties=rr.float32_ties, skipped=run.skipped,
+    return _tell(finish_run(run.name, run.path, qids, metrics, block.values, block.stderr, block.undefined, options,
+                            missing_qids=[qid for qid, present in zip(qids, ranked.present) if not present], ignored_qids=ignored_qids,
+                            float32_ties=ranked.float32_ties, skipped=run.skipped,
                             extra=run.meta.get("extra_fields", 0), tag=run.meta.get("last_tag", run.tag),
                             qrels=qrels), warn)
 

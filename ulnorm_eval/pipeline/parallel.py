@@ -60,16 +60,16 @@ def _init_worker(qrels) -> None:
     pa.set_cpu_count(1)  # N worker processes already use the N cores: no parse threads on top
 
 
-def _guard(fn, qrels, args):
+def _guard(function, qrels, args):
     """Run one task; bad input comes back as a value, so that it is raised once, in order, by the caller."""
     try:
-        return ("ok", fn(qrels, *args))
+        return ("ok", function(qrels, *args))
     except InputError as exc:
         return ("input", type(exc), exc.path, exc.line, exc.reason)
 
 
-def _same_object(x):
-    return x
+def _same_object(value):
+    return value
 
 
 class Shipped:
@@ -93,7 +93,7 @@ def _ship(arg):
     if isinstance(arg, str) and arg != "-" and os.path.isfile(arg):
         return Shipped(arg, read_bytes(arg))
     if isinstance(arg, tuple):
-        return tuple(_ship(a) for a in arg)
+        return tuple(_ship(item) for item in arg)
     return arg
 
 
@@ -107,17 +107,17 @@ def _unship(arg, qrels):
             return read_letor_scores(arg.path, qrels, data=arg.data)
         return read_run(arg.path, data=arg.data)
     if isinstance(arg, tuple):
-        return tuple(_unship(a, qrels) for a in arg)
+        return tuple(_unship(item, qrels) for item in arg)
     return arg
 
 
-def _shipped_task(fn, qrels, args):
+def _shipped_task(function, qrels, args):
     """A Dask task whose file arguments came as bytes (:func:`_ship`)."""
     try:
-        args = tuple(_unship(a, qrels) for a in args)
+        args = tuple(_unship(item, qrels) for item in args)
     except InputError as exc:
         return ("input", type(exc), exc.path, exc.line, exc.reason)
-    return _guard(fn, qrels, args)
+    return _guard(function, qrels, args)
 
 
 def data_block(qrels, path, data, metrics, options):
@@ -125,8 +125,8 @@ def data_block(qrels, path, data, metrics, options):
     return score_query_block(qrels, path, data, metrics, options)
 
 
-def _local_task(fn, args):
-    return _guard(fn, _QRELS, args)
+def _local_task(function, args):
+    return _guard(function, _QRELS, args)
 
 
 def unwrap(outcome):
@@ -151,9 +151,9 @@ def range_block(qrels, path, start, stop, metrics, options):
 
 def _read_range(path, start, stop) -> bytes:
     try:
-        with open(path, "rb") as fh:
-            fh.seek(start)
-            return fh.read(stop - start)
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            return handle.read(stop - start)
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc}") from None
 
@@ -170,8 +170,8 @@ class Sequential:
         self.qrels = qrels
 
     def imap(self, tasks):
-        for fn, args in tasks:
-            yield ("ok", fn(self.qrels, *args))
+        for function, args in tasks:
+            yield ("ok", function(self.qrels, *args))
 
     def close(self) -> None:
         pass
@@ -193,7 +193,7 @@ class LocalPool(Sequential):
         self.workers = jobs
         self._pool = None
 
-    def _start(self, n: int):
+    def _start(self, size: int):
         if self._pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -201,7 +201,7 @@ class LocalPool(Sequential):
             # fork: the workers inherit the parsed qrels and the imported modules (no pickling,
             # no re-import); spawn where fork is unavailable
             method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-            self._pool = ProcessPoolExecutor(max(1, min(self.workers, n)), multiprocessing.get_context(method),
+            self._pool = ProcessPoolExecutor(max(1, min(self.workers, size)), multiprocessing.get_context(method),
                                              initializer=_init_worker, initargs=(self.qrels,))
         return self._pool
 
@@ -215,8 +215,8 @@ class LocalPool(Sequential):
         window = 2 * self.workers  # tasks in flight: bounds the memory of results waiting their turn
         pending = deque()
         try:
-            for fn, args in tasks:
-                pending.append(pool.submit(_local_task, fn, args))
+            for function, args in tasks:
+                pending.append(pool.submit(_local_task, function, args))
                 if len(pending) >= window:
                     yield pending.popleft().result()
             while pending:
@@ -265,32 +265,32 @@ class DaskPool(Sequential):
         index, done, nxt = {}, {}, 0
         batch = uuid.uuid4().hex  # keys unique to this call: a released key may linger on the scheduler
 
-        def submit(i, fn, args):
+        def submit(position, function, args):
             # the workers get the bytes the client reads, never a path (they may see other files)
-            if fn is range_block:
+            if function is range_block:
                 path, start, stop, *rest = args
-                fn, args = data_block, (path, _read_range(path, start, stop), *rest)
+                function, args = data_block, (path, _read_range(path, start, stop), *rest)
             else:
                 args = _ship(args)
-            f = self.client.submit(_shipped_task, fn, self._qrels, args, retries=self.retries, pure=False,
-                                   key=f"ulnorm-eval-{fn.__name__}-{batch}-{i}")
-            index[f.key] = i
-            return f
+            future = self.client.submit(_shipped_task, function, self._qrels, args, retries=self.retries, pure=False,
+                                   key=f"ulnorm-eval-{function.__name__}-{batch}-{position}")
+            index[future.key] = position
+            return future
 
         window = 4 * self.workers + 4
-        first = [submit(i, fn, args) for i, (fn, args) in zip(range(window), tasks)]
+        first = [submit(position, function, args) for position, (function, args) in zip(range(window), tasks)]
         count = len(first)
         if not first:
             return
-        ac = as_completed(first, loop=self.client.loop)
-        for f in ac:  # results stream back as they complete; yielded in task order
+        completed = as_completed(first, loop=self.client.loop)
+        for future in completed:  # results stream back as they complete; yielded in task order
             try:
-                done[index.pop(f.key)] = f.result()
+                done[index.pop(future.key)] = future.result()
             except KilledWorker as exc:
                 raise ParallelError(f"Dask gave up on a task whose workers kept dying: {exc}") from None
-            f.release()
-            for fn, args in tasks:  # keep the window full
-                ac.add(submit(count, fn, args))
+            future.release()
+            for function, args in tasks:  # keep the window full
+                completed.add(submit(count, function, args))
                 count += 1
                 break
             while nxt in done:
@@ -328,10 +328,10 @@ def _connect(address: str, timeout: float, start: float | None = None):
             box["error"] = exc
 
     _quiet_client_del()
-    t = threading.Thread(target=connect, name="ulnorm-eval-dask-connect", daemon=True)
-    t.start()
-    t.join(max(0.1, timeout - (time.monotonic() - start)))  # the bound is --scheduler-timeout itself
-    if t.is_alive():
+    thread = threading.Thread(target=connect, name="ulnorm-eval-dask-connect", daemon=True)
+    thread.start()
+    thread.join(max(0.1, timeout - (time.monotonic() - start)))  # the bound is --scheduler-timeout itself
+    if thread.is_alive():
         raise ParallelError(f"no Dask scheduler answered at {address} within {timeout:g} s "
                             "(--scheduler-timeout): is that a Dask scheduler's address?")
     exc = box.get("error")
@@ -402,17 +402,17 @@ def executor(qrels, jobs: int = 1, scheduler: str | None = None, timeout: float 
 
 # --------------------------------------------------------------------------- evaluation
 
-def map_runs(ex, fn, items, *args) -> list:
+def map_runs(executor, function, items, *args) -> list:
     """``[fn(qrels, item, *args) for item in items]``, each call a task of ``ex`` (``fn`` at module level)."""
-    return [unwrap(o) for o in ex.imap([(fn, (item, *args)) for item in items])]
+    return [unwrap(outcome) for outcome in executor.imap([(function, (item, *args)) for item in items])]
 
 
-def evaluate_runs(ex, runs, metrics, options: Options, warn=None):
+def evaluate_runs(executor, runs, metrics, options: Options, warn=None):
     """Yield the RunResult of each run (path or Run) read whole, in order; ``warn`` hears each note."""
-    for o in ex.imap([(whole_run, (r, metrics, options, False)) for r in runs]):
-        res = unwrap(o)
-        for n in res.notes if warn else ():
-            warn(n)
+    for outcome in executor.imap([(whole_run, (run, metrics, options, False)) for run in runs]):
+        res = unwrap(outcome)
+        for note in res.notes if warn else ():
+            warn(note)
         yield res
 
 
@@ -420,12 +420,12 @@ def _splittable(path) -> bool:
     """An uncompressed regular local file: workers can read its query blocks by byte range."""
     if not isinstance(path, str) or path == "-" or not os.path.isfile(path):
         return False
-    with open(path, "rb") as fh:
-        head = fh.read(6)
-    return not any(head.startswith(m) for m, _ in _MAGIC)
+    with open(path, "rb") as handle:
+        head = handle.read(6)
+    return not any(head.startswith(magic) for magic, _ in _MAGIC)
 
 
-def evaluate_paths(ex, paths, metrics, options: Options, stream: bool | None = None,
+def evaluate_paths(executor, paths, metrics, options: Options, stream: bool | None = None,
                    block_bytes: int = BLOCK_BYTES):
     """Yield the RunResult of each run file, in order, as ``evaluate_path(..., stream=stream)`` gives it.
 
@@ -437,49 +437,49 @@ def evaluate_paths(ex, paths, metrics, options: Options, stream: bool | None = N
     """
     from .evaluate import evaluate_path, evaluate_run, load_run
 
-    qrels = ex.qrels
-    if ex.sequential:
+    qrels = executor.qrels
+    if executor.sequential:
         paths = list(paths)
         if (len(paths) > 1 and stream is not False and not qrels.letor
-                and all(isinstance(p, str) and p != "-" and os.path.isfile(p) for p in paths)):
+                and all(isinstance(path, str) and path != "-" and os.path.isfile(path) for path in paths)):
             # several run files: the next one is read and parsed while this one is scored
             yield from evaluate_files(qrels, paths, metrics, options,
-                                      lambda p: evaluate_run(qrels, load_run(p, qrels), metrics, options),
+                                      lambda path: evaluate_run(qrels, load_run(path, qrels), metrics, options),
                                       stream, block_bytes)
             return
-        for p in paths:
-            yield evaluate_path(qrels, p, metrics, options, stream=stream)
+        for path in paths:
+            yield evaluate_path(qrels, path, metrics, options, stream=stream)
         return
     plans = []
-    for p in paths:
-        if p == "-":
+    for path in paths:
+        if path == "-":
             plans.append(("here", []))
-        elif stream is not False and not qrels.letor and _splittable(p):
-            b = block_bounds(p, block_bytes)
-            plans.append(("blocks", [(range_block, (p, lo, hi, metrics, options)) for lo, hi in zip(b, b[1:])]))
+        elif stream is not False and not qrels.letor and _splittable(path):
+            bounds = block_bounds(path, block_bytes)
+            plans.append(("blocks", [(range_block, (path, start, end, metrics, options)) for start, end in zip(bounds, bounds[1:])]))
         else:
-            plans.append(("whole", [(whole_run, (p, metrics, options, stream))]))
-    outcomes = ex.imap([t for _, ts in plans for t in ts])
-    for p, (kind, ts) in zip(paths, plans):
+            plans.append(("whole", [(whole_run, (path, metrics, options, stream))]))
+    outcomes = executor.imap([task for _, tasks_ in plans for task in tasks_])
+    for path, (kind, tasks_) in zip(paths, plans):
         if kind == "here":
-            yield evaluate_path(qrels, p, metrics, options, stream=stream)
+            yield evaluate_path(qrels, path, metrics, options, stream=stream)
             continue
         if kind == "whole":
             yield unwrap(next(outcomes))
             continue
         taken = [0]
 
-        def outs(n=len(ts)):
-            for _ in range(n):
+        def outs(count=len(tasks_)):
+            for _ in range(count):
                 taken[0] += 1
                 yield unwrap(next(outcomes))
 
         try:
-            res = evaluate_stream(qrels, p, metrics, options, blocks=outs())
+            res = evaluate_stream(qrels, path, metrics, options, blocks=outs())
         except NotGrouped:
-            for _ in range(len(ts) - taken[0]):  # this run's other blocks are of no use now
+            for _ in range(len(tasks_) - taken[0]):  # this run's other blocks are of no use now
                 next(outcomes)
             if stream:
                 raise
-            res = evaluate_run(qrels, load_run(p, qrels), metrics, options)
+            res = evaluate_run(qrels, load_run(path, qrels), metrics, options)
         yield res

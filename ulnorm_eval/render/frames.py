@@ -18,7 +18,7 @@ __all__ = ["render", "FRAME_FORMATS", "format_frames_delimited", "format_frames_
 
 
 def _tables(frames: dict) -> dict:
-    return {name: t if isinstance(t, Table) else Table.from_frame(t) for name, t in frames.items()}
+    return {name: table if isinstance(table, Table) else Table.from_frame(table) for name, table in frames.items()}
 
 
 def render(frames: dict, fmt: str, precision=None, meta=None) -> str:
@@ -37,32 +37,32 @@ def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> s
     from .values import csv_cell, safe_text
 
     cell = csv_cell if sep == "," else safe_text  # csv: no spreadsheet formulas; both: no forged lines
-    tables = {name: _rounded(t, precision) for name, t in _tables(frames).items()}
+    tables = {name: _rounded(table, precision) for name, table in _tables(frames).items()}
     several = len(tables) > 1
     # several tables: one table with a leading `table` column over the union of their columns (a cell
     # a table lacks is empty), so that pandas.read_csv or any csv reader takes the output whole
-    columns = list(dict.fromkeys(c for t in tables.values() for c in t.columns))
+    columns = list(dict.fromkeys(column for table in tables.values() for column in table.columns))
     buf = io.StringIO()
-    w = csv.writer(buf, delimiter=sep, lineterminator="\n")
-    w.writerow((["table"] if several else []) + [cell(str(c)) for c in columns])
-    for name, t in tables.items():
-        text = {c: t.kinds[c] in ("str", "object") for c in t.columns}  # pandas escaped text in these
-        for row in t.rows():
-            got = dict(zip(t.columns, row))
-            w.writerow(([cell(name)] if several else [])
-                       + [_csv_text(got[c], text[c], cell) if c in got else "" for c in columns])
+    writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
+    writer.writerow((["table"] if several else []) + [cell(str(column)) for column in columns])
+    for name, table in tables.items():
+        text = {column: table.kinds[column] in ("str", "object") for column in table.columns}  # pandas escaped text in these
+        for row in table.rows():
+            got = dict(zip(table.columns, row))
+            writer.writerow(([cell(name)] if several else [])
+                       + [_csv_text(got[column], text[column], cell) if column in got else "" for column in columns])
     return buf.getvalue()
 
 
-def _csv_text(v, is_text: bool, cell) -> str:
+def _csv_text(value, is_text: bool, cell) -> str:
     """A cell as pandas' to_csv writes it with na_rep='nan'."""
-    if v is None:
+    if value is None:
         return "nan"
     if is_text:
-        return cell(v) if isinstance(v, str) else str(v)
-    if isinstance(v, float):
-        return "nan" if v != v else repr(v)
-    return str(v)
+        return cell(value) if isinstance(value, str) else str(value)
+    if isinstance(value, float):
+        return "nan" if value != value else repr(value)
+    return str(value)
 
 
 def format_frames_json(frames: dict, precision, meta) -> str:
@@ -92,55 +92,55 @@ def _paper(fmt, frames, precision, meta) -> str:
     return {"latex": paper.format_latex, "markdown": paper.format_markdown}[fmt](_tables(frames), precision, meta)
 
 
-def _rounded(t: Table, precision) -> Table:
+def _rounded(table: Table, precision) -> Table:
     """Float columns rounded to ``precision`` decimals as pandas rounds them (numpy.round), except
     that a finite number too large to scale by 10^precision stays as it is (numpy, and pandas
     before, turned it into inf)."""
     if precision is None:
-        return t
-    return Table({c: round_floats(t[c], precision) if t.kinds[c] == "float" else t[c] for c in t.columns}, t.kinds)
+        return table
+    return Table({column: round_floats(table[column], precision) if table.kinds[column] == "float" else table[column] for column in table.columns}, table.kinds)
 
 
 def round_floats(values, precision: int) -> list:
     """numpy.round(values, precision), keeping a finite value whose scaling overflows."""
     import numpy as np
 
-    x = np.asarray(values, dtype=np.float64)
+    attempt = np.asarray(values, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        r = np.round(x, precision)
-    return np.where(np.isinf(r) & np.isfinite(x), x, r).tolist()
+        row = np.round(attempt, precision)
+    return np.where(np.isinf(row) & np.isfinite(attempt), attempt, row).tolist()
 
 
 def _json(frames, precision, meta) -> str:
     import json
     import math
 
-    def clean(v):
-        if isinstance(v, float) and not math.isfinite(v):
+    def clean(value):
+        if isinstance(value, float) and not math.isfinite(value):
             return None
-        if hasattr(v, "item"):
-            return clean(v.item())
-        return v
+        if hasattr(value, "item"):
+            return clean(value.item())
+        return value
 
-    out = {"meta": {k: clean(v) for k, v in meta.items()}}
-    for name, t in frames.items():
-        t = _rounded(t, precision)
-        out[name] = [{c: clean(v) for c, v in zip(t.columns, row)} for row in t.rows()]
+    out = {"meta": {key: clean(value) for key, value in meta.items()}}
+    for name, table in frames.items():
+        table = _rounded(table, precision)
+        out[name] = [{column: clean(value) for column, value in zip(table.columns, row)} for row in table.rows()]
     return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
 
 
-def _fmt(v, precision) -> str:
+def _fmt(value, precision) -> str:
     import math
 
-    if v is None or (isinstance(v, float) and math.isnan(v)):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
-    if isinstance(v, (bool,)) or type(v).__name__ == "bool_":
-        return "yes" if v else ""
-    if isinstance(v, float):
-        if math.isinf(v):
+    if isinstance(value, (bool,)) or type(value).__name__ == "bool_":
+        return "yes" if value else ""
+    if isinstance(value, float):
+        if math.isinf(value):
             return "∞"
-        return f"{v:.{precision}f}"
-    return str(v)
+        return f"{value:.{precision}f}"
+    return str(value)
 
 
 def _rich(frames, precision, meta, width: int | None = None) -> str:
@@ -156,21 +156,21 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
 
     color = width is not None and terminal_styles()  # not under NO_COLOR or TERM=dumb
     parts = []
-    for name, t in frames.items():
+    for name, table in frames.items():
         title = {"systems": "Systems: mean (rank) under each metric",
                  "summary": _summary_title(meta),
                  "pairs": "Pairs of runs: mean difference A − B, effect d_z, "
                           f"{interval_percent(meta.get('alpha', 0.05))} interval (1 − α), p-values",
                  "queries": "Queries"}.get(name, name)
         if name == "systems":
-            wide = _systems_wide(t, precision)
+            wide = _systems_wide(table, precision)
             tries = [wide, _transposed(wide)]
         elif name == "summary":
-            tries = [t.drop(["measure", "variant"])]  # the metric's name says both
+            tries = [table.drop(["measure", "variant"])]  # the metric's name says both
         else:
-            tries = [t]
-        for x in tries:
-            text = _rich_one(x, title, precision, color)
+            tries = [table]
+        for attempt in tries:
+            text = _rich_one(attempt, title, precision, color)
             if width is None or _width(text) <= width:
                 break
         else:
@@ -188,9 +188,9 @@ def _legend(name: str, shown: Table, width: int | None) -> str:
 
     lines = [f"run: the run (its file name); {SYSTEMS_CELL}"] if name == "systems" else legend_lines(name, shown.columns)
     if width:
-        lines = [w for ln in lines for w in textwrap.wrap(ln, width, subsequent_indent="  ", break_long_words=False,
+        lines = [wrapped for line in lines for wrapped in textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False,
                                                            break_on_hyphens=False)]
-    return "".join(f"{ln}\n" for ln in lines)
+    return "".join(f"{line}\n" for line in lines)
 
 
 def _width(text: str) -> int:
@@ -199,7 +199,7 @@ def _width(text: str) -> int:
     return text_width(text)
 
 
-def _rich_one(t: Table, title, precision, color) -> str:
+def _rich_one(source: Table, title, precision, color) -> str:
     import io
 
     from rich.console import Console
@@ -211,27 +211,27 @@ def _rich_one(t: Table, title, precision, color) -> str:
     console = Console(file=buf, width=100_000, color_system="standard" if color else None, force_terminal=color,
                       highlight=False, emoji=False, markup=False, soft_wrap=False, legacy_windows=False)
     table = RichTable(title=title, title_justify="left", header_style="bold")
-    for c in t.columns:
-        table.add_column(safe_text(c), justify="right" if t.kinds[c] in NUMERIC else "left", no_wrap=True)
-    for row in t.rows():
-        table.add_row(*(safe_text(_fmt(v, precision)) for v in row))
+    for column in source.columns:
+        table.add_column(safe_text(column), justify="right" if source.kinds[column] in NUMERIC else "left", no_wrap=True)
+    for row in source.rows():
+        table.add_row(*(safe_text(_fmt(value, precision)) for value in row))
     console.print(table)
     return "\n".join(line.rstrip() for line in buf.getvalue().split("\n")).rstrip("\n") + "\n"
 
 
-def _records(t: Table, title, precision, width) -> str:
+def _records(table: Table, title, precision, width) -> str:
     """One block per row: its first cell, then ``  column  value`` per other column."""
     import textwrap
 
     from .values import safe_text
 
     lines = textwrap.wrap(title, width, break_long_words=False, break_on_hyphens=False) if width else [title]
-    first, *rest = [safe_text(c) for c in t.columns]
-    for row in t.rows():
-        cells = [safe_text(_fmt(v, precision)) for v in row]
+    first, *rest = [safe_text(column) for column in table.columns]
+    for row in table.rows():
+        cells = [safe_text(_fmt(value, precision)) for value in row]
         lines += _fit(f"{first} {cells[0]}", first, cells[0], width, "")
-        for c, v in zip(rest, cells[1:]):
-            lines += _fit(f"  {c}  {v}", c, v, width, "  ")
+        for column, value in zip(rest, cells[1:]):
+            lines += _fit(f"  {column}  {value}", column, value, width, "  ")
     return "\n".join(lines) + "\n"
 
 
@@ -246,12 +246,12 @@ def _transposed(wide: Table) -> Table:
     """compare's systems table as metric x run (rows: metrics, columns: runs; the first column's
     heading is 'metric', with primes while a run has that name)."""
     runs = wide["run"]
-    metrics = [c for c in wide.columns if c != "run"]
+    metrics = [column for column in wide.columns if column != "run"]
     head = "metric"
     while head in runs:
         head += "′"
-    return Table({head: metrics, **{r: [wide[m][i] for m in metrics] for i, r in enumerate(runs)}},
-                 {head: "str", **{r: "str" for r in runs}})
+    return Table({head: metrics, **{run: [wide[metric][index] for metric in metrics] for index, run in enumerate(runs)}},
+                 {head: "str", **{run: "str" for run in runs}})
 
 
 def _summary_title(meta) -> str:
@@ -262,12 +262,12 @@ def _summary_title(meta) -> str:
             f"topics needed for Φ ≥ {meta.get('phi_target')}")
 
 
-def _systems_wide(t: Table, precision) -> Table:
+def _systems_wide(table: Table, precision) -> Table:
     """run x metric, 'mean (rank)', best run of the first metric first."""
-    metrics = list(dict.fromkeys(t["metric"]))
-    runs = list(dict.fromkeys(t["run"]))
-    cell = {(r, m): f"{v:.{precision}f} ({k})" for r, m, v, k in zip(t["run"], t["metric"], t["mean"], t["rank"])}
-    first = {r: k for r, m, k in zip(t["run"], t["metric"], t["rank"]) if m == metrics[0]}
-    runs.sort(key=lambda r: (first[r], r))
-    return Table({"run": runs, **{m: [cell[(r, m)] for r in runs] for m in metrics}},
-                 {"run": "str", **{m: "str" for m in metrics}})
+    metrics = list(dict.fromkeys(table["metric"]))
+    runs = list(dict.fromkeys(table["run"]))
+    cell = {(row, metric): f"{mean:.{precision}f} ({count})" for row, metric, mean, count in zip(table["run"], table["metric"], table["mean"], table["rank"])}
+    first = {row: count for row, metric, count in zip(table["run"], table["metric"], table["rank"]) if metric == metrics[0]}
+    runs.sort(key=lambda row: (first[row], row))
+    return Table({"run": runs, **{metric: [cell[(row, metric)] for row in runs] for metric in metrics}},
+                 {"run": "str", **{metric: "str" for metric in metrics}})

@@ -20,14 +20,14 @@ __all__ = ["pairwise_marks", "baseline_marks", "baseline_pairs"]
 
 def pairwise_marks(pairs, runs: list, metrics: list) -> dict:
     """``{(run, metric): [runs it is significantly better than, in run order]}``."""
-    out = {(r, m): [] for r in runs for m in metrics}
+    out = {(run, metric): [] for run in runs for metric in metrics}
     for row in pairs.itertuples(index=False):
         if not bool(row.significant) or row.diff == 0 or np.isnan(row.diff):
             continue
         win, lose = (row.run_a, row.run_b) if row.diff > 0 else (row.run_b, row.run_a)
         out[(win, row.metric)].append(lose)
-    order = {r: i for i, r in enumerate(runs)}
-    return {k: sorted(v, key=order.__getitem__) for k, v in out.items()}
+    order = {run: index for index, run in enumerate(runs)}
+    return {key: sorted(marked, key=order.__getitem__) for key, marked in out.items()}
 
 
 def baseline_marks(pairs, runs: list, metrics: list, baseline: str, correction: str, alpha: float) -> dict:
@@ -36,19 +36,19 @@ def baseline_marks(pairs, runs: list, metrics: list, baseline: str, correction: 
     if baseline not in runs:
         raise ValueError(f"baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
     out = {}
-    for m in metrics:
-        others, diffs, ps = [], [], []
+    for metric in metrics:
+        others, diffs, p_values = [], [], []
         for row in pairs.itertuples(index=False):
-            if row.metric != m or baseline not in (row.run_a, row.run_b):
+            if row.metric != metric or baseline not in (row.run_a, row.run_b):
                 continue
             other = row.run_b if row.run_a == baseline else row.run_a
             others.append(other)
             diffs.append(-row.diff if row.run_a == baseline else row.diff)
-            ps.append(row.p)
-        p_adj = stats.adjust(np.asarray(ps, dtype=np.float64), correction)
-        for r, d, p in zip(others, diffs, p_adj):
-            sig = not np.isnan(p) and p < alpha and d != 0
-            out[(r, m)] = (float(d), float(p), ("better" if d > 0 else "worse") if sig else "")
+            p_values.append(row.p)
+        p_adj = stats.adjust(np.asarray(p_values, dtype=np.float64), correction)
+        for run, diff, p_value in zip(others, diffs, p_adj):
+            sig = not np.isnan(p_value) and p_value < alpha and diff != 0
+            out[(run, metric)] = (float(diff), float(p_value), ("better" if diff > 0 else "worse") if sig else "")
     return out
 
 
@@ -63,24 +63,24 @@ def baseline_pairs(pairs, baseline: str, correction: str, alpha: float):
     table's marks."""
     from .table import Table
 
-    rows = [r._asdict() for r in pairs.itertuples(index=False)]
-    if baseline not in {r["run_a"] for r in rows} | {r["run_b"] for r in rows}:
+    rows = [row._asdict() for row in pairs.itertuples(index=False)]
+    if baseline not in {row["run_a"] for row in rows} | {row["run_b"] for row in rows}:
         raise ValueError(f"baseline {baseline!r} is not one of the runs")
     out = []
-    for m in dict.fromkeys(r["metric"] for r in rows):
-        mine = [dict(r) for r in rows if r["metric"] == m and baseline in (r["run_a"], r["run_b"])]
-        for r in mine:
-            if r["run_a"] == baseline:
-                r["run_a"], r["run_b"] = r["run_b"], baseline
-                for k in _NEGATED:
-                    if k in r and r[k] is not None:
-                        r[k] = -r[k]
-                if "ci_low" in r and "ci_high" in r:
-                    r["ci_low"], r["ci_high"] = -r["ci_high"], -r["ci_low"]
-        p_adj = stats.adjust(np.asarray([r["p"] for r in mine], dtype=np.float64), correction)
-        for r, p in zip(mine, p_adj):
-            r["p_adj"] = float(p)
-            r["significant"] = bool(not np.isnan(p) and p < alpha)
+    for metric in dict.fromkeys(row["metric"] for row in rows):
+        mine = [dict(row) for row in rows if row["metric"] == metric and baseline in (row["run_a"], row["run_b"])]
+        for row in mine:
+            if row["run_a"] == baseline:
+                row["run_a"], row["run_b"] = row["run_b"], baseline
+                for column in _NEGATED:
+                    if column in row and row[column] is not None:
+                        row[column] = -row[column]
+                if "ci_low" in row and "ci_high" in row:
+                    row["ci_low"], row["ci_high"] = -row["ci_high"], -row["ci_low"]
+        p_adj = stats.adjust(np.asarray([row["p"] for row in mine], dtype=np.float64), correction)
+        for row, p_value in zip(mine, p_adj):
+            row["p_adj"] = float(p_value)
+            row["significant"] = bool(not np.isnan(p_value) and p_value < alpha)
         out.extend(mine)
     cols = list(pairs.columns)
-    return Table({c: [r[c] for r in out] for c in cols}, {c: pairs.kinds[c] for c in cols})
+    return Table({column_name: [row[column_name] for row in out] for column_name in cols}, {column_name: pairs.kinds[column_name] for column_name in cols})

@@ -15,29 +15,29 @@ _S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(
 _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def _mix(state: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a well-mixed 64-bit hash.
     A new array (``x`` is left alone), worked on in place: the same values, fewer temporaries."""
-    x = x ^ (x >> _S30)
-    x *= _M1
-    x ^= x >> _S27
-    x *= _M2
-    x ^= x >> _S31
-    return x
+    state = state ^ (state >> _S30)
+    state *= _M1
+    state ^= state >> _S27
+    state *= _M2
+    state ^= state >> _S31
+    return state
 
 
-def _unit(h: np.ndarray) -> np.ndarray:
+def _unit(hashes: np.ndarray) -> np.ndarray:
     """The top 53 bits of 64-bit hashes as uniforms in [0, 1)."""
-    h >>= _S11
-    u = h.astype(np.float64)
-    u *= 2.0 ** -53
-    return u
+    hashes >>= _S11
+    uniform = hashes.astype(np.float64)
+    uniform *= 2.0 ** -53
+    return uniform
 
 
-def _hash_text(s: str) -> int:
+def _hash_text(text: str) -> int:
     import hashlib
 
-    return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little")
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
 
 
 class Keys:
@@ -51,26 +51,26 @@ class Keys:
 
     def __init__(self, seed: int, qids=None):
         self.seed = np.uint64(int(seed) % 2 ** 64)
-        self.qhash = None if qids is None else np.array([_hash_text(str(q)) for q in qids], dtype=np.uint64)
+        self.qhash = None if qids is None else np.array([_hash_text(str(qid)) for qid in qids], dtype=np.uint64)
 
     def rows(self, base: np.ndarray, rep: np.ndarray, width: int, attempt: int = 0) -> np.ndarray:
         """(rows x width) uniforms in [0, 1); row r belongs to query ``base[r]``, repetition ``rep[r]``."""
         base = np.asarray(base, dtype=np.int64)
-        q = self.qhash[base] if self.qhash is not None else _mix(base.astype(np.uint64) + _C3)
+        query_hash = self.qhash[base] if self.qhash is not None else _mix(base.astype(np.uint64) + _C3)
         salt = np.uint64(attempt * int(_C3) % 2 ** 64)  # Python ints: no numpy scalar overflow warning
-        h = _mix(_mix(q ^ self.seed) + np.atleast_1d(np.asarray(rep, dtype=np.uint64)) * _C1 + salt)
+        hashes = _mix(_mix(query_hash ^ self.seed) + np.atleast_1d(np.asarray(rep, dtype=np.uint64)) * _C1 + salt)
         col = np.arange(1, width + 1, dtype=np.uint64) * _C2
-        return _unit(_mix(h[:, None] + col[None, :]))
+        return _unit(_mix(hashes[:, None] + col[None, :]))
 
     def at(self, base: np.ndarray, rep: np.ndarray, col: np.ndarray, attempt: int = 0) -> np.ndarray:
         """Elementwise: ``rows(base, rep, width, attempt)[i, col[i]]`` for each i, without the matrix
         (the bootstrap of judgment holes draws one number per hole and sample)."""
         base = np.asarray(base, dtype=np.int64)
-        q = self.qhash[base] if self.qhash is not None else _mix(base.astype(np.uint64) + _C3)
+        query_hash = self.qhash[base] if self.qhash is not None else _mix(base.astype(np.uint64) + _C3)
         salt = np.uint64(attempt * int(_C3) % 2 ** 64)
-        h = _mix(_mix(q ^ self.seed) + np.asarray(rep, dtype=np.uint64) * _C1 + salt)
-        c = (np.asarray(col, dtype=np.uint64) + np.uint64(1)) * _C2
-        return _unit(_mix(h + c))
+        hashes = _mix(_mix(query_hash ^ self.seed) + np.asarray(rep, dtype=np.uint64) * _C1 + salt)
+        column_hash = (np.asarray(col, dtype=np.uint64) + np.uint64(1)) * _C2
+        return _unit(_mix(hashes + column_hash))
 
 
 def as_keys(rng, qids=None) -> Keys:

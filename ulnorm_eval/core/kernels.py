@@ -79,19 +79,19 @@ class Ranking:
     def count_within(self, idx: np.ndarray, k) -> np.ndarray:
         """Per row, how many of the documents at positions ``idx`` rank within the top ``k`` (k a
         scalar, or one per row): the work is proportional to ``len(idx)``, not to the ranking."""
-        r, p = self.row[idx], self.pos[idx]
-        keep = p < (k if np.ndim(k) == 0 else np.asarray(k)[r])
-        return np.bincount(r[keep], minlength=self.nrows)[: self.nrows].astype(np.float64)
+        rows, positions = self.row[idx], self.pos[idx]
+        keep = positions < (k if np.ndim(k) == 0 else np.asarray(k)[rows])
+        return np.bincount(rows[keep], minlength=self.nrows)[: self.nrows].astype(np.float64)
 
-    def sum_within(self, idx: np.ndarray, w: np.ndarray, k=None) -> np.ndarray:
+    def sum_within(self, idx: np.ndarray, weights: np.ndarray, k=None) -> np.ndarray:
         """Per row, the sum of ``w`` (one weight per position of ``idx``) over the documents within the
         top ``k`` (all without k).  The terms of each row are added in rank order, as
         :meth:`rowsum` over the whole ranking adds them (the left-out zeros change no bit)."""
-        r = self.row[idx]
+        rows = self.row[idx]
         if k is not None:
-            keep = self.pos[idx] < (k if np.ndim(k) == 0 else np.asarray(k)[r])
-            r, w = r[keep], w[keep]
-        return np.bincount(r, weights=w, minlength=self.nrows)[: self.nrows]
+            keep = self.pos[idx] < (k if np.ndim(k) == 0 else np.asarray(k)[rows])
+            rows, weights = rows[keep], weights[keep]
+        return np.bincount(rows, weights=weights, minlength=self.nrows)[: self.nrows]
 
     @classmethod
     def from_sorted(cls, row, grade, nrows, judged=None):
@@ -168,11 +168,11 @@ def repeated_powers(p: float, top: int) -> np.ndarray:
 
 def vector_discount(pos: np.ndarray, d) -> np.ndarray:
     """d[i] for 0-based rank i, 0 past the end of the discount vector d (Kanoulas & Aslam 2009 §2.3)."""
-    v = np.asarray(d, dtype=np.float64)
+    factors = np.asarray(d, dtype=np.float64)
     pos = np.asarray(pos)
     out = np.zeros(pos.shape)
-    inside = pos < len(v)
-    out[inside] = v[pos[inside]]
+    inside = pos < len(factors)
+    out[inside] = factors[pos[inside]]
     return out
 
 
@@ -213,29 +213,29 @@ class Level(float):
                    nan, getattr(options, "judged_only", False))
 
 
-def rel_of(m, rel_level: float) -> float:
+def rel_of(measure, rel_level: float) -> float:
     """The relevance level of measure ``m``: its own ``rel=`` parameter, else ``-l``."""
-    r = m.get("rel")
-    return rel_level if r is None else r
+    rel = measure.get("rel")
+    return rel_level if rel is None else rel
 
 
-def within_cutoff(rk: Ranking, m) -> np.ndarray | None:
+def within_cutoff(ranking: Ranking, measure) -> np.ndarray | None:
     """rank <= k for measure ``m``'s cutoff k (None without a cutoff)."""
-    return None if m.cutoff is None else rk.pos < m.cutoff
+    return None if measure.cutoff is None else ranking.pos < measure.cutoff
 
 
-def judged_only(rk: Ranking, g: np.ndarray) -> np.ndarray:
+def judged_only(ranking: Ranking, gains: np.ndarray) -> np.ndarray:
     """Gains of the ranked documents with unjudged ones at 0: an unjudged document (grade 0 by
     convention) gains nothing even when grade 0 is given a gain or counts as relevant (rel <= 0),
     as in trec_eval."""
-    if rk.judged is not None:
-        g = np.where(rk.judged, g, 0.0)
-    return g
+    if ranking.judged is not None:
+        gains = np.where(ranking.judged, gains, 0.0)
+    return gains
 
 
-def relevant(rk: Ranking, rel: float) -> np.ndarray:
+def relevant(ranking: Ranking, rel: float) -> np.ndarray:
     """grade >= rel; never for unjudged documents (trec_eval -l 0 counts judged grade-0 ones only)."""
-    hit = rk.grade >= rel
-    if rel <= 0 and rk.judged is not None:
-        hit &= rk.judged
+    hit = ranking.grade >= rel
+    if rel <= 0 and ranking.judged is not None:
+        hit &= ranking.judged
     return hit

@@ -89,7 +89,7 @@ class TrecName:
         if isinstance(value, str):
             return f"{self.base}_{value}"
         if isinstance(value, dict):
-            return self.base + "_" + ",".join(f"{k:g}={v:g}" for k, v in sorted(value.items()))
+            return self.base + "_" + ",".join(f"{key:g}={val:g}" for key, val in sorted(value.items()))
         if self.fmt:
             return f"{self.base}_{value:{self.fmt}}"
         return f"{self.base}_{value:g}" if isinstance(value, float) else f"{self.base}_{value}"
@@ -192,23 +192,23 @@ class Family:
     exact_for: Callable | None = None
     reads: Callable | None = None
 
-    def bounds_of(self, m) -> str:
+    def bounds_of(self, measure) -> str:
         """'exact', 'montecarlo' or 'none' for measure ``m``: the family's ``bounds``, except
         'montecarlo' for a measure of an 'exact' family whose ``exact_for`` rejects it."""
-        if self.bounds == "exact" and self.exact_for is not None and not self.exact_for(m):
+        if self.bounds == "exact" and self.exact_for is not None and not self.exact_for(measure):
             return "montecarlo"
         return self.bounds
 
-    def extremes_of(self, m) -> str:
+    def extremes_of(self, measure) -> str:
         """How IUB and WLB of measure ``m`` are found: 'sorted', 'ideal' or 'search' (see ``extremes``)."""
-        return self.extremes(m) if callable(self.extremes) else self.extremes
+        return self.extremes(measure) if callable(self.extremes) else self.extremes
 
     @property
     def binary(self) -> bool:
         return self.level == "rel"
 
     def param(self, name: str) -> Param | None:
-        return next((p for p in self.params if p.name == name), None)
+        return next((candidate for candidate in self.params if candidate.name == name), None)
 
     def check(self) -> list:
         """What this record lacks or gets wrong (empty when complete)."""
@@ -227,9 +227,9 @@ class Family:
             bad.append("reads is a callable")
         if self.value not in VALUES:
             bad.append(f"value must be one of {VALUES}")
-        if any(n not in NICKNAMES for t in self.trec for n in t.nick):
+        if any(nick not in NICKNAMES for trec_name in self.trec for nick in trec_name.nick):
             bad.append(f"nicknames must be among {NICKNAMES}")
-        if any(t.base not in TREC_ORDER for t in self.trec if t.nick):
+        if any(trec_name.base not in TREC_ORDER for trec_name in self.trec if trec_name.nick):
             bad.append("a trec_eval measure in a nickname needs its place in TREC_ORDER")
         if self.summary not in SUMMARIES:
             bad.append(f"summary must be one of {SUMMARIES}")
@@ -302,21 +302,21 @@ FAMILIES: dict[str, Family] = {}
 VARIANTS: dict[str, Variant] = {}
 
 
-def register(f: Family) -> Family:
+def register(family: Family) -> Family:
     """Add a family; refuses a duplicate name, alias or trec_eval name, and an incomplete record."""
-    taken = {n for g in FAMILIES.values() for n in (g.name, *g.aliases)}
-    trec_taken = {t.base for g in FAMILIES.values() for t in g.trec}
-    for n in (f.name, *f.aliases):
-        if n in taken:
-            raise ValueError(f"duplicate measure family {n}")
-    for t in f.trec:
-        if t.base in trec_taken:
-            raise ValueError(f"duplicate trec_eval name {t.base}")
-    bad = f.check()
+    taken = {name for other in FAMILIES.values() for name in (other.name, *other.aliases)}
+    trec_taken = {trec_name.base for other in FAMILIES.values() for trec_name in other.trec}
+    for name in (family.name, *family.aliases):
+        if name in taken:
+            raise ValueError(f"duplicate measure family {name}")
+    for trec_name in family.trec:
+        if trec_name.base in trec_taken:
+            raise ValueError(f"duplicate trec_eval name {trec_name.base}")
+    bad = family.check()
     if bad:
-        raise ValueError(f"measure family {f.name}: {'; '.join(bad)}")
-    FAMILIES[f.name] = f
-    return f
+        raise ValueError(f"measure family {family.name}: {'; '.join(bad)}")
+    FAMILIES[family.name] = family
+    return family
 
 
 @dataclass(frozen=True)
@@ -339,25 +339,25 @@ class TextFamily:
 TEXT_FAMILIES: dict = {}  # name -> TextFamily, in registration order (core/text_families.py)
 
 
-def register_text(f: TextFamily) -> TextFamily:
+def register_text(family: TextFamily) -> TextFamily:
     """Add a summarisation measure; refuses a name taken by any measure or variant, and a variant
     that is not registered."""
-    taken = {n for g in FAMILIES.values() for n in (g.name, *g.aliases)} | set(TEXT_FAMILIES) | set(VARIANTS)
-    if f.name in taken:
-        raise ValueError(f"duplicate measure {f.name}")
-    unknown = [v for v in f.variants if v not in VARIANTS]
+    taken = {name for other in FAMILIES.values() for name in (other.name, *other.aliases)} | set(TEXT_FAMILIES) | set(VARIANTS)
+    if family.name in taken:
+        raise ValueError(f"duplicate measure {family.name}")
+    unknown = [variant for variant in family.variants if variant not in VARIANTS]
     if unknown:
-        raise ValueError(f"summarisation measure {f.name}: unknown variants {unknown}")
-    TEXT_FAMILIES[f.name] = f
-    return f
+        raise ValueError(f"summarisation measure {family.name}: unknown variants {unknown}")
+    TEXT_FAMILIES[family.name] = family
+    return family
 
 
-def register_variant(v: Variant) -> Variant:
-    if v.name in VARIANTS or any(v.name in x.aliases for x in VARIANTS.values()):
-        raise ValueError(f"duplicate variant {v.name}")
-    bad = v.check()
+def register_variant(variant: Variant) -> Variant:
+    if variant.name in VARIANTS or any(variant.name in other.aliases for other in VARIANTS.values()):
+        raise ValueError(f"duplicate variant {variant.name}")
+    bad = variant.check()
     if bad:
-        raise ValueError(f"variant {v.name}: {'; '.join(bad)}")
-    VARIANTS[v.name] = v
-    return v
+        raise ValueError(f"variant {variant.name}: {'; '.join(bad)}")
+    VARIANTS[variant.name] = variant
+    return variant
 

@@ -140,4 +140,4 @@ CONDENSED_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "conde
 
 def variant_names(kinds=("bound", "ratio", "distribution")) -> str:
     """'e, iub, wlb, ...': the variants of the given kinds, lower case, for help texts."""
-    return ", ".join(v.name.lower() for v in VARIANTS.values() if v.kind in kinds)
+    return ", ".join(variant.name.lower() for variant in VARIANTS.values() if variant.kind in kinds)

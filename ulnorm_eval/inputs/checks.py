@@ -23,20 +23,20 @@ def unique_names(names: list) -> list:
     names = list(names)
     if len(set(names)) == len(names):
         return names
-    return [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
+    return [f"{name}#{index + 1}" if names.count(name) > 1 else name for index, name in enumerate(names)]
 
 
 def rename_runs(results: list) -> None:
     """Make the names of evaluated runs (objects with ``.name``) unique, in place."""
-    for rr, name in zip(results, unique_names([rr.name for rr in results])):
-        rr.name = name
+    for run, name in zip(results, unique_names([run.name for run in results])):
+        run.name = name
 
 
 def require_overlap(rr, path: str, qrels_path: str, allow: bool = False, judged=None) -> None:
     """Refuse a run (a RunResult) none of whose queries is in the qrels (``judged``: the qrels' query
     ids, for the hint of :func:`disjoint_error`)."""
-    nq = len(rr.qids)
-    if allow or (nq and rr.missing < nq):
+    n_queries = len(rr.qids)
+    if allow or (n_queries and rr.missing < n_queries):
         return
     raise disjoint_error(path, qrels_path, list(getattr(rr, "ignored_qids", []) or []), judged or rr.qids)
 
@@ -46,7 +46,7 @@ def disjoint_error(path: str, qrels_path: str, run_qids: list, judged) -> InputE
     ``run_qids``: the run's query ids in natural order.  Ids are compared as text, exactly; when the
     two sides hold the same numbers written differently (a float column's '1.0' against '1', '007'
     against '7') the message says so."""
-    shown = ", ".join(repr(q) for q in run_qids[:3]) + (", ..." if len(run_qids) > 3 else "")
+    shown = ", ".join(repr(qid) for qid in run_qids[:3]) + (", ..." if len(run_qids) > 3 else "")
     return InputError(path, None, f"shares no query with {qrels_path}"
                                   + (f" (the run has {shown})" if shown else "")
                                   + ": the wrong qrels?" + _number_hint(run_qids, judged)
@@ -56,26 +56,26 @@ def disjoint_error(path: str, qrels_path: str, run_qids: list, judged) -> InputE
 def _number_hint(run_qids, judged) -> str:
     def numbers(ids):
         out = {}
-        for q in ids:
+        for qid in ids:
             try:
-                x = float(q)
+                key = float(qid)
             except (TypeError, ValueError):
                 continue
-            if math.isfinite(x):
-                out.setdefault(x, q)
+            if math.isfinite(key):
+                out.setdefault(key, qid)
         return out
 
     mine, theirs = numbers(run_qids), numbers(judged)
-    both = [x for x in mine if x in theirs]
+    both = [key for key in mine if key in theirs]
     if both:
-        a, b = mine[both[0]], theirs[both[0]]
-        return (f" Query ids are compared as text, exactly: the run's {a!r} is not the qrels' {b!r} (a float or "
+        mine_id, their_id = mine[both[0]], theirs[both[0]]
+        return (f" Query ids are compared as text, exactly: the run's {mine_id!r} is not the qrels' {their_id!r} (a float or "
                 "zero-padded id column? convert both to the same text first)")
     mine, theirs = visible(run_qids), visible(judged)
-    both = [x for x in mine if x in theirs]
+    both = [key for key in mine if key in theirs]
     if both:  # repr shows the invisible character (\u200b, \xa0, \ufeff)
-        a, b = mine[both[0]], theirs[both[0]]
-        return (f" Query ids are compared as text, exactly: the run's {a!r} is not the qrels' {b!r} (an invisible "
+        mine_id, their_id = mine[both[0]], theirs[both[0]]
+        return (f" Query ids are compared as text, exactly: the run's {mine_id!r} is not the qrels' {their_id!r} (an invisible "
                 "character or a non-ASCII space)")
     return ""
 
@@ -85,10 +85,10 @@ def visible(ids) -> dict:
     import unicodedata
 
     out = {}
-    for q in list(ids)[:100_000]:
-        v = "".join(c for c in str(q) if unicodedata.category(c)[0] not in "CZ")
-        if v:
-            out.setdefault(v, q)
+    for qid in list(ids)[:100_000]:
+        shown = "".join(char for char in str(qid) if unicodedata.category(char)[0] not in "CZ")
+        if shown:
+            out.setdefault(shown, qid)
     return out
 
 
@@ -98,21 +98,21 @@ def require_finite(result) -> None:
     import numpy as np
 
     nan_ok = getattr(getattr(result, "options", None), "trec_nan", False)
-    for rr in result.runs:
-        for m in result.metrics:
-            rec = m.measure.record
-            if rec is not None and rec.value == "text" and not m.variant:
+    for run in result.runs:
+        for metric in result.metrics:
+            rec = metric.measure.record
+            if rec is not None and rec.value == "text" and not metric.variant:
                 continue  # relstring, runid: text echoed from the input, not a number
-            v = np.asarray(rr.values[m], dtype=np.float64)
-            bad = np.isinf(v) if m.variant or nan_ok else ~np.isfinite(v)
+            values = np.asarray(run.values[metric], dtype=np.float64)
+            bad = np.isinf(values) if metric.variant or nan_ok else ~np.isfinite(values)
             if bad.any():
-                q = rr.qids[int(np.argmax(bad))]
-            elif math.isinf(rr.mean[m]) or (not m.variant and not nan_ok and math.isnan(rr.mean[m]) and len(v)):
-                q = "all"
+                qid = run.qids[int(np.argmax(bad))]
+            elif math.isinf(run.mean[metric]) or (not metric.variant and not nan_ok and math.isnan(run.mean[metric]) and len(values)):
+                qid = "all"
             else:
                 continue
             raise InputError(result.qrels_path or "<qrels>", None,
-                             f"{m} of {rr.name} for query {q!r} overflows (grades too large for its gain "
+                             f"{metric} of {run.name} for query {qid!r} overflows (grades too large for its gain "
                              "or bounds; the limits are in docs/errors.md)")
 
 
@@ -120,11 +120,11 @@ def missing_query_error(result_runs, paths) -> str | None:
     """Without ``-c`` (and without ``--run-queries-only``), trec_eval 10 prints nothing and exits when
     a qrels query has no results in the run (its message: "result qid '302' not found in qrels").
     The error for the first such run, or None."""
-    for rr, path in zip(result_runs, paths):
-        if rr.missing_qids:
-            q = rr.missing_qids[0]
-            more = f" (and {len(rr.missing_qids) - 1} more)" if len(rr.missing_qids) > 1 else ""
-            return (f"{path}: qrels query {q}{more} has no results; trec_eval 10 stops here too (exit 4, "
+    for run, path in zip(result_runs, paths):
+        if run.missing_qids:
+            qid = run.missing_qids[0]
+            more = f" (and {len(run.missing_qids) - 1} more)" if len(run.missing_qids) > 1 else ""
+            return (f"{path}: qrels query {qid}{more} has no results; trec_eval 10 stops here too (exit 4, "
                     "no output): add -c to score it 0, or --run-queries-only to evaluate only the run's queries "
                     "(trec_eval 9)")
     return None

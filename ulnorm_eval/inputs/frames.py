@@ -36,62 +36,62 @@ def is_nested_dict(obj) -> bool:
     """``{qid: {docid: number}}`` (pytrec_eval's qrels and runs)."""
     if not isinstance(obj, dict) or not obj:
         return False
-    return all(isinstance(v, dict) for v in obj.values()) and all(
-        not isinstance(x, (dict, list, tuple, str)) for v in obj.values() for x in v.values())
+    return all(isinstance(inner, dict) for inner in obj.values()) and all(
+        not isinstance(value, (dict, list, tuple, str)) for inner in obj.values() for value in inner.values())
 
 
-def _column(df, choices: tuple, what: str, name: str) -> str:
-    for c in choices:
-        if c in df.columns:
-            return c
-    raise InputError(name, None, f"{what} needs a column {' or '.join(repr(c) for c in choices)} "
-                                 f"(has {', '.join(map(str, df.columns))})")
+def _column(frame, choices: tuple, what: str, name: str) -> str:
+    for choice in choices:
+        if choice in frame.columns:
+            return choice
+    raise InputError(name, None, f"{what} needs a column {' or '.join(repr(choice) for choice in choices)} "
+                                 f"(has {', '.join(map(str, frame.columns))})")
 
 
-def _standard(df, kind: str, name: str):
+def _standard(frame, kind: str, name: str):
     """The DataFrame with the columns renamed to query_id, doc_id and relevance/score (a copy)."""
     import pandas as pd
 
-    q = _column(df, QUERY_COLUMNS, kind, name)
-    d = _column(df, DOC_COLUMNS, kind, name)
-    v = _column(df, GRADE_COLUMNS if kind == "qrels" else ("score",), kind, name)
-    for col, what in ((q, "query id"), (d, "document id")):
-        gone = df[col].isna().to_numpy()
+    qid_column = _column(frame, QUERY_COLUMNS, kind, name)
+    doc_column = _column(frame, DOC_COLUMNS, kind, name)
+    value_column = _column(frame, GRADE_COLUMNS if kind == "qrels" else ("score",), kind, name)
+    for col, what in ((qid_column, "query id"), (doc_column, "document id")):
+        gone = frame[col].isna().to_numpy()
         if gone.any():  # str() would make it the id 'nan' or 'None'
             raise InputError(name, None, f"row {int(gone.argmax())}: {col}: missing {what} (NaN or None)")
-    _require_real(df, v, name)
-    out = pd.DataFrame({"query_id": df[q], "doc_id": df[d],
-                        "relevance" if kind == "qrels" else "score": pd.to_numeric(df[v], errors="coerce")})
+    _require_real(frame, value_column, name)
+    out = pd.DataFrame({"query_id": frame[qid_column], "doc_id": frame[doc_column],
+                        "relevance" if kind == "qrels" else "score": pd.to_numeric(frame[value_column], errors="coerce")})
     bad = out.iloc[:, 2].isna().to_numpy()
     if bad.any():
-        i = int(bad.argmax())
-        raise InputError(name, None, f"row {i}: {v} {df[v].iloc[i]!r} is not a number")
-    if kind == "run" and "rank" in df.columns:  # read by ties='rank' only, as the rank column of a file
-        rank = pd.to_numeric(df["rank"], errors="coerce")
+        index = int(bad.argmax())
+        raise InputError(name, None, f"row {index}: {value_column} {frame[value_column].iloc[index]!r} is not a number")
+    if kind == "run" and "rank" in frame.columns:  # read by ties='rank' only, as the rank column of a file
+        rank = pd.to_numeric(frame["rank"], errors="coerce")
         bad = (rank.isna() | (rank != rank.round())).to_numpy()
         if bad.any():
-            i = int(bad.argmax())
-            raise InputError(name, None, f"row {i}: rank {df['rank'].iloc[i]!r} is not an integer")
+            index = int(bad.argmax())
+            raise InputError(name, None, f"row {index}: rank {frame['rank'].iloc[index]!r} is not an integer")
         out["rank"] = rank.astype("int64")
     return out
 
 
-def _missing_id(x) -> bool:
+def _missing_id(value) -> bool:
     """None, NaN or pandas' NA as an id: str() would make it the id 'None' or 'nan'."""
-    if x is None:
+    if value is None:
         return True
     try:
-        return bool(x != x)  # NaN (float or numpy); pd.NA raises on bool()
+        return bool(value != value)  # NaN (float or numpy); pd.NA raises on bool()
     except TypeError:
         return True
 
 
-def _not_real(v) -> bool:
+def _not_real(value) -> bool:
     """A value that is no real number: complex (its imaginary part would be dropped), a date or a
     duration (read as nanoseconds), text, None."""
     import numbers
 
-    return isinstance(v, (bool, str, bytes)) or not isinstance(v, numbers.Real)
+    return isinstance(value, (bool, str, bytes)) or not isinstance(value, numbers.Real)
 
 
 def _from_dict(obj: dict, kind: str, name: str):
@@ -99,34 +99,34 @@ def _from_dict(obj: dict, kind: str, name: str):
 
     value = "relevance" if kind == "qrels" else "score"
     rows = []
-    for q, docs in obj.items():
-        if _missing_id(q):
-            raise InputError(name, None, f"{{qid: ...}}: missing query id ({q!r})")
-        for d, v in docs.items():
-            if _missing_id(d):
-                raise InputError(name, None, f"query {str(q)!r}: missing document id ({d!r})")
-            if _not_real(v):
-                raise InputError(name, None, f"query {str(q)!r}, document {str(d)!r}: {value} {v!r} is not a number")
-            rows.append((str(q), str(d), v))
+    for qid, docs in obj.items():
+        if _missing_id(qid):
+            raise InputError(name, None, f"{{qid: ...}}: missing query id ({qid!r})")
+        for docno, grade_or_score in docs.items():
+            if _missing_id(docno):
+                raise InputError(name, None, f"query {str(qid)!r}: missing document id ({docno!r})")
+            if _not_real(grade_or_score):
+                raise InputError(name, None, f"query {str(qid)!r}, document {str(docno)!r}: {value} {grade_or_score!r} is not a number")
+            rows.append((str(qid), str(docno), grade_or_score))
     return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
 
 
-def _require_real(df, col: str, name: str) -> None:
+def _require_real(frame, col: str, name: str) -> None:
     """Refuse a column of complex numbers, dates or durations, which pandas' to_numeric turns into
     numbers (nanoseconds; the imaginary part dropped later) instead of refusing them."""
     import numpy as np
 
-    values = df[col]
+    values = frame[col]
     kind = values.dtype.kind
     if kind in "iuf":
         return
     if kind == "O":
-        bad = np.fromiter((_not_real(v) and not isinstance(v, str) for v in values), bool, len(values))
+        bad = np.fromiter((_not_real(value) and not isinstance(value, str) for value in values), bool, len(values))
     else:  # complex, datetime, timedelta, bool, categories, ...
         bad = np.ones(len(values), bool) if kind != "b" else np.zeros(len(values), bool)
     if bad.any():
-        i = int(bad.argmax())
-        raise InputError(name, None, f"row {i}: {col} {values.iloc[i]!r} is not a number")
+        index = int(bad.argmax())
+        raise InputError(name, None, f"row {index}: {col} {values.iloc[index]!r} is not a number")
 
 
 def qrels_from_object(obj, name: str = "<qrels>") -> Qrels:
@@ -134,15 +134,15 @@ def qrels_from_object(obj, name: str = "<qrels>") -> Qrels:
     if isinstance(obj, Qrels):
         return obj
     if is_frame(obj):
-        df = _standard(obj, "qrels", name)
+        frame = _standard(obj, "qrels", name)
     elif is_nested_dict(obj):
-        df = _from_dict(obj, "qrels", name)
+        frame = _from_dict(obj, "qrels", name)
     else:
         raise InputError(name, None, f"cannot read qrels from a {type(obj).__name__}: give a path, a DataFrame "
                                      "or {qid: {docid: relevance}}")
-    if len(df) == 0:
+    if len(frame) == 0:
         raise InputError(name, None, "empty qrels: no judgements")
-    return qrels_from_frame(df, path=name)
+    return qrels_from_frame(frame, path=name)
 
 
 def run_from_object(obj, name: str = "run") -> Run:
@@ -150,12 +150,12 @@ def run_from_object(obj, name: str = "run") -> Run:
     if isinstance(obj, Run):
         return obj
     if is_frame(obj):
-        df = _standard(obj, "run", name)
+        frame = _standard(obj, "run", name)
     elif is_nested_dict(obj):
-        df = _from_dict(obj, "run", name)
+        frame = _from_dict(obj, "run", name)
     else:
         raise InputError(name, None, f"cannot read a run from a {type(obj).__name__}: give a path, a DataFrame "
                                      "or {qid: {docid: score}}")
-    if len(df) == 0:
+    if len(frame) == 0:
         raise InputError(name, None, "empty run: no ranked documents")
-    return run_from_frame(df, name=name)
+    return run_from_frame(frame, name=name)

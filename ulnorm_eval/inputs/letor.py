@@ -49,23 +49,23 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
         if not parts:
             continue
         try:
-            g = strict_float(parts[0])
+            grade = strict_float(parts[0])
         except ValueError:
             raise InputError(path, lineno, f"grade {parts[0].decode(errors='replace')!r} is not a number") from None
-        if not math.isfinite(g):
+        if not math.isfinite(grade):
             raise InputError(path, lineno, "grade is not finite")
-        q = None
+        qid = None
         if len(parts) > 1 and parts[1].startswith(b"qid:"):
-            q = _qid(parts[1][4:], path, lineno)
-        grades.append(g)
-        qids.append(q)
+            qid = _qid(parts[1][4:], path, lineno)
+        grades.append(grade)
+        qids.append(qid)
         lines.append(lineno)
     if not grades:
         raise InputError(path, 1, "empty file: no rows")
-    have_qid = [q is not None for q in qids]
+    have_qid = [qid is not None for qid in qids]
     if any(have_qid) and not all(have_qid):
-        i = have_qid.index(False)
-        raise InputError(path, lines[i], "row without qid: in a file that uses qid:")
+        index = have_qid.index(False)
+        raise InputError(path, lines[index], "row without qid: in a file that uses qid:")
     if not all(have_qid):
         gpath = groups or (str(path) + ".query")
         if not os.path.exists(gpath):
@@ -73,20 +73,20 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
         sizes = _read_group_sizes(gpath)
         if sum(sizes) != len(grades):
             raise InputError(gpath, None, f"group sizes add up to {sum(sizes)} but {path} has {len(grades)} rows")
-        qids = [str(i) for i, s in enumerate(sizes) for _ in range(s)]
+        qids = [str(index) for index, size in enumerate(sizes) for _ in range(size)]
     else:
         # qid: groups must be contiguous, as every LETOR tool assumes
         seen, prev = set(), None
-        for q, ln in zip(qids, lines):
-            if q != prev:
-                if q in seen:
-                    raise InputError(path, ln, f"rows of query {q!r} are not contiguous")
-                seen.add(q)
-                prev = q
+        for qid, line in zip(qids, lines):
+            if qid != prev:
+                if qid in seen:
+                    raise InputError(path, line, f"rows of query {qid!r} are not contiguous")
+                seen.add(qid)
+                prev = qid
     docs, prev, pos = [], None, 0
-    for q in qids:
-        pos = pos + 1 if q == prev else 0
-        prev = q
+    for qid in qids:
+        pos = pos + 1 if qid == prev else 0
+        prev = qid
         docs.append(str(pos))
     check_grades(np.asarray(grades, dtype=np.float64), path, np.asarray(lines, dtype=np.int64))
     return Qrels(qid=pa.array(qids, pa.string()), docid=pa.array(docs, pa.string()),
@@ -97,16 +97,16 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
 def _read_group_sizes(path: str) -> list[int]:
     sizes = []
     for lineno, raw in enumerate(read_bytes(path).split(b"\n"), 1):
-        s = raw.strip()
-        if not s:
+        text = raw.strip()
+        if not text:
             continue
         try:
-            v = strict_int(s)
+            value = strict_int(text)
         except ValueError:
-            raise InputError(path, lineno, f"group size {s.decode(errors='replace')!r} is not an integer") from None
-        if v <= 0:
+            raise InputError(path, lineno, f"group size {text.decode(errors='replace')!r} is not an integer") from None
+        if value <= 0:
             raise InputError(path, lineno, "group size must be positive")
-        sizes.append(v)
+        sizes.append(value)
     if not sizes:
         raise InputError(path, 1, "empty group file")
     return sizes
@@ -123,18 +123,18 @@ def letor_features(path: str, feature: int, data: bytes | None = None) -> np.nda
         parts = body.split()
         if not parts:
             continue
-        v = 0.0
-        for p in parts[1:]:
-            if p.startswith(key):
+        value = 0.0
+        for part in parts[1:]:
+            if part.startswith(key):
                 try:
-                    v = strict_float(p[len(key):])
+                    value = strict_float(part[len(key):])
                 except ValueError:
-                    v = math.nan
-                if not math.isfinite(v):
+                    value = math.nan
+                if not math.isfinite(value):
                     raise InputError(path, len(out) + 1, f"feature {feature} value "
-                                     f"{p[len(key):].decode(errors='replace')!r} is not a finite number")
+                                     f"{part[len(key):].decode(errors='replace')!r} is not a finite number")
                 break
-        out.append(v)
+        out.append(value)
     return np.asarray(out, dtype=np.float64)
 
 
@@ -168,14 +168,14 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
     if not rows:
         raise InputError(path, 1, "empty file: no scores")
     scores = []
-    for parts, ln in zip(rows, lines):
+    for parts, line in zip(rows, lines):
         try:
-            v = strict_float(parts[-1])
+            value = strict_float(parts[-1])
         except ValueError:
-            raise InputError(path, ln, f"score {parts[-1].decode(errors='replace')!r} is not a number") from None
-        if not math.isfinite(v):
-            raise InputError(path, ln, "score is not finite")
-        scores.append(v)
+            raise InputError(path, line, f"score {parts[-1].decode(errors='replace')!r} is not a number") from None
+        if not math.isfinite(value):
+            raise InputError(path, line, "score is not finite")
+        scores.append(value)
     if width == 1:
         if len(scores) != len(qrels):
             raise InputError(path, None, f"{len(scores)} scores for {len(qrels)} LETOR rows")
@@ -191,13 +191,13 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
 def _qid(raw: bytes, path: str, lineno: int) -> str:
     """The query id after ``qid:``: non-empty UTF-8, and not a name reserved for the summary row."""
     try:
-        q = raw.decode("utf-8")
+        qid = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(path, lineno, "qid: is not valid UTF-8") from None
-    if not q:
+    if not qid:
         raise InputError(path, lineno, "empty qid: (expected qid:ID)")
-    refuse_reserved_id(q, path, lineno)
-    return q
+    refuse_reserved_id(qid, path, lineno)
+    return qid
 
 
 def _ranklib_rows(rows: list, lines: list, path: str, qrels: Qrels):
@@ -214,17 +214,17 @@ def _ranklib_rows(rows: list, lines: list, path: str, qrels: Qrels):
         counts = pc.value_counts(qrels.qid)
         sizes = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
     qids, docs = [], []
-    for parts, ln in zip(rows, lines):
-        q = _qid(parts[0].removeprefix(b"qid:"), path, ln)
+    for parts, line in zip(rows, lines):
+        qid = _qid(parts[0].removeprefix(b"qid:"), path, line)
         try:
             idx = int(parts[1])
         except ValueError:
-            raise InputError(path, ln, f"document index {parts[1].decode(errors='replace')!r} is not an "
+            raise InputError(path, line, f"document index {parts[1].decode(errors='replace')!r} is not an "
                                        "integer (RankLib: qid idx score)") from None
-        n = sizes.get(q)
-        if idx < 0 or (n is not None and idx >= n):
-            raise InputError(path, ln, f"document index {idx} is outside query {q!r}"
-                                       + (f" (it has {n} documents: 0..{n - 1})" if n else ""))
-        qids.append(q)
+        size = sizes.get(qid)
+        if idx < 0 or (size is not None and idx >= size):
+            raise InputError(path, line, f"document index {idx} is outside query {qid!r}"
+                                       + (f" (it has {size} documents: 0..{size - 1})" if size else ""))
+        qids.append(qid)
         docs.append(str(idx))
     return pa.array(qids, pa.string()), pa.array(docs, pa.string())

@@ -18,14 +18,14 @@ __all__ = ["gate_markdown"]
 _TEST = {"t": "paired t", "randomization": "paired randomization", "bootstrap": "paired bootstrap"}
 
 
-def _f(v) -> str:
-    if isinstance(v, str):  # a text measure's 'all' row (runid, relstring): shown as text
-        return _cell(v)
-    return "nan" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4f}"
+def _f(value) -> str:
+    if isinstance(value, str):  # a text measure's 'all' row (runid, relstring): shown as text
+        return _cell(value)
+    return "nan" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
 
 
-def _signed(v) -> str:
-    return "nan" if v is None or math.isnan(v) else f"{v:+.4f}"
+def _signed(value) -> str:
+    return "nan" if value is None or math.isnan(value) else f"{value:+.4f}"
 
 
 def _cell(text: str) -> str:
@@ -39,68 +39,68 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
     from ..analysis.gate import label as check_label
     from .values import metric_label, zscores
 
-    z = zscores(result)
-    label = lambda m: metric_label(m, names, z)  # noqa: E731
-    failed = [c for c in checks if c.failed]
-    n = len(checks)
+    zs = zscores(result)
+    label = lambda metric: metric_label(metric, names, zs)  # noqa: E731
+    failed = [item for item in checks if item.failed]
+    n_checks = len(checks)
     if not checks:
         head = "## ulnorm-eval: no gate checks (--fail-below, --baseline)"
     elif failed:
-        head = f"## ulnorm-eval gate: FAILED ({len(failed)} of {n} {'check' if n == 1 else 'checks'})"
+        head = f"## ulnorm-eval gate: FAILED ({len(failed)} of {n_checks} {'check' if n_checks == 1 else 'checks'})"
     else:
-        head = f"## ulnorm-eval gate: passed ({n} {'check' if n == 1 else 'checks'})"
+        head = f"## ulnorm-eval gate: passed ({n_checks} {'check' if n_checks == 1 else 'checks'})"
     lines = [head, ""]
     if checks:
         lines += ["| result | run | metric | check | mean | threshold | margin | p |",
                   "|:-|:-|:-|:-|-:|-:|-:|:-|"]
-        for c in checks:
-            verdict = "❌ fail" if c.failed else "✅ pass"
-            if getattr(c, "undefined", ""):
+        for item in checks:
+            verdict = "❌ fail" if item.failed else "✅ pass"
+            if getattr(item, "undefined", ""):
                 verdict += " (undefined)"
-            if c.kind == "fail-below":
-                check, threshold, p = f"--fail-below {c.reference:g}", c.reference, ""
+            if item.kind == "fail-below":
+                check, threshold, p_text = f"--fail-below {item.reference:g}", item.reference, ""
             else:
                 drop = max_drop or 0.0
-                threshold = c.reference - drop
-                check = f"--baseline {baseline} ({_f(c.reference)}) --max-drop {drop:g}"
-                p = "nan" if c.p is None or math.isnan(c.p) else f"{c.p:.3g}"
-                p += f" ({_TEST[c.test]}{' over per-query values' if getattr(c, 'of_means', False) else ''}, one-sided, n = {c.n}"
-                p += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
-            margin = c.mean - threshold if not math.isnan(c.mean) else math.nan
-            lines.append(f"| {verdict} | {_cell(c.run)} | {_cell(check_label(c, names))} | {_cell(check)} | {_f(c.mean)} | "
-                         f"{_f(threshold)} | {_signed(margin)} | {p} |")
+                threshold = item.reference - drop
+                check = f"--baseline {baseline} ({_f(item.reference)}) --max-drop {drop:g}"
+                p_text = "nan" if item.p is None or math.isnan(item.p) else f"{item.p:.3g}"
+                p_text += f" ({_TEST[item.test]}{' over per-query values' if getattr(item, 'of_means', False) else ''}, one-sided, n = {item.n}"
+                p_text += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
+            margin = item.mean - threshold if not math.isnan(item.mean) else math.nan
+            lines.append(f"| {verdict} | {_cell(item.run)} | {_cell(check_label(item, names))} | {_cell(check)} | {_f(item.mean)} | "
+                         f"{_f(threshold)} | {_signed(margin)} | {p_text} |")
         lines.append("")
-        undefined = [c for c in checks if getattr(c, "undefined", "")]
-        lines += [f"- {_cell(c.run)} {_cell(check_label(c, names))}: {_cell(c.undefined)}, so the check fails"
-                  for c in undefined]
+        undefined = [item for item in checks if getattr(item, "undefined", "")]
+        lines += [f"- {_cell(item.run)} {_cell(check_label(item, names))}: {_cell(item.undefined)}, so the check fails"
+                  for item in undefined]
         if undefined:
             lines.append("")
     metrics = list(result.metrics)
-    lines += ["| run | " + " | ".join(_cell(label(m)) for m in metrics) + " |",
+    lines += ["| run | " + " | ".join(_cell(label(metric)) for metric in metrics) + " |",
               "|:-|" + "-:|" * len(metrics)]
     from .table import interval_variant
 
     lead = interval_variant(result)
-    for rr in result.runs:
-        lines.append(f"| {_cell(rr.name)} | " + " | ".join(_f(rr.mean[m]) + _interval(rr, m, lead) for m in metrics)
+    for run in result.runs:
+        lines.append(f"| {_cell(run.name)} | " + " | ".join(_f(run.mean[metric]) + _interval(run, metric, lead) for metric in metrics)
                      + " |")
     notes = _notes(result)
     if notes:
-        lines += [""] + [f"- {n}" for n in notes]
+        lines += [""] + [f"- {n_checks}" for n_checks in notes]
     return "\n".join(lines) + "\n"
 
 
-def _interval(rr, m, lead) -> str:
+def _interval(run, metric, lead) -> str:
     """After the leading normalisation's mean: its 95% interval, and whether it holds the random value."""
-    ci = getattr(rr, "interval", {}).get(m) if m.variant == lead else None
-    if ci is None or any(math.isnan(x) for x in ci):
+    interval = getattr(run, "interval", {}).get(metric) if metric.variant == lead else None
+    if interval is None or any(math.isnan(bound) for bound in interval):
         return ""
     from ..core.records import VARIANTS
     from .table import NEAR_RANDOM
 
-    at = VARIANTS[m.variant].below_random
-    near = f" {NEAR_RANDOM}" if at is not None and ci[0] <= at <= ci[1] else ""
-    return f" [{ci[0]:.4f}, {ci[1]:.4f}]{near}"
+    random_value = VARIANTS[metric.variant].below_random
+    near = f" {NEAR_RANDOM}" if random_value is not None and interval[0] <= random_value <= interval[1] else ""
+    return f" [{interval[0]:.4f}, {interval[1]:.4f}]{near}"
 
 
 def _notes(result) -> list:
@@ -111,18 +111,18 @@ def _notes(result) -> list:
 
     from ..core.records import TEXT_FAMILIES  # filled once summ has parsed its measures
 
-    if any(getattr(m.measure, "base", None) in TEXT_FAMILIES for m in result.metrics):
+    if any(getattr(metric.measure, "base", None) in TEXT_FAMILIES for metric in result.metrics):
         return []  # summ's: no ranking pool, and its 'all' rows are means of per-document values
     if not pooled_shown(result.metrics):
         return []
-    o = result.options
-    out = [f"random = {POOL_QUESTION[o.pool]} (--pool {o.pool})"]
-    rule = all_row_rule(result.metrics, o)
+    options = result.options
+    out = [f"random = {POOL_QUESTION[options.pool]} (--pool {options.pool})"]
+    rule = all_row_rule(result.metrics, options)
     if rule:
         out.append(rule)
     from .table import interval_caption
 
-    ci = interval_caption(result)
-    if ci:
-        out.append(ci)
-    return [_cell(n) for n in out]
+    caption = interval_caption(result)
+    if caption:
+        out.append(caption)
+    return [_cell(note) for note in out]

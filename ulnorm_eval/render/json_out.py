@@ -127,19 +127,19 @@ def sha256_file(path) -> str | None:
     from ..inputs.errors import InputError
     from .files import changed_since_start
 
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        before = os.fstat(fh.fileno())
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-        after = os.fstat(fh.fileno())
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        before = os.fstat(handle.fileno())
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+        after = os.fstat(handle.fileno())
     # the checksum is of the bytes the numbers were computed from only if the file is the one the
     # command started with (a run replaced mid-evaluation gave old numbers with the new file's SHA-256)
     if changed_since_start(path, before) or changed_since_start(path, after):
         raise InputError(path, None, "changed while it was being evaluated (its size, time or inode differ from "
                                      "when the command started): the numbers and its SHA-256 would be of "
                                      "different bytes; evaluate it again")
-    return h.hexdigest()
+    return digest.hexdigest()
 
 
 def json_document(result, names: str = "canonical", precision: int | None = None) -> dict:
@@ -148,51 +148,51 @@ def json_document(result, names: str = "canonical", precision: int | None = None
 
     from .. import __version__
 
-    labels = {m: metric_label(m, names, zscores(result)) for m in result.metrics}
-    paths = list(result.run_paths) or [rr.name for rr in result.runs]
+    labels = {metric: metric_label(metric, names, zscores(result)) for metric in result.metrics}
+    paths = list(result.run_paths) or [run.name for run in result.runs]
     meta = {
         "tool": "ulnorm-eval",
         "version": __version__,
-        "options": {**{k: v for k, v in asdict(result.options).items() if k != "holes_pool"}, "names": names,
+        "options": {**{key: value for key, value in asdict(result.options).items() if key != "holes_pool"}, "names": names,
                     "precision": precision},
         "inputs": {
             "qrels": {"path": str(result.qrels_path), "sha256": sha256_file(result.qrels_path)},
-            "runs": [{"path": str(p), "name": rr.name, "sha256": sha256_file(p)}
-                     for p, rr in zip(paths, result.runs)],
+            "runs": [{"path": str(path), "name": run.name, "sha256": sha256_file(path)}
+                     for path, run in zip(paths, result.runs)],
         },
         "measures": list(labels.values()),
         "queries": [],
     }
     runs = []
-    for rr in result.runs:
+    for run in result.runs:
         left_out = {}
-        for m, lab in labels.items():
-            vals = rr.values[m]
+        for metric, lab in labels.items():
+            vals = run.values[metric]
             nan = np.isnan(vals) if vals.dtype.kind == "f" else np.zeros(len(vals), bool)  # text: relstring
             if nan.any():
-                left_out[lab] = [q for q, x in zip(rr.qids, nan) if x]
+                left_out[lab] = [qid for qid, left in zip(run.qids, nan) if left]
         meta["queries"].append({
-            "run": rr.name, "evaluated": len(rr.qids),
-            "no_ranking": list(getattr(rr, "missing_qids", [])),
-            "not_in_qrels": list(getattr(rr, "ignored_qids", [])),
-            "undefined": {labels[m]: int(n) for m, n in rr.undefined.items() if n},
+            "run": run.name, "evaluated": len(run.qids),
+            "no_ranking": list(getattr(run, "missing_qids", [])),
+            "not_in_qrels": list(getattr(run, "ignored_qids", [])),
+            "undefined": {labels[metric]: int(count) for metric, count in run.undefined.items() if count},
             "left_out": left_out,
         })
         queries = []
-        for i, q in enumerate(rr.qids):
-            row = {"query": q, "values": {lab: json_value(rr.values[m][i], precision) for m, lab in labels.items()}}
-            se = {labels[m]: json_value(s[i], precision) for m, s in rr.stderr.items() if m in labels}
-            if se:
-                row["stderr"] = se
+        for index, qid in enumerate(run.qids):
+            row = {"query": qid, "values": {lab: json_value(run.values[metric][index], precision) for metric, lab in labels.items()}}
+            std_errors = {labels[metric]: json_value(stderr_values[index], precision) for metric, stderr_values in run.stderr.items() if metric in labels}
+            if std_errors:
+                row["stderr"] = std_errors
             queries.append(row)
         doc = {
-            "name": rr.name,
-            "summary": {lab: json_value(rr.mean[m], precision) for m, lab in labels.items()},
-            "stderr": {labels[m]: json_value(mean_stderr(rr.values[m], s), precision)
-                       for m, s in rr.stderr.items() if m in labels},
+            "name": run.name,
+            "summary": {lab: json_value(run.mean[metric], precision) for metric, lab in labels.items()},
+            "stderr": {labels[metric]: json_value(mean_stderr(run.values[metric], stderr_values), precision)
+                       for metric, stderr_values in run.stderr.items() if metric in labels},
         }
-        interval = {labels[m]: [json_value(x, precision) for x in ci]
-                    for m, ci in getattr(rr, "interval", {}).items() if m in labels}
+        interval = {labels[metric]: [json_value(left, precision) for left in ci]
+                    for metric, ci in getattr(run, "interval", {}).items() if metric in labels}
         if interval:
             doc["interval"] = interval
         doc["queries"] = queries
@@ -214,14 +214,14 @@ def format_jsonl(result, names: str = "canonical", precision: int | None = None,
     import json
 
     lines = []
-    for rr in result.runs:
-        rows = [(q, i) for i, q in enumerate(rr.qids)] + [("all", None)]
-        for q, i in rows:
-            for m in result.metrics:
-                v = rr.mean[m] if i is None else rr.values[m][i]
-                obj = {"run": rr.name, "query": q, "measure": metric_label(m, names, zscores(result)), "value": json_value(v, precision)}
-                if m in rr.stderr:
-                    se = mean_stderr(rr.values[m], rr.stderr[m]) if i is None else rr.stderr[m][i]
-                    obj["stderr"] = json_value(se, precision)
+    for run in result.runs:
+        rows = [(qid, index) for index, qid in enumerate(run.qids)] + [("all", None)]
+        for qid, index in rows:
+            for metric in result.metrics:
+                value = run.mean[metric] if index is None else run.values[metric][index]
+                obj = {"run": run.name, "query": qid, "measure": metric_label(metric, names, zscores(result)), "value": json_value(value, precision)}
+                if metric in run.stderr:
+                    std_error = mean_stderr(run.values[metric], run.stderr[metric]) if index is None else run.stderr[metric][index]
+                    obj["stderr"] = json_value(std_error, precision)
                 lines.append(json.dumps(obj, allow_nan=False))
     return "\n".join(lines) + ("\n" if lines else "")

@@ -23,14 +23,14 @@ CORRECTION_NAMES = {"none": "no correction for multiple comparisons", "bonferron
 BETTER, WORSE = "†", "‡"
 
 
-def _letters(n: int) -> list:
+def _letters(count: int) -> list:
     out = []
-    for i in range(n):
-        s, i = "", i + 1
-        while i:
-            i, r = divmod(i - 1, 26)
-            s = chr(97 + r) + s
-        out.append(s)
+    for number in range(count):
+        letters, number = "", number + 1
+        while number:
+            number, remainder = divmod(number - 1, 26)
+            letters = chr(97 + remainder) + letters
+        out.append(letters)
     return out
 
 
@@ -42,27 +42,27 @@ def caption_text(meta: dict, runs: list, baseline: str | None, tex: bool) -> str
         test += f", {meta['reps']:,} {what}"
     alpha = f"$\\alpha = {meta['alpha']:g}$" if tex else f"α = {meta['alpha']:g}"
     corr = CORRECTION_NAMES[meta["correction"]]
-    k = len(runs)
+    n_runs = len(runs)
     bold = "\\textbf{bold}" if tex else "**bold**"
     counts = sorted(set((meta.get("metric_queries") or {}).values())) or [meta["queries"]]
-    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+    n_queries = str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
     where = ""
     if meta.get("subset", "all") != "all":
         where = f" of the {meta['subset']} subset (Karmaker & Feng 2022 §4.4)"
     if len(counts) > 1:
         where += ", queries undefined for some run left out per measure"
-    head = f"Mean over {n} queries{where}; the best of each column in {bold}. "
+    head = f"Mean over {n_queries} queries{where}; the best of each column in {bold}. "
     if meta.get("holes"):
         head += (f"{HOLES_MARK} after a mark: the unjudged documents could reverse that order (the two runs' "
                  "mean [LB, UB] intervals over the grades of their unjudged documents overlap). ")
     if baseline is None:
-        over = "" if meta["correction"] == "none" else f" over the {k * (k - 1) // 2} pairs of each measure"
+        over = "" if meta["correction"] == "none" else f" over the {n_runs * (n_runs - 1) // 2} pairs of each measure"
         return (head + "Superscripts: the runs (by letter) a run is significantly better than "
                 f"({test}, {corr}{over}, {alpha}).")
-    b = _escape(baseline) if tex else markdown_text(baseline)
+    baseline_text = _escape(baseline) if tex else markdown_text(baseline)
     dag, ddag = ("\\dag", "\\ddag") if tex else (BETTER, WORSE)
-    over = "" if meta["correction"] == "none" else f" over the {k - 1} comparisons with the baseline of each measure"
-    return (head + f"{dag}/{ddag}: significantly better/worse than the baseline {b} ({test}, {corr}{over}, "
+    over = "" if meta["correction"] == "none" else f" over the {n_runs - 1} comparisons with the baseline of each measure"
+    return (head + f"{dag}/{ddag}: significantly better/worse than the baseline {baseline_text} ({test}, {corr}{over}, "
             f"{alpha}).")
 
 
@@ -73,11 +73,11 @@ def _layout(frames: dict, meta: dict, baseline: str | None):
     systems, pairs = frames["systems"], frames["pairs"]
     runs = list(dict.fromkeys(systems["run"]))
     metrics = list(dict.fromkeys(systems["metric"]))
-    mean = {(r, m): v for r, m, v in zip(systems["run"], systems["metric"], systems["mean"])}
+    mean = {(run, metric): value for run, metric, value in zip(systems["run"], systems["metric"], systems["mean"])}
     best = {}
-    for m in metrics:
-        vals = [mean[(r, m)] for r in runs if not math.isnan(mean[(r, m)])]
-        best[m] = max(vals) if vals else math.nan
+    for metric in metrics:
+        vals = [mean[(run, metric)] for run in runs if not math.isnan(mean[(run, metric)])]
+        best[metric] = max(vals) if vals else math.nan
     if baseline is None:
         marks = pairwise_marks(pairs, runs, metrics)
     else:
@@ -94,30 +94,30 @@ def _reversible(pairs) -> set:
     if "holes_overlap" not in pairs.columns:
         return set()
     out = set()
-    for m, a, b, h in zip(pairs["metric"], pairs["run_a"], pairs["run_b"], pairs["holes_overlap"]):
-        if h is not None and not (isinstance(h, float) and math.isnan(h)) and int(h) == 1:
-            out |= {(m, a, b), (m, b, a)}
+    for metric, run_a, run_b, holds in zip(pairs["metric"], pairs["run_a"], pairs["run_b"], pairs["holes_overlap"]):
+        if holds is not None and not (isinstance(holds, float) and math.isnan(holds)) and int(holds) == 1:
+            out |= {(metric, run_a, run_b), (metric, run_b, run_a)}
     return out
 
 
-def _cell(v: float, best: float, mark: str, precision: int, tex: bool) -> str:
-    if math.isnan(v):
+def _cell(value: float, best: float, mark: str, precision: int, tex: bool) -> str:
+    if math.isnan(value):
         return "--" if tex else "–"
-    s = f"{v:.{precision}f}"
-    if tex and s.startswith("-"):
-        s = "$-$" + s[1:]
-    if v == best:
-        s = f"\\textbf{{{s}}}" if tex else f"**{s}**"
+    text = f"{value:.{precision}f}"
+    if tex and text.startswith("-"):
+        text = "$-$" + text[1:]
+    if value == best:
+        text = f"\\textbf{{{text}}}" if tex else f"**{text}**"
     if mark:
-        s += f"\\textsuperscript{{{mark}}}" if tex else f"<sup>{mark}</sup>"
-    return s
+        text += f"\\textsuperscript{{{mark}}}" if tex else f"<sup>{mark}</sup>"
+    return text
 
 
 def _mark(marks, run, metric, letter, baseline, tex) -> str:
     rev, marks = marks["holes"], marks["runs"]
     star = (lambda other: HOLES_MARK if (metric, run, other) in rev else "")  # noqa: E731
     if baseline is None:
-        return "".join(letter[x] + star(x) for x in marks[(run, metric)])
+        return "".join(letter[mark] + star(mark) for mark in marks[(run, metric)])
     if run == baseline:
         return ""
     kind = marks[(run, metric)][2]
@@ -134,16 +134,16 @@ def format_latex(frames: dict, precision, meta: dict) -> str:
     letter = dict(zip(runs, _letters(len(runs))))
     pairwise = baseline is None
     cols = ("l" if pairwise else "") + "l" + "r" * len(metrics)
-    head = (["\\#"] if pairwise else []) + ["Run"] + [_escape(m) for m in metrics]
+    head = (["\\#"] if pairwise else []) + ["Run"] + [_escape(metric) for metric in metrics]
     lines = ["\\begin{table}[t]", "\\centering",
              f"\\caption{{{meta.get('caption') or caption_text(meta, runs, baseline, True)}}}",
              f"\\label{{{meta.get('label') or 'tab:results'}}}",
              f"\\begin{{tabular}}{{{cols}}}", "\\toprule", " & ".join(head) + " \\\\", "\\midrule"]
-    for r in runs:
-        name = _escape(r) + (" (baseline)" if r == baseline else "")
-        cells = [_cell(mean[(r, m)], best[m], _mark(marks, r, m, letter, baseline, True), precision, True)
-                 for m in metrics]
-        lines.append(" & ".join(([letter[r]] if pairwise else []) + [name] + cells) + " \\\\")
+    for run in runs:
+        name = _escape(run) + (" (baseline)" if run == baseline else "")
+        cells = [_cell(mean[(run, metric)], best[metric], _mark(marks, run, metric, letter, baseline, True), precision, True)
+                 for metric in metrics]
+        lines.append(" & ".join(([letter[run]] if pairwise else []) + [name] + cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
     return "\n".join(lines) + "\n"
 
@@ -157,14 +157,14 @@ def format_markdown(frames: dict, precision, meta: dict) -> str:
     pairwise = baseline is None
 
     esc = markdown_text  # a run named `**x**`, [x](url) or <img> must not format the table
-    head = (["#"] if pairwise else []) + ["Run"] + [esc(m) for m in metrics]
+    head = (["#"] if pairwise else []) + ["Run"] + [esc(metric) for metric in metrics]
     align = ([":-"] if pairwise else []) + [":-"] + ["-:"] * len(metrics)
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
-    for r in runs:
-        name = esc(r) + (" (baseline)" if r == baseline else "")
-        cells = [_cell(mean[(r, m)], best[m], _mark(marks, r, m, letter, baseline, False), precision, False)
-                 for m in metrics]
-        lines.append("| " + " | ".join(([letter[r]] if pairwise else []) + [name] + cells) + " |")
+    for run in runs:
+        name = esc(run) + (" (baseline)" if run == baseline else "")
+        cells = [_cell(mean[(run, metric)], best[metric], _mark(marks, run, metric, letter, baseline, False), precision, False)
+                 for metric in metrics]
+        lines.append("| " + " | ".join(([letter[run]] if pairwise else []) + [name] + cells) + " |")
     lines += ["", meta.get("caption") or caption_text(meta, runs, baseline, False)]
     return "\n".join(lines) + "\n"
 
@@ -172,9 +172,9 @@ def format_markdown(frames: dict, precision, meta: dict) -> str:
 def paper_table(comparison, fmt: str = "latex", baseline: str | None = None, precision: int = 4,
                 caption: str | None = None, label: str = "tab:results") -> str:
     """The table of a :class:`~ulnorm_eval.analysis.compare.Comparison` in ``'latex'`` or ``'markdown'``."""
-    fn = {"latex": format_latex, "markdown": format_markdown}.get(fmt)
-    if fn is None:
+    formatter = {"latex": format_latex, "markdown": format_markdown}.get(fmt)
+    if formatter is None:
         raise ValueError(f"unknown table format {fmt!r} (latex or markdown)")
     meta = {**comparison.meta, "baseline": baseline, "caption": caption, "label": label,
-            "metric_queries": {m: len(q) for m, q in comparison.queries.items()}}
-    return fn({"systems": comparison.systems, "pairs": comparison.pairs}, precision, meta)
+            "metric_queries": {metric: len(qids) for metric, qids in comparison.queries.items()}}
+    return formatter({"systems": comparison.systems, "pairs": comparison.pairs}, precision, meta)

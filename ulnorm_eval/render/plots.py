@@ -73,7 +73,7 @@ def _short(names: list) -> list:
     """Run labels without the prefix they all share (``input.``)."""
     prefix = os.path.commonprefix(list(names))
     cut = prefix.rfind(".") + 1 if "." in prefix else 0
-    out = [n[cut:] for n in names]
+    out = [name[cut:] for name in names]
     return out if all(out) and len(set(out)) == len(out) else list(names)
 
 
@@ -86,44 +86,44 @@ def plot_queries(table, path: str, thresholds=None) -> None:
     from ..analysis.query_types import Thresholds, normalised
 
     plt = require_matplotlib()
-    t = thresholds or Thresholds()
+    limits = thresholds or Thresholds()
     measures = list(dict.fromkeys(table["measure"]))
     has_runs = table["mean"].notna().any()
     ncol = 2 if has_runs else 1
     # the scatter's legend sits outside it, to the right (it covered points inside): wider figure
     fig, axes = plt.subplots(len(measures), ncol, figsize=(5.2 * ncol + (1.6 if has_runs else 0), 4.2 * len(measures)),
                              squeeze=False)
-    for r, meas in enumerate(measures):
+    for row, meas in enumerate(measures):
         sub = table[table["measure"] == meas]
-        a, e = normalised(sub["mean"].to_numpy(), sub["E"].to_numpy(), sub["IUB"].to_numpy())
-        ax = axes[r, 0]
-        ax.hist(e, bins=30, color="#4d4d4d")
-        ax.set_xlabel(f"E / IUB: {meas} of a random ranking")
-        ax.set_ylabel("queries")
-        ax.set_title(f"{meas}: expected score per query (n = {len(e)})")
+        normalised_values, expected = normalised(sub["mean"].to_numpy(), sub["E"].to_numpy(), sub["IUB"].to_numpy())
+        axis = axes[row, 0]
+        axis.hist(expected, bins=30, color="#4d4d4d")
+        axis.set_xlabel(f"E / IUB: {meas} of a random ranking")
+        axis.set_ylabel("queries")
+        axis.set_title(f"{meas}: expected score per query (n = {len(expected)})")
         if not has_runs:
             continue
-        ax = axes[r, 1]
-        xmax = float(min(1.0, max(0.05, np.nanmax(e) * 1.15)))
-        xs = np.linspace(0, 1, 200)
-        ax.fill_between(xs, xs + t.ideal_gap, 1.0, color=TYPE_COLOURS["ideal"], alpha=0.12, lw=0)
-        ax.fill_between(xs, xs + t.informative_gap, np.minimum(xs + t.ideal_gap, 1.0),
+        axis = axes[row, 1]
+        xmax = float(min(1.0, max(0.05, np.nanmax(expected) * 1.15)))
+        grid = np.linspace(0, 1, 200)
+        axis.fill_between(grid, grid + limits.ideal_gap, 1.0, color=TYPE_COLOURS["ideal"], alpha=0.12, lw=0)
+        axis.fill_between(grid, grid + limits.informative_gap, np.minimum(grid + limits.ideal_gap, 1.0),
                         color=TYPE_COLOURS["informative"], alpha=0.12, lw=0)
-        ax.add_patch(plt.Rectangle((0, 0), t.hard_below, t.hard_below, color=TYPE_COLOURS["hard"], alpha=0.12, lw=0))
-        ax.add_patch(plt.Rectangle((t.easy_above, t.easy_above), 1 - t.easy_above, 1 - t.easy_above,
+        axis.add_patch(plt.Rectangle((0, 0), limits.hard_below, limits.hard_below, color=TYPE_COLOURS["hard"], alpha=0.12, lw=0))
+        axis.add_patch(plt.Rectangle((limits.easy_above, limits.easy_above), 1 - limits.easy_above, 1 - limits.easy_above,
                                    color=TYPE_COLOURS["easy"], alpha=0.12, lw=0))
-        ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="A = E (random)")
+        axis.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="A = E (random)")
         types = sub["type"].to_numpy()
-        for ty, col in TYPE_COLOURS.items():
-            sel = types == ty
+        for query_type, col in TYPE_COLOURS.items():
+            sel = types == query_type
             if sel.any():
-                ax.scatter(e[sel], a[sel], s=16, color=col, label=f"{ty} ({int(sel.sum())})", zorder=3)
-        ax.set_xlim(0, xmax)
-        ax.set_ylim(0, 1)
-        ax.set_xlabel("E / IUB (random ranking)")
-        ax.set_ylabel("A / IUB (mean of the runs)")
-        ax.set_title(f"{meas}: actual vs expected, by query type")
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+                axis.scatter(expected[sel], normalised_values[sel], s=16, color=col, label=f"{query_type} ({int(sel.sum())})", zorder=3)
+        axis.set_xlim(0, xmax)
+        axis.set_ylim(0, 1)
+        axis.set_xlabel("E / IUB (random ranking)")
+        axis.set_ylabel("A / IUB (mean of the runs)")
+        axis.set_title(f"{meas}: actual vs expected, by query type")
+        axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     save_figure(fig, path)
 
@@ -135,10 +135,10 @@ def _forest_pairs(cmp, plain: str, max_pairs: int):
     """
     sys_ = cmp.systems[cmp.systems["metric"] == plain].sort_values(["rank", "run"])
     order = list(sys_["run"])
-    pairs = [(order[i], order[j]) for i in range(len(order)) for j in range(i + 1, len(order))]
+    pairs = [(order[first], order[second]) for first in range(len(order)) for second in range(first + 1, len(order))]
     if len(pairs) <= max_pairs:
         return pairs, "all pairs"
-    return [(order[i], order[i + 1]) for i in range(len(order) - 1)], "runs adjacent in the ranking"
+    return [(order[first], order[first + 1]) for first in range(len(order) - 1)], "runs adjacent in the ranking"
 
 
 def forest_caption(meta: dict) -> str:
@@ -169,9 +169,9 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
     from ..core.registry import Metric
 
     by_measure = {}
-    for m in cmp.metrics:
-        by_measure.setdefault(m.measure, []).append(m)
-    ncol = 1 + max(len(v) for v in by_measure.values())
+    for metric in cmp.metrics:
+        by_measure.setdefault(metric.measure, []).append(metric)
+    ncol = 1 + max(len(group) for group in by_measure.values())
     nrun = len(cmp.runs)
     label = dict(zip(cmp.runs, _short(cmp.runs)))
     height = max(4.0, 0.22 * min(max_pairs, nrun * (nrun - 1) // 2) + 1.5)
@@ -180,61 +180,61 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
                              gridspec_kw={"width_ratios": widths[:ncol]})
     alpha = cmp.meta.get("alpha", 0.05)
     summary = cmp.summary.set_index("metric")
-    for r, (meas, mets) in enumerate(by_measure.items()):
+    for panel_row, (meas, mets) in enumerate(by_measure.items()):
         plain = str(Metric(meas))
         ranks = cmp.systems.pivot(index="run", columns="metric", values="rank")
-        ax = axes[r, 0]
-        ax.plot([1, nrun], [1, nrun], color="black", lw=0.8, ls="--")
+        axis = axes[panel_row, 0]
+        axis.plot([1, nrun], [1, nrun], color="black", lw=0.8, ls="--")
         markers = "os^DvP*X"
-        variants = [m for m in mets if m.variant] if plain in ranks else []
-        for k, m in enumerate(variants):
-            tau = summary.loc[str(m), "tau"]
-            shift = 0.18 * (k - (len(variants) - 1) / 2)  # side by side where variants agree
-            ax.scatter(ranks[plain] + shift, ranks[str(m)], marker=markers[k % len(markers)], s=30, alpha=0.8,
-                       label=f"{m.variant}: τ = {tau:.3f}")
-        ax.set_xlabel(f"rank by {plain}")
-        ax.set_ylabel("rank by the variant")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # ranks: whole numbers only
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
-        ax.invert_xaxis()
-        ax.invert_yaxis()
-        ax.set_title(f"{plain}: ranks of {nrun} runs")
+        variants = [metric for metric in mets if metric.variant] if plain in ranks else []
+        for column, metric in enumerate(variants):
+            tau = summary.loc[str(metric), "tau"]
+            shift = 0.18 * (column - (len(variants) - 1) / 2)  # side by side where variants agree
+            axis.scatter(ranks[plain] + shift, ranks[str(metric)], marker=markers[column % len(markers)], s=30, alpha=0.8,
+                       label=f"{metric.variant}: τ = {tau:.3f}")
+        axis.set_xlabel(f"rank by {plain}")
+        axis.set_ylabel("rank by the variant")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # ranks: whole numbers only
+        axis.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+        axis.invert_xaxis()
+        axis.invert_yaxis()
+        axis.set_title(f"{plain}: ranks of {nrun} runs")
         if variants:
-            ax.legend(fontsize=8, loc="best")
+            axis.legend(fontsize=8, loc="best")
 
         if plain in ranks:
             pairs, how = _forest_pairs(cmp, plain, max_pairs)
         else:
             pairs, how = _forest_pairs(cmp, str(mets[0]), max_pairs)
-        ylab = [f"{label[a]} − {label[b]}" for a, b in pairs]
+        ylab = [f"{label[run_a]} − {label[run_b]}" for run_a, run_b in pairs]
         ypos = np.arange(len(pairs))[::-1]
-        for c, m in enumerate(mets, start=1):
-            ax = axes[r, c]
-            pt = cmp.pairs[cmp.pairs["metric"] == str(m)]
-            fwd = {(a, b): i for i, (a, b) in enumerate(zip(pt["run_a"], pt["run_b"]))}
-            d, lo, hi, sig = (np.empty(len(pairs)) for _ in range(4))
-            for k, (a, b) in enumerate(pairs):
-                if (a, b) in fwd:
-                    row, s = pt.iloc[fwd[(a, b)]], 1.0
+        for column_index, metric in enumerate(mets, start=1):
+            axis = axes[panel_row, column_index]
+            pair_rows = cmp.pairs[cmp.pairs["metric"] == str(metric)]
+            fwd = {(run_a, run_b): index for index, (run_a, run_b) in enumerate(zip(pair_rows["run_a"], pair_rows["run_b"]))}
+            diff, low, high, sig = (np.empty(len(pairs)) for _ in range(4))
+            for column, (run_a, run_b) in enumerate(pairs):
+                if (run_a, run_b) in fwd:
+                    row, sign = pair_rows.iloc[fwd[(run_a, run_b)]], 1.0
                 else:
-                    row, s = pt.iloc[fwd[(b, a)]], -1.0
-                d[k], sig[k] = s * row["diff"], row["significant"]
-                lo[k], hi[k] = sorted((s * row["ci_low"], s * row["ci_high"]))
+                    row, sign = pair_rows.iloc[fwd[(run_b, run_a)]], -1.0
+                diff[column], sig[column] = sign * row["diff"], row["significant"]
+                low[column], high[column] = sorted((sign * row["ci_low"], sign * row["ci_high"]))
             sig = sig.astype(bool)
-            ax.errorbar(d, ypos, xerr=[d - lo, hi - d], fmt="none", ecolor="#4d4d4d", elinewidth=1)
-            ax.scatter(d[sig], ypos[sig], color="black", s=18, zorder=3, label=f"significant (α = {alpha})")
-            ax.scatter(d[~sig], ypos[~sig], facecolors="white", edgecolors="black", s=18, zorder=3,
+            axis.errorbar(diff, ypos, xerr=[diff - low, high - diff], fmt="none", ecolor="#4d4d4d", elinewidth=1)
+            axis.scatter(diff[sig], ypos[sig], color="black", s=18, zorder=3, label=f"significant (α = {alpha})")
+            axis.scatter(diff[~sig], ypos[~sig], facecolors="white", edgecolors="black", s=18, zorder=3,
                        label="not significant")
-            ax.axvline(0, color="black", lw=0.8)
-            ax.xaxis.set_major_locator(MaxNLocator(5))
-            ax.set_yticks(ypos)
-            ax.set_yticklabels(ylab if c == 1 else [], fontsize=7)
-            ax.set_xlabel(f"difference in mean {m}")
-            ax.set_title(f"{m} ({how})", fontsize=9)
-            if c == 1:
-                ax.legend(fontsize=7, loc="lower right")
-        for c in range(len(mets) + 1, ncol):
-            axes[r, c].set_visible(False)
+            axis.axvline(0, color="black", lw=0.8)
+            axis.xaxis.set_major_locator(MaxNLocator(5))
+            axis.set_yticks(ypos)
+            axis.set_yticklabels(ylab if column_index == 1 else [], fontsize=7)
+            axis.set_xlabel(f"difference in mean {metric}")
+            axis.set_title(f"{metric} ({how})", fontsize=9)
+            if column_index == 1:
+                axis.legend(fontsize=7, loc="lower right")
+        for column_index in range(len(mets) + 1, ncol):
+            axes[panel_row, column_index].set_visible(False)
     fig.suptitle(forest_caption(cmp.meta), fontsize=10)
     fig.tight_layout()
     save_figure(fig, path)

@@ -48,7 +48,7 @@ def _named_claims(design, specs, cutoffs) -> dict:
 def _study_claims(design, specs, k) -> dict:
     """Every claim of the command at one cutoff, optima included (restarts 3, seed 0: the defaults)."""
     paired = []
-    st.study(design, specs, [k], topic_bootstrap=REPS, seed=SEED, phi_targets=(0.9,), paired=paired)
+    st.study(design, specs, [k], st.StudyOptions(topic_bootstrap=REPS, seed=SEED, phi_targets=(0.9,)), paired=paired)
     return _by_pair(paired)
 
 

@@ -69,8 +69,8 @@ def test_stability_ticks_every_slsqp_start_and_its_total_says_how_many():
                 totals.append(total)
             heard.append(units)
 
-        rows, _ = st.study(design, [st.parse_measure("nDCG")], [3, 5], unconstrained=unconstrained,
-                           restarts=restarts, holdout=holdout, progress=advance)
+        options = st.StudyOptions(unconstrained=unconstrained, restarts=restarts, holdout=holdout)
+        rows, _ = st.study(design, [st.parse_measure("nDCG")], [3, 5], options, progress=advance)
         fitted = sum(r["starts"] for r in rows if r["starts"])  # the full-topic fits; each half refits as many
         assert totals == [st.entry_starts(unconstrained, restarts) * 2 * (1 + holdout)]
         assert fitted * (1 + holdout) == totals[0] == sum(heard)

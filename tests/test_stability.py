@@ -320,7 +320,8 @@ def test_robust03_study_rows(robust):
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")
     assert len(D.systems) == 17 and len(D.topics) == 50 and D.topics[0] == "601"
-    rows, _ = st.study(D, [st.MeasureSpec("nDCG")], [20], unconstrained="gains", restarts=1, phi_targets=(0.9, 0.95))
+    rows, _ = st.study(D, [st.MeasureSpec("nDCG")], [20],
+                       st.StudyOptions(unconstrained="gains", restarts=1, phi_targets=(0.9, 0.95)))
     by = {(r["gain"], r["discount"]): r for r in rows}
     opt = by[("linear", "optimal")]
     for dn in st.DISCOUNTS:
@@ -438,7 +439,7 @@ def test_holdout_phi_is_computed_on_the_other_half(synth):
     D = load_design(qrels, runs, 10)
     spec = st.MeasureSpec("nDCG")
     splits = 6
-    rows, _ = st.study(D, [spec], [10], restarts=1, holdout=splits, seed=5)
+    rows, _ = st.study(D, [spec], [10], st.StudyOptions(restarts=1, holdout=splits, seed=5))
     halves = st.topic_splits(len(D.topics), splits, seed=5)
     n = len(D.topics)
     by = {(r["gain"], r["discount"]): r for r in rows}
@@ -476,7 +477,7 @@ def test_paired_ratios_are_ratios_of_topics_needed_on_shared_resamples(synth):
     D = load_design(qrels, runs, 10)
     specs = [st.MeasureSpec("nDCG"), st.MeasureSpec("nDCG", "UL2")]
     paired = []
-    rows, _ = st.study(D, specs, [10], restarts=0, topic_bootstrap=200, seed=2, phi_targets=(0.9,), paired=paired)
+    rows, _ = st.study(D, specs, [10], st.StudyOptions(restarts=0, topic_bootstrap=200, seed=2, phi_targets=(0.9,)), paired=paired)
     res = st.topic_resamples(len(D.topics), 200, 2)
     g, d, z = st.named_gains("linear", D.levels), st.named_discount("log", 10), st.named_discount("zipf", 10)
 

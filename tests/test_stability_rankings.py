@@ -46,7 +46,7 @@ def robust20(robust):
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")
     spec = st.MeasureSpec("nDCG")
-    rows, _ = st.study(D, [spec], [20], restarts=0)
+    rows, _ = st.study(D, [spec], [20], st.StudyOptions(restarts=0))
     return D, spec, rows
 
 
@@ -132,8 +132,8 @@ def test_topic_bootstrap_intervals_from_evaluated_values(robust):
     pipeline's per-topic nDCG@20 and an ANOVA written out here."""
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")
-    rows, _ = st.study(D, [st.MeasureSpec("nDCG")], [20], restarts=0, phi_targets=(0.9,), topic_bootstrap=300,
-                       seed=4)
+    rows, _ = st.study(D, [st.MeasureSpec("nDCG")], [20],
+                       st.StudyOptions(restarts=0, phi_targets=(0.9,), topic_bootstrap=300, seed=4))
     row = next(r for r in rows if (r["gain"], r["discount"]) == ("linear", "log"))
     Y = _per_topic(qrels, runs, "nDCG@20", D.topics)
     rng = np.random.default_rng(4)

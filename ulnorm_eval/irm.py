@@ -98,10 +98,10 @@ class _Cache:
         self.said = set()
         from .inputs.frames import qrels_from_object, run_from_object
 
-        q = qrels_from_object(qrels, "<qrels>")
-        r = run_from_object(run, "run")
+        qrels_frame = qrels_from_object(qrels, "<qrels>")
+        run_frame = run_from_object(run, "run")
         original = dict(zip(qrels["query_id"].astype(str), qrels["query_id"]))
-        self.key, self.value = (qrels, run), (q, r, original)  # holding both keeps their ids unique
+        self.key, self.value = (qrels, run), (qrels_frame, run_frame, original)  # holding both keeps their ids unique
         return self.value
 
 
@@ -127,27 +127,27 @@ class UlnormMeasure(_RuntimeMeasure):
         from .pipeline.evaluate import evaluate_run
 
         metric = self.metric()
-        q, r, original = _CACHE.get(qrels, run)
-        rr = evaluate_run(q, r, [metric], Options())
+        qrels_frame, run_frame, original = _CACHE.get(qrels, run)
+        ranked = evaluate_run(qrels_frame, run_frame, [metric], Options())
         from .pipeline.blocks import summarised_of_means
 
         if summarised_of_means(metric, Options()):
-            _ALL_ROW[repr(self)] = rr.mean[metric]
-        for note in rr.notes:
+            _ALL_ROW[repr(self)] = ranked.mean[metric]
+        for note in ranked.notes:
             if note not in _CACHE.said:  # a note on the run is the same for every measure: said once
                 _CACHE.said.add(note)
                 LOG.warning(note)
-        values = rr.values[metric]
+        values = ranked.values[metric]
         # trec_eval's query order (qid byte order): the aggregator then sums as the 'all' row does
-        for i in np.argsort(np.asarray(rr.qids, dtype=object), kind="stable"):
-            qid = rr.qids[i]
-            yield ir_measures.Metric(original.get(qid, qid), self, float(values[i]))
+        for index in np.argsort(np.asarray(ranked.qids, dtype=object), kind="stable"):
+            qid = ranked.qids[index]
+            yield ir_measures.Metric(original.get(qid, qid), self, float(values[index]))
 
     def aggregator(self) -> _Summary:
         from .pipeline.blocks import Options, summarised_of_means
 
-        m = self.metric()
-        return _Summary(m.summary, repr(self) if summarised_of_means(m, Options()) else None)
+        metric = self.metric()
+        return _Summary(metric.summary, repr(self) if summarised_of_means(metric, Options()) else None)
 
     def __repr__(self) -> str:
         try:
@@ -177,9 +177,9 @@ class FamilyMeasure(UlnormMeasure):
         name = self.NAME
         if self.params.get("cutoff") is None and FAMILIES[name].cutoff == "required":
             raise UnknownMeasure(f"{name} needs a cutoff, e.g. {name}@10")
-        params = {k: v for k, v in self.params.items() if k != "cutoff"}
+        params = {key: value for key, value in self.params.items() if key != "cutoff"}
         if params:
-            name += "(" + ",".join(f"{k}={v!r}" for k, v in sorted(params.items())) + ")"
+            name += "(" + ",".join(f"{key}={value!r}" for key, value in sorted(params.items())) + ")"
         if self.params.get("cutoff") is not None:
             name += f"@{self.params['cutoff']}"
         return parse(name)
@@ -212,7 +212,7 @@ class VariantMeasure(UlnormMeasure):
 
 def _family(fam) -> FamilyMeasure:
     params = {"cutoff": ParamInfo(dtype=int, desc="ranking cutoff")} if fam.cutoff != "none" else {}
-    params.update({p.name: _param_info(p) for p in fam.params})
+    params.update({param.name: _param_info(param) for param in fam.params})
     cls = type(fam.name, (FamilyMeasure,), {"NAME": fam.name, "__name__": fam.name, "SUPPORTED_PARAMS": params,
                                              "__doc__": f"{fam.name}: {fam.formula} ({fam.cite})"})
     return cls()
@@ -239,12 +239,12 @@ def measure(name: str) -> UlnormMeasure:
     """
     from .core.registry import UnknownMeasure, parse
 
-    m = parse(name)
-    if m.variant in PRIOR_VARIANTS:
-        raise UnknownMeasure(f"{m}: NRG and UC score a run against prior runs: use ulnorm_eval.nrg()")
-    if m.measure.native:
-        inner = FAMILY_OBJECTS[m.measure.family](**dict(m.measure.params),
-                                                 **({"cutoff": m.measure.cutoff} if m.measure.cutoff else {}))
+    parsed = parse(name)
+    if parsed.variant in PRIOR_VARIANTS:
+        raise UnknownMeasure(f"{parsed}: NRG and UC score a run against prior runs: use ulnorm_eval.nrg()")
+    if parsed.measure.native:
+        inner = FAMILY_OBJECTS[parsed.measure.family](**dict(parsed.measure.params),
+                                                 **({"cutoff": parsed.measure.cutoff} if parsed.measure.cutoff else {}))
     else:
-        inner = m.measure.foreign
-    return VARIANT_OBJECTS[m.variant](inner) if m.variant else inner
+        inner = parsed.measure.foreign
+    return VARIANT_OBJECTS[parsed.variant](inner) if parsed.variant else inner

@@ -48,7 +48,7 @@ __all__ = [
     "MeasureSpec", "parse_measure", "Design", "level_index",
     "scores", "objective", "components",
     "Optimum", "optimise_discount", "optimise_gains", "optimise_joint",
-    "gain_ratios", "measure_string", "dcg_with_vectors", "discount_at", "parse_topics", "study",
+    "gain_ratios", "measure_string", "dcg_with_vectors", "discount_at", "parse_topics", "study", "StudyOptions",
     "ASL_FUNCTIONS", "function_label", "tau_table", "asl_table", "topic_resamples", "topics_needed_resampled",
     "topic_splits", "error_ratio", "paired_ratios", "ratio_claim",
 ]
@@ -665,11 +665,11 @@ def entry_starts(unconstrained: str, restarts: int) -> int:
     return sum(per) + len(per) * restarts
 
 
-def _entries(design_k: Design, spec: MeasureSpec, k: int, *, gain: str, discount: str, unconstrained: str,
-             restarts: int, seed: int, tick=None) -> list:
+def _entries(design_k: Design, spec: MeasureSpec, k: int, options: "StudyOptions", tick=None) -> list:
     """The functions of one measure and cutoff, in the rows' order: (optimised, constrained, gain name,
-    discount name, g, d, Optimum | None); the optima are fitted on ``dk``'s topics.  ``tick()`` is
+    discount name, g, d, Optimum | None); the optima are fitted on ``design_k``'s topics.  ``tick()`` is
     called after each SLSQP start (:func:`entry_starts` in all)."""
+    gain, discount, restarts, seed = options.gain, options.discount, options.restarts, options.seed
     fixed_g = named_gains(gain, design_k.levels)
     fixed_d = named_discount(discount, k)
     entries = []
@@ -677,7 +677,7 @@ def _entries(design_k: Design, spec: MeasureSpec, k: int, *, gain: str, discount
         entries.append(("", True, gain, discount_name, fixed_g, named_discount(discount_name, k), None))
     opt_d = optimise_discount(design_k, fixed_g, spec, restarts=restarts, seed=seed, tick=tick)
     entries.append(("discount", True, gain, "optimal", opt_d.gains, opt_d.discount, opt_d))
-    if unconstrained in ("discount", "both"):
+    if options.unconstrained in ("discount", "both"):
         optimum = optimise_discount(design_k, fixed_g, spec, monotone=False, restarts=restarts, seed=seed,
                               starts=[opt_d.discount], tick=tick)
         entries.append(("discount", False, gain, "optimal (unconstrained)", optimum.gains, optimum.discount, optimum))
@@ -686,7 +686,7 @@ def _entries(design_k: Design, spec: MeasureSpec, k: int, *, gain: str, discount
             entries.append(("", True, gain_name, discount, named_gains(gain_name, design_k.levels), fixed_d, None))
     opt_g = optimise_gains(design_k, fixed_d, spec, restarts=restarts, seed=seed, tick=tick)
     entries.append(("gains", True, "optimal", discount, opt_g.gains, opt_g.discount, opt_g))
-    if unconstrained in ("gains", "both"):
+    if options.unconstrained in ("gains", "both"):
         optimum = optimise_gains(design_k, fixed_d, spec, monotone=False, restarts=restarts, seed=seed,
                            starts=[opt_g.gains], tick=tick)
         entries.append(("gains", False, "optimal (unconstrained)", discount, optimum.gains, optimum.discount, optimum))
@@ -787,13 +787,27 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
     return out
 
 
-def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log", unconstrained: str = "none",
-          restarts: int = 3, seed: int = 0, at_topics: int | None = None, phi_targets=(0.95,),
-          digits: int = 12, topic_bootstrap: int = 0, holdout: int = 0, paired: list | None = None,
+@dataclass(frozen=True)
+class StudyOptions:
+    """How :func:`study` fits and what it reports; each field is described in :func:`study`'s docstring."""
+
+    gain: str = "linear"
+    discount: str = "log"
+    unconstrained: str = "none"
+    restarts: int = 3
+    seed: int = 0
+    at_topics: int | None = None
+    phi_targets: tuple = (0.95,)
+    digits: int = 12
+    topic_bootstrap: int = 0
+    holdout: int = 0
+
+
+def study(design, specs, cutoffs, options: StudyOptions = StudyOptions(), paired: list | None = None,
           progress=None):
     """Rows (dicts) for every measure and cutoff: the named functions and the optima.
 
-    Discount rows use the ``gain`` gains (Kanoulas & Aslam 2009 §3.1: linear), gain rows the
+    ``options`` (:class:`StudyOptions`): discount rows use the ``gain`` gains (Kanoulas & Aslam 2009 §3.1: linear), gain rows the
     ``discount`` discount (§3.2: log); the joint optimum starts also from both separate optima.
     ``unconstrained``: 'none', 'gains', 'discount' or 'both': which optimisations are repeated
     without monotonicity.  ``phi_targets``: a 'topics Φ>=P' column per target P.  ``topic_bootstrap``:
@@ -808,23 +822,21 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
     ``advance(units, total=None)``, told the SLSQP starts of every fit (:func:`entry_starts` per
     measure, cutoff and fitting half) and advanced after each.
     """
-    n_topics = at_topics or len(design.topics)
+    n_topics = options.at_topics or len(design.topics)
     if progress is not None:
-        progress(0, total=entry_starts(unconstrained, restarts) * len(cutoffs) * len(specs) * (1 + holdout))
+        progress(0, total=entry_starts(options.unconstrained, options.restarts) * len(cutoffs) * len(specs) * (1 + options.holdout))
     rows, curves = [], []
-    resamples = topic_resamples(len(design.topics), topic_bootstrap, seed) if topic_bootstrap else None
-    halves = topic_splits(len(design.topics), holdout, seed) if holdout else []
+    resamples = topic_resamples(len(design.topics), options.topic_bootstrap, options.seed) if options.topic_bootstrap else None
+    halves = topic_splits(len(design.topics), options.holdout, options.seed) if options.holdout else []
     draws = {}
     for k in cutoffs:
         design_k = design.at(k)
         for spec in specs:
-            entries = _entries(design_k, spec, k, gain=gain, discount=discount, unconstrained=unconstrained,
-                               restarts=restarts, seed=seed, tick=progress)
+            entries = _entries(design_k, spec, k, options, progress)
             split_phi = np.full((len(entries), len(halves), 2), np.nan)
             for half, (fit, held) in enumerate(halves):
                 dfit, dheld = design_k.subset(fit), design_k.subset(held)
-                refit = _entries(dfit, spec, k, gain=gain, discount=discount, unconstrained=unconstrained,
-                                 restarts=restarts, seed=seed, tick=progress)
+                refit = _entries(dfit, spec, k, options, progress)
                 for entry, (*_, g, d, _o) in enumerate(refit):
                     split_phi[entry, half] = (stats.phi(components(dfit, g, d, spec), n_topics),
                                        stats.phi(components(dheld, g, d, spec), n_topics))
@@ -834,8 +846,8 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
                 row = {"measure": spec.name(k), "k": k, "gain": gname, "discount": dname,
                        "optimised": optimised or "—", "monotone": constrained,
                        "phi": stats.phi(variance, n_topics), "erho2": stats.erho2(variance, n_topics),
-                       **{f"topics Φ>={target:g}": stats.topics_needed(variance, target) for target in phi_targets},
-                       **(_intervals(score_matrix, resamples, phi_targets) if resamples is not None else {}),
+                       **{f"topics Φ>={target:g}": stats.topics_needed(variance, target) for target in options.phi_targets},
+                       **(_intervals(score_matrix, resamples, options.phi_targets) if resamples is not None else {}),
                        **(_holdout_columns(split_phi[entry], split_phi[0]) if halves else {}),
                        "phi1": stats.phi(variance, 1), "var_system": variance.system, "var_topic": variance.topic,
                        "var_residual": variance.residual}
@@ -847,7 +859,7 @@ def study(design, specs, cutoffs, *, gain: str = "linear", discount: str = "log"
                     "starts": None if optimum is None else optimum.starts,
                     "agree": None if optimum is None else optimum.agree,
                     "gains": [float(value) for value in g], "discount_factors": [float(value) for value in d],
-                    "string": measure_string(spec, k, design_k.levels, g, d, digits)})
+                    "string": measure_string(spec, k, design_k.levels, g, d, options.digits)})
                 if paired is not None and resamples is not None:
                     row["_error_ratio"] = error_ratio(score_matrix)
                     draws[len(rows)] = np.array([error_ratio(score_matrix[:, sample]) for sample in resamples])
@@ -1045,8 +1057,8 @@ def stability_for_request(request: StabilityRequest, notes: list) -> StabilityOu
 
     paired = [] if "paired" in request.tables else None
     with work_bar(shown(request.progress), "stability: SLSQP starts of the optima") as tick:
-        rows, curves = study(design, request.specs, request.cutoffs, phi_targets=request.phi_targets, paired=paired,
-                             progress=tick, **request.study)
+        options = StudyOptions(phi_targets=tuple(request.phi_targets), **request.study)
+        rows, curves = study(design, request.specs, request.cutoffs, options, paired, progress=tick)
     extra = {} if paired is None else {"paired": paired}
     if "tau" in request.tables:
         extra["tau"] = tau_table(design, request.specs, rows)

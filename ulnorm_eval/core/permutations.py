@@ -234,19 +234,17 @@ def _padded(pool: Pool, queries: np.ndarray):
     return grade, (None if pool.judged[sel].all() else judged), n
 
 
-def _permutation_batches(pool: Pool, judgements, measure, rel_level, reps: int, rng, scorer, queries, depth="measure", reads=None):
+def _permutation_batches(pool: Pool, reps: int, rng, scorer, queries, depth=None, reads=None):
     """Yield (first rep, queries, values[t x len(queries)]) over ``reps`` random permutations.
 
     Queries are processed in buckets of similar pool size (within a factor of 2), so one long pool
     does not pad every other query to its length; each bucket in memory-bounded batches.  ``depth``:
-    the ranks kept (default: the measure's cutoff); ``scorer`` may return several rows of values
+    the ranks kept (:func:`_kept_depth`; None: all); ``scorer`` may return several rows of values
     (one per measure), which then come out as values[measures x t x len(queries)].  ``reads``: the
     pool documents the scorer reads (:func:`~ulnorm_eval.core.pools.pool_reads`): a query whose
     pool holds at most twice as many documents draws the ranks of those only (:func:`placed`),
     in buckets of similar counts; the others, and any query when ``reads`` is None, whole shuffles.
     """
-    if depth == "measure":
-        depth = measure.cutoff if measure.native else None
     work = max(1, reps * len(queries))
     if reads is not None and depth is None:
         cnt = pool.rowsum(reads)[queries].astype(np.int64)
@@ -261,6 +259,11 @@ def _permutation_batches(pool: Pool, judgements, measure, rel_level, reps: int, 
         per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(bucket_queries)))
         yield from _batches(scorer, lambda count, start: _shuffled(grade, judged, sizes, bucket_queries, count, rng, depth, rep0=start),
                             bucket_queries, reps, per, work)
+
+
+def _kept_depth(measure):
+    """The ranks a shuffle scored by ``measure`` alone must keep: a native measure's cutoff, else all."""
+    return measure.cutoff if measure.native else None
 
 
 def _placed_batches(pool: Pool, reads, queries, cnt, reps: int, rng, scorer, work):
@@ -300,7 +303,7 @@ def permutation_values(pool: Pool, judgements, measure, rel_level, reps: int, rn
     queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
     empty = pool.n[queries] == 0
     out[:, queries[empty]] = 0.0
-    for start, batch_queries, values in _permutation_batches(pool, judgements, measure, rel_level, reps, rng, scorer, queries[~empty], reads=reads):
+    for start, batch_queries, values in _permutation_batches(pool, reps, rng, scorer, queries[~empty], _kept_depth(measure), reads):
         out[start:start + len(values), batch_queries] = values
     return out
 
@@ -324,7 +327,7 @@ def permutation_values_many(pool: Pool, judgements, measures: list, rel_level, r
     def scorer(ranking):
         return [compute(ranking, judgements, measure, rel_level) for measure in measures]
 
-    for start, batch_queries, values in _permutation_batches(pool, judgements, None, rel_level, reps, rng, scorer, queries[~empty], depth, reads):
+    for start, batch_queries, values in _permutation_batches(pool, reps, rng, scorer, queries[~empty], depth, reads):
         out[:, start:start + values.shape[1], batch_queries] = values
     return list(out)
 
@@ -442,7 +445,7 @@ def db_values(pool: Pool, judgements, measure, rel_level, A, reps: int, rng, sco
     big = big[pool.n[big] > 0]
     if len(big):
         below = np.zeros(n_queries)  # counted batch by batch: memory does not grow with reps
-        for _, queries, values in _permutation_batches(pool, judgements, measure, rel_level, reps, rng, scorer, big, reads=reads):
+        for _, queries, values in _permutation_batches(pool, reps, rng, scorer, big, _kept_depth(measure), reads):
             below[queries] += np.sum(values <= A[queries] + _tol(A[queries]), axis=0)
         share = below[big] / reps
         out[big] = share

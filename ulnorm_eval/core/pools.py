@@ -23,8 +23,8 @@ class Pool:
         self.n = np.bincount(self.row, minlength=nq)[:nq].astype(np.float64)
         self._ordered: dict = {}  # (descending, key bytes) -> Ranking: measures share gains (binary ones)
 
-    def rowsum(self, w) -> np.ndarray:
-        return np.bincount(self.row, weights=w, minlength=self.nq)[: self.nq]
+    def rowsum(self, weights) -> np.ndarray:
+        return np.bincount(self.row, weights=weights, minlength=self.nq)[: self.nq]
 
     def ordered(self, key: np.ndarray, descending: bool) -> Ranking:
         """The pool of every query sorted by ``key`` (one row per query).
@@ -45,27 +45,27 @@ class Pool:
         return Pool(self.row[keep], self.grade[keep], self.nq, self.judged[keep])
 
 
-def make_pool(kind: str, rk: Ranking, J: Judgements) -> Pool:
+def make_pool(kind: str, ranking: Ranking, judgements: Judgements) -> Pool:
     """The pool of every query: 'qrels' (judged documents), 'run' (retrieved) or 'union'."""
     if kind == "qrels":
-        return Pool(J.row, J.grade, J.nq)
-    judged = rk.judged if rk.judged is not None else np.ones(len(rk.row), bool)
+        return Pool(judgements.row, judgements.grade, judgements.nq)
+    judged = ranking.judged if ranking.judged is not None else np.ones(len(ranking.row), bool)
     if kind == "run":
-        return Pool(rk.row, rk.grade, J.nq, judged)
+        return Pool(ranking.row, ranking.grade, judgements.nq, judged)
     if kind == "union":
         extra = ~judged
-        return Pool(np.concatenate([J.row, rk.row[extra]]), np.concatenate([J.grade, rk.grade[extra]]), J.nq,
-                    np.concatenate([np.ones(len(J.row), bool), np.zeros(int(extra.sum()), bool)]))
+        return Pool(np.concatenate([judgements.row, ranking.row[extra]]), np.concatenate([judgements.grade, ranking.grade[extra]]), judgements.nq,
+                    np.concatenate([np.ones(len(judgements.row), bool), np.zeros(int(extra.sum()), bool)]))
     raise ValueError("pool must be 'qrels', 'run' or 'union'")
 
 
-def pool_gains(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:
+def pool_gains(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
     """Each pool document's gain under ``m`` (binary measures: 1 if relevant); unjudged gain 0.
 
     Most native measures depend on a ranking only through this sequence; :func:`pool_keys` is the
     finer label of those that do not.
     """
-    return np.where(pool.judged, gains_for(pool.grade, m, rel_of(m, rel_level), J.max_grade), 0.0)
+    return np.where(pool.judged, gains_for(pool.grade, measure, rel_of(measure, rel_level), judgements.max_grade), 0.0)
 
 
 def pool_codes(pool: Pool) -> np.ndarray:
@@ -74,27 +74,27 @@ def pool_codes(pool: Pool) -> np.ndarray:
     return np.where(~pool.judged, -1.0, np.where(pool.grade < 0, -2.0, pool.grade))
 
 
-def pool_keys(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray:
+def pool_keys(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
     """Each pool document's class under ``m``: documents with one key are interchangeable for the
     kernel.  The family's ``order`` of the trec_eval codes when it has one (RBP_resid tells judged
     from unjudged documents, bpref judged nonrelevant from unjudged), else :func:`pool_gains`.
     Sorting by it gives IUB/WLB (for families whose extremes are 'sorted'); DB enumerates its classes."""
-    fam = FAMILIES[m.family]
+    fam = FAMILIES[measure.family]
     if fam.order is not None:
-        return np.asarray(fam.order(pool_codes(pool), m, rel_of(m, rel_level), J.max_grade), dtype=np.float64)
-    return pool_gains(pool, J, m, rel_level)
+        return np.asarray(fam.order(pool_codes(pool), measure, rel_of(measure, rel_level), judgements.max_grade), dtype=np.float64)
+    return pool_gains(pool, judgements, measure, rel_level)
 
 
-def pool_reads(pool: Pool, J: Judgements, m, rel_level) -> np.ndarray | None:
+def pool_reads(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray | None:
     """The pool documents the kernel of native measure ``m`` reads (its family's ``reads``), None
     when it reads every document (or is computed elsewhere): a Monte Carlo draws only their ranks."""
-    fam = FAMILIES.get(m.family) if getattr(m, "native", False) else None
+    fam = FAMILIES.get(measure.family) if getattr(measure, "native", False) else None
     if fam is None or fam.reads is None:
         return None
     codes = pool_codes(pool)
-    if m.get("judged_only") and (codes < 0).any():
+    if measure.get("judged_only") and (codes < 0).any():
         return None  # -J closes up the ranks of the documents it drops: every rank depends on all of them
-    return np.asarray(fam.reads(codes, m, rel_of(m, rel_level), J.max_grade), dtype=bool)
+    return np.asarray(fam.reads(codes, measure, rel_of(measure, rel_level), judgements.max_grade), dtype=bool)
 
 
 def judged_only_pool(pool: Pool) -> Pool:

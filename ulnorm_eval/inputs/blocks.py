@@ -29,22 +29,22 @@ def _qid(line: bytes):
     return parts[0].removeprefix(b"\xef\xbb\xbf")  # a UTF-8 BOM before the file's first qid
 
 
-def _skip_blank(data, lo: int, pos: int) -> int:
+def _skip_blank(data, floor: int, pos: int) -> int:
     """The end (a line boundary) of the last line in ``data[lo:pos]`` that is not blank, else ``lo``.
 
     Whitespace is skipped in windows that double (64 bytes, 128, ...): a long run of blank lines
     costs a few copies of itself instead of one Python step per line, and a single blank line
     between data lines costs one 64-byte look.
     """
-    w, end = 64, pos
-    while pos > lo:
-        a = max(lo, pos - w)
-        k = len(bytes(data[a:pos]).rstrip())
-        if k:
-            nl = data.find(b"\n", a + k, end)
-            return nl + 1 if nl >= 0 else end
-        pos, w = a, w * 2
-    return lo
+    window, end = 64, pos
+    while pos > floor:
+        start = max(floor, pos - window)
+        kept = len(bytes(data[start:pos]).rstrip())
+        if kept:
+            newline = data.find(b"\n", start + kept, end)
+            return newline + 1 if newline >= 0 else end
+        pos, window = start, window * 2
+    return floor
 
 
 class _Tail:
@@ -75,11 +75,11 @@ class _Tail:
             if start < self.scanned:
                 start = self.scanned
             line = bytes(data[start:pos])
-            q = _qid(line)
-            if q is not None:
+            qid = _qid(line)
+            if qid is not None:
                 if last is None:
-                    last = q
-                elif q != last:
+                    last = qid
+                elif qid != last:
                     cut = pos  # a different query ends here: the trailing one starts after it
                     break
             elif not line.strip():
@@ -113,10 +113,10 @@ class _Tail:
             pos = _skip_blank(data, self.start, start) if not line.strip() else start
         return self.start
 
-    def shift(self, n: int) -> None:
-        self.start -= n
-        self.prev_end -= n
-        self.scanned -= n
+    def shift(self, count: int) -> None:
+        self.start -= count
+        self.prev_end -= count
+        self.scanned -= count
 
 
 def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool = False):
@@ -125,7 +125,7 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool
     ``small_whole``: an input shorter than ``block_bytes`` is yielded whole, as one block
     (:func:`run_blocks` joins its two blocks anyway), without the scan for its trailing query.
     """
-    fh = open_input(path)
+    handle = open_input(path)
     buf = bytearray()
     tail = _Tail()
     line = 1  # line number of buf[0]
@@ -133,7 +133,7 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool
     try:
         while True:
             try:
-                chunk = fh.read(block_bytes)
+                chunk = handle.read(block_bytes)
             except READ_ERRORS as exc:
                 raise InputError(path, None, f"cannot read: {exc}") from None
             if not chunk:
@@ -143,7 +143,7 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool
             if first and len(chunk) < block_bytes:
                 # Possibly the whole input: then one block, with no scan and no copies of a split.
                 try:
-                    more = fh.read(block_bytes)
+                    more = handle.read(block_bytes)
                 except READ_ERRORS as exc:
                     raise InputError(path, None, f"cannot read: {exc}") from None
                 if not more:
@@ -174,7 +174,7 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool
             line += block.count(b"\n")
     finally:
         if path != "-":
-            fh.close()
+            handle.close()
 
 
 def _check_whole(data: bytes, path: str) -> None:
@@ -214,9 +214,9 @@ def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
 def _tail_start(data: bytes, end: int) -> int:
     """Start of the trailing run of lines (before ``end``) that share the last data line's qid, as
     :func:`query_blocks` cuts (0: the data holds one query)."""
-    t = _Tail()
-    t.update(data, end)
-    return t.start
+    tail = _Tail()
+    tail.update(data, end)
+    return tail.start
 
 
 def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
@@ -233,32 +233,32 @@ def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
 
     size = os.path.getsize(path)
     bounds = [0]
-    with open(path, "rb") as fh:
-        k = 1
+    with open(path, "rb") as handle:
+        block = 1
         while True:
-            at = min(k * block_bytes, size)
+            target = min(block * block_bytes, size)
             prev, width = bounds[-1], 1 << 16
             while True:
-                lo = max(prev, at - width)
-                fh.seek(lo)
-                data = fh.read(at - lo)
-                if lo > prev:  # start at a whole line: the partial first line's qid means nothing
-                    nl = data.find(b"\n")
-                    if nl < 0:
+                floor = max(prev, target - width)
+                handle.seek(floor)
+                data = handle.read(target - floor)
+                if floor > prev:  # start at a whole line: the partial first line's qid means nothing
+                    newline = data.find(b"\n")
+                    if newline < 0:
                         width *= 4
                         continue
-                    lo, data = lo + nl + 1, data[nl + 1:]
+                    floor, data = floor + newline + 1, data[newline + 1:]
                 end = data.rfind(b"\n") + 1
                 cut = _tail_start(data, end) if end else 0
-                if cut == 0 and lo > prev:  # the last query reaches past the window
+                if cut == 0 and floor > prev:  # the last query reaches past the window
                     width *= 4
                     continue
                 break
             if cut:
-                bounds.append(lo + cut)
-            if at >= size:
+                bounds.append(floor + cut)
+            if target >= size:
                 break
-            k += 1
+            block += 1
     if bounds[-1] != size:
         bounds.append(size)
     if len(bounds) == 3 and bounds[2] <= block_bytes:  # as run_blocks merges them

@@ -28,12 +28,12 @@ def _text(path: str) -> str:
 def read_query_ids(path: str) -> tuple[list, int]:
     """(query ids in file order, repeated ids) of a one-id-per-line file."""
     ids, seen, repeated = [], set(), 0
-    for no, line in enumerate(_text(path).splitlines(), 1):
+    for line_no, line in enumerate(_text(path).splitlines(), 1):
         fields = line.split()
         if not fields:
             continue
         if len(fields) > 1:
-            raise InputError(path, no, f"expected one query id per line, got {len(fields)} fields")
+            raise InputError(path, line_no, f"expected one query id per line, got {len(fields)} fields")
         if fields[0] in seen:
             repeated += 1
             continue
@@ -53,25 +53,25 @@ def read_systems(path: str) -> dict:
     import io
 
     lines = text.splitlines()
-    first = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.startswith("#")), None)
+    first = next((index for index, line in enumerate(lines) if line.strip() and not line.startswith("#")), None)
     if first is None:
         raise InputError(path, None, "empty: expected the systems table of `compare --table systems`")
     sep = "\t" if "\t" in lines[first] else ","
     rows = csv.reader(io.StringIO("\n".join(lines[first:])), delimiter=sep)
     header = next(rows)
-    missing = [c for c in ("run", "metric", "mean") if c not in header]
+    missing = [column for column in ("run", "metric", "mean") if column not in header]
     if missing:
         raise InputError(path, first + 1, f"no {missing[0]!r} column: expected the systems table of "
                                           "`compare --table systems` (run, metric, mean, rank)")
-    col = {c: header.index(c) for c in ("run", "metric", "mean")}
+    col = {column: header.index(column) for column in ("run", "metric", "mean")}
     out: dict = {}
-    for k, row in enumerate(rows):
-        no = first + 2 + k
+    for row_index, row in enumerate(rows):
+        line_no = first + 2 + row_index
         if not row:  # the blank line before a second table (`--table systems,summary`): stop there
             break
         if len(row) != len(header):
-            raise InputError(path, no, f"{len(row)} fields, the header has {len(header)}")
-        _add(out, path, no, row[col["run"]], row[col["metric"]], row[col["mean"]])
+            raise InputError(path, line_no, f"{len(row)} fields, the header has {len(header)}")
+        _add(out, path, line_no, row[col["run"]], row[col["metric"]], row[col["mean"]])
     if not out:
         raise InputError(path, None, "no system in the table")
     return out
@@ -86,21 +86,21 @@ def _systems_json(path: str, text: str) -> dict:
     if not isinstance(rows, list) or not rows:
         raise InputError(path, None, "no 'systems' list: expected `compare --table systems -f json`")
     out: dict = {}
-    for k, r in enumerate(rows):
-        if not isinstance(r, dict) or not all(c in r for c in ("run", "metric", "mean")):
-            raise InputError(path, None, f"systems row {k + 1}: needs run, metric and mean")
-        _add(out, path, None, r["run"], r["metric"], r["mean"])
+    for index, row in enumerate(rows):
+        if not isinstance(row, dict) or not all(column in row for column in ("run", "metric", "mean")):
+            raise InputError(path, None, f"systems row {index + 1}: needs run, metric and mean")
+        _add(out, path, None, row["run"], row["metric"], row["mean"])
     return out
 
 
-def _add(out: dict, path, no, run, metric, mean) -> None:
+def _add(out: dict, path, line_no, run, metric, mean) -> None:
     try:
         value = strict_float(mean) if isinstance(mean, (str, bytes)) else float(mean)
     except (TypeError, ValueError):
-        raise InputError(path, no, f"mean {mean!r} is not a number") from None
+        raise InputError(path, line_no, f"mean {mean!r} is not a number") from None
     if value != value or value in (float("inf"), float("-inf")):
-        raise InputError(path, no, f"mean {mean!r} is not finite")
+        raise InputError(path, line_no, f"mean {mean!r} is not finite")
     runs = out.setdefault(str(metric), {})
     if str(run) in runs:
-        raise InputError(path, no, f"run {run!r} appears twice under {metric}")
+        raise InputError(path, line_no, f"run {run!r} appears twice under {metric}")
     runs[str(run)] = value

@@ -133,12 +133,12 @@ class _Counted(io.RawIOBase):
     def readable(self):
         return True
 
-    def readinto(self, b):
-        data = self.raw.read(len(b))
-        n = len(data)
-        b[:n] = data
-        self.n += n
-        return n
+    def readinto(self, buffer):
+        data = self.raw.read(len(buffer))
+        size = len(data)
+        buffer[:size] = data
+        self.n += size
+        return size
 
 
 class _RatioGuard(io.RawIOBase):
@@ -146,20 +146,20 @@ class _RatioGuard(io.RawIOBase):
     read so far MAX_RATIO times (a decompression bomb: a few MB of gzip making GBs of blank lines
     held whole by a reader fail within a second, not after minutes and gigabytes)."""
 
-    def __init__(self, fh, counted: _Counted, path: str, name: str):
-        self.fh, self.counted, self.path, self.name, self.out = fh, counted, path, name, 0
+    def __init__(self, handle, counted: _Counted, path: str, name: str):
+        self.fh, self.counted, self.path, self.name, self.out = handle, counted, path, name, 0
 
     def readable(self):
         return True
 
-    def readinto(self, b):
-        n = self.fh.readinto(b)
-        self.out += n or 0
+    def readinto(self, buffer):
+        size = self.fh.readinto(buffer)
+        self.out += size or 0
         if self.out > RATIO_FLOOR and self.out > MAX_RATIO * max(self.counted.n, 1):
             raise InputError(self.path, None, f"{self.name} data expanding more than {MAX_RATIO} times "
                                               f"({self.counted.n} bytes to over {self.out}; "
                                               "ULNORM_EVAL_MAX_RATIO): a decompression bomb?")
-        return n
+        return size
 
     def close(self):
         try:
@@ -193,8 +193,8 @@ def open_input(path: str):
     for magic, name, cls in _COMPRESSED:
         if head.startswith(magic):
             counted = _Counted(buf)
-            fh = cls(fileobj=counted, mode="rb") if cls is gzip.GzipFile else cls(counted, mode="rb")
-            inner = io.BufferedReader(_RatioGuard(fh, counted, path, name))
+            handle = cls(fileobj=counted, mode="rb") if cls is gzip.GzipFile else cls(counted, mode="rb")
+            inner = io.BufferedReader(_RatioGuard(handle, counted, path, name))
             try:
                 _refuse_format(path, inner.peek(512)[:512], inside=name)
             except READ_ERRORS as exc:
@@ -210,13 +210,13 @@ def read_bytes(path: str) -> bytes:
     Read in blocks, each checked as it arrives (:func:`check_chunk`): ``/dev/zero`` or a
     decompression bomb of NULs fails on its first block instead of exhausting memory.
     """
-    fh = open_input(path)
+    handle = open_input(path)
     parts, total, lines = [], 0, 0
     scan = LineScan(path)
     try:
         while True:
             try:
-                chunk = fh.read(8 << 20)
+                chunk = handle.read(8 << 20)
             except READ_ERRORS as exc:  # corrupt or truncated archives
                 raise InputError(path, None, f"cannot read: {exc}") from None
             except MemoryError:
@@ -234,7 +234,7 @@ def read_bytes(path: str) -> bytes:
             parts.append(chunk)
     finally:
         if path != "-":
-            fh.close()
+            handle.close()
     return b"".join(parts)
 
 
@@ -252,15 +252,15 @@ class LineScan:
 
     def feed(self, data: bytes, first_line: int = 1) -> None:
         """Scan ``data`` (the next block; its first line is line ``first_line`` of the input)."""
-        limit, n = self.limit, len(data)
+        limit, size = self.limit, len(data)
         start = -self.carry  # where the current line began, relative to this block
         while True:
-            end = data.find(b"\n", max(start, 0), min(n, start + limit + 1))
+            end = data.find(b"\n", max(start, 0), min(size, start + limit + 1))
             if end < 0:
-                if n - start > limit:
+                if size - start > limit:
                     line = first_line + data.count(b"\n", 0, max(start, 0))
                     raise InputError(self.path, line, f"line longer than {limit} bytes (ULNORM_EVAL_MAX_LINE)")
-                self.carry = n - start
+                self.carry = size - start
                 return
             # jump ahead: the lines between end and the last newline within a window of the limit
             # are all shorter than it
@@ -279,19 +279,19 @@ def _looks_utf16(data: bytes) -> bool:
     if len(head) < 4:
         return False
     even, odd = head[0::2], head[1::2]
-    e, o = even.count(0) / len(even), odd.count(0) / len(odd)
-    return (e > 0.4 and o < 0.1) or (o > 0.4 and e < 0.1)  # ASCII as UTF-16: every other byte NUL
+    even_zeros, odd_zeros = even.count(0) / len(even), odd.count(0) / len(odd)
+    return (even_zeros > 0.4 and odd_zeros < 0.1) or (odd_zeros > 0.4 and even_zeros < 0.1)  # ASCII as UTF-16: every other byte NUL
 
 
 def check_chunk(data: bytes, path: str, first_line: int = 1) -> None:
     """Refuse NUL bytes (binary data, or UTF-16 text without a byte-order mark)."""
-    i = data.find(b"\x00")
-    if i < 0:
+    at = data.find(b"\x00")
+    if at < 0:
         return
     if _looks_utf16(data):
         raise InputError(path, None, "looks like UTF-16 text (NUL bytes between characters); convert it to "
                                      "UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)")
-    line = first_line + data.count(b"\n", 0, i)
+    line = first_line + data.count(b"\n", 0, at)
     raise InputError(path, line, "NUL byte: binary data, not a text file")
 
 
@@ -313,8 +313,8 @@ def check_text(data: bytes, path: str, first_line: int = 1) -> None:
                                      "would become an invisible part of an id; remove it "
                                      "(save each file without a byte-order mark before joining them)")
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
-        m = _LONE_CR.search(data)
-        if m is not None:
-            line = first_line + data.count(b"\n", 0, m.start())
+        match = _LONE_CR.search(data)
+        if match is not None:
+            line = first_line + data.count(b"\n", 0, match.start())
             raise InputError(path, line, "stray carriage return (a CR not followed by LF; "
                                          "convert old Mac line ends (CR) to LF, e.g. with mac2unix)")

@@ -127,21 +127,21 @@ def plan_eval(request: EvalRequest, notes: list) -> EvalPlan:
     setup = []
     metrics = api.resolve_metrics(measures, variants, warn=setup.append, default_variants=defaults,
                                   trec_version=request.options.trec_version)
-    if request.options.zscore is not None and any(m.variant for m in metrics):
+    if request.options.zscore is not None and any(metric.variant for metric in metrics):
         raise OptionError("-Z converts trec_eval's measures, not the variants: add --norm none")
     try:
-        thresholds = [gate.parse_threshold(t) for t in request.thresholds]
+        thresholds = [gate.parse_threshold(threshold) for threshold in request.thresholds]
     except UnknownMeasure:
         raise
     except ValueError as exc:
         raise RefusedAlone(str(exc)) from exc
     sort_metric, descending = _sort_key(request.sort)
     # measures named only by a gate or --sort are evaluated (and printed) too
-    for m in [t.metric for t in thresholds] + ([sort_metric] if sort_metric else []):
-        if m not in metrics:
-            metrics.append(m)
+    for metric in [threshold.metric for threshold in thresholds] + ([sort_metric] if sort_metric else []):
+        if metric not in metrics:
+            metrics.append(metric)
     if request.holes:  # the gate's own metrics get their hole bounds too
-        metrics += [m for m in gate.hole_metrics([t.metric for t in thresholds]) if m not in metrics]
+        metrics += [metric for metric in gate.hole_metrics([threshold.metric for threshold in thresholds]) if metric not in metrics]
     return EvalPlan(metrics, thresholds, sort_metric, descending, setup)
 
 
@@ -170,21 +170,21 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
     def mc_total():  # units: query x metric x run (the last run's may be fewer: --run-queries-only)
         return monte_carlo_units(metrics) * len(set(loaded[0].qid.to_pylist())) * (len(inputs) - 1)
 
-    mc = mc_total if monte_carlo_units(metrics) and request.jobs == 1 and not request.scheduler else 0
-    with progress(inputs, mc) as step:
+    mc_bar = mc_total if monte_carlo_units(metrics) and request.jobs == 1 and not request.scheduler else 0
+    with progress(inputs, mc_bar) as step:
         step(f"reading {base_name(request.qrels)}", request.qrels)
-        q = api.load_qrels(request.qrels, groups=request.groups)
-        loaded.append(q)
-        if q.skipped:
-            notes.append(f"{request.qrels}: skipped {q.skipped} comment or blank lines")
+        qrels = api.load_qrels(request.qrels, groups=request.groups)
+        loaded.append(qrels)
+        if qrels.skipped:
+            notes.append(f"{request.qrels}: skipped {qrels.skipped} comment or blank lines")
         results = []
         # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
-        opts = api.with_runs_holes(opts, q, [*runs, *request.extra_runs], metrics)
-        with parallel.executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
-            done = parallel.evaluate_paths(ex, [*runs, *request.extra_runs], metrics + list(also), opts,
+        opts = api.with_runs_holes(opts, qrels, [*runs, *request.extra_runs], metrics)
+        with parallel.executor(qrels, request.jobs, request.scheduler, request.scheduler_timeout) as executor:
+            done = parallel.evaluate_paths(executor, [*runs, *request.extra_runs], metrics + list(also), opts,
                                            stream=request.stream)
-            for i, path in enumerate(runs):
-                step(f"evaluating {base_name(path)} ({i + 1}/{len(runs)})", path)
+            for index, path in enumerate(runs):
+                step(f"evaluating {base_name(path)} ({index + 1}/{len(runs)})", path)
                 results.append(next(done))
                 notes.extend(results[-1].notes)
             base = None
@@ -195,9 +195,9 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
                 base = next(done)
                 notes.extend(base.notes)
     try:
-        for rr, path in zip(results + ([base] if base is not None and base not in results else []),
+        for checked, path in zip(results + ([base] if base is not None and base not in results else []),
                             runs + [request.baseline]):
-            input_checks.require_overlap(rr, path, request.qrels, request.allow_disjoint)
+            input_checks.require_overlap(checked, path, request.qrels, request.allow_disjoint)
     except InputError as exc:  # alone: the notes of an evaluation against the wrong qrels mislead
         raise RefusedAlone(str(exc)) from exc
     error = input_checks.missing_query_error(results, runs) if request.strict_queries else None

@@ -20,9 +20,9 @@ from ..core.kernels import Judgements, Ranking
 __all__ = ["foreign_values", "foreign_scorer", "foreign_bounds", "honour_rel_level", "decreasing_scores"]
 
 
-def decreasing_scores(rk: Ranking) -> np.ndarray:
+def decreasing_scores(ranking: Ranking) -> np.ndarray:
     """num_ret - rank + 1 per ranked document: positive, strictly decreasing within a query."""
-    return (rk.length[rk.row] - rk.pos).astype(np.float64)
+    return (ranking.length[ranking.row] - ranking.pos).astype(np.float64)
 
 
 def honour_rel_level(measure, rel_level: float):
@@ -46,33 +46,33 @@ def _calc(measure, qrels_df, run_df, nrows: int, row_of: dict) -> np.ndarray:
 
     out = np.zeros(nrows)
     try:
-        for r in ir_measures.iter_calc([measure], qrels_df, run_df):
-            out[row_of[r.query_id]] = r.value
+        for result in ir_measures.iter_calc([measure], qrels_df, run_df):
+            out[row_of[result.query_id]] = result.value
     except (ValueError, TypeError, KeyError, ImportError, AssertionError) as exc:  # e.g. no provider installed
-        lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         raise UnknownMeasure(f"{measure}: ir_measures cannot compute it: {' '.join(lines)}") from None
     return out
 
 
-def foreign_values(rr, J: Judgements, m, qrels, options) -> np.ndarray:
+def foreign_values(run, judgements: Judgements, metric, qrels, options) -> np.ndarray:
     """Per-query values of an ir_measures measure for a ranked run (0 for queries it did not retrieve)."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    qset = pa.array(J.qids, pa.string())
+    qset = pa.array(judgements.qids, pa.string())
     keep = pc.is_in(qrels.qid, value_set=qset)
     qdf = pd.DataFrame({"query_id": pc.filter(qrels.qid, keep).to_pylist(),
                         "doc_id": pc.filter(qrels.docid, keep).to_pylist(),
                         "relevance": qrels.grade[keep.to_numpy(zero_copy_only=False)].astype(int)})
-    rk = rr.ranking
-    rdf = pd.DataFrame({"query_id": np.asarray(J.qids, dtype=object)[rk.row],
-                        "doc_id": rr.docid.to_pylist(), "score": decreasing_scores(rk)})
-    measure = honour_rel_level(m.foreign, options.rel_level)
-    return _calc(measure, qdf, rdf, J.nq, {q: i for i, q in enumerate(J.qids)})
+    ranking = run.ranking
+    rdf = pd.DataFrame({"query_id": np.asarray(judgements.qids, dtype=object)[ranking.row],
+                        "doc_id": run.docid.to_pylist(), "score": decreasing_scores(ranking)})
+    measure = honour_rel_level(metric.foreign, options.rel_level)
+    return _calc(measure, qdf, rdf, judgements.nq, {qid: index for index, qid in enumerate(judgements.qids)})
 
 
-def foreign_scorer(J: Judgements, m, options):
+def foreign_scorer(judgements: Judgements, metric, options):
     """A scorer of synthetic rankings (grades only): a pool document is judged with its grade, an
     unjudged one (run and union pools) is left out of the synthetic qrels, as it is of the real ones.
 
@@ -81,24 +81,24 @@ def foreign_scorer(J: Judgements, m, options):
     """
     import pandas as pd
 
-    measure = honour_rel_level(m.foreign, options.rel_level)
+    measure = honour_rel_level(metric.foreign, options.rel_level)
 
-    def score(rk: Ranking) -> np.ndarray:
+    def score(ranking: Ranking) -> np.ndarray:
         # numeric ids: some ir_measures providers (gdeval for ERR) accept nothing else
-        ids = rk.row.astype(str).astype(object)
-        docs = np.arange(len(rk.row)).astype(str).astype(object)
-        j = np.ones(len(rk.row), bool) if rk.judged is None else rk.judged
-        qdf = pd.DataFrame({"query_id": ids[j], "doc_id": docs[j], "relevance": np.rint(rk.grade[j]).astype(int)})
-        rdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "score": decreasing_scores(rk)})
-        return _calc(measure, qdf, rdf, rk.nrows, {str(i): i for i in range(rk.nrows)})
+        ids = ranking.row.astype(str).astype(object)
+        docs = np.arange(len(ranking.row)).astype(str).astype(object)
+        judged = np.ones(len(ranking.row), bool) if ranking.judged is None else ranking.judged
+        qdf = pd.DataFrame({"query_id": ids[judged], "doc_id": docs[judged], "relevance": np.rint(ranking.grade[judged]).astype(int)})
+        rdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "score": decreasing_scores(ranking)})
+        return _calc(measure, qdf, rdf, ranking.nrows, {str(index): index for index in range(ranking.nrows)})
 
     return score
 
 
-def foreign_bounds(pool, J: Judgements, m, options, rng) -> dict:
+def foreign_bounds(pool, judgements: Judgements, metric, options, rng) -> dict:
     from ..core.permutations import permutation_values
 
-    scorer = foreign_scorer(J, m, options)
-    vals = permutation_values(pool, J, m, options.rel_level, options.permutations, rng, scorer)
+    scorer = foreign_scorer(judgements, metric, options)
+    vals = permutation_values(pool, judgements, metric, options.rel_level, options.permutations, rng, scorer)
     return {"IUB": scorer(pool.ordered(pool.grade, True)), "WLB": scorer(pool.ordered(pool.grade, False)),
             "E": vals.mean(axis=0), "se": vals.std(axis=0, ddof=1) / np.sqrt(len(vals))}

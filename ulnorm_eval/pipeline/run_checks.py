@@ -37,13 +37,13 @@ def iter_runs(qrels, paths, qrels_path: str, allow_disjoint: bool = False):
     from ..inputs.text import open_input
     from . import evaluate as api
 
-    for p in paths:  # a missing or unreadable file is named now, not after the runs before it
-        if isinstance(p, str) and p != "-":
-            open_input(p).close()
-    for p in paths:
-        r = api.load_run(p, qrels)
-        require_shared_queries(qrels, r, p, qrels_path, allow_disjoint)
-        yield r
+    for path in paths:  # a missing or unreadable file is named now, not after the runs before it
+        if isinstance(path, str) and path != "-":
+            open_input(path).close()
+    for path in paths:
+        run = api.load_run(path, qrels)
+        require_shared_queries(qrels, run, path, qrels_path, allow_disjoint)
+        yield run
 
 
 def load_runs(qrels, paths, qrels_path: str, allow_disjoint: bool = False, rename: bool = True) -> list:
@@ -52,8 +52,8 @@ def load_runs(qrels, paths, qrels_path: str, allow_disjoint: bool = False, renam
 
     runs = list(iter_runs(qrels, paths, qrels_path, allow_disjoint))
     if rename:
-        for r, name in zip(runs, unique_names([r.name for r in runs])):
-            r.name = name
+        for run, name in zip(runs, unique_names([run.name for run in runs])):
+            run.name = name
     return runs
 
 
@@ -69,38 +69,38 @@ def require_finite_gains(qrels, measures, qrels_path: str, rel_level: float = 1)
     if not grade.size:
         return
     top = float(grade.max())
-    for m in api.resolve_metrics(measures, []):
-        rec = m.measure.record
+    for metric in api.resolve_metrics(measures, []):
+        rec = metric.measure.record
         if rec is None or rec.gain is None:
             continue
-        rel = m.measure.get("rel")
-        g = np.asarray(rec.gain(np.array([top]), m.measure, rel_level if rel is None else rel, top), dtype=np.float64)
-        if not np.all(np.isfinite(g)):
-            _overflow(qrels_path, f"{m.measure}: the gain of grade {top:g}")
+        rel = metric.measure.get("rel")
+        gain = np.asarray(rec.gain(np.array([top]), metric.measure, rel_level if rel is None else rel, top), dtype=np.float64)
+        if not np.all(np.isfinite(gain)):
+            _overflow(qrels_path, f"{metric.measure}: the gain of grade {top:g}")
 
 
 def refuse_non_finite_means(cmp, qrels_path: str) -> None:
     """compare: a mean that is infinite, or NaN for a plain measure, came from an overflow."""
     import math
 
-    plain = {str(m) for m in cmp.metrics if not m.variant}
+    plain = {str(entry) for entry in cmp.metrics if not entry.variant}
     systems = cmp.tables["systems"]
     for run, metric, mean in zip(systems["run"], systems["metric"], systems["mean"]):
         if math.isinf(mean) or (math.isnan(mean) and metric in plain):
             _overflow(qrels_path, f"{metric} of {run}")
 
 
-def refuse_non_finite_frame(df, columns, qrels_path: str) -> None:
+def refuse_non_finite_frame(frame, columns, qrels_path: str) -> None:
     """queries: E, IUB, WLB or a run's mean that is not finite came from an overflow."""
     import numpy as np
 
-    for c in columns:
-        if c not in df.columns:
+    for column in columns:
+        if column not in frame.columns:
             continue
-        bad = ~np.isfinite(df[c].to_numpy(dtype=np.float64))
+        bad = ~np.isfinite(frame[column].to_numpy(dtype=np.float64))
         if bad.any():
-            i = int(np.argmax(bad))
-            _overflow(qrels_path, f"{c} of {df['measure'].iloc[i]} for query {df['query'].iloc[i]!r}")
+            index = int(np.argmax(bad))
+            _overflow(qrels_path, f"{column} of {frame['measure'].iloc[index]} for query {frame['query'].iloc[index]!r}")
 
 
 def _overflow(qrels_path: str, what: str):

@@ -53,20 +53,20 @@ def safe_text(text, backslash: bool = True) -> str:
     if text.isprintable() and (not backslash or "\\" not in text):
         return text
     out = []
-    for ch in text:
-        o = ord(ch)
-        if ch == "\\" and not backslash:
-            out.append(ch)
-        elif ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch.isprintable():  # the space and every visible character
-            out.append(ch)
-        elif o < 0x100:
-            out.append(f"\\x{o:02x}" if o < 0x80 else f"\\u{o:04x}")
-        elif o < 0x10000:
-            out.append(f"\\u{o:04x}")
+    for char in text:
+        code = ord(char)
+        if char == "\\" and not backslash:
+            out.append(char)
+        elif char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif char.isprintable():  # the space and every visible character
+            out.append(char)
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
         else:
-            out.append(f"\\U{o:08x}")
+            out.append(f"\\U{code:08x}")
     return "".join(out)
 
 
@@ -91,11 +91,11 @@ def markdown_text(text) -> str:
     in a name print as written in a GitHub job summary instead of formatting it."""
     text = safe_text(text)
     out = []
-    for i, c in enumerate(text):
+    for index, char in enumerate(text):
         # '_' between two letters or digits can neither open nor close emphasis (bm25_rm3 stays
         # readable); anywhere else it is escaped like the rest
-        inert = c == "_" and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum()
-        out.append("\\" + c if c in _MARKDOWN and not inert else c)
+        inert = char == "_" and 0 < index < len(text) - 1 and text[index - 1].isalnum() and text[index + 1].isalnum()
+        out.append("\\" + char if char in _MARKDOWN and not inert else char)
     return "".join(out)
 
 
@@ -108,7 +108,7 @@ _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#
 def latex_text(text) -> str:
     """``text`` for LaTeX's text mode: control characters made visible first (:func:`safe_text`: a
     newline would end a table row), then LaTeX's specials escaped."""
-    return "".join(_TEX.get(c, c) for c in safe_text(text))
+    return "".join(_TEX.get(char, char) for char in safe_text(text))
 
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -146,34 +146,34 @@ def zscored(metric) -> bool:
     return not metric.variant and (rec is None or rec.value != "text")
 
 
-def isnan(v) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
+def isnan(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
-def num_text(v: float, precision: int | None, nan: str = "nan") -> str:
-    if isinstance(v, str):  # a text measure (relstring, runid)
-        return v
-    if isnan(v):
+def num_text(value: float, precision: int | None, nan: str = "nan") -> str:
+    if isinstance(value, str):  # a text measure (relstring, runid)
+        return value
+    if isnan(value):
         return nan
     if precision is None:
-        return repr(float(v))
-    return f"{v:.{precision}f}"
+        return repr(float(value))
+    return f"{value:.{precision}f}"
 
 
-def json_value(v: float, precision: int | None):
+def json_value(value: float, precision: int | None):
     """A JSON number: None for NaN, rounded when a precision is given."""
-    if isinstance(v, str):
-        return v
-    if isnan(v):
+    if isinstance(value, str):
+        return value
+    if isnan(value):
         return None
-    v = float(v)
-    return round(v, precision) if precision is not None else v
+    value = float(value)
+    return round(value, precision) if precision is not None else value
 
 
-def mean_stderr(values, se) -> float:
+def mean_stderr(values, stderr) -> float:
     """Standard error of a mean of independent Monte Carlo estimates: sqrt(sum se_i^2) / n."""
     import numpy as np
 
-    ok = ~np.isnan(values)
-    n = int(ok.sum())
-    return float(np.sqrt(np.sum(np.square(se[ok]))) / n) if n else float("nan")
+    defined = ~np.isnan(values)
+    count = int(defined.sum())
+    return float(np.sqrt(np.sum(np.square(stderr[defined]))) / count) if count else float("nan")

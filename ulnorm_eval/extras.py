@@ -19,8 +19,8 @@ EXTRAS = {
 # a module two extras install belongs to the smaller one (rouge_score: summ; bertscore has it too)
 MODULE_EXTRA = {}
 for _extra, (_mods, _) in reversed(list(EXTRAS.items())):
-    for _m in _mods:
-        MODULE_EXTRA[_m] = _extra
+    for _module in _mods:
+        MODULE_EXTRA[_module] = _extra
 
 
 def install_line(extra: str) -> str:

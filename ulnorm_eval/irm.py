@@ -42,7 +42,7 @@ from .core.registry import FAMILIES, VARIANTS  # importing the registry register
 from .core.variants import PRIOR_VARIANTS
 
 __all__ = ["UlnormMeasure", "FamilyMeasure", "VariantMeasure", "UlnormNote", "measure", "FAMILY_OBJECTS",
-           "VARIANT_OBJECTS", *[f for f in FAMILIES], *[v for v in VARIANTS if v not in PRIOR_VARIANTS]]
+           "VARIANT_OBJECTS", *[family for family in FAMILIES], *[variant for variant in VARIANTS if variant not in PRIOR_VARIANTS]]
 
 
 LOG = logging.getLogger("ulnorm_eval")
@@ -224,9 +224,9 @@ def _variant(v) -> VariantMeasure:
     return cls()
 
 
-FAMILY_OBJECTS: dict[str, FamilyMeasure] = {f.name: _family(f) for f in FAMILIES.values()}
-VARIANT_OBJECTS: dict[str, VariantMeasure] = {v.name: _variant(v) for v in VARIANTS.values()
-                                              if v.name not in PRIOR_VARIANTS}
+FAMILY_OBJECTS: dict[str, FamilyMeasure] = {family.name: _family(family) for family in FAMILIES.values()}
+VARIANT_OBJECTS: dict[str, VariantMeasure] = {variant.name: _variant(variant) for variant in VARIANTS.values()
+                                              if variant.name not in PRIOR_VARIANTS}
 globals().update(FAMILY_OBJECTS)
 globals().update(VARIANT_OBJECTS)
 

@@ -139,7 +139,7 @@ def _normalisers() -> dict:
     """Variant name -> normalise(A, I, E, W), for the variants that are normalisations of a measure."""
     from ..core.variants import VARIANTS
 
-    return {v.name: v.normalise for v in VARIANTS.values() if v.normalise is not None}
+    return {variant.name: variant.normalise for variant in VARIANTS.values() if variant.normalise is not None}
 
 
 def parse_measure(text: str) -> MeasureSpec:
@@ -837,7 +837,7 @@ def study(design, specs, cutoffs, options: StudyOptions = StudyOptions(), paired
             for half, (fit, held) in enumerate(halves):
                 dfit, dheld = design_k.subset(fit), design_k.subset(held)
                 refit = _entries(dfit, spec, k, options, progress)
-                for entry, (*_, g, d, _o) in enumerate(refit):
+                for entry, (*_, g, d, _optimum) in enumerate(refit):
                     split_phi[entry, half] = (stats.phi(components(dfit, g, d, spec), n_topics),
                                        stats.phi(components(dheld, g, d, spec), n_topics))
             for entry, (optimised, constrained, gname, dname, g, d, optimum) in enumerate(entries):

@@ -113,9 +113,9 @@ class PairedTest:
     ci_high: np.ndarray
 
     def __post_init__(self):
-        for k, v in vars(self).items():  # one pair in, plain floats out
-            if np.ndim(v) == 0:
-                setattr(self, k, float(v))
+        for name, value in vars(self).items():  # one pair in, plain floats out
+            if np.ndim(value) == 0:
+                setattr(self, name, float(value))
 
 
 def _diffs(diffs) -> np.ndarray:
@@ -409,11 +409,11 @@ def _discordant(A, B) -> int:
     if n < 2:
         return 0
     order = np.lexsort((B, A), axis=-1)
-    o2 = np.argsort(B, axis=1, kind="stable")
-    sorted_b = np.take_along_axis(B, o2, 1)
+    order_b = np.argsort(B, axis=1, kind="stable")
+    sorted_b = np.take_along_axis(B, order_b, 1)
     dense = np.cumsum(np.concatenate([np.ones((T, 1), bool), sorted_b[:, 1:] != sorted_b[:, :-1]], axis=1), axis=1)
     rank = np.empty_like(dense)
-    np.put_along_axis(rank, o2, dense, 1)  # 1..distinct values of B
+    np.put_along_axis(rank, order_b, dense, 1)  # 1..distinct values of B
     seq = np.take_along_axis(rank, order, 1)
     size = 1 << int(n).bit_length()  # > n: every rank's tree path, queries and updates alike, stays inside
     levels = size.bit_length()

@@ -151,7 +151,7 @@ def n_tokens(scorer, text: str) -> int:
     return sum(token not in special for token in sent_encode(scorer._tokenizer, text))
 
 
-def expected_summaries(scorer, source: str, ks, order: str = "increasing", sims=None, ties: str = "last") -> list:
+def expected_summaries(scorer, source: str, lengths, order: str = "increasing", sims=None, ties: str = "last") -> list:
     """Algorithm 1: for each k in ``ks`` the first k distinct tokens of the dictionary sorted by similarity
     in ``order`` ('increasing': the least similar first, as the listing; 'decreasing': the most
     similar first), ties kept in dictionary order (Python's stable sort).  ``sims``: the source's
@@ -160,7 +160,7 @@ def expected_summaries(scorer, source: str, ks, order: str = "increasing", sims=
         raise ValueError(f"order must be one of {', '.join(ORDERS)}")
     tid, sim = sims if sims is not None else _token_similarities(scorer, source, ties)
     idx = np.argsort(sim if order == "increasing" else -sim, kind="stable")
-    return [_text(scorer._tokenizer, tid[idx[:max(int(length), 0)]]) for length in ks]
+    return [_text(scorer._tokenizer, tid[idx[:max(int(length), 0)]]) for length in lengths]
 
 
 @dataclass

@@ -16,11 +16,11 @@ __all__ = ["Pool", "make_pool", "pool_gains", "pool_keys", "pool_codes", "pool_r
 class Pool:
     """Per-query pool documents: grades (and whether judged), grouped by query, order irrelevant."""
 
-    def __init__(self, row: np.ndarray, grade: np.ndarray, nq: int, judged: np.ndarray | None = None):
+    def __init__(self, row: np.ndarray, grade: np.ndarray, n_queries: int, judged: np.ndarray | None = None):
         order = np.argsort(row, kind="stable")
-        self.row, self.grade, self.nq = row[order], grade[order], nq
+        self.row, self.grade, self.nq = row[order], grade[order], n_queries
         self.judged = np.ones(len(row), bool) if judged is None else np.asarray(judged, bool)[order]
-        self.n = np.bincount(self.row, minlength=nq)[:nq].astype(np.float64)
+        self.n = np.bincount(self.row, minlength=n_queries)[:n_queries].astype(np.float64)
         self._ordered: dict = {}  # (descending, key bytes) -> Ranking: measures share gains (binary ones)
 
     def rowsum(self, weights) -> np.ndarray:

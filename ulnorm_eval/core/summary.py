@@ -8,7 +8,7 @@ __all__ = ["summarise", "GMEAN_FLOOR"]
 GMEAN_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: gm_map and friends floor each value before the log
 
 
-def summarise(v: np.ndarray, order: np.ndarray | None = None, rule: str = "mean") -> float:
+def summarise(values: np.ndarray, order: np.ndarray | None = None, rule: str = "mean") -> float:
     """The summary of the defined values, added one at a time in trec_eval's query order (qid byte
     order): 'mean', 'sum', or 'gmean' = exp(mean(log(max(v, 1e-5)))).
 
@@ -16,10 +16,10 @@ def summarise(v: np.ndarray, order: np.ndarray | None = None, rule: str = "mean"
     4-decimal rounding boundary (Robust 2003 SABIR03BASE: P_1000 = 3.325/100 prints 0.0332).
     """
     if order is not None:
-        v = v[order]
-    v = v[~np.isnan(v)]
+        values = values[order]
+    values = values[~np.isnan(values)]
     if rule == "sum":
-        return float(np.cumsum(v)[-1]) if len(v) else 0.0
+        return float(np.cumsum(values)[-1]) if len(values) else 0.0
     if rule == "gmean":
-        return float(np.exp(np.cumsum(np.log(np.maximum(v, GMEAN_FLOOR)))[-1] / len(v))) if len(v) else float("nan")
-    return float(np.cumsum(v)[-1] / len(v)) if len(v) else float("nan")
+        return float(np.exp(np.cumsum(np.log(np.maximum(values, GMEAN_FLOOR)))[-1] / len(values))) if len(values) else float("nan")
+    return float(np.cumsum(values)[-1] / len(values)) if len(values) else float("nan")

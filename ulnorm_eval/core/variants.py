@@ -130,12 +130,12 @@ register_variant(Variant(
     "or judged with a negative grade), ranks closed up (trec_eval -J for one measure)",
     "Sakai 2007 (condensed lists: AP', nDCG')", "as M", "condensed"))
 
-DEFAULT_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.default)
-PRIOR_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "prior")  # computed by analysis.nrg
-BOUND_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "bound")
-HOLE_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "holes")  # core.holes
-BOOTSTRAP_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "holes" and v.bound not in ("LB", "UB"))
-CONDENSED_VARIANTS = tuple(v.name for v in VARIANTS.values() if v.kind == "condensed")  # pipeline.blocks
+DEFAULT_VARIANTS = tuple(variant.name for variant in VARIANTS.values() if variant.default)
+PRIOR_VARIANTS = tuple(variant.name for variant in VARIANTS.values() if variant.kind == "prior")  # computed by analysis.nrg
+BOUND_VARIANTS = tuple(variant.name for variant in VARIANTS.values() if variant.kind == "bound")
+HOLE_VARIANTS = tuple(variant.name for variant in VARIANTS.values() if variant.kind == "holes")  # core.holes
+BOOTSTRAP_VARIANTS = tuple(variant.name for variant in VARIANTS.values() if variant.kind == "holes" and variant.bound not in ("LB", "UB"))
+CONDENSED_VARIANTS = tuple(variant.name for variant in VARIANTS.values() if variant.kind == "condensed")  # pipeline.blocks
 
 
 def variant_names(kinds=("bound", "ratio", "distribution")) -> str:

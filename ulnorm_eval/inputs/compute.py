@@ -89,12 +89,12 @@ def is_finite(arr):
     return call_function("is_finite", [arr])
 
 
-def equal(a, b):
-    return call_function("equal", [a, b])
+def equal(left, right):
+    return call_function("equal", [left, right])
 
 
-def and_(a, b):
-    return call_function("and", [a, b])
+def and_(left, right):
+    return call_function("and", [left, right])
 
 
 def starts_with(strings, pattern):

@@ -72,30 +72,30 @@ def read_irds_qrels(source: str) -> Qrels:
 
         raise InputError(source, None, missing_message("irds")) from None
     try:
-        ds = ir_datasets.load(ds_id)
+        dataset = ir_datasets.load(ds_id)
     except KeyError:
         raise InputError(source, None, f"ir_datasets has no dataset {ds_id!r}") from None
-    if not ds.has_qrels():
+    if not dataset.has_qrels():
         raise InputError(source, None, f"dataset {ds_id!r} has no qrels")
     qid, docid, grade = [], [], []
     try:
         with _local_only(ir_datasets.util):
-            for q in ds.qrels_iter():
-                qid.append(str(q.query_id))
-                docid.append(str(q.doc_id))
-                grade.append(q.relevance)
+            for qids in dataset.qrels_iter():
+                qid.append(str(qids.query_id))
+                docid.append(str(qids.doc_id))
+                grade.append(qids.relevance)
     except _NotLocal:
         raise InputError(source, None, _not_local(ds_id)) from None
     except RuntimeError as exc:  # ir_datasets: every mirror failed, or a malformed line
         tried = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], list) else []
-        if any(isinstance(e, _NotLocal) for _, e in tried):
+        if any(isinstance(error, _NotLocal) for _, error in tried):
             raise InputError(source, None, _not_local(ds_id)) from None
         raise InputError(source, None, f"cannot read the qrels of {ds_id!r} locally: {exc.args[0]}") from None
     except FileNotFoundError as exc:
         raise InputError(source, None, f"the qrels of {ds_id!r} are not available locally ({exc})") from None
     if not qid:
         raise InputError(source, None, f"dataset {ds_id!r} has empty qrels")
-    g = np.asarray(grade, dtype=np.float64)
-    q, d = pa.array(qid, pa.string()), pa.array(docid, pa.string())
-    check_duplicates(q, d, source, None, "the qrels")
-    return Qrels(qid=q, docid=d, grade=g, path=source)
+    grades = np.asarray(grade, dtype=np.float64)
+    qids, docids = pa.array(qid, pa.string()), pa.array(docid, pa.string())
+    check_duplicates(qids, docids, source, None, "the qrels")
+    return Qrels(qid=qids, docid=docids, grade=grades, path=source)

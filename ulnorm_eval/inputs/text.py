@@ -285,13 +285,13 @@ def _looks_utf16(data: bytes) -> bool:
 
 def check_chunk(data: bytes, path: str, first_line: int = 1) -> None:
     """Refuse NUL bytes (binary data, or UTF-16 text without a byte-order mark)."""
-    at = data.find(b"\x00")
-    if at < 0:
+    nul_at = data.find(b"\x00")
+    if nul_at < 0:
         return
     if _looks_utf16(data):
         raise InputError(path, None, "looks like UTF-16 text (NUL bytes between characters); convert it to "
                                      "UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)")
-    line = first_line + data.count(b"\n", 0, at)
+    line = first_line + data.count(b"\n", 0, nul_at)
     raise InputError(path, line, "NUL byte: binary data, not a text file")
 
 

@@ -21,18 +21,18 @@ def read_zscores(path: str) -> dict:
     except UnicodeDecodeError as exc:
         raise InputError(path, None, f"not UTF-8 text ({exc.reason})") from None
     out: dict = {}
-    for no, line in enumerate(text.splitlines(), 1):
+    for line_no, line in enumerate(text.splitlines(), 1):
         fields = line.split()
         if len(fields) != 4:
-            raise InputError(path, no, f"expected 4 fields 'qid measure mean stddev', found {len(fields)}")
-        qid, name, mean, sd = fields
+            raise InputError(path, line_no, f"expected 4 fields 'qid measure mean stddev', found {len(fields)}")
+        qid, name, mean, std_text = fields
         try:
-            m, s = strict_float(mean), strict_float(sd)
+            mean_value, std_value = strict_float(mean), strict_float(std_text)
         except ValueError:
-            raise InputError(path, no, f"mean {mean!r} or stddev {sd!r} is not a number") from None
-        if not (math.isfinite(m) and math.isfinite(s)) or s < 0:
-            raise InputError(path, no, "mean and stddev must be finite, stddev >= 0")
+            raise InputError(path, line_no, f"mean {mean!r} or stddev {std_text!r} is not a number") from None
+        if not (math.isfinite(mean_value) and math.isfinite(std_value)) or std_value < 0:
+            raise InputError(path, line_no, "mean and stddev must be finite, stddev >= 0")
         if (qid, name) in out:
-            raise InputError(path, no, f"query {qid!r} and measure {name!r} given twice")
-        out[qid, name] = (m, s)
+            raise InputError(path, line_no, f"query {qid!r} and measure {name!r} given twice")
+        out[qid, name] = (mean_value, std_value)
     return out

@@ -36,14 +36,14 @@ def compare_outputs(cmp, request, view: CompareView) -> list:
         meta["baseline"] = baseline_run_name(baseline, request.runs, cmp.runs)
     if view.paper:
         chosen = ["systems", "pairs"]
-        meta["metric_queries"] = {m: len(q) for m, q in cmp.queries.items()}
+        meta["metric_queries"] = {metric: len(qids) for metric, qids in cmp.queries.items()}
     elif baseline is not None:  # the pairs against the baseline, corrected over them
         from ..analysis.marks import baseline_pairs
 
         frames["pairs"] = baseline_pairs(frames["pairs"], meta["baseline"], request.compare["correction"],
                                          request.compare["alpha"])
         chosen = chosen + ["pairs"] if "pairs" not in chosen else chosen
-    outputs = [Output(view.output, render({k: frames[k] for k in chosen}, view.fmt, view.precision, meta))]
+    outputs = [Output(view.output, render({name: frames[name] for name in chosen}, view.fmt, view.precision, meta))]
     if view.plot:  # drawn in memory, written with the table in one step (render/outputs.py)
         from .plots import PictureBuffer, plot_compare
 

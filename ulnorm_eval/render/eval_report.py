@@ -40,7 +40,7 @@ def table_extras(view: EvalView, request, metrics: list) -> list:
         return hidden
     from .table import unjudged_metrics
 
-    return hidden + [m for m in unjudged_metrics(metrics) if m not in hidden]
+    return hidden + [metric for metric in unjudged_metrics(metrics) if metric not in hidden]
 
 
 def eval_text(outcome, request, view: EvalView) -> str:
@@ -51,10 +51,10 @@ def eval_text(outcome, request, view: EvalView) -> str:
     order = None
     if request.sort or request.head:
         order = query_order(result, plan.sort_metric, plan.descending, request.head)
-    kw = {"per_query": view.per_query or order is not None, "names": view.names, "precision": view.precision,
+    table_options = {"per_query": view.per_query or order is not None, "names": view.names, "precision": view.precision,
           "query_order": order, "summary": not view.nosummary}
     if view.fmt == "table":
-        kw.update(view.layout)
+        table_options.update(view.layout)
     hidden = _undefined_marks(view, request, result.metrics)
     if hidden:
         from ..pipeline.evaluate import Result
@@ -63,8 +63,8 @@ def eval_text(outcome, request, view: EvalView) -> str:
         masks = undefined_masks(Result(result.metrics + hidden, result.runs, result.options, result.qrels_path,
                                        result.run_paths))
         if masks:
-            kw["undefined_masks"] = masks
-    return FORMATS[view.fmt](result, **kw)
+            table_options["undefined_masks"] = masks
+    return FORMATS[view.fmt](result, **table_options)
 
 
 def eval_outputs(outcome, request, view: EvalView, notes: list) -> list:
@@ -94,4 +94,4 @@ def eval_verdict(outcome, request, view: EvalView):
     from ..analysis import gate
 
     drop = (request.max_drop or 0.0) if outcome.base is not None else None
-    return gate.verdict(outcome.checks, view.names, drop, request.alpha), any(c.failed for c in outcome.checks)
+    return gate.verdict(outcome.checks, view.names, drop, request.alpha), any(check.failed for check in outcome.checks)

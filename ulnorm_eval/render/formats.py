@@ -44,14 +44,14 @@ def query_order(result, metric=None, descending: bool = False, head: int | None 
     ties and queries the first run lacks keep natural order, NaN last), then the first ``head``."""
     from ..pipeline.ordering import natural_order
 
-    qids = natural_order({q for rr in result.runs for q in rr.qids})
+    qids = natural_order({qid for first_run in result.runs for qid in first_run.qids})
     if metric is not None and result.runs:
-        rr = result.runs[0]
-        val = dict(zip(rr.qids, rr.values[metric].tolist()))
+        first_run = result.runs[0]
+        val = dict(zip(first_run.qids, first_run.values[metric].tolist()))
 
-        def key(q):
-            v = val.get(q, math.nan)
-            return (1, 0.0) if math.isnan(v) else (0, -v if descending else v)
+        def key(qid):
+            value = val.get(qid, math.nan)
+            return (1, 0.0) if math.isnan(value) else (0, -value if descending else value)
 
         qids = sorted(qids, key=key)
     return qids[:head] if head is not None else qids

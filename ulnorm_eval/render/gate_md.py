@@ -39,8 +39,8 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
     from ..analysis.gate import label as check_label
     from .values import metric_label, zscores
 
-    zs = zscores(result)
-    label = lambda metric: metric_label(metric, names, zs)  # noqa: E731
+    zscore_table = zscores(result)
+    label = lambda metric: metric_label(metric, names, zscore_table)  # noqa: E731
     failed = [item for item in checks if item.failed]
     n_checks = len(checks)
     if not checks:

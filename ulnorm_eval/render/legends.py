@@ -69,4 +69,4 @@ SYSTEMS_CELL = ("each cell: the run's mean of the per-query values (its rank amo
 def legend_lines(table: str, columns) -> list:
     """``column: meaning`` for each of ``columns`` (in order) of compare's ``table``."""
     known = COLUMNS.get(table, {})
-    return [f"{c}: {known[c]}" for c in columns if c in known]
+    return [f"{column}: {known[column]}" for column in columns if column in known]

@@ -60,25 +60,25 @@ def _reason(exc: OSError) -> str:
 
 def _old_content(path: str) -> bytes:
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        with open(path, "rb") as handle:
+            return handle.read()
     except FileNotFoundError:
         return b""
 
 
 def _write_fd(path: str, data: bytes, append: bool) -> None:
-    with open(path, "ab" if append else "wb") as fh:
-        fh.write(data)
-        fh.flush()
+    with open(path, "ab" if append else "wb") as handle:
+        handle.write(data)
+        handle.flush()
 
 
 def _discard(out) -> None:
     """After a failed write the stream still holds the rest: point its descriptor at /dev/null so
     that the next flush (the CLI's, the interpreter's at exit) neither fails again nor writes it."""
     try:
-        fd = out.fileno()
+        descriptor = out.fileno()
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, fd)
+        os.dup2(devnull, descriptor)
         os.close(devnull)
     except (OSError, ValueError, AttributeError):
         pass
@@ -121,7 +121,7 @@ class _PipeGone(Exception):
 def write_all(outputs) -> None:
     """Write every :class:`Output` (see the module docstring for the order and the guarantees)."""
     try:
-        _write_all([o for o in outputs if o is not None])
+        _write_all([output for output in outputs if output is not None])
     except _PipeGone as gone:
         raise gone.args[0] from None
 
@@ -129,30 +129,30 @@ def write_all(outputs) -> None:
 def _write_all(outputs) -> None:
     with contextlib.ExitStack() as stack:
         later = []
-        for o in outputs:
-            if o.path is None or _special(o.path):
-                later.append(o)
+        for output in outputs:
+            if output.path is None or _special(output.path):
+                later.append(output)
                 continue
-            target = stack.enter_context(atomic_path(o.path))
-            data = o.payload()
-            if o.append:
-                old = _old_content(o.path)
+            target = stack.enter_context(atomic_path(output.path))
+            data = output.payload()
+            if output.append:
+                old = _old_content(output.path)
                 data = old + (b"\n" if old else b"") + data
             try:
-                with open(target, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
+                with open(target, "wb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
             except OSError as exc:
-                raise OutputError(o.path, _reason(exc)) from None
-        for o in sorted(later, key=lambda o: o.path is None):  # devices first, standard output last
-            if o.path is None:
+                raise OutputError(output.path, _reason(exc)) from None
+        for output in sorted(later, key=lambda output: output.path is None):  # devices first, standard output last
+            if output.path is None:
                 try:
-                    write_stdout(o.data)
+                    write_stdout(output.data)
                 except BrokenPipeError as exc:
                     raise _PipeGone(exc) from None
                 continue
             try:
-                _write_fd(o.path, o.payload(), o.append)
+                _write_fd(output.path, output.payload(), output.append)
             except OSError as exc:
-                raise OutputError(o.path, _reason(exc)) from None
+                raise OutputError(output.path, _reason(exc)) from None

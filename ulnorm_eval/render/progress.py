@@ -202,8 +202,8 @@ def step_bar(enabled: bool, label: str):
         items = list(iterable)
         stage[0] += 1
         task = bar.add_task(f"{label} ({stage[0]})", total=len(items))
-        for x in items:
-            yield x
+        for item in items:
+            yield item
             bar.advance(task)
         bar.remove_task(task)
 

@@ -23,23 +23,23 @@ def measures_markdown() -> str:
 
     lines = ["| family | syntax | trec_eval name | formula | E under a random ranking | source |",
              "|---|---|---|---|---|---|"]
-    for f in FAMILIES.values():
+    for family in FAMILIES.values():
         trec = []
-        for cut in ([None] if f.cutoff == "none" else [10] if f.cutoff == "required" else [None, 10]):
-            m = Measure(f.name, (), cut)
-            t = m.trec_name()
-            if t != str(m) or t in [x.base for x in f.trec]:  # Rprec is spelt alike in both
-                trec.append(f"`{t.replace('_10', '_k')}`")
-        lines.append(f"| {f.name} | `{_md(syntax(f))}` | {', '.join(trec)} | {_md(f.formula)} | "
-                     f"{_md(f.expectation_formula)} | {_md(f.cite)} |")
+        for cut in ([None] if family.cutoff == "none" else [10] if family.cutoff == "required" else [None, 10]):
+            measure = Measure(family.name, (), cut)
+            trec_text = measure.trec_name()
+            if trec_text != str(measure) or trec_text in [trec_name.base for trec_name in family.trec]:  # Rprec is spelt alike in both
+                trec.append(f"`{trec_text.replace('_10', '_k')}`")
+        lines.append(f"| {family.name} | `{_md(syntax(family))}` | {', '.join(trec)} | {_md(family.formula)} | "
+                     f"{_md(family.expectation_formula)} | {_md(family.cite)} |")
     return "\n".join(lines)
 
 
-def syntax(f) -> str:
+def syntax(family) -> str:
     """``RBP(p=0.8, rel=None)[@k]``: a family's parameters with their defaults and its cutoff."""
-    params = ", ".join(f"{p.name}={p.default!r}" for p in f.params)
-    cut = {"optional": "[@k]", "required": "@k", "none": ""}[f.cutoff]
-    return f"{f.name}{'(' + params + ')' if params else ''}{cut}"
+    params = ", ".join(f"{param.name}={param.default!r}" for param in family.params)
+    cut = {"optional": "[@k]", "required": "@k", "none": ""}[family.cutoff]
+    return f"{family.name}{'(' + params + ')' if params else ''}{cut}"
 
 
 def bounds_kind(variant: str) -> str:
@@ -58,11 +58,11 @@ def bounds_kind(variant: str) -> str:
     return "none needed (no random-ranking bound)"
 
 
-def holes_text(f) -> str:
+def holes_text(family) -> str:
     """Whether a family has judgment-hole bounds (LB/UB), as `measures` prints it."""
-    if f.holes is None:
-        return f"n/a: {f.holes_note or 'no exact extremes derived for this measure'}"
-    return "exact (LB, UB; docs/holes.md)" + ("" if f.holes_check is None else
+    if family.holes is None:
+        return f"n/a: {family.holes_note or 'no exact extremes derived for this measure'}"
+    return "exact (LB, UB; docs/holes.md)" + ("" if family.holes_check is None else
                                               "; not for a negative gain or an increasing discount")
 
 
@@ -71,15 +71,15 @@ def variants_markdown() -> str:
     from ..core.registry import VARIANTS
 
     lines = ["| variant | formula | range | bounds | source |", "|---|---|---|---|---|"]
-    for v in VARIANTS.values():
-        alias = f" (alias {', '.join(v.aliases)})" if v.aliases else ""
-        if v.kind == "holes":  # LB and UB: one row, BS with its interval another (the README stays short)
-            if v.bound == "LB":
-                lines.append(f"| LB, UB | {_md(v.formula.replace('the smallest M', 'the smallest (largest) M'))} | "
-                             f"[min M, max M] | {bounds_kind(v.name)} | {_md(v.cite)} |")
-            elif v.bound == "BS":
-                lines.append(f"| BS, BSLO, BSHI | {_md(v.formula)}; BSLO, BSHI: its 2.5th and 97.5th percentiles (their spread, not a 95% confidence interval: docs/holes.md) | "
-                             f"{_md(v.rng)} | {bounds_kind(v.name)} | {_md(v.cite)} |")
+    for variant in VARIANTS.values():
+        alias = f" (alias {', '.join(variant.aliases)})" if variant.aliases else ""
+        if variant.kind == "holes":  # LB and UB: one row, BS with its interval another (the README stays short)
+            if variant.bound == "LB":
+                lines.append(f"| LB, UB | {_md(variant.formula.replace('the smallest M', 'the smallest (largest) M'))} | "
+                             f"[min M, max M] | {bounds_kind(variant.name)} | {_md(variant.cite)} |")
+            elif variant.bound == "BS":
+                lines.append(f"| BS, BSLO, BSHI | {_md(variant.formula)}; BSLO, BSHI: its 2.5th and 97.5th percentiles (their spread, not a 95% confidence interval: docs/holes.md) | "
+                             f"{_md(variant.rng)} | {bounds_kind(variant.name)} | {_md(variant.cite)} |")
             continue
-        lines.append(f"| {v.name}{alias} | {_md(v.formula)} | {_md(v.rng)} | {bounds_kind(v.name)} | {_md(v.cite)} |")
+        lines.append(f"| {variant.name}{alias} | {_md(variant.formula)} | {_md(variant.rng)} | {bounds_kind(variant.name)} | {_md(variant.cite)} |")
     return "\n".join(lines)

@@ -143,8 +143,8 @@ def _extremes(measure) -> str:
     if d is None or isinstance(d, str):
         return "sorted"
     d = [float(step) for step in d]
-    ok = all(earlier >= later for earlier, later in zip(d, d[1:])) and (not d or d[-1] >= 0)
-    return "sorted" if ok else "search"
+    decreasing = all(earlier >= later for earlier, later in zip(d, d[1:])) and (not d or d[-1] >= 0)
+    return "sorted" if decreasing else "search"
 
 
 _EXTREMES_NOTE = ("a discount vector that is not non-increasing and non-negative makes the gain-sorted "
@@ -193,10 +193,10 @@ def _ndcg_parts(holes):
     P = np.unique(np.concatenate(([0.0], S, judged_gain)))
     hist = np.zeros((judgements.nq, len(P)), dtype=np.int64)
     np.add.at(hist, (judgements.row, np.searchsorted(P, judged_gain)), 1)
-    ge = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]  # judged documents with gain >= P[j]
-    n_judged_above = ge[:, 1:][ranking.base]  # per segment [P_j, P_{j+1}): judged documents with gain > tau
+    at_least = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]  # judged documents with gain >= P[j]
+    n_judged_above = at_least[:, 1:][ranking.base]  # per segment [P_j, P_{j+1}): judged documents with gain > tau
     width = np.diff(P)
-    nmax = int(ge[:, 0].max() if judgements.nq else 0) + umax + int(V.max() if len(V) else 0) + 2
+    nmax = int(at_least[:, 0].max() if judgements.nq else 0) + umax + int(V.max() if len(V) else 0) + 2
     discounts = rank_discount(measure, np.arange(nmax))
     if measure.cutoff is not None:
         discounts = np.where(np.arange(nmax) < measure.cutoff, discounts, 0.0)
@@ -229,29 +229,29 @@ def holes_ndcg(holes):
     rows = np.arange(ranking.nrows)
     T = np.arange(parts["umax"] + 1)
     valid = T[None, :] <= u[:, None]
-    A0 = D_J + S[0] * Delta[rows, u]
+    A_0 = D_J + S[0] * Delta[rows, u]
     fixed_above = (width[parts["above"]] * Eat(n_judged_above[:, parts["above"]])).sum(axis=1)
 
     # minimum: the V holes past the cutoff and the c lowest-ranked within it at s_L, the rest at s_0
     idcg = fixed_above + (width[parts["below"]] * Eat(n_judged_above[:, parts["below"]] + (u + V)[:, None])).sum(axis=1)
     idcg = idcg[:, None] + sum(width[segment] * Eat(n_judged_above[:, segment, None] + V[:, None] + T[None, :])
                                for segment in np.flatnonzero(~parts["below"] & ~parts["above"]))
-    dcg = A0[:, None] + (S[L] - S[0]) * (Delta[rows, u][:, None] - Delta[rows[:, None], np.maximum(u[:, None] - T, 0)])
+    dcg = A_0[:, None] + (S[L] - S[0]) * (Delta[rows, u][:, None] - Delta[rows[:, None], np.maximum(u[:, None] - T, 0)])
     ratio = np.where(valid, np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0), np.inf)
     cmin = np.argmin(ratio, axis=1)
     t, unjudged_inside = parts["t"], parts["ui"]
     low = np.where((holes.unj & ~holes.inc) | (unjudged_inside & (t >= (u - cmin)[ranking.row])), rep[L], rep[0])
 
     # maximum: Dinkelbach over the chains u >= T_1 >= ... >= T_L >= 0
-    B0 = fixed_above + (width[parts["below"]] * Eat(n_judged_above[:, parts["below"]] + (u + V)[:, None])).sum(axis=1)
+    B_0 = fixed_above + (width[parts["below"]] * Eat(n_judged_above[:, parts["below"]] + (u + V)[:, None])).sum(axis=1)
     A = [None] + [(S[l] - S[l - 1]) * Delta for l in range(1, L + 1)]
     B = [None] + [sum((width[segment] * Eat(n_judged_above[:, segment, None] + T[None, :]) for segment in np.flatnonzero(parts["gap"] == l)
                        if not (parts["below"][segment] or parts["above"][segment])), np.zeros((ranking.nrows, len(T))))
                   for l in range(1, L + 1)]
 
     def value(counts):
-        num = A0 + sum(A[l][rows, counts[l - 1]] for l in range(1, L + 1))
-        den = B0 + sum(B[l][rows, counts[l - 1]] for l in range(1, L + 1))
+        num = A_0 + sum(A[l][rows, counts[l - 1]] for l in range(1, L + 1))
+        den = B_0 + sum(B[l][rows, counts[l - 1]] for l in range(1, L + 1))
         return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
 
     best = [np.zeros(ranking.nrows, np.int64) for _ in range(L)]

@@ -13,7 +13,7 @@ from ..records import SEEN_UNTIL_GAIN, Family, Param, TrecName, register
 from .common import JUDGED_ONLY, RandomPool, binary_gain, expected_rr, expected_sp, safe
 from .cumulative import TREC_CUTOFFS
 
-OA, A = ("official", "all_trec"), ("all_trec",)  # trec_eval nicknames
+NICK_OFFICIAL, NICK_ALL = ("official", "all_trec"), ("all_trec",)  # trec_eval nicknames
 
 REL = Param("rel", "int", None, "minimum grade counted relevant (default: -l/--rel-level, 1)")
 AP_NORM = Param("norm", "str", "R", "denominator of AP@k: 'R' (the query's relevant judged documents: trec_eval, "
@@ -210,7 +210,7 @@ register(Family(
     "AP", (REL, AP_NORM, JUDGED_ONLY), "optional", k_ap, binary_gain, "exact", e_ap,
     "SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut); SP@k / k with norm='k'",
     "E[SP@k] / R (exact; E[SP@k] / k with norm='k')", "Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", "rel",
-    trec=(TrecName("map", nick=OA), TrecName("map_cut", "each", defaults=TREC_CUTOFFS, nick=A)), irm="AP", aliases=("MAP",),
+    trec=(TrecName("map", nick=NICK_OFFICIAL), TrecName("map_cut", "each", defaults=TREC_CUTOFFS, nick=NICK_ALL)), irm="AP", aliases=("MAP",),
     paper_ideal=paper_ideal_ap, examples=("AP", "AP(rel=2)", "AP@{k}", "AP(norm='k')@{k}"), validate=_validate_ap,
     holes=holes_ap, holes_open=open_ap))
 
@@ -255,13 +255,13 @@ def browse_p(measure):
 register(Family(
     "P", (REL, JUDGED_ONLY), "required", k_p, binary_gain, "exact", e_p, "|relevant in top k| / k",
     "(P/n) * min(k, n) / k (exact)", "trec_eval P", "rel",
-    trec=(TrecName("P", "each", defaults=TREC_CUTOFFS, nick=OA),), irm="P", examples=("P@{k}",), browsing=browse_p,
+    trec=(TrecName("P", "each", defaults=TREC_CUTOFFS, nick=NICK_OFFICIAL),), irm="P", examples=("P@{k}",), browsing=browse_p,
     unique=True, holes=monotone))
 
 register(Family(
     "R", (REL, JUDGED_ONLY), "required", k_r, binary_gain, "exact", e_r, "|relevant in top k| / R",
     "(P/n) * min(k, n) / R (exact)", "trec_eval recall", "rel",
-    trec=(TrecName("recall", "each", defaults=TREC_CUTOFFS, nick=A),), irm="R", aliases=("Recall",),
+    trec=(TrecName("recall", "each", defaults=TREC_CUTOFFS, nick=NICK_ALL),), irm="R", aliases=("Recall",),
     examples=("R@{k}",), holes=holes_recall, holes_open=open_zero))
 
 
@@ -310,11 +310,11 @@ register(Family(
     "RR", (REL, JUDGED_ONLY), "optional", k_rr, binary_gain, "exact", e_rr,
     "1 / rank of the first relevant document (0 if none in the top k)",
     "sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", "trec_eval recip_rank", "rel",
-    trec=(TrecName("recip_rank", nick=OA),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
+    trec=(TrecName("recip_rank", nick=NICK_OFFICIAL),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
     browsing=browse_rr, holes=monotone))
 
 register(Family(
     "Rprec", (REL, JUDGED_ONLY), "none", k_rprec, binary_gain, "exact", e_rprec, "|relevant in top R| / R",
     "(P/n) * min(R, n) / R (exact)", "trec_eval Rprec", "rel",
-    trec=(TrecName("Rprec", nick=OA),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
+    trec=(TrecName("Rprec", nick=NICK_OFFICIAL),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
     holes_open=open_zero, holes_outside=outside_rprec))

@@ -16,9 +16,9 @@ def gain(grade, measure, rel, max_grade):
     gains = measure.get("gains")
     if gains is not None:
         return mapped_gains(grade, gains)
-    r = measure.get("rel")
-    if r is not None:
-        return (grade >= r).astype(np.float64)
+    rel_level_given = measure.get("rel")
+    if rel_level_given is not None:
+        return (grade >= rel_level_given).astype(np.float64)
     return np.maximum(grade, 0.0) / max_grade if max_grade > 0 else np.zeros_like(grade)
 
 

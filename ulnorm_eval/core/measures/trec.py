@@ -193,7 +193,7 @@ def _check_positive(name):
     return validate
 
 
-O, S, A = "official", "set", "all_trec"
+OFFICIAL, SET, ALL_TREC = "official", "set", "all_trec"
 _RECALL = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RMULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 _TE = "trec_eval 10 (m_{}.c)"
@@ -219,27 +219,27 @@ def _set(name, trec, function, nick, params=(), trec_name=None, param=None, vali
 
 register(Family(
     "runid", (), "none", _family_kernel(k_runid), binary_gain, "none", None, "the run's tag (text)", NO_BOUNDS,
-    "trec_eval 10 (m_runid.c)", "gains", summary="run", trec=(TrecName("runid", nick=(O, S, A)),), value="text",
+    "trec_eval 10 (m_runid.c)", "gains", summary="run", trec=(TrecName("runid", nick=(OFFICIAL, SET, ALL_TREC)),), value="text",
     per_query=False))
-_count("NumQ", "num_q", k_num_q, (O, S, A), level="gains", irm="NumQ", per_query=False)
-_count("NumRet", "num_ret", k_num_ret, (O, S, A), level="gains", irm="NumRet",
+_count("NumQ", "num_q", k_num_q, (OFFICIAL, SET, ALL_TREC), level="gains", irm="NumQ", per_query=False)
+_count("NumRet", "num_ret", k_num_ret, (OFFICIAL, SET, ALL_TREC), level="gains", irm="NumRet",
        params=(Param("rel", "int", None, "ir_measures' NumRet(rel=k): count only retrieved documents of grade >= k "
                                         "(NumRet(rel=1) = NumRelRet); all retrieved documents when not given"),))
-_count("NumRel", "num_rel", k_num_rel, (O, S, A), irm="NumRel", complete_summary=_sum_positive)
-_count("NumRelRet", "num_rel_ret", k_num_rel_ret, (O, S, A), irm="NumRelRet", params=(REL,))
-_count("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, (A,))
+_count("NumRel", "num_rel", k_num_rel, (OFFICIAL, SET, ALL_TREC), irm="NumRel", complete_summary=_sum_positive)
+_count("NumRelRet", "num_rel_ret", k_num_rel_ret, (OFFICIAL, SET, ALL_TREC), irm="NumRelRet", params=(REL,))
+_count("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, (ALL_TREC,))
 
 register(Family(
     "GMAP", (REL,), "none", k_ap, binary_gain, "exact", e_ap, "AP per query; 'all' = geometric mean",
     "E[AP] per query (exact); no variants: the 'all' row is a geometric mean (use those of AP)",
     "Robertson 2006 (GMAP); trec_eval 10 (m_gm_map.c)", "rel", summary="gmean",
-    trec=(TrecName("gm_map", nick=(O, A)),), per_query=False, examples=("GMAP",), holes=holes_ap,
+    trec=(TrecName("gm_map", nick=(OFFICIAL, ALL_TREC)),), per_query=False, examples=("GMAP",), holes=holes_ap,
     holes_open=open_zero))
 
 register(Family(
     "Bpref", (REL,), "none", _family_kernel(k_bpref), trec_gain, "exact", _family_expectation(e_bpref),
     _doc(k_bpref), "(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
-    "Buckley & Voorhees 2004", "rel", trec=(TrecName("bpref", nick=(O, A)),), irm="Bpref", examples=("Bpref",),
+    "Buckley & Voorhees 2004", "rel", trec=(TrecName("bpref", nick=(OFFICIAL, ALL_TREC)),), irm="Bpref", examples=("Bpref",),
     order=trec_order,
     extremes_note="each relevant document scores 1 - min(nonrelevant above, R)/min(N, R): every relevant one first "
                   "is the maximum, every judged nonrelevant one above every relevant one the minimum"))
@@ -248,12 +248,12 @@ register(Family(
     "bpref per query; 'all' = geometric mean",
     "E[bpref] per query (exact); no variants: the 'all' row is a geometric mean (use those of Bpref)",
     "Buckley & Voorhees 2004; trec_eval 10",
-    "rel", summary="gmean", trec=(TrecName("gm_bpref", nick=(A,)),), per_query=False, examples=("GMBpref",),
+    "rel", summary="gmean", trec=(TrecName("gm_bpref", nick=(ALL_TREC,)),), per_query=False, examples=("GMBpref",),
     order=trec_order, extremes_note="as bpref"))
 register(Family(
     "infAP", (REL,), "none", _family_kernel(k_infAP), trec_gain, "exact", _family_expectation(e_infAP),
     _doc(k_infAP), "(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
-    "Yilmaz & Aslam 2006", "rel", trec=(TrecName("infAP", nick=(A,)),), irm="infAP",
+    "Yilmaz & Aslam 2006", "rel", trec=(TrecName("infAP", nick=(ALL_TREC,)),), irm="infAP",
     examples=("infAP",), order=trec_order, extremes="search",
     extremes_note="no proof that sorting gives infAP's extremes (a document above a relevant one can raise or "
                   "lower its term depending on which unjudged kinds are above it): " + _SEARCHED))
@@ -263,42 +263,42 @@ register(Family(
               REL, JUDGED_ONLY), "none",
     _family_kernel(k_iprec_at_recall, _param("recall")), binary_gain, "montecarlo", None, _doc(k_iprec_at_recall),
     "Monte Carlo", "trec_eval 10 (m_iprec_at_recall.c)", "rel",
-    trec=(TrecName("iprec_at_recall", "each", "recall", _RECALL, "float", fmt=".2f", nick=(O, A)),),
+    trec=(TrecName("iprec_at_recall", "each", "recall", _RECALL, "float", fmt=".2f", nick=(OFFICIAL, ALL_TREC)),),
     irm="IPrec", validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]",
     examples=("IPrec@0.0", "IPrec@0.5", "IPrec@1.0"), reads=reads_relevant))
 register(Family(
     "Avg11pt", (Param("points", "str", None, "recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
                 REL), "none",
     _family_kernel(k_11pt_avg, _floats("points", _RECALL)), binary_gain, "montecarlo", None, _doc(k_11pt_avg),
-    "Monte Carlo", "trec_eval 10 (m_11pt_avg.c)", "rel", trec=(TrecName("11pt_avg", "raw", "points", nick=(A,)),),
+    "Monte Carlo", "trec_eval 10 (m_11pt_avg.c)", "rel", trec=(TrecName("11pt_avg", "raw", "points", nick=(ALL_TREC,)),),
     validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')"), reads=reads_relevant))
 
 register(Family(
     "relstring", (Param("length", "int", 10, "number of ranks shown"),), "none", _family_kernel(k_relstring, _given("length")),
     binary_gain, "none", None, _doc(relstring), NO_BOUNDS, "trec_eval 10 (m_relstring.c)", "gains", summary="none",
-    trec=(TrecName("relstring", "one", "length", nick=(A,)),), value="text", validate=_check_positive("length")))
+    trec=(TrecName("relstring", "one", "length", nick=(ALL_TREC,)),), value="text", validate=_check_positive("length")))
 
 register(Family(
     "RprecMult", (Param("mult", "float", 1.0, "multiple of R", always_show=True), REL), "none",
     _family_kernel(k_Rprec_mult, _param("mult")), binary_gain, "exact", _family_expectation(e_Rprec_mult, _param("mult")),
     _doc(k_Rprec_mult), "0 if c = 0; P/n if c <= n; P/c if c > n (exact)", "trec_eval 10 (m_Rprec_mult.c)", "rel",
-    trec=(TrecName("Rprec_mult", "each", "mult", _RMULT, "float", fmt=".2f", nick=(A,)),),
+    trec=(TrecName("Rprec_mult", "each", "mult", _RMULT, "float", fmt=".2f", nick=(ALL_TREC,)),),
     validate=_check_positive("mult"), examples=("RprecMult(mult=0.2)", "RprecMult(mult=1.0)", "RprecMult(mult=3.5)")))
 
 register(Family(
     "utility", (Param("coef", "str", None, "p1,p2,p3,p4 as text (default '1,-1,0,0')"), REL), "none",
     _family_kernel(k_utility, _floats("coef", None)), binary_gain, "none", None, _doc(k_utility), NO_BOUNDS,
-    "trec_eval 10 (m_utility.c)", "rel", trec=(TrecName("utility", "raw", "coef", nick=(S, A)),),
+    "trec_eval 10 (m_utility.c)", "rel", trec=(TrecName("utility", "raw", "coef", nick=(SET, ALL_TREC)),),
     validate=_check_floats("coef", 4)))
 
 register(Family(
     "binG", (REL,), "none", _family_kernel(k_binG), binary_gain, "exact", _family_expectation(e_binG),
     _doc(k_binG), "(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", "trec_eval 10 (m_binG.c, experimental)",
-    "rel", trec=(TrecName("binG", nick=(A,)),), examples=("binG",)))
+    "rel", trec=(TrecName("binG", nick=(ALL_TREC,)),), examples=("binG",)))
 register(Family(
     "G", (GAINS_PARAM,), "none", _family_kernel(k_G, _param("gains")), graded_gain, "montecarlo", None, _doc(k_G),
     "Monte Carlo", "trec_eval 10 (m_G.c, experimental)", "gains", trec=(TrecName("G", "map", "gains", value_name="gain",
-                                                                                  nick=(A,)),),
+                                                                                  nick=(ALL_TREC,)),),
     examples=("G", "G(gains={1:3,2:1})", "G(gains={1:0.5,2:-1})"), reads=reads_gain,
     extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
     extremes_note="with gains >= 0 the gain-sorted ordering is G's maximum (its log2 arguments are the smallest "
@@ -314,7 +314,7 @@ register(Family(
     "(1/nrel) [sum_{p<n} (S/n d(p) + (Np-1) S/(n(n-1)) D(p)) / IDCG(min(p+1, nrel)) + (nrel-Np) (S/n) D(n) / IDCG], "
     "S the pool's total gain, Np its documents of positive gain, d(p) = 1/log2(p+2), D(p) = sum_{i<p} d(i) (exact, "
     "linearity) for gains >= 0, none to a level below 0; Monte Carlo otherwise", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)",
-    "gains", trec=(TrecName("ndcg_rel", "map", "gains", value_name="gain", nick=(A,)),),
+    "gains", trec=(TrecName("ndcg_rel", "map", "gains", value_name="gain", nick=(ALL_TREC,)),),
     examples=("nDCG_rel", "nDCG_rel(gains={1:3,2:1})", "nDCG_rel(gains={0:1,2:5})", "nDCG_rel(gains={1:0.5,2:-1})"),
     exact_for=_gains_of_judged_levels, reads=reads_gain,
     extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
@@ -325,7 +325,7 @@ register(Family(
     _family_expectation(e_Rndcg, _param("gains")), _doc(k_Rndcg),
     "Rndcg with each DCG@b replaced by mean(g) sum_{i<=min(b,n)} 1/log2(i+1) (exact, linearity)",
     "Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", "gains",
-    trec=(TrecName("Rndcg", "map", "gains", value_name="gain", nick=(A,)),), examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
+    trec=(TrecName("Rndcg", "map", "gains", value_name="gain", nick=(ALL_TREC,)),), examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
     extremes_note="a mean of DCG@b over fixed depths b: descending (ascending) gains maximise (minimise) every "
                   "DCG@b at once (rearrangement)"))
 
@@ -333,19 +333,19 @@ register(Family(
     "RelP", (REL,), "required", _family_kernel(k_relative_P, _cutoff), binary_gain, "exact",
     _family_expectation(e_relative_P, _cutoff), _doc(k_relative_P), "(P/n) m / min(k, R) (exact)",
     "trec_eval 10 (m_relative_P.c)", "rel",
-    trec=(TrecName("relative_P", "each", defaults=TREC_CUTOFFS, nick=(A,)),), examples=("RelP@{k}",)))
+    trec=(TrecName("relative_P", "each", defaults=TREC_CUTOFFS, nick=(ALL_TREC,)),), examples=("RelP@{k}",)))
 register(Family(
     "Success", (REL, JUDGED_ONLY), "required", _family_kernel(k_success, _cutoff), binary_gain, "exact",
     _family_expectation(e_success, _cutoff), _doc(k_success), "1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
-    "trec_eval 10 (m_success.c)", "rel", trec=(TrecName("success", "each", defaults=(1, 5, 10), nick=(A,)),),
+    "trec_eval 10 (m_success.c)", "rel", trec=(TrecName("success", "each", defaults=(1, 5, 10), nick=(ALL_TREC,)),),
     irm="Success", examples=("Success@{k}",), holes=monotone))
 
-_set("SetP", "set_P", k_set_P, (S, A), (REL, JUDGED_ONLY), irm="SetP")
-_set("SetRelP", "set_relative_P", k_set_relative_P, (S, A))
-_set("SetR", "set_recall", k_set_recall, (S, A), (REL,), irm="SetR")
-_set("SetAP", "set_map", k_set_map, (S, A), (REL, JUDGED_ONLY))
-_set("SetF", "set_F", k_set_F, (S, A), (Param("beta", "float", 1.0, "weight of recall"), REL, JUDGED_ONLY),
-     TrecName("set_F", "one", "beta", kind="float", nick=(S, A)), _param("beta"), _check_positive("beta"), irm="SetF")
+_set("SetP", "set_P", k_set_P, (SET, ALL_TREC), (REL, JUDGED_ONLY), irm="SetP")
+_set("SetRelP", "set_relative_P", k_set_relative_P, (SET, ALL_TREC))
+_set("SetR", "set_recall", k_set_recall, (SET, ALL_TREC), (REL,), irm="SetR")
+_set("SetAP", "set_map", k_set_map, (SET, ALL_TREC), (REL, JUDGED_ONLY))
+_set("SetF", "set_F", k_set_F, (SET, ALL_TREC), (Param("beta", "float", 1.0, "weight of recall"), REL, JUDGED_ONLY),
+     TrecName("set_F", "one", "beta", kind="float", nick=(SET, ALL_TREC)), _param("beta"), _check_positive("beta"), irm="SetF")
 
 register(Family(
     "yaap", (REL,), "none", _family_kernel(k_yaap), binary_gain, "montecarlo", None, _doc(k_yaap), "Monte Carlo",
@@ -353,27 +353,27 @@ register(Family(
     extremes_note="an increasing function of SP (the sum of precisions at the relevant documents): SP's extremes, "
                   "relevant documents first and last"))
 
-_P = Param("p", "float", 0.9, "persistence", always_show=True)
+_RBP_P = Param("p", "float", 0.9, "persistence", always_show=True)
 register(Family(
-    "RBP_trec", (_P, GAINS_PARAM), "none", _family_kernel(k_rbp, _rbp_param), graded_gain, "exact",
+    "RBP_trec", (_RBP_P, GAINS_PARAM), "none", _family_kernel(k_rbp, _rbp_param), graded_gain, "exact",
     _family_expectation(e_rbp, _rbp_param), _doc(k_rbp), "mean scaled gain * (1 - p^n) (exact)",
     "Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", "gains",
-    trec=(TrecName("rbp", "map", "gains", value_name="gain", nick=(A,), keys=("p",), since=10),), validate=_check_p,
+    trec=(TrecName("rbp", "map", "gains", value_name="gain", nick=(ALL_TREC,), keys=("p",), since=10),), validate=_check_p,
     examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)"), order=rbp_order,
     extremes=lambda m: "sorted" if _nonneg_gains(m) else "search",
     extremes_note="linear in the scaled gains with weights p^(i-1), decreasing: sorted by gain is the maximum and "
                   "minimum (rearrangement); a negative gain makes unlisted and listed levels scale differently: "
                   + _SEARCHED))
 register(Family(
-    "RBP_resid", (_P,), "none", _family_kernel(k_rbp_resid, _rbp_resid_param), binary_gain, "exact",
+    "RBP_resid", (_RBP_P,), "none", _family_kernel(k_rbp_resid, _rbp_resid_param), binary_gain, "exact",
     _family_expectation(e_rbp_resid, _rbp_param), _doc(k_rbp_resid), "p^n + (W/n)(1 - p^n) when W > 0 (exact)",
-    "Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", "gains", trec=(TrecName("rbp_resid", "map", "gains", nick=(A,), keys=("p",), since=10),),
+    "Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", "gains", trec=(TrecName("rbp_resid", "map", "gains", nick=(ALL_TREC,), keys=("p",), since=10),),
     validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order,
     extremes_note="p^n + (1-p) sum over unjudged d_i of p^(i-1), weights decreasing: unjudged documents first is "
                   "the maximum, last the minimum (rearrangement); judged grades, -1 or 0 alike, do not enter it"))
 register(Family(
     "Unjudged", (), "required", _family_kernel(k_unj, _cutoff), binary_gain, "none", None, _doc(k_unj), NO_BOUNDS,
-    "trec_eval 10 (m_unj.c)", "gains", trec=(TrecName("unj", "each", defaults=(5, 10, 20), nick=(A,), since=10),)))
+    "trec_eval 10 (m_unj.c)", "gains", trec=(TrecName("unj", "each", defaults=(5, 10, 20), nick=(ALL_TREC,), since=10),)))
 
 # ir_measures' families, natively
 register(Family(

@@ -190,8 +190,8 @@ def e_infAP(pool, judgements, param, ctx):
     eps = INFAP_EPSILON
     out = np.zeros(pool.nq)
     for query in np.flatnonzero((P > 0) & (R > 0)):  # one vectorised block per query (no per-document loop)
-        PP, QQ, UU, VV = (int(count) for count in (P[query], Q[query], U[query], V[query]))
-        K, W = PP - 1 + QQ, UU + VV
+        P_q, Q_q, U_q, V_q = (int(count) for count in (P[query], Q[query], U[query], V[query]))
+        K, W = P_q - 1 + Q_q, U_q + V_q
         s = np.arange(K + 1, dtype=np.float64)[:, None]
         w = np.arange(W + 1, dtype=np.float64)[None, :]
         if W:
@@ -209,8 +209,8 @@ def e_infAP(pool, judgements, param, ctx):
             power = np.exp(np.concatenate([log0, log0 + np.cumsum(step, axis=1)], axis=1))
         else:
             power = np.ones((K + 1, 1))
-        expected_rel = s * (PP - 1) / K if K else np.zeros_like(s)
-        judged_above = s + w * (1.0 - (VV / W if W else 0.0))  # j - E[v]
+        expected_rel = s * (P_q - 1) / K if K else np.zeros_like(s)
+        judged_above = s + w * (1.0 - (V_q / W if W else 0.0))  # j - E[v]
         term = (1.0 + judged_above * (expected_rel + eps) / (s + 2 * eps)) / (s + w + 1.0)
-        out[query] = PP * np.sum(power * term) / (K + 1.0) / R[query]
+        out[query] = P_q * np.sum(power * term) / (K + 1.0) / R[query]
     return out

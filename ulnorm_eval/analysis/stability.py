@@ -648,7 +648,7 @@ def topic_resamples(n_topics: int, reps: int, seed: int = 0) -> np.ndarray:
 
 
 def topics_needed_resampled(score_matrix, resamples, target: float) -> np.ndarray:
-    """The topics needed for Φ >= ``target`` on every topic resample of the systems x topics scores ``Y``
+    """The topics needed for Φ >= ``target`` on every topic resample of the systems x topics scores ``score_matrix``
     (a bootstrap over topics: how far the count moves with the topics drawn)."""
     return np.array([stats.topics_needed(stats.variance_components(score_matrix[:, sample]), target) for sample in resamples],
                     dtype=np.float64)
@@ -709,7 +709,7 @@ def topic_splits(n_topics: int, splits: int, seed: int = 0) -> list:
 
 
 def error_ratio(score_matrix) -> float:
-    """(σ²(t) + σ²(s:t)) / σ²(s) of the systems x topics scores ``Y``: the topics needed for Φ >= P are
+    """(σ²(t) + σ²(s:t)) / σ²(s) of the systems x topics scores ``score_matrix``: the topics needed for Φ >= P are
     this times P / (1 - P) (Kanoulas & Aslam 2009 eq. 2 solved for n), so the ratio of two functions'
     topic counts, unrounded, is the ratio of their error ratios whatever P (inf when σ²(s) = 0)."""
     components = stats.variance_components(score_matrix)

@@ -261,7 +261,7 @@ PAIRWISE = {"t": pairwise_t, "randomization": pairwise_randomization, "bootstrap
 # --------------------------------------------------------------------------- multiple comparisons
 
 def adjust(p_values, method: str = "holm") -> np.ndarray:
-    """p-values adjusted for testing the whole family ``p`` (1-D; NaN entries are not counted).
+    """p-values adjusted for testing the whole family ``p_values`` (1-D; NaN entries are not counted).
 
     * ``none``: unchanged;
     * ``bonferroni``: min(1, m p_i) — controls the family-wise error rate;
@@ -299,7 +299,7 @@ CORRECTIONS = ("none", "bonferroni", "holm", "bh")
 # --------------------------------------------------------------------------- rankings
 
 def kendall_tau(first, second) -> float:
-    """Kendall's tau-b between the rankings the scores ``a`` and ``b`` induce (scipy.stats.kendalltau).
+    """Kendall's tau-b between the rankings the scores ``first`` and ``second`` induce (scipy.stats.kendalltau).
 
     Without ties it equals tau-a = 1 - 2 d / C(n, 2), d the discordant pairs (Karmaker & Feng 2022 Tables 6, 16;
     Kanoulas & Aslam 2009 Table 4).
@@ -362,7 +362,7 @@ def split_half_swap_rate(score_matrix, trials: int = 1000, seed: int = 0, half: 
     floor(n/2)) form Q1, the next ``half`` form Q2.  For every pair of systems (i, j) the mean
     differences d1, d2 on Q1 and Q2 are compared; a *swap* is d1 d2 < 0 (Voorhees & Buckley 2002;
     Sakai 2006).  Karmaker & Feng 2022 §4.4.4 cite Sakai's swap rate but compare two fixed
-    experiments instead (:func:`swap_rate_between`).  ``Y`` may be one score matrix (systems x queries) or a
+    experiments instead (:func:`swap_rate_between`).  ``score_matrix`` may be one score matrix (systems x queries) or a
     stack of them (metrics x systems x queries); the same splits serve every matrix, so metrics
     are compared on identical splits.  Returns the fraction of (split, pair) events that swap.
 
@@ -405,21 +405,21 @@ def _discordant(A, B) -> int:
     tree, every row at once: O(systems log systems) numpy steps over the rows, memory linear in the
     systems (a pair tied in A is ordered by B, hence never an inversion; one tied in B is not one).
     """
-    T, n = A.shape
+    n_trials, n = A.shape
     if n < 2:
         return 0
     order = np.lexsort((B, A), axis=-1)
     order_b = np.argsort(B, axis=1, kind="stable")
     sorted_b = np.take_along_axis(B, order_b, 1)
-    dense = np.cumsum(np.concatenate([np.ones((T, 1), bool), sorted_b[:, 1:] != sorted_b[:, :-1]], axis=1), axis=1)
+    dense = np.cumsum(np.concatenate([np.ones((n_trials, 1), bool), sorted_b[:, 1:] != sorted_b[:, :-1]], axis=1), axis=1)
     rank = np.empty_like(dense)
     np.put_along_axis(rank, order_b, dense, 1)  # 1..distinct values of B
     seq = np.take_along_axis(rank, order, 1)
     size = 1 << int(n).bit_length()  # > n: every rank's tree path, queries and updates alike, stays inside
     levels = size.bit_length()
     width = 2 * size + 1
-    tree = np.zeros(T * width, np.int64)  # row t's tree at t * width: one flat gather per step
-    base = np.arange(T, dtype=np.int64) * width
+    tree = np.zeros(n_trials * width, np.int64)  # row t's tree at t * width: one flat gather per step
+    base = np.arange(n_trials, dtype=np.int64) * width
     seq = seq.astype(np.int64)
     below = 0
     for position in range(n):
@@ -432,7 +432,7 @@ def _discordant(A, B) -> int:
         for _ in range(levels):
             tree[base + index] += 1
             index = np.minimum(index + (index & -index), 2 * size)  # past the root: a spare cell no query reads
-    return (n * (n - 1) // 2) * T - below
+    return (n * (n - 1) // 2) * n_trials - below
 
 
 # --------------------------------------------------------------------------- generalizability theory

@@ -152,7 +152,7 @@ def n_tokens(scorer, text: str) -> int:
 
 
 def expected_summaries(scorer, source: str, lengths, order: str = "increasing", sims=None, ties: str = "last") -> list:
-    """Algorithm 1: for each k in ``ks`` the first k distinct tokens of the dictionary sorted by similarity
+    """Algorithm 1: for each k in ``lengths`` the first k distinct tokens of the dictionary sorted by similarity
     in ``order`` ('increasing': the least similar first, as the listing; 'decreasing': the most
     similar first), ties kept in dictionary order (Python's stable sort).  ``sims``: the source's
     ``_token_similarities`` when already computed."""

@@ -17,7 +17,7 @@ _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 def _mix(state: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a well-mixed 64-bit hash.
-    A new array (``x`` is left alone), worked on in place: the same values, fewer temporaries."""
+    A new array (``state`` is left alone), worked on in place: the same values, fewer temporaries."""
     state = state ^ (state >> _S30)
     state *= _M1
     state ^= state >> _S27

@@ -40,7 +40,7 @@ __all__ = ["Pool", "make_pool", "expectation", "ideal", "worst", "expected_sp", 
 
 
 def random_pool(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = False) -> RandomPool:
-    """The input of a family's expectation for measure ``m`` on ``pool``."""
+    """The input of a family's expectation for ``measure`` on ``pool``."""
     return RandomPool(pool, judgements, measure, rel_of(measure, rel_level), pool_gains(pool, judgements, measure, rel_level), paper)
 
 

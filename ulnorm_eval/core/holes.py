@@ -113,7 +113,7 @@ class World:
 
 
 def with_outside(judgements: Judgements, base: np.ndarray, extra: np.ndarray, grade: float) -> Judgements:
-    """``J`` plus ``extra[r]`` judgments at ``grade`` for query ``base[r]`` of each row r: documents
+    """``judgements`` plus ``extra[r]`` judgments at ``grade`` for query ``base[r]`` of each row r: documents
     outside the ranking judged relevant (not grouped by query: for the kernels that count and sort)."""
     extra_counts = np.asarray(extra, dtype=np.int64)
     rows = np.repeat(np.asarray(base, dtype=np.int64), extra_counts)
@@ -153,7 +153,7 @@ def candidate_grades(max_grade: float, values=None) -> np.ndarray:
 
 
 def running(ranking: Ranking, values) -> np.ndarray:
-    """Inclusive running sum of ``x`` within each row of ``rk``."""
+    """Inclusive running sum of ``values`` within each row of ``ranking``."""
     cumulative = np.cumsum(np.asarray(values, dtype=np.float64))
     before = np.concatenate(([0.0], cumulative))[ranking.starts[:-1]]
     return cumulative - before[ranking.row]
@@ -255,7 +255,7 @@ def open_zero(holes: HoleContext, low) -> np.ndarray:
 
 def assign(ranking: Ranking, judgements: Judgements, assignments: list, depth: int | None = None) -> tuple:
     """A ranking and judgements with one copy of every query per assignment, its holes judged at
-    the assigned grades (``assignments``: grade arrays over ``rk``'s elements, read at the holes).
+    the assigned grades (``assignments``: grade arrays over ``ranking``'s elements, read at the holes).
 
     Copy ``a`` of query row r is row ``a * nrows + r`` of the ranking and query ``a * J.nq + base[r]``
     of the judgements, which hold the query's judgements plus its holes at their grades (in no
@@ -293,7 +293,7 @@ def _tiled_level(level, copies: int, rows=None):
 
 
 def holes_reason(measure) -> str | None:
-    """Why measure ``m`` has no hole bounds (None: it has them)."""
+    """Why ``measure`` has no hole bounds (None: it has them)."""
     if not getattr(measure, "native", False):
         return f"{measure}: computed through ir_measures, whose kernels the hole strategies cannot read"
     fam = FAMILIES[measure.family]
@@ -462,7 +462,7 @@ def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
 
 
 def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples: int = 1000, seed: int = 0, prior: str = "pool") -> dict:
-    """Bootstrapped estimate of measure ``m`` per row (Froebe, Gienapp, Potthast & Hagen, ECIR 2023,
+    """Bootstrapped estimate of ``measure`` per row (Froebe, Gienapp, Potthast & Hagen, ECIR 2023,
     "Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", Sect. 4).
 
     Each of ``samples`` samples gives every hole within the cutoff (every hole without one) a grade

@@ -84,7 +84,7 @@ class Ranking:
         return np.bincount(rows[keep], minlength=self.nrows)[: self.nrows].astype(np.float64)
 
     def sum_within(self, idx: np.ndarray, weights: np.ndarray, k=None) -> np.ndarray:
-        """Per row, the sum of ``w`` (one weight per position of ``idx``) over the documents within the
+        """Per row, the sum of ``weights`` (one weight per position of ``idx``) over the documents within the
         top ``k`` (all without k).  The terms of each row are added in rank order, as
         :meth:`rowsum` over the whole ranking adds them (the left-out zeros change no bit)."""
         rows = self.row[idx]
@@ -214,13 +214,13 @@ class Level(float):
 
 
 def rel_of(measure, rel_level: float) -> float:
-    """The relevance level of measure ``m``: its own ``rel=`` parameter, else ``-l``."""
+    """The relevance level of ``measure``: its own ``rel=`` parameter, else ``-l``."""
     rel = measure.get("rel")
     return rel_level if rel is None else rel
 
 
 def within_cutoff(ranking: Ranking, measure) -> np.ndarray | None:
-    """rank <= k for measure ``m``'s cutoff k (None without a cutoff)."""
+    """rank <= k for ``measure``'s cutoff k (None without a cutoff)."""
     return None if measure.cutoff is None else ranking.pos < measure.cutoff
 
 

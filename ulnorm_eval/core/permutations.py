@@ -364,7 +364,7 @@ def n_arrangements(counts) -> int:
 def _enumerated(pool: Pool, judgements, measure, rel_level, active, limit: int, scorer):
     """Yield (queries, values[G x M]): M over every distinct arrangement of the pool's classes, for
     each active query with at most ``limit`` arrangements (each equally likely under a uniformly
-    random permutation).  Classes: documents no kernel of ``m`` can tell apart (:func:`pool_keys`:
+    random permutation).  Classes: documents no kernel of ``measure`` can tell apart (:func:`pool_keys`:
     equal gain, or the family's finer ``order``, for native measures; equal grade and judged flag for
     ir_measures')."""
     key = pool_keys(pool, judgements, measure, rel_level) if measure.native else np.where(pool.judged, pool.grade, -np.inf)

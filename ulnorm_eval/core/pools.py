@@ -60,7 +60,7 @@ def make_pool(kind: str, ranking: Ranking, judgements: Judgements) -> Pool:
 
 
 def pool_gains(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
-    """Each pool document's gain under ``m`` (binary measures: 1 if relevant); unjudged gain 0.
+    """Each pool document's gain under ``measure`` (binary measures: 1 if relevant); unjudged gain 0.
 
     Most native measures depend on a ranking only through this sequence; :func:`pool_keys` is the
     finer label of those that do not.
@@ -75,7 +75,7 @@ def pool_codes(pool: Pool) -> np.ndarray:
 
 
 def pool_keys(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
-    """Each pool document's class under ``m``: documents with one key are interchangeable for the
+    """Each pool document's class under ``measure``: documents with one key are interchangeable for the
     kernel.  The family's ``order`` of the trec_eval codes when it has one (RBP_resid tells judged
     from unjudged documents, bpref judged nonrelevant from unjudged), else :func:`pool_gains`.
     Sorting by it gives IUB/WLB (for families whose extremes are 'sorted'); DB enumerates its classes."""
@@ -86,7 +86,7 @@ def pool_keys(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndar
 
 
 def pool_reads(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray | None:
-    """The pool documents the kernel of native measure ``m`` reads (its family's ``reads``), None
+    """The pool documents the kernel of native ``measure`` reads (its family's ``reads``), None
     when it reads every document (or is computed elsewhere): a Monte Carlo draws only their ranks."""
     fam = FAMILIES.get(measure.family) if getattr(measure, "native", False) else None
     if fam is None or fam.reads is None:

@@ -193,14 +193,14 @@ class Family:
     reads: Callable | None = None
 
     def bounds_of(self, measure) -> str:
-        """'exact', 'montecarlo' or 'none' for measure ``m``: the family's ``bounds``, except
+        """'exact', 'montecarlo' or 'none' for ``measure``: the family's ``bounds``, except
         'montecarlo' for a measure of an 'exact' family whose ``exact_for`` rejects it."""
         if self.bounds == "exact" and self.exact_for is not None and not self.exact_for(measure):
             return "montecarlo"
         return self.bounds
 
     def extremes_of(self, measure) -> str:
-        """How IUB and WLB of measure ``m`` are found: 'sorted', 'ideal' or 'search' (see ``extremes``)."""
+        """How IUB and WLB of ``measure`` are found: 'sorted', 'ideal' or 'search' (see ``extremes``)."""
         return self.extremes(measure) if callable(self.extremes) else self.extremes
 
     @property

@@ -30,7 +30,7 @@ def _qid(line: bytes):
 
 
 def _skip_blank(data, floor: int, pos: int) -> int:
-    """The end (a line boundary) of the last line in ``data[lo:pos]`` that is not blank, else ``lo``.
+    """The end (a line boundary) of the last line in ``data[lo:pos]`` that is not blank, else ``floor``.
 
     Whitespace is skipped in windows that double (64 bytes, 128, ...): a long run of blank lines
     costs a few copies of itself instead of one Python step per line, and a single blank line

@@ -152,7 +152,7 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
 
 
 def _kept(metric: Metric, added: list, implicit: bool, geometric: list, no_default: list) -> list:
-    """The variants ``added`` to a plain measure ``m`` that it keeps: none built on random rankings for a
+    """The variants ``added`` to a plain measure ``metric`` that it keeps: none built on random rankings for a
     geometric mean (``geometric`` hears the measure), and among the default variants (``implicit``) no
     Monte Carlo estimate nobody asked for (``no_default`` hears it); the notes say so."""
     if metric.variant or not any(not item.own_scale for item in added):
@@ -173,7 +173,7 @@ def _is_text(measure) -> bool:
 
 
 def _refuse(metric: Metric, numeric_only: bool) -> None:
-    """UnknownMeasure when ``m``'s variant needs what its measure lacks (as the variant record says:
+    """UnknownMeasure when ``metric``'s variant needs what its measure lacks (as the variant record says:
     hole bounds, random-ranking bounds, an arithmetic mean, a number), or it is text and only numbers
     are wanted."""
     from ..core.holes import holes_reason
@@ -195,7 +195,7 @@ def _refuse(metric: Metric, numeric_only: bool) -> None:
 
 
 def _added(metric: Metric, variants: list) -> list:
-    """The ``variants`` added to ``m`` where its measure has what each needs (the variant record's
+    """The ``variants`` added to ``metric`` where its measure has what each needs (the variant record's
     kind): a text measure takes none; hole bounds only where the measure has them (the CLI notes the
     others); the condensed list (CL) always; the others only with random-ranking bounds."""
     from ..core.holes import holes_reason

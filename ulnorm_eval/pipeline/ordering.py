@@ -164,14 +164,14 @@ def _join_by_doc(qrels: Qrels, qids: list, jkeys: np.ndarray, jrows: np.ndarray,
 
 
 def _join_rows(query: np.ndarray, code: np.ndarray, jkeys: np.ndarray, jrows: np.ndarray, n_judged: int, by_doc) -> np.ndarray:
-    """The qrels row judging each ranked (query ``q``, docid ``code``), -1 where none does.
+    """The qrels row judging each ranked (query ``query``, docid ``code``), -1 where none does.
 
     Keys ``q * nj + code`` are looked up in the sorted judged keys ``jkeys``.  With ``by_doc``
     (:func:`_join_by_doc`) most are found by gathers instead of a binary search in all the keys: a
     docid is judged for ~1.4 queries on average (Robust 2003), so its first judgement is the query
     asked for or, in order, one of the next few; only the rows still unresolved after
     ``_JOIN_STEPS`` further looks (docids judged for many queries) are binary-searched.  Each
-    code's queries are ascending, so a judgement for a query above ``q`` ends the look: the key
+    code's queries are ascending, so a judgement for a query above ``query`` ends the look: the key
     is not judged, exactly as the binary search finds it absent.
     """
     row = np.full(len(query), -1, dtype=np.int64)
@@ -458,7 +458,7 @@ def precision_swaps(score64, order, query, qkey, docid, score_precision: str, de
     precision, float32 or float64: trec_eval 10 reads doubles, trec_eval <= 9.0.8, pytrec_eval and
     ir_measures floats, and two scores equal as floats are ordered by docid instead of by score.
 
-    ``order`` is the run in the chosen precision's trec order, ``q`` its query index per row.  Sorted
+    ``order`` is the run in the chosen precision's trec order, ``query`` its query index per row.  Sorted
     by the double scores, the float scores are sorted too (rounding is monotone), so the two orders
     differ only where adjacent documents of a query have equal floats and different doubles: without
     such a pair the count is 0 with no second sort; with one, the other order is computed and compared."""

@@ -403,7 +403,7 @@ def executor(qrels, jobs: int = 1, scheduler: str | None = None, timeout: float 
 # --------------------------------------------------------------------------- evaluation
 
 def map_runs(executor, function, items, *args) -> list:
-    """``[fn(qrels, item, *args) for item in items]``, each call a task of ``ex`` (``fn`` at module level)."""
+    """``[fn(qrels, item, *args) for item in items]``, each call a task of ``executor`` (``function`` at module level)."""
     return [unwrap(outcome) for outcome in executor.imap([(function, (item, *args)) for item in items])]
 
 

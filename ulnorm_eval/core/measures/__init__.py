@@ -25,5 +25,5 @@ def compute(ranking: Ranking, judgements: Judgements, measure, rel_level: float 
 
 
 def gains_for(grade: np.ndarray, measure, rel: float, max_grade: float) -> np.ndarray:
-    """Gain of each document under measure ``m``: its family's gain."""
+    """Gain of each document under ``measure``: its family's gain."""
     return FAMILIES[measure.family].gain(grade, measure, rel, max_grade)

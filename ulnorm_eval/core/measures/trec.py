@@ -60,7 +60,7 @@ __all__ = ["TrecContext", "judged_only", "codes", "trec_relevant_count", "relstr
 # --------------------------------------------------------------------------- records
 
 def context(measure, level) -> TrecContext:
-    """trec_eval's flags for measure ``m`` from the kernels' level (a float or a kernels.Level)."""
+    """trec_eval's flags for ``measure`` from the kernels' level (a float or a kernels.Level)."""
     return TrecContext(rel_level=float(rel_of(measure, level)), num_docs=getattr(level, "num_docs", 0.0),
                        rounding=getattr(level, "rounding", "round"), present=getattr(level, "present", None),
                        trec_nan=getattr(level, "trec_nan", False), judged_only=getattr(level, "judged_only", False))

@@ -89,7 +89,7 @@ def _gain_terms(ranking, gains):
 
 
 def _running_sparse_sum(ranking, idx, weights, rows=None):
-    """The running sum of ``w`` (one weight per document of ``idx``) within each row: the running sum over the whole flat ranking
+    """The running sum of ``weights`` (one weight per document of ``idx``) within each row: the running sum over the whole flat ranking
     less the sum before the row, as :func:`running_sum` forms it (the zero terms it adds change no bit).
     ``rows``: ``rk.row[idx]`` when the caller has it."""
     cumulative = np.cumsum(weights)

@@ -70,14 +70,14 @@ def present_mask(ranking: Ranking, ctx: TrecContext) -> np.ndarray:
 
 
 def running_sum(ranking: Ranking, values) -> np.ndarray:
-    """Inclusive running sum of ``x`` within each row."""
+    """Inclusive running sum of ``values`` within each row."""
     code = np.cumsum(np.asarray(values, dtype=np.float64))
     before = np.concatenate(([0.0], code))[ranking.starts[:-1]]
     return code - before[ranking.row]
 
 
 def at_depth(ranking: Ranking, mask, k) -> np.ndarray:
-    """Per row: sum of ``x`` over the first ``k`` documents (k scalar or per row)."""
+    """Per row: sum of ``mask`` over the first ``k`` documents (k scalar or per row)."""
     k = np.broadcast_to(np.asarray(k), (ranking.nrows,))
     return ranking.rowsum(np.where(ranking.pos < k[ranking.row], mask, 0.0))
 

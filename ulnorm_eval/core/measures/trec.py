@@ -204,17 +204,17 @@ def _doc(function) -> str:
     return " ".join((function.__doc__ or "").strip().split("\n\n")[0].split())
 
 
-def _count(name, trec, function, nick, *, level="rel", irm=None, per_query=True, complete_summary=None, params=()):
+def _count(name, trec, function, nick, *, level="rel", params=(), **family):
+    """A trec_eval count (summed over queries); ``family``: further :class:`Family` fields (irm, per_query, ...)."""
     register(Family(name, params, "none", _family_kernel(function, _given("rel") if params else None), binary_gain, "none",
                     None, _doc(function), NO_BOUNDS, _TE.format(trec),
-                    level, summary="sum", trec=(TrecName(trec, nick=nick),), irm=irm, value="int",
-                    per_query=per_query, complete_summary=complete_summary))
+                    level, summary="sum", trec=(TrecName(trec, nick=nick),), value="int", **family))
 
 
-def _set(name, trec, function, nick, params=(), trec_name=None, param=None, validate=None, irm=None):
+def _set(name, trec, function, nick, params=(), trec_name=None, param=None, **family):
+    """A trec_eval set measure; ``family``: further :class:`Family` fields (irm, validate)."""
     register(Family(name, params, "none", _family_kernel(function, param), binary_gain, "none", None, _doc(function), NO_BOUNDS,
-                    _TE.format(trec), "rel", trec=(trec_name or TrecName(trec, nick=nick),), irm=irm,
-                    validate=validate))
+                    _TE.format(trec), "rel", trec=(trec_name or TrecName(trec, nick=nick),), **family))
 
 
 register(Family(
@@ -345,7 +345,8 @@ _set("SetRelP", "set_relative_P", k_set_relative_P, (SET, ALL_TREC))
 _set("SetR", "set_recall", k_set_recall, (SET, ALL_TREC), (REL,), irm="SetR")
 _set("SetAP", "set_map", k_set_map, (SET, ALL_TREC), (REL, JUDGED_ONLY))
 _set("SetF", "set_F", k_set_F, (SET, ALL_TREC), (Param("beta", "float", 1.0, "weight of recall"), REL, JUDGED_ONLY),
-     TrecName("set_F", "one", "beta", kind="float", nick=(SET, ALL_TREC)), _param("beta"), _check_positive("beta"), irm="SetF")
+     TrecName("set_F", "one", "beta", kind="float", nick=(SET, ALL_TREC)), _param("beta"), validate=_check_positive("beta"),
+     irm="SetF")
 
 register(Family(
     "yaap", (REL,), "none", _family_kernel(k_yaap), binary_gain, "montecarlo", None, _doc(k_yaap), "Monte Carlo",

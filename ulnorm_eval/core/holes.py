@@ -366,10 +366,12 @@ def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="
     return fam.kernel(rk2, tiled, measure, _tiled_level(level, 1)), upper
 
 
-def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, mode="closed", samples: int = 1000,
-                seed: int = 0, prior: str = "pool", stderr: dict | None = None, others=None) -> dict:
+def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, options, stderr: dict | None = None,
+                others=None) -> dict:
     """Values of every LB/UB/BS/BSLO/BSHI metric: each measure's bounds, and its bootstrap, computed
-    once.  ``stderr`` (if given) receives the Monte Carlo standard error of each BS metric; ``others``:
+    once.  ``options`` (:class:`~ulnorm_eval.pipeline.blocks.Options`) gives LB/UB's world (``holes``:
+    closed, open, open=N, open=P%) and the bootstrap's ``holes_samples``, ``seed`` and ``holes_prior``.
+    ``stderr`` (if given) receives the Monte Carlo standard error of each BS metric; ``others``:
     per row, the other runs' holes this run did not retrieve (:func:`hole_bounds`)."""
     from .records import VARIANTS
 
@@ -378,11 +380,12 @@ def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, 
         meas, which = metric.measure, VARIANTS[metric.variant].bound
         if which in ("LB", "UB"):
             if meas not in done:
-                done[meas] = hole_bounds(ranking, judgements, meas, level, mode, others)
+                done[meas] = hole_bounds(ranking, judgements, meas, level, options.holes, others)
             out[metric] = done[meas][0 if which == "LB" else 1]
             continue
         if meas not in boot:
-            boot[meas] = bootstrap(ranking, judgements, meas, level, samples, seed, prior)
+            boot[meas] = bootstrap(ranking, judgements, meas, level, options.holes_samples, options.seed,
+                                   options.holes_prior)
         out[metric] = boot[meas][which]
         if which == "BS" and stderr is not None:
             stderr[metric] = boot[meas]["se"]

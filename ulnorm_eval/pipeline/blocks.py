@@ -204,8 +204,7 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
     holes = [m for m in metrics if m.variant in HOLE_VARIANTS]
     if holes:
         from ..core.holes import hole_values
-        values.update(hole_values(rr.ranking, J, holes, Level.of(options, rr.present), options.holes,
-                                  options.holes_samples, options.seed, options.holes_prior, stderr,
+        values.update(hole_values(rr.ranking, J, holes, Level.of(options, rr.present), options, stderr,
                                   others_holes(rr.ranking, J, options.holes_pool)))
     pooled = [m for m in metrics if m.variant and m.variant not in HOLE_VARIANTS + CONDENSED_VARIANTS]
     if pooled:

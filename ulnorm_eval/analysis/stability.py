@@ -807,8 +807,9 @@ def study(design, specs, cutoffs, options: StudyOptions = StudyOptions(), paired
           progress=None):
     """Rows (dicts) for every measure and cutoff: the named functions and the optima.
 
-    ``options`` (:class:`StudyOptions`): discount rows use the ``gain`` gains (Kanoulas & Aslam 2009 §3.1: linear), gain rows the
-    ``discount`` discount (§3.2: log); the joint optimum starts also from both separate optima.
+    The fields of ``options`` (:class:`StudyOptions`): discount rows use the ``gain`` gains (Kanoulas
+    & Aslam 2009 §3.1: linear), gain rows the ``discount`` discount (§3.2: log); the joint optimum
+    starts also from both separate optima; ``restarts`` random starts besides the named ones.
     ``unconstrained``: 'none', 'gains', 'discount' or 'both': which optimisations are repeated
     without monotonicity.  ``phi_targets``: a 'topics Φ>=P' column per target P.  ``topic_bootstrap``:
     resamples of the topics (seeded by ``seed``, the same for every row) giving the 2.5 and 97.5

@@ -237,7 +237,7 @@ FORMULA_NAMES = {
     "L", "M", "D", "K", "B",  # summary length, matches, discount prefix, infAP's K, _discordant's B
     "s", "w", "t", "a", "b", "l", "u",  # infAP's beta-binomial terms; the layer-cake nDCG over holes
 }
-SHORT_NAMES_PER_100_LINES = 7.5  # 16.0 on c4afe28; the issue asked for half
+SHORT_NAMES_PER_100_LINES = 8.0  # 16.0 on c4afe28 (the issue asks for half); 7.2 when this test was written
 # modules whose every short name is a formula symbol (the others are held by the package-wide rate)
 FORMULA_ONLY = (
     "analysis/gate.py", "analysis/human_correlation.py", "analysis/marks.py", "analysis/table.py",

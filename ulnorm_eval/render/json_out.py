@@ -191,8 +191,8 @@ def json_document(result, names: str = "canonical", precision: int | None = None
             "stderr": {labels[metric]: json_value(mean_stderr(run.values[metric], stderr_values), precision)
                        for metric, stderr_values in run.stderr.items() if metric in labels},
         }
-        interval = {labels[metric]: [json_value(left, precision) for left in ci]
-                    for metric, ci in getattr(run, "interval", {}).items() if metric in labels}
+        interval = {labels[metric]: [json_value(left, precision) for left in span]
+                    for metric, span in getattr(run, "interval", {}).items() if metric in labels}
         if interval:
             doc["interval"] = interval
         doc["queries"] = queries

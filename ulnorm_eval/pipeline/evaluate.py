@@ -294,8 +294,8 @@ def runs_holes(qrels: Qrels, runs) -> tuple:
     # became 0.1 s.  Docids the fingerprints cannot decide are counted by Arrow (_arrow_runs_holes).
     qids = natural_order(qrels_queries(qrels))
     groups, docids = [], []
-    for r in runs:
-        got = unjudged(r if isinstance(r, Run) else load_run(str(r), qrels), qrels, qids)
+    for source in runs:
+        got = unjudged(source if isinstance(source, Run) else load_run(str(source), qrels), qrels, qids)
         if got is None:
             return _arrow_runs_holes(qrels, runs)
         groups.append(got[0])
@@ -304,7 +304,7 @@ def runs_holes(qrels: Qrels, runs) -> tuple:
         if groups else None
     if counts is None:
         return _arrow_runs_holes(qrels, runs)
-    return tuple(sorted((qids[i], int(counts[i])) for i in np.flatnonzero(counts)))
+    return tuple(sorted((qids[index], int(counts[index])) for index in np.flatnonzero(counts)))
 
 
 def _arrow_runs_holes(qrels: Qrels, runs) -> tuple:

@@ -435,7 +435,7 @@ def unjudged(run: Run, qrels: Qrels, qids: list):
 
     qdict, qcode = run_queries(run)
     jdict, jkeys, _ = _join_index(qrels, qids)
-    nj = len(jdict)
+    n_judged = len(jdict)
     docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
     if docid.type != jdict.type:
         docid = pc.cast(docid, jdict.type)
@@ -443,14 +443,14 @@ def unjudged(run: Run, qrels: Qrels, qids: list):
     if got is None:
         return None
     to_q = pc.fill_null(pc.index_in(qdict, value_set=pa.array(qids, pa.string())), -1)
-    q = to_q.to_numpy(zero_copy_only=False).astype(np.int64)[qcode]
-    keys = q * nj + got[0]
-    judged = np.zeros(len(q), bool)
+    query = to_q.to_numpy(zero_copy_only=False).astype(np.int64)[qcode]
+    keys = query * n_judged + got[0]
+    judged = np.zeros(len(query), bool)
     if len(jkeys):
-        at = np.minimum(np.searchsorted(jkeys, keys), len(jkeys) - 1)
-        judged = (got[0] < nj) & (jkeys[at] == keys)
-    rows = np.flatnonzero((q >= 0) & ~judged)
-    return q[rows], pc.take(docid, numeric_array(rows))
+        position = np.minimum(np.searchsorted(jkeys, keys), len(jkeys) - 1)
+        judged = (got[0] < n_judged) & (jkeys[position] == keys)
+    rows = np.flatnonzero((query >= 0) & ~judged)
+    return query[rows], pc.take(docid, numeric_array(rows))
 
 
 def precision_swaps(score64, order, query, qkey, docid, score_precision: str, depth=None) -> int:

@@ -87,7 +87,8 @@ def test_several_runs_are_opened_by_their_tag_once(write):
 
 def test_trec_refuses_what_changes_the_lines(write):
     q, r = write("q", "1 0 a 1\n"), write("r", "1 Q0 a 1 2 t\n")
-    for extra in (["--norm", "ul2"], ["-f", "json"], ["--names", "canonical"], ["--holes"]):
+    for extra in (["--norm", "ul2"], ["-f", "json"], ["--names", "canonical"], ["--holes"], ["--ties", "rank"],
+                  ["--ties", "file"]):
         p = trec(*extra, q, r, check_rc=2)
         assert p.stdout == b"" and "--trec" in p.stderr.decode()
 

@@ -242,7 +242,7 @@ def trec_defaults(options: dict) -> tuple[dict, list]:
     o = options
     t = trec_settings(measures=o["measures"], norm=o["norm"], names=o["names"], fmt=o["fmt"], precision=o["precision"],
                       complete=o["complete"], run_queries_only=o["run_queries_only"], holes=o["holes"],
-                      holes_samples=o["holes_samples"])
+                      holes_samples=o["holes_samples"], ties=o["ties"])
     keys = ("measures", "norm", "names", "fmt", "precision", "strict_queries", "trec_nan")
     return {**o, **{k: t[k] for k in keys}}, list(t["notes"])
 

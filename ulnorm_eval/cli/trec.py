@@ -45,7 +45,8 @@ def trec_measure_names(measures) -> tuple[list, list]:
     return kept, notes
 
 
-def trec_settings(*, measures, norm, names, fmt, precision, complete, run_queries_only, holes, holes_samples) -> dict:
+def trec_settings(*, measures, norm, names, fmt, precision, complete, run_queries_only, holes, holes_samples,
+                  ties="score") -> dict:
     """The eval options ``--trec`` sets, from the ones given; refuses what would change trec_eval's lines."""
     if norm is not None and norm.strip().lower() not in ("none", "plain"):
         raise click.UsageError(f"--trec prints trec_eval's lines, which have no variants: leave out --norm {norm}")
@@ -55,6 +56,9 @@ def trec_settings(*, measures, norm, names, fmt, precision, complete, run_querie
         raise click.UsageError("--trec prints trec_eval's measure names: leave out --names canonical")
     if holes or holes_samples:
         raise click.UsageError("--trec prints trec_eval's lines: leave out --holes and --holes-samples")
+    if ties != "score":  # no trec_eval orders by the rank column or the file (--score-precision: trec_eval 9's)
+        raise click.UsageError(f"--trec orders runs as trec_eval does (score, then docid descending): leave out "
+                               f"--ties {ties}")
     kept, notes = trec_measure_names(measures)
     return {"measures": tuple(kept), "norm": "none", "names": "trec", "fmt": "trec", "trec_nan": True,
             "precision": 4 if precision is None else precision,

@@ -149,7 +149,7 @@ def test_undefined_gate_in_the_markdown_summary(data, tmp_path, test):
     text = md.read_text()
     assert text.startswith("## ulnorm-eval gate: FAILED (1 of 1 check)\n")
     assert f"| ❌ fail (undefined) | run | UL2(nDCG@10) | --baseline base (nan) --max-drop 0 |" in text
-    assert f"nan ({gate_name(test)}, one-sided, n = 0; fails if < 0.05) |" in text
+    assert f"nan ({gate_name(test)} over per-query values, one-sided, n = 0; fails if < 0.05) |" in text  # UL2: of the means
     assert ("- run UL2(nDCG@10): the run's mean is undefined (no query has a defined value), so the check fails"
             in text.splitlines())
 

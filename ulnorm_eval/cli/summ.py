@@ -55,6 +55,10 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the Monte Carlo draws.")
 @click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
               help="A document whose variant is undefined (I = E) scores 0, or is left out of the mean.")
+@click.option("--norm-all", "norm_all", type=click.Choice(["means", "per-query"]), default="means", show_default=True,
+              help="The 'all' row of UE1, UE2, EB, EM: the formula applied to the means of A, E and I over the "
+                   "documents where it is defined (0 for a random summary, as eval's), or the mean of per-document "
+                   "values (Feng 2023's average).")
 @click.option("--systems", "only_systems", metavar="LIST", type=NonEmpty(names=True),
               help="Only these systems (comma-separated), or 'abstractive' (SummEval's 12: M8-M23).")
 @click.option("--model", type=click.Path(exists=True, file_okay=False), metavar="PATH",
@@ -142,7 +146,8 @@ def summ_request(options: dict):
     if o["norm"] is not None:
         parts = [x.strip() for x in o["norm"].split(",") if x.strip()]
         variants = [] if parts in (["none"], ["plain"]) else parts
-    keys = ("stem", "combine", "length", "upper", "draws", "seed", "undefined", "model", "layer", "batch_size")
+    keys = ("stem", "combine", "length", "upper", "draws", "seed", "undefined", "norm_all", "model", "layer",
+            "batch_size")
     opts = se.SummOptions(**{key: o[key] for key in keys}, k=k)
     return se.SummRequest(o["data"], tuple(o["systems"]), [x for m in o["measures"] for x in m.split() if x] or None,
                           variants, tuple(o["fail_below"]), opts, o["only_systems"], o["max_docs"], o["subset"],
@@ -258,9 +263,16 @@ def _table(result, per_query, precision):
     docs = max((len(rr.qids) for rr in result.runs), default=0)
     missing = [f"{safe_text(rr.name)} {rr.missing}" for rr in result.runs if rr.missing]
     und = sum(int(n) for rr in result.runs for n in rr.undefined.values())
+    from ..pipeline.summ_eval import all_row_words
+
+    rule = all_row_words(result.metrics, getattr(result.options, "norm_all", "means"))
     out.append(f"{len(result.runs)} systems, {docs} documents; without a summary: "
                f"{', '.join(missing) if missing else 'none'}; {und} undefined cases"
-               + ("; 'all' rows: the mean over the documents" if per_query else ""))
+               + ("; 'all' rows: the mean over the documents" if per_query and not rule else "")
+               + ("; 'all' rows: the mean over the documents, but of the normalisations (below)" if per_query and rule
+                  else ""))
+    if rule:
+        out.append(rule)
     out += [f"{s or 'value'}: {SUMM_LEGEND[s or 'value']}" for s in slots if (s or "value") in SUMM_LEGEND]
     return "\n".join(out) + "\n"
 

@@ -351,8 +351,12 @@ def of_means_intervals(metrics: list, values: dict, qids: list, options) -> dict
 
 
 def summarised_of_means(m, options) -> bool:
-    """Whether the 'all' row of ``m`` is :func:`of_means` (a normalisation under ``--norm-all means``)."""
-    return bool(m.variant) and VARIANTS[m.variant].kind == "ratio" and getattr(options, "norm_all", "means") == "means"
+    """Whether the 'all' row of ``m`` is :func:`of_means` (a normalisation under ``--norm-all means``; summ's
+    UE1, UE2 are aliases of UL1, UL2 and follow the same rule, pipeline.summ_eval)."""
+    if not m.variant or getattr(options, "norm_all", "means") != "means":
+        return False
+    rec = VARIANTS.get(m.variant) or next((r for r in VARIANTS.values() if m.variant in r.aliases), None)
+    return rec is not None and rec.kind == "ratio"
 
 
 def summary_row(metrics: list, values: dict, qids: list, options: Options, *, tag=None, qrels=None) -> dict:

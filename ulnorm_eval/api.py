@@ -323,31 +323,30 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
 
 
 def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Sequence[str] | str | None = None, *,
-        protocol: str = "fixed", group_by: str | None = None, best_by: str | None = None, unique: bool = False,
         warn: Callable[[str], None] | None = None, allow_disjoint: bool = False, **options: Any) -> NRGEvaluation:
     """Normalized Residual Gain (SIGIR-AP 2024) as ``ulnorm-eval nrg``: each measure and NRG(measure).
 
-    ``priors`` join every prior set and are not scored; ``protocol`` is 'fixed', 'leave-one-out',
-    'chronological' or 'group' (with ``group_by``).  The result has ``tidy()``, ``wide()``,
-    ``per_query``, ``means``, ``summary()``, ``priors`` and ``notes``.
+    ``priors`` join every prior set and are not scored.  Keywords are the fields of
+    :class:`~ulnorm_eval.analysis.nrg.NRGSettings` (``protocol``: 'fixed', 'leave-one-out',
+    'chronological' or 'group' with ``group_by`` and ``best_by``; ``unique``) and of :class:`Options`.
+    The result has ``tidy()``, ``wide()``, ``per_query``, ``means``, ``summary()``, ``priors`` and ``notes``.
     """
-    from .analysis.nrg import evaluate_nrg
+    from .analysis.nrg import NRGSettings, evaluate_nrg
+    from .core.keywords import split_keywords
 
-    opts, extra = _split_options(options)
-    if extra:
-        raise TypeError(f"nrg() got unexpected keyword arguments {sorted(extra)}")
+    settings, opts = split_keywords(options, NRGSettings, Options, where="nrg")
     q = to_qrels(qrels)
     scored = to_runs(runs, q)
     prior = [] if isinstance(priors, (list, tuple)) and not priors else to_runs(priors, q)
-    if protocol == "fixed" and not prior:  # as the command line: NRG against nothing is the measure itself
+    if settings.protocol == "fixed" and not prior:  # as the command line: NRG against nothing is the measure itself
         from .analysis.nrg import NO_PRIOR, NRGError
 
         raise NRGError(NO_PRIOR)
     both = _unique(scored + prior)  # runs and priors named apart together, as `ulnorm-eval nrg`
     scored, prior = both[:len(scored)], both[len(scored):]
     _require_shared_queries(q, both, allow_disjoint)
-    res = evaluate_nrg(q, scored, prior, _measure_list(measures),
-                       protocol=protocol, group_by=group_by, best_by=best_by, unique=unique, options=opts, warn=warn)
+    res = evaluate_nrg(q, scored, prior, _measure_list(measures), options=opts, warn=warn,
+                       **dataclasses.asdict(settings))
     return NRGEvaluation(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})
 
 

@@ -136,12 +136,52 @@ def _common_queries(result) -> list:
     return qids
 
 
-def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, correction: str = "holm",
-            alpha: float = 0.05, subset: str = "all", subset_size: int | None = None,
-            swap_trials: int = 1000, phi_target: float = 0.95, swap_between=None, pairs: bool = True,
-            warn=None, progress=None) -> Comparison:
+@dataclass(frozen=True)
+class CompareSettings:
+    """How :func:`compare` compares (the keywords of :func:`compare`, :func:`compare_files` and
+    ``api.compare``): ``test`` 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips,
+    default 10,000) or 'bootstrap' (Sakai, ``reps`` resamples, default 1,000); ``correction`` 'none',
+    'bonferroni', 'holm' or 'bh' over the pairs of one metric, significance below ``alpha``;
+    ``subset``/``subset_size``, ``swap_between``, ``swap_trials``, ``phi_target``, ``seed`` and
+    ``pairs`` as :func:`compare` says."""
+
+    test: str = "t"
+    reps: int | None = None
+    seed: int = 0
+    correction: str = "holm"
+    alpha: float = 0.05
+    subset: str = "all"
+    subset_size: int | None = None
+    swap_trials: int = 1000
+    phi_target: float = 0.95
+    swap_between: object = None
+    pairs: bool = True
+
+    def checked(self) -> "CompareSettings":
+        """The settings with ``reps`` filled in, refused outside the command line's ranges (memory
+        grows with reps and swap_trials; alpha outside (0, 1) would make every pair significant or none)."""
+        from dataclasses import replace
+
+        if self.test not in stats.PAIRWISE:
+            raise ValueError(f"unknown test {self.test!r} ({', '.join(stats.PAIRWISE)})")
+        if self.correction not in stats.CORRECTIONS:
+            raise ValueError(f"unknown correction {self.correction!r} ({', '.join(stats.CORRECTIONS)})")
+        reps = DEFAULT_REPS[self.test] if self.reps is None else int(self.reps)
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha={self.alpha!r}: expected a number strictly between 0 and 1")
+        if self.test != "t" and not 10 <= reps <= 1_000_000:
+            raise ValueError(f"reps={reps!r}: expected 10 to 1,000,000 (memory grows with them)")
+        if not 1 <= int(self.swap_trials) <= 100_000:
+            raise ValueError(f"swap_trials={self.swap_trials!r}: expected 1 to 100,000 (memory grows with them)")
+        if not 0 < self.phi_target < 1:
+            raise ValueError(f"phi_target={self.phi_target!r}: expected a number strictly between 0 and 1")
+        return replace(self, reps=reps)
+
+
+def compare(result, settings: CompareSettings | None = None, *, warn=None, progress=None, **kw) -> Comparison:
     """Compare the runs of an evaluation :class:`~ulnorm_eval.pipeline.evaluate.Result`.
 
+    ``settings`` (or keywords naming its fields; see :class:`CompareSettings`):
     ``test``: 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips, default 10,000) or
     'bootstrap' (Sakai, ``reps`` resamples, default 1,000); ``correction``: 'none', 'bonferroni',
     'holm' or 'bh', over the pairs of one metric; a pair is significant when its corrected p-value
@@ -163,9 +203,10 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     conflicts are still computed from every pair): memory then grows with the runs, not with their
     pairs (500 runs are 124,750 pairs a metric).  The paired tests run on blocks of pairs either way.
     """
-    from ..core.registry import Metric
-    from .table import Table
+    from ..core.keywords import split_keywords
 
+    if settings is None:
+        (settings,) = split_keywords(kw, CompareSettings, where="compare")
     notes = []
 
     def note(msg):  # collected on the Comparison; warn, if given, hears each as it arises
@@ -175,21 +216,7 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
 
     if len(result.runs) < 2:
         raise ValueError("comparing needs at least two runs")
-    if test not in stats.PAIRWISE:
-        raise ValueError(f"unknown test {test!r} ({', '.join(stats.PAIRWISE)})")
-    if correction not in stats.CORRECTIONS:
-        raise ValueError(f"unknown correction {correction!r} ({', '.join(stats.CORRECTIONS)})")
-    reps = DEFAULT_REPS[test] if reps is None else int(reps)
-    # the command line's ranges (memory grows with reps and swap_trials; alpha outside (0, 1) would
-    # make every pair significant or none)
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha={alpha!r}: expected a number strictly between 0 and 1")
-    if test != "t" and not 10 <= reps <= 1_000_000:
-        raise ValueError(f"reps={reps!r}: expected 10 to 1,000,000 (memory grows with them)")
-    if not 1 <= int(swap_trials) <= 100_000:
-        raise ValueError(f"swap_trials={swap_trials!r}: expected 1 to 100,000 (memory grows with them)")
-    if not 0 < phi_target < 1:
-        raise ValueError(f"phi_target={phi_target!r}: expected a number strictly between 0 and 1")
+    settings = settings.checked()
     names = [rr.name for rr in result.runs]
     if len(set(names)) < len(names):
         names = [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
@@ -199,140 +226,177 @@ def compare(result, *, test: str = "t", reps: int | None = None, seed: int = 0, 
     metrics = [m for m in result.metrics if m.variant not in BOUND_VARIANTS + HOLE_ENDS]
     if not metrics:
         raise ValueError("nothing to compare: only bounds (E, IUB, WLB) were requested")
-    have = set(result.metrics)
-    kind = type(metrics[0])  # Metric for rankings, TextMetric for summaries: same (measure, variant) shape
-
-    # the query subset of each measure, chosen from its plain mean and E
-    def pick(meas, which):
-        if not isinstance(which, str):
-            return None
-        if which == "all":
-            return np.arange(len(qids))
-        need = [kind(meas), kind(meas, "E"), kind(meas, "IUB")]
-        if not all(x in have for x in need):
-            raise ValueError(f"the {which} subset of {meas} needs its plain, E and IUB values in the result")
-        A = np.nanmean(_matrix(result, need[0], qids), axis=0)
-        E, I = (np.nanmean(_matrix(result, x, qids), axis=0) for x in need[1:])
-        return select_subset(A, E, I, which, subset_size)
-
-    chosen = {meas: pick(meas, subset) for meas in dict.fromkeys(m.measure for m in metrics)}
-    between = {}  # measure -> (indices of set A, indices of set B) among qids
-    if swap_between is not None:
-        if len(swap_between) != 2:
-            raise ValueError("swap_between needs two query sets")
-        pos = {str(q): i for i, q in enumerate(qids)}
-        listed = []
-        for spec in swap_between:
-            if isinstance(spec, str):
-                if spec not in SUBSET_SETS:
-                    raise ValueError(f"unknown query set {spec!r} ({', '.join(SUBSET_SETS)}, or a list of query ids)")
-                listed.append(None)
-                continue
-            ids = [str(q) for q in spec]
-            missing = [q for q in ids if q not in pos]
-            if missing:
-                raise ValueError(f"query set: {len(missing)} listed queries are not among the {len(qids)} compared "
-                                 f"(first: {missing[0]})")
-            if not ids:
-                raise ValueError("query set: no queries listed")
-            listed.append(np.unique([pos[q] for q in ids]))
-        for meas in chosen:
-            between[meas] = tuple(lst if lst is not None else pick(meas, spec)
-                                  for lst, spec in zip(listed, swap_between))
-
-    rows_sys, rows_sum, pair_tables, used = [], [], [], {}
-    # with hole bounds: per pair, whether the runs' mean [LB, UB] (and [BSLO, BSHI]) intervals overlap
-    hole_cols = [(col, lo, hi) for col, lo, hi in (("holes_overlap", "LB", "UB"),
-                                                   ("holes_bootstrap_overlap", "BSLO", "BSHI"))
-                 if any(kind(m.measure, lo) in have and kind(m.measure, hi) in have for m in metrics)]
-    ii, jj = np.triu_indices(len(names), 1)
-    sig_of, mean_of = {}, {}
-    # the work of a metric's paired tests (pairs x resamples) against its swap trials (trials x runs)
-    tests_work = len(ii) * max(reps, 1) if test != "t" else len(ii)
-    share = tests_work / (tests_work + int(swap_trials) * len(names))
+    work = _Comparing(result, qids, names, settings, metrics)
     tick = progress or _no_progress
     tick(0, total=len(metrics))
     for m in metrics:
-        Y = _matrix(result, m, qids)[:, chosen[m.measure]]
-        q = np.asarray(qids, dtype=object)[chosen[m.measure]]
+        work.add(m, note, tick)
+    work.late_taus()
+    _pad_over_cutoffs(work.rows_sum, metrics, work.mean_of)
+    return work.comparison(notes)
+
+
+class _Comparing:
+    """One :func:`compare` call: the queries compared, the query subset of each measure (chosen from
+    its plain mean and E), and the rows and pair columns gathered metric by metric."""
+
+    def __init__(self, result, qids: list, names: list, settings: CompareSettings, metrics: list):
+        self.result, self.qids, self.names, self.s, self.metrics = result, qids, names, settings, metrics
+        self.have = set(result.metrics)
+        self.kind = type(metrics[0])  # Metric for rankings, TextMetric for summaries: same (measure, variant) shape
+        self.chosen = {meas: self.pick(meas, settings.subset) for meas in dict.fromkeys(m.measure for m in metrics)}
+        self.between = self._between() if settings.swap_between is not None else {}
+        # with hole bounds: per pair, whether the runs' mean [LB, UB] (and [BSLO, BSHI]) intervals overlap
+        self.hole_cols = [(col, lo, hi) for col, lo, hi in (("holes_overlap", "LB", "UB"),
+                                                            ("holes_bootstrap_overlap", "BSLO", "BSHI"))
+                          if any(self.kind(m.measure, lo) in self.have and self.kind(m.measure, hi) in self.have
+                                 for m in metrics)]
+        self.ii, self.jj = np.triu_indices(len(names), 1)
+        self.rows_sys, self.rows_sum, self.pair_tables, self.used = [], [], [], {}
+        self.sig_of, self.mean_of = {}, {}
+
+    def pick(self, meas, which):
+        """The indices (among qids) of the query set ``which`` of measure ``meas``; None for a list of ids."""
+        if not isinstance(which, str):
+            return None
+        if which == "all":
+            return np.arange(len(self.qids))
+        need = [self.kind(meas), self.kind(meas, "E"), self.kind(meas, "IUB")]
+        if not all(x in self.have for x in need):
+            raise ValueError(f"the {which} subset of {meas} needs its plain, E and IUB values in the result")
+        A = np.nanmean(_matrix(self.result, need[0], self.qids), axis=0)
+        E, I = (np.nanmean(_matrix(self.result, x, self.qids), axis=0) for x in need[1:])
+        return select_subset(A, E, I, which, self.s.subset_size)
+
+    def _between(self) -> dict:
+        """measure -> (indices of set A, indices of set B) among qids, for ``swap_between``."""
+        spec_sets = self.s.swap_between
+        if len(spec_sets) != 2:
+            raise ValueError("swap_between needs two query sets")
+        listed = [_listed_set(spec, self.qids) for spec in spec_sets]
+        return {meas: tuple(lst if lst is not None else self.pick(meas, spec) for lst, spec in zip(listed, spec_sets))
+                for meas in self.chosen}
+
+    def add(self, m, note, tick) -> None:
+        """The system rows, pair columns and summary row of metric ``m``; ``tick`` (a progress bar's
+        advance) hears its paired tests block by block, then its swap trials, each by its share of the
+        metric's estimated work (the pairs x resamples against the trials x runs)."""
+        chosen = self.chosen[m.measure]
+        Y = _matrix(self.result, m, self.qids)[:, chosen]
+        q = np.asarray(self.qids, dtype=object)[chosen]
         bad = np.isnan(Y).any(axis=0)
         if bad.any():
             note(f"{m}: {int(bad.sum())} queries undefined for some run are left out of the comparison")
             Y, q = Y[:, ~bad], q[~bad]
         if Y.shape[1] < 2:
             raise ValueError(f"{m}: fewer than two queries left to compare on")
-        used[str(m)] = list(q)
+        self.used[str(m)] = list(q)
         means = Y.mean(axis=1)
         ranks = np.searchsorted(np.sort(-means), -means, side="left") + 1  # scipy's rankdata(method="min")
-        rows_sys += [(n, str(m), mu, rk) for n, mu, rk in zip(names, means, ranks)]
+        self.rows_sys += [(n, str(m), mu, rk) for n, mu, rk in zip(self.names, means, ranks)]
 
-        res = _paired_tests(Y, ii, jj, test, reps, seed, keep=pairs, alpha=alpha,
-                            advance=lambda done: tick(done * share))
-        p_adj = stats.adjust(res.p, correction)
-        sig = p_adj < alpha
-        sig_of[m], mean_of[m] = sig, means
-        if pairs:
-            pair_tables.append({
+        s, ii, jj = self.s, self.ii, self.jj
+        tests_work = len(ii) * max(s.reps, 1) if s.test != "t" else len(ii)
+        share = tests_work / (tests_work + int(s.swap_trials) * len(self.names))
+        res = _paired_tests(Y, (ii, jj), s, advance=lambda done: tick(done * share))
+        p_adj = stats.adjust(res.p, s.correction)
+        sig = p_adj < s.alpha
+        self.sig_of[m], self.mean_of[m] = sig, means
+        if s.pairs:
+            self.pair_tables.append({
                 "metric": np.full(len(ii), str(m), dtype=object), "run_a": ii, "run_b": jj,
                 "diff": res.diff, "effect": res.effect, "ci_low": res.ci_low, "ci_high": res.ci_high,
                 "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig,
-                **{col: _overlap(result, m, lo, hi, qids, chosen[m.measure], bad, ii, jj)
-                   for col, lo, hi in hole_cols}})
+                **{col: _overlap(self.result, m, (lo, hi), (self.qids, chosen, bad), (ii, jj))
+                   for col, lo, hi in self.hole_cols}})
+        self.rows_sum.append(self._summary_row(m, Y, sig, means))
+        tick(1 - share)
+        if self.between:
+            self.rows_sum[-1].update(self._swap_between(m))
 
+    def _summary_row(self, m, Y, sig, means) -> dict:
         vc = stats.variance_components(Y)
         base = type(m)(m.measure)
-        rows_sum.append({
+        return {
             "metric": str(m), "measure": str(m.measure), "variant": m.variant or "", "queries": Y.shape[1],
-            "tau": stats.kendall_tau(mean_of[base], means) if base in mean_of else np.nan,
+            "tau": stats.kendall_tau(self.mean_of[base], means) if base in self.mean_of else np.nan,
             "significant": int(sig.sum()), "pairs": len(sig),
-            "conflicts": int((sig_of[base] != sig).sum()) if base in sig_of else np.nan,
-            "pad": stats.pad(means), "split_half_swap_rate": stats.split_half_swap_rate(Y, swap_trials, seed),
+            "conflicts": int((self.sig_of[base] != sig).sum()) if base in self.sig_of else np.nan,
+            "pad": stats.pad(means), "split_half_swap_rate": stats.split_half_swap_rate(Y, self.s.swap_trials,
+                                                                                        self.s.seed),
             "var_system": vc.system, "var_topic": vc.topic, "var_residual": vc.residual,
             "erho2": stats.erho2(vc), "phi": stats.phi(vc),
-            "topics_needed": stats.topics_needed(vc, phi_target),
-        })
-        tick(1 - share)
-        if between:
-            full = _matrix(result, m, qids)
-            sets = []
-            for idx in between[m.measure]:
-                Z = full[:, idx]
-                Z = Z[:, ~np.isnan(Z).any(axis=0)]  # queries undefined for some run: left out, as above
-                if Z.shape[1] == 0:
-                    raise ValueError(f"{m}: a query set of swap_between has no query defined for every run")
-                sets.append(Z)
-            rate, swaps, npairs = stats.swap_rate_between(sets[0].mean(axis=1), sets[1].mean(axis=1))
-            rows_sum[-1].update({"swap_between": rate, "swaps_between": swaps,
-                                 "queries_a": sets[0].shape[1], "queries_b": sets[1].shape[1]})
-    # a plain measure listed after its variants: fill in tau and conflicts now
-    for row in rows_sum:
-        mm = next(m for m in metrics if str(m) == row["metric"])
-        base = type(mm)(mm.measure)
-        if np.isnan(row["tau"]) and base in mean_of:
-            row["tau"] = stats.kendall_tau(mean_of[base], mean_of[mm])
-            row["conflicts"] = int((sig_of[base] != sig_of[mm]).sum())
+            "topics_needed": stats.topics_needed(vc, self.s.phi_target),
+        }
 
-    _pad_over_cutoffs(rows_sum, metrics, mean_of)
-    systems = Table.from_rows(rows_sys, ["run", "metric", "mean", "rank"], {"run": "str", "metric": "str",
-                                                                             "mean": "float", "rank": "int"})
-    summary = Table.from_rows(rows_sum, list(rows_sum[0]), {"conflicts": "Int64"})
-    meta = {"test": test, "reps": reps, "seed": seed, "correction": correction, "alpha": alpha,
-            "subset": subset, "subset_size": None if subset == "all" else len(next(iter(chosen.values()))),
-            "swap_trials": swap_trials, "phi_target": phi_target, "runs": len(names), "queries": len(qids)}
-    if swap_between is not None:
-        meta["swap_between"] = [_set_name(x) for x in swap_between]
-    if hole_cols:  # the pairs' columns saying whether the holes could reverse their order
-        meta["holes"] = [c for c, _, _ in hole_cols]
-    tables = {"systems": systems, "summary": summary}
-    if pairs:
-        tables["pairs"] = _pairs_table(pair_tables, names)
-    return Comparison(tables, metrics, names, used, meta, notes)
+    def _swap_between(self, m) -> dict:
+        full = _matrix(self.result, m, self.qids)
+        sets = []
+        for idx in self.between[m.measure]:
+            Z = full[:, idx]
+            Z = Z[:, ~np.isnan(Z).any(axis=0)]  # queries undefined for some run: left out, as above
+            if Z.shape[1] == 0:
+                raise ValueError(f"{m}: a query set of swap_between has no query defined for every run")
+            sets.append(Z)
+        rate, swaps, npairs = stats.swap_rate_between(sets[0].mean(axis=1), sets[1].mean(axis=1))
+        return {"swap_between": rate, "swaps_between": swaps, "queries_a": sets[0].shape[1],
+                "queries_b": sets[1].shape[1]}
+
+    def late_taus(self) -> None:
+        """A plain measure listed after its variants: fill in tau and conflicts now."""
+        for row in self.rows_sum:
+            mm = next(m for m in self.metrics if str(m) == row["metric"])
+            base = type(mm)(mm.measure)
+            if np.isnan(row["tau"]) and base in self.mean_of:
+                row["tau"] = stats.kendall_tau(self.mean_of[base], self.mean_of[mm])
+                row["conflicts"] = int((self.sig_of[base] != self.sig_of[mm]).sum())
+
+    def comparison(self, notes: list) -> Comparison:
+        from .table import Table
+
+        s = self.s
+        systems = Table.from_rows(self.rows_sys, ["run", "metric", "mean", "rank"],
+                                  {"run": "str", "metric": "str", "mean": "float", "rank": "int"})
+        summary = Table.from_rows(self.rows_sum, list(self.rows_sum[0]), {"conflicts": "Int64"})
+        meta = {"test": s.test, "reps": s.reps, "seed": s.seed, "correction": s.correction, "alpha": s.alpha,
+                "subset": s.subset,
+                "subset_size": None if s.subset == "all" else len(next(iter(self.chosen.values()))),
+                "swap_trials": s.swap_trials, "phi_target": s.phi_target, "runs": len(self.names),
+                "queries": len(self.qids)}
+        if s.swap_between is not None:
+            meta["swap_between"] = [_set_name(x) for x in s.swap_between]
+        if self.hole_cols:  # the pairs' columns saying whether the holes could reverse their order
+            meta["holes"] = [c for c, _, _ in self.hole_cols]
+        tables = {"systems": systems, "summary": summary}
+        if s.pairs:
+            tables["pairs"] = _pairs_table(self.pair_tables, self.names)
+        return Comparison(tables, self.metrics, self.names, self.used, meta, notes)
 
 
-def _overlap(result, m, lo: str, hi: str, qids, chosen, bad, ii, jj) -> np.ndarray:
-    """Per pair (ii, jj): 1 when the two runs' intervals [mean lo, mean hi] of a plain measure overlap
-    (the unjudged documents could reverse their order), 0 when not, NaN without the interval (a variant,
-    or a measure without hole bounds).  Means over the queries the metric is compared on."""
+def _listed_set(spec, qids: list):
+    """A query set of ``swap_between``: None for a named set (chosen per measure), else the indices
+    among ``qids`` of the listed query ids (refusing ids not compared, and an empty list)."""
+    if isinstance(spec, str):
+        if spec not in SUBSET_SETS:
+            raise ValueError(f"unknown query set {spec!r} ({', '.join(SUBSET_SETS)}, or a list of query ids)")
+        return None
+    pos = {str(q): i for i, q in enumerate(qids)}
+    ids = [str(q) for q in spec]
+    missing = [q for q in ids if q not in pos]
+    if missing:
+        raise ValueError(f"query set: {len(missing)} listed queries are not among the {len(qids)} compared "
+                         f"(first: {missing[0]})")
+    if not ids:
+        raise ValueError("query set: no queries listed")
+    return np.unique([pos[q] for q in ids])
+
+
+def _overlap(result, m, ends: tuple, queries: tuple, pairs: tuple) -> np.ndarray:
+    """Per pair (ii, jj) = ``pairs``: 1 when the two runs' intervals [mean lo, mean hi] (``ends``) of a
+    plain measure overlap (the unjudged documents could reverse their order), 0 when not, NaN without
+    the interval (a variant, or a measure without hole bounds).  Means over the queries the metric is
+    compared on: ``queries`` = (qids, the chosen subset, the undefined ones left out)."""
+    (lo, hi), (qids, chosen, bad), (ii, jj) = ends, queries, pairs
     kind = type(m)
     a, b = kind(m.measure, lo), kind(m.measure, hi)
     have = set(result.metrics)
@@ -351,16 +415,16 @@ def _no_progress(units: float = 1.0, total=None) -> None:
     return None
 
 
-def _paired_tests(Y, ii, jj, test: str, reps: int, seed: int, keep: bool = True, alpha: float = 0.05,
-                  advance=_no_progress):
-    """``stats.PAIRWISE[test]`` on the pairs (ii, jj) of Y's rows, a block of pairs at a time; the
-    intervals are (1 - ``alpha``), the level the pairs are marked at (uncorrected).  ``advance(share)``
-    hears the share of the pairs each block tested.
+def _paired_tests(Y, pairs: tuple, settings: CompareSettings, advance=_no_progress):
+    """``stats.PAIRWISE[settings.test]`` on the pairs (ii, jj) = ``pairs`` of Y's rows, a block of pairs
+    at a time; the intervals are (1 - ``settings.alpha``), the level the pairs are marked at
+    (uncorrected).  ``advance(share)`` hears the share of the pairs each block tested.
 
-    Every test draws its random signs or resamples once from ``seed``, shared by all pairs, so the
-    blocks give the values of one call on all pairs.  ``keep=False``: only ``p`` is kept.
+    Every test draws its random signs or resamples once from ``settings.seed``, shared by all pairs, so
+    the blocks give the values of one call on all pairs.  ``settings.pairs=False``: only ``p`` is kept.
     """
-    resampling = {} if test == "t" else {"reps": reps, "seed": seed}
+    (ii, jj), test, alpha, keep = pairs, settings.test, settings.alpha, settings.pairs
+    resampling = {} if test == "t" else {"reps": settings.reps, "seed": settings.seed}
     per = max(1, PAIR_BLOCK_ELEMENTS // max(1, Y.shape[1]))
     fields = ("diff", "statistic", "p", "effect", "ci_low", "ci_high") if keep else ("p",)
     out = {f: [] for f in fields}
@@ -447,28 +511,64 @@ def swap_between_tables(a: dict, b: dict):
                            {"metric": "str", "runs": "int", "pairs": "int", "swaps": "int", "swap_rate": "float"})
 
 
-def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=None, executor=None,
-                  read_ahead: bool = True, holes: bool = False, holes_bootstrap: bool = False, **kw):
+@dataclass(frozen=True)
+class CompareInputs:
+    """How :func:`compare_files` evaluates the runs before comparing them: ``read_ahead`` reads each
+    run in a background thread while the one before is evaluated (never for standard input, ``-``,
+    which is read here); ``holes``: LB and UB of every plain measure that has them are evaluated too
+    (``holes_bootstrap``: also BSLO and BSHI), and the pairs table marks the pairs whose order they
+    could reverse (``holes_overlap``, ``holes_bootstrap_overlap``; ``options.holes``: closed or open holes);
+    ``progress``: told to :func:`compare`."""
+
+    read_ahead: bool = True
+    holes: bool = False
+    holes_bootstrap: bool = False
+    progress: object = None  # a progress bar's advance for compare's paired tests and swap trials
+
+
+def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=None, executor=None, **kw):
     """Evaluate ``runs`` (paths, Runs, or an iterable of either) against ``qrels`` and :func:`compare`
-    them (keywords go to ``compare``).
+    them.  Keywords are the fields of :class:`CompareInputs` (``read_ahead``, ``holes``,
+    ``holes_bootstrap``, ``progress``) and of :class:`CompareSettings` (they go to ``compare``).
 
     The plain measure is always evaluated next to its variants (Kendall's tau and conflicts are
     measured against it); E and IUB are evaluated too when a query subset is requested.
     ``executor``: a :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to evaluate
-    the runs in worker processes (same values).  ``read_ahead``: read each run in a background
-    thread while the one before is evaluated (never for standard input, ``-``, which is read here).
-    ``holes``: LB and UB of every plain measure that has them are evaluated too (``holes_bootstrap``:
-    also BSLO and BSHI), and the pairs table marks the pairs whose order they could reverse
-    (``holes_overlap``, ``holes_bootstrap_overlap``; ``options.holes``: closed or open holes).
+    the runs in worker processes (same values).
     """
+    from ..core.keywords import split_keywords
     from ..pipeline import evaluate as api
-    from ..core.registry import Metric
 
+    inputs, settings = split_keywords(kw, CompareInputs, CompareSettings, where="compare_files")
     options = options or api.Options()
     setup: list = []
+    metrics, extra = _metrics_to_evaluate(measures, variants, settings, inputs, api.both_notes(setup.append, warn))
+    q = api.load_qrels(qrels)
+    if inputs.holes or inputs.holes_bootstrap:  # LB/UB range over every run's holes, one grade per document
+        runs = list(runs)                        # (docs/holes.md)
+        options = api.with_runs_holes(options, q, runs, metrics + extra)
+    if executor is None or executor.sequential:
+        paths, results = _evaluate_here(q, runs, metrics + extra, options, (warn, inputs.read_ahead))
+    else:
+        from ..pipeline.parallel import evaluate_runs
+        runs = list(runs)
+        paths = [r.path if hasattr(r, "path") else str(r) for r in runs]
+        results = list(evaluate_runs(executor, runs, metrics + extra, options, warn))
+    res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)), paths)
+    cmp = compare(res, settings, warn=warn, progress=inputs.progress)
+    cmp.notes[:0] = setup + res.notes
+    return cmp
+
+
+def _metrics_to_evaluate(measures, variants, settings: CompareSettings, inputs: CompareInputs, warn) -> tuple:
+    """The metrics compared (each plain measure next to its variants) and the extra ones the subsets
+    (E, IUB) and the hole bounds (LB, UB; BSLO, BSHI) need."""
+    from ..core.registry import Metric
+    from ..pipeline import evaluate as api
+
     # variants=None: UL2 (eval's), not added to measures whose E is a Monte Carlo estimate (a note says so)
     given = None if variants is None else [v for v in variants if v.upper() not in BOUND_VARIANTS]
-    wanted = [m for m in api.resolve_metrics(measures, given, numeric_only=True, warn=api.both_notes(setup.append, warn),
+    wanted = [m for m in api.resolve_metrics(measures, given, numeric_only=True, warn=warn,
                                              default_variants=DEFAULT_VARIANTS)
               if m.variant not in BOUND_VARIANTS]
     metrics = []
@@ -477,41 +577,37 @@ def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=
             if x not in metrics:
                 metrics.append(x)
     extra = []
-    if _needs_bounds(kw.get("subset", "all"), kw.get("swap_between")):
+    if _needs_bounds(settings.subset, settings.swap_between):
         extra = [Metric(m.measure, v) for m in metrics if not m.variant for v in ("E", "IUB")]
-    if holes or holes_bootstrap:
+    ends = (("LB", "UB") if inputs.holes else ()) + (("BSLO", "BSHI") if inputs.holes_bootstrap else ())
+    if ends:
         from ..core.holes import holes_reason
-        ends = (("LB", "UB") if holes else ()) + (("BSLO", "BSHI") if holes_bootstrap else ())
+
         extra += [x for m in metrics if not m.variant and holes_reason(m.measure) is None
                   for x in (Metric(m.measure, v) for v in ends) if x not in metrics and x not in extra]
-    q = api.load_qrels(qrels)
-    if holes or holes_bootstrap:  # LB/UB range over every run's holes, one grade per document (docs/holes.md)
-        runs = list(runs)
-        options = api.with_runs_holes(options, q, runs, metrics + extra)
-    paths, results = [], []
-    if executor is None or executor.sequential:
-        from ..pipeline.stream import read_ahead as ahead
+    return metrics, extra
 
-        if isinstance(runs, (list, tuple)) and "-" in runs:
-            read_ahead = False  # standard input is read in this thread, never in the background one
-        loaded = ((r, api.load_run(r, q)) for r in runs)
-        # each run is read and parsed in a background thread while the one before is evaluated
-        loaded = ahead(loaded) if read_ahead else loaded
-        try:
-            for r, run in loaded:
-                paths.append(r.path if hasattr(r, "path") else str(r))  # str() of a Run formats its arrays
-                results.append(api.evaluate_run(q, run, metrics + extra, options, warn))
-        finally:
-            loaded.close()  # stops and joins the reader now, not when an error's traceback is freed
-    else:
-        from ..pipeline.parallel import evaluate_runs
-        runs = list(runs)
-        paths = [r.path if hasattr(r, "path") else str(r) for r in runs]
-        results = list(evaluate_runs(executor, runs, metrics + extra, options, warn))
-    res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)), paths)
-    cmp = compare(res, warn=warn, **kw)
-    cmp.notes[:0] = setup + res.notes
-    return cmp
+
+def _evaluate_here(q, runs, metrics: list, options, how: tuple) -> tuple:
+    """The runs' paths and RunResults, evaluated in this process; ``how`` = (warn, read_ahead): each
+    run read and parsed in a background thread while the one before is evaluated."""
+    from ..pipeline import evaluate as api
+    from ..pipeline.stream import read_ahead as ahead
+
+    warn, read_ahead = how
+    if isinstance(runs, (list, tuple)) and "-" in runs:
+        read_ahead = False  # standard input is read in this thread, never in the background one
+    loaded = ((r, api.load_run(r, q)) for r in runs)
+    loaded = ahead(loaded) if read_ahead else loaded
+    paths, results = [], []
+    try:
+        for r, run in loaded:
+            paths.append(r.path if hasattr(r, "path") else str(r))  # str() of a Run formats its arrays
+            results.append(api.evaluate_run(q, run, metrics, options, warn))
+    finally:
+        loaded.close()  # stops and joins the reader now, not when an error's traceback is freed
+    return paths, results
+
 
 
 # --------------------------------------------------------------------------- the command's request

@@ -388,23 +388,60 @@ class NRGResult(Result):
         return [n for rr in self.runs for n in rr.notes] + list(self.group_notes)
 
 
-def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixed", group_by: str | None = None,
-                 best_by: str | None = None, unique: bool = False, options=None, warn=None, executor=None,
+@dataclass(frozen=True)
+class NRGSettings:
+    """How :func:`evaluate_nrg` builds each scored run's prior set: ``protocol`` 'fixed' (every run
+    against the priors), 'leave-one-out', 'chronological' or 'group' (needs ``group_by``, a regular
+    expression over run names; the best run of a group is chosen by ``best_by``, default the first
+    measure); ``unique``: UC, the unique relevant contributions, instead of NRG."""
+
+    protocol: str = "fixed"
+    group_by: str | None = None
+    best_by: str | None = None
+    unique: bool = False
+
+    def __post_init__(self):
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}")
+        if (self.protocol == "group") != (self.group_by is not None):
+            raise NRGError("group_by is given exactly with protocol='group'")
+
+
+@dataclass
+class _Ranked:
+    """The runs of one :func:`evaluate_nrg` call once read and ranked: the scored runs first, then the
+    prior-only runs; ``blocks`` hold the scored runs' plain values, ``ranked`` every run's ranking."""
+
+    qrels: object
+    qids: list
+    judged: object  # ordering.judgements of the qrels over qids
+    scored: list
+    extra: list
+    blocks: list
+    ranked: list
+
+    @property
+    def names(self) -> list:
+        return [r.name for r in self.scored + self.extra]
+
+
+def evaluate_nrg(qrels, runs, priors=(), measures=None, *, options=None, warn=None, executor=None,
                  **kw) -> NRGResult:
     """Score ``runs`` with each plain measure and its NRG (or UC) against prior sets of runs.
 
     ``qrels``, ``runs`` and ``priors`` are paths or loaded objects (``api.load_qrels``/``load_run``).
-    ``protocol``: 'fixed' (every run against ``priors``), 'leave-one-out', 'chronological' or
-    'group' (needs ``group_by``, a regular expression over run names; the best run of a group is
-    chosen by ``best_by``, default the first measure).  ``priors`` join every prior set and are not
-    scored.  Keyword arguments set :class:`api.Options` fields (rel_level, depth, ties,
-    score_precision, run_queries_only).  ``executor``: a :mod:`ulnorm_eval.pipeline.parallel`
-    executor holding the same qrels, to read, rank and score the runs in worker processes (same values).
+    Keyword arguments set :class:`NRGSettings` fields (``protocol``: 'fixed', 'leave-one-out',
+    'chronological' or 'group' with ``group_by``, ``best_by``; ``unique``) and :class:`api.Options`
+    fields (rel_level, depth, ties, score_precision, run_queries_only), unless ``options`` is given.
+    ``priors`` join every prior set and are not scored.  ``executor``: a
+    :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to read, rank and score the
+    runs in worker processes (same values).
     """
-    from ..pipeline.evaluate import Options, RunResult, load_qrels, load_run
-    from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
+    from ..core.keywords import split_keywords
+    from ..pipeline.evaluate import Options, load_qrels
 
-    options = options or Options(**kw)
+    settings, given = split_keywords(kw, NRGSettings, Options, where="evaluate_nrg")
+    options = options or given
     notes: dict = {"runs": [], "groups": []}  # collected on the result; warn, if given, hears each as it arises
 
     def note(kind, msg):
@@ -412,51 +449,48 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
         if warn:
             warn(msg)
 
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}")
-    if (protocol == "group") != (group_by is not None):
-        raise NRGError("group_by is given exactly with protocol='group'")
-    metrics = resolve_nrg_metrics(measures, unique)
+    metrics = resolve_nrg_metrics(measures, settings.unique)
     if isinstance(runs, str) or not hasattr(runs, "__iter__"):
         runs = [runs]
-    qrels = load_qrels(qrels)
     plain_ms = list(dict.fromkeys(m.measure for m in metrics))
+    s = _read_and_rank(load_qrels(qrels), (runs, priors), plain_ms, options, executor, lambda m: note("groups", m))
+    for run, rr in zip(s.scored, s.ranked):
+        notes["runs"].append(_notes(run, rr, len(s.qids), options))
+        for n in notes["runs"][-1] if warn else ():
+            warn(n)
+    plain = [{m: b.values[Metric(m)] for m in plain_ms} for b in s.blocks]
+    keep = [rr.present if options.run_queries_only else np.ones(len(s.qids), bool) for rr in s.ranked]
+    groups = best = None
+    if settings.protocol == "group":
+        groups, best = _group_best(s, settings, (plain, plain_ms), keep, options, lambda m: note("groups", m))
+    sets = prior_sets(len(s.scored), settings.protocol, range(len(s.scored), len(s.names)), groups, best)
+    values = _nrg_values(s, metrics, plain, sets, options)
+    results = [_run_result(s, i, values[i], keep[i], notes["runs"][i]) for i in range(len(s.scored))]
+    names = s.names
+    return NRGResult(metrics, results, options, s.qrels.path, [r.path for r in s.scored],
+                     {names[i]: [names[j] for j in p] for i, p in enumerate(sets)}, settings.protocol,
+                     notes["groups"])
+
+
+def _read_and_rank(qrels, inputs, plain_ms, options, executor, dropped) -> _Ranked:
+    """Read the scored and prior runs of ``inputs`` = (runs, priors), drop repeated prior runs (told
+    to ``dropped``), refuse two runs of one name, score the scored runs' plain measures and rank every run."""
+    from ..pipeline.evaluate import load_run
+    from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
+
+    runs, priors = inputs
+    qids = natural_order(qrels_queries(qrels))
     if executor is not None and not executor.sequential:  # read, rank and score each run in a worker
-        from ..pipeline.parallel import map_runs
-
-        qids = natural_order(qrels_queries(qrels))
-        paths = [r for r in (*runs, *priors) if isinstance(r, str)]  # the rest are loaded Runs
-        here = {"-": load_run("-", qrels)} if "-" in paths else {}  # standard input is read here
-
-        def task(r):
-            return here.get(r, r) if isinstance(r, str) else r
-
-        got = map_runs(executor, run_task, [(task(r), True) for r in runs] +
-                       [(task(r), False) for r in priors], qids,
-                       [Metric(m) for m in plain_ms], options)
-        scored, extra = [r for r, _ in got[: len(runs)]], [r for r, _ in got[len(runs):]]
-        done = [x for _, x in got]
-    else:
-        scored = [load_run(r, qrels) for r in runs]
-        extra = [load_run(r, qrels) for r in priors]
-        done = None
-    if done is not None:
-        kept = drop_repeated_priors(extra, lambda m: note("groups", m))
+        scored, extra, done = _in_workers(executor, qrels, inputs, qids, [Metric(m) for m in plain_ms], options)
+        kept = drop_repeated_priors(extra, dropped)
         done = done[: len(scored)] + [d for r, d in zip(extra, done[len(scored):]) if any(r is k for k in kept)]
         extra = kept
     else:
-        extra = drop_repeated_priors(extra, lambda m: note("groups", m))
-    every = scored + extra
-    names = [r.name for r in every]
-    for i, nm in enumerate(names):
-        if nm in names[:i]:
-            raise NRGError(f"two runs are named {nm!r} ({every[names.index(nm)].path}, {every[i].path}): "
-                             "prior sets need distinct names")
-
-    qids = natural_order(qrels_queries(qrels))
-    J = judgements(qrels, qids)
-    # the scored runs through the pipeline (plain values of every measure); prior runs only ranked
-    if done is None:
+        scored = [load_run(r, qrels) for r in runs]
+        extra = drop_repeated_priors([load_run(r, qrels) for r in priors], dropped)
+        done = None
+    _distinct_names(scored + extra)
+    if done is None:  # the scored runs through the pipeline (plain values of every measure); prior runs only ranked
         blocks = [score_block(qrels, r, qids, [Metric(m) for m in plain_ms], options) for r in scored]
         ranked = [b.ranked for b in blocks] + [rank_run(r, qrels, qids, ties=options.ties,
                                                         score_precision=options.score_precision,
@@ -464,61 +498,90 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, protocol: str = "fixe
     else:
         blocks = done[: len(scored)]
         ranked = [b.ranked for b in blocks] + done[len(scored):]
-    for run, rr in zip(scored, ranked):
-        notes["runs"].append(_notes(run, rr, len(qids), options))
-        for n in notes["runs"][-1] if warn else ():
-            warn(n)
+    return _Ranked(qrels, qids, judgements(qrels, qids), scored, extra, blocks, ranked)
 
-    plain = [{m: b.values[Metric(m)] for m in plain_ms} for b in blocks]
-    keep = [rr.present if options.run_queries_only else np.ones(len(qids), bool) for rr in ranked]
 
-    groups = None
-    if protocol == "group":
-        groups = group_of(names[: len(scored)], group_by)
-        sel = plain_ms[0]
-        if best_by:
-            got = registry.parse(best_by)
-            if got.variant or not got.measure.native:
-                raise UnknownMeasure(f"--best-by {best_by}: name a plain measure computed natively, e.g. nDCG@10")
-            sel = got.measure
-        if sel not in plain_ms:
-            sel_vals = [plain_values(rr, J, sel, qrels, options) for rr in ranked[: len(scored)]]
-        else:
-            sel_vals = [p[sel] for p in plain]
-        best = [summarise(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
-        for n in _report_groups(groups, best, names, sel):
-            note("groups", n)
+def _in_workers(executor, qrels, inputs, qids, plain, options) -> tuple:
+    """The scored runs, the prior runs and what :func:`run_task` made of each (Blocks of the scored
+    runs, then RankedRuns of the priors), read and ranked by the executor's workers."""
+    from ..pipeline.evaluate import load_run
+    from ..pipeline.parallel import map_runs
+
+    runs, priors = inputs
+    paths = [r for r in (*runs, *priors) if isinstance(r, str)]  # the rest are loaded Runs
+    here = {"-": load_run("-", qrels)} if "-" in paths else {}  # standard input is read here
+
+    def task(r):
+        return here.get(r, r) if isinstance(r, str) else r
+
+    got = map_runs(executor, run_task, [(task(r), True) for r in runs] + [(task(r), False) for r in priors],
+                   qids, plain, options)
+    return [r for r, _ in got[: len(runs)]], [r for r, _ in got[len(runs):]], [x for _, x in got]
+
+
+def _distinct_names(every: list) -> None:
+    names = [r.name for r in every]
+    for i, nm in enumerate(names):
+        if nm in names[:i]:
+            raise NRGError(f"two runs are named {nm!r} ({every[names.index(nm)].path}, {every[i].path}): "
+                           "prior sets need distinct names")
+
+
+def _group_best(s: _Ranked, settings: NRGSettings, plain_of: tuple, keep: list, options, tell) -> tuple:
+    """The group of each scored run (``settings.group_by``) and the summary of its ``best_by`` measure
+    (default: the first measure) that picks each group's best run; each group's choice is told."""
+    plain, plain_ms = plain_of
+    n = len(s.scored)
+    groups = group_of(s.names[:n], settings.group_by)
+    sel = plain_ms[0]
+    if settings.best_by:
+        got = registry.parse(settings.best_by)
+        if got.variant or not got.measure.native:
+            raise UnknownMeasure(f"--best-by {settings.best_by}: name a plain measure computed natively, e.g. nDCG@10")
+        sel = got.measure
+    if sel not in plain_ms:
+        sel_vals = [plain_values(rr, s.judged, sel, s.qrels, options) for rr in s.ranked[:n]]
     else:
-        best = None
-    sets = prior_sets(len(scored), protocol, range(len(scored), len(every)), groups, best)
+        sel_vals = [p[sel] for p in plain]
+    best = [summarise(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
+    for line in _report_groups(groups, best, s.names, sel):
+        tell(line)
+    return groups, best
 
-    depths = [browsing_model(m, options.rel_level, J.max_grade).depth for m in metrics if m.variant]
-    space = key_space(qrels, qids, ranked, None if None in depths else max(depths))
-    values = [dict() for _ in scored]
+
+def _nrg_values(s: _Ranked, metrics, plain: list, sets: list, options) -> list:
+    """Per scored run, metric -> per-query values: the plain values, and each variant's residual
+    score against the run's prior set (``sets``)."""
+    depths = [browsing_model(m, options.rel_level, s.judged.max_grade).depth for m in metrics if m.variant]
+    space = key_space(s.qrels, s.qids, s.ranked, None if None in depths else max(depths))
+    values = [dict() for _ in s.scored]
     for metric in metrics:
         if not metric.variant:
-            for i in range(len(scored)):
+            for i in range(len(s.scored)):
                 values[i][metric] = plain[i][metric.measure]
             continue
-        model = browsing_model(metric, options.rel_level, J.max_grade)
+        model = browsing_model(metric, options.rel_level, s.judged.max_grade)
         surv = survival(space, model)
         for i, prior in enumerate(sets):
             values[i][metric] = residual_score(space, model, i, residual_factor(space.nkeys, surv, prior))
+    return values
 
-    results = []
-    for i, (run, rr) in enumerate(zip(scored, ranked)):
-        k = keep[i]
-        vals = {m: v[k] for m, v in values[i].items()}
-        rq = [q for q, x in zip(qids, k) if x]
-        order = np.argsort(np.asarray(rq, dtype=object), kind="stable")  # the main command's summation order
-        results.append(RunResult(run.name, rq, vals, {m: summarise(v, order, m.summary) for m, v in vals.items()},
-                                 missing=int((~rr.present).sum()), ignored=rr.ignored_queries,
-                                 float32_ties=rr.float32_ties,
-                                 missing_qids=[q for q, x in zip(qids, rr.present) if not x],
-                                 ignored_qids=_ignored(run, qids) if rr.ignored_queries else [],
-                                 notes=notes["runs"][i], tag=run.meta.get("last_tag", run.tag)))
-    return NRGResult(metrics, results, options, qrels.path, [r.path for r in scored],
-                     {names[i]: [names[j] for j in s] for i, s in enumerate(sets)}, protocol, notes["groups"])
+
+def _run_result(s: _Ranked, i: int, values: dict, keep, notes: list):
+    """The RunResult of scored run ``i``: its kept queries' values and their summaries, summed in
+    the main command's order."""
+    from ..pipeline.evaluate import RunResult
+
+    run, rr = s.scored[i], s.ranked[i]
+    vals = {m: v[keep] for m, v in values.items()}
+    rq = [q for q, x in zip(s.qids, keep) if x]
+    order = np.argsort(np.asarray(rq, dtype=object), kind="stable")  # the main command's summation order
+    return RunResult(run.name, rq, vals, {m: summarise(v, order, m.summary) for m, v in vals.items()},
+                     missing=int((~rr.present).sum()), ignored=rr.ignored_queries,
+                     float32_ties=rr.float32_ties,
+                     missing_qids=[q for q, x in zip(s.qids, rr.present) if not x],
+                     ignored_qids=_ignored(run, s.qids) if rr.ignored_queries else [],
+                     notes=notes, tag=run.meta.get("last_tag", run.tag))
 
 
 def run_task(qrels, item, qids, plain, options):

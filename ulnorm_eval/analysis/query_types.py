@@ -116,13 +116,9 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     measure without them).
     """
     import pandas as pd
-    import pyarrow as pa
 
     from ..pipeline import evaluate as api
-    from ..core.pools import make_pool
-    from ..inputs.trec import Run
-    from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
-    from ..core.registry import Metric
+    from ..pipeline.ordering import judgements, natural_order, qrels_queries
 
     options = options or api.Options()
     qrels = api.load_qrels(qrels)
@@ -130,17 +126,12 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     runs = list(runs) if parallel else [api.load_run(r, qrels) for r in runs]
     if not runs and options.pool == "run":
         raise ValueError("--pool run needs at least one run")
-    plain = [m for m in api.resolve_metrics(measures, [], numeric_only=True) if not m.variant]
-    metrics = [x for m in plain for x in (m, Metric(m.measure, "E"), Metric(m.measure, "IUB"),
-                                          Metric(m.measure, "WLB"))]
-    if holes and runs:
-        from ..core.holes import holes_reason
-        metrics += [Metric(m.measure, v) for m in plain if holes_reason(m.measure) is None for v in ("LB", "UB")]
+    with_holes = bool(holes and runs)
+    plain, metrics = _query_metrics(measures, with_holes)
     qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
     quiet = api.Options(**{**vars(options), "run_queries_only": False})
     quiet = api.with_runs_holes(quiet, qrels, runs, metrics)  # LB/UB over every run's holes (docs/holes.md)
-    empty = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
     if parallel:  # each worker reads, evaluates and (--pool run/union) pools one run
         from ..pipeline.parallel import map_runs
 
@@ -148,14 +139,56 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
         results = [r for r, _ in got]
         for n in (n for r in results for n in r.notes) if warn else ():
             warn(n)
+        pool_n = _pool_sizes(qrels, runs, (qids, J), options, [n for _, n in got])
     else:
         results = [api.evaluate_run(qrels, r, metrics, quiet, warn) for r in runs] or \
-            [api.evaluate_run(qrels, empty, metrics, quiet)]
+            [api.evaluate_run(qrels, _no_run(), metrics, quiet)]
+        pool_n = _pool_sizes(qrels, runs, (qids, J), options, None)
+    cols = {"query": qids, "pool": pool_n}
+    how = (J, options, thresholds, with_holes)
+    parts = [pd.DataFrame(_measure_columns(m, (results, bool(runs)), metrics, cols, how)) for m in plain]
+    out = pd.concat(parts, ignore_index=True)
+    order = {q: i for i, q in enumerate(qids)}
+    out = out.sort_values("query", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
+    out.attrs["notes"] = [n for res in results[: len(runs)] for n in res.notes]
+    return out
 
+
+def _query_metrics(measures, holes: bool) -> tuple:
+    """The plain measures of ``measures`` and the metrics evaluated for them: each with E, IUB and
+    WLB (``holes``: LB and UB too, for the measures that have them)."""
+    from ..core.registry import Metric
+    from ..pipeline import evaluate as api
+
+    plain = [m for m in api.resolve_metrics(measures, [], numeric_only=True) if not m.variant]
+    metrics = [x for m in plain for x in (m, Metric(m.measure, "E"), Metric(m.measure, "IUB"),
+                                          Metric(m.measure, "WLB"))]
+    if holes:
+        from ..core.holes import holes_reason
+        metrics += [Metric(m.measure, v) for m in plain if holes_reason(m.measure) is None for v in ("LB", "UB")]
+    return plain, metrics
+
+
+def _no_run():
+    """An empty run: the bounds of a query table without runs."""
+    import pyarrow as pa
+
+    from ..inputs.trec import Run
+
+    return Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
+
+
+def _pool_sizes(qrels, runs: list, judged: tuple, options, from_workers):
+    """Each query's pool size: the judged pool's, or (``--pool run``/``union``) the mean over the runs
+    (``from_workers``: the sizes the parallel tasks found); whole numbers as integers."""
+    from ..core.pools import make_pool
+    from ..pipeline.ordering import rank_run
+
+    qids, J = judged
     if options.pool == "qrels" or not runs:
         pool_n = make_pool("qrels", None, J).n
-    elif parallel:
-        pool_n = np.mean([n for _, n in got], axis=0)
+    elif from_workers is not None:
+        pool_n = np.mean(from_workers, axis=0)
     else:
         sizes = [make_pool(options.pool, rank_run(r, qrels, qids, ties=options.ties,
                                                    score_precision=options.score_precision,
@@ -163,30 +196,35 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
         pool_n = np.mean(sizes, axis=0)
     if np.all(pool_n == np.round(pool_n)):
         pool_n = pool_n.astype(np.int64)
+    return pool_n
+
+
+def _measure_columns(m, evaluated: tuple, metrics: list, cols: dict, how: tuple) -> dict:
+    """The columns of plain measure ``m``'s rows: ``evaluated`` = (the RunResults, whether there are
+    runs), ``cols`` the query and pool columns, ``how`` = (judgements, options, thresholds,
+    whether the hole bounds are shown)."""
+    from ..core.registry import Metric
+
+    results, any_runs = evaluated
+    J, options, thresholds, with_holes = how
+    qids = cols["query"]
 
     def avg(metric):
         return np.mean([res.values[metric] for res in results], axis=0)
 
-    parts = []
-    for m in plain:
-        rel = m.measure.get("rel")
-        rel = options.rel_level if rel is None else rel
-        E, I, W = (avg(Metric(m.measure, v)) for v in ("E", "IUB", "WLB"))
-        A = (np.nanmean(np.vstack([res.values[m] for res in results]), axis=0) if runs
-             else np.full(len(qids), np.nan))
-        a, e = normalised(A, E, I)
-        cols = {"query": qids, "measure": str(m), "pool": pool_n, "relevant": J.n_relevant(rel).astype(np.int64),
-                "E": E, "IUB": I, "WLB": W, "mean": A}
-        if holes and runs:  # the runs' mean hole bounds beside their mean (NaN: no hole bounds)
-            have = Metric(m.measure, "LB") in metrics
-            for v in ("LB", "UB"):
-                cols[v] = avg(Metric(m.measure, v)) if have else np.full(len(qids), np.nan)
-        parts.append(pd.DataFrame({**cols, "gap": a - e, "type": classify(A, E, I, thresholds)}))
-    out = pd.concat(parts, ignore_index=True)
-    order = {q: i for i, q in enumerate(qids)}
-    out = out.sort_values("query", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
-    out.attrs["notes"] = [n for res in results[: len(runs)] for n in res.notes]
-    return out
+    rel = m.measure.get("rel")
+    rel = options.rel_level if rel is None else rel
+    E, I, W = (avg(Metric(m.measure, v)) for v in ("E", "IUB", "WLB"))
+    A = (np.nanmean(np.vstack([res.values[m] for res in results]), axis=0) if any_runs
+         else np.full(len(qids), np.nan))
+    a, e = normalised(A, E, I)
+    out = {"query": qids, "measure": str(m), "pool": cols["pool"], "relevant": J.n_relevant(rel).astype(np.int64),
+           "E": E, "IUB": I, "WLB": W, "mean": A}
+    if with_holes:  # the runs' mean hole bounds beside their mean (NaN: no hole bounds)
+        have = Metric(m.measure, "LB") in metrics
+        for v in ("LB", "UB"):
+            out[v] = avg(Metric(m.measure, v)) if have else np.full(len(qids), np.nan)
+    return {**out, "gap": a - e, "type": classify(A, E, I, thresholds)}
 
 
 def run_task(qrels, run, metrics, quiet, qids, options):

@@ -177,13 +177,7 @@ class Metric:
 
 def _build(family: str, params: dict, cutoff, text: str) -> Measure:
     fam = FAMILIES[family]
-    if "cutoff" in params and fam.param("cutoff") is None:  # ir_measures' keyword: P(cutoff=5) is P@5
-        if cutoff is not None:
-            raise UnknownMeasure(f"{text}: cutoff given twice")
-        params = dict(params)
-        cutoff = params.pop("cutoff")
-        if isinstance(cutoff, float) and cutoff.is_integer():
-            cutoff = int(cutoff)
+    params, cutoff = _keyword_cutoff(fam, params, cutoff, text)
     out = {}
     for k, v in params.items():
         p = fam.param(k)
@@ -196,17 +190,8 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
         if at.name in params:
             raise UnknownMeasure(f"{text}: {at.name} given twice")
         return _build(family, {**params, at.name: cutoff}, None, text)
-    if cutoff is not None:
-        if fam.cutoff == "none":
-            raise UnknownMeasure(f"{text}: {family} takes no @cutoff")
-        if not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1:
-            raise UnknownMeasure(f"{text}: the cutoff must be a positive integer")
-    elif fam.cutoff == "required":
-        raise UnknownMeasure(f"{text}: {family} needs a cutoff, e.g. {family}@10")
-    for k, v in out.items():
-        choices = fam.param(k).choices
-        if choices and (isinstance(v, str) or fam.param(k).kind == "int") and v not in choices:  # a discount may be a vector
-            raise UnknownMeasure(f"{text}: {k} must be {' or '.join(repr(c) for c in choices)}")
+    _check_cutoff(fam, cutoff, text)
+    _check_choices(fam, out, text)
     why = fam.validate(out, cutoff) if fam.validate else None
     if why:
         raise UnknownMeasure(f"{text}: {why}")
@@ -215,6 +200,36 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
     out = {k: v for k, v in out.items() if v != fam.param(k).default or fam.param(k).always_show}
     out = {p.name: p.default for p in fam.params if p.always_show} | out
     return Measure(family, tuple(sorted(out.items())), cutoff)
+
+
+def _keyword_cutoff(fam, params: dict, cutoff, text: str) -> tuple:
+    """ir_measures' keyword: P(cutoff=5) is P@5 (for a family without a parameter named cutoff)."""
+    if "cutoff" not in params or fam.param("cutoff") is not None:
+        return params, cutoff
+    if cutoff is not None:
+        raise UnknownMeasure(f"{text}: cutoff given twice")
+    params = dict(params)
+    cutoff = params.pop("cutoff")
+    if isinstance(cutoff, float) and cutoff.is_integer():
+        cutoff = int(cutoff)
+    return params, cutoff
+
+
+def _check_cutoff(fam, cutoff, text: str) -> None:
+    if cutoff is not None:
+        if fam.cutoff == "none":
+            raise UnknownMeasure(f"{text}: {fam.name} takes no @cutoff")
+        if not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1:
+            raise UnknownMeasure(f"{text}: the cutoff must be a positive integer")
+    elif fam.cutoff == "required":
+        raise UnknownMeasure(f"{text}: {fam.name} needs a cutoff, e.g. {fam.name}@10")
+
+
+def _check_choices(fam, out: dict, text: str) -> None:
+    for k, v in out.items():
+        choices = fam.param(k).choices
+        if choices and (isinstance(v, str) or fam.param(k).kind == "int") and v not in choices:  # a discount may be a vector
+            raise UnknownMeasure(f"{text}: {k} must be {' or '.join(repr(c) for c in choices)}")
 
 
 def _coerce(p: Param, v, text: str):
@@ -387,48 +402,74 @@ def _trec_measure(fam: str, t: TrecName, value, text: str, typed: str = "") -> M
 def _parse_trec(text: str) -> list[Metric] | None:
     """trec_eval spellings, from the families' TrecName tables: ``ndcg_cut.10,20``, ``P.5``, ``map``,
     output names such as ``ndcg_cut_10``, and parameter maps such as ``ndcg.1=3,2=9``."""
-    for base, (fam, t) in TREC_NAMES.items():  # an output name: P_10, map_cut_100
-        if t.arg == "each" and text.startswith(base + "_"):
-            rest = text[len(base) + 1:]
-            if re.fullmatch(r"\d+" if t.kind == "int" else r"\d+(\.\d+)?", rest):
-                return [_trec_measure(fam, t, int(rest) if t.kind == "int" else float(rest), text)]
-    # set_F_0.50, ndcg_1=3,2=9, utility_2,-1,0,0: printed as typed; the longest base first
-    # (ndcg_rel_1=3,2=1 is ndcg_rel's, not ndcg's)
-    for base, (fam, t) in sorted(TREC_NAMES.items(), key=lambda kv: -len(kv[0])):
-        if text.partition(".")[0] in TREC_NAMES or text in NICKNAME_MEASURES:
-            break  # a trec_eval name itself (rbp_resid.p=0.7 is rbp_resid's, not rbp's)
-        if t.arg in ("one", "map", "raw") and text.startswith(base + "_") and len(text) > len(base) + 1:
-            rest = text[len(base) + 1:]
-            if (t.arg == "map" and "=" in rest) or (t.arg != "map" and re.fullmatch(r"[-+0-9.,eE]+", rest)):
-                return _parse_trec(f"{base}.{rest}")
+    printed = _parse_trec_output_name(text)
+    if printed is not None:
+        return printed
     if text in NICKNAME_MEASURES:  # all_trec, official, set
         return [m for base in NICKNAME_MEASURES[text] for m in _parse_trec(base)]
     base, _, arg = text.partition(".")
     if base not in TREC_NAMES:
         return None
     fam, t = TREC_NAMES[base]
-    if t.arg == "raw":  # utility.2,-1,0,0 / 11pt_avg..25,.5: the text is the parameter
-        return [_trec_measure(fam, t, arg or None, text)]
-    if t.arg == "one":  # set_F.0.5 / relstring.20
-        return [_trec_measure(fam, t, _trec_value(t, arg, text) if arg else None, text,
-                              f"{base}_{arg}" if arg else "")]
-    if t.arg == "map":
-        if not arg:
-            return [_trec_measure(fam, t, None, text)]
-        named = {}  # rbp.p=0.8: a parameter among the pairs
-        try:  # ndcg.1=3,2=9: a grade -> value map
-            items = [a.split("=") for a in arg.split(",")]
-            named = {k: float(v) for k, v in items if k in t.keys}
-            pairs = {float(k): float(v) for k, v in items if k not in t.keys}
-        except ValueError:
-            raise UnknownMeasure(f"{text}: {base} takes grade={t.value_name} pairs, e.g. {base}.1=3,2=9") from None
-        gains = {int(k) if k.is_integer() else k: v for k, v in pairs.items()} or None
-        m = _build(fam, named | ({t.param: gains} if gains else {}), None, text)
-        return [Metric(dataclasses.replace(m, typed=f"{base}_{arg}"))]
-    if t.arg == "none":
-        if arg:
-            raise UnknownMeasure(f"{text}: {base} takes no parameters")
+    return _TREC_ARGS.get(t.arg, _trec_values)(fam, t, (base, arg), text)
+
+
+def _parse_trec_output_name(text: str) -> list[Metric] | None:
+    """A name as trec_eval prints it: P_10, map_cut_100; set_F_0.50, ndcg_1=3,2=9, utility_2,-1,0,0
+    (printed as typed); None for any other."""
+    for base, (fam, t) in TREC_NAMES.items():  # an output name: P_10, map_cut_100
+        if t.arg == "each" and text.startswith(base + "_"):
+            rest = text[len(base) + 1:]
+            if re.fullmatch(r"\d+" if t.kind == "int" else r"\d+(\.\d+)?", rest):
+                return [_trec_measure(fam, t, int(rest) if t.kind == "int" else float(rest), text)]
+    # the longest base first (ndcg_rel_1=3,2=1 is ndcg_rel's, not ndcg's)
+    if text.partition(".")[0] in TREC_NAMES or text in NICKNAME_MEASURES:
+        return None  # a trec_eval name itself (rbp_resid.p=0.7 is rbp_resid's, not rbp's)
+    for base, (fam, t) in sorted(TREC_NAMES.items(), key=lambda kv: -len(kv[0])):
+        if t.arg in ("one", "map", "raw") and text.startswith(base + "_") and len(text) > len(base) + 1:
+            rest = text[len(base) + 1:]
+            if (t.arg == "map" and "=" in rest) or (t.arg != "map" and re.fullmatch(r"[-+0-9.,eE]+", rest)):
+                return _parse_trec(f"{base}.{rest}")
+    return None
+
+
+def _trec_raw(fam, t, typed: tuple, text: str) -> list:
+    """utility.2,-1,0,0 / 11pt_avg..25,.5: the text is the parameter."""
+    return [_trec_measure(fam, t, typed[1] or None, text)]
+
+
+def _trec_one(fam, t, typed: tuple, text: str) -> list:
+    """set_F.0.5 / relstring.20: one value."""
+    base, arg = typed
+    return [_trec_measure(fam, t, _trec_value(t, arg, text) if arg else None, text, f"{base}_{arg}" if arg else "")]
+
+
+def _trec_map(fam, t, typed: tuple, text: str) -> list:
+    """ndcg.1=3,2=9: a grade -> value map (rbp.p=0.8: a parameter among the pairs)."""
+    base, arg = typed
+    if not arg:
         return [_trec_measure(fam, t, None, text)]
+    named = {}
+    try:
+        items = [a.split("=") for a in arg.split(",")]
+        named = {k: float(v) for k, v in items if k in t.keys}
+        pairs = {float(k): float(v) for k, v in items if k not in t.keys}
+    except ValueError:
+        raise UnknownMeasure(f"{text}: {base} takes grade={t.value_name} pairs, e.g. {base}.1=3,2=9") from None
+    gains = {int(k) if k.is_integer() else k: v for k, v in pairs.items()} or None
+    m = _build(fam, named | ({t.param: gains} if gains else {}), None, text)
+    return [Metric(dataclasses.replace(m, typed=f"{base}_{arg}"))]
+
+
+def _trec_none(fam, t, typed: tuple, text: str) -> list:
+    if typed[1]:
+        raise UnknownMeasure(f"{text}: {typed[0]} takes no parameters")
+    return [_trec_measure(fam, t, None, text)]
+
+
+def _trec_values(fam, t, typed: tuple, text: str) -> list:
+    """P.5,10 / ndcg_cut.10,20 (each value a measure; none: trec_eval's defaults)."""
+    arg = typed[1]
     values = t.defaults if not arg else [_trec_value(t, v, text) for v in arg.split(",")]
     if t.param == "cutoff" and any(v < 1 for v in values):
         raise UnknownMeasure(f"{text}: cutoffs must be positive")
@@ -437,6 +478,10 @@ def _parse_trec(text: str) -> list[Metric] | None:
     out = [_trec_measure(fam, t, v, text) for v in values]
     # trec_eval sorts a measure's values (P.5,7,3 prints P_3, P_5, P_7); drop-in output must too
     return sorted(out, key=lambda m: m.measure.cutoff if t.param == "cutoff" else m.measure.get(t.param))
+
+
+# how the text after a trec_eval name's dot is read, by its TrecName.arg ('each' and the rest: values)
+_TREC_ARGS = {"raw": _trec_raw, "one": _trec_one, "map": _trec_map, "none": _trec_none}
 
 
 def parse(text: str) -> Metric:

@@ -292,15 +292,28 @@ def evaluate_summaries(data, metrics, opts: SummOptions, bert=None, advance=None
     """A ranking-style ``Result``: a run per system, a query per document.  ``bert`` is the
     :class:`~ulnorm_eval.core.bertscore.BertScores` when a BERTScore metric is asked for.  ``advance(1)``
     (a progress bar's) is called after each document's ROUGE scores and Monte Carlo E."""
-    from .blocks import undefined_note
-    from .evaluate import Options, Result, RunResult
+    from .evaluate import Options, Result
 
     metrics = list(metrics)
-    # an E estimated by Monte Carlo reports its standard error next to it
+    cells = _text_cells(data, metrics, opts, bert, advance)
+    expanded = []
+    for m in metrics:
+        expanded.append(m)
+        if m.variant == "E" and (np.nan_to_num(cells[m.measure].SE) > 0).any():  # some E is a Monte Carlo estimate
+            se = TextMetric(m.measure, "SE")  # an E estimated by Monte Carlo reports its standard error next to it
+            if se not in metrics and se not in expanded:
+                expanded.append(se)
+    runs = [_system_result(data, s, expanded, cells, opts, bert) for s in range(len(data.systems))]
+    return Result(expanded, runs, Options(undefined=opts.undefined, seed=opts.seed, norm_all=opts.norm_all), data.path,
+                  [data.path] * len(runs))
+
+
+def _text_cells(data, metrics: list, opts: SummOptions, bert, advance=None) -> dict:
+    """measure -> its _Cells (A, E, I and the standard error of E, per system and document): ROUGE's
+    computed here (``advance(1)`` after each document), BERTScore's taken from ``bert``."""
     rouge_measures = sorted({m.measure for m in metrics if m.measure.base.startswith("ROUGE")}, key=str)
-    skipped = []
     need_e = any(m.variant not in (None, "IUB") for m in metrics if m.measure.base.startswith("ROUGE"))
-    cells = _rouge_cells(data, rouge_measures, opts, skipped, need_e, advance) if rouge_measures else {}
+    cells = _rouge_cells(data, rouge_measures, opts, [], need_e, advance) if rouge_measures else {}
     if any(m.measure.base == "BERTScore" for m in metrics):
         if bert is None:
             raise ValueError("BERTScore needs the bert-score cells")
@@ -309,43 +322,40 @@ def evaluate_summaries(data, metrics, opts: SummOptions, bert=None, advance=None
             k = col[m.score]
             cells[m] = _Cells(bert.A[..., k], bert.E[..., k], np.full(bert.A.shape[:2], np.nan),
                               np.ones(bert.A.shape[:2]))
-    expanded = []
+    return cells
+
+
+def _system_result(data, s: int, metrics: list, cells: dict, opts: SummOptions, bert):
+    """The RunResult of system ``s``: a query per document it summarised."""
+    from .blocks import undefined_note
+    from .evaluate import Options, RunResult
+
+    name = data.systems[s]
+    have = np.array([x is not None for x in data.summaries[s]])
+    qids = [d for d, h in zip(data.doc_ids, have) if h]
+    values, mean, undefined, stderr = {}, {}, {}, {}
     for m in metrics:
-        expanded.append(m)
-        if m.variant == "E" and (np.nan_to_num(cells[m.measure].SE) > 0).any():  # some E is a Monte Carlo estimate
-            se = TextMetric(m.measure, "SE")
-            if se not in metrics and se not in expanded:
-                expanded.append(se)
-    runs = []
-    for s, name in enumerate(data.systems):
-        have = np.array([x is not None for x in data.summaries[s]])
-        qids = [d for d, h in zip(data.doc_ids, have) if h]
-        values, mean, undefined, stderr = {}, {}, {}, {}
-        for m in expanded:
-            if m.variant == "Hetero":
-                v = np.asarray(bert.hetero, dtype=np.float64)[have]
-                und = np.zeros(len(v), bool)
-            else:
-                vals, und = _variant_values(cells[m.measure], m.variant)
-                v, und = np.asarray(vals[s])[have].astype(np.float64), np.asarray(und[s])[have]
-            if und.any():
-                undefined[m] = int(und.sum())
-                v = np.where(und, 0.0 if opts.undefined == "zero" else np.nan, v)
-            values[m] = v
-            mean[m] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
-            if m.variant in RATIOS and opts.norm_all == "means":
-                c = cells[m.measure]
-                mean[m] = _of_means(m.variant, *(np.asarray(x[s])[have] for x in (c.A, c.I, c.E)), und,
-                                    opts.undefined)
-            if m.variant == "E" and (np.nan_to_num(cells[m.measure].SE[s][have]) > 0).any():
-                stderr[m] = cells[m.measure].SE[s][have]
-        missing = [d for d, h in zip(data.doc_ids, have) if not h]
-        note = undefined_note(name, undefined, Options(undefined=opts.undefined, norm_all=opts.norm_all),
-                              unit="documents")
-        runs.append(RunResult(name, qids, values, mean, stderr, missing=len(missing), undefined=undefined,
-                              missing_qids=missing, notes=[note] if note else []))
-    return Result(expanded, runs, Options(undefined=opts.undefined, seed=opts.seed, norm_all=opts.norm_all), data.path,
-                  [data.path] * len(runs))
+        if m.variant == "Hetero":
+            v = np.asarray(bert.hetero, dtype=np.float64)[have]
+            und = np.zeros(len(v), bool)
+        else:
+            vals, und = _variant_values(cells[m.measure], m.variant)
+            v, und = np.asarray(vals[s])[have].astype(np.float64), np.asarray(und[s])[have]
+        if und.any():
+            undefined[m] = int(und.sum())
+            v = np.where(und, 0.0 if opts.undefined == "zero" else np.nan, v)
+        values[m] = v
+        mean[m] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+        if m.variant in RATIOS and opts.norm_all == "means":
+            c = cells[m.measure]
+            mean[m] = _of_means(m.variant, *(np.asarray(x[s])[have] for x in (c.A, c.I, c.E)), und, opts.undefined)
+        if m.variant == "E" and (np.nan_to_num(cells[m.measure].SE[s][have]) > 0).any():
+            stderr[m] = cells[m.measure].SE[s][have]
+    missing = [d for d, h in zip(data.doc_ids, have) if not h]
+    note = undefined_note(name, undefined, Options(undefined=opts.undefined, norm_all=opts.norm_all),
+                          unit="documents")
+    return RunResult(name, qids, values, mean, stderr, missing=len(missing), undefined=undefined,
+                     missing_qids=missing, notes=[note] if note else [])
 
 
 # --------------------------------------------------------------------------- the command's request

@@ -125,27 +125,8 @@ def check_output(path, inputs=(), stdin_id=None, append: bool = False, flag: str
     if path.endswith(os.sep):
         raise OutputError(path, "names a directory (ends with /), not a file")
     target = path if append else _resolve(path)
-    out_id = _identity(target)
-    for p in inputs:
-        if p is None:
-            continue
-        p = os.fspath(p)
-        if p == "-":
-            if stdin_id is not None and stdin_id == out_id:
-                raise OutputError(path, "is the file behind standard input (-), an input: writing it would "
-                                        "destroy it")
-            continue
-        if (out_id is not None and out_id == _identity(p)) or os.path.abspath(target) == os.path.abspath(p):
-            what = "" if path == p else f" ({p})"
-            raise OutputError(path, f"is an input{what}: writing it would destroy it")
-    try:
-        st = os.stat(target)
-    except FileNotFoundError:
-        st = None
-    except NotADirectoryError:
-        raise OutputError(path, "a component of the path is a file, not a directory") from None
-    except OSError as exc:
-        raise OutputError(path, exc.strerror.lower() if exc.strerror else str(exc)) from None
+    _refuse_an_input(path, target, inputs, stdin_id)
+    st = _stat_output(path, target)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(path, "is a directory")
     if st is not None and (not stat.S_ISREG(st.st_mode) or _special(path)):
@@ -159,6 +140,36 @@ def check_output(path, inputs=(), stdin_id=None, append: bool = False, flag: str
         raise OutputError(path, f"directory {os.path.dirname(path) or d} is not writable")
     if st is not None and not append and hasattr(os, "geteuid") and st.st_uid != os.geteuid():
         raise OutputError(path, "belongs to another user; replacing it would change its owner")
+
+
+def _refuse_an_input(path: str, target: str, inputs, stdin_id) -> None:
+    """Refuse an output (``path``, written at ``target``) that is one of the ``inputs`` or the file
+    behind standard input (``stdin_id``) when ``-`` is one of them."""
+    out_id = _identity(target)
+    for p in inputs:
+        if p is None:
+            continue
+        p = os.fspath(p)
+        if p == "-":
+            if stdin_id is not None and stdin_id == out_id:
+                raise OutputError(path, "is the file behind standard input (-), an input: writing it would "
+                                        "destroy it")
+            continue
+        if (out_id is not None and out_id == _identity(p)) or os.path.abspath(target) == os.path.abspath(p):
+            what = "" if path == p else f" ({p})"
+            raise OutputError(path, f"is an input{what}: writing it would destroy it")
+
+
+def _stat_output(path: str, target: str):
+    """``os.stat(target)``, None when there is no such file; any other failure is the output's error."""
+    try:
+        return os.stat(target)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise OutputError(path, "a component of the path is a file, not a directory") from None
+    except OSError as exc:
+        raise OutputError(path, exc.strerror.lower() if exc.strerror else str(exc)) from None
 
 
 INPUT_KEYS = ("qrels", "runs", "baseline", "priors", "groups", "data", "systems", "systems_a", "systems_b",

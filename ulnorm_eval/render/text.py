@@ -73,11 +73,31 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
     """
     precision = 4 if precision is None else precision
     nan = "  -nan" if getattr(result.options, "trec_nan", False) else "nan"  # glibc's %6.4f of 0/0
+    metrics, labels, zscores = _trec_labels(result, names)
+    cell = (precision, nan, zscores)
     lines = []
-    multi = len(result.runs) > 1
+    runid = f"{'runid':<22s}" if names == "trec" else "runid"
+    has_runid = summary and names == "trec" and any(_record_flag(m, "summary", "") == "run" and not m.variant
+                                                    for m in metrics)
+    for rr in result.runs:
+        if len(result.runs) > 1 and not has_runid:  # trec_eval's runid line: the run's tag (the file name if none)
+            lines.append(f"{runid}\tall\t{safe_text(rr.name if getattr(rr, 'tag', None) is None else rr.tag)}")
+        if per_query:
+            order = query_order
+            if order is None and names == "trec":
+                order = sorted(rr.qids, key=str.encode)  # trec_eval's order (strcmp), for a line-for-line drop-in
+            lines += _per_query_lines(rr, zip(labels, metrics), order, cell, result.options)
+        if summary:
+            lines += [f"{lab}\tall\t{_cell(m, rr.mean[m], *cell)}" for lab, m in zip(labels, metrics)
+                      if m.summary != "none"]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _trec_labels(result, names: str) -> tuple:
+    """The metrics in print order (trec_eval's table order with ``names='trec'``, whatever the -m
+    order), their labels (trec_eval's ``%-22s`` padding; -Z's 'Z' before the name) and whether -Z is on."""
     metrics = list(result.metrics)
     if names == "trec":
-        # trec_eval prints measures in its own table's order, whatever the -m order
         metrics.sort(key=_trec_rank)
     labels = [metric_label(m, names) for m in metrics]
     if names == "trec":
@@ -86,30 +106,23 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
     if zscores:  # trec_eval's -Z: 'Z' before the padded name, every value as %6.4f (counts too)
         labels = [lab if m.variant or _record_flag(m, "value", "float") == "text" else "Z" + lab
                   for lab, m in zip(labels, metrics)]
-    runid = f"{'runid':<22s}" if names == "trec" else "runid"
-    has_runid = summary and names == "trec" and any(_record_flag(m, "summary", "") == "run" and not m.variant for m in metrics)
-    for rr in result.runs:
-        prefix = ""
-        if multi and not has_runid:  # trec_eval's runid line: the run's tag (the file name if it has none)
-            lines.append(f"{runid}\tall\t{safe_text(rr.name if getattr(rr, 'tag', None) is None else rr.tag)}")
-        if per_query:
-            pos = {q: i for i, q in enumerate(rr.qids)}
-            order = query_order
-            if order is None and names == "trec":
-                order = sorted(rr.qids, key=str.encode)  # trec_eval's order (strcmp), for a line-for-line drop-in
-            skip = set(rr.missing_qids) if str(getattr(result.options, "trec_version", "10")) == "9" else set()
-            rows = [(lab, m) for lab, m in zip(labels, metrics) if m.variant or _record_flag(m, "per_query", True)]
-            cols = [(lab, _column(m, rr.values[m], precision, nan, zscores)) for lab, m in rows]
-            for q in (rr.qids if order is None else [q for q in order if q in pos]):
-                if q in skip:
-                    continue
-                i, sq = pos[q], safe_text(q)
-                lines.extend(f"{prefix}{lab}\t{sq}\t{col[i]}" for lab, col in cols)
-        if summary:
-            for lab, m in zip(labels, metrics):
-                if m.summary != "none":
-                    lines.append(f"{prefix}{lab}\tall\t{_cell(m, rr.mean[m], precision, nan, zscores)}")
-    return "\n".join(lines) + ("\n" if lines else "")
+    return metrics, labels, zscores
+
+
+def _per_query_lines(rr, labelled, order, cell: tuple, options) -> list:
+    """A run's per-query rows, query by query (``order``: None for the run's own), each query's
+    metrics that have per-query rows; trec_eval 9 printed none for the queries the run did not retrieve for."""
+    pos = {q: i for i, q in enumerate(rr.qids)}
+    skip = set(rr.missing_qids) if str(getattr(options, "trec_version", "10")) == "9" else set()
+    rows = [(lab, m) for lab, m in labelled if m.variant or _record_flag(m, "per_query", True)]
+    cols = [(lab, _column(m, rr.values[m], *cell)) for lab, m in rows]
+    lines = []
+    for q in (rr.qids if order is None else [q for q in order if q in pos]):
+        if q in skip:
+            continue
+        i, sq = pos[q], safe_text(q)
+        lines.extend(f"{lab}\t{sq}\t{col[i]}" for lab, col in cols)
+    return lines
 
 
 def shared_tags_note(runs) -> list:

@@ -1,6 +1,8 @@
 """One definition of each command-line constant and option, and one escaping path: the -f choices of
 every command are the names of the formatter table that renders them; click's context settings are
-defined once; every command's stderr escapes control characters the same way."""
+defined once; every command's stderr escapes control characters the same way; summ's variants are the
+records'.  One private name is used: summ_eval's ``_Cells``/``_variant_values``, the one place that
+turns chosen A, I, E into a variant's values without reading a SummEval file and running ROUGE."""
 from __future__ import annotations
 
 import ast
@@ -127,3 +129,39 @@ def test_summarisation_measures_are_records_listed_by_measures():
             shown = next((a for a in VARIANTS[v].aliases if a.startswith("UE")), v)
             parsed = summ_eval.parse_text_metric(f"{shown}({name})")
             assert (parsed.measure.base, parsed.variant) == (name, shown)
+
+
+def test_a_variant_record_reaches_summ_help_parser_and_values():
+    """summ has no variant table of its own: a variant record registered and named by a summarisation
+    family shows in summ's -m/--norm help, is read by its parser, and its values are the record's
+    normaliser of (A, I, E); the registry is restored afterwards."""
+    import numpy as np
+
+    from ulnorm_eval.core import registry
+    from ulnorm_eval.core.records import TextFamily, Variant, register_text, register_variant
+    from ulnorm_eval.core.text_families import summ_help, summ_variants
+    from ulnorm_eval.pipeline import summ_eval
+
+    def half_gap(A, I, E, W):  # a toy ratio: (A - E) / 2, undefined where A is 0
+        return (np.asarray(A) - np.asarray(E)) / 2, np.asarray(A) == 0
+
+    before = summ_help()
+    with registry.temporary_records():
+        register_variant(Variant("HG", (), "(A-E)/2", "a toy", "[-1, 1]", "ratio", normalise=half_gap))
+        register_text(TextFamily("TOY-1", "a toy overlap", "a toy E", "a toy", variants=("E", "UL2", "HG")))
+        assert list(summ_variants())[-1] == "HG"
+        helps = summ_help()
+        assert "TOY-1" in helps["measure"] and ", HG, Hetero(BERTScore)" in helps["measure"]
+        assert ", hg; ul1/ul2 are aliases" in helps["norm"]
+        parsed = summ_eval.parse_text_metric("hg(toy-1)")
+        assert (parsed.measure.base, parsed.variant) == ("TOY-1", "HG")
+        assert summ_eval.resolve_text_metrics(["TOY-1"], ["hg"])[1].variant == "HG"
+        cells = summ_eval._Cells(np.array([[0.5, 0.0]]), np.array([[0.1, 0.2]]), np.full((1, 2), np.nan),
+                                 np.ones((1, 2)))
+        values, undefined = summ_eval._variant_values(cells, "HG")
+        assert values.tolist() == [[0.2, -0.1]] and undefined.tolist() == [[False, True]]
+        ue2, _ = summ_eval._variant_values(cells, "UE2")  # UL2's record: (A-E)/(I-E) above E, (A-E)/E below
+        assert ue2[0].tolist() == pytest.approx([0.4 / 0.9, -1.0])
+    assert summ_help() == before and "HG" not in summ_variants()
+    with pytest.raises(summ_eval.UnknownTextMeasure, match="unknown variant 'hg'"):
+        summ_eval.resolve_text_metrics(["ROUGE-1"], ["hg"])

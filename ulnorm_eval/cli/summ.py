@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..core.text_families import summ_help
 from .common import CONTEXT, fail, flush, refusals
 from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
 from .options import MAX_TRIALS, SEED, output_options
@@ -25,6 +26,7 @@ Examples:
 Exit codes: 0 ok, 1 a --fail-below gate failed, 2 usage or input error.
 """
 
+HELP = summ_help()  # -m and --norm, from the records (core/text_families.py)
 ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20", "M22", "M23")
 
 
@@ -32,11 +34,8 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.argument("systems", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
-              help="ROUGE-1, ROUGE-2, ROUGE-L, BERTScore, optionally (score=precision|recall|f), or a variant "
-                   "of one (E, IUB, UE1, UE2, EB, EM, Hetero(BERTScore)).  Default: ROUGE-1 ROUGE-2 ROUGE-L.")
-@click.option("--norm", "norm", metavar="LIST", type=NonEmpty(names=True),
-              help="Variants added to every measure (e, iub, ue1, ue2, eb, em; ul1/ul2 are aliases) or 'none'. "
-                   "Default: e,iub,ue1,ue2.")
+              help=HELP["measure"])
+@click.option("--norm", "norm", metavar="LIST", type=NonEmpty(names=True), help=HELP["norm"])
 @click.option("-q", "--per-query", is_flag=True, help="Per-document values before each system's mean ('all').")
 @output_options(RESULT_FORMATS, "trec")
 @click.option("--stem/--no-stem", default=False, show_default=True, help="Porter stemming in ROUGE's tokeniser.")
@@ -172,8 +171,11 @@ def summ_text(outcome, options: dict):
     o, result = options, outcome.result
     fmt, precision, output = o["fmt"], o["precision"], o["output"]
     if o["correlate"]:
-        return _correlation_text(result, outcome.data, o["ratings"], o["levels"] or ("summary", "system"), fmt,
-                                 precision, o["plot"], o["bootstrap"], o["seed"], outcome.repeats)
+        from ..render.summ_report import CorrelationAsk, correlation_text
+
+        ask = CorrelationAsk(o["ratings"], tuple(o["levels"] or ("summary", "system")), fmt, precision, o["plot"],
+                             o["bootstrap"], o["seed"], tuple(outcome.repeats))
+        return correlation_text(result, outcome.data, ask)
     if o["compare_systems"]:
         import copy
 
@@ -190,11 +192,11 @@ def summ_text(outcome, options: dict):
         return render(dict(cmp.tables), fmt, precision, {**cmp.meta, "data": str(o["data"])}), None
     fmt = fmt or ("table" if (sys.stdout.isatty() and not output) else "trec")
     kw = {"per_query": o["per_query"], "names": "canonical", "precision": precision}
-    if fmt == "table":
-        from .common import table_layout
-        kw.update(table_layout(output))
-    # the ranking table looks its cells up by the registry's Metric; summaries have their own
-    return (_table(result, o["per_query"], precision) if fmt == "table" else FORMATS[fmt](result, **kw)), None
+    if fmt == "table":  # the ranking table looks its cells up by the registry's Metric; summaries have their own
+        from ..render.summ_report import summ_table
+
+        return summ_table(result, o["per_query"], precision), None
+    return FORMATS[fmt](result, **kw), None
 
 
 def summ_outputs(outcome, options: dict, text: str, picture):
@@ -213,190 +215,3 @@ def summ_outputs(outcome, options: dict, text: str, picture):
 
         outputs.append(Output(options["summary_md"], gate_markdown(result, checks), append=True))
     return outputs, ((gate.verdict(checks), any(c.failed for c in checks)) if checks else None)
-
-
-# One line per column of summ's table that is not a measure (the variants' formulas, for summaries).
-SUMM_LEGEND = {
-    "value": "the measure (a document's; on 'all' rows and without -q the mean over the documents)",
-    "E": "the measure of the document's expected (random) summary from its source (Feng 2023 §9.1; --length, --k)",
-    "SE": "the Monte Carlo standard error of E, when E is estimated by sampling",
-    "IUB": "I, the upper bound the measure can reach on the document (--upper)",
-    "UE1": "(A/I) (A/(A+E)), A the value, I = IUB (Feng 2023 eq. 5.1)",
-    "UE2": "(A-E)/(I-E) if A >= E else (A-E)/E: 0 random, 1 ideal (Feng 2023 eq. 5.2)",
-    "EB": "A/E (Westerborg 2022 eq. 3.6)",
-    "EM": "(A-E)/(I-E) (Westerborg 2022 eq. 3.11)",
-    "Hetero": "Algorithm 2's heterogeneity of the document (Feng 2023)",
-}
-
-
-def _table(result, per_query, precision):
-    """One table: a row per system and measure (and document with -q), a column per variant; the
-    documents, missing summaries and undefined cases once under it, then a line per column shown."""
-    import math
-
-    from ..render.values import safe_text  # names echoed to a terminal: no ESC, no forged lines
-
-    p = 4 if precision is None else precision
-    rows = list(dict.fromkeys(m.measure for m in result.metrics))
-    slots = list(dict.fromkeys(m.variant for m in result.metrics))
-    if None in slots:
-        slots.remove(None)
-        slots.insert(0, None)
-    have = {(m.measure, m.variant): m for m in result.metrics}
-    head = ["system"] + (["document"] if per_query else []) + ["measure"] + [s or "value" for s in slots]
-    body = []
-    for rr in result.runs:
-        groups = ([(q, i) for i, q in enumerate(rr.qids)] if per_query else []) + [("all", None)]
-        for q, i in groups:
-            for meas in rows:
-                cells = []
-                for s in slots:
-                    m = have.get((meas, s))
-                    v = None if m is None else (rr.mean[m] if i is None else rr.values[m][i])
-                    cells.append("" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{p}f}")
-                body.append([safe_text(rr.name)] + ([safe_text(q)] if per_query else []) + [str(meas)] + cells)
-    widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
-    text_cols = 3 if per_query else 2
-    fmt_row = lambda r: "  ".join(x.ljust(w) if c < text_cols else x.rjust(w)  # noqa: E731
-                                  for c, (x, w) in enumerate(zip(r, widths))).rstrip()
-    out = [fmt_row(head), "-" * len(fmt_row(head))] + [fmt_row(r) for r in body]
-    docs = max((len(rr.qids) for rr in result.runs), default=0)
-    missing = [f"{safe_text(rr.name)} {rr.missing}" for rr in result.runs if rr.missing]
-    und = sum(int(n) for rr in result.runs for n in rr.undefined.values())
-    from ..pipeline.summ_eval import all_row_words
-
-    rule = all_row_words(result.metrics, getattr(result.options, "norm_all", "means"))
-    out.append(f"{len(result.runs)} systems, {docs} documents; without a summary: "
-               f"{', '.join(missing) if missing else 'none'}; {und} undefined cases"
-               + ("; 'all' rows: the mean over the documents" if per_query and not rule else "")
-               + ("; 'all' rows: the mean over the documents, but of the normalisations (below)" if per_query and rule
-                  else ""))
-    if rule:
-        out.append(rule)
-    out += [f"{s or 'value'}: {SUMM_LEGEND[s or 'value']}" for s in slots if (s or "value") in SUMM_LEGEND]
-    return "\n".join(out) + "\n"
-
-
-def _metric_arrays(result, d):
-    import numpy as np
-
-    pos = {q: i for i, q in enumerate(d.doc_ids)}
-    values, base = {}, {}
-    for m in result.metrics:
-        if m.variant in ("SE", "E", "IUB", "Hetero"):
-            continue
-        arr = np.full((len(d.systems), len(d.doc_ids)), np.nan)
-        for s, rr in enumerate(result.runs):
-            arr[s, [pos[q] for q in rr.qids]] = rr.values[m]
-        values[str(m)] = arr
-        if m.variant is not None:
-            base[str(m)] = str(m.measure)
-    return values, base
-
-
-def _correlation_text(result, d, ratings, levels, fmt, precision, plot, reps=0, seed=0, repeats=()):
-    """Correlation rows, each with its bootstrap interval over documents (``reps`` resamples) and, with
-    ``repeats`` (results under other Monte Carlo seeds), the spread over seeds."""
-    import numpy as np
-
-    from ..analysis.human_correlation import bootstrap_correlations, correlation_rows
-
-    values, base = _metric_arrays(result, d)
-    human = {dim: np.array([[np.nan if x is None else x for x in row] for row in v], dtype=np.float64)
-             for dim, v in d.ratings[ratings].items()}
-    rows = correlation_rows(values, human, levels=levels, base=base)
-    ci = bootstrap_correlations(values, human, levels=levels, base=base, reps=reps, seed=seed) if reps else {}
-    spread = {}
-    if repeats:
-        others = [correlation_rows(_metric_arrays(r, d)[0], human, levels=levels, base=base) for r in repeats]
-        for i, row in enumerate(rows):
-            vals = [row[4]] + [o[i][4] for o in others]
-            spread[row[:4]] = (float(np.min(vals)), float(np.max(vals)))
-    nan4 = (np.nan,) * 4
-    full = [(*r, *ci.get(r[:4], nan4), *spread.get(r[:4], (np.nan, np.nan))) for r in rows]
-    p = 3 if precision is None else precision
-    cols = ("level", "correlation", "metric", "dimension", "value", "PAI", "documents", "low", "high",
-            "PAI_low", "PAI_high", "seeds_min", "seeds_max")
-    if fmt in ("tsv", "csv"):
-        sep = "\t" if fmt == "tsv" else ","
-        lines = [sep.join(cols)]
-        lines += [sep.join(x if isinstance(x, str) else str(x) if isinstance(x, int) else repr(float(x)) for x in r)
-                  for r in full]
-        text = "\n".join(lines) + "\n"
-    elif fmt in ("json", "jsonl"):
-        import json
-
-        objs = [{k.lower(): (None if isinstance(v, float) and not np.isfinite(v) else v)
-                 for k, v in zip(cols, (*r[:4], float(r[4]), float(r[5]), r[6], *map(float, r[7:])))} for r in full]
-        text = (json.dumps(objs, indent=1) + "\n") if fmt == "json" else "".join(json.dumps(o) + "\n" for o in objs)
-    else:
-        text = _correlation_table(full, p, ratings, len(d.doc_ids), len(d.systems), reps, len(repeats))
-    picture = None
-    if plot:
-        from ..render.plots import PictureBuffer
-        picture = PictureBuffer(plot)
-        _plot(rows, picture)
-    return text, picture
-
-
-def _correlation_table(rows, p, ratings, n_docs, n_sys, reps=0, repeats=0):
-    import numpy as np
-
-    def iv(lo, hi, digits):
-        return f" [{lo:.{digits}f}, {hi:.{digits}f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
-
-    dims = list(dict.fromkeys(r[3] for r in rows))
-    out = []
-    note = []
-    if reps:
-        note.append(f"[95% interval over {reps} bootstrap resamples of the documents]")
-    if repeats:
-        note.append(f"{{min, max over {repeats + 1} Monte Carlo seeds}}")
-    for level in dict.fromkeys(r[0] for r in rows):
-        for method in dict.fromkeys(r[1] for r in rows):
-            sub = [r for r in rows if r[0] == level and r[1] == method]
-            out.append(f"{method} at {level} level, {ratings} ratings, {n_docs} documents, {n_sys} systems"
-                       + (" " + "; ".join(note) if note else ""))
-            head = ["metric"] + [d.capitalize() for d in dims]
-            names = list(dict.fromkeys(r[2] for r in sub))
-            cell = {(r[2], r[3]): r for r in sub}
-
-            def seeds(r):
-                return f" {{{r[11]:.{p}f}, {r[12]:.{p}f}}}" if len(r) > 12 and np.isfinite(r[11]) else ""
-            body = [[name] + [f"{cell[(name, d)][4]:.{p}f}" + (iv(*cell[(name, d)][7:9], p) if len(cell[(name, d)]) > 8
-                                                              else "") + seeds(cell[(name, d)]) for d in dims]
-                    for name in names]
-            body += [[f"PAI {name}"] + [f"{cell[(name, d)][5]:.1f}" + (iv(*cell[(name, d)][9:11], 1)
-                                                                      if len(cell[(name, d)]) > 10 else "") for d in dims]
-                     for name in names if any(np.isfinite(cell[(name, d)][5]) for d in dims)]
-            # a terminal table (-f table), aligned: the metric left, the numbers right
-            widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
-            line = lambda r: "  ".join(x.ljust(w) if c == 0 else x.rjust(w)  # noqa: E731
-                                       for c, (x, w) in enumerate(zip(r, widths))).rstrip()
-            out += [line(head), "-" * len(line(head))] + [line(r) for r in body] + [""]
-    return "\n".join(out)
-
-
-def _plot(rows, path):
-    from ..render.plots import require_matplotlib
-
-    plt = require_matplotlib()
-    sub = [r for r in rows if r[1] == "kendall"]
-    levels = list(dict.fromkeys(r[0] for r in sub))
-    fig, axes = plt.subplots(1, len(levels), figsize=(6 * len(levels), 4), squeeze=False)
-    for ax, level in zip(axes[0], levels):
-        rr = [r for r in sub if r[0] == level]
-        names = list(dict.fromkeys(r[2] for r in rr))
-        dims = list(dict.fromkeys(r[3] for r in rr))
-        w = 0.8 / max(len(names), 1)
-        for i, n in enumerate(names):
-            ax.bar([j + i * w for j in range(len(dims))], [next(r[4] for r in rr if r[2] == n and r[3] == d)
-                                                          for d in dims], w, label=n)
-        ax.set_xticks([j + 0.4 - w / 2 for j in range(len(dims))], dims)
-        ax.set_title(f"Kendall tau, {level} level")
-        ax.axhline(0, color="black", lw=0.5)
-    axes[0][-1].legend(fontsize=6)
-    fig.tight_layout()
-    from ..render.plots import save_figure
-    save_figure(fig, path)
-

@@ -615,14 +615,15 @@ def with_variant(metric: Metric, variant: str) -> Metric:
 
 @contextlib.contextmanager
 def temporary_records():
-    """Families and variants registered inside the block are gone after it, and those it replaced are
-    back (the native families are registered before, as this module's import does): a scratch registry
-    for docs/architecture.md's worked example and for tests."""
-    families, variants = dict(FAMILIES), dict(VARIANTS)
+    """Families, variants and summarisation families registered inside the block are gone after it,
+    and those it replaced are back (the native families are registered before, as this module's import
+    does): a scratch registry for docs/architecture.md's worked example and for tests."""
+    from .records import TEXT_FAMILIES
+
+    saved = [(table, dict(table)) for table in (FAMILIES, VARIANTS, TEXT_FAMILIES)]
     try:
         yield
     finally:
-        FAMILIES.clear()
-        FAMILIES.update(families)
-        VARIANTS.clear()
-        VARIANTS.update(variants)
+        for table, before in saved:
+            table.clear()
+            table.update(before)

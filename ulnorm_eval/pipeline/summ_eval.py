@@ -16,17 +16,22 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import text_measures as tm
-from ..core.normalise import em, eb, ul1, ul2
-from ..core.text_families import TEXT_FAMILIES
+from ..core.records import VARIANTS as VARIANT_RECORDS
+from ..core.text_families import SUMM_DEFAULT_VARIANTS, TEXT_FAMILIES, score_choices, summ_variants
 
 __all__ = ["TextMeasure", "TextMetric", "SummOptions", "parse_text_metric", "resolve_text_metrics",
-           "evaluate_summaries", "VARIANTS", "BASES", "SummRequest", "SummOutcome", "summ_for_request"]
+           "evaluate_summaries", "BASES", "SummRequest", "SummOutcome", "summ_for_request"]
 
 BASES = tuple(TEXT_FAMILIES)  # the measure records (core/text_families.py)
-VARIANTS = {"E": None, "IUB": None, "UE1": ul1, "UE2": ul2, "EB": eb, "EM": em}
-_ALIASES = {"UL1": "UE1", "UL2": "UE2", "I": "IUB"}
 DEFAULT_MEASURES = tuple(name for name, f in TEXT_FAMILIES.items() if f.default)
-DEFAULT_VARIANTS = ("E", "IUB", "UE1", "UE2")
+DEFAULT_VARIANTS = SUMM_DEFAULT_VARIANTS
+
+
+def _variant_names() -> dict:
+    """Every name summ reads for a variant -> summ's name of it (core/text_families.summ_variants): its
+    own, the record's (UL1 for UE1), and I for IUB (Feng 2023's letter)."""
+    shown = summ_variants()
+    return {s: s for s in shown} | {name: s for s, name in shown.items()} | ({"I": "IUB"} if "IUB" in shown else {})
 
 
 class UnknownTextMeasure(ValueError):
@@ -67,32 +72,37 @@ class TextMetric:
 
 
 def parse_text_metric(name: str) -> TextMetric:
+    """A summarisation metric: a family of core/text_families.py, optionally ``(score=...)``, or a
+    variant record the families take around one; ``SE(E(...))`` and ``Hetero(BERTScore)``."""
     s = name.strip()
     m = re.fullmatch(r"([A-Za-z0-9]+)\((.+)\)", s)
-    if m and m.group(1).upper() in (*VARIANTS, *_ALIASES, "SE", "HETERO"):
-        v = m.group(1).upper()
-        v = _ALIASES.get(v, v)
-        if v == "HETERO":
-            inner = parse_text_metric(m.group(2))
-            if inner.measure.base != "BERTScore" or inner.variant:
-                raise UnknownTextMeasure(f"Hetero() takes BERTScore, not {m.group(2)}")
-            return TextMetric(TextMeasure("BERTScore", "f"), "Hetero")
-        if v == "SE":
-            inner = parse_text_metric(m.group(2))
-            if inner.variant != "E":
-                raise UnknownTextMeasure(f"SE() takes E(...), not {m.group(2)}")
-            return TextMetric(inner.measure, "SE")
-        inner = parse_text_metric(m.group(2))
-        if inner.variant:
-            raise UnknownTextMeasure(f"variants do not nest: {name}")
-        return TextMetric(inner.measure, v)
-    m = re.fullmatch(r"(ROUGE-[12L]|BERTScore)(?:\(score=(precision|recall|f|p|r|f1)\))?", s, re.I)
+    variants = _variant_names()
+    if m and m.group(1).upper() in (*variants, "SE", "HETERO"):
+        return _wrapped(name, variants.get(m.group(1).upper(), m.group(1).upper()), m.group(2))
+    bases = {b.lower(): b for b in TEXT_FAMILIES}
+    m = re.fullmatch(rf"({'|'.join(re.escape(b) for b in TEXT_FAMILIES)})"
+                     rf"(?:\(score=({score_choices()}|p|r|f1)\))?", s, re.I)
     if not m:
-        raise UnknownTextMeasure(f"unknown summarisation measure {name!r} (ROUGE-1, ROUGE-2, ROUGE-L, BERTScore, "
-                                 "optionally (score=precision|recall|f), wrapped by E, IUB, UE1, UE2, EB, EM)")
-    base = {"rouge-1": "ROUGE-1", "rouge-2": "ROUGE-2", "rouge-l": "ROUGE-L", "bertscore": "BERTScore"}[m.group(1).lower()]
+        raise UnknownTextMeasure(f"unknown summarisation measure {name!r} ({', '.join(TEXT_FAMILIES)}, "
+                                 f"optionally (score={score_choices()}), wrapped by {', '.join(summ_variants())})")
     score = {"p": "precision", "r": "recall", "f1": "f", None: "f"}.get(m.group(2), m.group(2))
-    return TextMetric(TextMeasure(base, score))
+    return TextMetric(TextMeasure(bases[m.group(1).lower()], score))
+
+
+def _wrapped(name: str, v: str, inner_text: str) -> TextMetric:
+    """Variant ``v`` (summ's name; SE, HETERO) around ``inner_text``."""
+    inner = parse_text_metric(inner_text)
+    if v == "HETERO":
+        if inner.measure.base != "BERTScore" or inner.variant:
+            raise UnknownTextMeasure(f"Hetero() takes BERTScore, not {inner_text}")
+        return TextMetric(TextMeasure("BERTScore", "f"), "Hetero")
+    if v == "SE":
+        if inner.variant != "E":
+            raise UnknownTextMeasure(f"SE() takes E(...), not {inner_text}")
+        return TextMetric(inner.measure, "SE")
+    if inner.variant:
+        raise UnknownTextMeasure(f"variants do not nest: {name}")
+    return TextMetric(inner.measure, v)
 
 
 def resolve_text_metrics(names=None, variants=None) -> list:
@@ -110,10 +120,10 @@ def resolve_text_metrics(names=None, variants=None) -> list:
 
 def _variant(v: str) -> str:
     u = v.strip().upper()
-    u = _ALIASES.get(u, u)
-    if u not in VARIANTS:
-        raise UnknownTextMeasure(f"unknown variant {v!r} (e, iub, ue1, ue2, eb, em)")
-    return u
+    names = _variant_names()
+    if u not in names:
+        raise UnknownTextMeasure(f"unknown variant {v!r} ({', '.join(s.lower() for s in summ_variants())})")
+    return names[u]
 
 
 @dataclass
@@ -244,18 +254,22 @@ def _check_lcs(data, j: int, have: list, lens, doc, opts: SummOptions, draws: bo
 
 
 def _variant_values(c: _Cells, variant: str):
-    if variant is None:
-        return c.A, np.zeros(c.A.shape, bool)
-    if variant == "E":
-        return c.E, np.zeros(c.A.shape, bool)
-    if variant == "SE":
-        return c.SE, np.zeros(c.A.shape, bool)
-    if variant == "IUB":
-        return c.I, np.zeros(c.A.shape, bool)
-    return VARIANTS[variant](c.A, c.I, c.E)
+    """(values, undefined mask) of a variant (summ's name) from the cells: a bound is E or I, a ratio
+    the record's normaliser of (A, I, E) (core/variants.py; no worst bound W for summaries)."""
+    fine = np.zeros(c.A.shape, bool)
+    if variant in (None, "SE"):
+        return (c.A if variant is None else c.SE), fine
+    record = VARIANT_RECORDS[summ_variants()[variant]]
+    if record.kind == "bound":
+        return {"E": c.E, "IUB": c.I}[record.bound], fine
+    return record.normalise(c.A, c.I, c.E, None)
 
 
-RATIOS = ("UE1", "UE2", "EB", "EM")  # the normalisations whose 'all' row --norm-all chooses
+def _ratio(variant) -> bool:
+    """Whether summ's variant ``variant`` is a ratio of A, I and E (its record's kind; UE1, UE2, EB, EM):
+    a normalisation whose 'all' row --norm-all chooses."""
+    name = summ_variants().get(variant)
+    return name is not None and VARIANT_RECORDS[name].kind == "ratio"
 
 
 def _of_means(variant, A, I, E, undefined, rule) -> float:
@@ -268,7 +282,8 @@ def _of_means(variant, A, I, E, undefined, rule) -> float:
     ok = ~np.asarray(undefined, bool) & np.isfinite(A) & np.isfinite(I) & np.isfinite(E)
     if not ok.any():
         return 0.0 if rule == "zero" else float("nan")
-    val, und = VARIANTS[variant](np.array([A[ok].mean()]), np.array([I[ok].mean()]), np.array([E[ok].mean()]))
+    record = VARIANT_RECORDS[summ_variants()[variant]]
+    val, und = record.normalise(np.array([A[ok].mean()]), np.array([I[ok].mean()]), np.array([E[ok].mean()]), None)
     if bool(np.asarray(und).ravel()[0]):
         return 0.0 if rule == "zero" else float("nan")
     return float(np.asarray(val).ravel()[0])
@@ -276,7 +291,7 @@ def _of_means(variant, A, I, E, undefined, rule) -> float:
 
 def all_row_words(metrics, norm_all: str) -> str:
     """One line for summ's table: what the 'all' row of the normalisations shown is."""
-    shown = [v for v in dict.fromkeys(m.variant for m in metrics) if v in RATIOS]
+    shown = [v for v in dict.fromkeys(m.variant for m in metrics) if _ratio(v)]
     if not shown:
         return ""
     names = ", ".join(shown)
@@ -346,7 +361,7 @@ def _system_result(data, s: int, metrics: list, cells: dict, opts: SummOptions, 
             v = np.where(und, 0.0 if opts.undefined == "zero" else np.nan, v)
         values[m] = v
         mean[m] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
-        if m.variant in RATIOS and opts.norm_all == "means":
+        if _ratio(m.variant) and opts.norm_all == "means":
             c = cells[m.measure]
             mean[m] = _of_means(m.variant, *(np.asarray(x[s])[have] for x in (c.A, c.I, c.E)), und, opts.undefined)
         if m.variant == "E" and (np.nan_to_num(cells[m.measure].SE[s][have]) > 0).any():

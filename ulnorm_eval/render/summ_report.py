@@ -1,0 +1,238 @@
+"""How `ulnorm-eval summ` shows its results: the scores table (a row per system and measure, a
+column per variant, with a line per column shown) and the correlations with human ratings in every
+format, with their picture (--correlate --plot)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .values import safe_text  # names echoed to a terminal: no ESC, no forged lines
+
+__all__ = ["SUMM_LEGEND", "summ_table", "CorrelationAsk", "correlation_text", "correlation_table", "metric_arrays"]
+
+# One line per column of summ's table that is not a measure (the variants' formulas, for summaries).
+SUMM_LEGEND = {
+    "value": "the measure (a document's; on 'all' rows and without -q the mean over the documents)",
+    "E": "the measure of the document's expected (random) summary from its source (Feng 2023 §9.1; --length, --k)",
+    "SE": "the Monte Carlo standard error of E, when E is estimated by sampling",
+    "IUB": "I, the upper bound the measure can reach on the document (--upper)",
+    "UE1": "(A/I) (A/(A+E)), A the value, I = IUB (Feng 2023 eq. 5.1)",
+    "UE2": "(A-E)/(I-E) if A >= E else (A-E)/E: 0 random, 1 ideal (Feng 2023 eq. 5.2)",
+    "EB": "A/E (Westerborg 2022 eq. 3.6)",
+    "EM": "(A-E)/(I-E) (Westerborg 2022 eq. 3.11)",
+    "Hetero": "Algorithm 2's heterogeneity of the document (Feng 2023)",
+}
+
+
+def summ_table(result, per_query: bool, precision) -> str:
+    """One table: a row per system and measure (and document with -q), a column per variant; the
+    documents, missing summaries and undefined cases once under it, then a line per column shown."""
+    p = 4 if precision is None else precision
+    slots = list(dict.fromkeys(m.variant for m in result.metrics))
+    if None in slots:
+        slots.remove(None)
+        slots.insert(0, None)
+    head = ["system"] + (["document"] if per_query else []) + ["measure"] + [s or "value" for s in slots]
+    body = [row for rr in result.runs for row in _system_rows(result, rr, slots, per_query, p)]
+    widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
+    text_cols = 3 if per_query else 2
+
+    def fmt_row(r):
+        return "  ".join(x.ljust(w) if c < text_cols else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))).rstrip()
+
+    out = [fmt_row(head), "-" * len(fmt_row(head))] + [fmt_row(r) for r in body]
+    docs = max((len(rr.qids) for rr in result.runs), default=0)
+    missing = [f"{safe_text(rr.name)} {rr.missing}" for rr in result.runs if rr.missing]
+    und = sum(int(n) for rr in result.runs for n in rr.undefined.values())
+    out.append(f"{len(result.runs)} systems, {docs} documents; without a summary: "
+               f"{', '.join(missing) if missing else 'none'}; {und} undefined cases"
+               + ("; 'all' rows: the mean over the documents" if per_query else ""))
+    out += [f"{s or 'value'}: {SUMM_LEGEND[s or 'value']}" for s in slots if (s or "value") in SUMM_LEGEND]
+    return "\n".join(out) + "\n"
+
+
+def _system_rows(result, rr, slots: list, per_query: bool, p: int) -> list:
+    """A system's rows: per document (with -q), then 'all'; a row per measure, a cell per variant slot."""
+    import math
+
+    have = {(m.measure, m.variant): m for m in result.metrics}
+    rows = list(dict.fromkeys(m.measure for m in result.metrics))
+    groups = ([(q, i) for i, q in enumerate(rr.qids)] if per_query else []) + [("all", None)]
+    body = []
+    for q, i in groups:
+        for meas in rows:
+            cells = []
+            for s in slots:
+                m = have.get((meas, s))
+                v = None if m is None else (rr.mean[m] if i is None else rr.values[m][i])
+                cells.append("" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{p}f}")
+            body.append([safe_text(rr.name)] + ([safe_text(q)] if per_query else []) + [str(meas)] + cells)
+    return body
+
+
+def metric_arrays(result, d) -> tuple:
+    """({metric: systems x documents values}, {variant metric: its plain measure}) of the scores
+    compared with human ratings (no E, IUB, SE or Hetero)."""
+    import numpy as np
+
+    pos = {q: i for i, q in enumerate(d.doc_ids)}
+    values, base = {}, {}
+    for m in result.metrics:
+        if m.variant in ("SE", "E", "IUB", "Hetero"):
+            continue
+        arr = np.full((len(d.systems), len(d.doc_ids)), np.nan)
+        for s, rr in enumerate(result.runs):
+            arr[s, [pos[q] for q in rr.qids]] = rr.values[m]
+        values[str(m)] = arr
+        if m.variant is not None:
+            base[str(m)] = str(m.measure)
+    return values, base
+
+
+@dataclass(frozen=True)
+class CorrelationAsk:
+    """What `summ --correlate` shows: the ratings (expert or crowd), the levels (summary, system), the
+    format and precision, the picture's path (--plot), the bootstrap resamples and their seed, and the
+    results under other Monte Carlo seeds (--mc-repeats)."""
+
+    ratings: str = "expert"
+    levels: tuple = ("summary", "system")
+    fmt: str | None = None
+    precision: int | None = None
+    plot: str | None = None
+    reps: int = 0
+    seed: int = 0
+    repeats: tuple = ()
+
+
+COLUMNS = ("level", "correlation", "metric", "dimension", "value", "PAI", "documents", "low", "high",
+           "PAI_low", "PAI_high", "seeds_min", "seeds_max")
+
+
+def correlation_text(result, d, ask: CorrelationAsk) -> tuple:
+    """(text, picture or None): correlation rows, each with its bootstrap interval over documents
+    (``ask.reps`` resamples) and, with ``ask.repeats`` (results under other Monte Carlo seeds), the
+    spread over seeds."""
+    rows, full = _correlation_rows(result, d, ask)
+    if ask.fmt in ("tsv", "csv"):
+        sep = "\t" if ask.fmt == "tsv" else ","
+        lines = [sep.join(COLUMNS)]
+        lines += [sep.join(x if isinstance(x, str) else str(x) if isinstance(x, int) else repr(float(x)) for x in r)
+                  for r in full]
+        text = "\n".join(lines) + "\n"
+    elif ask.fmt in ("json", "jsonl"):
+        text = _correlation_json(full, ask.fmt)
+    else:
+        p = 3 if ask.precision is None else ask.precision
+        text = correlation_table(full, p, ask.ratings, (len(d.doc_ids), len(d.systems)), (ask.reps, len(ask.repeats)))
+    picture = None
+    if ask.plot:
+        from .plots import PictureBuffer
+        picture = PictureBuffer(ask.plot)
+        _plot(rows, picture)
+    return text, picture
+
+
+def _correlation_rows(result, d, ask: CorrelationAsk) -> tuple:
+    """(the correlation rows, the rows with their bootstrap interval and spread over seeds)."""
+    import numpy as np
+
+    from ..analysis.human_correlation import bootstrap_correlations, correlation_rows
+
+    values, base = metric_arrays(result, d)
+    human = {dim: np.array([[np.nan if x is None else x for x in row] for row in v], dtype=np.float64)
+             for dim, v in d.ratings[ask.ratings].items()}
+    levels = ask.levels
+    rows = correlation_rows(values, human, levels=levels, base=base)
+    ci = (bootstrap_correlations(values, human, levels=levels, base=base, reps=ask.reps, seed=ask.seed)
+          if ask.reps else {})
+    spread = {}
+    if ask.repeats:
+        others = [correlation_rows(metric_arrays(r, d)[0], human, levels=levels, base=base) for r in ask.repeats]
+        for i, row in enumerate(rows):
+            vals = [row[4]] + [o[i][4] for o in others]
+            spread[row[:4]] = (float(np.min(vals)), float(np.max(vals)))
+    nan4 = (np.nan,) * 4
+    return rows, [(*r, *ci.get(r[:4], nan4), *spread.get(r[:4], (np.nan, np.nan))) for r in rows]
+
+
+def _correlation_json(full: list, fmt: str) -> str:
+    import json
+
+    import numpy as np
+
+    objs = [{k.lower(): (None if isinstance(v, float) and not np.isfinite(v) else v)
+             for k, v in zip(COLUMNS, (*r[:4], float(r[4]), float(r[5]), r[6], *map(float, r[7:])))} for r in full]
+    return (json.dumps(objs, indent=1) + "\n") if fmt == "json" else "".join(json.dumps(o) + "\n" for o in objs)
+
+
+def correlation_table(rows, p: int, ratings: str, sizes: tuple, resampled: tuple = (0, 0)) -> str:
+    """The terminal table of the correlations: a block per level and method, a row per metric (then
+    its PAI), a column per rating dimension; ``sizes`` = (documents, systems), ``resampled`` =
+    (bootstrap resamples, Monte Carlo repeats)."""
+    reps, repeats = resampled
+    dims = list(dict.fromkeys(r[3] for r in rows))
+    out = []
+    note = []
+    if reps:
+        note.append(f"[95% interval over {reps} bootstrap resamples of the documents]")
+    if repeats:
+        note.append(f"{{min, max over {repeats + 1} Monte Carlo seeds}}")
+    for level in dict.fromkeys(r[0] for r in rows):
+        for method in dict.fromkeys(r[1] for r in rows):
+            sub = [r for r in rows if r[0] == level and r[1] == method]
+            out.append(f"{method} at {level} level, {ratings} ratings, {sizes[0]} documents, {sizes[1]} systems"
+                       + (" " + "; ".join(note) if note else ""))
+            out += _correlation_block(sub, dims, p) + [""]
+    return "\n".join(out)
+
+
+def _correlation_block(sub: list, dims: list, p: int) -> list:
+    """One level and method: the header, a row per metric and a PAI row per metric that has one; the
+    metric left, the numbers right."""
+    import numpy as np
+
+    def iv(lo, hi, digits):
+        return f" [{lo:.{digits}f}, {hi:.{digits}f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
+
+    def seeds(r):
+        return f" {{{r[11]:.{p}f}, {r[12]:.{p}f}}}" if len(r) > 12 and np.isfinite(r[11]) else ""
+
+    head = ["metric"] + [d.capitalize() for d in dims]
+    names = list(dict.fromkeys(r[2] for r in sub))
+    cell = {(r[2], r[3]): r for r in sub}
+    body = [[name] + [f"{cell[(name, d)][4]:.{p}f}" + (iv(*cell[(name, d)][7:9], p) if len(cell[(name, d)]) > 8
+                                                      else "") + seeds(cell[(name, d)]) for d in dims]
+            for name in names]
+    body += [[f"PAI {name}"] + [f"{cell[(name, d)][5]:.1f}" + (iv(*cell[(name, d)][9:11], 1)
+                                                              if len(cell[(name, d)]) > 10 else "") for d in dims]
+             for name in names if any(np.isfinite(cell[(name, d)][5]) for d in dims)]
+    widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
+
+    def line(r):
+        return "  ".join(x.ljust(w) if c == 0 else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))).rstrip()
+
+    return [line(head), "-" * len(line(head))] + [line(r) for r in body]
+
+
+def _plot(rows, path) -> None:
+    """Kendall's tau of each metric per rating dimension, a panel per level."""
+    from .plots import require_matplotlib, save_figure
+
+    plt = require_matplotlib()
+    sub = [r for r in rows if r[1] == "kendall"]
+    levels = list(dict.fromkeys(r[0] for r in sub))
+    fig, axes = plt.subplots(1, len(levels), figsize=(6 * len(levels), 4), squeeze=False)
+    for ax, level in zip(axes[0], levels):
+        rr = [r for r in sub if r[0] == level]
+        names = list(dict.fromkeys(r[2] for r in rr))
+        dims = list(dict.fromkeys(r[3] for r in rr))
+        w = 0.8 / max(len(names), 1)
+        for i, n in enumerate(names):
+            ax.bar([j + i * w for j in range(len(dims))], [next(r[4] for r in rr if r[2] == n and r[3] == d)
+                                                          for d in dims], w, label=n)
+        ax.set_xticks([j + 0.4 - w / 2 for j in range(len(dims))], dims)
+        ax.set_title(f"Kendall tau, {level} level")
+        ax.axhline(0, color="black", lw=0.5)
+    axes[0][-1].legend(fontsize=6)
+    fig.tight_layout()
+    save_figure(fig, path)

@@ -165,3 +165,27 @@ def test_a_variant_record_reaches_summ_help_parser_and_values():
     assert summ_help() == before and "HG" not in summ_variants()
     with pytest.raises(summ_eval.UnknownTextMeasure, match="unknown variant 'hg'"):
         summ_eval.resolve_text_metrics(["ROUGE-1"], ["hg"])
+
+
+def test_queries_and_swaps_infer_only_their_own_formats_from_o(tmp_path):
+    """-o x.md implies markdown only for a command whose -f offers it: queries and swaps write tsv with
+    a note (they inferred markdown from compare's table), compare writes its paper table."""
+    from conftest import invoke
+
+    qrels, run = ROOT / "examples/qrels/dlhard-passage.qrels.txt", ROOT / "examples/runs/bm25.run.gz"
+    out = tmp_path / "x.md"
+    res = invoke("queries", "-m", "P@5", "-o", out, qrels, run)
+    assert res.exit_code == 0, res.output
+    assert "this command has no markdown format; writing tsv" in res.output
+    head = out.read_text().splitlines()[0].split("\t")
+    assert head[:4] == ["query", "measure", "pool", "relevant"]
+    both = tmp_path / "s.tsv"
+    assert invoke("compare", "-m", "P@5", "--table", "systems", "-f", "tsv", "-o", both, qrels, run,
+                  ROOT / "examples/runs/bm25_rm3.run.gz").exit_code == 0
+    swaps = tmp_path / "w.md"
+    res = invoke("swaps", "-o", swaps, both, both)
+    assert res.exit_code == 0 and "writing tsv" in res.output
+    assert swaps.read_text().splitlines()[0].split("\t") == ["metric", "runs", "pairs", "swaps", "swap_rate"]
+    paper = tmp_path / "p.md"
+    assert invoke("compare", "-m", "P@5", "-o", paper, qrels, run, ROOT / "examples/runs/bm25_rm3.run.gz").exit_code == 0
+    assert paper.read_text().lstrip().startswith("|")

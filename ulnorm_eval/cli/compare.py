@@ -297,11 +297,12 @@ def _run_name(baseline: str, paths, names) -> str:
         fail(str(exc))
 
 
-def _emit(frames: dict, fmt, precision, output, meta, resolved: bool = False, picture=None) -> None:
-    from ..render.frames import FRAME_FORMATS, render
+def _emit(frames: dict, fmt, precision, output, meta, picture=None) -> None:
+    """queries' and swaps' table in the format asked for, or the one -o's extension implies among
+    their -f choices (DATA_FRAME_FORMATS: no paper table, so -o x.md is tsv, with a note)."""
+    from ..render.frames import render
     from ..render.outputs import Output
 
-    if not resolved:
-        fmt = output_format(fmt, output, FRAME_FORMATS, "tsv")
+    fmt = output_format(fmt, output, DATA_FRAME_FORMATS, "tsv")
     more = [Output(picture.path, picture.data)] if picture is not None else []
     write_output(render(frames, fmt, precision, meta), output, *more)

@@ -239,12 +239,9 @@ def trec_defaults(options: dict) -> tuple[dict, list]:
         return options, []
     from .trec import trec_settings
 
-    o = options
-    t = trec_settings(measures=o["measures"], norm=o["norm"], names=o["names"], fmt=o["fmt"], precision=o["precision"],
-                      complete=o["complete"], run_queries_only=o["run_queries_only"], holes=o["holes"],
-                      holes_samples=o["holes_samples"], ties=o["ties"])
+    t = trec_settings(options)
     keys = ("measures", "norm", "names", "fmt", "precision", "strict_queries", "trec_nan")
-    return {**o, **{k: t[k] for k in keys}}, list(t["notes"])
+    return {**options, **{k: t[k] for k in keys}}, list(t["notes"])
 
 
 def check_eval_options(options: dict) -> None:

@@ -45,23 +45,26 @@ def trec_measure_names(measures) -> tuple[list, list]:
     return kept, notes
 
 
-def trec_settings(*, measures, norm, names, fmt, precision, complete, run_queries_only, holes, holes_samples,
-                  ties="score") -> dict:
-    """The eval options ``--trec`` sets, from the ones given; refuses what would change trec_eval's lines."""
+def trec_settings(options: dict) -> dict:
+    """The eval options ``--trec`` sets, from the ones given (eval's option dict: measures, norm,
+    names, fmt, precision, complete, run_queries_only, holes, holes_samples, ties); refuses what would
+    change trec_eval's lines."""
+    norm, fmt, names, precision = options["norm"], options["fmt"], options["names"], options["precision"]
     if norm is not None and norm.strip().lower() not in ("none", "plain"):
         raise click.UsageError(f"--trec prints trec_eval's lines, which have no variants: leave out --norm {norm}")
     if fmt not in (None, "trec"):
         raise click.UsageError(f"--trec prints trec_eval's lines (-f trec): leave out -f {fmt}")
     if names == "canonical" and click.get_current_context().get_parameter_source("names").name == "COMMANDLINE":
         raise click.UsageError("--trec prints trec_eval's measure names: leave out --names canonical")
-    if holes or holes_samples:
+    if options["holes"] or options["holes_samples"]:
         raise click.UsageError("--trec prints trec_eval's lines: leave out --holes and --holes-samples")
+    ties = options.get("ties", "score")
     if ties != "score":  # no trec_eval orders by the rank column or the file (--score-precision: trec_eval 9's)
         raise click.UsageError(f"--trec orders runs as trec_eval does (score, then docid descending): leave out "
                                f"--ties {ties}")
-    kept, notes = trec_measure_names(measures)
+    kept, notes = trec_measure_names(options["measures"])
     return {"measures": tuple(kept), "norm": "none", "names": "trec", "fmt": "trec", "trec_nan": True,
             "precision": 4 if precision is None else precision,
             # without -c trec_eval 10 evaluates the run's queries and stops when a qrels query has
             # none: every qrels query is evaluated here and one with no results is refused after
-            "strict_queries": not complete and not run_queries_only, "notes": notes}
+            "strict_queries": not options["complete"] and not options["run_queries_only"], "notes": notes}

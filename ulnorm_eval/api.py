@@ -117,9 +117,31 @@ def to_runs(runs: RunsLike, qrels: Qrels) -> list[Run]:
     return [r if isinstance(r, Run) else load_run(r, qrels) for r in _sources(runs, qrels)]
 
 
-def _split_options(kw: dict) -> tuple[Options, dict]:
-    names = {f.name for f in dataclasses.fields(Options)}
-    return Options(**{k: v for k, v in kw.items() if k in names}), {k: v for k, v in kw.items() if k not in names}
+@dataclass(frozen=True)
+class ReadOptions:
+    """How :func:`evaluate` and :func:`compare` read their inputs (keywords of both): ``groups``, the
+    query-group file of LETOR qrels (``QRELS.query`` by default); ``allow_disjoint``, a run sharing no
+    query with the qrels is evaluated (scoring 0) instead of refused."""
+
+    groups: str | None = None
+    allow_disjoint: bool = False
+
+
+def _keywords(kw: dict, where: str, *records: type) -> tuple:
+    """One instance of each record from the keywords naming its fields (core.keywords.split_keywords);
+    keywords naming no field: one TypeError naming them all."""
+    from .core.keywords import split_keywords
+
+    known = {f.name for r in records for f in dataclasses.fields(r)}
+    extra = sorted(k for k in kw if k not in known)
+    if extra:
+        raise TypeError(f"{where}() got unexpected keyword arguments {extra}")
+    return split_keywords(kw, *records, where=where)
+
+
+def _fields(record) -> dict:
+    """A record's fields as keywords (not copied, as dataclasses.asdict would)."""
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -258,14 +280,14 @@ def _require_shared_queries(q: Qrels, runs: list, allow: bool) -> None:
 
 def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
              variants: Sequence[str] | str | None = None, options: Options | None = None, *,
-             warn: Callable[[str], None] | None = None, groups: str | None = None, allow_disjoint: bool = False,
-             **kw: Any) -> Evaluation:
+             warn: Callable[[str], None] | None = None, **kw: Any) -> Evaluation:
     """Evaluate runs against qrels: per-query values and means of every measure and variant.
 
     ``measures``: names (``'nDCG@10'``, ``'UL2(AP)'``, trec_eval's ``'map'``; default nDCG@10, AP,
     RBP(p=0.8)); ``variants``: added to every measure (default E and UL2; ``[]`` or ``'none'``
     for plain values only; a string is a comma-separated list, as ``--norm``).  Keywords set
-    :class:`Options` fields (or pass ``options``).  A run sharing no query with the qrels raises
+    :class:`Options` fields (or pass ``options``) and :class:`ReadOptions` fields (``groups``,
+    ``allow_disjoint``).  A run sharing no query with the qrels raises
     :class:`~ulnorm_eval.inputs.errors.InputError` (query ids are compared as text: a float column's
     ``1.0`` is not ``'1'``), unless ``allow_disjoint``.  Notes (missing queries, undefined variants,
     ...) are on ``.notes``; ``warn(msg)`` also hears each.
@@ -274,18 +296,16 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     from .pipeline.evaluate import both_notes, evaluate_path, resolve_metrics, with_runs_holes
     from .pipeline.ordering import qrels_queries
 
-    opts, extra = _split_options(kw)
-    if extra:
-        raise TypeError(f"evaluate() got unexpected keyword arguments {sorted(extra)}")
+    opts, reading = _keywords(kw, "evaluate", Options, ReadOptions)
     opts = options or opts
     setup: list = []
     metrics = resolve_metrics(_measure_list(measures), _variant_list(variants),
                               warn=both_notes(setup.append, warn))
-    q = to_qrels(qrels, groups)
+    q = to_qrels(qrels, reading.groups)
     sources = _sources(runs, q)
     opts = with_runs_holes(opts, q, sources, metrics)  # hole bounds over several runs: their shared holes
     results = [evaluate_path(q, r, metrics, opts, warn) for r in sources]
-    if not allow_disjoint and not getattr(q, "letor", False):
+    if not reading.allow_disjoint and not getattr(q, "letor", False):
         for rr, r in zip(results, sources):
             require_overlap(rr, r if isinstance(r, str) else rr.name, q.path, judged=qrels_queries(q))
     rename_runs(results)  # two runs of one name (the same file twice) would collapse in .means: #1, #2
@@ -297,29 +317,27 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
 
 def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
             variants: Sequence[str] | str | None = None, *, warn: Callable[[str], None] | None = None,
-            groups: str | None = None, allow_disjoint: bool = False, hole_bounds: bool = False,
-            **kw: Any) -> Comparison:
+            hole_bounds: bool = False, **kw: Any) -> Comparison:
     """Compare runs (at least two) as ``ulnorm-eval compare`` does: ``.systems``, ``.summary``,
     ``.pairs`` DataFrames and ``.notes``.  ``variants``: default UL2 (eval's default, E left out) for the measures
     with a closed-form E (a measure whose E is a Monte Carlo estimate gets them only when named or listed).
     ``hole_bounds``: as ``compare --holes``, the pairs get ``holes_overlap`` (``holes=`` names the
     world, as the Options field: 'closed', 'open', 'open=N', 'open=P%').
 
-    Keywords are :class:`Options` fields and those of :func:`ulnorm_eval.analysis.compare.compare`
-    (``test``, ``reps``, ``correction``, ``alpha``, ``subset``, ``subset_size``, ``swap_trials``, ``swap_between``,
-    ``phi_target``, ``seed``: the seed is shared, as on the command line).
+    Keywords are :class:`Options` fields, :class:`ReadOptions` fields (``groups``, ``allow_disjoint``)
+    and those of :func:`ulnorm_eval.analysis.compare.compare` (``test``, ``reps``, ``correction``,
+    ``alpha``, ``subset``, ``subset_size``, ``swap_trials``, ``swap_between``, ``phi_target``, ``seed``:
+    the seed is shared, as on the command line).
     """
-    from .analysis.compare import compare_files
+    from .analysis.compare import CompareSettings, compare_files
 
-    opts, cmp_kw = _split_options(kw)
-    if "seed" in kw:
-        cmp_kw["seed"] = kw["seed"]
-    q = to_qrels(qrels, groups)
+    opts, reading, settings = _keywords(kw, "compare", Options, ReadOptions, CompareSettings)
+    q = to_qrels(qrels, reading.groups)
     loaded = _unique(to_runs(runs, q))
-    _require_shared_queries(q, loaded, allow_disjoint)
+    _require_shared_queries(q, loaded, reading.allow_disjoint)
     variants = _variant_list(variants)
-    return compare_files(q, loaded, _measure_list(measures),
-                         None if variants is None else list(variants), opts, warn, holes=hole_bounds, **cmp_kw)
+    return compare_files(q, loaded, _measure_list(measures), None if variants is None else list(variants), opts,
+                         warn, holes=hole_bounds, **_fields(settings))
 
 
 def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Sequence[str] | str | None = None, *,
@@ -332,9 +350,8 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
     The result has ``tidy()``, ``wide()``, ``per_query``, ``means``, ``summary()``, ``priors`` and ``notes``.
     """
     from .analysis.nrg import NRGSettings, evaluate_nrg
-    from .core.keywords import split_keywords
 
-    settings, opts = split_keywords(options, NRGSettings, Options, where="nrg")
+    settings, opts = _keywords(options, "nrg", NRGSettings, Options)
     q = to_qrels(qrels)
     scored = to_runs(runs, q)
     prior = [] if isinstance(priors, (list, tuple)) and not priors else to_runs(priors, q)
@@ -346,7 +363,7 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
     scored, prior = both[:len(scored)], both[len(scored):]
     _require_shared_queries(q, both, allow_disjoint)
     res = evaluate_nrg(q, scored, prior, _measure_list(measures), options=opts, warn=warn,
-                       **dataclasses.asdict(settings))
+                       **_fields(settings))
     return NRGEvaluation(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})
 
 

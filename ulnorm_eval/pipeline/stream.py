@@ -249,7 +249,7 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
         if not out.qids:
             continue
         f32_ties += out.float32_ties
-        _collect(done_qids, parts, se_parts, undefined, out.qids, out.values, out.stderr, out.undefined, metrics)
+        _collect((done_qids, parts, se_parts, undefined), out.qids, out.values, out.stderr, out.undefined)
     if not seen:
         raise InputError(path, 1, "empty file: no ranked documents")
 
@@ -263,7 +263,7 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
         rr = RankedRun(name or path, empty, np.zeros(len(missing_qids), bool), 0, 0, pa.array([], pa.string()),
                        np.zeros(0, np.int64))
         values, stderr, und = metric_values(rr, J, metrics, qrels, block_opts)
-        _collect(done_qids, parts, se_parts, undefined, missing_qids, values, stderr, und, metrics)
+        _collect((done_qids, parts, se_parts, undefined), missing_qids, values, stderr, und)
 
     at = {q: i for i, q in enumerate(done_qids)}
     pick = np.asarray([at[q] for q in qids], dtype=np.int64)
@@ -350,7 +350,10 @@ def _regrouped(codes: np.ndarray, starts: np.ndarray):
     return int(starts[back[0] + 1]) if len(back) else None
 
 
-def _collect(done_qids, parts, se_parts, undefined, qids, values, stderr, und, metrics):
+def _collect(collected: tuple, qids, values, stderr, und) -> None:
+    """Add a block's queries, values, standard errors and undefined counts to ``collected`` =
+    (the queries done, metric -> value arrays, metric -> SE arrays, metric -> undefined count)."""
+    done_qids, parts, se_parts, undefined = collected
     done_qids.extend(qids)
     for m in values:  # the metrics and their summary parts (blocks.summary_parts)
         parts.setdefault(m, []).append(values[m])

@@ -39,15 +39,19 @@ def summ_table(result, per_query: bool, precision) -> str:
     def fmt_row(r):
         return "  ".join(x.ljust(w) if c < text_cols else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))).rstrip()
 
-    out = [fmt_row(head), "-" * len(fmt_row(head))] + [fmt_row(r) for r in body]
+    out = [fmt_row(head), "-" * len(fmt_row(head))] + [fmt_row(r) for r in body] + _footer(result, per_query, slots)
+    return "\n".join(out) + "\n"
+
+
+def _footer(result, per_query: bool, slots: list) -> list:
+    """The documents, missing summaries and undefined cases, then a line per column shown."""
     docs = max((len(rr.qids) for rr in result.runs), default=0)
     missing = [f"{safe_text(rr.name)} {rr.missing}" for rr in result.runs if rr.missing]
     und = sum(int(n) for rr in result.runs for n in rr.undefined.values())
-    out.append(f"{len(result.runs)} systems, {docs} documents; without a summary: "
-               f"{', '.join(missing) if missing else 'none'}; {und} undefined cases"
-               + ("; 'all' rows: the mean over the documents" if per_query else ""))
-    out += [f"{s or 'value'}: {SUMM_LEGEND[s or 'value']}" for s in slots if (s or "value") in SUMM_LEGEND]
-    return "\n".join(out) + "\n"
+    out = [f"{len(result.runs)} systems, {docs} documents; without a summary: "
+           f"{', '.join(missing) if missing else 'none'}; {und} undefined cases"
+           + ("; 'all' rows: the mean over the documents" if per_query else "")]
+    return out + [f"{s or 'value'}: {SUMM_LEGEND[s or 'value']}" for s in slots if (s or "value") in SUMM_LEGEND]
 
 
 def _system_rows(result, rr, slots: list, per_query: bool, p: int) -> list:

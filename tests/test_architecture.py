@@ -185,8 +185,7 @@ KERNELS = {
 SPLIT_PENDING = {
     "ulnorm_eval.pipeline.blocks.finish_run", "ulnorm_eval.render.table.make_table",
     "ulnorm_eval.render.table.format_table", "ulnorm_eval.render.table._cell", "ulnorm_eval.render.gate_md.gate_markdown",
-    "ulnorm_eval.pipeline.stream._evaluate_blocks", "ulnorm_eval.pipeline.summ_eval._rouge_cells",
-    "ulnorm_eval.cli.guard._guarded", "ulnorm_eval.inputs.trec.check_duplicates", "ulnorm_eval.analysis.stability.study",
+    "ulnorm_eval.inputs.trec.check_duplicates", "ulnorm_eval.analysis.stability.study",
     "ulnorm_eval.core.permutations._permutation_batches",
 }
 

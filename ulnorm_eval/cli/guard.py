@@ -272,6 +272,46 @@ def _real_stdout() -> bool:
         return False
 
 
+def _usage_line(exc) -> str:
+    """click's error as one line, like every other error: `ulnorm-eval: reason (see 'ulnorm-eval eval --help')`;
+    a trec_eval flag we do not take says what to use instead."""
+    msg = " ".join(exc.format_message().split("\n"))
+    hint = TREC_EVAL_FLAGS.get(getattr(exc, "option_name", None) or "")
+    if isinstance(exc, click.NoSuchOption) and hint:
+        msg = f"No such option {exc.option_name!r}: trec_eval's {exc.option_name} {hint}"
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        sub = f" {ctx.info_name}" if ctx.parent is not None else ""
+        msg += f" (see 'ulnorm-eval{sub} --help')"
+    return msg
+
+
+def _os_error_line(exc: OSError) -> str:
+    if exc.errno == errno.EBADF and 1 in _CLOSED and not getattr(exc, "filename", None):
+        return _stdout_error(exc)  # click's own output (--help, --version) to a closed stdout
+    where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+    return f"{where}{(exc.strerror or str(exc)).lower()}"
+
+
+def _unexpected_line(exc: Exception) -> str:
+    """An exception no layer turned into a message: bad input said as such, a missing optional module
+    as the extra that installs it (ulnorm_eval/extras.py), else an internal error (the traceback with
+    ULNORM_EVAL_DEBUG=1; the code stays 2, never the gate's 1)."""
+    if _is_input_error(exc):
+        return str(exc)
+    from ..extras import MissingExtra, extra_for
+
+    missing = str(exc) if isinstance(exc, MissingExtra) else extra_for(exc)
+    if missing:
+        return missing
+    if os.environ.get("ULNORM_EVAL_DEBUG"):
+        import traceback
+
+        traceback.print_exc()
+    return (f"internal error: {type(exc).__name__}: {exc} (please report it; "
+            "ULNORM_EVAL_DEBUG=1 shows the traceback)".replace("\n", " "))
+
+
 def _guarded(run, args, prog_name, complete_var, **extra):
     """click's ``main`` with every outcome mapped to ``sys.exit(code)``."""
     try:
@@ -286,16 +326,7 @@ def _guarded(run, args, prog_name, complete_var, **extra):
             sys.exit(2)
         sys.exit(130)
     except click.ClickException as exc:
-        # one line, like every other error: `ulnorm-eval: reason (see 'ulnorm-eval eval --help')`
-        msg = " ".join(exc.format_message().split("\n"))
-        hint = TREC_EVAL_FLAGS.get(getattr(exc, "option_name", None) or "")
-        if isinstance(exc, click.NoSuchOption) and hint:
-            msg = f"No such option {exc.option_name!r}: trec_eval's {exc.option_name} {hint}"
-        ctx = getattr(exc, "ctx", None)
-        if isinstance(exc, click.UsageError) and ctx is not None:
-            sub = f" {ctx.info_name}" if ctx.parent is not None else ""
-            msg += f" (see 'ulnorm-eval{sub} --help')"
-        _say(msg)
+        _say(_usage_line(exc))
         sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -313,29 +344,11 @@ def _guarded(run, args, prog_name, complete_var, **extra):
         _say("input too deeply nested or too large to process")
         sys.exit(2)
     except OSError as exc:
-        if exc.errno == errno.EBADF and 1 in _CLOSED and not getattr(exc, "filename", None):
-            _say(_stdout_error(exc))  # click's own output (--help, --version) to a closed stdout
-            sys.exit(2)
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        _say(f"{where}{(exc.strerror or str(exc)).lower()}")
+        _say(_os_error_line(exc))
         sys.exit(2)
     except (SystemExit, Interrupted):
         raise
     except Exception as exc:  # noqa: BLE001 - the last line of defence
-        if _is_input_error(exc):
-            _say(str(exc))
-            sys.exit(2)
-        from ..extras import MissingExtra, extra_for
-
-        missing = str(exc) if isinstance(exc, MissingExtra) else extra_for(exc)
-        if missing:  # an optional module is not installed: the extra that installs it (ulnorm_eval/extras.py)
-            _say(missing)
-            sys.exit(2)
-        if os.environ.get("ULNORM_EVAL_DEBUG"):
-            import traceback
-
-            traceback.print_exc()  # shown, but the code stays 2: never the gate's 1
-        _say(f"internal error: {type(exc).__name__}: {exc} (please report it; "
-             "ULNORM_EVAL_DEBUG=1 shows the traceback)".replace("\n", " "))
+        _say(_unexpected_line(exc))
         sys.exit(2)
     sys.exit(rv if isinstance(rv, int) else 0)

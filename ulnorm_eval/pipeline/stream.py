@@ -202,8 +202,6 @@ def evaluate_files(qrels: Qrels, paths: list, metrics: list, options: Options, w
 def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunResult:
     import dataclasses
 
-    import pyarrow as pa
-
     all_qids = qrels_queries(qrels)
     in_qrels = set(all_qids)
     done_qids: list = []  # evaluated queries, block after block
@@ -231,16 +229,7 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
         skipped += out.skipped
         extra += out.extra
         tag = out.tag
-        again = seen.intersection(out.run_qids)
-        if again or out.regrouped:
-            if again:
-                i = min(out.run_qids.index(q) for q in again)
-                q, ln = out.run_qids[i], out.first_lines[i]
-            else:
-                q, ln = out.regrouped
-            raise NotGrouped(path, ln + first_line - 1,
-                             f"query {q!r} appears again after other queries; --stream needs "
-                             "each query's lines together (sort the run, or drop --stream)")
+        _refuse_regrouped(out, seen, path, first_line)
         if out.error:
             raise _shift(InputError(path, out.error[1], out.error[0]), first_line, path)
         seen.update(out.run_qids)
@@ -257,12 +246,7 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
     done = set(done_qids)
     missing_qids = [q for q in qids if q not in done]
     if missing_qids:  # scored against an empty ranking, as the in-memory path does
-        J = judgements(qrels, missing_qids)
-        empty = Ranking(np.zeros(0, np.int64), np.zeros(0), len(missing_qids), np.arange(len(missing_qids)),
-                        np.zeros(0, bool))
-        rr = RankedRun(name or path, empty, np.zeros(len(missing_qids), bool), 0, 0, pa.array([], pa.string()),
-                       np.zeros(0, np.int64))
-        values, stderr, und = metric_values(rr, J, metrics, qrels, block_opts)
+        values, stderr, und = _unranked_values(qrels, missing_qids, metrics, block_opts, name or path)
         _collect((done_qids, parts, se_parts, undefined), missing_qids, values, stderr, und)
 
     at = {q: i for i, q in enumerate(done_qids)}
@@ -348,6 +332,31 @@ def _regrouped(codes: np.ndarray, starts: np.ndarray):
     c = codes[starts]
     back = np.flatnonzero(c[1:] <= np.maximum.accumulate(c)[:-1])
     return int(starts[back[0] + 1]) if len(back) else None
+
+
+def _unranked_values(qrels, qids: list, metrics: list, options, name: str) -> tuple:
+    """metric_values of queries the run has no line for: each scored against an empty ranking."""
+    import pyarrow as pa
+
+    J = judgements(qrels, qids)
+    empty = Ranking(np.zeros(0, np.int64), np.zeros(0), len(qids), np.arange(len(qids)), np.zeros(0, bool))
+    rr = RankedRun(name, empty, np.zeros(len(qids), bool), 0, 0, pa.array([], pa.string()), np.zeros(0, np.int64))
+    return metric_values(rr, J, metrics, qrels, options)
+
+
+def _refuse_regrouped(out, seen: set, path: str, first_line: int) -> None:
+    """A block holding a query an earlier block had (or one its own lines regroup): --stream needs each
+    query's lines together; the error names the first such line (``first_line``: the block's first)."""
+    again = seen.intersection(out.run_qids)
+    if not again and not out.regrouped:
+        return
+    if again:
+        i = min(out.run_qids.index(q) for q in again)
+        q, ln = out.run_qids[i], out.first_lines[i]
+    else:
+        q, ln = out.regrouped
+    raise NotGrouped(path, ln + first_line - 1, f"query {q!r} appears again after other queries; --stream needs "
+                                                "each query's lines together (sort the run, or drop --stream)")
 
 
 def _collect(collected: tuple, qids, values, stderr, und) -> None:

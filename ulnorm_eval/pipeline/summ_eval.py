@@ -180,29 +180,52 @@ def _rouge_cells(data, measures, opts: SummOptions, skipped: list, need_e: bool 
         A = tm.rouge_scores(doc, cands, opts.combine, types)
         mc = tm.expected_mc(doc, uniq, opts.combine, opts.draws, opts.seed + j, opts.length, mc_types) \
             if mc_types else {}
+        at = _Document(doc, have, j, uniq, inv, exact1, mc)
         for m in measures:
-            c = cells[m]
             k = col[m.score]
-            c.A[have, j] = A[m.base][k]
-            if not need_e:
-                pass
-            elif m.base == "ROUGE-1" and exact1:
-                e = np.array([tm.expected_rouge1(doc, int(L), opts.combine, opts.length)[k] for L in uniq])
-                c.E[have, j] = e[inv]
-                c.SE[have, j] = 0.0  # exact: no Monte Carlo error (a NaN would print as a missing value)
-            else:
-                row = (lambda i: 0) if opts.length == "reference" else (lambda i: i)
-                mean, se = mc[m.base]
-                c.E[have, j] = np.array([mean[row(i), k] for i in range(len(uniq))])[inv]
-                c.SE[have, j] = np.array([se[row(i), k] for i in range(len(uniq))])[inv]
-            if opts.upper == "oracle" and m.base == "ROUGE-1":
-                o = np.array([tm.oracle_rouge1(doc, int(L), opts.combine)[k] for L in uniq])
-                c.I[have, j] = o[inv]
-            else:
-                c.I[have, j] = 1.0
+            _fill_cells(cells[m], m, k, A[m.base][k], at, opts, need_e)
     if advance is not None and D:
         advance(1)
     return cells
+
+
+@dataclass
+class _Document:
+    """One document's inputs to its cells: the encoded document, the systems that summarised it
+    (``have``) and its index ``j``, the distinct candidate lengths (``uniq``; ``inv`` maps each
+    candidate to its own), whether ROUGE-1's E is exact, and the Monte Carlo E of the rest (``mc``)."""
+
+    doc: object
+    have: list
+    j: int
+    uniq: np.ndarray
+    inv: np.ndarray
+    exact1: bool
+    mc: dict
+
+
+def _fill_cells(c: _Cells, m, k: int, values, at: _Document, opts: SummOptions, need_e: bool) -> None:
+    """Column ``at.j`` of measure ``m``'s cells (score column ``k``): A = ``values``, E and its SE
+    (exact for ROUGE-1 but under max with several references; else the Monte Carlo estimate by
+    length), I (1, or ROUGE-1's extractive oracle of the candidate's length)."""
+    doc, have, j, uniq, inv = at.doc, at.have, at.j, at.uniq, at.inv
+    c.A[have, j] = values
+    if not need_e:
+        pass
+    elif m.base == "ROUGE-1" and at.exact1:
+        e = np.array([tm.expected_rouge1(doc, int(L), opts.combine, opts.length)[k] for L in uniq])
+        c.E[have, j] = e[inv]
+        c.SE[have, j] = 0.0  # exact: no Monte Carlo error (a NaN would print as a missing value)
+    else:
+        row = (lambda i: 0) if opts.length == "reference" else (lambda i: i)
+        mean, se = at.mc[m.base]
+        c.E[have, j] = np.array([mean[row(i), k] for i in range(len(uniq))])[inv]
+        c.SE[have, j] = np.array([se[row(i), k] for i in range(len(uniq))])[inv]
+    if opts.upper == "oracle" and m.base == "ROUGE-1":
+        o = np.array([tm.oracle_rouge1(doc, int(L), opts.combine)[k] for L in uniq])
+        c.I[have, j] = o[inv]
+    else:
+        c.I[have, j] = 1.0
 
 
 def _check_tokens(data, j: int, doc, need_e: bool) -> None:

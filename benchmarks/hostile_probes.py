@@ -430,8 +430,7 @@ def main_(argv=None):
                   None, lambda res, action=action: None if res.exit_code != 0 or "FAIL" not in res.stderr
                   else "exit 0 with a failed check")
     docs = tmp / "docs.tsv"
-    docs.write_text("d1\tthe cat sat on the mat today\tthe cat sat\ta cat on a mat\n"
-                    "d2\tstorms flooded the town\tstorms hit the town\ttown flooded\n")
+    docs.write_text((Path(__file__).resolve().parents[1] / "tests/data/summ/docs.tsv").read_text())  # as the tests
     part = tmp / "part.tsv"
     part.write_text("d1\tthe cat sat on the mat\n")
     full = tmp / "full.tsv"

@@ -102,6 +102,11 @@ def write(tmp_path):
     return _write
 
 
+# a two-document summarisation input in the plain layout (tests/data/summ/README.md)
+SUMM_DOCS = (ROOT / "tests" / "data" / "summ" / "docs.tsv").read_text(encoding="utf-8")
+SUMM_SYSTEM_A = (ROOT / "tests" / "data" / "summ" / "sysA.tsv").read_text(encoding="utf-8")
+
+
 def invoke(*args, input=None):
     """ulnorm-eval run in process (click's CliRunner) with ``args`` (paths given as objects are turned
     into text); the click Result, whatever the exit code."""

@@ -5,6 +5,9 @@ reference measures below (written from the textbook definitions, sharing no code
 library).  The closed forms must equal the mean, max and min over ``itertools.permutations`` to
 1e-12.  The mean over *distinct* arrangements equals the mean over all n! permutations, because each
 distinct arrangement of a multiset arises from the same number of permutations.
+
+Private names: ``permutations._padded``/``_shuffled``, the shuffling step on its own, whose depth cut
+no public function exposes apart from the whole Monte Carlo estimate.
 """
 from __future__ import annotations
 

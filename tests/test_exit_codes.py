@@ -15,15 +15,14 @@ from pathlib import Path
 import pytest
 
 import ulnorm_eval
-from conftest import CODE
+from conftest import CODE, SUMM_DOCS, SUMM_SYSTEM_A
 from ulnorm_eval.cli.main import main
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\nq10 0 d6 1\nq10 0 d7 0\n"
 RUN_A = "q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 1.0 A\nq2 Q0 d5 1 2.0 A\nq2 Q0 d4 2 1.0 A\n"
 RUN_B = ("q1 Q0 d3 1 3.0 B\nq1 Q0 d1 2 2.0 B\nq1 Q0 d2 3 1.0 B\nq2 Q0 d4 1 2.0 B\nq2 Q0 d5 2 1.0 B\n"
          "q10 Q0 d7 1 2.0 B\nq10 Q0 d6 2 1.0 B\n")
-DOCS = "d1\tthe cat sat on the mat today\tthe cat sat\ta cat on a mat\nd2\tstorms flooded the town\tstorms hit the town\ttown flooded\n"
-SUMS = "d1\tthe cat sat on the mat\nd2\tstorms flooded town\n"
+DOCS, SUMS = SUMM_DOCS, SUMM_SYSTEM_A
 SYSTEMS_A = "run\tmetric\tmean\trank\na.run\tAP\t0.4444\t2\nb.run\tAP\t0.8333\t1\n"  # compare --table systems
 SYSTEMS_B = "run\tmetric\tmean\trank\na.run\tAP\t0.9\t1\nb.run\tAP\t0.8\t2\n"
 

@@ -69,15 +69,19 @@ def build(queries, qids=None, max_grade=None):
     return rk, Judgements(qids, jrow[order], jgrade[order], G)
 
 
-def brute(queries, m, max_grade, level=1.0, extra=()):
+def brute(queries, m, max_grade, level=1.0, extra=(), outside=None, cap=None):
     """Per query: min and max of the kernel over every assignment of candidate grades to its holes
-    (``extra``: more unretrieved judged grades)."""
+    (``extra``: more unretrieved judged grades; ``outside[q]``: that many documents outside query q's
+    ranking, each of any candidate grade, 0 included; ``cap[q]``: only the assignments giving at most
+    that many of the holes and outside documents a grade above 0)."""
     kernel = FAMILIES[m.family].kernel
     cands = candidate_grades(max_grade)
     lo, hi = [], []
-    for run, other in queries:
+    for q, (run, other) in enumerate(queries):
         holes = [i for i, g in enumerate(run) if g is None]
-        combos = list(itertools.product(cands, repeat=len(holes)))
+        combos = list(itertools.product(cands, repeat=len(holes) + (0 if outside is None else int(outside[q]))))
+        if cap is not None:
+            combos = [c for c in combos if sum(g > 0 for g in c) <= cap[q]]
         row, grade, jrow, jgrade = [], [], [], []
         for a, combo in enumerate(combos):
             full = list(run)
@@ -85,7 +89,7 @@ def brute(queries, m, max_grade, level=1.0, extra=()):
                 full[i] = g
             row += [a] * len(full)
             grade += full
-            judged = full + list(other) + list(extra)
+            judged = full + list(other) + list(extra) + list(combo[len(holes):])
             jrow += [a] * len(judged)
             jgrade += judged
         A = len(combos)

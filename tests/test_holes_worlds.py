@@ -5,49 +5,15 @@ claims of the gate and compare against every shared assignment of two runs' hole
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pytest
 
 from ulnorm_eval.core import registry
-from ulnorm_eval.core.holes import World, candidate_grades, hole_bounds
-from ulnorm_eval.core.kernels import Judgements, Ranking, rel_of
-from ulnorm_eval.core.records import FAMILIES
+from ulnorm_eval.core.holes import World, hole_bounds
+from ulnorm_eval.core.kernels import rel_of
 
-from test_holes import MEASURES, build, random_queries
-
-
-def brute_outside(queries, m, max_grade, extra, level=1.0, cap=None):
-    """Per query: min and max of the kernel over every grade of its holes and of ``extra[q]`` documents
-    outside its ranking (each of any candidate grade, 0 included); ``cap[q]``: only the assignments
-    giving at most that many of them (holes and outside documents) a grade above 0."""
-    kernel = FAMILIES[m.family].kernel
-    cands = candidate_grades(max_grade)
-    lo, hi = [], []
-    for q, ((run, other), k) in enumerate(zip(queries, extra)):
-        holes = [i for i, g in enumerate(run) if g is None]
-        combos = list(itertools.product(cands, repeat=len(holes) + int(k)))
-        if cap is not None:
-            combos = [c for c in combos if sum(g > 0 for g in c) <= cap[q]]
-        row, grade, jrow, jgrade = [], [], [], []
-        for a, combo in enumerate(combos):
-            full = list(run)
-            for i, g in zip(holes, combo):
-                full[i] = g
-            row += [a] * len(full)
-            grade += full
-            judged = full + list(other) + list(combo[len(holes):])
-            jrow += [a] * len(judged)
-            jgrade += judged
-        A = len(combos)
-        rk = Ranking(np.array(row, np.int64), np.array(grade, dtype=float), A, np.arange(A), np.ones(len(row), bool))
-        jrow, jgrade = np.array(jrow, np.int64), np.array(jgrade, dtype=float)
-        order = np.lexsort((-jgrade, jrow))
-        v = kernel(rk, Judgements([f"a{i}" for i in range(A)], jrow[order], jgrade[order], max_grade), m, level)
-        lo.append(v.min())
-        hi.append(v.max())
-    return np.array(lo), np.array(hi)
+from test_holes import MEASURES, brute, build, random_queries
 
 
 @pytest.mark.parametrize("m", MEASURES, ids=str)
@@ -59,13 +25,13 @@ def test_outside_documents_equal_brute_force(m):
         others = rng.integers(0, 3, size=len(queries))
         for level in (1.0, 2.0):
             lb, ub = hole_bounds(rk, J, m, level, "closed", others)
-            blo, bhi = brute_outside(queries, m, J.max_grade, others, level)
+            blo, bhi = brute(queries, m, J.max_grade, level, outside=others)
             np.testing.assert_allclose(lb, blo, rtol=1e-12, atol=1e-13, err_msg=f"LB {m} trial {trial} l={level}")
             np.testing.assert_allclose(ub, bhi, rtol=1e-12, atol=1e-13, err_msg=f"UB {m} trial {trial} l={level}")
         # open=1: at most one unjudged document (a hole, another run's, or one no run retrieved) above 0
         for n in (0, 1, 2):
             lb, ub = hole_bounds(rk, J, m, 1.0, f"open={n}", others)
-            blo, bhi = brute_outside(queries, m, J.max_grade, others + n, cap=np.full(len(queries), n))
+            blo, bhi = brute(queries, m, J.max_grade, outside=others + n, cap=np.full(len(queries), n))
             np.testing.assert_allclose(lb, blo, rtol=1e-12, atol=1e-13, err_msg=f"open={n} LB {m}")
             assert np.all(ub >= bhi - 1e-12), f"open={n} UB {m}"  # the ceiling is not applied to UB: true, wider
 
@@ -79,7 +45,7 @@ def test_relative_ceiling_equal_brute_force(m):
     R = J.n_relevant(rel_of(m, 1.0))  # R at the measure's relevance level
     cap = np.ceil(R / 2).astype(int)
     lb, ub = hole_bounds(rk, J, m, 1.0, "open=50%")
-    blo, bhi = brute_outside(queries, m, J.max_grade, cap, cap=cap)
+    blo, bhi = brute(queries, m, J.max_grade, outside=cap, cap=cap)
     np.testing.assert_allclose(lb, blo, rtol=1e-12, atol=1e-13)
     assert np.all(ub >= bhi - 1e-12)
 
@@ -260,7 +226,6 @@ LARGE = MEASURES + [registry.parse(x).measure for x in ("nDCG(gains={0:0,3:70,17
 def test_large_grades_equal_brute_force_over_every_grade(m):
     """G above ALL_GRADES: the bounds use a few candidate grades, and still equal the minimum and
     maximum over every grade 0..G (brute force, up to 2 holes a query, sparse and non-integer grades)."""
-    from test_holes import brute
 
     rng = np.random.default_rng(90 + len(str(m)))
     pick = [0.0, 0.0, 1.0, 2.0, 3.0, 5.0, 17.0, 33.5, 40.0, 79.0, 80.0]

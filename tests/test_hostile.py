@@ -1,7 +1,8 @@
 """Hostile inputs and options: never a traceback, never exit 1 for an error, inputs unchanged.
 
 Exit 1 means only "a CI gate failed" (docs/errors.md); every error is one ``ulnorm-eval: ...``
-line on stderr with exit 2.
+line on stderr with exit 2.  Private name: ``ordering._natural_key``, whose digit-only shortcut is checked
+against the general rule on generated ids (its public users sort whole runs).
 """
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import hashlib
 import os
 
 import pytest
-from click.testing import CliRunner
 
-from ulnorm_eval.cli.main import main
+from conftest import SUMM_DOCS, SUMM_SYSTEM_A
+from conftest import invoke as cli
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\nq2 0 d4 0\n"
 RUN_A = "q1 Q0 d1 1 2.0 A\nq1 Q0 d2 2 1.0 A\nq2 Q0 d4 1 2.0 A\nq2 Q0 d3 2 1.0 A\n"
@@ -25,10 +26,6 @@ def files(tmp_path):
         (tmp_path / name).write_text(text)
         out[name] = str(tmp_path / name)
     return out
-
-
-def cli(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
 
 
 def one_line_error(res, expected: str | None = None) -> str:
@@ -753,9 +750,7 @@ def test_ir_measures_parameters_are_checked_when_parsed(files):
 
 # --------------------------------------------------------------------------- silent misreads: summ
 
-DOCS_TSV = ("d1\tthe cat sat on the mat today\tthe cat sat\ta cat on a mat\n"
-            "d2\tstorms flooded the town\tstorms hit the town\ttown flooded\n")
-SYS_A = "d1\tthe cat sat on the mat\nd2\tstorms flooded town\n"
+DOCS_TSV, SYS_A = SUMM_DOCS, SUMM_SYSTEM_A
 
 
 @pytest.fixture

@@ -2,6 +2,9 @@
 
 Data loss and false success first, then silent wrong numbers, crashes and messages.  Every error is
 one ``ulnorm-eval: ...`` line and exit 2; exit 1 means only a failed gate (docs/errors.md).
+Private names: ``files._path_inputs`` (every command's path options are checked as inputs),
+``guard._install`` (the signal handlers, in a child process) and ``parallel._connect`` (its timeout,
+against a listener that never answers), each a step a whole command cannot be made to reach.
 """
 from __future__ import annotations
 
@@ -10,11 +13,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
-from click.testing import CliRunner
 
+from conftest import SUMM_DOCS
+from conftest import invoke as cli
+from conftest import wait_for_signal_state
 from ulnorm_eval.cli.main import main
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d4 1\n"
@@ -26,10 +30,6 @@ def files(tmp_path):
     (tmp_path / "q.txt").write_text(QRELS)
     (tmp_path / "r.txt").write_text(RUN)
     return str(tmp_path / "q.txt"), str(tmp_path / "r.txt")
-
-
-def cli(*args, input=None):
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
 
 
 def one_line_error(res, *fragments) -> str:
@@ -98,7 +98,7 @@ def test_nohup_run_survives_a_hangup(tmp_path):
             "from ulnorm_eval.cli.main import main; sys.argv=['ulnorm-eval']+sys.argv[1:]; main()")
     p = subprocess.Popen([sys.executable, "-c", code, "-m", "UL2(G)", "-o", str(out), str(q), str(r)],
                          stderr=subprocess.PIPE, cwd=tmp_path)
-    time.sleep(1.0)
+    wait_for_signal_state(p.pid, signal.SIGTERM)  # the guard's handlers are installed: main is running
     p.send_signal(signal.SIGHUP)
     assert p.wait(120) == 0, p.stderr.read()
     assert out.read_text().startswith("UL2(G)\tall\t")
@@ -131,8 +131,7 @@ def test_zscores_have_their_own_name_and_the_gate_says_so(files, tmp_path):
 
 def test_summ_gate_over_a_system_missing_a_document_fails(tmp_path):
     docs = tmp_path / "docs.tsv"
-    docs.write_text("d1\tthe cat sat on the mat today\tthe cat sat\ta cat on a mat\n"
-                    "d2\tstorms flooded the town\tstorms hit the town\ttown flooded\n")
+    docs.write_text(SUMM_DOCS)
     part = tmp_path / "sysA.tsv"
     part.write_text("d1\tthe cat sat on the mat\n")
     full = tmp_path / "sysB.tsv"

@@ -3,9 +3,8 @@ dataset registered through ir_datasets' own API from the shared qrels; nothing i
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from ulnorm_eval.cli.main import main
+from conftest import invoke
 
 import ir_datasets  # noqa: E402 - the test extra installs it
 
@@ -24,7 +23,7 @@ def dlhard(shared):
 
 
 def cli(args):
-    return CliRunner().invoke(main, args)
+    return invoke(*args)
 
 
 def test_cli_irds_qrels_equal_the_file(dlhard):

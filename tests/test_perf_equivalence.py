@@ -1,5 +1,6 @@
 """The speed-ups of issue 13 change no number: scipy.stats' results reproduced bit for bit, and a
-command that never uses pandas does not import it."""
+command that never uses pandas does not import it.  Private name: ``stats._sd``, the sample standard
+deviation the t interval is built from (scipy's ttest gives no interval to compare with)."""
 import subprocess
 import sys
 import warnings

@@ -1,4 +1,5 @@
-"""Duplicate detection on the numeric fast path and on strings name the same file line."""
+"""Duplicate detection on the numeric fast path and on strings name the same file line.  Private name:
+``ordering._join_index``, the join of a run with the qrels, whose two paths are compared directly."""
 from __future__ import annotations
 
 import numpy as np

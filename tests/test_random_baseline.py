@@ -290,13 +290,9 @@ RUN = "examples/runs/bm25_rm3.run.gz"
 
 
 def _cli(*args):
-    from click.testing import CliRunner
+    from conftest import cli
 
-    from ulnorm_eval.cli.main import main
-
-    res = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    assert res.exit_code == 0, res.output
-    return res.stdout
+    return cli(*args).stdout
 
 
 def test_caption_names_the_pool_in_words_and_the_all_row():

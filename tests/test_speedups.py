@@ -4,6 +4,8 @@ Kernels now read only the documents that can contribute (the relevant ones, thos
 and share what they derive from a ranking; Monte Carlo bounds of several measures share one set of
 shuffles.  Each is checked here against the straightforward dense computation it replaced, on
 random rankings with ties, unjudged documents, negative grades and empty rows, to the last bit.
+Private names: the gain kernels' steps (``trec_gains._level_gain``, ``_disc``, ``_idcg``,
+``_prefix_idcg``, ``_ideal_sorted``), each compared with the dense computation it replaced.
 """
 from __future__ import annotations
 

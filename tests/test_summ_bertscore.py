@@ -1,5 +1,7 @@
 """BERTScore through ulnorm_eval.core.bertscore on the real packaged all-MiniLM-L6-v2 (no fakes):
-parity with bert-score's own `score`, and Algorithm 1/2 of Feng 2023 on a few SummEval documents."""
+parity with bert-score's own `score`, and Algorithm 1/2 of Feng 2023 on a few SummEval documents.
+Private names: the scorer's tokenizer and model and ``bertscore._text``/``_token_similarities``,
+Algorithm 1's steps, recomputed here from the model's hidden states."""
 from __future__ import annotations
 
 import numpy as np

@@ -5,25 +5,23 @@ import itertools
 import json
 
 import pytest
-from click.testing import CliRunner
 
 import rouge_score  # noqa: F401,E402 - the test extra installs it
 
-from ulnorm_eval.cli.main import main  # noqa: E402
+from conftest import SUMM_DOCS, SUMM_SYSTEM_A, invoke  # noqa: E402
 from ulnorm_eval.core import text_measures as tm  # noqa: E402
 
 
 def run(*args):
-    return CliRunner().invoke(main, ["summ", *args])
+    return invoke("summ", *args)
 
 
 @pytest.fixture
 def plain(tmp_path):
     docs = tmp_path / "docs.tsv"
-    docs.write_text("d1\tthe cat sat on the mat today\tthe cat sat\ta cat on a mat\n"
-                    "d2\tstorms flooded the town\tstorms hit the town\ttown flooded\n")
+    docs.write_text(SUMM_DOCS)
     a = tmp_path / "sysA.tsv"
-    a.write_text("d1\tthe cat sat on the mat\nd2\tstorms flooded town\n")
+    a.write_text(SUMM_SYSTEM_A)
     b = tmp_path / "sysB.jsonl"
     b.write_text(json.dumps({"id": "d1", "summary": "a dog"}) + "\n" + json.dumps({"id": "d2", "summary": "town"}) + "\n")
     return str(docs), str(a), str(b)

@@ -1,7 +1,8 @@
 """Uncertainty of the summarisation correlations, and which level the dissertation's tables are at.
 
 Oracles: scipy's correlations on every bootstrap resample in a plain loop; the k/66 grid of Kendall's
-tau over 12 systems counted from the printed values.
+tau over 12 systems counted from the printed values.  Private name: ``human_correlation._corr_rows``,
+the vectorised correlations, compared with scipy's in a plain loop.
 """
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
+from conftest import cli as conftest_cli
 from ulnorm_eval.cli.main import main
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 e1 0\nq2 0 e2 1\n"
@@ -60,9 +61,7 @@ def _lines(text):
 
 
 def cli(*args):
-    res = CliRunner().invoke(main, ["--norm", "none", "--names", "trec", "-f", "trec", "-q", *args])
-    assert res.exit_code == 0, res.output
-    return res.stdout
+    return conftest_cli("--norm", "none", "--names", "trec", "-f", "trec", "-q", *args).stdout
 
 
 def test_score_orders_not_the_rank_column_and_gm_map_floors_zero(write):

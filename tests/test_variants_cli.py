@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from conftest import cli as conftest_cli
 from ulnorm_eval.cli.main import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -21,9 +22,7 @@ RUN = str(EXAMPLES / "runs" / "bm25.run.gz")
 
 
 def cli(*args):
-    res = CliRunner().invoke(main, ["-f", "trec", *args, QRELS, RUN])
-    assert res.exit_code == 0, (res.output, res.stderr)
-    return res
+    return conftest_cli("-f", "trec", *args, QRELS, RUN)
 
 
 def rows(res):

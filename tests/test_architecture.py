@@ -186,7 +186,7 @@ SPLIT_PENDING = {
     "ulnorm_eval.pipeline.blocks.finish_run", "ulnorm_eval.render.table.make_table",
     "ulnorm_eval.render.table.format_table", "ulnorm_eval.render.table._cell", "ulnorm_eval.render.gate_md.gate_markdown",
     "ulnorm_eval.inputs.trec.check_duplicates", "ulnorm_eval.analysis.stability.study",
-    "ulnorm_eval.core.permutations._permutation_batches",
+    "ulnorm_eval.core.permutations._permutation_batches", "ulnorm_eval.analysis.stability._entries",
 }
 
 
@@ -272,6 +272,22 @@ def documented_modules() -> set:
         for name in re.findall(r"\b(\w+\.py)\b", names):
             out.add(f"{where}/{name}".lstrip("/"))
     return out
+
+
+def test_module_names_repeated_across_layers_are_explained():
+    """Two modules of one name in different layers are listed in docs/architecture.md, which says why
+    (the layer is the point) or that they are still to be renamed; a new pair fails here."""
+    import collections
+    import re
+
+    paths = collections.defaultdict(list)
+    for p in ROOT.rglob("*.py"):
+        if p.name != "__init__.py":
+            paths[p.name].append(p.relative_to(ROOT).as_posix())
+    section = DOC.split("Module names repeated across layers", 1)[1].split("\n## ", 1)[0]
+    named = set(re.findall(r"`([\w/]+\.py)`", section))
+    missing = sorted(p for ps in paths.values() if len(ps) > 1 for p in ps if p not in named)
+    assert not missing, f"docs/architecture.md does not explain these repeated module names: {missing}"
 
 
 def test_every_module_is_described():

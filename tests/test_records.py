@@ -128,7 +128,7 @@ def test_summaries_by_hand():
 
 def test_every_trec_name_has_a_place_in_trec_evals_order():
     """--names trec prints measures in trec_eval's table order: every record's trec name is in it."""
-    from ulnorm_eval.render.text import TREC_ORDER
+    from ulnorm_eval.render.rows import TREC_ORDER
 
     missing = [t.base for f in FAMILIES.values() for t in f.trec if t.base not in TREC_ORDER]
     assert not missing

@@ -74,7 +74,7 @@ def eval_outputs(outcome, request, view: EvalView, notes: list) -> list:
 
     outputs = [Output(view.output, eval_text(outcome, request, view))]
     if view.fmt == "trec":
-        from .text import shared_tags_note
+        from .rows import shared_tags_note
 
         notes.extend(shared_tags_note(outcome.result.runs))
     if view.summary_md:

@@ -16,7 +16,7 @@ from .json_out import JSON_SCHEMA, format_json, format_jsonl, json_document, sha
 from .progress import PROGRESS_MIN_BYTES, progress
 from .registry_tables import BOUNDS_TEXT, bounds_kind, measures_markdown, syntax, variants_markdown
 from .table import caption, format_table, make_table
-from .text import format_csv, format_trec, format_tsv
+from .rows import format_csv, format_trec, format_tsv
 
 __all__ = [
     "FORMATS", "JSON_SCHEMA", "format_trec", "format_table", "format_tsv", "format_csv", "format_json",

@@ -187,6 +187,7 @@ SPLIT_PENDING = {
     "ulnorm_eval.render.table.format_table", "ulnorm_eval.render.table._cell", "ulnorm_eval.render.gate_md.gate_markdown",
     "ulnorm_eval.inputs.trec.check_duplicates", "ulnorm_eval.analysis.stability.study",
     "ulnorm_eval.core.permutations._permutation_batches", "ulnorm_eval.analysis.stability._entries",
+    "ulnorm_eval.pipeline.blocks.input_notes", "ulnorm_eval.render.json_out.json_document",
 }
 
 

@@ -177,16 +177,12 @@ KERNELS = {
     "ulnorm_eval.inputs.trec._fast_columns": "the TREC parser's one pass over a file's bytes (hot path)",
     "ulnorm_eval.core.permutations.db_values": "DB's Monte Carlo/enumeration kernel over the pools",
     "ulnorm_eval.core.permutations.permutation_values_many": "the permutation kernel, batched over queries",
-    "ulnorm_eval.core.holes.hole_values": "the judgment-hole bounds kernel over every query at once",
-    "ulnorm_eval.core.measures.trec._set": "trec_eval's set measures, one vectorised pass",
-    "ulnorm_eval.core.measures.trec._count": "trec_eval's counting measures, one vectorised pass",
 }
 # Over the limits and still to be split (each waits for another change to the same lines to land first).
 SPLIT_PENDING = {
     "ulnorm_eval.pipeline.blocks.finish_run", "ulnorm_eval.render.table.make_table",
     "ulnorm_eval.render.table.format_table", "ulnorm_eval.render.table._cell", "ulnorm_eval.render.gate_md.gate_markdown",
     "ulnorm_eval.inputs.trec.check_duplicates", "ulnorm_eval.analysis.stability.study",
-    "ulnorm_eval.core.permutations._permutation_batches", "ulnorm_eval.analysis.stability._entries",
     "ulnorm_eval.pipeline.blocks.input_notes", "ulnorm_eval.render.json_out.json_document",
 }
 

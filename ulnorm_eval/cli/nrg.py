@@ -67,7 +67,7 @@ def nrg_cmd(**options):
         text = FORMATS[fmt](res, per_query=options["per_query"], names=options["names"],
                             precision=options["precision"], **(table_layout(options["output"]) if fmt == "table" else {}))
     if fmt == "trec":  # the runid lines are the runs' tags, as eval's (trec_eval's runid)
-        from ..render.text import shared_tags_note
+        from ..render.rows import shared_tags_note
 
         notes.extend(shared_tags_note(res.runs))
     flush(notes)

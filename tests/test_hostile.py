@@ -886,19 +886,26 @@ def test_exact_e_has_standard_error_zero_not_nan(summ_files):
     assert "SE(" not in res.stdout
 
 
-@pytest.mark.parametrize("undefined, how", [("zero", "scored 0"), ("skip", "left out of the mean")])
-def test_summ_reports_undefined_documents(tmp_path, undefined, how):
+@pytest.mark.parametrize("undefined, norm_all, how", [
+    ("zero", "means", "scored 0 per document by --undefined zero; left out of the 'all' row of UE1 and UE2, the "
+                      "formula on the means of the defined documents, by --norm-all means"),
+    ("zero", "per-query", "scored 0 per document by --undefined zero, and as 0 in the 'all' row, a mean of "
+                          "per-document values; --undefined skip leaves such documents out"),
+    ("skip", "means", "left out per document and of the 'all' row: --undefined skip")])
+def test_summ_reports_undefined_documents(tmp_path, undefined, norm_all, how):
     """A document whose E equals I (source = reference = summary = one word) has UE1/UE2 undefined:
-    --undefined skip left it out of the mean without a word."""
+    the note says so (one document) and what the rules did with it; the 'all' row leaves it out except
+    as a 0 in a mean of per-document values (--undefined zero --norm-all per-query)."""
     (tmp_path / "d.tsv").write_text("d1\tstorm\tstorm\nd2\tstorms flooded the town\tstorms hit the town\n")
     (tmp_path / "s.tsv").write_text("d1\tstorm\nd2\tstorms\n")
     res = cli("summ", "-f", "tsv", "-m", "ROUGE-1", "--norm", "ue1,ue2", "--undefined", undefined,
-              tmp_path / "d.tsv", tmp_path / "s.tsv")
+              "--norm-all", norm_all, tmp_path / "d.tsv", tmp_path / "s.tsv")
     assert res.exit_code == 0, res.stderr
-    assert res.stderr == f"ulnorm-eval: s: undefined ({how}; --undefined): UE1 and UE2 of ROUGE-1 for 1 documents\n"
+    assert res.stderr == f"ulnorm-eval: s: undefined values: UE1 and UE2 of ROUGE-1 for 1 document ({how})\n"
     rows = _summ_rows(res.stdout)
     ue2_d2 = float(rows[("s", "d2")][2])
-    assert float(rows[("s", "all")][2]) == pytest.approx(ue2_d2 if undefined == "skip" else ue2_d2 / 2)
+    zero_counted = undefined == "zero" and norm_all == "per-query"
+    assert float(rows[("s", "all")][2]) == pytest.approx(ue2_d2 / 2 if zero_counted else ue2_d2)
 
 
 def test_summ_errors_escape_control_characters(tmp_path, summ_files):

@@ -30,8 +30,8 @@ def fail(msg: str, code: int = 2):
 
 def flush(notes) -> None:
     """Each distinct note once, in order, on stderr."""
-    for w in dict.fromkeys(notes):
-        click.echo(f"ulnorm-eval: {safe(w)}", err=True)
+    for note in dict.fromkeys(notes):
+        click.echo(f"ulnorm-eval: {safe(note)}", err=True)
 
 
 @contextlib.contextmanager
@@ -99,16 +99,16 @@ def split_names(values) -> list:
     """-m values, each possibly several whitespace-separated names; whitespace inside parentheses,
     brackets or braces belongs to the name (``RBP(p=0.5, rel=1)``)."""
     out = []
-    for v in values:
+    for value in values:
         depth, cur = 0, []
-        for ch in v:
-            depth += (ch in "([{") - (ch in ")]}")
-            if ch.isspace() and depth <= 0:
+        for char in value:
+            depth += (char in "([{") - (char in ")]}")
+            if char.isspace() and depth <= 0:
                 if cur:
                     out.append("".join(cur))
                 cur = []
                 continue
-            cur.append(ch)
+            cur.append(char)
         if cur:
             out.append("".join(cur))
     return out
@@ -118,7 +118,7 @@ def split_variants(value: str | None):
     """--norm LIST: None (the default variants), [] for 'none'/'plain', else the names."""
     if value is None:
         return None
-    parts = [x.strip() for x in value.split(",") if x.strip()]
+    parts = [part.strip() for part in value.split(",") if part.strip()]
     if parts in (["none"], ["plain"]):
         return []
     return parts
@@ -175,10 +175,10 @@ def table_layout(output: str | None) -> dict:
 def table_list(text: str, tables) -> list:
     """--table's comma-separated names (or 'all') -> the chosen ``tables`` in the order given, once each;
     ValueError naming the choices for anything else."""
-    parts = [p.strip().lower() for p in text.split(",") if p.strip()]
+    parts = [part.strip().lower() for part in text.split(",") if part.strip()]
     if "all" in parts:
         return list(tables)
-    bad = [p for p in parts if p not in tables]
+    bad = [part for part in parts if part not in tables]
     if bad or not parts:
         raise ValueError(f"--table takes {', '.join(tables)} or all (got {text!r})")
     return list(dict.fromkeys(parts))

@@ -25,8 +25,8 @@ def _table_help() -> str:
     """--table's help: every column's line (render/legends.py, the one definition)."""
     from ..render.legends import COLUMNS, SYSTEMS_CELL
 
-    pairs = "; ".join(f"{c}: {d}" for c, d in COLUMNS["pairs"].items() if c != "metric")
-    summary = "; ".join(f"{c}: {d}" for c, d in COLUMNS["summary"].items() if c not in ("metric", "measure", "variant"))
+    pairs = "; ".join(f"{column}: {description}" for column, description in COLUMNS["pairs"].items() if column != "metric")
+    summary = "; ".join(f"{column}: {description}" for column, description in COLUMNS["summary"].items() if column not in ("metric", "measure", "variant"))
     return (f"pairs, a row per metric and pair of runs: {pairs}.  systems: a row per run, a column per metric, "
             f"{SYSTEMS_CELL}.  summary, a row per metric: {summary}.")
 
@@ -53,7 +53,7 @@ Examples:
 """
 
 
-def _eval_options(f, formats=DATA_FRAME_FORMATS, note=""):
+def _eval_options(command, formats=DATA_FRAME_FORMATS, note=""):
     """The evaluation options that change a number (as in `eval`), and the output options."""
     return bundle(
         click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
@@ -63,7 +63,7 @@ def _eval_options(f, formats=DATA_FRAME_FORMATS, note=""):
         click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
                      help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."),
         allow_disjoint_option,
-    )(f)
+    )(command)
 
 
 def _check_plot(plot) -> None:
@@ -146,19 +146,19 @@ def compare_view(options: dict):
     from ..render.files import check_outputs
     from ..render.frames import FRAME_FORMATS
 
-    o = options
+    opts = options
     params = dict(click.get_current_context().params)
-    params["query_sets"] = [x for x in (o["swap_between"] or ()) if x not in SUBSET_SETS]
+    params["query_sets"] = [query_set for query_set in (opts["swap_between"] or ()) if query_set not in SUBSET_SETS]
     check_outputs(params)  # -o/--plot never an input; before reading
-    if len(o["runs"]) < 2:
+    if len(opts["runs"]) < 2:
         raise click.UsageError("compare needs at least two runs")
-    if o["holes"] and o["holes"][1] is not None:
-        raise click.UsageError(f"--holes {o['holes'][1]}: compare has no gate to fail or warn; its pairs table says "
+    if opts["holes"] and opts["holes"][1] is not None:
+        raise click.UsageError(f"--holes {opts['holes'][1]}: compare has no gate to fail or warn; its pairs table says "
                                "which pairs the holes could reverse (holes_overlap).  Give only the world: "
                                "closed, open, open=N or open=P%")
-    chosen = _table_list(o["tables"])
-    fmt = output_format(o["fmt"], o["output"], FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
-    return CompareView(fmt, tuple(chosen), o["precision"], o["output"], o["plot"], o["baseline"])
+    chosen = _table_list(opts["tables"])
+    fmt = output_format(opts["fmt"], opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
+    return CompareView(fmt, tuple(chosen), opts["precision"], opts["output"], opts["plot"], opts["baseline"])
 
 
 def compare_request(options: dict, view):
@@ -166,25 +166,25 @@ def compare_request(options: dict, view):
     wrongly before any run is read (an evaluation of minutes must not end in a usage error)."""
     from ..analysis.compare import CompareRequest
 
-    o = options
-    _check_plot(o["plot"])
-    check_parallel(o["jobs"], o["scheduler"])
-    if o["baseline"] is not None and "-" not in o["runs"]:  # the names are the files' (a run on stdin names itself)
+    given = options
+    _check_plot(given["plot"])
+    check_parallel(given["jobs"], given["scheduler"])
+    if given["baseline"] is not None and "-" not in given["runs"]:  # the names are the files' (a run on stdin names itself)
         from ..inputs.checks import unique_names
         from ..inputs.trec import file_run_name
 
-        _run_name(o["baseline"], o["runs"], unique_names([file_run_name(p) for p in o["runs"]]))
-    if o["subset_size"] is not None and o["subset"] == "all" and not o["swap_between"]:
-        raise click.UsageError(f"--subset-size {o['subset_size']}: needs --subset uninformative or ideal (or "
+        _run_name(given["baseline"], given["runs"], unique_names([file_run_name(path) for path in given["runs"]]))
+    if given["subset_size"] is not None and given["subset"] == "all" and not given["swap_between"]:
+        raise click.UsageError(f"--subset-size {given['subset_size']}: needs --subset uninformative or ideal (or "
                                "--swap-between); --subset all takes every query")
-    holes = o["holes"]
-    opts = make_options(**{**o, "holes": holes[0] if holes else "closed", "holes_samples": o["holes_samples"] or 1000})
+    holes = given["holes"]
+    opts = make_options(**{**given, "holes": holes[0] if holes else "closed", "holes_samples": given["holes_samples"] or 1000})
     keys = ("test", "reps", "seed", "correction", "alpha", "subset", "subset_size", "swap_trials", "phi_target")
-    return CompareRequest(o["qrels"], tuple(o["runs"]), split_names(o["measures"]) or None, split_variants(o["norm"]),
-                          opts, o["groups"], bool(holes), bool(holes and o["holes_samples"]), o["swap_between"],
-                          o["allow_disjoint"], "pairs" in view.tables or view.paper or o["plot"] is not None
-                          or o["baseline"] is not None, o["jobs"], o["scheduler"], scheduler_timeout(),
-                          {k: o[k] for k in keys}, progress=not o["no_progress"])
+    return CompareRequest(given["qrels"], tuple(given["runs"]), split_names(given["measures"]) or None, split_variants(given["norm"]),
+                          opts, given["groups"], bool(holes), bool(holes and given["holes_samples"]), given["swap_between"],
+                          given["allow_disjoint"], "pairs" in view.tables or view.paper or given["plot"] is not None
+                          or given["baseline"] is not None, given["jobs"], given["scheduler"], scheduler_timeout(),
+                          {key: given[key] for key in keys}, progress=not given["no_progress"])
 
 
 @click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG)
@@ -209,36 +209,36 @@ def queries_cmd(**options):
     from ..render.files import check_outputs
 
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
-    o = options
-    if not o["runs"]:
+    given = options
+    if not given["runs"]:
         raise click.UsageError("queries needs at least one RUN: the mean, gap and query type come from "
                                "the runs' scores")
-    _check_plot(o["plot"])
-    check_parallel(o["jobs"], o["scheduler"])
+    _check_plot(given["plot"])
+    check_parallel(given["jobs"], given["scheduler"])
     notes = []
     with refusals(notes, ValueError):
-        request = queries_request(o)
+        request = queries_request(given)
         table = queries_for_request(request, notes)
     flush(notes)
-    meta = {"qrels": str(o["qrels"]), "run_files": list(o["runs"]), "thresholds": vars(request.thresholds),
-            "pool": o["pool"]}
+    meta = {"qrels": str(given["qrels"]), "run_files": list(given["runs"]), "thresholds": vars(request.thresholds),
+            "pool": given["pool"]}
     picture = None
-    if o["plot"]:
+    if given["plot"]:
         from ..render.plots import PictureBuffer, plot_queries
-        picture = PictureBuffer(o["plot"])
+        picture = PictureBuffer(given["plot"])
         plot_queries(table, picture, request.thresholds)
-    _emit({"queries": table}, o["fmt"], o["precision"], o["output"], meta, picture=picture)
+    _emit({"queries": table}, given["fmt"], given["precision"], given["output"], meta, picture=picture)
 
 
 def queries_request(options: dict):
     """`queries`' options -> analysis.query_types.QueriesRequest (ValueError: thresholds out of order)."""
     from ..analysis.query_types import QueriesRequest, Thresholds
 
-    o = options
-    thresholds = Thresholds(o["informative_gap"], o["ideal_gap"], o["hard_below"], o["easy_above"])
-    opts = make_options(**{**o, "holes": o["holes"][0] if o["holes"] else "closed"})
-    return QueriesRequest(o["qrels"], tuple(o["runs"]), split_names(o["measures"]) or None, opts, thresholds,
-                          o["groups"], bool(o["holes"]), o["allow_disjoint"], o["jobs"], o["scheduler"],
+    given = options
+    thresholds = Thresholds(given["informative_gap"], given["ideal_gap"], given["hard_below"], given["easy_above"])
+    opts = make_options(**{**given, "holes": given["holes"][0] if given["holes"] else "closed"})
+    return QueriesRequest(given["qrels"], tuple(given["runs"]), split_names(given["measures"]) or None, opts, thresholds,
+                          given["groups"], bool(given["holes"]), given["allow_disjoint"], given["jobs"], given["scheduler"],
                           scheduler_timeout())
 
 
@@ -266,11 +266,11 @@ def swaps_cmd(systems_a, systems_b, fmt, precision, output):
     from ..inputs.tables import read_systems
 
     try:
-        a, b = read_systems(systems_a), read_systems(systems_b)
-        table = swap_between_tables(a, b)
+        systems_first, systems_second = read_systems(systems_a), read_systems(systems_b)
+        table = swap_between_tables(systems_first, systems_second)
     except (InputError, ValueError) as exc:
         fail(str(exc))
-    only = len(set(a) ^ set(b))
+    only = len(set(systems_first) ^ set(systems_second))
     if only:
         flush([f"{only} metrics in only one of the two tables are skipped"])
     _emit({"swaps": table}, fmt, precision, output, {"systems_a": systems_a, "systems_b": systems_b})

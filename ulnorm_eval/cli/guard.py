@@ -108,22 +108,22 @@ _CLOSED = set()  # standard descriptors found closed at start (0, 1, 2)
 
 def _own_streams() -> None:
     """See the module docstring.  Only for the command's own process (fd 1 is the real stdout)."""
-    for fd in (0, 1, 2):
+    for descriptor in (0, 1, 2):
         try:
-            os.fstat(fd)
+            os.fstat(descriptor)
             continue
         except OSError:
             pass
         # stdin and stdout: read-only /dev/null, so that a read or write fails (EBADF) as on a closed
         # descriptor; stderr: writable /dev/null, where the messages nobody can read are dropped
-        nfd = os.open(os.devnull, os.O_WRONLY if fd in (0, 2) else os.O_RDONLY)
-        if nfd != fd:
-            os.dup2(nfd, fd)
+        nfd = os.open(os.devnull, os.O_WRONLY if descriptor in (0, 2) else os.O_RDONLY)
+        if nfd != descriptor:
+            os.dup2(nfd, descriptor)
             os.close(nfd)
-        _CLOSED.add(fd)
-        if fd == 1:
+        _CLOSED.add(descriptor)
+        if descriptor == 1:
             sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8")
-        elif fd == 2:
+        elif descriptor == 2:
             sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
                                           errors="backslashreplace", write_through=True)
     out = sys.stdout
@@ -136,12 +136,12 @@ def _own_streams() -> None:
                                       encoding=out.encoding, errors=out.errors, line_buffering=tty)
 
 
-def _to_devnull(fd: int = 1) -> None:
+def _to_devnull(descriptor: int = 1) -> None:
     """Point ``fd`` at /dev/null, so that the interpreter's own flush at exit cannot fail again
     (it would print 'Exception ignored' and exit 120)."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, fd)
+        os.dup2(devnull, descriptor)
         os.close(devnull)
     except (OSError, ValueError):
         pass
@@ -155,9 +155,9 @@ def _finish_stdout(code):
         return code
     try:
         out.flush()
-        fd = out.fileno()
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            os.fsync(fd)
+        descriptor = out.fileno()
+        if stat.S_ISREG(os.fstat(descriptor).st_mode):
+            os.fsync(descriptor)
     except BrokenPipeError:
         _to_devnull()
         return 141
@@ -319,7 +319,7 @@ def _guarded(run, args, prog_name, complete_var, **extra):
             # numpy's overflow/invalid-value warnings: the results are checked for non-finite
             # values (inputs/checks.py) and refused with one line instead
             warnings.simplefilter("ignore", RuntimeWarning)
-            rv = run(args, prog_name, complete_var, standalone_mode=False, **extra)
+            returned = run(args, prog_name, complete_var, standalone_mode=False, **extra)
     except click.exceptions.Abort as exc:  # click turns KeyboardInterrupt/EOF into Abort
         if isinstance(exc.__cause__, EOFError):  # not an interruption: SIGINT raises Interrupted
             _say(f"unexpected end of input: {exc.__cause__ or 'EOF'}")
@@ -351,4 +351,4 @@ def _guarded(run, args, prog_name, complete_var, **extra):
     except Exception as exc:  # noqa: BLE001 - the last line of defence
         _say(_unexpected_line(exc))
         sys.exit(2)
-    sys.exit(rv if isinstance(rv, int) else 0)
+    sys.exit(returned if isinstance(returned, int) else 0)

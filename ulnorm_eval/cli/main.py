@@ -71,9 +71,9 @@ class DefaultGroup(click.Group):
             args = ["eval", "--help"]
         return super().parse_args(ctx, args)
 
-    def main(self, *args, **kw):  # exit codes, signals, no traceback: cli/guard.py
+    def main(self, *args, **kwargs):  # exit codes, signals, no traceback: cli/guard.py
         from .guard import guarded_main
-        return guarded_main(super().main, *args, **kw)
+        return guarded_main(super().main, *args, **kwargs)
 
     def invoke(self, ctx):
         try:
@@ -101,9 +101,9 @@ def retired_norm_hint(paths) -> None:
     from ..core.registry import is_variant_list
     from .common import fail
 
-    for p in paths:
-        if p != "-" and not os.path.exists(p) and is_variant_list(p):
-            fail(f"{p}: no such file; did you mean --norm {p}? (-n is now trec_eval's --nosummary, no longer "
+    for path in paths:
+        if path != "-" and not os.path.exists(path) and is_variant_list(path):
+            fail(f"{path}: no such file; did you mean --norm {path}? (-n is now trec_eval's --nosummary, no longer "
                  "--norm's short form)")
 
 
@@ -239,9 +239,9 @@ def trec_defaults(options: dict) -> tuple[dict, list]:
         return options, []
     from .trec import trec_settings
 
-    t = trec_settings(options)
+    settings = trec_settings(options)
     keys = ("measures", "norm", "names", "fmt", "precision", "strict_queries", "trec_nan")
-    return {**options, **{k: t[k] for k in keys}}, list(t["notes"])
+    return {**options, **{key: settings[key] for key in keys}}, list(settings["notes"])
 
 
 def check_eval_options(options: dict) -> None:
@@ -250,15 +250,15 @@ def check_eval_options(options: dict) -> None:
     from ..render.files import check_outputs
 
     check_outputs(click.get_current_context().params)
-    o = options
-    check_parallel(o["jobs"], o["scheduler"])
-    retired_norm_hint([o["qrels"], *o["runs"]])
-    check_trec_formats(o["rel_format"], o["results_format"], o["debug_level"], o["zscore_file"])
-    if o["baseline"] is None and (o["max_drop"] is not None or o["alpha"] is not None or o["test"] is not None):
+    opts = options
+    check_parallel(opts["jobs"], opts["scheduler"])
+    retired_norm_hint([opts["qrels"], *opts["runs"]])
+    check_trec_formats(opts["rel_format"], opts["results_format"], opts["debug_level"], opts["zscore_file"])
+    if opts["baseline"] is None and (opts["max_drop"] is not None or opts["alpha"] is not None or opts["test"] is not None):
         raise click.UsageError("--max-drop, --alpha and --test need --baseline RUN")
-    if o["complete"] and o["run_queries_only"]:
+    if opts["complete"] and opts["run_queries_only"]:
         raise click.UsageError("-c (every qrels query) and --run-queries-only contradict each other")
-    if sum(r == "-" for r in (*o["runs"], o["baseline"])) > 1:
+    if sum(run == "-" for run in (*opts["runs"], opts["baseline"])) > 1:
         raise click.UsageError("standard input ('-') can be given once")
 
 
@@ -266,21 +266,21 @@ def eval_request(options: dict):
     """`eval`'s options (checked, --trec's applied) -> a pipeline.eval_request.EvalRequest."""
     from ..pipeline.eval_request import EvalRequest
 
-    o = options
-    holes = o["holes"]
-    opts = make_options(**{**o, "holes": holes[0] if holes else "closed", "zscore": o["zscore_file"],
-                           "holes_samples": o["holes_samples"] or 1000})
-    measures = split_names(o["measures"])
-    if o["names"] == "trec" and not o["trec"]:  # --trec keeps the first, as trec_eval (cli/trec.py)
+    given = options
+    holes = given["holes"]
+    opts = make_options(**{**given, "holes": holes[0] if holes else "closed", "zscore": given["zscore_file"],
+                           "holes_samples": given["holes_samples"] or 1000})
+    measures = split_names(given["measures"])
+    if given["names"] == "trec" and not given["trec"]:  # --trec keeps the first, as trec_eval (cli/trec.py)
         from ..core.registry import trec_repeats
         repeated = trec_repeats(measures)
         if repeated:
             raise click.UsageError(repeated)
-    variants = split_variants(o["norm"])
-    return EvalRequest(o["qrels"], tuple(o["runs"]), tuple(measures), None if variants is None else tuple(variants),
-                       opts, holes, o["holes_samples"], tuple(o["fail_below"]), o["sort"], o["head"], o["baseline"],
-                       o["max_drop"], o["alpha"], o["test"], o["allow_disjoint"], o["groups"], o["stream"], o["jobs"],
-                       o["scheduler"], scheduler_timeout(), o.get("strict_queries", False))
+    variants = split_variants(given["norm"])
+    return EvalRequest(given["qrels"], tuple(given["runs"]), tuple(measures), None if variants is None else tuple(variants),
+                       opts, holes, given["holes_samples"], tuple(given["fail_below"]), given["sort"], given["head"], given["baseline"],
+                       given["max_drop"], given["alpha"], given["test"], given["allow_disjoint"], given["groups"], given["stream"], given["jobs"],
+                       given["scheduler"], scheduler_timeout(), given.get("strict_queries", False))
 
 
 def eval_view(options: dict, fmt: str):
@@ -306,26 +306,26 @@ def measures_cmd(markdown):
         return write_output("\n".join(out) + "\n", None)
     out.append("Measures (ir_measures syntax; any other ir_measures name is computed through ir_measures,\n"
                "with Monte Carlo E; DB as for the measures below):")
-    for f in FAMILIES.values():
-        out.append(f"\n  {syntax(f)}")
-        for p in f.params:
-            out.append(f"    {p.name} (default {p.default!r}): {p.doc}")
-        out.append(f"    formula: {f.formula}")
-        out.append(f"    E: {f.expectation_formula}")
-        out.append(f"    bounds: {BOUNDS_TEXT[f.bounds]}"
-                   + ("; Monte Carlo E for parameters outside the closed form (see E)" if f.exact_for else ""))
-        out.append(f"    holes: {holes_text(f)}")
-        if f.summary != "mean":
-            out.append(f"    summary ('all' row): {f.summary}")
-        if f.binary:
+    for family in FAMILIES.values():
+        out.append(f"\n  {syntax(family)}")
+        for param in family.params:
+            out.append(f"    {param.name} (default {param.default!r}): {param.doc}")
+        out.append(f"    formula: {family.formula}")
+        out.append(f"    E: {family.expectation_formula}")
+        out.append(f"    bounds: {BOUNDS_TEXT[family.bounds]}"
+                   + ("; Monte Carlo E for parameters outside the closed form (see E)" if family.exact_for else ""))
+        out.append(f"    holes: {holes_text(family)}")
+        if family.summary != "mean":
+            out.append(f"    summary ('all' row): {family.summary}")
+        if family.binary:
             out.append("    relevance: at -l/--rel-level (or rel=)")
-        trec = ", ".join(t.base for t in f.trec)
-        out.append(f"    cite: {f.cite}" + (f"; trec_eval: {trec}" if trec else ""))
+        trec = ", ".join(trec_name.base for trec_name in family.trec)
+        out.append(f"    cite: {family.cite}" + (f"; trec_eval: {trec}" if trec else ""))
     out.append("\nVariants (wrap a measure: UL2(nDCG@10); or add to all with --norm ul2):")
-    for v in VARIANTS.values():
-        alias = f" (alias {', '.join(v.aliases)})" if v.aliases else ""
-        out.append(f"\n  {v.name}{alias}: {v.formula}")
-        out.append(f"    range {v.rng}; {bounds_kind(v.name)}; cite: {v.cite}")
+    for variant in VARIANTS.values():
+        alias = f" (alias {', '.join(variant.aliases)})" if variant.aliases else ""
+        out.append(f"\n  {variant.name}{alias}: {variant.formula}")
+        out.append(f"    range {variant.rng}; {bounds_kind(variant.name)}; cite: {variant.cite}")
     out += text_measures_listing()
     write_output("\n".join(out) + "\n", None)
 
@@ -337,11 +337,11 @@ def text_measures_listing() -> list:
 
     out = ["\nSummarisation measures (ulnorm-eval summ: a document plays the part of a query, a system that "
            "of a run;\nwrap a measure: UE2(ROUGE-1); default ROUGE-1, ROUGE-2, ROUGE-L with E, IUB, UE1, UE2):"]
-    for f in TEXT_FAMILIES.values():
-        names = [next((a for a in VARIANTS[v].aliases if a.startswith("UE")), v) for v in f.variants]
-        out.append(f"\n  {f.name}(score={'|'.join(f.scores)}) (default score={f.scores[0]}): {f.formula}")
-        out.append(f"    E: {f.expectation_formula}")
-        out.append(f"    variants: {', '.join(names)}; cite: {f.cite}")
+    for family in TEXT_FAMILIES.values():
+        names = [next((alias for alias in VARIANTS[variant].aliases if alias.startswith("UE")), variant) for variant in family.variants]
+        out.append(f"\n  {family.name}(score={'|'.join(family.scores)}) (default score={family.scores[0]}): {family.formula}")
+        out.append(f"    E: {family.expectation_formula}")
+        out.append(f"    variants: {', '.join(names)}; cite: {family.cite}")
     return out
 
 

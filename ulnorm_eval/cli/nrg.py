@@ -85,17 +85,17 @@ def nrg_request(options: dict):
     from ..render.files import check_outputs
 
     check_outputs(click.get_current_context().params)
-    o = options
-    chosen = [flag for key, (flag, _) in PROTOCOL_FLAGS.items() if o[key] not in (None, False)]
+    opts = options
+    chosen = [flag for key, (flag, _) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other")
-    if o["best_by"] and o["group_by"] is None:
+    if opts["best_by"] and opts["group_by"] is None:
         raise click.UsageError("--best-by needs --group-by")
-    if sum(r == "-" for r in (*o["runs"], *o["priors"])) > 1:
+    if sum(run == "-" for run in (*opts["runs"], *opts["priors"])) > 1:
         raise click.UsageError("standard input ('-') can be given once")
-    check_parallel(o["jobs"], o["scheduler"])
-    protocol = next((p for key, (_, p) in PROTOCOL_FLAGS.items() if o[key] not in (None, False)), "fixed")
-    return NRGRequest(o["qrels"], tuple(o["runs"]), tuple(o["priors"]),
-                      [x for v in o["measures"] for x in v.split() if x] or None, protocol, o["group_by"], o["best_by"],
-                      o["unique"], make_options(**o), o["allow_disjoint"], o["jobs"], o["scheduler"],
+    check_parallel(opts["jobs"], opts["scheduler"])
+    protocol = next((flag_protocol for key, (_, flag_protocol) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)), "fixed")
+    return NRGRequest(opts["qrels"], tuple(opts["runs"]), tuple(opts["priors"]),
+                      [name for value in opts["measures"] for name in value.split() if name] or None, protocol, opts["group_by"], opts["best_by"],
+                      opts["unique"], make_options(**opts), opts["allow_disjoint"], opts["jobs"], opts["scheduler"],
                       scheduler_timeout())

@@ -13,10 +13,10 @@ from .types import FiniteFloat, RelLevel
 def bundle(*options):
     """A decorator applying ``options`` in the order given (top to bottom in --help)."""
 
-    def deco(f):
-        for o in reversed(options):
-            f = o(f)
-        return f
+    def deco(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
 
     return deco
 
@@ -71,13 +71,13 @@ class HolesSpec(click.ParamType):
             return value
         from ..core.holes import World
 
-        parts = [p.strip() for p in str(value).split(",") if p.strip()]
-        modes = [p for p in parts if _is_world(p)]
-        acts = [p for p in parts if p in ("warn", "fail")]
-        bad = [p for p in parts if not _is_world(p) and p not in ("warn", "fail")]
-        if any(p.startswith("open=") for p in bad):
+        parts = [part.strip() for part in str(value).split(",") if part.strip()]
+        modes = [part for part in parts if _is_world(part)]
+        acts = [part for part in parts if part in ("warn", "fail")]
+        bad = [part for part in parts if not _is_world(part) and part not in ("warn", "fail")]
+        if any(part.startswith("open=") for part in bad):
             try:
-                World.parse(next(p for p in bad if p.startswith("open=")))
+                World.parse(next(part for part in bad if part.startswith("open=")))
             except ValueError as exc:
                 self.fail(str(exc).removeprefix("--holes "), param, ctx)
         if bad or len(modes) > 1 or len(acts) > 1 or not parts:
@@ -101,8 +101,8 @@ def _is_world(text: str) -> bool:
 
 def is_holes_value(text: str) -> bool:
     """Whether ``text`` is a --holes value (closed, open, open=N, open=P%, warn, fail, comma-separated)."""
-    parts = [p.strip() for p in str(text).split(",")]
-    return bool(parts) and all(p in HOLES_WORDS or _is_world(p) for p in parts)
+    parts = [part.strip() for part in str(text).split(",")]
+    return bool(parts) and all(part in HOLES_WORDS or _is_world(part) for part in parts)
 
 
 def _holes_takes(text: str) -> bool:
@@ -121,11 +121,11 @@ class HolesCommand(click.Command):
 
     def parse_args(self, ctx, args):
         out = list(args)
-        for i, a in enumerate(out):
-            if a == "--":  # positional arguments only from here
+        for index, arg in enumerate(out):
+            if arg == "--":  # positional arguments only from here
                 break
-            if a == "--holes" and (i + 1 == len(out) or not _holes_takes(out[i + 1])):
-                out[i] = "--holes=closed"
+            if arg == "--holes" and (index + 1 == len(out) or not _holes_takes(out[index + 1])):
+                out[index] = "--holes=closed"
         return super().parse_args(ctx, out)
 
 
@@ -218,10 +218,10 @@ def output_options(formats, piped: str, note: str = ""):
     )
 
 
-def make_options(**kw):
+def make_options(**given):
     """api.Options from the bundles' values (names as the options'); the others take their defaults."""
     import dataclasses
 
     from ..pipeline.blocks import Options
 
-    return Options(**{f.name: kw[f.name] for f in dataclasses.fields(Options) if f.name in kw})
+    return Options(**{field.name: given[field.name] for field in dataclasses.fields(Options) if field.name in given})

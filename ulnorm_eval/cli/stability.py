@@ -55,16 +55,16 @@ def _cutoffs(text: str) -> list:
 
 def _targets(text: str) -> list:
     out = []
-    for part in (p.strip() for p in text.split(",")):
+    for part in (piece.strip() for piece in text.split(",")):
         if not part:
             continue
         try:
-            p = float(part)
+            piece = float(part)
         except ValueError:
             raise ValueError(f"--phi: {part!r} is not a number") from None
-        if not 0 < p < 1:
+        if not 0 < piece < 1:
             raise ValueError(f"--phi: {part} must lie strictly between 0 and 1")
-        out.append(p)
+        out.append(piece)
     if not out:
         raise ValueError("--phi: no target given")
     return list(dict.fromkeys(out))
@@ -148,27 +148,27 @@ def stability_request(options: dict):
     (checked before any input is read)."""
     from .options import MAX_DRAWS, MAX_TRIALS
 
-    o = options
-    ks, targets = _cutoffs(o["cutoff"]), _targets(o["phi_target"])
-    limits = [(o["at_topics"] is not None and o["at_topics"] < 1, "--at-topics must be at least 1"),
-              (o["restarts"] < 0, "--restarts must be at least 0"),
-              (o["precision"] is not None and not 0 <= o["precision"] <= 17, "--precision must lie in 0..17"),
-              (len(o["runs"]) < 2, "stability needs at least two runs (systems)")]
+    opts = options
+    cutoffs, targets = _cutoffs(opts["cutoff"]), _targets(opts["phi_target"])
+    limits = [(opts["at_topics"] is not None and opts["at_topics"] < 1, "--at-topics must be at least 1"),
+              (opts["restarts"] < 0, "--restarts must be at least 0"),
+              (opts["precision"] is not None and not 0 <= opts["precision"] <= 17, "--precision must lie in 0..17"),
+              (len(opts["runs"]) < 2, "stability needs at least two runs (systems)")]
     _refuse_first(limits)
-    chosen = _tables(o["tables"])
-    _refuse_first([(o["reps"] < 10, "--reps must be at least 10"),
-                   (o["reps"] > MAX_DRAWS, f"--reps must be at most {MAX_DRAWS:,} (memory grows with it)"),
-                   (o["topic_bootstrap"] < 0, "--topic-bootstrap must be at least 0"),
-                   (o["topic_bootstrap"] > MAX_TRIALS,
+    chosen = _tables(opts["tables"])
+    _refuse_first([(opts["reps"] < 10, "--reps must be at least 10"),
+                   (opts["reps"] > MAX_DRAWS, f"--reps must be at most {MAX_DRAWS:,} (memory grows with it)"),
+                   (opts["topic_bootstrap"] < 0, "--topic-bootstrap must be at least 0"),
+                   (opts["topic_bootstrap"] > MAX_TRIALS,
                     f"--topic-bootstrap must be at most {MAX_TRIALS:,} (time and memory grow with it)")])
-    if "paired" in chosen and not o["topic_bootstrap"]:
-        if "paired" in o["tables"].lower():
+    if "paired" in chosen and not opts["topic_bootstrap"]:
+        if "paired" in opts["tables"].lower():
             raise ValueError("--table paired needs --topic-bootstrap N (the paired resamples)")
         chosen.remove("paired")  # 'all' without resamples: the tables that need none
-    _refuse_first([(o["holdout"] < 0, "--holdout must be at least 0"),
-                   (o["holdout"] > MAX_TRIALS, f"--holdout must be at most {MAX_TRIALS:,} (time grows with it)"),
-                   (o["restarts"] > 1000, "--restarts must be at most 1,000 (time grows with it)")])
-    if o["plot"]:
+    _refuse_first([(opts["holdout"] < 0, "--holdout must be at least 0"),
+                   (opts["holdout"] > MAX_TRIALS, f"--holdout must be at most {MAX_TRIALS:,} (time grows with it)"),
+                   (opts["restarts"] > 1000, "--restarts must be at most 1,000 (time grows with it)")])
+    if opts["plot"]:
         import importlib.util
         if importlib.util.find_spec("matplotlib") is None:
             from ..extras import missing_message
@@ -176,10 +176,10 @@ def stability_request(options: dict):
             raise ValueError(missing_message("plot"))
     from ..analysis import stability as st
 
-    specs = list(dict.fromkeys(st.parse_measure(m) for m in (o["measures"] or ("nDCG",))))
+    specs = list(dict.fromkeys(st.parse_measure(text) for text in (opts["measures"] or ("nDCG",))))
     keys = ("gain", "discount", "unconstrained", "restarts", "seed", "at_topics", "topic_bootstrap", "holdout")
-    return st.StabilityRequest(o["qrels"], tuple(o["runs"]), specs, ks, targets, o["topics"], o["ties"],
-                               tuple(chosen), o["reps"], {k: o[k] for k in keys}, progress=not o["no_progress"])
+    return st.StabilityRequest(opts["qrels"], tuple(opts["runs"]), specs, cutoffs, targets, opts["topics"], opts["ties"],
+                               tuple(chosen), opts["reps"], {key: opts[key] for key in keys}, progress=not opts["no_progress"])
 
 
 def _refuse_first(limits) -> None:

@@ -18,8 +18,8 @@ __all__ = ["FiniteFloat", "NonEmpty", "GateThreshold"]
 class FiniteFloat(click.FloatRange):
     """A finite float, optionally within a range (``FiniteFloat(0, 1, min_open=True)``)."""
 
-    def __init__(self, *args, **kw):
-        super().__init__(*args, **kw)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         if self.min is None and self.max is None:
             self.name = "float"  # help shows FLOAT, as for a plain float, and no range
 
@@ -29,10 +29,10 @@ class FiniteFloat(click.FloatRange):
     def convert(self, value, param, ctx):
         if isinstance(value, str) and value.strip() == "":
             self.fail("an empty value is not a number", param, ctx)
-        v = click.types.FLOAT.convert(value, param, ctx)
-        if not math.isfinite(v):
+        number = click.types.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
-        return super().convert(v, param, ctx)
+        return super().convert(number, param, ctx)
 
     def __repr__(self) -> str:  # pragma: no cover - click shows the range itself
         return "FiniteFloat" + super().__repr__().removeprefix("FloatRange")
@@ -42,12 +42,12 @@ class RelLevel(FiniteFloat):
     """-l/--rel-level: a finite number >= 0 (:data:`ulnorm_eval.pipeline.blocks.LEVEL_BELOW_ZERO`)."""
 
     def convert(self, value, param, ctx):
-        v = super().convert(value, param, ctx)
-        if v < 0:
+        number = super().convert(value, param, ctx)
+        if number < 0:
             from ..pipeline.blocks import LEVEL_BELOW_ZERO
 
             self.fail(f"{value!r}: {LEVEL_BELOW_ZERO}", param, ctx)
-        return v
+        return number
 
 
 class NonEmpty(click.ParamType):
@@ -67,7 +67,7 @@ class NonEmpty(click.ParamType):
             self.fail(f"an empty value; give a name{hint}", param, ctx)
         if "\x00" in value:
             self.fail("contains a NUL character", param, ctx)
-        if self.names and not any(x.strip() for x in value.split(",")):
+        if self.names and not any(part.strip() for part in value.split(",")):
             self.fail(f"{value!r} names nothing (a comma-separated list of names)", param, ctx)
         return value
 
@@ -79,9 +79,9 @@ class GateThreshold(NonEmpty):
         value = super().convert(value, param, ctx)
         if isinstance(value, str) and "=" in value:
             try:
-                v = float(value.rsplit("=", 1)[1])
+                number = float(value.rsplit("=", 1)[1])
             except ValueError:
                 return value  # not a number at all: the gate's parser names the problem
-            if not math.isfinite(v):
+            if not math.isfinite(number):
                 self.fail(f"{value!r}: the threshold is not a finite number", param, ctx)
         return value

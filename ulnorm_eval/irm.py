@@ -42,7 +42,8 @@ from .core.registry import FAMILIES, VARIANTS  # importing the registry register
 from .core.variants import PRIOR_VARIANTS
 
 __all__ = ["UlnormMeasure", "FamilyMeasure", "VariantMeasure", "UlnormNote", "measure", "FAMILY_OBJECTS",
-           "VARIANT_OBJECTS", *[family for family in FAMILIES], *[variant for variant in VARIANTS if variant not in PRIOR_VARIANTS]]
+           "VARIANT_OBJECTS", *[family for family in FAMILIES],
+           *[variant for variant in VARIANTS if variant not in PRIOR_VARIANTS]]
 
 
 LOG = logging.getLogger("ulnorm_eval")

@@ -101,7 +101,8 @@ def check_thresholds(result, thresholds) -> list[Check]:
         for threshold in thresholds:
             mean = run.mean[threshold.metric]
             why = NO_MEAN if math.isnan(mean) else ""
-            out.append(Check("fail-below", run.name, threshold.metric, mean, threshold.value, bool(why) or mean < threshold.value,
+            out.append(Check("fail-below", run.name, threshold.metric, mean, threshold.value,
+                             bool(why) or mean < threshold.value,
                              undefined=why, zscore=_zscored(result, threshold.metric)))
     return out
 
@@ -235,7 +236,8 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
                 why = NO_P  # a drop whose significance cannot be judged: not a pass
             significant = alpha is None or (not math.isnan(p_value) and p_value < alpha)
             n_pairs = int((~(np.isnan(run_values) | np.isnan(base_values))).sum())
-            out.append(Check("baseline", run.name, metric, mean, ref, bool(why) or (dropped and significant), p_value, n_pairs, test,
+            out.append(Check("baseline", run.name, metric, mean, ref,
+                             bool(why) or (dropped and significant), p_value, n_pairs, test,
                              undefined=why, zscore=_zscored(result, metric), of_means=_of_means(result, metric)))
     return out
 
@@ -269,7 +271,8 @@ def bootstrap_less(run_values, base_values, reps: int = 1000, seed: int = 0) -> 
     mean_diff = diffs.mean()
     observed = float(t_of(np.array(mean_diff), np.array(((diffs - mean_diff) ** 2).sum())))
     centred = diffs - mean_diff
-    counts = np.random.default_rng(seed).multinomial(n_pairs, np.full(n_pairs, 1.0 / n_pairs), size=reps).astype(np.float64)
+    counts = np.random.default_rng(seed).multinomial(n_pairs,
+                                                     np.full(n_pairs, 1.0 / n_pairs), size=reps).astype(np.float64)
     boot_means = counts @ centred / n_pairs
     boot_statistics = t_of(boot_means, counts @ (centred ** 2) - n_pairs * boot_means ** 2)
     bar = observed + 1e-12 * abs(observed) if math.isfinite(observed) else observed  # ties count as extreme

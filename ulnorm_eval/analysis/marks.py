@@ -83,4 +83,5 @@ def baseline_pairs(pairs, baseline: str, correction: str, alpha: float):
             row["significant"] = bool(not np.isnan(p_value) and p_value < alpha)
         out.extend(mine)
     cols = list(pairs.columns)
-    return Table({column_name: [row[column_name] for row in out] for column_name in cols}, {column_name: pairs.kinds[column_name] for column_name in cols})
+    return Table({column_name: [row[column_name] for row in out] for column_name in cols},
+                 {column_name: pairs.kinds[column_name] for column_name in cols})

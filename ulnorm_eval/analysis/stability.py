@@ -403,7 +403,8 @@ def _block_constraints(offset: int, size: int, total: int, monotone: str | None)
     """SLSQP constraints of one block x[offset:offset+n]: sum 1, and monotone differences >= 0."""
     row = np.zeros(total)
     row[offset:offset + size] = 1.0
-    cons = [{"type": "eq", "fun": lambda point, row=row: np.array([row @ point - 1.0]), "jac": lambda point, row=row: row[None, :]}]
+    cons = [{"type": "eq",
+             "fun": lambda point, row=row: np.array([row @ point - 1.0]), "jac": lambda point, row=row: row[None, :]}]
     if monotone:
         # down: x_r - x_{r+1} >= 0 and x_n >= 0; up: x_{r+1} - x_r >= 0 and x_1 >= 0.  With the sum,
         # these imply 0 <= x <= 1, so no bounds are needed (SLSQP is ~2x faster without them).
@@ -418,7 +419,8 @@ def _block_constraints(offset: int, size: int, total: int, monotone: str | None)
     else:
         diffs = np.zeros((size, total))
         diffs[np.arange(size), offset + np.arange(size)] = 1.0  # x >= 0
-    cons.append({"type": "ineq", "fun": lambda point, diffs=diffs: diffs @ point, "jac": lambda point, diffs=diffs: diffs})
+    cons.append({"type": "ineq",
+                 "fun": lambda point, diffs=diffs: diffs @ point, "jac": lambda point, diffs=diffs: diffs})
     return cons
 
 
@@ -550,9 +552,11 @@ def optimise_joint(design: Design, spec: MeasureSpec, *, monotone: bool = True, 
     n_levels, k = design.n_levels, design.k
     mono_g, mono_d = ("up", "down") if monotone else (None, None)
     rng = np.random.default_rng(seed)
-    start_points = [np.concatenate([named_gains(gain_name, design.levels), named_discount(discount_name, k)]) for gain_name in GAINS for discount_name in DISCOUNTS]
+    start_points = [np.concatenate([named_gains(gain_name, design.levels),
+                                    named_discount(discount_name, k)]) for gain_name in GAINS for discount_name in DISCOUNTS]
     start_points += [np.concatenate([np.asarray(g, float), np.asarray(d, float)]) for g, d in starts]
-    start_points += [np.concatenate([_random_start(rng, n_levels, mono_g), _random_start(rng, k, mono_d)]) for _ in range(restarts)]
+    start_points += [np.concatenate([_random_start(rng, n_levels, mono_g),
+                                     _random_start(rng, k, mono_d)]) for _ in range(restarts)]
 
     def fun(point):
         value, grad_g, grad_d = objective(design, point[:n_levels], point[n_levels:], spec)
@@ -825,9 +829,11 @@ def study(design, specs, cutoffs, options: StudyOptions = StudyOptions(), paired
     """
     n_topics = options.at_topics or len(design.topics)
     if progress is not None:
-        progress(0, total=entry_starts(options.unconstrained, options.restarts) * len(cutoffs) * len(specs) * (1 + options.holdout))
+        progress(0,
+                 total=entry_starts(options.unconstrained, options.restarts) * len(cutoffs) * len(specs) * (1 + options.holdout))
     rows, curves = [], []
-    resamples = topic_resamples(len(design.topics), options.topic_bootstrap, options.seed) if options.topic_bootstrap else None
+    resamples = topic_resamples(len(design.topics),
+                                options.topic_bootstrap, options.seed) if options.topic_bootstrap else None
     halves = topic_splits(len(design.topics), options.holdout, options.seed) if options.holdout else []
     draws = {}
     for k in cutoffs:
@@ -954,7 +960,8 @@ def asl_table(design, specs, rows, *, reps: int = 1000, seed: int = 0) -> list:
             order = np.empty(len(asl), dtype=np.int64)
             order[np.argsort(asl, kind="stable")] = np.arange(1, len(asl) + 1)
             for system_a, system_b, p_value, order_rank in zip(first, second, asl, order):
-                out.append({"measure": name, "k": k, "function": label, "run_a": names[system_a], "run_b": names[system_b],
+                out.append({"measure": name, "k": k, "function": label, "run_a": names[system_a],
+                            "run_b": names[system_b],
                             "asl": float(p_value), "order": int(order_rank)})
     return out
 

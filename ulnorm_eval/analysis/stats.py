@@ -246,7 +246,8 @@ def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.
         boot_std = np.where(flat_, 0.0, np.sqrt(np.maximum(boot_squares, 0.0) / (n - 1)))
         mw0 = np.where(flat_ & (np.abs(boot_means) <= 1e-9 * scale[block]), 0.0, boot_means)
         boot_statistic = np.abs(_ratio(mw0, boot_std / math.sqrt(n)))
-        bar = np.where(np.isfinite(observed[block]), observed[block] * (1 - 1e-12), observed[block])  # ties count as extreme
+        bar = np.where(np.isfinite(observed[block]),
+                       observed[block] * (1 - 1e-12), observed[block])  # ties count as extreme
         asl[block] = (boot_statistic >= bar[:, None]).mean(axis=1)
         quantiles = np.quantile(boot_means, [alpha / 2, 1 - alpha / 2], axis=1)
         low[block], high[block] = means[block] + quantiles[0], means[block] + quantiles[1]

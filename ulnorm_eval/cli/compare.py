@@ -157,7 +157,8 @@ def compare_view(options: dict):
                                "which pairs the holes could reverse (holes_overlap).  Give only the world: "
                                "closed, open, open=N or open=P%")
     chosen = _table_list(opts["tables"])
-    fmt = output_format(opts["fmt"], opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
+    fmt = output_format(opts["fmt"],
+                        opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
     return CompareView(fmt, tuple(chosen), opts["precision"], opts["output"], opts["plot"], opts["baseline"])
 
 
@@ -178,10 +179,13 @@ def compare_request(options: dict, view):
         raise click.UsageError(f"--subset-size {given['subset_size']}: needs --subset uninformative or ideal (or "
                                "--swap-between); --subset all takes every query")
     holes = given["holes"]
-    opts = make_options(**{**given, "holes": holes[0] if holes else "closed", "holes_samples": given["holes_samples"] or 1000})
+    opts = make_options(**{**given,
+                           "holes": holes[0] if holes else "closed", "holes_samples": given["holes_samples"] or 1000})
     keys = ("test", "reps", "seed", "correction", "alpha", "subset", "subset_size", "swap_trials", "phi_target")
-    return CompareRequest(given["qrels"], tuple(given["runs"]), split_names(given["measures"]) or None, split_variants(given["norm"]),
-                          opts, given["groups"], bool(holes), bool(holes and given["holes_samples"]), given["swap_between"],
+    return CompareRequest(given["qrels"], tuple(given["runs"]), split_names(given["measures"]) or None,
+                          split_variants(given["norm"]),
+                          opts, given["groups"], bool(holes),
+                          bool(holes and given["holes_samples"]), given["swap_between"],
                           given["allow_disjoint"], "pairs" in view.tables or view.paper or given["plot"] is not None
                           or given["baseline"] is not None, given["jobs"], given["scheduler"], scheduler_timeout(),
                           {key: given[key] for key in keys}, progress=not given["no_progress"])
@@ -237,8 +241,10 @@ def queries_request(options: dict):
     given = options
     thresholds = Thresholds(given["informative_gap"], given["ideal_gap"], given["hard_below"], given["easy_above"])
     opts = make_options(**{**given, "holes": given["holes"][0] if given["holes"] else "closed"})
-    return QueriesRequest(given["qrels"], tuple(given["runs"]), split_names(given["measures"]) or None, opts, thresholds,
-                          given["groups"], bool(given["holes"]), given["allow_disjoint"], given["jobs"], given["scheduler"],
+    return QueriesRequest(given["qrels"], tuple(given["runs"]),
+                          split_names(given["measures"]) or None, opts, thresholds,
+                          given["groups"], bool(given["holes"]), given["allow_disjoint"],
+                          given["jobs"], given["scheduler"],
                           scheduler_timeout())
 
 

@@ -277,7 +277,8 @@ def eval_request(options: dict):
         if repeated:
             raise click.UsageError(repeated)
     variants = split_variants(given["norm"])
-    return EvalRequest(given["qrels"], tuple(given["runs"]), tuple(measures), None if variants is None else tuple(variants),
+    return EvalRequest(given["qrels"], tuple(given["runs"]), tuple(measures),
+                       None if variants is None else tuple(variants),
                        opts, holes, given["holes_samples"], tuple(given["fail_below"]), given["sort"], given["head"], given["baseline"],
                        given["max_drop"], given["alpha"], given["test"], given["allow_disjoint"], given["groups"], given["stream"], given["jobs"],
                        given["scheduler"], scheduler_timeout(), given.get("strict_queries", False))

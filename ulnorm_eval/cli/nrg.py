@@ -96,6 +96,7 @@ def nrg_request(options: dict):
     check_parallel(opts["jobs"], opts["scheduler"])
     protocol = next((flag_protocol for key, (_, flag_protocol) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)), "fixed")
     return NRGRequest(opts["qrels"], tuple(opts["runs"]), tuple(opts["priors"]),
-                      [name for value in opts["measures"] for name in value.split() if name] or None, protocol, opts["group_by"], opts["best_by"],
+                      [name for value in opts["measures"] for name in value.split() if name] or None, protocol,
+                      opts["group_by"], opts["best_by"],
                       opts["unique"], make_options(**opts), opts["allow_disjoint"], opts["jobs"], opts["scheduler"],
                       scheduler_timeout())

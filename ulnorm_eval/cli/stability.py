@@ -178,8 +178,10 @@ def stability_request(options: dict):
 
     specs = list(dict.fromkeys(st.parse_measure(text) for text in (opts["measures"] or ("nDCG",))))
     keys = ("gain", "discount", "unconstrained", "restarts", "seed", "at_topics", "topic_bootstrap", "holdout")
-    return st.StabilityRequest(opts["qrels"], tuple(opts["runs"]), specs, cutoffs, targets, opts["topics"], opts["ties"],
-                               tuple(chosen), opts["reps"], {key: opts[key] for key in keys}, progress=not opts["no_progress"])
+    return st.StabilityRequest(opts["qrels"], tuple(opts["runs"]), specs, cutoffs, targets,
+                               opts["topics"], opts["ties"],
+                               tuple(chosen), opts["reps"], {key: opts[key] for key in keys},
+                               progress=not opts["no_progress"])
 
 
 def _refuse_first(limits) -> None:

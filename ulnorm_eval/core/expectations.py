@@ -41,7 +41,8 @@ __all__ = ["Pool", "make_pool", "expectation", "ideal", "worst", "expected_sp", 
 
 def random_pool(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = False) -> RandomPool:
     """The input of a family's expectation for ``measure`` on ``pool``."""
-    return RandomPool(pool, judgements, measure, rel_of(measure, rel_level), pool_gains(pool, judgements, measure, rel_level), paper)
+    return RandomPool(pool, judgements, measure, rel_of(measure, rel_level),
+                      pool_gains(pool, judgements, measure, rel_level), paper)
 
 
 def expectation(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = False) -> np.ndarray:
@@ -74,7 +75,8 @@ def worst(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
     return compute(pool.ordered(pool_keys(pool, judgements, measure, rel_level), False), judgements, measure, rel_level)
 
 
-def montecarlo_bounds(pool: Pool, judgements: Judgements, measure, rel_level, reps: int, rng, paper: bool = False) -> dict:
+def montecarlo_bounds(pool: Pool, judgements: Judgements, measure, rel_level,
+                      reps: int, rng, paper: bool = False) -> dict:
     """E, IUB, WLB and E's standard error of a native measure without a closed-form E.
 
     A query whose pool has at most ``ENUMERATE_LIMIT`` distinct arrangements of its classes gets the
@@ -100,7 +102,8 @@ def montecarlo_bounds_many(pool: Pool, judgements: Judgements, measures: list, r
             groups.setdefault(key, (reads, []))[1].append(index)
     for (depth, _), (reads, group) in groups.items():
         union = np.unique(np.concatenate([rests[index] for index in group]))
-        got = permutation_values_many(pool, judgements, [measures[index] for index in group], rel_level, reps, rng, union, depth,
+        got = permutation_values_many(pool, judgements, [measures[index] for index in group],
+                                      rel_level, reps, rng, union, depth,
                                       reads)
         for index, values in zip(group, got):
             vals[index] = values
@@ -181,7 +184,8 @@ class _RunBounds:
         if store is not None:  # per query: a query's bounds do not depend on the others beside it
             std_error = bounds.get("se")
             for index, qid in enumerate(self.J.qids):
-                store[qid] = (bounds["E"][index], bounds["IUB"][index], bounds["WLB"][index], None if std_error is None else std_error[index])
+                store[qid] = (bounds["E"][index], bounds["IUB"][index], bounds["WLB"][index],
+                              None if std_error is None else std_error[index])
 
     def draw_shared(self, measures) -> None:
         """The native measures without a closed-form E that are still to draw share their shuffles: one
@@ -195,7 +199,8 @@ class _RunBounds:
         for group in todo.values():
             measures_ = [meas for meas, _ in group]
             with monte_carlo_unit(len(self.J.qids) * len(measures_)):
-                got = montecarlo_bounds_many(self.pool_of(measures_[0]), self.J, measures_, self.rel_level, self.options.permutations,
+                got = montecarlo_bounds_many(self.pool_of(measures_[0]), self.J, measures_, self.rel_level,
+                                             self.options.permutations,
                                              _rng(self.options.seed, self.J), self.paper)
             for (meas, store), bounds in zip(group, got):
                 self.remember(meas, bounds, store)
@@ -220,17 +225,21 @@ class _RunBounds:
             return bounds
         pool = self.pool_of(meas)
         if meas.native and meas.bounds == "exact":
-            bounds = {"E": expectation(pool, judgements, meas, rel_level, paper), "IUB": ideal(pool, judgements, meas, rel_level, paper),
+            bounds = {"E": expectation(pool, judgements, meas, rel_level, paper),
+                      "IUB": ideal(pool, judgements, meas, rel_level, paper),
                  "WLB": worst(pool, judgements, meas, rel_level), "se": None}
         elif meas.native:  # a native kernel without a closed-form E: exact over small pools, else Monte Carlo
-            bounds = montecarlo_bounds(pool, judgements, meas, rel_level, options.permutations, _rng(options.seed, judgements), paper)
+            bounds = montecarlo_bounds(pool, judgements, meas, rel_level, options.permutations,
+                                       _rng(options.seed, judgements), paper)
         else:
-            bounds = self.foreign.foreign_bounds(self.base_pool(), judgements, meas, options, _rng(options.seed, judgements))
+            bounds = self.foreign.foreign_bounds(self.base_pool(), judgements, meas, options,
+                                                 _rng(options.seed, judgements))
         self.remember(meas, bounds, store)
         return bounds
 
 
-def variant_values(run, judgements: Judgements, metrics: list, plain: dict, options, foreign=None, cache: dict | None = None):
+def variant_values(run, judgements: Judgements, metrics: list, plain: dict, options, foreign=None,
+                   cache: dict | None = None):
     """Values of every requested variant metric for one ranked run.
 
     Returns (values, standard errors, undefined counts), each keyed by Metric.  A query is

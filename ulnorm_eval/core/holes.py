@@ -117,7 +117,8 @@ def with_outside(judgements: Judgements, base: np.ndarray, extra: np.ndarray, gr
     outside the ranking judged relevant (not grouped by query: for the kernels that count and sort)."""
     extra_counts = np.asarray(extra, dtype=np.int64)
     rows = np.repeat(np.asarray(base, dtype=np.int64), extra_counts)
-    return Judgements(judgements.qids, np.concatenate([judgements.row, rows]), np.concatenate([judgements.grade, np.full(len(rows), grade)]),
+    return Judgements(judgements.qids, np.concatenate([judgements.row, rows]),
+                      np.concatenate([judgements.grade, np.full(len(rows), grade)]),
                       judgements.max_grade)
 
 
@@ -146,7 +147,8 @@ def candidate_grades(max_grade: float, values=None) -> np.ndarray:
         return grades if G == np.floor(G) else np.append(grades, G)
     flat = np.asarray(values, dtype=np.float64).ravel()
     flat = np.clip(flat[np.isfinite(flat)], 0.0, float(top))
-    near = np.concatenate([np.floor(flat), np.ceil(flat), np.floor(flat) - 1, np.ceil(flat) + 1, np.arange(3.0), [top - 2.0, top - 1.0, top]])
+    near = np.concatenate([np.floor(flat), np.ceil(flat), np.floor(flat) - 1, np.ceil(flat) + 1, np.arange(3.0),
+                           [top - 2.0, top - 1.0, top]])
     near = near[(near >= 0) & (near <= top)]
     grades = np.unique(near)
     return grades if G == np.floor(G) else np.append(grades, G)
@@ -328,7 +330,8 @@ def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="
         lower, upper, low = values, values, holes.fill(0.0)
     else:
         low, high = fam.holes(holes)
-        rk2, tiled = assign(ranking, judgements, [low, high], measure.cutoff)  # every family with hole bounds reads only the top k
+        rk2, tiled = assign(ranking, judgements,
+                            [low, high], measure.cutoff)  # every family with hole bounds reads only the top k
         values = fam.kernel(rk2, tiled, measure, _tiled_level(level, 2))
         lower, upper = values[: ranking.nrows], values[ranking.nrows:]
     if fam.holes_open is None or holes.forced:
@@ -443,7 +446,8 @@ def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
     ranking, judgements = holes.rk, holes.J
     grades = holes.boot
     n_grades = len(grades)
-    pool = np.bincount(judgements.row * n_grades + grade_index(judgements.grade, grades), minlength=judgements.nq * n_grades).reshape(judgements.nq, n_grades)
+    pool = np.bincount(judgements.row * n_grades + grade_index(judgements.grade, grades),
+                       minlength=judgements.nq * n_grades).reshape(judgements.nq, n_grades)
     pool = pool[ranking.base].astype(np.float64)
     support = pool > 0
     support[:, 0] = True
@@ -464,7 +468,8 @@ def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
     return freq(run) if prior == "run" else 0.5 * (freq(run) + freq(pool))
 
 
-def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples: int = 1000, seed: int = 0, prior: str = "pool") -> dict:
+def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples: int = 1000,
+              seed: int = 0, prior: str = "pool") -> dict:
     """Bootstrapped estimate of ``measure`` per row (Froebe, Gienapp, Potthast & Hagen, ECIR 2023,
     "Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", Sect. 4).
 
@@ -502,7 +507,8 @@ def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples:
     qsel[ranking.base[rows]] = True
     qnew = np.cumsum(qsel) - 1
     jkeep = qsel[judgements.row]
-    sampled = Judgements([judgements.qids[index] for index in np.flatnonzero(qsel)], qnew[judgements.row[jkeep]], judgements.grade[jkeep], judgements.max_grade)
+    sampled = Judgements([judgements.qids[index] for index in np.flatnonzero(qsel)], qnew[judgements.row[jkeep]],
+                         judgements.grade[jkeep], judgements.max_grade)
     hole = samp[keep]
     rks = Ranking(newrow[ranking.row[keep]], ranking.grade[keep], len(rows), qnew[ranking.base[rows]], ~hole)
     hrow = rks.row[hole]

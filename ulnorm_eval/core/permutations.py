@@ -213,7 +213,8 @@ def placed(pool: Pool, reads: np.ndarray, queries, reps: int, rng, rep0: int = 0
     keep = np.arange(idx.shape[1]) < counts[:, None]  # padding sorts last
     src = idx[np.tile(np.arange(n_groups), reps)[:, None], doc][keep]
     judged = pool.judged[src]
-    return Ranking(np.repeat(np.arange(reps * n_groups), counts), pool.grade[src], reps * n_groups, np.tile(queries, reps),
+    return Ranking(np.repeat(np.arange(reps * n_groups), counts), pool.grade[src],
+                   reps * n_groups, np.tile(queries, reps),
                    None if judged.all() else judged, at=rank[keep], size=np.tile(pool.n[queries].astype(np.int64), reps))
 
 
@@ -257,7 +258,8 @@ def _permutation_batches(pool: Pool, reps: int, rng, scorer, queries, depth=None
         bucket_queries = np.sort(queries[bucket == bucket_id])
         grade, judged, sizes = _padded(pool, bucket_queries)
         per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(bucket_queries)))
-        yield from _batches(scorer, lambda count, start: _shuffled(grade, judged, sizes, bucket_queries, count, rng, depth, rep0=start),
+        yield from _batches(scorer,
+                            lambda count, start: _shuffled(grade, judged, sizes, bucket_queries, count, rng, depth, rep0=start),
                             bucket_queries, reps, per, work)
 
 
@@ -274,7 +276,8 @@ def _placed_batches(pool: Pool, reads, queries, cnt, reps: int, rng, scorer, wor
         bucket_queries = np.sort(queries[bucket == bucket_id])
         width = max(1, int(cnt[bucket == bucket_id].max()))
         per = max(1, _PLACED_ELEMENTS // (width * len(bucket_queries)))
-        yield from _batches(scorer, lambda count, start: placed(pool, reads, bucket_queries, count, rng, rep0=start), bucket_queries, reps, per, work)
+        yield from _batches(scorer,
+                            lambda count, start: placed(pool, reads, bucket_queries, count, rng, rep0=start), bucket_queries, reps, per, work)
 
 
 def _batches(scorer, rankings, queries, reps: int, per: int, work):
@@ -289,7 +292,8 @@ def _batches(scorer, rankings, queries, reps: int, per: int, work):
         yield start, queries, values
 
 
-def permutation_values(pool: Pool, judgements, measure, rel_level, reps: int, rng, scorer=None, queries=None) -> np.ndarray:
+def permutation_values(pool: Pool, judgements, measure, rel_level, reps: int, rng,
+                       scorer=None, queries=None) -> np.ndarray:
     """Values (reps x nq) of M on ``reps`` uniformly random permutations of every query's pool.
 
     Only ``queries`` are computed when given (other columns NaN); an empty pool scores 0.  A native
@@ -303,7 +307,8 @@ def permutation_values(pool: Pool, judgements, measure, rel_level, reps: int, rn
     queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
     empty = pool.n[queries] == 0
     out[:, queries[empty]] = 0.0
-    for start, batch_queries, values in _permutation_batches(pool, reps, rng, scorer, queries[~empty], _kept_depth(measure), reads):
+    for start, batch_queries, values in _permutation_batches(pool, reps, rng, scorer, queries[~empty],
+                                                             _kept_depth(measure), reads):
         out[start:start + len(values), batch_queries] = values
     return out
 
@@ -367,7 +372,8 @@ def _enumerated(pool: Pool, judgements, measure, rel_level, active, limit: int, 
     random permutation).  Classes: documents no kernel of ``measure`` can tell apart (:func:`pool_keys`:
     equal gain, or the family's finer ``order``, for native measures; equal grade and judged flag for
     ir_measures')."""
-    key = pool_keys(pool, judgements, measure, rel_level) if measure.native else np.where(pool.judged, pool.grade, -np.inf)
+    key = pool_keys(pool,
+                    judgements, measure, rel_level) if measure.native else np.where(pool.judged, pool.grade, -np.inf)
     order = np.lexsort((key, pool.row))
     first = np.ones(len(order), bool)
     first[1:] = (pool.row[order][1:] != pool.row[order][:-1]) | (key[order][1:] != key[order][:-1])
@@ -397,7 +403,8 @@ def _enumerated(pool: Pool, judgements, measure, rel_level, active, limit: int, 
             yield queries, scorer(ranking).reshape(n_queries, M)
 
 
-def enumerated_bounds(pool: Pool, judgements, measure, rel_level, scorer=None, active=None, limit: int = ENUMERATE_LIMIT):
+def enumerated_bounds(pool: Pool, judgements, measure, rel_level, scorer=None, active=None,
+                      limit: int = ENUMERATE_LIMIT):
     """Exact (mean, maximum, minimum) of M over every ordering of each query's pool, where its classes
     have at most ``limit`` distinct arrangements (else NaN), and the mask of queries enumerated.
 

@@ -54,7 +54,8 @@ def make_pool(kind: str, ranking: Ranking, judgements: Judgements) -> Pool:
         return Pool(ranking.row, ranking.grade, judgements.nq, judged)
     if kind == "union":
         extra = ~judged
-        return Pool(np.concatenate([judgements.row, ranking.row[extra]]), np.concatenate([judgements.grade, ranking.grade[extra]]), judgements.nq,
+        return Pool(np.concatenate([judgements.row, ranking.row[extra]]),
+                    np.concatenate([judgements.grade, ranking.grade[extra]]), judgements.nq,
                     np.concatenate([np.ones(len(judgements.row), bool), np.zeros(int(extra.sum()), bool)]))
     raise ValueError("pool must be 'qrels', 'run' or 'union'")
 

@@ -257,11 +257,13 @@ def rouge_scores(doc: DocTokens, cands, how: str = "max", types=ROUGE_TYPES):
     out = {}
     for n, name in ((1, "ROUGE-1"), (2, "ROUGE-2")):
         if name in types:
-            out[name] = combine(overlap_counts(cand_matrix, doc.refs, n, V), _lengths(n, cand_lengths), _lengths(n, ref_lengths), how)
+            out[name] = combine(overlap_counts(cand_matrix, doc.refs, n, V), _lengths(n, cand_lengths),
+                                _lengths(n, ref_lengths), how)
     if "ROUGE-L" in types:
         keep = np.unique(cand_lengths)
         T = lcs_prefix(cand_matrix, doc.refs, keep=keep)
-        out["ROUGE-L"] = combine(T[np.searchsorted(keep, cand_lengths), np.arange(len(cands))], cand_lengths, ref_lengths, how)
+        out["ROUGE-L"] = combine(T[np.searchsorted(keep, cand_lengths), np.arange(len(cands))],
+                                 cand_lengths, ref_lengths, how)
     return out
 
 
@@ -315,7 +317,8 @@ def expected_rouge1(doc: DocTokens, L: int, how: str = "mean", length: str = "ca
         return float(p), float(r), float(f)
     p = expected_matches / np.maximum(lengths_float, 1.0)
     r = expected_matches / np.maximum(ref_lengths, 1.0)
-    f = np.where(lengths_float + ref_lengths > 0, 2 * expected_matches / np.maximum(lengths_float + ref_lengths, 1.0), 0.0)
+    f = np.where(lengths_float + ref_lengths > 0,
+                 2 * expected_matches / np.maximum(lengths_float + ref_lengths, 1.0), 0.0)
     return float(p.mean()), float(r.mean()), float(f.mean())
 
 
@@ -437,7 +440,8 @@ def oracle_rouge1(doc: DocTokens, L: int, how: str = "max"):
         return float(p[0]), float(r[0]), float(f[0])
     lrf = ref_lengths.astype(np.float64)
     out = []
-    for scheme, weights in enumerate((np.ones(len(ref_lengths)), 1.0 / np.maximum(lrf, 1.0), 2.0 / np.maximum(L + lrf, 1.0))):
+    for scheme, weights in enumerate((np.ones(len(ref_lengths)), 1.0 / np.maximum(lrf, 1.0),
+                                      2.0 / np.maximum(L + lrf, 1.0))):
         M = _oracle_sum(C, source_counts, L, weights)
         out.append(float(combine(M[None, :], np.array([L]), ref_lengths, "mean")[scheme][0]))
     return tuple(out)

@@ -106,7 +106,8 @@ def _from_dict(obj: dict, kind: str, name: str):
             if _missing_id(docno):
                 raise InputError(name, None, f"query {str(qid)!r}: missing document id ({docno!r})")
             if _not_real(grade_or_score):
-                raise InputError(name, None, f"query {str(qid)!r}, document {str(docno)!r}: {value} {grade_or_score!r} is not a number")
+                raise InputError(name, None,
+                                 f"query {str(qid)!r}, document {str(docno)!r}: {value} {grade_or_score!r} is not a number")
             rows.append((str(qid), str(docno), grade_or_score))
     return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
 

@@ -248,7 +248,8 @@ def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
             did = _doc_id(docs_path, line_no, _str(docs_path, line_no, obj, "id"))
             if did in docs:
                 raise InputError(docs_path, line_no, f"duplicate document id {did}")
-            docs[did] = (_source(docs_path, line_no, _str(docs_path, line_no, obj, "source")), _refs(docs_path, line_no, obj))
+            docs[did] = (_source(docs_path, line_no, _str(docs_path, line_no, obj, "source")),
+                         _refs(docs_path, line_no, obj))
     else:
         for line_no, cols in _tsv_rows(docs_path, lines):
             if len(cols) < 3:

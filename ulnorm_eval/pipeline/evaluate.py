@@ -139,7 +139,8 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
     for name in names:
         for metric in registry.parse_many(name):
             _refuse(metric, numeric_only)
-            group = [metric] if metric.variant else [metric] + _kept(metric, _added(metric, variants), implicit, geometric, no_default)
+            group = [metric] if metric.variant else [metric] + _kept(metric, _added(metric, variants),
+                                                                     implicit, geometric, no_default)
             out += [item for item in dict.fromkeys(group) if item not in out]
     refuse_prior_variants(out)
     if no_default and warn is not None:
@@ -367,7 +368,8 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn=N
         from ..inputs import compute as pc
         ignored_qids = natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
     return _tell(finish_run(run.name, run.path, qids, metrics, block.values, block.stderr, block.undefined, options,
-                            missing_qids=[qid for qid, present in zip(qids, ranked.present) if not present], ignored_qids=ignored_qids,
+                            missing_qids=[qid for qid, present in zip(qids, ranked.present) if not present],
+                            ignored_qids=ignored_qids,
                             float32_ties=ranked.float32_ties, skipped=run.skipped,
                             extra=run.meta.get("extra_fields", 0), tag=run.meta.get("last_tag", run.tag),
                             qrels=qrels), warn)

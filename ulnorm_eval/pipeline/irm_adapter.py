@@ -88,7 +88,8 @@ def foreign_scorer(judgements: Judgements, metric, options):
         ids = ranking.row.astype(str).astype(object)
         docs = np.arange(len(ranking.row)).astype(str).astype(object)
         judged = np.ones(len(ranking.row), bool) if ranking.judged is None else ranking.judged
-        qdf = pd.DataFrame({"query_id": ids[judged], "doc_id": docs[judged], "relevance": np.rint(ranking.grade[judged]).astype(int)})
+        qdf = pd.DataFrame({"query_id": ids[judged], "doc_id": docs[judged],
+                            "relevance": np.rint(ranking.grade[judged]).astype(int)})
         rdf = pd.DataFrame({"query_id": ids, "doc_id": docs, "score": decreasing_scores(ranking)})
         return _calc(measure, qdf, rdf, ranking.nrows, {str(index): index for index in range(ranking.nrows)})
 

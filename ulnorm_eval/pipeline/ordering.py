@@ -163,7 +163,8 @@ def _join_by_doc(qrels: Qrels, qids: list, jkeys: np.ndarray, jrows: np.ndarray,
     return hit[1]
 
 
-def _join_rows(query: np.ndarray, code: np.ndarray, jkeys: np.ndarray, jrows: np.ndarray, n_judged: int, by_doc) -> np.ndarray:
+def _join_rows(query: np.ndarray, code: np.ndarray, jkeys: np.ndarray,
+               jrows: np.ndarray, n_judged: int, by_doc) -> np.ndarray:
     """The qrels row judging each ranked (query ``query``, docid ``code``), -1 where none does.
 
     Keys ``q * nj + code`` are looked up in the sorted judged keys ``jkeys``.  With ``by_doc``

@@ -456,7 +456,8 @@ def evaluate_paths(executor, paths, metrics, options: Options, stream: bool | No
             plans.append(("here", []))
         elif stream is not False and not qrels.letor and _splittable(path):
             bounds = block_bounds(path, block_bytes)
-            plans.append(("blocks", [(range_block, (path, start, end, metrics, options)) for start, end in zip(bounds, bounds[1:])]))
+            plans.append(("blocks",
+                          [(range_block, (path, start, end, metrics, options)) for start, end in zip(bounds, bounds[1:])]))
         else:
             plans.append(("whole", [(whole_run, (path, metrics, options, stream))]))
     outcomes = executor.imap([task for _, tasks_ in plans for task in tasks_])

@@ -100,7 +100,8 @@ def refuse_non_finite_frame(frame, columns, qrels_path: str) -> None:
         bad = ~np.isfinite(frame[column].to_numpy(dtype=np.float64))
         if bad.any():
             index = int(np.argmax(bad))
-            _overflow(qrels_path, f"{column} of {frame['measure'].iloc[index]} for query {frame['query'].iloc[index]!r}")
+            _overflow(qrels_path,
+                      f"{column} of {frame['measure'].iloc[index]} for query {frame['query'].iloc[index]!r}")
 
 
 def _overflow(qrels_path: str, what: str):

@@ -188,7 +188,8 @@ def _legend(name: str, shown: Table, width: int | None) -> str:
 
     lines = [f"run: the run (its file name); {SYSTEMS_CELL}"] if name == "systems" else legend_lines(name, shown.columns)
     if width:
-        lines = [wrapped for line in lines for wrapped in textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False,
+        lines = [wrapped for line in lines for wrapped in textwrap.wrap(line, width,
+                                                                        subsequent_indent="  ", break_long_words=False,
                                                            break_on_hyphens=False)]
     return "".join(f"{line}\n" for line in lines)
 
@@ -212,7 +213,8 @@ def _rich_one(source: Table, title, precision, color) -> str:
                       highlight=False, emoji=False, markup=False, soft_wrap=False, legacy_windows=False)
     table = RichTable(title=title, title_justify="left", header_style="bold")
     for column in source.columns:
-        table.add_column(safe_text(column), justify="right" if source.kinds[column] in NUMERIC else "left", no_wrap=True)
+        table.add_column(safe_text(column),
+                         justify="right" if source.kinds[column] in NUMERIC else "left", no_wrap=True)
     for row in source.rows():
         table.add_row(*(safe_text(_fmt(value, precision)) for value in row))
     console.print(table)

@@ -180,7 +180,8 @@ def json_document(result, names: str = "canonical", precision: int | None = None
         })
         queries = []
         for index, qid in enumerate(run.qids):
-            row = {"query": qid, "values": {lab: json_value(run.values[metric][index], precision) for metric, lab in labels.items()}}
+            row = {"query": qid,
+                   "values": {lab: json_value(run.values[metric][index], precision) for metric, lab in labels.items()}}
             std_errors = {labels[metric]: json_value(stderr_values[index], precision) for metric, stderr_values in run.stderr.items() if metric in labels}
             if std_errors:
                 row["stderr"] = std_errors
@@ -219,7 +220,8 @@ def format_jsonl(result, names: str = "canonical", precision: int | None = None,
         for qid, index in rows:
             for metric in result.metrics:
                 value = run.mean[metric] if index is None else run.values[metric][index]
-                obj = {"run": run.name, "query": qid, "measure": metric_label(metric, names, zscores(result)), "value": json_value(value, precision)}
+                obj = {"run": run.name, "query": qid, "measure": metric_label(metric, names, zscores(result)),
+                       "value": json_value(value, precision)}
                 if metric in run.stderr:
                     std_error = mean_stderr(run.values[metric], run.stderr[metric]) if index is None else run.stderr[metric][index]
                     obj["stderr"] = json_value(std_error, precision)

@@ -141,7 +141,8 @@ def format_latex(frames: dict, precision, meta: dict) -> str:
              f"\\begin{{tabular}}{{{cols}}}", "\\toprule", " & ".join(head) + " \\\\", "\\midrule"]
     for run in runs:
         name = _escape(run) + (" (baseline)" if run == baseline else "")
-        cells = [_cell(mean[(run, metric)], best[metric], _mark(marks, run, metric, letter, baseline, True), precision, True)
+        cells = [_cell(mean[(run, metric)], best[metric],
+                       _mark(marks, run, metric, letter, baseline, True), precision, True)
                  for metric in metrics]
         lines.append(" & ".join(([letter[run]] if pairwise else []) + [name] + cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
@@ -162,7 +163,8 @@ def format_markdown(frames: dict, precision, meta: dict) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
     for run in runs:
         name = esc(run) + (" (baseline)" if run == baseline else "")
-        cells = [_cell(mean[(run, metric)], best[metric], _mark(marks, run, metric, letter, baseline, False), precision, False)
+        cells = [_cell(mean[(run, metric)], best[metric],
+                       _mark(marks, run, metric, letter, baseline, False), precision, False)
                  for metric in metrics]
         lines.append("| " + " | ".join(([letter[run]] if pairwise else []) + [name] + cells) + " |")
     lines += ["", meta.get("caption") or caption_text(meta, runs, baseline, False)]

@@ -109,15 +109,18 @@ def plot_queries(table, path: str, thresholds=None) -> None:
         axis.fill_between(grid, grid + limits.ideal_gap, 1.0, color=TYPE_COLOURS["ideal"], alpha=0.12, lw=0)
         axis.fill_between(grid, grid + limits.informative_gap, np.minimum(grid + limits.ideal_gap, 1.0),
                         color=TYPE_COLOURS["informative"], alpha=0.12, lw=0)
-        axis.add_patch(plt.Rectangle((0, 0), limits.hard_below, limits.hard_below, color=TYPE_COLOURS["hard"], alpha=0.12, lw=0))
-        axis.add_patch(plt.Rectangle((limits.easy_above, limits.easy_above), 1 - limits.easy_above, 1 - limits.easy_above,
+        axis.add_patch(plt.Rectangle((0, 0), limits.hard_below, limits.hard_below,
+                                     color=TYPE_COLOURS["hard"], alpha=0.12, lw=0))
+        axis.add_patch(plt.Rectangle((limits.easy_above, limits.easy_above),
+                                     1 - limits.easy_above, 1 - limits.easy_above,
                                    color=TYPE_COLOURS["easy"], alpha=0.12, lw=0))
         axis.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="A = E (random)")
         types = sub["type"].to_numpy()
         for query_type, col in TYPE_COLOURS.items():
             sel = types == query_type
             if sel.any():
-                axis.scatter(expected[sel], normalised_values[sel], s=16, color=col, label=f"{query_type} ({int(sel.sum())})", zorder=3)
+                axis.scatter(expected[sel], normalised_values[sel], s=16, color=col,
+                             label=f"{query_type} ({int(sel.sum())})", zorder=3)
         axis.set_xlim(0, xmax)
         axis.set_ylim(0, 1)
         axis.set_xlabel("E / IUB (random ranking)")
@@ -190,7 +193,8 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
         for column, metric in enumerate(variants):
             tau = summary.loc[str(metric), "tau"]
             shift = 0.18 * (column - (len(variants) - 1) / 2)  # side by side where variants agree
-            axis.scatter(ranks[plain] + shift, ranks[str(metric)], marker=markers[column % len(markers)], s=30, alpha=0.8,
+            axis.scatter(ranks[plain] + shift, ranks[str(metric)],
+                         marker=markers[column % len(markers)], s=30, alpha=0.8,
                        label=f"{metric.variant}: τ = {tau:.3f}")
         axis.set_xlabel(f"rank by {plain}")
         axis.set_ylabel("rank by the variant")

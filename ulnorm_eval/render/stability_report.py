@@ -133,13 +133,15 @@ def _table(rows, precision, meta) -> str:
     console = Console(file=buf, width=width, color_system="auto" if styles else None, force_terminal=styles)
     ratio_cols = list(dict.fromkeys(column for row in rows for column in row if column.startswith("gain ")))
     topic_cols = list(dict.fromkeys(column for row in rows for column in row if column.startswith("topics Φ")))
-    held = [column for column in ("phi fit-half", "phi held-out", "phi held-out - log") if any(column in row for row in rows)]
+    held = [column for column in ("phi fit-half",
+                                  "phi held-out", "phi held-out - log") if any(column in row for row in rows)]
     shown = ["measure", "gain", "discount", "phi", "erho2", *held, *topic_cols, *ratio_cols, "residual", "converged"]
     title = (f"Stability on {meta.get('runs')} runs x {meta.get('topics')} topics (Kanoulas & Aslam 2009): "
              f"Φ and Eρ² at {meta.get('at_topics')} topics; topics needed for a target Φ")
     table = Table(title=title, title_justify="left", header_style="bold")
     for column in shown:
-        table.add_column(_HEADERS.get(column, column), justify="left" if column in ("measure", "gain", "discount") else "right")
+        table.add_column(_HEADERS.get(column, column),
+                         justify="left" if column in ("measure", "gain", "discount") else "right")
 
     def fmt(value, column):
         if column in held:  # mean [2.5%, 97.5%] over the --holdout splits
@@ -188,7 +190,8 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
                                                                           or row["optimised"] == "gains+discount"):
                 discount = row["discount_factors"]
                 label = row["discount"] if row["optimised"] != "gains+discount" else "joint optimum"
-                axis[0].plot(np.arange(1, len(discount) + 1), discount, marker="o" if "optimal" in label or "joint" in label
+                axis[0].plot(np.arange(1, len(discount) + 1), discount,
+                             marker="o" if "optimal" in label or "joint" in label
                            else None, ms=2.5, label=label)
                 axis[1].plot(topic_counts, [stats.phi(components, int(count)) for count in topic_counts], label=label)
         axis[0].set_title(f"{name}: discount factors (gain {mine[0][0]['gain']})")

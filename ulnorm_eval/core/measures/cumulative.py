@@ -206,7 +206,8 @@ def _ndcg_parts(holes):
         return E[np.minimum(np.asarray(n, dtype=np.int64), len(E) - 1)]
 
     lo_seg, hi_seg = P[:-1], P[1:]
-    return dict(S=S, rep=rep, ui=unjudged_inside, t=t, u=u, V=V, umax=umax, Delta=Delta, D_J=D_J, NJ=n_judged_above, width=width,
+    return dict(S=S, rep=rep, ui=unjudged_inside, t=t, u=u, V=V, umax=umax, Delta=Delta, D_J=D_J,
+                NJ=n_judged_above, width=width,
                 Eat=Eat, below=hi_seg <= S[0], above=lo_seg >= S[-1],
                 gap=np.searchsorted(S, hi_seg, side="left"))
 
@@ -223,7 +224,8 @@ def holes_ndcg(holes):
         return monotone(holes)
     ranking = holes.rk
     parts = _ndcg_parts(holes)
-    S, rep, u, V, Delta, D_J, n_judged_above, width, Eat = (parts[key] for key in ("S", "rep", "u", "V", "Delta", "D_J", "NJ",
+    S, rep, u, V, Delta, D_J, n_judged_above, width, Eat = (parts[key] for key in ("S", "rep", "u",
+                                                                                   "V", "Delta", "D_J", "NJ",
                                                                 "width", "Eat"))
     L = len(S) - 1
     rows = np.arange(ranking.nrows)

@@ -79,7 +79,8 @@ def k_Compat(ranking, judgements, param, ctx):
     rank_ideal = higher + same
     worse_rank = np.maximum(ranking.pos[idx], rank_ideal)
     depth_row = depth[qrow]
-    score = np.bincount(qrow, weights=S[depth_row] - S[np.minimum(worse_rank, depth_row)], minlength=ranking.nrows)[: ranking.nrows]
+    score = np.bincount(qrow,
+                        weights=S[depth_row] - S[np.minimum(worse_rank, depth_row)], minlength=ranking.nrows)[: ranking.nrows]
     norm = safe(1.0 - np.power(p, depth), 1.0 - p) if p != 1 else depth.astype(np.float64)
     score = safe(score, norm)
     if normalize:

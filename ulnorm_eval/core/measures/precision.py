@@ -210,7 +210,8 @@ register(Family(
     "AP", (REL, AP_NORM, JUDGED_ONLY), "optional", k_ap, binary_gain, "exact", e_ap,
     "SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut); SP@k / k with norm='k'",
     "E[SP@k] / R (exact; E[SP@k] / k with norm='k')", "Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", "rel",
-    trec=(TrecName("map", nick=NICK_OFFICIAL), TrecName("map_cut", "each", defaults=TREC_CUTOFFS, nick=NICK_ALL)), irm="AP", aliases=("MAP",),
+    trec=(TrecName("map", nick=NICK_OFFICIAL), TrecName("map_cut", "each", defaults=TREC_CUTOFFS, nick=NICK_ALL)),
+                irm="AP", aliases=("MAP",),
     paper_ideal=paper_ideal_ap, examples=("AP", "AP(rel=2)", "AP@{k}", "AP(norm='k')@{k}"), validate=_validate_ap,
     holes=holes_ap, holes_open=open_ap))
 
@@ -233,7 +234,8 @@ def k_p(ranking, judgements, measure, rel_level):
 def k_r(ranking, judgements, measure, rel_level):
     """R@k = |relevant in top k| / R; 0 when R = 0."""
     rel = rel_of(measure, rel_level)
-    return safe_div(ranking.count_within(ranking.relevant_index(rel), measure.cutoff), judgements.n_relevant(rel)[ranking.base])
+    return safe_div(ranking.count_within(ranking.relevant_index(rel), measure.cutoff),
+                    judgements.n_relevant(rel)[ranking.base])
 
 
 def e_p(random_pool: RandomPool) -> np.ndarray:
@@ -255,7 +257,8 @@ def browse_p(measure):
 register(Family(
     "P", (REL, JUDGED_ONLY), "required", k_p, binary_gain, "exact", e_p, "|relevant in top k| / k",
     "(P/n) * min(k, n) / k (exact)", "trec_eval P", "rel",
-    trec=(TrecName("P", "each", defaults=TREC_CUTOFFS, nick=NICK_OFFICIAL),), irm="P", examples=("P@{k}",), browsing=browse_p,
+    trec=(TrecName("P", "each", defaults=TREC_CUTOFFS, nick=NICK_OFFICIAL),), irm="P",
+                examples=("P@{k}",), browsing=browse_p,
     unique=True, holes=monotone))
 
 register(Family(

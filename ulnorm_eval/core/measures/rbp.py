@@ -25,7 +25,8 @@ def gain(grade, measure, rel, max_grade):
 def k_rbp(ranking, judgements, measure, rel_level):
     """RBP(p)@k = (1-p) sum_{i<=k} p^(i-1) gain(d_i)."""
     p = measure.get("p")
-    weights = judged_only(ranking, gain(ranking.grade, measure, rel_of(measure, rel_level), judgements.max_grade)) * power_at(p, ranking.pos)
+    weights = judged_only(ranking,
+                          gain(ranking.grade, measure, rel_of(measure, rel_level), judgements.max_grade)) * power_at(p, ranking.pos)
     cut = within_cutoff(ranking, measure)
     if cut is not None:
         weights = weights * cut

@@ -110,7 +110,8 @@ def _family_kernel(function, param=None):
 def _family_expectation(function, param=None):
     """``expectation(rp)`` of a record from a trec_expectations ``e_x(pool, J, param, ctx)``."""
     def expectation(random_pool: RandomPool):
-        return function(random_pool.pool, random_pool.J, param(random_pool.measure) if param else None, context(random_pool.measure, random_pool.rel))
+        return function(random_pool.pool, random_pool.J,
+                        param(random_pool.measure) if param else None, context(random_pool.measure, random_pool.rel))
     expectation.__doc__ = function.__doc__
     return expectation
 
@@ -206,20 +207,23 @@ def _doc(function) -> str:
 
 def _count(name, trec, function, nick, *, level="rel", params=(), **family):
     """A trec_eval count (summed over queries); ``family``: further :class:`Family` fields (irm, per_query, ...)."""
-    register(Family(name, params, "none", _family_kernel(function, _given("rel") if params else None), binary_gain, "none",
+    register(Family(name, params, "none",
+                    _family_kernel(function, _given("rel") if params else None), binary_gain, "none",
                     None, _doc(function), NO_BOUNDS, _TE.format(trec),
                     level, summary="sum", trec=(TrecName(trec, nick=nick),), value="int", **family))
 
 
 def _set(name, trec, function, nick, params=(), trec_name=None, param=None, **family):
     """A trec_eval set measure; ``family``: further :class:`Family` fields (irm, validate)."""
-    register(Family(name, params, "none", _family_kernel(function, param), binary_gain, "none", None, _doc(function), NO_BOUNDS,
+    register(Family(name, params, "none", _family_kernel(function, param), binary_gain, "none", None,
+                    _doc(function), NO_BOUNDS,
                     _TE.format(trec), "rel", trec=(trec_name or TrecName(trec, nick=nick),), **family))
 
 
 register(Family(
     "runid", (), "none", _family_kernel(k_runid), binary_gain, "none", None, "the run's tag (text)", NO_BOUNDS,
-    "trec_eval 10 (m_runid.c)", "gains", summary="run", trec=(TrecName("runid", nick=(OFFICIAL, SET, ALL_TREC)),), value="text",
+    "trec_eval 10 (m_runid.c)", "gains", summary="run",
+                trec=(TrecName("runid", nick=(OFFICIAL, SET, ALL_TREC)),), value="text",
     per_query=False))
 _count("NumQ", "num_q", k_num_q, (OFFICIAL, SET, ALL_TREC), level="gains", irm="NumQ", per_query=False)
 _count("NumRet", "num_ret", k_num_ret, (OFFICIAL, SET, ALL_TREC), level="gains", irm="NumRet",
@@ -239,7 +243,8 @@ register(Family(
 register(Family(
     "Bpref", (REL,), "none", _family_kernel(k_bpref), trec_gain, "exact", _family_expectation(e_bpref),
     _doc(k_bpref), "(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
-    "Buckley & Voorhees 2004", "rel", trec=(TrecName("bpref", nick=(OFFICIAL, ALL_TREC)),), irm="Bpref", examples=("Bpref",),
+    "Buckley & Voorhees 2004", "rel", trec=(TrecName("bpref", nick=(OFFICIAL, ALL_TREC)),),
+                irm="Bpref", examples=("Bpref",),
     order=trec_order,
     extremes_note="each relevant document scores 1 - min(nonrelevant above, R)/min(N, R): every relevant one first "
                   "is the maximum, every judged nonrelevant one above every relevant one the minimum"))
@@ -270,7 +275,8 @@ register(Family(
     "Avg11pt", (Param("points", "str", None, "recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
                 REL), "none",
     _family_kernel(k_11pt_avg, _floats("points", _RECALL)), binary_gain, "montecarlo", None, _doc(k_11pt_avg),
-    "Monte Carlo", "trec_eval 10 (m_11pt_avg.c)", "rel", trec=(TrecName("11pt_avg", "raw", "points", nick=(ALL_TREC,)),),
+    "Monte Carlo", "trec_eval 10 (m_11pt_avg.c)", "rel",
+                trec=(TrecName("11pt_avg", "raw", "points", nick=(ALL_TREC,)),),
     validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')"), reads=reads_relevant))
 
 register(Family(
@@ -325,7 +331,8 @@ register(Family(
     _family_expectation(e_Rndcg, _param("gains")), _doc(k_Rndcg),
     "Rndcg with each DCG@b replaced by mean(g) sum_{i<=min(b,n)} 1/log2(i+1) (exact, linearity)",
     "Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", "gains",
-    trec=(TrecName("Rndcg", "map", "gains", value_name="gain", nick=(ALL_TREC,)),), examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
+    trec=(TrecName("Rndcg", "map", "gains", value_name="gain", nick=(ALL_TREC,)),),
+                examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
     extremes_note="a mean of DCG@b over fixed depths b: descending (ascending) gains maximise (minimise) every "
                   "DCG@b at once (rearrangement)"))
 
@@ -345,7 +352,8 @@ _set("SetRelP", "set_relative_P", k_set_relative_P, (SET, ALL_TREC))
 _set("SetR", "set_recall", k_set_recall, (SET, ALL_TREC), (REL,), irm="SetR")
 _set("SetAP", "set_map", k_set_map, (SET, ALL_TREC), (REL, JUDGED_ONLY))
 _set("SetF", "set_F", k_set_F, (SET, ALL_TREC), (Param("beta", "float", 1.0, "weight of recall"), REL, JUDGED_ONLY),
-     TrecName("set_F", "one", "beta", kind="float", nick=(SET, ALL_TREC)), _param("beta"), validate=_check_positive("beta"),
+     TrecName("set_F", "one", "beta", kind="float", nick=(SET, ALL_TREC)), _param("beta"),
+     validate=_check_positive("beta"),
      irm="SetF")
 
 register(Family(
@@ -368,13 +376,15 @@ register(Family(
 register(Family(
     "RBP_resid", (_RBP_P,), "none", _family_kernel(k_rbp_resid, _rbp_resid_param), binary_gain, "exact",
     _family_expectation(e_rbp_resid, _rbp_param), _doc(k_rbp_resid), "p^n + (W/n)(1 - p^n) when W > 0 (exact)",
-    "Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", "gains", trec=(TrecName("rbp_resid", "map", "gains", nick=(ALL_TREC,), keys=("p",), since=10),),
+    "Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", "gains",
+                trec=(TrecName("rbp_resid", "map", "gains", nick=(ALL_TREC,), keys=("p",), since=10),),
     validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order,
     extremes_note="p^n + (1-p) sum over unjudged d_i of p^(i-1), weights decreasing: unjudged documents first is "
                   "the maximum, last the minimum (rearrangement); judged grades, -1 or 0 alike, do not enter it"))
 register(Family(
     "Unjudged", (), "required", _family_kernel(k_unj, _cutoff), binary_gain, "none", None, _doc(k_unj), NO_BOUNDS,
-    "trec_eval 10 (m_unj.c)", "gains", trec=(TrecName("unj", "each", defaults=(5, 10, 20), nick=(ALL_TREC,), since=10),)))
+    "trec_eval 10 (m_unj.c)", "gains",
+                trec=(TrecName("unj", "each", defaults=(5, 10, 20), nick=(ALL_TREC,), since=10),)))
 
 # ir_measures' families, natively
 register(Family(

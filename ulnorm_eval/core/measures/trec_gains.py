@@ -214,7 +214,8 @@ def e_Rndcg(pool, judgements, gains, ctx):
     boundary_query, bpos = irow[bidx], bidx - starts[irow[bidx]] + 1
     D = disc_prefix(int(n.max()) if n.size else 0)
     take = np.minimum(bpos, n[boundary_query]).astype(np.int64)
-    summed = np.bincount(boundary_query, weights=safe(mean[boundary_query] * D[take], pidcg[bidx]), minlength=judgements.nq)[: judgements.nq]
+    summed = np.bincount(boundary_query,
+                         weights=safe(mean[boundary_query] * D[take], pidcg[bidx]), minlength=judgements.nq)[: judgements.nq]
     cnt = np.bincount(boundary_query, minlength=judgements.nq)[: judgements.nq].astype(np.float64)
     bmax = np.zeros(judgements.nq)
     np.maximum.at(bmax, boundary_query, bpos)
@@ -355,7 +356,8 @@ def k_rbp(ranking, judgements, param, ctx):
     """RBP(p) = (1-p) sum_i p^(i-1) gain(d_i), gains scaled to [0, 1] when they exceed it (Moffat &
     Zobel 2008; m_rbp.c, with its uninitialised bounds set); param {'p': 0.9, level: gain, ...}."""
     p, gains = _p_and_gains(param)
-    weights = repeated_powers(p, int(ranking.pos.max()) if ranking.pos.size else 0)[ranking.pos.astype(np.int64)]  # trec_eval's cur_p, bit for bit
+    weights = repeated_powers(p,
+                              int(ranking.pos.max()) if ranking.pos.size else 0)[ranking.pos.astype(np.int64)]  # trec_eval's cur_p, bit for bit
     return (1.0 - p) * ranking.rowsum(_rbp_gains(ranking, judgements, gains) * weights)
 
 

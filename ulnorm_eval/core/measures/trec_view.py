@@ -86,7 +86,8 @@ def trec_relevant_count(judgements: Judgements, rel_level: float) -> np.ndarray:
     """R (num_rel) per query: judged documents with grade >= max(rel_level, 0) (form_res_rels.c)."""
     key = ("trecR", float(rel_level))
     if key not in judgements._cache:
-        judgements._cache[key] = np.bincount(judgements.row, weights=(judgements.grade >= max(rel_level, 0.0)), minlength=judgements.nq)[: judgements.nq]
+        judgements._cache[key] = np.bincount(judgements.row,
+                                             weights=(judgements.grade >= max(rel_level, 0.0)), minlength=judgements.nq)[: judgements.nq]
     return judgements._cache[key]
 
 

@@ -4,7 +4,7 @@
     python benchmarks/parallel.py --repeat 5 --no-dask --out parallel.md
 
 Two workloads: the 17 Robust 2003 runs of ../shared/data (gzip, so one task per run) and the
-generated 7000 x 1000 run of generate.py (7M lines, uncompressed, so 45 query-block tasks of 6 MiB),
+generated 7000 x 1000 run of generate.py (7M lines, uncompressed, so 65 query-block tasks of 4 MiB),
 each ``ulnorm-eval -f tsv -q`` with the default measures and variants.  Every configuration runs in
 its own process; the repeats are interleaved across configurations, so a change in machine load hits
 all of them alike.  The report gives medians of wall and CPU time (the CPU of the worker processes

@@ -13,13 +13,23 @@ from .errors import InputError
 from . import text
 from .text import READ_ERRORS, check_chunk, open_input
 
-__all__ = ["query_blocks", "run_blocks", "block_bounds", "BLOCK_BYTES"]
+__all__ = ["query_blocks", "run_blocks", "block_bounds", "BLOCK_BYTES", "WHOLE_BYTES"]
 
-# 6 MiB: a block is read, parsed and scored while the next is read (two in flight, plus their
-# columns), so peak RSS grows with it; 8 MiB blocks gave 232 MiB at 2M lines, 6 MiB 204 MiB, at the
-# same speed (benchmarks/like_for_like.py), and a typical TREC run of 100 queries x 1000 (~5 MB)
-# is still read whole
-BLOCK_BYTES = 6 << 20
+# A block is read, parsed and scored while the next is read (two in flight, plus their columns),
+# so peak RSS grows with it: at 2M lines (2,000 queries) 8 MiB blocks gave 232 MiB, 6 MiB 197-211,
+# 4 MiB 178-182 and 3 MiB 157-160 (pytrec_eval: 370 MiB; AMD EPYC, 27 November 2026), at the same
+# CPU time within the machine's noise (7M lines: 3.7 s at 4 and 6 MiB, load 15-17).
+BLOCK_BYTES = 4 << 20
+# A run file of at most this size is one block, as it was with 6 MiB blocks: a typical TREC run of
+# 100 queries x 1000 (~5 MB) split in two would pay every per-block cost (the qrels join of its
+# query set, the judged docids' table) twice.
+WHOLE_BYTES = 6 << 20
+
+
+def whole_bytes(block_bytes: int) -> int:
+    """The size up to which a file is one block: ``WHOLE_BYTES`` with the default blocks, else
+    ``block_bytes`` (a caller that asks for small blocks gets them)."""
+    return WHOLE_BYTES if block_bytes == BLOCK_BYTES else block_bytes
 
 
 def _qid(line: bytes):
@@ -191,21 +201,25 @@ def _check_whole(data: bytes, path: str) -> None:
 
 
 def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
-    """:func:`query_blocks`, with a file of two blocks that together fit in ``block_bytes`` as one.
+    """:func:`query_blocks`, with a file whose blocks together fit in :func:`whole_bytes` as one.
 
     The reader holds the trailing query back until it sees the end, so a file smaller than one
-    block comes out of it as two blocks (all but the last query, then the last query), and every
-    per-block cost (parsing, ordering, the qrels join, scoring) would be paid twice.  Only the
-    start of a file is held back to decide that: a longer file streams as before.
+    block comes out of it as two blocks (all but the last query, then the last query), and a file
+    of up to ``WHOLE_BYTES`` as two or more: every per-block cost (parsing, ordering, the qrels
+    join, scoring) would be paid again for each.  Only the start of a file (up to ``WHOLE_BYTES``)
+    is held back to decide that: a longer file streams as before.
     """
+    limit = max(whole_bytes(block_bytes), block_bytes)
     blocks = query_blocks(path, block_bytes, small_whole=True)
-    head = []
+    head, total = [], 0
     for block in blocks:
         head.append(block)
-        if len(head) == 3:
+        total += len(block[0])
+        if total > limit:
             break
-    if len(head) == 2 and len(head[0][0]) + len(head[1][0]) <= block_bytes:
-        head = [(head[0][0] + head[1][0], head[0][1])]
+    else:  # the whole input is in head
+        if len(head) > 1:
+            head = [(b"".join(b for b, _ in head), head[0][1])]
     while head:
         yield head.pop(0)
     yield from blocks
@@ -261,6 +275,6 @@ def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
             block += 1
     if bounds[-1] != size:
         bounds.append(size)
-    if len(bounds) == 3 and bounds[2] <= block_bytes:  # as run_blocks merges them
-        bounds = [0, bounds[2]]
+    if len(bounds) > 2 and bounds[-1] <= max(whole_bytes(block_bytes), block_bytes):  # as run_blocks merges them
+        bounds = [0, bounds[-1]]
     return bounds

@@ -1,0 +1,69 @@
+"""compare's tie-rule check (the marks the score precision or --ties decides) evaluates again only the
+runs whose note says the change moves their documents: its comparison equals the one that reads and
+scores every run again."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ulnorm_eval.analysis import compare as cmp_mod
+from ulnorm_eval.analysis.compare import CompareRequest, compare_for_request
+from ulnorm_eval.pipeline.blocks import PRECISION_NOTE, TIE_RULE_NOTE, Options
+
+
+def _files(tmp_path):
+    rng = np.random.default_rng(11)
+    queries = [str(q) for q in range(1, 31)]
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"{q} 0 d{d} {int(rng.integers(0, 3))}\n" for q in queries for d in range(25)))
+    runs = []
+    for r in range(4):
+        lines = []
+        for q in queries:
+            docs = rng.permutation(40)
+            score = 100.0
+            for k, d in enumerate(docs):
+                if r < 2 and k % 6 == 1:  # equal as floats, not as doubles: the precision moves them
+                    score -= 1e-9
+                elif r < 2 and k % 6 == 4:  # an exact tie: trec_eval orders it by docid, --ties rank by rank
+                    pass
+                else:
+                    score = 100.0 - k
+                lines.append(f"{q} Q0 d{d} {k + 1} {score!r} r{r}\n")
+        p = tmp_path / f"run{r}"
+        p.write_text("".join(lines))
+        runs.append(str(p))
+    return str(qrels), runs
+
+
+@pytest.mark.parametrize("ties", ["score", "rank"])
+def test_compare_again_equals_the_whole_comparison_again(tmp_path, monkeypatch, ties):
+    qrels, runs = _files(tmp_path)
+    options = Options(ties=ties)
+    request = CompareRequest(qrels, tuple(runs), measures=["AP", "P@5", "nDCG@10"], options=options,
+                             compare={"test": "t", "correction": "none"}, progress=False)
+    notes: list = []
+    first = compare_for_request(request, notes, check_ties=False)
+    note = PRECISION_NOTE if ties == "score" else TIE_RULE_NOTE
+    moved = [n for n in notes if note in n]
+    assert 0 < len(moved) < len(runs)  # some runs, not all: the others are reused
+    changed = (dataclasses.replace(options, score_precision="float32") if ties == "score"
+               else dataclasses.replace(options, ties="score"))
+    evaluated = []
+    from ulnorm_eval.pipeline import evaluate as api
+    real = api.evaluate_run
+    monkeypatch.setattr(api, "evaluate_run", lambda q, run, *a, **k: evaluated.append(run.path) or real(q, run, *a, **k))
+    again = cmp_mod._compare_again(first, note, changed)
+    monkeypatch.setattr(api, "evaluate_run", real)
+    whole = compare_for_request(dataclasses.replace(request, options=changed), [], check_ties=False)
+    assert again is not None and len(evaluated) == len(moved)
+    # the change moves values: a comparison that reused every run would differ from the whole one
+    assert list(whole.tables["pairs"]["diff"]) != list(first.tables["pairs"]["diff"])
+    for name, table in whole.tables.items():
+        other = again.tables[name]
+        assert list(table.columns) == list(other.columns)
+        for col in table.columns:
+            a, b = list(table[col]), list(other[col])
+            assert len(a) == len(b)
+            for x, y in zip(a, b):
+                assert (x == y) or (x != x and y != y), (name, col, x, y)

@@ -46,16 +46,16 @@ def resample_counts(n: int, resamples: int = RESAMPLES, seed: int = 0, start: in
     return np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
 
 
-def _resampled_means(counts: np.ndarray, columns: Sequence[np.ndarray], ok: np.ndarray) -> list:
-    """Per column, the mean over each resample's drawn queries where ``ok`` and the value is finite:
+def _resampled_means(counts: np.ndarray, columns: Sequence[np.ndarray], valid: np.ndarray) -> list:
+    """Per column, the mean over each resample's drawn queries where ``valid`` and the value is finite:
     the sums and the counts of every column in one matrix product."""
-    xs = [np.asarray(x, dtype=np.float64) for x in columns]
-    use = [ok & np.isfinite(x) for x in xs]
-    stacked = np.column_stack([np.where(u, x, 0.0) for x, u in zip(xs, use)] + [u.astype(np.float64) for u in use])
+    arrays = [np.asarray(column, dtype=np.float64) for column in columns]
+    use = [valid & np.isfinite(column) for column in arrays]
+    stacked = np.column_stack([np.where(used, column, 0.0) for column, used in zip(arrays, use)] + [used.astype(np.float64) for used in use])
     sums = counts @ stacked
-    k = len(xs)
+    n_columns = len(arrays)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return [sums[:, j] / sums[:, k + j] for j in range(k)]
+        return [sums[:, index] / sums[:, n_columns + index] for index in range(n_columns)]
 
 
 def means_intervals(jobs: Sequence[tuple], n: int, resamples: int = RESAMPLES, seed: int = 0,
@@ -73,30 +73,30 @@ def means_intervals(jobs: Sequence[tuple], n: int, resamples: int = RESAMPLES, s
     step = max(1, _CELLS // n)
     for start in range(0, resamples, step):
         counts = resample_counts(n, resamples, seed, start, min(resamples, start + step))
-        for k, (columns, ok, statistic) in enumerate(jobs):
-            means = _resampled_means(counts, columns, np.asarray(ok, bool))
+        for index, (columns, valid, statistic) in enumerate(jobs):
+            means = _resampled_means(counts, columns, np.asarray(valid, bool))
             with np.errstate(invalid="ignore", divide="ignore"):
-                t = statistic(*means)
-            if isinstance(t, tuple):
-                t, undefined = t
-                t = np.where(np.asarray(undefined, bool), np.nan, t)
-            stats[k].append(np.asarray(t, dtype=np.float64))
+                observed = statistic(*means)
+            if isinstance(observed, tuple):
+                observed, undefined = observed
+                observed = np.where(np.asarray(undefined, bool), np.nan, observed)
+            stats[index].append(np.asarray(observed, dtype=np.float64))
     out = []
     tail = (1.0 - level) / 2
-    for s in stats:
-        s = np.concatenate(s)
-        s = s[np.isfinite(s)]
-        if not len(s):
+    for draws in stats:
+        draws = np.concatenate(draws)
+        draws = draws[np.isfinite(draws)]
+        if not len(draws):
             out.append((float("nan"), float("nan")))
             continue
-        lo, hi = np.quantile(s, [tail, 1.0 - tail])
-        out.append((float(lo), float(hi)))
+        low, high = np.quantile(draws, [tail, 1.0 - tail])
+        out.append((float(low), float(high)))
     return out
 
 
-def means_interval(columns: Sequence[np.ndarray], statistic: Callable, ok=None, resamples: int = RESAMPLES,
+def means_interval(columns: Sequence[np.ndarray], statistic: Callable, valid=None, resamples: int = RESAMPLES,
                    seed: int = 0, level: float = LEVEL) -> tuple:
-    """:func:`means_intervals` for one statistic (``ok``: every query if None)."""
+    """:func:`means_intervals` for one statistic (``valid``: every query if None)."""
     n = len(columns[0])
-    ok = np.ones(n, bool) if ok is None else np.asarray(ok, bool)
-    return means_intervals([(columns, ok, statistic)], n, resamples, seed, level)[0]
+    valid = np.ones(n, bool) if valid is None else np.asarray(valid, bool)
+    return means_intervals([(columns, valid, statistic)], n, resamples, seed, level)[0]

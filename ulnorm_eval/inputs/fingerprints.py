@@ -45,49 +45,49 @@ def words(arr):
     if arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         return None
     odt = np.dtype(np.int32 if pa.types.is_string(arr.type) else np.int64)
-    n = len(arr)
+    size = len(arr)
     bufs = arr.buffers()
-    off = np.frombuffer(bufs[1], dtype=odt, count=n + 1, offset=arr.offset * odt.itemsize)
+    off = np.frombuffer(bufs[1], dtype=odt, count=size + 1, offset=arr.offset * odt.itemsize)
     length = np.diff(off).astype(np.int64)
-    if n == 0:
+    if size == 0:
         return [], length
-    lo, hi = int(off[0]), int(off[-1])
+    first, last = int(off[0]), int(off[-1])
     longest, shortest = int(length.max()), int(length.min())
     nwords = (longest + 7) // 8
     if nwords > MAX_WORDS:
         return None
-    data = np.zeros(hi - lo + 8 * nwords + 8, np.uint8)
-    if hi > lo:
-        data[:hi - lo] = np.frombuffer(bufs[2], np.uint8, count=hi - lo, offset=lo)
+    data = np.zeros(last - first + 8 * nwords + 8, np.uint8)
+    if last > first:
+        data[:last - first] = np.frombuffer(bufs[2], np.uint8, count=last - first, offset=first)
     # every 8-byte window of the bytes, as an (unaligned) uint64 array: window i starts at byte i
     window = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    start = off[:-1].astype(np.intp) - lo
+    start = off[:-1].astype(np.intp) - first
     out = []
-    for k in range(nwords):
-        w = window[start]
-        if shortest < 8 * (k + 1):  # some docids end within (or before) this word
-            w &= _MASK[np.clip(length - 8 * k, 0, 8)]
-        out.append(w)
+    for word_index in range(nwords):
+        word = window[start]
+        if shortest < 8 * (word_index + 1):  # some docids end within (or before) this word
+            word &= _MASK[np.clip(length - 8 * word_index, 0, 8)]
+        out.append(word)
         start += 8
     return out, length
 
 
-def _mix(h: np.ndarray) -> np.ndarray:
+def _mix(hashes: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser: every input bit moves every output bit."""
-    h = (h ^ (h >> _S30)) * _K1
-    h = (h ^ (h >> _S27)) * _K2
-    return h ^ (h >> _S31)
+    hashes = (hashes ^ (hashes >> _S30)) * _K1
+    hashes = (hashes ^ (hashes >> _S27)) * _K2
+    return hashes ^ (hashes >> _S31)
 
 
-def fingerprints(ws: list, length: np.ndarray) -> np.ndarray:
+def fingerprints(word_arrays: list, length: np.ndarray) -> np.ndarray:
     """uint64 fingerprint of each docid from its words and length; a docid's fingerprint depends on
     its own words only (not on how many words the longest docid beside it has)."""
-    h = length.astype(np.uint64) * _K0
+    hashes = length.astype(np.uint64) * _K0
     shortest = int(length.min()) if len(length) else 0
-    for k, w in enumerate(ws):
-        mixed = _mix(h ^ w)
-        h = mixed if shortest > 8 * k else np.where(length > 8 * k, mixed, h)
-    return h
+    for index, word in enumerate(word_arrays):
+        mixed = _mix(hashes ^ word)
+        hashes = mixed if shortest > 8 * index else np.where(length > 8 * index, mixed, hashes)
+    return hashes
 
 
 def judged_table(judged):
@@ -97,15 +97,15 @@ def judged_table(judged):
     got = words(judged)
     if got is None:
         return None
-    ws, length = got
-    h = fingerprints(ws, length)
-    if len(np.unique(h)) != len(h):
+    word_arrays, length = got
+    hashes = fingerprints(word_arrays, length)
+    if len(np.unique(hashes)) != len(hashes):
         return None
-    bits = max(4, (2 * len(h)).bit_length() + 1)  # at most a quarter of the slots filled
+    bits = max(4, (2 * len(hashes)).bit_length() + 1)  # at most a quarter of the slots filled
     shift = np.uint64(64 - bits)
     slots = np.full((1 << bits) + 1, -1, np.int32)  # probes run past the last slot into the extra one
-    pending = np.arange(len(h))
-    pos = (h >> shift).astype(np.intp)
+    pending = np.arange(len(hashes))
+    pos = (hashes >> shift).astype(np.intp)
     while len(pending):  # linear probing: each round fills the free slots, one entry per slot
         free = slots[pos] < 0
         slots[pos[free]] = pending[free]
@@ -116,7 +116,7 @@ def judged_table(judged):
             slots = np.concatenate((slots, np.full(len(pending), -1, np.int32)))
     if slots[-1] >= 0:  # a probe always ends on a free slot
         slots = np.append(slots, -1)
-    return ws, length, h, (slots, shift)
+    return word_arrays, length, hashes, (slots, shift)
 
 
 def judged_codes(table, docid, none: int):
@@ -125,38 +125,38 @@ def judged_codes(table, docid, none: int):
     got = words(docid)
     if got is None:
         return None
-    ws, length = got
-    h = fingerprints(ws, length)
-    jws, jlength, jh, (slots, shift) = table
-    if not len(jh):
-        return np.full(len(h), none, dtype=np.int64), h
-    pos = (h >> shift).astype(np.intp)
-    t = slots[pos]
-    hit = (jh[t] == h) & (t >= 0)
-    found = np.where(hit, t, -1)
-    more = np.flatnonzero(~hit & (t >= 0))
+    word_arrays, length = got
+    hashes = fingerprints(word_arrays, length)
+    jws, jlength, judged_hashes, (slots, shift) = table
+    if not len(judged_hashes):
+        return np.full(len(hashes), none, dtype=np.int64), hashes
+    pos = (hashes >> shift).astype(np.intp)
+    slot = slots[pos]
+    hit = (judged_hashes[slot] == hashes) & (slot >= 0)
+    found = np.where(hit, slot, -1)
+    more = np.flatnonzero(~hit & (slot >= 0))
     while len(more):  # the next slot, for those whose slot holds another fingerprint
         pos[more] += 1
-        t = slots[pos[more]]
-        live = t >= 0
-        hit = live & (jh[t] == h[more])
-        found[more[hit]] = t[hit]
+        slot = slots[pos[more]]
+        live = slot >= 0
+        hit = live & (judged_hashes[slot] == hashes[more])
+        found[more[hit]] = slot[hit]
         more = more[live & ~hit]
-    at = np.flatnonzero(found >= 0)
-    j = found[at]
-    same = jlength[j] == length[at]  # equal fingerprints: equal strings only if every byte is
-    for a, b in zip(jws, ws):
-        same &= a[j] == b[at]
-    code = np.full(len(h), none, dtype=np.int64)
-    code[at[same]] = j[same]
-    return code, h
+    matched = np.flatnonzero(found >= 0)
+    judged_index = found[matched]
+    same = jlength[judged_index] == length[matched]  # equal fingerprints: equal strings only if every byte is
+    for judged_words, run_words in zip(jws, word_arrays):
+        same &= judged_words[judged_index] == run_words[matched]
+    code = np.full(len(hashes), none, dtype=np.int64)
+    code[matched[same]] = judged_index[same]
+    return code, hashes
 
 
-def distinct_pairs(qcode: np.ndarray, h: np.ndarray) -> bool:
+def distinct_pairs(qcode: np.ndarray, hashes: np.ndarray) -> bool:
     """True when the (query code, docid fingerprint) pairs are all distinct, which proves the
     (query, docid) pairs distinct; False when two are equal (a repeat, or a shared fingerprint:
     the caller compares the strings)."""
-    key = np.sort(_mix(h ^ (np.asarray(qcode).astype(np.uint64) * _K0)))
+    key = np.sort(_mix(hashes ^ (np.asarray(qcode).astype(np.uint64) * _K0)))
     return not (key[1:] == key[:-1]).any()
 
 
@@ -171,17 +171,17 @@ def distinct_per_group(group: np.ndarray, strings, ngroups: int) -> np.ndarray |
     got = words(strings)
     if got is None:
         return None
-    ws, length = got
-    h = fingerprints(ws, length)
-    key = _mix(h ^ (np.asarray(group).astype(np.uint64) * _K0))
+    word_arrays, length = got
+    hashes = fingerprints(word_arrays, length)
+    key = _mix(hashes ^ (np.asarray(group).astype(np.uint64) * _K0))
     order = np.argsort(key, kind="stable")
     key = key[order]
     new = np.ones(len(key), bool)
     new[1:] = key[1:] != key[:-1]
     first = order[np.maximum.accumulate(np.where(new, np.arange(len(key)), 0))]  # each row's run's first row
     same = (group[first] == group[order]) & (length[first] == length[order])
-    for w in ws:
-        same &= w[first] == w[order]
+    for word in word_arrays:
+        same &= word[first] == word[order]
     if not same.all():
         return None
     return np.bincount(np.asarray(group)[order[new]], minlength=ngroups)[:ngroups]

@@ -1,8 +1,10 @@
 """The rich table of a Result (``-f table``): a row per measure, a column per variant, per run."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
+from dataclasses import dataclass
 
 from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text, zscores
 
@@ -329,13 +331,7 @@ def _cell(shown, rr, meas, slot, i, precision, color):
     from ..core.registry import Metric
 
     if slot == HOLES:
-        lo, hi = Metric(meas, "LB"), Metric(meas, "UB")
-        if lo not in shown.have or hi not in shown.have or i == -1:
-            return Text("")
-        a, b = (rr.mean[lo], rr.mean[hi]) if i is None else (rr.values[lo][i], rr.values[hi][i])
-        share = _unjudged_share(rr, meas, i)
-        tail = "" if share is None or isnan(share) else f" {100 * share:.0f}%"
-        return Text(f"[{a:.{precision}f}, {b:.{precision}f}]{tail}")
+        return _holes_cell(shown, rr, meas, i, precision)
     if isinstance(slot, _Interval):
         return _interval_cell(rr, Metric(meas, slot.variant), i, precision)
     m = Metric(meas, slot)
@@ -354,6 +350,21 @@ def _cell(shown, rr, meas, slot, i, precision, color):
     mark = MEAN_MARK if (i is None and slot is not None and _undefined_count(rr, m)
                          and not _of_means(shown, m)) else ""
     return Text(f"{v:.{precision}f}{mark}", style=style)
+
+
+def _holes_cell(shown, rr, meas, i, precision):
+    """``[LB, UB]`` of ``meas`` (a query's, or the 'all' row's), then the share of unjudged documents."""
+    from rich.text import Text
+
+    from ..core.registry import Metric
+
+    lo, hi = Metric(meas, "LB"), Metric(meas, "UB")
+    if lo not in shown.have or hi not in shown.have or i == -1:
+        return Text("")
+    a, b = (rr.mean[lo], rr.mean[hi]) if i is None else (rr.values[lo][i], rr.values[hi][i])
+    share = _unjudged_share(rr, meas, i)
+    tail = "" if share is None or isnan(share) else f" {100 * share:.0f}%"
+    return Text(f"[{a:.{precision}f}, {b:.{precision}f}]{tail}")
 
 
 def _interval_cell(rr, m, i, precision):
@@ -469,10 +480,26 @@ def undefined_masks(result) -> dict:
 LAYOUTS = ("wide", "shared", "stacked", "long")
 
 
-def make_table(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
-               query_order=None, color: bool = True, layout: str = "wide", title: bool = True,
-               undefined_masks=None):
-    """The rich Table.  ``layout``:
+@dataclass(frozen=True)
+class TableView:
+    """How ``-f table`` shows a result: per-query rows (``per_query``, in ``query_order`` or natural
+    order), the measure names (``names``: canonical or trec), ``precision``, colours (``color``), the
+    ``layout`` (:data:`LAYOUTS`), whether one run's name is the table's title (``title``), and the
+    queries where a variant is undefined (``undefined_masks``: {(run index, Metric): per-query bool
+    array}, :func:`undefined_masks`)."""
+
+    per_query: bool = False
+    names: str = "canonical"
+    precision: int | None = 4
+    query_order: object = None
+    color: bool = True
+    layout: str = "wide"
+    title: bool = True
+    undefined_masks: object = None
+
+
+def make_table(result, view: TableView | None = None, **kw):
+    """The rich Table; ``view`` (or keywords naming its fields, :class:`TableView`).  ``layout``:
 
     - ``wide``: a row per measure, columns value, E, IUB, UL1, UL2, ... (as requested), one column
       group per run;
@@ -485,86 +512,131 @@ def make_table(result, per_query: bool = False, names: str = "canonical", precis
     follow as query ``all``.  Cells worse than a random ranking are bold red.  Nothing is ever
     shortened: :func:`format_table` picks the first layout that fits the width.  ``title``: one
     run's name above the table (rich would wrap a name wider than the table; format_table prints it
-    on its own line instead).  ``undefined_masks``: {(run index, Metric): per-query bool array} of
-    the queries where a variant is undefined (:func:`undefined_masks`): under ``--undefined zero``
-    their cells read ``undef`` instead of a 0 that looks like a real score.
+    on its own line instead).  ``undefined_masks``: under ``--undefined zero`` the cells of undefined
+    queries read ``undef`` instead of a 0 that looks like a real score.
     """
     from rich import box
     from rich.table import Table
+
+    view = view or TableView(**kw)
+    multi = len(result.runs) > 1
+    name = None if multi or not result.runs or not view.title else safe_text(result.runs[0].name)
+    table = Table(box=box.SIMPLE_HEAD, title=name if view.layout in ("wide", "shared") else None,
+                  title_justify="left", pad_edge=False, show_edge=False)
+    grid = _TableGrid(result, view, table)
+    if view.per_query:
+        grid.col("query", False)
+    _FILL[view.layout](grid)
+    return table
+
+
+class _TableGrid:
+    """What the layouts fill a rich Table from: the measures (rows) and variant slots, the values
+    shown, the queries' grid (each query's index in every run), the measures' labels."""
+
+    def __init__(self, result, view: TableView, table):
+        from rich.text import Text
+
+        from ..core.registry import Metric
+
+        self.result, self.view, self.table = result, view, table
+        self.precision = 4 if view.precision is None else view.precision
+        self.rows, slots = _layout(result.metrics)
+        self.shown = _Shown(result, view.undefined_masks)
+        self.multi = len(result.runs) > 1
+        self.groups = _grid(result, view.per_query, view.query_order)
+        self.label = {meas: Text(safe_text(metric_label(Metric(meas), view.names, zscores(result))))
+                      for meas in self.rows}
+        if view.layout in ("wide", "shared", "stacked"):
+            slots = _merge_holes(slots)
+        self.slots = _with_interval(slots, result)
+
+    def col(self, head, right=True) -> None:
+        self.table.add_column(head, justify="right" if right else "left", no_wrap=True, overflow="fold")
+
+    def cell(self, rr, meas, slot, i):
+        return _cell(self.shown, rr, meas, slot, i, self.precision, self.view.color)
+
+    def query_cell(self, q, first: bool) -> list:
+        """The query column's cell (with -q): the query on its first row, else empty."""
+        from rich.text import Text
+
+        return [Text(safe_text(q) if first else "")] if self.view.per_query else []
+
+
+def _fill_wide(g: _TableGrid) -> None:
+    """wide and shared: a row per measure, a column group per run (shared: the bounds equal for every
+    run first, in one column each)."""
+    result, multi = g.result, g.multi
+    shared = _shared_slots(g.shown, g.rows, g.slots, g.groups) if g.view.layout == "shared" and multi else []
+    own = [s for s in g.slots if s not in shared]
+    g.col("measure", False)
+    for s in shared:
+        g.col(f"{'all runs' if s == shared[0] else ''}\n{s}" if multi else s)
+    for rr in result.runs:
+        for j, s in enumerate(own):
+            head = s or "value"
+            g.col(f"{safe_text(rr.name) if j == 0 else ''}\n{head}" if multi else head)
+    for q, idx in g.groups:
+        for r, meas in enumerate(g.rows):
+            row = g.query_cell(q, r == 0) + [g.label[meas]]
+            k = next((j for j, i in enumerate(idx) if i != -1), 0)  # a run that has the query
+            row += [g.cell(result.runs[k], meas, s, idx[k]) for s in shared]
+            for rr, i in zip(result.runs, idx):
+                row += [g.cell(rr, meas, s, i) for s in own]
+            g.table.add_row(*row, end_section=g.view.per_query and r == len(g.rows) - 1)
+
+
+def _fill_stacked(g: _TableGrid) -> None:
+    """A row per (run, measure), one group of columns."""
     from rich.text import Text
 
+    g.col("run", False)
+    g.col("measure", False)
+    for s in g.slots:
+        g.col(s or "value")
+    for q, idx in g.groups:
+        n = 0
+        for rr, i in zip(g.result.runs, idx):
+            for r, meas in enumerate(g.rows):
+                row = g.query_cell(q, n == 0) + [Text(safe_text(rr.name) if r == 0 else ""), g.label[meas]]
+                row += [g.cell(rr, meas, s, i) for s in g.slots]
+                n += 1
+                g.table.add_row(*row, end_section=r == len(g.rows) - 1 and (g.view.per_query or g.multi))
+
+
+def _fill_long(g: _TableGrid) -> None:
+    """A row per (run, measure, variant): four narrow columns."""
+    from rich.text import Text
+
+    for head in ("run", "measure", "variant"):
+        g.col(head, False)
+    g.col("value")
+    for q, idx in g.groups:
+        n = 0
+        for rr, i in zip(g.result.runs, idx):
+            for meas in g.rows:
+                for s in g.slots:
+                    if not _long_row_shown(g, rr, meas, s, i):
+                        continue
+                    row = g.query_cell(q, n == 0)
+                    row += [Text(safe_text(rr.name)), g.label[meas], Text(s or "value"), g.cell(rr, meas, s, i)]
+                    n += 1
+                    g.table.add_row(*row)
+            g.table.rows[-1].end_section = True if g.table.rows else False
+
+
+def _long_row_shown(g: _TableGrid, rr, meas, s, i) -> bool:
+    """Whether the long layout has a row for slot ``s`` of ``meas``: a value there, or (the interval
+    slot) an 'all' row with an interval."""
     from ..core.registry import Metric
 
-    precision = 4 if precision is None else precision
-    rows, slots = _layout(result.metrics)
-    shown = _Shown(result, undefined_masks)
-    multi = len(result.runs) > 1
-    groups = _grid(result, per_query, query_order)
-    name = None if multi or not result.runs or not title else safe_text(result.runs[0].name)
-    table = Table(box=box.SIMPLE_HEAD, title=name if layout in ("wide", "shared") else None,
-                  title_justify="left", pad_edge=False, show_edge=False)
-    col = lambda head, right=True: table.add_column(head, justify="right" if right else "left",  # noqa: E731
-                                                    no_wrap=True, overflow="fold")
-    if per_query:
-        col("query", False)
-    label = {meas: Text(safe_text(metric_label(Metric(meas), names, zscores(result)))) for meas in rows}
-    runs = list(enumerate(result.runs))
-    if layout in ("wide", "shared", "stacked"):
-        slots = _merge_holes(slots)
-    slots = _with_interval(slots, result)
-    if layout in ("wide", "shared"):
-        shared = _shared_slots(shown, rows, slots, groups) if layout == "shared" and multi else []
-        own = [s for s in slots if s not in shared]
-        col("measure", False)
-        for s in shared:
-            col(f"{'all runs' if s == shared[0] else ''}\n{s}" if multi else s)
-        for rr in result.runs:
-            for j, s in enumerate(own):
-                head = s or "value"
-                col(f"{safe_text(rr.name) if j == 0 else ''}\n{head}" if multi else head)
-        for q, idx in groups:
-            for r, meas in enumerate(rows):
-                row = ([Text(safe_text(q) if r == 0 else "")] if per_query else []) + [label[meas]]
-                k = next((j for j, i in enumerate(idx) if i != -1), 0)  # a run that has the query
-                row += [_cell(shown, result.runs[k], meas, s, idx[k], precision, color) for s in shared]
-                for rr, i in zip(result.runs, idx):
-                    row += [_cell(shown, rr, meas, s, i, precision, color) for s in own]
-                table.add_row(*row, end_section=per_query and r == len(rows) - 1)
-    elif layout == "stacked":
-        col("run", False)
-        col("measure", False)
-        for s in slots:
-            col(s or "value")
-        for q, idx in groups:
-            n = 0
-            for (k, rr), i in zip(runs, idx):
-                for r, meas in enumerate(rows):
-                    row = ([Text(safe_text(q) if n == 0 else "")] if per_query else [])
-                    row += [Text(safe_text(rr.name) if r == 0 else ""), label[meas]]
-                    row += [_cell(shown, rr, meas, s, i, precision, color) for s in slots]
-                    n += 1
-                    table.add_row(*row, end_section=r == len(rows) - 1 and (per_query or multi))
-    else:  # long
-        col("run", False)
-        col("measure", False)
-        col("variant", False)
-        col("value")
-        for q, idx in groups:
-            n = 0
-            for (k, rr), i in zip(runs, idx):
-                for meas in rows:
-                    for s in slots:
-                        if isinstance(s, _Interval) and (i is not None or Metric(meas, s.variant) not in rr.interval):
-                            continue
-                        if not isinstance(s, _Interval) and Metric(meas, s) not in shown.have:
-                            continue
-                        row = ([Text(safe_text(q) if n == 0 else "")] if per_query else [])
-                        row += [Text(safe_text(rr.name)), label[meas], Text(s or "value"),
-                                _cell(shown, rr, meas, s, i, precision, color)]
-                        n += 1
-                        table.add_row(*row)
-                table.rows[-1].end_section = True if table.rows else False
-    return table
+    if isinstance(s, _Interval):
+        return i is None and Metric(meas, s.variant) in rr.interval
+    return Metric(meas, s) in g.shown.have
+
+
+_FILL = {"wide": _fill_wide, "shared": _fill_wide, "stacked": _fill_stacked, "long": _fill_long}
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -587,19 +659,19 @@ def text_width(text: str) -> int:
     return max((cell_len(_ANSI.sub("", line)) for line in text.split("\n")), default=0)
 
 
-def _plain_rows(result, per_query, names, precision, query_order, width, undefined_masks=None) -> str:
+def _plain_rows(result, view: TableView, width) -> str:
     """The last resort when no table fits: (with -q a ``query:`` line, then) per run its name, then per measure
     ``  measure  value 0.3037  E 0.5695 ...``, wrapped between ``variant value`` pairs (never
     inside one) onto lines indented by six spaces."""
     from ..core.registry import Metric
 
-    precision = 4 if precision is None else precision
+    precision, names = 4 if view.precision is None else view.precision, view.names
     rows, slots = _layout(result.metrics)
     slots = _with_interval(slots, result)
-    shown = _Shown(result, undefined_masks)
+    shown = _Shown(result, view.undefined_masks)
     lines = []
-    for q, idx in _grid(result, per_query, query_order):
-        if per_query:
+    for q, idx in _grid(result, view.per_query, view.query_order):
+        if view.per_query:
             lines.append(f"{safe_text(q)}:")
         for rr, i in zip(result.runs, idx):
             if i == -1:
@@ -628,10 +700,10 @@ def _wrap_fields(fields, width) -> list:
     return out
 
 
-def format_table(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
-                 query_order=None, color: bool = False, width: int | None = None, undefined_masks=None,
-                 **_) -> str:
-    """The rich table as text (ANSI styles only with ``color``) followed by the caption.
+def format_table(result, width: int | None = None, **kw) -> str:
+    """The rich table as text (ANSI styles only with ``color``) followed by the caption.  Keywords
+    naming :class:`TableView` fields set it (``color`` defaults to False here; ``layout`` and ``title``
+    are chosen below); the other keywords of a formatter (render.formats.FORMATS) are ignored.
 
     A number or a name is never shortened.  ``width`` (a terminal's): the first layout of
     :data:`LAYOUTS` (wide, bounds shared by every run in one column, runs stacked, one value per
@@ -640,21 +712,23 @@ def format_table(result, per_query: bool = False, names: str = "canonical", prec
     """
     import textwrap
 
+    fields = {f.name for f in dataclasses.fields(TableView)}
+    view = TableView(**{"color": False, **{k: v for k, v in kw.items() if k in fields}, "title": False})
+    color = view.color
     text = None
     for layout in LAYOUTS if width else ("wide",):
         if layout == "shared" and len(result.runs) < 2:
             continue
         if layout == "stacked" and len(result.runs) < 2 and text is not None:
             continue  # one run: stacking changes nothing
-        cand = _render(make_table(result, per_query, names, precision, query_order, color, layout, False,
-                                  undefined_masks), color)
+        cand = _render(make_table(result, dataclasses.replace(view, layout=layout)), color)
         if len(result.runs) == 1 and layout != "long":
             cand = f"{safe_text(result.runs[0].name)}\n{cand}"
         text = cand
         if not width or text_width(cand) <= width:
             break
     else:
-        text = _plain_rows(result, per_query, names, precision, query_order, width, undefined_masks)
+        text = _plain_rows(result, view, width)
     first, *rest = caption(result).split("\n")
     if color:
         first += "; bold red: worse than a random ranking"

@@ -329,8 +329,18 @@ def _ascii_digits(s: str) -> bool:
     return 0 < len(s) < 19 and s.isascii() and s.isdigit()
 
 
-def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=None, ids=None,
-                     keep: dict | None = None) -> None:
+@dataclass(frozen=True)
+class KnownCodes:
+    """What a caller of :func:`check_duplicates` already has: the query codes (``qcode``), the document
+    codes (``dcode``), the numeric docids (``ids``), and a dict to ``keep`` the encodings computed."""
+
+    qcode: object = None
+    dcode: object = None
+    ids: object = None
+    keep: dict | None = None
+
+
+def check_duplicates(qid, docid, path: str, lines, what: str, **known) -> None:
     """Refuse a (query, document) pair that appears twice: which copy counts would be arbitrary.
 
     Duplicates are looked for on integer codes (``qcode``: query codes, ``dcode``: document codes,
@@ -339,10 +349,14 @@ def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=
     needs no hash of the strings.  Only when a repeat is found are the strings sorted, so that the
     error names the first repeat in file order.  ``keep``, if given, receives the encodings computed
     here for later use: ``qid_encoding``, ``docid_encoding``, each (the array encoded, its Arrow
-    dictionary encoding), so that a user of one checks it is still the array it holds.
+    dictionary encoding), so that a user of one checks it is still the array it holds.  Keywords are
+    :class:`KnownCodes` fields.
     """
     import pyarrow as pa
     from . import compute as pc
+
+    codes = KnownCodes(**known)
+    qcode, dcode, ids, keep = codes.qcode, codes.dcode, codes.ids, codes.keep
 
     n = len(docid)
     if n < 2:

@@ -393,18 +393,39 @@ def trec_stale_values(metrics: list, values: dict, qids: list, qrels) -> dict:
     return {**values, **{m: m.measure.record.trec_stale(values[m], J) for m in stale}}
 
 
-def finish_run(name: str, path: str, qids: list, metrics: list, values: dict, stderr: dict, undefined: dict,
-               options: Options, *, missing_qids=(), ignored_qids=(), float32_ties: int = 0, skipped: int = 0,
-               extra: int = 0, missing: int | None = None, tag=None, qrels=None) -> RunResult:
-    """The run's result: values in query order, the 'all' row (:func:`summary_row`), and its notes."""
+@dataclass(frozen=True)
+class RunFacts:
+    """What :func:`finish_run` hears of a run beside its values: the qrels queries it has no line for,
+    its queries not in the qrels, the ranked documents whose place the score precision or the tie rule
+    decides, the comment or blank lines skipped and the lines with extra fields, its tag, and the
+    qrels (trec_eval's stale values and some summaries need them)."""
+
+    missing_qids: tuple = ()
+    ignored_qids: tuple = ()
+    float32_ties: int = 0
+    skipped: int = 0
+    extra: int = 0
+    tag: object = None
+    qrels: object = None
+
+
+def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple, options: Options,
+               **facts) -> RunResult:
+    """The run's result: values in query order, the 'all' row (:func:`summary_row`), and its notes.
+    ``computed`` = (values, stderr, undefined counts) of every metric; keywords are :class:`RunFacts`
+    fields."""
+    from ..core.keywords import split_keywords
+
+    (f,) = split_keywords(facts, RunFacts, where="finish_run")
+    values, stderr, undefined = computed
+    missing_qids, ignored_qids, float32_ties, tag, qrels = f.missing_qids, f.ignored_qids, f.float32_ties, f.tag, f.qrels
     if getattr(options, "trec_nan", False) and qrels is not None:  # trec_eval's leaks, before -Z as in trec_eval
         values = trec_stale_values(metrics, values, qids, qrels)
     if getattr(options, "zscore", None):
         values = zscore_values(metrics, values, qids, options.zscore)
     mean = summary_row(metrics, values, qids, options, tag=tag, qrels=qrels)
-    missing = len(missing_qids) if missing is None else missing
-    notes = input_notes(name, path, nq=len(qids), missing=missing, ignored=len(ignored_qids),
-                        float32_ties=float32_ties, skipped=skipped, extra=extra, ties=getattr(options, "ties", "score"))
+    notes = input_notes(name, path, nq=len(qids), missing=len(missing_qids), ignored=len(ignored_qids),
+                        float32_ties=float32_ties, skipped=f.skipped, extra=f.extra, ties=getattr(options, "ties", "score"))
     shown = set(metrics)  # a withheld bound of a part (summary_parts) is counted where it is shown, not here
     undefined = {m: n for m, n in undefined.items() if m in shown}
     note = undefined_note(name, undefined, options)
@@ -480,11 +501,28 @@ def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
 PRECISION_NOTE = "ranked documents change place between float32 and float64 scores"  # the note's words (compare looks for them)
 TIE_RULE_NOTE = "ranked documents are at another place than in trec_eval's order"  # --ties rank|file's (compare too)
 
-def input_notes(name: str, path: str, *, nq: int, missing: int = 0, ignored: int = 0,
-                float32_ties: int = 0, skipped: int = 0, extra: int = 0, ties: str = "score") -> list:
-    """The one-line notes about a run's input: nothing is dropped without a count.  ``float32_ties``:
-    the ranked documents whose place the precision decides (``ties`` 'score'), or the tie rule
-    ('rank', 'file': against trec_eval's order)."""
+@dataclass(frozen=True)
+class InputCounts:
+    """What :func:`input_notes` counts: qrels queries without a ranked document (``missing``), run
+    queries not in the qrels (``ignored``), ranked documents whose place the precision decides
+    (``float32_ties`` under ``ties`` 'score') or the tie rule ('rank', 'file': against trec_eval's
+    order), comment or blank lines ``skipped``, lines with ``extra`` fields."""
+
+    missing: int = 0
+    ignored: int = 0
+    float32_ties: int = 0
+    skipped: int = 0
+    extra: int = 0
+    ties: str = "score"
+
+
+def input_notes(name: str, path: str, *, nq: int, **counts) -> list:
+    """The one-line notes about a run's input (of ``nq`` qrels queries): nothing is dropped without a
+    count.  Keywords are :class:`InputCounts` fields."""
+    from ..core.keywords import split_keywords
+
+    (c,) = split_keywords(counts, InputCounts, where="input_notes")
+    missing, ignored, float32_ties, skipped, extra, ties = c.missing, c.ignored, c.float32_ties, c.skipped, c.extra, c.ties
     out = []
     if missing:
         out.append(f"{name}: {missing} of {nq} qrels queries have no ranked documents and score 0"

@@ -392,7 +392,7 @@ def _checked_numeric_ids(run: Run, docid, qcode) -> np.ndarray | None:
         return made[2]
     ids = numeric_ids(docid)
     if ids is not None:
-        check_duplicates(run.qid, docid, run.path, run.line, "the run", qcode, ids=ids)
+        check_duplicates(run.qid, docid, run.path, run.line, "the run", qcode=qcode, ids=ids)
     if isinstance(run.qid, (pa.Array, pa.ChunkedArray)) and isinstance(run.docid, (pa.Array, pa.ChunkedArray)):
         run.cache["numeric_ids"] = (run.qid, run.docid, ids)
     return ids
@@ -514,7 +514,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
         # run document's code below len(jdict) is its judged docid's code, and the same codes find
         # repeated documents (integer keys, not a string sort).
         dcode = pc.dictionary_encode(pa.concat_arrays([jdict, docid])).indices.to_numpy(zero_copy_only=False)[n_judged:]
-        check_duplicates(run.qid, docid, run.path, run.line, "the run", qcode, dcode)
+        check_duplicates(run.qid, docid, run.path, run.line, "the run", qcode=qcode, dcode=dcode)
     # run query code -> query-set index (-1: not in the qrels, ignored)
     to_q = pc.fill_null(pc.index_in(qdict, value_set=pa.array(qids, pa.string())), -1)
     to_q = to_q.to_numpy(zero_copy_only=False).astype(np.int64)

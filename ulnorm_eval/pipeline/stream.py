@@ -253,7 +253,7 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
     pick = np.asarray([at[q] for q in qids], dtype=np.int64)
     values = {m: np.concatenate(parts[m])[pick] if m in parts else np.zeros(0) for m in (*metrics, *parts)}
     stderr = {m: np.concatenate(se_parts[m])[pick] for m in se_parts}
-    result = finish_run(run_name, path, qids, metrics, values, stderr, undefined, options,
+    result = finish_run(run_name, path, qids, metrics, (values, stderr, undefined), options,
                         missing_qids=missing_qids, ignored_qids=natural_order(ignored), float32_ties=f32_ties,
                         skipped=skipped, extra=extra, tag=tag, qrels=qrels)
     for n in result.notes if warn else ():

@@ -36,45 +36,13 @@ def _cell(text: str) -> str:
 def gate_markdown(result, checks, names: str = "canonical", baseline: str | None = None,
                   max_drop: float | None = None, alpha: float | None = None) -> str:
     """The Markdown text: verdict heading, checks table, means table."""
-    from ..analysis.gate import label as check_label
     from .values import metric_label, zscores
 
     zscore_table = zscores(result)
     label = lambda metric: metric_label(metric, names, zscore_table)  # noqa: E731
-    failed = [item for item in checks if item.failed]
-    n_checks = len(checks)
-    if not checks:
-        head = "## ulnorm-eval: no gate checks (--fail-below, --baseline)"
-    elif failed:
-        head = f"## ulnorm-eval gate: FAILED ({len(failed)} of {n_checks} {'check' if n_checks == 1 else 'checks'})"
-    else:
-        head = f"## ulnorm-eval gate: passed ({n_checks} {'check' if n_checks == 1 else 'checks'})"
-    lines = [head, ""]
+    lines = [_heading(checks), ""]
     if checks:
-        lines += ["| result | run | metric | check | mean | threshold | margin | p |",
-                  "|:-|:-|:-|:-|-:|-:|-:|:-|"]
-        for item in checks:
-            verdict = "❌ fail" if item.failed else "✅ pass"
-            if getattr(item, "undefined", ""):
-                verdict += " (undefined)"
-            if item.kind == "fail-below":
-                check, threshold, p_text = f"--fail-below {item.reference:g}", item.reference, ""
-            else:
-                drop = max_drop or 0.0
-                threshold = item.reference - drop
-                check = f"--baseline {baseline} ({_f(item.reference)}) --max-drop {drop:g}"
-                p_text = "nan" if item.p is None or math.isnan(item.p) else f"{item.p:.3g}"
-                p_text += f" ({_TEST[item.test]}{' over per-query values' if getattr(item, 'of_means', False) else ''}, one-sided, n = {item.n}"
-                p_text += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
-            margin = item.mean - threshold if not math.isnan(item.mean) else math.nan
-            lines.append(f"| {verdict} | {_cell(item.run)} | {_cell(check_label(item, names))} | {_cell(check)} | {_f(item.mean)} | "
-                         f"{_f(threshold)} | {_signed(margin)} | {p_text} |")
-        lines.append("")
-        undefined = [item for item in checks if getattr(item, "undefined", "")]
-        lines += [f"- {_cell(item.run)} {_cell(check_label(item, names))}: {_cell(item.undefined)}, so the check fails"
-                  for item in undefined]
-        if undefined:
-            lines.append("")
+        lines += _check_lines(checks, names, (baseline, max_drop, alpha))
     metrics = list(result.metrics)
     lines += ["| run | " + " | ".join(_cell(label(metric)) for metric in metrics) + " |",
               "|:-|" + "-:|" * len(metrics)]
@@ -86,8 +54,49 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
                      + " |")
     notes = _notes(result)
     if notes:
-        lines += [""] + [f"- {n_checks}" for n_checks in notes]
+        lines += [""] + [f"- {note}" for note in notes]
     return "\n".join(lines) + "\n"
+
+
+def _heading(checks) -> str:
+    failed = [item for item in checks if item.failed]
+    n_checks = len(checks)
+    if not checks:
+        return "## ulnorm-eval: no gate checks (--fail-below, --baseline)"
+    if failed:
+        return f"## ulnorm-eval gate: FAILED ({len(failed)} of {n_checks} {'check' if n_checks == 1 else 'checks'})"
+    return f"## ulnorm-eval gate: passed ({n_checks} {'check' if n_checks == 1 else 'checks'})"
+
+
+def _check_lines(checks, names: str, baseline_gate: tuple) -> list:
+    """The checks table (a row per check: verdict, run, metric, the check, mean, threshold, margin, p),
+    then a line per check failed because its mean is undefined; ``baseline_gate`` = (--baseline,
+    --max-drop, --alpha)."""
+    from ..analysis.gate import label as check_label
+
+    baseline, max_drop, alpha = baseline_gate
+    lines = ["| result | run | metric | check | mean | threshold | margin | p |", "|:-|:-|:-|:-|-:|-:|-:|:-|"]
+    for item in checks:
+        verdict = "❌ fail" if item.failed else "✅ pass"
+        if getattr(item, "undefined", ""):
+            verdict += " (undefined)"
+        if item.kind == "fail-below":
+            check, threshold, p_text = f"--fail-below {item.reference:g}", item.reference, ""
+        else:
+            drop = max_drop or 0.0
+            threshold = item.reference - drop
+            check = f"--baseline {baseline} ({_f(item.reference)}) --max-drop {drop:g}"
+            p_text = "nan" if item.p is None or math.isnan(item.p) else f"{item.p:.3g}"
+            p_text += f" ({_TEST[item.test]}{' over per-query values' if getattr(item, 'of_means', False) else ''}, one-sided, n = {item.n}"
+            p_text += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
+        margin = item.mean - threshold if not math.isnan(item.mean) else math.nan
+        lines.append(f"| {verdict} | {_cell(item.run)} | {_cell(check_label(item, names))} | {_cell(check)} | {_f(item.mean)} | "
+                     f"{_f(threshold)} | {_signed(margin)} | {p_text} |")
+    lines.append("")
+    undefined = [item for item in checks if getattr(item, "undefined", "")]
+    lines += [f"- {_cell(item.run)} {_cell(check_label(item, names))}: {_cell(item.undefined)}, so the check fails"
+              for item in undefined]
+    return lines + ([""] if undefined else [])
 
 
 def _interval(run, metric, lead) -> str:

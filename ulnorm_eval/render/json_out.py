@@ -144,8 +144,6 @@ def sha256_file(path) -> str | None:
 
 def json_document(result, names: str = "canonical", precision: int | None = None) -> dict:
     """The ``-f json`` document as Python objects (see JSON_SCHEMA)."""
-    import numpy as np
-
     from .. import __version__
 
     labels = {metric: metric_label(metric, names, zscores(result)) for metric in result.metrics}
@@ -161,44 +159,53 @@ def json_document(result, names: str = "canonical", precision: int | None = None
                      for path, run in zip(paths, result.runs)],
         },
         "measures": list(labels.values()),
-        "queries": [],
+        "queries": [_query_lists(run, labels) for run in result.runs],
     }
-    runs = []
-    for run in result.runs:
-        left_out = {}
-        for metric, lab in labels.items():
-            vals = run.values[metric]
-            nan = np.isnan(vals) if vals.dtype.kind == "f" else np.zeros(len(vals), bool)  # text: relstring
-            if nan.any():
-                left_out[lab] = [qid for qid, left in zip(run.qids, nan) if left]
-        meta["queries"].append({
-            "run": run.name, "evaluated": len(run.qids),
-            "no_ranking": list(getattr(run, "missing_qids", [])),
-            "not_in_qrels": list(getattr(run, "ignored_qids", [])),
-            "undefined": {labels[metric]: int(count) for metric, count in run.undefined.items() if count},
-            "left_out": left_out,
-        })
-        queries = []
-        for index, qid in enumerate(run.qids):
-            row = {"query": qid,
-                   "values": {lab: json_value(run.values[metric][index], precision) for metric, lab in labels.items()}}
-            std_errors = {labels[metric]: json_value(stderr_values[index], precision) for metric, stderr_values in run.stderr.items() if metric in labels}
-            if std_errors:
-                row["stderr"] = std_errors
-            queries.append(row)
-        doc = {
-            "name": run.name,
-            "summary": {lab: json_value(run.mean[metric], precision) for metric, lab in labels.items()},
-            "stderr": {labels[metric]: json_value(mean_stderr(run.values[metric], stderr_values), precision)
-                       for metric, stderr_values in run.stderr.items() if metric in labels},
-        }
-        interval = {labels[metric]: [json_value(left, precision) for left in span]
-                    for metric, span in getattr(run, "interval", {}).items() if metric in labels}
-        if interval:
-            doc["interval"] = interval
-        doc["queries"] = queries
-        runs.append(doc)
+    runs = [_run_document(run, labels, precision) for run in result.runs]
     return {"meta": meta, "runs": runs}
+
+
+def _query_lists(run, labels: dict) -> dict:
+    """A run's entry of ``meta.queries``: the queries evaluated, without a ranking, not in the qrels,
+    the undefined counts and the queries each measure left out (NaN)."""
+    import numpy as np
+
+    left_out = {}
+    for metric, lab in labels.items():
+        vals = run.values[metric]
+        nan = np.isnan(vals) if vals.dtype.kind == "f" else np.zeros(len(vals), bool)  # text: relstring
+        if nan.any():
+            left_out[lab] = [qid for qid, left in zip(run.qids, nan) if left]
+    return {
+        "run": run.name, "evaluated": len(run.qids),
+        "no_ranking": list(getattr(run, "missing_qids", [])),
+        "not_in_qrels": list(getattr(run, "ignored_qids", [])),
+        "undefined": {labels[metric]: int(count) for metric, count in run.undefined.items() if count},
+        "left_out": left_out,
+    }
+
+
+def _run_document(run, labels: dict, precision) -> dict:
+    """A run's entry of ``runs``: its summary (and standard errors, intervals), then every query's values."""
+    queries = []
+    for index, qid in enumerate(run.qids):
+        row = {"query": qid, "values": {lab: json_value(run.values[metric][index], precision) for metric, lab in labels.items()}}
+        std_errors = {labels[metric]: json_value(stderr_values[index], precision) for metric, stderr_values in run.stderr.items() if metric in labels}
+        if std_errors:
+            row["stderr"] = std_errors
+        queries.append(row)
+    doc = {
+        "name": run.name,
+        "summary": {lab: json_value(run.mean[metric], precision) for metric, lab in labels.items()},
+        "stderr": {labels[metric]: json_value(mean_stderr(run.values[metric], stderr_values), precision)
+                   for metric, stderr_values in run.stderr.items() if metric in labels},
+    }
+    interval = {labels[metric]: [json_value(left, precision) for left in span]
+                for metric, span in getattr(run, "interval", {}).items() if metric in labels}
+    if interval:
+        doc["interval"] = interval
+    doc["queries"] = queries
+    return doc
 
 
 def format_json(result, names: str = "canonical", precision: int | None = None, **_) -> str:

@@ -131,27 +131,28 @@ def summ_request(options: dict):
     from ..render.progress import shown
 
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
-    o, k = options, options["k"]
-    if o["plot"] and not o["correlate"]:
+    tokens = options["k"]
+    if options["plot"] and not options["correlate"]:
         raise click.UsageError("--plot needs --correlate")
-    if k is not None and k != "candidate":
+    if tokens is not None and tokens != "candidate":
         try:
-            k = int(k)
+            tokens = int(tokens)
         except ValueError:
-            k = 0
-        if k < 1:
+            tokens = 0
+        if tokens < 1:
             raise click.UsageError("--k takes a positive number of tokens or 'candidate'")
     variants = None
-    if o["norm"] is not None:
-        parts = [x.strip() for x in o["norm"].split(",") if x.strip()]
+    if options["norm"] is not None:
+        parts = [part.strip() for part in options["norm"].split(",") if part.strip()]
         variants = [] if parts in (["none"], ["plain"]) else parts
     keys = ("stem", "combine", "length", "upper", "draws", "seed", "undefined", "norm_all", "model", "layer",
             "batch_size")
-    opts = se.SummOptions(**{key: o[key] for key in keys}, k=k)
-    return se.SummRequest(o["data"], tuple(o["systems"]), [x for m in o["measures"] for x in m.split() if x] or None,
-                          variants, tuple(o["fail_below"]), opts, o["only_systems"], o["max_docs"], o["subset"],
-                          o["order"], o["token_ties"], o["correlate"], o["ratings"], o["mc_repeats"],
-                          _progress_bar() if shown(not o["no_progress"]) else False, ABSTRACTIVE)
+    opts = se.SummOptions(**{key: options[key] for key in keys}, k=tokens)
+    measures = [name for given in options["measures"] for name in given.split() if name] or None
+    return se.SummRequest(options["data"], tuple(options["systems"]), measures, variants, tuple(options["fail_below"]),
+                          opts, options["only_systems"], options["max_docs"], options["subset"], options["order"],
+                          options["token_ties"], options["correlate"], options["ratings"], options["mc_repeats"],
+                          _progress_bar() if shown(not options["no_progress"]) else False, ABSTRACTIVE)
 
 
 def _progress_bar():
@@ -168,35 +169,34 @@ def summ_text(outcome, options: dict):
     scores in the format asked for."""
     from ..render.formats import FORMATS
 
-    o, result = options, outcome.result
-    fmt, precision, output = o["fmt"], o["precision"], o["output"]
-    if o["correlate"]:
+    result = outcome.result
+    fmt, precision, output = options["fmt"], options["precision"], options["output"]
+    if options["correlate"]:
         from ..render.summ_report import CorrelationAsk, correlation_text
 
-        ask = CorrelationAsk(o["ratings"], tuple(o["levels"] or ("summary", "system")), fmt, precision, o["plot"],
-                             o["bootstrap"], o["seed"], tuple(outcome.repeats))
+        ask = CorrelationAsk(options["ratings"], tuple(options["levels"] or ("summary", "system")), fmt, precision,
+                             options["plot"], options["bootstrap"], options["seed"], tuple(outcome.repeats))
         return correlation_text(result, outcome.data, ask)
-    if o["compare_systems"]:
+    if options["compare_systems"]:
         import copy
 
         from ..analysis.compare import compare
         from ..render.frames import render
 
         scores = copy.copy(result)  # a Monte Carlo SE and the hetero score are not scores of a system
-        scores.metrics = [m for m in result.metrics if m.variant not in ("SE", "Hetero")]
+        scores.metrics = [metric for metric in result.metrics if metric.variant not in ("SE", "Hetero")]
         cmp = compare(scores, test="t", correction="holm")
         fmt = fmt or ("table" if (sys.stdout.isatty() and not output) else "tsv")
         if fmt not in DATA_FRAME_FORMATS:
             raise ValueError(f"--compare prints {', '.join(DATA_FRAME_FORMATS[:-1])} or {DATA_FRAME_FORMATS[-1]}, "
                              f"not {fmt}")
-        return render(dict(cmp.tables), fmt, precision, {**cmp.meta, "data": str(o["data"])}), None
+        return render(dict(cmp.tables), fmt, precision, {**cmp.meta, "data": str(options["data"])}), None
     fmt = fmt or ("table" if (sys.stdout.isatty() and not output) else "trec")
-    kw = {"per_query": o["per_query"], "names": "canonical", "precision": precision}
     if fmt == "table":  # the ranking table looks its cells up by the registry's Metric; summaries have their own
         from ..render.summ_report import summ_table
 
-        return summ_table(result, o["per_query"], precision), None
-    return FORMATS[fmt](result, **kw), None
+        return summ_table(result, options["per_query"], precision), None
+    return FORMATS[fmt](result, per_query=options["per_query"], names="canonical", precision=precision), None
 
 
 def summ_outputs(outcome, options: dict, text: str, picture):
@@ -206,7 +206,7 @@ def summ_outputs(outcome, options: dict, text: str, picture):
     from ..render.outputs import Output
 
     result = outcome.result
-    checks = gate.check_thresholds(result, [gate.Threshold(m, val) for m, val in outcome.thresholds])
+    checks = gate.check_thresholds(result, [gate.Threshold(metric, value) for metric, value in outcome.thresholds])
     gate.require_complete(checks, result, "documents", "no summary")
     outputs = [Output(options["output"], text)]
     outputs += [Output(options["plot"], picture.data)] if picture is not None else []
@@ -214,4 +214,4 @@ def summ_outputs(outcome, options: dict, text: str, picture):
         from ..render.gate_md import gate_markdown
 
         outputs.append(Output(options["summary_md"], gate_markdown(result, checks), append=True))
-    return outputs, ((gate.verdict(checks), any(c.failed for c in checks)) if checks else None)
+    return outputs, ((gate.verdict(checks), any(check.failed for check in checks)) if checks else None)

@@ -474,7 +474,9 @@ def test_compare_steps_one_progress_bar_through_the_runs(monkeypatch):
                                     str(ex / "qrels" / "dlhard-passage.qrels.txt"), *runs])
     assert res.exit_code == 0, res.output
     assert opened == [runs]
-    assert steps == [(f"evaluating {Path(r).name} ({i + 1}/3)", r) for i, r in enumerate(runs)]
+    # and once after the last, which takes the bar past the last run's bytes to 100%
+    assert steps == [(f"evaluating {Path(r).name} ({i + 1}/3)", r) for i, r in enumerate(runs)] + [
+        ("evaluated 3 runs", None)]
 
 
 def test_compare_says_when_the_tie_rule_decides_a_significance_mark(write):

@@ -2,6 +2,7 @@
 runs whose note says the change moves their documents: its comparison equals the one that reads and
 scores every run again."""
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -67,3 +68,28 @@ def test_compare_again_equals_the_whole_comparison_again(tmp_path, monkeypatch, 
             assert len(a) == len(b)
             for x, y in zip(a, b):
                 assert (x == y) or (x != x and y != y), (name, col, x, y)
+
+
+def test_compare_again_leaves_out_the_holes_interval_ends(tmp_path, monkeypatch):
+    """Only the significance marks are read from the comparison again: the holes' LB/UB and bootstrap
+    ends (most of compare --holes' time) are not evaluated a second time, and the marks equal those of
+    the whole comparison again."""
+    qrels, runs = _files(tmp_path)
+    lines = Path(qrels).read_text().splitlines(True)
+    Path(qrels).write_text("".join(lines[::2]))  # every other judgment dropped: the runs have holes
+    request = CompareRequest(qrels, tuple(runs), measures=["AP", "P@5"], options=Options(), holes=True,
+                             holes_bootstrap=True, compare={"test": "t", "correction": "none"}, progress=False)
+    first = compare_for_request(request, [], check_ties=False)
+    assert "holes_overlap" in first.tables["pairs"].columns
+    changed = dataclasses.replace(Options(), score_precision="float32")
+    from ulnorm_eval.pipeline import evaluate as api
+    asked = []
+    real = api.evaluate_run
+    monkeypatch.setattr(api, "evaluate_run", lambda q, run, metrics, *a, **k: asked.append(metrics) or real(q, run, metrics, *a, **k))
+    again = cmp_mod._compare_again(first, PRECISION_NOTE, changed)
+    monkeypatch.setattr(api, "evaluate_run", real)
+    assert again is not None and asked
+    assert all(m.variant not in cmp_mod.HOLE_ENDS for metrics in asked for m in metrics)
+    whole = compare_for_request(dataclasses.replace(request, options=changed), [], check_ties=False)
+    assert list(whole.tables["pairs"]["significant"]) == list(again.tables["pairs"]["significant"])
+    assert list(whole.tables["pairs"]["diff"]) == list(again.tables["pairs"]["diff"])

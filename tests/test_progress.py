@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -117,6 +118,37 @@ def test_summ_reports_each_document_of_every_round(texts, monkeypatch):
 
 
 # --------------------------------------------------------------------------- shown only where it belongs
+
+
+def test_compare_with_holes_reports_each_run_it_evaluates():
+    """With hole bounds the runs are read first (their holes are shared) and evaluated after: the bytes
+    bar ends with the reading, so the evaluation (2.2 s a Robust run at --holes-samples 200) has a bar of
+    its own, one unit per run, in process and with -j."""
+    from ulnorm_eval.analysis.compare import compare_files
+
+    from ulnorm_eval import load_qrels
+    from ulnorm_eval.pipeline.parallel import executor
+
+    judged = load_qrels(QRELS)
+    for jobs in (1, 2):
+        heard = []
+        with executor(judged, jobs) as ex:
+            compare_files(judged, RUNS, ["P@5"], [], holes=True, evaluated=lambda: heard.append(1), executor=ex)
+        assert len(heard) == len(RUNS)
+
+
+def test_compare_holes_bar_on_the_command_line(monkeypatch):
+    args = ["compare", "-f", "tsv", "-m", "P@5", "--holes", "--holes-samples", "10", QRELS, *RUNS]
+    plain = CliRunner().invoke(main, args)
+    assert plain.exit_code == 0, plain.output
+    monkeypatch.setenv(pr.PROGRESS_ENV, "always")
+    shown = CliRunner().invoke(main, args)
+    assert shown.exit_code == 0, shown.output
+    text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", shown.stderr)
+    # rich draws at 10 Hz: a state as short as one small file's reading may never be drawn, the last one is
+    assert "evaluating the runs with their hole bounds" in text and "read 3 runs" in text
+    assert "evaluating bm25.run.gz" not in text  # the bytes bar says what it measures: the reading
+    assert shown.stdout_bytes == plain.stdout_bytes
 
 
 @pytest.mark.parametrize("command", ["stability", "compare", "summ", "eval"])

@@ -524,6 +524,7 @@ class CompareInputs:
     holes: bool = False
     holes_bootstrap: bool = False
     progress: object = None  # a progress bar's advance for compare's paired tests and swap trials
+    evaluated: object = None  # a progress bar's advance, called once per run evaluated in this process
 
 
 def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=None, executor=None, **kw):
@@ -548,12 +549,16 @@ def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=
         runs = list(runs)                        # (docs/holes.md)
         options = api.with_runs_holes(options, q, runs, metrics + extra)
     if executor is None or executor.sequential:
-        paths, results = _evaluate_here(q, runs, metrics + extra, options, (warn, inputs.read_ahead))
+        paths, results = _evaluate_here(q, runs, metrics + extra, options,
+                                        (warn, inputs.read_ahead, inputs.evaluated or _no_progress))
     else:
         from ..pipeline.parallel import evaluate_runs
         runs = list(runs)
         paths = [r.path if hasattr(r, "path") else str(r) for r in runs]
-        results = list(evaluate_runs(executor, runs, metrics + extra, options, warn))
+        results = []
+        for one in evaluate_runs(executor, runs, metrics + extra, options, warn):
+            results.append(one)
+            (inputs.evaluated or _no_progress)()
     res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)), paths)
     cmp = compare(res, settings, warn=warn, progress=inputs.progress)
     cmp.notes[:0] = setup + res.notes
@@ -592,12 +597,13 @@ def _metrics_to_evaluate(measures, variants, settings: CompareSettings, inputs: 
 
 
 def _evaluate_here(q, runs, metrics: list, options, how: tuple) -> tuple:
-    """The runs' paths and RunResults, evaluated in this process; ``how`` = (warn, read_ahead): each
-    run read and parsed in a background thread while the one before is evaluated."""
+    """The runs' paths and RunResults, evaluated in this process; ``how`` = (warn, read_ahead, evaluated):
+    each run read and parsed in a background thread while the one before is evaluated, ``evaluated()``
+    called after each run (a progress bar's advance)."""
     from ..pipeline import evaluate as api
     from ..pipeline.stream import read_ahead as ahead
 
-    warn, read_ahead = how
+    warn, read_ahead, evaluated = how
     if isinstance(runs, (list, tuple)) and "-" in runs:
         read_ahead = False  # standard input is read in this thread, never in the background one
     loaded = ((r, api.load_run(r, q)) for r in runs)
@@ -607,6 +613,7 @@ def _evaluate_here(q, runs, metrics: list, options, how: tuple) -> tuple:
         for r, run in loaded:
             paths.append(r.path if hasattr(r, "path") else str(r))  # str() of a Run formats its arrays
             results.append(api.evaluate_run(q, run, metrics, options, warn))
+            evaluated()
     finally:
         loaded.close()  # stops and joins the reader now, not when an error's traceback is freed
     return paths, results
@@ -715,11 +722,14 @@ def _compare_again(cmp: Comparison, note: str, changed) -> Comparison | None:
     if any(not isinstance(res.run_paths[i], str) or res.run_paths[i] == "-" for i in moved):
         return None
     options = dataclasses.replace(changed, holes_pool=res.options.holes_pool)
+    # only the significance marks are read from this comparison: the holes' interval ends (LB/UB and
+    # the bootstrap's BSLO/BSHI, 2.2 s a Robust run at --holes-samples 200) are not evaluated again
+    kept = [m for m in res.metrics if m.variant not in HOLE_ENDS]
     runs = list(res.runs)
     for i in moved:
-        again = api.evaluate_run(q, api.load_run(res.run_paths[i], q), res.metrics, options)
+        again = api.evaluate_run(q, api.load_run(res.run_paths[i], q), kept, options)
         runs[i] = dataclasses.replace(again, name=res.runs[i].name)
-    return compare(dataclasses.replace(res, runs=runs, options=options), settings)
+    return compare(dataclasses.replace(res, metrics=kept, runs=runs, options=options), settings)
 
 
 def compare_for_request(request: CompareRequest, notes: list, check_ties: bool = True) -> Comparison:
@@ -744,18 +754,25 @@ def compare_for_request(request: CompareRequest, notes: list, check_ties: bool =
     # the runs' bytes on one bar with the time left (shown on a terminal for inputs over a few MB), then
     # the paired tests and swap trials on another
     bars = shown(request.progress)
+    # with hole bounds every run is read first (the holes are shared by the runs) and evaluated after:
+    # the bytes bar then covers the reading, a bar of runs the evaluation
+    holes = request.holes or request.holes_bootstrap
+    doing = "reading" if holes else "evaluating"
     with progress(list(request.runs), bars) as step, \
+            work_bar(bars and holes, "evaluating the runs with their hole bounds (runs)",
+                     total=len(request.runs)) as evaluated, \
             work_bar(bars, "comparing: paired tests and swap trials (metrics)") as tick, \
             executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
         def stepped():
             for i, path in enumerate(request.runs):
-                step(f"evaluating {base_name(path)} ({i + 1}/{len(request.runs)})", path)
+                step(f"{doing} {base_name(path)} ({i + 1}/{len(request.runs)})", path)
                 yield next(loaded)
+            step(f"{'read' if holes else 'evaluated'} {len(request.runs)} runs")  # the last run's bytes
 
         cmp = compare_files(q, stepped(), request.measures, request.variants, request.options, notes.append,
                             executor=ex, read_ahead="-" not in request.runs, swap_between=sets,
                             holes=request.holes, holes_bootstrap=request.holes_bootstrap, pairs=request.pairs,
-                            progress=tick, **request.compare)
+                            progress=tick, evaluated=evaluated if holes else None, **request.compare)
     refuse_non_finite_means(cmp, request.qrels)
     if check_ties:
         _marks_the_precision_decides(request, cmp, notes)

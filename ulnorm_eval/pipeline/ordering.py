@@ -427,6 +427,16 @@ def _judged_codes(qrels: Qrels, jdict, docid):
     return None if made[1] is None else fp.judged_codes(made[1], docid, len(jdict))
 
 
+def _docids_like(run: Run, jdict):
+    """The run's docids as one array of the judged docids' type (string or large string), so that
+    lookups and casts compare like with like."""
+    import pyarrow as pa
+    from ..inputs import compute as pc
+
+    docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
+    return pc.cast(docid, jdict.type) if docid.type != jdict.type else docid
+
+
 def unjudged(run: Run, qrels: Qrels, qids: list):
     """(query-set index, docid) of each row of ``run`` whose query is one of ``qids`` and whose
     docid the qrels do not judge for that query (pyarrow strings), or None when the fingerprints
@@ -437,9 +447,7 @@ def unjudged(run: Run, qrels: Qrels, qids: list):
     qdict, qcode = run_queries(run)
     jdict, jkeys, _ = _join_index(qrels, qids)
     n_judged = len(jdict)
-    docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
-    if docid.type != jdict.type:
-        docid = pc.cast(docid, jdict.type)
+    docid = _docids_like(run, jdict)
     got = _judged_codes(qrels, jdict, docid)
     if got is None:
         return None
@@ -501,9 +509,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     qdict, qcode = run_queries(run)
     jdict, jkeys, jrows = _join_index(qrels, qids)
     n_judged = len(jdict)
-    docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
-    if docid.type != jdict.type:
-        docid = pc.cast(docid, jdict.type)
+    docid = _docids_like(run, jdict)
     ids = _checked_numeric_ids(run, docid, qcode)
     if ids is not None:
         # Numeric docids: repeats are found on the numbers, and a lookup in the (small, per query

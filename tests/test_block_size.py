@@ -1,6 +1,6 @@
 """Streamed runs are read in BLOCK_BYTES blocks of whole queries (peak RSS grows with them), and a run
 file of up to WHOLE_BYTES in one piece (each block pays the qrels join of its query set again)."""
-from ulnorm_eval.inputs import blocks
+from ulnorm_eval.inputs import block_reader as blocks
 
 
 def _run(path, size):

@@ -67,7 +67,7 @@ def test_cli_constants_defined_once(name):
 
 
 def test_every_command_uses_the_one_context():
-    from ulnorm_eval.cli.common import CONTEXT
+    from ulnorm_eval.cli.support import CONTEXT
 
     for name, command in COMMANDS.items():
         assert command.context_settings == CONTEXT, name

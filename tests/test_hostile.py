@@ -386,7 +386,7 @@ def test_overlong_line_is_refused(tmp_path, files, monkeypatch):
 def test_streamed_reading_is_linear_in_one_huge_query(tmp_path, monkeypatch):
     """One query spanning many blocks: each line is looked at a bounded number of times (the old reader
     re-scanned the whole buffer after every block: quadratic)."""
-    from ulnorm_eval.inputs import blocks
+    from ulnorm_eval.inputs import block_reader as blocks
 
     n = 20000
     r = tmp_path / "one.run"
@@ -444,7 +444,7 @@ def test_block_boundaries_equal_the_previous_reader(tmp_path):
     block in one piece: the single block (and line 1) that joining those two blocks gives."""
     from hypothesis import HealthCheck, given, settings, strategies as st
 
-    from ulnorm_eval.inputs import blocks
+    from ulnorm_eval.inputs import block_reader as blocks
 
     line = st.one_of(st.sampled_from(["q1", "q2", "q3", "q10"]).map(lambda q: f"{q} Q0 d 1 1 A"),
                      st.sampled_from(["", "# note", "   ", "\t \t", " " * 70, "\n" * 150]))

@@ -204,7 +204,7 @@ def test_papers_significance_setting_is_correction_none():
 
 def test_ap_norm_k_by_hand_and_variants_unchanged():
     """Relevant at ranks 1 and 3 of the top 4: SP@4 = 1 + 2/3; AP(norm='k')@4 = (5/3)/4, AP@4 = (5/3)/R."""
-    from ulnorm_eval.inputs.frames import qrels_from_object, run_from_object
+    from ulnorm_eval.inputs.in_memory import qrels_from_object, run_from_object
 
     qrels = qrels_from_object({"q": {"a": 1, "b": 0, "c": 1, "d": 0, "e": 1}})
     run = run_from_object({"q": {"a": 5, "b": 4, "c": 3, "d": 2, "e": 1}})

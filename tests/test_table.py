@@ -1,4 +1,4 @@
-"""analysis.table.Table, the pandas-free tables of compare: the kinds pandas would infer, the same
+"""analysis.columns.Table, the pandas-free tables of compare: the kinds pandas would infer, the same
 DataFrame, and every table format writing exactly what pandas' to_csv / to_dict wrote before."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from ulnorm_eval.analysis.table import Table, infer_kind
+from ulnorm_eval.analysis.columns import Table, infer_kind
 from ulnorm_eval.render.frames import render
 
 FLOATS = st.one_of(st.floats(allow_nan=True, allow_infinity=True, width=64),

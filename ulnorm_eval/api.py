@@ -51,7 +51,7 @@ _BOUNDS = ("E", "IUB", "WLB")
 
 def to_qrels(qrels: QrelsLike, groups: str | None = None) -> Qrels:
     """Typed :class:`Qrels` from any accepted qrels input."""
-    from .inputs.frames import is_frame, qrels_from_object
+    from .inputs.in_memory import is_frame, qrels_from_object
     from .pipeline.evaluate import load_qrels
 
     if isinstance(qrels, Qrels):
@@ -64,7 +64,7 @@ def to_qrels(qrels: QrelsLike, groups: str | None = None) -> Qrels:
 
 
 def _one_run(obj, qrels: Qrels, name: str | None) -> Run:
-    from .inputs.frames import is_frame, run_from_object
+    from .inputs.in_memory import is_frame, run_from_object
     from .pipeline.evaluate import load_run
 
     if isinstance(obj, Run):
@@ -79,7 +79,7 @@ def _one_run(obj, qrels: Qrels, name: str | None) -> Run:
 def _sources(runs: RunsLike, qrels: Qrels) -> list:
     """Each run as a :class:`Run`, or as a path string when it is an unnamed file (evaluated as the
     command line does: streamed block by block)."""
-    from .inputs.frames import is_frame, is_nested_dict
+    from .inputs.in_memory import is_frame, is_nested_dict
 
     if isinstance(runs, (str, os.PathLike, Run)) or is_frame(runs) or is_nested_dict(runs):
         runs = [runs]

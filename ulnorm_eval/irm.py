@@ -97,7 +97,7 @@ class _Cache:
         if self.key is not None and self.key[0] is qrels and self.key[1] is run:
             return self.value
         self.said = set()
-        from .inputs.frames import qrels_from_object, run_from_object
+        from .inputs.in_memory import qrels_from_object, run_from_object
 
         qrels_frame = qrels_from_object(qrels, "<qrels>")
         run_frame = run_from_object(run, "run")

@@ -60,7 +60,7 @@ def _needs_bounds(subset, swap_between) -> bool:
 class Comparison:
     """The tables of a comparison and the settings that produced them.
 
-    ``tables``: name -> :class:`~ulnorm_eval.analysis.table.Table` (no pandas needed to build or print
+    ``tables``: name -> :class:`~ulnorm_eval.analysis.columns.Table` (no pandas needed to build or print
     them); ``systems``, ``summary`` and ``pairs`` give each as a pandas DataFrame.
     ``systems``: run, metric, mean, rank.  ``summary``: one row per metric.  ``pairs``: one row per
     (metric, pair of runs).  ``queries``: the query ids used per metric (after the subset and
@@ -111,7 +111,7 @@ class Comparison:
 
     def _set(self, name: str, df) -> None:
         """An assigned DataFrame replaces the table (a DataFrame edited in place does not: assign it)."""
-        from .table import Table
+        from .columns import Table
 
         self.tables[name] = Table.from_frame(df)
         self.__dict__.setdefault("_frames", {})[name] = df
@@ -352,7 +352,7 @@ class _Comparing:
                 row["conflicts"] = int((self.sig_of[base] != self.sig_of[mm]).sum())
 
     def comparison(self, notes: list) -> Comparison:
-        from .table import Table
+        from .columns import Table
 
         s = self.s
         systems = Table.from_rows(self.rows_sys, ["run", "metric", "mean", "rank"],
@@ -440,7 +440,7 @@ def _paired_tests(Y, pairs: tuple, settings: CompareSettings, advance=_no_progre
 
 def _pairs_table(blocks: list, names: list):
     """One Table from the metrics' pair columns (numpy arrays; run indices turned into names)."""
-    from .table import Table
+    from .columns import Table
 
     cols = {k: np.concatenate([b[k] for b in blocks]) for k in blocks[0]}
     named = np.asarray(names, dtype=object)
@@ -479,7 +479,7 @@ def swap_between_comparisons(a: Comparison, b: Comparison) -> "object":
     """The swap rate between two comparisons of the same runs (two datasets, or two query sets):
     per metric present in both, the share of run pairs the two order oppositely (Karmaker & Feng
     2022 Tables 10, 20).  Runs are matched by name; a run missing from either side is an error.
-    Returns a :class:`~ulnorm_eval.analysis.table.Table` (metric, runs, pairs, swaps, swap_rate)."""
+    Returns a :class:`~ulnorm_eval.analysis.columns.Table` (metric, runs, pairs, swaps, swap_rate)."""
     return swap_between_tables(_system_means(a.tables["systems"]), _system_means(b.tables["systems"]))
 
 
@@ -492,7 +492,7 @@ def _system_means(table) -> dict:
 
 def swap_between_tables(a: dict, b: dict):
     """metric -> {run: mean} for experiments A and B -> the swap-rate Table (see swap_between_comparisons)."""
-    from .table import Table
+    from .columns import Table
 
     rows = []
     for metric in a:

@@ -61,7 +61,7 @@ def baseline_pairs(pairs, baseline: str, correction: str, alpha: float):
     negated and the interval mirrored where the table had baseline - run), ``p_adj`` corrected over
     those k - 1 pairs and ``significant`` at ``alpha``, as :func:`baseline_marks` decides the paper
     table's marks."""
-    from .table import Table
+    from .columns import Table
 
     rows = [row._asdict() for row in pairs.itertuples(index=False)]
     if baseline not in {row["run_a"] for row in rows} | {row["run_b"] for row in rows}:

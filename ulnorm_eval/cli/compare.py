@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from ..core.variants import variant_names
-from .common import CONTEXT, fail, flush, output_format, refusals, split_names, split_variants, write_output
+from .support import CONTEXT, fail, flush, output_format, refusals, split_names, split_variants, write_output
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import FiniteFloat, NonEmpty
 
@@ -285,7 +285,7 @@ def swaps_cmd(systems_a, systems_b, fmt, precision, output):
 # --------------------------------------------------------------------------- rendering
 
 def _table_list(text: str) -> list:
-    from .common import table_list
+    from .support import table_list
 
     try:
         return table_list(text, TABLES)

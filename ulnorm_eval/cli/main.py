@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 from ..core.variants import DEFAULT_VARIANTS, variant_names
-from .common import (CONTEXT, fail, flush, output_format, progress_bar, refusals, split_names, split_variants, table_layout,
+from .support import (CONTEXT, fail, flush, output_format, progress_bar, refusals, split_names, split_variants, table_layout,
                      write_output, write_outputs_then)
 from ..render.format_names import RESULT_FORMATS
 from .types import FiniteFloat, GateThreshold, NonEmpty
@@ -99,7 +99,7 @@ def retired_norm_hint(paths) -> None:
     import os
 
     from ..core.registry import is_variant_list
-    from .common import fail
+    from .support import fail
 
     for path in paths:
         if path != "-" and not os.path.exists(path) and is_variant_list(path):

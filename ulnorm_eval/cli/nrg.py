@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import CONTEXT, flush, output_format, refusals, table_layout, write_output
+from .support import CONTEXT, flush, output_format, refusals, table_layout, write_output
 from ..render.format_names import RESULT_FORMATS
 from .types import NonEmpty
 

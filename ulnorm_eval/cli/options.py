@@ -192,7 +192,7 @@ def scheduler_timeout() -> float:
 
 def check_parallel(jobs: int, scheduler: str | None) -> None:
     """Refuse what cannot run before any input is read (one line, exit 2)."""
-    from .common import fail
+    from .support import fail
 
     if scheduler:
         import importlib.util

@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from ..render.format_names import DATA_FRAME_FORMATS
-from .common import CONTEXT, fail, flush, safe
+from .support import CONTEXT, fail, flush, safe
 from .options import SEED
 
 EPILOG = """\b
@@ -195,7 +195,7 @@ TABLES = ("functions", "tau", "asl", "paired")
 
 
 def _tables(text: str) -> list:
-    from .common import table_list
+    from .support import table_list
 
     return table_list(text, TABLES)
 

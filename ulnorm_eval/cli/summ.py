@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..core.text_families import summ_help
-from .common import CONTEXT, fail, flush, refusals
+from .support import CONTEXT, fail, flush, refusals
 from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
 from .options import MAX_TRIALS, SEED, output_options
 from .types import GateThreshold, NonEmpty
@@ -111,7 +111,7 @@ def summ_cmd(**options):
     """Evaluate summaries: DATA is SummEval's paired JSONL, or a documents file (JSONL id/source/references or
     TSV id, source, reference...) followed by one 'id, summary' file per system."""
     from ..pipeline.summ_eval import summ_for_request
-    from .common import write_outputs_then
+    from .support import write_outputs_then
 
     request = summ_request(options)
     notes = []

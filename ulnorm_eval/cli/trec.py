@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from .common import split_names
+from .support import split_names
 
 DEFAULT_MEASURES = ("official",)  # trec_eval 10 without -m (its usage line: "'-m official' is default")
 

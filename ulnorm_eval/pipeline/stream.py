@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.kernels import Ranking
-from ..inputs.blocks import BLOCK_BYTES, block_bounds, query_blocks, run_blocks  # noqa: F401 - re-exported
+from ..inputs.block_reader import BLOCK_BYTES, block_bounds, query_blocks, run_blocks  # noqa: F401 - re-exported
 from ..inputs.trec import InputError, Qrels, check_duplicates, read_run
 from .blocks import Options, RunResult, finish_run, metric_values, query_set, score_block
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, run_queries
@@ -26,7 +26,7 @@ class NotGrouped(InputError):
     """A query's lines are not contiguous: the run cannot be evaluated block by block."""
 
 # query_blocks, run_blocks and block_bounds (linear-time block reading, input limits) live in
-# inputs/blocks.py
+# inputs/block_reader.py
 
 
 def _shift(exc: InputError, offset: int, path: str) -> InputError:

@@ -17,7 +17,7 @@ class EvalView:
     names: str = "canonical"
     precision: int | None = None
     output: str | None = None  # -o FILE (None: stdout)
-    layout: dict = field(default_factory=dict)  # -f table's width and colours (cli.common.table_layout)
+    layout: dict = field(default_factory=dict)  # -f table's width and colours (cli.support.table_layout)
     summary_md: str | None = None  # --summary-md FILE
 
 

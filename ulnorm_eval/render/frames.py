@@ -4,7 +4,7 @@ One function per format, gathered in FRAME_FORMATS: 'table' (rich), 'tsv'/'csv' 
 are stacked into one with a leading ``table`` column over the union of their columns), 'json' ({meta, name:
 records}), 'latex' and 'markdown' (compare's systems x metrics table for papers, :mod:`.paper`).
 Each returns the whole text, so ``-o FILE`` is written atomically.  Tables are
-:class:`~ulnorm_eval.analysis.table.Table` objects (pandas DataFrames are converted), printed
+:class:`~ulnorm_eval.analysis.columns.Table` objects (pandas DataFrames are converted), printed
 without pandas: cells are written as pandas' ``to_csv`` writes them (floats as Python's repr,
 NaN as ``nan``), so the text is the same either way.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from ..analysis.table import NUMERIC, Table
+from ..analysis.columns import NUMERIC, Table
 
 __all__ = ["render", "FRAME_FORMATS", "format_frames_delimited", "format_frames_json", "format_frames_table"]
 

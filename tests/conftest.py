@@ -107,14 +107,15 @@ SUMM_DOCS = (ROOT / "tests" / "data" / "summ" / "docs.tsv").read_text(encoding="
 SUMM_SYSTEM_A = (ROOT / "tests" / "data" / "summ" / "sysA.tsv").read_text(encoding="utf-8")
 
 
-def invoke(*args, input=None):
+def invoke(*args, input=None, catch_exceptions=True):
     """ulnorm-eval run in process (click's CliRunner) with ``args`` (paths given as objects are turned
-    into text); the click Result, whatever the exit code."""
+    into text); the click Result, whatever the exit code.  ``catch_exceptions=False``: an exception the
+    command lets through reaches the test with its traceback."""
     from click.testing import CliRunner
 
     from ulnorm_eval.cli.main import main
 
-    return CliRunner().invoke(main, [str(a) for a in args], input=input)
+    return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=catch_exceptions)
 
 
 def cli(*args, code=0, input=None):

@@ -8,15 +8,13 @@ import math
 import re
 
 import pytest
-from click.testing import CliRunner
 
 from ulnorm_eval.pipeline.evaluate import resolve_metrics
-from ulnorm_eval.cli.main import main
+from conftest import invoke
 
 
 def run_cli(*args, stdin=None):
-    result = CliRunner().invoke(main, [str(a) for a in args], input=stdin)
-    return result
+    return invoke(*args, input=stdin)
 
 
 def values(result) -> dict:

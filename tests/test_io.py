@@ -8,12 +8,11 @@ import math
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 from ulnorm_eval import evaluate
 from ulnorm_eval.pipeline.evaluate import load_qrels, load_run
-from ulnorm_eval.cli.main import main
 from ulnorm_eval.inputs.trec import InputError, _fast_columns, _slow_columns, read_qrels, read_run
+from conftest import invoke
 
 QRELS = """q1 0 d1 2
 q1 0 d2 0
@@ -43,8 +42,7 @@ HAND = {
 
 
 def _cli(args, stdin=None):
-    return CliRunner().invoke(main, ["--norm", "none", "-f", "trec", "-q", *[x for m in MEASURES for x in ("-m", m)],
-                                     *args], input=stdin)
+    return invoke("--norm", "none", "-f", "trec", "-q", *[x for m in MEASURES for x in ("-m", m)], *args, input=stdin)
 
 
 def test_hand_computed_values(write):
@@ -211,7 +209,7 @@ def test_bad_input_one_line_error_exit_2(write, tmp_path, case, to_file):
     run = write("run.txt", content if which == "run" else GOOD_RUN)
     out = tmp_path / "out.txt"
     args = ["-m", "AP", qrels, run] + (["-o", str(out)] if to_file else [])
-    result = CliRunner().invoke(main, args)
+    result = invoke(*args)
     assert result.exit_code == 2
     bad = qrels if which == "qrels" else run
     assert result.stderr.splitlines()[-1] == f"ulnorm-eval: {bad}:{line}: {reason}"
@@ -228,7 +226,7 @@ def test_error_names_the_line_through_the_library(write):
 
 
 def test_missing_file(tmp_path):
-    result = CliRunner().invoke(main, ["-m", "AP", str(tmp_path / "nope"), str(tmp_path / "nope2")])
+    result = invoke("-m", "AP", str(tmp_path / "nope"), str(tmp_path / "nope2"))
     assert result.exit_code == 2
 
 
@@ -322,7 +320,7 @@ def test_letor_hand_computed(write):
 def test_letor_bad_scores(write, scores, line, reason):
     qrels = write("tiny.txt", "2 qid:7 1:0.1\n0 qid:7 1:0.2\n1 qid:7 1:0.3\n")
     s = write("s.txt", scores)
-    result = CliRunner().invoke(main, ["-m", "AP", qrels, s])
+    result = invoke("-m", "AP", qrels, s)
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == f"ulnorm-eval: {s}:{line}: {reason}"
 
@@ -330,6 +328,6 @@ def test_letor_bad_scores(write, scores, line, reason):
 def test_letor_score_count_must_match(write):
     qrels = write("tiny.txt", "2 qid:7 1:0.1\n0 qid:7 1:0.2\n1 qid:7 1:0.3\n")
     s = write("s.txt", "0.1\n0.2\n")
-    result = CliRunner().invoke(main, ["-m", "AP", qrels, s])
+    result = invoke("-m", "AP", qrels, s)
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == f"ulnorm-eval: {s}: 2 scores for 3 LETOR rows"

@@ -26,9 +26,8 @@ import sys
 from fractions import Fraction as F
 
 import pytest
-from click.testing import CliRunner
 
-from ulnorm_eval.cli.main import main
+from conftest import invoke
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\nq10 0 d6 1\nq10 0 d7 0\n"
 RUN_A = ("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 1.0 A\n"
@@ -58,7 +57,7 @@ def case(write):
 
 
 def run_cli(*args, ok=(0,)):
-    res = CliRunner().invoke(main, [str(a) for a in args])
+    res = invoke(*args)
     assert res.exit_code in ok, (res.exit_code, res.output, res.exception)
     return res
 
@@ -416,7 +415,7 @@ def test_failure_while_writing_leaves_no_file(case, tmp_path, monkeypatch):
     monkeypatch.setattr(output, "open", failing_open, raising=False)
     monkeypatch.setattr(outputs, "open", failing_open, raising=False)
     out = tmp_path / "eval.json"
-    res = CliRunner().invoke(main, ["-f", "json", "-o", str(out), case["qrels"], case["a"]])
+    res = invoke("-f", "json", "-o", str(out), case["qrels"], case["a"])
     assert res.exit_code == 2  # an error writing is an error (2), never the gate's 1
     assert res.stderr.splitlines()[-1] == f"ulnorm-eval: {out}: cannot write: no space left on device"
     assert not out.exists() and _leftovers(tmp_path) == []
@@ -432,7 +431,7 @@ def test_failure_before_rename_keeps_the_old_file(case, tmp_path, monkeypatch):
         raise OSError("rename failed")
 
     monkeypatch.setattr(output.os, "replace", boom)
-    res = CliRunner().invoke(main, ["-o", str(out), case["qrels"], case["a"]])
+    res = invoke("-o", str(out), case["qrels"], case["a"])
     assert res.exit_code == 2
     assert out.read_text() == "previous results\n" and _leftovers(tmp_path) == []
 

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from ulnorm_eval.cli.main import main
+from conftest import invoke, cli
 
 QUERIES = [f"q{i}" for i in range(1, 7)]
 
@@ -38,9 +39,7 @@ def case(write):
 
 
 def run_cli(args):
-    res = CliRunner().invoke(main, args)
-    assert res.exit_code == 0, res.output
-    return res.stdout
+    return cli(*args).stdout
 
 
 LATEX = r"""\begin{table}[t]
@@ -110,7 +109,7 @@ def test_latex_escapes_names(write, case):
 
 
 def test_baseline_needs_a_known_run(case):
-    res = CliRunner().invoke(main, ["compare", "-f", "latex", "--baseline", "Z", case["qrels"], case["A"], case["B"]])
+    res = invoke("compare", "-f", "latex", "--baseline", "Z", case["qrels"], case["A"], case["B"])
     assert res.exit_code == 2 and "--baseline Z: not one of the RUNS" in res.output
 
 

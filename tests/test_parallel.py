@@ -8,18 +8,17 @@ import random
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from ulnorm_eval.cli.main import main
 from ulnorm_eval.inputs import trec as io
 from ulnorm_eval.pipeline import evaluate as api
 from ulnorm_eval.pipeline import parallel, stream
+from conftest import invoke
 
 MC = ["-m", "nDCG@10", "-m", "AP", "--norm", "e,iub,ul2,db", "--permutations", "30"]  # DB: Monte Carlo
 
 
 def _cli(*args):
-    r = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    r = invoke(*args, catch_exceptions=False)
     return r.exit_code, r.stdout, r.stderr
 
 
@@ -92,7 +91,7 @@ def test_standard_input_run_j2(dlhard):
     data = gzip.decompress(runs[2].read_bytes())
 
     def cli(*args):
-        r = CliRunner().invoke(main, [str(a) for a in args], input=data, catch_exceptions=False)
+        r = invoke(*args, input=data, catch_exceptions=False)
         return r.exit_code, r.stdout, r.stderr
 
     for cmd in (["-f", "tsv", "-q", "-l", "2"], ["-f", "tsv", "-q", "--stream", "-l", "2"], ["nrg", "-f", "tsv", "-q", "--leave-one-out"]):

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from ulnorm_eval.cli.main import main
 from ulnorm_eval.core import registry
 from ulnorm_eval.core.registry import UnknownMeasure, parse, parse_many
 from ulnorm_eval.pipeline.evaluate import resolve_metrics
+from conftest import invoke
 
 
 def run_cli(*args):
-    return CliRunner().invoke(main, ["eval", "-f", "trec", *map(str, args)])
+    return invoke("eval", "-f", "trec", *args)
 
 
 @pytest.fixture

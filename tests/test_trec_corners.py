@@ -12,10 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
 import ulnorm_eval as ue
-from ulnorm_eval.cli.main import main
+from conftest import invoke
 
 DATA = Path(__file__).parent / "data" / "trec_eval_corners"
 
@@ -36,7 +35,7 @@ def run_cli(args, cwd=DATA):
     old = os.getcwd()
     os.chdir(cwd)
     try:
-        return CliRunner().invoke(main, args, catch_exceptions=False)
+        return invoke(*args, catch_exceptions=False)
     finally:
         os.chdir(old)
 

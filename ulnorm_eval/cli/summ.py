@@ -81,7 +81,7 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
                    "model; ranked from the documents alone, so only the N documents' summaries are scored).")
 @click.option("--correlate", is_flag=True, help="Print correlations with human ratings (not the scores).")
 @click.option("--bootstrap", type=click.IntRange(min=0, max=MAX_TRIALS), default=1000, show_default=True, metavar="N",
-              help="--correlate: 95%% percentile intervals of every correlation and PAI over N (at most 100,000) "
+              help="--correlate: 95% percentile intervals of every correlation and PAI over N (at most 100,000) "
                    "resamples of the "
                    "documents (seeded by --seed; 0: none).")
 @click.option("--mc-repeats", type=click.IntRange(min=0, max=1000), default=0, show_default=True, metavar="R",

@@ -130,19 +130,26 @@ def _require_real(frame, col: str, name: str) -> None:
         raise InputError(name, None, f"row {index}: {col} {values.iloc[index]!r} is not a number")
 
 
+def _frame_of(obj, kind: str, name: str, what: str, nested: str, empty: str):
+    """The standard frame of a DataFrame or a ``{qid: {docid: value}}`` dict of ``kind`` (qrels, run);
+    an input error for any other object or an empty one."""
+    if is_frame(obj):
+        frame = _standard(obj, kind, name)
+    elif is_nested_dict(obj):
+        frame = _from_dict(obj, kind, name)
+    else:
+        raise InputError(name, None, f"cannot read {what} from a {type(obj).__name__}: give a path, a DataFrame "
+                                     f"or {nested}")
+    if len(frame) == 0:
+        raise InputError(name, None, empty)
+    return frame
+
+
 def qrels_from_object(obj, name: str = "<qrels>") -> Qrels:
     """Qrels from a DataFrame (see the module's column names) or ``{qid: {docid: relevance}}``."""
     if isinstance(obj, Qrels):
         return obj
-    if is_frame(obj):
-        frame = _standard(obj, "qrels", name)
-    elif is_nested_dict(obj):
-        frame = _from_dict(obj, "qrels", name)
-    else:
-        raise InputError(name, None, f"cannot read qrels from a {type(obj).__name__}: give a path, a DataFrame "
-                                     "or {qid: {docid: relevance}}")
-    if len(frame) == 0:
-        raise InputError(name, None, "empty qrels: no judgements")
+    frame = _frame_of(obj, "qrels", name, "qrels", "{qid: {docid: relevance}}", "empty qrels: no judgements")
     return qrels_from_frame(frame, path=name)
 
 
@@ -150,13 +157,5 @@ def run_from_object(obj, name: str = "run") -> Run:
     """A run from a DataFrame (see the module's column names) or ``{qid: {docid: score}}``."""
     if isinstance(obj, Run):
         return obj
-    if is_frame(obj):
-        frame = _standard(obj, "run", name)
-    elif is_nested_dict(obj):
-        frame = _from_dict(obj, "run", name)
-    else:
-        raise InputError(name, None, f"cannot read a run from a {type(obj).__name__}: give a path, a DataFrame "
-                                     "or {qid: {docid: score}}")
-    if len(frame) == 0:
-        raise InputError(name, None, "empty run: no ranked documents")
+    frame = _frame_of(obj, "run", name, "a run", "{qid: {docid: score}}", "empty run: no ranked documents")
     return run_from_frame(frame, name=name)

@@ -118,6 +118,18 @@ def test_equal_fingerprints_of_different_docids_are_not_a_match(monkeypatch):
     assert list(code) == [2, 0, 2, 1]
 
 
+def test_judged_empty_docid_and_fingerprints_near_the_free_slot_mark():
+    """The empty docid's fingerprint is 0, the value a free slot of the table holds by default: it
+    is then marked by another value, and 0, that value and every other docid are still found."""
+    judged = pa.array(["", "a", "FBIS3-1"])
+    table = fp.judged_table(judged)
+    docid = pa.array(["FBIS3-1", "", "b", "a", ""])
+    assert list(fp.judged_codes(table, docid, 3)[0]) == list(_arrow_codes(judged, docid)) == [2, 0, 3, 1, 0]
+    assert list(fp.judged_codes(fp.judged_table(pa.array(["a"])), docid, 1)[0]) == [1, 1, 1, 0, 1]
+    empty = fp.judged_table(pa.array([], pa.string()))
+    assert list(fp.judged_codes(empty, docid, 0)[0]) == [0] * 5
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_distinct_per_group_counts_distinct_strings(seed):
     rng = np.random.default_rng(seed)

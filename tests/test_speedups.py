@@ -253,3 +253,66 @@ def test_bounds_served_from_the_cache_build_no_pool(tmp_path, monkeypatch):
     for a, b in zip(res.runs, (x.runs[0] for x in again)):
         for m in res.metrics:
             assert np.array_equal(a.values[m], b.values[m], equal_nan=True)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_counted_rowsum_is_bincount_bit_for_bit(seed):
+    """Ranking.rowsum and Pool.rowsum count a boolean mask by spans (kernels.row_counts) instead of
+    bincount's float additions: the same float64 values, on ragged rows with empty ones (first,
+    inside, last), an empty ranking, and rows past nrows."""
+    rng = np.random.default_rng(seed)
+    for _ in range(300):
+        nrows = int(rng.integers(0, 9))
+        lengths = rng.integers(0, 25, nrows + 2) * (rng.random(nrows + 2) < 0.7)
+        row = np.repeat(np.arange(nrows + 2), lengths)  # rows nrows, nrows + 1: past the end
+        mask = rng.random(len(row)) < rng.random()
+        want = np.bincount(row, weights=mask.astype(np.float64), minlength=nrows)[:nrows]
+        rk = Ranking(row, np.zeros(len(row)), nrows, np.arange(nrows))
+        got = rk.rowsum(mask)
+        assert got.dtype == want.dtype and got.shape == want.shape and np.array_equal(got, want)
+        inside = row < nrows
+        pool = Pool(rng.permutation(row[inside]), np.zeros(int(inside.sum())), nrows)
+        counted = pool.rowsum(mask[: int(inside.sum())])
+        assert np.array_equal(counted, np.bincount(pool.row, weights=mask[: int(inside.sum())],
+                                                   minlength=nrows)[:nrows])
+
+
+def test_counted_rowsum_needs_sorted_rows():
+    """A ranking whose rows are not sorted (against the class's invariant) is summed by bincount."""
+    rk = Ranking(np.array([1, 0, 1, 0]), np.zeros(4), 2, np.arange(2))
+    assert rk.rowsum(np.array([True, True, False, True])).tolist() == [2.0, 1.0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pool_ordered_is_the_lexsort_of_its_keys(seed):
+    """Pool.ordered sorts a few-valued key by one 16-bit radix sort of (query, key rank): the same
+    permutation as np.lexsort((±key, row)), ties in pool order, with -0.0 and 0.0 equal keys; NaN keys
+    and many distinct values take lexsort itself."""
+    from ulnorm_eval.core.pools import _FEW_KEYS, _grouped_order
+
+    rng = np.random.default_rng(seed)
+    fast = 0
+    for _ in range(400):
+        nq = int(rng.integers(1, 12))
+        row = np.repeat(np.arange(nq), rng.integers(0, 30, nq))
+        if not len(row):
+            continue
+        values = rng.choice([0.0, -0.0, 1.0, 2.0, 0.5, 3.0, -1.0, np.inf, 7.25, *rng.random(20)],
+                            int(rng.integers(1, _FEW_KEYS + 6)))
+        key = rng.choice(values, len(row))
+        if rng.random() < 0.05:
+            key[rng.integers(0, len(row))] = np.nan
+        grade = rng.choice([0.0, 1.0, 2.0, -1.0], len(row))
+        judged = rng.random(len(row)) < 0.8
+        pool = Pool(row, grade, nq, judged)
+        for descending in (True, False):
+            want = np.lexsort((-key if descending else key, row))
+            got = _grouped_order(row, nq, key, descending)
+            if got is not None:
+                fast += 1
+                assert np.array_equal(got, want)
+            ranked = pool.ordered(key.copy(), descending)
+            assert np.array_equal(ranked.row, row[want]) and np.array_equal(ranked.grade, grade[want])
+            assert np.array_equal(ranked.judged, judged[want])
+            assert np.array_equal(ranked.starts, np.searchsorted(row[want], np.arange(nq + 1)))
+    assert fast > 300  # the radix path is the one tested, not only the fallback

@@ -18,7 +18,7 @@ from functools import cached_property
 from .lazy import np
 
 __all__ = ["Ranking", "Judgements", "discount", "vector_discount", "power_at", "repeated_powers", "safe_div", "relevant", "within_cutoff", "judged_only",
-           "rel_of", "Level", "spans"]
+           "rel_of", "Level", "spans", "row_counts"]
 
 
 @dataclass
@@ -61,7 +61,19 @@ class Ranking:
         return np.diff(self.starts)
 
     def rowsum(self, weights: np.ndarray) -> np.ndarray:
+        """Per row, the sum of ``weights`` (one per element), float64, the terms of each row added in
+        rank order from 0.0 (np.bincount's sequential sum, whose rounding every value printed
+        depends on).  A boolean mask is counted instead (:func:`row_counts`): whole numbers add up
+        exactly in any order, so the count is the same number, at a tenth of bincount's cost."""
+        if getattr(weights, "dtype", None) == bool and len(weights) == len(self.row) > 0 and self.row_sorted:
+            return row_counts(weights, self.starts)
         return np.bincount(self.row, weights=weights, minlength=self.nrows)[: self.nrows]
+
+    @cached_property
+    def row_sorted(self) -> bool:
+        """Whether ``row`` is non-decreasing (the class's invariant, checked once: the counts of
+        :meth:`rowsum` read each row's elements as the span ``starts[r]:starts[r + 1]``)."""
+        return bool((self.row[1:] >= self.row[:-1]).all())
 
     def memo(self, key, make):
         """``make()`` computed once per ranking and ``key``: a ranking's arrays are never modified in
@@ -128,6 +140,22 @@ class Judgements:
         if key not in self._cache:
             self._cache[key] = make()
         return self._cache[key]
+
+
+def row_counts(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per span ``starts[r]:starts[r + 1]`` of a boolean ``mask``, how many elements are True, as
+    float64: np.bincount(row, weights=mask) without its per-element float additions (a sum of
+    whole numbers below 2**53 is exact in any order, so the values are the same bits)."""
+    nrows = max(len(starts) - 1, 0)
+    out = np.zeros(nrows)
+    if not nrows or not starts[-1]:
+        return out
+    mask = np.asarray(mask, dtype=bool)[: starts[-1]]  # reduceat's last span runs to the end
+    # reduceat sums span i from index i to index i + 1; an empty span would yield its first element,
+    # so the spans summed are the non-empty ones (the empty ones between them start where they end)
+    full = np.flatnonzero(starts[1:] > starts[:-1])
+    out[full] = np.add.reduceat(mask, starts[full], dtype=np.int64)
+    return out
 
 
 def spans(start: np.ndarray, size: np.ndarray) -> tuple:

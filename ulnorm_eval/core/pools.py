@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import Judgements, Ranking, rel_of
+from .kernels import Judgements, Ranking, rel_of, row_counts
 from .measures import FAMILIES, gains_for
 
 __all__ = ["Pool", "make_pool", "pool_gains", "pool_keys", "pool_codes", "pool_reads", "rel_of", "judged_only_pool"]
@@ -21,10 +21,21 @@ class Pool:
         self.row, self.grade, self.nq = row[order], grade[order], n_queries
         self.judged = np.ones(len(row), bool) if judged is None else np.asarray(judged, bool)[order]
         self.n = np.bincount(self.row, minlength=n_queries)[:n_queries].astype(np.float64)
+        self._starts = None
         self._ordered: dict = {}  # (descending, key bytes) -> Ranking: measures share gains (binary ones)
 
     def rowsum(self, weights) -> np.ndarray:
+        """Per query, the sum of ``weights`` as :meth:`Ranking.rowsum` adds them (a boolean mask counted)."""
+        if getattr(weights, "dtype", None) == bool and len(weights) == len(self.row) > 0:
+            return row_counts(weights, self.starts)
         return np.bincount(self.row, weights=weights, minlength=self.nq)[: self.nq]
+
+    @property
+    def starts(self) -> np.ndarray:
+        """Where each query's documents start (``row`` is sorted by the constructor), and the end."""
+        if self._starts is None:
+            self._starts = np.searchsorted(self.row, np.arange(self.nq + 1))
+        return self._starts
 
     def ordered(self, key: np.ndarray, descending: bool) -> Ranking:
         """The pool of every query sorted by ``key`` (one row per query).
@@ -34,15 +45,49 @@ class Pool:
         key = np.ascontiguousarray(key, dtype=np.float64)
         memo = (descending, key.tobytes())
         if memo not in self._ordered:
-            order = np.lexsort((-key if descending else key, self.row))
-            self._ordered[memo] = Ranking(self.row[order], self.grade[order], self.nq, np.arange(self.nq),
-                                          self.judged[order])
+            order = _grouped_order(self.row, self.nq, key, descending)
+            if order is None:
+                order = np.lexsort((-key if descending else key, self.row))
+            # sorted within each query, the rows are this pool's own (sorted) rows
+            ranking = Ranking(self.row, self.grade[order], self.nq, np.arange(self.nq), self.judged[order])
+            ranking.__dict__["starts"] = self.starts
+            self._ordered[memo] = ranking
         return self._ordered[memo]
 
     def subset(self, queries: np.ndarray) -> "Pool":
         """The same pool with every query outside ``queries`` emptied."""
         keep = np.isin(self.row, queries)
         return Pool(self.row[keep], self.grade[keep], self.nq, self.judged[keep])
+
+
+_FEW_KEYS = 16  # distinct key values up to which a pool is ordered by one 16-bit radix sort
+
+
+def _grouped_order(row: np.ndarray, nq: int, key: np.ndarray, descending: bool) -> np.ndarray | None:
+    """``np.lexsort((-key if descending else key, row))`` for a sorted ``row`` in [0, nq) and a key of
+    at most ``_FEW_KEYS`` distinct values (a pool's gains: a few grades), or None otherwise.
+
+    Each document's key is replaced by its rank among the distinct values (equal keys, -0.0 and
+    0.0 alike, share one; the rank is reversed for descending), and (query, rank) packed into one
+    16-bit number whose stable sort (numpy's radix sort) is the stable two-key sort: the same
+    permutation, ties in pool order, at a third of lexsort's cost on a 100,000-document pool."""
+    if not len(row) or row[0] < 0 or row[-1] >= nq:
+        return None
+    distinct: list = []
+    rest = key
+    while len(rest):  # one pass per distinct value (NaN never leaves: the limit sends it to lexsort)
+        if len(distinct) == _FEW_KEYS:
+            return None
+        distinct.append(rest[0])
+        rest = rest[rest != rest[0]]
+    levels = len(distinct)
+    if nq * levels > 1 << 16:
+        return None
+    code = np.zeros(len(key), np.uint16)
+    for value in sorted(distinct)[1:]:  # rank among the distinct values, ascending
+        code += (key < value) if descending else (key >= value)
+    packed = row.astype(np.uint16) * np.uint16(levels) + code
+    return np.argsort(packed, kind="stable")
 
 
 def make_pool(kind: str, ranking: Ranking, judgements: Judgements) -> Pool:

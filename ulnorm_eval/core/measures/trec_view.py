@@ -79,7 +79,10 @@ def running_sum(ranking: Ranking, values) -> np.ndarray:
 def at_depth(ranking: Ranking, mask, k) -> np.ndarray:
     """Per row: sum of ``mask`` over the first ``k`` documents (k scalar or per row)."""
     k = np.broadcast_to(np.asarray(k), (ranking.nrows,))
-    return ranking.rowsum(np.where(ranking.pos < k[ranking.row], mask, 0.0))
+    inside = ranking.pos < k[ranking.row]
+    if getattr(mask, "dtype", None) == bool:  # a count: rowsum counts a boolean mask without float sums
+        return ranking.rowsum(inside & mask)
+    return ranking.rowsum(np.where(inside, mask, 0.0))
 
 
 def trec_relevant_count(judgements: Judgements, rel_level: float) -> np.ndarray:

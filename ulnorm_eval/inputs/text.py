@@ -306,7 +306,9 @@ def check_text(data: bytes, path: str, first_line: int = 1) -> None:
     """
     check_chunk(data, path, first_line)
     _longest_line(data, path, first_line)
-    bom = data.find(b"\xef\xbb\xbf", 1)  # one at the very start is the file's own: stripped by the readers
+    # one at the very start is the file's own: stripped by the readers.  (A search for its first
+    # byte alone runs at memchr speed: the 3-byte search took 3 ms per 4 MiB, most of a check of ASCII.)
+    bom = data.find(b"\xef\xbb\xbf", 1) if data.find(b"\xef", 1) >= 0 else -1
     if bom >= 0:
         line = first_line + data.count(b"\n", 0, bom)
         raise InputError(path, line, "byte-order mark (U+FEFF) inside the file (files joined with cat?): it "

@@ -22,6 +22,8 @@ class Pool:
         self.judged = np.ones(len(row), bool) if judged is None else np.asarray(judged, bool)[order]
         self.n = np.bincount(self.row, minlength=n_queries)[:n_queries].astype(np.float64)
         self._starts = None
+        self._pos = None
+        self._gains: dict = {}  # (measure, rel, max_grade) -> (rel, gains): pool_gains once per measure
         self._ordered: dict = {}  # (descending, key bytes) -> Ranking: measures share gains (binary ones)
 
     def rowsum(self, weights) -> np.ndarray:
@@ -37,6 +39,14 @@ class Pool:
             self._starts = np.searchsorted(self.row, np.arange(self.nq + 1))
         return self._starts
 
+    @property
+    def pos(self) -> np.ndarray:
+        """0-based rank of each document within its query in any ordering of the pool (Ranking.pos of
+        every ordered ranking, which keeps the pool's rows)."""
+        if self._pos is None:
+            self._pos = np.arange(len(self.row)) - self.starts[self.row]
+        return self._pos
+
     def ordered(self, key: np.ndarray, descending: bool) -> Ranking:
         """The pool of every query sorted by ``key`` (one row per query).
 
@@ -51,6 +61,7 @@ class Pool:
             # sorted within each query, the rows are this pool's own (sorted) rows
             ranking = Ranking(self.row, self.grade[order], self.nq, np.arange(self.nq), self.judged[order])
             ranking.__dict__["starts"] = self.starts
+            ranking.__dict__["pos"] = self.pos
             self._ordered[memo] = ranking
         return self._ordered[memo]
 
@@ -111,7 +122,15 @@ def pool_gains(pool: Pool, judgements: Judgements, measure, rel_level) -> np.nda
     Most native measures depend on a ranking only through this sequence; :func:`pool_keys` is the
     finer label of those that do not.
     """
-    return np.where(pool.judged, gains_for(pool.grade, measure, rel_of(measure, rel_level), judgements.max_grade), 0.0)
+    rel = rel_of(measure, rel_level)
+    key = ("gains", measure, float(rel), judgements.max_grade)
+    held = pool._gains.get(key)
+    if held is not None and held[0] is rel:  # E, IUB and WLB of a measure read the same gains
+        return held[1]
+    gains = np.where(pool.judged, gains_for(pool.grade, measure, rel, judgements.max_grade), 0.0)
+    gains.flags.writeable = False  # shared: a kernel that wrote into it would fail, not change another's input
+    pool._gains[key] = (rel, gains)
+    return gains
 
 
 def pool_codes(pool: Pool) -> np.ndarray:

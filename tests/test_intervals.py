@@ -23,6 +23,18 @@ def test_counts_are_resamples_of_n_draws_seeded():
     assert means_interval([x], lambda a: a, seed=3) != means_interval([x], lambda a: a, seed=4)
 
 
+def test_count_matrix_is_kept_for_the_next_run_and_unchanged():
+    """The last count matrix is kept (the runs of a command share their query set), read-only, and is
+    the matrix drawn afresh; another n, seed or chunk is drawn and replaces it."""
+    first = resample_counts(9, 40, seed=5)
+    assert resample_counts(9, 40, seed=5) is first and not first.flags.writeable
+    assert np.array_equal(first, intervals._draw_counts(9, 5, 0, 40))
+    other = resample_counts(9, 40, seed=6)
+    assert other is not first and np.array_equal(other, intervals._draw_counts(9, 6, 0, 40))
+    assert np.array_equal(resample_counts(9, 40, seed=5, start=10, stop=20), intervals._draw_counts(9, 5, 10, 20))
+    assert np.array_equal(resample_counts(9, 40, seed=5), first)
+
+
 def test_interval_is_the_percentiles_of_the_statistic_on_each_resample():
     """By hand: for each row of the count matrix, UL2 of the count-weighted means over the defined
     queries (a query drawn twice counts twice; the undefined one, I = E, never counts); the 2.5th and

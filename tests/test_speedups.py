@@ -316,3 +316,51 @@ def test_pool_ordered_is_the_lexsort_of_its_keys(seed):
             assert np.array_equal(ranked.judged, judged[want])
             assert np.array_equal(ranked.starts, np.searchsorted(row[want], np.arange(nq + 1)))
     assert fast > 300  # the radix path is the one tested, not only the fallback
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sparse_bpref_infap_bing_equal_their_dense_forms(seed):
+    """bpref, infAP and binG add terms at the relevant documents only (counts above them by binary
+    search): the whole-ranking forms they had (kept here) to the last bit, at levels 0, 1 and 2,
+    with pooled-unjudged (negative grade) and unjudged documents; Bpref's values are shared with
+    GMBpref, and a second Judgements object is not served the first one's."""
+    from ulnorm_eval.core.measures import trec_gains as tg
+    from ulnorm_eval.core.measures import trec_precision as tp
+    from ulnorm_eval.core.measures.common import safe
+    from ulnorm_eval.core.measures.trec_view import (INFAP_EPSILON, UNJUDGED, TrecContext, codes, nonrel_count,
+                                                     rel_total, running_sum)
+
+    rk, J = _case(seed, nq=9)
+    for level in (0.0, 1.0, 2.0):
+        ctx = TrecContext(rel_level=level)
+        code = codes(rk)
+        rel = code >= level
+        nonrel = (code >= 0) & (code < level)
+        nonrel_above = running_sum(rk, nonrel)
+        R = rel_total(rk, J, ctx)[rk.row]
+        n_nonrel = nonrel_count(J, level)[rk.base][rk.row]
+        term = np.where(nonrel_above > 0, 1.0 - safe(np.minimum(nonrel_above, R), np.minimum(n_nonrel, R)), 1.0)
+        bpref = safe(rk.rowsum(np.where(rel, term, 0.0)), rel_total(rk, J, ctx))
+        fresh = Ranking(rk.row, rk.grade, rk.nrows, rk.base, rk.judged)
+        assert np.array_equal(tp.k_bpref(fresh, J, None, ctx), bpref)
+        assert tp.k_bpref(fresh, J, None, ctx) is tp.k_bpref(fresh, J, None, ctx)  # GMBpref reads Bpref's
+        other = Judgements(J.qids, J.row, np.where(J.grade > 0, J.grade + 1.0, J.grade), J.max_grade + 1.0)
+        n_other = nonrel_count(other, level)[rk.base][rk.row]
+        R_other = rel_total(rk, other, ctx)[rk.row]
+        term = np.where(nonrel_above > 0, 1.0 - safe(np.minimum(nonrel_above, R_other), np.minimum(n_other, R_other)), 1.0)
+        assert np.array_equal(tp.k_bpref(fresh, other, None, ctx),
+                              safe(rk.rowsum(np.where(rel, term, 0.0)), rel_total(rk, other, ctx)))
+
+        rel_above = running_sum(rk, rel) - rel
+        unjudged_above = running_sum(rk, code == UNJUDGED)
+        above = rk.pos.astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            term = 1.0 / (above + 1.0) + (above / (above + 1.0)) * ((rel_above + nonrel_above + unjudged_above) / above) * \
+                ((rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON))
+        term = np.where(rk.pos == 0, 1.0, term)
+        infap = safe(rk.rowsum(np.where(rel, term, 0.0)), rel_total(rk, J, ctx))
+        assert np.array_equal(tp.k_infAP(fresh, J, None, ctx), infap)
+
+        above_non = rk.pos - (running_sum(rk, rel) - rel)
+        bing = safe(rk.rowsum(np.where(rel, 1.0 / np.log2(2.0 + above_non), 0.0)), rel_total(rk, J, ctx))
+        assert np.array_equal(tg.k_binG(fresh, J, None, ctx), bing)

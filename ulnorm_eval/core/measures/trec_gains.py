@@ -7,8 +7,8 @@ from ..lazy import np
 
 from ..kernels import Judgements, repeated_powers, spans
 from .common import safe
-from .trec_view import (codes, pool_counts, present_mask, rel_mask, rel_total, running_sum, trec_relevant_count,
-                         UNJUDGED)
+from .trec_view import (codes, count_above, pool_counts, present_mask, rel_index, rel_mask, rel_total, running_sum,
+                         trec_relevant_count, UNJUDGED)
 
 
 # --------------------------------------------------------------------------- gains
@@ -251,9 +251,9 @@ def stale_ideal_dcg(values, judgements):
 
 def k_binG(ranking, judgements, param, ctx):
     """binG = (1/R) sum over relevant retrieved d of 1 / log2(2 + documents above d not relevant)."""
-    rel = rel_mask(ranking, ctx)
-    above_non = ranking.pos - (running_sum(ranking, rel) - rel)
-    summed = ranking.rowsum(np.where(rel, 1.0 / np.log2(2.0 + above_non), 0.0))
+    idx = rel_index(ranking, ctx)  # terms only at the relevant documents, summed in rank order
+    above_non = ranking.pos[idx] - count_above(ranking, idx, idx)
+    summed = ranking.sum_within(idx, 1.0 / np.log2(2.0 + above_non))
     return safe(summed, rel_total(ranking, judgements, ctx))
 
 

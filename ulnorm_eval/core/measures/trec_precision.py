@@ -8,8 +8,8 @@ import math
 from ..lazy import np
 
 from .common import safe
-from .trec_view import (at_depth, codes, depth_of, INFAP_EPSILON, nonrel_count, pool_counts, present_mask,
-                        rel_index, rel_mask, rel_total, running_sum, UNJUDGED)
+from .trec_view import (at_depth, codes, count_above, depth_of, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,
+                        present_mask, rel_index, rel_mask, rel_total, running_sum, unjudged_index, UNJUDGED)
 
 
 # --------------------------------------------------------------------------- precision family
@@ -103,14 +103,24 @@ def k_11pt_avg(ranking, judgements, recalls, ctx):
 # --------------------------------------------------------------------------- incomplete judgements
 
 def _bpref(ranking, judgements, ctx):
-    code = codes(ranking)
-    rel = code >= ctx.rel_level
-    nonrel = (code >= 0) & (code < ctx.rel_level)
-    nonrel_above = running_sum(ranking, nonrel)  # nonrelevant judged at or above (a relevant doc is not one)
-    R = rel_total(ranking, judgements, ctx)[ranking.row]
-    n_nonrel = nonrel_count(judgements, ctx.rel_level)[ranking.base][ranking.row]
+    """bpref per row (:func:`k_bpref`), once per ranking, judgements and level: Bpref and GMBpref
+    (the same values, another 'all' row) share it.  Terms only at the relevant retrieved documents,
+    summed in rank order as the row sum over the whole ranking (whose other terms are 0.0) adds them."""
+    key = ("trec bpref", float(ctx.rel_level), id(judgements))
+    held = ranking.memo(key, lambda: (judgements, _bpref_values(ranking, judgements, ctx)))
+    if held[0] is not judgements:  # (another Judgements object at the same address)
+        return _bpref_values(ranking, judgements, ctx)
+    return held[1]
+
+
+def _bpref_values(ranking, judgements, ctx):
+    idx = rel_index(ranking, ctx)
+    rows = ranking.row[idx]
+    nonrel_above = count_above(ranking, idx, nonrel_index(ranking, ctx))  # judged nonrelevant above
+    R = rel_total(ranking, judgements, ctx)[rows]
+    n_nonrel = nonrel_count(judgements, ctx.rel_level)[ranking.base][rows]
     term = np.where(nonrel_above > 0, 1.0 - safe(np.minimum(nonrel_above, R), np.minimum(n_nonrel, R)), 1.0)
-    return safe(ranking.rowsum(np.where(rel, term, 0.0)), rel_total(ranking, judgements, ctx))
+    return safe(ranking.sum_within(idx, term), rel_total(ranking, judgements, ctx))
 
 
 def k_bpref(ranking, judgements, param, ctx):
@@ -122,18 +132,19 @@ def k_bpref(ranking, judgements, param, ctx):
 def k_infAP(ranking, judgements, param, ctx):
     """infAP (Yilmaz & Aslam 2006; m_infap.c): for a relevant document at 0-based rank j > 0,
     1/(j+1) + (j/(j+1)) ((r + n + u)/j) ((r + eps)/(r + n + 2 eps)) with r, n, u the relevant,
-    judged nonrelevant and pooled-unjudged documents above it; 1 at rank 0; summed over / R."""
-    code = codes(ranking)
-    rel = code >= ctx.rel_level
-    rel_above = running_sum(ranking, rel) - rel
-    nonrel_above = running_sum(ranking, (code >= 0) & (code < ctx.rel_level))
-    unjudged_above = running_sum(ranking, code == UNJUDGED)
-    above = ranking.pos.astype(np.float64)
+    judged nonrelevant and pooled-unjudged documents above it; 1 at rank 0; summed over / R.
+    Terms only at the relevant documents, summed in rank order (the others' terms are 0.0)."""
+    idx = rel_index(ranking, ctx)
+    rel_above = count_above(ranking, idx, idx)
+    nonrel_above = count_above(ranking, idx, nonrel_index(ranking, ctx))
+    unjudged_above = count_above(ranking, idx, unjudged_index(ranking))
+    position = ranking.pos[idx]
+    above = position.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = 1.0 / (above + 1.0) + (above / (above + 1.0)) * ((rel_above + nonrel_above + unjudged_above) / above) * \
             ((rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON))
-    term = np.where(ranking.pos == 0, 1.0, term)
-    return safe(ranking.rowsum(np.where(rel, term, 0.0)), rel_total(ranking, judgements, ctx))
+    term = np.where(position == 0, 1.0, term)
+    return safe(ranking.sum_within(idx, term), rel_total(ranking, judgements, ctx))
 
 
 def k_unj(ranking, judgements, k, ctx):

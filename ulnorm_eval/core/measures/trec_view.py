@@ -116,6 +116,27 @@ def rel_index(ranking, ctx):
     return ranking.memo(("trec relevant", float(ctx.rel_level)), lambda: np.flatnonzero(rel_mask(ranking, ctx)))
 
 
+def nonrel_index(ranking, ctx):
+    """Positions of the judged nonrelevant documents (0 <= code < -l), once per ranking and level."""
+    def make():
+        code = codes(ranking)
+        return np.flatnonzero((code >= 0) & (code < ctx.rel_level))
+    return ranking.memo(("trec nonrelevant", float(ctx.rel_level)), make)
+
+
+def unjudged_index(ranking):
+    """Positions of the pooled-unjudged documents (code -2: judged with a negative grade), once per ranking."""
+    return ranking.memo(("trec pooled unjudged",), lambda: np.flatnonzero(codes(ranking) == UNJUDGED))
+
+
+def count_above(ranking, idx, marked):
+    """For each position of ``idx`` (increasing), how many of the positions ``marked`` (increasing) rank
+    above it in its row, as float64: :func:`running_sum` of the mask of ``marked``, read at ``idx``,
+    less the element itself (whole numbers, so the same values as that float running sum)."""
+    before_row = np.searchsorted(marked, ranking.starts[ranking.row[idx]])
+    return (np.searchsorted(marked, idx) - before_row).astype(np.float64)
+
+
 # --------------------------------------------------------------------------- expectations
 #
 # Expectations of trec_eval's measures under a uniformly random permutation of each query's pool,

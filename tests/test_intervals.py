@@ -35,6 +35,31 @@ def test_count_matrix_is_kept_for_the_next_run_and_unchanged():
     assert np.array_equal(resample_counts(9, 40, seed=5), first)
 
 
+@pytest.mark.parametrize("n, rows", [(1, 3), (7, 50), (2001, 300), (2000, 1000)])
+def test_counts_drawn_in_pieces_are_those_of_one_draw(n, rows):
+    """The matrix is drawn a few rows at a time (bounded memory): the same numbers as one draw of
+    every row from the generator keyed by (seed, start), counted by bincount."""
+    idx = np.random.default_rng([5, 40]).integers(0, n, size=(rows, n))
+    idx += n * np.arange(rows)[:, None]
+    want = np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
+    assert np.array_equal(resample_counts(n, 40 + rows, seed=5, start=40), want)
+
+
+def test_count_matrix_peak_memory_is_the_matrix():
+    """2,000 queries x 1,000 resamples: the float matrix (16 MB) and a piece of draws, not the draws and
+    their integer counts whole beside it (48 MB: the 'all' row's share of a 2M-line run's peak)."""
+    import tracemalloc
+
+    intervals._KEPT.clear()  # (the last matrix is kept: drawn here, not found)
+    tracemalloc.start()
+    try:
+        counts = resample_counts(2000, 1000, seed=0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert counts.nbytes == 16_000_000 and peak < counts.nbytes + 6_000_000
+
+
 def test_interval_is_the_percentiles_of_the_statistic_on_each_resample():
     """By hand: for each row of the count matrix, UL2 of the count-weighted means over the defined
     queries (a query drawn twice counts twice; the undefined one, I = E, never counts); the 2.5th and

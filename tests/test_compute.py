@@ -101,3 +101,45 @@ def test_library_leaves_blas_and_arrow_alone():
     first, backend = out.stdout.strip().splitlines()
     assert first == "None None"
     assert backend != "system"  # the wheel's own allocator (mimalloc or jemalloc), as without ulnorm_eval
+
+
+def _arena_setting(tmp_path, env):
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n")
+    code = ("import os, sys\nfrom ulnorm_eval.cli.main import main\n"
+            f"sys.argv = ['ulnorm-eval', {str(q)!r}, {str(q)!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "sys.stderr.write(repr(os.environ.get('MALLOC_ARENA_MAX')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    return out.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc arenas: Linux only")
+def test_command_asks_for_one_malloc_arena_unless_the_user_chose(tmp_path, monkeypatch):
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    assert _arena_setting(tmp_path, env) == "'1'"
+    assert _arena_setting(tmp_path, {**env, "MALLOC_ARENA_MAX": "4"}) == "'4'"
+    # and in the process itself, by mallopt (glibc reads the variable only as a process starts)
+    import ctypes
+    from ulnorm_eval.cli import guard
+
+    calls = []
+
+    class FakeLibc:
+        def mallopt(self, option, value):
+            calls.append((option, value))
+
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: FakeLibc())
+    guard.lean_process()
+    assert calls == [(-8, 1)] and os.environ["MALLOC_ARENA_MAX"] == "1"
+    calls.clear()
+    guard.lean_process()  # once set, left alone
+    assert calls == []
+
+
+def test_library_leaves_malloc_arenas_alone():
+    code = "import os, ulnorm_eval, ulnorm_eval.api\nprint(os.environ.get('MALLOC_ARENA_MAX'))"
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "None"

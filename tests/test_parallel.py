@@ -281,3 +281,128 @@ def test_scheduler_worker_killed_mid_evaluation(cluster, dlhard, plain_runs, tmp
     assert got[0] == one[0] == 0 and got[1] == one[1]
     assert [x for x in got[2].splitlines() if x.startswith("ulnorm-eval:")] == one[2].splitlines()
     client.wait_for_workers(2, timeout=60)
+
+
+# --------------------------------------------------------------------------- -j auto (the default)
+
+def _cores(monkeypatch, n):
+    """The process may run on ``n`` cores (its CPU affinity), whatever the machine has."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(n)), raising=False)
+
+
+def test_auto_is_the_affinity_capped_by_the_tasks(monkeypatch):
+    _cores(monkeypatch, 3)
+    assert parallel.usable_cores() == 3
+    assert [parallel.resolve_jobs(parallel.AUTO, n) for n in (None, 0, 1, 2, 3, 17)] == [3, 1, 1, 2, 3, 3]
+    assert [parallel.resolve_jobs(j, 2) for j in (1, 2, 5)] == [1, 2, 2]  # an explicit N: capped by the tasks only
+    _cores(monkeypatch, 1)
+    assert parallel.resolve_jobs(parallel.AUTO, 17) == 1
+    monkeypatch.delattr(os, "sched_getaffinity")  # macOS, Windows: the core count
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert parallel.resolve_jobs(parallel.AUTO, 17) == 4
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert parallel.resolve_jobs(parallel.AUTO, 17) == 1
+    assert parallel.run_tasks(["a", "-", "b"]) == 2  # standard input is read by the command itself
+
+
+def _spy_pools(monkeypatch):
+    """The worker count of every local pool the command starts (none: the sequential path)."""
+    started = []
+    real = parallel.LocalPool.__init__
+
+    def init(self, qrels, jobs):
+        started.append(jobs)
+        real(self, qrels, jobs)
+
+    monkeypatch.setattr(parallel.LocalPool, "__init__", init)
+    return started
+
+
+def test_default_uses_the_cores_for_several_runs(monkeypatch, dlhard):
+    """Fails if the default silently stays sequential with 2+ cores and 2+ runs (eval); compare, queries
+    and nrg read the runs in the command and pickle them to the workers, slower: auto keeps them in it."""
+    qrels, runs = dlhard
+    started = _spy_pools(monkeypatch)
+    _cores(monkeypatch, 2)
+    for cmd, count, workers in ((["-m", "P@10"], 3, [2]), (["-m", "P@10"], 1, []), (["-m", "P@10", "-j", "1"], 3, []),
+                                (["compare", "-m", "P@10"], 3, []), (["queries", "-m", "P@10"], 2, []),
+                                (["nrg", "--leave-one-out"], 3, []), (["compare", "-m", "P@10", "-j", "2"], 3, [2]),
+                                (["nrg", "--leave-one-out", "-j", "0"], 3, [])):
+        started.clear()
+        code, out, err = _cli(*cmd, qrels, *runs[:count])
+        assert code == 0 and out, err
+        assert started == workers, (cmd, count)
+    _cores(monkeypatch, 1)
+    started.clear()
+    assert _cli("-m", "P@10", qrels, *runs[:3])[0] == 0 and started == []
+    _cores(monkeypatch, 8)
+    started.clear()
+    assert _cli("-m", "P@10", qrels, *runs[:3])[0] == 0 and started == [3]  # one worker per run at most
+
+
+@pytest.fixture
+def two_cores(monkeypatch):
+    _cores(monkeypatch, 2)
+
+
+@pytest.mark.parametrize("cmd", [["--norm", "none", "--names", "trec", "-m", "all_trec"], [],
+                                 ["-q", "--norm", "none", "--names", "trec", "-m", "all_trec"]],
+                         ids=["all_trec", "defaults", "q"])
+def test_auto_equals_j1_on_the_17_robust_runs(two_cores, robust, cmd):
+    qrels, runs = robust
+    assert len(runs) == 17
+    one = _cli(*cmd, qrels, *runs, "-j", "1")
+    assert one[0] == 0 and one[1].count("\n") > 100, one[2]
+    assert _cli(*cmd, qrels, *runs) == one
+
+
+def test_bad_input_in_a_middle_run_as_j1(two_cores, robust, tmp_path):
+    """The 9th of 17 runs has a bad line: the same one line and exit 2, nothing on stdout, as -j 1."""
+    qrels, runs = robust
+    runs = list(runs)
+    lines = gzip.decompress(runs[8].read_bytes()).splitlines(keepends=True)
+    bad = tmp_path / runs[8].name.removesuffix(".gz")
+    fields = lines[500].split()
+    fields[4] = b"oops"  # the score of line 501
+    bad.write_bytes(b"".join(lines[:500] + [b" ".join(fields) + b"\n"] + lines[501:]))
+    runs[8] = bad
+    one = _cli("-m", "AP", qrels, *runs, "-j", "1")
+    last = one[2].splitlines()[-1]  # after the notes on the runs before it, as -j 1 says them
+    assert one[0] == 2 and one[1] == "" and last == f"ulnorm-eval: {bad}:501: score 'oops' is not a number", one
+    assert _cli("-m", "AP", qrels, *runs) == one
+
+
+def test_no_thread_of_ours_is_alive_when_the_workers_fork(two_cores, dlhard, tmp_path):
+    """The workers are forked before the read-ahead thread (or any other thread of ours) starts, for
+    every command and input kind, so no fork can copy a lock held by another thread of ours."""
+    import threading
+
+    qrels, runs = dlhard
+    plain = tmp_path / "plain.run"
+    plain.write_bytes(gzip.decompress(runs[0].read_bytes()))
+    seen = []
+    watching = [True]
+    os.register_at_fork(before=lambda: watching[0] and seen.append(
+        sorted(f"{type(t).__name__}:{t.name}" for t in threading.enumerate() if t is not threading.main_thread())))
+    try:
+        for cmd in (["-m", "P@10"], ["-m", "P@10", "--holes"], ["compare", "-m", "P@10", "-j", "2"],
+                    ["nrg", "--leave-one-out", "-j", "2"]):
+            for _ in range(3):
+                r = invoke(*cmd, qrels, runs[1], plain, runs[2], catch_exceptions=False)
+                assert r.exit_code == 0, r.stderr
+        data = gzip.decompress(runs[2].read_bytes())
+        r = invoke("-m", "P@10", qrels, "-", plain, runs[1], input=data, catch_exceptions=False)
+        assert r.exit_code == 0, r.stderr
+    finally:
+        watching[0] = False
+    assert len(seen) >= 2 * 13
+    assert not [names for names in seen if any("ulnorm-eval" in name or "QueueFeeder" in name or "Executor" in name
+                                                for name in names)], seen
+
+
+def test_the_pool_forks_every_worker_on_entry(dlhard):
+    q = api.load_qrels(str(dlhard[0]))
+    with parallel.executor(q, 2, tasks=5) as ex:
+        assert len(ex._pool._processes) == 2
+    with parallel.executor(q, 4, tasks=2) as ex:
+        assert ex.workers == 2 and len(ex._pool._processes) == 2

@@ -737,7 +737,7 @@ def compare_for_request(request: CompareRequest, notes: list, check_ties: bool =
     after the other (a run sharing no query with the qrels refused) and :func:`compare` them; notes for
     stderr are appended to ``notes``."""
     from ..pipeline import evaluate as api
-    from ..pipeline.parallel import executor
+    from ..pipeline.parallel import executor, run_tasks
     from ..pipeline.run_checks import iter_runs, refuse_non_finite_means, require_finite_gains
 
     q = api.load_qrels(request.qrels, groups=request.groups)
@@ -762,7 +762,7 @@ def compare_for_request(request: CompareRequest, notes: list, check_ties: bool =
             work_bar(bars and holes, "evaluating the runs with their hole bounds (runs)",
                      total=len(request.runs)) as evaluated, \
             work_bar(bars, "comparing: paired tests and swap trials (metrics)") as tick, \
-            executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
+            executor(q, request.jobs, request.scheduler, request.scheduler_timeout, run_tasks(request.runs), False) as ex:
         def stepped():
             for i, path in enumerate(request.runs):
                 step(f"{doing} {base_name(path)} ({i + 1}/{len(request.runs)})", path)

@@ -668,7 +668,8 @@ def nrg_for_request(request: NRGRequest, notes: list) -> NRGResult:
     if request.protocol in ("leave-one-out", "group") and len(runs) < 2 and not priors:
         flag = {"leave-one-out": "--leave-one-out", "group": "--group-by"}[request.protocol]
         raise NRGUsageError(f"{flag} needs at least two RUNs (one run has no other to be scored against)")
-    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
+    # -j auto: sequential (the runs are read here and pickled to the workers: measured slower)
+    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(every), False) as ex:
         res = evaluate_nrg(q, every[:len(runs)], every[len(runs):], request.measures, protocol=request.protocol,
                            group_by=request.group_by, best_by=request.best_by, unique=request.unique,
                            options=request.options, warn=notes.append, executor=ex)

@@ -272,7 +272,8 @@ def queries_for_request(request: QueriesRequest, notes: list):
     q = api.load_qrels(request.qrels, groups=request.groups)
     require_finite_gains(q, request.measures, request.qrels, request.options.rel_level)
     loaded = load_runs(q, request.runs, request.qrels, request.allow_disjoint)
-    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout) as ex:
+    # -j auto: sequential (the runs are read here and pickled to the workers: measured slower)
+    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(loaded), False) as ex:
         table = query_table(q, loaded, request.measures, request.options, request.thresholds, notes.append, ex,
                             holes=request.holes)
     refuse_non_finite_frame(table, ("E", "IUB", "WLB", "mean"), request.qrels)

@@ -7,7 +7,7 @@ import click
 MAX_DRAWS = 1_000_000  # Monte Carlo draws: their values are held per query (8 bytes each)
 MAX_TRIALS = 100_000  # split halves, topic or document resamples, seeds: each holds a vector per system or query
 
-from .types import FiniteFloat, RelLevel
+from .types import FiniteFloat, Jobs, RelLevel
 
 
 def bundle(*options):
@@ -170,9 +170,11 @@ groups_option = click.option("--groups", type=click.Path(dir_okay=False),
 
 # Where the work runs: the output is the same either way (byte for byte).
 parallel_options = bundle(
-    click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True, metavar="N",
+    click.option("-j", "--jobs", type=Jobs(), default="auto", show_default=True, metavar="N|auto",
                  help="Evaluate the runs (for eval also the query blocks of uncompressed runs) in N local worker "
-                      "processes (0: one per core).  Same output as -j 1, Monte Carlo values included."),
+                      "processes.  auto (or 0): one per usable core (the CPU affinity's), at most one per run; one "
+                      "run, or one core, is evaluated in this process (as -j 1, which never starts a worker).  "
+                      "Same output as -j 1, Monte Carlo values included."),
     click.option("--scheduler", metavar="ADDRESS",
                  help="Run the same tasks on an existing Dask cluster (e.g. tcp://host:8786; needs the 'dask' "
                       "extra).  The workers get the runs' bytes as read here, never a path (a worker elsewhere "
@@ -197,7 +199,8 @@ def check_parallel(jobs: int, scheduler: str | None) -> None:
     if scheduler:
         import importlib.util
 
-        if jobs != 1:
+        source = click.get_current_context().get_parameter_source("jobs")
+        if source is not None and source != click.core.ParameterSource.DEFAULT:
             fail("-j/--jobs and --scheduler exclude each other (the cluster's workers do the work)")
         if importlib.util.find_spec("distributed") is None:
             from ..extras import missing_message

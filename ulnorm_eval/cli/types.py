@@ -12,7 +12,7 @@ import math
 
 import click
 
-__all__ = ["FiniteFloat", "NonEmpty", "GateThreshold"]
+__all__ = ["FiniteFloat", "NonEmpty", "GateThreshold", "Jobs"]
 
 
 class FiniteFloat(click.FloatRange):
@@ -85,3 +85,23 @@ class GateThreshold(NonEmpty):
             if not math.isfinite(number):
                 self.fail(f"{value!r}: the threshold is not a finite number", param, ctx)
         return value
+
+
+class Jobs(click.ParamType):
+    """-j/--jobs: ``auto`` (or 0), given as 0 (pipeline.parallel.AUTO), or a whole number of workers >= 1."""
+
+    name = "jobs"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        elif isinstance(value, str) and value.strip().lower() == "auto":
+            return 0
+        else:
+            try:
+                number = int(str(value).strip())
+            except ValueError:
+                self.fail(f"{value!r} is not 'auto' or a whole number of worker processes", param, ctx)
+        if number < 0:
+            self.fail(f"{value!r}: give 'auto' or a number of worker processes >= 1", param, ctx)
+        return number

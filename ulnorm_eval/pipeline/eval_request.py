@@ -45,7 +45,7 @@ class EvalRequest:
     allow_disjoint: bool = False
     groups: str | None = None
     stream: bool | None = None
-    jobs: int = 1
+    jobs: int = 1  # -j: worker processes; 0 (parallel.AUTO): the usable cores, at most one per run
     scheduler: str | None = None
     scheduler_timeout: float = 10.0
     strict_queries: bool = False  # --trec without -c: a qrels query a run has no results for is refused
@@ -170,7 +170,8 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
     def mc_total():  # units: query x metric x run (the last run's may be fewer: --run-queries-only)
         return monte_carlo_units(metrics) * len(set(loaded[0].qid.to_pylist())) * (len(inputs) - 1)
 
-    mc_bar = mc_total if monte_carlo_units(metrics) and request.jobs == 1 and not request.scheduler else 0
+    jobs = parallel.resolve_jobs(request.jobs, parallel.run_tasks([*runs, *request.extra_runs]))
+    mc_bar = mc_total if monte_carlo_units(metrics) and jobs == 1 and not request.scheduler else 0
     with progress(inputs, mc_bar) as step:
         step(f"reading {base_name(request.qrels)}", request.qrels)
         qrels = api.load_qrels(request.qrels, groups=request.groups)
@@ -178,9 +179,10 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
         if qrels.skipped:
             notes.append(f"{request.qrels}: skipped {qrels.skipped} comment or blank lines")
         results = []
-        # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
-        opts = api.with_runs_holes(opts, qrels, [*runs, *request.extra_runs], metrics)
-        with parallel.executor(qrels, request.jobs, request.scheduler, request.scheduler_timeout) as executor:
+        # the workers are forked here, before anything of ours starts a thread (parallel.LocalPool._start)
+        with parallel.executor(qrels, jobs, request.scheduler, request.scheduler_timeout) as executor:
+            # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
+            opts = api.with_runs_holes(opts, qrels, [*runs, *request.extra_runs], metrics)
             done = parallel.evaluate_paths(executor, [*runs, *request.extra_runs], metrics + list(also), opts,
                                            stream=request.stream)
             for index, path in enumerate(runs):

@@ -16,6 +16,9 @@ Three executors share one interface, ``imap(tasks)`` -> outcomes in task order:
 * :class:`Sequential` (``-j 1``): the caller's own process, no pool;
 * :class:`LocalPool` (``-j N``): ``concurrent.futures.ProcessPoolExecutor``, a bounded window of
   tasks in flight (memory stays bounded whatever the number of tasks);
+
+  the command line's default, ``-j auto`` (:func:`resolve_jobs`), is a local pool of one worker per
+  usable core, at most one per run, and the sequential path for one run or one core;
 * :class:`DaskPool` (``--scheduler ADDRESS``): a ``dask.distributed.Client``; tasks are pure (they
   read files and compute), submitted with ``retries``, and a task whose worker died is rescheduled by
   Dask; results stream back with ``as_completed`` and are yielded in task order.
@@ -33,7 +36,7 @@ from .blocks import Options
 from .stream import BLOCK_BYTES, NotGrouped, block_bounds, evaluate_files, evaluate_stream, score_query_block
 
 __all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "evaluate_paths", "evaluate_runs",
-           "map_runs", "DASK_EXTRA"]
+           "map_runs", "DASK_EXTRA", "AUTO", "usable_cores", "resolve_jobs", "run_tasks"]
 
 from ..extras import missing_message  # noqa: E402 - the extras' install lines, in one place
 
@@ -193,16 +196,26 @@ class LocalPool(Sequential):
         self.workers = jobs
         self._pool = None
 
+    def __enter__(self):
+        self._start(self.workers)
+        return self
+
     def _start(self, size: int):
+        """Fork the workers now (all of them: a fork-context pool forks every worker at its first
+        submit, before its manager thread starts).  The executor is entered right after the qrels
+        are read, so nothing of ours runs in another thread at the fork: the read-ahead thread, the
+        one that can be inside Arrow's parser holding its locks, starts only later and only in the
+        sequential path; Arrow's own idle CPU pool is rebuilt by Arrow in a forked child."""
         if self._pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
             # fork: the workers inherit the parsed qrels and the imported modules (no pickling,
-            # no re-import); spawn where fork is unavailable
-            method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+            # no re-import); spawn where fork is unavailable (only for an explicit -j N)
+            method = "fork" if _fork_available() else "spawn"
             self._pool = ProcessPoolExecutor(max(1, min(self.workers, size)), multiprocessing.get_context(method),
                                              initializer=_init_worker, initargs=(self.qrels,))
+            self._pool.submit(_same_object, None)  # forks every worker here, not at the first task
         return self._pool
 
     def imap(self, tasks):
@@ -224,6 +237,17 @@ class LocalPool(Sequential):
         except BrokenProcessPool:
             raise ParallelError("a worker process died (out of memory?); run with -j 1, or --scheduler for "
                                 "a cluster that retries lost workers") from None
+
+    def __exit__(self, kind, *exc):
+        if kind is not None and self._pool is not None:
+            # an error, Ctrl-C or SIGTERM: the tasks in flight are of no use (they only read and
+            # compute), so the workers are ended now rather than after their tasks (a second or more)
+            for process in list((getattr(self._pool, "_processes", None) or {}).values()):
+                try:
+                    process.terminate()
+                except (OSError, AttributeError):
+                    pass
+        self.close()
 
     def close(self) -> None:
         if self._pool is not None:
@@ -390,13 +414,54 @@ def _quiet_client_del() -> None:
     sys.unraisablehook = hook
 
 
-def executor(qrels, jobs: int = 1, scheduler: str | None = None, timeout: float = CONNECT_TIMEOUT):
-    """The executor for ``-j JOBS`` (0 = every core) or ``--scheduler ADDRESS`` (``timeout``: seconds
-    the scheduler has to answer); use it as a context manager."""
+AUTO = 0  # -j auto (also -j 0): the usable cores, capped by the tasks (:func:`resolve_jobs`)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the platform tells it (a container's
+    or ``taskset``'s limit, not the machine's core count), else ``os.cpu_count()``."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_jobs(jobs: int, tasks: int | None = None, auto_pays: bool = True) -> int:
+    """The worker count of ``-j JOBS`` for ``tasks`` tasks (None: unknown): ``AUTO`` (0) is the usable
+    cores capped by the tasks, and 1 (the sequential path, no pool) when there is one task or one core,
+    or when ``auto_pays`` is False (a command whose workers cost more than they save); an explicit N
+    is capped by the tasks only (a worker without a task would be forked for nothing)."""
+    if jobs == AUTO:
+        jobs = usable_cores() if auto_pays else 1
+        if not _fork_available():  # spawn re-imports and re-reads in every worker: not worth it unasked
+            jobs = 1
+    if tasks is not None:
+        jobs = min(jobs, max(1, tasks))
+    return max(1, jobs)
+
+
+def run_tasks(runs) -> int:
+    """How many of ``runs`` (paths or loaded runs) would be worker tasks: every one but standard
+    input, which the command reads itself.  ``-j auto`` counts runs, not query blocks: a single large
+    run stays in one process (docs/performance.md, "-j auto")."""
+    return sum(1 for run in runs if not (isinstance(run, str) and run == "-"))
+
+
+def _fork_available() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def executor(qrels, jobs: int = 1, scheduler: str | None = None, timeout: float = CONNECT_TIMEOUT,
+             tasks: int | None = None, auto_pays: bool = True):
+    """The executor for ``-j JOBS`` (``AUTO``, 0: the usable cores, :func:`resolve_jobs`) or ``--scheduler
+    ADDRESS`` (``timeout``: seconds the scheduler has to answer), for ``tasks`` tasks if known (at most
+    that many workers; ``auto_pays``: whether ``AUTO`` may start workers at all); use it as a context
+    manager, which starts the local workers on entry."""
     if scheduler:
         return DaskPool(qrels, scheduler, timeout=timeout)
-    if jobs == 0:
-        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    jobs = resolve_jobs(jobs, tasks, auto_pays)
     return Sequential(qrels) if jobs <= 1 else LocalPool(qrels, jobs)
 
 

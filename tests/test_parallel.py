@@ -400,9 +400,31 @@ def test_no_thread_of_ours_is_alive_when_the_workers_fork(two_cores, dlhard, tmp
                                                 for name in names)], seen
 
 
-def test_the_pool_forks_every_worker_on_entry(dlhard):
+def _pid(qrels, item):
+    return os.getpid()
+
+
+def test_the_pool_forks_every_worker_when_asked_for_outcomes(dlhard):
+    """imap forks at once (not at the generator's first ``next``), at most one worker per task."""
     q = api.load_qrels(str(dlhard[0]))
     with parallel.executor(q, 2, tasks=5) as ex:
-        assert len(ex._pool._processes) == 2
-    with parallel.executor(q, 4, tasks=2) as ex:
-        assert ex.workers == 2 and len(ex._pool._processes) == 2
+        assert ex._pool is None
+        outcomes = ex.imap([(_pid, (i,)) for i in range(5)])
+        workers = set(ex._pool._processes)
+        assert len(workers) == 2
+        assert set(parallel.unwrap(o) for o in outcomes) <= workers
+    with parallel.executor(q, 4) as ex:
+        ex.imap([(_pid, (i,)) for i in range(3)])
+        assert ex.workers == 3 and len(ex._pool._processes) == 3
+
+
+def test_explicit_j_splits_a_single_large_run_auto_does_not(monkeypatch, dlhard, tmp_path):
+    """-j N evaluates one uncompressed run's query blocks on N workers; auto keeps one run in the command."""
+    qrels, runs = dlhard
+    plain = tmp_path / "plain.run"
+    plain.write_bytes(gzip.decompress(runs[0].read_bytes()))
+    started = _spy_pools(monkeypatch)
+    _cores(monkeypatch, 2)
+    one = _cli("-f", "tsv", "-q", "-m", "AP", qrels, plain, "-j", "1")
+    assert _cli("-f", "tsv", "-q", "-m", "AP", qrels, plain) == one and started == []
+    assert _cli("-f", "tsv", "-q", "-m", "AP", qrels, plain, "-j", "2") == one and started == [2]

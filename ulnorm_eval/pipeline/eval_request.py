@@ -170,7 +170,9 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
     def mc_total():  # units: query x metric x run (the last run's may be fewer: --run-queries-only)
         return monte_carlo_units(metrics) * len(set(loaded[0].qid.to_pylist())) * (len(inputs) - 1)
 
-    jobs = parallel.resolve_jobs(request.jobs, parallel.run_tasks([*runs, *request.extra_runs]))
+    # -j auto: one worker per run at most; an explicit -j N may split a large run into query blocks
+    auto = request.jobs == parallel.AUTO
+    jobs = parallel.resolve_jobs(request.jobs, parallel.run_tasks([*runs, *request.extra_runs]) if auto else None)
     mc_bar = mc_total if monte_carlo_units(metrics) and jobs == 1 and not request.scheduler else 0
     with progress(inputs, mc_bar) as step:
         step(f"reading {base_name(request.qrels)}", request.qrels)
@@ -179,7 +181,6 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
         if qrels.skipped:
             notes.append(f"{request.qrels}: skipped {qrels.skipped} comment or blank lines")
         results = []
-        # the workers are forked here, before anything of ours starts a thread (parallel.LocalPool._start)
         with parallel.executor(qrels, jobs, request.scheduler, request.scheduler_timeout) as executor:
             # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
             opts = api.with_runs_holes(opts, qrels, [*runs, *request.extra_runs], metrics)

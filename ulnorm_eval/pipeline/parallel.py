@@ -196,16 +196,14 @@ class LocalPool(Sequential):
         self.workers = jobs
         self._pool = None
 
-    def __enter__(self):
-        self._start(self.workers)
-        return self
-
     def _start(self, size: int):
-        """Fork the workers now (all of them: a fork-context pool forks every worker at its first
-        submit, before its manager thread starts).  The executor is entered right after the qrels
-        are read, so nothing of ours runs in another thread at the fork: the read-ahead thread, the
-        one that can be inside Arrow's parser holding its locks, starts only later and only in the
-        sequential path; Arrow's own idle CPU pool is rebuilt by Arrow in a forked child."""
+        """Fork the workers now, all of them (a fork-context pool forks every worker at its first
+        submit, before its manager thread starts), at most ``size``.  Called by :meth:`imap` as it is
+        called, before the caller reads any run: eval asks for the outcomes right after reading the
+        qrels (and --holes' reading of the runs, which starts no thread), before it reads standard
+        input, so no thread of ours is alive at the fork: the read-ahead thread, the one that can be
+        inside Arrow's parser holding its locks, runs only in the sequential path.  Arrow's own idle
+        CPU pool is rebuilt by Arrow in a forked child."""
         if self._pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -213,18 +211,22 @@ class LocalPool(Sequential):
             # fork: the workers inherit the parsed qrels and the imported modules (no pickling,
             # no re-import); spawn where fork is unavailable (only for an explicit -j N)
             method = "fork" if _fork_available() else "spawn"
-            self._pool = ProcessPoolExecutor(max(1, min(self.workers, size)), multiprocessing.get_context(method),
+            self.workers = max(1, min(self.workers, size))
+            self._pool = ProcessPoolExecutor(self.workers, multiprocessing.get_context(method),
                                              initializer=_init_worker, initargs=(self.qrels,))
             self._pool.submit(_same_object, None)  # forks every worker here, not at the first task
         return self._pool
 
     def imap(self, tasks):
+        """The outcomes of ``tasks`` in order; the workers are forked now, not at the first ``next``."""
         tasks = list(tasks)
         if not tasks:
-            return
+            return iter(())
+        return self._outcomes(self._start(len(tasks)), tasks)
+
+    def _outcomes(self, pool, tasks):
         from concurrent.futures.process import BrokenProcessPool
 
-        pool = self._start(len(tasks))
         window = 2 * self.workers  # tasks in flight: bounds the memory of results waiting their turn
         pending = deque()
         try:

@@ -382,8 +382,9 @@ def test_no_thread_of_ours_is_alive_when_the_workers_fork(two_cores, dlhard, tmp
     plain.write_bytes(gzip.decompress(runs[0].read_bytes()))
     seen = []
     watching = [True]
+    before = set(threading.enumerate())  # the test session's own (a Dask cluster's, pytest's): not the command's
     os.register_at_fork(before=lambda: watching[0] and seen.append(
-        sorted(f"{type(t).__name__}:{t.name}" for t in threading.enumerate() if t is not threading.main_thread())))
+        sorted(f"{type(t).__name__}:{t.name}" for t in set(threading.enumerate()) - before)))
     try:
         for cmd in (["-m", "P@10"], ["-m", "P@10", "--holes"], ["compare", "-m", "P@10", "-j", "2"],
                     ["nrg", "--leave-one-out", "-j", "2"]):
@@ -396,8 +397,7 @@ def test_no_thread_of_ours_is_alive_when_the_workers_fork(two_cores, dlhard, tmp
     finally:
         watching[0] = False
     assert len(seen) >= 2 * 13
-    assert not [names for names in seen if any("ulnorm-eval" in name or "QueueFeeder" in name or "Executor" in name
-                                                for name in names)], seen
+    assert seen and not [names for names in seen if names], seen  # not even an executor's manager or feeder thread
 
 
 def _pid(qrels, item):

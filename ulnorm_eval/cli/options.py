@@ -172,9 +172,10 @@ groups_option = click.option("--groups", type=click.Path(dir_okay=False),
 parallel_options = bundle(
     click.option("-j", "--jobs", type=Jobs(), default="auto", show_default=True, metavar="N|auto",
                  help="Evaluate the runs (for eval also the query blocks of uncompressed runs) in N local worker "
-                      "processes.  auto (or 0): one per usable core (the CPU affinity's), at most one per run; one "
-                      "run, or one core, is evaluated in this process (as -j 1, which never starts a worker).  "
-                      "Same output as -j 1, Monte Carlo values included."),
+                      "processes.  auto (or 0), the default: eval with two or more runs uses one worker per usable "
+                      "core (the CPU affinity's), at most one per run; one run, one core, and compare, queries and "
+                      "nrg (which read every run in this process) run here, as with -j 1.  Same output as -j 1, "
+                      "Monte Carlo values included."),
     click.option("--scheduler", metavar="ADDRESS",
                  help="Run the same tasks on an existing Dask cluster (e.g. tcp://host:8786; needs the 'dask' "
                       "extra).  The workers get the runs' bytes as read here, never a path (a worker elsewhere "

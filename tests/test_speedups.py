@@ -364,3 +364,51 @@ def test_sparse_bpref_infap_bing_equal_their_dense_forms(seed):
         above_non = rk.pos - (running_sum(rk, rel) - rel)
         bing = safe(rk.rowsum(np.where(rel, 1.0 / np.log2(2.0 + above_non), 0.0)), rel_total(rk, J, ctx))
         assert np.array_equal(tg.k_binG(fresh, J, None, ctx), bing)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sparse_rbp_equals_its_dense_form(seed):
+    """rbp without a gain map adds its terms at the graded documents only: the whole-ranking form it
+    had (kept here: every document's scaled gain times trec_eval's cur_p) to the last bit, with grades
+    above 1 (scaled), fractional grades, negative grades and unjudged documents; with a gain map
+    (dense, as before) the per-query level table now read from the Judgements' cache is the same."""
+    from ulnorm_eval.core.kernels import repeated_powers
+    from ulnorm_eval.core.measures import trec_gains as tg
+    from ulnorm_eval.core.measures.trec_view import TrecContext, codes
+
+    rk, J = _case(seed, nq=9)
+    rng = np.random.default_rng(seed)
+    graded = Ranking(rk.row, np.where(rk.grade > 0, rk.grade * rng.choice([1.0, 0.5, 0.25], len(rk.grade)), rk.grade),
+                     rk.nrows, rk.base, rk.judged)
+    for ranking in (rk, graded):
+        for param in ({"p": 0.8}, {"p": 0.95}, {"p": 0.8, 1: 3.0, 2: -1.0}):
+            p, gains = tg._p_and_gains(param)
+            code = codes(ranking)
+            g = tg._level_gain(code, gains)
+            lv_min, lv_max = tg._make_rbp_levels(J, gains)
+            low, high = lv_min[ranking.base][ranking.row], lv_max[ranking.base][ranking.row]
+            scale = (low < 0) | (high > 1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scaled = np.where(scale, (g - low) / (high - low), g)
+            known = (code >= 0) | np.isin(code, [float(level) for level in (gains or {})])
+            weights = repeated_powers(p, int(ranking.pos.max()))[ranking.pos.astype(np.int64)]
+            want = (1.0 - p) * ranking.rowsum(np.where(known, scaled, 0.0) * weights)
+            fresh = Ranking(ranking.row, ranking.grade, ranking.nrows, ranking.base, ranking.judged)
+            assert np.array_equal(tg.k_rbp(fresh, J, param, TrecContext()), want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_unjudged_at_k_counts_the_unjudged_positions(seed):
+    """Unjudged@k counts the memoised positions of the documents of code < 0 within the top k: the
+    dense count over every rank it had (kept here), for cutoffs inside and past the rows, with -c's
+    empty rows zeroed."""
+    from ulnorm_eval.core.measures import trec_precision as tp
+    from ulnorm_eval.core.measures.trec_view import TrecContext, at_depth, codes, present_mask
+
+    rk, J = _case(seed, nq=9)
+    ctx = TrecContext(present=np.arange(rk.nrows) % 3 != 1)
+    for k in (1, 3, 10, 1000):
+        want = np.where(present_mask(rk, ctx), at_depth(rk, codes(rk) < 0, k) / float(k), 0.0)
+        assert np.array_equal(tp.k_unj(rk, J, k, ctx), want)
+        assert np.array_equal(want * k, [sum(1 for c in codes(rk)[rk.starts[r]:rk.starts[r + 1]][:k] if c < 0)
+                                         if ctx.present[r] else 0 for r in range(rk.nrows)])

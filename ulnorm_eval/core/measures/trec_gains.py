@@ -301,6 +301,24 @@ def _rbp_gains(ranking, judgements, gains):
     """Each ranked document's rbp gain scaled to [0, 1] over the query's gain levels (see module doc)."""
     code = codes(ranking)
     g = _level_gain(code, gains)
+    lv_min, lv_max = _rbp_levels(judgements, gains)
+    low, high = lv_min[ranking.base][ranking.row], lv_max[ranking.base][ranking.row]
+    scale = (low < 0) | (high > 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = np.where(scale, (g - low) / (high - low), g)
+    # a document with no known level keeps get_gain's 0 (m_rbp.c rescales only the level table)
+    known = (code >= 0) | np.isin(code, [float(level) for level in (gains or {})])
+    return np.where(known, scaled, 0.0)
+
+
+def _rbp_levels(judgements, gains):
+    """Per query, the smallest and largest gain of its levels (m_rbp.c's scaling), once per query set
+    and gain map: they depend on the qrels alone."""
+    return judgements.cached(("rbp levels", tuple(sorted((gains or {}).items()))),
+                             lambda: _make_rbp_levels(judgements, gains))
+
+
+def _make_rbp_levels(judgements, gains):
     # the query's levels: 0 .. its largest judged grade, plus any listed level
     top = np.full(judgements.nq, -1.0)
     judged = judgements.grade >= 0
@@ -326,13 +344,23 @@ def _rbp_gains(ranking, judgements, gains):
             else:
                 lv_min = np.where(top < lvl, np.minimum(lv_min, val), lv_min)
                 lv_max = np.where(top < lvl, np.maximum(lv_max, val), lv_max)
-    low, high = lv_min[ranking.base][ranking.row], lv_max[ranking.base][ranking.row]
+    return lv_min, lv_max
+
+
+def _rbp_graded_terms(ranking, judgements, p):
+    """rbp's terms gain x p^(i-1) without a gain map, at its documents of nonzero gain only (positions,
+    terms): every level is then 0 or more, so a document's scaled gain is nonzero only when its grade
+    is (low = 0, (g - 0) / high), and the terms left out are 0.0, which change no row sum."""
+    idx, g = _nonzero_gains(ranking, None)
+    rows = ranking.row[idx]
+    lv_min, lv_max = _rbp_levels(judgements, None)
+    low, high = lv_min[ranking.base][rows], lv_max[ranking.base][rows]
     scale = (low < 0) | (high > 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         scaled = np.where(scale, (g - low) / (high - low), g)
-    # a document with no known level keeps get_gain's 0 (m_rbp.c rescales only the level table)
-    known = (code >= 0) | np.isin(code, [float(level) for level in (gains or {})])
-    return np.where(known, scaled, 0.0)
+    position = ranking.pos[idx].astype(np.int64)
+    top = int(ranking.pos.max()) if ranking.pos.size else 0
+    return idx, scaled * repeated_powers(p, top)[position]
 
 
 def rbp_order(code, measure, rel, max_grade):
@@ -356,6 +384,9 @@ def k_rbp(ranking, judgements, param, ctx):
     """RBP(p) = (1-p) sum_i p^(i-1) gain(d_i), gains scaled to [0, 1] when they exceed it (Moffat &
     Zobel 2008; m_rbp.c, with its uninitialised bounds set); param {'p': 0.9, level: gain, ...}."""
     p, gains = _p_and_gains(param)
+    if not gains:  # terms at the graded documents only (the same terms, added in the same order)
+        idx, terms = _rbp_graded_terms(ranking, judgements, p)
+        return (1.0 - p) * ranking.sum_within(idx, terms)
     weights = repeated_powers(p,
                               int(ranking.pos.max()) if ranking.pos.size else 0)[ranking.pos.astype(np.int64)]  # trec_eval's cur_p, bit for bit
     return (1.0 - p) * ranking.rowsum(_rbp_gains(ranking, judgements, gains) * weights)

@@ -8,7 +8,7 @@ import math
 from ..lazy import np
 
 from .common import safe
-from .trec_view import (at_depth, codes, count_above, depth_of, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,
+from .trec_view import (codes, count_above, depth_of, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,
                         present_mask, rel_index, rel_mask, rel_total, running_sum, unjudged_index, UNJUDGED)
 
 
@@ -149,7 +149,8 @@ def k_infAP(ranking, judgements, param, ctx):
 
 def k_unj(ranking, judgements, k, ctx):
     """Fraction of the top k that is unjudged (qrels-absent or negative grade), always over k."""
-    values = at_depth(ranking, codes(ranking) < 0, k) / float(k)
+    unjudged = ranking.memo(("trec code below 0",), lambda: np.flatnonzero(codes(ranking) < 0))  # every cutoff's
+    values = ranking.count_within(unjudged, k) / float(k)
     return np.where(present_mask(ranking, ctx), values, 0.0)
 
 

@@ -18,7 +18,6 @@ import numpy as np
 
 from ..core.kernels import Judgements, Level
 from ..core.measures import compute
-from ..core.permutations import ENUMERATE_LIMIT
 from ..core.registry import PRIOR_VARIANTS, VARIANTS, Metric, UnknownMeasure, paper_measure
 from ..core.variants import CONDENSED_VARIANTS, HOLE_VARIANTS
 from ..core.summary import summarise
@@ -337,11 +336,11 @@ def of_means_intervals(metrics: list, values: dict, qids: list, options) -> dict
     resampled together, the variant's formula applied to each resample's means over its defined
     queries.  An interval containing the variant's random value (0 for UL2, EM, UEW; 1 for EB) means
     the run is not distinguishable from a random ranking of its pool on these queries."""
-    from ..core.intervals import means_intervals
-
     shown = [m for m in metrics if summarised_of_means(m, options)]
     if not shown:
         return {}
+    from ..core.intervals import means_intervals
+
     order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # as the 'all' row: blocking-independent
     jobs = []
     for m in shown:
@@ -570,6 +569,8 @@ def undefined_note(name: str, undefined: dict, options: Options, unit: str = "qu
         mode = rec.extremes_of(m) if rec is not None else "sorted"
         if mode != "sorted":
             why.append(f"{'WLB' if mode == 'ideal' else 'IUB and WLB'} of {m}")
+    from ..core.permutations import ENUMERATE_LIMIT  # the Monte Carlo module: only for this note
+
     tail = (f"; these count {_and(why)}, which are withheld (no ordering is proven extreme) where a pool has "
             f"more than {ENUMERATE_LIMIT} arrangements: see docs/bounds.md") if why else ""
     return f"{name}: undefined values: {'; '.join(parts)} ({how}){tail}"

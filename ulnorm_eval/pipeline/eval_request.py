@@ -114,7 +114,6 @@ def _sort_key(text: str | None):
 def plan_eval(request: EvalRequest, notes: list) -> EvalPlan:
     """The metrics, thresholds and sort key of ``request``, before any input is read; notes for stderr
     are appended to ``notes`` (the --holes note), those said only on success to the plan's ``setup``."""
-    from ..analysis import gate
     from ..core.registry import UnknownMeasure
     from . import evaluate as api
 
@@ -129,6 +128,8 @@ def plan_eval(request: EvalRequest, notes: list) -> EvalPlan:
                                   trec_version=request.options.trec_version)
     if request.options.zscore is not None and any(metric.variant for metric in metrics):
         raise OptionError("-Z converts trec_eval's measures, not the variants: add --norm none")
+    if request.thresholds or request.holes:  # the gate's module only when a gate or --holes needs it
+        from ..analysis import gate
     try:
         thresholds = [gate.parse_threshold(threshold) for threshold in request.thresholds]
     except UnknownMeasure:
@@ -155,8 +156,6 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
     renderer needs but does not print), check the inputs (a run sharing no query with the qrels, names,
     infinities: docs/errors.md) and the gate.  Notes for stderr are appended to ``notes`` as they come.
     ``progress(inputs, monte_carlo_total)`` is a context manager giving ``step(label, path)``."""
-    from ..analysis import gate
-    from ..core.expectations import monte_carlo_units
     from ..inputs import checks as input_checks
     from ..inputs.trec import InputError
     from . import evaluate as api
@@ -167,13 +166,19 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
     inputs = [request.qrels, *runs, *request.extra_runs]
     loaded = []  # the qrels, once read: the Monte Carlo bar's total counts its queries
 
+    units = 0  # Monte Carlo units per query: only variants have them (no need to import the bounds' module without)
+    if any(metric.variant for metric in metrics):
+        from ..core.expectations import monte_carlo_units
+
+        units = monte_carlo_units(metrics)
+
     def mc_total():  # units: query x metric x run (the last run's may be fewer: --run-queries-only)
-        return monte_carlo_units(metrics) * len(set(loaded[0].qid.to_pylist())) * (len(inputs) - 1)
+        return units * len(set(loaded[0].qid.to_pylist())) * (len(inputs) - 1)
 
     # -j auto: one worker per run at most; an explicit -j N may split a large run into query blocks
     auto = request.jobs == parallel.AUTO
     jobs = parallel.resolve_jobs(request.jobs, parallel.run_tasks([*runs, *request.extra_runs]) if auto else None)
-    mc_bar = mc_total if monte_carlo_units(metrics) and jobs == 1 and not request.scheduler else 0
+    mc_bar = mc_total if units and jobs == 1 and not request.scheduler else 0
     with progress(inputs, mc_bar) as step:
         step(f"reading {base_name(request.qrels)}", request.qrels)
         qrels = api.load_qrels(request.qrels, groups=request.groups)
@@ -214,6 +219,8 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
 
 def _gate(request: EvalRequest, plan: EvalPlan, result, base) -> list:
     """The gate's checks: --fail-below thresholds, then --baseline, then what the holes could flip."""
+    if not plan.thresholds and base is None:  # no gate: no checks (nor the gate's module to import)
+        return []
     from ..analysis import gate
 
     max_drop = request.max_drop or 0.0

@@ -11,12 +11,8 @@ queries: :mod:`.frames`; progress bar: :mod:`.progress`; registry tables: :mod:`
 from __future__ import annotations
 
 import math
-
-from .json_out import JSON_SCHEMA, format_json, format_jsonl, json_document, sha256_file
-from .progress import PROGRESS_MIN_BYTES, progress
-from .registry_tables import BOUNDS_TEXT, bounds_kind, measures_markdown, syntax, variants_markdown
-from .table import caption, format_table, make_table
-from .rows import format_csv, format_trec, format_tsv
+from collections.abc import Mapping
+from importlib import import_module
 
 __all__ = [
     "FORMATS", "JSON_SCHEMA", "format_trec", "format_table", "format_tsv", "format_csv", "format_json",
@@ -25,16 +21,45 @@ __all__ = [
     "syntax", "PROGRESS_MIN_BYTES", "atomic_path",
 ]
 
-FORMATS = {
-    "table": format_table, "trec": format_trec, "tsv": format_tsv, "csv": format_csv,
-    "json": format_json, "jsonl": format_jsonl,
+# Where each name lives.  They are imported when first used (module ``__getattr__``, FORMATS'
+# lookups): a command imports the formatter it prints with, not all six (the table's, the csv
+# module, json and the registry tables are 3-5 ms of a 50-query evaluation's start-up).
+_HOMES = {
+    **dict.fromkeys(("JSON_SCHEMA", "format_json", "format_jsonl", "json_document", "sha256_file"), ".json_out"),
+    **dict.fromkeys(("PROGRESS_MIN_BYTES", "progress"), ".progress"),
+    **dict.fromkeys(("BOUNDS_TEXT", "bounds_kind", "measures_markdown", "syntax", "variants_markdown"),
+                    ".registry_tables"),
+    **dict.fromkeys(("caption", "format_table", "make_table"), ".table"),
+    **dict.fromkeys(("format_csv", "format_trec", "format_tsv"), ".rows"),
+    **dict.fromkeys(("atomic_path", "write_atomic"), ".files"),
 }
 
+_FORMATTERS = {"table": "format_table", "trec": "format_trec", "tsv": "format_tsv", "csv": "format_csv",
+               "json": "format_json", "jsonl": "format_jsonl"}
 
-# --------------------------------------------------------------------------- writing
 
-# atomic_path and write_atomic live in files.py (re-exported here)
-from .files import atomic_path, write_atomic  # noqa: E402,F401
+def __getattr__(name):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_HOMES[name], __package__), name)
+    globals()[name] = value  # once
+    return value
+
+
+class _Formatters(Mapping):
+    """FORMATS: format name -> its formatter (the function itself), imported on first lookup."""
+
+    def __getitem__(self, fmt):
+        return __getattr__(_FORMATTERS[fmt])
+
+    def __iter__(self):
+        return iter(_FORMATTERS)
+
+    def __len__(self):
+        return len(_FORMATTERS)
+
+
+FORMATS = _Formatters()
 
 
 # --------------------------------------------------------------------------- per-query order

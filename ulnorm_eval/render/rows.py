@@ -1,7 +1,6 @@
 """Plain-text formatters of a Result: trec_eval's rows, tsv and csv."""
 from __future__ import annotations
 
-import csv
 import io
 
 from ..core import records
@@ -148,6 +147,8 @@ def _delimited(result, delimiter: str, names: str, precision: int | None, cell=s
 
     ``cell`` makes a name safe: control characters escaped (a newline or tab in a run's file name
     never splits a row), and for csv formulas neutralised (:func:`.values.csv_cell`)."""
+    import csv  # csv and tsv only: not at the start-up of every command
+
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
     w.writerow(["run", "query", *(cell(metric_label(m, names, zscores(result))) for m in result.metrics)])

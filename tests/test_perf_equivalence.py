@@ -164,6 +164,34 @@ def test_command_imports_with_the_collector_paused_then_frozen():
     assert _entry_point(spy, "print(seen, gc.isenabled(), gc.get_freeze_count() > 1000)") == "[False] True True"
 
 
+@pytest.mark.parametrize("entry", ["run", "main"])
+def test_eval_imports_its_modules_with_the_collector_paused_in_its_own_process(tmp_path, entry):
+    """The eval command's pipeline modules (numpy's among them) load with the collector paused and are
+    then frozen when the entry point runs the command (run); the CLI called in process (main: tests,
+    notebooks) leaves the caller's collector alone."""
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n")
+    r = tmp_path / "r"
+    r.write_text("1 Q0 a 1 2.5 t\n")
+    call = ("from ulnorm_eval.__main__ import run\nrun()" if entry == "run" else
+            "from ulnorm_eval.cli.main import main\nmain()")
+    code = ("import gc, sys\nseen = []\n"
+            "class Spy:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'ulnorm_eval.pipeline.eval_request':\n"
+            "            seen.append(gc.isenabled())\n"
+            "sys.meta_path.insert(0, Spy())\n"
+            f"sys.argv = ['ulnorm-eval', {str(q)!r}, {str(r)!r}, '--norm', 'none', '-m', 'AP']\n"
+            "try:\n"
+            f"    {call.splitlines()[0]}\n    {call.splitlines()[1]}\n"
+            "except SystemExit as e:\n    assert not e.code, e.code\n"
+            "print(seen, gc.isenabled(), gc.get_freeze_count() > 10000)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    expected = "[False] True True" if entry == "run" else "[True] True False"
+    assert out.stdout.strip().splitlines()[-1] == expected
+
+
 def test_library_import_leaves_the_collector_alone():
     code = "import gc, ulnorm_eval.cli, ulnorm_eval.__main__\nprint(gc.isenabled(), gc.get_freeze_count())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -19,7 +19,9 @@ def run():
     enabled = gc.isenabled()
     gc.disable()
     try:
-        from .cli import main
+        from .cli import main, support
+
+        support.COMMAND_PROCESS = True  # the command's modules too (cli.support.command_imports)
     finally:
         gc.freeze()
         if enabled:  # as it was: a program that turned the collector off keeps it off

@@ -11,7 +11,7 @@ queries: :mod:`.frames`; progress bar: :mod:`.progress`; registry tables: :mod:`
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import MutableMapping
 from importlib import import_module
 
 __all__ = [
@@ -46,17 +46,30 @@ def __getattr__(name):
     return value
 
 
-class _Formatters(Mapping):
-    """FORMATS: format name -> its formatter (the function itself), imported on first lookup."""
+class _Formatters(MutableMapping):
+    """FORMATS: format name -> its formatter (the function itself), imported on first lookup; a dict
+    in every other way (a test or a tool may replace a formatter)."""
+
+    def __init__(self):
+        self._table = dict.fromkeys(_FORMATTERS)  # None until first looked up
 
     def __getitem__(self, fmt):
-        return __getattr__(_FORMATTERS[fmt])
+        value = self._table[fmt]  # KeyError for a format that is not one, as a dict
+        if value is None:
+            value = self._table[fmt] = __getattr__(_FORMATTERS[fmt])
+        return value
+
+    def __setitem__(self, fmt, formatter):
+        self._table[fmt] = formatter
+
+    def __delitem__(self, fmt):
+        del self._table[fmt]
 
     def __iter__(self):
-        return iter(_FORMATTERS)
+        return iter(self._table)
 
     def __len__(self):
-        return len(_FORMATTERS)
+        return len(self._table)
 
 
 FORMATS = _Formatters()

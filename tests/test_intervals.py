@@ -33,6 +33,8 @@ def test_count_matrix_is_kept_for_the_next_run_and_unchanged():
     assert other is not first and np.array_equal(other, intervals._draw_counts(9, 6, 0, 40))
     assert np.array_equal(resample_counts(9, 40, seed=5, start=10, stop=20), intervals._draw_counts(9, 5, 10, 20))
     assert np.array_equal(resample_counts(9, 40, seed=5), first)
+    big = intervals._KEPT_CELLS // 40 + 1  # a larger matrix is drawn each time, not held in memory
+    assert resample_counts(big, 40, seed=5) is not resample_counts(big, 40, seed=5) and not intervals._KEPT
 
 
 @pytest.mark.parametrize("n, rows", [(1, 3), (7, 50), (2001, 300), (2000, 1000)])

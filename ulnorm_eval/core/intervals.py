@@ -37,6 +37,7 @@ _DRAW_CELLS = 1 << 18  # draws made (and counted) at a time within a chunk: 2 MB
 
 
 _KEPT: dict = {}  # the last count matrix drawn, by (n, resamples, seed, start, stop): read-only
+_KEPT_CELLS = 1 << 18  # kept only up to 2 MB: a larger one (2,000 queries: 16 MB) would stay in the peak memory
 
 
 def resample_counts(n: int, resamples: int = RESAMPLES, seed: int = 0, start: int = 0, stop: int | None = None):
@@ -44,8 +45,9 @@ def resample_counts(n: int, resamples: int = RESAMPLES, seed: int = 0, start: in
     resample of n draws with replacement, from one generator keyed by (seed, start).  The chunks
     :func:`means_intervals` asks for depend on n only, so the same seed and n give the same matrix.
 
-    The last matrix (one chunk) is kept, read-only: the runs of a command share their query set, so
-    each would draw the same 1000 x n counts again (3-5 ms a run for 100 queries)."""
+    The last matrix (one chunk, up to ``_KEPT_CELLS`` counts) is kept, read-only: the runs of a
+    command share their query set, so each would draw the same 1000 x n counts again (3-5 ms a run
+    for 100 queries)."""
     stop = resamples if stop is None else stop
     key = (int(n), int(resamples), int(seed), int(start), int(stop))
     kept = _KEPT.get(key)
@@ -53,7 +55,8 @@ def resample_counts(n: int, resamples: int = RESAMPLES, seed: int = 0, start: in
         kept = _draw_counts(n, seed, start, stop)
         kept.flags.writeable = False
         _KEPT.clear()
-        _KEPT[key] = kept
+        if kept.size <= _KEPT_CELLS:
+            _KEPT[key] = kept
     return kept
 
 

@@ -13,7 +13,9 @@ Besides the generated 7M-line comparison (numeric ids, then the same runs with s
 trec_eval, and ``compare`` against ``eval`` on those runs (issue 13's targets).
 
 Every command runs in its own process under a small wrapper process that waits for it and reads
-its peak RSS from getrusage(RUSAGE_CHILDREN), so the numbers of different tools never mix.  The
+its peak RSS from getrusage(RUSAGE_CHILDREN), so the numbers of different tools never mix; on Linux
+the wrapper also samples the summed RSS of the command's process tree every 10 ms (a command with
+-j workers holds them all at once) and the larger of the two is reported.  The
 repeats are interleaved across tools, so a change in machine load hits every tool alike; the report
 gives medians, and the load average before and after.  Data come from generate.py into
 benchmarks/data/ and are reused (the file names carry size and seed).  Peers are optional extras:
@@ -65,14 +67,41 @@ SAME_ARGS = ["--norm", "none", "-m", "official"]  # trec_eval's default measures
 SAME = "ulnorm-eval --norm none -m official"
 
 # Runs in its own interpreter: RUSAGE_CHILDREN then covers exactly the one command it waited for.
+# Its ru_maxrss is the largest single process's peak; a command of several processes (-j workers)
+# holds their sum at once, so on Linux a thread also samples the summed RSS of the command's process
+# tree every 10 ms (shared pages counted in each process: an upper bound), and the larger is reported.
 _WRAPPER = r"""
-import json, resource, subprocess, sys, time
+import json, os, resource, subprocess, sys, threading, time
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+def tree_rss(pid):
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/statm") as f:
+                total += int(f.read().split()[1]) * PAGE
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            pass
+    return total
 t = time.perf_counter()
 with open(sys.argv[1], "wb") as out:
-    rc = subprocess.run(sys.argv[2:], stdout=out).returncode
+    proc = subprocess.Popen(sys.argv[2:], stdout=out)
+    peak, done = [0], threading.Event()
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], tree_rss(proc.pid))
+            done.wait(0.01)
+    sampler = threading.Thread(target=sample, daemon=True)
+    if os.path.exists(f"/proc/{proc.pid}"):
+        sampler.start()
+    rc = proc.wait()
 wall = time.perf_counter() - t
+done.set()
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": rc, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "maxrss": ru.ru_maxrss}))
+print(json.dumps({"rc": rc, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "maxrss": ru.ru_maxrss, "tree": peak[0]}))
 """
 _RSS_UNIT = 1 if sys.platform == "darwin" else 1024     # ru_maxrss: bytes on macOS, KiB on Linux
 
@@ -121,7 +150,7 @@ def measure(stats: Stats, env: dict | None = None) -> None:
     LOADS.append(load)
     stats.wall.append(res["wall"])
     stats.cpu.append(res["cpu"])
-    stats.rss.append(res["maxrss"] * _RSS_UNIT / 2**20)
+    stats.rss.append(max(res["maxrss"] * _RSS_UNIT, res.get("tree", 0)) / 2**20)
 
 
 def bench(cmds: dict[str, list[str]], repeat: int, outdir: Path, tag: str,

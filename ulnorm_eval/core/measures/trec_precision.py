@@ -132,8 +132,9 @@ def k_bpref(ranking, judgements, param, ctx):
 def k_infAP(ranking, judgements, param, ctx):
     """infAP (Yilmaz & Aslam 2006; m_infap.c): for a relevant document at 0-based rank j > 0,
     1/(j+1) + (j/(j+1)) ((r + n + u)/j) ((r + eps)/(r + n + 2 eps)) with r, n, u the relevant,
-    judged nonrelevant and pooled-unjudged documents above it; 1 at rank 0; summed over / R.
-    Terms only at the relevant documents, summed in rank order (the others' terms are 0.0)."""
+    judged nonrelevant and pooled-unjudged documents above it; 1 at rank 0; summed over / R."""
+    # (the docstring is the measure's formula in `ulnorm-eval measures`) Terms only at the relevant
+    # documents, summed in rank order as the whole ranking's row sum adds them (the others' terms are 0.0)
     idx = rel_index(ranking, ctx)
     rel_above = count_above(ranking, idx, idx)
     nonrel_above = count_above(ranking, idx, nonrel_index(ranking, ctx))

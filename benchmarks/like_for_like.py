@@ -616,7 +616,7 @@ MACHINE_COLUMNS = (("all_trec / trec_eval, wall (CPU)", "all_trec, 17 Robust 200
 
 def machine_row(targets: list[list[str]], load: str) -> list[str]:
     """This machine's row of the per-machine table: CPU, cores, SIMD, versions, date, load, the
-    headline ratios (wall, CPU in parentheses) and how many targets passed."""
+    headline ratios (wall, CPU in parentheses), how many targets passed and which failed."""
     m = machine()
     cells = [m["cpu"], str(m["cores"]), m["simd"], f"{m['python']} / {m['numpy']} / {m['pyarrow']}",
              f"{datetime.date.today():%Y-%m-%d}", load]
@@ -627,7 +627,8 @@ def machine_row(targets: list[list[str]], load: str) -> list[str]:
         else:
             cells.append(row[2] + (f" ({row[3]})" if row[3] else ""))
     verdicts = [t[-1] for t in targets if t[-1] in ("PASS", "FAIL")]
-    cells.append(f"{verdicts.count('PASS')} of {len(verdicts)}")
+    failed = [t[0] for t in targets if t[-1] == "FAIL"]
+    cells.append(f"{verdicts.count('PASS')} of {len(verdicts)}" + (f"; failed: {'; '.join(failed)}" if failed else ""))
     return cells
 
 

@@ -45,7 +45,7 @@ def test_machine_rows_are_kept_per_cpu(lfl):
 
 def test_machine_row_reads_the_target_rows(lfl, monkeypatch):
     """Each ratio column takes the target row it names (wall, CPU in parentheses); a missing one is
-    '-'; the last cell counts the PASS rows among the PASS and FAIL ones."""
+    '-'; the last cell counts the PASS rows among the PASS and FAIL ones and names the failed ones."""
     monkeypatch.setattr(lfl, "machine", lambda: {"cpu": "C", "cores": 2, "simd": "AVX2", "python": "3",
                                                  "numpy": "2", "pyarrow": "26"})
     targets = [["all_trec, 17 Robust 2003 runs / trec_eval looped (wall)", "≤ 0.6", "0.71", "0.88", "FAIL"],
@@ -61,7 +61,8 @@ def test_machine_row_reads_the_target_rows(lfl, monkeypatch):
     assert cell["evaluate / ranx.evaluate, wall (CPU)"] == "0.02 (0.01)"
     assert cell["-j 2 efficiency"] == "0.83"
     assert cell["7M lines / ranx, wall (CPU)"] == "-"
-    assert row[-1] == "2 of 3"
+    assert row[-1] == "2 of 3; failed: all_trec, 17 Robust 2003 runs / trec_eval looped (wall)"
+    assert lfl.machine_row(targets[1:], "1.00 (0.5-2.0)")[-1] == "2 of 2"
 
 
 def test_a_partial_run_keeps_what_it_did_not_measure(lfl):

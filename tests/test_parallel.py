@@ -391,12 +391,15 @@ def test_no_thread_of_ours_is_alive_when_the_workers_fork(two_cores, dlhard, tmp
             for _ in range(3):
                 r = invoke(*cmd, qrels, runs[1], plain, runs[2], catch_exceptions=False)
                 assert r.exit_code == 0, r.stderr
+        for cmd in (["-m", "P@10"], ["-m", "P@10", "--holes"]):  # 5 runs: the first one done before the fork
+            r = invoke(*cmd, qrels, *runs[:5], catch_exceptions=False)
+            assert r.exit_code == 0, r.stderr
         data = gzip.decompress(runs[2].read_bytes())
         r = invoke("-m", "P@10", qrels, "-", plain, runs[1], input=data, catch_exceptions=False)
         assert r.exit_code == 0, r.stderr
     finally:
         watching[0] = False
-    assert len(seen) >= 2 * 13
+    assert len(seen) >= 2 * 15
     assert seen and not [names for names in seen if names], seen  # not even an executor's manager or feeder thread
 
 
@@ -428,3 +431,18 @@ def test_explicit_j_splits_a_single_large_run_auto_does_not(monkeypatch, dlhard,
     one = _cli("-f", "tsv", "-q", "-m", "AP", qrels, plain, "-j", "1")
     assert _cli("-f", "tsv", "-q", "-m", "AP", qrels, plain) == one and started == []
     assert _cli("-f", "tsv", "-q", "-m", "AP", qrels, plain, "-j", "2") == one and started == [2]
+
+
+def test_the_first_task_is_done_before_the_fork_only_when_it_costs_no_time(dlhard):
+    """2 workers: 5 runs (4 left, 2 a worker) -> the first run is evaluated here and its query set's
+    join inherited; 4 runs (the warm-up would delay the last result) or 3 (too few) -> all forked."""
+    qrels, runs = dlhard
+    metrics = api.resolve_metrics(["P@10"], [])
+    expected = [api.evaluate_path(api.load_qrels(str(qrels)), str(r), metrics, api.Options()) for r in runs[:5]]
+    for count, warm in ((5, True), (4, False), (3, False)):
+        q = api.load_qrels(str(qrels))
+        with parallel.executor(q, 2) as ex:
+            outcomes = ex.imap([(parallel.whole_run, (str(r), metrics, api.Options(), None)) for r in runs[:count]])
+            assert ("join" in q.cache) == warm, count
+            assert ex.workers == 2 and len(ex._pool._processes) == 2
+            _assert_same_results([parallel.unwrap(o) for o in outcomes], expected[:count], metrics)

@@ -74,15 +74,15 @@ class Pool:
 _FEW_KEYS = 16  # distinct key values up to which a pool is ordered by one 16-bit radix sort
 
 
-def _grouped_order(row: np.ndarray, nq: int, key: np.ndarray, descending: bool) -> np.ndarray | None:
-    """``np.lexsort((-key if descending else key, row))`` for a sorted ``row`` in [0, nq) and a key of
+def _grouped_order(row: np.ndarray, n_queries: int, key: np.ndarray, descending: bool) -> np.ndarray | None:
+    """``np.lexsort((-key if descending else key, row))`` for a sorted ``row`` in [0, n_queries) and a key of
     at most ``_FEW_KEYS`` distinct values (a pool's gains: a few grades), or None otherwise.
 
     Each document's key is replaced by its rank among the distinct values (equal keys, -0.0 and
     0.0 alike, share one; the rank is reversed for descending), and (query, rank) packed into one
     16-bit number whose stable sort (numpy's radix sort) is the stable two-key sort: the same
     permutation, ties in pool order, at a third of lexsort's cost on a 100,000-document pool."""
-    if not len(row) or row[0] < 0 or row[-1] >= nq:
+    if not len(row) or row[0] < 0 or row[-1] >= n_queries:
         return None
     distinct: list = []
     rest = key
@@ -92,7 +92,7 @@ def _grouped_order(row: np.ndarray, nq: int, key: np.ndarray, descending: bool) 
         distinct.append(rest[0])
         rest = rest[rest != rest[0]]
     levels = len(distinct)
-    if nq * levels > 1 << 16:
+    if n_queries * levels > 1 << 16:
         return None
     code = np.zeros(len(key), np.uint16)
     for value in sorted(distinct)[1:]:  # rank among the distinct values, ascending

@@ -446,3 +446,36 @@ def test_the_first_task_is_done_before_the_fork_only_when_it_costs_no_time(dlhar
             assert ("join" in q.cache) == warm, count
             assert ex.workers == 2 and len(ex._pool._processes) == 2
             _assert_same_results([parallel.unwrap(o) for o in outcomes], expected[:count], metrics)
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_workers_run_leaves_nothing(robust, tmp_path, signame):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) or SIGTERM while the workers of
+    -j 2 evaluate: exit 130/143, nothing on stdout or stderr, no worker left, no output file."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    qrels, runs = robust
+    out = tmp_path / "out.tsv"
+    proc = subprocess.Popen([sys.executable, "-m", "ulnorm_eval", "-j", "2", "-q", "--norm", "none", "-m", "all_trec",
+                             "-o", str(out), str(qrels), *map(str, runs)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    children = []
+    deadline = time.monotonic() + 60
+    while len(children) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as fh:
+                children = fh.read().split()
+        except OSError:
+            break
+        time.sleep(0.01)
+    assert len(children) == 2, "the workers never started"
+    os.killpg(proc.pid, getattr(signal, signame))
+    stdout, stderr = proc.communicate(timeout=60)
+    assert (proc.returncode, stdout, stderr) == (128 + getattr(signal, signame), b"", b"")
+    time.sleep(0.2)
+    assert not [pid for pid in children if os.path.exists(f"/proc/{pid}") and
+                open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
+    assert list(tmp_path.iterdir()) == []

@@ -58,6 +58,15 @@ _QRELS = None  # a local worker's qrels, set once by the pool's initializer
 def _init_worker(qrels) -> None:
     global _QRELS
     _QRELS = qrels
+    import signal
+
+    # Ctrl-C reaches the whole process group, SIGTERM may too: the command alone answers them and
+    # kills its workers (LocalPool.__exit__).  A worker that took them itself (the command's handlers,
+    # inherited by fork, raise SystemExit) could be stopped in the middle of writing its result to a
+    # pipe nobody reads any more, and the command waited for it forever (2 runs in 6, -j 2, 17 runs).
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
     import pyarrow as pa
 
     pa.set_cpu_count(1)  # N worker processes already use the N cores: no parse threads on top
@@ -281,10 +290,11 @@ class LocalPool(Sequential):
     def __exit__(self, kind, *exc):
         if kind is not None and self._pool is not None:
             # an error, Ctrl-C or SIGTERM: the tasks in flight are of no use (they only read and
-            # compute), so the workers are ended now rather than after their tasks (a second or more)
+            # compute), so the workers are ended now rather than after their tasks (a second or more);
+            # killed, since they ignore the signals a terminal or a job control sends (_init_worker)
             for process in list((getattr(self._pool, "_processes", None) or {}).values()):
                 try:
-                    process.terminate()
+                    process.kill()
                 except (OSError, AttributeError):
                     pass
         self.close()

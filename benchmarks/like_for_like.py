@@ -453,11 +453,10 @@ def local_cluster(workers: int):
     if not have("distributed"):
         return None, []
     import psutil
-    from dask.distributed import LocalCluster
 
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=None, silence_logs=50)
+    cluster = run_module.start_local_cluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                             host="127.0.0.1", dashboard_address=None, silence_logs=50)
     pids = [p.pid for p in psutil.Process().children(recursive=True) if p.pid not in before]
     return cluster, pids
 

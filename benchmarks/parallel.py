@@ -132,12 +132,14 @@ def main() -> None:
     cluster = None
     if not a.no_dask:
         try:
-            from dask.distributed import LocalCluster
+            import dask.distributed  # noqa: F401 - only whether it is installed
         except ImportError:
             log("dask.distributed is not installed: skipping the LocalCluster (pip install '.[dask]' in a checkout)")
         else:
-            cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=None, silence_logs=50)
+            from run import start_local_cluster
+
+            cluster = start_local_cluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                          dashboard_address=None, silence_logs=50)
             configs["LocalCluster, 2 workers"] = ["--scheduler", cluster.scheduler_address]
 
     exe = [sys.executable, "-c", "from ulnorm_eval.cli import main; main()"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -21,6 +22,14 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 ROOT = Path(__file__).resolve().parents[1]
+# A test session started in the background of a shell without job control (`.ci/run &` from a script,
+# `setsid nohup ... &`) inherits SIGINT ignored, and so would every command the tests start: the Ctrl-C
+# tests (exit 130, no partial output) then tested an ignored signal and failed (4 of them, 27 November
+# 2026).  They stand for a user pressing Ctrl-C in an interactive shell, so the session takes SIGINT
+# back; the product itself keeps an ignored SIGINT ignored (cli/guard.py), as a background job expects.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 # The package under test: the checkout, or a copy of it (benchmarks/mutation.py sets ULNORM_EVAL_CODE).
 # First on sys.path here and on PYTHONPATH for every child process (python -m ulnorm_eval, the console
 # script), so that no installed copy (editable elsewhere, or stale) is ever tested instead.

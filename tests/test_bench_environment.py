@@ -8,13 +8,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_local_cluster_leaves_the_environment_as_it_was(monkeypatch):
-    pytest.importorskip("distributed")  # the test extra installs it; the check needs a real cluster
+    import distributed  # noqa: F401 - the test extra installs it: a missing install must fail, not skip
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     for name in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "PYTHONHASHSEED"):
         monkeypatch.delenv(name, raising=False)

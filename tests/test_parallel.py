@@ -305,6 +305,19 @@ def test_auto_is_the_affinity_capped_by_the_tasks(monkeypatch):
     assert parallel.run_tasks(["a", "-", "b"]) == 2  # standard input is read by the command itself
 
 
+def test_auto_without_fork_is_sequential_and_asks_only_when_workers_would_start(monkeypatch):
+    """Without fork, auto stays sequential (spawn re-imports in every worker); the question (which
+    imports multiprocessing) is asked only when auto would start more than one worker."""
+    asked = []
+    monkeypatch.setattr(parallel, "_fork_available", lambda: asked.append(1) or False)
+    _cores(monkeypatch, 3)
+    assert parallel.resolve_jobs(parallel.AUTO, 17) == 1 and len(asked) == 1
+    assert parallel.resolve_jobs(2, 17) == 2 and len(asked) == 1  # an explicit N is the user's choice
+    assert [parallel.resolve_jobs(parallel.AUTO, n) for n in (0, 1)] == [1, 1] and len(asked) == 1
+    _cores(monkeypatch, 1)
+    assert parallel.resolve_jobs(parallel.AUTO, 17) == 1 and len(asked) == 1
+
+
 def _spy_pools(monkeypatch):
     """The worker count of every local pool the command starts (none: the sequential path)."""
     started = []

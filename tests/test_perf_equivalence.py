@@ -91,7 +91,8 @@ PLAIN_EVAL_SKIPS = ("pandas", "scipy", "rich", "pyarrow.compute", "ulnorm_eval.a
                     "ulnorm_eval.render.table", "ulnorm_eval.render.json_out", "ulnorm_eval.render.registry_tables",
                     "ulnorm_eval.core.expectations", "ulnorm_eval.core.permutations", "ulnorm_eval.core.intervals",
                     "csv", "gzip", "bz2", "lzma",
-                    "ulnorm_eval.cli.compare", "ulnorm_eval.cli.summ")
+                    "ulnorm_eval.cli.compare", "ulnorm_eval.cli.summ",
+                    "multiprocessing")  # asked whether it can fork only when -j would start workers
 
 
 @pytest.mark.parametrize("args", [["--norm", "none", "-m", "nDCG@10", "-m", "AP"],

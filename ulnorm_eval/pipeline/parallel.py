@@ -483,7 +483,11 @@ def resolve_jobs(jobs: int, tasks: int | None = None, auto_pays: bool = True) ->
     is capped by the tasks only (a worker without a task would be forked for nothing)."""
     if jobs == AUTO:
         jobs = usable_cores() if auto_pays else 1
-        if not _fork_available():  # spawn re-imports and re-reads in every worker: not worth it unasked
+        if tasks is not None:
+            jobs = min(jobs, max(1, tasks))
+        # asked only when workers would start: the check imports multiprocessing (13 ms of -X
+        # importtime in a fresh process), which one run or one core never needs
+        if jobs > 1 and not _fork_available():  # spawn re-imports and re-reads in every worker: not worth it unasked
             jobs = 1
     if tasks is not None:
         jobs = min(jobs, max(1, tasks))

@@ -55,10 +55,13 @@ class ParallelError(ValueError):
 _QRELS = None  # a local worker's qrels, set once by the pool's initializer
 
 
-def _init_worker(qrels) -> None:
+def _init_worker(qrels, parent: int | None = None) -> None:
     global _QRELS
     _QRELS = qrels
     import signal
+
+    if parent is not None:
+        _end_with(parent)
 
     # Ctrl-C reaches the whole process group, SIGTERM may too: the command alone answers them and
     # kills its workers (LocalPool.__exit__).  A worker that took them itself (the command's handlers,
@@ -70,6 +73,37 @@ def _init_worker(qrels) -> None:
     import pyarrow as pa
 
     pa.set_cpu_count(1)  # N worker processes already use the N cores: no parse threads on top
+
+
+def _end_with(parent: int) -> None:
+    """End this worker when the command ``parent`` dies in a way it cannot catch (SIGKILL, the OOM
+    killer): the worker ignores the signals the command answers (:func:`_init_worker`) and would
+    otherwise wait for a task on its queue for ever.  Linux: the kernel sends it SIGKILL when its
+    parent dies (``prctl(PR_SET_PDEATHSIG)``); the parent may have died before that call, so its pid
+    is checked after it.  Elsewhere, a daemon thread of the worker checks the parent's pid twice a
+    second (an orphan's parent is another process)."""
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            if ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0:  # 1: PR_SET_PDEATHSIG
+                if os.getppid() != parent:
+                    os._exit(1)
+                return
+        except (OSError, AttributeError):
+            pass
+    import threading
+    import time
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="ulnorm-eval-parent-watch", daemon=True).start()
 
 
 def _guard(function, qrels, args):
@@ -222,7 +256,7 @@ class LocalPool(Sequential):
             method = "fork" if _fork_available() else "spawn"
             self.workers = max(1, min(self.workers, size))
             self._pool = ProcessPoolExecutor(self.workers, multiprocessing.get_context(method),
-                                             initializer=_init_worker, initargs=(self.qrels,))
+                                             initializer=_init_worker, initargs=(self.qrels, os.getpid()))
             self._pool.submit(_same_object, None)  # forks every worker here, not at the first task
         return self._pool
 

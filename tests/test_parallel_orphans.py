@@ -1,0 +1,151 @@
+"""-j workers end when the command dies in a way it cannot catch (SIGKILL, the OOM killer): they ignore
+SIGINT/SIGTERM/SIGHUP by design (the command answers those and kills them), so without this they were
+left running, blocked on the task queue, for ever."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux's /proc: every thread's children)."""
+    out = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as fh:
+                out += [int(child) for child in fh.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting for its new parent to reap it is dead)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` so far (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _ours(pid: int) -> bool:
+    """Whether ``pid`` is still one of this test's ulnorm-eval processes (not a reused pid)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return b"ulnorm_eval" in fh.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("when", ["at_fork", "working"])
+def test_workers_end_when_the_command_is_sigkilled(shared, when):
+    """SIGKILL the command (``at_fork``: as soon as both workers of -j 2 exist; ``working``: once a
+    worker has spent 0.1 s of CPU on its runs, mid-evaluation of 17 runs with all_trec): no worker is
+    alive 10 s later (polled; they end within milliseconds)."""
+    d = shared / "robust03"
+    runs = sorted((d / "runs").iterdir())
+    assert len(runs) >= 6
+    proc = subprocess.Popen([sys.executable, "-m", "ulnorm_eval", "-j", "2", "-q", "--norm", "none", "-m", "all_trec",
+                             str(d / "qrels.txt"), *map(str, runs)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    workers = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            workers = _children(proc.pid)
+            time.sleep(0.002)
+        assert len(workers) == 2, "the workers never started"
+        while when == "working" and max(map(_cpu_seconds, workers)) < 0.1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None, "the command ended before it could be killed mid-evaluation"
+        proc.kill()
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 10
+        while any(map(_alive, workers)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not [pid for pid in workers if _alive(pid)], "workers outlived the command"
+    finally:
+        for pid in workers:  # a failing run must not leave them behind either
+            if _alive(pid) and _ours(pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+
+_ORPHAN = """
+import os, signal, sys, time
+from ulnorm_eval.pipeline import parallel
+if sys.argv[1] == "fallback":
+    sys.platform = "darwin"  # the portable path: a thread that watches the parent's pid
+parent = os.getpid()
+child = os.fork()
+if child == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        parallel._end_with(parent if sys.argv[2] == "alive" else parent + 1_000_000)
+    except BaseException:
+        os._exit(7)
+    print("ready", os.getpid(), flush=True)
+    time.sleep(120)
+    os._exit(0)
+_, status = os.waitpid(child, 0)
+print("ended", os.waitstatus_to_exitcode(status), flush=True)
+"""
+
+
+def _end(proc, child):
+    if child and _alive(child) and _ours(child):
+        os.kill(child, signal.SIGKILL)
+    proc.kill()
+    proc.wait()
+
+
+@pytest.mark.parametrize("path", ["prctl", "fallback"])
+def test_a_worker_ends_with_its_parent(path):
+    """Both ways of :func:`parallel._end_with`: the child of a process that is then SIGKILLed ends."""
+    proc = subprocess.Popen([sys.executable, "-c", _ORPHAN, path, "alive"], stdout=subprocess.PIPE, text=True)
+    child = None
+    try:
+        line = proc.stdout.readline().split()
+        assert line[0] == "ready", line
+        child = int(line[1])
+        proc.kill()
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 10
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not _alive(child)
+    finally:
+        _end(proc, child)
+
+
+@pytest.mark.parametrize("path", ["prctl", "fallback"])
+def test_a_worker_whose_parent_is_already_gone_ends(path):
+    """The race: a parent that died between the fork and the worker's ``prctl`` sends no signal; the
+    worker sees another parent pid and exits at once, status 1 (here: told a pid not its parent's)."""
+    proc = subprocess.Popen([sys.executable, "-c", _ORPHAN, path, "gone"], stdout=subprocess.PIPE, text=True)
+    try:
+        out, _ = proc.communicate(timeout=20)
+        assert out == "ended 1\n"
+    finally:
+        _end(proc, None)

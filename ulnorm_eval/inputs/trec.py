@@ -119,7 +119,7 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
                                convert_options=copts)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
         return None
-    cols = [table.column(names[i]).combine_chunks() if i in keep else None for i in range(ncols)]
+    cols = [_one_array(table.column(names[i])) if i in keep else None for i in range(ncols)]
     del table
     for i, c in enumerate(cols):
         if c is None:
@@ -131,17 +131,37 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
         # A null (empty field, 'nan'...) or infinite number: the careful parser quotes the field as written.
         if i in floats and len(c) and (c.null_count or not pc.all_(pc.is_finite(c)).as_py()):
             return None
-    if len(cols[0]) and pc.any_(pc.starts_with(cols[0], "#")).as_py():
+    # A comment line: a first field starting with '#' (no field is empty here, so each has a first byte)
+    if len(cols[0]) and (_first_bytes(cols[0]) == ord("#")).any():
         return None
     return cols
+
+
+def _one_array(column):
+    """A parsed column as one array: its only chunk as it is (a 4 MiB block is one chunk), or the
+    chunks joined (``combine_chunks`` copies even a single chunk: 0.5 ms per 4 MiB block)."""
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+
+
+def _offsets(col) -> np.ndarray:
+    """The offsets of a string (or large string) array's values in its data buffer, ``len + 1`` of them."""
+    return np.frombuffer(col.buffers()[1], dtype=np.int32 if col.type == "string" else np.int64,
+                         count=len(col) + 1, offset=col.offset * (4 if col.type == "string" else 8))
 
 
 def _has_empty(col) -> bool:
     """True when a string column holds an empty string (equal adjacent offsets; no compute call,
     whose Python scalar argument would make pyarrow import dateutil)."""
-    off = np.frombuffer(col.buffers()[1], dtype=np.int32 if col.type == "string" else np.int64,
-                        count=len(col) + 1, offset=col.offset * (4 if col.type == "string" else 8))
+    off = _offsets(col)
     return bool((off[1:] == off[:-1]).any())
+
+
+def _first_bytes(col) -> np.ndarray:
+    """Each string's first byte (uint8), for a string array with no null and no empty string: one
+    gather from the data buffer instead of Arrow's ``starts_with`` (0.5 ms per 97,000 rows)."""
+    off = _offsets(col)
+    data = np.frombuffer(col.buffers()[2], np.uint8) if len(col) else np.zeros(0, np.uint8)
+    return data[off[:-1]]
 
 
 def _slow_columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool = False):
@@ -222,10 +242,31 @@ def _refuse_reserved(qid, path: str, lines) -> None:
 
     if qid is None or not len(qid):
         return
+    if not _may_hold(qid, RESERVED_QIDS):
+        return
     hit = pc.is_in(qid, value_set=pa.array(list(RESERVED_QIDS), pa.string()))
     if pc.any_(hit).as_py():
         i = pc.index(hit, True).as_py()
         refuse_reserved_id(qid[i].as_py(), path, _line(lines, i))
+
+
+def _may_hold(strings, ids) -> bool:
+    """False only when no string of the string array ``strings`` equals one of ``ids``: those
+    strings' lengths and first bytes are compared (offsets and one gather: 0.2 ms per 97,000 run
+    lines, against 1.3 ms for Arrow's hashed ``is_in``); True sends the caller to the exact test."""
+    import pyarrow as pa
+
+    if not isinstance(strings, pa.Array) or strings.null_count or not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
+        return True
+    off = _offsets(strings)
+    length = np.diff(off)
+    data = np.frombuffer(strings.buffers()[2], np.uint8) if off[-1] > off[0] else np.zeros(0, np.uint8)
+    for text in ids:
+        raw = text.encode()
+        rows = np.flatnonzero(length == len(raw))
+        if len(rows) and (not raw or (data[off[rows]] == raw[0]).any()):
+            return True
+    return False
 
 
 def refuse_reserved_id(qid: str, path: str, line, what: str = "query", row: int | None = None) -> None:

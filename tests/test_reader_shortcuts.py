@@ -1,0 +1,124 @@
+"""The large-input reader's shortcuts equal the straightforward computations they replace.
+
+inputs/trec.py checks a parsed block for a comment line (a first field starting with '#') and for
+the reserved query id ('all') with numpy on the Arrow buffers instead of Arrow's ``starts_with`` and
+``is_in``, and takes a one-chunk column as it is.  Each is compared here with the plain Python
+answer on random string arrays (sliced, large strings, ids that share a first byte or a length
+with 'all'), and through read_run with the careful parser's answer.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from ulnorm_eval.inputs import trec
+
+ALPHABET = ["a", "l", "#", "x", "1", "al", "all", "alll", "lla", "é", "\t"]
+
+
+def _random_strings(rng: random.Random, n: int, empty: bool) -> list:
+    out = []
+    for _ in range(n):
+        k = rng.randint(0 if empty else 1, 4)
+        out.append("".join(rng.choice(ALPHABET) for _ in range(k)) or ("" if empty else "a"))
+    return out
+
+
+def _arrays(rng: random.Random, empty: bool):
+    """Random string arrays in the layouts Arrow hands back: plain, sliced, large strings."""
+    for _ in range(60):
+        strings = _random_strings(rng, rng.randint(1, 40), empty)
+        for typ in (pa.string(), pa.large_string()):
+            arr = pa.array(strings, typ)
+            yield strings, arr
+            lo = rng.randint(0, len(strings) - 1)
+            hi = rng.randint(lo + 1, len(strings))
+            yield strings[lo:hi], arr.slice(lo, hi - lo)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_may_hold_is_true_whenever_a_reserved_id_is_there(seed):
+    rng = random.Random(seed)
+    held = said_no = 0
+    for strings, arr in _arrays(rng, empty=True):
+        for ids in (("all",), ("all", "x"), ("",), ("lla", "#")):
+            truth = any(s in ids for s in strings)
+            got = trec._may_hold(arr, ids)
+            if truth:
+                held += 1
+                assert got, (strings, ids)
+            # False is a proof of absence; True without a match only when a string has the length
+            # and the first byte of one of the ids
+            if not got:
+                said_no += 1
+            else:
+                assert any(len(s.encode()) == len(i.encode()) and s.encode()[:1] == i.encode()[:1]
+                           for s in strings for i in ids), (strings, ids)
+    assert held > 50 and said_no > 50  # both answers were exercised
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_first_bytes_are_each_strings_first_byte(seed):
+    rng = random.Random(seed)
+    for strings, arr in _arrays(rng, empty=False):
+        assert trec._first_bytes(arr).tolist() == [s.encode()[0] for s in strings]
+
+
+def test_one_array_keeps_every_value_of_every_chunk():
+    chunked = pa.chunked_array([pa.array(["a", "b"]), pa.array(["c"])])
+    assert trec._one_array(chunked).to_pylist() == ["a", "b", "c"]
+    single = pa.chunked_array([pa.array(["a", "b", "c"]).slice(1)])
+    assert trec._one_array(single).to_pylist() == ["b", "c"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_fast_path_refuses_comments_and_finds_all_as_the_careful_parser(seed, tmp_path):
+    """Random clean runs, some with a line whose qid starts with '#' (a comment to the careful
+    parser) or is 'all' (refused, naming its line): the fast path's answer (None, or the error)
+    is the careful parser's."""
+    rng = random.Random(seed)
+    qids = ["1", "al", "all", "#c", "a#", "alll", "10", "lla"]
+    for case in range(40):
+        lines = []
+        for i in range(rng.randint(1, 30)):
+            q = rng.choice(qids) if rng.random() < 0.3 else rng.choice(["1", "2", "30"])
+            lines.append(f"{q} Q0 d{rng.randint(0, 9)}-{i} {i + 1} {rng.random():.4f} t\n")
+        data = "".join(lines).encode()
+        cols = trec._fast_columns(data, 6, (4,))
+        first = [ln.split()[0] for ln in lines]
+        assert (cols is None) == any(q.startswith("#") for q in first), lines
+        want = next((i + 1 for i, q in enumerate(first) if q == "all" and not any(
+            p.startswith("#") for p in first)), None)
+        if cols is None:
+            continue
+        path = str(tmp_path / f"r{case}")
+        if want is None:
+            assert trec.read_run(path, data=data).qid.to_pylist() == first
+        else:
+            with pytest.raises(trec.InputError) as err:
+                trec.read_run(path, data=data)
+            assert err.value.line == want and "'all' is reserved" in err.value.reason
+
+
+def test_read_run_on_a_multi_chunk_file_equals_the_careful_parser(tmp_path):
+    """A run of several Arrow blocks (more than 4 MiB, one read): the columns joined from their
+    chunks equal the careful parser's (which reads line by line)."""
+    rng = np.random.default_rng(1)
+    n = 130_000
+    q = rng.integers(1, 300, n)
+    body = "".join(f"{q[i]} Q0 D{rng.integers(0, 10**9)} {i} {rng.random():.6f} tag\n" for i in range(n)).encode()
+    assert len(body) > (4 << 20)
+    import pyarrow.csv as pacsv
+
+    fast = trec._fast_columns(body, 6, (4,))
+    chunks = pacsv.read_csv(pa.py_buffer(body), read_options=pacsv.ReadOptions(autogenerate_column_names=True,
+                            block_size=1 << 22), parse_options=pacsv.ParseOptions(delimiter=" "))
+    assert chunks.column(0).num_chunks > 1  # the joined path is the one tested
+    slow, lines, _, _ = trec._slow_columns(body, 6, "r", "qid Q0 docid rank score tag", True)
+    assert fast is not None
+    for i in (0, 2, 3, 5):
+        assert fast[i].to_pylist() == slow[i].to_pylist()
+    assert np.array_equal(fast[4].to_numpy(), trec._to_float(slow[4], "r", lines, "score"))

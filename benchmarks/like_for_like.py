@@ -33,7 +33,9 @@ wall and CPU time; below 1: ulnorm-eval is faster):
 Every figure comes with the 1-minute load average taken just before its runs, and the report's head
 names the CPU model, the cores available, numpy's SIMD level and the Python, numpy and pyarrow
 versions.  ``--update-docs`` also adds this machine's row to docs/performance.md's per-machine table
-(replacing only a row of the same CPU model and core count).
+(replacing only a row of the same CPU model and core count), and the large section's 7M-line ratios
+(default measures and variants / pytrec_eval: wall time and peak RSS, numeric ids; wall time, string
+ids) to README.md's speed sentence, dated, with the CPU model and the section's load.
 
 Peers missing (trec_eval not on PATH, pytrec_eval or ranx not installed) are reported and skipped.  The
 report is markdown on stdout (``--out`` also writes it); progress goes to stderr.
@@ -575,6 +577,13 @@ def large(ul, args, outdir, targets) -> list[str]:
             else:
                 targets.append(_ratio_row(f"{size} lines{tag}, {what}: wall time / pytrec_eval",
                                           TARGETS["time_7m_strings"], u, pytrec))
+        if size == "7M" and pytrec.ok and dflt.ok:  # the README's 7M-line figures (summary.LARGE_KEYS)
+            if ids == "numeric":
+                KEY.update(numeric_time=dflt.med("wall") / pytrec.med("wall"),
+                           numeric_rss=dflt.med("rss") / pytrec.med("rss"), large_loads=[])
+            else:
+                KEY["string_time"] = dflt.med("wall") / pytrec.med("wall")
+            KEY.setdefault("large_loads", []).extend(x for s in st.values() for x in s.load)
         report += [f"### {size} run lines ({queries:,} queries x 1000 documents, {ids} ids), median of {reps} "
                    + (f"(ranx: of {min(reps, args.ranx_repeat)}) " if ranx_ in st else "")
                    + f"({section_load(st)})", ""] + table(ROW_HEADERS, _rows(st))
@@ -655,6 +664,21 @@ def merge_machine_row(text: str, row: list[str]) -> str:
 LARGE_BLOCK = ("<!-- BEGIN like-for-like-large -->", "<!-- END like-for-like-large -->")
 
 
+def large_keys(m: dict) -> dict:
+    """The README's 7M-line figures (summary.LARGE_KEYS) this run measured, dated, with this machine
+    and the large section's load (median of the 1-minute averages before its 7M runs); empty when
+    the 7M runs (numeric and string ids, against pytrec_eval) did not all run."""
+    from summary import LARGE_KEYS
+
+    if not all(k in KEY for k in ("numeric_time", "numeric_rss", "string_time")) or not KEY.get("large_loads"):
+        return {}
+    out = {"date": f"{datetime.date.today():%d %B %Y}".lstrip("0"), "machine": f"{m['cpu']}, {m['cores']} cores",
+           "load": f"{statistics.median(KEY['large_loads']):.2f}", "variants": run_module.default_variants_text(),
+           **{k: KEY[k] for k in ("numeric_time", "numeric_rss", "string_time")}}
+    assert set(out) == set(LARGE_KEYS)
+    return out
+
+
 def update_docs(report: str, load: str, large_only: bool = False) -> None:
     """This machine's row into docs/performance.md's per-machine table (cells this run did not
     measure keep the row's earlier values), and the report into its like-for-like block, the ratios
@@ -667,12 +691,21 @@ def update_docs(report: str, load: str, large_only: bool = False) -> None:
 
     root = HERE.parent
     perf = root / "docs" / "performance.md"
+    path = root / "docs" / "performance-summary.json"
+    readme = root / "README.md"
     text = merge_machine_row(perf.read_text(), machine_row(TARGET_ROWS, load))
+    m = machine()
+    large = large_keys(m)
     if large_only:
         perf.write_text(replace_block(text, *LARGE_BLOCK, "\n" + _demoted(report) + "\n"))
-        log("docs/performance.md updated (the per-machine row and the large runs' report)")
+        if large:
+            data = json.loads(path.read_text())
+            data.update(large)
+            path.write_text(json.dumps({k: data[k] for k in KEYS}, indent=1) + "\n")
+            readme.write_text(replace_block(readme.read_text(), BEGIN, END, readme_sentence(data)))
+        log("docs/performance.md updated (the per-machine row and the large runs' report)"
+            + (", and README.md's 7M-line figures" if large else ""))
         return
-    m = machine()
     KEY.update(lfl_date=f"{datetime.date.today():%d %B %Y}".lstrip("0"), lfl_load=load.split(" (")[0],
                lfl_cpu=f"{m['cpu']}, {m['cores']} cores")
     missing = [k for k in LFL_KEYS if k not in KEY]
@@ -680,11 +713,10 @@ def update_docs(report: str, load: str, large_only: bool = False) -> None:
         perf.write_text(text)
         log(f"only the per-machine row updated: no {', '.join(missing)} in this run (trec_eval or pytrec_eval missing?)")
         return
-    path = root / "docs" / "performance-summary.json"
     data = json.loads(path.read_text())
     data.update({k: KEY[k] for k in LFL_KEYS})
+    data.update(large)
     path.write_text(json.dumps({k: data[k] for k in KEYS}, indent=1) + "\n")
-    readme = root / "README.md"
     readme.write_text(replace_block(readme.read_text(), BEGIN, END, readme_sentence(data)))
     text = replace_block(text, "<!-- BEGIN like-for-like-report -->", "<!-- END like-for-like-report -->",
                          "\n" + _demoted(report) + "\n")

@@ -9,6 +9,9 @@ BEGIN, END = "<!-- BEGIN benchmark -->", "<!-- END benchmark -->"
 # measured by benchmarks/like_for_like.py (its --update-docs updates these alone): ratios of the same measures
 LFL_KEYS = ("lfl_date", "lfl_cpu", "lfl_load", "lfl_all_trec_wall", "lfl_all_trec_cpu", "lfl_defaults_wall", "lfl_defaults_cpu",
             "lfl_fresh_cpu", "lfl_library")
+# the README's 7M-line figures (dated, with the machine and load): written by run.py's full run or by
+# like_for_like.py's large section (either's --update-docs), whichever ran last
+LARGE_KEYS = ("date", "machine", "load", "variants", "numeric_time", "numeric_rss", "string_time")
 KEYS = ("date", "machine", "load", "variants", "numeric_time", "numeric_rss", "string_time",
         "research_date", "research_load", "robust_same", "compare", "dlhard_s", "trec_eval_s", "floor_s") + LFL_KEYS
 # measured by the research-size section (run.py --only research --update-docs updates these alone)

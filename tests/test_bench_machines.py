@@ -74,3 +74,25 @@ def test_a_partial_run_keeps_what_it_did_not_measure(lfl):
     later = ["CPU Y", "2", "AVX2", "v", "2026-11-28", "2.00 (1-3)"] + ["-"] * (n - 1) + ["0.77 (0.70)", "1 of 2"]
     got = _rows(lfl, lfl.merge_machine_row(lfl.merge_machine_row(text, first), later))[-1]
     assert got == later[:6] + first[6:6 + n - 1] + ["0.77 (0.70)", "1 of 2"]
+
+
+def test_the_large_section_gives_the_readme_its_dated_7m_figures(lfl, monkeypatch):
+    """README's 7M-line figures come from a benchmark run that regenerates them (run.py's full run or
+    like_for_like's large section): dated, with the CPU model and cores, and the section's load;
+    none when the 7M runs did not all run (a scaled-down check, a peer missing)."""
+    import summary
+
+    monkeypatch.setattr(lfl.run_module, "default_variants_text", lambda: "E and UL2")
+    monkeypatch.setattr(lfl, "KEY", {"numeric_time": 0.3, "numeric_rss": 0.2, "large_loads": [1.0, 3.0, 0.5]})
+    assert lfl.large_keys({"cpu": "CPU Y", "cores": 2}) == {}  # no string-id run
+    lfl.KEY["string_time"] = 0.25
+    got = lfl.large_keys({"cpu": "CPU Y", "cores": 2})
+    assert set(got) == set(summary.LARGE_KEYS)
+    assert (got["machine"], got["load"], got["variants"]) == ("CPU Y, 2 cores", "1.00", "E and UL2")
+    assert (got["numeric_time"], got["numeric_rss"], got["string_time"]) == (0.3, 0.2, 0.25)
+    import datetime
+
+    assert got["date"] == f"{datetime.date.today():%d %B %Y}".lstrip("0")
+    data = dict.fromkeys(summary.KEYS, 0.5) | got
+    sentence = summary.readme_sentence(data)
+    assert "(CPU Y, 2 cores, load 1.00): a 7M-line run" in sentence and "E and UL2 takes 0.30×" in sentence

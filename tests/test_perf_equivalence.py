@@ -92,7 +92,19 @@ PLAIN_EVAL_SKIPS = ("pandas", "scipy", "rich", "pyarrow.compute", "ulnorm_eval.a
                     "ulnorm_eval.core.expectations", "ulnorm_eval.core.permutations", "ulnorm_eval.core.intervals",
                     "csv", "gzip", "bz2", "lzma",
                     "ulnorm_eval.cli.compare", "ulnorm_eval.cli.summ",
-                    "multiprocessing")  # asked whether it can fork only when -j would start workers
+                    "multiprocessing",  # asked whether it can fork only when -j would start workers
+                    "importlib.util")  # extras.require looks for optional modules; a plain eval asks for none
+
+
+def regular_install_env() -> dict:
+    """The environment of a child ``python -S`` that finds the packages as a regular install would:
+    the checkout and the site directories on PYTHONPATH, without site's .pth files (an editable
+    install's finder imports importlib.util and more into every process)."""
+    import os
+    import site
+
+    paths = [*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)), *site.getsitepackages()]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
 
 
 @pytest.mark.parametrize("args", [["--norm", "none", "-m", "nDCG@10", "-m", "AP"],
@@ -108,7 +120,7 @@ def test_plain_eval_imports_only_what_it_uses(tmp_path, args):
             f"sys.argv = ['ulnorm-eval', {str(q)!r}, {str(r)!r}, *{args!r}]\n"
             "try:\n    run()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
             f"print(sorted(m for m in {PLAIN_EVAL_SKIPS!r} if m in sys.modules))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=regular_install_env())
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     assert lines[-1] == "[]"

@@ -5,8 +5,6 @@ ulnorm-eval is installed from a checkout (``pip install .``): an extra is ``pip 
 that checkout.  Nothing here imports the optional modules; :func:`require` only looks them up."""
 from __future__ import annotations
 
-import importlib.util
-
 # extra -> (the modules it installs, as imported; what needs them)
 EXTRAS = {
     "summ": (("rouge_score",), "ulnorm-eval summ (ROUGE)"),
@@ -42,6 +40,8 @@ class MissingExtra(ImportError):
 def require(extra: str, what: str | None = None, modules=None) -> None:
     """Raise :class:`MissingExtra` unless every module of ``extra`` (or ``modules`` of it) can be
     imported; none is imported."""
+    import importlib.util  # here, not at the top: every command imports this module, few ask
+
     for m in modules or EXTRAS[extra][0]:
         if importlib.util.find_spec(m) is None:
             raise MissingExtra(missing_message(extra, m, what))

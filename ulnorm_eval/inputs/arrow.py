@@ -7,12 +7,17 @@ turns those implicit imports down (pyarrow then treats every value as a non-pand
 all are) while an ``import pandas`` statement still loads pandas as usual: compare's tables and
 the ir_measures bridge import it themselves.  Once pandas is loaded the hook has nothing to do and
 removes itself.  Library callers are not affected: only ``cli/guard.py`` calls this.
+
+A library must not refuse pandas to its caller's pyarrow (pyarrow remembers a failed import for the
+rest of the process), so the library's own paths build and read arrays on their buffers instead,
+which never asks about pandas: :func:`string_array` for ``pa.array(list_of_str, pa.string())`` and
+:func:`to_numpy` for ``Array.to_numpy`` (both import pandas on first use, whatever the values).
 """
 from __future__ import annotations
 
 import sys
 
-__all__ = ["defer_pandas", "numeric_array"]
+__all__ = ["defer_pandas", "numeric_array", "scalar", "string_array", "to_numpy"]
 
 
 def _explicit_import(frame) -> bool:
@@ -66,3 +71,68 @@ def numeric_array(values):
     if a.dtype == np.bool_:  # Arrow packs booleans as bits
         return pa.Array.from_buffers(pa.bool_(), len(a), [None, pa.py_buffer(np.packbits(a, bitorder="little"))])
     return pa.Array.from_buffers(pa.from_numpy_dtype(a.dtype), len(a), [None, pa.py_buffer(a)])
+
+
+def string_array(values):
+    """``pa.array(values, pa.string())`` for a sequence of ``str``, built on its buffers (UTF-8 bytes
+    and int32 offsets): ``pa.array`` asks pyarrow's pandas shim whether the input is a pandas object,
+    which imports pandas (0.3-0.4 s) in a process that has not.  ASCII text (the byte count equals
+    the character count) takes its offsets from the string lengths; other text is encoded one string
+    at a time.  Past 2 GiB of text (int32 offsets) ``pa.array`` itself is used."""
+    import numpy as np
+    import pyarrow as pa
+
+    values = values if isinstance(values, list) else list(values)
+    count = len(values)
+    data = "".join(values).encode("utf-8")
+    lengths = np.fromiter(map(len, values), np.int64, count)
+    if len(data) != int(lengths.sum()):  # not ASCII: byte lengths
+        lengths = np.fromiter((len(value.encode("utf-8")) for value in values), np.int64, count)
+    if len(data) >= 2 ** 31:
+        return pa.array(values, pa.string())
+    offsets = np.zeros(count + 1, np.int32)
+    np.cumsum(lengths, out=offsets[1:], dtype=np.int32) if count else None
+    return pa.Array.from_buffers(pa.string(), count, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def to_numpy(array):
+    """``array.to_numpy(zero_copy_only=False)`` without the import of pandas that Arrow's conversion
+    does on first use, whatever the type: an integer or float array without nulls is a read-only view
+    of its data buffer (as Arrow's zero-copy result), a boolean one is unpacked from its bits (a new
+    array, as Arrow's); any other array, or one with nulls, goes through Arrow; a numpy array is
+    returned as it is."""
+    import numpy as np
+    import pyarrow as pa
+
+    if not isinstance(array, (pa.Array, pa.ChunkedArray)):
+        return np.asarray(array)  # already numpy (or a list)
+    kind = array.type
+    if isinstance(array, pa.Array) and array.null_count == 0 and (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
+        data = array.buffers()[1]
+        count, offset = len(array), array.offset
+        if pa.types.is_boolean(kind):
+            if data is None or count == 0:
+                return np.zeros(count, np.bool_)
+            bits = np.frombuffer(data, np.uint8)
+            return np.unpackbits(bits, bitorder="little", count=offset + count)[offset:].view(np.bool_)
+        dtype = np.dtype(kind.to_pandas_dtype())
+        if data is None or count == 0:
+            return np.zeros(count, dtype)
+        return np.frombuffer(data, dtype, count, offset * dtype.itemsize)
+    return array.to_numpy(zero_copy_only=False)
+
+
+def scalar(value, type_):
+    """``pa.scalar(value, type=type_)`` for an integer, float, boolean or string type, made from a
+    one-element array (:func:`numeric_array`, :func:`string_array`): ``pa.scalar`` converts through
+    the pandas-aware path that imports pandas.  Other types go through ``pa.scalar``."""
+    import numpy as np
+    import pyarrow as pa
+
+    if pa.types.is_string(type_):
+        return string_array([value])[0]
+    if pa.types.is_boolean(type_):
+        return numeric_array(np.array([value], np.bool_))[0]
+    if pa.types.is_integer(type_) or pa.types.is_floating(type_):
+        return numeric_array(np.array([value], np.dtype(type_.to_pandas_dtype())))[0]
+    return pa.scalar(value, type=type_)

@@ -28,9 +28,11 @@ __all__ = ["all_", "and_", "any_", "cast", "dictionary_encode", "equal", "fill_n
 
 def _scalar(value, like):
     """``value`` as a scalar of ``like``'s type, as pyarrow.compute's fill_null and index convert it."""
+    from .arrow import scalar  # pa.scalar would import pandas
+
     if not isinstance(value, pa.Scalar):
-        return pa.scalar(value, type=like.type)
-    return value if value.type == like.type else pa.scalar(value.as_py(), type=like.type)
+        return scalar(value, like.type)
+    return value if value.type == like.type else scalar(value.as_py(), like.type)
 
 
 def take(data, indices):

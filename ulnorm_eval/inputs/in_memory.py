@@ -12,12 +12,13 @@ run        ``query_id, doc_id, score``           ``qid, docno, score``
 (``docid`` is accepted for ``doc_id``/``docno``, ``rel`` for ``relevance``; a ``rank`` column of a run is
 kept for ``ties='rank'``.)  Dicts of dicts are pytrec_eval's: ``{qid: {docid: relevance}}`` and
 ``{qid: {docid: score}}``.  Everything becomes the typed :class:`~ulnorm_eval.inputs.trec.Qrels` /
-:class:`~ulnorm_eval.inputs.trec.Run` of the file readers (through ``qrels_from_frame`` /
-``run_from_frame``), so the numbers are those of the same data read from a file.
+:class:`~ulnorm_eval.inputs.trec.Run` of the file readers (through ``qrels_from_columns`` /
+``run_from_columns``), so the numbers are those of the same data read from a file.  Dicts are read
+without pandas (importing it costs 0.3-0.4 s).
 """
 from __future__ import annotations
 
-from .trec import InputError, Qrels, Run, qrels_from_frame, run_from_frame
+from .trec import InputError, Qrels, Run, qrels_from_columns, run_from_columns
 
 __all__ = ["QUERY_COLUMNS", "DOC_COLUMNS", "GRADE_COLUMNS", "is_frame", "is_nested_dict", "qrels_from_object",
            "run_from_object"]
@@ -95,10 +96,9 @@ def _not_real(value) -> bool:
 
 
 def _from_dict(obj: dict, kind: str, name: str):
-    import pandas as pd
-
+    """The query ids, document ids (str) and values of a ``{qid: {docid: value}}`` dict, in order."""
     value = "relevance" if kind == "qrels" else "score"
-    rows = []
+    qids, docids, values = [], [], []
     for qid, docs in obj.items():
         if _missing_id(qid):
             raise InputError(name, None, f"{{qid: ...}}: missing query id ({qid!r})")
@@ -108,8 +108,10 @@ def _from_dict(obj: dict, kind: str, name: str):
             if _not_real(grade_or_score):
                 raise InputError(name, None,
                                  f"query {str(qid)!r}, document {str(docno)!r}: {value} {grade_or_score!r} is not a number")
-            rows.append((str(qid), str(docno), grade_or_score))
-    return pd.DataFrame(rows, columns=["query_id", "doc_id", value])
+            qids.append(str(qid))
+            docids.append(str(docno))
+            values.append(grade_or_score)
+    return qids, docids, values
 
 
 def _require_real(frame, col: str, name: str) -> None:
@@ -130,32 +132,37 @@ def _require_real(frame, col: str, name: str) -> None:
         raise InputError(name, None, f"row {index}: {col} {values.iloc[index]!r} is not a number")
 
 
-def _frame_of(obj, kind: str, name: str, what: str, nested: str, empty: str):
-    """The standard frame of a DataFrame or a ``{qid: {docid: value}}`` dict of ``kind`` (qrels, run);
-    an input error for any other object or an empty one."""
+def _columns_of(obj, kind: str, name: str, what: str, nested: str, empty: str):
+    """The query ids, document ids and values (with a DataFrame's ranks, or None) of a DataFrame or a
+    ``{qid: {docid: value}}`` dict of ``kind`` (qrels, run); an input error for any other object or
+    an empty one."""
     if is_frame(obj):
         frame = _standard(obj, kind, name)
+        columns = (frame["query_id"].astype(str).tolist(), frame["doc_id"].astype(str).tolist(), frame.iloc[:, 2],
+                   frame["rank"] if "rank" in frame else None)
     elif is_nested_dict(obj):
-        frame = _from_dict(obj, kind, name)
+        columns = (*_from_dict(obj, kind, name), None)
     else:
         raise InputError(name, None, f"cannot read {what} from a {type(obj).__name__}: give a path, a DataFrame "
                                      f"or {nested}")
-    if len(frame) == 0:
+    if len(columns[0]) == 0:
         raise InputError(name, None, empty)
-    return frame
+    return columns
 
 
 def qrels_from_object(obj, name: str = "<qrels>") -> Qrels:
     """Qrels from a DataFrame (see the module's column names) or ``{qid: {docid: relevance}}``."""
     if isinstance(obj, Qrels):
         return obj
-    frame = _frame_of(obj, "qrels", name, "qrels", "{qid: {docid: relevance}}", "empty qrels: no judgements")
-    return qrels_from_frame(frame, path=name)
+    qids, docids, grades, _ = _columns_of(obj, "qrels", name, "qrels", "{qid: {docid: relevance}}",
+                                          "empty qrels: no judgements")
+    return qrels_from_columns(qids, docids, grades, path=name)
 
 
 def run_from_object(obj, name: str = "run") -> Run:
     """A run from a DataFrame (see the module's column names) or ``{qid: {docid: score}}``."""
     if isinstance(obj, Run):
         return obj
-    frame = _frame_of(obj, "run", name, "a run", "{qid: {docid: score}}", "empty run: no ranked documents")
-    return run_from_frame(frame, name=name)
+    qids, docids, scores, ranks = _columns_of(obj, "run", name, "a run", "{qid: {docid: score}}",
+                                              "empty run: no ranked documents")
+    return run_from_columns(qids, docids, scores, ranks, name=name)

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .arrow import numeric_array
+from .arrow import numeric_array, string_array, to_numpy
 from .errors import InputError
 from .text import check_text, open_input, read_bytes  # noqa: F401 - re-exported
 
 __all__ = [
     "InputError", "Qrels", "Run", "read_qrels", "read_run", "file_run_name",
-    "qrels_from_frame", "run_from_frame",
+    "qrels_from_frame", "run_from_frame", "qrels_from_columns", "run_from_columns",
 ]
 
 
@@ -244,7 +244,7 @@ def _refuse_reserved(qid, path: str, lines) -> None:
         return
     if not _may_hold(qid, RESERVED_QIDS):
         return
-    hit = pc.is_in(qid, value_set=pa.array(list(RESERVED_QIDS), pa.string()))
+    hit = pc.is_in(qid, value_set=string_array(RESERVED_QIDS))
     if pc.any_(hit).as_py():
         i = pc.index(hit, True).as_py()
         refuse_reserved_id(qid[i].as_py(), path, _line(lines, i))
@@ -289,7 +289,7 @@ def _to_float(col, path: str, lines, name: str) -> np.ndarray:
     from . import compute as pc
 
     try:
-        values = pc.cast(col, pa.float64()).to_numpy(zero_copy_only=False)
+        values = to_numpy(pc.cast(col, pa.float64()))
     except pa.ArrowInvalid:
         # Bisect for the first field Arrow refuses: log2(n) casts, and exactly Arrow's notion of a
         # number (Python's float() would accept '1_0', which Arrow does not).
@@ -340,7 +340,7 @@ def numeric_ids(docid) -> np.ndarray | None:
     if not n or any(not _ascii_digits(docid[i].as_py()) for i in {0, n // 2, n - 1}):
         return None
     try:
-        d = pc.cast(docid, pa.int64()).to_numpy()
+        d = to_numpy(pc.cast(docid, pa.int64()))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     return d if d.min() >= 0 and d.max() < 1 << 40 else None
@@ -354,8 +354,8 @@ def _distinct_pairs(qcode, dcode) -> bool:
     nearly, which timsort merges in a tenth of a quicksort's time.  Numeric document ids are in
     random order within a query, where numpy's (SIMD) quicksort is 5x faster than timsort.
     """
-    q = np.asarray(qcode).astype(np.int64)
-    d = np.asarray(dcode).astype(np.int64)
+    q = to_numpy(qcode).astype(np.int64)
+    d = to_numpy(dcode).astype(np.int64)
     span = int(d.max()) + 1
     if len(q) and int(q.max()) >= (1 << 62) // span:  # the packed key would overflow
         order = np.lexsort((d, q))
@@ -424,8 +424,8 @@ def check_duplicates(qid, docid, path: str, lines, what: str, **known) -> None:
     d = pc.take(docid, order)
     q = pc.take(qcode, order)
     same = pc.and_(pc.equal(d.slice(1), d.slice(0, n - 1)), pc.equal(q.slice(1), q.slice(0, n - 1)))
-    o = order.to_numpy()
-    dup = np.flatnonzero(same.to_numpy(zero_copy_only=False))
+    o = to_numpy(order)
+    dup = np.flatnonzero(to_numpy(same))
     i = int(np.maximum(o[dup], o[dup + 1]).min())  # the sort is stable: copies keep file order
     raise InputError(path, _line(lines, i),
                      f"duplicate document {docid[i].as_py()!r} for query {qid[i].as_py()!r} in {what}")
@@ -492,13 +492,17 @@ def _run_name(path: str, tag: str | None) -> str:
 
 def qrels_from_frame(df, path: str = "<qrels>") -> Qrels:
     """Qrels from a pandas DataFrame with columns ``query_id``, ``doc_id``, ``relevance``."""
-    import pyarrow as pa
+    return qrels_from_columns(df["query_id"].astype(str).tolist(), df["doc_id"].astype(str).tolist(),
+                              df["relevance"], path)
 
-    qids = df["query_id"].astype(str).tolist()
+
+def qrels_from_columns(qids: list, docids: list, relevance, path: str = "<qrels>") -> Qrels:
+    """Qrels from the query ids and document ids (lists of ``str``) and grades (numbers) of each
+    judgement, in order (a DataFrame's columns, a dict of dicts' items)."""
     _refuse_reserved_rows(qids, path)
-    qid = pa.array(qids, pa.string())
-    docid = pa.array(df["doc_id"].astype(str).tolist(), pa.string())
-    grade = np.asarray(df["relevance"], dtype=np.float64)
+    qid = string_array(qids)
+    docid = string_array(docids)
+    grade = np.asarray(relevance, dtype=np.float64)
     if not np.isfinite(grade).all():
         raise InputError(path, None, "relevance must be finite")
     check_grades(grade, path, None)
@@ -508,15 +512,19 @@ def qrels_from_frame(df, path: str = "<qrels>") -> Qrels:
 
 def run_from_frame(df, name: str = "run") -> Run:
     """A run from a pandas DataFrame with columns ``query_id``, ``doc_id``, ``score`` (``rank`` optional)."""
-    import pyarrow as pa
+    return run_from_columns(df["query_id"].astype(str).tolist(), df["doc_id"].astype(str).tolist(), df["score"],
+                            df["rank"] if "rank" in df else None, name)
 
-    qids = df["query_id"].astype(str).tolist()
+
+def run_from_columns(qids: list, docids: list, scores, ranks=None, name: str = "run") -> Run:
+    """A run from the query ids and document ids (lists of ``str``), scores and optionally ranks
+    (integers) of each ranked document, in order (a DataFrame's columns, a dict of dicts' items)."""
     _refuse_reserved_rows(qids, name)
-    qid = pa.array(qids, pa.string())
-    docid = pa.array(df["doc_id"].astype(str).tolist(), pa.string())
-    score = np.asarray(df["score"], dtype=np.float64)
+    qid = string_array(qids)
+    docid = string_array(docids)
+    score = np.asarray(scores, dtype=np.float64)
     if not np.isfinite(score).all():
         raise InputError(name, None, "scores must be finite")
-    rank = np.asarray(df["rank"], dtype=np.int64) if "rank" in df else None
+    rank = np.asarray(ranks, dtype=np.int64) if ranks is not None else None
     check_duplicates(qid, docid, name, None, "the run")
     return Run(qid=qid, docid=docid, score=score, rank=rank, name=name, path=name)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..inputs.arrow import numeric_array
+from ..inputs.arrow import numeric_array, string_array, to_numpy
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates, numeric_ids
 from ..core.kernels import Judgements, Ranking, spans
 
@@ -48,7 +48,7 @@ def _groups(qrels: Qrels):
         enc = _checked_encoding(qrels, "qid_encoding", qrels.qid)
         if enc is None:
             enc = pc.dictionary_encode(qrels.qid)
-        codes = enc.indices.to_numpy(zero_copy_only=False)
+        codes = to_numpy(enc.indices)
         order = np.argsort(codes, kind="stable")
         starts = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(enc.dictionary)))))
         index = {qid: position for position, qid in enumerate(enc.dictionary.to_pylist())}
@@ -64,7 +64,7 @@ def run_queries(run: Run):
 
     if "queries" not in run.cache:
         enc = pc.dictionary_encode(run.qid)
-        run.cache["queries"] = (enc.dictionary, enc.indices.to_numpy(zero_copy_only=False))
+        run.cache["queries"] = (enc.dictionary, to_numpy(enc.indices))
     return run.cache["queries"]
 
 
@@ -121,10 +121,10 @@ def _join_index(qrels: Qrels, qids: list):
         enc = _checked_encoding(qrels, "docid_encoding", qrels.docid)
         if enc is not None and len(rows) == len(qrels):
             # the query set judges every row: the encoding of the whole column is the one needed
-            code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)[rows]
+            code = to_numpy(enc.indices).astype(np.int64)[rows]
         else:
             enc = pc.dictionary_encode(pc.take(qrels.docid, numeric_array(rows)))
-            code = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+            code = to_numpy(enc.indices).astype(np.int64)
         keys = owner.astype(np.int64) * len(enc.dictionary) + code
         srt = np.argsort(keys, kind="stable")
         hit = (key, enc.dictionary, keys[srt], rows[srt])
@@ -248,10 +248,10 @@ def rank_values(run: Run) -> np.ndarray:
         rank = pc.cast(rank, pa.string())
     valid = pc.match_substring_regex(rank, RANK_PATTERN)
     bad = None if valid.null_count == 0 and pc.all_(valid).as_py() in (True, None) else \
-        int(np.flatnonzero(~pc.fill_null(valid, False).to_numpy(zero_copy_only=False))[0])
+        int(np.flatnonzero(~to_numpy(pc.fill_null(valid, False)))[0])
     if bad is None:
         try:
-            return pc.cast(pc.replace_substring_regex(rank, r"^\+", ""), pa.int64()).to_numpy(zero_copy_only=False)
+            return to_numpy(pc.cast(pc.replace_substring_regex(rank, r"^\+", ""), pa.int64()))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # only an overflow is left
             big = [index for index, value in enumerate(rank.to_pylist()) if not -(1 << 63) <= int(value) < 1 << 63]
             why, bad = "is too large", big[0]
@@ -271,8 +271,8 @@ def _arrow_order(qkey: np.ndarray, score: np.ndarray, docid):
     import pyarrow as pa
     from ..inputs import compute as pc
 
-    return pc.sort_indices(pa.table({"q": numeric_array(qkey), "s": numeric_array(score), "d": docid}),
-                           sort_keys=_ORDER).to_numpy()
+    return to_numpy(pc.sort_indices(pa.table({"q": numeric_array(qkey), "s": numeric_array(score), "d": docid}),
+                                    sort_keys=_ORDER))
 
 
 def _score_sort(qkey: np.ndarray, score: np.ndarray) -> np.ndarray:
@@ -361,8 +361,8 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
     group = np.cumsum(first) - 1  # of each pair
     docid_a, docid_b = pc.take(docid, numeric_array(order[tied])), pc.take(docid, numeric_array(order[tied + 1]))
     kept, flipped = ("greater", "less") if _ORDER[2][1] == "descending" else ("less", "greater")
-    fine = pc.call_function(kept, [docid_a, docid_b]).to_numpy(zero_copy_only=False)  # the pair is in order
-    back = pc.call_function(flipped, [docid_a, docid_b]).to_numpy(zero_copy_only=False)  # in reverse order
+    fine = to_numpy(pc.call_function(kept, [docid_a, docid_b]))  # the pair is in order
+    back = to_numpy(pc.call_function(flipped, [docid_a, docid_b]))  # in reverse order
     pairs = size - 1
     rev = np.bincount(group, weights=back, minlength=len(start)) == pairs
     other = ~rev & (np.bincount(group, weights=fine, minlength=len(start)) != pairs)
@@ -373,8 +373,8 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
         pos, _ = spans(start[other], size[other])
         rows = order[pos]
         group_ids = np.repeat(np.arange(int(other.sum())), size[other])
-        order[pos] = rows[pc.sort_indices(pa.table({"g": numeric_array(group_ids), "d": pc.take(docid, numeric_array(rows))}),
-                                          sort_keys=[("g", "ascending"), _ORDER[2]]).to_numpy()]
+        order[pos] = rows[to_numpy(pc.sort_indices(pa.table({"g": numeric_array(group_ids), "d": pc.take(docid, numeric_array(rows))}),
+                                                   sort_keys=[("g", "ascending"), _ORDER[2]]))]
     return order
 
 
@@ -451,8 +451,8 @@ def unjudged(run: Run, qrels: Qrels, qids: list):
     got = _judged_codes(qrels, jdict, docid)
     if got is None:
         return None
-    to_q = pc.fill_null(pc.index_in(qdict, value_set=pa.array(qids, pa.string())), -1)
-    query = to_q.to_numpy(zero_copy_only=False).astype(np.int64)[qcode]
+    to_q = pc.fill_null(pc.index_in(qdict, value_set=string_array(qids)), -1)
+    query = to_numpy(to_q).astype(np.int64)[qcode]
     keys = query * n_judged + got[0]
     judged = np.zeros(len(query), bool)
     if len(jkeys):
@@ -514,16 +514,16 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     if ids is not None:
         # Numeric docids: repeats are found on the numbers, and a lookup in the (small, per query
         # set) judged docids finds each one's judged code; no table of every run docid is built.
-        dcode = pc.fill_null(pc.index_in(docid, value_set=jdict), n_judged).to_numpy(zero_copy_only=False)
+        dcode = to_numpy(pc.fill_null(pc.index_in(docid, value_set=jdict), n_judged))
     elif (dcode := _fingerprint_codes(qrels, jdict, docid, qcode)) is None:
         # One hash of the judged docids followed by the run's: the judged ones are distinct, so a
         # run document's code below len(jdict) is its judged docid's code, and the same codes find
         # repeated documents (integer keys, not a string sort).
-        dcode = pc.dictionary_encode(pa.concat_arrays([jdict, docid])).indices.to_numpy(zero_copy_only=False)[n_judged:]
+        dcode = to_numpy(pc.dictionary_encode(pa.concat_arrays([jdict, docid])).indices)[n_judged:]
         check_duplicates(run.qid, docid, run.path, run.line, "the run", qcode=qcode, dcode=dcode)
     # run query code -> query-set index (-1: not in the qrels, ignored)
-    to_q = pc.fill_null(pc.index_in(qdict, value_set=pa.array(qids, pa.string())), -1)
-    to_q = to_q.to_numpy(zero_copy_only=False).astype(np.int64)
+    to_q = pc.fill_null(pc.index_in(qdict, value_set=string_array(qids)), -1)
+    to_q = to_numpy(to_q).astype(np.int64)
     n_ignored = int((to_q < 0).sum())
     q_all = to_q[qcode]
 

@@ -68,16 +68,22 @@ def test_same_errors_as_pyarrow_compute(name, args):
         getattr(pc, name)(*args)
 
 
-def _settings(tmp_path, env):
+def _after_command(tmp_path, env, report: str, imports: str = "") -> str:
+    """``repr(report)`` (a Python expression, after ``imports``) in the process of a command run on toy
+    qrels (``main()``, with ``env``): what the command set up for itself and left there."""
     q = tmp_path / "q"
     q.write_text("1 0 a 1\n")
     code = ("import os, sys\nfrom ulnorm_eval.cli.main import main\n"
             f"sys.argv = ['ulnorm-eval', {str(q)!r}, {str(q)!r}]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "import pyarrow as pa\n"
-            "sys.stderr.write(repr((os.environ.get('OPENBLAS_NUM_THREADS'), pa.default_memory_pool().backend_name)))\n")
+            f"{imports}sys.stderr.write(repr({report}))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     return out.stderr.strip().splitlines()[-1]
+
+
+def _settings(tmp_path, env):
+    return _after_command(tmp_path, env, "(os.environ.get('OPENBLAS_NUM_THREADS'), pa.default_memory_pool().backend_name)",
+                          "import pyarrow as pa\n")
 
 
 MINE = ("OPENBLAS_NUM_THREADS", "ARROW_DEFAULT_MEMORY_POOL")
@@ -104,14 +110,7 @@ def test_library_leaves_blas_and_arrow_alone():
 
 
 def _arena_setting(tmp_path, env):
-    q = tmp_path / "q"
-    q.write_text("1 0 a 1\n")
-    code = ("import os, sys\nfrom ulnorm_eval.cli.main import main\n"
-            f"sys.argv = ['ulnorm-eval', {str(q)!r}, {str(q)!r}]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "sys.stderr.write(repr(os.environ.get('MALLOC_ARENA_MAX')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    return out.stderr.strip().splitlines()[-1]
+    return _after_command(tmp_path, env, "os.environ.get('MALLOC_ARENA_MAX')")
 
 
 def test_command_asks_for_one_malloc_arena_unless_the_user_chose(tmp_path, monkeypatch):

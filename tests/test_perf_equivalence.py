@@ -62,26 +62,36 @@ def test_kendall_tau_equals_scipy():
     assert stats.kendall_tau([1, 2, 3], [1, 3, 2]) == round(1 / 3, 12)
 
 
+def _toy_command(tmp_path, entry: str, argv, watched, then: str = "", flags=(), env=None) -> list[str]:
+    """Run the command through ``entry`` ('module:function') in a fresh ``python *flags`` process (with
+    ``env``), on toy qrels and a toy run (``argv(q, r)``: its arguments); the lines it printed, the
+    last one the sorted names of ``watched`` that were imported, then ``then`` (more code in the same
+    process) run."""
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
+    r = tmp_path / "r"
+    r.write_text("1 Q0 a 1 2.5 t\n1 Q0 x 2 1.5 t\n2 Q0 c 1 3 t\n1 Q0 b 3 1.5 t\n")
+    module, function = entry.split(":")
+    code = (f"import sys\nfrom {module} import {function}\n"
+            f"sys.argv = ['ulnorm-eval', *{argv(str(q), str(r))!r}]\n"
+            f"try:\n    {function}()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            f"print(sorted(m for m in {tuple(watched)!r} if m in sys.modules))\n" + then)
+    out = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip().splitlines()
+
+
 @pytest.mark.parametrize("args", [[], ["-q", "--names", "trec", "-m", "all_trec", "--norm", "none"],
                                   ["--ties", "rank", "-m", "AP"]])
 def test_eval_does_not_import_pandas_or_scipy_stats(tmp_path, args):
     """Nor pyarrow.compute (20-25 ms of wrappers: inputs/compute.py calls the kernels directly), nor
     the modules of the other subcommands (cli/main.py: LAZY_COMMANDS)."""
-    q = tmp_path / "q"
-    q.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
-    r = tmp_path / "r"
-    r.write_text("1 Q0 a 1 2.5 t\n1 Q0 x 2 1.5 t\n2 Q0 c 1 3 t\n1 Q0 b 3 1.5 t\n")
-    code = ("import sys\nfrom ulnorm_eval.cli.main import main\n"
-            f"sys.argv = ['ulnorm-eval', *{args!r}, {str(q)!r}, {str(r)!r}]\n"
-            "try:\n    main()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            "print(sorted(m for m in ('pandas', 'scipy.stats', 'pyarrow.compute', 'ulnorm_eval.cli.compare',\n"
-            "                         'ulnorm_eval.cli.summ', 'ulnorm_eval.cli.nrg', 'ulnorm_eval.cli.stability')\n"
-            "             if m in sys.modules))\n"
-            # pandas stays usable in the same process, pyarrow's conversions included
-            "import pandas, pyarrow as pa\nassert pa.table({'a': [1]}).to_pandas()['a'][0] == 1\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    lines = _toy_command(tmp_path, "ulnorm_eval.cli.main:main", lambda q, r: [*args, q, r],
+                         ("pandas", "scipy.stats", "pyarrow.compute", "ulnorm_eval.cli.compare", "ulnorm_eval.cli.summ",
+                          "ulnorm_eval.cli.nrg", "ulnorm_eval.cli.stability"),
+                         # pandas stays usable in the same process, pyarrow's conversions included
+                         then="import pandas, pyarrow as pa\nassert pa.table({'a': [1]}).to_pandas()['a'][0] == 1\n")
+    assert lines[-1] == "[]"
 
 
 # What a plain evaluation (trec rows, no variants, no gate, an uncompressed run) has no use for:
@@ -112,17 +122,8 @@ def regular_install_env() -> dict:
 def test_plain_eval_imports_only_what_it_uses(tmp_path, args):
     """Structural guard of the small-run start-up (issue 39): the modules listed are not imported,
     and the numbers are still printed."""
-    q = tmp_path / "q"
-    q.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
-    r = tmp_path / "r"
-    r.write_text("1 Q0 a 1 2.5 t\n1 Q0 x 2 1.5 t\n2 Q0 c 1 3 t\n1 Q0 b 3 1.5 t\n")
-    code = ("import sys\nfrom ulnorm_eval.__main__ import run\n"
-            f"sys.argv = ['ulnorm-eval', {str(q)!r}, {str(r)!r}, *{args!r}]\n"
-            "try:\n    run()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            f"print(sorted(m for m in {PLAIN_EVAL_SKIPS!r} if m in sys.modules))\n")
-    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=regular_install_env())
-    assert out.returncode == 0, out.stderr
-    lines = out.stdout.strip().splitlines()
+    lines = _toy_command(tmp_path, "ulnorm_eval.__main__:run", lambda q, r: [q, r, *args], PLAIN_EVAL_SKIPS,
+                         flags=("-S",), env=regular_install_env())
     assert lines[-1] == "[]"
     assert any(line.split()[:2] in (["nDCG@10", "all"], ["P_10", "1"]) for line in lines)
 

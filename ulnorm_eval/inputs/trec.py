@@ -237,7 +237,6 @@ RESERVED_QIDS = ("all",)
 
 def _refuse_reserved(qid, path: str, lines) -> None:
     """A query named ``all`` would be indistinguishable from the summary row in every format."""
-    import pyarrow as pa
     from . import compute as pc
 
     if qid is None or not len(qid):

@@ -441,7 +441,6 @@ def unjudged(run: Run, qrels: Qrels, qids: list):
     """(query-set index, docid) of each row of ``run`` whose query is one of ``qids`` and whose
     docid the qrels do not judge for that query (pyarrow strings), or None when the fingerprints
     cannot join the docids (long docids, a shared fingerprint): the caller then joins by Arrow."""
-    import pyarrow as pa
     from ..inputs import compute as pc
 
     qdict, qcode = run_queries(run)

@@ -179,3 +179,36 @@ def test_runs_holes_equal_arrow_count(tmp_path, long):
     for q, d in pairs - judged:
         hand[q] = hand.get(q, 0) + 1
     assert dict(got) == hand
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_prepared_fingerprints_equal_those_made_on_the_spot(seed):
+    """A streamed run's reader thread may make a block's docid fingerprints ahead (prepare); the
+    scorer's lookup then uses them once: the codes and fingerprints are those made on the spot, for
+    odd docids (empty, NUL, non-ASCII, 32 bytes, too long for fingerprints) and repeats."""
+    import gc
+
+    rng = np.random.default_rng(seed)
+    pool = list(dict.fromkeys(_strings(rng, 300, longest=32) + ["", "\x00", "x" * 32]))
+    judged = pa.array(pool[: len(pool) // 3])
+    table = fp.judged_table(judged)
+    for k in range(6):
+        run = [str(x) for x in rng.choice(pool, 500)] + (["y" * 33] if k == 5 else [])
+        docid = pa.array(["pad", *run]).slice(1)
+        fresh = pa.array(run)  # the same strings, another array: nothing prepared for it
+        fp.prepare(docid)
+        assert id(docid) in fp._MADE
+        got, want = fp.judged_codes(table, docid, len(judged)), fp.judged_codes(table, fresh, len(judged))
+        assert id(docid) not in fp._MADE  # used once
+        if k == 5:
+            assert got is None and want is None  # a 33-byte docid: Arrow decides
+            continue
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        assert np.array_equal(got[0], _arrow_codes(judged, fresh))
+    # an array prepared and never looked up leaves nothing behind once it is freed
+    docid = pa.array(["a", "b"])
+    fp.prepare(docid)
+    key = id(docid)
+    del docid
+    gc.collect()
+    assert key not in fp._MADE

@@ -257,6 +257,59 @@ def test_read_ahead_keeps_order_errors_and_bound():
     assert closed.wait(5) and len(produced) <= 2
 
 
+def test_read_ahead_tells_whether_the_item_was_ready():
+    """``ready`` says, each time the caller asks, whether the thread had the item made already
+    (it keeps ahead: a slow caller) or the caller waits for it (a slow producer)."""
+    import time
+
+    from ulnorm_eval.pipeline.stream import read_ahead
+
+    def source(n, pause):
+        for i in range(n):
+            time.sleep(pause)
+            yield i
+
+    ready = [None]
+    seen = []
+    for x in read_ahead(source(5, 0.05), ready):  # a slow producer: the caller always waits
+        seen.append(ready[0])
+    assert seen == [False] * 5
+    seen = []
+    for x in read_ahead(source(5, 0.0), ready):  # a slow caller: from the second item on, ready
+        seen.append(ready[0])
+        time.sleep(0.05)
+    assert seen[1:] == [True] * 4
+
+
+@pytest.mark.parametrize("ahead", [(True, True), (False, False), (True, False), (False, True)])
+def test_a_block_scores_the_same_whichever_thread_made_its_encodings(ahead, tmp_path):
+    """The query encoding and the docids' fingerprints of a streamed block are made by the reader
+    thread or by the scorer (evaluate_stream decides by which one waits): the block's values and
+    counts are the same, with repeated documents (refused) and TREC-style, numeric and odd ids."""
+    from ulnorm_eval.inputs.trec import read_qrels
+
+    rng = np.random.default_rng(7)
+    ids = [f"FBIS{k}-{rng.integers(100000)}" for k in range(40)] + ["7", "0", "é-1", "a"]
+    qrels_lines = [f"{q} 0 {d} {int(rng.integers(0, 3))}" for q in range(1, 9) for d in rng.choice(ids, 12, replace=False)]
+    qp = tmp_path / "q"
+    qp.write_text("\n".join(qrels_lines) + "\n")
+    qrels = read_qrels(str(qp))
+    metrics, options = api.resolve_metrics(EXACT, VARIANTS), api.Options()
+    for trial in range(6):
+        # trial 4: a docid too long for fingerprints (Arrow's encoding decides); trial 5: repeats
+        docs = [rng.choice(ids + ["x" * 40] * (trial == 4), int(rng.integers(1, 30)), replace=trial == 5)
+                for q in range(1, 9)]
+        data = "".join(f"{q + 1} Q0 {d} {k} {rng.integers(0, 4)} t\n" for q, ds in enumerate(docs)
+                       for k, d in enumerate(ds)).encode()
+        want = stream.score_parsed(qrels, "r", *stream.parse_block("r", data), metrics, options)
+        got = stream.score_parsed(qrels, "r", *stream.parse_block("r", data, queries=ahead[0], docids=ahead[1]),
+                                  metrics, options)
+        assert got.error == want.error and got.qids == want.qids and got.run_qids == want.run_qids
+        assert got.values.keys() == want.values.keys()
+        for m in want.values:
+            assert np.array_equal(got.values[m], want.values[m], equal_nan=True)
+
+
 @pytest.mark.parametrize("data", [
     b"1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n",            # Arrow's parser: the rows are the lines
     b"1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t",              # no final newline

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core.kernels import Ranking
 from ..inputs.block_reader import BLOCK_BYTES, block_bounds, query_blocks, run_blocks  # noqa: F401 - re-exported
-from ..inputs.trec import InputError, Qrels, check_duplicates, read_run
+from ..inputs.trec import InputError, Qrels, check_duplicates, may_be_numeric, read_run
 from .blocks import Options, RunResult, finish_run, metric_values, query_set, score_block
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, run_queries
 
@@ -64,11 +64,14 @@ def score_query_block(qrels: Qrels, path: str, data: bytes, metrics: list, optio
     return score_parsed(qrels, path, run, lines, metrics, options)
 
 
-def parse_block(path: str, data: bytes, name: str | None = None, halves: bool = False):
+def parse_block(path: str, data: bytes, name: str | None = None, halves: bool = False, queries: bool = True,
+                docids: bool = False):
     """(the block's :class:`Run`, or None for a block of comments only; the block's newline count).
 
-    Also computes the run's query encoding (cached on it): like the parsing, work in numpy and
-    Arrow that another thread can do while the previous block is scored (:func:`read_ahead`).
+    With ``queries`` (default), also computes the run's query encoding (cached on it), and with
+    ``docids`` its string docids' fingerprints (:func:`..inputs.fingerprints.prepare`): like the
+    parsing, work in numpy and Arrow that another thread can do while the previous block is scored
+    (:func:`read_ahead`); without, the scorer computes them when it needs them (the same arrays).
     """
     try:
         run = read_run(path, name=name, data=data, halves=halves)
@@ -76,7 +79,12 @@ def parse_block(path: str, data: bytes, name: str | None = None, halves: bool = 
         if exc.reason.startswith("empty file"):  # a block of comments only
             return None, data.count(b"\n")
         raise
-    run_queries(run)
+    if queries:
+        run_queries(run)
+    if docids and not may_be_numeric(run.docid):  # (numeric docids are joined as numbers: no fingerprints)
+        from ..inputs import fingerprints
+
+        fingerprints.prepare(run.docid)
     if run.line is None:
         # Arrow's parser took the block (run.line is None), which it does only when every line is
         # a data line: the rows are the lines, without a pass over the bytes (2 ms per 5 MB)
@@ -129,12 +137,18 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     """
     ahead = None
     if blocks is None:
-        # the first block is awaited with nothing else to do: both cores parse it
-        parsed = (parse_block(path, data, name, halves=k == 0) for k, (data, _) in enumerate(run_blocks(path, block_bytes)))
+        # The first block is awaited with nothing else to do: both cores parse it.  The query
+        # encoding of a block and its docids' fingerprints (2-3 ms each per 4 MiB) are made by
+        # whichever thread has time: by the reader while it keeps ahead of the scorer (the scorer
+        # found its block ready: the default measures and variants), else by the scorer (it waited:
+        # the reader sets the pace, as with a few plain measures).  The same arrays either way.
+        ready = [True]
+        parsed = (parse_block(path, data, name, halves=k == 0, queries=ready[0], docids=ready[0] and path != "-")
+                  for k, (data, _) in enumerate(run_blocks(path, block_bytes)))
         # Standard input is read in this thread: a reader thread still blocked on it when the
         # command ends (an error, an interrupt) makes the interpreter abort its shutdown.
         if path != "-":
-            parsed = ahead = read_ahead(parsed)
+            parsed = ahead = read_ahead(parsed, ready)
         blocks = (score_parsed(qrels, path, run, lines, metrics, options) for run, lines in parsed)
     try:
         return _evaluate_blocks(qrels, path, metrics, options, warn, name, iter(blocks))
@@ -264,8 +278,12 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
 JOIN_TIMEOUT = 60.0  # seconds a stopped read-ahead thread is given to finish the item in hand
 
 
-def read_ahead(items):
+def read_ahead(items, ready: list | None = None):
     """Iterate ``items`` in a background thread, one item ahead of the caller.
+
+    ``ready``, if given, a one-item list: set, each time the caller asks for an item, to whether
+    that item was already made (the thread keeps ahead of the caller), for the producer of
+    ``items`` to adapt to (:func:`evaluate_stream`).
 
     The next block (or, in compare, the next run) is read and parsed (file reads, Arrow's CSV parser: they release the GIL) while
     this one is scored, so a long streamed run keeps both cores of a small machine busy; items,
@@ -307,6 +325,8 @@ def read_ahead(items):
     worker.start()
     try:
         while True:
+            if ready is not None:
+                ready[0] = not box.empty()
             item, exc = box.get()
             if exc is not None:
                 raise exc

@@ -212,3 +212,25 @@ def test_prepared_fingerprints_equal_those_made_on_the_spot(seed):
     del docid
     gc.collect()
     assert key not in fp._MADE
+
+
+def test_prepared_distinct_pairs_answer_for_those_arrays_only():
+    """prepare(docid, qcode) also answers distinct_pairs for the fingerprints it made and those query
+    codes (used once); other query codes, or other fingerprints, are answered on the spot."""
+    rng = np.random.default_rng(5)
+    for repeat in (False, True):
+        run = [f"D{i}" for i in rng.permutation(100_000)[:300]]
+        qcode = np.repeat(np.arange(3), 100).astype(np.int32)
+        if repeat:
+            run[150] = run[140]  # query 1 holds a document twice
+        docid = pa.array(run)
+        fp.prepare(docid, qcode)
+        _, hashes = fp.judged_codes(fp.judged_table(pa.array(["D1"])), docid, 1)
+        assert fp.distinct_pairs(qcode, hashes) is (not repeat)
+        assert id(hashes) not in fp._DISTINCT  # used once
+        # the same codes in another array: answered on the spot
+        fp.prepare(docid, qcode)
+        _, hashes = fp.judged_codes(fp.judged_table(pa.array(["D1"])), docid, 1)
+        other = np.zeros(300, np.int32)  # every row one query: a repeat wherever a docid is drawn twice
+        assert fp.distinct_pairs(other, hashes) is (len(set(run)) == len(run))
+        assert fp.distinct_pairs(qcode, hashes.copy()) is (not repeat)

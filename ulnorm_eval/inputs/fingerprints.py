@@ -97,17 +97,26 @@ def fingerprints(word_arrays: list, length: np.ndarray) -> np.ndarray:
 # array's id: (a weak reference to the array, its words, its fingerprints).  An entry goes when
 # judged_codes uses it, or when its array is freed (the weak reference's callback).
 _MADE: dict = {}
+# distinct_pairs' answers made ahead, by the fingerprints' array's id: (weak references to the
+# fingerprints and to the query codes, the answer), used once
+_DISTINCT: dict = {}
 
 
-def prepare(docid) -> None:
-    """Make ``docid``'s words and fingerprints now, for :func:`judged_codes` to use later (once):
-    a streamed run's reader thread does this when it keeps ahead of the scorer (pipeline.stream),
-    taking 3 ms per 4 MiB block off the scorer's thread.  The values are those judged_codes would
-    make itself."""
+def prepare(docid, qcode=None) -> None:
+    """Make ``docid``'s words and fingerprints now, for :func:`judged_codes` to use later (once),
+    and with ``qcode`` (each docid's query code) :func:`distinct_pairs`' answer for them: a streamed
+    run's reader thread does this when it keeps ahead of the scorer (pipeline.stream), taking 4-5 ms
+    per 4 MiB block off the scorer's thread.  The values are those the functions would make
+    themselves."""
     got = words(docid)
     hashes = None if got is None else fingerprints(*got)
     key = id(docid)
     _MADE[key] = (weakref.ref(docid, lambda _, key=key: _MADE.pop(key, None)), got, hashes)
+    if qcode is not None and hashes is not None:
+        answer = _distinct(qcode, hashes)
+        hkey = id(hashes)
+        _DISTINCT[hkey] = (weakref.ref(hashes, lambda _, hkey=hkey: _DISTINCT.pop(hkey, None)), weakref.ref(qcode),
+                           answer)
 
 
 def _words_and_fingerprints(docid):
@@ -193,7 +202,14 @@ def judged_codes(table, docid, none: int):
 def distinct_pairs(qcode: np.ndarray, hashes: np.ndarray) -> bool:
     """True when the (query code, docid fingerprint) pairs are all distinct, which proves the
     (query, docid) pairs distinct; False when two are equal (a repeat, or a shared fingerprint:
-    the caller compares the strings)."""
+    the caller compares the strings).  The answer :func:`prepare` made for these very arrays, if any."""
+    made = _DISTINCT.pop(id(hashes), None)
+    if made is not None and made[0]() is hashes and made[1]() is qcode:
+        return made[2]
+    return _distinct(qcode, hashes)
+
+
+def _distinct(qcode: np.ndarray, hashes: np.ndarray) -> bool:
     key = np.sort(_mix(hashes ^ (np.asarray(qcode).astype(np.uint64) * _K0)))
     return not (key[1:] == key[:-1]).any()
 

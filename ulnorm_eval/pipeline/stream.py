@@ -84,7 +84,7 @@ def parse_block(path: str, data: bytes, name: str | None = None, halves: bool = 
     if docids and not may_be_numeric(run.docid):  # (numeric docids are joined as numbers: no fingerprints)
         from ..inputs import fingerprints
 
-        fingerprints.prepare(run.docid)
+        fingerprints.prepare(run.docid, run_queries(run)[1] if queries else None)
     if run.line is None:
         # Arrow's parser took the block (run.line is None), which it does only when every line is
         # a data line: the rows are the lines, without a pass over the bytes (2 ms per 5 MB)

@@ -454,11 +454,44 @@ def test_the_first_task_is_done_before_the_fork_only_when_it_costs_no_time(dlhar
     expected = [api.evaluate_path(api.load_qrels(str(qrels)), str(r), metrics, api.Options()) for r in runs[:5]]
     for count, warm in ((5, True), (4, False), (3, False)):
         q = api.load_qrels(str(qrels))
+        here = []  # tasks done in this process (a worker's calls append to its own copy of the list)
+        real = parallel._guard
+        parallel._guard = lambda *args: here.append(args[2]) or real(*args)
+        try:
+            with parallel.executor(q, 2) as ex:
+                outcomes = ex.imap([(parallel.whole_run, (str(r), metrics, api.Options(), None)) for r in runs[:count]])
+                assert len(here) == warm, count
+                assert ex.workers == 2 and len(ex._pool._processes) == 2
+                _assert_same_results([parallel.unwrap(o) for o in outcomes], expected[:count], metrics)
+        finally:
+            parallel._guard = real
+
+
+def test_the_qrels_tables_are_built_before_the_fork_for_a_track(dlhard, plain_runs):
+    """Two or more runs (whole, or the query blocks of uncompressed files): the pool builds the full
+    query set's tables (blocks.prepare) before it forks, so the workers inherit them; the query
+    blocks of a single run have their own query sets: nothing built.  Results as evaluated alone."""
+    from ulnorm_eval.pipeline.blocks import query_set
+
+    qrels, runs = dlhard
+    metrics = api.resolve_metrics(None, None)
+    full = tuple(query_set(api.load_qrels(str(qrels)), None, api.Options()))
+
+    def bounds(path):
+        return stream.block_bounds(str(path), 1 << 14)
+    for tasks_of, paths, built in ((lambda p: [(parallel.whole_run, (str(p), metrics, api.Options(), None))], runs[:4], True),
+                                   (lambda p: [(parallel.range_block, (str(p), 0, os.path.getsize(p), metrics, api.Options()))],
+                                    plain_runs[:3], True),
+                                   (lambda p: [(parallel.range_block, (str(p), start, stop, metrics, api.Options()))
+                                               for start, stop in zip(bounds(p), bounds(p)[1:])], plain_runs[:1], False)):
+        q = api.load_qrels(str(qrels))
         with parallel.executor(q, 2) as ex:
-            outcomes = ex.imap([(parallel.whole_run, (str(r), metrics, api.Options(), None)) for r in runs[:count]])
-            assert ("join" in q.cache) == warm, count
-            assert ex.workers == 2 and len(ex._pool._processes) == 2
-            _assert_same_results([parallel.unwrap(o) for o in outcomes], expected[:count], metrics)
+            outcomes = ex.imap([task for p in paths for task in tasks_of(p)])
+            assert ("join" in q.cache and q.cache["join"][0] == full and q.cache["join_by_doc"][1] is not None) == built
+            got = [parallel.unwrap(o) for o in outcomes]
+        if built and tasks_of(paths[0])[0][0] is parallel.whole_run:
+            _assert_same_results(got, [api.evaluate_path(api.load_qrels(str(qrels)), str(p), metrics, api.Options())
+                                       for p in paths], metrics)
 
 
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])

@@ -412,3 +412,87 @@ def test_unjudged_at_k_counts_the_unjudged_positions(seed):
         assert np.array_equal(tp.k_unj(rk, J, k, ctx), want)
         assert np.array_equal(want * k, [sum(1 for c in codes(rk)[rk.starts[r]:rk.starts[r + 1]][:k] if c < 0)
                                          if ctx.present[r] else 0 for r in range(rk.nrows)])
+
+
+def _ragged_track(tmp_path, seed: int, numeric: bool = False):
+    """A random qrels file and runs over it: ragged queries (some without judgements, some runs
+    without some queries), graded and negative grades, string (or numeric) docids, tied scores."""
+    rng = np.random.default_rng(seed)
+    nq = int(rng.integers(3, 12))
+    qids = [str(q) for q in rng.choice(np.arange(1, 400), nq, replace=False)]
+    doc = (lambda i: str(int(i))) if numeric else (lambda i: f"DOC{int(i) % 7}-{int(i)}")
+    lines = []
+    for q in qids[:-1] if nq > 3 else qids:
+        for d in rng.choice(300, int(rng.integers(1, 40)), replace=False):
+            lines.append(f"{q} 0 {doc(d)} {int(rng.choice([0, 0, 1, 2, -1]))}\n")
+    qrels = tmp_path / f"q{seed}.txt"
+    qrels.write_text("".join(lines))
+    runs = []
+    for r in range(int(rng.integers(2, 5))):
+        out = []
+        for q in qids:
+            if rng.random() < 0.2 and r:
+                continue  # a run without this query (another query set)
+            for rank, d in enumerate(rng.choice(300, int(rng.integers(1, 60)), replace=False)):
+                out.append(f"{q} Q0 {doc(d)} {rank} {float(rng.integers(0, 8)) / 4} r{r}\n")
+        path = tmp_path / f"r{seed}_{r}.run"
+        path.write_text("".join(out))
+        runs.append(str(path))
+    return str(qrels), runs
+
+
+def _same_result(got, want, metrics) -> None:
+    assert got.name == want.name and got.qids == want.qids and got.notes == want.notes
+    for m in metrics:
+        g, w = np.asarray(got.values[m]), np.asarray(want.values[m])
+        assert g.dtype == w.dtype and g.tobytes() == w.tobytes() if g.dtype != object else list(g) == list(w)
+        assert repr(got.mean[m]) == repr(want.mean[m])
+    assert {m: tuple(map(repr, v)) for m, v in got.interval.items()} == \
+        {m: tuple(map(repr, v)) for m, v in want.interval.items()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_prepared_qrels_give_what_the_runs_build_themselves(tmp_path, seed):
+    """blocks.prepare (what a local pool does before forking its workers) builds the join's tables,
+    the judgements and their measure tables and the bootstrap counts for the full query set; each
+    run evaluated after it gives, to the last bit, what it gives on qrels that built nothing
+    (defaults with E, UL2 and their intervals; trec measures; numeric and string docids)."""
+    from ulnorm_eval.pipeline.blocks import Options, prepare
+    from ulnorm_eval.pipeline.evaluate import evaluate_path, load_qrels, resolve_metrics
+
+    qrels_path, runs = _ragged_track(tmp_path, seed, numeric=seed % 3 == 2)
+    for measures, variants in ((None, None), (["all_trec"], []), (["nDCG@10", "AP"], ["E", "IUB", "WLB", "UL1"])):
+        metrics = resolve_metrics(measures, variants)
+        opts = Options()
+        prepared = load_qrels(qrels_path)
+        prepare(prepared, metrics, opts)
+        for path in runs:
+            _same_result(evaluate_path(prepared, path, metrics, opts),
+                         evaluate_path(load_qrels(qrels_path), path, metrics, opts), metrics)
+
+
+def test_after_prepare_a_run_builds_no_qrels_table(tmp_path, monkeypatch):
+    """What a forked worker inherits from blocks.prepare it does not build again: a run that ranks
+    every judged query builds neither the judged docids' fingerprint table, nor the join index or
+    its by-docid index, nor draws the bootstrap counts."""
+    from ulnorm_eval.core import intervals
+    from ulnorm_eval.inputs import fingerprints
+    from ulnorm_eval.pipeline import ordering
+    from ulnorm_eval.pipeline.blocks import Options, prepare
+    from ulnorm_eval.pipeline.evaluate import evaluate_path, load_qrels, resolve_metrics
+
+    qrels_path = tmp_path / "q.txt"
+    qrels_path.write_text("".join(f"{q} 0 D-{q}-{d} {d % 3}\n" for q in (1, 2, 3) for d in range(9)))
+    run = tmp_path / "r.run"
+    run.write_text("".join(f"{q} Q0 D-{q}-{d} {d} {20 - d} t\n" for q in (1, 2, 3) for d in range(14)))
+    metrics = resolve_metrics(None, None)
+    qrels = load_qrels(str(qrels_path))
+    prepare(qrels, metrics, Options())
+    built = []
+    for module, name in ((fingerprints, "judged_table"), (intervals, "_draw_counts"), (ordering, "qrels_rows")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
+    first = evaluate_path(qrels, str(run), metrics, Options())
+    assert built == []
+    assert qrels.cache["join_by_doc"][1] is not None  # used from the first run on
+    _same_result(first, evaluate_path(load_qrels(str(qrels_path)), str(run), metrics, Options()), metrics)

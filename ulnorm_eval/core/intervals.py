@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["RESAMPLES", "LEVEL", "resample_counts", "means_interval", "means_intervals"]
+__all__ = ["RESAMPLES", "LEVEL", "resample_counts", "prepare_counts", "means_interval", "means_intervals"]
 
 RESAMPLES = 1000  # B: the percentiles' Monte Carlo error is about 0.01 of the interval's width at 1000
 LEVEL = 0.95
@@ -58,6 +58,14 @@ def resample_counts(n: int, resamples: int = RESAMPLES, seed: int = 0, start: in
         if kept.size <= _KEPT_CELLS:
             _KEPT[key] = kept
     return kept
+
+
+def prepare_counts(n: int, resamples: int = RESAMPLES, seed: int = 0) -> None:
+    """Draw now the first chunk of the count matrix :func:`means_intervals` will ask for with ``n``
+    queries (kept when it is small enough, :func:`resample_counts`): a local pool's workers then
+    inherit it instead of each drawing it."""
+    if n > 0:
+        resample_counts(n, resamples, seed, 0, min(resamples, max(1, _CELLS // n)))
 
 
 def _draw_counts(n: int, seed: int, start: int, stop: int) -> np.ndarray:

@@ -10,7 +10,8 @@ from ..inputs.arrow import numeric_array, string_array, to_numpy
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates, numeric_ids
 from ..core.kernels import Judgements, Ranking, spans
 
-__all__ = ["natural_order", "judgements", "rank_run", "RankedRun", "run_queries", "trec_order", "unjudged"]
+__all__ = ["natural_order", "judgements", "rank_run", "RankedRun", "run_queries", "trec_order", "unjudged",
+           "prepare_join"]
 
 
 def _natural_key(text: str):
@@ -415,16 +416,40 @@ def _fingerprint_codes(qrels: Qrels, jdict, docid, qcode) -> np.ndarray | None:
     return got[0]
 
 
-def _judged_codes(qrels: Qrels, jdict, docid):
-    """:func:`..inputs.fingerprints.judged_codes` of ``docid`` in ``jdict``, whose table is kept on
-    the qrels for the last ``jdict``; None when the fingerprints cannot decide."""
+def _judged_table(qrels: Qrels, jdict):
+    """:func:`..inputs.fingerprints.judged_table` of ``jdict``, kept on the qrels for the last ``jdict``."""
     from ..inputs import fingerprints as fp
 
     made = qrels.cache.get("judged_table")
     if made is None or made[0] is not jdict:
         made = (jdict, fp.judged_table(jdict))
         qrels.cache["judged_table"] = made
-    return None if made[1] is None else fp.judged_codes(made[1], docid, len(jdict))
+    return made[1]
+
+
+def _judged_codes(qrels: Qrels, jdict, docid):
+    """:func:`..inputs.fingerprints.judged_codes` of ``docid`` in ``jdict``, whose table is kept on
+    the qrels for the last ``jdict``; None when the fingerprints cannot decide."""
+    from ..inputs import fingerprints as fp
+
+    table = _judged_table(qrels, jdict)
+    return None if table is None else fp.judged_codes(table, docid, len(jdict))
+
+
+def prepare_join(qrels: Qrels, qids: list) -> None:
+    """Build now the qrels' side of the join for the query set ``qids``, as the runs asking for it
+    would: the join index, the by-docid index (which a process builds at the second run asking) and,
+    unless the judged docids are numbers (then the runs' are looked up without it), the judged
+    docids' fingerprint table.  A local pool calls this before it forks its workers
+    (:func:`.blocks.prepare`), so that each worker inherits them instead of building them again:
+    the same tables, built by the same functions from the same qrels, so the same joins."""
+    jdict, jkeys, jrows = _join_index(qrels, qids)
+    hit = qrels.cache.get("join_by_doc")
+    if hit is None or hit[0] != tuple(qids):
+        qrels.cache["join_by_doc"] = (tuple(qids), None)  # what a first run leaves: the next one builds it
+    _join_by_doc(qrels, qids, jkeys, jrows, len(jdict))
+    if len(jdict) and numeric_ids(jdict) is None:
+        _judged_table(qrels, jdict)
 
 
 def _docids_like(run: Run, jdict):

@@ -204,6 +204,25 @@ def _read_range(path, start, stop) -> bytes:
         raise InputError(path, None, f"cannot read: {exc}") from None
 
 
+def _prepare(qrels, tasks) -> None:
+    """Before the fork: the qrels' tables for the query set of a whole run (:func:`.blocks.prepare`),
+    when the tasks evaluate two or more runs (a track), so that no worker builds them again.  The
+    query blocks of one large run each have their own query set: nothing to share there."""
+    asked = []  # (run, metrics, options) of each task
+    for function, args in tasks:
+        if function is whole_run:
+            asked.append((args[0], args[1], args[2]))
+        elif function is range_block:
+            asked.append((args[0], args[3], args[4]))
+        else:
+            return
+    if len({run if isinstance(run, str) else id(run) for run, _, _ in asked}) < 2:
+        return
+    from .blocks import prepare
+
+    prepare(qrels, asked[0][1], asked[0][2])
+
+
 # --------------------------------------------------------------------------- executors
 
 class Sequential:
@@ -281,6 +300,8 @@ class LocalPool(Sequential):
             for thread in threading.enumerate():  # a compressed run's reader thread (stream.read_ahead),
                 if thread.name == "ulnorm-eval-read-ahead":  # told to stop: gone before the fork
                     thread.join()
+        if self._pool is None and tasks:
+            _prepare(self.qrels, tasks)
         return self._outcomes(self._start(len(tasks)), tasks, first)
 
     def _warm_first(self, tasks) -> bool:

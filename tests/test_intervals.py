@@ -137,3 +137,100 @@ def test_coverage_by_simulation(population):
         hit80 += lo <= true <= hi
     assert 0.91 <= hit95 / sims <= 0.985, hit95
     assert 0.74 <= hit80 / sims <= 0.86, hit80
+
+
+def _fsum_means(counts, column, valid):
+    """The plain reference: each resample's drawn values (a query drawn c times counts c times) added
+    exactly and rounded once (math.fsum), divided by how many were drawn."""
+    import math
+
+    x = np.asarray(column, dtype=np.float64)
+    used = np.asarray(valid, bool) & np.isfinite(x)
+    picked = [np.repeat(np.where(used, x, 0.0), row.astype(np.int64)).tolist() for row in counts]
+    sums = np.array([math.fsum(values) for values in picked])
+    drawn = np.array([int(np.dot(row.astype(np.int64), used.astype(np.int64))) for row in counts], dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / drawn
+
+
+def _exact_limb_means(counts, column, valid, bits):
+    """The limbs' sums in exact integers (Python's), added from the largest as the product's are."""
+    x = np.asarray(column, dtype=np.float64)
+    used = np.asarray(valid, bool) & np.isfinite(x)
+    limbs, units = intervals._limbs(np.where(used, x, 0.0), bits)
+    total = np.zeros(len(counts))
+    for index, (limb, unit) in enumerate(zip(limbs, units)):
+        exact = np.array([float(sum(int(c) * int(v) for c, v in zip(row, limb))) for row in counts])
+        total = exact * unit if index == 0 else total + exact * unit
+    drawn = np.array([float(sum(int(c) for c, u in zip(row, used) if u)) for row in counts])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total / drawn
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_resampled_means_are_exact_sums_whatever_the_blas(seed):
+    """Each resample's mean is the correctly rounded sum (math.fsum) of its drawn values over their
+    count when a column's values span two limbs (nearly always), and otherwise the exact limb sums
+    added from the largest: never a sum rounded in the BLAS kernel's order.  Random ragged inputs:
+    1 to 300 queries, NaN and infinite values, invalid queries, negative values, zero columns,
+    magnitudes from 1e-300 to 1e300."""
+    rng = np.random.default_rng(seed)
+    for _ in range(6):
+        n = int(rng.integers(1, 300))
+        counts = resample_counts(n, 40, int(rng.integers(0, 1000)))
+        columns = []
+        for kind in range(7):
+            x = rng.random(n) * rng.choice([1.0, -1.0, 1e-3], n)
+            if kind == 1:
+                x[rng.random(n) < 0.2] = np.nan
+                x[rng.random(n) < 0.05] = np.inf
+            elif kind == 2:
+                x = np.zeros(n)
+            elif kind == 3:
+                x = x * 10.0 ** rng.integers(-30, 3, n)  # many limbs
+            elif kind == 4:
+                x = x * 10.0 ** rng.choice([-300, 0, 300], n)  # beyond the limbs' range
+            elif kind == 5:
+                x = rng.integers(0, 2, n).astype(float)
+            columns.append(x)
+        valid = rng.random(n) < 0.9
+        got = intervals._resampled_means_many(counts, [(columns[:4], valid), (columns[4:], ~valid)])
+        bits = 53 - int(counts.sum(axis=1).max()).bit_length()
+        for (cols, ok), means in zip(((columns[:4], valid), (columns[4:], ~valid)), got):
+            for column, mean in zip(cols, means):
+                x = np.where(ok & np.isfinite(column), column, 0.0)
+                limbs = intervals._limbs(x, bits)
+                if limbs is None or len(limbs[0]) <= 2:
+                    want = _fsum_means(counts, column, ok)
+                else:
+                    want = _exact_limb_means(counts, column, ok, bits)
+                assert mean.tobytes() == want.tobytes()
+
+
+def test_interval_bytes_do_not_depend_on_blas_threads():
+    """The library's interval (no command line to limit BLAS to one thread) has the same bytes with
+    OPENBLAS_NUM_THREADS=1 and 2 (and OMP's), and they are those of the plain reference (each
+    resample's sums by math.fsum)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np; from ulnorm_eval.core import intervals; from ulnorm_eval.core.normalise import ul2;"
+            "rng = np.random.default_rng(5); n = 400;"
+            "cols = [rng.random(n) * 10.0 ** rng.integers(-8, 1, n) for _ in range(4)];"
+            "print(repr(intervals.means_interval(cols, ul2, resamples=2000)))")
+    outs = []
+    for threads in ("1", "2"):
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=threads, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+        outs.append(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout)
+    assert outs[0] == outs[1]
+    rng = np.random.default_rng(5)
+    n = 400
+    cols = [rng.random(n) * 10.0 ** rng.integers(-8, 1, n) for _ in range(4)]
+    real = intervals._resampled_means_many
+    intervals._resampled_means_many = lambda counts, jobs: [[_fsum_means(counts, c, v) for c in cs] for cs, v in jobs]
+    try:
+        want = repr(intervals.means_interval(cols, ul2, resamples=2000))
+    finally:
+        intervals._resampled_means_many = real
+    assert outs[0].strip() == want

@@ -14,8 +14,9 @@ resampling topics as Sakai 2006, "Evaluating evaluation metrics based on the boo
     [lo, hi] = the 2.5th and 97.5th percentiles of the finite t_b (numpy's linear interpolation).
 
 The resamples are the rows of a count matrix C (B x n, C[b, q] = how often query q was drawn), so
-every mean of every statistic is one matrix product ``C @ x``, and one C (seeded) serves every
-measure of a run: the intervals are joint over the measures, as the queries are.  The sign of UL2,
+every mean of every statistic comes from one matrix product ``C @ x`` (in whole numbers, exact: the
+same bits on every BLAS build and thread count, :func:`_resampled_means_many`), and one C (seeded)
+serves every measure of a run: the intervals are joint over the measures, as the queries are.  The sign of UL2,
 EM and UEW is the sign of mean A - mean E, so their interval contains 0 exactly when the percentile
 interval of mean A - mean E does (up to the interpolation between two resamples): the run cannot be
 told from a random ranking of its pool on these queries.
@@ -87,15 +88,97 @@ def _draw_counts(n: int, seed: int, start: int, stop: int) -> np.ndarray:
 
 
 def _resampled_means(counts: np.ndarray, columns: Sequence[np.ndarray], valid: np.ndarray) -> list:
-    """Per column, the mean over each resample's drawn queries where ``valid`` and the value is finite:
-    the sums and the counts of every column in one matrix product."""
-    arrays = [np.asarray(column, dtype=np.float64) for column in columns]
-    use = [valid & np.isfinite(column) for column in arrays]
-    stacked = np.column_stack([np.where(used, column, 0.0) for column, used in zip(arrays, use)] + [used.astype(np.float64) for used in use])
-    sums = counts @ stacked
-    n_columns = len(arrays)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return [sums[:, index] / sums[:, n_columns + index] for index in range(n_columns)]
+    """Per column, the mean over each resample's drawn queries where ``valid`` and the value is finite."""
+    return _resampled_means_many(counts, [(columns, valid)])[0]
+
+
+_EXPONENT_RANGE = 960  # values within 2**-960 .. 2**960: their limbs and sums stay normal floats
+
+
+def _limbs(x: np.ndarray, bits: int):
+    """``x`` as limbs: (float columns holding whole numbers below 2**bits in magnitude, the power of two
+    each stands for), with ``x == sum(limb * unit)`` exactly; the limbs are cut from the column's
+    largest exponent down to its values' lowest bit.  None for values outside 2**±960 (and a column
+    of zeros has no limb: its sums are 0.0)."""
+    a = np.abs(x)
+    live = a > 0
+    if not live.any():
+        return [], []
+    _, exponent = np.frexp(a[live])  # a = m 2**e, m in [0.5, 1) of 53 bits: a multiple of 2**(e - 53), below 2**e
+    top, low = int(exponent.max()), int(exponent.min()) - 53
+    if top > _EXPONENT_RANGE or low < -_EXPONENT_RANGE:
+        return None
+    negative = x < 0
+    limbs, units = [], []
+    for index in range(-(-(top - low) // bits)):
+        unit = 2.0 ** (top - (index + 1) * bits)
+        whole = np.floor(a / unit)  # a / unit < 2**bits (a < the previous limb's unit): exact, as is what is left
+        a = a - whole * unit
+        limbs.append(np.where(negative, -whole, whole) + 0.0)  # + 0.0: no -0.0
+        units.append(unit)
+    return limbs, units
+
+
+def _resampled_means_many(counts: np.ndarray, jobs: Sequence[tuple]) -> list:
+    """:func:`_resampled_means` of every (columns, valid) of ``jobs`` from one matrix product, in
+    arithmetic whose bits depend neither on the BLAS library nor on its threads.
+
+    A resample's sum of a column, sum over q of C[b, q] x[q], is made of the column's limbs
+    (:func:`_limbs`): whole numbers of at most ``bits`` bits, ``bits`` chosen so that every partial sum
+    of C[b] times a limb is a whole number below 2**53, exact in floating point in any order, with or
+    without fused multiply-adds: the product ``C @ limbs`` is then the same on every BLAS build and
+    thread count.  The limbs' sums are added from the largest, so a column whose values span at most
+    two limbs (nearly always: 2 x 46 bits for 100 queries, values from 1 down to 1e-11 of the largest)
+    gets its sum correctly rounded, the one floating-point result of the exact sum; any column gets
+    the same bits everywhere.  (``C @ x`` itself rounds each partial sum in an order of the BLAS
+    kernel's: the 17 Robust 2003 runs' intervals changed in the last digits between builds.)"""
+    bits = 53 - int(counts.sum(axis=1).max() if counts.size else 0).bit_length()
+    blocks, plans = [], []
+    width = 0
+    for columns, valid in jobs:
+        valid = np.asarray(valid, bool)
+        plan = []
+        for column in columns:
+            column = np.asarray(column, dtype=np.float64)
+            used = valid & np.isfinite(column)
+            x = np.where(used, column, 0.0)
+            got = _limbs(x, bits)
+            if got is None:
+                plan.append(("fsum", x, width))
+                blocks.append(used.astype(np.float64))
+                width += 1
+                continue
+            limbs, units = got
+            plan.append(("limbs", units, width))
+            blocks += [used.astype(np.float64), *limbs]
+            width += 1 + len(limbs)
+        plans.append(plan)
+    sums = counts @ np.column_stack(blocks) if blocks else np.zeros((len(counts), 0))
+    out = []
+    for plan in plans:
+        means = []
+        for kind, spec, at in plan:
+            used = sums[:, at]
+            if kind == "fsum":
+                total = _fsum_rows(counts, spec)
+            elif not spec:
+                total = np.zeros(len(counts))
+            else:
+                total = sums[:, at + 1] * spec[0]
+                for index in range(1, len(spec)):
+                    total = total + sums[:, at + 1 + index] * spec[index]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means.append(total / used)
+        out.append(means)
+    return out
+
+
+def _fsum_rows(counts: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Each row's sum of ``x`` counted ``counts[b]`` times, correctly rounded (``math.fsum``): for values
+    beyond 2**±960, where limbs would leave the normal floats."""
+    import math
+
+    return np.array([math.fsum(np.repeat(x, row.astype(np.int64)).tolist()) for row in counts])
 
 
 def means_intervals(jobs: Sequence[tuple], n: int, resamples: int = RESAMPLES, seed: int = 0,
@@ -113,8 +196,8 @@ def means_intervals(jobs: Sequence[tuple], n: int, resamples: int = RESAMPLES, s
     step = max(1, _CELLS // n)
     for start in range(0, resamples, step):
         counts = resample_counts(n, resamples, seed, start, min(resamples, start + step))
-        for index, (columns, valid, statistic) in enumerate(jobs):
-            means = _resampled_means(counts, columns, np.asarray(valid, bool))
+        resampled = _resampled_means_many(counts, [(columns, valid) for columns, valid, _ in jobs])
+        for index, ((columns, valid, statistic), means) in enumerate(zip(jobs, resampled)):
             with np.errstate(invalid="ignore", divide="ignore"):
                 observed = statistic(*means)
             if isinstance(observed, tuple):

@@ -496,3 +496,37 @@ def test_after_prepare_a_run_builds_no_qrels_table(tmp_path, monkeypatch):
     assert built == []
     assert qrels.cache["join_by_doc"][1] is not None  # used from the first run on
     _same_result(first, evaluate_path(load_qrels(str(qrels_path)), str(run), metrics, Options()), metrics)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pool_keeps_one_ordering_per_key_bits(seed):
+    """Pool.ordered hands back the ordering it made for a key with the same bits (another array
+    object too), and makes a new one for a key differing in one document or in its direction, also
+    when the keys' sums agree; the pool of unsorted rows is the stably sorted one, of sorted rows
+    the same rows, in copies."""
+    rng = np.random.default_rng(seed)
+    nq = 6
+    row = np.repeat(np.arange(nq), rng.integers(1, 30, nq))
+    grade = rng.choice([0.0, 1.0, 2.0], len(row))
+    judged = rng.random(len(row)) < 0.8
+    pool = Pool(row, grade, nq, judged)
+    assert pool.row is not row and pool.grade is not grade and np.array_equal(pool.row, row)
+    key = rng.choice([0.0, 1.0, 3.0], len(row))
+    first = pool.ordered(key, True)
+    assert pool.ordered(key.copy(), True) is first
+    other = key.copy()
+    i, j = np.flatnonzero(other == 0.0)[:1].tolist() + [None]  # move 1.0 between two documents: same sum
+    nz = np.flatnonzero(other == 1.0)
+    if i is not None and len(nz):
+        other[i], other[nz[0]] = 1.0, 0.0
+        got = pool.ordered(other, True)
+        assert got is not first
+        want = np.lexsort((-other, row))
+        assert np.array_equal(got.grade, grade[want]) and np.array_equal(got.judged, judged[want])
+    asc = pool.ordered(key, False)
+    assert asc is not first and np.array_equal(asc.grade, grade[np.lexsort((key, row))])
+    shuffled = rng.permutation(len(row))
+    mixed = Pool(row[shuffled], grade[shuffled], nq, judged[shuffled])
+    stable = np.argsort(row[shuffled], kind="stable")
+    assert np.array_equal(mixed.row, row[shuffled][stable]) and np.array_equal(mixed.grade, grade[shuffled][stable])
+    assert np.array_equal(mixed.judged, judged[shuffled][stable])

@@ -17,14 +17,19 @@ class Pool:
     """Per-query pool documents: grades (and whether judged), grouped by query, order irrelevant."""
 
     def __init__(self, row: np.ndarray, grade: np.ndarray, n_queries: int, judged: np.ndarray | None = None):
-        order = np.argsort(row, kind="stable")
-        self.row, self.grade, self.nq = row[order], grade[order], n_queries
-        self.judged = np.ones(len(row), bool) if judged is None else np.asarray(judged, bool)[order]
+        if len(row) > 1 and not (row[1:] >= row[:-1]).all():
+            order = np.argsort(row, kind="stable")
+            self.row, self.grade = row[order], grade[order]
+            self.judged = np.ones(len(row), bool) if judged is None else np.asarray(judged, bool)[order]
+        else:  # a ranking's rows (the run pool) are sorted already: the stable sort would keep them in place
+            self.row, self.grade = np.array(row), np.array(grade)
+            self.judged = np.ones(len(row), bool) if judged is None else np.array(judged, dtype=bool)
+        self.nq = n_queries
         self.n = np.bincount(self.row, minlength=n_queries)[:n_queries].astype(np.float64)
         self._starts = None
         self._pos = None
         self._gains: dict = {}  # (measure, rel, max_grade) -> (rel, gains): pool_gains once per measure
-        self._ordered: dict = {}  # (descending, key bytes) -> Ranking: measures share gains (binary ones)
+        self._ordered: dict = {}  # (descending, size, sum of the key's bits) -> [(key bits, Ranking)]: measures share gains
 
     def rowsum(self, weights) -> np.ndarray:
         """Per query, the sum of ``weights`` as :meth:`Ranking.rowsum` adds them (a boolean mask counted)."""
@@ -53,17 +58,22 @@ class Pool:
         Kept per key: IUB and WLB of every binary measure at the same relevance level sort the same
         gains, and the Ranking's own caches (positions, row sums) then serve them all."""
         key = np.ascontiguousarray(key, dtype=np.float64)
-        memo = (descending, key.tobytes())
-        if memo not in self._ordered:
-            order = _grouped_order(self.row, self.nq, key, descending)
-            if order is None:
-                order = np.lexsort((-key if descending else key, self.row))
-            # sorted within each query, the rows are this pool's own (sorted) rows
-            ranking = Ranking(self.row, self.grade[order], self.nq, np.arange(self.nq), self.judged[order])
-            ranking.__dict__["starts"] = self.starts
-            ranking.__dict__["pos"] = self.pos
-            self._ordered[memo] = ranking
-        return self._ordered[memo]
+        # looked up by the key's bits (a sum, then the whole key compared as integers), not by hashing
+        # the key's bytes: 0.2 ms for a 100,000-document run pool, six times a run of the defaults
+        memo = (descending, len(key), np.add.reduce(key.view(np.int64), dtype=np.uint64).item())
+        bits = key.view(np.int64)
+        for held, ranking in self._ordered.get(memo, ()):
+            if np.array_equal(held, bits):
+                return ranking
+        order = _grouped_order(self.row, self.nq, key, descending)
+        if order is None:
+            order = np.lexsort((-key if descending else key, self.row))
+        # sorted within each query, the rows are this pool's own (sorted) rows
+        ranking = Ranking(self.row, self.grade[order], self.nq, np.arange(self.nq), self.judged[order])
+        ranking.__dict__["starts"] = self.starts
+        ranking.__dict__["pos"] = self.pos
+        self._ordered.setdefault(memo, []).append((bits.copy(), ranking))
+        return ranking
 
     def subset(self, queries: np.ndarray) -> "Pool":
         """The same pool with every query outside ``queries`` emptied."""

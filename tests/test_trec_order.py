@@ -300,3 +300,35 @@ def test_numeric_ids_of_a_loaded_run_are_checked_once(monkeypatch):
     with pytest.raises(InputError, match="duplicate document"):
         rank_run(run, qrels, ["1", "2", "3"])
     assert calls == [1, 1]
+
+
+@pytest.mark.parametrize("fallback", [True, False])
+def test_query_blocks_with_unsorted_scores_are_sorted_block_by_block(fallback, monkeypatch):
+    """A run written query by query (queries in any order) with its scores out of order: each
+    block's scores are sorted on their own (_block_score_sort), and the order is the reference's,
+    ties by docid descending; a query in two places, or blocks below _BLOCK_ROWS rows on average,
+    take the one sort of every row."""
+    if not fallback:
+        no_fallback(monkeypatch)
+    used = []
+    real = ordering._block_score_sort
+    monkeypatch.setattr(ordering, "_block_score_sort", lambda *a: used.append(real(*a) is not None) or real(*a))
+    rng = np.random.default_rng(41)
+    for case in range(600):
+        monkeypatch.setattr(ordering, "_BLOCK_ROWS", 1 if case % 3 else 1000)
+        nq = int(rng.integers(1, 7))
+        sizes = rng.integers(1, 40, nq)
+        qkey = np.repeat(rng.permutation(nq), sizes).astype(np.int64)
+        score = rng.choice([0.0, -0.0, 1.5, 2.0, 3.0], len(qkey)) if case % 2 else rng.normal(size=len(qkey))
+        docid = pa.array([f"d{i}" for i in rng.permutation(len(qkey))], pa.string())
+        if case % 7 == 0:  # the first query again at the end: not blocks
+            qkey = np.append(qkey, qkey[0])
+            score = np.append(score, 0.25)
+            docid = pa.concat_arrays([docid, pa.array(["zz"], pa.string())])
+        used.clear()
+        got = trec_order(qkey, score, docid)
+        assert np.array_equal(got, reference(qkey, score, docid)), case
+        blocks = case % 7 != 0 and case % 3 != 0
+        assert used == ([] if not used else [blocks]) or not blocks
+        if blocks and len(qkey) > 1 and not ((qkey[1:] >= qkey[:-1]).all() and ((score[1:] <= score[:-1]) | (qkey[1:] != qkey[:-1])).all()):
+            assert used == [True], case

@@ -284,10 +284,36 @@ def _score_sort(qkey: np.ndarray, score: np.ndarray) -> np.ndarray:
     has a SIMD kernel for AVX-512 only, and on a CPU without it (an AMD EPYC of 2026 here) 50,000
     scores take 1.7 ms against 0.6 ms for np.sort of the same array (numpy 2.4), which is why runs
     already in score order within each query never reach this function."""
+    by_block = _block_score_sort(qkey, score)
+    if by_block is not None:
+        return by_block
     order = np.argsort(score)[::-1]
     top = int(qkey.max()) if len(qkey) else 0
     key = qkey.astype(np.uint16) if 0 <= top < 1 << 16 else qkey
     return order[np.argsort(key[order], kind="stable")]
+
+
+_BLOCK_ROWS = 256  # mean rows per query block from which each block's scores are sorted on their own
+
+
+def _block_score_sort(qkey: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """:func:`_score_sort` of a run written query by query (each query's rows together, in any query
+    order) whose scores are not in order: each block's scores sorted on their own, the blocks put in
+    key order; None for other runs, or blocks too small for a sort each (fewer than ``_BLOCK_ROWS``
+    rows on average).  1,000 scores sort in cache: a track's generated run of 50 x 1,000 rows took
+    2.1 ms against 3.5 ms for one sort of all its scores then of its keys (AMD EPYC, numpy 2.4)."""
+    if len(qkey) < 2:
+        return None
+    start = np.concatenate(([0], np.flatnonzero(qkey[1:] != qkey[:-1]) + 1))
+    if len(start) * _BLOCK_ROWS > len(qkey):
+        return None
+    key = qkey[start]
+    perm = np.argsort(key, kind="stable")
+    if (key[perm][1:] == key[perm][:-1]).any():  # a query in two places: not blocks
+        return None
+    end = np.append(start[1:], len(qkey))
+    return np.concatenate([first + np.argsort(score[first:last])[::-1]
+                           for first, last in zip(start[perm].tolist(), end[perm].tolist())])
 
 
 def _query_blocks(qkey: np.ndarray, same: np.ndarray) -> np.ndarray | None:

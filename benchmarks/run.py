@@ -583,7 +583,8 @@ def update_docs(report: str, load_after: str, research_only: bool = False) -> No
         old = json.loads(summary_path.read_text())
         KEY.update({k: old[k] for k in KEYS if k not in RESEARCH_KEYS and k in old})
     else:
-        KEY.update(date=today, machine=f"{os.cpu_count()}-core {platform.system()}", load=load)
+        m = machine()  # the CPU model and cores, as like_for_like.py names the machine of its 7M figures
+        KEY.update(date=today, machine=f"{m['cpu']}, {m['cores']} cores", load=load)
     old = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     KEY.update({k: old[k] for k in LFL_KEYS if k in old})  # benchmarks/like_for_like.py's, kept
     missing = [k for k in KEYS if k not in KEY]

@@ -58,6 +58,18 @@ def test_reading_qrels_and_a_run_from_files_does_not_import_pandas(files):
     assert out == [9, 10, 9.0, 10.75]
 
 
+def test_odd_files_do_not_import_pandas_either(tmp_path):
+    """A comment and a blank line (the careful line-by-line parser), and a judged query the run lacks
+    (scored against an empty ranking)."""
+    q, r = tmp_path / "q", tmp_path / "r"
+    q.write_text("# judged by hand\nq1 0 d1 2\nq1 0 d2 0\n\nq2 0 d1 1\nq3 0 d7 1\n")
+    r.write_text("q1 Q0 d1 1 1.5 t\nq1 Q0 d2 2 0.5 t\nq2 Q0 d1 1 2 t\n")
+    loaded, means = _child("paths", str(q), str(r))
+    assert not loaded
+    assert means == ulnorm_eval.evaluate(str(q), {"r": str(r)}).means["r"]
+    assert means["AP"] == pytest.approx(2 / 3)  # q1 and q2 found their one relevant document first, q3 none
+
+
 def test_evaluate_on_paths_does_not_import_pandas(files):
     loaded, means = _child("paths", *files)
     assert not loaded

@@ -172,8 +172,6 @@ def _slow_columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool 
     ``ncols`` are ignored (trec_eval reserves them in run lines: its results.trunc test has them).
     Returns (columns as lists, line numbers, skipped count, count of lines with extra fields).
     """
-    import pyarrow as pa
-
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     cols = [[] for _ in range(ncols)]
@@ -198,7 +196,7 @@ def _slow_columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool 
             c.append(p)
         lines.append(lineno)
     try:
-        arrays = [pa.array([p.decode("utf-8") for p in c], pa.string()) for c in cols]
+        arrays = [string_array([p.decode("utf-8") for p in c]) for c in cols]
     except UnicodeDecodeError as exc:
         # find the line for the message
         for c in cols:

@@ -356,11 +356,11 @@ def _regrouped(codes: np.ndarray, starts: np.ndarray):
 
 def _unranked_values(qrels, qids: list, metrics: list, options, name: str) -> tuple:
     """metric_values of queries the run has no line for: each scored against an empty ranking."""
-    import pyarrow as pa
+    from ..inputs.arrow import string_array  # pa.array would import pandas
 
     J = judgements(qrels, qids)
     empty = Ranking(np.zeros(0, np.int64), np.zeros(0), len(qids), np.arange(len(qids)), np.zeros(0, bool))
-    rr = RankedRun(name, empty, np.zeros(len(qids), bool), 0, 0, pa.array([], pa.string()), np.zeros(0, np.int64))
+    rr = RankedRun(name, empty, np.zeros(len(qids), bool), 0, 0, string_array([]), np.zeros(0, np.int64))
     return metric_values(rr, J, metrics, qrels, options)
 
 

@@ -73,20 +73,46 @@ print("compiled", len(compiled), "served", "exec" in vars(dataclasses))
 """
 
 
-def test_command_compiles_no_dataclass_method_of_a_plain_eval(tmp_path):
-    """In the command's process every dataclass a plain evaluation creates is served (the built-in
-    ``exec`` compiles none of their methods), and the numbers are printed."""
+def _plain_eval(tmp_path, compiled: bool) -> list:
+    """A plain evaluation run by the entry point from a copy of the package, compiled as an install
+    compiles it (``compiled``) or as bare source that may not be compiled to .pyc files."""
+    import compileall
+    import os
+    import shutil
+
+    pkg = tmp_path / "pkg"
+    shutil.copytree(ROOT / "ulnorm_eval", pkg / "ulnorm_eval", ignore=shutil.ignore_patterns("__pycache__"))
+    if compiled:
+        assert compileall.compile_dir(pkg, quiet=1)
     q, r = tmp_path / "q", tmp_path / "r"
     q.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
     r.write_text("1 Q0 a 1 2.5 t\n1 Q0 x 2 1.5 t\n2 Q0 c 1 3 t\n1 Q0 b 3 1.5 t\n")
-    out = subprocess.run([sys.executable, "-c", PLAIN_EVAL.format(q=str(q), r=str(r))], capture_output=True, text=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(pkg), os.environ.get("PYTHONPATH", "")]),
+               PYTHONDONTWRITEBYTECODE="1")
+    out = subprocess.run([sys.executable, "-c", PLAIN_EVAL.format(q=str(q), r=str(r))], capture_output=True,
+                         text=True, env=env, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     assert any(line.split()[:2] == ["nDCG@10", "all"] for line in lines)
+    return lines[-1].split()
+
+
+def test_command_compiles_no_dataclass_method_of_a_plain_eval(tmp_path):
+    """In the command's process, installed (compiled), every dataclass a plain evaluation creates is
+    served: the built-in ``exec`` compiles none of their methods."""
+    last = _plain_eval(tmp_path, compiled=True)
     if dataclass_code.PYTHON == tuple(sys.version_info[:2]):
-        assert lines[-1] == "compiled 0 served True"
+        assert last == ["compiled", "0", "served", "True"]
     else:  # another Python's dataclasses write other texts: nothing to serve, dataclasses left alone
-        assert lines[-1].endswith("served False")
+        assert last[-1] == "False"
+
+
+def test_source_without_bytecode_compiles_as_before(tmp_path):
+    """From source that may not be compiled to .pyc files (PYTHONDONTWRITEBYTECODE), the generated
+    module's 280 KB would be compiled at every start, which costs more than it saves: dataclasses
+    compile their methods as usual."""
+    last = _plain_eval(tmp_path, compiled=False)
+    assert last[-1] == "False" and int(last[1]) > 20
 
 
 def test_generated_file_is_current():

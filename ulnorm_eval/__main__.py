@@ -44,9 +44,16 @@ def serve_dataclass_code() -> None:
     """
     import builtins
     import dataclasses
+    import os
     import sys
     import types
 
+    # Only from a compiled module: compiling dataclass_code.py's 280 KB of source (60-120 ms) costs
+    # more than it saves, so with no .pyc that Python may write (PYTHONDONTWRITEBYTECODE, a source
+    # tree) the methods are compiled as usual
+    pyc = os.path.join(os.path.dirname(__file__), "__pycache__", f"dataclass_code.{sys.implementation.cache_tag}.pyc")
+    if sys.dont_write_bytecode and not os.path.exists(pyc):
+        return
     from . import dataclass_code
 
     if dataclass_code.PYTHON != tuple(sys.version_info[:2]) or "exec" in vars(dataclasses):

@@ -122,3 +122,46 @@ def test_read_run_on_a_multi_chunk_file_equals_the_careful_parser(tmp_path):
     for i in (0, 2, 3, 5):
         assert fast[i].to_pylist() == slow[i].to_pylist()
     assert np.array_equal(fast[4].to_numpy(), trec._to_float(slow[4], "r", lines, "score"))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tail_scan_skipping_a_querys_plain_lines_cuts_where_the_line_by_line_scan_cuts(seed, tmp_path, monkeypatch):
+    """The streamed reader passes a query's plain lines ('QID ' or 'QID\\t' at the line start) in
+    numpy windows instead of one Python step each: the blocks (bytes and first line numbers) are
+    those of the line-by-line scan, on long random runs of queries whose ids prefix each other
+    (q1, q10), with tabs, leading blanks, CRLF, a BOM, lines holding only the qid, comments, blank
+    lines, and queries longer than a block."""
+    from ulnorm_eval.inputs import block_reader as blocks
+
+    rng = random.Random(seed)
+    forms = ["{q} Q0 d{i} 1 1.5 A", "{q}\tQ0\td{i}\t1\t1.5\tA", "  {q} Q0 d{i} 1 1 A", "{q} Q0 d{i} 1 1 A\r",
+             "{q}", "\t{q} Q0 d 1 1 A", "# {q} comment", "", "   ", "{q}x Q0 d 1 1 A", "{q}  Q0 d 1 1 A"]
+    lines = []
+    for _ in range(rng.randint(5, 40)):
+        q = rng.choice(["q1", "q10", "q100", "Q1", "1", "10", "é"])
+        for i in range(rng.choice([1, 3, 50, 400, 3000])):
+            form = forms[0] if rng.random() < 0.9 else rng.choice(forms)
+            lines.append(form.format(q=q, i=i))
+    data = ("\ufeff" if seed % 2 else "") + "\n".join(lines) + ("\n" if seed % 3 else "")
+    p = tmp_path / "r"
+    p.write_bytes(data.encode())
+    for block in (97, 4096, 65536, 1 << 20):
+        fast = list(blocks.query_blocks(str(p), block_bytes=block))
+        with monkeypatch.context() as m:
+            m.setattr(blocks, "_skip_lines_of", lambda data, floor, pos, qid: pos)
+            slow = list(blocks.query_blocks(str(p), block_bytes=block))
+        assert fast == slow
+        assert b"".join(b for b, _ in fast) == data.encode().rstrip() or b"".join(b for b, _ in fast) == data.encode()
+
+
+def test_skip_lines_of_stops_at_the_first_other_line():
+    """_skip_lines_of on a hand-made buffer: where each kind of line stops the run."""
+    from ulnorm_eval.inputs.block_reader import _skip_lines_of
+
+    plain = b"q1 a\nq1\tb\n"
+    for stop in (b"q10 x\n", b" q1 x\n", b"q1\n", b"# q1\n", b"\n", b"q2 x\n", b"\xef\xbb\xbfq1 x\n"):
+        data = b"q2 y\n" + stop + plain
+        assert _skip_lines_of(data, 0, len(data), b"q1") == 5 + len(stop)
+    data = b"q1 a\n" * 5000  # longer than the first windows: the whole buffer, down to the floor
+    assert _skip_lines_of(data, 0, len(data), b"q1") == 0
+    assert _skip_lines_of(data, 10, len(data), b"q1") == 10

@@ -57,6 +57,40 @@ def _skip_blank(data, floor: int, pos: int) -> int:
     return floor
 
 
+def _skip_lines_of(data, floor: int, pos: int, qid: bytes) -> int:
+    """The start of the run of lines before ``pos`` (a line boundary above ``floor``, itself one)
+    that each begin with ``qid`` and a space or a tab: lines of that query, which the tail scan
+    would pass one Python step each (~500 per 4 MiB block).  Windows that double (8 KiB, 16 KiB,
+    ...) are looked at by numpy; any other line (leading blanks, a comment, a blank line, another
+    qid) stops the run: the caller then reads it as before."""
+    import numpy as np
+
+    key, k = np.frombuffer(qid, np.uint8), len(qid)
+    window = 8192
+    while pos > floor:
+        lo = max(floor, pos - window)
+        a = np.frombuffer(bytes(data[lo:pos]), np.uint8)  # (a copy: numpy holds no export of the buffer)
+        starts = np.flatnonzero(a[:-1] == 10) + 1  # the lines starting after a newline in the window
+        if lo == floor:
+            starts = np.concatenate((np.zeros(1, starts.dtype), starts))
+        if not len(starts):  # no line starts in the window: one line longer than it
+            window *= 2
+            continue
+        ends = np.append(starts[1:], len(a))
+        room = np.flatnonzero(ends - starts > k)  # lines long enough for the qid and a delimiter
+        at = starts[room]
+        same = (a[at + k] == 32) | (a[at + k] == 9)
+        for j in range(k):
+            same &= a[at + j] == key[j]
+        plain = np.zeros(len(starts), bool)
+        plain[room[same]] = True
+        other = np.flatnonzero(~plain)
+        if len(other):
+            return lo + int(ends[other[-1]])
+        pos, window = lo + int(starts[0]), window * 2
+    return floor
+
+
 class _Tail:
     """Where the trailing query's lines start in a buffer of whole lines, scanned incrementally.
 
@@ -96,6 +130,8 @@ class _Tail:
                 pos = _skip_blank(data, self.scanned, start)  # a run of blank lines in one step
                 continue
             pos = start
+            if qid is not None:  # the lines before that plainly start with the same qid, in one step
+                pos = _skip_lines_of(data, self.scanned, pos, last)
         if last is None:  # only blank or comment lines arrived: they join the trailing query
             self.scanned = end
             return

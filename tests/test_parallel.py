@@ -286,8 +286,10 @@ def test_scheduler_worker_killed_mid_evaluation(cluster, dlhard, plain_runs, tmp
 # --------------------------------------------------------------------------- -j auto (the default)
 
 def _cores(monkeypatch, n):
-    """The process may run on ``n`` cores (its CPU affinity), whatever the machine has."""
+    """The process may run on ``n`` cores (its CPU affinity), whatever the machine has, and no other
+    work keeps them busy (however loaded the machine running the tests is)."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(n)), raising=False)
+    monkeypatch.setattr(parallel, "others_busy", lambda: 0.0)
 
 
 def test_auto_is_the_affinity_capped_by_the_tasks(monkeypatch):

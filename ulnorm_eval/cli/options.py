@@ -173,7 +173,9 @@ parallel_options = bundle(
     click.option("-j", "--jobs", type=Jobs(), default="auto", show_default=True, metavar="N|auto",
                  help="Evaluate the runs (for eval also the query blocks of uncompressed runs) in N local worker "
                       "processes.  auto (or 0), the default: eval with two or more runs uses one worker per usable "
-                      "core (the CPU affinity's), at most one per run; one run, one core, and compare, queries and "
+                      "core (the CPU affinity's) that other work is not keeping busy (Linux: the smaller of the "
+                      "threads running now and the 1-minute load average), at most one per run; one run, one "
+                      "free core, and compare, queries and "
                       "nrg (which read every run in this process) run here, as with -j 1.  Same output as -j 1, "
                       "Monte Carlo values included."),
     click.option("--scheduler", metavar="ADDRESS",

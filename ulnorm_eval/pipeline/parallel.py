@@ -36,7 +36,7 @@ from .blocks import Options
 from .stream import BLOCK_BYTES, NotGrouped, block_bounds, evaluate_files, evaluate_stream, score_query_block
 
 __all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "evaluate_paths", "evaluate_runs",
-           "map_runs", "DASK_EXTRA", "AUTO", "usable_cores", "resolve_jobs", "run_tasks"]
+           "map_runs", "DASK_EXTRA", "AUTO", "usable_cores", "others_busy", "resolve_jobs", "run_tasks"]
 
 from ..extras import missing_message  # noqa: E402 - the extras' install lines, in one place
 
@@ -564,13 +564,16 @@ def usable_cores() -> int:
 
 def resolve_jobs(jobs: int, tasks: int | None = None, auto_pays: bool = True) -> int:
     """The worker count of ``-j JOBS`` for ``tasks`` tasks (None: unknown): ``AUTO`` (0) is the usable
-    cores capped by the tasks, and 1 (the sequential path, no pool) when there is one task or one core,
-    or when ``auto_pays`` is False (a command whose workers cost more than they save); an explicit N
-    is capped by the tasks only (a worker without a task would be forked for nothing)."""
+    cores less those other work keeps busy now (:func:`others_busy`, rounded), capped by the tasks,
+    and 1 (the sequential path, no pool) when there is one task or one free core, or when
+    ``auto_pays`` is False (a command whose workers cost more than they save); an explicit N is
+    capped by the tasks only (a worker without a task would be forked for nothing)."""
     if jobs == AUTO:
         jobs = usable_cores() if auto_pays else 1
         if tasks is not None:
             jobs = min(jobs, max(1, tasks))
+        if jobs > 1:  # the cores other work keeps busy now are not free for workers (others_busy)
+            jobs = max(1, min(jobs, int(usable_cores() - others_busy() + 0.5)))
         # asked only when workers would start: the check imports multiprocessing (13 ms of -X
         # importtime in a fresh process), which one run or one core never needs
         if jobs > 1 and not _fork_available():  # spawn re-imports and re-reads in every worker: not worth it unasked
@@ -578,6 +581,25 @@ def resolve_jobs(jobs: int, tasks: int | None = None, auto_pays: bool = True) ->
     if tasks is not None:
         jobs = min(jobs, max(1, tasks))
     return max(1, jobs)
+
+
+def others_busy(text: str | None = None) -> float:
+    """How many of this process's usable cores other work keeps busy now (Linux's /proc/loadavg; 0
+    where there is none): the smaller of the threads runnable at this instant besides this one and
+    the 1-minute load average, both machine-wide, times the share of the machine's cores this process
+    may use.  Each alone misleads: the instant count catches a process passing by on a quiet machine,
+    and the load average still counts this command's own runs of the last minute (a benchmark's loop);
+    the smaller is work that has lasted and is there now (docs/performance.md, "-j auto").  ``text``:
+    /proc/loadavg's line as read (the tests)."""
+    try:
+        if text is None:
+            with open("/proc/loadavg") as handle:
+                text = handle.read()
+        fields = text.split()
+        load, running = float(fields[0]), int(fields[3].split("/")[0]) - 1  # this thread is running
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return max(0.0, min(float(running), load)) * usable_cores() / max(1, os.cpu_count() or 1)
 
 
 def run_tasks(runs) -> int:

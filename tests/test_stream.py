@@ -257,28 +257,75 @@ def test_read_ahead_keeps_order_errors_and_bound():
     assert closed.wait(5) and len(produced) <= 2
 
 
-def test_read_ahead_tells_whether_the_item_was_ready():
-    """``ready`` says, each time the caller asks, whether the thread had the item made already
-    (it keeps ahead: a slow caller) or the caller waits for it (a slow producer)."""
+def test_read_ahead_tells_how_long_its_thread_waited():
+    """``idle`` holds, when each item is made, the seconds the thread waited for the caller to take
+    one (a slow caller: about the caller's time per item; a slow producer: 0.0)."""
     import time
 
     from ulnorm_eval.pipeline.stream import read_ahead
 
-    def source(n, pause):
+    idle = [None]
+
+    def source(n, pause, seen):
         for i in range(n):
+            seen.append(idle[0])
             time.sleep(pause)
             yield i
 
-    ready = [None]
+    seen: list = []
+    for x in read_ahead(source(5, 0.05, seen), idle):  # a slow producer: the thread never waits
+        pass
+    assert seen == [0.0] * 5
     seen = []
-    for x in read_ahead(source(5, 0.05), ready):  # a slow producer: the caller always waits
-        seen.append(ready[0])
-    assert seen == [False] * 5
-    seen = []
-    for x in read_ahead(source(5, 0.0), ready):  # a slow caller: from the second item on, ready
-        seen.append(ready[0])
+    for x in read_ahead(source(6, 0.0, seen), idle):  # a slow caller: from the third item on, it waits
         time.sleep(0.05)
-    assert seen[1:] == [True] * 4
+    assert seen[:2] == [0.0, 0.0] and all(0.02 < w < 1.0 for w in seen[2:]), seen
+
+
+def test_a_streamed_run_makes_the_encodings_in_the_reader_only_when_it_has_time(monkeypatch, tmp_path):
+    """evaluate_stream's reader makes a block's encodings only when it waited for the scorer longer
+    than they took it last time (the default measures and variants on a large run), never when the
+    scorer waits for it: counted on a run of many small blocks with a slow and a fast scorer."""
+    import time
+
+    from ulnorm_eval.inputs.trec import read_qrels
+
+    lines = [f"{q} Q0 D{q}-{d} {d} {100 - d} t" for q in range(1, 41) for d in range(50)]
+    rp = tmp_path / "r"
+    rp.write_text("\n".join(lines) + "\n")
+    qp = tmp_path / "q"
+    qp.write_text("".join(f"{q} 0 D{q}-3 1\n" for q in range(1, 41)))
+    qrels = read_qrels(str(qp))
+    made = []
+    real = stream.prepare_block
+    monkeypatch.setattr(stream, "prepare_block", lambda run, docids, queries=True: made.append(1) or real(run, docids, queries))
+    score = stream.score_parsed
+    metrics, options = api.resolve_metrics(["AP"], []), api.Options(run_queries_only=True)
+    results = []
+    for pause in (0.03, 0.0):
+        made.clear()
+        monkeypatch.setattr(stream, "score_parsed", lambda *a, pause=pause: time.sleep(pause) or score(*a))
+        results.append(stream.evaluate_stream(qrels, str(rp), metrics, options, block_bytes=2048))
+        if pause:
+            assert len(made) >= 10  # a slow scorer: the reader had time for most blocks (~50)
+        else:
+            monkeypatch.setattr(stream, "run_blocks", _slow(stream.run_blocks))
+            made.clear()
+            results.append(stream.evaluate_stream(qrels, str(rp), metrics, options, block_bytes=2048))
+            assert made == []  # the scorer waits for every block: the reader never has time
+    for r in results[1:]:
+        assert r.values.keys() == results[0].values.keys()
+        assert all(np.array_equal(r.values[m], results[0].values[m]) for m in r.values)
+
+
+def _slow(run_blocks):
+    import time
+
+    def slow(*a, **k):
+        for item in run_blocks(*a, **k):
+            time.sleep(0.02)
+            yield item
+    return slow
 
 
 @pytest.mark.parametrize("ahead", [(True, True), (False, False), (True, False), (False, True)])

@@ -79,17 +79,25 @@ def parse_block(path: str, data: bytes, name: str | None = None, halves: bool = 
         if exc.reason.startswith("empty file"):  # a block of comments only
             return None, data.count(b"\n")
         raise
+    if queries or docids:
+        prepare_block(run, docids, queries)
+    if run.line is None:
+        # Arrow's parser took the block (run.line is None), which it does only when every line is
+        # a data line: the rows are the lines, without a pass over the bytes (2 ms per 5 MB)
+        return run, len(run) - (not data.endswith(b"\n"))
+    return run, data.count(b"\n")
+
+
+def prepare_block(run, docids: bool, queries: bool = True) -> None:
+    """Make (and cache) the run's query encoding (``queries``) and, with ``docids``, its string
+    docids' fingerprints and repeat check (:func:`..inputs.fingerprints.prepare`), the work the
+    scorer would otherwise do first (rank_run)."""
     if queries:
         run_queries(run)
     if docids and not may_be_numeric(run.docid):  # (numeric docids are joined as numbers: no fingerprints)
         from ..inputs import fingerprints
 
         fingerprints.prepare(run.docid, run_queries(run)[1] if queries else None)
-    if run.line is None:
-        # Arrow's parser took the block (run.line is None), which it does only when every line is
-        # a data line: the rows are the lines, without a pass over the bytes (2 ms per 5 MB)
-        return run, len(run) - (not data.endswith(b"\n"))
-    return run, data.count(b"\n")
 
 
 def score_parsed(qrels: Qrels, path: str, run, lines: int, metrics: list, options: Options) -> BlockOut:
@@ -137,24 +145,39 @@ def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, wa
     """
     ahead = None
     if blocks is None:
-        # The first block is awaited with nothing else to do: both cores parse it.  The query
-        # encoding of a block and its docids' fingerprints (2-3 ms each per 4 MiB) are made by
-        # whichever thread has time: by the reader while it keeps ahead of the scorer (the scorer
-        # found its block ready: the default measures and variants), else by the scorer (it waited:
-        # the reader sets the pace, as with a few plain measures).  The same arrays either way.
-        ready = [True]
-        parsed = (parse_block(path, data, name, halves=k == 0, queries=ready[0], docids=ready[0] and path != "-")
-                  for k, (data, _) in enumerate(run_blocks(path, block_bytes)))
+        # The first block is awaited with nothing else to do: both cores parse it.  A block's query
+        # encoding and its string docids' fingerprints (with the repeat check: ~7 ms per 4 MiB) are
+        # made by the reader only when the previous block left it idle (waiting for the scorer to take
+        # a block) longer than they took it the last time: then the scorer sets the pace (the default
+        # measures and variants) and gets that work off its thread.  Otherwise (a few plain measures:
+        # the reader sets the pace) the scorer makes them when it needs them.  The same arrays either way.
+        idle, cost = [0.0], [0.0]
+        parsed = _parsed_blocks(path, name, block_bytes, idle if path != "-" else None, cost)
         # Standard input is read in this thread: a reader thread still blocked on it when the
         # command ends (an error, an interrupt) makes the interpreter abort its shutdown.
         if path != "-":
-            parsed = ahead = read_ahead(parsed, ready)
+            parsed = ahead = read_ahead(parsed, idle)
         blocks = (score_parsed(qrels, path, run, lines, metrics, options) for run, lines in parsed)
     try:
         return _evaluate_blocks(qrels, path, metrics, options, warn, name, iter(blocks))
     finally:
         if ahead is not None:  # now, not when an error's traceback lets go of it (at exit: too late)
             ahead.close()
+
+
+def _parsed_blocks(path: str, name, block_bytes: int, idle: list | None, cost: list):
+    """:func:`parse_block` of each block of the file, the first in halves; with ``idle`` (the
+    seconds :func:`read_ahead`'s thread waited before this block), each block's encodings are made
+    here when ``idle[0]`` exceeds ``cost[0]``, the seconds they took the last time (updated)."""
+    import time
+
+    for k, (data, _) in enumerate(run_blocks(path, block_bytes)):
+        run, lines = parse_block(path, data, name, halves=k == 0, queries=False)
+        if run is not None and (idle is None or idle[0] > cost[0]):
+            start = time.perf_counter()
+            prepare_block(run, docids=idle is not None)
+            cost[0] = time.perf_counter() - start
+        yield run, lines
 
 
 def evaluate_files(qrels: Qrels, paths: list, metrics: list, options: Options, whole, stream: bool | None = None,
@@ -278,12 +301,12 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
 JOIN_TIMEOUT = 60.0  # seconds a stopped read-ahead thread is given to finish the item in hand
 
 
-def read_ahead(items, ready: list | None = None):
+def read_ahead(items, idle: list | None = None):
     """Iterate ``items`` in a background thread, one item ahead of the caller.
 
-    ``ready``, if given, a one-item list: set, each time the caller asks for an item, to whether
-    that item was already made (the thread keeps ahead of the caller), for the producer of
-    ``items`` to adapt to (:func:`evaluate_stream`).
+    ``idle``, if given, a one-item list: set, before each item is made, to the seconds the thread
+    waited for the caller to take an item (0.0: it did not wait, the caller waits for it), for the
+    producer of ``items`` to adapt to (:func:`evaluate_stream`).
 
     The next block (or, in compare, the next run) is read and parsed (file reads, Arrow's CSV parser: they release the GIL) while
     this one is scored, so a long streamed run keeps both cores of a small machine busy; items,
@@ -295,6 +318,7 @@ def read_ahead(items, ready: list | None = None):
     """
     import queue
     import threading
+    import time
 
     box: queue.Queue = queue.Queue()
     slots = threading.Semaphore(2)  # the caller's current item and the one being produced
@@ -305,11 +329,17 @@ def read_ahead(items, ready: list | None = None):
         it = iter(items)
         try:
             while True:
-                while not slots.acquire(timeout=0.1):
-                    if stop.is_set():
-                        return
+                waited = 0.0
+                if not slots.acquire(blocking=False):  # the caller holds two items: wait for it
+                    start = time.perf_counter()
+                    while not slots.acquire(timeout=0.1):
+                        if stop.is_set():
+                            return
+                    waited = time.perf_counter() - start
                 if stop.is_set():
                     return
+                if idle is not None:
+                    idle[0] = waited
                 item = next(it, done)
                 box.put((item, None))
                 if item is done:
@@ -325,8 +355,6 @@ def read_ahead(items, ready: list | None = None):
     worker.start()
     try:
         while True:
-            if ready is not None:
-                ready[0] = not box.empty()
             item, exc = box.get()
             if exc is not None:
                 raise exc

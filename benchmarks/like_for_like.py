@@ -730,7 +730,8 @@ def main() -> int:
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3, help="runs per command of the larger cases (medians; default 3)")
-    ap.add_argument("--small-repeat", type=int, default=7, help="runs per command of the fresh-process case (default 7)")
+    ap.add_argument("--small-repeat", type=int, default=15,
+                    help="runs per command of the fresh-process case (default 15: at 7, three quiet runs read 1.06-1.37x)")
     ap.add_argument("--library-repeat", type=int, default=21, help="in-process calls timed (default 21)")
     ap.add_argument("--skip", action="append", default=[], choices=("robust", "fresh", "track", "large", "montecarlo"),
                     help="leave a section out (repeatable)")

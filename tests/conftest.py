@@ -58,6 +58,21 @@ def shared() -> Path:
     return SHARED
 
 
+SUMMEVAL = SHARED / "summeval" / "model_annotations.aligned.paired.jsonl.gz"
+
+
+@pytest.fixture(scope="session")
+def summeval_file(shared) -> Path:
+    """SummEval's paired file (the summ tests' real data); skip when absent (fail under CI), as
+    ``shared`` does, and 'slow' through it."""
+    if not SUMMEVAL.exists():
+        missing_data(SUMMEVAL)
+    return SUMMEVAL
+
+
+needs_summeval = pytest.mark.usefixtures("summeval_file")
+
+
 def pytest_collection_modifyitems(config, items):
     """Every test that reads the real data (the ``shared`` fixture, directly or through another fixture) is
     ``slow``: ``pytest -m "not slow"`` is the quick subset (README), ``.ci/run`` runs everything."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,12 +16,16 @@ TWO = ("import subprocess, sys, time\n"
        "child.wait()\n")
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the process tree is read from /proc")
 def test_peak_rss_of_two_processes_is_their_sum(monkeypatch, tmp_path):
+    """On Linux the wrapper sums the process tree from /proc; elsewhere only getrusage's largest
+    single process is known, which must still hold one 60 MB buffer."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     import run
 
     stats = run.Stats([sys.executable, "-c", TWO], tmp_path / "out")
     run.measure(stats)
     assert stats.error is None
-    assert stats.rss[0] > 120  # MiB: both 60 MB buffers (one process alone holds ~70)
+    if sys.platform.startswith("linux"):
+        assert stats.rss[0] > 120  # MiB: both 60 MB buffers (one process alone holds ~70)
+    else:
+        assert stats.rss[0] > 60

@@ -1,7 +1,8 @@
 """Under CI nothing skips: a CI machine without ../shared/data must go red, not green.
 
 Runs pytest in a child process on two tests that need the real data (one through the ``shared``
-fixture, one through a ``skipif`` mark), pointing ``$ULNORM_EVAL_SHARED_DATA`` at an empty folder.
+fixture, one through ``summeval_file``), pointing ``$ULNORM_EVAL_SHARED_DATA`` at an empty folder;
+and on a generated file whose tests skip in other ways (``importorskip``, a ``skipif`` mark).
 """
 from __future__ import annotations
 
@@ -29,14 +30,42 @@ def test_missing_data_fails_under_ci(tmp_path):
     assert res.returncode == 1, res.stdout + res.stderr
     last = res.stdout.splitlines()[-1]  # failing in setup, pytest counts them as errors
     assert "2 errors" in last and "skipped" not in last and "passed" not in last, res.stdout
-    assert res.stdout.count("CI must have it (CI is set)") >= 1
-    assert res.stdout.count("skipped under CI, which must run every test") >= 1
+    assert res.stdout.count("CI must have it (CI is set)") >= 2
 
 
 def test_missing_data_skips_outside_ci(tmp_path):
     res = _pytest(tmp_path, "")
     assert res.returncode == 0, res.stdout + res.stderr
     assert "2 skipped" in res.stdout.splitlines()[-1]
+
+
+def _skips(tmp_path, ci: str):
+    test = tmp_path / "test_skips.py"
+    test.write_text("import pytest\n\n\n"
+                    "def test_import():\n    pytest.importorskip('ulnorm_eval_no_such_module')\n\n\n"
+                    "@pytest.mark.skipif(True, reason='a mark')\ndef test_mark():\n    pass\n")
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), str(ROOT)])
+    if ci:
+        env["CI"] = ci
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-p", "conftest",
+                           str(test)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_any_skip_fails_under_ci(tmp_path):
+    """conftest's report hook: under CI a skip from importorskip or a skipif mark is a failure."""
+    res = _skips(tmp_path, "true")
+    assert res.returncode == 1, res.stdout + res.stderr
+    # the mark skips in setup, which pytest counts as an error
+    assert "1 failed, 1 error" in res.stdout.splitlines()[-1], res.stdout
+    for reason in ("Skipped: a mark", "Skipped: could not import 'ulnorm_eval_no_such_module'"):
+        assert f"skipped under CI, which must run every test: {reason}" in res.stdout, res.stdout
+
+
+def test_the_same_skips_stay_skips_outside_ci(tmp_path):
+    res = _skips(tmp_path, "")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "2 skipped" in res.stdout.splitlines()[-1], res.stdout
 
 
 def test_ci_script_refuses_to_run_without_the_data(tmp_path):

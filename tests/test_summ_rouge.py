@@ -13,20 +13,15 @@ from rouge_score import rouge_scorer  # noqa: E402 - the summ extra; the test ex
 from ulnorm_eval.core import text_measures as tm  # noqa: E402
 from ulnorm_eval.inputs.summaries import read_summaries  # noqa: E402
 
-from conftest import SHARED  # noqa: E402
+from conftest import SUMMEVAL, needs_summeval  # noqa: E402
 
-DATA = SHARED / "summeval" / "model_annotations.aligned.paired.jsonl.gz"
-_skip_without_data = pytest.mark.skipif(not DATA.exists(), reason=f"SummEval paired file not found at {DATA}")
-
-
-def needs_data(test):
-    """Reads the real SummEval file: skipped without it (failed under CI), and 'slow' (README)."""
-    return pytest.mark.slow(_skip_without_data(test))
+DATA = SUMMEVAL
+needs_data = needs_summeval  # skipped without the file, failed under CI (conftest)
 
 
 @pytest.fixture(scope="module")
-def summeval():
-    return read_summaries(str(DATA))
+def summeval(summeval_file):
+    return read_summaries(str(summeval_file))
 
 
 @needs_data

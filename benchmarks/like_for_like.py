@@ -256,6 +256,9 @@ def fresh_and_library(ul, args, outdir, targets) -> list[str]:
     # what any evaluation in a fresh process pays before it reads a line (reported, not a target)
     floor = "imports alone: python -c 'import numpy, pyarrow, pyarrow._compute, click'"
     cmds[floor] = [sys.executable, "-c", "import numpy, pyarrow, pyarrow._compute, click"]
+    # without pyarrow: what a reader of our own for small files could at best start from
+    floor2 = "imports alone: python -c 'import numpy, click'"
+    cmds[floor2] = [sys.executable, "-c", "import numpy, click"]
     log(f"DL-HARD bm25, fresh processes, median of {args.small_repeat}")
     st = bench(cmds, args.small_repeat, outdir, "lfl-fresh", env, limit={k: args.ranx_repeat for k in env})
     u, t = st["ulnorm-eval --norm none -m nDCG@10 -m AP"], st.get("pytrec_eval (peers.py: parse, nDCG@10 and AP)")
@@ -273,6 +276,10 @@ def fresh_and_library(ul, args, outdir, targets) -> list[str]:
         report += [f"The imports ulnorm-eval cannot do without (numpy, pyarrow, click) take {f.med('wall'):.3f} s, "
                    f"{f.med('wall') / t.med('wall'):.2f}x pytrec_eval's whole evaluation (wall); the evaluation "
                    f"itself adds {u.med('wall') - f.med('wall'):.3f} s.", ""]
+        f2 = st[floor2]
+        if f2.ok:
+            report[-2] += (f" Without pyarrow, numpy and click alone take {f2.med('wall'):.3f} s "
+                           f"({f2.med('wall') / t.med('wall'):.2f}x), before any module of ulnorm-eval is imported.")
     if not have_pytrec:
         targets.append(["library evaluate / RelevanceEvaluator.evaluate", f"≤ {TARGETS['library']}", "-", "",
                         "SKIP (pytrec_eval not installed)"])

@@ -76,7 +76,10 @@ def _after_command(tmp_path, env, report: str, imports: str = "") -> str:
     code = ("import os, sys\nfrom ulnorm_eval.cli.main import main\n"
             f"sys.argv = ['ulnorm-eval', {str(q)!r}, {str(q)!r}]\n"
             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            f"{imports}sys.stderr.write(repr({report}))\n")
+            f"{imports}sys.stderr.write(repr({report}))\n"
+            # then leave as the command itself does (cli/guard._exit_now), not through the interpreter's
+            # shutdown, which can abort in Arrow's threads (apache/arrow#34314) before stderr is flushed
+            "sys.stdout.flush()\nsys.stderr.flush()\nos._exit(0)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     return out.stderr.strip().splitlines()[-1]
 

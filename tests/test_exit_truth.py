@@ -154,6 +154,10 @@ def test_a_full_stdout(files):
         assert res.returncode == 1 and "gate FAILED" in res.stderr and "no space left" in res.stderr
 
 
+# main() with a fault put in first: a program embedding the command, needed to inject the fault; run as a
+# script named like the console script (``script``), so that it leaves as the command does, by os._exit after
+# flushing (cli/guard._own_process, _exit_now), never through the interpreter shutdown that can abort in Arrow's
+# threads (apache/arrow#34314)
 INTERNAL = ("import sys; from ulnorm_eval.render import formats; "
             "formats.FORMATS['trec'] = lambda *a, **k: {exc}; "
             "from ulnorm_eval.cli import main; main()")

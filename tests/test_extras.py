@@ -17,8 +17,11 @@ QRELS, RUN = str(EXAMPLES / "qrels" / "dlhard-passage.qrels.txt"), str(EXAMPLES 
 
 
 def without(modules, args, cwd=None):
-    code = (f"import sys\nfor m in {list(modules)!r}: sys.modules[m] = None\n"
-            "from ulnorm_eval.cli.main import main\nmain(sys.argv[1:])\n")
+    # then the command as `python -m ulnorm_eval` runs it (runpy, as -m does), so that it leaves as the command
+    # does (cli/guard._exit_now), not through the shutdown of a program embedding main(), which can abort in
+    # Arrow's threads (apache/arrow#34314)
+    code = (f"import runpy, sys\nfor m in {list(modules)!r}: sys.modules[m] = None\n"
+            "runpy.run_module('ulnorm_eval', run_name='__main__', alter_sys=True)\n")
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=cwd)
 
 

@@ -208,7 +208,9 @@ def test_sigterm_while_reading_a_fifo_exits_143(files, tmp_path):
 
     fifo = tmp_path / "fifo.run"
     os.mkfifo(fifo)
-    proc = subprocess.Popen([sys.executable, "-c", "from ulnorm_eval.cli import main; main()", "-o", str(tmp_path / "o.txt"),
+    # the command as users start it (not a `python -c` program embedding main(), whose interpreter shutdown can
+    # abort in Arrow's threads: apache/arrow#34314)
+    proc = subprocess.Popen([sys.executable, "-m", "ulnorm_eval", "-o", str(tmp_path / "o.txt"),
                              files["qrels"], str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         wait_for_signal_state(proc.pid, signal.SIGTERM)  # its handler installed: SIGTERM is handled now

@@ -94,10 +94,11 @@ def test_nohup_run_survives_a_hangup(tmp_path):
     q.write_text("".join(f"q{i} 0 d{j} {j % 3}\n" for i in range(100) for j in range(30)))
     r.write_text("".join(f"q{i} Q0 d{j} {j} {1000 - j} x\n" for i in range(100) for j in range(600)))
     out = tmp_path / "out.txt"
-    code = ("import signal,sys; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
-            "from ulnorm_eval.cli.main import main; sys.argv=['ulnorm-eval']+sys.argv[1:]; main()")
-    p = subprocess.Popen([sys.executable, "-c", code, "-m", "UL2(G)", "-o", str(out), str(q), str(r)],
-                         stderr=subprocess.PIPE, cwd=tmp_path)
+    # the command as users start it, with SIGHUP ignored before its exec as nohup does (not a `python -c`
+    # program embedding main(), whose interpreter shutdown can abort in Arrow's threads: apache/arrow#34314)
+    p = subprocess.Popen([sys.executable, "-m", "ulnorm_eval", "-m", "UL2(G)", "-o", str(out), str(q), str(r)],
+                         stderr=subprocess.PIPE, cwd=tmp_path,
+                         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
     wait_for_signal_state(p.pid, signal.SIGTERM)  # the guard's handlers are installed: main is running
     p.send_signal(signal.SIGHUP)
     assert p.wait(120) == 0, p.stderr.read()

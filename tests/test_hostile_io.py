@@ -12,6 +12,7 @@ import gzip
 import json
 import os
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -29,7 +30,10 @@ RUN_A = "q1 Q0 d1 1 2.0 A\nq1 Q0 d2 2 1.0 A\nq2 Q0 d4 1 2.0 A\nq2 Q0 d3 2 1.0 A\
 RUN_B = "q1 Q0 d2 1 2.0 B\nq1 Q0 d1 2 1.0 B\nq2 Q0 d3 1 2.0 B\nq2 Q0 d4 2 1.0 B\n"
 DOCS = "d1\tthe cat sat on the mat\tthe cat sat\nd2\tstorms flooded the town\tstorms hit the town\n"
 SYS = "d1\tthe cat sat\nd2\tstorms hit\n"
-CMD = [sys.executable, "-c", "from ulnorm_eval.cli import main; main()"]
+# the command as users start it: a `python -c` program calling main() embeds it, and that program's interpreter
+# shutdown can abort in Arrow's threads (apache/arrow#34314: exit -6); the command leaves by os._exit after
+# flushing (cli/guard._exit_now)
+CMD = [sys.executable, "-m", "ulnorm_eval"]
 
 
 @pytest.fixture
@@ -293,25 +297,38 @@ def test_a_local_path_that_merely_contains_a_scheme_is_a_file(d):
 
 # --------------------------------------------------------------------------- limits
 
-# ulnorm-eval that writes its peak resident memory (VmHWM, of its own address space only: wait4's
-# ru_maxrss would count the pages of the forked test process) to the file named by $HWM_FILE
-HWM_CMD = [sys.executable, "-c", "import atexit, os\n"
-           "def hwm():\n"
-           "    kb = open('/proc/self/status').read().split('VmHWM:')[1].split()[0]\n"
-           "    open(os.environ['HWM_FILE'], 'w').write(kb)\n"
-           "atexit.register(hwm)\n"
-           "from ulnorm_eval.cli import main; main()"]
+# ulnorm-eval as users start it (CMD), from a small launcher that writes the command's peak resident memory
+# (KiB) to the file named by $HWM_FILE: the launcher's getrusage(RUSAGE_CHILDREN).ru_maxrss.  That figure also
+# counts the pages the command's process had before its exec, the launcher's own (~10 MiB, below the command's
+# imports alone); wait4 from this test process would count the pages of the forked pytest process.  Not an
+# atexit hook in the command's process: the command leaves by os._exit, and a program embedding main() to run
+# one can abort at its interpreter shutdown (see CMD).
+HWM_CMD = [sys.executable, "-c", "import os, resource, signal, subprocess, sys\n"
+           f"code = subprocess.call({CMD!r} + sys.argv[1:])\n"
+           "with open(os.environ['HWM_FILE'], 'w') as fh:\n"
+           "    fh.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+           "if code < 0:\n"
+           "    signal.signal(-code, signal.SIG_DFL)\n"
+           "    os.kill(os.getpid(), -code)\n"
+           "sys.exit(code)"]
 
 
 def _bounded(args, cwd, timeout=60):
     """Run ulnorm-eval; return (code, stderr, peak RSS in MiB)."""
     hwm = os.path.join(cwd, ".hwm")
-    p = subprocess.run(HWM_CMD + [str(a) for a in args], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, env={**os.environ, "HWM_FILE": hwm}, timeout=timeout)
+    # its own session: a timeout ends the launcher and the command under it
+    with subprocess.Popen(HWM_CMD + [str(a) for a in args], cwd=cwd, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "HWM_FILE": hwm},
+                          start_new_session=True) as p:
+        try:
+            _, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            raise
     with open(hwm) as fh:
         rss = int(fh.read()) / 1024
     os.unlink(hwm)
-    return p.returncode, p.stderr.decode(), rss
+    return p.returncode, err.decode(), rss
 
 
 def test_a_qrels_without_newline_fails_in_bounded_memory(d):

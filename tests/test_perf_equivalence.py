@@ -62,6 +62,12 @@ def test_kendall_tau_equals_scipy():
     assert stats.kendall_tau([1, 2, 3], [1, 3, 2]) == round(1 / 3, 12)
 
 
+# The last lines of a program below that embeds the command (python -c): it leaves as the command itself does
+# (cli/guard._exit_now), not through the interpreter's shutdown, which can abort in Arrow's threads
+# (apache/arrow#34314: exit -6); everything asserted on was printed and is flushed first.
+LEAVE = "sys.stdout.flush()\nsys.stderr.flush()\n__import__('os')._exit(0)\n"
+
+
 def _toy_command(tmp_path, entry: str, argv, watched, then: str = "", flags=(), env=None) -> list[str]:
     """Run the command through ``entry`` ('module:function') in a fresh ``python *flags`` process (with
     ``env``), on toy qrels and a toy run (``argv(q, r)``: its arguments); the lines it printed, the
@@ -75,7 +81,7 @@ def _toy_command(tmp_path, entry: str, argv, watched, then: str = "", flags=(), 
     code = (f"import sys\nfrom {module} import {function}\n"
             f"sys.argv = ['ulnorm-eval', *{argv(str(q), str(r))!r}]\n"
             f"try:\n    {function}()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
-            f"print(sorted(m for m in {tuple(watched)!r} if m in sys.modules))\n" + then)
+            f"print(sorted(m for m in {tuple(watched)!r} if m in sys.modules))\n" + then + LEAVE)
     out = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip().splitlines()
@@ -141,10 +147,9 @@ def test_compressed_input_still_read_after_lazy_import(tmp_path):
     for name, pack in (("r", bytes), ("r.gz", gzip.compress), ("r.bz2", bz2.compress), ("r.xz", lzma.compress)):
         path = tmp_path / name
         path.write_bytes(pack(text))
-        code = ("import sys\nfrom ulnorm_eval.__main__ import run\n"
-                f"sys.argv = ['ulnorm-eval', {str(q)!r}, {str(path)!r}, '--norm', 'none', '-m', 'AP']\n"
-                "run()\n")
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        # the command as users start it (its entry point, run()), not a program embedding it
+        out = subprocess.run([sys.executable, "-m", "ulnorm_eval", str(q), str(path), "--norm", "none", "-m", "AP"],
+                             capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
         outs.append(out.stdout)
     assert outs[0] == "AP\tall\t1.0000\n" and set(outs) == {outs[0]}
@@ -160,7 +165,7 @@ def _entry_point(before: str, after: str) -> str:
             "    run()\n"
             "except SystemExit:\n"
             "    pass\n"
-            f"{after}\n")
+            f"{after}\n" + LEAVE)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip(), out.stderr
     return out.stdout.strip().splitlines()[-1]
@@ -199,7 +204,7 @@ def test_eval_imports_its_modules_with_the_collector_paused_in_its_own_process(t
             "try:\n"
             f"    {call.splitlines()[0]}\n    {call.splitlines()[1]}\n"
             "except SystemExit as e:\n    assert not e.code, e.code\n"
-            "print(seen, gc.isenabled(), gc.get_freeze_count() > 10000)\n")
+            "print(seen, gc.isenabled(), gc.get_freeze_count() > 10000)\n" + LEAVE)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     expected = "[False] True True" if entry == "run" else "[True] True False"

@@ -568,3 +568,102 @@ def test_a_worker_keeps_its_heap_between_tasks(monkeypatch):
     monkeypatch.setattr(ctypes, "CDLL", lambda name: NoMallopt())
     parallel._steady_heap()  # musl: no mallopt, nothing done, no error
     assert calls == []
+
+
+# --------------------------------------------------------------------------- a run of one block: finished by its worker
+
+def _bits(x):
+    """Everything of a value that can reach the output, bits and order included (NaN == NaN)."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x).__name__ == "RunResult":
+        return tuple((f.name, _bits(getattr(x, f.name))) for f in dataclasses.fields(x))
+    if isinstance(x, np.ndarray):
+        return ("array", x.dtype.str, x.shape, x.tobytes())
+    if isinstance(x, dict):
+        return ("dict", tuple((k, _bits(v)) for k, v in x.items()))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(_bits(v) for v in x))
+    if isinstance(x, (float, np.floating)):
+        return ("float", type(x).__name__, repr(float(x)))
+    return x
+
+
+def _random_track(tmp_path, rng, trial):
+    """A qrels file and ragged runs: numeric or string docids and qids, grades -1 to 3, queries without
+    judged relevant documents, runs missing queries or ranking queries the qrels lack, tied scores,
+    comment lines, extra fields; the last run's queries are not contiguous (read whole by every path)."""
+    numeric = trial % 2 == 0
+    qids = [str(q) if numeric else f"q{q}" for q in rng.sample(range(1, 60), rng.randint(1, 9))]
+    docs = [str(d) if numeric else f"D{d:05d}" for d in range(rng.randint(5, 80))]
+    qrels = tmp_path / f"qrels{trial}"
+    qrels.write_text("".join(f"{q} 0 {d} {rng.choice((-1, 0, 0, 1, 2, 3))}\n" for q in qids
+                             for d in rng.sample(docs, rng.randint(1, len(docs)))))
+    runs = []
+    for r in range(rng.randint(2, 5)):
+        lines = []
+        for q in rng.sample(qids + ["x9", "7777"], rng.randint(1, len(qids) + 1)):
+            if rng.random() < 0.1:
+                lines.append("# a comment")
+            for i, d in enumerate(rng.sample(docs, rng.randint(1, len(docs)))):
+                extra = " more" if rng.random() < 0.02 else ""
+                lines.append(f"{q} Q0 {d} {i} {rng.choice((1.0, 0.5, 0.5, rng.random()))!r} run{r}{extra}")
+        runs.append(lines)
+    if len(runs[-1]) > 2 and len({ln.split()[0] for ln in runs[-1] if not ln.startswith("#")}) > 1:
+        runs[-1].append(runs[-1].pop(0 if not runs[-1][0].startswith("#") else 1))
+    paths = []
+    for r, lines in enumerate(runs):
+        p = tmp_path / f"run{trial}.{r}"
+        p.write_text("\n".join(lines) + "\n")
+        paths.append(str(p))
+    return str(qrels), paths
+
+
+def _outcome(executor, paths, metrics, opts, stream=None):
+    """evaluate_paths' results as bits, or its error (class and one line), as the command sees them."""
+    try:
+        return [_bits(r) for r in parallel.evaluate_paths(executor, paths, metrics, opts, stream=stream)]
+    except io.InputError as exc:
+        return (type(exc).__name__, str(exc))
+
+
+def test_a_run_of_one_block_is_finished_by_its_worker_as_by_the_command(tmp_path, monkeypatch):
+    """Each run file of one query block is one task whose worker returns the finished RunResult ('all'
+    row, bootstrap intervals, notes); results, notes and errors, in order, equal the sequential
+    read's and those of the command finishing the run from its block (as before), on random ragged
+    tracks: good runs, a run whose queries are not contiguous (read whole, or refused with --stream),
+    a bad line and a repeated document in a middle run."""
+    rng = random.Random(39)
+    tasks = []
+    real = parallel.LocalPool._outcomes
+    monkeypatch.setattr(parallel.LocalPool, "_outcomes",
+                        lambda self, pool, ts, first=None: tasks.extend(f.__name__ for f, _ in ts) or real(self, pool, ts, first))
+    variants = (["nDCG@10", "AP", "RBP(p=0.8)"], ["E", "UL2"])
+    kinds = []
+
+    def ungrouped_ok(results):  # the last run, not contiguous, was read whole: its values are there all the same
+        return "whole" if len(results) >= 2 else "short"
+    for trial in range(6):
+        qrels, paths = _random_track(tmp_path, rng, trial)
+        q = api.load_qrels(qrels)
+        metrics = api.resolve_metrics(*variants) if trial % 3 else api.resolve_metrics(None, None)
+        opts = api.Options(seed=trial, undefined=("zero", "skip")[trial % 2], rel_level=1 + trial % 2)
+        bad, dup = tmp_path / f"bad{trial}", tmp_path / f"dup{trial}"
+        good = open(paths[0]).read()
+        bad.write_text(good + "zz Q0 d1 1 oops t\n")
+        dup.write_text(good + good.splitlines(keepends=True)[-1])
+        for case, stream in ((paths, None), (paths, True), (paths[:1] + [str(bad)] + paths[1:], None),
+                             ([str(dup)] + paths, None)):
+            expected = _outcome(parallel.Sequential(q), case, metrics, opts, stream)
+            with parallel.LocalPool(q, 2) as ex:
+                tasks.clear()
+                assert _outcome(ex, case, metrics, opts, stream) == expected, (trial, case, stream)
+                assert tasks and set(tasks) == {"block_run"}
+            with parallel.LocalPool(q, 2) as ex:
+                ex.finishes_runs = False  # the command finishes each run from its one block
+                tasks.clear()
+                assert _outcome(ex, case, metrics, opts, stream) == expected, (trial, case, stream)
+                assert tasks and set(tasks) == {"range_block"}
+            kinds.append(expected[0] if isinstance(expected, tuple) else ungrouped_ok(expected))
+    # every case met: results, a run read whole, --stream's refusal, a bad line, a repeated document
+    assert kinds.count("NotGrouped") >= 4 and kinds.count("InputError") >= 8 and kinds.count("whole") >= 4, kinds

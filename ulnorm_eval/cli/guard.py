@@ -198,7 +198,8 @@ def lean_process() -> None:
       arena for the command (the threads take turns for large blocks, not for every object) took
       a 2M-line run's peak RSS from 175-177 to 143-153 MiB (``--norm none``) and 181-196 to
       165-187 MiB (defaults), and its system time from 0.4 to 0.13 s, at the same user time
-      (AMD EPYC, 2 cores, load 6-8, twice each).
+      (AMD EPYC, 2 cores, load 6-8, twice each).  Left alone when the user set MALLOC_ARENA_MAX or
+      GLIBC_TUNABLES' glibc.malloc.arena_max (:func:`ulnorm_eval.malloc.set_malloc`).
 
     Only the command's process calls this, before numpy and pyarrow are loaded: a library caller's
     numpy, pyarrow and malloc are left as they are, and ``-j`` workers inherit the settings.
@@ -207,24 +208,11 @@ def lean_process() -> None:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if "pyarrow" not in sys.modules:
         os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    if sys.platform.startswith("linux") and "MALLOC_ARENA_MAX" not in os.environ:
+    from ..malloc import M_ARENA_MAX, set_malloc
+
+    # before the command starts a thread, so that no thread makes an arena of its own
+    if set_malloc(((M_ARENA_MAX, 1),), ("MALLOC_ARENA_MAX",), "glibc.malloc.arena_max"):
         os.environ["MALLOC_ARENA_MAX"] = "1"  # for -j workers, which read it as they start
-        _one_malloc_arena()
-
-
-M_ARENA_MAX = -8  # glibc's malloc.h
-
-
-def _one_malloc_arena() -> None:
-    """``mallopt(M_ARENA_MAX, 1)`` where the C library has it (glibc; not musl): before the command
-    starts a thread, so that no thread makes an arena of its own."""
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(M_ARENA_MAX, 1)
 
 
 def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):

@@ -76,7 +76,6 @@ def _init_worker(qrels, parent: int | None = None) -> None:
     pa.set_cpu_count(1)  # N worker processes already use the N cores: no parse threads on top
 
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 _MMAP_THRESHOLD = 32 << 20  # glibc's largest dynamic mmap threshold on 64 bits (DEFAULT_MMAP_THRESHOLD_MAX)
 _MALLOC_VARIABLES = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_")
 
@@ -90,20 +89,11 @@ def _steady_heap() -> None:
     took about 5,000 page faults (20 MB) a run, 39,000-47,000 in all against 16,000-23,000 for the
     other, and about 0.1 s more system time; fixed, both took 17,000, the first run's.  A worker lives
     for one command, so what it keeps is freed when the command ends.  Left alone when the user set
-    one of glibc's malloc variables, and where the C library has no ``mallopt`` (not glibc)."""
-    import sys
+    one of glibc's malloc variables or tunables, and where the C library has no ``mallopt`` (not glibc)."""
+    from ..malloc import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, set_malloc
 
-    if not sys.platform.startswith("linux") or any(name in os.environ for name in _MALLOC_VARIABLES) \
-            or "glibc.malloc" in os.environ.get("GLIBC_TUNABLES", ""):
-        return
-    import ctypes
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    mallopt(M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
-    mallopt(M_TRIM_THRESHOLD, 2 * _MMAP_THRESHOLD)
+    set_malloc(((M_MMAP_THRESHOLD, _MMAP_THRESHOLD), (M_TRIM_THRESHOLD, 2 * _MMAP_THRESHOLD)), _MALLOC_VARIABLES,
+               "glibc.malloc")
 
 
 def _end_with(parent: int) -> None:

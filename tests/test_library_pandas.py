@@ -110,3 +110,103 @@ def test_to_numpy_is_arrows(make):
     values = make(pa)
     got, want = arrow.to_numpy(values), values.to_numpy(zero_copy_only=False)
     assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
+
+
+# --------------------------------------------------------------------------- the other library entry points
+# Each in a fresh process: the call's result (JSON) and whether pandas was imported by it.  Asking for a
+# DataFrame (Evaluation.frame, Comparison.systems/.summary/.pairs, NRGEvaluation.tidy()) imports pandas by
+# design, and so does ir_measures' own runtime provider (it turns the qrels into a DataFrame itself), which
+# ulnorm_eval.irm's measures run under.
+
+def _fresh(code: str):
+    """(pandas imported, the value of ``result``) after ``code`` ran in a fresh interpreter."""
+    text = f"import json, sys\nimport ulnorm_eval\n{code}\nprint(json.dumps(['pandas' in sys.modules, result]))\n"
+    done = subprocess.run([sys.executable, "-c", text], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def letor(shared, tmp_path_factory):
+    """LightGBM's LETOR test file (group sizes in rank.test.query), a score per row, and RankLib scores."""
+    d = tmp_path_factory.mktemp("letor")
+    data = shared / "letor" / "lightgbm_lambdarank" / "rank.test"
+    rows = sum(1 for line in data.read_text().splitlines() if line.strip())
+    rng = np.random.default_rng(7)
+    (d / "scores").write_text("".join(f"{float(x)!r}\n" for x in rng.random(rows)))
+    (d / "ranklib").write_text("".join(f"qid:0 {i} {float(x)!r}\n" for i, x in enumerate(rng.random(12))))
+    return str(data), str(d / "scores"), str(d / "ranklib")
+
+
+def test_letor_reading_and_evaluation_do_not_import_pandas(letor):
+    data, scores, ranklib = letor
+    code = (f"q = ulnorm_eval.load_qrels({data!r})\n"
+            f"e = ulnorm_eval.evaluate({data!r}, [{scores!r}], ['nDCG@10', 'AP'], ['UL2'])\n"
+            f"k = ulnorm_eval.evaluate({data!r}, [{ranklib!r}], ['nDCG@10'], allow_disjoint=True)\n"
+            "result = [len(q.qid), sorted(set(q.qid.to_pylist()))[:3], e.means['scores'], k.means['ranklib']]")
+    loaded, (rows, first, means, ranklib_means) = _fresh(code)
+    assert not loaded
+    q = ulnorm_eval.load_qrels(data)
+    assert rows == len(q.qid) and first == sorted(set(q.qid.to_pylist()))[:3]
+    assert means == ulnorm_eval.evaluate(data, [scores], ["nDCG@10", "AP"], ["UL2"]).means["scores"]
+    assert ranklib_means == ulnorm_eval.evaluate(data, [ranklib], ["nDCG@10"], allow_disjoint=True).means["ranklib"]
+
+
+def test_irds_qrels_do_not_import_pandas(shared):
+    qrels = str(shared / "dlhard-passage" / "qrels.txt")
+    run = str(shared / "dlhard-passage" / "runs" / "bm25.run.gz")
+    code = ("import ir_datasets\n"
+            f"ir_datasets.registry.register('lib-pandas/dl-hard', ir_datasets.create_dataset(qrels_trec={qrels!r}))\n"
+            f"result = ulnorm_eval.evaluate('irds:lib-pandas/dl-hard', [{run!r}], ['nDCG@10', 'AP']).means['bm25.run']")
+    loaded, means = _fresh(code)
+    assert not loaded
+    assert means == ulnorm_eval.evaluate(qrels, [run], ["nDCG@10", "AP"]).means["bm25.run"]
+
+
+def test_nrg_does_not_import_pandas(shared):
+    d = shared / "dlhard-passage"
+    qrels, runs = str(d / "qrels.txt"), [str(d / "runs" / n) for n in ("bm25.run.gz", "bm25_rm3.run.gz")]
+    code = (f"n = ulnorm_eval.nrg({qrels!r}, {runs!r}, [], ['nDCG@10', 'RBP(p=0.8)'], protocol='leave-one-out')\n"
+            "result = n.means")
+    loaded, means = _fresh(code)
+    assert not loaded
+    want = ulnorm_eval.nrg(qrels, runs, [], ["nDCG@10", "RBP(p=0.8)"], protocol="leave-one-out").means
+    assert means == want and "NRG(nDCG@10)" in means["bm25.run"]
+
+
+def test_hole_bounds_over_runs_with_long_docids_do_not_import_pandas(tmp_path):
+    """Docids longer than the fingerprints take (32 bytes) are counted by Arrow (pipeline/evaluate.py's
+    _arrow_runs_holes): same means as the same data with short docids, which the fingerprints count."""
+    def write(stem, name):
+        (tmp_path / f"{stem}.qrels").write_text("".join(f"q{q} 0 {name(q, d)} {d % 3}\n" for q in range(3) for d in range(6)))
+        for off in (0, 3):
+            (tmp_path / f"{stem}{off}.run").write_text("".join(f"q{q} Q0 {name(q, d + off)} {d + 1} {10 - d} t\n"
+                                                              for q in range(3) for d in range(10)))
+        return str(tmp_path / f"{stem}.qrels"), [str(tmp_path / f"{stem}{off}.run") for off in (0, 3)]
+
+    long_q, long_runs = write("long", lambda q, d: f"{'x' * 40}-{q}-{d:03d}")
+    short_q, short_runs = write("short", lambda q, d: f"d{q}-{d:03d}")
+    code = (f"e = ulnorm_eval.evaluate({long_q!r}, {long_runs!r}, ['AP', 'nDCG@10'], ['LB', 'UB'])\n"
+            "result = list(e.means.values())")
+    loaded, means = _fresh(code)
+    assert not loaded
+    short = ulnorm_eval.evaluate(short_q, short_runs, ["AP", "nDCG@10"], ["LB", "UB"])
+    assert means == list(short.means.values())
+    assert means[0]["LB(AP)"] < means[0]["AP"] < means[0]["UB(AP)"]  # the runs' 7 shared holes a query count
+
+
+def test_compare_and_its_paper_table_do_not_import_pandas(shared):
+    """paper_table renders the comparison's own tables, as ``compare -f markdown`` does (it read the
+    DataFrames, and failed on a hole comparison's missing overlaps: int(pd.NA))."""
+    from conftest import invoke
+
+    d = shared / "dlhard-passage"
+    qrels = str(d / "qrels.txt")
+    runs = [str(d / "runs" / n) for n in ("bm25.run.gz", "bm25_rm3.run.gz", "bm25_bert_zs.run.gz")]
+    code = (f"c = ulnorm_eval.compare({qrels!r}, {runs!r}, ['AP'], hole_bounds=True)\n"
+            "result = [c.runs, ulnorm_eval.paper_table(c, 'markdown', precision=3)]")
+    loaded, (names, table) = _fresh(code)
+    assert not loaded
+    cli = invoke("compare", "--holes", "-m", "AP", "-f", "markdown", "--precision", "3", qrels, *runs)
+    assert cli.exit_code == 0 and table == cli.stdout
+    assert names == ["bm25.run", "bm25_rm3.run", "bm25_bert_zs.run"] and "<sup>a*</sup>" in table

@@ -56,7 +56,7 @@ from typing import Callable
 import numpy as np
 
 from ..core import registry
-from ..inputs.arrow import numeric_array
+from ..inputs.arrow import numeric_array, scalar, string_array, to_numpy
 from ..pipeline.blocks import input_notes, plain_values, score_block
 from ..pipeline.evaluate import Result
 from ..core.measures import gains_for
@@ -184,12 +184,15 @@ def key_space(qrels, qids: list, ranked: list, depth: int | None) -> KeySpace:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    qset = pa.array(qids, pa.string())
+    # string_array, scalar and to_numpy, not pa.array, a Python str converted by pyarrow.compute, nor
+    # Array.to_numpy: each imports pandas (inputs/arrow.py)
+    sep = scalar("\x1f", pa.string())
+    qset = string_array(qids)
     qi = pc.index_in(qrels.qid, value_set=qset)
-    keep = pc.is_valid(qi).to_numpy(zero_copy_only=False)
-    jrow = pc.filter(qi, numeric_array(keep)).to_numpy(zero_copy_only=False).astype(np.int64)
+    keep = to_numpy(pc.is_valid(qi))
+    jrow = to_numpy(pc.filter(qi, numeric_array(keep))).astype(np.int64)
     parts = [pc.binary_join_element_wise(pc.filter(qrels.qid, numeric_array(keep)),
-                                         pc.filter(qrels.docid, numeric_array(keep)), "\x1f")]
+                                         pc.filter(qrels.docid, numeric_array(keep)), sep)]
     rows, poss, grades = [], [], []
     for rr in ranked:
         rk = rr.ranking
@@ -198,9 +201,9 @@ def key_space(qrels, qids: list, ranked: list, depth: int | None) -> KeySpace:
         poss.append(rk.pos[sel])
         grades.append(rk.grade[sel])
         docid = rr.docid if sel.all() else rr.docid.filter(numeric_array(sel))
-        parts.append(pc.binary_join_element_wise(qset.take(numeric_array(rows[-1])), docid, "\x1f"))
+        parts.append(pc.binary_join_element_wise(qset.take(numeric_array(rows[-1])), docid, sep))
     enc = pc.dictionary_encode(pa.concat_arrays([p.cast(pa.string()) for p in parts]))
-    ids = enc.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    ids = to_numpy(enc.indices).astype(np.int64)
     bounds = np.cumsum([0] + [len(p) for p in parts])
     keys = [ids[bounds[i]:bounds[i + 1]] for i in range(len(parts))]
     return KeySpace(len(enc.dictionary), len(qids), jrow, qrels.grade[keep], keys[0], rows, poss, grades, keys[1:])

@@ -60,8 +60,8 @@ def _not_local(ds_id: str) -> str:
 def read_irds_qrels(source: str) -> Qrels:
     """The qrels of ``irds:DATASET_ID`` as :class:`Qrels` (InputError when unavailable here)."""
     import numpy as np
-    import pyarrow as pa
 
+    from .arrow import string_array
     from .trec import check_duplicates
 
     ds_id = source[len(PREFIX):]
@@ -96,6 +96,6 @@ def read_irds_qrels(source: str) -> Qrels:
     if not qid:
         raise InputError(source, None, f"dataset {ds_id!r} has empty qrels")
     grades = np.asarray(grade, dtype=np.float64)
-    qids, docids = pa.array(qid, pa.string()), pa.array(docid, pa.string())
+    qids, docids = string_array(qid), string_array(docid)  # not pa.array, which imports pandas (inputs/arrow.py)
     check_duplicates(qids, docids, source, None, "the qrels")
     return Qrels(qid=qids, docid=docids, grade=grades, path=source)

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .arrow import string_array  # not pa.array, which imports pandas (inputs/arrow.py)
 from .text import check_text
 from .errors import strict_float, strict_int
 from .trec import InputError, Qrels, Run, _run_name, check_duplicates, check_grades, read_bytes, refuse_reserved_id
@@ -34,8 +35,6 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
     score file refers to them.  Features are parsed by :func:`letor_features` when needed.
     """
     import os
-
-    import pyarrow as pa
 
     if data is None:
         data = read_bytes(path)
@@ -89,7 +88,7 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
         prev = qid
         docs.append(str(pos))
     check_grades(np.asarray(grades, dtype=np.float64), path, np.asarray(lines, dtype=np.int64))
-    return Qrels(qid=pa.array(qids, pa.string()), docid=pa.array(docs, pa.string()),
+    return Qrels(qid=string_array(qids), docid=string_array(docs),
                  grade=np.asarray(grades, dtype=np.float64), path=str(path),
                  line=np.asarray(lines, dtype=np.int64), letor=True)
 
@@ -144,8 +143,6 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
     Either one score per line (row order of the LETOR file), or RankLib's ``qid idx score`` lines,
     where ``idx`` is the document's 0-based position within its query.
     """
-    import pyarrow as pa
-
     if data is None:
         data = read_bytes(path)
     check_text(data, path)
@@ -206,7 +203,6 @@ def _ranklib_rows(rows: list, lines: list, path: str, qrels: Qrels):
     A document index outside the query would invent a document the LETOR file does not have.
     Queries absent from the LETOR file are kept (reported as ignored, like a run's).
     """
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     sizes = {}
@@ -227,4 +223,4 @@ def _ranklib_rows(rows: list, lines: list, path: str, qrels: Qrels):
                                        + (f" (it has {size} documents: 0..{size - 1})" if size else ""))
         qids.append(qid)
         docs.append(str(idx))
-    return pa.array(qids, pa.string()), pa.array(docs, pa.string())
+    return string_array(qids), string_array(docs)

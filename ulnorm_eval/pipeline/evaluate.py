@@ -313,9 +313,13 @@ def _arrow_runs_holes(qrels: Qrels, runs) -> tuple:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    sep = "\x00"
+    from ..inputs.arrow import scalar, string_array
+
+    # string_array and scalar, not pa.array of a list nor a Python str or int converted by pyarrow.compute:
+    # each imports pandas (inputs/arrow.py)
+    sep = scalar("\x00", pa.string())
     judged = pc.binary_join_element_wise(qrels.qid, qrels.docid, sep)
-    queries = pa.array(sorted(set(qrels.qid.to_pylist())), pa.string())
+    queries = string_array(sorted(set(qrels.qid.to_pylist())))
     keys = []
     for given in runs:
         run = given if isinstance(given, Run) else load_run(str(given), qrels)
@@ -325,8 +329,8 @@ def _arrow_runs_holes(qrels: Qrels, runs) -> tuple:
         keys.append(pc.filter(key, keep))
     if not keys:
         return ()
-    unique = pc.unique(pa.concat_arrays(keys)) if keys else pa.array([], pa.string())
-    qid = pc.list_element(pc.split_pattern(unique, sep, max_splits=1), 0)
+    unique = pc.unique(pa.concat_arrays(keys))
+    qid = pc.list_element(pc.split_pattern(unique, "\x00", max_splits=1), scalar(0, pa.int64()))
     counts = pc.value_counts(qid)
     return tuple(sorted(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist())))
 

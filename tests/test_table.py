@@ -137,3 +137,44 @@ def test_csv_cells_with_spaces_before_a_formula_are_neutralised():
 
     assert csv_cell(" =1+1") == "' =1+1" and csv_cell("  @x") == "'  @x"
     assert csv_cell(" -0.5") == " -0.5" and csv_cell("a =b") == "a =b"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.integers(0, 5).flatmap(lambda n: st.tuples(
+    st.lists(FLOATS, min_size=n, max_size=n), st.lists(st.integers(-5, 10**12), min_size=n, max_size=n),
+    st.lists(st.booleans(), min_size=n, max_size=n), st.lists(st.one_of(st.none(), TEXT), min_size=n, max_size=n),
+    st.lists(st.one_of(st.none(), st.integers(0, 9)), min_size=n, max_size=n),
+    st.lists(st.one_of(st.none(), TEXT, st.integers(-3, 3), st.floats(allow_nan=True, width=64),
+                       st.integers(2 ** 63, 2 ** 70)), min_size=n, max_size=n),
+    st.lists(st.booleans(), min_size=6, max_size=6))), min_size=1, max_size=3), st.sampled_from([None, 2]))
+def test_stacked_tables_write_each_row_cell_by_cell(specs, precision):
+    """tsv/csv of several tables (compare's pairs, systems and summary): one table over the union of
+    their columns, a leading `table` column, a cell a table lacks empty, every other cell as
+    pandas' to_csv writes it; the text the row-by-row writer gave (written column by column now)."""
+    import csv
+    import io
+
+    from ulnorm_eval.render.frames import _csv_text, _rounded
+    from ulnorm_eval.render.values import csv_cell, safe_text
+
+    names = ("f", "i", "b", "s", "n", "m")
+    kinds = dict(zip(names, ("float", "int", "bool", "str", "Int64", None)))
+    tables = {}
+    for k, (*cols, keep) in enumerate(specs):
+        picked = [name for name, kept in zip(names, keep) if kept]
+        # a name csv neutralises (a formula)
+        tables[f"=t{k}"] = Table({name: col for name, col in zip(names, cols) if name in picked},
+                                {name: kinds[name] for name in picked if kinds[name]})
+    for sep, fmt, cell in (("\t", "tsv", safe_text), (",", "csv", csv_cell)):
+        several = len(tables) > 1
+        columns = list(dict.fromkeys(c for t in tables.values() for c in t.columns))
+        buf = io.StringIO()
+        writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
+        writer.writerow((["table"] if several else []) + [cell(c) for c in columns])
+        for name, t in tables.items():
+            t = _rounded(t, precision)
+            for row in t.rows():
+                got = dict(zip(t.columns, row))
+                writer.writerow(([cell(name)] if several else []) + [
+                    _csv_text(got[c], t.kinds[c] in ("str", "object"), cell) if c in got else "" for c in columns])
+        assert render(tables, fmt, precision) == buf.getvalue()

@@ -1,6 +1,6 @@
 """compare's tie-rule check (the marks the score precision or --ties decides) evaluates again only the
-runs whose note says the change moves their documents: its comparison equals the one that reads and
-scores every run again."""
+runs whose note says the change moves their documents, and compares again only the pairs (no summary
+rows): its pairs and systems equal those of the comparison that reads and scores every run again."""
 import dataclasses
 from pathlib import Path
 
@@ -50,17 +50,25 @@ def test_compare_again_equals_the_whole_comparison_again(tmp_path, monkeypatch, 
     assert 0 < len(moved) < len(runs)  # some runs, not all: the others are reused
     changed = (dataclasses.replace(options, score_precision="float32") if ties == "score"
                else dataclasses.replace(options, ties="score"))
-    evaluated = []
+    evaluated, summarised = [], []
     from ulnorm_eval.pipeline import evaluate as api
+    from ulnorm_eval.analysis import stats
     real = api.evaluate_run
     monkeypatch.setattr(api, "evaluate_run", lambda q, run, *a, **k: evaluated.append(run.path) or real(q, run, *a, **k))
+    for name in ("split_half_swap_rate", "variance_components", "kendall_tau"):
+        spied = getattr(stats, name)
+        monkeypatch.setattr(stats, name, lambda *a, _f=spied, _n=name, **k: summarised.append(_n) or _f(*a, **k))
     again = cmp_mod._compare_again(first, note, changed)
-    monkeypatch.setattr(api, "evaluate_run", real)
+    monkeypatch.undo()
     whole = compare_for_request(dataclasses.replace(request, options=changed), [], check_ties=False)
     assert again is not None and len(evaluated) == len(moved)
+    # only the marks are read from it: no summary row (swap trials, variance components, taus) is computed
+    assert summarised == [] and len(again.tables["summary"]) == 0
+    assert "split_half_swap_rate" in whole.tables["summary"].columns
     # the change moves values: a comparison that reused every run would differ from the whole one
     assert list(whole.tables["pairs"]["diff"]) != list(first.tables["pairs"]["diff"])
-    for name, table in whole.tables.items():
+    for name in ("systems", "pairs"):
+        table = whole.tables[name]
         other = again.tables[name]
         assert list(table.columns) == list(other.columns)
         for col in table.columns:

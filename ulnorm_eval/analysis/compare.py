@@ -203,6 +203,12 @@ def compare(result, settings: CompareSettings | None = None, *, warn=None, progr
     conflicts are still computed from every pair): memory then grows with the runs, not with their
     pairs (500 runs are 124,750 pairs a metric).  The paired tests run on blocks of pairs either way.
     """
+    return _compare(result, settings, warn, progress, False, **kw)
+
+
+def _compare(result, settings, warn, progress, marks_only: bool, **kw) -> Comparison:
+    """:func:`compare`; ``marks_only``: only the pairs table (and the systems'), no summary rows (the
+    swap rates, taus, variance components): all that :func:`_compare_again` reads."""
     from ..core.keywords import split_keywords
 
     if settings is None:
@@ -226,13 +232,14 @@ def compare(result, settings: CompareSettings | None = None, *, warn=None, progr
     metrics = [m for m in result.metrics if m.variant not in BOUND_VARIANTS + HOLE_ENDS]
     if not metrics:
         raise ValueError("nothing to compare: only bounds (E, IUB, WLB) were requested")
-    work = _Comparing(result, qids, names, settings, metrics)
+    work = _Comparing(result, qids, names, settings, metrics, marks_only)
     tick = progress or _no_progress
     tick(0, total=len(metrics))
     for m in metrics:
         work.add(m, note, tick)
-    work.late_taus()
-    _pad_over_cutoffs(work.rows_sum, metrics, work.mean_of)
+    if not marks_only:
+        work.late_taus()
+        _pad_over_cutoffs(work.rows_sum, metrics, work.mean_of)
     return work.comparison(notes)
 
 
@@ -240,8 +247,10 @@ class _Comparing:
     """One :func:`compare` call: the queries compared, the query subset of each measure (chosen from
     its plain mean and E), and the rows and pair columns gathered metric by metric."""
 
-    def __init__(self, result, qids: list, names: list, settings: CompareSettings, metrics: list):
+    def __init__(self, result, qids: list, names: list, settings: CompareSettings, metrics: list,
+                 marks_only: bool = False):
         self.result, self.qids, self.names, self.s, self.metrics = result, qids, names, settings, metrics
+        self.marks_only = marks_only  # the pairs' significance alone: no summary rows
         self.have = set(result.metrics)
         self.kind = type(metrics[0])  # Metric for rankings, TextMetric for summaries: same (measure, variant) shape
         self.chosen = {meas: self.pick(meas, settings.subset) for meas in dict.fromkeys(m.measure for m in metrics)}
@@ -309,6 +318,8 @@ class _Comparing:
                 "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig,
                 **{col: _overlap(self.result, m, (lo, hi), (self.qids, chosen, bad), (ii, jj))
                    for col, lo, hi in self.hole_cols}})
+        if self.marks_only:
+            return
         self.rows_sum.append(self._summary_row(m, Y, sig, means))
         tick(1 - share)
         if self.between:
@@ -357,7 +368,7 @@ class _Comparing:
         s = self.s
         systems = Table.from_rows(self.rows_sys, ["run", "metric", "mean", "rank"],
                                   {"run": "str", "metric": "str", "mean": "float", "rank": "int"})
-        summary = Table.from_rows(self.rows_sum, list(self.rows_sum[0]), {"conflicts": "Int64"})
+        summary = Table.from_rows(self.rows_sum, list(self.rows_sum[0]) if self.rows_sum else [], {"conflicts": "Int64"})
         meta = {"test": s.test, "reps": s.reps, "seed": s.seed, "correction": s.correction, "alpha": s.alpha,
                 "subset": s.subset,
                 "subset_size": None if s.subset == "all" else len(next(iter(self.chosen.values()))),
@@ -729,7 +740,7 @@ def _compare_again(cmp: Comparison, note: str, changed) -> Comparison | None:
     for i in moved:
         again = api.evaluate_run(q, api.load_run(res.run_paths[i], q), kept, options)
         runs[i] = dataclasses.replace(again, name=res.runs[i].name)
-    return compare(dataclasses.replace(res, metrics=kept, runs=runs, options=options), settings)
+    return _compare(dataclasses.replace(res, metrics=kept, runs=runs, options=options), settings, None, None, True)
 
 
 def compare_for_request(request: CompareRequest, notes: list, check_ties: bool = True) -> Comparison:

@@ -399,16 +399,25 @@ def split_half_swap_rate(score_matrix, trials: int = 1000, seed: int = 0, half: 
     return out if stack else float(out[0])
 
 
+DIRECT_SYSTEMS = 256  # up to this many systems _discordant compares the pairs directly
+
+
 def _discordant(A, B) -> int:
     """Pairs (i, j) with (A_i - A_j)(B_i - B_j) < 0 in each row of A, B (trials x systems), summed.
 
-    Each row is sorted by (A, B) and the strict inversions of B's ranks are counted with a Fenwick
-    tree, every row at once: O(systems log systems) numpy steps over the rows, memory linear in the
-    systems (a pair tied in A is ordered by B, hence never an inversion; one tied in B is not one).
+    Up to ``DIRECT_SYSTEMS`` systems, each system against the later ones, every row at once: n - 1 numpy
+    steps over (systems x trials) differences (the product of two differences of whole numbers below
+    2^53 has the exact sign; 150 systems x 1000 trials: 28 ms, the tree below 67).  Beyond, each row is
+    sorted by (A, B) and the strict inversions of B's ranks are counted with a Fenwick tree, every row
+    at once: O(systems log systems) numpy steps over the rows, memory linear in the systems (a pair tied
+    in A is ordered by B, hence never an inversion; one tied in B is not one).
     """
     n_trials, n = A.shape
     if n < 2:
         return 0
+    if n <= DIRECT_SYSTEMS:
+        a, b = np.ascontiguousarray(A.T), np.ascontiguousarray(B.T)  # systems x trials
+        return sum(int(np.count_nonzero((a[i + 1:] - a[i]) * (b[i + 1:] - b[i]) < 0)) for i in range(n - 1))
     order = np.lexsort((B, A), axis=-1)
     order_b = np.argsort(B, axis=1, kind="stable")
     sorted_b = np.take_along_axis(B, order_b, 1)

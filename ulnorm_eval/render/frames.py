@@ -63,8 +63,10 @@ def _csv_column(values: list, kind: str, cell) -> list:
         return [repr(value) if type(value) is float else _csv_text(value, False, cell) for value in values]
     if kind in ("int", "bool"):
         return [str(value) if type(value) in (int, bool) else _csv_text(value, False, cell) for value in values]
-    is_text = kind in ("str", "object")
-    return [_csv_text(value, is_text, cell) for value in values]
+    if kind == "str":  # text or None: a few distinct values (metrics, run names) repeated over the pairs
+        made = {value: _csv_text(value, True, cell) for value in set(values)}
+        return [made[value] for value in values]
+    return [_csv_text(value, kind == "object", cell) for value in values]
 
 
 def _csv_text(value, is_text: bool, cell) -> str:

@@ -448,25 +448,32 @@ def test_explicit_j_splits_a_single_large_run_auto_does_not(monkeypatch, dlhard,
     assert _cli("-f", "tsv", "-q", "-m", "AP", qrels, plain, "-j", "2") == one and started == [2]
 
 
-def test_the_first_task_is_done_before_the_fork_only_when_it_costs_no_time(dlhard):
-    """2 workers: 5 runs (4 left, 2 a worker) -> the first run is evaluated here and its query set's
-    join inherited; 4 runs (the warm-up would delay the last result) or 3 (too few) -> all forked."""
+def test_every_task_is_done_by_a_worker_none_by_the_command(dlhard, plain_runs):
+    """2 workers, 3 to 5 runs (whole runs, and files of one query block): the command does no task
+    itself, not even the first before the fork (it once did, for the workers to inherit the query
+    set's tables, which blocks.prepare now builds: a serial run for nothing); the results equal
+    evaluate_path's."""
     qrels, runs = dlhard
     metrics = api.resolve_metrics(["P@10"], [])
-    expected = [api.evaluate_path(api.load_qrels(str(qrels)), str(r), metrics, api.Options()) for r in runs[:5]]
-    for count, warm in ((5, True), (4, False), (3, False)):
-        q = api.load_qrels(str(qrels))
-        here = []  # tasks done in this process (a worker's calls append to its own copy of the list)
-        real = parallel._guard
-        parallel._guard = lambda *args: here.append(args[2]) or real(*args)
-        try:
-            with parallel.executor(q, 2) as ex:
-                outcomes = ex.imap([(parallel.whole_run, (str(r), metrics, api.Options(), None)) for r in runs[:count]])
-                assert len(here) == warm, count
-                assert ex.workers == 2 and len(ex._pool._processes) == 2
-                _assert_same_results([parallel.unwrap(o) for o in outcomes], expected[:count], metrics)
-        finally:
-            parallel._guard = real
+    q0 = api.load_qrels(str(qrels))
+    for paths, task in ((runs, lambda p: (parallel.whole_run, (str(p), metrics, api.Options(), None))),
+                        (plain_runs, lambda p: (parallel.block_run, (str(p), 0, os.path.getsize(p), metrics,
+                                                                      api.Options(), None)))):
+        expected = [api.evaluate_path(q0, str(r), metrics, api.Options()) for r in paths[:5]]
+        for count in (5, 4, 3):
+            q = api.load_qrels(str(qrels))
+            here = []  # tasks done in this process (a worker's calls append to its own copy of the list)
+            real = parallel._guard
+            parallel._guard = lambda *args: here.append(args[2]) or real(*args)
+            try:
+                with parallel.executor(q, 2) as ex:
+                    outcomes = ex.imap([task(r) for r in paths[:count]])
+                    assert ex.workers == 2 and len(ex._pool._processes) == 2
+                    got = [parallel.unwrap(o) for o in outcomes]
+                    assert here == [], count
+                    _assert_same_results(got, expected[:count], metrics)
+            finally:
+                parallel._guard = real
 
 
 def test_the_qrels_tables_are_built_before_the_fork_for_a_track(dlhard, plain_runs):
@@ -637,7 +644,7 @@ def test_a_run_of_one_block_is_finished_by_its_worker_as_by_the_command(tmp_path
     tasks = []
     real = parallel.LocalPool._outcomes
     monkeypatch.setattr(parallel.LocalPool, "_outcomes",
-                        lambda self, pool, ts, first=None: tasks.extend(f.__name__ for f, _ in ts) or real(self, pool, ts, first))
+                        lambda self, pool, ts: tasks.extend(f.__name__ for f, _ in ts) or real(self, pool, ts))
     variants = (["nDCG@10", "AP", "RBP(p=0.8)"], ["E", "UL2"])
     kinds = []
 

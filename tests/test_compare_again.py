@@ -101,3 +101,29 @@ def test_compare_again_leaves_out_the_holes_interval_ends(tmp_path, monkeypatch)
     whole = compare_for_request(dataclasses.replace(request, options=changed), [], check_ties=False)
     assert list(whole.tables["pairs"]["significant"]) == list(again.tables["pairs"]["significant"])
     assert list(whole.tables["pairs"]["diff"]) == list(again.tables["pairs"]["diff"])
+
+
+def test_the_shared_queries_check_leaves_the_query_encoding_made(tmp_path, monkeypatch):
+    """compare's reader refuses a run sharing no query with the qrels from the run's query encoding, which
+    the ranking needs anyway: the scorer finds it made on the run (one hash of the query ids per run,
+    not two), and the check still names a disjoint run and lets an overlapping one through."""
+    from ulnorm_eval.inputs import compute as pc
+    from ulnorm_eval.inputs.trec import InputError
+    from ulnorm_eval.pipeline import evaluate as api
+    from ulnorm_eval.pipeline.run_checks import iter_runs
+
+    qrels, runs = _files(tmp_path)
+    q = api.load_qrels(qrels)
+    other = tmp_path / "other"
+    other.write_text("x1 Q0 d1 1 2.0 r\nx2 Q0 d2 1 1.0 r\n")
+    encoded = []
+    real = pc.dictionary_encode
+    monkeypatch.setattr(pc, "dictionary_encode", lambda arr, *a, **k: encoded.append(len(arr)) or real(arr, *a, **k))
+    (run,) = iter_runs(q, runs[:1], qrels)
+    assert "queries" in run.cache and sorted(run.cache["queries"][0].to_pylist(), key=int) == [str(i) for i in range(1, 31)]
+    made = len(encoded)
+    api.evaluate_run(q, run, api.resolve_metrics(["AP"], []), Options())
+    assert len([n for n in encoded[made:] if n == len(run.qid)]) == 0  # the run's query ids are not hashed again
+    with pytest.raises(InputError, match="other"):
+        list(iter_runs(q, [str(other)], qrels))
+    assert len(list(iter_runs(q, [str(other)], qrels, allow_disjoint=True))) == 1

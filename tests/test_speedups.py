@@ -319,6 +319,48 @@ def test_pool_ordered_is_the_lexsort_of_its_keys(seed):
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_pool_shares_one_ordering_between_keys_of_the_same_classes(seed):
+    """Keys that split a pool into the same classes in the same order (a grade and any increasing
+    function of it: nDCG's gains 0, 1, 2 and RBP's 0, 0.5, 1) are served one ranking, which is each
+    key's own lexsort; a decreasing function in the other direction too; a coarser key (binary) or
+    the same classes moved between documents (the same packed sum) get their own, also lexsort's."""
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        nq = int(rng.integers(1, 9))
+        row = np.repeat(np.arange(nq), rng.integers(0, 25, nq))
+        if not len(row):
+            continue
+        grade = rng.choice([0.0, 1.0, 2.0, -1.0], len(row))
+        judged = rng.random(len(row)) < 0.8
+        pool = Pool(row, grade, nq, judged)
+        base = rng.choice([0.0, 1.0, 2.0, 3.0], len(row))
+        for descending in (True, False):
+            first = pool.ordered(base, descending)
+            want = np.lexsort((-base if descending else base, row))
+            assert np.array_equal(first.grade, grade[want]) and np.array_equal(first.judged, judged[want])
+            scaled = base / 3.0 + 0.25  # increasing: the same classes, other bits
+            assert pool.ordered(scaled, descending) is first
+            assert pool.ordered(-base, not descending) is first  # decreasing, other direction
+            for other in (np.minimum(base, 1.0), rng.permutation(base), base[::-1].copy()):
+                got = pool.ordered(other, descending)
+                want = np.lexsort((-other if descending else other, row))
+                assert np.array_equal(got.grade, grade[want]) and np.array_equal(got.judged, judged[want])
+                same = np.array_equal(other, base) or np.array_equal(np.unique(other, return_inverse=True)[1],
+                                                                     np.unique(base, return_inverse=True)[1])
+                assert (got is first) == same
+        # two documents of one query trading their classes: the packed numbers' sum is unchanged
+        q = int(row[0])
+        a, b = np.flatnonzero(row == q)[:2].tolist() + [None] * (2 - min(2, int((row == q).sum())))
+        if b is not None and base[a] != base[b]:
+            swapped = base.copy()
+            swapped[a], swapped[b] = base[b], base[a]
+            got = pool.ordered(swapped, True)
+            assert got is not pool.ordered(base, True)
+            want = np.lexsort((-swapped, row))
+            assert np.array_equal(got.grade, grade[want]) and np.array_equal(got.judged, judged[want])
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_sparse_bpref_infap_bing_equal_their_dense_forms(seed):
     """bpref, infAP and binG add terms at the relevant documents only (counts above them by binary
     search): the whole-ranking forms they had (kept here) to the last bit, at levels 0, 1 and 2,

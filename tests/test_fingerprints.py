@@ -234,3 +234,126 @@ def test_prepared_distinct_pairs_answer_for_those_arrays_only():
         other = np.zeros(300, np.int32)  # every row one query: a repeat wherever a docid is drawn twice
         assert fp.distinct_pairs(other, hashes) is (len(set(run)) == len(run))
         assert fp.distinct_pairs(qcode, hashes.copy()) is (not repeat)
+
+
+def _pairs_case(rng, large, nq):
+    """Judged (query, docid) pairs of random odd strings, some docids judged for several queries,
+    and the table's inputs: the distinct judged docids, and each pair's query number and docid code."""
+    typ = pa.large_string() if large else pa.string()
+    pool = list(dict.fromkeys(_strings(rng, 300, longest=int(rng.integers(1, 33)))))
+    judged_docs = pool[: len(pool) // 2]
+    pairs = sorted({(int(rng.integers(0, nq)), str(d)) for d in rng.choice(judged_docs, 3 * len(judged_docs))})
+    names = sorted({d for _, d in pairs})
+    judged = pa.array(["pad", *names], typ).slice(1)  # a slice: a nonzero offset
+    code = np.array([names.index(d) for _, d in pairs], np.int64)
+    query = np.array([q for q, _ in pairs], np.int64)
+    return typ, pool, pairs, judged, query, code
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("large", [False, True])
+def test_pair_entries_equal_a_lookup_of_the_pairs(seed, large):
+    """Each run (query, docid) finds the entry of that very pair, or -1: docids judged for another
+    query only, near misses (a NUL or a byte more, a byte less), queries without judgements and
+    the query number -1 (a query outside the query set), repeated pairs."""
+    rng = np.random.default_rng(seed)
+    nq = int(rng.integers(1, 8))
+    typ, pool, pairs, judged, query, code = _pairs_case(rng, large, nq)
+    table = fp.pair_table(judged, query, code)
+    assert table is not None
+    near = [s + "\x00" for s in pool[:20]] + [s[:-1] for s in pool[:20] if s] + [s + "a" for s in pool[:20]]
+    run = [str(x) for x in rng.choice(pool + near, 3000)]
+    run_query = rng.integers(-1, nq + 1, len(run))
+    docid = pa.array(["pad", *run, "pad"], typ).slice(1, len(run))
+    entry, hashes = fp.pair_entries(table, docid, run_query)
+    index = {pair: e for e, pair in enumerate(pairs)}
+    want = [index.get((int(q), d), -1) for q, d in zip(run_query, run)]
+    assert entry.tolist() == want
+    assert (entry >= 0).sum() > 100 and (entry < 0).sum() > 100
+    assert np.array_equal(hashes, fp.judged_codes(fp.judged_table(judged), docid, len(judged))[1])
+    empty = fp.pair_table(judged, query[:0], code[:0])
+    assert fp.pair_entries(empty, docid, run_query)[0].tolist() == [-1] * len(run)
+
+
+def test_pair_entries_compare_query_length_and_every_word(monkeypatch):
+    """Pairs whose fingerprints are equal are an entry only if the query, the length and every word
+    are: a weak fingerprint (the first word only, whatever the length and the query) makes 'ab' and
+    'ab' + NUL, two docids differing in the second word, and one docid under two queries collide."""
+    monkeypatch.setattr(fp, "fingerprints", lambda ws, length: ws[0].copy())
+    monkeypatch.setattr(fp, "_pair", lambda hashes, query: hashes)
+    judged = pa.array(["ab", "FBIS3-10001x", "LA010189"])
+    table = fp.pair_table(judged, np.array([0, 1, 2]), np.array([0, 1, 2]))
+    assert table is not None
+    docid = pa.array(["ab\x00", "ab", "FBIS3-10001y", "FBIS3-10001x", "LA010189", "LA010189"])
+    entry, _ = fp.pair_entries(table, docid, np.array([0, 0, 1, 1, 1, 2]))
+    assert entry.tolist() == [-1, 0, -1, 1, -1, 2]
+
+
+def test_pair_table_refuses_what_it_cannot_decide(monkeypatch):
+    """None for long docids, query numbers outside [0, 2^31), and two pairs sharing a fingerprint."""
+    assert fp.pair_table(pa.array(["x" * 33]), np.array([0]), np.array([0])) is None
+    assert fp.pair_table(pa.array(["x"]), np.array([1 << 31]), np.array([0])) is None
+    assert fp.pair_table(pa.array(["x"]), np.array([-1]), np.array([0])) is None
+    assert fp.pair_table(pa.array(["x", "y"]), np.array([0, (1 << 31) - 1]), np.array([0, 1])) is not None
+    monkeypatch.setattr(fp, "_pair", lambda hashes, query: np.zeros(len(hashes), np.uint64))
+    assert fp.pair_table(pa.array(["x", "y"]), np.array([0, 0]), np.array([0, 1])) is None
+
+
+def _ragged_qrels_and_runs(rng, numeric):
+    """A qrels (negative grades, queries judged by no run) and runs (queries the qrels lack, ties
+    of scores, numbers or TREC-like strings as docids) for rank_run."""
+    nq = int(rng.integers(1, 9))
+    docs = ([str(i) for i in range(200)] if numeric else
+            [f"{rng.choice(['FBIS3-', 'LA0101', 'FR9401-0-', ''])}{i}" for i in range(200)])
+    rows = {(str(q), d): float(rng.integers(-1, 4)) for q in range(nq)
+            for d in rng.choice(docs, int(rng.integers(0, 60)), replace=False)}
+    items = list(rows.items())
+    rng.shuffle(items)
+    qrels = Qrels(qid=pa.array([k[0] for k, _ in items], pa.string()),
+                  docid=pa.array([k[1] for k, _ in items], pa.string()), grade=np.array([g for _, g in items]),
+                  path="q")
+    runs = []
+    for _ in range(4):
+        runq, rund = [], []
+        for q in rng.choice(nq + 3, int(rng.integers(1, nq + 3)), replace=False):
+            ds = list(rng.choice(docs, int(rng.integers(0, 80)), replace=False))
+            runq += [str(q)] * len(ds)
+            rund += ds
+        score = rng.integers(0, 12, len(runq)).astype(float)  # many ties
+        runs.append(Run(qid=pa.array(runq, pa.string()), docid=pa.array(rund, pa.string()), score=score,
+                        rank=None, name="r", path="r"))
+    qids = ordering.natural_order({str(q) for q in range(nq)} | ({str(nq)} if rng.random() < 0.5 else set()))
+    return qrels, runs, qids
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_rank_run_on_the_pairs_table_equals_the_docid_join(seed, monkeypatch):
+    """rank_run joins short string docids on the (query, docid) pairs' table: the ranking, its
+    judgements, the order, the notes' counts and a repeated document's error are those of the join
+    by judged codes (the pairs' table refused), under each tie rule, -M and float32 scores."""
+    rng = np.random.default_rng(seed)
+    qrels, runs, qids = _ragged_qrels_and_runs(rng, numeric=seed % 4 == 3)
+    used = []
+    real = fp.pair_entries
+    monkeypatch.setattr(fp, "pair_entries", lambda *a: used.append(1) or real(*a))
+    for run in runs:
+        for kw in ({}, {"depth": 5}, {"score_precision": "float32"}, {"ties": "file"}):
+            got = ordering.rank_run(run, qrels, qids, **kw)
+            with monkeypatch.context() as m:
+                m.setattr(fp, "pair_table", lambda *a: None)
+                want = ordering.rank_run(run, Qrels(qrels.qid, qrels.docid, qrels.grade, path="q"), qids, **kw)
+            for name in ("row", "grade", "judged"):
+                assert np.array_equal(getattr(got.ranking, name), getattr(want.ranking, name)), (name, kw)
+            assert np.array_equal(got._take, want._take) and np.array_equal(got.present, want.present)
+            assert (got.ignored_queries, got.float32_ties) == (want.ignored_queries, want.float32_ties)
+    assert bool(used) == (seed % 4 != 3)  # numbers are joined without fingerprints
+    if seed % 4 != 3:
+        run = runs[0]
+        repeated = Run(qid=pa.array(run.qid.to_pylist() + ["0"]), docid=pa.array(run.docid.to_pylist() + ["again"] * 1),
+                       score=np.append(run.score, 1.0), rank=None, name="r", path="r")
+        doubled = Run(qid=pa.array(repeated.qid.to_pylist() + ["0"]),
+                      docid=pa.array(repeated.docid.to_pylist() + ["again"]), score=np.append(repeated.score, 2.0),
+                      rank=None, name="r", path="r", line=np.arange(1, len(repeated.score) + 2) * 2)
+        with pytest.raises(InputError) as e:
+            ordering.rank_run(doubled, qrels, qids)
+        assert e.value.line == 2 * len(doubled.score) and "duplicate document 'again' for query '0'" in e.value.reason

@@ -7,6 +7,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from ulnorm_eval.inputs import fingerprints
 from ulnorm_eval.inputs.trec import Qrels, Run
 from ulnorm_eval.pipeline import ordering
 from ulnorm_eval.pipeline.ordering import rank_run, trec_order
@@ -191,12 +192,16 @@ def test_query_keys_beyond_16_bits(monkeypatch):
     assert np.array_equal(trec_order(qkey, score, docid), reference(qkey, score, docid))
 
 
-@pytest.mark.parametrize("steps", [0, 1, 2, 6])
-def test_join_finds_every_judgement(steps, monkeypatch):
+@pytest.mark.parametrize("steps,pairs", [(0, False), (1, False), (2, False), (6, False), (0, True)])
+def test_join_finds_every_judgement(steps, pairs, monkeypatch):
     """The grouped-by-docid lookup (second and later runs of a query set) against a dictionary of
     the judgements: docids judged for one query, several, every query; queries without judgements;
-    run docids judged only for other queries, or not at all; numeric and text docids."""
+    run docids judged only for other queries, or not at all; numeric and text docids.  Text docids
+    are joined on the (query, docid) pairs' fingerprint table (``pairs``), or, with that table
+    refused, by their judged codes and the by-docid lookup."""
     monkeypatch.setattr(ordering, "_JOIN_STEPS", steps)
+    if not pairs:
+        monkeypatch.setattr(fingerprints, "pair_table", lambda *a: None)
     rng = np.random.default_rng(steps)
     for case in range(60):
         nq = int(rng.integers(1, 9))
@@ -228,6 +233,9 @@ def test_join_finds_every_judgement(steps, monkeypatch):
             want = [judged.get((runq[i], rund[i])) for i in rr._take]
             assert np.array_equal(rr.ranking.judged, [g is not None for g in want]), (case, call)
             assert np.array_equal(rr.ranking.grade, [g or 0.0 for g in want]), (case, call)
+            if pairs:  # text run docids were joined on the pairs' table
+                assert ordering.numeric_ids(run.docid) is not None or qrels.cache["pair_table"][1] is not None
+                continue
             state = qrels.cache["join_by_doc"]
             assert state[0] == tuple(qids) and (state[1] is None) == (call == 0)
 

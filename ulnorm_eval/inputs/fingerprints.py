@@ -24,8 +24,8 @@ import weakref
 
 import numpy as np
 
-__all__ = ["MAX_WORDS", "words", "fingerprints", "judged_table", "judged_codes", "distinct_pairs", "distinct_per_group",
-           "prepare"]
+__all__ = ["MAX_WORDS", "words", "fingerprints", "judged_table", "judged_codes", "pair_table", "pair_entries",
+           "distinct_pairs", "distinct_per_group", "prepare"]
 
 MAX_WORDS = 4  # docids up to 32 bytes (TREC, MS MARCO, ClueWeb ids); longer ones go to Arrow
 _K0 = np.uint64(0x9E3779B97F4A7C15)
@@ -128,18 +128,10 @@ def _words_and_fingerprints(docid):
     return got, (None if got is None else fingerprints(*got))
 
 
-def judged_table(judged):
-    """The lookup table of distinct docids ``judged`` (a pyarrow string array): (words, lengths,
-    fingerprints, open-addressing slots), or None when the docids are not short strings or two
-    share a fingerprint."""
-    got = words(judged)
-    if got is None:
-        return None
-    word_arrays, length = got
-    hashes = fingerprints(word_arrays, length)
-    ordered = np.sort(hashes)  # (numpy 2.4's np.unique hashes them: 125 ms for 207,823, the sort 3 ms)
-    if (ordered[1:] == ordered[:-1]).any():
-        return None
+def _slots(hashes: np.ndarray, ordered: np.ndarray):
+    """An open-addressing table of distinct fingerprints ``hashes`` (``ordered``: the same, sorted):
+    (slots: index into ``hashes`` or -1, the shift from a fingerprint to its first slot, each slot's
+    fingerprint, the mark of a free slot)."""
     bits = max(4, (2 * len(hashes)).bit_length() + 1)  # at most a quarter of the slots filled
     shift = np.uint64(64 - bits)
     slots = np.full((1 << bits) + 1, -1, np.int32)  # probes run past the last slot into the extra one
@@ -162,19 +154,13 @@ def judged_table(judged):
         small = np.arange(len(ordered) + 1, dtype=np.uint64)
         free_mark = small[~np.isin(small, ordered)][0]
     slot_hash = np.where(slots >= 0, hashes[slots], free_mark) if len(hashes) else np.full(len(slots), free_mark)
-    return word_arrays, length, hashes, (slots, shift, slot_hash, free_mark)
+    return slots, shift, slot_hash, free_mark
 
 
-def judged_codes(table, docid, none: int):
-    """(each docid's index in the table's judged docids, ``none`` where it is not one of them;
-    the docids' fingerprints), or None when the docids are not short strings."""
-    got, hashes = _words_and_fingerprints(docid)
-    if got is None:
-        return None
-    word_arrays, length = got
-    jws, jlength, judged_hashes, (slots, shift, slot_hash, free_mark) = table
-    if not len(judged_hashes):
-        return np.full(len(hashes), none, dtype=np.int64), hashes
+def _find(slot_table, hashes: np.ndarray):
+    """(positions in ``hashes`` whose fingerprint the table holds, the table's index of each): the
+    candidates, to be verified by the caller (equal fingerprints are not equal strings)."""
+    slots, shift, slot_hash, free_mark = slot_table
     pos = (hashes >> shift).astype(np.intp)
     held = slot_hash[pos]
     live = held != free_mark
@@ -190,13 +176,89 @@ def judged_codes(table, docid, none: int):
         hits.append(more[hit])
         more = more[live & ~hit]
     matched = np.concatenate(hits) if len(hits) > 1 else hits[0]
-    judged_index = slots[pos[matched]].astype(np.int64)
+    return matched, slots[pos[matched]].astype(np.int64)
+
+
+def judged_table(judged):
+    """The lookup table of distinct docids ``judged`` (a pyarrow string array): (words, lengths,
+    fingerprints, open-addressing slots), or None when the docids are not short strings or two
+    share a fingerprint."""
+    got = words(judged)
+    if got is None:
+        return None
+    word_arrays, length = got
+    hashes = fingerprints(word_arrays, length)
+    ordered = np.sort(hashes)  # (numpy 2.4's np.unique hashes them: 125 ms for 207,823, the sort 3 ms)
+    if (ordered[1:] == ordered[:-1]).any():
+        return None
+    return word_arrays, length, hashes, _slots(hashes, ordered)
+
+
+def judged_codes(table, docid, none: int):
+    """(each docid's index in the table's judged docids, ``none`` where it is not one of them;
+    the docids' fingerprints), or None when the docids are not short strings."""
+    got, hashes = _words_and_fingerprints(docid)
+    if got is None:
+        return None
+    word_arrays, length = got
+    jws, jlength, judged_hashes, slot_table = table
+    if not len(judged_hashes):
+        return np.full(len(hashes), none, dtype=np.int64), hashes
+    matched, judged_index = _find(slot_table, hashes)
     same = jlength[judged_index] == length[matched]  # equal fingerprints: equal strings only if every byte is
     for judged_words, run_words in zip(jws, word_arrays):
         same &= judged_words[judged_index] == run_words[matched]
     code = np.full(len(hashes), none, dtype=np.int64)
     code[matched[same]] = judged_index[same]
     return code, hashes
+
+
+def _pair(hashes: np.ndarray, query) -> np.ndarray:
+    """The fingerprint of each (query number, docid) pair from the docid's fingerprint."""
+    return _mix(hashes ^ (np.asarray(query).astype(np.uint64) * _K0))
+
+
+def pair_table(judged, query: np.ndarray, code: np.ndarray):
+    """The lookup table of the distinct (query, judged docid) pairs of a qrels, entry ``e`` the pair
+    (``query[e]``, ``judged[code[e]]``), ``query`` numbers in [0, 2^31), ``judged`` a pyarrow string
+    array: (each entry's docid words, its query number x 2^32 + docid length, its pair fingerprint,
+    open-addressing slots), or None when the docids are not short strings or two pairs share a
+    fingerprint.  A run's documents then find their judgement in one lookup (:func:`pair_entries`),
+    not a docid lookup followed by a search for the query among that docid's judgements."""
+    query, code = np.asarray(query, np.int64), np.asarray(code, np.intp)
+    if len(query) and not (0 <= int(query.min()) and int(query.max()) < 1 << 31):
+        return None
+    got = words(judged)
+    if got is None:
+        return None
+    word_arrays, length = got
+    hashes = _pair(fingerprints(word_arrays, length)[code], query)
+    ordered = np.sort(hashes)
+    if (ordered[1:] == ordered[:-1]).any():
+        return None
+    return [word[code] for word in word_arrays], (query << 32) | length[code], hashes, _slots(hashes, ordered)
+
+
+def pair_entries(table, docid, query: np.ndarray):
+    """(the :func:`pair_table` entry of each (``query[i]``, ``docid[i]``), -1 where the table has no
+    such pair, a query number below 0 matching none; the docids' fingerprints), or None when the
+    docids are not short strings.  An entry is taken only if its query, the docid's length and every
+    one of its words are equal: equal pairs, exactly."""
+    got, hashes = _words_and_fingerprints(docid)
+    if got is None:
+        return None
+    word_arrays, length = got
+    entry_words, tag, entry_hashes, slot_table = table
+    entry = np.full(len(hashes), -1, dtype=np.int64)
+    if not len(entry_hashes):
+        return entry, hashes
+    query = np.asarray(query, np.int64)
+    matched, index = _find(slot_table, _pair(hashes, query))
+    same = tag[index] == ((query[matched] << 32) | length[matched])
+    for judged_words, run_words in zip(entry_words, word_arrays):  # equal lengths: the shorter's words suffice
+        same &= judged_words[index] == run_words[matched]
+    entry[matched[same]] = index[same]
+    return entry, hashes
 
 
 def distinct_pairs(qcode: np.ndarray, hashes: np.ndarray) -> bool:
@@ -210,7 +272,7 @@ def distinct_pairs(qcode: np.ndarray, hashes: np.ndarray) -> bool:
 
 
 def _distinct(qcode: np.ndarray, hashes: np.ndarray) -> bool:
-    key = np.sort(_mix(hashes ^ (np.asarray(qcode).astype(np.uint64) * _K0)))
+    key = np.sort(_pair(hashes, qcode))
     return not (key[1:] == key[:-1]).any()
 
 

@@ -357,3 +357,50 @@ def test_rank_run_on_the_pairs_table_equals_the_docid_join(seed, monkeypatch):
         with pytest.raises(InputError) as e:
             ordering.rank_run(doubled, qrels, qids)
         assert e.value.line == 2 * len(doubled.score) and "duplicate document 'again' for query '0'" in e.value.reason
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_distinct_entries_finds_every_repeat(seed):
+    """distinct_entries answers whether the (query, docid) pairs are distinct, as a set of the
+    pairs does: repeats of a judged pair (one entry twice), of an unjudged one, under a query
+    outside the query set (number -1, its own query code), and none."""
+    rng = np.random.default_rng(seed)
+    nq = int(rng.integers(1, 6))
+    typ, pool, pairs, judged, query, code = _pairs_case(rng, False, nq)
+    table = fp.pair_table(judged, query, code)
+    to_q = np.append(np.arange(nq), [-1, -1])  # query codes nq and nq + 1: outside the query set
+    seen = 0
+    for k in range(40):
+        qcode = rng.integers(0, nq + 2, int(rng.integers(1, 60)))
+        run = [str(x) for x in rng.choice(pool[:25], len(qcode))]
+        keys = list(zip(qcode.tolist(), run))
+        if k % 2:  # drop the repeats: a distinct run
+            first = {key: i for i, key in reversed(list(enumerate(keys)))}
+            keep = sorted(first.values())
+            qcode, run = qcode[keep], [run[i] for i in keep]
+            keys = list(zip(qcode.tolist(), run))
+        docid = pa.array(run, typ)
+        entry, hashes = fp.pair_entries(table, docid, to_q[qcode])
+        want = len(set(keys)) == len(keys)
+        assert fp.distinct_entries(qcode, hashes, entry) is want
+        assert fp.distinct_pairs(qcode, hashes) is want
+        seen += not want
+    assert seen > 5
+
+
+def test_distinct_entries_checks_judged_and_unjudged_repeats():
+    """A repeated judged pair is found by its entry, a repeated unjudged one by its fingerprints;
+    the same docid under two query codes outside the query set is no repeat."""
+    judged = pa.array(["a", "b"])
+    table = fp.pair_table(judged, np.array([0, 1]), np.array([0, 1]))
+    to_q = np.array([0, 1, -1, -1])
+
+    def answer(qcode, run):
+        qcode = np.array(qcode)
+        entry, hashes = fp.pair_entries(table, pa.array(run), to_q[qcode])
+        return fp.distinct_entries(qcode, hashes, entry)
+    assert answer([0, 1, 0], ["a", "b", "b"])
+    assert not answer([0, 1, 0], ["a", "b", "a"])  # judged (0, a) twice
+    assert not answer([1, 0, 1], ["x", "b", "x"])  # unjudged (1, x) twice
+    assert answer([2, 3, 0], ["a", "a", "a"])
+    assert not answer([2, 3, 2], ["x", "a", "x"])  # outside the query set, one query code twice

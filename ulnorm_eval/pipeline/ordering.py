@@ -476,12 +476,15 @@ def _pair_table(qrels: Qrels, jdict, jkeys: np.ndarray):
     return made[1]
 
 
-def _fingerprint_rows(qrels: Qrels, jdict, jkeys: np.ndarray, jrows: np.ndarray, docid, query: np.ndarray):
+def _fingerprint_rows(qrels: Qrels, jdict, jkeys: np.ndarray, jrows: np.ndarray, docid, qcode: np.ndarray,
+                      query: np.ndarray):
     """(the qrels row judging each run document, file order, -1 where none does, ``query`` its
-    query-set index or -1; the docids' fingerprints), found in one lookup of (query, docid) pairs
-    by fingerprints (:func:`..inputs.fingerprints.pair_entries`): what :func:`_join_rows` finds from
-    the docids' codes, without a search among each docid's judgements (5 of 22 ms a Robust 2003
-    run).  None when the fingerprints cannot decide (long docids, a shared fingerprint)."""
+    query-set index or -1; whether the run's (query, document) pairs are distinct, ``qcode`` its
+    query codes), found in one lookup of (query, docid) pairs by fingerprints
+    (:func:`..inputs.fingerprints.pair_entries`): what :func:`_join_rows` finds from the docids'
+    codes, without a search among each docid's judgements (5 of 22 ms a Robust 2003 run).  None
+    when the fingerprints cannot decide (long docids, a shared fingerprint); False for distinct
+    when they cannot prove the pairs distinct (a repeat, or a shared fingerprint)."""
     from ..inputs import fingerprints as fp
 
     table = _pair_table(qrels, jdict, jkeys)
@@ -492,7 +495,7 @@ def _fingerprint_rows(qrels: Qrels, jdict, jkeys: np.ndarray, jrows: np.ndarray,
     row = np.full(len(entry), -1, dtype=np.int64)
     hit = np.flatnonzero(entry >= 0)
     row[hit] = jrows[entry[hit]]
-    return row, hashes
+    return row, fp.distinct_entries(qcode, hashes, entry)
 
 
 def prepare_join(qrels: Qrels, qids: list) -> None:
@@ -604,10 +607,8 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
         # Numeric docids: repeats are found on the numbers, and a lookup in the (small, per query
         # set) judged docids finds each one's judged code; no table of every run docid is built.
         dcode = to_numpy(pc.fill_null(pc.index_in(docid, value_set=jdict), n_judged))
-    elif (found := _fingerprint_rows(qrels, jdict, jkeys, jrows, docid, q_all)) is not None:
-        from ..inputs import fingerprints as fp
-
-        if fp.distinct_pairs(qcode, found[1]):
+    elif (found := _fingerprint_rows(qrels, jdict, jkeys, jrows, docid, qcode, q_all)) is not None:
+        if found[1]:  # else a repeat, or a shared fingerprint: the strings decide below
             joined = found[0]
     else:
         dcode = _fingerprint_codes(qrels, jdict, docid, qcode)

@@ -360,6 +360,25 @@ def test_pool_shares_one_ordering_between_keys_of_the_same_classes(seed):
             assert np.array_equal(got.grade, grade[want]) and np.array_equal(got.judged, judged[want])
 
 
+def test_pool_keeps_a_key_it_cannot_change_without_a_copy():
+    """A read-only key owning its memory (pool_gains') is kept as it is to compare later keys; a
+    writeable one is copied: changed in place after the call (two values swapped, the same sum), it
+    is a new key, sorted again, not served the old ordering."""
+    row = np.array([0, 0, 0, 1, 1])
+    pool = Pool(row, np.array([0.0, 1.0, 2.0, 1.0, 0.0]), 2)
+    fixed = np.array([0.0, 1.0, 2.0, 1.0, 0.0])
+    fixed.flags.writeable = False
+    pool.ordered(fixed, True)
+    assert any(held is not None and np.shares_memory(held, fixed) for entries in pool._ordered.values()
+               for held, _ in entries)
+    key = np.array([0.0, 1.0, 3.0, 1.0, 0.0])
+    first = pool.ordered(key, True)
+    assert first.grade.tolist() == [2.0, 1.0, 0.0, 1.0, 0.0]
+    key[0], key[2] = key[2], key[0]
+    again = pool.ordered(key, True)
+    assert again is not first and again.grade.tolist() == [0.0, 1.0, 2.0, 1.0, 0.0]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_sparse_bpref_infap_bing_equal_their_dense_forms(seed):
     """bpref, infAP and binG add terms at the relevant documents only (counts above them by binary

@@ -65,6 +65,8 @@ class Pool:
         for held, ranking in self._ordered.get(memo, ()):
             if np.array_equal(held, bits):
                 return ranking
+        if key.flags.writeable or key.base is not None:  # kept to compare later keys: a copy unless the
+            bits = bits.copy()  # key cannot change (read-only, owning its memory: pool_gains' arrays)
         packed = _packed_classes(self.row, self.nq, key, descending)
         if packed is None:
             order = np.lexsort((-key if descending else key, self.row))
@@ -75,14 +77,14 @@ class Pool:
             classes = ("classes", len(packed), np.add.reduce(packed, dtype=np.uint64).item())
             for held, ranking in self._ordered.get(classes, ()):
                 if np.array_equal(held, packed):
-                    self._ordered.setdefault(memo, []).append((bits.copy(), ranking))
+                    self._ordered.setdefault(memo, []).append((bits, ranking))
                     return ranking
             order = np.argsort(packed, kind="stable")
         # sorted within each query, the rows are this pool's own (sorted) rows
         ranking = Ranking(self.row, self.grade[order], self.nq, np.arange(self.nq), self.judged[order])
         ranking.__dict__["starts"] = self.starts
         ranking.__dict__["pos"] = self.pos
-        self._ordered.setdefault(memo, []).append((bits.copy(), ranking))
+        self._ordered.setdefault(memo, []).append((bits, ranking))
         if packed is not None:
             self._ordered.setdefault(classes, []).append((packed, ranking))
         return ranking

@@ -52,6 +52,27 @@ def test_words_are_the_bytes_little_endian():
     assert [int(w) for w in ws[1]] == [0, 0, 0, ord("i")]
 
 
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("large", [False, True])
+def test_words_equal_the_bytes_of_each_docid(seed, large):
+    """words() of random docids (0 to 32 bytes in UTF-8, NUL and non-ASCII bytes; every docid empty;
+    a slice) against each docid's bytes read in 8-byte little-endian words, zero past its end."""
+    rng = np.random.default_rng(seed)
+    typ = pa.large_string() if large else pa.string()
+    for longest in (0, 1, 7, 8, 9, 16, 17, 24, 31, 32):
+        strings = _strings(rng, int(rng.integers(1, 300)), longest=longest)
+        if longest == 32:
+            strings.append("x" * 32)
+        arr = pa.array(["pad", *strings, "pad"], typ).slice(1, len(strings))
+        ws, length = fp.words(arr)
+        raw = [text.encode() for text in strings]
+        assert length.tolist() == [len(b) for b in raw]
+        nwords = (max(map(len, raw), default=0) + 7) // 8
+        assert len(ws) == nwords and all(w.dtype == np.uint64 and w.flags.c_contiguous for w in ws)
+        for k, w in enumerate(ws):
+            assert w.tolist() == [int.from_bytes(b[8 * k:8 * k + 8], "little") for b in raw]
+
+
 def test_long_docids_and_nulls_are_left_to_arrow():
     assert fp.words(pa.array(["x" * 33])) is None
     assert fp.words(pa.array(["x" * 32])) is not None

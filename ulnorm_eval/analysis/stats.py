@@ -417,7 +417,8 @@ def _discordant(A, B) -> int:
         return 0
     if n <= DIRECT_SYSTEMS:
         a, b = np.ascontiguousarray(A.T), np.ascontiguousarray(B.T)  # systems x trials
-        return sum(int(np.count_nonzero((a[i + 1:] - a[i]) * (b[i + 1:] - b[i]) < 0)) for i in range(n - 1))
+        return sum(int(np.count_nonzero((a[system + 1:] - a[system]) * (b[system + 1:] - b[system]) < 0))
+                   for system in range(n - 1))
     order = np.lexsort((B, A), axis=-1)
     order_b = np.argsort(B, axis=1, kind="stable")
     sorted_b = np.take_along_axis(B, order_b, 1)

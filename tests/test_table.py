@@ -178,3 +178,15 @@ def test_stacked_tables_write_each_row_cell_by_cell(specs, precision):
                 writer.writerow(([cell(name)] if several else []) + [
                     _csv_text(got[c], t.kinds[c] in ("str", "object"), cell) if c in got else "" for c in columns])
         assert render(tables, fmt, precision) == buf.getvalue()
+
+
+def test_text_columns_keep_text_and_turn_gaps_into_none():
+    """A 'str' column: text kept as it is (an all-text column, compare's run names, taken whole), a gap
+    (None, NaN) as None, anything else as its str."""
+    values = np.array(["a", "b", "a"], dtype=object)
+    t = Table({"s": values}, {"s": "str"})
+    assert t["s"] == ["a", "b", "a"] and all(type(v) is str for v in t["s"])
+    values[0] = "z"  # the table holds its own list
+    assert t["s"][0] == "a"
+    mixed = Table({"s": ["a", None, float("nan"), 3, np.str_("b")]}, {"s": "str"})["s"]
+    assert mixed == ["a", None, None, "3", "b"] and type(mixed[3]) is str

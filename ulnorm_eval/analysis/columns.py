@@ -74,7 +74,10 @@ def _convert(values, kind: str) -> list:
     if kind == "Int64":
         return [None if _missing(item) else int(item) for item in values]
     if kind == "str":
-        return [None if _missing(item) else item if isinstance(item, str) else str(item) for item in values]
+        items = list(values)
+        if all(type(item) is str for item in items):  # text without gaps (compare's run names): kept as it is
+            return items
+        return [None if _missing(item) else item if isinstance(item, str) else str(item) for item in items]
     return [None if _missing(item) else item.item() if hasattr(item, "item") else item for item in values]
 
 

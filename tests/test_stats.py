@@ -342,3 +342,49 @@ def test_identical_systems_have_no_system_variance_whatever_the_rounding():
     # a real, small difference still counts
     Y2 = np.vstack([row, row + 1e-4 * rng.random(51)])
     assert stats.variance_components(Y2).system > 0
+
+
+def test_t_kernels_load_scipy_special_ufuncs_alone_with_the_same_bits(tmp_path):
+    """The first t-test of a process loads scipy.special's compiled ufuncs without the package's
+    __init__ (its array-API layer imports numpy.testing, numpy.f2py, ...): the p-values and intervals
+    are scipy.stats.ttest_1samp's and stdtrit's bits, and scipy.special imported afterwards is whole and
+    exports the very same ufuncs."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+import numpy as np
+from ulnorm_eval.analysis import stats
+d = np.random.default_rng(3).normal(0.01, 0.1, (40, 25))
+d[0] = 0.0
+res = stats.pairwise_t(d, alpha=0.1)
+assert "scipy.special" not in sys.modules, "the package was imported"
+assert "scipy.special._ufuncs" in sys.modules
+import scipy.special as sp
+import scipy.stats as ss
+assert sp.stdtr is stats._t_kernels().stdtr and hasattr(sp, "erf") and hasattr(sp, "logsumexp")
+ref = ss.ttest_1samp(d[1:], 0.0, axis=-1)
+assert np.array_equal(res.p[1:], ref.pvalue) and np.array_equal(res.statistic[1:], ref.statistic)
+import math
+n = d.shape[1]
+half = sp.stdtrit(n - 1, 1 - 0.1 / 2) * d[1:].std(axis=-1, ddof=1) / math.sqrt(n)
+assert np.array_equal(res.ci_high[1:], d[1:].mean(axis=-1) + half)
+assert np.array_equal(res.ci_low[1:], d[1:].mean(axis=-1) - half)
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_t_kernels_fall_back_to_the_package(monkeypatch):
+    """Where the ufuncs cannot be loaded alone (another scipy layout), the package is imported as before."""
+    import scipy.special
+
+    def refuse():
+        raise ImportError("another layout")
+
+    monkeypatch.setattr(stats, "_ufuncs_alone", refuse)
+    monkeypatch.delitem(__import__("sys").modules, "scipy.special")
+    monkeypatch.delitem(__import__("sys").modules, "scipy.special._ufuncs", raising=False)
+    assert stats._t_kernels().stdtr is scipy.special.stdtr

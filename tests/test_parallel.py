@@ -674,34 +674,3 @@ def test_a_run_of_one_block_is_finished_by_its_worker_as_by_the_command(tmp_path
             kinds.append(expected[0] if isinstance(expected, tuple) else ungrouped_ok(expected))
     # every case met: results, a run read whole, --stream's refusal, a bad line, a repeated document
     assert kinds.count("NotGrouped") >= 4 and kinds.count("InputError") >= 8 and kinds.count("whole") >= 4, kinds
-
-
-def test_the_workers_are_told_to_leave_at_the_last_outcome(dlhard):
-    """When the last outcome is in, the workers leave while the caller writes (the pool is shut down
-    without waiting) and are gone without close(), which does not wait for them.  A
-    later imap on the same executor forks new workers once that thread is gone, with results from them."""
-    import time
-
-    q = api.load_qrels(str(dlhard[0]))
-    with parallel.executor(q, 2) as ex:
-        outcomes = ex.imap([(_pid, (i,)) for i in range(5)])
-        first = dict(ex._pool._processes)
-        manager = ex._pool._executor_manager_thread  # the pool's thread
-        assert manager is not None and manager.is_alive()
-        got = [parallel.unwrap(next(outcomes)) for _ in range(4)]
-        assert ex._pool is not None and ex._retired is None  # one outcome to come: nothing told yet
-        got.append(parallel.unwrap(next(outcomes)))
-        assert ex._pool is None and ex._retired is not None and set(got) <= set(first)
-        alive_at_fork = []  # the retired pool's thread, at each fork of the next imap (asked at once)
-        os.register_at_fork(before=lambda: alive_at_fork.append(manager.is_alive()))
-        again = ex.imap([(_pid, (i,)) for i in range(3)])
-        second = dict(ex._pool._processes)
-        assert ex._retired is None and alive_at_fork and not any(alive_at_fork)
-        assert not any(p.is_alive() for p in first.values())
-        got = [parallel.unwrap(o) for o in again]
-        assert set(got) <= set(second) and not set(got) & set(first)
-        deadline = time.monotonic() + 30
-        while any(p.is_alive() for p in second.values()) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert not any(p.is_alive() for p in second.values())  # gone without close()
-    assert ex._pool is None

@@ -290,15 +290,6 @@ class Sequential:
         self.close()
 
 
-_RETIRED: list = []  # the threads of pools told to leave at their last outcome (LocalPool._retire), not yet joined
-
-
-def _join_retired() -> None:
-    """Wait for the threads of retired pools (each ends once it has reaped its workers)."""
-    while _RETIRED:
-        _RETIRED.pop().join()
-
-
 class LocalPool(Sequential):
     """``-j N``: N local worker processes, each given the qrels once by its initializer."""
 
@@ -309,7 +300,6 @@ class LocalPool(Sequential):
         super().__init__(qrels)
         self.workers = jobs
         self._pool = None
-        self._retired = None  # the workers of the pool told to leave at the last outcome (_retire)
 
     def _start(self, size: int):
         """Fork the workers now, all of them (a fork-context pool forks every worker at its first
@@ -322,9 +312,6 @@ class LocalPool(Sequential):
         if self._pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
-
-            _join_retired()  # a retired pool's thread (and workers) gone before this fork
-            self._retired = None
 
             # fork: the workers inherit the parsed qrels and the imported modules (no pickling,
             # no re-import); spawn where fork is unavailable (only for an explicit -j N)
@@ -363,35 +350,17 @@ class LocalPool(Sequential):
                 if len(pending) >= window:
                     yield pending.popleft().result()
             while pending:
-                outcome = pending.popleft().result()
-                if not pending and self._pool is pool:
-                    self._retire()
-                yield outcome
+                yield pending.popleft().result()
         except BrokenProcessPool:
             raise ParallelError("a worker process died (out of memory?); run with -j 1, or --scheduler for "
                                 "a cluster that retries lost workers") from None
 
-    def _retire(self) -> None:
-        """The last outcome is in: the workers are told to leave now (``shutdown(wait=False)``: the
-        pool's own thread sends them their end and reaps them), while the caller writes the results;
-        :meth:`close` does not wait for them (17 TREC 2003 Robust runs, -j 2: the shutdown took
-        0.03-0.07 s of the command's wall time at its end, load 8-10).  That thread is joined before
-        the next fork of any pool (:func:`_join_retired`), so that no thread of ours is alive at a fork."""
-        pool = self._pool
-        # (the pool forgets its thread and workers when shut down without waiting: kept here)
-        self._retired = list((pool._processes or {}).values())
-        if pool._executor_manager_thread is not None:
-            _RETIRED.append(pool._executor_manager_thread)
-        pool.shutdown(wait=False)
-        self._pool = None
-
     def __exit__(self, kind, *exc):
-        if kind is not None:
+        if kind is not None and self._pool is not None:
             # an error, Ctrl-C or SIGTERM: the tasks in flight are of no use (they only read and
             # compute), so the workers are ended now rather than after their tasks (a second or more);
             # killed, since they ignore the signals a terminal or a job control sends (_init_worker)
-            processes = list((getattr(self._pool, "_processes", None) or {}).values())
-            for process in processes + (self._retired or []):
+            for process in list((getattr(self._pool, "_processes", None) or {}).values()):
                 try:
                     process.kill()
                 except (OSError, AttributeError):
@@ -399,13 +368,9 @@ class LocalPool(Sequential):
         self.close()
 
     def close(self) -> None:
-        """End the workers: those still working are waited for; retired ones (:meth:`_retire`) are
-        left to finish leaving, as the caller writes its output, and their pool's thread (which reaps
-        them) is joined by the next fork (:meth:`_start`) or at the interpreter's exit."""
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        self._retired = None
 
 
 class DaskPool(Sequential):

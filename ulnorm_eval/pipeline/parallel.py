@@ -634,6 +634,20 @@ def _splittable(path) -> bool:
     return not any(head.startswith(magic) for magic, _ in _MAGIC)
 
 
+def _plan(executor, path, metrics, options: Options, stream, block_bytes) -> tuple[str, list]:
+    """How :func:`evaluate_paths` evaluates one run: ("here", []) for standard input (read by the command),
+    ("blocks", one task per query block) for a file split by byte range, else ("whole", [one task]) (a
+    file of one block is finished by its worker when the executor can: ``finishes_runs``)."""
+    if path == "-":
+        return "here", []
+    if stream is not False and not executor.qrels.letor and _splittable(path):
+        bounds = block_bounds(path, block_bytes)
+        if len(bounds) == 2 and getattr(executor, "finishes_runs", False):  # one block: finished by the worker
+            return "whole", [(block_run, (path, bounds[0], bounds[1], metrics, options, stream))]
+        return "blocks", [(range_block, (path, start, end, metrics, options)) for start, end in zip(bounds, bounds[1:])]
+    return "whole", [(whole_run, (path, metrics, options, stream))]
+
+
 def evaluate_paths(executor, paths, metrics, options: Options, stream: bool | None = None,
                    block_bytes: int = BLOCK_BYTES):
     """Yield the RunResult of each run file, in order, as ``evaluate_path(..., stream=stream)`` gives it.
@@ -659,19 +673,7 @@ def evaluate_paths(executor, paths, metrics, options: Options, stream: bool | No
         for path in paths:
             yield evaluate_path(qrels, path, metrics, options, stream=stream)
         return
-    plans = []
-    for path in paths:
-        if path == "-":
-            plans.append(("here", []))
-        elif stream is not False and not qrels.letor and _splittable(path):
-            bounds = block_bounds(path, block_bytes)
-            if len(bounds) == 2 and getattr(executor, "finishes_runs", False):  # one block: finished by the worker
-                plans.append(("whole", [(block_run, (path, bounds[0], bounds[1], metrics, options, stream))]))
-                continue
-            plans.append(("blocks",
-                          [(range_block, (path, start, end, metrics, options)) for start, end in zip(bounds, bounds[1:])]))
-        else:
-            plans.append(("whole", [(whole_run, (path, metrics, options, stream))]))
+    plans = [_plan(executor, path, metrics, options, stream, block_bytes) for path in paths]
     outcomes = executor.imap([task for _, tasks_ in plans for task in tasks_])
     for path, (kind, tasks_) in zip(paths, plans):
         if kind == "here":

@@ -13,23 +13,6 @@ ARENA = ((malloc.M_ARENA_MAX, 1),)
 HEAP = ((malloc.M_MMAP_THRESHOLD, 32 << 20), (malloc.M_TRIM_THRESHOLD, 64 << 20))
 
 
-@pytest.fixture
-def libc(monkeypatch):
-    """The calls made to a stand-in C library's mallopt, on Linux, with no malloc variable or tunable set."""
-    calls = []
-
-    class Libc:
-        def mallopt(self, param, value):
-            calls.append((param, value))
-            return 1
-
-    monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
-    monkeypatch.setattr(sys, "platform", "linux")
-    for name in ("MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES"):
-        monkeypatch.delenv(name, raising=False)
-    return calls
-
-
 def test_glibc_constants():
     # malloc.h: M_TRIM_THRESHOLD -1, M_MMAP_THRESHOLD -3, M_ARENA_MAX -8
     assert (malloc.M_TRIM_THRESHOLD, malloc.M_MMAP_THRESHOLD, malloc.M_ARENA_MAX) == (-1, -3, -8)

@@ -536,7 +536,7 @@ def test_a_signal_while_the_workers_run_leaves_nothing(robust, tmp_path, signame
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_worker_keeps_its_heap_between_tasks(monkeypatch):
+def test_a_worker_keeps_its_heap_between_tasks(monkeypatch, libc):
     """_init_worker's _steady_heap: on Linux with glibc, mallopt fixes the mmap threshold at 32 MiB and
     the trim threshold at 64 MiB (glibc's dynamic rule at its upper bound), so that a forked worker
     does not give its heap back between runs and fault it in again; nothing when the user set one of
@@ -544,17 +544,7 @@ def test_a_worker_keeps_its_heap_between_tasks(monkeypatch):
     import ctypes
     import sys
 
-    calls = []
-
-    class Libc:
-        def mallopt(self, option, value):
-            calls.append((option, value))
-            return 1
-
-    monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
-    for name in (*parallel._MALLOC_VARIABLES, "GLIBC_TUNABLES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setattr(sys, "platform", "linux")
+    calls = libc
     parallel._steady_heap()
     assert calls == [(-3, 32 << 20), (-1, 64 << 20)]
     for name, value in (("MALLOC_TRIM_THRESHOLD_", "1000000"), ("MALLOC_TOP_PAD_", "0"),

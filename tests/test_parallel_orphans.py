@@ -170,7 +170,9 @@ print(rc, len(left), flush=True)
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="adopting a command's orphans needs Linux's prctl(PR_SET_CHILD_SUBREAPER); the other "
+                           "tests of this file read Linux's /proc too, and CI runs on Linux, where a skip fails")
 @pytest.mark.parametrize("jobs", ["2", "auto"])
 def test_the_command_reaps_its_workers_before_it_exits(shared, jobs):
     """A -j command that ends well has waited for its workers: none is left for another process to

@@ -136,7 +136,7 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
                    f"{','.join(DEFAULT_VARIANTS).lower()} for the measures with a closed-form E; measures whose E is "
                    "a Monte Carlo estimate (IPrec, 11pt_avg, G, ERR, ...: seconds to minutes a "
                    "run) get variants only from an explicit --norm or by name, UL2(G) (a note on stderr says "
-                   "which).  (No short form: -n is trec_eval's --nosummary.)")
+                   "which).")
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
 @click.option("-n", "--nosummary", is_flag=True, help="No 'all' rows (trec_eval's -n); trec format.")
 @ordering_options

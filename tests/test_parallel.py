@@ -177,9 +177,10 @@ def test_ungrouped_run_falls_back_or_is_refused_alike(tmp_path, dlhard):
     q = api.load_qrels(str(dlhard[0]))
     metrics = api.resolve_metrics(["nDCG@10", "AP"], ["UL2"])
     opts = api.Options(rel_level=2)
-    whole = [api.evaluate_run(q, io.read_run(str(p)), metrics, opts)]
+    after = str(dlhard[1][0])  # a run after it: its blocks must not be taken for the ungrouped run's
+    whole = [api.evaluate_run(q, io.read_run(str(p)), metrics, opts), api.evaluate_run(q, io.read_run(after), metrics, opts)]
     with parallel.executor(q, 2) as ex:
-        got = list(parallel.evaluate_paths(ex, [str(p)], metrics, opts, block_bytes=50_000))
+        got = list(parallel.evaluate_paths(ex, [str(p), after], metrics, opts, block_bytes=50_000))
         _assert_same_results(got, whole, metrics)
         with pytest.raises(stream.NotGrouped) as exc:
             list(parallel.evaluate_paths(ex, [str(p)], metrics, opts, stream=True, block_bytes=50_000))
@@ -189,6 +190,16 @@ def test_ungrouped_run_falls_back_or_is_refused_alike(tmp_path, dlhard):
     assert f":{last}: query" in str(seq.value)
     one = _cli("-f", "tsv", "--stream", dlhard[0], p)
     assert one[0] == 2 and _cli("-f", "tsv", "--stream", "-j", "2", dlhard[0], p) == one
+    # found out early (a line of a query two thirds in, moved a tenth in): the run's later blocks are
+    # dropped, not taken for the next run's
+    lines = p.read_text().splitlines(keepends=True)
+    tenth, moved = len(lines) // 10, 2 * len(lines) // 3
+    early = tmp_path / "early.run"
+    early.write_text("".join(lines[:tenth] + [lines[moved]] + lines[tenth:moved] + lines[moved + 1:]))
+    whole = [api.evaluate_run(q, io.read_run(str(early)), metrics, opts), whole[1]]
+    with parallel.executor(q, 2) as ex:
+        got = list(parallel.evaluate_paths(ex, [str(early), after], metrics, opts, block_bytes=50_000))
+    _assert_same_results(got, whole, metrics)
 
 
 def test_bad_input_same_error_in_order(tmp_path, dlhard):

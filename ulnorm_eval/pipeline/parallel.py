@@ -224,14 +224,23 @@ def block_run(qrels, path, start, stop, metrics, options, stream):
     same block: the same RunResult; a block's input error is raised here, with the caller's line
     numbers (the block starts at line 1); a run whose queries are not contiguous is read whole, or
     refused under ``stream=True``, as :func:`evaluate_paths` does."""
-    from .evaluate import evaluate_run, load_run
-
     def block():
         yield range_block(qrels, path, start, stop, metrics, options)
 
+    return _stream_or_whole(qrels, path, metrics, options, stream, block())
+
+
+def _stream_or_whole(qrels, path, metrics, options, stream, blocks, drop=None):
+    """:func:`evaluate_stream` of a run's scored ``blocks``; a run whose queries turn out not to be
+    contiguous is read whole, or refused with ``stream=True``, as ``evaluate_path`` does (``drop``, if
+    given, first discards the run's blocks not taken yet)."""
+    from .evaluate import evaluate_run, load_run
+
     try:
-        return evaluate_stream(qrels, path, metrics, options, blocks=block())
+        return evaluate_stream(qrels, path, metrics, options, blocks=blocks)
     except NotGrouped:
+        if drop is not None:
+            drop()
         if stream:
             raise
         return evaluate_run(qrels, load_run(path, qrels), metrics, options)
@@ -689,12 +698,8 @@ def evaluate_paths(executor, paths, metrics, options: Options, stream: bool | No
                 taken[0] += 1
                 yield unwrap(next(outcomes))
 
-        try:
-            res = evaluate_stream(qrels, path, metrics, options, blocks=outs())
-        except NotGrouped:
-            for _ in range(len(tasks_) - taken[0]):  # this run's other blocks are of no use now
+        def drop(count=len(tasks_)):
+            for _ in range(count - taken[0]):  # this run's other blocks are of no use now
                 next(outcomes)
-            if stream:
-                raise
-            res = evaluate_run(qrels, load_run(path, qrels), metrics, options)
-        yield res
+
+        yield _stream_or_whole(qrels, path, metrics, options, stream, outs(), drop)

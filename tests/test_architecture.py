@@ -376,3 +376,42 @@ def test_short_names_counts_bindings_and_parameters(tmp_path):
     module.write_text("def f(x, data, *, kw=1):\n    for i, value in enumerate(data):\n        _ = value\n"
                       "    total = [q for q in data]\n    return x\n", encoding="utf-8")
     assert sorted(name for name, _ in short_names(module)) == ["i", "kw", "q", "x"]
+
+
+def _records_section() -> str:
+    return DOC.split("## The records", 1)[1].split("\n## ", 1)[0]
+
+
+def _documented_fields() -> dict:
+    """record -> the names docs/architecture.md gives in backticks for it: the first column of the
+    Family table, the second of the other records' table."""
+    import re
+
+    out = {"Family": set()}
+    for line in _records_section().splitlines():
+        cells = line.split("|")
+        if len(cells) < 4 or not cells[1].strip().startswith("`"):
+            continue
+        record = re.fullmatch(r"`(\w+)`", cells[1].strip())
+        if record and record.group(1) in ("Param", "TrecName", "Variant", "TextFamily"):
+            out[record.group(1)] = set(re.findall(r"`(\w+)", cells[2]))
+        else:
+            out["Family"] |= set(re.findall(r"`(\w+)", cells[1]))
+    return out
+
+
+def test_records_are_keyword_only_and_every_field_documented():
+    """Every record of core/records.py is built from keywords (a record of 37 fields built by position
+    cannot be read), and docs/architecture.md's tables name each of its fields."""
+    import dataclasses
+
+    from ulnorm_eval.core import records
+
+    documented = _documented_fields()
+    for name in ("Family", "Param", "TrecName", "Variant", "TextFamily"):
+        record = getattr(records, name)
+        assert all(f.kw_only for f in dataclasses.fields(record)), name
+        missing = {f.name for f in dataclasses.fields(record)} - documented.get(name, set())
+        assert not missing, f"docs/architecture.md does not document {name}'s fields {sorted(missing)}"
+    with pytest.raises(TypeError):
+        records.Param("rel", "int", None, "a positional record")

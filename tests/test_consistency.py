@@ -147,8 +147,8 @@ def test_a_variant_record_reaches_summ_help_parser_and_values():
 
     before = summ_help()
     with registry.temporary_records():
-        register_variant(Variant("HG", (), "(A-E)/2", "a toy", "[-1, 1]", "ratio", normalise=half_gap))
-        register_text(TextFamily("TOY-1", "a toy overlap", "a toy E", "a toy", variants=("E", "UL2", "HG")))
+        register_variant(Variant(name="HG", aliases=(), formula="(A-E)/2", cite="a toy", rng="[-1, 1]", kind="ratio", normalise=half_gap))
+        register_text(TextFamily(name="TOY-1", formula="a toy overlap", expectation_formula="a toy E", cite="a toy", variants=("E", "UL2", "HG")))
         assert list(summ_variants())[-1] == "HG"
         helps = summ_help()
         assert "TOY-1" in helps["measure"] and ", HG, Hetero(BERTScore)" in helps["measure"]

@@ -44,7 +44,7 @@ HOLE_BOUNDS = ("LB", "UB", "BS", "BSLO", "BSHI")
 # G(d_i) = r_i, seen(i) = V(i), N = V+).  ``Family.browsing`` returns it as its seen.
 SEEN_UNTIL_GAIN = "seen until the first item with gain"
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Param:
     """One parameter of a family: ``RBP(p=0.9)``."""
 
@@ -57,7 +57,7 @@ class Param:
     at: bool = False  # written after @ (ir_measures' IPrec@0.2 sets recall); the family takes no cutoff
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrecName:
     """One trec_eval name of a family and how its argument maps onto the measure.
 
@@ -95,7 +95,7 @@ class TrecName:
         return f"{self.base}_{value:g}" if isinstance(value, float) else f"{self.base}_{value}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Family:
     """A measure family, declared once.
 
@@ -244,7 +244,7 @@ class Family:
         return bad
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Variant:
     """A variant wraps a measure: ``UL2(nDCG@10)``.
 
@@ -319,7 +319,7 @@ def register(family: Family) -> Family:
     return family
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TextFamily:
     """A summarisation measure (``ulnorm-eval summ``): a summary scored against its references, a
     document playing the part of a query and a system that of a run.  ``scores``: the ``score=``

@@ -14,20 +14,20 @@ _UNIGRAM = ("E over summaries of the candidate's (or each reference's) length dr
             "unigram model p(w) = c(w) / sum c (Feng 2023 eq. 9.1)")
 
 register_text(TextFamily(
-    "ROUGE-1", "clipped unigram overlap M of summary and reference: P = M/L, R = M/m, F = 2PR/(P+R)",
-    _UNIGRAM + ": exact for one reference, mean or pooled (E[M] = sum_w sum_j P(Bin(L, p_w) >= j)); "
-    "Monte Carlo under max", _ROUGE))
+    name="ROUGE-1", formula="clipped unigram overlap M of summary and reference: P = M/L, R = M/m, F = 2PR/(P+R)",
+    expectation_formula=_UNIGRAM + ": exact for one reference, mean or pooled (E[M] = sum_w sum_j P(Bin(L, p_w) >= j)); "
+    "Monte Carlo under max", cite=_ROUGE))
 register_text(TextFamily(
-    "ROUGE-2", "clipped bigram overlap, P, R and F as ROUGE-1's", _UNIGRAM + ": Monte Carlo (seeded draws)",
-    _ROUGE))
+    name="ROUGE-2", formula="clipped bigram overlap, P, R and F as ROUGE-1's", expectation_formula=_UNIGRAM + ": Monte Carlo (seeded draws)",
+    cite=_ROUGE))
 register_text(TextFamily(
-    "ROUGE-L", "longest common subsequence M: P = M/L, R = M/m, F = 2PR/(P+R)",
-    _UNIGRAM + ": Monte Carlo (seeded draws)", _ROUGE))
+    name="ROUGE-L", formula="longest common subsequence M: P = M/L, R = M/m, F = 2PR/(P+R)",
+    expectation_formula=_UNIGRAM + ": Monte Carlo (seeded draws)", cite=_ROUGE))
 register_text(TextFamily(
-    "BERTScore", "greedy cosine matching of contextual token embeddings: R = mean_i max_j x_i . x^_j, "
+    name="BERTScore", formula="greedy cosine matching of contextual token embeddings: R = mean_i max_j x_i . x^_j, "
                  "P = mean_j max_i, F = 2PR/(P+R)",
-    "BERTScore of the expected summary: the k source tokens least similar to the document's mean embedding "
-    "(Feng 2023 §8.2, Algorithm 1)", "Zhang et al. 2020; bert-score; E: Feng 2023 Algorithm 1", default=False))
+    expectation_formula="BERTScore of the expected summary: the k source tokens least similar to the document's mean embedding "
+    "(Feng 2023 §8.2, Algorithm 1)", cite="Zhang et al. 2020; bert-score; E: Feng 2023 Algorithm 1", default=False))
 
 # summ's --norm default: the bounds and Feng 2023's UE1, UE2 (summ's names of UL1, UL2)
 SUMM_DEFAULT_VARIANTS = ("E", "IUB", "UE1", "UE2")

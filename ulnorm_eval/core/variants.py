@@ -58,77 +58,77 @@ def _uew(A, I, E, W):
 
 
 register_variant(Variant(
-    "E", (), "E[M] under a uniformly random permutation of the pool",
-    "Karmaker & Feng 2022 RLB; Feng 2023 REB", "[W, I]", "bound", bound="E", default=True))
+    name="E", aliases=(), formula="E[M] under a uniformly random permutation of the pool",
+    cite="Karmaker & Feng 2022 RLB; Feng 2023 REB", rng="[W, I]", kind="bound", bound="E", default=True))
 register_variant(Variant(
-    "IUB", (), "the maximum of M over the orderings of the pool (the pool sorted by gain, descending, where "
+    name="IUB", aliases=(), formula="the maximum of M over the orderings of the pool (the pool sorted by gain, descending, where "
     "the measure's record proves it; else enumerated)",
-    "Karmaker & Feng 2022 §4; Feng 2023", "[0, 1] for normalised M", "bound", bound="IUB"))
+    cite="Karmaker & Feng 2022 §4; Feng 2023", rng="[0, 1] for normalised M", kind="bound", bound="IUB"))
 register_variant(Variant(
-    "WLB", (), "the minimum of M over the orderings of the pool (the pool sorted by gain, ascending, where "
+    name="WLB", aliases=(), formula="the minimum of M over the orderings of the pool (the pool sorted by gain, ascending, where "
     "the measure's record proves it; else enumerated)",
-    "Westerborg 2022 §3.1", ">= 0", "bound", bound="WLB"))
+    cite="Westerborg 2022 §3.1", rng=">= 0", kind="bound", bound="WLB"))
 register_variant(Variant(
-    "UL1", ("UE1",), "(A/I) * (A/(A+E))", "Karmaker & Feng 2022 eq. 5; Feng 2023 eq. 5.1", "[0, 1]", "ratio",
-    _UNDEF + ", I = 0 or A + E = 0", _ul1))
+    name="UL1", aliases=("UE1",), formula="(A/I) * (A/(A+E))", cite="Karmaker & Feng 2022 eq. 5; Feng 2023 eq. 5.1", rng="[0, 1]", kind="ratio",
+    undefined=_UNDEF + ", I = 0 or A + E = 0", normalise=_ul1))
 register_variant(Variant(
-    "UL2", ("UE2",), "(A-E)/(I-E) if A >= E else (A-E)/E", "Karmaker & Feng 2022 eq. 6; Feng 2023 eq. 5.2",
-    "[-1, 1]", "ratio", _UNDEF + ", or A < E = 0", _ul2, below_random=0.0, default=True))
+    name="UL2", aliases=("UE2",), formula="(A-E)/(I-E) if A >= E else (A-E)/E", cite="Karmaker & Feng 2022 eq. 6; Feng 2023 eq. 5.2",
+    rng="[-1, 1]", kind="ratio", undefined=_UNDEF + ", or A < E = 0", normalise=_ul2, below_random=0.0, default=True))
 register_variant(Variant(
-    "MM", (), "(A-W)/(I-W) (min-max with the worst ranking)", "Westerborg 2022 eq. 3.1", "[0, 1]", "ratio",
-    _UNDEF, _mm))
+    name="MM", aliases=(), formula="(A-W)/(I-W) (min-max with the worst ranking)", cite="Westerborg 2022 eq. 3.1", rng="[0, 1]", kind="ratio",
+    undefined=_UNDEF, normalise=_mm))
 register_variant(Variant(
-    "EB", (), "A/E (expectation-based)", "Westerborg 2022 eq. 3.6", "[0, I/E]", "ratio", _UNDEF + " or E = 0",
-    _eb, below_random=1.0))
+    name="EB", aliases=(), formula="A/E (expectation-based)", cite="Westerborg 2022 eq. 3.6", rng="[0, I/E]", kind="ratio", undefined=_UNDEF + " or E = 0",
+    normalise=_eb, below_random=1.0))
 register_variant(Variant(
-    "EM", (), "(A-E)/(I-E) (expectation-max)", "Westerborg 2022 eq. 3.11", "(-inf, 1]", "ratio", _UNDEF, _em,
+    name="EM", aliases=(), formula="(A-E)/(I-E) (expectation-max)", cite="Westerborg 2022 eq. 3.11", rng="(-inf, 1]", kind="ratio", undefined=_UNDEF, normalise=_em,
     below_random=0.0))
 register_variant(Variant(
-    "DB", (), "Pr[M(random permutation) <= A] (distribution-based percentile)", "Westerborg 2022 eq. 3.12",
-    "[0, 1]", "distribution", _UNDEF))
+    name="DB", aliases=(), formula="Pr[M(random permutation) <= A] (distribution-based percentile)", cite="Westerborg 2022 eq. 3.12",
+    rng="[0, 1]", kind="distribution", undefined=_UNDEF))
 register_variant(Variant(
-    "UEW", (), "(A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 worst, 0 random, 1 ideal",
-    "beyond the papers cited", "[-1, 1]", "ratio", _UNDEF + ", or A < E = W", _uew, below_random=0.0))
+    name="UEW", aliases=(), formula="(A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 worst, 0 random, 1 ideal",
+    cite="beyond the papers cited", rng="[-1, 1]", kind="ratio", undefined=_UNDEF + ", or A < E = W", normalise=_uew, below_random=0.0))
 register_variant(Variant(
-    "NRG", (), "M with residual gains G(d) prod_j (1 - seen(pos(d, R_j))) over prior runs R_j, "
+    name="NRG", aliases=(), formula="M with residual gains G(d) prod_j (1 - seen(pos(d, R_j))) over prior runs R_j, "
     "normalised by the ideal of the judged documents by residual gain (ulnorm-eval nrg)",
-    "Normalized Residual Gain (SIGIR-AP 2024) eq. 3-4", "[0, 1] for nDCG, P, RBP", "prior"))
+    cite="Normalized Residual Gain (SIGIR-AP 2024) eq. 3-4", rng="[0, 1] for nDCG, P, RBP", kind="prior"))
 register_variant(Variant(
-    "UC", (), "unique contributions: relevant documents in the top K that no prior run has in its "
+    name="UC", aliases=(), formula="unique contributions: relevant documents in the top K that no prior run has in its "
     "top K; UC(P@K) = K * NRG(P@K) (ulnorm-eval nrg --unique)",
-    "Normalized Residual Gain (SIGIR-AP 2024) App. B", "[0, K]", "prior"))
+    cite="Normalized Residual Gain (SIGIR-AP 2024) App. B", rng="[0, K]", kind="prior"))
 
 register_variant(Variant(
-    "LB", (), "the smallest M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of "
+    name="LB", aliases=(), formula="the smallest M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of "
     "the command retrieved (one grade each, shared by the runs), judged ones fixed; IDCG and R change with the "
-    "assignment (--holes: closed, open, open=N or open=P% says which other documents may be relevant)", "beyond the papers cited (docs/holes.md)",
-    "[min M, M]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="LB"))
+    "assignment (--holes: closed, open, open=N or open=P% says which other documents may be relevant)", cite="beyond the papers cited (docs/holes.md)",
+    rng="[min M, M]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="LB"))
 register_variant(Variant(
-    "UB", (), "the largest M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of "
+    name="UB", aliases=(), formula="the largest M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of "
     "the command retrieved (one grade each, shared by the runs), judged ones fixed; IDCG and R change with the "
-    "assignment (--holes: closed, open, open=N or open=P% says which other documents may be relevant)", "beyond the papers cited (docs/holes.md)",
-    "[M, max M]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="UB"))
+    "assignment (--holes: closed, open, open=N or open=P% says which other documents may be relevant)", cite="beyond the papers cited (docs/holes.md)",
+    rng="[M, max M]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="UB"))
 
 _BOOT = ("grades of the unjudged documents within the cutoff drawn from a prior (--holes-prior: the query's "
          "judgments (default), the run's judged documents within the cutoff, or their mix), --holes-samples samples seeded by --seed")
 _BOOT_CITE = "Froebe, Gienapp, Potthast & Hagen 2023 (bootstrapped nDCG; docs/holes.md says where we depart)"
 register_variant(Variant(
-    "BS", (), "the mean of M over bootstrap samples: " + _BOOT, _BOOT_CITE, "[LB(M), UB(M)]", "holes",
-    "the measure has no hole bounds (ulnorm-eval measures)", bound="BS"))
+    name="BS", aliases=(), formula="the mean of M over bootstrap samples: " + _BOOT, cite=_BOOT_CITE, rng="[LB(M), UB(M)]", kind="holes",
+    undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="BS"))
 register_variant(Variant(
-    "BSLO", (), "the 2.5th percentile of M over the bootstrap samples of BS (with BSHI a spread of the samples, not a "
+    name="BSLO", aliases=(), formula="the 2.5th percentile of M over the bootstrap samples of BS (with BSHI a spread of the samples, not a "
     "confidence interval: it held the full-qrels value for 11-51% of AP and nDCG@10 values on a shallow pool; "
-    "docs/holes.md)", _BOOT_CITE,
-    "[LB(M), UB(M)]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="BSLO"))
+    "docs/holes.md)", cite=_BOOT_CITE,
+    rng="[LB(M), UB(M)]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="BSLO"))
 register_variant(Variant(
-    "BSHI", (), "the 97.5th percentile of M over the bootstrap samples of BS (with BSLO a spread of the samples, not a "
-    "confidence interval; docs/holes.md)", _BOOT_CITE,
-    "[LB(M), UB(M)]", "holes", "the measure has no hole bounds (ulnorm-eval measures)", bound="BSHI"))
+    name="BSHI", aliases=(), formula="the 97.5th percentile of M over the bootstrap samples of BS (with BSLO a spread of the samples, not a "
+    "confidence interval; docs/holes.md)", cite=_BOOT_CITE,
+    rng="[LB(M), UB(M)]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="BSHI"))
 
 register_variant(Variant(
-    "CL", ("Condensed",), "M on the condensed list: the ranking without its unjudged documents (not in the qrels, "
+    name="CL", aliases=("Condensed",), formula="M on the condensed list: the ranking without its unjudged documents (not in the qrels, "
     "or judged with a negative grade), ranks closed up (trec_eval -J for one measure)",
-    "Sakai 2007 (condensed lists: AP', nDCG')", "as M", "condensed"))
+    cite="Sakai 2007 (condensed lists: AP', nDCG')", rng="as M", kind="condensed"))
 
 DEFAULT_VARIANTS = tuple(variant.name for variant in VARIANTS.values() if variant.default)
 PRIOR_VARIANTS = tuple(variant.name for variant in VARIANTS.values() if variant.kind == "prior")  # computed by analysis.nrg

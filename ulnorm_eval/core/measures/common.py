@@ -20,7 +20,7 @@ __all__ = ["JUDGED_ONLY", "RandomPool", "safe", "mapped_gains", "disc_prefix", "
 _BATCH_ELEMENTS = 2_000_000  # memory bound of one vectorised block (expected_rr)
 
 
-JUDGED_ONLY = Param("judged_only", "int", 0, "1 (or True): trec_eval's -J for this measure alone, as ir_measures' "
+JUDGED_ONLY = Param(name="judged_only", kind="int", default=0, doc="1 (or True): trec_eval's -J for this measure alone, as ir_measures' "
                     "judged_only (through pytrec_eval): documents not in the qrels or judged with a negative grade "
                     "are removed from the ranking, and from the pool of its bounds", choices=(0, 1))
 

@@ -14,9 +14,9 @@ from .common import JUDGED_ONLY, RandomPool, disc_prefix, mapped_gains, safe
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs (ndcg_cut, P, ...)
 
-DCG_PARAM = Param("dcg", "str", "log2", "gain/discount: 'log2' (gain = grade, trec_eval) or 'exp-log2' "
+DCG_PARAM = Param(name="dcg", kind="str", default="log2", doc="gain/discount: 'log2' (gain = grade, trec_eval) or 'exp-log2' "
                   "(gain = 2^grade - 1, Karmaker & Feng 2022, Feng 2023)", choices=("log2", "exp-log2"))
-DISCOUNT_PARAM = Param("discount", "discount", "log2", "discount of ranks 1, 2, ...: 'log2' (1/log2(i+1)), 'zipf' (1/i), "
+DISCOUNT_PARAM = Param(name="discount", kind="discount", default="log2", doc="discount of ranks 1, 2, ...: 'log2' (1/log2(i+1)), 'zipf' (1/i), "
                        "'linear' ((k+1-i)/k, needs @k), or a list of factors, e.g. [1,0.63,0.5] (0 past its end; "
                        "what `ulnorm-eval stability` prints, Kanoulas & Aslam 2009).  The ideal ranking (IDCG, IUB) is "
                        "the gain-sorted one, the maximum only for a non-increasing discount",
@@ -24,7 +24,7 @@ DISCOUNT_PARAM = Param("discount", "discount", "log2", "discount of ranks 1, 2, 
 # Karmaker & Feng 2022 eq. 1 and Feng 2023 eq. 3.1: DCG@k = sum (2^R_i - 1) / log_b(i + 1); what
 # --expectation paper gives an nDCG or DCG that names neither dcg= nor gains=
 PAPER_GAINS = (("dcg", "exp-log2"),)
-GAINS_PARAM = Param("gains", "gains", None, "explicit gain for some grades, e.g. {0:0,1:1,2:3}; a grade not listed "
+GAINS_PARAM = Param(name="gains", kind="gains", default=None, doc="explicit gain for some grades, e.g. {0:0,1:1,2:3}; a grade not listed "
                     "keeps gain = grade (negative: 0), as trec_eval's ndcg.L=G and ir_measures do")
 
 
@@ -294,14 +294,14 @@ def holes_open_ndcg(holes, low):
 
 
 register(Family(
-    "nDCG", (DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM, JUDGED_ONLY), "optional", k_ndcg, gain, "exact", e_ndcg,
-    "DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents of positive "
+    name="nDCG", params=(DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM, JUDGED_ONLY), cutoff="optional", kernel=k_ndcg, gain=gain, bounds="exact", expectation=e_ndcg,
+    formula="DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents of positive "
     "gain sorted by gain (trec_eval's and ir_measures' ideal: a negative gain lowers DCG, never IDCG)",
-    "mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) / IDCG@k (exact, linearity)",
-    "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1-2 and Feng 2023 eq. 3.1-3.2 use 2^R - 1 gains; the "
-    "default here is linear (trec_eval's), dcg='exp-log2' or --expectation paper gives theirs", "gains",
-    trec=(TrecName("ndcg", "map", "gains", value_name="gain", nick=("all_trec",)),
-          TrecName("ndcg_cut", "each", defaults=TREC_CUTOFFS, nick=("all_trec",))),
+    expectation_formula="mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) / IDCG@k (exact, linearity)",
+    cite="Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1-2 and Feng 2023 eq. 3.1-3.2 use 2^R - 1 gains; the "
+    "default here is linear (trec_eval's), dcg='exp-log2' or --expectation paper gives theirs", level="gains",
+    trec=(TrecName(base="ndcg", arg="map", param="gains", value_name="gain", nick=("all_trec",)),
+          TrecName(base="ndcg_cut", arg="each", defaults=TREC_CUTOFFS, nick=("all_trec",))),
     irm="nDCG", aliases=("NDCG",), paper_params=PAPER_GAINS, paper_unless=("gains",),
     examples=("nDCG", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:5,3:11.5})", "nDCG@{k}",
               "nDCG(discount=[1,0.7,0.7,0.2])@{k}", "nDCG(discount='zipf')@{k}", "nDCG(discount='linear')@{k}"),
@@ -309,13 +309,13 @@ register(Family(
     holes=holes_ndcg, holes_open=holes_open_ndcg, holes_check=holes_check))
 
 register(Family(
-    "DCG", (DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), "optional", k_dcg, gain, "exact", e_dcg,
-    "sum_{i<=k} gain(d_i) / log2(i+1)",
-    "mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) (exact, linearity)",
-    "Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1 and Feng 2023 eq. 3.1 use 2^R - 1 gains; the default "
-    "here is linear (trec_eval's), dcg='exp-log2' or --expectation paper gives theirs", "gains", irm="DCG",
+    name="DCG", params=(DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), cutoff="optional", kernel=k_dcg, gain=gain, bounds="exact", expectation=e_dcg,
+    formula="sum_{i<=k} gain(d_i) / log2(i+1)",
+    expectation_formula="mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) (exact, linearity)",
+    cite="Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1 and Feng 2023 eq. 3.1 use 2^R - 1 gains; the default "
+    "here is linear (trec_eval's), dcg='exp-log2' or --expectation paper gives theirs", level="gains", irm="DCG",
     paper_params=PAPER_GAINS, paper_unless=("gains",),
-    trec=(TrecName("dcg", "map", "gains", value_name="gain"),),
+    trec=(TrecName(base="dcg", arg="map", param="gains", value_name="gain"),),
     examples=("DCG", "DCG(dcg='exp-log2')", "DCG@{k}", "DCG(dcg='exp-log2')@{k}",
               "DCG(gains={0:0,1:1,2:5,3:11.5})@{k}", "DCG(gains={0:0,1:1,2:3,3:4}, discount=[1,0.5,0.25])@{k}",
               "DCG(discount='zipf')", "DCG(discount=[0.5,1,0.2])@{k}"), browsing=browse_dcg, validate=_validate,

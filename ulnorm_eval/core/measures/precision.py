@@ -15,8 +15,8 @@ from .cumulative import TREC_CUTOFFS
 
 NICK_OFFICIAL, NICK_ALL = ("official", "all_trec"), ("all_trec",)  # trec_eval nicknames
 
-REL = Param("rel", "int", None, "minimum grade counted relevant (default: -l/--rel-level, 1)")
-AP_NORM = Param("norm", "str", "R", "denominator of AP@k: 'R' (the query's relevant judged documents: trec_eval, "
+REL = Param(name="rel", kind="int", default=None, doc="minimum grade counted relevant (default: -l/--rel-level, 1)")
+AP_NORM = Param(name="norm", kind="str", default="R", doc="denominator of AP@k: 'R' (the query's relevant judged documents: trec_eval, "
                 "ir_measures) or 'k' (Karmaker & Feng 2022 eq. 3, AP@k = SP@k/k: their MAP@k tables; needs @k). "
                 "The UL variants are the same under both (a per-query factor); plain AP@k is not",
                 choices=("R", "k"))
@@ -207,19 +207,19 @@ def outside_rprec(holes, extra):
 
 
 register(Family(
-    "AP", (REL, AP_NORM, JUDGED_ONLY), "optional", k_ap, binary_gain, "exact", e_ap,
-    "SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut); SP@k / k with norm='k'",
-    "E[SP@k] / R (exact; E[SP@k] / k with norm='k')", "Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", "rel",
-    trec=(TrecName("map", nick=NICK_OFFICIAL), TrecName("map_cut", "each", defaults=TREC_CUTOFFS, nick=NICK_ALL)),
+    name="AP", params=(REL, AP_NORM, JUDGED_ONLY), cutoff="optional", kernel=k_ap, gain=binary_gain, bounds="exact", expectation=e_ap,
+    formula="SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut); SP@k / k with norm='k'",
+    expectation_formula="E[SP@k] / R (exact; E[SP@k] / k with norm='k')", cite="Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", level="rel",
+    trec=(TrecName(base="map", nick=NICK_OFFICIAL), TrecName(base="map_cut", arg="each", defaults=TREC_CUTOFFS, nick=NICK_ALL)),
                 irm="AP", aliases=("MAP",),
     paper_ideal=paper_ideal_ap, examples=("AP", "AP(rel=2)", "AP@{k}", "AP(norm='k')@{k}"), validate=_validate_ap,
     holes=holes_ap, holes_open=open_ap))
 
 register(Family(
-    "SP", (REL,), "optional", k_sp, binary_gain, "exact", e_sp,
-    "sum_{i<=k, d_i relevant} P@i (sum of precision)",
-    "(P/n) H_m + P(P-1)/(n(n-1)) (m - H_m), m = min(k, n) (exact; the papers' k(P/n)^2 with --expectation paper)",
-    "Karmaker & Feng 2022 eq. 4", "rel", aliases=("SumP",), paper_ideal=paper_ideal_sp,
+    name="SP", params=(REL,), cutoff="optional", kernel=k_sp, gain=binary_gain, bounds="exact", expectation=e_sp,
+    formula="sum_{i<=k, d_i relevant} P@i (sum of precision)",
+    expectation_formula="(P/n) H_m + P(P-1)/(n(n-1)) (m - H_m), m = min(k, n) (exact; the papers' k(P/n)^2 with --expectation paper)",
+    cite="Karmaker & Feng 2022 eq. 4", level="rel", aliases=("SumP",), paper_ideal=paper_ideal_sp,
     examples=("SP", "SP@{k}"), holes=monotone))
 
 
@@ -255,16 +255,16 @@ def browse_p(measure):
 
 
 register(Family(
-    "P", (REL, JUDGED_ONLY), "required", k_p, binary_gain, "exact", e_p, "|relevant in top k| / k",
-    "(P/n) * min(k, n) / k (exact)", "trec_eval P", "rel",
-    trec=(TrecName("P", "each", defaults=TREC_CUTOFFS, nick=NICK_OFFICIAL),), irm="P",
+    name="P", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_p, gain=binary_gain, bounds="exact", expectation=e_p, formula="|relevant in top k| / k",
+    expectation_formula="(P/n) * min(k, n) / k (exact)", cite="trec_eval P", level="rel",
+    trec=(TrecName(base="P", arg="each", defaults=TREC_CUTOFFS, nick=NICK_OFFICIAL),), irm="P",
                 examples=("P@{k}",), browsing=browse_p,
     unique=True, holes=monotone))
 
 register(Family(
-    "R", (REL, JUDGED_ONLY), "required", k_r, binary_gain, "exact", e_r, "|relevant in top k| / R",
-    "(P/n) * min(k, n) / R (exact)", "trec_eval recall", "rel",
-    trec=(TrecName("recall", "each", defaults=TREC_CUTOFFS, nick=NICK_ALL),), irm="R", aliases=("Recall",),
+    name="R", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_r, gain=binary_gain, bounds="exact", expectation=e_r, formula="|relevant in top k| / R",
+    expectation_formula="(P/n) * min(k, n) / R (exact)", cite="trec_eval recall", level="rel",
+    trec=(TrecName(base="recall", arg="each", defaults=TREC_CUTOFFS, nick=NICK_ALL),), irm="R", aliases=("Recall",),
     examples=("R@{k}",), holes=holes_recall, holes_open=open_zero))
 
 
@@ -310,14 +310,14 @@ def e_rprec(random_pool: RandomPool) -> np.ndarray:
 
 
 register(Family(
-    "RR", (REL, JUDGED_ONLY), "optional", k_rr, binary_gain, "exact", e_rr,
-    "1 / rank of the first relevant document (0 if none in the top k)",
-    "sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", "trec_eval recip_rank", "rel",
-    trec=(TrecName("recip_rank", nick=NICK_OFFICIAL),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
+    name="RR", params=(REL, JUDGED_ONLY), cutoff="optional", kernel=k_rr, gain=binary_gain, bounds="exact", expectation=e_rr,
+    formula="1 / rank of the first relevant document (0 if none in the top k)",
+    expectation_formula="sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", cite="trec_eval recip_rank", level="rel",
+    trec=(TrecName(base="recip_rank", nick=NICK_OFFICIAL),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
     browsing=browse_rr, holes=monotone))
 
 register(Family(
-    "Rprec", (REL, JUDGED_ONLY), "none", k_rprec, binary_gain, "exact", e_rprec, "|relevant in top R| / R",
-    "(P/n) * min(R, n) / R (exact)", "trec_eval Rprec", "rel",
-    trec=(TrecName("Rprec", nick=NICK_OFFICIAL),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
+    name="Rprec", params=(REL, JUDGED_ONLY), cutoff="none", kernel=k_rprec, gain=binary_gain, bounds="exact", expectation=e_rprec, formula="|relevant in top R| / R",
+    expectation_formula="(P/n) * min(R, n) / R (exact)", cite="trec_eval Rprec", level="rel",
+    trec=(TrecName(base="Rprec", nick=NICK_OFFICIAL),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
     holes_open=open_zero, holes_outside=outside_rprec))

@@ -52,9 +52,9 @@ def validate(params: dict, cutoff) -> str | None:
 
 
 register(Family(
-    "RBP", (Param("p", "float", 0.8, "persistence", always_show=True), REL, GAINS_PARAM), "optional",
-    k_rbp, gain, "exact", e_rbp,
-    "(1-p) sum_{i<=k} p^(i-1) gain(d_i); gain = [grade >= rel] when rel is given, else grade / the largest grade in the qrels",
-    "(1-p) mean(gain over pool) sum_{i<=min(k,n)} p^(i-1) (exact)",
-    "Moffat & Zobel 2008; Westerborg 2022 §2", "gains", irm="RBP", validate=validate, browsing=browse_rbp,
+    name="RBP", params=(Param(name="p", kind="float", default=0.8, doc="persistence", always_show=True), REL, GAINS_PARAM), cutoff="optional",
+    kernel=k_rbp, gain=gain, bounds="exact", expectation=e_rbp,
+    formula="(1-p) sum_{i<=k} p^(i-1) gain(d_i); gain = [grade >= rel] when rel is given, else grade / the largest grade in the qrels",
+    expectation_formula="(1-p) mean(gain over pool) sum_{i<=min(k,n)} p^(i-1) (exact)",
+    cite="Moffat & Zobel 2008; Westerborg 2022 §2", level="gains", irm="RBP", validate=validate, browsing=browse_rbp,
     examples=("RBP(p=0.7)", "RBP(p=0.9,rel=2)", "RBP(p=0.5,rel=1)", "RBP(p=0.8)@{k}", "RBP(p=0.6,rel=1)@{k}"), holes=monotone))

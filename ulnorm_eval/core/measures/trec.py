@@ -207,103 +207,103 @@ def _doc(function) -> str:
 
 def _count(name, trec, function, nick, *, level="rel", params=(), **family):
     """A trec_eval count (summed over queries); ``family``: further :class:`Family` fields (irm, per_query, ...)."""
-    register(Family(name, params, "none",
-                    _family_kernel(function, _given("rel") if params else None), binary_gain, "none",
-                    None, _doc(function), NO_BOUNDS, _TE.format(trec),
-                    level, summary="sum", trec=(TrecName(trec, nick=nick),), value="int", **family))
+    register(Family(name=name, params=params, cutoff="none",
+                    kernel=_family_kernel(function, _given("rel") if params else None), gain=binary_gain, bounds="none",
+                    expectation=None, formula=_doc(function), expectation_formula=NO_BOUNDS, cite=_TE.format(trec),
+                    level=level, summary="sum", trec=(TrecName(base=trec, nick=nick),), value="int", **family))
 
 
 def _set(name, trec, function, nick, params=(), trec_name=None, param=None, **family):
     """A trec_eval set measure; ``family``: further :class:`Family` fields (irm, validate)."""
-    register(Family(name, params, "none", _family_kernel(function, param), binary_gain, "none", None,
-                    _doc(function), NO_BOUNDS,
-                    _TE.format(trec), "rel", trec=(trec_name or TrecName(trec, nick=nick),), **family))
+    register(Family(name=name, params=params, cutoff="none", kernel=_family_kernel(function, param), gain=binary_gain, bounds="none", expectation=None,
+                    formula=_doc(function), expectation_formula=NO_BOUNDS,
+                    cite=_TE.format(trec), level="rel", trec=(trec_name or TrecName(base=trec, nick=nick),), **family))
 
 
 register(Family(
-    "runid", (), "none", _family_kernel(k_runid), binary_gain, "none", None, "the run's tag (text)", NO_BOUNDS,
-    "trec_eval 10 (m_runid.c)", "gains", summary="run",
-                trec=(TrecName("runid", nick=(OFFICIAL, SET, ALL_TREC)),), value="text",
+    name="runid", params=(), cutoff="none", kernel=_family_kernel(k_runid), gain=binary_gain, bounds="none", expectation=None, formula="the run's tag (text)", expectation_formula=NO_BOUNDS,
+    cite="trec_eval 10 (m_runid.c)", level="gains", summary="run",
+                trec=(TrecName(base="runid", nick=(OFFICIAL, SET, ALL_TREC)),), value="text",
     per_query=False))
 _count("NumQ", "num_q", k_num_q, (OFFICIAL, SET, ALL_TREC), level="gains", irm="NumQ", per_query=False)
 _count("NumRet", "num_ret", k_num_ret, (OFFICIAL, SET, ALL_TREC), level="gains", irm="NumRet",
-       params=(Param("rel", "int", None, "ir_measures' NumRet(rel=k): count only retrieved documents of grade >= k "
+       params=(Param(name="rel", kind="int", default=None, doc="ir_measures' NumRet(rel=k): count only retrieved documents of grade >= k "
                                         "(NumRet(rel=1) = NumRelRet); all retrieved documents when not given"),))
 _count("NumRel", "num_rel", k_num_rel, (OFFICIAL, SET, ALL_TREC), irm="NumRel", complete_summary=_sum_positive)
 _count("NumRelRet", "num_rel_ret", k_num_rel_ret, (OFFICIAL, SET, ALL_TREC), irm="NumRelRet", params=(REL,))
 _count("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, (ALL_TREC,))
 
 register(Family(
-    "GMAP", (REL,), "none", k_ap, binary_gain, "exact", e_ap, "AP per query; 'all' = geometric mean",
-    "E[AP] per query (exact); no variants: the 'all' row is a geometric mean (use those of AP)",
-    "Robertson 2006 (GMAP); trec_eval 10 (m_gm_map.c)", "rel", summary="gmean",
-    trec=(TrecName("gm_map", nick=(OFFICIAL, ALL_TREC)),), per_query=False, examples=("GMAP",), holes=holes_ap,
+    name="GMAP", params=(REL,), cutoff="none", kernel=k_ap, gain=binary_gain, bounds="exact", expectation=e_ap, formula="AP per query; 'all' = geometric mean",
+    expectation_formula="E[AP] per query (exact); no variants: the 'all' row is a geometric mean (use those of AP)",
+    cite="Robertson 2006 (GMAP); trec_eval 10 (m_gm_map.c)", level="rel", summary="gmean",
+    trec=(TrecName(base="gm_map", nick=(OFFICIAL, ALL_TREC)),), per_query=False, examples=("GMAP",), holes=holes_ap,
     holes_open=open_zero))
 
 register(Family(
-    "Bpref", (REL,), "none", _family_kernel(k_bpref), trec_gain, "exact", _family_expectation(e_bpref),
-    _doc(k_bpref), "(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
-    "Buckley & Voorhees 2004", "rel", trec=(TrecName("bpref", nick=(OFFICIAL, ALL_TREC)),),
+    name="Bpref", params=(REL,), cutoff="none", kernel=_family_kernel(k_bpref), gain=trec_gain, bounds="exact", expectation=_family_expectation(e_bpref),
+    formula=_doc(k_bpref), expectation_formula="(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
+    cite="Buckley & Voorhees 2004", level="rel", trec=(TrecName(base="bpref", nick=(OFFICIAL, ALL_TREC)),),
                 irm="Bpref", examples=("Bpref",),
     order=trec_order,
     extremes_note="each relevant document scores 1 - min(nonrelevant above, R)/min(N, R): every relevant one first "
                   "is the maximum, every judged nonrelevant one above every relevant one the minimum"))
 register(Family(
-    "GMBpref", (REL,), "none", _family_kernel(k_bpref), trec_gain, "exact", _family_expectation(e_bpref),
-    "bpref per query; 'all' = geometric mean",
-    "E[bpref] per query (exact); no variants: the 'all' row is a geometric mean (use those of Bpref)",
-    "Buckley & Voorhees 2004; trec_eval 10",
-    "rel", summary="gmean", trec=(TrecName("gm_bpref", nick=(ALL_TREC,)),), per_query=False, examples=("GMBpref",),
+    name="GMBpref", params=(REL,), cutoff="none", kernel=_family_kernel(k_bpref), gain=trec_gain, bounds="exact", expectation=_family_expectation(e_bpref),
+    formula="bpref per query; 'all' = geometric mean",
+    expectation_formula="E[bpref] per query (exact); no variants: the 'all' row is a geometric mean (use those of Bpref)",
+    cite="Buckley & Voorhees 2004; trec_eval 10",
+    level="rel", summary="gmean", trec=(TrecName(base="gm_bpref", nick=(ALL_TREC,)),), per_query=False, examples=("GMBpref",),
     order=trec_order, extremes_note="as bpref"))
 register(Family(
-    "infAP", (REL,), "none", _family_kernel(k_infAP), trec_gain, "exact", _family_expectation(e_infAP),
-    _doc(k_infAP), "(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
-    "Yilmaz & Aslam 2006", "rel", trec=(TrecName("infAP", nick=(ALL_TREC,)),), irm="infAP",
+    name="infAP", params=(REL,), cutoff="none", kernel=_family_kernel(k_infAP), gain=trec_gain, bounds="exact", expectation=_family_expectation(e_infAP),
+    formula=_doc(k_infAP), expectation_formula="(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
+    cite="Yilmaz & Aslam 2006", level="rel", trec=(TrecName(base="infAP", nick=(ALL_TREC,)),), irm="infAP",
     examples=("infAP",), order=trec_order, extremes="search",
     extremes_note="no proof that sorting gives infAP's extremes (a document above a relevant one can raise or "
                   "lower its term depending on which unjudged kinds are above it): " + _SEARCHED))
 
 register(Family(
-    "IPrec", (Param("recall", "float", 0.0, "recall level in [0, 1], written IPrec@0.2", always_show=True, at=True),
-              REL, JUDGED_ONLY), "none",
-    _family_kernel(k_iprec_at_recall, _param("recall")), binary_gain, "montecarlo", None, _doc(k_iprec_at_recall),
-    "Monte Carlo", "trec_eval 10 (m_iprec_at_recall.c)", "rel",
-    trec=(TrecName("iprec_at_recall", "each", "recall", _RECALL, "float", fmt=".2f", nick=(OFFICIAL, ALL_TREC)),),
+    name="IPrec", params=(Param(name="recall", kind="float", default=0.0, doc="recall level in [0, 1], written IPrec@0.2", always_show=True, at=True),
+              REL, JUDGED_ONLY), cutoff="none",
+    kernel=_family_kernel(k_iprec_at_recall, _param("recall")), gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_iprec_at_recall),
+    expectation_formula="Monte Carlo", cite="trec_eval 10 (m_iprec_at_recall.c)", level="rel",
+    trec=(TrecName(base="iprec_at_recall", arg="each", param="recall", defaults=_RECALL, kind="float", fmt=".2f", nick=(OFFICIAL, ALL_TREC)),),
     irm="IPrec", validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]",
     examples=("IPrec@0.0", "IPrec@0.5", "IPrec@1.0"), reads=reads_relevant))
 register(Family(
-    "Avg11pt", (Param("points", "str", None, "recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
-                REL), "none",
-    _family_kernel(k_11pt_avg, _floats("points", _RECALL)), binary_gain, "montecarlo", None, _doc(k_11pt_avg),
-    "Monte Carlo", "trec_eval 10 (m_11pt_avg.c)", "rel",
-                trec=(TrecName("11pt_avg", "raw", "points", nick=(ALL_TREC,)),),
+    name="Avg11pt", params=(Param(name="points", kind="str", default=None, doc="recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
+                REL), cutoff="none",
+    kernel=_family_kernel(k_11pt_avg, _floats("points", _RECALL)), gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_11pt_avg),
+    expectation_formula="Monte Carlo", cite="trec_eval 10 (m_11pt_avg.c)", level="rel",
+                trec=(TrecName(base="11pt_avg", arg="raw", param="points", nick=(ALL_TREC,)),),
     validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')"), reads=reads_relevant))
 
 register(Family(
-    "relstring", (Param("length", "int", 10, "number of ranks shown"),), "none", _family_kernel(k_relstring, _given("length")),
-    binary_gain, "none", None, _doc(relstring), NO_BOUNDS, "trec_eval 10 (m_relstring.c)", "gains", summary="none",
-    trec=(TrecName("relstring", "one", "length", nick=(ALL_TREC,)),), value="text", validate=_check_positive("length")))
+    name="relstring", params=(Param(name="length", kind="int", default=10, doc="number of ranks shown"),), cutoff="none", kernel=_family_kernel(k_relstring, _given("length")),
+    gain=binary_gain, bounds="none", expectation=None, formula=_doc(relstring), expectation_formula=NO_BOUNDS, cite="trec_eval 10 (m_relstring.c)", level="gains", summary="none",
+    trec=(TrecName(base="relstring", arg="one", param="length", nick=(ALL_TREC,)),), value="text", validate=_check_positive("length")))
 
 register(Family(
-    "RprecMult", (Param("mult", "float", 1.0, "multiple of R", always_show=True), REL), "none",
-    _family_kernel(k_Rprec_mult, _param("mult")), binary_gain, "exact", _family_expectation(e_Rprec_mult, _param("mult")),
-    _doc(k_Rprec_mult), "0 if c = 0; P/n if c <= n; P/c if c > n (exact)", "trec_eval 10 (m_Rprec_mult.c)", "rel",
-    trec=(TrecName("Rprec_mult", "each", "mult", _RMULT, "float", fmt=".2f", nick=(ALL_TREC,)),),
+    name="RprecMult", params=(Param(name="mult", kind="float", default=1.0, doc="multiple of R", always_show=True), REL), cutoff="none",
+    kernel=_family_kernel(k_Rprec_mult, _param("mult")), gain=binary_gain, bounds="exact", expectation=_family_expectation(e_Rprec_mult, _param("mult")),
+    formula=_doc(k_Rprec_mult), expectation_formula="0 if c = 0; P/n if c <= n; P/c if c > n (exact)", cite="trec_eval 10 (m_Rprec_mult.c)", level="rel",
+    trec=(TrecName(base="Rprec_mult", arg="each", param="mult", defaults=_RMULT, kind="float", fmt=".2f", nick=(ALL_TREC,)),),
     validate=_check_positive("mult"), examples=("RprecMult(mult=0.2)", "RprecMult(mult=1.0)", "RprecMult(mult=3.5)")))
 
 register(Family(
-    "utility", (Param("coef", "str", None, "p1,p2,p3,p4 as text (default '1,-1,0,0')"), REL), "none",
-    _family_kernel(k_utility, _floats("coef", None)), binary_gain, "none", None, _doc(k_utility), NO_BOUNDS,
-    "trec_eval 10 (m_utility.c)", "rel", trec=(TrecName("utility", "raw", "coef", nick=(SET, ALL_TREC)),),
+    name="utility", params=(Param(name="coef", kind="str", default=None, doc="p1,p2,p3,p4 as text (default '1,-1,0,0')"), REL), cutoff="none",
+    kernel=_family_kernel(k_utility, _floats("coef", None)), gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_utility), expectation_formula=NO_BOUNDS,
+    cite="trec_eval 10 (m_utility.c)", level="rel", trec=(TrecName(base="utility", arg="raw", param="coef", nick=(SET, ALL_TREC)),),
     validate=_check_floats("coef", 4)))
 
 register(Family(
-    "binG", (REL,), "none", _family_kernel(k_binG), binary_gain, "exact", _family_expectation(e_binG),
-    _doc(k_binG), "(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", "trec_eval 10 (m_binG.c, experimental)",
-    "rel", trec=(TrecName("binG", nick=(ALL_TREC,)),), examples=("binG",)))
+    name="binG", params=(REL,), cutoff="none", kernel=_family_kernel(k_binG), gain=binary_gain, bounds="exact", expectation=_family_expectation(e_binG),
+    formula=_doc(k_binG), expectation_formula="(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", cite="trec_eval 10 (m_binG.c, experimental)",
+    level="rel", trec=(TrecName(base="binG", nick=(ALL_TREC,)),), examples=("binG",)))
 register(Family(
-    "G", (GAINS_PARAM,), "none", _family_kernel(k_G, _param("gains")), graded_gain, "montecarlo", None, _doc(k_G),
-    "Monte Carlo", "trec_eval 10 (m_G.c, experimental)", "gains", trec=(TrecName("G", "map", "gains", value_name="gain",
+    name="G", params=(GAINS_PARAM,), cutoff="none", kernel=_family_kernel(k_G, _param("gains")), gain=graded_gain, bounds="montecarlo", expectation=None, formula=_doc(k_G),
+    expectation_formula="Monte Carlo", cite="trec_eval 10 (m_G.c, experimental)", level="gains", trec=(TrecName(base="G", arg="map", param="gains", value_name="gain",
                                                                                   nick=(ALL_TREC,)),),
     examples=("G", "G(gains={1:3,2:1})", "G(gains={1:0.5,2:-1})"), reads=reads_gain,
     extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
@@ -311,95 +311,95 @@ register(Family(
                   "and non-decreasing; rearrangement) but the ascending one is not its minimum (pool 2,1,3,1: "
                   "0.7044 against 0.6891 at 1,1,3,2): " + _WLB_SEARCHED + "; with a negative gain " + _SEARCHED))
 register(Family(
-    "IDCG", (GAINS_PARAM,), "none", _family_kernel(k_ideal_dcg, _param("gains")), graded_gain, "none", None,
-    _doc(k_ideal_dcg), NO_BOUNDS + ": the same for every ordering", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg.c)",
-    "gains", trec=(TrecName("ideal_dcg", "map", "gains", value_name="gain"),), trec_stale=stale_ideal_dcg))
+    name="IDCG", params=(GAINS_PARAM,), cutoff="none", kernel=_family_kernel(k_ideal_dcg, _param("gains")), gain=graded_gain, bounds="none", expectation=None,
+    formula=_doc(k_ideal_dcg), expectation_formula=NO_BOUNDS + ": the same for every ordering", cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg.c)",
+    level="gains", trec=(TrecName(base="ideal_dcg", arg="map", param="gains", value_name="gain"),), trec_stale=stale_ideal_dcg))
 register(Family(
-    "nDCG_rel", (GAINS_PARAM,), "none", _family_kernel(k_ndcg_rel, _param("gains")), graded_gain, "exact",
-    _family_expectation(e_ndcg_rel, _param("gains")), _doc(k_ndcg_rel),
-    "(1/nrel) [sum_{p<n} (S/n d(p) + (Np-1) S/(n(n-1)) D(p)) / IDCG(min(p+1, nrel)) + (nrel-Np) (S/n) D(n) / IDCG], "
+    name="nDCG_rel", params=(GAINS_PARAM,), cutoff="none", kernel=_family_kernel(k_ndcg_rel, _param("gains")), gain=graded_gain, bounds="exact",
+    expectation=_family_expectation(e_ndcg_rel, _param("gains")), formula=_doc(k_ndcg_rel),
+    expectation_formula="(1/nrel) [sum_{p<n} (S/n d(p) + (Np-1) S/(n(n-1)) D(p)) / IDCG(min(p+1, nrel)) + (nrel-Np) (S/n) D(n) / IDCG], "
     "S the pool's total gain, Np its documents of positive gain, d(p) = 1/log2(p+2), D(p) = sum_{i<p} d(i) (exact, "
-    "linearity) for gains >= 0, none to a level below 0; Monte Carlo otherwise", "Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)",
-    "gains", trec=(TrecName("ndcg_rel", "map", "gains", value_name="gain", nick=(ALL_TREC,)),),
+    "linearity) for gains >= 0, none to a level below 0; Monte Carlo otherwise", cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)",
+    level="gains", trec=(TrecName(base="ndcg_rel", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,)),),
     examples=("nDCG_rel", "nDCG_rel(gains={1:3,2:1})", "nDCG_rel(gains={0:1,2:5})", "nDCG_rel(gains={1:0.5,2:-1})"),
     exact_for=_gains_of_judged_levels, reads=reads_gain,
     extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
     extremes_note="with gains >= 0 the gain-sorted ordering is the maximum (the j-th relevant document's ratio "
                   "is at most the sorted one's) but no proof makes the ascending one the minimum: " + _WLB_SEARCHED))
 register(Family(
-    "Rndcg", (GAINS_PARAM, REL), "none", _family_kernel(k_Rndcg, _param("gains")), graded_gain, "exact",
-    _family_expectation(e_Rndcg, _param("gains")), _doc(k_Rndcg),
-    "Rndcg with each DCG@b replaced by mean(g) sum_{i<=min(b,n)} 1/log2(i+1) (exact, linearity)",
-    "Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", "gains",
-    trec=(TrecName("Rndcg", "map", "gains", value_name="gain", nick=(ALL_TREC,)),),
+    name="Rndcg", params=(GAINS_PARAM, REL), cutoff="none", kernel=_family_kernel(k_Rndcg, _param("gains")), gain=graded_gain, bounds="exact",
+    expectation=_family_expectation(e_Rndcg, _param("gains")), formula=_doc(k_Rndcg),
+    expectation_formula="Rndcg with each DCG@b replaced by mean(g) sum_{i<=min(b,n)} 1/log2(i+1) (exact, linearity)",
+    cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", level="gains",
+    trec=(TrecName(base="Rndcg", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,)),),
                 examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
     extremes_note="a mean of DCG@b over fixed depths b: descending (ascending) gains maximise (minimise) every "
                   "DCG@b at once (rearrangement)"))
 
 register(Family(
-    "RelP", (REL,), "required", _family_kernel(k_relative_P, _cutoff), binary_gain, "exact",
-    _family_expectation(e_relative_P, _cutoff), _doc(k_relative_P), "(P/n) m / min(k, R) (exact)",
-    "trec_eval 10 (m_relative_P.c)", "rel",
-    trec=(TrecName("relative_P", "each", defaults=TREC_CUTOFFS, nick=(ALL_TREC,)),), examples=("RelP@{k}",)))
+    name="RelP", params=(REL,), cutoff="required", kernel=_family_kernel(k_relative_P, _cutoff), gain=binary_gain, bounds="exact",
+    expectation=_family_expectation(e_relative_P, _cutoff), formula=_doc(k_relative_P), expectation_formula="(P/n) m / min(k, R) (exact)",
+    cite="trec_eval 10 (m_relative_P.c)", level="rel",
+    trec=(TrecName(base="relative_P", arg="each", defaults=TREC_CUTOFFS, nick=(ALL_TREC,)),), examples=("RelP@{k}",)))
 register(Family(
-    "Success", (REL, JUDGED_ONLY), "required", _family_kernel(k_success, _cutoff), binary_gain, "exact",
-    _family_expectation(e_success, _cutoff), _doc(k_success), "1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
-    "trec_eval 10 (m_success.c)", "rel", trec=(TrecName("success", "each", defaults=(1, 5, 10), nick=(ALL_TREC,)),),
+    name="Success", params=(REL, JUDGED_ONLY), cutoff="required", kernel=_family_kernel(k_success, _cutoff), gain=binary_gain, bounds="exact",
+    expectation=_family_expectation(e_success, _cutoff), formula=_doc(k_success), expectation_formula="1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
+    cite="trec_eval 10 (m_success.c)", level="rel", trec=(TrecName(base="success", arg="each", defaults=(1, 5, 10), nick=(ALL_TREC,)),),
     irm="Success", examples=("Success@{k}",), holes=monotone))
 
 _set("SetP", "set_P", k_set_P, (SET, ALL_TREC), (REL, JUDGED_ONLY), irm="SetP")
 _set("SetRelP", "set_relative_P", k_set_relative_P, (SET, ALL_TREC))
 _set("SetR", "set_recall", k_set_recall, (SET, ALL_TREC), (REL,), irm="SetR")
 _set("SetAP", "set_map", k_set_map, (SET, ALL_TREC), (REL, JUDGED_ONLY))
-_set("SetF", "set_F", k_set_F, (SET, ALL_TREC), (Param("beta", "float", 1.0, "weight of recall"), REL, JUDGED_ONLY),
-     TrecName("set_F", "one", "beta", kind="float", nick=(SET, ALL_TREC)), _param("beta"),
+_set("SetF", "set_F", k_set_F, (SET, ALL_TREC), (Param(name="beta", kind="float", default=1.0, doc="weight of recall"), REL, JUDGED_ONLY),
+     TrecName(base="set_F", arg="one", param="beta", kind="float", nick=(SET, ALL_TREC)), _param("beta"),
      validate=_check_positive("beta"),
      irm="SetF")
 
 register(Family(
-    "yaap", (REL,), "none", _family_kernel(k_yaap), binary_gain, "montecarlo", None, _doc(k_yaap), "Monte Carlo",
-    "Robertson 2012; trec_eval 10 (m_yaap.c)", "rel", trec=(TrecName("yaap"),), examples=("yaap",),
+    name="yaap", params=(REL,), cutoff="none", kernel=_family_kernel(k_yaap), gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_yaap), expectation_formula="Monte Carlo",
+    cite="Robertson 2012; trec_eval 10 (m_yaap.c)", level="rel", trec=(TrecName(base="yaap"),), examples=("yaap",),
     extremes_note="an increasing function of SP (the sum of precisions at the relevant documents): SP's extremes, "
                   "relevant documents first and last"))
 
-_RBP_P = Param("p", "float", 0.9, "persistence", always_show=True)
+_RBP_P = Param(name="p", kind="float", default=0.9, doc="persistence", always_show=True)
 register(Family(
-    "RBP_trec", (_RBP_P, GAINS_PARAM), "none", _family_kernel(k_rbp, _rbp_param), graded_gain, "exact",
-    _family_expectation(e_rbp, _rbp_param), _doc(k_rbp), "mean scaled gain * (1 - p^n) (exact)",
-    "Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", "gains",
-    trec=(TrecName("rbp", "map", "gains", value_name="gain", nick=(ALL_TREC,), keys=("p",), since=10),), validate=_check_p,
+    name="RBP_trec", params=(_RBP_P, GAINS_PARAM), cutoff="none", kernel=_family_kernel(k_rbp, _rbp_param), gain=graded_gain, bounds="exact",
+    expectation=_family_expectation(e_rbp, _rbp_param), formula=_doc(k_rbp), expectation_formula="mean scaled gain * (1 - p^n) (exact)",
+    cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", level="gains",
+    trec=(TrecName(base="rbp", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,), keys=("p",), since=10),), validate=_check_p,
     examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)"), order=rbp_order,
     extremes=lambda m: "sorted" if _nonneg_gains(m) else "search",
     extremes_note="linear in the scaled gains with weights p^(i-1), decreasing: sorted by gain is the maximum and "
                   "minimum (rearrangement); a negative gain makes unlisted and listed levels scale differently: "
                   + _SEARCHED))
 register(Family(
-    "RBP_resid", (_RBP_P,), "none", _family_kernel(k_rbp_resid, _rbp_resid_param), binary_gain, "exact",
-    _family_expectation(e_rbp_resid, _rbp_param), _doc(k_rbp_resid), "p^n + (W/n)(1 - p^n) when W > 0 (exact)",
-    "Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", "gains",
-                trec=(TrecName("rbp_resid", "map", "gains", nick=(ALL_TREC,), keys=("p",), since=10),),
+    name="RBP_resid", params=(_RBP_P,), cutoff="none", kernel=_family_kernel(k_rbp_resid, _rbp_resid_param), gain=binary_gain, bounds="exact",
+    expectation=_family_expectation(e_rbp_resid, _rbp_param), formula=_doc(k_rbp_resid), expectation_formula="p^n + (W/n)(1 - p^n) when W > 0 (exact)",
+    cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", level="gains",
+                trec=(TrecName(base="rbp_resid", arg="map", param="gains", nick=(ALL_TREC,), keys=("p",), since=10),),
     validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order,
     extremes_note="p^n + (1-p) sum over unjudged d_i of p^(i-1), weights decreasing: unjudged documents first is "
                   "the maximum, last the minimum (rearrangement); judged grades, -1 or 0 alike, do not enter it"))
 register(Family(
-    "Unjudged", (), "required", _family_kernel(k_unj, _cutoff), binary_gain, "none", None, _doc(k_unj), NO_BOUNDS,
-    "trec_eval 10 (m_unj.c)", "gains",
-                trec=(TrecName("unj", "each", defaults=(5, 10, 20), nick=(ALL_TREC,), since=10),)))
+    name="Unjudged", params=(), cutoff="required", kernel=_family_kernel(k_unj, _cutoff), gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_unj), expectation_formula=NO_BOUNDS,
+    cite="trec_eval 10 (m_unj.c)", level="gains",
+                trec=(TrecName(base="unj", arg="each", defaults=(5, 10, 20), nick=(ALL_TREC,), since=10),)))
 
 # ir_measures' families, natively
 register(Family(
-    "ERR", (), "optional", _family_kernel(k_ERR, _cutoff), graded_gain, "montecarlo", None, _doc(k_ERR),
-    "Monte Carlo", "Chapelle et al. 2009", "gains", irm="ERR", examples=("ERR", "ERR@{k}"),
+    name="ERR", params=(), cutoff="optional", kernel=_family_kernel(k_ERR, _cutoff), gain=graded_gain, bounds="montecarlo", expectation=None, formula=_doc(k_ERR),
+    expectation_formula="Monte Carlo", cite="Chapelle et al. 2009", level="gains", irm="ERR", examples=("ERR", "ERR@{k}"),
     extremes_note="swapping adjacent documents into descending gain raises ERR by (R_a - R_b)(1/i - 1/(i+1)) >= 0: "
                   "sorted descending is the maximum, ascending the minimum"))
 register(Family(
-    "Judged", (), "optional", _family_kernel(k_Judged, _cutoff), binary_gain, "none", None, _doc(k_Judged), NO_BOUNDS,
-    "ir_measures (judged)", "gains", irm="Judged"))
+    name="Judged", params=(), cutoff="optional", kernel=_family_kernel(k_Judged, _cutoff), gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_Judged), expectation_formula=NO_BOUNDS,
+    cite="ir_measures (judged)", level="gains", irm="Judged"))
 register(Family(
-    "Compat", (Param("p", "float", 0.95, "RBO persistence"), Param("normalize", "int", 1, "1: divide by RBO(ideal, ideal)",
-                                                               choices=(0, 1)), REL), "none",
-    _family_kernel(k_Compat, lambda m: (m.get("p"), bool(m.get("normalize")))), binary_gain, "montecarlo", None,
-    _doc(k_Compat), "Monte Carlo", "Clarke, Vtyurina & Smucker 2021 (TOIS)", "rel", irm="Compat", validate=_check_p,
+    name="Compat", params=(Param(name="p", kind="float", default=0.95, doc="RBO persistence"), Param(name="normalize", kind="int", default=1, doc="1: divide by RBO(ideal, ideal)",
+                                                               choices=(0, 1)), REL), cutoff="none",
+    kernel=_family_kernel(k_Compat, lambda m: (m.get("p"), bool(m.get("normalize")))), gain=binary_gain, bounds="montecarlo", expectation=None,
+    formula=_doc(k_Compat), expectation_formula="Monte Carlo", cite="Clarke, Vtyurina & Smucker 2021 (TOIS)", level="rel", irm="Compat", validate=_check_p,
     order=compat_order, extremes="ideal", examples=("Compat", "Compat(p=0.8)", "Compat(normalize=0)"),
     extremes_note="the ideal ranking (relevant documents by grade) agrees with itself at every depth, the most any "
                   "ranking can: it is the maximum; no proof makes any ordering the minimum: " + _WLB_SEARCHED))

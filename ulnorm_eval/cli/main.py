@@ -215,13 +215,9 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
                    "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
 def eval_cmd(**options):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
-    from .support import command_imports
-
-    with command_imports():  # what every evaluation imports before it reads a line
-        from ..pipeline.eval_request import plan_eval, run_eval
-        from ..pipeline import evaluate, parallel  # noqa: F401 - imported by plan_eval and run_eval
-        from ..render.eval_report import eval_outputs, eval_verdict, table_extras
-        from ..render.formats import FORMATS
+    from ..pipeline.eval_request import plan_eval, run_eval
+    from ..render.eval_report import eval_outputs, eval_verdict, table_extras
+    from ..render.formats import FORMATS
 
     check_eval_options(options)
     options, notes = trec_defaults(options)  # notes: on stderr after the setup notes (said on success)

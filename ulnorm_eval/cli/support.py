@@ -9,35 +9,9 @@ import click
 
 __all__ = ["CONTEXT", "fail", "flush", "split_names", "split_variants", "write_output",
            "write_outputs_then",
-           "output_format", "safe", "EXTENSIONS", "refusals", "progress_bar", "command_imports"]
+           "output_format", "safe", "EXTENSIONS", "refusals", "progress_bar"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-# True once the entry point (ulnorm_eval.__main__.run) runs a command in this process, which then
-# exits: the objects a command's modules create live as long as the process (command_imports).
-COMMAND_PROCESS = False
-
-
-@contextlib.contextmanager
-def command_imports():
-    """Import a command's modules with the cyclic collector paused, then freeze what they created
-    (``gc.freeze``), as the entry point does for the CLI's own modules: every collection during the
-    imports would traverse all of those long-lived objects again (numpy's and ours: 1.2% of the
-    instructions of a 50-query evaluation, counted with valgrind).  In the command's own process
-    only; a program calling the CLI in process (tests, a notebook) keeps its collector as it is, and
-    a collector turned off stays off."""
-    import gc
-
-    if not COMMAND_PROCESS or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
-
 
 def safe(msg) -> str:
     """``msg`` with control characters escaped visibly (a file name with ESC, BEL or a newline must

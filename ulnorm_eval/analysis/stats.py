@@ -146,61 +146,8 @@ def _ratio(num, den):
                         np.where(num == 0, 0.0, np.copysign(np.inf, num)))
 
 
-def _t_kernels():
-    """scipy.special's ufuncs module (``stdtr``, ``stdtrit``: Student's t CDF and its inverse, the kernels
-    of scipy.stats.t; importing scipy.stats costs ~1 s).
-
-    When scipy.special is not imported yet, its compiled ufuncs module is loaded alone: the package's
-    ``__init__`` also loads scipy's array-API layer, which imports numpy.testing, numpy.f2py and more,
-    ~0.2 s of CPU against ~0.03 s (compare's first t-test).  The functions are the very objects
-    ``scipy.special`` exports (the same bits); any failure falls back to importing scipy.special."""
-    import sys
-
-    special = sys.modules.get("scipy.special") or sys.modules.get("scipy.special._ufuncs")
-    if special is None or getattr(getattr(special, "__spec__", None), "_initializing", False):
-        try:
-            special = _ufuncs_alone()
-        except Exception:  # noqa: BLE001 - another scipy layout: the whole package, as before
-            special = None
-        if special is None:
-            from scipy import special
-    return special
-
-
-def _ufuncs_alone():
-    """scipy.special._ufuncs imported under a stand-in for its package (so the package's ``__init__`` does
-    not run), or None when scipy.special is imported meanwhile.  The stand-in is in ``sys.modules`` only
-    while the global import lock is held and is marked as initialising, so another thread importing
-    scipy.special waits for the lock and then imports the real package (which finds the same ufuncs)."""
-    import _imp
-    import importlib
-    import importlib.machinery
-    import os
-    import sys
-    import types
-
-    import scipy
-
-    _imp.acquire_lock()
-    try:
-        if "scipy.special" in sys.modules:
-            return None
-        stand_in = types.ModuleType("scipy.special")
-        stand_in.__path__ = [os.path.join(os.path.dirname(scipy.__file__), "special")]
-        stand_in.__spec__ = importlib.machinery.ModuleSpec("scipy.special", None, is_package=True)
-        stand_in.__spec__._initializing = True
-        sys.modules["scipy.special"] = stand_in
-        try:
-            return importlib.import_module("scipy.special._ufuncs")
-        finally:
-            if sys.modules.get("scipy.special") is stand_in:
-                del sys.modules["scipy.special"]
-    finally:
-        _imp.release_lock()
-
-
 def _t_interval(n, mean, std, alpha):
-    special = _t_kernels()
+    from scipy import special
 
     half = special.stdtrit(n - 1, 1 - alpha / 2) * std / math.sqrt(n)
     return mean - half, mean + half
@@ -226,7 +173,7 @@ def pairwise_t(diffs, alpha: float = 0.05) -> PairedTest:
 def _ttest_1samp(diffs):
     """scipy.stats.ttest_1samp(d, 0, axis=-1), two-sided, computed as scipy 1.17 computes it (the same
     bits: tests/test_perf_equivalence.py) from its kernel scipy.special.stdtr, without importing scipy.stats (~1 s)."""
-    special = _t_kernels()
+    from scipy import special
 
     n = diffs.shape[-1]
     centred = diffs - np.mean(diffs, axis=-1, keepdims=True)

@@ -67,6 +67,12 @@ def test_sparse_kernels_equal_the_dense_ones_bit_for_bit(seed):
                           np.divide(cnt, R, out=np.zeros_like(cnt), where=R > 0))
 
 
+def _with_gains(family: str, gains):
+    """The measure ``family(gains={...})`` (the plain family when ``gains`` is None)."""
+    given = "" if gains is None else "(gains={" + ",".join(f"{level:g}:{gain:g}" for level, gain in gains.items()) + "})"
+    return registry.parse(family + given).measure
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_sparse_trec_kernels_equal_their_dense_forms(seed):
     """ndcg_rel, Rndcg and relstring against the whole-ranking forms they had (kept here)."""
@@ -90,11 +96,9 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
         nrel = npos[rk.base].astype(np.float64)
         s = s + (nrel - rk.rowsum(hit)) * safe(final, full)
         want = np.where(s > 0, safe(s, nrel), 0.0)
-        from ulnorm_eval.core.measures.trec_view import TrecContext
-        assert np.array_equal(tg.k_ndcg_rel(rk, J, gains, TrecContext()), want)
+        assert np.array_equal(tg.k_ndcg_rel(rk, J, _with_gains("nDCG_rel", gains), 1.0), want)
     # Rndcg: nDCG@b at each level boundary b, from the dense running DCG
-    from ulnorm_eval.core.measures.trec_view import TrecContext
-    got = tg.k_Rndcg(rk, J, None, TrecContext())
+    got = tg.k_Rndcg(rk, J, registry.parse("Rndcg").measure, 1.0)
     g = tg._level_gain(codes(rk), None)
     dcg = running_sum(rk, g * tg._disc(rk.pos))
     pidcg, st, npos, irow, ig = tg._prefix_idcg(J, None)
@@ -133,7 +137,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
             term = np.where(g != 0, g / np.log2(2.0 + cost - S), 0.0)
         total = np.bincount(row[keep], weights=igk, minlength=J.nq)[: J.nq][rk.base]
         want = safe(rk.rowsum(term), total)
-        got = tg.k_G(rk, J, gains, TrecContext())
+        got = tg.k_G(rk, J, _with_gains("G", gains), 1.0)
         if gains is None:  # integer costs and gains: every sum exact, whatever its order
             assert np.array_equal(got, want)
         else:  # fractional gains: the cost is now summed from each query's first rank, as m_G.c does
@@ -403,13 +407,14 @@ def test_sparse_bpref_infap_bing_equal_their_dense_forms(seed):
         term = np.where(nonrel_above > 0, 1.0 - safe(np.minimum(nonrel_above, R), np.minimum(n_nonrel, R)), 1.0)
         bpref = safe(rk.rowsum(np.where(rel, term, 0.0)), rel_total(rk, J, ctx))
         fresh = Ranking(rk.row, rk.grade, rk.nrows, rk.base, rk.judged)
-        assert np.array_equal(tp.k_bpref(fresh, J, None, ctx), bpref)
-        assert tp.k_bpref(fresh, J, None, ctx) is tp.k_bpref(fresh, J, None, ctx)  # GMBpref reads Bpref's
+        bpref_measure = registry.parse("Bpref").measure
+        assert np.array_equal(tp.k_bpref(fresh, J, bpref_measure, level), bpref)
+        assert tp.k_bpref(fresh, J, bpref_measure, level) is tp.k_bpref(fresh, J, bpref_measure, level)  # GMBpref reads Bpref's
         other = Judgements(J.qids, J.row, np.where(J.grade > 0, J.grade + 1.0, J.grade), J.max_grade + 1.0)
         n_other = nonrel_count(other, level)[rk.base][rk.row]
         R_other = rel_total(rk, other, ctx)[rk.row]
         term = np.where(nonrel_above > 0, 1.0 - safe(np.minimum(nonrel_above, R_other), np.minimum(n_other, R_other)), 1.0)
-        assert np.array_equal(tp.k_bpref(fresh, other, None, ctx),
+        assert np.array_equal(tp.k_bpref(fresh, other, bpref_measure, level),
                               safe(rk.rowsum(np.where(rel, term, 0.0)), rel_total(rk, other, ctx)))
 
         rel_above = running_sum(rk, rel) - rel
@@ -420,11 +425,11 @@ def test_sparse_bpref_infap_bing_equal_their_dense_forms(seed):
                 ((rel_above + INFAP_EPSILON) / (rel_above + nonrel_above + 2 * INFAP_EPSILON))
         term = np.where(rk.pos == 0, 1.0, term)
         infap = safe(rk.rowsum(np.where(rel, term, 0.0)), rel_total(rk, J, ctx))
-        assert np.array_equal(tp.k_infAP(fresh, J, None, ctx), infap)
+        assert np.array_equal(tp.k_infAP(fresh, J, registry.parse("infAP").measure, level), infap)
 
         above_non = rk.pos - (running_sum(rk, rel) - rel)
         bing = safe(rk.rowsum(np.where(rel, 1.0 / np.log2(2.0 + above_non), 0.0)), rel_total(rk, J, ctx))
-        assert np.array_equal(tg.k_binG(fresh, J, None, ctx), bing)
+        assert np.array_equal(tg.k_binG(fresh, J, registry.parse("binG").measure, level), bing)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -435,15 +440,16 @@ def test_sparse_rbp_equals_its_dense_form(seed):
     (dense, as before) the per-query level table now read from the Judgements' cache is the same."""
     from ulnorm_eval.core.kernels import repeated_powers
     from ulnorm_eval.core.measures import trec_gains as tg
-    from ulnorm_eval.core.measures.trec_view import TrecContext, codes
+    from ulnorm_eval.core.measures.trec_view import codes
 
     rk, J = _case(seed, nq=9)
     rng = np.random.default_rng(seed)
     graded = Ranking(rk.row, np.where(rk.grade > 0, rk.grade * rng.choice([1.0, 0.5, 0.25], len(rk.grade)), rk.grade),
                      rk.nrows, rk.base, rk.judged)
     for ranking in (rk, graded):
-        for param in ({"p": 0.8}, {"p": 0.95}, {"p": 0.8, 1: 3.0, 2: -1.0}):
-            p, gains = tg._p_and_gains(param)
+        for name in ("RBP_trec(p=0.8)", "RBP_trec(p=0.95)", "RBP_trec(p=0.8,gains={1:3,2:-1})"):
+            measure = registry.parse(name).measure
+            p, gains = tg.rbp_settings(measure)
             code = codes(ranking)
             g = tg._level_gain(code, gains)
             lv_min, lv_max = tg._make_rbp_levels(J, gains)
@@ -455,7 +461,7 @@ def test_sparse_rbp_equals_its_dense_form(seed):
             weights = repeated_powers(p, int(ranking.pos.max()))[ranking.pos.astype(np.int64)]
             want = (1.0 - p) * ranking.rowsum(np.where(known, scaled, 0.0) * weights)
             fresh = Ranking(ranking.row, ranking.grade, ranking.nrows, ranking.base, ranking.judged)
-            assert np.array_equal(tg.k_rbp(fresh, J, param, TrecContext()), want)
+            assert np.array_equal(tg.k_rbp(fresh, J, measure, 1.0), want)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -470,7 +476,7 @@ def test_unjudged_at_k_counts_the_unjudged_positions(seed):
     ctx = TrecContext(present=np.arange(rk.nrows) % 3 != 1)
     for k in (1, 3, 10, 1000):
         want = np.where(present_mask(rk, ctx), at_depth(rk, codes(rk) < 0, k) / float(k), 0.0)
-        assert np.array_equal(tp.k_unj(rk, J, k, ctx), want)
+        assert np.array_equal(tp.k_unj(rk, J, registry.parse(f"Unjudged@{k}").measure, Level(1.0, present=ctx.present)), want)
         assert np.array_equal(want * k, [sum(1 for c in codes(rk)[rk.starts[r]:rk.starts[r + 1]][:k] if c < 0)
                                          if ctx.present[r] else 0 for r in range(rk.nrows)])
 

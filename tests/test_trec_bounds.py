@@ -106,7 +106,7 @@ def test_ndcg_rel_closed_form_needs_its_condition():
     """E[ndcg_rel]'s closed form assumes the sum it averages is >= 0 and linear: a negative gain, or a
     positive one given to unpooled documents (level -1: more positive-gain documents than the ideal
     holds), breaks it, and the record leaves those measures to Monte Carlo (exact_for)."""
-    from ulnorm_eval.core.measures.trec import context
+    from ulnorm_eval.core.measures.common import RandomPool
     from ulnorm_eval.core.measures.trec_gains import e_ndcg_rel
 
     off = 0
@@ -118,7 +118,7 @@ def test_ndcg_rel_closed_form_needs_its_condition():
             assert m.bounds == "montecarlo"
             with pytest.raises(ValueError, match="no closed-form expectation"):
                 exact(name, pool, J)
-            forced = e_ndcg_rel(pool, J, m.get("gains"), context(m, Level(1)))[0]
+            forced = e_ndcg_rel(RandomPool(pool=pool, J=J, measure=m, rel=Level(1), gain=None))[0]
             off += abs(forced - kernel(name, rk, J).mean()) > 1e-6
     assert off >= 5  # the formula outside its condition is wrong on many of these pools
 

@@ -6,14 +6,15 @@ from ..lazy import np
 
 from ..records import UnknownMeasure
 from .common import safe
-from .trec_view import at_depth, codes, NONPOOL
+from .trec_view import at_depth, codes, context, NONPOOL
 
 
 # --------------------------------------------------------------------------- ir_measures families
 
-def k_ERR(ranking, judgements, k, ctx):
+def k_ERR(ranking, judgements, measure, level):
     """ERR@k as gdeval computes it (ir_measures' default provider; Chapelle et al. 2009):
     sum_{i<=k} R_i/i prod_{j<i} (1 - R_j), R_i = (2^g_i - 1) / 2^4, g_i the positive grade (else 0)."""
+    k = measure.cutoff
     g = np.where(codes(ranking) > 0, codes(ranking), 0.0)
     if len(g) and g.max() > 4:
         raise UnknownMeasure("ERR (gdeval) takes grades 0..4: a larger grade would make a probability exceed 1")
@@ -32,20 +33,22 @@ def k_ERR(ranking, judgements, k, ctx):
     return ranking.rowsum(stop_prob * decay / (ranking.pos + 1.0))
 
 
-def k_Judged(ranking, judgements, k, ctx):
+def k_Judged(ranking, judgements, measure, level):
     """Judged@k = judged documents in the top k / min(k, num_ret) (ir_measures' judged provider)."""
+    k = measure.cutoff
     judged = codes(ranking) != NONPOOL
     depth = ranking.length if k is None else np.minimum(ranking.length, int(k))
     return safe(at_depth(ranking, judged, depth), depth)
 
 
-def k_Compat(ranking, judgements, param, ctx):
+def k_Compat(ranking, judgements, measure, level):
     """Compatibility (Clarke, Vtyurina & Smucker 2021 (TOIS)) as ir_measures computes it: RBO(p) of the run
     against the ideal ranking (relevant documents by grade descending, ties by the run's order,
     unretrieved ones last) to depth max(num_ret, R), normalised by RBO(ideal, ideal).  Relevant means
     grade >= -l (ir_measures: grade > 0, the same at the default -l 1 for integer grades).  param = (p, normalize), default (0.95, True).  The overlap at depth i counts the
     documents whose rank in both lists is <= i, so RBO is a per-document sum of a prefix table."""
-    p, normalize = (0.95, True) if param is None else param
+    p, normalize = measure.get("p"), bool(measure.get("normalize"))
+    ctx = context(measure, level)
     code = codes(ranking)
     L = ctx.rel_level
     relv = code >= L

@@ -3,12 +3,11 @@
 recip_rank, Rprec, ndcg and ndcg_cut are AP, P, R, RR, Rprec and nDCG, bit-identical on the real
 data), plus ERR, Judged and Compat as ir_measures defines them.
 
-Each kernel here is a pure function ``k_x(ranking, judgements, param, ctx) -> values[rows]`` over the
+Each kernel is a record's ``kernel(ranking, judgements, measure, level) -> values[rows]`` over the
 flat :class:`~ulnorm_eval.core.kernels.Ranking` (rows in trec_eval's order: score descending,
-docno descending, ``-M`` applied) and the query's :class:`~ulnorm_eval.core.kernels.Judgements`.
-``param`` is the family's single parameter value (a cutoff, a multiplier, a gain map, ...),
-``ctx`` a :class:`TrecContext` carrying trec_eval's flags; :func:`_family_kernel` turns it into a
-record's ``kernel(ranking, judgements, measure, level)``.  No Python loop runs
+docno descending, ``-M`` applied) and the query's :class:`~ulnorm_eval.core.kernels.Judgements`;
+it reads its parameter from ``measure`` and trec_eval's flags from
+:func:`~.trec_view.context` ``(measure, level)``, a :class:`TrecContext`.  No Python loop runs
 over documents: per-row sums are ``np.bincount`` and per-row running counts segmented cumsums.
 
 trec_eval's view of a retrieved document (form_res_rels.c) is a *code*: its grade when judged with
@@ -38,9 +37,9 @@ from __future__ import annotations
 from ..lazy import np
 
 from ..holes import monotone, open_zero
-from ..kernels import Judgements, rel_of
+from ..kernels import Judgements
 from ..records import Family, Param, register, TrecName
-from .common import binary_gain, JUDGED_ONLY, RandomPool
+from .common import binary_gain, JUDGED_ONLY
 from .cumulative import gain as graded_gain, GAINS_PARAM
 from .precision import e_ap, holes_ap, k_ap, REL, TREC_CUTOFFS
 from .irm_native import k_Compat, k_ERR, k_Judged
@@ -51,70 +50,14 @@ from .trec_gains import (e_binG, e_ndcg_rel, e_Rndcg, e_rbp, e_rbp_resid, k_binG
                          k_Rndcg, rbp_order, reads_gain, stale_ideal_dcg)
 from .trec_precision import (e_bpref, e_infAP, e_relative_P, e_Rprec_mult, e_success, k_11pt_avg, k_bpref,
                              k_infAP, k_iprec_at_recall, k_relative_P, k_Rprec_mult, k_success, k_unj, k_yaap)
-from .trec_view import INFAP_EPSILON, TrecContext, codes, judged_only, trec_relevant_count  # noqa: F401 - re-exported
+from .trec_view import (INFAP_EPSILON, RECALL_POINTS, TrecContext, codes, context, judged_only,  # noqa: F401 - re-exported
+                         trec_relevant_count)
 
 __all__ = ["TrecContext", "judged_only", "codes", "trec_relevant_count", "relstring", "INFAP_EPSILON",
            "context"]
 
 
 # --------------------------------------------------------------------------- records
-
-def context(measure, level) -> TrecContext:
-    """trec_eval's flags for ``measure`` from the kernels' level (a float or a kernels.Level)."""
-    return TrecContext(rel_level=float(rel_of(measure, level)), num_docs=getattr(level, "num_docs", 0.0),
-                       rounding=getattr(level, "rounding", "round"), present=getattr(level, "present", None),
-                       trec_nan=getattr(level, "trec_nan", False), judged_only=getattr(level, "judged_only", False))
-
-
-def _cutoff(measure):
-    return measure.cutoff
-
-
-def _param(name):
-    return lambda measure: measure.get(name)
-
-
-def _given(name):
-    """The parameter as given, None when left at its default (trec_eval names them differently)."""
-    return lambda measure: dict(measure.params).get(name)
-
-
-def _floats(name, default):
-    """A comma list of numbers given as text (``utility.2,-1,0,0``), or the default tuple."""
-    def read(measure):
-        text = measure.get(name)
-        return default if text is None else tuple(float(value) for value in text.split(","))
-    return read
-
-
-def _rbp_param(measure):
-    gains = measure.get("gains")
-    return {"p": measure.get("p"), **(dict(gains) if gains else {})}
-
-
-def _rbp_resid_param(measure):
-    """rbp_resid's p, and whether trec_eval's name for it has parameters (``rbp_resid.p=0.5``, or
-    ``rbp_resid.p=0.9`` as typed): -c's placeholder is cleared only under the bare name (--trec-nan)."""
-    return {"p": measure.get("p"), "named": bool(getattr(measure, "typed", "")) or measure.get("p") != 0.9}
-
-
-def _family_kernel(function, param=None):
-    """``kernel(ranking, judgements, measure, level)`` of a record from a ``k_x(rk, J, param, ctx)``."""
-    def kernel(ranking, judgements, measure, level):
-        return function(ranking, judgements, param(measure) if param else None, context(measure, level))
-    kernel.__doc__ = function.__doc__
-    kernel.__name__ = function.__name__
-    return kernel
-
-
-def _family_expectation(function, param=None):
-    """``expectation(rp)`` of a record from a trec_expectations ``e_x(pool, J, param, ctx)``."""
-    def expectation(random_pool: RandomPool):
-        return function(random_pool.pool, random_pool.J,
-                        param(random_pool.measure) if param else None, context(random_pool.measure, random_pool.rel))
-    expectation.__doc__ = function.__doc__
-    return expectation
-
 
 def trec_gain(grade, measure, rel, max_grade):
     """Sort key of a pool for IUB/WLB: relevant (1) before judged nonrelevant (0) before documents
@@ -195,7 +138,6 @@ def _check_positive(name):
 
 
 OFFICIAL, SET, ALL_TREC = "official", "set", "all_trec"
-_RECALL = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 _RMULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 _TE = "trec_eval 10 (m_{}.c)"
 NO_BOUNDS = "none (no random-ranking bounds)"
@@ -208,20 +150,20 @@ def _doc(function) -> str:
 def _count(name, trec, function, nick, *, level="rel", params=(), **family):
     """A trec_eval count (summed over queries); ``family``: further :class:`Family` fields (irm, per_query, ...)."""
     register(Family(name=name, params=params, cutoff="none",
-                    kernel=_family_kernel(function, _given("rel") if params else None), gain=binary_gain, bounds="none",
+                    kernel=function, gain=binary_gain, bounds="none",
                     expectation=None, formula=_doc(function), expectation_formula=NO_BOUNDS, cite=_TE.format(trec),
                     level=level, summary="sum", trec=(TrecName(base=trec, nick=nick),), value="int", **family))
 
 
-def _set(name, trec, function, nick, params=(), trec_name=None, param=None, **family):
+def _set(name, trec, function, nick, params=(), trec_name=None, **family):
     """A trec_eval set measure; ``family``: further :class:`Family` fields (irm, validate)."""
-    register(Family(name=name, params=params, cutoff="none", kernel=_family_kernel(function, param), gain=binary_gain, bounds="none", expectation=None,
+    register(Family(name=name, params=params, cutoff="none", kernel=function, gain=binary_gain, bounds="none", expectation=None,
                     formula=_doc(function), expectation_formula=NO_BOUNDS,
                     cite=_TE.format(trec), level="rel", trec=(trec_name or TrecName(base=trec, nick=nick),), **family))
 
 
 register(Family(
-    name="runid", params=(), cutoff="none", kernel=_family_kernel(k_runid), gain=binary_gain, bounds="none", expectation=None, formula="the run's tag (text)", expectation_formula=NO_BOUNDS,
+    name="runid", params=(), cutoff="none", kernel=k_runid, gain=binary_gain, bounds="none", expectation=None, formula="the run's tag (text)", expectation_formula=NO_BOUNDS,
     cite="trec_eval 10 (m_runid.c)", level="gains", summary="run",
                 trec=(TrecName(base="runid", nick=(OFFICIAL, SET, ALL_TREC)),), value="text",
     per_query=False))
@@ -241,7 +183,7 @@ register(Family(
     holes_open=open_zero))
 
 register(Family(
-    name="Bpref", params=(REL,), cutoff="none", kernel=_family_kernel(k_bpref), gain=trec_gain, bounds="exact", expectation=_family_expectation(e_bpref),
+    name="Bpref", params=(REL,), cutoff="none", kernel=k_bpref, gain=trec_gain, bounds="exact", expectation=e_bpref,
     formula=_doc(k_bpref), expectation_formula="(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
     cite="Buckley & Voorhees 2004", level="rel", trec=(TrecName(base="bpref", nick=(OFFICIAL, ALL_TREC)),),
                 irm="Bpref", examples=("Bpref",),
@@ -249,14 +191,14 @@ register(Family(
     extremes_note="each relevant document scores 1 - min(nonrelevant above, R)/min(N, R): every relevant one first "
                   "is the maximum, every judged nonrelevant one above every relevant one the minimum"))
 register(Family(
-    name="GMBpref", params=(REL,), cutoff="none", kernel=_family_kernel(k_bpref), gain=trec_gain, bounds="exact", expectation=_family_expectation(e_bpref),
+    name="GMBpref", params=(REL,), cutoff="none", kernel=k_bpref, gain=trec_gain, bounds="exact", expectation=e_bpref,
     formula="bpref per query; 'all' = geometric mean",
     expectation_formula="E[bpref] per query (exact); no variants: the 'all' row is a geometric mean (use those of Bpref)",
     cite="Buckley & Voorhees 2004; trec_eval 10",
     level="rel", summary="gmean", trec=(TrecName(base="gm_bpref", nick=(ALL_TREC,)),), per_query=False, examples=("GMBpref",),
     order=trec_order, extremes_note="as bpref"))
 register(Family(
-    name="infAP", params=(REL,), cutoff="none", kernel=_family_kernel(k_infAP), gain=trec_gain, bounds="exact", expectation=_family_expectation(e_infAP),
+    name="infAP", params=(REL,), cutoff="none", kernel=k_infAP, gain=trec_gain, bounds="exact", expectation=e_infAP,
     formula=_doc(k_infAP), expectation_formula="(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
     cite="Yilmaz & Aslam 2006", level="rel", trec=(TrecName(base="infAP", nick=(ALL_TREC,)),), irm="infAP",
     examples=("infAP",), order=trec_order, extremes="search",
@@ -266,43 +208,43 @@ register(Family(
 register(Family(
     name="IPrec", params=(Param(name="recall", kind="float", default=0.0, doc="recall level in [0, 1], written IPrec@0.2", always_show=True, at=True),
               REL, JUDGED_ONLY), cutoff="none",
-    kernel=_family_kernel(k_iprec_at_recall, _param("recall")), gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_iprec_at_recall),
+    kernel=k_iprec_at_recall, gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_iprec_at_recall),
     expectation_formula="Monte Carlo", cite="trec_eval 10 (m_iprec_at_recall.c)", level="rel",
-    trec=(TrecName(base="iprec_at_recall", arg="each", param="recall", defaults=_RECALL, kind="float", fmt=".2f", nick=(OFFICIAL, ALL_TREC)),),
+    trec=(TrecName(base="iprec_at_recall", arg="each", param="recall", defaults=RECALL_POINTS, kind="float", fmt=".2f", nick=(OFFICIAL, ALL_TREC)),),
     irm="IPrec", validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]",
     examples=("IPrec@0.0", "IPrec@0.5", "IPrec@1.0"), reads=reads_relevant))
 register(Family(
     name="Avg11pt", params=(Param(name="points", kind="str", default=None, doc="recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
                 REL), cutoff="none",
-    kernel=_family_kernel(k_11pt_avg, _floats("points", _RECALL)), gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_11pt_avg),
+    kernel=k_11pt_avg, gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_11pt_avg),
     expectation_formula="Monte Carlo", cite="trec_eval 10 (m_11pt_avg.c)", level="rel",
                 trec=(TrecName(base="11pt_avg", arg="raw", param="points", nick=(ALL_TREC,)),),
     validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')"), reads=reads_relevant))
 
 register(Family(
-    name="relstring", params=(Param(name="length", kind="int", default=10, doc="number of ranks shown"),), cutoff="none", kernel=_family_kernel(k_relstring, _given("length")),
+    name="relstring", params=(Param(name="length", kind="int", default=10, doc="number of ranks shown"),), cutoff="none", kernel=k_relstring,
     gain=binary_gain, bounds="none", expectation=None, formula=_doc(relstring), expectation_formula=NO_BOUNDS, cite="trec_eval 10 (m_relstring.c)", level="gains", summary="none",
     trec=(TrecName(base="relstring", arg="one", param="length", nick=(ALL_TREC,)),), value="text", validate=_check_positive("length")))
 
 register(Family(
     name="RprecMult", params=(Param(name="mult", kind="float", default=1.0, doc="multiple of R", always_show=True), REL), cutoff="none",
-    kernel=_family_kernel(k_Rprec_mult, _param("mult")), gain=binary_gain, bounds="exact", expectation=_family_expectation(e_Rprec_mult, _param("mult")),
+    kernel=k_Rprec_mult, gain=binary_gain, bounds="exact", expectation=e_Rprec_mult,
     formula=_doc(k_Rprec_mult), expectation_formula="0 if c = 0; P/n if c <= n; P/c if c > n (exact)", cite="trec_eval 10 (m_Rprec_mult.c)", level="rel",
     trec=(TrecName(base="Rprec_mult", arg="each", param="mult", defaults=_RMULT, kind="float", fmt=".2f", nick=(ALL_TREC,)),),
     validate=_check_positive("mult"), examples=("RprecMult(mult=0.2)", "RprecMult(mult=1.0)", "RprecMult(mult=3.5)")))
 
 register(Family(
     name="utility", params=(Param(name="coef", kind="str", default=None, doc="p1,p2,p3,p4 as text (default '1,-1,0,0')"), REL), cutoff="none",
-    kernel=_family_kernel(k_utility, _floats("coef", None)), gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_utility), expectation_formula=NO_BOUNDS,
+    kernel=k_utility, gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_utility), expectation_formula=NO_BOUNDS,
     cite="trec_eval 10 (m_utility.c)", level="rel", trec=(TrecName(base="utility", arg="raw", param="coef", nick=(SET, ALL_TREC)),),
     validate=_check_floats("coef", 4)))
 
 register(Family(
-    name="binG", params=(REL,), cutoff="none", kernel=_family_kernel(k_binG), gain=binary_gain, bounds="exact", expectation=_family_expectation(e_binG),
+    name="binG", params=(REL,), cutoff="none", kernel=k_binG, gain=binary_gain, bounds="exact", expectation=e_binG,
     formula=_doc(k_binG), expectation_formula="(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", cite="trec_eval 10 (m_binG.c, experimental)",
     level="rel", trec=(TrecName(base="binG", nick=(ALL_TREC,)),), examples=("binG",)))
 register(Family(
-    name="G", params=(GAINS_PARAM,), cutoff="none", kernel=_family_kernel(k_G, _param("gains")), gain=graded_gain, bounds="montecarlo", expectation=None, formula=_doc(k_G),
+    name="G", params=(GAINS_PARAM,), cutoff="none", kernel=k_G, gain=graded_gain, bounds="montecarlo", expectation=None, formula=_doc(k_G),
     expectation_formula="Monte Carlo", cite="trec_eval 10 (m_G.c, experimental)", level="gains", trec=(TrecName(base="G", arg="map", param="gains", value_name="gain",
                                                                                   nick=(ALL_TREC,)),),
     examples=("G", "G(gains={1:3,2:1})", "G(gains={1:0.5,2:-1})"), reads=reads_gain,
@@ -311,12 +253,12 @@ register(Family(
                   "and non-decreasing; rearrangement) but the ascending one is not its minimum (pool 2,1,3,1: "
                   "0.7044 against 0.6891 at 1,1,3,2): " + _WLB_SEARCHED + "; with a negative gain " + _SEARCHED))
 register(Family(
-    name="IDCG", params=(GAINS_PARAM,), cutoff="none", kernel=_family_kernel(k_ideal_dcg, _param("gains")), gain=graded_gain, bounds="none", expectation=None,
+    name="IDCG", params=(GAINS_PARAM,), cutoff="none", kernel=k_ideal_dcg, gain=graded_gain, bounds="none", expectation=None,
     formula=_doc(k_ideal_dcg), expectation_formula=NO_BOUNDS + ": the same for every ordering", cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg.c)",
     level="gains", trec=(TrecName(base="ideal_dcg", arg="map", param="gains", value_name="gain"),), trec_stale=stale_ideal_dcg))
 register(Family(
-    name="nDCG_rel", params=(GAINS_PARAM,), cutoff="none", kernel=_family_kernel(k_ndcg_rel, _param("gains")), gain=graded_gain, bounds="exact",
-    expectation=_family_expectation(e_ndcg_rel, _param("gains")), formula=_doc(k_ndcg_rel),
+    name="nDCG_rel", params=(GAINS_PARAM,), cutoff="none", kernel=k_ndcg_rel, gain=graded_gain, bounds="exact",
+    expectation=e_ndcg_rel, formula=_doc(k_ndcg_rel),
     expectation_formula="(1/nrel) [sum_{p<n} (S/n d(p) + (Np-1) S/(n(n-1)) D(p)) / IDCG(min(p+1, nrel)) + (nrel-Np) (S/n) D(n) / IDCG], "
     "S the pool's total gain, Np its documents of positive gain, d(p) = 1/log2(p+2), D(p) = sum_{i<p} d(i) (exact, "
     "linearity) for gains >= 0, none to a level below 0; Monte Carlo otherwise", cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)",
@@ -327,8 +269,8 @@ register(Family(
     extremes_note="with gains >= 0 the gain-sorted ordering is the maximum (the j-th relevant document's ratio "
                   "is at most the sorted one's) but no proof makes the ascending one the minimum: " + _WLB_SEARCHED))
 register(Family(
-    name="Rndcg", params=(GAINS_PARAM, REL), cutoff="none", kernel=_family_kernel(k_Rndcg, _param("gains")), gain=graded_gain, bounds="exact",
-    expectation=_family_expectation(e_Rndcg, _param("gains")), formula=_doc(k_Rndcg),
+    name="Rndcg", params=(GAINS_PARAM, REL), cutoff="none", kernel=k_Rndcg, gain=graded_gain, bounds="exact",
+    expectation=e_Rndcg, formula=_doc(k_Rndcg),
     expectation_formula="Rndcg with each DCG@b replaced by mean(g) sum_{i<=min(b,n)} 1/log2(i+1) (exact, linearity)",
     cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", level="gains",
     trec=(TrecName(base="Rndcg", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,)),),
@@ -337,13 +279,13 @@ register(Family(
                   "DCG@b at once (rearrangement)"))
 
 register(Family(
-    name="RelP", params=(REL,), cutoff="required", kernel=_family_kernel(k_relative_P, _cutoff), gain=binary_gain, bounds="exact",
-    expectation=_family_expectation(e_relative_P, _cutoff), formula=_doc(k_relative_P), expectation_formula="(P/n) m / min(k, R) (exact)",
+    name="RelP", params=(REL,), cutoff="required", kernel=k_relative_P, gain=binary_gain, bounds="exact",
+    expectation=e_relative_P, formula=_doc(k_relative_P), expectation_formula="(P/n) m / min(k, R) (exact)",
     cite="trec_eval 10 (m_relative_P.c)", level="rel",
     trec=(TrecName(base="relative_P", arg="each", defaults=TREC_CUTOFFS, nick=(ALL_TREC,)),), examples=("RelP@{k}",)))
 register(Family(
-    name="Success", params=(REL, JUDGED_ONLY), cutoff="required", kernel=_family_kernel(k_success, _cutoff), gain=binary_gain, bounds="exact",
-    expectation=_family_expectation(e_success, _cutoff), formula=_doc(k_success), expectation_formula="1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
+    name="Success", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_success, gain=binary_gain, bounds="exact",
+    expectation=e_success, formula=_doc(k_success), expectation_formula="1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
     cite="trec_eval 10 (m_success.c)", level="rel", trec=(TrecName(base="success", arg="each", defaults=(1, 5, 10), nick=(ALL_TREC,)),),
     irm="Success", examples=("Success@{k}",), holes=monotone))
 
@@ -352,20 +294,20 @@ _set("SetRelP", "set_relative_P", k_set_relative_P, (SET, ALL_TREC))
 _set("SetR", "set_recall", k_set_recall, (SET, ALL_TREC), (REL,), irm="SetR")
 _set("SetAP", "set_map", k_set_map, (SET, ALL_TREC), (REL, JUDGED_ONLY))
 _set("SetF", "set_F", k_set_F, (SET, ALL_TREC), (Param(name="beta", kind="float", default=1.0, doc="weight of recall"), REL, JUDGED_ONLY),
-     TrecName(base="set_F", arg="one", param="beta", kind="float", nick=(SET, ALL_TREC)), _param("beta"),
+     TrecName(base="set_F", arg="one", param="beta", kind="float", nick=(SET, ALL_TREC)),
      validate=_check_positive("beta"),
      irm="SetF")
 
 register(Family(
-    name="yaap", params=(REL,), cutoff="none", kernel=_family_kernel(k_yaap), gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_yaap), expectation_formula="Monte Carlo",
+    name="yaap", params=(REL,), cutoff="none", kernel=k_yaap, gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_yaap), expectation_formula="Monte Carlo",
     cite="Robertson 2012; trec_eval 10 (m_yaap.c)", level="rel", trec=(TrecName(base="yaap"),), examples=("yaap",),
     extremes_note="an increasing function of SP (the sum of precisions at the relevant documents): SP's extremes, "
                   "relevant documents first and last"))
 
 _RBP_P = Param(name="p", kind="float", default=0.9, doc="persistence", always_show=True)
 register(Family(
-    name="RBP_trec", params=(_RBP_P, GAINS_PARAM), cutoff="none", kernel=_family_kernel(k_rbp, _rbp_param), gain=graded_gain, bounds="exact",
-    expectation=_family_expectation(e_rbp, _rbp_param), formula=_doc(k_rbp), expectation_formula="mean scaled gain * (1 - p^n) (exact)",
+    name="RBP_trec", params=(_RBP_P, GAINS_PARAM), cutoff="none", kernel=k_rbp, gain=graded_gain, bounds="exact",
+    expectation=e_rbp, formula=_doc(k_rbp), expectation_formula="mean scaled gain * (1 - p^n) (exact)",
     cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", level="gains",
     trec=(TrecName(base="rbp", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,), keys=("p",), since=10),), validate=_check_p,
     examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)"), order=rbp_order,
@@ -374,31 +316,31 @@ register(Family(
                   "minimum (rearrangement); a negative gain makes unlisted and listed levels scale differently: "
                   + _SEARCHED))
 register(Family(
-    name="RBP_resid", params=(_RBP_P,), cutoff="none", kernel=_family_kernel(k_rbp_resid, _rbp_resid_param), gain=binary_gain, bounds="exact",
-    expectation=_family_expectation(e_rbp_resid, _rbp_param), formula=_doc(k_rbp_resid), expectation_formula="p^n + (W/n)(1 - p^n) when W > 0 (exact)",
+    name="RBP_resid", params=(_RBP_P,), cutoff="none", kernel=k_rbp_resid, gain=binary_gain, bounds="exact",
+    expectation=e_rbp_resid, formula=_doc(k_rbp_resid), expectation_formula="p^n + (W/n)(1 - p^n) when W > 0 (exact)",
     cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", level="gains",
                 trec=(TrecName(base="rbp_resid", arg="map", param="gains", nick=(ALL_TREC,), keys=("p",), since=10),),
     validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order,
     extremes_note="p^n + (1-p) sum over unjudged d_i of p^(i-1), weights decreasing: unjudged documents first is "
                   "the maximum, last the minimum (rearrangement); judged grades, -1 or 0 alike, do not enter it"))
 register(Family(
-    name="Unjudged", params=(), cutoff="required", kernel=_family_kernel(k_unj, _cutoff), gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_unj), expectation_formula=NO_BOUNDS,
+    name="Unjudged", params=(), cutoff="required", kernel=k_unj, gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_unj), expectation_formula=NO_BOUNDS,
     cite="trec_eval 10 (m_unj.c)", level="gains",
                 trec=(TrecName(base="unj", arg="each", defaults=(5, 10, 20), nick=(ALL_TREC,), since=10),)))
 
 # ir_measures' families, natively
 register(Family(
-    name="ERR", params=(), cutoff="optional", kernel=_family_kernel(k_ERR, _cutoff), gain=graded_gain, bounds="montecarlo", expectation=None, formula=_doc(k_ERR),
+    name="ERR", params=(), cutoff="optional", kernel=k_ERR, gain=graded_gain, bounds="montecarlo", expectation=None, formula=_doc(k_ERR),
     expectation_formula="Monte Carlo", cite="Chapelle et al. 2009", level="gains", irm="ERR", examples=("ERR", "ERR@{k}"),
     extremes_note="swapping adjacent documents into descending gain raises ERR by (R_a - R_b)(1/i - 1/(i+1)) >= 0: "
                   "sorted descending is the maximum, ascending the minimum"))
 register(Family(
-    name="Judged", params=(), cutoff="optional", kernel=_family_kernel(k_Judged, _cutoff), gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_Judged), expectation_formula=NO_BOUNDS,
+    name="Judged", params=(), cutoff="optional", kernel=k_Judged, gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_Judged), expectation_formula=NO_BOUNDS,
     cite="ir_measures (judged)", level="gains", irm="Judged"))
 register(Family(
     name="Compat", params=(Param(name="p", kind="float", default=0.95, doc="RBO persistence"), Param(name="normalize", kind="int", default=1, doc="1: divide by RBO(ideal, ideal)",
                                                                choices=(0, 1)), REL), cutoff="none",
-    kernel=_family_kernel(k_Compat, lambda m: (m.get("p"), bool(m.get("normalize")))), gain=binary_gain, bounds="montecarlo", expectation=None,
+    kernel=k_Compat, gain=binary_gain, bounds="montecarlo", expectation=None,
     formula=_doc(k_Compat), expectation_formula="Monte Carlo", cite="Clarke, Vtyurina & Smucker 2021 (TOIS)", level="rel", irm="Compat", validate=_check_p,
     order=compat_order, extremes="ideal", examples=("Compat", "Compat(p=0.8)", "Compat(normalize=0)"),
     extremes_note="the ideal ranking (relevant documents by grade) agrees with itself at every depth, the most any "

@@ -1,41 +1,45 @@
 """trec_eval's counting and set families (num_q, num_ret, num_rel, num_rel_ret,
 num_nonrel_judged_ret; set_P, set_recall, set_relative_P, set_map, set_F; utility), and relstring and
-runid, as kernels ``k_x(ranking, judgements, param, ctx)``; registered in :mod:`.trec`."""
+runid, as record kernels ``k_x(ranking, judgements, measure, level)``; registered in :mod:`.trec`."""
 from __future__ import annotations
 
 from ..lazy import np
 
 from ..kernels import Ranking
 from .common import safe
-from .trec_view import codes, NONPOOL, present_mask, rel_mask, rel_total
+from .trec_view import codes, context, floats, NONPOOL, present_mask, rel_mask, rel_total
 
 
 # --------------------------------------------------------------------------- counts
 
-def k_num_q(ranking, judgements, param, ctx):
+def k_num_q(ranking, judgements, measure, level):
     """1 per evaluated query (trec_eval prints only the sum: the number of queries averaged over)."""
     return np.ones(ranking.nrows)
 
 
-def k_num_ret(ranking, judgements, rel, ctx):
+def k_num_ret(ranking, judgements, measure, level):
     """Documents retrieved (after -M and -J); with ir_measures' rel=k only those of grade >= k."""
+    rel = dict(measure.params).get("rel")
     if rel is None:
         return ranking.length.astype(np.float64)
     return ranking.rowsum(codes(ranking) >= float(rel))
 
 
-def k_num_rel(ranking, judgements, param, ctx):
+def k_num_rel(ranking, judgements, measure, level):
     """R: judged documents with grade >= -l."""
+    ctx = context(measure, level)
     return rel_total(ranking, judgements, ctx).astype(np.float64)
 
 
-def k_num_rel_ret(ranking, judgements, param, ctx):
+def k_num_rel_ret(ranking, judgements, measure, level):
     """Relevant documents retrieved."""
+    ctx = context(measure, level)
     return ranking.rowsum(rel_mask(ranking, ctx))
 
 
-def k_num_nonrel_judged_ret(ranking, judgements, param, ctx):
+def k_num_nonrel_judged_ret(ranking, judgements, measure, level):
     """Judged nonrelevant documents retrieved: num_ret - unjudged - num_rel_ret."""
+    ctx = context(measure, level)
     code = codes(ranking)
     return ranking.rowsum((code >= 0) & (code < ctx.rel_level))
 
@@ -46,41 +50,49 @@ def _set_counts(ranking, judgements, ctx):
     return ranking.length.astype(np.float64), ranking.rowsum(rel_mask(ranking, ctx)), rel_total(ranking, judgements, ctx).astype(np.float64)
 
 
-def k_set_P(ranking, judgements, param, ctx):
+def k_set_P(ranking, judgements, measure, level):
     """num_rel_ret / num_ret."""
+    ctx = context(measure, level)
     ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
     return safe(rel_ret, ret)
 
 
-def k_set_recall(ranking, judgements, param, ctx):
+def k_set_recall(ranking, judgements, measure, level):
     """num_rel_ret / R."""
+    ctx = context(measure, level)
     ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
     return safe(rel_ret, R)
 
 
-def k_set_relative_P(ranking, judgements, param, ctx):
+def k_set_relative_P(ranking, judgements, measure, level):
     """num_rel_ret / min(num_ret, R)."""
+    ctx = context(measure, level)
     ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
     return np.where((ret > 0) & (R > 0), safe(rel_ret, np.minimum(ret, R)), 0.0)
 
 
-def k_set_map(ranking, judgements, param, ctx):
+def k_set_map(ranking, judgements, measure, level):
     """num_rel_ret^2 / (num_ret R) (set precision times set recall)."""
+    ctx = context(measure, level)
     ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
     return safe(rel_ret * rel_ret, ret * R)
 
 
-def k_set_F(ranking, judgements, beta, ctx):
+def k_set_F(ranking, judgements, measure, level):
     """(x+1) P R / (x P + R) with set P and R; x = 1 by default (m_set_F.c)."""
+    beta = measure.get("beta")
+    ctx = context(measure, level)
     beta = 1.0 if beta is None else float(beta)
     ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
     precision, recall = safe(rel_ret, ret), safe(rel_ret, R)
     return np.where(rel_ret > 0, safe((beta + 1.0) * precision * recall, beta * precision + recall), 0.0)
 
 
-def k_utility(ranking, judgements, coef, ctx):
+def k_utility(ranking, judgements, measure, level):
     """p1 a + p2 b + p3 c + p4 d over the contingency table (a relevant retrieved, b nonrelevant
     retrieved, c relevant missed, d = N + a - num_ret - R); 0 for -c's empty rankings (m_utility.c)."""
+    coef = floats(measure.get("coef"), None)
+    ctx = context(measure, level)
     coef_rel_ret, coef_nonrel_ret, coef_rel_missed, coef_nonrel_missed = (1.0, -1.0, 0.0, 0.0) if coef is None else map(float, coef)
     ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
     values = coef_rel_ret * rel_ret + coef_nonrel_ret * (ret - rel_ret) + coef_rel_missed * (R - rel_ret) + coef_nonrel_missed * (ctx.num_docs + rel_ret - ret - R)
@@ -91,9 +103,6 @@ def k_utility(ranking, judgements, coef, ctx):
         leak = coef_nonrel_ret * present + coef_rel_missed * R + coef_nonrel_missed * (ctx.num_docs - present - R)
         return np.where(present_mask(ranking, ctx), values, leak)
     return np.where(present_mask(ranking, ctx), values, 0.0)
-
-
-# trec_eval base name -> exact expectation(pool, J, param, ctx) -> values[queries]
 
 
 # --------------------------------------------------------------------------- relstring and runid (text)
@@ -114,8 +123,10 @@ def relstring(ranking: Ranking, length: int = 10) -> list[str]:
     return out
 
 
-def k_relstring(ranking, judgements, length, ctx):
+def k_relstring(ranking, judgements, measure, level):
     """The relevance codes of the top ``length`` documents, quoted as trec_eval prints them."""
+    length = dict(measure.params).get("length")
+    ctx = context(measure, level)
     out = np.array([f"'{string}'" for string in relstring(ranking, 10 if length is None else int(length))], dtype=object)
     if ctx.trec_nan and length is not None and not ctx.judged_only:
         # --trec-nan: trec_eval clears only a measure named exactly 'relstring' for -c's placeholder
@@ -124,6 +135,6 @@ def k_relstring(ranking, judgements, length, ctx):
     return out
 
 
-def k_runid(ranking, judgements, param, ctx):
+def k_runid(ranking, judgements, measure, level):
     """No per-query value: trec_eval prints the run's tag on the 'all' row only."""
     return np.full(ranking.nrows, "", dtype=object)

@@ -7,7 +7,7 @@ from ..lazy import np
 
 from ..kernels import Judgements, repeated_powers, spans
 from .common import safe
-from .trec_view import (codes, count_above, pool_counts, present_mask, rel_index, rel_mask, rel_total, running_sum,
+from .trec_view import (codes, context, count_above, pool_counts, present_mask, rel_index, rel_mask, rel_total, running_sum,
                          trec_relevant_count, UNJUDGED)
 
 
@@ -97,10 +97,11 @@ def _running_sparse_sum(ranking, idx, weights, rows=None):
     return cumulative - before[ranking.row[idx] if rows is None else rows]
 
 
-def k_ndcg_rel(ranking, judgements, gains, ctx):
+def k_ndcg_rel(ranking, judgements, measure, level):
     """nDCG averaged over the relevant (positive-gain) documents: at each retrieved one, DCG so far
     / ideal DCG at the same rank (the ideal stops growing past its last positive gain); each one not
     retrieved contributes the final DCG / the full ideal DCG (m_ndcg_rel.c)."""
+    gains = measure.get("gains")
     idx, g, weights = _gain_terms(ranking, gains)
     dcg = _running_sparse_sum(ranking, idx, weights)
     pidcg, starts, npos, _, _ = _prefix_idcg(judgements, gains)
@@ -118,7 +119,7 @@ def k_ndcg_rel(ranking, judgements, gains, ctx):
     return np.where(summed > 0, safe(summed, nrel), 0.0)
 
 
-def e_ndcg_rel(pool, judgements, gains, ctx):
+def e_ndcg_rel(random_pool):
     """E[ndcg_rel] under a uniformly random ranking of the pool (exact) when every gain is >= 0 and
     no level below 0 gains anything (the record's ``exact_for``): then the documents of nonzero gain
     are those of positive gain, at most the query's nrel positive ideal gains (pool documents of
@@ -131,6 +132,8 @@ def e_ndcg_rel(pool, judgements, gains, ctx):
     E[term p] = (S/n disc(p) + (Np - 1) S/(n(n-1)) D(p)) / ideal(p), D(p) = sum_{p' < p} disc(p'),
     ideal(p) the ideal DCG to rank min(p, nrel - 1).  The nrel - Np positive ideal gains never
     ranked add (nrel - Np) E[DCG(n - 1)] / full = (nrel - Np) (S/n) D(n) / full; E = E[s] / nrel."""
+    pool, judgements = random_pool.pool, random_pool.J
+    gains = random_pool.measure.get("gains")
     from .common import disc_prefix
 
     ranking = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only positions and gain sums are read
@@ -150,10 +153,12 @@ def e_ndcg_rel(pool, judgements, gains, ctx):
     return safe(summed, nrel)
 
 
-def k_Rndcg(ranking, judgements, gains, ctx):
+def k_Rndcg(ranking, judgements, measure, level):
     """nDCG averaged at the R levels: at b = the number of judged documents of gain >= each
     distinct positive gain, nDCG@b; plus nDCG over the whole ranking when it extends at least two
     documents past the last level (m_Rndcg.c's loop structure); 0 when R = 0."""
+    gains = measure.get("gains")
+    ctx = context(measure, level)
     R = rel_total(ranking, judgements, ctx)
     gidx, _, weights = _gain_terms(ranking, gains)
     dcg_at = _running_sparse_sum(ranking, gidx, weights)
@@ -194,13 +199,16 @@ def k_Rndcg(ranking, judgements, gains, ctx):
     return np.where(R > 0, safe(summed, cnt_b), 0.0)
 
 
-def e_Rndcg(pool, judgements, gains, ctx):
+def e_Rndcg(random_pool):
     """E[Rndcg] under a uniformly random ranking of the pool (exact).  Every term of Rndcg is a DCG@b
     at a depth b fixed by the qrels, or the DCG of the whole ranking, over a constant (the ideal DCG
     at b, the full ideal DCG), and the number of terms is fixed too (the ranking is the whole pool,
     of n documents).  By linearity each rank holds the pool's mean gain, so
     E[DCG@b] = mean(g) * sum_{i <= min(b, n)} 1/log2(i+1), and E[Rndcg] is Rndcg with every DCG
     replaced by its expectation; 0 when R = 0."""
+    pool, judgements = random_pool.pool, random_pool.J
+    gains = random_pool.measure.get("gains")
+    ctx = context(random_pool.measure, random_pool.rel)
     from .common import disc_prefix
 
     ranking = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only the mean gain is read
@@ -225,9 +233,10 @@ def e_Rndcg(pool, judgements, gains, ctx):
     return np.where(trec_relevant_count(judgements, ctx.rel_level) > 0, safe(summed, cnt + extra), 0.0)
 
 
-def k_ideal_dcg(ranking, judgements, gains, ctx):
+def k_ideal_dcg(ranking, judgements, measure, level):
     """The ideal DCG of the query (m_ndcg.c's ideal_dcg): its judged documents of positive gain sorted
     by gain, sum_i gain_i / log2(i+1), whatever the run retrieved."""
+    gains = measure.get("gains")
     return _idcg(judgements, gains)[ranking.base]
 
 
@@ -249,8 +258,9 @@ def stale_ideal_dcg(values, judgements):
     return out
 
 
-def k_binG(ranking, judgements, param, ctx):
+def k_binG(ranking, judgements, measure, level):
     """binG = (1/R) sum over relevant retrieved d of 1 / log2(2 + documents above d not relevant)."""
+    ctx = context(measure, level)
     idx = rel_index(ranking, ctx)  # terms only at the relevant documents, summed in rank order
     above_non = ranking.pos[idx] - count_above(ranking, idx, idx)
     summed = ranking.sum_within(idx, 1.0 / np.log2(2.0 + above_non))
@@ -273,12 +283,13 @@ def _ideal_cost(judgements, gains):
     return judgements.cached(("trec G cost", tuple(sorted((gains or {}).items()))), make)
 
 
-def k_G(ranking, judgements, gains, ctx):
+def k_G(ranking, judgements, measure, level):
     """G (m_G.c): sum_i gain(d_i) / log2(2 + C_i - S_i), S_i the run's gain to rank i, C_i the
     running sum of max(ideal gain at rank i, 1), divided by the total positive ideal gain.
 
     Only documents of nonzero gain add a term: C_i is read from the query's ideal (past its positive
     gains each rank costs 1), S_i is the running gain over those documents alone."""
+    gains = measure.get("gains")
     idx, g = _nonzero_gains(ranking, gains)
     C, starts, n_pos, total = _ideal_cost(judgements, gains)
     row = ranking.row[idx]
@@ -373,17 +384,16 @@ def rbp_order(code, measure, rel, max_grade):
     return np.where(known, _level_gain(code, gains), -1.0)
 
 
-def _p_and_gains(param):
-    """rbp's pair parameters: ``p=0.8`` and ``level=gain`` pairs (default p = 0.9)."""
-    param = dict(param or {})
-    p = float(param.pop("p", 0.9))
-    return p, {level: gain for level, gain in param.items() if not isinstance(level, str)} or None
+def rbp_settings(measure):
+    """rbp's persistence ``p`` and its ``level=gain`` pairs (None: the grades), as ``rbp.p=0.8,1=2`` gives them."""
+    gains = measure.get("gains")
+    return float(measure.get("p")), (dict(gains) if gains else None)
 
 
-def k_rbp(ranking, judgements, param, ctx):
+def k_rbp(ranking, judgements, measure, level):
     """RBP(p) = (1-p) sum_i p^(i-1) gain(d_i), gains scaled to [0, 1] when they exceed it (Moffat &
-    Zobel 2008; m_rbp.c, with its uninitialised bounds set); param {'p': 0.9, level: gain, ...}."""
-    p, gains = _p_and_gains(param)
+    Zobel 2008; m_rbp.c, with its uninitialised bounds set)."""
+    p, gains = rbp_settings(measure)
     if not gains:  # terms at the graded documents only (the same terms, added in the same order)
         idx, terms = _rbp_graded_terms(ranking, judgements, p)
         return (1.0 - p) * ranking.sum_within(idx, terms)
@@ -392,10 +402,11 @@ def k_rbp(ranking, judgements, param, ctx):
     return (1.0 - p) * ranking.rowsum(_rbp_gains(ranking, judgements, gains) * weights)
 
 
-def k_rbp_resid(ranking, judgements, param, ctx):
+def k_rbp_resid(ranking, judgements, measure, level):
     """RBP residual: p^num_ret + (1-p) sum over unjudged d_i of p^(i-1), when any retrieved document
     is unjudged, else 0 (Moffat & Zobel 2008; m_rbp_resid.c)."""
-    p, _ = _p_and_gains(param)
+    p, _ = rbp_settings(measure)
+    ctx = context(measure, level)
     unj = codes(ranking) < 0
     # trec_eval's cur_p (repeated multiplication, not pow: the last bit shows in the 4th decimal of a
     # mean), summed in rank order (bincount adds in order), p^num_ret its value after the last rank
@@ -404,14 +415,17 @@ def k_rbp_resid(ranking, judgements, param, ctx):
     values = powers[ranking.length.astype(np.int64)] + (1.0 - p) * summed
     present = present_mask(ranking, ctx)
     out = np.where((ranking.rowsum(unj) > 0) & present, values, 0.0)
-    if ctx.trec_nan and (param or {}).get("named") and not ctx.judged_only:
+    named = bool(getattr(measure, "typed", "")) or p != 0.9  # rbp_resid.p=0.5, or rbp_resid.p=0.9 as typed
+    if ctx.trec_nan and named and not ctx.judged_only:
         # --trec-nan: trec_eval clears only a measure named exactly 'rbp_resid' for -c's placeholder ranking
         # (one document not in the qrels: unjudged at rank 1, so cur_p = p and the sum 1); none after -J
         out = np.where(present, out, p + (1.0 - p) * 1.0)
     return out
 
 
-def e_binG(pool, judgements, param, ctx):
+def e_binG(random_pool):
+    pool, judgements = random_pool.pool, random_pool.J
+    ctx = context(random_pool.measure, random_pool.rel)
     n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
     K = (n - P).astype(np.int64)
     H = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(2.0 + np.arange(int(K.max()) + 1 if K.size else 0)))))
@@ -424,14 +438,17 @@ def _rbp_pool_gains(pool, judgements, gains):
     return ranking, _rbp_gains(ranking, judgements, gains)
 
 
-def e_rbp(pool, judgements, param, ctx):
-    p, gains = _p_and_gains(param)
+def e_rbp(random_pool):
+    pool, judgements = random_pool.pool, random_pool.J
+    p, gains = rbp_settings(random_pool.measure)
     ranking, g = _rbp_pool_gains(pool, judgements, gains)
     return safe(ranking.rowsum(g), pool.n) * (1.0 - np.power(p, pool.n))
 
 
-def e_rbp_resid(pool, judgements, param, ctx):
-    p, _ = _p_and_gains(param)
+def e_rbp_resid(random_pool):
+    pool, judgements = random_pool.pool, random_pool.J
+    p, gains = rbp_settings(random_pool.measure)
+    ctx = context(random_pool.measure, random_pool.rel)
     n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
     W = U + V
     p_power_n = np.power(p, n)

@@ -8,34 +8,41 @@ import math
 from ..lazy import np
 
 from .common import safe
-from .trec_view import (codes, count_above, depth_of, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,
+from .trec_view import (codes, context, floats, RECALL_POINTS, count_above, depth_of, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,
                         present_mask, rel_index, rel_mask, rel_total, running_sum, unjudged_index, UNJUDGED)
 
 
 # --------------------------------------------------------------------------- precision family
 
 
-def k_yaap(ranking, judgements, param, ctx):
+def k_yaap(ranking, judgements, measure, level):
     """yaap = log((1 + S) / (1 + R - S)), S = sum over relevant retrieved documents of the precision
     at their rank (Robertson 2012, 'On Smoothing Average Precision'; m_yaap.c)."""
+    ctx = context(measure, level)
     rel = rel_mask(ranking, ctx)
     S = ranking.rowsum(np.where(rel, running_sum(ranking, rel) / (ranking.pos + 1.0), 0.0))
     return np.log((1.0 + S) / (1.0 + rel_total(ranking, judgements, ctx) - S))
 
 
-def k_relative_P(ranking, judgements, k, ctx):
+def k_relative_P(ranking, judgements, measure, level):
     """relative_P@k = relevant in the top k / min(k, R) (0 when R = 0)."""
+    k = measure.cutoff
+    ctx = context(measure, level)
     R = rel_total(ranking, judgements, ctx)
     return safe(ranking.count_within(rel_index(ranking, ctx), k), np.minimum(float(k), R))
 
 
-def k_success(ranking, judgements, k, ctx):
+def k_success(ranking, judgements, measure, level):
     """success@k = 1 if a relevant document is in the top k, else 0."""
+    k = measure.cutoff
+    ctx = context(measure, level)
     return (ranking.count_within(rel_index(ranking, ctx), k) > 0).astype(np.float64)
 
 
-def k_Rprec_mult(ranking, judgements, mult, ctx):
+def k_Rprec_mult(ranking, judgements, measure, level):
     """Precision at c = (long)(x R + 0.9) documents; when c > num_ret, num_rel_ret / c (m_Rprec_mult.c)."""
+    mult = measure.get("mult")
+    ctx = context(measure, level)
     R = rel_total(ranking, judgements, ctx)
     count = np.floor(float(mult) * R + 0.9)
     idx = rel_index(ranking, ctx)
@@ -88,14 +95,18 @@ def _iprec(ranking, judgements, recalls, ctx):
     return out
 
 
-def k_iprec_at_recall(ranking, judgements, recall, ctx):
+def k_iprec_at_recall(ranking, judgements, measure, level):
     """Interpolated precision at recall x: max precision at any rank at or after the c-th relevant
     document, c = lround(x R) (trec_eval 10; 'legacy' rounding: (long)(x R + 0.9)); 0 if c > num_rel_ret."""
+    recall = measure.get("recall")
+    ctx = context(measure, level)
     return _iprec(ranking, judgements, [recall], ctx)[0]
 
 
-def k_11pt_avg(ranking, judgements, recalls, ctx):
+def k_11pt_avg(ranking, judgements, measure, level):
     """Mean of iprec_at_recall over the recall points xs (default 0.0, 0.1, ..., 1.0)."""
+    recalls = floats(measure.get("points"), RECALL_POINTS)
+    ctx = context(measure, level)
     vals = _iprec(ranking, judgements, list(recalls), ctx)
     return np.sum(vals, axis=0) / len(recalls)
 
@@ -123,16 +134,18 @@ def _bpref_values(ranking, judgements, ctx):
     return safe(ranking.sum_within(idx, term), rel_total(ranking, judgements, ctx))
 
 
-def k_bpref(ranking, judgements, param, ctx):
+def k_bpref(ranking, judgements, measure, level):
     """bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R), n_r the judged
     nonrelevant documents above r, N all judged nonrelevant (Buckley & Voorhees 2004; m_bpref.c)."""
+    ctx = context(measure, level)
     return _bpref(ranking, judgements, ctx)
 
 
-def k_infAP(ranking, judgements, param, ctx):
+def k_infAP(ranking, judgements, measure, level):
     """infAP (Yilmaz & Aslam 2006; m_infap.c): for a relevant document at 0-based rank j > 0,
     1/(j+1) + (j/(j+1)) ((r + n + u)/j) ((r + eps)/(r + n + 2 eps)) with r, n, u the relevant,
     judged nonrelevant and pooled-unjudged documents above it; 1 at rank 0; summed over / R."""
+    ctx = context(measure, level)
     # (the docstring is the measure's formula in `ulnorm-eval measures`) Terms only at the relevant
     # documents, summed in rank order as the whole ranking's row sum adds them (the others' terms are 0.0)
     idx = rel_index(ranking, ctx)
@@ -148,20 +161,28 @@ def k_infAP(ranking, judgements, param, ctx):
     return safe(ranking.sum_within(idx, term), rel_total(ranking, judgements, ctx))
 
 
-def k_unj(ranking, judgements, k, ctx):
+def k_unj(ranking, judgements, measure, level):
     """Fraction of the top k that is unjudged (qrels-absent or negative grade), always over k."""
+    k = measure.cutoff
+    ctx = context(measure, level)
     unjudged = ranking.memo(("trec code below 0",), lambda: np.flatnonzero(codes(ranking) < 0))  # every cutoff's
     values = ranking.count_within(unjudged, k) / float(k)
     return np.where(present_mask(ranking, ctx), values, 0.0)
 
 
-def e_relative_P(pool, judgements, k, ctx):
+def e_relative_P(random_pool):
+    pool, judgements = random_pool.pool, random_pool.J
+    k = random_pool.measure.cutoff
+    ctx = context(random_pool.measure, random_pool.rel)
     n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
     return safe(safe(P * depth_of(n, k), n), np.minimum(float(k), R))
 
 
-def e_success(pool, judgements, k, ctx):
+def e_success(random_pool):
     """1 - C(n-P, m)/C(n, m) = 1 - prod_{i<m} (n-P-i)/(n-i)."""
+    pool, judgements = random_pool.pool, random_pool.J
+    k = random_pool.measure.cutoff
+    ctx = context(random_pool.measure, random_pool.rel)
     n, P, *_ = pool_counts(pool, judgements, ctx)
     m = depth_of(n, k)
     none = np.zeros_like(n)
@@ -171,13 +192,18 @@ def e_success(pool, judgements, k, ctx):
     return np.where(n > 0, 1.0 - none, 0.0)
 
 
-def e_Rprec_mult(pool, judgements, mult, ctx):
+def e_Rprec_mult(random_pool):
+    pool, judgements = random_pool.pool, random_pool.J
+    mult = random_pool.measure.get("mult")
+    ctx = context(random_pool.measure, random_pool.rel)
     n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
     count = np.floor(float(mult) * R + 0.9)
     return np.where(count == 0, 0.0, np.where(count > n, safe(P, count), safe(P, n)))
 
 
-def e_bpref(pool, judgements, param, ctx):
+def e_bpref(random_pool):
+    pool, judgements = random_pool.pool, random_pool.J
+    ctx = context(random_pool.measure, random_pool.rel)
     n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
     n_counted = np.minimum(Q, R)
     emin = (n_counted * (n_counted + 1) / 2.0 + (Q - n_counted) * R) / (Q + 1.0)
@@ -193,12 +219,14 @@ def gammaln(values):
 _INFAP_BLOCK = 4_000_000  # elements of one (queries x j x s) block
 
 
-def e_infAP(pool, judgements, param, ctx):
+def e_infAP(random_pool):
     """Exact E[infAP]; see the module docstring.  Computed as a sum over s (judged documents above
     the scored relevant one: uniform on 0..K, K = P-1+Q, its place among the judged being uniform)
     and w (documents above it that are pooled-unjudged or not in the qrels: beta-binomial
     BB(W; s+1, K+1-s), W = U+V), of (1 + (s + w (1 - V/W)) (s (P-1)/K + eps)/(s + 2 eps)) / (s + w + 1):
     the infAP term at rank j = s + w with E[r | s] = s (P-1)/K and E[v | w] = w V/W."""
+    pool, judgements = random_pool.pool, random_pool.J
+    ctx = context(random_pool.measure, random_pool.rel)
     n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
     eps = INFAP_EPSILON
     out = np.zeros(pool.nq)

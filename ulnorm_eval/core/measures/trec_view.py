@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from ..lazy import np
 
-from ..kernels import Judgements, Ranking
+from ..kernels import Judgements, Ranking, rel_of
 
 INFAP_EPSILON = 0.00001  # trec_eval.h
+RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # iprec_at_recall, 11pt_avg
 NONPOOL, UNJUDGED = -1.0, -2.0
 
 
@@ -38,6 +39,18 @@ class TrecContext:
     present: np.ndarray | None = field(default=None, compare=False, hash=False)
     trec_nan: bool = False  # --trec-nan: trec_eval's -nan values and -c placeholder document, reproduced
     judged_only: bool = False  # -J (its placeholder document is then dropped too)
+
+
+def context(measure, level) -> TrecContext:
+    """trec_eval's flags for ``measure`` from the kernels' level (a float or a kernels.Level)."""
+    return TrecContext(rel_level=float(rel_of(measure, level)), num_docs=getattr(level, "num_docs", 0.0),
+                       rounding=getattr(level, "rounding", "round"), present=getattr(level, "present", None),
+                       trec_nan=getattr(level, "trec_nan", False), judged_only=getattr(level, "judged_only", False))
+
+
+def floats(text, default):
+    """A comma list of numbers given as text (``utility.2,-1,0,0``), or ``default``."""
+    return default if text is None else tuple(float(value) for value in text.split(","))
 
 
 # --------------------------------------------------------------------------- the trec_eval view

@@ -42,7 +42,8 @@ SHOWN = {" ".join(RUNS): "examples/runs/*.run.gz"}
 
 
 def help_text(name: str | None = None) -> str:
-    """``ulnorm-eval [name] --help`` exactly as click prints it at WIDTH columns."""
+    """``ulnorm-eval [name] --help-all`` (or ``--help`` for a command without --help-all) exactly as click
+    prints it at WIDTH columns."""
     import click
 
     from ulnorm_eval.cli.main import main
@@ -53,7 +54,16 @@ def help_text(name: str | None = None) -> str:
     cmd = main if name is None else main.all_commands()[name]
     parent = click.Context(main, info_name="ulnorm-eval", **settings(main))
     ctx = parent if name is None else click.Context(cmd, info_name=name, parent=parent, **settings(cmd))
+    ctx.meta["help_all"] = True
     return cmd.get_help(ctx)
+
+
+def help_flag(name: str | None) -> str:
+    """The flag whose text docs/cli.md shows: --help-all where the command has it."""
+    from ulnorm_eval.cli.main import main
+
+    cmd = main if name is None else main.all_commands()[name]
+    return "--help-all" if getattr(cmd, "brief", None) else "--help"
 
 
 def command_names() -> list[str]:
@@ -63,24 +73,16 @@ def command_names() -> list[str]:
     return sorted(main.all_commands(), key=lambda n: (n != "eval", n))
 
 
-def command_line() -> str:
-    parts = []
-    for name in [None, *command_names()]:
-        shown = "ulnorm-eval --help" if name is None else f"ulnorm-eval {name} --help"
-        parts.append(f"```text\n$ {shown}\n{help_text(name).rstrip()}\n```")
-    return "\n\n".join(parts)
-
-
 def cli_md() -> str:
     """The whole of docs/cli.md."""
     names = ", ".join(f"[`{n}`](#ulnorm-eval-{n})" for n in command_names())
     sections = [f"## ulnorm-eval\n\n```text\n$ ulnorm-eval --help\n{help_text().rstrip()}\n```"]
     for name in command_names():
-        sections.append(f"## ulnorm-eval {name}\n\n```text\n$ ulnorm-eval {name} --help\n"
+        sections.append(f"## ulnorm-eval {name}\n\n```text\n$ ulnorm-eval {name} {help_flag(name)}\n"
                         f"{help_text(name).rstrip()}\n```")
     return ("# Command-line reference\n\n"
             "[Documentation index](index.md)\n\n"
-            "Generated from `--help` by `scripts/gen_docs.py`; `tests/test_cli_docs.py` fails when this page "
+            "Generated from `--help-all` (`--help` shows the options a first-time user needs) by `scripts/gen_docs.py`; `tests/test_cli_docs.py` fails when this page "
             "is out of date. Commands: " + names + ".\n\n" + "\n\n".join(sections) + "\n")
 
 

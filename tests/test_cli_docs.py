@@ -222,3 +222,43 @@ def test_no_internal_issue_numbers_in_user_docs():
     pages = {"README.md": README, **{f"docs/{p.name}": p.read_text(encoding="utf-8") for p in gen.doc_pages()}}
     bad = {page: re.findall(r".{0,30}\b[Ii]ssues?[ -]#?\d+.{0,30}", text) for page, text in pages.items()}
     assert not {p: b for p, b in bad.items() if b}
+
+
+@pytest.mark.parametrize("name", ["eval", "compare", "queries"])
+def test_help_fits_a_screen_and_help_all_holds_every_option(name):
+    """--help at 80 columns: at most 60 lines, the options a first-time user needs and how to see the others;
+    --help-all: every option, each with its whole help (the text docs/cli.md holds)."""
+    from click.testing import CliRunner
+
+    cmd = main.all_commands()[name]
+    brief = CliRunner().invoke(main, [name, "--help"], terminal_width=80, prog_name="ulnorm-eval").output
+    full = CliRunner().invoke(main, [name, "--help-all"], terminal_width=80).output
+    assert len(brief.splitlines()) <= 60 and f"more options: ulnorm-eval {name} --help-all" in brief, brief
+    options = [p for p in cmd.params if isinstance(p, click.Option) and not p.hidden]
+    shown = [p for p in options if re.search(rf"^  (?:-\w, )?{re.escape(p.opts[-1])}\b", brief, re.M)]
+    assert {p.name for p in shown} == set(cmd.brief) | {"help_all"}
+    assert f"\n{len(options) - len(shown)} more options" in brief  # click's -h/--help: shown, not in cmd.params
+    flat = "".join(full.split())  # click wraps at spaces and after hyphens
+    for p in options:  # each option's whole help, as written
+        assert "".join(p.help.split()) in flat, p.name
+
+
+def test_help_word_and_a_mistyped_command(tmp_path, monkeypatch):
+    """`help` and `help COMMAND` print --help; a first word of letters that is neither a command nor a path is
+    a mistyped command (exit 2, one line naming the commands), while an existing file of that name is eval's QRELS."""
+    from click.testing import CliRunner
+
+    runner = CliRunner()
+    assert runner.invoke(main, ["help"]).output == runner.invoke(main, ["--help"]).output
+    assert runner.invoke(main, ["help", "compare"]).output == runner.invoke(main, ["compare", "--help"]).output
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(main, ["evaluate", "x", "y"])
+    assert res.exit_code == 2 and res.stdout == "" and len(res.stderr.splitlines()) == 1
+    assert res.stderr.startswith("ulnorm-eval: evaluate: no such command; commands are compare, eval, measures, ")
+    res = runner.invoke(main, ["help", "evaluate"])
+    assert res.exit_code == 2 and "evaluate: no such command" in res.stderr
+    res = runner.invoke(main, ["qrels.txt", "x"])  # a file name (a dot): eval's missing qrels
+    assert res.exit_code == 2 and "qrels.txt: no such file" in res.stderr and "command" not in res.stderr
+    (tmp_path / "evaluate").write_text("q 0 d 1\n")
+    res = runner.invoke(main, ["evaluate", "x"])  # an existing path is eval's QRELS
+    assert res.exit_code == 2 and "x: no such file" in res.stderr and "command" not in res.stderr

@@ -66,7 +66,7 @@ def test_trec_output_names(name, trec):
 
 @pytest.mark.parametrize("name,suggestion", [
     ("nDGC@10", "nDCG"), ("mapp", "map"), ("recip", "recip_rank"), ("Rprc", "Rprec"), ("AveP", "AP"),
-    ("judged@10", "Judged"), ("ndgc_cut.10", "ndcg_cut"),
+    ("ndgc_cut.10", "ndcg_cut"),
 ])
 def test_unknown_names_suggest(name, suggestion):
     with pytest.raises(UnknownMeasure) as err:
@@ -76,6 +76,26 @@ def test_unknown_names_suggest(name, suggestion):
     hints = msg.split("did you mean ", 1)[1].rstrip("?").split(" or ")
     assert suggestion in hints
     assert len(hints) == len(set(hints))  # each suggestion once
+
+
+@pytest.mark.parametrize("typed,canonical", [
+    ("ndcg@10", ["nDCG@10"]), ("map", ["AP"]), ("p@10", ["P@10"]), ("rbp(p=0.8)", ["RBP(p=0.8)"]),
+    ("judged@10", ["Judged@10"]), ("ul2(ndcg@10)", ["UL2(nDCG@10)"]), ("Ul2_Map", ["UL2(AP)"]), ("p_10", ["P@10"]),
+    ("NDCG_CUT.10,20", ["nDCG@10", "nDCG@20"]), ("iprec@0.2", ["IPrec@0.2"]), ("BPREF", ["Bpref"]),
+    ("RECALL", [f"R@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]),  # R needs a cutoff: only trec_eval's fits
+])
+def test_names_in_any_case(typed, canonical):
+    """A name in another case is read as the one record's name that fits it (every spelling of the records)."""
+    assert [str(m) for m in parse_many(typed)] == canonical
+
+
+def test_a_name_ambiguous_without_its_case_is_refused_naming_each_reading():
+    with pytest.raises(UnknownMeasure) as err:
+        parse_many("Rbp")  # our RBP (p = 0.8) or trec_eval's rbp (p = 0.9, gains scaled)
+    assert str(err.value) == "'Rbp' is ambiguous without its case: RBP (RBP(p=0.8)) or rbp (RBP_trec(p=0.9))"
+    assert str(parse("RBP")) == "RBP(p=0.8)" and str(parse("rbp")) == "RBP_trec(p=0.9)"  # exact names stand
+    with pytest.raises(UnknownMeasure, match=r"^ndcg\(foo=1\)@10: nDCG has no parameter 'foo'"):
+        parse_many("ndcg(foo=1)@10")  # the record's own error, of the name as typed
 
 
 @pytest.mark.parametrize("name,fragment", [

@@ -76,7 +76,26 @@ def _check_plot(plot) -> None:
             raise click.UsageError(missing_message("plot"))
 
 
-@click.command("compare", cls=HolesCommand, context_settings=CONTEXT, epilog=COMPARE_EPILOG)
+# the options --help shows, in short (--help-all: every option, whole)
+COMMON_BRIEF = {
+    "measures": "Measure, repeatable, as in eval (any case).  Default nDCG@10 AP RBP(p=0.8).",
+    "pool": "What a random ranking shuffles: the run's documents (default), the judged ones, or both.",
+    "output": "Write to FILE; its extension picks the format (.tsv, .json, .md, ...).",
+    "plot": "Also draw the pictures to FILE (png, svg or pdf; the 'plot' extra).",
+}
+COMPARE_BRIEF = {
+    **COMMON_BRIEF,
+    "norm": "Variants compared with each measure (ul1, ul2, mm, ...) or none.  Default ul2.",
+    "test": "Paired test: t (default), randomization or bootstrap.",
+    "correction": "Multiple-comparison correction over each metric's pairs (default holm).",
+    "alpha": "Significance level (default 0.05).",
+    "tables": "Tables, comma-separated: pairs, systems, summary (the default: all three), or all.",
+    "baseline": "Test every run against RUN only (one of RUNS).",
+    "fmt": "Default: table on a terminal, else tsv (a pipe, a file); latex, markdown: a table for a paper.",
+}
+
+
+@click.command("compare", cls=HolesCommand, context_settings=CONTEXT, epilog=COMPARE_EPILOG, brief=COMPARE_BRIEF)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--norm", metavar="LIST", type=NonEmpty(names=True),
@@ -191,7 +210,10 @@ def compare_request(options: dict, view):
                           {key: given[key] for key in keys}, progress=not given["no_progress"])
 
 
-@click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG)
+@click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG,
+               brief={**COMMON_BRIEF, "fmt": "Default: table on a terminal, else tsv (a pipe, a file).",
+                      "ideal_gap": "(A - E)/IUB at or above this: ideal (default 0.5).",
+                      "informative_gap": "(A - E)/IUB at or above this: informative (default 0.2)."})
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))  # at least one: checked with a clear message
 @click.option("--informative-gap", type=FiniteFloat(), default=0.2, show_default=True,

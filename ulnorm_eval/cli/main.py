@@ -65,7 +65,11 @@ class DefaultGroup(click.Group):
         return dict(self.commands)
 
     def parse_args(self, ctx, args):
-        if args and args[0] not in self.list_commands(ctx) and args[0] not in ("--help", "-h", "--version"):
+        commands = self.list_commands(ctx)
+        if args[:1] == ["help"]:  # `help` and `help COMMAND`: --help of the program or of the command
+            args = [*args[1:2], "--help"]
+        if args and args[0] not in commands and args[0] not in ("--help", "-h", "--version"):
+            not_a_command(args[0], commands)
             args = ["eval", *args]
         elif not args:
             args = ["eval", "--help"]
@@ -86,11 +90,25 @@ class DefaultGroup(click.Group):
             raise InputEnded(str(exc) or "EOF") from exc
 
 
+def not_a_command(word: str, commands) -> None:
+    """The first argument is eval's QRELS unless it is a word of letters (a file name has a dot, a slash, a
+    digit or a colon) naming no existing path: then it is a mistyped command (`evaluate x y`), refused (exit 2)."""
+    import os
+    import re
+
+    if re.fullmatch(r"[A-Za-z][A-Za-z_-]*", word) and not os.path.lexists(word):
+        from .support import fail
+
+        fail(f"{word}: no such command; commands are {', '.join(commands)}, help (and no file {word} for the "
+             "default command, eval QRELS RUN...)")
+
+
 @click.group(cls=DefaultGroup, context_settings=CONTEXT, epilog=EPILOG)
 @click.version_option(package_name="ulnorm-eval")
 def main():
     """ulnorm-eval QRELS RUN...: trec_eval-compatible evaluation with exact random-ranking bounds
-    and UL/UE normalisations.  The default command is `eval`; see `ulnorm-eval eval --help`."""
+    and UL/UE normalisations.  The default command is `eval`; `ulnorm-eval help COMMAND` (or COMMAND
+    --help) shows a command's options."""
 
 
 def retired_norm_hint(paths) -> None:
@@ -121,7 +139,23 @@ def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> 
                                "(its default) is accepted")
 
 
-@main.command("eval", cls=HolesCommand, context_settings=CONTEXT, epilog=EPILOG)
+# `eval --help`: the options a first-time user needs, in short (--help-all: every option, whole)
+EVAL_BRIEF = {
+    "measures": "Measure, repeatable: nDCG@10, AP@100, RBP(p=0.9), UL2(AP), or trec_eval's map, P.5,10; any "
+                "case.  Default nDCG@10 AP RBP(p=0.8).  Every name: ulnorm-eval measures.",
+    "norm": "Variants added to each measure: e, iub, wlb, ul1, ul2, mm, eb, em, db, uew or none.  Default e,ul2.",
+    "per_query": "Per-query rows before the mean ('all').",
+    "rel_level": "Lowest grade counted relevant (default 1).",
+    "pool": "What a random ranking shuffles: the run's documents (default), the judged ones, or both.",
+    "fmt": "Default: table on a terminal, else trec lines (a pipe, a file).",
+    "output": "Write to FILE; its extension picks the format (.tsv, .json, ...).",
+    "trec": "trec_eval 10 drop-in: its output byte for byte for its flags (docs/trec_eval.md).",
+    "fail_below": "CI gate: exit 1 when a run's mean of METRIC is below VALUE, e.g. 'UL2(nDCG@10)=0.30'.",
+    "baseline": "CI gate: exit 1 when a run's mean drops below RUN's (--max-drop D, --alpha A).",
+}
+
+
+@main.command("eval", cls=HolesCommand, context_settings=CONTEXT, epilog=EPILOG, brief=EVAL_BRIEF)
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--trec", "trec", is_flag=True,

@@ -115,7 +115,40 @@ def _holes_takes(text: str) -> bool:
                                     and not os.path.exists(text))
 
 
-class HolesCommand(click.Command):
+def _help_all(ctx, param, value) -> None:
+    if value and not ctx.resilient_parsing:
+        ctx.meta["help_all"] = True
+        click.echo(ctx.get_help(), color=ctx.color)
+        ctx.exit()
+
+
+class BriefCommand(click.Command):
+    """A command whose --help fits a screen: the options a first-time user needs, each with a short help
+    (``brief``: parameter name -> its help there), and a line on --help-all, which shows every option with
+    its whole help (docs/cli.md holds --help-all)."""
+
+    def __init__(self, *args, brief=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.brief = brief or {}
+        if self.brief:
+            self.params.append(click.Option(["--help-all"], is_flag=True, expose_value=False, is_eager=True,
+                                            callback=_help_all, help="Every option, with its whole help."))
+
+    def format_options(self, ctx, formatter):
+        if not self.brief or ctx.meta.get("help_all"):
+            return super().format_options(ctx, formatter)
+        records = [(param.name, param.get_help_record(ctx)) for param in self.get_params(ctx)
+                   if isinstance(param, click.Option)]
+        shown = [(record[0], self.brief.get(name, record[1])) for name, record in records
+                 if record and (name in self.brief or record[0].endswith(("--help", "--help-all")))]
+        with formatter.section("Options"):
+            formatter.write_dl(shown)
+        formatter.write_paragraph()
+        formatter.write_text(f"{sum(record is not None for _, record in records) - len(shown)} more options: "
+                             f"{ctx.command_path} --help-all")
+
+
+class HolesCommand(BriefCommand):
     """A command whose --holes takes a value only when the next argument is one: ``--holes QRELS RUN``
     reads QRELS as the qrels (click would take it as --holes' value), ``--holes open QRELS RUN`` as before."""
 

@@ -366,12 +366,6 @@ def _close(word: str, names: list, n: int = 3, cutoff: float = 0.5) -> list:
 def _unknown_message(text: str) -> str:
     text = text.strip()
     head = re.split(r"[(@.]", text, maxsplit=1)[0]
-    # a family spelt in another case (ndcg@10 -> nDCG@10) first
-    same = [n for n in list(FAMILIES) + list(VARIANTS) if n.lower() == head.lower() and n != head]
-    same = same or [n for n in ALIASES if n.lower() == head.lower() and n != head]
-    if same:  # the whole name respelt, and the family
-        hints = list(dict.fromkeys([n + text[len(head):] for n in same] + same))
-        return f"unknown measure {text!r}; did you mean {' or '.join(hints)}?"
     close = _close(head, _known_names())
     if not close:
         lower = {}
@@ -493,10 +487,48 @@ def parse(text: str) -> Metric:
 
 
 def parse_many(text: str) -> list[Metric]:
-    """Parse a name that may stand for several measures (trec_eval's ``P.5,10``)."""
+    """Parse a name that may stand for several measures (trec_eval's ``P.5,10``).  A name is read in any
+    case when that is unambiguous (:func:`_parse_folded`: ``ndcg@10``, ``p@10``, ``rbp(p=0.8)``)."""
     text = text.strip()
     if not text:
         raise UnknownMeasure("empty measure name")
+    try:
+        return _parse_exact(text)
+    except UnknownMeasure as exc:
+        return _parse_folded(text, exc)
+
+
+def _spellings() -> list[str]:
+    """Every name as the records spell it: families and their aliases, trec_eval names, variants."""
+    return list(dict.fromkeys([n for f in FAMILIES.values() for n in (f.name, *f.aliases)] + list(TREC_NAMES)
+                              + list(_VARIANT_ALIASES)))
+
+
+def _parse_folded(text: str, error: UnknownMeasure) -> list[Metric]:
+    """``text`` whose leading name is a record's name in another case (``ndcg@10``, ``RPREC``, ``p_10``),
+    read with the record's spelling: each spelling that equals the text's start without case (and ends
+    where a name ends) is tried; the measures they give must agree (``Rbp`` is RBP or trec_eval's rbp:
+    refused, naming both).  When none fits, ``error`` (the exact reading's) is raised, or, if that was
+    an unknown name, the first spelling's own error (a bad parameter: ``ndcg(foo=1)@10``)."""
+    found, errors = {}, []
+    for name in _spellings():
+        head, rest = text[:len(name)], text[len(name):]
+        if head == name or head.casefold() != name.casefold() or rest[:1].isalnum():
+            continue
+        try:
+            found.setdefault(tuple(_parse_exact(name + rest)), name + rest)
+        except UnknownMeasure as exc:  # said of the text as typed
+            errors.append(UnknownMeasure(str(exc).replace(name + rest, text)))
+    if len(found) > 1:
+        raise UnknownMeasure(f"{text!r} is ambiguous without its case: " + " or ".join(
+            f"{spelt} ({', '.join(map(str, metrics))})" for metrics, spelt in found.items()))
+    if found:
+        return list(next(iter(found)))
+    raise errors[0] if errors and str(error).startswith("unknown measure") else error
+
+
+def _parse_exact(text: str) -> list[Metric]:
+    """:func:`parse_many` for names spelt as the records spell them."""
     try:
         trec = _parse_trec(text)
         if trec is not None:

@@ -193,7 +193,27 @@ def test_output_file_is_written_atomically(graded, tmp_path):
 
 
 def test_measures_command_lists_the_registry():
-    res = run_cli("measures")
+    res = run_cli("measures", "*")
     assert res.exit_code == 0
     for name in ("nDCG", "AP", "P", "R", "RR", "Rprec", "RBP", "UL2", "IUB"):
         assert re.search(rf"^\s+{name}\b", res.stdout, re.M), name
+
+
+def test_measures_groups_the_families_and_a_pattern_filters():
+    """`measures`: each family once, in the group of its bounds, and how to see parameters; `measures PATTERN`:
+    the records whose names contain it (any case; a trec_eval name counts); none: exit 2."""
+    from ulnorm_eval.core.registry import FAMILIES
+    from ulnorm_eval.render.registry_tables import GROUPS
+
+    res = run_cli("measures")
+    assert res.exit_code == 0 and len(res.stdout.splitlines()) < 30 and "ulnorm-eval measures PATTERN" in res.stdout
+    lines = dict(line.strip().split(": ", 1) for line in res.stdout.replace("\n    ", " ").splitlines()[1:4])
+    for bounds, head in GROUPS.items():
+        names = [name.split("@")[0].split("[")[0] for name in lines[head].split(", ")]
+        assert names == [f.name for f in FAMILIES.values() if f.bounds == bounds], bounds
+    shown = re.findall(r"^  (\w+)[(@\[ :]", run_cli("measures", "NDCG").stdout, re.M)
+    assert shown == ["nDCG", "nDCG_rel", "Rndcg"]
+    assert re.findall(r"^  (\w+)[(@\[ :]", run_cli("measures", "map").stdout, re.M) == ["AP", "GMAP", "SetAP"]
+    assert re.findall(r"^  (\w+)", run_cli("measures", "ul?").stdout, re.M) == ["UL1", "UL2"]
+    res = run_cli("measures", "xyz")
+    assert res.exit_code == 2 and res.stdout == "" and "measures xyz: no measure or variant" in res.stderr

@@ -675,7 +675,7 @@ def test_trec_eval_flags_name_our_equivalent(files, flag, hint):
 
 def test_measures_command_with_bad_options():
     one_line_error(cli("measures", "--bogus"), "No such option '--bogus'. (see 'ulnorm-eval measures --help')")
-    one_line_error(cli("measures", "extra"), "Got unexpected extra argument (extra) (see 'ulnorm-eval measures --help')")
+    one_line_error(cli("measures", "extra", "more"), "Got unexpected extra argument (more) (see 'ulnorm-eval measures --help')")
 
 
 def test_a_closed_stdout_exits_141_not_the_gate_code(files):

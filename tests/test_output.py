@@ -456,7 +456,7 @@ def test_unknown_measure_suggests_and_exits_2(case):
 def test_measures_lists_every_registered_name():
     from ulnorm_eval.core.registry import FAMILIES, VARIANTS
 
-    out = run_cli("measures").stdout
+    out = run_cli("measures", "*").stdout
     for f in FAMILIES.values():
         assert f"\n  {f.name}" in out, f.name
         assert f.formula in out and f.expectation_formula in out

@@ -328,56 +328,20 @@ def eval_view(options: dict, fmt: str):
 
 
 @main.command("measures", context_settings=CONTEXT)
+@click.argument("pattern", required=False)
 @click.option("--markdown", is_flag=True, help="Print the README's two Markdown tables instead.")
-def measures_cmd(markdown):
-    """List every measure and variant with parameters and defaults, formula, expectation under a random
-    ranking, citation, and whether its bounds are exact or Monte Carlo."""
-    from ..core.registry import FAMILIES, VARIANTS
-    from ..render.registry_tables import BOUNDS_TEXT, bounds_kind, holes_text, measures_markdown, syntax, variants_markdown
+def measures_cmd(pattern, markdown):
+    """List the measures and variants, grouped; with PATTERN, every name containing it (any case; a shell
+    pattern with * ? [): parameters and defaults, formula, expectation under a random ranking, bounds
+    (exact or Monte Carlo), trec_eval name and citation."""
+    from ..render.registry_tables import measures_details, measures_markdown, measures_overview, variants_markdown
 
-    out = []  # written in one step: a closed or full stdout is an error, not a silent exit 0
     if markdown:
-        out.append(measures_markdown() + "\n\n" + variants_markdown())
-        return write_output("\n".join(out) + "\n", None)
-    out.append("Measures (ir_measures syntax; any other ir_measures name is computed through ir_measures,\n"
-               "with Monte Carlo E; DB as for the measures below):")
-    for family in FAMILIES.values():
-        out.append(f"\n  {syntax(family)}")
-        for param in family.params:
-            out.append(f"    {param.name} (default {param.default!r}): {param.doc}")
-        out.append(f"    formula: {family.formula}")
-        out.append(f"    E: {family.expectation_formula}")
-        out.append(f"    bounds: {BOUNDS_TEXT[family.bounds]}"
-                   + ("; Monte Carlo E for parameters outside the closed form (see E)" if family.exact_for else ""))
-        out.append(f"    holes: {holes_text(family)}")
-        if family.summary != "mean":
-            out.append(f"    summary ('all' row): {family.summary}")
-        if family.binary:
-            out.append("    relevance: at -l/--rel-level (or rel=)")
-        trec = ", ".join(trec_name.base for trec_name in family.trec)
-        out.append(f"    cite: {family.cite}" + (f"; trec_eval: {trec}" if trec else ""))
-    out.append("\nVariants (wrap a measure: UL2(nDCG@10); or add to all with --norm ul2):")
-    for variant in VARIANTS.values():
-        alias = f" (alias {', '.join(variant.aliases)})" if variant.aliases else ""
-        out.append(f"\n  {variant.name}{alias}: {variant.formula}")
-        out.append(f"    range {variant.rng}; {bounds_kind(variant.name)}; cite: {variant.cite}")
-    out += text_measures_listing()
-    write_output("\n".join(out) + "\n", None)
-
-
-def text_measures_listing() -> list:
-    """`measures`' lines on the summarisation measures (`ulnorm-eval summ`), from their records."""
-    from ..core.registry import VARIANTS
-    from ..core.text_families import TEXT_FAMILIES
-
-    out = ["\nSummarisation measures (ulnorm-eval summ: a document plays the part of a query, a system that "
-           "of a run;\nwrap a measure: UE2(ROUGE-1); default ROUGE-1, ROUGE-2, ROUGE-L with E, IUB, UE1, UE2):"]
-    for family in TEXT_FAMILIES.values():
-        names = [next((alias for alias in VARIANTS[variant].aliases if alias.startswith("UE")), variant) for variant in family.variants]
-        out.append(f"\n  {family.name}(score={'|'.join(family.scores)}) (default score={family.scores[0]}): {family.formula}")
-        out.append(f"    E: {family.expectation_formula}")
-        out.append(f"    variants: {', '.join(names)}; cite: {family.cite}")
-    return out
+        return write_output(measures_markdown() + "\n\n" + variants_markdown() + "\n", None)
+    text = measures_overview() if pattern is None else measures_details(pattern)
+    if text is None:
+        fail(f"measures {pattern}: no measure or variant has a name containing it; `ulnorm-eval measures` lists them")
+    write_output(text + "\n", None)  # in one step: a closed or full stdout is an error, not a silent exit 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,7 +1,8 @@
 """The measures and variants tables (``ulnorm-eval measures --markdown``, the README), from the records."""
 from __future__ import annotations
 
-__all__ = ["BOUNDS_TEXT", "measures_markdown", "variants_markdown", "syntax", "bounds_kind", "holes_text"]
+__all__ = ["BOUNDS_TEXT", "measures_markdown", "variants_markdown", "syntax", "bounds_kind", "holes_text",
+           "measures_overview", "measures_details"]
 
 
 from ..core.variants import db_method
@@ -83,3 +84,85 @@ def variants_markdown() -> str:
             continue
         lines.append(f"| {variant.name}{alias} | {_md(variant.formula)} | {_md(variant.rng)} | {bounds_kind(variant.name)} | {_md(variant.cite)} |")
     return "\n".join(lines)
+
+
+GROUPS = {  # `measures`' groups of families, by their bounds declaration
+    "exact": "E, IUB, WLB exact (E and UL2 by default)",
+    "montecarlo": "E by Monte Carlo (variants only when named, UL2(IPrec@0.5), or by --norm)",
+    "none": "no random-ranking bounds (counts, sets, judged fractions)",
+}
+
+
+def _wrapped(head: str, names, indent: str = "  ") -> list:
+    import textwrap
+
+    return textwrap.wrap(", ".join(names), 100, initial_indent=f"{indent}{head}: ", subsequent_indent="    ",
+                         break_on_hyphens=False)
+
+
+def measures_overview() -> str:
+    """`ulnorm-eval measures`: the families grouped by their bounds, the variants, the summarisation
+    measures, and how to see one's parameters (:func:`measures_details`)."""
+    from ..core.registry import FAMILIES, VARIANTS
+    from ..core.text_families import TEXT_FAMILIES
+
+    cut = {"optional": "[@k]", "required": "@k", "none": ""}
+    out = ["Measures (ir_measures syntax, any case; any other ir_measures name is computed through ir_measures):"]
+    for bounds, head in GROUPS.items():
+        out += _wrapped(head, [f"{f.name}{cut[f.cutoff]}" for f in FAMILIES.values() if f.bounds == bounds])
+    out += _wrapped("Variants (wrap a measure, UL2(nDCG@10), or add to every measure, --norm ul2)",
+                    [variant.name + (f" ({', '.join(variant.aliases)})" if variant.aliases else "")
+                     for variant in VARIANTS.values()], "")
+    out += _wrapped("Summarisation measures (ulnorm-eval summ)", list(TEXT_FAMILIES), "")
+    out += ["", "Parameters, defaults, formula, E, bounds, trec_eval name and citation: ulnorm-eval measures PATTERN",
+            "(the names containing PATTERN, any case, e.g. 'ulnorm-eval measures ndcg'; '*' for every one)."]
+    return "\n".join(out)
+
+
+def _matches(pattern: str, names) -> bool:
+    """``pattern`` contained in a name, in any case (a shell pattern when it holds * ? or [)."""
+    import fnmatch
+
+    glob = any(char in pattern for char in "*?[")
+    return any(fnmatch.fnmatch(n.lower(), pattern.lower()) if glob else pattern.lower() in n.lower() for n in names)
+
+
+def measures_details(pattern: str) -> str | None:
+    """Everything the records say of the families, variants and summarisation measures a name of which
+    matches ``pattern`` (:func:`_matches`), in listing order; None when none matches."""
+    from ..core.registry import FAMILIES, VARIANTS
+    from ..core.text_families import TEXT_FAMILIES
+
+    out = []
+    for family in FAMILIES.values():
+        if _matches(pattern, [family.name, *family.aliases, *(t.base for t in family.trec)]):
+            out += _family_lines(family)
+    for variant in VARIANTS.values():
+        if _matches(pattern, [variant.name, *variant.aliases]):
+            alias = f" (alias {', '.join(variant.aliases)})" if variant.aliases else ""
+            out += [f"\n  {variant.name}{alias}: {variant.formula}",
+                    f"    variant: wrap a measure, {variant.name}(nDCG@10), or --norm {variant.name.lower()}",
+                    f"    range {variant.rng}; {bounds_kind(variant.name)}; cite: {variant.cite}"]
+    for family in TEXT_FAMILIES.values():
+        if _matches(pattern, [family.name]):
+            names = [next((alias for alias in VARIANTS[name].aliases if alias.startswith("UE")), name)
+                     for name in family.variants]
+            out += [f"\n  {family.name}(score={'|'.join(family.scores)}) (default score={family.scores[0]}): "
+                    f"{family.formula}", "    summarisation (ulnorm-eval summ)",
+                    f"    E: {family.expectation_formula}", f"    variants: {', '.join(names)}; cite: {family.cite}"]
+    return "\n".join(out).lstrip("\n") if out else None
+
+
+def _family_lines(family) -> list:
+    out = [f"\n  {syntax(family)}" + (f" (alias {', '.join(family.aliases)})" if family.aliases else "")]
+    out += [f"    {param.name} (default {param.default!r}): {param.doc}" for param in family.params]
+    out += [f"    formula: {family.formula}", f"    E: {family.expectation_formula}",
+            f"    bounds: {BOUNDS_TEXT[family.bounds]}"
+            + ("; Monte Carlo E for parameters outside the closed form (see E)" if family.exact_for else ""),
+            f"    holes: {holes_text(family)}"]
+    if family.summary != "mean":
+        out.append(f"    summary ('all' row): {family.summary}")
+    if family.binary:
+        out.append("    relevance: at -l/--rel-level (or rel=)")
+    trec = ", ".join(trec_name.base for trec_name in family.trec)
+    return out + [f"    cite: {family.cite}" + (f"; trec_eval: {trec}" if trec else "")]

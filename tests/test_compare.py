@@ -98,6 +98,29 @@ def test_randomization_in_compare_is_exact_on_six_queries(tiny):
         assert row["p"] == sum(f >= abs(d.mean()) - 1e-12 for f in flips) / 64
 
 
+def test_tukey_and_wilcoxon_p_values_feed_pairs_marks_and_paper(tiny):
+    """--test tukey: one permutation distribution over the three runs (every labelling: 6^5 <= reps), its
+    p-values adjusted by the test (p_adj = p, correction 'inherent', also against a baseline) and named in
+    the paper table's caption; --test wilcoxon: each pair's p is scipy's."""
+    from ulnorm_eval.analysis.marks import baseline_pairs
+    from ulnorm_eval.render.paper import caption_text
+
+    qrels, runs = tiny
+    res = api.evaluate(qrels, runs, ["nDCG@10"], [])
+    Y = np.vstack([r.values[res.metrics[0]] for r in res.runs])
+    i, j = np.triu_indices(3, 1)
+    cmp = compare_files(qrels, runs, ["nDCG@10"], [], test="tukey", reps=10_000, correction="bonferroni")
+    want = stats.pairwise_tukey(Y[i] - Y[j], stats.tukey_null(Y, 10_000)).p
+    assert cmp.pairs["p"].tolist() == pytest.approx(list(want), abs=1e-15)
+    assert cmp.pairs["p_adj"].tolist() == cmp.pairs["p"].tolist() and cmp.meta["correction"] == "inherent"
+    against = baseline_pairs(cmp.tables["pairs"], "good.run", cmp.meta["correction"], 0.05)
+    assert list(against["p_adj"]) == list(against["p"])
+    caption = caption_text(cmp.meta, cmp.runs, None, False)
+    assert "randomised Tukey HSD test (Carterette 2012), 10,000 permutations, p-values adjusted by the test itself over the 3 pairs" in caption
+    wil = compare_files(qrels, runs, ["nDCG@10"], [], test="wilcoxon", correction="none")
+    assert wil.pairs["p"].tolist() == pytest.approx([sps.wilcoxon(Y[a] - Y[b]).pvalue for a, b in zip(i, j)], rel=1e-12)
+
+
 def test_bootstrap_and_swap_rate_reproducible_with_seed(tiny):
     qrels, runs = tiny
     kw = dict(test="bootstrap", reps=300, swap_trials=200)
@@ -241,6 +264,8 @@ def test_robust_summary_against_independent_formulas(robust_cmp, robust_values):
         plain = metric[4:-1] if metric.startswith("UL") else metric
         means = Y.mean(axis=1)
         assert s.loc[metric, "tau"] == pytest.approx(sps.kendalltau(robust_values[plain].mean(axis=1), means).statistic)
+        assert s.loc[metric, "tau_ap"] == pytest.approx(stats.tau_ap(robust_values[plain].mean(axis=1), means))
+        assert s.loc[metric, "tau_low"] <= s.loc[metric, "tau"] + 1e-12 <= s.loc[metric, "tau_high"] + 2e-12
         assert s.loc[metric, "significant"] == sig[metric].sum()
         assert s.loc[metric, "conflicts"] == (sig[metric] != sig[plain]).sum()
         pads = [abs(a - b) / max(abs(a), abs(b)) for a, b in itertools.combinations(means, 2)]

@@ -1,8 +1,9 @@
 """The statistics behind `compare`: paired tests, corrections, tau, PAD, swap rate, G-theory.
 
-Oracles: scipy (ttest_rel, its confidence interval, kendalltau, permutation_test through
-stats.randomization), brute-force enumeration of sign flips and bootstrap resamples, and
-hand-worked numbers (corrections, PAD, a two-way ANOVA checked with exact fractions).
+Oracles: scipy (ttest_rel, its confidence interval, wilcoxon, kendalltau, permutation_test through
+stats.randomization), brute-force enumeration of sign flips, bootstrap resamples and Tukey HSD's
+label permutations, a literal tau_AP, and hand-worked numbers (corrections, PAD, a two-way ANOVA
+checked with exact fractions).
 """
 from __future__ import annotations
 
@@ -342,3 +343,126 @@ def test_identical_systems_have_no_system_variance_whatever_the_rounding():
     # a real, small difference still counts
     Y2 = np.vstack([row, row + 1e-4 * rng.random(51)])
     assert stats.variance_components(Y2).system > 0
+
+
+# --------------------------------------------------------------------------- Wilcoxon
+
+def test_wilcoxon_p_values_are_scipys_pair_by_pair():
+    """Exact (small n, no ties), normal approximation (ties, zeros, n > 50) and a constant row: each pair's
+    p and statistic are scipy.stats.wilcoxon's on that pair alone; all zeros: p = 1."""
+    rng = np.random.default_rng(11)
+    for D in (rng.normal(0.05, 0.2, (6, 12)), np.round(rng.normal(0, 0.3, (5, 30)), 1),
+              rng.normal(0.02, 0.1, (4, 80)), np.vstack([np.zeros(9), np.full(9, 0.3), rng.normal(size=9)])):
+        res = stats.pairwise_wilcoxon(D)
+        for k, d in enumerate(D):
+            if not d.any():
+                assert res.p[k] == 1.0 and res.statistic[k] == 0.0
+                continue
+            ref = sps.wilcoxon(d)
+            assert res.p[k] == pytest.approx(ref.pvalue, rel=1e-12)
+            assert res.statistic[k] == ref.statistic
+
+
+# --------------------------------------------------------------------------- Tukey HSD
+
+def _brute_tukey(Y):
+    """Every labelling of every topic (first topic included: (m!)^n), the largest difference of means
+    for each; p of a pair = the share at least as large as the pair's |difference|."""
+    m, n = Y.shape
+    ranges = []
+    for combo in itertools.product(itertools.permutations(range(m)), repeat=n):
+        means = np.stack([Y[list(order), topic] for topic, order in enumerate(combo)], axis=1).mean(axis=1)
+        ranges.append(means.max() - means.min())
+    ranges = np.array(ranges)
+    i, j = np.triu_indices(m, 1)
+    return np.array([np.mean(ranges >= abs((Y[a] - Y[b]).mean()) - 1e-12) for a, b in zip(i, j)])
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 6), (4, 2), (3, 4)])
+def test_tukey_hsd_equals_enumeration_on_small_cases(shape):
+    rng = np.random.default_rng(sum(shape))
+    for Y in (rng.random(shape), rng.integers(0, 3, shape) / 2.0):  # with ties among the means
+        null = stats.tukey_null(Y, reps=10_000)
+        assert null[1]  # (m!)^(n-1) <= reps: every labelling once
+        i, j, D = _pairs(Y)
+        assert stats.pairwise_tukey(D, null).p == pytest.approx(_brute_tukey(Y), abs=1e-12)
+
+
+def test_tukey_hsd_monte_carlo_is_seeded_and_close_to_exact():
+    Y = np.random.default_rng(4).random((3, 7))  # 6^6 = 46,656 labellings
+    exact = stats.pairwise_tukey(_pairs(Y)[2], stats.tukey_null(Y, reps=50_000)).p
+    drawn = stats.tukey_null(Y, reps=20_000, seed=3)
+    assert not drawn[1] and np.array_equal(drawn[0], stats.tukey_null(Y, reps=20_000, seed=3)[0])
+    p = stats.pairwise_tukey(_pairs(Y)[2], drawn).p
+    assert np.all(np.abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / 20_000) + 1 / 20_001)
+    # never below the per-pair randomization test's p on the same pair: it is adjusted for all pairs
+    assert np.all(p >= stats.pairwise_randomization(_pairs(Y)[2]).p - 0.02)
+
+
+def test_tukey_hsd_family_wise_error_on_robust03_null_resamples(shared):
+    """Robust 2003's 17 runs (AP per topic, 100 topics): each null resample permutes every topic's run
+    labels, so no run differs from another; the share of resamples where Tukey HSD calls some pair
+    significant at 0.05 is about 0.05 (benchmarks/tukey_fwer.py: more resamples, the figure in
+    docs/comparing.md).  A per-pair test with no correction calls some pair of 136 in most of them."""
+    import ulnorm_eval
+
+    runs = sorted((shared / "robust03" / "runs").glob("input.*.gz"))
+    result = ulnorm_eval.evaluate(shared / "robust03" / "qrels.txt", [str(r) for r in runs], ["AP"], variants=[])
+    Y = np.array([np.asarray(rr.values[result.metrics[0]]) for rr in result.runs])
+    rng = np.random.default_rng(2026)
+    trials, errors, uncorrected = 300, 0, 0
+    i, j = np.triu_indices(len(Y), 1)
+    for trial in range(trials):
+        Z = rng.permuted(Y, axis=0)
+        p = stats.pairwise_tukey(Z[i] - Z[j], stats.tukey_null(Z, reps=400, seed=trial)).p
+        errors += bool((p < 0.05).any())
+        uncorrected += bool((stats.pairwise_t(Z[i] - Z[j]).p < 0.05).any())
+    assert 0.015 <= errors / trials <= 0.05 + 2.5 * math.sqrt(0.05 * 0.95 / trials)
+    assert uncorrected / trials > 0.5
+
+
+# --------------------------------------------------------------------------- tau_AP, tau's interval
+
+def _brute_tau_ap(reference, compared):
+    """Yilmaz, Aslam & Robertson 2008 eq. 2 read literally, item by item (ties as the docstring says)."""
+    order = sorted(range(len(compared)), key=lambda item: -compared[item])  # stable: ties as given
+    total = 0.0
+    for rank in range(1, len(order)):
+        item = order[rank]
+        correct = sum(1.0 if reference[other] > reference[item] else 0.5 if reference[other] == reference[item] else 0.0
+                      for other in order[:rank])
+        total += correct / rank
+    return 2.0 * total / (len(order) - 1) - 1.0
+
+
+def test_tau_ap_equals_brute_force_on_random_orderings():
+    rng = np.random.default_rng(8)
+    for trial in range(300):
+        n = int(rng.integers(2, 25))
+        reference = rng.permutation(n).astype(float) if trial % 3 else rng.integers(0, 4, n).astype(float)
+        compared = rng.permutation(n).astype(float) if trial % 2 else rng.integers(0, 5, n).astype(float)
+        assert stats.tau_ap(reference, compared) == pytest.approx(_brute_tau_ap(reference, compared), abs=1e-12)
+    assert stats.tau_ap([3, 2, 1], [3, 2, 1]) == 1.0 and stats.tau_ap([3, 2, 1], [1, 2, 3]) == -1.0
+    # one swap costs more at the top than at the bottom (tau counts both alike)
+    assert stats.tau_ap([4, 3, 2, 1], [3, 4, 2, 1]) < stats.tau_ap([4, 3, 2, 1], [4, 3, 1, 2])
+    assert stats.kendall_tau([4, 3, 2, 1], [3, 4, 2, 1]) == stats.kendall_tau([4, 3, 2, 1], [4, 3, 1, 2])
+
+
+def test_tau_interval_is_the_percentile_interval_of_resampled_taus():
+    """Each resample's tau is scipy's between the two metrics' means over the drawn topics (a metric's
+    left-out topics are left out of its means only), the interval the percentiles of those taus."""
+    from ulnorm_eval.core.intervals import resample_counts
+
+    rng = np.random.default_rng(6)
+    first = rng.random((7, 30))
+    second = first + rng.normal(0, 0.2, first.shape)
+    kept = (np.ones(30, bool), rng.random(30) > 0.2)
+    counts = resample_counts(30, 300, 5)
+    taus = []
+    for row in counts:
+        a = (first * row).sum(axis=1) / row.sum()
+        b = (second * row * kept[1]).sum(axis=1) / (row * kept[1]).sum()
+        taus.append(sps.kendalltau(a, b).statistic)
+    low, high = stats.tau_interval(first, second, kept, reps=300, seed=5, alpha=0.1)
+    assert (low, high) == pytest.approx(tuple(np.quantile(taus, [0.05, 0.95])), abs=1e-12)
+    assert stats.tau_interval(first, first, reps=200) == (1.0, 1.0)

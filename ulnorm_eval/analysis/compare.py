@@ -5,9 +5,11 @@ and Kanoulas & Aslam 2009:
 
 * system table: each run's mean and rank (1 = best);
 * Kendall's tau between the ranking of the runs by the plain measure and by each variant
-  (Karmaker & Feng 2022 Tables 6, 16);
-* every pair of runs: a paired test (t, randomization or Sakai's bootstrap), p-values corrected
-  for the pairs of one metric, mean difference, effect size d_z and a (1 - alpha) interval;
+  (Karmaker & Feng 2022 Tables 6, 16), with its bootstrap interval over the queries, and tau_AP
+  (Yilmaz, Aslam & Robertson 2008);
+* every pair of runs: a paired test (t, Wilcoxon, randomization or Sakai's bootstrap; or the randomised
+  Tukey HSD over all runs at once), p-values corrected for the pairs of one metric, mean difference,
+  effect size d_z and a (1 - alpha) interval;
 * discriminative power, the number of significant pairs (Tables 8, 18), and conflicts, the pairs
   whose verdict differs between the plain measure and a variant (Tables 7, 17);
 * PAD, eq. 8 (Tables 9, 19), also over the metric's cutoffs averaged (``pad_k``: the paper averages
@@ -42,7 +44,7 @@ __all__ = ["Comparison", "compare", "compare_files", "swap_between_comparisons",
 
 # eval's default variants that are scores of a run (E, a property of the query, is not compared): UL2
 DEFAULT_VARIANTS = tuple(v for v in _DEFAULTS if v not in BOUND_VARIANTS)
-DEFAULT_REPS = {"t": 0, "randomization": 10_000, "bootstrap": 1_000}
+DEFAULT_REPS = {"t": 0, "wilcoxon": 0, "randomization": 10_000, "bootstrap": 1_000, "tukey": 10_000}
 SUBSET_SETS = ("all", "uninformative", "ideal")  # the named query sets of swap_between
 
 
@@ -139,9 +141,11 @@ def _common_queries(result) -> list:
 @dataclass(frozen=True)
 class CompareSettings:
     """How :func:`compare` compares (the keywords of :func:`compare`, :func:`compare_files` and
-    ``api.compare``): ``test`` 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips,
-    default 10,000) or 'bootstrap' (Sakai, ``reps`` resamples, default 1,000); ``correction`` 'none',
-    'bonferroni', 'holm' or 'bh' over the pairs of one metric, significance below ``alpha``;
+    ``api.compare``): ``test`` 't' (paired t-test), 'wilcoxon' (signed-rank), 'randomization' (Fisher,
+    ``reps`` sign flips, default 10,000), 'bootstrap' (Sakai, ``reps`` resamples, default 1,000) or 'tukey'
+    (randomised Tukey HSD over all runs, ``reps`` permutations, default 10,000); ``correction`` 'none',
+    'bonferroni', 'holm' or 'bh' over the pairs of one metric ('inherent' for Tukey HSD, whose p-values
+    are adjusted by the test: any other is replaced), significance below ``alpha``;
     ``subset``/``subset_size``, ``swap_between``, ``swap_trials``, ``phi_target``, ``seed`` and
     ``pairs`` as :func:`compare` says."""
 
@@ -169,23 +173,23 @@ class CompareSettings:
         reps = DEFAULT_REPS[self.test] if self.reps is None else int(self.reps)
         if not 0 < self.alpha < 1:
             raise ValueError(f"alpha={self.alpha!r}: expected a number strictly between 0 and 1")
-        if self.test != "t" and not 10 <= reps <= 1_000_000:
+        if DEFAULT_REPS[self.test] and not 10 <= reps <= 1_000_000:
             raise ValueError(f"reps={reps!r}: expected 10 to 1,000,000 (memory grows with them)")
         if not 1 <= int(self.swap_trials) <= 100_000:
             raise ValueError(f"swap_trials={self.swap_trials!r}: expected 1 to 100,000 (memory grows with them)")
         if not 0 < self.phi_target < 1:
             raise ValueError(f"phi_target={self.phi_target!r}: expected a number strictly between 0 and 1")
-        return replace(self, reps=reps)
+        inherent = "inherent" if self.test in stats.FAMILYWISE else self.correction
+        return replace(self, reps=reps, correction=inherent)
 
 
 def compare(result, settings: CompareSettings | None = None, *, warn=None, progress=None, **kw) -> Comparison:
     """Compare the runs of an evaluation :class:`~ulnorm_eval.pipeline.evaluate.Result`.
 
     ``settings`` (or keywords naming its fields; see :class:`CompareSettings`):
-    ``test``: 't' (paired t-test), 'randomization' (Fisher, ``reps`` sign flips, default 10,000) or
-    'bootstrap' (Sakai, ``reps`` resamples, default 1,000); ``correction``: 'none', 'bonferroni',
-    'holm' or 'bh', over the pairs of one metric; a pair is significant when its corrected p-value
-    is below ``alpha``.  ``subset``/``subset_size``: a Karmaker & Feng 2022 §4.4 query set (needs the E variant
+    ``test``: 't', 'wilcoxon', 'randomization', 'bootstrap' or 'tukey' (:class:`CompareSettings`);
+    ``correction``: 'none', 'bonferroni', 'holm' or 'bh', over the pairs of one metric (Tukey HSD adjusts
+    its own over all pairs); a pair is significant when its corrected p-value is below ``alpha``.  ``subset``/``subset_size``: a Karmaker & Feng 2022 §4.4 query set (needs the E variant
     of each measure in ``result``).  ``swap_between``: two query sets, each 'all', 'uninformative',
     'ideal' (of ``subset_size`` queries, chosen from all queries as ``subset`` chooses them) or a
     collection of query ids; the summary then gets the swap rate between the rankings of the runs
@@ -262,7 +266,7 @@ class _Comparing:
                                  for m in metrics)]
         self.ii, self.jj = np.triu_indices(len(names), 1)
         self.rows_sys, self.rows_sum, self.pair_tables, self.used = [], [], [], {}
-        self.sig_of, self.mean_of = {}, {}
+        self.sig_of, self.mean_of, self.kept_of = {}, {}, {}
 
     def pick(self, meas, which):
         """The indices (among qids) of the query set ``which`` of measure ``meas``; None for a list of ids."""
@@ -300,6 +304,7 @@ class _Comparing:
         if Y.shape[1] < 2:
             raise ValueError(f"{m}: fewer than two queries left to compare on")
         self.used[str(m)] = list(q)
+        self.kept_of[m] = (_matrix(self.result, m, self.qids)[:, chosen], ~bad)
         means = Y.mean(axis=1)
         ranks = np.searchsorted(np.sort(-means), -means, side="left") + 1  # scipy's rankdata(method="min")
         self.rows_sys += [(n, str(m), mu, rk) for n, mu, rk in zip(self.names, means, ranks)]
@@ -330,7 +335,7 @@ class _Comparing:
         base = type(m)(m.measure)
         return {
             "metric": str(m), "measure": str(m.measure), "variant": m.variant or "", "queries": Y.shape[1],
-            "tau": stats.kendall_tau(self.mean_of[base], means) if base in self.mean_of else np.nan,
+            **self._taus(base, m),
             "significant": int(sig.sum()), "pairs": len(sig),
             "conflicts": int((self.sig_of[base] != sig).sum()) if base in self.sig_of else np.nan,
             "pad": stats.pad(means), "split_half_swap_rate": stats.split_half_swap_rate(Y, self.s.swap_trials,
@@ -353,13 +358,27 @@ class _Comparing:
         return {"swap_between": rate, "swaps_between": swaps, "queries_a": sets[0].shape[1],
                 "queries_b": sets[1].shape[1]}
 
+    def _taus(self, base, m) -> dict:
+        """Kendall's tau between the runs' orders under the plain measure ``base`` and under ``m``, its
+        (1 - alpha) bootstrap interval over the queries (each metric's means over its own queries, as
+        the point estimate's) and tau_AP of ``m``'s order against the plain measure's; NaN until the
+        plain measure is compared (:meth:`late_taus`)."""
+        if base not in self.mean_of:
+            return dict.fromkeys(("tau", "tau_low", "tau_high", "tau_ap"), np.nan)
+        tau = stats.kendall_tau(self.mean_of[base], self.mean_of[m])
+        (first, kept_first), (second, kept_second) = self.kept_of[base], self.kept_of[m]
+        low, high = (tau, tau) if base == m else stats.tau_interval(
+            first, second, (kept_first, kept_second), seed=self.s.seed, alpha=self.s.alpha)
+        return {"tau": tau, "tau_low": low, "tau_high": high,
+                "tau_ap": stats.tau_ap(self.mean_of[base], self.mean_of[m])}
+
     def late_taus(self) -> None:
         """A plain measure listed after its variants: fill in tau and conflicts now."""
         for row in self.rows_sum:
             mm = next(m for m in self.metrics if str(m) == row["metric"])
             base = type(mm)(mm.measure)
             if np.isnan(row["tau"]) and base in self.mean_of:
-                row["tau"] = stats.kendall_tau(self.mean_of[base], self.mean_of[mm])
+                row.update(self._taus(base, mm))
                 row["conflicts"] = int((self.sig_of[base] != self.sig_of[mm]).sum())
 
     def comparison(self, notes: list) -> Comparison:
@@ -431,11 +450,13 @@ def _paired_tests(Y, pairs: tuple, settings: CompareSettings, advance=_no_progre
     at a time; the intervals are (1 - ``settings.alpha``), the level the pairs are marked at
     (uncorrected).  ``advance(share)`` hears the share of the pairs each block tested.
 
-    Every test draws its random signs or resamples once from ``settings.seed``, shared by all pairs, so
+    Every test draws its random signs, resamples or permutations once from ``settings.seed``, shared by all pairs, so
     the blocks give the values of one call on all pairs.  ``settings.pairs=False``: only ``p`` is kept.
     """
     (ii, jj), test, alpha, keep = pairs, settings.test, settings.alpha, settings.pairs
-    resampling = {} if test == "t" else {"reps": settings.reps, "seed": settings.seed}
+    resampling = {"reps": settings.reps, "seed": settings.seed} if test in ("randomization", "bootstrap") else {}
+    if test == "tukey":  # one permutation distribution of the largest difference, over all the runs
+        resampling = {"null": stats.tukey_null(Y, settings.reps, settings.seed)}
     per = max(1, PAIR_BLOCK_ELEMENTS // max(1, Y.shape[1]))
     fields = ("diff", "statistic", "p", "effect", "ci_low", "ci_high") if keep else ("p",)
     out = {f: [] for f in fields}

@@ -7,10 +7,10 @@ baseline), and test the mean of the differences ``d = x - y``.  ``alternative`` 
 ``--undefined skip``) are dropped first.  When every difference is 0 the p-value is 1: there is
 no evidence of any difference (scipy would return NaN).
 
-The second half serves ``compare``: the ``pairwise_*`` tests take a matrix of differences (one row
-per pair of systems, one column per query) and test every row at once, sharing the random sign
-flips or resamples (seeded) between rows; then multiple-comparison corrections, Kendall's tau,
-PAD (Karmaker & Feng 2022 eq. 8), swap rates (split-half, and between two query sets) and the variance components, Eρ² and Φ of Kanoulas & Aslam 2009.
+The second half serves ``compare``: the ``pairwise_*`` tests (t, Wilcoxon, randomization, bootstrap,
+Tukey HSD) take a matrix of differences (one row per pair of systems, one column per query) and test
+every row at once, sharing the random sign flips, resamples or permutations (seeded) between rows; then
+multiple-comparison corrections, Kendall's tau with its bootstrap interval, tau_AP, PAD (Karmaker & Feng 2022 eq. 8), swap rates (split-half, and between two query sets) and the variance components, Eρ² and Φ of Kanoulas & Aslam 2009.
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ import numpy as np
 
 __all__ = [
     "paired", "paired_t", "randomization",
-    "PairedTest", "pairwise_t", "pairwise_randomization", "pairwise_bootstrap", "PAIRWISE",
-    "adjust", "CORRECTIONS", "kendall_tau", "pad", "split_half_swap_rate", "swap_rate_between",
+    "PairedTest", "pairwise_t", "pairwise_wilcoxon", "pairwise_randomization", "pairwise_bootstrap", "tukey_null",
+    "pairwise_tukey", "PAIRWISE", "FAMILYWISE", "adjust", "CORRECTIONS", "kendall_tau", "tau_interval", "tau_ap", "pad", "split_half_swap_rate", "swap_rate_between",
     "VarianceComponents", "variance_components", "erho2", "phi", "topics_needed",
 ]
 
@@ -147,40 +147,54 @@ def _ratio(num, den):
 
 
 def _t_interval(n, mean, std, alpha):
-    from scipy import special
+    """mean +- t_{1-alpha/2, n-1} sd / sqrt(n) (scipy.stats.t.ppf; Student's t interval of a mean)."""
+    from scipy import stats
 
-    half = special.stdtrit(n - 1, 1 - alpha / 2) * std / math.sqrt(n)
+    half = stats.t.ppf(1 - alpha / 2, n - 1) * std / math.sqrt(n)
     return mean - half, mean + half
 
 
 def pairwise_t(diffs, alpha: float = 0.05) -> PairedTest:
     """Student's paired t-test, two-sided: t = mean(d) / (sd(d)/sqrt(n)), n - 1 degrees of freedom.
 
-    ``diffs``: differences x - y, shape (..., n queries); every leading index is one pair.  The
-    p-value is scipy.stats.ttest_rel's.  Where every difference is 0 the test is defined as
-    t = 0, p = 1 (scipy leaves it NaN), as in ``paired_t``.  The interval is mean(d) +- t_{1-alpha/2, n-1} sd(d)/sqrt(n).
+    ``diffs``: differences x - y, shape (..., n queries); every leading index is one pair.  t and p
+    are scipy.stats.ttest_1samp's (d against 0, which is ttest_rel's).  Where every difference is 0 the
+    test is defined as t = 0, p = 1 (scipy leaves it NaN), as in ``paired_t``.  The interval is
+    mean(d) +- t_{1-alpha/2, n-1} sd(d)/sqrt(n).
     """
+    import warnings
+
+    from scipy import stats
+
     diffs = _diffs(diffs)
     n, mean, std, effect = _moments(diffs)
-    statistic, pvalue = _ttest_1samp(diffs)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on constant rows (t = +-inf, p = 0)
+        res = stats.ttest_1samp(diffs, 0.0, axis=-1)
     zero = np.all(diffs == 0, axis=-1)
-    t_values = np.where(zero, 0.0, statistic)
-    p_value = np.where(zero, 1.0, pvalue)
     low, high = _t_interval(n, mean, std, alpha)
-    return PairedTest(mean, t_values, p_value, effect, low, high)
+    return PairedTest(mean, np.where(zero, 0.0, res.statistic), np.where(zero, 1.0, res.pvalue), effect, low, high)
 
 
-def _ttest_1samp(diffs):
-    """scipy.stats.ttest_1samp(d, 0, axis=-1), two-sided, computed as scipy 1.17 computes it (the same
-    bits: tests/test_perf_equivalence.py) from its kernel scipy.special.stdtr, without importing scipy.stats (~1 s)."""
-    from scipy import special
+def pairwise_wilcoxon(diffs, alpha: float = 0.05) -> PairedTest:
+    """Wilcoxon's signed-rank test, two-sided (Wilcoxon 1945), every pair at once: scipy.stats.wilcoxon
+    with its defaults (zero differences dropped, 'wilcox'; the exact null distribution up to 50 non-zero
+    differences without ties, else the normal approximation), so the p-values are scipy's.  ``statistic``
+    is scipy's, the smaller of the two signed-rank sums.  Where every difference is 0 the test is
+    defined as statistic 0, p = 1 (scipy leaves it NaN).  The interval is the t-interval of ``pairwise_t``.
+    """
+    import warnings
 
-    n = diffs.shape[-1]
-    centred = diffs - np.mean(diffs, axis=-1, keepdims=True)
-    var = np.mean(centred ** 2, axis=-1) * (np.float64(n) / np.float64(n - 1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        statistic = np.divide(np.mean(diffs, axis=-1) - 0.0, np.sqrt(var / n))
-    return statistic, 2 * special.stdtr(np.float64(n - 1), -np.abs(statistic))
+    from scipy import stats
+
+    diffs = _diffs(diffs)
+    n, mean, std, effect = _moments(diffs)
+    zero = np.all(diffs == 0, axis=-1)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on too few non-zero differences
+        res = stats.wilcoxon(np.where(zero[..., None], 1.0, diffs), axis=-1)
+    low, high = _t_interval(n, mean, std, alpha)
+    return PairedTest(mean, np.where(zero, 0.0, res.statistic), np.where(zero, 1.0, res.pvalue), effect, low, high)
 
 
 def pairwise_randomization(diffs, reps: int = 10_000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
@@ -256,7 +270,58 @@ def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.
                       high.reshape(shape))
 
 
-PAIRWISE = {"t": pairwise_t, "randomization": pairwise_randomization, "bootstrap": pairwise_bootstrap}
+def tukey_null(scores, reps: int = 10_000, seed: int = 0) -> tuple:
+    """The permutation distribution of the randomised Tukey HSD test (Carterette 2012, TOIS 30(1) §4.2;
+    Sakai 2014, "Statistical reform in information retrieval?", SIGIR Forum 48(1)): under the null
+    hypothesis that the systems do not differ, the system labels of each topic are exchangeable; for
+    each permutation of every topic's labels, the statistic is the largest difference of two systems'
+    means, max_s mean_t(y*_st) - min_s mean_t(y*_st).
+
+    ``scores``: systems x topics.  Permuting every topic by the same permutation permutes the means and
+    keeps their range, so the first topic stays fixed: when (m!)^(n-1) <= ``reps`` every labelling is
+    enumerated once (exact); otherwise ``reps`` seeded draws, each topic's labels shuffled independently.
+    Returns (the sorted ranges, exact)."""
+    import itertools
+
+    scores = np.asarray(scores, dtype=np.float64)
+    m, n = scores.shape
+    topics = scores.T  # topics x systems
+    if math.factorial(m) ** (n - 1) <= reps:
+        orders = np.array(list(itertools.permutations(range(m))))
+        codes = np.arange(len(orders) ** (n - 1))
+        sums = np.broadcast_to(topics[0], (len(codes), m)).copy()
+        for topic in range(1, n):
+            sums += topics[topic][orders[codes // len(orders) ** (topic - 1) % len(orders)]]
+        return np.sort(sums.max(axis=1) - sums.min(axis=1)) / n, True
+    rng = np.random.default_rng(seed)
+    per = max(1, _BATCH_ELEMENTS // (n * m))
+    ranges = []
+    for start in range(0, reps, per):
+        means = rng.permuted(np.broadcast_to(topics, (min(per, reps - start), n, m)), axis=2).mean(axis=1)
+        ranges.append(means.max(axis=1) - means.min(axis=1))
+    return np.sort(np.concatenate(ranges)), False
+
+
+def pairwise_tukey(diffs, null: tuple, alpha: float = 0.05) -> PairedTest:
+    """The randomised Tukey HSD test of each pair, from the distribution ``null`` of :func:`tukey_null`
+    over all the systems compared: p = #{b : range_b >= |mean(d)|} / B when enumerated, else
+    (1 + #{...}) / (1 + B), as :func:`pairwise_randomization`.  The p-values are adjusted for every
+    pair of every system by the test itself (one distribution of the largest difference), so no further
+    correction applies (``compare``'s correction is 'inherent').  ``statistic``: the mean difference;
+    the interval is the (uncorrected) t-interval of ``pairwise_t``."""
+    diffs = _diffs(diffs)
+    n, mean, std, effect = _moments(diffs)
+    ranges, exact = null
+    observed = np.abs(mean)
+    count = len(ranges) - np.searchsorted(ranges, observed - 1e-12 * np.maximum(1.0, observed), side="left")
+    p_value = count / len(ranges) if exact else (1.0 + count) / (1.0 + len(ranges))
+    low, high = _t_interval(n, mean, std, alpha)
+    return PairedTest(mean, mean, p_value, effect, low, high)
+
+
+PAIRWISE = {"t": pairwise_t, "wilcoxon": pairwise_wilcoxon, "randomization": pairwise_randomization,
+            "bootstrap": pairwise_bootstrap, "tukey": pairwise_tukey}
+FAMILYWISE = ("tukey",)  # tests whose p-values are adjusted for all pairs: their correction is 'inherent'
 
 
 # --------------------------------------------------------------------------- multiple comparisons
@@ -269,14 +334,18 @@ def adjust(p_values, method: str = "holm") -> np.ndarray:
     * ``holm``: with p sorted ascending, p~_(i) = max_{j<=i} min(1, (m - j + 1) p_(j)) (Holm 1979)
       — the same FWER control as Bonferroni, never less powerful;
     * ``bh``: Benjamini & Hochberg (1995), controls the false discovery rate
-      (scipy.stats.false_discovery_control).
+      (scipy.stats.false_discovery_control);
+    * ``inherent``: unchanged, the p-values of a test that adjusts them itself (Tukey HSD, ``FAMILYWISE``).
+
+    Holm's step-down is written here: scipy has no implementation, and statsmodels' (``multipletests``,
+    which the tests compare with) would be a dependency for these few lines (docs/dependencies.md).
     """
     p_values = np.asarray(p_values, dtype=np.float64)
     out = p_values.copy()
     valid = ~np.isnan(p_values)
     valid_p = p_values[valid]
     n_tests = len(valid_p)
-    if method == "none" or n_tests == 0:
+    if method in ("none", "inherent") or n_tests == 0:
         return out
     if method == "bonferroni":
         out[valid] = np.minimum(1.0, valid_p * n_tests)
@@ -303,24 +372,71 @@ def kendall_tau(first, second) -> float:
     """Kendall's tau-b between the rankings the scores ``first`` and ``second`` induce (scipy.stats.kendalltau).
 
     Without ties it equals tau-a = 1 - 2 d / C(n, 2), d the discordant pairs (Karmaker & Feng 2022 Tables 6, 16;
-    Kanoulas & Aslam 2009 Table 4).
+    Kanoulas & Aslam 2009 Table 4).  NaN with a NaN score or when either ranking ties every pair.
     """
+    import warnings
+
+    from scipy import stats
+
     first, second = np.asarray(first, float), np.asarray(second, float)
     if first.shape != second.shape:
         raise ValueError("kendall_tau needs two score lists of equal length")
-    if np.isnan(first).any() or np.isnan(second).any():
+    if len(first) < 2 or np.isnan(first).any() or np.isnan(second).any():
         return float("nan")
-    # scipy.stats.kendalltau's tau-b from exact pair counts (importing scipy.stats costs ~1 s):
-    # concordant minus discordant pairs, and the pairs tied in a and in b
-    left, right = np.triu_indices(len(first), 1)
-    signs_a, signs_b = np.sign(first[left] - first[right]), np.sign(second[left] - second[right])
-    tot = len(left)
-    a_ties, b_ties = int((signs_a == 0).sum()), int((signs_b == 0).sum())
-    if tot == 0 or a_ties == tot or b_ties == tot:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a constant ranking: NaN, said by the value
+        tau = float(stats.kendalltau(first, second).statistic)
+    return round(tau, 12)  # scipy's square roots leave 0.9999999999999999 for identical rankings
+
+
+def tau_interval(first, second, kept=(None, None), reps: int = 1000, seed: int = 0, alpha: float = 0.05) -> tuple:
+    """The (1 - ``alpha``) percentile bootstrap interval over topics of :func:`kendall_tau` between the
+    systems' means under two metrics (Efron & Tibshirani 1993 ch. 13; topics resampled as Sakai 2006).
+
+    ``first``, ``second``: systems x topics; ``kept``: each metric's mask of the topics its means average
+    over (None: all), so that a resample's means are each metric's means over its drawn kept topics, as
+    the point estimate's are.  ``reps`` resamples of the topics (core.intervals.resample_counts, seeded);
+    a resample drawing no kept topic of a metric, or tying every pair, is left out.  (NaN, NaN) if all are."""
+    from ..core.intervals import resample_counts
+
+    first, second = np.asarray(first, np.float64), np.asarray(second, np.float64)
+    n = first.shape[1]
+    counts = resample_counts(n, reps, seed)
+    means = []
+    for scores, mask in zip((first, second), kept):
+        mask = np.ones(n, bool) if mask is None else np.asarray(mask, bool)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means.append((np.where(mask, scores, 0.0) @ counts.T) / (counts @ mask))
+    taus = np.array([kendall_tau(a, b) for a, b in zip(means[0].T, means[1].T)])
+    taus = taus[np.isfinite(taus)]
+    if not len(taus):
+        return float("nan"), float("nan")
+    low, high = np.quantile(taus, [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+def tau_ap(reference, compared) -> float:
+    """AP correlation tau_AP of the ranking by ``compared`` against the ranking by ``reference`` (Yilmaz,
+    Aslam & Robertson 2008, "A new rank correlation coefficient for information retrieval", SIGIR, eq. 2):
+
+        tau_AP = 2/(N - 1) sum_{i=2..N} C(i)/(i - 1) - 1,
+
+    the items ordered by ``compared`` (descending), C(i) the items above rank i that ``reference`` also
+    ranks above the item at rank i.  Disagreements near the top weigh more; it is not symmetric.  Ties
+    (the paper assumes none): items ``compared`` ties are ordered as given (a stable sort), and an item
+    above rank i that ``reference`` ties with it counts 1/2.  1 for the same order, -1 for the reverse.
+    NaN for fewer than two items or a NaN score."""
+    reference, compared = np.asarray(reference, np.float64), np.asarray(compared, np.float64)
+    if reference.shape != compared.shape:
+        raise ValueError("tau_ap needs two score lists of equal length")
+    count = len(reference)
+    if count < 2 or np.isnan(reference).any() or np.isnan(compared).any():
         return float("nan")
-    con_minus_dis = int((signs_a * signs_b).sum())
-    tau = min(1.0, max(-1.0, float(con_minus_dis / np.sqrt(tot - a_ties) / np.sqrt(tot - b_ties))))
-    return round(tau, 12)  # the square roots leave 0.9999999999999999 for identical rankings
+    ref = reference[np.argsort(-compared, kind="stable")]  # the reference's scores in the compared order
+    above = np.triu(np.ones((count, count), bool), 1)  # above[j, i]: j is ranked above i
+    correct = ((ref[:, None] > ref[None, :]) + 0.5 * (ref[:, None] == ref[None, :])) * above
+    ranks = np.arange(1, count)
+    return float(2.0 / (count - 1) * np.sum(correct.sum(axis=0)[1:] / ranks) - 1.0)
 
 
 def pad(means) -> float:

@@ -102,11 +102,13 @@ COMPARE_BRIEF = {
               help=f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).  "
                    "Default: ul2 (eval's, E left out) for the measures with a closed-form E; measures whose E is a Monte Carlo "
                    "estimate (IPrec, 11pt_avg, G, ...) get variants only from an explicit --norm or by name.")
-@click.option("--test", type=click.Choice(["t", "randomization", "bootstrap"]), default="t", show_default=True,
-              help="Paired test: Student's t, Fisher's randomization, or Sakai's bootstrap.")
+@click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap", "tukey"]), default="t",
+              show_default=True, help="Paired test: Student's t, Wilcoxon's signed-rank, Fisher's randomization, Sakai's "
+                                      "bootstrap, or the randomised Tukey HSD over all runs at once, whose p-values are "
+                                      "adjusted for every pair (--correction does not apply; docs/comparing.md).")
 @click.option("--reps", type=click.IntRange(min=10, max=MAX_DRAWS),
-              help="Sign flips (randomization, default 10000) or resamples (bootstrap, default 1000); at most "
-                   "1,000,000 (memory grows with them).")
+              help="Sign flips (randomization, default 10000), resamples (bootstrap, default 1000) or permutations "
+                   "(tukey, default 10000; every one when they fit); at most 1,000,000 (memory grows with them).")
 @click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm",
               show_default=True, help="Multiple-comparison correction over the pairs of each metric.")
 @click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05,

@@ -40,8 +40,7 @@ def compare_outputs(cmp, request, view: CompareView) -> list:
     elif baseline is not None:  # the pairs against the baseline, corrected over them
         from ..analysis.marks import baseline_pairs
 
-        frames["pairs"] = baseline_pairs(frames["pairs"], meta["baseline"], request.compare["correction"],
-                                         request.compare["alpha"])
+        frames["pairs"] = baseline_pairs(frames["pairs"], meta["baseline"], cmp.meta["correction"], cmp.meta["alpha"])
         chosen = chosen + ["pairs"] if "pairs" not in chosen else chosen
     outputs = [Output(view.output, render({name: frames[name] for name in chosen}, view.fmt, view.precision, meta))]
     if view.plot:  # drawn in memory, written with the table in one step (render/outputs.py)

@@ -18,9 +18,11 @@ COLUMNS = {
         "effect": "d_z: diff divided by the standard deviation of the per-query differences",
         "ci_low": "lower end of the (1 - alpha) interval of diff, uncorrected (bootstrap: percentile interval)",
         "ci_high": "upper end of that interval",
-        "statistic": "the test's statistic: t for the t-test and the bootstrap, the mean difference for randomization",
-        "p": "two-sided p-value of the paired test (--test)",
-        "p_adj": "p after the multiple-comparison correction over the metric's pairs (--correction)",
+        "statistic": "the test's statistic: t for the t-test and the bootstrap, the smaller signed-rank sum for "
+                     "Wilcoxon, the mean difference for randomization and Tukey HSD",
+        "p": "two-sided p-value of the paired test (--test; Tukey HSD's is adjusted for every pair of the runs)",
+        "p_adj": "p after the multiple-comparison correction over the metric's pairs (--correction; Tukey HSD: p, "
+                 "adjusted by the test itself)",
         "significant": "p_adj < alpha",
         "holes_overlap": "1 if the two runs' mean [LB, UB] intervals (--holes) overlap, so the unjudged documents "
                          "might reverse the pair; 0 if disjoint: no grades of them can",
@@ -39,6 +41,10 @@ COLUMNS = {
         "variant": "the variant (empty: the plain measure)",
         "queries": "queries compared (defined for every run)",
         "tau": "Kendall's tau between the runs' ranking under the metric and under the plain measure",
+        "tau_low": "lower end of tau's (1 - alpha) percentile bootstrap interval over the queries (1,000 resamples, --seed)",
+        "tau_high": "upper end of that interval",
+        "tau_ap": "AP correlation tau_AP of the metric's ranking against the plain measure's (Yilmaz, Aslam & Robertson "
+                  "2008): disagreements at the top weigh more",
         "significant": "pairs significant after --correction (discriminative power)",
         "pairs": "pairs of runs compared",
         "conflicts": "pairs significant under one of the plain measure and the metric, not under the other",

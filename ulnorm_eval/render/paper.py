@@ -16,10 +16,12 @@ from .values import latex_text, markdown_text
 
 __all__ = ["format_latex", "format_markdown", "paper_table", "caption_text", "TEST_NAMES", "CORRECTION_NAMES"]
 
-TEST_NAMES = {"t": "paired t-test", "randomization": "paired randomization test",
-              "bootstrap": "paired bootstrap test (Sakai 2006)"}
+TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "randomization": "paired randomization test",
+              "bootstrap": "paired bootstrap test (Sakai 2006)", "tukey": "randomised Tukey HSD test (Carterette 2012)"}
 CORRECTION_NAMES = {"none": "no correction for multiple comparisons", "bonferroni": "Bonferroni correction",
-                    "holm": "Holm correction", "bh": "Benjamini-Hochberg correction"}
+                    "holm": "Holm correction", "bh": "Benjamini-Hochberg correction",
+                    "inherent": "p-values adjusted by the test itself"}
+REPS_NAMES = {"randomization": "sign flips", "bootstrap": "resamples", "tukey": "permutations"}
 BETTER, WORSE = "†", "‡"
 
 
@@ -37,9 +39,8 @@ def _letters(count: int) -> list:
 def caption_text(meta: dict, runs: list, baseline: str | None, tex: bool) -> str:
     """What the table shows: queries, bold, superscripts, the test with its repetitions, correction and alpha."""
     test = TEST_NAMES[meta["test"]]
-    if meta["test"] != "t":
-        what = "sign flips" if meta["test"] == "randomization" else "resamples"
-        test += f", {meta['reps']:,} {what}"
+    if meta["test"] in REPS_NAMES:
+        test += f", {meta['reps']:,} {REPS_NAMES[meta['test']]}"
     alpha = f"$\\alpha = {meta['alpha']:g}$" if tex else f"α = {meta['alpha']:g}"
     corr = CORRECTION_NAMES[meta["correction"]]
     n_runs = len(runs)
@@ -55,13 +56,15 @@ def caption_text(meta: dict, runs: list, baseline: str | None, tex: bool) -> str
     if meta.get("holes"):
         head += (f"{HOLES_MARK} after a mark: the unjudged documents could reverse that order (the two runs' "
                  "mean [LB, UB] intervals over the grades of their unjudged documents overlap). ")
+    every = f" over the {n_runs * (n_runs - 1) // 2} pairs of each measure"
     if baseline is None:
-        over = "" if meta["correction"] == "none" else f" over the {n_runs * (n_runs - 1) // 2} pairs of each measure"
+        over = "" if meta["correction"] == "none" else every
         return (head + "Superscripts: the runs (by letter) a run is significantly better than "
                 f"({test}, {corr}{over}, {alpha}).")
     baseline_text = _escape(baseline) if tex else markdown_text(baseline)
     dag, ddag = ("\\dag", "\\ddag") if tex else (BETTER, WORSE)
-    over = "" if meta["correction"] == "none" else f" over the {n_runs - 1} comparisons with the baseline of each measure"
+    over = {"none": "", "inherent": every}.get(meta["correction"], f" over the {n_runs - 1} comparisons with the baseline "
+                                                                   "of each measure")
     return (head + f"{dag}/{ddag}: significantly better/worse than the baseline {baseline_text} ({test}, {corr}{over}, "
             f"{alpha}).")
 

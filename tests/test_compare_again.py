@@ -107,7 +107,7 @@ def test_the_shared_queries_check_leaves_the_query_encoding_made(tmp_path, monke
     """compare's reader refuses a run sharing no query with the qrels from the run's query encoding, which
     the ranking needs anyway: the scorer finds it made on the run (one hash of the query ids per run,
     not two), and the check still names a disjoint run and lets an overlapping one through."""
-    from ulnorm_eval.inputs import compute as pc
+    import pyarrow.compute as pc
     from ulnorm_eval.inputs.trec import InputError
     from ulnorm_eval.pipeline import evaluate as api
     from ulnorm_eval.pipeline.run_checks import iter_runs

@@ -6,7 +6,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from ulnorm_eval.inputs import compute as pc
+import pyarrow.compute as pc
 from ulnorm_eval.inputs import fingerprints as fp
 from ulnorm_eval.inputs.trec import InputError, Qrels, Run
 from ulnorm_eval.pipeline import ordering

@@ -1,8 +1,8 @@
 """The library reads qrels and runs and evaluates them without importing pandas (0.3-0.4 s), unless the
 caller gave a DataFrame or asks for one: pyarrow imports pandas on its first ``pa.array`` (any input)
 and its first ``to_numpy`` (any type), so the library builds and reads Arrow arrays on their buffers
-(ulnorm_eval/inputs/arrow.py).  The command line refuses pandas to pyarrow instead (``defer_pandas``),
-which a library must not do to its caller's pyarrow."""
+(ulnorm_eval/inputs/arrow.py), and gives pyarrow.compute's functions their scalar arguments as
+Arrow scalars built the same way."""
 from __future__ import annotations
 
 import json

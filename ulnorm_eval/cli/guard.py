@@ -222,8 +222,6 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
     real = _real_stdout()
     if real:
         _own_streams()
-    from ..inputs.arrow import defer_pandas
-    defer_pandas()  # the command's own process: pyarrow need not import pandas (inputs/arrow.py)
     if real:
         lean_process()
     old = _install()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .arrow import numeric_array, string_array, to_numpy
+from .arrow import numeric_array, scalar, string_array, to_numpy
 from .errors import InputError
 from .text import check_text, open_input, read_bytes  # noqa: F401 - re-exported
 
@@ -83,7 +83,7 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
     rather than per-field regexes: on a 7M-line run that is 30 ms instead of 3 s.
     """
     import pyarrow as pa
-    from . import compute as pc
+    import pyarrow.compute as pc
     import pyarrow.csv as pacsv
 
     head = data[:4096].lstrip(b"\xef\xbb\xbf")
@@ -129,7 +129,7 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
         if i not in floats and len(c) and _has_empty(c):
             return None
         # A null (empty field, 'nan'...) or infinite number: the careful parser quotes the field as written.
-        if i in floats and len(c) and (c.null_count or not pc.all_(pc.is_finite(c)).as_py()):
+        if i in floats and len(c) and (c.null_count or not pc.all(pc.is_finite(c)).as_py()):
             return None
     # A comment line: a first field starting with '#' (no field is empty here, so each has a first byte)
     if len(cols[0]) and (_first_bytes(cols[0]) == ord("#")).any():
@@ -235,15 +235,16 @@ RESERVED_QIDS = ("all",)
 
 def _refuse_reserved(qid, path: str, lines) -> None:
     """A query named ``all`` would be indistinguishable from the summary row in every format."""
-    from . import compute as pc
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     if qid is None or not len(qid):
         return
     if not _may_hold(qid, RESERVED_QIDS):
         return
     hit = pc.is_in(qid, value_set=string_array(RESERVED_QIDS))
-    if pc.any_(hit).as_py():
-        i = pc.index(hit, True).as_py()
+    if pc.any(hit).as_py():
+        i = pc.index(hit, scalar(True, pa.bool_())).as_py()
         refuse_reserved_id(qid[i].as_py(), path, _line(lines, i))
 
 
@@ -283,7 +284,7 @@ def _refuse_reserved_rows(qids: list, path: str) -> None:
 def _to_float(col, path: str, lines, name: str) -> np.ndarray:
     """Parse a string column to float64, naming the first bad line (a float64 column is only checked)."""
     import pyarrow as pa
-    from . import compute as pc
+    import pyarrow.compute as pc
 
     try:
         values = to_numpy(pc.cast(col, pa.float64()))
@@ -336,7 +337,7 @@ def numeric_ids(docid) -> np.ndarray | None:
     passages), else None.  '007' and '7' give the same number: equal numbers only hint at equal ids.
     """
     import pyarrow as pa
-    from . import compute as pc
+    import pyarrow.compute as pc
 
     # String ids (MS MARCO documents 'D2573', TREC 'FBIS3-10082') fail the cast below, but only
     # after a full pass over the column (69 ms per 100k lines): a look at three ids decides first.
@@ -399,7 +400,7 @@ def check_duplicates(qid, docid, path: str, lines, what: str, **known) -> None:
     :class:`KnownCodes` fields.
     """
     import pyarrow as pa
-    from . import compute as pc
+    import pyarrow.compute as pc
 
     codes = KnownCodes(**known)
     qcode, dcode, ids, keep = codes.qcode, codes.dcode, codes.ids, codes.keep

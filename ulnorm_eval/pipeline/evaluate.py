@@ -369,7 +369,7 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn=N
     ranked = block.ranked
     ignored_qids = []
     if ranked.ignored_queries:
-        from ..inputs import compute as pc
+        import pyarrow.compute as pc
         ignored_qids = natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
     return _tell(finish_run(run.name, run.path, qids, metrics, (block.values, block.stderr, block.undefined), options,
                             missing_qids=[qid for qid, present in zip(qids, ranked.present) if not present],

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..inputs.arrow import numeric_array, string_array, to_numpy
+from ..inputs.arrow import numeric_array, scalar, string_array, to_numpy
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates, numeric_ids
 from ..core.kernels import Judgements, Ranking, spans
 
@@ -43,7 +43,7 @@ def _groups(qrels: Qrels):
     Every later lookup of "the judgements of these queries" is then proportional to their size, not
     to the whole qrels: a streamed run asks once per block.
     """
-    from ..inputs import compute as pc
+    import pyarrow.compute as pc
 
     if "groups" not in qrels.cache:
         enc = _checked_encoding(qrels, "qid_encoding", qrels.qid)
@@ -61,7 +61,7 @@ def run_queries(run: Run):
     """The run's distinct query ids (pyarrow strings, first-appearance order) and each row's index
     into them (int32), computed once per run: the query set, the streamed reader's checks and the
     ordering all need them."""
-    from ..inputs import compute as pc
+    import pyarrow.compute as pc
 
     if "queries" not in run.cache:
         enc = pc.dictionary_encode(run.qid)
@@ -113,7 +113,7 @@ def _join_index(qrels: Qrels, qids: list):
     Kept on the qrels for the last query set asked for: every run of an evaluation (and every
     small file, one block) asks for the same one, so it is built once, not once per run.
     """
-    from ..inputs import compute as pc
+    import pyarrow.compute as pc
 
     key = tuple(qids)
     hit = qrels.cache.get("join")
@@ -222,7 +222,7 @@ class RankedRun:
     @property
     def docid(self):
         """pyarrow strings in ranking order (built on demand: only NRG and the ir_measures bridge need it)."""
-        from ..inputs import compute as pc
+        import pyarrow.compute as pc
 
         return pc.take(self._docid, numeric_array(self._take))
 
@@ -238,7 +238,7 @@ def rank_values(run: Run) -> np.ndarray:
     ``3\u00a0``: the pattern decides, and a bad field names its line.
     """
     import pyarrow as pa
-    from ..inputs import compute as pc
+    import pyarrow.compute as pc
 
     if run.rank is None:
         raise InputError(run.path, None, "--ties rank needs a rank column")
@@ -248,8 +248,8 @@ def rank_values(run: Run) -> np.ndarray:
     if not pa.types.is_string(rank.type) and not pa.types.is_large_string(rank.type):
         rank = pc.cast(rank, pa.string())
     valid = pc.match_substring_regex(rank, RANK_PATTERN)
-    bad = None if valid.null_count == 0 and pc.all_(valid).as_py() in (True, None) else \
-        int(np.flatnonzero(~to_numpy(pc.fill_null(valid, False)))[0])
+    bad = None if valid.null_count == 0 and pc.all(valid).as_py() in (True, None) else \
+        int(np.flatnonzero(~to_numpy(pc.fill_null(valid, scalar(False, pa.bool_()))))[0])
     if bad is None:
         try:
             return to_numpy(pc.cast(pc.replace_substring_regex(rank, r"^\+", ""), pa.int64()))
@@ -270,7 +270,7 @@ _ORDER = [("q", "ascending"), ("s", "descending"), ("d", "descending")]
 def _arrow_order(qkey: np.ndarray, score: np.ndarray, docid):
     """The reference: Arrow's stable sort by (query key ascending, score descending, docid descending)."""
     import pyarrow as pa
-    from ..inputs import compute as pc
+    import pyarrow.compute as pc
 
     return to_numpy(pc.sort_indices(pa.table({"q": numeric_array(qkey), "s": numeric_array(score), "d": docid}),
                                     sort_keys=_ORDER))
@@ -359,7 +359,7 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
     plain sort (Arrow's, :func:`_arrow_order`), which is then used.
     """
     import pyarrow as pa
-    from ..inputs import compute as pc
+    import pyarrow.compute as pc
 
     n_rows = len(qkey)
     same = qkey[1:] == qkey[:-1]
@@ -527,7 +527,7 @@ def _docids_like(run: Run, jdict):
     """The run's docids as one array of the judged docids' type (string or large string), so that
     lookups and casts compare like with like."""
     import pyarrow as pa
-    from ..inputs import compute as pc
+    import pyarrow.compute as pc
 
     docid = run.docid.combine_chunks() if isinstance(run.docid, pa.ChunkedArray) else run.docid
     return pc.cast(docid, jdict.type) if docid.type != jdict.type else docid
@@ -537,7 +537,8 @@ def unjudged(run: Run, qrels: Qrels, qids: list):
     """(query-set index, docid) of each row of ``run`` whose query is one of ``qids`` and whose
     docid the qrels do not judge for that query (pyarrow strings), or None when the fingerprints
     cannot join the docids (long docids, a shared fingerprint): the caller then joins by Arrow."""
-    from ..inputs import compute as pc
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     qdict, qcode = run_queries(run)
     jdict, jkeys, _ = _join_index(qrels, qids)
@@ -546,7 +547,7 @@ def unjudged(run: Run, qrels: Qrels, qids: list):
     got = _judged_codes(qrels, jdict, docid)
     if got is None:
         return None
-    to_q = pc.fill_null(pc.index_in(qdict, value_set=string_array(qids)), -1)
+    to_q = pc.fill_null(pc.index_in(qdict, value_set=string_array(qids)), scalar(-1, pa.int32()))
     query = to_numpy(to_q).astype(np.int64)[qcode]
     keys = query * n_judged + got[0]
     judged = np.zeros(len(query), bool)
@@ -595,7 +596,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     ``depth`` keeps the top ``depth`` documents per query after ordering (trec_eval -M).
     """
     import pyarrow as pa
-    from ..inputs import compute as pc
+    import pyarrow.compute as pc
 
     if score_precision not in ("float64", "float32"):
         raise ValueError("score_precision must be 'float64' or 'float32'")
@@ -606,7 +607,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     n_judged = len(jdict)
     docid = _docids_like(run, jdict)
     # run query code -> query-set index (-1: not in the qrels, ignored)
-    to_q = pc.fill_null(pc.index_in(qdict, value_set=string_array(qids)), -1)
+    to_q = pc.fill_null(pc.index_in(qdict, value_set=string_array(qids)), scalar(-1, pa.int32()))
     to_q = to_numpy(to_q).astype(np.int64)
     n_ignored = int((to_q < 0).sum())
     q_all = to_q[qcode]
@@ -615,7 +616,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     if ids is not None:
         # Numeric docids: repeats are found on the numbers, and a lookup in the (small, per query
         # set) judged docids finds each one's judged code; no table of every run docid is built.
-        dcode = to_numpy(pc.fill_null(pc.index_in(docid, value_set=jdict), n_judged))
+        dcode = to_numpy(pc.fill_null(pc.index_in(docid, value_set=jdict), scalar(n_judged, pa.int32())))
     elif (found := _fingerprint_rows(qrels, jdict, jkeys, jrows, docid, qcode, q_all)) is not None:
         if found[1]:  # else a repeat, or a shared fingerprint: the strings decide below
             joined = found[0]

@@ -235,16 +235,25 @@ def test_cli_bootstrap(tmp_path):
     assert refused.returncode == 2 and "no hole bounds" in refused.stderr and "Traceback" not in refused.stderr
 
 
-def test_judged_only_leaves_no_holes(tmp_path):
-    """-J removes the holes before scoring: BS = BSLO = BSHI = the (condensed) value."""
+def test_judged_only_keeps_a_judged_hole(tmp_path):
+    """-J removes the holes before scoring, but a hole given a grade is judged and -J keeps it (issue
+    52.5): LB, UB and the bootstrap range over the whole ranking, as without -J, while the value is
+    the condensed one (a, c: P@2 = 1; x judged 0 gives x, a: 0.5)."""
     qrels = tmp_path / "qrels"
     qrels.write_text("1 0 a 2\n1 0 b 0\n1 0 c 1\n")
     run = tmp_path / "run"
-    run.write_text("1 Q0 x 1 4 r\n1 Q0 a 2 3 r\n1 Q0 y 3 2 r\n1 Q0 c 4 1 r\n")  # condensed: a, c -> P@2 = 1
-    out = subprocess.run(["ulnorm-eval", "-J", "--norm", "none", "-m", "P@2", "-m", "BS(P@2)", "-m", "BSLO(P@2)",
-                          "-m", "BSHI(P@2)", str(qrels), str(run)], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert [ln.split("\t")[2] for ln in out.stdout.splitlines()] == ["1.0000"] * 4
+    run.write_text("1 Q0 x 1 4 r\n1 Q0 a 2 3 r\n1 Q0 y 3 2 r\n1 Q0 c 4 1 r\n")
+    names = ["P@2", "LB(P@2)", "UB(P@2)", "BS(P@2)", "BSLO(P@2)", "BSHI(P@2)"]
+
+    def values(*flags):
+        out = subprocess.run(["ulnorm-eval", *flags, "--norm", "none", *sum((["-m", n] for n in names), []),
+                              str(qrels), str(run)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return [ln.split("\t")[2] for ln in out.stdout.splitlines()]
+
+    judged, plain = values("-J"), values()
+    assert judged[:3] == ["1.0000", "0.5000", "1.0000"] and plain[0] == "0.5000"
+    assert judged[1:] == plain[1:]
 
 
 def test_prior_floor_does_not_grow_with_the_largest_grade():

@@ -33,7 +33,7 @@ from .kernels import Judgements, Level, Ranking, rel_of, relevant
 from .records import FAMILIES
 
 __all__ = ["World", "with_outside", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
-           "monotone", "open_zero", "running", "HOLE_MODES", "BOOT_PRIORS", "BOOT_INTERVAL", "bootstrap",
+           "monotone", "outside_by_r", "outside_written", "REACH", "running", "HOLE_MODES", "BOOT_PRIORS", "BOOT_INTERVAL", "bootstrap",
            "grade_prior", "grade_index", "boot_grades"]
 
 HOLE_MODES = ("closed", "open")  # open=N and open=P% (a ceiling) are parsed by parse_world
@@ -169,6 +169,7 @@ class HoleContext:
     J: Judgements
     m: object
     level: float
+    outside: object = 0.0  # per row: relevant documents outside the ranking besides the judged (:func:`outside_by_r`)
 
     @cached_property
     def family(self):
@@ -238,6 +239,11 @@ class HoleContext:
         return running(self.rk, values)
 
     @cached_property
+    def R(self) -> np.ndarray:
+        """Per row, the judged relevant documents at the measure's level plus :attr:`outside`."""
+        return self.J.n_relevant(self.rel)[self.rk.base] + self.outside
+
+    @cached_property
     def judged_relevant(self) -> np.ndarray:
         """Judged ranked documents relevant at the measure's level (fixed by every assignment)."""
         return relevant(self.rk, self.rel) & ~self.unj
@@ -247,12 +253,6 @@ def monotone(holes: HoleContext):
     """Measures nondecreasing in every ranked document's gain and with no normaliser that an
     assignment changes (P, SP, DCG, RBP, RR, Success): every hole at the least gain, or at the largest."""
     return holes.fill(holes.g_lo), holes.fill(holes.g_hi)
-
-
-def open_zero(holes: HoleContext, low) -> np.ndarray:
-    """Measures divided by R (AP, recall, Rprec): with any number of unretrieved relevant documents
-    R is unbounded and the infimum is 0."""
-    return np.zeros(holes.rk.nrows)
 
 
 def assign(ranking: Ranking, judgements: Judgements, assignments: list, depth: int | None = None) -> tuple:
@@ -312,13 +312,13 @@ def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="
     """(LB, UB) per row of a run's ranking: the family's kernel on its strategy's extreme assignments.
 
     ``mode``: a :class:`World` (or its text).  ``others`` (per row, optional): how many unjudged
-    documents the other runs of the command retrieved and this one did not (the closed world over
-    the runs given).  Documents outside the ranking that may be relevant (``others`` plus the open
-    world's ceiling) raise no measure but Rprec (they only add to R and the ideal), so UB ignores them.
-    For LB, the measures divided by R or the ideal (the families with ``holes_open``) are
-    nonincreasing in each such document's gain, so the minimum has every one of them at the largest
-    gain: they are added to the judgments and the strategy runs on those; Rprec, which is not
-    monotone in them, searches their number (``holes_outside``)."""
+    documents outside the ranking (the other runs' holes, those below -M's depth) may take a grade in
+    the closed world.  Documents outside the ranking move only R and the ideal, and only at a grade
+    of positive gain; the family's ``holes_outside(h, extra)`` gives the least value (and, for Rprec,
+    the largest) with up to ``extra[r]`` of them relevant, in memory that does not grow with
+    ``extra`` (which may be infinite: the open world).  At a level where grade 0 is relevant (-l 0)
+    every outside document judged 0 is relevant, which a ceiling on grades above 0 does not count: it
+    bounds nothing there, and the bound is the open one."""
     why = holes_reason(measure)
     if why:
         raise ValueError(why)
@@ -326,47 +326,69 @@ def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="
     fam = FAMILIES[measure.family]
     holes = HoleContext(ranking, judgements, measure, level)
     if not holes.unj.any():
-        values = fam.kernel(ranking, judgements, measure, level)
-        lower, upper, low = values, values, holes.fill(0.0)
+        lower = upper = fam.kernel(ranking, judgements, measure, level)
     else:
-        low, high = fam.holes(holes)
-        rk2, tiled = assign(ranking, judgements,
-                            [low, high], measure.cutoff)  # every family with hole bounds reads only the top k
+        rk2, tiled = assign(ranking, judgements, list(fam.holes(holes)),
+                            measure.cutoff)  # every family with hole bounds reads only the top k
         values = fam.kernel(rk2, tiled, measure, _tiled_level(level, 2))
         lower, upper = values[: ranking.nrows], values[ranking.nrows:]
-    if fam.holes_open is None or holes.forced:
+    if fam.holes_outside is None or not holes.cgain.max() > 0:
         return lower, upper  # documents outside the ranking cannot move the measure
-    if world.unbounded:
-        if fam.holes_outside is not None:  # past the ranking's length more outside documents only lower it
-            upper = np.maximum(upper, fam.holes_outside(holes, ranking.length)[1])
-        return np.minimum(lower, fam.holes_open(holes, low)), upper
-    extra = world.outside(judgements.n_relevant(holes.rel)[ranking.base])
-    if others is not None:
-        extra = extra + np.asarray(others, dtype=np.float64)
-    if not extra.any():
-        return lower, upper
-    if fam.holes_outside is not None:
-        lo_x, hi_x = fam.holes_outside(holes, extra)
-        lower, upper = np.minimum(lower, lo_x), np.maximum(upper, hi_x)
-    else:
-        with_extra = with_outside(judgements, ranking.base, extra, holes.g_hi)
-        extra_holes = HoleContext(ranking, with_extra, measure, level)
-        lox = fam.holes(extra_holes)[0] if extra_holes.unj.any() else extra_holes.fill(0.0)
-        rk2, tiled = assign(ranking, with_extra, [lox], measure.cutoff)
-        lower = np.minimum(lower, fam.kernel(rk2, tiled, measure, _tiled_level(level, 1)))
-    if world.ceiling is None:
+    free = world.ceiling is not None and holes.cgain.min() > 0  # -l 0: grade 0 is relevant and uncounted
+    cap = np.full(ranking.nrows, np.inf) if free else world.outside(judgements.n_relevant(holes.rel)[ranking.base])
+    extra = cap + (0.0 if others is None else np.asarray(others, dtype=np.float64))
+    if extra.any():
+        low_x, high_x = fam.holes_outside(holes, extra)
+        lower = np.minimum(lower, low_x)
+        upper = upper if high_x is None else np.maximum(upper, high_x)
+    if world.ceiling is None or free:
         return lower, upper
     # the ceiling counts every unjudged document given a grade above 0, retrieved or not.  A relevant
     # document outside the ranking lowers these measures at least as much as a relevant hole (both
     # add to R and the ideal; the hole may also add to the gain), so the least value spends the whole
     # ceiling outside: every hole at the least gain, C documents outside at the largest.  UB is the one
     # above (no ceiling on the holes): true, possibly wider than the ceiling allows
-    cap = world.outside(judgements.n_relevant(holes.rel)[ranking.base])
     rk0, filled = assign(ranking, judgements, [holes.fill(holes.g_lo)])
-    if fam.holes_outside is not None:
-        return fam.holes_outside(HoleContext(rk0, filled, measure, level), cap)[0], upper
-    rk2, tiled = assign(rk0, with_outside(filled, rk0.base, cap, holes.g_hi), [holes.fill(holes.g_lo)], measure.cutoff)
-    return fam.kernel(rk2, tiled, measure, _tiled_level(level, 1)), upper
+    least = fam.holes_outside(HoleContext(rk0, filled, measure, level), cap)[0]
+    return np.minimum(least, fam.kernel(rk0, filled, measure, _tiled_level(level, 1))), upper
+
+
+REACH = 100_000  # outside documents written out per query at most (nDCG without a cutoff; past it, LB 0)
+
+
+def outside_by_r(holes: HoleContext, extra) -> tuple:
+    """Measures whose value is X / R (AP, GMAP, R@k): with ``extra`` more relevant documents outside
+    the ranking the value of an assignment is its kernel value times R_a / (R_a + extra), R_a the
+    relevant documents under the assignment (a closed form: nothing is written out per document).
+    The least assignment comes from the family's strategy reading R + extra (:attr:`HoleContext.R`)."""
+    fam, ranking = holes.family, holes.rk
+    extra = np.asarray(extra, dtype=np.float64)
+    low = fam.holes(HoleContext(ranking, holes.J, holes.m, holes.level, extra))[0] if holes.unj.any() \
+        else holes.fill(holes.g_lo)
+    rk2, tiled = assign(ranking, holes.J, [low], holes.m.cutoff)
+    values = np.asarray(fam.kernel(rk2, tiled, holes.m, _tiled_level(holes.level, 1)), dtype=np.float64)
+    judged = np.asarray(fam.gain(low, holes.m, holes.rel, holes.J.max_grade)) > 0
+    R = holes.J.n_relevant(holes.rel)[ranking.base] + holes.rowsum(holes.unj & judged)
+    with np.errstate(invalid="ignore"):
+        scale = np.where(np.isinf(extra), 0.0, R / np.maximum(R + extra, 1.0))
+    return values * scale, None
+
+
+def outside_written(holes: HoleContext, extra, reach=None) -> tuple:
+    """The least value with ``extra`` documents outside the ranking at the largest gain, written into
+    the judgements (nDCG: they enter the ideal).  Past ``reach`` documents (the cutoff: IDCG@k reads k)
+    more change nothing, so at most ``reach`` are written; without one, a row with more than
+    :data:`REACH` gets 0 (the open world's bound: true, and the ideal is not summed over them)."""
+    extra = np.asarray(extra, dtype=np.float64)
+    if reach is not None:
+        extra = np.minimum(extra, float(reach))
+    beyond = extra > REACH
+    count = np.where(beyond, 0.0, extra).astype(np.int64)
+    more = with_outside(holes.J, holes.rk.base, count, holes.g_hi)
+    context = HoleContext(holes.rk, more, holes.m, holes.level)
+    low = holes.family.holes(context)[0] if context.unj.any() else context.fill(holes.g_lo)
+    rk2, tiled = assign(holes.rk, more, [low], holes.m.cutoff)
+    return np.where(beyond, 0.0, holes.family.kernel(rk2, tiled, holes.m, _tiled_level(holes.level, 1))), None
 
 
 def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, options, stderr: dict | None = None,
@@ -388,7 +410,7 @@ def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, 
             continue
         if meas not in boot:
             boot[meas] = bootstrap(ranking, judgements, meas, level, options.holes_samples, options.seed,
-                                   options.holes_prior)
+                                   options.holes_prior, options.holes)
         out[metric] = boot[meas][which]
         if which == "BS" and stderr is not None:
             stderr[metric] = boot[meas]["se"]
@@ -468,8 +490,22 @@ def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
     return freq(run) if prior == "run" else 0.5 * (freq(run) + freq(pool))
 
 
+def capped(grades: np.ndarray, row: np.ndarray, cap: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``grades`` (samples x holes, the holes of ``row``) with at most ``cap[row]`` grades above 0 in
+    each sample's row: those of least ``order`` kept, the others set to 0."""
+    size, n_holes = grades.shape
+    group = (np.arange(size)[:, None] * (int(row.max(initial=0)) + 1) + row[None, :]).ravel()
+    positive = grades.ravel() > 0
+    sort = np.lexsort((order.ravel(), ~positive, group))
+    first = np.searchsorted(group[sort], group[sort], side="left")  # each group's first place (sorted)
+    limit = np.tile(cap[row], size)
+    keep = np.empty(len(sort), bool)
+    keep[sort] = ~positive[sort] | (np.arange(len(sort)) - first < limit[sort])
+    return np.where(keep.reshape(size, n_holes), grades, 0.0)
+
+
 def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples: int = 1000,
-              seed: int = 0, prior: str = "pool") -> dict:
+              seed: int = 0, prior: str = "pool", world="closed") -> dict:
     """Bootstrapped estimate of ``measure`` per row (Froebe, Gienapp, Potthast & Hagen, ECIR 2023,
     "Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", Sect. 4).
 
@@ -479,7 +515,9 @@ def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples:
     judged: they change the run's gain, R and the ideal, as in LB/UB.  Returns ``BS`` (the mean of the
     sampled values), ``BSLO``/``BSHI`` (their 2.5th and 97.5th percentiles, numpy's linear
     interpolation) and ``se`` (the standard error of BS: sd / sqrt(samples)); a row without such holes
-    gets its plain value, and 0.  Draw ``s`` of the hole at rank p of query q is the counter-based
+    gets its plain value, and 0.  Under a ceiling (``world`` open=N or open=P%) a sample keeps at most
+    that many holes of a grade above 0 (those with the least of a second draw; the others get 0), so
+    that every sample is an assignment of the world.  Draw ``s`` of the hole at rank p of query q is the counter-based
     uniform u(seed, q, s, p) (:class:`~ulnorm_eval.core.permutations.Keys`): the draws do not depend on
     the other queries beside it, on the blocking, or on the batch size (the values only in the last bit
     or two: the kernels' running sums span the rows evaluated together).  Every value lies in [LB, UB].
@@ -492,13 +530,18 @@ def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples:
     fam = FAMILIES[measure.family]
     holes = HoleContext(ranking, judgements, measure, level)
     plain = np.asarray(fam.kernel(ranking, judgements, measure, level), dtype=np.float64)
-    samp = holes.unj & holes.inc
+    # the holes within the cutoff; all of them where every grade has a positive gain (-l 0: a hole left
+    # unjudged past the cutoff would be no assignment of the world, in which every hole is relevant)
+    samp = holes.unj & (holes.inc | (holes.cgain.min() > 0))
     need = np.zeros(ranking.nrows, bool)
     need[ranking.row[samp]] = True
     out = {"BS": plain.copy(), "BSLO": plain.copy(), "BSHI": plain.copy(), "se": np.zeros(ranking.nrows)}
     if not need.any():
         return out
     cum = np.cumsum(grade_prior(holes, prior), axis=1)
+    world = World.parse(world)
+    cap = None if world.ceiling is None or holes.cgain.min() > 0 else \
+        world.outside(judgements.n_relevant(holes.rel)[ranking.base])
     # only the rows with holes are copied, with only their queries' judgements
     rows = np.flatnonzero(need)
     keep = need[ranking.row]
@@ -525,6 +568,9 @@ def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples:
         reps = np.repeat(np.arange(start, start + size, dtype=np.uint64), n_holes)
         uniforms = keys.at(np.tile(hole_query, size), reps, np.tile(hpos, size), BOOT_SALT).reshape(size, n_holes)
         grades = holes.boot[(uniforms[:, :, None] >= thresholds[None, :, :]).sum(axis=2)]
+        if cap is not None:
+            order = keys.at(np.tile(hole_query, size), reps, np.tile(hpos, size), BOOT_SALT + 1).reshape(size, n_holes)
+            grades = capped(grades, hrow, cap[rows], order)
         full = np.repeat(rks.grade[None, :], size, axis=0)
         full[:, hole] = grades
         rk2, tiled = assign(rks, sampled, list(full), measure.cutoff)

@@ -148,10 +148,9 @@ class Family:
     Judgment holes (:mod:`ulnorm_eval.core.holes`, docs/holes.md): ``holes(h) -> (lo, hi)`` returns
     per query an assignment of grades to the unjudged ranked documents that attains the measure's
     minimum and one that attains its maximum (None: no hole bounds, ``holes_note`` says why);
-    ``holes_open(h, lo) -> values``: the infimum when unretrieved documents may be relevant too
-    (None: the closed minimum); ``holes_outside(h, extra) -> values``: the minimum when up to ``extra[r]``
-    documents outside row r's ranking may be relevant, for a family not monotone in them (Rprec; the
-    others get theirs from the strategy on the judgments with those documents added); ``holes_check(m)``: why a measure's parameters break the proof, or None.
+    ``holes_outside(h, extra) -> (lo, hi)``: the least value when up to ``extra[r]`` documents outside row
+    r's ranking may be relevant too (a float, possibly infinite: the open world), and the largest (None:
+    they never raise it; Rprec's can), for the families they move (AP, GMAP, R, Rprec, nDCG); ``holes_check(m)``: why a measure's parameters break the proof, or None.
     """
 
     name: str
@@ -185,7 +184,6 @@ class Family:
     extremes: object = "sorted"
     extremes_note: str = ""
     holes: Callable | None = None
-    holes_open: Callable | None = None
     holes_outside: Callable | None = None
     holes_note: str = ""
     holes_check: Callable | None = None

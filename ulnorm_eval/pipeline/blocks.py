@@ -171,22 +171,24 @@ def others_holes(rk, J: Judgements, pool: tuple):
     return np.maximum(U - own, 0.0)
 
 
-def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
+def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options, whole=None):
     """Per-query values of every metric for a ranked run: (values, standard errors, undefined counts).
+    ``whole``: the ranking before -J removed its holes, which the hole bounds read (a hole given a grade
+    is judged, so -J keeps it).
 
     Under ``--expectation paper`` a measure is scored as :func:`~ulnorm_eval.core.registry.paper_measure`
     makes it (nDCG and DCG with the papers' 2^R - 1 gains), under the name it was asked for."""
     refuse_prior_variants(metrics)
     metrics = list(metrics) + summary_parts(metrics)  # the 'all' rows and a note read them (finish_run)
     if options.expectation != "paper":
-        return _metric_values(rr, J, metrics, qrels, options)
+        return _metric_values(rr, J, metrics, qrels, options, whole)
     scored = {m: Metric(paper_measure(m.measure), m.variant) for m in metrics}
-    v, se, und = _metric_values(rr, J, list(dict.fromkeys(scored.values())), qrels, options)
+    v, se, und = _metric_values(rr, J, list(dict.fromkeys(scored.values())), qrels, options, whole)
     return ({m: v[s] for m, s in scored.items()}, {m: se[s] for m, s in scored.items() if s in se},
             {m: und[s] for m, s in scored.items() if s in und})
 
 
-def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options):
+def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options, whole=None):
     values, stderr, undefined = {}, {}, {}
     plain = {}
     for m in metrics:
@@ -203,8 +205,9 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
     holes = [m for m in metrics if m.variant in HOLE_VARIANTS]
     if holes:
         from ..core.holes import hole_values
-        values.update(hole_values(rr.ranking, J, holes, Level.of(options, rr.present), options, stderr,
-                                  others_holes(rr.ranking, J, options.holes_pool)))
+        ranking = rr.ranking if whole is None else whole
+        values.update(hole_values(ranking, J, holes, Level.of(options, rr.present), options, stderr,
+                                  others_holes(ranking, J, options.holes_pool)))
     pooled = [m for m in metrics if m.variant and m.variant not in HOLE_VARIANTS + CONDENSED_VARIANTS]
     if pooled:
         from ..core.expectations import variant_values
@@ -226,10 +229,11 @@ def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Opti
     """Order and join ``run`` on ``qids``, then every metric's per-query values."""
     rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
                   depth=options.depth)
+    whole = rr.ranking
     if options.judged_only:  # -J after -M, as trec_eval; `present` keeps what the run retrieved
         rr = condensed(rr)
     J = judgements(qrels, qids)
-    values, stderr, undefined = metric_values(rr, J, metrics, qrels, options)
+    values, stderr, undefined = metric_values(rr, J, metrics, qrels, options, whole)
     return Block(qids, rr, values, stderr, undefined)
 
 

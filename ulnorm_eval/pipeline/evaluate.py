@@ -278,8 +278,8 @@ def evaluate(qrels, runs, measures=None, variants=None, options: Options | None 
 def runs_holes(qrels: Qrels, runs) -> tuple:
     """The closed world over the runs given (docs/holes.md): per query of the qrels, how many distinct
     documents the runs (paths or Runs) retrieved that the qrels do not list, as (qid, n) pairs.  Every
-    run is read (standard input cannot be read twice: refused); ``-M`` is not applied, so a
-    document below a run's depth counts as retrieved (more holes: a lower LB, never a false claim)."""
+    run is read (standard input cannot be read twice: refused); ``-M`` is not applied: a document
+    below a run's depth is outside its ranking, and may be relevant (:func:`with_runs_holes`)."""
     import pyarrow as pa
 
     from ..inputs import fingerprints
@@ -287,8 +287,8 @@ def runs_holes(qrels: Qrels, runs) -> tuple:
     from .ordering import natural_order, qrels_queries, unjudged
 
     if any(isinstance(given, str) and given == "-" for given in runs):
-        raise InputError("-", None, "hole bounds over several runs read every run before evaluating it, which "
-                         "standard input cannot be; give the run as a file")
+        raise InputError("-", None, "hole bounds over several runs, or under -M, read every run before evaluating "
+                         "it, which standard input cannot be; give the run as a file")
     # Each run joined to the qrels as the evaluation joins it (the judged docids' fingerprints, kept
     # on the qrels, serve the evaluation after), and the distinct unjudged (query, docid) pairs
     # counted on fingerprints: 1.3 s of Arrow hashing and string joins for the 17 Robust 2003 runs
@@ -337,12 +337,13 @@ def _arrow_runs_holes(qrels: Qrels, runs) -> tuple:
 
 def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
     """``options`` with the runs' shared holes (:func:`runs_holes`) when a hole bound is asked for over
-    more than one run; unchanged otherwise (one run's holes are its own)."""
+    more than one run, or under -M (the documents below the depth, unjudged, are outside the ranking
+    and may be relevant); unchanged otherwise (one run's holes are its own)."""
     import dataclasses
 
     from ..core.variants import HOLE_VARIANTS
 
-    if len(runs) < 2 or qrels.letor or not any(metric.variant in HOLE_VARIANTS for metric in metrics):
+    if (len(runs) < 2 and options.depth is None) or qrels.letor or not any(metric.variant in HOLE_VARIANTS for metric in metrics):
         return options
     return dataclasses.replace(options, holes_pool=runs_holes(qrels, runs))
 

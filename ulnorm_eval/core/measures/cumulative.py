@@ -8,7 +8,7 @@ from ..lazy import np
 
 from ..kernels import (Judgements, Ranking, discount, judged_only, rel_of, safe_div, vector_discount,
                        within_cutoff)
-from ..holes import monotone
+from ..holes import monotone, outside_written
 from ..records import Family, Param, TrecName, register
 from .common import JUDGED_ONLY, RandomPool, disc_prefix, mapped_gains, safe
 
@@ -279,18 +279,12 @@ def holes_ndcg(holes):
     return low, high
 
 
-def holes_open_ndcg(holes, low):
-    """With any number of unretrieved documents at the largest gain, IDCG@k reaches its largest value
-    (k documents of the largest gain) whatever the holes get, and DCG is least with every hole at the
-    least gain.  Without a cutoff IDCG is unbounded: 0."""
-    ranking, measure = holes.rk, holes.m
-    if measure.cutoff is None:
-        return np.zeros(ranking.nrows)
-    judged_gain = gain(holes.J.grade, measure, holes.rel, holes.J.max_grade)
-    top = max(float(holes.cgain.max()), float(judged_gain.max()) if len(judged_gain) else 0.0)
-    ideal = top * float(rank_discount(measure, np.arange(measure.cutoff)).sum())
-    g = np.where(holes.unj, float(holes.cgain.min()), gain(ranking.grade, measure, holes.rel, holes.J.max_grade))
-    return safe_div(holes.rowsum(g * rank_discount(measure, ranking.pos) * holes.inc), np.full(ranking.nrows, ideal))
+def outside_ndcg(holes, extra):
+    """Documents outside the ranking at the largest gain enter nDCG's ideal: written into the
+    judgements, at most as many as the ideal reads (the cutoff k, or a discount vector's length)."""
+    d = holes.m.get("discount")
+    return outside_written(holes, extra, holes.m.cutoff if holes.m.cutoff is not None else
+                           (len(d) if isinstance(d, tuple) else None))
 
 
 register(Family(
@@ -306,7 +300,7 @@ register(Family(
     examples=("nDCG", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:5,3:11.5})", "nDCG@{k}",
               "nDCG(discount=[1,0.7,0.7,0.2])@{k}", "nDCG(discount='zipf')@{k}", "nDCG(discount='linear')@{k}"),
     browsing=browse_ndcg, validate=_validate, extremes=_extremes, extremes_note=_EXTREMES_NOTE,
-    holes=holes_ndcg, holes_open=holes_open_ndcg, holes_check=holes_check))
+    holes=holes_ndcg, holes_outside=outside_ndcg, holes_check=holes_check))
 
 register(Family(
     name="DCG", params=(DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), cutoff="optional", kernel=k_dcg, gain=gain, bounds="exact", expectation=e_dcg,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..lazy import np
 
-from ..holes import best_count, monotone, open_zero
+from ..holes import best_count, monotone, outside_by_r
 from ..kernels import Ranking, rel_of, relevant, safe_div, within_cutoff
 from ..records import SEEN_UNTIL_GAIN, Family, Param, TrecName, register
 from .common import JUDGED_ONLY, RandomPool, binary_gain, expected_rr, expected_sp, safe
@@ -106,7 +106,7 @@ def holes_ap(holes):
     weights = np.where(relj, 1.0 / rank, 0.0)
     tail = holes.rowsum(weights)[ranking.row] - holes.running(weights)  # sum of 1/rank over judged relevant ones below
     sum_precision = holes.rowsum(np.where(relj, judged_rel_above / rank, 0.0))
-    R = holes.J.n_relevant(holes.rel)[ranking.base]
+    R = holes.R  # with documents outside the ranking relevant too (outside_by_r)
     hole_index = holes.running(unjudged_inside)  # 1-based index of a hole among the holes within the cutoff, from the top
     # the t-th hole from the top made relevant after the t-1 above it: its own precision, and one
     # more relevant document above every judged relevant one below it
@@ -126,9 +126,10 @@ def holes_ap(holes):
     return low, high
 
 
-def open_ap(holes, low):
-    """AP divided by R: infimum 0 with unretrieved relevant documents; AP(norm='k') keeps its LB."""
-    return np.full(holes.rk.nrows, np.inf) if holes.m.get("norm") == "k" else open_zero(holes, low)
+def outside_ap(holes, extra):
+    """AP = SP / R (:func:`~ulnorm_eval.core.holes.outside_by_r`); AP(norm='k') = SP@k / k has no R:
+    documents outside the ranking do not move it."""
+    return (np.full(holes.rk.nrows, np.inf), None) if holes.m.get("norm") == "k" else outside_by_r(holes, extra)
 
 
 def holes_recall(holes):
@@ -181,28 +182,39 @@ def outside_rprec(holes, extra):
     once an outside document is relevant).  With R = R_J + c + e (c relevant holes, e relevant outside
     documents), for a fixed total T = R the relevant documents in the top T are fewest with the c
     lowest-ranked holes relevant and most with the c highest-ranked, and grow with c: the minimum
-    takes c = max(0, T - R_J - extra), the maximum c = min(holes, T - R_J); every T in
-    R_J..R_J + holes + extra is searched."""
+    takes c = max(0, T - R_J - extra), the maximum c = min(holes, T - R_J), over every T in
+    R_J..R_J + holes + extra.  Past the ranking's length n the top T holds the whole ranking (J_n
+    judged relevant, every hole), so the least value there, (J_n + max(0, T - R_J - extra)) / T, is
+    smallest at T = R_J + extra (or 0 as T grows without end), and the largest,
+    (J_n + min(holes, T - R_J)) / T, is largest at T = R_J + holes: the search needs the T up to n
+    and those two, whatever ``extra`` is."""
     ranking = holes.rk
     unj, relj = holes.unj, holes.judged_relevant
-    R = holes.J.n_relevant(holes.rel)[ranking.base].astype(np.int64)
-    U = holes.rowsum(unj).astype(np.int64)
-    K = np.asarray(extra, dtype=np.int64)
+    R = holes.J.n_relevant(holes.rel)[ranking.base].astype(np.float64)
+    U = holes.rowsum(unj)
+    K = np.asarray(extra, dtype=np.float64)
     jrc, unjudged_above = holes.running(relj), holes.running(unj)
-    n = ranking.length.astype(np.int64)
-    width = U + K + 1
+    n = ranking.length.astype(np.float64)
+    most = R + U + K
+    inside = np.maximum(np.minimum(most, n) - R + 1, 0).astype(np.int64)  # the T within the ranking: R_J ..
+    width = inside + 2
     row = np.repeat(np.arange(ranking.nrows), width)
-    T = R[row] + (np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width))
-    depth_cut = np.minimum(T, n[row])
-    idx = np.maximum(ranking.starts[row] + depth_cut - 1, 0)
-    jtop = np.where(depth_cut > 0, jrc[idx] if len(jrc) else 0.0, 0.0)
-    utop = np.where(depth_cut > 0, unjudged_above[idx] if len(unjudged_above) else 0.0, 0.0)
-    excess = np.maximum(0, T - R[row] - K[row])
+    step = np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)
+    past = np.where(step == inside[row], (R + K)[row], (R + U)[row])
+    # the two T past the ranking, clipped into n + 1 .. R_J + holes + extra (into the range when it ends within n)
+    T = np.where(step < inside[row], R[row] + step, np.minimum(np.maximum(past, n[row] + 1), most[row]))
+    index = np.minimum(T, n[row])
+    idx = np.maximum(ranking.starts[row] + index.astype(np.int64) - 1, 0)
+    jtop = np.where(index > 0, jrc[idx] if len(jrc) else 0.0, 0.0)
+    utop = np.where(index > 0, unjudged_above[idx] if len(unjudged_above) else 0.0, 0.0)
+    with np.errstate(invalid="ignore"):
+        excess = np.maximum(0.0, T - R[row] - K[row])
+        low_values = safe_div(jtop + np.maximum(0.0, excess - (U[row] - utop)), T)
+        high_values = safe_div(jtop + np.minimum(np.minimum(U[row], T - R[row]), utop), T)
     low = np.full(ranking.nrows, np.inf)
-    np.minimum.at(low, row, safe_div(jtop + np.maximum(0.0, excess - (U[row] - utop)), T.astype(np.float64)))
-    excess = np.minimum(U[row], T - R[row])
+    np.minimum.at(low, row, np.where(np.isfinite(T), low_values, 0.0))  # T without end: J_n / T -> 0
     high = np.full(ranking.nrows, -np.inf)
-    np.maximum.at(high, row, safe_div(jtop + np.minimum(excess, utop), T.astype(np.float64)))
+    np.maximum.at(high, row, np.where(np.isfinite(T), high_values, -np.inf))
     return low, high
 
 
@@ -213,7 +225,7 @@ register(Family(
     trec=(TrecName(base="map", nick=NICK_OFFICIAL), TrecName(base="map_cut", arg="each", defaults=TREC_CUTOFFS, nick=NICK_ALL)),
                 irm="AP", aliases=("MAP",),
     paper_ideal=paper_ideal_ap, examples=("AP", "AP(rel=2)", "AP@{k}", "AP(norm='k')@{k}"), validate=_validate_ap,
-    holes=holes_ap, holes_open=open_ap))
+    holes=holes_ap, holes_outside=outside_ap))
 
 register(Family(
     name="SP", params=(REL,), cutoff="optional", kernel=k_sp, gain=binary_gain, bounds="exact", expectation=e_sp,
@@ -265,7 +277,7 @@ register(Family(
     name="R", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_r, gain=binary_gain, bounds="exact", expectation=e_r, formula="|relevant in top k| / R",
     expectation_formula="(P/n) * min(k, n) / R (exact)", cite="trec_eval recall", level="rel",
     trec=(TrecName(base="recall", arg="each", defaults=TREC_CUTOFFS, nick=NICK_ALL),), irm="R", aliases=("Recall",),
-    examples=("R@{k}",), holes=holes_recall, holes_open=open_zero))
+    examples=("R@{k}",), holes=holes_recall, holes_outside=outside_by_r))
 
 
 # --------------------------------------------------------------------------- RR and Rprec
@@ -320,4 +332,4 @@ register(Family(
     name="Rprec", params=(REL, JUDGED_ONLY), cutoff="none", kernel=k_rprec, gain=binary_gain, bounds="exact", expectation=e_rprec, formula="|relevant in top R| / R",
     expectation_formula="(P/n) * min(R, n) / R (exact)", cite="trec_eval Rprec", level="rel",
     trec=(TrecName(base="Rprec", nick=NICK_OFFICIAL),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
-    holes_open=open_zero, holes_outside=outside_rprec))
+    holes_outside=outside_rprec))

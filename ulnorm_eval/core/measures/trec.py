@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from ..lazy import np
 
-from ..holes import monotone, open_zero
+from ..holes import monotone, outside_by_r
 from ..kernels import Judgements
 from ..records import Family, Param, register, TrecName
 from .common import binary_gain, JUDGED_ONLY
@@ -180,7 +180,7 @@ register(Family(
     expectation_formula="E[AP] per query (exact); no variants: the 'all' row is a geometric mean (use those of AP)",
     cite="Robertson 2006 (GMAP); trec_eval 10 (m_gm_map.c)", level="rel", summary="gmean",
     trec=(TrecName(base="gm_map", nick=(OFFICIAL, ALL_TREC)),), per_query=False, examples=("GMAP",), holes=holes_ap,
-    holes_open=open_zero))
+    holes_outside=outside_by_r))
 
 register(Family(
     name="Bpref", params=(REL,), cutoff="none", kernel=k_bpref, gain=trec_gain, bounds="exact", expectation=e_bpref,

@@ -33,7 +33,7 @@ def main() -> int:
     sys.path.insert(0, str(HERE.parent))
     from ulnorm_eval.inputs.summaries import read_summaries
     from ulnorm_eval.pipeline import summ_eval as se
-    from ulnorm_eval.render.formats import format_trec
+    from ulnorm_eval.render.rows import format_trec
 
     ok = True
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (timings are wall clock; "

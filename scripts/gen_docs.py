@@ -6,7 +6,7 @@
 
 README.md blocks (each between ``<!-- BEGIN name -->`` and ``<!-- END name -->``):
 
-- ``measures-table``, ``variants-table``: the registry (ulnorm_eval.render.formats.measures_markdown/variants_markdown)
+- ``measures-table``, ``variants-table``: the registry (ulnorm_eval.render.registry_tables.measures_markdown/variants_markdown)
 - ``example-table``, ``qrels-table``: ``-f table`` output on the bundled examples, the defaults and ``--pool qrels``
 - ``gate-example``: a failing ``--baseline`` gate on the bundled examples (exit code 1)
 - ``compare-example``: ``compare`` on the three bundled runs
@@ -141,7 +141,7 @@ def paper_table_example() -> str:
 
 def blocks_light() -> dict:
     """The README blocks generated without evaluating anything."""
-    from ulnorm_eval.render.formats import measures_markdown, variants_markdown
+    from ulnorm_eval.render.registry_tables import measures_markdown, variants_markdown
 
     return {"measures-table": measures_markdown(), "variants-table": variants_markdown()}
 

@@ -167,7 +167,7 @@ def test_tsv_full_precision_and_nan(case):
 def test_json_validates_and_carries_meta(case):
     import jsonschema
 
-    from ulnorm_eval.render.formats import JSON_SCHEMA
+    from ulnorm_eval.render.json_out import JSON_SCHEMA
 
     res = run_cli("-f", "json", *ARGS, "--undefined", "skip", case["qrels"], case["a"], case["b"])
     doc = json.loads(res.stdout)
@@ -196,7 +196,7 @@ def test_json_validates_and_carries_meta(case):
 def test_json_schema_rejects_a_broken_document(case):
     import jsonschema
 
-    from ulnorm_eval.render.formats import JSON_SCHEMA
+    from ulnorm_eval.render.json_out import JSON_SCHEMA
 
     doc = json.loads(run_cli("-f", "json", *ARGS, case["qrels"], case["a"]).stdout)
     doc["runs"][0]["summary"]["AP"] = "0.44"
@@ -208,7 +208,7 @@ def test_json_monte_carlo_standard_errors(case):
     import jsonschema
     import numpy as np
 
-    from ulnorm_eval.render.formats import JSON_SCHEMA
+    from ulnorm_eval.render.json_out import JSON_SCHEMA
 
     res = run_cli("-f", "json", "-m", "AP", "--norm", "db", "--permutations", "200", case["qrels"], case["b"])
     doc = json.loads(res.stdout)
@@ -249,7 +249,7 @@ def _result(case, runs=("a",), variants=("E", "IUB", "UL2")):
 def test_table_cells_and_styles_on_a_recorded_console(case):
     from rich.console import Console
 
-    from ulnorm_eval.render.formats import make_table
+    from ulnorm_eval.render.table import make_table
 
     table = make_table(_result(case), color=True)
     assert [c.header for c in table.columns] == ["measure", "value", "E", "IUB", "UL2"]
@@ -269,7 +269,7 @@ def test_table_cells_and_styles_on_a_recorded_console(case):
 def test_table_reads_its_result_without_setting_anything_on_it(case):
     """make_table and the plain-rows fallback keep what they show beside the result: a result that
     refuses new attributes renders the same (make_table set and later deleted two on it)."""
-    from ulnorm_eval.render.formats import format_table, make_table
+    from ulnorm_eval.render.table import format_table, make_table
 
     res = _result(case, runs=("a", "b"))
     want = [[str(t) for t in c.cells] for c in make_table(res).columns]
@@ -285,7 +285,7 @@ def test_table_reads_its_result_without_setting_anything_on_it(case):
 
 
 def test_table_column_groups_per_run(case):
-    from ulnorm_eval.render.formats import make_table
+    from ulnorm_eval.render.table import make_table
 
     table = make_table(_result(case, runs=("a", "b"), variants=("UL2",)), color=False)
     assert [c.header for c in table.columns] == ["measure", "a.run\nvalue", "\nUL2", "b.run\nvalue", "\nUL2"]
@@ -295,7 +295,7 @@ def test_table_column_groups_per_run(case):
 
 def test_table_only_variant_leaves_value_blank(case):
     from ulnorm_eval import evaluate
-    from ulnorm_eval.render.formats import make_table
+    from ulnorm_eval.render.table import make_table
 
     res = evaluate(case["qrels"], case["a"], ["UL2(AP)", "P@2"], variants=[], pool="qrels", norm_all="per-query")
     table = make_table(res)

@@ -53,7 +53,7 @@ def save_figure(fig, path) -> None:
     :class:`PictureBuffer`, which receives the bytes instead.  The format is :func:`picture_format`'s."""
     import io
 
-    from .formats import atomic_path
+    from .files import atomic_path
 
     plt = require_matplotlib()
     try:

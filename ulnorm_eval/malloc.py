@@ -1,7 +1,7 @@
 """glibc's malloc settings for the command's own processes (``mallopt``), each left to the user who chose.
 
-Used by cli/guard.lean_process (one arena for the command) and pipeline/parallel._steady_heap (a ``-j``
-worker keeps its heap between tasks); a library caller's malloc is never touched.
+Used by pipeline/parallel._steady_heap (a ``-j`` worker keeps its heap between tasks); a library
+caller's malloc is never touched.
 """
 from __future__ import annotations
 

@@ -180,39 +180,23 @@ def _stdout_error(exc: OSError) -> str:
 
 
 def lean_process() -> None:
-    """Settings of the command's own process, each left alone when the user set the variable.
+    """Settings of the command's own process, each left alone when the user set the variable
+    (docs/performance.md gives what each saves):
 
-    * ``OPENBLAS_NUM_THREADS=1``: numpy's OpenBLAS starts a thread per core as numpy is imported,
-      which costs 50-120 ms of CPU time per process (measured on 2 cores: ``python -c 'import
-      numpy'`` takes 0.11 s of CPU, 0.06 s with one thread), more than a small evaluation's
-      measures; the commands' matrix products (compare's paired tests, the stability analysis) are
+    * ``OPENBLAS_NUM_THREADS=1``: numpy's OpenBLAS would start a thread per core as numpy is
+      imported; the commands' matrix products (compare's paired tests, the stability analysis) are
       small enough for one thread.
     * ``ARROW_DEFAULT_MEMORY_POOL=system``: Arrow's own allocator (mimalloc in the pyarrow wheels)
-      keeps the memory of freed blocks; the command allocates and frees a block's columns over and
-      over, and with the C library's allocator its peak RSS is 30-40% lower (a 50-query run: 129
-      MiB, 88 MiB; 2M lines: 274 MiB, 228 MiB) at the same speed.
-
-    * ``MALLOC_ARENA_MAX=1`` (glibc; set in this process by ``mallopt``, as it reads the variable only
-      as it starts): each thread that allocates gets an arena of its own (the read-ahead thread,
-      Arrow's parse threads), and memory freed into another thread's arena stays with it: one
-      arena for the command (the threads take turns for large blocks, not for every object) took
-      a 2M-line run's peak RSS from 175-177 to 143-153 MiB (``--norm none``) and 181-196 to
-      165-187 MiB (defaults), and its system time from 0.4 to 0.13 s, at the same user time
-      (AMD EPYC, 2 cores, load 6-8, twice each).  Left alone when the user set MALLOC_ARENA_MAX or
-      GLIBC_TUNABLES' glibc.malloc.arena_max (:func:`ulnorm_eval.malloc.set_malloc`).
+      keeps the memory of freed blocks, and the command allocates and frees a block's columns over
+      and over; the C library's allocator gives it back.
 
     Only the command's process calls this, before numpy and pyarrow are loaded: a library caller's
-    numpy, pyarrow and malloc are left as they are, and ``-j`` workers inherit the settings.
+    numpy and pyarrow are left as they are, and ``-j`` workers inherit the settings.
     """
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if "pyarrow" not in sys.modules:
         os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-    from ..malloc import M_ARENA_MAX, set_malloc
-
-    # before the command starts a thread, so that no thread makes an arena of its own
-    if set_malloc(((M_ARENA_MAX, 1),), ("MALLOC_ARENA_MAX",), "glibc.malloc.arena_max"):
-        os.environ["MALLOC_ARENA_MAX"] = "1"  # for -j workers, which read it as they start
 
 
 def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):

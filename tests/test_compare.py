@@ -359,22 +359,23 @@ def _cmp(*args):
 
 
 @pytest.mark.parametrize("fmt,sep", [("tsv", "\t"), ("csv", ",")])
-def test_machine_formats_are_one_parseable_table(fmt, sep):
+def test_machine_formats_are_one_table_per_choice(fmt, sep):
+    """tsv/csv: each --table choice a whole table with its own header and columns (no sparse union), in the
+    order asked, separated by a blank line; each is what --table NAME alone prints."""
     import io
 
     import pandas as pd
 
-    res = _cmp("-f", fmt, "--table", "all")
-    df = pd.read_csv(io.StringIO(res.stdout), sep=sep)
-    assert list(df.columns[:4]) == ["table", "metric", "run_a", "run_b"]  # --table all: the pairs first
-    assert df.groupby("table").size().to_dict() == {"systems": 6, "summary": 2, "pairs": 6}
-    pairs = df[df["table"] == "pairs"].dropna(axis=1, how="all")
-    assert {"run_a", "run_b", "diff", "p_adj", "significant"} <= set(pairs.columns)
-    assert df[df["table"] == "systems"]["pairs"].isna().all()  # a column the systems table lacks: empty
-    one = _cmp("-f", fmt, "--table", "pairs")
-    single = pd.read_csv(io.StringIO(one.stdout), sep=sep)
-    assert "table" not in single.columns and len(single) == 6
-    assert single["p"].tolist() == pairs["p"].tolist()
+    res = _cmp("-f", fmt, "--table", "systems,pairs,summary")
+    blocks = res.stdout.split("\n\n")
+    assert len(blocks) == 3 and all(block.strip() for block in blocks)
+    for name, block in zip(("systems", "pairs", "summary"), blocks):
+        assert block.rstrip("\n") + "\n" == _cmp("-f", fmt, "--table", name).stdout
+    systems, pairs, summary = (pd.read_csv(io.StringIO(block), sep=sep) for block in blocks)
+    assert list(systems.columns) == ["run", "metric", "mean", "rank"] and len(systems) == 6
+    assert list(pairs.columns[:3]) == ["metric", "run_a", "run_b"] and len(pairs) == 6
+    assert {"diff", "p_adj", "significant"} <= set(pairs.columns) and "tau" not in pairs.columns
+    assert len(summary) == 2 and "run_a" not in summary.columns
 
 
 @pytest.mark.parametrize("fmt", ["tsv", "json", "table"])
@@ -394,8 +395,7 @@ def test_baseline_in_every_format(fmt):
         pairs = pd.DataFrame(json.loads(res.stdout)["pairs"])
         assert json.loads(res.stdout)["meta"]["baseline"] == "bm25.run"
     else:
-        pairs = pd.read_csv(io.StringIO(res.stdout), sep="\t")
-        pairs = pairs[pairs["table"] == "pairs"]
+        pairs = pd.read_csv(io.StringIO(res.stdout.split("\n\n")[1]), sep="\t")  # after the systems table
     assert set(pairs["run_b"]) == {"bm25.run"} and len(pairs) == 4
     for m in ("nDCG@10", "UL2(nDCG@10)"):
         mine = pairs[pairs["metric"] == m].set_index("run_a")
@@ -445,7 +445,7 @@ def test_pair_intervals_are_one_minus_alpha_and_their_titles_say_so(tiny):
 def test_compare_help_explains_the_summary_columns():
     from ulnorm_eval.cli.main import main as cli_main
 
-    out = CliRunner().invoke(cli_main, ["compare", "--help"], terminal_width=200).stdout
+    out = CliRunner().invoke(cli_main, ["compare", "--help-all"], terminal_width=200).stdout
     for col in ("tau", "significant", "conflicts", "pad", "swap_rate", "var_system", "erho2", "phi",
                 "topics_needed", "p_adj"):
         assert col in out, col

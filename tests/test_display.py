@@ -101,6 +101,12 @@ def test_control_characters_and_newlines_in_a_run_name_never_forge_lines(write, 
     assert res.stdout.splitlines()[2] == "runid\tall\t\\x1b[31mB\\x07"
     same = cli("-m", "AP", "--norm", "none", qrels, b, write("b2.run", RUN_B))
     assert "runs b.run, b2.run share the tag 'B'" in same.stderr
+    # the blocks of runs sharing a tag open with the run's name; trec_eval's names keep trec_eval's lines
+    assert [ln for ln in same.stdout.splitlines() if ln.startswith("runid")] == ["runid\tall\tb.run", "runid\tall\tb2.run"]
+    for flags in (["--names", "trec", "-m", "map", "--norm", "none"], ["--trec", "-c", "-m", "map"]):
+        res = cli(*flags, qrels, b, write("b2.run", RUN_B), path)
+        assert [ln.split("\t")[2] for ln in res.stdout.splitlines() if ln.startswith("runid")] == ["B", "B", "A"]
+        assert res.stderr.count("share the tag 'B': their blocks' runid lines are the same") == 1
     for fmt, sep in (("tsv", "\t"), ("csv", ",")):
         lines = cli("-f", fmt, "-m", "AP", "--norm", "none", qrels, path).stdout.splitlines()
         assert len(lines) == 5 and all(len(next(csv.reader([ln], delimiter=sep))) == 3 for ln in lines)

@@ -148,9 +148,9 @@ def test_csv_cells_with_spaces_before_a_formula_are_neutralised():
                        st.integers(2 ** 63, 2 ** 70)), min_size=n, max_size=n),
     st.lists(st.booleans(), min_size=6, max_size=6))), min_size=1, max_size=3), st.sampled_from([None, 2]))
 def test_stacked_tables_write_each_row_cell_by_cell(specs, precision):
-    """tsv/csv of several tables (compare's pairs, systems and summary): one table over the union of
-    their columns, a leading `table` column, a cell a table lacks empty, every other cell as
-    pandas' to_csv writes it; the text the row-by-row writer gave (written column by column now)."""
+    """tsv/csv of several tables (compare's pairs, systems and summary): each table with its own header and
+    columns, separated by a blank line, every cell as pandas' to_csv writes it; the text a row-by-row
+    writer gives (written column by column)."""
     import csv
     import io
 
@@ -166,18 +166,16 @@ def test_stacked_tables_write_each_row_cell_by_cell(specs, precision):
         tables[f"=t{k}"] = Table({name: col for name, col in zip(names, cols) if name in picked},
                                 {name: kinds[name] for name in picked if kinds[name]})
     for sep, fmt, cell in (("\t", "tsv", safe_text), (",", "csv", csv_cell)):
-        several = len(tables) > 1
-        columns = list(dict.fromkeys(c for t in tables.values() for c in t.columns))
-        buf = io.StringIO()
-        writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
-        writer.writerow((["table"] if several else []) + [cell(c) for c in columns])
-        for name, t in tables.items():
+        blocks = []
+        for t in tables.values():
             t = _rounded(t, precision)
+            buf = io.StringIO()
+            writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
+            writer.writerow([cell(c) for c in t.columns])
             for row in t.rows():
-                got = dict(zip(t.columns, row))
-                writer.writerow(([cell(name)] if several else []) + [
-                    _csv_text(got[c], t.kinds[c] in ("str", "object"), cell) if c in got else "" for c in columns])
-        assert render(tables, fmt, precision) == buf.getvalue()
+                writer.writerow([_csv_text(v, t.kinds[c] in ("str", "object"), cell) for c, v in zip(t.columns, row)])
+            blocks.append(buf.getvalue())
+        assert render(tables, fmt, precision) == "\n".join(blocks)
 
 
 def test_text_columns_keep_text_and_turn_gaps_into_none():

@@ -126,8 +126,8 @@ COMPARE_BRIEF = {
                    "of query ids, one per line.")
 @click.option("--table", "tables", default="pairs,systems,summary", show_default=True, metavar="LIST",
               help="Tables to print, comma-separated, in that order: pairs, systems, summary, or all.  "
-                   + _TABLE_HELP + "  tsv and csv print one table: with several, a leading `table` column names "
-                   "each row's.  -f table prints these lines under each table.")
+                   + _TABLE_HELP + "  tsv and csv print each table with its header, several separated by a blank "
+                   "line (awk -v RS= 'NR == 2' takes the second).  -f table prints these lines under each table.")
 @click.option("--baseline", metavar="RUN",
               help="Test every run against RUN only (one of RUNS, by path or run name): the pairs table holds "
                    "the pairs (run, RUN), oriented run - RUN, corrected over them (and is printed in every "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .values import safe_text
+
 __all__ = ["EvalView", "table_extras", "eval_text", "eval_outputs", "eval_verdict"]
 
 
@@ -55,6 +57,8 @@ def eval_text(outcome, request, view: EvalView) -> str:
           "query_order": order, "summary": not view.nosummary}
     if view.fmt == "table":
         table_options.update(view.layout)
+    if view.fmt == "trec" and view.names != "trec":  # trec_eval's names keep trec_eval's runid lines
+        result = _tags_told_apart(result)
     hidden = _undefined_marks(view, request, result.metrics)
     if hidden:
         from ..pipeline.evaluate import Result
@@ -67,16 +71,41 @@ def eval_text(outcome, request, view: EvalView) -> str:
     return FORMATS[view.fmt](result, **table_options)
 
 
+def _shared_tags(runs) -> dict:
+    """A tag several runs share -> their names."""
+    by_tag: dict = {}
+    for run in runs:
+        if getattr(run, "tag", None) is not None:
+            by_tag.setdefault(run.tag, []).append(run.name)
+    return {tag: names for tag, names in by_tag.items() if len(names) > 1}
+
+
+def _tags_told_apart(result):
+    """``result`` whose runs sharing a tag have none: the trec format's runid line opening each run's block
+    then names the run (its file, made unique), so that the blocks can be told apart."""
+    import dataclasses
+
+    shared = _shared_tags(result.runs)
+    if not shared:
+        return result
+    runs = [dataclasses.replace(run, tag=None) if run.tag in shared else run for run in result.runs]
+    return dataclasses.replace(result, runs=runs)
+
+
 def eval_outputs(outcome, request, view: EvalView, notes: list) -> list:
     """render.outputs.Output items: the evaluation (stdout or -o), and the gate's Markdown summary
     appended to --summary-md FILE.  The trec format's note on runs sharing a tag joins ``notes``."""
     from .outputs import Output
 
     outputs = [Output(view.output, eval_text(outcome, request, view))]
-    if view.fmt == "trec":
+    if view.fmt == "trec" and view.names == "trec":
         from .rows import shared_tags_note
 
         notes.extend(shared_tags_note(outcome.result.runs))
+    elif view.fmt == "trec":
+        notes.extend(f"runs {', '.join(map(safe_text, names))} share the tag {tag!r}: their blocks' runid lines name "
+                     "the run instead (its file; --names trec and --trec print the tag, as trec_eval)"
+                     for tag, names in _shared_tags(outcome.result.runs).items())
     if view.summary_md:
         from .gate_md import gate_markdown
 

@@ -1,8 +1,7 @@
 """Formatters of named tables (compare's systems/summary/pairs, queries' table).
 
-One function per format, gathered in FRAME_FORMATS: 'table' (rich), 'tsv'/'csv' (one table; several
-are stacked into one with a leading ``table`` column over the union of their columns), 'json' ({meta, name:
-records}), 'latex' and 'markdown' (compare's systems x metrics table for papers, :mod:`.paper`).
+One function per format, gathered in FRAME_FORMATS: 'table' (rich), 'tsv'/'csv' (each table with its
+header; several separated by a blank line), 'json' ({meta, name: records}), 'latex' and 'markdown' (compare's systems x metrics table for papers, :mod:`.paper`).
 Each returns the whole text, so ``-o FILE`` is written atomically.  Tables are
 :class:`~ulnorm_eval.analysis.columns.Table` objects (pandas DataFrames are converted), printed
 without pandas: cells are written as pandas' ``to_csv`` writes them (floats as Python's repr,
@@ -27,8 +26,8 @@ def render(frames: dict, fmt: str, precision=None, meta=None) -> str:
 
 
 def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> str:
-    """tsv (or csv with ``sep=','``): one table; several are stacked into one, a leading ``table`` column
-    naming each row's table, the columns the union of theirs (empty where a table has no such column).
+    """tsv (or csv with ``sep=','``): each table with its own header and columns; several are separated by
+    a blank line, in the order asked (``awk -v RS= 'NR == 2'`` takes the second; docs/comparing.md).
     Text cells are escaped (:func:`.values.safe_text`) and, in csv, formulas neutralised
     (:func:`.values.csv_cell`); numbers are written as they are (Python's repr; NaN as ``nan``)."""
     import csv
@@ -37,22 +36,17 @@ def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> s
     from .values import csv_cell, safe_text
 
     cell = csv_cell if sep == "," else safe_text  # csv: no spreadsheet formulas; both: no forged lines
-    tables = {name: _rounded(table, precision) for name, table in _tables(frames).items()}
-    several = len(tables) > 1
-    # several tables: one table with a leading `table` column over the union of their columns (a cell
-    # a table lacks is empty), so that pandas.read_csv or any csv reader takes the output whole
-    columns = list(dict.fromkeys(column for table in tables.values() for column in table.columns))
-    buf = io.StringIO()
-    writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
-    writer.writerow((["table"] if several else []) + [cell(str(column)) for column in columns])
-    for name, table in tables.items():
-        # column by column (11,175 pairs x 28 columns are 0.3 M cells for compare on 150 runs: a dict and a
-        # membership test per row cost more than the cells), then the rows the columns make
-        n = len(table)
-        cells = ([[cell(name)] * n] if several else []) + [
-            _csv_column(table[column], table.kinds[column], cell) if column in table else [""] * n for column in columns]
-        writer.writerows(zip(*cells))
-    return buf.getvalue()
+    blocks = []
+    for table in _tables(frames).values():
+        table = _rounded(table, precision)
+        buf = io.StringIO()
+        writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
+        writer.writerow([cell(str(column)) for column in table.columns])
+        # column by column (11,175 pairs x 28 columns are 0.3 M cells for compare on 150 runs: a dict per row
+        # costs more than the cells), then the rows the columns make
+        writer.writerows(zip(*(_csv_column(table[column], table.kinds[column], cell) for column in table.columns)))
+        blocks.append(buf.getvalue())
+    return "\n".join(blocks)
 
 
 def _csv_column(values: list, kind: str, cell) -> list:

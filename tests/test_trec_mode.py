@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).parent / "data" / "trec_mode"
+CORNERS = Path(__file__).parent / "data" / "trec_eval_corners"
 CASES = [line.split("\t") for line in (DATA / "cases.tsv").read_text().splitlines() if not line.startswith("#")]
 
 
@@ -53,10 +54,10 @@ def test_trec_evals_own_expected_files(shared, expected, qrels, run, args):
 
 
 def test_missing_qrels_query_without_c_stops_like_trec_eval(shared):
-    """trec_eval 10 without -c prints nothing and exits when a qrels query has no results (302 in
-    results.trunc); -c scores it 0 and --run-queries-only takes the intersection."""
+    """trec_eval 10 without -c exits 4 at the first qrels query without results (302 in results.trunc),
+    having printed nothing without -q; -c scores it 0 and --run-queries-only takes the intersection."""
     d = shared / "trec_eval_test"
-    p = trec(str(d / "qrels.test"), str(d / "results.trunc"), check_rc=2)
+    p = trec(str(d / "qrels.test"), str(d / "results.trunc"), check_rc=4)
     assert p.stdout == b""
     err = p.stderr.decode()
     assert err.count("\n") == 1 and "qrels query 302 has no results" in err and "-c" in err
@@ -64,6 +65,85 @@ def test_missing_qrels_query_without_c_stops_like_trec_eval(shared):
     lines = inter.stdout.decode().splitlines()
     assert {ln.split("\t")[1] for ln in lines} == {"301", "303", "all"}
     assert "num_q                 \tall\t2" in lines
+
+
+def test_missing_qrels_query_with_q_prints_the_queries_before_it_then_exits_4(write):
+    """With -q trec_eval 10 prints the lines of the qrels queries before the first one without results
+    (qid byte order), then exits 4 (issue 50): the same bytes and status, the reason on one line.  With
+    several runs, the runs before are whole and the stopping run's block is cut there."""
+    from conftest import invoke
+
+    args = ["-q", "-m", "map", "-m", "P.2", CORNERS / "nan.qrels", CORNERS / "nan.run"]
+    res = invoke("--trec", *args)
+    assert (res.exit_code, res.stdout_bytes) == (4, (CORNERS / "stop_q.out").read_bytes())  # trec_eval 10's bytes
+    assert res.stderr.count("\n") == 1 and "qrels query 2 has no results" in res.stderr
+    assert "exits there (4), after printing the -q lines of the queries before it" in res.stderr
+    assert invoke("--trec", *args[3:]).stdout_bytes == b""  # without -q: nothing, as trec_eval
+    whole = write("whole", "1 Q0 c 1 3 w\n2 Q0 x 1 1 w\n3 Q0 p 1 1 w\n4 Q0 s 1 1 w\n")
+    res = invoke("--trec", *args[:-1], whole, CORNERS / "nan.run")
+    lines = res.stdout.splitlines()
+    assert res.exit_code == 4 and lines[0] == "runid                 \tall\tw" and "runid                 \tall\tr" in lines
+    assert lines[lines.index("runid                 \tall\tr") + 1:] == (CORNERS / "stop_q.out").read_text().splitlines()
+
+
+def test_trec_refuses_a_variant_named_by_m(write):
+    """--norm is refused with --trec (trec_eval has no variants); a variant named by -m is refused alike."""
+    from conftest import invoke
+
+    q, r = write("q", "1 0 a 1\n"), write("r", "1 Q0 a 1 2 t\n")
+    for name in ("UL2(AP)", "ul2_map", "E(P@5)"):
+        res = invoke("--trec", "-m", "map", "-m", name, q, r)
+        assert (res.exit_code, res.stdout) == (2, "")
+        assert res.stderr.count("\n") == 1 and f"which have no variants: leave out -m {name}" in res.stderr
+
+
+def test_trec_reads_grades_and_l_as_trec_evals_atol_and_says_so(write):
+    """trec_eval reads grades and -l with C's atol (1.5 -> 1, 1e1 -> 1): --trec does too, with a note
+    (the bytes against the binary: tests/data/trec_eval_corners/frac_*)."""
+    from conftest import invoke
+
+    q = write("q", "1 0 a 1.5\n1 0 b 1e1\n1 0 c 2\n1 0 d 0.5\n1 0 e 1\n")
+    r = write("r", "1 Q0 d 1 4 t\n1 Q0 a 2 3 t\n1 Q0 b 3 2 t\n1 Q0 c 4 1 t\n")
+    res = invoke("--trec", "-l", "1.5", "-m", "num_rel", "-m", "relstring", "-q", q, r)
+    assert res.exit_code == 0 and res.stdout.splitlines() == [
+        "num_rel               \t1\t4", "relstring             \t1\t'0112'", "num_rel               \tall\t4"]
+    assert "3 grades read as trec_eval reads them" in res.stderr and "-l 1.5 read as -l 1" in res.stderr
+    plain = invoke("-f", "trec", "--names", "trec", "--norm", "none", "-l", "1.5", "-m", "num_rel", q, r)
+    assert plain.stdout.splitlines() == ["num_rel               \tall\t3"]  # grades 1.5, 10 (1e1) and 2 are >= 1.5
+
+
+@pytest.mark.parametrize("run_bom, qrels_bom", [(True, False), (False, True)])
+def test_trec_refuses_a_byte_order_mark_that_trec_eval_would_read_into_a_query_id(write, run_bom, qrels_bom):
+    """trec_eval 10 keeps a UTF-8 BOM in the first query id (that line becomes a query of its own):
+    --trec refuses the file (line 1) instead of stripping the mark; without --trec it is stripped."""
+    from conftest import invoke
+
+    bom = b"\xef\xbb\xbf"
+    q = write("q", (bom if qrels_bom else b"") + b"1 0 a 1\n1 0 b 1\n")
+    r = write("r", (bom if run_bom else b"") + b"1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n")
+    for extra in ([], ["-j", "2", r], ["--stream"]):
+        res = invoke("--trec", "-m", "map", q, r, *extra)
+        assert (res.exit_code, res.stdout) == (2, "")
+        assert res.stderr.splitlines()[-1].startswith(f"ulnorm-eval: {q if qrels_bom else r}:1: starts with a UTF-8 byte "
+                                                      "order mark, which trec_eval 10 reads as part of the first")
+    assert invoke("-f", "trec", "--norm", "none", "-m", "AP", q, r).stdout == "AP\tall\t1.0000\n"
+
+
+@pytest.mark.parametrize("names, trec_only", [
+    (["ndcg.1=inf"], False), (["ndcg.1=2,1=3"], False), (["nDCG(gains={1:2,1:3})"], False), (["ndcg.1=nan"], False),
+    (["ndcg.-1=2,1=3"], True), (["Rndcg.-2=1"], True), (["dcg.1=3", "ndcg"], True), (["all_trec", "dcg.1=2"], True)])
+def test_gain_maps_trec_eval_reads_otherwise_are_refused(write, names, trec_only):
+    """Gains trec_eval 10 does not read as written, refused on one line (exit 2): an infinite gain
+    (inf/inf), a grade given twice (which one wins depends on its sort), and under --trec a level below 0
+    (trec_eval's code of a document not in the qrels) and different gains for dcg, ideal_dcg and ndcg
+    (one shared table in m_ndcg.c)."""
+    from conftest import invoke
+
+    q, r = write("q", "1 0 a 1\n1 0 b 2\n"), write("r", "1 Q0 a 1 2 t\n1 Q0 b 2 1 t\n")
+    measures = [a for name in names for a in ("-m", name)]
+    res = invoke("--trec", *measures, q, r)
+    assert (res.exit_code, res.stdout) == (2, "") and res.stderr.count("\n") == 1, res.stderr
+    assert invoke("-f", "trec", "--names", "trec", "--norm", "none", *measures, q, r).exit_code == (0 if trec_only else 2)
 
 
 def test_first_parameters_win(write):
@@ -93,7 +173,6 @@ def test_trec_refuses_what_changes_the_lines(write):
         assert p.stdout == b"" and "--trec" in p.stderr.decode()
 
 
-CORNERS = Path(__file__).parent / "data" / "trec_eval_corners"
 CORNER_CASES = [ln.split("\t")[:2] for ln in (CORNERS / "cases.tsv").read_text().splitlines()
                 if ln.strip() and not ln.startswith("#")]
 

@@ -7,6 +7,7 @@ from ..core.variants import DEFAULT_VARIANTS, variant_names
 from .support import (CONTEXT, fail, flush, output_format, progress_bar, refusals, split_names, split_variants, table_layout,
                      write_output, write_outputs_then)
 from ..render.format_names import RESULT_FORMATS
+from .trec import stops_as_trec_eval
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, groups_option, holes_options,
@@ -259,8 +260,9 @@ def eval_cmd(**options):
     with refusals(notes):
         plan = plan_eval(request, notes)
         view = eval_view(options, output_format(options["fmt"], options["output"], FORMATS, "trec"))
-        outcome = run_eval(request, plan, notes, table_extras(view, request, plan.metrics),
-                           progress_bar(not options["no_progress"]))
+        with stops_as_trec_eval(view):
+            outcome = run_eval(request, plan, notes, table_extras(view, request, plan.metrics),
+                               progress_bar(not options["no_progress"]))
         outputs = eval_outputs(outcome, request, view, notes)
     flush(plan.setup + notes)
     # every output in one step; the verdict is printed (and exit 1 kept) even if an output fails
@@ -274,7 +276,7 @@ def trec_defaults(options: dict) -> tuple[dict, list]:
     from .trec import trec_settings
 
     settings = trec_settings(options)
-    keys = ("measures", "norm", "names", "fmt", "precision", "strict_queries", "trec_nan")
+    keys = ("measures", "norm", "names", "fmt", "precision", "strict_queries", "trec_nan", "rel_level")
     return {**options, **{key: settings[key] for key in keys}}, list(settings["notes"])
 
 

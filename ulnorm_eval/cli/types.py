@@ -43,6 +43,8 @@ class RelLevel(FiniteFloat):
 
     def convert(self, value, param, ctx):
         number = super().convert(value, param, ctx)
+        if ctx is not None and isinstance(value, str):  # as typed: --trec reads it as trec_eval does (atol)
+            ctx.meta["rel_level_text"] = value
         if number < 0:
             from ..pipeline.blocks import LEVEL_BELOW_ZERO
 

@@ -251,10 +251,12 @@ def _coerce(p: Param, v, text: str):
         if p.kind == "gains":
             if not isinstance(v, dict):
                 raise ValueError
-            return Gains({int(k) if float(k).is_integer() else float(k): float(x) for k, x in v.items()})
+            gains = Gains({float(k): float(x) for k, x in v.items()})
     except (TypeError, ValueError, OverflowError):
-        pass
-    raise UnknownMeasure(f"{text}: bad value {v!r} for {p.name} ({p.kind})")
+        raise UnknownMeasure(f"{text}: bad value {v!r} for {p.name} ({p.kind})") from None
+    if not all(map(math.isfinite, [*gains, *gains.values()])):  # an infinite gain makes DCG and its ideal inf/inf
+        raise UnknownMeasure(f"{text}: {p.name}: grades and gains must be finite numbers")
+    return Gains({int(k) if k.is_integer() else k: x for k, x in gains.items()})
 
 
 def _discount(p: Param, v, text: str):
@@ -294,6 +296,8 @@ def _from_ast(node, text: str):
                 params[kw.arg] = ast.literal_eval(kw.value)
             except ValueError:
                 raise UnknownMeasure(f"{text}: parameter {kw.arg} must be a literal") from None
+            if isinstance(kw.value, ast.Dict) and len(params[kw.arg]) < len(kw.value.keys):  # {1:2, 1:3}
+                raise UnknownMeasure(f"{text}: a key of {kw.arg} is given twice")
         inner = node.args[0] if len(node.args) == 1 else None
         if len(node.args) > 1:
             raise UnknownMeasure(f"{text}: at most one positional argument (the measure of a variant)")
@@ -450,6 +454,8 @@ def _trec_map(fam, t, typed: tuple, text: str) -> list:
         pairs = {float(k): float(v) for k, v in items if k not in t.keys}
     except ValueError:
         raise UnknownMeasure(f"{text}: {base} takes grade={t.value_name} pairs, e.g. {base}.1=3,2=9") from None
+    if len(named) + len(pairs) < len(items):
+        raise UnknownMeasure(f"{text}: a grade is given twice")
     gains = {int(k) if k.is_integer() else k: v for k, v in pairs.items()} or None
     m = _build(fam, named | ({t.param: gains} if gains else {}), None, text)
     return [Metric(dataclasses.replace(m, typed=f"{base}_{arg}"))]

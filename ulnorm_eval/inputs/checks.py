@@ -15,7 +15,7 @@ import math
 
 from .errors import InputError
 
-__all__ = ["unique_names", "rename_runs", "require_overlap", "disjoint_error", "require_finite", "missing_query_error"]
+__all__ = ["unique_names", "rename_runs", "require_overlap", "disjoint_error", "require_finite", "missing_query"]
 
 
 def unique_names(names: list) -> list:
@@ -116,15 +116,16 @@ def require_finite(result) -> None:
                              "or bounds; the limits are in docs/errors.md)")
 
 
-def missing_query_error(result_runs, paths) -> str | None:
-    """Without ``-c`` (and without ``--run-queries-only``), trec_eval 10 prints nothing and exits when
-    a qrels query has no results in the run (its message: "result qid '302' not found in qrels").
-    The error for the first such run, or None."""
-    for run, path in zip(result_runs, paths):
+def missing_query(result_runs, paths) -> tuple | None:
+    """Without ``-c`` (and without ``--run-queries-only``), trec_eval 10 exits (4) at the first qrels
+    query, in its order (qid byte order), that has no results in the run ("result qid '302' not found
+    in qrels"), after the ``-q`` lines of the queries before it.  (index of the first such run, that
+    query, the error), or None."""
+    for index, (run, path) in enumerate(zip(result_runs, paths)):
         if run.missing_qids:
-            qid = run.missing_qids[0]
+            qid = min(run.missing_qids)  # str order = UTF-8 byte order
             more = f" (and {len(run.missing_qids) - 1} more)" if len(run.missing_qids) > 1 else ""
-            return (f"{path}: qrels query {qid}{more} has no results; trec_eval 10 stops here too (exit 4, "
-                    "no output): add -c to score it 0, or --run-queries-only to evaluate only the run's queries "
-                    "(trec_eval 9)")
+            return index, qid, (f"{path}: qrels query {qid}{more} has no results: trec_eval 10 exits there (4), after "
+                                "printing the -q lines of the queries before it, and so does --trec; add -c to score it "
+                                "0, or --run-queries-only to evaluate only the run's queries (trec_eval 9)")
     return None

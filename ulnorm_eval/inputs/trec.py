@@ -38,6 +38,7 @@ class Qrels:
     path: str = "<qrels>"
     skipped: int = 0
     line: np.ndarray | None = None  # 1-based source line of each row, for error messages
+    truncated: int = 0  # grades read with C's atol (--trec) whose value that changed: 1.5 -> 1, 1e1 -> 1
     letor: bool = False  # documents are LETOR row positions; runs are score files
     # derived arrays (pipeline.ordering); not an init field, so that a copy made with
     # dataclasses.replace (whose arrays may differ) starts with an empty cache instead of sharing it
@@ -321,6 +322,28 @@ def check_grades(grade: np.ndarray, path: str, lines) -> None:
                                                 "see docs/errors.md)")
 
 
+def atol(text: str) -> int:
+    """C's ``atol``: the integer spelled by the leading sign and digits of ``text`` (0 if none)."""
+    import re
+
+    found = re.match(r"\s*([+-]?[0-9]+)", text)
+    return int(found.group(1)) if found else 0
+
+
+def _atol_grades(grade: np.ndarray, text) -> tuple:
+    """(the grades, each :func:`atol` of its text; how many changed).  Only a fraction or an exponent
+    can make the two differ, so only those texts are read again."""
+    import pyarrow.compute as pc
+
+    rows = np.flatnonzero((grade != np.trunc(grade)) | to_numpy(pc.match_substring_regex(text, "[eE]")))
+    new = np.array([atol(text[int(i)].as_py()) for i in rows], dtype=np.float64)
+    changed = int(np.count_nonzero(new != grade[rows]))
+    if changed:
+        grade = grade.copy()
+        grade[rows] = new
+    return grade, changed
+
+
 def _line(lines, i: int) -> int:
     return int(lines[i]) if lines is not None else i + 1
 
@@ -437,19 +460,35 @@ def check_duplicates(qid, docid, path: str, lines, what: str, **known) -> None:
 
 # --------------------------------------------------------------------------- public readers
 
-def read_qrels(path: str, data: bytes | None = None) -> Qrels:
-    """Read TREC qrels ``qid iter docid grade`` (grades may be floats; negatives are judged, gain 0)."""
+def read_qrels(path: str, data: bytes | None = None, trec_eval: bool = False) -> Qrels:
+    """Read TREC qrels ``qid iter docid grade`` (grades may be floats; negatives are judged, gain 0).
+
+    ``trec_eval`` (``--trec-nan``, implied by ``--trec``): a grade is what trec_eval's C ``atol`` reads
+    of it (get_qrels.c), the integer its leading digits spell: 1.5 -> 1, -0.5 -> 0, 1e1 -> 1 (the field
+    must still be a number); a byte order mark is refused (:data:`BOM_KEPT`)."""
     if data is None:
         data = read_bytes(path)
+    if trec_eval and data.startswith(BOM):
+        raise InputError(path, 1, BOM_KEPT)
     cols, lines, skipped, _ = _columns(data, 4, path, "qid iter docid grade")
     if len(cols[0]) == 0:
         raise InputError(path, 1, "empty file: no judgements")
     grade = _to_float(cols[3], path, lines, "grade")
+    grade, truncated = _atol_grades(grade, cols[3]) if trec_eval else (grade, 0)
     check_grades(grade, path, lines)
-    qrels = Qrels(qid=cols[0], docid=cols[2], grade=grade, path=str(path), skipped=skipped, line=lines)
+    qrels = Qrels(qid=cols[0], docid=cols[2], grade=grade, path=str(path), skipped=skipped, line=lines,
+                  truncated=truncated)
     # the encodings made by the check serve the groups and the join (pipeline.ordering)
     check_duplicates(cols[0], cols[2], path, lines, "the qrels", keep=qrels.cache)
     return qrels
+
+
+BOM = b"\xef\xbb\xbf"
+# trec_eval 10 reads a file's UTF-8 byte order mark as part of its first query id (get_qrels.c,
+# get_trec_results.c): that line becomes a query of its own, in no other file.  Not reproduced.
+BOM_KEPT = ("starts with a UTF-8 byte order mark, which trec_eval 10 reads as part of the first line's query id "
+            "(that line becomes a query of its own, matching no other file's); --trec and --trec-nan do not "
+            "reproduce it: remove the mark")
 
 
 def read_run(path: str, name: str | None = None, data: bytes | None = None, halves: bool = False) -> Run:
@@ -473,7 +512,8 @@ def read_run(path: str, name: str | None = None, data: bytes | None = None, halv
     tag = cols[5][0].as_py()
     last_tag = cols[5][-1].as_py()  # trec_eval's runid prints the last line's
     return Run(qid=cols[0], docid=cols[2], score=score, rank=rank, name=name or _run_name(path, tag),
-               path=str(path), skipped=skipped, line=lines, tag=tag, meta={"extra_fields": extra, "last_tag": last_tag})
+               path=str(path), skipped=skipped, line=lines, tag=tag,
+               meta={"extra_fields": extra, "last_tag": last_tag, "bom": data.startswith(BOM)})
 
 
 def file_run_name(path: str) -> str:

@@ -20,8 +20,8 @@ from ..core.kernels import Judgements, Level
 from ..core.measures import compute
 from ..core.registry import PRIOR_VARIANTS, VARIANTS, Metric, UnknownMeasure, paper_measure
 from ..core.variants import CONDENSED_VARIANTS, HOLE_VARIANTS
-from ..core.summary import summarise
-from ..inputs.trec import Qrels, Run
+from ..core.summary import GMEAN_FLOOR, summarise
+from ..inputs.trec import BOM_KEPT, InputError, Qrels, Run
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_run, run_queries
 
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
@@ -227,6 +227,8 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
 
 def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Options) -> Block:
     """Order and join ``run`` on ``qids``, then every metric's per-query values."""
+    if options.trec_nan and run.meta.get("bom"):
+        raise InputError(run.path, 1, BOM_KEPT)
     rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
                   depth=options.depth)
     whole = rr.ranking
@@ -287,7 +289,9 @@ def zscore_values(metrics: list, values: dict, qids: list, path: str) -> dict:
     """trec_eval's -Z (convert_zscores.c): each plain measure's per-query value v becomes
     (v - mean) / sd with the mean and sd of its query and trec_eval name in the file; -1000000 where
     the file has no line for them (and, for sd = 0, where v differs from the mean; 0 where it
-    equals it).  The 'all' row is then the measure's usual summary of these values, as trec_eval's."""
+    equals it).  The 'all' row is then the measure's usual summary of these values, as trec_eval's:
+    a geometric mean's values are log(max(v, 1e-5)) (what gm_map holds per query), the 'all' row the
+    exponential of their z-scores' mean; num_q's row counts the queries whatever their values."""
     from ..inputs.zscores import read_zscores
 
     table = _ZSCORES.get(path)
@@ -296,10 +300,12 @@ def zscore_values(metrics: list, values: dict, qids: list, path: str) -> dict:
     out = dict(values)
     for m in metrics:
         rec = m.measure.record
-        if m.variant or (rec is not None and rec.value == "text"):
+        if m.variant or (rec is not None and (rec.value == "text" or (rec.summary == "sum" and not rec.per_query))):
             continue
         name = m.measure.trec_name()
         v = np.asarray(values[m], dtype=np.float64)
+        if m.summary == "gmean":
+            v = np.log(np.maximum(v, GMEAN_FLOOR))
         z = np.full(len(v), MISSING_ZSCORE)
         for i, q in enumerate(qids):
             ms = table.get((str(q), name))
@@ -422,6 +428,8 @@ def summary_row(metrics: list, values: dict, qids: list, options: Options, *, ta
             mean[m] = float("nan")
         elif rec is not None and rec.complete_summary and options.complete and qrels is not None:
             mean[m] = rec.complete_summary(judgements(qrels, qids), Level.of(options))
+        elif m.summary == "gmean" and getattr(options, "zscore", None):  # the values are z-scores of log(v)
+            mean[m] = float(np.exp(summarise(values[m], byte_order)))
         elif getattr(options, "trec_nan", False) and not m.variant and np.isnan(values[m]).any():
             mean[m] = float("nan")  # --trec-nan: trec_eval's mean of a -nan is -nan
         else:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from .blocks import Options
 
-__all__ = ["EvalRequest", "EvalPlan", "EvalOutcome", "OptionError", "RefusedAlone", "plan_eval", "run_eval",
+__all__ = ["EvalRequest", "EvalPlan", "EvalOutcome", "OptionError", "RefusedAlone", "StoppedAtQuery", "plan_eval", "run_eval",
            "evaluate_request"]
 
 
@@ -21,6 +21,15 @@ class OptionError(ValueError):
 class RefusedAlone(ValueError):
     """An error reported alone: the notes gathered so far would mislead (e.g. a run that shares no query
     with the qrels, evaluated against what is almost surely the wrong qrels)."""
+
+
+class StoppedAtQuery(RefusedAlone):
+    """--trec without -c: a run has no results for a qrels query, where trec_eval 10 stops (exit 4).
+    ``result``: the runs up to that one; ``qid``: the query (its -q lines stop before it)."""
+
+    def __init__(self, message: str, result, qid: str):
+        super().__init__(message)
+        self.result, self.qid = result, qid
 
 
 @dataclass(frozen=True)
@@ -181,10 +190,13 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
     mc_bar = mc_total if units and jobs == 1 and not request.scheduler else 0
     with progress(inputs, mc_bar) as step:
         step(f"reading {base_name(request.qrels)}", request.qrels)
-        qrels = api.load_qrels(request.qrels, groups=request.groups)
+        qrels = api.load_qrels(request.qrels, groups=request.groups, trec_eval=opts.trec_nan)
         loaded.append(qrels)
         if qrels.skipped:
             notes.append(f"{request.qrels}: skipped {qrels.skipped} comment or blank lines")
+        if qrels.truncated:
+            notes.append(f"{request.qrels}: {qrels.truncated} grades read as trec_eval reads them, the integer of "
+                         "their leading digits (C's atol: 1.5 -> 1, 1e1 -> 1)")
         results = []
         with parallel.executor(qrels, jobs, request.scheduler, request.scheduler_timeout) as executor:
             # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
@@ -202,15 +214,17 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
                 step(f"evaluating baseline {base_name(request.baseline)}", request.baseline)
                 base = next(done)
                 notes.extend(base.notes)
+    # trec_eval stops at a run's first query without results, disjoint or not
+    stop = input_checks.missing_query(results, runs) if request.strict_queries else None
+    if stop:
+        index, qid, error = stop
+        raise StoppedAtQuery(error, api.Result(metrics, results[: index + 1], opts, request.qrels, runs[: index + 1]), qid)
     try:
         for checked, path in zip(results + ([base] if base is not None and base not in results else []),
                             runs + [request.baseline]):
             input_checks.require_overlap(checked, path, request.qrels, request.allow_disjoint)
     except InputError as exc:  # alone: the notes of an evaluation against the wrong qrels mislead
         raise RefusedAlone(str(exc)) from exc
-    error = input_checks.missing_query_error(results, runs) if request.strict_queries else None
-    if error:
-        raise RefusedAlone(error)
     input_checks.rename_runs(results)
     result = api.Result(metrics, results, opts, request.qrels, runs)
     input_checks.require_finite(result)

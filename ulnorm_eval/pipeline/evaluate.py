@@ -78,9 +78,10 @@ class Result:
 
 # --------------------------------------------------------------------------- loading
 
-def load_qrels(path: str, groups: str | None = None) -> Qrels:
+def load_qrels(path: str, groups: str | None = None, trec_eval: bool = False) -> Qrels:
     """TREC qrels, LETOR rows (detected by their ``f:v`` columns) with an optional group file, or
-    ``irds:DATASET_ID`` (ir_datasets, local data only)."""
+    ``irds:DATASET_ID`` (ir_datasets, local data only); ``trec_eval``: TREC qrels read as trec_eval
+    reads them (``read_qrels``)."""
     if isinstance(path, Qrels):
         return path
     if isinstance(path, str) and path.startswith("irds:"):
@@ -91,7 +92,7 @@ def load_qrels(path: str, groups: str | None = None) -> Qrels:
     if is_letor(data):
         return read_letor(path, groups=groups, data=data)
     _no_groups(groups, path)
-    return read_qrels(path, data=data)
+    return read_qrels(path, data=data, trec_eval=trec_eval)
 
 
 def _no_groups(groups, path) -> None:

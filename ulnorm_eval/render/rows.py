@@ -54,7 +54,7 @@ def _column(m, values, precision, nan: str = "nan", as_float: bool = False) -> l
 
 
 def format_trec(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
-                query_order=None, summary: bool = True, **_) -> str:
+                query_order=None, summary: bool = True, until: str | None = None, **_) -> str:
     """trec_eval rows ``measure<TAB>query<TAB>value``: per query (with -q) in query order, then ``all``.
 
     With ``names='trec'`` the measure column uses trec_eval's names and its exact ``%-22s`` padding, so
@@ -68,7 +68,9 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
     As trec_eval: counts print as integers, text measures (relstring, runid) as text; a family whose
     record says so has no per-query rows (num_q, gm_map) or no 'all' row (relstring); ``summary=False``
     (``-n``) prints no 'all' rows; with ``trec_version='9'`` the queries a run did not retrieve for
-    get no per-query rows (trec_eval 9 printed none under -c).
+    get no per-query rows (trec_eval 9 printed none under -c).  ``until`` (a query id): the last run
+    is cut where trec_eval 10 exits at that query (it has no results): its per-query rows stop before
+    it and it has no 'all' rows.
     """
     precision = 4 if precision is None else precision
     nan = "  -nan" if getattr(result.options, "trec_nan", False) else "nan"  # glibc's %6.4f of 0/0
@@ -79,14 +81,17 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
     has_runid = summary and names == "trec" and any(_record_flag(m, "summary", "") == "run" and not m.variant
                                                     for m in metrics)
     for rr in result.runs:
+        cut = until is not None and rr is result.runs[-1]
         if len(result.runs) > 1 and not has_runid:  # trec_eval's runid line: the run's tag (the file name if none)
             lines.append(f"{runid}\tall\t{safe_text(rr.name if getattr(rr, 'tag', None) is None else rr.tag)}")
         if per_query:
             order = query_order
             if order is None and names == "trec":
                 order = sorted(rr.qids, key=str.encode)  # trec_eval's order (strcmp), for a line-for-line drop-in
+            if cut:
+                order = [q for q in (order or rr.qids) if q < until]  # str order = byte order, trec_eval's
             lines += _per_query_lines(rr, zip(labels, metrics), order, cell, result.options)
-        if summary:
+        if summary and not cut:
             lines += [f"{lab}\tall\t{_cell(m, rr.mean[m], *cell)}" for lab, m in zip(labels, metrics)
                       if m.summary != "none"]
     return "\n".join(lines) + ("\n" if lines else "")

@@ -69,18 +69,27 @@ def ideal_dcg(judgements: Judgements, measure, rel: float) -> np.ndarray:
     (through pytrec_eval) inherits: an ideal ranking does not retrieve a document of negative gain
     (``ndcg.0=-1``), so such gains lower DCG but never IDCG.
     """
+    trec = bool(getattr(rel, "trec_nan", False) and measure.get("gains"))
+
     def ideal():  # the judged documents by gain, descending: one sort for every cutoff and discount
         g = np.maximum(gain(judgements.grade, measure, rel, judgements.max_grade), 0.0)
-        order = np.lexsort((-g, judgements.row))
+        place = -g
+        if trec:  # --trec-nan: trec_eval's order of the gain map's levels (trec_gains.trec_ideal_rank)
+            from .trec_gains import trec_ideal_rank
+
+            rank = np.full(len(g), -1.0)
+            rank[judgements.grade >= 0] = trec_ideal_rank(judgements, measure.get("gains"))
+            g, place = np.where(rank >= 0, g, 0.0), np.where(rank >= 0, rank, np.inf)
+        order = np.lexsort((place, judgements.row))
         return Ranking.from_sorted(judgements.row[order], judgements.grade[order], judgements.nq), g[order]
 
     def make():
-        ranking, g = judgements.cached(("ideal order", repr(measure.get("gains")), measure.get("dcg"), rel), ideal)
+        ranking, g = judgements.cached(("ideal order", repr(measure.get("gains")), measure.get("dcg"), rel, trec), ideal)
         weights = g * rank_discount(measure, ranking.pos)
         cut = within_cutoff(ranking, measure)
         return ranking.rowsum(weights if cut is None else weights * cut)
 
-    return judgements.cached(("IDCG", str(measure), rel), make)
+    return judgements.cached(("IDCG", str(measure), rel, trec), make)
 
 
 def k_dcg(ranking, judgements, measure, rel_level):

@@ -29,14 +29,75 @@ def reads_gain(code, measure, rel, max_grade=None):
     return _level_gain(code, dict(gains) if gains else None) != 0
 
 
-def _ideal_sorted(judgements: Judgements, gains: dict | None):
-    """Per query, the judged documents' gains sorted descending (row, gain, 0-based position)."""
-    key = ("trec_ideal", tuple(sorted((gains or {}).items())))
+def _glibc_qsort(items: list, compare) -> list:
+    """glibc's qsort of a small array (msort.c): a stable top-down merge sort, the first n // 2 items
+    then the rest, taking from the first run while ``compare(a, b) <= 0``.  With a comparator that
+    is not an order, the result is this algorithm's, which :func:`trec_ideal_rank` needs."""
+    if len(items) <= 1:
+        return list(items)
+    left, right = _glibc_qsort(items[: len(items) // 2], compare), _glibc_qsort(items[len(items) // 2:], compare)
+    out = []
+    while left and right:
+        out.append(left.pop(0) if compare(left[0], right[0]) <= 0 else right.pop(0))
+    return out + left + right
+
+
+def _trec_walk(levels: int, held: frozenset, gains: dict) -> dict:
+    """{grade level: its place in trec_eval's ideal ranking} for a query of ``levels`` grade levels
+    (0 .. levels - 1) of which ``held`` hold documents: the gain map's integer levels as given, then
+    the query's other levels (gain = level), sorted by qsort with gain_init.c's comparator
+    ``(int)(a - b)`` (gains less than 1 apart compare equal), walked from the end over the levels that
+    hold documents until one of gain <= 0 (none when the last entry's gain is <= 0: m_ndcg.c)."""
+    entries = [(int(level), float(gain)) for level, gain in gains.items() if float(level) == int(level)]
+    listed = {level for level, _ in entries}
+    entries += [(level, float(level)) for level in range(levels) if level not in listed]
+    ordered = _glibc_qsort(entries, lambda first, second: int(first[1] - second[1]))
+    walk: dict = {}
+    if ordered and ordered[-1][1] > 0:
+        for level, gain in reversed(ordered):
+            if level in held and level < levels:
+                if gain <= 0:
+                    break
+                walk.setdefault(level, len(walk))
+    return walk
+
+
+def trec_ideal_rank(judgements: Judgements, gains: dict) -> np.ndarray:
+    """Per judgement of grade >= 0 (in ``judgements``' order), the place of its grade in trec_eval's
+    ideal ranking under the gain map ``gains`` (:func:`_trec_walk`), -1 where that ranking never takes
+    it; ``--trec-nan``'s ideal, which differs from the sort by gain only for gains less than 1 apart."""
+    keep = judgements.grade >= 0
+    row, level = judgements.row[keep], np.trunc(judgements.grade[keep]).astype(np.int64)
+    rank = np.full(len(row), -1, dtype=np.int64)
+    by_query = np.argsort(row, kind="stable")
+    bounds = np.searchsorted(row[by_query], np.arange(judgements.nq + 1))
+    walks: dict = {}  # one walk per (levels, levels held): few distinct ones
+    for query in range(judgements.nq):
+        mine = by_query[bounds[query]:bounds[query + 1]]
+        if len(mine):
+            held = frozenset(np.unique(level[mine]).tolist())
+            key = (max(held) + 1, held)
+            if key not in walks:
+                walks[key] = _trec_walk(key[0], held, gains)
+            rank[mine] = [walks[key].get(lvl, -1) for lvl in level[mine].tolist()]
+    return rank
+
+
+def _ideal_sorted(judgements: Judgements, gains: dict | None, trec: bool = False):
+    """Per query, the judged documents' gains sorted descending (row, gain, 0-based position); with
+    ``trec`` (``--trec-nan``) and a gain map, in trec_eval's order (:func:`trec_ideal_rank`), the
+    documents it never takes last with gain 0."""
+    trec = bool(trec and gains)
+    key = ("trec_ideal", tuple(sorted((gains or {}).items())), trec)
     if key not in judgements._cache:
         code = np.where(judgements.grade < 0, UNJUDGED, judgements.grade)
         keep = code >= 0
         row, g = judgements.row[keep], _level_gain(code[keep], gains)
-        order = np.lexsort((-g, row))
+        place = -g
+        if trec:
+            place = trec_ideal_rank(judgements, gains).astype(np.float64)
+            g, place = np.where(place >= 0, g, 0.0), np.where(place >= 0, place, np.inf)
+        order = np.lexsort((place, row))
         row, g = row[order], g[order]
         starts = np.searchsorted(row, np.arange(judgements.nq + 1))
         pos = np.arange(len(row)) - starts[row]
@@ -48,10 +109,10 @@ def _disc(pos):
     return 1.0 / np.log2(pos + 2.0)
 
 
-def _idcg(judgements, gains, k=None):
-    key = ("trec_idcg", tuple(sorted((gains or {}).items())), k)
+def _idcg(judgements, gains, k=None, trec: bool = False):
+    key = ("trec_idcg", tuple(sorted((gains or {}).items())), k, trec)
     if key not in judgements._cache:
-        row, g, pos = _ideal_sorted(judgements, gains)
+        row, g, pos = _ideal_sorted(judgements, gains, trec)
         weights = np.where(g > 0, g * _disc(pos), 0.0)
         if k is not None:
             weights = np.where(pos < k, weights, 0.0)
@@ -59,9 +120,9 @@ def _idcg(judgements, gains, k=None):
     return judgements._cache[key]
 
 
-def _prefix_idcg(judgements, gains):
+def _prefix_idcg(judgements, gains, trec: bool = False):
     """Per query the running ideal DCG over the positive ideal gains: (flat array, starts, counts)."""
-    row, g, pos = _ideal_sorted(judgements, gains)
+    row, g, pos = _ideal_sorted(judgements, gains, trec)
     keep = g > 0
     row, g, pos = row[keep], g[keep], pos[keep]
     cumulative = np.cumsum(g * _disc(pos))
@@ -104,7 +165,7 @@ def k_ndcg_rel(ranking, judgements, measure, level):
     gains = measure.get("gains")
     idx, g, weights = _gain_terms(ranking, gains)
     dcg = _running_sparse_sum(ranking, idx, weights)
-    pidcg, starts, npos, _, _ = _prefix_idcg(judgements, gains)
+    pidcg, starts, npos, _, _ = _prefix_idcg(judgements, gains, getattr(level, "trec_nan", False))
     row = ranking.row[idx]
     query = ranking.base[row]
     n_positive = npos[query]
@@ -112,7 +173,7 @@ def k_ndcg_rel(ranking, judgements, measure, level):
     ideal = np.where(n_positive > 0, pidcg[np.minimum(ideal_at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
     hit = g > 0
     summed = ranking.sum_within(idx[hit], safe(dcg, ideal)[hit])
-    full = _idcg(judgements, gains)[ranking.base]
+    full = _idcg(judgements, gains, trec=getattr(level, "trec_nan", False))[ranking.base]
     final = ranking.sum_within(idx, weights)
     nrel = npos[ranking.base].astype(np.float64)
     summed = summed + (nrel - ranking.count_within(idx[hit], np.inf)) * safe(final, full)
@@ -162,7 +223,7 @@ def k_Rndcg(ranking, judgements, measure, level):
     R = rel_total(ranking, judgements, ctx)
     gidx, _, weights = _gain_terms(ranking, gains)
     dcg_at = _running_sparse_sum(ranking, gidx, weights)
-    pidcg, starts, npos, irow, ideal_gain = _prefix_idcg(judgements, gains)
+    pidcg, starts, npos, irow, ideal_gain = _prefix_idcg(judgements, gains, ctx.trec_nan)
     # boundaries: ends of runs of equal positive ideal gain
     last = np.ones(len(ideal_gain), bool)
     if len(ideal_gain):
@@ -190,7 +251,7 @@ def k_Rndcg(ranking, judgements, measure, level):
     bmax = np.zeros(ranking.nrows)
     np.maximum.at(bmax, boundary_row, boundary_pos)
     final = ranking.sum_within(gidx, weights)
-    full = _idcg(judgements, gains)[ranking.base]
+    full = _idcg(judgements, gains, trec=ctx.trec_nan)[ranking.base]
     extra = (ranking.length >= bmax + 2) & (full > 0) & (cnt_b > 0)
     summed = summed + np.where(extra, safe(final, full), 0.0)
     cnt_b = cnt_b + extra
@@ -236,8 +297,7 @@ def e_Rndcg(random_pool):
 def k_ideal_dcg(ranking, judgements, measure, level):
     """The ideal DCG of the query (m_ndcg.c's ideal_dcg): its judged documents of positive gain sorted
     by gain, sum_i gain_i / log2(i+1), whatever the run retrieved."""
-    gains = measure.get("gains")
-    return _idcg(judgements, gains)[ranking.base]
+    return _idcg(judgements, measure.get("gains"), trec=getattr(level, "trec_nan", False))[ranking.base]
 
 
 def stale_ideal_dcg(values, judgements):
@@ -267,11 +327,11 @@ def k_binG(ranking, judgements, measure, level):
     return safe(summed, rel_total(ranking, judgements, ctx))
 
 
-def _ideal_cost(judgements, gains):
+def _ideal_cost(judgements, gains, trec: bool = False):
     """Per query the running sum of max(ideal gain at rank i, 1) over its positive ideal gains (flat,
     with each query's start and count) and their total: the ranking-independent part of G."""
     def make():
-        row, ideal_gain, _ = _ideal_sorted(judgements, gains)
+        row, ideal_gain, _ = _ideal_sorted(judgements, gains, trec)
         keep = ideal_gain > 0  # the positive ideal gains lead each query's list (sorted descending)
         rows, igk = row[keep], ideal_gain[keep]
         n_pos = np.bincount(rows, minlength=judgements.nq)[: judgements.nq]
@@ -280,7 +340,7 @@ def _ideal_cost(judgements, gains):
         C = cumulative - np.concatenate(([0.0], cumulative))[starts[:-1]][rows]  # within each query, from its first rank
         total = np.bincount(rows, weights=igk, minlength=judgements.nq)[: judgements.nq]
         return C, starts, n_pos, total
-    return judgements.cached(("trec G cost", tuple(sorted((gains or {}).items()))), make)
+    return judgements.cached(("trec G cost", tuple(sorted((gains or {}).items())), trec), make)
 
 
 def k_G(ranking, judgements, measure, level):
@@ -291,7 +351,7 @@ def k_G(ranking, judgements, measure, level):
     gains each rank costs 1), S_i is the running gain over those documents alone."""
     gains = measure.get("gains")
     idx, g = _nonzero_gains(ranking, gains)
-    C, starts, n_pos, total = _ideal_cost(judgements, gains)
+    C, starts, n_pos, total = _ideal_cost(judgements, gains, getattr(level, "trec_nan", False))
     row = ranking.row[idx]
     query = ranking.base[row]
     position = ranking.pos[idx]

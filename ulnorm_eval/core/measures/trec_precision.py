@@ -104,11 +104,32 @@ def k_iprec_at_recall(ranking, judgements, measure, level):
 
 
 def k_11pt_avg(ranking, judgements, measure, level):
-    """Mean of iprec_at_recall over the recall points xs (default 0.0, 0.1, ..., 1.0)."""
+    """Mean of iprec_at_recall over the recall points xs (default 0.0, 0.1, ..., 1.0).
+
+    Summed as trec_eval sums it (m_11pt_avg.c): from the last point to the first, in the order
+    given.  Its loop walks the relevant documents upwards from the last: a point whose count
+    c = lround(x R) lies above those left (points given out of order, or c = 0) takes, with every
+    point before it, the value at the first relevant document; the last points with c above
+    num_rel_ret add nothing."""
     recalls = floats(measure.get("points"), RECALL_POINTS)
     ctx = context(measure, level)
-    vals = _iprec(ranking, judgements, list(recalls), ctx)
-    return np.sum(vals, axis=0) / len(recalls)
+    tab, nrr = _iprec_table(ranking, ctx)
+    R = rel_total(ranking, judgements, ctx)
+    rows = np.arange(ranking.nrows)
+    first = np.where(nrr > 0, tab[:, 0], 0.0)
+    if ctx.trec_nan:  # nothing ranked: trec_eval's interpolated precision is 0/0 (see _iprec)
+        first = np.where((ranking.length == 0) & (present_mask(ranking, ctx) | ctx.judged_only), np.nan, first)
+    reached, total = nrr.astype(np.float64), np.zeros(ranking.nrows)
+    skipping, stuck = np.ones(ranking.nrows, dtype=bool), np.zeros(ranking.nrows, dtype=bool)
+    for recall in reversed(list(recalls)):
+        count = _recall_count(recall, R, ctx.rounding)
+        skipping &= count > nrr
+        taken = ~skipping & ~stuck & (count >= 1) & (count <= reached)
+        stuck |= ~skipping & ~taken
+        col = np.clip(count - 1, 0, tab.shape[1] - 1).astype(np.int64)
+        total = total + np.where(taken, tab[rows, col], np.where(stuck, first, 0.0))
+        reached = np.where(taken, count, reached)
+    return total / len(recalls)
 
 
 # --------------------------------------------------------------------------- incomplete judgements

@@ -11,7 +11,7 @@ from .trec import stops_as_trec_eval
 from .types import FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, groups_option, holes_options,
-                      make_options, norm_all_option, ordering_options, output_options, parallel_options, scheduler_timeout,
+                      make_options, ci_option, norm_all_option, ordering_options, output_options, parallel_options, scheduler_timeout,
                       run_queries_option, seed_option)
 
 EPILOG = """\b
@@ -239,7 +239,8 @@ EVAL_BRIEF = {
                    "of means).  Default 0: any drop.")
 @click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), metavar="A",
               help="With --baseline: fail only if the drop is also significant, one-sided paired p < A "
-                   "over the queries.")
+                   "over the queries.  With --ci: the intervals' level is 1 - A.")
+@ci_option
 @allow_disjoint_option
 @click.option("--test", "test", type=click.Choice(["t", "randomization", "bootstrap"]),
               help="With --baseline: paired t-test (default), paired randomization test "
@@ -290,8 +291,10 @@ def check_eval_options(options: dict) -> None:
     check_parallel(opts["jobs"], opts["scheduler"])
     retired_norm_hint([opts["qrels"], *opts["runs"]])
     check_trec_formats(opts["rel_format"], opts["results_format"], opts["debug_level"], opts["zscore_file"])
-    if opts["baseline"] is None and (opts["max_drop"] is not None or opts["alpha"] is not None or opts["test"] is not None):
-        raise click.UsageError("--max-drop, --alpha and --test need --baseline RUN")
+    if opts["baseline"] is None and (opts["max_drop"] is not None or opts["test"] is not None):
+        raise click.UsageError("--max-drop and --test need --baseline RUN")
+    if opts["alpha"] is not None and opts["baseline"] is None and not opts["ci"]:
+        raise click.UsageError("--alpha needs --baseline RUN or --ci")
     if opts["complete"] and opts["run_queries_only"]:
         raise click.UsageError("-c (every qrels query) and --run-queries-only contradict each other")
     if sum(run == "-" for run in (*opts["runs"], opts["baseline"])) > 1:
@@ -305,7 +308,8 @@ def eval_request(options: dict):
     given = options
     holes = given["holes"]
     opts = make_options(**{**given, "holes": holes[0] if holes else "closed", "zscore": given["zscore_file"],
-                           "holes_samples": given["holes_samples"] or 1000})
+                           "holes_samples": given["holes_samples"] or 1000,
+                           "ci": 1 - (given["alpha"] or 0.05) if given["ci"] else None})
     measures = split_names(given["measures"])
     if given["names"] == "trec" and not given["trec"]:  # --trec keeps the first, as trec_eval (cli/trec.py)
         from ..core.registry import trec_repeats

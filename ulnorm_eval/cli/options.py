@@ -60,6 +60,13 @@ norm_all_option = click.option(
          "('means': 0 for a random ranking), or the mean of the per-query values (Karmaker & Feng 2022's "
          "average, which a random ranking scores below 0).")
 
+# eval --ci: an interval on every plain 'all' row (pipeline.blocks.plain_intervals)
+ci_option = click.option(
+    "--ci", is_flag=True,
+    help="A (1 - A) interval on every plain measure's 'all' row (A: --alpha, default 0.05: 95%): the percentile "
+         "bootstrap over the queries (1,000 resamples, seeded by --seed; Efron & Tibshirani 1993), as the "
+         "normalisations' intervals; a column in -f table, two fields per measure in tsv and csv, 'interval' in json.")
+
 # Judgment holes: LB/UB of every measure over the grades of the unjudged retrieved documents.
 class HolesSpec(click.ParamType):
     """--holes: comma-separated, at most one of closed/open and one of warn/fail."""

@@ -29,7 +29,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["RESAMPLES", "LEVEL", "resample_counts", "prepare_counts", "means_interval", "means_intervals"]
+__all__ = ["RESAMPLES", "LEVEL", "resample_counts", "prepare_counts", "means_interval", "means_intervals",
+           "aggregate_intervals"]
 
 RESAMPLES = 1000  # B: the percentiles' Monte Carlo error is about 0.01 of the interval's width at 1000
 LEVEL = 0.95
@@ -223,3 +224,16 @@ def means_interval(columns: Sequence[np.ndarray], statistic: Callable, valid=Non
     n = len(columns[0])
     valid = np.ones(n, bool) if valid is None else np.asarray(valid, bool)
     return means_intervals([(columns, valid, statistic)], n, resamples, seed, level)[0]
+
+
+def aggregate_intervals(columns: Sequence[np.ndarray], level: float = LEVEL, seed: int = 0, statistic: Callable | None = None,
+                        resamples: int = RESAMPLES) -> list:
+    """The (``level``) percentile bootstrap interval of each per-query column's 'all' row: ``statistic``
+    (the aggregate the 'all' row applies to the mean of its defined values; the mean itself when None:
+    ``eval --ci`` on a plain measure) of the column's resampled mean over its finite values.  The
+    resamples are :func:`means_intervals`', so a run's intervals share them.  [(lo, hi)] in ``columns``
+    order."""
+    columns = [np.asarray(column, dtype=np.float64) for column in columns]
+    statistic = statistic or (lambda mean: mean)
+    jobs = [((column,), np.isfinite(column), statistic) for column in columns]
+    return means_intervals(jobs, len(columns[0]) if columns else 0, resamples, seed, level)

@@ -26,7 +26,7 @@ from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_
 
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
            "finish_run", "summary_row", "condensed", "input_notes", "undefined_note", "refuse_prior_variants",
-           "summary_parts", "of_means", "of_means_intervals", "summarised_of_means", "below_random_note", "prepare"]
+           "summary_parts", "of_means", "of_means_intervals", "plain_intervals", "summarised_of_means", "below_random_note", "prepare"]
 
 
 @dataclass
@@ -56,6 +56,7 @@ class Options:
     trec_nan: bool = False  # trec_eval's -nan values and -c placeholder leaks reproduced (docs/trec_eval.md)
     zscore: str | None = None  # trec_eval's -Z file: per-query values become (value - mean) / sd
     norm_all: str = "means"  # a normalisation's 'all' row: its formula on the means, or the mean of per-query values
+    ci: float | None = None  # eval --ci: the level of every plain measure's 'all' row interval (None: none)
 
     def __post_init__(self):
         """The command line's checks, for the library (which builds Options from keywords)."""
@@ -77,6 +78,8 @@ class Options:
             raise ValueError(f"holes_samples={self.holes_samples!r}: expected 1 to 1,000,000 (memory grows with them)")
         if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed <= MAX_SEED:
             raise ValueError(f"seed={self.seed!r}: {SEED_RANGE}")
+        if self.ci is not None and not (isinstance(self.ci, float) and 0 < self.ci < 1):
+            raise ValueError(f"ci={self.ci!r}: expected None or the interval's level, strictly between 0 and 1 (0.95)")
 
 
 # The random draws are keyed by a 64-bit seed (core/draws.py): a larger or negative seed would wrap onto
@@ -401,6 +404,22 @@ def of_means_intervals(metrics: list, values: dict, qids: list, options) -> dict
     return dict(zip(shown, means_intervals(jobs, len(qids), seed=options.seed)))
 
 
+def plain_intervals(metrics: list, values: dict, qids: list, options) -> dict:
+    """{Metric: (lo, hi)} under ``eval --ci`` (``options.ci``, the level): every plain measure whose 'all'
+    row is the mean of its per-query values gets that mean's percentile bootstrap interval over the
+    queries (:func:`~ulnorm_eval.core.intervals.aggregate_intervals`: the resamples of
+    :func:`of_means_intervals`, 1000 seeded by ``--seed``, in the same query order)."""
+    shown = [m for m in metrics if options.ci is not None and not m.variant and m.summary == "mean"
+             and getattr(m.measure.record, "value", "float") != "text"]
+    if not shown:
+        return {}
+    from ..core.intervals import aggregate_intervals
+
+    order = np.argsort(np.asarray(qids, dtype=object), kind="stable")
+    columns = [np.asarray(values[m], dtype=np.float64)[order] for m in shown]
+    return dict(zip(shown, aggregate_intervals(columns, options.ci, options.seed)))
+
+
 def summarised_of_means(m, options) -> bool:
     """Whether the 'all' row of ``m`` is :func:`of_means` (a normalisation under ``--norm-all means``; summ's
     UE1, UE2 are aliases of UL1, UL2 and follow the same rule, pipeline.summ_eval)."""
@@ -488,6 +507,7 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
     note = below_random_note(name, metrics, values, options, interval)
     if note:
         notes.append(note)
+    interval.update(plain_intervals(metrics, values, qids, options))
     values = {m: values[m] for m in metrics}  # the parts (summary_parts) served the 'all' row and the note
     stderr = {m: v for m, v in stderr.items() if m in values}
     return RunResult(name, qids, values, mean, stderr, len(missing_qids), len(ignored_qids), undefined,

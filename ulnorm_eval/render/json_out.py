@@ -86,8 +86,10 @@ JSON_SCHEMA = {
                                                 "the queries (1,000 resamples seeded by options.seed) of the "
                                                 "summary of UL1, UL2, MM, EB, EM and UEW under --norm-all means; "
                                                 "one that contains the variant's random value (0; EB: 1) means "
-                                                "the run cannot be told from a random ranking on these queries. "
-                                                "Present when some measure has one"},
+                                                "the run cannot be told from a random ranking on these queries; "
+                                                "with --ci (options.ci, the level) also every plain measure's "
+                                                "mean, its options.ci percentile bootstrap interval over the "
+                                                "same resamples. Present when some measure has one"},
                     "queries": {
                         "type": "array",
                         "items": {

@@ -156,13 +156,33 @@ def _delimited(result, delimiter: str, names: str, precision: int | None, cell=s
 
     buf = io.StringIO()
     w = csv.writer(buf, delimiter=delimiter, lineterminator="\n")
-    w.writerow(["run", "query", *(cell(metric_label(m, names, zscores(result))) for m in result.metrics)])
+    spans = _interval_columns(result, names)
+    w.writerow(["run", "query", *(cell(metric_label(m, names, zscores(result))) for m in result.metrics),
+                *(cell(head) for _, head in spans)])
     for rr in result.runs:
         name = cell(rr.name)
         for i, q in enumerate(rr.qids):
-            w.writerow([name, cell(q), *(num_text(rr.values[m][i], precision, "NaN") for m in result.metrics)])
-        w.writerow([name, "all", *(num_text(rr.mean[m], precision, "NaN") for m in result.metrics)])
+            w.writerow([name, cell(q), *(num_text(rr.values[m][i], precision, "NaN") for m in result.metrics),
+                        *[""] * len(spans)])
+        ends = [num_text(rr.interval.get(m, (float("nan"),) * 2)[end], precision, "NaN") for (m, end), _ in spans]
+        w.writerow([name, "all", *(num_text(rr.mean[m], precision, "NaN") for m in result.metrics), *ends])
     return buf.getvalue()
+
+
+def _interval_columns(result, names: str) -> list:
+    """Under ``eval --ci``: ((metric, 0 or 1), heading) for the two ends of every 'all' row interval (the
+    plain measures' at --ci's level, the normalisations' at 95%), after the metrics; filled on 'all' rows."""
+    from ..core.intervals import LEVEL
+
+    level = getattr(result.options, "ci", None)
+    if level is None:
+        return []
+    out = []
+    for m in result.metrics:
+        if any(m in getattr(rr, "interval", {}) for rr in result.runs):
+            head = f"{metric_label(m, names, zscores(result))} {round(100 * (level if m.variant is None else LEVEL), 6):g}% CI"
+            out += [((m, 0), f"{head} low"), ((m, 1), f"{head} high")]
+    return out
 
 
 def format_tsv(result, names: str = "canonical", precision: int | None = None, **_) -> str:

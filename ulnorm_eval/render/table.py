@@ -27,12 +27,25 @@ NEAR_RANDOM = "≈ random"  # after an 'all' row's interval that holds the rando
 
 
 class _Interval(str):
-    """The slot of the leading normalisation's 95% interval (its 'all' row only), after its column."""
+    """The slot of the leading normalisation's 95% interval (its 'all' row only), after its column; with
+    ``variant`` None, of the plain measure's (``eval --ci``, at ``level``), after the value."""
 
-    def __new__(cls, variant):
-        obj = super().__new__(cls, f"{variant} 95% CI")
+    def __new__(cls, variant, level: float = 0.95):
+        obj = super().__new__(cls, " ".join(filter(None, (variant, f"{_percent(level)} CI"))))
         obj.variant = variant
         return obj
+
+
+def _percent(level: float) -> str:
+    return f"{round(100 * float(level), 6):g}%"
+
+
+def _plain_level(result):
+    """``--ci``'s level when some run has a plain measure's interval, else None."""
+    level = getattr(result.options, "ci", None)
+    have = level is not None and any(m.variant is None and m in getattr(rr, "interval", {})
+                                     for rr in result.runs for m in result.metrics)
+    return level if have else None
 
 
 def interval_variant(result):
@@ -48,11 +61,11 @@ def interval_variant(result):
 
 def _with_interval(slots, result) -> list:
     """``slots`` with the leading normalisation's interval right after its column."""
-    v = interval_variant(result)
-    if v is None or v not in slots:
-        return slots
-    out = list(slots)
-    out.insert(out.index(v) + 1, _Interval(v))
+    v, level, out = interval_variant(result), _plain_level(result), list(slots)
+    if v is not None and v in slots:
+        out.insert(out.index(v) + 1, _Interval(v))
+    if level is not None and None in slots:
+        out.insert(out.index(None) + 1, _Interval(None, level))
     return out
 
 
@@ -380,7 +393,7 @@ def _interval_cell(rr, m, i, precision):
     lo, hi = ci
     if isnan(lo) or isnan(hi):
         return Text(UNDEFINED_MARK)
-    at = VARIANTS[m.variant].below_random
+    at = VARIANTS[m.variant].below_random if m.variant else None
     near = f" {NEAR_RANDOM}" if at is not None and lo <= at <= hi else ""
     return Text(f"[{lo:.{precision}f}, {hi:.{precision}f}]{near}")
 
@@ -390,17 +403,22 @@ def interval_caption(result) -> str:
     from ..core.intervals import RESAMPLES
     from ..core.records import VARIANTS
 
+    level = _plain_level(result)
+    plain = (f"{_percent(level)} CI: the mean's {_percent(level)} percentile bootstrap interval over the queries "
+             f"({RESAMPLES:,} resamples of the queries, --seed {getattr(result.options, 'seed', 0)}; Efron & "
+             "Tibshirani 1993; --ci, its level 1 - --alpha)") if level is not None else ""
     v = interval_variant(result)
     if v is None:
-        return ""
+        return plain
     at = VARIANTS[v].below_random
     letters = [c for c in "AEIW" if re.search(rf"\b{c}\b", VARIANTS[v].formula)]
     each = ", ".join(letters[:-1]) + " and " + letters[-1] if len(letters) > 1 else "".join(letters)
     random = (f"; one that contains {at:g} ({NEAR_RANDOM}): the run cannot be told from a random ranking on these "
               f"queries; one wholly below {at:g}: worse than random") if at is not None else ""
-    return (f"{v} 95% CI: the 'all' row's 95% percentile bootstrap interval over the queries ({RESAMPLES:,} "
-            f"resamples of the queries, each with its {each}, --seed {getattr(result.options, 'seed', 0)}; "
-            f"Efron & Tibshirani 1993){random}")
+    return "\n".join(filter(None, [plain, (
+        f"{v} 95% CI: the 'all' row's 95% percentile bootstrap interval over the queries ({RESAMPLES:,} "
+        f"resamples of the queries, each with its {each}, --seed {getattr(result.options, 'seed', 0)}; "
+        f"Efron & Tibshirani 1993){random}")]))
 
 
 def _shared_slots(shown, rows, slots, groups) -> list:

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import cli
-from ulnorm_eval.analysis.gate import Check, parse_threshold, verdict
+from ulnorm_eval.analysis.gate import Check, parse_threshold
+from ulnorm_eval.render.gate_md import verdict
 from ulnorm_eval.core.registry import UnknownMeasure, parse
 from ulnorm_eval.analysis.stats import paired_t, randomization
 

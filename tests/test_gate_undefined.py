@@ -106,7 +106,9 @@ def test_an_undefined_baseline_mean_fails(data, tmp_path):
     checks = gate.check_baseline(base.__class__(metric, [good], opts, str(graded), ["run"]), base.runs[0], 0.0, 0.05)
     assert [c.failed for c in checks] == [True]
     assert checks[0].undefined == gate.NO_BASE
-    assert gate.describe(checks[0]).endswith("; undefined: " + gate.NO_BASE)
+    from ulnorm_eval.render.gate_md import describe
+
+    assert describe(checks[0]).endswith("; undefined: " + gate.NO_BASE)
 
 
 ONE_QUERY = "q1 0 d1 1\nq1 0 d2 0\n"

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..core.variants import BOUND_VARIANTS, HOLE_VARIANTS
 
 __all__ = ["Threshold", "Check", "parse_threshold", "check_thresholds", "check_baseline", "gated",
-           "verdict", "describe", "bootstrap_less", "check_holes", "hole_metrics"]
+           "bootstrap_less", "check_holes", "hole_metrics", "decimal4", "signed4"]
 
 BOUNDS = BOUND_VARIANTS  # bounds are properties of the query: never gated
 
@@ -123,17 +123,7 @@ def require_complete(checks, result, unit: str = "queries", what: str = "no valu
 
 
 def _zscored(result, metric) -> bool:
-    from ..render.values import zscored, zscores
-
-    return zscores(result) and zscored(metric)
-
-
-def label(check: Check, names: str = "canonical") -> str:
-    """The check's metric as printed: a z-score (-Z) is 'Z' + the measure's name, said to be one."""
-    from ..render.values import metric_label
-
-    text = metric_label(check.metric, names, check.zscore)
-    return f"{text} (z-score, -Z)" if check.zscore else text
+    return bool(getattr(result.options, "zscore", None)) and metric.zscored
 
 
 def gated(metrics) -> list:
@@ -182,7 +172,7 @@ def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: st
         if check.kind == "fail-below":
             reference = check.reference
             flip = (not check.failed and low < reference) or (check.failed and high >= reference)
-            span = f"mean within [{_f(low)}, {_f(high)}]"
+            span = f"mean within [{decimal4(low)}, {decimal4(high)}]"
         else:
             if baseline is None or lower not in baseline.mean:
                 check.holes = "no hole bounds for the baseline"
@@ -190,7 +180,7 @@ def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: st
             dlo, dhi = low - baseline.mean[upper], high - baseline.mean[lower]
             limit = 0.0 - max_drop
             flip = (not check.failed and dlo < limit) or (check.failed and dhi >= limit)
-            span = f"difference within [{_signed(dlo)}, {_signed(dhi)}]"
+            span = f"difference within [{signed4(dlo)}, {signed4(dhi)}]"
         if flip:
             check.holes = f"could flip ({span} {assumption})"
             if action == "fail" and not check.failed:
@@ -279,11 +269,13 @@ def bootstrap_less(run_values, base_values, reps: int = 1000, seed: int = 0) -> 
     return float(np.mean(boot_statistics <= bar))
 
 
-def _f(value: float) -> str:
+def decimal4(value: float) -> str:
+    """A mean as the gate's lines print it: 4 decimals, ``nan`` when undefined."""
     return "nan" if value is None or math.isnan(value) else f"{value:.4f}"
 
 
-def _signed(value: float) -> str:
+def signed4(value: float) -> str:
+    """A difference or margin as the gate's lines print it: signed, 4 decimals, ``nan`` when undefined."""
     return "nan" if value is None or math.isnan(value) else f"{value:+.4f}"
 
 
@@ -291,40 +283,3 @@ def _of_means(result, metric) -> bool:
     from ..pipeline.blocks import summarised_of_means
 
     return summarised_of_means(metric, result.options)
-
-
-TEST_NAMES = {"t": "paired t", "randomization": "paired randomization", "bootstrap": "paired bootstrap"}
-
-
-def describe(check: Check, names: str = "canonical", max_drop: float | None = None,
-             alpha: float | None = None) -> str:
-    """One line per check, passed or failed: the run, the metric, the value, the threshold it is held
-    to and the margin (value minus threshold: negative fails), and for baseline checks the p-value."""
-    from ..render.values import safe_text  # the run's name is a file's: escaped (the message line is not again)
-
-    head = f"{'FAIL' if check.failed else 'pass'} {safe_text(check.run)} {label(check, names)}"
-    holes = f"; holes: {check.holes}" if check.holes else ""
-    tail = (f"; undefined: {check.undefined}" if check.undefined else "") + holes
-    if check.kind == "fail-below":
-        return (f"{head}: mean {_f(check.mean)}, threshold {_f(check.reference)} (--fail-below), "
-                f"margin {_signed(check.difference)}{tail}")
-    drop = max_drop or 0.0
-    limit = 0.0 - drop  # 0.0 - 0.0 is +0.0: no "-0"
-    p_text = "nan" if check.p is None or math.isnan(check.p) else f"{check.p:.3g}"
-    how = " (the formula on the means)" if check.of_means else ""
-    sentence = (f"{head}: mean{how} {_f(check.mean)} vs baseline {_f(check.reference)}, difference {_signed(check.difference)}, "
-         f"limit {_signed(limit)} (--max-drop), margin {_signed(check.difference - limit)}")
-    sentence += f", p = {p_text} ({TEST_NAMES.get(check.test, check.test)}{' over per-query values' if check.of_means else ''}, one-sided, n = {check.n}"
-    if alpha is not None:
-        sentence += f", alpha = {alpha:g}"
-    return sentence + ")" + tail
-
-
-def verdict(checks, names: str = "canonical", max_drop: float | None = None,
-            alpha: float | None = None) -> list[str]:
-    """The stderr verdict: a summary line, then every check on its own line (passed and failed)."""
-    failed = [check for check in checks if check.failed]
-    noun = "check" if len(checks) == 1 else "checks"
-    head = (f"gate passed: {len(checks)} {noun}" if not failed
-            else f"gate FAILED: {len(failed)} of {len(checks)} {noun}")
-    return [head] + ["  " + describe(check, names, max_drop, alpha) for check in checks]

@@ -214,4 +214,6 @@ def summ_outputs(outcome, options: dict, text: str, picture):
         from ..render.gate_md import gate_markdown
 
         outputs.append(Output(options["summary_md"], gate_markdown(result, checks), append=True))
-    return outputs, ((gate.verdict(checks), any(check.failed for check in checks)) if checks else None)
+    from ..render.gate_md import verdict
+
+    return outputs, ((verdict(checks), any(check.failed for check in checks)) if checks else None)

@@ -172,6 +172,13 @@ class Metric:
         base = self.measure.trec_name()
         return f"{self.variant.lower()}_{base}" if self.variant else base
 
+    @property
+    def zscored(self) -> bool:
+        """Whether, under trec_eval's -Z, its values are z-scores and its name takes a 'Z': the plain numeric
+        measures (pipeline/blocks.py zscore_values converts them)."""
+        record = self.measure.record
+        return not self.variant and (record is None or record.value != "text")
+
 
 # --------------------------------------------------------------------------- parsing
 

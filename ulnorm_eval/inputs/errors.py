@@ -1,7 +1,10 @@
-"""The one exception every reader raises for bad input (exit 2, one line: ``FILE[:LINE]: reason``)."""
+"""The one exception every reader raises for bad input (exit 2, one line: ``FILE[:LINE]: reason``), and the one
+escaping of the names and messages printed (:func:`safe_text`: a file name, a query id, an error line)."""
 from __future__ import annotations
 
-__all__ = ["InputError", "env_limit", "strict_float", "strict_int"]
+__all__ = ["InputError", "env_limit", "message_text", "safe_text", "strict_float", "strict_int"]
+
+_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"}
 
 
 class InputError(Exception):
@@ -9,11 +12,52 @@ class InputError(Exception):
 
     def __init__(self, path: str, line: int | None, reason: str):
         self.path, self.line, self.reason = str(path), line, reason
-        from ..render.values import safe_text  # a backslash or an invisible character in the name: visible
-
-        shown = safe_text(self.path)
+        shown = safe_text(self.path)  # a backslash or an invisible character in the name: visible
         where = f"{shown}:{line}" if line is not None else shown
         super().__init__(f"{where}: {reason}")
+
+
+def safe_text(text, backslash: bool = True) -> str:
+    """``text`` with every character that does not print as itself escaped visibly, and the backslash
+    doubled so that an escape cannot be forged: ``\\t``, ``\\n``, ``\\r``, ``\\\\``, else
+    ``\\xNN`` / ``\\uNNNN`` / ``\\UNNNNNNNN``.
+
+    Names (run files, query ids) are echoed into line- and tab-structured output and to terminals: a
+    newline or tab in a file name must not forge or shift output lines, ESC or BEL must not drive
+    the terminal, and an invisible character (U+FEFF, a zero-width or no-break space, the bidi
+    controls such as U+202E that reorder what follows) must not make two ids look alike or a line say
+    what it does not.  A literal backslash is doubled: a name ``a\\tb`` (backslash, t) must not look
+    like ``a<TAB>b`` escaped.  Every text printed to a terminal or in a message goes through here.
+
+    ``backslash=False`` (a whole message line, :func:`message_text`) leaves backslashes alone: the
+    names in a message are escaped on their own (the file of an InputError, an id as its ``repr``,
+    whose backslashes are already doubled), and doubling again would print ``'\\\\u200bq1'``.
+    """
+    text = str(text)
+    if text.isprintable() and (not backslash or "\\" not in text):
+        return text
+    out = []
+    for char in text:
+        code = ord(char)
+        if char == "\\" and not backslash:
+            out.append(char)
+        elif char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif char.isprintable():  # the space and every visible character
+            out.append(char)
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "".join(out)
+
+
+def message_text(text) -> str:
+    """A one-line message for stderr: every invisible or control character escaped as by
+    :func:`safe_text`, backslashes left as written (the names inside were escaped on their own)."""
+    return safe_text(text, backslash=False)
 
 
 def env_limit(name: str, default: int) -> int:

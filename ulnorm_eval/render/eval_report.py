@@ -120,7 +120,7 @@ def eval_verdict(outcome, request, view: EvalView):
     """The gate's verdict, ``(stderr lines, failed)``, or None without a gate."""
     if not outcome.checks:
         return None
-    from ..analysis import gate
+    from .gate_md import verdict
 
     drop = (request.max_drop or 0.0) if outcome.base is not None else None
-    return gate.verdict(outcome.checks, view.names, drop, request.alpha), any(check.failed for check in outcome.checks)
+    return verdict(outcome.checks, view.names, drop, request.alpha), any(check.failed for check in outcome.checks)

@@ -1,4 +1,5 @@
-"""The gate as Markdown (``eval --summary-md FILE``), for ``$GITHUB_STEP_SUMMARY`` or a merge-request note.
+"""The gate's checks as text: the verdict on stderr (:func:`verdict`, a line per check) and as Markdown
+(``eval --summary-md FILE``), for ``$GITHUB_STEP_SUMMARY`` or a merge-request note.
 
 One heading with the verdict, one row per check (run, metric, the check, the run's mean, the
 threshold, the margin and the verdict), then the means of every run ('all' rows), and with variants
@@ -11,21 +12,58 @@ from __future__ import annotations
 
 import math
 
-from .values import markdown_text
+from ..analysis.gate import decimal4, signed4
+from .values import markdown_text, metric_label, safe_text
 
-__all__ = ["gate_markdown"]
+__all__ = ["gate_markdown", "verdict", "describe", "check_label"]
 
-_TEST = {"t": "paired t", "randomization": "paired randomization", "bootstrap": "paired bootstrap"}
+
+def check_label(check, names: str = "canonical") -> str:
+    """The check's metric as printed: a z-score (-Z) is 'Z' + the measure's name, said to be one."""
+    text = metric_label(check.metric, names, check.zscore)
+    return f"{text} (z-score, -Z)" if check.zscore else text
+
+
+TEST_NAMES = {"t": "paired t", "randomization": "paired randomization", "bootstrap": "paired bootstrap"}
+
+
+def describe(check, names: str = "canonical", max_drop: float | None = None,
+             alpha: float | None = None) -> str:
+    """One line per check, passed or failed: the run, the metric, the value, the threshold it is held
+    to and the margin (value minus threshold: negative fails), and for baseline checks the p-value."""
+    # the run's name is a file's: escaped (the message line is not again)
+    head = f"{'FAIL' if check.failed else 'pass'} {safe_text(check.run)} {check_label(check, names)}"
+    holes = f"; holes: {check.holes}" if check.holes else ""
+    tail = (f"; undefined: {check.undefined}" if check.undefined else "") + holes
+    if check.kind == "fail-below":
+        return (f"{head}: mean {decimal4(check.mean)}, threshold {decimal4(check.reference)} (--fail-below), "
+                f"margin {signed4(check.difference)}{tail}")
+    drop = max_drop or 0.0
+    limit = 0.0 - drop  # 0.0 - 0.0 is +0.0: no "-0"
+    p_text = "nan" if check.p is None or math.isnan(check.p) else f"{check.p:.3g}"
+    how = " (the formula on the means)" if check.of_means else ""
+    sentence = (f"{head}: mean{how} {decimal4(check.mean)} vs baseline {decimal4(check.reference)}, difference {signed4(check.difference)}, "
+         f"limit {signed4(limit)} (--max-drop), margin {signed4(check.difference - limit)}")
+    sentence += f", p = {p_text} ({TEST_NAMES.get(check.test, check.test)}{' over per-query values' if check.of_means else ''}, one-sided, n = {check.n}"
+    if alpha is not None:
+        sentence += f", alpha = {alpha:g}"
+    return sentence + ")" + tail
+
+
+def verdict(checks, names: str = "canonical", max_drop: float | None = None,
+            alpha: float | None = None) -> list[str]:
+    """The stderr verdict: a summary line, then every check on its own line (passed and failed)."""
+    failed = [check for check in checks if check.failed]
+    noun = "check" if len(checks) == 1 else "checks"
+    head = (f"gate passed: {len(checks)} {noun}" if not failed
+            else f"gate FAILED: {len(failed)} of {len(checks)} {noun}")
+    return [head] + ["  " + describe(check, names, max_drop, alpha) for check in checks]
 
 
 def _f(value) -> str:
     if isinstance(value, str):  # a text measure's 'all' row (runid, relstring): shown as text
         return _cell(value)
-    return "nan" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-
-
-def _signed(value) -> str:
-    return "nan" if value is None or math.isnan(value) else f"{value:+.4f}"
+    return decimal4(value)
 
 
 def _cell(text: str) -> str:
@@ -36,7 +74,7 @@ def _cell(text: str) -> str:
 def gate_markdown(result, checks, names: str = "canonical", baseline: str | None = None,
                   max_drop: float | None = None, alpha: float | None = None) -> str:
     """The Markdown text: verdict heading, checks table, means table."""
-    from .values import metric_label, zscores
+    from .values import zscores
 
     zscore_table = zscores(result)
     label = lambda metric: metric_label(metric, names, zscore_table)  # noqa: E731
@@ -72,8 +110,6 @@ def _check_lines(checks, names: str, baseline_gate: tuple) -> list:
     """The checks table (a row per check: verdict, run, metric, the check, mean, threshold, margin, p),
     then a line per check failed because its mean is undefined; ``baseline_gate`` = (--baseline,
     --max-drop, --alpha)."""
-    from ..analysis.gate import label as check_label
-
     baseline, max_drop, alpha = baseline_gate
     lines = ["| result | run | metric | check | mean | threshold | margin | p |", "|:-|:-|:-|:-|-:|-:|-:|:-|"]
     for item in checks:
@@ -87,11 +123,11 @@ def _check_lines(checks, names: str, baseline_gate: tuple) -> list:
             threshold = item.reference - drop
             check = f"--baseline {baseline} ({_f(item.reference)}) --max-drop {drop:g}"
             p_text = "nan" if item.p is None or math.isnan(item.p) else f"{item.p:.3g}"
-            p_text += f" ({_TEST[item.test]}{' over per-query values' if getattr(item, 'of_means', False) else ''}, one-sided, n = {item.n}"
+            p_text += f" ({TEST_NAMES[item.test]}{' over per-query values' if getattr(item, 'of_means', False) else ''}, one-sided, n = {item.n}"
             p_text += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
         margin = item.mean - threshold if not math.isnan(item.mean) else math.nan
         lines.append(f"| {verdict} | {_cell(item.run)} | {_cell(check_label(item, names))} | {_cell(check)} | {_f(item.mean)} | "
-                     f"{_f(threshold)} | {_signed(margin)} | {p_text} |")
+                     f"{_f(threshold)} | {signed4(margin)} | {p_text} |")
     lines.append("")
     undefined = [item for item in checks if getattr(item, "undefined", "")]
     lines += [f"- {_cell(item.run)} {_cell(check_label(item, names))}: {_cell(item.undefined)}, so the check fails"

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "safe_text", "message_text", "csv_cell", "zscores", "zscored",
+from ..inputs.errors import message_text, safe_text  # noqa: F401 - the one escaping, re-exported
+
+__all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "safe_text", "message_text", "csv_cell", "zscores",
            "markdown_text", "latex_text", "terminal_styles", "UNDEFINED_MARK", "MEAN_MARK"]
 
 # The table's marks for undefined variant values (docs/output.md): a per-query value left out of the
 # mean (--undefined skip), and a mean over queries of which some were undefined.
 UNDEFINED_MARK = "undef"
 MEAN_MARK = "†"
-
-_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"}
-
 
 def terminal_styles(stream=None) -> bool:
     """ANSI styles (colour, bold, dim) for ``stream`` (default stdout): only on a terminal, and not when
@@ -31,49 +30,6 @@ def terminal_styles(stream=None) -> bool:
     except (AttributeError, ValueError, OSError):  # closed or not a file
         return False
     return bool(tty) and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-
-
-def safe_text(text, backslash: bool = True) -> str:
-    """``text`` with every character that does not print as itself escaped visibly, and the backslash
-    doubled so that an escape cannot be forged: ``\\t``, ``\\n``, ``\\r``, ``\\\\``, else
-    ``\\xNN`` / ``\\uNNNN`` / ``\\UNNNNNNNN``.
-
-    Names (run files, query ids) are echoed into line- and tab-structured output and to terminals: a
-    newline or tab in a file name must not forge or shift output lines, ESC or BEL must not drive
-    the terminal, and an invisible character (U+FEFF, a zero-width or no-break space, the bidi
-    controls such as U+202E that reorder what follows) must not make two ids look alike or a line say
-    what it does not.  A literal backslash is doubled: a name ``a\\tb`` (backslash, t) must not look
-    like ``a<TAB>b`` escaped.  Every text printed to a terminal or in a message goes through here.
-
-    ``backslash=False`` (a whole message line, :func:`message_text`) leaves backslashes alone: the
-    names in a message are escaped on their own (the file of an InputError, an id as its ``repr``,
-    whose backslashes are already doubled), and doubling again would print ``'\\\\u200bq1'``.
-    """
-    text = str(text)
-    if text.isprintable() and (not backslash or "\\" not in text):
-        return text
-    out = []
-    for char in text:
-        code = ord(char)
-        if char == "\\" and not backslash:
-            out.append(char)
-        elif char in _ESCAPES:
-            out.append(_ESCAPES[char])
-        elif char.isprintable():  # the space and every visible character
-            out.append(char)
-        elif code < 0x100:
-            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    return "".join(out)
-
-
-def message_text(text) -> str:
-    """A one-line message for stderr: every invisible or control character escaped as by
-    :func:`safe_text`, backslashes left as written (the names inside were escaped on their own)."""
-    return safe_text(text, backslash=False)
 
 
 # Markdown (CommonMark + GitHub's extensions) and the HTML it lets through: every ASCII punctuation
@@ -132,18 +88,12 @@ def metric_label(metric, names: str, zscore: bool = False) -> str:
     (trec_eval's -Z, :func:`zscores`) a converted value is a z-score, not the measure's value, and is
     named as trec_eval names it: 'Z' before the measure's name (``ZP@10``, ``Zmap``)."""
     label = metric.trec_name() if names == "trec" else str(metric)
-    return "Z" + label if zscore and zscored(metric) else label
+    return "Z" + label if zscore and metric.zscored else label
 
 
 def zscores(result) -> bool:
     """True when ``result``'s per-query values were converted to z-scores (-Z FILE)."""
     return bool(getattr(getattr(result, "options", None), "zscore", None))
-
-
-def zscored(metric) -> bool:
-    """Whether -Z converts ``metric``: the plain numeric measures (pipeline/blocks.py zscore_values)."""
-    rec = metric.measure.record
-    return not metric.variant and (rec is None or rec.value != "text")
 
 
 def isnan(value) -> bool:

@@ -199,6 +199,24 @@ def test_cli_plots_are_written(tiny, tmp_path):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_plot_labels_keep_a_prefix_the_runs_share_but_trec_s_input(write, tmp_path, monkeypatch):
+    """compare --plot labels a pair by its runs' names: a prefix they share (a team's, BIT.) stays; only
+    TREC's archive prefix input., on every run, is dropped (the labels read from the picture's text)."""
+    import matplotlib
+
+    monkeypatch.setitem(matplotlib.rcParams, "svg.fonttype", "none")  # text as text in the SVG
+    q = write("qrels.txt", QRELS)
+    for prefix, shown in (("BIT.", "BIT."), ("input.", "")):
+        runs = [write(f"{prefix}{k}", v) for k, v in RUNS.items()]
+        svg = tmp_path / "c.svg"
+        out = CliRunner().invoke(main, ["compare", "-m", "nDCG@10", "--norm", "none", "--plot", str(svg),
+                                        "-o", str(tmp_path / "c.tsv"), q, *runs])
+        assert out.exit_code == 0, out.output
+        text = svg.read_text()
+        first, second = list(RUNS)[:2]
+        assert f"{shown}{first} − {shown}{second}" in text and ("input." not in text)
+
+
 def test_cli_queries_without_runs(tiny):
     qrels, _ = tiny
     # the command refuses (a mean, gap and type of nan would be printed); the library gives the bounds

@@ -171,7 +171,7 @@ def _value_against_e(run: str, pool: str) -> dict:
 
 def test_value_against_e_claims_are_the_paired_t_tests():
     """Under --pool qrels both bundled runs are below E by a paired t-test (p < 0.03) except bm25_bert_zs
-    on RBP(p=0.8) (p = 0.51; the README's --pool qrels table marks its UL2 interval '≈ random');
+    on RBP(p=0.8) (p = 0.51; the README's --pool qrels table marks its UL2 interval 'n.s.');
     docs/bounds.md's worked example: bm25_bert_zs below E under --pool qrels and above it under --pool
     run, with the printed differences and intervals."""
     qrels = {run: _value_against_e(run, "qrels") for run in ("bm25", "bm25_bert_zs")}

@@ -7,7 +7,7 @@ expectation of exactly that shuffle): within 0.01 for AP, for most shuffles on n
 table leads with (UL2 of the means) has an interval that contains 0 for about 95% of shuffles, while the
 mean of per-query UL2 calls every shuffle far worse than random.  Also: the 'all' row is the formula on
 the 'all' row of the value, E and IUB; --norm-all per-query is the mean of per-query values; the stderr
-note when E is above the value on most queries, and only then, agreeing with the interval; LETOR (every
+note when E beats the value on most queries, and only then, agreeing with the interval; LETOR (every
 candidate judged and ranked) reads the same under every pool; the table, JSON and --summary-md carry the
 interval and the trec/tsv formats do not.
 """
@@ -174,7 +174,7 @@ def test_the_hint_on_a_shuffle_says_it_is_not_distinguishable(shuffles):
     ev, _ = shuffles
     told = 0
     for rr in ev.runs:
-        hint = next((n for n in rr.notes if "E is above the value on most queries" in n), None)
+        hint = next((n for n in rr.notes if "E beats the value on most queries" in n), None)
         for m in MEASURES:
             lo, hi = _ci(ev, rr.name, f"UL2({m})")
             if hint is None or f"{m} on " not in hint.split("):")[0]:
@@ -238,9 +238,9 @@ def test_below_random_note_only_when_most_queries_have_e_above():
     """More than half of the queries with E > A: one line naming the count, the pool's question and
     the other --pool; exactly half, or E = A (a tie is not 'above'), or fewer: nothing."""
     note = _note([0.1, 0.2, 0.3], [0.5, 0.5, 0.1])
-    assert note.startswith("r: E is above the value on most queries (AP on 2 of 3): there a shuffle of the run's own "
-                           "ranked documents (--pool run) scores better than the run, so per-query UL2 is negative "
-                           "there; over all queries (the 95% interval of mean value - mean E): AP not "
+    assert note.startswith("r: E beats the value on most queries (AP on 2 of 3): there a shuffle of the run's own "
+                           "ranked documents (--pool run) scores better than the run, so per-query UL2 reads worse "
+                           "than random there; over all queries (the 95% interval of mean value - mean E): AP not "
                            "distinguishable from random, [")
     assert note.endswith("]; --pool qrels compares with a shuffle of the judged documents instead "
                          "(docs/bounds.md, \"Which pool\")")
@@ -248,6 +248,28 @@ def test_below_random_note_only_when_most_queries_have_e_above():
     assert _note([0.1, 0.2, 0.3, 0.4], [0.5, 0.5, 0.1, 0.1]) is None  # half
     assert _note([0.1, 0.2, 0.3], [0.1, 0.2, 0.1]) is None  # equal is not above
     assert _note([0.6, 0.6, 0.3], [0.5, 0.5, 0.1]) is None
+
+
+def test_a_lower_is_better_measure_reads_its_direction_from_its_record():
+    """RBP_resid (lower is better, its record says): E above its value on most queries is the run beating
+    random (no note, as with trec_eval's RBP residual of 30/30 queries under -m all_trec); E below on most
+    is random beating the run, and an interval of mean A - mean E wholly above 0 is worse than random."""
+    m = parse("RBP_resid")
+    assert m.measure.lower_better and not parse("AP").measure.lower_better
+    metrics = [Metric(m.measure, "UL2")]
+
+    def note(A, E):
+        values = {m: np.asarray(A, float), Metric(m.measure, "E"): np.asarray(E, float)}
+        return below_random_note("r", metrics, values, Options())
+
+    assert note([0.1, 0.2, 0.3], [0.5, 0.5, 0.1]) is None  # less residual than random on 2 of 3: better
+    text = note([0.5, 0.5, 0.5, 0.5], [0.1, 0.1, 0.2, 0.1])
+    assert text.startswith("r: E beats the value on most queries (RBP_resid(p=0.9) on 4 of 4, lower is better)")
+    assert "RBP_resid(p=0.9) worse than random, [" in text
+    # the same values for AP (higher is better): better than random, no note
+    ap = parse("AP")
+    assert below_random_note("r", [Metric(ap.measure, "UL2")], {ap: np.asarray([0.5] * 4), Metric(ap.measure, "E"):
+                             np.asarray([0.1, 0.1, 0.2, 0.1])}, Options()) is None
 
 
 def test_below_random_note_on_real_runs(shared, capsys):
@@ -258,12 +280,12 @@ def test_below_random_note_on_real_runs(shared, capsys):
     run = d / "runs" / "bm25.run.gz"
     ev = ue.evaluate(str(d / "qrels.txt"), {"fwd": read_run(run), "rev": reversal(read_run(run))}, MEASURES,
                      variants=["UL2"])
-    hints = [n for n in ev.notes if "E is above the value on most queries" in n]
-    assert len(hints) == 1 and hints[0].startswith("rev: E is above the value on most queries (nDCG@10 on ")
+    hints = [n for n in ev.notes if "E beats the value on most queries" in n]
+    assert len(hints) == 1 and hints[0].startswith("rev: E beats the value on most queries (nDCG@10 on ")
     with pytest.raises(SystemExit) as ex:
         main(["eval", "-m", "nDCG@10", str(d / "qrels.txt"), str(run)], standalone_mode=True)
     assert ex.value.code == 0
-    assert "E is above the value" not in capsys.readouterr().err
+    assert "E beats the value" not in capsys.readouterr().err
 
 
 def test_letor_reads_the_same_under_every_pool(shared, tmp_path):
@@ -344,7 +366,7 @@ def test_summary_md_says_what_the_means_are(tmp_path):
 
 def test_table_json_and_summary_carry_the_interval(tmp_path):
     """--pool qrels on bm25_bert_zs (README's second table): the table's 'UL2 95% CI' column holds the
-    API's interval, '≈ random' where it contains 0 (RBP) and not where it lies below (AP); the caption
+    API's interval, 'n.s.' where it contains 0 (RBP) and not where it lies below (AP); the caption
     says what the interval is; with colour only the UL2 whose interval lies below 0 is bold red; JSON
     carries [lo, hi] per measure; --summary-md puts it beside the mean; tsv and trec output are unchanged
     (no interval rows or columns: awk users' pipes)."""
@@ -362,11 +384,11 @@ def test_table_json_and_summary_carry_the_interval(tmp_path):
     rows = {line.split()[0]: line for line in text.splitlines() if line.split()[:1] in (["AP"], ["RBP(p=0.8)"])}
     assert "UL2 95% CI" in text.splitlines()[1]
     assert rows["AP"].endswith(f"[{ap[0]:.4f}, {ap[1]:.4f}]")
-    assert rows["RBP(p=0.8)"].endswith(f"[{rbp[0]:.4f}, {rbp[1]:.4f}] ≈ random")
+    assert rows["RBP(p=0.8)"].endswith(f"[{rbp[0]:.4f}, {rbp[1]:.4f}] n.s.")
     assert ("UL2 95% CI: the 'all' row's 95% percentile bootstrap interval over the queries (1,000 resamples of "
             "the queries, each with its A, E and I, --seed 0; Efron & Tibshirani 1993); one that contains 0 "
-            "(≈ random): the run cannot be told from a random ranking on these queries; one wholly below 0: "
-            "worse than random") in text
+            "(n.s.): the run is not significantly different from a random ranking on these queries (however wide "
+            "the interval); one wholly below 0: worse than random\n") in text
     colored = format_table(ev, color=True)
     red = "\x1b[1;31m"
     assert f"{red}{ev.means[name]['UL2(AP)']:.4f}" in colored
@@ -382,3 +404,21 @@ def test_table_json_and_summary_carry_the_interval(tmp_path):
     trec = _cli("eval", "--pool", "qrels", "-m", "AP", QRELS, run)
     assert trec == (f"AP\tall\t{ev.means[name]['AP']:.4f}\nE(AP)\tall\t{ev.means[name]['E(AP)']:.4f}\n"
                     f"UL2(AP)\tall\t{ev.means[name]['UL2(AP)']:.4f}\n")
+
+
+def test_the_table_reads_a_measure_s_direction_and_an_interval_holding_0_is_not_called_random():
+    """-f table: UL2 of RBP_resid (lower is better) below 0 is the run beating random: not bold red, while
+    the same sign on AP is; the caption says which side is worse for it.  An interval that holds 0 is
+    marked 'n.s.' (not significantly different), never '≈ random': [-1.0000, 0.0009] is not about random."""
+    from ulnorm_eval.render.table import NEAR_RANDOM, format_table
+
+    ev = ue.evaluate(QRELS, RUN, ["RBP_resid", "AP"], variants=["UL2"])
+    name, red = ev.runs[0].name, "\x1b[1;31m"
+    resid, ap = _ci(ev, name, "UL2(RBP_resid(p=0.9))"), _ci(ev, name, "UL2(AP)")
+    assert resid[1] < 0 < ap[0]  # less residual than random: wholly below 0
+    colored = format_table(ev, color=True)
+    assert f"{red}{ev.means[name]['UL2(RBP_resid(p=0.9))']:.4f}" not in colored
+    assert "one wholly below 0: worse than random (above 0 for RBP_resid(p=0.9), where lower is better)" in colored
+    rev = ue.evaluate(QRELS, {"rev": reversal(read_run(RUN))}, ["AP"], variants=["UL2"])
+    assert _ci(rev, "rev", "UL2(AP)")[1] < 0 and f"{red}{rev.means['rev']['UL2(AP)']:.4f}" in format_table(rev, color=True)
+    assert NEAR_RANDOM == "n.s." and "random" not in NEAR_RANDOM

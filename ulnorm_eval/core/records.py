@@ -123,7 +123,8 @@ class Family:
     (SIGIR-AP 2024) eq. 1 (seen(i) before the cutoff; ``scale(raw)`` = raw / N, None = N is the ideal
     ranking's; seen = ``SEEN_UNTIL_GAIN``: the C/W/L model of a searcher who stops at the first item
     with gain, N = the ranks seen), None when it has none (``browsing_note`` says why); ``unique``: UC(M@K) counts
-    unique relevant contributions (P).
+    unique relevant contributions (P).  ``better``: 'higher' or 'lower' (RBP_resid, Unjudged: less weight on
+    unjudged documents), the direction every "better/worse than random" statement and mark reads.
 
     trec_eval's output rules: ``value`` 'float', 'int' (counts, printed as integers) or 'text'
     (relstring; the kernel returns strings); ``per_query`` False when trec_eval prints only the
@@ -176,6 +177,7 @@ class Family:
     browsing: Callable | None = None
     browsing_note: str = ""
     unique: bool = False
+    better: str = "higher"
     value: str = "float"
     per_query: bool = True
     complete_summary: Callable | None = None
@@ -223,18 +225,13 @@ class Family:
             bad.append("exact_for is a callable of an 'exact' family")
         if self.reads is not None and not callable(self.reads):
             bad.append("reads is a callable")
-        if self.value not in VALUES:
-            bad.append(f"value must be one of {VALUES}")
+        choices = {"value": VALUES, "summary": SUMMARIES, "level": ("rel", "gains"), "better": ("higher", "lower"),
+                   "cutoff": ("optional", "required", "none")}
+        bad += [f"{name} must be one of {allowed}" for name, allowed in choices.items() if getattr(self, name) not in allowed]
         if any(nick not in NICKNAMES for trec_name in self.trec for nick in trec_name.nick):
             bad.append(f"nicknames must be among {NICKNAMES}")
         if any(trec_name.base not in TREC_ORDER for trec_name in self.trec if trec_name.nick):
             bad.append("a trec_eval measure in a nickname needs its place in TREC_ORDER")
-        if self.summary not in SUMMARIES:
-            bad.append(f"summary must be one of {SUMMARIES}")
-        if self.level not in ("rel", "gains"):
-            bad.append("level must be 'rel' or 'gains'")
-        if self.cutoff not in ("optional", "required", "none"):
-            bad.append("cutoff must be 'optional', 'required' or 'none'")
         if not callable(self.extremes) and self.extremes not in EXTREMES:
             bad.append(f"extremes must be one of {EXTREMES}")
         if not (self.formula and self.cite):

@@ -117,6 +117,11 @@ class Measure:
     def summary(self) -> str:
         return self.record.summary if self.record else "mean"
 
+    @property
+    def lower_better(self) -> bool:
+        """Whether a smaller value is a better run (the family's ``better``; ir_measures' measures: higher)."""
+        return self.record is not None and self.record.better == "lower"
+
     def trec_name(self) -> str:
         """trec_eval's output name where one exists (``ndcg_cut_10``), else the canonical name.
 

@@ -523,12 +523,13 @@ OTHER_POOL = {"run": "qrels", "qrels": "run", "union": "run"}
 
 
 def below_random_note(name: str, metrics: list, values: dict, options: Options, intervals=None) -> str | None:
-    """One line when, for a measure with random-ranking bounds, E is above the run's value on more
-    than half of the queries: on most queries a random ranking of the pool beats the run, what that
-    means under this pool, whether over all queries the run can be told from it (the 95% bootstrap
-    interval of the 'all' row of its first normalisation with a random value, ``intervals``
-    (:func:`of_means_intervals`), or else of mean A - mean E: below, around or above the random
-    value), and which ``--pool`` asks the other question.  None otherwise."""
+    """One line when, for a measure with random-ranking bounds, E is better than the run's value on more
+    than half of the queries (above it; below it for a measure whose record says lower is better): on
+    most queries a random ranking of the pool beats the run, what that means under this pool, whether
+    over all queries the run can be told from it (the 95% bootstrap interval of the 'all' row of its
+    first normalisation with a random value, ``intervals`` (:func:`of_means_intervals`), or else of
+    mean A - mean E: below, around or above the random value), and which ``--pool`` asks the other
+    question.  None otherwise."""
     from ..core.registry import Metric
 
     hits, verdicts = [], []
@@ -537,16 +538,17 @@ def below_random_note(name: str, metrics: list, values: dict, options: Options, 
         if a not in values or e not in values:
             continue
         A, E = np.asarray(values[a], dtype=np.float64), np.asarray(values[e], dtype=np.float64)
-        above = int(np.sum(E > A + 1e-12 * np.maximum(1.0, np.abs(A))))
-        if len(A) and 2 * above > len(A):
-            hits.append(f"{meas} on {above} of {len(A)}")
+        sign = -1.0 if meas.lower_better else 1.0
+        beaten = int(np.sum(sign * (E - A) > 1e-12 * np.maximum(1.0, np.abs(A))))
+        if len(A) and 2 * beaten > len(A):
+            hits.append(f"{meas} on {beaten} of {len(A)}" + (", lower is better" if meas.lower_better else ""))
             verdicts.append(_told_apart(meas, metrics, A, E, intervals or {}, options))
     if not hits:
         return None
     pool, other = options.pool, OTHER_POOL[options.pool]
     whats = " or ".join(dict.fromkeys(w for w, _ in verdicts))
-    return (f"{name}: E is above the value on most queries ({'; '.join(hits)}): there {POOL_QUESTION[pool]} "
-            f"(--pool {pool}) scores better than the run, so per-query UL2 is negative there; over all queries "
+    return (f"{name}: E beats the value on most queries ({'; '.join(hits)}): there {POOL_QUESTION[pool]} "
+            f"(--pool {pool}) scores better than the run, so per-query UL2 reads worse than random there; over all queries "
             f"(the 95% interval of {whats}): {'; '.join(v for _, v in verdicts)}; --pool {other} compares with "
             f"{POOL_QUESTION[other]} instead (docs/bounds.md, \"Which pool\")")
 
@@ -566,8 +568,8 @@ def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
         what, zero = "mean value - mean E", 0.0
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return what, f"{meas} undefined"
-    word = ("worse than random" if hi < zero else "better than random" if lo > zero
-            else "not distinguishable from random")
+    below, above = ("better", "worse") if meas.lower_better else ("worse", "better")
+    word = f"{below} than random" if hi < zero else f"{above} than random" if lo > zero else "not distinguishable from random"
     return what, f"{meas} {word}, [{lo:.4f}, {hi:.4f}]"
 
 

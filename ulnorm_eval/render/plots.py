@@ -14,7 +14,7 @@ import numpy as np
 
 from .files import PICTURE_FORMATS, picture_format
 
-__all__ = ["save_figure", "MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare",
+__all__ = ["run_labels", "save_figure", "MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare",
            "PICTURE_FORMATS", "picture_format", "PictureBuffer", "forest_caption"]
 
 TYPE_COLOURS = {"ideal": "#1b7837", "informative": "#7fbf7b", "uninformative": "#878787",
@@ -69,12 +69,15 @@ def save_figure(fig, path) -> None:
         plt.close(fig)
 
 
-def _short(names: list) -> list:
-    """Run labels without the prefix they all share (``input.``)."""
-    prefix = os.path.commonprefix(list(names))
-    cut = prefix.rfind(".") + 1 if "." in prefix else 0
-    out = [name[cut:] for name in names]
-    return out if all(out) and len(set(out)) == len(out) else list(names)
+TREC_PREFIX = "input."  # what TREC's archives put before every submitted run's name (input.aplrob03a)
+
+
+def run_labels(names: list) -> list:
+    """The runs' labels in a picture: their names without TREC's ``input.`` when every name has it; any
+    other prefix the names share is theirs (a team's: BIT.run1, BIT.run2) and stays."""
+    out = [name.removeprefix(TREC_PREFIX) for name in names]
+    return out if all(name.startswith(TREC_PREFIX) for name in names) and all(out) and len(set(out)) == len(out) \
+        else list(names)
 
 
 def plot_queries(table, path: str, thresholds=None) -> None:
@@ -176,7 +179,7 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
         by_measure.setdefault(metric.measure, []).append(metric)
     ncol = 1 + max(len(group) for group in by_measure.values())
     nrun = len(cmp.runs)
-    label = dict(zip(cmp.runs, _short(cmp.runs)))
+    label = dict(zip(cmp.runs, run_labels(cmp.runs)))
     height = max(4.0, 0.22 * min(max_pairs, nrun * (nrun - 1) // 2) + 1.5)
     widths = [1.0, 1.45] + [1.0] * (ncol - 2)  # the first forest panel carries the pair labels
     fig, axes = plt.subplots(len(by_measure), ncol, figsize=(4.6 * ncol, height * len(by_measure)), squeeze=False,

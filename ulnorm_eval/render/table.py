@@ -23,7 +23,7 @@ def _layout(metrics):
 
 
 HOLES = "[LB, UB]"  # the slot showing LB(M) and UB(M) beside the value: value [LB, UB]
-NEAR_RANDOM = "≈ random"  # after an 'all' row's interval that holds the random value
+NEAR_RANDOM = "n.s."  # after an 'all' row's interval that holds the random value: not significantly different
 
 
 class _Interval(str):
@@ -106,22 +106,22 @@ def _merge_holes(slots) -> list:
     return out
 
 
-def _below_random(variant, v, e, interval=None) -> bool:
-    """Worse than the expected value of a random ranking: UL2/EM/UEW < 0, EB < 1, or A < E; for an 'all'
-    row with a 95% ``interval``, only when the whole interval is below."""
-    if isnan(v):
-        return False
-    if interval is not None and variant is not None:
-        from ..core.records import VARIANTS
-
-        at = VARIANTS[variant].below_random
-        return at is not None and interval[1] < at - 1e-12
-    if variant is None:
-        return e is not None and not isnan(e) and v < e - 1e-12 * max(1.0, abs(e))
+def _below_random(variant, v, e, interval=None, lower: bool = False) -> bool:
+    """Worse than the expected value of a random ranking: UL2/EM/UEW < 0, EB < 1, or A < E (above them
+    for a measure whose record says ``lower`` is better); for an 'all' row with a 95% ``interval``, only
+    when the whole interval is on that side."""
     from ..core.records import VARIANTS
 
+    if isnan(v):
+        return False
+    sign = -1.0 if lower else 1.0
+    if interval is not None and variant is not None:
+        at = VARIANTS[variant].below_random
+        return at is not None and sign * (interval[0] if lower else interval[1]) < sign * at - 1e-12
+    if variant is None:
+        return e is not None and not isnan(e) and sign * (v - e) < -1e-12 * max(1.0, abs(e))
     at = VARIANTS[variant].below_random
-    return at is not None and v < at - 1e-12
+    return at is not None and sign * (v - at) < -1e-12
 
 
 def pooled_shown(metrics) -> list:
@@ -359,7 +359,7 @@ def _cell(shown, rr, meas, slot, i, precision, color):
     e = Metric(meas, "E")
     ev = None if e not in shown.have else (rr.mean[e] if i is None else rr.values[e][i])
     ci = getattr(rr, "interval", {}).get(m) if i is None else None
-    style = "bold red" if color and _below_random(slot, v, ev, ci) else ""
+    style = "bold red" if color and _below_random(slot, v, ev, ci, getattr(meas, "lower_better", False)) else ""
     mark = MEAN_MARK if (i is None and slot is not None and _undefined_count(rr, m)
                          and not _of_means(shown, m)) else ""
     return Text(f"{v:.{precision}f}{mark}", style=style)
@@ -413,8 +413,10 @@ def interval_caption(result) -> str:
     at = VARIANTS[v].below_random
     letters = [c for c in "AEIW" if re.search(rf"\b{c}\b", VARIANTS[v].formula)]
     each = ", ".join(letters[:-1]) + " and " + letters[-1] if len(letters) > 1 else "".join(letters)
-    random = (f"; one that contains {at:g} ({NEAR_RANDOM}): the run cannot be told from a random ranking on these "
-              f"queries; one wholly below {at:g}: worse than random") if at is not None else ""
+    lower = ", ".join(dict.fromkeys(str(m.measure) for m in result.metrics if getattr(m.measure, "lower_better", False)))
+    random = (f"; one that contains {at:g} ({NEAR_RANDOM}): the run is not significantly different from a random "
+              f"ranking on these queries (however wide the interval); one wholly below {at:g}: worse than random"
+              + (f" (above {at:g} for {lower}, where lower is better)" if lower else "")) if at is not None else ""
     return "\n".join(filter(None, [plain, (
         f"{v} 95% CI: the 'all' row's 95% percentile bootstrap interval over the queries ({RESAMPLES:,} "
         f"resamples of the queries, each with its {each}, --seed {getattr(result.options, 'seed', 0)}; "

@@ -320,12 +320,12 @@ register(Family(
     expectation=e_rbp_resid, formula=_doc(k_rbp_resid), expectation_formula="p^n + (W/n)(1 - p^n) when W > 0 (exact)",
     cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", level="gains",
                 trec=(TrecName(base="rbp_resid", arg="map", param="gains", nick=(ALL_TREC,), keys=("p",), since=10),),
-    validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order,
+    validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order, better="lower",
     extremes_note="p^n + (1-p) sum over unjudged d_i of p^(i-1), weights decreasing: unjudged documents first is "
                   "the maximum, last the minimum (rearrangement); judged grades, -1 or 0 alike, do not enter it"))
 register(Family(
     name="Unjudged", params=(), cutoff="required", kernel=k_unj, gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_unj), expectation_formula=NO_BOUNDS,
-    cite="trec_eval 10 (m_unj.c)", level="gains",
+    cite="trec_eval 10 (m_unj.c)", level="gains", better="lower",
                 trec=(TrecName(base="unj", arg="each", defaults=(5, 10, 20), nick=(ALL_TREC,), since=10),)))
 
 # ir_measures' families, natively

@@ -138,3 +138,18 @@ def test_exit_141_beats_a_failing_gate(work, command, args):
     """A closed stdout is 141 even when the gate would fail: 1 must mean that the gate was seen."""
     code, _, err = process(work, command, args, close_stdout=True)
     assert code == 141, err
+
+
+@pytest.mark.parametrize("command, args", [(c, a) for c, gates in GATES.items() for a in gates])
+def test_stderrs_reader_gone_changes_neither_the_code_nor_the_outputs(work, command, args):
+    """With stderr a pipe whose reader is gone (``2>&1 >/dev/null | true``), the notes and the verdict
+    are lost but a failed gate still exits 1 and -o is written (issue 52, item 10; it was 141, no -o)."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first message: every write to stderr fails (EPIPE)
+    try:
+        argv = [sys.executable, "-m", "ulnorm_eval", command, "-o", "out.txt", *args]
+        p = subprocess.run(argv, cwd=work, stdout=subprocess.DEVNULL, stderr=write, timeout=300)
+    finally:
+        os.close(write)
+    assert p.returncode == 1
+    assert (work / "out.txt").read_text().strip()

@@ -242,3 +242,36 @@ def test_a_terminal_gets_the_bar_and_the_pipe_only_the_numbers():
     assert piped.returncode == 0 and b"ETA" not in piped.stderr
     assert out == piped.stdout and b"\x1b" not in out
     assert np.isfinite([float(x.split(b"\t")[6]) for x in out.splitlines()[1:]]).all()  # phi
+
+
+@pytest.mark.parametrize("name", ["SIGUSR1", "SIGQUIT"])
+def test_a_signal_that_ends_the_process_first_shows_the_cursor_again(tmp_path, name):
+    """SIGQUIT or SIGUSR1 while a bar is up (its display hides the cursor) ended the process with the
+    cursor still hidden (issue 52, item 11): the display is taken down first (the cursor shown, rich's
+    ESC [?25h), then the process ends by that signal, as it would have."""
+    import signal
+
+    from conftest import wait_for_signal_state
+
+    sig = getattr(signal, name)
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)  # the run never comes: the bar stays up while the command waits for it
+    (tmp_path / "q").write_text("1 0 a 1\n")
+    proc = subprocess.Popen([sys.executable, "-m", "ulnorm_eval", "-m", "AP", "--norm", "none", str(tmp_path / "q"),
+                             str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, pr.PROGRESS_ENV: "always"}, preexec_fn=_no_core_dump)
+    try:
+        wait_for_signal_state(proc.pid, sig, timeout=30)  # the bar is up: its handler is installed
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == -sig
+    hidden = err.rindex(b"\x1b[?25l")
+    assert b"\x1b[?25h" in err[hidden:]
+
+
+def _no_core_dump():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGQUIT's default action dumps core

@@ -12,7 +12,8 @@ CI job would read as a failed gate); ``ULNORM_EVAL_DEBUG=1`` shows the traceback
 Standard streams (:func:`_own_streams`, :func:`_finish_stdout`): a closed descriptor 0, 1 or 2
 (``<&-``, ``>&-``, ``2>&-``) is occupied by ``/dev/null`` so that no file opened later takes its
 number; writing to a closed stdout then fails (EBADF: ``standard output is closed``, exit 2) and a
-closed stderr swallows the messages (the exit code still tells).  Under ``PYTHONUNBUFFERED`` or
+closed stderr swallows the messages (the exit code still tells), as does one whose reader has gone
+(:class:`_Lossy`).  Under ``PYTHONUNBUFFERED`` or
 ``python -u`` stdout is rewrapped in a buffered writer: Python's unbuffered text layer drops the rest
 of a short write (``ulimit -f``, a reader that exits) without an error.  stdout is flushed (and a
 regular file synced) before the exit code is decided: a failed write exits 2 (141 for a closed
@@ -106,6 +107,21 @@ def _say(msg: str) -> None:
 _CLOSED = set()  # standard descriptors found closed at start (0, 1, 2)
 
 
+class _Lossy(io.FileIO):
+    """stderr's descriptor for the messages: once nobody can read them (a pipe's reader gone, a terminal
+    hung up) they are dropped instead of failing, so that the outputs and the exit code stay what they
+    would have been (a failed gate under ``2>&1 >/dev/null | true``: -o written, exit 1, not 141)."""
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        try:
+            while view:
+                view = view[super().write(view) or len(view):]
+        except OSError:
+            pass
+        return len(data)
+
+
 def _own_streams() -> None:
     """See the module docstring.  Only for the command's own process (fd 1 is the real stdout)."""
     for descriptor in (0, 1, 2):
@@ -126,6 +142,10 @@ def _own_streams() -> None:
         elif descriptor == 2:
             sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8",
                                           errors="backslashreplace", write_through=True)
+    err = sys.stderr
+    if 2 not in _CLOSED and getattr(err, "fileno", lambda: None)() == 2:
+        sys.stderr = io.TextIOWrapper(_Lossy(2, "w", closefd=False), encoding=err.encoding, errors="backslashreplace",
+                                      write_through=True)
     out = sys.stdout
     if 1 not in _CLOSED and isinstance(getattr(out, "buffer", None), io.FileIO):  # PYTHONUNBUFFERED / -u
         try:

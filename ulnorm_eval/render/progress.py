@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
 import time
 
@@ -134,20 +135,44 @@ def _rich_bar():
                     redirect_stdout=False)
 
 
+# Signals whose default action ends the process with no Python exception (SIGINT, SIGTERM and SIGHUP
+# raise one, and every display's close runs: cli/guard.py): while a display hides the cursor, each
+# first takes the display down (the cursor shown again), then ends the process as it would have.
+FATAL_SIGNALS = ("SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGXCPU")
+
+
+def _restore_then_end(signum, frame):
+    for display in list(_ACTIVE):
+        with contextlib.suppress(Exception):
+            display.bar.stop()
+        if display.bar.console.is_terminal:  # what stop() wrote may sit in the buffer of a print it interrupted
+            with contextlib.suppress(Exception):
+                os.write(display.bar.console.file.fileno(), b"\x1b[?25h")
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
 class _Shared:
     """A display for :func:`work_bar` and :func:`step_bar`: the one on screen if there is one, else its own."""
 
     def __init__(self):
         self.own = not _ACTIVE
         self.bar = _rich_bar() if self.own else _ACTIVE[-1].bar
+        self.handlers = {}
         if self.own:
             self.bar.start()
             _ACTIVE.append(self)
+            for name in FATAL_SIGNALS:  # those left at their default (an ignored one stays ignored)
+                with contextlib.suppress(AttributeError, ValueError, OSError):  # no such signal; not the main thread
+                    if signal.getsignal(getattr(signal, name)) == signal.SIG_DFL:
+                        self.handlers[name] = signal.signal(getattr(signal, name), _restore_then_end)
 
     def close(self):
         if self.own:
             self.bar.stop()
             _ACTIVE.remove(self)
+            for name, handler in self.handlers.items():
+                signal.signal(getattr(signal, name), handler)
 
 
 def _nothing(units: float = 1.0, total=None) -> None:

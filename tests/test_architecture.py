@@ -463,3 +463,21 @@ def test_records_are_keyword_only_and_every_field_documented():
         assert not missing, f"docs/architecture.md does not document {name}'s fields {sorted(missing)}"
     with pytest.raises(TypeError):
         records.Param("rel", "int", None, "a positional record")
+
+
+def test_requests_and_views_are_keyword_only():
+    """A command's request (EvalRequest has 21 fields, CompareRequest 15) and the views of its renderer
+    are built from keywords: each field is named where the command line fills it."""
+    import dataclasses
+    import importlib
+
+    records = {"pipeline.eval_request": "EvalRequest", "pipeline.summ_eval": "SummRequest",
+               "analysis.compare": "CompareRequest", "analysis.query_types": "QueriesRequest",
+               "analysis.nrg": "NRGRequest", "analysis.stability": "StabilityRequest",
+               "render.eval_report": "EvalView", "render.compare_report": "CompareView"}
+    for module, name in records.items():
+        record = getattr(importlib.import_module(f"ulnorm_eval.{module}"), name)
+        assert all(f.kw_only for f in dataclasses.fields(record)), name
+    requests = {node.name for path in ROOT.rglob("*.py") for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.ClassDef) and node.name.endswith("Request")}
+    assert requests == {name for name in records.values() if name.endswith("Request")}

@@ -41,7 +41,7 @@ def _files(tmp_path):
 def test_compare_again_equals_the_whole_comparison_again(tmp_path, monkeypatch, ties):
     qrels, runs = _files(tmp_path)
     options = Options(ties=ties)
-    request = CompareRequest(qrels, tuple(runs), measures=["AP", "P@5", "nDCG@10"], options=options,
+    request = CompareRequest(qrels=qrels, runs=tuple(runs), measures=["AP", "P@5", "nDCG@10"], options=options,
                              compare={"test": "t", "correction": "none"}, progress=False)
     notes: list = []
     first = compare_for_request(request, notes, check_ties=False)
@@ -85,7 +85,7 @@ def test_compare_again_leaves_out_the_holes_interval_ends(tmp_path, monkeypatch)
     qrels, runs = _files(tmp_path)
     lines = Path(qrels).read_text().splitlines(True)
     Path(qrels).write_text("".join(lines[::2]))  # every other judgment dropped: the runs have holes
-    request = CompareRequest(qrels, tuple(runs), measures=["AP", "P@5"], options=Options(), holes=True,
+    request = CompareRequest(qrels=qrels, runs=tuple(runs), measures=["AP", "P@5"], options=Options(), holes=True,
                              holes_bootstrap=True, compare={"test": "t", "correction": "none"}, progress=False)
     first = compare_for_request(request, [], check_ties=False)
     assert "holes_overlap" in first.tables["pairs"].columns

@@ -111,7 +111,7 @@ def test_summ_reports_each_document_of_every_round(texts, monkeypatch):
         yield lambda units=1.0, total=None: heard.append(units)
 
     monkeypatch.setattr(pr, "work_bar", spy)
-    request = se.SummRequest(texts[0], tuple(texts[1:]), ["ROUGE-2"], ["E"], options=se.SummOptions(draws=20),
+    request = se.SummRequest(data=texts[0], systems=tuple(texts[1:]), measures=["ROUGE-2"], variants=["E"], options=se.SummOptions(draws=20),
                              progress=lambda label: None)
     se.summ_for_request(request, [])
     assert opened == [(True, "ROUGE and its Monte Carlo E (documents)", 3)] and sum(heard) == 3

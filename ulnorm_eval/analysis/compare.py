@@ -655,7 +655,7 @@ def _evaluate_here(q, runs, metrics: list, options, how: tuple) -> tuple:
 # --------------------------------------------------------------------------- the command's request
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompareRequest:
     """What `ulnorm-eval compare` asks for (docs/comparing.md): the runs, measures and variants
     (None: the defaults), the evaluation options, and the keywords of :func:`compare`."""

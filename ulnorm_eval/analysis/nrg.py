@@ -625,7 +625,7 @@ def _report_groups(groups, best, names, sel) -> list:
 # --------------------------------------------------------------------------- the command's request
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NRGRequest:
     """What `ulnorm-eval nrg` asks for (docs/nrg.md): the runs scored, the prior runs, the protocol
     that builds each run's prior set, the measures (names; None: nDCG@10, or P@10 with ``unique``)."""

@@ -242,7 +242,7 @@ def run_task(qrels, run, metrics, quiet, qids, options):
     return res, make_pool(options.pool, rr.ranking, judgements(qrels, qids)).n
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class QueriesRequest:
     """What `ulnorm-eval queries` asks for: the runs, measures (None: the defaults), the evaluation
     options and the query-type thresholds."""

@@ -1019,7 +1019,7 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
     return Design.from_levels(np.stack(idx), counts, pool, levels, names, qids)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StabilityRequest:
     """What `ulnorm-eval stability` asks for (docs/stability.md): the files, measures (specs), cutoffs,
     Φ targets and the keywords of :func:`study`, and which extra tables (tau, asl, paired) to build."""

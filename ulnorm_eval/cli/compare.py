@@ -180,7 +180,7 @@ def compare_view(options: dict):
     chosen = _table_list(opts["tables"])
     fmt = output_format(opts["fmt"],
                         opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
-    return CompareView(fmt, tuple(chosen), opts["precision"], opts["output"], opts["plot"], opts["baseline"])
+    return CompareView(fmt=fmt, tables=tuple(chosen), precision=opts["precision"], output=opts["output"], plot=opts["plot"], baseline=opts["baseline"])
 
 
 def compare_request(options: dict, view):
@@ -203,13 +203,13 @@ def compare_request(options: dict, view):
     opts = make_options(**{**given,
                            "holes": holes[0] if holes else "closed", "holes_samples": given["holes_samples"] or 1000})
     keys = ("test", "reps", "seed", "correction", "alpha", "subset", "subset_size", "swap_trials", "phi_target")
-    return CompareRequest(given["qrels"], tuple(given["runs"]), split_names(given["measures"]) or None,
-                          split_variants(given["norm"]),
-                          opts, given["groups"], bool(holes),
-                          bool(holes and given["holes_samples"]), given["swap_between"],
-                          given["allow_disjoint"], "pairs" in view.tables or view.paper or given["plot"] is not None
-                          or given["baseline"] is not None, given["jobs"], given["scheduler"], scheduler_timeout(),
-                          {key: given[key] for key in keys}, progress=not given["no_progress"])
+    return CompareRequest(qrels=given["qrels"], runs=tuple(given["runs"]), measures=split_names(given["measures"]) or None,
+                          variants=split_variants(given["norm"]),
+                          options=opts, groups=given["groups"], holes=bool(holes),
+                          holes_bootstrap=bool(holes and given["holes_samples"]), swap_between=given["swap_between"],
+                          allow_disjoint=given["allow_disjoint"], pairs="pairs" in view.tables or view.paper or given["plot"] is not None
+                          or given["baseline"] is not None, jobs=given["jobs"], scheduler=given["scheduler"], scheduler_timeout=scheduler_timeout(),
+                          compare={key: given[key] for key in keys}, progress=not given["no_progress"])
 
 
 @click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG,
@@ -265,11 +265,11 @@ def queries_request(options: dict):
     given = options
     thresholds = Thresholds(given["informative_gap"], given["ideal_gap"], given["hard_below"], given["easy_above"])
     opts = make_options(**{**given, "holes": given["holes"][0] if given["holes"] else "closed"})
-    return QueriesRequest(given["qrels"], tuple(given["runs"]),
-                          split_names(given["measures"]) or None, opts, thresholds,
-                          given["groups"], bool(given["holes"]), given["allow_disjoint"],
-                          given["jobs"], given["scheduler"],
-                          scheduler_timeout())
+    return QueriesRequest(qrels=given["qrels"], runs=tuple(given["runs"]),
+                          measures=split_names(given["measures"]) or None, options=opts, thresholds=thresholds,
+                          groups=given["groups"], holes=bool(given["holes"]), allow_disjoint=given["allow_disjoint"],
+                          jobs=given["jobs"], scheduler=given["scheduler"],
+                          scheduler_timeout=scheduler_timeout())
 
 
 SWAPS_EPILOG = """\b

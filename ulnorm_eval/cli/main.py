@@ -317,20 +317,23 @@ def eval_request(options: dict):
         if repeated:
             raise click.UsageError(repeated)
     variants = split_variants(given["norm"])
-    return EvalRequest(given["qrels"], tuple(given["runs"]), tuple(measures),
-                       None if variants is None else tuple(variants),
-                       opts, holes, given["holes_samples"], tuple(given["fail_below"]), given["sort"], given["head"], given["baseline"],
-                       given["max_drop"], given["alpha"], given["test"], given["allow_disjoint"], given["groups"], given["stream"], given["jobs"],
-                       given["scheduler"], scheduler_timeout(), given.get("strict_queries", False))
+    return EvalRequest(
+        qrels=given["qrels"], runs=tuple(given["runs"]), measures=tuple(measures),
+        variants=None if variants is None else tuple(variants), options=opts,
+        holes=holes, holes_samples=given["holes_samples"], thresholds=tuple(given["fail_below"]),
+        sort=given["sort"], head=given["head"], baseline=given["baseline"], max_drop=given["max_drop"],
+        alpha=given["alpha"], test=given["test"], allow_disjoint=given["allow_disjoint"], groups=given["groups"],
+        stream=given["stream"], jobs=given["jobs"], scheduler=given["scheduler"],
+        scheduler_timeout=scheduler_timeout(), strict_queries=given.get("strict_queries", False))
 
 
 def eval_view(options: dict, fmt: str):
     """How `eval` shows its outcome: render.eval_report.EvalView from the options and the chosen format."""
     from ..render.eval_report import EvalView
 
-    return EvalView(fmt, options["per_query"], options["nosummary"], options["names"], options["precision"],
-                    options["output"], table_layout(options["output"]) if fmt == "table" else {},
-                    options["summary_md"])
+    return EvalView(fmt=fmt, per_query=options["per_query"], nosummary=options["nosummary"], names=options["names"],
+                    precision=options["precision"], output=options["output"], summary_md=options["summary_md"],
+                    layout=table_layout(options["output"]) if fmt == "table" else {})
 
 
 @main.command("measures", context_settings=CONTEXT)

@@ -95,8 +95,8 @@ def nrg_request(options: dict):
         raise click.UsageError("standard input ('-') can be given once")
     check_parallel(opts["jobs"], opts["scheduler"])
     protocol = next((flag_protocol for key, (_, flag_protocol) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)), "fixed")
-    return NRGRequest(opts["qrels"], tuple(opts["runs"]), tuple(opts["priors"]),
-                      [name for value in opts["measures"] for name in value.split() if name] or None, protocol,
-                      opts["group_by"], opts["best_by"],
-                      opts["unique"], make_options(**opts), opts["allow_disjoint"], opts["jobs"], opts["scheduler"],
-                      scheduler_timeout())
+    return NRGRequest(qrels=opts["qrels"], runs=tuple(opts["runs"]), priors=tuple(opts["priors"]),
+                      measures=[name for value in opts["measures"] for name in value.split() if name] or None, protocol=protocol,
+                      group_by=opts["group_by"], best_by=opts["best_by"],
+                      unique=opts["unique"], options=make_options(**opts), allow_disjoint=opts["allow_disjoint"], jobs=opts["jobs"], scheduler=opts["scheduler"],
+                      scheduler_timeout=scheduler_timeout())

@@ -178,9 +178,9 @@ def stability_request(options: dict):
 
     specs = list(dict.fromkeys(st.parse_measure(text) for text in (opts["measures"] or ("nDCG",))))
     keys = ("gain", "discount", "unconstrained", "restarts", "seed", "at_topics", "topic_bootstrap", "holdout")
-    return st.StabilityRequest(opts["qrels"], tuple(opts["runs"]), specs, cutoffs, targets,
-                               opts["topics"], opts["ties"],
-                               tuple(chosen), opts["reps"], {key: opts[key] for key in keys},
+    return st.StabilityRequest(qrels=opts["qrels"], runs=tuple(opts["runs"]), specs=specs, cutoffs=cutoffs, phi_targets=targets,
+                               topics=opts["topics"], ties=opts["ties"],
+                               tables=tuple(chosen), reps=opts["reps"], study={key: opts[key] for key in keys},
                                progress=not opts["no_progress"])
 
 

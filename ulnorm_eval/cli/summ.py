@@ -149,10 +149,10 @@ def summ_request(options: dict):
             "batch_size")
     opts = se.SummOptions(**{key: options[key] for key in keys}, k=tokens)
     measures = [name for given in options["measures"] for name in given.split() if name] or None
-    return se.SummRequest(options["data"], tuple(options["systems"]), measures, variants, tuple(options["fail_below"]),
-                          opts, options["only_systems"], options["max_docs"], options["subset"], options["order"],
-                          options["token_ties"], options["correlate"], options["ratings"], options["mc_repeats"],
-                          _progress_bar() if shown(not options["no_progress"]) else False, ABSTRACTIVE)
+    return se.SummRequest(data=options["data"], systems=tuple(options["systems"]), measures=measures, variants=variants, thresholds=tuple(options["fail_below"]),
+                          options=opts, only_systems=options["only_systems"], max_docs=options["max_docs"], subset=options["subset"], order=options["order"],
+                          token_ties=options["token_ties"], correlate=options["correlate"], ratings=options["ratings"], mc_repeats=options["mc_repeats"],
+                          progress=_progress_bar() if shown(not options["no_progress"]) else False, abstractive=ABSTRACTIVE)
 
 
 def _progress_bar():

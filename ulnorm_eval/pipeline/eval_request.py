@@ -32,7 +32,7 @@ class StoppedAtQuery(RefusedAlone):
         self.result, self.qid = result, qid
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EvalRequest:
     """What an evaluation asks for (the options of `ulnorm-eval eval`, docs/cli.md), checked for
     contradictions by the command line that built it."""

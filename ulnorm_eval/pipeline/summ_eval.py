@@ -399,7 +399,7 @@ def _system_result(data, s: int, metrics: list, cells: dict, opts: SummOptions, 
 # --------------------------------------------------------------------------- the command's request
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SummRequest:
     """What `ulnorm-eval summ` asks for (docs/summarisation.md): the data and systems, measures and
     variants (None: the defaults), --fail-below texts, the scoring options and the document selection."""

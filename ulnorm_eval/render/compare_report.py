@@ -8,7 +8,7 @@ from dataclasses import dataclass
 __all__ = ["CompareView", "compare_outputs"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompareView:
     """How to show a comparison: the format, the tables (--table), decimals, -o and --plot FILE."""
 

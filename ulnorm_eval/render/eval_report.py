@@ -9,7 +9,7 @@ from .values import safe_text
 __all__ = ["EvalView", "table_extras", "eval_text", "eval_outputs", "eval_verdict"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EvalView:
     """How to show an evaluation: the format and the options that shape its rows and names."""
 

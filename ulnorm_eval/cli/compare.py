@@ -12,7 +12,7 @@ import click
 from ..core.variants import variant_names
 from .support import CONTEXT, fail, flush, output_format, refusals, split_names, split_variants, write_output
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
-from .types import FiniteFloat, NonEmpty
+from .types import ALPHA, FiniteFloat, NonEmpty
 
 from .options import (MAX_DRAWS, MAX_TRIALS, HolesCommand, allow_disjoint_option, bounds_options, bundle,
                       check_parallel, groups_option, holes_option, holes_options, make_options, ordering_options,
@@ -111,7 +111,7 @@ COMPARE_BRIEF = {
                    "(tukey, default 10000; every one when they fit); at most 1,000,000 (memory grows with them).")
 @click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm",
               show_default=True, help="Multiple-comparison correction over the pairs of each metric.")
-@click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05,
+@click.option("--alpha", type=ALPHA, default=0.05,
               show_default=True, help="Significance level of the corrected p-values.")
 @click.option("--subset", type=click.Choice(["all", "uninformative", "ideal"]), default="all", show_default=True,
               help="Query set (Karmaker & Feng 2022 §4.4): runs' mean closest to E, or farthest above it.")

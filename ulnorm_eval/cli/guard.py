@@ -192,6 +192,18 @@ def _finish_stdout(code):
     return code
 
 
+def _stdout_failed() -> bool:
+    """Whether stdout cannot be written (flushing it fails, as when click's --help met a full disk): then
+    the error was stdout's, said once; stdout goes to /dev/null so that the final flush cannot fail again."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        return False
+    except (OSError, ValueError):
+        _to_devnull()
+        return True
+
+
 def _stdout_error(exc: OSError) -> str:
     if exc.errno == errno.EBADF and 1 in _CLOSED:
         return "standard output: closed (>&-): nothing was written; give -o FILE"  # as render/outputs.py
@@ -330,6 +342,13 @@ def _unexpected_line(exc: Exception) -> str:
 
 def _guarded(run, args, prog_name, complete_var, **extra):
     """click's ``main`` with every outcome mapped to ``sys.exit(code)``."""
+    from ..render.progress import progress_mode
+
+    try:
+        progress_mode()  # the environment's setting, refused before any command runs
+    except ValueError as exc:
+        _say(str(exc))
+        sys.exit(2)
     try:
         with warnings.catch_warnings():
             # numpy's overflow/invalid-value warnings: the results are checked for non-finite
@@ -360,7 +379,7 @@ def _guarded(run, args, prog_name, complete_var, **extra):
         _say("input too deeply nested or too large to process")
         sys.exit(2)
     except OSError as exc:
-        _say(_os_error_line(exc))
+        _say(_stdout_error(exc) if _stdout_failed() else _os_error_line(exc))
         sys.exit(2)
     except (SystemExit, Interrupted):
         raise

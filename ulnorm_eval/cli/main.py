@@ -8,7 +8,7 @@ from .support import (CONTEXT, fail, flush, output_format, progress_bar, refusal
                      write_output, write_outputs_then)
 from ..render.format_names import RESULT_FORMATS
 from .trec import stops_as_trec_eval
-from .types import FiniteFloat, GateThreshold, NonEmpty
+from .types import ALPHA, FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, groups_option, holes_options,
                       make_options, ci_option, norm_all_option, ordering_options, output_options, parallel_options, scheduler_timeout,
@@ -237,7 +237,7 @@ EVAL_BRIEF = {
 @click.option("--max-drop", "max_drop", type=FiniteFloat(min=0), metavar="D",
               help="With --baseline: exit 1 when mean(run) < mean(baseline) - D (an absolute difference "
                    "of means).  Default 0: any drop.")
-@click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), metavar="A",
+@click.option("--alpha", type=ALPHA, metavar="A",
               help="With --baseline: fail only if the drop is also significant, one-sided paired p < A "
                    "over the queries.  With --ci: the intervals' level is 1 - A.")
 @ci_option

@@ -239,6 +239,9 @@ def check_parallel(jobs: int, scheduler: str | None) -> None:
     """Refuse what cannot run before any input is read (one line, exit 2)."""
     from .support import fail
 
+    if scheduler is not None and not scheduler.strip():  # would silently run here: the option asks for a cluster
+        fail(f"--scheduler {scheduler!r}: no address; give the Dask scheduler's (tcp://HOST:8786), or leave the option "
+             "out to run on this machine")
     if scheduler:
         import importlib.util
 

@@ -21,19 +21,28 @@ PROGRESS_MIN_BYTES = 4 << 20  # below a few MB reading is too quick for a bar to
 MONTE_CARLO_DELAY = 1.0  # seconds of Monte Carlo work before its bar appears
 
 
-def _mode() -> str:
-    return os.environ.get(PROGRESS_ENV, "").strip().lower()
+_MODES = {"always": True, "1": True, "yes": True, "on": True, "never": False, "0": False, "no": False, "off": False, "": None}
+
+
+def progress_mode() -> bool | None:
+    """ULNORM_EVAL_PROGRESS: True (always), False (never) or None (unset: bars on a terminal only);
+    ValueError for anything else (a setting silently ignored would change what stderr gets)."""
+    text = os.environ.get(PROGRESS_ENV, "")
+    if text.strip().lower() not in _MODES:
+        raise ValueError(f"{PROGRESS_ENV}={text!r}: expected always or never (1/yes/on, 0/no/off), or unset it for "
+                         "bars on a terminal only")
+    return _MODES[text.strip().lower()]
 
 
 def forced() -> bool:
     """ULNORM_EVAL_PROGRESS=always: every bar is shown at once, whatever stderr is (a log, a test)."""
-    return _mode() in ("always", "1", "yes", "on")
+    return progress_mode() is True
 
 
 def shown(wanted: bool = True) -> bool:
     """Whether progress bars go to stderr: ``wanted`` (no --no-progress), not ULNORM_EVAL_PROGRESS=never,
     and stderr a terminal or ULNORM_EVAL_PROGRESS=always."""
-    if not wanted or _mode() in ("never", "0", "no", "off"):
+    if not wanted or progress_mode() is False:
         return False
     return forced() or sys.stderr.isatty()
 

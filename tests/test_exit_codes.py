@@ -35,6 +35,7 @@ OK = {
     "summ": ["-m", "ROUGE-1", "--norm", "none", "docs.tsv", "sysA.tsv"],
     "stability": ["-k", "2", "qrels", "a.run", "b.run"],
     "swaps": ["systems_a.tsv", "systems_b.tsv"],
+    "repro": ["-m", "AP", "qrels", "a.run", "b.run"],
     "measures": [],
 }
 # the commands with a gate, and a gate that fails
@@ -42,6 +43,8 @@ GATES = {
     "eval": [["-m", "AP", "--norm", "none", "--fail-below", "AP=0.9", "qrels", "a.run"],
              ["-m", "AP", "--norm", "none", "--baseline", "b.run", "qrels", "a.run"]],
     "summ": [["-m", "ROUGE-1", "--norm", "none", "--fail-below", "ROUGE-1=0.99", "docs.tsv", "sysA.tsv"]],
+    "repro": [["-m", "AP", "--max-rmse", "0.01", "qrels", "a.run", "b.run"],
+              ["-m", "AP", "--min-ktu", "0.9", "qrels", "a.run", "b.run"]],
 }
 # a missing input file for each command that reads files
 MISSING = {c: [("missing.run" if a.endswith(".run") else "missing.tsv" if a in ("sysA.tsv", "systems_b.tsv") else a)

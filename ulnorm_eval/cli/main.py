@@ -42,7 +42,7 @@ Exit codes: 0 ok, 1 a --fail-below/--baseline gate failed, 2 usage or input erro
 # eval, and --help of one command import none of them): name -> (module in ulnorm_eval.cli, attribute)
 LAZY_COMMANDS = {"nrg": ("nrg", "nrg_cmd"), "compare": ("compare", "compare_cmd"), "swaps": ("compare", "swaps_cmd"),
                  "queries": ("compare", "queries_cmd"), "stability": ("stability", "stability_cmd"),
-                 "summ": ("summ", "summ_cmd")}
+                 "summ": ("summ", "summ_cmd"), "repro": ("repro", "repro_cmd")}
 
 
 class DefaultGroup(click.Group):

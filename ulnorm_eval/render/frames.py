@@ -170,7 +170,11 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
                  "summary": _summary_title(meta),
                  "pairs": "Pairs of runs: mean difference A − B, effect d_z, "
                           f"{interval_percent(meta.get('alpha', 0.05))} interval (1 − α), p-values",
-                 "queries": "Queries"}.get(name, name)
+                 "queries": "Queries",
+                 "measures": "Reproduction per measure: the runs' means, RMSE over the topics; with a baseline pair "
+                             "ER and ΔRI (Breuer et al. 2020)",
+                 "rankings": f"Reproduction per pair: KTU, RBO (p = {meta.get('rbo_p')}, top {meta.get('depth')})"
+                 }.get(name, name)
         if name == "systems":
             wide = _systems_wide(table, precision)
             tries = [wide, _transposed(wide)]

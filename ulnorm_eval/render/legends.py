@@ -66,6 +66,28 @@ COLUMNS = {
     },
 }
 
+# `repro`'s tables (analysis/repro.py; Breuer et al. 2020)
+COLUMNS["measures"] = {
+    "measure": "the measure",
+    "original": "ORIGINAL's mean over the topics",
+    "reproduced": "REPRODUCED's mean over the topics",
+    "rmse": "root mean square of original - reproduced over the topics (Breuer et al. 2020 eq. 2)",
+    "baseline_original": "B_ORIG's mean (--baseline-pair)",
+    "baseline_reproduced": "B_REPR's mean",
+    "baseline_rmse": "RMSE of the baseline pair",
+    "er": "effect ratio: mean(REPRODUCED - B_REPR) / mean(ORIGINAL - B_ORIG) over the topics (eq. 4); 1 = the "
+          "improvement reproduced whole",
+    "delta_ri": "ΔRI: relative improvement over the baseline, original minus reproduced (eq. 5); 0 = the same",
+}
+COLUMNS["rankings"] = {
+    "pair": "advanced (ORIGINAL, REPRODUCED) or baseline (--baseline-pair)",
+    "original": "the original run", "reproduced": "the reproduced run",
+    "topics": "topics both runs ranked documents for",
+    "ktu": "Kendall's tau Union of each topic's two rankings, averaged (Breuer et al. 2020 §3.1; 1 = the same order)",
+    "rbo": "rank-biased overlap of each topic's two rankings, averaged (Webber et al. 2010; 1 = the same documents "
+           "in the same order)",
+}
+
 SYSTEMS_CELL = ("each cell: the run's mean of the per-query values (its rank among the runs, 1 = highest); for a "
                 "normalisation such as UL2 that is the average of Karmaker & Feng 2022, whose per-query values the "
                 "pairs' tests pair, not eval's 'all' row, the formula applied to the means (eval --norm-all per-query "

@@ -1,0 +1,74 @@
+"""How `ulnorm-eval repro` shows a :class:`~ulnorm_eval.analysis.repro.Reproduction`: its two tables in
+every format (render.frames), the gate's verdict on stderr and its Markdown summary (--summary-md), as
+eval's gate shows its own (docs/comparing.md, "Reproductions")."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .values import markdown_text
+
+__all__ = ["ReproView", "repro_outputs", "repro_verdict", "repro_markdown"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReproView:
+    """How to show a reproduction: the format, decimals, -o FILE and --summary-md FILE."""
+
+    fmt: str
+    precision: int | None = None
+    output: str | None = None
+    summary_md: str | None = None
+
+
+_WHAT = {"rmse": "RMSE of {measure}", "ktu": "KTU"}
+_BOUND = {"rmse": "<=", "ktu": ">="}
+
+
+def _check_text(check: dict, name=str) -> str:
+    what = _WHAT[check["check"]].format(measure=name(check["measure"]))
+    return (f"{what}, {check['pair']} pair: {check['value']:.4f} (gate {_BOUND[check['check']]} "
+            f"{check['threshold']:g}): {'FAILED' if check['failed'] else 'passed'}")
+
+
+def _head(checks: list) -> str:
+    failed = sum(check["failed"] for check in checks)
+    noun = "check" if len(checks) == 1 else "checks"
+    return f"gate FAILED: {failed} of {len(checks)} {noun}" if failed else f"gate passed: {len(checks)} {noun}"
+
+
+def repro_verdict(rep):
+    """The gate's verdict, ``(stderr lines, failed)``, or None without a gate (--max-rmse, --min-ktu)."""
+    if not rep.checks:
+        return None
+    return [_head(rep.checks)] + ["  " + _check_text(check) for check in rep.checks], rep.failed
+
+
+def _number(value) -> str:
+    if isinstance(value, int):
+        return str(value)
+    return "nan" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+
+
+def repro_markdown(rep) -> str:
+    """The gate as Markdown (for $GITHUB_STEP_SUMMARY): verdict heading, its checks, then both tables."""
+    lines = [f"### Reproduction: {_head(rep.checks) if rep.checks else 'no gate'}", ""]
+    lines += [f"- {_check_text(check, markdown_text)}" for check in rep.checks] + ([""] if rep.checks else [])
+    for table in rep.tables.values():
+        lines += ["| " + " | ".join(table.columns) + " |", "|:-|" + "-:|" * (len(table.columns) - 1)]
+        lines += ["| " + " | ".join(markdown_text(str(cell)) if isinstance(cell, str) else _number(cell)
+                                    for cell in row) + " |" for row in table.rows()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def repro_outputs(rep, view: ReproView) -> list:
+    """render.outputs.Output items: the tables in ``view.fmt`` (stdout or -o) and the Markdown summary
+    appended to --summary-md FILE."""
+    from .frames import render
+    from .outputs import Output
+
+    outputs = [Output(view.output, render(rep.tables, view.fmt, view.precision, rep.meta))]
+    if view.summary_md:
+        outputs.append(Output(view.summary_md, repro_markdown(rep), append=True))
+    return outputs

@@ -135,6 +135,21 @@ def test_infap_exact_on_a_large_pool_matches_montecarlo():
     assert abs(mean[0] - exact("infAP", pool, J)[0]) <= 4 * se[0]
 
 
+@pytest.mark.parametrize("K,W", [(0, 0), (0, 5), (6, 0), (3, 9), (9, 3), (14, 1), (1, 14), (20, 20), (27, 4)])
+def test_reciprocal_rank_means_are_the_exact_sums(K, W):
+    """E[1/X_s] for the (s+1)-th of K+1 judged documents among K+1+W shuffled, from E[infAP]'s
+    recurrence (pivot, forward and backward steps), against the sum over every rank in rationals."""
+    from fractions import Fraction
+    from math import comb
+
+    from ulnorm_eval.core.measures.trec_precision import reciprocal_rank_means
+
+    n = K + 1 + W
+    exact_means = [float(sum(Fraction(comb(x - 1, s) * comb(n - x, K - s), comb(n, K + 1) * x) for x in range(1, n + 1)))
+                   for s in range(K + 1)]
+    assert reciprocal_rank_means(K, W) == pytest.approx(exact_means, rel=1e-13, abs=0)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_judged_only_bounds(seed):
     """-J: scoring the judged-only view of every permutation of the pool equals permuting the

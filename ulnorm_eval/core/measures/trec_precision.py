@@ -237,42 +237,60 @@ def gammaln(values):
     """log Gamma elementwise (math.lgamma over one value per query: no scipy import for it)."""
     return np.array([math.lgamma(value) for value in np.asarray(values, dtype=np.float64).ravel()]).reshape(np.shape(values))
 
-_INFAP_BLOCK = 4_000_000  # elements of one (queries x j x s) block
+def reciprocal_rank_means(K: int, W: int) -> np.ndarray:
+    """M(s) = E[1/X_s] for s = 0..K, X_s the 1-based rank of the (s+1)-th of K+1 judged documents
+    shuffled uniformly with W others: X_s = s + 1 + w, w ~ BetaBinomial(W; s+1, K+1-s).
+
+    With t_s(x) = C(x-1, s) C(n-x, K-s), n = K+1+W, M(s) = sum_x t_s(x) / (x C(n, K+1)).  Consecutive
+    terms satisfy t_{s+1}(x) (s+1)(W+s+2-x) = t_s(x) (x-1-s)(K-s); summed over x with weight 1/x, and
+    with sum_x t_s(x) = C(n, K+1) for every s (Vandermonde), this gives the recurrence
+
+        (s+1)(W+s+2) M(s+1) = (s+1)(s-K) M(s) + K+1.
+
+    Forward steps carry an error by |s-K|/(W+s+2), backward ones by the inverse: M is summed directly
+    at the pivot s* where the two meet, then carried forward above it and backward below it, each
+    step shrinking the error; O(K + W) for the K+1 values."""
+    s = np.arange(K + 1, dtype=np.float64)
+    if W == 0:
+        return 1.0 / (s + 1.0)
+    pivot = min(max(0, -(-(K - W - 2) // 2)), K)
+    logf = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1.0, K + W + 2)))])  # log 0! .. log (K+W+1)!
+    w = np.arange(W + 1)
+    # BetaBinomial(w; W, pivot+1, K+1-pivot) = C(w+pivot, w) C(W-w+K-pivot, W-w) / C(W+K+1, W)
+    log_pmf = (logf[w + pivot] - logf[pivot] - logf[w] + logf[W - w + K - pivot] - logf[K - pivot] - logf[W - w]
+               - logf[W + K + 1] + logf[K + 1] + logf[W])
+    out = np.empty(K + 1)
+    out[pivot] = float(np.sum(np.exp(log_pmf) / (pivot + w + 1.0)))
+    value = out[pivot]
+    for index in range(pivot, K):  # forward: |s-K| <= W+s+2 from the pivot on
+        value = ((index - K) * value + (K + 1) / (index + 1.0)) / (index + W + 2.0)
+        out[index + 1] = value
+    value = out[pivot]
+    for index in range(pivot - 1, -1, -1):  # backward below it
+        value = ((index + W + 2.0) * value - (K + 1) / (index + 1.0)) / (index - K)
+        out[index] = value
+    return out
 
 
 def e_infAP(random_pool):
-    """Exact E[infAP]; see the module docstring.  Computed as a sum over s (judged documents above
-    the scored relevant one: uniform on 0..K, K = P-1+Q, its place among the judged being uniform)
-    and w (documents above it that are pooled-unjudged or not in the qrels: beta-binomial
-    BB(W; s+1, K+1-s), W = U+V), of (1 + (s + w (1 - V/W)) (s (P-1)/K + eps)/(s + 2 eps)) / (s + w + 1):
-    the infAP term at rank j = s + w with E[r | s] = s (P-1)/K and E[v | w] = w V/W."""
+    """Exact E[infAP] under a uniformly random ranking of the pool.  For a relevant document with s
+    judged documents above it (uniform on 0..K, K = P-1+Q) and w others (pooled-unjudged or not in
+    the qrels, W = U+V of them; w ~ BetaBinomial(W; s+1, K+1-s)), infAP's term at rank j = s + w is
+    (1 + (s + u) (r + eps)/(s + 2 eps)) / (s + w + 1), linear in r and u, with E[r | s] = s (P-1)/K
+    and E[u | w] = w c, c = U/W.  With e_s = (s (P-1)/K + eps)/(s + 2 eps) and s + c w =
+    c (s + w + 1) + (1-c) s - c, its mean over w is c e_s + (1 + e_s ((1-c) s - c)) M(s), M(s) =
+    E[1/(s + w + 1) | s] (:func:`reciprocal_rank_means`); E = (P/R) mean over s of that."""
     pool, judgements = random_pool.pool, random_pool.J
     ctx = context(random_pool.measure, random_pool.rel)
     n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
     eps = INFAP_EPSILON
     out = np.zeros(pool.nq)
-    for query in np.flatnonzero((P > 0) & (R > 0)):  # one vectorised block per query (no per-document loop)
+    for query in np.flatnonzero((P > 0) & (R > 0)):
         P_q, Q_q, U_q, V_q = (int(count) for count in (P[query], Q[query], U[query], V[query]))
         K, W = P_q - 1 + Q_q, U_q + V_q
-        s = np.arange(K + 1, dtype=np.float64)[:, None]
-        w = np.arange(W + 1, dtype=np.float64)[None, :]
-        if W:
-            # log BB(w) = log BB(0) + sum_{t<w} log[(W-t)(t+s+1) / ((t+1)(W-t+K-s))]: table lookups
-            # and one cumulative sum instead of special functions per element
-            a, b = s + 1.0, K + 1.0 - s
-            logn = np.log(np.arange(1, W + K + 2, dtype=np.float64))  # log(1 .. W+K+1)
-            t = np.arange(W)[None, :]
-            s_index = np.arange(K + 1)[:, None]
-            step = (logn[W - t - 1] + logn[t + s_index]) - (logn[t] + logn[W - t + K - s_index - 1])
-            # log BB(0) = betaln(a, W + b) - betaln(a, b) = lgamma(W+b) - lgamma(b) - lgamma(K+2+W) + lgamma(K+2),
-            # and with j = K - s: lgamma(W+1+j) - lgamma(1+j) = lgamma(W+1) + sum_{i<=j} log((i+W)/i)
-            rise = math.lgamma(W + 1) + np.concatenate([[0.0], np.cumsum(np.log1p(W / np.arange(1.0, K + 1)))])
-            log0 = (rise[::-1] - math.lgamma(K + 2 + W) + math.lgamma(K + 2))[:, None]
-            power = np.exp(np.concatenate([log0, log0 + np.cumsum(step, axis=1)], axis=1))
-        else:
-            power = np.ones((K + 1, 1))
-        expected_rel = s * (P_q - 1) / K if K else np.zeros_like(s)
-        judged_above = s + w * (1.0 - (V_q / W if W else 0.0))  # j - E[v]
-        term = (1.0 + judged_above * (expected_rel + eps) / (s + 2 * eps)) / (s + w + 1.0)
-        out[query] = P_q * np.sum(power * term) / (K + 1.0) / R[query]
+        s = np.arange(K + 1, dtype=np.float64)
+        precision = ((s * (P_q - 1) / K if K else 0.0) + eps) / (s + 2 * eps)  # e_s
+        pooled = U_q / W if W else 0.0  # c
+        mean = pooled * precision + (1.0 + precision * ((1.0 - pooled) * s - pooled)) * reciprocal_rank_means(K, W)
+        out[query] = P_q * np.sum(mean) / (K + 1.0) / R[query]
     return out

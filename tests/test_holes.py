@@ -229,7 +229,7 @@ def test_cli_holes(tmp_path):
     run = tmp_path / "run"
     qrels.write_text("q1 0 a 1\nq1 0 b 0\nq1 0 z 1\n")
     run.write_text("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\nq1 Q0 b 3 1 t\n")
-    out = subprocess.run(["ulnorm-eval", "--holes", "-m", "AP", "-m", "Bpref", "-f", "tsv",
+    out = subprocess.run(["ulnorm-eval", "--holes", "closed", "-m", "AP", "-m", "Bpref", "-f", "tsv",
                           str(qrels), str(run)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     header, *rows = out.stdout.splitlines()
@@ -311,14 +311,14 @@ def _gate(tmp_path, *args):
 
 def test_gate_holes_warn_and_fail(tmp_path):
     # passes (0.5 >= 0.4) but LB(AP@2) = 1/3 < 0.4: reported under warn, failed under fail
-    out = _gate(tmp_path, "--fail-below", "AP@2=0.4", "--holes", "warn")
+    out = _gate(tmp_path, "--fail-below", "AP@2=0.4", "--holes", "closed,warn")
     assert out.returncode == 0, out.stderr
     assert ("could flip (mean within [0.3333, 0.5000] whatever grades the unjudged documents the run retrieved "
             "take, documents no run retrieved being non-relevant)") in out.stderr
-    out = _gate(tmp_path, "--fail-below", "AP@2=0.4", "--holes", "fail")
+    out = _gate(tmp_path, "--fail-below", "AP@2=0.4", "--holes", "closed,fail")
     assert out.returncode == 1 and "failed by --holes fail" in out.stderr
     # 0.3 is below LB: the decision holds whatever the holes are
-    out = _gate(tmp_path, "--fail-below", "AP@2=0.3", "--holes", "fail")
+    out = _gate(tmp_path, "--fail-below", "AP@2=0.3", "--holes", "closed,fail")
     assert out.returncode == 0 and "holds whatever grades the unjudged documents the run retrieved take" in out.stderr
     # without --holes nothing is said about holes
     out = _gate(tmp_path, "--fail-below", "AP@2=0.4")
@@ -334,17 +334,20 @@ def test_gate_holes_baseline(tmp_path):
     out = _gate(tmp_path, "--baseline", "BASE", "--max-drop", "0.1", "--holes", "closed,fail")
     assert out.returncode == 1 and "difference within [-0.1667, +0.1667] whatever grades the unjudged documents " \
         "any of the 2 runs retrieved take (one grade per document, shared by the runs)" in out.stderr
-    out = _gate(tmp_path, "--baseline", "BASE", "--max-drop", "0.2", "--holes", "fail")
+    out = _gate(tmp_path, "--baseline", "BASE", "--max-drop", "0.2", "--holes", "closed,fail")
     assert out.returncode == 0 and "holds whatever" in out.stderr
+    # the default world (open=est) lets documents no run retrieved be relevant: the drop could then pass 0.2
+    out = _gate(tmp_path, "--baseline", "BASE", "--max-drop", "0.2", "--holes", "fail")
+    assert out.returncode == 1 and "query's estimated ceiling" in out.stderr, out.stderr
 
 
 def test_holes_option_values(tmp_path):
     out = _gate(tmp_path, "--holes", "open,warn")
     assert out.returncode == 0 and "LB(AP@2)" in out.stdout
     out = _gate(tmp_path, "--holes", "open,closed")
-    assert out.returncode == 2 and "closed, open, open=N or open=P%" in out.stderr
+    assert out.returncode == 2 and "open=est, closed, open, open=N or open=P%" in out.stderr
     out = _gate(tmp_path, "--holes", "opne")  # a misspelt value: the grammar's error, not a missing file
-    assert out.returncode == 2 and "closed, open, open=N or open=P%" in out.stderr
+    assert out.returncode == 2 and "closed, open, open=N" in out.stderr
     out = _gate(tmp_path, "--holes", "open=2,warn")
     assert out.returncode == 0 and "LB(AP@2)" in out.stdout
     out = _gate(tmp_path, "--holes", "open=-2")

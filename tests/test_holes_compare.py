@@ -114,12 +114,12 @@ def test_overlap_is_over_the_shared_holes(tmp_path):
     """AP: A has no holes of its own, but B's holes x (q1) and y (q2) are outside A's ranking: relevant,
     they raise A's R, so A's LB is below its value; the intervals range over every run's holes."""
     qrels, paths = _files(tmp_path)
-    cmp = compare_files(qrels, paths, ["AP"], [], Options(), holes=True)
+    cmp = compare_files(qrels, paths, ["AP"], [], Options(holes="closed"), holes=True)
     res = cmp.tables["pairs"]
     got = {(a, b): h for a, b, h in zip(res["run_a"], res["run_b"], res["holes_overlap"])}
     from ulnorm_eval import evaluate
 
-    ev = evaluate(qrels, paths, ["AP"], variants=["LB", "UB"])
+    ev = evaluate(qrels, paths, ["AP"], variants=["LB", "UB"], holes="closed")
     lbA = [v for m, v in ev.runs[0].mean.items() if str(m) == "LB(AP)"][0]
     # q1: R = 2 + x -> AP(A) = 2/3 with x relevant; q2: R = 1 + y -> 1/2: mean LB (2/3 + 1/2)/2
     assert abs(lbA - (2 / 3 + 1 / 2) / 2) < 1e-12
@@ -149,7 +149,7 @@ def test_queries_bounds_range_over_every_runs_holes(tmp_path):
     q.write_text("1 0 d1 1\n")
     a.write_text("1 Q0 d1 1 2 A\n1 Q0 x 2 1 A\n")
     b.write_text("1 Q0 y 1 2 B\n1 Q0 d1 2 1 B\n")
-    out = subprocess.run(["ulnorm-eval", "queries", "--holes", "-m", "AP", "-f", "tsv", str(q), str(a), str(b)],
+    out = subprocess.run(["ulnorm-eval", "queries", "--holes", "closed", "-m", "AP", "-f", "tsv", str(q), str(a), str(b)],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     head, row = [ln.split("\t") for ln in out.stdout.splitlines()[:2]]

@@ -23,7 +23,7 @@ def test_gmap_bounds_are_geometric_means(write):
     # q1: a relevant at 1, hole x at 2, b unretrieved: AP 1/2; x relevant: (1 + 2/2)/3 = 2/3.
     # q2: d non-relevant at 1, hole y at 2, c unretrieved: AP 0; y relevant: (1/2)/2 = 1/4.
     ev = evaluate(write("q", QRELS), write("r", RUN), ["GMAP"], variants=["LB", "UB", "BS", "BSLO", "BSHI"],
-                  holes_samples=50)
+                  holes_samples=50, holes="closed")
     mean = ev.runs[0].mean
     by = {str(m): v for m, v in mean.items()}
     assert by["GMAP"] == pytest.approx(gmean(0.5, 0.0))

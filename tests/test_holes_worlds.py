@@ -189,7 +189,7 @@ def test_the_issue_counterexample_is_not_held(tmp_path):
     import subprocess
 
     q, (a, b) = _files(tmp_path, {"1": {"d1": 1}}, [{"1": ["d1", "x"]}, {"1": ["y", "d1"]}])
-    out = subprocess.run(["ulnorm-eval", "-m", "AP", "--norm", "none", "--holes", "--baseline", b, "--max-drop", "0",
+    out = subprocess.run(["ulnorm-eval", "-m", "AP", "--norm", "none", "--holes", "closed", "--baseline", b, "--max-drop", "0",
                           q, a], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     line = out.stderr.strip().splitlines()[-1]
@@ -205,7 +205,7 @@ def test_table_caption_names_the_world_and_explains_a_zero_share(tmp_path):
     import subprocess
 
     q, (r,) = _files(tmp_path, {"1": {"a": 1, "c": 0}}, [{"1": ["a", "c", "x"]}])
-    out = subprocess.run(["ulnorm-eval", "--holes", "-f", "table", "-m", "nDCG@2", "--norm", "lb,ub", q, r],
+    out = subprocess.run(["ulnorm-eval", "--holes", "closed", "-f", "table", "-m", "nDCG@2", "--norm", "lb,ub", q, r],
                          capture_output=True, text=True, env={**__import__("os").environ, "COLUMNS": "400"})
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
@@ -256,3 +256,56 @@ def test_large_grades_cost_no_more_than_small_ones(tmp_path):
         assert len(h.cands) <= 16 and h.cands[0] == 0.0 and h.cands[-1] == G
         lb, ub = hole_bounds(rk, J, registry.parse("nDCG@10").measure, 1.0)
         assert 0 < lb[0] <= ub[0] == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------------- open=est: the estimated ceiling
+
+@pytest.mark.parametrize("m", MEASURES, ids=str)
+def test_estimated_ceiling_is_a_ceiling_of_its_own(m):
+    """open=est with per-query ceilings (0, 1, 2) gives what open=N with those N gives: brute force."""
+    rng = np.random.default_rng(910 + len(str(m)))
+    queries = random_queries(rng, max_holes=3)
+    rk, J = build(queries)
+    cap = rng.integers(0, 3, size=len(queries)).astype(float)
+    lb, ub = hole_bounds(rk, J, m, 1.0, "open=est", None, cap)
+    blo, bhi = brute(queries, m, J.max_grade, outside=cap, cap=cap)
+    np.testing.assert_allclose(lb, blo, rtol=1e-12, atol=1e-13)
+    assert np.all(ub >= bhi - 1e-12)
+    assert np.all(hole_bounds(rk, J, m, 1.0, "open=est")[0] == hole_bounds(rk, J, m, 1.0, "open")[0])  # no estimate: open
+
+
+def test_yield_ceiling_on_data_from_its_model():
+    """300 topics, relevance Bernoulli(a_q j^-0.6) by rank j, a_q Gamma (mean 0.3), the top 20 judged,
+    ranks 21-1000 holes: the fitted exponent is near 0.6 and the 95% ceiling holds the number of
+    relevant holes for about 95% of the topics (Monte Carlo; Poisson's approximation of the Bernoulli
+    counts errs upwards)."""
+    from ulnorm_eval.core.holes import yield_ceiling
+
+    rng = np.random.default_rng(2024)
+    nq, depth, judged_to = 300, 1000, 20
+    a = rng.gamma(3.0, 0.1, size=nq)
+    ranks = np.arange(1, depth + 1)
+    relevant = rng.random((nq, depth)) < np.minimum(a[:, None] * ranks[None, :] ** -0.6, 1.0)
+    query = np.repeat(np.arange(nq), depth)
+    judged = np.tile(ranks <= judged_to, nq)
+    cap = yield_ceiling(query, np.tile(ranks, nq), np.tile(ranks, nq), judged, judged & relevant.ravel(),
+                        [np.full(nq, depth)], nq)
+    truth = relevant[:, judged_to:].sum(axis=1)
+    covered = (truth <= cap).mean()
+    assert 0.92 <= covered <= 0.995, covered
+    assert np.median(cap / np.maximum(truth, 1)) < 2.5  # a ceiling, not infinity
+
+
+def test_yield_ceiling_without_evidence_is_open():
+    """No judged relevant document: nothing to fit, the ceiling is infinite; a topic without holes
+    (its ranking judged to the horizon) gets 0, one whose ranking stops early does not."""
+    from ulnorm_eval.core.holes import yield_ceiling
+
+    assert np.all(np.isinf(yield_ceiling([0, 0], [1, 2], [1, 2], [True, False], [False, False], [[2]], 1)))
+    cap = yield_ceiling(np.repeat([0, 1], 1000), np.tile(np.arange(1000), 2), np.tile(np.arange(1, 1001), 2),
+                        np.r_[np.ones(1000, bool), np.arange(1000) < 10], np.r_[np.arange(1000) < 3, np.arange(1000) < 2],
+                        [[1000, 1000]], 2)
+    assert cap[0] == 0 and cap[1] > 0
+    # the same first topic ranked to 10 only, all judged: the ranks 11..1000 the run did not reach may hold more
+    short = yield_ceiling(np.zeros(10), np.arange(10), np.arange(1, 11), np.ones(10, bool), np.arange(10) < 3, [[10]], 1)
+    assert short[0] > 0

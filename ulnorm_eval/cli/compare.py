@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from ..core.variants import variant_names
+from ..core.variants import DEFAULT_WORLD, variant_names
 from .support import CONTEXT, fail, flush, output_format, refusals, split_names, split_variants, write_output
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import ALPHA, FiniteFloat, NonEmpty
@@ -201,7 +201,7 @@ def compare_request(options: dict, view):
                                "--swap-between); --subset all takes every query")
     holes = given["holes"]
     opts = make_options(**{**given,
-                           "holes": holes[0] if holes else "closed", "holes_samples": given["holes_samples"] or 1000})
+                           "holes": holes[0] if holes else DEFAULT_WORLD, "holes_samples": given["holes_samples"] or 1000})
     keys = ("test", "reps", "seed", "correction", "alpha", "subset", "subset_size", "swap_trials", "phi_target")
     return CompareRequest(qrels=given["qrels"], runs=tuple(given["runs"]), measures=split_names(given["measures"]) or None,
                           variants=split_variants(given["norm"]),
@@ -264,7 +264,7 @@ def queries_request(options: dict):
 
     given = options
     thresholds = Thresholds(given["informative_gap"], given["ideal_gap"], given["hard_below"], given["easy_above"])
-    opts = make_options(**{**given, "holes": given["holes"][0] if given["holes"] else "closed"})
+    opts = make_options(**{**given, "holes": given["holes"][0] if given["holes"] else DEFAULT_WORLD})
     return QueriesRequest(qrels=given["qrels"], runs=tuple(given["runs"]),
                           measures=split_names(given["measures"]) or None, options=opts, thresholds=thresholds,
                           groups=given["groups"], holes=bool(given["holes"]), allow_disjoint=given["allow_disjoint"],

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from ..core.variants import DEFAULT_VARIANTS, variant_names
+from ..core.variants import DEFAULT_VARIANTS, DEFAULT_WORLD, variant_names
 from .support import (CONTEXT, fail, flush, output_format, progress_bar, refusals, split_names, split_variants, table_layout,
                      write_output, write_outputs_then)
 from ..render.format_names import RESULT_FORMATS
@@ -307,7 +307,7 @@ def eval_request(options: dict):
 
     given = options
     holes = given["holes"]
-    opts = make_options(**{**given, "holes": holes[0] if holes else "closed", "zscore": given["zscore_file"],
+    opts = make_options(**{**given, "holes": holes[0] if holes else DEFAULT_WORLD, "zscore": given["zscore_file"],
                            "holes_samples": given["holes_samples"] or 1000,
                            "ci": 1 - (given["alpha"] or 0.05) if given["ci"] else None})
     measures = split_names(given["measures"])

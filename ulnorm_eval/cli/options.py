@@ -7,6 +7,7 @@ import click
 MAX_DRAWS = 1_000_000  # Monte Carlo draws: their values are held per query (8 bytes each)
 MAX_TRIALS = 100_000  # split halves, topic or document resamples, seeds: each holds a vector per system or query
 
+from ..core.variants import DEFAULT_WORLD
 from .types import FiniteFloat, Jobs, RelLevel
 
 
@@ -71,7 +72,7 @@ ci_option = click.option(
 class HolesSpec(click.ParamType):
     """--holes: comma-separated, at most one of closed/open and one of warn/fail."""
 
-    name = "[closed|open|open=N|open=P%][,warn|fail]"
+    name = "[open=est|closed|open|open=N|open=P%][,warn|fail]"
 
     def convert(self, value, param, ctx):
         if isinstance(value, tuple):
@@ -88,9 +89,9 @@ class HolesSpec(click.ParamType):
             except ValueError as exc:
                 self.fail(str(exc).removeprefix("--holes "), param, ctx)
         if bad or len(modes) > 1 or len(acts) > 1 or not parts:
-            self.fail(f"{value!r}: give closed, open, open=N or open=P%, and/or warn or fail, e.g. --holes "
+            self.fail(f"{value!r}: give open=est, closed, open, open=N or open=P%, and/or warn or fail, e.g. --holes "
                       "open=10,fail", param, ctx)
-        return (str(World.parse(modes[0])) if modes else "closed", acts[0] if acts else None)
+        return (str(World.parse(modes[0])) if modes else DEFAULT_WORLD, acts[0] if acts else None)
 
 
 HOLES_WORDS = ("closed", "open", "warn", "fail")
@@ -107,7 +108,7 @@ def _is_world(text: str) -> bool:
 
 
 def is_holes_value(text: str) -> bool:
-    """Whether ``text`` is a --holes value (closed, open, open=N, open=P%, warn, fail, comma-separated)."""
+    """Whether ``text`` is a --holes value (open=est, closed, open, open=N, open=P%, warn, fail, comma-separated)."""
     parts = [part.strip() for part in str(text).split(",")]
     return bool(parts) and all(part in HOLES_WORDS or _is_world(part) for part in parts)
 
@@ -165,18 +166,20 @@ class HolesCommand(BriefCommand):
             if arg == "--":  # positional arguments only from here
                 break
             if arg == "--holes" and (index + 1 == len(out) or not _holes_takes(out[index + 1])):
-                out[index] = "--holes=closed"
+                out[index] = f"--holes={DEFAULT_WORLD}"
         return super().parse_args(ctx, out)
 
 
 holes_option = click.option(
-    "--holes", type=HolesSpec(), is_flag=False, flag_value="closed", default=None,
+    "--holes", type=HolesSpec(), is_flag=False, flag_value=DEFAULT_WORLD, default=None,
     help="Add LB(M) and UB(M) to every measure that has them: its smallest and largest value over every grade "
          "(0 to the qrels' largest) of the unjudged documents the runs of the command retrieved, one grade per "
-         "document shared by the runs (docs/holes.md).  'closed' (--holes alone): documents no run retrieved "
-         "stay non-relevant; 'open': any number of them may be relevant (LB of AP, R@k, Rprec, nDCG without a "
-         "cutoff falls to 0); 'open=N': at most N unjudged documents per query, retrieved or not, are relevant "
-         "(a higher LB); 'open=P%': at most P% of the query's judged relevant documents.  With a gate (--fail-below, --baseline): a decision the holes could flip is "
+         "document shared by the runs (docs/holes.md), and of documents no run retrieved as the world allows: "
+         "'open=est' (--holes alone, the default): at most an estimated ceiling per query (the 95% upper limit "
+         "of a yield curve fitted to the runs' judged documents); 'closed': none (the pooling assumption); "
+         "'open': any number (LB of AP, R@k, Rprec, nDCG without a cutoff falls to 0); 'open=N': at most N "
+         "unjudged documents per query, retrieved or not; 'open=P%': at most P% of the query's judged relevant "
+         "documents.  With a gate (--fail-below, --baseline): a decision the holes could flip is "
          "reported ('warn', the default) or, with 'fail' (e.g. --holes fail, --holes open,fail), a passing "
          "one fails.")
 

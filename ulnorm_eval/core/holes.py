@@ -31,12 +31,12 @@ from .lazy import np
 
 from .kernels import Judgements, Level, Ranking, rel_of, relevant
 from .records import FAMILIES
+from .variants import DEFAULT_WORLD
 
-__all__ = ["World", "with_outside", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
-           "monotone", "outside_by_r", "outside_written", "REACH", "running", "HOLE_MODES", "BOOT_PRIORS", "BOOT_INTERVAL", "bootstrap",
+__all__ = ["World", "DEFAULT_WORLD", "EST_LEVEL", "yield_ceiling", "with_outside", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
+           "monotone", "outside_by_r", "outside_written", "REACH", "running", "BOOT_PRIORS", "BOOT_INTERVAL", "bootstrap",
            "grade_prior", "grade_index", "boot_grades"]
 
-HOLE_MODES = ("closed", "open")  # open=N and open=P% (a ceiling) are parsed by parse_world
 BOOT_PRIORS = ("run", "pool", "mix")  # --holes-prior
 BOOT_INTERVAL = (2.5, 97.5)  # BSLO, BSHI: the percentiles of the bootstrap values (a 95% interval)
 BOOT_SMOOTHING = 1e-4  # the least probability of a grade (Froebe et al.'s count estimator floors at 1e-4)
@@ -53,11 +53,13 @@ class World:
     holes it did not retrieve change only R and the ideal.  Beyond them ('closed'): nothing, documents
     no run retrieved stay non-relevant.  'open': any number of them may be relevant.  'open=N': at
     most N unjudged documents per query, retrieved or not, have a grade above 0; 'open=P%': at most
-    P% of the query's judged relevant documents (R at the measure's level, rounded up)."""
+    P% of the query's judged relevant documents (R at the measure's level, rounded up); 'open=est':
+    at most the query's estimated ceiling (:func:`yield_ceiling`, computed from the runs given)."""
 
     mode: str = "closed"
     ceiling: float | None = None  # open with a ceiling: at most this many (relative: a fraction of R)
     relative: bool = False
+    estimate: bool = False  # the ceiling is each query's estimate (yield_ceiling)
 
     @classmethod
     def parse(cls, text) -> "World":
@@ -66,6 +68,8 @@ class World:
         stripped = str(text).strip()
         if stripped in ("closed", "open"):
             return cls(stripped)
+        if stripped == "open=est":
+            return cls("open", EST_LEVEL, estimate=True)
         head, sep, number = stripped.partition("=")
         if head == "open" and sep:
             rel = number.endswith("%")
@@ -76,12 +80,14 @@ class World:
             if value == value and value >= 0 and value != float("inf") and (rel or value == int(value)):
                 return cls("open", value / 100.0 if rel else value, rel)
         raise ValueError(f"--holes {stripped!r}: the world is closed, open, open=N (at most N unjudged documents per "
-                         "query, retrieved or not, are relevant; N a whole number) or open=P% (at most P% of the "
-                         "query's judged relevant documents)")
+                         "query, retrieved or not, are relevant; N a whole number), open=P% (at most P% of the "
+                         "query's judged relevant documents) or open=est (at most an estimate per query)")
 
     def __str__(self) -> str:
         if self.ceiling is None:
             return self.mode
+        if self.estimate:
+            return "open=est"
         return f"open={self.ceiling * 100:g}%" if self.relative else f"open={self.ceiling:g}"
 
     @property
@@ -97,19 +103,91 @@ class World:
             return held + ", documents no run retrieved being non-relevant"
         if self.ceiling is None:
             return held + ", and however many documents no run retrieved are relevant"
-        noun = (f"{self.ceiling * 100:g}% of the query's judged relevant documents (rounded up)" if self.relative
-             else f"{self.ceiling:g} per query")
+        noun = (f"the query's estimated ceiling ({self.ceiling * 100:g}% upper limit of a yield curve fitted to "
+                "the runs' judged documents, docs/holes.md)" if self.estimate else
+                f"{self.ceiling * 100:g}% of the query's judged relevant documents (rounded up)" if self.relative
+                else f"{self.ceiling:g} per query")
         return (held.replace("whatever grades", "whichever grades", 1) +
                 f", if at most {noun} of the unjudged documents, retrieved or not, are relevant")
 
-    def outside(self, n_relevant: np.ndarray) -> np.ndarray:
-        """Per row, how many documents no run retrieved may be relevant (R: judged relevant per row)."""
+    def outside(self, n_relevant: np.ndarray, estimated=None) -> np.ndarray:
+        """Per row, how many documents no run retrieved may be relevant (R: judged relevant per row;
+        ``estimated``: per row, the estimated ceiling of open=est, None: none could be made, open)."""
         if self.mode == "closed":
             return np.zeros(len(n_relevant))
-        if self.ceiling is None:
+        if self.ceiling is None or (self.estimate and estimated is None):
             return np.full(len(n_relevant), np.inf)
+        if self.estimate:
+            return np.asarray(estimated, dtype=np.float64)
         return np.ceil(self.ceiling * np.asarray(n_relevant, dtype=np.float64) - 1e-9) if self.relative else \
             np.full(len(n_relevant), float(self.ceiling))
+
+
+EST_LEVEL = 0.95  # open=est: the ceiling is this quantile of the predictive distribution (yield_ceiling)
+HORIZON = 1000  # open=est: every run's ranking is taken to go on to this depth (trec_eval's usual -M)
+
+
+def yield_ceiling(query, doc, rank, judged, relevant, lengths, nq: int, level: float = EST_LEVEL) -> np.ndarray:
+    """Per query, an upper limit on the relevant documents among the unjudged ones the runs retrieved:
+    the ``level`` quantile of their number under a yield curve of relevance against rank.
+
+    Inputs, one entry per (run, ranked document): the query (0..nq-1), a document code (equal for the
+    same document), its 1-based rank, whether it is judged and whether judged relevant.  A document's
+    rank j is its best over the runs.  The share of relevant documents falls with rank as a power
+    law, p = a_q j^-b (the yield of a pool as it deepens, Zobel 1998), so R_q, the judged relevant
+    documents the runs retrieved, is Poisson with mean a_q W_q, W_q = sum j^-b over the judged ones,
+    and the relevant holes N_q Poisson with mean a_q H_q, H_q = sum j^-b over the holes and over the
+    ranks a run did not reach: ``lengths`` holds each run's ranking length per query, and a ranking
+    shorter than :data:`HORIZON` is taken to go on with an unjudged document at every rank up to it
+    (a new one for every run: more than there are, which errs upwards).  b is the
+    maximum of the profile likelihood sum_q [R_q log(R_q / W_q(b)) - b sum_rel log j] (one exponent for
+    the collection: a query's own judged documents are too few to fit it); a_q is Gamma(alpha, beta)
+    over the queries by moments (its variance less the Poisson one; Jeffreys' alpha = 1/2, beta = 0
+    with fewer than five queries), so N_q is negative binomial with size alpha + R_q and success
+    probability (beta + W_q) / (beta + W_q + H_q) (the Poisson-Gamma mixture, Greenwood & Yule 1920).
+    Documents no run would retrieve within the horizon are not modelled: a curve fitted where the runs
+    were judged (the top of their rankings) falls more slowly than relevance does deeper down, which
+    has covered them on the benchmark (docs/holes.md).  Without a judged relevant document the ceiling is infinite (open)."""
+    from scipy.optimize import minimize_scalar
+    from scipy.special import nbdtrik
+
+    query, doc, rank = (np.asarray(x, dtype=np.int64) for x in (query, doc, rank))
+    key = query * (int(doc.max(initial=0)) + 1) + doc
+    unique, inverse = np.unique(key, return_inverse=True)
+    best = np.full(len(unique), np.iinfo(np.int64).max)
+    np.minimum.at(best, inverse, rank)
+    is_judged, is_relevant = np.zeros(len(unique), bool), np.zeros(len(unique), bool)
+    is_judged[inverse] = np.asarray(judged, bool)
+    is_relevant[inverse] = np.asarray(relevant, bool)
+    row = unique // (int(doc.max(initial=0)) + 1)
+    log_rank = np.log(best.astype(np.float64))
+    R = np.bincount(row[is_relevant], minlength=nq).astype(np.float64)
+    if not R.any():
+        return np.full(nq, np.inf)
+
+    def sums(b, mask):
+        return np.bincount(row[mask], weights=np.exp(-b * log_rank[mask]), minlength=nq).astype(np.float64)
+
+    def minus_profile(b):
+        W = sums(b, is_judged)
+        have = R > 0
+        return -(R[have] * np.log(R[have] / W[have])).sum() + b * log_rank[is_relevant].sum()
+
+    b = minimize_scalar(minus_profile, bounds=(0.0, 3.0), method="bounded").x
+    W, H = sums(b, is_judged), sums(b, ~is_judged)
+    prefix = np.concatenate(([0.0], np.cumsum(np.arange(1.0, HORIZON + 1) ** -b)))
+    for length in lengths:
+        H += prefix[-1] - prefix[np.minimum(np.asarray(length, dtype=np.int64), HORIZON)]
+    seen = W > 0
+    rates = R[seen] / W[seen]
+    alpha, beta = 0.5, 0.0
+    if seen.sum() >= 5:
+        mean = rates.mean()
+        spread = max(rates.var() - (rates / W[seen]).mean(), 1e-3 * mean * mean)
+        alpha, beta = mean * mean / spread, mean / spread
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ceiling = np.ceil(nbdtrik(level, alpha + R, (beta + W) / (beta + W + H)) - 1e-9)
+    return np.where(H > 0, np.nan_to_num(ceiling, nan=np.inf, posinf=np.inf), 0.0)
 
 
 def with_outside(judgements: Judgements, base: np.ndarray, extra: np.ndarray, grade: float) -> Judgements:
@@ -308,12 +386,13 @@ def holes_reason(measure) -> str | None:
     return None
 
 
-def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="closed", others=None) -> tuple:
+def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="closed", others=None,
+                estimated=None) -> tuple:
     """(LB, UB) per row of a run's ranking: the family's kernel on its strategy's extreme assignments.
 
     ``mode``: a :class:`World` (or its text).  ``others`` (per row, optional): how many unjudged
     documents outside the ranking (the other runs' holes, those below -M's depth) may take a grade in
-    the closed world.  Documents outside the ranking move only R and the ideal, and only at a grade
+    the closed world; ``estimated`` (per row): open=est's ceiling.  Documents outside the ranking move only R and the ideal, and only at a grade
     of positive gain; the family's ``holes_outside(h, extra)`` gives the least value (and, for Rprec,
     the largest) with up to ``extra[r]`` of them relevant, in memory that does not grow with
     ``extra`` (which may be infinite: the open world).  At a level where grade 0 is relevant (-l 0)
@@ -335,7 +414,8 @@ def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="
     if fam.holes_outside is None or not holes.cgain.max() > 0:
         return lower, upper  # documents outside the ranking cannot move the measure
     free = world.ceiling is not None and holes.cgain.min() > 0  # -l 0: grade 0 is relevant and uncounted
-    cap = np.full(ranking.nrows, np.inf) if free else world.outside(judgements.n_relevant(holes.rel)[ranking.base])
+    cap = np.full(ranking.nrows, np.inf) if free else world.outside(judgements.n_relevant(holes.rel)[ranking.base],
+                                                                    estimated)
     extra = cap + (0.0 if others is None else np.asarray(others, dtype=np.float64))
     if extra.any():
         low_x, high_x = fam.holes_outside(holes, extra)
@@ -392,12 +472,13 @@ def outside_written(holes: HoleContext, extra, reach=None) -> tuple:
 
 
 def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, options, stderr: dict | None = None,
-                others=None) -> dict:
+                others=None, estimated=None) -> dict:
     """Values of every LB/UB/BS/BSLO/BSHI metric: each measure's bounds, and its bootstrap, computed
     once.  ``options`` (:class:`~ulnorm_eval.pipeline.blocks.Options`) gives LB/UB's world (``holes``:
     closed, open, open=N, open=P%) and the bootstrap's ``holes_samples``, ``seed`` and ``holes_prior``.
     ``stderr`` (if given) receives the Monte Carlo standard error of each BS metric; ``others``:
-    per row, the other runs' holes this run did not retrieve (:func:`hole_bounds`)."""
+    per row, the other runs' holes this run did not retrieve; ``estimated``: open=est's ceiling per row
+    (:func:`hole_bounds`)."""
     from .records import VARIANTS
 
     out, done, boot = {}, {}, {}
@@ -405,12 +486,13 @@ def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, 
         meas, which = metric.measure, VARIANTS[metric.variant].bound
         if which in ("LB", "UB"):
             if meas not in done:
-                done[meas] = hole_bounds(ranking, judgements, meas, level, options.holes, others)
+                done[meas] = hole_bounds(ranking, judgements, meas, level, options.holes, others, estimated)
             out[metric] = done[meas][0 if which == "LB" else 1]
             continue
         if meas not in boot:
             boot[meas] = bootstrap(ranking, judgements, meas, level, options.holes_samples, options.seed,
-                                   options.holes_prior, options.holes)
+                                   options.holes_prior, sample_ceiling(HoleContext(ranking, judgements, meas, level),
+                                                                       World.parse(options.holes), estimated))
         out[metric] = boot[meas][which]
         if which == "BS" and stderr is not None:
             stderr[metric] = boot[meas]["se"]
@@ -490,6 +572,14 @@ def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
     return freq(run) if prior == "run" else 0.5 * (freq(run) + freq(pool))
 
 
+def sample_ceiling(holes: HoleContext, world: World, estimated=None):
+    """Per row, how many holes a bootstrap sample may give a grade above 0 under ``world``'s ceiling
+    (None: no ceiling, or -l 0, where the ceiling bounds nothing)."""
+    if world.ceiling is None or holes.cgain.min() > 0:
+        return None
+    return world.outside(holes.J.n_relevant(holes.rel)[holes.rk.base], estimated)
+
+
 def capped(grades: np.ndarray, row: np.ndarray, cap: np.ndarray, order: np.ndarray) -> np.ndarray:
     """``grades`` (samples x holes, the holes of ``row``) with at most ``cap[row]`` grades above 0 in
     each sample's row: those of least ``order`` kept, the others set to 0."""
@@ -505,7 +595,7 @@ def capped(grades: np.ndarray, row: np.ndarray, cap: np.ndarray, order: np.ndarr
 
 
 def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples: int = 1000,
-              seed: int = 0, prior: str = "pool", world="closed") -> dict:
+              seed: int = 0, prior: str = "pool", cap=None) -> dict:
     """Bootstrapped estimate of ``measure`` per row (Froebe, Gienapp, Potthast & Hagen, ECIR 2023,
     "Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", Sect. 4).
 
@@ -515,9 +605,9 @@ def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples:
     judged: they change the run's gain, R and the ideal, as in LB/UB.  Returns ``BS`` (the mean of the
     sampled values), ``BSLO``/``BSHI`` (their 2.5th and 97.5th percentiles, numpy's linear
     interpolation) and ``se`` (the standard error of BS: sd / sqrt(samples)); a row without such holes
-    gets its plain value, and 0.  Under a ceiling (``world`` open=N or open=P%) a sample keeps at most
-    that many holes of a grade above 0 (those with the least of a second draw; the others get 0), so
-    that every sample is an assignment of the world.  Draw ``s`` of the hole at rank p of query q is the counter-based
+    gets its plain value, and 0.  ``cap`` (per row, :func:`sample_ceiling`): a sample keeps at most that
+    many holes of a grade above 0 (those with the least of a second draw; the others get 0), so that
+    under a ceiling every sample is an assignment of the world.  Draw ``s`` of the hole at rank p of query q is the counter-based
     uniform u(seed, q, s, p) (:class:`~ulnorm_eval.core.permutations.Keys`): the draws do not depend on
     the other queries beside it, on the blocking, or on the batch size (the values only in the last bit
     or two: the kernels' running sums span the rows evaluated together).  Every value lies in [LB, UB].
@@ -539,9 +629,6 @@ def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples:
     if not need.any():
         return out
     cum = np.cumsum(grade_prior(holes, prior), axis=1)
-    world = World.parse(world)
-    cap = None if world.ceiling is None or holes.cgain.min() > 0 else \
-        world.outside(judgements.n_relevant(holes.rel)[ranking.base])
     # only the rows with holes are copied, with only their queries' judgements
     rows = np.flatnonzero(need)
     keep = need[ranking.row]

@@ -19,7 +19,7 @@ import numpy as np
 from ..core.kernels import Judgements, Level
 from ..core.measures import compute
 from ..core.registry import PRIOR_VARIANTS, VARIANTS, Metric, UnknownMeasure, paper_measure
-from ..core.variants import CONDENSED_VARIANTS, HOLE_VARIANTS
+from ..core.variants import CONDENSED_VARIANTS, DEFAULT_WORLD, HOLE_VARIANTS
 from ..core.summary import GMEAN_FLOOR, summarise
 from ..inputs.trec import BOM_KEPT, InputError, Qrels, Run
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_run, run_queries
@@ -47,10 +47,11 @@ class Options:
     num_docs: int = 0  # trec_eval -N: documents in the collection (utility)
     complete: bool = False  # trec_eval -c given: its -c-only rule for num_rel's 'all' row applies
     trec_version: str = "10"  # '9': trec_eval <= 9's (long)(x R + 0.9) recall counts (iprec_at_recall, 11pt_avg)
-    holes: str = "closed"  # LB/UB's world (core.holes.World): closed, open, open=N, open=P%
+    holes: str = DEFAULT_WORLD  # LB/UB's world (core.holes.World, DEFAULT_WORLD): closed, open, open=N, open=P%, open=est
     # the closed world over the runs given: (qid, n) per query, n the distinct documents the command's runs
     # retrieved that the qrels lack (their shared holes); empty: the run's own holes only.  Not in the meta
     holes_pool: tuple = ()
+    holes_ceiling: tuple = ()  # --holes open=est: (qid, ceiling) per query (core.holes.yield_ceiling); not in the meta
     holes_samples: int = 1000  # BS/BSLO/BSHI: bootstrap samples of the holes' grades (seeded by seed)
     holes_prior: str = "pool"  # BS: the holes' grades drawn from the query's judged grades (pool), the run's, or their mix
     trec_nan: bool = False  # trec_eval's -nan values and -c placeholder leaks reproduced (docs/trec_eval.md)
@@ -163,13 +164,20 @@ def condensed(rr: RankedRun) -> RankedRun:
     return dataclasses.replace(rr, ranking=judged_only(rr.ranking), _take=None if rr._take is None else rr._take[keep])
 
 
+def per_row(rk, J: Judgements, pairs: tuple, default: float = np.inf):
+    """Per row of a ranking, the value of its query in ``pairs`` ((qid, value); None without pairs)."""
+    if not pairs:
+        return None
+    values = dict(pairs)
+    return np.array([values.get(J.qids[b], default) for b in rk.base], dtype=np.float64)
+
+
 def others_holes(rk, J: Judgements, pool: tuple):
     """Per row of a run's ranking, the holes of the other runs of the command it did not retrieve: the
     pool's count for the row's query less the run's own holes (None without a pool)."""
     if not pool:
         return None
-    counts = dict(pool)
-    U = np.array([counts.get(J.qids[b], 0) for b in rk.base], dtype=np.float64)
+    U = per_row(rk, J, pool, 0.0)
     own = rk.rowsum(np.zeros(len(rk.row)) if rk.judged is None else (~np.asarray(rk.judged, bool)).astype(np.float64))
     return np.maximum(U - own, 0.0)
 
@@ -210,7 +218,8 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
         from ..core.holes import hole_values
         ranking = rr.ranking if whole is None else whole
         values.update(hole_values(ranking, J, holes, Level.of(options, rr.present), options, stderr,
-                                  others_holes(ranking, J, options.holes_pool)))
+                                  others_holes(ranking, J, options.holes_pool),
+                                  per_row(ranking, J, options.holes_ceiling)))
     pooled = [m for m in metrics if m.variant and m.variant not in HOLE_VARIANTS + CONDENSED_VARIANTS]
     if pooled:
         from ..core.expectations import variant_values

@@ -339,14 +339,53 @@ def _arrow_runs_holes(qrels: Qrels, runs) -> tuple:
 def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
     """``options`` with the runs' shared holes (:func:`runs_holes`) when a hole bound is asked for over
     more than one run, or under -M (the documents below the depth, unjudged, are outside the ranking
-    and may be relevant); unchanged otherwise (one run's holes are its own)."""
+    and may be relevant), and with open=est's ceilings (:func:`runs_ceiling`); unchanged otherwise (one
+    run's holes are its own)."""
     import dataclasses
 
+    from ..core.holes import World
     from ..core.variants import HOLE_VARIANTS
 
-    if (len(runs) < 2 and options.depth is None) or qrels.letor or not any(metric.variant in HOLE_VARIANTS for metric in metrics):
+    if qrels.letor or not any(metric.variant in HOLE_VARIANTS for metric in metrics):
+        return options
+    if World.parse(options.holes).estimate:
+        options = dataclasses.replace(options, holes_ceiling=runs_ceiling(qrels, runs, options))
+    if len(runs) < 2 and options.depth is None:
         return options
     return dataclasses.replace(options, holes_pool=runs_holes(qrels, runs))
+
+
+def runs_ceiling(qrels: Qrels, runs, options: Options) -> tuple:
+    """open=est's ceiling per query of the qrels, (qid, ceiling) pairs (:func:`~ulnorm_eval.core.holes.yield_ceiling`):
+    every run is read and ranked (ties and precision as evaluated, without -M), each document's rank,
+    whether the qrels judge it and whether relevant at -l; the same document in several runs is one."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..core.holes import yield_ceiling
+    from ..inputs.arrow import to_numpy
+    from ..inputs.errors import InputError
+    from .ordering import natural_order, qrels_queries, rank_run
+
+    if any(isinstance(given, str) and given == "-" for given in runs):
+        raise InputError("-", None, "--holes open=est reads every run before evaluating it, which standard input "
+                         "cannot be; give the run as a file")
+    qids = natural_order(qrels_queries(qrels))
+    parts, docids, lengths = [], [], []
+    for source in runs:
+        ranked = rank_run(source if isinstance(source, Run) else load_run(str(source), qrels), qrels, qids,
+                          ties=options.ties, score_precision=options.score_precision)
+        ranking = ranked.ranking
+        judged = np.ones(len(ranking.row), bool) if ranking.judged is None else np.asarray(ranking.judged, bool)
+        parts.append((ranking.row, ranking.pos + 1, judged, judged & (ranking.grade >= options.rel_level)))
+        docids.append(ranked.docid)
+        lengths.append(ranking.length)
+    if not parts:
+        return ()
+    codes = to_numpy(pc.dictionary_encode(pa.concat_arrays([pa.array(d, pa.string()) for d in docids])).indices)
+    query, rank, judged, relevant = (np.concatenate(column) for column in zip(*parts))
+    caps = yield_ceiling(query, codes, rank, judged, relevant, lengths, len(qids))
+    return tuple(zip(qids, caps.tolist()))
 
 
 def both_notes(keep, warn):

@@ -117,6 +117,11 @@ def test_tukey_and_wilcoxon_p_values_feed_pairs_marks_and_paper(tiny):
     assert list(against["p_adj"]) == list(against["p"])
     caption = caption_text(cmp.meta, cmp.runs, None, False)
     assert "randomised Tukey HSD test (Carterette 2012), 10,000 permutations, p-values adjusted by the test itself over the 3 pairs" in caption
+    from ulnorm_eval.render.frames import render
+    from ulnorm_eval.render.plots import forest_caption
+
+    assert "tukey test, p-values adjusted by the test, α = 0.05" in render(cmp.tables, "table", None, cmp.meta)
+    assert "filled: significant, p-values adjusted by the test" in forest_caption(cmp.meta)
     wil = compare_files(qrels, runs, ["nDCG@10"], [], test="wilcoxon", correction="none")
     assert wil.pairs["p"].tolist() == pytest.approx([sps.wilcoxon(Y[a] - Y[b]).pvalue for a, b in zip(i, j)], rel=1e-12)
 

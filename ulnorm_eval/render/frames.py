@@ -272,8 +272,10 @@ def _transposed(wide: Table) -> Table:
 def _summary_title(meta) -> str:
     sub = meta.get("subset", "all")
     sub = f"{sub} ({meta.get('subset_size')} queries)" if sub != "all" else f"all {meta.get('queries')} queries"
-    return (f"Metrics on {meta.get('runs')} runs, {sub}: {meta.get('test')} test, {meta.get('correction')} "
-            f"correction, α = {meta.get('alpha')}; τ and conflicts against the plain measure; "
+    from .legends import correction_words
+
+    return (f"Metrics on {meta.get('runs')} runs, {sub}: {meta.get('test')} test, {correction_words(meta.get('correction'))}"
+            f", α = {meta.get('alpha')}; τ and conflicts against the plain measure; "
             f"topics needed for Φ ≥ {meta.get('phi_target')}")
 
 

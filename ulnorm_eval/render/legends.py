@@ -4,6 +4,12 @@ table can have has its line).  Imports nothing: ``--help`` stays instant."""
 from __future__ import annotations
 
 
+def correction_words(correction: str) -> str:
+    """How a table's title names ``--correction``: 'holm correction', or for a test that adjusts its own
+    p-values (Tukey HSD: 'inherent') what it did."""
+    return "p-values adjusted by the test" if correction == "inherent" else f"{correction} correction"
+
+
 def interval_percent(alpha) -> str:
     """The level of compare's pair intervals, (1 - alpha) as a percentage: '95%' at alpha 0.05."""
     return f"{round(100 * (1 - float(alpha)), 6):g}%"

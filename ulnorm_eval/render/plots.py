@@ -153,8 +153,10 @@ def forest_caption(meta: dict) -> str:
     pairs significant after the correction, so an interval that excludes 0 may belong to a pair that
     is not significant after it (and is drawn hollow)."""
     corr = meta.get("correction", "none")
-    marks = "filled: significant" + ("" if corr == "none" else f" after {corr} correction")
     from .legends import interval_percent
+
+    marks = "filled: significant" + {"none": "", "inherent": ", p-values adjusted by the test"}.get(
+        corr, f" after {corr} correction")
 
     level = interval_percent(meta.get("alpha", 0.05))
     return (f"{meta.get('test', 't')} test; {level} intervals, uncorrected; {marks} "

@@ -110,6 +110,7 @@ def test_tukey_and_wilcoxon_p_values_feed_pairs_marks_and_paper(tiny):
     Y = np.vstack([r.values[res.metrics[0]] for r in res.runs])
     i, j = np.triu_indices(3, 1)
     cmp = compare_files(qrels, runs, ["nDCG@10"], [], test="tukey", reps=10_000, correction="bonferroni")
+    assert "--correction bonferroni does not apply to --test tukey" in " ".join(cmp.notes)
     want = stats.pairwise_tukey(Y[i] - Y[j], stats.tukey_null(Y, 10_000)).p
     assert cmp.pairs["p"].tolist() == pytest.approx(list(want), abs=1e-15)
     assert cmp.pairs["p_adj"].tolist() == cmp.pairs["p"].tolist() and cmp.meta["correction"] == "inherent"

@@ -226,6 +226,9 @@ def _compare(result, settings, warn, progress, marks_only: bool, **kw) -> Compar
 
     if len(result.runs) < 2:
         raise ValueError("comparing needs at least two runs")
+    if settings.test in stats.FAMILYWISE and settings.correction not in ("holm", "inherent"):  # holm: the default
+        note(f"--correction {settings.correction} does not apply to --test {settings.test}: its p-values are adjusted "
+             "for every pair of the runs by the test itself")
     settings = settings.checked()
     names = [rr.name for rr in result.runs]
     if len(set(names)) < len(names):

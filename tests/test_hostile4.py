@@ -69,3 +69,54 @@ def test_help_and_version_to_a_full_disk_say_one_line(args):
                            text=True, timeout=120)
     assert p.returncode == 2
     assert p.stderr == "ulnorm-eval: standard output: cannot write: no space left on device\n"
+
+
+# --------------------------------------------------------------------------- 13: numbers without a word
+
+@pytest.mark.parametrize("mangle", [lambda d: "D" + d, lambda d: d + "\u200b"], ids=["prefix", "zero-width space"])
+def test_a_run_whose_docids_all_miss_the_qrels_gets_a_note(tmp_path, mangle):
+    """A run whose docids all miss the qrels (a prefix, a trailing zero-width space) scored 0 with exit 0
+    and no word, where a run sharing no query id is refused: a note says none of its documents is in
+    the qrels, read whole, streamed in blocks and under -j; a run with one judged document gets none."""
+    import ulnorm_eval as ue
+    from ulnorm_eval.pipeline.stream import evaluate_stream
+
+    (tmp_path / "q").write_text(QRELS)
+    lines = [line.split() for line in RUN.splitlines()]
+    (tmp_path / "bad").write_text("".join(f"{q} Q0 {mangle(d)} {r} {s} t\n" for q, _, d, r, s, _ in lines))
+    (tmp_path / "one").write_text("".join(f"{q} Q0 {mangle(d) if i else d} {r} {s} t\n"
+                                          for i, (q, _, d, r, s, _) in enumerate(lines)))
+    note = "bad: none of its 5 ranked documents is in the qrels, so every measure is 0"
+    for extra in ([], ["--stream"], ["-j", "2", tmp_path / "one"]):
+        res = invoke("-m", "AP", "--norm", "none", tmp_path / "q", tmp_path / "bad", *extra)
+        assert res.exit_code == 0 and "AP\tall\t0.0000" in res.stdout.splitlines()[:2] and note in res.stderr
+        assert "one: none of" not in res.stderr
+    qrels = ue.load_qrels(str(tmp_path / "q"))
+    streamed = evaluate_stream(qrels, str(tmp_path / "bad"), [ue.parse_measure("AP")], ue.Options(), block_bytes=40)
+    assert any(note in n for n in streamed.notes)  # counted over several blocks
+
+
+def test_no_interval_and_no_claim_from_fewer_queries_than_an_interval_needs(tmp_path):
+    """One defined query gave UL2's 95% interval [x, x] and stderr called the run worse than random from
+    that query.  A percentile interval is taken from n >= 4 queries at 95% (n**-n below the 2.5% tail:
+    with 3, the resample of the lowest query three times has chance 1/27 > 2.5% and the interval's end
+    is that query's value); with fewer, no interval (undef), no claim, and a note with the rule."""
+    from ulnorm_eval.core.intervals import min_queries
+
+    assert [min_queries(level) for level in (0.5, 0.9, 0.95, 0.99, 1 - 1e-15)] == [3, 3, 4, 4, 14]
+    qrels = "".join(f"q{i} 0 a 1\nq{i} 0 b 0\nq{i} 0 c 0\n" for i in range(4))
+    run = "".join(f"q{i} Q0 b 1 3 r\nq{i} Q0 c 2 2 r\nq{i} Q0 a 3 1 r\n" for i in range(4))  # a last: AP 1/3 < E
+    (tmp_path / "r").write_text(run)
+    for n, shown in ((1, False), (3, False), (4, True)):
+        (tmp_path / f"q{n}").write_text("".join(qrels.splitlines(keepends=True)[: 3 * n]))
+        res = invoke("-f", "table", "-m", "AP", tmp_path / f"q{n}", tmp_path / "r")
+        row = next(line for line in res.stdout.splitlines() if line.startswith("AP"))
+        assert res.exit_code == 0 and ("[" in row) == shown and ("undef" in row) == (not shown), row
+        claimed = "worse than random, [" in res.stderr
+        assert claimed == shown, res.stderr
+        rule = f"r: no interval of UL2(AP) from {n} quer{'y' if n == 1 else 'ies'}: a percentile bootstrap needs n queries"
+        assert (rule in res.stderr) == (not shown), res.stderr
+    ci = invoke("--ci", "--norm", "none", "-f", "json", "-m", "AP", tmp_path / "q4", tmp_path / "r")
+    assert ci.exit_code == 0 and "no interval of AP" not in ci.stderr, ci.stderr  # 4 queries at 95%
+    few = invoke("--ci", "--alpha", "0.001", "--norm", "none", "-m", "AP", tmp_path / "q4", tmp_path / "r")
+    assert "r: no interval of AP from 4 queries" in few.stderr  # 99.9% needs 5: 4**-4 = 0.39% > 0.05%

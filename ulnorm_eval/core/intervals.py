@@ -30,7 +30,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 __all__ = ["RESAMPLES", "LEVEL", "resample_counts", "prepare_counts", "means_interval", "means_intervals",
-           "aggregate_intervals"]
+           "aggregate_intervals", "min_queries"]
 
 RESAMPLES = 1000  # B: the percentiles' Monte Carlo error is about 0.01 of the interval's width at 1000
 LEVEL = 0.95
@@ -182,6 +182,17 @@ def _fsum_rows(counts: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.array([math.fsum(np.repeat(x, row.astype(np.int64)).tolist()) for row in counts])
 
 
+def min_queries(level: float = LEVEL) -> int:
+    """The fewest queries a percentile interval at ``level`` is taken from: the least n with n**-n below
+    the tail (1 - level) / 2.  With fewer, a resample drawing the sample's lowest query n times is at
+    least as likely as the tail, so the interval's end is merely the sample's extreme (one query:
+    [x, x]): 4 at 95% (3**-3 = 3.7% > 2.5% > 4**-4)."""
+    n = 1
+    while float(n) ** -n >= (1.0 - level) / 2:
+        n += 1
+    return n
+
+
 def means_intervals(jobs: Sequence[tuple], n: int, resamples: int = RESAMPLES, seed: int = 0,
                     level: float = LEVEL) -> list:
     """The percentile bootstrap interval of several statistics of the means over the same resamples.
@@ -190,7 +201,7 @@ def means_intervals(jobs: Sequence[tuple], n: int, resamples: int = RESAMPLES, s
     E, W), ``ok`` a bool mask of the queries the statistic averages over, ``statistic(*means)`` the
     statistic of arrays of resampled means, returning its values (NaN where undefined) or (values,
     undefined mask).  Returns [(lo, hi)] in ``jobs`` order; (NaN, NaN) for a statistic undefined in
-    every resample (or n = 0)."""
+    every resample, or with fewer ``ok`` queries than :func:`min_queries` (or n = 0)."""
     if n == 0 or not jobs:
         return [(float("nan"), float("nan"))] * len(jobs)
     stats = [[] for _ in jobs]
@@ -207,10 +218,10 @@ def means_intervals(jobs: Sequence[tuple], n: int, resamples: int = RESAMPLES, s
             stats[index].append(np.asarray(observed, dtype=np.float64))
     out = []
     tail = (1.0 - level) / 2
-    for draws in stats:
+    for draws, (_, valid, _) in zip(stats, jobs):
         draws = np.concatenate(draws)
         draws = draws[np.isfinite(draws)]
-        if not len(draws):
+        if not len(draws) or np.count_nonzero(valid) < min_queries(level):
             out.append((float("nan"), float("nan")))
             continue
         low, high = np.quantile(draws, [tail, 1.0 - tail])

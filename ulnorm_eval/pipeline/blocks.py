@@ -488,6 +488,7 @@ class RunFacts:
     extra: int = 0
     tag: object = None
     qrels: object = None
+    judged: tuple = (0, 0)  # (ranked documents within -M, of which in the qrels)
 
 
 def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple, options: Options,
@@ -506,7 +507,8 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
         values = zscore_values(metrics, values, qids, options.zscore)
     mean = summary_row(metrics, values, qids, options, tag=tag, qrels=qrels)
     notes = input_notes(name, path, nq=len(qids), missing=len(missing_qids), ignored=len(ignored_qids),
-                        float32_ties=float32_ties, skipped=f.skipped, extra=f.extra, ties=getattr(options, "ties", "score"))
+                        float32_ties=float32_ties, skipped=f.skipped, extra=f.extra, ties=getattr(options, "ties", "score"),
+                        judged=f.judged)
     shown = set(metrics)  # a withheld bound of a part (summary_parts) is counted where it is shown, not here
     undefined = {m: n for m, n in undefined.items() if m in shown}
     note = undefined_note(name, undefined, options)
@@ -517,6 +519,9 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
     if note:
         notes.append(note)
     interval.update(plain_intervals(metrics, values, qids, options))
+    note = withheld_note(name, values, options, interval)
+    if note:
+        notes.append(note)
     values = {m: values[m] for m in metrics}  # the parts (summary_parts) served the 'all' row and the note
     stderr = {m: v for m, v in stderr.items() if m in values}
     return RunResult(name, qids, values, mean, stderr, len(missing_qids), len(ignored_qids), undefined,
@@ -562,6 +567,27 @@ def below_random_note(name: str, metrics: list, values: dict, options: Options, 
             f"{POOL_QUESTION[other]} instead (docs/bounds.md, \"Which pool\")")
 
 
+def _defined(m, values: dict, options) -> int:
+    """How many queries ``m``'s interval is taken from: where its of-means formula is defined, else where
+    its value is finite."""
+    ok = _of_means_parts(m, values)[-1] if summarised_of_means(m, options) else np.isfinite(values[m])
+    return int(np.count_nonzero(ok))
+
+
+def withheld_note(name: str, values: dict, options, intervals: dict) -> str | None:
+    """One line naming the intervals withheld for too few queries (core.intervals.min_queries): a
+    percentile interval from fewer is the sample's extremes ([x, x] from one query), and so is no claim."""
+    from ..core.intervals import LEVEL, min_queries
+
+    few = {m: _defined(m, values, options) for m, (lo, _) in intervals.items() if not np.isfinite(lo)}
+    few = [f"{m} from {count} {'query' if count == 1 else 'queries'}" for m, count in few.items()
+           if count < min_queries(options.ci if not m.variant else LEVEL)]
+    if not few:
+        return None
+    return (f"{name}: no interval of {', '.join(few)}: a percentile bootstrap needs n queries with n**-n below its "
+            f"tail ({min_queries()} at 95%), else its ends are the sample's extremes")
+
+
 def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
     """(what the interval is of, whether the run can be told from a random ranking on ``meas`` over all
     queries in words): the 95% interval of its first of-means normalisation with a random value, or
@@ -576,7 +602,7 @@ def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
         lo, hi = means_interval([A, E], lambda a, e: a - e, np.isfinite(A) & np.isfinite(E), seed=options.seed)
         what, zero = "mean value - mean E", 0.0
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        return what, f"{meas} undefined"
+        return what, f"{meas} undefined, or from too few queries (no claim)"
     below, above = ("better", "worse") if meas.lower_better else ("worse", "better")
     word = f"{below} than random" if hi < zero else f"{above} than random" if lo > zero else "not distinguishable from random"
     return what, f"{meas} {word}, [{lo:.4f}, {hi:.4f}]"
@@ -590,7 +616,8 @@ class InputCounts:
     """What :func:`input_notes` counts: qrels queries without a ranked document (``missing``), run
     queries not in the qrels (``ignored``), ranked documents whose place the precision decides
     (``float32_ties`` under ``ties`` 'score') or the tie rule ('rank', 'file': against trec_eval's
-    order), comment or blank lines ``skipped``, lines with ``extra`` fields."""
+    order), comment or blank lines ``skipped``, lines with ``extra`` fields, and (ranked documents, of
+    which in the qrels) ``judged``."""
 
     missing: int = 0
     ignored: int = 0
@@ -598,6 +625,7 @@ class InputCounts:
     skipped: int = 0
     extra: int = 0
     ties: str = "score"
+    judged: tuple = (0, 0)
 
 
 def input_notes(name: str, path: str, *, nq: int, **counts) -> list:
@@ -613,6 +641,9 @@ def input_notes(name: str, path: str, *, nq: int, **counts) -> list:
                    " (--run-queries-only leaves them out)")
     if ignored:
         out.append(f"{name}: {ignored} run queries are not in the qrels and were ignored")
+    if c.judged[0] and not c.judged[1]:  # as a run sharing no query with the qrels is refused: the wrong docids?
+        out.append(f"{name}: none of its {c.judged[0]} ranked documents is in the qrels, so every measure is 0: docids "
+                   "written otherwise than the qrels' (a prefix, a suffix, an invisible character)?")
     if float32_ties and ties != "score":
         out.append(f"{name}: {float32_ties} {TIE_RULE_NOTE} (score descending, then docid descending) under "
                    f"--ties {ties}: a measure that reaches them can differ from trec_eval's")

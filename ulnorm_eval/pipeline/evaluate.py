@@ -415,7 +415,7 @@ def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn=N
     return _tell(finish_run(run.name, run.path, qids, metrics, (block.values, block.stderr, block.undefined), options,
                             missing_qids=[qid for qid, present in zip(qids, ranked.present) if not present],
                             ignored_qids=ignored_qids,
-                            float32_ties=ranked.float32_ties, skipped=run.skipped,
+                            float32_ties=ranked.float32_ties, judged=ranked.judged, skipped=run.skipped,
                             extra=run.meta.get("extra_fields", 0), tag=run.meta.get("last_tag", run.tag),
                             qrels=qrels), warn)
 

@@ -218,6 +218,7 @@ class RankedRun:
     float32_ties: int = 0
     _docid: object = None  # the run's docids (file order) ...
     _take: np.ndarray | None = None  # ... and the file row of each ranked element
+    judged: tuple = (0, 0)  # (ranked documents within -M, of which in the qrels): a note when none is
 
     @property
     def docid(self):
@@ -667,4 +668,5 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
 
     present = np.bincount(query, minlength=n_queries)[:n_queries] > 0
     ranking = Ranking(query, grade, n_queries, np.arange(n_queries), judged)
-    return RankedRun(run.name, ranking, present, n_ignored, f32_ties, run.docid, order)
+    return RankedRun(run.name, ranking, present, n_ignored, f32_ties, run.docid, order,
+                     judged=(len(judged), int(np.count_nonzero(judged))))

@@ -55,6 +55,7 @@ class BlockOut:
     error: tuple | None = None  # (reason, block-relative line) of an error met after parsing
     tag: str | None = None  # the block's last line's tag (trec_eval's runid is the file's last)
     regrouped: tuple | None = None  # (qid, block-relative line) of a query back after other queries
+    judged: tuple = (0, 0)  # (ranked documents, of which in the qrels)
 
 
 def score_query_block(qrels: Qrels, path: str, data: bytes, metrics: list, options: Options,
@@ -117,7 +118,7 @@ def score_parsed(qrels: Qrels, path: str, run, lines: int, metrics: list, option
         regrouped = (run.qid[i].as_py(), int(run.line[i]) if run.line is not None else i + 1)
     qids = query_set(qrels, run, block_opts)
     values = stderr = undefined = {}
-    f32_ties = 0
+    f32_ties, judged = 0, (0, 0)
     error = None
     if not qids:  # rank_run refuses duplicates; queries absent from the qrels too (as unstreamed)
         try:
@@ -127,12 +128,12 @@ def score_parsed(qrels: Qrels, path: str, run, lines: int, metrics: list, option
     if qids:
         try:
             b = score_block(qrels, run, qids, metrics, block_opts)
-            values, stderr, undefined, f32_ties = b.values, b.stderr, b.undefined, b.ranked.float32_ties
+            values, stderr, undefined, f32_ties, judged = b.values, b.stderr, b.undefined, b.ranked.float32_ties, b.ranked.judged
         except InputError as exc:  # raised after the check that the block's queries are new
             error = (exc.reason, exc.line)
     return BlockOut(run.name, qids, values, stderr, undefined, uniq.to_pylist(), first_lines, lines, run.skipped,
                     run.meta.get("extra_fields", 0) or 0, f32_ties, error,
-                    run.meta.get("last_tag", run.tag), regrouped)
+                    run.meta.get("last_tag", run.tag), regrouped, judged)
 
 
 def evaluate_stream(qrels: Qrels, path: str, metrics: list, options: Options, warn=None, name: str | None = None,
@@ -247,6 +248,7 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
     seen: set = set()
     ignored: set = set()
     f32_ties = skipped = extra = 0
+    judged = (0, 0)
     undefined: dict = {}
     run_name = None  # the first block's: name, or the file's (its first tag for stdin)
     tag = None
@@ -275,6 +277,7 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
         if not out.qids:
             continue
         f32_ties += out.float32_ties
+        judged = (judged[0] + out.judged[0], judged[1] + out.judged[1])
         _collect((done_qids, parts, se_parts, undefined), out.qids, out.values, out.stderr, out.undefined)
     if not seen:
         raise InputError(path, 1, "empty file: no ranked documents")
@@ -291,7 +294,7 @@ def _evaluate_blocks(qrels, path, metrics, options, warn, name, blocks) -> RunRe
     values = {m: np.concatenate(parts[m])[pick] if m in parts else np.zeros(0) for m in (*metrics, *parts)}
     stderr = {m: np.concatenate(se_parts[m])[pick] for m in se_parts}
     result = finish_run(run_name, path, qids, metrics, (values, stderr, undefined), options,
-                        missing_qids=missing_qids, ignored_qids=natural_order(ignored), float32_ties=f32_ties,
+                        missing_qids=missing_qids, ignored_qids=natural_order(ignored), float32_ties=f32_ties, judged=judged,
                         skipped=skipped, extra=extra, tag=tag, qrels=qrels)
     for n in result.notes if warn else ():
         warn(n)

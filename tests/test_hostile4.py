@@ -120,3 +120,53 @@ def test_no_interval_and_no_claim_from_fewer_queries_than_an_interval_needs(tmp_
     assert ci.exit_code == 0 and "no interval of AP" not in ci.stderr, ci.stderr  # 4 queries at 95%
     few = invoke("--ci", "--alpha", "0.001", "--norm", "none", "-m", "AP", tmp_path / "q4", tmp_path / "r")
     assert "r: no interval of AP from 4 queries" in few.stderr  # 99.9% needs 5: 4**-4 = 0.39% > 0.05%
+
+
+# --------------------------------------------------------------------------- 14: the library's refusals
+
+def test_a_lone_surrogate_in_an_id_is_an_input_error_naming_the_row():
+    """A surrogate in a docid (a file name decoded with surrogateescape) raised a raw UnicodeEncodeError."""
+    import ulnorm_eval as ue
+    from ulnorm_eval.inputs.errors import InputError
+
+    for qrels, run, where in (({"q": {"a": 1, "d\ud800": 1}}, {"q": {"a": 1.0}}, "<qrels>: row 1: document id"),
+                              ({"q": {"a": 1}}, {"q": {"a": 1.0}, "q\udc80": {"a": 2.0}}, "run: row 1: query id")):
+        with pytest.raises(InputError) as caught:
+            ue.evaluate(qrels, run, ["AP"], variants=[])
+        assert str(caught.value).startswith(where) and "lone surrogate" in str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["qrels", "run"])
+def test_a_frame_with_a_column_twice_is_refused(kind):
+    """Duplicate DataFrame columns raised AttributeError ('DataFrame' object has no attribute 'dtype')."""
+    import pandas as pd
+
+    import ulnorm_eval as ue
+    from ulnorm_eval.inputs.errors import InputError
+
+    qrels = pd.DataFrame([["q", "a", 1]], columns=["query_id", "doc_id", "relevance"])
+    run = pd.DataFrame([["q", "a", 1.0]], columns=["query_id", "doc_id", "score"])
+    bad = {"qrels": qrels, "run": run}[kind]
+    bad = pd.concat([bad, bad.iloc[:, 2]], axis=1)  # the value column twice, under one name
+    with pytest.raises(InputError, match=f"has the column '{bad.columns[2]}' twice"):
+        ue.evaluate(bad if kind == "qrels" else qrels, bad if kind == "run" else run, ["AP"], variants=[])
+
+
+def test_integer_scores_beyond_2_to_the_53_are_refused_not_tied():
+    """int64 scores 2^53 + 1 and 2^53 became one float64 and tied (ordered by docid): AP 0.5 for a run
+    whose scores rank the relevant document first.  Refused, naming the row; 2^53 itself is exact."""
+    import numpy as np
+    import pandas as pd
+
+    import ulnorm_eval as ue
+    from ulnorm_eval.inputs.errors import InputError
+
+    qrels = {"q": {"a": 1, "b": 0}}
+    frame = pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": np.array([2**53 + 1, 2**53])})
+    for run, where in ((frame, "run: row 0: score 9007199254740993"),
+                       ({"q": {"a": 2**53 + 1, "b": 2**53}}, "run: query 'q', document 'a': score 9007199254740993")):
+        with pytest.raises(InputError) as caught:
+            ue.evaluate(qrels, run, ["AP"], variants=[])
+        assert str(caught.value).startswith(where) and "beyond 2^53" in str(caught.value)
+    exact = frame.assign(score=np.array([2**53, 2**53 - 1]))
+    assert ue.evaluate(qrels, exact, ["AP"], variants=[]).runs[0].mean[ue.parse_measure("AP")] == 1.0

@@ -18,7 +18,7 @@ without pandas (importing it costs 0.3-0.4 s).
 """
 from __future__ import annotations
 
-from .trec import InputError, Qrels, Run, qrels_from_columns, run_from_columns
+from .trec import EXACT, INEXACT, InputError, Qrels, Run, qrels_from_columns, run_from_columns
 
 __all__ = ["QUERY_COLUMNS", "DOC_COLUMNS", "GRADE_COLUMNS", "is_frame", "is_nested_dict", "qrels_from_object",
            "run_from_object"]
@@ -44,6 +44,8 @@ def is_nested_dict(obj) -> bool:
 def _column(frame, choices: tuple, what: str, name: str) -> str:
     for choice in choices:
         if choice in frame.columns:
+            if list(frame.columns).count(choice) > 1:  # frame[choice] would be a frame: which one is meant?
+                raise InputError(name, None, f"{what} has the column {choice!r} twice: which one is meant?")
             return choice
     raise InputError(name, None, f"{what} needs a column {' or '.join(repr(choice) for choice in choices)} "
                                  f"(has {', '.join(map(str, frame.columns))})")
@@ -105,9 +107,9 @@ def _from_dict(obj: dict, kind: str, name: str):
         for docno, grade_or_score in docs.items():
             if _missing_id(docno):
                 raise InputError(name, None, f"query {str(qid)!r}: missing document id ({docno!r})")
-            if _not_real(grade_or_score):
-                raise InputError(name, None,
-                                 f"query {str(qid)!r}, document {str(docno)!r}: {value} {grade_or_score!r} is not a number")
+            if _not_real(grade_or_score) or (isinstance(grade_or_score, int) and abs(grade_or_score) > EXACT):
+                why = "is not a number" if _not_real(grade_or_score) else INEXACT
+                raise InputError(name, None, f"query {str(qid)!r}, document {str(docno)!r}: {value} {grade_or_score!r} {why}")
             qids.append(str(qid))
             docids.append(str(docno))
             values.append(grade_or_score)

@@ -311,6 +311,11 @@ def _to_float(col, path: str, lines, name: str) -> np.ndarray:
 # Grades beyond 2^53 are no longer exact integers in float64, and sums and squares of grades near
 # 1e308 (gains, ideal rankings, bounds) overflow to inf: refused when read (docs/errors.md).
 MAX_GRADE = float(1 << 53)
+# Integers given as numbers (a DataFrame's int64 column, a dict's ints) beyond 2^53 would become
+# float64 silently: distinct scores 2^53 and 2^53 + 1 would tie (ordered by docid instead).
+EXACT = 1 << 53
+INEXACT = ("is an integer beyond 2^53, which float64 (the type of every score and grade here) cannot hold exactly: "
+           "distinct values would become equal; scale them")
 
 
 def check_grades(grade: np.ndarray, path: str, lines) -> None:
@@ -544,14 +549,41 @@ def qrels_from_columns(qids: list, docids: list, relevance, path: str = "<qrels>
     """Qrels from the query ids and document ids (lists of ``str``) and grades (numbers) of each
     judgement, in order (a DataFrame's columns, a dict of dicts' items)."""
     _refuse_reserved_rows(qids, path)
-    qid = string_array(qids)
-    docid = string_array(docids)
-    grade = np.asarray(relevance, dtype=np.float64)
+    qid, docid = _text_array(qids, path, "query id"), _text_array(docids, path, "document id")
+    grade = _exact_floats(relevance, path, "relevance")
     if not np.isfinite(grade).all():
         raise InputError(path, None, "relevance must be finite")
     check_grades(grade, path, None)
     check_duplicates(qid, docid, path, None, "the qrels")
     return Qrels(qid=qid, docid=docid, grade=grade, path=path)
+
+
+def _text_array(texts: list, path: str, what: str):
+    """The ids as an Arrow string array; a lone surrogate (U+D800-U+DFFF, which no UTF-8 holds: a
+    mis-decoded file name, surrogateescape) is an input error naming the row."""
+    try:
+        return string_array(texts)
+    except UnicodeEncodeError:
+        row = next(i for i, text in enumerate(texts) if not text.isascii() and _surrogate(text))
+        raise InputError(path, None, f"row {row}: {what} {texts[row]!r} holds a lone surrogate, which is no text "
+                                     "(UTF-8 cannot write it): decode the ids with errors='replace', or fix them") from None
+
+
+def _surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
+
+
+def _exact_floats(values, path: str, what: str) -> np.ndarray:
+    """``values`` as float64; integers beyond 2^53 (:data:`INEXACT`) are an input error naming the row."""
+    raw = np.asarray(values)
+    if raw.dtype.kind in "iu" and len(raw) and np.abs(raw.astype(object)).max() > EXACT:
+        row = int(np.flatnonzero(np.abs(raw.astype(object)) > EXACT)[0])
+        raise InputError(path, None, f"row {row}: {what} {int(raw[row])} {INEXACT}")
+    return raw.astype(np.float64)
 
 
 def run_from_frame(df, name: str = "run") -> Run:
@@ -564,9 +596,8 @@ def run_from_columns(qids: list, docids: list, scores, ranks=None, name: str = "
     """A run from the query ids and document ids (lists of ``str``), scores and optionally ranks
     (integers) of each ranked document, in order (a DataFrame's columns, a dict of dicts' items)."""
     _refuse_reserved_rows(qids, name)
-    qid = string_array(qids)
-    docid = string_array(docids)
-    score = np.asarray(scores, dtype=np.float64)
+    qid, docid = _text_array(qids, name, "query id"), _text_array(docids, name, "document id")
+    score = _exact_floats(scores, name, "score")
     if not np.isfinite(score).all():
         raise InputError(name, None, "scores must be finite")
     rank = np.asarray(ranks, dtype=np.int64) if ranks is not None else None

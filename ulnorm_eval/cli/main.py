@@ -126,8 +126,8 @@ def retired_norm_hint(paths) -> None:
                  "--norm's short form)")
 
 
-def check_trec_formats(rel_format, results_format, debug_level, zscore_file) -> None:
-    """trec_eval's -R, -T, -D and -Z: their defaults are what ulnorm-eval does; anything else is refused
+def check_trec_formats(rel_format, results_format, debug_level) -> None:
+    """trec_eval's -R, -T and -D: their defaults are what ulnorm-eval does; anything else is refused
     with the reason (exit 2)."""
     if rel_format not in (None, "qrels"):
         raise click.UsageError(f"-R {rel_format}: only trec_eval's default 'qrels' is read; preference and "
@@ -290,7 +290,7 @@ def check_eval_options(options: dict) -> None:
     opts = options
     check_parallel(opts["jobs"], opts["scheduler"])
     retired_norm_hint([opts["qrels"], *opts["runs"]])
-    check_trec_formats(opts["rel_format"], opts["results_format"], opts["debug_level"], opts["zscore_file"])
+    check_trec_formats(opts["rel_format"], opts["results_format"], opts["debug_level"])
     if opts["baseline"] is None and (opts["max_drop"] is not None or opts["test"] is not None):
         raise click.UsageError("--max-drop and --test need --baseline RUN")
     if opts["alpha"] is not None and opts["baseline"] is None and not opts["ci"]:

@@ -165,11 +165,6 @@ class Table:
         Row = namedtuple("Row", self.columns)
         return (Row(*row) for row in self.rows())
 
-    def select(self, keep) -> "Table":
-        """The rows where ``keep`` (a sequence of bools) is true."""
-        keep = list(keep)
-        return Table({column: [value for value, kept in zip(vals, keep) if kept] for column, vals in self._cols.items()}, self.kinds)
-
     def drop(self, columns) -> "Table":
         return Table({column: value for column, value in self._cols.items() if column not in columns},
                      {column: kind for column, kind in self.kinds.items() if column not in columns})

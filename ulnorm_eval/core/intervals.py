@@ -88,11 +88,6 @@ def _draw_counts(n: int, seed: int, start: int, stop: int) -> np.ndarray:
     return counts
 
 
-def _resampled_means(counts: np.ndarray, columns: Sequence[np.ndarray], valid: np.ndarray) -> list:
-    """Per column, the mean over each resample's drawn queries where ``valid`` and the value is finite."""
-    return _resampled_means_many(counts, [(columns, valid)])[0]
-
-
 _EXPONENT_RANGE = 960  # values within 2**-960 .. 2**960: their limbs and sums stay normal floats
 
 
@@ -121,7 +116,8 @@ def _limbs(x: np.ndarray, bits: int):
 
 
 def _resampled_means_many(counts: np.ndarray, jobs: Sequence[tuple]) -> list:
-    """:func:`_resampled_means` of every (columns, valid) of ``jobs`` from one matrix product, in
+    """For every (columns, valid) of ``jobs``, per column the mean over each resample's drawn queries where
+    ``valid`` and the value is finite, all from one matrix product, in
     arithmetic whose bits depend neither on the BLAS library nor on its threads.
 
     A resample's sum of a column, sum over q of C[b, q] x[q], is made of the column's limbs

@@ -98,15 +98,6 @@ class Pool:
 _FEW_KEYS = 16  # distinct key values up to which a pool is ordered by one 16-bit radix sort
 
 
-def _grouped_order(row: np.ndarray, n_queries: int, key: np.ndarray, descending: bool) -> np.ndarray | None:
-    """``np.lexsort((-key if descending else key, row))`` for a sorted ``row`` in [0, n_queries) and a key of
-    at most ``_FEW_KEYS`` distinct values (a pool's gains: a few grades), or None otherwise: the stable
-    sort of :func:`_packed_classes`, the same permutation, ties in pool order, at a third of
-    lexsort's cost on a 100,000-document pool."""
-    packed = _packed_classes(row, n_queries, key, descending)
-    return None if packed is None else np.argsort(packed, kind="stable")
-
-
 def _packed_classes(row: np.ndarray, n_queries: int, key: np.ndarray, descending: bool) -> np.ndarray | None:
     """Each document's (query, rank of its key among the key's distinct values) packed into one
     16-bit number, for a sorted ``row`` in [0, n_queries) and a key of at most ``_FEW_KEYS`` distinct

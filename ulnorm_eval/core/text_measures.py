@@ -46,7 +46,6 @@ __all__ = ["ROUGE_TYPES", "SCORES", "COMBINES", "tokenizer", "DocTokens", "encod
 ROUGE_TYPES = ("ROUGE-1", "ROUGE-2", "ROUGE-L")
 SCORES = ("precision", "recall", "f")
 COMBINES = ("max", "mean", "pooled")
-CITE_ROUGE = "Lin 2004 (ROUGE); rouge-score (Google); E and UE: Feng 2023 ch. 9, eq. 9.1 and eq. 5.3-5.4"
 
 
 def tokenizer(stem: bool = False):

@@ -103,7 +103,6 @@ class _Tail:
     def __init__(self):
         self.start = 0
         self.qid = None
-        self.prev_end = 0  # end of the last line of the query before the trailing one
         self.scanned = 0
 
     def update(self, data, end: int) -> None:
@@ -136,10 +135,10 @@ class _Tail:
             self.scanned = end
             return
         if cut is not None:
-            self.start, self.qid, self.prev_end = cut, last, cut
+            self.start, self.qid = cut, last
         elif self.qid is not None and last != self.qid:
             # every new data line has one new qid: the trailing query starts where the old one ended
-            self.start = self.prev_end = self._end_of_old_data(data)
+            self.start = self._end_of_old_data(data)
             self.qid = last
         elif self.qid is None:
             self.qid = last
@@ -161,7 +160,6 @@ class _Tail:
 
     def shift(self, count: int) -> None:
         self.start -= count
-        self.prev_end -= count
         self.scanned -= count
 
 

@@ -564,25 +564,17 @@ def _text_array(texts: list, path: str, what: str):
     try:
         return string_array(texts)
     except UnicodeEncodeError:
-        row = next(i for i, text in enumerate(texts) if not text.isascii() and _surrogate(text))
+        row = next(i for i, text in enumerate(texts) if text.encode("utf-8", "replace").decode() != text)
         raise InputError(path, None, f"row {row}: {what} {texts[row]!r} holds a lone surrogate, which is no text "
                                      "(UTF-8 cannot write it): decode the ids with errors='replace', or fix them") from None
-
-
-def _surrogate(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-        return False
-    except UnicodeEncodeError:
-        return True
 
 
 def _exact_floats(values, path: str, what: str) -> np.ndarray:
     """``values`` as float64; integers beyond 2^53 (:data:`INEXACT`) are an input error naming the row."""
     raw = np.asarray(values)
-    if raw.dtype.kind in "iu" and len(raw) and np.abs(raw.astype(object)).max() > EXACT:
-        row = int(np.flatnonzero(np.abs(raw.astype(object)) > EXACT)[0])
-        raise InputError(path, None, f"row {row}: {what} {int(raw[row])} {INEXACT}")
+    beyond = np.flatnonzero(np.abs(raw.astype(object)) > EXACT) if raw.dtype.kind in "iu" else ()
+    if len(beyond):
+        raise InputError(path, None, f"row {beyond[0]}: {what} {int(raw[beyond[0]])} {INEXACT}")
     return raw.astype(np.float64)
 
 

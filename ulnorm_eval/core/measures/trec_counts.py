@@ -46,44 +46,40 @@ def k_num_nonrel_judged_ret(ranking, judgements, measure, level):
 
 # --------------------------------------------------------------------------- set measures
 
-def _set_counts(ranking, judgements, ctx):
+def _set_counts(ranking, judgements, measure, level):
+    """(num_ret, num_rel_ret, R) per row."""
+    ctx = context(measure, level)
     return ranking.length.astype(np.float64), ranking.rowsum(rel_mask(ranking, ctx)), rel_total(ranking, judgements, ctx).astype(np.float64)
 
 
 def k_set_P(ranking, judgements, measure, level):
     """num_rel_ret / num_ret."""
-    ctx = context(measure, level)
-    ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
+    ret, rel_ret, R = _set_counts(ranking, judgements, measure, level)
     return safe(rel_ret, ret)
 
 
 def k_set_recall(ranking, judgements, measure, level):
     """num_rel_ret / R."""
-    ctx = context(measure, level)
-    ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
+    ret, rel_ret, R = _set_counts(ranking, judgements, measure, level)
     return safe(rel_ret, R)
 
 
 def k_set_relative_P(ranking, judgements, measure, level):
     """num_rel_ret / min(num_ret, R)."""
-    ctx = context(measure, level)
-    ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
+    ret, rel_ret, R = _set_counts(ranking, judgements, measure, level)
     return np.where((ret > 0) & (R > 0), safe(rel_ret, np.minimum(ret, R)), 0.0)
 
 
 def k_set_map(ranking, judgements, measure, level):
     """num_rel_ret^2 / (num_ret R) (set precision times set recall)."""
-    ctx = context(measure, level)
-    ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
+    ret, rel_ret, R = _set_counts(ranking, judgements, measure, level)
     return safe(rel_ret * rel_ret, ret * R)
 
 
 def k_set_F(ranking, judgements, measure, level):
     """(x+1) P R / (x P + R) with set P and R; x = 1 by default (m_set_F.c)."""
-    beta = measure.get("beta")
-    ctx = context(measure, level)
-    beta = 1.0 if beta is None else float(beta)
-    ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
+    beta = 1.0 if measure.get("beta") is None else float(measure.get("beta"))
+    ret, rel_ret, R = _set_counts(ranking, judgements, measure, level)
     precision, recall = safe(rel_ret, ret), safe(rel_ret, R)
     return np.where(rel_ret > 0, safe((beta + 1.0) * precision * recall, beta * precision + recall), 0.0)
 
@@ -94,7 +90,7 @@ def k_utility(ranking, judgements, measure, level):
     coef = floats(measure.get("coef"), None)
     ctx = context(measure, level)
     coef_rel_ret, coef_nonrel_ret, coef_rel_missed, coef_nonrel_missed = (1.0, -1.0, 0.0, 0.0) if coef is None else map(float, coef)
-    ret, rel_ret, R = _set_counts(ranking, judgements, ctx)
+    ret, rel_ret, R = _set_counts(ranking, judgements, measure, level)
     values = coef_rel_ret * rel_ret + coef_nonrel_ret * (ret - rel_ret) + coef_rel_missed * (R - rel_ret) + coef_nonrel_missed * (ctx.num_docs + rel_ret - ret - R)
     if ctx.trec_nan and coef is not None:
         # --trec-nan: trec_eval zeroes only a measure named exactly 'utility' for -c's placeholder

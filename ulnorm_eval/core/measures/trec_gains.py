@@ -214,6 +214,16 @@ def e_ndcg_rel(random_pool):
     return safe(summed, nrel)
 
 
+def _boundaries(judgements, gains, trec: bool = False) -> tuple:
+    """Rndcg's levels: the ends of the runs of equal positive ideal gain (query, prefix length b,
+    ideal DCG at b)."""
+    pidcg, starts, _, irow, ideal_gain = _prefix_idcg(judgements, gains, trec)
+    last = np.ones(len(ideal_gain), bool)
+    last[:-1] = (irow[1:] != irow[:-1]) | (ideal_gain[1:] != ideal_gain[:-1])
+    bidx = np.flatnonzero(last)
+    return irow[bidx], bidx - starts[irow[bidx]] + 1, pidcg[bidx]
+
+
 def k_Rndcg(ranking, judgements, measure, level):
     """nDCG averaged at the R levels: at b = the number of judged documents of gain >= each
     distinct positive gain, nDCG@b; plus nDCG over the whole ranking when it extends at least two
@@ -223,14 +233,7 @@ def k_Rndcg(ranking, judgements, measure, level):
     R = rel_total(ranking, judgements, ctx)
     gidx, _, weights = _gain_terms(ranking, gains)
     dcg_at = _running_sparse_sum(ranking, gidx, weights)
-    pidcg, starts, npos, irow, ideal_gain = _prefix_idcg(judgements, gains, ctx.trec_nan)
-    # boundaries: ends of runs of equal positive ideal gain
-    last = np.ones(len(ideal_gain), bool)
-    if len(ideal_gain):
-        last[:-1] = (irow[1:] != irow[:-1]) | (ideal_gain[1:] != ideal_gain[:-1])
-    bidx = np.flatnonzero(last)
-    boundary_query, bpos = irow[bidx], bidx - starts[irow[bidx]] + 1  # boundary b (a prefix length)
-    ideal_b = pidcg[bidx]
+    boundary_query, bpos, ideal_b = _boundaries(judgements, gains, ctx.trec_nan)
     # expand boundaries to ranking rows: every row whose base is the boundary's query (CSR over base)
     by_q = np.argsort(ranking.base, kind="stable")
     q_st = np.searchsorted(ranking.base[by_q], np.arange(judgements.nq + 1))
@@ -275,16 +278,11 @@ def e_Rndcg(random_pool):
     ranking = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only the mean gain is read
     n = pool.n
     mean = safe(ranking.rowsum(_level_gain(codes(ranking), gains)), n)
-    pidcg, starts, npos, irow, ideal_gain = _prefix_idcg(judgements, gains)
-    last = np.ones(len(ideal_gain), bool)
-    if len(ideal_gain):
-        last[:-1] = (irow[1:] != irow[:-1]) | (ideal_gain[1:] != ideal_gain[:-1])
-    bidx = np.flatnonzero(last)
-    boundary_query, bpos = irow[bidx], bidx - starts[irow[bidx]] + 1
+    boundary_query, bpos, ideal_b = _boundaries(judgements, gains)
     D = disc_prefix(int(n.max()) if n.size else 0)
     take = np.minimum(bpos, n[boundary_query]).astype(np.int64)
     summed = np.bincount(boundary_query,
-                         weights=safe(mean[boundary_query] * D[take], pidcg[bidx]), minlength=judgements.nq)[: judgements.nq]
+                         weights=safe(mean[boundary_query] * D[take], ideal_b), minlength=judgements.nq)[: judgements.nq]
     cnt = np.bincount(boundary_query, minlength=judgements.nq)[: judgements.nq].astype(np.float64)
     bmax = np.zeros(judgements.nq)
     np.maximum.at(bmax, boundary_query, bpos)

@@ -209,9 +209,11 @@ def test_baseline_among_the_runs_is_printed_and_compared_with_itself(case):
 
 
 def test_baseline_usage_errors(case):
-    for extra in (["--max-drop", "0.1"], ["--alpha", "0.05"], ["--test", "t"]):
+    for extra in (["--max-drop", "0.1"], ["--test", "t"]):
         res = cli(*extra, case["qrels"], case["a"], code=2)
         assert "need --baseline RUN" in res.output
+    res = cli("--alpha", "0.05", case["qrels"], case["a"], code=2)  # also the level of --ci's intervals
+    assert "--alpha needs --baseline RUN or --ci" in res.output
     cli("--baseline", case["b"], "--alpha", "1.5", case["qrels"], case["a"], code=2)
     cli("--baseline", "-", case["qrels"], "-", code=2)
     res = cli("--baseline", case["b"] + ".missing", case["qrels"], case["a"], code=2)

@@ -262,8 +262,9 @@ def listener():
     srv.close()
 
 
-def test_no_path_string_opens_a_connection(d, listener):
+def test_no_path_string_opens_a_connection(d, listener, monkeypatch):
     """``qrels ftp://127.0.0.1:PORT/run`` connected out and sent USER anonymous (fsspec)."""
+    monkeypatch.chdir(d)  # 'qrels' names the file (else it reads as a mistyped command, refused before any URL)
     port = listener.port
     urls = [f"ftp://127.0.0.1:{port}/run", f"http://127.0.0.1:{port}/run", f"https://127.0.0.1:{port}/run",
             f"s3://127.0.0.1:{port}/b/run", "github://o:r@ref/p", f"HTTP://127.0.0.1:{port}/run"]

@@ -259,23 +259,20 @@ def test_compare_summarisation_systems(plain):
     val = {(r[0], r[1]): (float(r[2]), float(r[3])) for r in rows}
     r = run("--compare", "-f", "tsv", "-m", "ROUGE-1", "--norm", "ue2", *plain)
     assert r.exit_code == 0, r.output
-    # one table: a leading `table` column names each row's table (pandas reads it whole)
-    lines = [x.split("\t") for x in r.stdout.strip().split("\n")]
-    cols = lines[0]
-    assert cols[0] == "table"
-    blocks = {}
-    for x in lines[1:]:
-        blocks.setdefault(x[0], []).append(x)
+    # one table per --table choice, each with its own header, separated by a blank line (docs/comparing.md)
+    blocks = [[x.split("\t") for x in block.split("\n")] for block in r.stdout.strip().split("\n\n")]
+    assert len(blocks) == 3 and all(len({len(x) for x in block}) == 1 for block in blocks)
 
-    def table(name, want):
-        return [[x[cols.index(c)] for c in want] for x in blocks[name]]
+    def table(first, want):
+        (cols, *rows), = [block for block in blocks if block[0][:len(first)] == first]
+        return [[x[cols.index(c)] for c in want] for x in rows]
 
-    sysrows = table("systems", ["run", "metric", "mean"])
+    sysrows = table(["run", "metric", "mean"], ["run", "metric", "mean"])
     means = {(x[0], x[1]): float(x[2]) for x in sysrows}
     assert means[("sysA", "ROUGE-1")] == pytest.approx(val[("sysA", "all")][0], abs=1e-12)
     assert means[("sysB", "UE2(ROUGE-1)")] == pytest.approx(val[("sysB", "all")][1], abs=1e-12)
     assert {x[1] for x in sysrows} == {"ROUGE-1", "UE2(ROUGE-1)"}  # no SE or E rows compared
-    p = {m: float(v) for m, v in table("pairs", ["metric", "p"])}
+    p = {m: float(v) for m, v in table(["metric", "run_a"], ["metric", "p"])}
     a = [val[("sysA", d)][0] for d in ("d1", "d2")]
     b = [val[("sysB", d)][0] for d in ("d1", "d2")]
     assert p["ROUGE-1"] == pytest.approx(sst.ttest_rel(a, b).pvalue, rel=1e-9)

@@ -577,6 +577,8 @@ def _defined(m, values: dict, options) -> int:
 def withheld_note(name: str, values: dict, options, intervals: dict) -> str | None:
     """One line naming the intervals withheld for too few queries (core.intervals.min_queries): a
     percentile interval from fewer is the sample's extremes ([x, x] from one query), and so is no claim."""
+    if not intervals:
+        return None
     from ..core.intervals import LEVEL, min_queries
 
     few = {m: _defined(m, values, options) for m, (lo, _) in intervals.items() if not np.isfinite(lo)}

@@ -12,11 +12,29 @@ from __future__ import annotations
 
 import math
 
-from .json_out import format_json, format_jsonl
 from .rows import format_csv, format_trec, format_tsv
-from .table import format_table
 
 __all__ = ["FORMATS", "query_order"]
+
+
+# json and table each import what only they use (rich for the table): a command imports the one it prints
+def format_table(result, **options) -> str:
+    from .table import format_table as table
+
+    return table(result, **options)
+
+
+def format_json(result, **options) -> str:
+    from .json_out import format_json as json
+
+    return json(result, **options)
+
+
+def format_jsonl(result, **options) -> str:
+    from .json_out import format_jsonl as jsonl
+
+    return jsonl(result, **options)
+
 
 FORMATS = {"table": format_table, "trec": format_trec, "tsv": format_tsv, "csv": format_csv,
            "json": format_json, "jsonl": format_jsonl}

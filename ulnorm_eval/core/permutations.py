@@ -11,6 +11,7 @@ documents alone (:func:`placed`), when they are at most half the pool.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import math
 
@@ -337,10 +338,12 @@ def permutation_values_many(pool: Pool, judgements, measures: list, rel_level, r
     return list(out)
 
 
+@functools.lru_cache(maxsize=32)
 def _class_patterns(counts: tuple) -> np.ndarray:
     """Every distinct arrangement of a multiset with ``counts[j]`` copies of class j, as a matrix of
     class indices (one arrangement per row): the positions of class j are chosen among the positions
-    left free by classes < j, for every earlier partial arrangement at once."""
+    left free by classes < j, for every earlier partial arrangement at once.  Kept (read-only) for the
+    next measure or run whose pools have the same class counts."""
     n = sum(counts)
     arr = np.full((1, n), len(counts) - 1, dtype=np.int64)
     free = np.ones((1, n), bool)
@@ -354,6 +357,8 @@ def _class_patterns(counts: tuple) -> np.ndarray:
         row_index = np.arange(len(arr))[:, None]
         arr[row_index, pos] = level
         free[row_index, pos] = False
+    arr = arr.astype(np.int8)  # at most 7 classes within the arrangement limit (7! = 5040): at most 1 MB kept
+    arr.flags.writeable = False
     return arr
 
 

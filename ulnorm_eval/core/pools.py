@@ -9,6 +9,8 @@ import numpy as np
 
 from .kernels import Judgements, Ranking, rel_of, row_counts
 from .measures import FAMILIES, gains_for
+from .measures.common import binary_gain
+from .measures.trec_view import pool_codes
 
 __all__ = ["Pool", "make_pool", "pool_gains", "pool_keys", "pool_codes", "pool_reads", "rel_of", "judged_only_pool"]
 
@@ -28,14 +30,26 @@ class Pool:
         self.n = np.bincount(self.row, minlength=n_queries)[:n_queries].astype(np.float64)
         self._starts = None
         self._pos = None
-        self._gains: dict = {}  # (measure, rel, max_grade) -> (rel, gains): pool_gains once per measure
+        self._gains: dict = {}  # (gain function, its parameters, rel, max_grade) -> (rel, gains): see pool_gains
+        self._sums: dict = {}  # id of a read-only weight array -> (the array, its row sums): see rowsum
         self._ordered: dict = {}  # (descending, size, sum of the key's bits) -> [(key bits, Ranking)]: measures share gains
 
     def rowsum(self, weights) -> np.ndarray:
-        """Per query, the sum of ``weights`` as :meth:`Ranking.rowsum` adds them (a boolean mask counted)."""
+        """Per query, the sum of ``weights`` as :meth:`Ranking.rowsum` adds them (a boolean mask counted).
+        A read-only array (pool_gains') is summed once: every measure sharing those gains asks for P."""
+        shared = isinstance(weights, np.ndarray) and not weights.flags.writeable
+        if shared:
+            held = self._sums.get(id(weights))
+            if held is not None and held[0] is weights:
+                return held[1]
         if getattr(weights, "dtype", None) == bool and len(weights) == len(self.row) > 0:
-            return row_counts(weights, self.starts)
-        return np.bincount(self.row, weights=weights, minlength=self.nq)[: self.nq]
+            sums = row_counts(weights, self.starts)
+        else:
+            sums = np.bincount(self.row, weights=weights, minlength=self.nq)[: self.nq]
+        if shared:
+            sums.flags.writeable = False
+            self._sums[id(weights)] = (weights, sums)  # the array is held: its id is not reused meanwhile
+        return sums
 
     @property
     def starts(self) -> np.ndarray:
@@ -146,7 +160,11 @@ def pool_gains(pool: Pool, judgements: Judgements, measure, rel_level) -> np.nda
     finer label of those that do not.
     """
     rel = rel_of(measure, rel_level)
-    key = ("gains", measure, float(rel), judgements.max_grade)
+    # a gain reads the grade, rel, the largest grade and the measure's parameters, never its cutoff (and
+    # a binary gain not even the parameters): P@5 .. P@1000 and every binary measure at one level share
+    gain = FAMILIES[measure.family].gain
+    given = None if gain is binary_gain else (measure.family, measure.params)
+    key = (gain, given, float(rel), judgements.max_grade)
     held = pool._gains.get(key)
     if held is not None and held[0] is rel:  # E, IUB and WLB of a measure read the same gains
         return held[1]
@@ -154,12 +172,6 @@ def pool_gains(pool: Pool, judgements: Judgements, measure, rel_level) -> np.nda
     gains.flags.writeable = False  # shared: a kernel that wrote into it would fail, not change another's input
     pool._gains[key] = (rel, gains)
     return gains
-
-
-def pool_codes(pool: Pool) -> np.ndarray:
-    """trec_eval's code of each pool document: its grade when judged with grade >= 0, -2 when judged
-    with a negative grade, -1 when not in the qrels (form_res_rels.c)."""
-    return np.where(~pool.judged, -1.0, np.where(pool.grade < 0, -2.0, pool.grade))
 
 
 def pool_keys(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:

@@ -195,18 +195,29 @@ def count_above(ranking, idx, marked):
 
 
 def pool_codes(pool) -> np.ndarray:
-    """trec_eval's code of each pool document (as :func:`codes` of a ranking)."""
-    return np.where(~pool.judged, NONPOOL, np.where(pool.grade < 0, UNJUDGED, pool.grade))
+    """trec_eval's code of each pool document (as :func:`codes` of a ranking): its grade when judged with
+    grade >= 0, -2 when judged with a negative grade, -1 when not in the qrels (form_res_rels.c);
+    computed once per pool (a pool's arrays are never modified)."""
+    code = pool.__dict__.get("_trec_codes")
+    if code is None:
+        code = np.where(~pool.judged, NONPOOL, np.where(pool.grade < 0, UNJUDGED, pool.grade))
+        code.flags.writeable = False
+        pool.__dict__["_trec_codes"] = code
+    return code
 
 
 def pool_counts(pool, judgements, ctx):
-    """n, P, Q, U, V, R, N per query (see the module docstring)."""
-    code = pool_codes(pool)
+    """n, P, Q, U, V, R, N per query (see the module docstring); the pool's four counts are made once
+    per relevance level (every trec_eval family's expectation reads them)."""
     L = ctx.rel_level
-    P = pool.rowsum(code >= L)
-    Q = pool.rowsum((code >= 0) & (code < L))
-    U = pool.rowsum(code == UNJUDGED)
-    V = pool.rowsum(code == NONPOOL)
+    counts = pool.__dict__.setdefault("_trec_counts", {})
+    if L not in counts:
+        code = pool_codes(pool)
+        counts[L] = tuple(pool.rowsum(mask) for mask in (code >= L, (code >= 0) & (code < L), code == UNJUDGED,
+                                                          code == NONPOOL))
+        for count in counts[L]:
+            count.flags.writeable = False  # shared by every family's expectation
+    P, Q, U, V = counts[L]
     R = trec_relevant_count(judgements, L)
     N = nonrel_count(judgements, L)
     return pool.n, P, Q, U, V, R, N

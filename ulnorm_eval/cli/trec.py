@@ -3,7 +3,8 @@
 The flag fixes what differs from trec_eval's defaults (docs/trec_eval.md): measure names and layout
 (``--names trec``), no variants (``--norm none``), trec_eval's default measure set (``-m official``)
 when no ``-m`` is given, the trec format, trec_eval's query set (without ``-c`` the queries of the
-run; trec_eval 10 stops when a qrels query has no results, and so does ``--trec``), and trec_eval's
+run; trec_eval 10 exits 4 at a qrels query without results, after the -q lines before it, and so
+does ``--trec``), trec_eval's reading of grades and -l (C's atol), and trec_eval's
 rule for a measure given twice (the first parameters win), and trec_eval's -nan values and -c placeholder
 (``--trec-nan``).  Only click is imported.
 """
@@ -118,8 +119,8 @@ def trec_settings(options: dict) -> dict:
         level = atol(text)
     return {"measures": tuple(kept), "norm": "none", "names": "trec", "fmt": "trec", "trec_nan": True, "rel_level": level,
             "precision": 4 if precision is None else precision,
-            # without -c trec_eval 10 evaluates the run's queries and stops when a qrels query has
-            # none: every qrels query is evaluated here and one with no results is refused after
+            # without -c trec_eval 10 evaluates the run's queries and exits 4 at a qrels query with
+            # none: every qrels query is evaluated here, then cut there (stops_as_trec_eval)
             "strict_queries": not options["complete"] and not options["run_queries_only"], "notes": notes}
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from .lazy import np
+import numpy as np
 
 from .kernels import Judgements, Level, Ranking, rel_of, relevant
 from .records import FAMILIES

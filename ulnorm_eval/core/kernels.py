@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from .lazy import np
+import numpy as np
 
 __all__ = ["Ranking", "Judgements", "discount", "vector_discount", "power_at", "repeated_powers", "safe_div", "relevant", "within_cutoff", "judged_only",
            "rel_of", "Level", "spans", "row_counts"]

@@ -6,7 +6,7 @@ See docs/architecture.md.
 """
 from __future__ import annotations
 
-from ..lazy import np
+import numpy as np
 
 from ..kernels import Judgements, Ranking
 from ..records import FAMILIES

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..lazy import np
+import numpy as np
 
 from ..kernels import Judgements, discount
 from ..records import Param

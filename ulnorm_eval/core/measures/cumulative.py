@@ -4,7 +4,7 @@ One section per family: gain, kernel, expectation, record.
 """
 from __future__ import annotations
 
-from ..lazy import np
+import numpy as np
 
 from ..kernels import (Judgements, Ranking, discount, judged_only, rel_of, safe_div, vector_discount,
                        within_cutoff)

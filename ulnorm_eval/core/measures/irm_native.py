@@ -2,7 +2,7 @@
 ranking with trec_eval's view of documents; registered in :mod:`.trec`."""
 from __future__ import annotations
 
-from ..lazy import np
+import numpy as np
 
 from ..records import UnknownMeasure
 from .common import safe

@@ -5,7 +5,7 @@ One section per family: kernel, expectation, record.  Their gain is 1 for a rele
 """
 from __future__ import annotations
 
-from ..lazy import np
+import numpy as np
 
 from ..holes import best_count, monotone, outside_by_r
 from ..kernels import Ranking, rel_of, relevant, safe_div, within_cutoff

@@ -1,7 +1,7 @@
 """Rank-biased precision (Moffat & Zobel 2008)."""
 from __future__ import annotations
 
-from ..lazy import np
+import numpy as np
 
 from ..holes import monotone
 from ..kernels import judged_only, power_at, rel_of, within_cutoff

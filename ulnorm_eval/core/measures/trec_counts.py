@@ -3,7 +3,7 @@ num_nonrel_judged_ret; set_P, set_recall, set_relative_P, set_map, set_F; utilit
 runid, as record kernels ``k_x(ranking, judgements, measure, level)``; registered in :mod:`.trec`."""
 from __future__ import annotations
 
-from ..lazy import np
+import numpy as np
 
 from ..kernels import Ranking
 from .common import safe

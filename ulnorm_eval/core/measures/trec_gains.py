@@ -3,7 +3,7 @@ maps and ideal orderings, and the expectations of ndcg_rel (gains >= 0), Rndcg, 
 registered in :mod:`.trec`."""
 from __future__ import annotations
 
-from ..lazy import np
+import numpy as np
 
 from ..kernels import Judgements, repeated_powers, spans
 from .common import safe

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..lazy import np
+import numpy as np
 
 from .common import safe
 from .trec_view import (codes, context, floats, RECALL_POINTS, count_above, depth_of, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,

@@ -27,34 +27,16 @@ def db_method() -> str:
 _UNDEF = "every ranking of the pool scores alike (I = E)"
 
 
-def _ul1(A, I, E, W):
-    from .normalise import ul1
-    return ul1(A, I, E, W)
+def _deferred(name: str):
+    """The normalisation ``name`` of core/normalise.py, imported when first applied: this module stays
+    light (the registry, --help and the docs list the variants without numpy)."""
+    def normalise(A, I, E, W):
+        from . import normalise as module
 
+        return getattr(module, name)(A, I, E, W)
 
-def _ul2(A, I, E, W):
-    from .normalise import ul2
-    return ul2(A, I, E, W)
-
-
-def _mm(A, I, E, W):
-    from .normalise import mm
-    return mm(A, I, E, W)
-
-
-def _eb(A, I, E, W):
-    from .normalise import eb
-    return eb(A, I, E, W)
-
-
-def _em(A, I, E, W):
-    from .normalise import em
-    return em(A, I, E, W)
-
-
-def _uew(A, I, E, W):
-    from .normalise import uew
-    return uew(A, I, E, W)
+    normalise.__name__ = name
+    return normalise
 
 
 register_variant(Variant(
@@ -70,25 +52,25 @@ register_variant(Variant(
     cite="Westerborg 2022 §3.1", rng=">= 0", kind="bound", bound="WLB"))
 register_variant(Variant(
     name="UL1", aliases=("UE1",), formula="(A/I) * (A/(A+E))", cite="Karmaker & Feng 2022 eq. 5; Feng 2023 eq. 5.1", rng="[0, 1]", kind="ratio",
-    undefined=_UNDEF + ", I = 0 or A + E = 0", normalise=_ul1))
+    undefined=_UNDEF + ", I = 0 or A + E = 0", normalise=_deferred("ul1")))
 register_variant(Variant(
     name="UL2", aliases=("UE2",), formula="(A-E)/(I-E) if A >= E else (A-E)/E", cite="Karmaker & Feng 2022 eq. 6; Feng 2023 eq. 5.2",
-    rng="[-1, 1]", kind="ratio", undefined=_UNDEF + ", or A < E = 0", normalise=_ul2, below_random=0.0, default=True))
+    rng="[-1, 1]", kind="ratio", undefined=_UNDEF + ", or A < E = 0", normalise=_deferred("ul2"), below_random=0.0, default=True))
 register_variant(Variant(
     name="MM", aliases=(), formula="(A-W)/(I-W) (min-max with the worst ranking)", cite="Westerborg 2022 eq. 3.1", rng="[0, 1]", kind="ratio",
-    undefined=_UNDEF, normalise=_mm))
+    undefined=_UNDEF, normalise=_deferred("mm")))
 register_variant(Variant(
     name="EB", aliases=(), formula="A/E (expectation-based)", cite="Westerborg 2022 eq. 3.6", rng="[0, I/E]", kind="ratio", undefined=_UNDEF + " or E = 0",
-    normalise=_eb, below_random=1.0))
+    normalise=_deferred("eb"), below_random=1.0))
 register_variant(Variant(
-    name="EM", aliases=(), formula="(A-E)/(I-E) (expectation-max)", cite="Westerborg 2022 eq. 3.11", rng="(-inf, 1]", kind="ratio", undefined=_UNDEF, normalise=_em,
+    name="EM", aliases=(), formula="(A-E)/(I-E) (expectation-max)", cite="Westerborg 2022 eq. 3.11", rng="(-inf, 1]", kind="ratio", undefined=_UNDEF, normalise=_deferred("em"),
     below_random=0.0))
 register_variant(Variant(
     name="DB", aliases=(), formula="Pr[M(random permutation) <= A] (distribution-based percentile)", cite="Westerborg 2022 eq. 3.12",
     rng="[0, 1]", kind="distribution", undefined=_UNDEF))
 register_variant(Variant(
     name="UEW", aliases=(), formula="(A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 worst, 0 random, 1 ideal",
-    cite="beyond the papers cited", rng="[-1, 1]", kind="ratio", undefined=_UNDEF + ", or A < E = W", normalise=_uew, below_random=0.0))
+    cite="beyond the papers cited", rng="[-1, 1]", kind="ratio", undefined=_UNDEF + ", or A < E = W", normalise=_deferred("uew"), below_random=0.0))
 register_variant(Variant(
     name="NRG", aliases=(), formula="M with residual gains G(d) prod_j (1 - seen(pos(d, R_j))) over prior runs R_j, "
     "normalised by the ideal of the judged documents by residual gain (ulnorm-eval nrg)",

@@ -59,6 +59,7 @@ import json, sys, time
 c0 = time.process_time()
 import pyarrow as pa
 from ulnorm_eval.pipeline import evaluate as api, parallel
+from ulnorm_eval.pipeline.orchestrator import evaluate_runs
 from ulnorm_eval.render.formats import FORMATS
 pa.set_cpu_count(1)
 c1 = time.process_time()
@@ -66,7 +67,7 @@ qp, runs = sys.argv[1], sys.argv[2:]
 q = api.load_qrels(qp); m = api.resolve_metrics(None, None); o = api.Options()
 c2 = time.process_time()
 with parallel.executor(q, 1) as ex:
-    res = list(parallel.evaluate_paths(ex, runs, m, o))
+    res = list(evaluate_runs(q, runs, m, o, ex))
 c3 = time.process_time()
 FORMATS["tsv"](api.Result(m, res, o, qp, runs), per_query=True)
 c4 = time.process_time()

@@ -6,6 +6,7 @@ with trec_eval's linear gain).
 """
 from __future__ import annotations
 
+import ulnorm_eval
 import itertools
 import json
 import math
@@ -89,7 +90,7 @@ def tiny(write):
 def test_randomization_in_compare_is_exact_on_six_queries(tiny):
     qrels, runs = tiny
     cmp = compare_files(qrels, runs, ["nDCG@10"], [], test="randomization", correction="none")
-    res = api.evaluate(qrels, runs, ["nDCG@10"], [])
+    res = ulnorm_eval.evaluate(qrels, runs, ["nDCG@10"], [])
     Y = np.vstack([r.values[res.metrics[0]] for r in res.runs])
     for _, row in cmp.pairs.iterrows():
         a, b = cmp.runs.index(row["run_a"]), cmp.runs.index(row["run_b"])
@@ -106,7 +107,7 @@ def test_tukey_and_wilcoxon_p_values_feed_pairs_marks_and_paper(tiny):
     from ulnorm_eval.render.paper import caption_text
 
     qrels, runs = tiny
-    res = api.evaluate(qrels, runs, ["nDCG@10"], [])
+    res = ulnorm_eval.evaluate(qrels, runs, ["nDCG@10"], [])
     Y = np.vstack([r.values[res.metrics[0]] for r in res.runs])
     i, j = np.triu_indices(3, 1)
     cmp = compare_files(qrels, runs, ["nDCG@10"], [], test="tukey", reps=10_000, correction="bonferroni")
@@ -140,10 +141,10 @@ def test_bootstrap_and_swap_rate_reproducible_with_seed(tiny):
 
 def test_compare_needs_two_runs_and_comparable_metrics(tiny):
     qrels, runs = tiny
-    res = api.evaluate(qrels, runs[:1], ["AP"], [])
+    res = ulnorm_eval.evaluate(qrels, runs[:1], ["AP"], [])
     with pytest.raises(ValueError, match="two runs"):
         compare(res)
-    res = api.evaluate(qrels, runs, ["AP"], ["E"])
+    res = ulnorm_eval.evaluate(qrels, runs, ["AP"], ["E"])
     with pytest.raises(ValueError, match="only bounds"):
         compare(api.Result([m for m in res.metrics if m.variant], res.runs, res.options))
 
@@ -261,7 +262,7 @@ def robust_cmp(robust):
 @pytest.fixture(scope="module")
 def robust_values(robust):
     qrels, runs = robust
-    res = api.evaluate(qrels, runs, ["nDCG@10", "AP"], ["UL1", "UL2"])
+    res = ulnorm_eval.evaluate(qrels, runs, ["nDCG@10", "AP"], ["UL1", "UL2"])
     return {str(m): np.vstack([r.values[m] for r in res.runs]) for m in res.metrics}
 
 
@@ -451,7 +452,7 @@ def test_pair_intervals_are_one_minus_alpha_and_their_titles_say_so(tiny):
     from ulnorm_eval.render.plots import forest_caption
 
     qrels, runs = tiny
-    res = api.evaluate(qrels, runs, ["nDCG@10"], [])
+    res = ulnorm_eval.evaluate(qrels, runs, ["nDCG@10"], [])
     Y = np.vstack([r.values[res.metrics[0]] for r in res.runs])
     for alpha in (0.05, 0.2):
         cmp = compare_files(qrels, runs, ["nDCG@10"], [], correction="none", alpha=alpha)

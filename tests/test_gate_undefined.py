@@ -9,6 +9,7 @@ same checks compare defined zeros and follow the ordinary rules.
 """
 from __future__ import annotations
 
+import ulnorm_eval
 import pytest
 from click.testing import CliRunner
 
@@ -99,9 +100,9 @@ def test_an_undefined_baseline_mean_fails(data, tmp_path):
     graded = tmp_path / "graded"
     graded.write_text("q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 0\nq2 0 d3 1\nq2 0 d4 0\n")
     opts = api.Options(undefined="skip")
-    good = api.evaluate(str(graded), [str(data / "run")], name, [], opts).runs[0]
+    good = ulnorm_eval.evaluate(str(graded), [str(data / "run")], name, [], opts).runs[0]
     q = data / "qrels"
-    base = api.evaluate(str(q), [str(data / "base")], name, [], opts)
+    base = ulnorm_eval.evaluate(str(q), [str(data / "base")], name, [], opts)
     assert math.isnan(base.runs[0].mean[metric[0]]) and not math.isnan(good.mean[metric[0]])
     checks = gate.check_baseline(base.__class__(metric, [good], opts, str(graded), ["run"]), base.runs[0], 0.0, 0.05)
     assert [c.failed for c in checks] == [True]

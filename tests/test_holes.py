@@ -257,7 +257,7 @@ DL = (str(ROOT / "examples/qrels/dlhard-passage.qrels.txt"), str(ROOT / "example
 def test_condensed_equals_judged_only_evaluation():
     """CL(M) = M evaluated with -J (trec_eval's judged-only ranking), for native and ir_measures
     measures, beside the plain M."""
-    from ulnorm_eval.pipeline.evaluate import evaluate
+    from ulnorm_eval import evaluate
 
     names = ["nDCG@10", "AP", "P@10", "RBP(p=0.8)", "Rprec", "Bpref", "NumRet", "infAP", "ERR@10"]
     a = evaluate(DL[0], DL[1], [f"CL({n})" for n in names] + names, [])
@@ -369,7 +369,7 @@ def test_holes_before_the_qrels_path(tmp_path):
 
 def test_table_shows_value_and_interval():
     """The table prints value [LB, UB] in one column and the caption says how far holes move a mean."""
-    from ulnorm_eval.pipeline.evaluate import evaluate
+    from ulnorm_eval import evaluate
     from ulnorm_eval.render.table import format_table
 
     res = evaluate(DL[0], DL[1], ["nDCG@10", "Bpref"], ["LB", "UB"])

@@ -289,7 +289,7 @@ def test_streamed_and_whole_agree_to_the_last_bits(tmp_path):
     """docs/holes.md: the draws do not depend on the blocking; the values agree up to the last bit or
     two (the kernels' running sums span the rows evaluated together).  256-byte blocks force many."""
     from ulnorm_eval.pipeline import evaluate as api
-    from ulnorm_eval.pipeline.stream import evaluate_stream
+    from ulnorm_eval.pipeline.orchestrator import evaluate_runs
 
     rng = np.random.default_rng(12)
     run = tmp_path / "run"
@@ -301,8 +301,8 @@ def test_streamed_and_whole_agree_to_the_last_bits(tmp_path):
     q = api.load_qrels(str(qrels))
     metrics = api.resolve_metrics(["BS(nDCG@5)", "BS(AP)", "BSLO(AP)", "BSHI(nDCG@5)"], [])
     opts = api.Options(holes_samples=50)
-    streamed = evaluate_stream(q, str(run), metrics, opts, block_bytes=256)
-    whole = api.evaluate_run(q, api.load_run(str(run), q), metrics, opts)
+    (streamed,) = evaluate_runs(q, [str(run)], metrics, opts, stream=True, block_bytes=256)
+    (whole,) = evaluate_runs(q, [str(run)], metrics, opts, stream=False)
     assert streamed.qids == whole.qids
     for m in metrics:
         np.testing.assert_allclose(streamed.values[m], whole.values[m], rtol=1e-13, atol=1e-15, err_msg=str(m))

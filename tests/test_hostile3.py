@@ -581,21 +581,20 @@ def test_the_connection_timeout_is_the_bound_given(tmp_path):
 def test_json_checksum_of_a_run_replaced_mid_evaluation_is_refused(files, monkeypatch):
     import hashlib
 
-    from ulnorm_eval.pipeline import parallel
+    from ulnorm_eval.pipeline import orchestrator
 
     q, r = files
     res = cli("-f", "json", "-m", "P@10", "--norm", "none", q, r)
     doc = json.loads(res.stdout)
     assert doc["meta"]["inputs"]["runs"][0]["sha256"] == hashlib.sha256(open(r, "rb").read()).hexdigest()
-    original = parallel.evaluate_paths
+    original = orchestrator.tell
 
-    def replaced_after_reading(*a, **kw):  # the run is replaced once its numbers are computed
-        for res in original(*a, **kw):
-            with open(r, "w") as fh:
-                fh.write("q1 Q0 d9 1 3 other\nq2 Q0 d8 1 3 other\n")
-            yield res
+    def replaced_after_reading(result, warn):  # the run is replaced once its numbers are computed
+        with open(r, "w") as fh:
+            fh.write("q1 Q0 d9 1 3 other\nq2 Q0 d8 1 3 other\n")
+        return original(result, warn)
 
-    monkeypatch.setattr(parallel, "evaluate_paths", replaced_after_reading)
+    monkeypatch.setattr(orchestrator, "tell", replaced_after_reading)
     res = cli("-f", "json", "-m", "P@10", "--norm", "none", q, r)
     one_line_error(res, f"{r}: changed while it was being evaluated")
     assert res.stdout == ""

@@ -79,7 +79,7 @@ def test_a_run_whose_docids_all_miss_the_qrels_gets_a_note(tmp_path, mangle):
     and no word, where a run sharing no query id is refused: a note says none of its documents is in
     the qrels, read whole, streamed in blocks and under -j; a run with one judged document gets none."""
     import ulnorm_eval as ue
-    from ulnorm_eval.pipeline.stream import evaluate_stream
+    from ulnorm_eval.pipeline.orchestrator import evaluate_runs
 
     (tmp_path / "q").write_text(QRELS)
     lines = [line.split() for line in RUN.splitlines()]
@@ -92,7 +92,8 @@ def test_a_run_whose_docids_all_miss_the_qrels_gets_a_note(tmp_path, mangle):
         assert res.exit_code == 0 and "AP\tall\t0.0000" in res.stdout.splitlines()[:2] and note in res.stderr
         assert "one: none of" not in res.stderr
     qrels = ue.load_qrels(str(tmp_path / "q"))
-    streamed = evaluate_stream(qrels, str(tmp_path / "bad"), [ue.parse_measure("AP")], ue.Options(), block_bytes=40)
+    (streamed,) = evaluate_runs(qrels, [str(tmp_path / "bad")], [ue.parse_measure("AP")], ue.Options(), stream=True,
+                                block_bytes=40)
     assert any(note in n for n in streamed.notes)  # counted over several blocks
 
 

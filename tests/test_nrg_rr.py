@@ -6,6 +6,7 @@ Oracles: hand-worked cases on the paper's Table 1 items, a per-document referenc
 """
 from __future__ import annotations
 
+import ulnorm_eval
 import numpy as np
 import pandas as pd
 import pytest
@@ -118,7 +119,7 @@ def test_empty_prior_is_the_plain_rr_bit_for_bit(shared):
     names = ["RR@10", "RR", "RR(rel=2)@10"]
     path = str(d / "runs" / "bm25_t5_zs.run.gz")
     res = evaluate_nrg(str(d / "qrels.txt"), [path], measures=names)
-    main_ = api.evaluate(str(d / "qrels.txt"), [path], names, variants=[])
+    main_ = ulnorm_eval.evaluate(str(d / "qrels.txt"), [path], names, variants=[])
     rr = res.runs[0]
     for n in names:
         m = parse(n)

@@ -6,6 +6,7 @@ Oracles: hand-worked cases, brute force over every ordering, the query subsets c
 """
 from __future__ import annotations
 
+import ulnorm_eval
 import glob
 import itertools
 import json
@@ -187,7 +188,7 @@ def test_papers_significance_setting_is_correction_none():
     """Student's paired t-test at 0.05 without correction: significant iff scipy's p < 0.05; the table
     says which correction it used."""
     cmp = compare_files(QRELS, RUNS, measures=["nDCG@10"], variants=[], correction="none")
-    res = api.evaluate(QRELS, RUNS, ["nDCG@10"])
+    res = ulnorm_eval.evaluate(QRELS, RUNS, ["nDCG@10"])
     vals = [np.asarray(rr.values[res.metrics[0]]) for rr in res.runs]
     pairs = cmp.pairs
     for (x, y), row in zip(itertools.combinations(range(3), 2), pairs.itertuples()):
@@ -208,7 +209,7 @@ def test_ap_norm_k_by_hand_and_variants_unchanged():
 
     qrels = qrels_from_object({"q": {"a": 1, "b": 0, "c": 1, "d": 0, "e": 1}})
     run = run_from_object({"q": {"a": 5, "b": 4, "c": 3, "d": 2, "e": 1}})
-    res = api.evaluate(qrels, [run], ["AP(norm='k')@4", "AP@4", "E(AP(norm='k')@4)", "IUB(AP(norm='k')@4)"])
+    res = ulnorm_eval.evaluate(qrels, [run], ["AP(norm='k')@4", "AP@4", "E(AP(norm='k')@4)", "IUB(AP(norm='k')@4)"])
     v = {str(m): res.runs[0].values[m][0] for m in res.metrics}
     assert v["AP(norm='k')@4"] == pytest.approx((1 + 2 / 3) / 4, abs=1e-15)
     assert v["AP@4"] == pytest.approx((1 + 2 / 3) / 3, abs=1e-15)
@@ -225,7 +226,7 @@ def test_ap_norm_k_by_hand_and_variants_unchanged():
     assert v["E(AP(norm='k')@4)"] == pytest.approx(np.mean(sps_) / 4, abs=1e-15)
     assert v["IUB(AP(norm='k')@4)"] == pytest.approx(3 / 4, abs=1e-15)
     # UL1, UL2 (ratios of differences against one per-query factor) agree under both denominators
-    res = api.evaluate(QRELS, RUNS[:1], ["UL1(AP(norm='k')@10)", "UL1(AP@10)", "UL2(AP(norm='k')@10)", "UL2(AP@10)"])
+    res = ulnorm_eval.evaluate(QRELS, RUNS[:1], ["UL1(AP(norm='k')@10)", "UL1(AP@10)", "UL2(AP(norm='k')@10)", "UL2(AP@10)"])
     x = [np.asarray(res.runs[0].values[m]) for m in res.metrics]
     np.testing.assert_allclose(x[0], x[1], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(x[2], x[3], rtol=1e-12, atol=1e-15)

@@ -12,6 +12,7 @@ import pytest
 from ulnorm_eval.inputs import trec as io
 from ulnorm_eval.pipeline import evaluate as api
 from ulnorm_eval.pipeline import parallel, stream
+from ulnorm_eval.pipeline.orchestrator import evaluate_runs
 from conftest import invoke
 
 MC = ["-m", "nDCG@10", "-m", "AP", "--norm", "e,iub,ul2,db", "--permutations", "30"]  # DB: Monte Carlo
@@ -113,6 +114,11 @@ def test_letor_scores_j2_identical(shared, tmp_path):
           ["-j", "2"])
 
 
+def _whole(q, paths, metrics, opts):
+    """Each run read whole, in this process."""
+    return list(evaluate_runs(q, paths, metrics, opts, stream=False))
+
+
 def _assert_same_results(a, b, metrics):
     assert len(a) == len(b)
     for x, y in zip(a, b):
@@ -134,9 +140,9 @@ def test_query_blocks_by_byte_range_equal_whole_runs(dlhard, plain_runs):
     paths = [str(p) for p in plain_runs[:3]]
     bounds = stream.block_bounds(paths[0], 60_000)
     assert len(bounds) > 10
-    whole = [api.evaluate_run(q, io.read_run(p), metrics, opts) for p in paths]
+    whole = _whole(q, paths, metrics, opts)
     with parallel.executor(q, 2) as ex:
-        split = list(parallel.evaluate_paths(ex, paths, metrics, opts, block_bytes=60_000))
+        split = list(evaluate_runs(q, paths, metrics, opts, ex, block_bytes=60_000))
     _assert_same_results(split, whole, metrics)
 
 
@@ -178,14 +184,14 @@ def test_ungrouped_run_falls_back_or_is_refused_alike(tmp_path, dlhard):
     metrics = api.resolve_metrics(["nDCG@10", "AP"], ["UL2"])
     opts = api.Options(rel_level=2)
     after = str(dlhard[1][0])  # a run after it: its blocks must not be taken for the ungrouped run's
-    whole = [api.evaluate_run(q, io.read_run(str(p)), metrics, opts), api.evaluate_run(q, io.read_run(after), metrics, opts)]
+    whole = _whole(q, [str(p), after], metrics, opts)
     with parallel.executor(q, 2) as ex:
-        got = list(parallel.evaluate_paths(ex, [str(p), after], metrics, opts, block_bytes=50_000))
+        got = list(evaluate_runs(q, [str(p), after], metrics, opts, ex, block_bytes=50_000))
         _assert_same_results(got, whole, metrics)
         with pytest.raises(stream.NotGrouped) as exc:
-            list(parallel.evaluate_paths(ex, [str(p)], metrics, opts, stream=True, block_bytes=50_000))
+            list(evaluate_runs(q, [str(p)], metrics, opts, ex, stream=True, block_bytes=50_000))
     with pytest.raises(stream.NotGrouped) as seq:
-        stream.evaluate_stream(q, str(p), metrics, opts, block_bytes=50_000)
+        list(evaluate_runs(q, [str(p)], metrics, opts, stream=True, block_bytes=50_000))
     assert str(exc.value) == str(seq.value)
     assert f":{last}: query" in str(seq.value)
     one = _cli("-f", "tsv", "--stream", dlhard[0], p)
@@ -196,9 +202,9 @@ def test_ungrouped_run_falls_back_or_is_refused_alike(tmp_path, dlhard):
     tenth, moved = len(lines) // 10, 2 * len(lines) // 3
     early = tmp_path / "early.run"
     early.write_text("".join(lines[:tenth] + [lines[moved]] + lines[tenth:moved] + lines[moved + 1:]))
-    whole = [api.evaluate_run(q, io.read_run(str(early)), metrics, opts), whole[1]]
+    whole = [_whole(q, [str(early)], metrics, opts)[0], whole[1]]
     with parallel.executor(q, 2) as ex:
-        got = list(parallel.evaluate_paths(ex, [str(early), after], metrics, opts, block_bytes=50_000))
+        got = list(evaluate_runs(q, [str(early), after], metrics, opts, ex, block_bytes=50_000))
     _assert_same_results(got, whole, metrics)
 
 
@@ -315,7 +321,6 @@ def test_auto_is_the_affinity_capped_by_the_tasks(monkeypatch):
     assert parallel.resolve_jobs(parallel.AUTO, 17) == 4
     monkeypatch.setattr(os, "cpu_count", lambda: None)
     assert parallel.resolve_jobs(parallel.AUTO, 17) == 1
-    assert parallel.run_tasks(["a", "-", "b"]) == 2  # standard input is read by the command itself
 
 
 def test_auto_without_fork_is_sequential_and_asks_only_when_workers_would_start(monkeypatch):
@@ -460,17 +465,13 @@ def test_explicit_j_splits_a_single_large_run_auto_does_not(monkeypatch, dlhard,
 
 
 def test_every_task_is_done_by_a_worker_none_by_the_command(dlhard, plain_runs):
-    """2 workers, 3 to 5 runs (whole runs, and files of one query block): the command does no task
-    itself, not even the first before the fork (it once did, for the workers to inherit the query
-    set's tables, which blocks.prepare now builds: a serial run for nothing); the results equal
-    evaluate_path's."""
+    """2 workers, 3 to 5 runs (compressed files, and uncompressed files of one query block): the command
+    does no task itself, not even the first before the fork (it once did, for the workers to inherit
+    the query set's tables, which blocks.prepare now builds); the results equal the sequential ones."""
     qrels, runs = dlhard
     metrics = api.resolve_metrics(["P@10"], [])
-    q0 = api.load_qrels(str(qrels))
-    for paths, task in ((runs, lambda p: (parallel.whole_run, (str(p), metrics, api.Options(), None))),
-                        (plain_runs, lambda p: (parallel.block_run, (str(p), 0, os.path.getsize(p), metrics,
-                                                                      api.Options(), None)))):
-        expected = [api.evaluate_path(q0, str(r), metrics, api.Options()) for r in paths[:5]]
+    for paths in (runs, plain_runs):
+        expected = list(evaluate_runs(api.load_qrels(str(qrels)), [str(r) for r in paths[:5]], metrics, api.Options()))
         for count in (5, 4, 3):
             q = api.load_qrels(str(qrels))
             here = []  # tasks done in this process (a worker's calls append to its own copy of the list)
@@ -478,40 +479,32 @@ def test_every_task_is_done_by_a_worker_none_by_the_command(dlhard, plain_runs):
             parallel._guard = lambda *args: here.append(args[2]) or real(*args)
             try:
                 with parallel.executor(q, 2) as ex:
-                    outcomes = ex.imap([task(r) for r in paths[:count]])
-                    assert ex.workers == 2 and len(ex._pool._processes) == 2
-                    got = [parallel.unwrap(o) for o in outcomes]
-                    assert here == [], count
+                    got = list(evaluate_runs(q, [str(r) for r in paths[:count]], metrics, api.Options(), ex))
+                    assert ex.workers == 2 and here == [], count
                     _assert_same_results(got, expected[:count], metrics)
             finally:
                 parallel._guard = real
 
 
 def test_the_qrels_tables_are_built_before_the_fork_for_a_track(dlhard, plain_runs):
-    """Two or more runs (whole, or the query blocks of uncompressed files): the pool builds the full
-    query set's tables (blocks.prepare) before it forks, so the workers inherit them; the query
+    """Two or more runs (whole, or the query blocks of uncompressed files): the qrels' tables of the
+    full query set are built (blocks.prepare) before the workers fork, so they inherit them; the query
     blocks of a single run have their own query sets: nothing built.  Results as evaluated alone."""
     from ulnorm_eval.pipeline.blocks import query_set
 
     qrels, runs = dlhard
     metrics = api.resolve_metrics(None, None)
     full = tuple(query_set(api.load_qrels(str(qrels)), None, api.Options()))
-
-    def bounds(path):
-        return stream.block_bounds(str(path), 1 << 14)
-    for tasks_of, paths, built in ((lambda p: [(parallel.whole_run, (str(p), metrics, api.Options(), None))], runs[:4], True),
-                                   (lambda p: [(parallel.range_block, (str(p), 0, os.path.getsize(p), metrics, api.Options()))],
-                                    plain_runs[:3], True),
-                                   (lambda p: [(parallel.range_block, (str(p), start, stop, metrics, api.Options()))
-                                               for start, stop in zip(bounds(p), bounds(p)[1:])], plain_runs[:1], False)):
+    for paths, block_bytes, built in ((runs[:4], None, True), (plain_runs[:3], None, True), (plain_runs[:1], 1 << 14, False)):
         q = api.load_qrels(str(qrels))
+        how = {"block_bytes": block_bytes} if block_bytes else {}
         with parallel.executor(q, 2) as ex:
-            outcomes = ex.imap([task for p in paths for task in tasks_of(p)])
+            done = iter(evaluate_runs(q, [str(p) for p in paths], metrics, api.Options(), ex, **how))
+            got = [next(done)]
             assert ("join" in q.cache and q.cache["join"][0] == full and q.cache["join_by_doc"][1] is not None) == built
-            got = [parallel.unwrap(o) for o in outcomes]
-        if built and tasks_of(paths[0])[0][0] is parallel.whole_run:
-            _assert_same_results(got, [api.evaluate_path(api.load_qrels(str(qrels)), str(p), metrics, api.Options())
-                                       for p in paths], metrics)
+            got += list(done)
+        _assert_same_results(got, list(evaluate_runs(api.load_qrels(str(qrels)), [str(p) for p in paths], metrics,
+                                                     api.Options())), metrics)
 
 
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
@@ -627,10 +620,10 @@ def _random_track(tmp_path, rng, trial):
     return str(qrels), paths
 
 
-def _outcome(executor, paths, metrics, opts, stream=None):
-    """evaluate_paths' results as bits, or its error (class and one line), as the command sees them."""
+def _outcome(executor, paths, metrics, opts, stream=None, **how):
+    """The orchestrator's results as bits, or its error (class and one line), as the command sees them."""
     try:
-        return [_bits(r) for r in parallel.evaluate_paths(executor, paths, metrics, opts, stream=stream)]
+        return [_bits(r) for r in evaluate_runs(executor.qrels, paths, metrics, opts, executor, stream=stream, **how)]
     except io.InputError as exc:
         return (type(exc).__name__, str(exc))
 
@@ -638,9 +631,9 @@ def _outcome(executor, paths, metrics, opts, stream=None):
 def test_a_run_of_one_block_is_finished_by_its_worker_as_by_the_command(tmp_path, monkeypatch):
     """Each run file of one query block is one task whose worker returns the finished RunResult ('all'
     row, bootstrap intervals, notes); results, notes and errors, in order, equal the sequential
-    read's and those of the command finishing the run from its block (as before), on random ragged
-    tracks: good runs, a run whose queries are not contiguous (read whole, or refused with --stream),
-    a bad line and a repeated document in a middle run."""
+    read's and those of the command merging the runs' small query blocks, on random ragged tracks: good
+    runs, a run whose queries are not contiguous (read whole, or refused with --stream), a bad line and
+    a repeated document in a middle run."""
     rng = random.Random(39)
     tasks = []
     real = parallel.LocalPool._outcomes
@@ -666,12 +659,11 @@ def test_a_run_of_one_block_is_finished_by_its_worker_as_by_the_command(tmp_path
             with parallel.LocalPool(q, 2) as ex:
                 tasks.clear()
                 assert _outcome(ex, case, metrics, opts, stream) == expected, (trial, case, stream)
-                assert tasks and set(tasks) == {"block_run"}
-            with parallel.LocalPool(q, 2) as ex:
-                ex.finishes_runs = False  # the command finishes each run from its one block
+                assert tasks and set(tasks) == {"run_task"}
+            with parallel.LocalPool(q, 2) as ex:  # small query blocks, merged by the command
                 tasks.clear()
-                assert _outcome(ex, case, metrics, opts, stream) == expected, (trial, case, stream)
-                assert tasks and set(tasks) == {"range_block"}
+                assert _outcome(ex, case, metrics, opts, stream, block_bytes=256) == expected, (trial, case, stream)
+                assert "block_task" in tasks
             kinds.append(expected[0] if isinstance(expected, tuple) else ungrouped_ok(expected))
     # every case met: results, a run read whole, --stream's refusal, a bad line, a repeated document
     assert kinds.count("NotGrouped") >= 4 and kinds.count("InputError") >= 8 and kinds.count("whole") >= 4, kinds

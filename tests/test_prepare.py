@@ -2,10 +2,12 @@
 ``ordering._join_index``, the join of a run with the qrels, whose two paths are compared directly."""
 from __future__ import annotations
 
+import ulnorm_eval
 import numpy as np
 import pytest
 
 from ulnorm_eval.pipeline import evaluate as api
+from ulnorm_eval.pipeline.orchestrator import evaluate_runs
 
 from ulnorm_eval.inputs import trec as io
 
@@ -25,12 +27,12 @@ def test_duplicate_documents(tmp_path, docs, dup_line):
     metrics = api.resolve_metrics(["P@5"], [])
     for stream in (True, False):
         if dup_line is None:
-            res = api.evaluate_path(qrels, str(r), metrics, api.Options(), lambda m: None, stream)
+            (res,) = evaluate_runs(qrels, [str(r)], metrics, api.Options(), stream=stream)
             # '7' ranks second and is the only relevant document of query 1; query 2 retrieves 7
             assert list(res.values[metrics[0]]) == [0.2, 0.2]
         else:
             with pytest.raises(io.InputError) as e:
-                api.evaluate_path(qrels, str(r), metrics, api.Options(), lambda m: None, stream)
+                list(evaluate_runs(qrels, [str(r)], metrics, api.Options(), stream=stream))
             assert e.value.line == dup_line and "duplicate document" in e.value.reason
 
 
@@ -112,7 +114,7 @@ def test_a_changed_copy_of_loaded_qrels_is_evaluated_as_itself(tmp_path):
     names = ["nDCG@10", "AP", "RBP(p=0.8)"]
 
     def values(qrels):
-        res = api.evaluate(qrels, [str(r)], names, variants=["UL2"])
+        res = ulnorm_eval.evaluate(qrels, [str(r)], names, variants=["UL2"])
         return {str(m): res.runs[0].values[m] for m in res.metrics}
 
     fresh = values(api.load_qrels(str(q)))

@@ -215,13 +215,14 @@ def test_all_row_is_the_formula_on_the_all_row(shared):
 def test_streamed_and_whole_give_the_same_all_row(shared, tmp_path):
     """The 'all' row of a normalisation needs A, E, IUB and WLB of every query: streamed in blocks of
     queries (the default for a file) or read whole, the same numbers to the last bit."""
-    from ulnorm_eval.pipeline.evaluate import evaluate_path, load_qrels, resolve_metrics
+    from ulnorm_eval.pipeline.evaluate import load_qrels, resolve_metrics
+    from ulnorm_eval.pipeline.orchestrator import evaluate_runs
 
     d = shared / "dlhard-passage"
     q = load_qrels(str(d / "qrels.txt"))
     metrics = resolve_metrics(MEASURES, ["UL2", "MM"])
-    a = evaluate_path(q, str(d / "runs" / "bm25_rm3.run.gz"), metrics, Options(), stream=True)
-    b = evaluate_path(q, str(d / "runs" / "bm25_rm3.run.gz"), metrics, Options(), stream=False)
+    (a,) = evaluate_runs(q, [str(d / "runs" / "bm25_rm3.run.gz")], metrics, Options(), stream=True)
+    (b,) = evaluate_runs(q, [str(d / "runs" / "bm25_rm3.run.gz")], metrics, Options(), stream=False)
     assert set(a.values) == set(metrics) == set(b.values)  # the parts are not in the result
     for m in metrics:
         assert a.mean[m] == b.mean[m]

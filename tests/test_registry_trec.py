@@ -168,7 +168,7 @@ def test_adapter_honours_rel_level_or_refuses(tiny):
 def test_bounds_cached_per_qrels_equal_fresh_ones(shared):
     """Bounds on the qrels pool are computed once per qrels and query (the second run reuses the
     first's, Monte Carlo E of ERR included) and equal those of an evaluation of that run alone."""
-    from ulnorm_eval.pipeline.evaluate import evaluate, load_qrels
+    from ulnorm_eval import evaluate, load_qrels
 
     d = shared / "dlhard-passage"
     runs = [str(d / "runs" / f"{r}.run.gz") for r in ("bm25", "bm25_rm3")]

@@ -9,6 +9,7 @@ Private names: the gain kernels' steps (``trec_gains._level_gain``, ``_disc``, `
 """
 from __future__ import annotations
 
+import ulnorm_eval
 import numpy as np
 import pytest
 
@@ -179,51 +180,6 @@ def test_montecarlo_bounds_shared_shuffles_equal_one_measure_at_a_time():
         np.testing.assert_allclose(b["E"][mc], vals.mean(axis=0)[mc], rtol=1e-13, atol=0, err_msg=str(m))
 
 
-def test_evaluate_files_equals_one_file_at_a_time(tmp_path):
-    """Several run files read by one reader thread (the next parsed while this one is scored) give
-    what evaluating them one by one gives: values, notes, a regrouped file read whole, and a bad
-    line's error raised when its file is reached."""
-    import gzip
-    import os
-
-    from ulnorm_eval.inputs.trec import InputError
-    from ulnorm_eval.pipeline.blocks import Options
-    from ulnorm_eval.pipeline.evaluate import evaluate_path, evaluate_run, load_qrels, load_run, resolve_metrics
-    from ulnorm_eval.pipeline.stream import evaluate_files
-
-    ex = os.path.join(os.path.dirname(__file__), "..", "examples")
-    qrels = load_qrels(os.path.join(ex, "qrels", "dlhard-passage.qrels.txt"))
-    runs = sorted(os.path.join(ex, "runs", f) for f in os.listdir(os.path.join(ex, "runs")) if f.endswith(".gz"))
-    lines = gzip.open(runs[0], "rt").read().splitlines(keepends=True)
-    plain = tmp_path / "plain.run"
-    plain.write_text("".join(lines))
-    regrouped = tmp_path / "regrouped.run"  # a query's lines come back after another's: read whole
-    regrouped.write_text("".join(lines[:3] + lines[1200:1300] + lines[3:1200] + lines[1300:]))
-    metrics = resolve_metrics(["nDCG@10", "AP", "P@5"], [])
-    metrics = metrics[0] if isinstance(metrics, tuple) else metrics
-    opts = Options()
-    paths = [str(plain), *runs, str(regrouped), str(plain)]
-    def whole(p):
-        return evaluate_run(qrels, load_run(p, qrels), metrics, opts)
-
-    got = list(evaluate_files(qrels, paths, metrics, opts, whole, block_bytes=1 << 16))  # several blocks a file
-    want = [evaluate_path(qrels, p, metrics, opts) for p in paths]
-    assert len(got) == len(want) == len(paths)
-    for g, w in zip(got, want):
-        assert g.name == w.name and g.qids == w.qids and g.notes == w.notes
-        for m in metrics:
-            assert np.array_equal(g.values[m], w.values[m]) and g.mean[m] == w.mean[m]
-    bad = tmp_path / "bad.run"
-    bad.write_text("".join(lines[:5]) + "x Q0 d 1 notanumber t\n")
-    with pytest.raises(InputError) as alone:
-        evaluate_path(qrels, str(bad), metrics, opts)
-    seen = []
-    with pytest.raises(InputError) as among:
-        for r in evaluate_files(qrels, [str(plain), str(bad), str(plain)], metrics, opts, whole):
-            seen.append(r.name)
-    assert seen == ["plain.run"] and str(among.value) == str(alone.value)
-
-
 @pytest.mark.parametrize("p", [0.5, 0.8, 0.95, 0.99, 0.123456])
 def test_power_at_is_np_power_bit_for_bit(p):
     from ulnorm_eval.core.kernels import power_at
@@ -250,10 +206,10 @@ def test_bounds_served_from_the_cache_build_no_pool(tmp_path, monkeypatch):
     built = []
     real = expectations.make_pool
     monkeypatch.setattr(expectations, "make_pool", lambda *a: built.append(a) or real(*a))
-    res = api.evaluate(str(q), runs, pool="qrels")  # exact bounds on the qrels pool, the same for every run
+    res = ulnorm_eval.evaluate(str(q), runs, pool="qrels")  # exact bounds on the qrels pool, the same for every run
     assert len(built) == 1
     monkeypatch.setattr(expectations, "make_pool", real)
-    again = [api.evaluate(str(q), [r], pool="qrels") for r in runs]  # each run alone builds its own pool
+    again = [ulnorm_eval.evaluate(str(q), [r], pool="qrels") for r in runs]  # each run alone builds its own pool
     for a, b in zip(res.runs, (x.runs[0] for x in again)):
         for m in res.metrics:
             assert np.array_equal(a.values[m], b.values[m], equal_nan=True)
@@ -519,6 +475,14 @@ def _same_result(got, want, metrics) -> None:
         {m: tuple(map(repr, v)) for m, v in want.interval.items()}
 
 
+def _evaluated(qrels, path, metrics, options):
+    """One run file through the orchestrator (the route of every command)."""
+    from ulnorm_eval.pipeline.orchestrator import evaluate_runs
+
+    (result,) = evaluate_runs(qrels, [path], metrics, options)
+    return result
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_prepared_qrels_give_what_the_runs_build_themselves(tmp_path, seed):
     """blocks.prepare (what a local pool does before forking its workers) builds the join's tables,
@@ -526,7 +490,7 @@ def test_prepared_qrels_give_what_the_runs_build_themselves(tmp_path, seed):
     run evaluated after it gives, to the last bit, what it gives on qrels that built nothing
     (defaults with E, UL2 and their intervals; trec measures; numeric and string docids)."""
     from ulnorm_eval.pipeline.blocks import Options, prepare
-    from ulnorm_eval.pipeline.evaluate import evaluate_path, load_qrels, resolve_metrics
+    from ulnorm_eval.pipeline.evaluate import load_qrels, resolve_metrics
 
     qrels_path, runs = _ragged_track(tmp_path, seed, numeric=seed % 3 == 2)
     for measures, variants in ((None, None), (["all_trec"], []), (["nDCG@10", "AP"], ["E", "IUB", "WLB", "UL1"])):
@@ -535,8 +499,8 @@ def test_prepared_qrels_give_what_the_runs_build_themselves(tmp_path, seed):
         prepared = load_qrels(qrels_path)
         prepare(prepared, metrics, opts)
         for path in runs:
-            _same_result(evaluate_path(prepared, path, metrics, opts),
-                         evaluate_path(load_qrels(qrels_path), path, metrics, opts), metrics)
+            _same_result(_evaluated(prepared, path, metrics, opts),
+                         _evaluated(load_qrels(qrels_path), path, metrics, opts), metrics)
 
 
 def test_after_prepare_a_run_builds_no_qrels_table(tmp_path, monkeypatch):
@@ -547,7 +511,7 @@ def test_after_prepare_a_run_builds_no_qrels_table(tmp_path, monkeypatch):
     from ulnorm_eval.inputs import fingerprints
     from ulnorm_eval.pipeline import ordering
     from ulnorm_eval.pipeline.blocks import Options, prepare
-    from ulnorm_eval.pipeline.evaluate import evaluate_path, load_qrels, resolve_metrics
+    from ulnorm_eval.pipeline.evaluate import load_qrels, resolve_metrics
 
     qrels_path = tmp_path / "q.txt"
     qrels_path.write_text("".join(f"{q} 0 D-{q}-{d} {d % 3}\n" for q in (1, 2, 3) for d in range(9)))
@@ -561,10 +525,10 @@ def test_after_prepare_a_run_builds_no_qrels_table(tmp_path, monkeypatch):
                          (ordering, "qrels_rows")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
-    first = evaluate_path(qrels, str(run), metrics, Options())
+    first = _evaluated(qrels, str(run), metrics, Options())
     assert built == []
     assert qrels.cache["pair_table"][1] is not None  # used from the first run on
-    _same_result(first, evaluate_path(load_qrels(str(qrels_path)), str(run), metrics, Options()), metrics)
+    _same_result(first, _evaluated(load_qrels(str(qrels_path)), str(run), metrics, Options()), metrics)
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -10,19 +10,30 @@ from ulnorm_eval.pipeline import evaluate as api
 from ulnorm_eval.inputs import trec as io
 
 from ulnorm_eval.pipeline import stream
+from ulnorm_eval.pipeline.orchestrator import evaluate_runs
 from ulnorm_eval.cli.main import main
 
 EXACT = ["nDCG@10", "nDCG", "AP", "AP@100", "P@10", "RR", "R@100", "Rprec", "RBP(p=0.8)", "SP@10"]
 VARIANTS = ["E", "IUB", "WLB", "UL1", "UL2", "MM", "EB", "EM", "UEW"]
 
 
+def _streamed(qrels, run_path, metrics, options, block_bytes):
+    """The run file in query blocks of about ``block_bytes`` (--stream)."""
+    (result,) = evaluate_runs(qrels, [run_path], metrics, options, stream=True, block_bytes=block_bytes)
+    return result
+
+
+def _whole(qrels, run_path, metrics, options):
+    """The run file read whole (--no-stream)."""
+    (result,) = evaluate_runs(qrels, [run_path], metrics, options, stream=False)
+    return result
+
+
 def _both(qrels_path, run_path, block_bytes, **kw):
     q = api.load_qrels(qrels_path)
     metrics = api.resolve_metrics(EXACT, VARIANTS)
     opts = api.Options(**kw)
-    a = stream.evaluate_stream(q, run_path, metrics, opts, lambda m: None, block_bytes=block_bytes)
-    b = api.evaluate_run(q, io.read_run(run_path), metrics, opts, lambda m: None)
-    return metrics, a, b
+    return metrics, _streamed(q, run_path, metrics, opts, block_bytes), _whole(q, run_path, metrics, opts)
 
 
 def _assert_identical(metrics, a, b):
@@ -109,8 +120,7 @@ def test_errors_in_later_blocks_name_the_file_line(tmp_path):
     body[73] = "8 Q0 d73 74 notanumber t"
     r.write_text("\n".join(body) + "\n")
     with pytest.raises(io.InputError) as e:
-        stream.evaluate_stream(io.read_qrels(str(q)), str(r), api.resolve_metrics(["AP"], []), api.Options(),
-                               lambda m: None, block_bytes=300)
+        _streamed(io.read_qrels(str(q)), str(r), api.resolve_metrics(["AP"], []), api.Options(), 300)
     assert (e.value.line, e.value.reason) == (74, "score 'notanumber' is not a number")
 
 
@@ -131,14 +141,14 @@ def test_monte_carlo_db_identical_streamed_or_not(shared):
     metrics = api.resolve_metrics(["AP", "nDCG@10"], ["DB"])
     opts = api.Options(permutations=200, seed=5)
     run = str(d / "runs" / "input.humR03dc.gz")
-    a = stream.evaluate_stream(q, run, metrics, opts, lambda m: None, block_bytes=20_000)
-    b = api.evaluate_run(q, io.read_run(run), metrics, opts, lambda m: None)
+    a = _streamed(q, run, metrics, opts, 20_000)
+    b = _whole(q, run, metrics, opts)
     for m in metrics:
         assert np.array_equal(a.values[m], b.values[m], equal_nan=True), m
     db = api.resolve_metrics(["AP"], ["DB"])[1]
     assert np.all(a.stderr[db] >= 0) and np.any(a.stderr[db] > 0)  # some queries are Monte Carlo
     # another seed moves the estimates
-    c = api.evaluate_run(q, io.read_run(run), metrics, api.Options(permutations=200, seed=6), lambda m: None)
+    c = _whole(q, run, metrics, api.Options(permutations=200, seed=6))
     assert not np.array_equal(c.values[db], b.values[db])
 
 
@@ -152,8 +162,8 @@ def test_placed_monte_carlo_identical_streamed_or_not(shared):
     run = str(d / "runs" / "input.humR03dc.gz")
     for pool in ("qrels", "run"):
         opts = api.Options(permutations=100, seed=3, pool=pool)
-        a = stream.evaluate_stream(q, run, metrics, opts, lambda m: None, block_bytes=20_000)
-        b = api.evaluate_run(q, io.read_run(run), metrics, opts, lambda m: None)
+        a = _streamed(q, run, metrics, opts, 20_000)
+        b = _whole(q, run, metrics, opts)
         for m in metrics:
             assert np.array_equal(a.values[m], b.values[m], equal_nan=True), (pool, m)
             if m in b.stderr:
@@ -191,9 +201,8 @@ def test_bom_crlf_and_no_final_newline_stream_alike(tmp_path):
     r.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(lines).encode())
     metrics = api.resolve_metrics(["AP", "nDCG@10"], ["E", "UL2"])
     for bs in (16, 64, 1 << 20):  # blocks far smaller than a query: the BOM line must not split query 1
-        a = stream.evaluate_stream(io.read_qrels(str(q)), str(r), metrics, api.Options(), lambda m: None,
-                                   block_bytes=bs)
-        b = api.evaluate_run(io.read_qrels(str(q)), io.read_run(str(r)), metrics, api.Options(), lambda m: None)
+        a = _streamed(io.read_qrels(str(q)), str(r), metrics, api.Options(), bs)
+        b = _whole(io.read_qrels(str(q)), str(r), metrics, api.Options())
         _assert_identical(metrics, a, b)
         # query 2's three documents tie at score 1: docid descending puts its relevant c third
         assert a.values[metrics[0]].tolist() == [(1 / 1 + 2 / 2) / 2, 1 / 3]
@@ -255,106 +264,6 @@ def test_read_ahead_keeps_order_errors_and_bound():
     assert next(it) == 0
     it.close()  # the caller stops early: the thread stops and the source is closed
     assert closed.wait(5) and len(produced) <= 2
-
-
-def test_read_ahead_tells_how_long_its_thread_waited():
-    """``idle`` holds, when each item is made, the seconds the thread waited for the caller to take
-    one (a slow caller: about the caller's time per item; a slow producer: 0.0)."""
-    import time
-
-    from ulnorm_eval.pipeline.stream import read_ahead
-
-    idle = [None]
-
-    def source(n, pause, seen):
-        for i in range(n):
-            seen.append(idle[0])
-            time.sleep(pause)
-            yield i
-
-    seen: list = []
-    for x in read_ahead(source(5, 0.05, seen), idle):  # a slow producer: the thread never waits
-        pass
-    assert seen == [0.0] * 5
-    seen = []
-    for x in read_ahead(source(6, 0.0, seen), idle):  # a slow caller: from the third item on, it waits
-        time.sleep(0.05)
-    assert seen[:2] == [0.0, 0.0] and all(0.02 < w < 1.0 for w in seen[2:]), seen
-
-
-def test_a_streamed_run_makes_the_encodings_in_the_reader_only_when_it_has_time(monkeypatch, tmp_path):
-    """evaluate_stream's reader makes a block's encodings only when it waited for the scorer longer
-    than they took it last time (the default measures and variants on a large run), never when the
-    scorer waits for it: counted on a run of many small blocks with a slow and a fast scorer."""
-    import time
-
-    from ulnorm_eval.inputs.trec import read_qrels
-
-    lines = [f"{q} Q0 D{q}-{d} {d} {100 - d} t" for q in range(1, 41) for d in range(50)]
-    rp = tmp_path / "r"
-    rp.write_text("\n".join(lines) + "\n")
-    qp = tmp_path / "q"
-    qp.write_text("".join(f"{q} 0 D{q}-3 1\n" for q in range(1, 41)))
-    qrels = read_qrels(str(qp))
-    made = []
-    real = stream.prepare_block
-    monkeypatch.setattr(stream, "prepare_block", lambda run, docids, queries=True: made.append(1) or real(run, docids, queries))
-    score = stream.score_parsed
-    metrics, options = api.resolve_metrics(["AP"], []), api.Options(run_queries_only=True)
-    results = []
-    for pause in (0.03, 0.0):
-        made.clear()
-        monkeypatch.setattr(stream, "score_parsed", lambda *a, pause=pause: time.sleep(pause) or score(*a))
-        results.append(stream.evaluate_stream(qrels, str(rp), metrics, options, block_bytes=2048))
-        if pause:
-            assert len(made) >= 10  # a slow scorer: the reader had time for most blocks (~50)
-        else:
-            monkeypatch.setattr(stream, "run_blocks", _slow(stream.run_blocks))
-            made.clear()
-            results.append(stream.evaluate_stream(qrels, str(rp), metrics, options, block_bytes=2048))
-            assert made == []  # the scorer waits for every block: the reader never has time
-    for r in results[1:]:
-        assert r.values.keys() == results[0].values.keys()
-        assert all(np.array_equal(r.values[m], results[0].values[m]) for m in r.values)
-
-
-def _slow(run_blocks):
-    import time
-
-    def slow(*a, **k):
-        for item in run_blocks(*a, **k):
-            time.sleep(0.02)
-            yield item
-    return slow
-
-
-@pytest.mark.parametrize("ahead", [(True, True), (False, False), (True, False), (False, True)])
-def test_a_block_scores_the_same_whichever_thread_made_its_encodings(ahead, tmp_path):
-    """The query encoding and the docids' fingerprints of a streamed block are made by the reader
-    thread or by the scorer (evaluate_stream decides by which one waits): the block's values and
-    counts are the same, with repeated documents (refused) and TREC-style, numeric and odd ids."""
-    from ulnorm_eval.inputs.trec import read_qrels
-
-    rng = np.random.default_rng(7)
-    ids = [f"FBIS{k}-{rng.integers(100000)}" for k in range(40)] + ["7", "0", "é-1", "a"]
-    qrels_lines = [f"{q} 0 {d} {int(rng.integers(0, 3))}" for q in range(1, 9) for d in rng.choice(ids, 12, replace=False)]
-    qp = tmp_path / "q"
-    qp.write_text("\n".join(qrels_lines) + "\n")
-    qrels = read_qrels(str(qp))
-    metrics, options = api.resolve_metrics(EXACT, VARIANTS), api.Options()
-    for trial in range(6):
-        # trial 4: a docid too long for fingerprints (Arrow's encoding decides); trial 5: repeats
-        docs = [rng.choice(ids + ["x" * 40] * (trial == 4), int(rng.integers(1, 30)), replace=trial == 5)
-                for q in range(1, 9)]
-        data = "".join(f"{q + 1} Q0 {d} {k} {rng.integers(0, 4)} t\n" for q, ds in enumerate(docs)
-                       for k, d in enumerate(ds)).encode()
-        want = stream.score_parsed(qrels, "r", *stream.parse_block("r", data), metrics, options)
-        got = stream.score_parsed(qrels, "r", *stream.parse_block("r", data, queries=ahead[0], docids=ahead[1]),
-                                  metrics, options)
-        assert got.error == want.error and got.qids == want.qids and got.run_qids == want.run_qids
-        assert got.values.keys() == want.values.keys()
-        for m in want.values:
-            assert np.array_equal(got.values[m], want.values[m], equal_nan=True)
 
 
 @pytest.mark.parametrize("data", [

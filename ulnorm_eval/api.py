@@ -186,7 +186,9 @@ class Evaluation(Frames, Result):
     views and its inputs, so that the bounds can be read too."""
 
     qrels: Qrels | None = None
-    inputs: list = field(default_factory=list)  # each run's Run object or path, in run order
+    # each run as the evaluation read it, in run order: a Run, or an orchestrator.RunFile (read again, for
+    # the bounds, only while it is the file first read)
+    inputs: list = field(default_factory=list)
     _bounds: Any = field(default=None, repr=False)
 
     @property
@@ -204,18 +206,15 @@ class Evaluation(Frames, Result):
         import pandas as pd
 
         from .core.registry import Metric
-        from .pipeline.evaluate import evaluate_path, evaluate_run
+        from .pipeline.orchestrator import evaluate_runs
 
         measures = [m for m in dict.fromkeys(x.measure for x in self.metrics) if m.bounds != "none"]
         wanted = [Metric(m, v) for m in measures for v in _BOUNDS]
+        lacking = [i for i, rr in enumerate(self.runs) if not all(w in rr.values for w in wanted)]
+        again = dict(zip(lacking, evaluate_runs(self.qrels, [self.inputs[i] for i in lacking], wanted, self.options)))
         parts = []
-        for rr, run in zip(self.runs, self.inputs):
-            if all(w in rr.values for w in wanted):
-                have = rr
-            elif isinstance(run, Run):
-                have = evaluate_run(self.qrels, run, wanted, self.options)
-            else:
-                have = evaluate_path(self.qrels, run, wanted, self.options)
+        for i, rr in enumerate(self.runs):
+            have = again.get(i, rr)
             for m in measures:
                 parts.append(pd.DataFrame({"run": rr.name, "query": list(have.qids), "measure": str(m),
                                            **{v: np.asarray(have.values[Metric(m, v)]) for v in _BOUNDS}}))
@@ -262,22 +261,6 @@ def _unique(runs: list) -> list:
     return [r if r.name == n else dataclasses.replace(r, name=n) for r, n in zip(runs, names)]
 
 
-def _require_shared_queries(q: Qrels, runs: list, allow: bool) -> None:
-    """Refuse a loaded run sharing no query with the qrels, as every command does (``allow_disjoint``)."""
-    import pyarrow.compute as pc
-
-    from .inputs.checks import disjoint_error
-    from .pipeline.ordering import natural_order, qrels_queries
-
-    if allow or getattr(q, "letor", False):
-        return
-    judged = set(qrels_queries(q))
-    for r in runs:
-        ranked = set(pc.unique(r.qid).to_pylist()) if len(r.qid) else set()
-        if judged and not ranked & judged:
-            raise disjoint_error(r.name, q.path, natural_order(ranked), judged)
-
-
 def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
              variants: Sequence[str] | str | None = None, options: Options | None = None, *,
              warn: Callable[[str], None] | None = None, **kw: Any) -> Evaluation:
@@ -293,7 +276,8 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     ...) are on ``.notes``; ``warn(msg)`` also hears each.
     """
     from .inputs.checks import rename_runs, require_overlap
-    from .pipeline.evaluate import both_notes, evaluate_path, resolve_metrics, with_runs_holes
+    from .pipeline.evaluate import both_notes, resolve_metrics
+    from .pipeline.orchestrator import evaluate_runs
     from .pipeline.ordering import qrels_queries
 
     opts, reading = _keywords(kw, "evaluate", Options, ReadOptions)
@@ -302,15 +286,15 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     metrics = resolve_metrics(_measure_list(measures), _variant_list(variants),
                               warn=both_notes(setup.append, warn))
     q = to_qrels(qrels, reading.groups)
-    sources = _sources(runs, q)
-    opts = with_runs_holes(opts, q, sources, metrics)  # hole bounds over several runs: their shared holes
-    results = [evaluate_path(q, r, metrics, opts, warn) for r in sources]
+    given = _sources(runs, q)
+    done = evaluate_runs(q, given, metrics, opts, warn=warn)
+    results = list(done)
     if not reading.allow_disjoint and not getattr(q, "letor", False):
-        for rr, r in zip(results, sources):
-            require_overlap(rr, r if isinstance(r, str) else rr.name, q.path, judged=qrels_queries(q))
+        for rr, source in zip(results, given):
+            require_overlap(rr, source if isinstance(source, str) else rr.name, q.path, judged=qrels_queries(q))
     rename_runs(results)  # two runs of one name (the same file twice) would collapse in .means: #1, #2
-    return Evaluation(metrics, results, opts, q.path, [getattr(r, "path", r) for r in sources], qrels=q,
-                      inputs=sources, setup_notes=setup)
+    return Evaluation(metrics, results, done.options, q.path, [source.path for source in done.sources], qrels=q,
+                      inputs=done.sources, setup_notes=setup)
 
 
 # --------------------------------------------------------------------------- compare, nrg, tables
@@ -334,10 +318,9 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
     opts, reading, settings = _keywords(kw, "compare", Options, ReadOptions, CompareSettings)
     q = to_qrels(qrels, reading.groups)
     loaded = _unique(to_runs(runs, q))
-    _require_shared_queries(q, loaded, reading.allow_disjoint)
     variants = _variant_list(variants)
     return compare_files(q, loaded, _measure_list(measures), None if variants is None else list(variants), opts,
-                         warn, holes=hole_bounds, **_fields(settings))
+                         warn, holes=hole_bounds, refuse_disjoint=not reading.allow_disjoint, **_fields(settings))
 
 
 def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Sequence[str] | str | None = None, *,
@@ -361,9 +344,8 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
         raise NRGError(NO_PRIOR)
     both = _unique(scored + prior)  # runs and priors named apart together, as `ulnorm-eval nrg`
     scored, prior = both[:len(scored)], both[len(scored):]
-    _require_shared_queries(q, both, allow_disjoint)
     res = evaluate_nrg(q, scored, prior, _measure_list(measures), options=opts, warn=warn,
-                       **_fields(settings))
+                       refuse_disjoint=not allow_disjoint, **_fields(settings))
     return NRGEvaluation(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})
 
 

@@ -125,11 +125,11 @@ class UlnormMeasure(_RuntimeMeasure):
         import numpy as np
 
         from .pipeline.blocks import Options
-        from .pipeline.evaluate import evaluate_run
+        from .pipeline.orchestrator import evaluate_runs
 
         metric = self.metric()
         qrels_frame, run_frame, original = _CACHE.get(qrels, run)
-        ranked = evaluate_run(qrels_frame, run_frame, [metric], Options())
+        (ranked,) = evaluate_runs(qrels_frame, [run_frame], [metric], Options())
         from .pipeline.blocks import summarised_of_means
 
         if summarised_of_means(metric, Options()):

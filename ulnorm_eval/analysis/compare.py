@@ -25,6 +25,7 @@ the subset is chosen per plain measure from its own mean and E, and its variants
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -548,24 +549,24 @@ def swap_between_tables(a: dict, b: dict):
 
 @dataclass(frozen=True)
 class CompareInputs:
-    """How :func:`compare_files` evaluates the runs before comparing them: ``read_ahead`` reads each
-    run in a background thread while the one before is evaluated (never for standard input, ``-``,
-    which is read here); ``holes``: LB and UB of every plain measure that has them are evaluated too
-    (``holes_bootstrap``: also BSLO and BSHI), and the pairs table marks the pairs whose order they
-    could reverse (``holes_overlap``, ``holes_bootstrap_overlap``; ``options.holes``: closed or open holes);
-    ``progress``: told to :func:`compare`."""
+    """How :func:`compare_files` evaluates the runs before comparing them: ``holes``: LB and UB of every
+    plain measure that has them are evaluated too (``holes_bootstrap``: also BSLO and BSHI), and the
+    pairs table marks the pairs whose order they could reverse (``holes_overlap``,
+    ``holes_bootstrap_overlap``; ``options.holes``: closed or open holes); ``progress``: told to
+    :func:`compare`; ``evaluated``: called once per run evaluated (a progress bar's advance);
+    ``refuse_disjoint``: a run sharing no query with the qrels is refused as it comes."""
 
-    read_ahead: bool = True
     holes: bool = False
     holes_bootstrap: bool = False
     progress: object = None  # a progress bar's advance for compare's paired tests and swap trials
-    evaluated: object = None  # a progress bar's advance, called once per run evaluated in this process
+    evaluated: object = None  # a progress bar's advance, called once per run evaluated
+    refuse_disjoint: bool = False
 
 
 def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=None, executor=None, **kw):
     """Evaluate ``runs`` (paths, Runs, or an iterable of either) against ``qrels`` and :func:`compare`
-    them.  Keywords are the fields of :class:`CompareInputs` (``read_ahead``, ``holes``,
-    ``holes_bootstrap``, ``progress``) and of :class:`CompareSettings` (they go to ``compare``).
+    them.  Keywords are the fields of :class:`CompareInputs` (``holes``, ``holes_bootstrap``,
+    ``progress``, ``evaluated``) and of :class:`CompareSettings` (they go to ``compare``).
 
     The plain measure is always evaluated next to its variants (Kendall's tau and conflicts are
     measured against it); E and IUB are evaluated too when a query subset is requested.
@@ -573,34 +574,39 @@ def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=
     the runs in worker processes (same values).
     """
     from ..core.keywords import split_keywords
-    from ..pipeline import evaluate as api
 
     inputs, settings = split_keywords(kw, CompareInputs, CompareSettings, where="compare_files")
+    res = _evaluated(qrels, runs, (measures, variants, options), (inputs, settings), warn, executor)
+    cmp = compare(res, settings, warn=warn, progress=inputs.progress)
+    cmp.notes[:0] = res.notes
+    return cmp
+
+
+def _evaluated(qrels, runs, asked: tuple, how: tuple, warn, executor, tie_check: bool = False):
+    """The runs evaluated for a comparison (pipeline/orchestrator.py), as a Result whose setup notes are
+    the measures' (``asked`` = (measures, variants, options); ``how`` = (CompareInputs,
+    CompareSettings)).  ``tie_check``: each run whose documents the other score precision (or, under
+    ``--ties rank|file``, trec_eval's tie rule) moves is scored that way too, in the same pass
+    (``RunResult.again``: :func:`tie_marks_note` compares again with them)."""
+    from ..pipeline import evaluate as api
+    from ..pipeline.orchestrator import evaluate_runs
+
+    (measures, variants, options), (inputs, settings) = asked, how
     options = options or api.Options()
     setup: list = []
     metrics, extra = _metrics_to_evaluate(measures, variants, settings, inputs, api.both_notes(setup.append, warn))
     q = api.load_qrels(qrels)
-    if inputs.holes or inputs.holes_bootstrap:  # LB/UB range over every run's holes, one grade per document
-        runs = list(runs)                        # (docs/holes.md)
-        options = api.with_runs_holes(options, q, runs, metrics + extra)
-    if executor is None or executor.sequential:
-        paths, results = _evaluate_here(q, runs, metrics + extra, options,
-                                        (warn, inputs.read_ahead, inputs.evaluated or _no_progress))
-    else:
-        from ..pipeline.parallel import evaluate_runs
-        runs = list(runs)
-        paths = [r.path if hasattr(r, "path") else str(r) for r in runs]
-        results = []
-        for one in evaluate_runs(executor, runs, metrics + extra, options, warn):
-            results.append(one)
-            (inputs.evaluated or _no_progress)()
-    res = api.Result(metrics + extra, results, options, getattr(q, "path", str(qrels)), paths)
-    cmp = compare(res, settings, warn=warn, progress=inputs.progress)
-    cmp.notes[:0] = setup + res.notes
-    # what _marks_the_precision_decides needs to compare again with only the runs whose order the
-    # score precision changes evaluated again (not part of the comparison's data)
-    cmp.__dict__["_evaluated"] = (q, res, settings)
-    return cmp
+    again = None
+    if tie_check and settings.pairs:  # only the significance marks are compared again: no hole interval ends
+        again = (_other_tie_rule(options)[0], [m for m in metrics + extra if m.variant not in HOLE_ENDS])
+    done = evaluate_runs(q, runs, metrics + extra, options, executor, warn=warn, again=again,
+                         refuse_disjoint=inputs.refuse_disjoint)
+    results = []
+    for result in done:
+        results.append(result)
+        (inputs.evaluated or _no_progress)()
+    return api.Result(metrics + extra, results, done.options, getattr(q, "path", str(qrels)),
+                      [source.path for source in done.sources], setup_notes=setup)
 
 
 def _metrics_to_evaluate(measures, variants, settings: CompareSettings, inputs: CompareInputs, warn) -> tuple:
@@ -629,30 +635,6 @@ def _metrics_to_evaluate(measures, variants, settings: CompareSettings, inputs: 
         extra += [x for m in metrics if not m.variant and holes_reason(m.measure) is None
                   for x in (Metric(m.measure, v) for v in ends) if x not in metrics and x not in extra]
     return metrics, extra
-
-
-def _evaluate_here(q, runs, metrics: list, options, how: tuple) -> tuple:
-    """The runs' paths and RunResults, evaluated in this process; ``how`` = (warn, read_ahead, evaluated):
-    each run read and parsed in a background thread while the one before is evaluated, ``evaluated()``
-    called after each run (a progress bar's advance)."""
-    from ..pipeline import evaluate as api
-    from ..pipeline.stream import read_ahead as ahead
-
-    warn, read_ahead, evaluated = how
-    if isinstance(runs, (list, tuple)) and "-" in runs:
-        read_ahead = False  # standard input is read in this thread, never in the background one
-    loaded = ((r, api.load_run(r, q)) for r in runs)
-    loaded = ahead(loaded) if read_ahead else loaded
-    paths, results = [], []
-    try:
-        for r, run in loaded:
-            paths.append(r.path if hasattr(r, "path") else str(r))  # str() of a Run formats its arrays
-            results.append(api.evaluate_run(q, run, metrics, options, warn))
-            evaluated()
-    finally:
-        loaded.close()  # stops and joins the reader now, not when an error's traceback is freed
-    return paths, results
-
 
 
 # --------------------------------------------------------------------------- the command's request
@@ -706,74 +688,48 @@ def query_sets(specs, notes: list) -> tuple:
     return tuple(out)
 
 
-def _marks_the_precision_decides(request: CompareRequest, cmp: Comparison, notes: list) -> None:
-    """When a run's order depends on the score precision (its note says so), compare again under the other
-    precision and say, once, which significance marks of the pairs table differ: the tie rule decides them
-    (trec_eval 10 reads doubles; trec_eval <= 9.0.8, pytrec_eval and ir_measures floats).  Under
-    ``--ties rank|file`` the same against trec_eval's order (--ties score), when a run's order differs."""
+def _other_tie_rule(options) -> tuple:
+    """(changes to ``options``, the flag that makes them, why) of the check of the significance marks:
+    the other score precision under ``--ties score``, else trec_eval's order (``--ties score``)."""
+    if options.ties != "score":
+        return {"ties": "score"}, "--ties score", "trec_eval's order: score descending, then docid descending"
+    other = "float32" if options.score_precision == "float64" else "float64"
+    return {"score_precision": other}, f"--score-precision {other}", "scores equal as floats are ordered by docid"
+
+
+def tie_marks_note(res, cmp: Comparison, settings: CompareSettings) -> str | None:
+    """Which significance marks of the pairs table the tie rule decides, in one line (None: none).
+
+    A run whose documents change place under the other score precision (trec_eval 10 reads doubles;
+    trec_eval <= 9.0.8, pytrec_eval and ir_measures floats), or under ``--ties rank|file`` against
+    trec_eval's order, was scored that way too in the same pass (``RunResult.again``, asked by
+    :func:`_evaluated`); every other run ranks its documents alike either way.  The pairs are compared
+    again with those values."""
     import dataclasses
 
-    from ..pipeline.blocks import PRECISION_NOTE, TIE_RULE_NOTE, Options
-
-    options = request.options or Options()
-    note = PRECISION_NOTE if options.ties == "score" else TIE_RULE_NOTE
-    if not request.pairs or not any(note in n for n in notes):
-        return
-    if options.ties != "score":
-        flag, why = "--ties score", "trec_eval's order: score descending, then docid descending"
-        changed = dataclasses.replace(options, ties="score")
-    else:
-        other = "float32" if options.score_precision == "float64" else "float64"
-        flag, why = f"--score-precision {other}", "scores equal as floats are ordered by docid"
-        changed = dataclasses.replace(options, score_precision=other)
-    alt = _compare_again(cmp, note, changed)
-    if alt is None:
-        alt = compare_for_request(dataclasses.replace(request, options=changed), [], check_ties=False)
+    if "pairs" not in cmp.tables or all(rr.again is None for rr in res.runs):
+        return None
+    changes, flag, why = _other_tie_rule(res.options)
+    runs = [rr if rr.again is None else dataclasses.replace(rr, values={**rr.values, **rr.again}) for rr in res.runs]
+    alt = _compare(dataclasses.replace(res, metrics=[m for m in res.metrics if m.variant not in HOLE_ENDS], runs=runs,
+                                       options=dataclasses.replace(res.options, **changes)), settings, None, None, True)
     a, b = cmp.tables["pairs"], alt.tables["pairs"]
     flips = [f"{m} {x} vs {y}" for m, x, y, s, t in zip(a["metric"], a["run_a"], a["run_b"], a["significant"],
                                                          b["significant"]) if bool(s) != bool(t)]
-    if flips:
-        notes.append(f"the tie rule decides {len(flips)} significance marks: {'; '.join(flips[:3])}"
-                     + (f" and {len(flips) - 3} more" if len(flips) > 3 else "")
-                     + f" would be marked otherwise with {flag} ({why})")
-
-
-def _compare_again(cmp: Comparison, note: str, changed) -> Comparison | None:
-    """The comparison again under the options ``changed`` (another score precision, or trec_eval's tie
-    rule), evaluating again only the runs whose notes say the change moves their documents (``note``):
-    every other run ranks its documents alike either way, so its values are the same.  Each such run
-    was read and scored a second time before, with all the others (1.6 of 5.7 s of CPU for compare on
-    the 17 Robust 2003 runs, 5 of which have the note).  None when that cannot be done here (the
-    runs were not evaluated from files in this process, or one of them was standard input)."""
-    import dataclasses
-
-    from ..pipeline import evaluate as api
-
-    made = cmp.__dict__.get("_evaluated")
-    if made is None:
+    if not flips:
         return None
-    q, res, settings = made
-    moved = [i for i, rr in enumerate(res.runs) if any(note in n for n in rr.notes)]
-    if any(not isinstance(res.run_paths[i], str) or res.run_paths[i] == "-" for i in moved):
-        return None
-    options = dataclasses.replace(changed, holes_pool=res.options.holes_pool)
-    # only the significance marks are read from this comparison: the holes' interval ends (LB/UB and
-    # the bootstrap's BSLO/BSHI, 2.2 s a Robust run at --holes-samples 200) are not evaluated again
-    kept = [m for m in res.metrics if m.variant not in HOLE_ENDS]
-    runs = list(res.runs)
-    for i in moved:
-        again = api.evaluate_run(q, api.load_run(res.run_paths[i], q), kept, options)
-        runs[i] = dataclasses.replace(again, name=res.runs[i].name)
-    return _compare(dataclasses.replace(res, metrics=kept, runs=runs, options=options), settings, None, None, True)
+    return (f"the tie rule decides {len(flips)} significance marks: {'; '.join(flips[:3])}"
+            + (f" and {len(flips) - 3} more" if len(flips) > 3 else "")
+            + f" would be marked otherwise with {flag} ({why})")
 
 
-def compare_for_request(request: CompareRequest, notes: list, check_ties: bool = True) -> Comparison:
-    """Read the qrels of ``request``, refuse what its sizes or gains cannot answer, read the runs one
-    after the other (a run sharing no query with the qrels refused) and :func:`compare` them; notes for
-    stderr are appended to ``notes``."""
+def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
+    """Read the qrels of ``request``, refuse what its sizes or gains cannot answer, evaluate the runs
+    (a run sharing no query with the qrels refused) and :func:`compare` them; notes for stderr are
+    appended to ``notes``, the note of the marks the tie rule decides (:func:`tie_marks_note`) last."""
     from ..pipeline import evaluate as api
-    from ..pipeline.parallel import executor, run_tasks
-    from ..pipeline.run_checks import iter_runs, refuse_non_finite_means, require_finite_gains
+    from ..pipeline.parallel import executor
+    from ..pipeline.run_checks import refuse_non_finite_means, require_finite_gains
 
     q = api.load_qrels(request.qrels, groups=request.groups)
     size = request.compare.get("subset_size")
@@ -785,30 +741,38 @@ def compare_for_request(request: CompareRequest, notes: list, check_ties: bool =
     sets = query_sets(request.swap_between, notes) if request.swap_between else None
     from ..render.progress import base_name, progress, shown, work_bar
 
-    loaded = iter_runs(q, request.runs, request.qrels, request.allow_disjoint)  # compare names repeats itself
     # the runs' bytes on one bar with the time left (shown on a terminal for inputs over a few MB), then
-    # the paired tests and swap trials on another
-    bars = shown(request.progress)
-    # with hole bounds every run is read first (the holes are shared by the runs) and evaluated after:
-    # the bytes bar then covers the reading, a bar of runs the evaluation
+    # the paired tests and swap trials on another; with hole bounds every run is read first (the holes
+    # are shared by the runs) and evaluated after: a bar of runs then shows the evaluation
+    bars, paths = shown(request.progress), list(request.runs)
     holes = request.holes or request.holes_bootstrap
     doing = "reading" if holes else "evaluating"
-    with progress(list(request.runs), bars) as step, \
-            work_bar(bars and holes, "evaluating the runs with their hole bounds (runs)",
-                     total=len(request.runs)) as evaluated, \
+    inputs = CompareInputs(holes=request.holes, holes_bootstrap=request.holes_bootstrap,
+                           refuse_disjoint=not request.allow_disjoint)
+    settings = CompareSettings(**{"swap_between": sets, "pairs": request.pairs, **request.compare})
+    with progress(paths, bars) as step, \
+            work_bar(bars and holes, "evaluating the runs with their hole bounds (runs)", total=len(paths)) as evaluated, \
             work_bar(bars, "comparing: paired tests and swap trials (metrics)") as tick, \
-            executor(q, request.jobs, request.scheduler, request.scheduler_timeout, run_tasks(request.runs), False) as ex:
-        def stepped():
-            for i, path in enumerate(request.runs):
-                step(f"{doing} {base_name(path)} ({i + 1}/{len(request.runs)})", path)
-                yield next(loaded)
-            step(f"{'read' if holes else 'evaluated'} {len(request.runs)} runs")  # the last run's bytes
+            executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(paths), False) as ex:
+        done = [0]
 
-        cmp = compare_files(q, stepped(), request.measures, request.variants, request.options, notes.append,
-                            executor=ex, read_ahead="-" not in request.runs, swap_between=sets,
-                            holes=request.holes, holes_bootstrap=request.holes_bootstrap, pairs=request.pairs,
-                            progress=tick, evaluated=evaluated if holes else None, **request.compare)
+        def next_run():  # after each run: the bytes bar moves to the next one, the runs bar by one
+            done[0] += 1
+            if done[0] < len(paths):
+                step(f"{doing} {base_name(paths[done[0]])} ({done[0] + 1}/{len(paths)})", paths[done[0]])
+            else:
+                step(f"{'read' if holes else 'evaluated'} {len(paths)} runs")  # the last run's bytes
+            if holes:
+                evaluated()
+
+        step(f"{doing} {base_name(paths[0])} (1/{len(paths)})", paths[0])
+        res = _evaluated(q, paths, (request.measures, request.variants, request.options),
+                         (dataclasses.replace(inputs, evaluated=next_run), settings), notes.append, ex,
+                         tie_check=True)
+        cmp = compare(res, settings, warn=notes.append, progress=tick)
+    cmp.notes[:0] = res.notes
     refuse_non_finite_means(cmp, request.qrels)
-    if check_ties:
-        _marks_the_precision_decides(request, cmp, notes)
+    note = tie_marks_note(res, cmp, settings)
+    if note:
+        notes.append(note)
     return cmp

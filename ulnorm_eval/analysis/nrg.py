@@ -57,7 +57,7 @@ import numpy as np
 
 from ..core import registry
 from ..inputs.arrow import numeric_array, scalar, string_array, to_numpy
-from ..pipeline.blocks import input_notes, plain_values, score_block
+from ..pipeline.blocks import plain_values
 from ..pipeline.evaluate import Result
 from ..core.measures import gains_for
 from ..core.summary import summarise
@@ -67,7 +67,7 @@ from ..core.registry import FAMILIES, Metric, UnknownMeasure
 __all__ = [
     "BrowsingModel", "browsing_model", "seen_until_gain", "KeySpace", "key_space", "survival", "residual_factor",
     "residual_score",
-    "prior_sets", "champions", "group_of", "resolve_nrg_metrics", "evaluate_nrg", "NRGResult", "NRGError",
+    "prior_sets", "champions", "group_of", "resolve_nrg_metrics", "evaluate_nrg", "NRGResult", "NRGError", "NRGInputs",
     "PROTOCOLS",
 ]
 
@@ -286,22 +286,23 @@ NO_PRIOR = ("no prior run: NRG would equal the measure.  Give --prior RUN (repea
 
 
 def _same_run(a, b) -> bool:
-    """The same ranked documents and scores (a prior given twice, under any name)."""
-    return (len(a.score) == len(b.score) and a.qid.equals(b.qid) and a.docid.equals(b.docid)
-            and np.array_equal(a.score, b.score))
+    """The same ranking (each query's documents in the same order): a prior given twice, under any name;
+    the residual gain reads nothing else of a prior run."""
+    return (np.array_equal(a.ranking.row, b.ranking.row) and np.array_equal(a.present, b.present)
+            and a.docid.equals(b.docid))
 
 
 def drop_repeated_priors(priors: list, note) -> list:
-    """``priors`` without a run equal to an earlier one: a prior given twice would discount its
-    documents twice (NRG 0.1730, 0.1244, 0.0941 with 1, 2 and 3 copies of one prior); ``note`` says
-    which were dropped."""
+    """``priors`` ((RunResult with its ranking, path) pairs) without a run ranking as an earlier one: a
+    prior given twice would discount its documents twice (NRG 0.1730, 0.1244, 0.0941 with 1, 2 and 3
+    copies of one prior); ``note`` says which were dropped."""
     kept = []
-    for r in priors:
-        twin = next((k for k in kept if _same_run(k, r)), None)
+    for run, path in priors:
+        twin = next((k for k in kept if _same_run(k[0].ranked, run.ranked)), None)
         if twin is None:
-            kept.append(r)
+            kept.append((run, path))
         else:
-            note(f"prior {r.name} ({r.path}) is the same run as {twin.name} ({twin.path}): counted once")
+            note(f"prior {run.name} ({path}) is the same run as {twin[0].name} ({twin[1]}): counted once")
     return kept
 
 
@@ -410,22 +411,36 @@ class NRGSettings:
             raise NRGError("group_by is given exactly with protocol='group'")
 
 
+@dataclass(frozen=True)
+class NRGInputs:
+    """How :func:`evaluate_nrg` takes its runs: ``rename``, repeated run names get ``#1``, ``#2`` by
+    position across runs and priors (as every command names them); ``refuse_disjoint``, a run sharing
+    no query with the qrels is refused."""
+
+    rename: bool = False
+    refuse_disjoint: bool = False
+
+
 @dataclass
 class _Ranked:
-    """The runs of one :func:`evaluate_nrg` call once read and ranked: the scored runs first, then the
-    prior-only runs; ``blocks`` hold the scored runs' plain values, ``ranked`` every run's ranking."""
+    """The runs of one :func:`evaluate_nrg` call, evaluated with their rankings kept (orchestrator.py)
+    and put on the qrels' query set ``qids``: the ``scored`` runs first, then the prior-only runs."""
 
     qrels: object
     qids: list
     judged: object  # ordering.judgements of the qrels over qids
-    scored: list
-    extra: list
-    blocks: list
-    ranked: list
+    results: list  # each run's RunResult, its values and ranking over qids (_on_queries)
+    paths: list
+    scored: int
+    keep: list  # per run, the queries of qids it is evaluated on (all, or --run-queries-only its own)
 
     @property
     def names(self) -> list:
-        return [r.name for r in self.scored + self.extra]
+        return [r.name for r in self.results]
+
+    @property
+    def ranked(self) -> list:
+        return [r.ranked for r in self.results]
 
 
 def evaluate_nrg(qrels, runs, priors=(), measures=None, *, options=None, warn=None, executor=None,
@@ -442,8 +457,9 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, options=None, warn=No
     """
     from ..core.keywords import split_keywords
     from ..pipeline.evaluate import Options, load_qrels
+    from ..pipeline.orchestrator import tell
 
-    settings, given = split_keywords(kw, NRGSettings, Options, where="evaluate_nrg")
+    settings, given, inputs = split_keywords(kw, NRGSettings, Options, NRGInputs, where="evaluate_nrg")
     options = options or given
     notes: dict = {"runs": [], "groups": []}  # collected on the result; warn, if given, hears each as it arises
 
@@ -456,77 +472,75 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, options=None, warn=No
     if isinstance(runs, str) or not hasattr(runs, "__iter__"):
         runs = [runs]
     plain_ms = list(dict.fromkeys(m.measure for m in metrics))
-    s = _read_and_rank(load_qrels(qrels), (runs, priors), plain_ms, options, executor, lambda m: note("groups", m))
-    for run, rr in zip(s.scored, s.ranked):
-        notes["runs"].append(_notes(run, rr, len(s.qids), options))
-        for n in notes["runs"][-1] if warn else ():
-            warn(n)
-    plain = [{m: b.values[Metric(m)] for m in plain_ms} for b in s.blocks]
-    keep = [rr.present if options.run_queries_only else np.ones(len(s.qids), bool) for rr in s.ranked]
+    s = _read_and_rank(load_qrels(qrels), (runs, priors, inputs), (plain_ms, options), executor,
+                       lambda m: note("groups", m))
+    for result in s.results[:s.scored]:
+        notes["runs"].append(tell(result, warn).notes)
+    plain = [{m: r.values[Metric(m)] for m in plain_ms} for r in s.results[:s.scored]]
     groups = best = None
     if settings.protocol == "group":
-        groups, best = _group_best(s, settings, (plain, plain_ms), keep, options, lambda m: note("groups", m))
-    sets = prior_sets(len(s.scored), settings.protocol, range(len(s.scored), len(s.names)), groups, best)
+        groups, best = _group_best(s, settings, (plain, plain_ms), s.keep, options, lambda m: note("groups", m))
+    sets = prior_sets(s.scored, settings.protocol, range(s.scored, len(s.results)), groups, best)
     values = _nrg_values(s, metrics, plain, sets, options)
-    results = [_run_result(s, i, values[i], keep[i], notes["runs"][i]) for i in range(len(s.scored))]
+    results = [_run_result(s, i, values[i], notes["runs"][i]) for i in range(s.scored)]
     names = s.names
-    return NRGResult(metrics, results, options, s.qrels.path, [r.path for r in s.scored],
+    return NRGResult(metrics, results, options, s.qrels.path, s.paths[:s.scored],
                      {names[i]: [names[j] for j in p] for i, p in enumerate(sets)}, settings.protocol,
                      notes["groups"])
 
 
-def _read_and_rank(qrels, inputs, plain_ms, options, executor, dropped) -> _Ranked:
-    """Read the scored and prior runs of ``inputs`` = (runs, priors), drop repeated prior runs (told
-    to ``dropped``), refuse two runs of one name, score the scored runs' plain measures and rank every run."""
-    from ..pipeline.evaluate import load_run
-    from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
+def _read_and_rank(qrels, given, asked, executor, dropped) -> _Ranked:
+    """Evaluate the scored and prior runs of ``given`` = (runs, priors, NRGInputs) on the plain measures
+    of ``asked`` = (measures, options), their rankings kept; drop repeated prior runs (told to
+    ``dropped``) and refuse two runs of one name."""
+    from ..inputs.checks import rename_runs
+    from ..pipeline.orchestrator import evaluate_runs
+    from ..pipeline.ordering import judgements, natural_order, qrels_queries
 
-    runs, priors = inputs
-    qids = natural_order(qrels_queries(qrels))
-    if executor is not None and not executor.sequential:  # read, rank and score each run in a worker
-        scored, extra, done = _in_workers(executor, qrels, inputs, qids, [Metric(m) for m in plain_ms], options)
-        kept = drop_repeated_priors(extra, dropped)
-        done = done[: len(scored)] + [d for r, d in zip(extra, done[len(scored):]) if any(r is k for k in kept)]
-        extra = kept
-    else:
-        scored = [load_run(r, qrels) for r in runs]
-        extra = drop_repeated_priors([load_run(r, qrels) for r in priors], dropped)
-        done = None
-    _distinct_names(scored + extra)
-    if done is None:  # the scored runs through the pipeline (plain values of every measure); prior runs only ranked
-        blocks = [score_block(qrels, r, qids, [Metric(m) for m in plain_ms], options) for r in scored]
-        ranked = [b.ranked for b in blocks] + [rank_run(r, qrels, qids, ties=options.ties,
-                                                        score_precision=options.score_precision,
-                                                        depth=options.depth) for r in extra]
-    else:
-        blocks = done[: len(scored)]
-        ranked = [b.ranked for b in blocks] + done[len(scored):]
-    return _Ranked(qrels, qids, judgements(qrels, qids), scored, extra, blocks, ranked)
+    runs, priors, inputs = list(given[0]), list(given[1]), given[2]
+    (plain_ms, options), qids = asked, natural_order(qrels_queries(qrels))
+    done = evaluate_runs(qrels, runs + priors, [Metric(m) for m in plain_ms], options, executor, ranked=True,
+                         refuse_disjoint=inputs.refuse_disjoint)
+    results = list(done)
+    if inputs.rename:
+        rename_runs(results)
+    every = [(result, source.path) for result, source in zip(results, done.sources)]
+    every = every[:len(runs)] + drop_repeated_priors(every[len(runs):], dropped)
+    _distinct_names(every)
+    keep = [np.isin(np.asarray(qids, dtype=object), np.asarray(r.qids, dtype=object)) for r, _ in every]
+    results = [_on_queries(result, qids) for result, _ in every]
+    return _Ranked(qrels, qids, judgements(qrels, qids), results, [path for _, path in every], len(runs), keep)
 
 
-def _in_workers(executor, qrels, inputs, qids, plain, options) -> tuple:
-    """The scored runs, the prior runs and what :func:`run_task` made of each (Blocks of the scored
-    runs, then RankedRuns of the priors), read and ranked by the executor's workers."""
-    from ..pipeline.evaluate import load_run
-    from ..pipeline.parallel import map_runs
+def _on_queries(result, qids: list):
+    """``result`` with its plain values and ranking on the query set ``qids`` (its own queries are
+    among them, in the same order: ``--run-queries-only`` evaluates a run on its own), zeros and
+    empty rankings for the others."""
+    import dataclasses
 
-    runs, priors = inputs
-    paths = [r for r in (*runs, *priors) if isinstance(r, str)]  # the rest are loaded Runs
-    here = {"-": load_run("-", qrels)} if "-" in paths else {}  # standard input is read here
+    from ..core.kernels import Ranking
 
-    def task(r):
-        return here.get(r, r) if isinstance(r, str) else r
-
-    got = map_runs(executor, run_task, [(task(r), True) for r in runs] + [(task(r), False) for r in priors],
-                   qids, plain, options)
-    return [r for r, _ in got[: len(runs)]], [r for r, _ in got[len(runs):]], [x for _, x in got]
+    if list(result.qids) == list(qids):
+        return result
+    index = {q: i for i, q in enumerate(qids)}
+    at = np.asarray([index[q] for q in result.qids], dtype=np.int64)
+    rr, rk = result.ranked, result.ranked.ranking
+    present = np.zeros(len(qids), bool)
+    present[at] = rr.present
+    ranking = Ranking(at[rk.row], rk.grade, len(qids), np.arange(len(qids)), rk.judged)
+    values = {}
+    for m, v in result.values.items():
+        values[m] = np.zeros(len(qids))
+        values[m][at] = v
+    return dataclasses.replace(result, qids=list(qids), values=values,
+                               ranked=dataclasses.replace(rr, ranking=ranking, present=present))
 
 
 def _distinct_names(every: list) -> None:
-    names = [r.name for r in every]
+    names = [r.name for r, _ in every]
     for i, nm in enumerate(names):
         if nm in names[:i]:
-            raise NRGError(f"two runs are named {nm!r} ({every[names.index(nm)].path}, {every[i].path}): "
+            raise NRGError(f"two runs are named {nm!r} ({every[names.index(nm)][1]}, {every[i][1]}): "
                            "prior sets need distinct names")
 
 
@@ -534,7 +548,7 @@ def _group_best(s: _Ranked, settings: NRGSettings, plain_of: tuple, keep: list, 
     """The group of each scored run (``settings.group_by``) and the summary of its ``best_by`` measure
     (default: the first measure) that picks each group's best run; each group's choice is told."""
     plain, plain_ms = plain_of
-    n = len(s.scored)
+    n = s.scored
     groups = group_of(s.names[:n], settings.group_by)
     sel = plain_ms[0]
     if settings.best_by:
@@ -557,10 +571,10 @@ def _nrg_values(s: _Ranked, metrics, plain: list, sets: list, options) -> list:
     score against the run's prior set (``sets``)."""
     depths = [browsing_model(m, options.rel_level, s.judged.max_grade).depth for m in metrics if m.variant]
     space = key_space(s.qrels, s.qids, s.ranked, None if None in depths else max(depths))
-    values = [dict() for _ in s.scored]
+    values = [dict() for _ in range(s.scored)]
     for metric in metrics:
         if not metric.variant:
-            for i in range(len(s.scored)):
+            for i in range(s.scored):
                 values[i][metric] = plain[i][metric.measure]
             continue
         model = browsing_model(metric, options.rel_level, s.judged.max_grade)
@@ -570,48 +584,18 @@ def _nrg_values(s: _Ranked, metrics, plain: list, sets: list, options) -> list:
     return values
 
 
-def _run_result(s: _Ranked, i: int, values: dict, keep, notes: list):
+def _run_result(s: _Ranked, i: int, values: dict, notes: list):
     """The RunResult of scored run ``i``: its kept queries' values and their summaries, summed in
     the main command's order."""
     from ..pipeline.evaluate import RunResult
 
-    run, rr = s.scored[i], s.ranked[i]
+    run, keep = s.results[i], s.keep[i]
     vals = {m: v[keep] for m, v in values.items()}
     rq = [q for q, x in zip(s.qids, keep) if x]
     order = np.argsort(np.asarray(rq, dtype=object), kind="stable")  # the main command's summation order
     return RunResult(run.name, rq, vals, {m: summarise(v, order, m.summary) for m, v in vals.items()},
-                     missing=int((~rr.present).sum()), ignored=rr.ignored_queries,
-                     float32_ties=rr.float32_ties,
-                     missing_qids=[q for q, x in zip(s.qids, rr.present) if not x],
-                     ignored_qids=_ignored(run, s.qids) if rr.ignored_queries else [],
-                     notes=notes, tag=run.meta.get("last_tag", run.tag))
-
-
-def run_task(qrels, item, qids, plain, options):
-    """One run of :func:`evaluate_nrg` (a task of a parallel executor): ``item`` = (run, scored);
-    returns the Run and its :class:`Block` of ``plain`` metrics (scored) or its RankedRun (prior)."""
-    from ..pipeline.evaluate import load_run
-    from ..pipeline.ordering import rank_run
-
-    path, is_scored = item
-    run = load_run(path, qrels)
-    if is_scored:
-        return run, score_block(qrels, run, qids, plain, options)
-    return run, rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
-                         depth=options.depth)
-
-
-def _ignored(run, qids) -> list:
-    import pyarrow.compute as pc
-    from ..pipeline.ordering import natural_order
-
-    return natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
-
-
-def _notes(run, rr, nq: int, options) -> list:
-    missing = 0 if options.run_queries_only else int((~rr.present).sum())
-    return input_notes(run.name, run.path, nq=nq, missing=missing, ignored=rr.ignored_queries,
-                       float32_ties=rr.float32_ties, skipped=run.skipped, ties=options.ties)
+                     missing=run.missing, ignored=run.ignored, float32_ties=run.float32_ties,
+                     missing_qids=run.missing_qids, ignored_qids=run.ignored_qids, notes=notes, tag=run.tag)
 
 
 def _report_groups(groups, best, names, sel) -> list:
@@ -656,7 +640,7 @@ def nrg_for_request(request: NRGRequest, notes: list) -> NRGResult:
     from ..inputs.checks import require_finite
     from ..pipeline import evaluate as api
     from ..pipeline.parallel import executor
-    from ..pipeline.run_checks import load_runs, require_finite_gains
+    from ..pipeline.run_checks import require_finite_gains
 
     q = api.load_qrels(request.qrels)
     if q.skipped:
@@ -664,17 +648,15 @@ def nrg_for_request(request: NRGRequest, notes: list) -> NRGResult:
     plain = [n for n in (request.measures or []) if not n.upper().startswith(("NRG(", "UC("))]
     require_finite_gains(q, plain or None, request.qrels, request.options.rel_level)
     runs, priors = list(request.runs), list(request.priors)
-    every = load_runs(q, [*runs, *priors], request.qrels, request.allow_disjoint)  # unique names across both
-    # after the inputs are read (a bad file is named first): without prior runs NRG is the measure
-    if request.protocol == "fixed" and not priors:
+    if request.protocol == "fixed" and not priors:  # without prior runs NRG is the measure
         raise NRGUsageError(NO_PRIOR)
     if request.protocol in ("leave-one-out", "group") and len(runs) < 2 and not priors:
         flag = {"leave-one-out": "--leave-one-out", "group": "--group-by"}[request.protocol]
         raise NRGUsageError(f"{flag} needs at least two RUNs (one run has no other to be scored against)")
-    # -j auto: sequential (the runs are read here and pickled to the workers: measured slower)
-    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(every), False) as ex:
-        res = evaluate_nrg(q, every[:len(runs)], every[len(runs):], request.measures, protocol=request.protocol,
-                           group_by=request.group_by, best_by=request.best_by, unique=request.unique,
-                           options=request.options, warn=notes.append, executor=ex)
+    # -j auto: sequential (every ranking comes back from the workers: measured slower)
+    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(runs) + len(priors), False) as ex:
+        res = evaluate_nrg(q, runs, priors, request.measures, protocol=request.protocol, group_by=request.group_by,
+                           best_by=request.best_by, unique=request.unique, options=request.options, warn=notes.append,
+                           executor=ex, rename=True, refuse_disjoint=not request.allow_disjoint)
     require_finite(res)
     return res

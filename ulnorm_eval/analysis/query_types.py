@@ -102,8 +102,17 @@ def select_subset(actual, expected, ideal, kind: str = "all", size: int | None =
     return np.sort(np.argsort(key, kind="stable")[:size])
 
 
+@dataclass(frozen=True)
+class TableInputs:
+    """How :func:`query_table` evaluates its runs: ``holes``, their hole bounds too;
+    ``refuse_disjoint``, a run sharing no query with the qrels is refused."""
+
+    holes: bool = False
+    refuse_disjoint: bool = False
+
+
 def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresholds | None = None,
-                warn=None, executor=None, holes: bool = False):
+                warn=None, executor=None, **kw):
     """One row per (query, measure): pool size, relevant, E, IUB, WLB, mean over runs, gap, type.
 
     ``qrels``/``runs``: paths or loaded objects (runs may be empty: then only the bounds, and no
@@ -113,39 +122,39 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     ``executor``: a :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to evaluate
     the runs in worker processes (same values).  ``holes``: also ``LB`` and ``UB``, the runs' mean
     hole bounds of each query, each over the holes of all the runs (``options.holes``: the world; NaN for a
-    measure without them).
+    measure without them).  ``refuse_disjoint``: a run sharing no query with the qrels is refused
+    (:class:`TableInputs`).
     """
+    import dataclasses
+
     import pandas as pd
 
+    from ..core.pools import make_pool
     from ..pipeline import evaluate as api
+    from ..pipeline.orchestrator import evaluate_runs
     from ..pipeline.ordering import judgements, natural_order, qrels_queries
+    from ..core.keywords import split_keywords
 
+    (given,) = split_keywords(kw, TableInputs, where="query_table")
+    holes = given.holes
     options = options or api.Options()
     qrels = api.load_qrels(qrels)
-    parallel = executor is not None and not executor.sequential and len(runs) > 0
-    runs = list(runs) if parallel else [api.load_run(r, qrels) for r in runs]
+    runs = list(runs)
     if not runs and options.pool == "run":
         raise ValueError("--pool run needs at least one run")
-    with_holes = bool(holes and runs)
-    plain, metrics = _query_metrics(measures, with_holes)
+    plain, metrics = _query_metrics(measures, bool(holes and runs))
     qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
-    quiet = api.Options(**{**vars(options), "run_queries_only": False})
-    quiet = api.with_runs_holes(quiet, qrels, runs, metrics)  # LB/UB over every run's holes (docs/holes.md)
-    if parallel:  # each worker reads, evaluates and (--pool run/union) pools one run
-        from ..pipeline.parallel import map_runs
-
-        got = map_runs(executor, run_task, runs, metrics, quiet, qids, options)
-        results = [r for r, _ in got]
-        for n in (n for r in results for n in r.notes) if warn else ():
-            warn(n)
-        pool_n = _pool_sizes(qrels, runs, (qids, J), options, [n for _, n in got])
-    else:
-        results = [api.evaluate_run(qrels, r, metrics, quiet, warn) for r in runs] or \
-            [api.evaluate_run(qrels, _no_run(), metrics, quiet)]
-        pool_n = _pool_sizes(qrels, runs, (qids, J), options, None)
+    pooled = bool(runs) and options.pool != "qrels"  # each run's own pool: its ranking is kept
+    results = list(evaluate_runs(qrels, runs or [_no_run()], metrics, dataclasses.replace(options, run_queries_only=False),
+                                 executor, warn=warn if runs else None, ranked=pooled,
+                                 refuse_disjoint=given.refuse_disjoint))
+    pool_n = (np.mean([make_pool(options.pool, rr.ranked.ranking, J).n for rr in results], axis=0) if pooled
+              else make_pool("qrels", None, J).n)
+    if np.all(pool_n == np.round(pool_n)):
+        pool_n = pool_n.astype(np.int64)
     cols = {"query": qids, "pool": pool_n}
-    how = (J, options, thresholds, with_holes)
+    how = (J, options, thresholds, bool(holes and runs))
     parts = [pd.DataFrame(_measure_columns(m, (results, bool(runs)), metrics, cols, how)) for m in plain]
     out = pd.concat(parts, ignore_index=True)
     order = {q: i for i, q in enumerate(qids)}
@@ -178,27 +187,6 @@ def _no_run():
     return Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
 
 
-def _pool_sizes(qrels, runs: list, judged: tuple, options, from_workers):
-    """Each query's pool size: the judged pool's, or (``--pool run``/``union``) the mean over the runs
-    (``from_workers``: the sizes the parallel tasks found); whole numbers as integers."""
-    from ..core.pools import make_pool
-    from ..pipeline.ordering import rank_run
-
-    qids, J = judged
-    if options.pool == "qrels" or not runs:
-        pool_n = make_pool("qrels", None, J).n
-    elif from_workers is not None:
-        pool_n = np.mean(from_workers, axis=0)
-    else:
-        sizes = [make_pool(options.pool, rank_run(r, qrels, qids, ties=options.ties,
-                                                   score_precision=options.score_precision,
-                                                   depth=options.depth).ranking, J).n for r in runs]
-        pool_n = np.mean(sizes, axis=0)
-    if np.all(pool_n == np.round(pool_n)):
-        pool_n = pool_n.astype(np.int64)
-    return pool_n
-
-
 def _measure_columns(m, evaluated: tuple, metrics: list, cols: dict, how: tuple) -> dict:
     """The columns of plain measure ``m``'s rows: ``evaluated`` = (the RunResults, whether there are
     runs), ``cols`` the query and pool columns, ``how`` = (judgements, options, thresholds,
@@ -227,21 +215,6 @@ def _measure_columns(m, evaluated: tuple, metrics: list, cols: dict, how: tuple)
     return {**out, "gap": a - e, "type": classify(A, E, I, thresholds)}
 
 
-def run_task(qrels, run, metrics, quiet, qids, options):
-    """One run of :func:`query_table` (a task of a parallel executor): its RunResult and, with
-    ``--pool run`` or ``union``, the pool size of each query (None with the judged pool)."""
-    from ..core.pools import make_pool
-    from ..pipeline import evaluate as api
-    from ..pipeline.ordering import judgements, rank_run
-
-    run = api.load_run(run, qrels)
-    res = api.evaluate_run(qrels, run, metrics, quiet)
-    if options.pool == "qrels":
-        return res, None
-    rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision, depth=options.depth)
-    return res, make_pool(options.pool, rr.ranking, judgements(qrels, qids)).n
-
-
 @dataclass(frozen=True, kw_only=True)
 class QueriesRequest:
     """What `ulnorm-eval queries` asks for: the runs, measures (None: the defaults), the evaluation
@@ -265,16 +238,14 @@ def queries_for_request(request: QueriesRequest, notes: list):
     overflow refused) and build :func:`query_table`; notes for stderr are appended to ``notes``."""
     from ..pipeline import evaluate as api
     from ..pipeline.parallel import executor
-    from ..pipeline.run_checks import load_runs, refuse_non_finite_frame, require_finite_gains
+    from ..pipeline.run_checks import refuse_non_finite_frame, require_finite_gains
 
     if request.holes and api.holes_note(request.measures):
         notes.append(api.holes_note(request.measures))
     q = api.load_qrels(request.qrels, groups=request.groups)
     require_finite_gains(q, request.measures, request.qrels, request.options.rel_level)
-    loaded = load_runs(q, request.runs, request.qrels, request.allow_disjoint)
-    # -j auto: sequential (the runs are read here and pickled to the workers: measured slower)
-    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(loaded), False) as ex:
-        table = query_table(q, loaded, request.measures, request.options, request.thresholds, notes.append, ex,
-                            holes=request.holes)
+    with executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(request.runs), False) as ex:
+        table = query_table(q, request.runs, request.measures, request.options, request.thresholds, notes.append, ex,
+                            holes=request.holes, refuse_disjoint=not request.allow_disjoint)
     refuse_non_finite_frame(table, ("E", "IUB", "WLB", "mean"), request.qrels)
     return table

@@ -116,6 +116,10 @@ class RunResult:
     notes: list = field(default_factory=list)  # one-line notes for stderr, in order
     tag: str | None = None  # the run's tag (its last line's, trec_eval's runid); None when not a TREC run
     interval: dict = field(default_factory=dict)  # Metric -> (lo, hi): 95% bootstrap interval of an of-means 'all' row
+    # asked of the orchestrator (pipeline/orchestrator.py): per-query values under other options where they
+    # move the run's documents (None: they move none, the values above hold), and the ranked run
+    again: dict | None = None
+    ranked: RankedRun | None = None
 
 
 @dataclass
@@ -127,6 +131,7 @@ class Block:
     values: dict
     stderr: dict
     undefined: dict
+    again: dict | None = None  # values under the other options asked for, when they move a document
 
 
 def refuse_prior_variants(metrics) -> None:
@@ -237,8 +242,13 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
     return values, stderr, undefined
 
 
-def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Options) -> Block:
-    """Order and join ``run`` on ``qids``, then every metric's per-query values."""
+def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Options, again=None) -> Block:
+    """Order and join ``run`` on ``qids``, then every metric's per-query values.  ``again`` = (changes
+    to ``options``, metrics): those metrics' values under the changed options (another score
+    precision, or trec_eval's tie rule), computed only when the run's documents change place under
+    them (``float32_ties``, blocks.input_notes); otherwise they are the values computed here."""
+    import dataclasses
+
     if options.trec_nan and run.meta.get("bom"):
         raise InputError(run.path, 1, BOM_KEPT)
     rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
@@ -248,7 +258,11 @@ def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Opti
         rr = condensed(rr)
     J = judgements(qrels, qids)
     values, stderr, undefined = metric_values(rr, J, metrics, qrels, options, whole)
-    return Block(qids, rr, values, stderr, undefined)
+    other = None
+    if again is not None and rr.float32_ties:
+        changes, wanted = again
+        other = score_block(qrels, run, qids, wanted, dataclasses.replace(options, **changes)).values
+    return Block(qids, rr, values, stderr, undefined, other)
 
 
 def prepare(qrels: Qrels, metrics: list, options: Options) -> None:

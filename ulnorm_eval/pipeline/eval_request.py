@@ -166,13 +166,13 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
     infinities: docs/errors.md) and the gate.  Notes for stderr are appended to ``notes`` as they come.
     ``progress(inputs, monte_carlo_total)`` is a context manager giving ``step(label, path)``."""
     from ..inputs import checks as input_checks
-    from ..inputs.trec import InputError
     from . import evaluate as api
     from . import parallel
+    from .orchestrator import DisjointRun, evaluate_runs
     from ..render.progress import base_name
 
     runs, metrics, opts = list(request.runs), plan.metrics, request.options
-    inputs = [request.qrels, *runs, *request.extra_runs]
+    sources = [*runs, *request.extra_runs]
     loaded = []  # the qrels, once read: the Monte Carlo bar's total counts its queries
 
     units = 0  # Monte Carlo units per query: only variants have them (no need to import the bounds' module without)
@@ -182,13 +182,12 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
         units = monte_carlo_units(metrics)
 
     def mc_total():  # units: query x metric x run (the last run's may be fewer: --run-queries-only)
-        return units * len(set(loaded[0].qid.to_pylist())) * (len(inputs) - 1)
+        return units * len(set(loaded[0].qid.to_pylist())) * (len(sources))
 
     # -j auto: one worker per run at most; an explicit -j N may split a large run into query blocks
-    auto = request.jobs == parallel.AUTO
-    jobs = parallel.resolve_jobs(request.jobs, parallel.run_tasks([*runs, *request.extra_runs]) if auto else None)
+    jobs = parallel.resolve_jobs(request.jobs, len(sources) if request.jobs == parallel.AUTO else None)
     mc_bar = mc_total if units and jobs == 1 and not request.scheduler else 0
-    with progress(inputs, mc_bar) as step:
+    with progress([request.qrels, *sources], mc_bar) as step:
         step(f"reading {base_name(request.qrels)}", request.qrels)
         qrels = api.load_qrels(request.qrels, groups=request.groups, trec_eval=opts.trec_nan)
         loaded.append(qrels)
@@ -200,31 +199,25 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
         results = []
         with parallel.executor(qrels, jobs, request.scheduler, request.scheduler_timeout) as executor:
             # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
-            opts = api.with_runs_holes(opts, qrels, [*runs, *request.extra_runs], metrics)
-            done = parallel.evaluate_paths(executor, [*runs, *request.extra_runs], metrics + list(also), opts,
-                                           stream=request.stream)
-            for index, path in enumerate(runs):
-                step(f"evaluating {base_name(path)} ({index + 1}/{len(runs)})", path)
-                results.append(next(done))
-                notes.extend(results[-1].notes)
-            base = None
-            if request.baseline in runs:
-                base = results[runs.index(request.baseline)]
-            elif request.baseline:
-                step(f"evaluating baseline {base_name(request.baseline)}", request.baseline)
-                base = next(done)
-                notes.extend(base.notes)
-    # trec_eval stops at a run's first query without results, disjoint or not
+            # --trec without -c stops at a run's first query without results, disjoint or not (StoppedAtQuery)
+            done = evaluate_runs(qrels, sources, metrics + list(also), opts, executor, warn=notes.append,
+                                 stream=request.stream,
+                                 refuse_disjoint=not (request.allow_disjoint or request.strict_queries))
+            opts = done.options
+            try:
+                for index, path in enumerate(runs):
+                    step(f"evaluating {base_name(path)} ({index + 1}/{len(runs)})", path)
+                    results.append(next(done))
+                base = results[runs.index(request.baseline)] if request.baseline in runs else None
+                if request.baseline and base is None:
+                    step(f"evaluating baseline {base_name(request.baseline)}", request.baseline)
+                    base = next(done)
+            except DisjointRun as exc:  # alone: the notes of an evaluation against the wrong qrels mislead
+                raise RefusedAlone(str(exc)) from exc
     stop = input_checks.missing_query(results, runs) if request.strict_queries else None
     if stop:
         index, qid, error = stop
         raise StoppedAtQuery(error, api.Result(metrics, results[: index + 1], opts, request.qrels, runs[: index + 1]), qid)
-    try:
-        for checked, path in zip(results + ([base] if base is not None and base not in results else []),
-                            runs + [request.baseline]):
-            input_checks.require_overlap(checked, path, request.qrels, request.allow_disjoint)
-    except InputError as exc:  # alone: the notes of an evaluation against the wrong qrels mislead
-        raise RefusedAlone(str(exc)) from exc
     input_checks.rename_runs(results)
     result = api.Result(metrics, results, opts, request.qrels, runs)
     input_checks.require_finite(result)

@@ -1,10 +1,8 @@
-"""The public evaluation API: qrels + runs + measure names -> per-query and mean values.
-
->>> from ulnorm_eval import evaluate
->>> res = evaluate("qrels.txt", ["run1.gz", "run2.gz"], ["nDCG@10", "AP"], variants=["UL2"])
->>> res.frame          # one row per (run, query), one column per metric
->>> res.summary()      # the means: one row per run
-"""
+"""What an evaluation starts from and ends with: reading the qrels and runs (:func:`load_qrels`,
+:func:`load_run`), the metrics a request names (:func:`resolve_metrics`, with its notes), the runs'
+shared holes (:func:`with_runs_holes`) and :class:`Result`, the runs' results in order.  The
+evaluation itself is pipeline/orchestrator.py's; the library's entry point is ``ulnorm_eval.evaluate``
+(api.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -15,13 +13,10 @@ from ..core import registry
 from ..core.registry import Metric
 from ..inputs.letor import is_letor, read_letor, read_letor_scores
 from ..inputs.trec import Qrels, Run, read_bytes, read_qrels, read_run
-from .blocks import (Options, RunResult, finish_run, metric_values, plain_values, query_set,
-                     refuse_prior_variants, score_block)
-from .ordering import natural_order
-from .stream import NotGrouped, evaluate_stream
+from .blocks import Options, RunResult, metric_values, plain_values, query_set, refuse_prior_variants
 
-__all__ = ["Options", "Result", "RunResult", "evaluate", "evaluate_run", "evaluate_path", "load_qrels", "load_run", "holes_note",
-           "resolve_metrics", "query_set", "metric_values", "plain_values"]
+__all__ = ["Options", "Result", "RunResult", "load_qrels", "load_run", "parse_run", "holes_note", "resolve_metrics",
+           "runs_holes", "with_runs_holes", "both_notes", "query_set", "metric_values", "plain_values"]
 
 
 @dataclass
@@ -109,7 +104,11 @@ def load_run(path, qrels: Qrels | None = None, name: str | None = None) -> Run:
     ``path`` is a local file or ``-`` (standard input); a URL is refused (inputs/text.py)."""
     if isinstance(path, Run):
         return path
-    data = read_bytes(path)
+    return parse_run(path, qrels, read_bytes(path), name)
+
+
+def parse_run(path: str, qrels: Qrels | None, data: bytes, name: str | None = None) -> Run:
+    """The run in ``data``, the bytes of ``path`` (decompressed): a LETOR score file for LETOR qrels."""
     if qrels is not None and qrels.letor:
         return read_letor_scores(path, qrels, name=name, data=data)
     return read_run(path, name=name, data=data)
@@ -249,47 +248,19 @@ def default_bounds_note(measures: list, variants: list) -> str:
             f"('{example}') or pass --norm {norm} to compute them")
 
 
-# --------------------------------------------------------------------------- evaluation
-
-def evaluate(qrels, runs, measures=None, variants=None, options: Options | None = None,
-             warn=None, progress=None, **options_kw) -> Result:
-    """Evaluate runs against qrels.
-
-    ``qrels``: a path or :class:`Qrels`; ``runs``: paths or :class:`Run` objects (or one of either);
-    ``measures``: names (default nDCG@10, AP, RBP(p=0.8)); ``variants``: names added to every measure
-    (default E and UL2; ``[]`` for plain values only).  Keyword arguments set
-    :class:`Options` fields.  Notes (missing queries, ...) are on ``Result.notes``; ``warn(msg)``,
-    if given, also receives each.
-    """
-    options = options or Options(**options_kw)
-    setup: list = []
-    metrics = resolve_metrics(measures, variants, warn=both_notes(setup.append, warn))
-    if isinstance(runs, (str, Run)) or hasattr(runs, "__fspath__"):
-        runs = [runs]
-    qrels = load_qrels(qrels)
-    runs = [run if isinstance(run, Run) else str(run) for run in runs]
-    options = with_runs_holes(options, qrels, runs, metrics)
-    results = []
-    for run in runs:
-        results.append(evaluate_path(qrels, run, metrics, options, warn))
-    return Result(metrics, results, options, qrels.path, [getattr(run, "path", str(run)) for run in runs],
-                  setup_notes=setup)
-
+# --------------------------------------------------------------------------- the runs' shared holes
 
 def runs_holes(qrels: Qrels, runs) -> tuple:
     """The closed world over the runs given (docs/holes.md): per query of the qrels, how many distinct
-    documents the runs (paths or Runs) retrieved that the qrels do not list, as (qid, n) pairs.  Every
-    run is read (standard input cannot be read twice: refused); ``-M`` is not applied: a document
-    below a run's depth is outside its ranking, and may be relevant (:func:`with_runs_holes`)."""
+    documents the runs retrieved that the qrels do not list, as (qid, n) pairs.  ``runs``: Runs, paths
+    or sources that ``load`` themselves (orchestrator.RunFile: a file read again only while it is the
+    file the plan saw).  ``-M`` is not applied: a document below a run's depth is outside its ranking,
+    and may be relevant (:func:`with_runs_holes`)."""
     import pyarrow as pa
 
     from ..inputs import fingerprints
-    from ..inputs.errors import InputError
     from .ordering import natural_order, qrels_queries, unjudged
 
-    if any(isinstance(given, str) and given == "-" for given in runs):
-        raise InputError("-", None, "hole bounds over several runs, or under -M, read every run before evaluating "
-                         "it, which standard input cannot be; give the run as a file")
     # Each run joined to the qrels as the evaluation joins it (the judged docids' fingerprints, kept
     # on the qrels, serve the evaluation after), and the distinct unjudged (query, docid) pairs
     # counted on fingerprints: 1.3 s of Arrow hashing and string joins for the 17 Robust 2003 runs
@@ -297,7 +268,7 @@ def runs_holes(qrels: Qrels, runs) -> tuple:
     qids = natural_order(qrels_queries(qrels))
     groups, docids = [], []
     for source in runs:
-        got = unjudged(source if isinstance(source, Run) else load_run(str(source), qrels), qrels, qids)
+        got = unjudged(_loaded(source, qrels), qrels, qids)
         if got is None:
             return _arrow_runs_holes(qrels, runs)
         groups.append(got[0])
@@ -323,7 +294,7 @@ def _arrow_runs_holes(qrels: Qrels, runs) -> tuple:
     queries = string_array(sorted(set(qrels.qid.to_pylist())))
     keys = []
     for given in runs:
-        run = given if isinstance(given, Run) else load_run(str(given), qrels)
+        run = _loaded(given, qrels)
         qid, docid = pa.array(run.qid, pa.string()), pa.array(run.docid, pa.string())
         key = pc.binary_join_element_wise(qid, docid, sep)
         keep = pc.and_(pc.invert(pc.is_in(key, value_set=judged)), pc.is_in(qid, value_set=queries))
@@ -334,6 +305,12 @@ def _arrow_runs_holes(qrels: Qrels, runs) -> tuple:
     qid = pc.list_element(pc.split_pattern(unique, "\x00", max_splits=1), scalar(0, pa.int64()))
     counts = pc.value_counts(qid)
     return tuple(sorted(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist())))
+
+
+def _loaded(source, qrels: Qrels) -> Run:
+    if isinstance(source, Run):
+        return source
+    return source.load(qrels) if hasattr(source, "load") else load_run(str(source), qrels)
 
 
 def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
@@ -364,17 +341,12 @@ def runs_ceiling(qrels: Qrels, runs, options: Options) -> tuple:
 
     from ..core.holes import yield_ceiling
     from ..inputs.arrow import to_numpy
-    from ..inputs.errors import InputError
     from .ordering import natural_order, qrels_queries, rank_run
 
-    if any(isinstance(given, str) and given == "-" for given in runs):
-        raise InputError("-", None, "--holes open=est reads every run before evaluating it, which standard input "
-                         "cannot be; give the run as a file")
     qids = natural_order(qrels_queries(qrels))
     parts, docids, lengths = [], [], []
     for source in runs:
-        ranked = rank_run(source if isinstance(source, Run) else load_run(str(source), qrels), qrels, qids,
-                          ties=options.ties, score_precision=options.score_precision)
+        ranked = rank_run(_loaded(source, qrels), qrels, qids, ties=options.ties, score_precision=options.score_precision)
         ranking = ranked.ranking
         judged = np.ones(len(ranking.row), bool) if ranking.judged is None else np.asarray(ranking.judged, bool)
         parts.append((ranking.row, ranking.pos + 1, judged, judged & (ranking.grade >= options.rel_level)))
@@ -395,48 +367,3 @@ def both_notes(keep, warn):
         if warn is not None:
             warn(msg)
     return hear
-
-
-def _tell(result: RunResult, warn) -> RunResult:
-    for note in result.notes if warn else ():
-        warn(note)
-    return result
-
-
-def evaluate_run(qrels: Qrels, run: Run, metrics: list, options: Options, warn=None) -> RunResult:
-    """Per-query values of every metric for one run read whole: the pipeline on one block."""
-    qids = query_set(qrels, run, options)
-    block = score_block(qrels, run, qids, metrics, options)
-    ranked = block.ranked
-    ignored_qids = []
-    if ranked.ignored_queries:
-        import pyarrow.compute as pc
-        ignored_qids = natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
-    return _tell(finish_run(run.name, run.path, qids, metrics, (block.values, block.stderr, block.undefined), options,
-                            missing_qids=[qid for qid, present in zip(qids, ranked.present) if not present],
-                            ignored_qids=ignored_qids,
-                            float32_ties=ranked.float32_ties, judged=ranked.judged, skipped=run.skipped,
-                            extra=run.meta.get("extra_fields", 0), tag=run.meta.get("last_tag", run.tag),
-                            qrels=qrels), warn)
-
-
-def evaluate_path(qrels: Qrels, path, metrics: list, options: Options, warn=None,
-                  stream: bool | None = None) -> RunResult:
-    """Read and evaluate one run file.
-
-    ``stream=True`` evaluates it block by block in bounded memory and refuses a run whose queries are
-    not contiguous; ``False`` reads it whole; ``None`` (default) streams a regular file and falls
-    back to reading it whole when its queries turn out not to be contiguous.  The numbers are the
-    same either way, Monte Carlo estimates included (their draws are keyed by query id).
-    """
-    import os
-
-    if isinstance(path, Run) or qrels.letor:
-        return evaluate_run(qrels, load_run(path, qrels), metrics, options, warn)
-    if stream or (stream is None and path != "-" and os.path.isfile(path)):
-        try:
-            return _tell(evaluate_stream(qrels, path, metrics, options), warn)
-        except NotGrouped:
-            if stream:
-                raise
-    return evaluate_run(qrels, load_run(path, qrels), metrics, options, warn)

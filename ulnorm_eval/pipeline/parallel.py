@@ -1,30 +1,25 @@
-"""Parallel and distributed evaluation: runs x query blocks on local worker processes or a Dask cluster.
+"""Where the tasks of an evaluation run: this process, local worker processes or a Dask cluster.
 
-The work of an evaluation is partitioned into tasks that need nothing but the qrels and their own
-input: a whole run (read and evaluated where it lies: a local path, on a file system the workers share), or one query
-block of a large uncompressed run (a byte range whose bounds are those of the sequential streamed
-read, :func:`.stream.block_bounds`).  The qrels are parsed once by the caller and shipped to each
-worker once (the local pool's initializer; on Dask the result of one task, which the workers fetch
-and Dask recomputes if the workers holding it die); tasks send
-back per-query values only (a :class:`.blocks.RunResult` or a :class:`.stream.BlockOut`), which
-are merged in run and query order by the same code as the sequential path.  Per-query values do not
-depend on the blocking (Monte Carlo draws are keyed by seed, query and repetition), so the output
-is byte-identical for any number of workers.
+The orchestrator (orchestrator.py) partitions an evaluation into tasks that need nothing but the
+qrels and their own input (a run, or one query block of a large uncompressed run file); the qrels
+are parsed once by the caller and shipped to each worker once (the local pool's initializer; on Dask
+the result of one task, which the workers fetch and Dask recomputes if the workers holding it die).
+Tasks send back per-query values only, which the orchestrator merges in run and query order, so the
+output is byte-identical for any number of workers.
 
 Three executors share one interface, ``imap(tasks)`` -> outcomes in task order:
 
 * :class:`Sequential` (``-j 1``): the caller's own process, no pool;
 * :class:`LocalPool` (``-j N``): ``concurrent.futures.ProcessPoolExecutor``, a bounded window of
   tasks in flight (memory stays bounded whatever the number of tasks);
-
-  the command line's default, ``-j auto`` (:func:`resolve_jobs`), is a local pool of one worker per
-  usable core, at most one per run, and the sequential path for one run or one core;
 * :class:`DaskPool` (``--scheduler ADDRESS``): a ``dask.distributed.Client``; tasks are pure (they
-  read files and compute), submitted with ``retries``, and a task whose worker died is rescheduled by
-  Dask; results stream back with ``as_completed`` and are yielded in task order.
+  read what they are given and compute), submitted with ``retries``, and a task whose worker died is
+  rescheduled by Dask; results stream back with ``as_completed`` and are yielded in task order.
 
-A task raises nothing across the process boundary for bad input: :class:`~ulnorm_eval.inputs.trec.InputError`
-comes back as a value (Dask does not retry it) and is raised again, in order, by the caller.
+``-j auto`` (:func:`resolve_jobs`) is a local pool of one worker per usable core, at most one per
+run, and the sequential path for one run or one core.  A task raises nothing across the process
+boundary for bad input: :class:`~ulnorm_eval.inputs.trec.InputError` comes back as a value (Dask
+does not retry it) and is raised again, in order, by the caller.
 """
 from __future__ import annotations
 
@@ -34,18 +29,15 @@ import signal
 from collections import deque
 
 from ..inputs.trec import InputError
-from .blocks import Options
-from .stream import BLOCK_BYTES, NotGrouped, block_bounds, evaluate_files, evaluate_stream, score_query_block
 
-__all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "evaluate_paths", "evaluate_runs",
-           "map_runs", "DASK_EXTRA", "AUTO", "usable_cores", "others_busy", "resolve_jobs", "run_tasks"]
+__all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "map_runs", "unwrap", "DASK_EXTRA", "AUTO",
+           "usable_cores", "others_busy", "resolve_jobs", "run_tasks"]
 
 from ..extras import missing_message  # noqa: E402 - the extras' install lines, in one place
 
 DASK_EXTRA = missing_message("dask", "distributed", "--scheduler")
 CONNECT_TIMEOUT = 10.0  # seconds a Dask scheduler has to answer (--scheduler-timeout)
 RETRIES = 3  # Dask retries of a task that raised (a lost worker is rescheduled by the scheduler itself)
-_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "lzma"))
 
 
 class ParallelError(ValueError):
@@ -165,59 +157,6 @@ def _same_object(value):
     return value
 
 
-class Shipped:
-    """A local input file's bytes (decompressed), sent to a Dask worker in place of its path: a worker
-    on another machine, or started in another directory, would read a different file or none (a
-    relative path gave P@10 0.1500 for 0.0000, with the client's checksum in the JSON)."""
-
-    __slots__ = ("path", "data")
-
-    def __init__(self, path: str, data: bytes):
-        self.path, self.data = path, data
-
-    def __reduce__(self):
-        return (Shipped, (self.path, self.data))
-
-
-def _ship(arg):
-    """``arg`` with every local file path (also inside a tuple) replaced by its :class:`Shipped` bytes."""
-    from ..inputs.text import read_bytes
-
-    if isinstance(arg, str) and arg != "-" and os.path.isfile(arg):
-        return Shipped(arg, read_bytes(arg))
-    if isinstance(arg, tuple):
-        return tuple(_ship(item) for item in arg)
-    return arg
-
-
-def _unship(arg, qrels):
-    """On the worker: a :class:`Shipped` file parsed as the run it holds (as ``load_run`` reads a path)."""
-    if isinstance(arg, Shipped):
-        from ..inputs.letor import read_letor_scores
-        from ..inputs.trec import read_run
-
-        if qrels is not None and qrels.letor:
-            return read_letor_scores(arg.path, qrels, data=arg.data)
-        return read_run(arg.path, data=arg.data)
-    if isinstance(arg, tuple):
-        return tuple(_unship(item, qrels) for item in arg)
-    return arg
-
-
-def _shipped_task(function, qrels, args):
-    """A Dask task whose file arguments came as bytes (:func:`_ship`)."""
-    try:
-        args = tuple(_unship(item, qrels) for item in args)
-    except InputError as exc:
-        return ("input", type(exc), exc.path, exc.line, exc.reason)
-    return _guard(function, qrels, args)
-
-
-def data_block(qrels, path, data, metrics, options):
-    """Task: a query block whose bytes the client read (:func:`range_block` for a Dask worker)."""
-    return score_query_block(qrels, path, data, metrics, options)
-
-
 def _local_task(function, args):
     return _guard(function, _QRELS, args)
 
@@ -228,76 +167,6 @@ def unwrap(outcome):
         return outcome[1]
     _, cls, path, line, reason = outcome
     raise cls(path, line, reason)
-
-
-def whole_run(qrels, run, metrics, options, stream):
-    """Task: one run (a path or loaded Run) evaluated whole, as ``evaluate_path`` does."""
-    from .evaluate import evaluate_path
-
-    return evaluate_path(qrels, run, metrics, options, stream=stream)
-
-
-def range_block(qrels, path, start, stop, metrics, options):
-    """Task: the query block at bytes [start, stop) of an uncompressed run file, read by the worker."""
-    return score_query_block(qrels, path, _read_range(path, start, stop), metrics, options)
-
-
-def block_run(qrels, path, start, stop, metrics, options, stream):
-    """Task: a run file that is one query block, bytes [start, stop), evaluated and finished here, as
-    the caller does with a run's blocks (:func:`evaluate_paths`): its 'all' row, bootstrap intervals and
-    notes are computed by the worker that scored it, not by the command while the workers run (about
-    10 ms a TREC 2003 Robust run of the defaults, on the command's core).  The same functions on the
-    same block: the same RunResult; a block's input error is raised here, with the caller's line
-    numbers (the block starts at line 1); a run whose queries are not contiguous is read whole, or
-    refused under ``stream=True``, as :func:`evaluate_paths` does."""
-    def block():
-        yield range_block(qrels, path, start, stop, metrics, options)
-
-    return _stream_or_whole(qrels, path, metrics, options, stream, block())
-
-
-def _stream_or_whole(qrels, path, metrics, options, stream, blocks, drop=None):
-    """:func:`evaluate_stream` of a run's scored ``blocks``; a run whose queries turn out not to be
-    contiguous is read whole, or refused with ``stream=True``, as ``evaluate_path`` does (``drop``, if
-    given, first discards the run's blocks not taken yet)."""
-    from .evaluate import evaluate_run, load_run
-
-    try:
-        return evaluate_stream(qrels, path, metrics, options, blocks=blocks)
-    except NotGrouped:
-        if drop is not None:
-            drop()
-        if stream:
-            raise
-        return evaluate_run(qrels, load_run(path, qrels), metrics, options)
-
-
-def _read_range(path, start, stop) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(start)
-            return handle.read(stop - start)
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc}") from None
-
-
-def _prepare(qrels, tasks) -> None:
-    """Before the fork: the qrels' tables for the query set of a whole run (:func:`.blocks.prepare`),
-    when the tasks evaluate two or more runs (a track), so that no worker builds them again.  The
-    query blocks of one large run each have their own query set: nothing to share there."""
-    asked = []  # (run, metrics, options) of each task
-    for function, args in tasks:
-        if function is whole_run:
-            asked.append((args[0], args[1], args[2]))
-        elif function is range_block or function is block_run:
-            asked.append((args[0], args[3], args[4]))
-        else:
-            return
-    if len({run if isinstance(run, str) else id(run) for run, _, _ in asked}) < 2:
-        return
-    from .blocks import prepare
-
-    prepare(qrels, asked[0][1], asked[0][2])
 
 
 # --------------------------------------------------------------------------- executors
@@ -329,7 +198,7 @@ class LocalPool(Sequential):
     """``-j N``: N local worker processes, each given the qrels once by its initializer."""
 
     sequential = False
-    finishes_runs = True  # a run file of one query block is one task that returns its RunResult (block_run)
+    forks = True  # the orchestrator builds the qrels' tables of a track before the workers fork (blocks.prepare)
 
     def __init__(self, qrels, jobs: int):
         super().__init__(qrels)
@@ -339,11 +208,11 @@ class LocalPool(Sequential):
     def _start(self, size: int):
         """Fork the workers now, all of them (a fork-context pool forks every worker at its first
         submit, before its manager thread starts), at most ``size``.  Called by :meth:`imap` as it is
-        called, before the caller reads any run: eval asks for the outcomes right after reading the
-        qrels (and --holes' reading of the runs, which starts no thread), before it reads standard
-        input, so no thread of ours is alive at the fork: the read-ahead thread, the one that can be
-        inside Arrow's parser holding its locks, runs only in the sequential path.  Arrow's own idle
-        CPU pool is rebuilt by Arrow in a forked child."""
+        called, before any run is evaluated (the orchestrator has only planned, reading standard input
+        and pipes, and counted the runs' shared holes: no thread), so no thread of ours is alive at the
+        fork: the read-ahead thread, the one that can be inside Arrow's parser holding its locks, runs
+        only in the sequential path.  Arrow's own idle CPU pool is rebuilt by Arrow in a forked child;
+        the command's signals are held while it forks (:func:`_signals_held`)."""
         if self._pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -360,19 +229,12 @@ class LocalPool(Sequential):
 
     def imap(self, tasks):
         """The outcomes of ``tasks`` in order; the workers are forked now, not at the first ``next``.
-
-        Every task is a worker's: what a process builds once for the qrels and a query set (the
-        join of the judged documents, the fingerprint table, the judgements by query, the lazy
-        imports) is built here before the fork (:func:`_prepare`) and inherited.  (The command used
-        to do the first task itself before forking, when that did not delay the last outcome, for
-        the workers to inherit those tables; with them prepared it only added to the serial part:
-        17 TREC 2003 Robust runs, defaults, -j 2: the command's CPU time up to the fork 0.51-0.58 s
-        with it, 0.42-0.48 s without, and 5,000 fewer page faults, load 7-9.)"""
+        Every task is a worker's: what a process builds once for the qrels and a query set (the join
+        of the judged documents, the judgements by query, the lazy imports) is built by the caller
+        before the fork (blocks.prepare) and inherited (docs/performance.md, "-j auto")."""
         tasks = list(tasks)
         if not tasks:
             return iter(())
-        if self._pool is None:
-            _prepare(self.qrels, tasks)
         return self._outcomes(self._start(len(tasks)), tasks)
 
     def _outcomes(self, pool, tasks):
@@ -410,9 +272,11 @@ class LocalPool(Sequential):
 
 
 class DaskPool(Sequential):
-    """``--scheduler ADDRESS``: the workers of a running Dask cluster; the qrels are broadcast once."""
+    """``--scheduler ADDRESS``: the workers of a running Dask cluster; the qrels are broadcast once.
+    The workers never read a path: the orchestrator sends the bytes the command reads (``remote``)."""
 
     sequential = False
+    remote = True
 
     def __init__(self, qrels, address: str, retries: int = RETRIES, timeout: float = CONNECT_TIMEOUT):
         super().__init__(qrels)
@@ -444,13 +308,7 @@ class DaskPool(Sequential):
         batch = uuid.uuid4().hex  # keys unique to this call: a released key may linger on the scheduler
 
         def submit(position, function, args):
-            # the workers get the bytes the client reads, never a path (they may see other files)
-            if function is range_block:
-                path, start, stop, *rest = args
-                function, args = data_block, (path, _read_range(path, start, stop), *rest)
-            else:
-                args = _ship(args)
-            future = self.client.submit(_shipped_task, function, self._qrels, args, retries=self.retries, pure=False,
+            future = self.client.submit(_guard, function, self._qrels, args, retries=self.retries, pure=False,
                                    key=f"ulnorm-eval-{function.__name__}-{batch}-{position}")
             index[future.key] = position
             return future
@@ -650,83 +508,3 @@ def executor(qrels, jobs: int = 1, scheduler: str | None = None, timeout: float 
 def map_runs(executor, function, items, *args) -> list:
     """``[fn(qrels, item, *args) for item in items]``, each call a task of ``executor`` (``function`` at module level)."""
     return [unwrap(outcome) for outcome in executor.imap([(function, (item, *args)) for item in items])]
-
-
-def evaluate_runs(executor, runs, metrics, options: Options, warn=None):
-    """Yield the RunResult of each run (path or Run) read whole, in order; ``warn`` hears each note."""
-    for outcome in executor.imap([(whole_run, (run, metrics, options, False)) for run in runs]):
-        res = unwrap(outcome)
-        for note in res.notes if warn else ():
-            warn(note)
-        yield res
-
-
-def _splittable(path) -> bool:
-    """An uncompressed regular local file: workers can read its query blocks by byte range."""
-    if not isinstance(path, str) or path == "-" or not os.path.isfile(path):
-        return False
-    with open(path, "rb") as handle:
-        head = handle.read(6)
-    return not any(head.startswith(magic) for magic, _ in _MAGIC)
-
-
-def _plan(executor, path, metrics, options: Options, stream, block_bytes) -> tuple[str, list]:
-    """How :func:`evaluate_paths` evaluates one run: ("here", []) for standard input (read by the command),
-    ("blocks", one task per query block) for a file split by byte range, else ("whole", [one task]) (a
-    file of one block is finished by its worker when the executor can: ``finishes_runs``)."""
-    if path == "-":
-        return "here", []
-    if stream is not False and not executor.qrels.letor and _splittable(path):
-        bounds = block_bounds(path, block_bytes)
-        if len(bounds) == 2 and getattr(executor, "finishes_runs", False):  # one block: finished by the worker
-            return "whole", [(block_run, (path, bounds[0], bounds[1], metrics, options, stream))]
-        return "blocks", [(range_block, (path, start, end, metrics, options)) for start, end in zip(bounds, bounds[1:])]
-    return "whole", [(whole_run, (path, metrics, options, stream))]
-
-
-def evaluate_paths(executor, paths, metrics, options: Options, stream: bool | None = None,
-                   block_bytes: int = BLOCK_BYTES):
-    """Yield the RunResult of each run file, in order, as ``evaluate_path(..., stream=stream)`` gives it.
-
-    Tasks: an uncompressed run file is split into its query blocks (each a task; the blocks and
-    hence the notes and errors are those of the sequential streamed read); any other run (compressed,
-    LETOR scores, or ``stream=False``) is one task.  Standard input is read here.  A run whose
-    queries turn out not to be contiguous is read whole, as ``evaluate_path`` does (or refused with
-    ``stream=True``).
-    """
-    from .evaluate import evaluate_path, evaluate_run, load_run
-
-    qrels = executor.qrels
-    if executor.sequential:
-        paths = list(paths)
-        if (len(paths) > 1 and stream is not False and not qrels.letor
-                and all(isinstance(path, str) and path != "-" and os.path.isfile(path) for path in paths)):
-            # several run files: the next one is read and parsed while this one is scored
-            yield from evaluate_files(qrels, paths, metrics, options,
-                                      lambda path: evaluate_run(qrels, load_run(path, qrels), metrics, options),
-                                      stream, block_bytes)
-            return
-        for path in paths:
-            yield evaluate_path(qrels, path, metrics, options, stream=stream)
-        return
-    plans = [_plan(executor, path, metrics, options, stream, block_bytes) for path in paths]
-    outcomes = executor.imap([task for _, tasks_ in plans for task in tasks_])
-    for path, (kind, tasks_) in zip(paths, plans):
-        if kind == "here":
-            yield evaluate_path(qrels, path, metrics, options, stream=stream)
-            continue
-        if kind == "whole":
-            yield unwrap(next(outcomes))
-            continue
-        taken = [0]
-
-        def outs(count=len(tasks_)):
-            for _ in range(count):
-                taken[0] += 1
-                yield unwrap(next(outcomes))
-
-        def drop(count=len(tasks_)):
-            for _ in range(count - taken[0]):  # this run's other blocks are of no use now
-                next(outcomes)
-
-        yield _stream_or_whole(qrels, path, metrics, options, stream, outs(), drop)

@@ -60,6 +60,7 @@ from ..inputs.arrow import numeric_array, scalar, string_array, to_numpy
 from ..pipeline.blocks import plain_values
 from ..pipeline.evaluate import Result
 from ..core.measures import gains_for
+from ..core.measures.common import safe
 from ..core.summary import summarise
 from ..core.records import SEEN_UNTIL_GAIN
 from ..core.registry import FAMILIES, Metric, UnknownMeasure
@@ -251,10 +252,10 @@ def residual_score(space: KeySpace, model: BrowsingModel, target: int, factor: n
     if model.until_gain:  # V from the residual gains; N = V+ (RR: 1/f, as the kernel writes it)
         v = seen_until_gain(row, pos, g, model.seen(pos) > 0)
         raw = np.bincount(row, weights=g * v, minlength=space.nq)[: space.nq]
-        return _safe_div(raw, np.bincount(row, weights=v, minlength=space.nq)[: space.nq])
+        return safe(raw, np.bincount(row, weights=v, minlength=space.nq)[: space.nq])
     raw = np.bincount(row, weights=g * model.seen(pos), minlength=space.nq)[: space.nq]
     if model.scale is None:
-        return _safe_div(raw, ideal_residual(space, model, factor))
+        return safe(raw, ideal_residual(space, model, factor))
     return model.scale(raw)
 
 
@@ -266,12 +267,6 @@ def ideal_residual(space: KeySpace, model: BrowsingModel, factor: np.ndarray) ->
     starts = np.searchsorted(row, np.arange(space.nq + 1))
     pos = np.arange(len(row)) - starts[row]
     return np.bincount(row, weights=g[order] * model.seen(pos), minlength=space.nq)[: space.nq]
-
-
-def _safe_div(num, den):
-    out = np.zeros_like(num, dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
 
 
 # --------------------------------------------------------------------------- prior sets

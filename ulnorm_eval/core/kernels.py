@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["Ranking", "Judgements", "discount", "vector_discount", "power_at", "repeated_powers", "safe_div", "relevant", "within_cutoff", "judged_only",
+__all__ = ["Ranking", "Judgements", "discount", "vector_discount", "power_at", "repeated_powers", "relevant", "within_cutoff", "judged_only",
            "rel_of", "Level", "spans", "row_counts"]
 
 
@@ -201,13 +201,6 @@ def vector_discount(pos: np.ndarray, d) -> np.ndarray:
     out = np.zeros(pos.shape)
     inside = pos < len(factors)
     out[inside] = factors[pos[inside]]
-    return out
-
-
-def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den, 0 where den <= 0."""
-    out = np.zeros_like(num, dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0)
     return out
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import (Judgements, Ranking, discount, judged_only, rel_of, safe_div, vector_discount,
+from ..kernels import (Judgements, Ranking, discount, judged_only, rel_of, vector_discount,
                        within_cutoff)
 from ..holes import monotone, outside_written
 from ..records import Family, Param, TrecName, register
@@ -100,7 +100,7 @@ def k_dcg(ranking, judgements, measure, rel_level):
 def k_ndcg(ranking, judgements, measure, rel_level):
     """nDCG@k = DCG@k / IDCG@k, the ideal from the query's judged documents; 0 when IDCG = 0."""
     rel = rel_of(measure, rel_level)
-    return safe_div(dcg(ranking, measure, rel, judgements.max_grade), ideal_dcg(judgements, measure, rel)[ranking.base])
+    return safe(dcg(ranking, measure, rel, judgements.max_grade), ideal_dcg(judgements, measure, rel)[ranking.base])
 
 
 def e_dcg(random_pool: RandomPool) -> np.ndarray:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..holes import best_count, monotone, outside_by_r
-from ..kernels import Ranking, rel_of, relevant, safe_div, within_cutoff
+from ..kernels import Ranking, rel_of, relevant, within_cutoff
 from ..records import SEEN_UNTIL_GAIN, Family, Param, TrecName, register
 from .common import JUDGED_ONLY, RandomPool, binary_gain, expected_rr, expected_sp, safe
 from .cumulative import TREC_CUTOFFS
@@ -50,7 +50,7 @@ def k_ap(ranking, judgements, measure, rel_level):
     rel = rel_of(measure, rel_level)
     if measure.get("norm") == "k":
         return sum_precision(ranking, measure, rel) / float(measure.cutoff)
-    return safe_div(sum_precision(ranking, measure, rel), judgements.n_relevant(rel)[ranking.base])
+    return safe(sum_precision(ranking, measure, rel), judgements.n_relevant(rel)[ranking.base])
 
 
 def e_sp(random_pool: RandomPool) -> np.ndarray:
@@ -112,7 +112,7 @@ def holes_ap(holes):
     # more relevant document above every judged relevant one below it
     dmax = np.where(unjudged_inside, (judged_rel_above + hole_index) / rank + tail, 0.0)
     upper = (sum_precision[ranking.row] + holes.running(dmax)) / np.maximum(R[ranking.row] + hole_index, 1.0)
-    cmax = best_count(ranking, unjudged_inside, hole_index, upper, safe_div(sum_precision, R), True)
+    cmax = best_count(ranking, unjudged_inside, hole_index, upper, safe(sum_precision, R), True)
     high = np.where(unjudged_inside & (hole_index <= cmax[ranking.row]), holes.g_hi, holes.g_lo)
     V = holes.rowsum(holes.unj & ~inc)
     index_from_bottom = holes.rowsum(unjudged_inside)[ranking.row] - hole_index + 1  # 1-based index from the bottom
@@ -121,7 +121,7 @@ def holes_ap(holes):
     dmin = np.where(unjudged_inside, (judged_rel_above + 1.0) / rank + tail + below, 0.0)
     from_bottom = holes.rowsum(dmin)[ranking.row] - holes.running(dmin) + dmin
     down = (sum_precision[ranking.row] + from_bottom) / np.maximum(R[ranking.row] + V[ranking.row] + index_from_bottom, 1.0)
-    cmin = best_count(ranking, unjudged_inside, index_from_bottom, down, safe_div(sum_precision, R + V), False)
+    cmin = best_count(ranking, unjudged_inside, index_from_bottom, down, safe(sum_precision, R + V), False)
     low = np.where((holes.unj & ~inc) | (unjudged_inside & (index_from_bottom <= cmin[ranking.row])), holes.g_hi, holes.g_lo)
     return low, high
 
@@ -159,7 +159,7 @@ def holes_rprec(holes):
         return np.where(depth_cut > 0, cum[idx] if len(cum) else 0.0, 0.0)
 
     rows = np.arange(ranking.nrows)
-    plain = safe_div(at(jrc, R, rows), R)
+    plain = safe(at(jrc, R, rows), R)
     hole_index = unjudged_above
     depth = R[ranking.row] + hole_index
     utop = at(unjudged_above, depth, ranking.row)
@@ -209,8 +209,8 @@ def outside_rprec(holes, extra):
     utop = np.where(index > 0, unjudged_above[idx] if len(unjudged_above) else 0.0, 0.0)
     with np.errstate(invalid="ignore"):
         excess = np.maximum(0.0, T - R[row] - K[row])
-        low_values = safe_div(jtop + np.maximum(0.0, excess - (U[row] - utop)), T)
-        high_values = safe_div(jtop + np.minimum(np.minimum(U[row], T - R[row]), utop), T)
+        low_values = safe(jtop + np.maximum(0.0, excess - (U[row] - utop)), T)
+        high_values = safe(jtop + np.minimum(np.minimum(U[row], T - R[row]), utop), T)
     low = np.full(ranking.nrows, np.inf)
     np.minimum.at(low, row, np.where(np.isfinite(T), low_values, 0.0))  # T without end: J_n / T -> 0
     high = np.full(ranking.nrows, -np.inf)
@@ -246,7 +246,7 @@ def k_p(ranking, judgements, measure, rel_level):
 def k_r(ranking, judgements, measure, rel_level):
     """R@k = |relevant in top k| / R; 0 when R = 0."""
     rel = rel_of(measure, rel_level)
-    return safe_div(ranking.count_within(ranking.relevant_index(rel), measure.cutoff),
+    return safe(ranking.count_within(ranking.relevant_index(rel), measure.cutoff),
                     judgements.n_relevant(rel)[ranking.base])
 
 
@@ -301,7 +301,7 @@ def k_rprec(ranking, judgements, measure, rel_level):
     """Rprec = |relevant in top R| / R; 0 when R = 0."""
     rel = rel_of(measure, rel_level)
     R = judgements.n_relevant(rel)[ranking.base]
-    return safe_div(ranking.count_within(ranking.relevant_index(rel), R), R)
+    return safe(ranking.count_within(ranking.relevant_index(rel), R), R)
 
 
 def browse_rr(measure):

@@ -6,24 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..hashing import GOLDEN, mix64
+
 __all__ = ["Keys", "as_keys"]
 
-_C1, _C2, _C3 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xD1B54A32D192ED03), np.uint64(0x8CB92BA72F3D8DD7)
+_C1, _C2, _C3 = GOLDEN, np.uint64(0xD1B54A32D192ED03), np.uint64(0x8CB92BA72F3D8DD7)
 
 
-_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-
-
-def _mix(state: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): a well-mixed 64-bit hash.
-    A new array (``state`` is left alone), worked on in place: the same values, fewer temporaries."""
-    state = state ^ (state >> _S30)
-    state *= _M1
-    state ^= state >> _S27
-    state *= _M2
-    state ^= state >> _S31
-    return state
+_S11 = np.uint64(11)
 
 
 def _unit(hashes: np.ndarray) -> np.ndarray:
@@ -56,21 +46,21 @@ class Keys:
     def rows(self, base: np.ndarray, rep: np.ndarray, width: int, attempt: int = 0) -> np.ndarray:
         """(rows x width) uniforms in [0, 1); row r belongs to query ``base[r]``, repetition ``rep[r]``."""
         base = np.asarray(base, dtype=np.int64)
-        query_hash = self.qhash[base] if self.qhash is not None else _mix(base.astype(np.uint64) + _C3)
+        query_hash = self.qhash[base] if self.qhash is not None else mix64(base.astype(np.uint64) + _C3)
         salt = np.uint64(attempt * int(_C3) % 2 ** 64)  # Python ints: no numpy scalar overflow warning
-        hashes = _mix(_mix(query_hash ^ self.seed) + np.atleast_1d(np.asarray(rep, dtype=np.uint64)) * _C1 + salt)
+        hashes = mix64(mix64(query_hash ^ self.seed) + np.atleast_1d(np.asarray(rep, dtype=np.uint64)) * _C1 + salt)
         col = np.arange(1, width + 1, dtype=np.uint64) * _C2
-        return _unit(_mix(hashes[:, None] + col[None, :]))
+        return _unit(mix64(hashes[:, None] + col[None, :]))
 
     def at(self, base: np.ndarray, rep: np.ndarray, col: np.ndarray, attempt: int = 0) -> np.ndarray:
         """Elementwise: ``rows(base, rep, width, attempt)[i, col[i]]`` for each i, without the matrix
         (the bootstrap of judgment holes draws one number per hole and sample)."""
         base = np.asarray(base, dtype=np.int64)
-        query_hash = self.qhash[base] if self.qhash is not None else _mix(base.astype(np.uint64) + _C3)
+        query_hash = self.qhash[base] if self.qhash is not None else mix64(base.astype(np.uint64) + _C3)
         salt = np.uint64(attempt * int(_C3) % 2 ** 64)
-        hashes = _mix(_mix(query_hash ^ self.seed) + np.asarray(rep, dtype=np.uint64) * _C1 + salt)
+        hashes = mix64(mix64(query_hash ^ self.seed) + np.asarray(rep, dtype=np.uint64) * _C1 + salt)
         column_hash = (np.asarray(col, dtype=np.uint64) + np.uint64(1)) * _C2
-        return _unit(_mix(hashes + column_hash))
+        return _unit(mix64(hashes + column_hash))
 
 
 def as_keys(rng, qids=None) -> Keys:

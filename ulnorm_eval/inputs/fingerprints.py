@@ -24,14 +24,13 @@ import weakref
 
 import numpy as np
 
+from ..hashing import GOLDEN, mix64
+
 __all__ = ["MAX_WORDS", "words", "fingerprints", "judged_table", "judged_codes", "pair_table", "pair_entries",
            "distinct_pairs", "distinct_entries", "distinct_per_group", "prepare"]
 
 MAX_WORDS = 4  # docids up to 32 bytes (TREC, MS MARCO, ClueWeb ids); longer ones go to Arrow
-_K0 = np.uint64(0x9E3779B97F4A7C15)
-_K1 = np.uint64(0xBF58476D1CE4E5B9)
-_K2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31 = np.uint64(30), np.uint64(27), np.uint64(31)
+_K0 = GOLDEN
 # MASK[k]: the low k bytes of a word (a docid's last word, read past its end, is cut to its bytes)
 _MASK = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
@@ -78,20 +77,13 @@ def words(arr):
     return out, length
 
 
-def _mix(hashes: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser: every input bit moves every output bit."""
-    hashes = (hashes ^ (hashes >> _S30)) * _K1
-    hashes = (hashes ^ (hashes >> _S27)) * _K2
-    return hashes ^ (hashes >> _S31)
-
-
 def fingerprints(word_arrays: list, length: np.ndarray) -> np.ndarray:
     """uint64 fingerprint of each docid from its words and length; a docid's fingerprint depends on
     its own words only (not on how many words the longest docid beside it has)."""
     hashes = length.astype(np.uint64) * _K0
     shortest = int(length.min()) if len(length) else 0
     for index, word in enumerate(word_arrays):
-        mixed = _mix(hashes ^ word)
+        mixed = mix64(hashes ^ word)
         hashes = mixed if shortest > 8 * index else np.where(length > 8 * index, mixed, hashes)
     return hashes
 
@@ -218,7 +210,7 @@ def judged_codes(table, docid, none: int):
 
 def _pair(hashes: np.ndarray, query) -> np.ndarray:
     """The fingerprint of each (query number, docid) pair from the docid's fingerprint."""
-    return _mix(hashes ^ (np.asarray(query).astype(np.uint64) * _K0))
+    return mix64(hashes ^ (np.asarray(query).astype(np.uint64) * _K0))
 
 
 def pair_table(judged, query: np.ndarray, code: np.ndarray):
@@ -309,7 +301,7 @@ def distinct_per_group(group: np.ndarray, strings, ngroups: int) -> np.ndarray |
         return None
     word_arrays, length = got
     hashes = fingerprints(word_arrays, length)
-    key = _mix(hashes ^ (np.asarray(group).astype(np.uint64) * _K0))
+    key = mix64(hashes ^ (np.asarray(group).astype(np.uint64) * _K0))
     order = np.argsort(key, kind="stable")
     key = key[order]
     new = np.ones(len(key), bool)

@@ -3,15 +3,14 @@ with inputs and with each other by file identity, standard input's file included
 never opens a network connection, every input route is bounded (line limit, decompression bombs),
 and temporary files a SIGKILL left behind are cleaned up (docs/files.md, docs/errors.md).
 
-Subprocesses where the real file descriptors matter (``< run``, ``>> run``, peak memory).  Private
-name: ``outfiles._host_tag``, the host part of a temporary file's name, to plant stale files as a
-killed writer would leave them."""
+Subprocesses where the real file descriptors matter (``< run``, ``>> run``) or a process is killed;
+how much memory and time the refusals take is measured by benchmarks/limits.py."""
 from __future__ import annotations
 
 import gzip
 import json
 import os
-import resource
+import re
 import signal
 import socket
 import subprocess
@@ -298,38 +297,18 @@ def test_a_local_path_that_merely_contains_a_scheme_is_a_file(d):
 
 # --------------------------------------------------------------------------- limits
 
-# ulnorm-eval as users start it (CMD), from a small launcher that writes the command's peak resident memory
-# (KiB) to the file named by $HWM_FILE: the launcher's getrusage(RUSAGE_CHILDREN).ru_maxrss.  That figure also
-# counts the pages the command's process had before its exec, the launcher's own (~10 MiB, below the command's
-# imports alone); wait4 from this test process would count the pages of the forked pytest process.  Not an
-# atexit hook in the command's process: the command leaves by os._exit, and a program embedding main() to run
-# one can abort at its interpreter shutdown (see CMD).
-HWM_CMD = [sys.executable, "-c", "import os, resource, signal, subprocess, sys\n"
-           f"code = subprocess.call({CMD!r} + sys.argv[1:])\n"
-           "with open(os.environ['HWM_FILE'], 'w') as fh:\n"
-           "    fh.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
-           "if code < 0:\n"
-           "    signal.signal(-code, signal.SIG_DFL)\n"
-           "    os.kill(os.getpid(), -code)\n"
-           "sys.exit(code)"]
-
-
-def _bounded(args, cwd, timeout=60):
-    """Run ulnorm-eval; return (code, stderr, peak RSS in MiB)."""
-    hwm = os.path.join(cwd, ".hwm")
-    # its own session: a timeout ends the launcher and the command under it
-    with subprocess.Popen(HWM_CMD + [str(a) for a in args], cwd=cwd, stdin=subprocess.DEVNULL,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "HWM_FILE": hwm},
-                          start_new_session=True) as p:
+def _bounded(args, cwd, timeout=120):
+    """Run ulnorm-eval in its own session; return (code, stderr).  ``timeout`` only detects a hang (the
+    command and anything under it are killed); how much memory and time a refusal takes is measured by
+    benchmarks/limits.py, not asserted here."""
+    with subprocess.Popen(CMD + [str(a) for a in args], cwd=cwd, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True) as p:
         try:
             _, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             raise
-    with open(hwm) as fh:
-        rss = int(fh.read()) / 1024
-    os.unlink(hwm)
-    return p.returncode, err.decode(), rss
+    return p.returncode, err.decode()
 
 
 def test_a_qrels_without_newline_fails_in_bounded_memory(d):
@@ -351,11 +330,10 @@ def test_a_qrels_without_newline_fails_in_bounded_memory(d):
 
     t = threading.Thread(target=writer, daemon=True)
     t.start()
-    code, err, rss = _bounded(["endless", "a.run"], d)
+    code, err = _bounded(["endless", "a.run"], d)
     t.join(10)
     assert code == 2 and err == (f"ulnorm-eval: endless:1: line longer than {1 << 20} bytes (ULNORM_EVAL_MAX_LINE)\n")
-    assert written[0] <= 64 << 20, written[0]  # refused within a few 8 MiB blocks
-    assert rss < 400, rss
+    assert written[0] <= 64 << 20, written[0]  # refused within a few 8 MiB blocks, never held whole
 
 
 @pytest.fixture
@@ -369,17 +347,14 @@ def bomb(d):
 
 @pytest.mark.parametrize("route", ["qrels", "run", "run -j 2", "baseline", "prior", "compare", "queries",
                                    "stability", "summ docs", "summ system"])
-def test_gzip_bombs_are_refused_quickly_on_every_route(d, bomb, route):
+def test_gzip_bombs_are_refused_on_every_route(d, bomb, route):
     args = {"qrels": [bomb, "a.run"], "run": ["qrels", bomb], "run -j 2": ["-j", "2", "qrels", "a.run", bomb],
             "baseline": ["--baseline", bomb, "qrels", "a.run"], "prior": ["nrg", "--prior", bomb, "qrels", "a.run"],
             "compare": ["compare", "qrels", "a.run", bomb], "queries": ["queries", "qrels", bomb],
             "stability": ["stability", "-k", "2", "qrels", "a.run", bomb],
             "summ docs": ["summ", bomb, "sys.tsv"], "summ system": ["summ", "docs.tsv", bomb]}[route]
-    t0 = time.monotonic()
-    code, err, rss = _bounded(args, d)
-    assert time.monotonic() - t0 < 30
+    code, err = _bounded(args, d)
     assert code == 2 and err.count("\n") == 1 and f"{bomb}:1: line longer than" in err, err
-    assert rss < 400, rss
 
 
 @pytest.mark.parametrize("compress", ["gzip", "bzip2"])
@@ -393,20 +368,16 @@ def test_bombs_of_blank_lines_are_refused_by_their_ratio(d, compress):
     (d / name).write_bytes(gzip.compress(data, 9) if compress == "gzip" else bz2.compress(data))
     del data
     for args in ([name, "a.run"], ["qrels", name], ["--baseline", name, "qrels", "a.run"], ["summ", name, "sys.tsv"]):
-        t0 = time.monotonic()
-        code, err, rss = _bounded(args, d)
-        assert time.monotonic() - t0 < 30
+        code, err = _bounded(args, d)
         assert code == 2 and err.startswith(f"ulnorm-eval: {name}: {compress} data expanding more than 100 times ("), err
         assert err.endswith("; ULNORM_EVAL_MAX_RATIO): a decompression bomb?\n") and err.count("\n") == 1, err
-        assert rss < 400, rss
 
 
 def test_a_file_of_blank_lines_is_read_in_linear_time(d):
-    """Each blank line recounted the whole input's newlines (quadratic): 3 million took minutes."""
+    """Each blank line recounted the whole input's newlines (quadratic): 3 million took minutes (the
+    bound is the hang guard; benchmarks/limits.py times it)."""
     (d / "blank").write_bytes(b"\n" * 3_000_000 + b"   \n\t\n")
-    t0 = time.monotonic()
-    code, err, _ = _bounded(["blank", "a.run"], d)
-    assert time.monotonic() - t0 < 30
+    code, err = _bounded(["blank", "a.run"], d)
     assert code == 2 and err == "ulnorm-eval: blank:1: empty file: no judgements\n", err
 
 
@@ -420,6 +391,17 @@ with atomic_path(sys.argv[1]) as tmp:
         fh.write("partial")
     os.kill(os.getpid(), signal.SIGKILL)
 """
+
+
+def _this_host(d) -> str:
+    """HOST of a temporary file's name ``.ulnorm-HOST-PID-XXXXXXXX`` (docs/files.md) on this machine, read
+    off the name atomic_path gives a write of this process."""
+    with outfiles.atomic_path(str(d / "probe")) as tmp:
+        open(tmp, "w").close()
+        prefix, host, pid, _ = os.path.basename(tmp).split("-")
+    os.unlink(d / "probe")
+    assert prefix == ".ulnorm" and int(pid) == os.getpid() and re.fullmatch("[0-9a-f]{8}", host), tmp
+    return host
 
 
 def _temps(d):
@@ -436,8 +418,8 @@ def test_sigkill_leftover_is_removed_by_the_next_write(d):
     pid, it is removed by the next write to that directory once stale, and nothing else is."""
     p = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(d / "out.txt")])
     assert p.wait() == -9
-    left = _temps(d)
-    assert len(left) == 1 and left[0].startswith(f".ulnorm-{outfiles._host_tag()}-{p.pid}-")
+    left, host = _temps(d), _this_host(d)
+    assert len(left) == 1 and left[0].startswith(f".ulnorm-{host}-{p.pid}-")
     assert (d / left[0]).read_text() == "partial" and not (d / "out.txt").exists()
     # recent (as a write still in progress on another machine would be): kept
     assert run_cli(["-o", "out.txt", "qrels", "a.run"], d)[0] == 0
@@ -446,21 +428,21 @@ def test_sigkill_leftover_is_removed_by_the_next_write(d):
     _age(d / left[0], outfiles.STALE_SECONDS + 60)
     me, dead = os.getpid(), _dead_pid()
     keep = {
-        f".ulnorm-{outfiles._host_tag()}-{me}-abcdefgh": "a live process's write",
+        f".ulnorm-{host}-{me}-abcdefgh": "a live process's write",
         f".ulnorm-00000000-{dead}-abcdefgh": "another host's",
         ".ulnorm-k2j4h5g6": "an old-style name",
-        f".ulnorm-{outfiles._host_tag()}-{dead}-abcdefgh.txt.bak": "not exactly our pattern",
+        f".ulnorm-{host}-{dead}-abcdefgh.txt.bak": "not exactly our pattern",
         "notes.txt": "not ours at all",
     }
     for name in keep:
         (d / name).write_text("x")
         _age(d / name, outfiles.STALE_SECONDS + 60)
-    os.symlink(d / "qrels", d / f".ulnorm-{outfiles._host_tag()}-{dead}-linklink")
+    os.symlink(d / "qrels", d / f".ulnorm-{host}-{dead}-linklink")
     assert run_cli(["-o", "out.txt", "qrels", "a.run"], d)[0] == 0
     assert left[0] not in _temps(d)
     for name in keep:
         assert (d / name).exists(), keep[name]
-    assert (d / f".ulnorm-{outfiles._host_tag()}-{dead}-linklink").is_symlink()
+    assert (d / f".ulnorm-{host}-{dead}-linklink").is_symlink()
     assert (d / "qrels").read_text() == QRELS
 
 
@@ -471,7 +453,7 @@ def _dead_pid() -> int:
 
 
 def test_remove_stale_unit(tmp_path):
-    host = outfiles._host_tag()
+    host = _this_host(tmp_path)
     dead = _dead_pid()
     stale = tmp_path / f".ulnorm-{host}-{dead}-a1b2c3d4.png"
     recent = tmp_path / f".ulnorm-{host}-{dead}-zzzzzzzz"
@@ -502,10 +484,9 @@ def test_scheduler_that_is_not_dask_fails_in_bounded_time(d, reply, reason):
     try:
         addr = f"tcp://127.0.0.1:{srv.port}"
         for cmd in ([], ["compare"], ["queries"], ["nrg", "--leave-one-out"]):
-            t0 = time.monotonic()
+            # the timeout only detects a hang; benchmarks/limits.py measures how soon it gives up
             res = run_cli(cmd + ["--scheduler", addr, "--scheduler-timeout", "1", "qrels", "a.run", "b.run"], d,
-                          timeout=90)
-            assert time.monotonic() - t0 < 45, cmd
+                          timeout=120)
             refused(res, reason.format(addr=addr))
         assert srv.connections >= 1  # it was the listener that was asked
     finally:

@@ -56,7 +56,7 @@ def _ours(pid: int) -> bool:
 def test_workers_end_when_the_command_is_sigkilled(shared, when):
     """SIGKILL the command (``at_fork``: as soon as both workers of -j 2 exist; ``working``: once a
     worker has spent 0.1 s of CPU on its runs, mid-evaluation of 17 runs with all_trec): no worker is
-    alive 10 s later (polled; they end within milliseconds)."""
+    alive once the command is reaped (polled for up to 60 s, a hang guard; they end within milliseconds)."""
     d = shared / "robust03"
     runs = sorted((d / "runs").iterdir())
     assert len(runs) >= 6
@@ -75,7 +75,7 @@ def test_workers_end_when_the_command_is_sigkilled(shared, when):
         assert proc.poll() is None, "the command ended before it could be killed mid-evaluation"
         proc.kill()
         proc.wait(timeout=60)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a hang guard: they end within milliseconds
         while any(map(_alive, workers)) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert not [pid for pid in workers if _alive(pid)], "workers outlived the command"
@@ -131,7 +131,7 @@ def test_a_worker_ends_with_its_parent(path):
         child = int(line[1])
         proc.kill()
         proc.wait(timeout=60)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a hang guard: they end within milliseconds
         while _alive(child) and time.monotonic() < deadline:
             time.sleep(0.01)
         assert not _alive(child)

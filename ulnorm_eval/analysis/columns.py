@@ -1,7 +1,7 @@
 """Named columns without pandas: the tables that ``compare`` builds and every table format prints.
 
-Importing pandas costs ~0.2 s, a fifth of comparing 17 Robust 2003 runs, and the command line only
-prints the tables.  A :class:`Table` holds plain Python values, one kind per column, chosen as
+Importing pandas is a large share of a comparison's time (docs/performance.md), and the command line
+only prints the tables.  A :class:`Table` holds plain Python values, one kind per column, chosen as
 pandas would infer it from the same values, so that :meth:`Table.to_frame` (the library's
 DataFrames) and the renderers (render/frames.py) agree with each other and with earlier versions:
 

@@ -407,7 +407,7 @@ def _block_constraints(offset: int, size: int, total: int, monotone: str | None)
              "fun": lambda point, row=row: np.array([row @ point - 1.0]), "jac": lambda point, row=row: row[None, :]}]
     if monotone:
         # down: x_r - x_{r+1} >= 0 and x_n >= 0; up: x_{r+1} - x_r >= 0 and x_1 >= 0.  With the sum,
-        # these imply 0 <= x <= 1, so no bounds are needed (SLSQP is ~2x faster without them).
+        # these imply 0 <= x <= 1, so no bounds are needed (SLSQP is faster without them).
         diffs = np.zeros((size, total))
         index = np.arange(size - 1)
         if monotone == "down":
@@ -434,7 +434,7 @@ def _random_start(rng, size: int, monotone: str | None) -> np.ndarray:
 
 
 def _one_blas_thread():
-    """BLAS limited to one thread: SLSQP's small dense solves are 8x slower when OpenBLAS threads
+    """BLAS limited to one thread: SLSQP's small dense solves slow down when OpenBLAS threads
     contend on a busy machine (threadpoolctl; without it, nothing changes)."""
     try:
         from threadpoolctl import threadpool_limits

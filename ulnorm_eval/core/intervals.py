@@ -48,8 +48,7 @@ def resample_counts(n: int, resamples: int = RESAMPLES, seed: int = 0, start: in
     :func:`means_intervals` asks for depend on n only, so the same seed and n give the same matrix.
 
     The last matrix (one chunk, up to ``_KEPT_CELLS`` counts) is kept, read-only: the runs of a
-    command share their query set, so each would draw the same 1000 x n counts again (3-5 ms a run
-    for 100 queries)."""
+    command share their query set, so each would draw the same 1000 x n counts again."""
     stop = resamples if stop is None else stop
     key = (int(n), int(resamples), int(seed), int(start), int(stop))
     kept = _KEPT.get(key)

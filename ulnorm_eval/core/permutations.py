@@ -29,7 +29,7 @@ from .variants import DB_ENUMERATE_ELEMENTS as _ENUMERATE_ELEMENTS  # ... and at
 from .variants import DB_ENUMERATE_LIMIT as ENUMERATE_LIMIT  # 7!: at most this many distinct arrangements are enumerated for DB
 _BATCH_ELEMENTS = 2_000_000  # memory bound of one vectorised block
 # placed rankings in blocks of ~128k documents: their arrays (1 MiB of float64 each) stay in a
-# core's cache between the sampler's and the kernels' many passes; 2M-element blocks ran 1.5x slower
+# core's cache between the sampler's and the kernels' many passes
 _PLACED_ELEMENTS = 131_072
 
 

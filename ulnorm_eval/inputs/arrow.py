@@ -1,6 +1,6 @@
 """Arrow arrays built and read on their buffers, so that pyarrow never imports pandas for them.
 
-pyarrow imports pandas (0.2-0.4 s) on its first conversion of Python or numpy values
+pyarrow imports pandas (docs/performance.md) on its first conversion of Python or numpy values
 (``pa.array``, ``pa.scalar``, ``Array.to_numpy``), only to ask whether a value is a pandas object;
 none of ours is.  The evaluation paths build and read their arrays through the functions below
 (public pyarrow API over the arrays' buffers), which never ask: :func:`string_array` for
@@ -17,8 +17,7 @@ def numeric_array(values):
     """A numpy integer, float or bool array as an Arrow array, zero-copy where the layout allows.
 
     ``pa.array(ndarray)`` first asks whether the array is a numpy masked array, which imports
-    ``numpy.ma`` (8 ms, a tenth of a small evaluation's start-up); an array built on the numpy
-    buffer never asks.
+    ``numpy.ma``; an array built on the numpy buffer never asks.
     """
     import numpy as np
     import pyarrow as pa
@@ -32,7 +31,7 @@ def numeric_array(values):
 def string_array(values):
     """``pa.array(values, pa.string())`` for a sequence of ``str``, built on its buffers (UTF-8 bytes
     and int32 offsets): ``pa.array`` asks pyarrow's pandas shim whether the input is a pandas object,
-    which imports pandas (0.3-0.4 s) in a process that has not.  ASCII text (the byte count equals
+    which imports pandas in a process that has not.  ASCII text (the byte count equals
     the character count) takes its offsets from the string lengths; other text is encoded one string
     at a time.  Past 2 GiB of text (int32 offsets) ``pa.array`` itself is used."""
     import numpy as np

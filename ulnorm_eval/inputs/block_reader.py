@@ -16,9 +16,7 @@ from .text import READ_ERRORS, check_chunk, open_input
 __all__ = ["query_blocks", "run_blocks", "block_bounds", "BLOCK_BYTES", "WHOLE_BYTES"]
 
 # A block is read, parsed and scored while the next is read (two in flight, plus their columns),
-# so peak RSS grows with it: at 2M lines (2,000 queries) 8 MiB blocks gave 232 MiB, 6 MiB 197-211,
-# 4 MiB 178-182 and 3 MiB 157-160 (pytrec_eval: 370 MiB; AMD EPYC, 27 November 2026), at the same
-# CPU time within the machine's noise (7M lines: 3.7 s at 4 and 6 MiB, load 15-17).
+# so peak RSS grows with it, at the same CPU time (docs/performance.md, "Block size").
 BLOCK_BYTES = 4 << 20
 # A run file of at most this size is one block, as it was with 6 MiB blocks: a typical TREC run of
 # 100 queries x 1000 (~5 MB) split in two would pay every per-block cost (the qrels join of its
@@ -60,7 +58,7 @@ def _skip_blank(data, floor: int, pos: int) -> int:
 def _skip_lines_of(data, floor: int, pos: int, qid: bytes) -> int:
     """The start of the run of lines before ``pos`` (a line boundary above ``floor``, itself one)
     that each begin with ``qid`` and a space or a tab: lines of that query, which the tail scan
-    would pass one Python step each (~500 per 4 MiB block).  Windows that double (8 KiB, 16 KiB,
+    would pass one Python step each.  Windows that double (8 KiB, 16 KiB,
     ...) are looked at by numpy; any other line (leading blanks, a comment, a blank line, another
     qid) stops the run: the caller then reads it as before."""
     import numpy as np
@@ -223,8 +221,7 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool
 
 
 def _newlines(data: bytes) -> int:
-    """``data.count(b"\\n")``, counted by numpy: bytes.count tests one byte at a time (2 ms per
-    4 MiB block against 0.5 ms)."""
+    """``data.count(b"\\n")``, counted by numpy: bytes.count tests one byte at a time."""
     import numpy as np
 
     return int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))

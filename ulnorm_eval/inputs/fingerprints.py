@@ -2,8 +2,7 @@
 for repeated (query, document) pairs without hashing the strings in Arrow for every run.
 
 Arrow keeps no hash table between calls, so joining a run to the judged docids by Arrow means
-hashing the ~94,000 judged docids of Robust 2003 again with each run's 100,000: 28 ms of CPU per run
-on a 2-core AMD EPYC (family 25, model 1), a fifth of ``-m all_trec``'s time per run.  Here a docid of
+hashing the judged docids again with each run's (Robust 2003: ~94,000 with each run's 100,000).  Here a docid of
 at most ``MAX_WORDS`` x 8 bytes is read as its bytes in little-endian 64-bit words (zero past its
 end) and its length; its fingerprint mixes them (splitmix64's finaliser, Steele, Lea & Flood 2014).
 
@@ -64,8 +63,8 @@ def words(arr):
     if nwords == 0:  # every docid empty
         return [], length
     # every run of 8 x nwords bytes, as an (unaligned) array of opaque items: item i starts at byte
-    # i.  One gather of each docid's item copies all its words at once (memcpy-like): 0.5 ms for
-    # 100,000 docids of 2 words, against 1.4 ms for a gather of each word as an unaligned uint64
+    # i.  One gather of each docid's item copies all its words at once (memcpy-like), not a gather of
+    # each word as an unaligned uint64
     span = np.ndarray(shape=(len(data) - 8 * nwords + 1,), dtype=f"V{8 * nwords}", buffer=data, strides=(1,))
     block = np.ascontiguousarray(span[off[:-1].astype(np.intp) - first].view("<u8").reshape(size, nwords).T)
     out = []
@@ -100,8 +99,8 @@ _DISTINCT: dict = {}
 def prepare(docid, qcode=None) -> None:
     """Make ``docid``'s words and fingerprints now, for :func:`judged_codes` to use later (once),
     and with ``qcode`` (each docid's query code) :func:`distinct_pairs`' answer for them: a streamed
-    run's reader thread does this when it keeps ahead of the scorer (pipeline.stream), taking 4-5 ms
-    per 4 MiB block off the scorer's thread.  The values are those the functions would make
+    run's reader thread does this when it keeps ahead of the scorer (pipeline.stream), off the
+    scorer's thread.  The values are those the functions would make
     themselves."""
     got = words(docid)
     hashes = None if got is None else fingerprints(*got)
@@ -183,7 +182,7 @@ def judged_table(judged):
         return None
     word_arrays, length = got
     hashes = fingerprints(word_arrays, length)
-    ordered = np.sort(hashes)  # (numpy 2.4's np.unique hashes them: 125 ms for 207,823, the sort 3 ms)
+    ordered = np.sort(hashes)  # (numpy 2.4's np.unique hashes them, far slower than this sort)
     if (ordered[1:] == ordered[:-1]).any():
         return None
     return word_arrays, length, hashes, _slots(hashes, ordered)
@@ -271,8 +270,7 @@ def distinct_entries(qcode: np.ndarray, hashes: np.ndarray, entry: np.ndarray) -
     numbers a function of ``qcode``, one number per query code): the documents found in the table
     repeat a pair only by repeating an entry (each entry is one pair, compared exactly), the others
     are checked by their fingerprints as distinct_pairs does, and a document of one kind never
-    repeats one of the other (a pair is in the table or not).  A third of the sort it saves on a
-    Robust 2003 run, where 58% of the documents are judged."""
+    repeats one of the other (a pair is in the table or not)."""
     made = _DISTINCT.pop(id(hashes), None)
     if made is not None and made[0]() is hashes and made[1]() is qcode:
         return made[2]

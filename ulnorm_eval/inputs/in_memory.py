@@ -14,7 +14,7 @@ kept for ``ties='rank'``.)  Dicts of dicts are pytrec_eval's: ``{qid: {docid: re
 ``{qid: {docid: score}}``.  Everything becomes the typed :class:`~ulnorm_eval.inputs.trec.Qrels` /
 :class:`~ulnorm_eval.inputs.trec.Run` of the file readers (through ``qrels_from_columns`` /
 ``run_from_columns``), so the numbers are those of the same data read from a file.  Dicts are read
-without pandas (importing it costs 0.3-0.4 s).
+without importing pandas.
 """
 from __future__ import annotations
 

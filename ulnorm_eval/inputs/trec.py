@@ -81,7 +81,7 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
     Columns listed in ``floats`` are parsed straight to float64 (a bad number sends the file to the
     careful parser, which names the line).  Only the columns in ``keep`` (default all) are converted;
     the others come back as None.  "Clean" is checked with byte searches (memchr speed)
-    rather than per-field regexes: on a 7M-line run that is 30 ms instead of 3 s.
+    rather than per-field regexes.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -102,15 +102,15 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
     # A quote character is data in TREC files; Arrow must not interpret it.
     names = [f"c{i}" for i in range(ncols)]
     # Arrow parses its blocks in parallel: 4 MB blocks, or with ``halves`` (a caller waiting for the
-    # result) at least two, so that both cores parse a 2 MB run (4.5 ms instead of 7; more blocks
-    # cost CPU when the other core is busy scoring anyway)
+    # result) at least two, so that both cores parse a small run (more blocks cost CPU when the other
+    # core is busy scoring anyway)
     block = min(1 << 22, max(1 << 18, (len(data) + 1) // 2)) if halves else 1 << 22
     ropts = pacsv.ReadOptions(column_names=names, block_size=block)
     popts = pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
                                escape_char=False, newlines_in_values=False, ignore_empty_lines=False)
     keep = tuple(range(ncols)) if keep is None else keep
-    # ASCII bytes are valid UTF-8: Arrow's check of every string (13% of a 4 MiB run block's parse)
-    # is left to files with other bytes (bytes.isascii, 0.3 ms per 4 MiB, decides)
+    # ASCII bytes are valid UTF-8: Arrow's check of every string is left to files with other bytes
+    # (bytes.isascii decides)
     copts = pacsv.ConvertOptions(
         column_types={n: (pa.float64() if i in floats else pa.string()) for i, n in enumerate(names)},
         include_columns=[names[i] for i in keep],
@@ -140,7 +140,7 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
 
 def _one_array(column):
     """A parsed column as one array: its only chunk as it is (a 4 MiB block is one chunk), or the
-    chunks joined (``combine_chunks`` copies even a single chunk: 0.5 ms per 4 MiB block)."""
+    chunks joined (``combine_chunks`` copies even a single chunk)."""
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
@@ -159,7 +159,7 @@ def _has_empty(col) -> bool:
 
 def _first_bytes(col) -> np.ndarray:
     """Each string's first byte (uint8), for a string array with no null and no empty string: one
-    gather from the data buffer instead of Arrow's ``starts_with`` (0.5 ms per 97,000 rows)."""
+    gather from the data buffer instead of Arrow's ``starts_with``."""
     off = _offsets(col)
     data = np.frombuffer(col.buffers()[2], np.uint8) if len(col) else np.zeros(0, np.uint8)
     return data[off[:-1]]
@@ -251,8 +251,8 @@ def _refuse_reserved(qid, path: str, lines) -> None:
 
 def _may_hold(strings, ids) -> bool:
     """False only when no string of the string array ``strings`` equals one of ``ids``: those
-    strings' lengths and first bytes are compared (offsets and one gather: 0.2 ms per 97,000 run
-    lines, against 1.3 ms for Arrow's hashed ``is_in``); True sends the caller to the exact test."""
+    strings' lengths and first bytes are compared (offsets and one gather, not Arrow's hashed
+    ``is_in``); True sends the caller to the exact test."""
     import pyarrow as pa
 
     if not isinstance(strings, pa.Array) or strings.null_count or not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
@@ -368,7 +368,7 @@ def numeric_ids(docid) -> np.ndarray | None:
     import pyarrow.compute as pc
 
     # String ids (MS MARCO documents 'D2573', TREC 'FBIS3-10082') fail the cast below, but only
-    # after a full pass over the column (69 ms per 100k lines): a look at three ids decides first.
+    # after a full pass over the column: a look at three ids decides first.
     if not may_be_numeric(docid):
         return None
     try:
@@ -384,7 +384,7 @@ def _distinct_pairs(qcode, dcode) -> bool:
     The pairs pack into one int64 key.  Document codes numbered by first appearance, and runs listed
     query by query, leave the keys in long ascending stretches: already sorted (nothing to sort), or
     nearly, which timsort merges in a tenth of a quicksort's time.  Numeric document ids are in
-    random order within a query, where numpy's (SIMD) quicksort is 5x faster than timsort.
+    random order within a query, where numpy's (SIMD) quicksort beats timsort.
     """
     q = to_numpy(qcode).astype(np.int64)
     d = to_numpy(dcode).astype(np.int64)

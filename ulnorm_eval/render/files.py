@@ -409,7 +409,7 @@ def atomic_path(path: str, suffix: str = ""):
     remove_stale(d)
     try:
         with _signals_blocked():
-            import tempfile  # here: 3 ms of start-up for a command that prints to stdout
+            import tempfile  # here: a command that prints to stdout needs none
 
             fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(), suffix=suffix, dir=d)
         os.close(fd)

@@ -213,7 +213,7 @@ def _run_document(run, labels: dict, precision) -> dict:
 def format_json(result, names: str = "canonical", precision: int | None = None, **_) -> str:
     """One JSON document: ``meta`` (version, options, inputs with sha256, query lists) and per-run
     summaries with every query's values; schema in :data:`JSON_SCHEMA`."""
-    import json  # here: json and hashlib cost 4 ms of start-up, and most commands print text
+    import json  # here: most commands print text
 
     return json.dumps(json_document(result, names, precision), indent=1, allow_nan=False) + "\n"
 

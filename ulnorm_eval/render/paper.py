@@ -183,7 +183,7 @@ def paper_table(comparison, fmt: str = "latex", baseline: str | None = None, pre
     meta = {**comparison.meta, "baseline": baseline, "caption": caption, "label": label,
             "metric_queries": {metric: len(qids) for metric, qids in comparison.queries.items()}}
     # the comparison's own tables, as compare -f latex renders them: its DataFrames (.systems, .pairs) would
-    # import pandas (0.3-0.4 s) only to be read here; an assigned DataFrame replaces its table
+    # import pandas only to be read here; an assigned DataFrame replaces its table
     tables = comparison.tables
     return formatter({name: tables[name] if name in tables else getattr(comparison, name) for name in ("systems", "pairs")},
                      precision, meta)

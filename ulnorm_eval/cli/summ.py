@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..core.text_families import summ_help
-from .support import CONTEXT, fail, flush, refusals
+from .support import CONTEXT, flush, refusals
 from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
 from .options import MAX_TRIALS, SEED, output_options
 from .types import GateThreshold, NonEmpty

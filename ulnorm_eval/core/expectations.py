@@ -257,7 +257,7 @@ def variant_values(run, judgements: Judgements, metrics: list, plain: dict, opti
     run_bounds = _RunBounds(run, judgements, options, foreign, cache)
     run_bounds.draw_shared([wanted.measure for wanted in metrics if wanted.variant])
     values, stderr, undefined = {}, {}, {}
-    rel_level, paper = run_bounds.rel_level, run_bounds.paper
+    rel_level = run_bounds.rel_level
     pool_of = run_bounds.pool_of
     for metric in metrics:
         meas, variant = metric.measure, VARIANTS[metric.variant]

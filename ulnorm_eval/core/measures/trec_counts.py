@@ -7,7 +7,7 @@ import numpy as np
 
 from ..kernels import Ranking
 from .common import safe
-from .trec_view import codes, context, floats, NONPOOL, present_mask, rel_mask, rel_total
+from .trec_view import codes, context, floats, present_mask, rel_mask, rel_total
 
 
 # --------------------------------------------------------------------------- counts

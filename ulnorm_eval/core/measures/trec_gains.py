@@ -7,7 +7,7 @@ import numpy as np
 
 from ..kernels import Judgements, repeated_powers, spans
 from .common import safe
-from .trec_view import (codes, context, count_above, pool_counts, present_mask, rel_index, rel_mask, rel_total, running_sum,
+from .trec_view import (codes, context, count_above, pool_counts, present_mask, rel_index, rel_total,
                          trec_relevant_count, UNJUDGED)
 
 

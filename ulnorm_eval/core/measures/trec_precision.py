@@ -9,7 +9,7 @@ import numpy as np
 
 from .common import safe
 from .trec_view import (codes, context, floats, RECALL_POINTS, count_above, depth_of, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,
-                        present_mask, rel_index, rel_mask, rel_total, running_sum, unjudged_index, UNJUDGED)
+                        present_mask, rel_index, rel_mask, rel_total, running_sum, unjudged_index)
 
 
 # --------------------------------------------------------------------------- precision family

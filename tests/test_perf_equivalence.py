@@ -99,39 +99,6 @@ def test_eval_does_not_import_pandas_or_scipy_stats(tmp_path, args):
     assert lines[-1] == "[]"
 
 
-# What a plain evaluation (trec rows, no variants, no gate, an uncompressed run) has no use for:
-# each is imported by the command that needs it (a gate, --holes, another format, variants,
-# a compressed input, compare, summ); together 10-15 ms of a 50-query evaluation's start-up.
-PLAIN_EVAL_SKIPS = ("pandas", "scipy", "rich", "ulnorm_eval.analysis.gate",
-                    "ulnorm_eval.render.table", "ulnorm_eval.render.json_out", "ulnorm_eval.render.registry_tables",
-                    "ulnorm_eval.core.expectations", "ulnorm_eval.core.permutations", "ulnorm_eval.core.intervals",
-                    "csv", "gzip", "bz2", "lzma",
-                    "ulnorm_eval.cli.compare", "ulnorm_eval.cli.summ",
-                    "multiprocessing")  # asked whether it can fork only when -j would start workers
-
-
-def regular_install_env() -> dict:
-    """The environment of a child ``python -S`` that finds the packages as a regular install would:
-    the checkout and the site directories on PYTHONPATH, without site's .pth files (an editable
-    install's finder imports importlib.util and more into every process)."""
-    import os
-    import site
-
-    paths = [*filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)), *site.getsitepackages()]
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(paths))
-
-
-@pytest.mark.parametrize("args", [["--norm", "none", "-m", "nDCG@10", "-m", "AP"],
-                                  ["--norm", "none", "-q", "-m", "P@10", "--names", "trec"]])
-def test_plain_eval_imports_only_what_it_uses(tmp_path, args):
-    """Structural guard of the small-run start-up (issue 39): the modules listed are not imported,
-    and the numbers are still printed."""
-    lines = _toy_command(tmp_path, "ulnorm_eval.__main__:run", lambda q, r: [q, r, *args], PLAIN_EVAL_SKIPS,
-                         flags=("-S",), env=regular_install_env())
-    assert lines[-1] == "[]"
-    assert any(line.split()[:2] in (["nDCG@10", "all"], ["P_10", "1"]) for line in lines)
-
-
 def test_compressed_input_still_read_after_lazy_import(tmp_path):
     """gzip, bz2 and xz are imported when an input starts with their magic bytes: each still reads."""
     import bz2

@@ -244,8 +244,9 @@ def test_help_fits_a_screen_and_help_all_holds_every_option(name):
 
 
 def test_help_word_and_a_mistyped_command(tmp_path, monkeypatch):
-    """`help` and `help COMMAND` print --help; a first word of letters that is neither a command nor a path is
-    a mistyped command (exit 2, one line naming the commands), while an existing file of that name is eval's QRELS."""
+    """`help` and `help COMMAND` print --help; a first word of letters that is neither a command nor a path, and is
+    close to a command's name, is a mistyped command (exit 2, one line naming the commands), while an existing
+    file of that name, or a word no command is close to, is eval's QRELS."""
     from click.testing import CliRunner
 
     runner = CliRunner()
@@ -254,7 +255,10 @@ def test_help_word_and_a_mistyped_command(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = runner.invoke(main, ["evaluate", "x", "y"])
     assert res.exit_code == 2 and res.stdout == "" and len(res.stderr.splitlines()) == 1
-    assert res.stderr.startswith("ulnorm-eval: evaluate: no such command; commands are compare, eval, measures, ")
+    assert res.stderr.startswith("ulnorm-eval: evaluate: no such command (did you mean eval?); commands are "
+                                 "compare, eval, measures, ")
+    res = runner.invoke(main, ["qrels", "x"])  # a word no command is close to: eval's missing qrels
+    assert res.exit_code == 2 and "qrels: no such file" in res.stderr and "command" not in res.stderr
     res = runner.invoke(main, ["help", "evaluate"])
     assert res.exit_code == 2 and "evaluate: no such command" in res.stderr
     res = runner.invoke(main, ["qrels.txt", "x"])  # a file name (a dot): eval's missing qrels

@@ -33,9 +33,10 @@ def test_default_variants_skip_monte_carlo_measures_with_a_note():
     assert all(not m.variant for m in mc)  # plain values only
     exact = [m for m in ms if m.measure.bounds == "exact"]
     assert {m.variant for m in exact} == {None, "E", "UL2"}
-    assert len(notes) == 2 and notes[1].startswith("no variants for GMAP, GMBpref: its 'all' row is a geometric")
+    assert len(notes) == 2 and notes[1] == ("no variants for GMAP, GMBpref: the expected geometric mean of a random ranking has no "
+                                           "closed form; per query they are AP, Bpref: use theirs ('UL2(GMAP)' says why)")
     assert "no default variants for 13 measures" in notes[0]
-    assert "(IPrec (11), Avg11pt, G)" in notes[0] and "--norm e,ul2" in notes[0]
+    assert "(IPrec (11), Avg11pt, G; seconds to minutes a run)" in notes[0] and "--norm e,ul2" in notes[0]
 
 
 def test_explicit_norm_and_names_keep_monte_carlo_variants():
@@ -54,7 +55,7 @@ def test_cli_note_and_outputs():
     assert res.exit_code == 0, res.output
     names = [line.split("\t")[0].strip() for line in res.stdout.splitlines()]
     assert names == ["G", "AP", "E(AP)", "UL2(AP)"]
-    assert "no default variants for 1 measure without a closed-form expectation (G)" in res.stderr
+    assert "no default variants for 1 measure whose E is a Monte Carlo estimate (G;" in res.stderr
     res = CliRunner().invoke(main, ["-m", "G", "--norm", "e", QRELS, RUN])
     assert [line.split("\t")[0] for line in res.stdout.splitlines()] == ["G", "E(G)"]
     assert "no default variants" not in res.stderr
@@ -124,7 +125,7 @@ def test_geometric_mean_measures_have_no_variants():
     notes = []
     ms = resolve_metrics(["GMAP", "AP"], ["E", "UL2"], warn=notes.append)
     assert _names(ms) == ["GMAP", "AP", "E(AP)", "UL2(AP)"]
-    assert notes and notes[0].startswith("no variants for GMAP: its 'all' row is a geometric mean")
+    assert notes and notes[0].startswith("no variants for GMAP: the expected geometric mean of a random ranking has no closed form")
     res = CliRunner().invoke(main, ["-m", "GMAP", "-m", "AP", "--norm", "e,ul2", QRELS, RUN])
     assert res.exit_code == 0
     assert [line.split("\t")[0] for line in res.stdout.splitlines()] == ["GMAP", "AP", "E(AP)", "UL2(AP)"]

@@ -110,7 +110,7 @@ def test_no_interval_and_no_claim_from_fewer_queries_than_an_interval_needs(tmp_
     (tmp_path / "r").write_text(run)
     for n, shown in ((1, False), (3, False), (4, True)):
         (tmp_path / f"q{n}").write_text("".join(qrels.splitlines(keepends=True)[: 3 * n]))
-        res = invoke("-f", "table", "-m", "AP", tmp_path / f"q{n}", tmp_path / "r")
+        res = invoke("-f", "table", "-m", "AP", "--notes", "all", tmp_path / f"q{n}", tmp_path / "r")  # notes whole
         row = next(line for line in res.stdout.splitlines() if line.startswith("AP"))
         assert res.exit_code == 0 and ("[" in row) == shown and ("undef" in row) == (not shown), row
         claimed = "worse than random, [" in res.stderr
@@ -119,7 +119,7 @@ def test_no_interval_and_no_claim_from_fewer_queries_than_an_interval_needs(tmp_
         assert (rule in res.stderr) == (not shown), res.stderr
     ci = invoke("--ci", "--norm", "none", "-f", "json", "-m", "AP", tmp_path / "q4", tmp_path / "r")
     assert ci.exit_code == 0 and "no interval of AP" not in ci.stderr, ci.stderr  # 4 queries at 95%
-    few = invoke("--ci", "--alpha", "0.001", "--norm", "none", "-m", "AP", tmp_path / "q4", tmp_path / "r")
+    few = invoke("--ci", "--alpha", "0.001", "--norm", "none", "-m", "AP", "--notes", "all", tmp_path / "q4", tmp_path / "r")
     assert "r: no interval of AP from 4 queries" in few.stderr  # 99.9% needs 5: 4**-4 = 0.39% > 0.05%
 
 

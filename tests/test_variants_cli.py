@@ -169,7 +169,7 @@ def test_paper_expectation_and_pools():
 
 
 def test_all_variants_at_once():
-    res = cli("-m", "nDCG@10", "--norm", "e,iub,wlb,ul1,ul2,mm,eb,em,db,uew", "--permutations", "200")
+    res = cli("-m", "nDCG@10", "--norm", "e,iub,wlb,ul1,ul2,mm,eb,em,db,uew", "--permutations", "200", "--notes", "all")
     assert names(res) == ["nDCG@10"] + [f"{v}(nDCG@10)" for v in
                                         ("E", "IUB", "WLB", "UL1", "UL2", "MM", "EB", "EM", "DB", "UEW")]
     note = [line for line in res.stderr.splitlines() if ": undefined values: " in line]

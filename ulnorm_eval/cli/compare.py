@@ -15,7 +15,7 @@ from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import ALPHA, FiniteFloat, NonEmpty
 
 from .options import (MAX_DRAWS, MAX_TRIALS, HolesCommand, allow_disjoint_option, bounds_options, bundle,
-                      check_parallel, groups_option, holes_option, holes_options, make_options, ordering_options,
+                      check_parallel, groups_option, holes_option, holes_options, make_options, notes_option, ordering_options,
                       output_options, parallel_options, scheduler_timeout, seed_option)
 
 TABLES = ("pairs", "systems", "summary")
@@ -62,7 +62,7 @@ def _eval_options(command, formats=DATA_FRAME_FORMATS, note=""):
         output_options(list(formats), "tsv", note),
         click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
                      help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."),
-        allow_disjoint_option,
+        allow_disjoint_option, notes_option,
     )(command)
 
 

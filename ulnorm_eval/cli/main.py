@@ -12,7 +12,7 @@ from .types import ALPHA, FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, groups_option, holes_options,
                       make_options, ci_option, norm_all_option, ordering_options, output_options, parallel_options, scheduler_timeout,
-                      run_queries_option, seed_option)
+                      run_queries_option, seed_option, notes_option)
 
 EPILOG = """\b
 Examples:
@@ -93,15 +93,18 @@ class DefaultGroup(click.Group):
 
 def not_a_command(word: str, commands) -> None:
     """The first argument is eval's QRELS unless it is a word of letters (a file name has a dot, a slash, a
-    digit or a colon) naming no existing path: then it is a mistyped command (`evaluate x y`), refused (exit 2)."""
+    digit or a colon) that names no existing path and is close to a command's name (difflib, ratio >= 0.6:
+    `evaluate`, `mesures`): then it is a mistyped command, refused (exit 2)."""
+    import difflib
     import os
     import re
 
-    if re.fullmatch(r"[A-Za-z][A-Za-z_-]*", word) and not os.path.lexists(word):
+    close = difflib.get_close_matches(word, [*commands, "help"], n=1, cutoff=0.6)
+    if close and re.fullmatch(r"[A-Za-z][A-Za-z_-]*", word) and not os.path.lexists(word):
         from .support import fail
 
-        fail(f"{word}: no such command; commands are {', '.join(commands)}, help (and no file {word} for the "
-             "default command, eval QRELS RUN...)")
+        fail(f"{word}: no such command (did you mean {close[0]}?); commands are {', '.join(commands)}, help (and no "
+             f"file {word} for the default command, eval QRELS RUN...)")
 
 
 @click.group(cls=DefaultGroup, context_settings=CONTEXT, epilog=EPILOG)
@@ -153,6 +156,7 @@ EVAL_BRIEF = {
     "trec": "trec_eval 10 drop-in: its output byte for byte for its flags (docs/trec_eval.md).",
     "fail_below": "CI gate: exit 1 when a run's mean of METRIC is below VALUE, e.g. 'UL2(nDCG@10)=0.30'.",
     "baseline": "CI gate: exit 1 when a run's mean drops below RUN's (--max-drop D, --alpha A).",
+    "notes": "Notes on stderr: short (each once), all, or none.",
 }
 
 
@@ -228,6 +232,7 @@ EVAL_BRIEF = {
                                                   "over 4 MB, and with the time left once Monte Carlo bounds have "
                                                   "run for a second; ULNORM_EVAL_PROGRESS=always shows it whatever "
                                                   "stderr is).")
+@notes_option
 @click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
               help="CI gate, repeatable: exit 1 when a run's mean of METRIC is below VALUE, "
                    "e.g. 'UL2(nDCG@10)=0.30'.  The metric is evaluated even if not in -m.")

@@ -233,6 +233,14 @@ parallel_options = bundle(
 )
 
 
+notes_option = click.option(
+    "--notes", type=click.Choice(["short", "all", "none"]), default="short", show_default=True, expose_value=False,
+    callback=lambda ctx, param, value: ctx.meta.__setitem__("notes", value),
+    help="Notes on stderr: short, each once, a note that several runs share said once, naming them compactly (-q is "
+         "trec_eval's per-query flag, so quiet is --notes none); all, every run's whole note; none, no notes (errors "
+         "and the gate's verdict are still printed).")
+
+
 def scheduler_timeout() -> float:
     """--scheduler-timeout of the running command (seconds)."""
     return click.get_current_context().meta.get("scheduler_timeout", 10.0)

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-__all__ = ["CONTEXT", "fail", "flush", "split_names", "split_variants", "write_output",
+__all__ = ["CONTEXT", "fail", "flush", "said_once", "split_names", "split_variants", "write_output",
            "write_outputs_then",
            "output_format", "safe", "EXTENSIONS", "refusals", "progress_bar"]
 
@@ -28,9 +28,47 @@ def fail(msg: str, code: int = 2):
 
 
 def flush(notes) -> None:
-    """Each distinct note once, in order, on stderr."""
-    for note in dict.fromkeys(notes):
+    """The notes on stderr, in order, as --notes asks: 'short' (the default) each once, a note several runs
+    share (the same ``brief`` of pipeline.blocks.Note) said once of them all; 'all' every run's whole note;
+    'none' none (errors and the gate's verdict are no notes)."""
+    context = click.get_current_context(silent=True)
+    mode = context.meta.get("notes", "short") if context is not None else "short"
+    for note in () if mode == "none" else dict.fromkeys(notes) if mode == "all" else said_once(notes):
         click.echo(f"ulnorm-eval: {safe(note)}", err=True)
+
+
+class _Span(tuple):
+    """(lo, hi) as a note says it: '4' or '1-9'; a spec 'query|queries' adds the noun, singular for 1."""
+
+    def __format__(self, spec: str) -> str:
+        lo, hi = self
+        text = f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+        one, _, many = spec.partition("|")
+        return f"{text} {one if hi == 1 else many}" if spec else text
+
+
+def said_once(notes) -> list:
+    """``notes`` with the notes that share a brief (pipeline.blocks.Note) said once: a run's own note when it
+    is the only one and short; else the brief, its spans from the smallest to the largest of the runs',
+    its tally summed, after the runs named compactly (three, then how many more: --notes all lists them)."""
+    groups: dict = {}
+    for note in dict.fromkeys(notes):
+        groups.setdefault(getattr(note, "brief", "") or note, []).append(note)
+    out = []
+    for key, group in groups.items():
+        if key is group[0] or (len(group) == 1 and len(group[0]) <= 200 + len(group[0].run)):
+            out.append(group[0])
+            continue
+        spans = [_Span((min(lo for lo, _ in column), max(hi for _, hi in column))) for column in zip(*(n.spans for n in group))]
+        tally: dict = {}
+        for note in group:
+            for word, count in note.tally:
+                tally[word] = tally.get(word, 0) + count
+        runs = list(dict.fromkeys(note.run for note in group))
+        named = runs[0] if len(runs) == 1 else f"{len(runs)} runs ({', '.join(runs[:3])}" + (
+            f", {len(runs) - 3} more: --notes all)" if len(runs) > 3 else ")")
+        out.append(f"{named}: " + key.format(*spans, tally=", ".join(f"{count:,} {word}" for word, count in tally.items())))
+    return out
 
 
 @contextlib.contextmanager
@@ -81,15 +119,13 @@ def output_format(fmt, output, formats, piped: str) -> str:
         implied = piped  # .txt for commands without trec rows: their text default
     if fmt is not None:
         if implied is not None and implied in formats and implied != fmt:
-            click.echo(f"ulnorm-eval: {safe(output)}: writing {fmt} (-f {fmt}), not the {implied} its "
-                       f"extension suggests", err=True)
+            flush([f"{output}: writing {fmt} (-f {fmt}), not the {implied} its extension suggests"])
         return fmt
     if implied is not None and implied in formats:
         return implied
     if output:
         if implied is not None:
-            click.echo(f"ulnorm-eval: {safe(output)}: this command has no {implied} format; writing {piped}",
-                       err=True)
+            flush([f"{output}: this command has no {implied} format; writing {piped}"])
         return piped
     return "table" if sys.stdout.isatty() else piped
 

@@ -26,7 +26,8 @@ from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_
 
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
            "finish_run", "summary_row", "condensed", "input_notes", "undefined_note", "refuse_prior_variants",
-           "summary_parts", "of_means", "of_means_intervals", "plain_intervals", "summarised_of_means", "below_random_note", "prepare"]
+           "summary_parts", "of_means", "of_means_intervals", "plain_intervals", "summarised_of_means", "below_random_note", "prepare",
+           "Note"]
 
 
 @dataclass
@@ -575,10 +576,14 @@ def below_random_note(name: str, metrics: list, values: dict, options: Options, 
         return None
     pool, other = options.pool, OTHER_POOL[options.pool]
     whats = " or ".join(dict.fromkeys(w for w, _ in verdicts))
-    return (f"{name}: E beats the value on most queries ({'; '.join(hits)}): there {POOL_QUESTION[pool]} "
-            f"(--pool {pool}) scores better than the run, so per-query UL2 reads worse than random there; over all queries "
-            f"(the 95% interval of {whats}): {'; '.join(v for _, v in verdicts)}; --pool {other} compares with "
-            f"{POOL_QUESTION[other]} instead (docs/bounds.md, \"Which pool\")")
+    words = [word for _, (_, word) in verdicts]
+    brief = f"E beats the value on most queries of {{0:measure|measures}} (--pool {pool}); all queries vs random: {{tally}}"
+    return Note(f"{name}: E beats the value on most queries ({'; '.join(hits)}): there {POOL_QUESTION[pool]} "
+                f"(--pool {pool}) scores better than the run, so per-query UL2 reads worse than random there; over all "
+                f"queries (the 95% interval of {whats}): {'; '.join(v for _, (v, _) in verdicts)}; --pool {other} compares "
+                f"with {POOL_QUESTION[other]} instead (docs/bounds.md, \"Which pool\")", name, brief, (len(hits),),
+                [(word.removesuffix(" than random").replace("not distinguishable from random", "n.s."), words.count(word))
+                 for word in dict.fromkeys(words)])
 
 
 def _defined(m, values: dict, options) -> int:
@@ -595,19 +600,22 @@ def withheld_note(name: str, values: dict, options, intervals: dict) -> str | No
         return None
     from ..core.intervals import LEVEL, min_queries
 
-    few = {m: _defined(m, values, options) for m, (lo, _) in intervals.items() if not np.isfinite(lo)}
-    few = [f"{m} from {count} {'query' if count == 1 else 'queries'}" for m, count in few.items()
-           if count < min_queries(options.ci if not m.variant else LEVEL)]
+    counts = {m: _defined(m, values, options) for m, (lo, _) in intervals.items() if not np.isfinite(lo)}
+    counts = {m: count for m, count in counts.items() if count < min_queries(options.ci if not m.variant else LEVEL)}
+    few = [f"{m} from {count} {'query' if count == 1 else 'queries'}" for m, count in counts.items()]
     if not few:
         return None
-    return (f"{name}: no interval of {', '.join(few)}: a percentile bootstrap needs n queries with n**-n below its "
-            f"tail ({min_queries()} at 95%), else its ends are the sample's extremes")
+    brief = (f"no interval of {{0:measure|measures}}, from {{1:query|queries}}: a percentile bootstrap needs "
+             f"{min_queries()} at 95%")
+    return Note(f"{name}: no interval of {', '.join(few)}: a percentile bootstrap needs n queries with n**-n below its "
+                f"tail ({min_queries()} at 95%), else its ends are the sample's extremes", name, brief,
+                (len(few), (min(counts.values()), max(counts.values()))))
 
 
 def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
-    """(what the interval is of, whether the run can be told from a random ranking on ``meas`` over all
-    queries in words): the 95% interval of its first of-means normalisation with a random value, or
-    else of mean A - mean E."""
+    """(what the interval is of, (whether the run can be told from a random ranking on ``meas`` over all
+    queries in words, the verdict's word)): the 95% interval of its first of-means normalisation with a
+    random value, or else of mean A - mean E."""
     at = next(((m, VARIANTS[m.variant].below_random) for m in metrics if m.measure == meas and m in intervals
                and VARIANTS[m.variant].below_random is not None), None)
     if at is not None:
@@ -618,10 +626,25 @@ def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
         lo, hi = means_interval([A, E], lambda a, e: a - e, np.isfinite(A) & np.isfinite(E), seed=options.seed)
         what, zero = "mean value - mean E", 0.0
     if not (np.isfinite(lo) and np.isfinite(hi)):
-        return what, f"{meas} undefined, or from too few queries (no claim)"
+        return what, (f"{meas} undefined, or from too few queries (no claim)", "undefined")
     below, above = ("better", "worse") if meas.lower_better else ("worse", "better")
     word = f"{below} than random" if hi < zero else f"{above} than random" if lo > zero else "not distinguishable from random"
-    return what, f"{meas} {word}, [{lo:.4f}, {hi:.4f}]"
+    return what, (f"{meas} {word}, [{lo:.4f}, {hi:.4f}]", word)
+
+
+class Note(str):
+    """A stderr note about one run that other runs of the command may share: the text is the whole note,
+    ``run`` the run's name, ``brief`` the note as said once of every run it applies to (the same text for
+    each: a format string whose {0}, {1}, ... are ``spans``, each (lo, hi), said of several runs as the
+    smallest lo to the largest hi, and whose {tally} is ``tally``'s (word, count) pairs summed over them).
+    cli.support.flush says a brief once, naming the runs compactly (``--notes``, docs/output.md)."""
+
+    def __new__(cls, text: str, run: str = "", brief: str = "", spans=(), tally=()):
+        note = super().__new__(cls, text)
+        note.run, note.brief = run, brief
+        note.spans = tuple((n, n) if isinstance(n, int) else tuple(n) for n in spans)
+        note.tally = tuple(tally)
+        return note
 
 
 PRECISION_NOTE = "ranked documents change place between float32 and float64 scores"  # the note's words (compare looks for them)
@@ -653,24 +676,30 @@ def input_notes(name: str, path: str, *, nq: int, **counts) -> list:
     missing, ignored, float32_ties, skipped, extra, ties = c.missing, c.ignored, c.float32_ties, c.skipped, c.extra, c.ties
     out = []
     if missing:
-        out.append(f"{name}: {missing} of {nq} qrels queries have no ranked documents and score 0"
-                   " (--run-queries-only leaves them out)")
+        brief = "{0} of {1} qrels queries have no ranked documents and score 0 (--run-queries-only leaves them out)"
+        out.append(Note(f"{name}: " + brief.format(missing, nq), name, brief, (missing, nq)))
     if ignored:
-        out.append(f"{name}: {ignored} run queries are not in the qrels and were ignored")
+        brief = "{0} run queries are not in the qrels and were ignored"
+        out.append(Note(f"{name}: " + brief.format(ignored), name, brief, (ignored,)))
     if c.judged[0] and not c.judged[1]:  # as a run sharing no query with the qrels is refused: the wrong docids?
-        out.append(f"{name}: none of its {c.judged[0]} ranked documents is in the qrels, so every measure is 0: docids "
-                   "written otherwise than the qrels' (a prefix, a suffix, an invisible character)?")
+        brief = ("none of its {0} ranked documents is in the qrels, so every measure is 0: docids written otherwise "
+                 "than the qrels' (a prefix, a suffix, an invisible character)?")
+        out.append(Note(f"{name}: " + brief.format(c.judged[0]), name, brief.replace("its {0}", "their {0}"), (c.judged[0],)))
     if float32_ties and ties != "score":
-        out.append(f"{name}: {float32_ties} {TIE_RULE_NOTE} (score descending, then docid descending) under "
-                   f"--ties {ties}: a measure that reaches them can differ from trec_eval's")
+        brief = f"{{0}} {TIE_RULE_NOTE} under --ties {ties}: a measure that reaches them can differ from trec_eval's"
+        out.append(Note(f"{name}: {float32_ties} {TIE_RULE_NOTE} (score descending, then docid descending) under --ties "
+                        f"{ties}: a measure that reaches them can differ from trec_eval's", name, brief, (float32_ties,)))
     elif float32_ties:
-        out.append(f"{name}: {float32_ties} {PRECISION_NOTE} "
-                   "(equal as floats, then ordered by docid): a measure that reaches them can differ with --score-precision "
-                   "(float64: trec_eval 10; float32: trec_eval <= 9.0.8, pytrec_eval, ir_measures)")
+        brief = f"{{0}} {PRECISION_NOTE} (--score-precision: float64 is trec_eval 10's, float32 pytrec_eval's)"
+        out.append(Note(f"{name}: {float32_ties} {PRECISION_NOTE} (equal as floats, then ordered by docid): a measure "
+                        "that reaches them can differ with --score-precision (float64: trec_eval 10; float32: trec_eval "
+                        "<= 9.0.8, pytrec_eval, ir_measures)", name, brief, (float32_ties,)))
     if skipped:
-        out.append(f"{path}: skipped {skipped} comment or blank lines")
+        out.append(Note(f"{path}: skipped {skipped} comment or blank lines", name,
+                        "skipped {0} comment or blank lines", (skipped,)))
     if extra:
-        out.append(f"{path}: ignored the fields after the 6th on {extra} lines (as trec_eval does)")
+        out.append(Note(f"{path}: ignored the fields after the 6th on {extra} lines (as trec_eval does)", name,
+                        "ignored the fields after the 6th on {0} lines (as trec_eval does)", (extra,)))
     return out
 
 
@@ -705,7 +734,23 @@ def undefined_note(name: str, undefined: dict, options: Options, unit: str = "qu
 
     tail = (f"; these count {_and(why)}, which are withheld (no ordering is proven extreme) where a pool has "
             f"more than {ENUMERATE_LIMIT} arrangements: see docs/bounds.md") if why else ""
-    return f"{name}: undefined values: {'; '.join(parts)} ({how}){tail}"
+    one = _SINGULAR.get(unit, unit)
+    variants = _and(list(dict.fromkeys(str(m.variant) for m, n in undefined.items() if n)))
+    brief = (f"{variants} undefined for {{0:{one}|{unit}}} of {{1:measure|measures}} ("
+             + _undefined_brief([m for m, n in undefined.items() if n], options, one)
+             + ("; withheld bounds: docs/bounds.md)" if why else ")"))
+    counts = [n for n in undefined.values() if n]
+    return Note(f"{name}: undefined values: {'; '.join(parts)} ({how}){tail}", name, brief,
+                ((min(counts), max(counts)), len(by_measure)))
+
+
+def _undefined_brief(metrics: list, options: Options, one: str) -> str:
+    """:func:`_undefined_rule` in short."""
+    if options.undefined != "zero":
+        return "left out, --undefined skip"
+    means = [str(v) for v in dict.fromkeys(m.variant for m in metrics if summarised_of_means(m, options))]
+    return (f"0 per {one}, --undefined; out of {_and(means)}'s 'all' row, --norm-all" if means
+            else f"0 per {one} and in the 'all' row, --undefined")
 
 
 def _undefined_rule(metrics: list, options: Options, one: str) -> str:

@@ -148,7 +148,9 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
 
         warn(default_bounds_note(no_default, [variant for variant in variants if variant not in HOLE_VARIANTS]))
     if geometric and warn is not None:
-        warn(f"no variants for {', '.join(map(str, dict.fromkeys(geometric)))}: {geometric_reason(geometric[0])}")
+        per = ", ".join(dict.fromkeys(_PER_QUERY.get(metric.family, metric.family) for metric in geometric))
+        warn(f"no variants for {', '.join(map(str, dict.fromkeys(geometric)))}: the expected geometric mean of a random "
+             f"ranking has no closed form; per query they are {per}: use theirs ('UL2(GMAP)' says why)")
     return out
 
 
@@ -225,9 +227,12 @@ def holes_note(measures=None) -> str | None:
     return f"--holes: no hole bounds for {'; '.join(why)}" if why else None
 
 
+_PER_QUERY = {"GMAP": "AP", "GMBpref": "Bpref"}  # a geometric-mean measure's values per query
+
+
 def geometric_reason(measure) -> str:
     """Why a geometric-mean measure (GMAP, GMBpref) has no variants."""
-    per = {"GMAP": "AP", "GMBpref": "Bpref"}.get(measure.family, "the per-query measure")
+    per = _PER_QUERY.get(measure.family, "the per-query measure")
     return (f"its 'all' row is a geometric mean over queries, and the expected geometric mean of a random "
             f"ranking's values is neither the geometric mean of their expectations nor the arithmetic mean a "
             f"variant's 'all' row would be (it depends on the whole distribution of each query's value; no "
@@ -243,9 +248,8 @@ def default_bounds_note(measures: list, variants: list) -> str:
     example = f"{variants[-1] if variants else 'UL2'}({measures[0]})"
     norm = ",".join(variant.lower() for variant in variants) or "e,ul2"
     count = len(measures)
-    return (f"no default variants for {count} measure{'s' if count != 1 else ''} without a closed-form expectation "
-            f"({listed}): their E would be a Monte Carlo estimate (seconds to minutes a run); name one "
-            f"('{example}') or pass --norm {norm} to compute them")
+    return (f"no default variants for {count} measure{'s' if count != 1 else ''} whose E is a Monte Carlo estimate "
+            f"({listed}; seconds to minutes a run): name one, '{example}', or pass --norm {norm}")
 
 
 # --------------------------------------------------------------------------- the runs' shared holes

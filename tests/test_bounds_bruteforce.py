@@ -348,7 +348,9 @@ def test_run_and_union_pools_brute_force():
     J = judgements([qrels])
     rk = Ranking(np.zeros(len(run), np.int64), np.asarray([g for g, _ in run], float), 1, np.zeros(1, np.int64),
                  np.asarray([j for _, j in run]))
+    # qrels+2: the judged documents and two placeholders held as a count, the documents of the union here
     pools = {"run": run, "union": [(g, True) for g in qrels] + [(0, False), (0, False)]}
+    pools["qrels+2"] = pools["union"]
     for kind, docs in pools.items():
         pool = bounds.make_pool(kind, rk, J)
         assert int(pool.n[0]) == len(docs)
@@ -368,6 +370,51 @@ def test_run_and_union_pools_brute_force():
             assert bounds.expectation(pool, J, meas, rel_level)[0] == pytest.approx(np.mean(ref), **TOL), (kind, name)
             assert bounds.ideal(pool, J, meas, rel_level)[0] == pytest.approx(max(ref), **TOL), (kind, name)
             assert bounds.worst(pool, J, meas, rel_level)[0] == pytest.approx(min(ref), **TOL), (kind, name)
+
+
+def _every_bounded_measure():
+    from ulnorm_eval.core.measures import FAMILIES
+
+    for f in FAMILIES.values():
+        if f.bounds != "none":
+            for ex in f.examples:
+                yield ex.replace("{k}", "5")
+
+
+@pytest.mark.parametrize("extra", [1, 4, 30])
+def test_placeholders_held_as_a_count_are_the_placeholders_as_rows(extra):
+    """qrels+N's placeholders as a count (Pool.extra) give every family's E, IUB, WLB and Monte Carlo
+    draws exactly as the same documents held as rows (Pool.whole): the same numbers to the bit."""
+    from ulnorm_eval.core.kernels import Level
+    from ulnorm_eval.core.permutations import Keys, permutation_values
+
+    rng = np.random.default_rng(extra)
+    nq = 7
+    n = rng.integers(0, 9, nq)
+    row = np.repeat(np.arange(nq), n)
+    grade = rng.choice([0.0, 0.0, 1.0, 2.0, 3.0, -1.0], len(row))
+    order = np.lexsort((-grade, row))
+    J = Judgements([f"q{i}" for i in range(nq)], row[order], grade[order], 3.0)
+    counted = bounds.make_pool(f"qrels+{extra}", None, J)
+    rows = counted.whole()
+    assert counted.extra is not None and rows.extra is None and len(rows.row) == len(row) + nq * extra
+    assert np.array_equal(counted.n, n + extra) and np.array_equal(rows.n, counted.n)
+    checked = 0
+    for name in _every_bounded_measure():
+        meas = registry.parse(name).measure
+        for level in (Level(1), Level(2)):
+            if meas.bounds == "exact":
+                got = [f(counted, J, meas, level) for f in (bounds.expectation, bounds.ideal, bounds.worst)]
+                want = [f(rows, J, meas, level) for f in (bounds.expectation, bounds.ideal, bounds.worst)]
+            else:
+                got = list(bounds.montecarlo_bounds(counted, J, meas, level, 30, Keys(3, J.qids)).values())
+                want = list(bounds.montecarlo_bounds(rows, J, meas, level, 30, Keys(3, J.qids)).values())
+            for a, b in zip(got, want):
+                assert np.array_equal(a, b, equal_nan=True), (name, float(level), a, b)
+            draws = permutation_values(counted, J, meas, level, 20, Keys(5, J.qids))
+            assert np.array_equal(draws, permutation_values(rows, J, meas, level, 20, Keys(5, J.qids))), name
+            checked += 1
+    assert checked > 80
 
 
 # --------------------------------------------------------------------------- RR and SP at scale

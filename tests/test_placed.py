@@ -25,7 +25,9 @@ from ulnorm_eval.core.permutations import Keys, permutation_values, placed, plac
 from ulnorm_eval.core.pools import Pool, pool_reads
 
 READERS = ["iprec_at_recall.0.0", "iprec_at_recall.0.30", "iprec_at_recall.1.0", "11pt_avg", "G", "G.1=3,2=-1",
-           "ndcg_rel.1=0.5,2=-2", "ndcg_rel.-1=2"]
+           "ndcg_rel.1=0.5,2=-2", "ndcg_rel.-1=2", "nDCG@10", "nDCG", "nDCG(gains={0:1,2:5})@5", "nDCG(dcg='exp-log2')",
+           "DCG(discount='zipf')@20", "nDCG(discount='linear')@7", "AP", "AP@10", "AP(rel=2)", "AP(norm='k')@5", "SP@4",
+           "RBP(p=0.8)", "RBP(p=0.5,rel=2)@10", "RBP(p=0.9,gains={1:2,2:-1})", "P@5", "R@10", "RR", "RR@3", "Rprec"]
 
 
 def _pools(seed: int, nq: int = 6):
@@ -72,7 +74,8 @@ def _whole(rk: Ranking, pool: Pool, reads: np.ndarray, rng) -> Ranking:
 
 
 def test_the_families_that_declare_what_they_read():
-    assert {f.name for f in FAMILIES.values() if f.reads is not None} == {"IPrec", "Avg11pt", "G", "nDCG_rel"}
+    assert {f.name for f in FAMILIES.values() if f.reads is not None} == {"IPrec", "Avg11pt", "G", "nDCG_rel", "nDCG",
+                                                                          "DCG", "AP", "SP", "RBP", "P", "R", "RR", "Rprec"}
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -205,3 +208,28 @@ def test_a_judged_only_measure_on_a_pool_with_unjudged_documents_draws_whole_shu
                  np.zeros(len(perms), np.int64), judged[perms].ravel())
     every = compute(rk, J, m, Level(1))
     assert abs(vals.mean() - every.mean()) <= 4 * vals.std(ddof=1) / np.sqrt(reps)
+
+
+def test_random_orderings_of_robust_qrels_plus_1000_centre_on_the_closed_forms(shared):
+    """The randomisation null's draws (nDCG@10, AP and RBP share one placed draw of their relevant
+    documents among 1,000 placeholders and the judged ones): over Robust 2003's 100 queries the mean
+    of 999 orderings minus E averages within 4 standard errors of 0, query by query within 6 (a
+    query's value is skewed: rare large ones), and a measure alone draws what it draws beside others."""
+    from ulnorm_eval.api import to_qrels
+    from ulnorm_eval.pipeline.ordering import judgements, natural_order, qrels_queries
+
+    q = to_qrels(str(shared / "robust03" / "qrels.txt"))
+    J = judgements(q, natural_order(qrels_queries(q)))
+    pool = expectations.make_pool("qrels+1000", None, J)
+    ms = [registry.parse(m).measure for m in ("nDCG@10", "AP", "RBP(p=0.8)")]
+    reads = [pool_reads(pool, J, m, Level(1)) for m in ms]
+    assert all(np.array_equal(reads[0], r) for r in reads) and reads[0].sum() < len(pool.row) / 5
+    vals = expectations.random_orderings(pool, J, ms, Level(1), 999, Keys(0, J.qids))
+    for m, v in zip(ms, vals):
+        gap = v - expectations.expectation(pool, J, m, Level(1))
+        se = gap.std(axis=0, ddof=1) / np.sqrt(len(gap))
+        assert np.all(np.abs(gap.mean(axis=0)) <= 6 * se + 1e-15), m
+        over = gap.mean(axis=1)
+        assert abs(over.mean()) <= 4 * over.std(ddof=1) / np.sqrt(len(over)), m
+    alone = expectations.random_orderings(pool, J, ms[1:2], Level(1), 50, Keys(0, J.qids))[0]
+    assert np.array_equal(alone, vals[1][:50])

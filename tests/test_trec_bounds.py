@@ -118,7 +118,7 @@ def test_ndcg_rel_closed_form_needs_its_condition():
             assert m.bounds == "montecarlo"
             with pytest.raises(ValueError, match="no closed-form expectation"):
                 exact(name, pool, J)
-            forced = e_ndcg_rel(RandomPool(pool=pool, J=J, measure=m, rel=Level(1), gain=None))[0]
+            forced = e_ndcg_rel(RandomPool(counted=pool, J=J, measure=m, rel=Level(1), gain=None))[0]
             off += abs(forced - kernel(name, rk, J).mean()) > 1e-6
     assert off >= 5  # the formula outside its condition is wrong on many of these pools
 

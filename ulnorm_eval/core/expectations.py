@@ -31,12 +31,12 @@ from .measures.common import RandomPool, expected_rr, expected_sp
 from .normalise import undefined_mask
 from .permutations import (ENUMERATE_LIMIT, Keys, db_values, enumerated_bounds, monte_carlo_unit, permutation_values,
                            permutation_values_many)
-from .pools import Pool, judged_only_pool, make_pool, pool_gains, pool_keys, pool_reads
+from .pools import Pool, judged_only_pool, make_pool, pool_gains, pool_keys, pool_reads, rows_for
 from .records import VARIANTS
 
 __all__ = ["Pool", "make_pool", "expectation", "ideal", "worst", "expected_sp", "expected_rr",
            "permutation_values", "db_values", "variant_values", "random_pool", "ENUMERATE_LIMIT", "bounds_key",
-           "monte_carlo_units"]
+           "monte_carlo_units", "random_orderings"]
 
 
 def random_pool(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = False) -> RandomPool:
@@ -63,6 +63,7 @@ def ideal(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = 
         return fam.paper_ideal(random_pool(pool, judgements, measure, rel_level, paper))
     if FAMILIES[measure.family].extremes_of(measure) == "search":
         return enumerated_bounds(pool, judgements, measure, rel_level)[1]
+    pool = rows_for(pool, judgements, measure, rel_level)
     return compute(pool.ordered(pool_keys(pool, judgements, measure, rel_level), True), judgements, measure, rel_level)
 
 
@@ -72,6 +73,7 @@ def worst(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
     arrangement of the pool's classes (NaN, withheld, beyond ``ENUMERATE_LIMIT`` arrangements)."""
     if FAMILIES[measure.family].extremes_of(measure) != "sorted":
         return enumerated_bounds(pool, judgements, measure, rel_level)[2]
+    pool = rows_for(pool, judgements, measure, rel_level)  # placeholders first, where they sort (gain 0)
     return compute(pool.ordered(pool_keys(pool, judgements, measure, rel_level), False), judgements, measure, rel_level)
 
 
@@ -93,22 +95,12 @@ def montecarlo_bounds_many(pool: Pool, judgements: Judgements, measures: list, r
     one set of shuffles: the same numbers as one at a time, drawn once."""
     parts = [enumerated_bounds(pool, judgements, measure, rel_level) for measure in measures]
     rests = [np.flatnonzero(~done) for *_, done in parts]
-    vals = [None] * len(measures)
-    groups: dict = {}  # (depth, documents read) -> (their mask, measures): each group's draws are its own
-    for index, measure in enumerate(measures):
-        if len(rests[index]):
-            reads = pool_reads(pool, judgements, measure, rel_level) if measure.cutoff is None else None
-            key = (measure.cutoff, None if reads is None else reads.tobytes())
-            groups.setdefault(key, (reads, []))[1].append(index)
-    for (depth, _), (reads, group) in groups.items():
-        union = np.unique(np.concatenate([rests[index] for index in group]))
-        got = permutation_values_many(pool, judgements, [measures[index] for index in group],
-                                      rel_level, reps, rng, union, depth,
-                                      reads)
-        for index, values in zip(group, got):
-            vals[index] = values
+    drawn = [index for index, rest in enumerate(rests) if len(rest)]
+    vals = dict(zip(drawn, random_orderings(pool, judgements, [measures[index] for index in drawn], rel_level, reps,
+                                            rng, [rests[index] for index in drawn])))
     out = []
-    for measure, (mean, high, low, _), rest, values in zip(measures, parts, rests, vals):
+    for index, (measure, (mean, high, low, _), rest) in enumerate(zip(measures, parts, rests)):
+        values = vals.get(index)
         E, std_error = mean.copy(), np.zeros(pool.nq)
         if len(rest):
             values = values[:, rest]
@@ -118,6 +110,29 @@ def montecarlo_bounds_many(pool: Pool, judgements: Judgements, measures: list, r
         I = high if mode == "search" else ideal(pool, judgements, measure, rel_level, paper)
         W = low if mode != "sorted" else worst(pool, judgements, measure, rel_level)
         out.append({"E": E, "IUB": I, "WLB": W, "se": std_error})
+    return out
+
+
+def random_orderings(pool: Pool, judgements: Judgements, measures: list, rel_level, reps: int, rng,
+                     queries: list | None = None) -> list:
+    """Each native measure's values (reps x queries) on ``reps`` uniformly random orderings of every
+    query's pool (of ``queries[i]`` for measure i when given; NaN elsewhere), drawn per query and
+    repetition from the seed (:class:`~ulnorm_eval.core.draws.Keys`): the same for a query alone or
+    beside others.  The measures reading the same documents (:func:`~ulnorm_eval.core.pools.pool_reads`)
+    share one placed draw, the ranks of those documents only (their cutoffs read the ranks); the
+    others share whole shuffles kept to their cutoff."""
+    groups: dict = {}  # (depth, documents read) -> (their mask, measures): each group's draws are its own
+    for index, measure in enumerate(measures):
+        reads = pool_reads(pool, judgements, measure, rel_level)
+        key = (None, reads.tobytes()) if reads is not None else (measure.cutoff, None)
+        groups.setdefault(key, (reads, []))[1].append(index)
+    out = [None] * len(measures)
+    for (depth, _), (reads, group) in groups.items():
+        union = None if queries is None else np.unique(np.concatenate([queries[index] for index in group]))
+        got = permutation_values_many(pool, judgements, [measures[index] for index in group], rel_level, reps, rng,
+                                      union, depth, reads)
+        for index, values in zip(group, got):
+            out[index] = values
     return out
 
 
@@ -131,9 +146,10 @@ def _rng(seed: int, judgements: Judgements) -> Keys:
 
 
 def bounds_key(meas, options) -> tuple:
-    """What a query's E, IUB and WLB on the qrels pool depend on besides the query: the measure and
-    the options that change a bound (not the run: the pool is the judged documents)."""
-    return (meas, float(options.rel_level), getattr(options, "judged_only", False),
+    """What a query's E, IUB and WLB on a pool that is the same for every run (``--pool qrels``,
+    ``qrels+N`` or a candidate file) depend on besides the query: the pool, the measure and the
+    options that change a bound (not the run)."""
+    return (options.pool, meas, float(options.rel_level), getattr(options, "judged_only", False),
             getattr(options, "num_docs", 0), str(getattr(options, "trec_version", "10")), options.expectation,
             options.permutations, options.seed)
 
@@ -148,15 +164,15 @@ def monte_carlo_units(metrics) -> int:
 
 
 class _RunBounds:
-    """E, IUB and WLB of the measures of one ranked run, each computed once (and, under ``--pool
-    qrels``, kept per query in the caller's ``cache`` across runs and blocks); the random-ranking pool
-    is built on first use: a run whose bounds all come from the cache needs none."""
+    """E, IUB and WLB of the measures of one ranked run, each computed once (and, under a pool that is
+    the same for every run, kept per query in the caller's ``cache`` across runs and blocks); the
+    random-ranking pool is built on first use: a run whose bounds all come from the cache needs none."""
 
     def __init__(self, run, judgements: Judgements, options, foreign, cache: dict | None):
         self.rr, self.J, self.options, self.foreign = run, judgements, options, foreign
         self.rel_level = Level.of(options, trec_nan=False)  # a random ranking of a pool never reproduces trec_eval's -nan
         self.paper = options.expectation == "paper"
-        self.shared = cache if options.pool == "qrels" else None
+        self.shared = cache if options.pool not in ("run", "union") else None
         self.bounds: dict = {}
         self.pool = None
 

@@ -29,11 +29,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["RESAMPLES", "LEVEL", "resample_counts", "prepare_counts", "means_interval", "means_intervals",
-           "aggregate_intervals", "min_queries"]
+__all__ = ["RESAMPLES", "LEVEL", "ORDERINGS", "resample_counts", "prepare_counts", "means_interval", "means_intervals",
+           "aggregate_intervals", "min_queries", "randomisation_interval"]
 
 RESAMPLES = 1000  # B: the percentiles' Monte Carlo error is about 0.01 of the interval's width at 1000
 LEVEL = 0.95
+ORDERINGS = 999  # K of the randomisation interval: (K + 1) 0.025 = 25, a whole number (an exact 95% test)
 _CELLS = 4_000_000  # count-matrix entries per chunk of resamples (32 MB of float64)
 _DRAW_CELLS = 1 << 18  # draws made (and counted) at a time within a chunk: 2 MB of int64
 
@@ -243,3 +244,24 @@ def aggregate_intervals(columns: Sequence[np.ndarray], level: float = LEVEL, see
     statistic = statistic or (lambda mean: mean)
     jobs = [((column,), np.isfinite(column), statistic) for column in columns]
     return means_intervals(jobs, len(columns[0]) if columns else 0, resamples, seed, level)
+
+
+def randomisation_interval(T: float, null, level: float = LEVEL) -> tuple:
+    """The randomisation interval of the statistic ``T`` (a run's 'all' row) against ``null``, its
+    values on K random orderings of the pool (the model E is the expectation of): the test of "no
+    better than a random ordering" inverted as a shift (Davison & Hinkley 1997, ch. 4, the exact Monte
+    Carlo test),
+
+        [T - t(K + 1 - k), T - t(k)],  t(i) the i-th smallest null value, k = floor((K + 1)(1 - level) / 2).
+
+    It contains 0 exactly when t(k) <= T <= t(K + 1 - k), when the two-sided Monte Carlo test does not
+    reject at 1 - level; for T drawn as the null's values are (exchangeable with them) that has
+    probability (K + 1 - 2k) / (K + 1) >= level whatever the null's shape (0.95 at K = 999).  Its width
+    is the spread of a random ordering's value on these queries, not the topics' sampling error.
+    (NaN, NaN) for a NaN T, or too few finite null values for k >= 1."""
+    null = np.sort(np.asarray(null, dtype=np.float64))
+    null = null[np.isfinite(null)]
+    k = int(np.floor((len(null) + 1) * (1.0 - level) / 2 + 1e-9))
+    if k < 1 or not np.isfinite(T):
+        return float("nan"), float("nan")
+    return float(T - null[len(null) - k]), float(T - null[k - 1])

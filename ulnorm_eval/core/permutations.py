@@ -233,7 +233,7 @@ def _padded(pool: Pool, queries: np.ndarray):
     judged = np.zeros((len(queries), width), bool)
     grade[rows, col] = pool.grade[sel]
     judged[rows, col] = pool.judged[sel]
-    return grade, (None if pool.judged[sel].all() else judged), n
+    return grade, (None if pool.judged[sel].all() and pool.extra is None else judged), n  # placeholders: unjudged
 
 
 def _permutation_batches(pool: Pool, reps: int, rng, scorer, queries, depth=None, reads=None):
@@ -377,6 +377,7 @@ def _enumerated(pool: Pool, judgements, measure, rel_level, active, limit: int, 
     random permutation).  Classes: documents no kernel of ``measure`` can tell apart (:func:`pool_keys`:
     equal gain, or the family's finer ``order``, for native measures; equal grade and judged flag for
     ir_measures')."""
+    pool = pool.whole()
     key = pool_keys(pool,
                     judgements, measure, rel_level) if measure.native else np.where(pool.judged, pool.grade, -np.inf)
     order = np.lexsort((key, pool.row))

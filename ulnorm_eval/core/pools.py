@@ -1,7 +1,14 @@
 """The pool of a query: the documents a random ranker permutes (``--pool``).
 
-'qrels' (default): the query's judged documents, a property of the query, identical for every
-run; 'run': the run's retrieved documents (unjudged ones gain nothing); 'union': both.
+'qrels': the query's judged documents, a property of the query, identical for every run; 'run': the
+run's retrieved documents (unjudged ones gain nothing); 'union': both; 'qrels+N': the judged
+documents and N unjudged placeholders (docs/bounds.md, "The decision"), the same for every run.
+
+The placeholders are held as a count per query (``Pool.extra``), never as rows (N x queries: 7
+million on MS MARCO's dev queries): n, the gain sums of the closed forms, the sorted orderings of
+IUB and WLB (:meth:`Pool.ordered`, a placed ranking) and the samplers read the count; what reads
+every document of a pool (enumeration, a kernel that declares no ``reads``, trec_eval's closed
+forms) is given :meth:`Pool.whole`, the placeholders as rows.
 """
 from __future__ import annotations
 
@@ -12,13 +19,16 @@ from .measures import FAMILIES, gains_for
 from .measures.common import binary_gain
 from .measures.trec_view import pool_codes
 
-__all__ = ["Pool", "make_pool", "pool_gains", "pool_keys", "pool_codes", "pool_reads", "rel_of", "judged_only_pool"]
+__all__ = ["Pool", "make_pool", "pool_gains", "pool_keys", "pool_codes", "pool_reads", "rel_of", "judged_only_pool",
+           "placeholders", "rows_for"]
 
 
 class Pool:
-    """Per-query pool documents: grades (and whether judged), grouped by query, order irrelevant."""
+    """Per-query pool documents: grades (and whether judged), grouped by query, order irrelevant;
+    ``extra``: per query, unjudged placeholder documents (gain 0, trec_eval's code -1) not held as rows."""
 
-    def __init__(self, row: np.ndarray, grade: np.ndarray, n_queries: int, judged: np.ndarray | None = None):
+    def __init__(self, row: np.ndarray, grade: np.ndarray, n_queries: int, judged: np.ndarray | None = None,
+                 extra: np.ndarray | None = None):
         if len(row) > 1 and not (row[1:] >= row[:-1]).all():
             order = np.argsort(row, kind="stable")
             self.row, self.grade = row[order], grade[order]
@@ -28,6 +38,10 @@ class Pool:
             self.judged = np.ones(len(row), bool) if judged is None else np.array(judged, dtype=bool)
         self.nq = n_queries
         self.n = np.bincount(self.row, minlength=n_queries)[:n_queries].astype(np.float64)
+        self.extra = None if extra is None or not np.any(extra) else np.asarray(extra, np.int64)
+        if self.extra is not None:
+            self.n += self.extra
+        self._whole = None
         self._starts = None
         self._pos = None
         self._gains: dict = {}  # (gain function, its parameters, rel, max_grade) -> (rel, gains): see pool_gains
@@ -72,6 +86,8 @@ class Pool:
         Kept per key: IUB and WLB of every binary measure at the same relevance level sort the same
         gains, and the Ranking's own caches (positions, row sums) then serve them all."""
         key = np.ascontiguousarray(key, dtype=np.float64)
+        if self.extra is not None:  # the placeholders' key, 0, is part of the ordering
+            return self._placed_order(key, descending)
         # looked up by the key's bits (a sum, then the whole key compared as integers), not by hashing
         # the key's bytes, which a run of the defaults would do six times over its run pool
         memo = (descending, len(key), np.add.reduce(key.view(np.int64), dtype=np.uint64).item())
@@ -103,10 +119,33 @@ class Pool:
             self._ordered.setdefault(classes, []).append((packed, ranking))
         return ranking
 
+    def _placed_order(self, key: np.ndarray, descending: bool) -> Ranking:
+        """:meth:`ordered` of a pool with placeholders: the held documents sorted by ``key`` at the ranks
+        they take when the placeholders (key 0, an unjudged document's gain) sit where their key sorts,
+        after the held documents of equal key (interchangeable with them: ``Family.order``'s contract);
+        a placed :class:`Ranking` of each query's length n, for kernels that read only what they declare
+        (``Family.reads``: never a placeholder)."""
+        order = np.lexsort((-key if descending else key, self.row))
+        after = (key[order] < 0) if descending else (key[order] > 0)
+        ranks = self.pos + np.where(after, self.extra[self.row], 0)
+        return Ranking(self.row, self.grade[order], self.nq, np.arange(self.nq), self.judged[order], at=ranks,
+                       size=self.n.astype(np.int64))
+
+    def whole(self) -> "Pool":
+        """The pool with its placeholders as rows (itself when it has none), made once."""
+        if self.extra is None:
+            return self
+        if self._whole is None:
+            place = np.repeat(np.arange(self.nq), self.extra)
+            self._whole = Pool(np.concatenate([self.row, place]), np.concatenate([self.grade, np.zeros(len(place))]),
+                               self.nq, np.concatenate([self.judged, np.zeros(len(place), bool)]))
+        return self._whole
+
     def subset(self, queries: np.ndarray) -> "Pool":
         """The same pool with every query outside ``queries`` emptied."""
         keep = np.isin(self.row, queries)
-        return Pool(self.row[keep], self.grade[keep], self.nq, self.judged[keep])
+        extra = None if self.extra is None else np.where(np.isin(np.arange(self.nq), queries), self.extra, 0)
+        return Pool(self.row[keep], self.grade[keep], self.nq, self.judged[keep], extra)
 
 
 _FEW_KEYS = 16  # distinct key values up to which a pool is ordered by one 16-bit radix sort
@@ -138,10 +177,18 @@ def _packed_classes(row: np.ndarray, n_queries: int, key: np.ndarray, descending
     return row.astype(np.uint16) * np.uint16(levels) + code
 
 
+def placeholders(kind: str) -> int | None:
+    """N of a 'qrels+N' pool (None for another kind)."""
+    head, plus, count = kind.partition("+")
+    return int(count) if head == "qrels" and plus and count.isdigit() else None
+
+
 def make_pool(kind: str, ranking: Ranking, judgements: Judgements) -> Pool:
-    """The pool of every query: 'qrels' (judged documents), 'run' (retrieved) or 'union'."""
-    if kind == "qrels":
-        return Pool(judgements.row, judgements.grade, judgements.nq)
+    """The pool of every query: 'qrels' (judged documents), 'qrels+N' (and N unjudged placeholders),
+    'run' (retrieved) or 'union'."""
+    if kind == "qrels" or placeholders(kind) is not None:
+        return Pool(judgements.row, judgements.grade, judgements.nq,
+                    extra=np.full(judgements.nq, placeholders(kind) or 0))
     judged = ranking.judged if ranking.judged is not None else np.ones(len(ranking.row), bool)
     if kind == "run":
         return Pool(ranking.row, ranking.grade, judgements.nq, judged)
@@ -150,7 +197,7 @@ def make_pool(kind: str, ranking: Ranking, judgements: Judgements) -> Pool:
         return Pool(np.concatenate([judgements.row, ranking.row[extra]]),
                     np.concatenate([judgements.grade, ranking.grade[extra]]), judgements.nq,
                     np.concatenate([np.ones(len(judgements.row), bool), np.zeros(int(extra.sum()), bool)]))
-    raise ValueError("pool must be 'qrels', 'run' or 'union'")
+    raise ValueError("pool must be 'qrels', 'qrels+N', 'run' or 'union'")
 
 
 def pool_gains(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
@@ -192,13 +239,24 @@ def pool_reads(pool: Pool, judgements: Judgements, measure, rel_level) -> np.nda
     if fam is None or fam.reads is None:
         return None
     codes = pool_codes(pool)
-    if measure.get("judged_only") and (codes < 0).any():
+    if measure.get("judged_only") and ((codes < 0).any() or pool.extra is not None):
         return None  # -J closes up the ranks of the documents it drops: every rank depends on all of them
-    return np.asarray(fam.reads(codes, measure, rel_of(measure, rel_level), judgements.max_grade), dtype=bool)
+    rel = rel_of(measure, rel_level)
+    if pool.extra is not None and fam.reads(np.array([-1.0]), measure, rel, judgements.max_grade)[0]:
+        return None  # it reads the placeholders
+    return np.asarray(fam.reads(codes, measure, rel, judgements.max_grade), dtype=bool)
+
+
+def rows_for(pool: Pool, judgements: Judgements, measure, rel_level) -> Pool:
+    """The pool as ``measure``'s IUB and WLB read it: ``pool`` itself when its kernel reads no
+    placeholder (:func:`pool_reads`), else :meth:`Pool.whole`."""
+    if pool.extra is None or pool_reads(pool, judgements, measure, rel_level) is not None:
+        return pool
+    return pool.whole()
 
 
 def judged_only_pool(pool: Pool) -> Pool:
     """``-J`` for the bounds: the pool without the documents trec_eval's -J drops (not in the qrels,
     or judged with a negative grade), so a random ranking is drawn from what -J keeps."""
     keep = pool.judged & (pool.grade >= 0)
-    return Pool(pool.row[keep], pool.grade[keep], pool.nq, pool.judged[keep])
+    return Pool(pool.row[keep], pool.grade[keep], pool.nq, pool.judged[keep])  # no placeholder: none is judged

@@ -100,6 +100,7 @@ def foreign_bounds(pool, judgements: Judgements, metric, options, rng) -> dict:
     from ..core.permutations import permutation_values
 
     scorer = foreign_scorer(judgements, metric, options)
+    pool = pool.whole()
     vals = permutation_values(pool, judgements, metric, options.rel_level, options.permutations, rng, scorer)
     return {"IUB": scorer(pool.ordered(pool.grade, True)), "WLB": scorer(pool.ordered(pool.grade, False)),
             "E": vals.mean(axis=0), "se": vals.std(axis=0, ddof=1) / np.sqrt(len(vals))}

@@ -15,7 +15,8 @@ import numpy as np
 from ..kernels import Judgements, discount
 from ..records import Param
 
-__all__ = ["JUDGED_ONLY", "RandomPool", "safe", "mapped_gains", "disc_prefix", "harmonic", "expected_sp", "expected_rr", "binary_gain"]
+__all__ = ["JUDGED_ONLY", "RandomPool", "safe", "mapped_gains", "disc_prefix", "harmonic", "expected_sp", "expected_rr", "binary_gain",
+           "reads_gain_of"]
 
 _BATCH_ELEMENTS = 2_000_000  # memory bound of one vectorised block (expected_rr)
 
@@ -31,10 +32,12 @@ class RandomPool:
 
     ``n``: pool sizes; ``gain``: each pool document's gain under the measure (binary families: 1 if
     relevant; unjudged: 0); ``P`` = the per-query sum of ``gain``; ``m`` = min(k, n) (n without a
-    cutoff); ``paper``: the papers' verbatim formulas (``--expectation paper``).
+    cutoff); ``paper``: the papers' verbatim formulas (``--expectation paper``).  These read the
+    placeholders of a 'qrels+N' pool as its count; ``pool`` holds them as rows, for the closed forms
+    that read every document (trec_eval's families).
     """
 
-    pool: object  # core.pools.Pool
+    counted: object  # core.pools.Pool, placeholders counted (Pool.extra)
     J: Judgements
     measure: object
     rel: float
@@ -42,8 +45,12 @@ class RandomPool:
     paper: bool = False
 
     @property
+    def pool(self):
+        return self.counted.whole()
+
+    @property
     def n(self) -> np.ndarray:
-        return self.pool.n
+        return self.counted.n
 
     @property
     def k(self):
@@ -51,11 +58,11 @@ class RandomPool:
 
     @property
     def m(self) -> np.ndarray:
-        return self.pool.n if self.k is None else np.minimum(self.pool.n, float(self.k))
+        return self.n if self.k is None else np.minimum(self.n, float(self.k))
 
     @property
     def P(self) -> np.ndarray:
-        return self.pool.rowsum(self.gain)
+        return self.counted.rowsum(self.gain)
 
     @property
     def R(self) -> np.ndarray:
@@ -63,7 +70,7 @@ class RandomPool:
 
     @property
     def mean_gain(self) -> np.ndarray:
-        return safe(self.P, self.pool.n)
+        return safe(self.P, self.n)
 
 
 def safe(num, den):
@@ -145,3 +152,14 @@ def expected_rr(n, P, m):
 def binary_gain(grade, measure, rel, max_grade):
     """Gain of a binary family: 1 for a relevant document (grade >= rel), else 0."""
     return (grade >= rel).astype(np.float64)
+
+
+def reads_gain_of(gain):
+    """The ``reads`` of a family whose kernel reads only the judged documents of nonzero ``gain``
+    (their grades and ranks) and the ranking's length: nDCG, DCG, AP, SP, RBP.  By trec_eval's code
+    (the grade when judged with grade >= 0, -2 when judged with a negative grade: read, its gain
+    unknown here; -1 not in the qrels: never, an unjudged document gains nothing)."""
+    def reads(code, measure, rel, max_grade):
+        code = np.asarray(code, dtype=np.float64)
+        return (code == -2) | ((code >= 0) & (gain(np.maximum(code, 0.0), measure, rel, max_grade) != 0))
+    return reads

@@ -10,7 +10,7 @@ from ..kernels import (Judgements, Ranking, discount, judged_only, rel_of, vecto
                        within_cutoff)
 from ..holes import monotone, outside_written
 from ..records import Family, Param, TrecName, register
-from .common import JUDGED_ONLY, RandomPool, disc_prefix, mapped_gains, safe
+from .common import JUDGED_ONLY, RandomPool, disc_prefix, mapped_gains, reads_gain_of, safe
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs (ndcg_cut, P, ...)
 
@@ -298,6 +298,7 @@ def outside_ndcg(holes, extra):
 
 register(Family(
     name="nDCG", params=(DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM, JUDGED_ONLY), cutoff="optional", kernel=k_ndcg, gain=gain, bounds="exact", expectation=e_ndcg,
+    reads=reads_gain_of(gain),
     formula="DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents of positive "
     "gain sorted by gain (trec_eval's and ir_measures' ideal: a negative gain lowers DCG, never IDCG)",
     expectation_formula="mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) / IDCG@k (exact, linearity)",
@@ -313,6 +314,7 @@ register(Family(
 
 register(Family(
     name="DCG", params=(DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), cutoff="optional", kernel=k_dcg, gain=gain, bounds="exact", expectation=e_dcg,
+    reads=reads_gain_of(gain),
     formula="sum_{i<=k} gain(d_i) / log2(i+1)",
     expectation_formula="mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) (exact, linearity)",
     cite="Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1 and Feng 2023 eq. 3.1 use 2^R - 1 gains; the default "

@@ -10,7 +10,7 @@ import numpy as np
 from ..holes import best_count, monotone, outside_by_r
 from ..kernels import Ranking, rel_of, relevant, within_cutoff
 from ..records import SEEN_UNTIL_GAIN, Family, Param, TrecName, register
-from .common import JUDGED_ONLY, RandomPool, binary_gain, expected_rr, expected_sp, safe
+from .common import JUDGED_ONLY, RandomPool, binary_gain, expected_rr, expected_sp, reads_gain_of, safe
 from .cumulative import TREC_CUTOFFS
 
 NICK_OFFICIAL, NICK_ALL = ("official", "all_trec"), ("all_trec",)  # trec_eval nicknames
@@ -33,7 +33,9 @@ def sum_precision(ranking: Ranking, measure, rel: float) -> np.ndarray:
 def _precision_at(ranking: Ranking, idx: np.ndarray) -> np.ndarray:
     """Precision at each relevant document: its 1-based number among the relevant ones of its row / rank."""
     row = ranking.row[idx]
-    within = np.arange(1, len(idx) + 1) - np.searchsorted(row, row)
+    first = np.zeros(len(row), np.int64)  # where each document's row starts among idx (rows are sorted)
+    first[1:] = np.where(row[1:] != row[:-1], np.arange(1, len(row)), 0)
+    within = np.arange(1, len(idx) + 1) - np.maximum.accumulate(first)
     return within / (ranking.pos[idx] + 1.0)
 
 
@@ -220,6 +222,7 @@ def outside_rprec(holes, extra):
 
 register(Family(
     name="AP", params=(REL, AP_NORM, JUDGED_ONLY), cutoff="optional", kernel=k_ap, gain=binary_gain, bounds="exact", expectation=e_ap,
+    reads=reads_gain_of(binary_gain),
     formula="SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut); SP@k / k with norm='k'",
     expectation_formula="E[SP@k] / R (exact; E[SP@k] / k with norm='k')", cite="Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", level="rel",
     trec=(TrecName(base="map", nick=NICK_OFFICIAL), TrecName(base="map_cut", arg="each", defaults=TREC_CUTOFFS, nick=NICK_ALL)),
@@ -229,6 +232,7 @@ register(Family(
 
 register(Family(
     name="SP", params=(REL,), cutoff="optional", kernel=k_sp, gain=binary_gain, bounds="exact", expectation=e_sp,
+    reads=reads_gain_of(binary_gain),
     formula="sum_{i<=k, d_i relevant} P@i (sum of precision)",
     expectation_formula="(P/n) H_m + P(P-1)/(n(n-1)) (m - H_m), m = min(k, n) (exact; the papers' k(P/n)^2 with --expectation paper)",
     cite="Karmaker & Feng 2022 eq. 4", level="rel", aliases=("SumP",), paper_ideal=paper_ideal_sp,
@@ -267,14 +271,14 @@ def browse_p(measure):
 
 
 register(Family(
-    name="P", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_p, gain=binary_gain, bounds="exact", expectation=e_p, formula="|relevant in top k| / k",
+    name="P", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_p, gain=binary_gain, bounds="exact", expectation=e_p, reads=reads_gain_of(binary_gain), formula="|relevant in top k| / k",
     expectation_formula="(P/n) * min(k, n) / k (exact)", cite="trec_eval P", level="rel",
     trec=(TrecName(base="P", arg="each", defaults=TREC_CUTOFFS, nick=NICK_OFFICIAL),), irm="P",
                 examples=("P@{k}",), browsing=browse_p,
     unique=True, holes=monotone))
 
 register(Family(
-    name="R", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_r, gain=binary_gain, bounds="exact", expectation=e_r, formula="|relevant in top k| / R",
+    name="R", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_r, gain=binary_gain, bounds="exact", expectation=e_r, reads=reads_gain_of(binary_gain), formula="|relevant in top k| / R",
     expectation_formula="(P/n) * min(k, n) / R (exact)", cite="trec_eval recall", level="rel",
     trec=(TrecName(base="recall", arg="each", defaults=TREC_CUTOFFS, nick=NICK_ALL),), irm="R", aliases=("Recall",),
     examples=("R@{k}",), holes=holes_recall, holes_outside=outside_by_r))
@@ -322,14 +326,14 @@ def e_rprec(random_pool: RandomPool) -> np.ndarray:
 
 
 register(Family(
-    name="RR", params=(REL, JUDGED_ONLY), cutoff="optional", kernel=k_rr, gain=binary_gain, bounds="exact", expectation=e_rr,
+    name="RR", params=(REL, JUDGED_ONLY), cutoff="optional", kernel=k_rr, gain=binary_gain, bounds="exact", expectation=e_rr, reads=reads_gain_of(binary_gain),
     formula="1 / rank of the first relevant document (0 if none in the top k)",
     expectation_formula="sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", cite="trec_eval recip_rank", level="rel",
     trec=(TrecName(base="recip_rank", nick=NICK_OFFICIAL),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
     browsing=browse_rr, holes=monotone))
 
 register(Family(
-    name="Rprec", params=(REL, JUDGED_ONLY), cutoff="none", kernel=k_rprec, gain=binary_gain, bounds="exact", expectation=e_rprec, formula="|relevant in top R| / R",
+    name="Rprec", params=(REL, JUDGED_ONLY), cutoff="none", kernel=k_rprec, gain=binary_gain, bounds="exact", expectation=e_rprec, reads=reads_gain_of(binary_gain), formula="|relevant in top R| / R",
     expectation_formula="(P/n) * min(R, n) / R (exact)", cite="trec_eval Rprec", level="rel",
     trec=(TrecName(base="Rprec", nick=NICK_OFFICIAL),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
     holes_outside=outside_rprec))

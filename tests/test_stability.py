@@ -136,13 +136,6 @@ def test_named_functions_are_the_papers_normalised():
         st.named_discount("cubic", 3)
 
 
-def test_dcg_with_vectors_and_discount_at():
-    G = np.array([[2.0, 0.0, 1.0, 1.0], [0.0, 1.0, 0.0, 0.0]])
-    d = [1.0, 0.5, 0.25]
-    assert st.dcg_with_vectors(G, d).tolist() == [2.25, 0.5]  # rank 4 is past the discount's end
-    assert st.discount_at(np.array([0, 2, 3, 7]), d).tolist() == [1.0, 0.25, 0.0, 0.0]
-
-
 def test_parse_measure_and_topics():
     assert st.parse_measure("nDCG") == st.MeasureSpec("nDCG")
     assert st.parse_measure("ue2(ndcg)") == st.MeasureSpec("nDCG", "UL2")

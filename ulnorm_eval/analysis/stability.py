@@ -1,37 +1,21 @@
-"""Stability-optimal gain and discount functions for (n)DCG@k, and for its UL/UE variants.
+"""Stability-optimal gain and discount functions for (n)DCG@k and its UL/UE variants (docs/stability.md).
 
-Kanoulas & Aslam 2009 ("Empirical Justification of the Gain and Discount Function for nDCG", CIKM
-2009) treat the gain of every relevance grade and the discount of every rank as unknowns and choose
-them to maximise the dependability coefficient of generalizability theory (their eq. 2),
+Kanoulas & Aslam 2009 (CIKM) choose the gain of every grade and the discount of every rank to maximise
+the dependability coefficient of generalizability theory (their eq. 2),
 
     Φ(n) = σ²(s) / (σ²(s) + (σ²(t) + σ²(s:t)) / n),
 
-with the variance components of a systems x topics ANOVA of the per-topic scores.  Since Φ(n) is an
-increasing function of σ²(s) / (σ²(t) + σ²(s:t)), its argmax does not depend on n and the objective is
-Φ(1) (§2.3).  Gains and discounts are probability distributions (nDCG is scale-free in both), the
-discount non-increasing in the rank, the gains non-decreasing in the grade with gain 0 for the
-non-relevant grade (their Figure 1); the optimisers here are scipy's SLSQP (the paper used MATLAB's
-fmincon, an SQP method too, and minimax for the joint problem).
+whose argmax does not depend on n, so the objective is Φ(1) (§2.3); gains and discounts are probability
+distributions, the discount non-increasing, the gains non-decreasing with gain 0 for the non-relevant
+grade (their Figure 1).  Every quantity is bilinear in the gains g and the discount d: with
+C[s,t][j,r] = 1 when run s ranks a document of grade level j at rank r of topic t,
 
-Every quantity is bilinear in the gain vector g (one entry per positive grade level) and the discount
-vector d (one entry per rank 1..k).  For system s and topic t with C[s,t][j,r] = 1 when the document
-at rank r has grade level j,
+    DCG[s,t] = gᵀ C[s,t] d,  IDCG[t] = gᵀ M_I[t] d,  E[DCG][t] = gᵀ M_E[t] d,  WLB[t] = gᵀ M_W[t] d,
 
-    DCG[s,t]  = gᵀ C[s,t] d,
-    IDCG[t]   = gᵀ M_I[t] d     (judged documents sorted by gain, descending: trec_eval's ideal),
-    E[DCG][t] = gᵀ M_E[t] d,    M_E[t][j,r] = n_tj / n_t · [r <= min(k, n_t)]
-                                (linearity of expectation over a uniformly random permutation of the
-                                 n_t judged documents; Karmaker & Feng 2022 eq. 7 with any discount),
-    WLB[t]    = gᵀ M_W[t] d     (judged documents sorted by gain, ascending; Westerborg 2022 §3.1),
-
-so C is precomputed once (S x T x J x k counts) and every optimiser step costs a few tensor
-contractions, never a re-evaluation of the runs.  nDCG = DCG / IDCG (0 when IDCG = 0); a variant V of
-Karmaker & Feng 2022 / Feng 2023 is V(A, I, E, W) from :mod:`ulnorm_eval.core.normalise` on the DCG
-scale, which equals V on the nDCG scale (every normaliser is invariant to a common scale of A, I, E,
-W), with the judged documents as the random ranker's pool (``--pool qrels``) and an undefined topic
-scoring 0 (``--undefined zero``), as ``eval`` does by default.
-
-Everything here is a pure function over numpy arrays (scipy for the optimiser).
+M_E[t][j,r] = n_tj / n_t · [r <= min(k, n_t)] (Karmaker & Feng 2022 eq. 7 with any discount), M_I and
+M_W the judged documents sorted by gain, descending and ascending (Westerborg 2022 §3.1).  A variant V
+is V(A, I, E, W) of :mod:`ulnorm_eval.core.normalise` on the DCG scale, with ``--pool qrels`` and
+``--undefined zero``.
 """
 from __future__ import annotations
 
@@ -48,7 +32,7 @@ __all__ = [
     "MeasureSpec", "parse_measure", "Design", "level_index",
     "scores", "objective", "components",
     "Optimum", "optimise_discount", "optimise_gains", "optimise_joint",
-    "gain_ratios", "measure_string", "dcg_with_vectors", "discount_at", "parse_topics", "study", "StudyOptions",
+    "gain_ratios", "measure_string", "parse_topics", "study", "StudyOptions",
     "ASL_FUNCTIONS", "function_label", "tau_table", "asl_table", "topic_resamples", "topics_needed_resampled",
     "topic_splits", "error_ratio", "paired_ratios", "ratio_claim",
 ]
@@ -57,8 +41,6 @@ GAINS = ("linear", "exponential")
 DISCOUNTS = ("log", "zipf", "linear")
 VARIANT_ALIASES = {"UE1": "UL1", "UE2": "UL2"}  # Feng 2023's names for Karmaker & Feng 2022's UL1, UL2
 
-
-# =========================================================================== named functions
 
 def normalised(values) -> np.ndarray:
     """x / sum(x): the paper's probability-distribution form (§2.3), Φ is invariant to the scale."""
@@ -98,31 +80,6 @@ def named_discount(name: str, k: int) -> np.ndarray:
     raise ValueError(f"unknown discount {name!r} ({', '.join(DISCOUNTS)})")
 
 
-# =========================================================================== kernels for the registry
-
-def discount_at(pos, discount) -> np.ndarray:
-    """Discount factor of each 0-based rank ``pos`` from a discount vector (0 past its end): the
-    measure's own kernel (:func:`ulnorm_eval.core.kernels.vector_discount`), so DCG = rowsum(gain * discount_at(pos, d))."""
-    from ..core.kernels import vector_discount
-
-    return vector_discount(pos, discount)
-
-
-def dcg_with_vectors(gain_matrix, discount) -> np.ndarray:
-    """DCG of each row of ``gain_matrix`` (rows x ranks: the gain of the document at each rank, 0
-    where there is none) with an arbitrary discount vector: sum_r gain[row, r] * d_r.
-
-    Ranks past the end of ``discount`` count 0 (a cutoff); ranks past the end of the matrix add
-    nothing.  nDCG is this divided by the same sum over the ideal ordering.
-    """
-    G = np.asarray(gain_matrix, dtype=np.float64)
-    d = np.asarray(discount, dtype=np.float64)
-    k = min(G.shape[-1], len(d))
-    return G[..., :k] @ d[:k]
-
-
-# =========================================================================== measures
-
 @dataclass(frozen=True)
 class MeasureSpec:
     """nDCG or DCG, optionally under a normalisation variant (UL1, UL2, EM, EB, MM, UEW)."""
@@ -161,8 +118,6 @@ def parse_measure(text: str) -> MeasureSpec:
         raise ValueError(f"unknown variant {match.group(1)!r} in {text!r} (stability takes {names})")
     return MeasureSpec(base, variant)
 
-
-# =========================================================================== the precomputed design
 
 def level_index(row, grade, judged, pos, n_topics: int, k: int, levels) -> np.ndarray:
     """(T, k) grade-level index of each rank of one run: j for ``levels[j]``, -1 for gain 0 (a
@@ -257,8 +212,6 @@ class Design:
         return forms
 
 
-# =========================================================================== objective
-
 def _bilinear(design: Design, g, d):
     """A (S, T) and the topic values I, E, W (3, T), with the partial contractions for gradients."""
     C_g = np.tensordot(design.C, g, axes=([2], [0]))  # (S, T, k)
@@ -288,16 +241,12 @@ def _measure_values(spec: MeasureSpec, A, I, E, W):
         return np.where(und, 0.0, measured)  # --undefined zero
 
     score_matrix = value(*args)
-    # central differences of the elementwise normaliser: only the search direction uses them, every
-    # reported value is exact
+    # central differences of the elementwise normaliser: only the search direction uses them
     parts = []
-    scale = np.maximum(np.abs(args[1]), 1e-300)
+    step = 1e-7 * np.maximum(np.abs(args[1]), 1e-300)
     for index in range(4):
-        step = 1e-7 * scale
-        shifted_up = list(args)
-        shifted_down = list(args)
-        shifted_up[index] = args[index] + step
-        shifted_down[index] = args[index] - step
+        shifted_up, shifted_down = list(args), list(args)
+        shifted_up[index], shifted_down[index] = args[index] + step, args[index] - step
         with np.errstate(invalid="ignore", divide="ignore"):
             parts.append(np.nan_to_num((value(*shifted_up) - value(*shifted_down)) / (2 * step)))
     return score_matrix, tuple(parts)
@@ -331,11 +280,12 @@ def _phi1_grad(score_matrix):
     dMSs = np.broadcast_to((2.0 * (system_means - grand_mean) / (n_systems - 1))[:, None], score_matrix.shape)
     dMSt = np.broadcast_to((2.0 * (topic_means - grand_mean) / (n_topics - 1))[None, :], score_matrix.shape)
     dMSst = 2.0 * residuals / ((n_systems - 1) * (n_topics - 1))
-    d_system = (dMSs - dMSst) / n_topics if components.ms_system - components.ms_residual > 0 else np.zeros(score_matrix.shape)
-    d_topic = (dMSt - dMSst) / n_systems if components.ms_topic - components.ms_residual > 0 else np.zeros(score_matrix.shape)
+    zero = np.zeros(score_matrix.shape)
+    d_system = (dMSs - dMSst) / n_topics if components.ms_system - components.ms_residual > 0 else zero
+    d_topic = (dMSt - dMSst) / n_systems if components.ms_topic - components.ms_residual > 0 else zero
     tot = components.system + components.topic + components.residual
     if tot <= 0:
-        return 0.0, np.zeros(score_matrix.shape), components
+        return 0.0, zero, components
     phi1 = components.system / tot
     grad = (d_system * tot - components.system * (d_system + d_topic + dMSst)) / tot ** 2
     return phi1, grad, components
@@ -353,8 +303,6 @@ def objective(design: Design, g, d, spec: MeasureSpec):
     grad_g = np.einsum("st,stj->j", weight_A, design.C @ d) + np.einsum("qt,qtj->j", weight_T, forms @ d)
     return phi1, grad_g, grad_d
 
-
-# =========================================================================== optimisers
 
 @dataclass
 class Optimum:
@@ -392,10 +340,9 @@ def residual(point, monotone: str | None) -> float:
     """Largest violation of sum(x) = 1, x >= 0 and the monotonicity (``'down'``/``'up'``/None)."""
     point = np.asarray(point, dtype=np.float64)
     worst = max(abs(point.sum() - 1.0), float(max(0.0, -point.min())))
-    if monotone == "down" and len(point) > 1:
-        worst = max(worst, float(max(0.0, np.max(point[1:] - point[:-1]))))
-    if monotone == "up" and len(point) > 1:
-        worst = max(worst, float(max(0.0, np.max(point[:-1] - point[1:]))))
+    if monotone and len(point) > 1:
+        rises = np.diff(point) if monotone == "down" else -np.diff(point)
+        worst = max(worst, float(max(0.0, np.max(rises))))
     return worst
 
 
@@ -403,25 +350,20 @@ def _block_constraints(offset: int, size: int, total: int, monotone: str | None)
     """SLSQP constraints of one block x[offset:offset+n]: sum 1, and monotone differences >= 0."""
     row = np.zeros(total)
     row[offset:offset + size] = 1.0
-    cons = [{"type": "eq",
-             "fun": lambda point, row=row: np.array([row @ point - 1.0]), "jac": lambda point, row=row: row[None, :]}]
-    if monotone:
-        # down: x_r - x_{r+1} >= 0 and x_n >= 0; up: x_{r+1} - x_r >= 0 and x_1 >= 0.  With the sum,
-        # these imply 0 <= x <= 1, so no bounds are needed (SLSQP is faster without them).
-        diffs = np.zeros((size, total))
-        index = np.arange(size - 1)
-        if monotone == "down":
-            diffs[index, offset + index], diffs[index, offset + index + 1] = 1.0, -1.0
-            diffs[size - 1, offset + size - 1] = 1.0
-        else:
-            diffs[index, offset + index + 1], diffs[index, offset + index] = 1.0, -1.0
-            diffs[size - 1, offset] = 1.0
+    # down: x_r - x_{r+1} >= 0 and x_n >= 0; up: x_{r+1} - x_r >= 0 and x_1 >= 0; with the sum these
+    # imply 0 <= x <= 1, so SLSQP needs no bounds (it is faster without them)
+    if monotone == "down":
+        block = np.eye(size) - np.eye(size, k=1)
+    elif monotone == "up":
+        block = np.eye(size, k=1) - np.eye(size)
+        block[size - 1] = 0.0
+        block[size - 1, 0] = 1.0
     else:
-        diffs = np.zeros((size, total))
-        diffs[np.arange(size), offset + np.arange(size)] = 1.0  # x >= 0
-    cons.append({"type": "ineq",
-                 "fun": lambda point, diffs=diffs: diffs @ point, "jac": lambda point, diffs=diffs: diffs})
-    return cons
+        block = np.eye(size)  # x >= 0
+    diffs = np.zeros((size, total))
+    diffs[:, offset:offset + size] = block
+    return [{"type": "eq", "fun": lambda point: np.array([row @ point - 1.0]), "jac": lambda point: row[None, :]},
+            {"type": "ineq", "fun": lambda point: diffs @ point, "jac": lambda point: diffs}]
 
 
 def _random_start(rng, size: int, monotone: str | None) -> np.ndarray:
@@ -434,8 +376,7 @@ def _random_start(rng, size: int, monotone: str | None) -> np.ndarray:
 
 
 def _one_blas_thread():
-    """BLAS limited to one thread: SLSQP's small dense solves slow down when OpenBLAS threads
-    contend on a busy machine (threadpoolctl; without it, nothing changes)."""
+    """BLAS limited to one thread: SLSQP's small dense solves slow down when OpenBLAS threads contend."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover
@@ -444,75 +385,65 @@ def _one_blas_thread():
     return threadpool_limits(1, user_api="blas")
 
 
-def _run(fun, starts, n_g, n_d, mono_g, mono_d, tick=None):
-    """SLSQP from every start; the best polished result (a start itself counts as a candidate).
-    ``tick()`` (a progress bar's) is called after each start."""
-    with _one_blas_thread():
-        return _run_starts(fun, starts, n_g, n_d, mono_g, mono_d, tick)
-
-
-def _run_starts(fun, starts, n_g, n_d, mono_g, mono_d, tick=None):
+def _optimise(design: Design, spec: MeasureSpec, fixed: tuple, monotone: bool, starts: list, restarts: int,
+              seed: int, tick) -> Optimum:
+    """argmax Φ(1) over the gains where ``fixed`` = (g, d) has None and over the discount where it has
+    None, by SLSQP from every start, then from ``restarts`` seeded random points of the feasible set; the
+    best result polished onto the constraint set, never worse than its start.  ``tick()`` is called after
+    each start."""
     from scipy.optimize import minimize
 
-    total = n_g + n_d
-    cons = []
-    if n_g:
-        cons += _block_constraints(0, n_g, total, mono_g)
-    if n_d:
-        cons += _block_constraints(n_g, n_d, total, mono_d)
+    g, d = fixed
+    n_g = design.n_levels if g is None else 0
+    n_d = design.k if d is None else 0
+    mono_g, mono_d = ("up" if monotone and n_g else None), ("down" if monotone and n_d else None)
+    blocks = [(size, mono) for size, mono in ((n_g, mono_g), (n_d, mono_d)) if size]
+    rng = np.random.default_rng(seed)
+    points = [np.asarray(start) for start in starts]
+    points += [np.concatenate([_random_start(rng, size, mono) for size, mono in blocks]) for _ in range(restarts)]
+    cons = _block_constraints(0, n_g, n_g + n_d, mono_g) if n_g else []
+    cons += _block_constraints(n_g, n_d, n_g + n_d, mono_d) if n_d else []
 
-    def split(point):
-        return point[:n_g], point[n_g:]
+    def vectors(point):
+        return (point[:n_g] if n_g else g), (point[n_g:] if n_d else d)
+
+    def fun(point):
+        value, grad_g, grad_d = objective(design, *vectors(point), spec)
+        return -value, -np.concatenate([grad for grad, size in ((grad_g, n_g), (grad_d, n_d)) if size])
 
     def polish(point):
-        g, d = split(point)
-        return np.concatenate([_polish(g, mono_g) if n_g else g, _polish(d, mono_d) if n_d else d])
+        return np.concatenate([_polish(point[:n_g], mono_g) if n_g else point[:0],
+                               _polish(point[n_g:], mono_d) if n_d else point[n_g:]])
 
     results = []
-    for start in starts:
-        start = polish(np.asarray(start, dtype=np.float64))
-        res = minimize(fun, start, jac=True, method="SLSQP", constraints=cons,
-                       options={"maxiter": 1000, "ftol": 1e-12})
-        point = polish(res.x)
-        val = -fun(point)[0]
-        start_val = -fun(start)[0]
-        if start_val > val:  # SLSQP is not monotone: never return worse than where it started
-            point, val = start, start_val
-        results.append((val, point, bool(res.success), str(res.message), int(res.nit)))
-        if tick is not None:
-            tick()
-    best = max(results, key=lambda result: result[0])
+    with _one_blas_thread():
+        for start in points:
+            start = polish(np.asarray(start, dtype=np.float64))
+            res = minimize(fun, start, jac=True, method="SLSQP", constraints=cons,
+                           options={"maxiter": 1000, "ftol": 1e-12})
+            point = polish(res.x)
+            val, start_val = -fun(point)[0], -fun(start)[0]
+            if start_val > val:  # SLSQP is not monotone: never return worse than where it started
+                point, val = start, start_val
+            results.append((val, point, bool(res.success), str(res.message), int(res.nit)))
+            if tick is not None:
+                tick()
+    val, point, success, message, nit = best = max(results, key=lambda result: result[0])
     agree = sum(abs(result[0] - best[0]) <= 1e-6 * max(1.0, abs(best[0])) for result in results)
-    return best, agree, sum(result[2] for result in results), len(results)
-
-
-def _finish(best, agree, successes, nstarts, g, d, mono_g, mono_d) -> Optimum:
-    val, _, success, msg, nit = best
-    res = max(residual(g, mono_g), residual(d, mono_d))
-    return Optimum(g, d, val, res, success, msg, nit, nstarts, agree, successes)
+    gains, discount = vectors(point)
+    return Optimum(gains, discount, val, max(residual(gains, mono_g), residual(discount, mono_d)), success,
+                   message, nit, len(results), agree, sum(result[2] for result in results))
 
 
 def optimise_discount(design: Design, gains, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4,
                       seed: int = 0, starts=(), tick=None) -> Optimum:
     """argmax_d Φ(1) over the simplex of ranks 1..k, non-increasing unless ``monotone=False``
-    (Kanoulas & Aslam 2009 Figure 1, right; Figure 3 without monotonicity), gains fixed.
-
-    Starts: the log, Zipfian, linear and uniform discounts, any given ``starts``, then ``restarts``
-    seeded random points of the feasible set.
-    """
-    g = np.asarray(gains, dtype=np.float64)
+    (Kanoulas & Aslam 2009 Figure 1, right; Figure 3 without monotonicity), gains fixed; starts: the
+    named discounts, the uniform one, ``starts``, then ``restarts`` random points."""
     k = design.k
-    mono = "down" if monotone else None
-    rng = np.random.default_rng(seed)
-    start_points = [named_discount(n, k) for n in DISCOUNTS] + [np.full(k, 1.0 / k)] + [np.asarray(start) for start in starts]
-    start_points += [_random_start(rng, k, mono) for _ in range(restarts)]
-
-    def fun(discount_vector):
-        value, _, grad_d = objective(design, g, discount_vector, spec)
-        return -value, -grad_d
-
-    best, agree, succ, n = _run(fun, start_points, 0, k, None, mono, tick)
-    return _finish(best, agree, succ, n, g, best[1], None, mono)
+    named = [named_discount(name, k) for name in DISCOUNTS] + [np.full(k, 1.0 / k)]
+    return _optimise(design, spec, (np.asarray(gains, dtype=np.float64), None), monotone, named + list(starts),
+                     restarts, seed, tick)
 
 
 def optimise_gains(design: Design, discount, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4,
@@ -522,51 +453,29 @@ def optimise_gains(design: Design, discount, spec: MeasureSpec, *, monotone: boo
     left; Table 2's unconstrained column), discount fixed."""
     d = np.asarray(discount, dtype=np.float64)
     n_levels = design.n_levels
-    mono = "up" if monotone else None
-    rng = np.random.default_rng(seed)
-    start_points = [named_gains(n, design.levels) for n in GAINS] + [np.full(n_levels, 1.0 / n_levels)] + [np.asarray(start) for start in starts]
-    start_points += [_random_start(rng, n_levels, mono) for _ in range(restarts)]
-
-    def fun(gain_vector):
-        value, grad_g, _ = objective(design, gain_vector, d, spec)
-        return -value, -grad_g
-
     if n_levels == 1:  # binary grades: the simplex is one point
         g = np.ones(1)
         value = objective(design, g, d, spec)[0]
-        return Optimum(g, d, value, residual(g, mono), True, "one grade level: nothing to optimise", 0, 1, 1, 1)
-    best, agree, succ, n = _run(fun, start_points, n_levels, 0, mono, None, tick)
-    return _finish(best, agree, succ, n, best[1], d, mono, None)
+        return Optimum(g, d, value, residual(g, "up" if monotone else None), True,
+                       "one grade level: nothing to optimise", 0, 1, 1, 1)
+    named = [named_gains(name, design.levels) for name in GAINS] + [np.full(n_levels, 1.0 / n_levels)]
+    return _optimise(design, spec, (None, d), monotone, named + list(starts), restarts, seed, tick)
 
 
 def optimise_joint(design: Design, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4, seed: int = 0,
                    starts=(), tick=None) -> Optimum:
     """argmax_(g, d) Φ(1) over both simplices with both monotonicity constraints.
 
-    Kanoulas & Aslam 2009 §3.3 solve this with MATLAB's minimax ("the discount and gain functions that
-    maximize the worst case value of nDCG stability"); with the single objective Φ the minimax
-    problem is this joint maximisation.  Starts: every pair of named gains and discounts, the given
+    Kanoulas & Aslam 2009 §3.3 solve a minimax problem; with the single objective Φ it is this joint
+    maximisation (docs/stability.md).  Starts: every pair of named gains and discounts, the given
     ``starts`` ((g, d) pairs, e.g. the separate optima, so the joint optimum is never below them),
     then ``restarts`` seeded random points.
     """
-    n_levels, k = design.n_levels, design.k
-    mono_g, mono_d = ("up", "down") if monotone else (None, None)
-    rng = np.random.default_rng(seed)
-    start_points = [np.concatenate([named_gains(gain_name, design.levels),
-                                    named_discount(discount_name, k)]) for gain_name in GAINS for discount_name in DISCOUNTS]
-    start_points += [np.concatenate([np.asarray(g, float), np.asarray(d, float)]) for g, d in starts]
-    start_points += [np.concatenate([_random_start(rng, n_levels, mono_g),
-                                     _random_start(rng, k, mono_d)]) for _ in range(restarts)]
+    named = [np.concatenate([named_gains(gain_name, design.levels), named_discount(discount_name, design.k)])
+             for gain_name in GAINS for discount_name in DISCOUNTS]
+    named += [np.concatenate([np.asarray(g, float), np.asarray(d, float)]) for g, d in starts]
+    return _optimise(design, spec, (None, None), monotone, named, restarts, seed, tick)
 
-    def fun(point):
-        value, grad_g, grad_d = objective(design, point[:n_levels], point[n_levels:], spec)
-        return -value, -np.concatenate([grad_g, grad_d])
-
-    best, agree, succ, n = _run(fun, start_points, n_levels, k, mono_g, mono_d, tick)
-    return _finish(best, agree, succ, n, best[1][:n_levels], best[1][n_levels:], mono_g, mono_d)
-
-
-# =========================================================================== reporting helpers
 
 def gain_ratios(levels, gains) -> dict:
     """{'2/1': gain(2)/gain(1), ...} between consecutive positive grade levels (Kanoulas & Aslam
@@ -583,10 +492,6 @@ def _num(value) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
 
 
-def _short(value: float, digits: int) -> str:
-    return f"{value:.{digits}g}"
-
-
 def measure_string(spec: MeasureSpec, k: int, levels, gains, discount, digits: int = 12) -> str:
     """The pasteable measure, e.g. ``nDCG(gains={0:0,1:1,2:1.2}, discount=[1,0.8,...])@100``.
 
@@ -598,8 +503,9 @@ def measure_string(spec: MeasureSpec, k: int, levels, gains, discount, digits: i
     d = np.asarray(discount, dtype=np.float64)
     scaled_gains = g / (g[0] if g[0] > 0 else g.max())
     scaled_discount = d / d.max()
-    gtxt = ",".join([f"{_num(0)}:0"] + [f"{_num(level)}:{_short(factor, digits)}" for level, factor in zip(levels, scaled_gains)])
-    dtxt = ",".join(_short(factor, digits) for factor in scaled_discount)
+    gtxt = ",".join([f"{_num(0)}:0"] + [f"{_num(level)}:{factor:.{digits}g}"
+                                        for level, factor in zip(levels, scaled_gains)])
+    dtxt = ",".join(f"{factor:.{digits}g}" for factor in scaled_discount)
     inner = f"{spec.base}(gains={{{gtxt}}}, discount=[{dtxt}])@{k}"
     return f"{spec.variant}({inner})" if spec.variant else inner
 
@@ -610,40 +516,30 @@ def parse_topics(spec: str, available) -> list:
     ``spec``: comma-separated items, each a topic id or an inclusive numeric range ``a-b``
     (e.g. ``601-650`` or ``301-310,601-650,700``).  An item matching nothing is an error.
     """
-    want_ids, ranges = set(), []
-    for item in (part.strip() for part in spec.split(",")):
-        if not item:
-            continue
+    ids, ranges = {}, {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
         match = re.fullmatch(r"(\d+)\s*-\s*(\d+)", item)
-        if match:
-            first, last = int(match.group(1)), int(match.group(2))
-            if first > last:
-                raise ValueError(f"--topics: empty range {item!r}")
-            ranges.append((first, last, item))
+        if not match:
+            ids[item] = True
+        elif int(match.group(1)) > int(match.group(2)):
+            raise ValueError(f"--topics: empty range {item!r}")
         else:
-            want_ids.add(item)
-    if not want_ids and not ranges:
+            ranges[item] = (int(match.group(1)), int(match.group(2)))
+    if not ids and not ranges:
         raise ValueError(f"--topics: no topic in {spec!r}")
-    avail = list(available)
+    hit = dict.fromkeys([*ids, *ranges], False)
     chosen = []
-    hit = dict.fromkeys([*want_ids, *(span[2] for span in ranges)], False)
-    for qid in avail:
-        take = False
-        if qid in want_ids:
-            hit[qid] = take = True
-        if qid.isdigit():
-            for first, last, item in ranges:
-                if first <= int(qid) <= last:
-                    hit[item] = take = True
-        if take:
+    for qid in available:
+        found = [qid] if qid in ids else []
+        found += [item for item, (first, last) in ranges.items() if qid.isdigit() and first <= int(qid) <= last]
+        hit.update(dict.fromkeys(found, True))
+        if found:
             chosen.append(qid)
-    missing = [topic for topic, found in hit.items() if not found]
+    missing = [item for item, found in hit.items() if not found]
     if missing:
         raise ValueError(f"--topics: {missing[0]!r} matches no topic of the qrels")
     return chosen
 
-
-# =========================================================================== the study of the command
 
 def topic_resamples(n_topics: int, reps: int, seed: int = 0) -> np.ndarray:
     """(reps x n_topics) topic indices drawn with replacement, seeded: the same resamples serve every
@@ -673,31 +569,26 @@ def _entries(design_k: Design, spec: MeasureSpec, k: int, options: "StudyOptions
     """The functions of one measure and cutoff, in the rows' order: (optimised, constrained, gain name,
     discount name, g, d, Optimum | None); the optima are fitted on ``design_k``'s topics.  ``tick()`` is
     called after each SLSQP start (:func:`entry_starts` in all)."""
-    gain, discount, restarts, seed = options.gain, options.discount, options.restarts, options.seed
-    fixed_g = named_gains(gain, design_k.levels)
-    fixed_d = named_discount(discount, k)
-    entries = []
-    for discount_name in DISCOUNTS:
-        entries.append(("", True, gain, discount_name, fixed_g, named_discount(discount_name, k), None))
-    opt_d = optimise_discount(design_k, fixed_g, spec, restarts=restarts, seed=seed, tick=tick)
+    gain, discount, free = options.gain, options.discount, options.unconstrained
+    fixed_g, fixed_d = named_gains(gain, design_k.levels), named_discount(discount, k)
+    fit = {"restarts": options.restarts, "seed": options.seed, "tick": tick}
+    entries = [("", True, gain, name, fixed_g, named_discount(name, k), None) for name in DISCOUNTS]
+    opt_d = optimise_discount(design_k, fixed_g, spec, **fit)
     entries.append(("discount", True, gain, "optimal", opt_d.gains, opt_d.discount, opt_d))
-    if options.unconstrained in ("discount", "both"):
-        optimum = optimise_discount(design_k, fixed_g, spec, monotone=False, restarts=restarts, seed=seed,
-                              starts=[opt_d.discount], tick=tick)
+    if free in ("discount", "both"):
+        optimum = optimise_discount(design_k, fixed_g, spec, monotone=False, starts=[opt_d.discount], **fit)
         entries.append(("discount", False, gain, "optimal (unconstrained)", optimum.gains, optimum.discount, optimum))
-    for gain_name in GAINS:
-        if gain_name != gain:  # (gain, discount) is already a discount row
-            entries.append(("", True, gain_name, discount, named_gains(gain_name, design_k.levels), fixed_d, None))
-    opt_g = optimise_gains(design_k, fixed_d, spec, restarts=restarts, seed=seed, tick=tick)
+    # (gain, discount) is already a discount row
+    entries += [("", True, name, discount, named_gains(name, design_k.levels), fixed_d, None)
+                for name in GAINS if name != gain]
+    opt_g = optimise_gains(design_k, fixed_d, spec, **fit)
     entries.append(("gains", True, "optimal", discount, opt_g.gains, opt_g.discount, opt_g))
-    if options.unconstrained in ("gains", "both"):
-        optimum = optimise_gains(design_k, fixed_d, spec, monotone=False, restarts=restarts, seed=seed,
-                           starts=[opt_g.gains], tick=tick)
+    if free in ("gains", "both"):
+        optimum = optimise_gains(design_k, fixed_d, spec, monotone=False, starts=[opt_g.gains], **fit)
         entries.append(("gains", False, "optimal (unconstrained)", discount, optimum.gains, optimum.discount, optimum))
-    joint = optimise_joint(design_k, spec, restarts=restarts, seed=seed,
-                           starts=[(opt_d.gains, opt_d.discount), (opt_g.gains, opt_g.discount)], tick=tick)
-    entries.append(("gains+discount", True, "optimal (joint)", "optimal (joint)", joint.gains,
-                    joint.discount, joint))
+    joint = optimise_joint(design_k, spec, starts=[(opt_d.gains, opt_d.discount), (opt_g.gains, opt_g.discount)],
+                           **fit)
+    entries.append(("gains+discount", True, "optimal (joint)", "optimal (joint)", joint.gains, joint.discount, joint))
     return entries
 
 
@@ -705,11 +596,8 @@ def topic_splits(n_topics: int, splits: int, seed: int = 0) -> list:
     """``splits`` seeded random halves of the topics: (fit, held-out) index arrays of floor(T/2) and the
     other ceil(T/2) topics."""
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(splits):
-        perm = rng.permutation(n_topics)
-        out.append((np.sort(perm[: n_topics // 2]), np.sort(perm[n_topics // 2:])))
-    return out
+    perms = [rng.permutation(n_topics) for _ in range(splits)]
+    return [(np.sort(perm[: n_topics // 2]), np.sort(perm[n_topics // 2:])) for perm in perms]
 
 
 def error_ratio(score_matrix) -> float:
@@ -766,34 +654,43 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
         row["claim"] = ratio_claim(row)
         return row
 
+    def matched(idx, base_idx, named_only=False):  # each row against the same function in base_idx
+        base = {function_label(rows[index]) + str(rows[index]["monotone"]): index for index in base_idx}
+        for index in idx:
+            other = base.get(function_label(rows[index]) + str(rows[index]["monotone"]))
+            if other is not None and (not named_only or rows[index]["optimised"] == "—"):
+                out.append(pair(index, other))
+
     firsts: dict = {}
     first_k: dict = {}
     for (k, name), idx in by_measure.items():
         if len(by_measure) > 1:  # every cutoff against the first one, function by function
             base_k = first_k.setdefault(name.replace(f"@{k}", "@"), idx)
             if base_k is not idx:
-                base = {function_label(rows[index]) + str(rows[index]["monotone"]): index for index in base_k}
-                for index in idx:
-                    other = base.get(function_label(rows[index]) + str(rows[index]["monotone"]))
-                    if other is not None and rows[index]["optimised"] == "—":
-                        out.append(pair(index, other))
+                matched(idx, base_k, named_only=True)
         ref = next((index for index in idx if rows[index]["optimised"] == "—" and rows[index]["discount"] == reference
                     and rows[index]["gain"] == rows[idx[0]]["gain"]), None)
         if ref is not None:
             out.extend(pair(index, ref) for index in idx if index != ref)
         first = firsts.setdefault(k, idx)
         if first is not idx:
-            base = {function_label(rows[index]) + str(rows[index]["monotone"]): index for index in first}
-            for index in idx:
-                other = base.get(function_label(rows[index]) + str(rows[index]["monotone"]))
-                if other is not None:
-                    out.append(pair(index, other))
+            matched(idx, first)
     return out
 
 
 @dataclass(frozen=True)
 class StudyOptions:
-    """How :func:`study` fits and what it reports; each field is described in :func:`study`'s docstring."""
+    """How :func:`study` fits and what it reports (docs/stability.md).
+
+    ``gain``: the discount rows' gains (Kanoulas & Aslam 2009 §3.1: linear); ``discount``: the gain rows'
+    discount (§3.2: log); ``unconstrained``: which optima are fitted again without monotonicity ('none',
+    'gains', 'discount', 'both'); ``restarts``: random starts besides the named ones; ``at_topics``: the
+    topics Φ and Eρ² are projected to; ``phi_targets``: a 'topics Φ>=P' column each; ``digits``: of the
+    pasteable string; ``topic_bootstrap``: seeded topic resamples giving each 'topics Φ>=P' its 2.5 and
+    97.5 percentiles (the optima are not re-fitted); ``holdout``: seeded half splits, every function
+    fitted on one half, Φ reported on both halves and against the log discount's (mean, 2.5 and 97.5
+    percentiles over the splits).
+    """
 
     gain: str = "linear"
     discount: str = "log"
@@ -809,33 +706,19 @@ class StudyOptions:
 
 def study(design, specs, cutoffs, options: StudyOptions = StudyOptions(), paired: list | None = None,
           progress=None):
-    """Rows (dicts) for every measure and cutoff: the named functions and the optima.
-
-    The fields of ``options`` (:class:`StudyOptions`): discount rows use the ``gain`` gains (Kanoulas
-    & Aslam 2009 §3.1: linear), gain rows the ``discount`` discount (§3.2: log); the joint optimum
-    starts also from both separate optima; ``restarts`` random starts besides the named ones.
-    ``unconstrained``: 'none', 'gains', 'discount' or 'both': which optimisations are repeated
-    without monotonicity.  ``phi_targets``: a 'topics Φ>=P' column per target P.  ``topic_bootstrap``:
-    resamples of the topics (seeded by ``seed``, the same for every row) giving the 2.5 and 97.5
-    percentiles of each 'topics Φ>=P' (the optima are not re-optimised on each resample); with a list
-    ``paired``, the paired comparisons of :func:`paired_ratios` are appended to it.  ``holdout``: random
-    half splits of the topics (seeded by ``seed``): on each, every function is fitted on one half
-    (the named ones need no fitting) and Φ at ``at_topics`` topics is computed from the variance
-    components of the fitting half ('phi fit-half') and of the other half ('phi held-out'), and the
-    held-out Φ minus the log discount's on the same split ('phi held-out - log'); each is reported as
-    its mean over the splits with the 2.5 and 97.5 percentiles.  ``progress``: a progress bar's
-    ``advance(units, total=None)``, told the SLSQP starts of every fit (:func:`entry_starts` per
-    measure, cutoff and fitting half) and advanced after each.
+    """(rows, curves): a row (dict) for every measure, cutoff and function (:func:`_entries`), and each
+    row with its variance components.  With a list ``paired`` and ``topic_bootstrap``, the comparisons of
+    :func:`paired_ratios` are appended to it.  ``progress``: a progress bar's ``advance(units, total=None)``,
+    told the SLSQP starts of every fit (:func:`entry_starts`) and advanced after each.
     """
     n_topics = options.at_topics or len(design.topics)
     if progress is not None:
-        progress(0,
-                 total=entry_starts(options.unconstrained, options.restarts) * len(cutoffs) * len(specs) * (1 + options.holdout))
-    rows, curves = [], []
+        progress(0, total=entry_starts(options.unconstrained, options.restarts) * len(cutoffs) * len(specs)
+                 * (1 + options.holdout))
+    rows, curves, draws = [], [], {}
     resamples = topic_resamples(len(design.topics),
                                 options.topic_bootstrap, options.seed) if options.topic_bootstrap else None
     halves = topic_splits(len(design.topics), options.holdout, options.seed) if options.holdout else []
-    draws = {}
     for k in cutoffs:
         design_k = design.at(k)
         for spec in specs:
@@ -843,30 +726,28 @@ def study(design, specs, cutoffs, options: StudyOptions = StudyOptions(), paired
             split_phi = np.full((len(entries), len(halves), 2), np.nan)
             for half, (fit, held) in enumerate(halves):
                 dfit, dheld = design_k.subset(fit), design_k.subset(held)
-                refit = _entries(dfit, spec, k, options, progress)
-                for entry, (*_, g, d, _optimum) in enumerate(refit):
+                for entry, (*_, g, d, _optimum) in enumerate(_entries(dfit, spec, k, options, progress)):
                     split_phi[entry, half] = (stats.phi(components(dfit, g, d, spec), n_topics),
-                                       stats.phi(components(dheld, g, d, spec), n_topics))
+                                              stats.phi(components(dheld, g, d, spec), n_topics))
             for entry, (optimised, constrained, gname, dname, g, d, optimum) in enumerate(entries):
                 score_matrix = scores(design_k, g, d, spec)
                 variance = stats.variance_components(score_matrix)
                 row = {"measure": spec.name(k), "k": k, "gain": gname, "discount": dname,
                        "optimised": optimised or "—", "monotone": constrained,
                        "phi": stats.phi(variance, n_topics), "erho2": stats.erho2(variance, n_topics),
-                       **{f"topics Φ>={target:g}": stats.topics_needed(variance, target) for target in options.phi_targets},
+                       **{f"topics Φ>={target:g}": stats.topics_needed(variance, target)
+                          for target in options.phi_targets},
                        **(_intervals(score_matrix, resamples, options.phi_targets) if resamples is not None else {}),
                        **(_holdout_columns(split_phi[entry], split_phi[0]) if halves else {}),
                        "phi1": stats.phi(variance, 1), "var_system": variance.system, "var_topic": variance.topic,
-                       "var_residual": variance.residual}
-                row.update({f"gain {key}": ratio for key, ratio in gain_ratios(design_k.levels, g).items()})
-                row.update({
-                    "residual": max(residual(g, "up" if constrained else None),
-                                    residual(d, "down" if constrained else None)),
-                    "converged": None if optimum is None else optimum.converged,
-                    "starts": None if optimum is None else optimum.starts,
-                    "agree": None if optimum is None else optimum.agree,
-                    "gains": [float(value) for value in g], "discount_factors": [float(value) for value in d],
-                    "string": measure_string(spec, k, design_k.levels, g, d, options.digits)})
+                       "var_residual": variance.residual,
+                       **{f"gain {key}": ratio for key, ratio in gain_ratios(design_k.levels, g).items()},
+                       "residual": max(residual(g, "up" if constrained else None),
+                                       residual(d, "down" if constrained else None)),
+                       **{key: None if optimum is None else getattr(optimum, key)
+                          for key in ("converged", "starts", "agree")},
+                       "gains": [float(value) for value in g], "discount_factors": [float(value) for value in d],
+                       "string": measure_string(spec, k, design_k.levels, g, d, options.digits)}
                 if paired is not None and resamples is not None:
                     row["_error_ratio"] = error_ratio(score_matrix)
                     draws[len(rows)] = np.array([error_ratio(score_matrix[:, sample]) for sample in resamples])
@@ -890,21 +771,13 @@ def _holdout_columns(phis, reference) -> dict:
     return out
 
 
-# =========================================================================== rankings and discriminative power
-
-# Kanoulas & Aslam 2009 §3.5 (Figure 9) compare four nDCG variations: (a) optimal gain and optimal
-# discount, (b) linear gain and log discount, (c) exponential gain and log discount, (d) linear gain
-# and linear discount.
+# the four nDCG variations of Kanoulas & Aslam 2009 §3.5 (Figure 9)
 ASL_FUNCTIONS = ("joint", "linear/log", "exponential/log", "linear/linear")
 
 
 def function_label(row: dict) -> str:
     """A row's gain/discount pair as one label: 'linear/zipf', 'optimal/log', 'joint'."""
     return "joint" if row["optimised"] == "gains+discount" else f"{row['gain']}/{row['discount']}"
-
-
-def _spec_of(row: dict, specs, k: int):
-    return next(spec for spec in specs if spec.name(k) == row["measure"])
 
 
 def _intervals(score_matrix, resamples, targets) -> dict:
@@ -915,18 +788,23 @@ def _intervals(score_matrix, resamples, targets) -> dict:
     return out
 
 
+def _measures(design, specs, rows):
+    """(measure name, k, its rows, its spec, the design at k) of each measure and cutoff of ``rows``."""
+    for name in dict.fromkeys(row["measure"] for row in rows):
+        mine = [row for row in rows if row["measure"] == name]
+        k = mine[0]["k"]
+        yield name, k, mine, next(spec for spec in specs if spec.name(k) == name), design.at(k)
+
+
 def tau_table(design, specs, rows) -> list:
     """Kendall's τ between the rankings of the systems by mean score (over the topics evaluated) under
     every two gain/discount functions of one measure and cutoff (Kanoulas & Aslam 2009 Table 4, there
     for the discount functions at k = 100).  One dict per (measure, function_a, function_b), both
     orders and the diagonal included (a full matrix)."""
     out = []
-    for name in dict.fromkeys(row["measure"] for row in rows):
-        mine = [row for row in rows if row["measure"] == name]
-        k = mine[0]["k"]
-        spec, design_k = _spec_of(mine[0], specs, k), design.at(k)
-        means = {function_label(row): scores(design_k, np.asarray(row["gains"]), np.asarray(row["discount_factors"]),
-                                           spec).mean(axis=1) for row in mine}
+    for name, k, mine, spec, design_k in _measures(design, specs, rows):
+        means = {function_label(row): scores(design_k, np.asarray(row["gains"]),
+                                             np.asarray(row["discount_factors"]), spec).mean(axis=1) for row in mine}
         for label_a, means_a in means.items():
             for label_b, means_b in means.items():
                 out.append({"measure": name, "k": k, "function_a": label_a, "function_b": label_b,
@@ -945,10 +823,7 @@ def asl_table(design, specs, rows, *, reps: int = 1000, seed: int = 0) -> list:
     S = design.C.shape[0]
     first, second = np.triu_indices(S, 1)
     names = list(design.systems) or [str(index) for index in range(S)]
-    for name in dict.fromkeys(row["measure"] for row in rows):
-        mine = [row for row in rows if row["measure"] == name]
-        k = mine[0]["k"]
-        spec, design_k = _spec_of(mine[0], specs, k), design.at(k)
+    for name, k, mine, spec, design_k in _measures(design, specs, rows):
         joint = next(row for row in mine if row["optimised"] == "gains+discount")
         vectors = {"joint": (np.asarray(joint["gains"]), np.asarray(joint["discount_factors"]))}
         for label in ASL_FUNCTIONS[1:]:
@@ -956,17 +831,15 @@ def asl_table(design, specs, rows, *, reps: int = 1000, seed: int = 0) -> list:
             vectors[label] = (named_gains(g, design_k.levels), named_discount(d, k))
         for label, (g, d) in vectors.items():
             score_matrix = scores(design_k, g, d, spec)
-            asl = np.asarray(stats.pairwise_bootstrap(score_matrix[first] - score_matrix[second], reps=reps, seed=seed).p, dtype=np.float64)
+            asl = np.asarray(stats.pairwise_bootstrap(score_matrix[first] - score_matrix[second], reps=reps,
+                                                      seed=seed).p, dtype=np.float64)
             order = np.empty(len(asl), dtype=np.int64)
             order[np.argsort(asl, kind="stable")] = np.arange(1, len(asl) + 1)
             for system_a, system_b, p_value, order_rank in zip(first, second, asl, order):
                 out.append({"measure": name, "k": k, "function": label, "run_a": names[system_a],
-                            "run_b": names[system_b],
-                            "asl": float(p_value), "order": int(order_rank)})
+                            "run_b": names[system_b], "asl": float(p_value), "order": int(order_rank)})
     return out
 
-
-# --------------------------------------------------------------------------- the command's request
 
 MAX_COUNT_BYTES = 4_000_000_000  # the precomputed S x T x J x k counts are float64
 
@@ -997,7 +870,8 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
         raise ValueError(f"{qrels_path}: no relevant document in the topics evaluated")
     n_topics = len(qids)
     pool = np.bincount(judged.row, minlength=n_topics)[:n_topics].astype(np.float64)
-    counts = np.stack([np.bincount(judged.row, weights=(judged.grade == level), minlength=n_topics)[:n_topics] for level in levels], axis=1)
+    counts = np.stack([np.bincount(judged.row, weights=(judged.grade == level), minlength=n_topics)[:n_topics]
+                       for level in levels], axis=1)
     size = len(run_paths) * n_topics * len(levels) * k * 8
     if size > MAX_COUNT_BYTES:
         raise ValueError(f"{len(run_paths)} runs x {n_topics} topics x {len(levels)} grades x {k} ranks need "
@@ -1006,7 +880,6 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
     for path in run_paths:
         run = read_run(path)
         ranked = rank_run(run, qrels, qids, ties=ties, depth=k)
-        ranking = ranked.ranking
         missing = int((~ranked.present).sum())
         if missing:
             warn(f"{run.name}: {missing} of {n_topics} topics have no ranked documents and score 0")
@@ -1014,6 +887,7 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
             warn(f"{run.name}: {ranked.ignored_queries} run topics absent from the qrels ignored")
         if run.skipped:
             warn(f"{path}: skipped {run.skipped} comment or blank lines")
+        ranking = ranked.ranking
         idx.append(level_index(ranking.row, ranking.grade, ranking.judged, ranking.pos, n_topics, k, levels))
         names.append(run.name)
     return Design.from_levels(np.stack(idx), counts, pool, levels, names, qids)

@@ -516,6 +516,7 @@ def test_top_depth_draws_are_uniform_without_replacement():
     grades = list(range(40))  # distinct gains identify the documents
     J = judgements([grades])
     pool = bounds.make_pool("qrels", None, J)
+    # private: the shuffling step alone, its top-d draw checked for uniformity (no command exposes the draws)
     grade, judged, n = permutations._padded(pool, np.array([0]))
     reps = 40000
     top = permutations._shuffled(grade, judged, n, np.array([0]), reps, np.random.default_rng(1), depth=3)

@@ -186,6 +186,7 @@ def _holes_files(tmp_path, long=False):
 
 @pytest.mark.parametrize("long", [False, True])
 def test_runs_holes_equal_arrow_count(tmp_path, long):
+    # private: the Arrow count the fingerprint count replaces, its reference
     from ulnorm_eval.pipeline.evaluate import _arrow_runs_holes, load_qrels, runs_holes
 
     qrels_path, runs = _holes_files(tmp_path, long)
@@ -365,6 +366,7 @@ def test_rank_run_on_the_pairs_table_equals_the_docid_join(seed, monkeypatch):
                 want = ordering.rank_run(run, Qrels(qrels.qid, qrels.docid, qrels.grade, path="q"), qids, **kw)
             for name in ("row", "grade", "judged"):
                 assert np.array_equal(getattr(got.ranking, name), getattr(want.ranking, name)), (name, kw)
+            # private: the rows kept, compared between the two join routes (the values above could agree by chance)
             assert np.array_equal(got._take, want._take) and np.array_equal(got.present, want.present)
             assert (got.ignored_queries, got.float32_ties) == (want.ignored_queries, want.float32_ties)
     assert bool(used) == (seed % 4 != 3)  # numbers are joined without fingerprints

@@ -196,6 +196,7 @@ def test_natural_key_shortcut_for_digit_ids_equals_the_general_rule():
 
     from hypothesis import given, settings, strategies as st
 
+    # private: the sort key's digit-only shortcut against the general rule (hypothesis, any strings)
     from ulnorm_eval.pipeline.ordering import _natural_key
 
     def general(s):
@@ -395,6 +396,7 @@ def test_streamed_reading_is_linear_in_one_huge_query(tmp_path, monkeypatch):
     r = tmp_path / "one.run"
     r.write_text("".join(f"q1 Q0 d{i} {i} {n - i} A\n" for i in range(n)) + "q2 Q0 d0 1 1 A\n")
     calls = []
+    # private: counts the query-id parses, the quadratic rescan this test guards against
     real = blocks._qid
     monkeypatch.setattr(blocks, "_qid", lambda line: calls.append(1) or real(line))
     got = list(blocks.query_blocks(str(r), block_bytes=256))

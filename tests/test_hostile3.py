@@ -64,6 +64,7 @@ def test_every_file_parameter_of_every_command_is_an_input(tmp_path):
     for name, cmd in main.all_commands().items():
         ctx = click.Context(cmd)
         with ctx:
+            # private: the path options each command checks as inputs, listed from every command's parameters
             extra = set(rf._path_inputs())
         paths = {p.name for p in cmd.params if isinstance(p.type, click.Path) and p.type.file_okay}
         outs = {k for k, _ in rf.OUTPUT_KEYS}

@@ -11,6 +11,7 @@ import pytest
 
 from ulnorm_eval import evaluate
 from ulnorm_eval.pipeline.evaluate import load_qrels, load_run
+# private: the two parsers read_run chooses between, compared with each other
 from ulnorm_eval.inputs.trec import InputError, _fast_columns, _slow_columns, read_qrels, read_run
 from conftest import invoke
 

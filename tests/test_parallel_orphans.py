@@ -102,6 +102,7 @@ child = os.fork()
 if child == 0:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
+        # private: the worker's watch of its parent, started alone (no command can kill a worker's parent on cue)
         parallel._end_with(parent if sys.argv[2] == "alive" else parent + 1_000_000)
     except BaseException:
         os._exit(7)

@@ -82,6 +82,7 @@ def test_join_index_holds_the_judged_docids_of_its_query_set(tmp_path):
     q.write_text("1 0 a 1\n1 0 b 0\n2 0 b 2\n2 0 c 1\n3 0 d 1\n")
     for qids, judged in ((["1", "2", "3"], {"a", "b", "c", "d"}), (["2"], {"b", "c"}), (["3", "1"], {"a", "b", "d"})):
         qrels = io.read_qrels(str(q))
+        # private: the join's index for a query set, against the judged docids read from the file
         jdict, keys, rows = ordering._join_index(qrels, qids)
         assert sorted(jdict.to_pylist()) == sorted(judged)
         # each key names (position of the query in qids, docid) of one qrels row

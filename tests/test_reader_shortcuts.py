@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+# private throughout: each shortcut of the reader against the plain computation it replaces
 from ulnorm_eval.inputs import trec
 
 ALPHABET = ["a", "l", "#", "x", "1", "al", "all", "alll", "lla", "é", "\t"]
@@ -156,6 +157,7 @@ def test_tail_scan_skipping_a_querys_plain_lines_cuts_where_the_line_by_line_sca
 
 def test_skip_lines_of_stops_at_the_first_other_line():
     """_skip_lines_of on a hand-made buffer: where each kind of line stops the run."""
+    # private: where the block reader's skip stops, on hand-made buffers
     from ulnorm_eval.inputs.block_reader import _skip_lines_of
 
     plain = b"q1 a\nq1\tb\n"

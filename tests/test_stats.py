@@ -244,6 +244,7 @@ def test_discordant_pairs_direct_and_by_tree_equal_brute_force(monkeypatch):
         brute = sum(int((A[t, i] - A[t, j]) * (B[t, i] - B[t, j]) < 0)
                     for t in range(trials) for i, j in itertools.combinations(range(n), 2))
         monkeypatch.setattr(stats, "DIRECT_SYSTEMS", 10**6)
+        # private: both counting kernels (direct and tree) against brute force
         direct = stats._discordant(A, B)
         monkeypatch.setattr(stats, "DIRECT_SYSTEMS", 1)
         tree = stats._discordant(A, B)

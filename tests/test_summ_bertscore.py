@@ -63,6 +63,7 @@ def _listing(scorer, text, k, order, ties):
     import torch
     from bert_score.utils import sent_encode
 
+    # private: bert-score's tokenizer and model, to recompute Algorithm 1's similarities from the hidden states
     tok = scorer._tokenizer
     ids = sent_encode(tok, text)
     with torch.no_grad():
@@ -82,6 +83,7 @@ def _listing(scorer, text, k, order, ties):
 @pytest.mark.parametrize("ties", ["last", "max"])
 def test_expected_summary_is_the_listing(scorer, order, ties):
     text = "Storms flooded the coastal town, and the storms closed every road in the town."
+    # private: Algorithm 1's similarities, each token's listed once
     tid, sim = bs._token_similarities(scorer, text, ties)
     assert len(set(tid.tolist())) == len(tid)  # distinct tokens
     for k in (1, 3, 8):
@@ -96,6 +98,7 @@ def test_expected_summary_is_the_listing(scorer, order, ties):
 
 def test_repeated_tokens_keep_their_last_or_highest_similarity(scorer):
     text = "the town and the storm and the town"
+    # private: Algorithm 1's similarities under both tie rules
     t_last, s_last = bs._token_similarities(scorer, text, "last")
     t_max, s_max = bs._token_similarities(scorer, text, "max")
     assert list(t_last) == list(t_max)  # first-occurrence order, as a dict's

@@ -44,12 +44,22 @@ def test_rouge_equals_rouge_score_on_all_summeval(summeval, stem):
     assert n == 1600
 
 
+class _Words:
+    """A tokenizer for rouge-score's public scorer: the tokens given, joined by spaces."""
+
+    @staticmethod
+    def tokenize(text):
+        return text.split()
+
+
+_SCORERS = {n: rouge_scorer.RougeScorer([name], tokenizer=_Words()) for n, name in ((0, "rougeL"), (1, "rouge1"),
+                                                                                     (2, "rouge2"))}
+
+
 def _score(target, pred, n):
     """rouge-score's own scoring of token lists (n = 0: LCS)."""
-    if n == 0:
-        return tuple(rouge_scorer._score_lcs(target, pred))
-    return tuple(rouge_scorer._score_ngrams(rouge_scorer._create_ngrams(target, n),
-                                            rouge_scorer._create_ngrams(pred, n)))
+    (score,) = _SCORERS[n].score(" ".join(target), " ".join(pred)).values()
+    return tuple(score)
 
 
 def _combine(scores, how):

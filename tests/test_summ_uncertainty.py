@@ -66,6 +66,7 @@ def test_bootstrap_intervals_equal_a_loop_over_resamples(level, method):
 
 
 def test_vectorised_correlations_equal_scipy():
+    # private: the vectorised correlation kernel against scipy, row by row
     from ulnorm_eval.analysis.human_correlation import _corr_rows
 
     rng = np.random.default_rng(5)

@@ -154,6 +154,7 @@ def test_stacked_tables_write_each_row_cell_by_cell(specs, precision):
     import csv
     import io
 
+    # private: the stacked writer and its rounding, against a row-by-row csv writer
     from ulnorm_eval.render.frames import _csv_text, _rounded
     from ulnorm_eval.render.values import csv_cell, safe_text
 

@@ -141,9 +141,6 @@ LAYER_PENDING = {
     "ulnorm_eval.pipeline.eval_request -> ulnorm_eval.analysis.gate",
     "ulnorm_eval.pipeline.eval_request -> ulnorm_eval.render.progress",
     "ulnorm_eval.pipeline.summ_eval -> ulnorm_eval.render.progress",
-    # the analyses draw their own progress bars: the caller will hand them a listener (as eval's run_eval takes)
-    "ulnorm_eval.analysis.compare -> ulnorm_eval.render.progress",
-    "ulnorm_eval.analysis.stability -> ulnorm_eval.render.progress",
 }
 
 

@@ -46,7 +46,7 @@ def test_the_marks_named_are_those_the_whole_comparison_under_the_other_rule_cha
         Path(qrels).write_text("".join(lines[::2]))
     options = Options(ties=ties)
     request = CompareRequest(qrels=qrels, runs=tuple(runs), measures=["P@3", "AP"], options=options, holes=holes,
-                             compare={"test": "t", "correction": "none", "alpha": 0.2}, progress=False)
+                             compare={"test": "t", "correction": "none", "alpha": 0.2})
     notes: list = []
     first = compare_for_request(request, notes)
     changed = (dataclasses.replace(options, score_precision="float32") if ties == "score"
@@ -69,5 +69,5 @@ def test_no_note_when_no_run_moves(tmp_path):
         Path(path).write_text("".join(f"{' '.join(ln.split()[:4])} {1000 - k % 15} r\n" for k, ln in enumerate(lines)))
     notes: list = []
     compare_for_request(CompareRequest(qrels=qrels, runs=tuple(runs), measures=["P@3"], options=Options(),
-                                       compare={"alpha": 0.2}, progress=False), notes)
+                                       compare={"alpha": 0.2}), notes)
     assert not [n for n in notes if "significance marks" in n or "change place" in n]

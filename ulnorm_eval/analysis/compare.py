@@ -25,6 +25,7 @@ the subset is chosen per plain measure from its own mean and E, and its variants
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -445,6 +446,27 @@ def _overlap(result, m, ends: tuple, queries: tuple, pairs: tuple) -> np.ndarray
 PAIR_BLOCK_ELEMENTS = 4 << 20
 
 
+class _SilentBars:
+    """Progress bars that show nothing, with render.progress's interface: a library call's (the command
+    line hands its own to the request)."""
+
+    @staticmethod
+    def shown(wanted: bool = True) -> bool:
+        return False
+
+    @staticmethod
+    def base_name(path: str) -> str:
+        return path
+
+    @staticmethod
+    def progress(paths, enabled: bool):
+        return contextlib.nullcontext(lambda description, path=None: None)
+
+    @staticmethod
+    def work_bar(enabled: bool, label: str, total=None):
+        return contextlib.nullcontext(_no_progress)
+
+
 def _no_progress(units: float = 1.0, total=None) -> None:
     return None
 
@@ -660,7 +682,7 @@ class CompareRequest:
     scheduler: str | None = None
     scheduler_timeout: float = 10.0
     compare: dict = field(default_factory=dict)  # test, reps, seed, correction, alpha, subset, ...
-    progress: bool = True  # progress bars on stderr when it is a terminal (render.progress.shown)
+    progress: object = None  # the command line's bars (render.progress: shown, progress, work_bar, base_name); None: none
 
 
 def baseline_run_name(baseline: str, paths, names) -> str:
@@ -739,20 +761,19 @@ def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
     if request.holes and api.holes_note(request.measures):
         notes.append(api.holes_note(request.measures))
     sets = query_sets(request.swap_between, notes) if request.swap_between else None
-    from ..render.progress import base_name, progress, shown, work_bar
-
     # the runs' bytes on one bar with the time left (shown on a terminal for inputs over a few MB), then
     # the paired tests and swap trials on another; with hole bounds every run is read first (the holes
     # are shared by the runs) and evaluated after: a bar of runs then shows the evaluation
-    bars, paths = shown(request.progress), list(request.runs)
+    maker, paths = request.progress or _SilentBars, list(request.runs)
+    bars, base_name = maker.shown(True), maker.base_name
     holes = request.holes or request.holes_bootstrap
     doing = "reading" if holes else "evaluating"
     inputs = CompareInputs(holes=request.holes, holes_bootstrap=request.holes_bootstrap,
                            refuse_disjoint=not request.allow_disjoint)
     settings = CompareSettings(**{"swap_between": sets, "pairs": request.pairs, **request.compare})
-    with progress(paths, bars) as step, \
-            work_bar(bars and holes, "evaluating the runs with their hole bounds (runs)", total=len(paths)) as evaluated, \
-            work_bar(bars, "comparing: paired tests and swap trials (metrics)") as tick, \
+    with maker.progress(paths, bars) as step, \
+            maker.work_bar(bars and holes, "evaluating the runs with their hole bounds (runs)", total=len(paths)) as evaluated, \
+            maker.work_bar(bars, "comparing: paired tests and swap trials (metrics)") as tick, \
             executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(paths), False) as ex:
         done = [0]
 

@@ -19,6 +19,7 @@ is V(A, I, E, W) of :mod:`ulnorm_eval.core.normalise` on the DCG scale, with ``-
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 from dataclasses import dataclass, field
@@ -908,7 +909,7 @@ class StabilityRequest:
     tables: tuple = ("functions",)
     reps: int = 1000
     study: dict = field(default_factory=dict)  # gain, discount, unconstrained, restarts, seed, at_topics, ...
-    progress: bool = True  # a progress bar on stderr when it is a terminal (render.progress.shown)
+    progress: object = None  # the command line's bars (render.progress: shown, work_bar); None: none
 
 
 @dataclass
@@ -935,10 +936,10 @@ def stability_for_request(request: StabilityRequest, notes: list) -> StabilityOu
         raise ValueError(str(exc)) from None
     if len(design.topics) < (4 if holdout else 2):
         raise ValueError("stability needs at least two topics" + (" in each half (--holdout)" if holdout else ""))
-    from ..render.progress import shown, work_bar
-
     paired = [] if "paired" in request.tables else None
-    with work_bar(shown(request.progress), "stability: SLSQP starts of the optima") as tick:
+    bars = request.progress
+    with (bars.work_bar(bars.shown(True), "stability: SLSQP starts of the optima") if bars
+          else contextlib.nullcontext(None)) as tick:
         options = StudyOptions(phi_targets=tuple(request.phi_targets), **request.study)
         rows, curves = study(design, request.specs, request.cutoffs, options, paired, progress=tick)
     extra = {} if paired is None else {"paired": paired}

@@ -203,13 +203,15 @@ def compare_request(options: dict, view):
     opts = make_options(**{**given,
                            "holes": holes[0] if holes else DEFAULT_WORLD, "holes_samples": given["holes_samples"] or 1000})
     keys = ("test", "reps", "seed", "correction", "alpha", "subset", "subset_size", "swap_trials", "phi_target")
+    from ..render import progress  # the command line's bars (shown on a terminal)
+
     return CompareRequest(qrels=given["qrels"], runs=tuple(given["runs"]), measures=split_names(given["measures"]) or None,
                           variants=split_variants(given["norm"]),
                           options=opts, groups=given["groups"], holes=bool(holes),
                           holes_bootstrap=bool(holes and given["holes_samples"]), swap_between=given["swap_between"],
                           allow_disjoint=given["allow_disjoint"], pairs="pairs" in view.tables or view.paper or given["plot"] is not None
                           or given["baseline"] is not None, jobs=given["jobs"], scheduler=given["scheduler"], scheduler_timeout=scheduler_timeout(),
-                          compare={key: given[key] for key in keys}, progress=not given["no_progress"])
+                          compare={key: given[key] for key in keys}, progress=None if given["no_progress"] else progress)
 
 
 @click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG,

@@ -178,10 +178,12 @@ def stability_request(options: dict):
 
     specs = list(dict.fromkeys(st.parse_measure(text) for text in (opts["measures"] or ("nDCG",))))
     keys = ("gain", "discount", "unconstrained", "restarts", "seed", "at_topics", "topic_bootstrap", "holdout")
+    from ..render import progress  # the command line's bar (shown on a terminal)
+
     return st.StabilityRequest(qrels=opts["qrels"], runs=tuple(opts["runs"]), specs=specs, cutoffs=cutoffs, phi_targets=targets,
                                topics=opts["topics"], ties=opts["ties"],
                                tables=tuple(chosen), reps=opts["reps"], study={key: opts[key] for key in keys},
-                               progress=not opts["no_progress"])
+                               progress=None if opts["no_progress"] else progress)
 
 
 def _refuse_first(limits) -> None:

@@ -423,3 +423,58 @@ def test_the_table_reads_a_measure_s_direction_and_an_interval_holding_0_is_not_
     rev = ue.evaluate(QRELS, {"rev": reversal(read_run(RUN))}, ["AP"], variants=["UL2"])
     assert _ci(rev, "rev", "UL2(AP)")[1] < 0 and f"{red}{rev.means['rev']['UL2(AP)']:.4f}" in format_table(rev, color=True)
     assert NEAR_RANDOM == "n.s." and "random" not in NEAR_RANDOM
+
+
+# --------------------------------------------------------------------------- pools the same for every run
+
+EX_QRELS, EX_RUNS = "examples/qrels/dlhard-passage.qrels.txt", ["examples/runs/bm25.run.gz", "examples/runs/bm25_bert_zs.run.gz"]
+
+
+def _bounds(ev, run: str, measures) -> np.ndarray:
+    return np.array([ev.per_query[run][f"{v}({m})"] for m in measures for v in ("E", "IUB", "WLB")])
+
+
+def test_qrels_plus_n_is_the_union_pool_of_a_run_of_n_unjudged_documents():
+    """--pool qrels+N: the judged documents and N placeholders, whatever the run retrieved: the bounds of
+    every run are those of a run of N unjudged documents under --pool union (to 1e-12), and differ from
+    --pool qrels's."""
+    measures = ["nDCG@10", "AP", "RBP(p=0.8)", "P@5", "RR", "Rprec", "R@20", "Bpref", "Rndcg", "ERR@10"]
+    qids = sorted(pd.read_csv(EX_QRELS, sep=r"\s+", header=None, dtype=str)[0].unique())
+    blank = pd.DataFrame({"qid": np.repeat(qids, 40), "docno": [f"u{i}" for i in range(40)] * len(qids),
+                          "score": np.tile(np.arange(40.0), len(qids))})
+    union = ue.evaluate(EX_QRELS, {"blank": blank}, measures, ["E", "IUB", "WLB"], pool="union")
+    plus = ue.evaluate(EX_QRELS, EX_RUNS, measures, ["E", "IUB", "WLB"], pool="qrels+40")
+    judged = ue.evaluate(EX_QRELS, EX_RUNS[:1], measures, ["E", "IUB", "WLB"], pool="qrels")
+    want = _bounds(union, "blank", measures)
+    for run in ("bm25.run", "bm25_bert_zs.run"):
+        assert np.allclose(_bounds(plus, run, measures), want, rtol=1e-12, atol=1e-12), run
+    E = lambda ev, run: np.array([ev.per_query[run][f"E({m})"] for m in measures])  # noqa: E731
+    assert np.all(E(plus, "bm25.run") < E(judged, "bm25.run") + 1e-15) and not np.allclose(E(plus, "bm25.run"),
+                                                                                          E(judged, "bm25.run"))
+
+
+def test_a_candidate_file_is_every_run_s_pool(tmp_path, capsys):
+    """--pool FILE --pool-depth D: each query's top D documents of FILE, for every run: bm25_bert_zs's
+    bounds are bm25's own under --pool run (its top 100, the whole file); a query FILE lacks gets an
+    empty pool and one note; a --pool that is neither a kind nor a file is refused (exit 2)."""
+    from tests.conftest import invoke
+
+    measures = ["nDCG@10", "AP"]
+    own = ue.evaluate(EX_QRELS, EX_RUNS[:1], measures, ["E", "IUB", "WLB"], pool="run")
+    cand = ue.evaluate(EX_QRELS, EX_RUNS, measures, ["E", "IUB", "WLB"], pool=EX_RUNS[0], pool_depth=100)
+    for run in ("bm25.run", "bm25_bert_zs.run"):
+        assert np.array_equal(_bounds(cand, run, measures), _bounds(own, "bm25.run", measures)), run
+    top5 = ue.evaluate(EX_QRELS, EX_RUNS[1:], ["P@10"], ["E"], pool=EX_RUNS[0], pool_depth=5)
+    assert np.all(np.asarray(top5.per_query["bm25_bert_zs.run"]["E(P@10)"]) <= 0.5 + 1e-15)  # 5 candidates of 10 ranks
+    run = read_run(EX_RUNS[0])
+    lacking = tmp_path / "some.run"
+    kept = run[~run.qid.isin(sorted(run.qid.unique())[:3])]
+    lacking.write_text("".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in kept.itertuples(index=False)))
+    notes = []
+    ev = ue.evaluate(EX_QRELS, EX_RUNS[1:], ["AP"], ["E", "EM"], pool=str(lacking), warn=notes.append)
+    assert sum(f"{lacking}: no candidates for 3 of 50 queries" in n for n in notes) == 1, notes
+    first = sorted(run.qid.unique())[:3]
+    queries = ev.queries["bm25_bert_zs.run"]
+    assert all(ev.per_query["bm25_bert_zs.run"]["E(AP)"][queries.index(q)] == 0 for q in first)
+    bad = invoke("--pool", "qrelz", EX_QRELS, EX_RUNS[0])
+    assert bad.exit_code == 2 and "'qrelz': give run, qrels, union, qrels+N" in bad.output

@@ -131,6 +131,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
 
     from ..core.pools import make_pool
     from ..pipeline import evaluate as api
+    from ..pipeline.blocks import shared_pool
     from ..pipeline.orchestrator import evaluate_runs
     from ..pipeline.ordering import judgements, natural_order, qrels_queries
     from ..core.keywords import split_keywords
@@ -145,12 +146,12 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     plain, metrics = _query_metrics(measures, bool(holes and runs))
     qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
-    pooled = bool(runs) and options.pool != "qrels"  # each run's own pool: its ranking is kept
+    pooled = bool(runs) and options.pool in ("run", "union")  # each run's own pool: its ranking is kept
     results = list(evaluate_runs(qrels, runs or [_no_run()], metrics, dataclasses.replace(options, run_queries_only=False),
                                  executor, warn=warn if runs else None, ranked=pooled,
                                  refuse_disjoint=given.refuse_disjoint))
     pool_n = (np.mean([make_pool(options.pool, rr.ranked.ranking, J).n for rr in results], axis=0) if pooled
-              else make_pool("qrels", None, J).n)
+              else shared_pool(qrels, options, J).n)
     if np.all(pool_n == np.round(pool_n)):
         pool_n = pool_n.astype(np.int64)
     cols = {"query": qids, "pool": pool_n}

@@ -150,7 +150,8 @@ EVAL_BRIEF = {
     "norm": "Variants added to each measure: e, iub, wlb, ul1, ul2, mm, eb, em, db, uew or none.  Default e,ul2.",
     "per_query": "Per-query rows before the mean ('all').",
     "rel_level": "Lowest grade counted relevant (default 1).",
-    "pool": "What a random ranking shuffles: the run's documents (default), the judged ones, or both.",
+    "pool": "What a random ranking shuffles: the run's documents (default), the judged ones, both, the judged "
+            "ones and N unjudged (qrels+N), or a candidate FILE's top --pool-depth.",
     "fmt": "Default: table on a terminal, else trec lines (a pipe, a file).",
     "output": "Write to FILE; its extension picks the format (.tsv, .json, ...).",
     "trec": "trec_eval 10 drop-in: its output byte for byte for its flags (docs/trec_eval.md).",

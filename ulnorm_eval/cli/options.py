@@ -38,12 +38,32 @@ ordering_options = bundle(
 run_queries_option = click.option(
     "--run-queries-only", is_flag=True, help="Average only over queries the run retrieved for (trec_eval without -c).")
 
+class PoolSpec(click.ParamType):
+    """--pool: run, qrels, union, qrels+N or the path of a candidate file."""
+
+    name = "run|qrels|union|qrels+N|FILE"
+
+    def convert(self, value, param, ctx):
+        import os
+        import re
+
+        text = str(value)
+        if text in ("run", "qrels", "union") or re.fullmatch(r"qrels\+[1-9][0-9]*", text) or os.path.isfile(text):
+            return text
+        self.fail(f"{text!r}: give run, qrels, union, qrels+N (the judged documents and N unjudged ones, e.g. "
+                  "qrels+1000) or a candidate file (a run; its top --pool-depth documents per query)", param, ctx)
+
+
 # The random-ranking bounds and the variants built on them.
 bounds_options = bundle(
-    click.option("--pool", type=click.Choice(["run", "qrels", "union"]), default="run", show_default=True,
+    click.option("--pool", type=PoolSpec(), default="run", show_default=True,
                  help="Documents a random ranker permutes: the run's own ranked documents (is its order "
-                      "better than a shuffle of them?), the judged ones, or both (docs/bounds.md, "
-                      "\"Which pool\")."),
+                      "better than a shuffle of them?), the judged ones, both, the judged ones and N unjudged "
+                      "ones (qrels+N: the same for every run, whatever it retrieved), or each query's top "
+                      "--pool-depth documents of a candidate FILE (a run: the re-ranking setting) "
+                      "(docs/bounds.md, \"Which pool\")."),
+    click.option("--pool-depth", type=click.IntRange(min=1), default=100, show_default=True,
+                 help="--pool FILE: the candidates of a query are the file's top N documents for it."),
     click.option("--expectation", type=click.Choice(["exact", "paper"]), default="exact", show_default=True,
                  help="'paper' uses the papers' formulas verbatim (E[SP@k] = k(P/n)^2; nDCG and DCG with "
                       "2^R - 1 gains unless gains= is given) to reproduce their tables."),

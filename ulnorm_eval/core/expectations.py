@@ -168,8 +168,9 @@ class _RunBounds:
     the same for every run, kept per query in the caller's ``cache`` across runs and blocks); the
     random-ranking pool is built on first use: a run whose bounds all come from the cache needs none."""
 
-    def __init__(self, run, judgements: Judgements, options, foreign, cache: dict | None):
+    def __init__(self, run, judgements: Judgements, options, foreign, cache: dict | None, candidates=None):
         self.rr, self.J, self.options, self.foreign = run, judgements, options, foreign
+        self.candidates = candidates
         self.rel_level = Level.of(options, trec_nan=False)  # a random ranking of a pool never reproduces trec_eval's -nan
         self.paper = options.expectation == "paper"
         self.shared = cache if options.pool not in ("run", "union") else None
@@ -178,7 +179,8 @@ class _RunBounds:
 
     def base_pool(self):
         if self.pool is None:
-            pool = make_pool(self.options.pool, self.rr.ranking, self.J)
+            pool = (make_pool("run", self.candidates(), self.J) if self.candidates is not None
+                    else make_pool(self.options.pool, self.rr.ranking, self.J))
             if getattr(self.options, "judged_only", False):  # -J: a random ranking of what -J keeps
                 pool = judged_only_pool(pool)
             self.pool = pool
@@ -255,7 +257,7 @@ class _RunBounds:
 
 
 def variant_values(run, judgements: Judgements, metrics: list, plain: dict, options, foreign=None,
-                   cache: dict | None = None):
+                   cache: dict | None = None, candidates=None):
     """Values of every requested variant metric for one ranked run.
 
     Returns (values, standard errors, undefined counts), each keyed by Metric.  A query is
@@ -268,9 +270,11 @@ def variant_values(run, judgements: Judgements, metrics: list, plain: dict, opti
     the caller may keep them across runs (keyed by :func:`bounds_key`, then by query id): the Monte
     Carlo of a measure without a closed form is then drawn once per qrels, not once per run (a block
     whose queries were all seen before reuses them; Monte Carlo draws are keyed by query id, so the
-    numbers are the same either way).
+    numbers are the same either way).  ``candidates``: for a pool of candidates the same for every run
+    (``--pool FILE``), a function returning their Ranking on ``judgements``' queries (called only when
+    some bound is not in the cache).
     """
-    run_bounds = _RunBounds(run, judgements, options, foreign, cache)
+    run_bounds = _RunBounds(run, judgements, options, foreign, cache, candidates)
     run_bounds.draw_shared([wanted.measure for wanted in metrics if wanted.variant])
     values, stderr, undefined = {}, {}, {}
     rel_level = run_bounds.rel_level

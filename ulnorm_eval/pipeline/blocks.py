@@ -27,7 +27,7 @@ from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
            "finish_run", "summary_row", "condensed", "input_notes", "undefined_note", "refuse_prior_variants",
            "summary_parts", "of_means", "of_means_intervals", "plain_intervals", "summarised_of_means", "below_random_note", "prepare",
-           "Note"]
+           "Note", "pool_words", "candidates", "candidates_note", "shared_pool"]
 
 
 @dataclass
@@ -39,7 +39,8 @@ class Options:
     ties: str = "score"
     score_precision: str = "float64"
     run_queries_only: bool = False
-    pool: str = "run"  # docs/bounds.md, "Which pool": the one where a shuffle of the run scores E
+    pool: str = "run"  # docs/bounds.md, "Which pool": run, qrels, union, qrels+N, or a candidate file's path
+    pool_depth: int = 100  # --pool FILE: each query's top pool_depth documents of the file are its candidates
     expectation: str = "exact"
     undefined: str = "zero"
     permutations: int = 1000
@@ -66,6 +67,13 @@ class Options:
         if not level >= 0 or level == float("inf"):  # NaN too
             raise ValueError(f"rel_level={self.rel_level!r}: " + (LEVEL_BELOW_ZERO if level < 0 else
                                                                   "not a finite number"))
+        from ..core.pools import placeholders
+
+        if self.pool not in ("run", "qrels", "union") and placeholders(self.pool) is None and not _is_file(self.pool):
+            raise ValueError(f"pool={self.pool!r}: expected 'run', 'qrels', 'union', 'qrels+N' (N unjudged placeholders "
+                             "beside the judged documents) or the path of a candidate file")
+        if not (isinstance(self.pool_depth, int) and self.pool_depth >= 1):
+            raise ValueError(f"pool_depth={self.pool_depth!r}: expected a positive integer (--pool-depth)")
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name}={getattr(self, name)!r}: expected one of {', '.join(map(repr, allowed))}")
@@ -91,8 +99,13 @@ SEED_RANGE = "a seed is a whole number from 0 to 2**64 - 1 (18446744073709551615
 
 
 # the values each Options field may take (the command line's choices)
-_CHOICES = {"ties": ("score", "rank", "file"), "score_precision": ("float64", "float32"),
-            "pool": ("qrels", "run", "union"), "norm_all": ("means", "per-query"), "expectation": ("exact", "paper"),
+def _is_file(path: str) -> bool:
+    import os
+
+    return isinstance(path, str) and os.path.isfile(path)
+
+
+_CHOICES = {"ties": ("score", "rank", "file"), "score_precision": ("float64", "float32"), "norm_all": ("means", "per-query"), "expectation": ("exact", "paper"),
             "undefined": ("zero", "skip"), "trec_version": ("10", "9"), "holes_prior": ("run", "pool", "mix")}
 
 
@@ -231,9 +244,13 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
         from ..core.expectations import variant_values
 
         from . import irm_adapter
+        from ..core.pools import placeholders
+
+        shared = None if options.pool in POOL_QUESTION or placeholders(options.pool) is not None else (
+            lambda: candidates(qrels, options, J.qids))
         vv, se, und = variant_values(rr, J, pooled,
                                      plain, options, irm_adapter,
-                                     cache=qrels.cache.setdefault("bounds", {}))
+                                     cache=qrels.cache.setdefault("bounds", {}), candidates=shared)
         values.update(vv)
         stderr.update(se)
         undefined.update(und)
@@ -524,6 +541,9 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
     notes = input_notes(name, path, nq=len(qids), missing=len(missing_qids), ignored=len(ignored_qids),
                         float32_ties=float32_ties, skipped=f.skipped, extra=f.extra, ties=getattr(options, "ties", "score"),
                         judged=f.judged)
+    note = candidates_note(qrels, options, qids) if qrels is not None and any(map(_pooled, metrics)) else None
+    if note:
+        notes.append(Note(note, name, note.split(": ", 1)[1].replace("{", "{{").replace("}", "}}")))
     shown = set(metrics)  # a withheld bound of a part (summary_parts) is counted where it is shown, not here
     undefined = {m: n for m, n in undefined.items() if m in shown}
     note = undefined_note(name, undefined, options)
@@ -548,7 +568,63 @@ POOL_QUESTION = {  # what a random ranking is under each --pool, in words (capti
     "qrels": "a shuffle of the judged documents",
     "union": "a shuffle of the judged documents and the run's unjudged ones",
 }
-OTHER_POOL = {"run": "qrels", "qrels": "run", "union": "run"}
+
+
+def pool_words(options) -> str:
+    """What a random ranking is under ``options.pool``, in words, and the option that says it."""
+    from ..core.pools import placeholders
+
+    pool, extra = options.pool, placeholders(options.pool)
+    if pool in POOL_QUESTION:
+        return f"{POOL_QUESTION[pool]} (--pool {pool})"
+    if extra is not None:
+        return f"a shuffle of the judged documents and {extra:,} unjudged ones (--pool {pool})"
+    return (f"a shuffle of each query's top {options.pool_depth} documents of {_base(pool)}, the candidates "
+            f"(--pool FILE --pool-depth {options.pool_depth})")
+
+
+def _base(path: str) -> str:
+    import os
+
+    return os.path.basename(path)
+
+
+def candidates(qrels: Qrels, options: Options, qids: list):
+    """``--pool FILE``: the Ranking of each query's top ``options.pool_depth`` documents of the file, in
+    the order a run's are taken (--ties, --score-precision), joined with the qrels: the pool every run
+    shares.  The file is read once per process (kept on the qrels)."""
+    from ..inputs.text import read_bytes
+    from ..inputs.trec import read_run
+
+    key = ("candidates", options.pool)
+    if key not in qrels.cache:
+        qrels.cache[key] = read_run(options.pool, data=read_bytes(options.pool))
+    return rank_run(qrels.cache[key], qrels, qids, ties=options.ties, score_precision=options.score_precision,
+                    depth=options.pool_depth).ranking
+
+
+def shared_pool(qrels: Qrels, options: Options, J: Judgements):
+    """The pool of ``J``'s queries under a ``--pool`` that is the same for every run (qrels, qrels+N,
+    a candidate file; ``--pool run`` or ``union`` without a run: the judged documents)."""
+    from ..core.pools import make_pool, placeholders
+
+    if options.pool in POOL_QUESTION or placeholders(options.pool) is not None:
+        return make_pool(options.pool if options.pool not in ("run", "union") else "qrels", None, J)
+    return make_pool("run", candidates(qrels, options, J.qids), J)
+
+
+def candidates_note(qrels: Qrels, options: Options, qids: list) -> str | None:
+    """One line when ``--pool FILE`` has no candidates for some of ``qids``: their pool is empty."""
+    from ..core.pools import placeholders
+
+    if options.pool in POOL_QUESTION or placeholders(options.pool) is not None or not qids:
+        return None
+    ranking = candidates(qrels, options, qids)
+    lacking = len(qids) - len(np.unique(ranking.row))
+    if not lacking:
+        return None
+    return (f"{options.pool}: no candidates for {lacking} of {len(qids)} queries: their pool is empty (E = IUB = WLB "
+            f"= 0), so every normalisation is undefined there")
 
 
 def below_random_note(name: str, metrics: list, values: dict, options: Options, intervals=None) -> str | None:
@@ -574,12 +650,13 @@ def below_random_note(name: str, metrics: list, values: dict, options: Options, 
             verdicts.append(_told_apart(meas, metrics, A, E, intervals or {}, options))
     if not hits:
         return None
-    pool, other = options.pool, OTHER_POOL[options.pool]
+    pool = options.pool if options.pool in POOL_QUESTION else "qrels+N" if "+" in options.pool else "FILE"
+    other = "qrels" if options.pool == "run" else "run"
     whats = " or ".join(dict.fromkeys(w for w, _ in verdicts))
     words = [word for _, (_, word) in verdicts]
     brief = f"E beats the value on most queries of {{0:measure|measures}} (--pool {pool}); all queries vs random: {{tally}}"
-    return Note(f"{name}: E beats the value on most queries ({'; '.join(hits)}): there {POOL_QUESTION[pool]} "
-                f"(--pool {pool}) scores better than the run, so per-query UL2 reads worse than random there; over all "
+    return Note(f"{name}: E beats the value on most queries ({'; '.join(hits)}): there {pool_words(options)} "
+                f"scores better than the run, so per-query UL2 reads worse than random there; over all "
                 f"queries (the 95% interval of {whats}): {'; '.join(v for _, (v, _) in verdicts)}; --pool {other} compares "
                 f"with {POOL_QUESTION[other]} instead (docs/bounds.md, \"Which pool\")", name, brief, (len(hits),),
                 [(word.removesuffix(" than random").replace("not distinguishable from random", "n.s."), words.count(word))

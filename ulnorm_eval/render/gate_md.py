@@ -151,7 +151,7 @@ def _interval(run, metric, lead) -> str:
 def _notes(result) -> list:
     """What the means of the variants are (the table caption's words): the random ranking of the pool,
     and the 'all' row of a normalisation (of the means, or the mean of per-query values)."""
-    from ..pipeline.blocks import POOL_QUESTION
+    from ..pipeline.blocks import pool_words
     from .table import pooled_shown, all_row_rule
 
     from ..core.records import TEXT_FAMILIES  # filled once summ has parsed its measures
@@ -161,7 +161,7 @@ def _notes(result) -> list:
     if not pooled_shown(result.metrics):
         return []
     options = result.options
-    out = [f"random = {POOL_QUESTION[options.pool]} (--pool {options.pool})"]
+    out = [f"random = {pool_words(options)}"]
     rule = all_row_rule(result.metrics, options)
     if rule:
         out.append(rule)

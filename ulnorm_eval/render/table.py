@@ -150,7 +150,7 @@ def _marked(result) -> bool:
 def caption(result) -> str:
     """Query count, pool (in words), tie rule, score precision and undefined cases in one line; then
     what the 'all' row of a normalisation is, and the legend of what is on screen."""
-    from ..pipeline.blocks import POOL_QUESTION
+    from ..pipeline.blocks import pool_words
 
     o = result.options
     counts = {len(rr.qids) for rr in result.runs}
@@ -175,7 +175,7 @@ def caption(result) -> str:
         how = (f"{cases} (left out by --undefined skip: "
                f"{UNDEFINED_MARK} per query, {MEAN_MARK} marks a mean over the defined queries only)")
     pooled = pooled_shown(result.metrics)
-    parts = [q] + ([f"random = {POOL_QUESTION[o.pool]} (--pool {o.pool})"] if pooled else [])
+    parts = [q] + ([f"random = {pool_words(o)}"] if pooled else [])
     parts += [f"ties {ties}", f"scores {o.score_precision}", how]
     if o.depth:
         parts.insert(1, f"depth {o.depth}")

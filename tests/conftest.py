@@ -131,15 +131,25 @@ SUMM_DOCS = (ROOT / "tests" / "data" / "summ" / "docs.tsv").read_text(encoding="
 SUMM_SYSTEM_A = (ROOT / "tests" / "data" / "summ" / "sysA.tsv").read_text(encoding="utf-8")
 
 
-def invoke(*args, input=None, catch_exceptions=True):
+def invoke(*args, input=None, catch_exceptions=True, env=None):
     """ulnorm-eval run in process (click's CliRunner) with ``args`` (paths given as objects are turned
     into text); the click Result, whatever the exit code.  ``catch_exceptions=False``: an exception the
-    command lets through reaches the test with its traceback."""
+    command lets through reaches the test with its traceback; ``env``: variables set for the command."""
     from click.testing import CliRunner
 
     from ulnorm_eval.cli.main import main
 
-    return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=catch_exceptions)
+    return CliRunner().invoke(main, [str(a) for a in args], input=input, catch_exceptions=catch_exceptions, env=env)
+
+
+def command(args, env=None):
+    """``ulnorm-eval ARGS`` in process, reported as ``subprocess.run(..., capture_output=True, text=True)``
+    reports a process: ``returncode``, ``stdout``, ``stderr``.  For what a command prints; what only a
+    real process shows (signals, pipes, the exit code of an unexpected error) is tested in processes."""
+    from types import SimpleNamespace
+
+    res = invoke(*args, env=env)
+    return SimpleNamespace(returncode=res.exit_code, stdout=res.stdout, stderr=res.stderr)
 
 
 def cli(*args, code=0, input=None):

@@ -4,7 +4,6 @@ refusals; the CLI."""
 from __future__ import annotations
 
 import itertools
-import subprocess
 
 import numpy as np
 import pytest
@@ -13,6 +12,8 @@ from ulnorm_eval.core import registry
 from ulnorm_eval.core.holes import assign, candidate_grades, hole_bounds, holes_reason
 from ulnorm_eval.core.kernels import Judgements, Ranking
 from ulnorm_eval.core.records import FAMILIES
+
+from conftest import command
 
 CUTOFFS = (1, 2, 3, 5)
 
@@ -229,8 +230,8 @@ def test_cli_holes(tmp_path):
     run = tmp_path / "run"
     qrels.write_text("q1 0 a 1\nq1 0 b 0\nq1 0 z 1\n")
     run.write_text("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\nq1 Q0 b 3 1 t\n")
-    out = subprocess.run(["ulnorm-eval", "--holes", "closed", "-m", "AP", "-m", "Bpref", "-f", "tsv",
-                          str(qrels), str(run)], capture_output=True, text=True)
+    out = command(["--holes", "closed", "-m", "AP", "-m", "Bpref", "-f", "tsv",
+                   str(qrels), str(run)])
     assert out.returncode == 0, out.stderr
     header, *rows = out.stdout.splitlines()
     cols = header.split("\t")
@@ -240,8 +241,8 @@ def test_cli_holes(tmp_path):
     assert float(allrow["UB(AP)"]) == pytest.approx(2 / 3)
     assert float(allrow["LB(AP)"]) == pytest.approx(0.5)
     assert "Bpref" in out.stderr and "hole bounds" in out.stderr
-    out = subprocess.run(["ulnorm-eval", "--holes", "open", "-m", "AP", "-f", "tsv",
-                          str(qrels), str(run)], capture_output=True, text=True)
+    out = command(["--holes", "open", "-m", "AP", "-f", "tsv",
+                   str(qrels), str(run)])
     assert out.returncode == 0, out.stderr
     cols = out.stdout.splitlines()[0].split("\t")
     allrow = dict(zip(cols, [r for r in out.stdout.splitlines() if "\tall\t" in r][0].split("\t")))
@@ -284,11 +285,9 @@ def test_condensed_hand_computed():
 
 
 def test_cli_condensed(tmp_path):
-    out = subprocess.run(["ulnorm-eval", "-m", "AP", "-m", "CL(AP)", "--norm", "none", "-f", "tsv", *DL],
-                         capture_output=True, text=True)
+    out = command(["-m", "AP", "-m", "CL(AP)", "--norm", "none", "-f", "tsv", *DL])
     assert out.returncode == 0, out.stderr
-    out_j = subprocess.run(["ulnorm-eval", "-J", "-m", "AP", "--norm", "none", "-f", "tsv", *DL],
-                           capture_output=True, text=True)
+    out_j = command(["-J", "-m", "AP", "--norm", "none", "-f", "tsv", *DL])
     rows = [r.split("\t") for r in out.stdout.splitlines()]
     rows_j = [r.split("\t") for r in out_j.stdout.splitlines()]
     i, j = rows[0].index("CL(AP)"), rows_j[0].index("AP")
@@ -305,8 +304,7 @@ def _gate(tmp_path, *args):
     run.write_text("q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq1 Q0 x 3 1 t\n")  # AP@2 = 1/2; x relevant: 1/3
     base.write_text("q1 Q0 a 1 3 b\nq1 Q0 b 2 2 b\nq1 Q0 z 3 1 b\n")  # AP@2 = 1/2, no holes
     args = [str(a).replace("BASE", str(base)) for a in args]
-    return subprocess.run(["ulnorm-eval", "-m", "AP@2", "--norm", "none", "-f", "tsv", *args, str(qrels), str(run)],
-                          capture_output=True, text=True)
+    return command(["-m", "AP@2", "--norm", "none", "-f", "tsv", *args, str(qrels), str(run)])
 
 
 def test_gate_holes_warn_and_fail(tmp_path):
@@ -362,7 +360,7 @@ def test_holes_before_the_qrels_path(tmp_path):
     run.write_text("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\n")  # P@2 = 1/2, x a hole: [1/2, 1]
     for args in (["--holes", str(qrels), str(run)], [str(qrels), str(run), "--holes"],
                  ["--holes", "-m", "P@2", str(qrels), str(run)], ["--holes", "closed", str(qrels), str(run)]):
-        out = subprocess.run(["ulnorm-eval", "--norm", "none", "-m", "P@2", *args], capture_output=True, text=True)
+        out = command(["--norm", "none", "-m", "P@2", *args])
         assert out.returncode == 0, (args, out.stderr)
         assert out.stdout.splitlines()[:3] == ["P@2\tall\t0.5000", "LB(P@2)\tall\t0.5000", "UB(P@2)\tall\t1.0000"], args
 
@@ -392,9 +390,9 @@ def test_table_shows_the_unjudged_share_of_the_cutoff(tmp_path):
     # q1: a, x (hole) -> P@2 = 1/2, 1 of 2 unjudged; q2: c, d (hole), e (hole) -> P@2 = 1/2, 1 of 2
     # unjudged in the top 2; P@4 has 1/4 and 2/4 of its top 4 unjudged (over k = 4): mean 37.5% -> 38%
     run.write_text("q1 Q0 a 1 3 t\nq1 Q0 x 2 2 t\nq2 Q0 c 1 3 t\nq2 Q0 d 2 2 t\nq2 Q0 e 3 1 t\n")
-    out = subprocess.run(["ulnorm-eval", "--holes", "-f", "table", "--norm", "none", "-m", "P@2", "-m", "P@4",
-                          "-m", "AP", str(qrels), str(run)], capture_output=True, text=True,
-                         env={**__import__("os").environ, "COLUMNS": "250"})
+    out = command(["--holes", "-f", "table", "--norm", "none", "-m", "P@2", "-m", "P@4",
+                   "-m", "AP", str(qrels), str(run)],
+                  env={"COLUMNS": "250"})
     assert out.returncode == 0, out.stderr
     lines = {ln.split()[0]: ln for ln in out.stdout.splitlines() if ln.strip()}
     assert lines["P@2"].rstrip().endswith("[0.5000, 1.0000] 50%")
@@ -402,6 +400,5 @@ def test_table_shows_the_unjudged_share_of_the_cutoff(tmp_path):
     assert lines["AP"].rstrip().endswith("]")
     assert "up to 50% (run P@2)" in out.stdout
     # other formats: no extra column (Unjudged@k is evaluated for the table only)
-    tsv = subprocess.run(["ulnorm-eval", "--holes", "-f", "trec", "--norm", "none", "-m", "P@2", str(qrels), str(run)],
-                         capture_output=True, text=True)
+    tsv = command(["--holes", "-f", "trec", "--norm", "none", "-m", "P@2", str(qrels), str(run)])
     assert [ln.split("\t")[0] for ln in tsv.stdout.splitlines()] == ["P@2", "LB(P@2)", "UB(P@2)"]

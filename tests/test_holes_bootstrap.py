@@ -5,7 +5,6 @@ without holes, and the CLI."""
 from __future__ import annotations
 
 import itertools
-import subprocess
 
 import numpy as np
 import pytest
@@ -17,6 +16,8 @@ from ulnorm_eval.core.kernels import Judgements, Ranking
 from ulnorm_eval.core.records import FAMILIES
 
 from test_holes import build  # the rankings with holes of test_holes, shared
+
+from conftest import command
 
 MEASURES = ["nDCG@3", "nDCG", "AP", "AP@2", "P@2", "R@3", "RR", "Rprec", "DCG@3", "RBP(p=0.8)", "SP@3",
             "Success@2", "nDCG(gains={0:0,1:1,2:5,3:11.5})@3", "nDCG(dcg='exp-log2')"]
@@ -212,18 +213,16 @@ def test_cli_bootstrap(tmp_path):
     qrels.write_text("1 0 a 2\n1 0 b 0\n1 0 c 1\n2 0 a 1\n")
     run = tmp_path / "run"
     run.write_text("1 Q0 a 1 3 r\n1 Q0 x 2 2 r\n1 Q0 b 3 1 r\n2 Q0 y 1 2 r\n2 Q0 a 2 1 r\n")
-    base = ["ulnorm-eval", "--norm", "none", "-m", "P@2", str(qrels), str(run)]
-    out = subprocess.run(base[:1] + ["--holes", "--holes-samples", "400", "--seed", "2"] + base[1:],
-                         capture_output=True, text=True)
+    base = ["--norm", "none", "-m", "P@2", str(qrels), str(run)]
+    out = command(["--holes", "--holes-samples", "400", "--seed", "2"] + base)
     assert out.returncode == 0, out.stderr
     names = [line.split("\t")[0] for line in out.stdout.splitlines()]
     assert names == ["P@2", "LB(P@2)", "UB(P@2)", "BS(P@2)", "BSLO(P@2)", "BSHI(P@2)"]
-    again = subprocess.run(base[:1] + ["--holes", "--holes-samples", "400", "--seed", "2"] + base[1:],
-                           capture_output=True, text=True)
+    again = command(["--holes", "--holes-samples", "400", "--seed", "2"] + base)
     assert again.stdout == out.stdout
     # named directly, with the pool prior: query 1's hole is relevant with probability 1/3 + ..., query 2's 1/2
-    named = subprocess.run(["ulnorm-eval", "--norm", "none", "-q", "--holes-prior", "pool", "-m", "BS(P@2)",
-                            str(qrels), str(run)], capture_output=True, text=True)
+    named = command(["--norm", "none", "-q", "--holes-prior", "pool", "-m", "BS(P@2)",
+                     str(qrels), str(run)])
     assert named.returncode == 0, named.stderr
     vals = {line.split("\t")[1]: float(line.split("\t")[2]) for line in named.stdout.splitlines()}
     # P@2 = (1 + X)/2 on both queries, X: the hole at rank 2 is relevant.  Query 1's pool prior: grades
@@ -231,7 +230,7 @@ def test_cli_bootstrap(tmp_path):
     e = BOOT_SMOOTHING
     for q, p in (("1", 2 / 3), ("2", (1 + e) / (1 + 2 * e))):
         assert abs(vals[q] - (1 + p) / 2) <= 5 * np.sqrt(p * (1 - p)) / 2 / np.sqrt(1000) + 1e-12, (q, vals[q])
-    refused = subprocess.run(["ulnorm-eval", "-m", "BS(Bpref)", str(qrels), str(run)], capture_output=True, text=True)
+    refused = command(["-m", "BS(Bpref)", str(qrels), str(run)])
     assert refused.returncode == 2 and "no hole bounds" in refused.stderr and "Traceback" not in refused.stderr
 
 
@@ -246,8 +245,8 @@ def test_judged_only_keeps_a_judged_hole(tmp_path):
     names = ["P@2", "LB(P@2)", "UB(P@2)", "BS(P@2)", "BSLO(P@2)", "BSHI(P@2)"]
 
     def values(*flags):
-        out = subprocess.run(["ulnorm-eval", *flags, "--norm", "none", *sum((["-m", n] for n in names), []),
-                              str(qrels), str(run)], capture_output=True, text=True)
+        out = command([*flags, "--norm", "none", *sum((["-m", n] for n in names), []),
+                       str(qrels), str(run)])
         assert out.returncode == 0, out.stderr
         return [ln.split("\t")[2] for ln in out.stdout.splitlines()]
 

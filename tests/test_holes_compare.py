@@ -3,11 +3,12 @@ intervals overlap), in the pairs table of every format and as a mark in the pape
 from __future__ import annotations
 
 import json
-import subprocess
 
 from ulnorm_eval.analysis.compare import compare_files
 from ulnorm_eval.pipeline.blocks import Options
 from ulnorm_eval.render import paper
+
+from conftest import command
 
 
 def _files(tmp_path):
@@ -69,13 +70,13 @@ def test_paper_marks(tmp_path):
 
 def test_cli_compare_holes(tmp_path):
     qrels, paths = _files(tmp_path)
-    out = subprocess.run(["ulnorm-eval", "compare", "--holes", qrels, *paths, "-m", "P@2", "--norm", "none",
-                          "--table", "pairs", "-f", "json"], capture_output=True, text=True)
+    out = command(["compare", "--holes", qrels, *paths, "-m", "P@2", "--norm", "none",
+                   "--table", "pairs", "-f", "json"])
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)["pairs"]
     assert [(r["run_a"], r["run_b"], r["holes_overlap"]) for r in rows] == [("A", "B", 0), ("A", "C", 1), ("B", "C", 1)]
-    tsv = subprocess.run(["ulnorm-eval", "compare", "--holes", "--holes-samples", "50", qrels, *paths, "-m", "P@2",
-                          "--norm", "none", "--table", "pairs", "-f", "tsv"], capture_output=True, text=True)
+    tsv = command(["compare", "--holes", "--holes-samples", "50", qrels, *paths, "-m", "P@2",
+                   "--norm", "none", "--table", "pairs", "-f", "tsv"])
     assert tsv.returncode == 0, tsv.stderr
     head = tsv.stdout.splitlines()[0].split("\t")
     assert head[-2:] == ["holes_overlap", "holes_bootstrap_overlap"]
@@ -84,8 +85,8 @@ def test_cli_compare_holes(tmp_path):
 def test_cli_queries_holes(tmp_path):
     """queries --holes: LB and UB columns, the runs' mean hole bounds per query (NaN without them)."""
     qrels, paths = _files(tmp_path)
-    out = subprocess.run(["ulnorm-eval", "queries", "--holes", qrels, paths[1], paths[2], "-m", "P@2", "-m", "Bpref",
-                          "-f", "json"], capture_output=True, text=True)
+    out = command(["queries", "--holes", qrels, paths[1], paths[2], "-m", "P@2", "-m", "Bpref",
+                   "-f", "json"])
     assert out.returncode == 0, out.stderr
     assert "no hole bounds for Bpref" in out.stderr
     rows = {(r["query"], r["measure"]): r for r in json.loads(out.stdout)["queries"]}
@@ -93,8 +94,7 @@ def test_cli_queries_holes(tmp_path):
     assert (rows[("q1", "P@2")]["LB"], rows[("q1", "P@2")]["UB"]) == (0.25, 0.75)
     assert (rows[("q2", "P@2")]["LB"], rows[("q2", "P@2")]["UB"]) == (0.25, 0.5)
     assert rows[("q1", "Bpref")]["LB"] is None
-    plain = subprocess.run(["ulnorm-eval", "queries", qrels, paths[1], "-m", "P@2", "-f", "json"],
-                           capture_output=True, text=True)
+    plain = command(["queries", qrels, paths[1], "-m", "P@2", "-f", "json"])
     assert "LB" not in json.loads(plain.stdout)["queries"][0]
 
 
@@ -102,11 +102,9 @@ def test_compare_refuses_a_gate_action(tmp_path):
     """compare has no gate: --holes fail (or warn) was accepted and ignored; now refused, exit 2."""
     qrels, paths = _files(tmp_path)
     for value in ("fail", "open,warn"):
-        out = subprocess.run(["ulnorm-eval", "compare", "--holes", value, "-m", "P@2", qrels, *paths],
-                             capture_output=True, text=True)
+        out = command(["compare", "--holes", value, "-m", "P@2", qrels, *paths])
         assert out.returncode == 2 and "compare has no gate" in out.stderr and not out.stdout, out.stderr
-    out = subprocess.run(["ulnorm-eval", "compare", "--holes", "open=3", "-m", "P@2", "--table", "pairs", qrels, *paths],
-                         capture_output=True, text=True)
+    out = command(["compare", "--holes", "open=3", "-m", "P@2", "--table", "pairs", qrels, *paths])
     assert out.returncode == 0 and "holes_overlap" in out.stdout, out.stderr
 
 
@@ -129,15 +127,15 @@ def test_overlap_is_over_the_shared_holes(tmp_path):
 def test_overlap_of_a_variant_prints_as_documented(tmp_path):
     """docs/holes.md: holes_overlap is nan in tsv (null in JSON) for a variant, which has no hole interval."""
     qrels, paths = _files(tmp_path)
-    out = subprocess.run(["ulnorm-eval", "compare", "--holes", "-m", "P@2", "--norm", "ul2", "--table", "pairs",
-                          qrels, *paths], capture_output=True, text=True)
+    out = command(["compare", "--holes", "-m", "P@2", "--norm", "ul2", "--table", "pairs",
+                   qrels, *paths])
     assert out.returncode == 0, out.stderr
     rows = [ln.split("\t") for ln in out.stdout.splitlines()]
     col = rows[0].index("holes_overlap")
     assert {r[col] for r in rows[1:] if r[0] == "UL2(P@2)"} == {"nan"}
     assert {r[col] for r in rows[1:] if r[0] == "P@2"} <= {"0", "1"}
-    js = subprocess.run(["ulnorm-eval", "compare", "--holes", "-m", "P@2", "--norm", "ul2", "--table", "pairs", "-f",
-                         "json", qrels, *paths], capture_output=True, text=True)
+    js = command(["compare", "--holes", "-m", "P@2", "--norm", "ul2", "--table", "pairs", "-f",
+                  "json", qrels, *paths])
     pairs = json.loads(js.stdout)["pairs"]
     assert {p["holes_overlap"] for p in pairs if p["metric"] == "UL2(P@2)"} == {None}
 
@@ -149,8 +147,7 @@ def test_queries_bounds_range_over_every_runs_holes(tmp_path):
     q.write_text("1 0 d1 1\n")
     a.write_text("1 Q0 d1 1 2 A\n1 Q0 x 2 1 A\n")
     b.write_text("1 Q0 y 1 2 B\n1 Q0 d1 2 1 B\n")
-    out = subprocess.run(["ulnorm-eval", "queries", "--holes", "closed", "-m", "AP", "-f", "tsv", str(q), str(a), str(b)],
-                         capture_output=True, text=True)
+    out = command(["queries", "--holes", "closed", "-m", "AP", "-f", "tsv", str(q), str(a), str(b)])
     assert out.returncode == 0, out.stderr
     head, row = [ln.split("\t") for ln in out.stdout.splitlines()[:2]]
     got = dict(zip(head, row))

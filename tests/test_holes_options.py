@@ -16,6 +16,8 @@ from ulnorm_eval import evaluate
 from ulnorm_eval.analysis import gate
 from ulnorm_eval.core import registry
 
+from conftest import command
+
 MEASURES = ["AP", "nDCG@3", "nDCG", "P@2", "Rprec", "R@2", "RR"]
 OPTIONS = [
     {"rel_level": 0}, {"depth": 2}, {"judged_only": True}, {"depth": 2, "judged_only": True},
@@ -153,11 +155,9 @@ def test_bounds_hold_every_assignment_under_the_options(tmp_path, options, runs)
 ])
 def test_the_issue_cases_fail_the_gate(tmp_path, flags, case):
     """Each passed "holds whatever grades" with LB = the value before (exit 0)."""
-    import subprocess
 
     qrels, files = _write(tmp_path, *case)
-    out = subprocess.run(["ulnorm-eval", "--holes", "fail", "--norm", "none", "-m", "AP", *flags, qrels, *files],
-                         capture_output=True, text=True)
+    out = command(["--holes", "fail", "--norm", "none", "-m", "AP", *flags, qrels, *files])
     assert out.returncode == 1, out.stderr
     assert "could flip" in out.stderr and "holds" not in out.stderr.splitlines()[1]
 

@@ -4,12 +4,13 @@ trec_eval -J prints them); text measures take no variant."""
 from __future__ import annotations
 
 import math
-import subprocess
 
 import pytest
 
 from ulnorm_eval import evaluate
 from ulnorm_eval.core.registry import UnknownMeasure
+
+from conftest import command
 
 QRELS = "1 0 a 1\n1 0 b 1\n2 0 c 1\n2 0 d 0\n"
 RUN = "1 Q0 a 1 3 r\n1 Q0 x 2 2 r\n2 Q0 d 1 3 r\n2 Q0 y 2 2 r\n"
@@ -47,8 +48,8 @@ def test_condensed_counts_are_sums(write):
 
 
 def test_condensed_count_prints_as_an_integer(write):
-    out = subprocess.run(["ulnorm-eval", "-f", "trec", "--norm", "none", "-m", "CL(num_ret)", write("q", QRELS),
-                          write("r", RUN)], capture_output=True, text=True)
+    out = command(["-f", "trec", "--norm", "none", "-m", "CL(num_ret)", write("q", QRELS),
+                   write("r", RUN)])
     assert out.returncode == 0, out.stderr
     assert out.stdout == "CL(NumRet)\tall\t2\n"
 
@@ -65,7 +66,7 @@ def test_text_measures_take_no_variant(write, name):
 
 
 def test_text_measures_skip_norm_variants(write):
-    out = subprocess.run(["ulnorm-eval", "-q", "-f", "trec", "--norm", "cl", "-m", "relstring", "-m", "runid",
-                          write("q", QRELS), write("r", RUN)], capture_output=True, text=True)
+    out = command(["-q", "-f", "trec", "--norm", "cl", "-m", "relstring", "-m", "runid",
+                   write("q", QRELS), write("r", RUN)])
     assert out.returncode == 0, out.stderr
     assert "CL(" not in out.stdout and "relstring\t1\t'1-'" in out.stdout

@@ -15,6 +15,8 @@ from ulnorm_eval.core.kernels import rel_of
 
 from test_holes import MEASURES, brute, build, random_queries
 
+from conftest import command
+
 
 @pytest.mark.parametrize("m", MEASURES, ids=str)
 def test_outside_documents_equal_brute_force(m):
@@ -186,11 +188,10 @@ def test_joint_claims_hold_under_every_shared_assignment(tmp_path):
 def test_the_issue_counterexample_is_not_held(tmp_path):
     """A = d1, x; B = y, d1; d1 relevant.  y relevant, x not: AP(A) 0.5, AP(B) 1.0, a difference of -0.5
     that the old per-run bounds ([+0.0000, +0.5000]) called impossible."""
-    import subprocess
 
     q, (a, b) = _files(tmp_path, {"1": {"d1": 1}}, [{"1": ["d1", "x"]}, {"1": ["y", "d1"]}])
-    out = subprocess.run(["ulnorm-eval", "-m", "AP", "--norm", "none", "--holes", "closed", "--baseline", b, "--max-drop", "0",
-                          q, a], capture_output=True, text=True)
+    out = command(["-m", "AP", "--norm", "none", "--holes", "closed", "--baseline", b, "--max-drop", "0",
+                   q, a])
     assert out.returncode == 0, out.stderr
     line = out.stderr.strip().splitlines()[-1]
     assert "could flip (difference within [-0.5000, +0.7500] whatever grades the unjudged documents any of the 2 " \
@@ -202,11 +203,9 @@ def test_table_caption_names_the_world_and_explains_a_zero_share(tmp_path):
     """nDCG@2 of a, c (judged 1, 0) with a hole x at rank 3: none of the top 2 unjudged, yet LB < value
     (x relevant raises IDCG@2): the caption says why; the assumption is in words; the legend defines
     [LB, UB] once."""
-    import subprocess
 
     q, (r,) = _files(tmp_path, {"1": {"a": 1, "c": 0}}, [{"1": ["a", "c", "x"]}])
-    out = subprocess.run(["ulnorm-eval", "--holes", "closed", "-f", "table", "-m", "nDCG@2", "--norm", "lb,ub", q, r],
-                         capture_output=True, text=True, env={**__import__("os").environ, "COLUMNS": "400"})
+    out = command(["--holes", "closed", "-f", "table", "-m", "nDCG@2", "--norm", "lb,ub", q, r], env={"COLUMNS": "400"})
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())
     assert "up to 0% (" in text

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ulnorm_eval.core.registry import VARIANTS  # noqa: E402
-from ulnorm_eval.pipeline import evaluate as api  # noqa: E402
+import ulnorm_eval as api  # noqa: E402 - the library's evaluate
 
 MEASURES = ["nDCG@10", "AP", "P@10", "RBP(p=0.8)"]
 DEPTH = 100

@@ -3,6 +3,7 @@ LocalCluster, and one whose worker dies mid-evaluation, too."""
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import random
 
@@ -241,7 +242,7 @@ def test_local_worker_death_is_one_error(dlhard):
     q = api.load_qrels(str(dlhard[0]))
     with parallel.executor(q, 2) as ex:
         with pytest.raises(parallel.ParallelError, match="a worker process died"):
-            parallel.map_runs(ex, _die, [1, 2, 3])
+            [parallel.unwrap(outcome) for outcome in ex.imap([(_die, (item,)) for item in (1, 2, 3)])]
 
 
 # --------------------------------------------------------------------------- a Dask cluster
@@ -303,10 +304,8 @@ def test_scheduler_worker_killed_mid_evaluation(cluster, dlhard, plain_runs, tmp
 # --------------------------------------------------------------------------- -j auto (the default)
 
 def _cores(monkeypatch, n):
-    """The process may run on ``n`` cores (its CPU affinity), whatever the machine has, and no other
-    work keeps them busy (however loaded the machine running the tests is)."""
+    """The process may run on ``n`` cores (its CPU affinity), whatever the machine has."""
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(n)), raising=False)
-    monkeypatch.setattr(parallel, "others_busy", lambda: 0.0)
 
 
 def test_auto_is_the_affinity_capped_by_the_tasks(monkeypatch):
@@ -321,6 +320,24 @@ def test_auto_is_the_affinity_capped_by_the_tasks(monkeypatch):
     assert parallel.resolve_jobs(parallel.AUTO, 17) == 4
     monkeypatch.setattr(os, "cpu_count", lambda: None)
     assert parallel.resolve_jobs(parallel.AUTO, 17) == 1
+
+
+def test_auto_does_not_depend_on_the_machine_s_load(monkeypatch):
+    """-j auto is the usable cores capped by the runs, on a busy machine as on an idle one: the worker
+    count, hence the CPU time a command costs, does not change with what else runs."""
+    import builtins
+
+    real = builtins.open
+
+    def busy(path, *a, **k):  # Linux's load: 9 runnable threads now, 9.0 over the last minute
+        if str(path) == "/proc/loadavg":
+            return io.StringIO("9.00 9.00 9.00 10/500 12345\n")
+        return real(path, *a, **k)
+
+    _cores(monkeypatch, 2)
+    monkeypatch.setattr(builtins, "open", busy)
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0), raising=False)
+    assert [parallel.resolve_jobs(parallel.AUTO, n) for n in (1, 2, 17)] == [1, 2, 2]
 
 
 def test_auto_without_fork_is_sequential_and_asks_only_when_workers_would_start(monkeypatch):
@@ -350,13 +367,14 @@ def _spy_pools(monkeypatch):
 
 
 def test_default_uses_the_cores_for_several_runs(monkeypatch, dlhard):
-    """Fails if the default silently stays sequential with 2+ cores and 2+ runs (eval); compare, queries
-    and nrg read the runs in the command and pickle them to the workers, slower: auto keeps them in it."""
+    """Fails if the default silently stays sequential with 2+ cores and 2+ runs (eval, compare); queries
+    and nrg get each run's ranking back from its worker, which costs more than the workers save: auto
+    keeps them in the command."""
     qrels, runs = dlhard
     started = _spy_pools(monkeypatch)
     _cores(monkeypatch, 2)
     for cmd, count, workers in ((["-m", "P@10"], 3, [2]), (["-m", "P@10"], 1, []), (["-m", "P@10", "-j", "1"], 3, []),
-                                (["compare", "-m", "P@10"], 3, []), (["queries", "-m", "P@10"], 2, []),
+                                (["compare", "-m", "P@10"], 3, [2]), (["queries", "-m", "P@10"], 2, []),
                                 (["nrg", "--leave-one-out"], 3, []), (["compare", "-m", "P@10", "-j", "2"], 3, [2]),
                                 (["nrg", "--leave-one-out", "-j", "0"], 3, [])):
         started.clear()
@@ -440,16 +458,18 @@ def _pid(qrels, item):
 
 def test_the_pool_forks_every_worker_when_asked_for_outcomes(dlhard):
     """imap forks at once (not at the generator's first ``next``), at most one worker per task."""
+    import multiprocessing
+
     q = api.load_qrels(str(dlhard[0]))
+    before = {child.pid for child in multiprocessing.active_children()}
     with parallel.executor(q, 2, tasks=5) as ex:
-        assert ex._pool is None
         outcomes = ex.imap([(_pid, (i,)) for i in range(5)])
-        workers = set(ex._pool._processes)
+        workers = {child.pid for child in multiprocessing.active_children()} - before
         assert len(workers) == 2
         assert set(parallel.unwrap(o) for o in outcomes) <= workers
     with parallel.executor(q, 4) as ex:
         ex.imap([(_pid, (i,)) for i in range(3)])
-        assert ex.workers == 3 and len(ex._pool._processes) == 3
+        assert ex.workers == 3 and len({child.pid for child in multiprocessing.active_children()} - before) == 3
 
 
 def test_explicit_j_splits_a_single_large_run_auto_does_not(monkeypatch, dlhard, tmp_path):
@@ -538,37 +558,6 @@ def test_a_signal_while_the_workers_run_leaves_nothing(robust, tmp_path, signame
     assert not [pid for pid in children if os.path.exists(f"/proc/{pid}") and
                 open(f"/proc/{pid}/stat").read().split()[2] != "Z"]
     assert list(tmp_path.iterdir()) == []
-
-
-def test_a_worker_keeps_its_heap_between_tasks(monkeypatch, libc):
-    """_init_worker's _steady_heap: on Linux with glibc, mallopt fixes the mmap threshold at 32 MiB and
-    the trim threshold at 64 MiB (glibc's dynamic rule at its upper bound), so that a forked worker
-    does not give its heap back between runs and fault it in again; nothing when the user set one of
-    glibc's malloc variables or tunables, off Linux, or without mallopt."""
-    import ctypes
-    import sys
-
-    calls = libc
-    parallel._steady_heap()
-    assert calls == [(-3, 32 << 20), (-1, 64 << 20)]
-    for name, value in (("MALLOC_TRIM_THRESHOLD_", "1000000"), ("MALLOC_TOP_PAD_", "0"),
-                        ("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=4096")):
-        calls.clear()
-        monkeypatch.setenv(name, value)
-        parallel._steady_heap()
-        assert calls == [], name
-        monkeypatch.delenv(name)
-    monkeypatch.setattr(sys, "platform", "darwin")
-    parallel._steady_heap()
-    assert calls == []
-    monkeypatch.setattr(sys, "platform", "linux")
-
-    class NoMallopt:
-        pass
-
-    monkeypatch.setattr(ctypes, "CDLL", lambda name: NoMallopt())
-    parallel._steady_heap()  # musl: no mallopt, nothing done, no error
-    assert calls == []
 
 
 # --------------------------------------------------------------------------- a run of one block: finished by its worker

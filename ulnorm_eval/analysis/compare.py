@@ -774,7 +774,7 @@ def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
     with maker.progress(paths, bars) as step, \
             maker.work_bar(bars and holes, "evaluating the runs with their hole bounds (runs)", total=len(paths)) as evaluated, \
             maker.work_bar(bars, "comparing: paired tests and swap trials (metrics)") as tick, \
-            executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(paths), False) as ex:
+            executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(paths)) as ex:
         done = [0]
 
         def next_run():  # after each run: the bytes bar moves to the next one, the runs bar by one

@@ -245,6 +245,7 @@ def queries_for_request(request: QueriesRequest, notes: list):
         notes.append(api.holes_note(request.measures))
     q = api.load_qrels(request.qrels, groups=request.groups)
     require_finite_gains(q, request.measures, request.qrels, request.options.rel_level)
+    # -j auto: sequential (each run's ranking comes back from its worker: more CPU than the workers save)
     with executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(request.runs), False) as ex:
         table = query_table(q, request.runs, request.measures, request.options, request.thresholds, notes.append, ex,
                             holes=request.holes, refuse_disjoint=not request.allow_disjoint)

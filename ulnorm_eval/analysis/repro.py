@@ -170,6 +170,7 @@ def _checks(measures: list, rankings: list, request: ReproRequest) -> list:
 def repro_for_request(request: ReproRequest, notes: list) -> Reproduction:
     """Read the qrels and the runs, evaluate them alike, and compare each reproduced run with its original."""
     from ..pipeline import evaluate as api
+    from ..pipeline.orchestrator import evaluate_runs
     from ..pipeline.ordering import natural_order, qrels_queries
     from .columns import Table
 
@@ -178,9 +179,9 @@ def repro_for_request(request: ReproRequest, notes: list) -> Reproduction:
     paths = (request.original, request.reproduced, *(request.baseline or ()))
     runs = [api.load_run(path, qrels) for path in paths]
     measures = list(request.measures) if request.measures else None
-    api.resolve_metrics(measures, [], numeric_only=True)  # a text measure (runid, relstring) has no RMSE
-    result = api.evaluate(qrels, runs, measures, [], options)
-    notes.extend(result.notes)
+    metrics = api.resolve_metrics(measures, [], numeric_only=True)  # a text measure (runid, relstring) has no RMSE
+    done = evaluate_runs(qrels, runs, metrics, options, warn=notes.append)
+    result = api.Result(metrics, list(done), done.options, qrels.path, list(paths))
     qids = natural_order(qrels_queries(qrels))
     rankings = [_rankings(run, qrels, qids, options, request.depth) for run in runs]
     names = [rr.name for rr in result.runs]

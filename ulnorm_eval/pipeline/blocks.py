@@ -291,7 +291,7 @@ def prepare(qrels: Qrels, metrics: list, options: Options) -> None:
     the bootstrap's count matrix, and the lazily imported modules of the variants.
 
     A local pool calls this before it forks its workers: each worker would otherwise build them all
-    again at its first run (about 0.1 s of CPU a worker on TREC 2003 Robust), and with them in the
+    again at its first run (docs/performance.md, "-j auto"), and with them in the
     parent no worker does.  Nothing is computed that a run would not: the same functions on the same
     qrels fill the same caches, which are keyed by the query set (a run with another one builds its
     own).  The plain measures are computed on an empty ranking, as for a query a run has no line for

@@ -281,10 +281,9 @@ def _score_sort(qkey: np.ndarray, score: np.ndarray) -> np.ndarray:
     """The rows by (query key ascending, score descending), ties in no set order: one unstable numpy
     sort of the scores, then a stable sort of the query keys (a radix sort for 16-bit keys).
 
-    The score sort is the costly step, and its cost depends on the CPU: numpy's argsort of float64
-    has a SIMD kernel for AVX-512 only, and on a CPU without it (an AMD EPYC of 2026 here) 50,000
-    scores take 1.7 ms against 0.6 ms for np.sort of the same array (numpy 2.4), which is why runs
-    already in score order within each query never reach this function."""
+    The score sort is the costly step, and its cost depends on the CPU (numpy's argsort of float64 has
+    a SIMD kernel for AVX-512 only: docs/performance.md), which is why runs already in score order
+    within each query never reach this function."""
     by_block = _block_score_sort(qkey, score)
     if by_block is not None:
         return by_block
@@ -301,8 +300,7 @@ def _block_score_sort(qkey: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     """:func:`_score_sort` of a run written query by query (each query's rows together, in any query
     order) whose scores are not in order: each block's scores sorted on their own, the blocks put in
     key order; None for other runs, or blocks too small for a sort each (fewer than ``_BLOCK_ROWS``
-    rows on average).  1,000 scores sort in cache: a track's generated run of 50 x 1,000 rows took
-    2.1 ms against 3.5 ms for one sort of all its scores then of its keys (AMD EPYC, numpy 2.4)."""
+    rows on average): a block's scores sort in cache."""
     if len(qkey) < 2:
         return None
     start = np.concatenate(([0], np.flatnonzero(qkey[1:] != qkey[:-1]) + 1))
@@ -344,7 +342,7 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
     only on the ignored queries' key, which rank_run cuts off) may come out in another order.
     Scores are finite; -0.0 and 0.0 are equal scores, as in trec_eval's and Arrow's comparisons.
 
-    Instead of a three-key sort of every row (2-3 ms on 50-100k rows):
+    Instead of a three-key sort of every row:
 
     * a run already ordered by (query, score descending), as most runs are written, is recognised
       in one pass; a run written query by query with scores descending but its queries in another
@@ -412,7 +410,7 @@ def _checked_numeric_ids(run: Run, docid, qcode) -> np.ndarray | None:
 
     Done once per run and kept in ``run.cache`` while the run holds the same qid and docid Arrow
     arrays (immutable), so a loaded run evaluated again (``ulnorm_eval.evaluate`` in a notebook)
-    does not cast and sort its docids again: 1.5 of 5 ms on a 50,000-line run."""
+    does not cast and sort its docids again."""
     import pyarrow as pa
 
     made = run.cache.get("numeric_ids")
@@ -433,8 +431,7 @@ def _fingerprint_codes(qrels: Qrels, jdict, docid, qcode) -> np.ndarray | None:
     fingerprint, or a possible repeat), for the caller's Arrow encoding and exact check.
 
     The judged docids' table is kept on the qrels for the last ``jdict`` (the join's, itself kept
-    per query set), so the 17 runs of a track hash only their own docids: 28 ms of Arrow's hashing
-    per Robust 2003 run (judged and run docids together) became 9 ms."""
+    per query set), so the runs of a track hash only their own docids."""
     from ..inputs import fingerprints as fp
 
     got = _judged_codes(qrels, jdict, docid)
@@ -468,7 +465,7 @@ def _pair_table(qrels: Qrels, jdict, jkeys: np.ndarray, build: bool = False):
     (:func:`_join_index`; entry ``e`` is key ``jkeys[e]``), kept on the qrels for the last ``jkeys``,
     or None.  Built on the second run that asks for the same keys (or now with ``build``): a single
     run, or a streamed block (its own query set), is joined by its docids' codes, which costs less
-    than the build when few of its documents are judged (3% of a generated 7M-line run's)."""
+    than the build when few of its documents are judged."""
     from ..inputs import fingerprints as fp
 
     made = qrels.cache.get("pair_table")
@@ -491,7 +488,7 @@ def _fingerprint_rows(qrels: Qrels, jdict, jkeys: np.ndarray, jrows: np.ndarray,
     query-set index or -1; whether the run's (query, document) pairs are distinct, ``qcode`` its
     query codes), found in one lookup of (query, docid) pairs by fingerprints
     (:func:`..inputs.fingerprints.pair_entries`): what :func:`_join_rows` finds from the docids'
-    codes, without a search among each docid's judgements (5 of 22 ms a Robust 2003 run).  None
+    codes, without a search among each docid's judgements.  None
     when the table is not built (:func:`_pair_table`) or the fingerprints cannot decide (long
     docids, a shared fingerprint); False for distinct
     when they cannot prove the pairs distinct (a repeat, or a shared fingerprint)."""

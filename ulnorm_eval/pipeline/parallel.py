@@ -30,8 +30,8 @@ from collections import deque
 
 from ..inputs.trec import InputError
 
-__all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "map_runs", "unwrap", "DASK_EXTRA", "AUTO",
-           "usable_cores", "others_busy", "resolve_jobs", "run_tasks"]
+__all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "unwrap", "DASK_EXTRA", "AUTO",
+           "usable_cores", "resolve_jobs"]
 
 from ..extras import missing_message  # noqa: E402 - the extras' install lines, in one place
 
@@ -52,44 +52,21 @@ _QRELS = None  # a local worker's qrels, set once by the pool's initializer
 def _init_worker(qrels, parent: int | None = None) -> None:
     global _QRELS
     _QRELS = qrels
-    import signal
-
     if parent is not None:
         _end_with(parent)
 
     # Ctrl-C reaches the whole process group, SIGTERM may too: the command alone answers them and
     # kills its workers (LocalPool.__exit__).  A worker that took them itself (the command's handlers,
     # inherited by fork, raise SystemExit) could be stopped in the middle of writing its result to a
-    # pipe nobody reads any more, and the command waited for it forever (2 runs in 6, -j 2, 17 runs).
+    # pipe nobody reads any more, and the command waited for it forever.
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # held by the command while it forked (_signals_held)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
-    _steady_heap()
     import pyarrow as pa
 
     pa.set_cpu_count(1)  # N worker processes already use the N cores: no parse threads on top
-
-
-_MMAP_THRESHOLD = 32 << 20  # glibc's largest dynamic mmap threshold on 64 bits (DEFAULT_MMAP_THRESHOLD_MAX)
-_MALLOC_VARIABLES = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_")
-
-
-def _steady_heap() -> None:
-    """A worker's heap kept between its tasks (glibc): ``mallopt`` fixes the mmap threshold at 32 MiB and
-    the trim threshold at twice that, the values glibc's dynamic rule reaches at its upper bound.
-
-    With the dynamic rule a forked worker gave its heap back to the system after some tasks and
-    faulted it in again at the next one: on the 17 TREC 2003 Robust runs (-j 2) one of the two workers
-    took about 5,000 page faults (20 MB) a run, 39,000-47,000 in all against 16,000-23,000 for the
-    other, and about 0.1 s more system time; fixed, both took 17,000, the first run's.  A worker lives
-    for one command, so what it keeps is freed when the command ends.  Left alone when the user set
-    one of glibc's malloc variables or tunables, and where the C library has no ``mallopt`` (not glibc)."""
-    from ..malloc import M_MMAP_THRESHOLD, M_TRIM_THRESHOLD, set_malloc
-
-    set_malloc(((M_MMAP_THRESHOLD, _MMAP_THRESHOLD), (M_TRIM_THRESHOLD, 2 * _MMAP_THRESHOLD)), _MALLOC_VARIABLES,
-               "glibc.malloc")
 
 
 _HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
@@ -101,8 +78,8 @@ def _signals_held():
 
     The command's handler raises; raised inside the after-fork hooks that Python runs in the parent
     (logging's lock release), the exception is printed as 'Exception ignored' and dropped, and the
-    command went on: Ctrl-C at that instant exited 2 with a traceback, SIGTERM exited 0 (test_parallel's
-    signal test, 1-2 runs in 3 at load 9).  Held, it arrives once the forks are done and ends the
+    command went on: Ctrl-C at that instant exited 2 with a traceback, SIGTERM exited 0.  Held, it
+    arrives once the forks are done and ends the
     command as anywhere else; the workers unblock it and ignore it (_init_worker)."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
@@ -121,7 +98,6 @@ def _end_with(parent: int) -> None:
     parent dies (``prctl(PR_SET_PDEATHSIG)``); the parent may have died before that call, so its pid
     is checked after it.  Elsewhere, a daemon thread of the worker checks the parent's pid twice a
     second (an orphan's parent is another process)."""
-    import signal
     import sys
 
     if sys.platform.startswith("linux"):
@@ -204,6 +180,7 @@ class LocalPool(Sequential):
         super().__init__(qrels)
         self.workers = jobs
         self._pool = None
+        self._children = []  # the workers (multiprocessing.Process, found by its public API), ended at once on an error
 
     def _start(self, size: int):
         """Fork the workers now, all of them (a fork-context pool forks every worker at its first
@@ -221,10 +198,12 @@ class LocalPool(Sequential):
             # no re-import); spawn where fork is unavailable (only for an explicit -j N)
             method = "fork" if _fork_available() else "spawn"
             self.workers = max(1, min(self.workers, size))
+            before = set(multiprocessing.active_children())
             with _signals_held():
                 self._pool = ProcessPoolExecutor(self.workers, multiprocessing.get_context(method),
                                                  initializer=_init_worker, initargs=(self.qrels, os.getpid()))
                 self._pool.submit(_same_object, None)  # forks every worker here, not at the first task
+            self._children = [child for child in multiprocessing.active_children() if child not in before]
         return self._pool
 
     def imap(self, tasks):
@@ -254,14 +233,14 @@ class LocalPool(Sequential):
                                 "a cluster that retries lost workers") from None
 
     def __exit__(self, kind, *exc):
-        if kind is not None and self._pool is not None:
+        if kind is not None:
             # an error, Ctrl-C or SIGTERM: the tasks in flight are of no use (they only read and
-            # compute), so the workers are ended now rather than after their tasks (a second or more);
-            # killed, since they ignore the signals a terminal or a job control sends (_init_worker)
-            for process in list((getattr(self._pool, "_processes", None) or {}).values()):
+            # compute), so the workers are ended now rather than after their tasks; killed, since they
+            # ignore the signals a terminal or a job control sends (_init_worker)
+            for child in self._children:
                 try:
-                    process.kill()
-                except (OSError, AttributeError):
+                    child.kill()
+                except (OSError, ValueError):  # gone already
                     pass
         self.close()
 
@@ -350,7 +329,7 @@ def _connect(address: str, timeout: float, start: float | None = None):
     import threading
     import time
 
-    start = time.monotonic() if start is None else start  # importing Dask (about 2 s) counts too
+    start = time.monotonic() if start is None else start  # importing Dask counts too
     try:
         from dask.distributed import Client
     except ImportError:
@@ -440,49 +419,19 @@ def usable_cores() -> int:
 
 def resolve_jobs(jobs: int, tasks: int | None = None, auto_pays: bool = True) -> int:
     """The worker count of ``-j JOBS`` for ``tasks`` tasks (None: unknown): ``AUTO`` (0) is the usable
-    cores less those other work keeps busy now (:func:`others_busy`, rounded), capped by the tasks,
-    and 1 (the sequential path, no pool) when there is one task or one free core, or when
-    ``auto_pays`` is False (a command whose workers cost more than they save); an explicit N is
+    cores capped by the tasks, whatever else the machine runs, and 1 (the sequential path, no pool)
+    for one task or one core, without fork (spawned workers re-import and re-read in every worker) or
+    when ``auto_pays`` is False (a command whose workers cost more than they save); an explicit N is
     capped by the tasks only (a worker without a task would be forked for nothing)."""
     if jobs == AUTO:
         jobs = usable_cores() if auto_pays else 1
         if tasks is not None:
             jobs = min(jobs, max(1, tasks))
-        if jobs > 1:  # the cores other work keeps busy now are not free for workers (others_busy)
-            jobs = max(1, min(jobs, int(usable_cores() - others_busy() + 0.5)))
-        # asked only when workers would start: the check imports multiprocessing (13 ms of -X
-        # importtime in a fresh process), which one run or one core never needs
-        if jobs > 1 and not _fork_available():  # spawn re-imports and re-reads in every worker: not worth it unasked
+        if jobs > 1 and not _fork_available():  # asked only when workers would start (it imports multiprocessing)
             jobs = 1
     if tasks is not None:
         jobs = min(jobs, max(1, tasks))
     return max(1, jobs)
-
-
-def others_busy(text: str | None = None) -> float:
-    """How many of this process's usable cores other work keeps busy now (Linux's /proc/loadavg; 0
-    where there is none): the smaller of the threads runnable at this instant besides this one and
-    the 1-minute load average, both machine-wide, times the share of the machine's cores this process
-    may use.  Each alone misleads: the instant count catches a process passing by on a quiet machine,
-    and the load average still counts this command's own runs of the last minute (a benchmark's loop);
-    the smaller is work that has lasted and is there now (docs/performance.md, "-j auto").  ``text``:
-    /proc/loadavg's line as read (the tests)."""
-    try:
-        if text is None:
-            with open("/proc/loadavg") as handle:
-                text = handle.read()
-        fields = text.split()
-        load, running = float(fields[0]), int(fields[3].split("/")[0]) - 1  # this thread is running
-    except (OSError, ValueError, IndexError):
-        return 0.0
-    return max(0.0, min(float(running), load)) * usable_cores() / max(1, os.cpu_count() or 1)
-
-
-def run_tasks(runs) -> int:
-    """How many of ``runs`` (paths or loaded runs) would be worker tasks: every one but standard
-    input, which the command reads itself.  ``-j auto`` counts runs, not query blocks: a single large
-    run stays in one process (docs/performance.md, "-j auto")."""
-    return sum(1 for run in runs if not (isinstance(run, str) and run == "-"))
 
 
 def _fork_available() -> bool:
@@ -501,10 +450,3 @@ def executor(qrels, jobs: int = 1, scheduler: str | None = None, timeout: float 
         return DaskPool(qrels, scheduler, timeout=timeout)
     jobs = resolve_jobs(jobs, tasks, auto_pays)
     return Sequential(qrels) if jobs <= 1 else LocalPool(qrels, jobs)
-
-
-# --------------------------------------------------------------------------- evaluation
-
-def map_runs(executor, function, items, *args) -> list:
-    """``[fn(qrels, item, *args) for item in items]``, each call a task of ``executor`` (``function`` at module level)."""
-    return [unwrap(outcome) for outcome in executor.imap([(function, (item, *args)) for item in items])]

@@ -229,13 +229,12 @@ def test_undefined_values_are_marked_in_the_table(case):
 
 
 def test_undefined_masks_equal_the_queries_left_out_by_skip(shared):
-    """DL-HARD, every ratio variant and DB: the table's undef cells under --undefined zero are
-    exactly the queries --undefined skip leaves out (NaN)."""
+    """DL-HARD, every ratio variant: the queries a run's result marks undefined (undefined_queries,
+    the table's undef cells under --undefined zero) are exactly those --undefined skip leaves out (NaN)."""
     import numpy as np
 
     from ulnorm_eval import evaluate
-    from ulnorm_eval.pipeline.evaluate import Result, resolve_metrics
-    from ulnorm_eval.render.table import bound_metrics, undefined_masks
+    from ulnorm_eval.pipeline.evaluate import resolve_metrics
 
     d = shared / "dlhard-passage"
     qrels = next(d.glob("*qrels*"))
@@ -243,8 +242,8 @@ def test_undefined_masks_equal_the_queries_left_out_by_skip(shared):
     metrics = resolve_metrics(["nDCG@10", "AP", "P@5"], ["UL1", "UL2", "MM", "EB", "EM", "UEW"])
     shown = [str(m) for m in metrics]
     skip = evaluate(str(qrels), runs, shown, variants=[], undefined="skip")
-    zero = evaluate(str(qrels), runs, shown + [str(m) for m in bound_metrics(metrics)], variants=[])
-    masks = undefined_masks(zero)
+    zero = evaluate(str(qrels), runs, shown, variants=[])
+    masks = {(k, m): mask for k, rr in enumerate(zero.runs) for m, mask in rr.undefined_queries.items()}
     n = 0
     for k, rr in enumerate(skip.runs):
         for m in skip.metrics:

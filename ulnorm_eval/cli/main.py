@@ -258,7 +258,7 @@ EVAL_BRIEF = {
 def eval_cmd(**options):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
     from ..pipeline.eval_request import plan_eval, run_eval
-    from ..render.eval_report import eval_outputs, eval_verdict, table_extras
+    from ..render.eval_report import eval_outputs, eval_verdict
     from ..render.formats import FORMATS
 
     check_eval_options(options)
@@ -268,8 +268,7 @@ def eval_cmd(**options):
         plan = plan_eval(request, notes)
         view = eval_view(options, output_format(options["fmt"], options["output"], FORMATS, "trec"))
         with stops_as_trec_eval(view):
-            outcome = run_eval(request, plan, notes, table_extras(view, request, plan.metrics),
-                               progress_bar(not options["no_progress"]))
+            outcome = run_eval(request, plan, notes, progress_bar(not options["no_progress"]))
         outputs = eval_outputs(outcome, request, view, notes)
     flush(plan.setup + notes)
     # every output in one step; the verdict is printed (and exit 1 kept) even if an output fails

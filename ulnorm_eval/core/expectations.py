@@ -289,7 +289,7 @@ def variant_values(run, judgements: Judgements, metrics: list, plain: dict, opti
                 stderr[metric] = bounds["se"]
             und = np.isnan(val)  # withheld: an extreme not proven by sorting, over too many arrangements
             if und.any():
-                undefined[metric] = int(und.sum())
+                undefined[metric] = und
                 val = np.where(und, 0.0 if options.undefined == "zero" else np.nan, val)
             values[metric] = val
             continue
@@ -305,6 +305,6 @@ def variant_values(run, judgements: Judgements, metrics: list, plain: dict, opti
         else:
             val, und = variant.normalise(A, bounds["IUB"], bounds["E"], bounds["WLB"])
             und = und | np.isnan(val)  # a withheld IUB or WLB (see worst()) leaves the variant undefined
-        undefined[metric] = int(und.sum())
+        undefined[metric] = np.asarray(und, bool)
         values[metric] = np.where(und, 0.0 if options.undefined == "zero" else np.nan, val)
     return values, stderr, undefined

@@ -134,6 +134,8 @@ class RunResult:
     # move the run's documents (None: they move none, the values above hold), and the ranked run
     again: dict | None = None
     ranked: RankedRun | None = None
+    # Metric -> per query (in qids' order), True where the variant is undefined (the table marks them)
+    undefined_queries: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -526,8 +528,8 @@ class RunFacts:
 def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple, options: Options,
                **facts) -> RunResult:
     """The run's result: values in query order, the 'all' row (:func:`summary_row`), and its notes.
-    ``computed`` = (values, stderr, undefined counts) of every metric; keywords are :class:`RunFacts`
-    fields."""
+    ``computed`` = (values, stderr, undefined: a mask per query) of every metric; keywords are
+    :class:`RunFacts` fields."""
     from ..core.keywords import split_keywords
 
     (f,) = split_keywords(facts, RunFacts, where="finish_run")
@@ -545,7 +547,8 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
     if note:
         notes.append(Note(note, name, note.split(": ", 1)[1].replace("{", "{{").replace("}", "}}")))
     shown = set(metrics)  # a withheld bound of a part (summary_parts) is counted where it is shown, not here
-    undefined = {m: n for m, n in undefined.items() if m in shown}
+    masks = {m: np.asarray(mask, bool) for m, mask in undefined.items() if m in shown}
+    undefined = {m: int(np.count_nonzero(mask)) for m, mask in masks.items()}
     note = undefined_note(name, undefined, options)
     if note:
         notes.append(note)
@@ -560,7 +563,8 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
     values = {m: values[m] for m in metrics}  # the parts (summary_parts) served the 'all' row and the note
     stderr = {m: v for m, v in stderr.items() if m in values}
     return RunResult(name, qids, values, mean, stderr, len(missing_qids), len(ignored_qids), undefined,
-                     float32_ties, list(missing_qids), list(ignored_qids), notes, tag, interval)
+                     float32_ties, list(missing_qids), list(ignored_qids), notes, tag, interval,
+                     undefined_queries={m: mask for m, mask in masks.items() if mask.any()})
 
 
 POOL_QUESTION = {  # what a random ranking is under each --pool, in words (captions, notes, docs)

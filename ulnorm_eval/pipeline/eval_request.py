@@ -160,9 +160,24 @@ def _no_progress(inputs, monte_carlo_total):
     return contextlib.nullcontext(lambda label, path: None)
 
 
-def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (), progress=_no_progress) -> EvalOutcome:
-    """Read the qrels and runs of ``request``, evaluate ``plan.metrics`` (and ``also``, metrics a
-    renderer needs but does not print), check the inputs (a run sharing no query with the qrels, names,
+def unjudged_shares(metrics) -> list:
+    """Unjudged@k for every cutoff k of a measure with hole bounds (LB) in ``metrics``, not already there:
+    the share of the top k that is unjudged, evaluated beside [LB, UB] (the table prints it after them)."""
+    from ..core.registry import Metric, parse
+
+    have, out = set(metrics), []
+    for metric in metrics:
+        if metric.variant == "LB" and metric.measure.cutoff is not None:
+            share = Metric(parse(f"Unjudged@{int(metric.measure.cutoff)}").measure)
+            if share not in have:
+                have.add(share)
+                out.append(share)
+    return out
+
+
+def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_progress) -> EvalOutcome:
+    """Read the qrels and runs of ``request``, evaluate ``plan.metrics`` (with --holes also each
+    cutoff's unjudged share, :func:`unjudged_shares`, evaluated, not printed), check the inputs (a run sharing no query with the qrels, names,
     infinities: docs/errors.md) and the gate.  Notes for stderr are appended to ``notes`` as they come.
     ``progress(inputs, monte_carlo_total)`` is a context manager giving ``step(label, path)``."""
     from ..inputs import checks as input_checks
@@ -200,7 +215,8 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, also: list = (),
         with parallel.executor(qrels, jobs, request.scheduler, request.scheduler_timeout) as executor:
             # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
             # --trec without -c stops at a run's first query without results, disjoint or not (StoppedAtQuery)
-            done = evaluate_runs(qrels, sources, metrics + list(also), opts, executor, warn=notes.append,
+            done = evaluate_runs(qrels, sources, metrics + (unjudged_shares(metrics) if request.holes else []), opts,
+                                 executor, warn=notes.append,
                                  stream=request.stream,
                                  refuse_disjoint=not (request.allow_disjoint or request.strict_queries))
             opts = done.options

@@ -115,7 +115,7 @@ class _Gathered:
     parts: dict = field(default_factory=dict)  # metric -> per-chunk value arrays
     se_parts: dict = field(default_factory=dict)
     again: list = field(default_factory=list)
-    undefined: dict = field(default_factory=dict)
+    undefined: list = field(default_factory=list)  # per chunk: (its query count, metric -> undefined mask)
     seen: set = field(default_factory=set)  # the run's queries
     ignored: set = field(default_factory=set)  # ... not in the qrels
     counts: dict = field(default_factory=lambda: {"float32_ties": 0, "skipped": 0, "extra": 0, "judged": (0, 0)})
@@ -128,8 +128,7 @@ class _Gathered:
             self.parts.setdefault(m, []).append(values[m])
         for m in stderr:
             self.se_parts.setdefault(m, []).append(stderr[m])
-        for m, n in und.items():
-            self.undefined[m] = self.undefined.get(m, 0) + n
+        self.undefined.append((len(qids), und))
         self.again.append(again)
 
 
@@ -181,7 +180,9 @@ def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, block
     pick = np.asarray([at[q] for q in qids], dtype=np.int64)
     values = {m: np.concatenate(got.parts[m])[pick] if m in got.parts else np.zeros(0) for m in (*metrics, *got.parts)}
     stderr = {m: np.concatenate(got.se_parts[m])[pick] for m in got.se_parts}
-    result = finish_run(got.name, path, qids, metrics, (values, stderr, got.undefined), options,
+    undefined = {m: np.concatenate([und.get(m, np.zeros(n, bool)) for n, und in got.undefined])[pick]
+                 for m in dict.fromkeys(m for _, und in got.undefined for m in und)}
+    result = finish_run(got.name, path, qids, metrics, (values, stderr, undefined), options,
                         missing_qids=missing_qids, ignored_qids=natural_order(got.ignored), tag=got.tag, qrels=qrels,
                         **got.counts)
     moved = next((chunk for chunk in got.again if chunk is not None), None)

@@ -371,7 +371,7 @@ def _system_result(data, s: int, metrics: list, cells: dict, opts: SummOptions, 
     name = data.systems[s]
     have = np.array([x is not None for x in data.summaries[s]])
     qids = [d for d, h in zip(data.doc_ids, have) if h]
-    values, mean, undefined, stderr = {}, {}, {}, {}
+    values, mean, undefined, stderr, masks = {}, {}, {}, {}, {}
     for m in metrics:
         if m.variant == "Hetero":
             v = np.asarray(bert.hetero, dtype=np.float64)[have]
@@ -380,7 +380,7 @@ def _system_result(data, s: int, metrics: list, cells: dict, opts: SummOptions, 
             vals, und = _variant_values(cells[m.measure], m.variant)
             v, und = np.asarray(vals[s])[have].astype(np.float64), np.asarray(und[s])[have]
         if und.any():
-            undefined[m] = int(und.sum())
+            undefined[m], masks[m] = int(und.sum()), und
             v = np.where(und, 0.0 if opts.undefined == "zero" else np.nan, v)
         values[m] = v
         mean[m] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
@@ -392,7 +392,7 @@ def _system_result(data, s: int, metrics: list, cells: dict, opts: SummOptions, 
     missing = [d for d, h in zip(data.doc_ids, have) if not h]
     note = undefined_note(name, undefined, Options(undefined=opts.undefined, norm_all=opts.norm_all),
                           unit="documents")
-    return RunResult(name, qids, values, mean, stderr, missing=len(missing), undefined=undefined,
+    return RunResult(name, qids, values, mean, stderr, missing=len(missing), undefined=undefined, undefined_queries=masks,
                      missing_qids=missing, notes=[note] if note else [])
 
 

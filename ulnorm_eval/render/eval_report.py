@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from .values import safe_text
 
-__all__ = ["EvalView", "table_extras", "eval_text", "eval_outputs", "eval_verdict"]
+__all__ = ["EvalView", "eval_text", "eval_outputs", "eval_verdict"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -23,28 +23,6 @@ class EvalView:
     summary_md: str | None = None  # --summary-md FILE
 
 
-def _undefined_marks(view: EvalView, request, metrics: list) -> list:
-    """Per-query table rows mark undefined queries (docs/output.md): E, IUB, WLB and the plain value of
-    the measures with variants are evaluated for that (the variants compute them anyway), not shown."""
-    if view.fmt != "table" or not (view.per_query or request.sort or request.head) \
-            or request.options.undefined != "zero":
-        return []
-    from .table import bound_metrics
-
-    return bound_metrics(metrics)
-
-
-def table_extras(view: EvalView, request, metrics: list) -> list:
-    """Metrics the table needs but does not print: those marking undefined queries, and with --holes
-    each cutoff's unjudged share, printed after [LB, UB] (Unjudged@k)."""
-    hidden = _undefined_marks(view, request, metrics)
-    if view.fmt != "table" or not request.holes:
-        return hidden
-    from .table import unjudged_metrics
-
-    return hidden + [metric for metric in unjudged_metrics(metrics) if metric not in hidden]
-
-
 def eval_text(outcome, request, view: EvalView) -> str:
     """The evaluation in ``view.fmt`` (rows sorted and cut by --sort and --head)."""
     from .formats import FORMATS, query_order
@@ -59,15 +37,6 @@ def eval_text(outcome, request, view: EvalView) -> str:
         table_options.update(view.layout)
     if view.fmt == "trec" and view.names != "trec":  # trec_eval's names keep trec_eval's runid lines
         result = _tags_told_apart(result)
-    hidden = _undefined_marks(view, request, result.metrics)
-    if hidden:
-        from ..pipeline.evaluate import Result
-        from .table import undefined_masks
-
-        masks = undefined_masks(Result(result.metrics + hidden, result.runs, result.options, result.qrels_path,
-                                       result.run_paths))
-        if masks:
-            table_options["undefined_masks"] = masks
     return FORMATS[view.fmt](result, **table_options)
 
 

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text, zscores
 
-__all__ = ["make_table", "format_table", "caption", "all_row_rule", "variants_legend", "LAYOUTS", "text_width", "bound_metrics", "undefined_masks",
-           "unjudged_metrics"]
+__all__ = ["make_table", "format_table", "caption", "all_row_rule", "variants_legend", "LAYOUTS", "text_width"]
 
 
 def _layout(metrics):
@@ -66,22 +65,6 @@ def _with_interval(slots, result) -> list:
         out.insert(out.index(v) + 1, _Interval(v))
     if level is not None and None in slots:
         out.insert(out.index(None) + 1, _Interval(None, level))
-    return out
-
-
-def unjudged_metrics(metrics) -> list:
-    """Unjudged@k for every cutoff k of a measure with LB/UB in ``metrics``, not already there: the
-    table prints the share of the top k that is unjudged after [LB, UB] (evaluated, not a column)."""
-    from ..core.registry import Metric, parse
-
-    have = set(metrics)
-    out = []
-    for m in metrics:
-        if m.variant == "LB" and m.measure.cutoff is not None:
-            u = Metric(parse(f"Unjudged@{int(m.measure.cutoff)}").measure)
-            if u not in have:
-                have.add(u)
-                out.append(u)
     return out
 
 
@@ -310,13 +293,16 @@ def _below_at_zero(result) -> bool:
 
 class _Shown:
     """What a table shows of a result (kept beside it, never set on it): its runs, the metrics it holds
-    and the undefined-query masks by (id of the run, metric)."""
+    and, by (id of the run, metric), the queries where a ratio variant or DB is undefined."""
 
-    def __init__(self, result, undefined_masks=None):
+    def __init__(self, result):
+        from ..core.records import VARIANTS
+
         self.runs = result.runs
         self.options = result.options  # a normalisation's 'all' row (of the means) carries no MEAN_MARK
         self.have = frozenset(result.metrics)
-        self.undef = {(id(result.runs[k]), m): u for (k, m), u in (undefined_masks or {}).items()}
+        self.undef = {(id(rr), m): mask for rr in result.runs for m, mask in getattr(rr, "undefined_queries", {}).items()
+                      if m.variant and VARIANTS[m.variant].kind in ("ratio", "distribution")}
 
 
 def _undefined_count(rr, m) -> int:
@@ -451,52 +437,6 @@ def _shared_slots(shown, rows, slots, groups) -> list:
     return out
 
 
-def bound_metrics(metrics) -> list:
-    """The plain measure and E, IUB, WLB of every measure with a ratio or distribution variant in
-    ``metrics``, not already there: evaluating them too costs nothing (the variants compute them)
-    and lets :func:`undefined_masks` find the undefined queries."""
-    from ..core.records import VARIANTS
-    from ..core.registry import Metric
-
-    have = set(metrics)
-    out = []
-    for m in metrics:
-        if m.variant and VARIANTS[m.variant].kind in ("ratio", "distribution"):
-            for x in (Metric(m.measure), *(Metric(m.measure, b) for b in ("E", "IUB", "WLB"))):
-                if x not in have:
-                    have.add(x)
-                    out.append(x)
-    return out
-
-
-def undefined_masks(result) -> dict:
-    """{(run index, Metric): bool per query}: where each ratio or distribution variant is undefined,
-    by the same rule as the pipeline (the variant's ``normalise`` on A, I, E, W; DB: I = E or I = W).
-    Needs the plain value and E, IUB, WLB of the measure in ``result`` (:func:`bound_metrics`); a
-    mask whose count disagrees with the run's undefined count is left out (nothing is guessed)."""
-    import numpy as np
-
-    from ..core.normalise import undefined_mask
-    from ..core.records import VARIANTS
-    from ..core.registry import Metric
-
-    have = set(result.metrics)
-    out = {}
-    for k, rr in enumerate(result.runs):
-        for m in result.metrics:
-            v = VARIANTS.get(m.variant) if m.variant else None
-            if v is None or v.kind not in ("ratio", "distribution") or not rr.undefined.get(m):
-                continue
-            need = [Metric(m.measure), *(Metric(m.measure, b) for b in ("IUB", "E", "WLB"))]
-            if not all(x in have for x in need):
-                continue
-            A, I, E, W = (np.asarray(rr.values[x], dtype=np.float64) for x in need)
-            und = undefined_mask(I, E, W) if v.kind == "distribution" else np.asarray(v.normalise(A, I, E, W)[1])
-            if int(und.sum()) == int(rr.undefined[m]):
-                out[(k, m)] = und.astype(bool)
-    return out
-
-
 LAYOUTS = ("wide", "shared", "stacked", "long")
 
 
@@ -504,9 +444,7 @@ LAYOUTS = ("wide", "shared", "stacked", "long")
 class TableView:
     """How ``-f table`` shows a result: per-query rows (``per_query``, in ``query_order`` or natural
     order), the measure names (``names``: canonical or trec), ``precision``, colours (``color``), the
-    ``layout`` (:data:`LAYOUTS`), whether one run's name is the table's title (``title``), and the
-    queries where a variant is undefined (``undefined_masks``: {(run index, Metric): per-query bool
-    array}, :func:`undefined_masks`)."""
+    ``layout`` (:data:`LAYOUTS`) and whether one run's name is the table's title (``title``)."""
 
     per_query: bool = False
     names: str = "canonical"
@@ -515,7 +453,6 @@ class TableView:
     color: bool = True
     layout: str = "wide"
     title: bool = True
-    undefined_masks: object = None
 
 
 def make_table(result, view: TableView | None = None, **kw):
@@ -532,8 +469,9 @@ def make_table(result, view: TableView | None = None, **kw):
     follow as query ``all``.  Cells worse than a random ranking are bold red.  Nothing is ever
     shortened: :func:`format_table` picks the first layout that fits the width.  ``title``: one
     run's name above the table (rich would wrap a name wider than the table; format_table prints it
-    on its own line instead).  ``undefined_masks``: under ``--undefined zero`` the cells of undefined
-    queries read ``undef`` instead of a 0 that looks like a real score.
+    on its own line instead).  Under ``--undefined zero`` the cells of the queries where a ratio or DB
+    is undefined (``RunResult.undefined_queries``) read ``undef`` instead of a 0 that looks like a real
+    score.
     """
     from rich import box
     from rich.table import Table
@@ -562,7 +500,7 @@ class _TableGrid:
         self.result, self.view, self.table = result, view, table
         self.precision = 4 if view.precision is None else view.precision
         self.rows, slots = _layout(result.metrics)
-        self.shown = _Shown(result, view.undefined_masks)
+        self.shown = _Shown(result)
         self.multi = len(result.runs) > 1
         self.groups = _grid(result, view.per_query, view.query_order)
         self.label = {meas: Text(safe_text(metric_label(Metric(meas), view.names, zscores(result))))
@@ -688,7 +626,7 @@ def _plain_rows(result, view: TableView, width) -> str:
     precision, names = 4 if view.precision is None else view.precision, view.names
     rows, slots = _layout(result.metrics)
     slots = _with_interval(slots, result)
-    shown = _Shown(result, view.undefined_masks)
+    shown = _Shown(result)
     lines = []
     for q, idx in _grid(result, view.per_query, view.query_order):
         if view.per_query:

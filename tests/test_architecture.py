@@ -479,3 +479,34 @@ def test_requests_and_views_are_keyword_only():
     requests = {node.name for path in ROOT.rglob("*.py") for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                 if isinstance(node, ast.ClassDef) and node.name.endswith("Request")}
     assert requests == {name for name in records.values() if name.endswith("Request")}
+
+
+def test_the_route_of_one_evaluation_names_what_exists():
+    """docs/architecture.md's route of one evaluation names modules and functions (`pipeline/evaluate.
+    load_qrels`, `orchestrator.plan_source`, `RunFile.check`): each module exists, and each function or
+    class in it, so the page follows the code when a step is renamed or removed."""
+    import importlib
+    import re
+
+    section = DOC[DOC.index("## The route of one evaluation"):DOC.index("## Names")]
+    modules = {path.stem: path for path in ROOT.rglob("*.py")}
+    orchestrator = importlib.import_module("ulnorm_eval.pipeline.orchestrator")
+    named = 0
+    for token in re.findall(r"`([\w/]+(?:\.[\w]+)*)`", section):
+        head, _, tail = token.replace(".py", "").partition(".")
+        if head.endswith("/"):  # a package: its directory
+            assert (ROOT / head).is_dir(), f"docs/architecture.md's route names {token}: no package"
+            continue
+        if "/" in head or head in modules:
+            path = ROOT / f"{head}.py" if "/" in head else modules[head]
+            assert path.exists(), f"docs/architecture.md's route names {token}: no module {path}"
+            obj = importlib.import_module("ulnorm_eval." + ".".join(path.relative_to(ROOT).with_suffix("").parts))
+        elif hasattr(orchestrator, head):
+            obj, tail = orchestrator, token
+        else:
+            continue  # a word of the prose (`Run`, `-j N`)
+        for part in filter(None, tail.split(".")):
+            assert hasattr(obj, part), f"docs/architecture.md's route names {token}: {obj} has no {part}"
+            obj = getattr(obj, part)
+            named += 1
+    assert named > 30

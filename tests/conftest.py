@@ -176,25 +176,3 @@ def wait_for_signal_state(pid: int, signum: int, field: str = "SigCgt", timeout:
             return
         time.sleep(0.01)  # polling the condition, not a guess at how long it takes
     raise AssertionError(f"process {pid} never had signal {signum} in {field}")
-
-
-@pytest.fixture
-def libc(monkeypatch):
-    """The calls made to a stand-in C library's ``mallopt`` (ulnorm_eval.malloc), on Linux, with none of
-    glibc's malloc variables or tunables set: a list of (param, value), in call order."""
-    import ctypes
-    import sys
-
-    calls = []
-
-    class Libc:
-        def mallopt(self, param, value):
-            calls.append((param, value))
-            return 1
-
-    monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
-    monkeypatch.setattr(sys, "platform", "linux")
-    for name in ("MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_",
-                 "MALLOC_MMAP_MAX_", "GLIBC_TUNABLES"):
-        monkeypatch.delenv(name, raising=False)
-    return calls

@@ -129,10 +129,10 @@ def test_core_imports_no_io_dataframes_or_ui(module):
 
 # The layers, bottom up (docs/architecture.md): a module imports only from lower layers (and its own
 # package).  inputs and core are both at the bottom and import neither each other nor anything above;
-# extras.py, hashing.py and malloc.py are helpers below every layer; the notebook API (api, irm, the package's
+# extras.py and hashing.py are helpers below every layer; the notebook API (api, irm, the package's
 # __init__) sits beside cli, and __main__ above it.  The package itself (its __version__) is loaded before
 # any of its modules and may be imported from anywhere.
-LAYERS = {"extras": 0, "malloc": 0, "hashing": 0, "inputs": 1, "core": 1, "pipeline": 2, "analysis": 3, "render": 4, "cli": 5,
+LAYERS = {"extras": 0, "hashing": 0, "inputs": 1, "core": 1, "pipeline": 2, "analysis": 3, "render": 4, "cli": 5,
           "api": 5, "irm": 5, "": 6, "__main__": 6}
 # Imports against the order, each waiting for its change; the test fails once one is gone (drop it then).
 # pipeline/ is being rewritten into one orchestrator (issue 49): its progress bars and the gate go to its caller.

@@ -353,8 +353,11 @@ def paper_table(comparison: Comparison, fmt: str = "latex", baseline: str | None
                 precision: int = 4, caption: str | None = None, label: str = "tab:results") -> str:
     """A systems x metrics table for a paper (``'latex'`` or ``'markdown'``), as ``compare -f latex``:
     best per column in bold, significance marked with superscripts (see :mod:`ulnorm_eval.render.paper`)."""
+    from .analysis.marks import against_baseline
     from .render.paper import paper_table as render
 
     if isinstance(precision, bool) or not isinstance(precision, int) or not 0 <= precision <= 17:
         raise ValueError(f"precision={precision!r}: is not in the range 0<=x<=17 (as --precision)")
-    return render(comparison, fmt, baseline=baseline, precision=precision, caption=caption, label=label)
+    if baseline is not None:
+        comparison = against_baseline(comparison, baseline)
+    return render(comparison, fmt, precision=precision, caption=caption, label=label)

@@ -682,6 +682,7 @@ class CompareRequest:
     scheduler: str | None = None
     scheduler_timeout: float = 10.0
     compare: dict = field(default_factory=dict)  # test, reps, seed, correction, alpha, subset, ...
+    baseline: str | None = None  # --baseline RUN (a path or run name): the pairs against it (analysis.marks)
     progress: object = None  # the command line's bars (render.progress: shown, progress, work_bar, base_name); None: none
 
 
@@ -796,4 +797,8 @@ def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
     note = tie_marks_note(res, cmp, settings)
     if note:
         notes.append(note)
+    if request.baseline is not None:
+        from .marks import against_baseline
+
+        cmp = against_baseline(cmp, baseline_run_name(request.baseline, request.runs, cmp.runs))
     return cmp

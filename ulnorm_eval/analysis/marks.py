@@ -15,7 +15,7 @@ import numpy as np
 
 from . import stats
 
-__all__ = ["pairwise_marks", "baseline_marks", "baseline_pairs"]
+__all__ = ["pairwise_marks", "baseline_marks", "baseline_pairs", "against_baseline"]
 
 
 def pairwise_marks(pairs, runs: list, metrics: list) -> dict:
@@ -30,26 +30,23 @@ def pairwise_marks(pairs, runs: list, metrics: list) -> dict:
     return {key: sorted(marked, key=order.__getitem__) for key, marked in out.items()}
 
 
-def baseline_marks(pairs, runs: list, metrics: list, baseline: str, correction: str, alpha: float) -> dict:
+def baseline_marks(against) -> dict:
     """``{(run, metric): (difference run - baseline, corrected p, 'better' | 'worse' | '')}`` for every run
-    but the baseline; p is corrected over the run-baseline pairs of the metric."""
-    if baseline not in runs:
-        raise ValueError(f"baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
-    out = {}
-    for metric in metrics:
-        others, diffs, p_values = [], [], []
-        for row in pairs.itertuples(index=False):
-            if row.metric != metric or baseline not in (row.run_a, row.run_b):
-                continue
-            other = row.run_b if row.run_a == baseline else row.run_a
-            others.append(other)
-            diffs.append(-row.diff if row.run_a == baseline else row.diff)
-            p_values.append(row.p)
-        p_adj = stats.adjust(np.asarray(p_values, dtype=np.float64), correction)
-        for run, diff, p_value in zip(others, diffs, p_adj):
-            sig = not np.isnan(p_value) and p_value < alpha and diff != 0
-            out[(run, metric)] = (float(diff), float(p_value), ("better" if diff > 0 else "worse") if sig else "")
-    return out
+    but the baseline, read from :func:`baseline_pairs`' table (p corrected over the run-baseline pairs)."""
+    return {(row.run_a, row.metric): (float(row.diff), float(row.p_adj),
+                                      ("better" if row.diff > 0 else "worse") if row.significant and row.diff != 0 else "")
+            for row in against.itertuples(index=False)}
+
+
+def against_baseline(comparison, baseline: str):
+    """``comparison`` with the run ``baseline`` (a run's name) set: its ``meta['baseline']``, and the pairs
+    against it, corrected over them (:func:`baseline_pairs`), as the table ``baseline_pairs``: what
+    ``compare --baseline`` prints and what the paper table's marks read."""
+    import dataclasses
+
+    against = baseline_pairs(comparison.tables["pairs"], baseline, comparison.meta["correction"], comparison.meta["alpha"])
+    return dataclasses.replace(comparison, tables={**comparison.tables, "baseline_pairs": against},
+                               meta={**comparison.meta, "baseline": baseline})
 
 
 _NEGATED = ("diff", "effect", "statistic")
@@ -64,8 +61,9 @@ def baseline_pairs(pairs, baseline: str, correction: str, alpha: float):
     from .columns import Table
 
     rows = [row._asdict() for row in pairs.itertuples(index=False)]
-    if baseline not in {row["run_a"] for row in rows} | {row["run_b"] for row in rows}:
-        raise ValueError(f"baseline {baseline!r} is not one of the runs")
+    runs = list(dict.fromkeys([row[side] for row in rows for side in ("run_a", "run_b")]))
+    if baseline not in runs:
+        raise ValueError(f"baseline {baseline!r} is not one of the runs ({', '.join(runs)})")
     out = []
     for metric in dict.fromkeys(row["metric"] for row in rows):
         mine = [dict(row) for row in rows if row["metric"] == metric and baseline in (row["run_a"], row["run_b"])]

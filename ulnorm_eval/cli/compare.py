@@ -181,7 +181,7 @@ def compare_view(options: dict):
     chosen = _table_list(opts["tables"])
     fmt = output_format(opts["fmt"],
                         opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
-    return CompareView(fmt=fmt, tables=tuple(chosen), precision=opts["precision"], output=opts["output"], plot=opts["plot"], baseline=opts["baseline"])
+    return CompareView(fmt=fmt, tables=tuple(chosen), precision=opts["precision"], output=opts["output"], plot=opts["plot"])
 
 
 def compare_request(options: dict, view):
@@ -212,7 +212,8 @@ def compare_request(options: dict, view):
                           holes_bootstrap=bool(holes and given["holes_samples"]), swap_between=given["swap_between"],
                           allow_disjoint=given["allow_disjoint"], pairs="pairs" in view.tables or view.paper or given["plot"] is not None
                           or given["baseline"] is not None, jobs=given["jobs"], scheduler=given["scheduler"], scheduler_timeout=scheduler_timeout(),
-                          compare={key: given[key] for key in keys}, progress=None if given["no_progress"] else progress)
+                          compare={key: given[key] for key in keys}, baseline=given["baseline"],
+                          progress=None if given["no_progress"] else progress)
 
 
 @click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG,

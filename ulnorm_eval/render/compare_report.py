@@ -17,7 +17,6 @@ class CompareView:
     precision: int | None = None
     output: str | None = None
     plot: str | None = None
-    baseline: str | None = None  # --baseline RUN: a path or run name
 
     @property
     def paper(self) -> bool:
@@ -26,21 +25,17 @@ class CompareView:
 
 def compare_outputs(cmp, request, view: CompareView) -> list:
     """render.outputs.Output items: the tables in ``view.fmt`` (stdout or -o), and the picture."""
-    from ..analysis.compare import baseline_run_name
     from .frames import render
     from .outputs import Output
 
-    frames, chosen, baseline = dict(cmp.tables), list(view.tables), view.baseline
-    meta = {**cmp.meta, "qrels": str(request.qrels), "run_files": list(request.runs)}
-    if baseline is not None:
-        meta["baseline"] = baseline_run_name(baseline, request.runs, cmp.runs)
+    frames, chosen, baseline = dict(cmp.tables), list(view.tables), cmp.meta.get("baseline")
+    meta = {**{key: value for key, value in cmp.meta.items() if key != "baseline"}, "qrels": str(request.qrels),
+            "run_files": list(request.runs), **({"baseline": baseline} if baseline is not None else {})}
     if view.paper:
-        chosen = ["systems", "pairs"]
+        chosen = ["systems", "pairs", *(["baseline_pairs"] if baseline is not None else [])]
         meta["metric_queries"] = {metric: len(qids) for metric, qids in cmp.queries.items()}
-    elif baseline is not None:  # the pairs against the baseline, corrected over them
-        from ..analysis.marks import baseline_pairs
-
-        frames["pairs"] = baseline_pairs(frames["pairs"], meta["baseline"], cmp.meta["correction"], cmp.meta["alpha"])
+    elif baseline is not None:  # the pairs against the baseline, corrected over them (analysis.marks)
+        frames["pairs"] = frames["baseline_pairs"]
         chosen = chosen + ["pairs"] if "pairs" not in chosen else chosen
     outputs = [Output(view.output, render({name: frames[name] for name in chosen}, view.fmt, view.precision, meta))]
     if view.plot:  # drawn in memory, written with the table in one step (render/outputs.py)

@@ -81,10 +81,8 @@ def _layout(frames: dict, meta: dict, baseline: str | None):
     for metric in metrics:
         vals = [mean[(run, metric)] for run in runs if not math.isnan(mean[(run, metric)])]
         best[metric] = max(vals) if vals else math.nan
-    if baseline is None:
-        marks = pairwise_marks(pairs, runs, metrics)
-    else:
-        marks = baseline_marks(pairs, runs, metrics, baseline, meta["correction"], meta["alpha"])
+    # with a baseline, the pairs against it (analysis.marks.against_baseline: corrected over them)
+    marks = pairwise_marks(pairs, runs, metrics) if baseline is None else baseline_marks(frames["baseline_pairs"])
     marks = {"runs": marks, "holes": _reversible(pairs)}
     return runs, metrics, mean, best, marks
 
@@ -174,16 +172,18 @@ def format_markdown(frames: dict, precision, meta: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def paper_table(comparison, fmt: str = "latex", baseline: str | None = None, precision: int = 4,
-                caption: str | None = None, label: str = "tab:results") -> str:
-    """The table of a :class:`~ulnorm_eval.analysis.compare.Comparison` in ``'latex'`` or ``'markdown'``."""
+def paper_table(comparison, fmt: str = "latex", precision: int = 4, caption: str | None = None,
+                label: str = "tab:results") -> str:
+    """The table of a :class:`~ulnorm_eval.analysis.compare.Comparison` in ``'latex'`` or ``'markdown'``;
+    its marks are against its baseline when it has one (analysis.marks.against_baseline)."""
     formatter = {"latex": format_latex, "markdown": format_markdown}.get(fmt)
     if formatter is None:
         raise ValueError(f"unknown table format {fmt!r} (latex or markdown)")
-    meta = {**comparison.meta, "baseline": baseline, "caption": caption, "label": label,
+    meta = {"baseline": None, **comparison.meta, "caption": caption, "label": label,
             "metric_queries": {metric: len(qids) for metric, qids in comparison.queries.items()}}
     # the comparison's own tables, as compare -f latex renders them: its DataFrames (.systems, .pairs) would
     # import pandas only to be read here; an assigned DataFrame replaces its table
     tables = comparison.tables
-    return formatter({name: tables[name] if name in tables else getattr(comparison, name) for name in ("systems", "pairs")},
+    names = ("systems", "pairs", *(("baseline_pairs",) if meta["baseline"] is not None else ()))
+    return formatter({name: tables[name] if name in tables else getattr(comparison, name) for name in names},
                      precision, meta)

@@ -2,9 +2,11 @@
 intervals overlap), in the pairs table of every format and as a mark in the paper tables."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from ulnorm_eval.analysis.compare import compare_files
+from ulnorm_eval.analysis.marks import against_baseline
 from ulnorm_eval.pipeline.blocks import Options
 from ulnorm_eval.render import paper
 
@@ -62,7 +64,9 @@ def test_paper_marks(tmp_path):
     assert "<sup>b" in rows["A"] and "<sup>bc*</sup>" in rows["A"]
     assert "<sup>b*</sup>" in rows["C"]  # C (0.5) beats B (0.25), intervals overlap
     assert "* after a mark" in md
-    base = paper.format_markdown(frames, 4, {**cmp.meta, "metric_queries": {"P@2": 2}, "baseline": "A"})
+    with_pairs = dataclasses.replace(cmp, tables=frames)
+    against = against_baseline(with_pairs, "A")  # the pairs against A, corrected over them (analysis)
+    base = paper.format_markdown(dict(against.tables), 4, {**against.meta, "metric_queries": {"P@2": 2}})
     rows = {line.split("|")[1].strip(): line for line in base.splitlines() if line.startswith("| ") and "Run" not in line}
     assert f"<sup>{paper.WORSE}*</sup>" in rows["C"]  # worse than the baseline A, the holes could reverse it
     assert f"<sup>{paper.WORSE}</sup>" in rows["B"]  # worse than A, beyond the holes' reach

@@ -1303,7 +1303,8 @@ def test_empty_output_name_names_its_option(files, command, flag):
     ({"depth": 0}, "depth=0: expected None or a positive integer (-M)"),
     ({"depth": -1}, "depth=-1: expected None or a positive integer (-M)"),
     ({"undefined": "x"}, "undefined='x': expected one of 'zero', 'skip'"),
-    ({"pool": "x"}, "pool='x': expected one of 'qrels', 'run', 'union'"),
+    ({"pool": "x"}, "pool='x': expected 'run', 'qrels', 'union', 'qrels+N' (N unjudged placeholders beside the "
+                    "judged documents) or the path of a candidate file"),
     ({"expectation": "x"}, "expectation='x': expected one of 'exact', 'paper'"),
     ({"score_precision": "float16"}, "score_precision='float16': expected one of 'float64', 'float32'"),
     ({"permutations": 0}, "permutations=0: expected 10 to 1,000,000 (memory grows with them)"),

@@ -154,7 +154,7 @@ def compare_cmd(**options):
     view = compare_view(options)
     request = compare_request(options, view)
     notes = []
-    with refusals(notes, ValueError):
+    with refusals(ValueError):
         outputs = compare_outputs(compare_for_request(request, notes), request, view)
     flush(notes)
     write_all(outputs)
@@ -248,7 +248,7 @@ def queries_cmd(**options):
     _check_plot(given["plot"])
     check_parallel(given["jobs"], given["scheduler"])
     notes = []
-    with refusals(notes, ValueError):
+    with refusals(ValueError):
         request = queries_request(given)
         table = queries_for_request(request, notes)
     flush(notes)

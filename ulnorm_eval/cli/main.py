@@ -264,7 +264,7 @@ def eval_cmd(**options):
     check_eval_options(options)
     options, notes = trec_defaults(options)  # notes: on stderr after the setup notes (said on success)
     request = eval_request(options)
-    with refusals(notes):
+    with refusals():
         plan = plan_eval(request, notes)
         view = eval_view(options, output_format(options["fmt"], options["output"], FORMATS, "trec"))
         with stops_as_trec_eval(view):

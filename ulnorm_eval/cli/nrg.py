@@ -61,7 +61,7 @@ def nrg_cmd(**options):
 
     request = nrg_request(options)
     notes = []
-    with refusals(notes, NRGError, usage=NRGUsageError):
+    with refusals(NRGError, usage=NRGUsageError):
         res = nrg_for_request(request, notes)
         fmt = output_format(options["fmt"], options["output"], FORMATS, "trec")
         text = FORMATS[fmt](res, per_query=options["per_query"], names=options["names"],

@@ -58,7 +58,7 @@ def repro_cmd(**options):
                            options=make_options(**options), depth=options["rank_depth"], rbo_p=options["rbo_p"],
                            max_rmse=options["max_rmse"], min_ktu=options["min_ktu"])
     notes = []
-    with refusals(notes, ValueError):
+    with refusals(ValueError):
         rep = repro_for_request(request, notes)
         outputs = repro_outputs(rep, view)
     flush(notes)

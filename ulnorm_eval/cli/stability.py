@@ -137,8 +137,7 @@ def stability_cmd(**options):
 
         outcome = stability_for_request(request, notes)
     except ValueError as exc:
-        flush(notes)
-        fail(str(exc))
+        fail(str(exc))  # alone, as cli.support.refusals says an error
     flush(notes)
     write_all(stability_outputs(outcome, request, options))
 

@@ -115,7 +115,7 @@ def summ_cmd(**options):
 
     request = summ_request(options)
     notes = []
-    with refusals(notes, ValueError):
+    with refusals(ValueError):
         outcome = summ_for_request(request, notes)
         text, picture = summ_text(outcome, options)
     flush(notes)

@@ -72,11 +72,11 @@ def said_once(notes) -> list:
 
 
 @contextlib.contextmanager
-def refusals(notes: list, *errors, usage=()):
+def refusals(*errors, usage=()):
     """What the library refuses, as the command line reports it: contradicting options (``usage``
-    exception types, and pipeline.eval_request.OptionError) as click's usage error; an error that must
-    stand alone (pipeline.eval_request.RefusedAlone) as one line; an input, measure or worker error
-    (and ``errors``) as one line after the ``notes`` gathered so far.  Exit 2 each time."""
+    exception types, and pipeline.eval_request.OptionError) as click's usage error; an input, measure or
+    worker error (and ``errors``, and pipeline.eval_request.RefusedAlone) as one line, alone: notes
+    gathered so far speak of output that is never written, so they are not said.  Exit 2 each time."""
     from ..core.registry import UnknownMeasure
     from ..inputs.trec import InputError
     from ..pipeline.eval_request import OptionError, RefusedAlone
@@ -86,10 +86,7 @@ def refusals(notes: list, *errors, usage=()):
         yield
     except (OptionError, *((usage,) if isinstance(usage, type) else usage)) as exc:
         raise click.UsageError(str(exc)) from exc
-    except RefusedAlone as exc:
-        fail(str(exc))
-    except (InputError, UnknownMeasure, ParallelError, *errors) as exc:
-        flush(notes)
+    except (RefusedAlone, InputError, UnknownMeasure, ParallelError, *errors) as exc:
         fail(str(exc))
 
 

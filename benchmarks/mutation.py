@@ -367,7 +367,8 @@ def check(mutant: Mutant) -> str:
 
 def _pytest(code: Path, tests, timeout: float) -> tuple[int, str, float]:
     env = dict(os.environ, ULNORM_EVAL_CODE=str(code), PYTHONPATH=str(code), PYTHONDONTWRITEBYTECODE="1")
-    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-rf",
+    # -n 0: one process per mutant (the benchmark runs two mutants at a time itself)
+    argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--no-header", "-rf", "-n", "0",
             *(str(ROOT / t) for t in tests)]
     if shutil.which("nice"):
         argv = ["nice", "-n", "10", *argv]

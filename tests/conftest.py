@@ -37,6 +37,19 @@ CODE = Path(os.environ.get("ULNORM_EVAL_CODE") or ROOT).resolve()
 sys.path.insert(0, str(CODE))
 os.environ["PYTHONPATH"] = os.pathsep.join([str(CODE), *filter(None, [os.environ.get("PYTHONPATH")])])
 
+# A test sees the terminal size its session was started with: pytest-xdist's workers (pyproject's -n 2)
+# find COLUMNS=80 and LINES=24 in their environment, set in the controlling process after it imported
+# this file, and -f table reads COLUMNS when its output is piped (README's examples are shown at the
+# natural width).  The controlling process records the sizes it was given; each worker restores them.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for var, value in zip(("COLUMNS", "LINES"), os.environ.get("ULNORM_EVAL_TEST_TERMINAL", ",").split(",")):
+        if value:
+            os.environ[var] = value
+        else:
+            os.environ.pop(var, None)
+else:
+    os.environ["ULNORM_EVAL_TEST_TERMINAL"] = ",".join(os.environ.get(var, "") for var in ("COLUMNS", "LINES"))
+
 SHARED = Path(os.environ.get("ULNORM_EVAL_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 IN_CI = bool(os.environ.get("CI"))
 

@@ -21,7 +21,7 @@ def _pytest(tmp_path, ci: str):
     env.update(ULNORM_EVAL_SHARED_DATA=str(tmp_path / "no-data-here"), PYTHONPATH=str(ROOT))
     if ci:
         env["CI"] = ci
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", *NEEDS_DATA],
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-n", "0", *NEEDS_DATA],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 

@@ -34,10 +34,9 @@ from .pipeline.blocks import Options
 from .pipeline.evaluate import Result
 
 if TYPE_CHECKING:  # pragma: no cover
-    import numpy as np
     import pandas as pd
 
-__all__ = ["evaluate", "compare", "nrg", "paper_table", "Evaluation", "NRGEvaluation", "Frames", "to_qrels",
+__all__ = ["evaluate", "compare", "nrg", "paper_table", "Evaluation", "NRGEvaluation", "to_qrels",
            "to_runs", "QrelsLike", "RunLike", "RunsLike"]
 
 QrelsLike = Union[str, os.PathLike, "pd.DataFrame", Mapping[str, Mapping[str, float]], Qrels]
@@ -146,44 +145,15 @@ def _fields(record) -> dict:
 
 # --------------------------------------------------------------------------- evaluate
 
-class Frames:
-    """Tidy and wide DataFrames, per-query arrays and means of a result (``metrics`` and ``runs``)."""
-
-    def wide(self, all_rows: bool = True) -> "pd.DataFrame":
-        """Columns ``run, query`` and one per metric; ``all_rows`` keeps each run's ``all`` row (the mean)."""
-        return self._frame(all_rows).reset_index()
-
-    def tidy(self, all_rows: bool = True) -> "pd.DataFrame":
-        """Columns ``run, query, measure, value`` (``all_rows``: with each run's ``all`` rows)."""
-        return self.wide(all_rows).melt(id_vars=["run", "query"], var_name="measure", value_name="value")
-
-    @property
-    def per_query(self) -> dict[str, dict[str, "np.ndarray"]]:
-        """``{run: {metric: values}}``: per-query numpy arrays, in the order of :attr:`queries`."""
-        return {rr.name: {str(m): rr.values[m] for m in self.metrics} for rr in self.runs}
-
-    @property
-    def queries(self) -> dict[str, list[str]]:
-        """``{run: [query ids]}``: the order of the per-query arrays (natural order)."""
-        return {rr.name: list(rr.qids) for rr in self.runs}
-
-    @property
-    def means(self) -> dict[str, dict[str, float]]:
-        """``{run: {metric: mean}}`` (the ``all`` row: each measure's summary rule)."""
-        return {rr.name: {str(m): rr.mean[m] for m in self.metrics} for rr in self.runs}
+# what nrg() returns: an NRGResult (``priors``, ``notes``, every output format, the Result's views)
+NRGEvaluation = NRGResult
 
 
 @dataclass
-class NRGEvaluation(Frames, NRGResult):
-    """What :func:`nrg` returns: an :class:`~ulnorm_eval.analysis.nrg.NRGResult` (``priors``, ``notes``,
-    every output format) with :class:`Frames`' views."""
-
-
-@dataclass
-class Evaluation(Frames, Result):
+class Evaluation(Result):
     """What :func:`evaluate` returns: a :class:`~ulnorm_eval.pipeline.evaluate.Result` (``frame``,
-    ``summary()``, ``notes``, ``runs``; every output format of the command line) with :class:`Frames`'
-    views and its inputs, so that the bounds can be read too."""
+    ``wide()``, ``tidy()``, ``per_query``, ``means``, ``summary()``, ``notes``, ``runs``; every output
+    format of the command line) with its inputs, so that the bounds can be read too."""
 
     qrels: Qrels | None = None
     # each run as the evaluation read it, in run order: a Run, or an orchestrator.RunFile (read again, for
@@ -252,15 +222,6 @@ def _measure_list(measures):
     return measures
 
 
-def _unique(runs: list) -> list:
-    """Runs with repeated names renamed ``name#1``, ``name#2`` (by position), as on the command line;
-    the caller's Run objects are copied, not renamed."""
-    from .inputs.checks import unique_names
-
-    names = unique_names([r.name for r in runs])
-    return [r if r.name == n else dataclasses.replace(r, name=n) for r, n in zip(runs, names)]
-
-
 def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
              variants: Sequence[str] | str | None = None, options: Options | None = None, *,
              warn: Callable[[str], None] | None = None, **kw: Any) -> Evaluation:
@@ -317,9 +278,8 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
 
     opts, reading, settings = _keywords(kw, "compare", Options, ReadOptions, CompareSettings)
     q = to_qrels(qrels, reading.groups)
-    loaded = _unique(to_runs(runs, q))
     variants = _variant_list(variants)
-    return compare_files(q, loaded, _measure_list(measures), None if variants is None else list(variants), opts,
+    return compare_files(q, _sources(runs, q), _measure_list(measures), None if variants is None else list(variants), opts,
                          warn, holes=hole_bounds, refuse_disjoint=not reading.allow_disjoint, **_fields(settings))
 
 
@@ -336,17 +296,15 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
 
     settings, opts = _keywords(options, "nrg", NRGSettings, Options)
     q = to_qrels(qrels)
-    scored = to_runs(runs, q)
-    prior = [] if isinstance(priors, (list, tuple)) and not priors else to_runs(priors, q)
+    prior = [] if isinstance(priors, (list, tuple)) and not priors else _sources(priors, q)
     if settings.protocol == "fixed" and not prior:  # as the command line: NRG against nothing is the measure itself
         from .analysis.nrg import NO_PRIOR, NRGError
 
         raise NRGError(NO_PRIOR)
-    both = _unique(scored + prior)  # runs and priors named apart together, as `ulnorm-eval nrg`
-    scored, prior = both[:len(scored)], both[len(scored):]
-    res = evaluate_nrg(q, scored, prior, _measure_list(measures), options=opts, warn=warn,
-                       refuse_disjoint=not allow_disjoint, **_fields(settings))
-    return NRGEvaluation(**{f.name: getattr(res, f.name) for f in dataclasses.fields(res)})
+    # runs and priors named apart together (#1, #2), as `ulnorm-eval nrg`
+    res = evaluate_nrg(q, _sources(runs, q), prior, _measure_list(measures), options=opts, warn=warn,
+                       refuse_disjoint=not allow_disjoint, rename=True, **_fields(settings))
+    return res
 
 
 def paper_table(comparison: Comparison, fmt: str = "latex", baseline: str | None = None,

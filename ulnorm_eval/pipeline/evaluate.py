@@ -57,11 +57,28 @@ class Result:
             parts.append(pd.DataFrame(cols, index=idx))
         return pd.concat(parts) if parts else pd.DataFrame()
 
-    def tidy(self):
-        """Long DataFrame: columns run, query, measure, value (each run's 'all' row last)."""
-        frame = self._frame(True)
-        out = frame.reset_index().melt(id_vars=["run", "query"], var_name="measure", value_name="value")
-        return out
+    def wide(self, all_rows: bool = True):
+        """Columns ``run, query`` and one per metric; ``all_rows`` keeps each run's ``all`` row (the mean)."""
+        return self._frame(all_rows).reset_index()
+
+    def tidy(self, all_rows: bool = True):
+        """Columns ``run, query, measure, value`` (``all_rows``: with each run's ``all`` row, last)."""
+        return self.wide(all_rows).melt(id_vars=["run", "query"], var_name="measure", value_name="value")
+
+    @property
+    def per_query(self) -> dict:
+        """``{run: {metric: values}}``: per-query numpy arrays, in the order of :attr:`queries`."""
+        return {run.name: {str(m): run.values[m] for m in self.metrics} for run in self.runs}
+
+    @property
+    def queries(self) -> dict:
+        """``{run: [query ids]}``: the order of the per-query arrays (natural order)."""
+        return {run.name: list(run.qids) for run in self.runs}
+
+    @property
+    def means(self) -> dict:
+        """``{run: {metric: mean}}`` (the ``all`` row: each measure's summary rule)."""
+        return {run.name: {str(m): run.mean[m] for m in self.metrics} for run in self.runs}
 
     def summary(self):
         """DataFrame of means: a row per run, a column per metric."""

@@ -79,8 +79,8 @@ def _signals_held():
     The command's handler raises; raised inside the after-fork hooks that Python runs in the parent
     (logging's lock release), the exception is printed as 'Exception ignored' and dropped, and the
     command went on: Ctrl-C at that instant exited 2 with a traceback, SIGTERM exited 0.  Held, it
-    arrives once the forks are done and ends the
-    command as anywhere else; the workers unblock it and ignore it (_init_worker)."""
+    arrives once the forks are done and ends the command as anywhere else; the workers unblock it and
+    ignore it (_init_worker)."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return

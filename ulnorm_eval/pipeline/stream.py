@@ -192,61 +192,25 @@ def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, block
     return result
 
 
-JOIN_TIMEOUT = 60.0  # seconds a stopped read-ahead thread is given to finish the item in hand
-
-
 def read_ahead(items):
-    """Iterate ``items`` in a background thread, one item ahead of the caller: the next block of a run
-    file is read and parsed (file reads and Arrow's CSV parser release the GIL) while this one is
-    scored (docs/performance.md, "Reading ahead").
+    """Iterate ``items`` one ahead of the caller, in one other thread: the next block of a run file is
+    read and parsed (file reads and Arrow's CSV parser release the GIL) while this one is scored
+    (docs/performance.md, "Reading ahead").  Items, and an exception raised while making one, arrive
+    in order; two are held at most (the caller's and the next).  When the caller stops early (an
+    error, a closed generator) the thread finishes the item in hand and is joined, then ``items`` is
+    closed: a thread still inside Arrow's parser when the interpreter shuts down aborts the process."""
+    from concurrent.futures import ThreadPoolExecutor
 
-    Items, and an exception raised while producing one, arrive in order; at most two are held (the
-    caller's and the one being made).  When the caller stops early (an error, a closed generator),
-    the thread is told to stop and is joined (at most ``JOIN_TIMEOUT`` seconds): a thread still
-    inside Arrow's parser when the interpreter shuts down aborts the process.
-    """
-    import queue
-    import threading
-
-    box: queue.Queue = queue.Queue()
-    slots = threading.Semaphore(2)  # the caller's current item and the one being produced
-    stop = threading.Event()
     done = object()
-
-    def produce():
-        it = iter(items)
-        try:
-            while True:
-                while not slots.acquire(timeout=0.1):
-                    if stop.is_set():
-                        return
-                if stop.is_set():
-                    return
-                item = next(it, done)
-                box.put((item, None))
-                if item is done:
-                    return
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller, raised there
-            box.put((None, exc))
-        finally:
-            close = getattr(it, "close", None)
-            if close is not None:
-                close()
-
-    worker = threading.Thread(target=produce, name="ulnorm-eval-read-ahead", daemon=True)
-    worker.start()
+    source = iter(items)
     try:
-        while True:
-            item, exc = box.get()
-            if exc is not None:
-                raise exc
-            if item is done:
-                return
-            yield item
-            slots.release()
+        with ThreadPoolExecutor(1, thread_name_prefix="ulnorm-eval-read-ahead") as reader:
+            coming = reader.submit(next, source, done)
+            while (item := coming.result()) is not done:
+                coming = reader.submit(next, source, done)
+                yield item
     finally:
-        stop.set()
-        worker.join(timeout=JOIN_TIMEOUT)
+        getattr(source, "close", lambda: None)()
 
 
 def _regrouped(codes: np.ndarray, starts: np.ndarray):

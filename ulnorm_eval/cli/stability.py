@@ -1,16 +1,11 @@
-"""`ulnorm-eval stability`: stability-optimal gains and discounts for nDCG (Kanoulas & Aslam 2009).
-
-A thin click layer: the options become an :class:`~ulnorm_eval.analysis.stability.StabilityRequest`,
-:func:`~ulnorm_eval.analysis.stability.stability_for_request` reads the files and runs the study, and
-:mod:`ulnorm_eval.render.stability_report` shows it.  Only click is imported at module level.
-"""
+"""`ulnorm-eval stability` (Kanoulas & Aslam 2009): options -> StabilityRequest -> stability_for_request ->
+render.stability_report."""
 from __future__ import annotations
-
 
 import click
 
 from ..render.format_names import DATA_FRAME_FORMATS
-from .support import CONTEXT, fail, flush, safe
+from .support import CONTEXT, fail, flush, safe, table_list
 from .options import SEED
 
 EPILOG = """\b
@@ -154,7 +149,7 @@ def stability_request(options: dict):
               (opts["precision"] is not None and not 0 <= opts["precision"] <= 17, "--precision must lie in 0..17"),
               (len(opts["runs"]) < 2, "stability needs at least two runs (systems)")]
     _refuse_first(limits)
-    chosen = _tables(opts["tables"])
+    chosen = table_list(opts["tables"], TABLES)
     _refuse_first([(opts["reps"] < 10, "--reps must be at least 10"),
                    (opts["reps"] > MAX_DRAWS, f"--reps must be at most {MAX_DRAWS:,} (memory grows with it)"),
                    (opts["topic_bootstrap"] < 0, "--topic-bootstrap must be at least 0"),
@@ -193,11 +188,3 @@ def _refuse_first(limits) -> None:
 
 
 TABLES = ("functions", "tau", "asl", "paired")
-
-
-def _tables(text: str) -> list:
-    from .support import table_list
-
-    return table_list(text, TABLES)
-
-

@@ -2,6 +2,7 @@
 ASL and paired tables in table, tsv, csv or json, and the discount, Φ and ASL curves (--plot)."""
 from __future__ import annotations
 
+import statistics
 import sys
 
 __all__ = ["render_tables", "render", "plot_stability", "stability_outputs"]
@@ -68,10 +69,10 @@ def _asl_text(rows, meta) -> str:
            "Aslam 2009 Figure 9): pairs with ASL < 0.05 and < 0.01, median ASL"]
     for name in dict.fromkeys(row["measure"] for row in rows):
         for function in dict.fromkeys(row["function"] for row in rows if row["measure"] == name):
-            asl_values = sorted(row["asl"] for row in rows if row["measure"] == name and row["function"] == function)
-            mid = (asl_values[(len(asl_values) - 1) // 2] + asl_values[len(asl_values) // 2]) / 2
-            out.append(f"  {name:<24} {function:<16} {sum(asl < 0.05 for asl in asl_values):>4} {sum(asl < 0.01 for asl in asl_values):>4} "
-                       f"of {len(asl_values)}   median {mid:.4f}")
+            asl_values = [row["asl"] for row in rows if row["measure"] == name and row["function"] == function]
+            out.append(f"  {name:<24} {function:<16} {sum(asl < 0.05 for asl in asl_values):>4} "
+                       f"{sum(asl < 0.01 for asl in asl_values):>4} of {len(asl_values)}   "
+                       f"median {statistics.median(asl_values):.4f}")
     return "\n".join(out) + "\n"
 
 
@@ -194,12 +195,9 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
                              marker="o" if "optimal" in label or "joint" in label
                            else None, ms=2.5, label=label)
                 axis[1].plot(topic_counts, [stats.phi(components, int(count)) for count in topic_counts], label=label)
-        axis[0].set_title(f"{name}: discount factors (gain {mine[0][0]['gain']})")
-        axis[0].set_xlabel("rank")
-        axis[0].set_ylabel("discount (sums to 1)")
-        axis[1].set_title(f"{name}: Φ against the number of topics")
-        axis[1].set_xlabel("topics")
-        axis[1].set_ylabel("Φ")
+        axis[0].set(title=f"{name}: discount factors (gain {mine[0][0]['gain']})", xlabel="rank",
+                    ylabel="discount (sums to 1)")
+        axis[1].set(title=f"{name}: Φ against the number of topics", xlabel="topics", ylabel="Φ")
         for target in meta.get("phi_targets", [0.95]):
             axis[1].axhline(target, color="grey", lw=0.7, ls="--")
         if asl:
@@ -207,9 +205,8 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
                 panel = sorted(row["asl"] for row in asl if row["measure"] == name and row["function"] == function)
                 axis[2].plot(np.arange(1, len(panel) + 1), panel, label=function)
             axis[2].axhline(0.05, color="grey", lw=0.7, ls="--")
-            axis[2].set_title(f"{name}: ASL of the pairs of runs, sorted")
-            axis[2].set_xlabel("pairs of runs, by ASL")
-            axis[2].set_ylabel("ASL (bootstrap)")
+            axis[2].set(title=f"{name}: ASL of the pairs of runs, sorted", xlabel="pairs of runs, by ASL",
+                        ylabel="ASL (bootstrap)")
         for panel in axis:
             panel.legend(fontsize=8)
             panel.grid(alpha=0.3)
@@ -229,12 +226,9 @@ def stability_outputs(outcome, request, options: dict) -> list:
             "topics": len(design.topics), "at_topics": at_topics or len(design.topics),
             "phi_targets": request.phi_targets, "restarts": request.study.get("restarts"),
             "seed": request.study.get("seed"), "levels": [float(level) for level in design.levels]}
-    if "asl" in request.tables:
-        meta["asl_reps"] = request.reps
-    if request.study.get("topic_bootstrap"):
-        meta["topic_bootstrap"] = request.study["topic_bootstrap"]
-    if holdout:
-        meta["holdout"] = holdout
+    meta.update((key, value) for key, value in (("asl_reps", "asl" in request.tables and request.reps),
+                                                ("topic_bootstrap", request.study.get("topic_bootstrap")),
+                                                ("holdout", holdout)) if value)
     tabs = {"functions": outcome.rows, **extra} if "functions" in request.tables else extra
     fmt = opts["fmt"] or ("table" if (sys.stdout.isatty() and not opts["output"]) else "tsv")
     text = render_tables({key: tabs[key] for key in request.tables}, fmt, opts["precision"], meta)

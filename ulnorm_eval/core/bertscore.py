@@ -1,28 +1,17 @@
 """BERTScore through the ``bert-score`` package, with Feng 2023's expected summary (Algorithm 1) and
-heterogeneous/homogeneous document score (Algorithm 2).  torch, transformers and bert-score are
-imported only when a scorer is made.
+heterogeneous/homogeneous document score (Algorithm 2); torch, transformers and bert-score are imported
+only when a scorer is made (docs/summarisation.md, "The maths").
 
 BERTScore (Zhang et al. 2020; Feng 2023 eqs. 3.6-3.8): with L2-normalised token embeddings of the
 candidate x^ and reference x, R = mean_i max_j x_i . x^_j, P = mean_j max_i x_i . x^_j,
 F = 2PR/(P+R); several references: bert-score's element-wise maximum of P, R and F.
 
-Algorithm 1 (expected summary, Feng 2023 §8.2): embed the source's tokens (the model and layer of the
-scorer; the source truncated at the model's maximum length, as bert-score itself would), take the
-document embedding as the mean of its token embeddings, and fill a dictionary token -> cosine
-similarity of its embedding to the document embedding, "for each token in source document",
-"D[token] = similarity": a token occurring several times keeps its *last* occurrence's similarity
-(``ties='last'``, the listing; ``'max'`` keeps the highest).  Then "Sort the Dictionary by value in
-an increasing order" and take the first k tokens (``order='increasing'``, the default: the k tokens
-*least* similar to the mean embedding); ``order='decreasing'`` takes the k most similar.  The prose
-says "the first K similar" and wants informative words ("freezing" over "it"); on SummEval with
-MiniLM the increasing order gives content words and the decreasing one stop-words and punctuation
-(docs/summarisation.md shows one document under both), so the listing's order is also the one that
-matches the stated intent.  E = BERTScore(expected summary, references), by default with k = each
-reference's length in the model's tokens (that reference scored against its own expected summary;
-the references then combined as bert-score does), or a fixed ``k``.
-
-Algorithm 2: per document, |E(most similar k) - E(least similar k)| on F (independent of ``order``);
-sorted increasingly, the first documents are the most heterogeneous.
+Algorithm 1 (§8.2): a dictionary of the source's tokens, "D[token] = similarity" of each one's
+embedding to the document's mean embedding (a repeated token keeps its last occurrence's:
+``ties='last'``; ``'max'`` its highest), sorted "by value in an increasing order" (``order``), its
+first k tokens the expected summary; E = BERTScore(expected summary, references), k = each reference's
+length in the model's tokens unless given.  Algorithm 2: per document, |E(most similar k) - E(least
+similar k)| on F; sorted increasingly, the first documents are the most heterogeneous.
 """
 from __future__ import annotations
 
@@ -84,8 +73,9 @@ def bertscore(scorer, cands, refs, progress: bool = False) -> np.ndarray:
     import contextlib
     import io
 
+    refs = [list(ref_list) for ref_list in refs]
     if not progress:
-        P, R, F = scorer.score(list(cands), [list(ref_list) for ref_list in refs], verbose=False)
+        P, R, F = scorer.score(list(cands), refs, verbose=False)
         return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
     import bert_score.utils as bu
 
@@ -93,7 +83,7 @@ def bertscore(scorer, cands, refs, progress: bool = False) -> np.ndarray:
     with bar(f"BERTScore of {len(cands)} summaries") as wrap, contextlib.redirect_stdout(io.StringIO()):
         old, bu.tqdm = bu.tqdm, wrap  # bert-score's batches advance our bar; its own bars and lines are not shown
         try:
-            P, R, F = scorer.score(list(cands), [list(ref_list) for ref_list in refs], verbose=True)
+            P, R, F = scorer.score(list(cands), refs, verbose=True)
         finally:
             bu.tqdm = old
     return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
@@ -202,20 +192,23 @@ def _document_expectation(data, scorer, k, order: str, sims_of: dict, progress: 
     return out, expected
 
 
-def _other(order: str) -> str:
+def _both_ends(data, scorer, k, order: str, ties: str, progress, other: bool = True):
+    """Each document's token similarities, and the (D, 3) BERTScore of its expected summaries in
+    ``order`` (with their texts) and, when ``other``, in the reverse order (Algorithm 2 needs both ends)."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}")
-    return ORDERS[1 - ORDERS.index(order)]  # Algorithm 2 needs both ends
+    sims_of = {doc: _token_similarities(scorer, data.sources[doc], ties) for doc in range(len(data.doc_ids))}
+    best, expected = _document_expectation(data, scorer, k, order, sims_of, progress)
+    reverse = ORDERS[1 - ORDERS.index(order)]
+    worst = _document_expectation(data, scorer, k, reverse, sims_of, progress)[0] if other else None
+    return sims_of, (best, expected), worst
 
 
 def heterogeneity(data, scorer, k=None, progress: bool = False, order: str = "increasing",
                   ties: str = "last") -> np.ndarray:
     """Algorithm 2's score of every document, |E_F(one end's k) - E_F(the other end's k)|, from the
     documents alone (no summary is scored): what --subset ranks by before any summary is scored."""
-    other = _other(order)
-    sims_of = {doc: _token_similarities(scorer, data.sources[doc], ties) for doc in range(len(data.doc_ids))}
-    best, _ = _document_expectation(data, scorer, k, order, sims_of, progress)
-    worst, _ = _document_expectation(data, scorer, k, other, sims_of, progress)
+    _, (best, _), worst = _both_ends(data, scorer, k, order, ties, progress)
     return np.abs(best[:, 2] - worst[:, 2])
 
 
@@ -227,11 +220,11 @@ def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "inc
     model's tokens, so E differs between the summaries of a document; Algorithm 2 then uses the
     references' lengths).  ``order``, ``ties``: Algorithm 1's sort and dictionary (see the module).
     ``progress``: bert-score's progress bars on stderr."""
-    other = _other(order)
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}")
     per_candidate = k == "candidate"
     if per_candidate:
         k = None
-    sims_of = {}
     S, D = len(data.systems), len(data.doc_ids)
     A = np.full((S, D, 3), np.nan)
     cands, refs, where = [], [], []
@@ -245,13 +238,8 @@ def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "inc
     for (system, doc), scores in zip(where, vals):
         A[system, doc] = scores
     # E: one batched call over every document's expected summaries (per reference, or one with --k)
-    for doc in range(D):
-        sims_of[doc] = _token_similarities(scorer, data.sources[doc], ties)
-    expected_by_doc, expected = _document_expectation(data, scorer, k, order, sims_of, progress)
-    het = np.full(D, np.nan)
-    if hetero:
-        W, _ = _document_expectation(data, scorer, k, other, sims_of, progress)
-        het = np.abs(expected_by_doc[:, 2] - W[:, 2])
+    sims_of, (expected_by_doc, expected), W = _both_ends(data, scorer, k, order, ties, progress, hetero)
+    het = np.abs(expected_by_doc[:, 2] - W[:, 2]) if hetero else np.full(D, np.nan)
     E = np.broadcast_to(expected_by_doc[None, :, :], (S, D, 3)).copy()
     if per_candidate:
         # k = each candidate's own length: one expected summary per (document, length), against all references

@@ -1,37 +1,16 @@
-"""ROUGE-1/2/L of summaries, their expected value under the source's unigram model, an extractive
-oracle upper bound, and the UE normalisations (Feng 2023, ch. 5.2 and 9).
+"""ROUGE-1/2/L of summaries, their expected value under the source's unigram model and an extractive
+oracle upper bound (Feng 2023, ch. 5.2 and 9; docs/summarisation.md, "The maths").
 
-Tokens are rouge-score's (Google's re-implementation of ROUGE-1.5.5: lower-cased, non-alphanumerics
-split, optional Porter stemming); everything after tokenising is numpy over integer token ids.
+rouge-score's tokens, then numpy over token ids.  A summary of L tokens against a reference of m:
+M = the clipped n-gram overlap (the LCS length for ROUGE-L), P = M / max(L', 1), R = M / max(m', 1)
+(L', m': numbers of n-grams), F = 2PR / (P + R) (0 when P + R = 0); several references combine as
+rouge-score's ``score_multi`` (``max``: the reference with the highest F, the first on ties), by
+their ``mean``, or ``pooled`` (Lin 2004; Feng 2023 eq. 3.5): P = sum_r M_r / (n L'), R = sum_r M_r / sum_r m_r'.
 
-A summary x of length L against a reference y of length m (rouge-score's ``_score_ngrams`` and
-``_score_lcs``): M = clipped n-gram overlap sum_g min(c_x(g), c_y(g)) (or the LCS length for
-ROUGE-L), P = M / max(L', 1), R = M / max(m', 1) (L', m' = numbers of n-grams), F = 2PR / (P + R)
-(0 when P + R = 0).  Several references combine as rouge-score's ``score_multi`` (``max``: the
-scores of the reference with the highest F, the first on ties), or by their ``mean``, or ``pooled``
-as ROUGE-1.5.5's model averaging (Lin 2004; Feng 2023 eq. 3.5): P = sum_r M_r / (n L'),
-R = sum_r M_r / sum_r m_r'.
-
-Expected value E (Feng 2023 §9.1, eq. 9.1): the score of a summary of L tokens drawn i.i.d. from the
-source's unigram model p(w) = c(w) / sum c.  The dissertation uses the model "to generate the expected
-summary" (§9.1; "to sample" it, in its list of contributions) without saying how many summaries
-it draws; here:
-
-* ROUGE-1 with ``mean`` or ``pooled`` (or one reference) is exact.  The counts X_w of a multinomial
-  draw are Binomial(L, p_w) marginally and E[min(c, X)] = sum_{j=1..c} P(X >= j), so
-  E[M] = sum_w sum_{j=1..c_y(w)} P(Bin(L, p_w) >= j); with L fixed, P, R and F = 2M / (L + m) are
-  linear in M, so E[P] = E[M]/L, E[R] = E[M]/m, E[F] = 2E[M]/(L + m).
-* ROUGE-2, ROUGE-L, and any measure with ``max`` over several references (the maximum is not linear)
-  are Monte Carlo: seeded draws, mean and its standard error.
-
-Upper bound I: the metric's maximum 1 (our choice: the dissertation states no upper bound for ROUGE),
-or for ROUGE-1 the extractive
-oracle: the best score of any L tokens taken from the source (each token at most as often as it
-occurs there; slots beyond what helps are filled with non-matching tokens).  For one reference the
-best overlap is min(L, sum_w min(c_y(w), c_s(w))); for ``mean``/``pooled`` the objective
-sum_r sum_w min(c_r(w), x_w) is separable and concave in each x_w, so taking the L largest marginal
-gains g_w(j) = #{r : c_r(w) >= j} (j <= c_s(w)) is optimal; for ``max`` it is the best reference's
-single-reference oracle.
+E (Feng 2023 §9.1, eq. 9.1) is the score of L tokens drawn i.i.d. from p(w) = c(w) / sum c: exact for
+ROUGE-1 with ``mean``, ``pooled`` or one reference, E[M] = sum_w sum_{j=1..c_y(w)} P(Bin(L, p_w) >= j),
+with P, R and F linear in M; Monte Carlo otherwise.  I is 1, or ROUGE-1's extractive oracle: the best
+score of any L tokens of the source (:func:`oracle_rouge1`).
 """
 from __future__ import annotations
 
@@ -118,27 +97,9 @@ def overlap_counts(cands: np.ndarray, refs, n: int, V: int) -> np.ndarray:
     return np.minimum(candc[:, None, :], refc[None, :, :]).sum(-1)
 
 
-def _env_int(name: str, default: int) -> int | None:
-    """The whole number >= 1 in ``name`` (``1e9`` too), ``default`` when unset, None when it is anything
-    else: the summ pipeline then refuses it with the variable's name (inputs.errors.env_limit)."""
-    import math
-    import os
-
-    text = os.environ.get(name)
-    if text is None:
-        return default
-    try:
-        value = float(text) if "_" not in text else math.nan
-    except ValueError:
-        return None
-    return int(value) if math.isfinite(value) and value >= 1 and value == int(value) else None
-
-
-# LCS table cells (candidate tokens x candidates x references x reference tokens) one document's
-# ROUGE-L may cost, its plain score and E's Monte Carlo draws each: about 30 s at the 35 million
-# cells a second of a loaded machine.  Real summaries need well under 1e8 (60-token summaries, 11
-# references, 200 draws: 8e6); a summary of 250,000 tokens with 200 draws needs 3e9.
-MAX_LCS_CELLS = _env_int("ULNORM_EVAL_MAX_LCS_CELLS", 1_000_000_000)
+# LCS table cells (candidate tokens x candidates x references x reference tokens) one document's ROUGE-L
+# may fill, its plain score and E's draws each (the default of ULNORM_EVAL_MAX_LCS_CELLS; docs/errors.md)
+MAX_LCS_CELLS = 1_000_000_000
 
 
 def lcs_cells(width: int, rows: int, refs) -> int:
@@ -147,68 +108,55 @@ def lcs_cells(width: int, rows: int, refs) -> int:
 
 
 def lcs_prefix(cands: np.ndarray, refs, keep=None) -> np.ndarray:
-    """LCS lengths T[i, c, r] of the first i tokens of candidate row c against reference r, i = 0..width.
+    """LCS lengths T[i, c, r] of the first i tokens of candidate row c against reference r, i = 0..width
+    (``keep``: only the sorted, distinct prefix lengths i wanted, in that order).
 
-    Row recurrence of the LCS table: with T_j = C[i-1][j-1] + 1 where x_i = y_j, else C[i-1][j],
-    C[i][j] = max(T_j, C[i][j-1]) = the running maximum of T along j, so each row is one vectorised
-    cumulative maximum over all candidates and references.  -1 never matches (pads, unknown tokens).
-    ``keep``: the prefix lengths i wanted (sorted, distinct); then only those rows are returned, in
-    that order, and memory does not grow with the width.
-
-    The loop runs over the shorter side: candidate tokens (above), or, when the candidates are longer
-    than the references, reference tokens (:func:`_lcs_by_reference`, the same table by columns), so
-    a long summary costs numpy work, not a Python step per token.
+    The table's recurrence along one side (:func:`_lcs_sweep`), looping over the shorter: candidate
+    tokens, each step the table's row C[i][.] over the reference tokens, or reference tokens, each
+    step the column C[.][j] over every candidate prefix at once.  -1 (pads, unknown tokens) and a
+    reference's pads, -2, never match.
     """
     ref_matrix = _pad(refs, fill=-2).astype(np.int32)
+    cand_matrix = cands.astype(np.int32)
     D, W = cands.shape
     R, M = ref_matrix.shape
-    if W > M:
-        return _lcs_by_reference(cands, ref_matrix, keep)
-    cell_type = np.int16 if min(W, M) < 32000 else np.int32  # LCS <= min(W, M); small ints halve the traffic
-    prev = np.zeros((D, R, M + 1), dtype=cell_type)
-    cur = np.zeros((D, R, M + 1), dtype=cell_type)
-    token = np.empty((D, R, M), dtype=cell_type)
-    inc = np.empty((D, R, M), dtype=cell_type)
     rows = np.arange(W + 1) if keep is None else np.asarray(keep, dtype=np.int64)
+    cell_type = np.int16 if min(W, M) < 32000 else np.int32  # LCS <= min(W, M); small ints halve the traffic
+    if W > M:
+        matches = (cand_matrix[:, None, :] == ref_matrix[:, position][None, :, None] for position in range(M))
+        last = _lcs_sweep(matches, (D, R, W), cell_type)
+        return np.ascontiguousarray(np.moveaxis(last[:, :, rows], 2, 0), dtype=np.int32)
     slot = np.full(W + 1, -1, dtype=np.int64)
     slot[rows] = np.arange(len(rows))
     out = np.zeros((len(rows), D, R), dtype=np.int32)  # row 0 (the empty prefix) stays 0
-    cand_matrix = cands.astype(np.int32)
-    for index in range(W):
-        match = ref_matrix[None, :, :] == cand_matrix[:, index][:, None, None]  # -1 (unknown, pad) never equals an id or -2
-        np.copyto(token, prev[:, :, 1:])
-        np.add(prev[:, :, :-1], 1, out=inc)
-        np.copyto(token, inc, where=match)
-        np.maximum.accumulate(token, axis=2, out=cur[:, :, 1:])
-        if slot[index + 1] >= 0:
-            out[slot[index + 1]] = cur[:, :, -1]
-        prev, cur = cur, prev
+
+    def record(step, state):
+        if slot[step + 1] >= 0:
+            out[slot[step + 1]] = state[:, :, -1]
+
+    matches = (ref_matrix[None, :, :] == cand_matrix[:, index][:, None, None] for index in range(W))
+    _lcs_sweep(matches, (D, R, M), cell_type, record)
     return out
 
 
-def _lcs_by_reference(cands: np.ndarray, ref_matrix: np.ndarray, keep=None) -> np.ndarray:
-    """:func:`lcs_prefix` by columns: the loop runs over the (padded) reference tokens j; the state is
-    C[i][j] for every candidate prefix i at once.  With T_i = C[i-1][j-1] + 1 where x_i = y_j, else
-    C[i][j-1], C[i][j] = max(T_i, C[i-1][j]) = the running maximum of T along i.  After the last
-    column, C[i][M] is the LCS of every prefix i (a reference's pads, -2, never match, so its last
-    real column's values carry through)."""
-    D, W = cands.shape
-    R, M = ref_matrix.shape
-    cell_type = np.int16 if min(W, M) < 32000 else np.int32
-    cand_matrix = cands.astype(np.int32)
-    prev = np.zeros((D, R, W + 1), dtype=cell_type)
-    cur = np.zeros((D, R, W + 1), dtype=cell_type)
-    token = np.empty((D, R, W), dtype=cell_type)
-    inc = np.empty((D, R, W), dtype=cell_type)
-    for position in range(M):
-        match = cand_matrix[:, None, :] == ref_matrix[:, position][None, :, None]  # -1 (unknown, pad) never equals an id or -2
+def _lcs_sweep(matches, shape: tuple, cell_type, record=None) -> np.ndarray:
+    """The LCS recurrence along one side: with T_j = C_prev[j-1] + 1 where the step's token matches
+    position j (``matches``: one (D, R, width) mask a step), else C_prev[j], C[j] = the running maximum
+    of T along j: one vectorised cumulative maximum a step.  ``record(step, C)`` after each step; the
+    last C (D, R, width + 1)."""
+    prev = np.zeros((*shape[:2], shape[2] + 1), dtype=cell_type)
+    cur = np.zeros_like(prev)
+    token = np.empty(shape, dtype=cell_type)
+    inc = np.empty(shape, dtype=cell_type)
+    for step, match in enumerate(matches):
         np.copyto(token, prev[:, :, 1:])
         np.add(prev[:, :, :-1], 1, out=inc)
         np.copyto(token, inc, where=match)
         np.maximum.accumulate(token, axis=2, out=cur[:, :, 1:])
+        if record is not None:
+            record(step, cur)
         prev, cur = cur, prev
-    rows = np.arange(W + 1) if keep is None else np.asarray(keep, dtype=np.int64)
-    return np.ascontiguousarray(np.moveaxis(prev[:, :, rows], 2, 0), dtype=np.int32)
+    return prev
 
 
 def prf(M, n_cand, n_ref):
@@ -223,22 +171,20 @@ def prf(M, n_cand, n_ref):
 
 
 def combine(M, n_cand, n_ref, how: str):
-    """Scores (P, R, F) over references (last axis of M) combined by ``how``.
-
-    ``n_cand`` broadcasts against M without its last axis; ``n_ref`` is per reference."""
+    """Scores (P, R, F) over references (the last axis of M) combined by ``how``; ``n_cand`` broadcasts
+    against M (a length per candidate on a trailing axis of 1, or per candidate and reference),
+    ``n_ref`` is per reference."""
     M = np.asarray(M, dtype=np.float64)
-    n_cand = np.asarray(n_cand, dtype=np.float64)
+    n_cand = np.broadcast_to(np.asarray(n_cand, dtype=np.float64), M.shape)
     n_ref = np.asarray(n_ref, dtype=np.float64)
     if how == "pooled":
-        R = M.shape[-1]
-        return prf(M.sum(-1), R * n_cand, n_ref.sum())
-    p, r, f = prf(M, n_cand[..., None], n_ref)
+        return prf(M.sum(-1), n_cand.sum(-1), n_ref.sum())
+    p, r, f = prf(M, n_cand, n_ref)
     if how == "mean":
         return p.mean(-1), r.mean(-1), f.mean(-1)
     if how == "max":
         best = np.argmax(f, axis=-1)[..., None]
-        return (np.take_along_axis(p, best, -1)[..., 0], np.take_along_axis(r, best, -1)[..., 0],
-                np.take_along_axis(f, best, -1)[..., 0])
+        return tuple(np.take_along_axis(part, best, -1)[..., 0] for part in (p, r, f))
     raise ValueError(f"unknown combination {how!r}")
 
 
@@ -256,13 +202,13 @@ def rouge_scores(doc: DocTokens, cands, how: str = "max", types=ROUGE_TYPES):
     out = {}
     for n, name in ((1, "ROUGE-1"), (2, "ROUGE-2")):
         if name in types:
-            out[name] = combine(overlap_counts(cand_matrix, doc.refs, n, V), _lengths(n, cand_lengths),
+            out[name] = combine(overlap_counts(cand_matrix, doc.refs, n, V), _lengths(n, cand_lengths)[:, None],
                                 _lengths(n, ref_lengths), how)
     if "ROUGE-L" in types:
         keep = np.unique(cand_lengths)
         T = lcs_prefix(cand_matrix, doc.refs, keep=keep)
         out["ROUGE-L"] = combine(T[np.searchsorted(keep, cand_lengths), np.arange(len(cands))],
-                                 cand_lengths, ref_lengths, how)
+                                 cand_lengths[:, None], ref_lengths, how)
     return out
 
 
@@ -352,16 +298,15 @@ def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, see
         for family in types:
             n = {"ROUGE-1": 1, "ROUGE-2": 2, "ROUGE-L": 0}[family]
             if length == "reference":
-                M = np.stack([_per_ref(seqs, doc.refs[ref_index], int(ref_lengths[ref_index]), n, V, T, ref_index) for ref_index in range(len(doc.refs))],
-                             axis=-1)
-                cand_lengths = np.broadcast_to(_lengths(max(n, 1), ref_lengths)[None, :], M.shape)
-                scores = _combine_varlen(M, cand_lengths, _lengths(max(n, 1), ref_lengths), how)
+                M = np.stack([_per_ref(seqs, ref, int(ref_lengths[ref_index]), n, V, T, ref_index)
+                              for ref_index, ref in enumerate(doc.refs)], axis=-1)
+                scores = combine(M, _lengths(max(n, 1), ref_lengths), _lengths(max(n, 1), ref_lengths), how)
             else:
                 if n == 0:
                     M = T[L]
                 else:
                     M = overlap_counts(seqs[:, :L], doc.refs, n, V) if L > 0 else np.zeros((draws, len(ref_lengths)))
-                scores = combine(M, np.full(draws, _lengths(max(n, 1), [L])[0]), _lengths(max(n, 1), ref_lengths), how)
+                scores = combine(M, _lengths(max(n, 1), [L])[0], _lengths(max(n, 1), ref_lengths), how)
             S = np.stack(scores, axis=-1)
             res[family][0][length_index] = S.mean(0)
             res[family][1][length_index] = S.std(0, ddof=1) / np.sqrt(draws) if draws > 1 else np.nan
@@ -385,17 +330,6 @@ def _per_ref(seqs, ref, L, n, V, T, r):
     if L == 0:
         return np.zeros(seqs.shape[0])
     return overlap_counts(seqs[:, :L], [ref], n, V)[:, 0]
-
-
-def _combine_varlen(M, n_cand, n_ref, how):
-    """combine() when the candidate length differs per reference (``length='reference'``)."""
-    if how == "pooled":
-        return prf(M.sum(-1), n_cand.sum(-1), n_ref.sum())
-    p, r, f = prf(M, n_cand, n_ref)
-    if how == "mean":
-        return p.mean(-1), r.mean(-1), f.mean(-1)
-    best = np.argmax(f, axis=-1)[..., None]
-    return tuple(np.take_along_axis(part, best, -1)[..., 0] for part in (p, r, f))
 
 
 def _oracle_sum(C, source_counts, L, weights) -> np.ndarray:
@@ -431,16 +365,16 @@ def oracle_rouge1(doc: DocTokens, L: int, how: str = "max"):
     C = np.stack([np.bincount(ref, minlength=V)[:V] for ref in doc.refs])
     if how == "max" or len(doc.refs) == 1:
         M = np.minimum(L, np.minimum(C, source_counts[None, :]).sum(1))
-        p, r, f = combine(M[None, :], np.array([L]), ref_lengths, "max" if how == "max" else how)
+        p, r, f = combine(M[None, :], L, ref_lengths, how)
         return float(p[0]), float(r[0]), float(f[0])
     if how == "pooled":
         M = _oracle_sum(C, source_counts, L, np.ones(len(ref_lengths)))
-        p, r, f = combine(M[None, :], np.array([L]), ref_lengths, "pooled")
+        p, r, f = combine(M[None, :], L, ref_lengths, "pooled")
         return float(p[0]), float(r[0]), float(f[0])
     lrf = ref_lengths.astype(np.float64)
     out = []
     for scheme, weights in enumerate((np.ones(len(ref_lengths)), 1.0 / np.maximum(lrf, 1.0),
                                       2.0 / np.maximum(L + lrf, 1.0))):
         M = _oracle_sum(C, source_counts, L, weights)
-        out.append(float(combine(M[None, :], np.array([L]), ref_lengths, "mean")[scheme][0]))
+        out.append(float(combine(M[None, :], L, ref_lengths, "mean")[scheme][0]))
     return tuple(out)

@@ -1,17 +1,11 @@
-"""Reading summarisation data: SummEval's paired JSONL natively, and a plain layout like runs.
+"""Reading summarisation data (docs/summarisation.md): SummEval's paired JSONL, and a plain layout.
 
-SummEval (Fabbri et al. 2021), ``model_annotations.aligned.paired.jsonl(.gz)``: one line per
-(article, system) with ``id``, ``text`` (the source), ``references`` (list of str), ``model_id``,
-``decoded`` (the summary), ``expert_annotations`` and ``turker_annotations`` (lists of dicts of
-coherence, consistency, fluency, relevance, 1-5).
-
-Plain layout: a documents file, JSONL (``{"id", "source", "references": [...]}``; ``reference`` as
-one string is accepted) or TSV (``id<TAB>source<TAB>reference...``, one or more references), plus
-one file per system of ``id, summary`` (JSONL ``{"id", "summary"}`` or TSV ``id<TAB>summary``),
-the system named by its file (the base name without .gz/.bz2/.xz, .jsonl/.tsv/.txt).
-
-Any file may be gzip/bzip2/xz compressed (recognised by its magic bytes).  Errors raise
-:class:`InputError` (``FILE:LINE: reason``).
+SummEval (Fabbri et al. 2021), ``model_annotations.aligned.paired.jsonl(.gz)``: a line per (article,
+system) with ``id``, ``text`` (the source), ``references``, ``model_id``, ``decoded`` (the summary),
+``expert_annotations`` and ``turker_annotations`` (coherence, consistency, fluency, relevance, 1-5).
+Plain layout: a documents file, JSONL ``{"id", "source", "references"}`` or TSV ``id, source,
+reference...``, then a file per system of ``id, summary`` (JSONL or TSV), named by its file.  Any file
+may be compressed; errors raise :class:`InputError` (``FILE:LINE: reason``).
 """
 from __future__ import annotations
 
@@ -90,24 +84,23 @@ def _json_rows(path: str, lines=None):
         yield line_no, obj
 
 
+def _first(lines) -> str:
+    return next((line for line in lines if line.strip()), "")
+
+
 def _is_jsonl(lines) -> bool:
-    for line in lines:
-        if line.strip():
-            return line.lstrip().startswith("{")
-    return False
+    return _first(lines).lstrip().startswith("{")
 
 
 def is_summeval(path: str, lines=None) -> bool:
     """True when the first non-blank line is a JSON object with SummEval's ``decoded`` and ``model_id``.
     ``lines``: the file's lines when already read (standard input can be read once)."""
-    for line in _lines(path) if lines is None else lines:
-        if line.strip():
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError:
-                return False
-            return isinstance(obj, dict) and "decoded" in obj and "model_id" in obj
-    return False
+    first = _first(_lines(path) if lines is None else lines)
+    try:
+        obj = json.loads(first) if first else None
+    except json.JSONDecodeError:
+        return False
+    return isinstance(obj, dict) and "decoded" in obj and "model_id" in obj
 
 
 def _str(path, line_no, obj, key):
@@ -229,10 +222,7 @@ def _tsv_rows(path: str, lines=None):
 
 def system_name(path: str) -> str:
     name = os.path.basename(path)
-    for ext in (".gz", ".bz2", ".xz"):
-        if name.endswith(ext):
-            name = name[: -len(ext)]
-    for ext in (".jsonl", ".json", ".tsv", ".txt"):
+    for ext in (".gz", ".bz2", ".xz", ".jsonl", ".json", ".tsv", ".txt"):  # in this order, each once
         if name.endswith(ext):
             name = name[: -len(ext)]
     return name or path

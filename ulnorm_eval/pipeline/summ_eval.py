@@ -1,12 +1,7 @@
-"""Evaluation of summaries: ROUGE (and BERTScore) per (system, document) with E, I and the UE
-variants, assembled into the ranking evaluation's ``Result`` so every output format, ``--fail-below``
-and ``compare`` take it unchanged (a document plays the part of a query, a system that of a run).
-
-Measure names: ``ROUGE-1``, ``ROUGE-2``, ``ROUGE-L``, ``BERTScore`` with an optional
-``(score=precision|recall|f)`` (default f); variants wrap them: ``E(ROUGE-1)``, ``IUB(...)``,
-``UE1(...)``, ``UE2(...)`` (= UL1, UL2 of ranking evaluation), ``EB(...)``, ``EM(...)``; the
-Monte Carlo standard error of E is ``SE(E(...))``; Algorithm 2's document score is
-``Hetero(BERTScore)`` (Feng 2023).
+"""Evaluation of summaries (docs/summarisation.md): ROUGE and BERTScore per (system, document) with E, I
+and the UE variants, as the ranking evaluation's ``Result`` (a document is a query, a system a run).
+The Monte Carlo standard error of E is ``SE(E(...))``; Algorithm 2's document score ``Hetero(BERTScore)``
+(Feng 2023).
 """
 from __future__ import annotations
 
@@ -25,6 +20,7 @@ __all__ = ["TextMeasure", "TextMetric", "SummOptions", "parse_text_metric", "res
 BASES = tuple(TEXT_FAMILIES)  # the measure records (core/text_families.py)
 DEFAULT_MEASURES = tuple(name for name, f in TEXT_FAMILIES.items() if f.default)
 DEFAULT_VARIANTS = SUMM_DEFAULT_VARIANTS
+SCORE_COLUMNS = {"precision": 0, "recall": 1, "f": 2}  # of the (P, R, F) score triples
 
 
 def _variant_names() -> dict:
@@ -154,13 +150,12 @@ class _Cells:
     I: np.ndarray
 
 
-def _rouge_cells(data, measures, opts: SummOptions, skipped: list, need_e: bool = True, advance=None):
+def _rouge_cells(data, measures, opts: SummOptions, need_e: bool = True, advance=None):
     """A, E, SE, I of every ROUGE measure; ``need_e=False`` (no variant built on E asked for): E and
     its Monte Carlo draws are skipped (left NaN).  ``advance(1)`` is called after each document."""
     tok = tm.tokenizer(opts.stem)
     S, D = len(data.systems), len(data.doc_ids)
     cells = {m: _Cells(*(np.full((S, D), np.nan) for _ in range(4))) for m in measures}
-    col = {"precision": 0, "recall": 1, "f": 2}
     types = sorted({m.base for m in measures})
     for j in range(D):
         if advance is not None and j:
@@ -182,7 +177,7 @@ def _rouge_cells(data, measures, opts: SummOptions, skipped: list, need_e: bool 
             if mc_types else {}
         at = _Document(doc, have, j, uniq, inv, exact1, mc)
         for m in measures:
-            k = col[m.score]
+            k = SCORE_COLUMNS[m.score]
             _fill_cells(cells[m], m, k, A[m.base][k], at, opts, need_e)
     if advance is not None and D:
         advance(1)
@@ -210,17 +205,14 @@ def _fill_cells(c: _Cells, m, k: int, values, at: _Document, opts: SummOptions, 
     length), I (1, or ROUGE-1's extractive oracle of the candidate's length)."""
     doc, have, j, uniq, inv = at.doc, at.have, at.j, at.uniq, at.inv
     c.A[have, j] = values
-    if not need_e:
-        pass
-    elif m.base == "ROUGE-1" and at.exact1:
+    if need_e and m.base == "ROUGE-1" and at.exact1:
         e = np.array([tm.expected_rouge1(doc, int(L), opts.combine, opts.length)[k] for L in uniq])
         c.E[have, j] = e[inv]
         c.SE[have, j] = 0.0  # exact: no Monte Carlo error (a NaN would print as a missing value)
-    else:
-        row = (lambda i: 0) if opts.length == "reference" else (lambda i: i)
+    elif need_e:  # by each reference's length (one row) or by each candidate length
+        rows = np.zeros(len(uniq), dtype=np.int64) if opts.length == "reference" else np.arange(len(uniq))
         mean, se = at.mc[m.base]
-        c.E[have, j] = np.array([mean[row(i), k] for i in range(len(uniq))])[inv]
-        c.SE[have, j] = np.array([se[row(i), k] for i in range(len(uniq))])[inv]
+        c.E[have, j], c.SE[have, j] = mean[rows, k][inv], se[rows, k][inv]
     if opts.upper == "oracle" and m.base == "ROUGE-1":
         o = np.array([tm.oracle_rouge1(doc, int(L), opts.combine)[k] for L in uniq])
         c.I[have, j] = o[inv]
@@ -248,21 +240,14 @@ def _check_lcs(data, j: int, have: list, lens, doc, opts: SummOptions, draws: bo
     """Refuse a document whose ROUGE-L would fill more than ``tm.MAX_LCS_CELLS`` LCS cells (the
     plain scores of its summaries, or E's Monte Carlo draws): time and memory grow with summary x
     reference tokens, and a summary of a million characters is a whole document given by mistake."""
-    from ..inputs.errors import InputError
+    from ..inputs.errors import InputError, env_limit
 
     longest = int(lens.max(initial=0))
     ref_w = int(max((len(r) for r in doc.refs), default=0))
-    if opts.length == "reference":
-        mc_w = ref_w
-    else:
-        mc_w = longest
+    mc_w = ref_w if opts.length == "reference" else longest
     plain = tm.lcs_cells(longest, len(have), doc.refs)
     mc = tm.lcs_cells(mc_w, opts.draws, doc.refs) if draws else 0
-    limit = tm.MAX_LCS_CELLS
-    if limit is None:  # a bad ULNORM_EVAL_MAX_LCS_CELLS: refused with its name
-        from ..inputs.errors import env_limit
-
-        limit = env_limit("ULNORM_EVAL_MAX_LCS_CELLS", 1)
+    limit = env_limit("ULNORM_EVAL_MAX_LCS_CELLS", tm.MAX_LCS_CELLS)  # a bad value: refused with its name
     if max(plain, mc) <= limit:
         return
     s = have[int(np.argmax(lens))]
@@ -351,13 +336,12 @@ def _text_cells(data, metrics: list, opts: SummOptions, bert, advance=None) -> d
     computed here (``advance(1)`` after each document), BERTScore's taken from ``bert``."""
     rouge_measures = sorted({m.measure for m in metrics if m.measure.base.startswith("ROUGE")}, key=str)
     need_e = any(m.variant not in (None, "IUB") for m in metrics if m.measure.base.startswith("ROUGE"))
-    cells = _rouge_cells(data, rouge_measures, opts, [], need_e, advance) if rouge_measures else {}
+    cells = _rouge_cells(data, rouge_measures, opts, need_e, advance) if rouge_measures else {}
     if any(m.measure.base == "BERTScore" for m in metrics):
         if bert is None:
             raise ValueError("BERTScore needs the bert-score cells")
-        col = {"precision": 0, "recall": 1, "f": 2}
         for m in {m.measure for m in metrics if m.measure.base == "BERTScore"}:
-            k = col[m.score]
+            k = SCORE_COLUMNS[m.score]
             cells[m] = _Cells(bert.A[..., k], bert.E[..., k], np.full(bert.A.shape[:2], np.nan),
                               np.ones(bert.A.shape[:2]))
     return cells
@@ -394,9 +378,6 @@ def _system_result(data, s: int, metrics: list, cells: dict, opts: SummOptions, 
                           unit="documents")
     return RunResult(name, qids, values, mean, stderr, missing=len(missing), undefined=undefined, undefined_queries=masks,
                      missing_qids=missing, notes=[note] if note else [])
-
-
-# --------------------------------------------------------------------------- the command's request
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -492,9 +473,7 @@ def _bertscore(request: SummRequest, d, metrics):
         het = bs.heterogeneity(d, scorer, None if opts.k == "candidate" else opts.k, request.progress,
                                order=request.order, ties=request.token_ties)
         ranked = np.argsort(het, kind="stable")
-        idx = list(ranked[:n] if kind == "hetero" else ranked[::-1][:n])
-        idx.sort()
-        d = d.subset(idx)
+        d = d.subset(sorted(ranked[:n] if kind == "hetero" else ranked[::-1][:n]))
     bert = None
     if any(m.measure.base == "BERTScore" for m in metrics):
         bert = bs.score_documents(d, scorer, opts.k, order=request.order, ties=request.token_ties,

@@ -127,47 +127,39 @@ def _mark(marks, run, metric, letter, baseline, tex) -> str:
     return {"better": ("\\dag" if tex else BETTER), "worse": ("\\ddag" if tex else WORSE)}[kind] + star(baseline)
 
 
-def format_latex(frames: dict, precision, meta: dict) -> str:
-    """A booktabs ``table`` environment (needs ``\\usepackage{booktabs}``)."""
+def _rows(frames: dict, precision, meta: dict, tex: bool):
+    """(header, a row per run: [its letter,] its name and its cells, runs, metrics, baseline)."""
     precision = 4 if precision is None else precision
     baseline = meta.get("baseline")
     runs, metrics, mean, best, marks = _layout(frames, meta, baseline)
     letter = dict(zip(runs, _letters(len(runs))))
-    pairwise = baseline is None
-    cols = ("l" if pairwise else "") + "l" + "r" * len(metrics)
-    head = (["\\#"] if pairwise else []) + ["Run"] + [_escape(metric) for metric in metrics]
+    esc = _escape if tex else markdown_text  # a run named `**x**`, [x](url) or <img> must not format the table
+    head = (["\\#" if tex else "#"] if baseline is None else []) + ["Run"] + [esc(metric) for metric in metrics]
+    rows = [([letter[run]] if baseline is None else []) + [esc(run) + (" (baseline)" if run == baseline else "")]
+            + [_cell(mean[(run, metric)], best[metric], _mark(marks, run, metric, letter, baseline, tex), precision, tex)
+               for metric in metrics] for run in runs]
+    return head, rows, runs, metrics, baseline
+
+
+def format_latex(frames: dict, precision, meta: dict) -> str:
+    """A booktabs ``table`` environment (needs ``\\usepackage{booktabs}``)."""
+    head, rows, runs, metrics, baseline = _rows(frames, precision, meta, True)
+    cols = ("l" if baseline is None else "") + "l" + "r" * len(metrics)
     lines = ["\\begin{table}[t]", "\\centering",
              f"\\caption{{{meta.get('caption') or caption_text(meta, runs, baseline, True)}}}",
              f"\\label{{{meta.get('label') or 'tab:results'}}}",
              f"\\begin{{tabular}}{{{cols}}}", "\\toprule", " & ".join(head) + " \\\\", "\\midrule"]
-    for run in runs:
-        name = _escape(run) + (" (baseline)" if run == baseline else "")
-        cells = [_cell(mean[(run, metric)], best[metric],
-                       _mark(marks, run, metric, letter, baseline, True), precision, True)
-                 for metric in metrics]
-        lines.append(" & ".join(([letter[run]] if pairwise else []) + [name] + cells) + " \\\\")
+    lines += [" & ".join(row) + " \\\\" for row in rows]
     lines += ["\\bottomrule", "\\end{tabular}", "\\end{table}"]
     return "\n".join(lines) + "\n"
 
 
 def format_markdown(frames: dict, precision, meta: dict) -> str:
     """A GitHub-flavoured Markdown table and its caption (a paragraph below it)."""
-    precision = 4 if precision is None else precision
-    baseline = meta.get("baseline")
-    runs, metrics, mean, best, marks = _layout(frames, meta, baseline)
-    letter = dict(zip(runs, _letters(len(runs))))
-    pairwise = baseline is None
-
-    esc = markdown_text  # a run named `**x**`, [x](url) or <img> must not format the table
-    head = (["#"] if pairwise else []) + ["Run"] + [esc(metric) for metric in metrics]
-    align = ([":-"] if pairwise else []) + [":-"] + ["-:"] * len(metrics)
+    head, rows, runs, metrics, baseline = _rows(frames, precision, meta, False)
+    align = [":-"] * (len(head) - len(metrics)) + ["-:"] * len(metrics)
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
-    for run in runs:
-        name = esc(run) + (" (baseline)" if run == baseline else "")
-        cells = [_cell(mean[(run, metric)], best[metric],
-                       _mark(marks, run, metric, letter, baseline, False), precision, False)
-                 for metric in metrics]
-        lines.append("| " + " | ".join(([letter[run]] if pairwise else []) + [name] + cells) + " |")
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
     lines += ["", meta.get("caption") or caption_text(meta, runs, baseline, False)]
     return "\n".join(lines) + "\n"
 

@@ -1,11 +1,5 @@
-"""Pictures for ``queries --plot`` and ``compare --plot`` (matplotlib, the optional extra ``plot``).
-
-* :func:`plot_queries`: per measure, a histogram of the expected score E/IUB of a random ranking,
-  and the runs' mean score against E with the query-type regions of :mod:`ulnorm_eval.queries`
-  (Karmaker & Feng 2022 Fig. 1 and Fig. 2 drawn for the given data).
-* :func:`plot_compare`: per measure, the runs' ranks under the plain measure against their ranks
-  under each variant, and forest plots of pairwise mean differences with their intervals.
-"""
+"""Pictures for ``queries --plot`` (Karmaker & Feng 2022 Fig. 1 and 2 for the given data) and ``compare
+--plot`` (ranks under each variant, forest plots of pairwise differences); matplotlib, the extra ``plot``."""
 from __future__ import annotations
 
 import os
@@ -101,9 +95,8 @@ def plot_queries(table, path: str, thresholds=None) -> None:
         normalised_values, expected = normalised(sub["mean"].to_numpy(), sub["E"].to_numpy(), sub["IUB"].to_numpy())
         axis = axes[row, 0]
         axis.hist(expected, bins=30, color="#4d4d4d")
-        axis.set_xlabel(f"E / IUB: {meas} of a random ranking")
-        axis.set_ylabel("queries")
-        axis.set_title(f"{meas}: expected score per query (n = {len(expected)})")
+        axis.set(xlabel=f"E / IUB: {meas} of a random ranking", ylabel="queries",
+                 title=f"{meas}: expected score per query (n = {len(expected)})")
         if not has_runs:
             continue
         axis = axes[row, 1]
@@ -124,21 +117,16 @@ def plot_queries(table, path: str, thresholds=None) -> None:
             if sel.any():
                 axis.scatter(expected[sel], normalised_values[sel], s=16, color=col,
                              label=f"{query_type} ({int(sel.sum())})", zorder=3)
-        axis.set_xlim(0, xmax)
-        axis.set_ylim(0, 1)
-        axis.set_xlabel("E / IUB (random ranking)")
-        axis.set_ylabel("A / IUB (mean of the runs)")
-        axis.set_title(f"{meas}: actual vs expected, by query type")
+        axis.set(xlim=(0, xmax), ylim=(0, 1), xlabel="E / IUB (random ranking)", ylabel="A / IUB (mean of the runs)",
+                 title=f"{meas}: actual vs expected, by query type")
         axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     save_figure(fig, path)
 
 
 def _forest_pairs(cmp, plain: str, max_pairs: int):
-    """Pairs to draw: all when few, else the runs adjacent in the plain measure's ranking.
-
-    Returns a list of (run_a, run_b) with run_a ranked above run_b by the plain measure.
-    """
+    """(pairs to draw, which): all when few, else the runs adjacent in the plain measure's ranking;
+    (run_a, run_b) with run_a ranked above run_b by the plain measure."""
     sys_ = cmp.systems[cmp.systems["metric"] == plain].sort_values(["rank", "run"])
     order = list(sys_["run"])
     pairs = [(order[first], order[second]) for first in range(len(order)) for second in range(first + 1, len(order))]
@@ -201,20 +189,15 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
             axis.scatter(ranks[plain] + shift, ranks[str(metric)],
                          marker=markers[column % len(markers)], s=30, alpha=0.8,
                        label=f"{metric.variant}: τ = {tau:.3f}")
-        axis.set_xlabel(f"rank by {plain}")
-        axis.set_ylabel("rank by the variant")
+        axis.set(xlabel=f"rank by {plain}", ylabel="rank by the variant", title=f"{plain}: ranks of {nrun} runs")
         axis.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # ranks: whole numbers only
         axis.yaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         axis.invert_xaxis()
         axis.invert_yaxis()
-        axis.set_title(f"{plain}: ranks of {nrun} runs")
         if variants:
             axis.legend(fontsize=8, loc="best")
 
-        if plain in ranks:
-            pairs, how = _forest_pairs(cmp, plain, max_pairs)
-        else:
-            pairs, how = _forest_pairs(cmp, str(mets[0]), max_pairs)
+        pairs, how = _forest_pairs(cmp, plain if plain in ranks else str(mets[0]), max_pairs)
         ylab = [f"{label[run_a]} − {label[run_b]}" for run_a, run_b in pairs]
         ypos = np.arange(len(pairs))[::-1]
         for column_index, metric in enumerate(mets, start=1):

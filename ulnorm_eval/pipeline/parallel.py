@@ -24,6 +24,7 @@ does not retry it) and is raised again, in order, by the caller.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 from collections import deque
@@ -263,8 +264,10 @@ class DaskPool(Sequential):
 
         start = time.monotonic()  # one budget of --scheduler-timeout for connecting and finding a worker
         self.client = _connect(address, timeout, start)
+        # a scheduler lost is said once, by the ParallelError the command prints, not also by Dask's log
+        logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         _require_workers(self.client, address, timeout, max(0.1, timeout - (time.monotonic() - start)))
-        self.retries = retries
+        self.retries, self.address, self.timeout = retries, address, timeout
         self.workers = max(1, sum(self.client.nthreads().values()))
         # The qrels as the result of a task, not scattered data: Dask cannot recompute scattered data,
         # and a scatter "broadcast" reaches only the workers running at that moment, so the death of
@@ -277,7 +280,6 @@ class DaskPool(Sequential):
                                          key=f"ulnorm-eval-qrels-{uuid.uuid4().hex}")
 
     def imap(self, tasks):
-        from dask.distributed import as_completed
         from distributed.scheduler import KilledWorker
 
         import uuid
@@ -288,29 +290,59 @@ class DaskPool(Sequential):
 
         def submit(position, function, args):
             future = self.client.submit(_guard, function, self._qrels, args, retries=self.retries, pure=False,
-                                   key=f"ulnorm-eval-{function.__name__}-{batch}-{position}")
+                                        key=f"ulnorm-eval-{function.__name__}-{batch}-{position}")
             index[future.key] = position
             return future
 
         window = 4 * self.workers + 4
-        first = [submit(position, function, args) for position, (function, args) in zip(range(window), tasks)]
-        count = len(first)
-        if not first:
-            return
-        completed = as_completed(first, loop=self.client.loop)
-        for future in completed:  # results stream back as they complete; yielded in task order
-            try:
-                done[index.pop(future.key)] = future.result()
-            except KilledWorker as exc:
-                raise ParallelError(f"Dask gave up on a task whose workers kept dying: {exc}") from None
-            future.release()
-            for function, args in tasks:  # keep the window full
-                completed.add(submit(count, function, args))
-                count += 1
-                break
+        pending = {submit(position, function, args) for position, (function, args) in zip(range(window), tasks)}
+        count = len(pending)
+        while pending:  # results stream back as they complete; yielded in task order
+            for future in self._finished(pending):
+                pending.discard(future)
+                try:
+                    done[index.pop(future.key)] = future.result()
+                except KilledWorker as exc:
+                    raise ParallelError(f"Dask gave up on a task whose workers kept dying: {exc}") from None
+                future.release()
+                for function, args in tasks:  # keep the window full
+                    pending.add(submit(count, function, args))
+                    count += 1
+                    break
             while nxt in done:
                 yield done.pop(nxt)
                 nxt += 1
+
+    def _finished(self, pending):
+        """The futures of ``pending`` that have finished, waited for as long as the cluster has a worker
+        to run them.  Dask holds the tasks of a cluster whose last worker died until another joins, for
+        ever: without a worker (or a scheduler) for --scheduler-timeout seconds the command gives up."""
+        import time
+        from concurrent.futures import CancelledError
+
+        from distributed import wait
+
+        alone = None  # since when the cluster has had no worker
+        while True:
+            try:
+                with self.client.as_current():  # wait() asks for the current client; ours is not the default
+                    done = wait(pending, timeout=min(1.0, self.timeout), return_when="FIRST_COMPLETED").done
+                if not any(future.cancelled() for future in done):
+                    return done
+                raise CancelledError
+            except TimeoutError:
+                pass
+            except CancelledError:  # the client's connection lost: Dask cancels every future
+                raise ParallelError(f"lost the connection to the Dask scheduler at {self.address}: "
+                                    "the evaluation was not finished") from None
+            try:
+                workers = self.client.nthreads() if self.client.status == "running" else {}
+            except Exception:  # noqa: BLE001 - the scheduler gone: its connection's error, whatever its type
+                workers = {}
+            alone = None if workers else (alone or time.monotonic())
+            if alone is not None and time.monotonic() - alone >= self.timeout:
+                raise ParallelError(f"the Dask scheduler at {self.address} lost its workers (none for "
+                                    f"{self.timeout:g} s, --scheduler-timeout): the evaluation was not finished")
 
     def close(self) -> None:
         self.client.close()

@@ -285,7 +285,7 @@ MUTANTS = [
            "the gate's t-test asks whether the run is better", GATE),
     # ------------------------------------------------------------------ the gate
     Mutant("gate-fail-below-boundary", "analysis/gate.py",
-           'mean < threshold.value', 'mean <= threshold.value',
+           'bool(why) or mean < value', 'bool(why) or mean <= value',
            "a mean equal to the --fail-below threshold fails", GATE),
     Mutant("gate-max-drop-boundary", "analysis/gate.py",
            "mean - ref < -max_drop", "mean - ref <= -max_drop",

@@ -3,12 +3,14 @@
 Two kinds of check, both on the means printed in the ``all`` rows:
 
 - ``--fail-below 'UL2(nDCG@10)=0.30'``: fails when a run's mean is below the threshold
-  (``mean < value``; equal passes).
+  (``mean < value``; equal passes), above it for a measure whose lower values are better
+  (its family's ``better='lower'``: RBP_resid, Unjudged).
 - ``--baseline RUN --max-drop D [--alpha A] [--test t|randomization|bootstrap]``: for every gated metric,
   ``difference = mean(run) - mean(baseline)`` (an absolute difference of means, in the measure's
   own units, not a ratio); fails when ``difference < -D``, and, when ``--alpha`` is given, also the
   paired one-sided test of "the run is worse" over the queries both runs were evaluated on has
-  ``p < A``.  The p-value is reported either way.  Gated metrics are every computed metric except
+  ``p < A``; for a lower-is-better measure a rise is the drop (``difference > D``, the test of
+  "the run is higher").  The p-value is reported either way.  Gated metrics are every computed metric except
   the bounds E, IUB and WLB, which describe the pool rather than the run.
 
 A check with nothing to compare fails, on every path: a NaN mean (no query has a defined value,
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 
 from ..core.variants import BOUND_VARIANTS, HOLE_VARIANTS
 
-__all__ = ["Threshold", "Check", "parse_threshold", "check_thresholds", "check_baseline", "gated",
+__all__ = ["Threshold", "Check", "parse_threshold", "check_thresholds", "check_baseline", "gated", "orientation",
            "bootstrap_less", "check_holes", "hole_metrics", "decimal4", "signed4"]
 
 BOUNDS = BOUND_VARIANTS  # bounds are properties of the query: never gated
@@ -51,6 +53,7 @@ class Check:
     holes: str = ""  # --holes: how the unjudged documents could move the decision (empty: they cannot)
     undefined: str = ""  # why the check could not be decided (it then fails), else ''
     zscore: bool = False  # -Z: the means are of z-scores (value - mean) / sd, not of the measure's values
+    sign: float = 1.0  # -1.0: a lower value is better (the family's ``better``); the checks compare sign * value
     of_means: bool = False  # the means are a normalisation's formula on the means (--norm-all means), the test pairs per-query values
 
     @property
@@ -99,12 +102,20 @@ def check_thresholds(result, thresholds) -> list[Check]:
     out = []
     for run in result.runs:
         for threshold in thresholds:
-            mean = run.mean[threshold.metric]
+            sign = orientation(threshold.metric)
+            mean, value = sign * run.mean[threshold.metric], sign * threshold.value
             why = NO_MEAN if math.isnan(mean) else ""
-            out.append(Check("fail-below", run.name, threshold.metric, mean, threshold.value,
-                             bool(why) or mean < threshold.value,
-                             undefined=why, zscore=_zscored(result, threshold.metric)))
+            out.append(Check("fail-below", run.name, threshold.metric, sign * mean, threshold.value,
+                             bool(why) or mean < value,
+                             undefined=why, zscore=_zscored(result, threshold.metric), sign=sign))
     return out
+
+
+def orientation(metric) -> float:
+    """1.0 when a higher value of ``metric`` is better, -1.0 when a lower one is (its family's record:
+    ``better='lower'``, RBP_resid, Unjudged; its variants other than the bounds grow with the value):
+    the gate compares ``sign * value``, so "below the threshold" and "a drop" mean worse either way."""
+    return -1.0 if getattr(metric.measure, "lower_better", False) else 1.0
 
 
 def require_complete(checks, result, unit: str = "queries", what: str = "no value") -> None:
@@ -168,19 +179,21 @@ def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: st
         if metric.variant or run is None or lower not in run.mean:
             check.holes = "no hole bounds for this metric: the unjudged documents' effect is unknown"
             continue
-        low, high = run.mean[lower], run.mean[upper]
+        sign = check.sign  # oriented values: the worst of a lower-is-better measure is its UB
+        low, high = sorted((sign * run.mean[lower], sign * run.mean[upper]))
         if check.kind == "fail-below":
-            reference = check.reference
+            reference = sign * check.reference
             flip = (not check.failed and low < reference) or (check.failed and high >= reference)
-            span = f"mean within [{decimal4(low)}, {decimal4(high)}]"
+            span = f"mean within [{decimal4(run.mean[lower])}, {decimal4(run.mean[upper])}]"
         else:
             if baseline is None or lower not in baseline.mean:
                 check.holes = "no hole bounds for the baseline"
                 continue
-            dlo, dhi = low - baseline.mean[upper], high - baseline.mean[lower]
+            base_low, base_high = sorted((sign * baseline.mean[lower], sign * baseline.mean[upper]))
+            dlo, dhi = low - base_high, high - base_low
             limit = 0.0 - max_drop
             flip = (not check.failed and dlo < limit) or (check.failed and dhi >= limit)
-            span = f"difference within [{signed4(dlo)}, {signed4(dhi)}]"
+            span = f"difference within [{signed4(min(sign * dlo, sign * dhi))}, {signed4(max(sign * dlo, sign * dhi))}]"
         if flip:
             check.holes = f"could flip ({span} {assumption})"
             if action == "fail" and not check.failed:
@@ -210,7 +223,8 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
         run_index = np.array([rpos[qid] for qid in common], dtype=np.int64)
         base_index = np.array([bpos[qid] for qid in common], dtype=np.int64)
         for metric in gated(result.metrics):
-            run_values, base_values = run.values[metric][run_index], baseline.values[metric][base_index]
+            sign = orientation(metric)  # oriented: a drop is worse whatever the measure's direction
+            run_values, base_values = sign * run.values[metric][run_index], sign * baseline.values[metric][base_index]
             if test == "t":
                 _, p_value = stats.paired_t(run_values, base_values, alternative="less")
             elif test == "randomization":
@@ -219,16 +233,17 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
                 p_value = bootstrap_less(run_values, base_values, seed=seed)
             else:
                 raise ValueError(f"unknown test {test!r} (t, randomization or bootstrap)")
-            mean, ref = run.mean[metric], baseline.mean[metric]
+            mean, ref = sign * run.mean[metric], sign * baseline.mean[metric]
             dropped = mean - ref < -max_drop
             why = NO_MEAN if math.isnan(mean) else NO_BASE if math.isnan(ref) else ""
             if not why and dropped and alpha is not None and math.isnan(p_value):
                 why = NO_P  # a drop whose significance cannot be judged: not a pass
             significant = alpha is None or (not math.isnan(p_value) and p_value < alpha)
             n_pairs = int((~(np.isnan(run_values) | np.isnan(base_values))).sum())
-            out.append(Check("baseline", run.name, metric, mean, ref,
+            out.append(Check("baseline", run.name, metric, sign * mean, sign * ref,
                              bool(why) or (dropped and significant), p_value, n_pairs, test,
-                             undefined=why, zscore=_zscored(result, metric), of_means=_of_means(result, metric)))
+                             undefined=why, zscore=_zscored(result, metric), of_means=_of_means(result, metric),
+                             sign=sign))
     return out
 
 

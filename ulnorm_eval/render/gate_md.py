@@ -35,15 +35,18 @@ def describe(check, names: str = "canonical", max_drop: float | None = None,
     head = f"{'FAIL' if check.failed else 'pass'} {safe_text(check.run)} {check_label(check, names)}"
     holes = f"; holes: {check.holes}" if check.holes else ""
     tail = (f"; undefined: {check.undefined}" if check.undefined else "") + holes
+    lower = check.sign < 0  # a lower value is better: above the threshold, a rise fails
     if check.kind == "fail-below":
-        return (f"{head}: mean {decimal4(check.mean)}, threshold {decimal4(check.reference)} (--fail-below), "
-                f"margin {signed4(check.difference)}{tail}")
+        side = ", lower is better: above it fails" if lower else ""
+        return (f"{head}: mean {decimal4(check.mean)}, threshold {decimal4(check.reference)} (--fail-below{side}), "
+                f"margin {signed4(check.sign * check.difference + 0.0)}{tail}")
     drop = max_drop or 0.0
-    limit = 0.0 - drop  # 0.0 - 0.0 is +0.0: no "-0"
+    limit = drop + 0.0 if lower else 0.0 - drop  # 0.0 - 0.0 is +0.0: no "-0"
     p_text = "nan" if check.p is None or math.isnan(check.p) else f"{check.p:.3g}"
     how = " (the formula on the means)" if check.of_means else ""
     sentence = (f"{head}: mean{how} {decimal4(check.mean)} vs baseline {decimal4(check.reference)}, difference {signed4(check.difference)}, "
-         f"limit {signed4(limit)} (--max-drop), margin {signed4(check.difference - limit)}")
+         f"limit {signed4(limit)} (--max-drop{', lower is better: a rise fails' if lower else ''}), "
+         f"margin {signed4(check.sign * (check.difference - limit) + 0.0)}")
     sentence += f", p = {p_text} ({TEST_NAMES.get(check.test, check.test)}{' over per-query values' if check.of_means else ''}, one-sided, n = {check.n}"
     if alpha is not None:
         sentence += f", alpha = {alpha:g}"
@@ -116,16 +119,17 @@ def _check_lines(checks, names: str, baseline_gate: tuple) -> list:
         verdict = "❌ fail" if item.failed else "✅ pass"
         if getattr(item, "undefined", ""):
             verdict += " (undefined)"
+        lower = item.sign < 0 and " (lower is better)"
         if item.kind == "fail-below":
-            check, threshold, p_text = f"--fail-below {item.reference:g}", item.reference, ""
+            check, threshold, p_text = f"--fail-below {item.reference:g}{lower or ''}", item.reference, ""
         else:
             drop = max_drop or 0.0
-            threshold = item.reference - drop
-            check = f"--baseline {baseline} ({_f(item.reference)}) --max-drop {drop:g}"
+            threshold = item.reference - item.sign * drop
+            check = f"--baseline {baseline} ({_f(item.reference)}) --max-drop {drop:g}{lower or ''}"
             p_text = "nan" if item.p is None or math.isnan(item.p) else f"{item.p:.3g}"
             p_text += f" ({TEST_NAMES[item.test]}{' over per-query values' if getattr(item, 'of_means', False) else ''}, one-sided, n = {item.n}"
             p_text += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
-        margin = item.mean - threshold if not math.isnan(item.mean) else math.nan
+        margin = item.sign * (item.mean - threshold) + 0.0 if not math.isnan(item.mean) else math.nan
         lines.append(f"| {verdict} | {_cell(item.run)} | {_cell(check_label(item, names))} | {_cell(check)} | {_f(item.mean)} | "
                      f"{_f(threshold)} | {signed4(margin)} | {p_text} |")
     lines.append("")

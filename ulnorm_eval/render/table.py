@@ -219,10 +219,16 @@ def variants_legend(metrics) -> str:
     formulas = [v for v in shown if VARIANTS[v].kind != "bound"]
     used = {c for v in formulas for c in re.findall(r"\b([AEIW])\b", VARIANTS[v].formula)}
     out = []
+    # IUB is the largest value over the orderings, WLB the least: the best and the worst ordering's value,
+    # the other way round for a measure whose lower values are better (its family's ``better``)
+    lower = ", ".join(dict.fromkeys(str(m.measure) for m in metrics if getattr(m.measure, "lower_better", False)))
+    turned = {"I": f" (the largest; the worst ordering's for {lower}, where lower is better)",
+              "W": f" (the least; the best ordering's for {lower}, where lower is better)"} if lower else {}
     for letter, (column, text) in _SYMBOLS.items():
         if letter in used or (column is not None and column in shown):
-            out.append(text if letter in used or column == "E" else
-                       {"IUB": "IUB = the best ordering's value", "WLB": "WLB = the worst ordering's value"}[column])
+            out.append((text if letter in used or column == "E" else
+                        {"IUB": "IUB = the best ordering's value", "WLB": "WLB = the worst ordering's value"}[column])
+                       + turned.get(letter, ""))
     # a pair of hole variants is one sentence, not one per variant (their records share it)
     joint = {"LB": ("UB", "[LB, UB]: the least and the largest M over every grade 0..G (the qrels' largest) of the "
                           "unjudged documents, judged ones fixed; R and IDCG change with the grades (--holes; the "

@@ -189,3 +189,44 @@ def test_bootstrap_samples_keep_the_ceiling(tmp_path):
     res = evaluate(qrels, files, ["Rprec"], ["LB", "UB", "BSLO", "BSHI"], holes="open=1", rel_level=2).runs[0].mean
     means = {str(metric): value for metric, value in res.items()}
     assert means["LB(Rprec)"] == 0.5 and means["BSLO(Rprec)"] == 0.5 and means["BSHI(Rprec)"] == 1.0
+
+
+def test_judge_next_weighs_ranks_runs_and_cutoffs():
+    """h2 (rank 3 of run 0, rank 1 of run 1) before h1 (rank 1 of run 0) before h3 (rank 12 of run 1, past
+    the cutoff 10): weights 2/3 + 2, 2 and 1/12 with cutoffs 10 and none; judged documents are not listed."""
+    from ulnorm_eval.core.holes import judge_next
+
+    # (query, doc, rank, judged): run 0 ranks h1, j, h2; run 1 ranks h2, then h3 at 12
+    query, doc, rank, judged = zip((0, 1, 1, False), (0, 9, 2, True), (0, 2, 3, False), (0, 2, 1, False),
+                                   (0, 3, 12, False))
+    listed = judge_next(query, doc, rank, judged, [10, None], 5)
+    assert [(d, runs, best) for _, d, _, runs, best in listed] == [(2, 2, 1), (1, 1, 1), (3, 1, 12)]
+    assert [weight for _, _, weight, _, _ in listed] == pytest.approx([2 / 3 + 2, 2, 1 / 12])
+    assert len(judge_next(query, doc, rank, judged, [10], 5)) == 2  # h3 moves no bound of a top-10 measure
+
+
+def test_holes_list_and_the_line_after_the_output(tmp_path):
+    """--holes-list 2 names the two holes of most weight; the line before them says how much is
+    unjudged and how many gate checks the bounds cannot decide."""
+    qrels, files = _write(tmp_path, {"q1": {"a": 1, "b": 0}}, [{"q1": ["x", "a", "y", "b", "z"]}, {"q1": ["y", "a"]}])
+    out = command(["--holes", "closed", "--holes-list", "2", "-m", "P@2", "--norm", "none",
+                   "--fail-below", "P@2=0.6", qrels, *files])
+    lines = [line.removeprefix("ulnorm-eval: ") for line in out.stderr.splitlines()]
+    head = next(line for line in lines if line.startswith("holes: "))
+    assert head.startswith("holes: 50% of the top 2 unjudged (run0") and "too wide to decide 2 of 2 gate checks" in head
+    assert [line.split()[2:4] for line in lines if "judge next" in line] == [["q1", "y"], ["q1", "x"]]
+    refused = command(["--holes-list", "2", "-m", "P@2", qrels, *files])  # no bounds to narrow: said, not ignored
+    assert refused.returncode == 2 and "--holes-list N needs --holes" in refused.stderr and not refused.stdout
+
+
+def test_the_bootstrap_is_not_offered_where_it_never_held(tmp_path):
+    """--holes-samples adds BS, BSLO, BSHI to P@2 but not to AP (core.holes.BOOT_WITHHELD), saying so;
+    named, BS(AP) is computed."""
+    qrels, files = _write(tmp_path, {"q1": {"a": 1, "b": 0}}, [{"q1": ["x", "a", "b"]}])
+    base = ["--holes", "--holes-samples", "20", "--norm", "none", "-f", "trec", qrels, *files]
+    out = command(base[:-2] + ["-m", "AP", "-m", "P@2"] + base[-2:])
+    names = [line.split("\t")[0] for line in out.stdout.splitlines()]
+    assert "BSLO(P@2)" in names and not any(name.startswith("BS") and "AP" in name for name in names)
+    assert "no bootstrap for AP" in out.stderr
+    out = command(base[:-2] + ["-m", "AP", "-m", "BS(AP)"] + base[-2:])
+    assert "BS(AP)" in out.stdout

@@ -11,6 +11,7 @@ from .trec import stops_as_trec_eval
 from .types import ALPHA, FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, groups_option, holes_options,
+                      holes_list_option,
                       make_options, ci_option, norm_all_option, ordering_options, output_options, parallel_options, scheduler_timeout,
                       run_queries_option, seed_option, notes_option)
 
@@ -213,6 +214,7 @@ EVAL_BRIEF = {
 @bounds_options
 @norm_all_option
 @holes_options
+@holes_list_option
 @seed_option
 @click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
               help="Measure names in the output: canonical (nDCG@10, UL2(AP)) or trec_eval's (ndcg_cut_10, ul2_map).")
@@ -302,6 +304,8 @@ def check_eval_options(options: dict) -> None:
         raise click.UsageError("--alpha needs --baseline RUN or --ci")
     if opts["complete"] and opts["run_queries_only"]:
         raise click.UsageError("-c (every qrels query) and --run-queries-only contradict each other")
+    if opts.get("holes_list") and not opts["holes"]:
+        raise click.UsageError("--holes-list N needs --holes: it names the holes whose grades move the bounds --holes prints")
     if sum(run == "-" for run in (*opts["runs"], opts["baseline"])) > 1:
         raise click.UsageError("standard input ('-') can be given once")
 

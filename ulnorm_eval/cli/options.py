@@ -215,6 +215,11 @@ holes_options = bundle(
                       "the cutoff ('run'), or the mean of the two ('mix')."),
 )
 
+holes_list_option = click.option(
+    "--holes-list", "holes_list", type=click.IntRange(min=0, max=1_000_000), default=0, metavar="N",
+    help="With --holes: name on stderr the N unjudged documents whose grades move the most bounds (judge "
+         "these next): the sum over runs and measures of 1/rank within each measure's cutoff (docs/holes.md).")
+
 allow_disjoint_option = click.option(
     "--allow-disjoint", is_flag=True,
     help="Evaluate a run that shares no query with QRELS (it scores 0); refused by default, as it is "

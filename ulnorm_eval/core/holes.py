@@ -33,8 +33,8 @@ from .kernels import Judgements, Level, Ranking, rel_of, relevant
 from .records import FAMILIES
 from .variants import DEFAULT_WORLD
 
-__all__ = ["World", "DEFAULT_WORLD", "EST_LEVEL", "yield_ceiling", "with_outside", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
-           "monotone", "outside_by_r", "outside_written", "REACH", "running", "BOOT_PRIORS", "BOOT_INTERVAL", "bootstrap",
+__all__ = ["World", "DEFAULT_WORLD", "EST_LEVEL", "yield_ceiling", "judge_next", "with_outside", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
+           "monotone", "outside_by_r", "outside_written", "REACH", "running", "BOOT_PRIORS", "BOOT_INTERVAL", "BOOT_WITHHELD", "bootstrap",
            "grade_prior", "grade_index", "boot_grades"]
 
 BOOT_PRIORS = ("run", "pool", "mix")  # --holes-prior
@@ -42,6 +42,9 @@ BOOT_INTERVAL = (2.5, 97.5)  # BSLO, BSHI: the percentiles of the bootstrap valu
 BOOT_SMOOTHING = 1e-4  # the least probability of a grade (Froebe et al.'s count estimator floors at 1e-4)
 BOOT_BATCH = 2_000_000  # ranked + judged elements per batch of bootstrap samples (bounds memory)
 BOOT_SALT = 0xB0075  # the draws' stream: never the keys of DB's Monte Carlo permutations
+# the families whose [BSLO, BSHI] held the later judgments for under half the (run, topic) pairs on every
+# benchmark of docs/holes.md: --holes-samples does not add the bootstrap to them (named, it is computed)
+BOOT_WITHHELD = ("AP", "GMAP", "Rprec")
 
 
 @dataclass(frozen=True)
@@ -570,6 +573,29 @@ def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
     empty = run.sum(axis=1) == 0
     run[empty] = pool[empty]
     return freq(run) if prior == "run" else 0.5 * (freq(run) + freq(pool))
+
+
+def judge_next(query, doc, rank, judged, cutoffs, n: int) -> list:
+    """The ``n`` unjudged documents whose grades move the most bounds, best first, as (query, document
+    code, weight, runs, best rank).  A hole at rank r of a run moves the bounds of every measure whose
+    cutoff reaches it (all of them without a cutoff), and the more the higher it is ranked: the
+    weight is the sum over runs and ``cutoffs`` (None: no cutoff) of 1/r where r is within the cutoff,
+    the share of a relevant document at rank r in AP's and RR's sums of precision (ties: the
+    document seen by more runs, then the lower query and code)."""
+    query, doc, rank = (np.asarray(x, dtype=np.int64) for x in (query, doc, rank))
+    hole = ~np.asarray(judged, bool)
+    reach = sum((rank[hole] <= (np.inf if cutoff is None else cutoff)) for cutoff in cutoffs)
+    key = query[hole] * (int(doc.max(initial=0)) + 1) + doc[hole]
+    unique, inverse = np.unique(key, return_inverse=True)
+    weight = np.bincount(inverse, weights=reach / rank[hole], minlength=len(unique))
+    runs = np.bincount(inverse, minlength=len(unique))
+    best = np.full(len(unique), np.iinfo(np.int64).max)
+    np.minimum.at(best, inverse, rank[hole])
+    order = np.lexsort((unique, -runs, -weight))[: int(n)]
+    order = order[weight[order] > 0]
+    width = int(doc.max(initial=0)) + 1
+    return [(int(unique[i] // width), int(unique[i] % width), float(weight[i]), int(runs[i]), int(best[i]))
+            for i in order]
 
 
 def sample_ceiling(holes: HoleContext, world: World, estimated=None):

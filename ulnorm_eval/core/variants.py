@@ -83,12 +83,12 @@ register_variant(Variant(
 register_variant(Variant(
     name="LB", aliases=(), formula="the smallest M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of "
     "the command retrieved (one grade each, shared by the runs), judged ones fixed; IDCG and R change with the "
-    "assignment (--holes: closed, open, open=N or open=P% says which other documents may be relevant)", cite="beyond the papers cited (docs/holes.md)",
+    "assignment (--holes: open=est by default, closed, open, open=N or open=P% says which other documents may be relevant)", cite="beyond the papers cited (docs/holes.md)",
     rng="[min M, M]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="LB"))
 register_variant(Variant(
     name="UB", aliases=(), formula="the largest M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of "
     "the command retrieved (one grade each, shared by the runs), judged ones fixed; IDCG and R change with the "
-    "assignment (--holes: closed, open, open=N or open=P% says which other documents may be relevant)", cite="beyond the papers cited (docs/holes.md)",
+    "assignment (--holes: open=est by default, closed, open, open=N or open=P% says which other documents may be relevant)", cite="beyond the papers cited (docs/holes.md)",
     rng="[M, max M]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="UB"))
 
 _BOOT = ("grades of the unjudged documents within the cutoff drawn from a prior (--holes-prior: the query's "
@@ -98,12 +98,11 @@ register_variant(Variant(
     name="BS", aliases=(), formula="the mean of M over bootstrap samples: " + _BOOT, cite=_BOOT_CITE, rng="[LB(M), UB(M)]", kind="holes",
     undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="BS"))
 register_variant(Variant(
-    name="BSLO", aliases=(), formula="the 2.5th percentile of M over the bootstrap samples of BS (with BSHI a spread of the samples, not a "
-    "confidence interval: it held the full-qrels value for 11-51% of AP and nDCG@10 values on a shallow pool; "
-    "docs/holes.md)", cite=_BOOT_CITE,
+    name="BSLO", aliases=(), formula="the 2.5th percentile of M over the bootstrap samples of BS (with BSHI the samples' spread, not a "
+    "confidence interval: how often it holds later judgments differs by measure and collection, docs/holes.md)", cite=_BOOT_CITE,
     rng="[LB(M), UB(M)]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="BSLO"))
 register_variant(Variant(
-    name="BSHI", aliases=(), formula="the 97.5th percentile of M over the bootstrap samples of BS (with BSLO a spread of the samples, not a "
+    name="BSHI", aliases=(), formula="the 97.5th percentile of M over the bootstrap samples of BS (with BSLO the samples' spread, not a "
     "confidence interval; docs/holes.md)", cite=_BOOT_CITE,
     rng="[LB(M), UB(M)]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="BSHI"))
 

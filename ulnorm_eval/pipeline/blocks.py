@@ -54,6 +54,8 @@ class Options:
     # retrieved that the qrels lack (their shared holes); empty: the run's own holes only.  Not in the meta
     holes_pool: tuple = ()
     holes_ceiling: tuple = ()  # --holes open=est: (qid, ceiling) per query (core.holes.yield_ceiling); not in the meta
+    holes_list: int = 0  # --holes-list N: name the N unjudged documents whose grades move the most bounds; not in the meta
+    holes_listed: tuple = ()  # their (qid, docid, weight, runs, best rank) (core.holes.judge_next); not in the meta
     holes_samples: int = 1000  # BS/BSLO/BSHI: bootstrap samples of the holes' grades (seeded by seed)
     holes_prior: str = "pool"  # BS: the holes' grades drawn from the query's judged grades (pool), the run's, or their mix
     trec_nan: bool = False  # trec_eval's -nan values and -c placeholder leaks reproduced (docs/trec_eval.md)

@@ -135,6 +135,7 @@ def plan_eval(request: EvalRequest, notes: list) -> EvalPlan:
     setup = []
     metrics = api.resolve_metrics(measures, variants, warn=setup.append, default_variants=defaults,
                                   trec_version=request.options.trec_version)
+    metrics = _withheld(request, metrics, notes)
     if request.options.zscore is not None and any(metric.variant for metric in metrics):
         raise OptionError("-Z converts trec_eval's measures, not the variants: add --norm none")
     if request.thresholds or request.holes:  # the gate's module only when a gate or --holes needs it
@@ -153,6 +154,27 @@ def plan_eval(request: EvalRequest, notes: list) -> EvalPlan:
     if request.holes:  # the gate's own metrics get their hole bounds too
         metrics += [metric for metric in gate.hole_metrics([threshold.metric for threshold in thresholds]) if metric not in metrics]
     return EvalPlan(metrics, thresholds, sort_metric, descending, setup)
+
+
+def _withheld(request: EvalRequest, metrics: list, notes: list) -> list:
+    """The metrics without the bootstrap variants --holes-samples added to a family of
+    core.holes.BOOT_WITHHELD (those asked for by name or by --norm are kept); a note names them."""
+    from ..core.holes import BOOT_WITHHELD
+    from ..core.registry import parse_many
+    from ..core.variants import BOOTSTRAP_VARIANTS
+
+    if not request.holes_samples:
+        return metrics
+    asked = {name.upper() for name in request.variants or ()}
+    named = {metric for name in request.measures for metric in parse_many(name) if metric.variant}
+    drop = [metric for metric in metrics if metric.variant in BOOTSTRAP_VARIANTS and metric.variant not in asked
+            and metric not in named and metric.measure.family in BOOT_WITHHELD]
+    if drop:
+        families = ", ".join(dict.fromkeys(metric.measure.family for metric in drop))
+        notes.append(f"--holes-samples: no bootstrap for {families}: its [BSLO, BSHI] held the later judgments for "
+                     "less than half the (run, topic) pairs on every benchmark of docs/holes.md; name one to have "
+                     "it (e.g. -m 'BS(AP)')")
+    return [metric for metric in metrics if metric not in drop]
 
 
 def _no_progress(inputs, monte_carlo_total):

@@ -336,30 +336,39 @@ def _loaded(source, qrels: Qrels) -> Run:
 def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
     """``options`` with the runs' shared holes (:func:`runs_holes`) when a hole bound is asked for over
     more than one run, or under -M (the documents below the depth, unjudged, are outside the ranking
-    and may be relevant), and with open=est's ceilings (:func:`runs_ceiling`); unchanged otherwise (one
-    run's holes are its own)."""
+    and may be relevant), with open=est's ceilings and --holes-list's documents (:func:`runs_documents`);
+    unchanged otherwise (one run's holes are its own)."""
     import dataclasses
 
-    from ..core.holes import World
+    from ..core.holes import World, judge_next, yield_ceiling
     from ..core.variants import HOLE_VARIANTS
 
-    if qrels.letor or not any(metric.variant in HOLE_VARIANTS for metric in metrics):
+    bounded = [metric.measure for metric in metrics if metric.variant in HOLE_VARIANTS]
+    if qrels.letor or not bounded:
         return options
-    if World.parse(options.holes).estimate:
-        options = dataclasses.replace(options, holes_ceiling=runs_ceiling(qrels, runs, options))
+    estimate = World.parse(options.holes).estimate
+    if estimate or options.holes_list:
+        qids, names, (query, doc, rank, judged, relevant), lengths = runs_documents(qrels, runs, options)
+        if estimate:
+            caps = yield_ceiling(query, doc, rank, judged, relevant, lengths, len(qids))
+            options = dataclasses.replace(options, holes_ceiling=tuple(zip(qids, caps.tolist())))
+        if options.holes_list:
+            cutoffs = [measure.cutoff for measure in dict.fromkeys(bounded)]
+            listed = judge_next(query, doc, rank, judged, cutoffs, options.holes_list)
+            options = dataclasses.replace(options, holes_listed=tuple(
+                (qids[q], names[d], score, count, best) for q, d, score, count, best in listed))
     if len(runs) < 2 and options.depth is None:
         return options
     return dataclasses.replace(options, holes_pool=runs_holes(qrels, runs))
 
 
-def runs_ceiling(qrels: Qrels, runs, options: Options) -> tuple:
-    """open=est's ceiling per query of the qrels, (qid, ceiling) pairs (:func:`~ulnorm_eval.core.holes.yield_ceiling`):
-    every run is read and ranked (ties and precision as evaluated, without -M), each document's rank,
-    whether the qrels judge it and whether relevant at -l; the same document in several runs is one."""
+def runs_documents(qrels: Qrels, runs, options: Options) -> tuple:
+    """Every run read and ranked (ties and precision as evaluated, without -M): the query set, the
+    docids (a document's code indexes them), one entry per (run, ranked document) (query index,
+    document code, 1-based rank, judged, relevant at -l) and each run's ranking length per query."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..core.holes import yield_ceiling
     from ..inputs.arrow import to_numpy
     from .ordering import natural_order, qrels_queries, rank_run
 
@@ -370,14 +379,14 @@ def runs_ceiling(qrels: Qrels, runs, options: Options) -> tuple:
         ranking = ranked.ranking
         judged = np.ones(len(ranking.row), bool) if ranking.judged is None else np.asarray(ranking.judged, bool)
         parts.append((ranking.row, ranking.pos + 1, judged, judged & (ranking.grade >= options.rel_level)))
-        docids.append(ranked.docid)
+        docids.append(pa.array(ranked.docid, pa.string()))
         lengths.append(ranking.length)
     if not parts:
-        return ()
-    codes = to_numpy(pc.dictionary_encode(pa.concat_arrays([pa.array(d, pa.string()) for d in docids])).indices)
-    query, rank, judged, relevant = (np.concatenate(column) for column in zip(*parts))
-    caps = yield_ceiling(query, codes, rank, judged, relevant, lengths, len(qids))
-    return tuple(zip(qids, caps.tolist()))
+        empty = np.zeros(0, np.int64)
+        return qids, [], (empty, empty, empty, empty.astype(bool), empty.astype(bool)), []
+    encoded = pc.dictionary_encode(pa.concat_arrays(docids))
+    columns = [np.concatenate(column) for column in zip(*parts)]
+    return qids, encoded.dictionary.to_pylist(), (columns[0], to_numpy(encoded.indices), *columns[1:]), lengths
 
 
 def both_notes(keep, warn):

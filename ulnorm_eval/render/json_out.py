@@ -153,7 +153,7 @@ def json_document(result, names: str = "canonical", precision: int | None = None
     meta = {
         "tool": "ulnorm-eval",
         "version": __version__,
-        "options": {**{key: value for key, value in asdict(result.options).items() if key not in ("holes_pool", "holes_ceiling")}, "names": names,
+        "options": {**{key: value for key, value in asdict(result.options).items() if key not in ("holes_pool", "holes_ceiling", "holes_list", "holes_listed")}, "names": names,
                     "precision": precision},
         "inputs": {
             "qrels": {"path": str(result.qrels_path), "sha256": sha256_file(result.qrels_path)},

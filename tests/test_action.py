@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 load = yaml.safe_load  # PyYAML: the test extra installs it
@@ -122,8 +122,6 @@ def test_documented_gitlab_job_runs(shared, tmp_path):
     # nDCG@10 drops significantly; UL2(nDCG@10) (of the means, 0.3138) is above 0.30 and its drop is not significant
     assert (tmp_path / "gate.md").read_text(encoding="utf-8").startswith("## ulnorm-eval gate: FAILED (1 of 5 checks)")
     assert set(job["artifacts"]["paths"]) == {p.name for p in tmp_path.iterdir()}
-
-
 
 
 def _fake_python(tmp_path, layout):

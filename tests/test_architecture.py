@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "ulnorm_eval"
+from conftest import ROOT as CHECKOUT
+
+ROOT = CHECKOUT / "ulnorm_eval"
 
 
 def _modules() -> dict:

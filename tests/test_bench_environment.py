@@ -6,9 +6,8 @@ section inherited them (7M run lines: 6.0 s of CPU instead of 2.9 s, glibc trimm
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 def test_a_local_cluster_leaves_the_environment_as_it_was(monkeypatch):

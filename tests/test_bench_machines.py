@@ -2,11 +2,9 @@
 --update-docs replaces the row of its own CPU model and core count and keeps every other one."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 @pytest.fixture()

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 NEEDS_DATA = ["tests/test_trec_measures.py::test_nosummary_prints_per_query_lines_only",
               "tests/test_summ_rouge.py::test_expected_rouge1_exact_equals_monte_carlo_on_summeval"]
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from pathlib import Path
 
 import click
 import pytest
 
 from ulnorm_eval.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 DOCS = ROOT / "docs"
 CLI_MD = (DOCS / "cli.md").read_text(encoding="utf-8")

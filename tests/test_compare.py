@@ -27,6 +27,8 @@ from ulnorm_eval.cli.main import main
 from ulnorm_eval.analysis.compare import compare, compare_files
 from ulnorm_eval.analysis.query_types import Thresholds, classify, query_table, select_subset
 
+from conftest import ROOT
+
 ROBUST_RUNS = ["input.pircRBa1", "input.THUIRr0301", "input.NLPR03vb10", "input.humR03dc", "input.SABIR03BASE"]
 
 
@@ -375,7 +377,7 @@ def test_cli_output_to_a_fifo_is_written_not_replaced(tiny, tmp_path):
 
 def _cmp(*args):
     from ulnorm_eval.cli.main import main as cli_main
-    ex = Path(__file__).resolve().parents[1] / "examples"
+    ex = ROOT / "examples"
     runs = [str(p) for p in sorted((ex / "runs").glob("*.run.gz"))]
     res = CliRunner().invoke(cli_main, ["compare", "-m", "nDCG@10", "--norm", "ul2", "--swap-trials", "20", *args,
                                         str(ex / "qrels" / "dlhard-passage.qrels.txt"), *runs])
@@ -481,7 +483,7 @@ def test_every_column_has_a_legend_line_and_pairs_lead():
     cutoffs) has its one line, printed under its table by -f table; the default leads with the pairs."""
     from ulnorm_eval.render.legends import COLUMNS
 
-    ex = Path(__file__).resolve().parents[1] / "examples"
+    ex = ROOT / "examples"
     base = [str(ex / "qrels" / "dlhard-passage.qrels.txt"), *map(str, sorted((ex / "runs").glob("*.run.gz")))]
     tsv = CliRunner().invoke(main, ["compare", "-f", "tsv", "--table", "all", "-m", "nDCG@5", "-m", "nDCG@10",
                                     "--norm", "ul2", "--holes", "--holes-samples", "20", "--swap-between", "all",
@@ -518,7 +520,7 @@ def test_compare_steps_one_progress_bar_through_the_runs(monkeypatch):
         yield lambda description, path=None: steps.append((description, path))
 
     monkeypatch.setattr(pr, "progress", spy)
-    ex = Path(__file__).resolve().parents[1] / "examples"
+    ex = ROOT / "examples"
     runs = [str(p) for p in sorted((ex / "runs").glob("*.run.gz"))]
     res = CliRunner().invoke(main, ["compare", "-f", "tsv", "-m", "P@5", "--norm", "none",
                                     str(ex / "qrels" / "dlhard-passage.qrels.txt"), *runs])

@@ -3,8 +3,6 @@ estimate get no default variants (a note says which and why), unless named or li
 Monte Carlo work has a progress bar with the time left once it runs for more than a second."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from click.testing import CliRunner
 
@@ -16,7 +14,9 @@ from ulnorm_eval.core.permutations import monte_carlo_listener
 from ulnorm_eval.pipeline.evaluate import resolve_metrics
 from ulnorm_eval.render import progress as progress_mod
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from conftest import ROOT
+
+EXAMPLES = ROOT / "examples"
 QRELS = str(EXAMPLES / "qrels" / "dlhard-passage.qrels.txt")
 RUN = str(EXAMPLES / "runs" / "bm25.run.gz")
 

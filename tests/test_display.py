@@ -11,11 +11,10 @@ import csv
 import io
 import json
 import re
-from pathlib import Path
 
 import pytest
 
-from conftest import cli
+from conftest import ROOT, cli
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\nq10 0 d6 1\nq10 0 d7 0\n"
 RUN_A = ("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 1.0 A\n"
@@ -374,7 +373,6 @@ def test_queries_plot_legend_is_outside_the_points(case, tmp_path, monkeypatch):
     assert box.x0 >= axes_box.x1  # entirely to the right of the plotting area: it covers no point
 
 
-
 def test_compare_csv_neutralises_run_names_and_tsv_escapes_them(case, write, tmp_path):
     evil = tmp_path / "=HYPERLINK(x)\tz"
     evil.write_text(RUN_A)
@@ -389,7 +387,6 @@ def test_compare_csv_neutralises_run_names_and_tsv_escapes_them(case, write, tmp
     assert {line.split("\t")[0] for line in tsv_text.splitlines()[1:]} == {"=HYPERLINK(x)\\tz", "b.run"}
 
 
-
 def test_table_caption_explains_the_variants_and_piped_width_follows_columns():
     """-f table: one caption line says what each variant column is; piped, $COLUMNS sets the width
     (a terminal's own width is used on a terminal; -o FILE keeps the natural width)."""
@@ -397,7 +394,7 @@ def test_table_caption_explains_the_variants_and_piped_width_follows_columns():
 
     from ulnorm_eval.cli.main import main as cli_main
 
-    ex = Path(__file__).resolve().parents[1] / "examples"
+    ex = ROOT / "examples"
     args = ["-f", "table", "--norm", "e,iub,ul2", str(ex / "qrels" / "dlhard-passage.qrels.txt"),
             str(ex / "runs" / "bm25.run.gz")]
     wide = CliRunner().invoke(cli_main, args, env={"COLUMNS": ""}).stdout

@@ -13,7 +13,6 @@ comparison not computed here, fails the test.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +20,9 @@ import pytest
 from ulnorm_eval.analysis import stability as st
 from ulnorm_eval.analysis.stability import load_design
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
+from conftest import ROOT
+
+DOCS = ROOT / "docs"
 CLAIM = re.compile(r"(\S+ \S+) (needs more topics than|needs fewer topics than|is not separated from) "
                    r"(\S+ \S+): (\d+\.\d+)x \[(\d+\.\d+), (\d+\.\d+)\]")
 MARKER = re.compile(r"<!-- claims: (.+?) -->")

@@ -34,13 +34,12 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conftest import missing_data
+from conftest import ROOT, missing_data
 
 import pytest
 
 from conftest import SHARED
 
-ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md"] + sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "cli.md")
 EXTRAS = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"].get("optional-dependencies", {}))
 HOW = ("(tests/test_docs_examples.py runs every shell example of README.md and docs/; its docstring says "

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from ulnorm_eval.extras import EXTRAS, install_line
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from conftest import ROOT
+
+EXAMPLES = ROOT / "examples"
 QRELS, RUN = str(EXAMPLES / "qrels" / "dlhard-passage.qrels.txt"), str(EXAMPLES / "runs" / "bm25.run.gz")
 
 
@@ -79,7 +80,7 @@ def test_every_extra_is_in_pyproject_and_the_docs_say_it_one_way():
     import re
     import tomllib
 
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     declared = set(tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"])
     assert set(EXTRAS) <= declared  # pyterrier has no import of ours: its extra is for pt.Experiment
     pages = [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "ulnorm_eval").rglob("*.py"))]

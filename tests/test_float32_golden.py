@@ -11,7 +11,6 @@ whole order, and the full-precision AP is recomputed here from that string.
 from __future__ import annotations
 
 import gzip
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -19,7 +18,9 @@ from click.testing import CliRunner
 from ulnorm_eval import evaluate
 from ulnorm_eval.cli.main import main
 
-DATA = Path(__file__).resolve().parent / "data" / "float32"
+from conftest import ROOT
+
+DATA = ROOT / "tests" / "data" / "float32"
 CASES = {"InexpC2": ["330", "345", "636"], "oce03noXbmD": ["378", "623"]}
 
 

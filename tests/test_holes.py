@@ -13,7 +13,7 @@ from ulnorm_eval.core.holes import assign, candidate_grades, hole_bounds, holes_
 from ulnorm_eval.core.kernels import Judgements, Ranking
 from ulnorm_eval.core.records import FAMILIES
 
-from conftest import command
+from conftest import ROOT, command
 
 CUTOFFS = (1, 2, 3, 5)
 
@@ -251,7 +251,6 @@ def test_cli_holes(tmp_path):
 
 # --------------------------------------------------------------------------- condensed lists (CL)
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 DL = (str(ROOT / "examples/qrels/dlhard-passage.qrels.txt"), str(ROOT / "examples/runs/bm25.run.gz"))
 
 

@@ -10,6 +10,8 @@ from ulnorm_eval.core import intervals
 from ulnorm_eval.core.intervals import means_interval, means_intervals, resample_counts
 from ulnorm_eval.core.normalise import ul2
 
+from conftest import ROOT
+
 
 def test_counts_are_resamples_of_n_draws_seeded():
     """Each row of the count matrix sums to n; the same seed and n give the same matrix and interval
@@ -288,14 +290,13 @@ def test_eval_ci_gives_every_plain_mean_its_interval_in_every_format():
     the library's ci= keyword gives the same; --alpha alone is refused."""
     import io
     import json
-    from pathlib import Path
 
     import pandas as pd
 
     import ulnorm_eval
     from conftest import cli
 
-    root = Path(__file__).resolve().parents[1] / "examples"
+    root = ROOT / "examples"
     qrels, runs = root / "qrels" / "dlhard-passage.qrels.txt", [root / "runs" / "bm25.run.gz", root / "runs" / "bm25_rm3.run.gz"]
     result = ulnorm_eval.evaluate(qrels, runs, ["nDCG@10", "AP"], variants=["UL2"], ci=0.9, seed=3)
     want = {}

@@ -2,7 +2,8 @@
 caller gave a DataFrame or asks for one: pyarrow imports pandas on its first ``pa.array`` (any input)
 and its first ``to_numpy`` (any type), so the library builds and reads Arrow arrays on their buffers
 (ulnorm_eval/inputs/arrow.py), and gives pyarrow.compute's functions their scalar arguments as
-Arrow scalars built the same way."""
+Arrow scalars built the same way.  `eval` on the command line imports neither pandas, scipy.stats nor
+the other subcommands' modules, and the decompressors only when an input starts with their magic bytes."""
 from __future__ import annotations
 
 import json
@@ -210,3 +211,61 @@ def test_compare_and_its_paper_table_do_not_import_pandas(shared):
     cli = invoke("compare", "--holes", "-m", "AP", "-f", "markdown", "--precision", "3", qrels, *runs)
     assert cli.exit_code == 0 and table == cli.stdout
     assert names == ["bm25.run", "bm25_rm3.run", "bm25_bert_zs.run"] and "<sup>a*</sup>" in table
+
+
+# The last lines of a program below that embeds the command (python -c): it leaves as the command itself does
+# (cli/guard._exit_now), not through the interpreter's shutdown, which can abort in Arrow's threads
+# (apache/arrow#34314: exit -6); everything asserted on was printed and is flushed first.
+LEAVE = "sys.stdout.flush()\nsys.stderr.flush()\n__import__('os')._exit(0)\n"
+
+
+def _toy_command(tmp_path, entry: str, argv, watched, then: str = "", flags=(), env=None) -> list[str]:
+    """Run the command through ``entry`` ('module:function') in a fresh ``python *flags`` process (with
+    ``env``), on toy qrels and a toy run (``argv(q, r)``: its arguments); the lines it printed, the
+    last one the sorted names of ``watched`` that were imported, then ``then`` (more code in the same
+    process) run."""
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
+    r = tmp_path / "r"
+    r.write_text("1 Q0 a 1 2.5 t\n1 Q0 x 2 1.5 t\n2 Q0 c 1 3 t\n1 Q0 b 3 1.5 t\n")
+    module, function = entry.split(":")
+    code = (f"import sys\nfrom {module} import {function}\n"
+            f"sys.argv = ['ulnorm-eval', *{argv(str(q), str(r))!r}]\n"
+            f"try:\n    {function}()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
+            f"print(sorted(m for m in {tuple(watched)!r} if m in sys.modules))\n" + then + LEAVE)
+    out = subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip().splitlines()
+
+
+@pytest.mark.parametrize("args", [[], ["-q", "--names", "trec", "-m", "all_trec", "--norm", "none"],
+                                  ["--ties", "rank", "-m", "AP"]])
+def test_eval_does_not_import_pandas_or_scipy_stats(tmp_path, args):
+    """Nor the modules of the other subcommands (cli/main.py: LAZY_COMMANDS)."""
+    lines = _toy_command(tmp_path, "ulnorm_eval.cli.main:main", lambda q, r: [*args, q, r],
+                         ("pandas", "scipy.stats", "ulnorm_eval.cli.compare", "ulnorm_eval.cli.summ",
+                          "ulnorm_eval.cli.nrg", "ulnorm_eval.cli.stability"),
+                         # pandas stays usable in the same process, pyarrow's conversions included
+                         then="import pandas, pyarrow as pa\nassert pa.table({'a': [1]}).to_pandas()['a'][0] == 1\n")
+    assert lines[-1] == "[]"
+
+
+def test_compressed_input_still_read_after_lazy_import(tmp_path):
+    """gzip, bz2 and xz are imported when an input starts with their magic bytes: each still reads."""
+    import bz2
+    import gzip
+    import lzma
+
+    q = tmp_path / "q"
+    q.write_text("1 0 a 1\n1 0 b 0\n")
+    text = b"1 Q0 a 1 2.5 t\n1 Q0 b 2 1.5 t\n"
+    outs = []
+    for name, pack in (("r", bytes), ("r.gz", gzip.compress), ("r.bz2", bz2.compress), ("r.xz", lzma.compress)):
+        path = tmp_path / name
+        path.write_bytes(pack(text))
+        # the command as users start it (its entry point, run()), not a program embedding it
+        out = subprocess.run([sys.executable, "-m", "ulnorm_eval", str(q), str(path), "--norm", "none", "-m", "AP"],
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        outs.append(out.stdout)
+    assert outs[0] == "AP\tall\t1.0000\n" and set(outs) == {outs[0]}

@@ -6,9 +6,8 @@ from __future__ import annotations
 import functools
 import importlib.util
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 @functools.lru_cache(maxsize=None)

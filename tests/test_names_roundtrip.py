@@ -3,8 +3,6 @@
 (-m, --fail-below, --sort, the library, ulnorm_eval.irm), over the whole registry."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from click.testing import CliRunner
 
@@ -16,7 +14,9 @@ from ulnorm_eval.core.registry import parse as parse_metric
 from ulnorm_eval.core import registry
 from ulnorm_eval.core.records import FAMILIES, VARIANTS
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from conftest import ROOT
+
+EXAMPLES = ROOT / "examples"
 QRELS = str(EXAMPLES / "qrels" / "dlhard-passage.qrels.txt")
 RUN = str(EXAMPLES / "runs" / "bm25.run.gz")
 
@@ -156,7 +156,7 @@ def test_cli_and_library_read_what_they_print():
 
 
 def test_trec_names_echo_parameters_as_typed():
-    t = str(Path(__file__).resolve().parents[1] / "examples" / "qrels" / "dlhard-passage.qrels.txt")
+    t = str(ROOT / "examples" / "qrels" / "dlhard-passage.qrels.txt")
     res = CliRunner().invoke(main, ["--names", "trec", "--norm", "none", "-m", "ndcg.1=3.0,2=9", "-m", "set_F.0.50",
                                     "-m", "rbp.p=0.80", "-m", "ndcg.1=3,2=9", t, RUN])
     assert res.exit_code == 0, res.output

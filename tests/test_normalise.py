@@ -3,7 +3,6 @@ scale invariance on the bundled DL-HARD runs."""
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +19,10 @@ NORMALISERS = {v.name: v.normalise for v in registry.VARIANTS.values() if v.kind
 from ulnorm_eval.core.kernels import Judgements, Ranking
 from ulnorm_eval.core.measures import compute
 
+from conftest import ROOT
+
 EPS = 1e-12
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = ROOT / "examples"
 
 
 def arr(*xs):

@@ -10,7 +10,6 @@ import ulnorm_eval
 import glob
 import itertools
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +21,8 @@ from ulnorm_eval.analysis.compare import compare_files, swap_between_comparisons
 from ulnorm_eval.cli.main import main
 from ulnorm_eval.pipeline import evaluate as api
 
-ROOT = Path(__file__).resolve().parents[1]  # the checkout (tests may run from elsewhere: benchmarks/mutation.py)
+from conftest import ROOT
+
 QRELS = str(ROOT / "examples/qrels/dlhard-passage.qrels.txt")
 RUNS = [str(ROOT / "examples/runs" / f) for f in ("bm25.run.gz", "bm25_bert_zs.run.gz", "bm25_rm3.run.gz")]
 

@@ -14,7 +14,6 @@ import re
 import select
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +22,8 @@ from click.testing import CliRunner
 from ulnorm_eval.cli.main import main
 from ulnorm_eval.render import progress as pr
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 EX = ROOT / "examples"
 QRELS = str(EX / "qrels" / "dlhard-passage.qrels.txt")
 RUNS = [str(p) for p in sorted((EX / "runs").glob("*.run.gz"))]
@@ -261,7 +261,7 @@ def test_a_signal_that_ends_the_process_first_shows_the_cursor_again(tmp_path, n
                              str(fifo)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, pr.PROGRESS_ENV: "always"}, preexec_fn=_no_core_dump)
     try:
-        wait_for_signal_state(proc.pid, sig, timeout=30)  # the bar is up: its handler is installed
+        wait_for_signal_state(proc.pid, sig, timeout=120)  # the bar is up: its handler is installed (120 s: a hang, not a loaded machine)
         proc.send_signal(sig)
         _, err = proc.communicate(timeout=60)
     finally:

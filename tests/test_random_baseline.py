@@ -457,7 +457,7 @@ def test_a_candidate_file_is_every_run_s_pool(tmp_path, capsys):
     """--pool FILE --pool-depth D: each query's top D documents of FILE, for every run: bm25_bert_zs's
     bounds are bm25's own under --pool run (its top 100, the whole file); a query FILE lacks gets an
     empty pool and one note; a --pool that is neither a kind nor a file is refused (exit 2)."""
-    from tests.conftest import invoke
+    from conftest import invoke
 
     measures = ["nDCG@10", "AP"]
     own = ue.evaluate(EX_QRELS, EX_RUNS[:1], measures, ["E", "IUB", "WLB"], pool="run")

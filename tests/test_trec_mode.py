@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data" / "trec_mode"
-CORNERS = Path(__file__).parent / "data" / "trec_eval_corners"
+from conftest import ROOT
+
+DATA = ROOT / "tests" / "data" / "trec_mode"
+CORNERS = ROOT / "tests" / "data" / "trec_eval_corners"
 CASES = [line.split("\t") for line in (DATA / "cases.tsv").read_text().splitlines() if not line.startswith("#")]
 
 

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import cli as conftest_cli
+from conftest import ROOT, cli as conftest_cli
 from ulnorm_eval.cli.main import main
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = ROOT / "examples"
 QRELS = str(EXAMPLES / "qrels" / "dlhard-passage.qrels.txt")
 RUN = str(EXAMPLES / "runs" / "bm25.run.gz")
 

@@ -1,23 +1,16 @@
-"""The notebook API: evaluate, compare and NRG on paths, pandas DataFrames or pytrec_eval-style dicts.
+"""The notebook API: evaluate, compare and NRG on paths, pandas DataFrames or pytrec_eval-style dicts
+(docs/python.md).
 
 >>> import ulnorm_eval as ue
 >>> res = ue.evaluate(qrels_df, {"bm25": bm25_df, "dense": dense_df}, ["nDCG@10", "AP"], variants=["UL2"])
 >>> res.tidy()          # run, query, measure, value
->>> res.wide()          # run, query, one column per metric
 >>> res.bounds          # run, query, measure, E, IUB, WLB
 
-Inputs (every function):
-
-- ``qrels``: a path (TREC qrels, LETOR, gzip/bz2/xz), ``'irds:DATASET_ID'`` (ir_datasets, local data
-  only), a DataFrame with ``query_id, doc_id, relevance`` (ir_measures, PyTerrier's evaluation) or
-  ``qid, docno, label`` (PyTerrier), or ``{qid: {docid: relevance}}`` (pytrec_eval);
-- ``runs``: one run or several: a list, or a dict ``name -> run``; a run is a path, a DataFrame with
-  ``query_id, doc_id, score`` or ``qid, docno, score``, or ``{qid: {docid: score}}``.
-
-The numbers are those of the command line on the same data, to the last digit: the same pipeline
-(:mod:`ulnorm_eval.pipeline`) scores them.  Keyword options are the command line's
-(:class:`~ulnorm_eval.pipeline.blocks.Options`: ``rel_level``, ``depth``, ``ties``, ``score_precision``,
-``run_queries_only``, ``pool``, ``expectation``, ``undefined``, ``permutations``, ``seed``).
+``qrels``: a path, ``'irds:DATASET_ID'``, a DataFrame (``query_id, doc_id, relevance`` or ``qid, docno,
+label``) or ``{qid: {docid: relevance}}``; ``runs``: a run, a list, or a dict ``name -> run``, each a
+path, a DataFrame (``query_id, doc_id, score`` or ``qid, docno, score``) or ``{qid: {docid: score}}``.
+The same pipeline as the command line scores them, to the last digit; keyword options are the command
+line's (:class:`~ulnorm_eval.pipeline.blocks.Options`).
 """
 from __future__ import annotations
 
@@ -228,14 +221,11 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     """Evaluate runs against qrels: per-query values and means of every measure and variant.
 
     ``measures``: names (``'nDCG@10'``, ``'UL2(AP)'``, trec_eval's ``'map'``; default nDCG@10, AP,
-    RBP(p=0.8)); ``variants``: added to every measure (default E and UL2; ``[]`` or ``'none'``
-    for plain values only; a string is a comma-separated list, as ``--norm``).  Keywords set
-    :class:`Options` fields (or pass ``options``) and :class:`ReadOptions` fields (``groups``,
-    ``allow_disjoint``).  A run sharing no query with the qrels raises
-    :class:`~ulnorm_eval.inputs.errors.InputError` (query ids are compared as text: a float column's
-    ``1.0`` is not ``'1'``), unless ``allow_disjoint``.  Notes (missing queries, undefined variants,
-    ...) are on ``.notes``; ``warn(msg)`` also hears each.
-    """
+    RBP(p=0.8)); ``variants``: added to every measure (default E and UL2; ``[]`` or ``'none'``: plain
+    values; a string as ``--norm``).  Keywords set :class:`Options` and :class:`ReadOptions` fields.  A
+    run sharing no query with the qrels (ids compared as text) raises
+    :class:`~ulnorm_eval.inputs.errors.InputError` unless ``allow_disjoint``; notes are on ``.notes``
+    and told to ``warn(msg)``."""
     from .inputs.checks import rename_runs, require_overlap
     from .pipeline.evaluate import both_notes, resolve_metrics
     from .pipeline.orchestrator import evaluate_runs
@@ -263,17 +253,10 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
 def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | None = None,
             variants: Sequence[str] | str | None = None, *, warn: Callable[[str], None] | None = None,
             hole_bounds: bool = False, **kw: Any) -> Comparison:
-    """Compare runs (at least two) as ``ulnorm-eval compare`` does: ``.systems``, ``.summary``,
-    ``.pairs`` DataFrames and ``.notes``.  ``variants``: default UL2 (eval's default, E left out) for the measures
-    with a closed-form E (a measure whose E is a Monte Carlo estimate gets them only when named or listed).
-    ``hole_bounds``: as ``compare --holes``, the pairs get ``holes_overlap`` (``holes=`` names the
-    world, as the Options field: 'closed', 'open', 'open=N', 'open=P%').
-
-    Keywords are :class:`Options` fields, :class:`ReadOptions` fields (``groups``, ``allow_disjoint``)
-    and those of :func:`ulnorm_eval.analysis.compare.compare` (``test``, ``reps``, ``correction``,
-    ``alpha``, ``subset``, ``subset_size``, ``swap_trials``, ``swap_between``, ``phi_target``, ``seed``:
-    the seed is shared, as on the command line).
-    """
+    """Compare runs (at least two) as ``ulnorm-eval compare`` does: ``.systems``, ``.summary``, ``.pairs``
+    and ``.notes``.  ``variants``: default UL2 for the measures with a closed-form E; ``hole_bounds``: as
+    ``compare --holes``.  Keywords are :class:`Options`, :class:`ReadOptions` and
+    :func:`ulnorm_eval.analysis.compare.compare`'s (one ``seed`` for all, as on the command line)."""
     from .analysis.compare import CompareSettings, compare_files
 
     opts, reading, settings = _keywords(kw, "compare", Options, ReadOptions, CompareSettings)

@@ -5,30 +5,17 @@
 >>> ir_measures.calc_aggregate([nDCG@10, UL2(nDCG@10), E(AP)], qrels, run)   # DL-HARD, bm25 (rounded)
 {nDCG@10: 0.3037, UL2(nDCG@10): 0.3783, E(AP): 0.0698}
 
-Every family of ``ulnorm-eval measures`` is an object here (``nDCG``, ``DCG``, ``AP``, ``SP``, ``P``,
-``R``, ``RR``, ``Rprec``, ``RBP``), with ir_measures' syntax for parameters and cutoffs
-(``nDCG(dcg='exp-log2')@10``, ``RBP(p=0.9)``), and every variant that scores one run is a wrapper
-(``E``, ``IUB``, ``WLB``, ``UL1``, ``UL2``, ``MM``, ``EB``, ``EM``, ``DB``, ``UEW``); a wrapper also
-takes ir_measures' own measures (``UL2(ir_measures.ERR@10)``: computed through ir_measures, Monte
-Carlo E).  ``str()`` of an object is our canonical name; :func:`measure` builds one from a name.
-
-How: the objects derive from the class ``ir_measures.define`` builds, so ir_measures' ``runtime``
-provider serves them (``calc_aggregate``, ``iter_calc``, ``calc``, ``evaluator``).  Their
-``runtime_impl`` hands the qrels and run DataFrames to this package's pipeline, which orders the run as
-trec_eval does (score, then docid descending) and applies the cutoff itself, so the values equal the
-command line's (``ulnorm-eval -f tsv -q``) to the last digit, and the mean is each measure's summary
-rule summed in trec_eval's query order.  Every qrels query is scored (a query the run did not retrieve
-for scores 0, as on the command line).  The evaluation options are the command line's defaults
-(``--pool run``, exact expectations, ``--undefined zero``, a normalisation's aggregate its formula on
-the means, as the 'all' row: ``--norm-all means``; relevance at 1 unless ``rel=``); notes
-(undefined variants, queries missing from the qrels) go to the ``ulnorm_eval`` logger at WARNING level,
-each once per qrels and run (ir_measures calls every measure on the same pair: a note about the run is
-said once, not once per measure); ``logging.getLogger("ulnorm_eval").setLevel(logging.ERROR)`` silences them.
+Every family of ``ulnorm-eval measures`` is an object here, with ir_measures' syntax for parameters and
+cutoffs, and every variant that scores one run is a wrapper, which also takes ir_measures' own measures
+(``UL2(ir_measures.ERR@10)``: Monte Carlo E); :func:`measure` builds one from a name.  The objects
+derive from the class ``ir_measures.define`` builds, so its ``runtime`` provider serves them; their
+``runtime_impl`` hands the DataFrames to this package's pipeline with the command line's defaults, so
+the values equal ``ulnorm-eval -f tsv -q``'s to the last digit (docs/python.md).  Notes go to the
+``ulnorm_eval`` logger at WARNING level, each once per qrels and run.
 
 ``ulnorm_eval.irm.AP`` is our AP and ``ir_measures.AP`` is ir_measures' (pytrec_eval's): two objects that
-compare equal, as ir_measures compares measures by name and parameters, so a list or dict holding both
-keeps one key.  They compute the same values on the same ordering (trec_eval's), but ours orders a run by
-trec_eval's rule in double precision and scores every qrels query; pass one of them.
+compare equal (ir_measures compares name and parameters), so a dict holding both keeps one key; ours
+orders a run by trec_eval's rule in double precision and scores every qrels query: pass one of them.
 """
 from __future__ import annotations
 

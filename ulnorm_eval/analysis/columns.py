@@ -1,17 +1,7 @@
-"""Named columns without pandas: the tables that ``compare`` builds and every table format prints.
-
-Importing pandas is a large share of a comparison's time (docs/performance.md), and the command line
-only prints the tables.  A :class:`Table` holds plain Python values, one kind per column, chosen as
-pandas would infer it from the same values, so that :meth:`Table.to_frame` (the library's
-DataFrames) and the renderers (render/frames.py) agree with each other and with earlier versions:
-
-- ``bool``: every value a bool;
-- ``int``: every value an integer;
-- ``float``: numbers, at least one a float (integers then print as ``12.0``, NaN as ``nan``);
-- ``Int64``: integers with gaps (None), pandas' nullable integer;
-- ``str``: text (None where missing);
-- ``object``: anything else, each value kept as it is (pandas' object columns: text mixed with
-  numbers, or integers beyond int64).
+"""Named columns without pandas (its import is a large share of a comparison's time): the tables
+``compare`` builds and every table format prints.  Each column has the one kind pandas would infer
+from its values (``bool``, ``int``, ``float``, ``Int64`` with gaps, ``str``, ``object``), so that
+:meth:`Table.to_frame` and the renderers (render/frames.py) agree.
 """
 from __future__ import annotations
 

@@ -1,27 +1,14 @@
-"""Comparing systems: how a measure and its variants rank, separate and agree on a set of runs.
+"""Comparing systems: how a measure and its variants rank, separate and agree on a set of runs
+(docs/comparing.md).
 
-For every measure and variant (a *metric*) over the same queries, the analyses of Karmaker & Feng 2022 §4.4-4.5
-and Kanoulas & Aslam 2009:
-
-* system table: each run's mean and rank (1 = best);
-* Kendall's tau between the ranking of the runs by the plain measure and by each variant
-  (Karmaker & Feng 2022 Tables 6, 16), with its bootstrap interval over the queries, and tau_AP
-  (Yilmaz, Aslam & Robertson 2008);
-* every pair of runs: a paired test (t, Wilcoxon, randomization or Sakai's bootstrap; or the randomised
-  Tukey HSD over all runs at once), p-values corrected for the pairs of one metric, mean difference,
-  effect size d_z and a (1 - alpha) interval;
-* discriminative power, the number of significant pairs (Tables 8, 18), and conflicts, the pairs
-  whose verdict differs between the plain measure and a variant (Tables 7, 17);
-* PAD, eq. 8 (Tables 9, 19), also over the metric's cutoffs averaged (``pad_k``: the paper averages
-  each method's score over k = 5, 10, 15, 20, 30 first);
-* the split-half swap rate over seeded halves of the queries (Voorhees & Buckley 2002; Sakai 2006), and
-  the swap rate between two query sets (``swap_between``: the uninformative and the ideal set, or
-  query-id lists), the share of pairs the two sets order oppositely (Tables 11, 21; between two
-  datasets, Tables 10, 20: :func:`swap_between_comparisons`);
-* stability, Kanoulas & Aslam 2009: variance components, Eρ² (eq. 1), Φ (eq. 2) and the topics needed for Φ >= P.
-
-Everything can be restricted to a query subset of Karmaker & Feng 2022 §4.4 (:func:`queries.select_subset`):
-the subset is chosen per plain measure from its own mean and E, and its variants use it too.
+For each metric over the same queries, the analyses of Karmaker & Feng 2022 §4.4-4.5: each run's mean
+and rank; Kendall's tau between the plain measure's ranking and each variant's (Tables 6, 16) with its
+bootstrap interval, and tau_AP (Yilmaz, Aslam & Robertson 2008); a paired test of every pair of runs
+(analysis/stats.py), corrected over the pairs of one metric; discriminative power (Tables 8, 18) and
+conflicts (Tables 7, 17); PAD, eq. 8 (Tables 9, 19; ``pad_k`` over the metric's cutoffs); the
+split-half swap rate (Voorhees & Buckley 2002; Sakai 2006) and the swap rate between two query sets
+(Tables 10-11, 20-21); stability (Kanoulas & Aslam 2009: Eρ², eq. 1, Φ, eq. 2).  A query subset of
+§4.4 (:func:`queries.select_subset`) is chosen per plain measure and used by its variants too.
 """
 from __future__ import annotations
 
@@ -188,27 +175,13 @@ class CompareSettings:
 def compare(result, settings: CompareSettings | None = None, *, warn=None, progress=None, **kw) -> Comparison:
     """Compare the runs of an evaluation :class:`~ulnorm_eval.pipeline.evaluate.Result`.
 
-    ``settings`` (or keywords naming its fields; see :class:`CompareSettings`):
-    ``test``: 't', 'wilcoxon', 'randomization', 'bootstrap' or 'tukey' (:class:`CompareSettings`);
-    ``correction``: 'none', 'bonferroni', 'holm' or 'bh', over the pairs of one metric (Tukey HSD adjusts
-    its own over all pairs); a pair is significant when its corrected p-value is below ``alpha``.  ``subset``/``subset_size``: a Karmaker & Feng 2022 §4.4 query set (needs the E variant
-    of each measure in ``result``).  ``swap_between``: two query sets, each 'all', 'uninformative',
-    'ideal' (of ``subset_size`` queries, chosen from all queries as ``subset`` chooses them) or a
-    collection of query ids; the summary then gets the swap rate between the rankings of the runs
-    on the two sets (``swap_between``, with ``swaps_between`` and the two sets' sizes).  A metric
-    given at several cutoffs gets ``pad_k``: PAD of the runs' means averaged over its cutoffs
-    (Karmaker & Feng 2022 §4.4.3).  Random procedures are seeded by ``seed``.  Bound variants
-    (E, IUB, WLB) are not compared.  A query undefined for some run under a metric (NaN, with
-    ``undefined='skip'``) is left out of that metric's analysis, with a warning.
-
-    ``progress``: a progress bar's ``advance(units, total=None)`` (render.progress.work_bar): told the
-    total, one unit per metric, then advanced as its paired tests (block by block) and its split-half
-    swap trials finish, each by its share of the metric's estimated work.
-
-    ``pairs=False`` keeps no pairs table (``tables`` has none; the summary's significance counts and
-    conflicts are still computed from every pair): memory then grows with the runs, not with their
-    pairs (500 runs are 124,750 pairs a metric).  The paired tests run on blocks of pairs either way.
-    """
+    ``settings`` (or keywords naming its fields, :class:`CompareSettings`): the paired ``test`` and its
+    ``correction`` over the pairs of one metric (a pair is significant below ``alpha``), a query ``subset``
+    of Karmaker & Feng 2022 §4.4 (needs each measure's E in ``result``), ``swap_between`` two query sets,
+    ``seed``.  Bound variants (E, IUB, WLB) are not compared; a query undefined for some run (NaN) is left
+    out of that metric's analysis, with a warning.  ``progress``: a progress bar's ``advance(units,
+    total=None)``, one unit per metric.  ``pairs=False`` keeps no pairs table (the summary's counts
+    still come from every pair): memory then grows with the runs, not with their pairs."""
     return _compare(result, settings, warn, progress, False, **kw)
 
 

@@ -1,51 +1,13 @@
-"""Normalized Residual Gain (Normalized Residual Gain (SIGIR-AP 2024)): a measure re-scored on the gain that prior runs left over.
+"""Normalized Residual Gain (SIGIR-AP 2024): a measure re-scored on the gain that prior runs left over.
 
-A measure of the browsing-model form (Normalized Residual Gain (SIGIR-AP 2024) eq. 1)
-
-    S(R) = (1/N) sum_{i<=K} G(d_i) seen(i)
-
-is re-scored against a *prior set* of runs R_1..R_M with each document's *residual gain*
-(eq. 3)
-
-    G(d | prior) = G(d) prod_j (1 - seen(pos(d, R_j))),   pos = infinity (seen = 0) beyond R_j's top K,
-
-giving NRG (eq. 4), S(R | prior) = (1/N) sum_{i<=K} G(d_i | prior) seen(i), where N, when the
-measure normalises by an ideal ranking, is the ideal of the query's judged documents sorted by
-*residual* gain.  With an empty prior set NRG is the plain measure, to the last bit.
-
-Browsing models (``browsing_model``), K = the cutoff (none: every rank after ``--depth``):
-
-======  ===========================  =====================  ==========================================
-family  G(d)                         seen(i), i <= K        N
-======  ===========================  =====================  ==========================================
-nDCG    gain (grade; 2^g-1 with      1/log2(i+1)            ideal: judged documents by residual gain,
-        dcg='exp-log2'; gains={..})                         depth K; NRG = 0 when it is 0
-DCG     as nDCG                      1/log2(i+1)            1
-P       [grade >= rel]               1                      K
-RR      [grade >= rel]               V(i) = prod_{j<i}      V+ = sum_i V(i), the ranks seen: RR = 1/f
-                                     (1 - G(d_j)): until
-                                     the first gain (App. A)
-RBP     as RBP (binary with rel=,    p^(i-1)                1/(1-p) (RBP's own; no ideal is involved)
-        else grade / max grade)
-UC      [grade >= rel]               1 (K = pool depth)     1: unique relevant contributions (App. B)
-======  ===========================  =====================  ==========================================
-
-UC, written ``UC(P@K)``, is the appendix-B instantiation: the number of relevant documents in the
-run's top K that are in no prior run's top K (= K * NRG(P@K)).  RR's seen(i) depends on the ranking
-(the searcher stops at the first item with gain): the paper names MRR in §2 without instantiating it,
-and its App. A equates eq. 1 with C/W/L (G(d_i) = r_i, seen(i) = V(i), N = V+), whose RR is that
-model.  In a prior run R_j, seen(pos(d, R_j)) = V_j, from R_j's own gains (each prior ranking is
-scanned on its own, as eq. 3's product treats them); in the scored run V is computed from the
-*residual* gains: a relevant item already seen gives no gain, so the searcher scans on to the first
-new one.  NRG(RR@K) = 1/f', f' = the rank of the first relevant item that no prior run showed above
-or at its own first relevant item in its top K.  AP, SP, R and Rprec are refused: they have no
-fixed seen(i) with an ideal-ranking N, so eq. 1 does not cover them.
-
-Decisions where the paper is silent or inconsistent (see the README section):
-the gain is linear as in trec_eval (Normalized Residual Gain (SIGIR-AP 2024) leaves it open; ``nDCG(dcg='exp-log2')`` is available);
-the discount is 1/log2(i+1) (the text prints 1/(log(i)+1), but only log2(i+1) reproduces Table 1);
-prior runs are cut at the same K as the scored run (pos = infinity beyond K, eq. 3); the ideal is
-cut at K (eq. 1 sums to K); a query whose residual ideal is 0 scores 0 and stays in the mean.
+A measure of the browsing-model form S(R) = (1/N) sum_{i<=K} G(d_i) seen(i) (eq. 1) is re-scored
+against a prior set of runs R_1..R_M with each document's residual gain (eq. 3)
+G(d | prior) = G(d) prod_j (1 - seen(pos(d, R_j))) (pos = infinity beyond R_j's top K): NRG (eq. 4)
+= (1/N) sum_{i<=K} G(d_i | prior) seen(i), N the ideal of the judged documents by *residual* gain
+when the measure has one; an empty prior set gives the plain measure to the last bit.  UC(P@K) is
+App. B's count of relevant documents in no prior run's top K.  Each family's G, seen and N (RR's
+seen(i) = V(i) of App. A, from residual gains in the scored run), the measures refused (AP, SP, R,
+Rprec) and the decisions where the paper is silent: docs/nrg.md.
 """
 from __future__ import annotations
 
@@ -442,14 +404,9 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, options=None, warn=No
                  **kw) -> NRGResult:
     """Score ``runs`` with each plain measure and its NRG (or UC) against prior sets of runs.
 
-    ``qrels``, ``runs`` and ``priors`` are paths or loaded objects (``api.load_qrels``/``load_run``).
-    Keyword arguments set :class:`NRGSettings` fields (``protocol``: 'fixed', 'leave-one-out',
-    'chronological' or 'group' with ``group_by``, ``best_by``; ``unique``) and :class:`api.Options`
-    fields (rel_level, depth, ties, score_precision, run_queries_only), unless ``options`` is given.
-    ``priors`` join every prior set and are not scored.  ``executor``: a
-    :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to read, rank and score the
-    runs in worker processes (same values).
-    """
+    ``qrels``, ``runs`` and ``priors`` (joining every prior set, not scored) are paths or loaded objects;
+    keywords set :class:`NRGSettings`, :class:`NRGInputs` and ``Options`` fields (unless ``options``);
+    ``executor``: a parallel.py executor holding the same qrels (same values)."""
     from ..core.keywords import split_keywords
     from ..pipeline.evaluate import Options, load_qrels
     from ..pipeline.orchestrator import tell

@@ -1,29 +1,17 @@
 """Queries as the papers see them: pool, bounds, how far real runs get above random, and the type.
 
-Karmaker & Feng 2022 §3.3 (= Feng 2023 §3.5) sorts queries by comparing the score a *reasonable* ranker gets
-(here: the mean of the given runs, A) with the score a uniformly random ranking gets (E):
-
-* **informative**: A much higher than E (the region above the diagonal of Karmaker & Feng 2022 Fig. 1);
-  **ideal**, a special case, where A - E is largest;
-* **uninformative**: A close to E (the diagonal band); two special cases, **hard** (both poor:
-  no or very few relevant documents) and **easy** (both very high: most documents relevant).
-
-The paper gives no numbers.  Here both scores are divided by the query's ideal score IUB, so that
-a = A/IUB and e = E/IUB lie in [0, 1] for every measure (for nDCG and AP with the judged pool IUB
-is already 1), and with the thresholds of :class:`Thresholds`:
+Karmaker & Feng 2022 §3.3 (= Feng 2023 §3.5) compares the mean of the runs A with the score of a
+uniformly random ranking E, here both divided by the query's IUB (a = A/IUB, e = E/IUB in [0, 1]),
+with the thresholds of :class:`Thresholds` (the paper gives no numbers):
 
     ideal          a - e >= ideal_gap                     (default 0.5)
     informative    a - e >= informative_gap               (default 0.2)
     hard           otherwise, if max(a, e) <= hard_below  (default 0.1)
     easy           otherwise, if min(a, e) >= easy_above  (default 0.5)
-    uninformative  otherwise (including runs below random)
+    uninformative  otherwise (including runs below random; IUB = 0 is hard)
 
-A query with IUB = 0 (nothing relevant in the pool) has a = e = 0 and is *hard*.
-
-The query *subsets* of Karmaker & Feng 2022 §4.4 (MSLR/MQ2007: the 1,000 / 500 queries with the smallest or
-largest gap between the "average real nDCG" and the expected nDCG) are :func:`select_subset`:
-*uninformative* = the N queries with the smallest |a - e|, *ideal* = the N with the largest a - e
-(signed: "ideal" means well above random; the paper does not state the sign).
+The subsets of §4.4 are :func:`select_subset`: *uninformative* = the N queries with the smallest
+|a - e|, *ideal* = the N with the largest a - e (signed: the paper does not state the sign).
 """
 from __future__ import annotations
 
@@ -113,18 +101,11 @@ class TableInputs:
 
 def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresholds | None = None,
                 warn=None, executor=None, **kw):
-    """One row per (query, measure): pool size, relevant, E, IUB, WLB, mean over runs, gap, type.
-
-    ``qrels``/``runs``: paths or loaded objects (runs may be empty: then only the bounds, and no
-    mean or type).  With ``--pool run`` or ``union`` the pool, E, IUB and WLB depend on the run and
-    are averaged over the runs.  Returns a pandas DataFrame in query order, measures in the
-    given order.  The runs' notes are in ``attrs['notes']`` (``warn``, if given, hears each as it arises).
-    ``executor``: a :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to evaluate
-    the runs in worker processes (same values).  ``holes``: also ``LB`` and ``UB``, the runs' mean
-    hole bounds of each query, each over the holes of all the runs (``options.holes``: the world; NaN for a
-    measure without them).  ``refuse_disjoint``: a run sharing no query with the qrels is refused
-    (:class:`TableInputs`).
-    """
+    """One row per (query, measure): pool size, relevant, E, IUB, WLB, mean over runs, gap, type (a
+    pandas DataFrame in query order; no mean or type without runs).  Under ``--pool run`` or ``union``
+    the bounds are averaged over the runs; ``holes``: also the runs' mean ``LB`` and ``UB`` over the holes
+    of all the runs.  Notes in ``attrs['notes']`` (and told to ``warn``); ``executor``: a parallel.py
+    executor holding the same qrels; ``refuse_disjoint``: as :class:`TableInputs`."""
     import dataclasses
 
     import pandas as pd

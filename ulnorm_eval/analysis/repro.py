@@ -1,24 +1,16 @@
-"""How far a reproduced run reproduces the original (Breuer et al. 2020, "How to Measure the Reproducibility
-of System-oriented IR Experiments", SIGIR §3), as `repro_eval` (the authors' package) computes it:
+"""How far a reproduced run reproduces the original (Breuer et al. 2020, SIGIR §3), as their `repro_eval`
+computes it (docs/gate.md):
 
-* RMSE of a measure: sqrt(mean over topics of (original - reproduced)^2) (§3.2, eq. 2);
-* Kendall's tau Union (KTU) of a topic: the top ``depth`` documents of each run, the union of both
-  lists sorted by docid, each list written as the union positions of its documents, and Kendall's
-  tau-b between the two position sequences, paired rank by rank (§3.1; repro_eval's ``_KTU``, lists of
-  equal length there; here the longer is cut to the shorter); averaged over the topics.  Tau depends
-  only on the order within each sequence, so KTU compares the docid order of the two lists rank by rank;
-* RBO of a topic: sum_{d=1..depth} p^(d-1) |O_d n R_d| / d over sum_{d=1..depth} p^(d-1), O_d and R_d the
-  two runs' top d documents (Webber, Moffat & Zobel 2010's overlap at depth d, the finite form repro_eval
-  takes from Clarke et al. 2020), averaged over the topics; p = 0.95 and depth 1000 are repro_eval's;
-* with a baseline pair, per measure: the effect ratio ER = mean_t(adv_rep - base_rep) / mean_t(adv_orig -
-  base_orig) (§3.3, eq. 4) and the delta relative improvement DeltaRI = RI_orig - RI_rep, RI = (mean(adv)
-  - mean(base)) / mean(base) (eq. 5).  ORIGINAL and REPRODUCED are the advanced pair.
+* RMSE = sqrt(mean over topics of (original - reproduced)^2) (§3.2, eq. 2);
+* KTU: Kendall's tau-b between the two top-``depth`` lists written as positions in their docid-sorted
+  union, paired rank by rank (§3.1; the longer list cut to the shorter), averaged over the topics;
+* RBO = sum_{d<=depth} p^(d-1) |O_d n R_d| / d over sum_{d<=depth} p^(d-1) (Webber, Moffat & Zobel
+  2010, the finite form of Clarke et al. 2020; p = 0.95, depth 1000 as repro_eval);
+* with a baseline pair: ER = mean_t(adv_rep - base_rep) / mean_t(adv_orig - base_orig) (eq. 4) and
+  DeltaRI = RI_orig - RI_rep, RI = (mean(adv) - mean(base)) / mean(base) (eq. 5).
 
-The runs are ordered as every evaluation here (trec_eval's rule: score descending, docid descending, at
-``--score-precision``); repro_eval keeps a run's file order and breaks ties of adjacent equal scores by
-docid descending, the same order for a file sorted by score.  Per-topic values are over the qrels'
-topics (a topic a run lacks scores 0, eval's default); KTU and RBO over the qrels topics both runs
-ranked documents for.
+Runs are ordered by trec_eval's rule (repro_eval's for a file sorted by score); per-topic values over
+the qrels' topics (a missing topic scores 0), KTU and RBO over those both runs ranked documents for.
 """
 from __future__ import annotations
 

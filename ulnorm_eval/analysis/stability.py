@@ -1,21 +1,13 @@
 """Stability-optimal gain and discount functions for (n)DCG@k and its UL/UE variants (docs/stability.md).
 
-Kanoulas & Aslam 2009 (CIKM) choose the gain of every grade and the discount of every rank to maximise
-the dependability coefficient of generalizability theory (their eq. 2),
-
-    Φ(n) = σ²(s) / (σ²(s) + (σ²(t) + σ²(s:t)) / n),
-
-whose argmax does not depend on n, so the objective is Φ(1) (§2.3); gains and discounts are probability
-distributions, the discount non-increasing, the gains non-decreasing with gain 0 for the non-relevant
-grade (their Figure 1).  Every quantity is bilinear in the gains g and the discount d: with
-C[s,t][j,r] = 1 when run s ranks a document of grade level j at rank r of topic t,
-
-    DCG[s,t] = gᵀ C[s,t] d,  IDCG[t] = gᵀ M_I[t] d,  E[DCG][t] = gᵀ M_E[t] d,  WLB[t] = gᵀ M_W[t] d,
-
-M_E[t][j,r] = n_tj / n_t · [r <= min(k, n_t)] (Karmaker & Feng 2022 eq. 7 with any discount), M_I and
-M_W the judged documents sorted by gain, descending and ascending (Westerborg 2022 §3.1).  A variant V
-is V(A, I, E, W) of :mod:`ulnorm_eval.core.normalise` on the DCG scale, with ``--pool qrels`` and
-``--undefined zero``.
+Kanoulas & Aslam 2009 (CIKM) choose the gains and discount maximising the dependability coefficient
+(their eq. 2) Φ(n) = σ²(s) / (σ²(s) + (σ²(t) + σ²(s:t)) / n), whose argmax does not depend on n
+(§2.3); both are distributions, the discount non-increasing, the gains non-decreasing with 0 for the
+non-relevant grade.  With C[s,t][j,r] = 1 when run s ranks a document of grade j at rank r of topic t:
+DCG[s,t] = gᵀ C[s,t] d, IDCG[t] = gᵀ M_I[t] d, E[DCG][t] = gᵀ M_E[t] d, WLB[t] = gᵀ M_W[t] d, with
+M_E[t][j,r] = n_tj / n_t · [r <= min(k, n_t)] (Karmaker & Feng 2022 eq. 7) and M_I, M_W the judged
+documents by gain (Westerborg 2022 §3.1).  A variant is core/normalise.py's on the DCG scale
+(``--pool qrels``, ``--undefined zero``).
 """
 from __future__ import annotations
 
@@ -681,17 +673,11 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
 
 @dataclass(frozen=True)
 class StudyOptions:
-    """How :func:`study` fits and what it reports (docs/stability.md).
-
-    ``gain``: the discount rows' gains (Kanoulas & Aslam 2009 §3.1: linear); ``discount``: the gain rows'
-    discount (§3.2: log); ``unconstrained``: which optima are fitted again without monotonicity ('none',
-    'gains', 'discount', 'both'); ``restarts``: random starts besides the named ones; ``at_topics``: the
-    topics Φ and Eρ² are projected to; ``phi_targets``: a 'topics Φ>=P' column each; ``digits``: of the
-    pasteable string; ``topic_bootstrap``: seeded topic resamples giving each 'topics Φ>=P' its 2.5 and
-    97.5 percentiles (the optima are not re-fitted); ``holdout``: seeded half splits, every function
-    fitted on one half, Φ reported on both halves and against the log discount's (mean, 2.5 and 97.5
-    percentiles over the splits).
-    """
+    """How :func:`study` fits and what it reports (docs/stability.md): the named rows' ``gain`` and
+    ``discount`` (Kanoulas & Aslam 2009 §3.1-3.2), the optima fitted again ``unconstrained``, random
+    ``restarts``, the topics Φ and Eρ² are projected to (``at_topics``), the ``phi_targets`` columns, the
+    pasteable string's ``digits``, ``topic_bootstrap`` resamples (2.5 and 97.5 percentiles, optima not
+    re-fitted) and ``holdout`` half splits (fitted on one half, Φ on both)."""
 
     gain: str = "linear"
     discount: str = "log"

@@ -1,16 +1,9 @@
-"""Paired significance tests over queries (the CI gate's --test, reusable by `compare`).
-
-Both take per-query values of two systems on the same queries, ``x`` (the run) and ``y`` (the
-baseline), and test the mean of the differences ``d = x - y``.  ``alternative`` follows scipy:
-'less' asks whether x is worse than y (the gate's one-sided question), 'greater' the opposite,
-'two-sided' either.  Pairs with a NaN on either side (an undefined query left out with
-``--undefined skip``) are dropped first.  When every difference is 0 the p-value is 1: there is
-no evidence of any difference (scipy would return NaN).
-
-The second half serves ``compare``: the ``pairwise_*`` tests (t, Wilcoxon, randomization, bootstrap,
-Tukey HSD) take a matrix of differences (one row per pair of systems, one column per query) and test
-every row at once, sharing the random sign flips, resamples or permutations (seeded) between rows; then
-multiple-comparison corrections, Kendall's tau with its bootstrap interval, tau_AP, PAD (Karmaker & Feng 2022 eq. 8), swap rates (split-half, and between two query sets) and the variance components, Eρ² and Φ of Kanoulas & Aslam 2009.
+"""Paired significance tests over queries, the gate's (:func:`paired_t`, :func:`randomization`: the
+mean of d = x - y, ``alternative`` as scipy's, NaN pairs dropped, p = 1 when every difference is 0)
+and compare's: the ``pairwise_*`` tests on a matrix of differences (a row per pair of systems),
+every row at once with shared seeded resamples; corrections, Kendall's tau and its bootstrap
+interval, tau_AP, PAD (Karmaker & Feng 2022 eq. 8), swap rates, and Kanoulas & Aslam 2009's
+variance components, Eρ² and Φ.
 """
 from __future__ import annotations
 
@@ -474,22 +467,13 @@ def swap_rate_between(means_a, means_b) -> tuple[float, int, int]:
 
 
 def split_half_swap_rate(score_matrix, trials: int = 1000, seed: int = 0, half: int | None = None):
-    """Split-half swap rate: how often two disjoint random halves of the queries order a pair oppositely.
-
-    For each of ``trials`` seeded splits, the queries are shuffled and the first ``half`` (default
-    floor(n/2)) form Q1, the next ``half`` form Q2.  For every pair of systems (i, j) the mean
-    differences d1, d2 on Q1 and Q2 are compared; a *swap* is d1 d2 < 0 (Voorhees & Buckley 2002;
-    Sakai 2006).  Karmaker & Feng 2022 §4.4.4 cite Sakai's swap rate but compare two fixed
-    experiments instead (:func:`swap_rate_between`).  ``score_matrix`` may be one score matrix (systems x queries) or a
-    stack of them (metrics x systems x queries); the same splits serve every matrix, so metrics
-    are compared on identical splits.  Returns the fraction of (split, pair) events that swap.
-
-    Computed from each system's mean on each half (systems x trials; d1 = m1_i - m1_j), one system's
-    pairs at a time, so memory is linear in the systems (500 runs x 1000 trials: 4 MB, where the
-    pairs x trials differences took 1 GB).  The half means are compared on a grid of 1e-12 of the
-    matrix's largest |score|: two halves equal up to rounding (the same scores summed in another
-    order) are a tie, which never swaps, however the sums were rounded.
-    """
+    """Split-half swap rate (Voorhees & Buckley 2002; Sakai 2006): the share of (split, pair) events where
+    two disjoint random halves of the queries (``trials`` seeded splits, ``half`` = floor(n/2) each)
+    order a pair of systems oppositely, d1 d2 < 0.  Karmaker & Feng 2022 §4.4.4 compare two fixed
+    experiments instead (:func:`swap_rate_between`).  ``score_matrix``: systems x queries, or a stack of
+    them (metrics first) compared on the same splits.  Computed from each system's half means, one
+    system's pairs at a time (memory linear in the systems); half means equal within 1e-12 of the largest
+    |score| are a tie, which never swaps."""
     score_matrix = np.asarray(score_matrix, dtype=np.float64)
     stack = score_matrix.ndim == 3
     score_matrix = score_matrix if stack else score_matrix[None]

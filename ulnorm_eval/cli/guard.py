@@ -1,23 +1,12 @@
 """The process boundary: exit codes, signals and the last line of defence against tracebacks.
 
-Exit codes (docs/errors.md): 0 success; 1 a CI gate (--fail-below, --baseline) failed and nothing
-else; 2 a usage, input or output error, always as one ``ulnorm-eval: ...`` line on stderr; 130
-interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM); 129 hung up (SIGHUP); 141 the reader of
-stdout went away (SIGPIPE, e.g. ``| head``).  A signal raises :class:`Interrupted` in the main
-thread, so every ``finally`` runs: an output being written is removed (render/files.py).
-
-Anything unexpected still ends as one line and exit 2 (``internal error``), never exit 1 (which a
-CI job would read as a failed gate); ``ULNORM_EVAL_DEBUG=1`` shows the traceback too (still exit 2).
-
-Standard streams (:func:`_own_streams`, :func:`_finish_stdout`): a closed descriptor 0, 1 or 2
-(``<&-``, ``>&-``, ``2>&-``) is occupied by ``/dev/null`` so that no file opened later takes its
-number; writing to a closed stdout then fails (EBADF: ``standard output is closed``, exit 2) and a
-closed stderr swallows the messages (the exit code still tells), as does one whose reader has gone
-(:class:`_Lossy`).  Under ``PYTHONUNBUFFERED`` or
-``python -u`` stdout is rewrapped in a buffered writer: Python's unbuffered text layer drops the rest
-of a short write (``ulimit -f``, a reader that exits) without an error.  stdout is flushed (and a
-regular file synced) before the exit code is decided: a failed write exits 2 (141 for a closed
-pipe; 1 stays 1, the verdict of a failed gate having been printed).
+Exit codes (docs/errors.md): 0 success; 1 a CI gate failed and nothing else; 2 a usage, input or output
+error, one ``ulnorm-eval: ...`` line; 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 141 SIGPIPE.  A signal raises
+:class:`Interrupted` in the main thread, so every ``finally`` runs (a partial output is removed).
+Anything unexpected ends as one line and exit 2 (``internal error``; ``ULNORM_EVAL_DEBUG=1`` adds the
+traceback).  Closed descriptors 0-2 are held by ``/dev/null`` (:func:`_own_streams`) so no later file
+takes their number; an unbuffered stdout is rewrapped (Python's unbuffered text layer drops the rest of
+a short write); stdout is flushed, a regular file synced, before the exit code is decided.
 """
 from __future__ import annotations
 
@@ -212,19 +201,9 @@ def _stdout_error(exc: OSError) -> str:
 
 
 def lean_process() -> None:
-    """Settings of the command's own process, each left alone when the user set the variable
-    (docs/performance.md gives what each saves):
-
-    * ``OPENBLAS_NUM_THREADS=1``: numpy's OpenBLAS would start a thread per core as numpy is
-      imported; the commands' matrix products (compare's paired tests, the stability analysis) are
-      small enough for one thread.
-    * ``ARROW_DEFAULT_MEMORY_POOL=system``: Arrow's own allocator (mimalloc in the pyarrow wheels)
-      keeps the memory of freed blocks, and the command allocates and frees a block's columns over
-      and over; the C library's allocator gives it back.
-
-    Only the command's process calls this, before numpy and pyarrow are loaded: a library caller's
-    numpy and pyarrow are left as they are, and ``-j`` workers inherit the settings.
-    """
+    """The command's own process, before numpy and pyarrow load (``-j`` workers inherit it; a variable the
+    user set is left alone; docs/performance.md): ``OPENBLAS_NUM_THREADS=1`` (the commands' matrix
+    products are small) and ``ARROW_DEFAULT_MEMORY_POOL=system`` (the C allocator gives freed blocks back)."""
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if "pyarrow" not in sys.modules:

@@ -1,12 +1,6 @@
-"""``--trec``: ulnorm-eval as a drop-in for trec_eval 10 (``ulnorm-eval --trec [trec_eval's flags] QRELS RUN``).
-
-The flag fixes what differs from trec_eval's defaults (docs/trec_eval.md): measure names and layout
-(``--names trec``), no variants (``--norm none``), trec_eval's default measure set (``-m official``)
-when no ``-m`` is given, the trec format, trec_eval's query set (without ``-c`` the queries of the
-run; trec_eval 10 exits 4 at a qrels query without results, after the -q lines before it, and so
-does ``--trec``), trec_eval's reading of grades and -l (C's atol), and trec_eval's
-rule for a measure given twice (the first parameters win), and trec_eval's -nan values and -c placeholder
-(``--trec-nan``).  Only click is imported.
+"""``--trec``: ulnorm-eval as a drop-in for trec_eval 10 (``ulnorm-eval --trec [trec_eval's flags] QRELS
+RUN``): trec_eval's names, layout, default measures, query set, reading of grades and -l, rule for a
+measure given twice, and its -nan values (docs/trec_eval.md).  Only click is imported.
 """
 from __future__ import annotations
 

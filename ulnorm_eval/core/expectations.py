@@ -1,23 +1,13 @@
-"""Bounds of a measure over the permutations of a query's pool, and the variants built on them.
+"""Bounds of a measure over the permutations of a query's pool (``--pool``), and the variants built on them.
 
-For each query the *pool* is the set of documents a random ranker permutes (``--pool``): the judged
-documents (default; a property of the query, identical for every run), the run's retrieved
-documents (unjudged ones gain nothing), or their union.
-
-* IUB: the maximum of the measure over the orderings of the pool, WLB the minimum: the pool sorted
-  by gain (or the family's ``order`` key), descending / ascending, where the family's record proves
-  that ordering extreme (``extremes``; Westerborg 2022 §3.1, eqs. 3.2 and 3.4 are WLB for DCG and
-  AP); otherwise enumerated over the pool's distinct arrangements, and withheld (NaN) beyond
-  ``ENUMERATE_LIMIT`` of them.
-* E: the exact expectation under a uniformly random permutation (Karmaker & Feng 2022 RLB, §4;
-  Feng 2023 REB, §5.1): the family record's ``expectation`` (each family's module documents its
-  closed form), or a Monte Carlo mean when the record has none (``bounds='montecarlo'``).
-  ``expectation='paper'`` keeps the papers' formulas verbatim to reproduce their tables (E[SP@k] =
-  k (P/n)^2, IUB[SP@k] = k, E[DCG@k] summed to k even when k > n).
-* DB: Pr[M(random permutation) <= A] (Westerborg 2022 eq. 3.12, Algorithm 1: ties count as "lower"),
-  exact by enumerating the distinct arrangements of the pool's gain classes when there are at most
-  ``ENUMERATE_LIMIT``, otherwise Monte Carlo over ``permutations`` seeded shuffles, with the
-  binomial standard error.
+* IUB and WLB: the measure's maximum and minimum over the orderings of the pool: the pool sorted by
+  gain where the family's record proves that ordering extreme (``extremes``; Westerborg 2022 §3.1,
+  eqs. 3.2 and 3.4), else enumerated over its distinct arrangements (NaN beyond ``ENUMERATE_LIMIT``).
+* E: the exact expectation under a uniformly random permutation (Karmaker & Feng 2022 RLB, §4; Feng
+  2023 REB, §5.1), the record's ``expectation``, or a Monte Carlo mean; ``expectation='paper'`` keeps
+  the papers' formulas verbatim (E[SP@k] = k (P/n)^2, IUB[SP@k] = k, E[DCG@k] summed to k > n).
+* DB: Pr[M(random permutation) <= A] (Westerborg 2022 eq. 3.12, Algorithm 1), exact up to
+  ``ENUMERATE_LIMIT`` arrangements, else Monte Carlo with its binomial standard error.
 
 Nothing here names a family or a variant: both are dispatched through their records.
 """
@@ -258,22 +248,13 @@ class _RunBounds:
 
 def variant_values(run, judgements: Judgements, metrics: list, plain: dict, options, foreign=None,
                    cache: dict | None = None, candidates=None):
-    """Values of every requested variant metric for one ranked run.
-
-    Returns (values, standard errors, undefined counts), each keyed by Metric.  A query is
-    undefined for every normalisation when all rankings of its pool score alike (I = E = W), and
-    for EB also when E = 0 (see :mod:`ulnorm_eval.core.normalise`); ``options.undefined`` then scores it
-    0 ('zero') or leaves it NaN, out of the mean ('skip').  ``foreign`` provides
-    ``foreign_bounds(pool, J, m, options, keys)`` and ``foreign_scorer(J, m, options)`` for measures
-    computed outside the core (ir_measures: :mod:`ulnorm_eval.pipeline.irm_adapter`).
-    ``cache``: bounds on the qrels pool (``--pool qrels``) depend on the qrels, not on the run, so
-    the caller may keep them across runs (keyed by :func:`bounds_key`, then by query id): the Monte
-    Carlo of a measure without a closed form is then drawn once per qrels, not once per run (a block
-    whose queries were all seen before reuses them; Monte Carlo draws are keyed by query id, so the
-    numbers are the same either way).  ``candidates``: for a pool of candidates the same for every run
-    (``--pool FILE``), a function returning their Ranking on ``judgements``' queries (called only when
-    some bound is not in the cache).
-    """
+    """Values of every requested variant metric for one ranked run: (values, standard errors, undefined
+    counts), each keyed by Metric.  A query is undefined when every ranking of its pool scores alike
+    (I = E = W; for EB also E = 0, core/normalise.py); ``options.undefined`` scores it 0 or NaN.
+    ``foreign``: ``foreign_bounds`` and ``foreign_scorer`` of measures computed outside the core
+    (pipeline/irm_adapter.py).  ``cache``: bounds on the qrels pool kept across runs (keyed by
+    :func:`bounds_key`, then query id; Monte Carlo draws are keyed by query id, so the numbers do not
+    change).  ``candidates``: the Ranking of a pool the same for every run (``--pool FILE``), when needed."""
     run_bounds = _RunBounds(run, judgements, options, foreign, cache, candidates)
     run_bounds.draw_shared([wanted.measure for wanted in metrics if wanted.variant])
     values, stderr, undefined = {}, {}, {}

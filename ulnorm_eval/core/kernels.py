@@ -1,14 +1,8 @@
-"""Vectorised measure kernels over ranked grade lists.
-
-A :class:`Ranking` holds many ranked lists at once ("rows" = queries, or query x permutation for
-Monte Carlo) as flat arrays sorted by row then rank.  Every kernel is a pure function
-``kernel(ranking, judgements, measure, rel) -> values[rows]`` with no Python loop over
-documents: per-row sums are ``np.bincount`` over the row index.
-
-Conventions (trec_eval's): an unjudged document has grade 0; a negative grade is judged with gain
-0; relevance at level ``l`` means ``grade >= l``; normalisers (R, the ideal DCG) always come from
-the qrels, never from the ranking being scored, so the same kernel scores a run, an ideal or worst
-ordering of a pool, or a random permutation.
+"""Vectorised measure kernels over ranked grade lists: a :class:`Ranking` holds many ranked lists
+("rows": queries, or query x permutation) as flat arrays sorted by row then rank, and a kernel
+``kernel(ranking, judgements, measure, rel) -> values[rows]`` runs no Python loop over documents.
+trec_eval's conventions: unjudged = grade 0, a negative grade gains 0, relevant at ``l`` = grade >= l,
+normalisers from the qrels only (so one kernel scores a run, an ideal or worst ordering, a permutation).
 """
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
-"""Normalisations of a measure's value A by its bounds, as pure array functions.
-
-A = the run's value, I = IUB (ideal ranking of the pool), E = expectation under a uniformly random
-permutation of the pool, W = WLB (worst ranking).  Each function returns (values, undefined mask);
-undefined entries are NaN, for the caller's ``--undefined`` rule.
-
-Undefined, for every variant: the query is *uninformative*, I = E (equivalently I = W: every
-ranking of its pool scores the same, e.g. no relevant document, or only relevant ones), so no
-ranking can be told from a random one.  EB is also undefined when E = 0 (which for a non-negative
-measure implies I = E).  Equality is within a relative tolerance of 1e-12, so float noise in a
-closed-form E never makes a query look informative.
-
-Ranges (hypothesis-tested) hold when A is the value of some ranking of the pool, W <= A <= I:
-UL1 in [0, 1], UL2 and UEW in [-1, 1], MM in [0, 1], EM in [-inf, 1].  A run can fall outside the
-pool (``--pool qrels`` and a run that retrieves unjudged documents), and then A < W is possible.
+"""Normalisations of a measure's value A by its bounds, as pure array functions: I = IUB, E = the
+expectation under a uniformly random permutation of the pool, W = WLB.  Each returns (values,
+undefined mask), undefined entries NaN: every variant where I = E within a relative 1e-12 (every
+ranking of the pool scores alike), EB also where E = 0.  When W <= A <= I (hypothesis-tested): UL1
+and MM in [0, 1], UL2 and UEW in [-1, 1], EM in [-inf, 1]; a run outside the pool may have A < W.
 """
 from __future__ import annotations
 

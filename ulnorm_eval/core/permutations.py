@@ -1,12 +1,7 @@
-"""Random permutations of the pools: Monte Carlo estimates and the distribution-based DB.
-
-Draws are counter-based (:class:`Keys`): a query's permutations depend only on the seed and its
-own id, so the in-memory and streamed paths, and any batching, give the same estimates.
-
-Two samplers, both exactly uniform over the orderings of a pool: a whole shuffle (iid keys sorted:
-:func:`_shuffled`), and, for a measure whose family declares what its kernel reads (``reads``: the
-relevant documents of iprec_at_recall and 11pt_avg, the nonzero-gain ones of G), the ranks of those
-documents alone (:func:`placed`), when they are at most half the pool.
+"""Random permutations of the pools: Monte Carlo estimates and the distribution-based DB.  Draws are
+counter-based (:class:`Keys`: seed and query id), so any batching gives the same estimates.  Two
+exactly uniform samplers: a whole shuffle (:func:`_shuffled`), and the ranks alone of the documents
+a family's kernel ``reads`` (:func:`placed`) when they are at most half the pool.
 """
 from __future__ import annotations
 

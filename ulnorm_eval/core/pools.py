@@ -1,14 +1,7 @@
-"""The pool of a query: the documents a random ranker permutes (``--pool``).
-
-'qrels': the query's judged documents, a property of the query, identical for every run; 'run': the
-run's retrieved documents (unjudged ones gain nothing); 'union': both; 'qrels+N': the judged
-documents and N unjudged placeholders (docs/bounds.md, "The decision"), the same for every run.
-
-The placeholders are held as a count per query (``Pool.extra``), never as rows (N x queries: 7
-million on MS MARCO's dev queries): n, the gain sums of the closed forms, the sorted orderings of
-IUB and WLB (:meth:`Pool.ordered`, a placed ranking) and the samplers read the count; what reads
-every document of a pool (enumeration, a kernel that declares no ``reads``, trec_eval's closed
-forms) is given :meth:`Pool.whole`, the placeholders as rows.
+"""The pool of a query: the documents a random ranker permutes (``--pool``; docs/bounds.md): 'qrels'
+its judged documents, 'run' the run's retrieved ones, 'union' both, 'qrels+N' the judged documents
+and N unjudged placeholders.  Placeholders are a count per query (``Pool.extra``), never rows; what
+reads every document of a pool is given :meth:`Pool.whole`, the placeholders as rows.
 """
 from __future__ import annotations
 

@@ -1,15 +1,9 @@
 """The record types that describe measures and variants, and the two registries that hold them.
 
-A measure *family* is one :class:`Family` record (in the spirit of ir_measures' ``measures/*.py``):
-its parameters, the per-query kernel, the exact expectation under a random ranking (or None for
-Monte Carlo), whether random-ranking bounds mean anything at all, the summary rule, its names
-(canonical, trec_eval, ir_measures), how ``-l`` applies, the formula and the citation.  A variant
-is one :class:`Variant` record.  Everything else (parsing, the ``measures`` command, output names,
-help texts, documentation tables, the brute-force test's cases) is derived from these records.
-
-This module imports nothing heavy (no numpy), so the CLI can list names while ``--help`` stays
-instant.  The families themselves are registered by :mod:`ulnorm_eval.core.measures` (one module
-per family group), the variants by :mod:`ulnorm_eval.core.variants`.
+A measure family is one :class:`Family` record (after ir_measures' ``measures/*.py``), a variant one
+:class:`Variant`; parsing, the ``measures`` command, output names, help, documentation tables and the
+brute-force test's cases are derived from them.  No numpy here: ``--help`` stays instant.  Families
+are registered by :mod:`ulnorm_eval.core.measures`, variants by :mod:`ulnorm_eval.core.variants`.
 """
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""Arrow arrays built and read on their buffers, so that pyarrow never imports pandas for them.
-
-pyarrow imports pandas (docs/performance.md) on its first conversion of Python or numpy values
-(``pa.array``, ``pa.scalar``, ``Array.to_numpy``), only to ask whether a value is a pandas object;
-none of ours is.  The evaluation paths build and read their arrays through the functions below
-(public pyarrow API over the arrays' buffers), which never ask: :func:`string_array` for
-``pa.array(list_of_str, pa.string())``, :func:`numeric_array` for ``pa.array(ndarray)``,
-:func:`to_numpy` for ``Array.to_numpy`` and :func:`scalar` for ``pa.scalar`` (the scalar arguments of
-pyarrow.compute's functions, such as ``fill_null``'s, are given as such scalars for that reason).
+"""Arrow arrays built and read on their buffers (public pyarrow API), so that pyarrow never imports pandas
+for them, as its first conversion of Python or numpy values would (docs/performance.md):
+:func:`string_array`, :func:`numeric_array`, :func:`to_numpy` and :func:`scalar` stand for
+``pa.array``, ``Array.to_numpy`` and ``pa.scalar``.
 """
 from __future__ import annotations
 

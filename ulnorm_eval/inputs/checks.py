@@ -1,13 +1,7 @@
-"""Checks across inputs, made once everything is read: run names, query overlap, finite results.
-
-* :func:`unique_names`: two runs with the same name (``a/run.txt b/run.txt``, ``x.run`` and
-  ``x.run.gz``, two files with one tag on stdin) would print indistinguishable rows and a gate
-  would compare them by name: repeated names get ``#1``, ``#2``... by position, as compare does.
-* :func:`require_overlap`: a run that shares no query with the qrels scores 0 everywhere, which is
-  almost always the wrong qrels; refused unless asked for (``--allow-disjoint``).
-* :func:`require_finite`: grades so large that a gain or a bound overflows (``2^grade - 1`` above
-  1.8e308, sums of grades near 1e308) give ``inf``/``nan`` that would be printed as numbers (and
-  are not valid JSON): refused with the measure and query.
+"""Checks across inputs, made once everything is read: :func:`unique_names` (repeated run names get
+``#1``, ``#2``... by position), :func:`require_overlap` (a run sharing no query with the qrels is
+refused unless ``--allow-disjoint``), :func:`require_finite` (a gain or bound that overflows to inf or
+nan is refused with the measure and query).
 """
 from __future__ import annotations
 

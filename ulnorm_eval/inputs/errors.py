@@ -18,21 +18,11 @@ class InputError(Exception):
 
 
 def safe_text(text, backslash: bool = True) -> str:
-    """``text`` with every character that does not print as itself escaped visibly, and the backslash
-    doubled so that an escape cannot be forged: ``\\t``, ``\\n``, ``\\r``, ``\\\\``, else
-    ``\\xNN`` / ``\\uNNNN`` / ``\\UNNNNNNNN``.
-
-    Names (run files, query ids) are echoed into line- and tab-structured output and to terminals: a
-    newline or tab in a file name must not forge or shift output lines, ESC or BEL must not drive
-    the terminal, and an invisible character (U+FEFF, a zero-width or no-break space, the bidi
-    controls such as U+202E that reorder what follows) must not make two ids look alike or a line say
-    what it does not.  A literal backslash is doubled: a name ``a\\tb`` (backslash, t) must not look
-    like ``a<TAB>b`` escaped.  Every text printed to a terminal or in a message goes through here.
-
-    ``backslash=False`` (a whole message line, :func:`message_text`) leaves backslashes alone: the
-    names in a message are escaped on their own (the file of an InputError, an id as its ``repr``,
-    whose backslashes are already doubled), and doubling again would print ``'\\\\u200bq1'``.
-    """
+    """``text`` with every character that does not print as itself escaped visibly (``\\t``, ``\\n``,
+    ``\\r``, else ``\\xNN`` / ``\\uNNNN`` / ``\\UNNNNNNNN``) and the backslash doubled, so that a name
+    cannot forge or shift an output line, drive a terminal, or look like another (U+FEFF, zero-width
+    spaces, bidi controls).  Every text printed goes through here.  ``backslash=False`` (a whole message
+    line, :func:`message_text`) leaves backslashes alone: its names are escaped on their own."""
     text = str(text)
     if text.isprintable() and (not backslash or "\\" not in text):
         return text

@@ -1,21 +1,12 @@
-"""Short string docids as 64-bit fingerprints: the run's join with the judged docids and its check
-for repeated (query, document) pairs without hashing the strings in Arrow for every run.
+"""Short string docids as 64-bit fingerprints: a run's join with the judged docids and its check for
+repeated (query, document) pairs without Arrow hashing the judged docids again for every run.
 
-Arrow keeps no hash table between calls, so joining a run to the judged docids by Arrow means
-hashing the judged docids again with each run's (Robust 2003: ~94,000 with each run's 100,000).  Here a docid of
-at most ``MAX_WORDS`` x 8 bytes is read as its bytes in little-endian 64-bit words (zero past its
-end) and its length; its fingerprint mixes them (splitmix64's finaliser, Steele, Lea & Flood 2014).
-
-Nothing here trusts a fingerprint to be unique:
-
-* the judged docids' table (:func:`judged_table`) is refused (None) if two of them share one;
-* a run docid is judged only if its fingerprint, its length and every one of its words equal a
-  judged docid's (:func:`judged_codes`): equal strings, exactly;
-* repeated (query, document) pairs (:func:`distinct_pairs`): distinct fingerprints of the pairs
-  prove the pairs distinct; when two are equal the caller checks the strings themselves.
-
-A caller falls back to Arrow's encoding whenever a function here returns None (long docids,
-nulls, a shared fingerprint), so the results are always those of comparing the strings.
+A docid of at most ``MAX_WORDS`` x 8 bytes is read as little-endian 64-bit words (zero past its end)
+and its length, mixed by splitmix64's finaliser (Steele, Lea & Flood 2014).  No fingerprint is trusted
+to be unique: the judged table is refused if two share one (:func:`judged_table`), a run docid is
+judged only if its words and length equal a judged docid's (:func:`judged_codes`), and equal pair
+fingerprints send the caller to the strings (:func:`distinct_pairs`).  Where a function returns None
+the caller falls back to Arrow's encoding.
 """
 from __future__ import annotations
 

@@ -1,20 +1,10 @@
 """Qrels and runs from in-memory objects: pandas DataFrames and pytrec_eval-style dicts of dicts.
 
-The column names of the tools researchers use are recognised:
-
-=========  ===================================  ==================================
-           ir_measures / PyTerrier (eval)        PyTerrier (retrieval) / TREC style
-=========  ===================================  ==================================
-qrels      ``query_id, doc_id, relevance``       ``qid, docno, label``
-run        ``query_id, doc_id, score``           ``qid, docno, score``
-=========  ===================================  ==================================
-
-(``docid`` is accepted for ``doc_id``/``docno``, ``rel`` for ``relevance``; a ``rank`` column of a run is
-kept for ``ties='rank'``.)  Dicts of dicts are pytrec_eval's: ``{qid: {docid: relevance}}`` and
-``{qid: {docid: score}}``.  Everything becomes the typed :class:`~ulnorm_eval.inputs.trec.Qrels` /
-:class:`~ulnorm_eval.inputs.trec.Run` of the file readers (through ``qrels_from_columns`` /
-``run_from_columns``), so the numbers are those of the same data read from a file.  Dicts are read
-without importing pandas.
+Columns ``query_id, doc_id, relevance|score`` (ir_measures) or ``qid, docno, label|score`` (PyTerrier)
+(``docid`` and ``rel`` accepted; a run's ``rank`` kept for ``ties='rank'``); dicts ``{qid: {docid:
+value}}`` (pytrec_eval, read without pandas).  Everything becomes the file readers' typed
+:class:`~ulnorm_eval.inputs.trec.Qrels` / :class:`~ulnorm_eval.inputs.trec.Run`, so the numbers are
+those of the same data read from a file.
 """
 from __future__ import annotations
 

@@ -36,23 +36,14 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
     """
     import os
 
-    if data is None:
-        data = read_bytes(path)
-    check_text(data, path)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    data = _text(path, data)
     grades, qids, lines = [], [], []
     for lineno, raw in enumerate(data.split(b"\n"), 1):
         body = raw.split(b"#", 1)[0]
         parts = body.split()
         if not parts:
             continue
-        try:
-            grade = strict_float(parts[0])
-        except ValueError:
-            raise InputError(path, lineno, f"grade {parts[0].decode(errors='replace')!r} is not a number") from None
-        if not math.isfinite(grade):
-            raise InputError(path, lineno, "grade is not finite")
+        grade = _finite(parts[0], path, lineno, "grade")
         qid = None
         if len(parts) > 1 and parts[1].startswith(b"qid:"):
             qid = _qid(parts[1][4:], path, lineno)
@@ -143,11 +134,7 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
     Either one score per line (row order of the LETOR file), or RankLib's ``qid idx score`` lines,
     where ``idx`` is the document's 0-based position within its query.
     """
-    if data is None:
-        data = read_bytes(path)
-    check_text(data, path)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    data = _text(path, data)
     rows, lines = [], []
     width = None
     for lineno, raw in enumerate(data.split(b"\n"), 1):
@@ -164,15 +151,7 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
         lines.append(lineno)
     if not rows:
         raise InputError(path, 1, "empty file: no scores")
-    scores = []
-    for parts, line in zip(rows, lines):
-        try:
-            value = strict_float(parts[-1])
-        except ValueError:
-            raise InputError(path, line, f"score {parts[-1].decode(errors='replace')!r} is not a number") from None
-        if not math.isfinite(value):
-            raise InputError(path, line, "score is not finite")
-        scores.append(value)
+    scores = [_finite(parts[-1], path, line, "score") for parts, line in zip(rows, lines)]
     if width == 1:
         if len(scores) != len(qrels):
             raise InputError(path, None, f"{len(scores)} scores for {len(qrels)} LETOR rows")
@@ -183,6 +162,23 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
     score = np.asarray(scores, dtype=np.float64)
     return Run(qid=qid, docid=docid, score=score, rank=None, name=name or _run_name(path, None),
                path=str(path), line=np.asarray(lines, dtype=np.int64))
+
+
+def _text(path: str, data: bytes | None) -> bytes:
+    """The file's bytes (``data`` when already read), checked as text, without a UTF-8 byte-order mark."""
+    data = read_bytes(path) if data is None else data
+    check_text(data, path)
+    return data.removeprefix(b"\xef\xbb\xbf")
+
+
+def _finite(field: bytes, path: str, lineno: int, what: str) -> float:
+    try:
+        value = strict_float(field)
+    except ValueError:
+        raise InputError(path, lineno, f"{what} {field.decode(errors='replace')!r} is not a number") from None
+    if not math.isfinite(value):
+        raise InputError(path, lineno, f"{what} is not finite")
+    return value
 
 
 def _qid(raw: bytes, path: str, lineno: int) -> str:

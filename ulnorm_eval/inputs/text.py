@@ -1,17 +1,9 @@
-"""Opening inputs and checking that their bytes are text we can read without guessing.
-
-Every reader goes through :func:`open_input` (decompression by magic bytes, one-line errors for
-every way a path can fail) and :func:`check_text` (what a line may contain).  Refused, each with
-``FILE[:LINE]: reason`` and exit 2 (docs/errors.md):
-
-* a lone carriage return (inside a line, or CR-only line ends): it would join two records into
-  one or the whole file into one line; CRLF line ends are accepted;
-* a NUL byte (binary data; UTF-16 text is named as such, with or without a byte-order mark);
-* UTF-16/UTF-32 byte-order marks, zstd, zip, 7z and tar archives, and compression inside
-  compression (gzip inside gzip): the format is named with the command that converts it;
-* a line longer than :data:`MAX_LINE_BYTES`, an input that expands past :data:`MAX_INPUT_BYTES`,
-  compressed data expanding more than :data:`MAX_RATIO` times (all overridable through the
-  environment; they bound what a decompression bomb or ``/dev/zero`` can cost).
+"""Opening inputs and checking that their bytes are text we can read without guessing: every reader goes
+through :func:`open_input` (decompression by magic bytes) and :func:`check_text`.  Refused with
+``FILE[:LINE]: reason``, exit 2 (docs/errors.md): a lone carriage return (CRLF is accepted), a NUL
+byte, UTF-16/32, archives and compression inside compression (named, with the command that converts
+them), and inputs past :data:`MAX_LINE_BYTES`, :data:`MAX_INPUT_BYTES` or :data:`MAX_RATIO` (limits
+set through the environment, bounding what a decompression bomb or ``/dev/zero`` costs).
 """
 from __future__ import annotations
 

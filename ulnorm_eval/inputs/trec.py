@@ -1,12 +1,6 @@
-"""Reading TREC qrels, TREC runs and LETOR files into typed columns.
-
-Everything that touches a file lives here; the maths downstream only sees arrays.
-
-Parsing strategy: a file is first handed to Arrow's multi-threaded CSV reader with the single
-delimiter its first line uses (the common, clean case: 7M lines in well under a second).  Any
-irregularity (mixed tabs and spaces, comments, blank lines, a bad field) makes that fast path
-fail, and the file is then re-read by a careful line-by-line parser that either succeeds or
-names the exact file, line and reason.  Both paths give identical results.
+"""Reading TREC qrels, TREC runs and LETOR files into typed columns: Arrow's CSV reader first, with the
+delimiter of the first line; on any irregularity a careful line-by-line parser that succeeds with the
+same result or names the file, line and reason.
 """
 from __future__ import annotations
 
@@ -416,17 +410,11 @@ class KnownCodes:
 
 
 def check_duplicates(qid, docid, path: str, lines, what: str, **known) -> None:
-    """Refuse a (query, document) pair that appears twice: which copy counts would be arbitrary.
-
-    Duplicates are looked for on integer codes (``qcode``: query codes, ``dcode``: document codes,
-    equal codes for equal strings; each computed when not given): one sort of packed keys.  Numeric
-    docids are first tried as numbers (``ids``: :func:`numeric_ids`, if the caller has them), which
-    needs no hash of the strings.  Only when a repeat is found are the strings sorted, so that the
-    error names the first repeat in file order.  ``keep``, if given, receives the encodings computed
-    here for later use: ``qid_encoding``, ``docid_encoding``, each (the array encoded, its Arrow
-    dictionary encoding), so that a user of one checks it is still the array it holds.  Keywords are
-    :class:`KnownCodes` fields.
-    """
+    """Refuse a (query, document) pair that appears twice: which copy counts would be arbitrary.  One sort
+    of packed integer keys (``qcode``, ``dcode``, or numeric docids ``ids``: no hash of the strings); the
+    strings are sorted only when a repeat is found, to name the first in file order.  ``keep`` receives
+    the encodings computed here (``qid_encoding``, ``docid_encoding``: the array and its Arrow encoding);
+    keywords are :class:`KnownCodes` fields."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

@@ -1,15 +1,9 @@
-"""Measures computed through ir_measures (ERR, Bpref, infAP, ...), with our ordering imposed.
-
-The run is handed over with positive, strictly decreasing scores (num_ret - rank + 1), so trec_eval's
-tie rule, ``--ties`` and ``--depth`` have already been applied and ir_measures cannot reorder it (a
-negative score such as -rank would change measures that read scores, as Compat's ideal does).
-``-l`` is honoured by setting the measure's ``rel`` parameter; a measure without one cannot honour
-it and is refused (:func:`honour_rel_level`).  Bounds of such measures have no closed
-form here: IUB/WLB score the sorted pool, E is a Monte Carlo mean over seeded permutations
-(its standard error is reported).
-
-This module lives in the pipeline layer because ir_measures reads pandas DataFrames; the core is
-handed it as the ``foreign`` provider of :func:`ulnorm_eval.core.expectations.variant_values`.
+"""Measures computed through ir_measures (ERR, Bpref, infAP, ...), with our ordering imposed: the run
+is handed over with positive, strictly decreasing scores (num_ret - rank + 1), so ir_measures cannot
+reorder it; ``-l`` sets the measure's ``rel`` (a measure without one is refused,
+:func:`honour_rel_level`).  IUB/WLB score the sorted pool, E is a seeded Monte Carlo mean with its
+standard error.  In the pipeline because ir_measures reads pandas; the core gets it as the
+``foreign`` provider of :func:`ulnorm_eval.core.expectations.variant_values`.
 """
 from __future__ import annotations
 

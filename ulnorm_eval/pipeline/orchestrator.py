@@ -1,23 +1,15 @@
 """The one route of an evaluation: qrels, run sources, metrics, options and an executor in, one
-:class:`~.blocks.RunResult` per run out, in run order (:func:`evaluate_runs`).
+:class:`~.blocks.RunResult` per run out, in run order (:func:`evaluate_runs`), behind every entry point
+(the library, ``eval``, ``compare``, ``queries``, ``nrg``, the ir_measures provider).
 
-Every entry point evaluates runs through it: the library (``ulnorm_eval.evaluate``, api.py), ``eval``
-(eval_request.run_eval), ``compare``, ``queries``, ``nrg`` and the ir_measures provider (irm.py).
-
-1. **Plan** (:func:`plan_source`): a run in memory stays as it is; a regular file becomes a
-   :class:`RunFile`, its identity (device, inode, size, modification time) noted; anything else
-   (standard input, a pipe, a FIFO, a process substitution) is read now, once, into memory.
-2. **Shared holes**: hole bounds over several runs range over the holes of all of them
-   (evaluate.with_runs_holes, docs/holes.md), counted from the same sources.
-3. **Tasks** on the executor (parallel.py: this process, ``-j N`` local workers, a Dask cluster): one
-   per run (:func:`run_task`), or under ``-j N`` one per query block of a large uncompressed file
-   (:func:`block_task`).  A run file is read in blocks of whole queries (stream.py), or whole under
-   ``--no-stream``, when its queries are not contiguous, for LETOR scores and when the ranking is
-   kept.  A file is opened again only while its identity holds: a file replaced or written to
-   while the command reads it is refused ("changed while being read", exit 2), so no result mixes
-   two versions of it.
-4. **Results** in run order: a run's query blocks merged (stream.merge_blocks), its notes told
-   (:func:`tell`, the one place where a command's notes of its runs pass).
+1. Plan (:func:`plan_source`): a run in memory stays; a regular file becomes a :class:`RunFile` with its
+   identity (device, inode, size, mtime); anything else (standard input, a pipe) is read now, once.
+2. Shared holes over several runs (evaluate.with_runs_holes, docs/holes.md).
+3. Tasks on the executor (parallel.py): one per run (:func:`run_task`), or under ``-j N`` one per query
+   block of a large uncompressed file (:func:`block_task`); a file is read in blocks of whole queries
+   (stream.py) unless it cannot be, and opened again only while its identity holds ("changed while
+   being read", exit 2).
+4. Results in run order: blocks merged (stream.merge_blocks), notes told (:func:`tell`).
 """
 from __future__ import annotations
 

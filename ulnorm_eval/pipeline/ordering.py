@@ -332,31 +332,15 @@ def _query_blocks(qkey: np.ndarray, same: np.ndarray) -> np.ndarray | None:
 
 
 def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
-    """The rows in trec_eval's order: query key ascending, score descending, ties by docid descending.
+    """The rows in trec_eval's order: query key ascending, score descending, ties by docid descending
+    in ``strcmp`` (unsigned byte, Arrow's) order; -0.0 and 0.0 are equal scores.  Within a kept query
+    the docids are distinct (``rank_run`` refuses repeats), so the permutation is unique there.
 
-    trec_eval sorts each query's documents by score descending and breaks equal scores by docno
-    descending in ``strcmp`` (unsigned byte) order, which is Arrow's string order: the result is the
-    permutation of Arrow's sort by (``qkey`` asc, ``score`` desc, ``docid`` desc).  Within a query the
-    docids are distinct (``rank_run`` refuses repeats), so that order is total and the permutation
-    is unique on every query key that rank_run keeps; rows sharing a key, score and docid (possible
-    only on the ignored queries' key, which rank_run cuts off) may come out in another order.
-    Scores are finite; -0.0 and 0.0 are equal scores, as in trec_eval's and Arrow's comparisons.
-
-    Instead of a three-key sort of every row:
-
-    * a run already ordered by (query, score descending), as most runs are written, is recognised
-      in one pass; a run written query by query with scores descending but its queries in another
-      order has its query blocks put in order (:func:`_query_blocks`); otherwise
-      :func:`_score_sort` orders by (query, score descending), leaving the order within runs of
-      equal (query, score) undefined;
-    * those tie groups are then put in docid-descending order: a group already in that order stays,
-      a group in strictly ascending order (the way most runs write their ties) is reversed, and only
-      the other groups' rows are sorted by Arrow on (group, docid descending).  Adjacent tied
-      docids are compared with Arrow's string comparison, the order the sort uses.
-
-    When tied pairs number more than ``_MAX_TIED`` of the rows, the fix-up costs as much as the
-    plain sort (Arrow's, :func:`_arrow_order`), which is then used.
-    """
+    Instead of a three-key sort of every row: a run already in (query, score descending) order is
+    recognised in one pass, one with its query blocks out of order has them put in order
+    (:func:`_query_blocks`), else :func:`_score_sort` orders it; then each group of tied scores stays
+    when already docid-descending, is reversed when strictly ascending, and only the others are sorted
+    by Arrow.  Beyond ``_MAX_TIED`` tied pairs, Arrow's plain sort (:func:`_arrow_order`) is used."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

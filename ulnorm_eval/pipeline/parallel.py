@@ -1,25 +1,12 @@
 """Where the tasks of an evaluation run: this process, local worker processes or a Dask cluster.
 
-The orchestrator (orchestrator.py) partitions an evaluation into tasks that need nothing but the
-qrels and their own input (a run, or one query block of a large uncompressed run file); the qrels
-are parsed once by the caller and shipped to each worker once (the local pool's initializer; on Dask
-the result of one task, which the workers fetch and Dask recomputes if the workers holding it die).
-Tasks send back per-query values only, which the orchestrator merges in run and query order, so the
-output is byte-identical for any number of workers.
-
-Three executors share one interface, ``imap(tasks)`` -> outcomes in task order:
-
-* :class:`Sequential` (``-j 1``): the caller's own process, no pool;
-* :class:`LocalPool` (``-j N``): ``concurrent.futures.ProcessPoolExecutor``, a bounded window of
-  tasks in flight (memory stays bounded whatever the number of tasks);
-* :class:`DaskPool` (``--scheduler ADDRESS``): a ``dask.distributed.Client``; tasks are pure (they
-  read what they are given and compute), submitted with ``retries``, and a task whose worker died is
-  rescheduled by Dask; results stream back with ``as_completed`` and are yielded in task order.
-
-``-j auto`` (:func:`resolve_jobs`) is a local pool of one worker per usable core, at most one per
-run, and the sequential path for one run or one core.  A task raises nothing across the process
-boundary for bad input: :class:`~ulnorm_eval.inputs.trec.InputError` comes back as a value (Dask
-does not retry it) and is raised again, in order, by the caller.
+A task needs nothing but the qrels (parsed once by the caller, shipped to each worker once) and its
+own input, and sends back per-query values, which the orchestrator merges in run and query order: the
+output is byte-identical for any number of workers.  One interface, ``imap(tasks)`` -> outcomes in
+task order: :class:`Sequential` (``-j 1``), :class:`LocalPool` (``-j N``: a ProcessPoolExecutor with a
+bounded window of tasks in flight) and :class:`DaskPool` (``--scheduler``: pure tasks submitted with
+``retries``, rescheduled by Dask when a worker dies).  Bad input crosses the process boundary as a value
+(:class:`~ulnorm_eval.inputs.trec.InputError`, not retried) and is raised again, in order, by the caller.
 """
 from __future__ import annotations
 
@@ -32,7 +19,7 @@ from collections import deque
 from ..inputs.trec import InputError
 
 __all__ = ["ParallelError", "Sequential", "LocalPool", "DaskPool", "executor", "unwrap", "DASK_EXTRA", "AUTO",
-           "usable_cores", "resolve_jobs"]
+           "usable_cores", "resolve_jobs", "signals_held", "COMMAND_SIGNALS"]
 
 from ..extras import missing_message  # noqa: E402 - the extras' install lines, in one place
 
@@ -63,29 +50,26 @@ def _init_worker(qrels, parent: int | None = None) -> None:
     for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):  # held by the command while it forked (_signals_held)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+    if hasattr(signal, "pthread_sigmask"):  # held by the command while it forked (signals_held)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, COMMAND_SIGNALS)
     import pyarrow as pa
 
     pa.set_cpu_count(1)  # N worker processes already use the N cores: no parse threads on top
 
 
-_HELD = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
+COMMAND_SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)}
 
 
 @contextlib.contextmanager
-def _signals_held():
-    """The signals the command answers (cli/guard.py) held while it forks its workers, delivered after.
-
-    The command's handler raises; raised inside the after-fork hooks that Python runs in the parent
-    (logging's lock release), the exception is printed as 'Exception ignored' and dropped, and the
-    command went on: Ctrl-C at that instant exited 2 with a traceback, SIGTERM exited 0.  Held, it
-    arrives once the forks are done and ends the command as anywhere else; the workers unblock it and
-    ignore it (_init_worker)."""
+def signals_held():
+    """The signals the command answers (cli/guard.py) held, delivered after: while it forks its workers
+    (raised inside Python's after-fork hooks, the handler's exception would be printed as 'Exception
+    ignored' and dropped: the workers unblock and ignore them, _init_worker), and while render/files.py
+    creates and records a temporary file (a signal in between would leave it behind)."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, COMMAND_SIGNALS)
     try:
         yield
     finally:
@@ -190,7 +174,7 @@ class LocalPool(Sequential):
         and pipes, and counted the runs' shared holes: no thread), so no thread of ours is alive at the
         fork: the read-ahead thread, the one that can be inside Arrow's parser holding its locks, runs
         only in the sequential path.  Arrow's own idle CPU pool is rebuilt by Arrow in a forked child;
-        the command's signals are held while it forks (:func:`_signals_held`)."""
+        the command's signals are held while it forks (:func:`signals_held`)."""
         if self._pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
@@ -200,7 +184,7 @@ class LocalPool(Sequential):
             method = "fork" if _fork_available() else "spawn"
             self.workers = max(1, min(self.workers, size))
             before = set(multiprocessing.active_children())
-            with _signals_held():
+            with signals_held():
                 self._pool = ProcessPoolExecutor(self.workers, multiprocessing.get_context(method),
                                                  initializer=_init_worker, initargs=(self.qrels, os.getpid()))
                 self._pool.submit(_same_object, None)  # forks every worker here, not at the first task
@@ -349,15 +333,10 @@ class DaskPool(Sequential):
 
 
 def _connect(address: str, timeout: float, start: float | None = None):
-    """A ``dask.distributed.Client`` of the scheduler at ``address``, or :class:`ParallelError` within
-    about ``timeout`` seconds.
-
-    Dask's own ``timeout`` does not bound every way a connection can fail: a listener that accepts
-    and says nothing held the client for minutes, and a service that is not Dask's (an HTTP server)
-    is read as a frame of exabytes (MemoryError).  So the client is made in a daemon thread, waited
-    for ``timeout`` seconds (plus Dask's own attempt's slack), and any failure becomes one line naming
-    the address.  The finalizer of a client that never connected is kept quiet (:func:`_quiet_client_del`).
-    """
+    """A ``dask.distributed.Client`` of the scheduler at ``address``, or :class:`ParallelError` within about
+    ``timeout`` seconds: made in a daemon thread and waited for, since Dask's own timeout does not bound
+    a silent listener or a service that is not Dask's; the finalizer of a client that never connected
+    is kept quiet (:func:`_quiet_client_del`)."""
     import threading
     import time
 

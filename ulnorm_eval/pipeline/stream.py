@@ -1,12 +1,8 @@
-"""A run file in blocks of whole queries (``--stream``; every regular run file unless ``--no-stream``).
-
-Each block is parsed, ordered and scored exactly like a whole run (the same pipeline, :mod:`.blocks`),
-and only per-query values are kept (:class:`BlockOut`); :func:`merge_blocks` puts the blocks of a run
-together into the :class:`.blocks.RunResult` the whole run would give.  Per-query values do not depend
-on the other queries (Monte Carlo draws are keyed by seed and query id, permutations.Keys), so the
-result equals the in-memory path's to the last bit.  A query whose lines are not contiguous is refused
-with its line number (NotGrouped): the orchestrator then reads the run whole, or refuses it under
-``--stream``.
+"""A run file in blocks of whole queries (``--stream``; every regular run file unless ``--no-stream``):
+each block parsed, ordered and scored as a whole run (:mod:`.blocks`), its per-query values kept
+(:class:`BlockOut`) and merged (:func:`merge_blocks`) into the RunResult the whole run gives, to the
+last bit (Monte Carlo draws are keyed by query id).  A query whose lines are not contiguous raises
+NotGrouped: the orchestrator then reads the run whole, or refuses it under ``--stream``.
 """
 from __future__ import annotations
 

@@ -1,38 +1,19 @@
-"""Writing output files without ever destroying an input or leaving a half-written file.
+"""Writing output files without ever destroying an input or leaving a half-written file (docs/files.md).
 
-Policy (docs/files.md says the same for users):
-
-* ``-o FILE``, ``--plot FILE`` and ``--summary-md FILE`` are checked by :func:`check_outputs` before
-  any input is read: an empty name, a URL, a missing or unwritable directory, a directory as FILE,
-  FILE being any input (qrels, a run, ``--baseline``, ``--prior``, ``--groups``, summ's documents
-  and systems, the LETOR ``QRELS.query`` file, the file behind standard input when ``-`` is read),
-  two outputs naming one file, and standard output redirected onto an input are refused with one
-  line and exit 2.  "Being an input" is decided by the file's identity (``st_dev``, ``st_ino``),
-  so a symbolic link, a hard link or another spelling of the path is caught as well as the same name.
-* A regular file is written to a temporary ``.ulnorm-HOST-PID-XXXXXXXX`` file in the same directory
-  and renamed over FILE (:func:`atomic_path`): readers see the old or the new content, never a mix;
-  on any error or signal (SIGINT, SIGTERM) the temporary file is removed and FILE is unchanged.
-  SIGKILL cannot be caught: its temporary file stays until the next write to that directory
-  removes it (:func:`remove_stale`).
-* The new file keeps the old file's permission bits (else ``0666`` less the umask).  Owner, group
-  and ACLs are those of whoever runs the command: the rename creates a new inode, as ``sed -i``,
-  ``rsync`` and editors that save atomically do.  A file owned by someone else is refused rather
-  than silently changing hands.
-* A symbolic link is written through (the link stays, its target gets the content) only when
-  the target lies in the same directory as the link; a link into another directory is refused
-  (give the target's path if that is what you mean).  A dangling link is refused too.
-* Something that exists and is not a regular file (``/dev/null``, a FIFO), and any path under
-  ``/dev/`` or ``/proc/`` (``/dev/stdout`` even when it leads to a file), is written directly:
-  renaming over it would replace the device or pipe.
-* Write errors (a full disk, ``/dev/full``, a directory turned read-only) become
-  :class:`OutputError`: one line, exit 2.
+:func:`check_outputs` refuses, before any input is read, an output that is an input (by ``st_dev`` and
+``st_ino``: links and other spellings too), two outputs naming one file, a URL, a directory, a missing or
+unwritable one, and standard output redirected onto an input.  A regular file is written to a temporary
+``.ulnorm-HOST-PID-XXXXXXXX`` beside it and renamed over it (:func:`atomic_path`; old or new content,
+never a mix; removed on error or signal, or by :func:`remove_stale` after a SIGKILL), keeping the old
+permission bits; a file owned by someone else and a link into another directory are refused.  What
+is no regular file (``/dev/null``, a FIFO) or lies under ``/dev/`` or ``/proc/`` is written directly.
+Write errors become :class:`OutputError`: one line, exit 2.
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import re
-import signal
 import stat
 
 from ..inputs.errors import InputError
@@ -42,7 +23,6 @@ __all__ = ["OutputError", "atomic_path", "write_atomic", "check_outputs", "same_
            "PICTURE_FORMATS", "picture_format"]
 
 TEMP_PREFIX = ".ulnorm-"
-_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
 
 
 class OutputError(InputError):
@@ -178,17 +158,11 @@ OUTPUT_KEYS = (("output", "-o"), ("plot", "--plot"), ("summary_md", "--summary-m
 
 
 def check_outputs(params: dict) -> None:
-    """Refuse, before anything is read or written, every output that is an input or another output.
-
-    ``params`` is a click context's parameter dict.  Inputs: ``qrels``, ``runs``, ``baseline``,
-    ``priors``, ``groups``, summ's ``data`` and ``systems``, swaps' ``systems_a``/``systems_b``,
-    compare's ``query_sets`` (the files of --swap-between), a LETOR qrels' group file
-    ``QRELS.query``, and the file behind standard input when ``-`` is one of them.  Outputs:
-    ``output`` (-o; else standard output), ``plot`` and ``summary_md`` (appended to).  Files are
-    compared by identity (``st_dev``, ``st_ino``), so links and other spellings are caught.  A URL
-    among the inputs is refused here (never fetched: inputs/text.py), and standard input may be only
-    one input: it can be read once.
-    """
+    """Refuse, before anything is read or written, every output (``output``, ``plot``, ``summary_md``;
+    standard output without ``-o``) that is an input or another output, compared by identity
+    (``st_dev``, ``st_ino``).  ``params``: a click context's parameters; the inputs are every file
+    parameter (and a LETOR qrels' ``QRELS.query``, the file behind standard input).  A URL input is
+    refused here, and standard input may be only one input: it can be read once."""
     inputs = []
     for key in (*INPUT_KEYS, *_path_inputs()):
         v = params.get(key)
@@ -361,20 +335,6 @@ def picture_format(path) -> str:
 
 
 @contextlib.contextmanager
-def _signals_blocked():
-    """Hold SIGINT/SIGTERM while a temporary file is created and recorded, so that a signal
-    cannot arrive between its creation and the code that removes it."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-@contextlib.contextmanager
 def atomic_path(path: str, suffix: str = ""):
     """Yield a path to write in place of ``path``; on success it becomes ``path`` by a rename, on
     any error or signal it is removed: never a half-written file.
@@ -408,8 +368,9 @@ def atomic_path(path: str, suffix: str = ""):
     tmp = None
     remove_stale(d)
     try:
-        with _signals_blocked():
-            import tempfile  # here: a command that prints to stdout needs none
+        from ..pipeline.parallel import signals_held  # here: a command that prints to stdout needs neither
+        with signals_held():
+            import tempfile
 
             fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(), suffix=suffix, dir=d)
         os.close(fd)

@@ -1,12 +1,6 @@
 """Formatters of a Result, gathered in FORMATS (one function per format), and the per-query order.
-
-Every formatter takes the Result and keyword options (``per_query``, ``names``, ``precision``, ...)
-and returns the whole text, so that ``-o FILE`` can be written atomically and a failure half-way
-leaves nothing behind.  Order is deterministic everywhere: runs as given, queries in natural
-order (the Result's order), then ``all``; measures in ``-m`` order with their variants.
-The formatters live by concern: :mod:`.rows` (trec, tsv, csv), :mod:`.json_out` (json, jsonl and
-the schema), :mod:`.table` (rich), :mod:`.values` (cells, NaN); named tables of compare and
-queries: :mod:`.frames`; progress bar: :mod:`.progress`; registry tables: :mod:`.registry_tables`.
+Each returns the whole text (``-o FILE`` is written atomically); runs as given, queries in natural
+order then ``all``, measures in ``-m`` order with their variants.
 """
 from __future__ import annotations
 

@@ -1,19 +1,11 @@
 """Every output of a command written as one step: all of them, or (as far as the system allows) none.
 
-A command renders everything it will write in memory first (its text, a picture's bytes, the gate's
-Markdown), then hands the lot to :func:`write_all`:
-
-1. each regular file is written to its temporary ``.ulnorm-*`` file (:func:`.files.atomic_path`),
-   an appended file (``--summary-md``) as a copy of its old content plus the new text, and flushed
-   to disk;
-2. then what cannot be undone is written: devices and FIFOs (``/dev/stdout``, ``/dev/full``), then
-   standard output, flushed;
-3. only then are the temporaries renamed over their targets.
-
-An error in any step raises :class:`.files.OutputError` (``FILE: cannot write: REASON``; standard
-output is named ``standard output``) and removes every temporary: no regular file is created or
-changed.  ``--plot /dev/full`` beside ``-o c.txt`` therefore leaves no ``c.txt``.  A reader of
-standard output that went away raises BrokenPipeError (the CLI exits 141).
+:func:`write_all` takes what a command rendered in memory and (1) writes each regular file to its
+temporary ``.ulnorm-*`` file (:func:`.files.atomic_path`; ``--summary-md`` as the old content plus the
+new), flushed; (2) then devices, FIFOs and standard output; (3) only then renames the temporaries over
+their targets.  An error in any step raises :class:`.files.OutputError` and removes every temporary
+(``--plot /dev/full`` beside ``-o c.txt`` leaves no ``c.txt``); a reader of standard output that went
+away raises BrokenPipeError (exit 141).
 """
 from __future__ import annotations
 

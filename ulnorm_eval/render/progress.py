@@ -107,15 +107,10 @@ class _Bars:
 
 @contextlib.contextmanager
 def progress(paths, enabled: bool, monte_carlo: float = 0):
-    """Progress bars on stderr; yields ``step(description, path)``.
-
-    ``step`` is called before each file is read (and evaluated) and advances the bytes bar past the
-    previous one; that bar is shown when the inputs total PROGRESS_MIN_BYTES or more.  ``monte_carlo``:
-    the units of Monte Carlo work expected, or a function returning them (asked when the bar appears) (:func:`ulnorm_eval.core.expectations.monte_carlo_units`
-    times queries times runs); its bar, with the estimated time left, appears once that work has run
-    for MONTE_CARLO_DELAY seconds.  The bars are transient (nothing is left on the terminal); when
-    disabled, ``step`` does nothing and rich is not imported.
-    """
+    """Progress bars on stderr (transient; rich is not imported when disabled); yields ``step(description,
+    path)``, called before each file is read: the bytes bar, shown when the inputs total
+    PROGRESS_MIN_BYTES, and a Monte Carlo bar with the time left, once ``monte_carlo`` units of work
+    (a number, or a function asked when the bar appears) have run for MONTE_CARLO_DELAY seconds."""
     sizes = {p: (os.path.getsize(p) if p != "-" and os.path.isfile(p) else 0) for p in paths}
     show_bytes = sum(sizes.values()) >= PROGRESS_MIN_BYTES or (forced() and any(sizes.values()))
     if not enabled or (not show_bytes and not monte_carlo):

@@ -57,21 +57,13 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
                 query_order=None, summary: bool = True, until: str | None = None, **_) -> str:
     """trec_eval rows ``measure<TAB>query<TAB>value``: per query (with -q) in query order, then ``all``.
 
-    With ``names='trec'`` the measure column uses trec_eval's names and its exact ``%-22s`` padding, so
-    the output is a drop-in replacement for trec_eval's, per-query rows in its order too (query ids in
-    byte order).  The shape never depends on the number of runs: every line has trec_eval's three
-    columns; with several runs each run's block is opened by trec_eval's ``runid<TAB>all<TAB>TAG`` line
-    (the run's tag, as trec_eval prints it; once, also under ``-m runid``), as if trec_eval had been run
-    once per file (one run: exactly trec_eval's lines).  Names
-    are escaped (:func:`.values.safe_text`): a tab or newline in a file name cannot shift a column
-    or forge a line.  ``query_order`` (``--sort``/``--head``) replaces the natural order of the per-query rows.
-    As trec_eval: counts print as integers, text measures (relstring, runid) as text; a family whose
-    record says so has no per-query rows (num_q, gm_map) or no 'all' row (relstring); ``summary=False``
-    (``-n``) prints no 'all' rows; with ``trec_version='9'`` the queries a run did not retrieve for
-    get no per-query rows (trec_eval 9 printed none under -c).  ``until`` (a query id): the last run
-    is cut where trec_eval 10 exits at that query (it has no results): its per-query rows stop before
-    it and it has no 'all' rows.
-    """
+    ``names='trec'``: trec_eval's names and ``%-22s`` padding and its query order (byte order), a
+    drop-in for its output.  Several runs: each run's block opens with ``runid<TAB>all<TAB>TAG``, as if
+    trec_eval had run once per file.  Names are escaped (:func:`.values.safe_text`).  ``query_order``
+    (``--sort``/``--head``) replaces the natural order.  As trec_eval: counts print as integers, text
+    measures as text, a record decides whether a family has per-query or 'all' rows; ``summary=False``
+    (``-n``) prints no 'all' rows; ``trec_version='9'`` prints no rows of queries a run did not retrieve
+    for; ``until`` (a query id) cuts the last run where trec_eval 10 exits at that query."""
     precision = 4 if precision is None else precision
     nan = "  -nan" if getattr(result.options, "trec_nan", False) else "nan"  # glibc's %6.4f of 0/0
     metrics, labels, zscores = _trec_labels(result, names)

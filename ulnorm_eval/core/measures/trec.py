@@ -1,36 +1,18 @@
-"""trec_eval 10's measures with its exact semantics, as family records: every measure of
-``-m all_trec`` that the other family modules do not already compute (map, map_cut, P, recall,
-recip_rank, Rprec, ndcg and ndcg_cut are AP, P, R, RR, Rprec and nDCG, bit-identical on the real
-data), plus ERR, Judged and Compat as ir_measures defines them.
+"""trec_eval 10's measures with its exact semantics, as family records: every measure of ``-m all_trec``
+the other family modules do not already compute (map, P, recall, recip_rank, Rprec, ndcg are AP, P, R,
+RR, Rprec and nDCG, bit-identical on the real data), plus ERR, Judged and Compat as ir_measures defines them.
 
-Each kernel is a record's ``kernel(ranking, judgements, measure, level) -> values[rows]`` over the
-flat :class:`~ulnorm_eval.core.kernels.Ranking` (rows in trec_eval's order: score descending,
-docno descending, ``-M`` applied) and the query's :class:`~ulnorm_eval.core.kernels.Judgements`;
-it reads its parameter from ``measure`` and trec_eval's flags from
-:func:`~.trec_view.context` ``(measure, level)``, a :class:`TrecContext`.  No Python loop runs
-over documents: per-row sums are ``np.bincount`` and per-row running counts segmented cumsums.
+Each kernel(ranking, judgements, measure, level) -> values[rows] reads trec_eval's flags from
+:func:`~.trec_view.context` and runs no Python loop over documents.  A retrieved document's *code*
+(form_res_rels.c): its grade when judged >= 0, -1 when the qrels do not list it, -2 when they list it
+with a negative grade; relevant at level L means code >= L; ``-J`` drops negative codes first.
 
-trec_eval's view of a retrieved document (form_res_rels.c) is a *code*: its grade when judged with
-grade >= 0; -1 (RELVALUE_NONPOOL) when the qrels do not list it; -2 (RELVALUE_UNJUDGED) when the
-qrels list it with a negative grade ("in the pool but unjudged", as infAP's sampled pools do).
-Relevant at level L means ``code >= L``.  ``R`` (num_rel) counts the query's judged documents with
-grade >= max(L, 0); the nonrelevant judged count, 0 <= grade < L.  ``-J`` drops every document with
-a negative code before anything is computed (:func:`judged_only`).
-
-Deliberate departures from trec_eval 10, each a defect there:
-* ``rbp`` reads its gain bounds uninitialised (m_rbp.c: ``double sum, min, max`` never set): we
-  initialise them, so gains are left alone when all lie in [0, 1] and are otherwise scaled to
-  (g - min) / (max - min) over the query's gain levels, as the code intends.
-* gain levels are sorted with a comparator returning ``(int)(a - b)`` (gain_init.c), which treats
-  gains less than 1 apart as equal; we sort by the true gain (identical for integer gains).
-* trec_eval's ``-nan`` (iprec_at_recall and 11pt_avg with nothing ranked after -J; Rndcg with
-  relevant documents but no positive gain) is 0 here, and -c's placeholder document, which leaks into
-  utility and relstring given with parameters, is not ranked; ``--trec-nan`` reproduces both
-  (the kernels read ``TrecContext.trec_nan``; docs/trec_eval.md lists every case).
-* without ``-c``, trec_eval 10 exits ("result qid ... not found") when a qrels query has no results
-  (trec_eval.c); we evaluate the queries with both qrels and results, as trec_eval 9 did.
-The expected files of trec_eval's test suite hold the values of the initialised reading of rbp
-(gains divided by the query's largest grade when it exceeds 1); a local build prints garbage there.
+Deliberate departures from trec_eval 10, each a defect there (docs/trec_eval.md lists every case):
+``rbp``'s gain bounds are initialised (m_rbp.c reads them uninitialised: gains in [0, 1] are left
+alone, others scaled to (g - min) / (max - min)); gain levels are sorted by the true gain, not
+gain_init.c's ``(int)(a - b)``; trec_eval's ``-nan`` is 0 and -c's placeholder document is not
+ranked, unless ``--trec-nan``; without ``-c`` a qrels query with no results is left out (as
+trec_eval 9) rather than an exit.
 """
 from __future__ import annotations
 

@@ -221,7 +221,7 @@ def test_holes_list_and_the_line_after_the_output(tmp_path):
 
 def test_the_bootstrap_is_not_offered_where_it_never_held(tmp_path):
     """--holes-samples adds BS, BSLO, BSHI to P@2 but not to AP (core.holes.BOOT_WITHHELD), saying so;
-    named, BS(AP) is computed."""
+    named, BS(AP) is computed; compare leaves AP's holes_bootstrap_overlap empty."""
     qrels, files = _write(tmp_path, {"q1": {"a": 1, "b": 0}}, [{"q1": ["x", "a", "b"]}])
     base = ["--holes", "--holes-samples", "20", "--norm", "none", "-f", "trec", qrels, *files]
     out = command(base[:-2] + ["-m", "AP", "-m", "P@2"] + base[-2:])
@@ -230,3 +230,9 @@ def test_the_bootstrap_is_not_offered_where_it_never_held(tmp_path):
     assert "no bootstrap for AP" in out.stderr
     out = command(base[:-2] + ["-m", "AP", "-m", "BS(AP)"] + base[-2:])
     assert "BS(AP)" in out.stdout
+    qrels, files = _write(tmp_path, {"q1": {"a": 1, "b": 0}, "q2": {"c": 1}},
+                          [{"q1": ["x", "a", "b"], "q2": ["c"]}, {"q1": ["a", "y"], "q2": ["z", "c"]}])
+    out = command(["compare", "--holes", "--holes-samples", "20", "-f", "tsv", "--table", "pairs", "--norm", "none",
+                   "-m", "AP", "-m", "P@2", qrels, *files])
+    rows = {line.split("\t")[0]: line.split("\t")[-1] for line in out.stdout.splitlines()[1:]}
+    assert (rows["AP"], rows["P@2"]) == ("nan", "1") and "their holes_bootstrap_overlap is empty" in out.stderr

@@ -624,12 +624,21 @@ def _metrics_to_evaluate(measures, variants, settings: CompareSettings, inputs: 
     if _needs_bounds(settings.subset, settings.swap_between):
         extra = [Metric(m.measure, v) for m in metrics if not m.variant for v in ("E", "IUB")]
     ends = (("LB", "UB") if inputs.holes else ()) + (("BSLO", "BSHI") if inputs.holes_bootstrap else ())
-    if ends:
-        from ..core.holes import holes_reason
-
-        extra += [x for m in metrics if not m.variant and holes_reason(m.measure) is None
-                  for x in (Metric(m.measure, v) for v in ends) if x not in metrics and x not in extra]
+    extra += [x for x in _hole_ends(metrics, ends, warn) if x not in metrics and x not in extra]
     return metrics, extra
+
+
+def _hole_ends(metrics: list, ends: tuple, warn) -> list:
+    """The interval ends ``ends`` (LB, UB; BSLO, BSHI) of every plain measure with hole bounds, but no
+    bootstrap for a family of core.holes.BOOT_WITHHELD (a note says so)."""
+    from ..core.holes import BOOT_WITHHELD, holes_reason, withheld_note
+    from ..core.registry import Metric
+
+    bounded = [m.measure for m in metrics if not m.variant and holes_reason(m.measure) is None] if ends else []
+    withheld = dict.fromkeys(m.family for m in bounded if m.family in BOOT_WITHHELD and "BSLO" in ends)
+    if withheld and warn:
+        warn(withheld_note(withheld, "their holes_bootstrap_overlap is empty"))
+    return [Metric(m, v) for m in bounded for v in ends if v in ("LB", "UB") or m.family not in withheld]
 
 
 # --------------------------------------------------------------------------- the command's request

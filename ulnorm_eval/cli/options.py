@@ -208,7 +208,8 @@ holes_options = bundle(
     click.option("--holes-samples", type=click.IntRange(min=1, max=MAX_DRAWS), default=None, metavar="N",
                  help="Bootstrap samples of the unjudged documents' grades (default 1000; seeded by --seed) for "
                       "BS(M), the mean estimate, and BSLO(M)/BSHI(M), the 2.5th/97.5th percentiles of the samples (Froebe "
-                      "et al. 2023; a spread, not a 95% confidence interval: measured coverage in docs/holes.md).  With --holes, these join LB and UB of every measure."),
+                      "et al. 2023; a spread, not a 95% confidence interval: measured coverage in docs/holes.md).  With --holes, these join LB and UB of every measure but AP, GMAP and "
+                      "Rprec (their spread never held half the later values there; -m 'BS(AP)' names one)."),
     click.option("--holes-prior", type=click.Choice(["run", "pool", "mix"]), default="pool", show_default=True,
                  help="Where BS draws a hole's grade from: the grades of the query's judgments ('pool', the default: "
                       "the least error of the three on docs/holes.md's leave-one-run-out benchmark), of the run's judged documents within "

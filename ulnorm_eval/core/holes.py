@@ -34,7 +34,7 @@ from .records import FAMILIES
 from .variants import DEFAULT_WORLD
 
 __all__ = ["World", "DEFAULT_WORLD", "EST_LEVEL", "yield_ceiling", "judge_next", "with_outside", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
-           "monotone", "outside_by_r", "outside_written", "REACH", "running", "BOOT_PRIORS", "BOOT_INTERVAL", "BOOT_WITHHELD", "bootstrap",
+           "monotone", "outside_by_r", "outside_written", "REACH", "running", "BOOT_PRIORS", "BOOT_INTERVAL", "BOOT_WITHHELD", "withheld_note", "bootstrap",
            "grade_prior", "grade_index", "boot_grades"]
 
 BOOT_PRIORS = ("run", "pool", "mix")  # --holes-prior
@@ -45,6 +45,12 @@ BOOT_SALT = 0xB0075  # the draws' stream: never the keys of DB's Monte Carlo per
 # the families whose [BSLO, BSHI] held the later judgments for under half the (run, topic) pairs on every
 # benchmark of docs/holes.md: --holes-samples does not add the bootstrap to them (named, it is computed)
 BOOT_WITHHELD = ("AP", "GMAP", "Rprec")
+
+
+def withheld_note(families, then: str = "name one to have it (e.g. -m 'BS(AP)')") -> str:
+    """The note that --holes-samples left the bootstrap out for ``families`` (of BOOT_WITHHELD), and ``then``."""
+    return (f"--holes-samples: no bootstrap for {', '.join(families)}: its [BSLO, BSHI] held the later judgments for "
+            f"less than half the (run, topic) pairs on every benchmark of docs/holes.md; {then}")
 
 
 @dataclass(frozen=True)

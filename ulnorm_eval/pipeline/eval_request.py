@@ -159,7 +159,7 @@ def plan_eval(request: EvalRequest, notes: list) -> EvalPlan:
 def _withheld(request: EvalRequest, metrics: list, notes: list) -> list:
     """The metrics without the bootstrap variants --holes-samples added to a family of
     core.holes.BOOT_WITHHELD (those asked for by name or by --norm are kept); a note names them."""
-    from ..core.holes import BOOT_WITHHELD
+    from ..core.holes import BOOT_WITHHELD, withheld_note
     from ..core.registry import parse_many
     from ..core.variants import BOOTSTRAP_VARIANTS
 
@@ -170,10 +170,7 @@ def _withheld(request: EvalRequest, metrics: list, notes: list) -> list:
     drop = [metric for metric in metrics if metric.variant in BOOTSTRAP_VARIANTS and metric.variant not in asked
             and metric not in named and metric.measure.family in BOOT_WITHHELD]
     if drop:
-        families = ", ".join(dict.fromkeys(metric.measure.family for metric in drop))
-        notes.append(f"--holes-samples: no bootstrap for {families}: its [BSLO, BSHI] held the later judgments for "
-                     "less than half the (run, topic) pairs on every benchmark of docs/holes.md; name one to have "
-                     "it (e.g. -m 'BS(AP)')")
+        notes.append(withheld_note(dict.fromkeys(metric.measure.family for metric in drop)))
     return [metric for metric in metrics if metric not in drop]
 
 

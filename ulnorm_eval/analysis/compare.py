@@ -47,6 +47,11 @@ def _needs_bounds(subset, swap_between) -> bool:
     return any(x not in ("all",) for x in named)
 
 
+def _table(name: str, doc: str) -> property:
+    """A table of a Comparison as a pandas DataFrame; an assigned DataFrame replaces the table."""
+    return property(lambda self: self._frame(name), lambda self, df: self._set(name, df), doc=doc)
+
+
 @dataclass
 class Comparison:
     """The tables of a comparison and the settings that produced them.
@@ -65,32 +70,9 @@ class Comparison:
     meta: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)  # one-line notes (the runs' input notes, then the comparison's)
 
-    @property
-    def systems(self):
-        """run, metric, mean, rank (1 = best): a pandas DataFrame."""
-        return self._frame("systems")
-
-    @property
-    def summary(self):
-        """One row per metric (tau, significant pairs, conflicts, PAD, swap rate, stability): a DataFrame."""
-        return self._frame("summary")
-
-    @property
-    def pairs(self):
-        """One row per (metric, pair of runs): difference, effect, interval, p-values: a DataFrame."""
-        return self._frame("pairs")
-
-    @systems.setter
-    def systems(self, df):
-        self._set("systems", df)
-
-    @summary.setter
-    def summary(self, df):
-        self._set("summary", df)
-
-    @pairs.setter
-    def pairs(self, df):
-        self._set("pairs", df)
+    systems = _table("systems", "run, metric, mean, rank (1 = best): a pandas DataFrame.")
+    summary = _table("summary", "One row per metric (tau, significant pairs, conflicts, PAD, swap rate, stability).")
+    pairs = _table("pairs", "One row per (metric, pair of runs): difference, effect, interval, p-values.")
 
     def _frame(self, name: str):
         if name not in self.tables:

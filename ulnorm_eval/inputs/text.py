@@ -14,26 +14,20 @@ import re
 import sys
 import zlib
 
-from .errors import InputError
+from .errors import InputError, env_limit
 
 __all__ = ["open_input", "read_bytes", "check_text", "check_chunk", "MAX_LINE_BYTES", "MAX_INPUT_BYTES",
            "READ_ERRORS", "refuse_url", "LineScan"]
 
 
-def _limit(name: str, default: int) -> int:
-    from .errors import env_limit
-
-    return env_limit(name, default)
-
-
 # One line of a qrels, run or LETOR file: real lines are under 100 bytes (LETOR rows with
 # hundreds of features a few kB); a 1 MiB "line" is binary data or a missing newline.
-MAX_LINE_BYTES = _limit("ULNORM_EVAL_MAX_LINE", 1 << 20)
+MAX_LINE_BYTES = env_limit("ULNORM_EVAL_MAX_LINE", 1 << 20)
 # One input after decompression (64 GiB): past it a compressed input is taken for a bomb.
-MAX_INPUT_BYTES = _limit("ULNORM_EVAL_MAX_INPUT", 64 << 30)
+MAX_INPUT_BYTES = env_limit("ULNORM_EVAL_MAX_INPUT", 64 << 30)
 # Decompressed bytes per compressed byte, checked past the first 64 MiB: gzipped qrels and runs
 # expand 3 to 20 times; a gzip of one repeated byte (blank lines) 1,000 times, bzip2 far more.
-MAX_RATIO = _limit("ULNORM_EVAL_MAX_RATIO", 100)
+MAX_RATIO = env_limit("ULNORM_EVAL_MAX_RATIO", 100)
 RATIO_FLOOR = 64 << 20
 
 # Errors a decompressor raises on corrupt or truncated data (zlib.error is not an OSError;
@@ -52,14 +46,9 @@ _UNSUPPORTED = (
     (b"PK\x05\x06", "an empty zip archive"),
     (b"7z\xbc\xaf\x27\x1c", "a 7z archive; extract it first (7z x FILE)"),
     (b"\x04\x22\x4d\x18", "lz4-compressed; decompress it first (lz4 -d FILE)"),
-    (b"\xff\xfe\x00\x00", "UTF-32 text (little-endian byte-order mark); convert it to UTF-8 "
-                          "(iconv -f UTF-32 -t UTF-8 FILE)"),
-    (b"\x00\x00\xfe\xff", "UTF-32 text (big-endian byte-order mark); convert it to UTF-8 "
-                          "(iconv -f UTF-32 -t UTF-8 FILE)"),
-    (b"\xff\xfe", "UTF-16 text (little-endian byte-order mark); convert it to UTF-8 "
-                  "(iconv -f UTF-16 -t UTF-8 FILE)"),
-    (b"\xfe\xff", "UTF-16 text (big-endian byte-order mark); convert it to UTF-8 "
-                  "(iconv -f UTF-16 -t UTF-8 FILE)"),
+    *((bom, f"{kind} text ({order} byte-order mark); convert it to UTF-8 (iconv -f {kind} -t UTF-8 FILE)")
+      for bom, kind, order in ((b"\xff\xfe\x00\x00", "UTF-32", "little-endian"), (b"\x00\x00\xfe\xff", "UTF-32", "big-endian"),
+                               (b"\xff\xfe", "UTF-16", "little-endian"), (b"\xfe\xff", "UTF-16", "big-endian"))),
 )
 
 

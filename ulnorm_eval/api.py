@@ -285,9 +285,8 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
 
         raise NRGError(NO_PRIOR)
     # runs and priors named apart together (#1, #2), as `ulnorm-eval nrg`
-    res = evaluate_nrg(q, _sources(runs, q), prior, _measure_list(measures), options=opts, warn=warn,
-                       refuse_disjoint=not allow_disjoint, rename=True, **_fields(settings))
-    return res
+    return evaluate_nrg(q, _sources(runs, q), prior, _measure_list(measures), options=opts, warn=warn,
+                        refuse_disjoint=not allow_disjoint, rename=True, **_fields(settings))
 
 
 def paper_table(comparison: Comparison, fmt: str = "latex", baseline: str | None = None,

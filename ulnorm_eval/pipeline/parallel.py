@@ -223,10 +223,8 @@ class LocalPool(Sequential):
             # compute), so the workers are ended now rather than after their tasks; killed, since they
             # ignore the signals a terminal or a job control sends (_init_worker)
             for child in self._children:
-                try:
+                with contextlib.suppress(OSError, ValueError):  # gone already
                     child.kill()
-                except (OSError, ValueError):  # gone already
-                    pass
         self.close()
 
     def close(self) -> None:
@@ -388,10 +386,8 @@ def _require_workers(client, address: str, timeout: float, left: float) -> None:
     try:
         client.wait_for_workers(1, timeout=left)
     except Exception:  # noqa: BLE001 - dask's TimeoutError (asyncio's or its own), or a lost connection
-        try:
+        with contextlib.suppress(Exception):
             client.close()
-        except Exception:  # noqa: BLE001
-            pass
         raise ParallelError(f"the Dask scheduler at {address} has no worker (none joined within {timeout:g} s, "
                             "--scheduler-timeout): start one with dask worker ADDRESS") from None
 

@@ -11,27 +11,18 @@ from .rows import format_csv, format_trec, format_tsv
 __all__ = ["FORMATS", "query_order"]
 
 
-# json and table each import what only they use (rich for the table): a command imports the one it prints
-def format_table(result, **options) -> str:
-    from .table import format_table as table
+def _lazy(module: str, name: str):
+    """A formatter imported when first called: json and table import what only they use (rich for the
+    table), so a command imports the one it prints."""
+    def formatter(result, **options) -> str:
+        import importlib
 
-    return table(result, **options)
-
-
-def format_json(result, **options) -> str:
-    from .json_out import format_json as json
-
-    return json(result, **options)
+        return getattr(importlib.import_module(f".{module}", __package__), name)(result, **options)
+    return formatter
 
 
-def format_jsonl(result, **options) -> str:
-    from .json_out import format_jsonl as jsonl
-
-    return jsonl(result, **options)
-
-
-FORMATS = {"table": format_table, "trec": format_trec, "tsv": format_tsv, "csv": format_csv,
-           "json": format_json, "jsonl": format_jsonl}
+FORMATS = {"table": _lazy("table", "format_table"), "trec": format_trec, "tsv": format_tsv, "csv": format_csv,
+           "json": _lazy("json_out", "format_json"), "jsonl": _lazy("json_out", "format_jsonl")}
 
 
 # --------------------------------------------------------------------------- per-query order

@@ -74,31 +74,10 @@ def _csv_text(value, is_text: bool, cell) -> str:
     return str(value)
 
 
-def format_frames_json(frames: dict, precision, meta) -> str:
-    """{"meta": ..., name: [records]}; NaN and infinities as null."""
-    return _json(_tables(frames), precision, meta)
-
-
 def format_frames_table(frames: dict, precision, meta, width: int | None = None) -> str:
     """rich tables, one per frame (compare's systems table is pivoted to run x metric); never a cut
     number or name: see :func:`_rich` (``width``: the terminal's, by default when stdout is one)."""
     return _rich(_tables(frames), 4 if precision is None else precision, meta, width)
-
-
-FRAME_FORMATS = {
-    "table": format_frames_table, "tsv": format_frames_delimited,
-    "csv": lambda frames, precision, meta: format_frames_delimited(frames, precision, meta, ","),
-    "json": format_frames_json,
-    # tables for papers (compare only): systems x metrics with significance marks (render/paper.py)
-    "latex": lambda frames, precision, meta: _paper("latex", frames, precision, meta),
-    "markdown": lambda frames, precision, meta: _paper("markdown", frames, precision, meta),
-}
-
-
-def _paper(fmt, frames, precision, meta) -> str:
-    from . import paper
-
-    return {"latex": paper.format_latex, "markdown": paper.format_markdown}[fmt](_tables(frames), precision, meta)
 
 
 def _rounded(table: Table, precision) -> Table:
@@ -120,7 +99,8 @@ def round_floats(values, precision: int) -> list:
     return np.where(np.isinf(row) & np.isfinite(attempt), attempt, row).tolist()
 
 
-def _json(frames, precision, meta) -> str:
+def format_frames_json(frames: dict, precision, meta) -> str:
+    """{"meta": ..., name: [records]}; NaN and infinities as null."""
     import json
     import math
 
@@ -132,7 +112,7 @@ def _json(frames, precision, meta) -> str:
         return value
 
     out = {"meta": {key: clean(value) for key, value in meta.items()}}
-    for name, table in frames.items():
+    for name, table in _tables(frames).items():
         table = _rounded(table, precision)
         out[name] = [{column: clean(value) for column, value in zip(table.columns, row)} for row in table.rows()]
     return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
@@ -288,3 +268,19 @@ def _systems_wide(table: Table, precision) -> Table:
     runs.sort(key=lambda row: (first[row], row))
     return Table({"run": runs, **{metric: [cell[(row, metric)] for row in runs] for metric in metrics}},
                  {"run": "str", **{metric: "str" for metric in metrics}})
+
+
+def _paper():
+    from . import paper  # compare's tables for papers: imported only for them
+
+    return paper
+
+
+FRAME_FORMATS = {
+    "table": format_frames_table, "tsv": format_frames_delimited,
+    "csv": lambda frames, precision, meta: format_frames_delimited(frames, precision, meta, ","),
+    "json": format_frames_json,
+    # tables for papers (compare only): systems x metrics with significance marks (render/paper.py)
+    "latex": lambda frames, precision, meta: _paper().format_latex(_tables(frames), precision, meta),
+    "markdown": lambda frames, precision, meta: _paper().format_markdown(_tables(frames), precision, meta),
+}

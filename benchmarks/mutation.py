@@ -299,6 +299,18 @@ MUTANTS = [
     Mutant("gate-alpha-ignored", "analysis/gate.py",
            "significant = alpha is None or", "significant = True or",
            "--alpha never stops a drop from failing", GATE),
+    # ------------------------------------------------------------------ judgment holes (docs/holes.md)
+    Mutant("holes-ceiling-median", "core/holes.py",
+           "EST_LEVEL = 0.95  #", "EST_LEVEL = 0.5  #",
+           "open=est's ceiling the median, not the 95% quantile, of the relevant holes",
+           ("tests/test_holes_worlds.py", "tests/test_holes_benchmark.py")),
+    Mutant("holes-list-order", "core/holes.py",
+           "np.lexsort((unique, -runs, -weight))", "np.lexsort((unique, runs, weight))",
+           "--holes-list names the holes that move the bounds least", ("tests/test_holes_benchmark.py",)),
+    Mutant("holes-bootstrap-offered", "core/holes.py",
+           'BOOT_WITHHELD = ("AP", "GMAP", "Rprec")', 'BOOT_WITHHELD = ("GMAP", "Rprec")',
+           "--holes-samples adds AP's bootstrap, whose spread never held half the later values",
+           ("tests/test_holes_options.py",)),
     # ------------------------------------------------------------------ float32 rounding and ordering
     Mutant("float32-not-rounded", "pipeline/ordering.py",
            "score = score.astype(np.float32).astype(np.float64)", "score = score.astype(np.float64)",

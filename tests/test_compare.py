@@ -171,7 +171,7 @@ def test_cli_compare_formats(tiny):
     assert out.exit_code == 0 and "Kendall" not in heads and "UL2(nDCG@10)" in out.stdout
     assert "\ntau: Kendall's tau" in out.stdout  # the column's name in the table, its meaning under it
     out = cli.invoke(main, ["compare", "-f", "table", "--table", "systems", qrels, *runs])
-    assert ("each cell: the run's mean of the per-query values (its rank among the runs, 1 = highest); for a "
+    assert ("each cell: the run's mean of the per-query values (its rank among the runs, 1 = best); for a "
             "normalisation such as UL2 that is the average of Karmaker & Feng 2022") in " ".join(out.stdout.split())
 
 

@@ -174,3 +174,22 @@ def test_the_legend_says_iub_is_the_worst_ordering_of_a_lower_is_better_measure(
             "is better)") in last and "WLB = the worst ordering's value" in last
     last = invoke("-f", "table", "-m", "AP", "--norm", "ul2,iub", qrels, a).stdout.splitlines()[-1]
     assert "I = IUB, the best ordering's value;" in last and "where lower is better" not in last
+
+
+def test_compare_ranks_bolds_and_marks_a_lower_is_better_measure_by_its_direction(lower, tmp_path):
+    """compare ranked RBP_resid's highest mean 1st ('1 = best'), bolded it in the paper table and
+    marked the run with more unjudged weight as significantly better."""
+    qrels, a, b = lower
+    c = tmp_path / "C"  # RBP_resid(p=0.9): q1 y at rank 2: 0.81 + 0.09 = 0.90; q2 z at rank 1: 0.81 + 0.1 = 0.91
+    c.write_text("q1 Q0 d1 1 2 C\nq1 Q0 y 2 1 C\nq2 Q0 z 1 2 C\nq2 Q0 d2 2 1 C\n")
+    res = invoke("compare", "-f", "tsv", "--table", "systems", "-m", "RBP_resid", "-m", "P@1", "--norm", "none",
+                 qrels, a, b, c)
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.splitlines()[1:] == ["A\tRBP_resid(p=0.9)\t0.0\t1", "B\tRBP_resid(p=0.9)\t0.45\t2",
+                                           "C\tRBP_resid(p=0.9)\t0.905\t3",
+                                           "A\tP@1\t1.0\t1", "B\tP@1\t1.0\t1", "C\tP@1\t0.5\t3"]
+    # A - C = (-0.90, -0.91): paired t = -181 on 1 df, p = 0.0035, Holm over 3 pairs: significant for A
+    res = invoke("compare", "-f", "markdown", "-m", "RBP_resid", "--norm", "none", qrels, a, b, c)
+    assert "| a | A | **0.0000**<sup>c</sup> |" in res.stdout and "| c | C | 0.9050 |" in res.stdout, res.stdout
+    res = invoke("compare", "-f", "markdown", "--baseline", c, "-m", "RBP_resid", "--norm", "none", qrels, a, b, c)
+    assert "| A | **0.0000**† |" in res.stdout or "**0.0000**<sup>†</sup>" in res.stdout, res.stdout

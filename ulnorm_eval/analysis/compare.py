@@ -266,7 +266,8 @@ class _Comparing:
         self.used[str(m)] = list(q)
         self.kept_of[m] = (_matrix(self.result, m, self.qids)[:, chosen], ~bad)
         means = Y.mean(axis=1)
-        ranks = np.searchsorted(np.sort(-means), -means, side="left") + 1  # scipy's rankdata(method="min")
+        best_first = means if getattr(m.measure, "lower_better", False) else -means  # rank 1 = best (Family.better)
+        ranks = np.searchsorted(np.sort(best_first), best_first, side="left") + 1  # scipy's rankdata(method="min")
         self.rows_sys += [(n, str(m), mu, rk) for n, mu, rk in zip(self.names, means, ranks)]
 
         s, ii, jj = self.s, self.ii, self.jj
@@ -353,6 +354,9 @@ class _Comparing:
                 "subset_size": None if s.subset == "all" else len(next(iter(self.chosen.values()))),
                 "swap_trials": s.swap_trials, "phi_target": s.phi_target, "runs": len(self.names),
                 "queries": len(self.qids)}
+        lower = [str(m) for m in self.metrics if getattr(m.measure, "lower_better", False)]
+        if lower:  # the metrics whose lower means are better (Family.better): their ranks, bold and marks turn
+            meta["lower_better"] = lower
         if s.swap_between is not None:
             meta["swap_between"] = [_set_name(x) for x in s.swap_between]
         if self.hole_cols:  # the pairs' columns saying whether the holes could reverse their order

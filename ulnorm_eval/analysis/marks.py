@@ -18,23 +18,26 @@ from . import stats
 __all__ = ["pairwise_marks", "baseline_marks", "baseline_pairs", "against_baseline"]
 
 
-def pairwise_marks(pairs, runs: list, metrics: list) -> dict:
-    """``{(run, metric): [runs it is significantly better than, in run order]}``."""
+def pairwise_marks(pairs, runs: list, metrics: list, lower_better=()) -> dict:
+    """``{(run, metric): [runs it is significantly better than, in run order]}``; better is the higher
+    mean, the lower for the metrics named in ``lower_better`` (compare's ``meta['lower_better']``)."""
     out = {(run, metric): [] for run in runs for metric in metrics}
     for row in pairs.itertuples(index=False):
         if not bool(row.significant) or row.diff == 0 or np.isnan(row.diff):
             continue
-        win, lose = (row.run_a, row.run_b) if row.diff > 0 else (row.run_b, row.run_a)
+        win, lose = (row.run_a, row.run_b) if (row.diff > 0) != (row.metric in lower_better) else (row.run_b, row.run_a)
         out[(win, row.metric)].append(lose)
     order = {run: index for index, run in enumerate(runs)}
     return {key: sorted(marked, key=order.__getitem__) for key, marked in out.items()}
 
 
-def baseline_marks(against) -> dict:
+def baseline_marks(against, lower_better=()) -> dict:
     """``{(run, metric): (difference run - baseline, corrected p, 'better' | 'worse' | '')}`` for every run
-    but the baseline, read from :func:`baseline_pairs`' table (p corrected over the run-baseline pairs)."""
+    but the baseline, read from :func:`baseline_pairs`' table (p corrected over the run-baseline pairs);
+    for the metrics named in ``lower_better`` a negative difference is the better."""
     return {(row.run_a, row.metric): (float(row.diff), float(row.p_adj),
-                                      ("better" if row.diff > 0 else "worse") if row.significant and row.diff != 0 else "")
+                                      ("better" if (row.diff > 0) != (row.metric in lower_better) else "worse")
+                                      if row.significant and row.diff != 0 else "")
             for row in against.itertuples(index=False)}
 
 

@@ -39,7 +39,7 @@ COLUMNS = {
         "metric": "the measure or variant",
         "mean": "the run's mean of the per-query values (for a normalisation such as UL2 the average of "
                 "Karmaker & Feng 2022, which the tests pair; eval's 'all' row applies the formula to the means)",
-        "rank": "the run's rank under the metric (1 = highest mean)",
+        "rank": "the run's rank under the metric (1 = best: the highest mean, the lowest where lower is better)",
     },
     "summary": {
         "metric": "the measure or variant",
@@ -94,7 +94,7 @@ COLUMNS["rankings"] = {
            "in the same order)",
 }
 
-SYSTEMS_CELL = ("each cell: the run's mean of the per-query values (its rank among the runs, 1 = highest); for a "
+SYSTEMS_CELL = ("each cell: the run's mean of the per-query values (its rank among the runs, 1 = best); for a "
                 "normalisation such as UL2 that is the average of Karmaker & Feng 2022, whose per-query values the "
                 "pairs' tests pair, not eval's 'all' row, the formula applied to the means (eval --norm-all per-query "
                 "gives these)")

@@ -5,7 +5,8 @@ Pairwise (the default, as ranx's report): each run gets a letter (first column);
 letters of the runs it is significantly better than under that metric.  With a baseline: a mean
 carries † when significantly better than the baseline and ‡ when significantly worse (the tests
 are the run-baseline pairs only, corrected over them).  Means are shown with ``precision`` decimals
-(default 4); the best mean of each column (highest, ties all) is bold.  LaTeX uses booktabs.
+(default 4); the best mean of each column (highest, lowest where lower is better; ties all) is bold.  LaTeX uses
+booktabs.
 """
 from __future__ import annotations
 
@@ -77,12 +78,14 @@ def _layout(frames: dict, meta: dict, baseline: str | None):
     runs = list(dict.fromkeys(systems["run"]))
     metrics = list(dict.fromkeys(systems["metric"]))
     mean = {(run, metric): value for run, metric, value in zip(systems["run"], systems["metric"], systems["mean"])}
+    lower = meta.get("lower_better", ())  # metrics whose best mean is the lowest (Family.better)
     best = {}
     for metric in metrics:
         vals = [mean[(run, metric)] for run in runs if not math.isnan(mean[(run, metric)])]
-        best[metric] = max(vals) if vals else math.nan
+        best[metric] = (min if metric in lower else max)(vals) if vals else math.nan
     # with a baseline, the pairs against it (analysis.marks.against_baseline: corrected over them)
-    marks = pairwise_marks(pairs, runs, metrics) if baseline is None else baseline_marks(frames["baseline_pairs"])
+    marks = (pairwise_marks(pairs, runs, metrics, lower) if baseline is None
+             else baseline_marks(frames["baseline_pairs"], lower))
     marks = {"runs": marks, "holes": _reversible(pairs)}
     return runs, metrics, mean, best, marks
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..core.variants import BOUND_VARIANTS, HOLE_VARIANTS
 
 __all__ = ["Threshold", "Check", "parse_threshold", "check_thresholds", "check_baseline", "gated", "orientation",
-           "bootstrap_less", "check_holes", "hole_metrics", "decimal4", "signed4"]
+           "bootstrap_less", "check_holes", "hole_metrics", "HolesOutlook", "holes_outlook", "decimal4", "signed4"]
 
 BOUNDS = BOUND_VARIANTS  # bounds are properties of the query: never gated
 
@@ -201,6 +201,31 @@ def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: st
                 check.holes += "; failed by --holes fail"
         else:
             check.holes = f"holds {assumption} ({span})"
+
+
+@dataclass(frozen=True)
+class HolesOutlook:
+    """What the unjudged documents leave open after a --holes evaluation: the largest mean share of a
+    measure's top k unjudged (``share`` of ``cutoff`` in ``run``; None without a cutoff), how many of the
+    gate's ``checks`` could flip, and --holes-list's documents (``options.holes_listed``)."""
+    share: float | None
+    cutoff: int | None
+    run: str | None
+    flips: int
+    checks: int
+    listed: tuple
+
+
+def holes_outlook(result, checks) -> HolesOutlook:
+    """The :class:`HolesOutlook` of ``result`` (each LB measure's cutoff k read from Unjudged@k's mean)."""
+    from ..core.registry import Metric, parse
+
+    shares = [(run.mean[share], k, run.name)
+              for k in sorted({int(m.measure.cutoff) for m in result.metrics if m.variant == "LB" and m.measure.cutoff})
+              for share in [Metric(parse(f"Unjudged@{k}").measure)] for run in result.runs if share in run.mean]
+    top = max(shares, key=lambda share: share[0]) if shares else (None, None, None)
+    return HolesOutlook(*top, sum(check.holes.startswith("could flip") for check in checks), len(checks),
+                        tuple(getattr(result.options, "holes_listed", ())))
 
 
 def check_baseline(result, baseline, max_drop: float, alpha: float | None = None, test: str = "t",

@@ -86,6 +86,7 @@ class EvalOutcome:
     base: object
     checks: list
     plan: EvalPlan
+    holes: object = None  # with --holes: analysis.gate.HolesOutlook, what the unjudged documents leave open
 
 
 def _variants(request: EvalRequest):
@@ -256,7 +257,12 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
     input_checks.rename_runs(results)
     result = api.Result(metrics, results, opts, request.qrels, runs)
     input_checks.require_finite(result)
-    return EvalOutcome(result, base, _gate(request, plan, result, base), plan)
+    checks = _gate(request, plan, result, base)
+    if request.holes:
+        from ..analysis.gate import holes_outlook
+
+        return EvalOutcome(result, base, checks, plan, holes_outlook(result, checks))
+    return EvalOutcome(result, base, checks, plan)
 
 
 def _gate(request: EvalRequest, plan: EvalPlan, result, base) -> list:

@@ -85,35 +85,26 @@ def eval_outputs(outcome, request, view: EvalView, notes: list) -> list:
     return outputs
 
 
-def holes_next(result, checks) -> list:
+def holes_next(outlook) -> list:
     """After a --holes evaluation, one line: the share of the measures' top k that is unjudged, whether
     the bounds are too wide to decide the gate, and the cheapest way to narrow them; then the documents
-    --holes-list named (``options.holes_listed``, :func:`~ulnorm_eval.core.holes.judge_next`), one a line."""
-    from ..core.registry import Metric, parse
-
-    shares = []
-    for k in sorted({int(m.measure.cutoff) for m in result.metrics if m.variant == "LB" and m.measure.cutoff}):
-        unjudged = Metric(parse(f"Unjudged@{k}").measure)
-        shares += [(run.mean[unjudged], k, run.name) for run in result.runs if unjudged in run.mean]
-    top = max(shares, key=lambda share: share[0]) if shares else None
-    line = (f"holes: {100 * top[0]:.0f}% of the top {top[1]} unjudged ({safe_text(top[2])}, mean over queries; the "
-            "most of any run and cutoff)" if top else "holes: no measure with a cutoff whose top k's unjudged share to count "
-            "(-m Unjudged@K counts it)")
-    flips = sum(check.holes.startswith("could flip") for check in checks)
-    line += ("; no gate to decide" if not checks else f"; the bounds are too wide to decide {flips} of {len(checks)} "
-             "gate checks" if flips else "; the bounds decide every gate check")
-    listed = getattr(result.options, "holes_listed", ())
-    line += ("; to narrow them, judge first the documents below, which move the most bounds (--holes-list)" if listed
-             else "; to narrow them, judge first the documents --holes-list N names (the unjudged ones the runs rank "
-                  "highest within the measures' cutoffs)")
+    --holes-list named, one a line (``outlook``: analysis.gate.HolesOutlook)."""
+    line = (f"holes: {100 * outlook.share:.0f}% of the top {outlook.cutoff} unjudged ({safe_text(outlook.run)}, mean "
+            "over queries; the most of any run and cutoff)" if outlook.cutoff else
+            "holes: no measure with a cutoff whose top k's unjudged share to count (-m Unjudged@K counts it)")
+    line += ("; no gate to decide" if not outlook.checks else f"; the bounds are too wide to decide {outlook.flips} of "
+             f"{outlook.checks} gate checks" if outlook.flips else "; the bounds decide every gate check")
+    line += ("; to narrow them, judge first the documents below, which move the most bounds (--holes-list)"
+             if outlook.listed else "; to narrow them, judge first the documents --holes-list N names (the unjudged "
+             "ones the runs rank highest within the measures' cutoffs)")
     return [line] + [f"  judge next: {safe_text(qid)} {safe_text(docid)} (weight {weight:.3f}: {runs} run"
-                     f"{'s' if runs > 1 else ''}, best rank {best})" for qid, docid, weight, runs, best in listed]
+                     f"{'s' if runs > 1 else ''}, best rank {best})" for qid, docid, weight, runs, best in outlook.listed]
 
 
 def eval_verdict(outcome, request, view: EvalView):
     """What stderr says after the output, ``(lines, failed)``, or None: with --holes what the unjudged
     documents leave open (:func:`holes_next`), then the gate's verdict."""
-    lines = holes_next(outcome.result, outcome.checks) if request.holes else []
+    lines = holes_next(outcome.holes) if outcome.holes is not None else []
     if not outcome.checks:
         return (lines, False) if lines else None
     from .gate_md import verdict

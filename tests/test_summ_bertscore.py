@@ -165,6 +165,8 @@ def test_cli_order_and_ties_reach_algorithm_1(tmp_path, scorer):
 
     with gzip.open(DATA, "rt", encoding="utf-8") as fh:
         rows = [json.loads(next(fh)) for _ in range(2)]  # document 0, two systems
+    for row in rows:
+        row["references"] = row["references"][:3]  # of 11: each costs the model two passes, the rule is the same
     p = tmp_path / "two.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     r = CliRunner().invoke(main, ["summ", "-f", "jsonl", "-m", "E(BERTScore)", "--norm", "none", "--order",
@@ -190,7 +192,11 @@ def test_heterogeneity_from_the_documents_alone_equals_algorithm_2(small, scorer
 @needs_data
 def test_subset_scores_only_the_chosen_documents(monkeypatch, tmp_path):
     """summ --subset hetero N: the summaries of the N documents are scored, not all of them, and the
-    values equal a full run's restricted to those documents."""
+    values equal a full run's restricted to those documents (the one of two)."""
+    import gzip
+    import itertools
+    import json
+
     from click.testing import CliRunner
 
     from ulnorm_eval.cli.main import main
@@ -203,16 +209,24 @@ def test_subset_scores_only_the_chosen_documents(monkeypatch, tmp_path):
         return real(data, *a, **kw)
 
     monkeypatch.setattr(bs, "score_documents", spy)
-    args = ["summ", "-f", "tsv", "-q", "-m", "BERTScore", "--norm", "none", "--systems", "M8,M11", "--docs", "3"]
-    sub = CliRunner().invoke(main, [*args, "--subset", "hetero", "1", str(DATA)])
+    # SummEval's first 3 documents, each with 3 of its 11 references (each costs the model passes)
+    with gzip.open(DATA, "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in itertools.islice(fh, 3 * 16)]
+    assert len({row["id"] for row in rows}) == 3
+    for row in rows:
+        row["references"] = row["references"][:3]
+    data = tmp_path / "three.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    args = ["summ", "-f", "tsv", "-q", "-m", "BERTScore", "--norm", "none", "--systems", "M8,M11", "--docs", "2"]
+    sub = CliRunner().invoke(main, [*args, "--subset", "hetero", "1", str(data)])
     assert sub.exit_code == 0, sub.output
     assert seen == [1]
-    full = CliRunner().invoke(main, [*args, str(DATA)])
-    assert seen == [1, 3]
+    full = CliRunner().invoke(main, [*args, str(data)])
+    assert seen == [1, 2]
     rows = {tuple(x.split("\t")[:2]): x.split("\t")[2] for x in full.stdout.strip().split("\n")[1:]}
     got = [x.split("\t") for x in sub.stdout.strip().split("\n")[1:] if x.split("\t")[1] != "all"]
     assert len(got) == 2 and all(rows[(r[0], r[1])] == r[2] for r in got)
-    assert "--docs 3: the first 3 of 100 documents only" in full.stderr
+    assert "--docs 2: the first 2 of 3 documents only" in full.stderr
 
 
 def test_progress_is_one_bar_of_ours_and_bert_scores_lines_are_silenced(scorer, capfd):

@@ -1,8 +1,9 @@
 """Under CI nothing skips: a CI machine without ../shared/data must go red, not green.
 
-Runs pytest in a child process on two tests that need the real data (one through the ``shared``
-fixture, one through ``summeval_file``), pointing ``$ULNORM_EVAL_SHARED_DATA`` at an empty folder;
-and on a generated file whose tests skip in other ways (``importorskip``, a ``skipif`` mark).
+Runs pytest in a child process with the suite's conftest on generated files: two tests that need the
+real data (one through the ``shared`` fixture, one through ``summeval_file``, the fixtures the tests of
+the real data use), with ``$ULNORM_EVAL_SHARED_DATA`` an empty folder; and two that skip in other ways
+(``importorskip``, a ``skipif`` mark).
 """
 from __future__ import annotations
 
@@ -12,17 +13,23 @@ import sys
 
 from conftest import ROOT
 
-NEEDS_DATA = ["tests/test_trec_measures.py::test_nosummary_prints_per_query_lines_only",
-              "tests/test_summ_rouge.py::test_expected_rouge1_exact_equals_monte_carlo_on_summeval"]
+NEEDS_DATA = ("def test_shared(shared):\n    assert shared.is_dir()\n\n\n"
+              "def test_summeval(summeval_file):\n    assert summeval_file.is_file()\n")
+SKIPS = ("import pytest\n\n\n"
+         "def test_import():\n    pytest.importorskip('ulnorm_eval_no_such_module')\n\n\n"
+         "@pytest.mark.skipif(True, reason='a mark')\ndef test_mark():\n    pass\n")
 
 
-def _pytest(tmp_path, ci: str):
+def _pytest(tmp_path, ci: str, test: str = NEEDS_DATA):
+    """pytest in a child process, with tests/conftest.py as a plugin, on a file of ``test`` (in tmp_path, away
+    from the project's pytest settings); $ULNORM_EVAL_SHARED_DATA an empty folder; CI set to ``ci``."""
+    (tmp_path / "test_generated.py").write_text(test)
     env = {k: v for k, v in os.environ.items() if k != "CI"}
-    env.update(ULNORM_EVAL_SHARED_DATA=str(tmp_path / "no-data-here"), PYTHONPATH=str(ROOT))
+    env.update(ULNORM_EVAL_SHARED_DATA=str(tmp_path / "no-data-here"), PYTHONPATH=os.pathsep.join([str(ROOT / "tests"), str(ROOT)]))
     if ci:
         env["CI"] = ci
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-n", "0", *NEEDS_DATA],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-p", "conftest",
+                           "test_generated.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_missing_data_fails_under_ci(tmp_path):
@@ -39,22 +46,9 @@ def test_missing_data_skips_outside_ci(tmp_path):
     assert "2 skipped" in res.stdout.splitlines()[-1]
 
 
-def _skips(tmp_path, ci: str):
-    test = tmp_path / "test_skips.py"
-    test.write_text("import pytest\n\n\n"
-                    "def test_import():\n    pytest.importorskip('ulnorm_eval_no_such_module')\n\n\n"
-                    "@pytest.mark.skipif(True, reason='a mark')\ndef test_mark():\n    pass\n")
-    env = {k: v for k, v in os.environ.items() if k != "CI"}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "tests"), str(ROOT)])
-    if ci:
-        env["CI"] = ci
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-p", "conftest",
-                           str(test)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-
-
 def test_any_skip_fails_under_ci(tmp_path):
     """conftest's report hook: under CI a skip from importorskip or a skipif mark is a failure."""
-    res = _skips(tmp_path, "true")
+    res = _pytest(tmp_path, "true", SKIPS)
     assert res.returncode == 1, res.stdout + res.stderr
     # the mark skips in setup, which pytest counts as an error
     assert "1 failed, 1 error" in res.stdout.splitlines()[-1], res.stdout
@@ -63,7 +57,7 @@ def test_any_skip_fails_under_ci(tmp_path):
 
 
 def test_the_same_skips_stay_skips_outside_ci(tmp_path):
-    res = _skips(tmp_path, "")
+    res = _pytest(tmp_path, "", SKIPS)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "2 skipped" in res.stdout.splitlines()[-1], res.stdout
 

@@ -207,12 +207,13 @@ def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: st
 class HolesOutlook:
     """What the unjudged documents leave open after a --holes evaluation: the largest mean share of a
     measure's top k unjudged (``share`` of ``cutoff`` in ``run``; None without a cutoff), how many of the
-    gate's ``checks`` could flip, and --holes-list's documents (``options.holes_listed``)."""
+    gate's ``checks`` could flip, --holes-list's N (``asked``) and documents (``options.holes_listed``)."""
     share: float | None
     cutoff: int | None
     run: str | None
     flips: int
     checks: int
+    asked: int
     listed: tuple
 
 
@@ -225,7 +226,7 @@ def holes_outlook(result, checks) -> HolesOutlook:
               for share in [Metric(parse(f"Unjudged@{k}").measure)] for run in result.runs if share in run.mean]
     top = max(shares, key=lambda share: share[0]) if shares else (None, None, None)
     return HolesOutlook(*top, sum(check.holes.startswith("could flip") for check in checks), len(checks),
-                        tuple(getattr(result.options, "holes_listed", ())))
+                        getattr(result.options, "holes_list", 0), tuple(getattr(result.options, "holes_listed", ())))
 
 
 def check_baseline(result, baseline, max_drop: float, alpha: float | None = None, test: str = "t",

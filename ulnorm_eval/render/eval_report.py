@@ -95,8 +95,9 @@ def holes_next(outlook) -> list:
     line += ("; no gate to decide" if not outlook.checks else f"; the bounds are too wide to decide {outlook.flips} of "
              f"{outlook.checks} gate checks" if outlook.flips else "; the bounds decide every gate check")
     line += ("; to narrow them, judge first the documents below, which move the most bounds (--holes-list)"
-             if outlook.listed else "; to narrow them, judge first the documents --holes-list N names (the unjudged "
-             "ones the runs rank highest within the measures' cutoffs)")
+             if outlook.listed else "; the runs retrieved no unjudged document to judge (--holes-list)" if outlook.asked
+             else "; to narrow them, judge first the documents --holes-list N names (the unjudged ones the runs rank "
+             "highest within the measures' cutoffs)")
     return [line] + [f"  judge next: {safe_text(qid)} {safe_text(docid)} (weight {weight:.3f}: {runs} run"
                      f"{'s' if runs > 1 else ''}, best rank {best})" for qid, docid, weight, runs, best in outlook.listed]
 

@@ -32,7 +32,8 @@ COLUMNS = {
         "significant": "p_adj < alpha",
         "holes_overlap": "1 if the two runs' mean [LB, UB] intervals (--holes) overlap, so the unjudged documents "
                          "might reverse the pair; 0 if disjoint: no grades of them can",
-        "holes_bootstrap_overlap": "1 if the runs' bootstrap [BSLO, BSHI] intervals (--holes-samples) overlap",
+        "holes_bootstrap_overlap": "1 if the runs' bootstrap [BSLO, BSHI] intervals (--holes-samples) overlap; none "
+                                   "for AP, GMAP, Rprec (docs/holes.md)",
     },
     "systems": {
         "run": "the run (its file name)",

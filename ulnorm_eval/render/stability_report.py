@@ -29,16 +29,10 @@ def render_tables(tabs: dict, fmt: str, precision=None, meta=None) -> str:
         parts = [(f"# {name}\n" if len(tabs) > 1 else "") + render(rows, fmt, precision, meta)
                  for name, rows in tabs.items()]
         return "\n".join(parts)
-    parts = []
-    if "functions" in tabs:
-        parts.append(render(tabs["functions"], fmt, precision, meta))
-    if "tau" in tabs:
-        parts.append(_tau_text(tabs["tau"], 4 if precision is None else precision))
-    if "asl" in tabs:
-        parts.append(_asl_text(tabs["asl"], meta or {}))
-    if "paired" in tabs:
-        parts.append(_paired_text(tabs["paired"], meta or {}))
-    return "\n".join(parts)
+    text = {"functions": lambda rows: render(rows, fmt, precision, meta),
+            "tau": lambda rows: _tau_text(rows, 4 if precision is None else precision),
+            "asl": lambda rows: _asl_text(rows, meta or {}), "paired": lambda rows: _paired_text(rows, meta or {})}
+    return "\n".join(made(tabs[name]) for name, made in text.items() if name in tabs)
 
 
 def _paired_text(rows, meta) -> str:

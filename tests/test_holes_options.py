@@ -219,6 +219,8 @@ def test_holes_list_and_the_line_after_the_output(tmp_path):
     qrels_all, _ = _write(tmp_path / "all", {"q1": {"a": 1, **{d: 0 for d in "bxyz"}}}, [])
     head = command(["--holes", "--holes-list", "2", "-m", "P@2", qrels_all, *files]).stderr.splitlines()[-1]
     assert head.endswith("the runs retrieved no unjudged document to judge (--holes-list)"), head
+    with pytest.raises(ValueError, match="holes_list"):  # the library refuses it too
+        evaluate(qrels, files, ["P@2"], [], holes_list=2)
     refused = command(["--holes-list", "2", "-m", "P@2", qrels, *files])  # no bounds to narrow: said, not ignored
     assert refused.returncode == 2 and "--holes-list N needs --holes" in refused.stderr and not refused.stdout
 

@@ -236,6 +236,8 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     setup: list = []
     metrics = resolve_metrics(_measure_list(measures), _variant_list(variants),
                               warn=both_notes(setup.append, warn))
+    if opts.holes_list and not any(metric.variant in ("LB", "UB") for metric in metrics):
+        raise ValueError("holes_list: it names the holes whose grades move the hole bounds; ask for them (variants LB, UB)")
     q = to_qrels(qrels, reading.groups)
     given = _sources(runs, q)
     done = evaluate_runs(q, given, metrics, opts, warn=warn)

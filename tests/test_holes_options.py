@@ -215,6 +215,8 @@ def test_holes_list_and_the_line_after_the_output(tmp_path):
     head = next(line for line in lines if line.startswith("holes: "))
     assert head.startswith("holes: 50% of the top 2 unjudged (run0") and "too wide to decide 2 of 2 gate checks" in head
     assert [line.split()[2:4] for line in lines if "judge next" in line] == [["q1", "y"], ["q1", "x"]]
+    quiet = command(["--notes", "none", "--holes", "closed", "--holes-list", "1", "-m", "P@2", qrels, *files]).stderr
+    assert quiet.splitlines() == ["ulnorm-eval:   judge next: q1 y (weight 1.000: 2 runs, best rank 1)"], quiet
     (tmp_path / "all").mkdir()  # every document judged: nothing to list
     qrels_all, _ = _write(tmp_path / "all", {"q1": {"a": 1, **{d: 0 for d in "bxyz"}}}, [])
     head = command(["--holes", "--holes-list", "2", "-m", "P@2", qrels_all, *files]).stderr.splitlines()[-1]

@@ -274,7 +274,7 @@ def eval_cmd(**options):
         outputs = eval_outputs(outcome, request, view, notes)
     flush(plan.setup + notes)
     # every output in one step; the verdict is printed (and exit 1 kept) even if an output fails
-    write_outputs_then(outputs, eval_verdict(outcome, request, view))
+    write_outputs_then(outputs, eval_verdict(outcome, request, view, click.get_current_context().meta.get("notes") != "none"))
 
 
 def trec_defaults(options: dict) -> tuple[dict, list]:

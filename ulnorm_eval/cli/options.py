@@ -263,8 +263,8 @@ notes_option = click.option(
     "--notes", type=click.Choice(["short", "all", "none"]), default="short", show_default=True, expose_value=False,
     callback=lambda ctx, param, value: ctx.meta.__setitem__("notes", value),
     help="Notes on stderr: short, each once, a note that several runs share said once, naming them compactly (-q is "
-         "trec_eval's per-query flag, so quiet is --notes none); all, every run's whole note; none, no notes (errors "
-         "and the gate's verdict are still printed).")
+         "trec_eval's per-query flag, so quiet is --notes none); all, every run's whole note; none, no notes (errors, "
+         "the gate's verdict and --holes-list's documents are still printed).")
 
 
 def scheduler_timeout() -> float:

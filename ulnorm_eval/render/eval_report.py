@@ -102,10 +102,11 @@ def holes_next(outlook) -> list:
                      f"{'s' if runs > 1 else ''}, best rank {best})" for qid, docid, weight, runs, best in outlook.listed]
 
 
-def eval_verdict(outcome, request, view: EvalView):
+def eval_verdict(outcome, request, view: EvalView, notes: bool = True):
     """What stderr says after the output, ``(lines, failed)``, or None: with --holes what the unjudged
-    documents leave open (:func:`holes_next`), then the gate's verdict."""
-    lines = holes_next(outcome.holes) if outcome.holes is not None else []
+    documents leave open (:func:`holes_next`; its first line a note, left out when not ``notes``), then the
+    gate's verdict."""
+    lines = holes_next(outcome.holes)[0 if notes else 1:] if outcome.holes is not None else []
     if not outcome.checks:
         return (lines, False) if lines else None
     from .gate_md import verdict

@@ -301,11 +301,15 @@ def register(family: Family) -> Family:
     for trec_name in family.trec:
         if trec_name.base in trec_taken:
             raise ValueError(f"duplicate trec_eval name {trec_name.base}")
-    bad = family.check()
-    if bad:
-        raise ValueError(f"measure family {family.name}: {'; '.join(bad)}")
+    _refuse(f"measure family {family.name}", family.check())
     FAMILIES[family.name] = family
     return family
+
+
+def _refuse(record: str, problems: list) -> None:
+    """An incomplete or inconsistent record is refused with all its problems."""
+    if problems:
+        raise ValueError(f"{record}: {'; '.join(problems)}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -344,9 +348,7 @@ def register_text(family: TextFamily) -> TextFamily:
 def register_variant(variant: Variant) -> Variant:
     if variant.name in VARIANTS or any(variant.name in other.aliases for other in VARIANTS.values()):
         raise ValueError(f"duplicate variant {variant.name}")
-    bad = variant.check()
-    if bad:
-        raise ValueError(f"variant {variant.name}: {'; '.join(bad)}")
+    _refuse(f"variant {variant.name}", variant.check())
     VARIANTS[variant.name] = variant
     return variant
 

@@ -167,17 +167,8 @@ def caption(result) -> str:
     holes = _holes_caption(result)
     if holes:
         parts.append(holes)
-    lines = ["; ".join(parts)]
-    rule = all_row_rule(result.metrics, o)
-    if rule:
-        lines.append(rule)
-    ci = interval_caption(result)
-    if ci:
-        lines.append(ci)
-    legend = variants_legend(result.metrics)
-    if legend:
-        lines.append(legend)
-    return "\n".join(lines)
+    lines = ["; ".join(parts), all_row_rule(result.metrics, o), interval_caption(result), variants_legend(result.metrics)]
+    return "\n".join(line for line in lines if line)
 
 
 def all_row_rule(metrics, options) -> str:

@@ -1,22 +1,12 @@
-"""The CI gate: turn evaluated means into pass/fail checks (exit code 1 when any fails).
+"""The CI gate: evaluated means into pass/fail checks (exit code 1 when any fails; docs/gate.md).
 
-Two kinds of check, both on the means printed in the ``all`` rows:
-
-- ``--fail-below 'UL2(nDCG@10)=0.30'``: fails when a run's mean is below the threshold
-  (``mean < value``; equal passes), above it for a measure whose lower values are better
-  (its family's ``better='lower'``: RBP_resid, Unjudged).
-- ``--baseline RUN --max-drop D [--alpha A] [--test t|randomization|bootstrap]``: for every gated metric,
-  ``difference = mean(run) - mean(baseline)`` (an absolute difference of means, in the measure's
-  own units, not a ratio); fails when ``difference < -D``, and, when ``--alpha`` is given, also the
-  paired one-sided test of "the run is worse" over the queries both runs were evaluated on has
-  ``p < A``; for a lower-is-better measure a rise is the drop (``difference > D``, the test of
-  "the run is higher").  The p-value is reported either way.  Gated metrics are every computed metric except
-  the bounds E, IUB and WLB, which describe the pool rather than the run.
-
-A check with nothing to compare fails, on every path: a NaN mean (no query has a defined value,
-e.g. ``--undefined skip`` on qrels where the variant is undefined for every query), a NaN baseline
-mean, and with ``--alpha`` a drop whose p-value is undefined (fewer than two paired queries with
-defined values).  Its ``undefined`` field says which value was missing; the verdict prints it.
+``--fail-below 'UL2(nDCG@10)=0.30'`` fails when a run's mean is below the value (equal passes; above it
+for a measure whose family says ``better='lower'``).  ``--baseline RUN --max-drop D [--alpha A]``: for
+every metric but the bounds E, IUB and WLB, difference = mean(run) - mean(baseline), in the measure's
+own units; fails when difference < -D (> D when lower is better) and, with ``--alpha``, the paired
+one-sided test of "the run is worse" over the queries both runs have gives p < A.  A check with
+nothing to compare fails (a NaN mean or baseline mean, an undefined p-value); its ``undefined`` field
+says which value was missing.
 """
 from __future__ import annotations
 
@@ -152,19 +142,13 @@ def hole_metrics(metrics) -> list:
 
 
 def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: str = "warn") -> None:
-    """Mark every check whose decision the unjudged documents could flip (docs/holes.md).
-
-    fail-below: the threshold lies within [mean LB(M), mean UB(M)] on the other side of the mean.
-    baseline: the difference of means lies within [LB(run) - UB(baseline), UB(run) - LB(baseline)]
-    and that range holds -max_drop on the other side (the significance test, if any, is not redone).
-    Each run's LB and UB range over every grade of every run's holes (the closed world over the runs
-    given, ``options.holes_pool``: another run's hole moves this run's R and ideal), so under one shared
-    assignment both values lie within their bounds and the difference within that range: "holds"
-    is exact (never contradicted by an assignment; tests/test_holes_worlds.py enumerates them), "could
-    flip" a range that may be wider than the reachable one.  Every line names its assumption
-    (:meth:`World.words`).  ``action='fail'`` fails a passing check that could flip.  A metric without
-    hole bounds (a variant, or a family without them) says so on its check.
-    """
+    """Mark every check whose decision the unjudged documents could flip (docs/holes.md): fail-below when
+    the threshold lies within [mean LB, mean UB] on the other side of the mean; baseline when
+    [LB(run) - UB(baseline), UB(run) - LB(baseline)] holds -max_drop on the other side (the test is not
+    redone).  LB and UB range over every grade of every run's holes, one shared assignment, so "holds" is
+    exact (tests/test_holes_worlds.py enumerates them) and "could flip" may be wider than reachable.
+    Every line names its assumption (:meth:`World.words`); ``action='fail'`` fails a passing check that
+    could flip; a metric without hole bounds says so on its check."""
     from ..core.holes import World
     from ..core.registry import Metric
 

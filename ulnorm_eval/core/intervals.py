@@ -1,27 +1,13 @@
-"""A percentile bootstrap over queries for statistics of the means (the 'all' row of a normalisation).
+"""A percentile bootstrap over queries for statistics of the means (the 'all' row of a normalisation
+under ``--norm-all means``: its formula on the means of A, I, E and W over the defined queries).
 
-The 'all' row of UL1, UL2, MM, EB, EM and UEW under ``--norm-all means`` is the variant's formula
-applied to the means of A (the value), I (IUB), E and W (WLB) over the queries where it is defined.
-How far that number is from a random ranking's depends on the queries sampled: a shuffle of a run
-has mean A = mean E only in expectation, and UL2 divides a small shortfall by a small mean E.  This
-module gives the 95% percentile bootstrap interval of such a statistic over the query sample
-(Efron & Tibshirani 1993, *An Introduction to the Bootstrap*, ch. 13, the percentile interval;
-resampling topics as Sakai 2006, "Evaluating evaluation metrics based on the bootstrap", SIGIR, does):
-
-    draw B resamples of the n queries with replacement (each query's A, I, E, W together);
-    for resample b: t_b = f(mean* A, mean* I, mean* E, mean* W) over the drawn queries that are defined
-    (a query drawn twice counts twice), NaN if none is or f is undefined on those means;
-    [lo, hi] = the 2.5th and 97.5th percentiles of the finite t_b (numpy's linear interpolation).
-
-The resamples are the rows of a count matrix C (B x n, C[b, q] = how often query q was drawn), so
-every mean of every statistic comes from one matrix product ``C @ x`` (in whole numbers, exact: the
-same bits on every BLAS build and thread count, :func:`_resampled_means_many`), and one C (seeded)
-serves every measure of a run: the intervals are joint over the measures, as the queries are.  The sign of UL2,
-EM and UEW is the sign of mean A - mean E, so their interval contains 0 exactly when the percentile
-interval of mean A - mean E does (up to the interpolation between two resamples): the run cannot be
-told from a random ranking of its pool on these queries.
-
-Imports numpy only.
+Efron & Tibshirani 1993 ch. 13, topics resampled as Sakai 2006: B resamples of the n queries with
+replacement (each query's A, I, E, W together); t_b = f(mean* A, mean* I, mean* E, mean* W) over the
+drawn defined queries (NaN if none, or f undefined); [lo, hi] = the 2.5th and 97.5th percentiles of
+the finite t_b.  The resamples are a seeded count matrix C (B x n) shared by every measure of a run
+(joint intervals), each mean one product ``C @ x`` in whole numbers (the same bits on every BLAS).
+The interval of UL2, EM and UEW contains 0 exactly when that of mean A - mean E does: the run cannot
+be told from a random ranking of its pool on these queries.  Imports numpy only.
 """
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
-"""The one evaluation pipeline: a block of queries in, per-query values out.
-
-order -> join -> measures -> bounds and variants -> summary -> notes.  The in-memory evaluation
-(:mod:`.evaluate`, one block: the whole run), the streamed one (:mod:`.stream`, one block per
-group of whole queries), ``queries``, ``compare`` and ``nrg`` all score queries through
-:func:`score_block` and :func:`metric_values`, and finish a run with :func:`finish_run`.
-Per-query values do not depend on the other queries of a block (Monte Carlo draws are keyed by seed
-and query id), so any blocking gives the same numbers to the last bit.
-
-Notes (missing queries, skipped lines, undefined variants) are collected on the result
+"""The one evaluation pipeline: a block of queries in, per-query values out (order -> join -> measures
+-> bounds and variants -> summary -> notes).  Every evaluation scores queries through
+:func:`score_block` and :func:`metric_values` and finishes a run with :func:`finish_run`; per-query
+values do not depend on the other queries of a block (Monte Carlo draws are keyed by seed and query
+id), so any blocking gives the same numbers to the last bit.  Notes are collected on the result
 (``RunResult.notes``), one line each, for the caller to print.
 """
 from __future__ import annotations
@@ -288,18 +283,12 @@ def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Opti
 
 
 def prepare(qrels: Qrels, metrics: list, options: Options) -> None:
-    """Build now what the first run of a track builds for the qrels, for the query set of a run that
-    ranks every judged query (every run of a TREC track, as a rule; also the query set of a run read
-    whole): the join's tables (:func:`.ordering.prepare_join`), the judgements of that query set and
-    the per-query tables the plain measures keep on them (ideal DCG, R, ...), the first chunk of
-    the bootstrap's count matrix, and the lazily imported modules of the variants.
-
-    A local pool calls this before it forks its workers: each worker would otherwise build them all
-    again at its first run (docs/performance.md, "-j auto"), and with them in the
-    parent no worker does.  Nothing is computed that a run would not: the same functions on the same
-    qrels fill the same caches, which are keyed by the query set (a run with another one builds its
-    own).  The plain measures are computed on an empty ranking, as for a query a run has no line for
-    (:func:`.stream._unranked_values`), and their values dropped."""
+    """Build now, for the query set of a run that ranks every judged query, what the first run of a track
+    builds for the qrels: the join's tables (:func:`.ordering.prepare_join`), the judgements and the
+    plain measures' per-query tables (computed on an empty ranking, values dropped), the bootstrap's
+    first count matrix and the variants' lazily imported modules.  A local pool calls this before it
+    forks, so that no worker builds them again (docs/performance.md); the caches are keyed by the query
+    set, filled by the same functions a run would call."""
     import warnings
 
     from ..core.kernels import Ranking
@@ -393,20 +382,12 @@ def summary_parts(metrics: list) -> list:
 
 
 def of_means(m, values: dict, order=None) -> float:
-    """The 'all' row of normalisation ``m`` under ``--norm-all means``: its formula applied to the
-    means of A, I, E and W over the queries where ``m`` is defined (an uninformative query, every
-    ordering of its pool alike, says nothing about the ordering), e.g. for UL2
-    (mean A - mean E) / (mean I - mean E) if mean A >= mean E, else (mean A - mean E) / mean E.
-
-    Beyond the papers cited: Karmaker & Feng 2022 (eq. 5-6) and Feng 2023 (eq. 5.1-5.2) normalise per
-    query and average the per-query values (``--norm-all per-query``).  That mean is not 0 for a random
-    ranking: below E a query's UL2 is divided by E, above it by I - E, so a shuffle's many small
-    losses and few large gains do not cancel (docs/bounds.md, "Which 'all' row").  The means of A and E
-    of a random ranking are equal in expectation (linearity), so this row is 0 for it, 1 when every
-    query is ideal, and when no query is undefined it is the formula applied to the 'all' row of the
-    value, E, IUB and WLB.
-    NaN when the formula is undefined on the means (every query uninformative: mean I = mean E), which
-    ``--undefined zero`` then scores 0 as it scores such a query."""
+    """The 'all' row of normalisation ``m`` under ``--norm-all means``: its formula on the means of A, I, E
+    and W over the queries where ``m`` is defined, e.g. for UL2 (mean A - mean E) / (mean I - mean E) if
+    mean A >= mean E, else (mean A - mean E) / mean E.  Karmaker & Feng 2022 (eq. 5-6) and Feng 2023
+    (eq. 5.1-5.2) average per-query values instead (``--norm-all per-query``), a mean that is not 0 for a
+    random ranking (docs/bounds.md, "Which 'all' row"); this row is 0 for it (mean A = mean E in
+    expectation) and 1 when every query is ideal.  NaN when every query is uninformative (mean I = mean E)."""
     A, I, E, W, ok = _of_means_parts(m, values, order)
     mean = [summarise(x[ok]) for x in (A, I, E)]
     w = W[ok]

@@ -453,23 +453,12 @@ class TableView:
 
 
 def make_table(result, view: TableView | None = None, **kw):
-    """The rich Table; ``view`` (or keywords naming its fields, :class:`TableView`).  ``layout``:
-
-    - ``wide``: a row per measure, columns value, E, IUB, UL1, UL2, ... (as requested), one column
-      group per run;
-    - ``shared``: as wide, but the bounds equal for every run (E, IUB, WLB under ``--pool qrels``)
-      in one column each, before the runs' groups;
-    - ``stacked``: a row per (run, measure), one group of columns;
-    - ``long``: a row per (run, measure, variant): four narrow columns.
-
-    With ``per_query`` rows are grouped by query (``query_order`` or natural order) and the means
-    follow as query ``all``.  Cells worse than a random ranking are bold red.  Nothing is ever
-    shortened: :func:`format_table` picks the first layout that fits the width.  ``title``: one
-    run's name above the table (rich would wrap a name wider than the table; format_table prints it
-    on its own line instead).  Under ``--undefined zero`` the cells of the queries where a ratio or DB
-    is undefined (``RunResult.undefined_queries``) read ``undef`` instead of a 0 that looks like a real
-    score.
-    """
+    """The rich Table; ``view`` (or keywords naming its fields, :class:`TableView`).  ``layout``: ``wide``
+    (a row per measure, a column group per run), ``shared`` (as wide, the bounds equal for every run in
+    one column each first), ``stacked`` (a row per run and measure) or ``long`` (a row per run, measure
+    and variant).  ``per_query``: rows grouped by query, then ``all``.  Cells worse than a random ranking
+    are bold red; nothing is ever shortened; ``title``: one run's name above the table.  Under
+    ``--undefined zero`` an undefined query's cell reads ``undef``, not a 0 that looks like a score."""
     from rich import box
     from rich.table import Table
 

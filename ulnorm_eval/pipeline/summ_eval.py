@@ -281,12 +281,8 @@ def _ratio(variant) -> bool:
 
 
 def _of_means(variant, A, I, E, undefined, rule) -> float:
-    """The 'all' row of a normalisation under ``--norm-all means``, as eval's (pipeline.blocks.of_means):
-    its formula applied to the means of A, I and E over the documents where it is defined, e.g. UE2 =
-    (mean A - mean E) / (mean I - mean E) if mean A >= mean E, else (mean A - mean E) / mean E: 0 for a random
-    summary, whose mean A equals its mean E in expectation; Feng 2023 (eq. 5.1-5.2) averages per-document
-    values instead (``--norm-all per-query``), a mean that is not 0 for random summaries.  NaN when the
-    formula is undefined on the means, which ``--undefined zero`` scores 0."""
+    """The 'all' row of a normalisation under ``--norm-all means``, as eval's (pipeline.blocks.of_means) on
+    summ's A, I and E over the defined documents; an undefined row is scored by ``rule`` (--undefined)."""
     ok = ~np.asarray(undefined, bool) & np.isfinite(A) & np.isfinite(I) & np.isfinite(E)
     if not ok.any():
         return 0.0 if rule == "zero" else float("nan")

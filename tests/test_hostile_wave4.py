@@ -193,3 +193,238 @@ def test_compare_ranks_bolds_and_marks_a_lower_is_better_measure_by_its_directio
     assert "| a | A | **0.0000**<sup>c</sup> |" in res.stdout and "| c | C | 0.9050 |" in res.stdout, res.stdout
     res = invoke("compare", "-f", "markdown", "--baseline", c, "-m", "RBP_resid", "--norm", "none", qrels, a, b, c)
     assert "| A | **0.0000**† |" in res.stdout or "**0.0000**<sup>†</sup>" in res.stdout, res.stdout
+
+
+# --------------------------------------------------------------------------- --pool qrels+N: bounded
+
+@pytest.mark.parametrize("count", ["1000001", "99999999999", "1" + "0" * 21, "9" * 5000])
+def test_a_qrels_pool_past_a_million_placeholders_is_refused(files, count):
+    """qrels+10^8 took 1.6 GB (every E sums over the pool's ranks), qrels+10^11 ran out of memory and
+    qrels+10^21 was an internal error (OverflowError)."""
+    res = invoke("-m", "AP", "--pool", f"qrels+{count}", *files[:2])
+    assert (res.exit_code, res.stdout) == (2, "") and res.stderr.count("\n") == 1, res.stderr
+    assert "at most 1,000,000 unjudged documents (qrels+N" in res.stderr
+    import ulnorm_eval
+
+    with pytest.raises(ValueError, match="at most 1,000,000 unjudged documents"):
+        ulnorm_eval.evaluate(files[0], files[1], ["AP"], pool=f"qrels+{count}")
+
+
+def test_a_qrels_pool_of_a_million_placeholders_is_evaluated(files):
+    # q1: 3 judged (2 relevant) + 10^6 unjudged; E[AP] is small but defined and the run's AP unchanged
+    res = invoke("-q", "-f", "tsv", "-m", "AP", "--norm", "e", "--pool", "qrels+1000000", *files[:2])
+    assert res.exit_code == 0, res.stderr
+    row = res.stdout.splitlines()[1].split("\t")
+    assert row[:3] == ["r.txt", "q1", str((1 + 2 / 3) / 2)] and 0 < float(row[3]) < 1e-4
+
+
+@pytest.mark.parametrize("pool, reason", [("nonexistent.run", "'nonexistent.run' is no file"),
+                                          ("/dev/null", "'/dev/null' is not a regular file"),
+                                          ("qrels+0", "'qrels+0' is not qrels+N with N a whole number >= 1")])
+def test_a_pool_that_is_neither_a_kind_nor_a_file_says_which(files, pool, reason):
+    res = invoke("-m", "AP", "--pool", pool, *files[:2])
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and reason in res.stderr, res.stderr
+
+
+# --------------------------------------------------------------------------- the probes kept (representatives)
+
+def _gen(seed, nq=3, ndocs=6, maxg=2, runlen=5, unj=0.3, tag="r"):
+    """The probes' generator: random qrels and a run with ties and unjudged documents."""
+    import random
+
+    rng = random.Random(seed)
+    qrels, run = [], []
+    for q in range(1, nq + 1):
+        docs = [f"d{q}_{i}" for i in range(ndocs)]
+        for doc in rng.sample(docs, max(1, int(ndocs * (1 - unj)))):
+            qrels.append(f"q{q} 0 {doc} {rng.randint(0, maxg)}")
+        for rank, doc in enumerate(rng.sample(docs, min(runlen, ndocs))):
+            score = rng.randint(0, 3) if rng.random() < 0.3 else round(rng.uniform(0, 10), 3)
+            run.append(f"q{q} Q0 {doc} {rank + 1} {score} {tag}")
+    return "\n".join(qrels) + "\n", "\n".join(run) + "\n"
+
+
+def _rows(stdout):
+    lines = stdout.strip().splitlines()
+    head = lines[0].split("\t")
+    return {(cells[0], cells[1]): dict(zip(head, cells)) for cells in (line.split("\t") for line in lines[1:])}
+
+
+def _brute(gains, relevant, ideal, k):
+    """E and the maximum of AP, P@k, nDCG@k over every ordering of the pool's gains."""
+    import itertools
+    import math
+
+    import numpy as np
+
+    def ap(order):
+        hits, total = 0, 0.0
+        for i, gain in enumerate(order):
+            if gain >= 1:
+                hits += 1
+                total += hits / (i + 1)
+        return total / relevant if relevant else 0.0
+
+    def ndcg(order):
+        dcg = sum(g / math.log2(i + 2) for i, g in enumerate(order[:k]) if g > 0)
+        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(sorted(ideal, reverse=True)[:k]) if g > 0)
+        return dcg / idcg if idcg else 0.0
+
+    orders = list(itertools.permutations(gains))
+    values = {"AP": [ap(o) for o in orders], f"P@{k}": [sum(g >= 1 for g in o[:k]) / k for o in orders],
+              f"nDCG@{k}": [ndcg(o) for o in orders]}
+    return {m: (float(np.mean(v)), max(v)) for m, v in values.items()}
+
+
+@pytest.mark.parametrize("seed, pool, depth, k", [(0, "qrels+0", None, 2), (1, "qrels+2", None, 3), (2, "qrels+3", None, 1),
+                                                  (3, "FILE", 2, 2), (4, "FILE", 4, 3), (5, "FILE", 1, 1)])
+def test_pool_bounds_equal_every_ordering_enumerated(tmp_path, seed, pool, depth, k):
+    """--pool qrels+N and --pool FILE: E and IUB of AP, P@k and nDCG@k per query against the mean and
+    the maximum over every ordering of the pool (qrels+0 stands for --pool qrels)."""
+    qrels, run = _gen(seed)
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "r").write_text(run)
+    judged = {}
+    for line in qrels.splitlines():
+        qid, _, doc, grade = line.split()
+        judged.setdefault(qid, {})[doc] = int(grade)
+    if pool == "FILE":
+        cand = _gen(seed + 100, runlen=6, tag="cand")[1]
+        (tmp_path / "cand").write_text(cand)
+        args, pools = ["--pool", str(tmp_path / "cand"), "--pool-depth", str(depth)], {}
+        for qid in judged:
+            ranked = sorted(((float(s), d) for q, _, d, _, s, _ in map(str.split, cand.splitlines()) if q == qid),
+                            reverse=True)[:depth]  # score desc, docid desc: trec_eval's order
+            pools[qid] = [judged[qid].get(doc, 0) for _, doc in ranked]
+    else:
+        extra = int(pool.partition("+")[2])
+        args = ["--pool", pool if extra else "qrels"]
+        pools = {qid: list(grades.values()) + [0] * extra for qid, grades in judged.items()}
+    res = invoke("-q", "-f", "tsv", *args, "--norm", "e,iub", "-m", "AP", "-m", f"P@{k}", "-m", f"nDCG@{k}",
+                 tmp_path / "q", tmp_path / "r")
+    assert res.exit_code == 0, res.stderr
+    checked = 0
+    for (_, qid), row in _rows(res.stdout).items():
+        if qid == "all" or not pools.get(qid):
+            continue
+        relevant = sum(grade >= 1 for grade in judged[qid].values())
+        for measure, (mean, top) in _brute(pools[qid], relevant, list(judged[qid].values()), k).items():
+            assert float(row[f"E({measure})"]) == pytest.approx(mean, abs=1e-12), (qid, measure)
+            assert float(row[f"IUB({measure})"]) == pytest.approx(top, abs=1e-12), (qid, measure)
+            checked += 1
+    assert checked >= 3
+
+
+def _per_query(path_q, path_r, measure):
+    res = invoke("-q", "-f", "tsv", "--norm", "none", "-m", measure, path_q, path_r)
+    return {qid: float(row[measure]) for (_, qid), row in _rows(res.stdout).items() if qid != "all"}
+
+
+@pytest.mark.parametrize("seed, test", [(0, "wilcoxon"), (1, "wilcoxon"), (2, "tukey"), (3, "tukey")])
+def test_compare_wilcoxon_and_tukey_p_values_against_scipy_and_enumeration(tmp_path, seed, test):
+    """Wilcoxon's p equals scipy.stats.wilcoxon's; the randomised Tukey HSD's, with few enough topics to
+    enumerate every labelling, the share of labellings whose largest difference of means reaches the
+    pair's (Carterette 2012)."""
+    import itertools
+
+    import numpy as np
+    from scipy import stats
+
+    nq = 8 if test == "wilcoxon" else 4
+    qrels = _gen(seed, nq=nq, ndocs=8)[0]
+    (tmp_path / "q").write_text(qrels)
+    runs = []
+    for j in range(3):
+        (tmp_path / f"s{j}").write_text(_gen(seed * 10 + j + 1, nq=nq, ndocs=8, runlen=4 + j, tag=f"s{j}")[1])
+        runs.append(tmp_path / f"s{j}")
+    res = invoke("compare", "-f", "tsv", "--table", "pairs", "--test", test, "--correction", "none", "-m", "AP",
+                 "--norm", "none", tmp_path / "q", *runs)
+    assert res.exit_code == 0, res.stderr
+    values = {path.name: _per_query(tmp_path / "q", path, "AP") for path in runs}
+    topics = sorted(set().union(*values.values()))
+    arrays = {name: np.array([v.get(t, 0.0) for t in topics]) for name, v in values.items()}
+    if test == "tukey":
+        table = np.array(list(arrays.values())).T
+        labellings = list(itertools.permutations(range(3)))
+        largest = []
+        for choice in itertools.product(labellings, repeat=len(topics) - 1):
+            means = np.vstack([table[0]] + [table[t + 1][list(c)] for t, c in enumerate(choice)]).mean(axis=0)
+            largest.append(means.max() - means.min())
+        largest = np.array(largest)
+    lines = res.stdout.strip().splitlines()
+    head = lines[0].split("\t")
+    for line in lines[1:]:
+        row = dict(zip(head, line.split("\t")))
+        a, b = arrays[row["run_a"]], arrays[row["run_b"]]
+        if test == "wilcoxon":
+            want = stats.wilcoxon(a, b).pvalue if np.any(a != b) else float("nan")
+        else:
+            want = float(np.mean(largest >= abs(a.mean() - b.mean()) - 1e-12))
+        assert float(row["p"]) == pytest.approx(want, rel=1e-9, nan_ok=True), row
+
+
+def test_repro_rmse_effect_ratio_and_delta_ri_by_hand(tmp_path):
+    """Breuer et al. 2020 eq. 2, 4, 5 from the per-topic values (repro_eval's formulas)."""
+    import math
+
+    import numpy as np
+
+    qrels = _gen(7, nq=5, ndocs=8)[0]
+    (tmp_path / "q").write_text(qrels)
+    for name, seed in (("o", 11), ("p", 12), ("bo", 13), ("bp", 14)):
+        (tmp_path / name).write_text(_gen(seed, nq=5, ndocs=8, runlen=6, tag=name)[1])
+    res = invoke("repro", "-f", "tsv", "-m", "AP", "-m", "P@5", "--baseline-pair", tmp_path / "bo", tmp_path / "bp",
+                 tmp_path / "q", tmp_path / "o", tmp_path / "p")
+    assert res.exit_code == 0, res.stderr
+    table = res.stdout.split("\n\n")[0].strip().splitlines()
+    rows = {cells[0]: dict(zip(table[0].split("\t"), cells)) for cells in (ln.split("\t") for ln in table[1:])}
+    for measure in ("AP", "P@5"):
+        o, p, bo, bp = (_per_query(tmp_path / "q", tmp_path / name, measure) for name in ("o", "p", "bo", "bp"))
+        topics = sorted(set(o) | set(p))
+        o, p, bo, bp = (np.array([v.get(t, 0.0) for t in topics]) for v in (o, p, bo, bp))
+        assert float(rows[measure]["rmse"]) == pytest.approx(math.sqrt(np.mean((o - p) ** 2)), rel=1e-12)
+        assert float(rows[measure]["er"]) == pytest.approx(np.mean(p - bp) / np.mean(o - bo), rel=1e-12)
+        delta_ri = (o.mean() - bo.mean()) / bo.mean() - (p.mean() - bp.mean()) / bp.mean()
+        assert float(rows[measure]["delta_ri"]) == pytest.approx(delta_ri, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed, world_flags", [(0, ()), (1, ("-l", "0")), (2, ("-M", "3")), (3, ("-J",))])
+def test_hole_worlds_open_contains_the_others(tmp_path, seed, world_flags):
+    """Per query and run: LB(open) <= LB(open=est), LB(open=2); LB <= UB in each world; UB(closed) <=
+    UB(open); the value within closed's [LB, UB] (but at -l 0, where a judged hole is relevant
+    whatever its grade).  Closed and the ceilings do not nest: closed lets every hole be relevant and
+    nothing else, open=N at most N unjudged documents, holes or not.  Two runs: each one's holes are
+    the other's too."""
+    qrels, run = _gen(seed, nq=3, ndocs=8, unj=0.5)
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "a").write_text(run)
+    (tmp_path / "b").write_text(_gen(seed + 50, nq=3, ndocs=8, unj=0.5, tag="b")[1])
+    rows = {}
+    for world in ("closed", "open=est", "open", "open=2"):
+        res = invoke("-q", "-f", "tsv", "--holes", world, "--norm", "lb,ub", *world_flags, "-m", "AP",
+                     tmp_path / "q", tmp_path / "a", tmp_path / "b")
+        assert res.exit_code == 0, res.stderr
+        rows[world] = _rows(res.stdout)
+    for key, row in rows["closed"].items():
+        lb = {w: float(rows[w][key]["LB(AP)"]) for w in rows}
+        ub = {w: float(rows[w][key]["UB(AP)"]) for w in rows}
+        assert lb["open"] <= min(lb["open=est"], lb["open=2"]) + 1e-12, key
+        assert all(lb[w] <= ub[w] + 1e-12 <= ub["open"] + 2e-12 for w in rows), key
+        assert world_flags[:2] == ("-l", "0") or lb["closed"] - 1e-12 <= float(row["AP"]) <= ub["closed"] + 1e-12, key
+
+
+@pytest.mark.parametrize("mangle, reason", [(lambda ln: ln.replace(ln.split()[4], "abc"), "score"),
+                                            (lambda ln: " ".join(ln.split()[:3]), "field"),
+                                            (lambda ln: ln.replace(ln.split()[4], "nan"), "nan")])
+@pytest.mark.parametrize("command", [(), ("compare",), ("queries",), ("nrg", "--leave-one-out"), ("repro",)])
+def test_a_bad_run_line_is_one_line_naming_file_and_line_in_every_command(tmp_path, mangle, reason, command):
+    qrels, run = _gen(3)
+    lines = run.splitlines()
+    lines[4] = mangle(lines[4])
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "good").write_text(run)
+    (tmp_path / "bad").write_text("\n".join(lines) + "\n")
+    res = invoke(*command, tmp_path / "q", tmp_path / "good", tmp_path / "bad")
+    assert (res.exit_code, res.stdout) == (2, ""), (res.exit_code, res.stdout, res.stderr)
+    assert res.stderr.count("\n") == 1 and f"{tmp_path / 'bad'}:5" in res.stderr, res.stderr
+    assert reason in res.stderr.lower(), res.stderr

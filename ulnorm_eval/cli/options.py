@@ -48,9 +48,19 @@ class PoolSpec(click.ParamType):
         import re
 
         text = str(value)
-        if text in ("run", "qrels", "union") or re.fullmatch(r"qrels\+[1-9][0-9]*", text) or os.path.isfile(text):
+        if re.fullmatch(r"qrels\+[1-9][0-9]*", text):
+            from ..core.pools import placeholders
+
+            try:
+                placeholders(text)
+            except ValueError as exc:
+                self.fail(str(exc), param, ctx)
             return text
-        self.fail(f"{text!r}: give run, qrels, union, qrels+N (the judged documents and N unjudged ones, e.g. "
+        if text in ("run", "qrels", "union") or os.path.isfile(text):
+            return text
+        what = ("is not a regular file (a pipe, a directory or a device)" if os.path.exists(text) else
+                "is no file" if not text.startswith("qrels") else "is not qrels+N with N a whole number >= 1")
+        self.fail(f"{text!r} {what}: give run, qrels, union, qrels+N (the judged documents and N unjudged ones, e.g. "
                   "qrels+1000) or a candidate file (a run; its top --pool-depth documents per query)", param, ctx)
 
 

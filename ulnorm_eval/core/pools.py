@@ -170,10 +170,21 @@ def _packed_classes(row: np.ndarray, n_queries: int, key: np.ndarray, descending
     return row.astype(np.uint16) * np.uint16(levels) + code
 
 
+# qrels+N: the expectations' closed forms sum over the pool's ranks (harmonic numbers, discount prefixes,
+# RR's survival products) and DB permutes it, so time and memory grow with N: 10^6 costs about 3 s and
+# 170 MB with DB(AP), 10^7 20 s and 1 GB, 10^8 past 1.6 GB, and 10^21 overflowed (docs/errors.md)
+MAX_PLACEHOLDERS = 1_000_000
+
+
 def placeholders(kind: str) -> int | None:
-    """N of a 'qrels+N' pool (None for another kind)."""
+    """N of a 'qrels+N' pool (None for another kind); ValueError past :data:`MAX_PLACEHOLDERS`."""
     head, plus, count = kind.partition("+")
-    return int(count) if head == "qrels" and plus and count.isdigit() else None
+    if not (head == "qrels" and plus and count.isdigit()):
+        return None
+    if len(count) > len(str(MAX_PLACEHOLDERS)) or int(count) > MAX_PLACEHOLDERS:  # no int() of 5,000 digits
+        raise ValueError(f"pool {kind!r}: at most {MAX_PLACEHOLDERS:,} unjudged documents (qrels+N; TREC's "
+                         "depth is 1,000): a random ranking's E sums over every rank of the pool")
+    return int(count)
 
 
 def make_pool(kind: str, ranking: Ranking, judgements: Judgements) -> Pool:

@@ -428,3 +428,16 @@ def test_a_bad_run_line_is_one_line_naming_file_and_line_in_every_command(tmp_pa
     assert (res.exit_code, res.stdout) == (2, ""), (res.exit_code, res.stdout, res.stderr)
     assert res.stderr.count("\n") == 1 and f"{tmp_path / 'bad'}:5" in res.stderr, res.stderr
     assert reason in res.stderr.lower(), res.stderr
+
+
+def test_repro_effect_ratio_of_no_original_improvement_is_infinite_as_documented(tmp_path):
+    """ORIGINAL equal to B_ORIG: the improvement to reproduce is 0, so ER divides by 0 (repro_eval's
+    division): +inf for a reproduced gain, nan for none (docs/comparing.md says so)."""
+    (tmp_path / "q").write_text(QRELS)
+    (tmp_path / "o").write_text(RUN)
+    (tmp_path / "worse").write_text(RUN.replace("q1 Q0 d1 1 3 r", "q1 Q0 d1 1 0 r"))  # q1: d1 last, AP 0.8333 -> 0.5833
+    for reproduced, want in (("o", "inf"), ("worse", "nan")):  # REPRODUCED - B_REPR: o - worse > 0; 0
+        res = invoke("repro", "-f", "tsv", "-m", "AP", "--baseline-pair", tmp_path / "o", tmp_path / "worse",
+                     tmp_path / "q", tmp_path / "o", tmp_path / reproduced)
+        row = dict(zip(*(line.split("\t") for line in res.stdout.split("\n\n")[0].splitlines()[:2])))
+        assert res.exit_code == 0 and row["er"] == want, (row, res.stderr)

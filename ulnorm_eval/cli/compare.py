@@ -87,7 +87,7 @@ COMMON_BRIEF = {
 COMPARE_BRIEF = {
     **COMMON_BRIEF,
     "norm": "Variants compared with each measure (ul1, ul2, mm, ...) or none.  Default ul2.",
-    "test": "Paired test: t (default), randomization or bootstrap.",
+    "test": "Paired test: t (default), wilcoxon, randomization, bootstrap or tukey (Tukey HSD, adjusted for every pair).",
     "correction": "Multiple-comparison correction over each metric's pairs (default holm).",
     "alpha": "Significance level (default 0.05).",
     "tables": "Tables, comma-separated: pairs, systems, summary (the default: all three), or all.",

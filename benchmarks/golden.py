@@ -35,7 +35,7 @@ COMMANDS = [
     f"-f jsonl -q {Q} {R1}",
     f"--pool qrels -f table {Q} {RUNS}",
     f"--pool union --norm e,iub,wlb,ul1,ul2,mm,eb,em,uew -q {Q} {R1}",
-    f"--norm-all per-query -f tsv {Q} {RUNS}",
+    f"--pool run -f tsv {Q} {RUNS}",
     f"-m nDCG@10 --norm ul2 --baseline {R1} --max-drop 0.01 --alpha 0.05 {Q} examples/runs/bm25_rm3.run.gz",
     f"--fail-below 'UL2(nDCG@10)=0.30' -m nDCG@10 {Q} {RUNS}",
     f"--holes -m AP -m nDCG@10 -m P@10 {Q} {RUNS}",

@@ -46,7 +46,7 @@ The checks, on Robust 2003 (17 runs) and DL-HARD passage (6 runs), with nDCG@10,
 Per-query A, E, IUB and WLB come from ``ulnorm_eval.evaluate`` (``pool=``; the ``depth``/``file`` pools as
 the bounds of a run made of the pool's documents under ``pool='run'``); the random rankings from the
 library's own sampler (``core.permutations.permutation_values_many``), checked against the library: its
-mean is E, and the percentile interval computed here is the one ``evaluate`` prints for shuffled runs.
+mean is E, and the percentile interval computed here is the one ``evaluate(ci=0.95)`` gives shuffled runs.
 Everything is seeded; numbers are whatever they turn out to be; docs/bounds.md quotes the report.
 """
 from __future__ import annotations
@@ -647,20 +647,21 @@ class Study:
             assert abs(gap.mean()) < 5 * gap.std(ddof=1) / np.sqrt(len(gap)) + 1e-12, (pool, m, b, gap.mean())
 
     def check_printed_interval(self) -> str:
-        """The percentile interval computed here is the one eval prints for shuffled runs (defaults)."""
+        """The percentile interval computed here is the one ``eval --ci`` prints for shuffled runs' mean EM
+        (``--pool run``: the study's parts are the runs' own pools)."""
         run = self.c.runs[self.bases()[0]]
         sh = {f"s{i}": run.assign(score=np.random.default_rng(100 + i).permutation(len(run)).astype(float))
               for i in range(10)}
-        ev = ue.evaluate(self.c.qrels_path, sh, list(MEASURES), variants=["E", "IUB", "WLB", "UL2"])
+        ev = ue.evaluate(self.c.qrels_path, sh, list(MEASURES), variants=["E", "IUB", "WLB", "EM"], pool="run", ci=LEVEL)
         P = self.parts.evaluate(sh, "run")
         from ulnorm_eval.core.intervals import RESAMPLES, resample_counts
 
         C = np.asarray(resample_counts(self.n, RESAMPLES, 0))
         worst = 0.0
         for m in MEASURES:
-            lo, hi = intervals("UL2", "of means", P[m], C, None)["percentile"]
+            lo, hi = intervals("EM", "mean", P[m], C, None)["percentile"]
             for i, rr in enumerate(ev.runs):
-                plo, phi = next(ci for k, ci in rr.interval.items() if str(k) == f"UL2({m})")
+                plo, phi = next(ci for k, ci in rr.ci.items() if str(k) == f"EM({m})")
                 worst = max(worst, abs(plo - lo[i]), abs(phi - hi[i]))
         assert worst < 1e-9, worst
         return f"{worst:.1e}"
@@ -674,7 +675,7 @@ def report(coll: Collection, args) -> list:
     lines = [f"## {coll.title}", "",
              f"Runs: {', '.join(st.names)}. `file {args.depth}` = the top {args.depth} of {coll.first}. "
              f"Topic bootstrap: {args.resamples} resamples (the library's, seed 0). "
-             f"The percentile interval computed here equals eval's printed one on 10 shuffled runs (largest "
+             f"The percentile interval computed here equals eval --ci's on 10 shuffled runs' mean EM (largest "
              f"difference {check}).", ""]
     head = ["pool", "variant", "aggregate", *MEASURES]
     lines += ["### Sign and agreement", "",

@@ -32,11 +32,11 @@ QRELS = "examples/qrels/dlhard-passage.qrels.txt"
 RUNS = ["examples/runs/bm25.run.gz", "examples/runs/bm25_bert_zs.run.gz", "examples/runs/bm25_rm3.run.gz"]
 EXAMPLE_ARGS = ["-f", "table", QRELS, RUNS[0], RUNS[1]]
 QRELS_POOL_ARGS = ["-f", "table", "--pool", "qrels", QRELS, RUNS[0], RUNS[1]]
-GATE_ARGS = ["-m", "nDCG@10", "--norm", "ul2", "--baseline", RUNS[0], "--max-drop", "0.01",
+GATE_ARGS = ["-m", "nDCG@10", "--norm", "em", "--baseline", RUNS[0], "--max-drop", "0.01",
              "--alpha", "0.05", QRELS, RUNS[2]]
-COMPARE_ARGS = ["compare", "-f", "table", "-m", "nDCG@10", "--norm", "ul2", "--table", "pairs", QRELS, *RUNS]
+COMPARE_ARGS = ["compare", "-f", "table", "-m", "nDCG@10", "--norm", "em", "--table", "pairs", QRELS, *RUNS]
 DOCS_ONLY = {"paper-table-example"}  # blocks shown on a page of docs/ only, not in the README
-PAPER_ARGS = ["compare", "-f", "markdown", "-m", "nDCG@10", "-m", "AP", "--norm", "ul2", QRELS, *RUNS]
+PAPER_ARGS = ["compare", "-f", "markdown", "-m", "nDCG@10", "-m", "AP", "--norm", "em", QRELS, *RUNS]
 # How the command line is shown: a shell glob instead of the three run files it expands to.
 SHOWN = {" ".join(RUNS): "examples/runs/*.run.gz"}
 
@@ -115,7 +115,7 @@ def run_example(args: list, expect: int = 0, stderr: bool = True) -> str:
 
 
 def example_table() -> str:
-    """The README's first example: two bundled runs with the defaults (value, E, UL2)."""
+    """The README's first example: two bundled runs with the defaults (value, E, EM)."""
     return run_example(EXAMPLE_ARGS, stderr=False)
 
 

@@ -75,7 +75,7 @@ def test_every_input_style_gives_the_cli_values(dl, style):
 
 def test_tidy_per_query_means_notes(dl):
     qrels, runs = dl
-    res = ue.evaluate(str(qrels), str(runs["bm25"]), ["nDCG@10"], variants=["UL2"])
+    res = ue.evaluate(str(qrels), str(runs["bm25"]), ["nDCG@10"], variants=["UL2"], pool="run")
     tidy = res.tidy()
     assert list(tidy.columns) == ["run", "query", "measure", "value"]
     assert len(tidy) == 2 * 51 and len(res.tidy(all_rows=False)) == 2 * 50
@@ -83,10 +83,9 @@ def test_tidy_per_query_means_notes(dl):
     assert isinstance(arr, np.ndarray) and arr.shape == (50,)
     assert res.queries["bm25.run"][:2] == ["19335", "47923"]
     assert res.means["bm25.run"]["nDCG@10"] == tidy[(tidy["query"] == "all") & (tidy["measure"] == "nDCG@10")]["value"].item()
-    # under the default pool (the run's own documents) a query whose ranked passages all score alike
-    assert res.notes == ["bm25.run: undefined values: UL2 of nDCG@10 for 1 query (scored 0 per query by --undefined zero; "
-                         "left out of the 'all' row of UL2, the formula on the means of the defined queries, by "
-                         "--norm-all means)"]
+    # under --pool run (the run's own documents) a query whose ranked passages all score alike
+    assert res.notes == ["bm25.run: undefined values: UL2 of nDCG@10 for 1 query (scored 0 per query by --undefined zero, "
+                         "and as 0 in the 'all' row, a mean of per-query values; --undefined skip leaves such queries out)"]
     # frame: the queries only (pandas habits: describe() counts queries); the means in summary()
     f = res.frame
     assert len(f) == 50 and "all" not in f.index.get_level_values("query")
@@ -106,11 +105,13 @@ def test_bounds_equal_the_cli_bound_columns(dl):
         got = b[(b["run"] == "b") & (b["measure"] == meas)].set_index("query")
         for v in ("E", "IUB", "WLB"):
             assert got[v].tolist() == cli[f"{v}({meas})"].tolist()
-    # the default pool is each run's documents: its bounds differ between runs; the qrels pool's do not
-    assert b[b["run"] == "a"][["E", "IUB", "WLB"]].values.tolist() != b[b["run"] == "b"][["E", "IUB", "WLB"]].values.tolist()
-    q = ue.evaluate(str(qrels), {"a": str(runs["bm25"]), "b": str(runs["bm25_rm3"])}, ["nDCG@10", "AP"], variants=[],
-                    pool="qrels").bounds
-    assert q[q["run"] == "a"][["E", "IUB", "WLB"]].values.tolist() == q[q["run"] == "b"][["E", "IUB", "WLB"]].values.tolist()
+    # the default pool (qrels+1000) and the qrels pool are the same for every run; under --pool run, each
+    # run's documents, the bounds differ between runs
+    for pool, same in (("qrels+1000", True), ("qrels", True), ("run", False)):
+        q = ue.evaluate(str(qrels), {"a": str(runs["bm25"]), "b": str(runs["bm25_rm3"])}, ["nDCG@10", "AP"],
+                        variants=[], pool=pool).bounds
+        bounds = [q[q["run"] == r][["E", "IUB", "WLB"]].values.tolist() for r in "ab"]
+        assert (bounds[0] == bounds[1]) == same, pool
 
 
 def test_run_names(dl):

@@ -88,11 +88,11 @@ def test_example_table_shows_current_numbers():
     fresh = gen.example_table()
     shown = gen.block(README, "example-table")
     assert shown is not None
-    # 2 runs x 3 measures x (value, E, UL2 and the two ends of its 95% interval)
+    # 2 runs x 3 measures x (value, E, EM and the two ends of its 'vs random' interval)
     assert _numbers(shown) == _numbers(fresh) and len(_numbers(fresh)) == 2 * 3 * 5, FIX
     assert shown.splitlines()[-3] == fresh.splitlines()[-3], FIX  # the caption
     assert shown == fresh, FIX
-    assert "(--pool run)" in shown and "(--pool qrels)" in gen.block(README, "qrels-table")
+    assert "(--pool qrels+1000;" in shown and "(--pool qrels)" in gen.block(README, "qrels-table")
 
 
 def test_every_generated_example_in_readme_and_docs_is_current():
@@ -167,6 +167,12 @@ def test_links_to_pages_and_references_resolve():
     assert not broken, broken
 
 
+def ue_means(ue, names: list) -> dict:
+    """The command line's 'all' rows of the bundled bm25 run for ``names`` (the defaults' pool)."""
+    return ue.evaluate("examples/qrels/dlhard-passage.qrels.txt", "examples/runs/bm25.run.gz", names,
+                       variants=[]).means["bm25.run"]
+
+
 def test_python_page_snippets_run(monkeypatch, capsys):
     """Every ```python block of docs/python.md runs as shown, from the checkout's root, in order."""
     monkeypatch.chdir(ROOT)
@@ -184,14 +190,13 @@ def test_python_page_snippets_run(monkeypatch, capsys):
     ev = ns["ev"]
     assert ev.means["bm25"]["nDCG@10"] == 0.30369608260673436
     assert ns["small"].means == {"run": {"P@1": 0.5, "RR": 0.75}}
-    assert {str(m): round(v, 4) for m, v in ns["agg"].items()} == {"nDCG@10": 0.3037, "UL2(nDCG@10)": 0.3783,
-                                                                   "E(AP)": 0.0698}
-    assert {str(m): v for m, v in ns["agg"].items() if str(m) != "E(AP)"} == {
-        k: ev.means["bm25"][k] for k in ("nDCG@10", "UL2(nDCG@10)")}
+    assert {str(m): round(v, 4) for m, v in ns["agg"].items()} == {"nDCG@10": 0.3037, "EM(nDCG@10)": 0.2906,
+                                                                   "E(AP)": 0.0365}
+    em = ue_means(ns["ue"], ["nDCG@10", "EM(nDCG@10)"])
+    assert {str(m): v for m, v in ns["agg"].items() if str(m) != "E(AP)"} == em
     assert len(ns["perq"]) == 50
-    # pt.Experiment averages per-query values itself: the mean of per-query UL2, not the 'all' row
-    assert ns["experiment"].set_index("name").loc["bm25", "UL2(nDCG@10)"] == pytest.approx(
-        ev.per_query["bm25"]["UL2(nDCG@10)"].mean(), abs=1e-12)
+    # pt.Experiment averages per-query values itself: the 'all' row, mean EM, as the command line's
+    assert ns["experiment"].set_index("name").loc["bm25", "EM(nDCG@10)"] == pytest.approx(em["EM(nDCG@10)"], abs=1e-12)
     assert ns["from_irds"].frame.equals(ns["ue"].evaluate("examples/qrels/dlhard-passage.qrels.txt",
                                                           "examples/runs/bm25.run.gz", ["nDCG@10"], ["UL2"]).frame)
     assert "\\textsuperscript{\\dag}" in out and ns["table"].startswith("| # | Run |")

@@ -32,11 +32,11 @@ def test_default_variants_skip_monte_carlo_measures_with_a_note():
     assert {m.measure.family for m in mc} == {"IPrec", "Avg11pt", "G"}
     assert all(not m.variant for m in mc)  # plain values only
     exact = [m for m in ms if m.measure.bounds == "exact"]
-    assert {m.variant for m in exact} == {None, "E", "UL2"}
+    assert {m.variant for m in exact} == {None, "E", "EM"}
     assert len(notes) == 2 and notes[1] == ("no variants for GMAP, GMBpref: the expected geometric mean of a random ranking has no "
-                                           "closed form; per query they are AP, Bpref: use theirs ('UL2(GMAP)' says why)")
+                                           "closed form; per query they are AP, Bpref: use theirs ('EM(GMAP)' says why)")
     assert "no default variants for 13 measures" in notes[0]
-    assert "(IPrec (11), Avg11pt, G; seconds to minutes a run)" in notes[0] and "--norm e,ul2" in notes[0]
+    assert "(IPrec (11), Avg11pt, G; seconds to minutes a run)" in notes[0] and "--norm e,em" in notes[0]
 
 
 def test_explicit_norm_and_names_keep_monte_carlo_variants():
@@ -44,7 +44,7 @@ def test_explicit_norm_and_names_keep_monte_carlo_variants():
     ms = resolve_metrics(["G", "AP"], ["UL2"], warn=notes.append)
     assert _names(ms) == ["G", "UL2(G)", "AP", "UL2(AP)"] and notes == []
     ms = resolve_metrics(["UL2(G)", "AP"], None, warn=notes.append)
-    assert _names(ms) == ["UL2(G)", "AP", "E(AP)", "UL2(AP)"] and notes == []
+    assert _names(ms) == ["UL2(G)", "AP", "E(AP)", "EM(AP)"] and notes == []
     # an ir_measures measure outside the registry: Monte Carlo too
     ms = resolve_metrics(["ERR@20"], None, warn=notes.append)
     assert _names(ms) == ["ERR@20"] and "ERR@20" in notes[0]
@@ -54,7 +54,7 @@ def test_cli_note_and_outputs():
     res = CliRunner().invoke(main, ["-m", "G", "-m", "AP", QRELS, RUN])
     assert res.exit_code == 0, res.output
     names = [line.split("\t")[0].strip() for line in res.stdout.splitlines()]
-    assert names == ["G", "AP", "E(AP)", "UL2(AP)"]
+    assert names == ["G", "AP", "E(AP)", "EM(AP)"]
     assert "no default variants for 1 measure whose E is a Monte Carlo estimate (G;" in res.stderr
     res = CliRunner().invoke(main, ["-m", "G", "--norm", "e", QRELS, RUN])
     assert [line.split("\t")[0] for line in res.stdout.splitlines()] == ["G", "E(G)"]
@@ -66,7 +66,7 @@ def test_library_and_compare_note():
     assert "E(G)" not in ev.summary().columns and "E(AP)" in ev.summary().columns
     assert ev.notes[0].startswith("no default variants for 1 measure")
     cmp = ue.compare(QRELS, [RUN, str(EXAMPLES / "runs" / "bm25_rm3.run.gz")], ["G", "AP"])
-    assert list(dict.fromkeys(cmp.systems["metric"])) == ["G", "AP", "UL2(AP)"]  # eval's default, E left out
+    assert list(dict.fromkeys(cmp.systems["metric"])) == ["G", "AP", "EM(AP)"]  # eval's default, E left out
     assert any(n.startswith("no default variants for 1 measure") for n in cmp.notes)
     cmp = ue.compare(QRELS, [RUN, str(EXAMPLES / "runs" / "bm25_rm3.run.gz")], ["G"], ["UL2"], swap_trials=10)
     assert list(dict.fromkeys(cmp.systems["metric"])) == ["G", "UL2(G)"]

@@ -81,7 +81,7 @@ def test_csv_neutralises_formula_cells_and_keeps_numbers(write):
 
 
 def test_negative_numbers_are_not_neutralised(case):
-    text = cli("-f", "csv", "-m", "UL2(AP)", "--norm", "none", case["qrels"], case["a"]).stdout
+    text = cli("-f", "csv", "-m", "UL2(AP)", "--norm", "none", "--pool", "run", case["qrels"], case["a"]).stdout
     vals = [r[2] for r in csv.reader(io.StringIO(text))][1:]
     assert vals[1] == "-0.3333333333333333" and not any(v.startswith("'") for v in vals)
 
@@ -134,18 +134,17 @@ def _wide_result(case, write, per_query=False):
     from ulnorm_eval import evaluate
 
     long_name = write("a-run-with-a-rather-long-file-name.run", RUN_A)
-    return evaluate(case["qrels"], [case["a"], case["b"], long_name], MANY, variants=VARIANTS, pool="qrels")
+    return evaluate(case["qrels"], [case["a"], case["b"], long_name], MANY, variants=VARIANTS, pool="qrels",
+                    random_intervals=True)
 
 
 def _expected_cells(res, per_query):
     """Every number the table must show whole: 4 decimals, † after a mean of per-query values with
-    undefined queries (a normalisation's 'all' row of the means has none)."""
-    from ulnorm_eval.pipeline.blocks import summarised_of_means
-
+    undefined queries."""
     out = []
     for rr in res.runs:
         for m in res.metrics:
-            mark = "†" if m.variant and rr.undefined.get(m) and not summarised_of_means(m, res.options) else ""
+            mark = "†" if m.variant and rr.undefined.get(m) else ""
             out.append(f"{rr.mean[m]:.4f}{mark}")
             if per_query:
                 out += [f"{v:.4f}" for v in rr.values[m]]
@@ -179,10 +178,10 @@ def test_table_layouts_chosen_by_width(case, write):
     from ulnorm_eval.render.table import format_table
 
     res = _wide_result(case, write)
-    wide = format_table(res, width=300)  # the shared layout is 297 wide (UL2 95% CI: one column per run)
+    wide = format_table(res, width=300)  # the shared layout fits (UL2 vs random: one column per run)
     assert "all runs" in wide  # E, IUB, WLB are equal for every run under --pool qrels: one column each
     header = next(line for line in wide.splitlines() if line.startswith("measure"))
-    assert header.split().count("E") == 1 and header.split().count("UL2") == 3 + 3  # UL2 and "UL2 95% CI"
+    assert header.split().count("E") == 1 and header.split().count("UL2") == 3 + 3  # UL2 and "UL2 vs random"
     stacked = format_table(res, width=160)
     assert stacked.splitlines()[0].split()[:3] == ["run", "measure", "value"]
     long = format_table(res, width=120)
@@ -197,8 +196,7 @@ def test_undefined_values_are_marked_in_the_table(case):
     from ulnorm_eval import evaluate
     from ulnorm_eval.render.table import format_table
 
-    res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"], undefined="skip", pool="qrels",
-                   norm_all="per-query")
+    res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"], undefined="skip", pool="qrels",)
     text = format_table(res, per_query=True)
     rows = {line.split()[0]: line.split() for line in text.splitlines() if line.split()[:1] in (["q1"], ["q2"],
                                                                                                 ["q10"], ["all"])}
@@ -206,25 +204,24 @@ def test_undefined_values_are_marked_in_the_table(case):
     assert rows["all"][-1] == "-0.2500†"  # the mean of the defined query only
     assert "left out by --undefined skip: undef per query, † marks a mean over the defined queries only" in \
         " ".join(text.split())
-    res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"], pool="qrels", norm_all="per-query")
+    res = evaluate(case["qrels"], case["a"], ["P@2"], variants=["UL2"], pool="qrels")
     text = format_table(res, per_query=True)
     assert "-0.0833†" in text
     assert "scored 0 by --undefined zero: undef per query, † marks a mean that includes them" in " ".join(text.split())
     # the command marks the undefined queries of --undefined zero too (scored 0, shown as undef)
-    out = cli("-f", "table", "-q", "-m", "P@2", "--norm", "ul2", "--pool", "qrels", "--norm-all", "per-query",
+    out = cli("-f", "table", "-q", "-m", "P@2", "--norm", "ul2", "--pool", "qrels",
               case["qrels"], case["a"]).stdout
     rows = {line.split()[0]: line.split() for line in out.splitlines() if line.split()[:1] in (["q1"], ["q2"],
                                                                                               ["q10"], ["all"])}
     assert rows["q1"][-1] == "-0.2500" and rows["q2"][-1] == "undef" and rows["q10"][-1] == "undef"
-    assert rows["all"][-1] == "-0.0833†"  # (-1/4 + 0 + 0) / 3
+    assert rows["all"][-4:] == ["-0.0833†", "[-0.4167,", "0.0000]", "n.s."]  # (-1/4 + 0 + 0) / 3, vs random
     header = next(line for line in out.splitlines() if line.split()[:2] == ["query", "measure"])
     assert "E" not in header.split()  # the bounds evaluated to find them are not shown
     # machine formats keep the number: 0 (and the count on stderr / in json)
-    tsv = cli("-f", "tsv", "-m", "P@2", "--norm", "ul2", case["qrels"], case["a"]).stdout
+    tsv = cli("-f", "tsv", "-m", "P@2", "--norm", "ul2", "--pool", "qrels", case["qrels"], case["a"]).stdout
     vals = [float(line.split("\t")[-1]) for line in tsv.splitlines()[1:]]
-    # the defaults: q1 -1/4; q2 and q10 undefined (scored 0); the 'all' row is UL2 of the means over
-    # the defined query q1 alone (docs/bounds.md, "Which 'all' row"): -1/4, not the mean -1/12
-    assert vals[1:3] == [0.0, 0.0] and vals == pytest.approx([-0.25, 0, 0, -0.25], abs=1e-15)
+    # q1 -1/4; q2 and q10 undefined (scored 0); the 'all' row is their mean (docs/bounds.md, "Which 'all' row")
+    assert vals[1:3] == [0.0, 0.0] and vals == pytest.approx([-0.25, 0, 0, -0.25 / 3], abs=1e-15)
 
 
 def test_undefined_masks_equal_the_queries_left_out_by_skip(shared):
@@ -240,8 +237,8 @@ def test_undefined_masks_equal_the_queries_left_out_by_skip(shared):
     runs = [str(r) for r in sorted((d / "runs").glob("*.run.gz"))[:2]]
     metrics = resolve_metrics(["nDCG@10", "AP", "P@5"], ["UL1", "UL2", "MM", "EB", "EM", "UEW"])
     shown = [str(m) for m in metrics]
-    skip = evaluate(str(qrels), runs, shown, variants=[], undefined="skip")
-    zero = evaluate(str(qrels), runs, shown, variants=[])
+    skip = evaluate(str(qrels), runs, shown, variants=[], undefined="skip", pool="run")
+    zero = evaluate(str(qrels), runs, shown, variants=[], pool="run")
     masks = {(k, m): mask for k, rr in enumerate(zero.runs) for m, mask in rr.undefined_queries.items()}
     n = 0
     for k, rr in enumerate(skip.runs):
@@ -376,7 +373,7 @@ def test_queries_plot_legend_is_outside_the_points(case, tmp_path, monkeypatch):
 def test_compare_csv_neutralises_run_names_and_tsv_escapes_them(case, write, tmp_path):
     evil = tmp_path / "=HYPERLINK(x)\tz"
     evil.write_text(RUN_A)
-    csv_text = cli("compare", "-f", "csv", "-m", "AP", "--norm", "ul2", "--table", "systems", case["qrels"], str(evil),
+    csv_text = cli("compare", "-f", "csv", "-m", "AP", "--norm", "ul2", "--pool", "run", "--table", "systems", case["qrels"], str(evil),
                    case["b"]).stdout
     rows = list(csv.reader(io.StringIO(csv_text)))
     assert rows[0] == ["run", "metric", "mean", "rank"]

@@ -122,7 +122,7 @@ def test_a_failed_gate_with_a_closed_stdout_still_exits_1(files):
               capture_output=False, stderr=subprocess.PIPE)
     assert res.returncode == 1
     assert res.stderr.splitlines() == [CLOSED_STDOUT.strip(), "ulnorm-eval: gate FAILED: 1 of 1 check",
-                                       "ulnorm-eval:   FAIL run P@1: mean 0.5000, threshold 0.9000 (--fail-below), "
+                                       "ulnorm-eval:   FAIL run P@1: mean 0.5000 over 2 of 2 queries, threshold 0.9000 (--fail-below), "
                                        "margin -0.4000"]
 
 
@@ -234,7 +234,7 @@ def test_a_failing_summary_keeps_the_gate_verdict_and_writes_nothing(files, tmp_
     assert res.stderr.splitlines() == [
         "ulnorm-eval: /dev/full: cannot write: no space left on device",
         "ulnorm-eval: gate FAILED: 1 of 1 check",
-        "ulnorm-eval:   FAIL run P@1: mean 0.5000, threshold 2.0000 (--fail-below), margin -1.5000"]
+        "ulnorm-eval:   FAIL run P@1: mean 0.5000 over 2 of 2 queries, threshold 2.0000 (--fail-below), margin -1.5000"]
     assert not out.exists()
 
 

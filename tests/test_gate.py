@@ -53,7 +53,7 @@ def test_fail_below_fails_with_both_means_and_difference(case):
     assert res.stdout == "AP\tall\t0.4444\n"  # the output is still written
     assert verdict_lines(res) == [
         "ulnorm-eval: gate FAILED: 1 of 1 check",
-        "ulnorm-eval:   FAIL a.run AP: mean 0.4444, threshold 0.5000 (--fail-below), margin -0.0556",
+        "ulnorm-eval:   FAIL a.run AP: mean 0.4444 over 3 of 3 queries, threshold 0.5000 (--fail-below), margin -0.0556",
     ]
 
 
@@ -62,8 +62,8 @@ def test_fail_below_passes_and_checks_every_run(case):
     # every check is printed, passed ones too, with its margin (A: 4/9 - 0.4; B: 5/6 - 0.4)
     assert verdict_lines(res) == [
         "ulnorm-eval: gate passed: 2 checks",
-        "ulnorm-eval:   pass a.run AP: mean 0.4444, threshold 0.4000 (--fail-below), margin +0.0444",
-        "ulnorm-eval:   pass b.run AP: mean 0.8333, threshold 0.4000 (--fail-below), margin +0.4333",
+        "ulnorm-eval:   pass a.run AP: mean 0.4444 over 3 of 3 queries, threshold 0.4000 (--fail-below), margin +0.0444",
+        "ulnorm-eval:   pass b.run AP: mean 0.8333 over 3 of 3 queries, threshold 0.4000 (--fail-below), margin +0.4333",
     ]
     res = cli("-m", "AP", "--norm", "none", "--fail-below", "AP=0.5", "--fail-below", "AP@1=0.9",
               case["qrels"], case["a"], case["b"], code=1)
@@ -74,19 +74,19 @@ def test_fail_below_passes_and_checks_every_run(case):
     failed = [x for x in lines[1:] if x.startswith("ulnorm-eval:   FAIL ")]
     assert sorted(x.split(":")[1].strip().split(" ", 2)[2] for x in failed) == ["AP", "AP@1", "AP@1"]
     assert [x for x in lines[1:] if x not in failed] == [
-        "ulnorm-eval:   pass b.run AP: mean 0.8333, threshold 0.5000 (--fail-below), margin +0.3333"]
+        "ulnorm-eval:   pass b.run AP: mean 0.8333 over 3 of 3 queries, threshold 0.5000 (--fail-below), margin +0.3333"]
 
 
-# UL2(AP) of the means under the default pool (each run's own documents), by hand.  A: q1 ranks its 3
-# judged documents d1 d2 d3 (2 relevant): AP 5/6, E[AP] = E[SP]/2 = ((2/3) H_3 + (1/3)(3 - H_3))/2 = 29/36,
-# IUB 1; q2 ranks d5 d4 (1 relevant): AP 1/2, E 3/4, IUB 1; q10 (nothing ranked) is undefined.  Means over
-# q1, q2: A 2/3 < E 7/9, so UL2 = (2/3 - 7/9)/(7/9) = -1/7.  B: AP 1, 1, 1/2; E 29/36, 3/4, 3/4; means
-# A 5/6 >= E 83/108: UL2 = (7/108)/(25/108) = 7/25.
-UL2_A, UL2_B = -1 / 7, 7 / 25
+# mean UL2(AP) under --pool run (each run's own documents), by hand.  A: q1 ranks its 3 judged documents
+# d1 d2 d3 (2 relevant): AP 5/6, E[AP] = E[SP]/2 = ((2/3) H_3 + (1/3)(3 - H_3))/2 = 29/36, IUB 1, so UL2 =
+# (1/36)/(7/36) = 1/7; q2 ranks d5 d4 (1 relevant): AP 1/2 < E 3/4, UL2 = (1/2 - 3/4)/(3/4) = -1/3; q10
+# (nothing ranked) is undefined, 0: the mean (1/7 - 1/3 + 0)/3 = -4/63.  B: AP 1, 1, 1/2; E 29/36, 3/4,
+# 3/4; UL2 1, 1, -1/3: the mean 5/9.
+UL2_A, UL2_B = -4 / 63, 5 / 9
 
 
 def test_gated_measure_is_evaluated_even_if_not_requested(case):
-    res = cli("-m", "P@2", "--norm", "none", "--fail-below", "UL2(AP)=-0.5", case["qrels"], case["a"])
+    res = cli("-m", "P@2", "--norm", "none", "--fail-below", "UL2(AP)=-0.5", "--pool", "run", case["qrels"], case["a"])
     assert res.stdout.splitlines() == ["P@2\tall\t0.3333", f"UL2(AP)\tall\t{UL2_A:.4f}"]
 
 
@@ -107,7 +107,7 @@ def test_baseline_drop_beyond_max_drop_fails(case):
     assert verdict_lines(res) == [
         "ulnorm-eval: gate FAILED: 1 of 1 check",
         f"ulnorm-eval:   FAIL a.run AP: mean 0.4444 vs baseline 0.8333, difference -0.3889, "
-        f"limit -0.0100 (--max-drop), margin -0.3789, p = {p:.3g} (paired t, one-sided, n = 3)",
+        f"limit -0.0100 (--max-drop), margin -0.3789, p = {p:.3g} (paired t, one-sided, n = 3 of 3 queries)",
     ]
 
 
@@ -128,14 +128,14 @@ def test_alpha_requires_significance(case):
     assert 0.01 < p < 0.1
     cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--alpha", "0.01", case["qrels"], case["a"])
     res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--alpha", "0.1", case["qrels"], case["a"], code=1)
-    assert f"p = {p:.3g} (paired t, one-sided, n = 3, alpha = 0.1)" in res.stderr
+    assert f"p = {p:.3g} (paired t, one-sided, n = 3 of 3 queries, alpha = 0.1)" in res.stderr
 
 
 def test_randomization_test_is_exact_for_few_queries(case):
     # 3 queries: all 2^3 sign patterns; only the observed one (all negative) is as low: p = 1/8
     res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--test", "randomization", "--alpha", "0.2",
               case["qrels"], case["a"], code=1)
-    assert "p = 0.125 (paired randomization, one-sided, n = 3, alpha = 0.2)" in res.stderr
+    assert "p = 0.125 (paired randomization, one-sided, n = 3 of 3 queries, alpha = 0.2)" in res.stderr
     cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--test", "randomization", "--alpha", "0.1",
         case["qrels"], case["a"])
 
@@ -177,28 +177,26 @@ def test_bootstrap_gate_is_accepted_and_matches_a_direct_loop(case):
     res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--test", "bootstrap", "--alpha", "0.5",
               "--seed", "1", case["qrels"], case["a"], code=1)
     p = bootstrap_less(AP_A, AP_B, seed=1)
-    assert f"p = {p:.3g} (paired bootstrap, one-sided, n = 3, alpha = 0.5)" in res.stderr
+    assert f"p = {p:.3g} (paired bootstrap, one-sided, n = 3 of 3 queries, alpha = 0.5)" in res.stderr
 
 
 def test_baseline_gates_all_but_the_bounds(case):
-    res = cli("-m", "AP", "--norm", "e,iub,wlb,ul2", "--baseline", case["b"], case["qrels"], case["a"], code=1)
+    res = cli("-m", "AP", "--norm", "e,iub,wlb,ul2", "--pool", "run", "--baseline", case["b"], case["qrels"], case["a"],
+              code=1)
     assert "gate FAILED: 2 of 2 checks" in res.stderr  # AP and UL2(AP); E, IUB, WLB are the pool's
-    # UL2's mean is the formula on the means, its test pairs the per-query values: the line says both
-    assert f"UL2(AP): mean (the formula on the means) {UL2_A:.4f} vs baseline {UL2_B:.4f}" in res.stderr
-    assert "(paired t over per-query values, one-sided, n = " in res.stderr
-    plain = next(ln for ln in res.stderr.splitlines() if " a.run AP: mean " in ln)
-    assert "(paired t, one-sided" in plain and "formula" not in plain  # the plain mean is a mean
+    # UL2's mean is the mean of its per-query values, the ones its test pairs: one quantity
+    assert (f"UL2(AP): mean {UL2_A:.4f} vs baseline {UL2_B:.4f}, difference {UL2_A - UL2_B:+.4f}") in res.stderr
+    assert "(paired t, one-sided, n = 3 of 3 queries)" in res.stderr
 
 
-def test_baseline_summary_md_says_the_test_pairs_per_query_values(case, tmp_path):
-    """--summary-md: a UL2 check's p-value says its test is over the per-query values (its mean being
-    the formula on the means); the plain measure's does not need to."""
+def test_baseline_summary_md_says_over_how_many_queries(case, tmp_path):
+    """--summary-md: every check's p-value says over how many of the qrels' queries its test and mean are."""
     md = tmp_path / "g.md"
     cli("-m", "AP", "--norm", "ul2", "--baseline", case["b"], "--summary-md", str(md), case["qrels"], case["a"],
         code=1)
     rows = {line.split(" | ")[2]: line for line in md.read_text().splitlines() if line.startswith("| ❌")}
-    assert "(paired t over per-query values, one-sided, n = " in rows["UL2(AP)"]
-    assert "(paired t, one-sided, n = " in rows["AP"]
+    assert "(paired t, one-sided, n = 3 of 3 queries; not required)" in rows["UL2(AP)"]
+    assert "(paired t, one-sided, n = 3 of 3 queries; not required)" in rows["AP"]
 
 
 def test_baseline_among_the_runs_is_printed_and_compared_with_itself(case):
@@ -237,7 +235,7 @@ def test_baseline_on_real_runs_matches_scipy(shared):
     p = ttest_rel(x, y, alternative="less").pvalue
     out = cli("-m", "nDCG@10", "--norm", "none", "--baseline", base, "--max-drop", "0.01", qrels, new, code=1)
     assert f"difference {x.mean() - y.mean():+.4f}" in out.stderr
-    assert f"p = {p:.3g} (paired t, one-sided, n = {len(x)})" in out.stderr
+    assert f"p = {p:.3g} (paired t, one-sided, n = {len(x)} of {len(x)} queries)" in out.stderr
 
 
 def test_verdict_wording():
@@ -352,7 +350,7 @@ def test_baseline_a_p_value_equal_to_alpha_is_not_significant(case):
     # exact randomization over 3 queries: p = 1/8 = 0.125, a double exactly
     args = ("-m", "AP", "--norm", "none", "--baseline", case["b"], "--test", "randomization")
     res = cli(*args, "--alpha", "0.125", case["qrels"], case["a"])
-    assert "pass a.run AP" in res.stderr and "p = 0.125 (paired randomization, one-sided, n = 3, alpha = 0.125)" \
+    assert "pass a.run AP" in res.stderr and "p = 0.125 (paired randomization, one-sided, n = 3 of 3 queries, alpha = 0.125)" \
         in res.stderr
     res = cli(*args, "--alpha", repr(float(np.nextafter(0.125, 1))), case["qrels"], case["a"], code=1)
     assert "FAIL a.run AP" in res.stderr

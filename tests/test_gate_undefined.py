@@ -99,7 +99,7 @@ def test_an_undefined_baseline_mean_fails(data, tmp_path):
     name = ["UL2(nDCG@10)"]
     graded = tmp_path / "graded"
     graded.write_text("q1 0 d1 2\nq1 0 d2 1\nq1 0 d3 0\nq2 0 d3 1\nq2 0 d4 0\n")
-    opts = api.Options(undefined="skip")
+    opts = api.Options(undefined="skip", pool="run")  # the run's pool: a query can be uninformative
     good = ulnorm_eval.evaluate(str(graded), [str(data / "run")], name, [], opts).runs[0]
     q = data / "qrels"
     base = ulnorm_eval.evaluate(str(q), [str(data / "base")], name, [], opts)
@@ -133,7 +133,7 @@ def test_a_drop_whose_p_value_is_undefined_fails(tmp_path, test):
     assert res.exit_code == 1, res.stderr
     assert res.stderr.splitlines()[-1] == (
         f"ulnorm-eval:   FAIL worse P@1: mean 0.0000 vs baseline 1.0000, difference -1.0000, limit +0.0000 "
-        f"(--max-drop), margin -1.0000, p = nan ({gate_name(test)}, one-sided, n = 1, alpha = 0.05); "
+        f"(--max-drop), margin -1.0000, p = nan ({gate_name(test)}, one-sided, n = 1 of 1 query, alpha = 0.05); "
         "undefined: the drop's p-value is undefined (fewer than two queries with defined values in both runs)")
     res = gate("better", "worse")
     assert res.exit_code == 0, res.stderr
@@ -152,7 +152,7 @@ def test_undefined_gate_in_the_markdown_summary(data, tmp_path, test):
     text = md.read_text()
     assert text.startswith("## ulnorm-eval gate: FAILED (1 of 1 check)\n")
     assert f"| ❌ fail (undefined) | run | UL2(nDCG@10) | --baseline base (nan) --max-drop 0 |" in text
-    assert f"nan ({gate_name(test)} over per-query values, one-sided, n = 0; fails if < 0.05) |" in text  # UL2: of the means
+    assert f"nan ({gate_name(test)}, one-sided, n = 0 of 2 queries; fails if < 0.05) |" in text  # no query defined in both
     assert ("- run UL2(nDCG@10): the run's mean is undefined (no query has a defined value), so the check fails"
             in text.splitlines())
 

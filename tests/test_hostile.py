@@ -898,26 +898,24 @@ def test_exact_e_has_standard_error_zero_not_nan(summ_files):
     assert "SE(" not in res.stdout
 
 
-@pytest.mark.parametrize("undefined, norm_all, how", [
-    ("zero", "means", "0 per document, --undefined; out of UE1 and UE2's 'all' row, --norm-all"),
-    ("zero", "per-query", "0 per document and in the 'all' row, --undefined"),
-    ("skip", "means", None)])
-def test_summ_reports_undefined_documents(tmp_path, undefined, norm_all, how):
+@pytest.mark.parametrize("undefined, how", [
+    ("zero", "0 per document and in the 'all' row, --undefined"),
+    ("skip", None)])
+def test_summ_reports_undefined_documents(tmp_path, undefined, how):
     """A document whose E equals I (source = reference = summary = one word) has UE1/UE2 undefined:
-    the note says so (one document) and what the rules did with it; the 'all' row leaves it out except
-    as a 0 in a mean of per-document values (--undefined zero --norm-all per-query)."""
+    the note says so (one document) and what the rule did with it; the 'all' row, a mean of per-document
+    values, counts it 0 (--undefined zero) or leaves it out (skip)."""
     (tmp_path / "d.tsv").write_text("d1\tstorm\tstorm\nd2\tstorms flooded the town\tstorms hit the town\n")
     (tmp_path / "s.tsv").write_text("d1\tstorm\nd2\tstorms\n")
     res = cli("summ", "-f", "tsv", "-m", "ROUGE-1", "--norm", "ue1,ue2", "--undefined", undefined,
-              "--norm-all", norm_all, tmp_path / "d.tsv", tmp_path / "s.tsv")
+              tmp_path / "d.tsv", tmp_path / "s.tsv")
     assert res.exit_code == 0, res.stderr
     assert res.stderr == (f"ulnorm-eval: s: UE1 and UE2 undefined for 1 document of 1 measure ({how})\n" if how else  # short
                           "ulnorm-eval: s: undefined values: UE1 and UE2 of ROUGE-1 for 1 document (left out per document and "
                           "of the 'all' row: --undefined skip)\n")  # whole: it fits in 200 characters
     rows = _summ_rows(res.stdout)
     ue2_d2 = float(rows[("s", "d2")][2])
-    zero_counted = undefined == "zero" and norm_all == "per-query"
-    assert float(rows[("s", "all")][2]) == pytest.approx(ue2_d2 / 2 if zero_counted else ue2_d2)
+    assert float(rows[("s", "all")][2]) == pytest.approx(ue2_d2 / 2 if undefined == "zero" else ue2_d2)
 
 
 def test_summ_errors_escape_control_characters(tmp_path, summ_files):

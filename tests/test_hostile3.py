@@ -121,7 +121,7 @@ def test_zscores_have_their_own_name_and_the_gate_says_so(files, tmp_path):
     md = tmp_path / "gate.md"
     res = cli("-Z", zs, "--norm", "none", "-m", "P@10", "--fail-below", "P@10=0.5", "--summary-md", md, q, r)
     assert res.exit_code == 0
-    assert "pass r.txt ZP@10 (z-score, -Z): mean 15.0000, threshold 0.5000" in res.stderr
+    assert "pass r.txt ZP@10 (z-score, -Z): mean 15.0000 over 2 of 2 queries, threshold 0.5000" in res.stderr
     assert "| ZP@10 (z-score, -Z) |" in md.read_text()
     doc = json.loads(cli("-Z", zs, "--norm", "none", "-m", "P@10", "-f", "json", q, r).stdout)
     assert doc["runs"][0]["summary"] == {"ZP@10": 15.0}
@@ -154,7 +154,7 @@ def test_failing_gate_with_a_text_measure_exits_1_with_verdict_and_summary(files
     md = tmp_path / "gate.md"
     res = cli("--norm", "none", "-m", measure, "-m", "P@10", "--fail-below", "P@10=0.9", "--summary-md", md, q, r)
     assert res.exit_code == 1, res.stderr
-    assert "FAIL r.txt P@10: mean 0.1500, threshold 0.9000" in res.stderr
+    assert "FAIL r.txt P@10: mean 0.1500 over 2 of 2 queries, threshold 0.9000" in res.stderr
     text = md.read_text()
     assert "FAILED (1 of 1 check)" in text and "| r.txt |" in text
 

@@ -129,7 +129,7 @@ def test_a_rise_of_a_lower_is_better_measure_fails_the_baseline_gate(lower):
     # paired t on the oriented differences -(0.9, 0): mean -0.45, sd 0.9/sqrt(2), t = -1 on 1 df: p = 0.25
     assert _verdict(res)[1:] == [
         "ulnorm-eval:   FAIL B RBP_resid(p=0.9): mean 0.4500 vs baseline 0.0000, difference +0.4500, limit +0.1000 "
-        "(--max-drop, lower is better: a rise fails), margin -0.3500, p = 0.25 (paired t, one-sided, n = 2)"]
+        "(--max-drop, lower is better: a rise fails), margin -0.3500, p = 0.25 (paired t, one-sided, n = 2 of 2 queries)"]
     # a drop of the residual is a gain: the baseline A against B passes
     res = invoke("-m", "RBP_resid", "--norm", "none", "--baseline", b, "--max-drop", "0", "--alpha", "0.3", qrels, a)
     assert res.exit_code == 0 and "margin +0.4500, p = 0.75" in res.stderr, res.stderr
@@ -144,9 +144,9 @@ def test_fail_below_of_a_lower_is_better_measure_fails_the_run_above_it(lower):
     res = invoke("-m", "RBP_resid", "--norm", "none", "--fail-below", "RBP_resid=0.3", qrels, a, b)
     assert res.exit_code == 1
     assert _verdict(res)[1:] == [
-        "ulnorm-eval:   pass A RBP_resid(p=0.9): mean 0.0000, threshold 0.3000 (--fail-below, lower is better: "
+        "ulnorm-eval:   pass A RBP_resid(p=0.9): mean 0.0000 over 2 of 2 queries, threshold 0.3000 (--fail-below, lower is better: "
         "above it fails), margin +0.3000",
-        "ulnorm-eval:   FAIL B RBP_resid(p=0.9): mean 0.4500, threshold 0.3000 (--fail-below, lower is better: "
+        "ulnorm-eval:   FAIL B RBP_resid(p=0.9): mean 0.4500 over 2 of 2 queries, threshold 0.3000 (--fail-below, lower is better: "
         "above it fails), margin -0.1500"]
     res = invoke("-m", "RBP_resid", "--norm", "none", "--fail-below", "RBP_resid=0.45", qrels, b)
     assert res.exit_code == 0, res.stderr  # equal passes, as for every measure

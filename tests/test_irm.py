@@ -97,8 +97,9 @@ def test_a_query_the_run_missed_is_scored_like_the_cli(caplog):
     # query 1: ranking b(0), c(2), a(1) (the tie a/c broken by docid descending): AP = (1/2 + 2/3) / 2
     assert per[("1", "AP")] == (1 / 2 + 2 / 3) / 2
     assert per[("2", "AP")] == 0.0
-    # the default pool is the run's own documents: for query 2 it ranked none, and a shuffle of nothing scores 0
-    assert per[("2", "E(AP)")] == 0.0
+    # the default pool is the judged documents and 1,000 unjudged ones, whatever the run retrieved: query 2,
+    # which the run did not answer, keeps its E, a relevant document among 1,002: E[AP] = H_1002 / 1002
+    assert per[("2", "E(AP)")] == pytest.approx(sum(1 / i for i in range(1, 1003)) / 1002, rel=1e-12)
     assert set(per) == {(qid, m) for qid in "12" for m in ("AP", "E(AP)")}
 
 
@@ -130,11 +131,9 @@ def test_pyterrier_experiment_reports_them(shared):
     for n in names:
         expected = cli_values(d / "qrels.txt", d / "runs" / n, [str(m) for m in metrics])
         row = table.set_index("name").loc[n]
-        # pt.Experiment averages the per-query values itself: UL2's is then the mean of per-query values
-        # (the command line's --norm-all per-query), the others are the command line's 'all' row
-        per_query = cli_values(d / "qrels.txt", d / "runs" / n, [str(m) for m in metrics], "--norm-all", "per-query")
-        assert {str(m): row[str(m)] for m in metrics} == per_query.loc["all"].drop("run").to_dict()
-        assert row["UL2(nDCG@10)"] != expected.loc["all", "UL2(nDCG@10)"]
+        # pt.Experiment averages the per-query values itself: the command line's 'all' row, every variant's
+        # the mean of its per-query values
+        assert {str(m): row[str(m)] for m in metrics} == expected.loc["all"].drop("run").to_dict()
         got = perq[perq["name"] == n].pivot(index="qid", columns="measure", values="value")
         want = expected.drop(index="all").drop(columns="run")
         pd.testing.assert_frame_equal(got.loc[want.index, want.columns], want, check_exact=True, check_names=False)
@@ -144,23 +143,24 @@ def test_pyterrier_experiment_reports_them(shared):
 
 
 def test_pytrec_eval_dicts_through_ir_measures(caplog):
-    """q1: d1 (relevant) first: AP 1; pool (the run's documents) {d1, d2}: E[AP] = (1 + 1/2)/2 = 0.75, IUB 1:
-    UL2 = 1.  q2: d3 second: AP 1/2; its pool {d4, d3}: E = 0.75, IUB 1: UL2 = (1/2 - 3/4)/(3/4) = -1/3.
-    The aggregate is the command line's 'all' row, UL2 of the means: mean A 3/4 = mean E 3/4, so 0.
-    A run ranking d3 alone for q2: its pool is d3 alone, E = IUB = 1: UL2 undefined (a note on the
-    ulnorm_eval logger), scored 0 per query and left out of the means: UL2 = that of q1, 1."""
+    """The default pool, each query's judged documents and 1,000 unjudged ones: q1: d1 (relevant) first: AP 1;
+    one relevant document among 1,002: E[AP] = H_1002/1002, IUB 1: UL2 = 1.  q2: d3 second: AP 1/2 above
+    E = H_1001/1001: UL2 = (1/2 - E)/(1 - E).  The aggregate is the command line's 'all' row, the mean of the
+    two.  A run ranking d3 alone for q2: AP 1, UL2 1, whatever else the run retrieved (no undefined query:
+    the pool is not the run's)."""
     import logging
 
     qrels = {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": 2}}
     run = {"q1": {"d1": 1.2, "d2": 0.4}, "q2": {"d4": 0.9, "d3": 0.1}}
     agg = ir_measures.calc_aggregate([AP, UL2(AP)], qrels, run)
-    assert agg == {AP: 0.75, UL2(AP): 0.0}
+    e2 = sum(1 / i for i in range(1, 1002)) / 1001
+    assert agg == {AP: 0.75, UL2(AP): pytest.approx((1 + (0.5 - e2) / (1 - e2)) / 2, rel=1e-12)}
     per = {m.query_id: m.value for m in ir_measures.iter_calc([UL2(AP)], qrels, run)}
-    assert per == {"q1": 1.0, "q2": pytest.approx(-1 / 3, rel=1e-15)}
+    assert per == {"q1": 1.0, "q2": pytest.approx((0.5 - e2) / (1 - e2), rel=1e-12)}
     alone = {"q1": {"d1": 1.2, "d2": 0.4}, "q2": {"d3": 0.1}}
     with caplog.at_level(logging.WARNING, logger="ulnorm_eval"):
         agg = ir_measures.calc_aggregate([AP, UL2(AP)], qrels, alone)
-    assert any("UL2 of AP for 1 query (" in rec.getMessage() for rec in caplog.records)
+    assert not any("undefined" in rec.getMessage() for rec in caplog.records)
     assert agg == {AP: 1.0, UL2(AP): 1.0}
 
 

@@ -85,7 +85,7 @@ def test_ul2_at_a_equal_to_e_takes_the_upper_branch(write):
     run = write("run", "q1 Q0 d1 1 4 r\nq1 Q0 d3 2 3 r\nq1 Q0 d2 3 2 r\nq1 Q0 d4 4 1 r\nq2 Q0 e1 1 4 r\nq2 Q0 e2 2 3 r\n")
     res = CliRunner().invoke(main, ["-q", "-f", "tsv", "-m", "SP@4", "--norm", "e,iub,ul2,uew", "--expectation", "paper",
                                     "--undefined", "skip", "--precision", "17", "--pool", "qrels",
-                                    "--norm-all", "per-query", qrels, run])
+                                    qrels, run])
     assert res.exit_code == 0, res.output
     rows = {tuple(x.split("\t")[1:2]) + (h,): float(v) for x in res.stdout.splitlines()[1:]
             for h, v in zip(res.stdout.splitlines()[0].split("\t")[2:], x.split("\t")[2:])}
@@ -98,7 +98,7 @@ def test_ul2_at_a_equal_to_e_takes_the_upper_branch(write):
     # EB = A/E is undefined at E = 0 even though I > E there: q2 is left out of its mean (5/3 over q1)
     res = CliRunner().invoke(main, ["-q", "-f", "tsv", "-m", "SP@4", "--norm", "eb", "--expectation", "paper",
                                     "--undefined", "skip", "--precision", "17", "--pool", "qrels",
-                                    "--norm-all", "per-query", qrels, run])
+                                    qrels, run])
     assert res.exit_code == 0, res.output
     eb = {x.split("\t")[1]: float(x.split("\t")[3]) for x in res.stdout.splitlines()[1:]}
     assert eb["q1"] == pytest.approx(5 / 3, rel=1e-15) and np.isnan(eb["q2"]) and eb["all"] == pytest.approx(5 / 3)
@@ -138,7 +138,7 @@ def test_every_ranking_alike_is_undefined_even_when_the_paper_e_differs(write):
     assert rows["all"]["UL2(DCG@4)"] == rows["q1"]["UL2(DCG@4)"]  # the means of q1 alone: the same
     # the mean of per-query values leaves q2 out too
     res = CliRunner().invoke(main, ["-q", "-f", "tsv", "-m", "DCG@4", "--norm", "ul2", "--expectation", "paper",
-                                    "--undefined", "skip", "--pool", "qrels", "--norm-all", "per-query", qrels, run])
+                                    "--undefined", "skip", "--pool", "qrels", qrels, run])
     assert res.stdout.splitlines()[-1].split("\t")[-1] == res.stdout.splitlines()[1].split("\t")[-1]
 
 

@@ -38,16 +38,17 @@ def test_input_notes_carry_their_brief():
 
 
 def test_notes_option_on_the_command_line():
-    """Three runs with the defaults: the undefined-values note of each run once, for all three; --notes all:
-    each run's whole note; --notes none: no note, the gate's verdict and an error still printed."""
-    short = cli(QRELS, *RUNS).stderr.splitlines()
-    assert short == ["ulnorm-eval: 3 runs (bm25.run, bm25_bert_zs.run, bm25_rm3.run): UL2 undefined for 1-5 queries "
-                     "of 3 measures (0 per query, --undefined; out of UL2's 'all' row, --norm-all)",
+    """Three runs under --pool run (each run's pool: some queries undefined): the undefined-values note of
+    each run once, for all three; --notes all: each run's whole note; --notes none: no note, the gate's
+    verdict and an error still printed."""
+    short = cli("--pool", "run", QRELS, *RUNS).stderr.splitlines()
+    assert short == ["ulnorm-eval: 3 runs (bm25.run, bm25_bert_zs.run, bm25_rm3.run): EM undefined for 1-5 queries "
+                     "of 3 measures (0 per query and in the 'all' row, --undefined)",
                      "ulnorm-eval: runs bm25.run, bm25_rm3.run share the tag 'PYSERINI': their blocks' runid lines "
                      "name the run instead (its file; --names trec and --trec print the tag, as trec_eval)"]
-    every = cli("--notes", "all", QRELS, *RUNS).stderr.splitlines()
+    every = cli("--notes", "all", "--pool", "run", QRELS, *RUNS).stderr.splitlines()
     assert [line.split(": ")[1] for line in every[:3]] == ["bm25.run", "bm25_bert_zs.run", "bm25_rm3.run"]
-    assert all(": undefined values: UL2 of nDCG@10 for " in line for line in every[:3])
+    assert all(": undefined values: EM of nDCG@10 for " in line for line in every[:3])
     gate = cli("--notes", "none", "--fail-below", "AP=0.9", QRELS, *RUNS, code=1).stderr
     assert gate.startswith("ulnorm-eval: gate FAILED") and "undefined" not in gate and "tag" not in gate
     error = cli("--notes", "none", QRELS, "nonexistent.run", code=2).stderr

@@ -12,7 +12,7 @@ The small case (values by hand):
     UL2(P@2): q1 (1/2 - 2/3)/(2/3) = -1/4; q2 and q10 have IUB = E: undefined
 
 These are values on the judged pool (--pool qrels) with the 'all' row of UL2 the mean of its per-query
-values (--norm-all per-query); the defaults (each run's own documents, UL2 of the means) are
+values (every variant's, the mean of its per-query values); the defaults (qrels+1000, EM) are
 tests/test_random_baseline.py's and tests/test_gate.py's.
 """
 from __future__ import annotations
@@ -47,7 +47,7 @@ HAND = {
     "IUB(P@2)": [1, F(1, 2), F(1, 2)],
     "UL2(P@2)": [F(-1, 4), 0, 0],  # undefined twice, scored 0 (the default)
 }
-POOLED = ["--pool", "qrels", "--norm-all", "per-query"]  # the hand values' pool and 'all' row (module docstring)
+POOLED = ["--pool", "qrels"]  # the hand values' pool (module docstring)
 ARGS = ["-m", "AP", "-m", "P@2", "--norm", "e,iub,ul2", *POOLED]
 
 
@@ -242,8 +242,7 @@ def test_jsonl_one_object_per_run_query_measure(case):
 def _result(case, runs=("a",), variants=("E", "IUB", "UL2")):
     from ulnorm_eval import evaluate
 
-    return evaluate(case["qrels"], [case[r] for r in runs], ["AP", "P@2"], variants=list(variants), pool="qrels",
-                    norm_all="per-query")
+    return evaluate(case["qrels"], [case[r] for r in runs], ["AP", "P@2"], variants=list(variants), pool="qrels",)
 
 
 def test_table_cells_and_styles_on_a_recorded_console(case):
@@ -297,7 +296,7 @@ def test_table_only_variant_leaves_value_blank(case):
     from ulnorm_eval import evaluate
     from ulnorm_eval.render.table import make_table
 
-    res = evaluate(case["qrels"], case["a"], ["UL2(AP)", "P@2"], variants=[], pool="qrels", norm_all="per-query")
+    res = evaluate(case["qrels"], case["a"], ["UL2(AP)", "P@2"], variants=[], pool="qrels")
     table = make_table(res)
     assert [c.header for c in table.columns] == ["measure", "value", "UL2"]
     assert [[str(t) for t in c.cells] for c in table.columns] == [["AP", "P@2"], ["", "0.3333"], ["-0.3968", ""]]
@@ -306,15 +305,21 @@ def test_table_only_variant_leaves_value_blank(case):
 def test_table_cli_caption(case):
     out = run_cli("-f", "table", *ARGS, case["qrels"], case["a"]).stdout
     assert "\x1b[" not in out  # not a terminal: plain text
-    caption, rule, legend = out.strip().splitlines()[-3:]
+    caption, rule, interval, legend = out.strip().splitlines()[-4:]
     assert legend == ("A = the value; E = the expected value of a random ranking; I = IUB, the best ordering's "
                       "value; UL2 = (A-E)/(I-E) if A >= E else (A-E)/E")
-    assert rule.startswith("'all' row of UL2: the mean of per-query values (Karmaker & Feng 2022's average")
+    assert rule.startswith("'all' row of UL2: the mean of the per-query values over 3 queries (mean UL2), as Karmaker & Feng "
+                           "2022 average")
+    assert interval.startswith("UL2 vs random: the 95% randomisation interval of the 'all' row minus a random ordering's")
     assert caption == ("3 queries; random = a shuffle of the judged documents (--pool qrels); ties score desc, "
                        "docid desc (trec_eval); scores float64; "
                        "2 undefined cases (scored 0 by --undefined zero: undef per query, † marks a mean that "
                        "includes them; --undefined skip leaves them out)")
-    assert "\nAP " in out and "-0.3968" in out
+    # mean UL2(AP) = (1/7 - 1/3 - 1)/3 = -25/63; a random ordering's mean is at most 1 (every query ideal) and
+    # at least (-8/29 - 1/3 - 1/3)/3 = -82/261, each with chance 1/12 (83 of 999 orderings, more than the 25
+    # the 2.5% tails take): the interval is [-25/63 - 1, -25/63 + 82/261]
+    lo, hi = -25 / 63 - 1, -25 / 63 + 82 / 261
+    assert f"\nAP        0.4444   0.7685   1.0000    -0.3968       [{lo:.4f}, {hi:.4f}]\n" in out
 
 
 def test_per_query_table_sorted_and_cut(case):

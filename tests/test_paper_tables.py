@@ -80,18 +80,18 @@ Mean over 6 queries; the best of each column in **bold**. Superscripts: the runs
 def test_latex_pairwise_exact(case):
     """A - C: differences (1,1,1,1,1,0) on P@1, t = 5, p = 0.0041, Holm x3 = 0.0123 < 0.05: A gets 'c';
     A - B: (0,0,0,1,1,1), t = 2.236, p = 0.0756: not significant; B - C: t = 1, p = 0.363."""
-    out = run_cli(["compare", "-f", "latex", "-m", "P@1", "-m", "RR", "--norm", "ul2", case["qrels"], case["A"], case["B"],
+    out = run_cli(["compare", "-f", "latex", "-m", "P@1", "-m", "RR", "--norm", "ul2", "--pool", "run", case["qrels"], case["A"], case["B"],
                    case["C"]])
     assert out == LATEX
 
 
 def test_markdown_baseline_exact(case):
     """Against C only: A - C p = 0.0041 and B - C p = 0.363, Holm over the two: 0.0082, 0.363: A gets †."""
-    out = run_cli(["compare", "-f", "markdown", "-m", "P@1", "-m", "RR", "--norm", "ul2", "--baseline", case["C"],
+    out = run_cli(["compare", "-f", "markdown", "-m", "P@1", "-m", "RR", "--norm", "ul2", "--pool", "run", "--baseline", case["C"],
                    case["qrels"], case["A"], case["B"], case["C"]])
     assert out == MARKDOWN_BASELINE
     # the run's name works as well as its path
-    assert run_cli(["compare", "-f", "markdown", "-m", "P@1", "-m", "RR", "--norm", "ul2", "--baseline", "C",
+    assert run_cli(["compare", "-f", "markdown", "-m", "P@1", "-m", "RR", "--norm", "ul2", "--pool", "run", "--baseline", "C",
                     case["qrels"], case["A"], case["B"], case["C"]]) == MARKDOWN_BASELINE
 
 
@@ -187,7 +187,7 @@ def test_marks_follow_independent_p_values_on_dlhard(shared, correction):
 def test_api_paper_table_is_the_cli_table(case):
     from ulnorm_eval import compare, paper_table
 
-    cmp = compare(case["qrels"], [case["A"], case["B"], case["C"]], ["P@1", "RR"], variants=["UL2"])
+    cmp = compare(case["qrels"], [case["A"], case["B"], case["C"]], ["P@1", "RR"], variants=["UL2"], pool="run")
     assert paper_table(cmp, "latex") == LATEX
     assert paper_table(cmp, "markdown", baseline="C") == MARKDOWN_BASELINE
 

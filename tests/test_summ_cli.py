@@ -241,19 +241,19 @@ def test_table_format_is_one_table_with_systems_as_rows_and_a_legend(plain):
     assert lines[0].split() == ["system", "measure", "value", "E", "IUB", "UE1", "UE2", "SE"]  # SE: Monte Carlo E
     assert [x.split()[:2] for x in lines[2:8]] == [[s, m] for s in ("sysA", "sysB")
                                                    for m in ("ROUGE-1", "ROUGE-2", "ROUGE-L")]
-    assert lines[8] == "2 systems, 2 documents; without a summary: none; 0 undefined cases"
-    assert lines[9].startswith("'all' row of UE1, UE2: the formula applied to the means of A, E and I")
-    assert [x.split(":")[0] for x in lines[10:]] == ["value", "E", "IUB", "UE1", "UE2", "SE"]
+    assert lines[8] == ("2 systems, 2 documents; without a summary: none; 0 undefined cases; 'all' rows: the mean "
+                        "over the documents, of every measure and variant")
+    assert [x.split(":")[0] for x in lines[9:]] == ["value", "E", "IUB", "UE1", "UE2", "SE"]
     assert r.output.count("documents;") == 1
 
 
 def test_compare_summarisation_systems(plain):
     """summ --compare ranks systems and tests pairs exactly as compare does for runs: the means are
-    summ's means of per-document values (--norm-all per-query: compare, as for runs, averages the values its
+    summ's means of per-document values (its 'all' rows: compare, as for runs, averages the values its
     tests pair), the paired t-test's p-value is scipy's on the per-document scores."""
     from scipy import stats as sst
 
-    per = run("-f", "tsv", "-q", "-m", "ROUGE-1", "--norm", "ue2", "--norm-all", "per-query", *plain)
+    per = run("-f", "tsv", "-q", "-m", "ROUGE-1", "--norm", "ue2", *plain)
     assert per.exit_code == 0, per.output
     rows = [x.split("\t") for x in per.output.strip().split("\n")[1:]]
     val = {(r[0], r[1]): (float(r[2]), float(r[3])) for r in rows}
@@ -379,32 +379,20 @@ def test_summary_md_of_a_normalised_summ_gate(plain, tmp_path):
     assert "--pool" not in text and "'all' row" not in text
 
 
-def test_normalisations_all_row_is_the_formula_on_the_means_as_eval(plain):
-    """summ's 'all' row of UE1, UE2, EB, EM follows eval's rule: the formula on the means of A, E, I over the
-    documents (default), the mean of per-document values under --norm-all per-query (Feng 2023's average).
-    sysB ('a dog', 'town'): its per-document UE2 average is not UE2 of its means; the table's caption says
-    which one the row is, in both modes."""
+def test_normalisations_all_row_is_the_mean_of_per_document_values_as_eval(plain):
+    """summ's 'all' row of UE1, UE2, EB, EM follows eval's rule: the mean of the per-document values (Feng
+    2023's average).  sysB ('a dog', 'town'): that is not UE2 applied to its means; the table's footer says
+    what the row is."""
     args = ("-m", "ROUGE-1", "--norm", "e,iub,ue1,ue2,eb,em", "--combine", "mean", *plain)
-    means = run("-f", "jsonl", "-q", *args)
-    perq = run("-f", "jsonl", "-q", "--norm-all", "per-query", *args)
-    assert means.exit_code == 0 and perq.exit_code == 0, means.output + perq.output
-    mv = {(o["run"], o["query"], o["measure"]): o["value"] for o in map(json.loads, means.output.split("\n")[:-1])}
-    pv = {(o["run"], o["query"], o["measure"]): o["value"] for o in map(json.loads, perq.output.split("\n")[:-1])}
+    out = run("-f", "jsonl", "-q", *args)
+    assert out.exit_code == 0, out.output
+    pv = {(o["run"], o["query"], o["measure"]): o["value"] for o in map(json.loads, out.output.split("\n")[:-1])}
     for s in ("sysA", "sysB"):
-        A, E, I = (sum(mv[(s, d, k)] for d in ("d1", "d2")) / 2 for k in ("ROUGE-1", "E(ROUGE-1)", "IUB(ROUGE-1)"))
-        ue2 = (A - E) / (I - E) if A >= E else (A - E) / E
-        assert mv[(s, "all", "UE2(ROUGE-1)")] == pytest.approx(ue2, rel=1e-12)
-        assert mv[(s, "all", "UE1(ROUGE-1)")] == pytest.approx((A / I) * (A / (A + E)), rel=1e-12)
-        assert mv[(s, "all", "EB(ROUGE-1)")] == pytest.approx(A / E, rel=1e-12)
-        assert mv[(s, "all", "EM(ROUGE-1)")] == pytest.approx((A - E) / (I - E), rel=1e-12)
         for v in ("UE1", "UE2", "EB", "EM"):
             k = f"{v}(ROUGE-1)"
-            assert pv[(s, "all", k)] == pytest.approx((mv[(s, "d1", k)] + mv[(s, "d2", k)]) / 2, rel=1e-12)
-        assert mv[(s, "all", "ROUGE-1")] == pv[(s, "all", "ROUGE-1")]  # the plain measure: a mean either way
-    assert mv[("sysB", "all", "UE2(ROUGE-1)")] != pytest.approx(pv[("sysB", "all", "UE2(ROUGE-1)")], abs=0.01)
+            assert pv[(s, "all", k)] == pytest.approx((pv[(s, "d1", k)] + pv[(s, "d2", k)]) / 2, rel=1e-12)
+    A, E, I = (sum(pv[("sysB", d, k)] for d in ("d1", "d2")) / 2 for k in ("ROUGE-1", "E(ROUGE-1)", "IUB(ROUGE-1)"))
+    of_means = (A - E) / (I - E) if A >= E else (A - E) / E
+    assert pv[("sysB", "all", "UE2(ROUGE-1)")] != pytest.approx(of_means, abs=0.01)
     t = run("-f", "table", *args).output
-    assert ("'all' row of UE1, UE2, EB, EM: the formula applied to the means of A, E and I over the documents where "
-            "it is defined (UE2, EM: 0 = a random summary); not the mean of per-document values, Feng 2023's average "
-            "(--norm-all per-query)") in t
-    t = run("-f", "table", "--norm-all", "per-query", *args).output
-    assert "'all' row of UE1, UE2, EB, EM: the mean of per-document values (Feng 2023's average" in t
+    assert "'all' rows: the mean over the documents, of every measure and variant" in t

@@ -58,7 +58,7 @@ def test_default_measures_and_variants():
     res = cli()
     want = []
     for m in ("nDCG@10", "AP", "RBP(p=0.8)"):
-        want += [m, f"E({m})", f"UL2({m})"]  # one answer per measure: its value, E and UL2
+        want += [m, f"E({m})", f"EM({m})"]  # one answer per measure: its value, E and EM
     assert names(res) == want
     assert all(line.split("\t")[1] == "all" for line in res.stdout.splitlines())
 
@@ -78,18 +78,13 @@ def test_ul1_ul2_follow_their_formulas_per_query(measure):
         assert r[f"UL2({measure})"][q] == pytest.approx(0.0 if uninformative else ul2(a, i, e), abs=1e-12)
         got1.append(r[f"UL1({measure})"][q])
         got2.append(r[f"UL2({measure})"][q])
-    # the 'all' row: the formula on the means over the defined queries (--norm-all means, the default)
-    ok = [q for q in qids if abs(r[f"IUB({measure})"][q] - r[f"E({measure})"][q]) > 1e-12]
-    a, e, i = (np.mean([r[k][q] for q in ok]) for k in (measure, f"E({measure})", f"IUB({measure})"))
-    assert r[f"UL2({measure})"]["all"] == pytest.approx(ul2(a, i, e), abs=1e-12)
-    assert r[f"UL1({measure})"]["all"] == pytest.approx(ul1(a, i, e), abs=1e-12)
-    per_query = rows(cli("-q", "--precision", "17", "-m", measure, "--norm", "ul1,ul2", "--norm-all", "per-query"))
-    assert per_query[f"UL2({measure})"]["all"] == pytest.approx(np.mean(got2), abs=1e-12)
-    assert per_query[f"UL1({measure})"]["all"] == pytest.approx(np.mean(got1), abs=1e-12)
+    # the 'all' row: the mean of the per-query values, undefined ones 0 (docs/bounds.md, "Which 'all' row")
+    assert r[f"UL2({measure})"]["all"] == pytest.approx(np.mean(got2), abs=1e-12)
+    assert r[f"UL1({measure})"]["all"] == pytest.approx(np.mean(got1), abs=1e-12)
     # a wrapped variant alone prints the same number as the --norm form
     alone = rows(cli("-m", f"UL2({measure})", "--precision", "17"))
     assert list(alone) == [f"UL2({measure})"]
-    assert alone[f"UL2({measure})"]["all"] == pytest.approx(ul2(a, i, e), abs=1e-12)
+    assert alone[f"UL2({measure})"]["all"] == pytest.approx(np.mean(got2), abs=1e-12)
 
 
 def test_trec_names():
@@ -102,11 +97,11 @@ def test_trec_names():
 
 def test_undefined_skip_and_zero():
     """AP's judged pool (--pool qrels) is uninformative when every judged document is relevant or none
-    is (I = E); the mean of per-query values (--norm-all per-query) leaves them out or counts them 0."""
+    is (I = E); the 'all' row, the mean of per-query values, leaves them out or counts them 0."""
     pools = qrels_by_query()
     want_undefined = sorted(q for q, g in pools.items() if all(x >= 1 for x in g) or not any(x >= 1 for x in g))
     assert len(want_undefined) > 0
-    judged = ("--pool", "qrels", "--norm-all", "per-query")
+    judged = ("--pool", "qrels")
     skip = cli("-q", "--precision", "17", "-m", "AP", "--norm", "ul2", "--undefined", "skip", *judged)
     zero = cli("-q", "--precision", "17", "-m", "AP", "--norm", "ul2", *judged)
     s, z = rows(skip)["UL2(AP)"], rows(zero)["UL2(AP)"]
@@ -168,16 +163,17 @@ def test_paper_expectation_and_pools():
 
 
 def test_all_variants_at_once():
-    res = cli("-m", "nDCG@10", "--norm", "e,iub,wlb,ul1,ul2,mm,eb,em,db,uew", "--permutations", "200", "--notes", "all")
+    res = cli("-m", "nDCG@10", "--norm", "e,iub,wlb,ul1,ul2,mm,eb,em,db,uew", "--permutations", "200", "--notes", "all",
+              "--pool", "run")  # a run's own pool: some queries uninformative
     assert names(res) == ["nDCG@10"] + [f"{v}(nDCG@10)" for v in
                                         ("E", "IUB", "WLB", "UL1", "UL2", "MM", "EB", "EM", "DB", "UEW")]
     note = [line for line in res.stderr.splitlines() if ": undefined values: " in line]
     assert len(note) == 1  # one line per run, naming every variant that was undefined somewhere
     for v in ("UL1", "UL2", "MM", "EB", "EM", "DB", "UEW"):
         assert v in note[0].split(": ", 2)[2]
-    # the of-means 'all' rows leave the undefined queries out, DB's (a mean of per-query values) scores them 0
-    assert ("; left out of the 'all' row of UL1, UL2, MM, EB, EM and UEW, the formula on the means of the defined "
-            "queries, by --norm-all means; counted as 0 in the 'all' row of DB)") in note[0]
+    # every 'all' row is a mean of per-query values: the undefined queries count 0 in it
+    assert ("(scored 0 per query by --undefined zero, and as 0 in the 'all' row, a mean of per-query values; "
+            "--undefined skip leaves such queries out)") in note[0]
 
 
 def readme_examples():

@@ -48,17 +48,11 @@ def _nothing(qrels, run):
 _RuntimeMeasure = type(ir_measures.define(_nothing, name="ulnorm-eval", support_cutoff=False))
 
 
-# measure name -> the 'all' row its last evaluation computed, for a normalisation whose 'all' row is its
-# formula on the means of A, E, IUB and WLB (--norm-all means): its per-query values alone do not give it
-_ALL_ROW: dict = {}
-
-
 class _Summary(ir_measures.measures.base.Agg):
-    """The mean (or sum, or geometric mean) of the values as the command line's ``all`` row forms it;
-    for a normalisation (UL1, UL2, MM, EB, EM, UEW) the command line's 'all' row, its formula on the means."""
+    """The mean (or sum, or geometric mean) of the values as the command line's ``all`` row forms it."""
 
-    def __init__(self, rule: str, name: str | None = None):
-        self.rule, self.values, self.name = rule, [], name
+    def __init__(self, rule: str):
+        self.rule, self.values = rule, []
 
     def add(self, value):
         self.values.append(value)
@@ -68,8 +62,6 @@ class _Summary(ir_measures.measures.base.Agg):
 
         from .core.summary import summarise
 
-        if self.name is not None and self.name in _ALL_ROW:
-            return _ALL_ROW[self.name]
         return summarise(np.asarray(self.values, dtype=np.float64), None, self.rule)
 
 
@@ -117,10 +109,6 @@ class UlnormMeasure(_RuntimeMeasure):
         metric = self.metric()
         qrels_frame, run_frame, original = _CACHE.get(qrels, run)
         (ranked,) = evaluate_runs(qrels_frame, [run_frame], [metric], Options())
-        from .pipeline.blocks import summarised_of_means
-
-        if summarised_of_means(metric, Options()):
-            _ALL_ROW[repr(self)] = ranked.mean[metric]
         for note in ranked.notes:
             if note not in _CACHE.said:  # a note on the run is the same for every measure: said once
                 _CACHE.said.add(note)
@@ -132,10 +120,7 @@ class UlnormMeasure(_RuntimeMeasure):
             yield ir_measures.Metric(original.get(qid, qid), self, float(values[index]))
 
     def aggregator(self) -> _Summary:
-        from .pipeline.blocks import Options, summarised_of_means
-
-        metric = self.metric()
-        return _Summary(metric.summary, repr(self) if summarised_of_means(metric, Options()) else None)
+        return _Summary(self.metric().summary)
 
     def __repr__(self) -> str:
         try:

@@ -31,7 +31,7 @@ __all__ = ["Comparison", "compare", "compare_files", "swap_between_comparisons",
            "HOLE_ENDS",
            "DEFAULT_VARIANTS", "SUBSET_SETS"]
 
-# eval's default variants that are scores of a run (E, a property of the query, is not compared): UL2
+# eval's default variants that are scores of a run (E, a property of the query, is not compared): EM
 DEFAULT_VARIANTS = tuple(v for v in _DEFAULTS if v not in BOUND_VARIANTS)
 DEFAULT_REPS = {"t": 0, "wilcoxon": 0, "randomization": 10_000, "bootstrap": 1_000, "tukey": 10_000}
 SUBSET_SETS = ("all", "uninformative", "ideal")  # the named query sets of swap_between

@@ -38,13 +38,13 @@ class Check:
     reference: float  # the threshold, or the baseline's mean
     failed: bool
     p: float | None = None  # baseline checks: one-sided p-value of "run worse than baseline"
-    n: int = 0  # baseline checks: paired queries
+    n: int = 0  # the queries the mean is over (baseline checks: paired queries)
     test: str = ""
     holes: str = ""  # --holes: how the unjudged documents could move the decision (empty: they cannot)
     undefined: str = ""  # why the check could not be decided (it then fails), else ''
     zscore: bool = False  # -Z: the means are of z-scores (value - mean) / sd, not of the measure's values
     sign: float = 1.0  # -1.0: a lower value is better (the family's ``better``); the checks compare sign * value
-    of_means: bool = False  # the means are a normalisation's formula on the means (--norm-all means), the test pairs per-query values
+    total: int = 0  # the qrels queries, said beside n ("n of N queries"); 0: not known (summ's documents)
 
     @property
     def difference(self) -> float:
@@ -87,16 +87,20 @@ NO_BASE = "the baseline's mean is undefined (no query has a defined value)"
 NO_P = "the drop's p-value is undefined (fewer than two queries with defined values in both runs)"
 
 
-def check_thresholds(result, thresholds) -> list[Check]:
-    """A check per (run, threshold): fails when the run's mean is below the value, or undefined (NaN)."""
+def check_thresholds(result, thresholds, total: int = 0) -> list[Check]:
+    """A check per (run, threshold): fails when the run's mean is below the value, or undefined (NaN).
+    ``total``: the qrels queries, said beside the queries the mean is over ("n of N queries")."""
+    import numpy as np
+
     out = []
     for run in result.runs:
         for threshold in thresholds:
             sign = orientation(threshold.metric)
             mean, value = sign * run.mean[threshold.metric], sign * threshold.value
             why = NO_MEAN if math.isnan(mean) else ""
+            n_queries = int(np.count_nonzero(np.isfinite(np.asarray(run.values[threshold.metric], dtype=np.float64))))
             out.append(Check("fail-below", run.name, threshold.metric, sign * mean, threshold.value,
-                             bool(why) or mean < value,
+                             bool(why) or mean < value, n=n_queries, total=total,
                              undefined=why, zscore=_zscored(result, threshold.metric), sign=sign))
     return out
 
@@ -214,7 +218,7 @@ def holes_outlook(result, checks) -> HolesOutlook:
 
 
 def check_baseline(result, baseline, max_drop: float, alpha: float | None = None, test: str = "t",
-                   seed: int = 0) -> list[Check]:
+                   seed: int = 0, total: int = 0) -> list[Check]:
     """A check per (run, gated metric) against ``baseline`` (an api.RunResult of the same metrics).
 
     The paired test runs over the queries both were evaluated on (all qrels queries by default);
@@ -252,8 +256,7 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
             n_pairs = int((~(np.isnan(run_values) | np.isnan(base_values))).sum())
             out.append(Check("baseline", run.name, metric, sign * mean, sign * ref,
                              bool(why) or (dropped and significant), p_value, n_pairs, test,
-                             undefined=why, zscore=_zscored(result, metric), of_means=_of_means(result, metric),
-                             sign=sign))
+                             undefined=why, zscore=_zscored(result, metric), sign=sign, total=total))
     return out
 
 
@@ -303,8 +306,3 @@ def signed4(value: float) -> str:
     """A difference or margin as the gate's lines print it: signed, 4 decimals, ``nan`` when undefined."""
     return "nan" if value is None or math.isnan(value) else f"{value:+.4f}"
 
-
-def _of_means(result, metric) -> bool:
-    from ..pipeline.blocks import summarised_of_means
-
-    return summarised_of_means(metric, result.options)

@@ -79,8 +79,8 @@ def _check_plot(plot) -> None:
 # the options --help shows, in short (--help-all: every option, whole)
 COMMON_BRIEF = {
     "measures": "Measure, repeatable, as in eval (any case).  Default nDCG@10 AP RBP(p=0.8).",
-    "pool": "What a random ranking shuffles: the run's documents (default), the judged ones, both, the judged "
-            "ones and N unjudged (qrels+N), or a candidate FILE's top --pool-depth.",
+    "pool": "What a random ranking shuffles: the judged documents and N unjudged (default qrels+1000), the "
+            "judged ones, the run's, both (union), or a candidate FILE's top --pool-depth.",
     "output": "Write to FILE; its extension picks the format (.tsv, .json, .md, ...).",
     "plot": "Also draw the pictures to FILE (png, svg or pdf; the 'plot' extra).",
 }

@@ -12,7 +12,7 @@ from .types import ALPHA, FiniteFloat, GateThreshold, NonEmpty
 
 from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, groups_option, holes_options,
                       holes_list_option,
-                      make_options, ci_option, norm_all_option, ordering_options, output_options, parallel_options, scheduler_timeout,
+                      make_options, ci_option, ordering_options, output_options, parallel_options, scheduler_timeout,
                       run_queries_option, seed_option, notes_option)
 
 EPILOG = """\b
@@ -151,8 +151,8 @@ EVAL_BRIEF = {
     "norm": "Variants added to each measure: e, iub, wlb, ul1, ul2, mm, eb, em, db, uew or none.  Default e,ul2.",
     "per_query": "Per-query rows before the mean ('all').",
     "rel_level": "Lowest grade counted relevant (default 1).",
-    "pool": "What a random ranking shuffles: the run's documents (default), the judged ones, both, the judged "
-            "ones and N unjudged (qrels+N), or a candidate FILE's top --pool-depth.",
+    "pool": "What a random ranking shuffles: the judged documents and N unjudged (default qrels+1000), the "
+            "judged ones, the run's, both (union), or a candidate FILE's top --pool-depth.",
     "fmt": "Default: table on a terminal, else trec lines (a pipe, a file).",
     "output": "Write to FILE; its extension picks the format (.tsv, .json, ...).",
     "trec": "trec_eval 10 drop-in: its output byte for byte for its flags (docs/trec_eval.md).",
@@ -212,7 +212,6 @@ EVAL_BRIEF = {
                    "Plain measures only (--norm none).")
 @run_queries_option
 @bounds_options
-@norm_all_option
 @holes_options
 @holes_list_option
 @seed_option
@@ -269,6 +268,7 @@ def eval_cmd(**options):
     with refusals():
         plan = plan_eval(request, notes)
         view = eval_view(options, output_format(options["fmt"], options["output"], FORMATS, "trec"))
+        request = with_intervals(request, view)
         with stops_as_trec_eval(view):
             outcome = run_eval(request, plan, notes, progress_bar(not options["no_progress"]))
         outputs = eval_outputs(outcome, request, view, notes)
@@ -334,6 +334,16 @@ def eval_request(options: dict):
         alpha=given["alpha"], test=given["test"], allow_disjoint=given["allow_disjoint"], groups=given["groups"],
         stream=given["stream"], jobs=given["jobs"], scheduler=given["scheduler"],
         scheduler_timeout=scheduler_timeout(), strict_queries=given.get("strict_queries", False))
+
+
+def with_intervals(request, view):
+    """The request with the randomisation intervals drawn when an output prints them (-f table, json,
+    --summary-md): the others never pay for them."""
+    import dataclasses
+
+    if view.fmt not in ("table", "json") and not view.summary_md:
+        return request
+    return dataclasses.replace(request, options=dataclasses.replace(request.options, random_intervals=True))
 
 
 def eval_view(options: dict, fmt: str):

@@ -66,12 +66,12 @@ class PoolSpec(click.ParamType):
 
 # The random-ranking bounds and the variants built on them.
 bounds_options = bundle(
-    click.option("--pool", type=PoolSpec(), default="run", show_default=True,
-                 help="Documents a random ranker permutes: the run's own ranked documents (is its order "
-                      "better than a shuffle of them?), the judged ones, both, the judged ones and N unjudged "
-                      "ones (qrels+N: the same for every run, whatever it retrieved), or each query's top "
-                      "--pool-depth documents of a candidate FILE (a run: the re-ranking setting) "
-                      "(docs/bounds.md, \"Which pool\")."),
+    click.option("--pool", type=PoolSpec(), default="qrels+1000", show_default=True,
+                 help="Documents a random ranker permutes: the judged ones and N unjudged ones (qrels+N: the same "
+                      "for every run, whatever it retrieved; on LETOR data the candidates), the judged ones alone, "
+                      "the run's own ranked documents (is its order better than a shuffle of them?), the judged and "
+                      "the run's, or each query's top --pool-depth documents of a candidate FILE (a run: the "
+                      "re-ranking setting) (docs/bounds.md, \"Which pool\")."),
     click.option("--pool-depth", type=click.IntRange(min=1), default=100, show_default=True,
                  help="--pool FILE: the candidates of a query are the file's top N documents for it."),
     click.option("--expectation", type=click.Choice(["exact", "paper"]), default="exact", show_default=True,
@@ -84,19 +84,14 @@ bounds_options = bundle(
                       "1,000,000 (memory grows with them)."),
 )
 
-# How the 'all' row of a normalisation is formed (eval): docs/bounds.md, "Which 'all' row".
-norm_all_option = click.option(
-    "--norm-all", "norm_all", type=click.Choice(["means", "per-query"]), default="means", show_default=True,
-    help="The 'all' row of UL1, UL2, MM, EB, EM and UEW: the formula on the means of the value, E, IUB and WLB "
-         "('means': 0 for a random ranking), or the mean of the per-query values (Karmaker & Feng 2022's "
-         "average, which a random ranking scores below 0).")
-
 # eval --ci: an interval on every plain 'all' row (pipeline.blocks.plain_intervals)
 ci_option = click.option(
     "--ci", is_flag=True,
-    help="A (1 - A) interval on every plain measure's 'all' row (A: --alpha, default 0.05: 95%): the percentile "
-         "bootstrap over the queries (1,000 resamples, seeded by --seed; Efron & Tibshirani 1993), as the "
-         "normalisations' intervals; a column in -f table, two fields per measure in tsv and csv, 'interval' in json.")
+    help="A (1 - A) confidence interval over the topics on every 'all' row that is a mean (plain measures and "
+         "normalisations; A: --alpha, default 0.05: 95%): the percentile bootstrap of the queries (1,000 resamples, "
+         "seeded by --seed; Efron & Tibshirani 1993), the topics' sampling error, not the comparison with a random "
+         "ordering (the table's 'vs random' interval); a column in -f table, two fields per metric in tsv and csv, "
+         "'ci' in json.")
 
 # Judgment holes: LB/UB of every measure over the grades of the unjudged retrieved documents.
 class HolesSpec(click.ParamType):

@@ -54,10 +54,6 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the Monte Carlo draws.")
 @click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
               help="A document whose variant is undefined (I = E) scores 0, or is left out of the mean.")
-@click.option("--norm-all", "norm_all", type=click.Choice(["means", "per-query"]), default="means", show_default=True,
-              help="The 'all' row of UE1, UE2, EB, EM: the formula applied to the means of A, E and I over the "
-                   "documents where it is defined (0 for a random summary, as eval's), or the mean of per-document "
-                   "values (Feng 2023's average).")
 @click.option("--systems", "only_systems", metavar="LIST", type=NonEmpty(names=True),
               help="Only these systems (comma-separated), or 'abstractive' (SummEval's 12: M8-M23).")
 @click.option("--model", type=click.Path(exists=True, file_okay=False), metavar="PATH",
@@ -145,7 +141,7 @@ def summ_request(options: dict):
     if options["norm"] is not None:
         parts = [part.strip() for part in options["norm"].split(",") if part.strip()]
         variants = [] if parts in (["none"], ["plain"]) else parts
-    keys = ("stem", "combine", "length", "upper", "draws", "seed", "undefined", "norm_all", "model", "layer",
+    keys = ("stem", "combine", "length", "upper", "draws", "seed", "undefined", "model", "layer",
             "batch_size")
     opts = se.SummOptions(**{key: options[key] for key in keys}, k=tokens)
     measures = [name for given in options["measures"] for name in given.split() if name] or None

@@ -1,13 +1,13 @@
-"""A percentile bootstrap over queries for statistics of the means (the 'all' row of a normalisation
-under ``--norm-all means``: its formula on the means of A, I, E and W over the defined queries).
+"""The two intervals of an 'all' row: against a random ordering, and over the topics.
 
-Efron & Tibshirani 1993 ch. 13, topics resampled as Sakai 2006: B resamples of the n queries with
-replacement (each query's A, I, E, W together); t_b = f(mean* A, mean* I, mean* E, mean* W) over the
-drawn defined queries (NaN if none, or f undefined); [lo, hi] = the 2.5th and 97.5th percentiles of
-the finite t_b.  The resamples are a seeded count matrix C (B x n) shared by every measure of a run
-(joint intervals), each mean one product ``C @ x`` in whole numbers (the same bits on every BLAS).
-The interval of UL2, EM and UEW contains 0 exactly when that of mean A - mean E does: the run cannot
-be told from a random ranking of its pool on these queries.  Imports numpy only.
+:func:`randomisation_interval`: the 'all' row minus a random ordering's, from its values on K = 999
+random orderings of each query's pool (Davison & Hinkley 1997 ch. 4, the exact Monte Carlo test
+inverted as a shift): the table's "EM vs random".  The percentile bootstrap (Efron & Tibshirani 1993
+ch. 13, topics resampled as Sakai 2006), ``eval --ci``: B resamples of the n queries with replacement
+(each query's columns together); t_b = f(the drawn queries' means) over the defined ones (NaN if none,
+or f undefined); [lo, hi] = the (1 - level)/2 and (1 + level)/2 percentiles of the finite t_b.  The
+resamples are a seeded count matrix C (B x n) shared by every measure of a run (joint intervals), each
+mean one product ``C @ x`` in whole numbers (the same bits on every BLAS).  Imports numpy only.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from typing import Callable
 
 __all__ = ["Param", "TrecName", "Family", "Variant", "Gains", "FAMILIES", "VARIANTS", "register", "TextFamily",
            "TEXT_FAMILIES", "register_text",
-           "register_variant", "UnknownMeasure", "BOUNDS", "SUMMARIES", "VARIANT_KINDS", "EXTREMES", "VALUES", "NICKNAMES", "TREC_ORDER"]
+           "register_variant", "UnknownMeasure", "VARIANT_AGGREGATE", "BOUNDS", "SUMMARIES", "VARIANT_KINDS", "EXTREMES", "VALUES", "NICKNAMES", "TREC_ORDER"]
 
 BOUNDS = ("exact", "montecarlo", "none")
 SUMMARIES = ("mean", "sum", "gmean", "none", "run")
@@ -29,6 +29,10 @@ EXTREMES = ("sorted", "ideal", "search")  # how IUB/WLB are found (Family.extrem
 VARIANT_KINDS = ("bound", "ratio", "distribution", "prior", "holes", "condensed")
 # what a holes variant is: the extremes (LB, UB), or the bootstrap's mean and percentile interval
 HOLE_BOUNDS = ("LB", "UB", "BS", "BSLO", "BSHI")
+# The 'all' row of every variant: the mean of its per-query values (undefined ones as --undefined scores them).
+# Karmaker & Feng 2022 and Feng 2023 average UL2 per query the same way; with EM, (A - E)/(I - E), a random
+# ordering averages 0 on every query (docs/bounds.md, "Which 'all' row").
+VARIANT_AGGREGATE = "mean"
 
 
 
@@ -243,6 +247,10 @@ class Variant:
     grades of the unjudged documents; BS, BSLO, BSHI: their bootstrap, :mod:`ulnorm_eval.core.holes`) or 'condensed' (CL: the measure on the
     ranking without its unjudged documents).  ``below_random``: the value under which
     a run is worse than a random ranking (tables print it bold red), None if it has none.
+
+    The 'all' row of every variant is :data:`VARIANT_AGGREGATE`, the mean of its per-query values (one
+    rule, used by eval, compare, the gates, the paper tables, summ and the library; docs/bounds.md,
+    "Which 'all' row").
     """
 
     name: str

@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, field
 
 from . import measures as _measures  # noqa: F401  (registers the native families)
-from .records import (FAMILIES, NICKNAMES, TREC_ORDER, VARIANTS, Family, Gains, Param, TrecName, UnknownMeasure,
-                      Variant)
+from .records import (FAMILIES, NICKNAMES, TREC_ORDER, VARIANT_AGGREGATE, VARIANTS, Family, Gains, Param, TrecName,
+                      UnknownMeasure, Variant)
 from .variants import BOUND_VARIANTS, DEFAULT_VARIANTS, PRIOR_VARIANTS
 
 __all__ = [
@@ -170,8 +170,9 @@ class Metric:
     @property
     def summary(self) -> str:
         """How the 'all' row is formed: the family's rule for the measure and for a variant whose values
-        are the measure's own (GMAP's LB is a geometric mean, CL(num_ret) a sum); other variants are means."""
-        return self.measure.summary if self.own_scale else "mean"
+        are the measure's own (GMAP's LB is a geometric mean, CL(num_ret) a sum); the others the variants'
+        declared rule, the mean of their per-query values (records.VARIANT_AGGREGATE)."""
+        return self.measure.summary if self.own_scale else VARIANT_AGGREGATE
 
     def trec_name(self) -> str:
         base = self.measure.trec_name()

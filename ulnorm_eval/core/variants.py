@@ -55,7 +55,7 @@ register_variant(Variant(
     undefined=_UNDEF + ", I = 0 or A + E = 0", normalise=_deferred("ul1")))
 register_variant(Variant(
     name="UL2", aliases=("UE2",), formula="(A-E)/(I-E) if A >= E else (A-E)/E", cite="Karmaker & Feng 2022 eq. 6; Feng 2023 eq. 5.2",
-    rng="[-1, 1]", kind="ratio", undefined=_UNDEF + ", or A < E = 0", normalise=_deferred("ul2"), below_random=0.0, default=True))
+    rng="[-1, 1]", kind="ratio", undefined=_UNDEF + ", or A < E = 0", normalise=_deferred("ul2"), below_random=0.0))
 register_variant(Variant(
     name="MM", aliases=(), formula="(A-W)/(I-W) (min-max with the worst ranking)", cite="Westerborg 2022 eq. 3.1", rng="[0, 1]", kind="ratio",
     undefined=_UNDEF, normalise=_deferred("mm")))
@@ -63,8 +63,9 @@ register_variant(Variant(
     name="EB", aliases=(), formula="A/E (expectation-based)", cite="Westerborg 2022 eq. 3.6", rng="[0, I/E]", kind="ratio", undefined=_UNDEF + " or E = 0",
     normalise=_deferred("eb"), below_random=1.0))
 register_variant(Variant(
-    name="EM", aliases=(), formula="(A-E)/(I-E) (expectation-max)", cite="Westerborg 2022 eq. 3.11", rng="(-inf, 1]", kind="ratio", undefined=_UNDEF, normalise=_deferred("em"),
-    below_random=0.0))
+    name="EM", aliases=(), formula="(A-E)/(I-E) (expectation-max; UL2 at and above E)", cite="Westerborg 2022 eq. 3.11",
+    rng="[(W-E)/(I-E), 1]", kind="ratio", undefined=_UNDEF, normalise=_deferred("em"), below_random=0.0,
+    default=True))  # the default: its per-query mean is 0 for a random ordering (docs/bounds.md, "The decision")
 register_variant(Variant(
     name="DB", aliases=(), formula="Pr[M(random permutation) <= A] (distribution-based percentile)", cite="Westerborg 2022 eq. 3.12",
     rng="[0, 1]", kind="distribution", undefined=_UNDEF))

@@ -21,8 +21,8 @@ from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_
 
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
            "finish_run", "summary_row", "condensed", "input_notes", "undefined_note", "refuse_prior_variants",
-           "summary_parts", "of_means", "of_means_intervals", "plain_intervals", "summarised_of_means", "below_random_note", "prepare",
-           "Note", "pool_words", "candidates", "candidates_note", "shared_pool"]
+           "summary_parts", "plain_intervals", "random_intervals", "below_random_note", "prepare",
+           "Note", "pool_words", "candidates", "candidates_note", "shared_pool", "letor_pool"]
 
 
 @dataclass
@@ -34,7 +34,7 @@ class Options:
     ties: str = "score"
     score_precision: str = "float64"
     run_queries_only: bool = False
-    pool: str = "run"  # docs/bounds.md, "Which pool": run, qrels, union, qrels+N, or a candidate file's path
+    pool: str = "qrels+1000"  # docs/bounds.md, "The decision": qrels+N, qrels, run, union, or a candidate file's path
     pool_depth: int = 100  # --pool FILE: each query's top pool_depth documents of the file are its candidates
     expectation: str = "exact"
     undefined: str = "zero"
@@ -55,8 +55,9 @@ class Options:
     holes_prior: str = "pool"  # BS: the holes' grades drawn from the query's judged grades (pool), the run's, or their mix
     trec_nan: bool = False  # trec_eval's -nan values and -c placeholder leaks reproduced (docs/trec_eval.md)
     zscore: str | None = None  # trec_eval's -Z file: per-query values become (value - mean) / sd
-    norm_all: str = "means"  # a normalisation's 'all' row: its formula on the means, or the mean of per-query values
-    ci: float | None = None  # eval --ci: the level of every plain measure's 'all' row interval (None: none)
+    ci: float | None = None  # eval --ci: the level of every 'all' row's interval over the topics (None: none)
+    # the normalisations' randomisation intervals (random_intervals): drawn only when an output prints them.  Not in the meta
+    random_intervals: bool = False
 
     def __post_init__(self):
         """The command line's checks, for the library (which builds Options from keywords)."""
@@ -102,7 +103,7 @@ def _is_file(path: str) -> bool:
     return isinstance(path, str) and os.path.isfile(path)
 
 
-_CHOICES = {"ties": ("score", "rank", "file"), "score_precision": ("float64", "float32"), "norm_all": ("means", "per-query"), "expectation": ("exact", "paper"),
+_CHOICES = {"ties": ("score", "rank", "file"), "score_precision": ("float64", "float32"), "expectation": ("exact", "paper"),
             "undefined": ("zero", "skip"), "trec_version": ("10", "9"), "holes_prior": ("run", "pool", "mix")}
 
 
@@ -126,7 +127,8 @@ class RunResult:
     ignored_qids: list = field(default_factory=list)  # the `ignored` run queries, in natural order
     notes: list = field(default_factory=list)  # one-line notes for stderr, in order
     tag: str | None = None  # the run's tag (its last line's, trec_eval's runid); None when not a TREC run
-    interval: dict = field(default_factory=dict)  # Metric -> (lo, hi): 95% bootstrap interval of an of-means 'all' row
+    interval: dict = field(default_factory=dict)  # Metric -> (lo, hi): a normalisation's 'all' row minus a random ordering's, 95%
+    ci: dict = field(default_factory=dict)  # eval --ci: Metric -> (lo, hi), the 'all' row's bootstrap interval over the topics
     # asked of the orchestrator (pipeline/orchestrator.py): per-query values under other options where they
     # move the run's documents (None: they move none, the values above hold), and the ranked run
     again: dict | None = None
@@ -312,10 +314,12 @@ def prepare(qrels: Qrels, metrics: list, options: Options) -> None:
                 compute(empty, J, measure, level)
     if any(_pooled(m) for m in metrics):
         from ..core import expectations  # noqa: F401 - imported once here, not in every worker
-    if any(summarised_of_means(m, options) for m in metrics):
+    if options.ci is not None:
         from ..core.intervals import prepare_counts
 
         prepare_counts(len(qids), seed=options.seed)
+    if options.random_intervals:  # the randomisation null of the query set, drawn once before the workers fork
+        _null_values(qrels, options, qids, [m.measure for m in _normalised(metrics)])
 
 
 MISSING_ZSCORE = -1000000.0  # trec_eval.h MISSING_ZSCORE_VALUE
@@ -381,93 +385,90 @@ def summary_parts(metrics: list) -> list:
     return out
 
 
-def of_means(m, values: dict, order=None) -> float:
-    """The 'all' row of normalisation ``m`` under ``--norm-all means``: its formula on the means of A, I, E
-    and W over the queries where ``m`` is defined, e.g. for UL2 (mean A - mean E) / (mean I - mean E) if
-    mean A >= mean E, else (mean A - mean E) / mean E.  Karmaker & Feng 2022 (eq. 5-6) and Feng 2023
-    (eq. 5.1-5.2) average per-query values instead (``--norm-all per-query``), a mean that is not 0 for a
-    random ranking (docs/bounds.md, "Which 'all' row"); this row is 0 for it (mean A = mean E in
-    expectation) and 1 when every query is ideal.  NaN when every query is uninformative (mean I = mean E)."""
-    A, I, E, W, ok = _of_means_parts(m, values, order)
-    mean = [summarise(x[ok]) for x in (A, I, E)]
-    w = W[ok]
-    mean.append(summarise(w) if np.isfinite(w).any() else float("nan"))
-    val, und = VARIANTS[m.variant].normalise(*(np.array([x]) for x in mean))
-    return float("nan") if bool(np.asarray(und).ravel()[0]) else float(np.asarray(val).ravel()[0])
-
-
-def _of_means_parts(m, values: dict, order=None):
-    """A, I, E, W of ``m``'s measure (in ``order``) and the mask of the queries where ``m`` is defined."""
-    from ..core.registry import Metric
-
-    A, E, I, W = (np.asarray(values[Metric(m.measure, v)], dtype=np.float64) for v in (None, "E", "IUB", "WLB"))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        per_query, undefined = VARIANTS[m.variant].normalise(A, I, E, W)
-    ok = np.isfinite(A) & np.isfinite(E) & np.isfinite(I) & ~np.asarray(undefined, bool) & ~np.isnan(per_query)
-    if order is not None:
-        ok = ok[order]
-        A, E, I, W = A[order], E[order], I[order], W[order]
-    return A, I, E, W, ok
-
-
-def of_means_intervals(metrics: list, values: dict, qids: list, options) -> dict:
-    """{Metric: (lo, hi)}: the 95% percentile bootstrap interval over the queries
-    (:func:`~ulnorm_eval.core.intervals.means_intervals`, 1000 resamples seeded by ``--seed``) of the
-    'all' row of every normalisation summarised by :func:`of_means`: the queries' A, I, E and W
-    resampled together, the variant's formula applied to each resample's means over its defined
-    queries.  An interval containing the variant's random value (0 for UL2, EM, UEW; 1 for EB) means
-    the run is not distinguishable from a random ranking of its pool on these queries."""
-    shown = [m for m in metrics if summarised_of_means(m, options)]
-    if not shown:
-        return {}
-    from ..core.intervals import means_intervals
-
-    order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # as the 'all' row: blocking-independent
-    jobs = []
-    for m in shown:
-        A, I, E, W, ok = _of_means_parts(m, values, order)
-        jobs.append(((A, I, E, W), ok, VARIANTS[m.variant].normalise))
-    return dict(zip(shown, means_intervals(jobs, len(qids), seed=options.seed)))
-
-
 def plain_intervals(metrics: list, values: dict, qids: list, options) -> dict:
-    """{Metric: (lo, hi)} under ``eval --ci`` (``options.ci``, the level): every plain measure whose 'all'
-    row is the mean of its per-query values gets that mean's percentile bootstrap interval over the
-    queries (:func:`~ulnorm_eval.core.intervals.aggregate_intervals`: the resamples of
-    :func:`of_means_intervals`, 1000 seeded by ``--seed``, in the same query order)."""
-    shown = [m for m in metrics if options.ci is not None and not m.variant and m.summary == "mean"
-             and getattr(m.measure.record, "value", "float") != "text"]
+    """{Metric: (lo, hi)} under ``eval --ci`` (``options.ci``, the level): every metric whose 'all' row is
+    the mean of its per-query values (plain measures and normalisations alike) gets that mean's
+    percentile bootstrap interval over the queries, the topics' sampling error
+    (:func:`~ulnorm_eval.core.intervals.aggregate_intervals`, 1000 resamples seeded by ``--seed``)."""
+    shown = [m for m in metrics if options.ci is not None and m.summary == "mean" and getattr(m.measure.record, "value",
+             "float") != "text" and (m.variant is None or VARIANTS.get(m.variant) and VARIANTS[m.variant].kind == "ratio")]
     if not shown:
         return {}
     from ..core.intervals import aggregate_intervals
 
-    order = np.argsort(np.asarray(qids, dtype=object), kind="stable")
+    order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # as the 'all' row: blocking-independent
     columns = [np.asarray(values[m], dtype=np.float64)[order] for m in shown]
     return dict(zip(shown, aggregate_intervals(columns, options.ci, options.seed)))
 
 
-def summarised_of_means(m, options) -> bool:
-    """Whether the 'all' row of ``m`` is :func:`of_means` (a normalisation under ``--norm-all means``; summ's
-    UE1, UE2 are aliases of UL1, UL2 and follow the same rule, pipeline.summ_eval)."""
-    if not m.variant or getattr(options, "norm_all", "means") != "means":
-        return False
-    rec = VARIANTS.get(m.variant) or next((r for r in VARIANTS.values() if m.variant in r.aliases), None)
-    return rec is not None and rec.kind == "ratio"
+def _normalised(metrics: list) -> list:
+    """The normalisations among ``metrics`` (UL1, UL2, MM, EB, EM, UEW) of native measures: those with a
+    randomisation interval."""
+    return [m for m in metrics if m.variant in VARIANTS and VARIANTS[m.variant].kind == "ratio" and m.measure.native]
+
+
+def _null_values(qrels: Qrels, options: Options, qids: list, measures: list) -> dict:
+    """{measure: K x queries}: each measure's values on K = 999 random orderings of each query's pool (a
+    pool the same for every run), kept per query on the qrels: drawn once per command and query set."""
+    from ..core.draws import Keys
+    from ..core.expectations import bounds_key, random_orderings
+    from ..core.intervals import ORDERINGS
+    from ..core.pools import judged_only_pool
+
+    J = judgements(qrels, qids)
+    scored = {m: paper_measure(m) if options.expectation == "paper" else m for m in dict.fromkeys(measures)}
+    store = {m: qrels.cache.setdefault(("null",) + bounds_key(s, options), {}) for m, s in scored.items()}
+    todo = [m for m in scored if any(q not in store[m] for q in qids)]
+    if todo:
+        pool = shared_pool(qrels, options, J)
+        level = Level.of(options, trec_nan=False)
+        for judged_only in (False, True):  # -J (or a measure's judged_only): a random ordering of what -J keeps
+            group = [m for m in todo if bool(options.judged_only or scored[m].get("judged_only")) == judged_only]
+            if group:
+                drawn = random_orderings(judged_only_pool(pool) if judged_only else pool, J, [scored[m] for m in group],
+                                         level, ORDERINGS, Keys(options.seed, J.qids))
+                for m, values in zip(group, drawn):
+                    store[m].update(zip(qids, values.T))
+    return {m: np.column_stack([store[m][q] for q in qids]) if qids else np.zeros((ORDERINGS, 0)) for m in scored}
+
+
+def random_intervals(metrics: list, values: dict, mean: dict, qids: list, options: Options, qrels=None) -> dict:
+    """{Metric: (lo, hi)}: for every normalisation of ``metrics`` under a pool the same for every run, the
+    95% randomisation interval of its 'all' row minus a random ordering's
+    (:func:`~ulnorm_eval.core.intervals.randomisation_interval`): the 'all' row's values on 999 random
+    orderings of each query's pool (per query the variant of the ordering's value against the query's I,
+    E and W, undefined queries as ``--undefined`` scores them), drawn once per query set.  It holds 0 when
+    the run cannot be told from a random ordering of the pool on these queries.  Empty under ``--pool
+    run`` or ``union``, whose pool is each run's own."""
+    shown = _normalised(metrics)
+    if not shown or qrels is None or options.pool in ("run", "union") or not qids:
+        return {}
+    from ..core.intervals import randomisation_interval
+    from ..core.registry import Metric
+
+    null = _null_values(qrels, options, qids, [m.measure for m in shown])
+    out = {}
+    for m in shown:
+        I, E, W = (np.asarray(values[Metric(m.measure, v)], dtype=np.float64) for v in ("IUB", "E", "WLB"))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            per, undefined = VARIANTS[m.variant].normalise(null[m.measure], I, E, W)
+        per = np.where(undefined | np.isnan(per), 0.0 if options.undefined == "zero" else np.nan, per)
+        with np.errstate(invalid="ignore"):
+            out[m] = randomisation_interval(mean[m], np.nanmean(per, axis=1) if per.size else per[:, 0])
+    return out
 
 
 def summary_row(metrics: list, values: dict, qids: list, options: Options, *, tag=None, qrels=None) -> dict:
     """The 'all' row: each metric's summary rule (its record's), summed in trec_eval's query order
     (qid byte order); 'run' rows are the run's tag, 'none' rows NaN (not printed); a family with a
-    ``complete_summary`` (num_rel) takes it under trec_eval's -c (``options.complete``); a
-    normalisation under ``--norm-all means`` its formula on the means (:func:`of_means`)."""
+    ``complete_summary`` (num_rel) takes it under trec_eval's -c (``options.complete``).  A variant's is
+    the mean of its per-query values, for every variant (``core.records.VARIANT_AGGREGATE``): the number
+    eval, compare, the gates, the paper tables and the library print alike."""
     byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
     mean = {}
     for m in metrics:
         rec = m.measure.record
-        if summarised_of_means(m, options):  # undefined on the means (every query I = E): --undefined's rule
-            v = of_means(m, values, byte_order)
-            mean[m] = 0.0 if np.isnan(v) and options.undefined == "zero" else v
-        elif m.summary == "run":
+        if m.summary == "run":
             mean[m] = tag
         elif m.summary == "none":
             mean[m] = float("nan")
@@ -535,18 +536,18 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
     note = undefined_note(name, undefined, options)
     if note:
         notes.append(note)
-    interval = of_means_intervals(metrics, values, qids, options)
+    interval = random_intervals(metrics, values, mean, qids, options, qrels) if options.random_intervals else {}
     note = below_random_note(name, metrics, values, options, interval)
     if note:
         notes.append(note)
-    interval.update(plain_intervals(metrics, values, qids, options))
-    note = withheld_note(name, values, options, interval)
+    ci = plain_intervals(metrics, values, qids, options)
+    note = withheld_note(name, values, options, ci)
     if note:
         notes.append(note)
     values = {m: values[m] for m in metrics}  # the parts (summary_parts) served the 'all' row and the note
     stderr = {m: v for m, v in stderr.items() if m in values}
     return RunResult(name, qids, values, mean, stderr, len(missing_qids), len(ignored_qids), undefined,
-                     float32_ties, list(missing_qids), list(ignored_qids), notes, tag, interval,
+                     float32_ties, list(missing_qids), list(ignored_qids), notes, tag, interval, ci,
                      undefined_queries={m: mask for m, mask in masks.items() if mask.any()})
 
 
@@ -564,8 +565,9 @@ def pool_words(options) -> str:
     pool, extra = options.pool, placeholders(options.pool)
     if pool in POOL_QUESTION:
         return f"{POOL_QUESTION[pool]} (--pool {pool})"
-    if extra is not None:
-        return f"a shuffle of the judged documents and {extra:,} unjudged ones (--pool {pool})"
+    if extra is not None:  # where it departs from the papers, said where the number is printed
+        return (f"a shuffle of the judged documents and {extra:,} unjudged ones (--pool {pool}; Karmaker & Feng 2022 "
+                "shuffle a query's candidates, --pool FILE, which an ad hoc run has none of)")
     return (f"a shuffle of each query's top {options.pool_depth} documents of {_base(pool)}, the candidates "
             f"(--pool FILE --pool-depth {options.pool_depth})")
 
@@ -588,6 +590,18 @@ def candidates(qrels: Qrels, options: Options, qids: list):
         qrels.cache[key] = read_run(options.pool, data=read_bytes(options.pool))
     return rank_run(qrels.cache[key], qrels, qids, ties=options.ties, score_precision=options.score_precision,
                     depth=options.pool_depth).ranking
+
+
+def letor_pool(options: Options, qrels: Qrels) -> Options:
+    """On LETOR data every candidate is judged and a score file ranks every one: the pool is the
+    candidates, the judged documents, so 'qrels+N' adds no placeholder there (--pool qrels)."""
+    import dataclasses
+
+    from ..core.pools import placeholders
+
+    if getattr(qrels, "letor", False) and placeholders(options.pool) is not None:
+        return dataclasses.replace(options, pool="qrels")
+    return options
 
 
 def shared_pool(qrels: Qrels, options: Options, J: Judgements):
@@ -618,13 +632,13 @@ def below_random_note(name: str, metrics: list, values: dict, options: Options, 
     """One line when, for a measure with random-ranking bounds, E is better than the run's value on more
     than half of the queries (above it; below it for a measure whose record says lower is better): on
     most queries a random ranking of the pool beats the run, what that means under this pool, whether
-    over all queries the run can be told from it (the 95% bootstrap interval of the 'all' row of its
-    first normalisation with a random value, ``intervals`` (:func:`of_means_intervals`), or else of
-    mean A - mean E: below, around or above the random value), and which ``--pool`` asks the other
-    question.  None otherwise."""
+    over all queries the run can be told from it (the randomisation interval of its first normalisation,
+    ``intervals`` (:func:`random_intervals`, drawn only when an output prints them: the table, json,
+    --summary-md), or else the bootstrap interval of mean A - mean E over the topics: below, around or
+    above 0), and which ``--pool`` asks the other question.  None otherwise."""
     from ..core.registry import Metric
 
-    hits, verdicts = [], []
+    hits, beaten_by = [], []
     for meas in dict.fromkeys(m.measure for m in metrics if _pooled(m)):
         a, e = Metric(meas), Metric(meas, "E")
         if a not in values or e not in values:
@@ -634,27 +648,22 @@ def below_random_note(name: str, metrics: list, values: dict, options: Options, 
         beaten = int(np.sum(sign * (E - A) > 1e-12 * np.maximum(1.0, np.abs(A))))
         if len(A) and 2 * beaten > len(A):
             hits.append(f"{meas} on {beaten} of {len(A)}" + (", lower is better" if meas.lower_better else ""))
-            verdicts.append(_told_apart(meas, metrics, A, E, intervals or {}, options))
+            beaten_by.append((meas, A, E))
     if not hits:
         return None
+    verdicts = [_told_apart(meas, metrics, A, E, intervals or {}, options) for meas, A, E in beaten_by]
     pool = options.pool if options.pool in POOL_QUESTION else "qrels+N" if "+" in options.pool else "FILE"
     other = "qrels" if options.pool == "run" else "run"
+    lead = next((str(m.variant) for m in _normalised(metrics)), "a normalisation")
     whats = " or ".join(dict.fromkeys(w for w, _ in verdicts))
     words = [word for _, (_, word) in verdicts]
     brief = f"E beats the value on most queries of {{0:measure|measures}} (--pool {pool}); all queries vs random: {{tally}}"
     return Note(f"{name}: E beats the value on most queries ({'; '.join(hits)}): there {pool_words(options)} "
-                f"scores better than the run, so per-query UL2 reads worse than random there; over all "
+                f"scores better than the run, so per-query {lead} reads worse than random there; over all "
                 f"queries (the 95% interval of {whats}): {'; '.join(v for _, (v, _) in verdicts)}; --pool {other} compares "
                 f"with {POOL_QUESTION[other]} instead (docs/bounds.md, \"Which pool\")", name, brief, (len(hits),),
                 [(word.removesuffix(" than random").replace("not distinguishable from random", "n.s."), words.count(word))
                  for word in dict.fromkeys(words)])
-
-
-def _defined(m, values: dict, options) -> int:
-    """How many queries ``m``'s interval is taken from: where its of-means formula is defined, else where
-    its value is finite."""
-    ok = _of_means_parts(m, values)[-1] if summarised_of_means(m, options) else np.isfinite(values[m])
-    return int(np.count_nonzero(ok))
 
 
 def withheld_note(name: str, values: dict, options, intervals: dict) -> str | None:
@@ -662,10 +671,10 @@ def withheld_note(name: str, values: dict, options, intervals: dict) -> str | No
     percentile interval from fewer is the sample's extremes ([x, x] from one query), and so is no claim."""
     if not intervals:
         return None
-    from ..core.intervals import LEVEL, min_queries
+    from ..core.intervals import min_queries
 
-    counts = {m: _defined(m, values, options) for m, (lo, _) in intervals.items() if not np.isfinite(lo)}
-    counts = {m: count for m, count in counts.items() if count < min_queries(options.ci if not m.variant else LEVEL)}
+    counts = {m: int(np.count_nonzero(np.isfinite(values[m]))) for m, (lo, _) in intervals.items() if not np.isfinite(lo)}
+    counts = {m: count for m, count in counts.items() if count < min_queries(options.ci)}
     few = [f"{m} from {count} {'query' if count == 1 else 'queries'}" for m, count in counts.items()]
     if not few:
         return None
@@ -678,21 +687,21 @@ def withheld_note(name: str, values: dict, options, intervals: dict) -> str | No
 
 def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
     """(what the interval is of, (whether the run can be told from a random ranking on ``meas`` over all
-    queries in words, the verdict's word)): the 95% interval of its first of-means normalisation with a
-    random value, or else of mean A - mean E."""
-    at = next(((m, VARIANTS[m.variant].below_random) for m in metrics if m.measure == meas and m in intervals
-               and VARIANTS[m.variant].below_random is not None), None)
+    queries in words, the verdict's word)): the randomisation interval of its first normalisation's 'all'
+    row minus a random ordering's, or else (a pool of each run's own) the bootstrap interval of mean A -
+    mean E over the topics."""
+    at = next((m for m in metrics if m.measure == meas and m in intervals), None)
     if at is not None:
-        (lo, hi), what, zero = intervals[at[0]], f"{at[0].variant}'s 'all' row", at[1]
+        (lo, hi), what = intervals[at], f"{at.variant}'s 'all' row minus a random ordering's"
     else:
         from ..core.intervals import means_interval
 
         lo, hi = means_interval([A, E], lambda a, e: a - e, np.isfinite(A) & np.isfinite(E), seed=options.seed)
-        what, zero = "mean value - mean E", 0.0
+        what = "mean value - mean E over the topics"
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return what, (f"{meas} undefined, or from too few queries (no claim)", "undefined")
     below, above = ("better", "worse") if meas.lower_better else ("worse", "better")
-    word = f"{below} than random" if hi < zero else f"{above} than random" if lo > zero else "not distinguishable from random"
+    word = f"{below} than random" if hi < 0 else f"{above} than random" if lo > 0 else "not distinguishable from random"
     return what, (f"{meas} {word}, [{lo:.4f}, {hi:.4f}]", word)
 
 
@@ -776,9 +785,8 @@ _SINGULAR = {"queries": "query", "documents": "document"}
 
 def undefined_note(name: str, undefined: dict, options: Options, unit: str = "queries") -> str | None:
     """One line per run: which variants were undefined for how many queries (``unit``), by measure, and
-    what happened to them under ``--undefined`` and ``--norm-all``: under ``zero`` each is printed as 0
-    per query and counted as 0 in a mean of per-query values, while an 'all' row of the means
-    (:func:`of_means`) leaves them out; under ``skip`` they are left out everywhere."""
+    what ``--undefined`` did with them: under ``zero`` each is printed as 0 per query and counted as 0 in
+    the 'all' row, the mean of per-query values; under ``skip`` they are left out of both."""
     by_measure: dict = {}
     for m, n in undefined.items():
         if n:
@@ -801,32 +809,16 @@ def undefined_note(name: str, undefined: dict, options: Options, unit: str = "qu
     one = _SINGULAR.get(unit, unit)
     variants = _and(list(dict.fromkeys(str(m.variant) for m, n in undefined.items() if n)))
     brief = (f"{variants} undefined for {{0:{one}|{unit}}} of {{1:measure|measures}} ("
-             + _undefined_brief([m for m, n in undefined.items() if n], options, one)
+             + ("left out, --undefined skip" if options.undefined != "zero" else f"0 per {one} and in the 'all' row, --undefined")
              + ("; withheld bounds: docs/bounds.md)" if why else ")"))
     counts = [n for n in undefined.values() if n]
     return Note(f"{name}: undefined values: {'; '.join(parts)} ({how}){tail}", name, brief,
                 ((min(counts), max(counts)), len(by_measure)))
 
 
-def _undefined_brief(metrics: list, options: Options, one: str) -> str:
-    """:func:`_undefined_rule` in short."""
-    if options.undefined != "zero":
-        return "left out, --undefined skip"
-    means = [str(v) for v in dict.fromkeys(m.variant for m in metrics if summarised_of_means(m, options))]
-    return (f"0 per {one}, --undefined; out of {_and(means)}'s 'all' row, --norm-all" if means
-            else f"0 per {one} and in the 'all' row, --undefined")
-
-
 def _undefined_rule(metrics: list, options: Options, one: str) -> str:
-    """What ``--undefined`` and ``--norm-all`` did with the undefined values of ``metrics``, in words."""
+    """What ``--undefined`` did with the undefined values of ``metrics``, in words."""
     if options.undefined != "zero":
         return f"left out per {one} and of the 'all' row: --undefined skip"
-    means = [str(v) for v in dict.fromkeys(m.variant for m in metrics if summarised_of_means(m, options))]
-    others = [str(v) for v in dict.fromkeys(m.variant for m in metrics) if str(v) not in means]
-    head = f"scored 0 per {one} by --undefined zero"
-    if not means:
-        return (f"{head}, and as 0 in the 'all' row, a mean of per-{one} values; --undefined skip leaves such "
-                f"{'queries' if one == 'query' else one + 's'} out")
-    tail = f"; counted as 0 in the 'all' row of {_and(others)}" if others else ""
-    return (f"{head}; left out of the 'all' row of {_and(means)}, the formula on the means of the defined "
-            f"{'queries' if one == 'query' else one + 's'}, by --norm-all means{tail}")
+    return (f"scored 0 per {one} by --undefined zero, and as 0 in the 'all' row, a mean of per-{one} values; "
+            f"--undefined skip leaves such {'queries' if one == 'query' else one + 's'} out")

@@ -204,6 +204,7 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
     from . import evaluate as api
     from . import parallel
     from .orchestrator import DisjointRun, evaluate_runs
+    from .ordering import qrels_queries
     from ..render.progress import base_name
 
     runs, metrics, opts = list(request.runs), plan.metrics, request.options
@@ -257,7 +258,7 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
     input_checks.rename_runs(results)
     result = api.Result(metrics, results, opts, request.qrels, runs)
     input_checks.require_finite(result)
-    checks = _gate(request, plan, result, base)
+    checks = _gate(request, plan, result, base, len(qrels_queries(qrels)))
     if request.holes:
         from ..analysis.gate import holes_outlook
 
@@ -265,17 +266,18 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
     return EvalOutcome(result, base, checks, plan)
 
 
-def _gate(request: EvalRequest, plan: EvalPlan, result, base) -> list:
-    """The gate's checks: --fail-below thresholds, then --baseline, then what the holes could flip."""
+def _gate(request: EvalRequest, plan: EvalPlan, result, base, total: int) -> list:
+    """The gate's checks: --fail-below thresholds, then --baseline, then what the holes could flip;
+    ``total``: the qrels queries, which every check line names beside the queries its mean is over."""
     if not plan.thresholds and base is None:  # no gate: no checks (nor the gate's module to import)
         return []
     from ..analysis import gate
 
     max_drop = request.max_drop or 0.0
-    checks = gate.check_thresholds(result, plan.thresholds)
+    checks = gate.check_thresholds(result, plan.thresholds, total)
     if base is not None:
         checks += gate.check_baseline(result, base, max_drop, request.alpha, request.test or "t",
-                                      request.options.seed)
+                                      request.options.seed, total)
     if request.holes and checks:
         gate.check_holes(result, checks, base, max_drop, request.holes[1] or "warn")
     return checks

@@ -167,7 +167,7 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
     if geometric and warn is not None:
         per = ", ".join(dict.fromkeys(_PER_QUERY.get(metric.family, metric.family) for metric in geometric))
         warn(f"no variants for {', '.join(map(str, dict.fromkeys(geometric)))}: the expected geometric mean of a random "
-             f"ranking has no closed form; per query they are {per}: use theirs ('UL2(GMAP)' says why)")
+             f"ranking has no closed form; per query they are {per}: use theirs ('EM(GMAP)' says why)")
     return out
 
 

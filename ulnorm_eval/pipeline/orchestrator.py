@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..inputs.errors import InputError
 from ..inputs.trec import Qrels, Run
-from .blocks import Options, RunResult, finish_run, query_set, score_block
+from .blocks import Options, RunResult, finish_run, letor_pool, query_set, score_block
 from .evaluate import load_run, parse_run, with_runs_holes
 from .parallel import Sequential, unwrap
 from .stream import BLOCK_BYTES, NotGrouped, block_bounds, merge_blocks, parse_block, read_ahead, run_blocks, score_parsed
@@ -267,7 +267,7 @@ def evaluate_runs(qrels: Qrels, runs, metrics: list, options: Options, executor=
     how = How(**how)
     runs = list(runs)
     sources = [plan_source(qrels, run) for run in runs]
-    options = with_runs_holes(options, qrels, sources, metrics)
+    options = letor_pool(with_runs_holes(options, qrels, sources, metrics), qrels)
     executor = executor if executor is not None else Sequential(qrels)
     # what an error calls each run: the path given, or the name of a run given in memory
     labels = [run.name if isinstance(run, Run) else getattr(run, "path", None) or os.fspath(run) for run in runs]

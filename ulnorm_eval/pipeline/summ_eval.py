@@ -131,7 +131,6 @@ class SummOptions:
     draws: int = 200
     seed: int = 0
     undefined: str = "zero"
-    norm_all: str = "means"  # the 'all' row of UE1, UE2, EB, EM: the formula on the means, or the mean per document
     model: str | None = None
     layer: int | None = None
     k: int | None = None
@@ -273,40 +272,6 @@ def _variant_values(c: _Cells, variant: str):
     return record.normalise(c.A, c.I, c.E, None)
 
 
-def _ratio(variant) -> bool:
-    """Whether summ's variant ``variant`` is a ratio of A, I and E (its record's kind; UE1, UE2, EB, EM):
-    a normalisation whose 'all' row --norm-all chooses."""
-    name = summ_variants().get(variant)
-    return name is not None and VARIANT_RECORDS[name].kind == "ratio"
-
-
-def _of_means(variant, A, I, E, undefined, rule) -> float:
-    """The 'all' row of a normalisation under ``--norm-all means``, as eval's (pipeline.blocks.of_means) on
-    summ's A, I and E over the defined documents; an undefined row is scored by ``rule`` (--undefined)."""
-    ok = ~np.asarray(undefined, bool) & np.isfinite(A) & np.isfinite(I) & np.isfinite(E)
-    if not ok.any():
-        return 0.0 if rule == "zero" else float("nan")
-    record = VARIANT_RECORDS[summ_variants()[variant]]
-    val, und = record.normalise(np.array([A[ok].mean()]), np.array([I[ok].mean()]), np.array([E[ok].mean()]), None)
-    if bool(np.asarray(und).ravel()[0]):
-        return 0.0 if rule == "zero" else float("nan")
-    return float(np.asarray(val).ravel()[0])
-
-
-def all_row_words(metrics, norm_all: str) -> str:
-    """One line for summ's table: what the 'all' row of the normalisations shown is."""
-    shown = [v for v in dict.fromkeys(m.variant for m in metrics) if _ratio(v)]
-    if not shown:
-        return ""
-    names = ", ".join(shown)
-    if norm_all == "means":
-        return (f"'all' row of {names}: the formula applied to the means of A, E and I over the documents where it "
-                "is defined (UE2, EM: 0 = a random summary); not the mean of per-document values, Feng 2023's "
-                "average (--norm-all per-query)")
-    return (f"'all' row of {names}: the mean of per-document values (Feng 2023's average; random summaries do not "
-            "score 0 on it; --norm-all means for the formula on the means)")
-
-
 def evaluate_summaries(data, metrics, opts: SummOptions, bert=None, advance=None):
     """A ranking-style ``Result``: a run per system, a query per document.  ``bert`` is the
     :class:`~ulnorm_eval.core.bertscore.BertScores` when a BERTScore metric is asked for.  ``advance(1)``
@@ -323,7 +288,7 @@ def evaluate_summaries(data, metrics, opts: SummOptions, bert=None, advance=None
             if se not in metrics and se not in expanded:
                 expanded.append(se)
     runs = [_system_result(data, s, expanded, cells, opts, bert) for s in range(len(data.systems))]
-    return Result(expanded, runs, Options(undefined=opts.undefined, seed=opts.seed, norm_all=opts.norm_all), data.path,
+    return Result(expanded, runs, Options(undefined=opts.undefined, seed=opts.seed), data.path,
                   [data.path] * len(runs))
 
 
@@ -363,15 +328,11 @@ def _system_result(data, s: int, metrics: list, cells: dict, opts: SummOptions, 
             undefined[m], masks[m] = int(und.sum()), und
             v = np.where(und, 0.0 if opts.undefined == "zero" else np.nan, v)
         values[m] = v
-        mean[m] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
-        if _ratio(m.variant) and opts.norm_all == "means":
-            c = cells[m.measure]
-            mean[m] = _of_means(m.variant, *(np.asarray(x[s])[have] for x in (c.A, c.I, c.E)), und, opts.undefined)
+        mean[m] = float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")  # every variant's: the mean
         if m.variant == "E" and (np.nan_to_num(cells[m.measure].SE[s][have]) > 0).any():
             stderr[m] = cells[m.measure].SE[s][have]
     missing = [d for d, h in zip(data.doc_ids, have) if not h]
-    note = undefined_note(name, undefined, Options(undefined=opts.undefined, norm_all=opts.norm_all),
-                          unit="documents")
+    note = undefined_note(name, undefined, Options(undefined=opts.undefined), unit="documents")
     return RunResult(name, qids, values, mean, stderr, missing=len(missing), undefined=undefined, undefined_queries=masks,
                      missing_qids=missing, notes=[note] if note else [])
 

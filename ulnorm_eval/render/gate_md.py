@@ -38,19 +38,33 @@ def describe(check, names: str = "canonical", max_drop: float | None = None,
     lower = check.sign < 0  # a lower value is better: above the threshold, a rise fails
     if check.kind == "fail-below":
         side = ", lower is better: above it fails" if lower else ""
-        return (f"{head}: mean {decimal4(check.mean)}, threshold {decimal4(check.reference)} (--fail-below{side}), "
+        return (f"{head}: mean {decimal4(check.mean)}{_over(check)}, threshold {decimal4(check.reference)} (--fail-below{side}), "
                 f"margin {signed4(check.sign * check.difference + 0.0)}{tail}")
     drop = max_drop or 0.0
     limit = drop + 0.0 if lower else 0.0 - drop  # 0.0 - 0.0 is +0.0: no "-0"
     p_text = "nan" if check.p is None or math.isnan(check.p) else f"{check.p:.3g}"
-    how = " (the formula on the means)" if check.of_means else ""
-    sentence = (f"{head}: mean{how} {decimal4(check.mean)} vs baseline {decimal4(check.reference)}, difference {signed4(check.difference)}, "
+    sentence = (f"{head}: mean {decimal4(check.mean)} vs baseline {decimal4(check.reference)}, difference {signed4(check.difference)}, "
          f"limit {signed4(limit)} (--max-drop{', lower is better: a rise fails' if lower else ''}), "
          f"margin {signed4(check.sign * (check.difference - limit) + 0.0)}")
-    sentence += f", p = {p_text} ({TEST_NAMES.get(check.test, check.test)}{' over per-query values' if check.of_means else ''}, one-sided, n = {check.n}"
+    sentence += f", p = {p_text} ({TEST_NAMES.get(check.test, check.test)}, one-sided, {_queries(check)}"
     if alpha is not None:
         sentence += f", alpha = {alpha:g}"
     return sentence + ")" + tail
+
+
+def _queries(check) -> str:
+    """The queries a check's mean (or test) is over: "n = 48 of 50 queries" (of the qrels' queries when
+    known), else "n = 48"."""
+    return f"n = {check.n}{_of(check)}"
+
+
+def _of(check) -> str:
+    total = getattr(check, "total", 0)
+    return f" of {total} {'query' if total == 1 else 'queries'}" if total else ""
+
+
+def _over(check) -> str:
+    return f" over {check.n}{_of(check)}" if _of(check) else ""
 
 
 def verdict(checks, names: str = "canonical", max_drop: float | None = None,
@@ -121,13 +135,13 @@ def _check_lines(checks, names: str, baseline_gate: tuple) -> list:
             verdict += " (undefined)"
         lower = item.sign < 0 and " (lower is better)"
         if item.kind == "fail-below":
-            check, threshold, p_text = f"--fail-below {item.reference:g}{lower or ''}", item.reference, ""
+            check, threshold, p_text = f"--fail-below {item.reference:g}{lower or ''}{_over(item)}", item.reference, ""
         else:
             drop = max_drop or 0.0
             threshold = item.reference - item.sign * drop
             check = f"--baseline {baseline} ({_f(item.reference)}) --max-drop {drop:g}{lower or ''}"
             p_text = "nan" if item.p is None or math.isnan(item.p) else f"{item.p:.3g}"
-            p_text += f" ({TEST_NAMES[item.test]}{' over per-query values' if getattr(item, 'of_means', False) else ''}, one-sided, n = {item.n}"
+            p_text += f" ({TEST_NAMES[item.test]}, one-sided, {_queries(item)}"
             p_text += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
         margin = item.sign * (item.mean - threshold) + 0.0 if not math.isnan(item.mean) else math.nan
         lines.append(f"| {verdict} | {_cell(item.run)} | {_cell(check_label(item, names))} | {_cell(check)} | {_f(item.mean)} | "
@@ -140,38 +154,40 @@ def _check_lines(checks, names: str, baseline_gate: tuple) -> list:
 
 
 def _interval(run, metric, lead) -> str:
-    """After the leading normalisation's mean: its 95% interval, and whether it holds the random value."""
+    """After the leading normalisation's mean: its 95% interval against a random ordering, and whether it
+    holds 0."""
     interval = getattr(run, "interval", {}).get(metric) if metric.variant == lead else None
     if interval is None or any(math.isnan(bound) for bound in interval):
         return ""
-    from ..core.records import VARIANTS
     from .table import NEAR_RANDOM
 
-    random_value = VARIANTS[metric.variant].below_random
-    near = f" {NEAR_RANDOM}" if random_value is not None and interval[0] <= random_value <= interval[1] else ""
+    near = f" {NEAR_RANDOM}" if interval[0] <= 0 <= interval[1] else ""
     return f" [{interval[0]:.4f}, {interval[1]:.4f}]{near}"
 
 
-def _notes(result) -> list:
-    """What the means of the variants are (the table caption's words): the random ranking of the pool,
-    and the 'all' row of a normalisation (of the means, or the mean of per-query values)."""
-    from ..pipeline.blocks import pool_words
-    from .table import pooled_shown, all_row_rule
-
+def caption_notes(result) -> dict:
+    """What the means of the variants are, in the table caption's words: ``random``, the random ranking of
+    the pool, and ``all_row``, the 'all' row of the normalisations (mean EM over N queries, ...); empty
+    for summ's (no ranking pool, 'all' rows the means of per-document values) and plain measures."""
     from ..core.records import TEXT_FAMILIES  # filled once summ has parsed its measures
+    from ..pipeline.blocks import pool_words
+    from .table import all_row_rule, pooled_shown
 
     if any(getattr(metric.measure, "base", None) in TEXT_FAMILIES for metric in result.metrics):
-        return []  # summ's: no ranking pool, and its 'all' rows are means of per-document values
+        return {}
     if not pooled_shown(result.metrics):
-        return []
-    options = result.options
-    out = [f"random = {pool_words(options)}"]
-    rule = all_row_rule(result.metrics, options)
-    if rule:
-        out.append(rule)
+        return {}
+    counts = {len(rr.qids) for rr in result.runs}
+    rule = all_row_rule(result.metrics, result.options, f"{counts.pop()} queries" if len(counts) == 1 else "")
+    return {"random": pool_words(result.options), **({"all_row": rule} if rule else {})}
+
+
+def _notes(result) -> list:
+    """The caption's lines for --summary-md: :func:`caption_notes`, then the interval's."""
     from .table import interval_caption
 
-    caption = interval_caption(result)
+    out = [f"random = {text}" if key == "random" else text for key, text in caption_notes(result).items()]
+    caption = interval_caption(result) if out else ""
     if caption:
         out.append(caption)
     return [_cell(note) for note in out]

@@ -11,6 +11,7 @@ __all__ = ["JSON_SCHEMA", "sha256_file", "json_document", "format_json", "format
 
 _NUM_OR_NULL = {"type": ["number", "null"]}
 _VALUES = {"type": "object", "additionalProperties": _NUM_OR_NULL}
+_SPANS = {"type": "object", "additionalProperties": {"type": "array", "minItems": 2, "maxItems": 2, "items": _NUM_OR_NULL}}
 
 JSON_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -39,6 +40,10 @@ JSON_SCHEMA = {
                 },
                 "measures": {"type": "array", "items": {"type": "string"},
                              "description": "output columns in order"},
+                "random": {"type": "string", "description": "what a random ranking is (the pool, in words, as the "
+                                                            "table's caption says); present with random-ranking bounds"},
+                "all_row": {"type": "string", "description": "what the summary of the normalisations is (mean EM over "
+                                                             "N queries, ...), as the table's caption says"},
                 "queries": {
                     "type": "array", "description": "per run, in run order",
                     "items": {
@@ -74,22 +79,22 @@ JSON_SCHEMA = {
                     "name": {"type": "string"},
                     "summary": {**_VALUES, "description": "measure -> the 'all' row: the mean over queries (the "
                                                          "family's rule: a sum for counts, trec_eval's geometric "
-                                                         "mean for GMAP); for UL1, UL2, MM, EB, EM and UEW under "
-                                                         "--norm-all means (options.norm_all) the formula applied to "
-                                                         "the means of the value, E, IUB and WLB"},
+                                                         "mean for GMAP); for every variant the mean of its "
+                                                         "per-query values"},
                     "stderr": {**_VALUES, "description": "measure -> Monte Carlo standard error of the mean, "
                                                         "only for Monte Carlo values"},
-                    "interval": {"type": "object",
-                                 "additionalProperties": {"type": "array", "minItems": 2, "maxItems": 2,
-                                                          "items": {"type": ["number", "null"]}},
-                                 "description": "measure -> [lo, hi]: the 95% percentile bootstrap interval over "
-                                                "the queries (1,000 resamples seeded by options.seed) of the "
-                                                "summary of UL1, UL2, MM, EB, EM and UEW under --norm-all means; "
-                                                "one that contains the variant's random value (0; EB: 1) means "
-                                                "the run cannot be told from a random ranking on these queries; "
-                                                "with --ci (options.ci, the level) also every plain measure's "
-                                                "mean, its options.ci percentile bootstrap interval over the "
-                                                "same resamples. Present when some measure has one"},
+                    "interval": {**_SPANS,
+                                 "description": "normalisation -> [lo, hi]: the 95% randomisation interval of its "
+                                                "summary minus a random ordering's (999 random orderings of each "
+                                                "query's pool, seeded by options.seed; a pool the same for every "
+                                                "run); one that contains 0 means the run cannot be told from a "
+                                                "random ordering of the pool on these queries. Present when some "
+                                                "measure has one"},
+                    "ci": {**_SPANS,
+                           "description": "with --ci (options.ci, the level): measure -> [lo, hi], the percentile "
+                                          "bootstrap interval over the queries (1,000 resamples seeded by "
+                                          "options.seed) of every summary that is a mean (plain measures and "
+                                          "normalisations): the topics' sampling error"},
                     "queries": {
                         "type": "array",
                         "items": {
@@ -153,7 +158,7 @@ def json_document(result, names: str = "canonical", precision: int | None = None
     meta = {
         "tool": "ulnorm-eval",
         "version": __version__,
-        "options": {**{key: value for key, value in asdict(result.options).items() if key not in ("holes_pool", "holes_ceiling", "holes_list", "holes_listed")}, "names": names,
+        "options": {**{key: value for key, value in asdict(result.options).items() if key not in ("holes_pool", "holes_ceiling", "holes_list", "holes_listed", "random_intervals")}, "names": names,
                     "precision": precision},
         "inputs": {
             "qrels": {"path": str(result.qrels_path), "sha256": sha256_file(result.qrels_path)},
@@ -163,6 +168,9 @@ def json_document(result, names: str = "canonical", precision: int | None = None
         "measures": list(labels.values()),
         "queries": [_query_lists(run, labels) for run in result.runs],
     }
+    from .gate_md import caption_notes
+
+    meta.update(caption_notes(result))
     runs = [_run_document(run, labels, precision) for run in result.runs]
     return {"meta": meta, "runs": runs}
 
@@ -202,10 +210,11 @@ def _run_document(run, labels: dict, precision) -> dict:
         "stderr": {labels[metric]: json_value(mean_stderr(run.values[metric], stderr_values), precision)
                    for metric, stderr_values in run.stderr.items() if metric in labels},
     }
-    interval = {labels[metric]: [json_value(left, precision) for left in span]
-                for metric, span in getattr(run, "interval", {}).items() if metric in labels}
-    if interval:
-        doc["interval"] = interval
+    for key in ("interval", "ci"):
+        spans = {labels[metric]: [json_value(end, precision) for end in span]
+                 for metric, span in getattr(run, key, {}).items() if metric in labels}
+        if spans:
+            doc[key] = spans
     doc["queries"] = queries
     return doc
 

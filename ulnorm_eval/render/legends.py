@@ -38,8 +38,8 @@ COLUMNS = {
     "systems": {
         "run": "the run (its file name)",
         "metric": "the measure or variant",
-        "mean": "the run's mean of the per-query values (for a normalisation such as UL2 the average of "
-                "Karmaker & Feng 2022, which the tests pair; eval's 'all' row applies the formula to the means)",
+        "mean": "the run's mean of the per-query values, eval's 'all' row (for a normalisation such as EM, "
+                "mean EM), whose per-query values the tests pair",
         "rank": "the run's rank under the metric (1 = best: the highest mean, the lowest where lower is better)",
     },
     "summary": {
@@ -95,10 +95,8 @@ COLUMNS["rankings"] = {
            "in the same order)",
 }
 
-SYSTEMS_CELL = ("each cell: the run's mean of the per-query values (its rank among the runs, 1 = best); for a "
-                "normalisation such as UL2 that is the average of Karmaker & Feng 2022, whose per-query values the "
-                "pairs' tests pair, not eval's 'all' row, the formula applied to the means (eval --norm-all per-query "
-                "gives these)")
+SYSTEMS_CELL = ("each cell: the run's mean of the per-query values, eval's 'all' row (its rank among the runs, 1 = "
+                "best); for a normalisation such as EM, mean EM, whose per-query values the pairs' tests pair")
 
 
 def legend_lines(table: str, columns) -> list:

@@ -156,23 +156,21 @@ def _delimited(result, delimiter: str, names: str, precision: int | None, cell=s
         for i, q in enumerate(rr.qids):
             w.writerow([name, cell(q), *(num_text(rr.values[m][i], precision, "NaN") for m in result.metrics),
                         *[""] * len(spans)])
-        ends = [num_text(rr.interval.get(m, (float("nan"),) * 2)[end], precision, "NaN") for (m, end), _ in spans]
+        ends = [num_text(rr.ci.get(m, (float("nan"),) * 2)[end], precision, "NaN") for (m, end), _ in spans]
         w.writerow([name, "all", *(num_text(rr.mean[m], precision, "NaN") for m in result.metrics), *ends])
     return buf.getvalue()
 
 
 def _interval_columns(result, names: str) -> list:
-    """Under ``eval --ci``: ((metric, 0 or 1), heading) for the two ends of every 'all' row interval (the
-    plain measures' at --ci's level, the normalisations' at 95%), after the metrics; filled on 'all' rows."""
-    from ..core.intervals import LEVEL
-
+    """Under ``eval --ci``: ((metric, 0 or 1), heading) for the two ends of every 'all' row's confidence
+    interval over the topics, at --ci's level, after the metrics; filled on 'all' rows."""
     level = getattr(result.options, "ci", None)
     if level is None:
         return []
     out = []
     for m in result.metrics:
-        if any(m in getattr(rr, "interval", {}) for rr in result.runs):
-            head = f"{metric_label(m, names, zscores(result))} {round(100 * (level if m.variant is None else LEVEL), 6):g}% CI"
+        if any(m in getattr(rr, "ci", {}) for rr in result.runs):
+            head = f"{metric_label(m, names, zscores(result))} {round(100 * level, 6):g}% CI"
             out += [((m, 0), f"{head} low"), ((m, 1), f"{head} high")]
     return out
 

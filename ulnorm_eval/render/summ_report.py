@@ -39,25 +39,19 @@ def summ_table(result, per_query: bool, precision) -> str:
     def fmt_row(r):
         return "  ".join(x.ljust(w) if c < text_cols else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))).rstrip()
 
-    out = [fmt_row(head), "-" * len(fmt_row(head))] + [fmt_row(r) for r in body] + _footer(result, per_query, slots)
+    out = [fmt_row(head), "-" * len(fmt_row(head))] + [fmt_row(r) for r in body] + _footer(result, slots)
     return "\n".join(out) + "\n"
 
 
-def _footer(result, per_query: bool, slots: list) -> list:
-    """The documents, missing summaries and undefined cases, what the normalisations' 'all' row is
-    (--norm-all), then a line per column shown."""
+def _footer(result, slots: list) -> list:
+    """The documents, missing summaries and undefined cases, what the 'all' rows are, then a line per
+    column shown."""
     docs = max((len(rr.qids) for rr in result.runs), default=0)
     missing = [f"{safe_text(rr.name)} {rr.missing}" for rr in result.runs if rr.missing]
     und = sum(int(n) for rr in result.runs for n in rr.undefined.values())
-    from ..pipeline.summ_eval import all_row_words
-
-    rule = all_row_words(result.metrics, getattr(result.options, "norm_all", "means"))
     out = [f"{len(result.runs)} systems, {docs} documents; without a summary: "
-           f"{', '.join(missing) if missing else 'none'}; {und} undefined cases"
-           + ("; 'all' rows: the mean over the documents" if per_query and not rule else "")
-           + ("; 'all' rows: the mean over the documents, but of the normalisations (below)" if per_query and rule
-              else "")]
-    out += [rule] if rule else []
+           f"{', '.join(missing) if missing else 'none'}; {und} undefined cases; 'all' rows: the mean over the "
+           "documents, of every measure and variant"]
     return out + [f"{s or 'value'}: {SUMM_LEGEND[s or 'value']}" for s in slots if (s or "value") in SUMM_LEGEND]
 
 

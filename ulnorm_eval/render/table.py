@@ -22,17 +22,22 @@ def _layout(metrics):
 
 
 HOLES = "[LB, UB]"  # the slot showing LB(M) and UB(M) beside the value: value [LB, UB]
-NEAR_RANDOM = "n.s."  # after an 'all' row's interval that holds the random value: not significantly different
+NEAR_RANDOM = "n.s."  # after a 'vs random' interval that holds 0: not significantly different from random
 
 
 class _Interval(str):
-    """The slot of the leading normalisation's 95% interval (its 'all' row only), after its column; with
-    ``variant`` None, of the plain measure's (``eval --ci``, at ``level``), after the value."""
+    """The slot of the leading normalisation's randomisation interval, "EM vs random" (its 'all' row
+    only, ``RunResult.interval``), after its column; with ``variant`` None, the plain measure's
+    confidence interval over the topics (``eval --ci``, at ``level``: ``RunResult.ci``), after the value."""
 
     def __new__(cls, variant, level: float = 0.95):
-        obj = super().__new__(cls, " ".join(filter(None, (variant, f"{_percent(level)} CI"))))
+        obj = super().__new__(cls, f"{variant} vs random" if variant else f"{_percent(level)} CI")
         obj.variant = variant
         return obj
+
+    def of(self, rr) -> dict:
+        """The run's intervals this slot shows."""
+        return getattr(rr, "interval" if self.variant else "ci", {})
 
 
 def _percent(level: float) -> str:
@@ -42,19 +47,18 @@ def _percent(level: float) -> str:
 def _plain_level(result):
     """``--ci``'s level when some run has a plain measure's interval, else None."""
     level = getattr(result.options, "ci", None)
-    have = level is not None and any(m.variant is None and m in getattr(rr, "interval", {})
+    have = level is not None and any(m.variant is None and m in getattr(rr, "ci", {})
                                      for rr in result.runs for m in result.metrics)
     return level if have else None
 
 
 def interval_variant(result):
-    """The normalisation whose 'all' row the table gives a 95% interval: the first on screen with an
-    interval (an of-means 'all' row, ``RunResult.interval``) and a random value (UL2, EM, UEW: 0; EB: 1),
-    else the first with an interval; None when no run has one."""
+    """The normalisation whose 'all' row the table gives its randomisation interval: the first on screen
+    with one (``RunResult.interval``) and a random value (EM, UL2, UEW: 0; EB: 1), else the first with
+    one; None when no run has one."""
     from ..core.records import VARIANTS
 
     have = [m.variant for m in result.metrics if m.variant and any(m in getattr(rr, "interval", {}) for rr in result.runs)]
-    have = list(dict.fromkeys(have))
     return next((v for v in have if VARIANTS[v].below_random is not None), have[0] if have else None)
 
 
@@ -92,15 +96,14 @@ def _merge_holes(slots) -> list:
 def _below_random(variant, v, e, interval=None, lower: bool = False) -> bool:
     """Worse than the expected value of a random ranking: UL2/EM/UEW < 0, EB < 1, or A < E (above them
     for a measure whose record says ``lower`` is better); for an 'all' row with a 95% ``interval``, only
-    when the whole interval is on that side."""
+    when the whole interval (of the 'all' row minus a random ordering's) is on that side of 0."""
     from ..core.records import VARIANTS
 
     if isnan(v):
         return False
     sign = -1.0 if lower else 1.0
     if interval is not None and variant is not None:
-        at = VARIANTS[variant].below_random
-        return at is not None and sign * (interval[0] if lower else interval[1]) < sign * at - 1e-12
+        return sign * (interval[0] if lower else interval[1]) < -1e-12
     if variant is None:
         return e is not None and not isnan(e) and sign * (v - e) < -1e-12 * max(1.0, abs(e))
     at = VARIANTS[variant].below_random
@@ -117,17 +120,10 @@ def pooled_shown(metrics) -> list:
             if v in named and named[v].kind in ("bound", "ratio", "distribution")]
 
 
-def _of_means(result, m) -> bool:
-    from ..pipeline.blocks import summarised_of_means
-
-    return summarised_of_means(m, result.options)
-
-
 def _marked(result) -> bool:
     """Whether some 'all' cell on screen carries MEAN_MARK: a mean of per-query values that
     includes (or, under skip, leaves out) undefined queries."""
-    return any(m.variant and _undefined_count(rr, m) and not _of_means(result, m)
-               for rr in result.runs for m in result.metrics)
+    return any(m.variant and _undefined_count(rr, m) for rr in result.runs for m in result.metrics)
 
 
 def caption(result) -> str:
@@ -167,28 +163,26 @@ def caption(result) -> str:
     holes = _holes_caption(result)
     if holes:
         parts.append(holes)
-    lines = ["; ".join(parts), all_row_rule(result.metrics, o), interval_caption(result), variants_legend(result.metrics)]
+    lines = ["; ".join(parts), all_row_rule(result.metrics, o, q), interval_caption(result), variants_legend(result.metrics)]
     return "\n".join(line for line in lines if line)
 
 
-def all_row_rule(metrics, options) -> str:
-    """One line: what the 'all' row of the normalisations on screen is (``--norm-all``)."""
+def all_row_rule(metrics, options, queries: str = "") -> str:
+    """One line: what the 'all' row of the normalisations on screen is (every variant's: the mean of its
+    per-query values over ``queries``, core.records.VARIANT_AGGREGATE), and where it departs from the papers."""
     from ..core.records import VARIANTS
 
     ratios = [v for v in dict.fromkeys(m.variant for m in metrics if m.variant) if VARIANTS[v].kind == "ratio"]
     if not ratios:
         return ""
-    names = ", ".join(ratios)
-    if getattr(options, "norm_all", "means") == "means":
-        zero = [v for v in ratios if VARIANTS[v].below_random == 0.0]
-        at0 = f": 0 = a random ranking{' (' + ', '.join(zero) + ')' if len(zero) < len(ratios) else ''}" if zero else ""
-        used = {c for v in ratios for c in re.findall(r"\b([AEIW])\b", VARIANTS[v].formula)}
-        of = [w for c, w in (("A", "A"), ("E", "E"), ("I", "I"), ("W", "W")) if c in used]
-        of = ", ".join(of[:-1]) + " and " + of[-1] if len(of) > 1 else "".join(of)
-        return (f"'all' row of {names}: the formula applied to the means of {of} over the queries where it is "
-                f"defined{at0}; not the mean of per-query values, Karmaker & Feng 2022's average (--norm-all per-query)")
-    return (f"'all' row of {names}: the mean of per-query values (Karmaker & Feng 2022's average; a random "
-            "ranking does not score 0 on it, docs/bounds.md; --norm-all means for the formula on the means)")
+    bent = [v for v in ratios if v != "EM" and VARIANTS[v].below_random == 0.0]
+    over = f" over {queries}" if queries else ""
+    return (f"'all' row of {', '.join(ratios)}: the mean of the per-query values{over} "
+            f"({', '.join('mean ' + v for v in ratios)}), as Karmaker & Feng 2022 average UL2"
+            + ("; a random ordering of the pool averages 0 on EM, query by query (EM = UL2 at and above E; below "
+               "E, (A-E)/(I-E) where UL2 divides by E)" if "EM" in ratios else "")
+            + (f"; not on {', '.join(bent)}, whose per-query map bends at E: a random ordering's many small losses outweigh its few "
+               "large gains" if bent else "") + " (docs/bounds.md, \"Which 'all' row\")")
 
 
 _SYMBOLS = {  # what each letter of a variant's formula is, and the bound column that shows it
@@ -296,7 +290,7 @@ class _Shown:
         from ..core.records import VARIANTS
 
         self.runs = result.runs
-        self.options = result.options  # a normalisation's 'all' row (of the means) carries no MEAN_MARK
+        self.options = result.options
         self.have = frozenset(result.metrics)
         self.undef = {(id(rr), m): mask for rr in result.runs for m, mask in getattr(rr, "undefined_queries", {}).items()
                       if m.variant and VARIANTS[m.variant].kind in ("ratio", "distribution")}
@@ -329,7 +323,7 @@ def _cell(shown, rr, meas, slot, i, precision, color):
     if slot == HOLES:
         return _holes_cell(shown, rr, meas, i, precision)
     if isinstance(slot, _Interval):
-        return _interval_cell(rr, Metric(meas, slot.variant), i, precision)
+        return _interval_cell(slot.of(rr), Metric(meas, slot.variant), i, precision)
     m = Metric(meas, slot)
     if m not in shown.have or i == -1:
         return Text("")
@@ -343,8 +337,7 @@ def _cell(shown, rr, meas, slot, i, precision, color):
     ev = None if e not in shown.have else (rr.mean[e] if i is None else rr.values[e][i])
     ci = getattr(rr, "interval", {}).get(m) if i is None else None
     style = "bold red" if color and _below_random(slot, v, ev, ci, getattr(meas, "lower_better", False)) else ""
-    mark = MEAN_MARK if (i is None and slot is not None and _undefined_count(rr, m)
-                         and not _of_means(shown, m)) else ""
+    mark = MEAN_MARK if (i is None and slot is not None and _undefined_count(rr, m)) else ""
     return Text(f"{v:.{precision}f}{mark}", style=style)
 
 
@@ -363,47 +356,40 @@ def _holes_cell(shown, rr, meas, i, precision):
     return Text(f"[{a:.{precision}f}, {b:.{precision}f}]{tail}")
 
 
-def _interval_cell(rr, m, i, precision):
-    """``[lo, hi]`` of ``m``'s 'all' row (empty in a query's row), then NEAR_RANDOM when it holds the
-    variant's random value."""
+def _interval_cell(intervals: dict, m, i, precision):
+    """``[lo, hi]`` of ``m``'s 'all' row (empty in a query's row), then, for a normalisation's 'vs random'
+    interval, NEAR_RANDOM when it holds 0."""
     from rich.text import Text
 
-    from ..core.records import VARIANTS
-
-    ci = getattr(rr, "interval", {}).get(m)
+    ci = intervals.get(m)
     if i is not None or ci is None:
         return Text("")
     lo, hi = ci
     if isnan(lo) or isnan(hi):
         return Text(UNDEFINED_MARK)
-    at = VARIANTS[m.variant].below_random if m.variant else None
-    near = f" {NEAR_RANDOM}" if at is not None and lo <= at <= hi else ""
+    near = f" {NEAR_RANDOM}" if m.variant and lo <= 0 <= hi else ""
     return Text(f"[{lo:.{precision}f}, {hi:.{precision}f}]{near}")
 
 
 def interval_caption(result) -> str:
-    """One line: what the interval column is and what an interval holding the random value means."""
-    from ..core.intervals import RESAMPLES
-    from ..core.records import VARIANTS
+    """What the interval columns are: the leading normalisation's randomisation interval ('vs random')
+    and what one holding 0 means; ``--ci``'s confidence interval over the topics."""
+    from ..core.intervals import ORDERINGS, RESAMPLES
 
-    level = _plain_level(result)
+    level, seed = _plain_level(result), getattr(result.options, "seed", 0)
     plain = (f"{_percent(level)} CI: the mean's {_percent(level)} percentile bootstrap interval over the queries "
-             f"({RESAMPLES:,} resamples of the queries, --seed {getattr(result.options, 'seed', 0)}; Efron & "
-             "Tibshirani 1993; --ci, its level 1 - --alpha)") if level is not None else ""
+             f"({RESAMPLES:,} resamples of the queries, --seed {seed}; Efron & Tibshirani 1993; --ci, its level "
+             "1 - --alpha): the topics' sampling error") if level is not None else ""
     v = interval_variant(result)
     if v is None:
         return plain
-    at = VARIANTS[v].below_random
-    letters = [c for c in "AEIW" if re.search(rf"\b{c}\b", VARIANTS[v].formula)]
-    each = ", ".join(letters[:-1]) + " and " + letters[-1] if len(letters) > 1 else "".join(letters)
     lower = ", ".join(dict.fromkeys(str(m.measure) for m in result.metrics if getattr(m.measure, "lower_better", False)))
-    random = (f"; one that contains {at:g} ({NEAR_RANDOM}): the run is not significantly different from a random "
-              f"ranking on these queries (however wide the interval); one wholly below {at:g}: worse than random"
-              + (f" (above {at:g} for {lower}, where lower is better)" if lower else "")) if at is not None else ""
     return "\n".join(filter(None, [plain, (
-        f"{v} 95% CI: the 'all' row's 95% percentile bootstrap interval over the queries ({RESAMPLES:,} "
-        f"resamples of the queries, each with its {each}, --seed {getattr(result.options, 'seed', 0)}; "
-        f"Efron & Tibshirani 1993){random}")]))
+        f"{v} vs random: the 95% randomisation interval of the 'all' row minus a random ordering's ({ORDERINGS} random "
+        f"orderings of each query's pool, the same for every run, --seed {seed}; Davison & Hinkley 1997); one that "
+        f"contains 0 ({NEAR_RANDOM}): the run is not significantly different from a random ordering of the pool on "
+        f"these queries; one wholly below 0: worse than random"
+        + (f" (above 0 for {lower}, where lower is better)" if lower else ""))]))
 
 
 def _shared_slots(shown, rows, slots, groups) -> list:
@@ -576,7 +562,7 @@ def _long_row_shown(g: _TableGrid, rr, meas, s, i) -> bool:
     from ..core.registry import Metric
 
     if isinstance(s, _Interval):
-        return i is None and Metric(meas, s.variant) in rr.interval
+        return i is None and Metric(meas, s.variant) in s.of(rr)
     return Metric(meas, s) in g.shown.have
 
 
@@ -623,7 +609,7 @@ def _plain_rows(result, view: TableView, width) -> str:
             lines.append(safe_text(rr.name))
             for meas in rows:
                 pairs = [f"{s or 'value'} {_cell(shown, rr, meas, s, i, precision, False)}" for s in slots
-                         if ((i is None and Metric(meas, s.variant) in rr.interval) if isinstance(s, _Interval)
+                         if ((i is None and Metric(meas, s.variant) in s.of(rr)) if isinstance(s, _Interval)
                              else Metric(meas, s) in shown.have)]
                 pairs = [p for pair in pairs for p in pair.split(f" {NEAR_RANDOM}")[:1] + (  # wrapped apart
                     [NEAR_RANDOM] if pair.endswith(NEAR_RANDOM) else [])]

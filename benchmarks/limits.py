@@ -2,7 +2,7 @@
 
 Usage: python benchmarks/limits.py [--quick]
 
-The tests check that each input is refused (one line, exit 2; tests/test_hostile_io.py); this measures
+The tests check that each input is refused (one line, exit 2; tests/cli/test_hostile_io.py); this measures
 what the refusal costs, against the limits the hostile passes set (issue 40): each command's wall time
 and its peak resident memory (the launcher's getrusage(RUSAGE_CHILDREN).ru_maxrss, which also counts the
 launcher's own ~10 MiB).  Also: --scheduler-timeout 1 against a listener that never answers gives up

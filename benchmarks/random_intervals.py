@@ -16,7 +16,7 @@ Under the defaults (--pool qrels+1000, E and EM, the 'all' row mean EM), per col
    the interval the direct computation gives them (to 1e-12);
 4. the time to draw the null (999 orderings of the three measures, once per query set).
 
-Needs ../shared/data (or $ULNORM_EVAL_SHARED_DATA).  tests/test_random_baseline.py runs a reduced version.
+Needs ../shared/data (or $ULNORM_EVAL_SHARED_DATA).  tests/core/test_random_baseline.py runs a reduced version.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The benchmark's headline numbers as one README sentence (run.py --update-docs writes them to
-docs/performance-summary.json and the sentence into README.md; tests/test_cli_docs.py checks that
+docs/performance-summary.json and the sentence into README.md; tests/docs/test_cli_docs.py checks that
 the README still says what the JSON holds)."""
 from __future__ import annotations
 

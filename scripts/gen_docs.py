@@ -15,7 +15,7 @@ README.md blocks (each between ``<!-- BEGIN name -->`` and ``<!-- END name -->``
 The pages of docs/ may hold any of these blocks as well; they are regenerated alike.
 docs/cli.md is generated whole: ``--help`` of the program and of every subcommand, at a fixed width of 100.
 
-tests/test_cli_docs.py runs the same functions and fails when any of them disagrees.
+tests/docs/test_cli_docs.py runs the same functions and fails when any of them disagrees.
 """
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def cli_md() -> str:
                         f"{help_text(name).rstrip()}\n```")
     return ("# Command-line reference\n\n"
             "[Documentation index](index.md)\n\n"
-            "Generated from `--help-all` (`--help` shows the options a first-time user needs) by `scripts/gen_docs.py`; `tests/test_cli_docs.py` fails when this page "
+            "Generated from `--help-all` (`--help` shows the options a first-time user needs) by `scripts/gen_docs.py`; `tests/docs/test_cli_docs.py` fails when this page "
             "is out of date. Commands: " + names + ".\n\n" + "\n\n".join(sections) + "\n")
 
 

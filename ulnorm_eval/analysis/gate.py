@@ -150,7 +150,7 @@ def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: st
     the threshold lies within [mean LB, mean UB] on the other side of the mean; baseline when
     [LB(run) - UB(baseline), UB(run) - LB(baseline)] holds -max_drop on the other side (the test is not
     redone).  LB and UB range over every grade of every run's holes, one shared assignment, so "holds" is
-    exact (tests/test_holes_worlds.py enumerates them) and "could flip" may be wider than reachable.
+    exact (tests/core/test_holes_worlds.py enumerates them) and "could flip" may be wider than reachable.
     Every line names its assumption (:meth:`World.words`); ``action='fail'`` fails a passing check that
     could flip; a metric without hole bounds says so on its check."""
     from ..core.holes import World

@@ -15,7 +15,7 @@ Each family's record names a *strategy* ``holes(h) -> (lo, hi)``: for every quer
 attains the maximum.  The values are then the family's own kernel on those assignments
 (:func:`hole_bounds`), so LB/UB follow every rule of the kernel (ties, cutoffs, R from the qrels).
 Why each strategy's assignment is the extreme is proven in docs/holes.md and checked against every
-assignment of small random queries in tests/test_holes.py.  A family without a strategy has no hole
+assignment of small random queries in tests/core/test_holes.py.  A family without a strategy has no hole
 bounds and says why (``holes_note``); a measure whose parameters break a proof (``holes_check``)
 is refused with the reason.
 
@@ -226,7 +226,7 @@ def candidate_grades(max_grade: float, values=None) -> np.ndarray:
     judged gain or on the feasible gain nearest one, from below or above, or on the least or largest
     gain, and for a gain equal to the grade (raw, a gain map's unlisted grades) or increasing in it
     (exp-log2) those are the floors and ceilings kept.  Checked against every grade 0..G by brute force
-    (tests/test_holes_worlds.py)."""
+    (tests/core/test_holes_worlds.py)."""
     G = max(float(max_grade), 0.0)
     top = int(np.floor(G))
     if values is None or top <= ALL_GRADES:
@@ -364,7 +364,7 @@ def assign(ranking: Ranking, judgements: Judgements, assignments: list, depth: i
     jgrade = np.concatenate([judgements.grade] * n_assignments + [grade[unj] for grade in assignments])
     # not grouped by query: the holes follow every copy's judgements.  The kernels with hole strategies
     # read the judgements by counting (R) and sorting (IDCG), never by their order, and sorting here
-    # cost as much as the kernels; tests/test_holes.py would catch a kernel that read the order
+    # cost as much as the kernels; tests/core/test_holes.py would catch a kernel that read the order
     tiled = Judgements(list(judgements.qids) * n_assignments, jrow, jgrade, judgements.max_grade)
     return out, tiled
 

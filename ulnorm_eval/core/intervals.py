@@ -62,7 +62,7 @@ def _draw_counts(n: int, seed: int, start: int, stop: int) -> np.ndarray:
     generator = np.random.default_rng([int(seed), int(start)])
     counts = np.empty((rows, n), np.float64)
     # Drawn and counted a few rows at a time into the float matrix: the generator gives the same
-    # numbers drawn in pieces as in one call (tests/test_intervals.py), and the draws and their
+    # numbers drawn in pieces as in one call (tests/core/test_intervals.py), and the draws and their
     # integer counts, each as large as the matrix when made whole, no longer add 2 x 16 MB to the
     # peak memory of a 2,000-query run's 'all' row.
     step = max(1, _DRAW_CELLS // max(n, 1))

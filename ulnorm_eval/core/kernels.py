@@ -170,7 +170,7 @@ def power_at(p: float, pos: np.ndarray) -> np.ndarray:
     A ranking repeats the same few ranks in every query: p**0 .. p**max(pos) are computed once and
     gathered.  numpy computes each element
     of np.power with one routine wherever it sits in the array, so the gathered values are the
-    ones np.power(p, pos) gives (tests/test_speedups.py checks the bits).
+    ones np.power(p, pos) gives (tests/core/test_sparse_kernels.py checks the bits).
     """
     pos = np.asarray(pos)
     if pos.size == 0 or pos.dtype.kind not in "iu":

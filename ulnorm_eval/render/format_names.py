@@ -1,6 +1,6 @@
 """The output formats each command offers, by name: the choices of its -f.  They are kept apart from
 the formatter tables they name (render.formats.FORMATS, render.frames.FRAME_FORMATS), which import the
-renderers, so that `--help` stays instant; tests/test_consistency.py fails when a list and its table
+renderers, so that `--help` stays instant; tests/cli/test_consistency.py fails when a list and its table
 differ, or when a command's -f offers anything else."""
 from __future__ import annotations
 

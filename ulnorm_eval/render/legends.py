@@ -1,5 +1,5 @@
 """One line per column of compare's tables, the one definition: printed under each table (-f table), in
-``compare --table``'s help and in docs/comparing.md (tests/test_compare.py checks that every column a
+``compare --table``'s help and in docs/comparing.md (tests/analysis/test_compare.py checks that every column a
 table can have has its line).  Imports nothing: ``--help`` stays instant."""
 from __future__ import annotations
 

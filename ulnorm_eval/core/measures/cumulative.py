@@ -166,7 +166,7 @@ def _identity(raw):
 
 
 # --------------------------------------------------------------------------- judgment holes
-# (docs/holes.md has the proofs; tests/test_holes.py checks every assignment of small queries)
+# (docs/holes.md has the proofs; tests/core/test_holes.py checks every assignment of small queries)
 
 def holes_check(measure) -> str | None:
     """nDCG's proofs need gains >= 0 and a non-increasing discount (then IDCG, the gain-sorted

@@ -89,7 +89,7 @@ def _validate_ap(params: dict, cutoff) -> str | None:
 
 
 # --------------------------------------------------------------------------- judgment holes
-# (docs/holes.md proves each strategy's assignments extreme; tests/test_holes.py enumerates them)
+# (docs/holes.md proves each strategy's assignments extreme; tests/core/test_holes.py enumerates them)
 
 def holes_ap(holes):
     """AP@k over the holes' relevance.  Holes past the cutoff only add to R: non-relevant for the

@@ -163,7 +163,7 @@ def count_above(ranking, idx, marked):
 #   U pooled-unjudged (-2); V not in the qrels (-1); R = trec_eval's num_rel from the qrels;
 #   N judged nonrelevant in the qrels; m = min(k, n).
 #
-# Closed forms (each proven against every permutation of small pools in tests/test_trec_bounds.py):
+# Closed forms (each proven against every permutation of small pools in tests/core/test_trec_bounds.py):
 #
 # * P@k: (P/n) m/k;  recall@k: (P/n) m/R;  relative_P@k: (P/n) m/min(k, R)  (linearity).
 # * success@k: 1 - C(n-P, m)/C(n, m)  (no relevant document among the first m).

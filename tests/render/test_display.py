@@ -2,7 +2,7 @@
 csv, control characters and newlines in names, the table never cutting a number or a name, the
 undefined marks, and the refusals every command shares (disjoint runs, overflowing gains).
 
-The small case is tests/test_output.py's (values by hand there): run A's AP per query (q1, q2,
+The small case is tests/render/test_formats.py's (values by hand there): run A's AP per query (q1, q2,
 q10) = (5/6, 1/2, 0), mean 4/9; UL2(P@2) is undefined for q2 and q10.
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ The small case (values by hand):
 
 These are values on the judged pool (--pool qrels) with the 'all' row of UL2 the mean of its per-query
 values (every variant's, the mean of its per-query values); the defaults (qrels+1000, EM) are
-tests/test_random_baseline.py's and tests/test_gate.py's.
+tests/core/test_random_baseline.py's and tests/analysis/test_gate.py's.
 """
 from __future__ import annotations
 

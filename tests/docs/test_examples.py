@@ -42,7 +42,7 @@ from conftest import SHARED
 
 PAGES = [ROOT / "README.md"] + sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "cli.md")
 EXTRAS = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"].get("optional-dependencies", {}))
-HOW = ("(tests/test_docs_examples.py runs every shell example of README.md and docs/; its docstring says "
+HOW = ("(tests/docs/test_examples.py runs every shell example of README.md and docs/; its docstring says "
        "what an example may do)")
 
 

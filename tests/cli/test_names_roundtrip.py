@@ -54,7 +54,7 @@ def _metrics() -> list:
     for m in MEASURES:
         out.append(m)
         if m.measure.bounds == "none" or m.measure.summary == "gmean":
-            continue  # no variants (tests/test_defaults.py: geometric means)
+            continue  # no variants (tests/pipeline/test_default_variants.py: geometric means)
         for v in VARIANTS:
             out.append(registry.Metric(m.measure, v))
     return out

@@ -8,7 +8,7 @@ judged 0..3) and, in union-like pools, documents the qrels do not list, at -l 1 
   undefined exactly when every ordering scores alike.
 
 The brute force scores each ordering with the library's kernels (their values are checked against
-trec_eval and the textbook definitions elsewhere: tests/test_bounds_bruteforce.py, the parity tests);
+trec_eval and the textbook definitions elsewhere: tests/core/test_bounds_bruteforce.py, the parity tests);
 what is checked here is that the bounds are the extremes, mean and distribution of those values.
 """
 from __future__ import annotations

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import invoke
+from conftest import ROOT, invoke
 
-ROOT = Path(__file__).resolve().parents[1]
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d4 1\n"
 RUN = "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\nq2 Q0 d4 1 2 r\nq2 Q0 d9 2 1 r\n"
 

@@ -125,7 +125,7 @@ def test_complete_flag_num_rel_rule(tiny):
 def test_default_variants_skip_families_without_bounds():
     names = [str(m) for m in resolve_metrics(["Judged@10", "NumRet", "SetP", "unj.5", "relstring", "runid",
                                               "ERR@20", "bpref"])]
-    # ERR's E is a Monte Carlo estimate: no default variants (tests/test_defaults.py), only asked ones
+    # ERR's E is a Monte Carlo estimate: no default variants (tests/pipeline/test_default_variants.py), only asked ones
     assert names == ["Judged@10", "NumRet", "SetP", "Unjudged@5", "relstring", "runid", "ERR@20", "Bpref",
                      "E(Bpref)", "UL2(Bpref)"]  # the default variants: E and UL2
     names = [str(m) for m in resolve_metrics(["Judged@10", "ERR@20"], ["E", "UL2"])]

@@ -1352,7 +1352,7 @@ def test_library_names_repeated_runs_apart(files):
         ue.evaluate(files["qrels"], 5, ["P@1"], [])
 
 
-# (a second BOM inside the file is refused with its line before this: test_hostile3.py)
+# (a second BOM inside the file is refused with its line before this: test_hostile_silent_failures.py)
 @pytest.mark.parametrize("raw, shown", [(b"\xe2\x80\x8bq1", "'\\u200bq1'"), (b"q1\xc2\xa0", "'q1\\xa0'")])
 def test_disjoint_ids_that_differ_by_an_invisible_character_are_named(tmp_path, files, raw, shown):
     """A zero-width space or a no-break space in the qrels ids: 'shares no query' named

@@ -1,6 +1,6 @@
 """The CI gate (--fail-below, --baseline) and the paired tests behind it.
 
-Small case (tests/test_output.py explains the values): per-query AP in the order q1, q2, q10 is
+Small case (tests/render/test_formats.py explains the values): per-query AP in the order q1, q2, q10 is
 run A = (5/6, 1/2, 0), run B = (1, 1, 1/2); means 4/9 and 5/6; differences A - B = (-1/6, -1/2, -1/2).
 """
 from __future__ import annotations

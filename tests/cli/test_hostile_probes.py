@@ -440,3 +440,37 @@ def test_repro_effect_ratio_of_no_original_improvement_is_infinite_as_documented
                      tmp_path / "q", tmp_path / "o", tmp_path / reproduced)
         row = dict(zip(*(line.split("\t") for line in res.stdout.split("\n\n")[0].splitlines()[:2])))
         assert res.exit_code == 0 and row["er"] == want, (row, res.stderr)
+
+
+def test_workers_running_another_ulnorm_eval_are_refused(tmp_path, files):
+    """A Dask worker installed from another checkout (here: this package with one line changed)
+    computed the values with its own code: the command printed other numbers than -j 1, exit 0 (found
+    when main's default 'all' row changed under a running cluster).  Now one line, exit 2."""
+    import shutil
+    import socket
+
+    copy = tmp_path / "other"
+    shutil.copytree(ROOT / "ulnorm_eval", copy / "ulnorm_eval", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(copy / "ulnorm_eval" / "pipeline" / "blocks.py", "a") as fh:
+        fh.write("\n# another checkout\n")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    env = {**os.environ, "PYTHONPATH": str(copy)}
+    processes = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                   "--port", str(port), "--no-dashboard"], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, env=env, cwd=copy)]
+    try:
+        processes.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads",
+                                           "1", "--no-nanny", "--no-dashboard"], stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.DEVNULL, env=env, cwd=copy))
+        out = subprocess.run([sys.executable, "-m", "ulnorm_eval", "--scheduler", address, "--scheduler-timeout", "60",
+                              "-m", "AP", *files], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+    one_line(out, f"the Dask workers at {address} run another ulnorm-eval (sha256 ", "than this command (sha256 ",
+             "start them from the same installation")

@@ -250,6 +250,7 @@ class DaskPool(Sequential):
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         _require_workers(self.client, address, timeout, max(0.1, timeout - (time.monotonic() - start)))
         self.retries, self.address, self.timeout = retries, address, timeout
+        _require_same_code(self.client, address)
         self.workers = max(1, sum(self.client.nthreads().values()))
         # The qrels as the result of a task, not scattered data: Dask cannot recompute scattered data,
         # and a scatter "broadcast" reaches only the workers running at that moment, so the death of
@@ -390,6 +391,34 @@ def _require_workers(client, address: str, timeout: float, left: float) -> None:
             client.close()
         raise ParallelError(f"the Dask scheduler at {address} has no worker (none joined within {timeout:g} s, "
                             "--scheduler-timeout): start one with dask worker ADDRESS") from None
+
+
+def code_identity() -> str:
+    """This installation of ulnorm-eval: a SHA-256 of its modules' bytes, the version's included (run
+    by every Dask worker too: an installation that differs in any line may compute other numbers)."""
+    import hashlib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return f"sha256 {digest.hexdigest()[:12]}"
+
+
+def _require_same_code(client, address: str) -> None:
+    """Refuse a cluster whose workers run another ulnorm-eval than the command: the command ships its
+    options and inputs, each worker's own code computes the values, so a worker installed from another
+    version or checkout printed other numbers with exit 0 (a default changed between them)."""
+    mine = code_identity()
+    try:
+        theirs = client.run(code_identity)  # every worker connected now; {worker address: identity}
+    except Exception:  # noqa: BLE001 - an older ulnorm-eval has no code_identity to run: another version
+        theirs = {"": "one without this check"}
+    other = sorted({identity for identity in theirs.values() if identity != mine})
+    if other:
+        raise ParallelError(f"the Dask workers at {address} run another ulnorm-eval ({', '.join(other)}) than this "
+                            f"command ({mine}): their numbers could differ; start them from the same installation")
 
 
 def _quiet_client_del() -> None:

@@ -474,3 +474,56 @@ def test_workers_running_another_ulnorm_eval_are_refused(tmp_path, files):
             process.wait()
     one_line(out, f"the Dask workers at {address} run another ulnorm-eval (sha256 ", "than this command (sha256 ",
              "start them from the same installation")
+
+
+@pytest.mark.parametrize("seed, args", [(0, ()), (1, ("--norm", "ul2,em,mm,e", "--undefined", "skip", "--pool", "qrels")),
+                                        (2, ("--norm", "eb,uew", "--undefined", "zero", "--pool", "run"))])
+def test_every_all_row_is_the_mean_of_the_per_query_values_shown(tmp_path, seed, args):
+    """Issue 47's one aggregate, probed: each 'all' cell is the mean of the run's per-query cells of its
+    column (undefined ones, NaN, left out); with nothing undefined compare's systems mean is the same."""
+    import math
+
+    import numpy as np
+
+    qrels = _gen(seed, nq=5, ndocs=10)[0]
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "a").write_text(_gen(seed + 20, nq=5, ndocs=10, runlen=6, tag="a")[1])
+    (tmp_path / "b").write_text(_gen(seed + 40, nq=4, ndocs=10, runlen=3, tag="b")[1])
+    runs = (tmp_path / "a", tmp_path / "b")
+    res = invoke("-q", "-f", "tsv", "-m", "AP", "-m", "nDCG@5", *args, tmp_path / "q", *runs)
+    assert res.exit_code == 0, res.stderr
+    rows = _rows(res.stdout)
+    checked = 0
+    for (run, qid), row in rows.items():
+        if qid != "all":
+            continue
+        for column, cell in row.items():
+            if column in ("run", "query"):
+                continue
+            per = [float(r[column]) for (name, q), r in rows.items() if name == run and q != "all"]
+            per = [value for value in per if not math.isnan(value)]
+            assert float(cell) == pytest.approx(float(np.mean(per)), rel=1e-12, abs=1e-15), (run, column)
+            checked += 1
+    assert checked >= 8
+    if "skip" not in args:
+        res = invoke("compare", "-f", "tsv", "--table", "systems", "-m", "AP", "-m", "nDCG@5", *args, tmp_path / "q", *runs)
+        for line in res.stdout.strip().splitlines()[1:]:
+            run, metric, mean, _ = line.split("\t")
+            assert float(mean) == pytest.approx(float(rows[(run, "all")][metric]), rel=1e-12, abs=1e-15), (run, metric)
+
+
+@pytest.mark.parametrize("measure, lower", [("AP", False), ("nDCG@5", False), ("RBP_resid(p=0.9)", True), ("Unjudged@5", True)])
+def test_the_floor_decides_on_the_per_query_mean_in_the_measure_s_direction(tmp_path, measure, lower):
+    """The gate probes kept: a --fail-below threshold at the run's mean of per-query values passes; a hair
+    above it fails a higher-is-better measure and passes a lower-is-better one; a hair below the reverse."""
+    import numpy as np
+
+    qrels, run = _gen(9, nq=5, ndocs=10, unj=0.5)
+    (tmp_path / "q").write_text(qrels)
+    (tmp_path / "r").write_text(run)
+    mean = float(np.mean(list(_per_query(tmp_path / "q", tmp_path / "r", measure).values())))
+    assert 0 < mean < 1
+    for threshold, fails in ((mean, False), (mean + 1e-6, not lower), (mean - 1e-6, lower)):
+        res = invoke("-m", measure, "--norm", "none", "--fail-below", f"{measure}={threshold!r}", tmp_path / "q",
+                     tmp_path / "r")
+        assert res.exit_code == (1 if fails else 0), (threshold, res.stderr)

@@ -24,6 +24,7 @@ def db_method() -> str:
             f"arrangements (and arrangements x pool size <= {DB_ENUMERATE_ELEMENTS:,}), "
             "else Monte Carlo (--permutations, --seed)")
 
+_BEYOND = " (--pool run: A is an ordering of the pool; other pools: beyond where A < W or A > I)"  # A below the worst ordering of a pool the run is not an ordering of
 _UNDEF = "every ranking of the pool scores alike (I = E)"
 
 
@@ -57,21 +58,21 @@ register_variant(Variant(
     name="UL2", aliases=("UE2",), formula="(A-E)/(I-E) if A >= E else (A-E)/E", cite="Karmaker & Feng 2022 eq. 6; Feng 2023 eq. 5.2",
     rng="[-1, 1]", kind="ratio", undefined=_UNDEF + ", or A < E = 0", normalise=_deferred("ul2"), below_random=0.0))
 register_variant(Variant(
-    name="MM", aliases=(), formula="(A-W)/(I-W) (min-max with the worst ranking)", cite="Westerborg 2022 eq. 3.1", rng="[0, 1]", kind="ratio",
+    name="MM", aliases=(), formula="(A-W)/(I-W) (min-max with the worst ranking)", cite="Westerborg 2022 eq. 3.1", rng="[0, 1]" + _BEYOND, kind="ratio",
     undefined=_UNDEF, normalise=_deferred("mm")))
 register_variant(Variant(
     name="EB", aliases=(), formula="A/E (expectation-based)", cite="Westerborg 2022 eq. 3.6", rng="[0, I/E]", kind="ratio", undefined=_UNDEF + " or E = 0",
     normalise=_deferred("eb"), below_random=1.0))
 register_variant(Variant(
     name="EM", aliases=(), formula="(A-E)/(I-E) (expectation-max; UL2 at and above E)", cite="Westerborg 2022 eq. 3.11",
-    rng="[(W-E)/(I-E), 1]", kind="ratio", undefined=_UNDEF, normalise=_deferred("em"), below_random=0.0,
+    rng="[(W-E)/(I-E), 1]" + _BEYOND, kind="ratio", undefined=_UNDEF, normalise=_deferred("em"), below_random=0.0,
     default=True))  # the default: its per-query mean is 0 for a random ordering (docs/bounds.md, "The decision")
 register_variant(Variant(
     name="DB", aliases=(), formula="Pr[M(random permutation) <= A] (distribution-based percentile)", cite="Westerborg 2022 eq. 3.12",
     rng="[0, 1]", kind="distribution", undefined=_UNDEF))
 register_variant(Variant(
     name="UEW", aliases=(), formula="(A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 worst, 0 random, 1 ideal",
-    cite="beyond the papers cited", rng="[-1, 1]", kind="ratio", undefined=_UNDEF + ", or A < E = W", normalise=_deferred("uew"), below_random=0.0))
+    cite="beyond the papers cited", rng="[-1, 1]" + _BEYOND, kind="ratio", undefined=_UNDEF + ", or A < E = W", normalise=_deferred("uew"), below_random=0.0))
 register_variant(Variant(
     name="NRG", aliases=(), formula="M with residual gains G(d) prod_j (1 - seen(pos(d, R_j))) over prior runs R_j, "
     "normalised by the ideal of the judged documents by residual gain (ulnorm-eval nrg)",

@@ -44,7 +44,7 @@ def test_the_marks_named_are_those_the_whole_comparison_under_the_other_rule_cha
     if holes:  # every other judgement dropped: the runs have holes, and LB/UB are compared too
         lines = Path(qrels).read_text().splitlines(True)
         Path(qrels).write_text("".join(lines[::2]))
-    options = Options(ties=ties)
+    options = Options(ties=ties, pool="run")  # each run's own pool: the data was built for it
     request = CompareRequest(qrels=qrels, runs=tuple(runs), measures=["P@3", "AP"], options=options, holes=holes,
                              compare={"test": "t", "correction": "none", "alpha": 0.2})
     notes: list = []

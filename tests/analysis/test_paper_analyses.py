@@ -209,7 +209,8 @@ def test_ap_norm_k_by_hand_and_variants_unchanged():
 
     qrels = qrels_from_object({"q": {"a": 1, "b": 0, "c": 1, "d": 0, "e": 1}})
     run = run_from_object({"q": {"a": 5, "b": 4, "c": 3, "d": 2, "e": 1}})
-    res = ulnorm_eval.evaluate(qrels, [run], ["AP(norm='k')@4", "AP@4", "E(AP(norm='k')@4)", "IUB(AP(norm='k')@4)"])
+    res = ulnorm_eval.evaluate(qrels, [run], ["AP(norm='k')@4", "AP@4", "E(AP(norm='k')@4)", "IUB(AP(norm='k')@4)"],
+                               pool="qrels")  # the pool: the 5 judged documents, the run's
     v = {str(m): res.runs[0].values[m][0] for m in res.metrics}
     assert v["AP(norm='k')@4"] == pytest.approx((1 + 2 / 3) / 4, abs=1e-15)
     assert v["AP@4"] == pytest.approx((1 + 2 / 3) / 3, abs=1e-15)

@@ -179,7 +179,8 @@ def test_searched_extremes_are_withheld_beyond_the_enumeration():
     grades = [3, 2, 2, 1, 1, 1, 0, 0, 0, 0, 3, 2]  # 12!/(2!3!3!4!) = 277,200 arrangements
     qrels = {"q1": {f"d{i}": g for i, g in enumerate(grades)}, "q2": {"a": 2, "b": 1}}
     run = {"q1": {f"d{i}": float(i) for i in range(12)}, "q2": {"a": 1.0, "b": 2.0}}
-    res = ue.evaluate(qrels, run, measures=["G"], variants=["IUB", "WLB", "MM", "UL2"], undefined="skip")
+    res = ue.evaluate(qrels, run, measures=["G"], variants=["IUB", "WLB", "MM", "UL2"], undefined="skip",
+                      pool="qrels")  # the judged documents: q2's two are enumerated
     notes = " ".join(res.notes)
     assert "WLB of G" in notes and "withheld" in notes
     rr = res.runs[0]

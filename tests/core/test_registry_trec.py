@@ -127,7 +127,7 @@ def test_default_variants_skip_families_without_bounds():
                                               "ERR@20", "bpref"])]
     # ERR's E is a Monte Carlo estimate: no default variants (tests/pipeline/test_default_variants.py), only asked ones
     assert names == ["Judged@10", "NumRet", "SetP", "Unjudged@5", "relstring", "runid", "ERR@20", "Bpref",
-                     "E(Bpref)", "UL2(Bpref)"]  # the default variants: E and UL2
+                     "E(Bpref)", "EM(Bpref)"]  # the default variants: E and EM
     names = [str(m) for m in resolve_metrics(["Judged@10", "ERR@20"], ["E", "UL2"])]
     assert names == ["Judged@10", "ERR@20", "E(ERR@20)", "UL2(ERR@20)"]
     with pytest.raises(UnknownMeasure, match="no random-ranking bounds"):

@@ -31,6 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "core"))  # test_random_baseline.py
 
 import ulnorm_eval as ue  # noqa: E402
 from test_random_baseline import RandomRankings, read_run, reversal  # noqa: E402

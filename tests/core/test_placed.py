@@ -27,7 +27,8 @@ from ulnorm_eval.core.pools import Pool, pool_reads
 READERS = ["iprec_at_recall.0.0", "iprec_at_recall.0.30", "iprec_at_recall.1.0", "11pt_avg", "G", "G.1=3,2=-1",
            "ndcg_rel.1=0.5,2=-2", "ndcg_rel.-1=2", "nDCG@10", "nDCG", "nDCG(gains={0:1,2:5})@5", "nDCG(dcg='exp-log2')",
            "DCG(discount='zipf')@20", "nDCG(discount='linear')@7", "AP", "AP@10", "AP(rel=2)", "AP(norm='k')@5", "SP@4",
-           "RBP(p=0.8)", "RBP(p=0.5,rel=2)@10", "RBP(p=0.9,gains={1:2,2:-1})", "P@5", "R@10", "RR", "RR@3", "Rprec"]
+           "RBP(p=0.8)", "RBP(p=0.5,rel=2)@10", "RBP(p=0.9,gains={1:2,2:-1})", "P@5", "R@10", "RR", "RR@3", "Rprec",
+           "bpref", "bpref(rel=2)", "infAP", "infAP(rel=2)"]
 
 
 def _pools(seed: int, nq: int = 6):
@@ -75,7 +76,8 @@ def _whole(rk: Ranking, pool: Pool, reads: np.ndarray, rng) -> Ranking:
 
 def test_the_families_that_declare_what_they_read():
     assert {f.name for f in FAMILIES.values() if f.reads is not None} == {"IPrec", "Avg11pt", "G", "nDCG_rel", "nDCG",
-                                                                          "DCG", "AP", "SP", "RBP", "P", "R", "RR", "Rprec"}
+                                                                          "DCG", "AP", "SP", "RBP", "P", "R", "RR", "Rprec",
+                                                                          "Bpref", "GMBpref", "infAP"}
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -22,6 +22,14 @@ from ..holes import monotone, outside_by_r
 from ..kernels import Judgements
 from ..records import Family, Param, register, TrecName
 from .common import binary_gain, JUDGED_ONLY
+
+
+def reads_judged(code, measure, rel, max_grade):
+    """The ``reads`` of bpref and infAP: every judged document (a grade, or -2: judged with a negative
+    grade, infAP's pooled-unjudged), never one outside the qrels (-1): their kernels count judged
+    documents above each relevant one and read its rank, so a random ordering of the pool is drawn as
+    the ranks of the judged documents alone (core.pools.pool_reads)."""
+    return np.asarray(code, dtype=np.float64) != -1
 from .cumulative import gain as graded_gain, GAINS_PARAM
 from .precision import e_ap, holes_ap, k_ap, REL, TREC_CUTOFFS
 from .irm_native import k_Compat, k_ERR, k_Judged
@@ -165,7 +173,8 @@ register(Family(
     holes_outside=outside_by_r))
 
 register(Family(
-    name="Bpref", params=(REL,), cutoff="none", kernel=k_bpref, gain=trec_gain, bounds="exact", expectation=e_bpref,
+    name="Bpref", params=(REL,), cutoff="none", kernel=k_bpref, gain=trec_gain, reads=reads_judged, bounds="exact",
+    expectation=e_bpref,
     formula=_doc(k_bpref), expectation_formula="(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
     cite="Buckley & Voorhees 2004", level="rel", trec=(TrecName(base="bpref", nick=(OFFICIAL, ALL_TREC)),),
                 irm="Bpref", examples=("Bpref",),
@@ -173,14 +182,16 @@ register(Family(
     extremes_note="each relevant document scores 1 - min(nonrelevant above, R)/min(N, R): every relevant one first "
                   "is the maximum, every judged nonrelevant one above every relevant one the minimum"))
 register(Family(
-    name="GMBpref", params=(REL,), cutoff="none", kernel=k_bpref, gain=trec_gain, bounds="exact", expectation=e_bpref,
+    name="GMBpref", params=(REL,), cutoff="none", kernel=k_bpref, gain=trec_gain, reads=reads_judged, bounds="exact",
+    expectation=e_bpref,
     formula="bpref per query; 'all' = geometric mean",
     expectation_formula="E[bpref] per query (exact); no variants: the 'all' row is a geometric mean (use those of Bpref)",
     cite="Buckley & Voorhees 2004; trec_eval 10",
     level="rel", summary="gmean", trec=(TrecName(base="gm_bpref", nick=(ALL_TREC,)),), per_query=False, examples=("GMBpref",),
     order=trec_order, extremes_note="as bpref"))
 register(Family(
-    name="infAP", params=(REL,), cutoff="none", kernel=k_infAP, gain=trec_gain, bounds="exact", expectation=e_infAP,
+    name="infAP", params=(REL,), cutoff="none", kernel=k_infAP, gain=trec_gain, reads=reads_judged, bounds="exact",
+    expectation=e_infAP,
     formula=_doc(k_infAP), expectation_formula="(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
     cite="Yilmaz & Aslam 2006", level="rel", trec=(TrecName(base="infAP", nick=(ALL_TREC,)),), irm="infAP",
     examples=("infAP",), order=trec_order, extremes="search",

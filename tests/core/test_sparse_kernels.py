@@ -563,3 +563,41 @@ def test_pool_keeps_one_ordering_per_key_bits(seed):
     stable = np.argsort(row[shuffled], kind="stable")
     assert np.array_equal(mixed.row, row[shuffled][stable]) and np.array_equal(mixed.grade, grade[shuffled][stable])
     assert np.array_equal(mixed.judged, judged[shuffled][stable])
+
+
+def test_segment_cumsum_sums_each_segment_alone():
+    """Each segment's running sum has the bits of np.cumsum over that segment alone (empty segments,
+    one-element segments and a long one among them)."""
+    from ulnorm_eval.core.kernels import segment_cumsum
+
+    rng = np.random.default_rng(3)
+    values = rng.random(400) * 10.0 ** rng.integers(-8, 8, 400)
+    starts = np.array([0, 0, 1, 1, 9, 250, 251, 400])
+    want = np.concatenate([np.cumsum(values[a:b]) for a, b in zip(starts[:-1], starts[1:])])
+    assert np.array_equal(segment_cumsum(values, starts), want)
+    assert segment_cumsum(np.array([]), np.array([0])).size == 0
+
+
+def test_a_querys_values_do_not_depend_on_the_queries_beside_it(tmp_path):
+    """Every per-query value and bound of ndcg_rel, G and infAP under the shared default pool has the same bits for
+    a query evaluated alone and beside other queries (a running sum over all queries less the sum before
+    one changed the last bits of E(nDCG_rel) with the queries beside it, so with -j)."""
+    import ulnorm_eval as ue
+
+    rng = np.random.default_rng(5)
+    qrels = [f"q{q} 0 d{q}_{d} {rng.choice([0, 1, 2, 2.5])}" for q in range(6) for d in range(rng.integers(3, 12))]
+    (tmp_path / "qrels").write_text("\n".join(qrels) + "\n")
+    lines = []
+    for q in range(6):
+        docs = [f"d{q}_{d}" for d in rng.permutation(14)]
+        lines += [f"q{q} Q0 {doc} {r + 1} {100 - r} run" for r, doc in enumerate(docs)]
+    (tmp_path / "all.run").write_text("\n".join(lines) + "\n")
+    (tmp_path / "q4.run").write_text("\n".join(line for line in lines if line.startswith("q4 ")) + "\n")
+    metrics = ["ndcg_rel", "G", "infAP", "nDCG", "Rndcg"]
+    both = ue.evaluate(str(tmp_path / "qrels"), str(tmp_path / "all.run"), metrics, ["E", "IUB", "EM"]).wide()
+    alone = ue.evaluate(str(tmp_path / "qrels"), str(tmp_path / "q4.run"), metrics, ["E", "IUB", "EM"],
+                        run_queries_only=True).wide()
+    cols = [c for c in alone.columns if c not in ("run", "query")]
+    a = alone[alone["query"] == "q4"][cols].to_numpy(dtype=float)
+    b = both[both["query"] == "q4"][cols].to_numpy(dtype=float)
+    assert a.shape == b.shape == (1, len(cols)) and np.array_equal(a, b, equal_nan=True), (cols, a, b)

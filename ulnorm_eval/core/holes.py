@@ -29,7 +29,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .kernels import Judgements, Level, Ranking, rel_of, relevant
+from .kernels import Judgements, Level, Ranking, rel_of, relevant, segment_cumsum
 from .records import FAMILIES
 from .variants import DEFAULT_WORLD
 
@@ -243,9 +243,7 @@ def candidate_grades(max_grade: float, values=None) -> np.ndarray:
 
 def running(ranking: Ranking, values) -> np.ndarray:
     """Inclusive running sum of ``values`` within each row of ``ranking``."""
-    cumulative = np.cumsum(np.asarray(values, dtype=np.float64))
-    before = np.concatenate(([0.0], cumulative))[ranking.starts[:-1]]
-    return cumulative - before[ranking.row]
+    return segment_cumsum(values, ranking.starts)
 
 
 @dataclass

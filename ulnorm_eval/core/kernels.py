@@ -11,7 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["Ranking", "Judgements", "discount", "vector_discount", "power_at", "repeated_powers", "relevant", "within_cutoff", "judged_only",
+__all__ = ["Ranking", "segment_cumsum", "Judgements", "discount", "vector_discount", "power_at", "repeated_powers", "relevant", "within_cutoff", "judged_only",
            "rel_of", "Level", "spans", "row_counts"]
 
 
@@ -149,6 +149,25 @@ def row_counts(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     # so the spans summed are the non-empty ones (the empty ones between them start where they end)
     full = np.flatnonzero(starts[1:] > starts[:-1])
     out[full] = np.add.reduceat(mask, starts[full], dtype=np.int64)
+    return out
+
+
+def segment_cumsum(values, starts) -> np.ndarray:
+    """Inclusive running sum of ``values`` within each segment [starts[i], starts[i + 1]), each summed
+    from its own first element in order, as np.cumsum sums one segment alone.  (A cumsum over all the
+    segments less the sum before each is not: its bits depend on the segments before, so a query's
+    value would change with the queries evaluated beside it, and with -j.)  One vectorised step per
+    position: the segments at least that long, longest first."""
+    out = np.array(values, dtype=np.float64)
+    starts = np.asarray(starts, dtype=np.int64)
+    lengths = np.diff(starts)
+    if not len(out) or not len(lengths):
+        return out
+    longest_first = np.argsort(-lengths, kind="stable")
+    first, shorter = starts[:-1][longest_first], -lengths[longest_first]
+    for j in range(1, int(lengths.max())):
+        at = first[: np.searchsorted(shorter, -j, side="left")] + j  # the segments longer than j
+        out[at] += out[at - 1]
     return out
 
 

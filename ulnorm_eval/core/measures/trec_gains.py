@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import Judgements, repeated_powers, spans
+from ..kernels import Judgements, repeated_powers, segment_cumsum, spans
 from .common import safe
 from .trec_view import (codes, context, count_above, pool_counts, present_mask, rel_index, rel_total,
                          trec_relevant_count, UNJUDGED)
@@ -125,10 +125,8 @@ def _prefix_idcg(judgements, gains, trec: bool = False):
     row, g, pos = _ideal_sorted(judgements, gains, trec)
     keep = g > 0
     row, g, pos = row[keep], g[keep], pos[keep]
-    cumulative = np.cumsum(g * _disc(pos))
     starts = np.searchsorted(row, np.arange(judgements.nq + 1))
-    before = np.concatenate(([0.0], cumulative))[starts[:-1]]
-    return cumulative - before[row], starts, np.diff(starts), row, g
+    return segment_cumsum(g * _disc(pos), starts), starts, np.diff(starts), row, g
 
 
 def _nonzero_gains(ranking, gains):
@@ -149,13 +147,10 @@ def _gain_terms(ranking, gains):
     return ranking.memo(("trec gain terms", tuple(sorted((gains or {}).items()))), make)
 
 
-def _running_sparse_sum(ranking, idx, weights, rows=None):
-    """The running sum of ``weights`` (one weight per document of ``idx``) within each row: the running sum over the whole flat ranking
-    less the sum before the row, as :func:`running_sum` forms it (the zero terms it adds change no bit).
-    ``rows``: ``rk.row[idx]`` when the caller has it."""
-    cumulative = np.cumsum(weights)
-    before = np.concatenate(([0.0], cumulative))[np.searchsorted(idx, ranking.starts[:-1])]
-    return cumulative - before[ranking.row[idx] if rows is None else rows]
+def _running_sparse_sum(ranking, idx, weights):
+    """The running sum of ``weights`` (one weight per document of ``idx``) within each row, as
+    :func:`running_sum` forms it (the zero terms it adds change no bit)."""
+    return segment_cumsum(weights, np.searchsorted(idx, ranking.starts))
 
 
 def k_ndcg_rel(ranking, judgements, measure, level):
@@ -334,8 +329,7 @@ def _ideal_cost(judgements, gains, trec: bool = False):
         rows, igk = row[keep], ideal_gain[keep]
         n_pos = np.bincount(rows, minlength=judgements.nq)[: judgements.nq]
         starts = np.searchsorted(rows, np.arange(judgements.nq + 1))
-        cumulative = np.cumsum(np.maximum(igk, 1.0))
-        C = cumulative - np.concatenate(([0.0], cumulative))[starts[:-1]][rows]  # within each query, from its first rank
+        C = segment_cumsum(np.maximum(igk, 1.0), starts)  # within each query, from its first rank
         total = np.bincount(rows, weights=igk, minlength=judgements.nq)[: judgements.nq]
         return C, starts, n_pos, total
     return judgements.cached(("trec G cost", tuple(sorted((gains or {}).items())), trec), make)
@@ -360,7 +354,7 @@ def k_G(ranking, judgements, measure, level):
     cost = last[query] + (position - n_positive + 1)
     inside = np.flatnonzero(position < n_positive)
     cost[inside] = C[starts[query[inside]] + position[inside]]
-    S = _running_sparse_sum(ranking, idx, g, row)
+    S = _running_sparse_sum(ranking, idx, g)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = g / np.log2(2.0 + cost - S)
     return safe(np.bincount(row, weights=term, minlength=ranking.nrows)[: ranking.nrows], total[ranking.base])  # as rk.sum_within

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..kernels import Judgements, Ranking, rel_of
+from ..kernels import Judgements, Ranking, rel_of, segment_cumsum
 
 INFAP_EPSILON = 0.00001  # trec_eval.h
 RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # iprec_at_recall, 11pt_avg
@@ -84,9 +84,7 @@ def present_mask(ranking: Ranking, ctx: TrecContext) -> np.ndarray:
 
 def running_sum(ranking: Ranking, values) -> np.ndarray:
     """Inclusive running sum of ``values`` within each row."""
-    code = np.cumsum(np.asarray(values, dtype=np.float64))
-    before = np.concatenate(([0.0], code))[ranking.starts[:-1]]
-    return code - before[ranking.row]
+    return segment_cumsum(values, ranking.starts)
 
 
 def at_depth(ranking: Ranking, mask, k) -> np.ndarray:

@@ -19,7 +19,10 @@ from ulnorm_eval.inputs.trec import qrels_from_frame, run_from_frame
 
 
 def bounds_of(labels, measures, variants=("E", "IUB", "WLB"), **kw):
-    """E/IUB/WLB of one query whose judged documents carry ``labels``; the run ranks them in order."""
+    """E/IUB/WLB of one query whose judged documents carry ``labels``; the run ranks them in order.  The
+    papers' random ranking orders the query's candidates (Karmaker & Feng 2022): ``--pool run``, here the
+    judged documents, not the default qrels+1000 with its unjudged placeholders."""
+    kw.setdefault("pool", "run")
     docs = [f"d{i}" for i in range(len(labels))]
     qrels = qrels_from_frame(pd.DataFrame({"query_id": "x", "doc_id": docs, "relevance": labels}))
     run = run_from_frame(pd.DataFrame({"query_id": "x", "doc_id": docs,

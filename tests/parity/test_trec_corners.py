@@ -218,9 +218,9 @@ def test_ir_measures_keyword_syntax_matches_ir_measures():
     bv = {str(m): b.runs[0].values[m][0] for m in b.metrics}
     assert bv["E(AP(judged_only=1))"] == pytest.approx(np.mean(vals), abs=1e-12)
     assert bv["IUB(AP(judged_only=1))"] == 1.0 and bv["WLB(AP(judged_only=1))"] == pytest.approx(min(vals))
-    # the default pool, the run's documents: -J keeps a, b, c of q1 (R stays 3)
+    # the run's documents: -J keeps a, b, c of q1 (R stays 3)
     vals = [ap(p) for p in set(itertools.permutations([1, 1, 0]))]
-    b = ue.evaluate(q2, r2, ["AP(judged_only=True)"], variants=["E", "IUB", "WLB"])
+    b = ue.evaluate(q2, r2, ["AP(judged_only=True)"], variants=["E", "IUB", "WLB"], pool="run")
     bv = {str(m): b.runs[0].values[m][0] for m in b.metrics}
     assert bv["E(AP(judged_only=1))"] == pytest.approx(np.mean(vals), abs=1e-12)
     assert bv["IUB(AP(judged_only=1))"] == pytest.approx(2 / 3) and bv["WLB(AP(judged_only=1))"] == pytest.approx(min(vals))

@@ -28,7 +28,8 @@ READERS = ["iprec_at_recall.0.0", "iprec_at_recall.0.30", "iprec_at_recall.1.0",
            "ndcg_rel.1=0.5,2=-2", "ndcg_rel.-1=2", "nDCG@10", "nDCG", "nDCG(gains={0:1,2:5})@5", "nDCG(dcg='exp-log2')",
            "DCG(discount='zipf')@20", "nDCG(discount='linear')@7", "AP", "AP@10", "AP(rel=2)", "AP(norm='k')@5", "SP@4",
            "RBP(p=0.8)", "RBP(p=0.5,rel=2)@10", "RBP(p=0.9,gains={1:2,2:-1})", "P@5", "R@10", "RR", "RR@3", "Rprec",
-           "bpref", "bpref(rel=2)", "infAP", "infAP(rel=2)"]
+           "bpref", "bpref(rel=2)", "infAP", "infAP(rel=2)", "RprecMult(mult=0.2)", "RprecMult(mult=3.5)", "binG",
+           "binG(rel=2)", "RelP@5", "RelP(rel=2)@3", "Success@3", "Success(rel=2)@1"]
 
 
 def _pools(seed: int, nq: int = 6):
@@ -77,7 +78,8 @@ def _whole(rk: Ranking, pool: Pool, reads: np.ndarray, rng) -> Ranking:
 def test_the_families_that_declare_what_they_read():
     assert {f.name for f in FAMILIES.values() if f.reads is not None} == {"IPrec", "Avg11pt", "G", "nDCG_rel", "nDCG",
                                                                           "DCG", "AP", "SP", "RBP", "P", "R", "RR", "Rprec",
-                                                                          "Bpref", "GMBpref", "infAP"}
+                                                                          "Bpref", "GMBpref", "infAP", "RprecMult", "binG",
+                                                                          "RelP", "Success"}
 
 
 @pytest.mark.parametrize("seed", range(6))

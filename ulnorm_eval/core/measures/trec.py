@@ -21,7 +21,7 @@ import numpy as np
 from ..holes import monotone, outside_by_r
 from ..kernels import Judgements
 from ..records import Family, Param, register, TrecName
-from .common import binary_gain, JUDGED_ONLY
+from .common import binary_gain, JUDGED_ONLY, reads_gain_of
 
 
 def reads_judged(code, measure, rel, max_grade):
@@ -221,7 +221,7 @@ register(Family(
 
 register(Family(
     name="RprecMult", params=(Param(name="mult", kind="float", default=1.0, doc="multiple of R", always_show=True), REL), cutoff="none",
-    kernel=k_Rprec_mult, gain=binary_gain, bounds="exact", expectation=e_Rprec_mult,
+    kernel=k_Rprec_mult, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact", expectation=e_Rprec_mult,
     formula=_doc(k_Rprec_mult), expectation_formula="0 if c = 0; P/n if c <= n; P/c if c > n (exact)", cite="trec_eval 10 (m_Rprec_mult.c)", level="rel",
     trec=(TrecName(base="Rprec_mult", arg="each", param="mult", defaults=_RMULT, kind="float", fmt=".2f", nick=(ALL_TREC,)),),
     validate=_check_positive("mult"), examples=("RprecMult(mult=0.2)", "RprecMult(mult=1.0)", "RprecMult(mult=3.5)")))
@@ -233,7 +233,7 @@ register(Family(
     validate=_check_floats("coef", 4)))
 
 register(Family(
-    name="binG", params=(REL,), cutoff="none", kernel=k_binG, gain=binary_gain, bounds="exact", expectation=e_binG,
+    name="binG", params=(REL,), cutoff="none", kernel=k_binG, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact", expectation=e_binG,
     formula=_doc(k_binG), expectation_formula="(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", cite="trec_eval 10 (m_binG.c, experimental)",
     level="rel", trec=(TrecName(base="binG", nick=(ALL_TREC,)),), examples=("binG",)))
 register(Family(
@@ -272,12 +272,12 @@ register(Family(
                   "DCG@b at once (rearrangement)"))
 
 register(Family(
-    name="RelP", params=(REL,), cutoff="required", kernel=k_relative_P, gain=binary_gain, bounds="exact",
+    name="RelP", params=(REL,), cutoff="required", kernel=k_relative_P, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact",
     expectation=e_relative_P, formula=_doc(k_relative_P), expectation_formula="(P/n) m / min(k, R) (exact)",
     cite="trec_eval 10 (m_relative_P.c)", level="rel",
     trec=(TrecName(base="relative_P", arg="each", defaults=TREC_CUTOFFS, nick=(ALL_TREC,)),), examples=("RelP@{k}",)))
 register(Family(
-    name="Success", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_success, gain=binary_gain, bounds="exact",
+    name="Success", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_success, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact",
     expectation=e_success, formula=_doc(k_success), expectation_formula="1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
     cite="trec_eval 10 (m_success.c)", level="rel", trec=(TrecName(base="success", arg="each", defaults=(1, 5, 10), nick=(ALL_TREC,)),),
     irm="Success", examples=("Success@{k}",), holes=monotone))

@@ -12,23 +12,7 @@ import pytest
 
 from conftest import invoke
 
-QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d4 1\n"
-RUN = "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\nq2 Q0 d4 1 2 r\nq2 Q0 d9 2 1 r\n"
-
-
-@pytest.fixture
-def files(tmp_path):
-    (tmp_path / "q.txt").write_text(QRELS)
-    (tmp_path / "r.txt").write_text(RUN)
-    (tmp_path / "r2.txt").write_text(RUN.replace(" 3 r", " 0.5 r"))
-    return str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), str(tmp_path / "r2.txt")
-
-
-def one_line(res, *fragments) -> None:
-    assert (res.exit_code, res.stdout) == (2, ""), (res.exit_code, res.stdout, res.stderr)
-    assert res.stderr.count("\n") == 1 and res.stderr.startswith("ulnorm-eval: "), res.stderr
-    for fragment in fragments:
-        assert fragment in res.stderr, res.stderr
+from toy_files import QRELS, RUN, files, one_line  # noqa: F401 (files: the fixture, imported to be found)
 
 
 # --------------------------------------------------------------------------- 12: settings silently ignored

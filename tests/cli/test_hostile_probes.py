@@ -15,25 +15,7 @@ import pytest
 
 from conftest import ROOT, invoke
 
-QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d4 1\n"
-RUN = "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\nq2 Q0 d4 1 2 r\nq2 Q0 d9 2 1 r\n"
-
-
-@pytest.fixture
-def files(tmp_path):
-    (tmp_path / "q.txt").write_text(QRELS)
-    (tmp_path / "r.txt").write_text(RUN)
-    (tmp_path / "r2.txt").write_text(RUN.replace(" 3 r", " 0.5 r"))
-    return str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), str(tmp_path / "r2.txt")
-
-
-def one_line(res, *fragments) -> None:
-    code, out, err = (res.returncode, res.stdout, res.stderr) if hasattr(res, "returncode") else (
-        res.exit_code, res.stdout, res.stderr)
-    assert (code, out) == (2, ""), (code, out, err)
-    assert err.count("\n") == 1 and err.startswith("ulnorm-eval: "), err
-    for fragment in fragments:
-        assert fragment in err, err
+from toy_files import QRELS, RUN, files, one_line  # noqa: F401 (files: the fixture, imported to be found)
 
 
 # --------------------------------------------------------------------------- 52.8: a Dask cluster that dies

@@ -21,15 +21,12 @@ from conftest import invoke as cli
 from conftest import wait_for_signal_state
 from ulnorm_eval.cli.main import main
 
-QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d4 1\n"
-RUN = "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\nq2 Q0 d4 1 2 r\nq2 Q0 d9 2 1 r\n"
+from toy_files import QRELS, RUN, write_toy
 
 
 @pytest.fixture
 def files(tmp_path):
-    (tmp_path / "q.txt").write_text(QRELS)
-    (tmp_path / "r.txt").write_text(RUN)
-    return str(tmp_path / "q.txt"), str(tmp_path / "r.txt")
+    return write_toy(tmp_path)[:2]
 
 
 def one_line_error(res, *fragments) -> str:

@@ -14,7 +14,7 @@ from .support import CONTEXT, fail, flush, output_format, refusals, split_names,
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import ALPHA, FiniteFloat, NonEmpty
 
-from .options import (MAX_DRAWS, MAX_TRIALS, HolesCommand, allow_disjoint_option, bounds_options, bundle,
+from .options import (MAX_DRAWS, MAX_TRIALS, HolesCommand, allow_disjoint_option, bounds_options, bundle, choice,
                       check_parallel, groups_option, holes_option, holes_options, make_options, notes_option, ordering_options,
                       output_options, parallel_options, scheduler_timeout, seed_option)
 
@@ -103,19 +103,19 @@ COMPARE_BRIEF = {
               help=f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).  "
                    "Default: ul2 (eval's, E left out) for the measures with a closed-form E; measures whose E is a Monte Carlo "
                    "estimate (IPrec, 11pt_avg, G, ...) get variants only from an explicit --norm or by name.")
-@click.option("--test", type=click.Choice(["t", "wilcoxon", "randomization", "bootstrap", "tukey"]), default="t",
-              show_default=True, help="Paired test: Student's t, Wilcoxon's signed-rank, Fisher's randomization, Sakai's "
-                                      "bootstrap, or the randomised Tukey HSD over all runs at once, whose p-values are "
-                                      "adjusted for every pair (--correction does not apply; docs/comparing.md).")
+@choice("--test", "t wilcoxon randomization bootstrap tukey",
+        help="Paired test: Student's t, Wilcoxon's signed-rank, Fisher's randomization, Sakai's bootstrap, or the "
+             "randomised Tukey HSD over all runs at once, whose p-values are adjusted for every pair (--correction "
+             "does not apply; docs/comparing.md).")
 @click.option("--reps", type=click.IntRange(min=10, max=MAX_DRAWS),
               help="Sign flips (randomization, default 10000), resamples (bootstrap, default 1000) or permutations "
                    "(tukey, default 10000; every one when they fit); at most 1,000,000 (memory grows with them).")
-@click.option("--correction", type=click.Choice(["none", "bonferroni", "holm", "bh"]), default="holm",
-              show_default=True, help="Multiple-comparison correction over the pairs of each metric.")
+@choice("--correction", "none bonferroni holm bh", default="holm",
+        help="Multiple-comparison correction over the pairs of each metric.")
 @click.option("--alpha", type=ALPHA, default=0.05,
               show_default=True, help="Significance level of the corrected p-values.")
-@click.option("--subset", type=click.Choice(["all", "uninformative", "ideal"]), default="all", show_default=True,
-              help="Query set (Karmaker & Feng 2022 §4.4): runs' mean closest to E, or farthest above it.")
+@choice("--subset", "all uninformative ideal",
+        help="Query set (Karmaker & Feng 2022 §4.4): runs' mean closest to E, or farthest above it.")
 @click.option("--subset-size", type=click.IntRange(min=1), help="Queries in the subset (default: half).")
 @click.option("--swap-trials", type=click.IntRange(min=1, max=MAX_TRIALS), default=1000, show_default=True,
               help="Random split halves for the swap rate; at most 100,000 (memory grows with them).")

@@ -10,7 +10,7 @@ from ..render.format_names import RESULT_FORMATS
 from .trec import stops_as_trec_eval
 from .types import ALPHA, FiniteFloat, GateThreshold, NonEmpty
 
-from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, groups_option, holes_options,
+from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, choice, groups_option, holes_options,
                       holes_list_option,
                       make_options, ci_option, ordering_options, output_options, parallel_options, scheduler_timeout,
                       run_queries_option, seed_option, notes_option)
@@ -190,10 +190,10 @@ EVAL_BRIEF = {
                    "from every ranking after -M, and from the pools of the random-ranking bounds.")
 @click.option("-N", "--num-docs", "num_docs", type=click.IntRange(min=0), default=0, metavar="N",
               help="trec_eval's -N: documents in the collection (utility's 4th coefficient).  Default 0.")
-@click.option("--trec-version", "trec_version", type=click.Choice(["10", "9"]), default="10", show_default=True,
-              help="trec_eval 10's rules, or trec_eval 9's: recall fractions to counts as (long)(x R + 0.9) "
-                   "(iprec_at_recall, 11pt_avg), no per-query rows for queries the run did not retrieve for, and only "
-                   "9's measures (all_trec without unj, rbp, rbp_resid).")
+@choice("--trec-version", "trec_version", "10 9",
+        help="trec_eval 10's rules, or trec_eval 9's: recall fractions to counts as (long)(x R + 0.9) "
+             "(iprec_at_recall, 11pt_avg), no per-query rows for queries the run did not retrieve for, and only "
+             "9's measures (all_trec without unj, rbp, rbp_resid).")
 @click.option("--trec-nan", "trec_nan", is_flag=True,
               help="Reproduce trec_eval's -nan values (iprec_at_recall and 11pt_avg with nothing ranked after -J, "
                    "Rndcg with relevant documents but no positive gain) and the placeholder document its -c leaks "
@@ -215,8 +215,8 @@ EVAL_BRIEF = {
 @holes_options
 @holes_list_option
 @seed_option
-@click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
-              help="Measure names in the output: canonical (nDCG@10, UL2(AP)) or trec_eval's (ndcg_cut_10, ul2_map).")
+@choice("--names", "canonical trec",
+        help="Measure names in the output: canonical (nDCG@10, UL2(AP)) or trec_eval's (ndcg_cut_10, ul2_map).")
 @output_options(RESULT_FORMATS, "trec",
                 "  tsv, csv, json and jsonl always hold every query and the 'all' row.")
 @groups_option

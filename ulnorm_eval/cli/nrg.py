@@ -8,7 +8,7 @@ from .support import CONTEXT, flush, output_format, refusals, table_layout, writ
 from ..render.format_names import RESULT_FORMATS
 from .types import NonEmpty
 
-from .options import (allow_disjoint_option, check_parallel, make_options, ordering_options, output_options,
+from .options import (allow_disjoint_option, check_parallel, choice, make_options, ordering_options, output_options,
                       parallel_options, scheduler_timeout, run_queries_option)
 
 EPILOG = """\b
@@ -44,8 +44,8 @@ Exit codes: 0 ok, 2 usage or input error.
 @click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
 @ordering_options
 @run_queries_option
-@click.option("--names", type=click.Choice(["canonical", "trec"]), default="canonical", show_default=True,
-              help="Measure names: canonical (nDCG@10, NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, nrg_ndcg_cut_10).")
+@choice("--names", "canonical trec",
+        help="Measure names: canonical (nDCG@10, NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, nrg_ndcg_cut_10).")
 @parallel_options
 @output_options(RESULT_FORMATS, "trec")
 @allow_disjoint_option

@@ -11,6 +11,13 @@ from ..core.variants import DEFAULT_WORLD
 from .types import FiniteFloat, Jobs, RelLevel
 
 
+def choice(*names, default=None, **kw):
+    """``click.option(*names[:-1])`` taking one of the words of ``names[-1]``, by default the first."""
+    *decls, words = names
+    return click.option(*decls, type=click.Choice(words.split()), default=default or words.split()[0],
+                        show_default=True, **kw)
+
+
 def bundle(*options):
     """A decorator applying ``options`` in the order given (top to bottom in --help)."""
 
@@ -29,10 +36,10 @@ ordering_options = bundle(
                       "'relevance: at -l' in `ulnorm-eval measures`) and by UC; >= 0 (0: every judged "
                       "document of grade 0 or more; unjudged ones never)."),
     click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents per query."),
-    click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
-                 help="Order: score desc then docid desc (trec_eval); the rank column; or file order."),
-    click.option("--score-precision", type=click.Choice(["float64", "float32"]), default="float64",
-                 show_default=True, help="float32 reproduces trec_eval <= 9.0.8, pytrec_eval and ir_measures."),
+    choice("--ties", "score rank file",
+           help="Order: score desc then docid desc (trec_eval); the rank column; or file order."),
+    choice("--score-precision", "float64 float32",
+           help="float32 reproduces trec_eval <= 9.0.8, pytrec_eval and ir_measures."),
 )
 
 run_queries_option = click.option(
@@ -74,11 +81,11 @@ bounds_options = bundle(
                       "re-ranking setting) (docs/bounds.md, \"Which pool\")."),
     click.option("--pool-depth", type=click.IntRange(min=1), default=100, show_default=True,
                  help="--pool FILE: the candidates of a query are the file's top N documents for it."),
-    click.option("--expectation", type=click.Choice(["exact", "paper"]), default="exact", show_default=True,
-                 help="'paper' uses the papers' formulas verbatim (E[SP@k] = k(P/n)^2; nDCG and DCG with "
-                      "2^R - 1 gains unless gains= is given) to reproduce their tables."),
-    click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-                 help="A query whose variant is undefined (e.g. I = E) scores 0, or is left out of the mean."),
+    choice("--expectation", "exact paper",
+           help="'paper' uses the papers' formulas verbatim (E[SP@k] = k(P/n)^2; nDCG and DCG with "
+                "2^R - 1 gains unless gains= is given) to reproduce their tables."),
+    choice("--undefined", "zero skip",
+           help="A query whose variant is undefined (e.g. I = E) scores 0, or is left out of the mean."),
     click.option("--permutations", type=click.IntRange(min=10, max=MAX_DRAWS), default=1000, show_default=True,
                  help="Monte Carlo permutations (DB, and E/IUB of measures without a closed form); at most "
                       "1,000,000 (memory grows with them)."),
@@ -215,10 +222,10 @@ holes_options = bundle(
                       "BS(M), the mean estimate, and BSLO(M)/BSHI(M), the 2.5th/97.5th percentiles of the samples (Froebe "
                       "et al. 2023; a spread, not a 95% confidence interval: measured coverage in docs/holes.md).  With --holes, these join LB and UB of every measure but AP, GMAP and "
                       "Rprec (their spread never held half the later values there; -m 'BS(AP)' names one)."),
-    click.option("--holes-prior", type=click.Choice(["run", "pool", "mix"]), default="pool", show_default=True,
-                 help="Where BS draws a hole's grade from: the grades of the query's judgments ('pool', the default: "
-                      "the least error of the three on docs/holes.md's leave-one-run-out benchmark), of the run's judged documents within "
-                      "the cutoff ('run'), or the mean of the two ('mix')."),
+    choice("--holes-prior", "run pool mix", default="pool",
+           help="Where BS draws a hole's grade from: the grades of the query's judgments ('pool', the default: "
+                "the least error of the three on docs/holes.md's leave-one-run-out benchmark), of the run's judged documents within "
+                "the cutoff ('run'), or the mean of the two ('mix')."),
 )
 
 holes_list_option = click.option(
@@ -264,8 +271,8 @@ parallel_options = bundle(
 )
 
 
-notes_option = click.option(
-    "--notes", type=click.Choice(["short", "all", "none"]), default="short", show_default=True, expose_value=False,
+notes_option = choice(
+    "--notes", "short all none", expose_value=False,
     callback=lambda ctx, param, value: ctx.meta.__setitem__("notes", value),
     help="Notes on stderr: short, each once, a note that several runs share said once, naming them compactly (-q is "
          "trec_eval's per-query flag, so quiet is --notes none); all, every run's whole note; none, no notes (errors, "

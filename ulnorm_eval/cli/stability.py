@@ -6,7 +6,7 @@ import click
 
 from ..render.format_names import DATA_FRAME_FORMATS
 from .support import CONTEXT, fail, flush, safe, table_list
-from .options import SEED
+from .options import SEED, choice
 
 EPILOG = """\b
 Examples:
@@ -78,10 +78,8 @@ def _targets(text: str) -> list:
 @click.option("--at-topics", type=int, metavar="N",
               help="Topics Φ and Eρ² are projected to (default: the topics evaluated).")
 @click.option("--topics", metavar="LIST", help="Evaluate only these qrels topics: ids and ranges, e.g. 601-650.")
-@click.option("--gain", type=click.Choice(["linear", "exponential"]), default="linear", show_default=True,
-              help="Gains of the discount rows (the paper: linear).")
-@click.option("--discount", type=click.Choice(["log", "zipf", "linear"]), default="log", show_default=True,
-              help="Discount of the gain rows (the paper: log).")
+@choice("--gain", "linear exponential", help="Gains of the discount rows (the paper: linear).")
+@choice("--discount", "log zipf linear", help="Discount of the gain rows (the paper: log).")
 @click.option("--unconstrained", type=click.Choice(["none", "gains", "discount", "both"]), default="none",
               is_flag=False, flag_value="both", show_default=True,
               help="Also optimise without monotonicity: --unconstrained=gains (Table 2's first column), "
@@ -89,8 +87,8 @@ def _targets(text: str) -> list:
 @click.option("--restarts", type=int, default=3, show_default=True,
               help="Seeded random starts of every optimiser, besides the named functions.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the random starts.")
-@click.option("--ties", type=click.Choice(["score", "rank", "file"]), default="score", show_default=True,
-              help="Run order: score desc then docid desc (trec_eval); the rank column; or file order.")
+@choice("--ties", "score rank file",
+        help="Run order: score desc then docid desc (trec_eval); the rank column; or file order.")
 @click.option("-f", "--format", "fmt", type=click.Choice(DATA_FRAME_FORMATS),
               help="Output format. Default: table on a terminal, tsv when piped.")
 @click.option("--precision", type=int, help="Decimals (default 4 for table; full precision otherwise).")

@@ -10,7 +10,7 @@ import click
 from ..core.text_families import summ_help
 from .support import CONTEXT, flush, refusals
 from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
-from .options import MAX_TRIALS, SEED, output_options
+from .options import MAX_TRIALS, SEED, choice, output_options
 from .types import GateThreshold, NonEmpty
 
 
@@ -39,21 +39,21 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
 @click.option("-q", "--per-query", is_flag=True, help="Per-document values before each system's mean ('all').")
 @output_options(RESULT_FORMATS, "trec")
 @click.option("--stem/--no-stem", default=False, show_default=True, help="Porter stemming in ROUGE's tokeniser.")
-@click.option("--combine", type=click.Choice(["max", "mean", "pooled"]), default="max", show_default=True,
-              help="Several references: rouge-score's score_multi (the best F's scores), the mean, or pooled "
-                   "counts (ROUGE-1.5.5 model averaging).  E[ROUGE-1] is exact for mean/pooled, Monte Carlo for max.")
-@click.option("--length", type=click.Choice(["reference", "candidate"]), default="reference", show_default=True,
-              help="Length of E's random summary (ROUGE): each reference's, so E is a quantity of the document as in "
-                   "Feng 2023 (and UE1/UE2 keep each document's order of the systems); or each candidate's, so E "
-                   "also varies with the summary's length within a document.")
-@click.option("--upper", type=click.Choice(["one", "oracle"]), default="one", show_default=True,
-              help="I: the metric's maximum 1 (Feng 2023), or for ROUGE-1 the extractive oracle of the "
-                   "candidate's length.")
+@choice("--combine", "max mean pooled",
+        help="Several references: rouge-score's score_multi (the best F's scores), the mean, or pooled "
+             "counts (ROUGE-1.5.5 model averaging).  E[ROUGE-1] is exact for mean/pooled, Monte Carlo for max.")
+@choice("--length", "reference candidate",
+        help="Length of E's random summary (ROUGE): each reference's, so E is a quantity of the document as in "
+             "Feng 2023 (and UE1/UE2 keep each document's order of the systems); or each candidate's, so E "
+             "also varies with the summary's length within a document.")
+@choice("--upper", "one oracle",
+        help="I: the metric's maximum 1 (Feng 2023), or for ROUGE-1 the extractive oracle of the "
+             "candidate's length.")
 @click.option("--draws", type=click.IntRange(min=2), default=200, show_default=True,
               help="Monte Carlo draws for E of ROUGE-2, ROUGE-L (and ROUGE-1 with --combine max).")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the Monte Carlo draws.")
-@click.option("--undefined", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
-              help="A document whose variant is undefined (I = E) scores 0, or is left out of the mean.")
+@choice("--undefined", "zero skip",
+        help="A document whose variant is undefined (I = E) scores 0, or is left out of the mean.")
 @click.option("--systems", "only_systems", metavar="LIST", type=NonEmpty(names=True),
               help="Only these systems (comma-separated), or 'abstractive' (SummEval's 12: M8-M23).")
 @click.option("--model", type=click.Path(exists=True, file_okay=False), metavar="PATH",
@@ -63,13 +63,13 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
 @click.option("--k", "k", metavar="K|candidate",
               help="BERTScore E (Algorithm 1): tokens in the expected summary, a number or 'candidate' (each "
                    "summary's own length).  Default: each reference's length.")
-@click.option("--order", type=click.Choice(["increasing", "decreasing"]), default="increasing", show_default=True,
-              help="BERTScore E (Algorithm 1): sort the source's tokens by similarity to the document embedding "
-                   "in increasing order and take the first k (the listing: the least similar, on SummEval content "
-                   "words), or in decreasing order (the most similar: stop-words and punctuation).")
-@click.option("--token-ties", type=click.Choice(["last", "max"]), default="last", show_default=True,
-              help="BERTScore E (Algorithm 1): a token occurring several times keeps its last occurrence's "
-                   "similarity (the listing's dictionary) or its highest.")
+@choice("--order", "increasing decreasing",
+        help="BERTScore E (Algorithm 1): sort the source's tokens by similarity to the document embedding "
+             "in increasing order and take the first k (the listing: the least similar, on SummEval content "
+             "words), or in decreasing order (the most similar: stop-words and punctuation).")
+@choice("--token-ties", "last max",
+        help="BERTScore E (Algorithm 1): a token occurring several times keeps its last occurrence's "
+             "similarity (the listing's dictionary) or its highest.")
 @click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True, help="BERTScore batch size.")
 @click.option("--subset", nargs=2, type=(click.Choice(["hetero", "homo"]), click.IntRange(min=1)),
               metavar="hetero|homo N",
@@ -86,8 +86,7 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
 @click.option("--compare", "compare_systems", is_flag=True,
               help="Compare the systems as `ulnorm-eval compare` compares runs (documents as queries): ranks, "
                    "Kendall's tau, paired t-tests with Holm's correction, stability; table, tsv, csv or json.")
-@click.option("--ratings", type=click.Choice(["expert", "crowd"]), default="expert", show_default=True,
-              help="--correlate: whose ratings.")
+@choice("--ratings", "expert crowd", help="--correlate: whose ratings.")
 @click.option("--level", "levels", type=click.Choice(["summary", "system"]), multiple=True,
               help="--correlate: summary level (within documents, averaged) and/or system level. Default: both.")
 @click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE",

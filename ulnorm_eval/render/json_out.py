@@ -13,115 +13,75 @@ _NUM_OR_NULL = {"type": ["number", "null"]}
 _VALUES = {"type": "object", "additionalProperties": _NUM_OR_NULL}
 _SPANS = {"type": "object", "additionalProperties": {"type": "array", "minItems": 2, "maxItems": 2, "items": _NUM_OR_NULL}}
 
+def _closed(required: str, **properties) -> dict:
+    """A JSON object holding only ``properties``, those named in ``required`` (space-separated) always."""
+    return {"type": "object", "required": required.split(), "additionalProperties": False, "properties": properties}
+
+
 JSON_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "ulnorm-eval -f json",
     "description": "One document per call. Measure keys are the canonical names (or trec_eval's with "
                    "--names trec); null marks an undefined value left out of the mean.",
-    "type": "object",
-    "required": ["meta", "runs"],
-    "additionalProperties": False,
-    "properties": {
-        "meta": {
-            "type": "object",
-            "required": ["tool", "version", "options", "inputs", "measures", "queries"],
-            "additionalProperties": False,
-            "properties": {
-                "tool": {"const": "ulnorm-eval"},
-                "version": {"type": "string"},
-                "options": {"type": "object", "description": "every option that changes a number, plus "
-                            "the output's names and precision"},
-                "inputs": {
-                    "type": "object", "required": ["qrels", "runs"], "additionalProperties": False,
-                    "properties": {
-                        "qrels": {"$ref": "#/$defs/file"},
-                        "runs": {"type": "array", "items": {"$ref": "#/$defs/file"}},
-                    },
-                },
-                "measures": {"type": "array", "items": {"type": "string"},
-                             "description": "output columns in order"},
-                "random": {"type": "string", "description": "what a random ranking is (the pool, in words, as the "
-                                                            "table's caption says); present with random-ranking bounds"},
-                "all_row": {"type": "string", "description": "what the summary of the normalisations is (mean EM over "
-                                                             "N queries, ...), as the table's caption says"},
-                "queries": {
-                    "type": "array", "description": "per run, in run order",
-                    "items": {
-                        "type": "object",
-                        "required": ["run", "evaluated", "no_ranking", "not_in_qrels", "undefined", "left_out"],
-                        "additionalProperties": False,
-                        "properties": {
-                            "run": {"type": "string"},
-                            "evaluated": {"type": "integer", "minimum": 0,
-                                          "description": "queries in the query set (the rows)"},
-                            "no_ranking": {"type": "array", "items": {"type": "string"},
-                                           "description": "query-set queries the run ranked nothing for (scored 0)"},
-                            "not_in_qrels": {"type": "array", "items": {"type": "string"},
-                                             "description": "run queries without judgements (ignored)"},
-                            "undefined": {"type": "object", "additionalProperties": {"type": "integer"},
-                                          "description": "measure -> queries where the variant is undefined"},
-                            "left_out": {"type": "object",
-                                         "additionalProperties": {"type": "array", "items": {"type": "string"}},
-                                         "description": "measure -> queries left out of its mean "
-                                                        "(--undefined skip)"},
-                        },
-                    },
-                },
-            },
-        },
-        "runs": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["name", "summary", "stderr", "queries"],
-                "additionalProperties": False,
-                "properties": {
-                    "name": {"type": "string"},
-                    "summary": {**_VALUES, "description": "measure -> the 'all' row: the mean over queries (the "
-                                                         "family's rule: a sum for counts, trec_eval's geometric "
-                                                         "mean for GMAP); for every variant the mean of its "
-                                                         "per-query values"},
-                    "stderr": {**_VALUES, "description": "measure -> Monte Carlo standard error of the mean, "
-                                                        "only for Monte Carlo values"},
-                    "interval": {**_SPANS,
-                                 "description": "normalisation -> [lo, hi]: the 95% randomisation interval of its "
-                                                "summary minus a random ordering's (999 random orderings of each "
-                                                "query's pool, seeded by options.seed; a pool the same for every "
-                                                "run); one that contains 0 means the run cannot be told from a "
-                                                "random ordering of the pool on these queries. Present when some "
-                                                "measure has one"},
-                    "ci": {**_SPANS,
-                           "description": "with --ci (options.ci, the level): measure -> [lo, hi], the percentile "
-                                          "bootstrap interval over the queries (1,000 resamples seeded by "
-                                          "options.seed) of every summary that is a mean (plain measures and "
-                                          "normalisations): the topics' sampling error"},
-                    "queries": {
-                        "type": "array",
-                        "items": {
-                            "type": "object", "required": ["query", "values"], "additionalProperties": False,
-                            "properties": {
-                                "query": {"type": "string"},
-                                "values": _VALUES,
-                                "stderr": {**_VALUES, "description": "Monte Carlo standard errors"},
-                            },
-                        },
-                    },
-                },
-            },
-        },
-    },
-    "$defs": {
-        "file": {
-            "type": "object", "required": ["path", "sha256"], "additionalProperties": False,
-            "properties": {
-                "path": {"type": "string"},
-                "name": {"type": "string", "description": "the run's name as printed"},
-                "sha256": {"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$",
-                           "description": "of the file's bytes as stored (compressed if it is); "
-                                          "null for standard input"},
-            },
-        },
-    },
+    **_closed(
+        "meta runs",
+        meta=_closed(
+            "tool version options inputs measures queries",
+            tool={"const": "ulnorm-eval"},
+            version={"type": "string"},
+            options={"type": "object", "description": "every option that changes a number, plus the output's names "
+                     "and precision"},
+            inputs=_closed("qrels runs", qrels={"$ref": "#/$defs/file"},
+                           runs={"type": "array", "items": {"$ref": "#/$defs/file"}}),
+            measures={"type": "array", "items": {"type": "string"}, "description": "output columns in order"},
+            random={"type": "string", "description": "what a random ranking is (the pool, in words, as the "
+                                                     "table's caption says); present with random-ranking bounds"},
+            all_row={"type": "string", "description": "what the summary of the normalisations is (mean EM over "
+                                                      "N queries, ...), as the table's caption says"},
+            queries={"type": "array", "description": "per run, in run order", "items": _closed(
+                "run evaluated no_ranking not_in_qrels undefined left_out",
+                run={"type": "string"},
+                evaluated={"type": "integer", "minimum": 0, "description": "queries in the query set (the rows)"},
+                no_ranking={"type": "array", "items": {"type": "string"},
+                            "description": "query-set queries the run ranked nothing for (scored 0)"},
+                not_in_qrels={"type": "array", "items": {"type": "string"},
+                              "description": "run queries without judgements (ignored)"},
+                undefined={"type": "object", "additionalProperties": {"type": "integer"},
+                           "description": "measure -> queries where the variant is undefined"},
+                left_out={"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                          "description": "measure -> queries left out of its mean (--undefined skip)"},
+            )},
+        ),
+        runs={"type": "array", "items": _closed(
+            "name summary stderr queries",
+            name={"type": "string"},
+            summary={**_VALUES, "description": "measure -> the 'all' row: the mean over queries (the family's rule: a "
+                                               "sum for counts, trec_eval's geometric mean for GMAP); for every "
+                                               "variant the mean of its per-query values"},
+            stderr={**_VALUES, "description": "measure -> Monte Carlo standard error of the mean, only for Monte "
+                                              "Carlo values"},
+            interval={**_SPANS, "description": "normalisation -> [lo, hi]: the 95% randomisation interval of its "
+                                               "summary minus a random ordering's (999 random orderings of each "
+                                               "query's pool, seeded by options.seed; a pool the same for every run); "
+                                               "one that contains 0 means the run cannot be told from a random "
+                                               "ordering of the pool on these queries. Present when some measure "
+                                               "has one"},
+            ci={**_SPANS, "description": "with --ci (options.ci, the level): measure -> [lo, hi], the percentile "
+                                         "bootstrap interval over the queries (1,000 resamples seeded by options.seed) "
+                                         "of every summary that is a mean (plain measures and normalisations): the "
+                                         "topics' sampling error"},
+            queries={"type": "array", "items": _closed(
+                "query values", query={"type": "string"}, values=_VALUES,
+                stderr={**_VALUES, "description": "Monte Carlo standard errors"})},
+        )},
+    ),
+    "$defs": {"file": _closed(
+        "path sha256",
+        path={"type": "string"},
+        name={"type": "string", "description": "the run's name as printed"},
+        sha256={"type": ["string", "null"], "pattern": "^[0-9a-f]{64}$",
+                "description": "of the file's bytes as stored (compressed if it is); null for standard input"},
+    )},
 }
 
 

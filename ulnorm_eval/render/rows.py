@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 
 from ..core import records
-from .values import csv_cell, isnan, metric_label, num_text, safe_text, zscores
+from .values import csv_cell, metric_label, num_text, safe_text, zscores
 
 __all__ = ["format_trec", "format_tsv", "format_csv", "TREC_ORDER"]
 
@@ -25,18 +25,8 @@ def _trec_rank(m) -> int:
     return TREC_ORDER.get(base, len(TREC_ORDER))
 
 
-def _cell(m, v, precision, nan: str = "nan", as_float: bool = False) -> str:
-    """A value as trec_eval prints it: text as is, counts as integers (%ld), the rest %.4f."""
-    if isinstance(v, str):
-        return safe_text(v)  # a run tag or relstring echoed from the input: never a control character
-    rec = m.measure.record
-    if rec is not None and rec.value == "int" and m.own_scale and not isnan(v) and not as_float:
-        return f"{int(round(float(v)))}"
-    return num_text(v, precision, nan)
-
-
 def _column(m, values, precision, nan: str = "nan", as_float: bool = False) -> list:
-    """Every query's value of one metric as :func:`_cell` prints it, formatted a column at a time."""
+    """Values of one metric as trec_eval prints them: text as is, counts as integers (%ld), the rest %.4f."""
     vals = values.tolist() if hasattr(values, "tolist") else list(values)
     rec = m.measure.record
     as_int = rec is not None and rec.value == "int" and m.own_scale and not as_float
@@ -84,7 +74,7 @@ def format_trec(result, per_query: bool = False, names: str = "canonical", preci
                 order = [q for q in (order or rr.qids) if q < until]  # str order = byte order, trec_eval's
             lines += _per_query_lines(rr, zip(labels, metrics), order, cell, result.options)
         if summary and not cut:
-            lines += [f"{lab}\tall\t{_cell(m, rr.mean[m], *cell)}" for lab, m in zip(labels, metrics)
+            lines += [f"{lab}\tall\t{_column(m, [rr.mean[m]], *cell)[0]}" for lab, m in zip(labels, metrics)
                       if m.summary != "none"]
     return "\n".join(lines) + ("\n" if lines else "")
 

@@ -73,11 +73,11 @@ def test_a_dask_cluster_that_loses_its_worker_or_scheduler_ends_the_command(dask
 
     client.register_plugin(Kill())
     began = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "ulnorm_eval", "--scheduler", address, "--scheduler-timeout", "3",
+    out = subprocess.run([sys.executable, "-m", "ulnorm_eval", "--scheduler", address, "--scheduler-timeout", "8",
                           "-m", "AP", *files], capture_output=True, text=True, cwd=tmp_path, timeout=120,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert time.monotonic() - began < 100
-    expected = {"worker": f"the Dask scheduler at {address} lost its workers (none for 3 s, --scheduler-timeout)",
+    expected = {"worker": f"the Dask scheduler at {address} lost its workers (none for 8 s, --scheduler-timeout)",
                 "scheduler": f"lost the connection to the Dask scheduler at {address}"}[victim]
     one_line(out, expected, "the evaluation was not finished")
 
@@ -424,17 +424,28 @@ def test_repro_effect_ratio_of_no_original_improvement_is_infinite_as_documented
         assert res.exit_code == 0 and row["er"] == want, (row, res.stderr)
 
 
-def test_workers_running_another_ulnorm_eval_are_refused(tmp_path, files):
-    """A Dask worker installed from another checkout (here: this package with one line changed)
-    computed the values with its own code: the command printed other numbers than -j 1, exit 0 (found
-    when main's default 'all' row changed under a running cluster).  Now one line, exit 2."""
+def _other_checkout(tmp_path, older=False):
+    """A copy of this package with one line added to a module: another checkout (``older``: one whose
+    tasks do not check their worker's code, as before that check)."""
     import shutil
-    import socket
 
     copy = tmp_path / "other"
     shutil.copytree(ROOT / "ulnorm_eval", copy / "ulnorm_eval", ignore=shutil.ignore_patterns("__pycache__"))
     with open(copy / "ulnorm_eval" / "pipeline" / "blocks.py", "a") as fh:
         fh.write("\n# another checkout\n")
+    parallel = copy / "ulnorm_eval" / "pipeline" / "parallel.py"
+    if older:
+        parallel.write_text(parallel.read_text().replace("args, identity=None):", "args):"))
+    return copy
+
+
+def test_workers_running_another_ulnorm_eval_are_refused(tmp_path, files):
+    """A Dask worker installed from another checkout (here: this package with one line changed)
+    computed the values with its own code: the command printed other numbers than -j 1, exit 0 (found
+    when main's default 'all' row changed under a running cluster).  Now one line, exit 2."""
+    import socket
+
+    copy = _other_checkout(tmp_path)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -509,3 +520,33 @@ def test_the_floor_decides_on_the_per_query_mean_in_the_measure_s_direction(tmp_
         res = invoke("-m", measure, "--norm", "none", "--fail-below", f"{measure}={threshold!r}", tmp_path / "q",
                      tmp_path / "r")
         assert res.exit_code == (1 if fails else 0), (threshold, res.stderr)
+
+
+@pytest.mark.parametrize("older", [False, True])
+def test_a_worker_running_another_ulnorm_eval_that_joins_later_is_refused(tmp_path, files, older):
+    """The check at connection saw only the workers of that moment: a worker from another checkout that
+    joined afterwards computed the values with its own code, exit 0.  Each task checks its worker now;
+    an older worker, whose tasks take no identity to check, fails them, and is named."""
+    from dask.distributed import LocalCluster
+
+    import ulnorm_eval as ue
+    from ulnorm_eval.pipeline.orchestrator import evaluate_runs
+    from ulnorm_eval.pipeline.parallel import DaskPool, ParallelError
+
+    qrels, env = ue.load_qrels(files[0]), {**os.environ, "PYTHONPATH": str(_other_checkout(tmp_path, older))}
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
+                      dashboard_address=None, silence_logs=50) as cluster, DaskPool(qrels, cluster.scheduler_address, timeout=60) as pool:
+        late = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address,
+                                 "--nthreads", "1", "--no-nanny", "--no-dashboard"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=env, cwd=tmp_path)
+        try:
+            pool.client.wait_for_workers(2, timeout=60)
+            cluster.scale(0)  # the checked worker leaves: the late one runs every task
+            while len(pool.client.nthreads()) > 1:
+                time.sleep(0.05)
+            named = "one without this check" if older else "sha256 "
+            with pytest.raises(ParallelError, match=rf"run another ulnorm-eval \({named}"):
+                list(evaluate_runs(qrels, files[1:], [ue.parse_measure("AP")], ue.Options(), pool))
+        finally:
+            late.kill()
+            late.wait()

@@ -11,6 +11,7 @@ bounded window of tasks in flight) and :class:`DaskPool` (``--scheduler``: pure 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import signal
@@ -106,8 +107,12 @@ def _end_with(parent: int) -> None:
     threading.Thread(target=watch, name="ulnorm-eval-parent-watch", daemon=True).start()
 
 
-def _guard(function, qrels, args):
-    """Run one task; bad input comes back as a value, so that it is raised once, in order, by the caller."""
+def _guard(function, qrels, args, identity=None):
+    """Run one task; bad input comes back as a value, so that it is raised once, in order, by the caller.
+    A Dask task first checks that its worker runs the command's ulnorm-eval (``identity``): a worker that
+    joined after the command's check (:func:`_require_same_code`) would compute with its own code."""
+    if identity is not None and identity != code_identity():
+        return ("code", code_identity())
     try:
         return ("ok", function(qrels, *args))
     except InputError as exc:
@@ -250,7 +255,7 @@ class DaskPool(Sequential):
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         _require_workers(self.client, address, timeout, max(0.1, timeout - (time.monotonic() - start)))
         self.retries, self.address, self.timeout = retries, address, timeout
-        _require_same_code(self.client, address)
+        self.identity = _require_same_code(self.client, address)
         self.workers = max(1, sum(self.client.nthreads().values()))
         # The qrels as the result of a task, not scattered data: Dask cannot recompute scattered data,
         # and a scatter "broadcast" reaches only the workers running at that moment, so the death of
@@ -272,8 +277,8 @@ class DaskPool(Sequential):
         batch = uuid.uuid4().hex  # keys unique to this call: a released key may linger on the scheduler
 
         def submit(position, function, args):
-            future = self.client.submit(_guard, function, self._qrels, args, retries=self.retries, pure=False,
-                                        key=f"ulnorm-eval-{function.__name__}-{batch}-{position}")
+            future = self.client.submit(_guard, function, self._qrels, args, self.identity, retries=self.retries,
+                                        pure=False, key=f"ulnorm-eval-{function.__name__}-{batch}-{position}")
             index[future.key] = position
             return future
 
@@ -284,9 +289,16 @@ class DaskPool(Sequential):
             for future in self._finished(pending):
                 pending.discard(future)
                 try:
-                    done[index.pop(future.key)] = future.result()
+                    outcome = future.result()
                 except KilledWorker as exc:
                     raise ParallelError(f"Dask gave up on a task whose workers kept dying: {exc}") from None
+                except TypeError as exc:  # the _guard of an ulnorm-eval older than the check takes no identity
+                    if "_guard()" not in str(exc):
+                        raise
+                    _refuse_other_code(self.address, ["one without this check"])
+                if outcome[0] == "code":
+                    _refuse_other_code(self.address, [outcome[1]])
+                done[index.pop(future.key)] = outcome
                 future.release()
                 for function, args in tasks:  # keep the window full
                     pending.add(submit(count, function, args))
@@ -393,6 +405,7 @@ def _require_workers(client, address: str, timeout: float, left: float) -> None:
                             "--scheduler-timeout): start one with dask worker ADDRESS") from None
 
 
+@functools.cache
 def code_identity() -> str:
     """This installation of ulnorm-eval: a SHA-256 of its modules' bytes, the version's included (run
     by every Dask worker too: an installation that differs in any line may compute other numbers)."""
@@ -406,19 +419,25 @@ def code_identity() -> str:
     return f"sha256 {digest.hexdigest()[:12]}"
 
 
-def _require_same_code(client, address: str) -> None:
+def _require_same_code(client, address: str) -> str:
     """Refuse a cluster whose workers run another ulnorm-eval than the command: the command ships its
     options and inputs, each worker's own code computes the values, so a worker installed from another
-    version or checkout printed other numbers with exit 0 (a default changed between them)."""
-    mine = code_identity()
+    version or checkout printed other numbers with exit 0 (a default changed between them).  The
+    command's identity, which each task checks again on its worker (:func:`_guard`)."""
     try:
-        theirs = client.run(code_identity)  # every worker connected now; {worker address: identity}
+        theirs = client.run(code_identity).values()  # every worker connected now
     except Exception:  # noqa: BLE001 - an older ulnorm-eval has no code_identity to run: another version
-        theirs = {"": "one without this check"}
-    other = sorted({identity for identity in theirs.values() if identity != mine})
+        theirs = ["one without this check"]
+    return _refuse_other_code(address, theirs)
+
+
+def _refuse_other_code(address: str, identities) -> str:
+    mine = code_identity()
+    other = sorted(set(identities) - {mine})
     if other:
         raise ParallelError(f"the Dask workers at {address} run another ulnorm-eval ({', '.join(other)}) than this "
                             f"command ({mine}): their numbers could differ; start them from the same installation")
+    return mine
 
 
 def _quiet_client_del() -> None:

@@ -203,59 +203,19 @@ def test_runs_holes_equal_arrow_count(tmp_path, long):
     assert dict(got) == hand
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_prepared_fingerprints_equal_those_made_on_the_spot(seed):
-    """A streamed run's reader thread may make a block's docid fingerprints ahead (prepare); the
-    scorer's lookup then uses them once: the codes and fingerprints are those made on the spot, for
-    odd docids (empty, NUL, non-ASCII, 32 bytes, too long for fingerprints) and repeats."""
-    import gc
-
-    rng = np.random.default_rng(seed)
-    pool = list(dict.fromkeys(_strings(rng, 300, longest=32) + ["", "\x00", "x" * 32]))
-    judged = pa.array(pool[: len(pool) // 3])
-    table = fp.judged_table(judged)
-    for k in range(6):
-        run = [str(x) for x in rng.choice(pool, 500)] + (["y" * 33] if k == 5 else [])
-        docid = pa.array(["pad", *run]).slice(1)
-        fresh = pa.array(run)  # the same strings, another array: nothing prepared for it
-        fp.prepare(docid)
-        assert id(docid) in fp._MADE
-        got, want = fp.judged_codes(table, docid, len(judged)), fp.judged_codes(table, fresh, len(judged))
-        assert id(docid) not in fp._MADE  # used once
-        if k == 5:
-            assert got is None and want is None  # a 33-byte docid: Arrow decides
-            continue
-        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
-        assert np.array_equal(got[0], _arrow_codes(judged, fresh))
-    # an array prepared and never looked up leaves nothing behind once it is freed
-    docid = pa.array(["a", "b"])
-    fp.prepare(docid)
-    key = id(docid)
-    del docid
-    gc.collect()
-    assert key not in fp._MADE
-
-
-def test_prepared_distinct_pairs_answer_for_those_arrays_only():
-    """prepare(docid, qcode) also answers distinct_pairs for the fingerprints it made and those query
-    codes (used once); other query codes, or other fingerprints, are answered on the spot."""
+def test_distinct_pairs_finds_one_repeat_among_many():
+    """One repeated (query, document) pair among thousands is found, whatever the other rows; the
+    same docids under other queries are no repeat."""
     rng = np.random.default_rng(5)
     for repeat in (False, True):
-        run = [f"D{i}" for i in rng.permutation(100_000)[:300]]
-        qcode = np.repeat(np.arange(3), 100).astype(np.int32)
+        run = [f"D{i}" for i in rng.permutation(100_000)[:3000]]
+        qcode = np.repeat(np.arange(3), 1000).astype(np.int32)
         if repeat:
-            run[150] = run[140]  # query 1 holds a document twice
-        docid = pa.array(run)
-        fp.prepare(docid, qcode)
-        _, hashes = fp.judged_codes(fp.judged_table(pa.array(["D1"])), docid, 1)
+            run[1500] = run[1400]  # query 1 holds a document twice
+        _, hashes = fp.judged_codes(fp.judged_table(pa.array(["D1"])), pa.array(run), 1)
         assert fp.distinct_pairs(qcode, hashes) is (not repeat)
-        assert id(hashes) not in fp._DISTINCT  # used once
-        # the same codes in another array: answered on the spot
-        fp.prepare(docid, qcode)
-        _, hashes = fp.judged_codes(fp.judged_table(pa.array(["D1"])), docid, 1)
-        other = np.zeros(300, np.int32)  # every row one query: a repeat wherever a docid is drawn twice
-        assert fp.distinct_pairs(other, hashes) is (len(set(run)) == len(run))
-        assert fp.distinct_pairs(qcode, hashes.copy()) is (not repeat)
+        assert fp.distinct_pairs(np.zeros(3000, np.int32), hashes) is (len(set(run)) == len(run))
+        assert fp.distinct_pairs(np.arange(3000), hashes)  # every row its own query: nothing repeats
 
 
 def _pairs_case(rng, large, nq):

@@ -10,14 +10,12 @@ the caller falls back to Arrow's encoding.
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from ..hashing import GOLDEN, mix64
 
 __all__ = ["MAX_WORDS", "words", "fingerprints", "judged_table", "judged_codes", "pair_table", "pair_entries",
-           "distinct_pairs", "distinct_entries", "distinct_per_group", "prepare"]
+           "distinct_pairs", "distinct_entries", "distinct_per_group"]
 
 MAX_WORDS = 4  # docids up to 32 bytes (TREC, MS MARCO, ClueWeb ids); longer ones go to Arrow
 _K0 = GOLDEN
@@ -78,43 +76,23 @@ def fingerprints(word_arrays: list, length: np.ndarray) -> np.ndarray:
     return hashes
 
 
-# Words and fingerprints of docid arrays made ahead by another thread (:func:`prepare`), by the
-# array's id: (a weak reference to the array, its words, its fingerprints).  An entry goes when
-# judged_codes uses it, or when its array is freed (the weak reference's callback).
-_MADE: dict = {}
-# distinct_pairs' answers made ahead, by the fingerprints' array's id: (weak references to the
-# fingerprints and to the query codes, the answer), used once
-_DISTINCT: dict = {}
-
-
-def prepare(docid, qcode=None) -> None:
-    """Make ``docid``'s words and fingerprints now, for :func:`judged_codes` to use later (once),
-    and with ``qcode`` (each docid's query code) :func:`distinct_pairs`' answer for them: a streamed
-    run's reader thread does this when it keeps ahead of the scorer (pipeline.stream), off the
-    scorer's thread.  The values are those the functions would make
-    themselves."""
-    got = words(docid)
-    hashes = None if got is None else fingerprints(*got)
-    key = id(docid)
-    _MADE[key] = (weakref.ref(docid, lambda _, key=key: _MADE.pop(key, None)), got, hashes)
-    if qcode is not None and hashes is not None:
-        answer = _distinct(qcode, hashes)
-        hkey = id(hashes)
-        _DISTINCT[hkey] = (weakref.ref(hashes, lambda _, hkey=hkey: _DISTINCT.pop(hkey, None)), weakref.ref(qcode),
-                           answer)
-
-
 def _words_and_fingerprints(docid):
-    """(words(docid), their fingerprints): those :func:`prepare` made for this very array, else made now."""
-    made = _MADE.pop(id(docid), None)
-    if made is not None and made[0]() is docid:
-        return made[1], made[2]
+    """(words(docid), their fingerprints), or (None, None) when the docids are not short strings."""
     got = words(docid)
     return got, (None if got is None else fingerprints(*got))
 
 
-def _slots(hashes: np.ndarray, ordered: np.ndarray):
-    """An open-addressing table of distinct fingerprints ``hashes`` (``ordered``: the same, sorted):
+def _distinct(keys: np.ndarray) -> bool:
+    """True when the uint64 ``keys`` (well mixed) are all distinct: counted into 4n slots (at most
+    2^22) by their top bits, and only the keys sharing a slot (about a fifth) sorted and compared."""
+    bits = min(22, max(4, (4 * len(keys)).bit_length()))
+    slot = (keys >> np.uint64(64 - bits)).astype(np.intp)
+    shared = np.sort(keys[np.bincount(slot, minlength=1 << bits)[slot] > 1])
+    return not (shared[1:] == shared[:-1]).any()
+
+
+def _slots(hashes: np.ndarray):
+    """An open-addressing table of distinct fingerprints ``hashes``:
     (slots: index into ``hashes`` or -1, the shift from a fingerprint to its first slot, each slot's
     fingerprint, the mark of a free slot)."""
     bits = max(4, (2 * len(hashes)).bit_length() + 1)  # at most a quarter of the slots filled
@@ -135,9 +113,9 @@ def _slots(hashes: np.ndarray, ordered: np.ndarray):
     # Each slot's fingerprint beside its index, a free slot holding a value no judged docid has
     # (0 unless the empty docid is judged): a lookup reads one array at a random place, not two
     free_mark = np.uint64(0)
-    if len(ordered) and ordered[0] == 0:
-        small = np.arange(len(ordered) + 1, dtype=np.uint64)
-        free_mark = small[~np.isin(small, ordered)][0]
+    if (hashes == 0).any():
+        small = np.arange(len(hashes) + 1, dtype=np.uint64)
+        free_mark = small[~np.isin(small, hashes)][0]
     slot_hash = np.where(slots >= 0, hashes[slots], free_mark) if len(hashes) else np.full(len(slots), free_mark)
     return slots, shift, slot_hash, free_mark
 
@@ -173,10 +151,9 @@ def judged_table(judged):
         return None
     word_arrays, length = got
     hashes = fingerprints(word_arrays, length)
-    ordered = np.sort(hashes)  # (numpy 2.4's np.unique hashes them, far slower than this sort)
-    if (ordered[1:] == ordered[:-1]).any():
+    if not _distinct(hashes):
         return None
-    return word_arrays, length, hashes, _slots(hashes, ordered)
+    return word_arrays, length, hashes, _slots(hashes)
 
 
 def judged_codes(table, docid, none: int):
@@ -218,10 +195,9 @@ def pair_table(judged, query: np.ndarray, code: np.ndarray):
         return None
     word_arrays, length = got
     hashes = _pair(fingerprints(word_arrays, length)[code], query)
-    ordered = np.sort(hashes)
-    if (ordered[1:] == ordered[:-1]).any():
+    if not _distinct(hashes):
         return None
-    return [word[code] for word in word_arrays], (query << 32) | length[code], hashes, _slots(hashes, ordered)
+    return [word[code] for word in word_arrays], (query << 32) | length[code], hashes, _slots(hashes)
 
 
 def pair_entries(table, docid, query: np.ndarray):
@@ -249,11 +225,8 @@ def pair_entries(table, docid, query: np.ndarray):
 def distinct_pairs(qcode: np.ndarray, hashes: np.ndarray) -> bool:
     """True when the (query code, docid fingerprint) pairs are all distinct, which proves the
     (query, docid) pairs distinct; False when two are equal (a repeat, or a shared fingerprint:
-    the caller compares the strings).  The answer :func:`prepare` made for these very arrays, if any."""
-    made = _DISTINCT.pop(id(hashes), None)
-    if made is not None and made[0]() is hashes and made[1]() is qcode:
-        return made[2]
-    return _distinct(qcode, hashes)
+    the caller compares the strings)."""
+    return _distinct(_pair(hashes, qcode))
 
 
 def distinct_entries(qcode: np.ndarray, hashes: np.ndarray, entry: np.ndarray) -> bool:
@@ -262,19 +235,11 @@ def distinct_entries(qcode: np.ndarray, hashes: np.ndarray, entry: np.ndarray) -
     repeat a pair only by repeating an entry (each entry is one pair, compared exactly), the others
     are checked by their fingerprints as distinct_pairs does, and a document of one kind never
     repeats one of the other (a pair is in the table or not)."""
-    made = _DISTINCT.pop(id(hashes), None)
-    if made is not None and made[0]() is hashes and made[1]() is qcode:
-        return made[2]
     found = entry >= 0
     if found.any() and np.bincount(entry[found]).max() > 1:
         return False
     rest = np.flatnonzero(~found)
-    return _distinct(np.asarray(qcode)[rest], hashes[rest])
-
-
-def _distinct(qcode: np.ndarray, hashes: np.ndarray) -> bool:
-    key = np.sort(_pair(hashes, qcode))
-    return not (key[1:] == key[:-1]).any()
+    return _distinct(_pair(hashes[rest], np.asarray(qcode)[rest]))
 
 
 def distinct_per_group(group: np.ndarray, strings, ngroups: int) -> np.ndarray | None:

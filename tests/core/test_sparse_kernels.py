@@ -79,12 +79,12 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
     """ndcg_rel, Rndcg and relstring against the whole-ranking forms they had (kept here)."""
     from ulnorm_eval.core.measures import trec_gains as tg
     from ulnorm_eval.core.measures.common import safe
-    from ulnorm_eval.core.measures.trec_view import codes, running_sum
+    from ulnorm_eval.core.measures.trec_view import codes
 
     rk, J = _case(seed)
     for gains in (None, {1: 3.0, 2: -1.0}):
         g = tg._level_gain(codes(rk), gains)
-        dcg = running_sum(rk, g * tg._disc(rk.pos))
+        dcg = rk.running(g * tg._disc(rk.pos))
         pidcg, st, npos, _, _ = tg._prefix_idcg(J, gains)
         q = rk.base[rk.row]
         n = npos[q]
@@ -101,7 +101,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
     # Rndcg: nDCG@b at each level boundary b, from the dense running DCG
     got = tg.k_Rndcg(rk, J, registry.parse("Rndcg").measure, 1.0)
     g = tg._level_gain(codes(rk), None)
-    dcg = running_sum(rk, g * tg._disc(rk.pos))
+    dcg = rk.running(g * tg._disc(rk.pos))
     pidcg, st, npos, irow, ig = tg._prefix_idcg(J, None)
     R = J.n_relevant(1.0)
     full = tg._idcg(J, None)
@@ -132,8 +132,8 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
         st = np.searchsorted(row[keep], np.arange(J.nq + 1))
         igk = ig[keep]
         ideal_i = np.where(rk.pos < n_pos[q], igk[np.minimum(st[q] + rk.pos, max(len(igk) - 1, 0))], 0.0)
-        cost = running_sum(rk, np.maximum(ideal_i, 1.0))
-        S = running_sum(rk, g)
+        cost = rk.running(np.maximum(ideal_i, 1.0))
+        S = rk.running(g)
         with np.errstate(divide="ignore", invalid="ignore"):
             term = np.where(g != 0, g / np.log2(2.0 + cost - S), 0.0)
         total = np.bincount(row[keep], weights=igk, minlength=J.nq)[: J.nq][rk.base]
@@ -349,16 +349,16 @@ def test_sparse_bpref_infap_bing_equal_their_dense_forms(seed):
     from ulnorm_eval.core.measures import trec_gains as tg
     from ulnorm_eval.core.measures import trec_precision as tp
     from ulnorm_eval.core.measures.common import safe
-    from ulnorm_eval.core.measures.trec_view import (INFAP_EPSILON, UNJUDGED, TrecContext, codes, nonrel_count,
-                                                     rel_total, running_sum)
+    from ulnorm_eval.core.measures.trec_view import (INFAP_EPSILON, UNJUDGED, codes, nonrel_count,
+                                                     rel_total)
 
     rk, J = _case(seed, nq=9)
     for level in (0.0, 1.0, 2.0):
-        ctx = TrecContext(rel_level=level)
+        ctx = Level(level)
         code = codes(rk)
         rel = code >= level
         nonrel = (code >= 0) & (code < level)
-        nonrel_above = running_sum(rk, nonrel)
+        nonrel_above = rk.running(nonrel)
         R = rel_total(rk, J, ctx)[rk.row]
         n_nonrel = nonrel_count(J, level)[rk.base][rk.row]
         term = np.where(nonrel_above > 0, 1.0 - safe(np.minimum(nonrel_above, R), np.minimum(n_nonrel, R)), 1.0)
@@ -374,8 +374,8 @@ def test_sparse_bpref_infap_bing_equal_their_dense_forms(seed):
         assert np.array_equal(tp.k_bpref(fresh, other, bpref_measure, level),
                               safe(rk.rowsum(np.where(rel, term, 0.0)), rel_total(rk, other, ctx)))
 
-        rel_above = running_sum(rk, rel) - rel
-        unjudged_above = running_sum(rk, code == UNJUDGED)
+        rel_above = rk.running(rel) - rel
+        unjudged_above = rk.running(code == UNJUDGED)
         above = rk.pos.astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
             term = 1.0 / (above + 1.0) + (above / (above + 1.0)) * ((rel_above + nonrel_above + unjudged_above) / above) * \
@@ -384,7 +384,7 @@ def test_sparse_bpref_infap_bing_equal_their_dense_forms(seed):
         infap = safe(rk.rowsum(np.where(rel, term, 0.0)), rel_total(rk, J, ctx))
         assert np.array_equal(tp.k_infAP(fresh, J, registry.parse("infAP").measure, level), infap)
 
-        above_non = rk.pos - (running_sum(rk, rel) - rel)
+        above_non = rk.pos - (rk.running(rel) - rel)
         bing = safe(rk.rowsum(np.where(rel, 1.0 / np.log2(2.0 + above_non), 0.0)), rel_total(rk, J, ctx))
         assert np.array_equal(tg.k_binG(fresh, J, registry.parse("binG").measure, level), bing)
 
@@ -427,10 +427,10 @@ def test_unjudged_at_k_counts_the_unjudged_positions(seed):
     dense count over every rank it had (kept here), for cutoffs inside and past the rows, with -c's
     empty rows zeroed."""
     from ulnorm_eval.core.measures import trec_precision as tp
-    from ulnorm_eval.core.measures.trec_view import TrecContext, at_depth, codes, present_mask
+    from ulnorm_eval.core.measures.trec_view import at_depth, codes, present_mask
 
     rk, J = _case(seed, nq=9)
-    ctx = TrecContext(present=np.arange(rk.nrows) % 3 != 1)
+    ctx = Level(1.0, present=np.arange(rk.nrows) % 3 != 1)
     for k in (1, 3, 10, 1000):
         want = np.where(present_mask(rk, ctx), at_depth(rk, codes(rk) < 0, k) / float(k), 0.0)
         assert np.array_equal(tp.k_unj(rk, J, registry.parse(f"Unjudged@{k}").measure, Level(1.0, present=ctx.present)), want)

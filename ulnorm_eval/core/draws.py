@@ -11,8 +11,6 @@ from ..hashing import GOLDEN, mix64
 __all__ = ["Keys", "as_keys"]
 
 _C1, _C2, _C3 = GOLDEN, np.uint64(0xD1B54A32D192ED03), np.uint64(0x8CB92BA72F3D8DD7)
-
-
 _S11 = np.uint64(11)
 
 
@@ -43,24 +41,22 @@ class Keys:
         self.seed = np.uint64(int(seed) % 2 ** 64)
         self.qhash = None if qids is None else np.array([_hash_text(str(qid)) for qid in qids], dtype=np.uint64)
 
-    def rows(self, base: np.ndarray, rep: np.ndarray, width: int, attempt: int = 0) -> np.ndarray:
-        """(rows x width) uniforms in [0, 1); row r belongs to query ``base[r]``, repetition ``rep[r]``."""
+    def _hashes(self, base, rep, attempt: int) -> np.ndarray:
         base = np.asarray(base, dtype=np.int64)
         query_hash = self.qhash[base] if self.qhash is not None else mix64(base.astype(np.uint64) + _C3)
         salt = np.uint64(attempt * int(_C3) % 2 ** 64)  # Python ints: no numpy scalar overflow warning
-        hashes = mix64(mix64(query_hash ^ self.seed) + np.atleast_1d(np.asarray(rep, dtype=np.uint64)) * _C1 + salt)
+        return mix64(mix64(query_hash ^ self.seed) + np.atleast_1d(np.asarray(rep, dtype=np.uint64)) * _C1 + salt)
+
+    def rows(self, base: np.ndarray, rep: np.ndarray, width: int, attempt: int = 0) -> np.ndarray:
+        """(rows x width) uniforms in [0, 1); row r belongs to query ``base[r]``, repetition ``rep[r]``."""
         col = np.arange(1, width + 1, dtype=np.uint64) * _C2
-        return _unit(mix64(hashes[:, None] + col[None, :]))
+        return _unit(mix64(self._hashes(base, rep, attempt)[:, None] + col[None, :]))
 
     def at(self, base: np.ndarray, rep: np.ndarray, col: np.ndarray, attempt: int = 0) -> np.ndarray:
         """Elementwise: ``rows(base, rep, width, attempt)[i, col[i]]`` for each i, without the matrix
         (the bootstrap of judgment holes draws one number per hole and sample)."""
-        base = np.asarray(base, dtype=np.int64)
-        query_hash = self.qhash[base] if self.qhash is not None else mix64(base.astype(np.uint64) + _C3)
-        salt = np.uint64(attempt * int(_C3) % 2 ** 64)
-        hashes = mix64(mix64(query_hash ^ self.seed) + np.asarray(rep, dtype=np.uint64) * _C1 + salt)
         column_hash = (np.asarray(col, dtype=np.uint64) + np.uint64(1)) * _C2
-        return _unit(mix64(hashes + column_hash))
+        return _unit(mix64(self._hashes(base, rep, attempt) + column_hash))
 
 
 def as_keys(rng, qids=None) -> Keys:

@@ -128,13 +128,6 @@ def random_orderings(pool: Pool, judgements: Judgements, measures: list, rel_lev
 
 # --------------------------------------------------------------------------- variants
 
-def _rng(seed: int, judgements: Judgements) -> Keys:
-    """The same keys for every metric: its Monte Carlo numbers do not depend on which other
-    metrics were requested, and metrics on the same pool and depth see the same permutations
-    (common random numbers), so DB(SP@k) = DB(AP@k) holds for the estimates too."""
-    return Keys(seed, judgements.qids)
-
-
 def bounds_key(meas, options) -> tuple:
     """What a query's E, IUB and WLB on a pool that is the same for every run (``--pool qrels``,
     ``qrels+N`` or a candidate file) depend on besides the query: the pool, the measure and the
@@ -209,7 +202,7 @@ class _RunBounds:
             with monte_carlo_unit(len(self.J.qids) * len(measures_)):
                 got = montecarlo_bounds_many(self.pool_of(measures_[0]), self.J, measures_, self.rel_level,
                                              self.options.permutations,
-                                             _rng(self.options.seed, self.J), self.paper)
+                                             Keys(self.options.seed, self.J.qids), self.paper)
             for (meas, store), bounds in zip(group, got):
                 self.remember(meas, bounds, store)
 
@@ -238,10 +231,10 @@ class _RunBounds:
                  "WLB": worst(pool, judgements, meas, rel_level), "se": None}
         elif meas.native:  # a native kernel without a closed-form E: exact over small pools, else Monte Carlo
             bounds = montecarlo_bounds(pool, judgements, meas, rel_level, options.permutations,
-                                       _rng(options.seed, judgements), paper)
+                                       Keys(options.seed, judgements.qids), paper)
         else:
             bounds = self.foreign.foreign_bounds(self.base_pool(), judgements, meas, options,
-                                                 _rng(options.seed, judgements))
+                                                 Keys(options.seed, judgements.qids))
         self.remember(meas, bounds, store)
         return bounds
 
@@ -254,7 +247,10 @@ def variant_values(run, judgements: Judgements, metrics: list, plain: dict, opti
     ``foreign``: ``foreign_bounds`` and ``foreign_scorer`` of measures computed outside the core
     (pipeline/irm_adapter.py).  ``cache``: bounds on the qrels pool kept across runs (keyed by
     :func:`bounds_key`, then query id; Monte Carlo draws are keyed by query id, so the numbers do not
-    change).  ``candidates``: the Ranking of a pool the same for every run (``--pool FILE``), when needed."""
+    change).  ``candidates``: the Ranking of a pool the same for every run (``--pool FILE``), when needed.
+    Every metric draws from the same keys (:class:`Keys`: the seed and the query ids), so its Monte Carlo
+    numbers do not depend on which other metrics were asked for, and metrics on the same pool and depth
+    see the same permutations (common random numbers: DB(SP@k) = DB(AP@k) holds for the estimates too)."""
     run_bounds = _RunBounds(run, judgements, options, foreign, cache, candidates)
     run_bounds.draw_shared([wanted.measure for wanted in metrics if wanted.variant])
     values, stderr, undefined = {}, {}, {}
@@ -281,7 +277,7 @@ def variant_values(run, judgements: Judgements, metrics: list, plain: dict, opti
             und = undefined_mask(bounds["IUB"], bounds["E"], bounds["WLB"])
             with monte_carlo_unit(len(judgements.qids)):
                 val, std_error = db_values(pool_of(meas), judgements, meas, rel_level, A, options.permutations,
-                                    _rng(options.seed, judgements), scorer, active=~und)
+                                    Keys(options.seed, judgements.qids), scorer, active=~und)
             stderr[metric] = std_error
         else:
             val, und = variant.normalise(A, bounds["IUB"], bounds["E"], bounds["WLB"])

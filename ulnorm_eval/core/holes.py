@@ -29,12 +29,12 @@ from functools import cached_property
 
 import numpy as np
 
-from .kernels import Judgements, Level, Ranking, rel_of, relevant, segment_cumsum
+from .kernels import Judgements, Level, Ranking, rel_of, relevant
 from .records import FAMILIES
 from .variants import DEFAULT_WORLD
 
 __all__ = ["World", "DEFAULT_WORLD", "EST_LEVEL", "yield_ceiling", "judge_next", "with_outside", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
-           "monotone", "outside_by_r", "outside_written", "REACH", "running", "BOOT_PRIORS", "BOOT_INTERVAL", "BOOT_WITHHELD", "withheld_note", "bootstrap",
+           "monotone", "outside_by_r", "outside_written", "REACH", "BOOT_PRIORS", "BOOT_INTERVAL", "BOOT_WITHHELD", "withheld_note", "bootstrap",
            "grade_prior", "grade_index", "boot_grades"]
 
 BOOT_PRIORS = ("run", "pool", "mix")  # --holes-prior
@@ -241,11 +241,6 @@ def candidate_grades(max_grade: float, values=None) -> np.ndarray:
     return grades if G == np.floor(G) else np.append(grades, G)
 
 
-def running(ranking: Ranking, values) -> np.ndarray:
-    """Inclusive running sum of ``values`` within each row of ``ranking``."""
-    return segment_cumsum(values, ranking.starts)
-
-
 @dataclass
 class HoleContext:
     """What every strategy reads: the ranking, the qrels, the measure and the candidate grades."""
@@ -321,7 +316,7 @@ class HoleContext:
         return self.rk.rowsum(np.asarray(values, dtype=np.float64))
 
     def running(self, values) -> np.ndarray:
-        return running(self.rk, values)
+        return self.rk.running(values)
 
     @cached_property
     def R(self) -> np.ndarray:

@@ -69,6 +69,10 @@ class Ranking:
         :meth:`rowsum` read each row's elements as the span ``starts[r]:starts[r + 1]``)."""
         return bool((self.row[1:] >= self.row[:-1]).all())
 
+    def running(self, values) -> np.ndarray:
+        """Inclusive running sum of ``values`` within each row (:func:`segment_cumsum`)."""
+        return segment_cumsum(values, self.starts)
+
     def memo(self, key, make):
         """``make()`` computed once per ranking and ``key``: a ranking's arrays are never modified in
         place, so what is derived from them (trec_eval's codes, the relevant documents at a level, the
@@ -124,10 +128,7 @@ class Judgements:
 
     def n_relevant(self, rel: float) -> np.ndarray:
         """R: relevant judged documents per query at level ``rel``."""
-        key = ("R", rel)
-        if key not in self._cache:
-            self._cache[key] = np.bincount(self.row, weights=(self.grade >= rel), minlength=self.nq)
-        return self._cache[key]
+        return self.cached(("R", rel), lambda: np.bincount(self.row, weights=(self.grade >= rel), minlength=self.nq))
 
     def cached(self, key, make):
         """A per-query array computed once for this query set (ideal DCG, ...): ``make()`` on a miss."""
@@ -218,11 +219,14 @@ def vector_discount(pos: np.ndarray, d) -> np.ndarray:
 
 
 class Level(float):
-    """``-l`` as kernels receive it (a float), carrying trec_eval's other flags for the kernels that
-    read them: ``num_docs`` (``-N``, utility), ``rounding`` ('round': lround(x R), trec_eval 10;
-    'legacy': (long)(x R + 0.9), trec_eval 9: iprec_at_recall, 11pt_avg) and ``present`` (per row
-    of the run's ranking: it retrieved something before ``-J``; None for synthetic rankings), ``trec_nan``
-    (``--trec-nan``: reproduce trec_eval's -nan values and -c placeholder) and ``judged_only`` (``-J``)."""
+    """``-l`` as kernels receive it (a float: relevant means grade >= it), carrying trec_eval's other
+    flags for the kernels that read them: ``num_docs`` (``-N``, utility's 4th coefficient), ``rounding``
+    (how iprec_at_recall and 11pt_avg count x R relevant documents: 'round', lround(x R), trec_eval 10;
+    'legacy', (long)(x R + 0.9), trec_eval <= 9.0.8), ``present`` (per row of the run's ranking: it
+    retrieved something before ``-J``, else -c's empty ranking, for which trec_eval zeroes utility, unj
+    and rbp_resid; None: every row with documents), ``trec_nan`` (``--trec-nan``: reproduce trec_eval's
+    -nan values and the -c placeholder document it leaks into utility and relstring) and ``judged_only``
+    (``-J``, which drops that placeholder too)."""
 
     num_docs: float
     rounding: str
@@ -236,6 +240,10 @@ class Level(float):
         self.num_docs, self.rounding, self.present = float(num_docs or 0), rounding, present
         self.trec_nan, self.judged_only = bool(trec_nan), bool(judged_only)
         return self
+
+    @property
+    def rel_level(self) -> float:
+        return float(self)
 
     @classmethod
     def of(cls, options, present=None, trec_nan: bool | None = None) -> "Level":

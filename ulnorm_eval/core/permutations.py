@@ -296,17 +296,11 @@ def permutation_values(pool: Pool, judgements, measure, rel_level, reps: int, rn
     measure scored by its own kernel draws only the documents it reads (:func:`placed`), when its
     family says which.
     """
-    reads = pool_reads(pool, judgements, measure, rel_level) if scorer is None else None
-    scorer = scorer or (lambda ranking: compute(ranking, judgements, measure, rel_level))
-    rng = as_keys(rng, judgements.qids)
-    out = np.full((reps, pool.nq), np.nan)
-    queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
-    empty = pool.n[queries] == 0
-    out[:, queries[empty]] = 0.0
-    for start, batch_queries, values in _permutation_batches(pool, reps, rng, scorer, queries[~empty],
-                                                             _kept_depth(measure), reads):
-        out[start:start + len(values), batch_queries] = values
-    return out
+    if scorer is None:
+        return permutation_values_many(pool, judgements, [measure], rel_level, reps, rng, queries, _kept_depth(measure),
+                                       pool_reads(pool, judgements, measure, rel_level))[0]
+    return _drawn(pool, lambda ranking: [scorer(ranking)], 1, reps, as_keys(rng, judgements.qids), queries,
+                  _kept_depth(measure))[0]
 
 
 def permutation_values_many(pool: Pool, judgements, measures: list, rel_level, reps: int, rng, queries=None,
@@ -319,16 +313,20 @@ def permutation_values_many(pool: Pool, judgements, measures: list, rel_level, r
     the shuffles are drawn, and what the kernels derive from a ranking (trec_eval's codes, the
     relevant documents, interpolated precision) computed, once for all of them.
     """
-    rng = as_keys(rng, judgements.qids)
-    out = np.full((len(measures), reps, pool.nq), np.nan)
-    queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
-    empty = pool.n[queries] == 0
-    out[:, :, queries[empty]] = 0.0
-
     def scorer(ranking):
         return [compute(ranking, judgements, measure, rel_level) for measure in measures]
 
-    for start, batch_queries, values in _permutation_batches(pool, reps, rng, scorer, queries[~empty], depth, reads):
+    return _drawn(pool, scorer, len(measures), reps, as_keys(rng, judgements.qids), queries, depth, reads)
+
+
+def _drawn(pool: Pool, scorer, count: int, reps: int, keys: Keys, queries, depth, reads=None) -> list:
+    """``count`` arrays (reps x nq) of ``scorer``'s rows of values on ``reps`` random permutations (NaN
+    outside ``queries``; an empty pool scores 0)."""
+    out = np.full((count, reps, pool.nq), np.nan)
+    queries = np.arange(pool.nq) if queries is None else np.asarray(queries, dtype=np.int64)
+    empty = pool.n[queries] == 0
+    out[:, :, queries[empty]] = 0.0
+    for start, batch_queries, values in _permutation_batches(pool, reps, keys, scorer, queries[~empty], depth, reads):
         out[:, start:start + values.shape[1], batch_queries] = values
     return list(out)
 

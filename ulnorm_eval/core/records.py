@@ -57,17 +57,8 @@ class Param:
 
 @dataclass(frozen=True, kw_only=True)
 class TrecName:
-    """One trec_eval name of a family and how its argument maps onto the measure.
-
-    ``arg``: 'none' (``map``: the measure without cutoff and parameters); 'each' (``P.5,10`` names one
-    measure per value, the output is ``P_5``; without a value trec_eval's ``defaults``); 'map'
-    (``ndcg.1=3,2=9``: one measure whose parameter ``param`` is the grade=value map; without a value
-    the plain measure, printed ``base``); 'one' (``set_F.0.5``, ``relstring.20``: one value of
-    ``param``, printed ``set_F_0.5``; without a value the plain measure); 'raw' (``utility.2,-1,0,0``,
-    ``11pt_avg..25,.5``: the argument's text is the (str) parameter, printed ``base_`` + the text).
-    ``nick``: the trec_eval nicknames (``official``, ``set``, ``all_trec``) whose expansion holds it.  ``param`` is the field the value sets: 'cutoff' or a
-    parameter name.  ``kind`` reads one value: 'int' (trec_eval truncates 23.4 to 23) or 'float'.
-    """
+    """One trec_eval name of a family and how its argument maps onto the measure (``arg``: 'none',
+    'each', 'map', 'one' or 'raw'; every field in docs/architecture.md, "The records")."""
 
     base: str
     arg: str = "none"
@@ -95,61 +86,12 @@ class TrecName:
 
 @dataclass(frozen=True, kw_only=True)
 class Family:
-    """A measure family, declared once.
-
-    ``kernel(ranking, judgements, measure, rel) -> values[rows]`` scores every row of a
-    :class:`~ulnorm_eval.core.kernels.Ranking` (no Python loop over documents).  ``gain(grade,
-    measure, rel, max_grade)`` is each document's gain (a binary family: 1 if relevant); it orders
-    a pool for IUB/WLB and labels DB's classes.  ``expectation(rp) -> E[rows]`` is the exact mean
-    over uniformly random permutations of the pool (``rp``: :class:`~ulnorm_eval.core.measures.common.RandomPool`);
-    None means Monte Carlo.  ``bounds``: 'exact' (closed-form E; IUB/WLB by sorting the pool),
-    'montecarlo' (E estimated) or 'none' (counts, set-based and judged-fraction measures: no E/IUB/UL
-    columns, default variants skip them).  ``exact_for(m) -> bool``: for an 'exact' family whose
-    closed form holds only for some parameters (nDCG_rel: gains >= 0), whether it holds for measure
-    ``m``; the others are Monte Carlo (:meth:`bounds_of`).  ``reads(code, measure, rel) -> mask``: the
-    pool documents (by trec_eval's code) the kernel reads, when it reads nothing of the others but
-    their number: its Monte Carlo over whole rankings then draws the ranks of those documents only
-    (a placed :class:`~ulnorm_eval.core.kernels.Ranking`), a uniform injection into the n ranks;
-    None: every document is drawn (a whole shuffle).  ``summary``: how the 'all' row is formed: 'mean', 'sum'
-    or 'gmean' (trec_eval's geometric mean, values floored at 1e-5).  ``level``: 'rel' (reads
-    relevance at ``-l``/``rel=``) or 'gains' (graded gains).  ``validate(params, cutoff)`` returns an
-    error message or None.  ``paper_ideal(rp)``: IUB under ``--expectation paper`` when it differs.
-    ``paper_params``: parameters ``--expectation paper`` gives a measure that sets none of them and
-    none of ``paper_unless`` (nDCG and DCG: the papers' 2^R - 1 gains, Karmaker & Feng 2022 eq. 1).
-    ``examples``: names checked against brute-force enumeration (``{k}`` = several cutoffs).
-    ``browsing(m) -> (seen(pos), scale)``: the family's browsing model of Normalized Residual Gain
-    (SIGIR-AP 2024) eq. 1 (seen(i) before the cutoff; ``scale(raw)`` = raw / N, None = N is the ideal
-    ranking's; seen = ``SEEN_UNTIL_GAIN``: the C/W/L model of a searcher who stops at the first item
-    with gain, N = the ranks seen), None when it has none (``browsing_note`` says why); ``unique``: UC(M@K) counts
-    unique relevant contributions (P).  ``better``: 'higher' or 'lower' (RBP_resid, Unjudged: less weight on
-    unjudged documents), the direction every "better/worse than random" statement and mark reads.
-
-    trec_eval's output rules: ``value`` 'float', 'int' (counts, printed as integers) or 'text'
-    (relstring; the kernel returns strings); ``per_query`` False when trec_eval prints only the
-    'all' row (num_q, gm_map, gm_bpref); ``summary`` 'none' (no 'all' row: relstring) or 'run'
-    (the 'all' row is the run's tag: runid).  ``complete_summary(J, level) -> float``: the 'all'
-    row under trec_eval's -c, where trec_eval does not sum the per-query values (num_rel: every
-    qrels line with grade > 0, whatever -l).  ``trec_stale(values, J) -> values``: under
-    ``--trec-nan`` (and ``--trec``), the per-query values with trec_eval's leak of an earlier query's
-    state reproduced (ideal_dcg of a query judged only with negative grades).
-
-    Bounds that bound: ``order(code, measure, rel, max_grade) -> key`` labels each pool document by
-    what the kernel can tell apart, from trec_eval's code (the grade when judged with grade >= 0,
-    -2 when judged with a negative grade, -1 when not in the qrels); None means the gain (unjudged
-    documents gain 0).  It is the sort key of IUB/WLB and the class of DB's exact enumeration, so
-    documents with one key must be interchangeable for the kernel.  ``extremes`` (or a function of
-    the measure returning it): 'sorted' when sorting the pool by that key, descending / ascending,
-    provably gives the maximum / minimum over every ordering (``extremes_note`` says why);
-    'ideal' when only the descending sort is proven (WLB is then the minimum over every distinct
-    arrangement of the pool's classes, enumerated when there are at most 5040, else withheld);
-    'search' when neither is (IUB and WLB both enumerated or withheld).
-
-    Judgment holes (:mod:`ulnorm_eval.core.holes`, docs/holes.md): ``holes(h) -> (lo, hi)`` returns
-    per query an assignment of grades to the unjudged ranked documents that attains the measure's
-    minimum and one that attains its maximum (None: no hole bounds, ``holes_note`` says why);
-    ``holes_outside(h, extra) -> (lo, hi)``: the least value when up to ``extra[r]`` documents outside row
-    r's ranking may be relevant too (a float, possibly infinite: the open world), and the largest (None:
-    they never raise it; Rprec's can), for the families they move (AP, GMAP, R, Rprec, nDCG); ``holes_check(m)``: why a measure's parameters break the proof, or None.
+    """A measure family, declared once: every field is described in docs/architecture.md ("The
+    records"), where the worked example adds one.  The callables share one signature per role:
+    ``kernel(ranking, judgements, measure, level) -> values[rows]`` (no Python loop over documents);
+    ``gain``, ``order`` and ``reads`` take ``(grade or trec_eval's code, measure, rel, max_grade)``;
+    ``expectation`` and ``paper_ideal`` a :class:`~ulnorm_eval.core.measures.common.RandomPool`;
+    the judgment-hole strategies (:mod:`ulnorm_eval.core.holes`) a ``HoleContext``.
     """
 
     name: str
@@ -239,19 +181,9 @@ class Family:
 
 @dataclass(frozen=True, kw_only=True)
 class Variant:
-    """A variant wraps a measure: ``UL2(nDCG@10)``.
-
-    ``kind``: 'bound' (E, IUB or WLB itself: ``bound`` names which), 'ratio' (``normalise(A, I, E, W)
-    -> (values, undefined mask)``), 'distribution' (DB: a percentile over random permutations) or
-    'prior' (NRG, UC: need prior runs, ``ulnorm-eval nrg``) or 'holes' (LB, UB: the extremes over the
-    grades of the unjudged documents; BS, BSLO, BSHI: their bootstrap, :mod:`ulnorm_eval.core.holes`) or 'condensed' (CL: the measure on the
-    ranking without its unjudged documents).  ``below_random``: the value under which
-    a run is worse than a random ranking (tables print it bold red), None if it has none.
-
+    """A variant wraps a measure: ``UL2(nDCG@10)`` (every field in docs/architecture.md, "The records").
     The 'all' row of every variant is :data:`VARIANT_AGGREGATE`, the mean of its per-query values (one
-    rule, used by eval, compare, the gates, the paper tables, summ and the library; docs/bounds.md,
-    "Which 'all' row").
-    """
+    rule, used by eval, compare, the gates, the paper tables, summ and the library; docs/bounds.md)."""
 
     name: str
     aliases: tuple

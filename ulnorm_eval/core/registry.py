@@ -25,14 +25,11 @@ from .variants import BOUND_VARIANTS, DEFAULT_VARIANTS, PRIOR_VARIANTS
 
 __all__ = [
     "temporary_records",
-    "Param", "Family", "Measure", "Variant", "VariantSpec", "Metric", "FAMILIES", "VARIANTS", "parse",
+    "Param", "Family", "Measure", "Variant", "Metric", "FAMILIES", "VARIANTS", "parse",
     "parse_many", "trec_repeats", "UnknownMeasure", "DEFAULT_MEASURES", "DEFAULT_VARIANTS", "PRIOR_VARIANTS",
     "BOUND_VARIANTS", "ALIASES", "TREC_NAMES", "with_variant", "Gains", "expand_names", "NICKNAME_MEASURES",
     "paper_measure",
 ]
-
-VariantSpec = Variant  # the record's former name
-
 
 
 ALIASES = {a: f.name for f in FAMILIES.values() for a in f.aliases}
@@ -53,11 +50,7 @@ def _fmt(v) -> str:
         return "[" + ",".join(_fmt(x) for x in v) + "]"
     if isinstance(v, dict):
         return "{" + ",".join(f"{_fmt(k)}:{_fmt(x)}" for k, x in sorted(v.items())) + "}"
-    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
-        return repr(v)  # 0.0 stays a float: 'p=1.0'
-    if isinstance(v, str):
-        return repr(v)
-    return repr(v)
+    return repr(v)  # 0.0 stays a float: 'p=1.0'; a str is quoted
 
 
 @dataclass(frozen=True)
@@ -95,10 +88,9 @@ class Measure:
             params = "(" + ",".join(f"{k}={_fmt(v)}" for k, v in self.params if k != at.name) + ")"
             return self.family + (params if params != "()" else "") + f"@{given.get(at.name, at.default):g}"
         for p in fam.params:
-            if p.name in given and (given[p.name] != p.default or p.always_show):
-                shown.append(f"{p.name}={_fmt(given[p.name])}")
-            elif p.name not in given and p.always_show:
-                shown.append(f"{p.name}={_fmt(p.default)}")
+            value = given.get(p.name, p.default)
+            if value != p.default or p.always_show:
+                shown.append(f"{p.name}={_fmt(value)}")
         s = self.family + (f"({','.join(shown)})" if shown else "")
         return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
@@ -163,8 +155,6 @@ class Metric:
         BSHI; CL): they take the measure's summary rule and number format.  Other variants are ratios
         or prior-based values, defined only for measures whose 'all' row is a mean (the others refuse
         them: evaluate.expand)."""
-        from .records import VARIANTS
-
         return not self.variant or VARIANTS[self.variant].kind in ("holes", "condensed")
 
     @property

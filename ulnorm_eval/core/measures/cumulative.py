@@ -248,7 +248,7 @@ def holes_ndcg(holes):
     idcg = idcg[:, None] + sum(width[segment] * Eat(n_judged_above[:, segment, None] + V[:, None] + T[None, :])
                                for segment in np.flatnonzero(~parts["below"] & ~parts["above"]))
     dcg = A_0[:, None] + (S[L] - S[0]) * (Delta[rows, u][:, None] - Delta[rows[:, None], np.maximum(u[:, None] - T, 0)])
-    ratio = np.where(valid, np.divide(dcg, idcg, out=np.zeros_like(dcg), where=idcg > 0), np.inf)
+    ratio = np.where(valid, safe(dcg, idcg), np.inf)
     cmin = np.argmin(ratio, axis=1)
     t, unjudged_inside = parts["t"], parts["ui"]
     low = np.where((holes.unj & ~holes.inc) | (unjudged_inside & (t >= (u - cmin)[ranking.row])), rep[L], rep[0])
@@ -263,7 +263,7 @@ def holes_ndcg(holes):
     def value(counts):
         num = A_0 + sum(A[l][rows, counts[l - 1]] for l in range(1, L + 1))
         den = B_0 + sum(B[l][rows, counts[l - 1]] for l in range(1, L + 1))
-        return np.divide(num, den, out=np.zeros_like(num), where=den > 0)
+        return safe(num, den)
 
     best = [np.zeros(ranking.nrows, np.int64) for _ in range(L)]
     lam = value(best)

@@ -40,10 +40,10 @@ from .trec_gains import (e_binG, e_ndcg_rel, e_Rndcg, e_rbp, e_rbp_resid, k_binG
                          k_Rndcg, rbp_order, reads_gain, stale_ideal_dcg)
 from .trec_precision import (e_bpref, e_infAP, e_relative_P, e_Rprec_mult, e_success, k_11pt_avg, k_bpref,
                              k_infAP, k_iprec_at_recall, k_relative_P, k_Rprec_mult, k_success, k_unj, k_yaap)
-from .trec_view import (INFAP_EPSILON, RECALL_POINTS, TrecContext, codes, context, judged_only,  # noqa: F401 - re-exported
+from .trec_view import (INFAP_EPSILON, RECALL_POINTS, codes, context, judged_only,  # noqa: F401 - re-exported
                          trec_relevant_count)
 
-__all__ = ["TrecContext", "judged_only", "codes", "trec_relevant_count", "relstring", "INFAP_EPSILON",
+__all__ = ["judged_only", "codes", "trec_relevant_count", "relstring", "INFAP_EPSILON",
            "context"]
 
 

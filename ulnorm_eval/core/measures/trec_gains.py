@@ -149,7 +149,7 @@ def _gain_terms(ranking, gains):
 
 def _running_sparse_sum(ranking, idx, weights):
     """The running sum of ``weights`` (one weight per document of ``idx``) within each row, as
-    :func:`running_sum` forms it (the zero terms it adds change no bit)."""
+    :meth:`Ranking.running` forms it (the zero terms it adds change no bit)."""
     return segment_cumsum(weights, np.searchsorted(idx, ranking.starts))
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from .common import safe
 from .trec_view import (codes, context, floats, RECALL_POINTS, count_above, depth_of, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,
-                        present_mask, rel_index, rel_mask, rel_total, running_sum, unjudged_index)
+                        present_mask, rel_index, rel_mask, rel_total, unjudged_index)
 
 
 # --------------------------------------------------------------------------- precision family
@@ -20,7 +20,7 @@ def k_yaap(ranking, judgements, measure, level):
     at their rank (Robertson 2012, 'On Smoothing Average Precision'; m_yaap.c)."""
     ctx = context(measure, level)
     rel = rel_mask(ranking, ctx)
-    S = ranking.rowsum(np.where(rel, running_sum(ranking, rel) / (ranking.pos + 1.0), 0.0))
+    S = ranking.rowsum(np.where(rel, ranking.running(rel) / (ranking.pos + 1.0), 0.0))
     return np.log((1.0 + S) / (1.0 + rel_total(ranking, judgements, ctx) - S))
 
 

@@ -8,44 +8,21 @@ docstring of :mod:`.trec`, which registers the families.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from ..kernels import Judgements, Ranking, rel_of, segment_cumsum
+from ..kernels import Judgements, Level, Ranking, rel_of
 
 INFAP_EPSILON = 0.00001  # trec_eval.h
 RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # iprec_at_recall, 11pt_avg
 NONPOOL, UNJUDGED = -1.0, -2.0
 
 
-@dataclass(frozen=True)
-class TrecContext:
-    """trec_eval's flags as the kernels see them.
-
-    rel_level: ``-l`` (relevant means grade >= rel_level).  num_docs: ``-N`` (collection size, for
-    utility's 4th coefficient).  rounding: how iprec_at_recall / 11pt_avg turn a recall fraction x
-    into a count of relevant documents: 'round' = lround(x R) (trec_eval 10), 'legacy' =
-    (long)(x R + 0.9) (trec_eval <= 9.0.8, e.g. the DL-HARD published files).  present: per row,
-    whether the run retrieved anything for the query before ``-J`` (False: ``-c``'s empty ranking,
-    for which trec_eval zeroes utility, unj and rbp_resid); None means "every row with documents".
-    trec_nan: reproduce trec_eval's -nan values and the -c placeholder document it leaks into
-    parameterised utility and relstring (docs/trec_eval.md); judged_only: -J was given.
-    """
-
-    rel_level: float = 1.0
-    num_docs: float = 0.0
-    rounding: str = "round"
-    present: np.ndarray | None = field(default=None, compare=False, hash=False)
-    trec_nan: bool = False  # --trec-nan: trec_eval's -nan values and -c placeholder document, reproduced
-    judged_only: bool = False  # -J (its placeholder document is then dropped too)
-
-
-def context(measure, level) -> TrecContext:
-    """trec_eval's flags for ``measure`` from the kernels' level (a float or a kernels.Level)."""
-    return TrecContext(rel_level=float(rel_of(measure, level)), num_docs=getattr(level, "num_docs", 0.0),
-                       rounding=getattr(level, "rounding", "round"), present=getattr(level, "present", None),
-                       trec_nan=getattr(level, "trec_nan", False), judged_only=getattr(level, "judged_only", False))
+def context(measure, level) -> Level:
+    """trec_eval's flags as the kernels see them (:class:`~ulnorm_eval.core.kernels.Level`: -N, the
+    rounding of a recall fraction, which rows retrieved anything, --trec-nan, -J), from the kernels'
+    level (a float or a Level), at ``measure``'s own level (``rel=``, else -l)."""
+    return Level(rel_of(measure, level), getattr(level, "num_docs", 0.0), getattr(level, "rounding", "round"),
+                 getattr(level, "present", None), getattr(level, "trec_nan", False), getattr(level, "judged_only", False))
 
 
 def floats(text, default):
@@ -58,12 +35,13 @@ def floats(text, default):
 def codes(ranking: Ranking) -> np.ndarray:
     """trec_eval's relevance code of each ranked document (see the module docstring); computed once
     per ranking (a Ranking's arrays are never modified in place)."""
-    code = ranking.__dict__.get("_trec_codes")
-    if code is None:
-        judged = np.ones(len(ranking.row), bool) if ranking.judged is None else ranking.judged
-        code = np.where(~judged, NONPOOL, np.where(ranking.grade < 0, UNJUDGED, ranking.grade))
-        ranking.__dict__["_trec_codes"] = code
-    return code
+    return ranking.memo("trec codes", lambda: _code(ranking.grade, ranking.judged))
+
+
+def _code(grade, judged) -> np.ndarray:
+    """trec_eval's code of documents of ``grade`` (judged None: every one judged)."""
+    code = np.where(grade < 0, UNJUDGED, grade)
+    return code if judged is None else np.where(judged, code, NONPOOL)
 
 
 def judged_only(ranking: Ranking) -> Ranking:
@@ -78,13 +56,8 @@ def judged_only(ranking: Ranking) -> Ranking:
                    None if ranking.judged is None else ranking.judged[keep])
 
 
-def present_mask(ranking: Ranking, ctx: TrecContext) -> np.ndarray:
+def present_mask(ranking: Ranking, ctx: Level) -> np.ndarray:
     return ranking.length > 0 if ctx.present is None else np.asarray(ctx.present, bool)
-
-
-def running_sum(ranking: Ranking, values) -> np.ndarray:
-    """Inclusive running sum of ``values`` within each row."""
-    return segment_cumsum(values, ranking.starts)
 
 
 def at_depth(ranking: Ranking, mask, k) -> np.ndarray:
@@ -98,20 +71,14 @@ def at_depth(ranking: Ranking, mask, k) -> np.ndarray:
 
 def trec_relevant_count(judgements: Judgements, rel_level: float) -> np.ndarray:
     """R (num_rel) per query: judged documents with grade >= max(rel_level, 0) (form_res_rels.c)."""
-    key = ("trecR", float(rel_level))
-    if key not in judgements._cache:
-        judgements._cache[key] = np.bincount(judgements.row,
-                                             weights=(judgements.grade >= max(rel_level, 0.0)), minlength=judgements.nq)[: judgements.nq]
-    return judgements._cache[key]
+    return judgements.cached(("trecR", float(rel_level)), lambda: np.bincount(
+        judgements.row, weights=(judgements.grade >= max(rel_level, 0.0)), minlength=judgements.nq)[: judgements.nq])
 
 
 def nonrel_count(judgements: Judgements, rel_level: float) -> np.ndarray:
     """Judged nonrelevant documents per query: 0 <= grade < rel_level (bpref's num_nonrel)."""
-    key = ("trecN", float(rel_level))
-    if key not in judgements._cache:
-        nonrel = (judgements.grade >= 0) & (judgements.grade < rel_level)
-        judgements._cache[key] = np.bincount(judgements.row, weights=nonrel, minlength=judgements.nq)[: judgements.nq]
-    return judgements._cache[key]
+    return judgements.cached(("trecN", float(rel_level)), lambda: np.bincount(
+        judgements.row, weights=(judgements.grade >= 0) & (judgements.grade < rel_level), minlength=judgements.nq)[: judgements.nq])
 
 
 def rel_total(ranking, judgements, ctx):
@@ -142,7 +109,7 @@ def unjudged_index(ranking):
 
 def count_above(ranking, idx, marked):
     """For each position of ``idx`` (increasing), how many of the positions ``marked`` (increasing) rank
-    above it in its row, as float64: :func:`running_sum` of the mask of ``marked``, read at ``idx``,
+    above it in its row, as float64: :meth:`Ranking.running` of the mask of ``marked``, read at ``idx``,
     less the element itself (whole numbers, so the same values as that float running sum)."""
     before_row = np.searchsorted(marked, ranking.starts[ranking.row[idx]])
     return (np.searchsorted(marked, idx) - before_row).astype(np.float64)
@@ -193,14 +160,12 @@ def count_above(ranking, idx, marked):
 
 
 def pool_codes(pool) -> np.ndarray:
-    """trec_eval's code of each pool document (as :func:`codes` of a ranking): its grade when judged with
-    grade >= 0, -2 when judged with a negative grade, -1 when not in the qrels (form_res_rels.c);
-    computed once per pool (a pool's arrays are never modified)."""
+    """trec_eval's code of each pool document (as :func:`codes` of a ranking), computed once per pool
+    (a pool's arrays are never modified)."""
     code = pool.__dict__.get("_trec_codes")
     if code is None:
-        code = np.where(~pool.judged, NONPOOL, np.where(pool.grade < 0, UNJUDGED, pool.grade))
+        code = pool.__dict__["_trec_codes"] = _code(pool.grade, pool.judged)
         code.flags.writeable = False
-        pool.__dict__["_trec_codes"] = code
     return code
 
 

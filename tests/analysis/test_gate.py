@@ -165,7 +165,7 @@ def _bootstrap_by_hand(x, y, reps, seed):
 
 
 def test_bootstrap_gate_is_accepted_and_matches_a_direct_loop(case):
-    from ulnorm_eval.analysis.gate import bootstrap_less
+    from ulnorm_eval.analysis.stats import bootstrap_less
 
     rng = np.random.default_rng(3)
     x, y = rng.random(12), rng.random(12) + 0.1

@@ -231,10 +231,10 @@ def test_split_half_swap_rate_equals_the_pairwise_definition():
     assert stats.split_half_swap_rate(Y, trials=50) == 0.0
 
 
-def test_discordant_pairs_direct_and_by_tree_equal_brute_force(monkeypatch):
-    """_discordant counts the pairs two rankings order oppositely (ties in either never count), directly
-    up to DIRECT_SYSTEMS systems and with the Fenwick tree beyond: both equal a loop over the pairs, on
-    whole numbers with many ties (as split_half_swap_rate's grid gives them) and nearly none."""
+def test_discordant_pairs_equal_brute_force():
+    """_discordant counts the pairs two rankings order oppositely (ties in either never count): it equals
+    a loop over the pairs, on whole numbers with many ties (as split_half_swap_rate's grid gives them)
+    and nearly none."""
     import itertools
 
     rng = np.random.default_rng(17)
@@ -244,16 +244,7 @@ def test_discordant_pairs_direct_and_by_tree_equal_brute_force(monkeypatch):
         B[:, : n // 2] = A[:, : n // 2]  # concordant pairs too
         brute = sum(int((A[t, i] - A[t, j]) * (B[t, i] - B[t, j]) < 0)
                     for t in range(trials) for i, j in itertools.combinations(range(n), 2))
-        monkeypatch.setattr(stats, "DIRECT_SYSTEMS", 10**6)
-        # private: both counting kernels (direct and tree) against brute force
-        direct = stats._discordant(A, B)
-        monkeypatch.setattr(stats, "DIRECT_SYSTEMS", 1)
-        tree = stats._discordant(A, B)
-        assert direct == tree == brute, (n, direct, tree, brute)
-    Y = rng.integers(0, 4, (8, 6)) / 4.0
-    for systems in (7, 8):  # one system past the direct count: the tree; at it: directly
-        monkeypatch.setattr(stats, "DIRECT_SYSTEMS", systems)
-        assert stats.split_half_swap_rate(Y, trials=30, seed=1) == _swap_rate_by_pairs(Y, 30, 1, None)
+        assert stats._discordant(A, B) == brute, n  # private: the counting kernel against brute force
 
 
 def test_split_half_swap_rate_stack_uses_identical_splits(scores):

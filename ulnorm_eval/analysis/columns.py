@@ -97,17 +97,6 @@ class Table:
         return cls({column: [row[index] for row in rows] for index, column in enumerate(columns)}, kinds)
 
     @classmethod
-    def concat(cls, tables: list) -> "Table":
-        """The rows of ``tables`` (same columns) one after the other; a column's kind is the widest."""
-        first = tables[0]
-        cols = {column: [value for table in tables for value in table[column]] for column in first.columns}
-        kinds = {}
-        for column in first.columns:
-            kinds_seen = {table.kinds[column] for table in tables}
-            kinds[column] = kinds_seen.pop() if len(kinds_seen) == 1 else None  # mixed: inferred from the values
-        return cls(cols, kinds)
-
-    @classmethod
     def from_frame(cls, frame) -> "Table":
         """A pandas DataFrame's columns, with the kinds of their dtypes."""
         import pandas as pd

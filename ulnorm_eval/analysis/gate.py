@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..core.variants import BOUND_VARIANTS, HOLE_VARIANTS
 
 __all__ = ["Threshold", "Check", "parse_threshold", "check_thresholds", "check_baseline", "gated", "orientation",
-           "bootstrap_less", "check_holes", "hole_metrics", "HolesOutlook", "holes_outlook", "decimal4", "signed4"]
+           "check_holes", "hole_metrics", "HolesOutlook", "holes_outlook", "decimal4", "signed4"]
 
 BOUNDS = BOUND_VARIANTS  # bounds are properties of the query: never gated
 
@@ -223,7 +223,7 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
 
     The paired test runs over the queries both were evaluated on (all qrels queries by default);
     ``test`` is 't' (paired t-test), 'randomization' (paired sign-flip test, seeded by ``seed``) or
-    'bootstrap' (:func:`bootstrap_less`, seeded by ``seed``): the tests compare accepts.
+    'bootstrap' (:func:`.stats.bootstrap_less`, seeded by ``seed``): the tests compare accepts.
     """
     import numpy as np
 
@@ -244,7 +244,7 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
             elif test == "randomization":
                 _, p_value = stats.randomization(run_values, base_values, alternative="less", seed=seed)
             elif test == "bootstrap":
-                p_value = bootstrap_less(run_values, base_values, seed=seed)
+                p_value = stats.bootstrap_less(run_values, base_values, seed=seed)
             else:
                 raise ValueError(f"unknown test {test!r} (t, randomization or bootstrap)")
             mean, ref = sign * run.mean[metric], sign * baseline.mean[metric]
@@ -258,43 +258,6 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
                              bool(why) or (dropped and significant), p_value, n_pairs, test,
                              undefined=why, zscore=_zscored(result, metric), sign=sign, total=total))
     return out
-
-
-def bootstrap_less(run_values, base_values, reps: int = 1000, seed: int = 0) -> float:
-    """One-sided paired bootstrap p-value of "x is worse than y" (Sakai 2006, as compare's
-    ``--test bootstrap`` but one-sided): on the differences z = x - y (pairs with a NaN dropped),
-    t(z) = mean(z) / (sd(z)/sqrt(n)); the centred differences w = z - mean(z) are resampled
-    ``reps`` times with replacement (seeded) and p = #{b : t(w*_b) <= t(z)} / B.  0/0 counts as
-    t = 0 and x/0 as infinite, as in :func:`.stats.pairwise_bootstrap`."""
-    import numpy as np
-
-    from . import stats
-
-    run_values, base_values = stats.paired(run_values, base_values)
-    diffs = np.asarray(run_values, dtype=np.float64) - np.asarray(base_values, dtype=np.float64)
-    n_pairs = len(diffs)
-    if n_pairs < 2:
-        return math.nan
-
-    def t_of(mean, sum_squares):
-        scale = float(np.abs(diffs).max(initial=0.0))
-        flat = sum_squares <= 1e-12 * n_pairs * scale ** 2  # float noise is no spread
-        std = np.where(flat, 0.0, np.sqrt(np.maximum(sum_squares, 0.0) / (n_pairs - 1)))
-        mean = np.where(flat & (np.abs(mean) <= 1e-9 * scale), 0.0, mean)
-        std_error = std / math.sqrt(n_pairs)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(std_error > 0, mean / np.where(std_error > 0, std_error, 1.0),
-                            np.where(mean == 0, 0.0, np.copysign(np.inf, mean)))
-
-    mean_diff = diffs.mean()
-    observed = float(t_of(np.array(mean_diff), np.array(((diffs - mean_diff) ** 2).sum())))
-    centred = diffs - mean_diff
-    counts = np.random.default_rng(seed).multinomial(n_pairs,
-                                                     np.full(n_pairs, 1.0 / n_pairs), size=reps).astype(np.float64)
-    boot_means = counts @ centred / n_pairs
-    boot_statistics = t_of(boot_means, counts @ (centred ** 2) - n_pairs * boot_means ** 2)
-    bar = observed + 1e-12 * abs(observed) if math.isfinite(observed) else observed  # ties count as extreme
-    return float(np.mean(boot_statistics <= bar))
 
 
 def decimal4(value: float) -> str:

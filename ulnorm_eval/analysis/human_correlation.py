@@ -67,20 +67,13 @@ def correlation_rows(values: dict, human: dict, methods=METHODS, levels=("summar
     rows = []
     for level in levels:
         for method in methods:
-            corr = {}
-            for name, scores in values.items():
-                for dim, ratings in human.items():
-                    if level == "summary":
-                        coefficient, n_docs = summary_level(scores, ratings, method)
-                    else:
-                        coefficient, n_docs = system_level(scores, ratings, method), np.asarray(scores).shape[1]
-                    corr[(name, dim)] = (coefficient, n_docs)
-            for name in values:
-                for dim in human:
-                    coefficient, n_docs = corr[(name, dim)]
-                    baseline = base.get(name)
-                    pai_value = pai(coefficient, corr[(baseline, dim)][0]) if baseline is not None and (baseline, dim) in corr else float("nan")
-                    rows.append((level, method, name, dim, coefficient, pai_value, n_docs))
+            corr = {(name, dim): summary_level(scores, ratings, method) if level == "summary"
+                    else (system_level(scores, ratings, method), np.asarray(scores).shape[1])
+                    for name, scores in values.items() for dim, ratings in human.items()}
+            for (name, dim), (coefficient, n_docs) in corr.items():
+                baseline = (base.get(name), dim)
+                pai_value = pai(coefficient, corr[baseline][0]) if baseline in corr else float("nan")
+                rows.append((level, method, name, dim, coefficient, pai_value, n_docs))
     return rows
 
 

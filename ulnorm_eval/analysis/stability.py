@@ -312,11 +312,8 @@ class Optimum:
     phi1: float
     residual: float
     converged: bool
-    message: str
-    nit: int
     starts: int
     agree: int
-    successes: int
 
 
 def _polish(point, monotone: str | None):
@@ -368,16 +365,6 @@ def _random_start(rng, size: int, monotone: str | None) -> np.ndarray:
     return point
 
 
-def _one_blas_thread():
-    """BLAS limited to one thread: SLSQP's small dense solves slow down when OpenBLAS threads contend."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        import contextlib
-        return contextlib.nullcontext()
-    return threadpool_limits(1, user_api="blas")
-
-
 def _optimise(design: Design, spec: MeasureSpec, fixed: tuple, monotone: bool, starts: list, restarts: int,
               seed: int, tick) -> Optimum:
     """argmax Φ(1) over the gains where ``fixed`` = (g, d) has None and over the discount where it has
@@ -385,6 +372,7 @@ def _optimise(design: Design, spec: MeasureSpec, fixed: tuple, monotone: bool, s
     best result polished onto the constraint set, never worse than its start.  ``tick()`` is called after
     each start."""
     from scipy.optimize import minimize
+    from threadpoolctl import threadpool_limits
 
     g, d = fixed
     n_g = design.n_levels if g is None else 0
@@ -409,7 +397,7 @@ def _optimise(design: Design, spec: MeasureSpec, fixed: tuple, monotone: bool, s
                                _polish(point[n_g:], mono_d) if n_d else point[n_g:]])
 
     results = []
-    with _one_blas_thread():
+    with threadpool_limits(1, user_api="blas"):  # SLSQP's small dense solves slow down when BLAS threads contend
         for start in points:
             start = polish(np.asarray(start, dtype=np.float64))
             res = minimize(fun, start, jac=True, method="SLSQP", constraints=cons,
@@ -418,14 +406,14 @@ def _optimise(design: Design, spec: MeasureSpec, fixed: tuple, monotone: bool, s
             val, start_val = -fun(point)[0], -fun(start)[0]
             if start_val > val:  # SLSQP is not monotone: never return worse than where it started
                 point, val = start, start_val
-            results.append((val, point, bool(res.success), str(res.message), int(res.nit)))
+            results.append((val, point, bool(res.success)))
             if tick is not None:
                 tick()
-    val, point, success, message, nit = best = max(results, key=lambda result: result[0])
+    val, point, success = best = max(results, key=lambda result: result[0])
     agree = sum(abs(result[0] - best[0]) <= 1e-6 * max(1.0, abs(best[0])) for result in results)
     gains, discount = vectors(point)
     return Optimum(gains, discount, val, max(residual(gains, mono_g), residual(discount, mono_d)), success,
-                   message, nit, len(results), agree, sum(result[2] for result in results))
+                   len(results), agree)
 
 
 def optimise_discount(design: Design, gains, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4,
@@ -449,8 +437,7 @@ def optimise_gains(design: Design, discount, spec: MeasureSpec, *, monotone: boo
     if n_levels == 1:  # binary grades: the simplex is one point
         g = np.ones(1)
         value = objective(design, g, d, spec)[0]
-        return Optimum(g, d, value, residual(g, "up" if monotone else None), True,
-                       "one grade level: nothing to optimise", 0, 1, 1, 1)
+        return Optimum(g, d, value, residual(g, "up" if monotone else None), True, 1, 1)
     named = [named_gains(name, design.levels) for name in GAINS] + [np.full(n_levels, 1.0 / n_levels)]
     return _optimise(design, spec, (None, d), monotone, named + list(starts), restarts, seed, tick)
 
@@ -509,29 +496,24 @@ def parse_topics(spec: str, available) -> list:
     ``spec``: comma-separated items, each a topic id or an inclusive numeric range ``a-b``
     (e.g. ``601-650`` or ``301-310,601-650,700``).  An item matching nothing is an error.
     """
-    ids, ranges = {}, {}
+    items = {}  # item -> its range (first, last), or None for a topic id
     for item in filter(None, (part.strip() for part in spec.split(","))):
         match = re.fullmatch(r"(\d+)\s*-\s*(\d+)", item)
-        if not match:
-            ids[item] = True
-        elif int(match.group(1)) > int(match.group(2)):
+        items[item] = match and (int(match.group(1)), int(match.group(2)))
+        if match and items[item][0] > items[item][1]:
             raise ValueError(f"--topics: empty range {item!r}")
-        else:
-            ranges[item] = (int(match.group(1)), int(match.group(2)))
-    if not ids and not ranges:
+    if not items:
         raise ValueError(f"--topics: no topic in {spec!r}")
-    hit = dict.fromkeys([*ids, *ranges], False)
-    chosen = []
-    for qid in available:
-        found = [qid] if qid in ids else []
-        found += [item for item, (first, last) in ranges.items() if qid.isdigit() and first <= int(qid) <= last]
-        hit.update(dict.fromkeys(found, True))
-        if found:
-            chosen.append(qid)
-    missing = [item for item, found in hit.items() if not found]
+
+    def selects(item, qid):
+        bounds = items[item]
+        return qid == item if bounds is None else qid.isdigit() and bounds[0] <= int(qid) <= bounds[1]
+
+    missing = [item for item in sorted(items, key=lambda x: items[x] is not None)  # the ids first
+               if not any(selects(item, qid) for qid in available)]
     if missing:
         raise ValueError(f"--topics: {missing[0]!r} matches no topic of the qrels")
-    return chosen
+    return [qid for qid in available if any(selects(item, qid) for item in items)]
 
 
 def topic_resamples(n_topics: int, reps: int, seed: int = 0) -> np.ndarray:

@@ -14,7 +14,8 @@ import numpy as np
 
 __all__ = [
     "paired", "paired_t", "randomization",
-    "PairedTest", "pairwise_t", "pairwise_wilcoxon", "pairwise_randomization", "pairwise_bootstrap", "tukey_null",
+    "PairedTest", "pairwise_t", "pairwise_wilcoxon", "pairwise_randomization", "pairwise_bootstrap", "bootstrap_less",
+    "tukey_null",
     "pairwise_tukey", "PAIRWISE", "FAMILYWISE", "adjust", "CORRECTIONS", "kendall_tau", "tau_interval", "tau_ap", "pad", "split_half_swap_rate", "swap_rate_between",
     "VarianceComponents", "variance_components", "erho2", "phi", "topics_needed",
 ]
@@ -248,11 +249,7 @@ def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.
         block = slice(start, start + per)
         boot_means = centred[block] @ counts.T / n  # (pairs, reps)
         boot_squares = (centred[block] ** 2) @ counts.T - n * boot_means ** 2
-        # float noise must not turn a resample of equal values (sd 0) into a huge t
-        flat_ = boot_squares <= 1e-12 * n * scale[block] ** 2
-        boot_std = np.where(flat_, 0.0, np.sqrt(np.maximum(boot_squares, 0.0) / (n - 1)))
-        mw0 = np.where(flat_ & (np.abs(boot_means) <= 1e-9 * scale[block]), 0.0, boot_means)
-        boot_statistic = np.abs(_ratio(mw0, boot_std / math.sqrt(n)))
+        boot_statistic = np.abs(_t_of(boot_means, boot_squares, n, scale[block]))
         bar = np.where(np.isfinite(observed[block]),
                        observed[block] * (1 - 1e-12), observed[block])  # ties count as extreme
         asl[block] = (boot_statistic >= bar[:, None]).mean(axis=1)
@@ -261,6 +258,37 @@ def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.
     shape = diffs.shape[:-1]
     return PairedTest(mean, _ratio(mean, std / math.sqrt(n)), asl.reshape(shape), effect, low.reshape(shape),
                       high.reshape(shape))
+
+
+def _t_of(mean, sum_squares, n: int, scale):
+    """t = mean / (sd / sqrt(n)) from a mean and its sum of squared deviations; float noise must not turn
+    a resample of equal values (sd 0) into a huge t: a sum of squares within 1e-12 n scale^2 is no spread,
+    and then a mean within 1e-9 scale of 0 no difference (``scale``: the largest |difference|)."""
+    flat = sum_squares <= 1e-12 * n * scale ** 2
+    std = np.where(flat, 0.0, np.sqrt(np.maximum(sum_squares, 0.0) / (n - 1)))
+    return _ratio(np.where(flat & (np.abs(mean) <= 1e-9 * scale), 0.0, mean), std / math.sqrt(n))
+
+
+def bootstrap_less(run_values, base_values, reps: int = 1000, seed: int = 0) -> float:
+    """One-sided paired bootstrap p-value of "x is worse than y" (Sakai 2006, as :func:`pairwise_bootstrap`
+    but one-sided; the gate's ``--test bootstrap``): on the differences z = x - y (pairs with a NaN
+    dropped), t(z) = mean(z) / (sd(z)/sqrt(n)); the centred differences w = z - mean(z) are resampled
+    ``reps`` times with replacement (seeded) and p = #{b : t(w*_b) <= t(z)} / B."""
+    run_values, base_values = paired(run_values, base_values)
+    diffs = run_values - base_values
+    n_pairs = len(diffs)
+    if n_pairs < 2:
+        return math.nan
+    scale = float(np.abs(diffs).max(initial=0.0))
+    mean_diff = diffs.mean()
+    observed = float(_t_of(np.array(mean_diff), np.array(((diffs - mean_diff) ** 2).sum()), n_pairs, scale))
+    centred = diffs - mean_diff
+    counts = np.random.default_rng(seed).multinomial(n_pairs,
+                                                     np.full(n_pairs, 1.0 / n_pairs), size=reps).astype(np.float64)
+    boot_means = counts @ centred / n_pairs
+    boot_statistics = _t_of(boot_means, counts @ (centred ** 2) - n_pairs * boot_means ** 2, n_pairs, scale)
+    bar = observed + 1e-12 * abs(observed) if math.isfinite(observed) else observed  # ties count as extreme
+    return float(np.mean(boot_statistics <= bar))
 
 
 def tukey_null(scores, reps: int = 10_000, seed: int = 0) -> tuple:
@@ -500,51 +528,13 @@ def split_half_swap_rate(score_matrix, trials: int = 1000, seed: int = 0, half: 
     return out if stack else float(out[0])
 
 
-DIRECT_SYSTEMS = 256  # up to this many systems _discordant compares the pairs directly
-
-
 def _discordant(A, B) -> int:
-    """Pairs (i, j) with (A_i - A_j)(B_i - B_j) < 0 in each row of A, B (trials x systems), summed.
-
-    Up to ``DIRECT_SYSTEMS`` systems, each system against the later ones, every row at once: n - 1 numpy
-    steps over (systems x trials) differences (the product of two differences of whole numbers below
-    2^53 has the exact sign).  Beyond, each row is
-    sorted by (A, B) and the strict inversions of B's ranks are counted with a Fenwick tree, every row
-    at once: O(systems log systems) numpy steps over the rows, memory linear in the systems (a pair tied
-    in A is ordered by B, hence never an inversion; one tied in B is not one).
-    """
-    n_trials, n = A.shape
-    if n < 2:
-        return 0
-    if n <= DIRECT_SYSTEMS:
-        a, b = np.ascontiguousarray(A.T), np.ascontiguousarray(B.T)  # systems x trials
-        return sum(int(np.count_nonzero((a[system + 1:] - a[system]) * (b[system + 1:] - b[system]) < 0))
-                   for system in range(n - 1))
-    order = np.lexsort((B, A), axis=-1)
-    order_b = np.argsort(B, axis=1, kind="stable")
-    sorted_b = np.take_along_axis(B, order_b, 1)
-    dense = np.cumsum(np.concatenate([np.ones((n_trials, 1), bool), sorted_b[:, 1:] != sorted_b[:, :-1]], axis=1), axis=1)
-    rank = np.empty_like(dense)
-    np.put_along_axis(rank, order_b, dense, 1)  # 1..distinct values of B
-    seq = np.take_along_axis(rank, order, 1)
-    size = 1 << int(n).bit_length()  # > n: every rank's tree path, queries and updates alike, stays inside
-    levels = size.bit_length()
-    width = 2 * size + 1
-    tree = np.zeros(n_trials * width, np.int64)  # row t's tree at t * width: one flat gather per step
-    base = np.arange(n_trials, dtype=np.int64) * width
-    seq = seq.astype(np.int64)
-    below = 0
-    for position in range(n):
-        column = seq[:, position]
-        index = column.copy()
-        for _ in range(levels):  # earlier systems with rank <= v (index 0 stays 0: a no-op)
-            below += int(tree[base + index].sum())
-            index -= index & -index
-        index = column.copy()
-        for _ in range(levels):
-            tree[base + index] += 1
-            index = np.minimum(index + (index & -index), 2 * size)  # past the root: a spare cell no query reads
-    return (n * (n - 1) // 2) * n_trials - below
+    """Pairs (i, j) with (A_i - A_j)(B_i - B_j) < 0 in each row of A, B (trials x systems), summed: each
+    system against the later ones, every row at once (the product of two differences of whole numbers
+    below 2^53 has the exact sign; a pair tied in either never counts)."""
+    a, b = np.ascontiguousarray(A.T), np.ascontiguousarray(B.T)  # systems x trials
+    return sum(int(np.count_nonzero((a[system + 1:] - a[system]) * (b[system + 1:] - b[system]) < 0))
+               for system in range(a.shape[0] - 1))
 
 
 # --------------------------------------------------------------------------- generalizability theory

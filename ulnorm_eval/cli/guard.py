@@ -145,15 +145,10 @@ def _own_streams() -> None:
                                       encoding=out.encoding, errors=out.errors, line_buffering=tty)
 
 
-def _to_devnull(descriptor: int = 1) -> None:
-    """Point ``fd`` at /dev/null, so that the interpreter's own flush at exit cannot fail again
-    (it would print 'Exception ignored' and exit 120)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, descriptor)
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
+def _to_devnull() -> None:
+    from ..render.outputs import to_devnull
+
+    to_devnull(1)
 
 
 def _finish_stdout(code):
@@ -196,8 +191,9 @@ def _stdout_failed() -> bool:
 def _stdout_error(exc: OSError) -> str:
     if exc.errno == errno.EBADF and 1 in _CLOSED:
         return "standard output: closed (>&-): nothing was written; give -o FILE"  # as render/outputs.py
-    reason = exc.strerror or str(exc)
-    return f"standard output: cannot write: {reason[:1].lower() + reason[1:]}"
+    from ..render.files import write_reason
+
+    return f"standard output: {write_reason(exc)}"
 
 
 def lean_process() -> None:

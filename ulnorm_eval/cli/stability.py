@@ -34,35 +34,28 @@ class _OneLineErrors(click.Command):
             ctx.exit(2)
 
 
-def _cutoffs(text: str) -> list:
-    out = []
-    for part in text.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        if not part.isdigit() or int(part) < 1:
-            raise ValueError(f"-k: cutoff {part!r} is not a positive integer")
-        out.append(int(part))
+def _listed(text: str, flag: str, noun: str, read) -> list:
+    """``flag``'s comma-separated values, each through ``read`` (ValueError naming a bad one), once each."""
+    out = [read(part) for part in (piece.strip() for piece in text.split(",")) if part]
     if not out:
-        raise ValueError("-k: no cutoff given")
+        raise ValueError(f"{flag}: no {noun} given")
     return list(dict.fromkeys(out))
 
 
-def _targets(text: str) -> list:
-    out = []
-    for part in (piece.strip() for piece in text.split(",")):
-        if not part:
-            continue
-        try:
-            piece = float(part)
-        except ValueError:
-            raise ValueError(f"--phi: {part!r} is not a number") from None
-        if not 0 < piece < 1:
-            raise ValueError(f"--phi: {part} must lie strictly between 0 and 1")
-        out.append(piece)
-    if not out:
-        raise ValueError("--phi: no target given")
-    return list(dict.fromkeys(out))
+def _cutoff(part: str) -> int:
+    if not part.isdigit() or int(part) < 1:
+        raise ValueError(f"-k: cutoff {part!r} is not a positive integer")
+    return int(part)
+
+
+def _target(part: str) -> float:
+    try:
+        piece = float(part)
+    except ValueError:
+        raise ValueError(f"--phi: {part!r} is not a number") from None
+    if not 0 < piece < 1:
+        raise ValueError(f"--phi: {part} must lie strictly between 0 and 1")
+    return piece
 
 
 @click.command("stability", cls=_OneLineErrors, context_settings=CONTEXT, epilog=EPILOG)
@@ -141,7 +134,8 @@ def stability_request(options: dict):
     from .options import MAX_DRAWS, MAX_TRIALS
 
     opts = options
-    cutoffs, targets = _cutoffs(opts["cutoff"]), _targets(opts["phi_target"])
+    cutoffs = _listed(opts["cutoff"], "-k", "cutoff", _cutoff)
+    targets = _listed(opts["phi_target"], "--phi", "target", _target)
     limits = [(opts["at_topics"] is not None and opts["at_topics"] < 1, "--at-topics must be at least 1"),
               (opts["restarts"] < 0, "--restarts must be at least 0"),
               (opts["precision"] is not None and not 0 <= opts["precision"] <= 17, "--precision must lie in 0..17"),

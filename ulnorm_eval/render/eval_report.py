@@ -40,21 +40,14 @@ def eval_text(outcome, request, view: EvalView) -> str:
     return FORMATS[view.fmt](result, **table_options)
 
 
-def _shared_tags(runs) -> dict:
-    """A tag several runs share -> their names."""
-    by_tag: dict = {}
-    for run in runs:
-        if getattr(run, "tag", None) is not None:
-            by_tag.setdefault(run.tag, []).append(run.name)
-    return {tag: names for tag, names in by_tag.items() if len(names) > 1}
-
-
 def _tags_told_apart(result):
     """``result`` whose runs sharing a tag have none: the trec format's runid line opening each run's block
     then names the run (its file, made unique), so that the blocks can be told apart."""
     import dataclasses
 
-    shared = _shared_tags(result.runs)
+    from .rows import shared_tags
+
+    shared = shared_tags(result.runs)
     if not shared:
         return result
     runs = [dataclasses.replace(run, tag=None) if run.tag in shared else run for run in result.runs]
@@ -67,14 +60,10 @@ def eval_outputs(outcome, request, view: EvalView, notes: list) -> list:
     from .outputs import Output
 
     outputs = [Output(view.output, eval_text(outcome, request, view))]
-    if view.fmt == "trec" and view.names == "trec":
+    if view.fmt == "trec":
         from .rows import shared_tags_note
 
-        notes.extend(shared_tags_note(outcome.result.runs))
-    elif view.fmt == "trec":
-        notes.extend(f"runs {', '.join(map(safe_text, names))} share the tag {tag!r}: their blocks' runid lines name "
-                     "the run instead (its file; --names trec and --trec print the tag, as trec_eval)"
-                     for tag, names in _shared_tags(outcome.result.runs).items())
+        notes.extend(shared_tags_note(outcome.result.runs, told_apart=view.names != "trec"))
     if view.summary_md:
         from .gate_md import gate_markdown
 

@@ -19,7 +19,7 @@ import stat
 from ..inputs.errors import InputError
 from ..inputs.text import refuse_url
 
-__all__ = ["OutputError", "atomic_path", "write_atomic", "check_outputs", "same_file", "remove_stale",
+__all__ = ["OutputError", "atomic_path", "write_reason", "write_atomic", "check_outputs", "same_file", "remove_stale",
            "PICTURE_FORMATS", "picture_format"]
 
 TEMP_PREFIX = ".ulnorm-"
@@ -386,11 +386,14 @@ def atomic_path(path: str, suffix: str = ""):
                 os.unlink(tmp)
 
 
-def _error(path: str, exc: OSError) -> OutputError:
-    if isinstance(exc, OutputError):
-        return exc
+def write_reason(exc: OSError) -> str:
+    """An OS error as the reason a write failed: 'cannot write: no space left on device'."""
     reason = exc.strerror or str(exc) or type(exc).__name__
-    return OutputError(path, f"cannot write: {reason[:1].lower() + reason[1:]}")
+    return f"cannot write: {reason[:1].lower() + reason[1:]}"
+
+
+def _error(path: str, exc: OSError) -> OutputError:
+    return exc if isinstance(exc, OutputError) else OutputError(path, write_reason(exc))
 
 
 def write_atomic(path: str, text: str) -> None:

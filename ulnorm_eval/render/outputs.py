@@ -15,9 +15,9 @@ import os
 import stat
 import sys
 
-from .files import OutputError, atomic_path
+from .files import OutputError, atomic_path, write_reason
 
-__all__ = ["Output", "write_all", "write_stdout", "STDOUT", "CLOSED"]
+__all__ = ["Output", "write_all", "write_stdout", "to_devnull", "STDOUT", "CLOSED"]
 
 STDOUT = "standard output"
 CLOSED = "closed (>&-): nothing was written; give -o FILE"
@@ -45,11 +45,6 @@ def _special(path: str) -> bool:
         return False  # absent (created) or unreadable: atomic_path names the problem
 
 
-def _reason(exc: OSError) -> str:
-    reason = exc.strerror or str(exc) or type(exc).__name__
-    return f"cannot write: {reason[:1].lower() + reason[1:]}"
-
-
 def _old_content(path: str) -> bytes:
     try:
         with open(path, "rb") as handle:
@@ -64,16 +59,21 @@ def _write_fd(path: str, data: bytes, append: bool) -> None:
         handle.flush()
 
 
-def _discard(out) -> None:
-    """After a failed write the stream still holds the rest: point its descriptor at /dev/null so
-    that the next flush (the CLI's, the interpreter's at exit) neither fails again nor writes it."""
+def to_devnull(descriptor: int = 1) -> None:
+    """Point ``descriptor`` at /dev/null: after a failed write its stream still holds the rest, and the next
+    flush (the CLI's, or the interpreter's at exit, which would print 'Exception ignored' and exit 120)
+    must neither fail again nor write it."""
     try:
-        descriptor = out.fileno()
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, descriptor)
         os.close(devnull)
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError):
         pass
+
+
+def _discard(out) -> None:
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        to_devnull(out.fileno())
 
 
 def write_stdout(text) -> None:
@@ -101,7 +101,7 @@ def write_stdout(text) -> None:
             raise BrokenPipeError(*exc.args) from None
         if exc.errno == errno.EBADF:  # fd 1 closed at start (cli/guard.py gives it a read-only /dev/null)
             raise OutputError(STDOUT, CLOSED) from None
-        raise OutputError(STDOUT, _reason(exc)) from None
+        raise OutputError(STDOUT, write_reason(exc)) from None
     except (AttributeError, ValueError):  # sys.stdout None or closed: fd 1 closed at start
         raise OutputError(STDOUT, CLOSED) from None
 
@@ -136,7 +136,7 @@ def _write_all(outputs) -> None:
                     handle.flush()
                     os.fsync(handle.fileno())
             except OSError as exc:
-                raise OutputError(output.path, _reason(exc)) from None
+                raise OutputError(output.path, write_reason(exc)) from None
         for output in sorted(later, key=lambda output: output.path is None):  # devices first, standard output last
             if output.path is None:
                 try:
@@ -147,4 +147,4 @@ def _write_all(outputs) -> None:
             try:
                 _write_fd(output.path, output.payload(), output.append)
             except OSError as exc:
-                raise OutputError(output.path, _reason(exc)) from None
+                raise OutputError(output.path, write_reason(exc)) from None

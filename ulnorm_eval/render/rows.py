@@ -111,15 +111,22 @@ def _per_query_lines(rr, labelled, order, cell: tuple, options) -> list:
     return lines
 
 
-def shared_tags_note(runs) -> list:
-    """A note when runs printed in trec format share a tag: their blocks' runid lines (the tag, as
-    trec_eval prints it) are then told apart by their order alone."""
+def shared_tags(runs) -> dict:
+    """A tag several runs share -> their names."""
     by_tag: dict = {}
-    for rr in runs if len(runs) > 1 else ():
-        if getattr(rr, "tag", None) is not None:
-            by_tag.setdefault(rr.tag, []).append(rr.name)
-    return [f"runs {', '.join(map(safe_text, names))} share the tag {tag!r}: their blocks' runid lines are the same; they follow "
-            "the order of the RUN arguments" for tag, names in by_tag.items() if len(names) > 1]
+    for run in runs:
+        if getattr(run, "tag", None) is not None:
+            by_tag.setdefault(run.tag, []).append(run.name)
+    return {tag: names for tag, names in by_tag.items() if len(names) > 1}
+
+
+def shared_tags_note(runs, told_apart: bool = False) -> list:
+    """A note when runs printed in trec format share a tag: their blocks' runid lines (the tag, as
+    trec_eval prints it) are then told apart by their order alone, or (``told_apart``) name the run."""
+    how = ("name the run instead (its file; --names trec and --trec print the tag, as trec_eval)" if told_apart
+           else "are the same; they follow the order of the RUN arguments")
+    return [f"runs {', '.join(map(safe_text, names))} share the tag {tag!r}: their blocks' runid lines {how}"
+            for tag, names in shared_tags(runs).items()]
 
 
 def _record_flag(m, name: str, default):

@@ -234,23 +234,15 @@ def _holes_caption(result) -> str:
     from ..core.registry import Metric
 
     have = set(result.metrics)
-    widest, where = 0.0, ""
-    for m in result.metrics:
-        if m.variant != "LB" or Metric(m.measure, "UB") not in have:
-            continue
-        for rr in result.runs:
-            w = rr.mean[Metric(m.measure, "UB")] - rr.mean[m]
-            if w > widest:
-                widest, where = w, f"{safe_text(rr.name)} {m.measure}"
-    if not where:
+    lows = [m for m in result.metrics if m.variant == "LB"]
+    widths = [(w, f"{safe_text(rr.name)} {m.measure}") for m in lows if Metric(m.measure, "UB") in have
+              for rr in result.runs for w in [rr.mean[Metric(m.measure, "UB")] - rr.mean[m]] if w > 0]
+    if not widths:
         return ""
-    share, at = -1.0, ""
-    for m in result.metrics:
-        if m.variant == "LB":
-            for rr in result.runs:
-                u = _unjudged_share(rr, m.measure, None)
-                if u is not None and not isnan(u) and u > share:
-                    share, at = u, f"{safe_text(rr.name)} {m.measure}"
+    widest, where = max(widths, key=lambda pair: pair[0])
+    shares = [(u, f"{safe_text(rr.name)} {m.measure}") for m in lows for rr in result.runs
+              for u in [_unjudged_share(rr, m.measure, None)] if u is not None and not isnan(u)]
+    share, at = max(shares, key=lambda pair: pair[0], default=(-1.0, ""))
     from ..core.holes import World
 
     world = World.parse(getattr(result.options, "holes", "closed"))
@@ -397,27 +389,15 @@ def _shared_slots(shown, rows, slots, groups) -> list:
     from ..core.records import VARIANTS
     from ..core.registry import Metric
 
-    out = []
-    for s in slots:
-        if s is None or s not in VARIANTS or VARIANTS[s].kind != "bound":
-            continue
-        same = True
-        for meas in rows:
-            m = Metric(meas, s)
-            if m not in shown.have:
-                continue
-            for q, idx in groups:
-                vals = [rr.mean[m] if i is None else (None if i == -1 else rr.values[m][i])
-                        for rr, i in zip(shown.runs, idx)]
-                vals = [v for v in vals if v is not None]
+    def same(s) -> bool:
+        for m in (Metric(meas, s) for meas in rows):
+            for _, idx in groups if m in shown.have else ():
+                vals = [rr.mean[m] if i is None else rr.values[m][i] for rr, i in zip(shown.runs, idx) if i != -1]
                 if any(not (a == vals[0] or (isnan(a) and isnan(vals[0]))) for a in vals):
-                    same = False
-                    break
-            if not same:
-                break
-        if same:
-            out.append(s)
-    return out
+                    return False
+        return True
+
+    return [s for s in slots if s is not None and s in VARIANTS and VARIANTS[s].kind == "bound" and same(s)]
 
 
 LAYOUTS = ("wide", "shared", "stacked", "long")

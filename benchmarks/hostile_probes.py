@@ -442,10 +442,104 @@ def main_(argv=None):
                  ["-q", "-f", "table"], ["--sort", "E(AP)"], ["-n"], ["-n", "-q"]):
         P.run(f"eval {opts}", [*opts, "-m", "AP", q, r, r2], (0,))
 
+    fifth_pass(P, tmp, rng, a.quick)
     print(f"{P.count} probes, {len(P.failures)} failed")
     for f in P.failures:
         print("  FAIL", f)
     return 1 if P.failures else 0
+
+
+TREC_EVAL_O0 = Path("/work/tools/trec_eval_O0/trec_eval")  # the parity reference (its rbp initialised)
+TREC_FLAGS = [[], ["-q"], ["-c"], ["-J"], ["-q", "-c", "-J"], ["-M", "3"], ["-l", "2"], ["-q", "-l", "3", "-c"],
+              ["-m", "all_trec"], ["-q", "-m", "all_trec"], ["-c", "-m", "all_trec"], ["-J", "-m", "all_trec"],
+              ["-M", "2", "-m", "all_trec"], ["-N", "7", "-m", "all_trec"], ["-q", "-m", "ndcg_cut.1,3,5", "-m", "bpref"],
+              ["-m", "infAP", "-m", "Rprec", "-m", "recip_rank"], ["-q", "-m", "rbp.p=0.5", "-m", "rbp_resid"],
+              ["-m", "11pt_avg", "-m", "iprec_at_recall"], ["-q", "-m", "relstring.5", "-m", "G", "-m", "Rndcg"]]
+
+
+def fifth_pass(P, tmp, rng, quick):
+    """Issue 52's fresh pass over the last wave: tests/cli/test_hostile_generated.py's checks over more
+    seeds, hole bounds against brute force over every assignment (tests/core/test_holes_options.py's
+    check) under -l 0, -M, -J and open=N with one and two runs, --trec against trec_eval 10 (-O0) on
+    generated data, and randomly damaged inputs under the generic invariants."""
+    root = Path(__file__).resolve().parents[1]
+    for folder in ("tests", "tests/cli", "tests/core"):
+        sys.path.insert(0, str(root / folder))
+    import numpy as np
+
+    import test_hostile_generated as generated
+    import test_holes_options as holes
+
+    def case_dir():
+        return Path(tempfile.mkdtemp(dir=tmp))
+
+    seeds = range(100, 104 if quick else 120)
+    for seed in seeds:
+        for name, check in (("closed forms", generated.test_default_columns_and_all_rows_equal_their_closed_forms),
+                            ("interval", generated.test_the_em_interval_is_the_same_random_orderings_for_every_run),
+                            ("gate n of N", generated.test_the_gate_reads_the_all_row_over_n_of_n_queries_and_its_paired_t),
+                            ("blocks", generated.test_query_blocks_on_two_workers_equal_one_run_read_whole),
+                            ("repro", generated.test_repro_of_a_run_by_itself_and_by_its_reverse)):
+            P.library(f"{name} #{seed}", lambda check=check, seed=seed: check(case_dir(), seed) or "ok")
+        flags = [(), ("-l", "0"), ("-l", "2"), ("-M", "3"), ("-J",)][seed % 5]
+        P.library(f"open=est {flags} #{seed}", lambda seed=seed, flags=flags: generated.
+                  test_the_estimated_ceiling_bounds_as_open_n_with_its_n(case_dir(), seed, flags) or "ok")
+        for undefined in ("zero", "skip"):
+            P.library(f"omission {undefined} #{seed}", lambda seed=seed, undefined=undefined: generated.
+                      test_leaving_out_a_query_or_a_ranking_s_tail_never_raises_the_all_row(case_dir(), seed, undefined)
+                      or "ok")
+    brute = np.random.default_rng(rng.randrange(2 ** 32))
+    for options in holes.OPTIONS:
+        for runs in (1, 2):
+            for trial in range(1 if quick else 3):
+                case = None
+                while case is None:
+                    case = holes._case(brute, runs)
+                P.library(f"holes brute force {options} runs={runs} #{trial}",
+                          lambda case=case, options=options: holes._check(case_dir(), *case, options, "probe") or "ok")
+    if TREC_EVAL_O0.exists():
+        for i in range(20 if quick else 150):
+            qrels, run = random_data(rng, nq=rng.randint(1, 5), nd=rng.randint(2, 12), grades=(0, 1, 2, 3, 4))
+            qi, ri = tmp / f"t5q{i}.txt", tmp / f"t5r{i}.txt"
+            write_qrels(qi, qrels)
+            write_run(ri, run)
+            flags = rng.choice(TREC_FLAGS)
+            ref = subprocess.run([str(TREC_EVAL_O0), *flags, str(qi), str(ri)], capture_output=True, text=True)
+            P.run(f"--trec {flags} #{i}", ["--trec", *flags, qi, ri], None,
+                  lambda res, ref=ref: None if ref.returncode or res.stdout == ref.stdout else
+                  next((f"{x!r} vs trec_eval {y!r}" for x, y in zip(res.stdout.splitlines(), ref.stdout.splitlines())
+                        if x != y), "line counts differ"))
+    q_bytes, r_bytes = (tmp / "q.txt").read_bytes(), (tmp / "r.txt").read_bytes()
+    for i in range(30 if quick else 150):
+        data = bytearray(rng.choice([q_bytes, r_bytes]))
+        for _ in range(rng.randint(1, 4)):
+            if not data:
+                break
+            at = rng.randrange(len(data))
+            kind = rng.choice(["byte", "delete", "cut", "line twice", "swap fields"])
+            if kind == "byte":
+                data[at] = rng.choice(b"\x00\t \n\r.-+eE9xQ\xff\xc3")
+            elif kind == "delete":
+                del data[at:at + rng.randint(1, 5)]
+            elif kind == "cut":
+                del data[at:]
+            elif kind == "line twice":
+                lines = data.split(b"\n")
+                lines.insert(rng.randrange(len(lines)), rng.choice(lines))
+                data = bytearray(b"\n".join(lines))
+            else:
+                lines = data.split(b"\n")
+                j = rng.randrange(len(lines))
+                fields = lines[j].split()
+                rng.shuffle(fields)
+                lines[j] = b" ".join(fields)
+                data = bytearray(b"\n".join(lines))
+        damaged = tmp / f"damaged{i}.txt"
+        damaged.write_bytes(bytes(data))
+        pair = [damaged, tmp / "r.txt"] if i % 2 else [tmp / "q.txt", damaged]
+        extra = rng.choice([[], ["-j", "2", tmp / "r2.txt"], ["--stream"], ["--holes", "-m", "AP"], ["compare", "-m", "AP"]])
+        args = [*extra[:1], *pair, *extra[1:]] if extra[:1] == ["compare"] else [*extra, *pair]
+        P.run(f"damaged #{i} {extra[:2]}", args)
 
 
 if __name__ == "__main__":

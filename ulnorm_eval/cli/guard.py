@@ -213,7 +213,6 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
     real = _real_stdout()
     if real:
         _own_streams()
-    if real:
         lean_process()
     old = _install()
     try:
@@ -338,8 +337,6 @@ def _guarded(run, args, prog_name, complete_var, **extra):
     except click.ClickException as exc:
         _say(_usage_line(exc))
         sys.exit(2)
-    except KeyboardInterrupt:
-        sys.exit(130)
     except (BrokenPipeError, PipeClosed):
         # stdout's reader went away: nothing more can be said there
         _to_devnull()
@@ -356,9 +353,7 @@ def _guarded(run, args, prog_name, complete_var, **extra):
     except OSError as exc:
         _say(_stdout_error(exc) if _stdout_failed() else _os_error_line(exc))
         sys.exit(2)
-    except (SystemExit, Interrupted):
-        raise
-    except Exception as exc:  # noqa: BLE001 - the last line of defence
+    except Exception as exc:  # noqa: BLE001 - the last line of defence (SystemExit and Interrupted pass)
         _say(_unexpected_line(exc))
         sys.exit(2)
     sys.exit(returned if isinstance(returned, int) else 0)

@@ -141,6 +141,7 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
     if width is None and sys.stdout.isatty():
         width = shutil.get_terminal_size((160, 24)).columns
     from .legends import interval_percent
+    from .table import text_width
     from .values import terminal_styles
 
     color = width is not None and terminal_styles()  # not under NO_COLOR or TERM=dumb
@@ -164,7 +165,7 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
             tries = [table]
         for attempt in tries:
             text = _rich_one(attempt, title, precision, color)
-            if width is None or _width(text) <= width:
+            if width is None or text_width(text) <= width:
                 break
         else:
             text = _records(tries[0], title, precision, width)
@@ -187,31 +188,19 @@ def _legend(name: str, shown: Table, width: int | None) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-def _width(text: str) -> int:
-    from .table import text_width
-
-    return text_width(text)
-
-
 def _rich_one(source: Table, title, precision, color) -> str:
-    import io
-
-    from rich.console import Console
     from rich.table import Table as RichTable
 
+    from .table import rich_text
     from .values import safe_text
 
-    buf = io.StringIO()
-    console = Console(file=buf, width=100_000, color_system="standard" if color else None, force_terminal=color,
-                      highlight=False, emoji=False, markup=False, soft_wrap=False, legacy_windows=False)
     table = RichTable(title=title, title_justify="left", header_style="bold")
     for column in source.columns:
         table.add_column(safe_text(column),
                          justify="right" if source.kinds[column] in NUMERIC else "left", no_wrap=True)
     for row in source.rows():
         table.add_row(*(safe_text(_fmt(value, precision)) for value in row))
-    console.print(table)
-    return "\n".join(line.rstrip() for line in buf.getvalue().split("\n")).rstrip("\n") + "\n"
+    return rich_text(table, color).rstrip("\n") + "\n"
 
 
 def _records(table: Table, title, precision, width) -> str:
@@ -270,17 +259,18 @@ def _systems_wide(table: Table, precision) -> Table:
                  {"run": "str", **{metric: "str" for metric in metrics}})
 
 
-def _paper():
-    from . import paper  # compare's tables for papers: imported only for them
+def _paper(name: str, frames, precision, meta) -> str:
+    from . import paper
 
-    return paper
+    return getattr(paper, name)(_tables(frames), precision, meta)
 
 
 FRAME_FORMATS = {
     "table": format_frames_table, "tsv": format_frames_delimited,
     "csv": lambda frames, precision, meta: format_frames_delimited(frames, precision, meta, ","),
     "json": format_frames_json,
-    # tables for papers (compare only): systems x metrics with significance marks (render/paper.py)
-    "latex": lambda frames, precision, meta: _paper().format_latex(_tables(frames), precision, meta),
-    "markdown": lambda frames, precision, meta: _paper().format_markdown(_tables(frames), precision, meta),
+    # tables for papers (compare only): systems x metrics with significance marks (render/paper.py, imported
+    # only for them)
+    "latex": lambda frames, precision, meta: _paper("format_latex", frames, precision, meta),
+    "markdown": lambda frames, precision, meta: _paper("format_markdown", frames, precision, meta),
 }

@@ -33,14 +33,18 @@ def summ_table(result, per_query: bool, precision) -> str:
         slots.insert(0, None)
     head = ["system"] + (["document"] if per_query else []) + ["measure"] + [s or "value" for s in slots]
     body = [row for rr in result.runs for row in _system_rows(result, rr, slots, per_query, p)]
+    return "\n".join(_aligned(head, body, 3 if per_query else 2) + _footer(result, slots)) + "\n"
+
+
+def _aligned(head: list, body: list, left: int) -> list:
+    """``head``, a rule under it and ``body`` in columns two spaces apart: the first ``left`` columns
+    left-aligned (names), the others right-aligned (numbers)."""
     widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
-    text_cols = 3 if per_query else 2
 
-    def fmt_row(r):
-        return "  ".join(x.ljust(w) if c < text_cols else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))).rstrip()
+    def line(r):
+        return "  ".join(x.ljust(w) if c < left else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))).rstrip()
 
-    out = [fmt_row(head), "-" * len(fmt_row(head))] + [fmt_row(r) for r in body] + _footer(result, slots)
-    return "\n".join(out) + "\n"
+    return [line(head), "-" * len(line(head))] + [line(r) for r in body]
 
 
 def _footer(result, slots: list) -> list:
@@ -211,12 +215,7 @@ def _correlation_block(sub: list, dims: list, p: int) -> list:
     body += [[f"PAI {name}"] + [f"{cell[(name, d)][5]:.1f}" + (iv(*cell[(name, d)][9:11], 1)
                                                               if len(cell[(name, d)]) > 10 else "") for d in dims]
              for name in names if any(np.isfinite(cell[(name, d)][5]) for d in dims)]
-    widths = [max(len(r[c]) for r in [head] + body) for c in range(len(head))]
-
-    def line(r):
-        return "  ".join(x.ljust(w) if c == 0 else x.rjust(w) for c, (x, w) in enumerate(zip(r, widths))).rstrip()
-
-    return [line(head), "-" * len(line(head))] + [line(r) for r in body]
+    return _aligned(head, body, 1)
 
 
 def _plot(rows, path) -> None:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text, zscores
 
-__all__ = ["make_table", "format_table", "caption", "all_row_rule", "variants_legend", "LAYOUTS", "text_width"]
+__all__ = ["make_table", "format_table", "caption", "all_row_rule", "variants_legend", "LAYOUTS", "text_width",
+           "rich_text"]
 
 
 def _layout(metrics):
@@ -527,7 +528,7 @@ def _fill_long(g: _TableGrid) -> None:
         for rr, i in zip(g.result.runs, idx):
             for meas in g.rows:
                 for s in g.slots:
-                    if not _long_row_shown(g, rr, meas, s, i):
+                    if not _has_cell(g.shown, rr, meas, s, i):
                         continue
                     row = g.query_cell(q, n == 0)
                     row += [Text(safe_text(rr.name)), g.label[meas], Text(s or "value"), g.cell(rr, meas, s, i)]
@@ -536,14 +537,14 @@ def _fill_long(g: _TableGrid) -> None:
             g.table.rows[-1].end_section = True if g.table.rows else False
 
 
-def _long_row_shown(g: _TableGrid, rr, meas, s, i) -> bool:
-    """Whether the long layout has a row for slot ``s`` of ``meas``: a value there, or (the interval
-    slot) an 'all' row with an interval."""
+def _has_cell(shown, rr, meas, s, i) -> bool:
+    """Whether slot ``s`` of ``meas`` has a value to show (long layout, plain rows): a value there, or (the
+    interval slot) an 'all' row with an interval."""
     from ..core.registry import Metric
 
     if isinstance(s, _Interval):
         return i is None and Metric(meas, s.variant) in s.of(rr)
-    return Metric(meas, s) in g.shown.have
+    return Metric(meas, s) in shown.have
 
 
 _FILL = {"wide": _fill_wide, "shared": _fill_wide, "stacked": _fill_stacked, "long": _fill_long}
@@ -552,7 +553,8 @@ _FILL = {"wide": _fill_wide, "shared": _fill_wide, "stacked": _fill_stacked, "lo
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def _render(renderable, color: bool) -> str:
+def rich_text(renderable, color: bool) -> str:
+    """``renderable`` printed by rich at its natural width (never wrapped or cut), lines right-stripped."""
     from rich.console import Console
 
     buf = io.StringIO()
@@ -589,8 +591,7 @@ def _plain_rows(result, view: TableView, width) -> str:
             lines.append(safe_text(rr.name))
             for meas in rows:
                 pairs = [f"{s or 'value'} {_cell(shown, rr, meas, s, i, precision, False)}" for s in slots
-                         if ((i is None and Metric(meas, s.variant) in s.of(rr)) if isinstance(s, _Interval)
-                             else Metric(meas, s) in shown.have)]
+                         if _has_cell(shown, rr, meas, s, i)]
                 pairs = [p for pair in pairs for p in pair.split(f" {NEAR_RANDOM}")[:1] + (  # wrapped apart
                     [NEAR_RANDOM] if pair.endswith(NEAR_RANDOM) else [])]
                 lines.extend(_wrap_fields(["  " + safe_text(metric_label(Metric(meas), names, zscores(result))), *pairs],
@@ -631,7 +632,7 @@ def format_table(result, width: int | None = None, **kw) -> str:
             continue
         if layout == "stacked" and len(result.runs) < 2 and text is not None:
             continue  # one run: stacking changes nothing
-        cand = _render(make_table(result, dataclasses.replace(view, layout=layout)), color)
+        cand = rich_text(make_table(result, dataclasses.replace(view, layout=layout)), color)
         if len(result.runs) == 1 and layout != "long":
             cand = f"{safe_text(result.runs[0].name)}\n{cand}"
         text = cand

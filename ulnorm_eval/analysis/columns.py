@@ -101,23 +101,14 @@ class Table:
         """A pandas DataFrame's columns, with the kinds of their dtypes."""
         import pandas as pd
 
+        types = pd.api.types
         cols, kinds = {}, {}
         for column in frame.columns:
-            series = frame[column]
-            if pd.api.types.is_bool_dtype(series.dtype):
-                kinds[column] = "bool"
-            elif str(series.dtype) == "Int64":
-                kinds[column] = "Int64"
-            elif pd.api.types.is_integer_dtype(series.dtype):
-                kinds[column] = "int"
-            elif pd.api.types.is_float_dtype(series.dtype):
-                kinds[column] = "float"
-            elif pd.api.types.is_object_dtype(series.dtype):
-                kinds[column] = "object"
-            else:
-                kinds[column] = "str"
-            cols[str(column)] = series.tolist()
-            kinds[str(column)] = kinds.pop(column)
+            dtype = frame[column].dtype
+            kinds[str(column)] = ("bool" if types.is_bool_dtype(dtype) else "Int64" if str(dtype) == "Int64"
+                                  else "int" if types.is_integer_dtype(dtype) else "float" if types.is_float_dtype(dtype)
+                                  else "object" if types.is_object_dtype(dtype) else "str")
+            cols[str(column)] = frame[column].tolist()
         return cls(cols, kinds)
 
     @property

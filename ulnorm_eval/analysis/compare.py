@@ -37,16 +37,6 @@ DEFAULT_REPS = {"t": 0, "wilcoxon": 0, "randomization": 10_000, "bootstrap": 1_0
 SUBSET_SETS = ("all", "uninformative", "ideal")  # the named query sets of swap_between
 
 
-def _set_name(spec) -> str:
-    return spec if isinstance(spec, str) else f"{len(spec)} listed queries"
-
-
-def _needs_bounds(subset, swap_between) -> bool:
-    """The uninformative and ideal sets are chosen from E and IUB."""
-    named = [subset] + [x for x in (swap_between or ()) if isinstance(x, str)]
-    return any(x not in ("all",) for x in named)
-
-
 def _table(name: str, doc: str) -> property:
     """A table of a Comparison as a pandas DataFrame; an assigned DataFrame replaces the table."""
     return property(lambda self: self._frame(name), lambda self, df: self._set(name, df), doc=doc)
@@ -77,17 +67,13 @@ class Comparison:
     def _frame(self, name: str):
         if name not in self.tables:
             raise KeyError(f"this comparison kept no {name} table (compare(..., {name}=True) keeps it)")
-        frames = self.__dict__.setdefault("_frames", {})
-        if name not in frames:
-            frames[name] = self.tables[name].to_frame()
-        return frames[name]
+        return self.tables[name].to_frame()
 
     def _set(self, name: str, df) -> None:
         """An assigned DataFrame replaces the table (a DataFrame edited in place does not: assign it)."""
         from .columns import Table
 
         self.tables[name] = Table.from_frame(df)
-        self.__dict__.setdefault("_frames", {})[name] = df
 
 
 def _matrix(result, metric, qids):
@@ -99,14 +85,6 @@ def _matrix(result, metric, qids):
         keep = np.asarray(idx) >= 0
         out[r, np.asarray(idx)[keep]] = np.asarray(rr.values[metric])[keep]
     return out
-
-
-def _common_queries(result) -> list:
-    qids = list(result.runs[0].qids)
-    for rr in result.runs[1:]:
-        have = set(rr.qids)
-        qids = [q for q in qids if q in have]
-    return qids
 
 
 @dataclass(frozen=True)
@@ -190,7 +168,8 @@ def _compare(result, settings, warn, progress, marks_only: bool, **kw) -> Compar
     names = [rr.name for rr in result.runs]
     if len(set(names)) < len(names):
         names = [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
-    qids = _common_queries(result)
+    have = [set(rr.qids) for rr in result.runs[1:]]
+    qids = [q for q in result.runs[0].qids if all(q in run_qids for run_qids in have)]
     if any(len(rr.qids) != len(qids) for rr in result.runs):
         note(f"comparing on the {len(qids)} queries every run was evaluated on")
     metrics = [m for m in result.metrics if m.variant not in BOUND_VARIANTS + HOLE_ENDS]
@@ -358,7 +337,7 @@ class _Comparing:
         if lower:  # the metrics whose lower means are better (Family.better): their ranks, bold and marks turn
             meta["lower_better"] = lower
         if s.swap_between is not None:
-            meta["swap_between"] = [_set_name(x) for x in s.swap_between]
+            meta["swap_between"] = [x if isinstance(x, str) else f"{len(x)} listed queries" for x in s.swap_between]
         if self.hole_cols:  # the pairs' columns saying whether the holes could reverse their order
             meta["holes"] = [c for c, _, _ in self.hole_cols]
         tables = {"systems": systems, "summary": summary}
@@ -607,7 +586,8 @@ def _metrics_to_evaluate(measures, variants, settings: CompareSettings, inputs: 
             if x not in metrics:
                 metrics.append(x)
     extra = []
-    if _needs_bounds(settings.subset, settings.swap_between):
+    named = [settings.subset, *(x for x in settings.swap_between or () if isinstance(x, str))]
+    if any(x != "all" for x in named):  # the uninformative and ideal sets are chosen from E and IUB
         extra = [Metric(m.measure, v) for m in metrics if not m.variant for v in ("E", "IUB")]
     ends = (("LB", "UB") if inputs.holes else ()) + (("BSLO", "BSHI") if inputs.holes_bootstrap else ())
     extra += [x for x in _hole_ends(metrics, ends, warn) if x not in metrics and x not in extra]

@@ -112,18 +112,13 @@ class PairedTest:
                 setattr(self, name, float(value))
 
 
-def _diffs(diffs) -> np.ndarray:
+def _moments(diffs):
+    """The differences as float64 (at least two queries: the last axis), n, mean, sd and Cohen's d_z."""
     diffs = np.asarray(diffs, dtype=np.float64)
     if diffs.ndim == 0 or diffs.shape[-1] < 2:
         raise ValueError("a paired test needs at least two queries")
-    return diffs
-
-
-def _moments(diffs):
-    n = diffs.shape[-1]
-    mean = diffs.mean(axis=-1)
-    std = _sd(diffs)
-    return n, mean, std, _ratio(mean, std)
+    mean, std = diffs.mean(axis=-1), _sd(diffs)
+    return diffs, diffs.shape[-1], mean, std, _ratio(mean, std)
 
 
 def _sd(diffs):
@@ -160,8 +155,7 @@ def pairwise_t(diffs, alpha: float = 0.05) -> PairedTest:
 
     from scipy import stats
 
-    diffs = _diffs(diffs)
-    n, mean, std, effect = _moments(diffs)
+    diffs, n, mean, std, effect = _moments(diffs)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on constant rows (t = +-inf, p = 0)
         res = stats.ttest_1samp(diffs, 0.0, axis=-1)
@@ -181,8 +175,7 @@ def pairwise_wilcoxon(diffs, alpha: float = 0.05) -> PairedTest:
 
     from scipy import stats
 
-    diffs = _diffs(diffs)
-    n, mean, std, effect = _moments(diffs)
+    diffs, n, mean, std, effect = _moments(diffs)
     zero = np.all(diffs == 0, axis=-1)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on too few non-zero differences
@@ -201,8 +194,7 @@ def pairwise_randomization(diffs, reps: int = 10_000, seed: int = 0, alpha: floa
     CIKM 2007).  The same rule and p-values as ``randomization`` (scipy.stats.permutation_test),
     vectorised over pairs.  The interval is the t-interval of ``pairwise_t``.
     """
-    diffs = _diffs(diffs)
-    n, mean, std, effect = _moments(diffs)
+    diffs, n, mean, std, effect = _moments(diffs)
     if 2 ** n <= reps:
         signs = 1.0 - 2.0 * ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1)  # every pattern once
         exact = True
@@ -235,8 +227,7 @@ def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.
     A resample is held as the multinomial counts c of each query (B x n), so mean(w*) = c.w/n
     and the sum of squares = c.w^2 are two matrix products over all pairs at once.
     """
-    diffs = _diffs(diffs)
-    n, mean, std, effect = _moments(diffs)
+    diffs, n, mean, std, effect = _moments(diffs)
     counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=reps).astype(np.float64)
     flat = diffs.reshape(-1, n)
     means = flat.mean(axis=1)
@@ -331,8 +322,7 @@ def pairwise_tukey(diffs, null: tuple, alpha: float = 0.05) -> PairedTest:
     pair of every system by the test itself (one distribution of the largest difference), so no further
     correction applies (``compare``'s correction is 'inherent').  ``statistic``: the mean difference;
     the interval is the (uncorrected) t-interval of ``pairwise_t``."""
-    diffs = _diffs(diffs)
-    n, mean, std, effect = _moments(diffs)
+    diffs, n, mean, std, effect = _moments(diffs)
     ranges, exact = null
     observed = np.abs(mean)
     count = len(ranges) - np.searchsorted(ranges, observed - 1e-12 * np.maximum(1.0, observed), side="left")

@@ -189,7 +189,9 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool
                 except READ_ERRORS as exc:
                     raise InputError(path, None, f"cannot read: {exc}") from None
                 if not more:
-                    _check_whole(chunk, path)
+                    if b"\x00" in chunk:
+                        check_chunk(chunk, path, 1)
+                    _checked_end(chunk, path, 1)
                     if chunk and not chunk.isspace():
                         yield chunk, 1
                     return
@@ -198,13 +200,7 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool
             if b"\x00" in chunk:
                 check_chunk(chunk, path, line + buf.count(b"\n"))
             buf += chunk
-            end = buf.rfind(b"\n") + 1
-            if len(buf) - end > text.MAX_LINE_BYTES:
-                raise InputError(path, line + buf.count(b"\n", 0, end),
-                                 f"line longer than {text.MAX_LINE_BYTES} bytes (ULNORM_EVAL_MAX_LINE)")
-            if len(buf) > text.MAX_INPUT_BYTES:
-                raise InputError(path, line, f"one query's lines exceed {text.MAX_INPUT_BYTES} bytes "
-                                             "(ULNORM_EVAL_MAX_INPUT)")
+            end = _checked_end(buf, path, line)
             tail.update(buf, end)
             cut = tail.start
             if cut == 0:  # one query so far: keep reading
@@ -227,17 +223,16 @@ def _newlines(data: bytes) -> int:
     return int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))
 
 
-def _check_whole(data: bytes, path: str) -> None:
-    """The checks query_blocks makes on each chunk, for an input read in one piece."""
-    if b"\x00" in data:
-        check_chunk(data, path, 1)
-    end = data.rfind(b"\n") + 1
-    if len(data) - end > text.MAX_LINE_BYTES:
-        raise InputError(path, 1 + data.count(b"\n", 0, end),
+def _checked_end(buf, path: str, line: int) -> int:
+    """The end of the last whole line of ``buf`` (whose first line is line ``line``); refused: a line
+    longer than ``MAX_LINE_BYTES``, a buffer (one query's lines) larger than ``MAX_INPUT_BYTES``."""
+    end = buf.rfind(b"\n") + 1
+    if len(buf) - end > text.MAX_LINE_BYTES:
+        raise InputError(path, line + buf.count(b"\n", 0, end),
                          f"line longer than {text.MAX_LINE_BYTES} bytes (ULNORM_EVAL_MAX_LINE)")
-    if len(data) > text.MAX_INPUT_BYTES:
-        raise InputError(path, 1, f"one query's lines exceed {text.MAX_INPUT_BYTES} bytes "
-                                  "(ULNORM_EVAL_MAX_INPUT)")
+    if len(buf) > text.MAX_INPUT_BYTES:
+        raise InputError(path, line, f"one query's lines exceed {text.MAX_INPUT_BYTES} bytes (ULNORM_EVAL_MAX_INPUT)")
+    return end
 
 
 def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
@@ -265,21 +260,13 @@ def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
     yield from blocks
 
 
-def _tail_start(data: bytes, end: int) -> int:
-    """Start of the trailing run of lines (before ``end``) that share the last data line's qid, as
-    :func:`query_blocks` cuts (0: the data holds one query)."""
-    tail = _Tail()
-    tail.update(data, end)
-    return tail.start
-
-
 def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
     """Byte offsets ``[0, b1, ..., size]`` of the blocks :func:`query_blocks` yields for an uncompressed
     regular file, found by reading only around each multiple of ``block_bytes``.
 
-    query_blocks cuts the data read up to offset k * block_bytes before the last query of it
-    (:func:`_tail_start`); that cut depends only on the lines just before the offset, so a window
-    that holds the last query is enough.  Workers can then read their blocks themselves
+    query_blocks cuts the data read up to offset k * block_bytes before the last query of it; that
+    cut depends only on the lines just before the offset, so a window that holds the last query is
+    enough.  Workers can then read their blocks themselves
     (pipeline.parallel), and the blocks, hence the notes and errors, are those of the sequential read
     (:func:`run_blocks`: a file of two blocks that fit in one block is one block).
     """
@@ -302,8 +289,9 @@ def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
                         width *= 4
                         continue
                     floor, data = floor + newline + 1, data[newline + 1:]
-                end = data.rfind(b"\n") + 1
-                cut = _tail_start(data, end) if end else 0
+                tail = _Tail()  # where query_blocks would cut (0: the data holds one query)
+                tail.update(data, data.rfind(b"\n") + 1)
+                cut = tail.start
                 if cut == 0 and floor > prev:  # the last query reaches past the window
                     width *= 4
                     continue

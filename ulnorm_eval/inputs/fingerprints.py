@@ -76,12 +76,6 @@ def fingerprints(word_arrays: list, length: np.ndarray) -> np.ndarray:
     return hashes
 
 
-def _words_and_fingerprints(docid):
-    """(words(docid), their fingerprints), or (None, None) when the docids are not short strings."""
-    got = words(docid)
-    return got, (None if got is None else fingerprints(*got))
-
-
 def _distinct(keys: np.ndarray) -> bool:
     """True when the uint64 ``keys`` (well mixed) are all distinct: counted into 4n slots (at most
     2^22) by their top bits, and only the keys sharing a slot (about a fifth) sorted and compared."""
@@ -143,79 +137,64 @@ def _find(slot_table, hashes: np.ndarray):
 
 
 def judged_table(judged):
-    """The lookup table of distinct docids ``judged`` (a pyarrow string array): (words, lengths,
-    fingerprints, open-addressing slots), or None when the docids are not short strings or two
-    share a fingerprint."""
+    """:func:`pair_table` of the distinct docids ``judged`` themselves (entry ``e``: ``judged[e]``)."""
+    return pair_table(judged)
+
+
+def judged_codes(table, docid, none: int):
+    """(each docid's index in the :func:`judged_table`'s docids, ``none`` where it is not one of
+    them; the docids' fingerprints), or None when the docids are not short strings."""
+    return pair_entries(table, docid, none=none)
+
+
+def _pair(hashes: np.ndarray, query) -> np.ndarray:
+    """The fingerprint of each (query number, docid) pair from the docid's fingerprint (without
+    ``query``, the docid's own)."""
+    return hashes if query is None else mix64(hashes ^ (np.asarray(query).astype(np.uint64) * _K0))
+
+
+def pair_table(judged, query: np.ndarray | None = None, code: np.ndarray | None = None):
+    """The lookup table of the distinct (query, judged docid) pairs of a qrels, entry ``e`` the pair
+    (``query[e]``, ``judged[code[e]]``), ``query`` numbers in [0, 2^31), ``judged`` a pyarrow string
+    array (without ``query`` and ``code``, of the distinct docids ``judged``): (each entry's docid
+    words, its query number x 2^32 + docid length, its pair fingerprint, open-addressing slots), or
+    None when the docids are not short strings or two entries share a fingerprint.  A run's
+    documents then find their judgement in one lookup (:func:`pair_entries`), not a docid lookup
+    followed by a search for the query among that docid's judgements."""
+    if query is not None:
+        query, code = np.asarray(query, np.int64), np.asarray(code, np.intp)
+        if len(query) and not (0 <= int(query.min()) and int(query.max()) < 1 << 31):
+            return None
     got = words(judged)
     if got is None:
         return None
     word_arrays, length = got
     hashes = fingerprints(word_arrays, length)
+    if query is not None:
+        word_arrays, length, hashes = [word[code] for word in word_arrays], (query << 32) | length[code], hashes[code]
+    hashes = _pair(hashes, query)
     if not _distinct(hashes):
         return None
     return word_arrays, length, hashes, _slots(hashes)
 
 
-def judged_codes(table, docid, none: int):
-    """(each docid's index in the table's judged docids, ``none`` where it is not one of them;
-    the docids' fingerprints), or None when the docids are not short strings."""
-    got, hashes = _words_and_fingerprints(docid)
+def pair_entries(table, docid, query: np.ndarray | None = None, none: int = -1):
+    """(the :func:`pair_table` entry of each (``query[i]``, ``docid[i]``) (without ``query``, of each
+    docid), ``none`` where the table has no such pair, a query number below 0 matching none; the docids'
+    fingerprints), or None when the docids are not short strings.  An entry is taken only if its
+    query, the docid's length and every one of its words are equal: equal pairs, exactly."""
+    got = words(docid)
     if got is None:
         return None
     word_arrays, length = got
-    jws, jlength, judged_hashes, slot_table = table
-    if not len(judged_hashes):
-        return np.full(len(hashes), none, dtype=np.int64), hashes
-    matched, judged_index = _find(slot_table, hashes)
-    same = jlength[judged_index] == length[matched]  # equal fingerprints: equal strings only if every byte is
-    for judged_words, run_words in zip(jws, word_arrays):
-        same &= judged_words[judged_index] == run_words[matched]
-    code = np.full(len(hashes), none, dtype=np.int64)
-    code[matched[same]] = judged_index[same]
-    return code, hashes
-
-
-def _pair(hashes: np.ndarray, query) -> np.ndarray:
-    """The fingerprint of each (query number, docid) pair from the docid's fingerprint."""
-    return mix64(hashes ^ (np.asarray(query).astype(np.uint64) * _K0))
-
-
-def pair_table(judged, query: np.ndarray, code: np.ndarray):
-    """The lookup table of the distinct (query, judged docid) pairs of a qrels, entry ``e`` the pair
-    (``query[e]``, ``judged[code[e]]``), ``query`` numbers in [0, 2^31), ``judged`` a pyarrow string
-    array: (each entry's docid words, its query number x 2^32 + docid length, its pair fingerprint,
-    open-addressing slots), or None when the docids are not short strings or two pairs share a
-    fingerprint.  A run's documents then find their judgement in one lookup (:func:`pair_entries`),
-    not a docid lookup followed by a search for the query among that docid's judgements."""
-    query, code = np.asarray(query, np.int64), np.asarray(code, np.intp)
-    if len(query) and not (0 <= int(query.min()) and int(query.max()) < 1 << 31):
-        return None
-    got = words(judged)
-    if got is None:
-        return None
-    word_arrays, length = got
-    hashes = _pair(fingerprints(word_arrays, length)[code], query)
-    if not _distinct(hashes):
-        return None
-    return [word[code] for word in word_arrays], (query << 32) | length[code], hashes, _slots(hashes)
-
-
-def pair_entries(table, docid, query: np.ndarray):
-    """(the :func:`pair_table` entry of each (``query[i]``, ``docid[i]``), -1 where the table has no
-    such pair, a query number below 0 matching none; the docids' fingerprints), or None when the
-    docids are not short strings.  An entry is taken only if its query, the docid's length and every
-    one of its words are equal: equal pairs, exactly."""
-    got, hashes = _words_and_fingerprints(docid)
-    if got is None:
-        return None
-    word_arrays, length = got
+    hashes = fingerprints(word_arrays, length)
     entry_words, tag, entry_hashes, slot_table = table
-    entry = np.full(len(hashes), -1, dtype=np.int64)
+    entry = np.full(len(hashes), none, dtype=np.int64)
     if not len(entry_hashes):
         return entry, hashes
-    query = np.asarray(query, np.int64)
+    query = None if query is None else np.asarray(query, np.int64)
     matched, index = _find(slot_table, _pair(hashes, query))
-    same = tag[index] == ((query[matched] << 32) | length[matched])
+    same = tag[index] == (length[matched] if query is None else (query[matched] << 32) | length[matched])
     for judged_words, run_words in zip(entry_words, word_arrays):  # equal lengths: the shorter's words suffice
         same &= judged_words[index] == run_words[matched]
     entry[matched[same]] = index[same]

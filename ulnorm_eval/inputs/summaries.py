@@ -13,7 +13,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
-from .trec import InputError, read_bytes, refuse_reserved_id
+from .text import read_text
+from .trec import InputError, refuse_reserved_id
 
 __all__ = ["SummData", "DIMENSIONS", "read_summeval", "read_plain", "read_summaries", "is_summeval"]
 
@@ -57,18 +58,7 @@ class SummData:
 
 
 def _lines(path: str):
-    from .text import check_text
-
-    data = read_bytes(path)
-    check_text(data, path)  # a lone CR (old Mac line ends: one long line) is refused as by every reader
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[:exc.start].count(b"\n") + 1
-        raise InputError(path, line, "not UTF-8 text") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text.split("\n")
+    return read_text(path).removeprefix("\ufeff").split("\n")
 
 
 def _json_rows(path: str, lines=None):

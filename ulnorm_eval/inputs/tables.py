@@ -11,24 +11,15 @@ from __future__ import annotations
 import json
 
 from .errors import InputError, strict_float
-from .text import check_text, read_bytes
+from .text import read_text
 
 __all__ = ["read_query_ids", "read_systems"]
-
-
-def _text(path: str) -> str:
-    data = read_bytes(path)
-    check_text(data, path)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, data[:exc.start].count(b"\n") + 1, "not UTF-8 text") from None
 
 
 def read_query_ids(path: str) -> tuple[list, int]:
     """(query ids in file order, repeated ids) of a one-id-per-line file."""
     ids, seen, repeated = [], set(), 0
-    for line_no, line in enumerate(_text(path).splitlines(), 1):
+    for line_no, line in enumerate(read_text(path).splitlines(), 1):
         fields = line.split()
         if not fields:
             continue
@@ -46,7 +37,7 @@ def read_query_ids(path: str) -> tuple[list, int]:
 
 def read_systems(path: str) -> dict:
     """metric -> {run: mean} from a `compare --table systems` output (tsv, csv or json)."""
-    text = _text(path)
+    text = read_text(path)
     if text.lstrip().startswith(("{", "[")):
         return _systems_json(path, text)
     import csv

@@ -16,7 +16,7 @@ import zlib
 
 from .errors import InputError, env_limit
 
-__all__ = ["open_input", "read_bytes", "check_text", "check_chunk", "MAX_LINE_BYTES", "MAX_INPUT_BYTES",
+__all__ = ["open_input", "read_bytes", "read_text", "check_text", "check_chunk", "MAX_LINE_BYTES", "MAX_INPUT_BYTES",
            "READ_ERRORS", "refuse_url", "LineScan"]
 
 
@@ -223,6 +223,16 @@ def read_bytes(path: str) -> bytes:
             handle.close()
     return b"".join(parts)
 
+
+
+def read_text(path: str) -> str:
+    """The file's text: :func:`read_bytes`, :func:`check_text`, then UTF-8 (an error names the line)."""
+    data = read_bytes(path)
+    check_text(data, path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, data[:exc.start].count(b"\n") + 1, "not UTF-8 text") from None
 
 class LineScan:
     """Refuse a line longer than MAX_LINE_BYTES across the blocks of one input, as they arrive.

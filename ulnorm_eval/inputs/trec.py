@@ -398,28 +398,14 @@ def _ascii_digits(s: str) -> bool:
     return 0 < len(s) < 19 and s.isascii() and s.isdigit()
 
 
-@dataclass(frozen=True)
-class KnownCodes:
-    """What a caller of :func:`check_duplicates` already has: the query codes (``qcode``), the document
-    codes (``dcode``), the numeric docids (``ids``), and a dict to ``keep`` the encodings computed."""
-
-    qcode: object = None
-    dcode: object = None
-    ids: object = None
-    keep: dict | None = None
-
-
-def check_duplicates(qid, docid, path: str, lines, what: str, **known) -> None:
+def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=None, keep: dict | None = None) -> None:
     """Refuse a (query, document) pair that appears twice: which copy counts would be arbitrary.  One sort
-    of packed integer keys (``qcode``, ``dcode``, or numeric docids ``ids``: no hash of the strings); the
-    strings are sorted only when a repeat is found, to name the first in file order.  ``keep`` receives
-    the encodings computed here (``qid_encoding``, ``docid_encoding``: the array and its Arrow encoding);
-    keywords are :class:`KnownCodes` fields."""
+    of packed integer keys (query codes ``qcode``, and ``dcode``: document codes, or numeric docids,
+    whose equal numbers may be different ids, '007' and '7'): no hash of the strings; the strings
+    are sorted only when a repeat is possible, to name the first in file order.  ``keep`` receives
+    the encodings computed here (``qid_encoding``, ``docid_encoding``: the array and its Arrow encoding)."""
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    codes = KnownCodes(**known)
-    qcode, dcode, ids, keep = codes.qcode, codes.dcode, codes.ids, codes.keep
 
     n = len(docid)
     if n < 2:
@@ -430,7 +416,7 @@ def check_duplicates(qid, docid, path: str, lines, what: str, **known) -> None:
         if keep is not None:
             keep["qid_encoding"] = (qid, enc)
     if dcode is None:
-        ids = numeric_ids(docid) if ids is None else ids
+        ids = numeric_ids(docid)
         if ids is not None and _distinct_pairs(qcode, ids):
             return
         enc = pc.dictionary_encode(docid)
@@ -446,6 +432,8 @@ def check_duplicates(qid, docid, path: str, lines, what: str, **known) -> None:
     same = pc.and_(pc.equal(d.slice(1), d.slice(0, n - 1)), pc.equal(q.slice(1), q.slice(0, n - 1)))
     o = to_numpy(order)
     dup = np.flatnonzero(to_numpy(same))
+    if not len(dup):  # equal numbers, different ids
+        return
     i = int(np.maximum(o[dup], o[dup + 1]).min())  # the sort is stable: copies keep file order
     raise InputError(path, _line(lines, i),
                      f"duplicate document {docid[i].as_py()!r} for query {qid[i].as_py()!r} in {what}")

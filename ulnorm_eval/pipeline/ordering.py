@@ -402,7 +402,7 @@ def _checked_numeric_ids(run: Run, docid, qcode) -> np.ndarray | None:
         return made[2]
     ids = numeric_ids(docid)
     if ids is not None:
-        check_duplicates(run.qid, docid, run.path, run.line, "the run", qcode=qcode, ids=ids)
+        check_duplicates(run.qid, docid, run.path, run.line, "the run", qcode=qcode, dcode=ids)
     if isinstance(run.qid, (pa.Array, pa.ChunkedArray)) and isinstance(run.docid, (pa.Array, pa.ChunkedArray)):
         run.cache["numeric_ids"] = (run.qid, run.docid, ids)
     return ids

@@ -33,7 +33,7 @@ from .kernels import Judgements, Level, Ranking, rel_of, relevant
 from .records import FAMILIES
 from .variants import DEFAULT_WORLD
 
-__all__ = ["World", "DEFAULT_WORLD", "EST_LEVEL", "yield_ceiling", "judge_next", "with_outside", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
+__all__ = ["World", "DEFAULT_WORLD", "EST_LEVEL", "yield_ceiling", "judge_next", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
            "monotone", "outside_by_r", "outside_written", "REACH", "BOOT_PRIORS", "BOOT_INTERVAL", "BOOT_WITHHELD", "withheld_note", "bootstrap",
            "grade_prior", "grade_index", "boot_grades"]
 
@@ -197,16 +197,6 @@ def yield_ceiling(query, doc, rank, judged, relevant, lengths, nq: int, level: f
     with np.errstate(divide="ignore", invalid="ignore"):
         ceiling = np.ceil(nbdtrik(level, alpha + R, (beta + W) / (beta + W + H)) - 1e-9)
     return np.where(H > 0, np.nan_to_num(ceiling, nan=np.inf, posinf=np.inf), 0.0)
-
-
-def with_outside(judgements: Judgements, base: np.ndarray, extra: np.ndarray, grade: float) -> Judgements:
-    """``judgements`` plus ``extra[r]`` judgments at ``grade`` for query ``base[r]`` of each row r: documents
-    outside the ranking judged relevant (not grouped by query: for the kernels that count and sort)."""
-    extra_counts = np.asarray(extra, dtype=np.int64)
-    rows = np.repeat(np.asarray(base, dtype=np.int64), extra_counts)
-    return Judgements(judgements.qids, np.concatenate([judgements.row, rows]),
-                      np.concatenate([judgements.grade, np.full(len(rows), grade)]),
-                      judgements.max_grade)
 
 
 ALL_GRADES = 64  # up to this largest grade every grade 0..G is a candidate; above, only the deciding ones
@@ -465,8 +455,11 @@ def outside_written(holes: HoleContext, extra, reach=None) -> tuple:
     if reach is not None:
         extra = np.minimum(extra, float(reach))
     beyond = extra > REACH
-    count = np.where(beyond, 0.0, extra).astype(np.int64)
-    more = with_outside(holes.J, holes.rk.base, count, holes.g_hi)
+    # the judgements plus extra[r] documents outside the ranking at the largest gain for row r's query
+    # (not grouped by query: the kernels with hole strategies count and sort the judgements)
+    rows = np.repeat(holes.rk.base, np.where(beyond, 0.0, extra).astype(np.int64))
+    more = Judgements(holes.J.qids, np.concatenate([holes.J.row, rows]),
+                      np.concatenate([holes.J.grade, np.full(len(rows), holes.g_hi)]), holes.J.max_grade)
     context = HoleContext(holes.rk, more, holes.m, holes.level)
     low = holes.family.holes(context)[0] if context.unj.any() else context.fill(holes.g_lo)
     rk2, tiled = assign(holes.rk, more, [low], holes.m.cutoff)

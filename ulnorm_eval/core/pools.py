@@ -5,6 +5,8 @@ reads every document of a pool is given :meth:`Pool.whole`, the placeholders as 
 """
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from .kernels import Judgements, Ranking, rel_of, row_counts
@@ -35,8 +37,6 @@ class Pool:
         if self.extra is not None:
             self.n += self.extra
         self._whole = None
-        self._starts = None
-        self._pos = None
         self._gains: dict = {}  # (gain function, its parameters, rel, max_grade) -> (rel, gains): see pool_gains
         self._sums: dict = {}  # id of a read-only weight array -> (the array, its row sums): see rowsum
         self._ordered: dict = {}  # (descending, size, sum of the key's bits) -> [(key bits, Ranking)]: measures share gains
@@ -58,20 +58,16 @@ class Pool:
             self._sums[id(weights)] = (weights, sums)  # the array is held: its id is not reused meanwhile
         return sums
 
-    @property
+    @cached_property
     def starts(self) -> np.ndarray:
         """Where each query's documents start (``row`` is sorted by the constructor), and the end."""
-        if self._starts is None:
-            self._starts = np.searchsorted(self.row, np.arange(self.nq + 1))
-        return self._starts
+        return np.searchsorted(self.row, np.arange(self.nq + 1))
 
-    @property
+    @cached_property
     def pos(self) -> np.ndarray:
         """0-based rank of each document within its query in any ordering of the pool (Ranking.pos of
         every ordered ranking, which keeps the pool's rows)."""
-        if self._pos is None:
-            self._pos = np.arange(len(self.row)) - self.starts[self.row]
-        return self._pos
+        return np.arange(len(self.row)) - self.starts[self.row]
 
     def ordered(self, key: np.ndarray, descending: bool) -> Ranking:
         """The pool of every query sorted by ``key`` (one row per query).

@@ -25,6 +25,7 @@ TREC_ORDER = tuple(
     "recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G dcg ideal_dcg ndcg ndcg_rel Rndcg ndcg_cut map_cut "
     "relative_P success set_P set_relative_P set_recall set_map set_F num_nonrel_judged_ret yaap rbp rbp_resid "
     "unj".split())
+NO_EXPECTATION = {"montecarlo": "Monte Carlo", "none": "none (no random-ranking bounds)"}  # Family.expectation_formula
 EXTREMES = ("sorted", "ideal", "search")  # how IUB/WLB are found (Family.extremes)
 VARIANT_KINDS = ("bound", "ratio", "distribution", "prior", "holes", "condensed")
 # what a holes variant is: the extremes (LB, UB), or the bootstrap's mean and percentile interval
@@ -100,9 +101,9 @@ class Family:
     kernel: Callable
     gain: Callable
     bounds: str
-    expectation: Callable | None
-    formula: str
-    expectation_formula: str
+    expectation: Callable | None = None
+    formula: str = ""  # "": the first paragraph of the kernel's docstring
+    expectation_formula: str = ""  # "": said by ``bounds`` when E has no closed form (NO_EXPECTATION)
     cite: str
     level: str  # 'rel' or 'gains'
     summary: str = "mean"
@@ -131,6 +132,13 @@ class Family:
     holes_check: Callable | None = None
     exact_for: Callable | None = None
     reads: Callable | None = None
+
+    def __post_init__(self):
+        # derived once, so that a record states only what its kernel's docstring and bounds do not
+        if not self.formula:
+            object.__setattr__(self, "formula", " ".join((self.kernel.__doc__ or "").strip().split("\n\n")[0].split()))
+        if not self.expectation_formula:
+            object.__setattr__(self, "expectation_formula", NO_EXPECTATION.get(self.bounds, ""))
 
     def bounds_of(self, measure) -> str:
         """'exact', 'montecarlo' or 'none' for ``measure``: the family's ``bounds``, except

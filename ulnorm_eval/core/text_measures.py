@@ -289,11 +289,12 @@ def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, see
     # ids beyond the references' vocabulary never match: map them to -1 so codes stay small
     seqs = np.where(seqs < doc.n_ref_vocab, seqs, -1)
     V = doc.n_ref_vocab
-    T = None
-    if "ROUGE-L" in types:
-        keep = np.unique(np.concatenate([lengths, ref_lengths] if length == "reference" else [lengths]))
-        # only the prefix lengths scored are kept: memory does not grow with the longest summary
-        T = _Rows(lcs_prefix(seqs, doc.refs, keep=keep), keep)
+    keep = np.unique(np.concatenate([lengths, ref_lengths] if length == "reference" else [lengths]))
+    # ROUGE-L: only the prefix lengths scored are kept: memory does not grow with the longest summary
+    table = lcs_prefix(seqs, doc.refs, keep=keep) if "ROUGE-L" in types else None
+
+    def T(L):  # the LCS table of the prefixes of length L (one of those kept)
+        return table[int(np.searchsorted(keep, L))]
     for length_index, L in enumerate(lengths):
         for family in types:
             n = {"ROUGE-1": 1, "ROUGE-2": 2, "ROUGE-L": 0}[family]
@@ -303,7 +304,7 @@ def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, see
                 scores = combine(M, _lengths(max(n, 1), ref_lengths), _lengths(max(n, 1), ref_lengths), how)
             else:
                 if n == 0:
-                    M = T[L]
+                    M = T(L)
                 else:
                     M = overlap_counts(seqs[:, :L], doc.refs, n, V) if L > 0 else np.zeros((draws, len(ref_lengths)))
                 scores = combine(M, _lengths(max(n, 1), [L])[0], _lengths(max(n, 1), ref_lengths), how)
@@ -313,20 +314,9 @@ def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, see
     return res
 
 
-class _Rows:
-    """``T[L]`` for the kept prefix lengths of :func:`lcs_prefix` (``keep``)."""
-
-    def __init__(self, rows, keep):
-        self.rows, self.keep = rows, np.asarray(keep)
-
-    def __getitem__(self, key):
-        L, *rest = key if isinstance(key, tuple) else (key,)
-        return self.rows[(int(np.searchsorted(self.keep, L)), *rest)]  # L is one of keep
-
-
 def _per_ref(seqs, ref, L, n, V, T, r):
     if n == 0:
-        return T[L, :, r]
+        return T(L)[:, r]
     if L == 0:
         return np.zeros(seqs.shape[0])
     return overlap_counts(seqs[:, :L], [ref], n, V)[:, 0]

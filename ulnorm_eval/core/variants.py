@@ -82,31 +82,30 @@ register_variant(Variant(
     "top K; UC(P@K) = K * NRG(P@K) (ulnorm-eval nrg --unique)",
     cite="Normalized Residual Gain (SIGIR-AP 2024) App. B", rng="[0, K]", kind="prior"))
 
+_HOLES = ("M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of the command retrieved (one "
+          "grade each, shared by the runs), judged ones fixed; IDCG and R change with the assignment (--holes: open=est by "
+          "default, closed, open, open=N or open=P% says which other documents may be relevant)")
+_NO_HOLES = "the measure has no hole bounds (ulnorm-eval measures)"
 register_variant(Variant(
-    name="LB", aliases=(), formula="the smallest M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of "
-    "the command retrieved (one grade each, shared by the runs), judged ones fixed; IDCG and R change with the "
-    "assignment (--holes: open=est by default, closed, open, open=N or open=P% says which other documents may be relevant)", cite="beyond the papers cited (docs/holes.md)",
-    rng="[min M, M]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="LB"))
+    name="LB", aliases=(), formula="the smallest " + _HOLES, cite="beyond the papers cited (docs/holes.md)",
+    rng="[min M, M]", kind="holes", undefined=_NO_HOLES, bound="LB"))
 register_variant(Variant(
-    name="UB", aliases=(), formula="the largest M over every grade 0..G (the qrels' largest) of the unjudged documents the runs of "
-    "the command retrieved (one grade each, shared by the runs), judged ones fixed; IDCG and R change with the "
-    "assignment (--holes: open=est by default, closed, open, open=N or open=P% says which other documents may be relevant)", cite="beyond the papers cited (docs/holes.md)",
-    rng="[M, max M]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="UB"))
+    name="UB", aliases=(), formula="the largest " + _HOLES, cite="beyond the papers cited (docs/holes.md)",
+    rng="[M, max M]", kind="holes", undefined=_NO_HOLES, bound="UB"))
 
 _BOOT = ("grades of the unjudged documents within the cutoff drawn from a prior (--holes-prior: the query's "
          "judgments (default), the run's judged documents within the cutoff, or their mix), --holes-samples samples seeded by --seed")
 _BOOT_CITE = "Froebe, Gienapp, Potthast & Hagen 2023 (bootstrapped nDCG; docs/holes.md says where we depart)"
 register_variant(Variant(
     name="BS", aliases=(), formula="the mean of M over bootstrap samples: " + _BOOT, cite=_BOOT_CITE, rng="[LB(M), UB(M)]", kind="holes",
-    undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="BS"))
+    undefined=_NO_HOLES, bound="BS"))
 register_variant(Variant(
     name="BSLO", aliases=(), formula="the 2.5th percentile of M over the bootstrap samples of BS (with BSHI the samples' spread, not a "
     "confidence interval: how often it holds later judgments differs by measure and collection, docs/holes.md)", cite=_BOOT_CITE,
-    rng="[LB(M), UB(M)]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="BSLO"))
+    rng="[LB(M), UB(M)]", kind="holes", undefined=_NO_HOLES, bound="BSLO"))
 register_variant(Variant(
     name="BSHI", aliases=(), formula="the 97.5th percentile of M over the bootstrap samples of BS (with BSLO the samples' spread, not a "
-    "confidence interval; docs/holes.md)", cite=_BOOT_CITE,
-    rng="[LB(M), UB(M)]", kind="holes", undefined="the measure has no hole bounds (ulnorm-eval measures)", bound="BSHI"))
+    "confidence interval; docs/holes.md)", cite=_BOOT_CITE, rng="[LB(M), UB(M)]", kind="holes", undefined=_NO_HOLES, bound="BSHI"))
 
 register_variant(Variant(
     name="CL", aliases=("Condensed",), formula="M on the condensed list: the ranking without its unjudged documents (not in the qrels, "

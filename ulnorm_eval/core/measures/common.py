@@ -16,7 +16,7 @@ from ..kernels import Judgements, discount
 from ..records import Param
 
 __all__ = ["JUDGED_ONLY", "RandomPool", "safe", "mapped_gains", "disc_prefix", "harmonic", "expected_sp", "expected_rr", "binary_gain",
-           "reads_gain_of"]
+           "reads_gain_of", "check_p"]
 
 _BATCH_ELEMENTS = 2_000_000  # memory bound of one vectorised block (expected_rr)
 
@@ -147,6 +147,11 @@ def expected_rr(n, P, m):
         # batch width: a query's E must not change with the other queries evaluated beside it
         out[start:start + step] = np.cumsum(terms, axis=1)[:, -1]
     return out
+
+
+def check_p(params: dict, cutoff) -> str | None:
+    """The ``validate`` of a persistence p (RBP, rbp, rbp_resid, Compat): 0 < p < 1."""
+    return None if 0 < params.get("p", 0.5) < 1 else "p must lie strictly between 0 and 1"
 
 
 def binary_gain(grade, measure, rel, max_grade):

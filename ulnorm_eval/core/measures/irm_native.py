@@ -48,9 +48,8 @@ def k_Compat(ranking, judgements, measure, level):
     grade >= -l (ir_measures: grade > 0, the same at the default -l 1 for integer grades).  param = (p, normalize), default (0.95, True).  The overlap at depth i counts the
     documents whose rank in both lists is <= i, so RBO is a per-document sum of a prefix table."""
     p, normalize = measure.get("p"), bool(measure.get("normalize"))
-    ctx = context(measure, level)
     code = codes(ranking)
-    L = ctx.rel_level
+    L = context(measure, level).rel_level
     relv = code >= L
     jrel = (judgements.grade >= L) & (judgements.grade >= 0)
     n_rel = np.bincount(judgements.row, weights=jrel, minlength=judgements.nq)[: judgements.nq][ranking.base]

@@ -6,7 +6,7 @@ import numpy as np
 from ..holes import monotone
 from ..kernels import judged_only, power_at, rel_of, within_cutoff
 from ..records import Family, Param, register
-from .common import RandomPool, mapped_gains, reads_gain_of
+from .common import RandomPool, check_p, mapped_gains, reads_gain_of
 from .cumulative import GAINS_PARAM
 from .precision import REL
 
@@ -45,16 +45,10 @@ def browse_rbp(measure):
     return (lambda pos: np.power(p, pos)), (lambda raw: (1.0 - p) * raw)
 
 
-def validate(params: dict, cutoff) -> str | None:
-    if not (0 < params.get("p", 0.8) < 1):
-        return "p must lie strictly between 0 and 1"
-    return None
-
-
 register(Family(
     name="RBP", params=(Param(name="p", kind="float", default=0.8, doc="persistence", always_show=True), REL, GAINS_PARAM), cutoff="optional",
     kernel=k_rbp, gain=gain, bounds="exact", expectation=e_rbp, reads=reads_gain_of(gain),
     formula="(1-p) sum_{i<=k} p^(i-1) gain(d_i); gain = [grade >= rel] when rel is given, else grade / the largest grade in the qrels",
     expectation_formula="(1-p) mean(gain over pool) sum_{i<=min(k,n)} p^(i-1) (exact)",
-    cite="Moffat & Zobel 2008; Westerborg 2022 §2", level="gains", irm="RBP", validate=validate, browsing=browse_rbp,
+    cite="Moffat & Zobel 2008; Westerborg 2022 §2", level="gains", irm="RBP", validate=check_p, browsing=browse_rbp,
     examples=("RBP(p=0.7)", "RBP(p=0.9,rel=2)", "RBP(p=0.5,rel=1)", "RBP(p=0.8)@{k}", "RBP(p=0.6,rel=1)@{k}"), holes=monotone))

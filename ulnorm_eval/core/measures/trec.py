@@ -21,7 +21,7 @@ import numpy as np
 from ..holes import monotone, outside_by_r
 from ..kernels import Judgements
 from ..records import Family, Param, register, TrecName
-from .common import binary_gain, JUDGED_ONLY, reads_gain_of
+from .common import binary_gain, check_p, JUDGED_ONLY, reads_gain_of
 
 
 def reads_judged(code, measure, rel, max_grade):
@@ -116,10 +116,6 @@ def _check_floats(name, count=None):
     return validate
 
 
-def _check_p(params, cutoff):
-    return None if 0 < params.get("p", 0.9) < 1 else "p must lie strictly between 0 and 1"
-
-
 def _check_positive(name):
     def validate(params, cutoff):
         value = params.get(name)
@@ -130,33 +126,25 @@ def _check_positive(name):
 OFFICIAL, SET, ALL_TREC = "official", "set", "all_trec"
 _RMULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 _TE = "trec_eval 10 (m_{}.c)"
-NO_BOUNDS = "none (no random-ranking bounds)"
-
-
-def _doc(function) -> str:
-    return " ".join((function.__doc__ or "").strip().split("\n\n")[0].split())
 
 
 def _count(name, trec, function, nick, *, level="rel", params=(), **family):
     """A trec_eval count (summed over queries); ``family``: further :class:`Family` fields (irm, per_query, ...)."""
-    register(Family(name=name, params=params, cutoff="none",
-                    kernel=function, gain=binary_gain, bounds="none",
-                    expectation=None, formula=_doc(function), expectation_formula=NO_BOUNDS, cite=_TE.format(trec),
-                    level=level, summary="sum", trec=(TrecName(base=trec, nick=nick),), value="int", **family))
+    register(Family(name=name, params=params, cutoff="none", kernel=function, gain=binary_gain, bounds="none",
+                    cite=_TE.format(trec), level=level, summary="sum", trec=(TrecName(base=trec, nick=nick),), value="int",
+                    **family))
 
 
 def _set(name, trec, function, nick, params=(), trec_name=None, **family):
     """A trec_eval set measure; ``family``: further :class:`Family` fields (irm, validate)."""
-    register(Family(name=name, params=params, cutoff="none", kernel=function, gain=binary_gain, bounds="none", expectation=None,
-                    formula=_doc(function), expectation_formula=NO_BOUNDS,
+    register(Family(name=name, params=params, cutoff="none", kernel=function, gain=binary_gain, bounds="none",
                     cite=_TE.format(trec), level="rel", trec=(trec_name or TrecName(base=trec, nick=nick),), **family))
 
 
 register(Family(
-    name="runid", params=(), cutoff="none", kernel=k_runid, gain=binary_gain, bounds="none", expectation=None, formula="the run's tag (text)", expectation_formula=NO_BOUNDS,
-    cite="trec_eval 10 (m_runid.c)", level="gains", summary="run",
-                trec=(TrecName(base="runid", nick=(OFFICIAL, SET, ALL_TREC)),), value="text",
-    per_query=False))
+    name="runid", params=(), cutoff="none", kernel=k_runid, gain=binary_gain, bounds="none", formula="the run's tag (text)",
+    cite="trec_eval 10 (m_runid.c)", level="gains", summary="run", trec=(TrecName(base="runid", nick=(OFFICIAL, SET, ALL_TREC)),),
+    value="text", per_query=False))
 _count("NumQ", "num_q", k_num_q, (OFFICIAL, SET, ALL_TREC), level="gains", irm="NumQ", per_query=False)
 _count("NumRet", "num_ret", k_num_ret, (OFFICIAL, SET, ALL_TREC), level="gains", irm="NumRet",
        params=(Param(name="rel", kind="int", default=None, doc="ir_measures' NumRet(rel=k): count only retrieved documents of grade >= k "
@@ -175,7 +163,7 @@ register(Family(
 register(Family(
     name="Bpref", params=(REL,), cutoff="none", kernel=k_bpref, gain=trec_gain, reads=reads_judged, bounds="exact",
     expectation=e_bpref,
-    formula=_doc(k_bpref), expectation_formula="(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
+    expectation_formula="(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
     cite="Buckley & Voorhees 2004", level="rel", trec=(TrecName(base="bpref", nick=(OFFICIAL, ALL_TREC)),),
                 irm="Bpref", examples=("Bpref",),
     order=trec_order,
@@ -192,7 +180,7 @@ register(Family(
 register(Family(
     name="infAP", params=(REL,), cutoff="none", kernel=k_infAP, gain=trec_gain, reads=reads_judged, bounds="exact",
     expectation=e_infAP,
-    formula=_doc(k_infAP), expectation_formula="(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
+    expectation_formula="(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
     cite="Yilmaz & Aslam 2006", level="rel", trec=(TrecName(base="infAP", nick=(ALL_TREC,)),), irm="infAP",
     examples=("infAP",), order=trec_order, extremes="search",
     extremes_note="no proof that sorting gives infAP's extremes (a document above a relevant one can raise or "
@@ -201,57 +189,54 @@ register(Family(
 register(Family(
     name="IPrec", params=(Param(name="recall", kind="float", default=0.0, doc="recall level in [0, 1], written IPrec@0.2", always_show=True, at=True),
               REL, JUDGED_ONLY), cutoff="none",
-    kernel=k_iprec_at_recall, gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_iprec_at_recall),
-    expectation_formula="Monte Carlo", cite="trec_eval 10 (m_iprec_at_recall.c)", level="rel",
+    kernel=k_iprec_at_recall, gain=binary_gain, bounds="montecarlo", cite="trec_eval 10 (m_iprec_at_recall.c)", level="rel",
     trec=(TrecName(base="iprec_at_recall", arg="each", param="recall", defaults=RECALL_POINTS, kind="float", fmt=".2f", nick=(OFFICIAL, ALL_TREC)),),
     irm="IPrec", validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]",
     examples=("IPrec@0.0", "IPrec@0.5", "IPrec@1.0"), reads=reads_relevant))
 register(Family(
     name="Avg11pt", params=(Param(name="points", kind="str", default=None, doc="recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
                 REL), cutoff="none",
-    kernel=k_11pt_avg, gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_11pt_avg),
-    expectation_formula="Monte Carlo", cite="trec_eval 10 (m_11pt_avg.c)", level="rel",
-                trec=(TrecName(base="11pt_avg", arg="raw", param="points", nick=(ALL_TREC,)),),
+    kernel=k_11pt_avg, gain=binary_gain, bounds="montecarlo", cite="trec_eval 10 (m_11pt_avg.c)", level="rel",
+    trec=(TrecName(base="11pt_avg", arg="raw", param="points", nick=(ALL_TREC,)),),
     validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')"), reads=reads_relevant))
 
 register(Family(
     name="relstring", params=(Param(name="length", kind="int", default=10, doc="number of ranks shown"),), cutoff="none", kernel=k_relstring,
-    gain=binary_gain, bounds="none", expectation=None, formula=_doc(relstring), expectation_formula=NO_BOUNDS, cite="trec_eval 10 (m_relstring.c)", level="gains", summary="none",
+    gain=binary_gain, bounds="none", formula=" ".join(relstring.__doc__.split()), cite="trec_eval 10 (m_relstring.c)", level="gains", summary="none",
     trec=(TrecName(base="relstring", arg="one", param="length", nick=(ALL_TREC,)),), value="text", validate=_check_positive("length")))
 
 register(Family(
     name="RprecMult", params=(Param(name="mult", kind="float", default=1.0, doc="multiple of R", always_show=True), REL), cutoff="none",
     kernel=k_Rprec_mult, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact", expectation=e_Rprec_mult,
-    formula=_doc(k_Rprec_mult), expectation_formula="0 if c = 0; P/n if c <= n; P/c if c > n (exact)", cite="trec_eval 10 (m_Rprec_mult.c)", level="rel",
+    expectation_formula="0 if c = 0; P/n if c <= n; P/c if c > n (exact)", cite="trec_eval 10 (m_Rprec_mult.c)", level="rel",
     trec=(TrecName(base="Rprec_mult", arg="each", param="mult", defaults=_RMULT, kind="float", fmt=".2f", nick=(ALL_TREC,)),),
     validate=_check_positive("mult"), examples=("RprecMult(mult=0.2)", "RprecMult(mult=1.0)", "RprecMult(mult=3.5)")))
 
 register(Family(
     name="utility", params=(Param(name="coef", kind="str", default=None, doc="p1,p2,p3,p4 as text (default '1,-1,0,0')"), REL), cutoff="none",
-    kernel=k_utility, gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_utility), expectation_formula=NO_BOUNDS,
-    cite="trec_eval 10 (m_utility.c)", level="rel", trec=(TrecName(base="utility", arg="raw", param="coef", nick=(SET, ALL_TREC)),),
+    kernel=k_utility, gain=binary_gain, bounds="none", cite="trec_eval 10 (m_utility.c)", level="rel",
+    trec=(TrecName(base="utility", arg="raw", param="coef", nick=(SET, ALL_TREC)),),
     validate=_check_floats("coef", 4)))
 
 register(Family(
     name="binG", params=(REL,), cutoff="none", kernel=k_binG, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact", expectation=e_binG,
-    formula=_doc(k_binG), expectation_formula="(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", cite="trec_eval 10 (m_binG.c, experimental)",
+    expectation_formula="(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", cite="trec_eval 10 (m_binG.c, experimental)",
     level="rel", trec=(TrecName(base="binG", nick=(ALL_TREC,)),), examples=("binG",)))
 register(Family(
-    name="G", params=(GAINS_PARAM,), cutoff="none", kernel=k_G, gain=graded_gain, bounds="montecarlo", expectation=None, formula=_doc(k_G),
-    expectation_formula="Monte Carlo", cite="trec_eval 10 (m_G.c, experimental)", level="gains", trec=(TrecName(base="G", arg="map", param="gains", value_name="gain",
-                                                                                  nick=(ALL_TREC,)),),
+    name="G", params=(GAINS_PARAM,), cutoff="none", kernel=k_G, gain=graded_gain, bounds="montecarlo",
+    cite="trec_eval 10 (m_G.c, experimental)", level="gains",
+    trec=(TrecName(base="G", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,)),),
     examples=("G", "G(gains={1:3,2:1})", "G(gains={1:0.5,2:-1})"), reads=reads_gain,
     extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
     extremes_note="with gains >= 0 the gain-sorted ordering is G's maximum (its log2 arguments are the smallest "
                   "and non-decreasing; rearrangement) but the ascending one is not its minimum (pool 2,1,3,1: "
                   "0.7044 against 0.6891 at 1,1,3,2): " + _WLB_SEARCHED + "; with a negative gain " + _SEARCHED))
 register(Family(
-    name="IDCG", params=(GAINS_PARAM,), cutoff="none", kernel=k_ideal_dcg, gain=graded_gain, bounds="none", expectation=None,
-    formula=_doc(k_ideal_dcg), expectation_formula=NO_BOUNDS + ": the same for every ordering", cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg.c)",
+    name="IDCG", params=(GAINS_PARAM,), cutoff="none", kernel=k_ideal_dcg, gain=graded_gain, bounds="none",
+    expectation_formula="none (no random-ranking bounds): the same for every ordering", cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg.c)",
     level="gains", trec=(TrecName(base="ideal_dcg", arg="map", param="gains", value_name="gain"),), trec_stale=stale_ideal_dcg))
 register(Family(
-    name="nDCG_rel", params=(GAINS_PARAM,), cutoff="none", kernel=k_ndcg_rel, gain=graded_gain, bounds="exact",
-    expectation=e_ndcg_rel, formula=_doc(k_ndcg_rel),
+    name="nDCG_rel", params=(GAINS_PARAM,), cutoff="none", kernel=k_ndcg_rel, gain=graded_gain, bounds="exact", expectation=e_ndcg_rel,
     expectation_formula="(1/nrel) [sum_{p<n} (S/n d(p) + (Np-1) S/(n(n-1)) D(p)) / IDCG(min(p+1, nrel)) + (nrel-Np) (S/n) D(n) / IDCG], "
     "S the pool's total gain, Np its documents of positive gain, d(p) = 1/log2(p+2), D(p) = sum_{i<p} d(i) (exact, "
     "linearity) for gains >= 0, none to a level below 0; Monte Carlo otherwise", cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)",
@@ -262,23 +247,22 @@ register(Family(
     extremes_note="with gains >= 0 the gain-sorted ordering is the maximum (the j-th relevant document's ratio "
                   "is at most the sorted one's) but no proof makes the ascending one the minimum: " + _WLB_SEARCHED))
 register(Family(
-    name="Rndcg", params=(GAINS_PARAM, REL), cutoff="none", kernel=k_Rndcg, gain=graded_gain, bounds="exact",
-    expectation=e_Rndcg, formula=_doc(k_Rndcg),
+    name="Rndcg", params=(GAINS_PARAM, REL), cutoff="none", kernel=k_Rndcg, gain=graded_gain, bounds="exact", expectation=e_Rndcg,
     expectation_formula="Rndcg with each DCG@b replaced by mean(g) sum_{i<=min(b,n)} 1/log2(i+1) (exact, linearity)",
     cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", level="gains",
     trec=(TrecName(base="Rndcg", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,)),),
-                examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
+    examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
     extremes_note="a mean of DCG@b over fixed depths b: descending (ascending) gains maximise (minimise) every "
                   "DCG@b at once (rearrangement)"))
 
 register(Family(
     name="RelP", params=(REL,), cutoff="required", kernel=k_relative_P, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact",
-    expectation=e_relative_P, formula=_doc(k_relative_P), expectation_formula="(P/n) m / min(k, R) (exact)",
+    expectation=e_relative_P, expectation_formula="(P/n) m / min(k, R) (exact)",
     cite="trec_eval 10 (m_relative_P.c)", level="rel",
     trec=(TrecName(base="relative_P", arg="each", defaults=TREC_CUTOFFS, nick=(ALL_TREC,)),), examples=("RelP@{k}",)))
 register(Family(
     name="Success", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_success, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact",
-    expectation=e_success, formula=_doc(k_success), expectation_formula="1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
+    expectation=e_success, expectation_formula="1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
     cite="trec_eval 10 (m_success.c)", level="rel", trec=(TrecName(base="success", arg="each", defaults=(1, 5, 10), nick=(ALL_TREC,)),),
     irm="Success", examples=("Success@{k}",), holes=monotone))
 
@@ -292,7 +276,7 @@ _set("SetF", "set_F", k_set_F, (SET, ALL_TREC), (Param(name="beta", kind="float"
      irm="SetF")
 
 register(Family(
-    name="yaap", params=(REL,), cutoff="none", kernel=k_yaap, gain=binary_gain, bounds="montecarlo", expectation=None, formula=_doc(k_yaap), expectation_formula="Monte Carlo",
+    name="yaap", params=(REL,), cutoff="none", kernel=k_yaap, gain=binary_gain, bounds="montecarlo",
     cite="Robertson 2012; trec_eval 10 (m_yaap.c)", level="rel", trec=(TrecName(base="yaap"),), examples=("yaap",),
     extremes_note="an increasing function of SP (the sum of precisions at the relevant documents): SP's extremes, "
                   "relevant documents first and last"))
@@ -300,9 +284,9 @@ register(Family(
 _RBP_P = Param(name="p", kind="float", default=0.9, doc="persistence", always_show=True)
 register(Family(
     name="RBP_trec", params=(_RBP_P, GAINS_PARAM), cutoff="none", kernel=k_rbp, gain=graded_gain, bounds="exact",
-    expectation=e_rbp, formula=_doc(k_rbp), expectation_formula="mean scaled gain * (1 - p^n) (exact)",
+    expectation=e_rbp, expectation_formula="mean scaled gain * (1 - p^n) (exact)",
     cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", level="gains",
-    trec=(TrecName(base="rbp", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,), keys=("p",), since=10),), validate=_check_p,
+    trec=(TrecName(base="rbp", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,), keys=("p",), since=10),), validate=check_p,
     examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)"), order=rbp_order,
     extremes=lambda m: "sorted" if _nonneg_gains(m) else "search",
     extremes_note="linear in the scaled gains with weights p^(i-1), decreasing: sorted by gain is the maximum and "
@@ -310,31 +294,30 @@ register(Family(
                   + _SEARCHED))
 register(Family(
     name="RBP_resid", params=(_RBP_P,), cutoff="none", kernel=k_rbp_resid, gain=binary_gain, bounds="exact",
-    expectation=e_rbp_resid, formula=_doc(k_rbp_resid), expectation_formula="p^n + (W/n)(1 - p^n) when W > 0 (exact)",
+    expectation=e_rbp_resid, expectation_formula="p^n + (W/n)(1 - p^n) when W > 0 (exact)",
     cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", level="gains",
-                trec=(TrecName(base="rbp_resid", arg="map", param="gains", nick=(ALL_TREC,), keys=("p",), since=10),),
-    validate=_check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order, better="lower",
+    trec=(TrecName(base="rbp_resid", arg="map", param="gains", nick=(ALL_TREC,), keys=("p",), since=10),),
+    validate=check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order, better="lower",
     extremes_note="p^n + (1-p) sum over unjudged d_i of p^(i-1), weights decreasing: unjudged documents first is "
                   "the maximum, last the minimum (rearrangement); judged grades, -1 or 0 alike, do not enter it"))
 register(Family(
-    name="Unjudged", params=(), cutoff="required", kernel=k_unj, gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_unj), expectation_formula=NO_BOUNDS,
-    cite="trec_eval 10 (m_unj.c)", level="gains", better="lower",
-                trec=(TrecName(base="unj", arg="each", defaults=(5, 10, 20), nick=(ALL_TREC,), since=10),)))
+    name="Unjudged", params=(), cutoff="required", kernel=k_unj, gain=binary_gain, bounds="none", cite="trec_eval 10 (m_unj.c)",
+    level="gains", better="lower", trec=(TrecName(base="unj", arg="each", defaults=(5, 10, 20), nick=(ALL_TREC,), since=10),)))
 
 # ir_measures' families, natively
 register(Family(
-    name="ERR", params=(), cutoff="optional", kernel=k_ERR, gain=graded_gain, bounds="montecarlo", expectation=None, formula=_doc(k_ERR),
-    expectation_formula="Monte Carlo", cite="Chapelle et al. 2009", level="gains", irm="ERR", examples=("ERR", "ERR@{k}"),
+    name="ERR", params=(), cutoff="optional", kernel=k_ERR, gain=graded_gain, bounds="montecarlo", cite="Chapelle et al. 2009",
+    level="gains", irm="ERR", examples=("ERR", "ERR@{k}"),
     extremes_note="swapping adjacent documents into descending gain raises ERR by (R_a - R_b)(1/i - 1/(i+1)) >= 0: "
                   "sorted descending is the maximum, ascending the minimum"))
 register(Family(
-    name="Judged", params=(), cutoff="optional", kernel=k_Judged, gain=binary_gain, bounds="none", expectation=None, formula=_doc(k_Judged), expectation_formula=NO_BOUNDS,
-    cite="ir_measures (judged)", level="gains", irm="Judged"))
+    name="Judged", params=(), cutoff="optional", kernel=k_Judged, gain=binary_gain, bounds="none", cite="ir_measures (judged)",
+    level="gains", irm="Judged"))
 register(Family(
     name="Compat", params=(Param(name="p", kind="float", default=0.95, doc="RBO persistence"), Param(name="normalize", kind="int", default=1, doc="1: divide by RBO(ideal, ideal)",
                                                                choices=(0, 1)), REL), cutoff="none",
-    kernel=k_Compat, gain=binary_gain, bounds="montecarlo", expectation=None,
-    formula=_doc(k_Compat), expectation_formula="Monte Carlo", cite="Clarke, Vtyurina & Smucker 2021 (TOIS)", level="rel", irm="Compat", validate=_check_p,
+    kernel=k_Compat, gain=binary_gain, bounds="montecarlo", cite="Clarke, Vtyurina & Smucker 2021 (TOIS)", level="rel",
+    irm="Compat", validate=check_p,
     order=compat_order, extremes="ideal", examples=("Compat", "Compat(p=0.8)", "Compat(normalize=0)"),
     extremes_note="the ideal ranking (relevant documents by grade) agrees with itself at every depth, the most any "
                   "ranking can: it is the maximum; no proof makes any ordering the minimum: " + _WLB_SEARCHED))

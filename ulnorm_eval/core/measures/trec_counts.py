@@ -27,21 +27,18 @@ def k_num_ret(ranking, judgements, measure, level):
 
 def k_num_rel(ranking, judgements, measure, level):
     """R: judged documents with grade >= -l."""
-    ctx = context(measure, level)
-    return rel_total(ranking, judgements, ctx).astype(np.float64)
+    return rel_total(ranking, judgements, context(measure, level)).astype(np.float64)
 
 
 def k_num_rel_ret(ranking, judgements, measure, level):
     """Relevant documents retrieved."""
-    ctx = context(measure, level)
-    return ranking.rowsum(rel_mask(ranking, ctx))
+    return ranking.rowsum(rel_mask(ranking, context(measure, level)))
 
 
 def k_num_nonrel_judged_ret(ranking, judgements, measure, level):
     """Judged nonrelevant documents retrieved: num_ret - unjudged - num_rel_ret."""
-    ctx = context(measure, level)
     code = codes(ranking)
-    return ranking.rowsum((code >= 0) & (code < ctx.rel_level))
+    return ranking.rowsum((code >= 0) & (code < context(measure, level).rel_level))
 
 
 # --------------------------------------------------------------------------- set measures

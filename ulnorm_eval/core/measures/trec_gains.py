@@ -476,9 +476,7 @@ def k_rbp_resid(ranking, judgements, measure, level):
 
 
 def e_binG(random_pool):
-    pool, judgements = random_pool.pool, random_pool.J
-    ctx = context(random_pool.measure, random_pool.rel)
-    n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
+    n, P, Q, U, V, R, N = pool_counts(random_pool)
     K = (n - P).astype(np.int64)
     H = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(2.0 + np.arange(int(K.max()) + 1 if K.size else 0)))))
     mean = H[K + 1] / (K + 1.0)
@@ -498,10 +496,8 @@ def e_rbp(random_pool):
 
 
 def e_rbp_resid(random_pool):
-    pool, judgements = random_pool.pool, random_pool.J
     p, gains = rbp_settings(random_pool.measure)
-    ctx = context(random_pool.measure, random_pool.rel)
-    n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
+    n, P, Q, U, V, R, N = pool_counts(random_pool)
     W = U + V
     p_power_n = np.power(p, n)
     return np.where(W > 0, p_power_n + safe(W, n) * (1.0 - p_power_n), 0.0)

@@ -35,8 +35,7 @@ def k_relative_P(ranking, judgements, measure, level):
 def k_success(ranking, judgements, measure, level):
     """success@k = 1 if a relevant document is in the top k, else 0."""
     k = measure.cutoff
-    ctx = context(measure, level)
-    return (ranking.count_within(rel_index(ranking, ctx), k) > 0).astype(np.float64)
+    return (ranking.count_within(rel_index(ranking, context(measure, level)), k) > 0).astype(np.float64)
 
 
 def k_Rprec_mult(ranking, judgements, measure, level):
@@ -99,8 +98,7 @@ def k_iprec_at_recall(ranking, judgements, measure, level):
     """Interpolated precision at recall x: max precision at any rank at or after the c-th relevant
     document, c = lround(x R) (trec_eval 10; 'legacy' rounding: (long)(x R + 0.9)); 0 if c > num_rel_ret."""
     recall = measure.get("recall")
-    ctx = context(measure, level)
-    return _iprec(ranking, judgements, [recall], ctx)[0]
+    return _iprec(ranking, judgements, [recall], context(measure, level))[0]
 
 
 def k_11pt_avg(ranking, judgements, measure, level):
@@ -158,8 +156,7 @@ def _bpref_values(ranking, judgements, ctx):
 def k_bpref(ranking, judgements, measure, level):
     """bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R), n_r the judged
     nonrelevant documents above r, N all judged nonrelevant (Buckley & Voorhees 2004; m_bpref.c)."""
-    ctx = context(measure, level)
-    return _bpref(ranking, judgements, ctx)
+    return _bpref(ranking, judgements, context(measure, level))
 
 
 def k_infAP(ranking, judgements, measure, level):
@@ -185,26 +182,21 @@ def k_infAP(ranking, judgements, measure, level):
 def k_unj(ranking, judgements, measure, level):
     """Fraction of the top k that is unjudged (qrels-absent or negative grade), always over k."""
     k = measure.cutoff
-    ctx = context(measure, level)
     unjudged = ranking.memo(("trec code below 0",), lambda: np.flatnonzero(codes(ranking) < 0))  # every cutoff's
     values = ranking.count_within(unjudged, k) / float(k)
-    return np.where(present_mask(ranking, ctx), values, 0.0)
+    return np.where(present_mask(ranking, context(measure, level)), values, 0.0)
 
 
 def e_relative_P(random_pool):
-    pool, judgements = random_pool.pool, random_pool.J
     k = random_pool.measure.cutoff
-    ctx = context(random_pool.measure, random_pool.rel)
-    n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
+    n, P, Q, U, V, R, N = pool_counts(random_pool)
     return safe(safe(P * depth_of(n, k), n), np.minimum(float(k), R))
 
 
 def e_success(random_pool):
     """1 - C(n-P, m)/C(n, m) = 1 - prod_{i<m} (n-P-i)/(n-i)."""
-    pool, judgements = random_pool.pool, random_pool.J
     k = random_pool.measure.cutoff
-    ctx = context(random_pool.measure, random_pool.rel)
-    n, P, *_ = pool_counts(pool, judgements, ctx)
+    n, P, *_ = pool_counts(random_pool)
     m = depth_of(n, k)
     none = np.zeros_like(n)
     possible = (n - P >= m) & (n > 0)
@@ -214,18 +206,14 @@ def e_success(random_pool):
 
 
 def e_Rprec_mult(random_pool):
-    pool, judgements = random_pool.pool, random_pool.J
     mult = random_pool.measure.get("mult")
-    ctx = context(random_pool.measure, random_pool.rel)
-    n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
+    n, P, Q, U, V, R, N = pool_counts(random_pool)
     count = np.floor(float(mult) * R + 0.9)
     return np.where(count == 0, 0.0, np.where(count > n, safe(P, count), safe(P, n)))
 
 
 def e_bpref(random_pool):
-    pool, judgements = random_pool.pool, random_pool.J
-    ctx = context(random_pool.measure, random_pool.rel)
-    n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
+    n, P, Q, U, V, R, N = pool_counts(random_pool)
     n_counted = np.minimum(Q, R)
     emin = (n_counted * (n_counted + 1) / 2.0 + (Q - n_counted) * R) / (Q + 1.0)
     denom = np.minimum(N, R)
@@ -281,8 +269,7 @@ def e_infAP(random_pool):
     c (s + w + 1) + (1-c) s - c, its mean over w is c e_s + (1 + e_s ((1-c) s - c)) M(s), M(s) =
     E[1/(s + w + 1) | s] (:func:`reciprocal_rank_means`); E = (P/R) mean over s of that."""
     pool, judgements = random_pool.pool, random_pool.J
-    ctx = context(random_pool.measure, random_pool.rel)
-    n, P, Q, U, V, R, N = pool_counts(pool, judgements, ctx)
+    n, P, Q, U, V, R, N = pool_counts(random_pool)
     eps = INFAP_EPSILON
     out = np.zeros(pool.nq)
     for query in np.flatnonzero((P > 0) & (R > 0)):

@@ -169,10 +169,10 @@ def pool_codes(pool) -> np.ndarray:
     return code
 
 
-def pool_counts(pool, judgements, ctx):
-    """n, P, Q, U, V, R, N per query (see the module docstring); the pool's four counts are made once
-    per relevance level (every trec_eval family's expectation reads them)."""
-    L = ctx.rel_level
+def pool_counts(random_pool):
+    """n, P, Q, U, V, R, N per query of a :class:`~.common.RandomPool` (see the comment above); the
+    pool's four counts are made once per relevance level (every trec_eval family's expectation reads them)."""
+    pool, judgements, L = random_pool.pool, random_pool.J, float(rel_of(random_pool.measure, random_pool.rel))
     counts = pool.__dict__.setdefault("_trec_counts", {})
     if L not in counts:
         code = pool_codes(pool)

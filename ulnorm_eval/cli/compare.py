@@ -10,7 +10,8 @@ from __future__ import annotations
 import click
 
 from ..core.variants import DEFAULT_WORLD, variant_names
-from .support import CONTEXT, fail, flush, output_format, refusals, split_names, split_variants, write_output
+from .support import (CONTEXT, fail, flush, output_format, refusals, split_names, split_variants, table_list,
+                      write_output)
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import ALPHA, FiniteFloat, NonEmpty
 
@@ -178,7 +179,10 @@ def compare_view(options: dict):
         raise click.UsageError(f"--holes {opts['holes'][1]}: compare has no gate to fail or warn; its pairs table says "
                                "which pairs the holes could reverse (holes_overlap).  Give only the world: "
                                "closed, open, open=N or open=P%")
-    chosen = _table_list(opts["tables"])
+    try:
+        chosen = table_list(opts["tables"], TABLES)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     fmt = output_format(opts["fmt"],
                         opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
     return CompareView(fmt=fmt, tables=tuple(chosen), precision=opts["precision"], output=opts["output"], plot=opts["plot"])
@@ -193,10 +197,14 @@ def compare_request(options: dict, view):
     _check_plot(given["plot"])
     check_parallel(given["jobs"], given["scheduler"])
     if given["baseline"] is not None and "-" not in given["runs"]:  # the names are the files' (a run on stdin names itself)
+        from ..analysis.compare import baseline_run_name
         from ..inputs.checks import unique_names
         from ..inputs.trec import file_run_name
 
-        _run_name(given["baseline"], given["runs"], unique_names([file_run_name(path) for path in given["runs"]]))
+        try:  # one of the RUN paths or a run name
+            baseline_run_name(given["baseline"], given["runs"], unique_names([file_run_name(path) for path in given["runs"]]))
+        except ValueError as exc:
+            fail(str(exc))
     if given["subset_size"] is not None and given["subset"] == "all" and not given["swap_between"]:
         raise click.UsageError(f"--subset-size {given['subset_size']}: needs --subset uninformative or ideal (or "
                                "--swap-between); --subset all takes every query")
@@ -311,25 +319,6 @@ def swaps_cmd(systems_a, systems_b, fmt, precision, output):
 
 
 # --------------------------------------------------------------------------- rendering
-
-def _table_list(text: str) -> list:
-    from .support import table_list
-
-    try:
-        return table_list(text, TABLES)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-
-
-def _run_name(baseline: str, paths, names) -> str:
-    """--baseline given as one of the RUN paths or as a run name -> its name (refused: one line, exit 2)."""
-    from ..analysis.compare import baseline_run_name
-
-    try:
-        return baseline_run_name(baseline, paths, names)
-    except ValueError as exc:
-        fail(str(exc))
-
 
 def _emit(frames: dict, fmt, precision, output, meta, picture=None) -> None:
     """queries' and swaps' table in the format asked for, or the one -o's extension implies among

@@ -326,14 +326,12 @@ def eval_request(options: dict):
         if repeated:
             raise click.UsageError(repeated)
     variants = split_variants(given["norm"])
-    return EvalRequest(
-        qrels=given["qrels"], runs=tuple(given["runs"]), measures=tuple(measures),
-        variants=None if variants is None else tuple(variants), options=opts,
-        holes=holes, holes_samples=given["holes_samples"], thresholds=tuple(given["fail_below"]),
-        sort=given["sort"], head=given["head"], baseline=given["baseline"], max_drop=given["max_drop"],
-        alpha=given["alpha"], test=given["test"], allow_disjoint=given["allow_disjoint"], groups=given["groups"],
-        stream=given["stream"], jobs=given["jobs"], scheduler=given["scheduler"],
-        scheduler_timeout=scheduler_timeout(), strict_queries=given.get("strict_queries", False))
+    same = ("qrels", "holes", "holes_samples", "sort", "head", "baseline", "max_drop", "alpha", "test", "allow_disjoint",
+            "groups", "stream", "jobs", "scheduler")
+    return EvalRequest(**{key: given[key] for key in same}, runs=tuple(given["runs"]), measures=tuple(measures),
+                       variants=None if variants is None else tuple(variants), options=opts,
+                       thresholds=tuple(given["fail_below"]), scheduler_timeout=scheduler_timeout(),
+                       strict_queries=given.get("strict_queries", False))
 
 
 def with_intervals(request, view):

@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..core.text_families import summ_help
-from .support import CONTEXT, flush, refusals
+from .support import CONTEXT, flush, refusals, split_variants
 from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
 from .options import MAX_TRIALS, SEED, choice, output_options
 from .types import GateThreshold, NonEmpty
@@ -121,9 +121,11 @@ def summ_cmd(**options):
 def summ_request(options: dict):
     """`summ`'s options -> pipeline.summ_eval.SummRequest, refusing (click's usage error) what
     contradicts itself before any input is read; -o/--plot never name an input."""
+    import functools
+
     from ..pipeline import summ_eval as se
     from ..render.files import check_outputs
-    from ..render.progress import shown
+    from ..render.progress import shown, step_bar
 
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
     tokens = options["k"]
@@ -136,27 +138,16 @@ def summ_request(options: dict):
             tokens = 0
         if tokens < 1:
             raise click.UsageError("--k takes a positive number of tokens or 'candidate'")
-    variants = None
-    if options["norm"] is not None:
-        parts = [part.strip() for part in options["norm"].split(",") if part.strip()]
-        variants = [] if parts in (["none"], ["plain"]) else parts
     keys = ("stem", "combine", "length", "upper", "draws", "seed", "undefined", "model", "layer",
             "batch_size")
     opts = se.SummOptions(**{key: options[key] for key in keys}, k=tokens)
     measures = [name for given in options["measures"] for name in given.split() if name] or None
-    return se.SummRequest(data=options["data"], systems=tuple(options["systems"]), measures=measures, variants=variants, thresholds=tuple(options["fail_below"]),
+    return se.SummRequest(data=options["data"], systems=tuple(options["systems"]), measures=measures, variants=split_variants(options["norm"]), thresholds=tuple(options["fail_below"]),
                           options=opts, only_systems=options["only_systems"], max_docs=options["max_docs"], subset=options["subset"], order=options["order"],
                           token_ties=options["token_ties"], correlate=options["correlate"], ratings=options["ratings"], mc_repeats=options["mc_repeats"],
-                          progress=_progress_bar() if shown(not options["no_progress"]) else False, abstractive=ABSTRACTIVE)
-
-
-def _progress_bar():
-    """What summ's long steps report to: one rich bar with the time left (render/progress.step_bar)."""
-    import functools
-
-    from ..render.progress import step_bar
-
-    return functools.partial(step_bar, True)
+                          # summ's long steps report to one rich bar with the time left
+                          progress=functools.partial(step_bar, True) if shown(not options["no_progress"]) else False,
+                          abstractive=ABSTRACTIVE)
 
 
 def summ_text(outcome, options: dict):

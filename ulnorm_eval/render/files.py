@@ -32,22 +32,15 @@ class OutputError(InputError):
         super().__init__(path, None, reason)
 
 
-def _identity(path: str):
+def _identity(path, devices: bool = True):
+    """(st_dev, st_ino) of the file ``path`` (a path, or a descriptor such as stdin's) names, or None: none
+    there, or (``devices`` False) a device such as a terminal or /dev/null, whose writing destroys nothing
+    read from it."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
         return None
-    return (st.st_dev, st.st_ino)
-
-
-def _fd_identity(fd: int):
-    """(st_dev, st_ino) of the file (or FIFO) file descriptor ``fd`` is open on, or None (closed, or a
-    device such as a terminal or /dev/null: writing one destroys nothing read from it)."""
-    try:
-        st = os.fstat(fd)
-    except (OSError, ValueError):
-        return None
-    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+    if not devices and (stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)):
         return None
     return (st.st_dev, st.st_ino)
 
@@ -179,7 +172,7 @@ def check_outputs(params: dict) -> None:
     remember_inputs(inputs)
     if params.get("qrels"):
         inputs.append(os.fspath(params["qrels"]) + ".query")
-    stdin_id = _fd_identity(0) if uses_stdin else None
+    stdin_id = _identity(0, devices=False) if uses_stdin else None
     outs = [(flag, os.fspath(params[key])) for key, flag in OUTPUT_KEYS if params.get(key) is not None]
     for flag, out in outs:
         check_output(out, inputs, stdin_id, append=flag == "--summary-md", flag=flag)

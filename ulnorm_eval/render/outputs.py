@@ -53,12 +53,6 @@ def _old_content(path: str) -> bytes:
         return b""
 
 
-def _write_fd(path: str, data: bytes, append: bool) -> None:
-    with open(path, "ab" if append else "wb") as handle:
-        handle.write(data)
-        handle.flush()
-
-
 def to_devnull(descriptor: int = 1) -> None:
     """Point ``descriptor`` at /dev/null: after a failed write its stream still holds the rest, and the next
     flush (the CLI's, or the interpreter's at exit, which would print 'Exception ignored' and exit 120)
@@ -145,6 +139,7 @@ def _write_all(outputs) -> None:
                     raise _PipeGone(exc) from None
                 continue
             try:
-                _write_fd(output.path, output.payload(), output.append)
+                with open(output.path, "ab" if output.append else "wb") as handle:  # flushed as it closes
+                    handle.write(output.payload())
             except OSError as exc:
                 raise OutputError(output.path, write_reason(exc)) from None

@@ -179,10 +179,6 @@ class _Shared:
                 signal.signal(getattr(signal, name), handler)
 
 
-def _nothing(units: float = 1.0, total=None) -> None:
-    return None
-
-
 @contextlib.contextmanager
 def work_bar(enabled: bool, label: str, total: float | None = None):
     """One bar, with the time left, of a long step: yields ``advance(units=1, total=None)``; the
@@ -190,7 +186,7 @@ def work_bar(enabled: bool, label: str, total: float | None = None):
     has started), and the bar appears then.  Disabled: ``advance`` does nothing and rich is not
     imported.  Inside another display (compare's bytes bar) the bar joins it, and leaves it on exit."""
     if not enabled:
-        yield _nothing
+        yield lambda units=1.0, total=None: None
         return
     state = {"shared": None, "task": None, "done": 0.0, "total": total}
 

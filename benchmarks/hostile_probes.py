@@ -1,5 +1,6 @@
-"""The fourth hostile pass (issue 40): probes over what changed on main (hole bounds and worlds, the UL2
-'all' row and captions, trec_eval mode, -Z, the gate, escaping, seeds, the library's refusals).
+"""Hostile passes: probes over what changed on main (issue 40: hole bounds and worlds, the UL2 'all' row
+and captions, trec_eval mode, -Z, the gate, escaping, seeds, the library's refusals; issue 52's fresh
+pass, :func:`fifth_pass`: the one aggregate, open=est, the executors, notes, repro, Tukey, --trec).
 
 Usage: python benchmarks/hostile_probes.py [--seed N] [--quick]
 
@@ -479,7 +480,8 @@ def fifth_pass(P, tmp, rng, quick):
                             ("interval", generated.test_the_em_interval_is_the_same_random_orderings_for_every_run),
                             ("gate n of N", generated.test_the_gate_reads_the_all_row_over_n_of_n_queries_and_its_paired_t),
                             ("blocks", generated.test_query_blocks_on_two_workers_equal_one_run_read_whole),
-                            ("repro", generated.test_repro_of_a_run_by_itself_and_by_its_reverse)):
+                            ("repro", generated.test_repro_of_a_run_by_itself_and_by_its_reverse),
+                            ("holes-list", generated.test_holes_list_weighs_each_hole_by_its_ranks)):
             P.library(f"{name} #{seed}", lambda check=check, seed=seed: check(case_dir(), seed) or "ok")
         flags = [(), ("-l", "0"), ("-l", "2"), ("-M", "3"), ("-J",)][seed % 5]
         P.library(f"open=est {flags} #{seed}", lambda seed=seed, flags=flags: generated.

@@ -33,11 +33,12 @@ def judgements(qrels: str) -> dict:
     return judged
 
 
-def by_hand(judged: dict, order: list, top: int) -> dict:
-    """A, E and I of nDCG@10, AP and RBP(p=0.8) for one query under --pool qrels+1000 (a shuffle of the
-    judged documents among 1,000 unjudged ones): E[AP] = (1/n)(H_n + (R-1)/(n-1) (n - H_n)); E[DCG@k]
-    = mean gain x sum_{i<=k} 1/log2(i+1); E[RBP] = mean gain (1 - p^n), gains over the qrels' top grade."""
-    n, grades = len(judged) + 1000, [judged.get(doc, 0) for doc in order]
+def by_hand(judged: dict, order: list, top: int, extra: int = 1000) -> dict:
+    """A, E and I of nDCG@10, AP and RBP(p=0.8) for one query under --pool qrels+EXTRA (a shuffle of the
+    judged documents among ``extra`` unjudged ones; --pool qrels: none): E[AP] = (1/n)(H_n + (R-1)/(n-1)
+    (n - H_n)); E[DCG@k] = mean gain x sum_{i<=min(k,n)} 1/log2(i+1); E[RBP] = mean gain (1 - p^n), gains
+    over the qrels' top grade."""
+    n, grades = len(judged) + extra, [judged.get(doc, 0) for doc in order]
     R, ideal = sum(g >= 1 for g in judged.values()), sorted(judged.values(), reverse=True)
     harmonic = sum(1 / i for i in range(1, n + 1))
     hits = np.cumsum([g >= 1 for g in grades])
@@ -47,17 +48,21 @@ def by_hand(judged: dict, order: list, top: int) -> dict:
     dcg = sum(g * d for g, d in zip(grades, discount) if g > 0)
     scale = max(top, 1)
     rbp = lambda gains: 0.2 * sum(0.8 ** i * g / scale for i, g in enumerate(gains) if g > 0)  # noqa: E731
-    mean_gain = sum(judged.values()) / n
-    return {"AP": (ap, (harmonic + (R - 1) / (n - 1) * (n - harmonic)) / n if R else 0.0, 1.0 if R else 0.0),
-            "nDCG@10": (dcg / idcg if idcg else 0.0, mean_gain * sum(discount) / idcg if idcg else 0.0,
+    mean_gain = sum(max(g, 0) for g in judged.values()) / n  # a negative grade is no gain (trec_eval's ndcg)
+    e_ap = (harmonic + (R - 1) / (n - 1) * (n - harmonic)) / n if n > 1 else float(R)
+    return {"AP": (ap, e_ap if R else 0.0, 1.0 if R else 0.0),
+            "nDCG@10": (dcg / idcg if idcg else 0.0, mean_gain * sum(discount[:n]) / idcg if idcg else 0.0,
                         1.0 if idcg else 0.0),
             "RBP(p=0.8)": (rbp(grades), mean_gain / scale * (1 - 0.8 ** n), rbp(ideal))}
 
 
 def _case(seed: int, tmp_path, runs: int = 1):
     """A generated qrels and ``runs`` runs: one query of the qrels missing from each run, one of the
-    runs not in the qrels."""
+    runs not in the qrels; every third seed's qrels with some grades -1 and -2."""
     qrels = _gen(seed, nq=4, ndocs=10, maxg=3)[0]
+    if seed % 3 == 2:
+        qrels = "".join(line[:-1] + ("-1", "-2")[i % 2] + "\n" if i % 3 == 0 else line + "\n"
+                        for i, line in enumerate(qrels.splitlines()))
     (tmp_path / "q").write_text(qrels)
     paths = []
     for j in range(runs):
@@ -77,15 +82,17 @@ def _tsv(*args):
 @pytest.mark.parametrize("seed", range(12))
 def test_default_columns_and_all_rows_equal_their_closed_forms(tmp_path, seed):
     """Every cell of the default output (A, E, EM of the three default measures), per query and in the
-    'all' row (the mean over the qrels' queries; EM undefined, 0), against the formulas above."""
+    'all' row (the mean over the qrels' queries; EM undefined, 0), against the formulas above, under
+    the default pool, qrels+3 (runs longer than the pool) and qrels."""
     q, (r,) = _case(seed, tmp_path)
     judged, run = judgements(q.read_text()), r.read_text()
     top = max(g for docs in judged.values() for g in docs.values())
-    rows, _ = _tsv(q, r)
+    extra = (1000, 3, 0)[seed % 3]
+    rows, _ = _tsv("--pool", f"qrels+{extra}" if extra else "qrels", q, r)
     assert {qid for _, qid in rows} == set(judged) | {"all"}
     want = {}
     for qid, docs in judged.items():
-        for measure, (a, e, i) in by_hand(docs, ranked(run, qid), top).items():
+        for measure, (a, e, i) in by_hand(docs, ranked(run, qid), top, extra).items():
             em = 0.0 if i == e else (a - e) / (i - e)
             for column, value in ((measure, a), (f"E({measure})", e), (f"EM({measure})", em)):
                 assert float(rows[("r0", qid)][column]) == pytest.approx(value, rel=1e-9, abs=1e-15), (qid, column)
@@ -195,13 +202,17 @@ def _values(result) -> dict:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_query_blocks_on_two_workers_equal_one_run_read_whole(tmp_path, seed):
-    """A run cut into query blocks of 40-200 bytes, scored by two local workers and merged, gives the
-    values, 'all' rows and intervals of the run read whole in this process (Monte Carlo DB included)."""
+    """A run cut into query blocks of 40-240 bytes, scored by two local workers and merged, gives the
+    values, 'all' rows and intervals of the run read whole in this process (Monte Carlo DB included);
+    a run whose queries' lines are not together too (its blocks given up, the run read whole)."""
     import ulnorm_eval as ue
     from ulnorm_eval.pipeline.orchestrator import evaluate_runs
     from ulnorm_eval.pipeline.parallel import LocalPool
 
     q, paths = _case(seed, tmp_path, runs=2)
+    for path in paths[: seed % 2]:  # its queries' lines not together: read whole after all
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("".join(lines[1::2] + lines[::2]))
     qrels = ue.load_qrels(str(q))
     metrics = [ue.parse_measure(n) for n in ("AP", "EM(AP)", "nDCG@5", "EM(nDCG@5)", "DB(P@3)", "R@5")]
     whole = [_values(r) for r in evaluate_runs(qrels, [str(p) for p in paths], metrics, ue.Options(), stream=False)]
@@ -211,16 +222,18 @@ def test_query_blocks_on_two_workers_equal_one_run_read_whole(tmp_path, seed):
     assert blocks == whole
 
 
-@pytest.mark.parametrize("command", [[], ["compare", "--table", "systems"], ["queries"], ["nrg", "--leave-one-out"]])
+@pytest.mark.parametrize("command", [["--ci", "-f", "json"], ["--holes", "--holes-list", "3"], ["compare", "--table", "systems"],
+                                     ["queries"], ["nrg", "--leave-one-out"]])
 @pytest.mark.parametrize("seed", range(2))
 def test_every_executor_prints_the_same_bytes_and_each_note_once(tmp_path, seed, command):
-    """-j 1, -j 2, --stream and --no-stream: the same stdout and stderr; no stderr line twice."""
+    """-j 1, -j 2, --stream and --no-stream: the same stdout and stderr (eval's json: every value, the
+    intervals and --ci's included); no stderr line twice."""
     q, paths = _case(seed, tmp_path, runs=3)
     outs = set()
     for flags in (["-j", "1"], ["-j", "2"], ["--stream"], ["--no-stream"]):
-        if command and flags[0].endswith("stream"):
+        if command[:1] in (["compare"], ["queries"], ["nrg"]) and flags[0].endswith("stream"):
             continue
-        res = invoke(*command, *flags, "-f", "tsv", "-m", "nDCG@5", "-m", "P@5", q, *paths)
+        res = invoke(*command[:1], *flags, "-f", "tsv", *command[1:], "-m", "nDCG@5", "-m", "P@5", q, *paths)
         assert res.exit_code == 0, res.stderr
         lines = res.stderr.splitlines()
         assert len(lines) == len(set(lines)) and lines, res.stderr
@@ -275,3 +288,29 @@ def test_repro_of_a_run_by_itself_and_by_its_reverse(tmp_path, seed):
             rbo = [np.sum(weights * np.minimum(np.arange(1, 1001), sum(x[0] == t for x in lines)) / np.arange(1, 1001))
                    / np.sum(weights) for t in topics]
             assert (float(row["rmse"]), float(pair["rbo"])) == (0.0, pytest.approx(np.mean(rbo), rel=1e-12)), pair
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_holes_list_weighs_each_hole_by_its_ranks(tmp_path, seed):
+    """--holes-list names every unjudged document the runs rank with its weight: the sum over runs and
+    measures of 1/rank within the measure's cutoff (AP: none; nDCG@3: 3), its run count and best rank."""
+    import re
+
+    q, paths = _case(seed, tmp_path, runs=2)
+    judged = judgements(q.read_text())
+    want = {}
+    for path in paths:
+        run = path.read_text()
+        for qid in judged:
+            for rank, doc in enumerate(ranked(run, qid), 1):
+                if doc not in judged[qid]:
+                    weight, runs, best = want.get((qid, doc), (0.0, 0, rank))
+                    want[(qid, doc)] = (weight + 1 / rank + (1 / rank if rank <= 3 else 0), runs + 1, min(best, rank))
+    res = invoke("--holes", "--holes-list", "1000", "-m", "AP", "-m", "nDCG@3", "--norm", "none", q, *paths)
+    listed = re.findall(r"judge next: (\S+) (\S+) \(weight ([\d.]+): (\d) runs?, best rank (\d+)\)", res.stderr)
+    assert res.exit_code == 0 and len(listed) == len(want), res.stderr
+    for qid, doc, weight, runs, best in listed:
+        assert (float(weight), int(runs), int(best)) == (pytest.approx(want[(qid, doc)][0], abs=5e-4),
+                                                         *want[(qid, doc)][1:]), (qid, doc)
+    weights = [float(w) for _, _, w, _, _ in listed]
+    assert weights == sorted(weights, reverse=True)

@@ -126,9 +126,6 @@ class HolesSpec(click.ParamType):
         return (str(World.parse(modes[0])) if modes else DEFAULT_WORLD, acts[0] if acts else None)
 
 
-HOLES_WORDS = ("closed", "open", "warn", "fail")
-
-
 def _is_world(text: str) -> bool:
     from ..core.holes import World
 
@@ -139,20 +136,16 @@ def _is_world(text: str) -> bool:
     return True
 
 
-def is_holes_value(text: str) -> bool:
-    """Whether ``text`` is a --holes value (open=est, closed, open, open=N, open=P%, warn, fail, comma-separated)."""
-    parts = [part.strip() for part in str(text).split(",")]
-    return bool(parts) and all(part in HOLES_WORDS or _is_world(part) for part in parts)
-
-
 def _holes_takes(text: str) -> bool:
-    """Whether --holes takes ``text`` as its value: a --holes value, or a misspelt one (letters and
-    commas only, no such file: its error names the grammar, not a missing qrels file)."""
+    """Whether --holes takes ``text`` as its value: a --holes value (open=est, closed, open, open=N, open=P%,
+    warn, fail, comma-separated), or a misspelt one (letters and commas only, no such file: its error names
+    the grammar, not a missing qrels file)."""
     import os
     import re
 
-    return is_holes_value(text) or (re.fullmatch(r"[A-Za-z,]+|[A-Za-z,]*open=[^/]*", text) is not None
-                                    and not os.path.exists(text))
+    parts = [part.strip() for part in text.split(",")]
+    return all(part in ("warn", "fail") or _is_world(part) for part in parts) or (
+        re.fullmatch(r"[A-Za-z,]+|[A-Za-z,]*open=[^/]*", text) is not None and not os.path.exists(text))
 
 
 def _help_all(ctx, param, value) -> None:

@@ -15,7 +15,7 @@ import math
 from ..analysis.gate import decimal4, signed4
 from .values import markdown_text, metric_label, safe_text
 
-__all__ = ["gate_markdown", "verdict", "describe", "check_label"]
+__all__ = ["gate_markdown", "verdict", "gate_head", "describe", "check_label"]
 
 
 def check_label(check, names: str = "canonical") -> str:
@@ -70,11 +70,14 @@ def _over(check) -> str:
 def verdict(checks, names: str = "canonical", max_drop: float | None = None,
             alpha: float | None = None) -> list[str]:
     """The stderr verdict: a summary line, then every check on its own line (passed and failed)."""
-    failed = [check for check in checks if check.failed]
-    noun = "check" if len(checks) == 1 else "checks"
-    head = (f"gate passed: {len(checks)} {noun}" if not failed
-            else f"gate FAILED: {len(failed)} of {len(checks)} {noun}")
-    return [head] + ["  " + describe(check, names, max_drop, alpha) for check in checks]
+    return [gate_head(sum(bool(check.failed) for check in checks), len(checks))] + [
+        "  " + describe(check, names, max_drop, alpha) for check in checks]
+
+
+def gate_head(failed: int, checks: int) -> str:
+    """The verdict's first line: 'gate passed: 3 checks' or 'gate FAILED: 1 of 3 checks'."""
+    noun = "check" if checks == 1 else "checks"
+    return f"gate FAILED: {failed} of {checks} {noun}" if failed else f"gate passed: {checks} {noun}"
 
 
 def _f(value) -> str:

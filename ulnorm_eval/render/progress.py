@@ -59,20 +59,14 @@ class _Bars:
     """One rich display holding the bytes bar and, once Monte Carlo work has run for
     MONTE_CARLO_DELAY seconds, a bar of that work with its estimated time left."""
 
-    def __init__(self, sizes: dict, show_bytes: bool, mc_total: float, clock=time.monotonic):
-        self.sizes, self.mc_total, self.clock = sizes, mc_total, clock
-        self.bar = None
-        self.bytes_task = self.mc_task = None
-        self.pending = 0
-        self.mc_done = 0.0
-        self.mc_start = None
+    def __init__(self, sizes: dict, show_bytes: bool, mc_total: float):
+        self.sizes, self.mc_total = sizes, mc_total
+        self.bar = self.shared = self.bytes_task = self.mc_task = self.mc_start = None
+        self.pending, self.mc_done = 0, 0.0
         if show_bytes:
-            self._start()
+            self.shared = _Shared()  # the display on screen, if one is
+            self.bar = self.shared.bar
             self.bytes_task = self.bar.add_task("", total=sum(sizes.values()))
-
-    def _start(self):
-        self.shared = _Shared()  # the display on screen, if one is
-        self.bar = self.shared.bar
 
     def step(self, description: str, path=None):
         if self.bytes_task is not None:
@@ -82,7 +76,7 @@ class _Bars:
 
     def monte_carlo(self, units: float):
         self.mc_done += units
-        now = self.clock()
+        now = time.monotonic()
         if self.mc_start is None:
             self.mc_start = now
         if self.mc_task is None:
@@ -93,7 +87,8 @@ class _Bars:
             if self.mc_total <= 0:
                 return
             if self.bar is None:
-                self._start()
+                self.shared = _Shared()
+                self.bar = self.shared.bar
             self.mc_task = self.bar.add_task("Monte Carlo bounds (no closed-form E)", total=self.mc_total)
         self.bar.update(self.mc_task, completed=min(self.mc_done, self.mc_total))
 

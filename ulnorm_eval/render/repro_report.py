@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .gate_md import gate_head
 from .values import markdown_text
 
 __all__ = ["ReproView", "repro_outputs", "repro_verdict", "repro_markdown"]
@@ -32,9 +33,7 @@ def _check_text(check: dict, name=str) -> str:
 
 
 def _head(checks: list) -> str:
-    failed = sum(check["failed"] for check in checks)
-    noun = "check" if len(checks) == 1 else "checks"
-    return f"gate FAILED: {failed} of {len(checks)} {noun}" if failed else f"gate passed: {len(checks)} {noun}"
+    return gate_head(sum(bool(check["failed"]) for check in checks), len(checks))
 
 
 def repro_verdict(rep):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .table import layout
 from .values import safe_text  # names echoed to a terminal: no ESC, no forged lines
 
 __all__ = ["SUMM_LEGEND", "summ_table", "CorrelationAsk", "correlation_text", "correlation_table", "metric_arrays"]
@@ -27,12 +28,9 @@ def summ_table(result, per_query: bool, precision) -> str:
     """One table: a row per system and measure (and document with -q), a column per variant; the
     documents, missing summaries and undefined cases once under it, then a line per column shown."""
     p = 4 if precision is None else precision
-    slots = list(dict.fromkeys(m.variant for m in result.metrics))
-    if None in slots:
-        slots.remove(None)
-        slots.insert(0, None)
+    rows, slots = layout(result.metrics)
     head = ["system"] + (["document"] if per_query else []) + ["measure"] + [s or "value" for s in slots]
-    body = [row for rr in result.runs for row in _system_rows(result, rr, slots, per_query, p)]
+    body = [row for rr in result.runs for row in _system_rows(result, rr, rows, slots, per_query, p)]
     return "\n".join(_aligned(head, body, 3 if per_query else 2) + _footer(result, slots)) + "\n"
 
 
@@ -59,12 +57,11 @@ def _footer(result, slots: list) -> list:
     return out + [f"{s or 'value'}: {SUMM_LEGEND[s or 'value']}" for s in slots if (s or "value") in SUMM_LEGEND]
 
 
-def _system_rows(result, rr, slots: list, per_query: bool, p: int) -> list:
+def _system_rows(result, rr, rows: list, slots: list, per_query: bool, p: int) -> list:
     """A system's rows: per document (with -q), then 'all'; a row per measure, a cell per variant slot."""
     import math
 
     have = {(m.measure, m.variant): m for m in result.metrics}
-    rows = list(dict.fromkeys(m.measure for m in result.metrics))
     groups = ([(q, i) for i, q in enumerate(rr.qids)] if per_query else []) + [("all", None)]
     body = []
     for q, i in groups:

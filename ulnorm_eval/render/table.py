@@ -12,7 +12,7 @@ __all__ = ["make_table", "format_table", "caption", "all_row_rule", "variants_le
            "rich_text"]
 
 
-def _layout(metrics):
+def layout(metrics):
     """Rows (measures, first-appearance order) and columns (None = the plain value, then variants)."""
     rows = list(dict.fromkeys(m.measure for m in metrics))
     slots = list(dict.fromkeys(m.variant for m in metrics))
@@ -452,7 +452,7 @@ class _TableGrid:
 
         self.result, self.view, self.table = result, view, table
         self.precision = 4 if view.precision is None else view.precision
-        self.rows, slots = _layout(result.metrics)
+        self.rows, slots = layout(result.metrics)
         self.shown = _Shown(result)
         self.multi = len(result.runs) > 1
         self.groups = _grid(result, view.per_query, view.query_order)
@@ -578,7 +578,7 @@ def _plain_rows(result, view: TableView, width) -> str:
     from ..core.registry import Metric
 
     precision, names = 4 if view.precision is None else view.precision, view.names
-    rows, slots = _layout(result.metrics)
+    rows, slots = layout(result.metrics)
     slots = _with_interval(slots, result)
     shown = _Shown(result)
     lines = []

@@ -409,7 +409,7 @@ def test_sparse_rbp_equals_its_dense_form(seed):
             p, gains = tg.rbp_settings(measure)
             code = codes(ranking)
             g = tg._level_gain(code, gains)
-            lv_min, lv_max = tg._make_rbp_levels(J, gains)
+            lv_min, lv_max = tg._rbp_levels(J, gains)
             low, high = lv_min[ranking.base][ranking.row], lv_max[ranking.base][ranking.row]
             scale = (low < 0) | (high > 1)
             with np.errstate(divide="ignore", invalid="ignore"):

@@ -99,10 +99,6 @@ class World:
             return "open=est"
         return f"open={self.ceiling * 100:g}%" if self.relative else f"open={self.ceiling:g}"
 
-    @property
-    def unbounded(self) -> bool:
-        return self.mode == "open" and self.ceiling is None
-
     def words(self, runs: int = 1) -> str:
         """The assumption in plain words, for every line that prints a bound or a claim."""
         held = ("whatever grades the unjudged documents the run retrieved take" if runs <= 1 else

@@ -103,11 +103,6 @@ class Ranking:
             rows, weights = rows[keep], weights[keep]
         return np.bincount(rows, weights=weights, minlength=self.nrows)[: self.nrows]
 
-    @classmethod
-    def from_sorted(cls, row, grade, nrows, judged=None):
-        return cls(np.asarray(row, dtype=np.int64), np.asarray(grade, dtype=np.float64), nrows,
-                   np.arange(nrows), judged)
-
 
 @dataclass
 class Judgements:
@@ -122,9 +117,6 @@ class Judgements:
     @property
     def nq(self) -> int:
         return len(self.qids)
-
-    def ranking(self) -> Ranking:
-        return Ranking.from_sorted(self.row, self.grade, self.nq)
 
     def n_relevant(self, rel: float) -> np.ndarray:
         """R: relevant judged documents per query at level ``rel``."""

@@ -18,8 +18,7 @@ def summarise(values: np.ndarray, order: np.ndarray | None = None, rule: str = "
     if order is not None:
         values = values[order]
     values = values[~np.isnan(values)]
-    if rule == "sum":
-        return float(np.cumsum(values)[-1]) if len(values) else 0.0
-    if rule == "gmean":
-        return float(np.exp(np.cumsum(np.log(np.maximum(values, GMEAN_FLOOR)))[-1] / len(values))) if len(values) else float("nan")
-    return float(np.cumsum(values)[-1] / len(values)) if len(values) else float("nan")
+    if not len(values):
+        return 0.0 if rule == "sum" else float("nan")
+    total = float(np.cumsum(np.log(np.maximum(values, GMEAN_FLOOR)) if rule == "gmean" else values)[-1])
+    return total if rule == "sum" else float(np.exp(total / len(values))) if rule == "gmean" else total / len(values)

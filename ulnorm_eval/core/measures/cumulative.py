@@ -81,7 +81,8 @@ def ideal_dcg(judgements: Judgements, measure, rel: float) -> np.ndarray:
             rank[judgements.grade >= 0] = trec_ideal_rank(judgements, measure.get("gains"))
             g, place = np.where(rank >= 0, g, 0.0), np.where(rank >= 0, rank, np.inf)
         order = np.lexsort((place, judgements.row))
-        return Ranking.from_sorted(judgements.row[order], judgements.grade[order], judgements.nq), g[order]
+        return Ranking(judgements.row[order].astype(np.int64), judgements.grade[order].astype(np.float64), judgements.nq,
+                       np.arange(judgements.nq)), g[order]
 
     def make():
         ranking, g = judgements.cached(("ideal order", repr(measure.get("gains")), measure.get("dcg"), rel, trec), ideal)

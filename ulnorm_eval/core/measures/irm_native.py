@@ -87,12 +87,9 @@ def k_Compat(ranking, judgements, measure, level):
     score = safe(score, norm)
     if normalize:
         # RBO(ideal, ideal): document at ideal rank i has m = i, i < R'
-        best = np.zeros(ranking.nrows)
-        maxr = int(n_rel.max()) if len(n_rel) else 0
-        if maxr:
-            n_rel_int = n_rel.astype(np.int64)
-            # sum_{i<R'} (S[d] - S[i]) = R' S[d] - sum_{i<R'} S[i]
-            cum_S = np.concatenate(([0.0], np.cumsum(S)))
-            best = safe(n_rel_int * S[depth] - cum_S[n_rel_int], norm)
+        n_rel_int = n_rel.astype(np.int64)
+        # sum_{i<R'} (S[d] - S[i]) = R' S[d] - sum_{i<R'} S[i]
+        cum_S = np.concatenate(([0.0], np.cumsum(S)))
+        best = safe(n_rel_int * S[depth] - cum_S[n_rel_int], norm)
         score = np.where(best > 0, safe(score, best), score)
     return score

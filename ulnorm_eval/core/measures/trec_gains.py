@@ -376,38 +376,24 @@ def _rbp_gains(ranking, judgements, gains):
 
 def _rbp_levels(judgements, gains):
     """Per query, the smallest and largest gain of its levels (m_rbp.c's scaling), once per query set
-    and gain map: they depend on the qrels alone."""
-    return judgements.cached(("rbp levels", tuple(sorted((gains or {}).items()))),
-                             lambda: _make_rbp_levels(judgements, gains))
-
-
-def _make_rbp_levels(judgements, gains):
-    # the query's levels: 0 .. its largest judged grade, plus any listed level
-    top = np.full(judgements.nq, -1.0)
-    judged = judgements.grade >= 0
-    np.maximum.at(top, judgements.row[judged], judgements.grade[judged])
-    lv_min = np.where(top >= 0, 0.0, np.inf)
-    lv_max = np.where(top >= 0, top, -np.inf)
-    if gains:
-        # listed levels are levels too; the default levels 0..top take gain = level unless listed
-        base_vals = {}
-        for lvl, val in gains.items():
-            base_vals[float(lvl)] = float(val)
-        lv_min = np.full(judgements.nq, np.inf)
-        lv_max = np.full(judgements.nq, -np.inf)
-        maxtop = int(top.max()) if len(top) else -1
-        for lvl in range(0, maxtop + 1):
-            val = base_vals.get(float(lvl), float(lvl))
-            has = top >= lvl
-            lv_min = np.where(has, np.minimum(lv_min, val), lv_min)
-            lv_max = np.where(has, np.maximum(lv_max, val), lv_max)
-        for lvl, val in base_vals.items():
-            if not (0 <= lvl <= maxtop and float(lvl).is_integer()):
-                lv_min, lv_max = np.minimum(lv_min, val), np.maximum(lv_max, val)
-            else:
-                lv_min = np.where(top < lvl, np.minimum(lv_min, val), lv_min)
-                lv_max = np.where(top < lvl, np.maximum(lv_max, val), lv_max)
-    return lv_min, lv_max
+    and gain map: they depend on the qrels alone.  A query's levels: 0 .. its largest judged grade
+    (gain = level unless listed), and every listed level."""
+    def make():
+        top = np.full(judgements.nq, -1.0)
+        judged = judgements.grade >= 0
+        np.maximum.at(top, judgements.row[judged], judgements.grade[judged])
+        if not gains:
+            return np.where(top >= 0, 0.0, np.inf), np.where(top >= 0, top, -np.inf)
+        listed = {float(level): float(value) for level, value in gains.items()}
+        lv_min, lv_max = np.full(judgements.nq, np.inf), np.full(judgements.nq, -np.inf)
+        for level in range(int(top.max()) + 1 if len(top) else 0):
+            value = listed.get(float(level), float(level))
+            lv_min = np.where(top >= level, np.minimum(lv_min, value), lv_min)
+            lv_max = np.where(top >= level, np.maximum(lv_max, value), lv_max)
+        for value in listed.values():  # a listed level is a level of every query
+            lv_min, lv_max = np.minimum(lv_min, value), np.maximum(lv_max, value)
+        return lv_min, lv_max
+    return judgements.cached(("rbp levels", tuple(sorted((gains or {}).items()))), make)
 
 
 def _rbp_graded_terms(ranking, judgements, p):

@@ -259,6 +259,20 @@ def test_a_dask_cluster_prints_what_one_process_prints(tmp_path, cluster, comman
     assert (there.exit_code, there.stdout, there.stderr) == (0, here.stdout, here.stderr), there.stderr
 
 
+def test_query_blocks_on_a_dask_cluster_equal_one_run_read_whole(tmp_path, cluster):
+    """The blocks' bytes shipped to the cluster's workers (orchestrator._remote), scored and merged."""
+    import ulnorm_eval as ue
+    from ulnorm_eval.pipeline.orchestrator import evaluate_runs
+    from ulnorm_eval.pipeline.parallel import DaskPool
+
+    q, paths = _case(5, tmp_path, runs=2)
+    qrels, runs = ue.load_qrels(str(q)), [str(p) for p in paths]
+    metrics = [ue.parse_measure(n) for n in ("AP", "EM(AP)", "nDCG@5", "DB(P@3)")]
+    whole = [_values(r) for r in evaluate_runs(qrels, runs, metrics, ue.Options(), stream=False)]
+    with DaskPool(qrels, cluster, timeout=60) as pool:
+        assert [_values(r) for r in evaluate_runs(qrels, runs, metrics, ue.Options(), pool, block_bytes=50)] == whole
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_repro_of_a_run_by_itself_and_by_its_reverse(tmp_path, seed):
     """A run reproduced by itself: RMSE 0, KTU 1, RBO of a list with itself (below 1: not extrapolated

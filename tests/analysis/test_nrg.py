@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from ulnorm_eval.pipeline import evaluate as api
 from ulnorm_eval.cli.main import main
-from ulnorm_eval.inputs.trec import qrels_from_frame, run_from_frame
+from ulnorm_eval.inputs.in_memory import qrels_from_object, run_from_object
 from ulnorm_eval.analysis.nrg import NRGError, evaluate_nrg, group_of, prior_sets, resolve_nrg_metrics
 from ulnorm_eval.core.registry import Metric, UnknownMeasure, parse
 
@@ -25,7 +25,7 @@ L2 = math.log2
 def qrels(rows):
     """rows: (qid, docid, grade)."""
     q, d, g = zip(*rows)
-    return qrels_from_frame(pd.DataFrame({"query_id": q, "doc_id": d, "relevance": g}))
+    return qrels_from_object(pd.DataFrame({"query_id": q, "doc_id": d, "relevance": g}))
 
 
 def run(name, ranked: dict):
@@ -34,7 +34,7 @@ def run(name, ranked: dict):
     for qid, docs in ranked.items():
         for i, doc in enumerate(docs):
             q.append(qid), d.append(doc), s.append(float(len(docs) - i))
-    return run_from_frame(pd.DataFrame({"query_id": q, "doc_id": d, "score": s}), name)
+    return run_from_object(pd.DataFrame({"query_id": q, "doc_id": d, "score": s}), name)
 
 
 def means(res) -> dict:
@@ -240,7 +240,7 @@ def test_matches_reference_on_random_runs_with_ties():
             for d in rng.choice(docs, int(rng.integers(3, 20)), replace=False):
                 rows.append((f"q{q}", d, float(rng.integers(0, 6))))  # integer scores: many ties
         frames.append(pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]))
-    runs = [run_from_frame(f, f"r{i}") for i, f in enumerate(frames)]
+    runs = [run_from_object(f, f"r{i}") for i, f in enumerate(frames)]
     ranked = [_ref_order(f) for f in frames]
     res = evaluate_nrg(Q, runs, protocol="leave-one-out", measures=list(REF_MEASURES))
     for i, rr in enumerate(res.runs):
@@ -298,12 +298,12 @@ def test_priors_are_ordered_by_score_and_tie_rule_not_file_order():
     Q = qrels([("q", "a", 1), ("q", "b", 1)])
     T = run("T", {"q": ["a", "b"]})
     # file lists a first, but b scores higher: b is the prior's rank 1 and loses all its gain
-    P = run_from_frame(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 2.0]}), "P")
+    P = run_from_object(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 2.0]}), "P")
     v = per_query(evaluate_nrg(Q, [T], [P], ["nDCG@2"]), "T", "NRG(nDCG@2)")["q"]
     resid_a = 1 - 1 / L2(3)
     assert v == pytest.approx(resid_a / resid_a)  # a (residual) at rank 1 of T, b (0) at rank 2
     # a score tie is broken by docid descending (trec_eval): b first again; --ties file keeps a first
-    Pt = run_from_frame(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 1.0]}), "P")
+    Pt = run_from_object(pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 1.0]}), "P")
     assert per_query(evaluate_nrg(Q, [T], [Pt], ["nDCG@2"]), "T", "NRG(nDCG@2)")["q"] == pytest.approx(v)
     vf = per_query(evaluate_nrg(Q, [T], [Pt], ["nDCG@2"], ties="file"), "T", "NRG(nDCG@2)")["q"]
     assert vf == pytest.approx((1 - 1 / L2(3)) / L2(3) / (1 - 1 / L2(3)))

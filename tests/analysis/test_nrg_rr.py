@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from ulnorm_eval.analysis.nrg import evaluate_nrg, seen_until_gain
 from ulnorm_eval.cli.main import main
 from ulnorm_eval.core.registry import Metric, parse
-from ulnorm_eval.inputs.trec import qrels_from_frame, run_from_frame
+from ulnorm_eval.inputs.in_memory import qrels_from_object, run_from_object
 from ulnorm_eval.pipeline import evaluate as api
 
 TEN = "ABCDEFGHIJ"
@@ -24,7 +24,7 @@ REL = "AEFJ"  # the paper's Table 1: relevant at ranks 1, 5, 6 and 10 of R1
 
 def _qrels(rows):
     q, d, g = zip(*rows)
-    return qrels_from_frame(pd.DataFrame({"query_id": q, "doc_id": d, "relevance": g}))
+    return qrels_from_object(pd.DataFrame({"query_id": q, "doc_id": d, "relevance": g}))
 
 
 def _run(name, ranked: dict):
@@ -32,7 +32,7 @@ def _run(name, ranked: dict):
     for qid, docs in ranked.items():
         for i, doc in enumerate(docs):
             q.append(qid), d.append(doc), s.append(float(len(docs) - i))
-    return run_from_frame(pd.DataFrame({"query_id": q, "doc_id": d, "score": s}), name)
+    return run_from_object(pd.DataFrame({"query_id": q, "doc_id": d, "score": s}), name)
 
 
 def _nrg(qrels, target, priors, measure="RR@10"):

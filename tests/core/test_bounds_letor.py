@@ -19,11 +19,20 @@ from ulnorm_eval.core import expectations as bounds
 
 from ulnorm_eval.core import registry
 from ulnorm_eval.pipeline.evaluate import load_qrels
-from ulnorm_eval.inputs.trec import run_from_frame
-from ulnorm_eval.inputs.letor import letor_features
+from ulnorm_eval.inputs.in_memory import run_from_object
 from ulnorm_eval.pipeline.ordering import judgements
 
 FEATURE = 8  # any single feature makes a (weak) ranker
+
+
+def letor_features(path: str, feature: int) -> np.ndarray:
+    """The value of one feature on every row of a LETOR file (0 where the row omits it)."""
+    key, out = f"{feature}:", []
+    for line in open(path, encoding="utf-8").read().split("\n"):
+        parts = line.split("#", 1)[0].split()
+        if parts:
+            out.append(next((float(part[len(key):]) for part in parts[1:] if part.startswith(key)), 0.0))
+    return np.asarray(out, dtype=np.float64)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +40,7 @@ def letor(shared):
     path = str(shared / "letor" / "lightgbm_lambdarank" / "rank.test")
     qrels = load_qrels(path)
     score = letor_features(path, FEATURE)
-    run = run_from_frame(pd.DataFrame({"query_id": qrels.qid.to_pylist(), "doc_id": qrels.docid.to_pylist(),
+    run = run_from_object(pd.DataFrame({"query_id": qrels.qid.to_pylist(), "doc_id": qrels.docid.to_pylist(),
                                        "score": score}), name=f"feature{FEATURE}")
     return qrels, run
 

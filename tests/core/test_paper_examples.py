@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from ulnorm_eval import evaluate
-from ulnorm_eval.inputs.trec import qrels_from_frame, run_from_frame
+from ulnorm_eval.inputs.in_memory import qrels_from_object, run_from_object
 
 
 def bounds_of(labels, measures, variants=("E", "IUB", "WLB"), **kw):
@@ -24,8 +24,8 @@ def bounds_of(labels, measures, variants=("E", "IUB", "WLB"), **kw):
     judged documents, not the default qrels+1000 with its unjudged placeholders."""
     kw.setdefault("pool", "run")
     docs = [f"d{i}" for i in range(len(labels))]
-    qrels = qrels_from_frame(pd.DataFrame({"query_id": "x", "doc_id": docs, "relevance": labels}))
-    run = run_from_frame(pd.DataFrame({"query_id": "x", "doc_id": docs,
+    qrels = qrels_from_object(pd.DataFrame({"query_id": "x", "doc_id": docs, "relevance": labels}))
+    run = run_from_object(pd.DataFrame({"query_id": "x", "doc_id": docs,
                                        "score": [float(len(labels) - i) for i in range(len(labels))]}))
     res = evaluate(qrels, run, measures=list(measures), variants=list(variants), **kw)
     row = res.frame.loc[(run.name, "x")]

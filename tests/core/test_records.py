@@ -91,7 +91,7 @@ def test_a_family_without_bounds_or_with_a_sum_follows_its_record(monkeypatch):
 
     from ulnorm_eval import evaluate
     from ulnorm_eval.core.kernels import rel_of, relevant
-    from ulnorm_eval.inputs.trec import qrels_from_frame, run_from_frame
+    from ulnorm_eval.inputs.in_memory import qrels_from_object, run_from_object
     from ulnorm_eval.pipeline.evaluate import resolve_metrics
 
     def k_relret(rk, J, m, rel_level):
@@ -105,9 +105,9 @@ def test_a_family_without_bounds_or_with_a_sum_follows_its_record(monkeypatch):
     with pytest.raises(registry.UnknownMeasure, match="no random-ranking bounds"):
         resolve_metrics(["UL2(RelRet)"], [])
     import pandas as pd
-    qrels = qrels_from_frame(pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "c"],
+    qrels = qrels_from_object(pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "b", "c"],
                                            "relevance": [1, 1, 1]}))
-    run = run_from_frame(pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "x", "c"],
+    run = run_from_object(pd.DataFrame({"query_id": ["1", "1", "2"], "doc_id": ["a", "x", "c"],
                                        "score": [3.0, 2.0, 1.0]}), name="r")
     res = evaluate(qrels, run, ["RelRet"], variants=[])
     m = res.metrics[0]

@@ -41,27 +41,6 @@ def _arrays(rng: random.Random, empty: bool):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_may_hold_is_true_whenever_a_reserved_id_is_there(seed):
-    rng = random.Random(seed)
-    held = said_no = 0
-    for strings, arr in _arrays(rng, empty=True):
-        for ids in (("all",), ("all", "x"), ("",), ("lla", "#")):
-            truth = any(s in ids for s in strings)
-            got = trec._may_hold(arr, ids)
-            if truth:
-                held += 1
-                assert got, (strings, ids)
-            # False is a proof of absence; True without a match only when a string has the length
-            # and the first byte of one of the ids
-            if not got:
-                said_no += 1
-            else:
-                assert any(len(s.encode()) == len(i.encode()) and s.encode()[:1] == i.encode()[:1]
-                           for s in strings for i in ids), (strings, ids)
-    assert held > 50 and said_no > 50  # both answers were exercised
-
-
-@pytest.mark.parametrize("seed", range(4))
 def test_first_bytes_are_each_strings_first_byte(seed):
     rng = random.Random(seed)
     for strings, arr in _arrays(rng, empty=False):

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ulnorm_eval import evaluate
-from ulnorm_eval.inputs.trec import qrels_from_frame, run_from_frame
+from ulnorm_eval.inputs.in_memory import qrels_from_object, run_from_object
 
 MEASURES = [
     "nDCG@1", "nDCG@3", "nDCG@5", "nDCG@10", "nDCG", "AP", "AP@3", "AP@5", "P@1", "P@3", "P@5", "P@10",
@@ -68,7 +68,7 @@ def _ir_measures(names, qdf, rdf) -> dict:
 
 
 def _ours(names, qdf, rdf, **kw):
-    res = evaluate(qrels_from_frame(qdf), run_from_frame(rdf, "r"), names, variants=[], **kw)
+    res = evaluate(qrels_from_object(qdf), run_from_object(rdf, "r"), names, variants=[], **kw)
     return res.runs[0], res.metrics
 
 

@@ -59,10 +59,7 @@ def _not_local(ds_id: str) -> str:
 
 def read_irds_qrels(source: str) -> Qrels:
     """The qrels of ``irds:DATASET_ID`` as :class:`Qrels` (InputError when unavailable here)."""
-    import numpy as np
-
-    from .arrow import string_array
-    from .trec import check_duplicates
+    from .trec import qrels_from_columns
 
     ds_id = source[len(PREFIX):]
     try:
@@ -95,7 +92,4 @@ def read_irds_qrels(source: str) -> Qrels:
         raise InputError(source, None, f"the qrels of {ds_id!r} are not available locally ({exc})") from None
     if not qid:
         raise InputError(source, None, f"dataset {ds_id!r} has empty qrels")
-    grades = np.asarray(grade, dtype=np.float64)
-    qids, docids = string_array(qid), string_array(docid)  # not pa.array, which imports pandas (inputs/arrow.py)
-    check_duplicates(qids, docids, source, None, "the qrels")
-    return Qrels(qid=qids, docid=docids, grade=grades, path=source)
+    return qrels_from_columns(qid, docid, grade, source)

@@ -14,7 +14,7 @@ from .text import check_text
 from .errors import strict_float, strict_int
 from .trec import InputError, Qrels, Run, _run_name, check_duplicates, check_grades, read_bytes, refuse_reserved_id
 
-__all__ = ["is_letor", "read_letor", "read_letor_scores", "letor_features"]
+__all__ = ["is_letor", "read_letor", "read_letor_scores"]
 
 def is_letor(data: bytes) -> bool:
     """True when the first data line looks like ``grade [qid:Q] f:v ...`` rather than TREC qrels."""
@@ -32,7 +32,7 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
     Query groups come from the ``qid:`` column or, without it, from a LightGBM group-size file
     (``groups``, default ``PATH.query`` beside the data): consecutive rows form a query.  Documents
     are named by their 0-based row position within the query (``"0"``, ``"1"``, ...), which is how a
-    score file refers to them.  Features are parsed by :func:`letor_features` when needed.
+    score file refers to them.  Features are not read.
     """
     import os
 
@@ -100,32 +100,6 @@ def _read_group_sizes(path: str) -> list[int]:
     if not sizes:
         raise InputError(path, 1, "empty group file")
     return sizes
-
-
-def letor_features(path: str, feature: int, data: bytes | None = None) -> np.ndarray:
-    """The value of one feature on every row of a LETOR file (0 where the row omits it)."""
-    if data is None:
-        data = read_bytes(path)
-    key = f"{feature}:".encode()
-    out = []
-    for raw in data.split(b"\n"):
-        body = raw.split(b"#", 1)[0]
-        parts = body.split()
-        if not parts:
-            continue
-        value = 0.0
-        for part in parts[1:]:
-            if part.startswith(key):
-                try:
-                    value = strict_float(part[len(key):])
-                except ValueError:
-                    value = math.nan
-                if not math.isfinite(value):
-                    raise InputError(path, len(out) + 1, f"feature {feature} value "
-                                     f"{part[len(key):].decode(errors='replace')!r} is not a finite number")
-                break
-        out.append(value)
-    return np.asarray(out, dtype=np.float64)
 
 
 def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: bytes | None = None) -> Run:

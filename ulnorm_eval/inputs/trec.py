@@ -14,7 +14,7 @@ from .text import check_text, open_input, read_bytes  # noqa: F401 - re-exported
 
 __all__ = [
     "InputError", "Qrels", "Run", "read_qrels", "read_run", "file_run_name",
-    "qrels_from_frame", "run_from_frame", "qrels_from_columns", "run_from_columns",
+    "qrels_from_columns", "run_from_columns",
 ]
 
 
@@ -225,55 +225,34 @@ def _columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool = Fal
     return cols, lines, skipped, extra
 
 
-RESERVED_QIDS = ("all",)
+RESERVED = "all"  # a query id that would print as the summary row
 
 
 def _refuse_reserved(qid, path: str, lines) -> None:
-    """A query named ``all`` would be indistinguishable from the summary row in every format."""
+    """A query named ``all`` would be indistinguishable from the summary row in every format.  Arrow
+    looks for it only when an id has its length and first byte (string offsets and one gather)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if qid is None or not len(qid):
-        return
-    if not _may_hold(qid, RESERVED_QIDS):
-        return
-    hit = pc.is_in(qid, value_set=string_array(RESERVED_QIDS))
-    if pc.any(hit).as_py():
-        i = pc.index(hit, scalar(True, pa.bool_())).as_py()
-        refuse_reserved_id(qid[i].as_py(), path, _line(lines, i))
-
-
-def _may_hold(strings, ids) -> bool:
-    """False only when no string of the string array ``strings`` equals one of ``ids``: those
-    strings' lengths and first bytes are compared (offsets and one gather, not Arrow's hashed
-    ``is_in``); True sends the caller to the exact test."""
-    import pyarrow as pa
-
-    if not isinstance(strings, pa.Array) or strings.null_count or not (pa.types.is_string(strings.type) or pa.types.is_large_string(strings.type)):
-        return True
-    off = _offsets(strings)
-    length = np.diff(off)
-    data = np.frombuffer(strings.buffers()[2], np.uint8) if off[-1] > off[0] else np.zeros(0, np.uint8)
-    for text in ids:
-        raw = text.encode()
-        rows = np.flatnonzero(length == len(raw))
-        if len(rows) and (not raw or (data[off[rows]] == raw[0]).any()):
-            return True
-    return False
+    off = _offsets(qid)
+    starts = off[:-1][np.diff(off) == len(RESERVED)]
+    if len(starts) and (np.frombuffer(qid.buffers()[2], np.uint8)[starts] == ord(RESERVED[0])).any():
+        i = pc.index(qid, scalar(RESERVED, pa.string())).as_py()
+        if i >= 0:
+            refuse_reserved_id(RESERVED, path, _line(lines, i))
 
 
 def refuse_reserved_id(qid: str, path: str, line, what: str = "query", row: int | None = None) -> None:
     """The one refusal of an id that would print as the summary row ('all'): every reader's (TREC,
     LETOR, DataFrames and dicts (``row``: the frame's row), summ's documents)."""
-    if qid in RESERVED_QIDS:
+    if qid == RESERVED:
         where = f"row {row}: " if row is not None else ""
         raise InputError(path, line, f"{where}{what} id {qid!r} is reserved for the summary row (rename the {what})")
 
 
 def _refuse_reserved_rows(qids: list, path: str) -> None:
-    for q in RESERVED_QIDS:
-        if q in qids:
-            refuse_reserved_id(q, path, None, row=qids.index(q))
+    if RESERVED in qids:
+        refuse_reserved_id(RESERVED, path, None, row=qids.index(RESERVED))
 
 
 def _to_float(col, path: str, lines, name: str) -> np.ndarray:
@@ -515,12 +494,6 @@ def _run_name(path: str, tag: str | None) -> str:
     return base
 
 
-def qrels_from_frame(df, path: str = "<qrels>") -> Qrels:
-    """Qrels from a pandas DataFrame with columns ``query_id``, ``doc_id``, ``relevance``."""
-    return qrels_from_columns(df["query_id"].astype(str).tolist(), df["doc_id"].astype(str).tolist(),
-                              df["relevance"], path)
-
-
 def qrels_from_columns(qids: list, docids: list, relevance, path: str = "<qrels>") -> Qrels:
     """Qrels from the query ids and document ids (lists of ``str``) and grades (numbers) of each
     judgement, in order (a DataFrame's columns, a dict of dicts' items)."""
@@ -552,12 +525,6 @@ def _exact_floats(values, path: str, what: str) -> np.ndarray:
     if len(beyond):
         raise InputError(path, None, f"row {beyond[0]}: {what} {int(raw[beyond[0]])} {INEXACT}")
     return raw.astype(np.float64)
-
-
-def run_from_frame(df, name: str = "run") -> Run:
-    """A run from a pandas DataFrame with columns ``query_id``, ``doc_id``, ``score`` (``rank`` optional)."""
-    return run_from_columns(df["query_id"].astype(str).tolist(), df["doc_id"].astype(str).tolist(), df["score"],
-                            df["rank"] if "rank" in df else None, name)
 
 
 def run_from_columns(qids: list, docids: list, scores, ranks=None, name: str = "run") -> Run:

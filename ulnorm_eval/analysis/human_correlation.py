@@ -11,6 +11,8 @@ Kendall's tau (tau-b), Spearman's rho and Pearson's r come from scipy.stats.  PA
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 __all__ = ["METHODS", "correlate", "summary_level", "system_level", "pai", "correlation_rows", "bootstrap_correlations"]
@@ -124,26 +126,23 @@ def bootstrap_correlations(values: dict, human: dict, methods=METHODS, levels=("
     counts = np.zeros((reps, n_docs))
     np.add.at(counts, (np.repeat(np.arange(reps), n_docs), idx.ravel()), 1.0)
     lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
+
+    def resampled_means(cells):  # each row's means over the resampled documents (NaN cells left out of a mean)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ((np.where(np.isfinite(cells), cells, 0.0) @ counts.T) / (np.isfinite(cells) @ counts.T)).T
+
     draws = {}
-    for level in levels:
-        for method in methods:
-            for name, scores in values.items():
-                scores = np.asarray(scores, np.float64)
-                for dim, ratings in human.items():
-                    ratings = np.asarray(ratings, np.float64)
-                    if level == "summary":
-                        per_doc = np.array([correlate(scores[:, doc], ratings[:, doc], method) for doc in range(n_docs)])
-                        finite = np.isfinite(per_doc)
-                        weights = counts * finite
-                        with np.errstate(invalid="ignore", divide="ignore"):
-                            draw = (weights @ np.where(finite, per_doc, 0.0)) / weights.sum(1)
-                    else:
-                        # systems' means over the resampled documents (NaN cells left out of a mean)
-                        with np.errstate(invalid="ignore", divide="ignore"):
-                            boot_metric_means = (np.where(np.isfinite(scores), scores, 0.0) @ counts.T) / (np.isfinite(scores) @ counts.T)
-                            boot_human_means = (np.where(np.isfinite(ratings), ratings, 0.0) @ counts.T) / (np.isfinite(ratings) @ counts.T)
-                        draw = _corr_rows(boot_metric_means.T, boot_human_means.T, method)
-                    draws[(level, method, name, dim)] = draw
+    for level, method, (name, scores), (dim, ratings) in itertools.product(levels, methods, values.items(),
+                                                                            human.items()):
+        scores, ratings = np.asarray(scores, np.float64), np.asarray(ratings, np.float64)
+        if level == "summary":
+            per_doc = np.array([correlate(scores[:, doc], ratings[:, doc], method) for doc in range(n_docs)])
+            finite = np.isfinite(per_doc)
+            weights = counts * finite
+            with np.errstate(invalid="ignore", divide="ignore"):
+                draws[(level, method, name, dim)] = (weights @ np.where(finite, per_doc, 0.0)) / weights.sum(1)
+        else:
+            draws[(level, method, name, dim)] = _corr_rows(resampled_means(scores), resampled_means(ratings), method)
     out = {}
     for key, draw in draws.items():
         level, method, name, dim = key

@@ -74,10 +74,8 @@ def baseline_pairs(pairs, baseline: str, correction: str, alpha: float):
             if row["run_a"] == baseline:
                 row["run_a"], row["run_b"] = row["run_b"], baseline
                 for column in _NEGATED:
-                    if column in row and row[column] is not None:
-                        row[column] = -row[column]
-                if "ci_low" in row and "ci_high" in row:
-                    row["ci_low"], row["ci_high"] = -row["ci_high"], -row["ci_low"]
+                    row[column] = -row[column]
+                row["ci_low"], row["ci_high"] = -row["ci_high"], -row["ci_low"]
         p_adj = stats.adjust(np.asarray([row["p"] for row in mine], dtype=np.float64), correction)
         for row, p_value in zip(mine, p_adj):
             row["p_adj"] = float(p_value)

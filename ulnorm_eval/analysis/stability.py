@@ -21,7 +21,7 @@ import numpy as np
 from . import stats
 
 __all__ = [
-    "GAINS", "DISCOUNTS", "named_gains", "named_discount", "normalised",
+    "GAINS", "DISCOUNTS", "GAIN_FUNCTIONS", "DISCOUNT_FUNCTIONS", "named_gains", "named_discount", "normalised",
     "MeasureSpec", "parse_measure", "Design", "level_index",
     "scores", "objective", "components",
     "Optimum", "optimise_discount", "optimise_gains", "optimise_joint",
@@ -30,8 +30,13 @@ __all__ = [
     "topic_splits", "error_ratio", "paired_ratios", "ratio_claim",
 ]
 
-GAINS = ("linear", "exponential")
-DISCOUNTS = ("log", "zipf", "linear")
+# gain(l) of a positive grade l: 'linear' l (trec_eval's, Järvelin & Kekäläinen 2002), 'exponential' 2^l - 1
+# (Burges et al. 2005, as cited by Kanoulas & Aslam 2009 §1)
+GAIN_FUNCTIONS = {"linear": lambda levels: levels, "exponential": lambda levels: np.exp2(levels) - 1.0}
+# the discount of ranks r = 1..k (Kanoulas & Aslam 2009 §3.1, Figure 2)
+DISCOUNT_FUNCTIONS = {"log": lambda ranks, k: 1.0 / np.log2(1.0 + ranks), "zipf": lambda ranks, k: 1.0 / ranks,
+                      "linear": lambda ranks, k: (k + 1.0 - ranks) / k}
+GAINS, DISCOUNTS = tuple(GAIN_FUNCTIONS), tuple(DISCOUNT_FUNCTIONS)
 VARIANT_ALIASES = {"UE1": "UL1", "UE2": "UL2"}  # Feng 2023's names for Karmaker & Feng 2022's UL1, UL2
 
 
@@ -45,32 +50,17 @@ def normalised(values) -> np.ndarray:
 
 
 def named_gains(name: str, levels) -> np.ndarray:
-    """Gains of the positive grade ``levels`` as a probability distribution.
-
-    'linear': gain(l) = l (trec_eval's, Järvelin & Kekäläinen 2002); 'exponential': 2^l - 1 (Burges
-    et al. 2005, as cited by Kanoulas & Aslam 2009 §1).
-    """
-    levels = np.asarray(levels, dtype=np.float64)
-    if name == "linear":
-        return normalised(levels)
-    if name in ("exponential", "exp"):
-        return normalised(np.exp2(levels) - 1.0)
-    raise ValueError(f"unknown gain {name!r} ({', '.join(GAINS)})")
+    """The gains (``GAIN_FUNCTIONS``) of the positive grade ``levels`` as a probability distribution."""
+    if name not in GAIN_FUNCTIONS:
+        raise ValueError(f"unknown gain {name!r} ({', '.join(GAINS)})")
+    return normalised(GAIN_FUNCTIONS[name](np.asarray(levels, dtype=np.float64)))
 
 
 def named_discount(name: str, k: int) -> np.ndarray:
-    """Discount of ranks r = 1..k as a probability distribution (Kanoulas & Aslam 2009 §3.1, Figure 2).
-
-    'log': 1/log2(1+r); 'zipf': 1/r; 'linear': (k+1-r)/k; 'log2' is an alias of 'log'.
-    """
-    ranks = np.arange(1, int(k) + 1, dtype=np.float64)
-    if name in ("log", "log2"):
-        return normalised(1.0 / np.log2(1.0 + ranks))
-    if name in ("zipf", "zipfian"):
-        return normalised(1.0 / ranks)
-    if name == "linear":
-        return normalised((k + 1.0 - ranks) / k)
-    raise ValueError(f"unknown discount {name!r} ({', '.join(DISCOUNTS)})")
+    """The discount (``DISCOUNT_FUNCTIONS``) of ranks 1..k as a probability distribution."""
+    if name not in DISCOUNT_FUNCTIONS:
+        raise ValueError(f"unknown discount {name!r} ({', '.join(DISCOUNTS)})")
+    return normalised(DISCOUNT_FUNCTIONS[name](np.arange(1, int(k) + 1, dtype=np.float64), k))
 
 
 @dataclass(frozen=True)

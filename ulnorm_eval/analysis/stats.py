@@ -195,12 +195,11 @@ def pairwise_randomization(diffs, reps: int = 10_000, seed: int = 0, alpha: floa
     vectorised over pairs.  The interval is the t-interval of ``pairwise_t``.
     """
     diffs, n, mean, std, effect = _moments(diffs)
-    if 2 ** n <= reps:
+    exact = 2 ** n <= reps
+    if exact:
         signs = 1.0 - 2.0 * ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1)  # every pattern once
-        exact = True
     else:
         signs = np.random.default_rng(seed).choice([-1.0, 1.0], size=(reps, n))
-        exact = False
     flat = diffs.reshape(-1, n)
     obs = np.abs(flat.mean(axis=1))
     tol = 1e-12 * np.maximum(1.0, obs)  # equal sums must count as "as extreme" despite rounding
@@ -500,12 +499,9 @@ def split_half_swap_rate(score_matrix, trials: int = 1000, seed: int = 0, half: 
     if half < 1 or 2 * half > n:
         raise ValueError(f"half must lie in 1..{n // 2} for {n} queries")
     rng = np.random.default_rng(seed)
-    perm = np.argsort(rng.random((trials, n)), axis=1)
-    weights1 = np.zeros((trials, n))
-    weights2 = np.zeros((trials, n))
-    rows = np.arange(trials)[:, None]
-    weights1[rows, perm[:, :half]] = 1.0 / half
-    weights2[rows, perm[:, half:2 * half]] = 1.0 / half
+    place = np.argsort(np.argsort(rng.random((trials, n)), axis=1), axis=1)  # each query's place in its shuffle
+    weights1 = (place < half) / half
+    weights2 = ((place >= half) & (place < 2 * half)) / half
     n_systems = score_matrix.shape[1]
     scale = np.abs(score_matrix).max(axis=(1, 2), initial=0.0) if score_matrix.size else np.zeros(len(score_matrix))
     unit = np.where(scale > 0, scale * 1e-12, 1.0)[:, None, None]

@@ -56,9 +56,8 @@ class Ranking:
 
     def rowsum(self, weights: np.ndarray) -> np.ndarray:
         """Per row, the sum of ``weights`` (one per element), float64, the terms of each row added in
-        rank order from 0.0 (np.bincount's sequential sum, whose rounding every value printed
-        depends on).  A boolean mask is counted instead (:func:`row_counts`): whole numbers add up
-        exactly in any order, so the count is the same number, at a tenth of bincount's cost."""
+        rank order from 0.0 (np.bincount's sequential sum, whose rounding every value printed depends
+        on); a boolean mask is counted (:func:`row_counts`: whole numbers add up exactly in any order)."""
         if getattr(weights, "dtype", None) == bool and len(weights) == len(self.row) > 0 and self.row_sorted:
             return row_counts(weights, self.starts)
         return np.bincount(self.row, weights=weights, minlength=self.nrows)[: self.nrows]
@@ -180,17 +179,13 @@ def power_at(p: float, pos: np.ndarray) -> np.ndarray:
     """p**pos for 0-based ranks (RBP's weights p^(i-1), Moffat & Zobel 2008), np.power's values.
 
     A ranking repeats the same few ranks in every query: p**0 .. p**max(pos) are computed once and
-    gathered.  numpy computes each element
-    of np.power with one routine wherever it sits in the array, so the gathered values are the
-    ones np.power(p, pos) gives (tests/core/test_sparse_kernels.py checks the bits).
+    gathered.  numpy computes each element of np.power with one routine wherever it sits in the
+    array, so the gathered values are np.power(p, pos)'s (tests/core/test_sparse_kernels.py checks).
     """
     pos = np.asarray(pos)
-    if pos.size == 0 or pos.dtype.kind not in "iu":
+    if pos.size == 0 or pos.dtype.kind not in "iu" or pos.max() >= pos.size or pos.min() < 0:
         return np.power(p, pos)
-    top = int(pos.max())
-    if top >= pos.size or int(pos.min()) < 0:
-        return np.power(p, pos)
-    return np.power(p, np.arange(top + 1, dtype=pos.dtype))[pos]
+    return np.power(p, np.arange(int(pos.max()) + 1, dtype=pos.dtype))[pos]
 
 
 def repeated_powers(p: float, top: int) -> np.ndarray:

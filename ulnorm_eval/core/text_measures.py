@@ -46,10 +46,7 @@ class DocTokens:
 
 
 def encode_document(source_tokens, refs_tokens) -> DocTokens:
-    vocab = {}
-    for toks in refs_tokens:
-        for token in toks:
-            vocab.setdefault(token, len(vocab))
+    vocab = {token: index for index, token in enumerate(dict.fromkeys(token for toks in refs_tokens for token in toks))}
     n_ref = len(vocab)
     for token in source_tokens:
         vocab.setdefault(token, len(vocab))
@@ -299,14 +296,11 @@ def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, see
         for family in types:
             n = {"ROUGE-1": 1, "ROUGE-2": 2, "ROUGE-L": 0}[family]
             if length == "reference":
-                M = np.stack([_per_ref(seqs, ref, int(ref_lengths[ref_index]), n, V, T, ref_index)
-                              for ref_index, ref in enumerate(doc.refs)], axis=-1)
+                M = np.stack([_matches(seqs, doc.refs, int(ref_lengths[r]), n, V, T, [r])[:, 0] for r in range(len(doc.refs))],
+                             axis=-1)
                 scores = combine(M, _lengths(max(n, 1), ref_lengths), _lengths(max(n, 1), ref_lengths), how)
             else:
-                if n == 0:
-                    M = T(L)
-                else:
-                    M = overlap_counts(seqs[:, :L], doc.refs, n, V) if L > 0 else np.zeros((draws, len(ref_lengths)))
+                M = _matches(seqs, doc.refs, L, n, V, T, list(range(len(doc.refs))))
                 scores = combine(M, _lengths(max(n, 1), [L])[0], _lengths(max(n, 1), ref_lengths), how)
             S = np.stack(scores, axis=-1)
             res[family][0][length_index] = S.mean(0)
@@ -314,12 +308,14 @@ def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, see
     return res
 
 
-def _per_ref(seqs, ref, L, n, V, T, r):
+def _matches(seqs, refs, L, n, V, T, which: list) -> np.ndarray:
+    """M (draws x the references ``which``) of the draws' prefixes of length L: the LCS (n = 0, from
+    the table ``T``) or the clipped n-gram overlap."""
     if n == 0:
-        return T(L)[:, r]
+        return T(L)[:, which]
     if L == 0:
-        return np.zeros(seqs.shape[0])
-    return overlap_counts(seqs[:, :L], [ref], n, V)[:, 0]
+        return np.zeros((seqs.shape[0], len(which)))
+    return overlap_counts(seqs[:, :L], [refs[r] for r in which], n, V)
 
 
 def _oracle_sum(C, source_counts, L, weights) -> np.ndarray:

@@ -125,7 +125,7 @@ def e_ndcg(random_pool: RandomPool) -> np.ndarray:
 def browse_dcg(measure):
     """seen(i) = 1/log2(i+1): the only discount that reproduces Table 1 of Normalized Residual Gain
     (SIGIR-AP 2024); N = 1.  An explicit ``discount`` is the measure's own browsing model."""
-    return _seen(measure), _identity
+    return _seen(measure), (lambda raw: raw)
 
 
 def browse_ndcg(measure):
@@ -160,10 +160,6 @@ def _extremes(measure) -> str:
 _EXTREMES_NOTE = ("a discount vector that is not non-increasing and non-negative makes the gain-sorted "
                   "orderings no extremes: IUB and WLB are the maximum and minimum over every arrangement "
                   "of the pool's gains, at most 5040 of them, and withheld beyond")
-
-
-def _identity(raw):
-    return raw
 
 
 # --------------------------------------------------------------------------- judgment holes

@@ -469,16 +469,11 @@ def e_binG(random_pool):
     return safe(P * mean, R)
 
 
-def _rbp_pool_gains(pool, judgements, gains):
-    ranking = pool.ordered(np.zeros(len(pool.row)), True)
-    return ranking, _rbp_gains(ranking, judgements, gains)
-
-
 def e_rbp(random_pool):
     pool, judgements = random_pool.pool, random_pool.J
     p, gains = rbp_settings(random_pool.measure)
-    ranking, g = _rbp_pool_gains(pool, judgements, gains)
-    return safe(ranking.rowsum(g), pool.n) * (1.0 - np.power(p, pool.n))
+    ranking = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only the gains' sum is read
+    return safe(ranking.rowsum(_rbp_gains(ranking, judgements, gains)), pool.n) * (1.0 - np.power(p, pool.n))
 
 
 def e_rbp_resid(random_pool):

@@ -77,13 +77,6 @@ def _install():
     return old
 
 
-def _is_input_error(exc) -> bool:
-    # the inputs package imports numpy: looked up only once it is loaded (it raised the error), so that
-    # `--help` stays instant
-    mod = sys.modules.get("ulnorm_eval.inputs.errors")
-    return mod is not None and isinstance(exc, mod.InputError)
-
-
 def _say(msg: str) -> None:
     from ..render.values import message_text  # control characters in a file name: escaped, one line
 
@@ -190,7 +183,9 @@ def _stdout_failed() -> bool:
 
 def _stdout_error(exc: OSError) -> str:
     if exc.errno == errno.EBADF and 1 in _CLOSED:
-        return "standard output: closed (>&-): nothing was written; give -o FILE"  # as render/outputs.py
+        from ..render.outputs import CLOSED, STDOUT
+
+        return f"{STDOUT}: {CLOSED}"
     from ..render.files import write_reason
 
     return f"standard output: {write_reason(exc)}"
@@ -299,7 +294,8 @@ def _unexpected_line(exc: Exception) -> str:
     """An exception no layer turned into a message: bad input said as such, a missing optional module
     as the extra that installs it (ulnorm_eval/extras.py), else an internal error (the traceback with
     ULNORM_EVAL_DEBUG=1; the code stays 2, never the gate's 1)."""
-    if _is_input_error(exc):
+    errors = sys.modules.get("ulnorm_eval.inputs.errors")  # loaded if it raised one: --help imports no inputs
+    if errors is not None and isinstance(exc, errors.InputError):
         return str(exc)
     from ..extras import MissingExtra, extra_for
 

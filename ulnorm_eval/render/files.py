@@ -260,10 +260,6 @@ def _host_tag() -> str:
     return hashlib.sha1(socket.gethostname().encode("utf-8", "surrogateescape")).hexdigest()[:8]
 
 
-def _temp_prefix() -> str:
-    return f"{TEMP_PREFIX}{_host_tag()}-{os.getpid()}-"
-
-
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -365,7 +361,7 @@ def atomic_path(path: str, suffix: str = ""):
         with signals_held():
             import tempfile
 
-            fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(), suffix=suffix, dir=d)
+            fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{_host_tag()}-{os.getpid()}-", suffix=suffix, dir=d)
         os.close(fd)
         yield tmp
         os.chmod(tmp, mode)

@@ -102,19 +102,13 @@ def round_floats(values, precision: int) -> list:
 def format_frames_json(frames: dict, precision, meta) -> str:
     """{"meta": ..., name: [records]}; NaN and infinities as null."""
     import json
-    import math
 
-    def clean(value):
-        if isinstance(value, float) and not math.isfinite(value):
-            return None
-        if hasattr(value, "item"):
-            return clean(value.item())
-        return value
+    from .values import json_cell
 
-    out = {"meta": {key: clean(value) for key, value in meta.items()}}
+    out = {"meta": {key: json_cell(value) for key, value in meta.items()}}
     for name, table in _tables(frames).items():
         table = _rounded(table, precision)
-        out[name] = [{column: clean(value) for column, value in zip(table.columns, row)} for row in table.rows()]
+        out[name] = [{column: json_cell(value) for column, value in zip(table.columns, row)} for row in table.rows()]
     return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
 
 

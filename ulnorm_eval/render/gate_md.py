@@ -117,13 +117,11 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
 
 
 def _heading(checks) -> str:
-    failed = [item for item in checks if item.failed]
-    n_checks = len(checks)
+    """'## ulnorm-eval gate: FAILED (1 of 3 checks)': :func:`gate_head` as a heading."""
     if not checks:
         return "## ulnorm-eval: no gate checks (--fail-below, --baseline)"
-    if failed:
-        return f"## ulnorm-eval gate: FAILED ({len(failed)} of {n_checks} {'check' if n_checks == 1 else 'checks'})"
-    return f"## ulnorm-eval gate: passed ({n_checks} {'check' if n_checks == 1 else 'checks'})"
+    verdict, counts = gate_head(sum(bool(item.failed) for item in checks), len(checks)).split(": ")
+    return f"## ulnorm-eval gate: {verdict.removeprefix('gate ')} ({counts})"
 
 
 def _check_lines(checks, names: str, baseline_gate: tuple) -> list:

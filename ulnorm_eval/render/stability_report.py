@@ -77,18 +77,10 @@ def render(rows, fmt: str, precision=None, meta=None) -> str:
     import math
 
     if fmt == "json":
-        def clean(value):
-            if hasattr(value, "item") and not isinstance(value, list):
-                value = value.item()  # numpy scalars
-            if isinstance(value, float):
-                if not math.isfinite(value):
-                    return None
-                return round(value, precision) if precision is not None else value
-            if isinstance(value, list):
-                return [clean(item) for item in value]
-            return value
-        return json.dumps({"meta": meta or {}, "rows": [{key: clean(value) for key, value in row.items()} for row in rows]},
-                          indent=1, ensure_ascii=False) + "\n"
+        from .values import json_cell
+
+        return json.dumps({"meta": meta or {}, "rows": [{key: json_cell(value, precision) for key, value in row.items()}
+                                                        for row in rows]}, indent=1, ensure_ascii=False) + "\n"
     cols = list(dict.fromkeys(column for row in rows for column in row))
     if fmt in ("tsv", "csv"):
         import csv

@@ -121,12 +121,6 @@ def pooled_shown(metrics) -> list:
             if v in named and named[v].kind in ("bound", "ratio", "distribution")]
 
 
-def _marked(result) -> bool:
-    """Whether some 'all' cell on screen carries MEAN_MARK: a mean of per-query values that
-    includes (or, under skip, leaves out) undefined queries."""
-    return any(m.variant and _undefined_count(rr, m) for rr in result.runs for m in result.metrics)
-
-
 def caption(result) -> str:
     """Query count, pool (in words), tie rule, score precision and undefined cases in one line; then
     what the 'all' row of a normalisation is, and the legend of what is on screen."""
@@ -143,7 +137,7 @@ def caption(result) -> str:
     cases = f"{und} undefined {'case' if und == 1 else 'cases'}"
     if not und:
         how = "0 undefined cases"
-    elif not _marked(result):
+    elif not any(m.variant and _undefined_count(rr, m) for rr in result.runs for m in result.metrics):  # no mean marked
         how = (f"{cases} ({UNDEFINED_MARK} per query: every ordering of the pool scores alike; --undefined "
                f"{'zero scores them 0' if o.undefined == 'zero' else 'skip leaves them out'} in a mean of "
                "per-query values)")

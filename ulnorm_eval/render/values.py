@@ -10,7 +10,7 @@ import math
 
 from ..inputs.errors import message_text, safe_text  # noqa: F401 - the one escaping, re-exported
 
-__all__ = ["metric_label", "isnan", "num_text", "json_value", "mean_stderr", "safe_text", "message_text", "csv_cell", "zscores",
+__all__ = ["metric_label", "isnan", "num_text", "json_value", "json_cell", "mean_stderr", "safe_text", "message_text", "csv_cell", "zscores",
            "markdown_text", "latex_text", "terminal_styles", "UNDEFINED_MARK", "MEAN_MARK"]
 
 # The table's marks for undefined variant values (docs/output.md): a per-query value left out of the
@@ -118,6 +118,18 @@ def json_value(value: float, precision: int | None):
         return None
     value = float(value)
     return round(value, precision) if precision is not None else value
+
+
+def json_cell(value, precision: int | None = None):
+    """A table cell for JSON: numpy scalars as Python's, a list cell by cell, NaN and infinities as null,
+    a float rounded to ``precision`` when one is given."""
+    if isinstance(value, list):
+        return [json_cell(item, precision) for item in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float):
+        return None if not math.isfinite(value) else value if precision is None else round(value, precision)
+    return value
 
 
 def mean_stderr(values, stderr) -> float:

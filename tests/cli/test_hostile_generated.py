@@ -328,3 +328,32 @@ def test_holes_list_weighs_each_hole_by_its_ranks(tmp_path, seed):
                                                          *want[(qid, doc)][1:]), (qid, doc)
     weights = [float(w) for _, _, w, _, _ in listed]
     assert weights == sorted(weights, reverse=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_note_said_once_for_several_runs_keeps_their_counts(tmp_path, seed):
+    """The short note of several runs ("4 runs (a, b, c, 1 more: --notes all): 1-2 of 4 qrels queries
+    have no ranked documents") names how many runs, the first three in order and the range of their
+    counts, each run's count the number of qrels queries its file leaves out (--notes all: one a run)."""
+    import re
+
+    q = tmp_path / "q"
+    q.write_text(_gen(seed, nq=4, ndocs=10)[0])
+    missing, sizes = {}, np.random.default_rng(seed).permutation([1, 2, 0, 1, 1 + seed % 2])
+    for j in range(5):
+        left_out = set(np.random.default_rng(seed * 10 + j).choice(4, size=sizes[j], replace=False) + 1)
+        run = _gen(seed * 7 + j, nq=4, ndocs=10, runlen=4, tag=f"r{j}")[1]
+        (tmp_path / f"r{j}").write_text("".join(line + "\n" for line in run.splitlines()
+                                                if int(line.split()[0][1:]) not in left_out))
+        if left_out:
+            missing[f"r{j}"] = len(left_out)
+    paths = [tmp_path / f"r{j}" for j in range(5)]
+    tail = " of 4 qrels queries have no ranked documents"
+    full = invoke("--notes", "all", "-m", "AP", q, *paths).stderr
+    assert dict(re.findall(rf"ulnorm-eval: (r\d): (\d){tail}", full)) == {k: str(v) for k, v in missing.items()}
+    short = [line for line in invoke("-m", "AP", q, *paths).stderr.splitlines() if tail in line]
+    names, counts = list(missing), sorted(set(missing.values()))
+    shown = ", ".join(names[:3]) + (f", {len(names) - 3} more: --notes all" if len(names) > 3 else "")
+    span = f"{counts[0]}-{counts[-1]}" if len(counts) > 1 else f"{counts[0]}"
+    runs = f"{len(names)} runs ({shown})" if len(names) > 1 else names[0]
+    assert short == [f"ulnorm-eval: {runs}: {span}{tail} and score 0 (--run-queries-only leaves them out)"]

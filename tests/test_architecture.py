@@ -228,7 +228,6 @@ PARAMETERS = 8  # parameters above this: a request or option record (a dataclass
 # the notebook API, whose keyword names are documented (docs/python.md).  An entry no longer needed fails
 # the test too, so the list only shrinks.
 KERNELS = {
-    "ulnorm_eval.inputs.trec._fast_columns": "the TREC parser's one pass over a file's bytes (hot path)",
     "ulnorm_eval.core.permutations.db_values": "DB's Monte Carlo/enumeration kernel over the pools",
     "ulnorm_eval.core.permutations.permutation_values_many": "the permutation kernel, batched over queries",
 }

@@ -5,7 +5,16 @@ for them, as its first conversion of Python or numpy values would (docs/performa
 """
 from __future__ import annotations
 
-__all__ = ["numeric_array", "scalar", "string_array", "to_numpy"]
+__all__ = ["numeric_array", "offsets", "scalar", "string_array", "to_numpy"]
+
+
+def offsets(strings):
+    """The ``len + 1`` offsets of a string (or large string) array's values in its data buffer."""
+    import numpy as np
+
+    wide = strings.type != "string"
+    return np.frombuffer(strings.buffers()[1], dtype=np.int64 if wide else np.int32, count=len(strings) + 1,
+                         offset=strings.offset * (8 if wide else 4))
 
 
 def numeric_array(values):

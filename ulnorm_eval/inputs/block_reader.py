@@ -2,9 +2,8 @@
 
 The reader keeps a buffer of the lines not yet handed out and, for the part of it already scanned,
 where the trailing query's lines begin.  Each new chunk is scanned once, backwards, only as far
-as the previous scan reached: the earlier reader re-scanned the whole buffer after every chunk,
-which is quadratic when one query (or a run of blank lines, or a decompression bomb) is larger
-than a chunk.  Each chunk is checked for NUL bytes and lines longer than ``MAX_LINE_BYTES``, and
+as the previous scan reached, so that one query (or a run of blank lines, or a decompression bomb)
+larger than a chunk costs linear time.  Each chunk is checked for NUL bytes and lines longer than ``MAX_LINE_BYTES``, and
 the buffer of one query may not exceed ``MAX_INPUT_BYTES`` (text.py, docs/errors.md).
 """
 from __future__ import annotations

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..hashing import GOLDEN, mix64
+from .arrow import offsets
 
 __all__ = ["MAX_WORDS", "words", "fingerprints", "judged_table", "judged_codes", "pair_table", "pair_entries",
            "distinct_pairs", "distinct_entries", "distinct_per_group"]
@@ -34,10 +35,7 @@ def words(arr):
 
     if arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         return None
-    odt = np.dtype(np.int32 if pa.types.is_string(arr.type) else np.int64)
-    size = len(arr)
-    bufs = arr.buffers()
-    off = np.frombuffer(bufs[1], dtype=odt, count=size + 1, offset=arr.offset * odt.itemsize)
+    size, off = len(arr), offsets(arr)
     length = np.diff(off).astype(np.int64)
     if size == 0:
         return [], length
@@ -48,7 +46,7 @@ def words(arr):
         return None
     data = np.zeros(last - first + 8 * nwords + 8, np.uint8)
     if last > first:
-        data[:last - first] = np.frombuffer(bufs[2], np.uint8, count=last - first, offset=first)
+        data[:last - first] = np.frombuffer(arr.buffers()[2], np.uint8, count=last - first, offset=first)
     if nwords == 0:  # every docid empty
         return [], length
     # every run of 8 x nwords bytes, as an (unaligned) array of opaque items: item i starts at byte

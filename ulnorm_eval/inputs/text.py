@@ -264,12 +264,6 @@ class LineScan:
             start = (nxt if nxt >= 0 else end) + 1
 
 
-def _longest_line(data: bytes, path: str, first_line: int = 1) -> None:
-    """Refuse a line longer than MAX_LINE_BYTES in ``data`` (a whole input or block)."""
-    if len(data) > MAX_LINE_BYTES:
-        LineScan(path).feed(data, first_line)
-
-
 def _looks_utf16(data: bytes) -> bool:
     head = data[:4096]
     if len(head) < 4:
@@ -301,7 +295,8 @@ def check_text(data: bytes, path: str, first_line: int = 1) -> None:
     would be one record with extra fields, CR-only line ends one long line.  CRLF is accepted.
     """
     check_chunk(data, path, first_line)
-    _longest_line(data, path, first_line)
+    if len(data) > MAX_LINE_BYTES:  # a line longer than the limit
+        LineScan(path).feed(data, first_line)
     # one at the very start is the file's own: stripped by the readers.  (A search for its first
     # byte alone runs at memchr speed; the 3-byte search does not.)
     bom = data.find(b"\xef\xbb\xbf", 1) if data.find(b"\xef", 1) >= 0 else -1

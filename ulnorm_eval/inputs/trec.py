@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .arrow import numeric_array, scalar, string_array, to_numpy
+from .arrow import numeric_array, offsets, scalar, string_array, to_numpy
 from .errors import InputError
 from .text import check_text, open_input, read_bytes  # noqa: F401 - re-exported
 
@@ -69,12 +69,12 @@ class Run:
 
 # --------------------------------------------------------------------------- tokenising
 
-def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | None = None, halves: bool = False):
-    """Arrow's CSV reader on a clean single-delimiter file; None when the file is not clean.
+def _fast_columns(data: bytes, ncols: int, floats: tuple = (), halves: bool = False):
+    """Arrow's CSV reader on a clean single-delimiter file (``data`` has passed :func:`check_text`);
+    None when the file is not clean.
 
     Columns listed in ``floats`` are parsed straight to float64 (a bad number sends the file to the
-    careful parser, which names the line).  Only the columns in ``keep`` (default all) are converted;
-    the others come back as None.  "Clean" is checked with byte searches (memchr speed)
+    careful parser, which names the line).  "Clean" is checked with byte searches (memchr speed)
     rather than per-field regexes.
     """
     import pyarrow as pa
@@ -86,12 +86,11 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
     if not first or first.startswith(b"#"):
         return None
     delim = "\t" if b"\t" in first else " "
-    # Whitespace that Python's split() separates on but Arrow would keep inside a field, or a lone
-    # CR (Arrow ends a line there): the careful parser decides those files.
+    # Whitespace that Python's split() separates on but Arrow would keep inside a field: the careful
+    # parser decides those files.  (A lone CR, which Arrow would take for a line end, was refused by
+    # check_text.)
     other = b" " if delim == "\t" else b"\t"
     if other in data or b"\x0b" in data or b"\x0c" in data:
-        return None
-    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None
     # A quote character is data in TREC files; Arrow must not interpret it.
     names = [f"c{i}" for i in range(ncols)]
@@ -102,26 +101,22 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), keep: tuple | Non
     ropts = pacsv.ReadOptions(column_names=names, block_size=block)
     popts = pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
                                escape_char=False, newlines_in_values=False, ignore_empty_lines=False)
-    keep = tuple(range(ncols)) if keep is None else keep
     # ASCII bytes are valid UTF-8: Arrow's check of every string is left to files with other bytes
     # (bytes.isascii decides)
     copts = pacsv.ConvertOptions(
         column_types={n: (pa.float64() if i in floats else pa.string()) for i, n in enumerate(names)},
-        include_columns=[names[i] for i in keep],
         strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=not data.isascii())
     try:
         table = pacsv.read_csv(pa.py_buffer(data), read_options=ropts, parse_options=popts,
                                convert_options=copts)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
         return None
-    cols = [_one_array(table.column(names[i])) if i in keep else None for i in range(ncols)]
+    cols = [_one_array(table.column(name)) for name in names]
     del table
     for i, c in enumerate(cols):
-        if c is None:
-            continue
-        # An empty field means a doubled delimiter: leave it to the careful parser.  (Checked on the
-        # parsed columns: a byte search for doubled delimiters costs 4x more.)
-        if i not in floats and len(c) and _has_empty(c):
+        # An empty field (equal adjacent offsets) means a doubled delimiter: leave it to the careful
+        # parser.  (Checked on the parsed columns: a byte search for doubled delimiters costs 4x more.)
+        if i not in floats and len(c) and (np.diff(offsets(c)) == 0).any():
             return None
         # A null (empty field, 'nan'...) or infinite number: the careful parser quotes the field as written.
         if i in floats and len(c) and (c.null_count or not pc.all(pc.is_finite(c)).as_py()):
@@ -138,23 +133,10 @@ def _one_array(column):
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
-def _offsets(col) -> np.ndarray:
-    """The offsets of a string (or large string) array's values in its data buffer, ``len + 1`` of them."""
-    return np.frombuffer(col.buffers()[1], dtype=np.int32 if col.type == "string" else np.int64,
-                         count=len(col) + 1, offset=col.offset * (4 if col.type == "string" else 8))
-
-
-def _has_empty(col) -> bool:
-    """True when a string column holds an empty string (equal adjacent offsets; no compute call,
-    whose Python scalar argument would make pyarrow import dateutil)."""
-    off = _offsets(col)
-    return bool((off[1:] == off[:-1]).any())
-
-
 def _first_bytes(col) -> np.ndarray:
     """Each string's first byte (uint8), for a string array with no null and no empty string: one
     gather from the data buffer instead of Arrow's ``starts_with``."""
-    off = _offsets(col)
+    off = offsets(col)
     data = np.frombuffer(col.buffers()[2], np.uint8) if len(col) else np.zeros(0, np.uint8)
     return data[off[:-1]]
 
@@ -214,9 +196,9 @@ def _swap_hint(parts: list, ncols: int) -> str:
 
 
 def _columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool = False, floats: tuple = (),
-             keep: tuple | None = None, halves: bool = False):
+             halves: bool = False):
     check_text(data, path)
-    cols = _fast_columns(data, ncols, floats, keep, halves)
+    cols = _fast_columns(data, ncols, floats, halves)
     if cols is None:
         cols, lines, skipped, extra = _slow_columns(data, ncols, path, what, extra_ok)
     else:
@@ -234,7 +216,7 @@ def _refuse_reserved(qid, path: str, lines) -> None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    off = _offsets(qid)
+    off = offsets(qid)
     starts = off[:-1][np.diff(off) == len(RESERVED)]
     if len(starts) and (np.frombuffer(qid.buffers()[2], np.uint8)[starts] == ord(RESERVED[0])).any():
         i = pc.index(qid, scalar(RESERVED, pa.string())).as_py()
@@ -326,13 +308,6 @@ def _line(lines, i: int) -> int:
     return int(lines[i]) if lines is not None else i + 1
 
 
-def may_be_numeric(docid) -> bool:
-    """False when :func:`numeric_ids` is sure to return None: no docid, or one of three (the first,
-    middle and last) not ASCII digits."""
-    n = len(docid)
-    return bool(n) and all(_ascii_digits(docid[i].as_py()) for i in {0, n // 2, n - 1})
-
-
 def numeric_ids(docid) -> np.ndarray | None:
     """The docids as int64 when every one is a plain integer in [0, 2^40) (MS MARCO and TREC DL
     passages), else None.  '007' and '7' give the same number: equal numbers only hint at equal ids.
@@ -341,8 +316,10 @@ def numeric_ids(docid) -> np.ndarray | None:
     import pyarrow.compute as pc
 
     # String ids (MS MARCO documents 'D2573', TREC 'FBIS3-10082') fail the cast below, but only
-    # after a full pass over the column: a look at three ids decides first.
-    if not may_be_numeric(docid):
+    # after a full pass over the column: a look at three (the first, middle and last) decides first.
+    n = len(docid)
+    if not n or not all(0 < len(s := docid[i].as_py()) < 19 and s.isascii() and s.isdigit()
+                        for i in {0, n // 2, n - 1}):
         return None
     try:
         d = to_numpy(pc.cast(docid, pa.int64()))
@@ -371,10 +348,6 @@ def _distinct_pairs(qcode, dcode) -> bool:
     if descents:
         key = np.sort(key, kind="stable" if descents < len(key) // 64 else None)
     return not (key[1:] == key[:-1]).any()
-
-
-def _ascii_digits(s: str) -> bool:
-    return 0 < len(s) < 19 and s.isascii() and s.isdigit()
 
 
 def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=None, keep: dict | None = None) -> None:

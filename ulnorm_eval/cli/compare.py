@@ -161,7 +161,7 @@ def compare_cmd(**options):
     write_all(outputs)
 
 
-def compare_view(options: dict):
+def compare_view(opts: dict):
     """`compare`'s output options -> render.compare_report.CompareView, after the checks that need no
     input (click's usage errors); -o/--plot never name an input."""
     from ..analysis.compare import SUBSET_SETS
@@ -169,7 +169,6 @@ def compare_view(options: dict):
     from ..render.files import check_outputs
     from ..render.frames import FRAME_FORMATS
 
-    opts = options
     params = dict(click.get_current_context().params)
     params["query_sets"] = [query_set for query_set in (opts["swap_between"] or ()) if query_set not in SUBSET_SETS]
     check_outputs(params)  # -o/--plot never an input; before reading
@@ -188,12 +187,11 @@ def compare_view(options: dict):
     return CompareView(fmt=fmt, tables=tuple(chosen), precision=opts["precision"], output=opts["output"], plot=opts["plot"])
 
 
-def compare_request(options: dict, view):
+def compare_request(given: dict, view):
     """`compare`'s options -> analysis.compare.CompareRequest, refusing what names a run or a size
     wrongly before any run is read (an evaluation of minutes must not end in a usage error)."""
     from ..analysis.compare import CompareRequest
 
-    given = options
     _check_plot(given["plot"])
     check_parallel(given["jobs"], given["scheduler"])
     if given["baseline"] is not None and "-" not in given["runs"]:  # the names are the files' (a run on stdin names itself)
@@ -241,7 +239,7 @@ def compare_request(options: dict, view):
 @holes_option
 @seed_option
 @_eval_options
-def queries_cmd(**options):
+def queries_cmd(**given):
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure, the RUNS'
     mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB: docs/comparing.md, "Query types")."""
@@ -249,7 +247,6 @@ def queries_cmd(**options):
     from ..render.files import check_outputs
 
     check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
-    given = options
     if not given["runs"]:
         raise click.UsageError("queries needs at least one RUN: the mean, gap and query type come from "
                                "the runs' scores")
@@ -270,11 +267,10 @@ def queries_cmd(**options):
     _emit({"queries": table}, given["fmt"], given["precision"], given["output"], meta, picture=picture)
 
 
-def queries_request(options: dict):
+def queries_request(given: dict):
     """`queries`' options -> analysis.query_types.QueriesRequest (ValueError: thresholds out of order)."""
     from ..analysis.query_types import QueriesRequest, Thresholds
 
-    given = options
     thresholds = Thresholds(given["informative_gap"], given["ideal_gap"], given["hard_below"], given["easy_above"])
     opts = make_options(**{**given, "holes": given["holes"][0] if given["holes"] else DEFAULT_WORLD})
     return QueriesRequest(qrels=given["qrels"], runs=tuple(given["runs"]),

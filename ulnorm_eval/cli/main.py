@@ -288,13 +288,12 @@ def trec_defaults(options: dict) -> tuple[dict, list]:
     return {**options, **{key: settings[key] for key in keys}}, list(settings["notes"])
 
 
-def check_eval_options(options: dict) -> None:
+def check_eval_options(opts: dict) -> None:
     """Refuse (click's usage error) what contradicts itself before any input is read; -o/--plot never
     name an input."""
     from ..render.files import check_outputs
 
     check_outputs(click.get_current_context().params)
-    opts = options
     check_parallel(opts["jobs"], opts["scheduler"])
     retired_norm_hint([opts["qrels"], *opts["runs"]])
     check_trec_formats(opts["rel_format"], opts["results_format"], opts["debug_level"])
@@ -310,11 +309,10 @@ def check_eval_options(options: dict) -> None:
         raise click.UsageError("standard input ('-') can be given once")
 
 
-def eval_request(options: dict):
+def eval_request(given: dict):
     """`eval`'s options (checked, --trec's applied) -> a pipeline.eval_request.EvalRequest."""
     from ..pipeline.eval_request import EvalRequest
 
-    given = options
     holes = given["holes"]
     opts = make_options(**{**given, "holes": holes[0] if holes else DEFAULT_WORLD, "zscore": given["zscore_file"],
                            "holes_samples": given["holes_samples"] or 1000,

@@ -78,14 +78,13 @@ PROTOCOL_FLAGS = {"leave_one_out": ("--leave-one-out", "leave-one-out"),
                   "chronological": ("--chronological", "chronological"), "group_by": ("--group-by", "group")}
 
 
-def nrg_request(options: dict):
+def nrg_request(opts: dict):
     """`nrg`'s options -> analysis.nrg.NRGRequest, refusing (click's usage error) what contradicts
     itself before any input is read; -o never names an input."""
     from ..analysis.nrg import NRGRequest
     from ..render.files import check_outputs
 
     check_outputs(click.get_current_context().params)
-    opts = options
     chosen = [flag for key, (flag, _) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other")

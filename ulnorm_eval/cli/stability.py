@@ -128,12 +128,11 @@ def stability_cmd(**options):
     write_all(stability_outputs(outcome, request, options))
 
 
-def stability_request(options: dict):
+def stability_request(opts: dict):
     """`stability`'s options -> analysis.stability.StabilityRequest; ValueError for a value out of range
     (checked before any input is read)."""
     from .options import MAX_DRAWS, MAX_TRIALS
 
-    opts = options
     cutoffs = _listed(opts["cutoff"], "-k", "cutoff", _cutoff)
     targets = _listed(opts["phi_target"], "--phi", "target", _target)
     limits = [(opts["at_topics"] is not None and opts["at_topics"] < 1, "--at-topics must be at least 1"),

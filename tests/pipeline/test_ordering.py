@@ -192,17 +192,15 @@ def test_query_keys_beyond_16_bits(monkeypatch):
     assert np.array_equal(trec_order(qkey, score, docid), reference(qkey, score, docid))
 
 
-@pytest.mark.parametrize("steps,pairs", [(0, False), (1, False), (2, False), (6, False), (0, True)])
-def test_join_finds_every_judgement(steps, pairs, monkeypatch):
-    """The grouped-by-docid lookup (second and later runs of a query set) against a dictionary of
-    the judgements: docids judged for one query, several, every query; queries without judgements;
-    run docids judged only for other queries, or not at all; numeric and text docids.  Text docids
-    are joined on the (query, docid) pairs' fingerprint table (``pairs``), or, with that table
-    refused, by their judged codes and the by-docid lookup."""
-    monkeypatch.setattr(ordering, "_JOIN_STEPS", steps)
+@pytest.mark.parametrize("pairs", [False, True])
+def test_join_finds_every_judgement(pairs, monkeypatch):
+    """The join against a dictionary of the judgements: docids judged for one query, several, every
+    query; queries without judgements; run docids judged only for other queries, or not at all; numeric
+    and text docids.  Text docids are joined on the (query, docid) pairs' fingerprint table
+    (``pairs``), or, with that table refused, on Arrow's codes and a binary search of the judged keys."""
     if not pairs:
         monkeypatch.setattr(fingerprints, "pair_table", lambda *a: None)
-    rng = np.random.default_rng(steps)
+    rng = np.random.default_rng(int(pairs))
     for case in range(60):
         nq = int(rng.integers(1, 9))
         numeric = case % 3 == 0
@@ -221,8 +219,7 @@ def test_join_finds_every_judgement(steps, pairs, monkeypatch):
         qrels = Qrels(qid=pa.array([k[0] for k, _ in rows], pa.string()),
                       docid=pa.array([k[1] for k, _ in rows], pa.string()), grade=np.array([g for _, g in rows]))
         qids = [str(q) for q in range(nq)]
-        text_runs = 0
-        for call in range(3):  # the first call binary-searches, later ones use the grouped index
+        for call in range(3):  # every run of the query set shares the qrels side of the join
             runq, rund = [], []
             for q in range(nq + 1):  # query nq: not in the qrels
                 ds = list(rng.choice(docs + ["zz", "999"], int(rng.integers(0, 20)), replace=False))
@@ -234,14 +231,8 @@ def test_join_finds_every_judgement(steps, pairs, monkeypatch):
             want = [judged.get((runq[i], rund[i])) for i in rr._take]
             assert np.array_equal(rr.ranking.judged, [g is not None for g in want]), (case, call)
             assert np.array_equal(rr.ranking.grade, [g or 0.0 for g in want]), (case, call)
-            if pairs:  # text run docids are joined on the pairs' table from the second text run on
-                if ordering.numeric_ids(run.docid) is None:
-                    table = qrels.cache["pair_table"]
-                    assert table[2] == (text_runs > 0) and (table[1] is not None) == (text_runs > 0), call
-                    text_runs += 1
-                continue
-            state = qrels.cache["join_by_doc"]
-            assert state[0] == tuple(qids) and (state[1] is None) == (call == 0)
+            if ordering.numeric_ids(run.docid) is None:  # text docids: the pairs' table, built by the first text run
+                assert (qrels.cache["pair_table"][1] is not None) == pairs, call
 
 
 def test_spans_by_hand():

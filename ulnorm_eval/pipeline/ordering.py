@@ -133,70 +133,11 @@ def _join_index(qrels: Qrels, qids: list):
     return hit[1:]
 
 
-_JOIN_STEPS = 2  # judgements of a docid looked through one by one before a binary search (measured)
-
-
-def _join_by_doc(qrels: Qrels, qids: list, jkeys: np.ndarray, jrows: np.ndarray, n_judged: int):
-    """The judgements grouped by judged docid code, for lookups without a binary search, or None.
-
-    (first query and qrels row of each code's judgements, offsets of each code's judgements, their
-    queries ascending, their rows).
-    Built on the second run that asks for the same query set: a single run (or a streamed block,
-    which has its own query set) is joined by the binary search, which costs less than the build.
-    """
-    key = tuple(qids)
-    hit = qrels.cache.get("join_by_doc")
-    if hit is None or hit[0] != key:
-        qrels.cache["join_by_doc"] = (key, None)
-        return None
-    if hit[1] is None:
-        n_queries = len(qids)
-        code, query = jkeys % n_judged, jkeys // n_judged
-        srt = np.argsort(code * n_queries + query)  # distinct keys: (code, query ascending)
-        ptr = np.concatenate(([0], np.cumsum(np.bincount(code, minlength=n_judged + 1))))
-        cand_query, crow = query[srt], jrows[srt]
-        first_query = np.full(n_judged + 1, n_queries, dtype=np.int64)
-        frow = np.zeros(n_judged + 1, dtype=np.int64)
-        has = np.flatnonzero(ptr[1:] > ptr[:-1])
-        first_query[has], frow[has] = cand_query[ptr[has]], crow[ptr[has]]
-        hit = (key, (first_query, frow, ptr, cand_query, crow))
-        qrels.cache["join_by_doc"] = hit
-    return hit[1]
-
-
-def _join_rows(query: np.ndarray, code: np.ndarray, jkeys: np.ndarray,
-               jrows: np.ndarray, n_judged: int, by_doc) -> np.ndarray:
-    """The qrels row judging each ranked (query ``query``, docid ``code``), -1 where none does.
-
-    Keys ``q * nj + code`` are looked up in the sorted judged keys ``jkeys``.  With ``by_doc``
-    (:func:`_join_by_doc`) most are found by gathers instead of a binary search in all the keys: a
-    docid is judged for ~1.4 queries on average (Robust 2003), so its first judgement is the query
-    asked for or, in order, one of the next few; only the rows still unresolved after
-    ``_JOIN_STEPS`` further looks (docids judged for many queries) are binary-searched.  Each
-    code's queries are ascending, so a judgement for a query above ``query`` ends the look: the key
-    is not judged, exactly as the binary search finds it absent.
-    """
+def _join_rows(query: np.ndarray, code: np.ndarray, jkeys: np.ndarray, jrows: np.ndarray, n_judged: int) -> np.ndarray:
+    """The qrels row judging each ranked (query ``query``, docid code ``code``), -1 where none does: the
+    keys ``query * n_judged + code`` binary-searched in the sorted judged keys ``jkeys``."""
     row = np.full(len(query), -1, dtype=np.int64)
     rest = np.flatnonzero(code < n_judged)  # docids judged for some query of the set
-    if by_doc is not None and len(rest):
-        first_query, frow, ptr, cand_query, crow = by_doc
-        doc_code = code[rest]
-        first, query_rest = first_query[doc_code], query[rest]
-        hit = first == query_rest
-        row[rest[hit]] = frow[doc_code[hit]]
-        more = first < query_rest  # judged first for an earlier query: look further
-        rest, doc_code = rest[more], doc_code[more]
-        pointer, end = ptr[doc_code] + 1, ptr[doc_code + 1]
-        for _ in range(_JOIN_STEPS):
-            live = pointer < end
-            rest, pointer, end = rest[live], pointer[live], end[live]
-            if not len(rest):
-                break
-            first, query_rest = cand_query[pointer], query[rest]
-            hit = first == query_rest
-            row[rest[hit]] = crow[pointer[hit]]
-            more = first < query_rest
-            rest, pointer, end = rest[more], pointer[more] + 1, end[more]
     if len(rest) and len(jkeys):
         keys = query[rest].astype(np.int64) * n_judged + code[rest]
         position = np.minimum(np.searchsorted(jkeys, keys), len(jkeys) - 1)
@@ -408,101 +349,40 @@ def _checked_numeric_ids(run: Run, docid, qcode) -> np.ndarray | None:
     return ids
 
 
-def _fingerprint_codes(qrels: Qrels, jdict, docid, qcode) -> np.ndarray | None:
-    """Each run docid's code in ``jdict`` (the judged docids of the query set), ``len(jdict)`` where
-    it is not judged, found by fingerprints (:mod:`..inputs.fingerprints`), the run checked for
-    repeated (query, document) pairs on them; None when they cannot decide (long docids, a shared
-    fingerprint, or a possible repeat), for the caller's Arrow encoding and exact check.
-
-    The judged docids' table is kept on the qrels for the last ``jdict`` (the join's, itself kept
-    per query set), so the runs of a track hash only their own docids."""
-    from ..inputs import fingerprints as fp
-
-    got = _judged_codes(qrels, jdict, docid)
-    if got is None or not fp.distinct_pairs(qcode, got[1]):
-        return None
-    return got[0]
-
-
-def _judged_table(qrels: Qrels, jdict):
-    """:func:`..inputs.fingerprints.judged_table` of ``jdict``, kept on the qrels for the last ``jdict``."""
-    from ..inputs import fingerprints as fp
-
-    made = qrels.cache.get("judged_table")
-    if made is None or made[0] is not jdict:
-        made = (jdict, fp.judged_table(jdict))
-        qrels.cache["judged_table"] = made
-    return made[1]
-
-
-def _judged_codes(qrels: Qrels, jdict, docid):
-    """:func:`..inputs.fingerprints.judged_codes` of ``docid`` in ``jdict``, whose table is kept on
-    the qrels for the last ``jdict``; None when the fingerprints cannot decide."""
-    from ..inputs import fingerprints as fp
-
-    table = _judged_table(qrels, jdict)
-    return None if table is None else fp.judged_codes(table, docid, len(jdict))
-
-
-def _pair_table(qrels: Qrels, jdict, jkeys: np.ndarray, build: bool = False):
+def _pair_table(qrels: Qrels, jdict, jkeys: np.ndarray):
     """:func:`..inputs.fingerprints.pair_table` of the join's judged (query, docid) keys ``jkeys``
-    (:func:`_join_index`; entry ``e`` is key ``jkeys[e]``), kept on the qrels for the last ``jkeys``,
-    or None.  Built on the second run that asks for the same keys (or now with ``build``): a single
-    run, or a streamed block (its own query set), is joined by its docids' codes, which costs less
-    than the build when few of its documents are judged."""
+    (:func:`_join_index`; entry ``e`` is key ``jkeys[e]``), kept on the qrels for the last ``jkeys``
+    (None: the fingerprints cannot decide)."""
     from ..inputs import fingerprints as fp
 
     made = qrels.cache.get("pair_table")
     if made is None or made[0] is not jkeys:
-        if not build:
-            qrels.cache["pair_table"] = (jkeys, None, False)  # asked once: the next run builds it
-            return None
-        made = (jkeys, None, False)
-    if not made[2]:
         n_judged = len(jdict)
         query, code = (jkeys // n_judged, jkeys % n_judged) if n_judged else (jkeys, jkeys)
-        made = (jkeys, fp.pair_table(jdict, query, code), True)
+        made = (jkeys, fp.pair_table(jdict, query, code))
         qrels.cache["pair_table"] = made
     return made[1]
 
 
-def _fingerprint_rows(qrels: Qrels, jdict, jkeys: np.ndarray, jrows: np.ndarray, docid, qcode: np.ndarray,
-                      query: np.ndarray):
-    """(the qrels row judging each run document, file order, -1 where none does, ``query`` its
-    query-set index or -1; whether the run's (query, document) pairs are distinct, ``qcode`` its
-    query codes), found in one lookup of (query, docid) pairs by fingerprints
-    (:func:`..inputs.fingerprints.pair_entries`): what :func:`_join_rows` finds from the docids'
-    codes, without a search among each docid's judgements.  None
-    when the table is not built (:func:`_pair_table`) or the fingerprints cannot decide (long
-    docids, a shared fingerprint); False for distinct
-    when they cannot prove the pairs distinct (a repeat, or a shared fingerprint)."""
+def _pair_entries(qrels: Qrels, jdict, jkeys: np.ndarray, docid, query: np.ndarray):
+    """(the join's entry of each run document, -1 where the qrels do not judge it for its query, ``query``
+    its query-set index or -1; the docids' fingerprints), found in one lookup of (query, docid) pairs by
+    fingerprints (:func:`..inputs.fingerprints.pair_entries`); None when the fingerprints cannot decide
+    (long docids, a shared fingerprint): the caller then joins on Arrow's codes."""
     from ..inputs import fingerprints as fp
 
     table = _pair_table(qrels, jdict, jkeys)
-    got = None if table is None else fp.pair_entries(table, docid, query)
-    if got is None:
-        return None
-    entry, hashes = got
-    row = np.full(len(entry), -1, dtype=np.int64)
-    hit = np.flatnonzero(entry >= 0)
-    row[hit] = jrows[entry[hit]]
-    return row, fp.distinct_entries(qcode, hashes, entry)
+    return None if table is None else fp.pair_entries(table, docid, query)
 
 
 def prepare_join(qrels: Qrels, qids: list) -> None:
-    """Build now the qrels' side of the join for the query set ``qids``, as the runs asking for it
-    would: the join index and, for short string docids, the fingerprint table of the judged (query,
-    docid) pairs (:func:`_pair_table`), else (numbers, long docids) the by-docid index, which a
-    process builds at the second run asking.  A local pool calls this before it forks its workers
-    (:func:`.blocks.prepare`), so that each worker inherits them instead of building them again:
-    the same tables, built by the same functions from the same qrels, so the same joins."""
-    jdict, jkeys, jrows = _join_index(qrels, qids)
-    if len(jdict) and numeric_ids(jdict) is None and _pair_table(qrels, jdict, jkeys, build=True) is not None:
-        return  # runs of short string docids are joined on the pairs' table, without the by-docid index
-    hit = qrels.cache.get("join_by_doc")
-    if hit is None or hit[0] != tuple(qids):
-        qrels.cache["join_by_doc"] = (tuple(qids), None)  # what a first run leaves: the next one builds it
-    _join_by_doc(qrels, qids, jkeys, jrows, len(jdict))
+    """Build now the qrels' side of the join for the query set ``qids``, as the first run asking for it
+    would: the join index and, for string docids, the fingerprint table of the judged (query, docid)
+    pairs.  A local pool calls this before it forks its workers (:func:`.blocks.prepare`), so that each
+    worker inherits them instead of building them again."""
+    jdict, jkeys, _ = _join_index(qrels, qids)
+    if len(jdict) and numeric_ids(jdict) is None:
+        _pair_table(qrels, jdict, jkeys)
 
 
 def _docids_like(run: Run, jdict):
@@ -515,28 +395,28 @@ def _docids_like(run: Run, jdict):
     return pc.cast(docid, jdict.type) if docid.type != jdict.type else docid
 
 
+def _query_index(qdict, qids: list) -> np.ndarray:
+    """Each run query's index in ``qids`` (-1: not one of them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return to_numpy(pc.fill_null(pc.index_in(qdict, value_set=string_array(qids)), scalar(-1, pa.int32()))).astype(np.int64)
+
+
 def unjudged(run: Run, qrels: Qrels, qids: list):
     """(query-set index, docid) of each row of ``run`` whose query is one of ``qids`` and whose
     docid the qrels do not judge for that query (pyarrow strings), or None when the fingerprints
     cannot join the docids (long docids, a shared fingerprint): the caller then joins by Arrow."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     qdict, qcode = run_queries(run)
     jdict, jkeys, _ = _join_index(qrels, qids)
-    n_judged = len(jdict)
     docid = _docids_like(run, jdict)
-    got = _judged_codes(qrels, jdict, docid)
+    query = _query_index(qdict, qids)[qcode]
+    got = _pair_entries(qrels, jdict, jkeys, docid, query)
     if got is None:
         return None
-    to_q = pc.fill_null(pc.index_in(qdict, value_set=string_array(qids)), scalar(-1, pa.int32()))
-    query = to_numpy(to_q).astype(np.int64)[qcode]
-    keys = query * n_judged + got[0]
-    judged = np.zeros(len(query), bool)
-    if len(jkeys):
-        position = np.minimum(np.searchsorted(jkeys, keys), len(jkeys) - 1)
-        judged = (got[0] < n_judged) & (jkeys[position] == keys)
-    rows = np.flatnonzero((query >= 0) & ~judged)
+    rows = np.flatnonzero((query >= 0) & (got[0] < 0))
     return query[rows], pc.take(docid, numeric_array(rows))
 
 
@@ -588,9 +468,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     jdict, jkeys, jrows = _join_index(qrels, qids)
     n_judged = len(jdict)
     docid = _docids_like(run, jdict)
-    # run query code -> query-set index (-1: not in the qrels, ignored)
-    to_q = pc.fill_null(pc.index_in(qdict, value_set=string_array(qids)), scalar(-1, pa.int32()))
-    to_q = to_numpy(to_q).astype(np.int64)
+    to_q = _query_index(qdict, qids)  # run query code -> query-set index (-1: not in the qrels, ignored)
     n_ignored = int((to_q < 0).sum())
     q_all = to_q[qcode]
     ids = _checked_numeric_ids(run, docid, qcode)
@@ -599,11 +477,13 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
         # Numeric docids: repeats are found on the numbers, and a lookup in the (small, per query
         # set) judged docids finds each one's judged code; no table of every run docid is built.
         dcode = to_numpy(pc.fill_null(pc.index_in(docid, value_set=jdict), scalar(n_judged, pa.int32())))
-    elif (found := _fingerprint_rows(qrels, jdict, jkeys, jrows, docid, qcode, q_all)) is not None:
-        if found[1]:  # else a repeat, or a shared fingerprint: the strings decide below
-            joined = found[0]
-    else:
-        dcode = _fingerprint_codes(qrels, jdict, docid, qcode)
+    elif (found := _pair_entries(qrels, jdict, jkeys, docid, q_all)) is not None:
+        from ..inputs.fingerprints import distinct_entries
+
+        entry, hashes = found
+        if distinct_entries(qcode, hashes, entry):  # else a repeat or a shared fingerprint: the strings decide
+            joined = np.full(len(entry), -1, dtype=np.int64)
+            joined[entry >= 0] = jrows[entry[entry >= 0]]
     if joined is None and dcode is None:
         # One hash of the judged docids followed by the run's: the judged ones are distinct, so a
         # run document's code below len(jdict) is its judged docid's code, and the same codes find
@@ -639,10 +519,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
 
     # Join to the judgements of the evaluated queries only (a streamed block's, not the whole
     # qrels'): integer (query, docid code) keys of the judged candidates find their judgements.
-    if joined is not None:
-        row = joined[order]
-    else:
-        row = _join_rows(query, dcode[order], jkeys, jrows, n_judged, _join_by_doc(qrels, qids, jkeys, jrows, n_judged))
+    row = joined[order] if joined is not None else _join_rows(query, dcode[order], jkeys, jrows, n_judged)
     judged = row >= 0
     grade = np.zeros(len(query))
     grade[judged] = qrels.grade[row[judged]]

@@ -75,7 +75,7 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
     seen, scale = fam.browsing(m)
     until_gain = isinstance(seen, str) and seen == SEEN_UNTIL_GAIN
     if until_gain:  # seen(pos) is then only the cutoff; V(i) comes from the ranking's gains
-        seen = _ones
+        seen = lambda pos: np.ones(len(pos))  # noqa: E731
 
     def cut(pos):
         return 1.0 if k is None else pos < k
@@ -84,12 +84,8 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
         return gains_for(grade, m, rel, max_grade)
 
     # UC(P@K): binary gain, seen = 1 within K, N = 1: the unique-contribution count
-    return BrowsingModel(gain, lambda pos: seen(pos) * cut(pos), k, _identity if metric.variant == "UC" else scale,
-                         until_gain)
-
-
-def _ones(pos):
-    return np.ones(len(pos))
+    return BrowsingModel(gain, lambda pos: seen(pos) * cut(pos), k,
+                         (lambda raw: raw) if metric.variant == "UC" else scale, until_gain)
 
 
 def seen_until_gain(row, pos, g, within) -> np.ndarray:
@@ -114,10 +110,6 @@ def seen_until_gain(row, pos, g, within) -> np.ndarray:
 def supported() -> list:
     """The families with a browsing model (NRG applies to them)."""
     return [f.name for f in FAMILIES.values() if f.browsing is not None]
-
-
-def _identity(raw):
-    return raw
 
 
 # --------------------------------------------------------------------------- one key space
@@ -458,7 +450,11 @@ def _read_and_rank(qrels, given, asked, executor, dropped) -> _Ranked:
         rename_runs(results)
     every = [(result, source.path) for result, source in zip(results, done.sources)]
     every = every[:len(runs)] + drop_repeated_priors(every[len(runs):], dropped)
-    _distinct_names(every)
+    names = [r.name for r, _ in every]
+    for i, nm in enumerate(names):
+        if nm in names[:i]:
+            raise NRGError(f"two runs are named {nm!r} ({every[names.index(nm)][1]}, {every[i][1]}): "
+                           "prior sets need distinct names")
     keep = [np.isin(np.asarray(qids, dtype=object), np.asarray(r.qids, dtype=object)) for r, _ in every]
     results = [_on_queries(result, qids) for result, _ in every]
     return _Ranked(qrels, qids, judgements(qrels, qids), results, [path for _, path in every], len(runs), keep)
@@ -488,14 +484,6 @@ def _on_queries(result, qids: list):
                                ranked=dataclasses.replace(rr, ranking=ranking, present=present))
 
 
-def _distinct_names(every: list) -> None:
-    names = [r.name for r, _ in every]
-    for i, nm in enumerate(names):
-        if nm in names[:i]:
-            raise NRGError(f"two runs are named {nm!r} ({every[names.index(nm)][1]}, {every[i][1]}): "
-                           "prior sets need distinct names")
-
-
 def _group_best(s: _Ranked, settings: NRGSettings, plain_of: tuple, keep: list, options, tell) -> tuple:
     """The group of each scored run (``settings.group_by``) and the summary of its ``best_by`` measure
     (default: the first measure) that picks each group's best run; each group's choice is told."""
@@ -513,8 +501,11 @@ def _group_best(s: _Ranked, settings: NRGSettings, plain_of: tuple, keep: list, 
     else:
         sel_vals = [p[sel] for p in plain]
     best = [summarise(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
-    for line in _report_groups(groups, best, s.names, sel):
-        tell(line)
+    champ = champions(groups, best)
+    for g, j in champ.items():
+        tell(f"group {g!r}: best run {s.names[j]} ({sel} = {best[j]:.4f})")
+    if len(champ) == 1:
+        tell("every run is in one group: the prior sets hold only --prior runs")
     return groups, best
 
 
@@ -548,14 +539,6 @@ def _run_result(s: _Ranked, i: int, values: dict, notes: list):
     return RunResult(run.name, rq, vals, {m: summarise(v, order, m.summary) for m, v in vals.items()},
                      missing=run.missing, ignored=run.ignored, float32_ties=run.float32_ties,
                      missing_qids=run.missing_qids, ignored_qids=run.ignored_qids, notes=notes, tag=run.tag)
-
-
-def _report_groups(groups, best, names, sel) -> list:
-    champ = champions(groups, best)
-    out = [f"group {g!r}: best run {names[j]} ({sel} = {best[j]:.4f})" for g, j in champ.items()]
-    if len(champ) == 1:
-        out.append("every run is in one group: the prior sets hold only --prior runs")
-    return out
 
 
 # --------------------------------------------------------------------------- the command's request

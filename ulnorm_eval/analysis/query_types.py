@@ -109,6 +109,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     import dataclasses
 
     import pandas as pd
+    import pyarrow as pa
 
     from ..core.pools import make_pool
     from ..pipeline import evaluate as api
@@ -116,6 +117,7 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     from ..pipeline.orchestrator import evaluate_runs
     from ..pipeline.ordering import judgements, natural_order, qrels_queries
     from ..core.keywords import split_keywords
+    from ..inputs.trec import Run
 
     (given,) = split_keywords(kw, TableInputs, where="query_table")
     holes = given.holes
@@ -128,7 +130,8 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
     pooled = bool(runs) and options.pool in ("run", "union")  # each run's own pool: its ranking is kept
-    results = list(evaluate_runs(qrels, runs or [_no_run()], metrics, dataclasses.replace(options, run_queries_only=False),
+    no_run = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
+    results = list(evaluate_runs(qrels, runs or [no_run], metrics, dataclasses.replace(options, run_queries_only=False),
                                  executor, warn=warn if runs else None, ranked=pooled,
                                  refuse_disjoint=given.refuse_disjoint))
     pool_n = (np.mean([make_pool(options.pool, rr.ranked.ranking, J).n for rr in results], axis=0) if pooled
@@ -158,15 +161,6 @@ def _query_metrics(measures, holes: bool) -> tuple:
         from ..core.holes import holes_reason
         metrics += [Metric(m.measure, v) for m in plain if holes_reason(m.measure) is None for v in ("LB", "UB")]
     return plain, metrics
-
-
-def _no_run():
-    """An empty run: the bounds of a query table without runs."""
-    import pyarrow as pa
-
-    from ..inputs.trec import Run
-
-    return Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
 
 
 def _measure_columns(m, evaluated: tuple, metrics: list, cols: dict, how: tuple) -> dict:

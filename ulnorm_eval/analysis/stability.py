@@ -348,11 +348,7 @@ def _block_constraints(offset: int, size: int, total: int, monotone: str | None)
 
 def _random_start(rng, size: int, monotone: str | None) -> np.ndarray:
     point = rng.dirichlet(np.ones(size))
-    if monotone == "down":
-        point = np.sort(point)[::-1]
-    elif monotone == "up":
-        point = np.sort(point)
-    return point
+    return np.sort(point)[::-1] if monotone == "down" else np.sort(point) if monotone == "up" else point
 
 
 def _optimise(design: Design, spec: MeasureSpec, fixed: tuple, monotone: bool, starts: list, restarts: int,

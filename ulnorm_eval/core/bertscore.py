@@ -76,16 +76,16 @@ def bertscore(scorer, cands, refs, progress: bool = False) -> np.ndarray:
     refs = [list(ref_list) for ref_list in refs]
     if not progress:
         P, R, F = scorer.score(list(cands), refs, verbose=False)
-        return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
-    import bert_score.utils as bu
+    else:
+        import bert_score.utils as bu
 
-    bar = progress if callable(progress) else (lambda label: contextlib.nullcontext(lambda items, *args, **kwargs: items))
-    with bar(f"BERTScore of {len(cands)} summaries") as wrap, contextlib.redirect_stdout(io.StringIO()):
-        old, bu.tqdm = bu.tqdm, wrap  # bert-score's batches advance our bar; its own bars and lines are not shown
-        try:
-            P, R, F = scorer.score(list(cands), refs, verbose=True)
-        finally:
-            bu.tqdm = old
+        bar = progress if callable(progress) else (lambda label: contextlib.nullcontext(lambda items, *args, **kwargs: items))
+        with bar(f"BERTScore of {len(cands)} summaries") as wrap, contextlib.redirect_stdout(io.StringIO()):
+            old, bu.tqdm = bu.tqdm, wrap  # bert-score's batches advance our bar; its own bars and lines are not shown
+            try:
+                P, R, F = scorer.score(list(cands), refs, verbose=True)
+            finally:
+                bu.tqdm = old
     return np.stack([P.numpy(), R.numpy(), F.numpy()], axis=1).astype(np.float64)
 
 

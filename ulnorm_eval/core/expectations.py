@@ -13,6 +13,8 @@ Nothing here names a family or a variant: both are dispatched through their reco
 """
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .kernels import Judgements, Level, rel_of
@@ -51,7 +53,7 @@ def ideal(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = 
     fam = FAMILIES[measure.family]
     if paper and fam.paper_ideal is not None and measure.cutoff is not None:
         return fam.paper_ideal(random_pool(pool, judgements, measure, rel_level, paper))
-    if FAMILIES[measure.family].extremes_of(measure) == "search":
+    if fam.extremes_of(measure) == "search":
         return enumerated_bounds(pool, judgements, measure, rel_level)[1]
     pool = rows_for(pool, judgements, measure, rel_level)
     return compute(pool.ordered(pool_keys(pool, judgements, measure, rel_level), True), judgements, measure, rel_level)
@@ -210,11 +212,9 @@ class _RunBounds:
         """{'E', 'IUB', 'WLB', 'se'} of ``meas``: per-query arrays (se: None for a closed form)."""
         if meas in self.bounds:
             return self.bounds[meas]
-        store = self.store_of(meas)
-        if meas.bounds == "montecarlo":
-            with monte_carlo_unit(len(self.J.qids)):  # the progress bar's unit, cached or not
-                return self.compute(meas, store)
-        return self.compute(meas, store)
+        # a Monte Carlo measure is the progress bar's unit, cached or not
+        with monte_carlo_unit(len(self.J.qids)) if meas.bounds == "montecarlo" else contextlib.nullcontext():
+            return self.compute(meas, self.store_of(meas))
 
     def compute(self, meas, store) -> dict:
         judgements, options, rel_level, paper = self.J, self.options, self.rel_level, self.paper

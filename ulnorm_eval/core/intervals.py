@@ -61,10 +61,8 @@ def _draw_counts(n: int, seed: int, start: int, stop: int) -> np.ndarray:
     rows = stop - start
     generator = np.random.default_rng([int(seed), int(start)])
     counts = np.empty((rows, n), np.float64)
-    # Drawn and counted a few rows at a time into the float matrix: the generator gives the same
-    # numbers drawn in pieces as in one call (tests/core/test_intervals.py), and the draws and their
-    # integer counts, each as large as the matrix when made whole, no longer add 2 x 16 MB to the
-    # peak memory of a 2,000-query run's 'all' row.
+    # drawn and counted a few rows at a time into the float matrix (peak memory: docs/performance.md);
+    # the generator gives the same numbers drawn in pieces as in one call (tests/core/test_intervals.py)
     step = max(1, _DRAW_CELLS // max(n, 1))
     for first in range(0, rows, step):
         size = min(rows, first + step) - first
@@ -103,8 +101,8 @@ def _limbs(x: np.ndarray, bits: int):
 
 def _resampled_means_many(counts: np.ndarray, jobs: Sequence[tuple]) -> list:
     """For every (columns, valid) of ``jobs``, per column the mean over each resample's drawn queries where
-    ``valid`` and the value is finite, all from one matrix product, in
-    arithmetic whose bits depend neither on the BLAS library nor on its threads.
+    ``valid`` and the value is finite, all from one matrix product, in arithmetic whose bits depend
+    neither on the BLAS library nor on its threads.
 
     A resample's sum of a column, sum over q of C[b, q] x[q], is made of the column's limbs
     (:func:`_limbs`): whole numbers of at most ``bits`` bits, ``bits`` chosen so that every partial sum

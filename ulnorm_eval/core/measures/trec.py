@@ -7,12 +7,9 @@ Each kernel(ranking, judgements, measure, level) -> values[rows] reads trec_eval
 (form_res_rels.c): its grade when judged >= 0, -1 when the qrels do not list it, -2 when they list it
 with a negative grade; relevant at level L means code >= L; ``-J`` drops negative codes first.
 
-Deliberate departures from trec_eval 10, each a defect there (docs/trec_eval.md lists every case):
-``rbp``'s gain bounds are initialised (m_rbp.c reads them uninitialised: gains in [0, 1] are left
-alone, others scaled to (g - min) / (max - min)); gain levels are sorted by the true gain, not
-gain_init.c's ``(int)(a - b)``; trec_eval's ``-nan`` is 0 and -c's placeholder document is not
-ranked, unless ``--trec-nan``; without ``-c`` a qrels query with no results is left out (as
-trec_eval 9) rather than an exit.
+Deliberate departures from trec_eval 10, each a defect there, are listed in docs/trec_eval.md (rbp's
+uninitialised gain bounds, gain_init.c's ``(int)(a - b)`` order of levels, ``-nan`` and -c's
+placeholder document unless ``--trec-nan``, the exit on a qrels query without results).
 """
 from __future__ import annotations
 

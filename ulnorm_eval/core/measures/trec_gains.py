@@ -363,15 +363,19 @@ def k_G(ranking, judgements, measure, level):
 def _rbp_gains(ranking, judgements, gains):
     """Each ranked document's rbp gain scaled to [0, 1] over the query's gain levels (see module doc)."""
     code = codes(ranking)
-    g = _level_gain(code, gains)
-    lv_min, lv_max = _rbp_levels(judgements, gains)
-    low, high = lv_min[ranking.base][ranking.row], lv_max[ranking.base][ranking.row]
-    scale = (low < 0) | (high > 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scaled = np.where(scale, (g - low) / (high - low), g)
+    scaled = _scaled(judgements, gains, ranking.base[ranking.row], _level_gain(code, gains))
     # a document with no known level keeps get_gain's 0 (m_rbp.c rescales only the level table)
     known = (code >= 0) | np.isin(code, [float(level) for level in (gains or {})])
     return np.where(known, scaled, 0.0)
+
+
+def _scaled(judgements, gains, query, g):
+    """m_rbp.c's scaling of the gains ``g`` of documents of ``query``: kept when the query's levels'
+    gains lie in [0, 1], else (g - min) / (max - min) over them (:func:`_rbp_levels`)."""
+    lv_min, lv_max = _rbp_levels(judgements, gains)
+    low, high = lv_min[query], lv_max[query]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((low < 0) | (high > 1), (g - low) / (high - low), g)
 
 
 def _rbp_levels(judgements, gains):
@@ -401,15 +405,9 @@ def _rbp_graded_terms(ranking, judgements, p):
     terms): every level is then 0 or more, so a document's scaled gain is nonzero only when its grade
     is (low = 0, (g - 0) / high), and the terms left out are 0.0, which change no row sum."""
     idx, g = _nonzero_gains(ranking, None)
-    rows = ranking.row[idx]
-    lv_min, lv_max = _rbp_levels(judgements, None)
-    low, high = lv_min[ranking.base][rows], lv_max[ranking.base][rows]
-    scale = (low < 0) | (high > 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scaled = np.where(scale, (g - low) / (high - low), g)
-    position = ranking.pos[idx].astype(np.int64)
     top = int(ranking.pos.max()) if ranking.pos.size else 0
-    return idx, scaled * repeated_powers(p, top)[position]
+    weights = repeated_powers(p, top)[ranking.pos[idx].astype(np.int64)]
+    return idx, _scaled(judgements, None, ranking.base[ranking.row[idx]], g) * weights
 
 
 def rbp_order(code, measure, rel, max_grade):

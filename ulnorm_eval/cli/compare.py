@@ -10,8 +10,8 @@ from __future__ import annotations
 import click
 
 from ..core.variants import DEFAULT_WORLD, variant_names
-from .support import (CONTEXT, fail, flush, output_format, refusals, split_names, split_variants, table_list,
-                      write_output)
+from .support import (CONTEXT, fail, flush, output_format, outputs_checked, plot_possible, refusals, split_names,
+                      split_variants, table_list, write_output)
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import ALPHA, FiniteFloat, NonEmpty
 
@@ -65,16 +65,6 @@ def _eval_options(command, formats=DATA_FRAME_FORMATS, note=""):
                      help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."),
         allow_disjoint_option, notes_option,
     )(command)
-
-
-def _check_plot(plot) -> None:
-    if plot:
-        import importlib.util
-
-        if importlib.util.find_spec("matplotlib") is None:
-            from ..extras import missing_message
-
-            raise click.UsageError(missing_message("plot"))
 
 
 # the options --help shows, in short (--help-all: every option, whole)
@@ -192,7 +182,7 @@ def compare_request(given: dict, view):
     wrongly before any run is read (an evaluation of minutes must not end in a usage error)."""
     from ..analysis.compare import CompareRequest
 
-    _check_plot(given["plot"])
+    plot_possible(given["plot"])
     check_parallel(given["jobs"], given["scheduler"])
     if given["baseline"] is not None and "-" not in given["runs"]:  # the names are the files' (a run on stdin names itself)
         from ..analysis.compare import baseline_run_name
@@ -244,13 +234,11 @@ def queries_cmd(**given):
     mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB: docs/comparing.md, "Query types")."""
     from ..analysis.query_types import queries_for_request
-    from ..render.files import check_outputs
-
-    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
+    outputs_checked()
     if not given["runs"]:
         raise click.UsageError("queries needs at least one RUN: the mean, gap and query type come from "
                                "the runs' scores")
-    _check_plot(given["plot"])
+    plot_possible(given["plot"])
     check_parallel(given["jobs"], given["scheduler"])
     notes = []
     with refusals(ValueError):
@@ -297,8 +285,7 @@ def swaps_cmd(systems_a, systems_b, fmt, precision, output):
     the share of run pairs that SYSTEMS_A and SYSTEMS_B order oppositely (Karmaker & Feng 2022
     Tables 10, 20).  Each file is a systems table written by `compare --table systems` (tsv, csv or
     json); runs are matched by name, metrics in only one file are counted and skipped."""
-    from ..render.files import check_outputs
-    check_outputs(click.get_current_context().params)
+    outputs_checked()
     from ..inputs.trec import InputError
     from ..analysis.compare import swap_between_tables
     from ..inputs.tables import read_systems

@@ -4,8 +4,8 @@ from __future__ import annotations
 import click
 
 from ..core.variants import DEFAULT_VARIANTS, DEFAULT_WORLD, variant_names
-from .support import (CONTEXT, fail, flush, output_format, progress_bar, refusals, split_names, split_variants, table_layout,
-                     write_output, write_outputs_then)
+from .support import (CONTEXT, fail, flush, output_format, outputs_checked, progress_bar, refusals, split_names,
+                      split_variants, table_layout, write_output, write_outputs_then)
 from ..render.format_names import RESULT_FORMATS
 from .trec import stops_as_trec_eval
 from .types import ALPHA, FiniteFloat, GateThreshold, NonEmpty
@@ -291,9 +291,7 @@ def trec_defaults(options: dict) -> tuple[dict, list]:
 def check_eval_options(opts: dict) -> None:
     """Refuse (click's usage error) what contradicts itself before any input is read; -o/--plot never
     name an input."""
-    from ..render.files import check_outputs
-
-    check_outputs(click.get_current_context().params)
+    outputs_checked()
     check_parallel(opts["jobs"], opts["scheduler"])
     retired_norm_hint([opts["qrels"], *opts["runs"]])
     check_trec_formats(opts["rel_format"], opts["results_format"], opts["debug_level"])

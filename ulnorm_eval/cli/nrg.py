@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .support import CONTEXT, flush, output_format, refusals, table_layout, write_output
+from .support import CONTEXT, flush, output_format, outputs_checked, refusals, table_layout, write_output
 from ..render.format_names import RESULT_FORMATS
 from .types import NonEmpty
 
@@ -82,9 +82,7 @@ def nrg_request(opts: dict):
     """`nrg`'s options -> analysis.nrg.NRGRequest, refusing (click's usage error) what contradicts
     itself before any input is read; -o never names an input."""
     from ..analysis.nrg import NRGRequest
-    from ..render.files import check_outputs
-
-    check_outputs(click.get_current_context().params)
+    outputs_checked()
     chosen = [flag for key, (flag, _) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other")

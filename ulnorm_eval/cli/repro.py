@@ -5,7 +5,7 @@ import click
 
 from ..render.format_names import DATA_FRAME_FORMATS
 from .options import make_options, ordering_options, output_options
-from .support import CONTEXT, flush, output_format, refusals, split_names, write_outputs_then
+from .support import CONTEXT, flush, output_format, outputs_checked, refusals, split_names, write_outputs_then
 from .types import FiniteFloat, NonEmpty
 
 EPILOG = """\b
@@ -47,10 +47,9 @@ def repro_cmd(**options):
     the RMSE over the topics, per pair of runs Kendall's tau Union and RBO of the topics' rankings, and
     with --baseline-pair the effect ratio (ER) and delta relative improvement (DeltaRI)."""
     from ..analysis.repro import ReproRequest, repro_for_request
-    from ..render.files import check_outputs
     from ..render.repro_report import ReproView, repro_outputs, repro_verdict
 
-    check_outputs(click.get_current_context().params)
+    outputs_checked()
     view = ReproView(fmt=output_format(options["fmt"], options["output"], DATA_FRAME_FORMATS, "tsv"),
                      precision=options["precision"], output=options["output"], summary_md=options["summary_md"])
     request = ReproRequest(qrels=options["qrels"], original=options["original"], reproduced=options["reproduced"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..render.format_names import DATA_FRAME_FORMATS
-from .support import CONTEXT, fail, flush, safe, table_list
+from .support import CONTEXT, fail, flush, outputs_checked, plot_possible, safe, table_list
 from .options import SEED, choice
 
 EPILOG = """\b
@@ -111,10 +111,9 @@ def _target(part: str) -> float:
 def stability_cmd(**options):
     """Stability-optimal gains and discounts of nDCG@k (Kanoulas & Aslam 2009): Φ, Eρ² and topics needed
     for the named functions and for the SLSQP optima, which are printed as pasteable measures."""
-    from ..render.files import check_outputs
     from ..render.outputs import write_all
 
-    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
+    outputs_checked()
     notes = []
     try:
         request = stability_request(options)
@@ -153,12 +152,7 @@ def stability_request(opts: dict):
     _refuse_first([(opts["holdout"] < 0, "--holdout must be at least 0"),
                    (opts["holdout"] > MAX_TRIALS, f"--holdout must be at most {MAX_TRIALS:,} (time grows with it)"),
                    (opts["restarts"] > 1000, "--restarts must be at most 1,000 (time grows with it)")])
-    if opts["plot"]:
-        import importlib.util
-        if importlib.util.find_spec("matplotlib") is None:
-            from ..extras import missing_message
-
-            raise ValueError(missing_message("plot"))
+    plot_possible(opts["plot"], ValueError)
     from ..analysis import stability as st
 
     specs = list(dict.fromkeys(st.parse_measure(text) for text in (opts["measures"] or ("nDCG",))))

@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..core.text_families import summ_help
-from .support import CONTEXT, flush, refusals, split_variants
+from .support import CONTEXT, flush, outputs_checked, refusals, split_variants
 from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
 from .options import MAX_TRIALS, SEED, choice, output_options
 from .types import GateThreshold, NonEmpty
@@ -124,10 +124,9 @@ def summ_request(options: dict):
     import functools
 
     from ..pipeline import summ_eval as se
-    from ..render.files import check_outputs
     from ..render.progress import shown, step_bar
 
-    check_outputs(click.get_current_context().params)  # -o/--plot never an input; before reading
+    outputs_checked()
     tokens = options["k"]
     if options["plot"] and not options["correlate"]:
         raise click.UsageError("--plot needs --correlate")

@@ -9,7 +9,7 @@ import click
 
 __all__ = ["CONTEXT", "fail", "flush", "said_once", "split_names", "split_variants", "write_output",
            "write_outputs_then",
-           "output_format", "safe", "EXTENSIONS", "refusals", "progress_bar"]
+           "output_format", "safe", "EXTENSIONS", "refusals", "progress_bar", "outputs_checked", "plot_possible"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -88,6 +88,24 @@ def refusals(*errors, usage=()):
         raise click.UsageError(str(exc)) from exc
     except (RefusedAlone, InputError, UnknownMeasure, ParallelError, *errors) as exc:
         fail(str(exc))
+
+
+def outputs_checked() -> None:
+    """Refuse, before any input is read, an output (-o, --plot, --summary-md) that names an input or another
+    output (render.files.check_outputs over the running command's parameters)."""
+    from ..render.files import check_outputs
+
+    check_outputs(click.get_current_context().params)
+
+
+def plot_possible(plot, error=click.UsageError) -> None:
+    """--plot FILE needs matplotlib (the 'plot' extra): ``error`` saying how to install it, before any input is read."""
+    import importlib.util
+
+    if plot and importlib.util.find_spec("matplotlib") is None:
+        from ..extras import missing_message
+
+        raise error(missing_message("plot"))
 
 
 def progress_bar(wanted: bool):

@@ -157,13 +157,12 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
     """Discount factor per rank (Kanoulas & Aslam 2009 Figure 2) and Φ against the number of topics
     (Figure 4), one row of panels per measure; with ``asl`` (the ASL table) a third panel: each
     function's ASLs sorted increasingly (Figure 9)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     from ..analysis import stats
+    from .plots import require_matplotlib, save_figure
+
+    plt = require_matplotlib()
 
     groups = list(dict.fromkeys(row["measure"] for row, _ in curves))
     cols = 3 if asl else 2
@@ -197,7 +196,6 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
             panel.legend(fontsize=8)
             panel.grid(alpha=0.3)
     fig.tight_layout()
-    from .plots import save_figure
     save_figure(fig, path)
 
 

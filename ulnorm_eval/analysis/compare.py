@@ -20,12 +20,12 @@ import numpy as np
 
 from ..core.variants import BOUND_VARIANTS  # bounds are properties of the query, not scores of a run
 from ..core.variants import DEFAULT_VARIANTS as _DEFAULTS
+from . import stats
+from .query_types import select_subset
 
 # the ends of the holes' intervals (LB/UB, the bootstrap's BSLO/BSHI) are not compared as scores: they
 # mark the pairs whose order the unjudged documents could reverse (docs/holes.md)
 HOLE_ENDS = ("LB", "UB", "BSLO", "BSHI")
-from . import stats
-from .query_types import select_subset
 
 __all__ = ["Comparison", "compare", "compare_files", "swap_between_comparisons", "swap_between_tables", "BOUND_VARIANTS",
            "HOLE_ENDS",
@@ -113,8 +113,6 @@ class CompareSettings:
     def checked(self) -> "CompareSettings":
         """The settings with ``reps`` filled in, refused outside the command line's ranges (memory
         grows with reps and swap_trials; alpha outside (0, 1) would make every pair significant or none)."""
-        from dataclasses import replace
-
         if self.test not in stats.PAIRWISE:
             raise ValueError(f"unknown test {self.test!r} ({', '.join(stats.PAIRWISE)})")
         if self.correction not in stats.CORRECTIONS:
@@ -129,7 +127,7 @@ class CompareSettings:
         if not 0 < self.phi_target < 1:
             raise ValueError(f"phi_target={self.phi_target!r}: expected a number strictly between 0 and 1")
         inherent = "inherent" if self.test in stats.FAMILYWISE else self.correction
-        return replace(self, reps=reps, correction=inherent)
+        return dataclasses.replace(self, reps=reps, correction=inherent)
 
 
 def compare(result, settings: CompareSettings | None = None, *, warn=None, progress=None, **kw) -> Comparison:
@@ -450,12 +448,10 @@ def _pad_over_cutoffs(rows_sum, metrics, mean_of) -> None:
     """``pad_k`` on every metric given at two or more cutoffs: PAD of each run's mean averaged over
     the cutoffs (Karmaker & Feng 2022 §4.4.3: "we first calculated the average value of both nDCG
     and DCG^UL with varying k (k = {5, 10, 15, 20, 30}) for each LETOR method")."""
-    from dataclasses import replace
-
     groups: dict = {}
     for m in metrics:
         if getattr(m.measure, "cutoff", None) is not None and getattr(m.measure, "native", False):
-            groups.setdefault((replace(m.measure, cutoff=None), m.variant), []).append(m)
+            groups.setdefault((dataclasses.replace(m.measure, cutoff=None), m.variant), []).append(m)
     multi = {g: ms for g, ms in groups.items() if len(ms) > 1}
     if not multi:
         return
@@ -676,8 +672,6 @@ def tie_marks_note(res, cmp: Comparison, settings: CompareSettings) -> str | Non
     trec_eval's order, was scored that way too in the same pass (``RunResult.again``, asked by
     :func:`_evaluated`); every other run ranks its documents alike either way.  The pairs are compared
     again with those values."""
-    import dataclasses
-
     if "pairs" not in cmp.tables or all(rr.again is None for rr in res.runs):
         return None
     changes, flag, why = _other_tie_rule(res.options)

@@ -59,18 +59,14 @@ def _number_hint(run_qids, judged) -> str:
                 out.setdefault(key, qid)
         return out
 
-    mine, theirs = numbers(run_qids), numbers(judged)
-    both = [key for key in mine if key in theirs]
-    if both:
-        mine_id, their_id = mine[both[0]], theirs[both[0]]
-        return (f" Query ids are compared as text, exactly: the run's {mine_id!r} is not the qrels' {their_id!r} (a float or "
-                "zero-padded id column? convert both to the same text first)")
-    mine, theirs = visible(run_qids), visible(judged)
-    both = [key for key in mine if key in theirs]
-    if both:  # repr shows the invisible character (\u200b, \xa0, \ufeff)
-        mine_id, their_id = mine[both[0]], theirs[both[0]]
-        return (f" Query ids are compared as text, exactly: the run's {mine_id!r} is not the qrels' {their_id!r} (an invisible "
-                "character or a non-ASCII space)")
+    # repr shows an invisible character (\u200b, \xa0, \ufeff)
+    for key, why in ((numbers, "a float or zero-padded id column? convert both to the same text first"),
+                     (visible, "an invisible character or a non-ASCII space")):
+        mine, theirs = key(run_qids), key(judged)
+        both = [k for k in mine if k in theirs]
+        if both:
+            return (f" Query ids are compared as text, exactly: the run's {mine[both[0]]!r} is not the qrels' "
+                    f"{theirs[both[0]]!r} ({why})")
     return ""
 
 

@@ -506,7 +506,7 @@ def test_prepared_qrels_give_what_the_runs_build_themselves(tmp_path, seed):
 def test_after_prepare_a_run_builds_no_qrels_table(tmp_path, monkeypatch):
     """What a forked worker inherits from blocks.prepare it does not build again: a run that ranks
     every judged query builds neither the fingerprint table of the judged (query, docid) pairs nor
-    the judged docids' one, nor the join index, nor draws the bootstrap counts."""
+    the join index, nor draws the bootstrap counts."""
     from ulnorm_eval.core import intervals
     from ulnorm_eval.inputs import fingerprints
     from ulnorm_eval.pipeline import ordering
@@ -521,8 +521,7 @@ def test_after_prepare_a_run_builds_no_qrels_table(tmp_path, monkeypatch):
     qrels = load_qrels(str(qrels_path))
     prepare(qrels, metrics, Options())
     built = []
-    for module, name in ((fingerprints, "judged_table"), (fingerprints, "pair_table"), (intervals, "_draw_counts"),
-                         (ordering, "qrels_rows")):
+    for module, name in ((fingerprints, "pair_table"), (intervals, "_draw_counts"), (ordering, "qrels_rows")):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
     first = _evaluated(qrels, str(run), metrics, Options())

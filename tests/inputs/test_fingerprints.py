@@ -24,6 +24,22 @@ def _arrow_codes(judged, docid):
     return pc.fill_null(pc.index_in(docid, value_set=judged), len(judged)).to_numpy(zero_copy_only=False)
 
 
+def judged_table(judged):
+    """The pairs' table of the judged docids, each judged for query 0: a table of the docids."""
+    return fp.pair_table(judged, np.zeros(len(judged), np.int64), np.arange(len(judged)))
+
+
+def judged_codes(table, docid, none):
+    """(each docid's index in the judged docids, ``none`` where absent; the docids' fingerprints)."""
+    got = fp.pair_entries(table, docid, np.zeros(len(docid), np.int64))
+    return None if got is None else (np.where(got[0] >= 0, got[0], none), got[1])
+
+
+def distinct_pairs(qcode, hashes):
+    """distinct_entries of docids none of which is in a table: their (query, fingerprint) pairs decide."""
+    return fp.distinct_entries(qcode, hashes, np.full(len(hashes), -1))
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("large", [False, True])
 def test_judged_codes_equal_arrow_lookup(seed, large):
@@ -35,12 +51,12 @@ def test_judged_codes_equal_arrow_lookup(seed, large):
     near = [s + "\x00" for s in pool[:20]] + [s[:-1] for s in pool[:20] if s] + [s + "a" for s in pool[:20]]
     run = [str(x) for x in rng.choice(pool + near, 2000)]
     docid = pa.array(["pad", *run, "pad"], typ).slice(1, len(run))  # a slice: a nonzero offset
-    table = fp.judged_table(judged)
+    table = judged_table(judged)
     assert table is not None
-    code, h = fp.judged_codes(table, docid, len(judged))
+    code, h = judged_codes(table, docid, len(judged))
     assert np.array_equal(code, _arrow_codes(judged, docid))
     # equal strings, equal fingerprints; a fingerprint does not depend on the array's longest string
-    alone = fp.judged_codes(table, pa.array(run[:1], typ), len(judged))[1]
+    alone = judged_codes(table, pa.array(run[:1], typ), len(judged))[1]
     assert alone[0] == h[0]
 
 
@@ -82,8 +98,8 @@ def test_long_docids_and_nulls_are_left_to_arrow():
 
 def test_distinct_pairs():
     h = np.array([5, 6, 5], dtype=np.uint64)
-    assert fp.distinct_pairs(np.array([0, 0, 1]), h)
-    assert not fp.distinct_pairs(np.array([0, 0, 0]), h)
+    assert distinct_pairs(np.array([0, 0, 1]), h)
+    assert not distinct_pairs(np.array([0, 0, 0]), h)
 
 
 def _qrels_run(docids, qids=None):
@@ -131,10 +147,10 @@ def test_equal_fingerprints_of_different_docids_are_not_a_match(monkeypatch):
     weak = lambda ws, length: ws[0] * np.uint64(31) + length.astype(np.uint64)  # first word and length only
     monkeypatch.setattr(fp, "fingerprints", weak)
     judged = pa.array(["FBIS3-10001", "LA010189-0001"])
-    table = fp.judged_table(judged)
+    table = judged_table(judged)
     assert table is not None
     docid = pa.array(["FBIS3-10009", "FBIS3-10001", "LA010189-0002", "LA010189-0001"])
-    code, h = fp.judged_codes(table, docid, 2)
+    code, h = judged_codes(table, docid, 2)
     assert h[0] == h[1] and h[2] == h[3]
     assert list(code) == [2, 0, 2, 1]
 
@@ -143,12 +159,12 @@ def test_judged_empty_docid_and_fingerprints_near_the_free_slot_mark():
     """The empty docid's fingerprint is 0, the value a free slot of the table holds by default: it
     is then marked by another value, and 0, that value and every other docid are still found."""
     judged = pa.array(["", "a", "FBIS3-1"])
-    table = fp.judged_table(judged)
+    table = judged_table(judged)
     docid = pa.array(["FBIS3-1", "", "b", "a", ""])
-    assert list(fp.judged_codes(table, docid, 3)[0]) == list(_arrow_codes(judged, docid)) == [2, 0, 3, 1, 0]
-    assert list(fp.judged_codes(fp.judged_table(pa.array(["a"])), docid, 1)[0]) == [1, 1, 1, 0, 1]
-    empty = fp.judged_table(pa.array([], pa.string()))
-    assert list(fp.judged_codes(empty, docid, 0)[0]) == [0] * 5
+    assert list(judged_codes(table, docid, 3)[0]) == list(_arrow_codes(judged, docid)) == [2, 0, 3, 1, 0]
+    assert list(judged_codes(judged_table(pa.array(["a"])), docid, 1)[0]) == [1, 1, 1, 0, 1]
+    empty = judged_table(pa.array([], pa.string()))
+    assert list(judged_codes(empty, docid, 0)[0]) == [0] * 5
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -212,10 +228,10 @@ def test_distinct_pairs_finds_one_repeat_among_many():
         qcode = np.repeat(np.arange(3), 1000).astype(np.int32)
         if repeat:
             run[1500] = run[1400]  # query 1 holds a document twice
-        _, hashes = fp.judged_codes(fp.judged_table(pa.array(["D1"])), pa.array(run), 1)
-        assert fp.distinct_pairs(qcode, hashes) is (not repeat)
-        assert fp.distinct_pairs(np.zeros(3000, np.int32), hashes) is (len(set(run)) == len(run))
-        assert fp.distinct_pairs(np.arange(3000), hashes)  # every row its own query: nothing repeats
+        _, hashes = judged_codes(judged_table(pa.array(["D1"])), pa.array(run), 1)
+        assert distinct_pairs(qcode, hashes) is (not repeat)
+        assert distinct_pairs(np.zeros(3000, np.int32), hashes) is (len(set(run)) == len(run))
+        assert distinct_pairs(np.arange(3000), hashes)  # every row its own query: nothing repeats
 
 
 def _pairs_case(rng, large, nq):
@@ -252,7 +268,7 @@ def test_pair_entries_equal_a_lookup_of_the_pairs(seed, large):
     want = [index.get((int(q), d), -1) for q, d in zip(run_query, run)]
     assert entry.tolist() == want
     assert (entry >= 0).sum() > 100 and (entry < 0).sum() > 100
-    assert np.array_equal(hashes, fp.judged_codes(fp.judged_table(judged), docid, len(judged))[1])
+    assert np.array_equal(hashes, judged_codes(judged_table(judged), docid, len(judged))[1])
     empty = fp.pair_table(judged, query[:0], code[:0])
     assert fp.pair_entries(empty, docid, run_query)[0].tolist() == [-1] * len(run)
 
@@ -366,7 +382,7 @@ def test_distinct_entries_finds_every_repeat(seed):
         entry, hashes = fp.pair_entries(table, docid, to_q[qcode])
         want = len(set(keys)) == len(keys)
         assert fp.distinct_entries(qcode, hashes, entry) is want
-        assert fp.distinct_pairs(qcode, hashes) is want
+        assert distinct_pairs(qcode, hashes) is want
         seen += not want
     assert seen > 5
 

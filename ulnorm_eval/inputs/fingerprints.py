@@ -3,10 +3,10 @@ repeated (query, document) pairs without Arrow hashing the judged docids again f
 
 A docid of at most ``MAX_WORDS`` x 8 bytes is read as little-endian 64-bit words (zero past its end)
 and its length, mixed by splitmix64's finaliser (Steele, Lea & Flood 2014).  No fingerprint is trusted
-to be unique: the judged table is refused if two share one (:func:`judged_table`), a run docid is
-judged only if its words and length equal a judged docid's (:func:`judged_codes`), and equal pair
-fingerprints send the caller to the strings (:func:`distinct_pairs`).  Where a function returns None
-the caller falls back to Arrow's encoding.
+to be unique: a table is refused if two of its entries share one (:func:`pair_table`), a run
+document is judged only if its query, length and words equal a judged pair's (:func:`pair_entries`),
+and equal pair fingerprints send the caller to the strings (:func:`distinct_entries`).  Where a
+function returns None the caller falls back to Arrow's encoding.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import numpy as np
 from ..hashing import GOLDEN, mix64
 from .arrow import offsets
 
-__all__ = ["MAX_WORDS", "words", "fingerprints", "judged_table", "judged_codes", "pair_table", "pair_entries",
-           "distinct_pairs", "distinct_entries", "distinct_per_group"]
+__all__ = ["MAX_WORDS", "words", "fingerprints", "pair_table", "pair_entries", "distinct_entries",
+           "distinct_per_group"]
 
 MAX_WORDS = 4  # docids up to 32 bytes (TREC, MS MARCO, ClueWeb ids); longer ones go to Arrow
 _K0 = GOLDEN
@@ -134,52 +134,35 @@ def _find(slot_table, hashes: np.ndarray):
     return matched, slots[pos[matched]].astype(np.int64)
 
 
-def judged_table(judged):
-    """:func:`pair_table` of the distinct docids ``judged`` themselves (entry ``e``: ``judged[e]``)."""
-    return pair_table(judged)
-
-
-def judged_codes(table, docid, none: int):
-    """(each docid's index in the :func:`judged_table`'s docids, ``none`` where it is not one of
-    them; the docids' fingerprints), or None when the docids are not short strings."""
-    return pair_entries(table, docid, none=none)
-
-
 def _pair(hashes: np.ndarray, query) -> np.ndarray:
-    """The fingerprint of each (query number, docid) pair from the docid's fingerprint (without
-    ``query``, the docid's own)."""
-    return hashes if query is None else mix64(hashes ^ (np.asarray(query).astype(np.uint64) * _K0))
+    """The fingerprint of each (query number, docid) pair from the docid's fingerprint."""
+    return mix64(hashes ^ (np.asarray(query).astype(np.uint64) * _K0))
 
 
-def pair_table(judged, query: np.ndarray | None = None, code: np.ndarray | None = None):
+def pair_table(judged, query: np.ndarray, code: np.ndarray):
     """The lookup table of the distinct (query, judged docid) pairs of a qrels, entry ``e`` the pair
     (``query[e]``, ``judged[code[e]]``), ``query`` numbers in [0, 2^31), ``judged`` a pyarrow string
-    array (without ``query`` and ``code``, of the distinct docids ``judged``): (each entry's docid
-    words, its query number x 2^32 + docid length, its pair fingerprint, open-addressing slots), or
-    None when the docids are not short strings or two entries share a fingerprint.  A run's
-    documents then find their judgement in one lookup (:func:`pair_entries`), not a docid lookup
-    followed by a search for the query among that docid's judgements."""
-    if query is not None:
-        query, code = np.asarray(query, np.int64), np.asarray(code, np.intp)
-        if len(query) and not (0 <= int(query.min()) and int(query.max()) < 1 << 31):
-            return None
+    array: (each entry's docid words, its query number x 2^32 + docid length, its pair fingerprint,
+    open-addressing slots), or None when the docids are not short strings or two pairs share a
+    fingerprint.  A run's documents then find their judgement in one lookup (:func:`pair_entries`),
+    not a docid lookup followed by a search for the query among that docid's judgements."""
+    query, code = np.asarray(query, np.int64), np.asarray(code, np.intp)
+    if len(query) and not (0 <= int(query.min()) and int(query.max()) < 1 << 31):
+        return None
     got = words(judged)
     if got is None:
         return None
     word_arrays, length = got
-    hashes = fingerprints(word_arrays, length)
-    if query is not None:
-        word_arrays, length, hashes = [word[code] for word in word_arrays], (query << 32) | length[code], hashes[code]
-    hashes = _pair(hashes, query)
+    hashes = _pair(fingerprints(word_arrays, length)[code], query)
     if not _distinct(hashes):
         return None
-    return word_arrays, length, hashes, _slots(hashes)
+    return [word[code] for word in word_arrays], (query << 32) | length[code], hashes, _slots(hashes)
 
 
-def pair_entries(table, docid, query: np.ndarray | None = None, none: int = -1):
-    """(the :func:`pair_table` entry of each (``query[i]``, ``docid[i]``) (without ``query``, of each
-    docid), ``none`` where the table has no such pair, a query number below 0 matching none; the docids'
-    fingerprints), or None when the docids are not short strings.  An entry is taken only if its
+def pair_entries(table, docid, query: np.ndarray):
+    """(the :func:`pair_table` entry of each (``query[i]``, ``docid[i]``), -1 where the table has no
+    such pair, a query number below 0 matching none; the docids' fingerprints), or None when the
+    docids are not short strings.  An entry is taken only if its
     query, the docid's length and every one of its words are equal: equal pairs, exactly."""
     got = words(docid)
     if got is None:
@@ -187,31 +170,25 @@ def pair_entries(table, docid, query: np.ndarray | None = None, none: int = -1):
     word_arrays, length = got
     hashes = fingerprints(word_arrays, length)
     entry_words, tag, entry_hashes, slot_table = table
-    entry = np.full(len(hashes), none, dtype=np.int64)
+    entry = np.full(len(hashes), -1, dtype=np.int64)
     if not len(entry_hashes):
         return entry, hashes
-    query = None if query is None else np.asarray(query, np.int64)
+    query = np.asarray(query, np.int64)
     matched, index = _find(slot_table, _pair(hashes, query))
-    same = tag[index] == (length[matched] if query is None else (query[matched] << 32) | length[matched])
+    same = tag[index] == ((query[matched] << 32) | length[matched])
     for judged_words, run_words in zip(entry_words, word_arrays):  # equal lengths: the shorter's words suffice
         same &= judged_words[index] == run_words[matched]
     entry[matched[same]] = index[same]
     return entry, hashes
 
 
-def distinct_pairs(qcode: np.ndarray, hashes: np.ndarray) -> bool:
-    """True when the (query code, docid fingerprint) pairs are all distinct, which proves the
-    (query, docid) pairs distinct; False when two are equal (a repeat, or a shared fingerprint:
-    the caller compares the strings)."""
-    return _distinct(_pair(hashes, qcode))
-
-
 def distinct_entries(qcode: np.ndarray, hashes: np.ndarray, entry: np.ndarray) -> bool:
-    """:func:`distinct_pairs` of docids whose :func:`pair_entries` ``entry`` are known (their query
-    numbers a function of ``qcode``, one number per query code): the documents found in the table
-    repeat a pair only by repeating an entry (each entry is one pair, compared exactly), the others
-    are checked by their fingerprints as distinct_pairs does, and a document of one kind never
-    repeats one of the other (a pair is in the table or not)."""
+    """True when the (query, docid) pairs of docids whose :func:`pair_entries` ``entry`` are known
+    (their query numbers a function of ``qcode``, one number per query code) are all distinct; False
+    when two may be equal (a repeat, or a shared fingerprint: the caller compares the strings).  The
+    documents found in the table repeat a pair only by repeating an entry (each entry is one pair,
+    compared exactly); the others repeat only if their (query code, fingerprint) pairs do; a
+    document of one kind never repeats one of the other (a pair is in the table or not)."""
     found = entry >= 0
     if found.any() and np.bincount(entry[found]).max() > 1:
         return False

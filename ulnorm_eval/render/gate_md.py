@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from ..analysis.gate import decimal4, signed4
-from .values import markdown_text, metric_label, safe_text
+from .values import markdown_text as _md, metric_label, safe_text  # _md: a name or reason made inert Markdown
 
 __all__ = ["gate_markdown", "verdict", "gate_head", "describe", "check_label"]
 
@@ -82,13 +82,8 @@ def gate_head(failed: int, checks: int) -> str:
 
 def _f(value) -> str:
     if isinstance(value, str):  # a text measure's 'all' row (runid, relstring): shown as text
-        return _cell(value)
+        return _md(value)
     return decimal4(value)
-
-
-def _cell(text: str) -> str:
-    """A name or reason in a cell or list item: inert Markdown (values.markdown_text)."""
-    return markdown_text(text)
 
 
 def gate_markdown(result, checks, names: str = "canonical", baseline: str | None = None,
@@ -102,13 +97,13 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
     if checks:
         lines += _check_lines(checks, names, (baseline, max_drop, alpha))
     metrics = list(result.metrics)
-    lines += ["| run | " + " | ".join(_cell(label(metric)) for metric in metrics) + " |",
+    lines += ["| run | " + " | ".join(_md(label(metric)) for metric in metrics) + " |",
               "|:-|" + "-:|" * len(metrics)]
     from .table import interval_variant
 
     lead = interval_variant(result)
     for run in result.runs:
-        lines.append(f"| {_cell(run.name)} | " + " | ".join(_f(run.mean[metric]) + _interval(run, metric, lead) for metric in metrics)
+        lines.append(f"| {_md(run.name)} | " + " | ".join(_f(run.mean[metric]) + _interval(run, metric, lead) for metric in metrics)
                      + " |")
     notes = _notes(result)
     if notes:
@@ -145,11 +140,11 @@ def _check_lines(checks, names: str, baseline_gate: tuple) -> list:
             p_text += f" ({TEST_NAMES[item.test]}, one-sided, {_queries(item)}"
             p_text += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
         margin = item.sign * (item.mean - threshold) + 0.0 if not math.isnan(item.mean) else math.nan
-        lines.append(f"| {verdict} | {_cell(item.run)} | {_cell(check_label(item, names))} | {_cell(check)} | {_f(item.mean)} | "
+        lines.append(f"| {verdict} | {_md(item.run)} | {_md(check_label(item, names))} | {_md(check)} | {_f(item.mean)} | "
                      f"{_f(threshold)} | {signed4(margin)} | {p_text} |")
     lines.append("")
     undefined = [item for item in checks if getattr(item, "undefined", "")]
-    lines += [f"- {_cell(item.run)} {_cell(check_label(item, names))}: {_cell(item.undefined)}, so the check fails"
+    lines += [f"- {_md(item.run)} {_md(check_label(item, names))}: {_md(item.undefined)}, so the check fails"
               for item in undefined]
     return lines + ([""] if undefined else [])
 
@@ -191,4 +186,4 @@ def _notes(result) -> list:
     caption = interval_caption(result) if out else ""
     if caption:
         out.append(caption)
-    return [_cell(note) for note in out]
+    return [_md(note) for note in out]

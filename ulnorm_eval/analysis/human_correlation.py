@@ -24,18 +24,15 @@ def correlate(metric_scores, human_scores, method: str) -> float:
     """tau-b, rho or r of the pairs where both are finite; NaN with < 3 pairs or a constant side."""
     from scipy import stats
 
+    coefficient = {"kendall": stats.kendalltau, "spearman": stats.spearmanr, "pearson": stats.pearsonr}.get(method)
+    if coefficient is None:
+        raise ValueError(f"unknown correlation {method!r}")
     metric_scores, human_scores = np.asarray(metric_scores, dtype=np.float64), np.asarray(human_scores, dtype=np.float64)
     finite = np.isfinite(metric_scores) & np.isfinite(human_scores)
     metric_scores, human_scores = metric_scores[finite], human_scores[finite]
     if len(metric_scores) < 3 or np.ptp(metric_scores) == 0 or np.ptp(human_scores) == 0:
         return float("nan")
-    if method == "kendall":
-        return float(stats.kendalltau(metric_scores, human_scores).statistic)
-    if method == "spearman":
-        return float(stats.spearmanr(metric_scores, human_scores).statistic)
-    if method == "pearson":
-        return float(stats.pearsonr(metric_scores, human_scores).statistic)
-    raise ValueError(f"unknown correlation {method!r}")
+    return float(coefficient(metric_scores, human_scores).statistic)
 
 
 def summary_level(metric, human, method: str):

@@ -28,16 +28,12 @@ from ir_measures.measures import Measure, ParamInfo
 from .core.registry import FAMILIES, VARIANTS  # importing the registry registers the families
 from .core.variants import PRIOR_VARIANTS
 
-__all__ = ["UlnormMeasure", "FamilyMeasure", "VariantMeasure", "UlnormNote", "measure", "FAMILY_OBJECTS",
+__all__ = ["UlnormMeasure", "FamilyMeasure", "VariantMeasure", "measure", "FAMILY_OBJECTS",
            "VARIANT_OBJECTS", *[family for family in FAMILIES],
            *[variant for variant in VARIANTS if variant not in PRIOR_VARIANTS]]
 
 
 LOG = logging.getLogger("ulnorm_eval")
-
-
-class UlnormNote(UserWarning):
-    """Kept for code that filters it: notes are no longer warnings but records of the ``ulnorm_eval`` logger."""
 
 
 def _nothing(qrels, run):

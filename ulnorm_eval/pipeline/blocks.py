@@ -7,6 +7,7 @@ id), so any blocking gives the same numbers to the last bit.  Notes are collecte
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,7 +68,8 @@ class Options:
                                                                   "not a finite number"))
         from ..core.pools import placeholders
 
-        if self.pool not in ("run", "qrels", "union") and placeholders(self.pool) is None and not _is_file(self.pool):
+        if self.pool not in ("run", "qrels", "union") and placeholders(self.pool) is None and not (
+                isinstance(self.pool, str) and os.path.isfile(self.pool)):
             raise ValueError(f"pool={self.pool!r}: expected 'run', 'qrels', 'union', 'qrels+N' (N unjudged placeholders "
                              "beside the judged documents) or the path of a candidate file")
         if not (isinstance(self.pool_depth, int) and self.pool_depth >= 1):
@@ -97,12 +99,6 @@ SEED_RANGE = "a seed is a whole number from 0 to 2**64 - 1 (18446744073709551615
 
 
 # the values each Options field may take (the command line's choices)
-def _is_file(path: str) -> bool:
-    import os
-
-    return isinstance(path, str) and os.path.isfile(path)
-
-
 _CHOICES = {"ties": ("score", "rank", "file"), "score_precision": ("float64", "float32"), "expectation": ("exact", "paper"),
             "undefined": ("zero", "skip"), "trec_version": ("10", "9"), "holes_prior": ("run", "pool", "mix")}
 
@@ -474,22 +470,13 @@ def summary_row(metrics: list, values: dict, qids: list, options: Options, *, ta
             mean[m] = float("nan")
         elif rec is not None and rec.complete_summary and options.complete and qrels is not None:
             mean[m] = rec.complete_summary(judgements(qrels, qids), Level.of(options))
-        elif m.summary == "gmean" and getattr(options, "zscore", None):  # the values are z-scores of log(v)
+        elif m.summary == "gmean" and options.zscore:  # the values are z-scores of log(v)
             mean[m] = float(np.exp(summarise(values[m], byte_order)))
-        elif getattr(options, "trec_nan", False) and not m.variant and np.isnan(values[m]).any():
+        elif options.trec_nan and not m.variant and np.isnan(values[m]).any():
             mean[m] = float("nan")  # --trec-nan: trec_eval's mean of a -nan is -nan
         else:
             mean[m] = summarise(values[m], byte_order, m.summary)
     return mean
-
-
-def trec_stale_values(metrics: list, values: dict, qids: list, qrels) -> dict:
-    """``values`` with each plain measure's ``trec_stale`` leak of trec_eval applied (its record's)."""
-    stale = [m for m in metrics if not m.variant and getattr(m.measure.record, "trec_stale", None)]
-    if not stale:
-        return values
-    J = judgements(qrels, qids)
-    return {**values, **{m: m.measure.record.trec_stale(values[m], J) for m in stale}}
 
 
 @dataclass(frozen=True)
@@ -518,36 +505,30 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
 
     (f,) = split_keywords(facts, RunFacts, where="finish_run")
     values, stderr, undefined = computed
-    missing_qids, ignored_qids, float32_ties, tag, qrels = f.missing_qids, f.ignored_qids, f.float32_ties, f.tag, f.qrels
-    if getattr(options, "trec_nan", False) and qrels is not None:  # trec_eval's leaks, before -Z as in trec_eval
-        values = trec_stale_values(metrics, values, qids, qrels)
-    if getattr(options, "zscore", None):
+    stale = [m for m in metrics if options.trec_nan and not m.variant and getattr(m.measure.record, "trec_stale", None)]
+    if stale:  # trec_eval's leaks of an earlier query's state (the record's), before -Z as in trec_eval
+        J = judgements(f.qrels, qids)
+        values = {**values, **{m: m.measure.record.trec_stale(values[m], J) for m in stale}}
+    if options.zscore:
         values = zscore_values(metrics, values, qids, options.zscore)
-    mean = summary_row(metrics, values, qids, options, tag=tag, qrels=qrels)
-    notes = input_notes(name, path, nq=len(qids), missing=len(missing_qids), ignored=len(ignored_qids),
-                        float32_ties=float32_ties, skipped=f.skipped, extra=f.extra, ties=getattr(options, "ties", "score"),
-                        judged=f.judged)
-    note = candidates_note(qrels, options, qids) if qrels is not None and any(map(_pooled, metrics)) else None
+    mean = summary_row(metrics, values, qids, options, tag=f.tag, qrels=f.qrels)
+    notes = input_notes(name, path, nq=len(qids), missing=len(f.missing_qids), ignored=len(f.ignored_qids),
+                        float32_ties=f.float32_ties, skipped=f.skipped, extra=f.extra, ties=options.ties, judged=f.judged)
+    note = candidates_note(f.qrels, options, qids) if any(map(_pooled, metrics)) else None
     if note:
         notes.append(Note(note, name, note.split(": ", 1)[1].replace("{", "{{").replace("}", "}}")))
     shown = set(metrics)  # a withheld bound of a part (summary_parts) is counted where it is shown, not here
     masks = {m: np.asarray(mask, bool) for m, mask in undefined.items() if m in shown}
     undefined = {m: int(np.count_nonzero(mask)) for m, mask in masks.items()}
-    note = undefined_note(name, undefined, options)
-    if note:
-        notes.append(note)
-    interval = random_intervals(metrics, values, mean, qids, options, qrels) if options.random_intervals else {}
-    note = below_random_note(name, metrics, values, options, interval)
-    if note:
-        notes.append(note)
+    interval = random_intervals(metrics, values, mean, qids, options, f.qrels) if options.random_intervals else {}
     ci = plain_intervals(metrics, values, qids, options)
-    note = withheld_note(name, values, options, ci)
-    if note:
-        notes.append(note)
+    notes += [note for note in (undefined_note(name, undefined, options),
+                                below_random_note(name, metrics, values, options, interval),
+                                withheld_note(name, values, options, ci)) if note]
     values = {m: values[m] for m in metrics}  # the parts (summary_parts) served the 'all' row and the note
     stderr = {m: v for m, v in stderr.items() if m in values}
-    return RunResult(name, qids, values, mean, stderr, len(missing_qids), len(ignored_qids), undefined,
-                     float32_ties, list(missing_qids), list(ignored_qids), notes, tag, interval, ci,
+    return RunResult(name, qids, values, mean, stderr, len(f.missing_qids), len(f.ignored_qids), undefined,
+                     f.float32_ties, list(f.missing_qids), list(f.ignored_qids), notes, f.tag, interval, ci,
                      undefined_queries={m: mask for m, mask in masks.items() if mask.any()})
 
 
@@ -568,14 +549,8 @@ def pool_words(options) -> str:
     if extra is not None:  # where it departs from the papers, said where the number is printed
         return (f"a shuffle of the judged documents and {extra:,} unjudged ones (--pool {pool}; Karmaker & Feng 2022 "
                 "shuffle a query's candidates, --pool FILE, which an ad hoc run has none of)")
-    return (f"a shuffle of each query's top {options.pool_depth} documents of {_base(pool)}, the candidates "
+    return (f"a shuffle of each query's top {options.pool_depth} documents of {os.path.basename(pool)}, the candidates "
             f"(--pool FILE --pool-depth {options.pool_depth})")
-
-
-def _base(path: str) -> str:
-    import os
-
-    return os.path.basename(path)
 
 
 def candidates(qrels: Qrels, options: Options, qids: list):
@@ -599,7 +574,7 @@ def letor_pool(options: Options, qrels: Qrels) -> Options:
 
     from ..core.pools import placeholders
 
-    if getattr(qrels, "letor", False) and placeholders(options.pool) is not None:
+    if qrels.letor and placeholders(options.pool) is not None:
         return dataclasses.replace(options, pool="qrels")
     return options
 
@@ -795,7 +770,7 @@ def undefined_note(name: str, undefined: dict, options: Options, unit: str = "qu
         return None
     parts = [f"{_and(vs)} of {meas} for {n} {_SINGULAR.get(unit, unit) if n == 1 else unit}"
              for meas, counts in by_measure.items() for n, vs in counts.items()]
-    how = _undefined_rule([m for m, n in undefined.items() if n], options, _SINGULAR.get(unit, unit))
+    how = _undefined_rule(options, _SINGULAR.get(unit, unit))
     why = []  # bounds no sorting is proven to give: enumerated on small pools, withheld beyond
     for m in dict.fromkeys(m.measure for m, n in undefined.items() if n):
         rec = getattr(m, "record", None)  # summ's text measures have no record
@@ -816,8 +791,8 @@ def undefined_note(name: str, undefined: dict, options: Options, unit: str = "qu
                 ((min(counts), max(counts)), len(by_measure)))
 
 
-def _undefined_rule(metrics: list, options: Options, one: str) -> str:
-    """What ``--undefined`` did with the undefined values of ``metrics``, in words."""
+def _undefined_rule(options: Options, one: str) -> str:
+    """What ``--undefined`` did with undefined values, in words."""
     if options.undefined != "zero":
         return f"left out per {one} and of the 'all' row: --undefined skip"
     return (f"scored 0 per {one} by --undefined zero, and as 0 in the 'all' row, a mean of per-{one} values; "

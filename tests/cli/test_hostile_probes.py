@@ -511,6 +511,9 @@ def test_every_all_row_is_the_mean_of_the_per_query_values_shown(tmp_path, seed,
                                             abs=1e-15), (run, metric)
         if len(common) == len(qids):
             assert float(mean) == pytest.approx(float(rows[(run, "all")][metric]), rel=1e-12, abs=1e-15), (run, metric)
+        left = len(qids) - len(common)  # the note counts them, in the right number
+        said = f"{metric}: {left} {'query' if left == 1 else 'queries'} undefined for some run left out"
+        assert (said in res.stderr) == (left > 0), (said, res.stderr)
 
 
 @pytest.mark.parametrize("measure, lower", [("AP", False), ("nDCG@5", False), ("RBP_resid(p=0.9)", True), ("Unjudged@5", True)])
@@ -558,3 +561,18 @@ def test_a_worker_running_another_ulnorm_eval_that_joins_later_is_refused(tmp_pa
         finally:
             late.kill()
             late.wait()
+
+
+def test_one_query_left_out_of_the_comparison_is_said_in_the_singular(tmp_path):
+    """Run b ranks one document for q2, so EM(AP) is undefined there for b alone (every ordering of a
+    one-document pool scores the same): compare leaves q2 out and says "1 query", not "1 queries"."""
+    (tmp_path / "q").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d1 1\nq2 0 d2 0\nq3 0 d1 1\nq3 0 d3 0\n")
+    (tmp_path / "a").write_text("q1 Q0 d1 1 2 a\nq1 Q0 d2 2 1 a\nq2 Q0 d2 1 2 a\nq2 Q0 d1 2 1 a\n"
+                                "q3 Q0 d1 1 2 a\nq3 Q0 d3 2 1 a\n")
+    (tmp_path / "b").write_text("q1 Q0 d2 1 2 b\nq1 Q0 d1 2 1 b\nq2 Q0 d1 1 2 b\nq3 Q0 d3 1 2 b\nq3 Q0 d1 2 1 b\n")
+    res = invoke("compare", "-f", "tsv", "--table", "systems", "-m", "AP", "--norm", "em", "--undefined", "skip",
+                 "--pool", "run", tmp_path / "q", tmp_path / "a", tmp_path / "b")
+    assert res.exit_code == 0, res.stderr
+    assert "EM(AP): 1 query undefined for some run left out of the comparison" in res.stderr
+    # EM on q1 and q3: a ranks the relevant document first on both (1.0), b last on both (-1.0)
+    assert "a\tEM(AP)\t1.0\t1" in res.stdout and "b\tEM(AP)\t-1.0\t2" in res.stdout

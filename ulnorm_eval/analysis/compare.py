@@ -236,7 +236,8 @@ class _Comparing:
         q = np.asarray(self.qids, dtype=object)[chosen]
         bad = np.isnan(Y).any(axis=0)
         if bad.any():
-            note(f"{m}: {int(bad.sum())} queries undefined for some run are left out of the comparison")
+            n = int(bad.sum())
+            note(f"{m}: {n} {'query' if n == 1 else 'queries'} undefined for some run left out of the comparison")
             Y, q = Y[:, ~bad], q[~bad]
         if Y.shape[1] < 2:
             raise ValueError(f"{m}: fewer than two queries left to compare on")

@@ -119,10 +119,7 @@ def _refuse_an_input(path: str, target: str, inputs, stdin_id) -> None:
     """Refuse an output (``path``, written at ``target``) that is one of the ``inputs`` or the file
     behind standard input (``stdin_id``) when ``-`` is one of them."""
     out_id = _identity(target)
-    for p in inputs:
-        if p is None:
-            continue
-        p = os.fspath(p)
+    for p in map(os.fspath, inputs):  # check_outputs' list: no None
         if p == "-":
             if stdin_id is not None and stdin_id == out_id:
                 raise OutputError(path, "is the file behind standard input (-), an input: writing it would "
@@ -165,14 +162,14 @@ def check_outputs(params: dict) -> None:
             inputs.append(v)
     for p in inputs:
         refuse_url(os.fspath(p))
-    uses_stdin = any(os.fspath(p) == "-" for p in inputs)
-    if sum(os.fspath(p) == "-" for p in inputs) > 1:
+    stdin = sum(os.fspath(p) == "-" for p in inputs)
+    if stdin > 1:
         raise InputError("-", None, "standard input can be read once, and QRELS counts: "
                                     "give the other inputs as files")
     remember_inputs(inputs)
     if params.get("qrels"):
         inputs.append(os.fspath(params["qrels"]) + ".query")
-    stdin_id = _identity(0, devices=False) if uses_stdin else None
+    stdin_id = _identity(0, devices=False) if stdin else None
     outs = [(flag, os.fspath(params[key])) for key, flag in OUTPUT_KEYS if params.get(key) is not None]
     for flag, out in outs:
         check_output(out, inputs, stdin_id, append=flag == "--summary-md", flag=flag)

@@ -93,7 +93,7 @@ MUTANTS = [
            'take = np.minimum(bpos, n[boundary_query]).astype(np.int64)', 'take = np.minimum(bpos + 1, n[boundary_query]).astype(np.int64)',
            "E[Rndcg] sums each DCG@b one rank too deep", ("tests/core/test_trec_bounds.py",)),
     Mutant("E[ndcg_rel]-above", "core/measures/trec_gains.py",
-           'term = safe(mean[query] * _disc(position) + pair[query] * D[position], ideal)', 'term = safe(mean[query] * _disc(position) + pair[query] * D[position + 1], ideal)',
+           'term = safe(mean[query] * discount(position) + pair[query] * D[position], ideal)', 'term = safe(mean[query] * discount(position) + pair[query] * D[position + 1], ideal)',
            "E[ndcg_rel] counts the document at rank p among those above it", ("tests/core/test_trec_bounds.py",)),
     Mutant("E[ndcg_rel]-pairs", "core/measures/trec_gains.py",
            'pair = safe(S, n), safe((n_positive - 1.0) * S, n * (n - 1.0))', 'pair = safe(S, n), safe(n_positive * S, n * (n - 1.0))',

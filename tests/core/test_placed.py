@@ -164,7 +164,8 @@ def test_placed_draws_depend_on_seed_query_and_repetition_only():
     everyone = permutation_values(pool, J, m, lv, 50, keys)
     some = permutation_values(pool, J, m, lv, 50, keys, queries=np.array([2, 5, 7]))
     assert np.array_equal(everyone[:, [2, 5, 7]], some[:, [2, 5, 7]])
-    sub = Pool(pool.row, pool.grade, pool.nq, pool.judged).subset(np.array([5]))
+    alone_5 = pool.row == 5  # the same pool with every other query emptied
+    sub = Pool(pool.row[alone_5], pool.grade[alone_5], pool.nq, pool.judged[alone_5])
     alone = permutation_values(sub, J, m, lv, 50, keys)
     assert np.array_equal(everyone[:, 5], alone[:, 5])
     # repetitions drawn in another batching: rep0 numbers them globally

@@ -4,7 +4,7 @@ Kernels now read only the documents that can contribute (the relevant ones, thos
 and share what they derive from a ranking; Monte Carlo bounds of several measures share one set of
 shuffles.  Each is checked here against the straightforward dense computation it replaced, on
 random rankings with ties, unjudged documents, negative grades and empty rows, to the last bit.
-Private names: the gain kernels' steps (``trec_gains._level_gain``, ``_disc``, ``_idcg``,
+Private names: the gain kernels' steps (``trec_gains._level_gain``, ``_idcg``,
 ``_prefix_idcg``, ``_ideal_sorted``), each compared with the dense computation it replaced.
 """
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
     rk, J = _case(seed)
     for gains in (None, {1: 3.0, 2: -1.0}):
         g = tg._level_gain(codes(rk), gains)
-        dcg = rk.running(g * tg._disc(rk.pos))
+        dcg = rk.running(g * discount(rk.pos))
         pidcg, st, npos, _, _ = tg._prefix_idcg(J, gains)
         q = rk.base[rk.row]
         n = npos[q]
@@ -93,7 +93,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
         hit = g > 0
         s = rk.rowsum(np.where(hit, safe(dcg, ideal), 0.0))
         full = tg._idcg(J, gains)[rk.base]
-        final = rk.rowsum(g * tg._disc(rk.pos))
+        final = rk.rowsum(g * discount(rk.pos))
         nrel = npos[rk.base].astype(np.float64)
         s = s + (nrel - rk.rowsum(hit)) * safe(final, full)
         want = np.where(s > 0, safe(s, nrel), 0.0)
@@ -101,7 +101,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
     # Rndcg: nDCG@b at each level boundary b, from the dense running DCG
     got = tg.k_Rndcg(rk, J, registry.parse("Rndcg").measure, 1.0)
     g = tg._level_gain(codes(rk), None)
-    dcg = rk.running(g * tg._disc(rk.pos))
+    dcg = rk.running(g * discount(rk.pos))
     pidcg, st, npos, irow, ig = tg._prefix_idcg(J, None)
     R = J.n_relevant(1.0)
     full = tg._idcg(J, None)
@@ -119,7 +119,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
             d = dcg[rk.starts[r] + take - 1] if take > 0 else 0.0
             vals.append(d / pq[b - 1] if pq[b - 1] > 0 else 0.0)
         if bs and L >= max(bs) + 2 and full[r] > 0:
-            vals.append(rk.rowsum(g * tg._disc(rk.pos))[r] / full[r])
+            vals.append(rk.rowsum(g * discount(rk.pos))[r] / full[r])
         want = 0.0 if not vals else sum(vals) / len(vals)
         assert got[r] == pytest.approx(want, rel=1e-15, abs=0)
     # G: the whole-ranking form it had (running cost and gain over every rank)

@@ -30,7 +30,8 @@ from functools import cached_property
 import numpy as np
 
 from .kernels import Judgements, Level, Ranking, rel_of, relevant
-from .records import FAMILIES
+from .draws import Keys
+from .records import FAMILIES, VARIANTS
 from .variants import DEFAULT_WORLD
 
 __all__ = ["World", "DEFAULT_WORLD", "EST_LEVEL", "yield_ceiling", "judge_next", "HoleContext", "best_count", "candidate_grades", "hole_bounds", "hole_values", "holes_reason", "assign",
@@ -470,8 +471,6 @@ def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, 
     ``stderr`` (if given) receives the Monte Carlo standard error of each BS metric; ``others``:
     per row, the other runs' holes this run did not retrieve; ``estimated``: open=est's ceiling per row
     (:func:`hole_bounds`)."""
-    from .records import VARIANTS
-
     out, done, boot = {}, {}, {}
     for metric in metrics:
         meas, which = metric.measure, VARIANTS[metric.variant].bound
@@ -626,8 +625,6 @@ def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples:
     the other queries beside it, on the blocking, or on the batch size (the values only in the last bit
     or two: the kernels' running sums span the rows evaluated together).  Every value lies in [LB, UB].
     """
-    from .draws import Keys
-
     why = holes_reason(measure)
     if why:
         raise ValueError(why)

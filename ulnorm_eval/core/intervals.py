@@ -11,6 +11,7 @@ mean one product ``C @ x`` in whole numbers (the same bits on every BLAS).  Impo
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, Sequence
 
 import numpy as np
@@ -157,8 +158,6 @@ def _resampled_means_many(counts: np.ndarray, jobs: Sequence[tuple]) -> list:
 def _fsum_rows(counts: np.ndarray, x: np.ndarray) -> np.ndarray:
     """Each row's sum of ``x`` counted ``counts[b]`` times, correctly rounded (``math.fsum``): for values
     beyond 2**±960, where limbs would leave the normal floats."""
-    import math
-
     return np.array([math.fsum(np.repeat(x, row.astype(np.int64)).tolist()) for row in counts])
 
 

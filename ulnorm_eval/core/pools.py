@@ -130,12 +130,6 @@ class Pool:
                                self.nq, np.concatenate([self.judged, np.zeros(len(place), bool)]))
         return self._whole
 
-    def subset(self, queries: np.ndarray) -> "Pool":
-        """The same pool with every query outside ``queries`` emptied."""
-        keep = np.isin(self.row, queries)
-        extra = None if self.extra is None else np.where(np.isin(np.arange(self.nq), queries), self.extra, 0)
-        return Pool(self.row[keep], self.grade[keep], self.nq, self.judged[keep], extra)
-
 
 _FEW_KEYS = 16  # distinct key values up to which a pool is ordered by one 16-bit radix sort
 

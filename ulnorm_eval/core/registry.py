@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass, field
 
 from . import measures as _measures  # noqa: F401  (registers the native families)
-from .records import (FAMILIES, NICKNAMES, TREC_ORDER, VARIANT_AGGREGATE, VARIANTS, Family, Gains, Param, TrecName,
-                      UnknownMeasure, Variant)
+from .records import (FAMILIES, NICKNAMES, TEXT_FAMILIES, TREC_ORDER, VARIANT_AGGREGATE, VARIANTS, Family, Gains, Param,
+                      TrecName, UnknownMeasure, Variant)
 from .variants import BOUND_VARIANTS, DEFAULT_VARIANTS, PRIOR_VARIANTS
 
 __all__ = [
@@ -659,8 +659,6 @@ def temporary_records():
     """Families, variants and summarisation families registered inside the block are gone after it,
     and those it replaced are back (the native families are registered before, as this module's import
     does): a scratch registry for docs/architecture.md's worked example and for tests."""
-    from .records import TEXT_FAMILIES
-
     saved = [(table, dict(table)) for table in (FAMILIES, VARIANTS, TEXT_FAMILIES)]
     try:
         yield

@@ -5,7 +5,7 @@ module is light (no numpy), so that listing the measures imports nothing heavy."
 from __future__ import annotations
 
 from . import variants as _variants  # noqa: F401  (the variant records the families name)
-from .records import TEXT_FAMILIES, TextFamily, register_text
+from .records import TEXT_FAMILIES, VARIANTS, TextFamily, register_text
 
 __all__ = ["TEXT_FAMILIES", "SUMM_DEFAULT_VARIANTS", "summ_variants", "score_choices", "summ_help"]
 
@@ -37,8 +37,6 @@ def summ_variants() -> dict:
     """summ's name of each variant record the summarisation families take -> the record's name, in
     the families' order.  A record with an alias is shown by it: UL1 and UL2 are Feng 2023's UE1 and
     UE2 for summaries (``UL1(ROUGE-1)`` is read too)."""
-    from .records import VARIANTS
-
     names = dict.fromkeys(v for f in TEXT_FAMILIES.values() for v in f.variants)
     return {(VARIANTS[n].aliases[0] if VARIANTS[n].aliases else n): n for n in names}
 

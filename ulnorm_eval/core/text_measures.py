@@ -18,13 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ROUGE_TYPES", "SCORES", "COMBINES", "tokenizer", "DocTokens", "encode_document", "encode",
+__all__ = ["ROUGE_TYPES", "tokenizer", "DocTokens", "encode_document", "encode",
            "overlap_counts", "lcs_prefix", "lcs_cells", "MAX_LCS_CELLS", "prf", "combine", "rouge_scores", "expected_rouge1",
            "expected_mc", "oracle_rouge1", "binom_sf_upto"]
 
 ROUGE_TYPES = ("ROUGE-1", "ROUGE-2", "ROUGE-L")
-SCORES = ("precision", "recall", "f")
-COMBINES = ("max", "mean", "pooled")
 
 
 def tokenizer(stem: bool = False):

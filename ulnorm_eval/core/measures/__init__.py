@@ -11,6 +11,7 @@ import numpy as np
 from ..kernels import Judgements, Ranking
 from ..records import FAMILIES
 from . import cumulative, precision, rbp, trec  # noqa: F401  (registers the families; trec imports its kernel modules)
+from .trec_view import judged_only
 
 __all__ = ["FAMILIES", "compute", "gains_for"]
 
@@ -19,7 +20,6 @@ def compute(ranking: Ranking, judgements: Judgements, measure, rel_level: float 
     """Per-row values of a native measure: its family's kernel (after trec_eval's -J when the
     measure's own ``judged_only`` asks for it, as pytrec_eval's per-measure flag)."""
     if measure.get("judged_only"):
-        from .trec_view import judged_only
         ranking = judged_only(ranking)
     return FAMILIES[measure.family].kernel(ranking, judgements, measure, rel_level)
 

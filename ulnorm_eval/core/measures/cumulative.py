@@ -11,6 +11,7 @@ from ..kernels import (Judgements, Ranking, discount, judged_only, rel_of, vecto
 from ..holes import monotone, outside_written
 from ..records import Family, Param, TrecName, register
 from .common import JUDGED_ONLY, RandomPool, disc_prefix, mapped_gains, reads_gain_of, safe
+from .trec_gains import trec_ideal_rank
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs (ndcg_cut, P, ...)
 
@@ -75,8 +76,6 @@ def ideal_dcg(judgements: Judgements, measure, rel: float) -> np.ndarray:
         g = np.maximum(gain(judgements.grade, measure, rel, judgements.max_grade), 0.0)
         place = -g
         if trec:  # --trec-nan: trec_eval's order of the gain map's levels (trec_gains.trec_ideal_rank)
-            from .trec_gains import trec_ideal_rank
-
             rank = np.full(len(g), -1.0)
             rank[judgements.grade >= 0] = trec_ideal_rank(judgements, measure.get("gains"))
             g, place = np.where(rank >= 0, g, 0.0), np.where(rank >= 0, rank, np.inf)

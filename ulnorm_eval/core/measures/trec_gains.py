@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import Judgements, repeated_powers, segment_cumsum, spans
-from .common import safe
+from ..kernels import Judgements, discount, repeated_powers, segment_cumsum, spans
+from .common import disc_prefix, safe
 from .trec_view import (codes, context, count_above, pool_counts, present_mask, rel_index, rel_total,
                          trec_relevant_count, UNJUDGED)
 
@@ -105,15 +105,11 @@ def _ideal_sorted(judgements: Judgements, gains: dict | None, trec: bool = False
     return judgements._cache[key]
 
 
-def _disc(pos):
-    return 1.0 / np.log2(pos + 2.0)
-
-
 def _idcg(judgements, gains, k=None, trec: bool = False):
     key = ("trec_idcg", tuple(sorted((gains or {}).items())), k, trec)
     if key not in judgements._cache:
         row, g, pos = _ideal_sorted(judgements, gains, trec)
-        weights = np.where(g > 0, g * _disc(pos), 0.0)
+        weights = np.where(g > 0, g * discount(pos), 0.0)
         if k is not None:
             weights = np.where(pos < k, weights, 0.0)
         judgements._cache[key] = np.bincount(row, weights=weights, minlength=judgements.nq)[: judgements.nq]
@@ -126,7 +122,7 @@ def _prefix_idcg(judgements, gains, trec: bool = False):
     keep = g > 0
     row, g, pos = row[keep], g[keep], pos[keep]
     starts = np.searchsorted(row, np.arange(judgements.nq + 1))
-    return segment_cumsum(g * _disc(pos), starts), starts, np.diff(starts), row, g
+    return segment_cumsum(g * discount(pos), starts), starts, np.diff(starts), row, g
 
 
 def _nonzero_gains(ranking, gains):
@@ -143,7 +139,7 @@ def _gain_terms(ranking, gains):
     """:func:`_nonzero_gains` and their DCG terms gain / log2(rank + 1): (positions, gains, terms)."""
     def make():
         idx, g = _nonzero_gains(ranking, gains)
-        return idx, g, g * _disc(ranking.pos[idx])
+        return idx, g, g * discount(ranking.pos[idx])
     return ranking.memo(("trec gain terms", tuple(sorted((gains or {}).items()))), make)
 
 
@@ -190,8 +186,6 @@ def e_ndcg_rel(random_pool):
     ranked add (nrel - Np) E[DCG(n - 1)] / full = (nrel - Np) (S/n) D(n) / full; E = E[s] / nrel."""
     pool, judgements = random_pool.pool, random_pool.J
     gains = random_pool.measure.get("gains")
-    from .common import disc_prefix
-
     ranking = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only positions and gain sums are read
     g = _level_gain(codes(ranking), gains)
     n = pool.n
@@ -203,7 +197,7 @@ def e_ndcg_rel(random_pool):
     ideal = np.where(nrel[query] > 0, pidcg[np.minimum(ideal_at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
     D = disc_prefix(int(n.max()) if n.size else 0)
     mean, pair = safe(S, n), safe((n_positive - 1.0) * S, n * (n - 1.0))
-    term = safe(mean[query] * _disc(position) + pair[query] * D[position], ideal)
+    term = safe(mean[query] * discount(position) + pair[query] * D[position], ideal)
     summed = np.bincount(query, weights=term, minlength=judgements.nq)[: judgements.nq]
     summed = summed + (nrel - n_positive) * safe(mean * D[n.astype(np.int64)], full)
     return safe(summed, nrel)
@@ -268,8 +262,6 @@ def e_Rndcg(random_pool):
     pool, judgements = random_pool.pool, random_pool.J
     gains = random_pool.measure.get("gains")
     ctx = context(random_pool.measure, random_pool.rel)
-    from .common import disc_prefix
-
     ranking = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only the mean gain is read
     n = pool.n
     mean = safe(ranking.rowsum(_level_gain(codes(ranking), gains)), n)
@@ -462,7 +454,7 @@ def k_rbp_resid(ranking, judgements, measure, level):
 def e_binG(random_pool):
     n, P, Q, U, V, R, N = pool_counts(random_pool)
     K = (n - P).astype(np.int64)
-    H = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(2.0 + np.arange(int(K.max()) + 1 if K.size else 0)))))
+    H = disc_prefix(int(K.max()) + 1 if K.size else 0)  # H[x] = sum_{y<x} 1/log2(2 + y)
     mean = H[K + 1] / (K + 1.0)
     return safe(P * mean, R)
 

@@ -174,15 +174,12 @@ def _slow_columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool 
         lines.append(lineno)
     try:
         arrays = [string_array([p.decode("utf-8") for p in c]) for c in cols]
-    except UnicodeDecodeError as exc:
-        # find the line for the message
-        for c in cols:
-            for i, p in enumerate(c):
-                try:
-                    p.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise InputError(path, lines[i], "not valid UTF-8") from None
-        raise InputError(path, None, f"not valid UTF-8: {exc}") from None
+    except UnicodeDecodeError:
+        for i, fields in enumerate(zip(*cols)):  # the first line with a field that is not UTF-8
+            try:
+                b" ".join(fields).decode("utf-8")  # (an ASCII space completes no multi-byte character)
+            except UnicodeDecodeError:
+                raise InputError(path, lines[i], "not valid UTF-8") from None
     return arrays, np.asarray(lines, dtype=np.int64), skipped, extra
 
 
@@ -438,10 +435,9 @@ def read_run(path: str, name: str | None = None, data: bytes | None = None, halv
         raise InputError(path, 1, "empty file: no ranked documents")
     score = _to_float(cols[4], path, lines, "score")
     # The rank column stays text: trec_eval ignores it, and only --ties rank converts it
-    # (prepare.rank_values), naming a bad line then.
+    # (pipeline.ordering.rank_values), naming a bad line then.  Duplicate documents are refused by
+    # pipeline.ordering.rank_run, on the codes it makes for the join anyway.
     rank = cols[3]
-    # Duplicate documents are refused by prepare.rank_run, which sorts by (query, docid) anyway,
-    # cheaper than a hash of every key here.
     tag = cols[5][0].as_py()
     last_tag = cols[5][-1].as_py()  # trec_eval's runid prints the last line's
     return Run(qid=cols[0], docid=cols[2], score=score, rank=rank, name=name or _run_name(path, tag),

@@ -136,14 +136,6 @@ def test_core_imports_no_io_dataframes_or_ui(module):
 # any of its modules and may be imported from anywhere.
 LAYERS = {"extras": 0, "hashing": 0, "inputs": 1, "core": 1, "pipeline": 2, "analysis": 3, "render": 4, "cli": 5,
           "api": 5, "irm": 5, "": 6, "__main__": 6}
-# Imports against the order, each waiting for its change; the test fails once one is gone (drop it then).
-# pipeline/ is being rewritten into one orchestrator (issue 49): its progress bars and the gate go to its caller.
-LAYER_PENDING = {
-    "ulnorm_eval.pipeline.eval_request -> ulnorm_eval.analysis",
-    "ulnorm_eval.pipeline.eval_request -> ulnorm_eval.analysis.gate",
-    "ulnorm_eval.pipeline.eval_request -> ulnorm_eval.render.progress",
-    "ulnorm_eval.pipeline.summ_eval -> ulnorm_eval.render.progress",
-}
 
 
 def layer_of(module: str) -> str:
@@ -170,8 +162,7 @@ def test_layers_import_only_downwards():
     """render computes nothing it imports from above it; pipeline imports neither analysis nor render;
     inputs and analysis do not import render; core and inputs import nothing of the package above them."""
     bad = layer_violations()
-    assert not (LAYER_PENDING - bad), f"no longer imported, drop from LAYER_PENDING: {sorted(LAYER_PENDING - bad)}"
-    assert not (bad - LAYER_PENDING), "imports against the layer order:\n" + "\n".join(sorted(bad - LAYER_PENDING))
+    assert not bad, "imports against the layer order:\n" + "\n".join(sorted(bad))
 
 
 def test_layer_check_finds_an_upward_import(monkeypatch):
@@ -469,7 +460,7 @@ def test_requests_and_views_are_keyword_only():
     import dataclasses
     import importlib
 
-    records = {"pipeline.eval_request": "EvalRequest", "pipeline.summ_eval": "SummRequest",
+    records = {"analysis.eval_request": "EvalRequest", "pipeline.summ_eval": "SummRequest",
                "analysis.compare": "CompareRequest", "analysis.query_types": "QueriesRequest",
                "analysis.nrg": "NRGRequest", "analysis.stability": "StabilityRequest",
                "analysis.repro": "ReproRequest",

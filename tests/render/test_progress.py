@@ -100,6 +100,7 @@ def test_compare_reports_one_unit_per_metric_in_parts():
 def test_summ_reports_each_document_of_every_round(texts, monkeypatch):
     """summ's ROUGE bar counts documents x rounds (1, plus --mc-repeats with --correlate)."""
     import contextlib
+    import dataclasses
 
     from ulnorm_eval.pipeline import summ_eval as se
 
@@ -112,9 +113,11 @@ def test_summ_reports_each_document_of_every_round(texts, monkeypatch):
 
     monkeypatch.setattr(pr, "work_bar", spy)
     request = se.SummRequest(data=texts[0], systems=tuple(texts[1:]), measures=["ROUGE-2"], variants=["E"], options=se.SummOptions(draws=20),
-                             progress=lambda label: None)
+                             progress=pr)  # the command line's bars, as cli/summ.py hands them over
     se.summ_for_request(request, [])
     assert opened == [(True, "ROUGE and its Monte Carlo E (documents)", 3)] and sum(heard) == 3
+    se.summ_for_request(dataclasses.replace(request, progress=None), [])  # no bars: none opened
+    assert len(opened) == 1
 
 
 # --------------------------------------------------------------------------- shown only where it belongs

@@ -258,7 +258,7 @@ EVAL_BRIEF = {
                    "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
 def eval_cmd(**options):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
-    from ..pipeline.eval_request import plan_eval, run_eval
+    from ..analysis.eval_request import plan_eval, run_eval
     from ..render.eval_report import eval_outputs, eval_verdict
     from ..render.formats import FORMATS
 
@@ -308,8 +308,8 @@ def check_eval_options(opts: dict) -> None:
 
 
 def eval_request(given: dict):
-    """`eval`'s options (checked, --trec's applied) -> a pipeline.eval_request.EvalRequest."""
-    from ..pipeline.eval_request import EvalRequest
+    """`eval`'s options (checked, --trec's applied) -> an analysis.eval_request.EvalRequest."""
+    from ..analysis.eval_request import EvalRequest
 
     holes = given["holes"]
     opts = make_options(**{**given, "holes": holes[0] if holes else DEFAULT_WORLD, "zscore": given["zscore_file"],

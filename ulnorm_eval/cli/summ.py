@@ -121,10 +121,8 @@ def summ_cmd(**options):
 def summ_request(options: dict):
     """`summ`'s options -> pipeline.summ_eval.SummRequest, refusing (click's usage error) what
     contradicts itself before any input is read; -o/--plot never name an input."""
-    import functools
-
     from ..pipeline import summ_eval as se
-    from ..render.progress import shown, step_bar
+    from ..render import progress
 
     outputs_checked()
     tokens = options["k"]
@@ -145,7 +143,7 @@ def summ_request(options: dict):
                           options=opts, only_systems=options["only_systems"], max_docs=options["max_docs"], subset=options["subset"], order=options["order"],
                           token_ties=options["token_ties"], correlate=options["correlate"], ratings=options["ratings"], mc_repeats=options["mc_repeats"],
                           # summ's long steps report to one rich bar with the time left
-                          progress=functools.partial(step_bar, True) if shown(not options["no_progress"]) else False,
+                          progress=progress if progress.shown(not options["no_progress"]) else None,
                           abstractive=ABSTRACTIVE)
 
 

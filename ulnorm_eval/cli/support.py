@@ -74,12 +74,12 @@ def said_once(notes) -> list:
 @contextlib.contextmanager
 def refusals(*errors, usage=()):
     """What the library refuses, as the command line reports it: contradicting options (``usage``
-    exception types, and pipeline.eval_request.OptionError) as click's usage error; an input, measure or
-    worker error (and ``errors``, and pipeline.eval_request.RefusedAlone) as one line, alone: notes
+    exception types, and inputs.errors.OptionError) as click's usage error; an input, measure or
+    worker error (and ``errors``, and inputs.errors.RefusedAlone) as one line, alone: notes
     gathered so far speak of output that is never written, so they are not said.  Exit 2 each time."""
     from ..core.registry import UnknownMeasure
     from ..inputs.trec import InputError
-    from ..pipeline.eval_request import OptionError, RefusedAlone
+    from ..inputs.errors import OptionError, RefusedAlone
     from ..pipeline.parallel import ParallelError
 
     try:

@@ -1,8 +1,8 @@
-"""The one exception every reader raises for bad input (exit 2, one line: ``FILE[:LINE]: reason``), and the one
-escaping of the names and messages printed (:func:`safe_text`: a file name, a query id, an error line)."""
+"""The one exception every reader raises for bad input (exit 2, one line: ``FILE[:LINE]: reason``), a command's
+two other refusals said in one line (:class:`OptionError`, :class:`RefusedAlone`), and the one escaping of the names and messages printed (:func:`safe_text`: a file name, a query id, an error line)."""
 from __future__ import annotations
 
-__all__ = ["InputError", "env_limit", "message_text", "safe_text", "strict_float", "strict_int"]
+__all__ = ["InputError", "OptionError", "RefusedAlone", "env_limit", "message_text", "safe_text", "strict_float", "strict_int"]
 
 _ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"}
 
@@ -15,6 +15,15 @@ class InputError(Exception):
         shown = safe_text(self.path)  # a backslash or an invisible character in the name: visible
         where = f"{shown}:{line}" if line is not None else shown
         super().__init__(f"{where}: {reason}")
+
+
+class OptionError(ValueError):
+    """Options that contradict each other, found before any input is read (the command's usage error)."""
+
+
+class RefusedAlone(ValueError):
+    """An error reported alone: the notes gathered so far would mislead (e.g. a run that shares no query
+    with the qrels, evaluated against what is almost surely the wrong qrels)."""
 
 
 def safe_text(text, backslash: bool = True) -> str:

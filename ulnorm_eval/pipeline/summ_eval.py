@@ -5,6 +5,8 @@ The Monte Carlo standard error of E is ``SE(E(...))``; Algorithm 2's document sc
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -13,6 +15,7 @@ import numpy as np
 from ..core import text_measures as tm
 from ..core.records import VARIANTS as VARIANT_RECORDS
 from ..core.text_families import SUMM_DEFAULT_VARIANTS, TEXT_FAMILIES, score_choices, summ_variants
+from ..inputs.errors import RefusedAlone
 
 __all__ = ["TextMeasure", "TextMetric", "SummOptions", "parse_text_metric", "resolve_text_metrics",
            "evaluate_summaries", "BASES", "SummRequest", "SummOutcome", "summ_for_request"]
@@ -356,7 +359,7 @@ class SummRequest:
     correlate: bool = False
     ratings: str | None = None
     mc_repeats: int = 0
-    progress: object = False  # False, or a bar factory: progress(label) -> context yielding a tqdm stand-in
+    progress: object = None  # the command line's bars (render.progress: step_bar, work_bar); None: none
     abstractive: tuple = ()  # the systems --systems abstractive names
 
 
@@ -373,8 +376,6 @@ class SummOutcome:
 
 def _thresholds(texts) -> list:
     """--fail-below METRIC=VALUE texts -> (metric, value); refused alone, with the text."""
-    from .eval_request import RefusedAlone
-
     out = []
     for t in texts:
         name, sep, val = t.rpartition("=")
@@ -393,8 +394,6 @@ def _thresholds(texts) -> list:
 
 def _select(request: SummRequest, d, notes: list):
     """The documents and systems asked for: the first --docs N, then --systems."""
-    from .eval_request import RefusedAlone
-
     if request.max_docs is not None and request.max_docs < len(d.doc_ids):  # a quick look: the first N documents
         notes.append(f"{request.data}: --docs {request.max_docs}: the first {request.max_docs} of "
                      f"{len(d.doc_ids)} documents only")
@@ -412,13 +411,12 @@ def _select(request: SummRequest, d, notes: list):
 def _bertscore(request: SummRequest, d, metrics):
     """(data, BERTScore cells or None): --subset's documents ranked by Algorithm 2 before any summary
     is scored, then BERTScore of every summary when a metric needs it."""
-    from .eval_request import RefusedAlone
-
     if not (any(m.measure.base == "BERTScore" for m in metrics) or request.subset is not None):
         return d, None
     from ..core import bertscore as bs
 
     opts = request.options
+    step = functools.partial(request.progress.step_bar, True) if request.progress else False
     try:
         scorer = bs.make_scorer(opts.model, opts.layer, opts.batch_size)
     except (ImportError, ValueError, OSError) as exc:
@@ -427,25 +425,24 @@ def _bertscore(request: SummRequest, d, metrics):
         kind, n = request.subset
         if n > len(d.doc_ids):
             raise RefusedAlone(f"--subset {kind} {n}: only {len(d.doc_ids)} documents")
-        het = bs.heterogeneity(d, scorer, None if opts.k == "candidate" else opts.k, request.progress,
+        het = bs.heterogeneity(d, scorer, None if opts.k == "candidate" else opts.k, step,
                                order=request.order, ties=request.token_ties)
         ranked = np.argsort(het, kind="stable")
         d = d.subset(sorted(ranked[:n] if kind == "hetero" else ranked[::-1][:n]))
     bert = None
     if any(m.measure.base == "BERTScore" for m in metrics):
         bert = bs.score_documents(d, scorer, opts.k, order=request.order, ties=request.token_ties,
-                                  progress=request.progress)
+                                  progress=step)
     return d, bert
 
 
 def summ_for_request(request: SummRequest, notes: list) -> SummOutcome:
     """Read and select the data of ``request``, score every summary and :func:`evaluate_summaries`;
-    notes for stderr are appended to ``notes``.  pipeline.eval_request.RefusedAlone for an error said
+    notes for stderr are appended to ``notes``.  inputs.errors.RefusedAlone for an error said
     alone, InputError or ValueError otherwise."""
     import dataclasses
 
     from ..inputs.summaries import read_summaries
-    from .eval_request import RefusedAlone
 
     thresholds = _thresholds(request.thresholds)
     metrics = resolve_text_metrics(request.measures, request.variants)
@@ -462,13 +459,11 @@ def summ_for_request(request: SummRequest, notes: list) -> SummOutcome:
         raise RefusedAlone(f"{request.data}: no human ratings to correlate with (SummEval's paired file has them)")
     if request.correlate and request.ratings not in d.ratings:
         raise RefusedAlone(f"{request.data}: no {request.ratings} ratings")
-    from ..render.progress import work_bar
-
     rounds = 1 + (request.mc_repeats if request.correlate else 0)
     rouge = any(m.measure.base.startswith("ROUGE") for m in metrics)
     # one bar, with the time left, over the documents of every round (ROUGE and its Monte Carlo E)
-    with work_bar(bool(request.progress) and rouge, "ROUGE and its Monte Carlo E (documents)",
-                  len(d.doc_ids) * rounds) as advance:
+    bar = request.progress.work_bar if request.progress else lambda *_: contextlib.nullcontext(lambda *a, **k: None)
+    with bar(rouge, "ROUGE and its Monte Carlo E (documents)", len(d.doc_ids) * rounds) as advance:
         result = evaluate_summaries(d, metrics, opts, bert, advance)
         notes.extend(n for rr in result.runs for n in rr.notes)  # undefined variants: scored 0 or left out
         repeats = [evaluate_summaries(d, metrics, dataclasses.replace(opts, seed=opts.seed + r), bert, advance)

@@ -1,4 +1,4 @@
-"""How `ulnorm-eval eval` shows an :class:`~ulnorm_eval.pipeline.eval_request.EvalOutcome`: the output in
+"""How `ulnorm-eval eval` shows an :class:`~ulnorm_eval.analysis.eval_request.EvalOutcome`: the output in
 the chosen format, the gate's Markdown summary and its verdict on stderr (docs/output.md, docs/gate.md)."""
 from __future__ import annotations
 

@@ -6,21 +6,13 @@ makes the same calls (:func:`evaluate_request` makes both).  Nothing here import
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, field
 
-from .blocks import Options
+from ..inputs.errors import OptionError, RefusedAlone
+from ..pipeline.blocks import Options
 
-__all__ = ["EvalRequest", "EvalPlan", "EvalOutcome", "OptionError", "RefusedAlone", "StoppedAtQuery", "plan_eval", "run_eval",
-           "evaluate_request"]
-
-
-class OptionError(ValueError):
-    """Options that contradict each other, found before any input is read (the command's usage error)."""
-
-
-class RefusedAlone(ValueError):
-    """An error reported alone: the notes gathered so far would mislead (e.g. a run that shares no query
-    with the qrels, evaluated against what is almost surely the wrong qrels)."""
+__all__ = ["EvalRequest", "EvalPlan", "EvalOutcome", "StoppedAtQuery", "plan_eval", "run_eval", "evaluate_request"]
 
 
 class StoppedAtQuery(RefusedAlone):
@@ -125,7 +117,7 @@ def plan_eval(request: EvalRequest, notes: list) -> EvalPlan:
     """The metrics, thresholds and sort key of ``request``, before any input is read; notes for stderr
     are appended to ``notes`` (the --holes note), those said only on success to the plan's ``setup``."""
     from ..core.registry import UnknownMeasure
-    from . import evaluate as api
+    from ..pipeline import evaluate as api
 
     variants, defaults = _variants(request)
     measures = list(request.measures) or None
@@ -140,7 +132,7 @@ def plan_eval(request: EvalRequest, notes: list) -> EvalPlan:
     if request.options.zscore is not None and any(metric.variant for metric in metrics):
         raise OptionError("-Z converts trec_eval's measures, not the variants: add --norm none")
     if request.thresholds or request.holes:  # the gate's module only when a gate or --holes needs it
-        from ..analysis import gate
+        from . import gate
     try:
         thresholds = [gate.parse_threshold(threshold) for threshold in request.thresholds]
     except UnknownMeasure:
@@ -180,6 +172,11 @@ def _no_progress(inputs, monte_carlo_total):
     return contextlib.nullcontext(lambda label, path: None)
 
 
+def _label(path: str) -> str:
+    """A progress label's name of ``path``: its last component (the path itself when that is empty)."""
+    return os.path.basename(path) or path
+
+
 def unjudged_shares(metrics) -> list:
     """Unjudged@k for every cutoff k of a measure with hole bounds (LB) in ``metrics``, not already there:
     the share of the top k that is unjudged, evaluated beside [LB, UB] (the table prints it after them)."""
@@ -201,11 +198,10 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
     infinities: docs/errors.md) and the gate.  Notes for stderr are appended to ``notes`` as they come.
     ``progress(inputs, monte_carlo_total)`` is a context manager giving ``step(label, path)``."""
     from ..inputs import checks as input_checks
-    from . import evaluate as api
-    from . import parallel
-    from .orchestrator import DisjointRun, evaluate_runs
-    from .ordering import qrels_queries
-    from ..render.progress import base_name
+    from ..pipeline import evaluate as api
+    from ..pipeline import parallel
+    from ..pipeline.orchestrator import DisjointRun, evaluate_runs
+    from ..pipeline.ordering import qrels_queries
 
     runs, metrics, opts = list(request.runs), plan.metrics, request.options
     sources = [*runs, *request.extra_runs]
@@ -224,7 +220,7 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
     jobs = parallel.resolve_jobs(request.jobs, len(sources) if request.jobs == parallel.AUTO else None)
     mc_bar = mc_total if units and jobs == 1 and not request.scheduler else 0
     with progress([request.qrels, *sources], mc_bar) as step:
-        step(f"reading {base_name(request.qrels)}", request.qrels)
+        step(f"reading {_label(request.qrels)}", request.qrels)
         qrels = api.load_qrels(request.qrels, groups=request.groups, trec_eval=opts.trec_nan)
         loaded.append(qrels)
         if qrels.skipped:
@@ -243,11 +239,11 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
             opts = done.options
             try:
                 for index, path in enumerate(runs):
-                    step(f"evaluating {base_name(path)} ({index + 1}/{len(runs)})", path)
+                    step(f"evaluating {_label(path)} ({index + 1}/{len(runs)})", path)
                     results.append(next(done))
                 base = results[runs.index(request.baseline)] if request.baseline in runs else None
                 if request.baseline and base is None:
-                    step(f"evaluating baseline {base_name(request.baseline)}", request.baseline)
+                    step(f"evaluating baseline {_label(request.baseline)}", request.baseline)
                     base = next(done)
             except DisjointRun as exc:  # alone: the notes of an evaluation against the wrong qrels mislead
                 raise RefusedAlone(str(exc)) from exc
@@ -260,7 +256,7 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
     input_checks.require_finite(result)
     checks = _gate(request, plan, result, base, len(qrels_queries(qrels)))
     if request.holes:
-        from ..analysis.gate import holes_outlook
+        from .gate import holes_outlook
 
         return EvalOutcome(result, base, checks, plan, holes_outlook(result, checks))
     return EvalOutcome(result, base, checks, plan)
@@ -271,7 +267,7 @@ def _gate(request: EvalRequest, plan: EvalPlan, result, base, total: int) -> lis
     ``total``: the qrels queries, which every check line names beside the queries its mean is over."""
     if not plan.thresholds and base is None:  # no gate: no checks (nor the gate's module to import)
         return []
-    from ..analysis import gate
+    from . import gate
 
     max_drop = request.max_drop or 0.0
     checks = gate.check_thresholds(result, plan.thresholds, total)

@@ -92,7 +92,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
         ideal = np.where(n > 0, pidcg[np.minimum(at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
         hit = g > 0
         s = rk.rowsum(np.where(hit, safe(dcg, ideal), 0.0))
-        full = tg._idcg(J, gains)[rk.base]
+        full = tg._idcg(J, _with_gains("nDCG_rel", gains))[rk.base]
         final = rk.rowsum(g * discount(rk.pos))
         nrel = npos[rk.base].astype(np.float64)
         s = s + (nrel - rk.rowsum(hit)) * safe(final, full)
@@ -104,7 +104,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
     dcg = rk.running(g * discount(rk.pos))
     pidcg, st, npos, irow, ig = tg._prefix_idcg(J, None)
     R = J.n_relevant(1.0)
-    full = tg._idcg(J, None)
+    full = tg._idcg(J, registry.parse("Rndcg").measure)
     for r in range(rk.nrows):
         if R[r] == 0:
             assert got[r] == 0.0

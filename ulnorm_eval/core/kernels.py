@@ -11,7 +11,7 @@ from functools import cached_property
 
 import numpy as np
 
-__all__ = ["Ranking", "segment_cumsum", "Judgements", "discount", "vector_discount", "power_at", "repeated_powers", "relevant", "within_cutoff", "judged_only",
+__all__ = ["Ranking", "segment_cumsum", "Judgements", "discount", "rank_discount", "power_at", "repeated_powers", "relevant", "within_cutoff", "judged_only",
            "rel_of", "Level", "spans", "row_counts"]
 
 
@@ -175,6 +175,22 @@ def discount(pos: np.ndarray) -> np.ndarray:
     return 1.0 / np.log2(pos + 2.0)
 
 
+def rank_discount(measure, pos: np.ndarray) -> np.ndarray:
+    """The discount of 0-based ranks ``pos`` under ``measure``'s ``discount``: 1/log2(i+1) (Järvelin &
+    Kekäläinen 2002; the default), 1/i ('zipf'), (k+1-i)/k ('linear'), or a vector d_i, 0 past its end
+    (Kanoulas & Aslam 2009 §2.3)."""
+    d = measure.get("discount")
+    if d is None or d == "log2":
+        return discount(pos)
+    if d == "zipf":
+        return 1.0 / (pos + 1.0)
+    if d == "linear":
+        k = float(measure.cutoff)
+        return np.maximum(k - pos, 0.0) / k
+    factors = np.asarray(d, dtype=np.float64)
+    return np.where(pos < len(factors), factors[np.minimum(pos, len(factors) - 1)], 0.0)
+
+
 def power_at(p: float, pos: np.ndarray) -> np.ndarray:
     """p**pos for 0-based ranks (RBP's weights p^(i-1), Moffat & Zobel 2008), np.power's values.
 
@@ -193,16 +209,6 @@ def repeated_powers(p: float, top: int) -> np.ndarray:
     rank, from 1.0): a sequential product, whose last bits differ from pow's (0.9^4 is 0.6561000000000001
     this way, 0.6561 by pow).  np.cumprod multiplies in order, element by element."""
     return np.cumprod(np.concatenate(([1.0], np.full(max(int(top), 0), float(p)))))
-
-
-def vector_discount(pos: np.ndarray, d) -> np.ndarray:
-    """d[i] for 0-based rank i, 0 past the end of the discount vector d (Kanoulas & Aslam 2009 §2.3)."""
-    factors = np.asarray(d, dtype=np.float64)
-    pos = np.asarray(pos)
-    out = np.zeros(pos.shape)
-    inside = pos < len(factors)
-    out[inside] = factors[pos[inside]]
-    return out
 
 
 class Level(float):

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import (Judgements, Ranking, discount, judged_only, rel_of, vector_discount,
-                       within_cutoff)
+from ..kernels import Judgements, Ranking, discount, judged_only, rank_discount, rel_of
 from ..holes import monotone, outside_written
 from ..records import Family, Param, TrecName, register
 from .common import JUDGED_ONLY, RandomPool, disc_prefix, mapped_gains, reads_gain_of, safe
-from .trec_gains import trec_ideal_rank
+from .trec_gains import ideal_dcg as idcg
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs (ndcg_cut, P, ...)
 
@@ -38,20 +37,6 @@ def gain(grade, measure, rel, max_grade):
     return np.exp2(g) - 1.0 if measure.get("dcg") == "exp-log2" else g
 
 
-def rank_discount(measure, pos: np.ndarray) -> np.ndarray:
-    """The discount of 0-based ranks ``pos``: 1/log2(i+1) (Järvelin & Kekäläinen 2002), 1/i (Zipfian),
-    (k+1-i)/k (linear), or an explicit vector d_i, 0 past its end (Kanoulas & Aslam 2009 §2.3)."""
-    d = measure.get("discount")
-    if d is None or d == "log2":
-        return discount(pos)
-    if d == "zipf":
-        return 1.0 / (pos + 1.0)
-    if d == "linear":
-        k = float(measure.cutoff)
-        return np.maximum(k - pos, 0.0) / k
-    return vector_discount(pos, d)
-
-
 def dcg(ranking: Ranking, measure, rel: float, max_grade: float) -> np.ndarray:
     """sum_{i<=k} gain(d_i) * discount(i) per row (discount 1/log2(i+1) by default)."""
     d = measure.get("discount")
@@ -64,32 +49,11 @@ def dcg(ranking: Ranking, measure, rel: float, max_grade: float) -> np.ndarray:
 
 
 def ideal_dcg(judgements: Judgements, measure, rel: float) -> np.ndarray:
-    """IDCG@k per query: the judged documents with a positive gain, sorted by gain, descending.
-
-    trec_eval's ideal (m_ndcg.c, m_ndcg_cut.c) stops at the first gain <= 0, which ir_measures
-    (through pytrec_eval) inherits: an ideal ranking does not retrieve a document of negative gain
-    (``ndcg.0=-1``), so such gains lower DCG but never IDCG.
-    """
+    """IDCG@k per query (:func:`~.trec_gains.ideal_dcg`): the judged documents of positive gain by gain."""
     trec = bool(getattr(rel, "trec_nan", False) and measure.get("gains"))
-
-    def ideal():  # the judged documents by gain, descending: one sort for every cutoff and discount
-        g = np.maximum(gain(judgements.grade, measure, rel, judgements.max_grade), 0.0)
-        place = -g
-        if trec:  # --trec-nan: trec_eval's order of the gain map's levels (trec_gains.trec_ideal_rank)
-            rank = np.full(len(g), -1.0)
-            rank[judgements.grade >= 0] = trec_ideal_rank(judgements, measure.get("gains"))
-            g, place = np.where(rank >= 0, g, 0.0), np.where(rank >= 0, rank, np.inf)
-        order = np.lexsort((place, judgements.row))
-        return Ranking(judgements.row[order].astype(np.int64), judgements.grade[order].astype(np.float64), judgements.nq,
-                       np.arange(judgements.nq)), g[order]
-
-    def make():
-        ranking, g = judgements.cached(("ideal order", repr(measure.get("gains")), measure.get("dcg"), rel, trec), ideal)
-        weights = g * rank_discount(measure, ranking.pos)
-        cut = within_cutoff(ranking, measure)
-        return ranking.rowsum(weights if cut is None else weights * cut)
-
-    return judgements.cached(("IDCG", str(measure), rel, trec), make)
+    return idcg(judgements, measure, ("dcg", repr(measure.get("gains")), measure.get("dcg"), float(rel), trec),
+                lambda: np.maximum(gain(judgements.grade, measure, rel, judgements.max_grade), 0.0),
+                measure.get("gains") if trec else None)
 
 
 def k_dcg(ranking, judgements, measure, rel_level):

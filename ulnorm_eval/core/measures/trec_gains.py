@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import Judgements, discount, repeated_powers, segment_cumsum, spans
+from ..kernels import Judgements, discount, rank_discount, repeated_powers, segment_cumsum, spans
 from .common import disc_prefix, safe
 from .trec_view import (codes, context, count_above, pool_counts, present_mask, rel_index, rel_total,
                          trec_relevant_count, UNJUDGED)
@@ -83,44 +83,55 @@ def trec_ideal_rank(judgements: Judgements, gains: dict) -> np.ndarray:
     return rank
 
 
-def _ideal_sorted(judgements: Judgements, gains: dict | None, trec: bool = False):
-    """Per query, the judged documents' gains sorted descending (row, gain, 0-based position); with
-    ``trec`` (``--trec-nan``) and a gain map, in trec_eval's order (:func:`trec_ideal_rank`), the
-    documents it never takes last with gain 0."""
-    trec = bool(trec and gains)
-    key = ("trec_ideal", tuple(sorted((gains or {}).items())), trec)
-    if key not in judgements._cache:
-        code = np.where(judgements.grade < 0, UNJUDGED, judgements.grade)
-        keep = code >= 0
-        row, g = judgements.row[keep], _level_gain(code[keep], gains)
+def ideal_order(judgements: Judgements, key: tuple, gains_of, trec_gains=None):
+    """Per query, the judged documents of positive gain sorted by gain, descending: trec_eval's ideal
+    ranking (m_ndcg.c stops at the first gain <= 0: a negative gain lowers DCG, never IDCG), which
+    ir_measures inherits; with ``trec_gains`` (``--trec-nan`` and a gain map) in trec_eval's order of
+    the map's levels (:func:`trec_ideal_rank`).  (row, gain, 0-based position), once per ``key``;
+    ``gains_of()``: every judgement's gain."""
+    def make():
+        g = gains_of()
         place = -g
-        if trec:
-            place = trec_ideal_rank(judgements, gains).astype(np.float64)
-            g, place = np.where(place >= 0, g, 0.0), np.where(place >= 0, place, np.inf)
-        order = np.lexsort((place, row))
-        row, g = row[order], g[order]
-        starts = np.searchsorted(row, np.arange(judgements.nq + 1))
-        pos = np.arange(len(row)) - starts[row]
-        judgements._cache[key] = (row, g, pos)
-    return judgements._cache[key]
+        if trec_gains:
+            place = np.full(len(g), -1.0)
+            place[judgements.grade >= 0] = trec_ideal_rank(judgements, trec_gains)
+            g = np.where(place >= 0, g, 0.0)
+        keep = g > 0
+        order = np.lexsort((place[keep], judgements.row[keep]))
+        row, g = judgements.row[keep][order], g[keep][order]
+        return row, g, np.arange(len(row)) - np.searchsorted(row, np.arange(judgements.nq + 1))[row]
+    return judgements.cached(("ideal order",) + key, make)
 
 
-def _idcg(judgements, gains, k=None, trec: bool = False):
-    key = ("trec_idcg", tuple(sorted((gains or {}).items())), k, trec)
-    if key not in judgements._cache:
-        row, g, pos = _ideal_sorted(judgements, gains, trec)
-        weights = np.where(g > 0, g * discount(pos), 0.0)
-        if k is not None:
-            weights = np.where(pos < k, weights, 0.0)
-        judgements._cache[key] = np.bincount(row, weights=weights, minlength=judgements.nq)[: judgements.nq]
-    return judgements._cache[key]
+def ideal_dcg(judgements: Judgements, measure, key: tuple, gains_of, trec_gains=None) -> np.ndarray:
+    """IDCG@k per query: sum_i g_i d_i over :func:`ideal_order`, d the measure's discount (1/log2(i+1)
+    by default), within its cutoff; the order is shared by every cutoff and discount."""
+    def make():
+        row, g, pos = ideal_order(judgements, key, gains_of, trec_gains)
+        weights = g * rank_discount(measure, pos)
+        if measure.cutoff is not None:
+            weights = weights * (pos < measure.cutoff)
+        return np.bincount(row, weights=weights, minlength=judgements.nq)[: judgements.nq]
+    return judgements.cached(("IDCG", str(measure)) + key, make)
+
+
+def _trec_ideal(judgements, gains, trec: bool = False) -> tuple:
+    """:func:`ideal_order`'s key, gains and order for trec_eval's gains (``_level_gain`` of the grades >= 0)."""
+    return (("trec", tuple(sorted((gains or {}).items())), bool(trec and gains)),
+            lambda: np.where(judgements.grade >= 0, _level_gain(judgements.grade, gains), 0.0), gains if trec else None)
+
+
+def _ideal_sorted(judgements, gains, trec: bool = False):
+    return ideal_order(judgements, *_trec_ideal(judgements, gains, trec))
+
+
+def _idcg(judgements, measure, trec: bool = False):
+    return ideal_dcg(judgements, measure, *_trec_ideal(judgements, measure.get("gains"), trec))
 
 
 def _prefix_idcg(judgements, gains, trec: bool = False):
     """Per query the running ideal DCG over the positive ideal gains: (flat array, starts, counts)."""
     row, g, pos = _ideal_sorted(judgements, gains, trec)
-    keep = g > 0
-    row, g, pos = row[keep], g[keep], pos[keep]
     starts = np.searchsorted(row, np.arange(judgements.nq + 1))
     return segment_cumsum(g * discount(pos), starts), starts, np.diff(starts), row, g
 
@@ -164,7 +175,7 @@ def k_ndcg_rel(ranking, judgements, measure, level):
     ideal = np.where(n_positive > 0, pidcg[np.minimum(ideal_at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
     hit = g > 0
     summed = ranking.sum_within(idx[hit], safe(dcg, ideal)[hit])
-    full = _idcg(judgements, gains, trec=getattr(level, "trec_nan", False))[ranking.base]
+    full = _idcg(judgements, measure, getattr(level, "trec_nan", False))[ranking.base]
     final = ranking.sum_within(idx, weights)
     nrel = npos[ranking.base].astype(np.float64)
     summed = summed + (nrel - ranking.count_within(idx[hit], np.inf)) * safe(final, full)
@@ -191,7 +202,7 @@ def e_ndcg_rel(random_pool):
     n = pool.n
     S, n_positive = ranking.rowsum(g), ranking.rowsum(g > 0)
     pidcg, starts, nrel, _, _ = _prefix_idcg(judgements, gains)
-    full = _idcg(judgements, gains)
+    full = _idcg(judgements, random_pool.measure)
     query, position = ranking.row, ranking.pos
     ideal_at = starts[query] + np.minimum(position, np.maximum(nrel[query] - 1, 0))
     ideal = np.where(nrel[query] > 0, pidcg[np.minimum(ideal_at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
@@ -243,7 +254,7 @@ def k_Rndcg(ranking, judgements, measure, level):
     bmax = np.zeros(ranking.nrows)
     np.maximum.at(bmax, boundary_row, boundary_pos)
     final = ranking.sum_within(gidx, weights)
-    full = _idcg(judgements, gains, trec=ctx.trec_nan)[ranking.base]
+    full = _idcg(judgements, measure, ctx.trec_nan)[ranking.base]
     extra = (ranking.length >= bmax + 2) & (full > 0) & (cnt_b > 0)
     summed = summed + np.where(extra, safe(final, full), 0.0)
     cnt_b = cnt_b + extra
@@ -273,7 +284,7 @@ def e_Rndcg(random_pool):
     cnt = np.bincount(boundary_query, minlength=judgements.nq)[: judgements.nq].astype(np.float64)
     bmax = np.zeros(judgements.nq)
     np.maximum.at(bmax, boundary_query, bpos)
-    full = _idcg(judgements, gains)
+    full = _idcg(judgements, random_pool.measure)
     extra = (n >= bmax + 2) & (full > 0) & (cnt > 0)
     summed = summed + np.where(extra, safe(mean * D[n.astype(np.int64)], full), 0.0)
     return np.where(trec_relevant_count(judgements, ctx.rel_level) > 0, safe(summed, cnt + extra), 0.0)
@@ -282,7 +293,7 @@ def e_Rndcg(random_pool):
 def k_ideal_dcg(ranking, judgements, measure, level):
     """The ideal DCG of the query (m_ndcg.c's ideal_dcg): its judged documents of positive gain sorted
     by gain, sum_i gain_i / log2(i+1), whatever the run retrieved."""
-    return _idcg(judgements, measure.get("gains"), trec=getattr(level, "trec_nan", False))[ranking.base]
+    return _idcg(judgements, measure, getattr(level, "trec_nan", False))[ranking.base]
 
 
 def stale_ideal_dcg(values, judgements):
@@ -316,9 +327,7 @@ def _ideal_cost(judgements, gains, trec: bool = False):
     """Per query the running sum of max(ideal gain at rank i, 1) over its positive ideal gains (flat,
     with each query's start and count) and their total: the ranking-independent part of G."""
     def make():
-        row, ideal_gain, _ = _ideal_sorted(judgements, gains, trec)
-        keep = ideal_gain > 0  # the positive ideal gains lead each query's list (sorted descending)
-        rows, igk = row[keep], ideal_gain[keep]
+        rows, igk, _ = _ideal_sorted(judgements, gains, trec)
         n_pos = np.bincount(rows, minlength=judgements.nq)[: judgements.nq]
         starts = np.searchsorted(rows, np.arange(judgements.nq + 1))
         C = segment_cumsum(np.maximum(igk, 1.0), starts)  # within each query, from its first rank

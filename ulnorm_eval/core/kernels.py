@@ -148,18 +148,20 @@ def segment_cumsum(values, starts) -> np.ndarray:
     """Inclusive running sum of ``values`` within each segment [starts[i], starts[i + 1]), each summed
     from its own first element in order, as np.cumsum sums one segment alone.  (A cumsum over all the
     segments less the sum before each is not: its bits depend on the segments before, so a query's
-    value would change with the queries evaluated beside it, and with -j.)  One vectorised step per
-    position: the segments at least that long, longest first."""
+    value would change with the queries evaluated beside it, and with -j.)  The segments of each
+    length class (2^(b-1), 2^b] are padded with zeros after their end to 2^b columns and summed by
+    one np.cumsum along the rows, which adds in order: at most twice the values' memory."""
     out = np.array(values, dtype=np.float64)
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.diff(starts)
     if not len(out) or not len(lengths):
         return out
-    longest_first = np.argsort(-lengths, kind="stable")
-    first, shorter = starts[:-1][longest_first], -lengths[longest_first]
-    for j in range(1, int(lengths.max())):
-        at = first[: np.searchsorted(shorter, -j, side="left")] + j  # the segments longer than j
-        out[at] += out[at - 1]
+    width = np.frexp(np.maximum(lengths - 1, 0))[1]  # 2^width >= length
+    for b in np.unique(width[lengths > 1]):
+        seg = np.flatnonzero((width == b) & (lengths > 1))
+        at = starts[:-1][seg, None] + np.arange(1 << int(b))
+        inside = at < starts[1:][seg, None]
+        out[at[inside]] = np.cumsum(np.where(inside, out[np.where(inside, at, 0)], 0.0), axis=1)[inside]
     return out
 
 

@@ -129,6 +129,16 @@ def test_core_imports_no_io_dataframes_or_ui(module):
     assert not bad, f"{module} imports {bad}"
 
 
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ulnorm_eval.render")))
+def test_render_computes_nothing(module):
+    """render formats what the layers below computed: no statistics (scipy, analysis.stats), no random
+    draws (numpy.random); a correlation, a bootstrap or a normalised value reaches it in a result."""
+    forbidden = ("scipy", "numpy.random", "ulnorm_eval.analysis.stats")
+    bad = [name for t, names in imports(module) for name in (t, *(f"{t}.{n}" for n in names))
+           if any(name == f or name.startswith(f + ".") for f in forbidden)]
+    assert not bad, f"{module} imports {bad}"
+
+
 # The layers, bottom up (docs/architecture.md): a module imports only from lower layers (and its own
 # package).  inputs and core are both at the bottom and import neither each other nor anything above;
 # extras.py and hashing.py are helpers below every layer; the notebook API (api, irm, the package's

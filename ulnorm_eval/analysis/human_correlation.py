@@ -12,10 +12,12 @@ Kendall's tau (tau-b), Spearman's rho and Pearson's r come from scipy.stats.  PA
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["METHODS", "correlate", "summary_level", "system_level", "pai", "correlation_rows", "bootstrap_correlations"]
+__all__ = ["METHODS", "correlate", "summary_level", "system_level", "pai", "correlation_rows", "bootstrap_correlations",
+           "COLUMNS", "Correlations", "correlations", "metric_arrays"]
 
 METHODS = ("kendall", "spearman", "pearson")
 
@@ -154,3 +156,64 @@ def bootstrap_correlations(values: dict, human: dict, methods=METHODS, levels=("
         plo, phi = (np.percentile(finp, [lo_q, hi_q]) if len(finp) else (np.nan, np.nan))
         out[key] = (float(low), float(high), float(plo), float(phi))
     return out
+
+
+# --------------------------------------------------------------------------- summ --correlate
+
+COLUMNS = ("level", "correlation", "metric", "dimension", "value", "PAI", "documents", "low", "high",
+           "PAI_low", "PAI_high", "seeds_min", "seeds_max")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Correlations:
+    """What `summ --correlate` found: a row per :data:`COLUMNS` (NaN interval without the bootstrap, NaN
+    spread without Monte Carlo repeats); the ratings, documents and systems, the bootstrap resamples
+    (``reps``) and the Monte Carlo repeats (``repeats``, besides the first seed)."""
+
+    rows: list
+    ratings: str
+    documents: int
+    systems: int
+    reps: int
+    repeats: int
+
+
+def metric_arrays(result, d) -> tuple:
+    """({metric: systems x documents values}, {variant metric: its plain measure}) of the scores
+    compared with human ratings (no E, IUB, SE or Hetero)."""
+    pos = {doc: index for index, doc in enumerate(d.doc_ids)}
+    values, base = {}, {}
+    for metric in result.metrics:
+        if metric.variant in ("SE", "E", "IUB", "Hetero"):
+            continue
+        arr = np.full((len(d.systems), len(d.doc_ids)), np.nan)
+        for system, run in enumerate(result.runs):
+            arr[system, [pos[doc] for doc in run.qids]] = run.values[metric]
+        values[str(metric)] = arr
+        if metric.variant is not None:
+            base[str(metric)] = str(metric.measure)
+    return values, base
+
+
+def correlations(outcome, ratings: str = "expert", levels=("summary", "system"), reps: int = 0,
+                 seed: int = 0) -> Correlations:
+    """The correlations of a summ outcome's scores with its data's ``ratings``, each with its bootstrap
+    interval over documents (``reps`` resamples, ``seed``) and, with the outcome's Monte Carlo repeats
+    (--mc-repeats), its spread over seeds."""
+    result, d = outcome.result, outcome.data
+    values, base = metric_arrays(result, d)
+    human = {dim: np.array([[np.nan if rating is None else rating for rating in row] for row in table],
+                           dtype=np.float64) for dim, table in d.ratings[ratings].items()}
+    rows = correlation_rows(values, human, levels=levels, base=base)
+    interval = bootstrap_correlations(values, human, levels=levels, base=base, reps=reps, seed=seed) if reps else {}
+    spread = {}
+    if outcome.repeats:
+        others = [correlation_rows(metric_arrays(repeat, d)[0], human, levels=levels, base=base)
+                  for repeat in outcome.repeats]
+        for index, row in enumerate(rows):
+            seeds = [row[4]] + [other[index][4] for other in others]
+            spread[row[:4]] = (float(np.min(seeds)), float(np.max(seeds)))
+    nan4 = (np.nan,) * 4
+    full = [(*row, *interval.get(row[:4], nan4), *spread.get(row[:4], (np.nan, np.nan))) for row in rows]
+    return Correlations(rows=full, ratings=ratings, documents=len(d.doc_ids), systems=len(d.systems), reps=reps,
+                        repeats=len(outcome.repeats))

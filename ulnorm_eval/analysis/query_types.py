@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["Thresholds", "TYPES", "SUBSETS", "normalised", "classify", "select_subset", "query_table",
-           "QueriesRequest", "queries_for_request"]
+           "query_points", "QueriesRequest", "queries_for_request"]
 
 TYPES = ("ideal", "informative", "uninformative", "hard", "easy")
 SUBSETS = ("all", "uninformative", "ideal")
@@ -145,6 +145,17 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     order = {q: i for i, q in enumerate(qids)}
     out = out.sort_values("query", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)
     out.attrs["notes"] = [n for res in results[: len(runs)] for n in res.notes]
+    return out
+
+
+def query_points(table) -> dict:
+    """What ``queries --plot`` draws of :func:`query_table`'s ``table``: measure -> (e, a, types), e = E/IUB
+    and a = A/IUB per query (a NaN without runs) and the query types (Karmaker & Feng 2022 Fig. 1, 2)."""
+    out = {}
+    for meas in dict.fromkeys(table["measure"]):
+        sub = table[table["measure"] == meas]
+        a, e = normalised(sub["mean"].to_numpy(), sub["E"].to_numpy(), sub["IUB"].to_numpy())
+        out[meas] = (e, a, sub["type"].to_numpy())
     return out
 
 

@@ -662,7 +662,7 @@ class StudyOptions:
 def study(design, specs, cutoffs, options: StudyOptions = StudyOptions(), paired: list | None = None,
           progress=None):
     """(rows, curves): a row (dict) for every measure, cutoff and function (:func:`_entries`), and each
-    row with its variance components.  With a list ``paired`` and ``topic_bootstrap``, the comparisons of
+    row with its Φ at 1 .. max(100, 2 x the topics) topics (Kanoulas & Aslam 2009 Figure 4).  With a list ``paired`` and ``topic_bootstrap``, the comparisons of
     :func:`paired_ratios` are appended to it.  ``progress``: a progress bar's ``advance(units, total=None)``,
     told the SLSQP starts of every fit (:func:`entry_starts`) and advanced after each.
     """
@@ -707,7 +707,8 @@ def study(design, specs, cutoffs, options: StudyOptions = StudyOptions(), paired
                     row["_error_ratio"] = error_ratio(score_matrix)
                     draws[len(rows)] = np.array([error_ratio(score_matrix[:, sample]) for sample in resamples])
                 rows.append(row)
-                curves.append((row, variance))
+                topics = range(1, max(100, 2 * len(design.topics)) + 1)
+                curves.append((row, [stats.phi(variance, n) for n in topics]))
     if paired is not None and resamples is not None:
         paired.extend(paired_ratios(rows, draws, reference="log"))
     for record in rows:
@@ -872,7 +873,7 @@ class StabilityOutcome:
 
     design: object
     rows: list
-    curves: dict
+    curves: list
     extra: dict
 
 

@@ -249,9 +249,10 @@ def queries_cmd(**given):
             "pool": given["pool"]}
     picture = None
     if given["plot"]:
+        from ..analysis.query_types import query_points
         from ..render.plots import PictureBuffer, plot_queries
         picture = PictureBuffer(given["plot"])
-        plot_queries(table, picture, request.thresholds)
+        plot_queries(query_points(table), picture, request.thresholds)
     _emit({"queries": table}, given["fmt"], given["precision"], given["output"], meta, picture=picture)
 
 

@@ -155,11 +155,12 @@ def summ_text(outcome, options: dict):
     result = outcome.result
     fmt, precision, output = options["fmt"], options["precision"], options["output"]
     if options["correlate"]:
-        from ..render.summ_report import CorrelationAsk, correlation_text
+        from ..analysis.human_correlation import correlations
+        from ..render.summ_report import correlation_text
 
-        ask = CorrelationAsk(options["ratings"], tuple(options["levels"] or ("summary", "system")), fmt, precision,
-                             options["plot"], options["bootstrap"], options["seed"], tuple(outcome.repeats))
-        return correlation_text(result, outcome.data, ask)
+        corr = correlations(outcome, options["ratings"], tuple(options["levels"] or ("summary", "system")),
+                            options["bootstrap"], options["seed"])
+        return correlation_text(corr, fmt, precision, options["plot"])
     if options["compare_systems"]:
         import copy
 

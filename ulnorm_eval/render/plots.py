@@ -74,25 +74,22 @@ def run_labels(names: list) -> list:
         else list(names)
 
 
-def plot_queries(table, path: str, thresholds=None) -> None:
+def plot_queries(points: dict, path: str, thresholds=None) -> None:
     """Histogram of E/IUB per query and mean-vs-expected scatter with query-type regions.
 
-    ``table``: the DataFrame of :func:`ulnorm_eval.queries.query_table`.  Without runs (no mean
-    scores) only the histograms are drawn.
+    ``points``: measure -> (E/IUB, A/IUB, query types) per query, :func:`ulnorm_eval.analysis.query_types.query_points`.
+    Without runs (A/IUB all NaN) only the histograms are drawn.
     """
-    from ..analysis.query_types import Thresholds, normalised
+    from ..analysis.query_types import Thresholds
 
     plt = require_matplotlib()
     limits = thresholds or Thresholds()
-    measures = list(dict.fromkeys(table["measure"]))
-    has_runs = table["mean"].notna().any()
+    has_runs = any(np.isfinite(a).any() for _, a, _ in points.values())
     ncol = 2 if has_runs else 1
     # the scatter's legend sits outside it, to the right (it covered points inside): wider figure
-    fig, axes = plt.subplots(len(measures), ncol, figsize=(5.2 * ncol + (1.6 if has_runs else 0), 4.2 * len(measures)),
+    fig, axes = plt.subplots(len(points), ncol, figsize=(5.2 * ncol + (1.6 if has_runs else 0), 4.2 * len(points)),
                              squeeze=False)
-    for row, meas in enumerate(measures):
-        sub = table[table["measure"] == meas]
-        normalised_values, expected = normalised(sub["mean"].to_numpy(), sub["E"].to_numpy(), sub["IUB"].to_numpy())
+    for row, (meas, (expected, normalised_values, types)) in enumerate(points.items()):
         axis = axes[row, 0]
         axis.hist(expected, bins=30, color="#4d4d4d")
         axis.set(xlabel=f"E / IUB: {meas} of a random ranking", ylabel="queries",
@@ -111,7 +108,6 @@ def plot_queries(table, path: str, thresholds=None) -> None:
                                      1 - limits.easy_above, 1 - limits.easy_above,
                                    color=TYPE_COLOURS["easy"], alpha=0.12, lw=0))
         axis.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="A = E (random)")
-        types = sub["type"].to_numpy()
         for query_type, col in TYPE_COLOURS.items():
             sel = types == query_type
             if sel.any():

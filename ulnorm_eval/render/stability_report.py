@@ -159,7 +159,6 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
     function's ASLs sorted increasingly (Figure 9)."""
     import numpy as np
 
-    from ..analysis import stats
     from .plots import require_matplotlib, save_figure
 
     plt = require_matplotlib()
@@ -167,11 +166,9 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
     groups = list(dict.fromkeys(row["measure"] for row, _ in curves))
     cols = 3 if asl else 2
     fig, axes = plt.subplots(len(groups), cols, figsize=(5.5 * cols, 3.6 * len(groups)), squeeze=False)
-    nmax = max(100, meta.get("topics", 50) * 2)
-    topic_counts = np.arange(1, nmax + 1)
     for axis, name in zip(axes, groups):
-        mine = [(row, components) for row, components in curves if row["measure"] == name]
-        for row, components in mine:
+        mine = [(row, phis) for row, phis in curves if row["measure"] == name]
+        for row, phis in mine:
             if row["optimised"] in ("—", "discount", "gains+discount") and (row["gain"] == mine[0][0]["gain"]
                                                                           or row["optimised"] == "gains+discount"):
                 discount = row["discount_factors"]
@@ -179,7 +176,7 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
                 axis[0].plot(np.arange(1, len(discount) + 1), discount,
                              marker="o" if "optimal" in label or "joint" in label
                            else None, ms=2.5, label=label)
-                axis[1].plot(topic_counts, [stats.phi(components, int(count)) for count in topic_counts], label=label)
+                axis[1].plot(np.arange(1, len(phis) + 1), phis, label=label)
         axis[0].set(title=f"{name}: discount factors (gain {mine[0][0]['gain']})", xlabel="rank",
                     ylabel="discount (sums to 1)")
         axis[1].set(title=f"{name}: Φ against the number of topics", xlabel="topics", ylabel="Φ")

@@ -3,12 +3,11 @@ column per variant, with a line per column shown) and the correlations with huma
 format, with their picture (--correlate --plot)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..analysis.human_correlation import COLUMNS
 from .table import layout
 from .values import safe_text  # names echoed to a terminal: no ESC, no forged lines
 
-__all__ = ["SUMM_LEGEND", "summ_table", "CorrelationAsk", "correlation_text", "correlation_table", "metric_arrays"]
+__all__ = ["SUMM_LEGEND", "summ_table", "correlation_text", "correlation_table"]
 
 # One line per column of summ's table that is not a measure (the variants' formulas, for summaries).
 SUMM_LEGEND = {
@@ -75,90 +74,25 @@ def _system_rows(result, rr, rows: list, slots: list, per_query: bool, p: int) -
     return body
 
 
-def metric_arrays(result, d) -> tuple:
-    """({metric: systems x documents values}, {variant metric: its plain measure}) of the scores
-    compared with human ratings (no E, IUB, SE or Hetero)."""
-    import numpy as np
-
-    pos = {q: i for i, q in enumerate(d.doc_ids)}
-    values, base = {}, {}
-    for m in result.metrics:
-        if m.variant in ("SE", "E", "IUB", "Hetero"):
-            continue
-        arr = np.full((len(d.systems), len(d.doc_ids)), np.nan)
-        for s, rr in enumerate(result.runs):
-            arr[s, [pos[q] for q in rr.qids]] = rr.values[m]
-        values[str(m)] = arr
-        if m.variant is not None:
-            base[str(m)] = str(m.measure)
-    return values, base
-
-
-@dataclass(frozen=True)
-class CorrelationAsk:
-    """What `summ --correlate` shows: the ratings (expert or crowd), the levels (summary, system), the
-    format and precision, the picture's path (--plot), the bootstrap resamples and their seed, and the
-    results under other Monte Carlo seeds (--mc-repeats)."""
-
-    ratings: str = "expert"
-    levels: tuple = ("summary", "system")
-    fmt: str | None = None
-    precision: int | None = None
-    plot: str | None = None
-    reps: int = 0
-    seed: int = 0
-    repeats: tuple = ()
-
-
-COLUMNS = ("level", "correlation", "metric", "dimension", "value", "PAI", "documents", "low", "high",
-           "PAI_low", "PAI_high", "seeds_min", "seeds_max")
-
-
-def correlation_text(result, d, ask: CorrelationAsk) -> tuple:
-    """(text, picture or None): correlation rows, each with its bootstrap interval over documents
-    (``ask.reps`` resamples) and, with ``ask.repeats`` (results under other Monte Carlo seeds), the
-    spread over seeds."""
-    rows, full = _correlation_rows(result, d, ask)
-    if ask.fmt in ("tsv", "csv"):
-        sep = "\t" if ask.fmt == "tsv" else ","
+def correlation_text(corr, fmt: str | None, precision: int | None, plot: str | None) -> tuple:
+    """(text, picture or None): the rows of ``corr`` (analysis.human_correlation.Correlations) in
+    ``fmt``, and their picture when ``plot`` names one."""
+    if fmt in ("tsv", "csv"):
+        sep = "\t" if fmt == "tsv" else ","
         lines = [sep.join(COLUMNS)]
         lines += [sep.join(x if isinstance(x, str) else str(x) if isinstance(x, int) else repr(float(x)) for x in r)
-                  for r in full]
+                  for r in corr.rows]
         text = "\n".join(lines) + "\n"
-    elif ask.fmt in ("json", "jsonl"):
-        text = _correlation_json(full, ask.fmt)
+    elif fmt in ("json", "jsonl"):
+        text = _correlation_json(corr.rows, fmt)
     else:
-        p = 3 if ask.precision is None else ask.precision
-        text = correlation_table(full, p, ask.ratings, (len(d.doc_ids), len(d.systems)), (ask.reps, len(ask.repeats)))
+        text = correlation_table(corr, 3 if precision is None else precision)
     picture = None
-    if ask.plot:
+    if plot:
         from .plots import PictureBuffer
-        picture = PictureBuffer(ask.plot)
-        _plot(rows, picture)
+        picture = PictureBuffer(plot)
+        _plot(corr.rows, picture)
     return text, picture
-
-
-def _correlation_rows(result, d, ask: CorrelationAsk) -> tuple:
-    """(the correlation rows, the rows with their bootstrap interval and spread over seeds)."""
-    import numpy as np
-
-    from ..analysis.human_correlation import bootstrap_correlations, correlation_rows
-
-    values, base = metric_arrays(result, d)
-    human = {dim: np.array([[np.nan if x is None else x for x in row] for row in v], dtype=np.float64)
-             for dim, v in d.ratings[ask.ratings].items()}
-    levels = ask.levels
-    rows = correlation_rows(values, human, levels=levels, base=base)
-    ci = (bootstrap_correlations(values, human, levels=levels, base=base, reps=ask.reps, seed=ask.seed)
-          if ask.reps else {})
-    spread = {}
-    if ask.repeats:
-        others = [correlation_rows(metric_arrays(r, d)[0], human, levels=levels, base=base) for r in ask.repeats]
-        for i, row in enumerate(rows):
-            vals = [row[4]] + [o[i][4] for o in others]
-            spread[row[:4]] = (float(np.min(vals)), float(np.max(vals)))
-    nan4 = (np.nan,) * 4
-    return rows, [(*r, *ci.get(r[:4], nan4), *spread.get(r[:4], (np.nan, np.nan))) for r in rows]
 
 
 def _correlation_json(full: list, fmt: str) -> str:
@@ -171,11 +105,10 @@ def _correlation_json(full: list, fmt: str) -> str:
     return (json.dumps(objs, indent=1) + "\n") if fmt == "json" else "".join(json.dumps(o) + "\n" for o in objs)
 
 
-def correlation_table(rows, p: int, ratings: str, sizes: tuple, resampled: tuple = (0, 0)) -> str:
+def correlation_table(corr, p: int) -> str:
     """The terminal table of the correlations: a block per level and method, a row per metric (then
-    its PAI), a column per rating dimension; ``sizes`` = (documents, systems), ``resampled`` =
-    (bootstrap resamples, Monte Carlo repeats)."""
-    reps, repeats = resampled
+    its PAI), a column per rating dimension."""
+    rows, reps, repeats = corr.rows, corr.reps, corr.repeats
     dims = list(dict.fromkeys(r[3] for r in rows))
     out = []
     note = []
@@ -186,7 +119,8 @@ def correlation_table(rows, p: int, ratings: str, sizes: tuple, resampled: tuple
     for level in dict.fromkeys(r[0] for r in rows):
         for method in dict.fromkeys(r[1] for r in rows):
             sub = [r for r in rows if r[0] == level and r[1] == method]
-            out.append(f"{method} at {level} level, {ratings} ratings, {sizes[0]} documents, {sizes[1]} systems"
+            out.append(f"{method} at {level} level, {corr.ratings} ratings, {corr.documents} documents, "
+                       f"{corr.systems} systems"
                        + (" " + "; ".join(note) if note else ""))
             out += _correlation_block(sub, dims, p) + [""]
     return "\n".join(out)
@@ -201,16 +135,14 @@ def _correlation_block(sub: list, dims: list, p: int) -> list:
         return f" [{lo:.{digits}f}, {hi:.{digits}f}]" if np.isfinite(lo) and np.isfinite(hi) else ""
 
     def seeds(r):
-        return f" {{{r[11]:.{p}f}, {r[12]:.{p}f}}}" if len(r) > 12 and np.isfinite(r[11]) else ""
+        return f" {{{r[11]:.{p}f}, {r[12]:.{p}f}}}" if np.isfinite(r[11]) else ""
 
     head = ["metric"] + [d.capitalize() for d in dims]
     names = list(dict.fromkeys(r[2] for r in sub))
     cell = {(r[2], r[3]): r for r in sub}
-    body = [[name] + [f"{cell[(name, d)][4]:.{p}f}" + (iv(*cell[(name, d)][7:9], p) if len(cell[(name, d)]) > 8
-                                                      else "") + seeds(cell[(name, d)]) for d in dims]
-            for name in names]
-    body += [[f"PAI {name}"] + [f"{cell[(name, d)][5]:.1f}" + (iv(*cell[(name, d)][9:11], 1)
-                                                              if len(cell[(name, d)]) > 10 else "") for d in dims]
+    body = [[name] + [f"{cell[(name, d)][4]:.{p}f}" + iv(*cell[(name, d)][7:9], p) + seeds(cell[(name, d)])
+                      for d in dims] for name in names]
+    body += [[f"PAI {name}"] + [f"{cell[(name, d)][5]:.1f}" + iv(*cell[(name, d)][9:11], 1) for d in dims]
              for name in names if any(np.isfinite(cell[(name, d)][5]) for d in dims)]
     return _aligned(head, body, 1)
 

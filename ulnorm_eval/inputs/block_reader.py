@@ -160,42 +160,43 @@ class _Tail:
         self.scanned -= count
 
 
-def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool = False):
+def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, whole: int = 0):
     """Yield (bytes, first line number) blocks, each holding whole queries' lines.
 
-    ``small_whole``: an input shorter than ``block_bytes`` is yielded whole, as one block
-    (:func:`run_blocks` joins its two blocks anyway), without the scan for its trailing query.
+    ``whole``: an input of at most that many bytes is yielded whole, as one block, without the scan
+    for its trailing query (:func:`run_blocks`); a longer one is cut as without it.
     """
     handle = open_input(path)
+
+    def read(size: int) -> bytes:
+        try:
+            return handle.read(size)
+        except READ_ERRORS as exc:
+            raise InputError(path, None, f"cannot read: {exc}") from None
+
+    def chunks(held: bytes):
+        # the input in chunks of block_bytes, as successive read(block_bytes) give them (``held``: read already)
+        while True:
+            if len(held) < block_bytes:
+                held += read(block_bytes - len(held))
+            if not held:
+                return
+            yield held[:block_bytes]
+            held = held[block_bytes:]
+
     buf = bytearray()
     tail = _Tail()
     line = 1  # line number of buf[0]
-    first = small_whole
     try:
-        while True:
-            try:
-                chunk = handle.read(block_bytes)
-            except READ_ERRORS as exc:
-                raise InputError(path, None, f"cannot read: {exc}") from None
-            if not chunk:
-                if bytes(buf).strip():
-                    yield bytes(buf), line
-                return
-            if first and len(chunk) < block_bytes:
-                # Possibly the whole input: then one block, with no scan and no copies of a split.
-                try:
-                    more = handle.read(block_bytes)
-                except READ_ERRORS as exc:
-                    raise InputError(path, None, f"cannot read: {exc}") from None
-                if not more:
-                    if b"\x00" in chunk:
-                        check_chunk(chunk, path, 1)
-                    _checked_end(chunk, path, 1)
-                    if chunk and not chunk.isspace():
-                        yield chunk, 1
-                    return
-                chunk += more
-            first = False
+        held = read(whole + 1) if whole else b""
+        if whole and len(held) <= whole:  # a read stops short only at the end: the whole input, one block
+            if b"\x00" in held:
+                check_chunk(held, path, 1)
+            _checked_end(held, path, 1)
+            if held and not held.isspace():
+                yield held, 1
+            return
+        for chunk in chunks(held):
             if b"\x00" in chunk:
                 check_chunk(chunk, path, line + buf.count(b"\n"))
             buf += chunk
@@ -210,6 +211,8 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, small_whole: bool
             tail.shift(cut)
             yield block, line
             line += _newlines(block)
+        if bytes(buf).strip():
+            yield bytes(buf), line
     finally:
         if path != "-":
             handle.close()
@@ -235,28 +238,10 @@ def _checked_end(buf, path: str, line: int) -> int:
 
 
 def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
-    """:func:`query_blocks`, with a file whose blocks together fit in :func:`whole_bytes` as one.
-
-    The reader holds the trailing query back until it sees the end, so a file smaller than one
-    block comes out of it as two blocks (all but the last query, then the last query), and a file
-    of up to ``WHOLE_BYTES`` as two or more: every per-block cost (parsing, ordering, the qrels
-    join, scoring) would be paid again for each.  Only the start of a file (up to ``WHOLE_BYTES``)
-    is held back to decide that: a longer file streams as before.
-    """
-    limit = max(whole_bytes(block_bytes), block_bytes)
-    blocks = query_blocks(path, block_bytes, small_whole=True)
-    head, total = [], 0
-    for block in blocks:
-        head.append(block)
-        total += len(block[0])
-        if total > limit:
-            break
-    else:  # the whole input is in head
-        if len(head) > 1:
-            head = [(b"".join(b for b, _ in head), head[0][1])]
-    while head:
-        yield head.pop(0)
-    yield from blocks
+    """:func:`query_blocks`, an input of up to :func:`whole_bytes` (or ``block_bytes``) in one block:
+    cut in two or more, every per-block cost (parsing, ordering, the qrels join, scoring) would be
+    paid again for each."""
+    return query_blocks(path, block_bytes, whole=max(whole_bytes(block_bytes), block_bytes))
 
 
 def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:

@@ -157,7 +157,7 @@ def segment_cumsum(values, starts) -> np.ndarray:
     if not len(out) or not len(lengths):
         return out
     width = np.frexp(np.maximum(lengths - 1, 0))[1]  # 2^width >= length
-    for b in np.unique(width[lengths > 1]):
+    for b in np.flatnonzero(np.bincount(width[lengths > 1])):  # (np.unique would import numpy.ma)
         seg = np.flatnonzero((width == b) & (lengths > 1))
         at = starts[:-1][seg, None] + np.arange(1 << int(b))
         inside = at < starts[1:][seg, None]

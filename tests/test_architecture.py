@@ -483,6 +483,21 @@ def test_requests_and_views_are_keyword_only():
     assert requests == {name for name in records.values() if name.endswith("Request")}
 
 
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("ulnorm_eval.analysis.")))
+def test_analysis_records_are_keyword_only(module):
+    """Every record analysis/ defines (a settings, result or outcome dataclass) is built from keywords;
+    a subclass answers for the fields it declares (NRGResult's, not pipeline's Result's)."""
+    import dataclasses
+    import importlib
+
+    mod = importlib.import_module(module)
+    records = [value for value in vars(mod).values() if isinstance(value, type) and dataclasses.is_dataclass(value)
+               and value.__module__ == module]
+    positional = [f"{record.__name__}.{f.name}" for record in records for f in dataclasses.fields(record)
+                  if f.name in record.__dict__.get("__annotations__", {}) and not f.kw_only]
+    assert not positional, f"{module}: fields built by position: {positional}"
+
+
 def test_the_route_of_one_evaluation_names_what_exists():
     """docs/architecture.md's route of one evaluation names modules and functions (`pipeline/evaluate.
     load_qrels`, `orchestrator.plan_source`, `RunFile.check`): each module exists, and each function or

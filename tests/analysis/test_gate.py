@@ -240,10 +240,10 @@ def test_baseline_on_real_runs_matches_scipy(shared):
 
 def test_verdict_wording():
     m = parse("AP")
-    ok = Check("fail-below", "r", m, 0.5, 0.3, False)
+    ok = Check(kind="fail-below", run="r", metric=m, mean=0.5, reference=0.3, failed=False)
     assert verdict([ok]) == ["gate passed: 1 check",
                              "  pass r AP: mean 0.5000, threshold 0.3000 (--fail-below), margin +0.2000"]
-    bad = Check("baseline", "r", m, 0.2, 0.3, True, 0.01234, 50, "t")
+    bad = Check(kind="baseline", run="r", metric=m, mean=0.2, reference=0.3, failed=True, p=0.01234, n=50, test="t")
     assert verdict([ok, bad], max_drop=0.05, alpha=0.05) == [
         "gate FAILED: 1 of 2 checks",
         "  pass r AP: mean 0.5000, threshold 0.3000 (--fail-below), margin +0.2000",

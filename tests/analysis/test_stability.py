@@ -137,8 +137,8 @@ def test_named_functions_are_the_papers_normalised():
 
 
 def test_parse_measure_and_topics():
-    assert st.parse_measure("nDCG") == st.MeasureSpec("nDCG")
-    assert st.parse_measure("ue2(ndcg)") == st.MeasureSpec("nDCG", "UL2")
+    assert st.parse_measure("nDCG") == st.MeasureSpec(base="nDCG")
+    assert st.parse_measure("ue2(ndcg)") == st.MeasureSpec(base="nDCG", variant="UL2")
     assert st.parse_measure("UL1(DCG)").name(10) == "UL1(DCG@10)"
     for bad in ("AP", "UL9(nDCG)", "nDCG@10", "UL2(nDCG"):
         with pytest.raises(ValueError):
@@ -172,10 +172,10 @@ def test_variance_components_equal_an_independent_anova(synth):
     D = load_design(qrels, runs, 10)
     g, d = st.named_gains("linear", D.levels), st.named_discount("log", 10)
     Y = reference_scores(qrels, runs, 10, gains_dict(D.levels, g), d)
-    vc = st.components(D, g, d, st.MeasureSpec("nDCG"))
+    vc = st.components(D, g, d, st.MeasureSpec(base="nDCG"))
     s, t, e = lstsq_anova(Y)
     assert (vc.system, vc.topic, vc.residual) == pytest.approx((s, t, e), rel=1e-10, abs=1e-15)
-    assert st.objective(D, g, d, st.MeasureSpec("nDCG"))[0] == pytest.approx(s / (s + t + e), rel=1e-12)
+    assert st.objective(D, g, d, st.MeasureSpec(base="nDCG"))[0] == pytest.approx(s / (s + t + e), rel=1e-12)
 
 
 @pytest.mark.parametrize("measure", ["nDCG", "DCG", "UL2(nDCG)"])
@@ -232,7 +232,7 @@ def test_gain_optimum_is_the_grid_maximum(synth, monotone):
     """Two grade levels: the gain simplex is a segment, searched here on a fine grid."""
     qrels, runs = synth
     D = load_design(qrels, runs, 10)
-    spec = st.MeasureSpec("nDCG")
+    spec = st.MeasureSpec(base="nDCG")
     d = st.named_discount("log", 10)
     o = st.optimise_gains(D, d, spec, monotone=monotone, restarts=3)
     hi = 0.5 if monotone else 1.0
@@ -255,7 +255,7 @@ def test_the_optimum_evaluated_from_scratch_gives_the_reported_phi(synth):
 def test_reproducible_for_a_fixed_seed(synth):
     qrels, runs = synth
     D = load_design(qrels, runs, 10)
-    spec = st.MeasureSpec("nDCG")
+    spec = st.MeasureSpec(base="nDCG")
     lin = st.named_gains("linear", D.levels)
     a = st.optimise_discount(D, lin, spec, monotone=False, restarts=3, seed=5)
     b = st.optimise_discount(D, lin, spec, monotone=False, restarts=3, seed=5)
@@ -280,7 +280,8 @@ def test_robust03_matches_the_evaluation_pipeline(robust):
     D = load_design(qrels, runs, 20, "601-650")
     g, d = st.named_gains("linear", D.levels), st.named_discount("log", 20)
     res = evaluate(qrels, runs, ["nDCG@20"], variants=["UL2"], pool="qrels")
-    for spec, metric in ((st.MeasureSpec("nDCG"), res.metrics[0]), (st.MeasureSpec("nDCG", "UL2"), res.metrics[1])):
+    specs = (st.MeasureSpec(base="nDCG"), st.MeasureSpec(base="nDCG", variant="UL2"))
+    for spec, metric in zip(specs, res.metrics):
         Y = st.scores(D, g, d, spec)
         for i, rr in enumerate(res.runs):
             col = {q: j for j, q in enumerate(rr.qids)}
@@ -295,7 +296,7 @@ def test_robust03_optimum_evaluated_from_the_files(robust, tmp_path):
 
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")
-    spec = st.MeasureSpec("nDCG")
+    spec = st.MeasureSpec(base="nDCG")
     o = st.optimise_joint(D, spec, restarts=1)
     plain = []
     for i, r in enumerate(runs):  # the reference reads plain text
@@ -313,7 +314,7 @@ def test_robust03_study_rows(robust):
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")
     assert len(D.systems) == 17 and len(D.topics) == 50 and D.topics[0] == "601"
-    rows, _ = st.study(D, [st.MeasureSpec("nDCG")], [20],
+    rows, _ = st.study(D, [st.MeasureSpec(base="nDCG")], [20],
                        st.StudyOptions(unconstrained="gains", restarts=1, phi_targets=(0.9, 0.95)))
     by = {(r["gain"], r["discount"]): r for r in rows}
     opt = by[("linear", "optimal")]
@@ -323,7 +324,7 @@ def test_robust03_study_rows(robust):
     assert by[("optimal", "log")]["phi"] >= by[("exponential", "log")]["phi"]
     assert by[("optimal (joint)", "optimal (joint)")]["phi"] >= max(r["phi"] for r in rows) - 1e-12
     vc = stats.variance_components(st.scores(D, st.named_gains("linear", D.levels), st.named_discount("zipf", 20),
-                                             st.MeasureSpec("nDCG")))
+                                             st.MeasureSpec(base="nDCG")))
     assert by[("linear", "zipf")]["topics Φ>=0.9"] == stats.topics_needed(vc, 0.9)
     assert by[("linear", "zipf")]["phi"] == stats.phi(vc, 50)
 
@@ -430,7 +431,7 @@ def test_holdout_phi_is_computed_on_the_other_half(synth):
     half, so there at least as high as every named function, and scored on the held-out half."""
     qrels, runs = synth
     D = load_design(qrels, runs, 10)
-    spec = st.MeasureSpec("nDCG")
+    spec = st.MeasureSpec(base="nDCG")
     splits = 6
     rows, _ = st.study(D, [spec], [10], st.StudyOptions(restarts=1, holdout=splits, seed=5))
     halves = st.topic_splits(len(D.topics), splits, seed=5)
@@ -468,7 +469,7 @@ def test_holdout_phi_is_computed_on_the_other_half(synth):
 def test_paired_ratios_are_ratios_of_topics_needed_on_shared_resamples(synth):
     qrels, runs = synth
     D = load_design(qrels, runs, 10)
-    specs = [st.MeasureSpec("nDCG"), st.MeasureSpec("nDCG", "UL2")]
+    specs = [st.MeasureSpec(base="nDCG"), st.MeasureSpec(base="nDCG", variant="UL2")]
     paired = []
     rows, _ = st.study(D, specs, [10], st.StudyOptions(restarts=0, topic_bootstrap=200, seed=2, phi_targets=(0.9,)), paired=paired)
     res = st.topic_resamples(len(D.topics), 200, 2)
@@ -514,7 +515,7 @@ def test_cli_paired_and_holdout(synth):
     g = st.named_gains("linear", D.levels)
     p = next(p for p in doc["paired"] if (p["measure_a"], p["function_a"], p["measure_b"], p["function_b"])
              == ("UL2(nDCG@10)", "linear/zipf", "UL2(nDCG@5)", "linear/zipf"))
-    spec = st.MeasureSpec("nDCG", "UL2")
+    spec = st.MeasureSpec(base="nDCG", variant="UL2")
     want = (st.error_ratio(st.scores(D, g, st.named_discount("zipf", 10), spec))
             / st.error_ratio(st.scores(D.at(5), g, st.named_discount("zipf", 5), spec)))
     assert p["ratio"] == pytest.approx(want, rel=1e-12)

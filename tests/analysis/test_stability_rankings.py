@@ -45,7 +45,7 @@ def _per_topic(qrels, runs, name, topics):
 def robust20(robust):
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")
-    spec = st.MeasureSpec("nDCG")
+    spec = st.MeasureSpec(base="nDCG")
     rows, _ = st.study(D, [spec], [20], st.StudyOptions(restarts=0))
     return D, spec, rows
 
@@ -112,7 +112,7 @@ def test_docs_claims_on_robust03_topics_needed(robust):
     need = {}
     for k in (100, 200):
         for dn in st.DISCOUNTS:
-            vc = st.components(D.at(k), g, st.named_discount(dn, k), st.MeasureSpec("nDCG"))
+            vc = st.components(D.at(k), g, st.named_discount(dn, k), st.MeasureSpec(base="nDCG"))
             need[k, dn] = stats.topics_needed(vc, 0.9)
     assert (need[100, "linear"], need[100, "log"], need[100, "zipf"]) == (57, 59, 88)
     assert (need[200, "linear"], need[200, "log"], need[200, "zipf"]) == (41, 44, 85)
@@ -120,8 +120,9 @@ def test_docs_claims_on_robust03_topics_needed(robust):
     ix = st.topic_resamples(50, 1000, 0)
     share = {}
     for k in (100, 200):
-        lin, log = (st.topics_needed_resampled(st.scores(D.at(k), g, st.named_discount(dn, k), st.MeasureSpec("nDCG")),
-                                               ix, 0.9) for dn in ("linear", "log"))
+        spec = st.MeasureSpec(base="nDCG")
+        lin, log = (st.topics_needed_resampled(st.scores(D.at(k), g, st.named_discount(dn, k), spec), ix, 0.9)
+                    for dn in ("linear", "log"))
         share[k] = (np.mean(lin < log), np.mean(lin == log), np.mean(lin > log))
     assert share[100] == (0.604, 0.132, 0.264)
     assert share[200] == (0.81, 0.106, 0.084)
@@ -132,7 +133,7 @@ def test_topic_bootstrap_intervals_from_evaluated_values(robust):
     pipeline's per-topic nDCG@20 and an ANOVA written out here."""
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")
-    rows, _ = st.study(D, [st.MeasureSpec("nDCG")], [20],
+    rows, _ = st.study(D, [st.MeasureSpec(base="nDCG")], [20],
                        st.StudyOptions(restarts=0, phi_targets=(0.9,), topic_bootstrap=300, seed=4))
     row = next(r for r in rows if (r["gain"], r["discount"]) == ("linear", "log"))
     Y = _per_topic(qrels, runs, "nDCG@20", D.topics)

@@ -318,7 +318,8 @@ def test_topics_needed_is_the_smallest_sufficient_topic_count():
     # Kanoulas & Aslam 2009's own numbers are consistent: n* topics for P = 0.9 means Phi(50) = 50r/(1+50r)
     n_star, target = 104, 0.9  # TREC 12, Zipfian discount (Table 1)
     r = target / ((1 - target) * n_star)
-    synthetic = stats.VarianceComponents(r, 0.6, 0.4, 50, 0, 0, 0)  # sigma^2(t)+sigma^2(st) = 1
+    synthetic = stats.VarianceComponents(system=r, topic=0.6, residual=0.4, n_topics=50, ms_system=0, ms_topic=0,
+                                         ms_residual=0)  # sigma^2(t)+sigma^2(st) = 1
     assert stats.topics_needed(synthetic, target) == n_star
     assert stats.phi(synthetic, 50) == pytest.approx(0.812, abs=5e-4)
 

@@ -123,7 +123,7 @@ def _check(tmp_path, judged, ranked, G, options, tag):
             low.append(np.mean([min(v for c, v in values.items() if of[c] == q) for q in judged]))
             high.append(np.mean([max(v for c, v in values.items() if of[c] == q) for q in judged]))
         for threshold in (0.2, 0.5, 0.8):  # the gate: "holds" is never contradicted by an assignment
-            checks = gate.check_thresholds(bounds, [gate.Threshold(m, threshold)])
+            checks = gate.check_thresholds(bounds, [gate.Threshold(metric=m, value=threshold)])
             gate.check_holes(bounds, checks)
             for check, least, most in zip(checks, low, high):
                 if check.holes.startswith("holds"):

@@ -60,15 +60,15 @@ def _by_pair(paired) -> dict:
 def _without(design, system: str):
     keep = [i for i, s in enumerate(design.systems) if s != system]
     assert len(keep) == len(design.systems) - 1
-    return st.Design(design.C[keep], design.counts, design.pool, design.levels,
-                     [design.systems[i] for i in keep], design.topics)
+    return st.Design(C=design.C[keep], counts=design.counts, pool=design.pool, levels=design.levels,
+                     systems=[design.systems[i] for i in keep], topics=design.topics)
 
 
 @pytest.fixture(scope="module")
 def computed(shared):
     base = shared / "robust03"
     qrels, runs = str(base / "qrels.txt"), sorted(str(p) for p in (base / "runs").iterdir())
-    specs = [st.MeasureSpec("nDCG"), st.MeasureSpec("nDCG", "UL2")]
+    specs = [st.MeasureSpec(base="nDCG"), st.MeasureSpec(base="nDCG", variant="UL2")]
     d50 = load_design(qrels, runs, 200, "601-650")
     d100 = load_design(qrels, runs, 100)
     out = {"robust03 601-650": {**_named_claims(d50, specs, [3, 10, 20, 100, 200]),

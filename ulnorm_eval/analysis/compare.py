@@ -42,7 +42,7 @@ def _table(name: str, doc: str) -> property:
     return property(lambda self: self._frame(name), lambda self, df: self._set(name, df), doc=doc)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Comparison:
     """The tables of a comparison and the settings that produced them.
 
@@ -87,7 +87,7 @@ def _matrix(result, metric, qids):
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompareSettings:
     """How :func:`compare` compares (the keywords of :func:`compare`, :func:`compare_files` and
     ``api.compare``): ``test`` 't' (paired t-test), 'wilcoxon' (signed-rank), 'randomization' (Fisher,
@@ -342,7 +342,8 @@ class _Comparing:
         tables = {"systems": systems, "summary": summary}
         if s.pairs:
             tables["pairs"] = _pairs_table(self.pair_tables, self.names)
-        return Comparison(tables, self.metrics, self.names, self.used, meta, notes)
+        return Comparison(tables=tables, metrics=self.metrics, runs=self.names, queries=self.used, meta=meta,
+                          notes=notes)
 
 
 def _listed_set(spec, qids: list):
@@ -504,7 +505,7 @@ def swap_between_tables(a: dict, b: dict):
                            {"metric": "str", "runs": "int", "pairs": "int", "swaps": "int", "swap_rate": "float"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompareInputs:
     """How :func:`compare_files` evaluates the runs before comparing them: ``holes``: LB and UB of every
     plain measure that has them are evaluated too (``holes_bootstrap``: also BSLO and BSHI), and the

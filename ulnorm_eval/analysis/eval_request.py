@@ -57,7 +57,7 @@ class EvalRequest:
         return [self.baseline] if self.baseline and self.baseline not in self.runs else []
 
 
-@dataclass
+@dataclass(kw_only=True)
 class EvalPlan:
     """The metrics to evaluate (those asked for, then those a gate or --sort names), the gate's
     thresholds, the sort key, and notes on the request said once the evaluation succeeded."""
@@ -69,7 +69,7 @@ class EvalPlan:
     setup: list = field(default_factory=list)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class EvalOutcome:
     """What an evaluation produced: the result (the runs, in order), the baseline's run result (or
     None), the gate's checks, and the plan it followed."""
@@ -146,7 +146,8 @@ def plan_eval(request: EvalRequest, notes: list) -> EvalPlan:
             metrics.append(metric)
     if request.holes:  # the gate's own metrics get their hole bounds too
         metrics += [metric for metric in gate.hole_metrics([threshold.metric for threshold in thresholds]) if metric not in metrics]
-    return EvalPlan(metrics, thresholds, sort_metric, descending, setup)
+    return EvalPlan(metrics=metrics, thresholds=thresholds, sort_metric=sort_metric, descending=descending,
+                    setup=setup)
 
 
 def _withheld(request: EvalRequest, metrics: list, notes: list) -> list:
@@ -258,8 +259,8 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
     if request.holes:
         from .gate import holes_outlook
 
-        return EvalOutcome(result, base, checks, plan, holes_outlook(result, checks))
-    return EvalOutcome(result, base, checks, plan)
+        return EvalOutcome(result=result, base=base, checks=checks, plan=plan, holes=holes_outlook(result, checks))
+    return EvalOutcome(result=result, base=base, checks=checks, plan=plan)
 
 
 def _gate(request: EvalRequest, plan: EvalPlan, result, base, total: int) -> list:

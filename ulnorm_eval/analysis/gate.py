@@ -21,13 +21,13 @@ __all__ = ["Threshold", "Check", "parse_threshold", "check_thresholds", "check_b
 BOUNDS = BOUND_VARIANTS  # bounds are properties of the query: never gated
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Threshold:
     metric: object  # registry.Metric
     value: float
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Check:
     """One gate comparison for one run and metric."""
 
@@ -73,7 +73,7 @@ def parse_threshold(text: str) -> Threshold:
     if _text(metric):
         raise ValueError(f"--fail-below {text!r}: {metric} is text (trec_eval's {metric.trec_name()}), not a "
                          "number to gate on")
-    return Threshold(metric, number)
+    return Threshold(metric=metric, value=number)
 
 
 def _text(metric) -> bool:
@@ -99,8 +99,8 @@ def check_thresholds(result, thresholds, total: int = 0) -> list[Check]:
             mean, value = sign * run.mean[threshold.metric], sign * threshold.value
             why = NO_MEAN if math.isnan(mean) else ""
             n_queries = int(np.count_nonzero(np.isfinite(np.asarray(run.values[threshold.metric], dtype=np.float64))))
-            out.append(Check("fail-below", run.name, threshold.metric, sign * mean, threshold.value,
-                             bool(why) or mean < value, n=n_queries, total=total,
+            out.append(Check(kind="fail-below", run=run.name, metric=threshold.metric, mean=sign * mean,
+                             reference=threshold.value, failed=bool(why) or mean < value, n=n_queries, total=total,
                              undefined=why, zscore=_zscored(result, threshold.metric), sign=sign))
     return out
 
@@ -191,7 +191,7 @@ def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: st
             check.holes = f"holds {assumption} ({span})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HolesOutlook:
     """What the unjudged documents leave open after a --holes evaluation: the largest mean share of a
     measure's top k unjudged (``share`` of ``cutoff`` in ``run``; None without a cutoff), how many of the
@@ -212,9 +212,11 @@ def holes_outlook(result, checks) -> HolesOutlook:
     shares = [(run.mean[share], k, run.name)
               for k in sorted({int(m.measure.cutoff) for m in result.metrics if m.variant == "LB" and m.measure.cutoff})
               for share in [Metric(parse(f"Unjudged@{k}").measure)] for run in result.runs if share in run.mean]
-    top = max(shares, key=lambda share: share[0]) if shares else (None, None, None)
-    return HolesOutlook(*top, sum(check.holes.startswith("could flip") for check in checks), len(checks),
-                        getattr(result.options, "holes_list", 0), tuple(getattr(result.options, "holes_listed", ())))
+    share, cutoff, run = max(shares, key=lambda share: share[0]) if shares else (None, None, None)
+    flips = sum(check.holes.startswith("could flip") for check in checks)
+    return HolesOutlook(share=share, cutoff=cutoff, run=run, flips=flips, checks=len(checks),
+                        asked=getattr(result.options, "holes_list", 0),
+                        listed=tuple(getattr(result.options, "holes_listed", ())))
 
 
 def check_baseline(result, baseline, max_drop: float, alpha: float | None = None, test: str = "t",
@@ -254,8 +256,8 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
                 why = NO_P  # a drop whose significance cannot be judged: not a pass
             significant = alpha is None or (not math.isnan(p_value) and p_value < alpha)
             n_pairs = int((~(np.isnan(run_values) | np.isnan(base_values))).sum())
-            out.append(Check("baseline", run.name, metric, sign * mean, sign * ref,
-                             bool(why) or (dropped and significant), p_value, n_pairs, test,
+            out.append(Check(kind="baseline", run=run.name, metric=metric, mean=sign * mean, reference=sign * ref,
+                             failed=bool(why) or (dropped and significant), p=p_value, n=n_pairs, test=test,
                              undefined=why, zscore=_zscored(result, metric), sign=sign, total=total))
     return out
 

@@ -39,7 +39,7 @@ PROTOCOLS = ("fixed", "leave-one-out", "chronological", "group")
 
 # --------------------------------------------------------------------------- browsing models
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BrowsingModel:
     """One instantiation of Normalized Residual Gain (SIGIR-AP 2024) eq. 1: G(d), seen(i) (0 beyond K) and the normaliser N.
 
@@ -84,8 +84,8 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
         return gains_for(grade, m, rel, max_grade)
 
     # UC(P@K): binary gain, seen = 1 within K, N = 1: the unique-contribution count
-    return BrowsingModel(gain, lambda pos: seen(pos) * cut(pos), k,
-                         (lambda raw: raw) if metric.variant == "UC" else scale, until_gain)
+    return BrowsingModel(gain=gain, seen=lambda pos: seen(pos) * cut(pos), depth=k,
+                         scale=(lambda raw: raw) if metric.variant == "UC" else scale, until_gain=until_gain)
 
 
 def seen_until_gain(row, pos, g, within) -> np.ndarray:
@@ -114,7 +114,7 @@ def supported() -> list:
 
 # --------------------------------------------------------------------------- one key space
 
-@dataclass
+@dataclass(kw_only=True)
 class KeySpace:
     """The judged documents and the ranked documents of every run, as integer ids of (query, docid).
 
@@ -161,7 +161,8 @@ def key_space(qrels, qids: list, ranked: list, depth: int | None) -> KeySpace:
     ids = to_numpy(enc.indices).astype(np.int64)
     bounds = np.cumsum([0] + [len(p) for p in parts])
     keys = [ids[bounds[i]:bounds[i + 1]] for i in range(len(parts))]
-    return KeySpace(len(enc.dictionary), len(qids), jrow, qrels.grade[keep], keys[0], rows, poss, grades, keys[1:])
+    return KeySpace(nkeys=len(enc.dictionary), nq=len(qids), judged_row=jrow, judged_grade=qrels.grade[keep],
+                    judged_key=keys[0], run_row=rows, run_pos=poss, run_grade=grades, run_key=keys[1:])
 
 
 # --------------------------------------------------------------------------- eq. 3 and eq. 4
@@ -327,7 +328,7 @@ def resolve_nrg_metrics(measures=None, unique: bool = False) -> list:
 
 # --------------------------------------------------------------------------- evaluation
 
-@dataclass
+@dataclass(kw_only=True)
 class NRGResult(Result):
     """An :class:`api.Result` (same ``frame``/``tidy()``/``summary()`` and output formats) plus the prior sets."""
 
@@ -341,7 +342,7 @@ class NRGResult(Result):
         return [n for rr in self.runs for n in rr.notes] + list(self.group_notes)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NRGSettings:
     """How :func:`evaluate_nrg` builds each scored run's prior set: ``protocol`` 'fixed' (every run
     against the priors), 'leave-one-out', 'chronological' or 'group' (needs ``group_by``, a regular
@@ -360,7 +361,7 @@ class NRGSettings:
             raise NRGError("group_by is given exactly with protocol='group'")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NRGInputs:
     """How :func:`evaluate_nrg` takes its runs: ``rename``, repeated run names get ``#1``, ``#2`` by
     position across runs and priors (as every command names them); ``refuse_disjoint``, a run sharing
@@ -370,7 +371,7 @@ class NRGInputs:
     refuse_disjoint: bool = False
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Ranked:
     """The runs of one :func:`evaluate_nrg` call, evaluated with their rankings kept (orchestrator.py)
     and put on the qrels' query set ``qids``: the ``scored`` runs first, then the prior-only runs."""
@@ -428,9 +429,9 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, options=None, warn=No
     values = _nrg_values(s, metrics, plain, sets, options)
     results = [_run_result(s, i, values[i], notes["runs"][i]) for i in range(s.scored)]
     names = s.names
-    return NRGResult(metrics, results, options, s.qrels.path, s.paths[:s.scored],
-                     {names[i]: [names[j] for j in p] for i, p in enumerate(sets)}, settings.protocol,
-                     notes["groups"])
+    return NRGResult(metrics=metrics, runs=results, options=options, qrels_path=s.qrels.path,
+                     run_paths=s.paths[:s.scored], priors={names[i]: [names[j] for j in p] for i, p in enumerate(sets)},
+                     protocol=settings.protocol, group_notes=notes["groups"])
 
 
 def _read_and_rank(qrels, given, asked, executor, dropped) -> _Ranked:
@@ -457,7 +458,8 @@ def _read_and_rank(qrels, given, asked, executor, dropped) -> _Ranked:
                            "prior sets need distinct names")
     keep = [np.isin(np.asarray(qids, dtype=object), np.asarray(r.qids, dtype=object)) for r, _ in every]
     results = [_on_queries(result, qids) for result, _ in every]
-    return _Ranked(qrels, qids, judgements(qrels, qids), results, [path for _, path in every], len(runs), keep)
+    return _Ranked(qrels=qrels, qids=qids, judged=judgements(qrels, qids), results=results,
+                   paths=[path for _, path in every], scored=len(runs), keep=keep)
 
 
 def _on_queries(result, qids: list):

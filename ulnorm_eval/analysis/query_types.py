@@ -26,7 +26,7 @@ TYPES = ("ideal", "informative", "uninformative", "hard", "easy")
 SUBSETS = ("all", "uninformative", "ideal")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Thresholds:
     """Query-type thresholds on the IUB-normalised scale (see the module docstring)."""
 
@@ -90,7 +90,7 @@ def select_subset(actual, expected, ideal, kind: str = "all", size: int | None =
     return np.sort(np.argsort(key, kind="stable")[:size])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TableInputs:
     """How :func:`query_table` evaluates its runs: ``holes``, their hole bounds too;
     ``refuse_disjoint``, a run sharing no query with the qrels is refused."""

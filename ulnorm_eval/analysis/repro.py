@@ -39,7 +39,7 @@ class ReproRequest:
     min_ktu: float | None = None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Reproduction:
     """``tables``: 'measures' (a row per measure) and 'rankings' (a row per pair); ``checks``: the gate's
     checks, each a dict (check, pair, measure, value, threshold, failed); ``meta``; ``notes``."""
@@ -186,4 +186,4 @@ def repro_for_request(request: ReproRequest, notes: list) -> Reproduction:
                                                                                  "reproduced": "str", "topics": "int"})}
     meta = {"qrels": str(request.qrels), "runs": list(paths), "depth": request.depth, "rbo_p": request.rbo_p,
             "max_rmse": request.max_rmse, "min_ktu": request.min_ktu}
-    return Reproduction(tables, _checks(measure_rows, ranking_rows, request), meta, notes)
+    return Reproduction(tables=tables, checks=_checks(measure_rows, ranking_rows, request), meta=meta, notes=notes)

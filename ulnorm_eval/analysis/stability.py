@@ -12,6 +12,7 @@ documents by gain (Westerborg 2022 §3.1).  A variant is core/normalise.py's on 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import re
 from dataclasses import dataclass, field
@@ -63,7 +64,7 @@ def named_discount(name: str, k: int) -> np.ndarray:
     return normalised(DISCOUNT_FUNCTIONS[name](np.arange(1, int(k) + 1, dtype=np.float64), k))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MeasureSpec:
     """nDCG or DCG, optionally under a normalisation variant (UL1, UL2, EM, EB, MM, UEW)."""
 
@@ -94,12 +95,12 @@ def parse_measure(text: str) -> MeasureSpec:
     base = "nDCG" if match.group(2).lower() == "ndcg" else "DCG"
     variant = match.group(1)
     if variant is None:
-        return MeasureSpec(base)
+        return MeasureSpec(base=base)
     variant = VARIANT_ALIASES.get(variant.upper(), variant.upper())
     if variant not in normalisers:
         names = ", ".join([*normalisers, *VARIANT_ALIASES])
         raise ValueError(f"unknown variant {match.group(1)!r} in {text!r} (stability takes {names})")
-    return MeasureSpec(base, variant)
+    return MeasureSpec(base=base, variant=variant)
 
 
 def level_index(row, grade, judged, pos, n_topics: int, k: int, levels) -> np.ndarray:
@@ -124,7 +125,7 @@ def level_index(row, grade, judged, pos, n_topics: int, k: int, levels) -> np.nd
     return out
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Design:
     """What the objective needs, computed once from the runs and the qrels.
 
@@ -146,8 +147,8 @@ class Design:
         idx = np.asarray(idx)
         n_levels = len(levels)
         C = (idx[:, :, None, :] == np.arange(n_levels)[None, None, :, None]).astype(np.float64)
-        return cls(C, np.asarray(counts, dtype=np.float64), np.asarray(pool, dtype=np.float64),
-                   np.asarray(levels, dtype=np.float64), list(systems), list(topics))
+        return cls(C=C, counts=np.asarray(counts, dtype=np.float64), pool=np.asarray(pool, dtype=np.float64),
+                   levels=np.asarray(levels, dtype=np.float64), systems=list(systems), topics=list(topics))
 
     @property
     def k(self) -> int:
@@ -161,13 +162,13 @@ class Design:
         """The same design cut at rank k (a view, no copy)."""
         if k > self.k:
             raise ValueError(f"the design holds ranks 1..{self.k}, not {k}")
-        return Design(self.C[..., :k], self.counts, self.pool, self.levels, self.systems, self.topics)
+        return dataclasses.replace(self, C=self.C[..., :k])
 
     def subset(self, idx) -> "Design":
         """The same design on the topics ``idx`` (indices into ``topics``)."""
         idx = np.asarray(idx)
-        return Design(self.C[:, idx], self.counts[idx], self.pool[idx], self.levels, self.systems,
-                      [self.topics[index] for index in idx] if self.topics else [])
+        return dataclasses.replace(self, C=self.C[:, idx], counts=self.counts[idx], pool=self.pool[idx],
+                                   topics=[self.topics[index] for index in idx] if self.topics else [])
 
     def topic_forms(self, g) -> np.ndarray:
         """(3, T, J, k): M_I, M_E, M_W, the bilinear forms of IDCG, E[DCG] and WLB for the gain order of g.
@@ -287,7 +288,7 @@ def objective(design: Design, g, d, spec: MeasureSpec):
     return phi1, grad_g, grad_d
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Optimum:
     """The best of several SLSQP runs, polished onto the constraint set.
 
@@ -398,8 +399,9 @@ def _optimise(design: Design, spec: MeasureSpec, fixed: tuple, monotone: bool, s
     val, point, success = best = max(results, key=lambda result: result[0])
     agree = sum(abs(result[0] - best[0]) <= 1e-6 * max(1.0, abs(best[0])) for result in results)
     gains, discount = vectors(point)
-    return Optimum(gains, discount, val, max(residual(gains, mono_g), residual(discount, mono_d)), success,
-                   len(results), agree)
+    worst = max(residual(gains, mono_g), residual(discount, mono_d))
+    return Optimum(gains=gains, discount=discount, phi1=val, residual=worst, converged=success, starts=len(results),
+                   agree=agree)
 
 
 def optimise_discount(design: Design, gains, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4,
@@ -423,7 +425,8 @@ def optimise_gains(design: Design, discount, spec: MeasureSpec, *, monotone: boo
     if n_levels == 1:  # binary grades: the simplex is one point
         g = np.ones(1)
         value = objective(design, g, d, spec)[0]
-        return Optimum(g, d, value, residual(g, "up" if monotone else None), True, 1, 1)
+        return Optimum(gains=g, discount=d, phi1=value, residual=residual(g, "up" if monotone else None),
+                       converged=True, starts=1, agree=1)
     named = [named_gains(name, design.levels) for name in GAINS] + [np.full(n_levels, 1.0 / n_levels)]
     return _optimise(design, spec, (None, d), monotone, named + list(starts), restarts, seed, tick)
 
@@ -639,7 +642,7 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StudyOptions:
     """How :func:`study` fits and what it reports (docs/stability.md): the named rows' ``gain`` and
     ``discount`` (Kanoulas & Aslam 2009 §3.1-3.2), the optima fitted again ``unconstrained``, random
@@ -867,7 +870,7 @@ class StabilityRequest:
     progress: object = None  # the command line's bars (render.progress: shown, work_bar); None: none
 
 
-@dataclass
+@dataclass(kw_only=True)
 class StabilityOutcome:
     """The study of a request: its design, the functions' rows, the curves, and the extra tables."""
 
@@ -902,4 +905,4 @@ def stability_for_request(request: StabilityRequest, notes: list) -> StabilityOu
         extra["tau"] = tau_table(design, request.specs, rows)
     if "asl" in request.tables:
         extra["asl"] = asl_table(design, request.specs, rows, reps=request.reps, seed=request.study.get("seed", 0))
-    return StabilityOutcome(design, rows, curves, extra)
+    return StabilityOutcome(design=design, rows=rows, curves=curves, extra=extra)

@@ -89,7 +89,7 @@ def randomization(scores_a, scores_b, alternative: str = "two-sided", n_resample
 _BATCH_ELEMENTS = 4_000_000  # bound on the temporaries of the resampling tests
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PairedTest:
     """Result of a paired test, one entry per tested pair (arrays, or floats for one pair).
 
@@ -135,12 +135,14 @@ def _ratio(num, den):
                         np.where(num == 0, 0.0, np.copysign(np.inf, num)))
 
 
-def _t_interval(n, mean, std, alpha):
-    """mean +- t_{1-alpha/2, n-1} sd / sqrt(n) (scipy.stats.t.ppf; Student's t interval of a mean)."""
+def _t_test(moments: tuple, statistic, p_value, alpha) -> PairedTest:
+    """The PairedTest of ``moments`` (n, mean, sd, effect) with its Student t-interval of the mean
+    difference, mean +- t_{1-alpha/2, n-1} sd / sqrt(n) (scipy.stats.t.ppf)."""
     from scipy import stats
 
+    n, mean, std, effect = moments
     half = stats.t.ppf(1 - alpha / 2, n - 1) * std / math.sqrt(n)
-    return mean - half, mean + half
+    return PairedTest(diff=mean, statistic=statistic, p=p_value, effect=effect, ci_low=mean - half, ci_high=mean + half)
 
 
 def pairwise_t(diffs, alpha: float = 0.05) -> PairedTest:
@@ -160,8 +162,7 @@ def pairwise_t(diffs, alpha: float = 0.05) -> PairedTest:
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on constant rows (t = +-inf, p = 0)
         res = stats.ttest_1samp(diffs, 0.0, axis=-1)
     zero = np.all(diffs == 0, axis=-1)
-    low, high = _t_interval(n, mean, std, alpha)
-    return PairedTest(mean, np.where(zero, 0.0, res.statistic), np.where(zero, 1.0, res.pvalue), effect, low, high)
+    return _t_test((n, mean, std, effect), np.where(zero, 0.0, res.statistic), np.where(zero, 1.0, res.pvalue), alpha)
 
 
 def pairwise_wilcoxon(diffs, alpha: float = 0.05) -> PairedTest:
@@ -180,8 +181,7 @@ def pairwise_wilcoxon(diffs, alpha: float = 0.05) -> PairedTest:
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on too few non-zero differences
         res = stats.wilcoxon(np.where(zero[..., None], 1.0, diffs), axis=-1)
-    low, high = _t_interval(n, mean, std, alpha)
-    return PairedTest(mean, np.where(zero, 0.0, res.statistic), np.where(zero, 1.0, res.pvalue), effect, low, high)
+    return _t_test((n, mean, std, effect), np.where(zero, 0.0, res.statistic), np.where(zero, 1.0, res.pvalue), alpha)
 
 
 def pairwise_randomization(diffs, reps: int = 10_000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
@@ -209,9 +209,7 @@ def pairwise_randomization(diffs, reps: int = 10_000, seed: int = 0, alpha: floa
         null = np.abs(flat[start:start + per] @ signs.T) / n
         count[start:start + per] = (null >= (obs - tol)[start:start + per, None]).sum(axis=1)
     p_value = count / len(signs) if exact else (1.0 + count) / (1.0 + len(signs))
-    p_value = p_value.reshape(diffs.shape[:-1])
-    low, high = _t_interval(n, mean, std, alpha)
-    return PairedTest(mean, mean, p_value, effect, low, high)
+    return _t_test((n, mean, std, effect), mean, p_value.reshape(diffs.shape[:-1]), alpha)
 
 
 def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
@@ -246,8 +244,8 @@ def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.
         quantiles = np.quantile(boot_means, [alpha / 2, 1 - alpha / 2], axis=1)
         low[block], high[block] = means[block] + quantiles[0], means[block] + quantiles[1]
     shape = diffs.shape[:-1]
-    return PairedTest(mean, _ratio(mean, std / math.sqrt(n)), asl.reshape(shape), effect, low.reshape(shape),
-                      high.reshape(shape))
+    return PairedTest(diff=mean, statistic=_ratio(mean, std / math.sqrt(n)), p=asl.reshape(shape), effect=effect,
+                      ci_low=low.reshape(shape), ci_high=high.reshape(shape))
 
 
 def _t_of(mean, sum_squares, n: int, scale):
@@ -326,8 +324,7 @@ def pairwise_tukey(diffs, null: tuple, alpha: float = 0.05) -> PairedTest:
     observed = np.abs(mean)
     count = len(ranges) - np.searchsorted(ranges, observed - 1e-12 * np.maximum(1.0, observed), side="left")
     p_value = count / len(ranges) if exact else (1.0 + count) / (1.0 + len(ranges))
-    low, high = _t_interval(n, mean, std, alpha)
-    return PairedTest(mean, mean, p_value, effect, low, high)
+    return _t_test((n, mean, std, effect), mean, p_value, alpha)
 
 
 PAIRWISE = {"t": pairwise_t, "wilcoxon": pairwise_wilcoxon, "randomization": pairwise_randomization,
@@ -525,7 +522,7 @@ def _discordant(A, B) -> int:
 
 # --------------------------------------------------------------------------- generalizability theory
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class VarianceComponents:
     """Variance components of a system x topic design with one score per cell (Kanoulas & Aslam 2009 §2.2)."""
 
@@ -559,8 +556,9 @@ def variance_components(score_matrix) -> VarianceComponents:
     MSst = ((score_matrix - ms_[:, None] - mt_[None, :] + grand_mean) ** 2).sum() / ((n_systems - 1) * (n_topics - 1))
     tiny = 1e-12 * float(np.mean(score_matrix * score_matrix))
     MSs, MSt, MSst = (0.0 if value <= tiny else value for value in (MSs, MSt, MSst))
-    return VarianceComponents(max((MSs - MSst) / n_topics, 0.0), max((MSt - MSst) / n_systems, 0.0), float(MSst),
-                              n_topics, float(MSs), float(MSt), float(MSst))
+    return VarianceComponents(system=max((MSs - MSst) / n_topics, 0.0), topic=max((MSt - MSst) / n_systems, 0.0),
+                              residual=float(MSst), n_topics=n_topics, ms_system=float(MSs), ms_topic=float(MSt),
+                              ms_residual=float(MSst))
 
 
 def erho2(components: VarianceComponents, n: int | None = None) -> float:

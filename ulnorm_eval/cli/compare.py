@@ -260,7 +260,7 @@ def queries_request(given: dict):
     """`queries`' options -> analysis.query_types.QueriesRequest (ValueError: thresholds out of order)."""
     from ..analysis.query_types import QueriesRequest, Thresholds
 
-    thresholds = Thresholds(given["informative_gap"], given["ideal_gap"], given["hard_below"], given["easy_above"])
+    thresholds = Thresholds(**{key: given[key] for key in ("informative_gap", "ideal_gap", "hard_below", "easy_above")})
     opts = make_options(**{**given, "holes": given["holes"][0] if given["holes"] else DEFAULT_WORLD})
     return QueriesRequest(qrels=given["qrels"], runs=tuple(given["runs"]),
                           measures=split_names(given["measures"]) or None, options=opts, thresholds=thresholds,

@@ -190,7 +190,7 @@ def summ_outputs(outcome, options: dict, text: str, picture):
     from ..render.outputs import Output
 
     result = outcome.result
-    checks = gate.check_thresholds(result, [gate.Threshold(metric, value) for metric, value in outcome.thresholds])
+    checks = gate.check_thresholds(result, [gate.Threshold(metric=metric, value=value) for metric, value in outcome.thresholds])
     gate.require_complete(checks, result, "documents", "no summary")
     outputs = [Output(options["output"], text)]
     outputs += [Output(options["plot"], picture.data)] if picture is not None else []

@@ -538,8 +538,8 @@ def _run_result(s: _Ranked, i: int, values: dict, notes: list):
     vals = {m: v[keep] for m, v in values.items()}
     rq = [q for q, x in zip(s.qids, keep) if x]
     order = np.argsort(np.asarray(rq, dtype=object), kind="stable")  # the main command's summation order
-    return RunResult(run.name, rq, vals, {m: summarise(v, order, m.summary) for m, v in vals.items()},
-                     missing=run.missing, ignored=run.ignored, float32_ties=run.float32_ties,
+    return RunResult(name=run.name, qids=rq, values=vals, mean={m: summarise(v, order, m.summary) for m, v in vals.items()},
+                     float32_ties=run.float32_ties,
                      missing_qids=run.missing_qids, ignored_qids=run.ignored_qids, notes=notes, tag=run.tag)
 
 

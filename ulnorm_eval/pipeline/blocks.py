@@ -108,19 +108,19 @@ LEVEL_BELOW_ZERO = ("a relevance level below 0 is refused: trec_eval's codes wou
                     "above 1); -l 0 counts every judged document of grade 0 or more")
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunResult:
+    """One run's results: per-query values in ``qids``' order, the 'all' row, and what it counted."""
+
     name: str
     qids: list
     values: dict  # Metric -> per-query np.ndarray (NaN = undefined and skipped)
     mean: dict  # Metric -> float (the family's summary rule: mean, sum or geometric mean)
     stderr: dict = field(default_factory=dict)  # Metric -> per-query Monte Carlo standard error
-    missing: int = 0  # query-set queries the run did not retrieve anything for
-    ignored: int = 0  # run queries absent from the qrels
     undefined: dict = field(default_factory=dict)  # Metric -> count of undefined queries
     float32_ties: int = 0
-    missing_qids: list = field(default_factory=list)  # the `missing` queries, in query order
-    ignored_qids: list = field(default_factory=list)  # the `ignored` run queries, in natural order
+    missing_qids: list = field(default_factory=list)  # query-set queries the run has nothing for, in query order
+    ignored_qids: list = field(default_factory=list)  # run queries absent from the qrels, in natural order
     notes: list = field(default_factory=list)  # one-line notes for stderr, in order
     tag: str | None = None  # the run's tag (its last line's, trec_eval's runid); None when not a TREC run
     interval: dict = field(default_factory=dict)  # Metric -> (lo, hi): a normalisation's 'all' row minus a random ordering's, 95%
@@ -132,17 +132,38 @@ class RunResult:
     # Metric -> per query (in qids' order), True where the variant is undefined (the table marks them)
     undefined_queries: dict = field(default_factory=dict)
 
+    @property
+    def missing(self) -> int:
+        return len(self.missing_qids)
 
-@dataclass
+    @property
+    def ignored(self) -> int:
+        return len(self.ignored_qids)
+
+
+@dataclass(kw_only=True)
 class Block:
-    """Per-query values of one block of queries of one run."""
+    """One block of queries of a run scored (a query block of its file, or the whole run): its queries'
+    values and what it counted.  Small and picklable, so that a block can be scored in another process
+    (pipeline.parallel), its ranking then left out; line numbers are relative to the block's first line."""
 
-    qids: list
-    ranked: RankedRun
-    values: dict
-    stderr: dict
-    undefined: dict
+    name: str | None = None  # the run's name (None: a block of comments only)
+    qids: list = field(default_factory=list)  # the scored queries
+    values: dict = field(default_factory=dict)
+    stderr: dict = field(default_factory=dict)
+    undefined: dict = field(default_factory=dict)
     again: dict | None = None  # values under the other options asked for, when they move a document
+    ranked: RankedRun | None = None
+    float32_ties: int = 0
+    judged: tuple = (0, 0)  # (ranked documents within -M, of which in the qrels)
+    run_qids: list = field(default_factory=list)  # the block's run queries, in order of first appearance ...
+    first_lines: list = field(default_factory=list)  # ... and the block-relative line of each one's first line
+    lines: int = 0  # newlines in the block
+    skipped: int = 0
+    extra: int = 0
+    tag: str | None = None  # the block's last line's tag (trec_eval's runid is the file's last)
+    regrouped: tuple | None = None  # (qid, block-relative line) of a query back after other queries
+    error: tuple | None = None  # (reason, block-relative line) of an error met after parsing
 
 
 def refuse_prior_variants(metrics) -> None:
@@ -277,7 +298,8 @@ def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Opti
     if again is not None and rr.float32_ties:
         changes, wanted = again
         other = score_block(qrels, run, qids, wanted, dataclasses.replace(options, **changes)).values
-    return Block(qids, rr, values, stderr, undefined, other)
+    return Block(name=run.name, qids=qids, values=values, stderr=stderr, undefined=undefined, again=other, ranked=rr,
+                 float32_ties=rr.float32_ties, judged=rr.judged)
 
 
 def prepare(qrels: Qrels, metrics: list, options: Options) -> None:
@@ -479,15 +501,16 @@ def summary_row(metrics: list, values: dict, qids: list, options: Options, *, ta
     return mean
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunFacts:
     """What :func:`finish_run` hears of a run beside its values: the qrels queries it has no line for,
     its queries not in the qrels, the ranked documents whose place the score precision or the tie rule
-    decides, the comment or blank lines skipped and the lines with extra fields, its tag, and the
-    qrels (trec_eval's stale values and some summaries need them)."""
+    decides (``float32_ties`` under ``--ties score``, else against trec_eval's order), the comment or
+    blank lines skipped and the lines with extra fields, its tag, and the qrels (trec_eval's stale
+    values and some summaries need them)."""
 
-    missing_qids: tuple = ()
-    ignored_qids: tuple = ()
+    missing_qids: list = field(default_factory=list)
+    ignored_qids: list = field(default_factory=list)
     float32_ties: int = 0
     skipped: int = 0
     extra: int = 0
@@ -497,13 +520,9 @@ class RunFacts:
 
 
 def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple, options: Options,
-               **facts) -> RunResult:
+               f: RunFacts) -> RunResult:
     """The run's result: values in query order, the 'all' row (:func:`summary_row`), and its notes.
-    ``computed`` = (values, stderr, undefined: a mask per query) of every metric; keywords are
-    :class:`RunFacts` fields."""
-    from ..core.keywords import split_keywords
-
-    (f,) = split_keywords(facts, RunFacts, where="finish_run")
+    ``computed`` = (values, stderr, undefined: a mask per query) of every metric."""
     values, stderr, undefined = computed
     stale = [m for m in metrics if options.trec_nan and not m.variant and getattr(m.measure.record, "trec_stale", None)]
     if stale:  # trec_eval's leaks of an earlier query's state (the record's), before -Z as in trec_eval
@@ -512,8 +531,7 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
     if options.zscore:
         values = zscore_values(metrics, values, qids, options.zscore)
     mean = summary_row(metrics, values, qids, options, tag=f.tag, qrels=f.qrels)
-    notes = input_notes(name, path, nq=len(qids), missing=len(f.missing_qids), ignored=len(f.ignored_qids),
-                        float32_ties=f.float32_ties, skipped=f.skipped, extra=f.extra, ties=options.ties, judged=f.judged)
+    notes = input_notes(name, path, f, len(qids), options.ties)
     note = candidates_note(f.qrels, options, qids) if any(map(_pooled, metrics)) else None
     if note:
         notes.append(Note(note, name, note.split(": ", 1)[1].replace("{", "{{").replace("}", "}}")))
@@ -527,8 +545,9 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
                                 withheld_note(name, values, options, ci)) if note]
     values = {m: values[m] for m in metrics}  # the parts (summary_parts) served the 'all' row and the note
     stderr = {m: v for m, v in stderr.items() if m in values}
-    return RunResult(name, qids, values, mean, stderr, len(f.missing_qids), len(f.ignored_qids), undefined,
-                     f.float32_ties, list(f.missing_qids), list(f.ignored_qids), notes, f.tag, interval, ci,
+    return RunResult(name=name, qids=qids, values=values, mean=mean, stderr=stderr, undefined=undefined,
+                     float32_ties=f.float32_ties, missing_qids=list(f.missing_qids), ignored_qids=list(f.ignored_qids),
+                     notes=notes, tag=f.tag, interval=interval, ci=ci,
                      undefined_queries={m: mask for m, mask in masks.items() if mask.any()})
 
 
@@ -698,30 +717,11 @@ class Note(str):
 PRECISION_NOTE = "ranked documents change place between float32 and float64 scores"  # the note's words (compare looks for them)
 TIE_RULE_NOTE = "ranked documents are at another place than in trec_eval's order"  # --ties rank|file's (compare too)
 
-@dataclass(frozen=True)
-class InputCounts:
-    """What :func:`input_notes` counts: qrels queries without a ranked document (``missing``), run
-    queries not in the qrels (``ignored``), ranked documents whose place the precision decides
-    (``float32_ties`` under ``ties`` 'score') or the tie rule ('rank', 'file': against trec_eval's
-    order), comment or blank lines ``skipped``, lines with ``extra`` fields, and (ranked documents, of
-    which in the qrels) ``judged``."""
-
-    missing: int = 0
-    ignored: int = 0
-    float32_ties: int = 0
-    skipped: int = 0
-    extra: int = 0
-    ties: str = "score"
-    judged: tuple = (0, 0)
-
-
-def input_notes(name: str, path: str, *, nq: int, **counts) -> list:
-    """The one-line notes about a run's input (of ``nq`` qrels queries): nothing is dropped without a
-    count.  Keywords are :class:`InputCounts` fields."""
-    from ..core.keywords import split_keywords
-
-    (c,) = split_keywords(counts, InputCounts, where="input_notes")
-    missing, ignored, float32_ties, skipped, extra, ties = c.missing, c.ignored, c.float32_ties, c.skipped, c.extra, c.ties
+def input_notes(name: str, path: str, facts: RunFacts, nq: int, ties: str = "score") -> list:
+    """The one-line notes about a run's input (of ``nq`` qrels queries, under the tie rule ``ties``):
+    nothing is dropped without a count."""
+    missing, ignored, float32_ties = len(facts.missing_qids), len(facts.ignored_qids), facts.float32_ties
+    skipped, extra, judged = facts.skipped, facts.extra, facts.judged
     out = []
     if missing:
         brief = "{0} of {1} qrels queries have no ranked documents and score 0 (--run-queries-only leaves them out)"
@@ -729,10 +729,10 @@ def input_notes(name: str, path: str, *, nq: int, **counts) -> list:
     if ignored:
         brief = "{0} run queries are not in the qrels and were ignored"
         out.append(Note(f"{name}: " + brief.format(ignored), name, brief, (ignored,)))
-    if c.judged[0] and not c.judged[1]:  # as a run sharing no query with the qrels is refused: the wrong docids?
+    if judged[0] and not judged[1]:  # as a run sharing no query with the qrels is refused: the wrong docids?
         brief = ("none of its {0} ranked documents is in the qrels, so every measure is 0: docids written otherwise "
                  "than the qrels' (a prefix, a suffix, an invisible character)?")
-        out.append(Note(f"{name}: " + brief.format(c.judged[0]), name, brief.replace("its {0}", "their {0}"), (c.judged[0],)))
+        out.append(Note(f"{name}: " + brief.format(judged[0]), name, brief.replace("its {0}", "their {0}"), (judged[0],)))
     if float32_ties and ties != "score":
         brief = f"{{0}} {TIE_RULE_NOTE} under --ties {ties}: a measure that reaches them can differ from trec_eval's"
         out.append(Note(f"{name}: {float32_ties} {TIE_RULE_NOTE} (score descending, then docid descending) under --ties "

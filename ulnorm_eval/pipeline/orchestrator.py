@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..inputs.errors import InputError
 from ..inputs.trec import Qrels, Run
-from .blocks import Options, RunResult, finish_run, letor_pool, query_set, score_block
+from .blocks import Options, RunResult, letor_pool
 from .evaluate import load_run, parse_run, with_runs_holes
 from .parallel import Sequential, unwrap
 from .stream import BLOCK_BYTES, NotGrouped, block_bounds, merge_blocks, parse_block, read_ahead, run_blocks, score_parsed
@@ -146,22 +146,9 @@ def _shares_queries(result: RunResult, label: str, qrels: Qrels) -> None:
 
 def score_run(qrels: Qrels, run: Run, metrics: list, options: Options, how: How = How()) -> RunResult:
     """Per-query values of every metric for one run read whole: the pipeline on one block."""
-    qids = query_set(qrels, run, options)
-    block = score_block(qrels, run, qids, metrics, options, how.again)
-    ranked = block.ranked
-    ignored_qids = []
-    if ranked.ignored_queries:
-        import pyarrow.compute as pc
-        from .ordering import natural_order
-
-        ignored_qids = natural_order(set(pc.unique(run.qid).to_pylist()) - set(qids))
-    result = finish_run(run.name, run.path, qids, metrics, (block.values, block.stderr, block.undefined), options,
-                        missing_qids=[qid for qid, present in zip(qids, ranked.present) if not present],
-                        ignored_qids=ignored_qids, float32_ties=ranked.float32_ties, judged=ranked.judged,
-                        skipped=run.skipped,
-                        extra=run.meta.get("extra_fields", 0), tag=run.meta.get("last_tag", run.tag), qrels=qrels)
-    result.again = block.again
-    result.ranked = ranked if how.ranked else None
+    block = score_parsed(qrels, run.path, (run, 0), metrics, options, how.again, whole=True)
+    result = merge_blocks(qrels, run.path, metrics, options, [block])
+    result.ranked = block.ranked if how.ranked else None
     return result
 
 
@@ -197,7 +184,7 @@ def run_task(qrels: Qrels, source, metrics: list, options: Options, how: How) ->
 
 def block_task(qrels: Qrels, piece, metrics: list, options: Options, how: How):
     """Task: one query block of a run file, ``piece`` = (RunFile, start, stop) or its :class:`Shipped`
-    bytes: a :class:`.stream.BlockOut` (line numbers relative to the block)."""
+    bytes: a :class:`.blocks.Block` (line numbers relative to the block)."""
     path, data = (piece.path, piece.data) if isinstance(piece, Shipped) else (piece[0].path, piece[0].read(*piece[1:]))
     return score_parsed(qrels, path, parse_block(path, data), metrics, options, how.again)
 

@@ -1,7 +1,7 @@
 """A run file in blocks of whole queries (``--stream``; every regular run file unless ``--no-stream``):
 each block parsed, ordered and scored as a whole run (:mod:`.blocks`), its per-query values kept
-(:class:`BlockOut`) and merged (:func:`merge_blocks`) into the RunResult the whole run gives, to the
-last bit (Monte Carlo draws are keyed by query id).  A query whose lines are not contiguous raises
+(:class:`~.blocks.Block`) and merged (:func:`merge_blocks`) into the RunResult the whole run gives (one
+block), to the last bit (Monte Carlo draws are keyed by query id).  A query whose lines are not contiguous raises
 NotGrouped: the orchestrator then reads the run whole, or refuses it under ``--stream``.
 """
 from __future__ import annotations
@@ -13,10 +13,10 @@ import numpy as np
 from ..core.kernels import Ranking
 from ..inputs.block_reader import BLOCK_BYTES, block_bounds, query_blocks, run_blocks  # noqa: F401 - re-exported
 from ..inputs.trec import InputError, Qrels, check_duplicates, read_run
-from .blocks import Options, RunResult, finish_run, metric_values, query_set, score_block
+from .blocks import Block, Options, RunFacts, RunResult, finish_run, metric_values, query_set, score_block
 from .ordering import RankedRun, judgements, natural_order, qrels_queries, run_queries
 
-__all__ = ["query_blocks", "run_blocks", "block_bounds", "BLOCK_BYTES", "NotGrouped", "BlockOut", "parse_block",
+__all__ = ["query_blocks", "run_blocks", "block_bounds", "BLOCK_BYTES", "NotGrouped", "parse_block",
            "score_parsed", "merge_blocks", "read_ahead"]
 
 
@@ -26,32 +26,6 @@ class NotGrouped(InputError):
 
 def _shift(exc: InputError, offset: int, path: str) -> InputError:
     return InputError(path, None if exc.line is None else exc.line + offset - 1, exc.reason)
-
-
-@dataclass
-class BlockOut:
-    """What one query block of a run file gives back: its queries' values and its counts.
-
-    Small and picklable, so that a block can be scored in another process (pipeline.parallel);
-    line numbers are relative to the block's first line.
-    """
-
-    name: str | None  # the run name this block gives (None: a block of comments only)
-    qids: list  # the scored queries
-    values: dict
-    stderr: dict
-    undefined: dict
-    run_qids: list  # the block's run queries, in order of first appearance ...
-    first_lines: list  # ... and the block-relative line of each one's first line
-    lines: int  # newlines in the block
-    skipped: int = 0
-    extra: int = 0
-    float32_ties: int = 0
-    error: tuple | None = None  # (reason, block-relative line) of an error met after parsing
-    tag: str | None = None  # the block's last line's tag (trec_eval's runid is the file's last)
-    regrouped: tuple | None = None  # (qid, block-relative line) of a query back after other queries
-    judged: tuple = (0, 0)  # (ranked documents, of which in the qrels)
-    again: dict | None = None  # values under the other options asked for (blocks.Block.again)
 
 
 def parse_block(path: str, data: bytes, name: str | None = None, halves: bool = False):
@@ -69,36 +43,36 @@ def parse_block(path: str, data: bytes, name: str | None = None, halves: bool = 
     return run, data.count(b"\n")
 
 
-def score_parsed(qrels: Qrels, path: str, parsed: tuple, metrics: list, options: Options, again=None) -> BlockOut:
-    """Score a block parsed by :func:`parse_block` (errors name block-relative lines); ``again``:
+def score_parsed(qrels: Qrels, path: str, parsed: tuple, metrics: list, options: Options, again=None,
+                 whole: bool = False) -> Block:
+    """Score a block parsed by :func:`parse_block` (errors name block-relative lines), or (``whole``) a
+    run read whole, on its query set, its ranking kept and its errors raised; ``again``:
     blocks.score_block's."""
     import dataclasses
 
     run, lines = parsed
-    block_opts = dataclasses.replace(options, run_queries_only=True)
     if run is None:
-        return BlockOut(None, [], {}, {}, {}, [], [], lines)
+        return Block(lines=lines)
     uniq, codes = run_queries(run)
-    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    starts = np.flatnonzero(np.diff(codes, prepend=-1))  # rows where the query changes
     first = starts[np.unique(codes[starts], return_index=True)[1]]  # codes number queries by first appearance
     first_lines = [int(run.line[i]) for i in first] if run.line is not None else [int(i) + 1 for i in first]
-    regrouped = None
-    i = _regrouped(codes, starts)  # within the block (a small file is one block)
-    if i is not None:
-        regrouped = (run.qid[i].as_py(), int(run.line[i]) if run.line is not None else i + 1)
-    qids = query_set(qrels, run, block_opts)
-    out = BlockOut(run.name, qids, {}, {}, {}, uniq.to_pylist(), first_lines, lines, run.skipped,
-                   run.meta.get("extra_fields", 0) or 0, tag=run.meta.get("last_tag", run.tag), regrouped=regrouped)
+    i = None if whole else _regrouped(codes, starts)  # within the block (a small file is one block)
+    regrouped = None if i is None else (run.qid[i].as_py(), int(run.line[i]) if run.line is not None else i + 1)
+    options = options if whole else dataclasses.replace(options, run_queries_only=True)
+    qids = query_set(qrels, run, options)
+    facts = dict(name=run.name, run_qids=uniq.to_pylist(), first_lines=first_lines, lines=lines, skipped=run.skipped,
+                 extra=run.meta.get("extra_fields", 0) or 0, tag=run.meta.get("last_tag", run.tag), regrouped=regrouped)
     try:
-        if not qids:  # rank_run refuses duplicates; queries absent from the qrels too (as read whole)
+        if not qids and not whole:  # rank_run refuses duplicates; queries absent from the qrels too
             check_duplicates(run.qid, run.docid, path, run.line, "the run")
-        else:
-            block = score_block(qrels, run, qids, metrics, block_opts, again)
-            out.values, out.stderr, out.undefined = block.values, block.stderr, block.undefined
-            out.float32_ties, out.judged, out.again = block.ranked.float32_ties, block.ranked.judged, block.again
+            return Block(qids=qids, **facts)
+        block = score_block(qrels, run, qids, metrics, options, again)
     except InputError as exc:  # raised after the check that the block's queries are new
-        out.error = (exc.reason, exc.line)
-    return out
+        if whole:
+            raise
+        return Block(error=(exc.reason, exc.line), **facts)
+    return dataclasses.replace(block, ranked=block.ranked if whole else None, **facts)
 
 
 @dataclass
@@ -129,7 +103,7 @@ class _Gathered:
 
 
 def _gather(blocks, path: str, in_qrels: set) -> _Gathered:
-    """Take the :class:`BlockOut` of each block (refusing a query back after other queries, raising a
+    """Take the :class:`~.blocks.Block` of each block (refusing a query back after other queries, raising a
     block's error with the file's line number)."""
     got, first_line = _Gathered(), 1
     blocks = iter(blocks)
@@ -158,29 +132,29 @@ def _gather(blocks, path: str, in_qrels: set) -> _Gathered:
 
 
 def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, blocks) -> RunResult:
-    """The RunResult of a run file from the :class:`BlockOut` of each of its query blocks, in file
-    order: the same as reading it whole (notes on ``RunResult.notes``)."""
+    """The RunResult of a run from the :class:`~.blocks.Block` of each of its query blocks, in file order
+    (a run read whole: one block), notes on ``RunResult.notes``."""
     import dataclasses
 
     all_qids = qrels_queries(qrels)
     got = _gather(blocks, path, set(all_qids))
-    if not got.seen:
+    if got.name is None:  # no block held a data line (a run read whole, even empty, is named)
         raise InputError(path, 1, "empty file: no ranked documents")
     qids = natural_order([q for q in all_qids if q in got.seen]) if options.run_queries_only else natural_order(all_qids)
     done = set(got.qids)
-    missing_qids = [q for q in qids if q not in done]
-    if missing_qids:  # scored against an empty ranking, as a run read whole is
+    unscored = [q for q in qids if q not in done]
+    if unscored:  # scored against an empty ranking, as in a run read whole
         block_opts = dataclasses.replace(options, run_queries_only=True)
-        got.add(missing_qids, *_unranked_values(qrels, missing_qids, metrics, block_opts, path))
+        got.add(unscored, *_unranked_values(qrels, unscored, metrics, block_opts, path))
     at = {q: i for i, q in enumerate(got.qids)}
     pick = np.asarray([at[q] for q in qids], dtype=np.int64)
     values = {m: np.concatenate(got.parts[m])[pick] if m in got.parts else np.zeros(0) for m in (*metrics, *got.parts)}
     stderr = {m: np.concatenate(got.se_parts[m])[pick] for m in got.se_parts}
     undefined = {m: np.concatenate([und.get(m, np.zeros(n, bool)) for n, und in got.undefined])[pick]
                  for m in dict.fromkeys(m for _, und in got.undefined for m in und)}
-    result = finish_run(got.name, path, qids, metrics, (values, stderr, undefined), options,
-                        missing_qids=missing_qids, ignored_qids=natural_order(got.ignored), tag=got.tag, qrels=qrels,
-                        **got.counts)
+    facts = RunFacts(missing_qids=[q for q in qids if q not in got.seen], ignored_qids=natural_order(got.ignored),
+                     tag=got.tag, qrels=qrels, **got.counts)
+    result = finish_run(got.name, path, qids, metrics, (values, stderr, undefined), options, facts)
     moved = next((chunk for chunk in got.again if chunk is not None), None)
     if moved is not None:  # a chunk whose ranking the other options leave alone keeps its own values
         result.again = {m: np.concatenate([chunk[m] if chunk is not None else own

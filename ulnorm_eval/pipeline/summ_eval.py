@@ -336,8 +336,8 @@ def _system_result(data, s: int, metrics: list, cells: dict, opts: SummOptions, 
             stderr[m] = cells[m.measure].SE[s][have]
     missing = [d for d, h in zip(data.doc_ids, have) if not h]
     note = undefined_note(name, undefined, Options(undefined=opts.undefined), unit="documents")
-    return RunResult(name, qids, values, mean, stderr, missing=len(missing), undefined=undefined, undefined_queries=masks,
-                     missing_qids=missing, notes=[note] if note else [])
+    return RunResult(name=name, qids=qids, values=values, mean=mean, stderr=stderr, undefined=undefined,
+                     undefined_queries=masks, missing_qids=missing, notes=[note] if note else [])
 
 
 @dataclass(frozen=True, kw_only=True)

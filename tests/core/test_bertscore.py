@@ -230,8 +230,8 @@ def test_subset_scores_only_the_chosen_documents(monkeypatch, tmp_path):
 
 
 def test_progress_is_one_bar_of_ours_and_bert_scores_lines_are_silenced(scorer, capfd):
-    """With progress: bert-score's batches drive one rich bar (its tqdm replaced while it runs), its
-    'calculating scores... done in N seconds' lines are not printed, and the scores are the same bits."""
+    """With progress: our loop over bert-score's batches drives one rich bar (bert-score's own tqdm
+    untouched and unused), nothing of bert-score's is printed, and the scores are the same bits."""
     import bert_score.utils as bu
 
     from ulnorm_eval.render import progress as pr

@@ -478,6 +478,11 @@ def test_requests_and_views_are_keyword_only():
     for module, name in records.items():
         record = getattr(importlib.import_module(f"ulnorm_eval.{module}"), name)
         assert all(f.kw_only for f in dataclasses.fields(record)), name
+    for path in [*(ROOT / "render").glob("*.py"), *(ROOT / "cli").glob("*.py")]:  # every record of the surface
+        module = importlib.import_module(f"ulnorm_eval.{path.parent.name}.{path.stem}")
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and dataclasses.is_dataclass(getattr(module, node.name, None)):
+                assert all(f.kw_only for f in dataclasses.fields(getattr(module, node.name))), f"{path.name}: {node.name}"
     requests = {node.name for path in ROOT.rglob("*.py") for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                 if isinstance(node, ast.ClassDef) and node.name.endswith("Request")}
     assert requests == {name for name in records.values() if name.endswith("Request")}

@@ -366,7 +366,7 @@ def _shared_slots(shown, rows, slots, groups) -> list:
 LAYOUTS = ("wide", "shared", "stacked", "long")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TableView:
     """How ``-f table`` shows a result: per-query rows (``per_query``, in ``query_order`` or natural
     order), the measure names (``names``: canonical or trec), ``precision``, colours (``color``), the

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..analysis.query_types import Thresholds
 from ..core.registry import Metric
-from .files import PICTURE_FORMATS, atomic_path, picture_format
+from .files import PICTURE_FORMATS, picture_format
 from .legends import interval_percent
 
 __all__ = ["run_labels", "save_figure", "MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare",
@@ -46,19 +46,14 @@ class PictureBuffer:
         self.data = b""
 
 
-def save_figure(fig, path) -> None:
-    """Save atomically (files.atomic_path): a failed save leaves no partial picture.  ``path`` may be a
-    :class:`PictureBuffer`, which receives the bytes instead.  The format is :func:`picture_format`'s."""
+def save_figure(fig, picture: PictureBuffer) -> None:
+    """Draw ``fig`` into ``picture``'s bytes, in its format (:func:`picture_format`), written with the
+    command's other outputs in one step (render/outputs.py)."""
     plt = require_matplotlib()
     try:
-        if isinstance(path, PictureBuffer):
-            buf = io.BytesIO()
-            fig.savefig(buf, format=path.format, dpi=120, bbox_inches="tight")
-            path.data = buf.getvalue()
-            return
-        fmt = picture_format(path)
-        with atomic_path(path, suffix="." + fmt) as target:
-            fig.savefig(target, format=fmt, dpi=120, bbox_inches="tight")
+        buf = io.BytesIO()
+        fig.savefig(buf, format=picture.format, dpi=120, bbox_inches="tight")
+        picture.data = buf.getvalue()
     finally:
         plt.close(fig)
 

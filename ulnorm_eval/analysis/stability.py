@@ -365,18 +365,12 @@ def _named_starts(design: Design, n_g: int, n_d: int) -> list:
 
 def optimise(design: Design, spec: MeasureSpec, fixed: tuple = (None, None), *, monotone: bool = True,
              restarts: int = 4, seed: int = 0, starts=(), tick=None) -> Optimum:
-    """argmax Φ(1) (Kanoulas & Aslam 2009 §2.3) over what ``fixed`` = (gains, discount) leaves None: the
-    gains on the simplex of the positive grade levels (the non-relevant grade's gain fixed at 0),
-    non-decreasing unless ``monotone=False`` (Figure 1, left; Table 2's unconstrained column), and the
-    discount on the simplex of ranks 1..k, non-increasing unless ``monotone=False`` (Figure 1, right;
-    Figure 3).  Both: §3.3's minimax is, with the single objective Φ, this joint maximisation
-    (docs/stability.md).
-
-    SLSQP from the named functions and the uniform one (both free: every pair of named functions),
-    ``starts`` (points of what is free, the gains first: the separate optima, so that the joint optimum
-    is never below them), then ``restarts`` seeded random points of the feasible set; the best result
-    polished onto the constraint set, never worse than its start.  ``tick()`` is called after each start.
-    """
+    """argmax Φ(1) (Kanoulas & Aslam 2009 §2.3, Figure 1) over what ``fixed`` = (gains, discount) leaves
+    None: the gains of the positive grades (the non-relevant grade's 0) on the simplex, non-decreasing, and
+    the discount of ranks 1..k on the simplex, non-increasing (unless ``monotone=False``: Table 2, Figure 3);
+    both: §3.3's minimax as one joint maximisation (docs/stability.md).  SLSQP from :func:`_named_starts`,
+    ``starts`` (points of what is free, gains first) and ``restarts`` seeded random feasible points; the
+    best polished onto the constraints, never worse than its start; ``tick()`` after each start."""
     from scipy.optimize import minimize
     from threadpoolctl import threadpool_limits
 

@@ -483,17 +483,22 @@ def test_requests_and_views_are_keyword_only():
     assert requests == {name for name in records.values() if name.endswith("Request")}
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(("ulnorm_eval.analysis.", "ulnorm_eval.render.",
-                                                                             "ulnorm_eval.cli."))))
-def test_analysis_and_surface_records_are_keyword_only(module):
-    """Every record analysis/, render/ and cli/ define (a settings, result, outcome or view dataclass) is
-    built from keywords; a subclass answers for the fields it declares (NRGResult's, not pipeline's Result's)."""
+# core's positional records: a Metric is a (measure, variant) pair; Ranking and Judgements, the
+# kernels' arrays, are built in 60 places across the layers (a change of its own, not yet made)
+POSITIONAL = {"Metric", "Ranking", "Judgements"}
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(("ulnorm_eval.analysis.", "ulnorm_eval.core."))))
+def test_analysis_and_core_records_are_keyword_only(module):
+    """Every record analysis/ and core/ define (a settings, result or outcome dataclass) is built from
+    keywords (but :data:`POSITIONAL`); a subclass answers for the fields it declares (NRGResult's, not
+    pipeline's Result's)."""
     import dataclasses
     import importlib
 
     mod = importlib.import_module(module)
     records = [value for value in vars(mod).values() if isinstance(value, type) and dataclasses.is_dataclass(value)
-               and value.__module__ == module]
+               and value.__module__ == module and value.__name__ not in POSITIONAL]
     positional = [f"{record.__name__}.{f.name}" for record in records for f in dataclasses.fields(record)
                   if f.name in record.__dict__.get("__annotations__", {}) and not f.kw_only]
     assert not positional, f"{module}: fields built by position: {positional}"

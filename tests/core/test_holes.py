@@ -222,7 +222,7 @@ def test_measures_without_hole_bounds_say_why():
     assert got == ["AP", "LB(AP)", "UB(AP)", "Bpref"]
     for fam in FAMILIES.values():
         if fam.holes is None:
-            assert holes_reason(registry.Measure(fam.name, (), None)) is not None
+            assert holes_reason(registry.Measure(family=fam.name)) is not None
 
 
 def test_cli_holes(tmp_path):

@@ -141,7 +141,7 @@ def test_prior_by_hand():
     queries = [([2.0, None, 0.0, None, 1.0], [0.0])]
     rk, J = build(queries)
     m = registry.parse("P@2").measure
-    h = HoleContext(rk, J, m, 1.0)
+    h = HoleContext(rk=rk, J=J, m=m, level=1.0)
     e = BOOT_SMOOTHING
     # run prior within the top 2: one judged document, grade 2 -> (e, e, 1) / (1 + 2e)
     np.testing.assert_allclose(grade_prior(h, "run")[0], np.array([e, e, 1.0]) / (1 + 2 * e), rtol=1e-15)
@@ -266,7 +266,7 @@ def test_prior_floor_does_not_grow_with_the_largest_grade():
     for G in (1.0, 100000.0, 2.0 ** 53):
         rk, J = build([([None, 0.0], []), ([G], [])])
         assert len(boot_grades(J)) == 2  # 0 and G
-        h = HoleContext(rk, J, m, 1.0)
+        h = HoleContext(rk=rk, J=J, m=m, level=1.0)
         p = grade_prior(h, "run")[0]
         np.testing.assert_allclose(p, [1 / (1 + BOOT_SMOOTHING), BOOT_SMOOTHING / (1 + BOOT_SMOOTHING)], rtol=1e-15)
         got.append(bootstrap(rk, J, m, 1.0, 200, seed=1)["BS"][0])

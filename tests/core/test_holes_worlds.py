@@ -251,7 +251,7 @@ def test_large_grades_cost_no_more_than_small_ones(tmp_path):
 
     for G in (1e5, 1e6, 2.0 ** 53):
         rk, J = build([([None, G, None, 0.0], [0.0])])
-        h = HoleContext(rk, J, registry.parse("nDCG@10").measure, 1.0)
+        h = HoleContext(rk=rk, J=J, m=registry.parse("nDCG@10").measure, level=1.0)
         assert len(h.cands) <= 16 and h.cands[0] == 0.0 and h.cands[-1] == G
         lb, ub = hole_bounds(rk, J, registry.parse("nDCG@10").measure, 1.0)
         assert 0 < lb[0] <= ub[0] == pytest.approx(1.0)

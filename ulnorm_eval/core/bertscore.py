@@ -101,7 +101,8 @@ def bertscore(scorer, cands, refs, progress=False) -> np.ndarray:
             for index, text in enumerate(batch):
                 length = mask[index].sum().item()
                 stats[text] = (emb[index, :length], weights[index, :length])
-        scores = torch.cat([torch.stack(greedy_cos_idf(*padded(flat[start:start + size]), *padded(hyps[start:start + size])), dim=-1)
+        scores = torch.cat([torch.stack(greedy_cos_idf(*padded(flat[start:start + size]),
+                                                       *padded(hyps[start:start + size])), dim=-1)
                             for start in range(0, len(flat), size)]).numpy()
     groups = np.cumsum([0] + [len(ref_list) for ref_list in refs])[:-1]
     return np.maximum.reduceat(scores, groups, axis=0).astype(np.float64)
@@ -171,7 +172,7 @@ def expected_summaries(scorer, source: str, lengths, order: str = "increasing", 
     return [_text(scorer._tokenizer, tid[idx[:max(int(length), 0)]]) for length in lengths]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BertScores:
     """A[s, d, (P, R, F)], E[s, d, 3] (the same for every system of a document) and Algorithm 2's
     hetero[d] = |E_F(most similar k) - E_F(least similar k)|; ``expected``: each document's expected
@@ -273,4 +274,5 @@ def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "inc
         for (system, doc), index in zip(where, c_key):
             E[system, doc] = cand_scores[index]
     E[np.isnan(A)] = np.nan
-    return BertScores(A, E, het, expected, getattr(scorer, "model_type", ""), getattr(scorer, "num_layers", 0))
+    return BertScores(A=A, E=E, hetero=het, expected=expected, model=getattr(scorer, "model_type", ""),
+                      layer=getattr(scorer, "num_layers", 0))

@@ -33,8 +33,8 @@ __all__ = ["Pool", "make_pool", "expectation", "ideal", "worst", "expected_sp", 
 
 def random_pool(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = False) -> RandomPool:
     """The input of a family's expectation for ``measure`` on ``pool``."""
-    return RandomPool(pool, judgements, measure, rel_of(measure, rel_level),
-                      pool_gains(pool, judgements, measure, rel_level), paper)
+    return RandomPool(counted=pool, J=judgements, measure=measure, rel=rel_of(measure, rel_level),
+                      gain=pool_gains(pool, judgements, measure, rel_level), paper=paper)
 
 
 def expectation(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = False) -> np.ndarray:

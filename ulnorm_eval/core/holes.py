@@ -1,26 +1,11 @@
-"""Judgment holes: the smallest and largest value a measure can take over the grades of the
-unjudged documents a run retrieved.
+"""Judgment holes: the least and largest value of a measure over the grades of the unjudged
+documents a run retrieved (docs/holes.md: the worlds, the strategies and their proofs).
 
-Per query, every retrieved document that the qrels do not list may be given any grade from 0 to
-the qrels' largest grade G (the integers 0..floor(G), and G itself when it is not an integer); the
-judged documents keep theirs.  A document given a grade becomes judged: inside the cutoff it changes
-the run's gain, and at any rank it changes the ideal (IDCG) and R.  ``LB(M)`` is the minimum of M
-over every such assignment, ``UB(M)`` the maximum.  Which documents count is the :class:`World`:
-the holes of every run of the command (another run's hole moves this run's R and ideal), and
-beyond them nothing (*closed*, the assumption every pooled qrels already makes), anything
-(*open*), or at most N (or P% of R) relevant unjudged documents (*open=N*, *open=P%*).
-
-Each family's record names a *strategy* ``holes(h) -> (lo, hi)``: for every query, one assignment
-(a grade per ranked element; read at the unjudged ones) that attains the minimum and one that
-attains the maximum.  The values are then the family's own kernel on those assignments
-(:func:`hole_bounds`), so LB/UB follow every rule of the kernel (ties, cutoffs, R from the qrels).
-Why each strategy's assignment is the extreme is proven in docs/holes.md and checked against every
-assignment of small random queries in tests/core/test_holes.py.  A family without a strategy has no hole
-bounds and says why (``holes_note``); a measure whose parameters break a proof (``holes_check``)
-is refused with the reason.
-
-Nothing here imports the measure modules (they import the helpers below); families are looked up
-in the registry at run time.
+Each unjudged ranked document may take any grade 0..G (G the qrels' largest); ``LB(M)`` and ``UB(M)``
+are the extremes over those assignments within a :class:`World`.  A family's record names a strategy
+``holes(h) -> (lo, hi)``, one extreme assignment per query; the values are the family's own kernel on
+them (:func:`hole_bounds`).  tests/core/test_holes.py checks every strategy against every assignment
+of small random queries.  Families are looked up in the registry at run time.
 """
 from __future__ import annotations
 
@@ -54,17 +39,12 @@ def withheld_note(families, then: str = "name one to have it (e.g. -m 'BS(AP)')"
             f"less than half the (run, topic) pairs on every benchmark of docs/holes.md; {then}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class World:
-    """Which documents a hole bound ranges over (docs/holes.md, "Worlds").
-
-    Always: every document a run of the command retrieved and the qrels lack (the runs' holes) may
-    take any grade 0..G, one grade per document shared by every run; for a run, the other runs'
-    holes it did not retrieve change only R and the ideal.  Beyond them ('closed'): nothing, documents
-    no run retrieved stay non-relevant.  'open': any number of them may be relevant.  'open=N': at
-    most N unjudged documents per query, retrieved or not, have a grade above 0; 'open=P%': at most
-    P% of the query's judged relevant documents (R at the measure's level, rounded up); 'open=est':
-    at most the query's estimated ceiling (:func:`yield_ceiling`, computed from the runs given)."""
+    """Which documents a hole bound ranges over (docs/holes.md, "Worlds"): the holes of every run of
+    the command (one grade per document, shared by the runs), and beyond them nothing ('closed'), any
+    number of relevant documents ('open'), or at most N per query ('open=N'), P% of R ('open=P%') or
+    an estimated ceiling ('open=est', :func:`yield_ceiling`)."""
 
     mode: str = "closed"
     ceiling: float | None = None  # open with a ceiling: at most this many (relative: a fraction of R)
@@ -77,9 +57,9 @@ class World:
             return text
         stripped = str(text).strip()
         if stripped in ("closed", "open"):
-            return cls(stripped)
+            return cls(mode=stripped)
         if stripped == "open=est":
-            return cls("open", EST_LEVEL, estimate=True)
+            return cls(mode="open", ceiling=EST_LEVEL, estimate=True)
         head, sep, number = stripped.partition("=")
         if head == "open" and sep:
             rel = number.endswith("%")
@@ -88,7 +68,7 @@ class World:
             except ValueError:
                 value = float("nan")
             if value == value and value >= 0 and value != float("inf") and (rel or value == int(value)):
-                return cls("open", value / 100.0 if rel else value, rel)
+                return cls(mode="open", ceiling=value / 100.0 if rel else value, relative=rel)
         raise ValueError(f"--holes {stripped!r}: the world is closed, open, open=N (at most N unjudged documents per "
                          "query, retrieved or not, are relevant; N a whole number), open=P% (at most P% of the "
                          "query's judged relevant documents) or open=est (at most an estimate per query)")
@@ -134,26 +114,14 @@ HORIZON = 1000  # open=est: every run's ranking is taken to go on to this depth 
 
 
 def yield_ceiling(query, doc, rank, judged, relevant, lengths, nq: int, level: float = EST_LEVEL) -> np.ndarray:
-    """Per query, an upper limit on the relevant documents among the unjudged ones the runs retrieved:
-    the ``level`` quantile of their number under a yield curve of relevance against rank.
-
-    Inputs, one entry per (run, ranked document): the query (0..nq-1), a document code (equal for the
-    same document), its 1-based rank, whether it is judged and whether judged relevant.  A document's
-    rank j is its best over the runs.  The share of relevant documents falls with rank as a power
-    law, p = a_q j^-b (the yield of a pool as it deepens, Zobel 1998), so R_q, the judged relevant
-    documents the runs retrieved, is Poisson with mean a_q W_q, W_q = sum j^-b over the judged ones,
-    and the relevant holes N_q Poisson with mean a_q H_q, H_q = sum j^-b over the holes and over the
-    ranks a run did not reach: ``lengths`` holds each run's ranking length per query, and a ranking
-    shorter than :data:`HORIZON` is taken to go on with an unjudged document at every rank up to it
-    (a new one for every run: more than there are, which errs upwards).  b is the
-    maximum of the profile likelihood sum_q [R_q log(R_q / W_q(b)) - b sum_rel log j] (one exponent for
-    the collection: a query's own judged documents are too few to fit it); a_q is Gamma(alpha, beta)
-    over the queries by moments (its variance less the Poisson one; Jeffreys' alpha = 1/2, beta = 0
-    with fewer than five queries), so N_q is negative binomial with size alpha + R_q and success
-    probability (beta + W_q) / (beta + W_q + H_q) (the Poisson-Gamma mixture, Greenwood & Yule 1920).
-    Documents no run would retrieve within the horizon are not modelled: a curve fitted where the runs
-    were judged (the top of their rankings) falls more slowly than relevance does deeper down, which
-    has covered them on the benchmark (docs/holes.md).  Without a judged relevant document the ceiling is infinite (open)."""
+    """Per query, the ``level`` quantile of the relevant documents among the runs' holes under a yield
+    curve (docs/holes.md, "The estimated ceiling"): p = a_q j^-b at a document's best rank j (Zobel
+    1998), b by profile likelihood over the collection, a_q Gamma over the queries by moments
+    (Jeffreys' alpha = 1/2, beta = 0 with fewer than five), so the relevant holes are negative
+    binomial (Greenwood & Yule 1920); a ranking shorter than :data:`HORIZON` counts an unjudged
+    document at each rank it did not reach.  Inputs, one entry per (run, ranked document): the query,
+    a document code, its 1-based rank, judged, judged relevant; ``lengths``: each run's ranking length
+    per query.  Infinite (open) without a judged relevant document."""
     from scipy.optimize import minimize_scalar
     from scipy.special import nbdtrik
 
@@ -202,18 +170,10 @@ ALL_GRADES = 64  # up to this largest grade every grade 0..G is a candidate; abo
 def candidate_grades(max_grade: float, values=None) -> np.ndarray:
     """The grades an unjudged document may take: 0, 1, ..., floor(G), and G when not an integer.
 
-    With ``values`` (the judged grades, their gains and a gain map's grades) and G above ``ALL_GRADES``,
-    only the grades that can decide an extreme, a few per value whatever G is (never O(G)): 0, floor(G),
-    G, every listed value's floor and ceiling within [0, floor(G)] and the unlisted grades next to a
-    gain map's (where a grade's gain is the grade itself).  Why these suffice: the families with hole
-    bounds read a hole through its gain only; binary and monotone ones need just a least and a largest
-    gain (at 0..a few and at floor(G)..G: a gain map changes only its listed grades); for nDCG, moving
-    a group of holes sharing a gain between two neighbouring values of the other documents' gains
-    moves DCG/IDCG monotonically (a linear-fractional function), so an extreme puts every group on a
-    judged gain or on the feasible gain nearest one, from below or above, or on the least or largest
-    gain, and for a gain equal to the grade (raw, a gain map's unlisted grades) or increasing in it
-    (exp-log2) those are the floors and ceilings kept.  Checked against every grade 0..G by brute force
-    (tests/core/test_holes_worlds.py)."""
+    With ``values`` (the judged grades, their gains and a gain map's grades) and G above
+    ``ALL_GRADES``, only the grades that can decide an extreme (docs/holes.md, "Large grades"): 0,
+    floor(G), G, each value's floor and ceiling and their neighbours within [0, floor(G)]; checked
+    against every grade 0..G by brute force (tests/core/test_holes_worlds.py)."""
     G = max(float(max_grade), 0.0)
     top = int(np.floor(G))
     if values is None or top <= ALL_GRADES:
@@ -228,7 +188,7 @@ def candidate_grades(max_grade: float, values=None) -> np.ndarray:
     return grades if G == np.floor(G) else np.append(grades, G)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class HoleContext:
     """What every strategy reads: the ranking, the qrels, the measure and the candidate grades."""
 
@@ -392,7 +352,7 @@ def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="
         raise ValueError(why)
     world = World.parse(mode)
     fam = FAMILIES[measure.family]
-    holes = HoleContext(ranking, judgements, measure, level)
+    holes = HoleContext(rk=ranking, J=judgements, m=measure, level=level)
     if not holes.unj.any():
         lower = upper = fam.kernel(ranking, judgements, measure, level)
     else:
@@ -418,7 +378,7 @@ def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="
     # ceiling outside: every hole at the least gain, C documents outside at the largest.  UB is the one
     # above (no ceiling on the holes): true, possibly wider than the ceiling allows
     rk0, filled = assign(ranking, judgements, [holes.fill(holes.g_lo)])
-    least = fam.holes_outside(HoleContext(rk0, filled, measure, level), cap)[0]
+    least = fam.holes_outside(HoleContext(rk=rk0, J=filled, m=measure, level=level), cap)[0]
     return np.minimum(least, fam.kernel(rk0, filled, measure, _tiled_level(level, 1))), upper
 
 
@@ -432,7 +392,7 @@ def outside_by_r(holes: HoleContext, extra) -> tuple:
     The least assignment comes from the family's strategy reading R + extra (:attr:`HoleContext.R`)."""
     fam, ranking = holes.family, holes.rk
     extra = np.asarray(extra, dtype=np.float64)
-    low = fam.holes(HoleContext(ranking, holes.J, holes.m, holes.level, extra))[0] if holes.unj.any() \
+    low = fam.holes(HoleContext(rk=ranking, J=holes.J, m=holes.m, level=holes.level, outside=extra))[0] if holes.unj.any() \
         else holes.fill(holes.g_lo)
     rk2, tiled = assign(ranking, holes.J, [low], holes.m.cutoff)
     values = np.asarray(fam.kernel(rk2, tiled, holes.m, _tiled_level(holes.level, 1)), dtype=np.float64)
@@ -457,7 +417,7 @@ def outside_written(holes: HoleContext, extra, reach=None) -> tuple:
     rows = np.repeat(holes.rk.base, np.where(beyond, 0.0, extra).astype(np.int64))
     more = Judgements(holes.J.qids, np.concatenate([holes.J.row, rows]),
                       np.concatenate([holes.J.grade, np.full(len(rows), holes.g_hi)]), holes.J.max_grade)
-    context = HoleContext(holes.rk, more, holes.m, holes.level)
+    context = HoleContext(rk=holes.rk, J=more, m=holes.m, level=holes.level)
     low = holes.family.holes(context)[0] if context.unj.any() else context.fill(holes.g_lo)
     rk2, tiled = assign(holes.rk, more, [low], holes.m.cutoff)
     return np.where(beyond, 0.0, holes.family.kernel(rk2, tiled, holes.m, _tiled_level(holes.level, 1))), None
@@ -480,9 +440,10 @@ def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, 
             out[metric] = done[meas][0 if which == "LB" else 1]
             continue
         if meas not in boot:
+            cap = sample_ceiling(HoleContext(rk=ranking, J=judgements, m=meas, level=level), World.parse(options.holes),
+                                 estimated)
             boot[meas] = bootstrap(ranking, judgements, meas, level, options.holes_samples, options.seed,
-                                   options.holes_prior, sample_ceiling(HoleContext(ranking, judgements, meas, level),
-                                                                       World.parse(options.holes), estimated))
+                                   options.holes_prior, cap)
         out[metric] = boot[meas][which]
         if which == "BS" and stderr is not None:
             stderr[metric] = boot[meas]["se"]
@@ -524,16 +485,11 @@ def boot_grades(judgements: Judgements) -> np.ndarray:
 
 
 def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
-    """Per row, the probability of each grade of :func:`boot_grades` for a hole (rows x grades).
-
-    'run' (Froebe et al. 2023's run-based prior): the grades of the judged documents the run ranked
-    within the measure's cutoff (all of them without one); a row with none there uses the pool prior.
-    'pool' (their pool-based prior, as grade frequencies): the grades of every judgment of the query.
-    'mix': the mean of the two.  Every grade the query's judgments use, and 0 and G, has at least
-    probability ``BOOT_SMOOTHING`` (a grade of the query never seen in the run stays possible, as
-    their count estimator's smoothing), other grades none; then renormalised.  So the floor does not
-    grow with the number of grades between 0 and G: a query judged only 0 gives a hole grade G with
-    probability about 1e-4 whether G is 1 or 100000.
+    """Per row, the probability of each grade of :func:`boot_grades` for a hole (rows x grades):
+    Froebe et al. 2023's priors (docs/holes.md, "The priors"): 'run', the grades of the judged
+    documents the run ranked within the cutoff (the pool's for a row with none); 'pool', the grades
+    of every judgment of the query; 'mix', their mean.  The query's grades, 0 and G are floored at
+    ``BOOT_SMOOTHING`` (their count estimator's smoothing), other grades 0; then renormalised.
     """
     if prior not in BOOT_PRIORS:
         raise ValueError(f"{prior!r}: the prior is one of {', '.join(BOOT_PRIORS)}")
@@ -610,26 +566,21 @@ def capped(grades: np.ndarray, row: np.ndarray, cap: np.ndarray, order: np.ndarr
 def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples: int = 1000,
               seed: int = 0, prior: str = "pool", cap=None) -> dict:
     """Bootstrapped estimate of ``measure`` per row (Froebe, Gienapp, Potthast & Hagen, ECIR 2023,
-    "Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", Sect. 4).
+    "Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", Sect. 4; docs/holes.md).
 
-    Each of ``samples`` samples gives every hole within the cutoff (every hole without one) a grade
-    drawn independently from the row's prior (:func:`grade_prior`); the holes past the cutoff stay
-    non-relevant (the paper evaluates the run cut at the measure's depth).  The sampled grades are
-    judged: they change the run's gain, R and the ideal, as in LB/UB.  Returns ``BS`` (the mean of the
-    sampled values), ``BSLO``/``BSHI`` (their 2.5th and 97.5th percentiles, numpy's linear
-    interpolation) and ``se`` (the standard error of BS: sd / sqrt(samples)); a row without such holes
-    gets its plain value, and 0.  ``cap`` (per row, :func:`sample_ceiling`): a sample keeps at most that
-    many holes of a grade above 0 (those with the least of a second draw; the others get 0), so that
-    under a ceiling every sample is an assignment of the world.  Draw ``s`` of the hole at rank p of query q is the counter-based
-    uniform u(seed, q, s, p) (:class:`~ulnorm_eval.core.permutations.Keys`): the draws do not depend on
-    the other queries beside it, on the blocking, or on the batch size (the values only in the last bit
-    or two: the kernels' running sums span the rows evaluated together).  Every value lies in [LB, UB].
+    Each of ``samples`` samples gives every hole within the cutoff a grade drawn from the row's prior
+    (:func:`grade_prior`), judged as in LB/UB; holes past the cutoff stay non-relevant.  ``BS``: the
+    mean of the sampled values; ``BSLO``/``BSHI``: their 2.5th and 97.5th percentiles; ``se``: sd /
+    sqrt(samples); a row without holes gets its plain value.  ``cap`` (:func:`sample_ceiling`): at most
+    that many holes above 0 per sample (those of least second draw).  Draw ``s`` of the hole at rank p
+    of query q is u(seed, q, s, p) (:class:`~ulnorm_eval.core.draws.Keys`): independent of the other
+    queries, the blocking and the batch size.  Every value lies in [LB, UB].
     """
     why = holes_reason(measure)
     if why:
         raise ValueError(why)
     fam = FAMILIES[measure.family]
-    holes = HoleContext(ranking, judgements, measure, level)
+    holes = HoleContext(rk=ranking, J=judgements, m=measure, level=level)
     plain = np.asarray(fam.kernel(ranking, judgements, measure, level), dtype=np.float64)
     # the holes within the cutoff; all of them where every grade has a positive gain (-l 0: a hole left
     # unjudged past the cutoff would be no assignment of the world, in which every hole is relevant)

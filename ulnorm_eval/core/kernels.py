@@ -17,15 +17,10 @@ __all__ = ["Ranking", "segment_cumsum", "Judgements", "discount", "rank_discount
 
 @dataclass
 class Ranking:
-    """Flat ranked lists: ``row[i]`` (non-decreasing), ``grade[i]`` in rank order within a row.
-
-    ``base[r]`` maps row r to its query index in :class:`Judgements` (rows are queries for a run;
-    query x repetition for permutations).
-
-    A *placed* ranking holds only some of its documents, in rank order, with their 0-based ranks
-    ``at`` and each row's full length ``size`` (a Monte Carlo permutation of which only the documents a
-    kernel reads were drawn, :func:`ulnorm_eval.core.permutations.placed`); only the kernels of
-    families that declare what they read (``Family.reads``) are given one.
+    """Flat ranked lists: ``row[i]`` (non-decreasing), ``grade[i]`` in rank order within a row;
+    ``base[r]`` maps row r to its query in :class:`Judgements` (a query, or query x repetition).  A
+    *placed* ranking holds only some documents, with their 0-based ranks ``at`` and each row's length
+    ``size`` (:func:`ulnorm_eval.core.permutations.placed`), for the families that declare ``reads``.
     """
 
     row: np.ndarray
@@ -129,9 +124,9 @@ class Judgements:
 
 
 def row_counts(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per span ``starts[r]:starts[r + 1]`` of a boolean ``mask``, how many elements are True, as
-    float64: np.bincount(row, weights=mask) without its per-element float additions (a sum of
-    whole numbers below 2**53 is exact in any order, so the values are the same bits)."""
+    """Per span ``starts[r]:starts[r + 1]``, how many elements of a boolean ``mask`` are True, as
+    float64: np.bincount's values (whole numbers below 2**53 add exactly in any order) without its
+    per-element float additions."""
     nrows = max(len(starts) - 1, 0)
     out = np.zeros(nrows)
     if not nrows or not starts[-1]:
@@ -145,12 +140,9 @@ def row_counts(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def segment_cumsum(values, starts) -> np.ndarray:
-    """Inclusive running sum of ``values`` within each segment [starts[i], starts[i + 1]), each summed
-    from its own first element in order, as np.cumsum sums one segment alone.  (A cumsum over all the
-    segments less the sum before each is not: its bits depend on the segments before, so a query's
-    value would change with the queries evaluated beside it, and with -j.)  The segments of each
-    length class (2^(b-1), 2^b] are padded with zeros after their end to 2^b columns and summed by
-    one np.cumsum along the rows, which adds in order: at most twice the values' memory."""
+    """Inclusive running sum of ``values`` within each segment [starts[i], starts[i + 1]), each from its
+    own first element, as np.cumsum of the segment alone (a global cumsum less each segment's start
+    would make a query's bits depend on the queries beside it); one vectorised step per position."""
     out = np.array(values, dtype=np.float64)
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.diff(starts)
@@ -194,12 +186,8 @@ def rank_discount(measure, pos: np.ndarray) -> np.ndarray:
 
 
 def power_at(p: float, pos: np.ndarray) -> np.ndarray:
-    """p**pos for 0-based ranks (RBP's weights p^(i-1), Moffat & Zobel 2008), np.power's values.
-
-    A ranking repeats the same few ranks in every query: p**0 .. p**max(pos) are computed once and
-    gathered.  numpy computes each element of np.power with one routine wherever it sits in the
-    array, so the gathered values are np.power(p, pos)'s (tests/core/test_sparse_kernels.py checks).
-    """
+    """p**pos for 0-based ranks (RBP's weights p^(i-1), Moffat & Zobel 2008): p**0 .. p**max(pos)
+    computed once and gathered, np.power's values element by element (tests/core/test_sparse_kernels.py)."""
     pos = np.asarray(pos)
     if pos.size == 0 or pos.dtype.kind not in "iu" or pos.max() >= pos.size or pos.min() < 0:
         return np.power(p, pos)
@@ -214,14 +202,11 @@ def repeated_powers(p: float, top: int) -> np.ndarray:
 
 
 class Level(float):
-    """``-l`` as kernels receive it (a float: relevant means grade >= it), carrying trec_eval's other
-    flags for the kernels that read them: ``num_docs`` (``-N``, utility's 4th coefficient), ``rounding``
-    (how iprec_at_recall and 11pt_avg count x R relevant documents: 'round', lround(x R), trec_eval 10;
-    'legacy', (long)(x R + 0.9), trec_eval <= 9.0.8), ``present`` (per row of the run's ranking: it
-    retrieved something before ``-J``, else -c's empty ranking, for which trec_eval zeroes utility, unj
-    and rbp_resid; None: every row with documents), ``trec_nan`` (``--trec-nan``: reproduce trec_eval's
-    -nan values and the -c placeholder document it leaks into utility and relstring) and ``judged_only``
-    (``-J``, which drops that placeholder too)."""
+    """``-l`` as kernels receive it (a float: relevant means grade >= it), with trec_eval's other flags
+    (docs/trec_eval.md): ``num_docs`` (-N), ``rounding`` of x R in iprec_at_recall and 11pt_avg ('round':
+    lround, trec_eval 10; 'legacy': (long)(x R + 0.9), <= 9.0.8), ``present`` (per row: retrieved
+    something before -J, else -c's empty ranking; None: rows with documents), ``trec_nan``
+    (--trec-nan) and ``judged_only`` (-J)."""
 
     num_docs: float
     rounding: str

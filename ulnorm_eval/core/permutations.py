@@ -77,14 +77,10 @@ def _share(fraction: float) -> None:
 
 
 def _shuffled(grade, judged, n, base, reps: int, rng, depth=None, rep0: int = 0) -> Ranking:
-    """``reps`` uniform shuffles of g pools given as padded (g x width) matrices.
-
-    Rows of the result are rep * g + i, with ``base`` mapping pool i to its query.  Each shuffle
-    sorts iid uniform keys (padding gets keys >= 1 so it sorts last, which keeps the kept prefix
-    contiguous); with ``depth`` only the top ``depth`` ranks are kept (for long pools found by
-    argpartition, then a sort of those few).  When the depth d is small against every pool
-    (d(d-1) <= n), the top d are drawn directly: see :func:`_distinct_draws`.
-    """
+    """``reps`` uniform shuffles of g pools given as padded (g x width) matrices: rows rep * g + i,
+    ``base`` mapping pool i to its query.  Each sorts iid uniform keys (padding's >= 1 sorts last);
+    with ``depth`` only the top ``depth`` ranks are kept, drawn directly when d(d-1) <= n
+    (:func:`_distinct_draws`)."""
     n_rows, width = grade.shape
     keys_of = as_keys(rng)
     rep_of_row = np.repeat(np.arange(rep0, rep0 + reps), n_rows)  # global repetition: batch-independent
@@ -110,12 +106,9 @@ def _shuffled(grade, judged, n, base, reps: int, rng, depth=None, rep0: int = 0)
 
 
 def _distinct_draws(n, reps: int, depth: int, keys: Keys, base_of_row, rep_of_row) -> np.ndarray:
-    """(reps * g, d) indices: for row rep * g + i, d distinct positions of pool i's n[i] documents,
-    uniformly among ordered d-tuples, i.e. the top d of a uniform permutation.
-
-    d iid uniform draws, redrawn whole while they collide: conditioned on being distinct, every
-    ordered tuple is equally likely.  With d(d-1) <= n a row is accepted with probability > 0.6,
-    and d draws replace sorting n keys (10 instead of 1,000 for nDCG@10 on a 1,000-document pool).
+    """(reps * g, d) indices: for row rep * g + i, the top d of a uniform permutation of pool i's
+    n[i] documents: d iid draws, redrawn whole while they collide (conditioned on being distinct,
+    every ordered tuple is equally likely; with d(d-1) <= n a row is accepted with probability > 0.6).
     """
     high = np.tile(n, reps)[:, None]
     idx = np.minimum((keys.rows(base_of_row, rep_of_row, depth) * high).astype(np.int64), high - 1)
@@ -132,17 +125,11 @@ def _distinct_draws(n, reps: int, depth: int, keys: Keys, base_of_row, rep_of_ro
 
 def placements(cnt, n, base, reps: int, rng, rep0: int = 0):
     """For row rep * g + i (rep counted from ``rep0``): distinct ranks in [0, n[i]) for the cnt[i]
-    documents 0..cnt[i]-1 of query ``base[i]``, uniformly among the injections of those documents
-    into the n[i] ranks: where they land in a uniformly random permutation of the whole pool.
-
-    Returns (rank, doc), both (reps * g, width) integer matrices sorted by rank within each row;
-    entries past cnt[i] are padding (ranks >= n[i], last).  Each document draws an iid rank
-    u(seed, query, rep, document, attempt) * n; while two share a rank, the one with the larger
-    document number draws again, with the next attempt.  The rule reads only which draws are equal,
-    so relabelling the ranks by any permutation maps the procedure to itself: the result is
-    invariant under every relabelling, and these act transitively on injections, so it is uniform.
-    With cnt <= n/2 (the callers' rule) a redraw collides with probability <= 1/2: few rounds, each
-    over the colliding rows only.
+    documents 0..cnt[i]-1 of query ``base[i]``, uniform among the injections into the n[i] ranks (where
+    they land in a uniformly random permutation of the pool; docs/bounds.md, "How the Monte Carlo
+    draws").  Each document draws u(seed, query, rep, document, attempt) * n; while two share a rank
+    the larger document draws again.  Returns (rank, doc), (reps * g, width) matrices sorted by rank
+    within each row; entries past cnt[i] are padding (ranks >= n[i], last).
     """
     keys = as_keys(rng)
     cnt = np.asarray(cnt, dtype=np.int64)
@@ -232,15 +219,11 @@ def _padded(pool: Pool, queries: np.ndarray):
 
 
 def _permutation_batches(pool: Pool, reps: int, rng, scorer, queries, depth=None, reads=None):
-    """Yield (first rep, queries, values[t x len(queries)]) over ``reps`` random permutations.
-
-    Queries are processed in buckets of similar pool size (within a factor of 2), so one long pool
-    does not pad every other query to its length; each bucket in memory-bounded batches.  ``depth``:
-    the ranks kept (:func:`_kept_depth`; None: all); ``scorer`` may return several rows of values
-    (one per measure), which then come out as values[measures x t x len(queries)].  ``reads``: the
-    pool documents the scorer reads (:func:`~ulnorm_eval.core.pools.pool_reads`): a query whose
-    pool holds at most twice as many documents draws the ranks of those only (:func:`placed`),
-    in buckets of similar counts; the others, and any query when ``reads`` is None, whole shuffles.
+    """Yield (first rep, queries, values[t x len(queries)]) over ``reps`` random permutations (values
+    [measures x t x len(queries)] when ``scorer`` returns several rows), in buckets of queries of
+    similar pool size (within a factor of 2: less padding), each in memory-bounded batches.  ``depth``:
+    the ranks kept (None: all); ``reads`` (:func:`~ulnorm_eval.core.pools.pool_reads`): a query whose
+    pool holds at most twice as many documents draws the ranks of those only (:func:`placed`).
     """
     work = max(1, reps * len(queries))
     if reads is not None and depth is None:
@@ -305,13 +288,9 @@ def permutation_values(pool: Pool, judgements, measure, rel_level, reps: int, rn
 
 def permutation_values_many(pool: Pool, judgements, measures: list, rel_level, reps: int, rng, queries=None,
                             depth=None, reads=None) -> list:
-    """:func:`permutation_values` of several native measures on the same permutations, drawn once.
-
-    The draws depend on the seed, the query and the repetition only, so each measure's values are
-    those :func:`permutation_values` gives it alone (for measures kept to the same ``depth`` and
-    reading the same documents, ``reads``: :func:`~ulnorm_eval.core.pools.pool_reads`), while
-    the shuffles are drawn, and what the kernels derive from a ranking (trec_eval's codes, the
-    relevant documents, interpolated precision) computed, once for all of them.
+    """:func:`permutation_values` of several native measures (kept to the same ``depth`` and reading
+    the same documents, ``reads``) on the same permutations, drawn once: the draws depend on the seed,
+    the query and the repetition only, so each measure's values are those it gets alone.
     """
     def scorer(ranking):
         return [compute(ranking, judgements, measure, rel_level) for measure in measures]
@@ -333,10 +312,9 @@ def _drawn(pool: Pool, scorer, count: int, reps: int, keys: Keys, queries, depth
 
 @functools.lru_cache(maxsize=32)
 def _class_patterns(counts: tuple) -> np.ndarray:
-    """Every distinct arrangement of a multiset with ``counts[j]`` copies of class j, as a matrix of
-    class indices (one arrangement per row): the positions of class j are chosen among the positions
-    left free by classes < j, for every earlier partial arrangement at once.  Kept (read-only) for the
-    next measure or run whose pools have the same class counts."""
+    """Every distinct arrangement of a multiset with ``counts[j]`` copies of class j, as a read-only
+    matrix of class indices (one arrangement per row): class j's positions chosen among those left
+    free by classes < j."""
     n = sum(counts)
     arr = np.full((1, n), len(counts) - 1, dtype=np.int64)
     free = np.ones((1, n), bool)
@@ -365,11 +343,10 @@ def n_arrangements(counts) -> int:
 
 
 def _enumerated(pool: Pool, judgements, measure, rel_level, active, limit: int, scorer):
-    """Yield (queries, values[G x M]): M over every distinct arrangement of the pool's classes, for
-    each active query with at most ``limit`` arrangements (each equally likely under a uniformly
-    random permutation).  Classes: documents no kernel of ``measure`` can tell apart (:func:`pool_keys`:
-    equal gain, or the family's finer ``order``, for native measures; equal grade and judged flag for
-    ir_measures')."""
+    """Yield (queries, values[G x M]): M over every distinct arrangement of the pool's classes (each
+    equally likely under a random permutation), for each active query with at most ``limit`` of them.
+    Classes: documents no kernel of ``measure`` tells apart (:func:`pool_keys`; ir_measures' measures:
+    equal grade and judged flag)."""
     pool = pool.whole()
     key = pool_keys(pool,
                     judgements, measure, rel_level) if measure.native else np.where(pool.judged, pool.grade, -np.inf)
@@ -404,13 +381,9 @@ def _enumerated(pool: Pool, judgements, measure, rel_level, active, limit: int, 
 
 def enumerated_bounds(pool: Pool, judgements, measure, rel_level, scorer=None, active=None,
                       limit: int = ENUMERATE_LIMIT):
-    """Exact (mean, maximum, minimum) of M over every ordering of each query's pool, where its classes
-    have at most ``limit`` distinct arrangements (else NaN), and the mask of queries enumerated.
-
-    The mean over distinct arrangements is the mean over all n! permutations (each arrangement of a
-    multiset arises from the same number of them): E exactly; the maximum and minimum are IUB and
-    WLB by definition, for measures whose sorted orderings are not proven extremes.
-    """
+    """Exact (mean, maximum, minimum) of M over every ordering of each query's pool where its classes
+    have at most ``limit`` distinct arrangements (else NaN), and the mask of queries enumerated: the
+    mean over distinct arrangements is the mean over all n! permutations (E exactly)."""
     scorer = scorer or (lambda ranking: compute(ranking, judgements, measure, rel_level))
     n_queries = pool.nq
     active = np.ones(n_queries, bool) if active is None else np.asarray(active, bool)

@@ -70,15 +70,13 @@ class Pool:
         return np.arange(len(self.row)) - self.starts[self.row]
 
     def ordered(self, key: np.ndarray, descending: bool) -> Ranking:
-        """The pool of every query sorted by ``key`` (one row per query).
-
-        Kept per key: IUB and WLB of every binary measure at the same relevance level sort the same
-        gains, and the Ranking's own caches (positions, row sums) then serve them all."""
+        """The pool of every query sorted by ``key`` (one row per query), kept per key and per class
+        split (:func:`_packed_classes`): IUB and WLB of the measures sharing gains or classes share the
+        Ranking and its caches (docs/performance.md, ``Pool.ordered``)."""
         key = np.ascontiguousarray(key, dtype=np.float64)
         if self.extra is not None:  # the placeholders' key, 0, is part of the ordering
             return self._placed_order(key, descending)
-        # looked up by the key's bits (a sum, then the whole key compared as integers), not by hashing
-        # the key's bytes, which a run of the defaults would do six times over its run pool
+        # looked up by the key's bits (a sum, then the whole key compared as integers): no hash of its bytes
         memo = (descending, len(key), np.add.reduce(key.view(np.int64), dtype=np.uint64).item())
         bits = key.view(np.int64)
         for held, ranking in self._ordered.get(memo, ()):
@@ -90,9 +88,7 @@ class Pool:
         if packed is None:
             order = np.lexsort((-key if descending else key, self.row))
         else:
-            # Keys that split the pool into the same classes in the same order (nDCG's grades 0, 1, 2
-            # and RBP's gains 0, 0.5, 1) pack to the same numbers, whose stable sort is the same
-            # permutation: the ranking made for one serves the other, without a second sort
+            # keys splitting the pool into the same classes in the same order sort alike: one ranking
             classes = ("classes", len(packed), np.add.reduce(packed, dtype=np.uint64).item())
             for held, ranking in self._ordered.get(classes, ()):
                 if np.array_equal(held, packed):
@@ -109,11 +105,9 @@ class Pool:
         return ranking
 
     def _placed_order(self, key: np.ndarray, descending: bool) -> Ranking:
-        """:meth:`ordered` of a pool with placeholders: the held documents sorted by ``key`` at the ranks
-        they take when the placeholders (key 0, an unjudged document's gain) sit where their key sorts,
-        after the held documents of equal key (interchangeable with them: ``Family.order``'s contract);
-        a placed :class:`Ranking` of each query's length n, for kernels that read only what they declare
-        (``Family.reads``: never a placeholder)."""
+        """:meth:`ordered` of a pool with placeholders (key 0, after held documents of equal key: the
+        ``Family.order`` contract): a placed :class:`Ranking` of the held documents at their ranks, for
+        kernels that read only what they declare (``Family.reads``: never a placeholder)."""
         order = np.lexsort((-key if descending else key, self.row))
         after = (key[order] < 0) if descending else (key[order] > 0)
         ranks = self.pos + np.where(after, self.extra[self.row], 0)
@@ -135,13 +129,9 @@ _FEW_KEYS = 16  # distinct key values up to which a pool is ordered by one 16-bi
 
 
 def _packed_classes(row: np.ndarray, n_queries: int, key: np.ndarray, descending: bool) -> np.ndarray | None:
-    """Each document's (query, rank of its key among the key's distinct values) packed into one
-    16-bit number, for a sorted ``row`` in [0, n_queries) and a key of at most ``_FEW_KEYS`` distinct
-    values; None otherwise (NaN, more values, or too many queries x values for 16 bits).
-
-    Equal keys, -0.0 and 0.0 alike, share a rank; the rank is reversed for descending.  The stable
-    sort of these numbers (numpy's radix sort) is the stable two-key sort
-    ``np.lexsort((-key if descending else key, row))``."""
+    """Each document's (query, rank of its key among at most ``_FEW_KEYS`` distinct values, reversed
+    for descending) packed into 16 bits, whose stable (radix) sort is
+    ``np.lexsort((-key if descending else key, row))``; None when the key does not fit."""
     if not len(row) or row[0] < 0 or row[-1] >= n_queries:
         return None
     distinct: list = []

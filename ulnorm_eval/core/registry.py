@@ -53,7 +53,7 @@ def _fmt(v) -> str:
     return repr(v)  # 0.0 stays a float: 'p=1.0'; a str is quoted
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Measure:
     """A measure: family name, parameters (a sorted tuple of pairs) and cutoff."""
 
@@ -202,7 +202,7 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
     # print and hash alike (RBP == RBP(p=0.8))
     out = {k: v for k, v in out.items() if v != fam.param(k).default or fam.param(k).always_show}
     out = {p.name: p.default for p in fam.params if p.always_show} | out
-    return Measure(family, tuple(sorted(out.items())), cutoff)
+    return Measure(family=family, params=tuple(sorted(out.items())), cutoff=cutoff)
 
 
 def _keyword_cutoff(fam, params: dict, cutoff, text: str) -> tuple:
@@ -344,7 +344,7 @@ def _foreign(text: str) -> Measure:
         if "<object object at 0x" not in str(exc):  # a value given and refused; a missing one is
             # left to the computation (after -l is checked), which refuses it in one line too
             raise UnknownMeasure(f"{text}: ir_measures refuses its parameters: {exc or 'invalid'}") from None
-    return Measure(m.NAME, tuple(sorted((k, repr(v)) for k, v in m.params.items())), None, foreign=m)
+    return Measure(family=m.NAME, params=tuple(sorted((k, repr(v)) for k, v in m.params.items())), foreign=m)
 
 
 def _known_names() -> list[str]:
@@ -633,7 +633,7 @@ def paper_measure(m: Measure) -> Measure:
     given = dict(m.params)
     if any(k in given for k in fam.paper_unless):
         return m
-    return Measure(m.family, tuple(sorted((given | dict(fam.paper_params)).items())), m.cutoff, m.foreign)
+    return dataclasses.replace(m, params=tuple(sorted((given | dict(fam.paper_params)).items())), typed="")
 
 
 def is_variant_list(text: str) -> bool:

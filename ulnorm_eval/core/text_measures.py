@@ -32,7 +32,7 @@ def tokenizer(stem: bool = False):
     return tokenizers.DefaultTokenizer(use_stemmer=stem)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DocTokens:
     """One document's tokens as ids: references' tokens get ids 0..n_ref_vocab-1, other source tokens
     the following ids; a summary's token in neither is -1 (it can never match)."""
@@ -48,7 +48,8 @@ def encode_document(source_tokens, refs_tokens) -> DocTokens:
     n_ref = len(vocab)
     for token in source_tokens:
         vocab.setdefault(token, len(vocab))
-    return DocTokens(vocab, n_ref, encode(vocab, source_tokens), [encode(vocab, ref) for ref in refs_tokens])
+    return DocTokens(vocab=vocab, n_ref_vocab=n_ref, source=encode(vocab, source_tokens),
+                     refs=[encode(vocab, ref) for ref in refs_tokens])
 
 
 def encode(vocab: dict, tokens) -> np.ndarray:

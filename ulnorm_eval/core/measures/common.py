@@ -26,7 +26,7 @@ JUDGED_ONLY = Param(name="judged_only", kind="int", default=0, doc="1 (or True):
                     "are removed from the ranking, and from the pool of its bounds", choices=(0, 1))
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RandomPool:
     """The input of a family's ``expectation``: one random ranking's pool per query.
 

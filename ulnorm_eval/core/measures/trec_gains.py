@@ -461,6 +461,8 @@ def k_rbp_resid(ranking, judgements, measure, level):
 
 
 def e_binG(random_pool):
+    """The documents above a relevant one that are not relevant are uniform on 0..n-P:
+    E = (P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x)."""
     n, P, Q, U, V, R, N = pool_counts(random_pool)
     K = (n - P).astype(np.int64)
     H = disc_prefix(int(K.max()) + 1 if K.size else 0)  # H[x] = sum_{y<x} 1/log2(2 + y)
@@ -469,6 +471,7 @@ def e_binG(random_pool):
 
 
 def e_rbp(random_pool):
+    """Mean scaled gain * (1 - p^n) (Moffat & Zobel 2008), by linearity."""
     pool, judgements = random_pool.pool, random_pool.J
     p, gains = rbp_settings(random_pool.measure)
     ranking = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only the gains' sum is read
@@ -476,6 +479,7 @@ def e_rbp(random_pool):
 
 
 def e_rbp_resid(random_pool):
+    """p^n + (W/n)(1 - p^n) when W = U + V > 0, else 0."""
     p, gains = rbp_settings(random_pool.measure)
     n, P, Q, U, V, R, N = pool_counts(random_pool)
     W = U + V

@@ -188,6 +188,7 @@ def k_unj(ranking, judgements, measure, level):
 
 
 def e_relative_P(random_pool):
+    """(P/n) m / min(k, R), by linearity."""
     k = random_pool.measure.cutoff
     n, P, Q, U, V, R, N = pool_counts(random_pool)
     return safe(safe(P * depth_of(n, k), n), np.minimum(float(k), R))
@@ -206,6 +207,7 @@ def e_success(random_pool):
 
 
 def e_Rprec_mult(random_pool):
+    """c = (long)(x R + 0.9): 0 if c = 0; P/n if c <= n; P/c if c > n (every pool document retrieved)."""
     mult = random_pool.measure.get("mult")
     n, P, Q, U, V, R, N = pool_counts(random_pool)
     count = np.floor(float(mult) * R + 0.9)
@@ -213,6 +215,9 @@ def e_Rprec_mult(random_pool):
 
 
 def e_bpref(random_pool):
+    """The judged nonrelevant documents above a relevant one are uniform on 0..Q (its place among them
+    is), so E = (P/R)(1 - E[min(X, R)]/min(N, R)), E[min(X, R)] = (t(t+1)/2 + (Q-t)R)/(Q+1), t = min(Q, R)
+    (Buckley & Voorhees 2004's bpref)."""
     n, P, Q, U, V, R, N = pool_counts(random_pool)
     n_counted = np.minimum(Q, R)
     emin = (n_counted * (n_counted + 1) / 2.0 + (Q - n_counted) * R) / (Q + 1.0)

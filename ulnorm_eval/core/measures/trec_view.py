@@ -117,46 +117,13 @@ def count_above(ranking, idx, marked):
 
 # --------------------------------------------------------------------------- expectations
 #
-# Expectations of trec_eval's measures under a uniformly random permutation of each query's pool,
-# exact where a closed form exists, otherwise Monte Carlo with the native kernels.
-#
-# The pool (core/pools.py) is ranked whole: num_ret = n.  Each pool document has trec_eval's code
-# (codes()): its grade when judged with grade >= 0, -2 when judged with a negative grade
-# (pooled but unjudged), -1 when not judged (run/union pools).  Per query, with L = -l:
-#
-#   n pool size; P pool documents relevant (code >= L); Q judged nonrelevant (0 <= code < L);
-#   U pooled-unjudged (-2); V not in the qrels (-1); R = trec_eval's num_rel from the qrels;
-#   N judged nonrelevant in the qrels; m = min(k, n).
-#
-# Closed forms (each proven against every permutation of small pools in tests/core/test_trec_bounds.py):
-#
-# * P@k: (P/n) m/k;  recall@k: (P/n) m/R;  relative_P@k: (P/n) m/min(k, R)  (linearity).
-# * success@k: 1 - C(n-P, m)/C(n, m)  (no relevant document among the first m).
-# * Rprec: (P/n) min(R, n)/R.  Rprec_mult(x), c = (long)(x R + 0.9): 0 if c = 0; P/n if c <= n;
-#   P/c if c > n (every pool document is retrieved).
-# * map, map_cut@k, recip_rank, gm_map, P, recall, Rprec, ndcg, ndcg_cut: the AP, RR, P, R, Rprec
-#   and nDCG records' expectations (precision.py, cumulative.py).
-# * bpref (Buckley & Voorhees 2004): the judged nonrelevant documents above a given relevant one are
-#   uniform on {0..Q} (its place among them is uniform), so
-#   E = (P/R) (1 - E[min(X, R)]/min(N, R)), E[min(X, R)] = (t(t+1)/2 + (Q - t) R)/(Q + 1), t = min(Q, R)
-#   (and P/R when min(N, R) = 0).
-# * binG: the documents above a relevant one that are not relevant are uniform on {0..n-P}:
-#   E = (P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x).
-# * infAP (Yilmaz & Aslam 2006): above a given relevant document, the number s of judged documents
-#   (K = P-1+Q others) is uniform on 0..K; given s, the number w of the W = U+V others above it is
-#   beta-binomial BB(W; s+1, K+1-s) (its place among all is uniform); of those s, r are relevant with
-#   E[r | s] = s (P-1)/K, and of those w, v are not in the qrels with E[v | w] = w V/W.  The term at
-#   rank j = s + w, (1 + (j - v)(r + eps)/(s + 2 eps))/(j + 1), is linear in r and in v, which are
-#   independent given (s, w), so E = (P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)]
-#   (the j = 0 term is 1).
-# * rbp(p): mean scaled gain * (1 - p^n) (Moffat & Zobel 2008).  rbp_resid(p): p^n + (W/n)(1 - p^n)
-#   when W = U + V > 0, else 0.
-#
-# * ndcg_rel (gains >= 0) and Rndcg: linearity over the DCG terms (trec_gains.py: e_ndcg_rel, e_Rndcg).
-#
-# 'montecarlo' families (iprec_at_recall, 11pt_avg, G, ndcg_rel with a negative gain, ERR, Compat): the native
-# kernel on seeded permutations (core/permutations.py, through core/expectations.py), with the
-# standard error of the mean.
+# E under a uniformly random permutation of each query's pool, ranked whole (num_ret = n).  Per query,
+# at level L = -l: n pool size; P pool documents relevant (code >= L); Q judged nonrelevant
+# (0 <= code < L); U pooled-unjudged (-2); V not in the qrels (-1); R trec_eval's num_rel; N judged
+# nonrelevant in the qrels; m = min(k, n).  Each family's closed form is its record's
+# ``expectation_formula`` (its derivation in the expectation's docstring), checked against every
+# permutation of small pools in tests/core/test_trec_bounds.py; the 'montecarlo' families are their
+# native kernels on seeded permutations (core/permutations.py).
 
 
 def pool_codes(pool) -> np.ndarray:

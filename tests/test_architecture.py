@@ -103,11 +103,6 @@ def test_cycle_finder_finds_a_cycle():
     assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
-# inputs/ belongs to the input-hardening work, which is renaming this one (trec._run_name -> a public
-# name); listed so the check runs everywhere else, and it fails once the import is gone (remove it then)
-PENDING = {"ulnorm_eval.inputs.letor: from ulnorm_eval.inputs.trec import _run_name"}
-
-
 def test_no_private_names_imported_across_modules():
     bad = []
     for m in MODULES:
@@ -116,8 +111,6 @@ def test_no_private_names_imported_across_modules():
                 continue
             bad += [f"{m}: from {target} import {n}" for n in names
                     if n.startswith("_") and not n.startswith("__") and f"{target}.{n}" not in MODULES]
-    assert PENDING <= set(bad), f"no longer imported, drop from PENDING: {PENDING - set(bad)}"
-    bad = [b for b in bad if b not in PENDING]
     assert not bad, "\n".join(bad)
 
 
@@ -478,6 +471,10 @@ def test_requests_and_views_are_keyword_only():
     for module, name in records.items():
         record = getattr(importlib.import_module(f"ulnorm_eval.{module}"), name)
         assert all(f.kw_only for f in dataclasses.fields(record)), name
+    for module in (m for m in MODULES if m.startswith("ulnorm_eval.inputs.")):  # every record of inputs/
+        for name, record in vars(importlib.import_module(module)).items():
+            if dataclasses.is_dataclass(record) and record.__module__ == module:
+                assert all(f.kw_only for f in dataclasses.fields(record)), name
     requests = {node.name for path in ROOT.rglob("*.py") for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                 if isinstance(node, ast.ClassDef) and node.name.endswith("Request")}
     assert requests == {name for name in records.values() if name.endswith("Request")}

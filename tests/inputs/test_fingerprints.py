@@ -339,7 +339,7 @@ def test_rank_run_on_the_pairs_table_equals_the_docid_join(seed, monkeypatch):
             got = ordering.rank_run(run, qrels, qids, **kw)
             with monkeypatch.context() as m:
                 m.setattr(ordering, "_pair_table", lambda *a, **k: None)
-                want = ordering.rank_run(run, Qrels(qrels.qid, qrels.docid, qrels.grade, path="q"), qids, **kw)
+                want = ordering.rank_run(run, Qrels(qid=qrels.qid, docid=qrels.docid, grade=qrels.grade, path="q"), qids, **kw)
             for name in ("row", "grade", "judged"):
                 assert np.array_equal(getattr(got.ranking, name), getattr(want.ranking, name)), (name, kw)
             # private: the rows kept, compared between the two join routes (the values above could agree by chance)

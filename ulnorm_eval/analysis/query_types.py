@@ -130,7 +130,8 @@ def query_table(qrels, runs=(), measures=None, options=None, thresholds: Thresho
     qids = natural_order(qrels_queries(qrels))
     J = judgements(qrels, qids)
     pooled = bool(runs) and options.pool in ("run", "union")  # each run's own pool: its ranking is kept
-    no_run = Run(pa.array([], pa.string()), pa.array([], pa.string()), np.zeros(0), np.zeros(0), name="(none)")
+    empty = pa.array([], pa.string())
+    no_run = Run(qid=empty, docid=empty, score=np.zeros(0), rank=np.zeros(0), name="(none)")
     results = list(evaluate_runs(qrels, runs or [no_run], metrics, dataclasses.replace(options, run_queries_only=False),
                                  executor, warn=warn if runs else None, ranked=pooled,
                                  refuse_disjoint=given.refuse_disjoint))

@@ -12,7 +12,7 @@ import numpy as np
 from .arrow import string_array  # not pa.array, which imports pandas (inputs/arrow.py)
 from .text import check_text
 from .errors import strict_float, strict_int
-from .trec import InputError, Qrels, Run, _run_name, check_duplicates, check_grades, read_bytes, refuse_reserved_id
+from .trec import InputError, Qrels, Run, check_duplicates, check_grades, file_run_name, read_bytes, refuse_reserved_id
 
 __all__ = ["is_letor", "read_letor", "read_letor_scores"]
 
@@ -134,7 +134,7 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
         qid, docid = _ranklib_rows(rows, lines, path, qrels)
         check_duplicates(qid, docid, path, np.asarray(lines), "the scores")
     score = np.asarray(scores, dtype=np.float64)
-    return Run(qid=qid, docid=docid, score=score, rank=None, name=name or _run_name(path, None),
+    return Run(qid=qid, docid=docid, score=score, rank=None, name=name or file_run_name(path),
                path=str(path), line=np.asarray(lines, dtype=np.int64))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .text import read_text
 from .trec import InputError, refuse_reserved_id
@@ -22,7 +22,7 @@ DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 SCALE = (1, 5)  # SummEval's ratings: a 1-5 Likert scale in every dimension (Fabbri et al. 2021)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SummData:
     """Documents (sources and references) and systems' summaries, in first-appearance order.
 
@@ -43,18 +43,20 @@ class SummData:
     def subset(self, docs) -> "SummData":
         """The data restricted to the document indices ``docs`` (in that order)."""
         docs = list(docs)
-        ratings = {key: {dimension: [[row[index] for index in docs] for row in values] for dimension, values in dims.items()}
-                   for key, dims in self.ratings.items()}
-        return SummData(self.path, [self.doc_ids[index] for index in docs], [self.sources[index] for index in docs],
-                        [self.references[index] for index in docs], list(self.systems),
-                        [[row[index] for index in docs] for row in self.summaries], ratings, dict(self.raters))
+        return replace(self, doc_ids=_pick(self.doc_ids, docs), sources=_pick(self.sources, docs),
+                       references=_pick(self.references, docs), summaries=[_pick(row, docs) for row in self.summaries],
+                       ratings={key: {dim: [_pick(row, docs) for row in rows] for dim, rows in dims.items()}
+                                for key, dims in self.ratings.items()})
 
     def only_systems(self, names) -> "SummData":
+        """The data of the systems ``names`` (in that order)."""
         idx = [self.systems.index(name) for name in names]
-        ratings = {key: {dimension: [values[index] for index in idx] for dimension, values in dims.items()} for key, dims in self.ratings.items()}
-        return SummData(self.path, list(self.doc_ids), list(self.sources), list(self.references),
-                        [self.systems[index] for index in idx], [self.summaries[index] for index in idx], ratings,
-                        dict(self.raters))
+        return replace(self, systems=_pick(self.systems, idx), summaries=_pick(self.summaries, idx),
+                       ratings={key: {dim: _pick(rows, idx) for dim, rows in dims.items()} for key, dims in self.ratings.items()})
+
+
+def _pick(values: list, indices: list) -> list:
+    return [values[index] for index in indices]
 
 
 def _lines(path: str):
@@ -198,16 +200,29 @@ def read_summeval(path: str, lines=None) -> SummData:
         if any(entry[0] == kind for entry in rat):
             ratings[kind] = {dim: [[(rat.get((kind, system, doc)) or {}).get(dim) for doc in doc_ids] for system in sys_ids]
                              for dim in DIMENSIONS}
-    return SummData(path, doc_ids, [docs[doc][0] for doc in doc_ids], [docs[doc][1] for doc in doc_ids], sys_ids,
-                    [[summ.get((system, doc)) for doc in doc_ids] for system in sys_ids], ratings, raters)
+    return SummData(path=path, doc_ids=doc_ids, sources=[docs[doc][0] for doc in doc_ids],
+                    references=[docs[doc][1] for doc in doc_ids], systems=sys_ids,
+                    summaries=[[summ.get((system, doc)) for doc in doc_ids] for system in sys_ids], ratings=ratings,
+                    raters=raters)
 
 
-def _tsv_rows(path: str, lines=None):
-    for line_no, line in enumerate(_lines(path) if lines is None else lines, 1):
+def _records(path: str, lines, keys: tuple, expected: str):
+    """(line number, record) of each line of a JSONL file, or of a TSV file's columns named ``keys``
+    (``references`` takes the remaining columns as a list)."""
+    if _is_jsonl(lines):
+        yield from _json_rows(path, lines)
+        return
+    rest = keys[-1] == "references"
+    for line_no, line in enumerate(lines, 1):
         line = line.rstrip("\r")
         if not line.strip():
             continue
-        yield line_no, line.split("\t")
+        cols = line.split("\t")
+        if len(cols) < len(keys) or (len(cols) > len(keys) and not rest):
+            raise InputError(path, line_no, f"expected {expected}, got {len(cols)} tab-separated columns")
+        if rest:
+            cols = [*cols[:len(keys) - 1], cols[len(keys) - 1:]]
+        yield line_no, dict(zip(keys, cols))
 
 
 def system_name(path: str) -> str:
@@ -222,23 +237,12 @@ def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
     """The plain layout: a documents file and one ``id, summary`` file per system.  Every file is read
     once (``lines``: the documents file's, when already read), so one of them may be standard input."""
     docs = {}
-    lines = _lines(docs_path) if lines is None else lines
-    if _is_jsonl(lines):
-        for line_no, obj in _json_rows(docs_path, lines):
-            did = _doc_id(docs_path, line_no, _str(docs_path, line_no, obj, "id"))
-            if did in docs:
-                raise InputError(docs_path, line_no, f"duplicate document id {did}")
-            docs[did] = (_source(docs_path, line_no, _str(docs_path, line_no, obj, "source")),
-                         _refs(docs_path, line_no, obj))
-    else:
-        for line_no, cols in _tsv_rows(docs_path, lines):
-            if len(cols) < 3:
-                raise InputError(docs_path, line_no, f"expected id, source and at least one reference, got {len(cols)} "
-                                               "tab-separated columns")
-            if cols[0] in docs:
-                raise InputError(docs_path, line_no, f"duplicate document id {cols[0]}")
-            docs[_doc_id(docs_path, line_no, cols[0])] = (_source(docs_path, line_no, cols[1]),
-                                                     _non_empty_refs(docs_path, line_no, cols[2:]))
+    for line_no, obj in _records(docs_path, _lines(docs_path) if lines is None else lines, ("id", "source", "references"),
+                                 "id, source and at least one reference"):
+        did = _doc_id(docs_path, line_no, _str(docs_path, line_no, obj, "id"))
+        if did in docs:
+            raise InputError(docs_path, line_no, f"duplicate document id {did}")
+        docs[did] = (_source(docs_path, line_no, _str(docs_path, line_no, obj, "source")), _refs(docs_path, line_no, obj))
     if not docs:
         raise InputError(docs_path, None, "no documents")
     doc_ids = list(docs)
@@ -248,10 +252,8 @@ def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
         if name in systems:
             raise InputError(system_path, None, f"two system files named {name}")
         got = {}
-        system_lines = _lines(system_path)
-        rows_iter = (((line_no, (_str(system_path, line_no, record, "id"), _str(system_path, line_no, record, "summary"))) for line_no, record in _json_rows(system_path, system_lines))
-                     if _is_jsonl(system_lines) else ((line_no, _pair(system_path, line_no, fields)) for line_no, fields in _tsv_rows(system_path, system_lines)))
-        for line_no, (did, text) in rows_iter:
+        for line_no, record in _records(system_path, _lines(system_path), ("id", "summary"), "id<TAB>summary"):
+            did, text = _str(system_path, line_no, record, "id"), _str(system_path, line_no, record, "summary")
             if did not in docs:
                 raise InputError(system_path, line_no, f"unknown document id {did}")
             if did in got:
@@ -261,14 +263,8 @@ def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
             raise InputError(system_path, None, "no summaries")
         systems.append(name)
         rows.append([got.get(doc) for doc in doc_ids])
-    return SummData(docs_path, doc_ids, [docs[doc][0] for doc in doc_ids], [docs[doc][1] for doc in doc_ids],
-                    systems, rows)
-
-
-def _pair(path, line_no, cols):
-    if len(cols) != 2:
-        raise InputError(path, line_no, f"expected id<TAB>summary, got {len(cols)} tab-separated columns")
-    return cols[0], cols[1]
+    return SummData(path=docs_path, doc_ids=doc_ids, sources=[docs[doc][0] for doc in doc_ids],
+                    references=[docs[doc][1] for doc in doc_ids], systems=systems, summaries=rows)
 
 
 def read_summaries(data_path: str, system_paths=()) -> SummData:

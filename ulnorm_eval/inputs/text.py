@@ -17,7 +17,7 @@ import zlib
 from .errors import InputError, env_limit
 
 __all__ = ["open_input", "read_bytes", "read_text", "check_text", "check_chunk", "MAX_LINE_BYTES", "MAX_INPUT_BYTES",
-           "READ_ERRORS", "refuse_url", "LineScan"]
+           "READ_ERRORS", "refuse_url", "LineScan", "COMPRESSED_MAGIC"]
 
 
 # One line of a qrels, run or LETOR file: real lines are under 100 bytes (LETOR rows with
@@ -40,6 +40,7 @@ READ_ERRORS = (OSError, EOFError, LZMAError, zlib.error)
 # (most inputs are plain text: a command reading them imports none of gzip, bz2 and lzma)
 _COMPRESSED = ((b"\x1f\x8b", "gzip", ("gzip", "GzipFile")), (b"BZh", "bzip2", ("bz2", "BZ2File")),
                (b"\xfd7zXZ\x00", "xz", ("lzma", "LZMAFile")))
+COMPRESSED_MAGIC = tuple(magic for magic, _, _ in _COMPRESSED)
 _UNSUPPORTED = (
     (b"\x28\xb5\x2f\xfd", "zstd-compressed; decompress it first (zstd -d FILE)"),
     (b"PK\x03\x04", "a zip archive; extract it first (unzip FILE)"),

@@ -10,7 +10,7 @@ import numpy as np
 
 from .arrow import numeric_array, offsets, scalar, string_array, to_numpy
 from .errors import InputError
-from .text import check_text, open_input, read_bytes  # noqa: F401 - re-exported
+from .text import check_text, read_bytes  # noqa: F401 - re-exported
 
 __all__ = [
     "InputError", "Qrels", "Run", "read_qrels", "read_run", "file_run_name",
@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Qrels:
     """Judgements: parallel columns, one row per (query, document).
 
@@ -42,7 +42,7 @@ class Qrels:
         return len(self.grade)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Run:
     """A ranked result list: parallel columns, one row per retrieved (query, document)."""
 
@@ -209,13 +209,11 @@ RESERVED = "all"  # a query id that would print as the summary row
 
 def _refuse_reserved(qid, path: str, lines) -> None:
     """A query named ``all`` would be indistinguishable from the summary row in every format.  Arrow
-    looks for it only when an id has its length and first byte (string offsets and one gather)."""
+    looks for it only when an id has its length and first byte (no id is empty here)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    off = offsets(qid)
-    starts = off[:-1][np.diff(off) == len(RESERVED)]
-    if len(starts) and (np.frombuffer(qid.buffers()[2], np.uint8)[starts] == ord(RESERVED[0])).any():
+    if ((np.diff(offsets(qid)) == len(RESERVED)) & (_first_bytes(qid) == ord(RESERVED[0]))).any():
         i = pc.index(qid, scalar(RESERVED, pa.string())).as_py()
         if i >= 0:
             refuse_reserved_id(RESERVED, path, _line(lines, i))
@@ -227,11 +225,6 @@ def refuse_reserved_id(qid: str, path: str, line, what: str = "query", row: int 
     if qid == RESERVED:
         where = f"row {row}: " if row is not None else ""
         raise InputError(path, line, f"{where}{what} id {qid!r} is reserved for the summary row (rename the {what})")
-
-
-def _refuse_reserved_rows(qids: list, path: str) -> None:
-    if RESERVED in qids:
-        refuse_reserved_id(RESERVED, path, None, row=qids.index(RESERVED))
 
 
 def _to_float(col, path: str, lines, name: str) -> np.ndarray:
@@ -261,18 +254,17 @@ def _to_float(col, path: str, lines, name: str) -> np.ndarray:
 
 
 # Grades beyond 2^53 are no longer exact integers in float64, and sums and squares of grades near
-# 1e308 (gains, ideal rankings, bounds) overflow to inf: refused when read (docs/errors.md).
-MAX_GRADE = float(1 << 53)
-# Integers given as numbers (a DataFrame's int64 column, a dict's ints) beyond 2^53 would become
-# float64 silently: distinct scores 2^53 and 2^53 + 1 would tie (ordered by docid instead).
+# 1e308 (gains, ideal rankings, bounds) overflow to inf: refused when read (docs/errors.md).  Integers
+# given as numbers (a DataFrame's int64 column, a dict's ints) beyond it would become float64
+# silently: distinct scores 2^53 and 2^53 + 1 would tie (ordered by docid instead).
 EXACT = 1 << 53
 INEXACT = ("is an integer beyond 2^53, which float64 (the type of every score and grade here) cannot hold exactly: "
            "distinct values would become equal; scale them")
 
 
 def check_grades(grade: np.ndarray, path: str, lines) -> None:
-    """Refuse a grade whose magnitude exceeds :data:`MAX_GRADE`, naming its line."""
-    bad = np.abs(grade) > MAX_GRADE
+    """Refuse a grade whose magnitude exceeds :data:`EXACT`, naming its line."""
+    bad = np.abs(grade) > EXACT
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(path, _line(lines, i), f"grade {grade[i]:g} is too large (|grade| <= 2^53; "
@@ -440,18 +432,14 @@ def read_run(path: str, name: str | None = None, data: bytes | None = None, halv
     rank = cols[3]
     tag = cols[5][0].as_py()
     last_tag = cols[5][-1].as_py()  # trec_eval's runid prints the last line's
-    return Run(qid=cols[0], docid=cols[2], score=score, rank=rank, name=name or _run_name(path, tag),
+    return Run(qid=cols[0], docid=cols[2], score=score, rank=rank, name=name or file_run_name(path, tag),
                path=str(path), skipped=skipped, line=lines, tag=tag,
                meta={"extra_fields": extra, "last_tag": last_tag, "bom": data.startswith(BOM)})
 
 
-def file_run_name(path: str) -> str:
-    """The name a run read from ``path`` gets (its file name without a compression suffix), known before
-    it is read; standard input's run names itself (its tag)."""
-    return _run_name(path, None)
-
-
-def _run_name(path: str, tag: str | None) -> str:
+def file_run_name(path: str, tag: str | None = None) -> str:
+    """The name a run read from ``path`` gets: its file name without a compression suffix, known before
+    it is read; standard input's run names itself (its ``tag``)."""
     import os
 
     if path == "-":
@@ -466,14 +454,24 @@ def _run_name(path: str, tag: str | None) -> str:
 def qrels_from_columns(qids: list, docids: list, relevance, path: str = "<qrels>") -> Qrels:
     """Qrels from the query ids and document ids (lists of ``str``) and grades (numbers) of each
     judgement, in order (a DataFrame's columns, a dict of dicts' items)."""
-    _refuse_reserved_rows(qids, path)
-    qid, docid = _text_array(qids, path, "query id"), _text_array(docids, path, "document id")
-    grade = _exact_floats(relevance, path, "relevance")
-    if not np.isfinite(grade).all():
-        raise InputError(path, None, "relevance must be finite")
+    qid, docid, grade = _id_columns(qids, docids, relevance, path, "qrels")
     check_grades(grade, path, None)
-    check_duplicates(qid, docid, path, None, "the qrels")
     return Qrels(qid=qid, docid=docid, grade=grade, path=path)
+
+
+def _id_columns(qids: list, docids: list, values, path: str, kind: str) -> tuple:
+    """(query ids and document ids as Arrow arrays, the values as finite float64) of the qrels or a
+    run (``kind``), checked: no 'all' query, no lone surrogate, no integer beyond 2^53, no repeated
+    (query, document)."""
+    what, plural = ("relevance", "relevance") if kind == "qrels" else ("score", "scores")
+    if RESERVED in qids:
+        refuse_reserved_id(RESERVED, path, None, row=qids.index(RESERVED))
+    qid, docid = _text_array(qids, path, "query id"), _text_array(docids, path, "document id")
+    values = _exact_floats(values, path, what)
+    if not np.isfinite(values).all():
+        raise InputError(path, None, f"{plural} must be finite")
+    check_duplicates(qid, docid, path, None, f"the {kind}")
+    return qid, docid, values
 
 
 def _text_array(texts: list, path: str, what: str):
@@ -499,11 +497,6 @@ def _exact_floats(values, path: str, what: str) -> np.ndarray:
 def run_from_columns(qids: list, docids: list, scores, ranks=None, name: str = "run") -> Run:
     """A run from the query ids and document ids (lists of ``str``), scores and optionally ranks
     (integers) of each ranked document, in order (a DataFrame's columns, a dict of dicts' items)."""
-    _refuse_reserved_rows(qids, name)
-    qid, docid = _text_array(qids, name, "query id"), _text_array(docids, name, "document id")
-    score = _exact_floats(scores, name, "score")
-    if not np.isfinite(score).all():
-        raise InputError(name, None, "scores must be finite")
+    qid, docid, score = _id_columns(qids, docids, scores, name, "run")
     rank = np.asarray(ranks, dtype=np.int64) if ranks is not None else None
-    check_duplicates(qid, docid, name, None, "the run")
     return Run(qid=qid, docid=docid, score=score, rank=rank, name=name, path=name)

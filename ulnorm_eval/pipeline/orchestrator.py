@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass
 
 from ..inputs.errors import InputError
+from ..inputs.text import COMPRESSED_MAGIC  # gzip, bzip2, xz: read from the start only
 from ..inputs.trec import Qrels, Run
 from .blocks import Options, RunResult, letor_pool
 from .evaluate import load_run, parse_run, with_runs_holes
@@ -25,8 +26,6 @@ from .stream import BLOCK_BYTES, NotGrouped, block_bounds, merge_blocks, parse_b
 
 __all__ = ["RunFile", "Unreadable", "Shipped", "How", "DisjointRun", "Evaluated", "evaluate_runs", "plan_source", "score_run", "run_task",
            "block_task", "tell"]
-
-_COMPRESSED = (b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00")  # gzip, bzip2, xz: read from the start only
 
 
 def _identity(path: str):
@@ -196,7 +195,7 @@ def _tasks(executor, source, metrics: list, options: Options, how: How) -> list:
         return []
     whole = [(run_task, (source, metrics, options, how))]
     if (executor.sequential or not isinstance(source, RunFile) or how.stream is False or how.ranked
-            or executor.qrels.letor or source.read(0, 6).startswith(_COMPRESSED)):
+            or executor.qrels.letor or source.read(0, 6).startswith(COMPRESSED_MAGIC)):
         return whole
     source.check()
     bounds = block_bounds(source.path, how.block_bytes)

@@ -485,11 +485,12 @@ def test_requests_and_views_are_keyword_only():
 POSITIONAL = {"Metric", "Ranking", "Judgements"}
 
 
-@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(("ulnorm_eval.analysis.", "ulnorm_eval.core."))))
-def test_analysis_and_core_records_are_keyword_only(module):
-    """Every record analysis/ and core/ define (a settings, result or outcome dataclass) is built from
-    keywords (but :data:`POSITIONAL`); a subclass answers for the fields it declares (NRGResult's, not
-    pipeline's Result's)."""
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith(("ulnorm_eval.analysis.", "ulnorm_eval.render.",
+                                                                             "ulnorm_eval.cli.", "ulnorm_eval.core."))))
+def test_analysis_surface_and_core_records_are_keyword_only(module):
+    """Every record analysis/, render/, cli/ and core/ define (a settings, result, outcome or view
+    dataclass) is built from keywords (but :data:`POSITIONAL`); a subclass answers for the fields it
+    declares (NRGResult's, not pipeline's Result's)."""
     import dataclasses
     import importlib
 

@@ -213,16 +213,16 @@ def test_optimum_beats_every_named_function_and_keeps_the_constraints(synth, mea
     log = st.named_discount("log", k)
     named = {(a, b): st.objective(D, st.named_gains(a, D.levels), st.named_discount(b, k), spec)[0]
              for a in st.GAINS for b in st.DISCOUNTS}
-    od = st.optimise_discount(D, lin, spec, restarts=2)
-    og = st.optimise_gains(D, log, spec, restarts=2)
-    oj = st.optimise_joint(D, spec, restarts=2, starts=[(od.gains, od.discount), (og.gains, og.discount)])
+    od = st.optimise(D, spec, (lin, None), restarts=2)
+    og = st.optimise(D, spec, (None, log), restarts=2)
+    oj = st.optimise(D, spec, restarts=2, starts=[np.concatenate([o.gains, o.discount]) for o in (od, og)])
     for o in (od, og, oj):
         _check_constraints(o)
         assert o.phi1 == st.objective(D, o.gains, o.discount, spec)[0]
     assert all(od.phi1 >= named[("linear", b)] for b in st.DISCOUNTS)
     assert all(og.phi1 >= named[(a, "log")] for a in st.GAINS)
     assert oj.phi1 >= max(max(named.values()), od.phi1, og.phi1)
-    ou = st.optimise_discount(D, lin, spec, monotone=False, restarts=2, starts=[od.discount])
+    ou = st.optimise(D, spec, (lin, None), monotone=False, restarts=2, starts=[od.discount])
     _check_constraints(ou, mono=False)
     assert ou.phi1 >= od.phi1
 
@@ -234,7 +234,7 @@ def test_gain_optimum_is_the_grid_maximum(synth, monotone):
     D = load_design(qrels, runs, 10)
     spec = st.MeasureSpec(base="nDCG")
     d = st.named_discount("log", 10)
-    o = st.optimise_gains(D, d, spec, monotone=monotone, restarts=3)
+    o = st.optimise(D, spec, (None, d), monotone=monotone, restarts=3)
     hi = 0.5 if monotone else 1.0
     grid = max(st.objective(D, np.array([a, 1 - a]), d, spec)[0] for a in np.linspace(0, hi, 2001))
     assert o.phi1 >= grid - 1e-9
@@ -246,7 +246,7 @@ def test_the_optimum_evaluated_from_scratch_gives_the_reported_phi(synth):
     k = 10
     D = load_design(qrels, runs, k)
     spec = st.parse_measure("UL2(nDCG)")
-    o = st.optimise_joint(D, spec, restarts=2)
+    o = st.optimise(D, spec, restarts=2)
     Y = reference_scores(qrels, runs, k, gains_dict(D.levels, o.gains), o.discount, "UL2")
     vc = stats.variance_components(Y)
     assert stats.phi(vc, 1) == pytest.approx(o.phi1, rel=1e-12, abs=1e-15)
@@ -257,8 +257,8 @@ def test_reproducible_for_a_fixed_seed(synth):
     D = load_design(qrels, runs, 10)
     spec = st.MeasureSpec(base="nDCG")
     lin = st.named_gains("linear", D.levels)
-    a = st.optimise_discount(D, lin, spec, monotone=False, restarts=3, seed=5)
-    b = st.optimise_discount(D, lin, spec, monotone=False, restarts=3, seed=5)
+    a = st.optimise(D, spec, (lin, None), monotone=False, restarts=3, seed=5)
+    b = st.optimise(D, spec, (lin, None), monotone=False, restarts=3, seed=5)
     assert a.discount.tolist() == b.discount.tolist() and a.phi1 == b.phi1 and a.agree == b.agree
 
 
@@ -297,7 +297,7 @@ def test_robust03_optimum_evaluated_from_the_files(robust, tmp_path):
     qrels, runs = robust
     D = load_design(qrels, runs, 20, "601-650")
     spec = st.MeasureSpec(base="nDCG")
-    o = st.optimise_joint(D, spec, restarts=1)
+    o = st.optimise(D, spec, restarts=1)
     plain = []
     for i, r in enumerate(runs):  # the reference reads plain text
         path = tmp_path / f"run{i}"
@@ -460,7 +460,7 @@ def test_holdout_phi_is_computed_on_the_other_half(synth):
     # the held-out value is the optimum of the fitting half scored on the other half, recomputed here
     want = []
     for a, b in halves:
-        o = st.optimise_discount(D.subset(a), st.named_gains("linear", D.levels), spec, restarts=1, seed=5)
+        o = st.optimise(D.subset(a), spec, (st.named_gains("linear", D.levels), None), restarts=1, seed=5)
         want.append(stats.phi(stats.variance_components(st.scores(D, o.gains, o.discount, spec)[:, b]), n))
     assert opt["phi held-out"] == pytest.approx(np.mean(want), rel=1e-9)
     assert opt["phi held-out"] != pytest.approx(opt["phi fit-half"], rel=1e-6)

@@ -130,7 +130,8 @@ class CompareSettings:
         return dataclasses.replace(self, reps=reps, correction=inherent)
 
 
-def compare(result, settings: CompareSettings | None = None, *, warn=None, progress=None, **kw) -> Comparison:
+def compare(result, settings: CompareSettings | None = None, *, warn=None, progress=None, marks_only: bool = False,
+            **kw) -> Comparison:
     """Compare the runs of an evaluation :class:`~ulnorm_eval.pipeline.evaluate.Result`.
 
     ``settings`` (or keywords naming its fields, :class:`CompareSettings`): the paired ``test`` and its
@@ -139,13 +140,8 @@ def compare(result, settings: CompareSettings | None = None, *, warn=None, progr
     ``seed``.  Bound variants (E, IUB, WLB) are not compared; a query undefined for some run (NaN) is left
     out of that metric's analysis, with a warning.  ``progress``: a progress bar's ``advance(units,
     total=None)``, one unit per metric.  ``pairs=False`` keeps no pairs table (the summary's counts
-    still come from every pair): memory then grows with the runs, not with their pairs."""
-    return _compare(result, settings, warn, progress, False, **kw)
-
-
-def _compare(result, settings, warn, progress, marks_only: bool, **kw) -> Comparison:
-    """:func:`compare`; ``marks_only``: only the pairs table (and the systems'), no summary rows (the
-    swap rates, taus, variance components): all that :func:`_compare_again` reads."""
+    still come from every pair): memory then grows with the runs, not with their pairs.  ``marks_only``:
+    the systems and pairs tables alone, no summary rows (all that :func:`tie_marks_note` reads)."""
     from ..core.keywords import split_keywords
 
     if settings is None:
@@ -179,7 +175,7 @@ def _compare(result, settings, warn, progress, marks_only: bool, **kw) -> Compar
     for m in metrics:
         work.add(m, note, tick)
     if not marks_only:
-        work.late_taus()
+        work.taus()
         _pad_over_cutoffs(work.rows_sum, metrics, work.mean_of)
     return work.comparison(notes)
 
@@ -232,7 +228,7 @@ class _Comparing:
         advance) hears its paired tests block by block, then its swap trials, each by its share of the
         metric's estimated work (the pairs x resamples against the trials x runs)."""
         chosen = self.chosen[m.measure]
-        Y = _matrix(self.result, m, self.qids)[:, chosen]
+        Y = full = _matrix(self.result, m, self.qids)[:, chosen]
         q = np.asarray(self.qids, dtype=object)[chosen]
         bad = np.isnan(Y).any(axis=0)
         if bad.any():
@@ -242,7 +238,7 @@ class _Comparing:
         if Y.shape[1] < 2:
             raise ValueError(f"{m}: fewer than two queries left to compare on")
         self.used[str(m)] = list(q)
-        self.kept_of[m] = (_matrix(self.result, m, self.qids)[:, chosen], ~bad)
+        self.kept_of[m] = (full, ~bad)
         means = Y.mean(axis=1)
         best_first = means if getattr(m.measure, "lower_better", False) else -means  # rank 1 = best (Family.better)
         ranks = np.searchsorted(np.sort(best_first), best_first, side="left") + 1  # scipy's rankdata(method="min")
@@ -271,12 +267,10 @@ class _Comparing:
 
     def _summary_row(self, m, Y, sig, means) -> dict:
         vc = stats.variance_components(Y)
-        base = type(m)(m.measure)
         return {
             "metric": str(m), "measure": str(m.measure), "variant": m.variant or "", "queries": Y.shape[1],
-            **self._taus(base, m),
-            "significant": int(sig.sum()), "pairs": len(sig),
-            "conflicts": int((self.sig_of[base] != sig).sum()) if base in self.sig_of else np.nan,
+            **dict.fromkeys(("tau", "tau_low", "tau_high", "tau_ap"), np.nan),  # filled by taus()
+            "significant": int(sig.sum()), "pairs": len(sig), "conflicts": np.nan,
             "pad": stats.pad(means), "split_half_swap_rate": stats.split_half_swap_rate(Y, self.s.swap_trials,
                                                                                         self.s.seed),
             "var_system": vc.system, "var_topic": vc.topic, "var_residual": vc.residual,
@@ -297,28 +291,21 @@ class _Comparing:
         return {"swap_between": rate, "swaps_between": swaps, "queries_a": sets[0].shape[1],
                 "queries_b": sets[1].shape[1]}
 
-    def _taus(self, base, m) -> dict:
-        """Kendall's tau between the runs' orders under the plain measure ``base`` and under ``m``, its
-        (1 - alpha) bootstrap interval over the queries (each metric's means over its own queries, as
-        the point estimate's) and tau_AP of ``m``'s order against the plain measure's; NaN until the
-        plain measure is compared (:meth:`late_taus`)."""
-        if base not in self.mean_of:
-            return dict.fromkeys(("tau", "tau_low", "tau_high", "tau_ap"), np.nan)
-        tau = stats.kendall_tau(self.mean_of[base], self.mean_of[m])
-        (first, kept_first), (second, kept_second) = self.kept_of[base], self.kept_of[m]
-        low, high = (tau, tau) if base == m else stats.tau_interval(
-            first, second, (kept_first, kept_second), seed=self.s.seed, alpha=self.s.alpha)
-        return {"tau": tau, "tau_low": low, "tau_high": high,
-                "tau_ap": stats.tau_ap(self.mean_of[base], self.mean_of[m])}
-
-    def late_taus(self) -> None:
-        """A plain measure listed after its variants: fill in tau and conflicts now."""
-        for row in self.rows_sum:
-            mm = next(m for m in self.metrics if str(m) == row["metric"])
-            base = type(mm)(mm.measure)
-            if np.isnan(row["tau"]) and base in self.mean_of:
-                row.update(self._taus(base, mm))
-                row["conflicts"] = int((self.sig_of[base] != self.sig_of[mm]).sum())
+    def taus(self) -> None:
+        """Each summary row's Kendall's tau between the runs' orders under its plain measure and under its
+        metric, its (1 - alpha) bootstrap interval over the queries (each metric's means over its own
+        queries, as the point estimate's), tau_AP of the metric's order against the plain measure's and the
+        pairs whose significance differs (conflicts); NaN where the plain measure is not compared."""
+        for row, m in zip(self.rows_sum, self.metrics):
+            base = type(m)(m.measure)
+            if base not in self.mean_of:
+                continue
+            tau = stats.kendall_tau(self.mean_of[base], self.mean_of[m])
+            (first, kept_first), (second, kept_second) = self.kept_of[base], self.kept_of[m]
+            low, high = (tau, tau) if base == m else stats.tau_interval(
+                first, second, (kept_first, kept_second), seed=self.s.seed, alpha=self.s.alpha)
+            row.update(tau=tau, tau_low=low, tau_high=high, tau_ap=stats.tau_ap(self.mean_of[base], self.mean_of[m]),
+                       conflicts=int((self.sig_of[base] != self.sig_of[m]).sum()))
 
     def comparison(self, notes: list) -> Comparison:
         from .columns import Table
@@ -678,8 +665,8 @@ def tie_marks_note(res, cmp: Comparison, settings: CompareSettings) -> str | Non
         return None
     changes, flag, why = _other_tie_rule(res.options)
     runs = [rr if rr.again is None else dataclasses.replace(rr, values={**rr.values, **rr.again}) for rr in res.runs]
-    alt = _compare(dataclasses.replace(res, metrics=[m for m in res.metrics if m.variant not in HOLE_ENDS], runs=runs,
-                                       options=dataclasses.replace(res.options, **changes)), settings, None, None, True)
+    alt = compare(dataclasses.replace(res, metrics=[m for m in res.metrics if m.variant not in HOLE_ENDS], runs=runs,
+                                      options=dataclasses.replace(res.options, **changes)), settings, marks_only=True)
     a, b = cmp.tables["pairs"], alt.tables["pairs"]
     flips = [f"{m} {x} vs {y}" for m, x, y, s, t in zip(a["metric"], a["run_a"], a["run_b"], a["significant"],
                                                          b["significant"]) if bool(s) != bool(t)]

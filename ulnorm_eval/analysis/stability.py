@@ -25,7 +25,7 @@ __all__ = [
     "GAINS", "DISCOUNTS", "GAIN_FUNCTIONS", "DISCOUNT_FUNCTIONS", "named_gains", "named_discount", "normalised",
     "MeasureSpec", "parse_measure", "Design", "level_index",
     "scores", "objective", "components",
-    "Optimum", "optimise_discount", "optimise_gains", "optimise_joint",
+    "Optimum", "optimise",
     "gain_ratios", "measure_string", "parse_topics", "study", "StudyOptions",
     "ASL_FUNCTIONS", "function_label", "tau_table", "asl_table", "topic_resamples", "topics_needed_resampled",
     "topic_splits", "error_ratio", "paired_ratios", "ratio_claim",
@@ -352,22 +352,39 @@ def _random_start(rng, size: int, monotone: str | None) -> np.ndarray:
     return np.sort(point)[::-1] if monotone == "down" else np.sort(point) if monotone == "up" else point
 
 
-def _optimise(design: Design, spec: MeasureSpec, fixed: tuple, monotone: bool, starts: list, restarts: int,
-              seed: int, tick) -> Optimum:
-    """argmax Φ(1) over the gains where ``fixed`` = (g, d) has None and over the discount where it has
-    None, by SLSQP from every start, then from ``restarts`` seeded random points of the feasible set; the
-    best result polished onto the constraint set, never worse than its start.  ``tick()`` is called after
-    each start."""
+def _named_starts(design: Design, n_g: int, n_d: int) -> list:
+    """The named starts of what is free (``n_g`` gains, ``n_d`` discount factors): each named function and
+    the uniform one; both free, every pair of named functions."""
+    if n_g and n_d:
+        return [np.concatenate([named_gains(gain_name, design.levels), named_discount(discount_name, design.k)])
+                for gain_name in GAINS for discount_name in DISCOUNTS]
+    named = [named_gains(name, design.levels) for name in GAINS] if n_g else [named_discount(name, n_d)
+                                                                               for name in DISCOUNTS]
+    return named + [np.full(n_g + n_d, 1.0 / (n_g + n_d))]
+
+
+def optimise(design: Design, spec: MeasureSpec, fixed: tuple = (None, None), *, monotone: bool = True,
+             restarts: int = 4, seed: int = 0, starts=(), tick=None) -> Optimum:
+    """argmax Φ(1) (Kanoulas & Aslam 2009 §2.3, Figure 1) over what ``fixed`` = (gains, discount) leaves
+    None: the gains of the positive grades (the non-relevant grade's 0) on the simplex, non-decreasing, and
+    the discount of ranks 1..k on the simplex, non-increasing (unless ``monotone=False``: Table 2, Figure 3);
+    both: §3.3's minimax as one joint maximisation (docs/stability.md).  SLSQP from :func:`_named_starts`,
+    ``starts`` (points of what is free, gains first) and ``restarts`` seeded random feasible points; the
+    best polished onto the constraints, never worse than its start; ``tick()`` after each start."""
     from scipy.optimize import minimize
     from threadpoolctl import threadpool_limits
 
-    g, d = fixed
-    n_g = design.n_levels if g is None else 0
-    n_d = design.k if d is None else 0
+    n_g, n_d = (design.n_levels if fixed[0] is None else 0), (design.k if fixed[1] is None else 0)
+    g, d = (None if given is None else np.asarray(given, dtype=np.float64) for given in fixed)
+    if n_g == 1 and not n_d:  # binary grades: the simplex is one point
+        g = np.ones(1)
+        return Optimum(gains=g, discount=d, phi1=objective(design, g, d, spec)[0],
+                       residual=residual(g, "up" if monotone else None), converged=True, starts=1, agree=1)
+    points = _named_starts(design, n_g, n_d)
     mono_g, mono_d = ("up" if monotone and n_g else None), ("down" if monotone and n_d else None)
     blocks = [(size, mono) for size, mono in ((n_g, mono_g), (n_d, mono_d)) if size]
     rng = np.random.default_rng(seed)
-    points = [np.asarray(start) for start in starts]
+    points += [np.asarray(start) for start in starts]
     points += [np.concatenate([_random_start(rng, size, mono) for size, mono in blocks]) for _ in range(restarts)]
     cons = _block_constraints(0, n_g, n_g + n_d, mono_g) if n_g else []
     cons += _block_constraints(n_g, n_d, n_g + n_d, mono_d) if n_d else []
@@ -402,48 +419,6 @@ def _optimise(design: Design, spec: MeasureSpec, fixed: tuple, monotone: bool, s
     worst = max(residual(gains, mono_g), residual(discount, mono_d))
     return Optimum(gains=gains, discount=discount, phi1=val, residual=worst, converged=success, starts=len(results),
                    agree=agree)
-
-
-def optimise_discount(design: Design, gains, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4,
-                      seed: int = 0, starts=(), tick=None) -> Optimum:
-    """argmax_d Φ(1) over the simplex of ranks 1..k, non-increasing unless ``monotone=False``
-    (Kanoulas & Aslam 2009 Figure 1, right; Figure 3 without monotonicity), gains fixed; starts: the
-    named discounts, the uniform one, ``starts``, then ``restarts`` random points."""
-    k = design.k
-    named = [named_discount(name, k) for name in DISCOUNTS] + [np.full(k, 1.0 / k)]
-    return _optimise(design, spec, (np.asarray(gains, dtype=np.float64), None), monotone, named + list(starts),
-                     restarts, seed, tick)
-
-
-def optimise_gains(design: Design, discount, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4,
-                   seed: int = 0, starts=(), tick=None) -> Optimum:
-    """argmax_g Φ(1) over the simplex of the positive grade levels (the non-relevant grade's gain fixed
-    at 0), non-decreasing in the grade unless ``monotone=False`` (Kanoulas & Aslam 2009 Figure 1,
-    left; Table 2's unconstrained column), discount fixed."""
-    d = np.asarray(discount, dtype=np.float64)
-    n_levels = design.n_levels
-    if n_levels == 1:  # binary grades: the simplex is one point
-        g = np.ones(1)
-        value = objective(design, g, d, spec)[0]
-        return Optimum(gains=g, discount=d, phi1=value, residual=residual(g, "up" if monotone else None),
-                       converged=True, starts=1, agree=1)
-    named = [named_gains(name, design.levels) for name in GAINS] + [np.full(n_levels, 1.0 / n_levels)]
-    return _optimise(design, spec, (None, d), monotone, named + list(starts), restarts, seed, tick)
-
-
-def optimise_joint(design: Design, spec: MeasureSpec, *, monotone: bool = True, restarts: int = 4, seed: int = 0,
-                   starts=(), tick=None) -> Optimum:
-    """argmax_(g, d) Φ(1) over both simplices with both monotonicity constraints.
-
-    Kanoulas & Aslam 2009 §3.3 solve a minimax problem; with the single objective Φ it is this joint
-    maximisation (docs/stability.md).  Starts: every pair of named gains and discounts, the given
-    ``starts`` ((g, d) pairs, e.g. the separate optima, so the joint optimum is never below them),
-    then ``restarts`` seeded random points.
-    """
-    named = [np.concatenate([named_gains(gain_name, design.levels), named_discount(discount_name, design.k)])
-             for gain_name in GAINS for discount_name in DISCOUNTS]
-    named += [np.concatenate([np.asarray(g, float), np.asarray(d, float)]) for g, d in starts]
-    return _optimise(design, spec, (None, None), monotone, named, restarts, seed, tick)
 
 
 def gain_ratios(levels, gains) -> dict:
@@ -537,21 +512,21 @@ def _entries(design_k: Design, spec: MeasureSpec, k: int, options: "StudyOptions
     fixed_g, fixed_d = named_gains(gain, design_k.levels), named_discount(discount, k)
     fit = {"restarts": options.restarts, "seed": options.seed, "tick": tick}
     entries = [("", True, gain, name, fixed_g, named_discount(name, k), None) for name in DISCOUNTS]
-    opt_d = optimise_discount(design_k, fixed_g, spec, **fit)
+    opt_d = optimise(design_k, spec, (fixed_g, None), **fit)
     entries.append(("discount", True, gain, "optimal", opt_d.gains, opt_d.discount, opt_d))
     if free in ("discount", "both"):
-        optimum = optimise_discount(design_k, fixed_g, spec, monotone=False, starts=[opt_d.discount], **fit)
+        optimum = optimise(design_k, spec, (fixed_g, None), monotone=False, starts=[opt_d.discount], **fit)
         entries.append(("discount", False, gain, "optimal (unconstrained)", optimum.gains, optimum.discount, optimum))
     # (gain, discount) is already a discount row
     entries += [("", True, name, discount, named_gains(name, design_k.levels), fixed_d, None)
                 for name in GAINS if name != gain]
-    opt_g = optimise_gains(design_k, fixed_d, spec, **fit)
+    opt_g = optimise(design_k, spec, (None, fixed_d), **fit)
     entries.append(("gains", True, "optimal", discount, opt_g.gains, opt_g.discount, opt_g))
     if free in ("gains", "both"):
-        optimum = optimise_gains(design_k, fixed_d, spec, monotone=False, starts=[opt_g.gains], **fit)
+        optimum = optimise(design_k, spec, (None, fixed_d), monotone=False, starts=[opt_g.gains], **fit)
         entries.append(("gains", False, "optimal (unconstrained)", discount, optimum.gains, optimum.discount, optimum))
-    joint = optimise_joint(design_k, spec, starts=[(opt_d.gains, opt_d.discount), (opt_g.gains, opt_g.discount)],
-                           **fit)
+    joint = optimise(design_k, spec, starts=[np.concatenate([opt.gains, opt.discount]) for opt in (opt_d, opt_g)],
+                     **fit)
     entries.append(("gains+discount", True, "optimal (joint)", "optimal (joint)", joint.gains, joint.discount, joint))
     return entries
 

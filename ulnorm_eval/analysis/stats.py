@@ -55,15 +55,10 @@ def paired_t(scores_a, scores_b, alternative: str = "two-sided") -> tuple[float,
 
 def randomization(scores_a, scores_b, alternative: str = "two-sided", n_resamples: int = 10_000,
                   seed: int | None = 0) -> tuple[float, float]:
-    """Paired randomization (sign-flip) test of mean(d): (mean difference, p).
-
-    Under H0 each query's pair is exchangeable, so the sign of each d_i is flipped at random;
-    p is the share of the flipped means at least as extreme as the observed one (Fisher's
-    randomization test; Smucker, Allan & Carterette, CIKM 2007).  scipy.stats.permutation_test
-    with ``permutation_type='samples'``: exact enumeration of all 2^n sign patterns when
-    2^n <= n_resamples, otherwise ``n_resamples`` seeded draws with the (count + 1) / (B + 1)
-    correction.  NaN p-value when fewer than 2 pairs remain (as :func:`paired_t`; scipy refuses one).
-    """
+    """Fisher's paired randomization (sign-flip) test of mean(d) (Smucker, Allan & Carterette 2007):
+    (mean difference, p), by scipy.stats.permutation_test (``permutation_type='samples'``: all 2^n sign
+    patterns when 2^n <= n_resamples, else seeded draws, p = (count + 1) / (B + 1)).  NaN p with fewer
+    than 2 pairs (as :func:`paired_t`; scipy refuses one)."""
     from scipy import stats
 
     scores_a, scores_b = paired(scores_a, scores_b)
@@ -185,15 +180,10 @@ def pairwise_wilcoxon(diffs, alpha: float = 0.05) -> PairedTest:
 
 
 def pairwise_randomization(diffs, reps: int = 10_000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
-    """Fisher's randomization (permutation) test for paired data, two-sided, statistic mean(d).
-
-    Under the null hypothesis each query's pair of scores is exchangeable, so every sign pattern
-    of d is equally likely.  When 2^n <= ``reps`` all 2^n sign patterns are enumerated and
-    p = #{s : |mean(s d)| >= |mean(d)|} / 2^n exactly; otherwise ``reps`` seeded random sign
-    vectors, shared by all pairs, give p = (1 + #{...}) / (1 + reps) (Smucker, Allan & Carterette,
-    CIKM 2007).  The same rule and p-values as ``randomization`` (scipy.stats.permutation_test),
-    vectorised over pairs.  The interval is the t-interval of ``pairwise_t``.
-    """
+    """Fisher's randomization test, two-sided, statistic mean(d) (Smucker, Allan & Carterette 2007):
+    p = #{s : |mean(s d)| >= |mean(d)|} / 2^n over every sign pattern s when 2^n <= ``reps``, else
+    (1 + #{...}) / (1 + reps) over ``reps`` seeded patterns shared by all pairs: :func:`randomization`'s
+    rule, vectorised over pairs.  The interval is the t-interval of ``pairwise_t``."""
     diffs, n, mean, std, effect = _moments(diffs)
     exact = 2 ** n <= reps
     if exact:
@@ -280,11 +270,9 @@ def bootstrap_less(run_values, base_values, reps: int = 1000, seed: int = 0) -> 
 
 
 def tukey_null(scores, reps: int = 10_000, seed: int = 0) -> tuple:
-    """The permutation distribution of the randomised Tukey HSD test (Carterette 2012, TOIS 30(1) §4.2;
-    Sakai 2014, "Statistical reform in information retrieval?", SIGIR Forum 48(1)): under the null
-    hypothesis that the systems do not differ, the system labels of each topic are exchangeable; for
-    each permutation of every topic's labels, the statistic is the largest difference of two systems'
-    means, max_s mean_t(y*_st) - min_s mean_t(y*_st).
+    """The permutation distribution of the randomised Tukey HSD test (Carterette 2012 §4.2; Sakai 2014):
+    under H0 the system labels of each topic are exchangeable; the statistic of a permutation of every
+    topic's labels is the largest difference of two systems' means, max_s mean_t(y*_st) - min_s mean_t(y*_st).
 
     ``scores``: systems x topics.  Permuting every topic by the same permutation permutes the means and
     keeps their range, so the first topic stays fixed: when (m!)^(n-1) <= ``reps`` every labelling is
@@ -345,8 +333,7 @@ def adjust(p_values, method: str = "holm") -> np.ndarray:
       (scipy.stats.false_discovery_control);
     * ``inherent``: unchanged, the p-values of a test that adjusts them itself (Tukey HSD, ``FAMILYWISE``).
 
-    Holm's step-down is written here: scipy has no implementation, and statsmodels' (``multipletests``,
-    which the tests compare with) would be a dependency for these few lines (docs/dependencies.md).
+    Holm's step-down is written here: scipy has none (docs/dependencies.md).
     """
     p_values = np.asarray(p_values, dtype=np.float64)
     out = p_values.copy()
@@ -425,7 +412,7 @@ def tau_interval(first, second, kept=(None, None), reps: int = 1000, seed: int =
 
 def tau_ap(reference, compared) -> float:
     """AP correlation tau_AP of the ranking by ``compared`` against the ranking by ``reference`` (Yilmaz,
-    Aslam & Robertson 2008, "A new rank correlation coefficient for information retrieval", SIGIR, eq. 2):
+    Aslam & Robertson 2008, eq. 2):
 
         tau_AP = 2/(N - 1) sum_{i=2..N} C(i)/(i - 1) - 1,
 
@@ -468,9 +455,7 @@ def swap_rate_between(means_a, means_b) -> tuple[float, int, int]:
     ``means_a``, ``means_b``: each system's mean score in experiment A and B (the same systems, in
     the same order: two query sets, two datasets).  A pair (i, j) swaps when d_A d_B < 0, with
     d = mean_i - mean_j; a pair tied in either experiment does not swap.  Returns (rate, swaps,
-    pairs).  This is the quantity of Karmaker & Feng 2022 Tables 10, 11, 20 and 21 (across
-    datasets, and across the uninformative and ideal query sets of one dataset): every printed
-    value there is a multiple of 1/28, the 28 pairs of 8 methods (0.107 = 3/28, 0.3928 = 11/28).
+    pairs): Karmaker & Feng 2022 Tables 10, 11, 20 and 21 (docs/comparing.md).
     """
     first, second = np.asarray(means_a, np.float64), np.asarray(means_b, np.float64)
     if first.shape != second.shape or first.ndim != 1:

@@ -88,76 +88,24 @@ def _skip_lines_of(data, floor: int, pos: int, qid: bytes) -> int:
     return floor
 
 
-class _Tail:
-    """Where the trailing query's lines start in a buffer of whole lines, scanned incrementally.
-
-    ``start``: offset of the first line of the trailing query (comment and blank lines before it
-    included, so a block never splits a query); ``qid``: that query; ``last_data_end``: end of the
-    last data line before the trailing query (its lines stay in the previous block); ``scanned``:
-    how far the buffer has been scanned.
-    """
-
-    def __init__(self):
-        self.start = 0
-        self.qid = None
-        self.scanned = 0
-
-    def update(self, data, end: int) -> None:
-        """Extend the scan to ``end`` (a line boundary), looking only at the new lines."""
-        if end <= self.scanned:
-            return
-        # the new lines' qids, last first, down to the first new line or a second qid
-        last = None
-        cut = None
-        pos = end
-        while pos > self.scanned:
-            start = data.rfind(b"\n", self.scanned, pos - 1) + 1
-            if start < self.scanned:
-                start = self.scanned
-            line = bytes(data[start:pos])
-            qid = _qid(line)
-            if qid is not None:
-                if last is None:
-                    last = qid
-                elif qid != last:
-                    cut = pos  # a different query ends here: the trailing one starts after it
-                    break
-            elif not line.strip():
-                pos = _skip_blank(data, self.scanned, start)  # a run of blank lines in one step
-                continue
-            pos = start
-            if qid is not None:  # the lines before that plainly start with the same qid, in one step
-                pos = _skip_lines_of(data, self.scanned, pos, last)
-        if last is None:  # only blank or comment lines arrived: they join the trailing query
-            self.scanned = end
-            return
-        if cut is not None:
-            self.start, self.qid = cut, last
-        elif self.qid is not None and last != self.qid:
-            # every new data line has one new qid: the trailing query starts where the old one ended
-            self.start = self._end_of_old_data(data)
-            self.qid = last
-        elif self.qid is None:
-            self.qid = last
-        self.scanned = end
-
-    def _end_of_old_data(self, data) -> int:
-        # lines between the old trailing query's last data line and the new query's first line
-        # belong to the new query (as in a whole-file scan); find that old data line's end
-        pos = self.scanned
-        while pos > self.start:
-            start = data.rfind(b"\n", self.start, pos - 1) + 1
-            if start < self.start:
-                start = self.start
-            line = bytes(data[start:pos])
-            if _qid(line) is not None:
-                return pos
-            pos = _skip_blank(data, self.start, start) if not line.strip() else start
-        return self.start
-
-    def shift(self, count: int) -> None:
-        self.start -= count
-        self.scanned -= count
+def _scan(data, floor: int, pos: int):
+    """Scan the whole lines of ``data[floor:pos]`` backwards: (the qid of the last data line, that
+    line's end, the end of the last data line of another query before it or None).  A run of blank
+    lines and the lines plainly of that query are each passed in one step."""
+    last = last_end = None
+    while pos > floor:
+        start = max(data.rfind(b"\n", floor, pos - 1) + 1, floor)
+        line = bytes(data[start:pos])
+        qid = _qid(line)
+        if qid is None:  # a comment, or blank lines
+            pos = start if line.strip() else _skip_blank(data, floor, start)
+            continue
+        if last is not None and qid != last:
+            return last, last_end, pos
+        if last is None:
+            last, last_end = qid, pos
+        pos = _skip_lines_of(data, floor, start, last)
+    return last, last_end, None
 
 
 def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, whole: int = 0):
@@ -184,9 +132,6 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, whole: int = 0):
             yield held[:block_bytes]
             held = held[block_bytes:]
 
-    buf = bytearray()
-    tail = _Tail()
-    line = 1  # line number of buf[0]
     try:
         held = read(whole + 1) if whole else b""
         if whole and len(held) <= whole:  # a read stops short only at the end: the whole input, one block
@@ -196,26 +141,41 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, whole: int = 0):
             if held and not held.isspace():
                 yield held, 1
             return
-        for chunk in chunks(held):
-            if b"\x00" in chunk:
-                check_chunk(chunk, path, line + buf.count(b"\n"))
-            buf += chunk
-            end = _checked_end(buf, path, line)
-            tail.update(buf, end)
-            cut = tail.start
-            if cut == 0:  # one query so far: keep reading
-                continue
-            with memoryview(buf) as view:  # one copy (bytes(buf[:cut]) makes two)
-                block = bytes(view[:cut])
-            del buf[:cut]
-            tail.shift(cut)
-            yield block, line
-            line += _newlines(block)
-        if bytes(buf).strip():
-            yield bytes(buf), line
+        yield from _cut(chunks(held), path)
     finally:
         if path != "-":
             handle.close()
+
+
+def _cut(chunks, path: str):
+    """(bytes, first line number) blocks of whole queries from ``chunks``: after each chunk, the
+    buffer up to the trailing query (the comment and blank lines before it go with it, so a block
+    never splits a query).  Each chunk is scanned once (:func:`_scan` down to ``scanned``): when its
+    data lines are all of one query new to the buffer, that query starts after the buffer's last
+    data line (``last_end``)."""
+    buf, line = bytearray(), 1  # line: the line number of buf[0]
+    qid = last_end = None
+    scanned = 0
+    for chunk in chunks:
+        if b"\x00" in chunk:
+            check_chunk(chunk, path, line + buf.count(b"\n"))
+        buf += chunk
+        end = _checked_end(buf, path, line)
+        found, found_end, cut = _scan(buf, scanned, end)
+        if found is not None:
+            if cut is None and qid is not None and found != qid:
+                cut = last_end
+            qid, last_end = found, found_end
+        scanned = end
+        if cut:
+            with memoryview(buf) as view:  # one copy (bytes(buf[:cut]) makes two)
+                block = bytes(view[:cut])
+            del buf[:cut]
+            scanned, last_end = scanned - cut, last_end - cut
+            yield block, line
+            line += _newlines(block)
+    if bytes(buf).strip():
+        yield bytes(buf), line
 
 
 def _newlines(data: bytes) -> int:
@@ -238,10 +198,10 @@ def _checked_end(buf, path: str, line: int) -> int:
 
 
 def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
-    """:func:`query_blocks`, an input of up to :func:`whole_bytes` (or ``block_bytes``) in one block:
+    """:func:`query_blocks`, an input of up to :func:`whole_bytes` in one block:
     cut in two or more, every per-block cost (parsing, ordering, the qrels join, scoring) would be
     paid again for each."""
-    return query_blocks(path, block_bytes, whole=max(whole_bytes(block_bytes), block_bytes))
+    return query_blocks(path, block_bytes, whole=whole_bytes(block_bytes))
 
 
 def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
@@ -273,9 +233,7 @@ def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
                         width *= 4
                         continue
                     floor, data = floor + newline + 1, data[newline + 1:]
-                tail = _Tail()  # where query_blocks would cut (0: the data holds one query)
-                tail.update(data, data.rfind(b"\n") + 1)
-                cut = tail.start
+                cut = _scan(data, 0, data.rfind(b"\n") + 1)[2] or 0  # where query_blocks would cut
                 if cut == 0 and floor > prev:  # the last query reaches past the window
                     width *= 4
                     continue
@@ -287,6 +245,6 @@ def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
             block += 1
     if bounds[-1] != size:
         bounds.append(size)
-    if len(bounds) > 2 and bounds[-1] <= max(whole_bytes(block_bytes), block_bytes):  # as run_blocks merges them
+    if len(bounds) > 2 and bounds[-1] <= whole_bytes(block_bytes):  # as run_blocks merges them
         bounds = [0, bounds[-1]]
     return bounds

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..inputs.arrow import numeric_array, scalar, string_array, to_numpy
+from ..inputs.arrow import numeric_array, scalar, to_numpy
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates, numeric_ids
 from ..core.kernels import Judgements, Ranking, spans
 
@@ -349,6 +349,22 @@ def _checked_numeric_ids(run: Run, docid, qcode) -> np.ndarray | None:
     return ids
 
 
+def _judged_codes(run: Run, docid, jdict) -> np.ndarray:
+    """Each of the run's docids' code among the judged docids ``jdict`` (``len(jdict)``: judged for no
+    query of the set), kept in ``run.cache`` beside :func:`_checked_numeric_ids`'s numbers for the last
+    ``jdict`` (the join's, kept per query set): a loaded run evaluated again looks nothing up again."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    made = run.cache.get("judged_codes")
+    if made is None or made[0] is not run.docid or made[1] is not jdict:
+        codes = to_numpy(pc.fill_null(pc.index_in(docid, value_set=jdict), scalar(len(jdict), pa.int32())))
+        made = (run.docid, jdict, codes)
+        if isinstance(run.docid, (pa.Array, pa.ChunkedArray)):
+            run.cache["judged_codes"] = made
+    return made[2]
+
+
 def _pair_table(qrels: Qrels, jdict, jkeys: np.ndarray):
     """:func:`..inputs.fingerprints.pair_table` of the join's judged (query, docid) keys ``jkeys``
     (:func:`_join_index`; entry ``e`` is key ``jkeys[e]``), kept on the qrels for the last ``jkeys``
@@ -396,11 +412,10 @@ def _docids_like(run: Run, jdict):
 
 
 def _query_index(qdict, qids: list) -> np.ndarray:
-    """Each run query's index in ``qids`` (-1: not one of them)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return to_numpy(pc.fill_null(pc.index_in(qdict, value_set=string_array(qids)), scalar(-1, pa.int32()))).astype(np.int64)
+    """Each run query's index in ``qids`` (-1: not one of them): a dict lookup of a few hundred ids
+    costs less than building Arrow's hash table of ``qids`` for them."""
+    at = {qid: index for index, qid in enumerate(qids)}
+    return np.array([at.get(qid, -1) for qid in qdict.to_pylist()], dtype=np.int64)
 
 
 def unjudged(run: Run, qrels: Qrels, qids: list):
@@ -476,7 +491,7 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     if ids is not None:
         # Numeric docids: repeats are found on the numbers, and a lookup in the (small, per query
         # set) judged docids finds each one's judged code; no table of every run docid is built.
-        dcode = to_numpy(pc.fill_null(pc.index_in(docid, value_set=jdict), scalar(n_judged, pa.int32())))
+        dcode = _judged_codes(run, docid, jdict)
     elif (found := _pair_entries(qrels, jdict, jkeys, docid, q_all)) is not None:
         from ..inputs.fingerprints import distinct_entries
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .frames import render
+from .outputs import Output
+
 __all__ = ["CompareView", "compare_outputs"]
 
 
@@ -25,9 +28,6 @@ class CompareView:
 
 def compare_outputs(cmp, request, view: CompareView) -> list:
     """render.outputs.Output items: the tables in ``view.fmt`` (stdout or -o), and the picture."""
-    from .frames import render
-    from .outputs import Output
-
     frames, chosen, baseline = dict(cmp.tables), list(view.tables), cmp.meta.get("baseline")
     meta = {**{key: value for key, value in cmp.meta.items() if key != "baseline"}, "qrels": str(request.qrels),
             "run_files": list(request.runs), **({"baseline": baseline} if baseline is not None else {})}

@@ -2,8 +2,13 @@
 the chosen format, the gate's Markdown summary and its verdict on stderr (docs/output.md, docs/gate.md)."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
+from .formats import FORMATS, query_order
+from .gate_md import gate_markdown, verdict
+from .outputs import Output
+from .rows import shared_tags, shared_tags_note
 from .values import safe_text
 
 __all__ = ["EvalView", "eval_text", "eval_outputs", "eval_verdict"]
@@ -25,8 +30,6 @@ class EvalView:
 
 def eval_text(outcome, request, view: EvalView) -> str:
     """The evaluation in ``view.fmt`` (rows sorted and cut by --sort and --head)."""
-    from .formats import FORMATS, query_order
-
     result, plan = outcome.result, outcome.plan
     order = None
     if request.sort or request.head:
@@ -43,10 +46,6 @@ def eval_text(outcome, request, view: EvalView) -> str:
 def _tags_told_apart(result):
     """``result`` whose runs sharing a tag have none: the trec format's runid line opening each run's block
     then names the run (its file, made unique), so that the blocks can be told apart."""
-    import dataclasses
-
-    from .rows import shared_tags
-
     shared = shared_tags(result.runs)
     if not shared:
         return result
@@ -57,16 +56,10 @@ def _tags_told_apart(result):
 def eval_outputs(outcome, request, view: EvalView, notes: list) -> list:
     """render.outputs.Output items: the evaluation (stdout or -o), and the gate's Markdown summary
     appended to --summary-md FILE.  The trec format's note on runs sharing a tag joins ``notes``."""
-    from .outputs import Output
-
     outputs = [Output(view.output, eval_text(outcome, request, view))]
     if view.fmt == "trec":
-        from .rows import shared_tags_note
-
         notes.extend(shared_tags_note(outcome.result.runs, told_apart=view.names != "trec"))
     if view.summary_md:
-        from .gate_md import gate_markdown
-
         base = outcome.base
         outputs.append(Output(view.summary_md, gate_markdown(
             outcome.result, outcome.checks, view.names, base.name if base is not None else None,
@@ -98,7 +91,5 @@ def eval_verdict(outcome, request, view: EvalView, notes: bool = True):
     lines = holes_next(outcome.holes)[0 if notes else 1:] if outcome.holes is not None else []
     if not outcome.checks:
         return (lines, False) if lines else None
-    from .gate_md import verdict
-
     drop = (request.max_drop or 0.0) if outcome.base is not None else None
     return lines + verdict(outcome.checks, view.names, drop, request.alpha), any(check.failed for check in outcome.checks)

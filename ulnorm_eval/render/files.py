@@ -19,7 +19,7 @@ import stat
 from ..inputs.errors import InputError
 from ..inputs.text import refuse_url
 
-__all__ = ["OutputError", "atomic_path", "write_reason", "write_atomic", "check_outputs", "same_file", "remove_stale",
+__all__ = ["OutputError", "atomic_path", "write_reason", "check_outputs", "same_file", "remove_stale",
            "PICTURE_FORMATS", "picture_format"]
 
 TEMP_PREFIX = ".ulnorm-"
@@ -321,7 +321,7 @@ def picture_format(path) -> str:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str, suffix: str = ""):
+def atomic_path(path: str):
     """Yield a path to write in place of ``path``; on success it becomes ``path`` by a rename, on
     any error or signal it is removed: never a half-written file.
 
@@ -358,7 +358,7 @@ def atomic_path(path: str, suffix: str = ""):
         with signals_held():
             import tempfile
 
-            fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{_host_tag()}-{os.getpid()}-", suffix=suffix, dir=d)
+            fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{_host_tag()}-{os.getpid()}-", dir=d)
         os.close(fd)
         yield tmp
         os.chmod(tmp, mode)
@@ -380,13 +380,3 @@ def write_reason(exc: OSError) -> str:
 
 def _error(path: str, exc: OSError) -> OutputError:
     return exc if isinstance(exc, OutputError) else OutputError(path, write_reason(exc))
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (see :func:`atomic_path`)."""
-    with atomic_path(path) as target, open(target, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-        fh.flush()
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return
-        os.fsync(fh.fileno())

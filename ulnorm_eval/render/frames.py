@@ -9,9 +9,17 @@ NaN as ``nan``), so the text is the same either way.
 """
 from __future__ import annotations
 
+import csv
+import io
+import json
+import math
+import shutil
 import sys
+import textwrap
 
 from ..analysis.columns import NUMERIC, Table
+from .legends import SYSTEMS_CELL, correction_words, interval_percent, legend_lines
+from .values import csv_cell, json_cell, safe_text, terminal_styles
 
 __all__ = ["render", "FRAME_FORMATS", "format_frames_delimited", "format_frames_json", "format_frames_table"]
 
@@ -30,11 +38,6 @@ def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> s
     a blank line, in the order asked (``awk -v RS= 'NR == 2'`` takes the second; docs/comparing.md).
     Text cells are escaped (:func:`.values.safe_text`) and, in csv, formulas neutralised
     (:func:`.values.csv_cell`); numbers are written as they are (Python's repr; NaN as ``nan``)."""
-    import csv
-    import io
-
-    from .values import csv_cell, safe_text
-
     cell = csv_cell if sep == "," else safe_text  # csv: no spreadsheet formulas; both: no forged lines
     blocks = []
     for table in _tables(frames).values():
@@ -101,10 +104,6 @@ def round_floats(values, precision: int) -> list:
 
 def format_frames_json(frames: dict, precision, meta) -> str:
     """{"meta": ..., name: [records]}; NaN and infinities as null."""
-    import json
-
-    from .values import json_cell
-
     out = {"meta": {key: json_cell(value) for key, value in meta.items()}}
     for name, table in _tables(frames).items():
         table = _rounded(table, precision)
@@ -113,8 +112,6 @@ def format_frames_json(frames: dict, precision, meta) -> str:
 
 
 def _fmt(value, precision) -> str:
-    import math
-
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, (bool,)) or type(value).__name__ == "bool_":
@@ -130,13 +127,9 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
     """rich tables at their natural width, never shortened.  On a terminal (``width``) a table too
     wide is tried transposed (systems: a row per metric, a column per run) and then as records
     (a heading per row, then ``column  value`` lines): a number or a name is never cut."""
-    import shutil
-
     if width is None and sys.stdout.isatty():
         width = shutil.get_terminal_size((160, 24)).columns
-    from .legends import interval_percent
     from .table import text_width
-    from .values import terminal_styles
 
     color = width is not None and terminal_styles()  # not under NO_COLOR or TERM=dumb
     parts = []
@@ -170,10 +163,6 @@ def _rich(frames, precision, meta, width: int | None = None) -> str:
 def _legend(name: str, shown: Table, width: int | None) -> str:
     """One line per column of the table shown (render/legends.py), under it; on a terminal wrapped to
     its ``width`` (continuation lines indented)."""
-    import textwrap
-
-    from .legends import SYSTEMS_CELL, legend_lines
-
     lines = [f"run: the run (its file name); {SYSTEMS_CELL}"] if name == "systems" else legend_lines(name, shown.columns)
     if width:
         lines = [wrapped for line in lines for wrapped in textwrap.wrap(line, width,
@@ -186,7 +175,6 @@ def _rich_one(source: Table, title, precision, color) -> str:
     from rich.table import Table as RichTable
 
     from .table import rich_text
-    from .values import safe_text
 
     table = RichTable(title=title, title_justify="left", header_style="bold")
     for column in source.columns:
@@ -199,10 +187,6 @@ def _rich_one(source: Table, title, precision, color) -> str:
 
 def _records(table: Table, title, precision, width) -> str:
     """One block per row: its first cell, then ``  column  value`` per other column."""
-    import textwrap
-
-    from .values import safe_text
-
     lines = textwrap.wrap(title, width, break_long_words=False, break_on_hyphens=False) if width else [title]
     first, *rest = [safe_text(column) for column in table.columns]
     for row in table.rows():
@@ -235,8 +219,6 @@ def _transposed(wide: Table) -> Table:
 def _summary_title(meta) -> str:
     sub = meta.get("subset", "all")
     sub = f"{sub} ({meta.get('subset_size')} queries)" if sub != "all" else f"all {meta.get('queries')} queries"
-    from .legends import correction_words
-
     return (f"Metrics on {meta.get('runs')} runs, {sub}: {meta.get('test')} test, {correction_words(meta.get('correction'))}"
             f", α = {meta.get('alpha')}; τ and conflicts against the plain measure; "
             f"topics needed for Φ ≥ {meta.get('phi_target')}")

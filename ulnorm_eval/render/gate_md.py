@@ -13,7 +13,10 @@ from __future__ import annotations
 import math
 
 from ..analysis.gate import decimal4, signed4
-from .values import markdown_text as _md, metric_label, safe_text  # _md: a name or reason made inert Markdown
+from ..core.records import TEXT_FAMILIES  # filled once summ has parsed its measures
+from ..pipeline.blocks import pool_words
+from .table import NEAR_RANDOM, all_row_rule, interval_caption, interval_variant, pooled_shown
+from .values import markdown_text as _md, metric_label, safe_text, zscores  # _md: inert Markdown
 
 __all__ = ["gate_markdown", "verdict", "gate_head", "describe", "check_label"]
 
@@ -89,8 +92,6 @@ def _f(value) -> str:
 def gate_markdown(result, checks, names: str = "canonical", baseline: str | None = None,
                   max_drop: float | None = None, alpha: float | None = None) -> str:
     """The Markdown text: verdict heading, checks table, means table."""
-    from .values import zscores
-
     zscore_table = zscores(result)
     label = lambda metric: metric_label(metric, names, zscore_table)  # noqa: E731
     lines = [_heading(checks), ""]
@@ -99,8 +100,6 @@ def gate_markdown(result, checks, names: str = "canonical", baseline: str | None
     metrics = list(result.metrics)
     lines += ["| run | " + " | ".join(_md(label(metric)) for metric in metrics) + " |",
               "|:-|" + "-:|" * len(metrics)]
-    from .table import interval_variant
-
     lead = interval_variant(result)
     for run in result.runs:
         lines.append(f"| {_md(run.name)} | " + " | ".join(_f(run.mean[metric]) + _interval(run, metric, lead) for metric in metrics)
@@ -155,8 +154,6 @@ def _interval(run, metric, lead) -> str:
     interval = getattr(run, "interval", {}).get(metric) if metric.variant == lead else None
     if interval is None or any(math.isnan(bound) for bound in interval):
         return ""
-    from .table import NEAR_RANDOM
-
     near = f" {NEAR_RANDOM}" if interval[0] <= 0 <= interval[1] else ""
     return f" [{interval[0]:.4f}, {interval[1]:.4f}]{near}"
 
@@ -165,10 +162,6 @@ def caption_notes(result) -> dict:
     """What the means of the variants are, in the table caption's words: ``random``, the random ranking of
     the pool, and ``all_row``, the 'all' row of the normalisations (mean EM over N queries, ...); empty
     for summ's (no ranking pool, 'all' rows the means of per-document values) and plain measures."""
-    from ..core.records import TEXT_FAMILIES  # filled once summ has parsed its measures
-    from ..pipeline.blocks import pool_words
-    from .table import all_row_rule, pooled_shown
-
     if any(getattr(metric.measure, "base", None) in TEXT_FAMILIES for metric in result.metrics):
         return {}
     if not pooled_shown(result.metrics):
@@ -180,8 +173,6 @@ def caption_notes(result) -> dict:
 
 def _notes(result) -> list:
     """The caption's lines for --summary-md: :func:`caption_notes`, then the interval's."""
-    from .table import interval_caption
-
     out = [f"random = {text}" if key == "random" else text for key, text in caption_notes(result).items()]
     caption = interval_caption(result) if out else ""
     if caption:

@@ -1,9 +1,15 @@
 """The ``-f json`` document (with its JSON Schema) and ``-f jsonl`` lines."""
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from dataclasses import asdict
 
+from .. import __version__
+from ..inputs.errors import InputError
+from .files import changed_since_start
+from .gate_md import caption_notes
 from .values import json_value, mean_stderr, metric_label, zscores
 
 __all__ = ["JSON_SCHEMA", "sha256_file", "json_document", "format_json", "format_jsonl"]
@@ -89,11 +95,6 @@ def sha256_file(path) -> str | None:
     """Hex SHA-256 of a file's bytes as stored; None for '-' or anything that is not a readable file."""
     if not isinstance(path, (str, os.PathLike)) or str(path) == "-" or not os.path.isfile(path):
         return None
-    import hashlib
-
-    from ..inputs.errors import InputError
-    from .files import changed_since_start
-
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         before = os.fstat(handle.fileno())
@@ -111,8 +112,6 @@ def sha256_file(path) -> str | None:
 
 def json_document(result, names: str = "canonical", precision: int | None = None) -> dict:
     """The ``-f json`` document as Python objects (see JSON_SCHEMA)."""
-    from .. import __version__
-
     labels = {metric: metric_label(metric, names, zscores(result)) for metric in result.metrics}
     paths = list(result.run_paths) or [run.name for run in result.runs]
     meta = {
@@ -128,8 +127,6 @@ def json_document(result, names: str = "canonical", precision: int | None = None
         "measures": list(labels.values()),
         "queries": [_query_lists(run, labels) for run in result.runs],
     }
-    from .gate_md import caption_notes
-
     meta.update(caption_notes(result))
     runs = [_run_document(run, labels, precision) for run in result.runs]
     return {"meta": meta, "runs": runs}
@@ -190,8 +187,6 @@ def format_json(result, names: str = "canonical", precision: int | None = None, 
 def format_jsonl(result, names: str = "canonical", precision: int | None = None, **_) -> str:
     """One JSON object a line: ``{"run", "query", "measure", "value"}`` (plus ``"stderr"`` for Monte Carlo
     values), per run, query (``all`` last) and measure."""
-    import json
-
     lines = []
     for run in result.runs:
         rows = [(qid, index) for index, qid in enumerate(run.qids)] + [("all", None)]

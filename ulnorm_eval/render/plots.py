@@ -2,11 +2,15 @@
 --plot`` (ranks under each variant, forest plots of pairwise differences); matplotlib, the extra ``plot``."""
 from __future__ import annotations
 
+import io
 import os
 
 import numpy as np
 
+from ..analysis.query_types import Thresholds
+from ..core.registry import Metric
 from .files import PICTURE_FORMATS, picture_format
+from .legends import interval_percent
 
 __all__ = ["run_labels", "save_figure", "MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare",
            "PICTURE_FORMATS", "picture_format", "PictureBuffer", "forest_caption"]
@@ -42,23 +46,14 @@ class PictureBuffer:
         self.data = b""
 
 
-def save_figure(fig, path) -> None:
-    """Save atomically (files.atomic_path): a failed save leaves no partial picture.  ``path`` may be a
-    :class:`PictureBuffer`, which receives the bytes instead.  The format is :func:`picture_format`'s."""
-    import io
-
-    from .files import atomic_path
-
+def save_figure(fig, picture: PictureBuffer) -> None:
+    """Draw ``fig`` into ``picture``'s bytes, in its format (:func:`picture_format`), written with the
+    command's other outputs in one step (render/outputs.py)."""
     plt = require_matplotlib()
     try:
-        if isinstance(path, PictureBuffer):
-            buf = io.BytesIO()
-            fig.savefig(buf, format=path.format, dpi=120, bbox_inches="tight")
-            path.data = buf.getvalue()
-            return
-        fmt = picture_format(path)
-        with atomic_path(path, suffix="." + fmt) as target:
-            fig.savefig(target, format=fmt, dpi=120, bbox_inches="tight")
+        buf = io.BytesIO()
+        fig.savefig(buf, format=picture.format, dpi=120, bbox_inches="tight")
+        picture.data = buf.getvalue()
     finally:
         plt.close(fig)
 
@@ -80,8 +75,6 @@ def plot_queries(points: dict, path: str, thresholds=None) -> None:
     ``points``: measure -> (E/IUB, A/IUB, query types) per query, :func:`ulnorm_eval.analysis.query_types.query_points`.
     Without runs (A/IUB all NaN) only the histograms are drawn.
     """
-    from ..analysis.query_types import Thresholds
-
     plt = require_matplotlib()
     limits = thresholds or Thresholds()
     has_runs = any(np.isfinite(a).any() for _, a, _ in points.values())
@@ -137,8 +130,6 @@ def forest_caption(meta: dict) -> str:
     pairs significant after the correction, so an interval that excludes 0 may belong to a pair that
     is not significant after it (and is drawn hollow)."""
     corr = meta.get("correction", "none")
-    from .legends import interval_percent
-
     marks = "filled: significant" + {"none": "", "inherent": ", p-values adjusted by the test"}.get(
         corr, f" after {corr} correction")
 
@@ -157,8 +148,6 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
     """
     plt = require_matplotlib()
     from matplotlib.ticker import MaxNLocator
-
-    from ..core.registry import Metric
 
     by_measure = {}
     for metric in cmp.metrics:

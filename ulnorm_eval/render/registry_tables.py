@@ -1,11 +1,15 @@
 """The measures and variants tables (``ulnorm-eval measures --markdown``, the README), from the records."""
 from __future__ import annotations
 
+import fnmatch
+import textwrap
+
+from ..core.registry import FAMILIES, VARIANTS, Measure
+from ..core.text_families import TEXT_FAMILIES
+from ..core.variants import db_method
+
 __all__ = ["BOUNDS_TEXT", "measures_markdown", "variants_markdown", "syntax", "bounds_kind", "holes_text",
            "measures_overview", "measures_details"]
-
-
-from ..core.variants import db_method
 
 BOUNDS_TEXT = {  # a family's bounds declaration, as `measures` prints it (DB's limits from core.variants)
     "exact": "exact: E, IUB, WLB in closed form; " + db_method(),
@@ -20,8 +24,6 @@ def _md(text: str) -> str:
 
 def measures_markdown() -> str:
     """The README's measures table, generated from the registry."""
-    from ..core.registry import FAMILIES, Measure
-
     lines = ["| family | syntax | trec_eval name | formula | E under a random ranking | source |",
              "|---|---|---|---|---|---|"]
     for family in FAMILIES.values():
@@ -45,8 +47,6 @@ def syntax(family) -> str:
 
 def bounds_kind(variant: str) -> str:
     """How a variant's random-ranking bounds are obtained (from its record's kind)."""
-    from ..core.records import VARIANTS
-
     kind = VARIANTS[variant].kind
     if kind == "distribution":
         return db_method()
@@ -69,8 +69,6 @@ def holes_text(family) -> str:
 
 def variants_markdown() -> str:
     """The README's variants table, generated from the registry."""
-    from ..core.registry import VARIANTS
-
     lines = ["| variant | formula | range | bounds | source |", "|---|---|---|---|---|"]
     for variant in VARIANTS.values():
         alias = f" (alias {', '.join(variant.aliases)})" if variant.aliases else ""
@@ -94,8 +92,6 @@ GROUPS = {  # `measures`' groups of families, by their bounds declaration
 
 
 def _wrapped(head: str, names, indent: str = "  ") -> list:
-    import textwrap
-
     return textwrap.wrap(", ".join(names), 100, initial_indent=f"{indent}{head}: ", subsequent_indent="    ",
                          break_on_hyphens=False)
 
@@ -103,9 +99,6 @@ def _wrapped(head: str, names, indent: str = "  ") -> list:
 def measures_overview() -> str:
     """`ulnorm-eval measures`: the families grouped by their bounds, the variants, the summarisation
     measures, and how to see one's parameters (:func:`measures_details`)."""
-    from ..core.registry import FAMILIES, VARIANTS
-    from ..core.text_families import TEXT_FAMILIES
-
     cut = {"optional": "[@k]", "required": "@k", "none": ""}
     out = ["Measures (ir_measures syntax, any case; any other ir_measures name is computed through ir_measures):"]
     for bounds, head in GROUPS.items():
@@ -121,8 +114,6 @@ def measures_overview() -> str:
 
 def _matches(pattern: str, names) -> bool:
     """``pattern`` contained in a name, in any case (a shell pattern when it holds * ? or [)."""
-    import fnmatch
-
     glob = any(char in pattern for char in "*?[")
     return any(fnmatch.fnmatch(n.lower(), pattern.lower()) if glob else pattern.lower() in n.lower() for n in names)
 
@@ -130,9 +121,6 @@ def _matches(pattern: str, names) -> bool:
 def measures_details(pattern: str) -> str | None:
     """Everything the records say of the families, variants and summarisation measures a name of which
     matches ``pattern`` (:func:`_matches`), in listing order; None when none matches."""
-    from ..core.registry import FAMILIES, VARIANTS
-    from ..core.text_families import TEXT_FAMILIES
-
     out = []
     for family in FAMILIES.values():
         if _matches(pattern, [family.name, *family.aliases, *(t.base for t in family.trec)]):

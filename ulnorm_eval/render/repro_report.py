@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .frames import render
 from .gate_md import gate_head
+from .outputs import Output
 from .values import markdown_text
 
 __all__ = ["ReproView", "repro_outputs", "repro_verdict", "repro_markdown"]
@@ -64,9 +66,6 @@ def repro_markdown(rep) -> str:
 def repro_outputs(rep, view: ReproView) -> list:
     """render.outputs.Output items: the tables in ``view.fmt`` (stdout or -o) and the Markdown summary
     appended to --summary-md FILE."""
-    from .frames import render
-    from .outputs import Output
-
     outputs = [Output(view.output, render(rep.tables, view.fmt, view.precision, rep.meta))]
     if view.summary_md:
         outputs.append(Output(view.summary_md, repro_markdown(rep), append=True))

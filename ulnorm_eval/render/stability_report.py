@@ -2,8 +2,16 @@
 ASL and paired tables in table, tsv, csv or json, and the discount, Φ and ASL curves (--plot)."""
 from __future__ import annotations
 
+import csv
+import io
+import json
+import math
+import shutil
 import statistics
 import sys
+
+from .outputs import Output
+from .values import json_cell, terminal_styles
 
 __all__ = ["render_tables", "render", "plot_stability", "stability_outputs"]
 
@@ -16,8 +24,6 @@ def render_tables(tabs: dict, fmt: str, precision=None, meta=None) -> str:
     """The chosen tables: json {meta, rows, tau, asl}; tsv/csv each after a '# name' line when there are
     several; table: the functions table, τ as a matrix per measure, the ASL summary."""
     if fmt == "json":
-        import json
-
         doc = json.loads(render(tabs.get("functions", []), "json", precision, meta))
         if "functions" not in tabs:
             del doc["rows"]
@@ -73,19 +79,11 @@ def _asl_text(rows, meta) -> str:
 def render(rows, fmt: str, precision=None, meta=None) -> str:
     """tsv/csv: one row per function, vectors as JSON lists; json: {meta, rows}; table: the numbers,
     then the optimal measures as pasteable strings."""
-    import json
-    import math
-
     if fmt == "json":
-        from .values import json_cell
-
         return json.dumps({"meta": meta or {}, "rows": [{key: json_cell(value, precision) for key, value in row.items()}
                                                         for row in rows]}, indent=1, ensure_ascii=False) + "\n"
     cols = list(dict.fromkeys(column for row in rows for column in row))
     if fmt in ("tsv", "csv"):
-        import csv
-        import io
-
         def cell(value):
             if isinstance(value, list):
                 return json.dumps(value)
@@ -105,17 +103,11 @@ def render(rows, fmt: str, precision=None, meta=None) -> str:
 
 
 def _table(rows, precision, meta) -> str:
-    import io
-    import math
-    import shutil
-
     from rich.console import Console
     from rich.table import Table
 
     buf = io.StringIO()
     width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 200
-    from .values import terminal_styles
-
     styles = terminal_styles()  # a terminal, not under NO_COLOR or TERM=dumb
     console = Console(file=buf, width=width, color_system="auto" if styles else None, force_terminal=styles)
     ratio_cols = list(dict.fromkeys(column for row in rows for column in row if column.startswith("gain ")))
@@ -199,8 +191,6 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
 def stability_outputs(outcome, request, options: dict) -> list:
     """render.outputs.Output items: the tables chosen in the format asked for (table on a terminal,
     else tsv), and the picture (--plot)."""
-    from .outputs import Output
-
     opts, design, extra = options, outcome.design, outcome.extra
     at_topics, holdout = request.study.get("at_topics"), request.study.get("holdout")
     meta = {"qrels": str(request.qrels), "run_files": list(request.runs), "runs": len(request.runs),

@@ -3,6 +3,9 @@ column per variant, with a line per column shown) and the correlations with huma
 format, with their picture (--correlate --plot)."""
 from __future__ import annotations
 
+import json
+import math
+
 from ..analysis.human_correlation import COLUMNS
 from .table import layout
 from .values import safe_text  # names echoed to a terminal: no ESC, no forged lines
@@ -58,8 +61,6 @@ def _footer(result, slots: list) -> list:
 
 def _system_rows(result, rr, rows: list, slots: list, per_query: bool, p: int) -> list:
     """A system's rows: per document (with -q), then 'all'; a row per measure, a cell per variant slot."""
-    import math
-
     have = {(m.measure, m.variant): m for m in result.metrics}
     groups = ([(q, i) for i, q in enumerate(rr.qids)] if per_query else []) + [("all", None)]
     body = []
@@ -96,8 +97,6 @@ def correlation_text(corr, fmt: str | None, precision: int | None, plot: str | N
 
 
 def _correlation_json(full: list, fmt: str) -> str:
-    import json
-
     import numpy as np
 
     objs = [{k.lower(): (None if isinstance(v, float) and not np.isfinite(v) else v)

@@ -6,6 +6,12 @@ import io
 import re
 from dataclasses import dataclass
 
+from ..core.holes import World
+from ..core.intervals import ORDERINGS, RESAMPLES
+from ..core.records import VARIANTS
+from ..core.registry import Metric, parse
+from ..pipeline.blocks import pool_words
+from ..pipeline.ordering import natural_order
 from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text, zscores
 
 __all__ = ["make_table", "format_table", "caption", "all_row_rule", "variants_legend", "LAYOUTS", "text_width",
@@ -57,8 +63,6 @@ def interval_variant(result):
     """The normalisation whose 'all' row the table gives its randomisation interval: the first on screen
     with one (``RunResult.interval``) and a random value (EM, UL2, UEW: 0; EB: 1), else the first with
     one; None when no run has one."""
-    from ..core.records import VARIANTS
-
     have = [m.variant for m in result.metrics if m.variant and any(m in getattr(rr, "interval", {}) for rr in result.runs)]
     return next((v for v in have if VARIANTS[v].below_random is not None), have[0] if have else None)
 
@@ -77,8 +81,6 @@ def _unjudged_share(rr, meas, i):
     """The share of ``meas``'s top k that is unjudged in run ``rr`` (query i, or the mean), if evaluated."""
     if meas.cutoff is None:
         return None
-    from ..core.registry import Metric, parse
-
     u = Metric(parse(f"Unjudged@{int(meas.cutoff)}").measure)
     if u not in rr.mean:
         return None
@@ -98,8 +100,6 @@ def _below_random(variant, v, e, interval=None, lower: bool = False) -> bool:
     """Worse than the expected value of a random ranking: UL2/EM/UEW < 0, EB < 1, or A < E (above them
     for a measure whose record says ``lower`` is better); for an 'all' row with a 95% ``interval``, only
     when the whole interval (of the 'all' row minus a random ordering's) is on that side of 0."""
-    from ..core.records import VARIANTS
-
     if isnan(v):
         return False
     sign = -1.0 if lower else 1.0
@@ -113,8 +113,6 @@ def _below_random(variant, v, e, interval=None, lower: bool = False) -> bool:
 
 def pooled_shown(metrics) -> list:
     """The variants on screen built on the random-ranking bounds (E, IUB, WLB, normalisations, DB)."""
-    from ..core.records import VARIANTS
-
     # summ's metrics carry the dissertation's names (UE1, UE2: aliases of UL1, UL2)
     named = {a: r for r in VARIANTS.values() for a in (r.name, *r.aliases)}
     return [v for v in dict.fromkeys(m.variant for m in metrics if m.variant)
@@ -124,8 +122,6 @@ def pooled_shown(metrics) -> list:
 def caption(result) -> str:
     """Query count, pool (in words), tie rule, score precision and undefined cases in one line; then
     what the 'all' row of a normalisation is, and the legend of what is on screen."""
-    from ..pipeline.blocks import pool_words
-
     o = result.options
     counts = {len(rr.qids) for rr in result.runs}
     if len(counts) <= 1:
@@ -165,8 +161,6 @@ def caption(result) -> str:
 def all_row_rule(metrics, options, queries: str = "") -> str:
     """One line: what the 'all' row of the normalisations on screen is (every variant's: the mean of its
     per-query values over ``queries``, core.records.VARIANT_AGGREGATE), and where it departs from the papers."""
-    from ..core.records import VARIANTS
-
     ratios = [v for v in dict.fromkeys(m.variant for m in metrics if m.variant) if VARIANTS[v].kind == "ratio"]
     if not ratios:
         return ""
@@ -191,8 +185,6 @@ _SYMBOLS = {  # what each letter of a variant's formula is, and the bound column
 def variants_legend(metrics) -> str:
     """One line defining what is on screen, each once: the letters the shown formulas use and the
     bound columns shown (E, IUB, WLB), then each other variant's formula, from the variant records."""
-    from ..core.records import VARIANTS
-
     shown = list(dict.fromkeys(m.variant for m in metrics if m.variant))
     if not shown:
         return ""
@@ -226,8 +218,6 @@ def variants_legend(metrics) -> str:
 
 def _holes_caption(result) -> str:
     """With LB/UB: how much the unjudged documents could move the means, and whether that matters."""
-    from ..core.registry import Metric
-
     have = set(result.metrics)
     lows = [m for m in result.metrics if m.variant == "LB"]
     widths = [(w, f"{safe_text(rr.name)} {m.measure}") for m in lows if Metric(m.measure, "UB") in have
@@ -238,8 +228,6 @@ def _holes_caption(result) -> str:
     shares = [(u, f"{safe_text(rr.name)} {m.measure}") for m in lows for rr in result.runs
               for u in [_unjudged_share(rr, m.measure, None)] if u is not None and not isnan(u)]
     share, at = max(shares, key=lambda pair: pair[0], default=(-1.0, ""))
-    from ..core.holes import World
-
     world = World.parse(getattr(result.options, "holes", "closed"))
     runs = len(result.runs) if getattr(result.options, "holes_pool", ()) else 1
     matters = ("holes matter: the unjudged documents could move a mean by up to "
@@ -256,8 +244,6 @@ def _holes_caption(result) -> str:
 def _below_at_zero(result) -> bool:
     """Whether some run's mean LB of a measure with a cutoff lies below its value while none of its top k
     is unjudged."""
-    from ..core.registry import Metric
-
     have = set(result.metrics)
     for m in result.metrics:
         if m.variant != "LB" or Metric(m.measure) not in have:
@@ -274,8 +260,6 @@ class _Shown:
     and, by (id of the run, metric), the queries where a ratio variant or DB is undefined."""
 
     def __init__(self, result):
-        from ..core.records import VARIANTS
-
         self.runs = result.runs
         self.options = result.options
         self.have = frozenset(result.metrics)
@@ -293,76 +277,63 @@ def _grid(result, per_query, query_order):
     groups = []
     if per_query:
         if query_order is None:
-            from ..pipeline.ordering import natural_order
             query_order = natural_order({q for rr in result.runs for q in rr.qids})
         groups = [(q, [p.get(q, -1) for p in pos]) for q in query_order]
     groups.append(("all", [None] * len(result.runs)))
     return groups
 
 
-def _cell(shown, rr, meas, slot, i, precision, color):
-    """One value as rich Text: never cut; ``undef`` for an undefined value left out (--undefined
+def _cell(shown, rr, meas, slot, i, precision, color) -> tuple:
+    """One value, never cut, and its style: ``undef`` for an undefined value left out (--undefined
     skip); a mean over queries of which some were undefined carries MEAN_MARK."""
-    from rich.text import Text
-
-    from ..core.registry import Metric
-
     if slot == HOLES:
-        return _holes_cell(shown, rr, meas, i, precision)
+        return _holes_cell(shown, rr, meas, i, precision), ""
     if isinstance(slot, _Interval):
-        return _interval_cell(slot.of(rr), Metric(meas, slot.variant), i, precision)
+        return _interval_cell(slot.of(rr), Metric(meas, slot.variant), i, precision), ""
     m = Metric(meas, slot)
     if m not in shown.have or i == -1:
-        return Text("")
+        return "", ""
     v = rr.mean[m] if i is None else rr.values[m][i]
     if isinstance(v, str):  # a text measure (relstring, runid), echoed from the input
-        return Text(safe_text(v))
+        return safe_text(v), ""
     und = shown.undef.get((id(rr), m))
     if isnan(v) or (i is not None and und is not None and und[i]):
-        return Text(UNDEFINED_MARK if slot is not None else "nan", style="dim" if color else "")
+        return UNDEFINED_MARK if slot is not None else "nan", "dim" if color else ""
     e = Metric(meas, "E")
     ev = None if e not in shown.have else (rr.mean[e] if i is None else rr.values[e][i])
     ci = getattr(rr, "interval", {}).get(m) if i is None else None
     style = "bold red" if color and _below_random(slot, v, ev, ci, getattr(meas, "lower_better", False)) else ""
     mark = MEAN_MARK if (i is None and slot is not None and _undefined_count(rr, m)) else ""
-    return Text(f"{v:.{precision}f}{mark}", style=style)
+    return f"{v:.{precision}f}{mark}", style
 
 
-def _holes_cell(shown, rr, meas, i, precision):
+def _holes_cell(shown, rr, meas, i, precision) -> str:
     """``[LB, UB]`` of ``meas`` (a query's, or the 'all' row's), then the share of unjudged documents."""
-    from rich.text import Text
-
-    from ..core.registry import Metric
-
     lo, hi = Metric(meas, "LB"), Metric(meas, "UB")
     if lo not in shown.have or hi not in shown.have or i == -1:
-        return Text("")
+        return ""
     a, b = (rr.mean[lo], rr.mean[hi]) if i is None else (rr.values[lo][i], rr.values[hi][i])
     share = _unjudged_share(rr, meas, i)
     tail = "" if share is None or isnan(share) else f" {100 * share:.0f}%"
-    return Text(f"[{a:.{precision}f}, {b:.{precision}f}]{tail}")
+    return f"[{a:.{precision}f}, {b:.{precision}f}]{tail}"
 
 
-def _interval_cell(intervals: dict, m, i, precision):
+def _interval_cell(intervals: dict, m, i, precision) -> str:
     """``[lo, hi]`` of ``m``'s 'all' row (empty in a query's row), then, for a normalisation's 'vs random'
     interval, NEAR_RANDOM when it holds 0."""
-    from rich.text import Text
-
     ci = intervals.get(m)
     if i is not None or ci is None:
-        return Text("")
+        return ""
     lo, hi = ci
     if isnan(lo) or isnan(hi):
-        return Text(UNDEFINED_MARK)
+        return UNDEFINED_MARK
     near = f" {NEAR_RANDOM}" if m.variant and lo <= 0 <= hi else ""
-    return Text(f"[{lo:.{precision}f}, {hi:.{precision}f}]{near}")
+    return f"[{lo:.{precision}f}, {hi:.{precision}f}]{near}"
 
 
 def interval_caption(result) -> str:
     """What the interval columns are: the leading normalisation's randomisation interval ('vs random')
     and what one holding 0 means; ``--ci``'s confidence interval over the topics."""
-    from ..core.intervals import ORDERINGS, RESAMPLES
-
     level, seed = _plain_level(result), getattr(result.options, "seed", 0)
     plain = (f"{_percent(level)} CI: the mean's {_percent(level)} percentile bootstrap interval over the queries "
              f"({RESAMPLES:,} resamples of the queries, --seed {seed}; Efron & Tibshirani 1993; --ci, its level "
@@ -381,9 +352,6 @@ def interval_caption(result) -> str:
 
 def _shared_slots(shown, rows, slots, groups) -> list:
     """Bound slots (E, IUB, WLB) equal for every run in every row shown (e.g. under --pool qrels)."""
-    from ..core.records import VARIANTS
-    from ..core.registry import Metric
-
     def same(s) -> bool:
         for m in (Metric(meas, s) for meas in rows):
             for _, idx in groups if m in shown.have else ():
@@ -398,7 +366,7 @@ def _shared_slots(shown, rows, slots, groups) -> list:
 LAYOUTS = ("wide", "shared", "stacked", "long")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TableView:
     """How ``-f table`` shows a result: per-query rows (``per_query``, in ``query_order`` or natural
     order), the measure names (``names``: canonical or trec), ``precision``, colours (``color``), the
@@ -442,8 +410,7 @@ class _TableGrid:
     def __init__(self, result, view: TableView, table):
         from rich.text import Text
 
-        from ..core.registry import Metric
-
+        self.text = Text
         self.result, self.view, self.table = result, view, table
         self.precision = 4 if view.precision is None else view.precision
         self.rows, slots = layout(result.metrics)
@@ -460,13 +427,11 @@ class _TableGrid:
         self.table.add_column(head, justify="right" if right else "left", no_wrap=True, overflow="fold")
 
     def cell(self, rr, meas, slot, i):
-        return _cell(self.shown, rr, meas, slot, i, self.precision, self.view.color)
+        return self.text(*_cell(self.shown, rr, meas, slot, i, self.precision, self.view.color))
 
     def query_cell(self, q, first: bool) -> list:
         """The query column's cell (with -q): the query on its first row, else empty."""
-        from rich.text import Text
-
-        return [Text(safe_text(q) if first else "")] if self.view.per_query else []
+        return [self.text(safe_text(q) if first else "")] if self.view.per_query else []
 
 
 def _fill_wide(g: _TableGrid) -> None:
@@ -494,8 +459,6 @@ def _fill_wide(g: _TableGrid) -> None:
 
 def _fill_stacked(g: _TableGrid) -> None:
     """A row per (run, measure), one group of columns."""
-    from rich.text import Text
-
     g.col("run", False)
     g.col("measure", False)
     for s in g.slots:
@@ -504,7 +467,7 @@ def _fill_stacked(g: _TableGrid) -> None:
         n = 0
         for rr, i in zip(g.result.runs, idx):
             for r, meas in enumerate(g.rows):
-                row = g.query_cell(q, n == 0) + [Text(safe_text(rr.name) if r == 0 else ""), g.label[meas]]
+                row = g.query_cell(q, n == 0) + [g.text(safe_text(rr.name) if r == 0 else ""), g.label[meas]]
                 row += [g.cell(rr, meas, s, i) for s in g.slots]
                 n += 1
                 g.table.add_row(*row, end_section=r == len(g.rows) - 1 and (g.view.per_query or g.multi))
@@ -512,8 +475,6 @@ def _fill_stacked(g: _TableGrid) -> None:
 
 def _fill_long(g: _TableGrid) -> None:
     """A row per (run, measure, variant): four narrow columns."""
-    from rich.text import Text
-
     for head in ("run", "measure", "variant"):
         g.col(head, False)
     g.col("value")
@@ -525,7 +486,7 @@ def _fill_long(g: _TableGrid) -> None:
                     if not _has_cell(g.shown, rr, meas, s, i):
                         continue
                     row = g.query_cell(q, n == 0)
-                    row += [Text(safe_text(rr.name)), g.label[meas], Text(s or "value"), g.cell(rr, meas, s, i)]
+                    row += [g.text(safe_text(rr.name)), g.label[meas], g.text(s or "value"), g.cell(rr, meas, s, i)]
                     n += 1
                     g.table.add_row(*row)
             g.table.rows[-1].end_section = True if g.table.rows else False
@@ -534,8 +495,6 @@ def _fill_long(g: _TableGrid) -> None:
 def _has_cell(shown, rr, meas, s, i) -> bool:
     """Whether slot ``s`` of ``meas`` has a value to show (long layout, plain rows): a value there, or (the
     interval slot) an 'all' row with an interval."""
-    from ..core.registry import Metric
-
     if isinstance(s, _Interval):
         return i is None and Metric(meas, s.variant) in s.of(rr)
     return Metric(meas, s) in shown.have
@@ -569,8 +528,6 @@ def _plain_rows(result, view: TableView, width) -> str:
     """The last resort when no table fits: (with -q a ``query:`` line, then) per run its name, then per measure
     ``  measure  value 0.3037  E 0.5695 ...``, wrapped between ``variant value`` pairs (never
     inside one) onto lines indented by six spaces."""
-    from ..core.registry import Metric
-
     precision, names = 4 if view.precision is None else view.precision, view.names
     rows, slots = layout(result.metrics)
     slots = _with_interval(slots, result)
@@ -584,7 +541,7 @@ def _plain_rows(result, view: TableView, width) -> str:
                 continue
             lines.append(safe_text(rr.name))
             for meas in rows:
-                pairs = [f"{s or 'value'} {_cell(shown, rr, meas, s, i, precision, False)}" for s in slots
+                pairs = [f"{s or 'value'} {_cell(shown, rr, meas, s, i, precision, False)[0]}" for s in slots
                          if _has_cell(shown, rr, meas, s, i)]
                 pairs = [p for pair in pairs for p in pair.split(f" {NEAR_RANDOM}")[:1] + (  # wrapped apart
                     [NEAR_RANDOM] if pair.endswith(NEAR_RANDOM) else [])]

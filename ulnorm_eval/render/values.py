@@ -7,6 +7,8 @@ in json/jsonl, an empty cell in tables.
 from __future__ import annotations
 
 import math
+import os
+import sys
 
 from ..inputs.errors import message_text, safe_text  # noqa: F401 - the one escaping, re-exported
 
@@ -21,9 +23,6 @@ MEAN_MARK = "†"
 def terminal_styles(stream=None) -> bool:
     """ANSI styles (colour, bold, dim) for ``stream`` (default stdout): only on a terminal, and not when
     ``NO_COLOR`` is set to anything (no-color.org) or ``TERM=dumb`` (a terminal without escapes)."""
-    import os
-    import sys
-
     stream = sys.stdout if stream is None else stream
     try:
         tty = stream.isatty()

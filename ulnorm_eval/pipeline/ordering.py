@@ -61,11 +61,19 @@ def run_queries(run: Run):
     """The run's distinct query ids (pyarrow strings, first-appearance order) and each row's index
     into them (int32), computed once per run: the query set, the streamed reader's checks and the
     ordering all need them."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     if "queries" not in run.cache:
-        enc = pc.dictionary_encode(run.qid)
-        run.cache["queries"] = (enc.dictionary, to_numpy(enc.indices))
+        qid = run.qid.combine_chunks() if isinstance(run.qid, pa.ChunkedArray) else run.qid
+        # only the first row of each stretch of one query is hashed (a run lists a query's lines
+        # together): each value first appears at such a row, so the codes are the same
+        new = np.ones(len(qid), bool)
+        if len(qid) > 1:
+            new[1:] = to_numpy(pc.not_equal(qid.slice(1), qid.slice(0, len(qid) - 1)))
+        heads = np.flatnonzero(new)
+        enc = pc.dictionary_encode(pc.take(qid, numeric_array(heads)))
+        run.cache["queries"] = (enc.dictionary, np.repeat(to_numpy(enc.indices), np.diff(np.append(heads, len(qid)))))
     return run.cache["queries"]
 
 

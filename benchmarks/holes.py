@@ -129,7 +129,7 @@ def contradictions(results, truth_means: dict, max_drops=(0.0, 0.02)) -> tuple:
                 full = truth_means[m][rr.name]
                 cuts = {round(x, 4) for x in (full - 0.01, full + 0.01, rr.mean[metric] - 0.01, rr.mean[metric] + 0.01,
                                               0.1, 0.2, 0.3, 0.5)}
-                checks = gate.check_thresholds(Result(result.metrics, [rr], result.options, "", []),
+                checks = gate.check_thresholds(Result(metrics=result.metrics, runs=[rr], options=result.options),
                                                [gate.Threshold(metric=metric, value=t) for t in cuts])
                 gate.check_holes(result, checks)
                 for check in checks:

@@ -109,7 +109,7 @@ def to_runs(runs: RunsLike, qrels: Qrels) -> list[Run]:
     return [r if isinstance(r, Run) else load_run(r, qrels) for r in _sources(runs, qrels)]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ReadOptions:
     """How :func:`evaluate` and :func:`compare` read their inputs (keywords of both): ``groups``, the
     query-group file of LETOR qrels (``QRELS.query`` by default); ``allow_disjoint``, a run sharing no
@@ -142,7 +142,7 @@ def _fields(record) -> dict:
 NRGEvaluation = NRGResult
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Evaluation(Result):
     """What :func:`evaluate` returns: a :class:`~ulnorm_eval.pipeline.evaluate.Result` (``frame``,
     ``wide()``, ``tidy()``, ``per_query``, ``means``, ``summary()``, ``notes``, ``runs``; every output
@@ -246,8 +246,8 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
         for rr, source in zip(results, given):
             require_overlap(rr, source if isinstance(source, str) else rr.name, q.path, judged=qrels_queries(q))
     rename_runs(results)  # two runs of one name (the same file twice) would collapse in .means: #1, #2
-    return Evaluation(metrics, results, done.options, q.path, [source.path for source in done.sources], qrels=q,
-                      inputs=done.sources, setup_notes=setup)
+    return Evaluation(metrics=metrics, runs=results, options=done.options, qrels_path=q.path,
+                      run_paths=[source.path for source in done.sources], qrels=q, inputs=done.sources, setup_notes=setup)
 
 
 # --------------------------------------------------------------------------- compare, nrg, tables

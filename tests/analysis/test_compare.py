@@ -148,7 +148,7 @@ def test_compare_needs_two_runs_and_comparable_metrics(tiny):
         compare(res)
     res = ulnorm_eval.evaluate(qrels, runs, ["AP"], ["E"])
     with pytest.raises(ValueError, match="only bounds"):
-        compare(api.Result([m for m in res.metrics if m.variant], res.runs, res.options))
+        compare(api.Result(metrics=[m for m in res.metrics if m.variant], runs=res.runs, options=res.options))
 
 
 # --------------------------------------------------------------------------- command line

@@ -140,8 +140,8 @@ def test_a_variant_record_reaches_summ_help_parser_and_values():
         assert (parsed.measure.base, parsed.variant) == ("TOY-1", "HG")
         assert summ_eval.resolve_text_metrics(["TOY-1"], ["hg"])[1].variant == "HG"
         # private: a toy variant's values on hand-made cells (no summarisation data gives these values)
-        cells = summ_eval._Cells(np.array([[0.5, 0.0]]), np.array([[0.1, 0.2]]), np.full((1, 2), np.nan),
-                                 np.ones((1, 2)))
+        cells = summ_eval._Cells(A=np.array([[0.5, 0.0]]), E=np.array([[0.1, 0.2]]), SE=np.full((1, 2), np.nan),
+                                 I=np.ones((1, 2)))
         values, undefined = summ_eval._variant_values(cells, "HG")
         assert values.tolist() == [[0.2, -0.1]] and undefined.tolist() == [[False, True]]
         ue2, _ = summ_eval._variant_values(cells, "UE2")  # UL2's record: (A-E)/(I-E) above E, (A-E)/E below

@@ -550,8 +550,8 @@ def _evaluated(qrels, runs, asked: tuple, how: tuple, warn, executor, tie_check:
     for result in done:
         results.append(result)
         (inputs.evaluated or _no_progress)()
-    return api.Result(metrics + extra, results, done.options, getattr(q, "path", str(qrels)),
-                      [source.path for source in done.sources], setup_notes=setup)
+    return api.Result(metrics=metrics + extra, runs=results, options=done.options, qrels_path=getattr(q, "path", str(qrels)),
+                      run_paths=[source.path for source in done.sources], setup_notes=setup)
 
 
 def _metrics_to_evaluate(measures, variants, settings: CompareSettings, inputs: CompareInputs, warn) -> tuple:

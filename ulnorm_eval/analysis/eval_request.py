@@ -251,9 +251,10 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
     stop = input_checks.missing_query(results, runs) if request.strict_queries else None
     if stop:
         index, qid, error = stop
-        raise StoppedAtQuery(error, api.Result(metrics, results[: index + 1], opts, request.qrels, runs[: index + 1]), qid)
+        raise StoppedAtQuery(error, api.Result(metrics=metrics, runs=results[: index + 1], options=opts,
+                                               qrels_path=request.qrels, run_paths=runs[: index + 1]), qid)
     input_checks.rename_runs(results)
-    result = api.Result(metrics, results, opts, request.qrels, runs)
+    result = api.Result(metrics=metrics, runs=results, options=opts, qrels_path=request.qrels, run_paths=runs)
     input_checks.require_finite(result)
     checks = _gate(request, plan, result, base, len(qrels_queries(qrels)))
     if request.holes:

@@ -173,7 +173,7 @@ def repro_for_request(request: ReproRequest, notes: list) -> Reproduction:
     measures = list(request.measures) if request.measures else None
     metrics = api.resolve_metrics(measures, [], numeric_only=True)  # a text measure (runid, relstring) has no RMSE
     done = evaluate_runs(qrels, runs, metrics, options, warn=notes.append)
-    result = api.Result(metrics, list(done), done.options, qrels.path, list(paths))
+    result = api.Result(metrics=metrics, runs=list(done), options=done.options, qrels_path=qrels.path, run_paths=list(paths))
     qids = natural_order(qrels_queries(qrels))
     rankings = [_rankings(run, qrels, qids, options, request.depth) for run in runs]
     names = [rr.name for rr in result.runs]

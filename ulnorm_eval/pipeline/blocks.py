@@ -26,7 +26,7 @@ __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric
            "Note", "pool_words", "candidates", "candidates_note", "shared_pool", "letor_pool"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Options:
     """Every knob that changes a number; stored in the output's meta."""
 

@@ -19,7 +19,7 @@ __all__ = ["Options", "Result", "RunResult", "load_qrels", "load_run", "parse_ru
            "runs_holes", "with_runs_holes", "both_notes", "query_set", "metric_values", "plain_values"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Result:
     """Everything an evaluation produced, in run order."""
 
@@ -28,7 +28,7 @@ class Result:
     options: Options
     qrels_path: str = ""
     run_paths: list = field(default_factory=list)
-    setup_notes: list = field(default_factory=list, kw_only=True)  # notes on the request (default variants)
+    setup_notes: list = field(default_factory=list)  # notes on the request (default variants)
 
     @property
     def notes(self) -> list:

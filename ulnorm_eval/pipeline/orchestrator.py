@@ -37,7 +37,7 @@ def _identity(path: str):
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RunFile:
     """A regular run file as the plan saw it (its ``identity``): every read checks the file is still
     that one, before and after it reads."""
@@ -70,7 +70,7 @@ class RunFile:
         return data
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Shipped:
     """A run file's bytes (decompressed) or a query block's, read by the command and sent to a Dask
     worker in place of the path: a worker on another machine, or in another directory, would read
@@ -80,7 +80,7 @@ class Shipped:
     data: bytes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Unreadable:
     """A run the plan could not open or read (a missing file, a pipe holding bad data): its error is
     raised in its place among the runs, after the results of those before it."""
@@ -103,15 +103,15 @@ def plan_source(qrels: Qrels, given):
         if identity is not None and os.path.isfile(path):
             try:
                 os.close(os.open(path, os.O_RDONLY))
-                return RunFile(path, identity)
+                return RunFile(path=path, identity=identity)
             except OSError:
                 pass  # load_run names the reason
         return load_run(path, qrels)
     except InputError as exc:
-        return Unreadable(path, exc)
+        return Unreadable(path=path, error=exc)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class How:
     """How :func:`evaluate_runs` reads and what it keeps besides the values: ``stream`` True (read
     every file in query blocks, a run whose queries are not contiguous refused: ``--stream``), False
@@ -210,14 +210,14 @@ def _remote(task):
     function, (source, *rest) = task
     if function is block_task:
         file, start, stop = source
-        return function, (Shipped(file.path, file.read(start, stop)), *rest)
+        return function, (Shipped(path=file.path, data=file.read(start, stop)), *rest)
     if isinstance(source, RunFile):
         from ..inputs.text import read_bytes
 
         source.check()
         data = read_bytes(source.path)
         source.check()
-        source = Shipped(source.path, data)
+        source = Shipped(path=source.path, data=data)
     return function, (source, *rest)
 
 

@@ -154,7 +154,7 @@ def _join_rows(query: np.ndarray, code: np.ndarray, jkeys: np.ndarray, jrows: np
     return row
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RankedRun:
     """A run ordered and joined to the qrels: one row of the ranking per query of the query set."""
 
@@ -549,5 +549,5 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
 
     present = np.bincount(query, minlength=n_queries)[:n_queries] > 0
     ranking = Ranking(query, grade, n_queries, np.arange(n_queries), judged)
-    return RankedRun(run.name, ranking, present, n_ignored, f32_ties, run.docid, order,
-                     judged=(len(judged), int(np.count_nonzero(judged))))
+    return RankedRun(name=run.name, ranking=ranking, present=present, ignored_queries=n_ignored, float32_ties=f32_ties,
+                     _docid=run.docid, _take=order, judged=(len(judged), int(np.count_nonzero(judged))))

@@ -75,7 +75,7 @@ def score_parsed(qrels: Qrels, path: str, parsed: tuple, metrics: list, options:
     return dataclasses.replace(block, ranked=block.ranked if whole else None, **facts)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Gathered:
     """A run's query blocks taken in file order: the queries scored, block after block, and per
     chunk of them their values (aligned), Monte Carlo standard errors and values under the other
@@ -200,7 +200,8 @@ def _unranked_values(qrels, qids: list, metrics: list, options, name: str) -> tu
 
     J = judgements(qrels, qids)
     empty = Ranking(np.zeros(0, np.int64), np.zeros(0), len(qids), np.arange(len(qids)), np.zeros(0, bool))
-    rr = RankedRun(name, empty, np.zeros(len(qids), bool), 0, 0, string_array([]), np.zeros(0, np.int64))
+    rr = RankedRun(name=name, ranking=empty, present=np.zeros(len(qids), bool), ignored_queries=0,
+                   _docid=string_array([]), _take=np.zeros(0, np.int64))
     return metric_values(rr, J, metrics, qrels, options)
 
 

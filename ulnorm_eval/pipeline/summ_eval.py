@@ -85,7 +85,7 @@ def parse_text_metric(name: str) -> TextMetric:
         raise UnknownTextMeasure(f"unknown summarisation measure {name!r} ({', '.join(TEXT_FAMILIES)}, "
                                  f"optionally (score={score_choices()}), wrapped by {', '.join(summ_variants())})")
     score = {"p": "precision", "r": "recall", "f1": "f", None: "f"}.get(m.group(2), m.group(2))
-    return TextMetric(TextMeasure(bases[m.group(1).lower()], score))
+    return TextMetric(measure=TextMeasure(base=bases[m.group(1).lower()], score=score))
 
 
 def _wrapped(name: str, v: str, inner_text: str) -> TextMetric:
@@ -94,14 +94,14 @@ def _wrapped(name: str, v: str, inner_text: str) -> TextMetric:
     if v == "HETERO":
         if inner.measure.base != "BERTScore" or inner.variant:
             raise UnknownTextMeasure(f"Hetero() takes BERTScore, not {inner_text}")
-        return TextMetric(TextMeasure("BERTScore", "f"), "Hetero")
+        return TextMetric(measure=TextMeasure(base="BERTScore"), variant="Hetero")
     if v == "SE":
         if inner.variant != "E":
             raise UnknownTextMeasure(f"SE() takes E(...), not {inner_text}")
-        return TextMetric(inner.measure, "SE")
+        return TextMetric(measure=inner.measure, variant="SE")
     if inner.variant:
         raise UnknownTextMeasure(f"variants do not nest: {name}")
-    return TextMetric(inner.measure, v)
+    return TextMetric(measure=inner.measure, variant=v)
 
 
 def resolve_text_metrics(names=None, variants=None) -> list:
@@ -110,7 +110,7 @@ def resolve_text_metrics(names=None, variants=None) -> list:
     out = []
     for n in names:
         m = parse_text_metric(n)
-        group = [m] if m.variant else [m] + [TextMetric(m.measure, _variant(v)) for v in variants]
+        group = [m] if m.variant else [m] + [TextMetric(measure=m.measure, variant=_variant(v)) for v in variants]
         for x in group:
             if x not in out:
                 out.append(x)
@@ -125,7 +125,7 @@ def _variant(v: str) -> str:
     return names[u]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SummOptions:
     stem: bool = False
     combine: str = "max"
@@ -141,7 +141,7 @@ class SummOptions:
     notes: list = field(default_factory=list)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Cells:
     """Per (system, document) values of one base measure: A, E, E's SE (0 when E is exact, NaN when
     not computed), I."""
@@ -157,7 +157,7 @@ def _rouge_cells(data, measures, opts: SummOptions, need_e: bool = True, advance
     its Monte Carlo draws are skipped (left NaN).  ``advance(1)`` is called after each document."""
     tok = tm.tokenizer(opts.stem)
     S, D = len(data.systems), len(data.doc_ids)
-    cells = {m: _Cells(*(np.full((S, D), np.nan) for _ in range(4))) for m in measures}
+    cells = {m: _Cells(**{x: np.full((S, D), np.nan) for x in ("A", "E", "SE", "I")}) for m in measures}
     types = sorted({m.base for m in measures})
     for j in range(D):
         if advance is not None and j:
@@ -177,7 +177,7 @@ def _rouge_cells(data, measures, opts: SummOptions, need_e: bool = True, advance
         A = tm.rouge_scores(doc, cands, opts.combine, types)
         mc = tm.expected_mc(doc, uniq, opts.combine, opts.draws, opts.seed + j, opts.length, mc_types) \
             if mc_types else {}
-        at = _Document(doc, have, j, uniq, inv, exact1, mc)
+        at = _Document(doc=doc, have=have, j=j, uniq=uniq, inv=inv, exact1=exact1, mc=mc)
         for m in measures:
             k = SCORE_COLUMNS[m.score]
             _fill_cells(cells[m], m, k, A[m.base][k], at, opts, need_e)
@@ -186,7 +186,7 @@ def _rouge_cells(data, measures, opts: SummOptions, need_e: bool = True, advance
     return cells
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Document:
     """One document's inputs to its cells: the encoded document, the systems that summarised it
     (``have``) and its index ``j``, the distinct candidate lengths (``uniq``; ``inv`` maps each
@@ -287,12 +287,12 @@ def evaluate_summaries(data, metrics, opts: SummOptions, bert=None, advance=None
     for m in metrics:
         expanded.append(m)
         if m.variant == "E" and (np.nan_to_num(cells[m.measure].SE) > 0).any():  # some E is a Monte Carlo estimate
-            se = TextMetric(m.measure, "SE")  # an E estimated by Monte Carlo reports its standard error next to it
+            se = TextMetric(measure=m.measure, variant="SE")  # an E estimated by Monte Carlo reports its standard error next to it
             if se not in metrics and se not in expanded:
                 expanded.append(se)
     runs = [_system_result(data, s, expanded, cells, opts, bert) for s in range(len(data.systems))]
-    return Result(expanded, runs, Options(undefined=opts.undefined, seed=opts.seed), data.path,
-                  [data.path] * len(runs))
+    return Result(metrics=expanded, runs=runs, options=Options(undefined=opts.undefined, seed=opts.seed),
+                  qrels_path=data.path, run_paths=[data.path] * len(runs))
 
 
 def _text_cells(data, metrics: list, opts: SummOptions, bert, advance=None) -> dict:
@@ -306,8 +306,8 @@ def _text_cells(data, metrics: list, opts: SummOptions, bert, advance=None) -> d
             raise ValueError("BERTScore needs the bert-score cells")
         for m in {m.measure for m in metrics if m.measure.base == "BERTScore"}:
             k = SCORE_COLUMNS[m.score]
-            cells[m] = _Cells(bert.A[..., k], bert.E[..., k], np.full(bert.A.shape[:2], np.nan),
-                              np.ones(bert.A.shape[:2]))
+            cells[m] = _Cells(A=bert.A[..., k], E=bert.E[..., k], SE=np.full(bert.A.shape[:2], np.nan),
+                              I=np.ones(bert.A.shape[:2]))
     return cells
 
 
@@ -363,7 +363,7 @@ class SummRequest:
     abstractive: tuple = ()  # the systems --systems abstractive names
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SummOutcome:
     """What a summarisation request produced: the result, the data read (after selection), the gate's
     thresholds as (metric, value), and the Monte Carlo repeats (--correlate --mc-repeats)."""
@@ -468,4 +468,4 @@ def summ_for_request(request: SummRequest, notes: list) -> SummOutcome:
         notes.extend(n for rr in result.runs for n in rr.notes)  # undefined variants: scored 0 or left out
         repeats = [evaluate_summaries(d, metrics, dataclasses.replace(opts, seed=opts.seed + r), bert, advance)
                    for r in range(1, rounds)]
-    return SummOutcome(result, d, thresholds, repeats)
+    return SummOutcome(result=result, data=d, thresholds=thresholds, repeats=repeats)

@@ -97,15 +97,12 @@ def rbo(original, reproduced, p: float = 0.95, depth: int = 1000) -> float:
     return float(np.sum(weights * overlap / np.arange(1, depth + 1)) / np.sum(weights))
 
 
-def _rankings(run, qrels, qids: list, options, depth: int) -> dict:
-    """qid -> the run's top ``depth`` docids in the evaluation's order, for the topics it ranked."""
-    from ..pipeline.ordering import rank_run
-
-    ranked = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
-                      depth=options.depth)
-    docids, starts = ranked.docid.to_numpy(zero_copy_only=False), ranked.ranking.starts
+def _rankings(run, depth: int) -> dict:
+    """qid -> the top ``depth`` docids of an evaluated run (its ranking kept) in the evaluation's order,
+    for the topics it ranked."""
+    docids, starts = run.ranked.docid.to_numpy(zero_copy_only=False), run.ranked.ranking.starts
     return {qid: docids[starts[row]:min(starts[row + 1], starts[row] + depth)]
-            for row, qid in enumerate(qids) if starts[row + 1] > starts[row]}
+            for row, qid in enumerate(run.qids) if starts[row + 1] > starts[row]}
 
 
 def _ranking_row(pair: str, names: tuple, rankings: tuple, request: ReproRequest, notes: list) -> dict:
@@ -163,7 +160,6 @@ def repro_for_request(request: ReproRequest, notes: list) -> Reproduction:
     """Read the qrels and the runs, evaluate them alike, and compare each reproduced run with its original."""
     from ..pipeline import evaluate as api
     from ..pipeline.orchestrator import evaluate_runs
-    from ..pipeline.ordering import natural_order, qrels_queries
     from .columns import Table
 
     options = request.options or api.Options()
@@ -172,10 +168,9 @@ def repro_for_request(request: ReproRequest, notes: list) -> Reproduction:
     runs = [api.load_run(path, qrels) for path in paths]
     measures = list(request.measures) if request.measures else None
     metrics = api.resolve_metrics(measures, [], numeric_only=True)  # a text measure (runid, relstring) has no RMSE
-    done = evaluate_runs(qrels, runs, metrics, options, warn=notes.append)
+    done = evaluate_runs(qrels, runs, metrics, options, warn=notes.append, ranked=True)  # one ranking each
     result = api.Result(metrics=metrics, runs=list(done), options=done.options, qrels_path=qrels.path, run_paths=list(paths))
-    qids = natural_order(qrels_queries(qrels))
-    rankings = [_rankings(run, qrels, qids, options, request.depth) for run in runs]
+    rankings = [_rankings(run, request.depth) for run in result.runs]
     names = [rr.name for rr in result.runs]
     pairs = [("advanced", 0)] + ([("baseline", 2)] if request.baseline else [])
     ranking_rows = [_ranking_row(pair, tuple(names[at:at + 2]), tuple(rankings[at:at + 2]), request, notes)

@@ -3,11 +3,8 @@
 A *measure* is a family plus parameters (``nDCG(dcg='exp-log2')@10``); a *variant* wraps a measure
 (``UL2(nDCG@10)``).  Each has one canonical string, which is what every output prints and what
 ``parse`` reads back.  Names follow ir_measures' syntax; trec_eval's names (``ndcg_cut.10,20``,
-``map``, ``P_10``) are accepted too and can be printed with ``--names trec``.
-
-Everything here is derived from the records (:mod:`ulnorm_eval.core.records`; the families are
-registered by :mod:`ulnorm_eval.core.measures`, the variants by :mod:`ulnorm_eval.core.variants`):
-their parameters, cutoff rules, validators and trec_eval name tables.  Nothing here names a family.
+``map``, ``P_10``) are accepted too and can be printed with ``--names trec``.  Everything here is
+derived from the records (:mod:`ulnorm_eval.core.records`): nothing here names a family.
 """
 from __future__ import annotations
 

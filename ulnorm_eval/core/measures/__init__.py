@@ -1,9 +1,5 @@
-"""The native measure families, one module per family group, each registering its records.
-
-To add a family: write its kernel and (for exact bounds) its expectation in the module of its
-group, register one :class:`~ulnorm_eval.core.records.Family`, and import the module below.
-See docs/architecture.md.
-"""
+"""The native measure families, one module per family group, each registering its records (a new
+family: its kernel, expectation and record in its group's module; docs/architecture.md)."""
 from __future__ import annotations
 
 import numpy as np

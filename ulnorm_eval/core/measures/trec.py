@@ -1,15 +1,8 @@
 """trec_eval 10's measures with its exact semantics, as family records: every measure of ``-m all_trec``
-the other family modules do not already compute (map, P, recall, recip_rank, Rprec, ndcg are AP, P, R,
-RR, Rprec and nDCG, bit-identical on the real data), plus ERR, Judged and Compat as ir_measures defines them.
-
-Each kernel(ranking, judgements, measure, level) -> values[rows] reads trec_eval's flags from
-:func:`~.trec_view.context` and runs no Python loop over documents.  A retrieved document's *code*
-(form_res_rels.c): its grade when judged >= 0, -1 when the qrels do not list it, -2 when they list it
-with a negative grade; relevant at level L means code >= L; ``-J`` drops negative codes first.
-
-Deliberate departures from trec_eval 10, each a defect there, are listed in docs/trec_eval.md (rbp's
-uninitialised gain bounds, gain_init.c's ``(int)(a - b)`` order of levels, ``-nan`` and -c's
-placeholder document unless ``--trec-nan``, the exit on a qrels query without results).
+the other family modules do not compute (map, P, recall, recip_rank, Rprec, ndcg are AP, P, R, RR, Rprec
+and nDCG), plus ERR, Judged and Compat as ir_measures defines them.  The kernels read trec_eval's codes
+and flags (:mod:`.trec_view`); the departures from trec_eval 10, each a defect there, are in
+docs/trec_eval.md.
 """
 from __future__ import annotations
 

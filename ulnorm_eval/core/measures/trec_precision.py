@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from .common import safe
-from .trec_view import (codes, context, floats, RECALL_POINTS, count_above, depth_of, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,
+from .trec_view import (codes, context, floats, RECALL_POINTS, count_above, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,
                         present_mask, rel_index, rel_mask, rel_total, unjudged_index)
 
 
@@ -61,20 +61,17 @@ def _iprec_table(ranking, ctx):
     """(rows x max relevant retrieved) interpolated precision at the j-th relevant document:
     max over relevant documents j' >= j of j' / rank(j') (Int_Prec(X) = max Prec(Y), Y >= X);
     built once per ranking and level for every recall point."""
-    return ranking.memo(("iprec table", float(ctx.rel_level)), lambda: _make_iprec_table(ranking, ctx))
-
-
-def _make_iprec_table(ranking, ctx):
-    idx = rel_index(ranking, ctx)
-    row = ranking.row[idx]
-    nrr = np.bincount(row, minlength=ranking.nrows)[: ranking.nrows]
-    width = int(nrr.max()) if len(nrr) else 0
-    tab = np.zeros((ranking.nrows, max(width, 1)))
-    if len(idx):
-        rank_among_rel = np.arange(1, len(idx) + 1) - np.searchsorted(row, np.arange(ranking.nrows))[row]  # 1-based number of the relevant document
-        tab[row, rank_among_rel - 1] = rank_among_rel / (ranking.pos[idx] + 1.0)
-        tab = np.maximum.accumulate(tab[:, ::-1], axis=1)[:, ::-1]
-    return tab, nrr
+    def make():
+        idx = rel_index(ranking, ctx)
+        row = ranking.row[idx]
+        nrr = np.bincount(row, minlength=ranking.nrows)[: ranking.nrows]
+        tab = np.zeros((ranking.nrows, max(int(nrr.max()) if len(nrr) else 0, 1)))
+        if len(idx):
+            rank_among_rel = np.arange(1, len(idx) + 1) - np.searchsorted(row, np.arange(ranking.nrows))[row]  # 1-based
+            tab[row, rank_among_rel - 1] = rank_among_rel / (ranking.pos[idx] + 1.0)
+            tab = np.maximum.accumulate(tab[:, ::-1], axis=1)[:, ::-1]
+        return tab, nrr
+    return ranking.memo(("iprec table", float(ctx.rel_level)), make)
 
 
 def _iprec(ranking, judgements, recalls, ctx):
@@ -191,14 +188,14 @@ def e_relative_P(random_pool):
     """(P/n) m / min(k, R), by linearity."""
     k = random_pool.measure.cutoff
     n, P, Q, U, V, R, N = pool_counts(random_pool)
-    return safe(safe(P * depth_of(n, k), n), np.minimum(float(k), R))
+    return safe(safe(P * np.minimum(n, float(k)), n), np.minimum(float(k), R))
 
 
 def e_success(random_pool):
     """1 - C(n-P, m)/C(n, m) = 1 - prod_{i<m} (n-P-i)/(n-i)."""
     k = random_pool.measure.cutoff
     n, P, *_ = pool_counts(random_pool)
-    m = depth_of(n, k)
+    m = np.minimum(n, float(k))
     none = np.zeros_like(n)
     possible = (n - P >= m) & (n > 0)
     none[possible] = np.exp(gammaln(n[possible] - P[possible] + 1) - gammaln(n[possible] - P[possible] - m[possible] + 1)

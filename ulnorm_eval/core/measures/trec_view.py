@@ -1,10 +1,8 @@
-"""trec_eval's view of a ranking and of a random pool, shared by the trec_eval families.
-
-A retrieved document's *code* (its grade when judged with grade >= 0, -1 when the qrels do not list
-it, -2 when listed with a negative grade), ``-J`` (:func:`judged_only`), running counts over the flat
-ranking, R and the judged nonrelevant count, and the per-query counts of a random pool that the
-closed-form expectations use.  The semantics, and where they depart from trec_eval 10, are in the
-docstring of :mod:`.trec`, which registers the families.
+"""trec_eval's view of a ranking and of a random pool, shared by the trec_eval families (:mod:`.trec`):
+a retrieved document's *code* (form_res_rels.c: its grade when judged with grade >= 0, -1 when the
+qrels do not list it, -2 when listed with a negative grade; relevant at level L: code >= L), ``-J``
+(:func:`judged_only`), running counts over the flat ranking, R and the judged nonrelevant count, and
+the per-query counts of a random pool that the closed-form expectations read.
 """
 from __future__ import annotations
 
@@ -152,6 +150,3 @@ def pool_counts(random_pool):
     N = nonrel_count(judgements, L)
     return pool.n, P, Q, U, V, R, N
 
-
-def depth_of(n, k):
-    return np.minimum(n, float(k))

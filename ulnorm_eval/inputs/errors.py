@@ -35,22 +35,12 @@ def safe_text(text, backslash: bool = True) -> str:
     text = str(text)
     if text.isprintable() and (not backslash or "\\" not in text):
         return text
-    out = []
-    for char in text:
-        code = ord(char)
-        if char == "\\" and not backslash:
-            out.append(char)
-        elif char in _ESCAPES:
-            out.append(_ESCAPES[char])
-        elif char.isprintable():  # the space and every visible character
-            out.append(char)
-        elif code < 0x100:
-            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}")
-        elif code < 0x10000:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    return "".join(out)
+    return "".join(char if char.isprintable() and (char != "\\" or not backslash)
+                   else _ESCAPES.get(char) or _escaped(ord(char)) for char in text)
+
+
+def _escaped(code: int) -> str:
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def message_text(text) -> str:

@@ -19,7 +19,6 @@ __all__ = ["MAX_WORDS", "words", "fingerprints", "pair_table", "pair_entries", "
            "distinct_per_group"]
 
 MAX_WORDS = 4  # docids up to 32 bytes (TREC, MS MARCO, ClueWeb ids); longer ones go to Arrow
-_K0 = GOLDEN
 # MASK[k]: the low k bytes of a word (a docid's last word, read past its end, is cut to its bytes)
 _MASK = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
@@ -66,7 +65,7 @@ def words(arr):
 def fingerprints(word_arrays: list, length: np.ndarray) -> np.ndarray:
     """uint64 fingerprint of each docid from its words and length; a docid's fingerprint depends on
     its own words only (not on how many words the longest docid beside it has)."""
-    hashes = length.astype(np.uint64) * _K0
+    hashes = length.astype(np.uint64) * GOLDEN
     shortest = int(length.min()) if len(length) else 0
     for index, word in enumerate(word_arrays):
         mixed = mix64(hashes ^ word)
@@ -136,7 +135,7 @@ def _find(slot_table, hashes: np.ndarray):
 
 def _pair(hashes: np.ndarray, query) -> np.ndarray:
     """The fingerprint of each (query number, docid) pair from the docid's fingerprint."""
-    return mix64(hashes ^ (np.asarray(query).astype(np.uint64) * _K0))
+    return mix64(hashes ^ (np.asarray(query).astype(np.uint64) * GOLDEN))
 
 
 def pair_table(judged, query: np.ndarray, code: np.ndarray):
@@ -209,7 +208,7 @@ def distinct_per_group(group: np.ndarray, strings, ngroups: int) -> np.ndarray |
         return None
     word_arrays, length = got
     hashes = fingerprints(word_arrays, length)
-    key = mix64(hashes ^ (np.asarray(group).astype(np.uint64) * _K0))
+    key = _pair(hashes, group)
     order = np.argsort(key, kind="stable")
     key = key[order]
     new = np.ones(len(key), bool)

@@ -64,24 +64,17 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
         if sum(sizes) != len(grades):
             raise InputError(gpath, None, f"group sizes add up to {sum(sizes)} but {path} has {len(grades)} rows")
         qids = [str(index) for index, size in enumerate(sizes) for _ in range(size)]
-    else:
-        # qid: groups must be contiguous, as every LETOR tool assumes
-        seen, prev = set(), None
-        for qid, line in zip(qids, lines):
-            if qid != prev:
-                if qid in seen:
-                    raise InputError(path, line, f"rows of query {qid!r} are not contiguous")
-                seen.add(qid)
-                prev = qid
-    docs, prev, pos = [], None, 0
-    for qid in qids:
+    docs, seen, prev, pos = [], set(), None, 0
+    for qid, line in zip(qids, lines):  # a query's rows are contiguous, as every LETOR tool assumes
+        if qid != prev and qid in seen:
+            raise InputError(path, line, f"rows of query {qid!r} are not contiguous")
         pos = pos + 1 if qid == prev else 0
+        seen.add(qid)
         prev = qid
         docs.append(str(pos))
-    check_grades(np.asarray(grades, dtype=np.float64), path, np.asarray(lines, dtype=np.int64))
-    return Qrels(qid=string_array(qids), docid=string_array(docs),
-                 grade=np.asarray(grades, dtype=np.float64), path=str(path),
-                 line=np.asarray(lines, dtype=np.int64), letor=True)
+    grades, lines = np.asarray(grades, dtype=np.float64), np.asarray(lines, dtype=np.int64)
+    check_grades(grades, path, lines)
+    return Qrels(qid=string_array(qids), docid=string_array(docs), grade=grades, path=str(path), line=lines, letor=True)
 
 
 def _read_group_sizes(path: str) -> list[int]:

@@ -63,10 +63,6 @@ class Run:
         return len(self.score)
 
 
-# --------------------------------------------------------------------------- raw bytes
-# open_input and read_bytes (decompression, limits, format detection) live in text.py.
-
-
 # --------------------------------------------------------------------------- tokenising
 
 def _fast_columns(data: bytes, ncols: int, floats: tuple = (), halves: bool = False):

@@ -1,13 +1,7 @@
-"""The process boundary: exit codes, signals and the last line of defence against tracebacks.
-
-Exit codes (docs/errors.md): 0 success; 1 a CI gate failed and nothing else; 2 a usage, input or output
-error, one ``ulnorm-eval: ...`` line; 130 SIGINT, 143 SIGTERM, 129 SIGHUP, 141 SIGPIPE.  A signal raises
-:class:`Interrupted` in the main thread, so every ``finally`` runs (a partial output is removed).
-Anything unexpected ends as one line and exit 2 (``internal error``; ``ULNORM_EVAL_DEBUG=1`` adds the
-traceback).  Closed descriptors 0-2 are held by ``/dev/null`` (:func:`_own_streams`) so no later file
-takes their number; an unbuffered stdout is rewrapped (Python's unbuffered text layer drops the rest of
-a short write); stdout is flushed, a regular file synced, before the exit code is decided.
-"""
+"""The process boundary: exit codes, signals, closed or unbuffered standard streams, and no traceback
+(docs/errors.md).  A signal raises :class:`Interrupted` in the main thread, so every ``finally`` runs (a
+partial output is removed); anything unexpected ends as one line and exit 2 (``ULNORM_EVAL_DEBUG=1``
+adds the traceback)."""
 from __future__ import annotations
 
 import errno
@@ -47,13 +41,11 @@ class Interrupted(SystemExit):
 
 
 class InputEnded(Exception):
-    """An EOFError from a command (a compressed stream cut short, a peer closing): an input error.
-    Raised in its place because click would report it as an interruption (exit 130)."""
+    """An EOFError from a command (a stream cut short): an input error, which click would call an interruption."""
 
 
 class PipeClosed(Exception):
-    """stdout's reader went away.  Raised in place of BrokenPipeError from a command (main.py's
-    group), since click would turn an EPIPE into exit code 1, the code of a failed gate."""
+    """stdout's reader went away: a BrokenPipeError, which click would turn into exit 1, a failed gate's code."""
 
 
 def _raise(signum, frame):  # a signal handler: runs between bytecodes of the main thread
@@ -90,9 +82,8 @@ _CLOSED = set()  # standard descriptors found closed at start (0, 1, 2)
 
 
 class _Lossy(io.FileIO):
-    """stderr's descriptor for the messages: once nobody can read them (a pipe's reader gone, a terminal
-    hung up) they are dropped instead of failing, so that the outputs and the exit code stay what they
-    would have been (a failed gate under ``2>&1 >/dev/null | true``: -o written, exit 1, not 141)."""
+    """stderr, whose messages are dropped once nobody can read them: the outputs and the exit code stay
+    what they would have been (``2>&1 >/dev/null | true``: a failed gate still exits 1)."""
 
     def write(self, data) -> int:
         view = memoryview(data).cast("B")
@@ -105,7 +96,8 @@ class _Lossy(io.FileIO):
 
 
 def _own_streams() -> None:
-    """See the module docstring.  Only for the command's own process (fd 1 is the real stdout)."""
+    """Hold closed descriptors 0-2 with /dev/null (no later file takes their number); rewrap an
+    unbuffered stdout, whose text layer drops the rest of a short write.  The command's own process only."""
     for descriptor in (0, 1, 2):
         try:
             os.fstat(descriptor)
@@ -145,8 +137,7 @@ def _to_devnull() -> None:
 
 
 def _finish_stdout(code):
-    """Flush stdout (and sync it when it is a regular file) before exiting with ``code``; a failure
-    changes the code (see the module docstring)."""
+    """Flush stdout (and sync it when it is a regular file) before exiting with ``code``; a failure changes it."""
     out = sys.stdout
     if out is None:
         return code
@@ -170,8 +161,7 @@ def _finish_stdout(code):
 
 
 def _stdout_failed() -> bool:
-    """Whether stdout cannot be written (flushing it fails, as when click's --help met a full disk): then
-    the error was stdout's, said once; stdout goes to /dev/null so that the final flush cannot fail again."""
+    """Whether flushing stdout fails (click's --help on a full disk); it then goes to /dev/null."""
     try:
         if sys.stdout is not None:
             sys.stdout.flush()
@@ -192,9 +182,8 @@ def _stdout_error(exc: OSError) -> str:
 
 
 def lean_process() -> None:
-    """The command's own process, before numpy and pyarrow load (``-j`` workers inherit it; a variable the
-    user set is left alone; docs/performance.md): ``OPENBLAS_NUM_THREADS=1`` (the commands' matrix
-    products are small) and ``ARROW_DEFAULT_MEMORY_POOL=system`` (the C allocator gives freed blocks back)."""
+    """Before numpy and pyarrow load, unless the user set them (docs/performance.md): one BLAS thread (the
+    matrix products are small) and Arrow on the C allocator (which gives freed blocks back)."""
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if "pyarrow" not in sys.modules:
@@ -234,23 +223,15 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
 
 
 def _own_process() -> bool:
-    """True when this process was started to run the command (the ``ulnorm-eval`` script or
-    ``python -m ulnorm_eval``), not a program that embeds it and goes on afterwards (``python -c``
-    calling ``main()`` gets SystemExit as before)."""
+    """Whether this process was started to run the command (the script or ``python -m ulnorm_eval``), not
+    a program that embeds it and goes on afterwards (that one gets SystemExit)."""
     main_file = (getattr(sys.modules.get("__main__"), "__file__", None) or "").replace("\\", "/")
     return os.path.basename(main_file).startswith("ulnorm-eval") or main_file.endswith("ulnorm_eval/__main__.py")
 
 
 def _exit_now(code: int) -> None:
-    """Leave with ``code`` without the interpreter's shutdown.
-
-    At shutdown Python ends any thread that asks for the GIL; an Arrow worker thread that frees a
-    buffer wrapping a Python object at that moment is ended inside C++ code, and the process aborts
-    ("terminate called without an active exception", exit 134; apache/arrow#34314, #39862): about 1
-    run in 25 of a plain evaluation under load (benchmarks/exit_stress.py).  Everything this command
-    wrote is flushed here (stdout was flushed and synced by :func:`_finish_stdout`, outputs were
-    synced when written), so skipping the shutdown loses nothing; ``os._exit`` leaves at once.
-    """
+    """Leave with ``code``, flushed, without the interpreter's shutdown, where an Arrow thread can abort
+    the process (apache/arrow#34314; docs/errors.md, "Process exit is deterministic")."""
     for stream in (sys.stderr, sys.stdout):
         try:
             stream.flush()
@@ -291,9 +272,8 @@ def _os_error_line(exc: OSError) -> str:
 
 
 def _unexpected_line(exc: Exception) -> str:
-    """An exception no layer turned into a message: bad input said as such, a missing optional module
-    as the extra that installs it (ulnorm_eval/extras.py), else an internal error (the traceback with
-    ULNORM_EVAL_DEBUG=1; the code stays 2, never the gate's 1)."""
+    """An exception no layer turned into a message: bad input, a missing extra (extras.py), else an
+    internal error (exit 2, never the gate's 1)."""
     errors = sys.modules.get("ulnorm_eval.inputs.errors")  # loaded if it raised one: --help imports no inputs
     if errors is not None and isinstance(exc, errors.InputError):
         return str(exc)

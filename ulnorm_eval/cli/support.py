@@ -73,10 +73,8 @@ def said_once(notes) -> list:
 
 @contextlib.contextmanager
 def refusals(*errors, usage=()):
-    """What the library refuses, as the command line reports it: contradicting options (``usage``
-    exception types, and inputs.errors.OptionError) as click's usage error; an input, measure or
-    worker error (and ``errors``, and inputs.errors.RefusedAlone) as one line, alone: notes
-    gathered so far speak of output that is never written, so they are not said.  Exit 2 each time."""
+    """The library's refusals, exit 2: contradicting options (``usage``, OptionError) as click's usage error;
+    bad input (and ``errors``) as one line alone, without the notes of output never written."""
     from ..core.registry import UnknownMeasure
     from ..inputs.trec import InputError
     from ..inputs.errors import OptionError, RefusedAlone
@@ -122,10 +120,8 @@ EXTENSIONS = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".tsv": "t
 
 
 def output_format(fmt, output, formats, piped: str) -> str:
-    """The format to write: ``-f`` if given, else inferred from ``-o FILE``'s extension (``.json``,
-    ``.jsonl``, ``.tsv``, ``.csv``, ``.txt``/``.trec``; ``.md``/``.tex`` where the command has that
-    format), else table on a terminal and ``piped`` otherwise.  An explicit ``-f`` that contradicts
-    the extension wins, with a note on stderr."""
+    """``-f`` (with a note when -o's extension says otherwise), else -o's extension (:data:`EXTENSIONS`)
+    among the command's ``formats``, else table on a terminal and ``piped`` otherwise."""
     import os
 
     ext = os.path.splitext(output or "")[1].lower()
@@ -175,17 +171,15 @@ def split_variants(value: str | None):
 
 
 def write_output(text: str, output: str | None, *more) -> None:
-    """The whole text to ``output`` (atomically) or stdout, with ``more`` render.outputs.Output items,
-    all in one step (render/outputs.py: an error in any leaves no regular file written)."""
+    """The whole text to ``output`` (atomically) or stdout, with ``more`` Output items, in one step."""
     from ..render.outputs import Output, write_all
 
     write_all([Output(output, text), *more])
 
 
 def write_outputs_then(outputs, verdict=None) -> None:
-    """Write ``outputs`` (render.outputs.Output items) in one step, then print the gate's ``verdict``
-    (``(lines, failed)`` or None) on stderr whatever happened to the outputs, and exit: 1 when the gate
-    failed (a failed gate is never hidden behind an output error), else 2 after an output error."""
+    """Write ``outputs`` in one step, then the gate's ``verdict`` (``(lines, failed)`` or None) whatever
+    happened to them; exit 1 when the gate failed (never hidden), else 2 after an output error."""
     from ..render.files import OutputError
     from ..render.outputs import write_all
 
@@ -206,9 +200,8 @@ def write_outputs_then(outputs, verdict=None) -> None:
 
 
 def table_layout(output: str | None) -> dict:
-    """-f table's keywords for stdout: on a terminal its width and colours; piped, the width in
-    $COLUMNS when set (as `COLUMNS=80 ulnorm-eval -f table ... | less`), else the natural width.
-    A file (-o) gets the natural width."""
+    """-f table's keywords: on a terminal its width and colours; piped, $COLUMNS if set; else (and for -o)
+    the natural width."""
     import os
     import shutil
 

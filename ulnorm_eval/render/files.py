@@ -1,13 +1,6 @@
-"""Writing output files without ever destroying an input or leaving a half-written file (docs/files.md).
-
-:func:`check_outputs` refuses, before any input is read, an output that is an input (by ``st_dev`` and
-``st_ino``: links and other spellings too), two outputs naming one file, a URL, a directory, a missing or
-unwritable one, and standard output redirected onto an input.  A regular file is written to a temporary
-``.ulnorm-HOST-PID-XXXXXXXX`` beside it and renamed over it (:func:`atomic_path`; old or new content,
-never a mix; removed on error or signal, or by :func:`remove_stale` after a SIGKILL), keeping the old
-permission bits; a file owned by someone else and a link into another directory are refused.  What
-is no regular file (``/dev/null``, a FIFO) or lies under ``/dev/`` or ``/proc/`` is written directly.
-Write errors become :class:`OutputError`: one line, exit 2.
+"""Writing output files without ever destroying an input or leaving a half-written file (docs/files.md):
+:func:`check_outputs` refuses a dangerous output before any input is read; :func:`atomic_path` writes a
+temporary file beside the target and renames it over it; :func:`remove_stale` clears what a SIGKILL left.
 """
 from __future__ import annotations
 
@@ -83,12 +76,8 @@ def _resolve(path: str) -> str:
 
 
 def check_output(path, inputs=(), stdin_id=None, append: bool = False, flag: str = "-o") -> None:
-    """Refuse an output path before anything is read (see the module docstring).
-
-    ``inputs`` are paths; ``stdin_id`` the identity of the file behind standard input when ``-`` is
-    one of them (``ulnorm-eval -o run qrels - < run``).  ``append``: the file is appended to, not
-    replaced (``--summary-md``): a symbolic link anywhere is followed, and the owner is kept.
-    """
+    """Refuse an output path before anything is read (docs/files.md); ``stdin_id``: the identity of the
+    file behind ``-`` among the ``inputs``; ``append`` (``--summary-md``): links followed, the owner kept."""
     if path is None:
         return
     path = os.fspath(path)
@@ -148,11 +137,8 @@ OUTPUT_KEYS = (("output", "-o"), ("plot", "--plot"), ("summary_md", "--summary-m
 
 
 def check_outputs(params: dict) -> None:
-    """Refuse, before anything is read or written, every output (``output``, ``plot``, ``summary_md``;
-    standard output without ``-o``) that is an input or another output, compared by identity
-    (``st_dev``, ``st_ino``).  ``params``: a click context's parameters; the inputs are every file
-    parameter (and a LETOR qrels' ``QRELS.query``, the file behind standard input).  A URL input is
-    refused here, and standard input may be only one input: it can be read once."""
+    """Refuse, before anything is read, every output (``params``: a click context's) that is an input or
+    another output by identity (``st_dev``, ``st_ino``), a URL input, and ``-`` given twice."""
     inputs = []
     for key in (*INPUT_KEYS, *_path_inputs()):
         v = params.get(key)
@@ -268,14 +254,8 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale(directory: str, now: float | None = None) -> list:
-    """Remove the temporary files a killed ulnorm-eval left in ``directory``; return their names.
-
-    A file is removed only when all hold: its name is exactly ours (``_TEMP_NAME``), written on this
-    host (the host tag; a shared file system may hold another machine's live writes), by a process
-    that no longer exists, untouched for ``STALE_SECONDS`` (a recycled or namespaced pid cannot make
-    a live write look dead for that long), a regular file (not a link) owned by the current user.
-    Anything else is left alone, and errors (a race with another cleaner, permissions) are ignored.
-    """
+    """Remove the temporary files a killed ulnorm-eval left in ``directory`` (their names returned): ours by
+    name and host, of a process gone, untouched for ``STALE_SECONDS``, regular and the user's (docs/files.md)."""
     import time
 
     now = time.time() if now is None else now
@@ -322,15 +302,8 @@ def picture_format(path) -> str:
 
 @contextlib.contextmanager
 def atomic_path(path: str):
-    """Yield a path to write in place of ``path``; on success it becomes ``path`` by a rename, on
-    any error or signal it is removed: never a half-written file.
-
-    The file gets the permissions a plain ``open(path, 'w')`` would give (an existing file's mode, else
-    0666 less the umask), not mkstemp's private 0600.  Something that exists and is not a regular file
-    (``/dev/null``, ``/dev/stdout``, a FIFO) is yielded itself: renaming over it would replace it.
-    A symbolic link is followed only to a target in its own directory (the link stays, the target is
-    replaced); see the module docstring.  OS errors are raised as :class:`OutputError`.
-    """
+    """Yield a temporary path that becomes ``path`` by a rename on success and is removed on any error or
+    signal, with ``open(path, 'w')``'s permissions; what is no regular file is yielded itself (docs/files.md)."""
     path = _resolve(os.fspath(path))
     try:
         special = _special(path) or not stat.S_ISREG(os.stat(path).st_mode)

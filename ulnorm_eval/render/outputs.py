@@ -1,12 +1,5 @@
-"""Every output of a command written as one step: all of them, or (as far as the system allows) none.
-
-:func:`write_all` takes what a command rendered in memory and (1) writes each regular file to its
-temporary ``.ulnorm-*`` file (:func:`.files.atomic_path`; ``--summary-md`` as the old content plus the
-new), flushed; (2) then devices, FIFOs and standard output; (3) only then renames the temporaries over
-their targets.  An error in any step raises :class:`.files.OutputError` and removes every temporary
-(``--plot /dev/full`` beside ``-o c.txt`` leaves no ``c.txt``); a reader of standard output that went
-away raises BrokenPipeError (exit 141).
-"""
+"""Every output of a command written as one step, all or none (docs/files.md): the regular files to their
+temporary files, then devices and standard output, and only then the renames (:func:`write_all`)."""
 from __future__ import annotations
 
 import contextlib
@@ -54,9 +47,8 @@ def _old_content(path: str) -> bytes:
 
 
 def to_devnull(descriptor: int = 1) -> None:
-    """Point ``descriptor`` at /dev/null: after a failed write its stream still holds the rest, and the next
-    flush (the CLI's, or the interpreter's at exit, which would print 'Exception ignored' and exit 120)
-    must neither fail again nor write it."""
+    """Point ``descriptor`` at /dev/null after a failed write, so that the next flush (the interpreter's at
+    exit: 'Exception ignored', exit 120) neither fails again nor writes the rest."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, descriptor)
@@ -71,8 +63,7 @@ def _discard(out) -> None:
 
 
 def write_stdout(text) -> None:
-    """``text`` to standard output, flushed; an OS error other than a closed pipe becomes an
-    :class:`OutputError` naming standard output (a short write, ``ulimit -f``, a full disk)."""
+    """``text`` to standard output, flushed; an OS error but a closed pipe is an :class:`OutputError`."""
     out = sys.stdout
     try:
         if isinstance(text, bytes):

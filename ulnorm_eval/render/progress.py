@@ -1,8 +1,6 @@
-"""Progress bars on stderr (rich, imported only when shown), with the time left: the input files'
-bytes, the Monte Carlo work of bounds without a closed form, and every long step of summ, compare and
-stability (:func:`work_bar`).  One policy (:func:`shown`): on a terminal, or forced with
-``ULNORM_EVAL_PROGRESS=always``; never on stdout (rich's redirection of stdout is off), and one live
-display at a time (a bar opened while another is shown joins it)."""
+"""Progress bars on stderr with the time left (rich, imported only when shown): the inputs' bytes, the
+Monte Carlo bounds, the long steps of summ, compare and stability.  Shown on a terminal or with
+``ULNORM_EVAL_PROGRESS=always`` (:func:`shown`); one display at a time, which later bars join."""
 from __future__ import annotations
 
 import contextlib
@@ -93,11 +91,8 @@ class _Bars:
         self.bar.update(self.mc_task, completed=min(self.mc_done, self.mc_total))
 
     def stop(self):
-        if self.bar is not None:
-            for task in (self.bytes_task, self.mc_task):
-                if task is not None and not self.shared.own:  # joined another display: leave it as it was
-                    self.bar.remove_task(task)
-            self.shared.close()
+        if self.shared is not None:
+            self.shared.close(self.bytes_task, self.mc_task)
 
 
 @contextlib.contextmanager
@@ -166,7 +161,11 @@ class _Shared:
                     if signal.getsignal(getattr(signal, name)) == signal.SIG_DFL:
                         self.handlers[name] = signal.signal(getattr(signal, name), _restore_then_end)
 
-    def close(self):
+    def close(self, *tasks):
+        """Stop the display if it is this one's own, else take ``tasks`` off the one it joined."""
+        for task in () if self.own else tasks:
+            if task is not None:
+                self.bar.remove_task(task)
         if self.own:
             self.bar.stop()
             _ACTIVE.remove(self)
@@ -201,8 +200,7 @@ def work_bar(enabled: bool, label: str, total: float | None = None):
         yield advance
     finally:
         if state["shared"] is not None:
-            state["shared"].bar.remove_task(state["task"])
-            state["shared"].close()
+            state["shared"].close(state["task"])
 
 
 @contextlib.contextmanager

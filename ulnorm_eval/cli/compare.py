@@ -1,9 +1,5 @@
-"""`ulnorm-eval compare` and `ulnorm-eval queries`: thin click commands over analysis.compare and
-analysis.query_types.
-
-Only click is imported at module level, so `ulnorm-eval --help` stays instant.  The tables are
-pandas DataFrames, rendered by :mod:`ulnorm_eval.render.frames`.
-"""
+"""`ulnorm-eval compare`, `queries` and `swaps`: thin click commands over analysis.compare and
+analysis.query_types (only click at module level: `--help` stays instant)."""
 from __future__ import annotations
 
 

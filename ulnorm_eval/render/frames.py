@@ -1,12 +1,6 @@
-"""Formatters of named tables (compare's systems/summary/pairs, queries' table).
-
-One function per format, gathered in FRAME_FORMATS: 'table' (rich), 'tsv'/'csv' (each table with its
-header; several separated by a blank line), 'json' ({meta, name: records}), 'latex' and 'markdown' (compare's systems x metrics table for papers, :mod:`.paper`).
-Each returns the whole text, so ``-o FILE`` is written atomically.  Tables are
-:class:`~ulnorm_eval.analysis.columns.Table` objects (pandas DataFrames are converted), printed
-without pandas: cells are written as pandas' ``to_csv`` writes them (floats as Python's repr,
-NaN as ``nan``), so the text is the same either way.
-"""
+"""Formatters of named tables (compare's, queries', swaps', repro's), one per format in FRAME_FORMATS, each
+returning the whole text.  Tables are :class:`~ulnorm_eval.analysis.columns.Table` objects (DataFrames
+are converted), written without pandas as pandas' ``to_csv`` would write them."""
 from __future__ import annotations
 
 import csv

@@ -1,13 +1,6 @@
 """The gate's checks as text: the verdict on stderr (:func:`verdict`, a line per check) and as Markdown
-(``eval --summary-md FILE``), for ``$GITHUB_STEP_SUMMARY`` or a merge-request note.
-
-One heading with the verdict, one row per check (run, metric, the check, the run's mean, the
-threshold, the margin and the verdict), then the means of every run ('all' rows), and with variants
-on the random-ranking bounds what "random" is (the pool) and what a normalisation's 'all' row is.  For a ``--fail-below`` check
-the threshold is the value given and the margin ``mean - value``; for a ``--baseline`` check the
-threshold is ``mean(baseline) - max_drop`` and the margin ``mean - threshold``, and with ``--alpha``
-the p-value decides whether a negative margin fails (a drop that is not significant passes).
-"""
+(``eval --summary-md FILE``: a row per check, then every run's means; thresholds and margins as
+docs/gate.md defines them)."""
 from __future__ import annotations
 
 import math

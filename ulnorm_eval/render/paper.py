@@ -1,13 +1,6 @@
-"""Tables for papers (``compare -f latex`` / ``-f markdown``): systems x metrics, best per column in bold,
-significance marked with superscripts, the test and correction named in the caption.
-
-Pairwise (the default, as ranx's report): each run gets a letter (first column); a mean carries the
-letters of the runs it is significantly better than under that metric.  With a baseline: a mean
-carries † when significantly better than the baseline and ‡ when significantly worse (the tests
-are the run-baseline pairs only, corrected over them).  Means are shown with ``precision`` decimals
-(default 4); the best mean of each column (highest, lowest where lower is better; ties all) is bold.  LaTeX uses
-booktabs.
-"""
+"""Tables for papers (``compare -f latex`` / ``-f markdown``, docs/comparing.md): systems x metrics, the
+best per column in bold, significance as superscripts (the letters of the runs a mean beats, as ranx's
+report; with a baseline † better and ‡ worse than it), the test and correction named in the caption."""
 from __future__ import annotations
 
 import math

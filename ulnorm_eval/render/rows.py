@@ -45,15 +45,10 @@ def _column(m, values, precision, nan: str = "nan", as_float: bool = False) -> l
 
 def format_trec(result, per_query: bool = False, names: str = "canonical", precision: int | None = 4,
                 query_order=None, summary: bool = True, until: str | None = None, **_) -> str:
-    """trec_eval rows ``measure<TAB>query<TAB>value``: per query (with -q) in query order, then ``all``.
-
-    ``names='trec'``: trec_eval's names and ``%-22s`` padding and its query order (byte order), a
-    drop-in for its output.  Several runs: each run's block opens with ``runid<TAB>all<TAB>TAG``, as if
-    trec_eval had run once per file.  Names are escaped (:func:`.values.safe_text`).  ``query_order``
-    (``--sort``/``--head``) replaces the natural order.  As trec_eval: counts print as integers, text
-    measures as text, a record decides whether a family has per-query or 'all' rows; ``summary=False``
-    (``-n``) prints no 'all' rows; ``trec_version='9'`` prints no rows of queries a run did not retrieve
-    for; ``until`` (a query id) cuts the last run where trec_eval 10 exits at that query."""
+    """trec_eval rows ``measure<TAB>query<TAB>value``: per query (with -q) in query order, then ``all``
+    (not with ``summary=False``, -n); several runs each after a ``runid`` line, as if trec_eval ran once per
+    file.  ``names='trec'``: trec_eval's names, padding and query order, byte for byte (docs/trec_eval.md);
+    ``until`` (a query id) cuts the last run where trec_eval 10 exits at that query."""
     precision = 4 if precision is None else precision
     nan = "  -nan" if getattr(result.options, "trec_nan", False) else "nan"  # glibc's %6.4f of 0/0
     metrics, labels, zscores = _trec_labels(result, names)

@@ -382,12 +382,9 @@ class TableView:
 
 
 def make_table(result, view: TableView | None = None, **kw):
-    """The rich Table; ``view`` (or keywords naming its fields, :class:`TableView`).  ``layout``: ``wide``
-    (a row per measure, a column group per run), ``shared`` (as wide, the bounds equal for every run in
-    one column each first), ``stacked`` (a row per run and measure) or ``long`` (a row per run, measure
-    and variant).  ``per_query``: rows grouped by query, then ``all``.  Cells worse than a random ranking
-    are bold red; nothing is ever shortened; ``title``: one run's name above the table.  Under
-    ``--undefined zero`` an undefined query's cell reads ``undef``, not a 0 that looks like a score."""
+    """The rich Table of ``view`` (or keywords naming its fields): by ``layout`` a row per measure and a
+    column group per run (``wide``; ``shared``: bounds equal for every run in one column first), a row per
+    run and measure (``stacked``) or per run, measure and variant (``long``); worse than random in bold red."""
     from rich import box
     from rich.table import Table
 
@@ -563,15 +560,9 @@ def _wrap_fields(fields, width) -> list:
 
 
 def format_table(result, width: int | None = None, **kw) -> str:
-    """The rich table as text (ANSI styles only with ``color``) followed by the caption.  Keywords
-    naming :class:`TableView` fields set it (``color`` defaults to False here; ``layout`` and ``title``
-    are chosen below); the other keywords of a formatter (render.formats.FORMATS) are ignored.
-
-    A number or a name is never shortened.  ``width`` (a terminal's): the first layout of
-    :data:`LAYOUTS` (wide, bounds shared by every run in one column, runs stacked, one value per
-    row) whose every line fits, else plain rows, one value per line; the caption wraps between
-    words.  None (a file or a pipe): the wide table at its natural width.
-    """
+    """The table as text (ANSI styles only with ``color``), then the caption; keywords naming
+    :class:`TableView` fields set it.  Nothing is ever shortened: within ``width`` (a terminal's) the first
+    of :data:`LAYOUTS` that fits, else plain rows; without it, the wide table at its natural width."""
     import textwrap
 
     fields = {f.name for f in dataclasses.fields(TableView)}

@@ -467,7 +467,7 @@ def test_requests_and_views_are_keyword_only():
                "analysis.compare": "CompareRequest", "analysis.query_types": "QueriesRequest",
                "analysis.nrg": "NRGRequest", "analysis.stability": "StabilityRequest",
                "analysis.repro": "ReproRequest",
-               "render.eval_report": "EvalView", "render.compare_report": "CompareView", "render.repro_report": "ReproView"}
+               "render.outputs": "View"}
     for module, name in records.items():
         record = getattr(importlib.import_module(f"ulnorm_eval.{module}"), name)
         assert all(f.kw_only for f in dataclasses.fields(record)), name

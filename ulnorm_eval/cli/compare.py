@@ -148,10 +148,10 @@ def compare_cmd(**options):
 
 
 def compare_view(opts: dict):
-    """`compare`'s output options -> render.compare_report.CompareView, after the checks that need no
+    """`compare`'s output options -> a render.outputs.View, after the checks that need no
     input (click's usage errors); -o/--plot never name an input."""
     from ..analysis.compare import SUBSET_SETS
-    from ..render.compare_report import CompareView
+    from ..render.outputs import View
     from ..render.files import check_outputs
     from ..render.frames import FRAME_FORMATS
 
@@ -170,7 +170,7 @@ def compare_view(opts: dict):
         raise click.UsageError(str(exc)) from None
     fmt = output_format(opts["fmt"],
                         opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
-    return CompareView(fmt=fmt, tables=tuple(chosen), precision=opts["precision"], output=opts["output"], plot=opts["plot"])
+    return View(fmt=fmt, tables=tuple(chosen), precision=opts["precision"], output=opts["output"], plot=opts["plot"])
 
 
 def compare_request(given: dict, view):

@@ -341,10 +341,10 @@ def with_intervals(request, view):
 
 
 def eval_view(options: dict, fmt: str):
-    """How `eval` shows its outcome: render.eval_report.EvalView from the options and the chosen format."""
-    from ..render.eval_report import EvalView
+    """How `eval` shows its outcome: a render.outputs.View from the options and the chosen format."""
+    from ..render.outputs import View
 
-    return EvalView(fmt=fmt, per_query=options["per_query"], nosummary=options["nosummary"], names=options["names"],
+    return View(fmt=fmt, per_query=options["per_query"], nosummary=options["nosummary"], names=options["names"],
                     precision=options["precision"], output=options["output"], summary_md=options["summary_md"],
                     layout=table_layout(options["output"]) if fmt == "table" else {})
 

@@ -47,10 +47,11 @@ def repro_cmd(**options):
     the RMSE over the topics, per pair of runs Kendall's tau Union and RBO of the topics' rankings, and
     with --baseline-pair the effect ratio (ER) and delta relative improvement (DeltaRI)."""
     from ..analysis.repro import ReproRequest, repro_for_request
-    from ..render.repro_report import ReproView, repro_outputs, repro_verdict
+    from ..render.outputs import View
+    from ..render.repro_report import repro_outputs, repro_verdict
 
     outputs_checked()
-    view = ReproView(fmt=output_format(options["fmt"], options["output"], DATA_FRAME_FORMATS, "tsv"),
+    view = View(fmt=output_format(options["fmt"], options["output"], DATA_FRAME_FORMATS, "tsv"),
                      precision=options["precision"], output=options["output"], summary_md=options["summary_md"])
     request = ReproRequest(qrels=options["qrels"], original=options["original"], reproduced=options["reproduced"],
                            baseline=options["baseline_pair"], measures=tuple(split_names(options["measures"])) or None,

@@ -3,30 +3,13 @@ chosen (or, for -f latex/markdown, the systems x metrics table for a paper), the
 --baseline, and the --plot picture, written together (docs/comparing.md)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .frames import render
-from .outputs import Output
+from .outputs import Output, View
 
-__all__ = ["CompareView", "compare_outputs"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class CompareView:
-    """How to show a comparison: the format, the tables (--table), decimals, -o and --plot FILE."""
-
-    fmt: str
-    tables: tuple
-    precision: int | None = None
-    output: str | None = None
-    plot: str | None = None
-
-    @property
-    def paper(self) -> bool:
-        return self.fmt in ("latex", "markdown")
+__all__ = ["compare_outputs"]
 
 
-def compare_outputs(cmp, request, view: CompareView) -> list:
+def compare_outputs(cmp, request, view: View) -> list:
     """render.outputs.Output items: the tables in ``view.fmt`` (stdout or -o), and the picture."""
     frames, chosen, baseline = dict(cmp.tables), list(view.tables), cmp.meta.get("baseline")
     meta = {**{key: value for key, value in cmp.meta.items() if key != "baseline"}, "qrels": str(request.qrels),

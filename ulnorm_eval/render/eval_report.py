@@ -3,32 +3,17 @@ the chosen format, the gate's Markdown summary and its verdict on stderr (docs/o
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 
 from .formats import FORMATS, query_order
 from .gate_md import gate_markdown, verdict
-from .outputs import Output
+from .outputs import Output, View
 from .rows import shared_tags, shared_tags_note
 from .values import safe_text
 
-__all__ = ["EvalView", "eval_text", "eval_outputs", "eval_verdict"]
+__all__ = ["eval_text", "eval_outputs", "eval_verdict"]
 
 
-@dataclass(frozen=True, kw_only=True)
-class EvalView:
-    """How to show an evaluation: the format and the options that shape its rows and names."""
-
-    fmt: str
-    per_query: bool = False
-    nosummary: bool = False
-    names: str = "canonical"
-    precision: int | None = None
-    output: str | None = None  # -o FILE (None: stdout)
-    layout: dict = field(default_factory=dict)  # -f table's width and colours (cli.support.table_layout)
-    summary_md: str | None = None  # --summary-md FILE
-
-
-def eval_text(outcome, request, view: EvalView) -> str:
+def eval_text(outcome, request, view: View) -> str:
     """The evaluation in ``view.fmt`` (rows sorted and cut by --sort and --head)."""
     result, plan = outcome.result, outcome.plan
     order = None
@@ -53,7 +38,7 @@ def _tags_told_apart(result):
     return dataclasses.replace(result, runs=runs)
 
 
-def eval_outputs(outcome, request, view: EvalView, notes: list) -> list:
+def eval_outputs(outcome, request, view: View, notes: list) -> list:
     """render.outputs.Output items: the evaluation (stdout or -o), and the gate's Markdown summary
     appended to --summary-md FILE.  The trec format's note on runs sharing a tag joins ``notes``."""
     outputs = [Output(view.output, eval_text(outcome, request, view))]
@@ -84,7 +69,7 @@ def holes_next(outlook) -> list:
                      f"{'s' if runs > 1 else ''}, best rank {best})" for qid, docid, weight, runs, best in outlook.listed]
 
 
-def eval_verdict(outcome, request, view: EvalView, notes: bool = True):
+def eval_verdict(outcome, request, view: View, notes: bool = True):
     """What stderr says after the output, ``(lines, failed)``, or None: with --holes what the unjudged
     documents leave open (:func:`holes_next`; its first line a note, left out when not ``notes``), then the
     gate's verdict."""

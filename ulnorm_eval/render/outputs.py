@@ -7,13 +7,36 @@ import errno
 import os
 import stat
 import sys
+from dataclasses import dataclass, field
 
 from .files import OutputError, atomic_path, write_reason
 
-__all__ = ["Output", "write_all", "write_stdout", "to_devnull", "STDOUT", "CLOSED"]
+__all__ = ["View", "Output", "write_all", "write_stdout", "to_devnull", "STDOUT", "CLOSED"]
 
 STDOUT = "standard output"
 CLOSED = "closed (>&-): nothing was written; give -o FILE"
+
+
+@dataclass(frozen=True, kw_only=True)
+class View:
+    """How a command shows its outcome (eval, compare, repro): the format and what shapes its text, and
+    where it goes (-o FILE, --summary-md FILE, --plot FILE; None: not written)."""
+
+    fmt: str
+    precision: int | None = None
+    output: str | None = None  # -o FILE (None: stdout)
+    summary_md: str | None = None
+    plot: str | None = None
+    tables: tuple = ()  # compare --table
+    per_query: bool = False
+    nosummary: bool = False
+    names: str = "canonical"
+    layout: dict = field(default_factory=dict)  # -f table's width and colours (cli.support.table_layout)
+
+    @property
+    def paper(self) -> bool:
+        """compare -f latex/markdown: the systems x metrics table for a paper."""
+        return self.fmt in ("latex", "markdown")
 
 
 class Output:

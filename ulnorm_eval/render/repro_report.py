@@ -4,24 +4,13 @@ eval's gate shows its own (docs/comparing.md, "Reproductions")."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from .frames import render
 from .gate_md import gate_head
-from .outputs import Output
+from .outputs import Output, View
 from .values import markdown_text
 
-__all__ = ["ReproView", "repro_outputs", "repro_verdict", "repro_markdown"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReproView:
-    """How to show a reproduction: the format, decimals, -o FILE and --summary-md FILE."""
-
-    fmt: str
-    precision: int | None = None
-    output: str | None = None
-    summary_md: str | None = None
+__all__ = ["repro_outputs", "repro_verdict", "repro_markdown"]
 
 
 _WHAT = {"rmse": "RMSE of {measure}", "ktu": "KTU"}
@@ -63,7 +52,7 @@ def repro_markdown(rep) -> str:
     return "\n".join(lines)
 
 
-def repro_outputs(rep, view: ReproView) -> list:
+def repro_outputs(rep, view: View) -> list:
     """render.outputs.Output items: the tables in ``view.fmt`` (stdout or -o) and the Markdown summary
     appended to --summary-md FILE."""
     outputs = [Output(view.output, render(rep.tables, view.fmt, view.precision, rep.meta))]

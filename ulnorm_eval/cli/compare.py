@@ -11,9 +11,9 @@ from .support import (CONTEXT, fail, flush, output_format, outputs_checked, plot
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import ALPHA, FiniteFloat, NonEmpty
 
-from .options import (MAX_DRAWS, MAX_TRIALS, HolesCommand, allow_disjoint_option, bounds_options, bundle, choice,
-                      check_parallel, groups_option, holes_option, holes_options, make_options, notes_option, ordering_options,
-                      output_options, parallel_options, scheduler_timeout, seed_option)
+from .options import (MAX_DRAWS, MAX_TRIALS, POOL_BRIEF, HolesCommand, allow_disjoint_option, bounds_options, bundle,
+                      check_parallel, choice, groups_option, holes_option, holes_options, make_options, notes_option,
+                      ordering_options, output_options, parallel_options, scheduler_timeout, seed_option)
 
 TABLES = ("pairs", "systems", "summary")
 
@@ -66,8 +66,7 @@ def _eval_options(command, formats=DATA_FRAME_FORMATS, note=""):
 # the options --help shows, in short (--help-all: every option, whole)
 COMMON_BRIEF = {
     "measures": "Measure, repeatable, as in eval (any case).  Default nDCG@10 AP RBP(p=0.8).",
-    "pool": "What a random ranking shuffles: the judged documents and N unjudged (default qrels+1000), the "
-            "judged ones, the run's, both (union), or a candidate FILE's top --pool-depth.",
+    "pool": POOL_BRIEF,
     "output": "Write to FILE; its extension picks the format (.tsv, .json, .md, ...).",
     "plot": "Also draw the pictures to FILE (png, svg or pdf; the 'plot' extra).",
 }

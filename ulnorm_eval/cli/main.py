@@ -10,10 +10,10 @@ from ..render.format_names import RESULT_FORMATS
 from .trec import stops_as_trec_eval
 from .types import ALPHA, FiniteFloat, GateThreshold, NonEmpty
 
-from .options import (HolesCommand, allow_disjoint_option, bounds_options, check_parallel, choice, groups_option, holes_options,
-                      holes_list_option,
-                      make_options, ci_option, ordering_options, output_options, parallel_options, scheduler_timeout,
-                      run_queries_option, seed_option, notes_option)
+from .options import (POOL_BRIEF, HolesCommand, allow_disjoint_option, bounds_options, check_parallel, choice,
+                      ci_option, groups_option, holes_list_option, holes_options, make_options, notes_option,
+                      ordering_options, output_options, parallel_options, run_queries_option, scheduler_timeout,
+                      seed_option)
 
 EPILOG = """\b
 Examples:
@@ -151,8 +151,7 @@ EVAL_BRIEF = {
     "norm": "Variants added to each measure: e, iub, wlb, ul1, ul2, mm, eb, em, db, uew or none.  Default e,ul2.",
     "per_query": "Per-query rows before the mean ('all').",
     "rel_level": "Lowest grade counted relevant (default 1).",
-    "pool": "What a random ranking shuffles: the judged documents and N unjudged (default qrels+1000), the "
-            "judged ones, the run's, both (union), or a candidate FILE's top --pool-depth.",
+    "pool": POOL_BRIEF,
     "fmt": "Default: table on a terminal, else trec lines (a pipe, a file).",
     "output": "Write to FILE; its extension picks the format (.tsv, .json, ...).",
     "trec": "trec_eval 10 drop-in: its output byte for byte for its flags (docs/trec_eval.md).",

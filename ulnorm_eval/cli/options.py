@@ -71,7 +71,9 @@ class PoolSpec(click.ParamType):
                   "qrels+1000) or a candidate file (a run; its top --pool-depth documents per query)", param, ctx)
 
 
-# The random-ranking bounds and the variants built on them.
+# The random-ranking bounds and the variants built on them (POOL_BRIEF: --pool in a command's short --help).
+POOL_BRIEF = ("What a random ranking shuffles: the judged documents and N unjudged (default qrels+1000), the judged "
+              "ones, the run's, both (union), or a candidate FILE's top --pool-depth.")
 bounds_options = bundle(
     click.option("--pool", type=PoolSpec(), default="qrels+1000", show_default=True,
                  help="Documents a random ranker permutes: the judged ones and N unjudged ones (qrels+N: the same "

@@ -409,7 +409,13 @@ def _parse_trec(text: str) -> list[Metric] | None:
     if base not in TREC_NAMES:
         return None
     fam, t = TREC_NAMES[base]
-    return _TREC_ARGS.get(t.arg, _trec_values)(fam, t, (base, arg), text)
+    if t.arg == "none" and arg:
+        raise UnknownMeasure(f"{text}: {base} takes no parameters")
+    if t.arg in ("none", "raw"):  # utility.2,-1,0,0 / 11pt_avg..25,.5: the text is the parameter
+        return [_trec_measure(fam, t, arg or None, text)]
+    if t.arg == "one":  # set_F.0.5 / relstring.20: one value, printed as typed
+        return [_trec_measure(fam, t, _trec_value(t, arg, text) if arg else None, text, f"{base}_{arg}" if arg else "")]
+    return (_trec_map if t.arg == "map" else _trec_values)(fam, t, (base, arg), text)
 
 
 def _parse_trec_output_name(text: str) -> list[Metric] | None:
@@ -431,17 +437,6 @@ def _parse_trec_output_name(text: str) -> list[Metric] | None:
     return None
 
 
-def _trec_raw(fam, t, typed: tuple, text: str) -> list:
-    """utility.2,-1,0,0 / 11pt_avg..25,.5: the text is the parameter."""
-    return [_trec_measure(fam, t, typed[1] or None, text)]
-
-
-def _trec_one(fam, t, typed: tuple, text: str) -> list:
-    """set_F.0.5 / relstring.20: one value."""
-    base, arg = typed
-    return [_trec_measure(fam, t, _trec_value(t, arg, text) if arg else None, text, f"{base}_{arg}" if arg else "")]
-
-
 def _trec_map(fam, t, typed: tuple, text: str) -> list:
     """ndcg.1=3,2=9: a grade -> value map (rbp.p=0.8: a parameter among the pairs)."""
     base, arg = typed
@@ -461,12 +456,6 @@ def _trec_map(fam, t, typed: tuple, text: str) -> list:
     return [Metric(dataclasses.replace(m, typed=f"{base}_{arg}"))]
 
 
-def _trec_none(fam, t, typed: tuple, text: str) -> list:
-    if typed[1]:
-        raise UnknownMeasure(f"{text}: {typed[0]} takes no parameters")
-    return [_trec_measure(fam, t, None, text)]
-
-
 def _trec_values(fam, t, typed: tuple, text: str) -> list:
     """P.5,10 / ndcg_cut.10,20 (each value a measure; none: trec_eval's defaults)."""
     arg = typed[1]
@@ -478,10 +467,6 @@ def _trec_values(fam, t, typed: tuple, text: str) -> list:
     out = [_trec_measure(fam, t, v, text) for v in values]
     # trec_eval sorts a measure's values (P.5,7,3 prints P_3, P_5, P_7); drop-in output must too
     return sorted(out, key=lambda m: m.measure.cutoff if t.param == "cutoff" else m.measure.get(t.param))
-
-
-# how the text after a trec_eval name's dot is read, by its TrecName.arg ('each' and the rest: values)
-_TREC_ARGS = {"raw": _trec_raw, "one": _trec_one, "map": _trec_map, "none": _trec_none}
 
 
 def parse(text: str) -> Metric:

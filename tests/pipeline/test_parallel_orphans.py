@@ -95,15 +95,13 @@ def test_workers_end_when_the_command_is_sigkilled(shared, when):
 _ORPHAN = """
 import os, signal, sys, time
 from ulnorm_eval.pipeline import parallel
-if sys.argv[1] == "fallback":
-    sys.platform = "darwin"  # the portable path: a thread that watches the parent's pid
 parent = os.getpid()
 child = os.fork()
 if child == 0:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         # private: the worker's watch of its parent, started alone (no command can kill a worker's parent on cue)
-        parallel._end_with(parent if sys.argv[2] == "alive" else parent + 1_000_000)
+        parallel._end_with(parent if sys.argv[1] == "alive" else parent + 1_000_000)
     except BaseException:
         os._exit(7)
     print("ready", os.getpid(), flush=True)
@@ -121,10 +119,9 @@ def _end(proc, child):
     proc.wait()
 
 
-@pytest.mark.parametrize("path", ["prctl", "fallback"])
-def test_a_worker_ends_with_its_parent(path):
-    """Both ways of :func:`parallel._end_with`: the child of a process that is then SIGKILLed ends."""
-    proc = subprocess.Popen([sys.executable, "-c", _ORPHAN, path, "alive"], stdout=subprocess.PIPE, text=True)
+def test_a_worker_ends_with_its_parent():
+    """:func:`parallel._end_with`: the child of a process that is then SIGKILLed ends."""
+    proc = subprocess.Popen([sys.executable, "-c", _ORPHAN, "alive"], stdout=subprocess.PIPE, text=True)
     child = None
     try:
         line = proc.stdout.readline().split()
@@ -140,11 +137,10 @@ def test_a_worker_ends_with_its_parent(path):
         _end(proc, child)
 
 
-@pytest.mark.parametrize("path", ["prctl", "fallback"])
-def test_a_worker_whose_parent_is_already_gone_ends(path):
-    """The race: a parent that died between the fork and the worker's ``prctl`` sends no signal; the
-    worker sees another parent pid and exits at once, status 1 (here: told a pid not its parent's)."""
-    proc = subprocess.Popen([sys.executable, "-c", _ORPHAN, path, "gone"], stdout=subprocess.PIPE, text=True)
+def test_a_worker_whose_parent_is_already_gone_ends():
+    """The race: a parent that died between the fork and the worker's watch; the worker sees another
+    parent pid and exits at once, status 1 (here: told a pid not its parent's)."""
+    proc = subprocess.Popen([sys.executable, "-c", _ORPHAN, "gone"], stdout=subprocess.PIPE, text=True)
     try:
         out, _ = proc.communicate(timeout=20)
         assert out == "ended 1\n"

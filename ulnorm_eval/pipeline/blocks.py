@@ -262,10 +262,8 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
         from ..core.expectations import variant_values
 
         from . import irm_adapter
-        from ..core.pools import placeholders
 
-        shared = None if options.pool in POOL_QUESTION or placeholders(options.pool) is not None else (
-            lambda: candidates(qrels, options, J.qids))
+        shared = (lambda: candidates(qrels, options, J.qids)) if _file_pool(options) else None
         vv, se, und = variant_values(rr, J, pooled,
                                      plain, options, irm_adapter,
                                      cache=qrels.cache.setdefault("bounds", {}), candidates=shared)
@@ -598,21 +596,26 @@ def letor_pool(options: Options, qrels: Qrels) -> Options:
     return options
 
 
+def _file_pool(options: Options) -> bool:
+    """Whether ``--pool`` names a candidate file (not run, qrels, union nor qrels+N)."""
+    from ..core.pools import placeholders
+
+    return options.pool not in POOL_QUESTION and placeholders(options.pool) is None
+
+
 def shared_pool(qrels: Qrels, options: Options, J: Judgements):
     """The pool of ``J``'s queries under a ``--pool`` that is the same for every run (qrels, qrels+N,
     a candidate file; ``--pool run`` or ``union`` without a run: the judged documents)."""
-    from ..core.pools import make_pool, placeholders
+    from ..core.pools import make_pool
 
-    if options.pool in POOL_QUESTION or placeholders(options.pool) is not None:
+    if not _file_pool(options):
         return make_pool(options.pool if options.pool not in ("run", "union") else "qrels", None, J)
     return make_pool("run", candidates(qrels, options, J.qids), J)
 
 
 def candidates_note(qrels: Qrels, options: Options, qids: list) -> str | None:
     """One line when ``--pool FILE`` has no candidates for some of ``qids``: their pool is empty."""
-    from ..core.pools import placeholders
-
-    if options.pool in POOL_QUESTION or placeholders(options.pool) is not None or not qids:
+    if not _file_pool(options) or not qids:
         return None
     ranking = candidates(qrels, options, qids)
     lacking = len(qids) - len(np.unique(ranking.row))

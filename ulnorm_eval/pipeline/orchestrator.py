@@ -1,15 +1,7 @@
 """The one route of an evaluation: qrels, run sources, metrics, options and an executor in, one
 :class:`~.blocks.RunResult` per run out, in run order (:func:`evaluate_runs`), behind every entry point
-(the library, ``eval``, ``compare``, ``queries``, ``nrg``, the ir_measures provider).
-
-1. Plan (:func:`plan_source`): a run in memory stays; a regular file becomes a :class:`RunFile` with its
-   identity (device, inode, size, mtime); anything else (standard input, a pipe) is read now, once.
-2. Shared holes over several runs (evaluate.with_runs_holes, docs/holes.md).
-3. Tasks on the executor (parallel.py): one per run (:func:`run_task`), or under ``-j N`` one per query
-   block of a large uncompressed file (:func:`block_task`); a file is read in blocks of whole queries
-   (stream.py) unless it cannot be, and opened again only while its identity holds ("changed while
-   being read", exit 2).
-4. Results in run order: blocks merged (stream.merge_blocks), notes told (:func:`tell`).
+(the library, ``eval``, ``compare``, ``queries``, ``nrg``, the ir_measures provider).  Its steps, file by
+file: docs/architecture.md, "The route of one evaluation".
 """
 from __future__ import annotations
 

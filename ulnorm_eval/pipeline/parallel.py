@@ -38,19 +38,14 @@ class ParallelError(ValueError):
 _QRELS = None  # a local worker's qrels, set once by the pool's initializer
 
 
-def _init_worker(qrels, parent: int | None = None) -> None:
+def _init_worker(qrels, parent: int) -> None:
     global _QRELS
     _QRELS = qrels
-    if parent is not None:
-        _end_with(parent)
-
-    # Ctrl-C reaches the whole process group, SIGTERM may too: the command alone answers them and
-    # kills its workers (LocalPool.__exit__).  A worker that took them itself (the command's handlers,
-    # inherited by fork, raise SystemExit) could be stopped in the middle of writing its result to a
-    # pipe nobody reads any more, and the command waited for it forever.
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    _end_with(parent)
+    # the command alone answers these and kills its workers (LocalPool.__exit__): a worker stopped while
+    # writing its result to the pipe left the command waiting for ever (docs/performance.md)
+    for number in COMMAND_SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):  # held by the command while it forked (signals_held)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, COMMAND_SIGNALS)
     import pyarrow as pa
@@ -80,24 +75,13 @@ def signals_held():
 def _end_with(parent: int) -> None:
     """End this worker when the command ``parent`` dies in a way it cannot catch (SIGKILL, the OOM
     killer): the worker ignores the signals the command answers (:func:`_init_worker`) and would
-    otherwise wait for a task on its queue for ever.  Linux: the kernel sends it SIGKILL when its
-    parent dies (``prctl(PR_SET_PDEATHSIG)``); the parent may have died before that call, so its pid
-    is checked after it.  Elsewhere, a daemon thread of the worker checks the parent's pid twice a
-    second (an orphan's parent is another process)."""
-    import sys
-
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            if ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0) == 0:  # 1: PR_SET_PDEATHSIG
-                if os.getppid() != parent:
-                    os._exit(1)
-                return
-        except (OSError, AttributeError):
-            pass
+    otherwise wait for a task on its queue for ever.  An orphan's parent is another process: a daemon
+    thread checks twice a second (a parent gone before it started is seen at once)."""
     import threading
     import time
+
+    if os.getppid() != parent:
+        os._exit(1)
 
     def watch():
         while os.getppid() == parent:
@@ -173,13 +157,8 @@ class LocalPool(Sequential):
         self._children = []  # the workers (multiprocessing.Process, found by its public API), ended at once on an error
 
     def _start(self, size: int):
-        """Fork the workers now, all of them (a fork-context pool forks every worker at its first
-        submit, before its manager thread starts), at most ``size``.  Called by :meth:`imap` as it is
-        called, before any run is evaluated (the orchestrator has only planned, reading standard input
-        and pipes, and counted the runs' shared holes: no thread), so no thread of ours is alive at the
-        fork: the read-ahead thread, the one that can be inside Arrow's parser holding its locks, runs
-        only in the sequential path.  Arrow's own idle CPU pool is rebuilt by Arrow in a forked child;
-        the command's signals are held while it forks (:func:`signals_held`)."""
+        """Fork the workers now, all of them, at most ``size``: before any run is evaluated, so no
+        thread of ours is alive at the fork (docs/performance.md, "Forking is safe by construction")."""
         if self._pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor

@@ -10,11 +10,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.kernels import Ranking
 from ..inputs.block_reader import BLOCK_BYTES, block_bounds, query_blocks, run_blocks  # noqa: F401 - re-exported
-from ..inputs.trec import InputError, Qrels, check_duplicates, read_run
-from .blocks import Block, Options, RunFacts, RunResult, finish_run, metric_values, query_set, score_block
-from .ordering import RankedRun, judgements, natural_order, qrels_queries, run_queries
+from ..inputs.trec import InputError, Qrels, Run, check_duplicates, read_run
+from .blocks import Block, Options, RunFacts, RunResult, finish_run, query_set, score_block
+from .ordering import natural_order, qrels_queries, run_queries
 
 __all__ = ["query_blocks", "run_blocks", "block_bounds", "BLOCK_BYTES", "NotGrouped", "parse_block",
            "score_parsed", "merge_blocks", "read_ahead"]
@@ -195,14 +194,12 @@ def _regrouped(codes: np.ndarray, starts: np.ndarray):
 
 
 def _unranked_values(qrels, qids: list, metrics: list, options, name: str) -> tuple:
-    """metric_values of queries the run has no line for: each scored against an empty ranking."""
+    """The values of queries the run has no line for: each scored against an empty ranking."""
     from ..inputs.arrow import string_array  # pa.array would import pandas
 
-    J = judgements(qrels, qids)
-    empty = Ranking(np.zeros(0, np.int64), np.zeros(0), len(qids), np.arange(len(qids)), np.zeros(0, bool))
-    rr = RankedRun(name=name, ranking=empty, present=np.zeros(len(qids), bool), ignored_queries=0,
-                   _docid=string_array([]), _take=np.zeros(0, np.int64))
-    return metric_values(rr, J, metrics, qrels, options)
+    empty = Run(qid=string_array([]), docid=string_array([]), score=np.zeros(0), rank=None, name=name, path=name)
+    block = score_block(qrels, empty, qids, metrics, options)
+    return block.values, block.stderr, block.undefined
 
 
 def _refuse_regrouped(out, seen: set, path: str, first_line: int) -> None:

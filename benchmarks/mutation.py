@@ -281,8 +281,9 @@ MUTANTS = [
     Mutant("gate-bootstrap-not-centred", "analysis/stats.py",
            '    centred = diffs - mean_diff\n', '    centred = diffs\n',
            "the gate's bootstrap resamples the raw differences", GATE),
-    Mutant("gate-t-test-direction", "analysis/gate.py",
-           '_, p_value = stats.paired_t(run_values, base_values, alternative="less")', '_, p_value = stats.paired_t(run_values, base_values, alternative="greater")',
+    Mutant("gate-t-test-direction", "analysis/stats.py",
+           '"t": lambda x, y, seed: paired_t(x, y, alternative="less")[1]',
+           '"t": lambda x, y, seed: paired_t(x, y, alternative="greater")[1]',
            "the gate's t-test asks whether the run is better", GATE),
     # ------------------------------------------------------------------ the gate
     Mutant("gate-fail-below-boundary", "analysis/gate.py",

@@ -104,7 +104,8 @@ def test_an_undefined_baseline_mean_fails(data, tmp_path):
     q = data / "qrels"
     base = ulnorm_eval.evaluate(str(q), [str(data / "base")], name, [], opts)
     assert math.isnan(base.runs[0].mean[metric[0]]) and not math.isnan(good.mean[metric[0]])
-    checks = gate.check_baseline(base.__class__(metric, [good], opts, str(graded), ["run"]), base.runs[0], 0.0, 0.05)
+    result = base.__class__(metrics=metric, runs=[good], options=opts, qrels_path=str(graded), run_paths=["run"])
+    checks = gate.check_baseline(result, base.runs[0], 0.0, 0.05)
     assert [c.failed for c in checks] == [True]
     assert checks[0].undefined == gate.NO_BASE
     from ulnorm_eval.render.gate_md import describe

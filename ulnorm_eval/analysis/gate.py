@@ -229,8 +229,10 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
     """
     import numpy as np
 
-    from . import stats
+    from .stats import WORSE
 
+    if test not in WORSE:
+        raise ValueError(f"unknown test {test!r} (t, randomization or bootstrap)")
     out = []
     bpos = {qid: index for index, qid in enumerate(baseline.qids)}
     for run in result.runs:
@@ -241,14 +243,7 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
         for metric in gated(result.metrics):
             sign = orientation(metric)  # oriented: a drop is worse whatever the measure's direction
             run_values, base_values = sign * run.values[metric][run_index], sign * baseline.values[metric][base_index]
-            if test == "t":
-                _, p_value = stats.paired_t(run_values, base_values, alternative="less")
-            elif test == "randomization":
-                _, p_value = stats.randomization(run_values, base_values, alternative="less", seed=seed)
-            elif test == "bootstrap":
-                p_value = stats.bootstrap_less(run_values, base_values, seed=seed)
-            else:
-                raise ValueError(f"unknown test {test!r} (t, randomization or bootstrap)")
+            p_value = WORSE[test](run_values, base_values, seed)
             mean, ref = sign * run.mean[metric], sign * baseline.mean[metric]
             dropped = mean - ref < -max_drop
             why = NO_MEAN if math.isnan(mean) else NO_BASE if math.isnan(ref) else ""

@@ -15,7 +15,7 @@ import numpy as np
 __all__ = [
     "paired", "paired_t", "randomization",
     "PairedTest", "pairwise_t", "pairwise_wilcoxon", "pairwise_randomization", "pairwise_bootstrap", "bootstrap_less",
-    "tukey_null",
+    "WORSE", "tukey_null",
     "pairwise_tukey", "PAIRWISE", "FAMILYWISE", "adjust", "CORRECTIONS", "kendall_tau", "tau_interval", "tau_ap", "pad", "split_half_swap_rate", "swap_rate_between",
     "VarianceComponents", "variance_components", "erho2", "phi", "topics_needed",
 ]
@@ -267,6 +267,12 @@ def bootstrap_less(run_values, base_values, reps: int = 1000, seed: int = 0) -> 
     boot_statistics = _t_of(boot_means, counts @ (centred ** 2) - n_pairs * boot_means ** 2, n_pairs, scale)
     bar = observed + 1e-12 * abs(observed) if math.isfinite(observed) else observed  # ties count as extreme
     return float(np.mean(boot_statistics <= bar))
+
+
+# the gate's one-sided tests of "run x is worse than baseline y" (--test): (x, y, seed) -> p
+WORSE = {"t": lambda x, y, seed: paired_t(x, y, alternative="less")[1],
+         "randomization": lambda x, y, seed: randomization(x, y, alternative="less", seed=seed)[1],
+         "bootstrap": lambda x, y, seed: bootstrap_less(x, y, seed=seed)}
 
 
 def tukey_null(scores, reps: int = 10_000, seed: int = 0) -> tuple:

@@ -102,34 +102,25 @@ def _str(path, line_no, obj, key):
     return value
 
 
-def _refs(path, line_no, obj, key="references"):
-    value = obj.get(key)
-    if value is None and isinstance(obj.get("reference"), str):
-        value = obj["reference"]
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value or not all(isinstance(ref, str) for ref in value):
-        raise InputError(path, line_no, f"'{key}' missing or not a non-empty list of strings")
-    return _non_empty_refs(path, line_no, value)
-
-
-def _non_empty_refs(path, line_no, refs) -> list:
-    """A reference that is empty (or blank) would score every summary 0 and make E 0: refused."""
+def _document(path, line_no, obj, source_key: str) -> tuple:
+    """(id, source, references) of a document's record.  An empty source is refused (E is drawn from
+    its words), as is an empty or blank reference (it would score every summary 0 and make E 0)."""
+    did = _str(path, line_no, obj, "id")
+    refuse_reserved_id(did, path, line_no, "document")
+    source = _str(path, line_no, obj, source_key)
+    if not source.strip():
+        raise InputError(path, line_no, "the source document is empty (E is drawn from its words)")
+    refs = obj.get("references")
+    if refs is None and isinstance(obj.get("reference"), str):
+        refs = obj["reference"]
+    if isinstance(refs, str):
+        refs = [refs]
+    if not isinstance(refs, list) or not refs or not all(isinstance(ref, str) for ref in refs):
+        raise InputError(path, line_no, "'references' missing or not a non-empty list of strings")
     for position, ref in enumerate(refs, 1):
         if not ref.strip():
             raise InputError(path, line_no, f"reference {position} is empty")
-    return list(refs)
-
-
-def _source(path, line_no, text):
-    if not text.strip():
-        raise InputError(path, line_no, "the source document is empty (E is drawn from its words)")
-    return text
-
-
-def _doc_id(path, line_no, did):
-    refuse_reserved_id(did, path, line_no, "document")
-    return did
+    return did, source, list(refs)
 
 
 def _ratings(path, line_no, value):
@@ -175,9 +166,8 @@ def read_summeval(path: str, lines=None) -> SummData:
     docs, systems, summ, rat = {}, {}, {}, {}
     raters = {"expert": 0, "crowd": 0}
     for line_no, obj in _json_rows(path, lines):
-        did, sys_ = _doc_id(path, line_no, _str(path, line_no, obj, "id")), _str(path, line_no, obj, "model_id")
-        text, decoded = _source(path, line_no, _str(path, line_no, obj, "text")), _str(path, line_no, obj, "decoded")
-        refs = _refs(path, line_no, obj)
+        did, text, refs = _document(path, line_no, obj, "text")
+        sys_, decoded = _str(path, line_no, obj, "model_id"), _str(path, line_no, obj, "decoded")
         if did in docs:
             if docs[did] != (text, refs):
                 raise InputError(path, line_no, f"document {did}: source or references differ from an earlier line")
@@ -239,10 +229,10 @@ def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
     docs = {}
     for line_no, obj in _records(docs_path, _lines(docs_path) if lines is None else lines, ("id", "source", "references"),
                                  "id, source and at least one reference"):
-        did = _doc_id(docs_path, line_no, _str(docs_path, line_no, obj, "id"))
+        did, source, refs = _document(docs_path, line_no, obj, "source")
         if did in docs:
             raise InputError(docs_path, line_no, f"duplicate document id {did}")
-        docs[did] = (_source(docs_path, line_no, _str(docs_path, line_no, obj, "source")), _refs(docs_path, line_no, obj))
+        docs[did] = (source, refs)
     if not docs:
         raise InputError(docs_path, None, "no documents")
     doc_ids = list(docs)

@@ -20,13 +20,10 @@ __all__ = ["open_input", "read_bytes", "read_text", "check_text", "check_chunk",
            "READ_ERRORS", "refuse_url", "LineScan", "COMPRESSED_MAGIC"]
 
 
-# One line of a qrels, run or LETOR file: real lines are under 100 bytes (LETOR rows with
-# hundreds of features a few kB); a 1 MiB "line" is binary data or a missing newline.
+# The limits and why (docs/errors.md, "Input limits"): one line; one input after decompression;
+# decompressed bytes per compressed byte, checked past RATIO_FLOOR.
 MAX_LINE_BYTES = env_limit("ULNORM_EVAL_MAX_LINE", 1 << 20)
-# One input after decompression (64 GiB): past it a compressed input is taken for a bomb.
 MAX_INPUT_BYTES = env_limit("ULNORM_EVAL_MAX_INPUT", 64 << 30)
-# Decompressed bytes per compressed byte, checked past the first 64 MiB: gzipped qrels and runs
-# expand 3 to 20 times; a gzip of one repeated byte (blank lines) 1,000 times, bzip2 far more.
 MAX_RATIO = env_limit("ULNORM_EVAL_MAX_RATIO", 100)
 RATIO_FLOOR = 64 << 20
 

@@ -21,7 +21,6 @@ from ..core import registry
 from ..inputs.arrow import numeric_array, scalar, string_array, to_numpy
 from ..pipeline.blocks import plain_values
 from ..pipeline.evaluate import Result
-from ..core.measures import gains_for
 from ..core.measures.common import safe
 from ..core.summary import summarise
 from ..core.records import SEEN_UNTIL_GAIN
@@ -81,7 +80,7 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
         return 1.0 if k is None else pos < k
 
     def gain(grade):
-        return gains_for(grade, m, rel, max_grade)
+        return FAMILIES[m.family].gain(grade, m, rel, max_grade)
 
     # UC(P@K): binary gain, seen = 1 within K, N = 1: the unique-contribution count
     return BrowsingModel(gain=gain, seen=lambda pos: seen(pos) * cut(pos), depth=k,

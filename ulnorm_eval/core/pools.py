@@ -10,7 +10,7 @@ from functools import cached_property
 import numpy as np
 
 from .kernels import Judgements, Ranking, rel_of, row_counts
-from .measures import FAMILIES, gains_for
+from .measures import FAMILIES
 from .measures.common import binary_gain
 from .measures.trec_view import pool_codes
 
@@ -198,7 +198,7 @@ def pool_gains(pool: Pool, judgements: Judgements, measure, rel_level) -> np.nda
     held = pool._gains.get(key)
     if held is not None and held[0] is rel:  # E, IUB and WLB of a measure read the same gains
         return held[1]
-    gains = np.where(pool.judged, gains_for(pool.grade, measure, rel, judgements.max_grade), 0.0)
+    gains = np.where(pool.judged, gain(pool.grade, measure, rel, judgements.max_grade), 0.0)
     gains.flags.writeable = False  # shared: a kernel that wrote into it would fail, not change another's input
     pool._gains[key] = (rel, gains)
     return gains

@@ -9,7 +9,7 @@ from ..records import FAMILIES
 from . import cumulative, precision, rbp, trec  # noqa: F401  (registers the families; trec imports its kernel modules)
 from .trec_view import judged_only
 
-__all__ = ["FAMILIES", "compute", "gains_for"]
+__all__ = ["FAMILIES", "compute"]
 
 
 def compute(ranking: Ranking, judgements: Judgements, measure, rel_level: float = 1) -> np.ndarray:
@@ -18,8 +18,3 @@ def compute(ranking: Ranking, judgements: Judgements, measure, rel_level: float 
     if measure.get("judged_only"):
         ranking = judged_only(ranking)
     return FAMILIES[measure.family].kernel(ranking, judgements, measure, rel_level)
-
-
-def gains_for(grade: np.ndarray, measure, rel: float, max_grade: float) -> np.ndarray:
-    """Gain of each document under ``measure``: its family's gain."""
-    return FAMILIES[measure.family].gain(grade, measure, rel, max_grade)

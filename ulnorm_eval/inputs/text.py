@@ -233,13 +233,9 @@ def read_text(path: str) -> str:
         raise InputError(path, data[:exc.start].count(b"\n") + 1, "not UTF-8 text") from None
 
 class LineScan:
-    """Refuse a line longer than MAX_LINE_BYTES across the blocks of one input, as they arrive.
-
-    ``carry`` is the length of the line begun in earlier blocks and not yet ended, so a 2 GB input
-    without a newline fails after its first MiB whatever the block size.  Each block costs a few
-    ``find`` calls per MAX_LINE_BYTES of data (lines are skipped in windows of that size), not a
-    Python step per line.
-    """
+    """Refuse a line longer than MAX_LINE_BYTES across the blocks of one input, as they arrive: ``carry``
+    is the length of the line begun in earlier blocks, so a 2 GB input without a newline fails after
+    its first MiB.  Lines are passed in windows of the limit (a few ``find`` calls each)."""
 
     def __init__(self, path: str, limit: int | None = None):
         self.path, self.limit, self.carry = path, MAX_LINE_BYTES if limit is None else limit, 0

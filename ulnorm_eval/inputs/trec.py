@@ -314,13 +314,9 @@ def numeric_ids(docid) -> np.ndarray | None:
 
 
 def _distinct_pairs(qcode, dcode) -> bool:
-    """True when no (query code, document code) pair repeats.
-
-    The pairs pack into one int64 key.  Document codes numbered by first appearance, and runs listed
-    query by query, leave the keys in long ascending stretches: already sorted (nothing to sort), or
-    nearly, which timsort merges in a tenth of a quicksort's time.  Numeric document ids are in
-    random order within a query, where numpy's (SIMD) quicksort beats timsort.
-    """
+    """True when no (query code, document code) pair repeats: the pairs packed into int64 keys, sorted
+    by timsort when nearly sorted already (codes by first appearance), else by numpy's quicksort
+    (numeric ids; docs/performance.md)."""
     q = to_numpy(qcode).astype(np.int64)
     d = to_numpy(dcode).astype(np.int64)
     span = int(d.max()) + 1

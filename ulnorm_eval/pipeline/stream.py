@@ -6,10 +6,9 @@ NotGrouped: the orchestrator then reads the run whole, or refuses it under ``--s
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 
+from ..inputs.arrow import string_array  # pa.array would import pandas
 from ..inputs.block_reader import BLOCK_BYTES, block_bounds, query_blocks, run_blocks  # noqa: F401 - re-exported
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates, read_run
 from .blocks import Block, Options, RunFacts, RunResult, finish_run, query_set, score_block
@@ -74,37 +73,10 @@ def score_parsed(qrels: Qrels, path: str, parsed: tuple, metrics: list, options:
     return dataclasses.replace(block, ranked=block.ranked if whole else None, **facts)
 
 
-@dataclass(kw_only=True)
-class _Gathered:
-    """A run's query blocks taken in file order: the queries scored, block after block, and per
-    chunk of them their values (aligned), Monte Carlo standard errors and values under the other
-    options (None: the chunk's own); what the blocks counted."""
-
-    qids: list = field(default_factory=list)
-    parts: dict = field(default_factory=dict)  # metric -> per-chunk value arrays
-    se_parts: dict = field(default_factory=dict)
-    again: list = field(default_factory=list)
-    undefined: list = field(default_factory=list)  # per chunk: (its query count, metric -> undefined mask)
-    seen: set = field(default_factory=set)  # the run's queries
-    ignored: set = field(default_factory=set)  # ... not in the qrels
-    counts: dict = field(default_factory=lambda: {"float32_ties": 0, "skipped": 0, "extra": 0, "judged": (0, 0)})
-    name: str | None = None  # the first block's: the file's name
-    tag: str | None = None
-
-    def add(self, qids, values, stderr, und, again=None) -> None:
-        self.qids.extend(qids)
-        for m in values:  # the metrics and their summary parts (blocks.summary_parts)
-            self.parts.setdefault(m, []).append(values[m])
-        for m in stderr:
-            self.se_parts.setdefault(m, []).append(stderr[m])
-        self.undefined.append((len(qids), und))
-        self.again.append(again)
-
-
-def _gather(blocks, path: str, in_qrels: set) -> _Gathered:
-    """Take the :class:`~.blocks.Block` of each block (refusing a query back after other queries, raising a
-    block's error with the file's line number)."""
-    got, first_line = _Gathered(), 1
+def _gather(blocks, path: str) -> list:
+    """The :class:`~.blocks.Block` of each block holding data lines, in file order (refusing a query back
+    after other queries, raising a block's error with the file's line number)."""
+    got, seen, first_line = [], set(), 1
     blocks = iter(blocks)
     while True:
         try:
@@ -114,20 +86,31 @@ def _gather(blocks, path: str, in_qrels: set) -> _Gathered:
         if out is None:
             return got
         if out.name is not None:
-            got.name = got.name or out.name
-            got.counts["skipped"] += out.skipped
-            got.counts["extra"] += out.extra
-            got.tag = out.tag
-            _refuse_regrouped(out, got.seen, path, first_line)
+            _refuse_regrouped(out, seen, path, first_line)
             if out.error:
                 raise _shift(InputError(path, out.error[1], out.error[0]), first_line, path)
-            got.seen.update(out.run_qids)
-            got.ignored.update(q for q in out.run_qids if q not in in_qrels)
-            if out.qids:
-                got.counts["float32_ties"] += out.float32_ties
-                got.counts["judged"] = tuple(a + b for a, b in zip(got.counts["judged"], out.judged))
-                got.add(out.qids, out.values, out.stderr, out.undefined, out.again)
+            seen.update(out.run_qids)
+            got.append(out)
         first_line += out.lines
+
+
+def _joined(chunks: list, pick: np.ndarray, of, lacking) -> dict:
+    """Per metric, the arrays ``of(chunk)`` (a dict, or None) of the ``chunks`` joined, in query order
+    (``pick``); a chunk without the metric's gives ``lacking(chunk, metric)``."""
+    joined = {}
+    for m in dict.fromkeys(m for chunk in chunks for m in of(chunk) or ()):
+        parts = [(of(chunk) or {}).get(m) for chunk in chunks]
+        joined[m] = np.concatenate([lacking(chunk, m) if part is None else part for chunk, part in zip(chunks, parts)])[pick]
+    return joined
+
+
+def _facts(qrels: Qrels, got: list, chunks: list, qids: list, seen: set) -> RunFacts:
+    """What a run's blocks (``got``; ``chunks``: those with scored queries) counted, for finish_run."""
+    in_qrels = set(qrels_queries(qrels))
+    return RunFacts(missing_qids=[q for q in qids if q not in seen], tag=got[-1].tag, qrels=qrels,
+                    ignored_qids=natural_order([q for q in seen if q not in in_qrels]),
+                    float32_ties=sum(c.float32_ties for c in chunks), skipped=sum(b.skipped for b in got),
+                    extra=sum(b.extra for b in got), judged=tuple(sum(c.judged[i] for c in chunks) for i in (0, 1)))
 
 
 def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, blocks) -> RunResult:
@@ -136,28 +119,26 @@ def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, block
     import dataclasses
 
     all_qids = qrels_queries(qrels)
-    got = _gather(blocks, path, set(all_qids))
-    if got.name is None:  # no block held a data line (a run read whole, even empty, is named)
+    got = _gather(blocks, path)
+    if not got:  # no block held a data line (a run read whole, even empty, is one)
         raise InputError(path, 1, "empty file: no ranked documents")
-    qids = natural_order([q for q in all_qids if q in got.seen]) if options.run_queries_only else natural_order(all_qids)
-    done = set(got.qids)
+    seen = {q for block in got for q in block.run_qids}
+    qids = natural_order([q for q in all_qids if q in seen] if options.run_queries_only else all_qids)
+    chunks = [block for block in got if block.qids]
+    done = {q for chunk in chunks for q in chunk.qids}
     unscored = [q for q in qids if q not in done]
     if unscored:  # scored against an empty ranking, as in a run read whole
-        block_opts = dataclasses.replace(options, run_queries_only=True)
-        got.add(unscored, *_unranked_values(qrels, unscored, metrics, block_opts, path))
-    at = {q: i for i, q in enumerate(got.qids)}
+        empty = Run(qid=string_array([]), docid=string_array([]), score=np.zeros(0), rank=None, name=path, path=path)
+        chunks.append(score_block(qrels, empty, unscored, metrics, dataclasses.replace(options, run_queries_only=True)))
+    at = {q: i for i, q in enumerate(q for chunk in chunks for q in chunk.qids)}
     pick = np.asarray([at[q] for q in qids], dtype=np.int64)
-    values = {m: np.concatenate(got.parts[m])[pick] if m in got.parts else np.zeros(0) for m in (*metrics, *got.parts)}
-    stderr = {m: np.concatenate(got.se_parts[m])[pick] for m in got.se_parts}
-    undefined = {m: np.concatenate([und.get(m, np.zeros(n, bool)) for n, und in got.undefined])[pick]
-                 for m in dict.fromkeys(m for _, und in got.undefined for m in und)}
-    facts = RunFacts(missing_qids=[q for q in qids if q not in got.seen], ignored_qids=natural_order(got.ignored),
-                     tag=got.tag, qrels=qrels, **got.counts)
-    result = finish_run(got.name, path, qids, metrics, (values, stderr, undefined), options, facts)
-    moved = next((chunk for chunk in got.again if chunk is not None), None)
-    if moved is not None:  # a chunk whose ranking the other options leave alone keeps its own values
-        result.again = {m: np.concatenate([chunk[m] if chunk is not None else own
-                                           for chunk, own in zip(got.again, got.parts[m])])[pick] for m in moved}
+    values = {m: np.zeros(0) for m in metrics} | _joined(chunks, pick, lambda c: c.values, None)
+    stderr = _joined(chunks, pick, lambda c: c.stderr, lambda c, m: np.full(len(c.qids), np.nan))
+    undefined = _joined(chunks, pick, lambda c: c.undefined, lambda c, m: np.zeros(len(c.qids), bool))
+    result = finish_run(got[0].name, path, qids, metrics, (values, stderr, undefined), options,
+                        _facts(qrels, got, chunks, qids, seen))
+    if any(chunk.again is not None for chunk in chunks):  # a chunk the other options leave alone keeps its values
+        result.again = _joined(chunks, pick, lambda c: c.again, lambda c, m: c.values[m])
     return result
 
 
@@ -191,15 +172,6 @@ def _regrouped(codes: np.ndarray, starts: np.ndarray):
     c = codes[starts]
     back = np.flatnonzero(c[1:] <= np.maximum.accumulate(c)[:-1])
     return int(starts[back[0] + 1]) if len(back) else None
-
-
-def _unranked_values(qrels, qids: list, metrics: list, options, name: str) -> tuple:
-    """The values of queries the run has no line for: each scored against an empty ranking."""
-    from ..inputs.arrow import string_array  # pa.array would import pandas
-
-    empty = Run(qid=string_array([]), docid=string_array([]), score=np.zeros(0), rank=None, name=name, path=name)
-    block = score_block(qrels, empty, qids, metrics, options)
-    return block.values, block.stderr, block.undefined
 
 
 def _refuse_regrouped(out, seen: set, path: str, first_line: int) -> None:

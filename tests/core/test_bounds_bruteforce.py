@@ -407,8 +407,8 @@ def test_placeholders_held_as_a_count_are_the_placeholders_as_rows(extra):
                 got = [f(counted, J, meas, level) for f in (bounds.expectation, bounds.ideal, bounds.worst)]
                 want = [f(rows, J, meas, level) for f in (bounds.expectation, bounds.ideal, bounds.worst)]
             else:
-                got = list(bounds.montecarlo_bounds(counted, J, meas, level, 30, Keys(3, J.qids)).values())
-                want = list(bounds.montecarlo_bounds(rows, J, meas, level, 30, Keys(3, J.qids)).values())
+                got = list(bounds.montecarlo_bounds(counted, J, [meas], level, 30, Keys(3, J.qids))[0].values())
+                want = list(bounds.montecarlo_bounds(rows, J, [meas], level, 30, Keys(3, J.qids))[0].values())
             for a, b in zip(got, want):
                 assert np.array_equal(a, b, equal_nan=True), (name, float(level), a, b)
             draws = permutation_values(counted, J, meas, level, 20, Keys(5, J.qids))

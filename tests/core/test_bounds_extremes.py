@@ -80,7 +80,7 @@ def setup(grades, judged, extra):
 def bounds_of(pool, J, meas, lv):
     if meas.bounds == "exact":
         return B.expectation(pool, J, meas, lv)[0], B.ideal(pool, J, meas, lv)[0], B.worst(pool, J, meas, lv)[0]
-    b = B.montecarlo_bounds(pool, J, meas, lv, 20, Keys(0, J.qids))
+    b = B.montecarlo_bounds(pool, J, [meas], lv, 20, Keys(0, J.qids))[0]
     assert b["se"][0] == 0  # a small pool is enumerated: E is exact
     return b["E"][0], b["IUB"][0], b["WLB"][0]
 
@@ -154,7 +154,7 @@ def test_compat_worst_ordering_puts_the_lower_grade_first():
     p = 0.95
     assert sorted(v) == pytest.approx([p / (1 + p), 1.0], abs=1e-15)
     assert B.ideal(pool, J, meas, lv)[0] == 1.0
-    b = B.montecarlo_bounds(pool, J, meas, lv, 10, Keys(0, J.qids))
+    b = B.montecarlo_bounds(pool, J, [meas], lv, 10, Keys(0, J.qids))[0]
     assert b["WLB"][0] == pytest.approx(min(v), abs=1e-15) and b["IUB"][0] == 1.0
     d, _ = db_values(pool, J, meas, lv, np.array([min(v)]), 10, Keys(0, J.qids))
     assert d[0] == 0.5
@@ -165,7 +165,7 @@ def test_g_minimum_is_not_the_ascending_ordering():
     pool, J, rk, meas, lv = one([2, 1, 3, 1], "G")
     asc = compute(pool.ordered(np.asarray([2.0, 1, 3, 1]), False), J, meas, lv)[0]
     assert asc == pytest.approx(0.7043823654390561, abs=1e-12)
-    b = B.montecarlo_bounds(pool, J, meas, lv, 10, Keys(0, J.qids))
+    b = B.montecarlo_bounds(pool, J, [meas], lv, 10, Keys(0, J.qids))[0]
     assert b["WLB"][0] == pytest.approx(0.6890665455411094, abs=1e-12) and b["WLB"][0] < asc
     # by hand: ideal gains 3,2,1,1 (costs 3,5,6,7); run 1,1,3,2 has running gains 1,2,5,7
     want = (1 / np.log2(2 + 3 - 1) + 1 / np.log2(2 + 5 - 2) + 3 / np.log2(2 + 6 - 5) + 2 / np.log2(2 + 7 - 7)) / 7

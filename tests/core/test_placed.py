@@ -175,9 +175,9 @@ def test_placed_draws_depend_on_seed_query_and_repetition_only():
     later = compute(placed(pool, reads, qs, 2, keys, rep0=4), J, m, lv).reshape(2, -1)
     assert np.array_equal(whole[4:], later)
     # a measure alone or sharing its draws with others reading the same documents
-    together = expectations.montecarlo_bounds_many(pool, J, [m, g0, g], lv, 50, keys)
+    together = expectations.montecarlo_bounds(pool, J, [m, g0, g], lv, 50, keys)
     for meas, b in zip((m, g0, g), together):
-        one = expectations.montecarlo_bounds(pool, J, meas, lv, 50, keys)
+        one = expectations.montecarlo_bounds(pool, J, [meas], lv, 50, keys)[0]
         assert np.array_equal(b["E"], one["E"], equal_nan=True) and np.array_equal(b["se"], one["se"], equal_nan=True)
 
 

@@ -167,9 +167,9 @@ def test_montecarlo_bounds_shared_shuffles_equal_one_measure_at_a_time():
     names = ["iprec_at_recall.0.20", "iprec_at_recall.0.50", "11pt_avg", "ndcg_rel", "Rndcg", "G", "ERR@5", "ERR@20"]
     ms = [registry.parse(x).measure for x in names]
     lv = Level(1)
-    together = expectations.montecarlo_bounds_many(pool, J, ms, lv, 60, Keys(3, J.qids))
+    together = expectations.montecarlo_bounds(pool, J, ms, lv, 60, Keys(3, J.qids))
     for m, b in zip(ms, together):
-        alone = expectations.montecarlo_bounds(pool, J, m, lv, 60, Keys(3, J.qids))
+        alone = expectations.montecarlo_bounds(pool, J, [m], lv, 60, Keys(3, J.qids))[0]
         for key in ("E", "IUB", "WLB", "se"):
             assert np.array_equal(b[key], alone[key], equal_nan=True), (m, key)
         # and the one-measure Monte Carlo of permutations.py (each measure at its own depth) agrees

@@ -69,22 +69,14 @@ def worst(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
     return compute(pool.ordered(pool_keys(pool, judgements, measure, rel_level), False), judgements, measure, rel_level)
 
 
-def montecarlo_bounds(pool: Pool, judgements: Judgements, measure, rel_level,
-                      reps: int, rng, paper: bool = False) -> dict:
-    """E, IUB, WLB and E's standard error of a native measure without a closed-form E.
-
-    A query whose pool has at most ``ENUMERATE_LIMIT`` distinct arrangements of its classes gets the
-    exact mean, maximum and minimum over all of them (standard error 0); the others a Monte Carlo
-    mean over ``reps`` seeded shuffles, and IUB/WLB as :func:`ideal` and :func:`worst` give them.
-    """
-    return montecarlo_bounds_many(pool, judgements, [measure], rel_level, reps, rng, paper)[0]
-
-
-def montecarlo_bounds_many(pool: Pool, judgements: Judgements, measures: list, rel_level, reps: int, rng,
-                           paper: bool = False) -> list:
-    """:func:`montecarlo_bounds` of several native measures, the ones kept to the same depth (their
-    cutoff) and reading the same documents (:func:`~ulnorm_eval.core.pools.pool_reads`) scored on
-    one set of shuffles: the same numbers as one at a time, drawn once."""
+def montecarlo_bounds(pool: Pool, judgements: Judgements, measures: list, rel_level, reps: int, rng,
+                      paper: bool = False) -> list:
+    """E, IUB, WLB and E's standard error of each native measure without a closed-form E: the exact
+    mean, maximum and minimum over every arrangement of a pool's classes where there are at most
+    ``ENUMERATE_LIMIT``, else a Monte Carlo mean over ``reps`` seeded shuffles (IUB/WLB as
+    :func:`ideal` and :func:`worst` give them).  The measures kept to the same depth and reading the
+    same documents (:func:`~ulnorm_eval.core.pools.pool_reads`) share one set of shuffles: the same
+    numbers as one at a time, drawn once."""
     parts = [enumerated_bounds(pool, judgements, measure, rel_level) for measure in measures]
     rests = [np.flatnonzero(~done) for *_, done in parts]
     drawn = [index for index, rest in enumerate(rests) if len(rest)]
@@ -202,7 +194,7 @@ class _RunBounds:
         for group in todo.values():
             measures_ = [meas for meas, _ in group]
             with monte_carlo_unit(len(self.J.qids) * len(measures_)):
-                got = montecarlo_bounds_many(self.pool_of(measures_[0]), self.J, measures_, self.rel_level,
+                got = montecarlo_bounds(self.pool_of(measures_[0]), self.J, measures_, self.rel_level,
                                              self.options.permutations,
                                              Keys(self.options.seed, self.J.qids), self.paper)
             for (meas, store), bounds in zip(group, got):
@@ -230,8 +222,8 @@ class _RunBounds:
                       "IUB": ideal(pool, judgements, meas, rel_level, paper),
                  "WLB": worst(pool, judgements, meas, rel_level), "se": None}
         elif meas.native:  # a native kernel without a closed-form E: exact over small pools, else Monte Carlo
-            bounds = montecarlo_bounds(pool, judgements, meas, rel_level, options.permutations,
-                                       Keys(options.seed, judgements.qids), paper)
+            bounds = montecarlo_bounds(pool, judgements, [meas], rel_level, options.permutations,
+                                       Keys(options.seed, judgements.qids), paper)[0]
         else:
             bounds = self.foreign.foreign_bounds(self.base_pool(), judgements, meas, options,
                                                  Keys(options.seed, judgements.qids))

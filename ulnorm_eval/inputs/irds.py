@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from .trec import InputError, Qrels
+from .trec import InputError, Qrels, qrels_from_columns
 
 __all__ = ["PREFIX", "is_irds", "read_irds_qrels"]
 
@@ -59,8 +59,6 @@ def _not_local(ds_id: str) -> str:
 
 def read_irds_qrels(source: str) -> Qrels:
     """The qrels of ``irds:DATASET_ID`` as :class:`Qrels` (InputError when unavailable here)."""
-    from .trec import qrels_from_columns
-
     ds_id = source[len(PREFIX):]
     try:
         import ir_datasets

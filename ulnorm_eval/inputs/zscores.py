@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from .errors import InputError, strict_float
-from .text import read_bytes
+from .text import read_text
 
 __all__ = ["read_zscores"]
 
@@ -16,12 +16,8 @@ __all__ = ["read_zscores"]
 def read_zscores(path: str) -> dict:
     """{(qid, measure name): (mean, stddev)}; a malformed, non-finite or repeated line is an
     InputError naming the file and line (trec_eval would read a partial number with atof)."""
-    try:
-        text = read_bytes(path).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, None, f"not UTF-8 text ({exc.reason})") from None
     out: dict = {}
-    for line_no, line in enumerate(text.splitlines(), 1):
+    for line_no, line in enumerate(read_text(path).splitlines(), 1):
         fields = line.split()
         if len(fields) != 4:
             raise InputError(path, line_no, f"expected 4 fields 'qid measure mean stddev', found {len(fields)}")

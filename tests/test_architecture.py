@@ -384,7 +384,7 @@ FORMULA_ONLY = (
     "core/measures/precision.py", "core/normalise.py", "core/permutations.py", "core/pools.py",
     "core/summary.py", "core/text_measures.py", "core/variants.py", "core/bertscore.py", "analysis/stats.py",
     "analysis/stability.py", "render/compare_report.py", "render/eval_report.py", "render/formats.py",
-    "render/frames.py", "render/json_out.py", "render/outputs.py", "render/paper.py", "render/plots.py",
+    "render/frames.py", "render/json_out.py", "render/paper.py", "render/plots.py",
     "render/registry_tables.py", "render/stability_report.py", "render/values.py",
 )
 
@@ -467,7 +467,7 @@ def test_requests_and_views_are_keyword_only():
                "analysis.compare": "CompareRequest", "analysis.query_types": "QueriesRequest",
                "analysis.nrg": "NRGRequest", "analysis.stability": "StabilityRequest",
                "analysis.repro": "ReproRequest",
-               "render.outputs": "View"}
+               "render.files": "View"}
     for module, name in records.items():
         record = getattr(importlib.import_module(f"ulnorm_eval.{module}"), name)
         assert all(f.kw_only for f in dataclasses.fields(record)), name

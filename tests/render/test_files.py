@@ -168,7 +168,7 @@ def test_existing_output_keeps_its_mode(files, tmp_path):
 
 SIGNAL_SCRIPT = textwrap.dedent("""
     import os, signal, sys
-    from ulnorm_eval.render import files, outputs
+    from ulnorm_eval.render import files
     from ulnorm_eval.cli.main import main
 
     real = open
@@ -185,7 +185,7 @@ SIGNAL_SCRIPT = textwrap.dedent("""
     def opener(*a, **k):
         fh = real(*a, **k)
         return Killer(fh) if "w" in (a[1] if len(a) > 1 else k.get("mode", "r")) else fh
-    files.open = outputs.open = opener  # outputs.py writes a command's outputs
+    files.open = opener  # files.py writes a command's outputs
     main(sys.argv[2:])
 """)
 

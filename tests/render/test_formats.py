@@ -415,10 +415,7 @@ def test_failure_while_writing_leaves_no_file(case, tmp_path, monkeypatch):
         fh = real(*a, **k)
         return HalfWriter(fh) if "w" in (a[1] if len(a) > 1 else k.get("mode", "r")) else fh
 
-    from ulnorm_eval.render import outputs  # writes a command's outputs (files.py: the library's write_atomic)
-
     monkeypatch.setattr(output, "open", failing_open, raising=False)
-    monkeypatch.setattr(outputs, "open", failing_open, raising=False)
     out = tmp_path / "eval.json"
     res = invoke("-f", "json", "-o", str(out), case["qrels"], case["a"])
     assert res.exit_code == 2  # an error writing is an error (2), never the gate's 1

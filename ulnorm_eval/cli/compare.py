@@ -135,7 +135,7 @@ def compare_cmd(**options):
     is --correction none; every table names the test and correction it used."""
     from ..analysis.compare import compare_for_request
     from ..render.compare_report import compare_outputs
-    from ..render.outputs import write_all
+    from ..render.files import write_all
 
     view = compare_view(options)
     request = compare_request(options, view)
@@ -147,10 +147,10 @@ def compare_cmd(**options):
 
 
 def compare_view(opts: dict):
-    """`compare`'s output options -> a render.outputs.View, after the checks that need no
+    """`compare`'s output options -> a render.files.View, after the checks that need no
     input (click's usage errors); -o/--plot never name an input."""
     from ..analysis.compare import SUBSET_SETS
-    from ..render.outputs import View
+    from ..render.files import View
     from ..render.files import check_outputs
     from ..render.frames import FRAME_FORMATS
 
@@ -303,7 +303,7 @@ def _emit(frames: dict, fmt, precision, output, meta, picture=None) -> None:
     """queries' and swaps' table in the format asked for, or the one -o's extension implies among
     their -f choices (DATA_FRAME_FORMATS: no paper table, so -o x.md is tsv, with a note)."""
     from ..render.frames import render
-    from ..render.outputs import Output
+    from ..render.files import Output
 
     fmt = output_format(fmt, output, DATA_FRAME_FORMATS, "tsv")
     more = [Output(picture.path, picture.data)] if picture is not None else []

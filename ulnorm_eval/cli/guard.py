@@ -131,7 +131,7 @@ def _own_streams() -> None:
 
 
 def _to_devnull() -> None:
-    from ..render.outputs import to_devnull
+    from ..render.files import to_devnull
 
     to_devnull(1)
 
@@ -172,13 +172,9 @@ def _stdout_failed() -> bool:
 
 
 def _stdout_error(exc: OSError) -> str:
-    if exc.errno == errno.EBADF and 1 in _CLOSED:
-        from ..render.outputs import CLOSED, STDOUT
+    from ..render.files import CLOSED, STDOUT, write_reason
 
-        return f"{STDOUT}: {CLOSED}"
-    from ..render.files import write_reason
-
-    return f"standard output: {write_reason(exc)}"
+    return f"{STDOUT}: {CLOSED}" if exc.errno == errno.EBADF and 1 in _CLOSED else f"{STDOUT}: {write_reason(exc)}"
 
 
 def lean_process() -> None:

@@ -340,8 +340,8 @@ def with_intervals(request, view):
 
 
 def eval_view(options: dict, fmt: str):
-    """How `eval` shows its outcome: a render.outputs.View from the options and the chosen format."""
-    from ..render.outputs import View
+    """How `eval` shows its outcome: a render.files.View from the options and the chosen format."""
+    from ..render.files import View
 
     return View(fmt=fmt, per_query=options["per_query"], nosummary=options["nosummary"], names=options["names"],
                     precision=options["precision"], output=options["output"], summary_md=options["summary_md"],

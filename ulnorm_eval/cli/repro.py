@@ -47,7 +47,7 @@ def repro_cmd(**options):
     the RMSE over the topics, per pair of runs Kendall's tau Union and RBO of the topics' rankings, and
     with --baseline-pair the effect ratio (ER) and delta relative improvement (DeltaRI)."""
     from ..analysis.repro import ReproRequest, repro_for_request
-    from ..render.outputs import View
+    from ..render.files import View
     from ..render.repro_report import repro_outputs, repro_verdict
 
     outputs_checked()

@@ -111,7 +111,7 @@ def _target(part: str) -> float:
 def stability_cmd(**options):
     """Stability-optimal gains and discounts of nDCG@k (Kanoulas & Aslam 2009): Φ, Eρ² and topics needed
     for the named functions and for the SLSQP optima, which are printed as pasteable measures."""
-    from ..render.outputs import write_all
+    from ..render.files import write_all
 
     outputs_checked()
     notes = []

@@ -184,10 +184,10 @@ def summ_text(outcome, options: dict):
 
 
 def summ_outputs(outcome, options: dict, text: str, picture):
-    """(render.outputs.Output items, the gate's verdict or None): the gate as eval has it (the same
+    """(render.files.Output items, the gate's verdict or None): the gate as eval has it (the same
     checks, an undefined mean fails), the text, the picture and --summary-md."""
     from ..analysis import gate
-    from ..render.outputs import Output
+    from ..render.files import Output
 
     result = outcome.result
     checks = gate.check_thresholds(result, [gate.Threshold(metric=metric, value=value) for metric, value in outcome.thresholds])

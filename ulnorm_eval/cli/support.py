@@ -172,7 +172,7 @@ def split_variants(value: str | None):
 
 def write_output(text: str, output: str | None, *more) -> None:
     """The whole text to ``output`` (atomically) or stdout, with ``more`` Output items, in one step."""
-    from ..render.outputs import Output, write_all
+    from ..render.files import Output, write_all
 
     write_all([Output(output, text), *more])
 
@@ -181,7 +181,7 @@ def write_outputs_then(outputs, verdict=None) -> None:
     """Write ``outputs`` in one step, then the gate's ``verdict`` (``(lines, failed)`` or None) whatever
     happened to them; exit 1 when the gate failed (never hidden), else 2 after an output error."""
     from ..render.files import OutputError
-    from ..render.outputs import write_all
+    from ..render.files import write_all
 
     error = None
     try:

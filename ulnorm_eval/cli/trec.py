@@ -122,7 +122,7 @@ def trec_settings(options: dict) -> dict:
 def stops_as_trec_eval(view):
     """trec_eval 10 without -c exits (4) at the first qrels query a run has no results for, after the -q
     lines of the queries before it (qid byte order); ``--trec`` writes those bytes (``view``: eval's
-    render.outputs.View) and the reason, and exits 4 too."""
+    render.files.View) and the reason, and exits 4 too."""
     from ..analysis.eval_request import StoppedAtQuery
 
     try:

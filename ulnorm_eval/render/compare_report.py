@@ -4,13 +4,13 @@ chosen (or, for -f latex/markdown, the systems x metrics table for a paper), the
 from __future__ import annotations
 
 from .frames import render
-from .outputs import Output, View
+from .files import Output, View
 
 __all__ = ["compare_outputs"]
 
 
 def compare_outputs(cmp, request, view: View) -> list:
-    """render.outputs.Output items: the tables in ``view.fmt`` (stdout or -o), and the picture."""
+    """render.files.Output items: the tables in ``view.fmt`` (stdout or -o), and the picture."""
     frames, chosen, baseline = dict(cmp.tables), list(view.tables), cmp.meta.get("baseline")
     meta = {**{key: value for key, value in cmp.meta.items() if key != "baseline"}, "qrels": str(request.qrels),
             "run_files": list(request.runs), **({"baseline": baseline} if baseline is not None else {})}
@@ -21,7 +21,7 @@ def compare_outputs(cmp, request, view: View) -> list:
         frames["pairs"] = frames["baseline_pairs"]
         chosen = chosen + ["pairs"] if "pairs" not in chosen else chosen
     outputs = [Output(view.output, render({name: frames[name] for name in chosen}, view.fmt, view.precision, meta))]
-    if view.plot:  # drawn in memory, written with the table in one step (render/outputs.py)
+    if view.plot:  # drawn in memory, written with the table in one step (render/files.py)
         from .plots import PictureBuffer, plot_compare
 
         picture = PictureBuffer(view.plot)

@@ -6,7 +6,7 @@ import dataclasses
 
 from .formats import FORMATS, query_order
 from .gate_md import gate_markdown, verdict
-from .outputs import Output, View
+from .files import Output, View
 from .rows import shared_tags, shared_tags_note
 from .values import safe_text
 
@@ -39,7 +39,7 @@ def _tags_told_apart(result):
 
 
 def eval_outputs(outcome, request, view: View, notes: list) -> list:
-    """render.outputs.Output items: the evaluation (stdout or -o), and the gate's Markdown summary
+    """render.files.Output items: the evaluation (stdout or -o), and the gate's Markdown summary
     appended to --summary-md FILE.  The trec format's note on runs sharing a tag joins ``notes``."""
     outputs = [Output(view.output, eval_text(outcome, request, view))]
     if view.fmt == "trec":

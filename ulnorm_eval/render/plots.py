@@ -38,7 +38,7 @@ def require_matplotlib():
 
 class PictureBuffer:
     """A picture drawn in memory for ``path`` (its bytes in ``.data`` after a plot function drew
-    it), so that a command can write it together with its other outputs (render/outputs.py)."""
+    it), so that a command can write it together with its other outputs (render/files.py)."""
 
     def __init__(self, path):
         self.path = os.fspath(path)
@@ -48,7 +48,7 @@ class PictureBuffer:
 
 def save_figure(fig, picture: PictureBuffer) -> None:
     """Draw ``fig`` into ``picture``'s bytes, in its format (:func:`picture_format`), written with the
-    command's other outputs in one step (render/outputs.py)."""
+    command's other outputs in one step (render/files.py)."""
     plt = require_matplotlib()
     try:
         buf = io.BytesIO()

@@ -7,7 +7,7 @@ import math
 
 from .frames import render
 from .gate_md import gate_head
-from .outputs import Output, View
+from .files import Output, View
 from .values import markdown_text
 
 __all__ = ["repro_outputs", "repro_verdict", "repro_markdown"]
@@ -53,7 +53,7 @@ def repro_markdown(rep) -> str:
 
 
 def repro_outputs(rep, view: View) -> list:
-    """render.outputs.Output items: the tables in ``view.fmt`` (stdout or -o) and the Markdown summary
+    """render.files.Output items: the tables in ``view.fmt`` (stdout or -o) and the Markdown summary
     appended to --summary-md FILE."""
     outputs = [Output(view.output, render(rep.tables, view.fmt, view.precision, rep.meta))]
     if view.summary_md:

@@ -10,7 +10,7 @@ import shutil
 import statistics
 import sys
 
-from .outputs import Output
+from .files import Output
 from .values import json_cell, terminal_styles
 
 __all__ = ["render_tables", "render", "plot_stability", "stability_outputs"]
@@ -189,7 +189,7 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
 
 
 def stability_outputs(outcome, request, options: dict) -> list:
-    """render.outputs.Output items: the tables chosen in the format asked for (table on a terminal,
+    """render.files.Output items: the tables chosen in the format asked for (table on a terminal,
     else tsv), and the picture (--plot)."""
     opts, design, extra = options, outcome.design, outcome.extra
     at_topics, holdout = request.study.get("at_topics"), request.study.get("holdout")
@@ -206,7 +206,7 @@ def stability_outputs(outcome, request, options: dict) -> list:
     if not text.endswith("\n"):
         text += "\n"
     outputs = [Output(opts["output"], text)]
-    if opts["plot"]:  # drawn in memory, written with the table in one step (render/outputs.py)
+    if opts["plot"]:  # drawn in memory, written with the table in one step (render/files.py)
         from .plots import PictureBuffer
 
         picture = PictureBuffer(opts["plot"])

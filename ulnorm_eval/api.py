@@ -226,10 +226,9 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     run sharing no query with the qrels (ids compared as text) raises
     :class:`~ulnorm_eval.inputs.errors.InputError` unless ``allow_disjoint``; notes are on ``.notes``
     and told to ``warn(msg)``."""
-    from .inputs.checks import rename_runs, require_overlap
+    from .inputs.checks import rename_runs
     from .pipeline.evaluate import both_notes, resolve_metrics
     from .pipeline.orchestrator import evaluate_runs
-    from .pipeline.ordering import qrels_queries
 
     opts, reading = _keywords(kw, "evaluate", Options, ReadOptions)
     opts = options or opts
@@ -239,12 +238,8 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     if opts.holes_list and not any(metric.variant in ("LB", "UB") for metric in metrics):
         raise ValueError("holes_list: it names the holes whose grades move the hole bounds; ask for them (variants LB, UB)")
     q = to_qrels(qrels, reading.groups)
-    given = _sources(runs, q)
-    done = evaluate_runs(q, given, metrics, opts, warn=warn)
+    done = evaluate_runs(q, _sources(runs, q), metrics, opts, warn=warn, refuse_disjoint=not reading.allow_disjoint)
     results = list(done)
-    if not reading.allow_disjoint and not getattr(q, "letor", False):
-        for rr, source in zip(results, given):
-            require_overlap(rr, source if isinstance(source, str) else rr.name, q.path, judged=qrels_queries(q))
     rename_runs(results)  # two runs of one name (the same file twice) would collapse in .means: #1, #2
     return Evaluation(metrics=metrics, runs=results, options=done.options, qrels_path=q.path,
                       run_paths=[source.path for source in done.sources], qrels=q, inputs=done.sources, setup_notes=setup)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import io
+import lzma
 import os
 import re
 import sys
@@ -27,14 +28,11 @@ MAX_INPUT_BYTES = env_limit("ULNORM_EVAL_MAX_INPUT", 64 << 30)
 MAX_RATIO = env_limit("ULNORM_EVAL_MAX_RATIO", 100)
 RATIO_FLOOR = 64 << 20
 
-# Errors a decompressor raises on corrupt or truncated data (zlib.error is not an OSError;
-# lzma.LZMAError is _lzma's, imported without lzma.py's file classes).
-from _lzma import LZMAError  # noqa: E402
-
-READ_ERRORS = (OSError, EOFError, LZMAError, zlib.error)
+# Errors a decompressor raises on corrupt or truncated data (zlib.error is not an OSError)
+READ_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
 
 # magic bytes, name, (module, file class): the module is imported when a file starts with its magic
-# (most inputs are plain text: a command reading them imports none of gzip, bz2 and lzma)
+# (most inputs are plain text: a command reading them imports neither gzip nor bz2)
 _COMPRESSED = ((b"\x1f\x8b", "gzip", ("gzip", "GzipFile")), (b"BZh", "bzip2", ("bz2", "BZ2File")),
                (b"\xfd7zXZ\x00", "xz", ("lzma", "LZMAFile")))
 COMPRESSED_MAGIC = tuple(magic for magic, _, _ in _COMPRESSED)

@@ -1,6 +1,6 @@
 """Checks across inputs, made once everything is read: :func:`unique_names` (repeated run names get
-``#1``, ``#2``... by position), :func:`require_overlap` (a run sharing no query with the qrels is
-refused unless ``--allow-disjoint``), :func:`require_finite` (a gain or bound that overflows to inf or
+``#1``, ``#2``... by position), :func:`disjoint_error` (the refusal of a run sharing no query with
+the qrels, unless ``--allow-disjoint``), :func:`require_finite` (a gain or bound that overflows to inf or
 nan is refused with the measure and query).
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 
 from .errors import InputError
 
-__all__ = ["unique_names", "rename_runs", "require_overlap", "disjoint_error", "require_finite", "missing_query"]
+__all__ = ["unique_names", "rename_runs", "disjoint_error", "require_finite", "missing_query"]
 
 
 def unique_names(names: list) -> list:
@@ -24,15 +24,6 @@ def rename_runs(results: list) -> None:
     """Make the names of evaluated runs (objects with ``.name``) unique, in place."""
     for run, name in zip(results, unique_names([run.name for run in results])):
         run.name = name
-
-
-def require_overlap(rr, path: str, qrels_path: str, allow: bool = False, judged=None) -> None:
-    """Refuse a run (a RunResult) none of whose queries is in the qrels (``judged``: the qrels' query
-    ids, for the hint of :func:`disjoint_error`)."""
-    n_queries = len(rr.qids)
-    if allow or (n_queries and rr.missing < n_queries):
-        return
-    raise disjoint_error(path, qrels_path, list(getattr(rr, "ignored_qids", []) or []), judged or rr.qids)
 
 
 def disjoint_error(path: str, qrels_path: str, run_qids: list, judged) -> InputError:

@@ -85,9 +85,8 @@ def refuse_gains(names: list) -> None:
 
 
 def trec_settings(options: dict) -> dict:
-    """The eval options ``--trec`` sets, from the ones given (eval's option dict: measures, norm,
-    names, fmt, precision, complete, run_queries_only, holes, holes_samples, ties); refuses what would
-    change trec_eval's lines."""
+    """The eval options ``--trec`` sets from eval's option dict; click's usage error for what would change
+    trec_eval's lines."""
     norm, fmt, names, precision = options["norm"], options["fmt"], options["names"], options["precision"]
     if norm is not None and norm.strip().lower() not in ("none", "plain"):
         raise click.UsageError(f"--trec prints trec_eval's lines, which have no variants: leave out --norm {norm}")

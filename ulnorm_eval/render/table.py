@@ -33,9 +33,8 @@ NEAR_RANDOM = "n.s."  # after a 'vs random' interval that holds 0: not significa
 
 
 class _Interval(str):
-    """The slot of the leading normalisation's randomisation interval, "EM vs random" (its 'all' row
-    only, ``RunResult.interval``), after its column; with ``variant`` None, the plain measure's
-    confidence interval over the topics (``eval --ci``, at ``level``: ``RunResult.ci``), after the value."""
+    """The column after ``variant``'s of its 'all' row's interval against a random ordering ("EM vs random",
+    ``RunResult.interval``); with ``variant`` None, after the value, ``eval --ci``'s (``RunResult.ci``)."""
 
     def __new__(cls, variant, level: float = 0.95):
         obj = super().__new__(cls, f"{variant} vs random" if variant else f"{_percent(level)} CI")
@@ -60,9 +59,8 @@ def _plain_level(result):
 
 
 def interval_variant(result):
-    """The normalisation whose 'all' row the table gives its randomisation interval: the first on screen
-    with one (``RunResult.interval``) and a random value (EM, UL2, UEW: 0; EB: 1), else the first with
-    one; None when no run has one."""
+    """The normalisation whose randomisation interval the table shows: the first with one and a random
+    value (EM, UL2, UEW: 0; EB: 1), else the first with one; None when no run has one."""
     have = [m.variant for m in result.metrics if m.variant and any(m in getattr(rr, "interval", {}) for rr in result.runs)]
     return next((v for v in have if VARIANTS[v].below_random is not None), have[0] if have else None)
 
@@ -368,9 +366,8 @@ LAYOUTS = ("wide", "shared", "stacked", "long")
 
 @dataclass(frozen=True, kw_only=True)
 class TableView:
-    """How ``-f table`` shows a result: per-query rows (``per_query``, in ``query_order`` or natural
-    order), the measure names (``names``: canonical or trec), ``precision``, colours (``color``), the
-    ``layout`` (:data:`LAYOUTS`) and whether one run's name is the table's title (``title``)."""
+    """How ``-f table`` shows a result: per-query rows (in ``query_order`` or natural order), names, decimals,
+    colours, the ``layout`` (:data:`LAYOUTS`) and whether one run's name is the table's title."""
 
     per_query: bool = False
     names: str = "canonical"
@@ -522,9 +519,8 @@ def text_width(text: str) -> int:
 
 
 def _plain_rows(result, view: TableView, width) -> str:
-    """The last resort when no table fits: (with -q a ``query:`` line, then) per run its name, then per measure
-    ``  measure  value 0.3037  E 0.5695 ...``, wrapped between ``variant value`` pairs (never
-    inside one) onto lines indented by six spaces."""
+    """The last resort when no table fits: per run (and query) a line per measure, ``  measure  value 0.3037
+    E 0.5695 ...``, wrapped between ``variant value`` pairs onto lines indented by six spaces."""
     precision, names = 4 if view.precision is None else view.precision, view.names
     rows, slots = layout(result.metrics)
     slots = _with_interval(slots, result)

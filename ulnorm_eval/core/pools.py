@@ -74,8 +74,6 @@ class Pool:
         split (:func:`_packed_classes`): IUB and WLB of the measures sharing gains or classes share the
         Ranking and its caches (docs/performance.md, ``Pool.ordered``)."""
         key = np.ascontiguousarray(key, dtype=np.float64)
-        if self.extra is not None:  # the placeholders' key, 0, is part of the ordering
-            return self._placed_order(key, descending)
         # looked up by the key's bits (a sum, then the whole key compared as integers): no hash of its bytes
         memo = (descending, len(key), np.add.reduce(key.view(np.int64), dtype=np.uint64).item())
         bits = key.view(np.int64)
@@ -84,6 +82,9 @@ class Pool:
                 return ranking
         if key.flags.writeable or key.base is not None:  # kept to compare later keys: a copy unless the
             bits = bits.copy()  # key cannot change (read-only, owning its memory: pool_gains' arrays)
+        if self.extra is not None:  # the placeholders' key, 0, is part of the ordering
+            self._ordered.setdefault(memo, []).append((bits, ranking := self._placed_order(key, descending)))
+            return ranking
         packed = _packed_classes(self.row, self.nq, key, descending)
         if packed is None:
             order = np.lexsort((-key if descending else key, self.row))

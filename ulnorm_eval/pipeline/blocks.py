@@ -137,6 +137,17 @@ class RunResult:
         return len(self.missing_qids)
 
     @property
+    def mean_stderr(self) -> dict:
+        """Metric -> the standard error of the 'all' row of a Monte Carlo measure, from independent
+        per-query estimates: sqrt(sum se_i^2) / n over the n defined queries (NaN when none is)."""
+        out = {}
+        for metric, stderr in self.stderr.items():
+            defined = ~np.isnan(self.values[metric])
+            count = int(defined.sum())
+            out[metric] = float(np.sqrt(np.sum(np.square(stderr[defined]))) / count) if count else float("nan")
+        return out
+
+    @property
     def ignored(self) -> int:
         return len(self.ignored_qids)
 

@@ -10,7 +10,7 @@ from .. import __version__
 from ..inputs.errors import InputError
 from .files import changed_since_start
 from .gate_md import caption_notes
-from .values import json_value, mean_stderr, metric_label, zscores
+from .values import json_value, metric_label, zscores
 
 __all__ = ["JSON_SCHEMA", "sha256_file", "json_document", "format_json", "format_jsonl"]
 
@@ -164,8 +164,8 @@ def _run_document(run, labels: dict, precision) -> dict:
     doc = {
         "name": run.name,
         "summary": {lab: json_value(run.mean[metric], precision) for metric, lab in labels.items()},
-        "stderr": {labels[metric]: json_value(mean_stderr(run.values[metric], stderr_values), precision)
-                   for metric, stderr_values in run.stderr.items() if metric in labels},
+        "stderr": {labels[metric]: json_value(std_error, precision)
+                   for metric, std_error in run.mean_stderr.items() if metric in labels},
     }
     for key in ("interval", "ci"):
         spans = {labels[metric]: [json_value(end, precision) for end in span]
@@ -196,7 +196,7 @@ def format_jsonl(result, names: str = "canonical", precision: int | None = None,
                 obj = {"run": run.name, "query": qid, "measure": metric_label(metric, names, zscores(result)),
                        "value": json_value(value, precision)}
                 if metric in run.stderr:
-                    std_error = mean_stderr(run.values[metric], run.stderr[metric]) if index is None else run.stderr[metric][index]
+                    std_error = run.mean_stderr[metric] if index is None else run.stderr[metric][index]
                     obj["stderr"] = json_value(std_error, precision)
                 lines.append(json.dumps(obj, allow_nan=False))
     return "\n".join(lines) + ("\n" if lines else "")

@@ -12,7 +12,7 @@ import sys
 
 from ..inputs.errors import message_text, safe_text  # noqa: F401 - the one escaping, re-exported
 
-__all__ = ["metric_label", "isnan", "num_text", "json_value", "json_cell", "mean_stderr", "safe_text", "message_text", "csv_cell", "zscores",
+__all__ = ["metric_label", "isnan", "num_text", "json_value", "json_cell", "safe_text", "message_text", "csv_cell", "zscores",
            "markdown_text", "latex_text", "terminal_styles", "UNDEFINED_MARK", "MEAN_MARK"]
 
 # The table's marks for undefined variant values (docs/output.md): a per-query value left out of the
@@ -129,12 +129,3 @@ def json_cell(value, precision: int | None = None):
     if isinstance(value, float):
         return None if not math.isfinite(value) else value if precision is None else round(value, precision)
     return value
-
-
-def mean_stderr(values, stderr) -> float:
-    """Standard error of a mean of independent Monte Carlo estimates: sqrt(sum se_i^2) / n."""
-    import numpy as np
-
-    defined = ~np.isnan(values)
-    count = int(defined.sum())
-    return float(np.sqrt(np.sum(np.square(stderr[defined]))) / count) if count else float("nan")

@@ -190,13 +190,14 @@ def format_jsonl(result, names: str = "canonical", precision: int | None = None,
     lines = []
     for run in result.runs:
         rows = [(qid, index) for index, qid in enumerate(run.qids)] + [("all", None)]
+        mean_stderr = run.mean_stderr
         for qid, index in rows:
             for metric in result.metrics:
                 value = run.mean[metric] if index is None else run.values[metric][index]
                 obj = {"run": run.name, "query": qid, "measure": metric_label(metric, names, zscores(result)),
                        "value": json_value(value, precision)}
                 if metric in run.stderr:
-                    std_error = run.mean_stderr[metric] if index is None else run.stderr[metric][index]
+                    std_error = mean_stderr[metric] if index is None else run.stderr[metric][index]
                     obj["stderr"] = json_value(std_error, precision)
                 lines.append(json.dumps(obj, allow_nan=False))
     return "\n".join(lines) + ("\n" if lines else "")

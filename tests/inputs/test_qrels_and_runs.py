@@ -314,8 +314,8 @@ def test_letor_hand_computed(write):
 
 @pytest.mark.parametrize("scores,line,reason", [
     ("0.1\n0.2\nabc\n", 3, "score 'abc' is not a number"),
-    ("0.1\n0.2\ninf\n", 3, "score is not finite"),
-    ("0.1\n0.2 0.3\n", 2, "expected 1 fields, found 2"),
+    ("0.1\n0.2\ninf\n", 3, "score 'inf' is not a finite number"),
+    ("0.1\n0.2 0.3\n", 2, "expected 1 fields (score), found 2"),
     ("", 1, "empty file: no scores"),
 ])
 def test_letor_bad_scores(write, scores, line, reason):

@@ -12,18 +12,25 @@ import numpy as np
 from .arrow import string_array  # not pa.array, which imports pandas (inputs/arrow.py)
 from .text import check_text
 from .errors import strict_float, strict_int
-from .trec import InputError, Qrels, Run, check_duplicates, check_grades, file_run_name, read_bytes, refuse_reserved_id
+from .trec import (BOM, InputError, Qrels, Run, check_duplicates, check_grades, columns, file_run_name, line_of,
+                   read_bytes, refuse_reserved_id, to_float)
 
 __all__ = ["is_letor", "read_letor", "read_letor_scores"]
 
+
+def _first_fields(data: bytes) -> tuple:
+    """(line number, fields) of the first line that is neither blank nor a comment ((1, []) if none)."""
+    for lineno, raw in enumerate(data[:65536].removeprefix(BOM).split(b"\n"), 1):
+        parts = raw.split()
+        if parts and not parts[0].startswith(b"#"):
+            return lineno, parts
+    return 1, []
+
+
 def is_letor(data: bytes) -> bool:
     """True when the first data line looks like ``grade [qid:Q] f:v ...`` rather than TREC qrels."""
-    for raw in data[:65536].lstrip(b"\xef\xbb\xbf").split(b"\n"):
-        parts = raw.split()
-        if not parts or parts[0].startswith(b"#"):
-            continue
-        return len(parts) >= 2 and (b":" in parts[1])
-    return False
+    parts = _first_fields(data)[1]
+    return len(parts) >= 2 and b":" in parts[1]
 
 
 def read_letor(path: str, groups: str | None = None, data: bytes | None = None) -> Qrels:
@@ -36,17 +43,20 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
     """
     import os
 
-    data = _text(path, data)
+    data = read_bytes(path) if data is None else data
+    check_text(data, path)
     grades, qids, lines = [], [], []
-    for lineno, raw in enumerate(data.split(b"\n"), 1):
-        body = raw.split(b"#", 1)[0]
-        parts = body.split()
+    for lineno, raw in enumerate(data.removeprefix(BOM).split(b"\n"), 1):
+        parts = raw.split(b"#", 1)[0].split()
         if not parts:
             continue
         grade = _finite(parts[0], path, lineno, "grade")
         qid = None
         if len(parts) > 1 and parts[1].startswith(b"qid:"):
-            qid = _qid(parts[1][4:], path, lineno)
+            try:
+                qid = _qid(parts[1][4:].decode("utf-8"), path, lineno)
+            except UnicodeDecodeError:
+                raise InputError(path, lineno, "qid: is not valid UTF-8") from None
         grades.append(grade)
         qids.append(qid)
         lines.append(lineno)
@@ -78,21 +88,16 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
 
 
 def _read_group_sizes(path: str) -> list[int]:
-    sizes = []
-    for lineno, raw in enumerate(read_bytes(path).split(b"\n"), 1):
-        text = raw.strip()
-        if not text:
-            continue
-        try:
-            value = strict_int(text)
-        except ValueError:
-            raise InputError(path, lineno, f"group size {text.decode(errors='replace')!r} is not an integer") from None
-        if value <= 0:
-            raise InputError(path, lineno, "group size must be positive")
-        sizes.append(value)
-    if not sizes:
+    """LightGBM's group sizes: one positive integer per line."""
+    cols, lines, _, _ = columns(read_bytes(path), 1, path, "group size")
+    if not len(cols[0]):
         raise InputError(path, 1, "empty group file")
-    return sizes
+    sizes = to_float(cols[0], path, lines, "group size")
+    bad = (sizes <= 0) | (sizes != np.trunc(sizes))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(path, line_of(lines, i), f"group size {cols[0][i].as_py()!r} is not a positive integer")
+    return sizes.astype(np.int64).tolist()
 
 
 def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: bytes | None = None) -> Run:
@@ -101,41 +106,24 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
     Either one score per line (row order of the LETOR file), or RankLib's ``qid idx score`` lines,
     where ``idx`` is the document's 0-based position within its query.
     """
-    data = _text(path, data)
-    rows, lines = [], []
-    width = None
-    for lineno, raw in enumerate(data.split(b"\n"), 1):
-        parts = raw.split()
-        if not parts or parts[0].startswith(b"#"):
-            continue
-        if width is None:
-            width = len(parts)
-            if width not in (1, 3):
-                raise InputError(path, lineno, "expected one score per line or 'qid idx score'")
-        if len(parts) != width:
-            raise InputError(path, lineno, f"expected {width} fields, found {len(parts)}")
-        rows.append(parts)
-        lines.append(lineno)
-    if not rows:
+    data = read_bytes(path) if data is None else data
+    first, parts = _first_fields(data)
+    width = len(parts) or 1
+    if width not in (1, 3):
+        raise InputError(path, first, "expected one score per line or 'qid idx score'")
+    cols, lines, _, _ = columns(data, width, path, "score" if width == 1 else "qid idx score")
+    if not len(cols[0]):
         raise InputError(path, 1, "empty file: no scores")
-    scores = [_finite(parts[-1], path, line, "score") for parts, line in zip(rows, lines)]
+    score = to_float(cols[-1], path, lines, "score")
     if width == 1:
-        if len(scores) != len(qrels):
-            raise InputError(path, None, f"{len(scores)} scores for {len(qrels)} LETOR rows")
+        if len(score) != len(qrels):
+            raise InputError(path, None, f"{len(score)} scores for {len(qrels)} LETOR rows")
         qid, docid = qrels.qid, qrels.docid
     else:
-        qid, docid = _ranklib_rows(rows, lines, path, qrels)
-        check_duplicates(qid, docid, path, np.asarray(lines), "the scores")
-    score = np.asarray(scores, dtype=np.float64)
+        qid, docid = _ranklib_rows(cols, lines, path, qrels)
+        check_duplicates(qid, docid, path, lines, "the scores")
     return Run(qid=qid, docid=docid, score=score, rank=None, name=name or file_run_name(path),
-               path=str(path), line=np.asarray(lines, dtype=np.int64))
-
-
-def _text(path: str, data: bytes | None) -> bytes:
-    """The file's bytes (``data`` when already read), checked as text, without a UTF-8 byte-order mark."""
-    data = read_bytes(path) if data is None else data
-    check_text(data, path)
-    return data.removeprefix(b"\xef\xbb\xbf")
+               path=str(path), line=lines)
 
 
 def _finite(field: bytes, path: str, lineno: int, what: str) -> float:
@@ -148,19 +136,15 @@ def _finite(field: bytes, path: str, lineno: int, what: str) -> float:
     return value
 
 
-def _qid(raw: bytes, path: str, lineno: int) -> str:
-    """The query id after ``qid:``: non-empty UTF-8, and not a name reserved for the summary row."""
-    try:
-        qid = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(path, lineno, "qid: is not valid UTF-8") from None
+def _qid(qid: str, path: str, lineno: int) -> str:
+    """The query id after ``qid:``: not empty, and not a name reserved for the summary row."""
     if not qid:
         raise InputError(path, lineno, "empty qid: (expected qid:ID)")
     refuse_reserved_id(qid, path, lineno)
     return qid
 
 
-def _ranklib_rows(rows: list, lines: list, path: str, qrels: Qrels):
+def _ranklib_rows(cols: list, lines, path: str, qrels: Qrels):
     """RankLib ``qid idx score`` rows as (qid, docid) columns; ``idx`` must name a document of the query.
 
     A document index outside the query would invent a document the LETOR file does not have.
@@ -173,13 +157,13 @@ def _ranklib_rows(rows: list, lines: list, path: str, qrels: Qrels):
         counts = pc.value_counts(qrels.qid)
         sizes = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()))
     qids, docs = [], []
-    for parts, line in zip(rows, lines):
-        qid = _qid(parts[0].removeprefix(b"qid:"), path, line)
+    for i, (qid, index) in enumerate(zip(cols[0].to_pylist(), cols[1].to_pylist())):
+        line = line_of(lines, i)
+        qid = _qid(qid.removeprefix("qid:"), path, line)
         try:
-            idx = int(parts[1])
+            idx = strict_int(index)
         except ValueError:
-            raise InputError(path, line, f"document index {parts[1].decode(errors='replace')!r} is not an "
-                                       "integer (RankLib: qid idx score)") from None
+            raise InputError(path, line, f"document index {index!r} is not an integer (RankLib: qid idx score)") from None
         size = sizes.get(qid)
         if idx < 0 or (size is not None and idx >= size):
             raise InputError(path, line, f"document index {idx} is outside query {qid!r}"

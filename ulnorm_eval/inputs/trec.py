@@ -188,7 +188,7 @@ def _swap_hint(parts: list, ncols: int) -> str:
     return ""
 
 
-def _columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool = False, floats: tuple = (),
+def columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool = False, floats: tuple = (),
              halves: bool = False):
     check_text(data, path)
     cols = _fast_columns(data, ncols, floats, halves)
@@ -212,7 +212,7 @@ def _refuse_reserved(qid, path: str, lines) -> None:
     if ((np.diff(offsets(qid)) == len(RESERVED)) & (_first_bytes(qid) == ord(RESERVED[0]))).any():
         i = pc.index(qid, scalar(RESERVED, pa.string())).as_py()
         if i >= 0:
-            refuse_reserved_id(RESERVED, path, _line(lines, i))
+            refuse_reserved_id(RESERVED, path, line_of(lines, i))
 
 
 def refuse_reserved_id(qid: str, path: str, line, what: str = "query", row: int | None = None) -> None:
@@ -223,7 +223,7 @@ def refuse_reserved_id(qid: str, path: str, line, what: str = "query", row: int 
         raise InputError(path, line, f"{where}{what} id {qid!r} is reserved for the summary row (rename the {what})")
 
 
-def _to_float(col, path: str, lines, name: str) -> np.ndarray:
+def to_float(col, path: str, lines, name: str) -> np.ndarray:
     """Parse a string column to float64, naming the first bad line (a float64 column is only checked)."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -241,12 +241,12 @@ def _to_float(col, path: str, lines, name: str) -> np.ndarray:
                 lo = mid
             except pa.ArrowInvalid:
                 hi = mid
-        raise InputError(path, _line(lines, lo), f"{name} {col[lo].as_py()!r} is not a number") from None
+        raise InputError(path, line_of(lines, lo), f"{name} {col[lo].as_py()!r} is not a number") from None
     bad = ~np.isfinite(values)
     if not bad.any():
         return values
     i = int(np.argmax(bad))
-    raise InputError(path, _line(lines, i), f"{name} {col[i].as_py()!r} is not a finite number")
+    raise InputError(path, line_of(lines, i), f"{name} {col[i].as_py()!r} is not a finite number")
 
 
 # Grades beyond 2^53 are no longer exact integers in float64, and sums and squares of grades near
@@ -263,7 +263,7 @@ def check_grades(grade: np.ndarray, path: str, lines) -> None:
     bad = np.abs(grade) > EXACT
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(path, _line(lines, i), f"grade {grade[i]:g} is too large (|grade| <= 2^53; "
+        raise InputError(path, line_of(lines, i), f"grade {grade[i]:g} is too large (|grade| <= 2^53; "
                                                 "see docs/errors.md)")
 
 
@@ -289,7 +289,7 @@ def _atol_grades(grade: np.ndarray, text) -> tuple:
     return grade, changed
 
 
-def _line(lines, i: int) -> int:
+def line_of(lines, i: int) -> int:
     return int(lines[i]) if lines is not None else i + 1
 
 
@@ -368,7 +368,7 @@ def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=
     if not len(dup):  # equal numbers, different ids
         return
     i = int(np.maximum(o[dup], o[dup + 1]).min())  # the sort is stable: copies keep file order
-    raise InputError(path, _line(lines, i),
+    raise InputError(path, line_of(lines, i),
                      f"duplicate document {docid[i].as_py()!r} for query {qid[i].as_py()!r} in {what}")
 
 
@@ -384,10 +384,10 @@ def read_qrels(path: str, data: bytes | None = None, trec_eval: bool = False) ->
         data = read_bytes(path)
     if trec_eval and data.startswith(BOM):
         raise InputError(path, 1, BOM_KEPT)
-    cols, lines, skipped, _ = _columns(data, 4, path, "qid iter docid grade")
+    cols, lines, skipped, _ = columns(data, 4, path, "qid iter docid grade")
     if len(cols[0]) == 0:
         raise InputError(path, 1, "empty file: no judgements")
-    grade = _to_float(cols[3], path, lines, "grade")
+    grade = to_float(cols[3], path, lines, "grade")
     grade, truncated = _atol_grades(grade, cols[3]) if trec_eval else (grade, 0)
     check_grades(grade, path, lines)
     qrels = Qrels(qid=cols[0], docid=cols[2], grade=grade, path=str(path), skipped=skipped, line=lines,
@@ -413,11 +413,11 @@ def read_run(path: str, name: str | None = None, data: bytes | None = None, halv
 
     if data is None:
         data = read_bytes(path)
-    cols, lines, skipped, extra = _columns(data, 6, path, "qid Q0 docid rank score tag", extra_ok=True,
+    cols, lines, skipped, extra = columns(data, 6, path, "qid Q0 docid rank score tag", extra_ok=True,
                                            floats=(4,), halves=halves)
     if len(cols[0]) == 0:
         raise InputError(path, 1, "empty file: no ranked documents")
-    score = _to_float(cols[4], path, lines, "score")
+    score = to_float(cols[4], path, lines, "score")
     # The rank column stays text: trec_eval ignores it, and only --ties rank converts it
     # (pipeline.ordering.rank_values), naming a bad line then.  Duplicate documents are refused by
     # pipeline.ordering.rank_run, on the codes it makes for the join anyway.

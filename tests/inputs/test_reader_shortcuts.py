@@ -101,7 +101,7 @@ def test_read_run_on_a_multi_chunk_file_equals_the_careful_parser(tmp_path):
     assert fast is not None
     for i in (0, 2, 3, 5):
         assert fast[i].to_pylist() == slow[i].to_pylist()
-    assert np.array_equal(fast[4].to_numpy(), trec._to_float(slow[4], "r", lines, "score"))
+    assert np.array_equal(fast[4].to_numpy(), trec.to_float(slow[4], "r", lines, "score"))
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -87,18 +87,19 @@ def test_monte_carlo_units_add_up_to_the_bar_total():
 def test_bar_appears_only_after_a_second(monkeypatch):
     now = [0.0]
     monkeypatch.setattr(progress_mod.time, "monotonic", lambda: now[0])  # the bar's clock, held still
-    bars = progress_mod._Bars({}, False, lambda: 10.0)
-    bars.monte_carlo(1)
+    bar = progress_mod._Bar("Monte Carlo", lambda: 10.0, progress_mod.MONTE_CARLO_DELAY)
+    bar(1)
     now[0] = 0.5
-    bars.monte_carlo(1)
-    assert bars.bar is None and bars.mc_task is None  # under MONTE_CARLO_DELAY (1 s): no bar yet
+    bar(1)
+    assert bar.shared is None  # under MONTE_CARLO_DELAY (1 s): no bar yet
     now[0] = 1.2
-    bars.monte_carlo(1)
-    task = bars.bar.tasks[0]
+    bar(1)
+    task = bar.shared.bar.tasks[0]
     assert task.total == 10.0 and task.completed == 3.0
-    bars.monte_carlo(20)
-    assert bars.bar.tasks[0].completed == 10.0  # never past the total
-    bars.stop()
+    bar(20)
+    assert bar.shared.bar.tasks[0].completed == 10.0  # never past the total
+    bar.close()
+    assert progress_mod._ACTIVE == []
 
 
 def test_no_bar_when_not_on_a_terminal():

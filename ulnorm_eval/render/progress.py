@@ -53,46 +53,34 @@ def base_name(path: str) -> str:
     return os.path.basename(path) or path
 
 
-class _Bars:
-    """One rich display holding the bytes bar and, once Monte Carlo work has run for
-    MONTE_CARLO_DELAY seconds, a bar of that work with its estimated time left."""
+class _Bar:
+    """One bar, called as ``bar(units=1, total=None, description=None)``: it counts the units done and
+    appears (joining the display on screen) once it has a positive ``total`` (a number, or a function
+    asked then) and work has run for ``delay`` seconds; never past its total."""
 
-    def __init__(self, sizes: dict, show_bytes: bool, mc_total: float):
-        self.sizes, self.mc_total = sizes, mc_total
-        self.bar = self.shared = self.bytes_task = self.mc_task = self.mc_start = None
-        self.pending, self.mc_done = 0, 0.0
-        if show_bytes:
-            self.shared = _Shared()  # the display on screen, if one is
-            self.bar = self.shared.bar
-            self.bytes_task = self.bar.add_task("", total=sum(sizes.values()))
+    def __init__(self, label: str, total=None, delay: float = 0.0):
+        self.label, self.total, self.delay = label, total, delay
+        self.done, self.start, self.shared, self.task = 0.0, None, None, None
 
-    def step(self, description: str, path=None):
-        if self.bytes_task is not None:
-            self.bar.advance(self.bytes_task, self.pending)
-            self.pending = self.sizes.get(path, 0)
-            self.bar.update(self.bytes_task, description=description)
-
-    def monte_carlo(self, units: float):
-        self.mc_done += units
-        now = time.monotonic()
-        if self.mc_start is None:
-            self.mc_start = now
-        if self.mc_task is None:
-            if now - self.mc_start < MONTE_CARLO_DELAY and not forced():
+    def __call__(self, units: float = 1.0, total=None, description=None) -> None:
+        self.done += units
+        if total is not None:
+            self.total = total
+        if self.shared is None:
+            self.start = time.monotonic() if self.start is None else self.start
+            if time.monotonic() - self.start < self.delay and not forced():
                 return
-            if callable(self.mc_total):
-                self.mc_total = float(self.mc_total())
-            if self.mc_total <= 0:
+            self.total = float((self.total() if callable(self.total) else self.total) or 0)
+            if self.total <= 0:
                 return
-            if self.bar is None:
-                self.shared = _Shared()
-                self.bar = self.shared.bar
-            self.mc_task = self.bar.add_task("Monte Carlo bounds (no closed-form E)", total=self.mc_total)
-        self.bar.update(self.mc_task, completed=min(self.mc_done, self.mc_total))
+            self.shared = _Shared()
+            self.task = self.shared.bar.add_task(self.label, total=self.total)
+        described = {} if description is None else {"description": description}
+        self.shared.bar.update(self.task, total=float(self.total), completed=min(self.done, self.total), **described)
 
-    def stop(self):
+    def close(self) -> None:
         if self.shared is not None:
-            self.shared.close(self.bytes_task, self.mc_task)
+            self.shared.close(self.task)
 
 
 @contextlib.contextmanager
@@ -108,12 +96,21 @@ def progress(paths, enabled: bool, monte_carlo: float = 0):
         return
     from ..core.permutations import monte_carlo_listener
 
-    bars = _Bars(sizes, show_bytes, monte_carlo)
+    read = _Bar("", sum(sizes.values()) if show_bytes else 0)
+    bars = (_Bar("Monte Carlo bounds (no closed-form E)", monte_carlo, MONTE_CARLO_DELAY), read)
+    pending = [0.0]  # the bytes of the file being read: done when the next step starts
+
+    def step(description: str, path=None) -> None:
+        read(pending[0], description=description)
+        pending[0] = sizes.get(path, 0)
+
     try:
-        with monte_carlo_listener(bars.monte_carlo):
-            yield bars.step
+        read(0)
+        with monte_carlo_listener(bars[0]):
+            yield step
     finally:
-        bars.stop()
+        for bar in bars:  # the Monte Carlo bar first: it may have joined the bytes bar's display
+            bar.close()
 
 
 def _rich_bar():
@@ -147,7 +144,7 @@ def _restore_then_end(signum, frame):
 
 
 class _Shared:
-    """A display for :func:`work_bar` and :func:`step_bar`: the one on screen if there is one, else its own."""
+    """A display for the bars: the one on screen if there is one, else its own."""
 
     def __init__(self):
         self.own = not _ACTIVE
@@ -161,11 +158,10 @@ class _Shared:
                     if signal.getsignal(getattr(signal, name)) == signal.SIG_DFL:
                         self.handlers[name] = signal.signal(getattr(signal, name), _restore_then_end)
 
-    def close(self, *tasks):
-        """Stop the display if it is this one's own, else take ``tasks`` off the one it joined."""
-        for task in () if self.own else tasks:
-            if task is not None:
-                self.bar.remove_task(task)
+    def close(self, task=None):
+        """Stop the display if it is this one's own, else take ``task`` off the one it joined."""
+        if not self.own and task is not None:
+            self.bar.remove_task(task)
         if self.own:
             self.bar.stop()
             _ACTIVE.remove(self)
@@ -182,25 +178,12 @@ def work_bar(enabled: bool, label: str, total: float | None = None):
     if not enabled:
         yield lambda units=1.0, total=None: None
         return
-    state = {"shared": None, "task": None, "done": 0.0, "total": total}
-
-    def advance(units: float = 1.0, total=None) -> None:
-        if total is not None:
-            state["total"] = float(total)
-        if not state["total"] or state["total"] <= 0:
-            return
-        if state["shared"] is None:
-            state["shared"] = _Shared()
-            state["task"] = state["shared"].bar.add_task(label, total=state["total"])
-        state["done"] = min(state["total"], state["done"] + units)
-        state["shared"].bar.update(state["task"], total=state["total"], completed=state["done"])
-
+    bar = _Bar(label, total)
     try:
-        advance(0)
-        yield advance
+        bar(0)
+        yield bar
     finally:
-        if state["shared"] is not None:
-            state["shared"].close(state["task"])
+        bar.close()
 
 
 @contextlib.contextmanager
@@ -212,18 +195,19 @@ def step_bar(enabled: bool, label: str):
     if not enabled:
         yield lambda iterable, *a, **kw: iterable
         return
-    shared = _Shared()
-    bar = shared.bar
-    stage = [0]
+    shared, stage = _Shared(), [0]
 
     def wrap(iterable, *a, **kw):
         items = list(iterable)
         stage[0] += 1
-        task = bar.add_task(f"{label} ({stage[0]})", total=len(items))
-        for item in items:
-            yield item
-            bar.advance(task)
-        bar.remove_task(task)
+        bar = _Bar(f"{label} ({stage[0]})", len(items))
+        try:
+            bar(0)
+            for item in items:
+                yield item
+                bar()
+        finally:
+            bar.close()
 
     try:
         yield wrap

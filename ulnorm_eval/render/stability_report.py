@@ -13,7 +13,7 @@ import sys
 from .files import Output
 from .values import json_cell, terminal_styles
 
-__all__ = ["render_tables", "render", "plot_stability", "stability_outputs"]
+__all__ = ["render_tables", "plot_stability", "stability_outputs"]
 
 # the functions table's column titles
 _HEADERS = {"phi": "Φ", "erho2": "Eρ²", "phi fit-half": "Φ fit-half", "phi held-out": "Φ held-out",
@@ -21,23 +21,20 @@ _HEADERS = {"phi": "Φ", "erho2": "Eρ²", "phi fit-half": "Φ fit-half", "phi h
 
 
 def render_tables(tabs: dict, fmt: str, precision=None, meta=None) -> str:
-    """The chosen tables: json {meta, rows, tau, asl}; tsv/csv each after a '# name' line when there are
+    """The chosen tables: json {meta, rows, tau, asl, paired}; tsv/csv each after a '# name' line when there are
     several; table: the functions table, τ as a matrix per measure, the ASL summary."""
+    meta = meta or {}
     if fmt == "json":
-        doc = json.loads(render(tabs.get("functions", []), "json", precision, meta))
-        if "functions" not in tabs:
-            del doc["rows"]
-        for name in ("tau", "asl", "paired"):
-            if name in tabs:
-                doc[name] = json.loads(render(tabs[name], "json", precision))["rows"]
+        doc = {"meta": meta, **{"rows" if name == "functions" else name: [
+            {key: json_cell(value, precision) for key, value in row.items()} for row in tabs[name]]
+            for name in ("functions", "tau", "asl", "paired") if name in tabs}}
         return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     if fmt in ("tsv", "csv"):
-        parts = [(f"# {name}\n" if len(tabs) > 1 else "") + render(rows, fmt, precision, meta)
-                 for name, rows in tabs.items()]
-        return "\n".join(parts)
-    text = {"functions": lambda rows: render(rows, fmt, precision, meta),
-            "tau": lambda rows: _tau_text(rows, 4 if precision is None else precision),
-            "asl": lambda rows: _asl_text(rows, meta or {}), "paired": lambda rows: _paired_text(rows, meta or {})}
+        return "\n".join((f"# {name}\n" if len(tabs) > 1 else "") + _delimited(rows, fmt, precision)
+                         for name, rows in tabs.items())
+    precision = 4 if precision is None else precision
+    text = {"functions": lambda rows: _table(rows, precision, meta), "tau": lambda rows: _tau_text(rows, precision),
+            "asl": lambda rows: _asl_text(rows, meta), "paired": lambda rows: _paired_text(rows, meta)}
     return "\n".join(made(tabs[name]) for name, made in text.items() if name in tabs)
 
 
@@ -76,30 +73,20 @@ def _asl_text(rows, meta) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(rows, fmt: str, precision=None, meta=None) -> str:
-    """tsv/csv: one row per function, vectors as JSON lists; json: {meta, rows}; table: the numbers,
-    then the optimal measures as pasteable strings."""
-    if fmt == "json":
-        return json.dumps({"meta": meta or {}, "rows": [{key: json_cell(value, precision) for key, value in row.items()}
-                                                        for row in rows]}, indent=1, ensure_ascii=False) + "\n"
+def _delimited(rows, fmt: str, precision) -> str:
+    """tsv/csv: one row per function, vectors as JSON lists, floats to ``precision`` decimals."""
+    def cell(value):
+        if isinstance(value, list):
+            return json.dumps(value)
+        if isinstance(value, float) and precision is not None and math.isfinite(value):
+            return f"{value:.{precision}f}"
+        return "" if value is None else str(value)
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
     cols = list(dict.fromkeys(column for row in rows for column in row))
-    if fmt in ("tsv", "csv"):
-        def cell(value):
-            if isinstance(value, list):
-                return json.dumps(value)
-            if value is None:
-                return ""
-            if isinstance(value, float) and precision is not None and math.isfinite(value):
-                return f"{value:.{precision}f}"
-            return str(value)
-        buf = io.StringIO()
-        writer = csv.writer(buf, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n",
-                       quoting=csv.QUOTE_MINIMAL)
-        writer.writerow(cols)
-        for row in rows:
-            writer.writerow([cell(row.get(column)) for column in cols])
-        return buf.getvalue()
-    return _table(rows, 4 if precision is None else precision, meta or {})
+    writer.writerows([cols] + [[cell(row.get(column)) for column in cols] for row in rows])
+    return buf.getvalue()
 
 
 def _table(rows, precision, meta) -> str:

@@ -72,24 +72,12 @@ class Options:
                 isinstance(self.pool, str) and os.path.isfile(self.pool)):
             raise ValueError(f"pool={self.pool!r}: expected 'run', 'qrels', 'union', 'qrels+N' (N unjudged placeholders "
                              "beside the judged documents) or the path of a candidate file")
-        if not (isinstance(self.pool_depth, int) and self.pool_depth >= 1):
-            raise ValueError(f"pool_depth={self.pool_depth!r}: expected a positive integer (--pool-depth)")
-        for name, allowed in _CHOICES.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name}={getattr(self, name)!r}: expected one of {', '.join(map(repr, allowed))}")
+        for name, (fits, expected) in _CHECKS.items():
+            if not fits(getattr(self, name)):
+                raise ValueError(f"{name}={getattr(self, name)!r}: {expected}")
         from ..core.holes import World
 
         World.parse(self.holes)  # ValueError naming the worlds
-        if self.depth is not None and not (isinstance(self.depth, int) and self.depth >= 1):
-            raise ValueError(f"depth={self.depth!r}: expected None or a positive integer (-M)")
-        if not (isinstance(self.permutations, int) and 10 <= self.permutations <= 1_000_000):
-            raise ValueError(f"permutations={self.permutations!r}: expected 10 to 1,000,000 (memory grows with them)")
-        if not (isinstance(self.holes_samples, int) and 1 <= self.holes_samples <= 1_000_000):
-            raise ValueError(f"holes_samples={self.holes_samples!r}: expected 1 to 1,000,000 (memory grows with them)")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed <= MAX_SEED:
-            raise ValueError(f"seed={self.seed!r}: {SEED_RANGE}")
-        if self.ci is not None and not (isinstance(self.ci, float) and 0 < self.ci < 1):
-            raise ValueError(f"ci={self.ci!r}: expected None or the interval's level, strictly between 0 and 1 (0.95)")
 
 
 # The random draws are keyed by a 64-bit seed (core/draws.py): a larger or negative seed would wrap onto
@@ -98,9 +86,25 @@ MAX_SEED = 2 ** 64 - 1
 SEED_RANGE = "a seed is a whole number from 0 to 2**64 - 1 (18446744073709551615)"
 
 
-# the values each Options field may take (the command line's choices)
+def _whole(low: int, high: float = float("inf"), none: bool = False):
+    """A check that a value is a whole number from ``low`` to ``high`` (``none``: or None)."""
+    return lambda value: (none and value is None) or (isinstance(value, int) and low <= value <= high)
+
+
+# each Options field's check and what it expects (the command line's choices and ranges), in order
 _CHOICES = {"ties": ("score", "rank", "file"), "score_precision": ("float64", "float32"), "expectation": ("exact", "paper"),
             "undefined": ("zero", "skip"), "trec_version": ("10", "9"), "holes_prior": ("run", "pool", "mix")}
+_CHECKS = {
+    "pool_depth": (_whole(1), "expected a positive integer (--pool-depth)"),
+    **{name: (allowed.__contains__, f"expected one of {', '.join(map(repr, allowed))}") for name, allowed in _CHOICES.items()},
+    "depth": (_whole(1, none=True), "expected None or a positive integer (-M)"),
+    "permutations": (_whole(10, 1_000_000), "expected 10 to 1,000,000 (memory grows with them)"),
+    "holes_samples": (_whole(1, 1_000_000), "expected 1 to 1,000,000 (memory grows with them)"),
+    "seed": (lambda value: not isinstance(value, bool) and isinstance(value, (int, np.integer)) and 0 <= value <= MAX_SEED,
+             SEED_RANGE),
+    "ci": (lambda value: value is None or (isinstance(value, float) and 0 < value < 1),
+           "expected None or the interval's level, strictly between 0 and 1 (0.95)"),
+}
 
 
 LEVEL_BELOW_ZERO = ("a relevance level below 0 is refused: trec_eval's codes would count unjudged documents "

@@ -16,7 +16,7 @@ from ..inputs.trec import Qrels, Run, read_bytes, read_qrels, read_run
 from .blocks import Options, RunResult, metric_values, plain_values, query_set, refuse_prior_variants
 
 __all__ = ["Options", "Result", "RunResult", "load_qrels", "load_run", "parse_run", "holes_note", "resolve_metrics",
-           "runs_holes", "with_runs_holes", "both_notes", "query_set", "metric_values", "plain_values"]
+           "with_runs_holes", "both_notes", "query_set", "metric_values", "plain_values"]
 
 
 @dataclass(kw_only=True)
@@ -271,62 +271,6 @@ def default_bounds_note(measures: list, variants: list) -> str:
 
 # --------------------------------------------------------------------------- the runs' shared holes
 
-def runs_holes(qrels: Qrels, runs) -> tuple:
-    """The closed world over the runs given (docs/holes.md): per query of the qrels, how many distinct
-    documents the runs retrieved that the qrels do not list, as (qid, n) pairs.  ``runs``: Runs, paths
-    or sources that ``load`` themselves (orchestrator.RunFile: a file read again only while it is the
-    file the plan saw).  ``-M`` is not applied: a document below a run's depth is outside its ranking,
-    and may be relevant (:func:`with_runs_holes`)."""
-    import pyarrow as pa
-
-    from ..inputs import fingerprints
-    from .ordering import natural_order, qrels_queries, unjudged
-
-    # Each run joined to the qrels as the evaluation joins it (the judged docids' fingerprints, kept
-    # on the qrels, serve the evaluation after), and the distinct unjudged (query, docid) pairs
-    # counted on fingerprints; docids they cannot decide are counted by Arrow (_arrow_runs_holes).
-    qids = natural_order(qrels_queries(qrels))
-    groups, docids = [], []
-    for source in runs:
-        got = unjudged(_loaded(source, qrels), qrels, qids)
-        if got is None:
-            return _arrow_runs_holes(qrels, runs)
-        groups.append(got[0])
-        docids.append(got[1])
-    counts = fingerprints.distinct_per_group(np.concatenate(groups), pa.concat_arrays(docids), len(qids)) \
-        if groups else None
-    if counts is None:
-        return _arrow_runs_holes(qrels, runs)
-    return tuple(sorted((qids[index], int(counts[index])) for index in np.flatnonzero(counts)))
-
-
-def _arrow_runs_holes(qrels: Qrels, runs) -> tuple:
-    """:func:`runs_holes` by Arrow's hashes of "qid NUL docid" strings."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from ..inputs.arrow import scalar, string_array
-
-    # string_array and scalar, not pa.array of a list nor a Python str or int converted by pyarrow.compute:
-    # each imports pandas (inputs/arrow.py)
-    sep = scalar("\x00", pa.string())
-    judged = pc.binary_join_element_wise(qrels.qid, qrels.docid, sep)
-    queries = string_array(sorted(set(qrels.qid.to_pylist())))
-    keys = []
-    for given in runs:
-        run = _loaded(given, qrels)
-        qid, docid = pa.array(run.qid, pa.string()), pa.array(run.docid, pa.string())
-        key = pc.binary_join_element_wise(qid, docid, sep)
-        keep = pc.and_(pc.invert(pc.is_in(key, value_set=judged)), pc.is_in(qid, value_set=queries))
-        keys.append(pc.filter(key, keep))
-    if not keys:
-        return ()
-    unique = pc.unique(pa.concat_arrays(keys))
-    qid = pc.list_element(pc.split_pattern(unique, "\x00", max_splits=1), scalar(0, pa.int64()))
-    counts = pc.value_counts(qid)
-    return tuple(sorted(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist())))
-
-
 def _loaded(source, qrels: Qrels) -> Run:
     if isinstance(source, Run):
         return source
@@ -334,42 +278,45 @@ def _loaded(source, qrels: Qrels) -> Run:
 
 
 def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
-    """``options`` with the runs' shared holes (:func:`runs_holes`) when a hole bound is asked for over
-    more than one run, or under -M (the documents below the depth, unjudged, are outside the ranking
-    and may be relevant), with open=est's ceilings and --holes-list's documents (:func:`runs_documents`);
-    unchanged otherwise (one run's holes are its own)."""
+    """``options`` with what the hole bounds read of every run (:func:`runs_documents`): the closed
+    world over the runs, per query the distinct documents they retrieved that the qrels do not list
+    (docs/holes.md), when a hole bound is asked for over more than one run or under -M (a document
+    below the depth is outside the ranking, and may be relevant); open=est's ceilings; --holes-list's
+    documents.  Unchanged otherwise (one run's holes are its own)."""
     import dataclasses
 
     from ..core.holes import World, judge_next, yield_ceiling
     from ..core.variants import HOLE_VARIANTS
 
     bounded = [metric.measure for metric in metrics if metric.variant in HOLE_VARIANTS]
-    if qrels.letor or not bounded:
+    estimate, shared = World.parse(options.holes).estimate, len(runs) > 1 or options.depth is not None
+    if qrels.letor or not bounded or not (estimate or options.holes_list or shared):
         return options
-    estimate = World.parse(options.holes).estimate
-    if estimate or options.holes_list:
-        qids, names, (query, doc, rank, judged, relevant), lengths = runs_documents(qrels, runs, options)
-        if estimate:
-            caps = yield_ceiling(query, doc, rank, judged, relevant, lengths, len(qids))
-            options = dataclasses.replace(options, holes_ceiling=tuple(zip(qids, caps.tolist())))
-        if options.holes_list:
-            cutoffs = [measure.cutoff for measure in dict.fromkeys(bounded)]
-            listed = judge_next(query, doc, rank, judged, cutoffs, options.holes_list)
-            options = dataclasses.replace(options, holes_listed=tuple(
-                (qids[q], names[d], score, count, best) for q, d, score, count, best in listed))
-    if len(runs) < 2 and options.depth is None:
-        return options
-    return dataclasses.replace(options, holes_pool=runs_holes(qrels, runs))
+    qids, names, (query, doc, rank, judged, relevant), lengths = runs_documents(qrels, runs, options)
+    changes = {}
+    if estimate:
+        caps = yield_ceiling(query, doc, rank, judged, relevant, lengths, len(qids))
+        changes["holes_ceiling"] = tuple(zip(qids, caps.tolist()))
+    if options.holes_list:
+        cutoffs = [measure.cutoff for measure in dict.fromkeys(bounded)]
+        listed = judge_next(query, doc, rank, judged, cutoffs, options.holes_list)
+        changes["holes_listed"] = tuple((qids[q], names[d].as_py(), score, count, best)
+                                        for q, d, score, count, best in listed)
+    if shared:
+        width = max(len(names), 1)
+        counts = np.bincount(np.unique(query[~judged] * width + doc[~judged]) // width, minlength=len(qids))
+        changes["holes_pool"] = tuple((qids[index], int(counts[index])) for index in np.flatnonzero(counts))
+    return dataclasses.replace(options, **changes)
 
 
 def runs_documents(qrels: Qrels, runs, options: Options) -> tuple:
     """Every run read and ranked (ties and precision as evaluated, without -M): the query set, the
-    docids (a document's code indexes them), one entry per (run, ranked document) (query index,
+    docids (Arrow strings; a document's code indexes them), one entry per (run, ranked document) (query index,
     document code, 1-based rank, judged, relevant at -l) and each run's ranking length per query."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..inputs.arrow import to_numpy
+    from ..inputs.arrow import string_array, to_numpy
     from .ordering import natural_order, qrels_queries, rank_run
 
     qids = natural_order(qrels_queries(qrels))
@@ -377,16 +324,16 @@ def runs_documents(qrels: Qrels, runs, options: Options) -> tuple:
     for source in runs:
         ranked = rank_run(_loaded(source, qrels), qrels, qids, ties=options.ties, score_precision=options.score_precision)
         ranking = ranked.ranking
-        judged = np.ones(len(ranking.row), bool) if ranking.judged is None else np.asarray(ranking.judged, bool)
+        judged = np.asarray(ranking.judged, bool)
         parts.append((ranking.row, ranking.pos + 1, judged, judged & (ranking.grade >= options.rel_level)))
         docids.append(pa.array(ranked.docid, pa.string()))
         lengths.append(ranking.length)
     if not parts:
         empty = np.zeros(0, np.int64)
-        return qids, [], (empty, empty, empty, empty.astype(bool), empty.astype(bool)), []
+        return qids, string_array([]), (empty, empty, empty, empty.astype(bool), empty.astype(bool)), []
     encoded = pc.dictionary_encode(pa.concat_arrays(docids))
     columns = [np.concatenate(column) for column in zip(*parts)]
-    return qids, encoded.dictionary.to_pylist(), (columns[0], to_numpy(encoded.indices), *columns[1:]), lengths
+    return qids, encoded.dictionary, (columns[0], to_numpy(encoded.indices), *columns[1:]), lengths
 
 
 def both_notes(keep, warn):

@@ -10,8 +10,7 @@ from ..inputs.arrow import numeric_array, scalar, to_numpy
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates, numeric_ids
 from ..core.kernels import Judgements, Ranking, spans
 
-__all__ = ["natural_order", "judgements", "rank_run", "RankedRun", "run_queries", "trec_order", "unjudged",
-           "prepare_join"]
+__all__ = ["natural_order", "judgements", "rank_run", "RankedRun", "run_queries", "trec_order", "prepare_join"]
 
 
 def _natural_key(text: str):
@@ -424,23 +423,6 @@ def _query_index(qdict, qids: list) -> np.ndarray:
     costs less than building Arrow's hash table of ``qids`` for them."""
     at = {qid: index for index, qid in enumerate(qids)}
     return np.array([at.get(qid, -1) for qid in qdict.to_pylist()], dtype=np.int64)
-
-
-def unjudged(run: Run, qrels: Qrels, qids: list):
-    """(query-set index, docid) of each row of ``run`` whose query is one of ``qids`` and whose
-    docid the qrels do not judge for that query (pyarrow strings), or None when the fingerprints
-    cannot join the docids (long docids, a shared fingerprint): the caller then joins by Arrow."""
-    import pyarrow.compute as pc
-
-    qdict, qcode = run_queries(run)
-    jdict, jkeys, _ = _join_index(qrels, qids)
-    docid = _docids_like(run, jdict)
-    query = _query_index(qdict, qids)[qcode]
-    got = _pair_entries(qrels, jdict, jkeys, docid, query)
-    if got is None:
-        return None
-    rows = np.flatnonzero((query >= 0) & (got[0] < 0))
-    return query[rows], pc.take(docid, numeric_array(rows))
 
 
 def precision_swaps(score64, order, query, qkey, docid, score_precision: str, depth=None) -> int:

@@ -325,8 +325,7 @@ class DaskPool(Sequential):
 def _connect(address: str, timeout: float, start: float | None = None):
     """A ``dask.distributed.Client`` of the scheduler at ``address``, or :class:`ParallelError` within about
     ``timeout`` seconds: made in a daemon thread and waited for, since Dask's own timeout does not bound
-    a silent listener or a service that is not Dask's; the finalizer of a client that never connected
-    is kept quiet (:func:`_quiet_client_del`)."""
+    a silent listener or a service that is not Dask's."""
     import threading
     import time
 
@@ -343,7 +342,6 @@ def _connect(address: str, timeout: float, start: float | None = None):
         except BaseException as exc:  # noqa: BLE001 - reported by the caller, as one line
             box["error"] = exc
 
-    _quiet_client_del()
     thread = threading.Thread(target=connect, name="ulnorm-eval-dask-connect", daemon=True)
     thread.start()
     thread.join(max(0.1, timeout - (time.monotonic() - start)))  # the bound is --scheduler-timeout itself
@@ -417,26 +415,6 @@ def _refuse_other_code(address: str, identities) -> str:
         raise ParallelError(f"the Dask workers at {address} run another ulnorm-eval ({', '.join(other)}) than this "
                             f"command ({mine}): their numbers could differ; start them from the same installation")
     return mine
-
-
-def _quiet_client_del() -> None:
-    """Drop the 'Exception ignored in Client.__del__' traceback a client that never connected prints
-    when collected (it tries to close a connection it never had); every other unraisable error is
-    still reported."""
-    import sys
-
-    old = sys.unraisablehook
-    if getattr(old, "_ulnorm_eval", False):
-        return
-
-    def hook(unraisable):
-        obj = unraisable.object
-        if getattr(obj, "__qualname__", "") == "Client.__del__" and "distributed" in getattr(obj, "__module__", ""):
-            return
-        old(unraisable)
-
-    hook._ulnorm_eval = True
-    sys.unraisablehook = hook
 
 
 AUTO = 0  # -j auto (also -j 0): the usable cores, capped by the tasks (:func:`resolve_jobs`)

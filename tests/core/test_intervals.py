@@ -34,9 +34,11 @@ def test_count_matrix_is_kept_for_the_next_run_and_unchanged():
     other = resample_counts(9, 40, seed=6)
     assert other is not first and np.array_equal(other, intervals._draw_counts(9, 6, 0, 40))
     assert np.array_equal(resample_counts(9, 40, seed=5, start=10, stop=20), intervals._draw_counts(9, 5, 10, 20))
-    assert np.array_equal(resample_counts(9, 40, seed=5), first)
+    kept = resample_counts(9, 40, seed=5)
+    assert np.array_equal(kept, first)
     big = intervals._KEPT_CELLS // 40 + 1  # a larger matrix is drawn each time, not held in memory
-    assert resample_counts(big, 40, seed=5) is not resample_counts(big, 40, seed=5) and not intervals._KEPT
+    assert resample_counts(big, 40, seed=5) is not resample_counts(big, 40, seed=5)
+    assert resample_counts(9, 40, seed=5) is kept  # and the small one stays kept
 
 
 @pytest.mark.parametrize("n, rows", [(1, 3), (7, 50), (2001, 300), (2000, 1000)])
@@ -54,7 +56,6 @@ def test_count_matrix_peak_memory_is_the_matrix():
     their integer counts whole beside it (48 MB: the 'all' row's share of a 2M-line run's peak)."""
     import tracemalloc
 
-    intervals._KEPT.clear()  # (the last matrix is kept: drawn here, not found)
     tracemalloc.start()
     try:
         counts = resample_counts(2000, 1000, seed=0)

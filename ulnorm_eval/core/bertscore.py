@@ -186,28 +186,21 @@ class BertScores:
     layer: int
 
 
-def _expected(scorer, source, refs, k, order, sims=None):
-    if k is None:
-        lengths = [n_tokens(scorer, ref) for ref in refs]
-        texts = expected_summaries(scorer, source, lengths, order, sims)
-        return texts, (texts, [[ref] for ref in refs])
-    texts = expected_summaries(scorer, source, [k], order, sims)
-    return texts, (texts, [list(refs)])
-
-
-def _document_expectation(data, scorer, k, order: str, sims_of: dict, progress: bool = False):
-    """(D, 3) BERTScore of each document's expected summary (Algorithm 1 with ``order``) against its
-    references, the maximum over references as bert-score takes it; and the expected summaries' texts."""
-    c_all, r_all, docs, expected = [], [], [], []
+def _document_expectation(data, scorer, k, order: str, sims_of: list, progress=False):
+    """(D, 3) BERTScore of each document's expected summaries (Algorithm 1 with ``order``; k None: one
+    of each reference's length, against it) against its references, the maximum over them as
+    bert-score takes it; and the expected summaries' texts."""
+    cands, refs, docs, expected = [], [], [], []
     for doc in range(len(data.doc_ids)):
-        texts, (cands, refs_) = _expected(scorer, data.sources[doc], data.references[doc], k, order, sims=sims_of[doc])
+        references = list(data.references[doc])
+        lengths = [k] if k is not None else [n_tokens(scorer, ref) for ref in references]
+        texts = expected_summaries(scorer, data.sources[doc], lengths, order, sims_of[doc])
         expected.append(texts)
-        c_all += cands
-        r_all += refs_
-        docs += [doc] * len(cands)
+        cands += texts
+        refs += [references] if k is not None else [[ref] for ref in references]
+        docs += [doc] * len(texts)
     out = np.full((len(data.doc_ids), 3), -np.inf)
-    for doc, scores in zip(docs, bertscore(scorer, c_all, r_all, progress)):
-        out[doc] = np.maximum(out[doc], scores)  # several references: bert-score's element-wise maximum
+    np.maximum.at(out, np.asarray(docs, dtype=np.int64), bertscore(scorer, cands, refs, progress))
     return out, expected
 
 
@@ -216,18 +209,18 @@ def _both_ends(data, scorer, k, order: str, ties: str, progress, other: bool = T
     ``order`` (with their texts) and, when ``other``, in the reverse order (Algorithm 2 needs both ends)."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}")
-    sims_of = {doc: _token_similarities(scorer, data.sources[doc], ties) for doc in range(len(data.doc_ids))}
+    sims_of = [_token_similarities(scorer, source, ties) for source in data.sources]
     best, expected = _document_expectation(data, scorer, k, order, sims_of, progress)
     reverse = ORDERS[1 - ORDERS.index(order)]
     worst = _document_expectation(data, scorer, k, reverse, sims_of, progress)[0] if other else None
-    return sims_of, (best, expected), worst
+    return sims_of, best, expected, worst
 
 
 def heterogeneity(data, scorer, k=None, progress: bool = False, order: str = "increasing",
                   ties: str = "last") -> np.ndarray:
     """Algorithm 2's score of every document, |E_F(one end's k) - E_F(the other end's k)|, from the
     documents alone (no summary is scored): what --subset ranks by before any summary is scored."""
-    _, (best, _), worst = _both_ends(data, scorer, k, order, ties, progress)
+    _, best, _, worst = _both_ends(data, scorer, k, order, ties, progress)
     return np.abs(best[:, 2] - worst[:, 2])
 
 
@@ -257,7 +250,7 @@ def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "inc
     for (system, doc), scores in zip(where, vals):
         A[system, doc] = scores
     # E: one batched call over every document's expected summaries (per reference, or one with --k)
-    sims_of, (expected_by_doc, expected), W = _both_ends(data, scorer, k, order, ties, progress, hetero)
+    sims_of, expected_by_doc, expected, W = _both_ends(data, scorer, k, order, ties, progress, hetero)
     het = np.abs(expected_by_doc[:, 2] - W[:, 2]) if hetero else np.full(D, np.nan)
     E = np.broadcast_to(expected_by_doc[None, :, :], (S, D, 3)).copy()
     if per_candidate:

@@ -11,6 +11,7 @@ mean one product ``C @ x`` in whole numbers (the same bits on every BLAS).  Impo
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable, Sequence
 
@@ -24,9 +25,6 @@ LEVEL = 0.95
 ORDERINGS = 999  # K of the randomisation interval: (K + 1) 0.025 = 25, a whole number (an exact 95% test)
 _CELLS = 4_000_000  # count-matrix entries per chunk of resamples (32 MB of float64)
 _DRAW_CELLS = 1 << 18  # draws made (and counted) at a time within a chunk: 2 MB of int64
-
-
-_KEPT: dict = {}  # the last count matrix drawn, by (n, resamples, seed, start, stop): read-only
 _KEPT_CELLS = 1 << 18  # kept only up to 2 MB: a larger one (2,000 queries: 16 MB) would stay in the peak memory
 
 
@@ -34,19 +32,19 @@ def resample_counts(n: int, resamples: int = RESAMPLES, seed: int = 0, start: in
     """Rows ``start:stop`` of the B x n count matrix: how often each of ``n`` queries is drawn in each
     resample of n draws with replacement, from one generator keyed by (seed, start).  The chunks
     :func:`means_intervals` asks for depend on n only, so the same seed and n give the same matrix.
-
-    The last matrix (one chunk, up to ``_KEPT_CELLS`` counts) is kept, read-only: the runs of a
-    command share their query set, so each would draw the same 1000 x n counts again."""
+    The last one of at most ``_KEPT_CELLS`` counts is kept, read-only: a command's runs share their
+    query set."""
     stop = resamples if stop is None else stop
-    key = (int(n), int(resamples), int(seed), int(start), int(stop))
-    kept = _KEPT.get(key)
-    if kept is None:
-        kept = _draw_counts(n, seed, start, stop)
-        kept.flags.writeable = False
-        _KEPT.clear()
-        if kept.size <= _KEPT_CELLS:
-            _KEPT[key] = kept
-    return kept
+    if n * (stop - start) > _KEPT_CELLS:
+        return _draw_counts(n, seed, start, stop)
+    return _kept_counts(int(n), int(seed), int(start), int(stop))
+
+
+@functools.lru_cache(maxsize=1)
+def _kept_counts(n: int, seed: int, start: int, stop: int) -> np.ndarray:
+    counts = _draw_counts(n, seed, start, stop)
+    counts.flags.writeable = False
+    return counts
 
 
 def prepare_counts(n: int, resamples: int = RESAMPLES, seed: int = 0) -> None:

@@ -104,45 +104,24 @@ def _stdin():
 
 
 class _Counted(io.RawIOBase):
-    """The compressed bytes, counted as the decompressor reads them."""
+    """A binary stream's bytes, counted as they are read; ``check`` sees the count after each read."""
 
-    def __init__(self, raw):
-        self.raw, self.n = raw, 0
-
-    def readable(self):
-        return True
-
-    def readinto(self, buffer):
-        data = self.raw.read(len(buffer))
-        size = len(data)
-        buffer[:size] = data
-        self.n += size
-        return size
-
-
-class _RatioGuard(io.RawIOBase):
-    """The decompressed bytes; refused once past RATIO_FLOOR when they outnumber the compressed bytes
-    read so far MAX_RATIO times (a decompression bomb: a few MB of gzip making GBs of blank lines
-    held whole by a reader fail within a second, not after minutes and gigabytes)."""
-
-    def __init__(self, handle, counted: _Counted, path: str, name: str):
-        self.fh, self.counted, self.path, self.name, self.out = handle, counted, path, name, 0
+    def __init__(self, raw, check=None):
+        self.raw, self.check, self.n = raw, check, 0
 
     def readable(self):
         return True
 
     def readinto(self, buffer):
-        size = self.fh.readinto(buffer)
-        self.out += size or 0
-        if self.out > RATIO_FLOOR and self.out > MAX_RATIO * max(self.counted.n, 1):
-            raise InputError(self.path, None, f"{self.name} data expanding more than {MAX_RATIO} times "
-                                              f"({self.counted.n} bytes to over {self.out}; "
-                                              "ULNORM_EVAL_MAX_RATIO): a decompression bomb?")
+        size = self.raw.readinto(buffer)
+        self.n += size or 0
+        if self.check is not None:
+            self.check(self.n)
         return size
 
     def close(self):
         try:
-            self.fh.close()
+            self.raw.close()
         finally:
             super().close()
 
@@ -174,9 +153,17 @@ def open_input(path: str):
             import importlib
 
             counted = _Counted(buf)
+
+            def ratio_guard(out: int) -> None:
+                # a decompression bomb (a few MB of gzip making GBs of blank lines held whole by a
+                # reader) fails within a second, not after minutes and gigabytes
+                if out > RATIO_FLOOR and out > MAX_RATIO * max(counted.n, 1):
+                    raise InputError(path, None, f"{name} data expanding more than {MAX_RATIO} times ({counted.n} "
+                                                 f"bytes to over {out}; ULNORM_EVAL_MAX_RATIO): a decompression bomb?")
+
             cls = getattr(importlib.import_module(module), cls)
             handle = cls(fileobj=counted, mode="rb") if module == "gzip" else cls(counted, mode="rb")
-            inner = io.BufferedReader(_RatioGuard(handle, counted, path, name))
+            inner = io.BufferedReader(_Counted(handle, ratio_guard))
             try:
                 _refuse_format(path, inner.peek(512)[:512], inside=name)
             except READ_ERRORS as exc:

@@ -8,11 +8,18 @@ those of the same data read from a file.
 """
 from __future__ import annotations
 
-from .trec import EXACT, INEXACT, InputError, Qrels, Run, qrels_from_columns, run_from_columns
+import numpy as np
+
+from .arrow import string_array
+from .trec import EXACT, RESERVED, InputError, Qrels, Run, check_duplicates, check_grades, refuse_reserved_id
 
 __all__ = ["QUERY_COLUMNS", "DOC_COLUMNS", "GRADE_COLUMNS", "is_frame", "is_nested_dict", "qrels_from_object",
-           "run_from_object"]
+           "run_from_object", "from_columns"]
 
+# Integers given as numbers (a DataFrame's int64 column, a dict's ints) beyond 2^53 would become float64
+# silently: distinct scores 2^53 and 2^53 + 1 would tie (ordered by docid instead).
+INEXACT = ("is an integer beyond 2^53, which float64 (the type of every score and grade here) cannot hold exactly: "
+           "distinct values would become equal; scale them")
 QUERY_COLUMNS = ("query_id", "qid")
 DOC_COLUMNS = ("doc_id", "docno", "docid")
 GRADE_COLUMNS = ("relevance", "label", "rel")
@@ -109,8 +116,6 @@ def _from_dict(obj: dict, kind: str, name: str):
 def _require_real(frame, col: str, name: str) -> None:
     """Refuse a column of complex numbers, dates or durations, which pandas' to_numeric turns into
     numbers (nanoseconds; the imaginary part dropped later) instead of refusing them."""
-    import numpy as np
-
     values = frame[col]
     kind = values.dtype.kind
     if kind in "iuf":
@@ -124,10 +129,15 @@ def _require_real(frame, col: str, name: str) -> None:
         raise InputError(name, None, f"row {index}: {col} {values.iloc[index]!r} is not a number")
 
 
-def _columns_of(obj, kind: str, name: str, what: str, nested: str, empty: str):
-    """The query ids, document ids and values (with a DataFrame's ranks, or None) of a DataFrame or a
-    ``{qid: {docid: value}}`` dict of ``kind`` (qrels, run); an input error for any other object or
-    an empty one."""
+# kind -> (what it is called, the dict it may be, the refusal of an empty one)
+_KINDS = {"qrels": ("qrels", "{qid: {docid: relevance}}", "empty qrels: no judgements"),
+          "run": ("a run", "{qid: {docid: score}}", "empty run: no ranked documents")}
+
+
+def _from_object(obj, kind: str, name: str):
+    """Qrels or a run (``kind``) from a DataFrame or a ``{qid: {docid: value}}`` dict; an input error
+    for any other object or an empty one."""
+    what, nested, empty = _KINDS[kind]
     if is_frame(obj):
         frame = _standard(obj, kind, name)
         columns = (frame["query_id"].astype(str).tolist(), frame["doc_id"].astype(str).tolist(), frame.iloc[:, 2],
@@ -139,22 +149,49 @@ def _columns_of(obj, kind: str, name: str, what: str, nested: str, empty: str):
                                      f"or {nested}")
     if len(columns[0]) == 0:
         raise InputError(name, None, empty)
-    return columns
+    return from_columns(kind, *columns, name=name)
 
 
 def qrels_from_object(obj, name: str = "<qrels>") -> Qrels:
     """Qrels from a DataFrame (see the module's column names) or ``{qid: {docid: relevance}}``."""
-    if isinstance(obj, Qrels):
-        return obj
-    qids, docids, grades, _ = _columns_of(obj, "qrels", name, "qrels", "{qid: {docid: relevance}}",
-                                          "empty qrels: no judgements")
-    return qrels_from_columns(qids, docids, grades, path=name)
+    return obj if isinstance(obj, Qrels) else _from_object(obj, "qrels", name)
 
 
 def run_from_object(obj, name: str = "run") -> Run:
     """A run from a DataFrame (see the module's column names) or ``{qid: {docid: score}}``."""
-    if isinstance(obj, Run):
-        return obj
-    qids, docids, scores, ranks = _columns_of(obj, "run", name, "a run", "{qid: {docid: score}}",
-                                              "empty run: no ranked documents")
-    return run_from_columns(qids, docids, scores, ranks, name=name)
+    return obj if isinstance(obj, Run) else _from_object(obj, "run", name)
+
+
+def from_columns(kind: str, qids: list, docids: list, values, ranks=None, *, name: str):
+    """Qrels (``kind`` "qrels") or a run from the query ids and document ids (lists of ``str``), the
+    grades or scores (numbers) and a run's ranks (integers, optional) of each row, in order (a
+    DataFrame's columns, a dict of dicts' items, ir_datasets' qrels), checked: no 'all' query, no
+    lone surrogate, no integer beyond 2^53, no infinity, no repeated (query, document)."""
+    what = "relevance" if kind == "qrels" else "score"
+    if RESERVED in qids:
+        refuse_reserved_id(RESERVED, name, None, row=qids.index(RESERVED))
+    qid, docid = _text_array(qids, name, "query id"), _text_array(docids, name, "document id")
+    raw = np.asarray(values)
+    beyond = np.flatnonzero(np.abs(raw.astype(object)) > EXACT) if raw.dtype.kind in "iu" else ()
+    if len(beyond):
+        raise InputError(name, None, f"row {beyond[0]}: {what} {int(raw[beyond[0]])} {INEXACT}")
+    values = raw.astype(np.float64)
+    if not np.isfinite(values).all():
+        raise InputError(name, None, f"{'relevance' if kind == 'qrels' else 'scores'} must be finite")
+    check_duplicates(qid, docid, name, None, f"the {kind}")
+    if kind == "qrels":
+        check_grades(values, name, None)
+        return Qrels(qid=qid, docid=docid, grade=values, path=name)
+    rank = np.asarray(ranks, dtype=np.int64) if ranks is not None else None
+    return Run(qid=qid, docid=docid, score=values, rank=rank, name=name, path=name)
+
+
+def _text_array(texts: list, path: str, what: str):
+    """The ids as an Arrow string array; a lone surrogate (U+D800-U+DFFF, which no UTF-8 holds: a
+    mis-decoded file name, surrogateescape) is an input error naming the row."""
+    try:
+        return string_array(texts)
+    except UnicodeEncodeError:
+        row = next(i for i, text in enumerate(texts) if text.encode("utf-8", "replace").decode() != text)
+        raise InputError(path, None, f"row {row}: {what} {texts[row]!r} holds a lone surrogate, which is no text "
+                                     "(UTF-8 cannot write it): decode the ids with errors='replace', or fix them") from None

@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 
-from .trec import InputError, Qrels, qrels_from_columns
+from .in_memory import from_columns
+from .trec import InputError, Qrels
 
 __all__ = ["PREFIX", "is_irds", "read_irds_qrels"]
 
@@ -90,4 +91,4 @@ def read_irds_qrels(source: str) -> Qrels:
         raise InputError(source, None, f"the qrels of {ds_id!r} are not available locally ({exc})") from None
     if not qid:
         raise InputError(source, None, f"dataset {ds_id!r} has empty qrels")
-    return qrels_from_columns(qid, docid, grade, source)
+    return from_columns("qrels", qid, docid, grade, name=source)

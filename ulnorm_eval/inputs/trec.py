@@ -14,7 +14,6 @@ from .text import check_text, read_bytes  # noqa: F401 - re-exported
 
 __all__ = [
     "InputError", "Qrels", "Run", "read_qrels", "read_run", "file_run_name",
-    "qrels_from_columns", "run_from_columns",
 ]
 
 
@@ -250,12 +249,8 @@ def to_float(col, path: str, lines, name: str) -> np.ndarray:
 
 
 # Grades beyond 2^53 are no longer exact integers in float64, and sums and squares of grades near
-# 1e308 (gains, ideal rankings, bounds) overflow to inf: refused when read (docs/errors.md).  Integers
-# given as numbers (a DataFrame's int64 column, a dict's ints) beyond it would become float64
-# silently: distinct scores 2^53 and 2^53 + 1 would tie (ordered by docid instead).
+# 1e308 (gains, ideal rankings, bounds) overflow to inf: refused when read (docs/errors.md).
 EXACT = 1 << 53
-INEXACT = ("is an integer beyond 2^53, which float64 (the type of every score and grade here) cannot hold exactly: "
-           "distinct values would become equal; scale them")
 
 
 def check_grades(grade: np.ndarray, path: str, lines) -> None:
@@ -441,54 +436,3 @@ def file_run_name(path: str, tag: str | None = None) -> str:
         if base.lower().endswith(ext):
             base = base[: -len(ext)]
     return base
-
-
-def qrels_from_columns(qids: list, docids: list, relevance, path: str = "<qrels>") -> Qrels:
-    """Qrels from the query ids and document ids (lists of ``str``) and grades (numbers) of each
-    judgement, in order (a DataFrame's columns, a dict of dicts' items)."""
-    qid, docid, grade = _id_columns(qids, docids, relevance, path, "qrels")
-    check_grades(grade, path, None)
-    return Qrels(qid=qid, docid=docid, grade=grade, path=path)
-
-
-def _id_columns(qids: list, docids: list, values, path: str, kind: str) -> tuple:
-    """(query ids and document ids as Arrow arrays, the values as finite float64) of the qrels or a
-    run (``kind``), checked: no 'all' query, no lone surrogate, no integer beyond 2^53, no repeated
-    (query, document)."""
-    what, plural = ("relevance", "relevance") if kind == "qrels" else ("score", "scores")
-    if RESERVED in qids:
-        refuse_reserved_id(RESERVED, path, None, row=qids.index(RESERVED))
-    qid, docid = _text_array(qids, path, "query id"), _text_array(docids, path, "document id")
-    values = _exact_floats(values, path, what)
-    if not np.isfinite(values).all():
-        raise InputError(path, None, f"{plural} must be finite")
-    check_duplicates(qid, docid, path, None, f"the {kind}")
-    return qid, docid, values
-
-
-def _text_array(texts: list, path: str, what: str):
-    """The ids as an Arrow string array; a lone surrogate (U+D800-U+DFFF, which no UTF-8 holds: a
-    mis-decoded file name, surrogateescape) is an input error naming the row."""
-    try:
-        return string_array(texts)
-    except UnicodeEncodeError:
-        row = next(i for i, text in enumerate(texts) if text.encode("utf-8", "replace").decode() != text)
-        raise InputError(path, None, f"row {row}: {what} {texts[row]!r} holds a lone surrogate, which is no text "
-                                     "(UTF-8 cannot write it): decode the ids with errors='replace', or fix them") from None
-
-
-def _exact_floats(values, path: str, what: str) -> np.ndarray:
-    """``values`` as float64; integers beyond 2^53 (:data:`INEXACT`) are an input error naming the row."""
-    raw = np.asarray(values)
-    beyond = np.flatnonzero(np.abs(raw.astype(object)) > EXACT) if raw.dtype.kind in "iu" else ()
-    if len(beyond):
-        raise InputError(path, None, f"row {beyond[0]}: {what} {int(raw[beyond[0]])} {INEXACT}")
-    return raw.astype(np.float64)
-
-
-def run_from_columns(qids: list, docids: list, scores, ranks=None, name: str = "run") -> Run:
-    """A run from the query ids and document ids (lists of ``str``), scores and optionally ranks
-    (integers) of each ranked document, in order (a DataFrame's columns, a dict of dicts' items)."""
-    qid, docid, score = _id_columns(qids, docids, scores, name, "run")
-    rank = np.asarray(ranks, dtype=np.int64) if ranks is not None else None
-    return Run(qid=qid, docid=docid, score=score, rank=rank, name=name, path=name)

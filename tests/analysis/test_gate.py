@@ -14,7 +14,7 @@ from conftest import cli
 from ulnorm_eval.analysis.gate import Check, parse_threshold
 from ulnorm_eval.render.gate_md import verdict
 from ulnorm_eval.core.registry import UnknownMeasure, parse
-from ulnorm_eval.analysis.stats import paired_t, randomization
+from ulnorm_eval.analysis.stats import pairwise_bootstrap, pairwise_t, worse
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d4 1\nq2 0 d5 0\nq10 0 d6 1\nq10 0 d7 0\n"
 RUN_A = ("q1 Q0 d1 1 3.0 A\nq1 Q0 d2 2 2.0 A\nq1 Q0 d3 3 1.0 A\n"
@@ -165,18 +165,18 @@ def _bootstrap_by_hand(x, y, reps, seed):
 
 
 def test_bootstrap_gate_is_accepted_and_matches_a_direct_loop(case):
-    from ulnorm_eval.analysis.stats import bootstrap_less
-
     rng = np.random.default_rng(3)
     x, y = rng.random(12), rng.random(12) + 0.1
-    assert bootstrap_less(x, y, reps=500, seed=4) == _bootstrap_by_hand(x, y, 500, 4)
-    assert 0 < bootstrap_less(x, y, reps=500, seed=4) < 0.2  # y clearly better
-    assert bootstrap_less(x, x) == 1.0  # no difference: never significant
-    assert bootstrap_less(np.array([0.1, 0.2, 0.3]), np.array([0.2, 0.3, 0.4])) == 0.0  # constant drop
+    p = pairwise_bootstrap(x - y, reps=500, seed=4, alternative="less").p
+    assert p == _bootstrap_by_hand(x, y, 500, 4)
+    assert 0 < p < 0.2  # y clearly better
+    assert worse("bootstrap", x, y, 4) == _bootstrap_by_hand(x, y, 1000, 4)
+    assert worse("bootstrap", x, x) == 1.0  # no difference: never significant
+    assert worse("bootstrap", np.array([0.1, 0.2, 0.3]), np.array([0.2, 0.3, 0.4])) == 0.0  # constant drop
     # the CLI accepts the test compare accepts, and reports it
     res = cli("-m", "AP", "--norm", "none", "--baseline", case["b"], "--test", "bootstrap", "--alpha", "0.5",
               "--seed", "1", case["qrels"], case["a"], code=1)
-    p = bootstrap_less(AP_A, AP_B, seed=1)
+    p = worse("bootstrap", AP_A, AP_B, seed=1)
     assert f"p = {p:.3g} (paired bootstrap, one-sided, n = 3 of 3 queries, alpha = 0.5)" in res.stderr
 
 
@@ -270,21 +270,19 @@ def brute_force_sign_flip(d, alternative):
     return np.mean(np.abs(means) >= abs(obs) - tol)
 
 
-@pytest.mark.parametrize("alternative", ["less", "greater", "two-sided"])
-def test_randomization_exact_matches_enumeration(alternative):
+def test_randomization_exact_matches_enumeration():
     rng = np.random.default_rng(7)
-    x, y = rng.random(10), rng.random(10)
-    _, p = randomization(x, y, alternative, n_resamples=10_000)
-    assert p == pytest.approx(brute_force_sign_flip(x - y, alternative), abs=1e-12)
+    x, y = rng.random(10), rng.random(10)  # 2^10 <= 10,000 sign patterns: every one
+    assert worse("randomization", x, y) == pytest.approx(brute_force_sign_flip(x - y, "less"), abs=1e-12)
 
 
 def test_randomization_sampled_is_close_to_enumeration():
     rng = np.random.default_rng(3)
     x, y = rng.random(16), rng.random(16) + 0.1
     exact = brute_force_sign_flip(x - y, "less")  # 65,536 patterns
-    _, p = randomization(x, y, "less", n_resamples=10_000, seed=1)
+    p = worse("randomization", x, y, seed=1)
     assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / 10_000) + 1e-4
-    assert randomization(x, y, "less", n_resamples=10_000, seed=1) == (pytest.approx(np.mean(x - y)), p)
+    assert worse("randomization", x, y, seed=1) == p != worse("randomization", x, y, seed=2)
 
 
 def test_paired_t_matches_scipy_and_drops_nan_pairs():
@@ -294,21 +292,22 @@ def test_paired_t_matches_scipy_and_drops_nan_pairs():
     x, y = rng.random(30), rng.random(30)
     for alt in ("less", "greater", "two-sided"):
         ref = ttest_rel(x, y, alternative=alt)
-        assert paired_t(x, y, alt) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue))
+        res = pairwise_t(x - y, alternative=alt)
+        assert (res.statistic, res.p) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue))
+    assert worse("t", x, y) == pytest.approx(ttest_rel(x, y, alternative="less").pvalue)
     xn, yn = x.copy(), y.copy()
     xn[3], yn[7] = np.nan, np.nan
     keep = np.ones(30, bool)
     keep[[3, 7]] = False
-    assert paired_t(xn, yn)[1] == pytest.approx(ttest_rel(x[keep], y[keep]).pvalue)
+    assert worse("t", xn, yn) == pytest.approx(ttest_rel(x[keep], y[keep], alternative="less").pvalue)
 
 
 def test_degenerate_differences():
     x = np.array([0.25, 0.5, 0.75])  # exact in binary: the shifted differences are exactly constant
-    assert paired_t(x, x) == (0.0, 1.0)
-    assert randomization(x, x) == (0.0, 1.0)
-    assert paired_t(x - 0.125, x, "less")[1] == 0.0  # a constant drop on every query
-    assert paired_t(x - 0.125, x, "greater")[1] == 1.0
-    assert np.isnan(paired_t([0.2], [0.1])[1])
+    assert worse("t", x, x) == worse("randomization", x, x) == worse("bootstrap", x, x) == 1.0
+    assert worse("t", x - 0.125, x) == 0.0  # a constant drop on every query
+    assert worse("t", x + 0.125, x) == 1.0
+    assert np.isnan(worse("t", [0.2], [0.1])) and np.isnan(worse("bootstrap", [0.2, np.nan], [0.1, 0.3]))
 
 
 # --------------------------------------------------------------------------- boundaries

@@ -1,7 +1,7 @@
 """The statistics behind `compare`: paired tests, corrections, tau, PAD, swap rate, G-theory.
 
 Oracles: scipy (ttest_rel, its confidence interval, wilcoxon, kendalltau, permutation_test through
-stats.randomization), brute-force enumeration of sign flips, bootstrap resamples and Tukey HSD's
+stats.worse), brute-force enumeration of sign flips, bootstrap resamples and Tukey HSD's
 label permutations, a literal tau_AP, and hand-worked numbers (corrections, PAD, a two-way ANOVA
 checked with exact fractions).
 """
@@ -42,8 +42,9 @@ def test_pairwise_t_equals_scipy_ttest_rel(scores):
         assert (res.ci_low[k], res.ci_high[k]) == pytest.approx((lo, hi), rel=1e-12)
         d = scores[a] - scores[b]
         assert res.effect[k] == pytest.approx(d.mean() / d.std(ddof=1))
-        # and the CI gate's scalar test agrees
-        assert stats.paired_t(scores[a], scores[b])[1] == pytest.approx(res.p[k], rel=1e-12)
+        # and the CI gate's one-sided test agrees: half the two-sided p on the side of the difference
+        p_less = stats.worse("t", scores[a], scores[b])
+        assert p_less == pytest.approx(res.p[k] / 2 if d.mean() < 0 else 1 - res.p[k] / 2, rel=1e-12)
 
 
 def test_pairwise_t_degenerate_differences():
@@ -75,8 +76,10 @@ def test_randomization_exact_enumerates_all_sign_flips():
     res = stats.pairwise_randomization(D, reps=10_000)  # 2^9 = 512 <= reps: exact
     for k in range(len(D)):
         assert res.p[k] == _brute_randomization(D[k])
-        # the same p as the CI gate's scipy.stats.permutation_test
-        assert stats.randomization(D[k], np.zeros(9))[1] == pytest.approx(res.p[k], abs=1e-12)
+        # scipy.stats.permutation_test, the CI gate's, counts the same patterns (one side: "less")
+        less = sum(np.mean(np.array(s) * D[k]) <= D[k].mean() + 1e-12
+                   for s in itertools.product((1, -1), repeat=9)) / 2 ** 9
+        assert stats.worse("randomization", D[k], np.zeros(9)) == pytest.approx(less, abs=1e-12)
 
 
 def test_randomization_monte_carlo_is_seeded_and_close_to_exact():

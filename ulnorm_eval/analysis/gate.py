@@ -225,13 +225,13 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
 
     The paired test runs over the queries both were evaluated on (all qrels queries by default);
     ``test`` is 't' (paired t-test), 'randomization' (paired sign-flip test, seeded by ``seed``) or
-    'bootstrap' (:func:`.stats.bootstrap_less`, seeded by ``seed``): the tests compare accepts.
+    'bootstrap' (Sakai's, seeded by ``seed``): :func:`.stats.worse`.
     """
     import numpy as np
 
-    from .stats import WORSE
+    from .stats import GATE_TESTS, worse
 
-    if test not in WORSE:
+    if test not in GATE_TESTS:
         raise ValueError(f"unknown test {test!r} (t, randomization or bootstrap)")
     out = []
     bpos = {qid: index for index, qid in enumerate(baseline.qids)}
@@ -243,7 +243,7 @@ def check_baseline(result, baseline, max_drop: float, alpha: float | None = None
         for metric in gated(result.metrics):
             sign = orientation(metric)  # oriented: a drop is worse whatever the measure's direction
             run_values, base_values = sign * run.values[metric][run_index], sign * baseline.values[metric][base_index]
-            p_value = WORSE[test](run_values, base_values, seed)
+            p_value = worse(test, run_values, base_values, seed)
             mean, ref = sign * run.mean[metric], sign * baseline.mean[metric]
             dropped = mean - ref < -max_drop
             why = NO_MEAN if math.isnan(mean) else NO_BASE if math.isnan(ref) else ""

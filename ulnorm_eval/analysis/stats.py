@@ -1,7 +1,6 @@
-"""Paired significance tests over queries, the gate's (:func:`paired_t`, :func:`randomization`: the
-mean of d = x - y, ``alternative`` as scipy's, NaN pairs dropped, p = 1 when every difference is 0)
-and compare's: the ``pairwise_*`` tests on a matrix of differences (a row per pair of systems),
-every row at once with shared seeded resamples; corrections, Kendall's tau and its bootstrap
+"""Paired significance tests over queries: compare's ``pairwise_*`` tests on a matrix of differences
+(a row per pair of systems), every row at once with shared seeded resamples, and the gate's one-sided
+:func:`worse`; corrections, Kendall's tau and its bootstrap
 interval, tau_AP, PAD (Karmaker & Feng 2022 eq. 8), swap rates, and Kanoulas & Aslam 2009's
 variance components, Eρ² and Φ.
 """
@@ -13,73 +12,12 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "paired", "paired_t", "randomization",
-    "PairedTest", "pairwise_t", "pairwise_wilcoxon", "pairwise_randomization", "pairwise_bootstrap", "bootstrap_less",
-    "WORSE", "tukey_null",
+    "PairedTest", "pairwise_t", "pairwise_wilcoxon", "pairwise_randomization", "pairwise_bootstrap",
+    "worse", "GATE_TESTS", "tukey_null",
     "pairwise_tukey", "PAIRWISE", "FAMILYWISE", "adjust", "CORRECTIONS", "kendall_tau", "tau_interval", "tau_ap", "pad", "split_half_swap_rate", "swap_rate_between",
     "VarianceComponents", "variance_components", "erho2", "phi", "topics_needed",
 ]
 
-
-def paired(scores_a, scores_b) -> tuple[np.ndarray, np.ndarray]:
-    """The two value arrays as float64 with NaN pairs removed."""
-    scores_a = np.asarray(scores_a, dtype=np.float64)
-    scores_b = np.asarray(scores_b, dtype=np.float64)
-    if scores_a.shape != scores_b.shape:
-        raise ValueError(f"paired tests need equal lengths, got {scores_a.shape} and {scores_b.shape}")
-    valid = ~(np.isnan(scores_a) | np.isnan(scores_b))
-    return scores_a[valid], scores_b[valid]
-
-
-def paired_t(scores_a, scores_b, alternative: str = "two-sided") -> tuple[float, float]:
-    """Student's paired t-test: (t, p) with t = mean(d) / (sd(d) / sqrt(n)), n - 1 degrees of freedom.
-
-    scipy.stats.ttest_rel; NaN p-value when fewer than 2 pairs remain.
-    """
-    from scipy import stats
-
-    scores_a, scores_b = paired(scores_a, scores_b)
-    if len(scores_a) < 2:
-        return float("nan"), float("nan")
-    diffs = scores_a - scores_b
-    if not np.any(diffs != diffs[0]):  # constant differences: sd = 0, the t statistic is undefined
-        if diffs[0] == 0:
-            return 0.0, 1.0
-        # a constant non-zero shift is as strong as evidence gets
-        worse = diffs[0] < 0
-        p_value = 0.0 if alternative == "two-sided" or (alternative == "less") == worse else 1.0
-        return (-np.inf if worse else np.inf), p_value
-    res = stats.ttest_rel(scores_a, scores_b, alternative=alternative)
-    return float(res.statistic), float(res.pvalue)
-
-
-def randomization(scores_a, scores_b, alternative: str = "two-sided", n_resamples: int = 10_000,
-                  seed: int | None = 0) -> tuple[float, float]:
-    """Fisher's paired randomization (sign-flip) test of mean(d) (Smucker, Allan & Carterette 2007):
-    (mean difference, p), by scipy.stats.permutation_test (``permutation_type='samples'``: all 2^n sign
-    patterns when 2^n <= n_resamples, else seeded draws, p = (count + 1) / (B + 1)).  NaN p with fewer
-    than 2 pairs (as :func:`paired_t`; scipy refuses one)."""
-    from scipy import stats
-
-    scores_a, scores_b = paired(scores_a, scores_b)
-    if len(scores_a) < 2:
-        return float("nan"), float("nan")
-    diffs = scores_a - scores_b
-    if not np.any(diffs):
-        return 0.0, 1.0
-
-    def mean_diff(left, right, axis):
-        return np.mean(left - right, axis=axis)
-
-    res = stats.permutation_test((scores_a, scores_b), mean_diff, permutation_type="samples", vectorized=True,
-                                 alternative=alternative, n_resamples=n_resamples,
-                                 random_state=np.random.default_rng(seed))
-    return float(res.statistic), float(res.pvalue)
-
-
-# =========================================================================== comparing many systems
-# Vectorised counterparts of the tests above for `compare`: every pair of systems at once, with
-# shared resamples, plus corrections, rank correlation, swap rate, PAD and generalizability theory.
 
 _BATCH_ELEMENTS = 4_000_000  # bound on the temporaries of the resampling tests
 
@@ -140,13 +78,13 @@ def _t_test(moments: tuple, statistic, p_value, alpha) -> PairedTest:
     return PairedTest(diff=mean, statistic=statistic, p=p_value, effect=effect, ci_low=mean - half, ci_high=mean + half)
 
 
-def pairwise_t(diffs, alpha: float = 0.05) -> PairedTest:
-    """Student's paired t-test, two-sided: t = mean(d) / (sd(d)/sqrt(n)), n - 1 degrees of freedom.
+def pairwise_t(diffs, alpha: float = 0.05, alternative: str = "two-sided") -> PairedTest:
+    """Student's paired t-test: t = mean(d) / (sd(d)/sqrt(n)), n - 1 degrees of freedom.
 
     ``diffs``: differences x - y, shape (..., n queries); every leading index is one pair.  t and p
-    are scipy.stats.ttest_1samp's (d against 0, which is ttest_rel's).  Where every difference is 0 the
-    test is defined as t = 0, p = 1 (scipy leaves it NaN), as in ``paired_t``.  The interval is
-    mean(d) +- t_{1-alpha/2, n-1} sd(d)/sqrt(n).
+    are scipy.stats.ttest_1samp's (d against 0, which is ttest_rel's; ``alternative`` as scipy's).
+    Where every difference is 0 the test is defined as t = 0, p = 1 (scipy leaves it NaN).  The
+    interval is mean(d) +- t_{1-alpha/2, n-1} sd(d)/sqrt(n).
     """
     import warnings
 
@@ -155,7 +93,7 @@ def pairwise_t(diffs, alpha: float = 0.05) -> PairedTest:
     diffs, n, mean, std, effect = _moments(diffs)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on constant rows (t = +-inf, p = 0)
-        res = stats.ttest_1samp(diffs, 0.0, axis=-1)
+        res = stats.ttest_1samp(diffs, 0.0, axis=-1, alternative=alternative)
     zero = np.all(diffs == 0, axis=-1)
     return _t_test((n, mean, std, effect), np.where(zero, 0.0, res.statistic), np.where(zero, 1.0, res.pvalue), alpha)
 
@@ -202,14 +140,15 @@ def pairwise_randomization(diffs, reps: int = 10_000, seed: int = 0, alpha: floa
     return _t_test((n, mean, std, effect), mean, p_value.reshape(diffs.shape[:-1]), alpha)
 
 
-def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.05) -> PairedTest:
+def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.05,
+                       alternative: str = "two-sided") -> PairedTest:
     """Sakai's paired bootstrap test (Sakai, SIGIR 2006; used by Karmaker & Feng 2022 §4.4.2 and Kanoulas & Aslam 2009 §3.5).
 
     t(z) = mean(z) / (sd(z)/sqrt(n)) on the differences z; the differences are centred,
     w = z - mean(z), so that the null hypothesis holds, and B = ``reps`` resamples w* of size n
     are drawn with replacement, the same for every pair.  The achieved significance level is
-    ASL = #{b : |t(w*_b)| >= |t(z)|} / B, two-sided as in Sakai.  0/0 counts as t = 0 and x/0
-    as infinite.  The interval is the percentile interval of mean(z*) = mean(z) + mean(w*).
+    ASL = #{b : |t(w*_b)| >= |t(z)|} / B, two-sided as in Sakai (``alternative='less'``, the gate's:
+    #{b : t(w*_b) <= t(z)} / B).  0/0 counts as t = 0 and x/0 as infinite.  The interval is the percentile interval of mean(z*) = mean(z) + mean(w*).
 
     A resample is held as the multinomial counts c of each query (B x n), so mean(w*) = c.w/n
     and the sum of squares = c.w^2 are two matrix products over all pairs at once.
@@ -218,7 +157,8 @@ def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.
     counts = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=reps).astype(np.float64)
     flat = diffs.reshape(-1, n)
     means = flat.mean(axis=1)
-    observed = np.abs(_ratio(means, _sd(flat) / math.sqrt(n)))
+    side = np.abs if alternative == "two-sided" else np.negative  # 'less': -t against -t(z)
+    observed = side(_ratio(means, _sd(flat) / math.sqrt(n)))
     centred = flat - means[:, None]
     scale = np.abs(flat).max(axis=1, initial=0.0)[:, None]
     asl, low, high = (np.empty(len(flat)) for _ in range(3))
@@ -227,9 +167,9 @@ def pairwise_bootstrap(diffs, reps: int = 1000, seed: int = 0, alpha: float = 0.
         block = slice(start, start + per)
         boot_means = centred[block] @ counts.T / n  # (pairs, reps)
         boot_squares = (centred[block] ** 2) @ counts.T - n * boot_means ** 2
-        boot_statistic = np.abs(_t_of(boot_means, boot_squares, n, scale[block]))
-        bar = np.where(np.isfinite(observed[block]),
-                       observed[block] * (1 - 1e-12), observed[block])  # ties count as extreme
+        boot_statistic = side(_t_of(boot_means, boot_squares, n, scale[block]))
+        bar = observed[block]  # ties count as extreme
+        bar = np.subtract(bar, 1e-12 * np.abs(bar), out=bar.copy(), where=np.isfinite(bar))
         asl[block] = (boot_statistic >= bar[:, None]).mean(axis=1)
         quantiles = np.quantile(boot_means, [alpha / 2, 1 - alpha / 2], axis=1)
         low[block], high[block] = means[block] + quantiles[0], means[block] + quantiles[1]
@@ -247,32 +187,29 @@ def _t_of(mean, sum_squares, n: int, scale):
     return _ratio(np.where(flat & (np.abs(mean) <= 1e-9 * scale), 0.0, mean), std / math.sqrt(n))
 
 
-def bootstrap_less(run_values, base_values, reps: int = 1000, seed: int = 0) -> float:
-    """One-sided paired bootstrap p-value of "x is worse than y" (Sakai 2006, as :func:`pairwise_bootstrap`
-    but one-sided; the gate's ``--test bootstrap``): on the differences z = x - y (pairs with a NaN
-    dropped), t(z) = mean(z) / (sd(z)/sqrt(n)); the centred differences w = z - mean(z) are resampled
-    ``reps`` times with replacement (seeded) and p = #{b : t(w*_b) <= t(z)} / B."""
-    run_values, base_values = paired(run_values, base_values)
-    diffs = run_values - base_values
-    n_pairs = len(diffs)
-    if n_pairs < 2:
+def worse(test: str, run_values, base_values, seed: int = 0) -> float:
+    """The gate's one-sided p-value of "the run is worse than the baseline" (``--test``) on d = x - y,
+    pairs with a NaN dropped (NaN with fewer than 2): :func:`pairwise_t` or :func:`pairwise_bootstrap`
+    with ``alternative='less'``, or Fisher's randomization test by scipy.stats.permutation_test
+    (``permutation_type='samples'``: every sign pattern when 2^n <= 10,000, else 10,000 seeded draws,
+    p = (count + 1) / (B + 1); p = 1 when every difference is 0)."""
+    from scipy import stats
+
+    run, base = np.asarray(run_values, dtype=np.float64), np.asarray(base_values, dtype=np.float64)
+    keep = ~(np.isnan(run) | np.isnan(base))
+    run, base = run[keep], base[keep]
+    if len(run) < 2:
         return math.nan
-    scale = float(np.abs(diffs).max(initial=0.0))
-    mean_diff = diffs.mean()
-    observed = float(_t_of(np.array(mean_diff), np.array(((diffs - mean_diff) ** 2).sum()), n_pairs, scale))
-    centred = diffs - mean_diff
-    counts = np.random.default_rng(seed).multinomial(n_pairs,
-                                                     np.full(n_pairs, 1.0 / n_pairs), size=reps).astype(np.float64)
-    boot_means = counts @ centred / n_pairs
-    boot_statistics = _t_of(boot_means, counts @ (centred ** 2) - n_pairs * boot_means ** 2, n_pairs, scale)
-    bar = observed + 1e-12 * abs(observed) if math.isfinite(observed) else observed  # ties count as extreme
-    return float(np.mean(boot_statistics <= bar))
+    if test != "randomization":
+        return float(PAIRWISE[test](run - base, alternative="less", **({"seed": seed} if test == "bootstrap" else {})).p)
+    if not np.any(run - base):
+        return 1.0
+    return float(stats.permutation_test((run, base), lambda a, b, axis: np.mean(a - b, axis=axis), vectorized=True,
+                                        permutation_type="samples", alternative="less", n_resamples=10_000,
+                                        random_state=np.random.default_rng(seed)).pvalue)
 
 
-# the gate's one-sided tests of "run x is worse than baseline y" (--test): (x, y, seed) -> p
-WORSE = {"t": lambda x, y, seed: paired_t(x, y, alternative="less")[1],
-         "randomization": lambda x, y, seed: randomization(x, y, alternative="less", seed=seed)[1],
-         "bootstrap": lambda x, y, seed: bootstrap_less(x, y, seed=seed)}
+GATE_TESTS = ("t", "randomization", "bootstrap")  # the tests of :func:`worse`
 
 
 def tukey_null(scores, reps: int = 10_000, seed: int = 0) -> tuple:

@@ -404,7 +404,8 @@ def test_cli_errors_are_one_line_with_exit_2(synth, args, msg):
 def test_cli_input_errors(synth, tmp_path):
     qrels, runs = synth
     r = CliRunner().invoke(main, ["stability", qrels, runs[0]])
-    assert r.exit_code == 2 and r.output.strip() == "ulnorm-eval: stability needs at least two runs (systems)"
+    assert r.exit_code == 2 and r.output.strip() == ("ulnorm-eval: stability needs at least two runs (systems) "
+                                                 "(see 'ulnorm-eval stability --help')")
     r = CliRunner().invoke(main, ["stability", qrels, runs[0], str(tmp_path / "nope")])
     assert r.exit_code == 2 and r.output.strip().splitlines() == [f"ulnorm-eval: {tmp_path / 'nope'}: no such file"]
     bad = tmp_path / "bad"

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import click
 
-from ..core.variants import DEFAULT_WORLD, variant_names
-from .support import (CONTEXT, fail, flush, output_format, outputs_checked, plot_possible, refusals, split_names,
-                      split_variants, table_list, write_output)
+from ..core.variants import variant_names
+from .support import CONTEXT, fail, flush, output_format, outputs_checked, plot_possible, refusals, table_list, write_output
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
-from .types import ALPHA, FiniteFloat, NonEmpty
+from .types import ALPHA, FiniteFloat
 
 from .options import (MAX_DRAWS, MAX_TRIALS, POOL_BRIEF, HolesCommand, allow_disjoint_option, bounds_options, bundle,
-                      check_parallel, choice, groups_option, holes_option, holes_options, make_options, notes_option,
-                      ordering_options, output_options, parallel_options, scheduler_timeout, seed_option)
+                      check_parallel, choice, groups_option, holes_option, holes_options, make_options, measure_option,
+                      no_progress_option, norm_option, notes_option, ordering_options, output_options, parallel_options,
+                      plot_option, record, seed_option)
 
 TABLES = ("pairs", "systems", "summary")
 
@@ -53,13 +53,8 @@ Examples:
 def _eval_options(command, formats=DATA_FRAME_FORMATS, note=""):
     """The evaluation options that change a number (as in `eval`), and the output options."""
     return bundle(
-        click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
-                     help="Measure, repeatable (as in eval). Default: nDCG@10 AP RBP(p=0.8)."),
-        ordering_options, bounds_options, groups_option, parallel_options,
-        output_options(list(formats), "tsv", note),
-        click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png",
-                     help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."),
-        allow_disjoint_option, notes_option,
+        measure_option(), ordering_options, bounds_options, groups_option, parallel_options,
+        output_options(list(formats), "tsv", note), plot_option(), allow_disjoint_option, notes_option,
     )(command)
 
 
@@ -72,7 +67,7 @@ COMMON_BRIEF = {
 }
 COMPARE_BRIEF = {
     **COMMON_BRIEF,
-    "norm": "Variants compared with each measure (ul1, ul2, mm, ...) or none.  Default ul2.",
+    "variants": "Variants compared with each measure (ul1, ul2, mm, ...) or none.  Default ul2.",
     "test": "Paired test: t (default), wilcoxon, randomization, bootstrap or tukey (Tukey HSD, adjusted for every pair).",
     "correction": "Multiple-comparison correction over each metric's pairs (default holm).",
     "alpha": "Significance level (default 0.05).",
@@ -85,10 +80,9 @@ COMPARE_BRIEF = {
 @click.command("compare", cls=HolesCommand, context_settings=CONTEXT, epilog=COMPARE_EPILOG, brief=COMPARE_BRIEF)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--norm", metavar="LIST", type=NonEmpty(names=True),
-              help=f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).  "
-                   "Default: ul2 (eval's, E left out) for the measures with a closed-form E; measures whose E is a Monte Carlo "
-                   "estimate (IPrec, 11pt_avg, G, ...) get variants only from an explicit --norm or by name.")
+@norm_option(f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).  "
+             "Default: ul2 (eval's, E left out) for the measures with a closed-form E; measures whose E is a Monte "
+             "Carlo estimate (IPrec, 11pt_avg, G, ...) get variants only from an explicit --norm or by name.")
 @choice("--test", "t wilcoxon randomization bootstrap tukey",
         help="Paired test: Student's t, Wilcoxon's signed-rank, Fisher's randomization, Sakai's bootstrap, or the "
              "randomised Tukey HSD over all runs at once, whose p-values are adjusted for every pair (--correction "
@@ -119,9 +113,7 @@ COMPARE_BRIEF = {
               help="Test every run against RUN only (one of RUNS, by path or run name): the pairs table holds "
                    "the pairs (run, RUN), oriented run - RUN, corrected over them (and is printed in every "
                    "format); -f latex/markdown mark significance against RUN instead of between every pair.")
-@click.option("--no-progress", is_flag=True,
-              help="No progress bars on stderr (reading the runs, then the paired tests and swap trials, with the "
-                   "time left; shown on a terminal, or with ULNORM_EVAL_PROGRESS=always).")
+@no_progress_option
 @holes_options
 @seed_option
 @lambda f: _eval_options(f, FRAME_FORMATS,
@@ -163,13 +155,9 @@ def compare_view(opts: dict):
         raise click.UsageError(f"--holes {opts['holes'][1]}: compare has no gate to fail or warn; its pairs table says "
                                "which pairs the holes could reverse (holes_overlap).  Give only the world: "
                                "closed, open, open=N or open=P%")
-    try:
-        chosen = table_list(opts["tables"], TABLES)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
-    fmt = output_format(opts["fmt"],
-                        opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex is a paper table as -f latex is
-    return View(fmt=fmt, tables=tuple(chosen), precision=opts["precision"], output=opts["output"], plot=opts["plot"])
+    fmt = output_format(opts["fmt"], opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex: a paper table, as -f latex
+    return View(fmt=fmt, tables=tuple(table_list(opts["tables"], TABLES)), precision=opts["precision"],
+                output=opts["output"], plot=opts["plot"])
 
 
 def compare_request(given: dict, view):
@@ -191,20 +179,14 @@ def compare_request(given: dict, view):
     if given["subset_size"] is not None and given["subset"] == "all" and not given["swap_between"]:
         raise click.UsageError(f"--subset-size {given['subset_size']}: needs --subset uninformative or ideal (or "
                                "--swap-between); --subset all takes every query")
-    holes = given["holes"]
-    opts = make_options(**{**given,
-                           "holes": holes[0] if holes else DEFAULT_WORLD, "holes_samples": given["holes_samples"] or 1000})
-    keys = ("test", "reps", "seed", "correction", "alpha", "subset", "subset_size", "swap_trials", "phi_target")
     from ..render import progress  # the command line's bars (shown on a terminal)
 
-    return CompareRequest(qrels=given["qrels"], runs=tuple(given["runs"]), measures=split_names(given["measures"]) or None,
-                          variants=split_variants(given["norm"]),
-                          options=opts, groups=given["groups"], holes=bool(holes),
-                          holes_bootstrap=bool(holes and given["holes_samples"]), swap_between=given["swap_between"],
-                          allow_disjoint=given["allow_disjoint"], pairs="pairs" in view.tables or view.paper or given["plot"] is not None
-                          or given["baseline"] is not None, jobs=given["jobs"], scheduler=given["scheduler"], scheduler_timeout=scheduler_timeout(),
-                          compare={key: given[key] for key in keys}, baseline=given["baseline"],
-                          progress=None if given["no_progress"] else progress)
+    keys = ("test", "reps", "seed", "correction", "alpha", "subset", "subset_size", "swap_trials", "phi_target")
+    return record(CompareRequest, given, runs=tuple(given["runs"]), measures=given["measures"] or None,
+                  options=make_options(given), holes=bool(given["holes"]),
+                  holes_bootstrap=bool(given["holes"] and given["holes_samples"]),
+                  pairs="pairs" in view.tables or view.paper or given["plot"] is not None or given["baseline"] is not None,
+                  compare={key: given[key] for key in keys}, progress=None if given["no_progress"] else progress)
 
 
 @click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG,
@@ -256,12 +238,8 @@ def queries_request(given: dict):
     from ..analysis.query_types import QueriesRequest, Thresholds
 
     thresholds = Thresholds(**{key: given[key] for key in ("informative_gap", "ideal_gap", "hard_below", "easy_above")})
-    opts = make_options(**{**given, "holes": given["holes"][0] if given["holes"] else DEFAULT_WORLD})
-    return QueriesRequest(qrels=given["qrels"], runs=tuple(given["runs"]),
-                          measures=split_names(given["measures"]) or None, options=opts, thresholds=thresholds,
-                          groups=given["groups"], holes=bool(given["holes"]), allow_disjoint=given["allow_disjoint"],
-                          jobs=given["jobs"], scheduler=given["scheduler"],
-                          scheduler_timeout=scheduler_timeout())
+    return record(QueriesRequest, given, runs=tuple(given["runs"]), measures=given["measures"] or None,
+                  options=make_options(given), thresholds=thresholds, holes=bool(given["holes"]))
 
 
 SWAPS_EPILOG = """\b

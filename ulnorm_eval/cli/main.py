@@ -4,16 +4,17 @@ from __future__ import annotations
 import click
 
 from ..core.variants import DEFAULT_VARIANTS, DEFAULT_WORLD, variant_names
-from .support import (CONTEXT, fail, flush, output_format, outputs_checked, progress_bar, refusals, split_names,
-                      split_variants, table_layout, write_output, write_outputs_then)
+from .support import (CONTEXT, fail, flush, output_format, outputs_checked, progress_bar, refusals, table_layout,
+                      write_output, write_outputs_then)
 from ..render.format_names import RESULT_FORMATS
 from .trec import stops_as_trec_eval
-from .types import ALPHA, FiniteFloat, GateThreshold, NonEmpty
+from .types import ALPHA, FiniteFloat
 
 from .options import (POOL_BRIEF, HolesCommand, allow_disjoint_option, bounds_options, check_parallel, choice,
-                      ci_option, groups_option, holes_list_option, holes_options, make_options, notes_option,
-                      ordering_options, output_options, parallel_options, run_queries_option, scheduler_timeout,
-                      seed_option)
+                      ci_option, fail_below_option, groups_option, holes_list_option, holes_options, make_options,
+                      measure_option, names_option, no_progress_option, norm_option, notes_option, ordering_options,
+                      output_options, parallel_options, per_query_option, record, run_queries_option, seed_option,
+                      summary_md_option)
 
 EPILOG = """\b
 Examples:
@@ -148,14 +149,14 @@ def check_trec_formats(rel_format, results_format, debug_level) -> None:
 EVAL_BRIEF = {
     "measures": "Measure, repeatable: nDCG@10, AP@100, RBP(p=0.9), UL2(AP), or trec_eval's map, P.5,10; any "
                 "case.  Default nDCG@10 AP RBP(p=0.8).  Every name: ulnorm-eval measures.",
-    "norm": "Variants added to each measure: e, iub, wlb, ul1, ul2, mm, eb, em, db, uew or none.  Default e,ul2.",
+    "variants": "Variants added to each measure: e, iub, wlb, ul1, ul2, mm, eb, em, db, uew or none.  Default e,ul2.",
     "per_query": "Per-query rows before the mean ('all').",
     "rel_level": "Lowest grade counted relevant (default 1).",
     "pool": POOL_BRIEF,
     "fmt": "Default: table on a terminal, else trec lines (a pipe, a file).",
     "output": "Write to FILE; its extension picks the format (.tsv, .json, ...).",
     "trec": "trec_eval 10 drop-in: its output byte for byte for its flags (docs/trec_eval.md).",
-    "fail_below": "CI gate: exit 1 when a run's mean of METRIC is below VALUE, e.g. 'UL2(nDCG@10)=0.30'.",
+    "thresholds": "CI gate: exit 1 when a run's mean of METRIC is below VALUE, e.g. 'UL2(nDCG@10)=0.30'.",
     "baseline": "CI gate: exit 1 when a run's mean drops below RUN's (--max-drop D, --alpha A).",
     "notes": "Notes on stderr: short (each once), all, or none.",
 }
@@ -167,17 +168,12 @@ EVAL_BRIEF = {
 @click.option("--trec", "trec", is_flag=True,
               help="trec_eval 10 drop-in: its lines byte for byte for the same flags (-q -c -l -M -N -J -n -m ...), "
                    "its default measures (-m official), names and query set; no variants (docs/trec_eval.md).")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
-              help="Measure, repeatable: ir_measures syntax (nDCG@10, AP@100, RBP(p=0.9), UL2(AP)) or "
-                   "trec_eval names (ndcg_cut.10,20, map, P.5,10). Default: nDCG@10 AP RBP(p=0.8).")
-@click.option("--norm", "norm", metavar="LIST", type=NonEmpty(names=True),
-              help=f"Variants added to every measure, comma-separated ({variant_names()}) "
-                   f"or 'none'; an explicit LIST covers every measure with bounds.  Default: "
-                   f"{','.join(DEFAULT_VARIANTS).lower()} for the measures with a closed-form E; measures whose E is "
-                   "a Monte Carlo estimate (IPrec, 11pt_avg, G, ERR, ...: seconds to minutes a "
-                   "run) get variants only from an explicit --norm or by name, UL2(G) (a note on stderr says "
-                   "which).")
-@click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
+@measure_option()
+@norm_option(f"Variants added to every measure, comma-separated ({variant_names()}) or 'none'; an explicit LIST "
+             f"covers every measure with bounds.  Default: {','.join(DEFAULT_VARIANTS).lower()} for the measures with "
+             "a closed-form E; measures whose E is a Monte Carlo estimate (IPrec, 11pt_avg, G, ERR, ...: seconds to "
+             "minutes a run) get variants only from an explicit --norm or by name, UL2(G) (a note on stderr says which).")
+@per_query_option
 @click.option("-n", "--nosummary", is_flag=True, help="No 'all' rows (trec_eval's -n); trec format.")
 @ordering_options
 @click.option("-c", "complete", is_flag=True,
@@ -214,8 +210,7 @@ EVAL_BRIEF = {
 @holes_options
 @holes_list_option
 @seed_option
-@choice("--names", "canonical trec",
-        help="Measure names in the output: canonical (nDCG@10, UL2(AP)) or trec_eval's (ndcg_cut_10, ul2_map).")
+@names_option
 @output_options(RESULT_FORMATS, "trec",
                 "  tsv, csv, json and jsonl always hold every query and the 'all' row.")
 @groups_option
@@ -229,14 +224,9 @@ EVAL_BRIEF = {
                    "--sort=-METRIC for descending.  Table and trec formats.")
 @click.option("--head", type=click.IntRange(min=1), metavar="N",
               help="Only the first N per-query groups (implies -q).  Table and trec formats.")
-@click.option("--no-progress", is_flag=True, help="No progress bar on stderr (shown on a terminal for inputs "
-                                                  "over 4 MB, and with the time left once Monte Carlo bounds have "
-                                                  "run for a second; ULNORM_EVAL_PROGRESS=always shows it whatever "
-                                                  "stderr is).")
+@no_progress_option
 @notes_option
-@click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
-              help="CI gate, repeatable: exit 1 when a run's mean of METRIC is below VALUE, "
-                   "e.g. 'UL2(nDCG@10)=0.30'.  The metric is evaluated even if not in -m.")
+@fail_below_option
 @click.option("--baseline", type=click.Path(dir_okay=False, allow_dash=True), metavar="RUN",
               help="CI gate: compare every run with this run (evaluated with the same options, printed only "
                    "if also given as a RUN) on every metric except the bounds E, IUB, WLB.")
@@ -252,9 +242,7 @@ EVAL_BRIEF = {
               help="With --baseline: paired t-test (default), paired randomization test "
                    "(10,000 sign flips, seeded by --seed; exact for <= 13 queries) or Sakai's paired "
                    "bootstrap (1,000 resamples, seeded by --seed); one-sided.")
-@click.option("--summary-md", "summary_md", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Append a Markdown summary of the gate to FILE (created if absent): every check with its "
-                   "mean, threshold, margin and verdict, then the means.  For $GITHUB_STEP_SUMMARY.")
+@summary_md_option
 def eval_cmd(**options):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
     from ..analysis.eval_request import plan_eval, run_eval
@@ -283,7 +271,7 @@ def trec_defaults(options: dict) -> tuple[dict, list]:
     from .trec import trec_settings
 
     settings = trec_settings(options)
-    keys = ("measures", "norm", "names", "fmt", "precision", "strict_queries", "trec_nan", "rel_level")
+    keys = ("measures", "variants", "names", "fmt", "precision", "strict_queries", "trec_nan", "rel_level")
     return {**options, **{key: settings[key] for key in keys}}, list(settings["notes"])
 
 
@@ -310,23 +298,13 @@ def eval_request(given: dict):
     """`eval`'s options (checked, --trec's applied) -> an analysis.eval_request.EvalRequest."""
     from ..analysis.eval_request import EvalRequest
 
-    holes = given["holes"]
-    opts = make_options(**{**given, "holes": holes[0] if holes else DEFAULT_WORLD, "zscore": given["zscore_file"],
-                           "holes_samples": given["holes_samples"] or 1000,
-                           "ci": 1 - (given["alpha"] or 0.05) if given["ci"] else None})
-    measures = split_names(given["measures"])
     if given["names"] == "trec" and not given["trec"]:  # --trec keeps the first, as trec_eval (cli/trec.py)
         from ..core.registry import trec_repeats
-        repeated = trec_repeats(measures)
+        repeated = trec_repeats(given["measures"])
         if repeated:
             raise click.UsageError(repeated)
-    variants = split_variants(given["norm"])
-    same = ("qrels", "holes", "holes_samples", "sort", "head", "baseline", "max_drop", "alpha", "test", "allow_disjoint",
-            "groups", "stream", "jobs", "scheduler")
-    return EvalRequest(**{key: given[key] for key in same}, runs=tuple(given["runs"]), measures=tuple(measures),
-                       variants=None if variants is None else tuple(variants), options=opts,
-                       thresholds=tuple(given["fail_below"]), scheduler_timeout=scheduler_timeout(),
-                       strict_queries=given.get("strict_queries", False))
+    options = make_options(given, zscore=given["zscore_file"], ci=1 - (given["alpha"] or 0.05) if given["ci"] else None)
+    return record(EvalRequest, given, options=options)
 
 
 def with_intervals(request, view):

@@ -6,10 +6,8 @@ import click
 
 from .support import CONTEXT, flush, output_format, outputs_checked, refusals, table_layout, write_output
 from ..render.format_names import RESULT_FORMATS
-from .types import NonEmpty
-
-from .options import (allow_disjoint_option, check_parallel, choice, make_options, ordering_options, output_options,
-                      parallel_options, scheduler_timeout, run_queries_option)
+from .options import (allow_disjoint_option, check_parallel, make_options, measure_option, names_option,
+                      ordering_options, output_options, parallel_options, per_query_option, record, run_queries_option)
 
 EPILOG = """\b
 Examples:
@@ -38,14 +36,12 @@ Exit codes: 0 ok, 2 usage or input error.
 @click.option("--unique", is_flag=True,
               help="Unique relevant contributions UC(P@K) instead of NRG: relevant documents in the top K "
                    "that no prior run has in its top K (Normalized Residual Gain (SIGIR-AP 2024) App. B). Default measure P@10.")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
-              help="Measure (repeatable): nDCG[@k], DCG[@k], P@k, RBP(p=..)[@k], RR[@k], or NRG(...)/UC(P@k). "
-                   "Default: nDCG@10.")
-@click.option("-q", "--per-query", is_flag=True, help="Print per-query values before the mean ('all').")
+@measure_option("Measure (repeatable): nDCG[@k], DCG[@k], P@k, RBP(p=..)[@k], RR[@k], or NRG(...)/UC(P@k). "
+                "Default: nDCG@10.")
+@per_query_option
 @ordering_options
 @run_queries_option
-@choice("--names", "canonical trec",
-        help="Measure names: canonical (nDCG@10, NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, nrg_ndcg_cut_10).")
+@names_option
 @parallel_options
 @output_options(RESULT_FORMATS, "trec")
 @allow_disjoint_option
@@ -92,8 +88,5 @@ def nrg_request(opts: dict):
         raise click.UsageError("standard input ('-') can be given once")
     check_parallel(opts["jobs"], opts["scheduler"])
     protocol = next((flag_protocol for key, (_, flag_protocol) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)), "fixed")
-    return NRGRequest(qrels=opts["qrels"], runs=tuple(opts["runs"]), priors=tuple(opts["priors"]),
-                      measures=[name for value in opts["measures"] for name in value.split() if name] or None, protocol=protocol,
-                      group_by=opts["group_by"], best_by=opts["best_by"],
-                      unique=opts["unique"], options=make_options(**opts), allow_disjoint=opts["allow_disjoint"], jobs=opts["jobs"], scheduler=opts["scheduler"],
-                      scheduler_timeout=scheduler_timeout())
+    return record(NRGRequest, opts, measures=list(opts["measures"]) or None, protocol=protocol,
+                  options=make_options(opts))

@@ -1,5 +1,5 @@
-"""Option bundles shared by the commands (eval, compare, queries, nrg), so a flag means the same
-thing, with the same help, everywhere.  Only click is imported: `--help` stays instant."""
+"""Option bundles shared by the commands, so a flag means the same thing, with the same help, everywhere,
+and the records built from their values (:func:`record`).  Only click is imported: `--help` stays instant."""
 from __future__ import annotations
 
 import click
@@ -8,7 +8,7 @@ MAX_DRAWS = 1_000_000  # Monte Carlo draws: their values are held per query (8 b
 MAX_TRIALS = 100_000  # split halves, topic or document resamples, seeds: each holds a vector per system or query
 
 from ..core.variants import DEFAULT_WORLD
-from .types import FiniteFloat, Jobs, RelLevel
+from .types import FiniteFloat, GateThreshold, Jobs, NonEmpty, RelLevel
 
 
 def choice(*names, default=None, **kw):
@@ -29,6 +29,92 @@ def bundle(*options):
     return deco
 
 
+def record(cls, given: dict, **fields):
+    """The dataclass ``cls`` (a request, Options) from the options named as its fields, then ``fields``."""
+    import dataclasses
+
+    names = {field.name for field in dataclasses.fields(cls)}
+    return cls(**{**{key: value for key, value in given.items() if key in names}, **fields})
+
+
+def make_options(given: dict, **fields):
+    """pipeline.blocks.Options from a command's options (--holes: its world; --holes-samples: 1000 unless
+    given), then ``fields``."""
+    from ..pipeline.blocks import Options
+
+    holes = given.get("holes")
+    return record(Options, {**given, "holes": holes[0] if holes else DEFAULT_WORLD,
+                            "holes_samples": given.get("holes_samples") or 1000}, **fields)
+
+
+def split_names(values) -> list:
+    """-m values, each possibly several whitespace-separated names; whitespace inside parentheses,
+    brackets or braces belongs to the name (``RBP(p=0.5, rel=1)``)."""
+    out = []
+    for value in values:
+        depth, cur = 0, []
+        for char in value:
+            depth += (char in "([{") - (char in ")]}")
+            if char.isspace() and depth <= 0:
+                if cur:
+                    out.append("".join(cur))
+                cur = []
+                continue
+            cur.append(char)
+        if cur:
+            out.append("".join(cur))
+    return out
+
+
+def split_variants(value: str | None):
+    """--norm LIST: None (the default variants), () for 'none'/'plain', else the names."""
+    if value is None:
+        return None
+    parts = tuple(part.strip() for part in value.split(",") if part.strip())
+    return () if len(parts) == 1 and parts[0].lower() in ("none", "plain") else parts
+
+
+MEASURE_HELP = ("Measure, repeatable: ir_measures syntax (nDCG@10, AP@100, RBP(p=0.9), UL2(AP)) or trec_eval "
+                "names (ndcg_cut.10,20, map, P.5,10); any case. Default: nDCG@10 AP RBP(p=0.8).")
+
+
+def measure_option(help=MEASURE_HELP):
+    """-m/--measure, repeatable: the names given (several in one value: split_names)."""
+    return click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(), help=help,
+                        callback=lambda ctx, param, value: tuple(split_names(value)))
+
+
+def norm_option(help):
+    """--norm LIST as ``variants``: None (the default variants), () for 'none', else the names."""
+    return click.option("--norm", "variants", metavar="LIST", type=NonEmpty(names=True), help=help,
+                        callback=lambda ctx, param, value: split_variants(value))
+
+
+def plot_option(help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."):
+    return click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png", help=help)
+
+
+per_query_option = click.option("-q", "--per-query", is_flag=True, help="Per-query (summ: per-document) rows before "
+                                "the mean ('all').")
+names_option = choice("--names", "canonical trec", help="Measure names in the output: canonical (nDCG@10, "
+                      "UL2(AP), NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, ul2_map, nrg_ndcg_cut_10).")
+ties_option = choice("--ties", "score rank file",
+                     help="Order: score desc then docid desc (trec_eval); the rank column; or file order.")
+undefined_option = choice("--undefined", "zero skip", help="A query (summ: a document) whose variant is undefined "
+                          "(e.g. I = E) scores 0, or is left out of the mean.")
+no_progress_option = click.option(
+    "--no-progress", is_flag=True,
+    help="No progress bars on stderr (reading large inputs, Monte Carlo bounds, tests and optimisers, with the time "
+         "left; shown on a terminal, or with ULNORM_EVAL_PROGRESS=always whatever stderr is).")
+fail_below_option = click.option(
+    "--fail-below", "thresholds", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
+    help="CI gate, repeatable: exit 1 when a run's (summ: a system's) mean of METRIC is below VALUE, e.g. "
+         "'UL2(nDCG@10)=0.30'.  The metric is evaluated even if not in -m.")
+summary_md_option = click.option(
+    "--summary-md", "summary_md", type=click.Path(dir_okay=False), metavar="FILE",
+    help="Append a Markdown summary of the gate to FILE (created if absent): every check with its value, "
+         "threshold, margin and verdict, then the numbers.  For $GITHUB_STEP_SUMMARY.")
+
 # How a run is read and ordered: every number depends on these.
 ordering_options = bundle(
     click.option("-l", "--rel-level", type=RelLevel(), default=1, show_default=True,
@@ -36,8 +122,7 @@ ordering_options = bundle(
                       "'relevance: at -l' in `ulnorm-eval measures`) and by UC; >= 0 (0: every judged "
                       "document of grade 0 or more; unjudged ones never)."),
     click.option("-M", "--depth", type=click.IntRange(min=1), help="Keep only the top N documents per query."),
-    choice("--ties", "score rank file",
-           help="Order: score desc then docid desc (trec_eval); the rank column; or file order."),
+    ties_option,
     choice("--score-precision", "float64 float32",
            help="float32 reproduces trec_eval <= 9.0.8, pytrec_eval and ir_measures."),
 )
@@ -86,8 +171,7 @@ bounds_options = bundle(
     choice("--expectation", "exact paper",
            help="'paper' uses the papers' formulas verbatim (E[SP@k] = k(P/n)^2; nDCG and DCG with "
                 "2^R - 1 gains unless gains= is given) to reproduce their tables."),
-    choice("--undefined", "zero skip",
-           help="A query whose variant is undefined (e.g. I = E) scores 0, or is left out of the mean."),
+    undefined_option,
     click.option("--permutations", type=click.IntRange(min=10, max=MAX_DRAWS), default=1000, show_default=True,
                  help="Monte Carlo permutations (DB, and E/IUB of measures without a closed form); at most "
                       "1,000,000 (memory grows with them)."),
@@ -238,7 +322,7 @@ allow_disjoint_option = click.option(
 SEED = click.IntRange(0, 2 ** 64 - 1)
 
 seed_option = click.option("--seed", type=SEED, default=0, show_default=True,
-                           help="Seed of every random procedure (Monte Carlo permutations, tests).")
+                           help="Seed of every random procedure (Monte Carlo draws, resamples, tests, random starts).")
 
 groups_option = click.option("--groups", type=click.Path(dir_okay=False),
                              help="LETOR group-size file (default QRELS.query).")
@@ -259,8 +343,7 @@ parallel_options = bundle(
                       "extra).  The workers get the runs' bytes as read here, never a path (a worker elsewhere "
                       "would read another file)."),
     click.option("--scheduler-timeout", type=FiniteFloat(min=0, min_open=True), default=10.0, show_default=True,
-                 metavar="SECONDS", expose_value=False, is_eager=True,
-                 callback=lambda ctx, param, value: ctx.meta.__setitem__("scheduler_timeout", value),
+                 metavar="SECONDS",
                  help="Give up on --scheduler when no Dask scheduler has answered, or none of its workers joined, "
                       "within SECONDS."),
 )
@@ -272,11 +355,6 @@ notes_option = choice(
     help="Notes on stderr: short, each once, a note that several runs share said once, naming them compactly (-q is "
          "trec_eval's per-query flag, so quiet is --notes none); all, every run's whole note; none, no notes (errors, "
          "the gate's verdict and --holes-list's documents are still printed).")
-
-
-def scheduler_timeout() -> float:
-    """--scheduler-timeout of the running command (seconds)."""
-    return click.get_current_context().meta.get("scheduler_timeout", 10.0)
 
 
 def check_parallel(jobs: int, scheduler: str | None) -> None:
@@ -309,12 +387,3 @@ def output_options(formats, piped: str, note: str = ""):
         click.option("-o", "--output", type=click.Path(dir_okay=False),
                      help="Write to FILE (atomically) instead of stdout."),
     )
-
-
-def make_options(**given):
-    """api.Options from the bundles' values (names as the options'); the others take their defaults."""
-    import dataclasses
-
-    from ..pipeline.blocks import Options
-
-    return Options(**{field.name: given[field.name] for field in dataclasses.fields(Options) if field.name in given})

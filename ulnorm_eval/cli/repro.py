@@ -4,9 +4,9 @@ from __future__ import annotations
 import click
 
 from ..render.format_names import DATA_FRAME_FORMATS
-from .options import make_options, ordering_options, output_options
-from .support import CONTEXT, flush, output_format, outputs_checked, refusals, split_names, write_outputs_then
-from .types import FiniteFloat, NonEmpty
+from .options import make_options, measure_option, ordering_options, output_options, record, summary_md_option
+from .support import CONTEXT, flush, output_format, outputs_checked, refusals, write_outputs_then
+from .types import FiniteFloat
 
 EPILOG = """\b
 Examples:
@@ -28,8 +28,7 @@ QRELS comes first, as in every command.  Exit codes: 0 ok, 1 the --max-rmse/--mi
 @click.option("--baseline-pair", nargs=2, metavar="B_ORIG B_REPR", type=click.Path(dir_okay=False),
               help="The baseline's original and reproduced runs: adds their RMSE, KTU and RBO, and the effect ratio "
                    "and DeltaRI of ORIGINAL over B_ORIG against REPRODUCED over B_REPR.")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
-              help="Measure, repeatable (as in eval).  Default: nDCG@10 AP RBP(p=0.8).")
+@measure_option()
 @click.option("--rank-depth", type=click.IntRange(min=1, max=100_000), default=1000, show_default=True,
               help="Documents of each topic's rankings that KTU and RBO compare (repro_eval's 1000).")
 @click.option("--rbo-p", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.95, show_default=True,
@@ -37,9 +36,7 @@ QRELS comes first, as in every command.  Exit codes: 0 ok, 1 the --max-rmse/--mi
 @click.option("--max-rmse", type=FiniteFloat(min=0), metavar="X",
               help="CI gate: exit 1 when a pair's RMSE of a measure is above X.")
 @click.option("--min-ktu", type=FiniteFloat(-1, 1), metavar="Y", help="CI gate: exit 1 when a pair's KTU is below Y.")
-@click.option("--summary-md", "summary_md", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Append a Markdown summary (the gate's checks, then the tables) to FILE (created if absent).  "
-                   "For $GITHUB_STEP_SUMMARY.")
+@summary_md_option
 @ordering_options
 @output_options(DATA_FRAME_FORMATS, "tsv")
 def repro_cmd(**options):
@@ -53,10 +50,8 @@ def repro_cmd(**options):
     outputs_checked()
     view = View(fmt=output_format(options["fmt"], options["output"], DATA_FRAME_FORMATS, "tsv"),
                      precision=options["precision"], output=options["output"], summary_md=options["summary_md"])
-    request = ReproRequest(qrels=options["qrels"], original=options["original"], reproduced=options["reproduced"],
-                           baseline=options["baseline_pair"], measures=tuple(split_names(options["measures"])) or None,
-                           options=make_options(**options), depth=options["rank_depth"], rbo_p=options["rbo_p"],
-                           max_rmse=options["max_rmse"], min_ktu=options["min_ktu"])
+    request = record(ReproRequest, options, baseline=options["baseline_pair"], measures=options["measures"] or None,
+                     options=make_options(options), depth=options["rank_depth"])
     notes = []
     with refusals(ValueError):
         rep = repro_for_request(request, notes)

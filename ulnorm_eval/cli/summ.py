@@ -8,10 +8,12 @@ import sys
 import click
 
 from ..core.text_families import summ_help
-from .support import CONTEXT, flush, outputs_checked, refusals, split_variants
+from .support import CONTEXT, flush, outputs_checked, refusals
 from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
-from .options import MAX_TRIALS, SEED, choice, output_options
-from .types import GateThreshold, NonEmpty
+from .options import (MAX_TRIALS, choice, fail_below_option, measure_option, no_progress_option, norm_option,
+                      output_options, per_query_option, plot_option, record, seed_option, summary_md_option,
+                      undefined_option)
+from .types import NonEmpty
 
 
 EPILOG = """\b
@@ -33,10 +35,9 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
 @click.command("summ", context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.argument("systems", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(),
-              help=HELP["measure"])
-@click.option("--norm", "norm", metavar="LIST", type=NonEmpty(names=True), help=HELP["norm"])
-@click.option("-q", "--per-query", is_flag=True, help="Per-document values before each system's mean ('all').")
+@measure_option(HELP["measure"])
+@norm_option(HELP["norm"])
+@per_query_option
 @output_options(RESULT_FORMATS, "trec")
 @click.option("--stem/--no-stem", default=False, show_default=True, help="Porter stemming in ROUGE's tokeniser.")
 @choice("--combine", "max mean pooled",
@@ -51,9 +52,8 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
              "candidate's length.")
 @click.option("--draws", type=click.IntRange(min=2), default=200, show_default=True,
               help="Monte Carlo draws for E of ROUGE-2, ROUGE-L (and ROUGE-1 with --combine max).")
-@click.option("--seed", type=SEED, default=0, show_default=True, help="Seed of the Monte Carlo draws.")
-@choice("--undefined", "zero skip",
-        help="A document whose variant is undefined (I = E) scores 0, or is left out of the mean.")
+@seed_option
+@undefined_option
 @click.option("--systems", "only_systems", metavar="LIST", type=NonEmpty(names=True),
               help="Only these systems (comma-separated), or 'abstractive' (SummEval's 12: M8-M23).")
 @click.option("--model", type=click.Path(exists=True, file_okay=False), metavar="PATH",
@@ -89,19 +89,13 @@ ABSTRACTIVE = ("M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20
 @choice("--ratings", "expert crowd", help="--correlate: whose ratings.")
 @click.option("--level", "levels", type=click.Choice(["summary", "system"]), multiple=True,
               help="--correlate: summary level (within documents, averaged) and/or system level. Default: both.")
-@click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE",
-              help="--correlate: a bar chart of the correlations (PNG/PDF/SVG; needs matplotlib).")
-@click.option("--fail-below", "fail_below", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
-              help="CI gate, repeatable: exit 1 when a system's mean of METRIC is below VALUE.")
-@click.option("--summary-md", "summary_md", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Append a Markdown summary of the gate to FILE (created if absent), as eval --summary-md: "
-                   "every check with its mean, threshold, margin and verdict, then the means.")
+@plot_option("--correlate: a bar chart of the correlations (png, svg or pdf; needs matplotlib).")
+@fail_below_option
+@summary_md_option
 @click.option("--docs", "max_docs", type=click.IntRange(min=1), metavar="N",
               help="Only the first N documents (a quick look before a full run; BERTScore takes minutes on "
                    "SummEval's 100 x 16 summaries).  Applied before --subset.")
-@click.option("--no-progress", is_flag=True,
-              help="No progress bars on stderr (BERTScore's and ROUGE's Monte Carlo E, with the time left; shown on "
-                   "a terminal, or with ULNORM_EVAL_PROGRESS=always).")
+@no_progress_option
 def summ_cmd(**options):
     """Evaluate summaries: DATA is SummEval's paired JSONL, or a documents file (JSONL id/source/references or
     TSV id, source, reference...) followed by one 'id, summary' file per system."""
@@ -135,16 +129,10 @@ def summ_request(options: dict):
             tokens = 0
         if tokens < 1:
             raise click.UsageError("--k takes a positive number of tokens or 'candidate'")
-    keys = ("stem", "combine", "length", "upper", "draws", "seed", "undefined", "model", "layer",
-            "batch_size")
-    opts = se.SummOptions(**{key: options[key] for key in keys}, k=tokens)
-    measures = [name for given in options["measures"] for name in given.split() if name] or None
-    return se.SummRequest(data=options["data"], systems=tuple(options["systems"]), measures=measures, variants=split_variants(options["norm"]), thresholds=tuple(options["fail_below"]),
-                          options=opts, only_systems=options["only_systems"], max_docs=options["max_docs"], subset=options["subset"], order=options["order"],
-                          token_ties=options["token_ties"], correlate=options["correlate"], ratings=options["ratings"], mc_repeats=options["mc_repeats"],
-                          # summ's long steps report to one rich bar with the time left
-                          progress=progress if progress.shown(not options["no_progress"]) else None,
-                          abstractive=ABSTRACTIVE)
+    return record(se.SummRequest, options, measures=list(options["measures"]) or None,
+                  options=record(se.SummOptions, options, k=tokens), abstractive=ABSTRACTIVE,
+                  # summ's long steps report to one rich bar with the time left
+                  progress=progress if progress.shown(not options["no_progress"]) else None)
 
 
 def summ_text(outcome, options: dict):

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-__all__ = ["CONTEXT", "fail", "flush", "said_once", "split_names", "split_variants", "write_output",
+__all__ = ["CONTEXT", "fail", "flush", "said_once", "write_output",
            "write_outputs_then",
            "output_format", "safe", "EXTENSIONS", "refusals", "progress_bar", "outputs_checked", "plot_possible"]
 
@@ -141,35 +141,6 @@ def output_format(fmt, output, formats, piped: str) -> str:
     return "table" if sys.stdout.isatty() else piped
 
 
-def split_names(values) -> list:
-    """-m values, each possibly several whitespace-separated names; whitespace inside parentheses,
-    brackets or braces belongs to the name (``RBP(p=0.5, rel=1)``)."""
-    out = []
-    for value in values:
-        depth, cur = 0, []
-        for char in value:
-            depth += (char in "([{") - (char in ")]}")
-            if char.isspace() and depth <= 0:
-                if cur:
-                    out.append("".join(cur))
-                cur = []
-                continue
-            cur.append(char)
-        if cur:
-            out.append("".join(cur))
-    return out
-
-
-def split_variants(value: str | None):
-    """--norm LIST: None (the default variants), [] for 'none'/'plain', else the names."""
-    if value is None:
-        return None
-    parts = [part.strip() for part in value.split(",") if part.strip()]
-    if parts in (["none"], ["plain"]):
-        return []
-    return parts
-
-
 def write_output(text: str, output: str | None, *more) -> None:
     """The whole text to ``output`` (atomically) or stdout, with ``more`` Output items, in one step."""
     from ..render.files import Output, write_all
@@ -217,11 +188,11 @@ def table_layout(output: str | None) -> dict:
 
 def table_list(text: str, tables) -> list:
     """--table's comma-separated names (or 'all') -> the chosen ``tables`` in the order given, once each;
-    ValueError naming the choices for anything else."""
+    click's usage error naming the choices for anything else."""
     parts = [part.strip().lower() for part in text.split(",") if part.strip()]
     if "all" in parts:
         return list(tables)
     bad = [part for part in parts if part not in tables]
     if bad or not parts:
-        raise ValueError(f"--table takes {', '.join(tables)} or all (got {text!r})")
+        raise click.UsageError(f"--table takes {', '.join(tables)} or all (got {text!r})")
     return list(dict.fromkeys(parts))

@@ -8,8 +8,6 @@ import contextlib
 
 import click
 
-from .support import split_names
-
 DEFAULT_MEASURES = ("official",)  # trec_eval 10 without -m (its usage line: "'-m official' is default")
 
 
@@ -20,7 +18,7 @@ def trec_measure_names(measures) -> tuple[list, list]:
     the names kept and one note per name dropped (trec_eval drops them without a word)."""
     from ..core.registry import TREC_NAMES
 
-    names = split_names(measures) or list(DEFAULT_MEASURES)
+    names = list(measures) or list(DEFAULT_MEASURES)
     first: dict = {}
     for n in names:
         base, dot, arg = n.strip().partition(".")
@@ -87,9 +85,10 @@ def refuse_gains(names: list) -> None:
 def trec_settings(options: dict) -> dict:
     """The eval options ``--trec`` sets from eval's option dict; click's usage error for what would change
     trec_eval's lines."""
-    norm, fmt, names, precision = options["norm"], options["fmt"], options["names"], options["precision"]
-    if norm is not None and norm.strip().lower() not in ("none", "plain"):
-        raise click.UsageError(f"--trec prints trec_eval's lines, which have no variants: leave out --norm {norm}")
+    variants, fmt, names, precision = options["variants"], options["fmt"], options["names"], options["precision"]
+    if variants:
+        raise click.UsageError(f"--trec prints trec_eval's lines, which have no variants: leave out --norm "
+                               f"{','.join(variants)}")
     if fmt not in (None, "trec"):
         raise click.UsageError(f"--trec prints trec_eval's lines (-f trec): leave out -f {fmt}")
     if names == "canonical" and click.get_current_context().get_parameter_source("names").name == "COMMANDLINE":
@@ -110,7 +109,7 @@ def trec_settings(options: dict) -> dict:
         if atol(text) != level:
             notes.append(f"-l {text} read as -l {atol(text)}, as trec_eval reads it (C's atol: the leading digits)")
         level = atol(text)
-    return {"measures": tuple(kept), "norm": "none", "names": "trec", "fmt": "trec", "trec_nan": True, "rel_level": level,
+    return {"measures": tuple(kept), "variants": (), "names": "trec", "fmt": "trec", "trec_nan": True, "rel_level": level,
             "precision": 4 if precision is None else precision,
             # without -c trec_eval 10 evaluates the run's queries and exits 4 at a qrels query with
             # none: every qrels query is evaluated here, then cut there (stops_as_trec_eval)

@@ -12,7 +12,7 @@ import math
 
 import click
 
-__all__ = ["FiniteFloat", "NonEmpty", "GateThreshold", "Jobs", "ALPHA"]
+__all__ = ["FiniteFloat", "NonEmpty", "GateThreshold", "Jobs", "ALPHA", "CommaList"]
 
 
 class FiniteFloat(click.FloatRange):
@@ -81,7 +81,7 @@ class NonEmpty(click.ParamType):
         if not isinstance(value, str):
             return value
         if value.strip() == "":
-            hint = " (see 'ulnorm-eval measures')" if getattr(param, "name", "") in ("measures", "norm") else ""
+            hint = " (see 'ulnorm-eval measures')" if getattr(param, "name", "") in ("measures", "variants") else ""
             self.fail(f"an empty value; give a name{hint}", param, ctx)
         if "\x00" in value:
             self.fail("contains a NUL character", param, ctx)
@@ -123,3 +123,18 @@ class Jobs(click.ParamType):
         if number < 0:
             self.fail(f"{value!r}: give 'auto' or a number of worker processes >= 1", param, ctx)
         return number
+
+
+class CommaList(click.ParamType):
+    """A comma-separated list of ``item`` values (a click type), each once, in the order given."""
+
+    def __init__(self, item: click.ParamType):
+        self.item, self.name = item, f"{item.name}[,...]"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, list):
+            return value
+        parts = [self.item.convert(part.strip(), param, ctx) for part in str(value).split(",") if part.strip()]
+        if not parts:
+            self.fail(f"{value!r} names nothing (a comma-separated list)", param, ctx)
+        return list(dict.fromkeys(parts))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from ..inputs.errors import InputError
 from ..inputs.text import refuse_url
 
-__all__ = ["OutputError", "atomic_path", "write_reason", "check_outputs", "same_file", "remove_stale",
+__all__ = ["OutputError", "atomic_path", "write_reason", "check_outputs", "remove_stale",
            "PICTURE_FORMATS", "picture_format", "View", "Output", "write_all", "write_stdout", "to_devnull", "STDOUT",
            "CLOSED"]
 
@@ -49,12 +49,6 @@ def _place(path: str) -> str:
     does not exist yet has no identity; ``out.json`` and ``link-to-here/out.json`` are one place)."""
     a = os.path.abspath(path)
     return os.path.join(os.path.realpath(os.path.dirname(a)), os.path.basename(a))
-
-
-def same_file(a: str, b: str) -> bool:
-    """True when both paths name one existing file (through links or other spellings)."""
-    ia = _identity(a)
-    return ia is not None and ia == _identity(b)
 
 
 def _special(path: str) -> bool:
@@ -169,7 +163,7 @@ def check_outputs(params: dict) -> None:
         picture_format(params["plot"])  # .pgf would start LaTeX after everything else was written
     for i, (fa, a) in enumerate(outs):
         for fb, b in outs[i + 1:]:
-            if a == b or _place(a) == _place(b) or same_file(a, b):
+            if a == b or _place(a) == _place(b) or _identity(a) == _identity(b) is not None:  # one file, two names
                 raise OutputError(a, f"given to both {fa} and {fb}")
     if "output" in params and params.get("output") is None:
         _check_stdout(inputs, stdin_id)
@@ -357,8 +351,9 @@ def write_reason(exc: OSError) -> str:
     return f"cannot write: {reason[:1].lower() + reason[1:]}"
 
 
-def _error(path: str, exc: OSError) -> OutputError:
-    return exc if isinstance(exc, OutputError) else OutputError(path, write_reason(exc))
+def _error(path: str, exc: OSError) -> OSError:
+    """``exc`` as the output's error; a closed pipe (standard output's, written last) stays itself."""
+    return exc if isinstance(exc, (OutputError, BrokenPipeError)) else OutputError(path, write_reason(exc))
 
 
 STDOUT = "standard output"
@@ -454,22 +449,11 @@ def write_stdout(text) -> None:
         raise OutputError(STDOUT, CLOSED) from None
 
 
-class _PipeGone(Exception):
-    """Carries a BrokenPipeError past atomic_path, which would report it as the file's error."""
-
-
 def write_all(outputs) -> None:
     """Write every :class:`Output` (see the module docstring for the order and the guarantees)."""
-    try:
-        _write_all([output for output in outputs if output is not None])
-    except _PipeGone as gone:
-        raise gone.args[0] from None
-
-
-def _write_all(outputs) -> None:
     with contextlib.ExitStack() as stack:
         later = []
-        for output in outputs:
+        for output in filter(None, outputs):
             if output.path is None or _not_regular(output.path):
                 later.append(output)
                 continue
@@ -488,10 +472,7 @@ def _write_all(outputs) -> None:
                 raise OutputError(output.path, write_reason(exc)) from None
         for output in sorted(later, key=lambda output: output.path is None):  # devices first, standard output last
             if output.path is None:
-                try:
-                    write_stdout(output.data)
-                except BrokenPipeError as exc:
-                    raise _PipeGone(exc) from None
+                write_stdout(output.data)
                 continue
             try:
                 with open(output.path, "ab" if output.append else "wb") as handle:  # flushed as it closes

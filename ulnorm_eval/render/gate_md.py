@@ -42,19 +42,14 @@ def describe(check, names: str = "canonical", max_drop: float | None = None,
     sentence = (f"{head}: mean {decimal4(check.mean)} vs baseline {decimal4(check.reference)}, difference {signed4(check.difference)}, "
          f"limit {signed4(limit)} (--max-drop{', lower is better: a rise fails' if lower else ''}), "
          f"margin {signed4(check.sign * (check.difference - limit) + 0.0)}")
-    sentence += f", p = {p_text} ({TEST_NAMES.get(check.test, check.test)}, one-sided, {_queries(check)}"
+    sentence += f", p = {p_text} ({TEST_NAMES.get(check.test, check.test)}, one-sided, n = {check.n}{_of(check)}"
     if alpha is not None:
         sentence += f", alpha = {alpha:g}"
     return sentence + ")" + tail
 
 
-def _queries(check) -> str:
-    """The queries a check's mean (or test) is over: "n = 48 of 50 queries" (of the qrels' queries when
-    known), else "n = 48"."""
-    return f"n = {check.n}{_of(check)}"
-
-
 def _of(check) -> str:
+    """The queries a check's mean (or test) is over, after its n: " of 50 queries" (the qrels'), if known."""
     total = getattr(check, "total", 0)
     return f" of {total} {'query' if total == 1 else 'queries'}" if total else ""
 
@@ -129,7 +124,7 @@ def _check_lines(checks, names: str, baseline_gate: tuple) -> list:
             threshold = item.reference - item.sign * drop
             check = f"--baseline {baseline} ({_f(item.reference)}) --max-drop {drop:g}{lower or ''}"
             p_text = "nan" if item.p is None or math.isnan(item.p) else f"{item.p:.3g}"
-            p_text += f" ({TEST_NAMES[item.test]}, one-sided, {_queries(item)}"
+            p_text += f" ({TEST_NAMES[item.test]}, one-sided, n = {item.n}{_of(item)}"
             p_text += f"; fails if < {alpha:g})" if alpha is not None else "; not required)"
         margin = item.sign * (item.mean - threshold) + 0.0 if not math.isnan(item.mean) else math.nan
         lines.append(f"| {verdict} | {_md(item.run)} | {_md(check_label(item, names))} | {_md(check)} | {_f(item.mean)} | "

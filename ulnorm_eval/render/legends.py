@@ -10,9 +10,14 @@ def correction_words(correction: str) -> str:
     return "p-values adjusted by the test" if correction == "inherent" else f"{correction} correction"
 
 
+def percent(level) -> str:
+    """A confidence level as a percentage: '95%' at 0.95."""
+    return f"{round(100 * float(level), 6):g}%"
+
+
 def interval_percent(alpha) -> str:
     """The level of compare's pair intervals, (1 - alpha) as a percentage: '95%' at alpha 0.05."""
-    return f"{round(100 * (1 - float(alpha)), 6):g}%"
+    return percent(1 - float(alpha))
 
 
 COLUMNS = {

@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 
 from ..core import records
+from .legends import percent
 from .values import csv_cell, metric_label, num_text, safe_text, zscores
 
 __all__ = ["format_trec", "format_tsv", "format_csv", "TREC_ORDER"]
@@ -162,7 +163,7 @@ def _interval_columns(result, names: str) -> list:
     out = []
     for m in result.metrics:
         if any(m in getattr(rr, "ci", {}) for rr in result.runs):
-            head = f"{metric_label(m, names, zscores(result))} {round(100 * level, 6):g}% CI"
+            head = f"{metric_label(m, names, zscores(result))} {percent(level)} CI"
             out += [((m, 0), f"{head} low"), ((m, 1), f"{head} high")]
     return out
 

@@ -12,6 +12,7 @@ from ..core.records import VARIANTS
 from ..core.registry import Metric, parse
 from ..pipeline.blocks import pool_words
 from ..pipeline.ordering import natural_order
+from .legends import percent
 from .values import MEAN_MARK, UNDEFINED_MARK, isnan, metric_label, safe_text, zscores
 
 __all__ = ["make_table", "format_table", "caption", "all_row_rule", "variants_legend", "LAYOUTS", "text_width",
@@ -37,17 +38,13 @@ class _Interval(str):
     ``RunResult.interval``); with ``variant`` None, after the value, ``eval --ci``'s (``RunResult.ci``)."""
 
     def __new__(cls, variant, level: float = 0.95):
-        obj = super().__new__(cls, f"{variant} vs random" if variant else f"{_percent(level)} CI")
+        obj = super().__new__(cls, f"{variant} vs random" if variant else f"{percent(level)} CI")
         obj.variant = variant
         return obj
 
     def of(self, rr) -> dict:
         """The run's intervals this slot shows."""
         return getattr(rr, "interval" if self.variant else "ci", {})
-
-
-def _percent(level: float) -> str:
-    return f"{round(100 * float(level), 6):g}%"
 
 
 def _plain_level(result):
@@ -232,25 +229,13 @@ def _holes_caption(result) -> str:
                if widest >= 0.01 else "holes negligible: the unjudged documents move no mean by more than ")
     unj = (f"; the % after [LB, UB]: the share of the measure's top k that is unjudged (mean over queries), up "
            f"to {100 * share:.0f}% ({at})" if at else "")
-    if unj and _below_at_zero(result):  # not a contradiction: say why
+    below = any(_unjudged_share(rr, m.measure, None) == 0 and rr.mean[m] < rr.mean[Metric(m.measure)] - 1e-12
+                for m in lows if Metric(m.measure) in have for rr in result.runs)
+    if unj and below:  # LB under the value while none of the top k is unjudged: not a contradiction, say why
         unj += ("; LB below the value where that share is 0%: unjudged documents below the cutoff (or retrieved "
                 "only by another run) raise R and the ideal (IDCG) when relevant")
     return (f"{matters}{widest:.4f} ({where}); [LB, UB]: the least and largest mean {world.words(runs)} "
             f"(docs/holes.md){unj}")
-
-
-def _below_at_zero(result) -> bool:
-    """Whether some run's mean LB of a measure with a cutoff lies below its value while none of its top k
-    is unjudged."""
-    have = set(result.metrics)
-    for m in result.metrics:
-        if m.variant != "LB" or Metric(m.measure) not in have:
-            continue
-        for rr in result.runs:
-            u = _unjudged_share(rr, m.measure, None)
-            if u is not None and u == 0 and rr.mean[m] < rr.mean[Metric(m.measure)] - 1e-12:
-                return True
-    return False
 
 
 class _Shown:
@@ -333,7 +318,7 @@ def interval_caption(result) -> str:
     """What the interval columns are: the leading normalisation's randomisation interval ('vs random')
     and what one holding 0 means; ``--ci``'s confidence interval over the topics."""
     level, seed = _plain_level(result), getattr(result.options, "seed", 0)
-    plain = (f"{_percent(level)} CI: the mean's {_percent(level)} percentile bootstrap interval over the queries "
+    plain = (f"{percent(level)} CI: the mean's {percent(level)} percentile bootstrap interval over the queries "
              f"({RESAMPLES:,} resamples of the queries, --seed {seed}; Efron & Tibshirani 1993; --ci, its level "
              "1 - --alpha): the topics' sampling error") if level is not None else ""
     v = interval_variant(result)
@@ -451,39 +436,27 @@ def _fill_wide(g: _TableGrid) -> None:
             g.table.add_row(*row, end_section=g.view.per_query and r == len(g.rows) - 1)
 
 
-def _fill_stacked(g: _TableGrid) -> None:
-    """A row per (run, measure), one group of columns."""
-    g.col("run", False)
-    g.col("measure", False)
-    for s in g.slots:
+def _fill_runs(g: _TableGrid) -> None:
+    """stacked: a row per (run, measure), one group of columns; long: a row per (run, measure, variant),
+    four narrow columns."""
+    long = g.view.layout == "long"
+    for head in ("run", "measure", "variant") if long else ("run", "measure"):
+        g.col(head, False)
+    for s in [None] if long else g.slots:
         g.col(s or "value")
     for q, idx in g.groups:
         n = 0
         for rr, i in zip(g.result.runs, idx):
             for r, meas in enumerate(g.rows):
-                row = g.query_cell(q, n == 0) + [g.text(safe_text(rr.name) if r == 0 else ""), g.label[meas]]
-                row += [g.cell(rr, meas, s, i) for s in g.slots]
-                n += 1
-                g.table.add_row(*row, end_section=r == len(g.rows) - 1 and (g.view.per_query or g.multi))
-
-
-def _fill_long(g: _TableGrid) -> None:
-    """A row per (run, measure, variant): four narrow columns."""
-    for head in ("run", "measure", "variant"):
-        g.col(head, False)
-    g.col("value")
-    for q, idx in g.groups:
-        n = 0
-        for rr, i in zip(g.result.runs, idx):
-            for meas in g.rows:
-                for s in g.slots:
-                    if not _has_cell(g.shown, rr, meas, s, i):
-                        continue
-                    row = g.query_cell(q, n == 0)
-                    row += [g.text(safe_text(rr.name)), g.label[meas], g.text(s or "value"), g.cell(rr, meas, s, i)]
+                cells = ([[g.text(s or "value"), g.cell(rr, meas, s, i)] for s in g.slots if _has_cell(g.shown, rr, meas, s, i)]
+                         if long else [[g.cell(rr, meas, s, i) for s in g.slots]])
+                for row in cells:
+                    g.table.add_row(*g.query_cell(q, n == 0), g.text(safe_text(rr.name) if long or r == 0 else ""),
+                                    g.label[meas], *row,
+                                    end_section=not long and r == len(g.rows) - 1 and (g.view.per_query or g.multi))
                     n += 1
-                    g.table.add_row(*row)
-            g.table.rows[-1].end_section = True if g.table.rows else False
+            if long and g.table.rows:
+                g.table.rows[-1].end_section = True
 
 
 def _has_cell(shown, rr, meas, s, i) -> bool:
@@ -494,7 +467,7 @@ def _has_cell(shown, rr, meas, s, i) -> bool:
     return Metric(meas, s) in shown.have
 
 
-_FILL = {"wide": _fill_wide, "shared": _fill_wide, "stacked": _fill_stacked, "long": _fill_long}
+_FILL = {"wide": _fill_wide, "shared": _fill_wide, "stacked": _fill_runs, "long": _fill_runs}
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -21,6 +21,7 @@ import numpy as np
 from ..core.variants import BOUND_VARIANTS  # bounds are properties of the query, not scores of a run
 from ..core.variants import DEFAULT_VARIANTS as _DEFAULTS
 from . import stats
+from .eval_request import RequestBase
 from .query_types import select_subset
 
 # the ends of the holes' intervals (LB/UB, the bootstrap's BSLO/BSHI) are not compared as scores: they
@@ -559,6 +560,7 @@ def _metrics_to_evaluate(measures, variants, settings: CompareSettings, inputs: 
     (E, IUB) and the hole bounds (LB, UB; BSLO, BSHI) need."""
     from ..core.registry import Metric
     from ..pipeline import evaluate as api
+    from .gate import hole_metrics
 
     # variants=None: UL2 (eval's), not added to measures whose E is a Monte Carlo estimate (a note says so)
     given = None if variants is None else [v for v in variants if v.upper() not in BOUND_VARIANTS]
@@ -575,45 +577,24 @@ def _metrics_to_evaluate(measures, variants, settings: CompareSettings, inputs: 
     if any(x != "all" for x in named):  # the uninformative and ideal sets are chosen from E and IUB
         extra = [Metric(m.measure, v) for m in metrics if not m.variant for v in ("E", "IUB")]
     ends = (("LB", "UB") if inputs.holes else ()) + (("BSLO", "BSHI") if inputs.holes_bootstrap else ())
-    extra += [x for x in _hole_ends(metrics, ends, warn) if x not in metrics and x not in extra]
+    extra += [x for x in hole_metrics(metrics, ends, warn) if x not in metrics and x not in extra]
     return metrics, extra
-
-
-def _hole_ends(metrics: list, ends: tuple, warn) -> list:
-    """The interval ends ``ends`` (LB, UB; BSLO, BSHI) of every plain measure with hole bounds, but no
-    bootstrap for a family of core.holes.BOOT_WITHHELD (a note says so)."""
-    from ..core.holes import BOOT_WITHHELD, holes_reason, withheld_note
-    from ..core.registry import Metric
-
-    bounded = [m.measure for m in metrics if not m.variant and holes_reason(m.measure) is None] if ends else []
-    withheld = dict.fromkeys(m.family for m in bounded if m.family in BOOT_WITHHELD and "BSLO" in ends)
-    if withheld and warn:
-        warn(withheld_note(withheld, "their holes_bootstrap_overlap is empty"))
-    return [Metric(m, v) for m in bounded for v in ends if v in ("LB", "UB") or m.family not in withheld]
 
 
 # --------------------------------------------------------------------------- the command's request
 
 
 @dataclass(frozen=True, kw_only=True)
-class CompareRequest:
-    """What `ulnorm-eval compare` asks for (docs/comparing.md): the runs, measures and variants
-    (None: the defaults), the evaluation options, and the keywords of :func:`compare`."""
+class CompareRequest(RequestBase):
+    """What `ulnorm-eval compare` asks for (docs/comparing.md): :class:`RequestBase`'s fields, the
+    variants (None: the defaults) and the keywords of :func:`compare`."""
 
-    qrels: str
-    runs: tuple
-    measures: list | None = None
     variants: list | None = None
-    options: object = None  # pipeline.blocks.Options (None: the defaults)
     groups: str | None = None
     holes: bool = False
     holes_bootstrap: bool = False
     swap_between: tuple | None = None  # two sets: all, uninformative, ideal, or a file of query ids
-    allow_disjoint: bool = False
     pairs: bool = True  # the pairs table (memory ~ runs^2)
-    jobs: int = 1
-    scheduler: str | None = None
-    scheduler_timeout: float = 10.0
     compare: dict = field(default_factory=dict)  # test, reps, seed, correction, alpha, subset, ...
     baseline: str | None = None  # --baseline RUN (a path or run name): the pairs against it (analysis.marks)
     progress: object = None  # the command line's bars (render.progress: shown, progress, work_bar, base_name); None: none

@@ -12,7 +12,24 @@ from dataclasses import dataclass, field
 from ..inputs.errors import OptionError, RefusedAlone
 from ..pipeline.blocks import Options
 
-__all__ = ["EvalRequest", "EvalPlan", "EvalOutcome", "StoppedAtQuery", "plan_eval", "run_eval", "evaluate_request"]
+__all__ = ["EvalRequest", "EvalPlan", "EvalOutcome", "StoppedAtQuery", "plan_eval", "run_eval", "evaluate_request",
+           "RequestBase"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestBase:
+    """The fields the requests of `compare`, `queries` and `nrg` share: the qrels and runs (paths), the
+    measures (names; None: the command's defaults), the evaluation options (pipeline.blocks.Options;
+    None: the defaults), whether a run sharing no query with the qrels is allowed, and the workers."""
+
+    qrels: str
+    runs: tuple
+    measures: list | None = None
+    options: object = None
+    allow_disjoint: bool = False
+    jobs: int = 1  # -j
+    scheduler: str | None = None  # --scheduler: a Dask cluster's address
+    scheduler_timeout: float = 10.0
 
 
 class StoppedAtQuery(RefusedAlone):

@@ -136,13 +136,19 @@ def gated(metrics) -> list:
     return [metric for metric in metrics if metric.variant not in BOUNDS + HOLE_VARIANTS and not _text(metric)]
 
 
-def hole_metrics(metrics) -> list:
-    """LB(M) and UB(M) of every plain measure among ``metrics`` that has hole bounds."""
-    from ..core.holes import holes_reason
-    from ..core.registry import with_variant
+def hole_metrics(metrics, ends: tuple = ("LB", "UB"), warn=None) -> list:
+    """The interval ends ``ends`` (LB, UB; BSLO, BSHI) of every plain measure among ``metrics`` that has
+    hole bounds, but no bootstrap for a family of core.holes.BOOT_WITHHELD (``warn`` hears which)."""
+    if not ends:
+        return []
+    from ..core.holes import BOOT_WITHHELD, holes_reason, withheld_note
+    from ..core.registry import Metric
 
-    return [with_variant(metric, variant) for metric in metrics if not metric.variant and holes_reason(metric.measure) is None
-            for variant in ("LB", "UB")]
+    bounded = [metric.measure for metric in metrics if not metric.variant and holes_reason(metric.measure) is None]
+    withheld = dict.fromkeys(m.family for m in bounded if m.family in BOOT_WITHHELD and "BSLO" in ends)
+    if withheld and warn:
+        warn(withheld_note(withheld, "their holes_bootstrap_overlap is empty"))
+    return [Metric(m, end) for m in bounded for end in ends if end in ("LB", "UB") or m.family not in withheld]
 
 
 def check_holes(result, checks, baseline=None, max_drop: float = 0.0, action: str = "warn") -> None:

@@ -25,6 +25,7 @@ from ..core.measures.common import safe
 from ..core.summary import summarise
 from ..core.records import SEEN_UNTIL_GAIN
 from ..core.registry import FAMILIES, Metric, UnknownMeasure
+from .eval_request import RequestBase
 
 __all__ = [
     "BrowsingModel", "browsing_model", "seen_until_gain", "KeySpace", "key_space", "survival", "residual_factor",
@@ -546,23 +547,16 @@ def _run_result(s: _Ranked, i: int, values: dict, notes: list):
 
 
 @dataclass(frozen=True, kw_only=True)
-class NRGRequest:
-    """What `ulnorm-eval nrg` asks for (docs/nrg.md): the runs scored, the prior runs, the protocol
-    that builds each run's prior set, the measures (names; None: nDCG@10, or P@10 with ``unique``)."""
+class NRGRequest(RequestBase):
+    """What `ulnorm-eval nrg` asks for (docs/nrg.md): :class:`RequestBase`'s fields (the runs scored;
+    measures None: nDCG@10, or P@10 with ``unique``), the prior runs and the protocol that builds each
+    run's prior set."""
 
-    qrels: str
-    runs: tuple
     priors: tuple = ()
-    measures: list | None = None
     protocol: str = "fixed"
     group_by: str | None = None
     best_by: str | None = None
     unique: bool = False
-    options: object = None  # pipeline.blocks.Options (None: the defaults)
-    allow_disjoint: bool = False
-    jobs: int = 1
-    scheduler: str | None = None
-    scheduler_timeout: float = 10.0
 
 
 class NRGUsageError(NRGError):

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .eval_request import RequestBase
+
 __all__ = ["Thresholds", "TYPES", "SUBSETS", "normalised", "classify", "select_subset", "query_table",
            "query_points", "QueriesRequest", "queries_for_request"]
 
@@ -170,8 +172,8 @@ def _query_metrics(measures, holes: bool) -> tuple:
     metrics = [x for m in plain for x in (m, Metric(m.measure, "E"), Metric(m.measure, "IUB"),
                                           Metric(m.measure, "WLB"))]
     if holes:
-        from ..core.holes import holes_reason
-        metrics += [Metric(m.measure, v) for m in plain if holes_reason(m.measure) is None for v in ("LB", "UB")]
+        from .gate import hole_metrics
+        metrics += hole_metrics(plain)
     return plain, metrics
 
 
@@ -204,21 +206,12 @@ def _measure_columns(m, evaluated: tuple, metrics: list, cols: dict, how: tuple)
 
 
 @dataclass(frozen=True, kw_only=True)
-class QueriesRequest:
-    """What `ulnorm-eval queries` asks for: the runs, measures (None: the defaults), the evaluation
-    options and the query-type thresholds."""
+class QueriesRequest(RequestBase):
+    """What `ulnorm-eval queries` asks for: :class:`RequestBase`'s fields and the query-type thresholds."""
 
-    qrels: str
-    runs: tuple
-    measures: list | None = None
-    options: object = None  # pipeline.blocks.Options
     thresholds: Thresholds = field(default_factory=Thresholds)
     groups: str | None = None
     holes: bool = False
-    allow_disjoint: bool = False
-    jobs: int = 1
-    scheduler: str | None = None
-    scheduler_timeout: float = 10.0
 
 
 def queries_for_request(request: QueriesRequest, notes: list):

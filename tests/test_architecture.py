@@ -367,7 +367,7 @@ FORMULA_NAMES = {
     "n",  # pool size (Karmaker & Feng), sample size (Student's t), the n of ROUGE-n (Feng 2023)
     "m", "H",  # m = min(k, n) and H_m in E[SP@k] = (P/n) H_m + P(P-1)/(n(n-1)) (m - H_m)
     "p", "r", "f",  # RBP's persistence (Moffat & Zobel 2008); ROUGE's precision, recall, F (Feng 2023)
-    "P", "R", "F", "Q", "U", "V", "N",  # pool and qrels counts (trec_view's docstring); BERTScore's P, R, F
+    "P", "R", "F", "Q", "U", "V", "N",  # pool and qrels counts (core/measures/common.py); BERTScore's P, R, F
     "A", "E", "I", "W",  # value, expectation, IUB, WLB (Karmaker & Feng's UL normalisation)
     "g", "d", "G", "C", "S", "T",  # gains, discount, gain matrix, design, systems, topics (Kanoulas & Aslam 2009)
     "L", "M", "D", "K", "B",  # summary length, matches, discount prefix, infAP's K, _discordant's B
@@ -379,8 +379,8 @@ SHORT_NAMES_PER_100_LINES = 8.0  # 16.0 on c4afe28 (the issue asks for half); 7.
 FORMULA_ONLY = (
     "analysis/gate.py", "analysis/human_correlation.py", "analysis/marks.py", "analysis/columns.py",
     "core/draws.py", "core/expectations.py", "core/measures/__init__.py", "core/measures/irm_native.py",
-    "core/measures/rbp.py", "core/measures/trec.py", "core/measures/trec_counts.py", "core/measures/trec_gains.py",
-    "core/measures/trec_precision.py", "core/measures/trec_view.py", "core/measures/cumulative.py",
+    "core/measures/rbp.py", "core/measures/trec.py", "core/measures/trec_gains.py",
+    "core/measures/trec_precision.py", "core/measures/cumulative.py",
     "core/measures/precision.py", "core/normalise.py", "core/permutations.py", "core/pools.py",
     "core/summary.py", "core/text_measures.py", "core/variants.py", "core/bertscore.py", "analysis/stats.py",
     "analysis/stability.py", "render/compare_report.py", "render/eval_report.py", "render/formats.py",

@@ -184,7 +184,7 @@ def test_placed_draws_depend_on_seed_query_and_repetition_only():
 def test_a_placed_ranking_refuses_to_close_up_ranks():
     """-J on a placed ranking cannot drop documents (the others are not held); with nothing to drop
     it is the ranking itself (the pool of a -J measure's bounds is already judged only)."""
-    from ulnorm_eval.core.measures.trec_view import judged_only
+    from ulnorm_eval.core.measures.common import judged_only
 
     pool = Pool(np.zeros(6, np.int64), np.array([1.0, 0, -1, 0, 0, 0]), 1)
     J = Judgements(["q"], np.zeros(6, np.int64), np.array([1.0, 0, 0, 0, 0, -1]), 1.0)

@@ -79,7 +79,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
     """ndcg_rel, Rndcg and relstring against the whole-ranking forms they had (kept here)."""
     from ulnorm_eval.core.measures import trec_gains as tg
     from ulnorm_eval.core.measures.common import safe
-    from ulnorm_eval.core.measures.trec_view import codes
+    from ulnorm_eval.core.measures.common import codes
 
     rk, J = _case(seed)
     for gains in (None, {1: 3.0, 2: -1.0}):
@@ -144,7 +144,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
         else:  # fractional gains: the cost is now summed from each query's first rank, as m_G.c does
             np.testing.assert_allclose(got, want, rtol=1e-13, atol=0)
     # relstring: one character per document code, '>' above 9
-    from ulnorm_eval.core.measures.trec_counts import relstring
+    from ulnorm_eval.core.measures.trec import relstring
     text = relstring(rk, 25)
     c = codes(rk)
     for r in range(rk.nrows):
@@ -348,9 +348,8 @@ def test_sparse_bpref_infap_bing_equal_their_dense_forms(seed):
     GMBpref, and a second Judgements object is not served the first one's."""
     from ulnorm_eval.core.measures import trec_gains as tg
     from ulnorm_eval.core.measures import trec_precision as tp
-    from ulnorm_eval.core.measures.common import safe
-    from ulnorm_eval.core.measures.trec_view import (INFAP_EPSILON, UNJUDGED, codes, nonrel_count,
-                                                     rel_total)
+    from ulnorm_eval.core.measures.common import UNJUDGED, codes, nonrel_count, rel_total, safe
+    from ulnorm_eval.core.measures.trec_precision import INFAP_EPSILON
 
     rk, J = _case(seed, nq=9)
     for level in (0.0, 1.0, 2.0):
@@ -397,7 +396,7 @@ def test_sparse_rbp_equals_its_dense_form(seed):
     (dense, as before) the per-query level table now read from the Judgements' cache is the same."""
     from ulnorm_eval.core.kernels import repeated_powers
     from ulnorm_eval.core.measures import trec_gains as tg
-    from ulnorm_eval.core.measures.trec_view import codes
+    from ulnorm_eval.core.measures.common import codes
 
     rk, J = _case(seed, nq=9)
     rng = np.random.default_rng(seed)
@@ -427,12 +426,12 @@ def test_unjudged_at_k_counts_the_unjudged_positions(seed):
     dense count over every rank it had (kept here), for cutoffs inside and past the rows, with -c's
     empty rows zeroed."""
     from ulnorm_eval.core.measures import trec_precision as tp
-    from ulnorm_eval.core.measures.trec_view import at_depth, codes, present_mask
+    from ulnorm_eval.core.measures.common import codes, present_mask
 
     rk, J = _case(seed, nq=9)
     ctx = Level(1.0, present=np.arange(rk.nrows) % 3 != 1)
     for k in (1, 3, 10, 1000):
-        want = np.where(present_mask(rk, ctx), at_depth(rk, codes(rk) < 0, k) / float(k), 0.0)
+        want = np.where(present_mask(rk, ctx), rk.rowsum((codes(rk) < 0) & (rk.pos < k)) / float(k), 0.0)
         assert np.array_equal(tp.k_unj(rk, J, registry.parse(f"Unjudged@{k}").measure, Level(1.0, present=ctx.present)), want)
         assert np.array_equal(want * k, [sum(1 for c in codes(rk)[rk.starts[r]:rk.starts[r + 1]][:k] if c < 0)
                                          if ctx.present[r] else 0 for r in range(rk.nrows)])

@@ -12,7 +12,7 @@ import numpy as np
 from .kernels import Judgements, Ranking, rel_of, row_counts
 from .measures import FAMILIES
 from .measures.common import binary_gain
-from .measures.trec_view import pool_codes
+from .measures.common import pool_codes
 
 __all__ = ["Pool", "make_pool", "pool_gains", "pool_keys", "pool_codes", "pool_reads", "rel_of", "judged_only_pool",
            "placeholders", "rows_for"]

@@ -7,7 +7,7 @@ import numpy as np
 from ..kernels import Judgements, Ranking
 from ..records import FAMILIES
 from . import cumulative, precision, rbp, trec  # noqa: F401  (registers the families; trec imports its kernel modules)
-from .trec_view import judged_only
+from .common import judged_only
 
 __all__ = ["FAMILIES", "compute"]
 

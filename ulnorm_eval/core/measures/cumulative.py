@@ -182,13 +182,10 @@ def _ndcg_parts(holes):
 
 
 def holes_ndcg(holes):
-    """nDCG@k over the holes' grades.  Minimum: the ratio DCG/IDCG is quasi-concave in the holes'
-    gains (DCG linear, IDCG convex), so some assignment of least or largest gain to each hole attains
-    it; with c holes at the largest gain, those past the cutoff (discount 0) and then the lowest-ranked
-    come first; every c is searched.  Maximum: holes past the cutoff at the least gain (they only
-    raise IDCG); within the cutoff the gains fall with rank (a swap raises DCG, IDCG unchanged), so an
-    assignment is the number T_l of holes at or above each gain level, and Dinkelbach's method
-    (a dynamic programme over the levels for each ratio) finds the largest ratio exactly."""
+    """nDCG@k over the holes' grades (docs/holes.md).  Minimum: every hole at the least or the largest
+    gain (DCG/IDCG is quasi-concave), the c at the largest past the cutoff and then lowest-ranked
+    first, every c searched.  Maximum: gains falling with rank, T_l holes at or above each level
+    l, the largest ratio by Dinkelbach's method (1967) over a dynamic programme on the levels."""
     if holes.forced:
         return monotone(holes)
     ranking = holes.rk

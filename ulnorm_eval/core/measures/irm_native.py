@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..records import UnknownMeasure
-from .common import safe
-from .trec_view import at_depth, codes, context, NONPOOL
+from .common import codes, context, NONPOOL, safe
 
 
 # --------------------------------------------------------------------------- ir_measures families
@@ -36,9 +35,8 @@ def k_ERR(ranking, judgements, measure, level):
 def k_Judged(ranking, judgements, measure, level):
     """Judged@k = judged documents in the top k / min(k, num_ret) (ir_measures' judged provider)."""
     k = measure.cutoff
-    judged = codes(ranking) != NONPOOL
     depth = ranking.length if k is None else np.minimum(ranking.length, int(k))
-    return safe(at_depth(ranking, judged, depth), depth)
+    return safe(ranking.count_within(np.flatnonzero(codes(ranking) != NONPOOL), depth), depth)
 
 
 def k_Compat(ranking, judgements, measure, level):

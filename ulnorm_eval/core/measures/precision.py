@@ -8,9 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..holes import best_count, monotone, outside_by_r
-from ..kernels import Ranking, rel_of, relevant, within_cutoff
+from ..kernels import Ranking, rel_of
 from ..records import SEEN_UNTIL_GAIN, Family, Param, TrecName, register
-from .common import JUDGED_ONLY, RandomPool, binary_gain, expected_rr, expected_sp, reads_gain_of, safe
+from .common import (JUDGED_ONLY, RandomPool, binary_gain, context, expected_rr, expected_sp, pool_counts, reads_gain_of,
+                     rel_index, rel_total, safe)
 from .cumulative import TREC_CUTOFFS
 
 NICK_OFFICIAL, NICK_ALL = ("official", "all_trec"), ("all_trec",)  # trec_eval nicknames
@@ -22,12 +23,22 @@ AP_NORM = Param(name="norm", kind="str", default="R", doc="denominator of AP@k: 
                 choices=("R", "k"))
 
 
-def sum_precision(ranking: Ranking, measure, rel: float) -> np.ndarray:
-    """sum_{i<=k, d_i relevant} P@i per row."""
-    idx = ranking.relevant_index(rel)
+def relevant_docs(ranking, judgements, measure, level, trec: bool = False):
+    """(positions of the relevant ranked documents, R per row) at ``measure``'s level: grade >= rel,
+    or with ``trec`` trec_eval's code >= rel and R at level max(rel, 0) (:mod:`.common`; the two
+    differ only below level 0)."""
+    if trec:
+        ctx = context(measure, level)
+        return rel_index(ranking, ctx), rel_total(ranking, judgements, ctx)
+    rel = rel_of(measure, level)
+    return ranking.relevant_index(rel), judgements.n_relevant(rel)[ranking.base]
+
+
+def sum_precision(ranking: Ranking, idx, key, k=None) -> np.ndarray:
+    """sum_{i<=k, d_i relevant} P@i per row, the relevant documents at positions ``idx`` (once per ``key``)."""
     # the terms of every cutoff come from one array over the relevant documents only
-    weights = ranking.memo(("precision at relevant", float(rel)), lambda: _precision_at(ranking, idx))
-    return ranking.sum_within(idx, weights, measure.cutoff)
+    weights = ranking.memo(("precision at relevant",) + key, lambda: _precision_at(ranking, idx))
+    return ranking.sum_within(idx, weights, k)
 
 
 def _precision_at(ranking: Ranking, idx: np.ndarray) -> np.ndarray:
@@ -43,16 +54,17 @@ def _precision_at(ranking: Ranking, idx: np.ndarray) -> np.ndarray:
 
 def k_sp(ranking, judgements, measure, rel_level):
     """SP@k = sum_{i<=k, d_i relevant} P@i (Karmaker & Feng 2022 eq. 4)."""
-    return sum_precision(ranking, measure, rel_of(measure, rel_level))
+    idx, _ = relevant_docs(ranking, judgements, measure, rel_level)
+    return sum_precision(ranking, idx, (float(rel_of(measure, rel_level)),), measure.cutoff)
 
 
 def k_ap(ranking, judgements, measure, rel_level):
     """AP@k = SP@k / R with R all relevant judged documents (trec_eval map, map_cut); 0 when R = 0.
     With norm='k', AP@k = SP@k / k (Karmaker & Feng 2022 eq. 3)."""
-    rel = rel_of(measure, rel_level)
+    summed = k_sp(ranking, judgements, measure, rel_level)
     if measure.get("norm") == "k":
-        return sum_precision(ranking, measure, rel) / float(measure.cutoff)
-    return safe(sum_precision(ranking, measure, rel), judgements.n_relevant(rel)[ranking.base])
+        return summed / float(measure.cutoff)
+    return safe(summed, judgements.n_relevant(rel_of(measure, rel_level))[ranking.base])
 
 
 def e_sp(random_pool: RandomPool) -> np.ndarray:
@@ -92,11 +104,9 @@ def _validate_ap(params: dict, cutoff) -> str | None:
 # (docs/holes.md proves each strategy's assignments extreme; tests/core/test_holes.py enumerates them)
 
 def holes_ap(holes):
-    """AP@k over the holes' relevance.  Holes past the cutoff only add to R: non-relevant for the
-    maximum, relevant for the minimum.  For c relevant holes within the cutoff, R is fixed and SP
-    is largest with the c highest-ranked holes relevant, smallest with the c lowest-ranked; the best
-    c is searched exactly (SP for every c by running sums of the gain of each added hole).
-    AP(norm='k') = SP@k/k has no R: monotone."""
+    """AP@k over the holes' relevance (docs/holes.md): holes past the cutoff non-relevant for the
+    maximum, relevant for the minimum; within it the c highest-ranked (lowest-ranked) holes relevant,
+    every c searched by running sums.  AP(norm='k') = SP@k/k has no R: monotone."""
     if holes.forced or holes.m.get("norm") == "k":
         return monotone(holes)
     ranking = holes.rk
@@ -180,16 +190,9 @@ def holes_rprec(holes):
 
 def outside_rprec(holes, extra):
     """(least, largest) Rprec when up to ``extra`` documents outside the ranking may be relevant too
-    (Rprec is not monotone in them: a ranking non-relevant, relevant with R = 1 has Rprec 0, and 1/2
-    once an outside document is relevant).  With R = R_J + c + e (c relevant holes, e relevant outside
-    documents), for a fixed total T = R the relevant documents in the top T are fewest with the c
-    lowest-ranked holes relevant and most with the c highest-ranked, and grow with c: the minimum
-    takes c = max(0, T - R_J - extra), the maximum c = min(holes, T - R_J), over every T in
-    R_J..R_J + holes + extra.  Past the ranking's length n the top T holds the whole ranking (J_n
-    judged relevant, every hole), so the least value there, (J_n + max(0, T - R_J - extra)) / T, is
-    smallest at T = R_J + extra (or 0 as T grows without end), and the largest,
-    (J_n + min(holes, T - R_J)) / T, is largest at T = R_J + holes: the search needs the T up to n
-    and those two, whatever ``extra`` is."""
+    (not monotone in them): for each total T = R the least value has c = max(0, T - R_J - extra) of
+    the lowest-ranked holes relevant, the largest c = min(holes, T - R_J) of the highest-ranked; T
+    runs up to the ranking's length and over the two values past it that can be extreme (docs/holes.md)."""
     ranking = holes.rk
     unj, relj = holes.unj, holes.judged_relevant
     R = holes.J.n_relevant(holes.rel)[ranking.base].astype(np.float64)
@@ -239,29 +242,39 @@ register(Family(
     examples=("SP", "SP@{k}"), holes=monotone))
 
 
-# --------------------------------------------------------------------------- P and R
-
-def k_p(ranking, judgements, measure, rel_level):
-    """P@k = |relevant in top k| / k (k, not the number retrieved, as trec_eval)."""
-    rel = rel_of(measure, rel_level)
-    return ranking.count_within(ranking.relevant_index(rel), measure.cutoff) / measure.cutoff
-
-
-def k_r(ranking, judgements, measure, rel_level):
-    """R@k = |relevant in top k| / R; 0 when R = 0."""
-    rel = rel_of(measure, rel_level)
-    return safe(ranking.count_within(ranking.relevant_index(rel), measure.cutoff),
-                    judgements.n_relevant(rel)[ranking.base])
+# --------------------------------------------------------------------------- counts of relevant documents
+# P, R and Rprec, and trec_eval's relative_P, success, Rprec_mult, num_rel_ret, set_P, set_recall and
+# set_relative_P (registered in .trec): one kernel, the relevant documents within a depth over a
+# denominator, each a function of (measure, R, num_ret) named in this table
+SIZES = {"k": lambda measure, R, ret: measure.cutoff, "R": lambda measure, R, ret: R, "all": lambda measure, R, ret: np.inf,
+         "ret": lambda measure, R, ret: ret, "1": lambda measure, R, ret: 1.0,
+         "min(k,R)": lambda measure, R, ret: np.minimum(float(measure.cutoff), R),
+         "min(ret,R)": lambda measure, R, ret: np.minimum(ret, R),
+         "c": lambda measure, R, ret: np.floor(float(measure.get("mult")) * R + 0.9)}  # Rprec_mult's (long)(x R + 0.9)
 
 
-def e_p(random_pool: RandomPool) -> np.ndarray:
-    """E[P@k] = (P/n) m/k."""
-    return random_pool.mean_gain * random_pool.m / random_pool.k
+def counted(depth: str, over: str | None, trec: bool = False):
+    """The kernel |relevant in the top ``depth``| / ``over`` (:data:`SIZES`; 0 when it is 0; ``over``
+    None: 1 if any, else 0), relevant as :func:`relevant_docs` with ``trec``."""
+    def kernel(ranking, judgements, measure, level):
+        idx, R = relevant_docs(ranking, judgements, measure, level, trec)
+        ret = ranking.length.astype(np.float64)
+        count = ranking.count_within(idx, SIZES[depth](measure, R, ret))
+        return (count > 0).astype(np.float64) if over is None else safe(count, SIZES[over](measure, R, ret))
+    return kernel
 
 
-def e_r(random_pool: RandomPool) -> np.ndarray:
-    """E[R@k] = (P/n) m/R."""
-    return safe(random_pool.mean_gain * random_pool.m, random_pool.R)
+def expected_count(depth: str, over: str, trec: bool = False):
+    """E[:func:`counted`] = (P/n) min(depth, n) / over: each rank holds a relevant document with chance
+    P/n (linearity); ``trec``: P and R as trec_eval counts them (:func:`~.common.pool_counts`)."""
+    def expectation(random_pool: RandomPool) -> np.ndarray:
+        measure = random_pool.measure
+        if trec:  # (P min(k, n) / n) / min(k, R): relative_P's, in this order
+            n, P, _, _, _, R, _ = pool_counts(random_pool)
+            return safe(safe(P * np.minimum(n, SIZES[depth](measure, R, n)), n), SIZES[over](measure, R, n))
+        n, R = random_pool.n, random_pool.R
+        return safe(random_pool.mean_gain * np.minimum(n, SIZES[depth](measure, R, n)), SIZES[over](measure, R, n))
+    return expectation
 
 
 def browse_p(measure):
@@ -271,14 +284,14 @@ def browse_p(measure):
 
 
 register(Family(
-    name="P", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_p, gain=binary_gain, bounds="exact", expectation=e_p, reads=reads_gain_of(binary_gain), formula="|relevant in top k| / k",
+    name="P", params=(REL, JUDGED_ONLY), cutoff="required", kernel=counted("k", "k"), gain=binary_gain, bounds="exact", expectation=expected_count("k", "k"), reads=reads_gain_of(binary_gain), formula="|relevant in top k| / k",
     expectation_formula="(P/n) * min(k, n) / k (exact)", cite="trec_eval P", level="rel",
     trec=(TrecName(base="P", arg="each", defaults=TREC_CUTOFFS, nick=NICK_OFFICIAL),), irm="P",
                 examples=("P@{k}",), browsing=browse_p,
     unique=True, holes=monotone))
 
 register(Family(
-    name="R", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_r, gain=binary_gain, bounds="exact", expectation=e_r, reads=reads_gain_of(binary_gain), formula="|relevant in top k| / R",
+    name="R", params=(REL, JUDGED_ONLY), cutoff="required", kernel=counted("k", "R"), gain=binary_gain, bounds="exact", expectation=expected_count("k", "R"), reads=reads_gain_of(binary_gain), formula="|relevant in top k| / R",
     expectation_formula="(P/n) * min(k, n) / R (exact)", cite="trec_eval recall", level="rel",
     trec=(TrecName(base="recall", arg="each", defaults=TREC_CUTOFFS, nick=NICK_ALL),), irm="R", aliases=("Recall",),
     examples=("R@{k}",), holes=holes_recall, holes_outside=outside_by_r))
@@ -288,24 +301,14 @@ register(Family(
 
 def k_rr(ranking, judgements, measure, rel_level):
     """RR@k = 1 / rank of the first relevant document within the top k (0 if none)."""
-    rel = rel_of(measure, rel_level)
-    hit = relevant(ranking, rel)
-    cut = within_cutoff(ranking, measure)
-    if cut is not None:
-        hit &= cut
-    idx = np.flatnonzero(hit)
+    idx = ranking.relevant_index(rel_of(measure, rel_level))
+    if measure.cutoff is not None:
+        idx = idx[ranking.pos[idx] < measure.cutoff]
     out = np.zeros(ranking.nrows)
     if len(idx):
         rows, first = np.unique(ranking.row[idx], return_index=True)
         out[rows] = 1.0 / (ranking.pos[idx[first]] + 1.0)
     return out
-
-
-def k_rprec(ranking, judgements, measure, rel_level):
-    """Rprec = |relevant in top R| / R; 0 when R = 0."""
-    rel = rel_of(measure, rel_level)
-    R = judgements.n_relevant(rel)[ranking.base]
-    return safe(ranking.count_within(ranking.relevant_index(rel), R), R)
 
 
 def browse_rr(measure):
@@ -320,11 +323,6 @@ def e_rr(random_pool: RandomPool) -> np.ndarray:
     return expected_rr(random_pool.n, random_pool.P, random_pool.m)
 
 
-def e_rprec(random_pool: RandomPool) -> np.ndarray:
-    """E[Rprec] = (P/n) min(R, n)/R."""
-    return safe(random_pool.mean_gain * np.minimum(random_pool.R, random_pool.n), random_pool.R)
-
-
 register(Family(
     name="RR", params=(REL, JUDGED_ONLY), cutoff="optional", kernel=k_rr, gain=binary_gain, bounds="exact", expectation=e_rr, reads=reads_gain_of(binary_gain),
     formula="1 / rank of the first relevant document (0 if none in the top k)",
@@ -333,7 +331,7 @@ register(Family(
     browsing=browse_rr, holes=monotone))
 
 register(Family(
-    name="Rprec", params=(REL, JUDGED_ONLY), cutoff="none", kernel=k_rprec, gain=binary_gain, bounds="exact", expectation=e_rprec, reads=reads_gain_of(binary_gain), formula="|relevant in top R| / R",
+    name="Rprec", params=(REL, JUDGED_ONLY), cutoff="none", kernel=counted("R", "R"), gain=binary_gain, bounds="exact", expectation=expected_count("R", "R"), reads=reads_gain_of(binary_gain), formula="|relevant in top R| / R",
     expectation_formula="(P/n) * min(R, n) / R (exact)", cite="trec_eval Rprec", level="rel",
     trec=(TrecName(base="Rprec", nick=NICK_OFFICIAL),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
     holes_outside=outside_rprec))

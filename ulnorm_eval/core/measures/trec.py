@@ -1,18 +1,131 @@
 """trec_eval 10's measures with its exact semantics, as family records: every measure of ``-m all_trec``
 the other family modules do not compute (map, P, recall, recip_rank, Rprec, ndcg are AP, P, R, RR, Rprec
-and nDCG), plus ERR, Judged and Compat as ir_measures defines them.  The kernels read trec_eval's codes
-and flags (:mod:`.trec_view`); the departures from trec_eval 10, each a defect there, are in
-docs/trec_eval.md.
+and nDCG), plus ERR, Judged and Compat as ir_measures defines them; here the kernels of its counting, set
+and text families (num_q, num_ret, num_rel, num_nonrel_judged_ret, set_map, set_F, utility, relstring,
+runid).  The kernels read trec_eval's codes and flags (:mod:`.common`); the departures from trec_eval 10,
+each a defect there, are in docs/trec_eval.md.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..holes import monotone, outside_by_r
-from ..kernels import Judgements
+from ..kernels import Judgements, Ranking
 from ..records import Family, Param, register, TrecName
-from .common import binary_gain, check_p, JUDGED_ONLY, reads_gain_of
+from .common import (binary_gain, check_p, codes, context, floats, JUDGED_ONLY, judged_only,  # noqa: F401 - re-exported
+                     present_mask, reads_gain_of, rel_mask, rel_total, safe)
+from .cumulative import gain as graded_gain, GAINS_PARAM
+from .irm_native import k_Compat, k_ERR, k_Judged
+from .precision import counted, e_ap, expected_count, holes_ap, k_ap, REL, TREC_CUTOFFS
+from .trec_gains import (e_binG, e_ndcg_rel, e_Rndcg, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
+                         k_Rndcg, rbp_order, reads_gain, stale_ideal_dcg)
+from .trec_precision import (e_bpref, e_infAP, e_Rprec_mult, e_success, k_11pt_avg, k_bpref,
+                             k_infAP, k_iprec_at_recall, k_unj, k_yaap, RECALL_POINTS)
 
+__all__ = ["judged_only", "codes", "relstring"]
+
+
+# --------------------------------------------------------------------------- counts
+
+def k_num_q(ranking, judgements, measure, level):
+    """1 per evaluated query (trec_eval prints only the sum: the number of queries averaged over)."""
+    return np.ones(ranking.nrows)
+
+
+def k_num_ret(ranking, judgements, measure, level):
+    """Documents retrieved (after -M and -J); with ir_measures' rel=k only those of grade >= k."""
+    rel = dict(measure.params).get("rel")
+    if rel is None:
+        return ranking.length.astype(np.float64)
+    return ranking.rowsum(codes(ranking) >= float(rel))
+
+
+def k_num_rel(ranking, judgements, measure, level):
+    """R: judged documents with grade >= -l."""
+    return rel_total(ranking, judgements, context(measure, level)).astype(np.float64)
+
+
+def k_num_nonrel_judged_ret(ranking, judgements, measure, level):
+    """Judged nonrelevant documents retrieved: num_ret - unjudged - num_rel_ret."""
+    code = codes(ranking)
+    return ranking.rowsum((code >= 0) & (code < context(measure, level).rel_level))
+
+
+# --------------------------------------------------------------------------- set measures
+
+def _set_counts(ranking, judgements, measure, level):
+    """(num_ret, num_rel_ret, R) per row."""
+    ctx = context(measure, level)
+    return ranking.length.astype(np.float64), ranking.rowsum(rel_mask(ranking, ctx)), rel_total(ranking, judgements, ctx).astype(np.float64)
+
+
+def k_set_map(ranking, judgements, measure, level):
+    """num_rel_ret^2 / (num_ret R) (set precision times set recall)."""
+    ret, rel_ret, R = _set_counts(ranking, judgements, measure, level)
+    return safe(rel_ret * rel_ret, ret * R)
+
+
+def k_set_F(ranking, judgements, measure, level):
+    """(x+1) P R / (x P + R) with set P and R; x = 1 by default (m_set_F.c)."""
+    beta = 1.0 if measure.get("beta") is None else float(measure.get("beta"))
+    ret, rel_ret, R = _set_counts(ranking, judgements, measure, level)
+    precision, recall = safe(rel_ret, ret), safe(rel_ret, R)
+    return np.where(rel_ret > 0, safe((beta + 1.0) * precision * recall, beta * precision + recall), 0.0)
+
+
+def k_utility(ranking, judgements, measure, level):
+    """p1 a + p2 b + p3 c + p4 d over the contingency table (a relevant retrieved, b nonrelevant
+    retrieved, c relevant missed, d = N + a - num_ret - R); 0 for -c's empty rankings (m_utility.c)."""
+    coef = floats(measure.get("coef"), None)
+    ctx = context(measure, level)
+    coef_rel_ret, coef_nonrel_ret, coef_rel_missed, coef_nonrel_missed = (1.0, -1.0, 0.0, 0.0) if coef is None else map(float, coef)
+    ret, rel_ret, R = _set_counts(ranking, judgements, measure, level)
+    values = coef_rel_ret * rel_ret + coef_nonrel_ret * (ret - rel_ret) + coef_rel_missed * (R - rel_ret) + coef_nonrel_missed * (ctx.num_docs + rel_ret - ret - R)
+    if ctx.trec_nan and coef is not None:
+        # --trec-nan: trec_eval zeroes only a measure named exactly 'utility' for -c's placeholder
+        # ranking (one document not in the qrels; none after -J), so utility.p1,p2,p3,p4 scores it
+        present = 0.0 if ctx.judged_only else 1.0
+        leak = coef_nonrel_ret * present + coef_rel_missed * R + coef_nonrel_missed * (ctx.num_docs - present - R)
+        return np.where(present_mask(ranking, ctx), values, leak)
+    return np.where(present_mask(ranking, ctx), values, 0.0)
+
+
+# --------------------------------------------------------------------------- relstring and runid (text)
+
+def relstring(ranking: Ranking, length: int = 10) -> list[str]:
+    """Per row the codes of the first ``length`` documents as text: a digit for grade 0-9, '>' above,
+    '-' not in the qrels, '.' pooled but unjudged (m_relstring.c)."""
+    keep = ranking.pos < length  # only the first ``length`` codes per row become text
+    code, rows = codes(ranking)[keep], ranking.row[keep]
+    # one byte per document from a lookup table ('0'-'9', '>' above 9, '-' not in the qrels, '.' judged
+    # negative); codes are -2, -1 or a grade >= 0, whose whole part m_relstring.c prints
+    table = np.frombuffer(b".-0123456789>", dtype="S1")
+    chars = table[np.where(code > 9, 12, code + 2).astype(np.intp)].tobytes().decode("ascii")
+    out = [""] * ranking.nrows
+    bounds = np.searchsorted(rows, np.arange(ranking.nrows + 1))
+    for row in np.flatnonzero(np.diff(bounds)):  # one slice per query, not per document
+        out[row] = chars[bounds[row]:bounds[row + 1]]
+    return out
+
+
+def k_relstring(ranking, judgements, measure, level):
+    """The relevance codes of the top ``length`` documents, quoted as trec_eval prints them."""
+    length = dict(measure.params).get("length")
+    ctx = context(measure, level)
+    out = np.array([f"'{string}'" for string in relstring(ranking, 10 if length is None else int(length))], dtype=object)
+    if ctx.trec_nan and length is not None and not ctx.judged_only:
+        # --trec-nan: trec_eval clears only a measure named exactly 'relstring' for -c's placeholder
+        # ranking, so relstring.N shows the placeholder: one document not in the qrels, '-'
+        out = np.where(present_mask(ranking, ctx), out, "'-'").astype(object)
+    return out
+
+
+def k_runid(ranking, judgements, measure, level):
+    """No per-query value: trec_eval prints the run's tag on the 'all' row only."""
+    return np.full(ranking.nrows, "", dtype=object)
+
+
+# --------------------------------------------------------------------------- records
 
 def reads_judged(code, measure, rel, max_grade):
     """The ``reads`` of bpref and infAP: every judged document (a grade, or -2: judged with a negative
@@ -20,24 +133,7 @@ def reads_judged(code, measure, rel, max_grade):
     documents above each relevant one and read its rank, so a random ordering of the pool is drawn as
     the ranks of the judged documents alone (core.pools.pool_reads)."""
     return np.asarray(code, dtype=np.float64) != -1
-from .cumulative import gain as graded_gain, GAINS_PARAM
-from .precision import e_ap, holes_ap, k_ap, REL, TREC_CUTOFFS
-from .irm_native import k_Compat, k_ERR, k_Judged
-from .trec_counts import (k_num_nonrel_judged_ret, k_num_q, k_num_rel, k_num_rel_ret, k_num_ret, k_relstring,
-                          k_runid, k_set_F, k_set_map, k_set_P, k_set_recall, k_set_relative_P, k_utility,
-                          relstring)
-from .trec_gains import (e_binG, e_ndcg_rel, e_Rndcg, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
-                         k_Rndcg, rbp_order, reads_gain, stale_ideal_dcg)
-from .trec_precision import (e_bpref, e_infAP, e_relative_P, e_Rprec_mult, e_success, k_11pt_avg, k_bpref,
-                             k_infAP, k_iprec_at_recall, k_relative_P, k_Rprec_mult, k_success, k_unj, k_yaap)
-from .trec_view import (INFAP_EPSILON, RECALL_POINTS, codes, context, judged_only,  # noqa: F401 - re-exported
-                         trec_relevant_count)
 
-__all__ = ["judged_only", "codes", "trec_relevant_count", "relstring", "INFAP_EPSILON",
-           "context"]
-
-
-# --------------------------------------------------------------------------- records
 
 def trec_gain(grade, measure, rel, max_grade):
     """Sort key of a pool for IUB/WLB: relevant (1) before judged nonrelevant (0) before documents
@@ -140,7 +236,8 @@ _count("NumRet", "num_ret", k_num_ret, (OFFICIAL, SET, ALL_TREC), level="gains",
        params=(Param(name="rel", kind="int", default=None, doc="ir_measures' NumRet(rel=k): count only retrieved documents of grade >= k "
                                         "(NumRet(rel=1) = NumRelRet); all retrieved documents when not given"),))
 _count("NumRel", "num_rel", k_num_rel, (OFFICIAL, SET, ALL_TREC), irm="NumRel", complete_summary=_sum_positive)
-_count("NumRelRet", "num_rel_ret", k_num_rel_ret, (OFFICIAL, SET, ALL_TREC), irm="NumRelRet", params=(REL,))
+_count("NumRelRet", "num_rel_ret", counted("all", "1", trec=True), (OFFICIAL, SET, ALL_TREC), irm="NumRelRet", params=(REL,),
+       formula="Relevant documents retrieved.")
 _count("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, (ALL_TREC,))
 
 register(Family(
@@ -197,7 +294,8 @@ register(Family(
 
 register(Family(
     name="RprecMult", params=(Param(name="mult", kind="float", default=1.0, doc="multiple of R", always_show=True), REL), cutoff="none",
-    kernel=k_Rprec_mult, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact", expectation=e_Rprec_mult,
+    kernel=counted("c", "c", trec=True), gain=binary_gain,
+    formula="Precision at c = (long)(x R + 0.9) documents; when c > num_ret, num_rel_ret / c (m_Rprec_mult.c).", reads=reads_gain_of(binary_gain), bounds="exact", expectation=e_Rprec_mult,
     expectation_formula="0 if c = 0; P/n if c <= n; P/c if c > n (exact)", cite="trec_eval 10 (m_Rprec_mult.c)", level="rel",
     trec=(TrecName(base="Rprec_mult", arg="each", param="mult", defaults=_RMULT, kind="float", fmt=".2f", nick=(ALL_TREC,)),),
     validate=_check_positive("mult"), examples=("RprecMult(mult=0.2)", "RprecMult(mult=1.0)", "RprecMult(mult=3.5)")))
@@ -246,19 +344,22 @@ register(Family(
                   "DCG@b at once (rearrangement)"))
 
 register(Family(
-    name="RelP", params=(REL,), cutoff="required", kernel=k_relative_P, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact",
-    expectation=e_relative_P, expectation_formula="(P/n) m / min(k, R) (exact)",
+    name="RelP", params=(REL,), cutoff="required", kernel=counted("k", "min(k,R)", trec=True), gain=binary_gain,
+    formula="relative_P@k = relevant in the top k / min(k, R) (0 when R = 0).", reads=reads_gain_of(binary_gain), bounds="exact",
+    expectation=expected_count("k", "min(k,R)", trec=True), expectation_formula="(P/n) m / min(k, R) (exact)",
     cite="trec_eval 10 (m_relative_P.c)", level="rel",
     trec=(TrecName(base="relative_P", arg="each", defaults=TREC_CUTOFFS, nick=(ALL_TREC,)),), examples=("RelP@{k}",)))
 register(Family(
-    name="Success", params=(REL, JUDGED_ONLY), cutoff="required", kernel=k_success, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact",
+    name="Success", params=(REL, JUDGED_ONLY), cutoff="required", kernel=counted("k", None, trec=True), gain=binary_gain,
+    formula="success@k = 1 if a relevant document is in the top k, else 0.", reads=reads_gain_of(binary_gain), bounds="exact",
     expectation=e_success, expectation_formula="1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
     cite="trec_eval 10 (m_success.c)", level="rel", trec=(TrecName(base="success", arg="each", defaults=(1, 5, 10), nick=(ALL_TREC,)),),
     irm="Success", examples=("Success@{k}",), holes=monotone))
 
-_set("SetP", "set_P", k_set_P, (SET, ALL_TREC), (REL, JUDGED_ONLY), irm="SetP")
-_set("SetRelP", "set_relative_P", k_set_relative_P, (SET, ALL_TREC))
-_set("SetR", "set_recall", k_set_recall, (SET, ALL_TREC), (REL,), irm="SetR")
+_set("SetP", "set_P", counted("all", "ret", trec=True), (SET, ALL_TREC), (REL, JUDGED_ONLY), irm="SetP", formula="num_rel_ret / num_ret.")
+_set("SetRelP", "set_relative_P", counted("all", "min(ret,R)", trec=True), (SET, ALL_TREC),
+     formula="num_rel_ret / min(num_ret, R).")
+_set("SetR", "set_recall", counted("all", "R", trec=True), (SET, ALL_TREC), (REL,), irm="SetR", formula="num_rel_ret / R.")
 _set("SetAP", "set_map", k_set_map, (SET, ALL_TREC), (REL, JUDGED_ONLY))
 _set("SetF", "set_F", k_set_F, (SET, ALL_TREC), (Param(name="beta", kind="float", default=1.0, doc="weight of recall"), REL, JUDGED_ONLY),
      TrecName(base="set_F", arg="one", param="beta", kind="float", nick=(SET, ALL_TREC)),

@@ -6,20 +6,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import Judgements, discount, rank_discount, repeated_powers, segment_cumsum, spans
-from .common import disc_prefix, safe
-from .trec_view import (codes, context, count_above, pool_counts, present_mask, rel_index, rel_total,
-                         trec_relevant_count, UNJUDGED)
+from .common import (codes, context, count_above, disc_prefix, mapped_gains, pool_counts, present_mask, rel_index, rel_total, safe,
+                     trec_relevant_count)
 
 
 # --------------------------------------------------------------------------- gains
 
 def _level_gain(code: np.ndarray, gains: dict | None) -> np.ndarray:
-    """trec_eval's get_gain: a listed level takes its gain, another judged level (>= 0) gains its
-    own value, anything else 0 (gain_init.c)."""
-    g = np.where(code >= 0, code, 0.0)
-    for lvl, val in (gains or {}).items():
-        g = np.where(code == float(lvl), float(val), g)
-    return g
+    """trec_eval's get_gain (gain_init.c): a listed level takes its gain, another judged level (>= 0)
+    gains its own value, anything else 0 (:func:`~.common.mapped_gains` of the codes)."""
+    return mapped_gains(code, gains) if gains else np.where(code >= 0, code, 0.0)
 
 
 def reads_gain(code, measure, rel, max_grade=None):
@@ -160,6 +156,14 @@ def _running_sparse_sum(ranking, idx, weights):
     return segment_cumsum(weights, np.searchsorted(idx, ranking.starts))
 
 
+def _ideal_at(judgements, gains, query, position, trec: bool = False):
+    """The ideal DCG to rank min(position, nrel - 1) of ``query`` (0 when it has no positive ideal
+    gain), ndcg_rel's denominators, and nrel per query."""
+    pidcg, starts, npos, _, _ = _prefix_idcg(judgements, gains, trec)
+    flat = starts[query] + np.minimum(position, np.maximum(npos[query] - 1, 0))
+    return np.where(npos[query] > 0, pidcg[np.minimum(flat, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0), npos
+
+
 def k_ndcg_rel(ranking, judgements, measure, level):
     """nDCG averaged over the relevant (positive-gain) documents: at each retrieved one, DCG so far
     / ideal DCG at the same rank (the ideal stops growing past its last positive gain); each one not
@@ -167,15 +171,11 @@ def k_ndcg_rel(ranking, judgements, measure, level):
     gains = measure.get("gains")
     idx, g, weights = _gain_terms(ranking, gains)
     dcg = _running_sparse_sum(ranking, idx, weights)
-    pidcg, starts, npos, _, _ = _prefix_idcg(judgements, gains, getattr(level, "trec_nan", False))
-    row = ranking.row[idx]
-    query = ranking.base[row]
-    n_positive = npos[query]
-    ideal_at = starts[query] + np.minimum(ranking.pos[idx], np.maximum(n_positive - 1, 0))
-    ideal = np.where(n_positive > 0, pidcg[np.minimum(ideal_at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
+    trec = getattr(level, "trec_nan", False)
+    ideal, npos = _ideal_at(judgements, gains, ranking.base[ranking.row[idx]], ranking.pos[idx], trec)
     hit = g > 0
     summed = ranking.sum_within(idx[hit], safe(dcg, ideal)[hit])
-    full = _idcg(judgements, measure, getattr(level, "trec_nan", False))[ranking.base]
+    full = _idcg(judgements, measure, trec)[ranking.base]
     final = ranking.sum_within(idx, weights)
     nrel = npos[ranking.base].astype(np.float64)
     summed = summed + (nrel - ranking.count_within(idx[hit], np.inf)) * safe(final, full)
@@ -183,29 +183,20 @@ def k_ndcg_rel(ranking, judgements, measure, level):
 
 
 def e_ndcg_rel(random_pool):
-    """E[ndcg_rel] under a uniformly random ranking of the pool (exact) when every gain is >= 0 and
-    no level below 0 gains anything (the record's ``exact_for``): then the documents of nonzero gain
-    are those of positive gain, at most the query's nrel positive ideal gains (pool documents of
-    positive gain are judged), so the sum s of :func:`k_ndcg_rel` is >= 0 and linear in its terms.
-
-    The whole pool of n documents (gains g, S = sum g, Np of them positive) is ranked.  At 0-based
-    rank p the term is 1[g(p) > 0] DCG(p) / ideal(p), DCG(p) = sum_{p' <= p} g(p') disc(p'); over a
-    uniform permutation E[1[g(p) > 0] g(p)] = S/n and, for p' != p,
-    E[1[g(p) > 0] g(p')] = sum_{d: g_d > 0} (S - g_d) / (n(n-1)) = (Np - 1) S / (n(n-1)), so
-    E[term p] = (S/n disc(p) + (Np - 1) S/(n(n-1)) D(p)) / ideal(p), D(p) = sum_{p' < p} disc(p'),
-    ideal(p) the ideal DCG to rank min(p, nrel - 1).  The nrel - Np positive ideal gains never
-    ranked add (nrel - Np) E[DCG(n - 1)] / full = (nrel - Np) (S/n) D(n) / full; E = E[s] / nrel."""
+    """E[ndcg_rel] (exact) for gains >= 0, none given to a level below 0 (the record's ``exact_for``;
+    docs/bounds.md): the sum s of :func:`k_ndcg_rel` is then linear in its terms.  Over the pool of
+    n documents, S their total gain, Np those of positive gain, D(p) = sum_{p' < p} disc(p'):
+    E[term at rank p] = (S/n disc(p) + (Np - 1) S/(n(n-1)) D(p)) / ideal(p), and the nrel - Np
+    positive ideal gains never ranked add (nrel - Np) (S/n) D(n) / full; E = E[s] / nrel."""
     pool, judgements = random_pool.pool, random_pool.J
     gains = random_pool.measure.get("gains")
     ranking = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only positions and gain sums are read
     g = _level_gain(codes(ranking), gains)
     n = pool.n
     S, n_positive = ranking.rowsum(g), ranking.rowsum(g > 0)
-    pidcg, starts, nrel, _, _ = _prefix_idcg(judgements, gains)
     full = _idcg(judgements, random_pool.measure)
     query, position = ranking.row, ranking.pos
-    ideal_at = starts[query] + np.minimum(position, np.maximum(nrel[query] - 1, 0))
-    ideal = np.where(nrel[query] > 0, pidcg[np.minimum(ideal_at, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0)
+    ideal, nrel = _ideal_at(judgements, gains, query, position)
     D = disc_prefix(int(n.max()) if n.size else 0)
     mean, pair = safe(S, n), safe((n_positive - 1.0) * S, n * (n - 1.0))
     term = safe(mean[query] * discount(position) + pair[query] * D[position], ideal)
@@ -222,6 +213,18 @@ def _boundaries(judgements, gains, trec: bool = False) -> tuple:
     last[:-1] = (irow[1:] != irow[:-1]) | (ideal_gain[1:] != ideal_gain[:-1])
     bidx = np.flatnonzero(last)
     return irow[bidx], bidx - starts[irow[bidx]] + 1, pidcg[bidx]
+
+
+def _rndcg_terms(rows, depth, dcg, ideal, length, final, full, nrows):
+    """Rndcg's sum and number of terms per row (m_Rndcg.c): nDCG@b = ``dcg`` / ``ideal`` at each level
+    b (``depth``) of a row, and ``final`` / ``full`` over the whole ranking when its ``length`` extends
+    at least two documents past the last level."""
+    summed = np.bincount(rows, weights=safe(dcg, ideal), minlength=nrows)[:nrows]
+    count = np.bincount(rows, minlength=nrows)[:nrows].astype(np.float64)
+    deepest = np.zeros(nrows)
+    np.maximum.at(deepest, rows, depth)
+    extra = (length >= deepest + 2) & (full > 0) & (count > 0)
+    return summed + np.where(extra, safe(final, full), 0.0), count + extra
 
 
 def k_Rndcg(ranking, judgements, measure, level):
@@ -249,15 +252,8 @@ def k_Rndcg(ranking, judgements, measure, level):
     inside = (take > 0) & (last >= 0)
     inside[inside] &= ranking.row[gidx[last[inside]]] == boundary_row[inside]
     dcg_b = np.where(inside, dcg_at[np.maximum(last, 0)] if len(dcg_at) else 0.0, 0.0)
-    summed = np.bincount(boundary_row, weights=safe(dcg_b, boundary_ideal), minlength=ranking.nrows)[: ranking.nrows]
-    cnt_b = np.bincount(boundary_row, minlength=ranking.nrows)[: ranking.nrows].astype(np.float64)
-    bmax = np.zeros(ranking.nrows)
-    np.maximum.at(bmax, boundary_row, boundary_pos)
-    final = ranking.sum_within(gidx, weights)
-    full = _idcg(judgements, measure, ctx.trec_nan)[ranking.base]
-    extra = (ranking.length >= bmax + 2) & (full > 0) & (cnt_b > 0)
-    summed = summed + np.where(extra, safe(final, full), 0.0)
-    cnt_b = cnt_b + extra
+    summed, cnt_b = _rndcg_terms(boundary_row, boundary_pos, dcg_b, boundary_ideal, ranking.length,
+                                 ranking.sum_within(gidx, weights), _idcg(judgements, measure, ctx.trec_nan)[ranking.base], ranking.nrows)
     if ctx.trec_nan:  # --trec-nan: relevant documents but no positive gain: trec_eval divides 0 by 0
         return np.where(R > 0, np.where(cnt_b > 0, safe(summed, cnt_b), np.nan), 0.0)
     return np.where(R > 0, safe(summed, cnt_b), 0.0)
@@ -279,15 +275,9 @@ def e_Rndcg(random_pool):
     boundary_query, bpos, ideal_b = _boundaries(judgements, gains)
     D = disc_prefix(int(n.max()) if n.size else 0)
     take = np.minimum(bpos, n[boundary_query]).astype(np.int64)
-    summed = np.bincount(boundary_query,
-                         weights=safe(mean[boundary_query] * D[take], ideal_b), minlength=judgements.nq)[: judgements.nq]
-    cnt = np.bincount(boundary_query, minlength=judgements.nq)[: judgements.nq].astype(np.float64)
-    bmax = np.zeros(judgements.nq)
-    np.maximum.at(bmax, boundary_query, bpos)
-    full = _idcg(judgements, random_pool.measure)
-    extra = (n >= bmax + 2) & (full > 0) & (cnt > 0)
-    summed = summed + np.where(extra, safe(mean * D[n.astype(np.int64)], full), 0.0)
-    return np.where(trec_relevant_count(judgements, ctx.rel_level) > 0, safe(summed, cnt + extra), 0.0)
+    summed, count = _rndcg_terms(boundary_query, bpos, mean[boundary_query] * D[take], ideal_b, n, mean * D[n.astype(np.int64)],
+                                 _idcg(judgements, random_pool.measure), judgements.nq)
+    return np.where(trec_relevant_count(judgements, ctx.rel_level) > 0, safe(summed, count), 0.0)
 
 
 def k_ideal_dcg(ranking, judgements, measure, level):
@@ -298,10 +288,8 @@ def k_ideal_dcg(ranking, judgements, measure, level):
 
 def stale_ideal_dcg(values, judgements):
     """trec_eval 10's ideal_dcg (``--trec-nan``): a query judged only with negative grades prints the
-    ideal DCG of the last query before it, in trec_eval's query order (qid byte order), judged with a
-    grade >= 0 (0 when there is none).  form_res_rels.c sets the query's number of grade levels only
-    from grades >= 0 and zeroes its level counts only up to its highest grade, so setup_gains reads
-    both as the earlier query left them; ndcg and the rest are 0 there all the same (their DCG is)."""
+    ideal DCG of the last query before it in qid byte order judged with a grade >= 0, 0 when there is
+    none (form_res_rels.c's stale level counts: docs/trec_eval.md)."""
     values = np.asarray(values, dtype=np.float64)
     top = np.full(judgements.nq, -np.inf)
     np.maximum.at(top, judgements.row, judgements.grade)

@@ -1,15 +1,18 @@
-"""trec_eval's precision-like families beyond P, R, AP and Rprec (relative_P, success, Rprec_mult,
-iprec_at_recall, 11pt_avg), the incomplete-judgement ones (bpref, infAP, unj), and their closed-form
-expectations under a random ranking of the pool; registered in :mod:`.trec`."""
+"""trec_eval's precision-like families beyond P, R, AP, Rprec and the counts of :func:`.precision.counted`
+(yaap, iprec_at_recall, 11pt_avg), the incomplete-judgement ones (bpref, infAP, unj), and the closed-form
+expectations of relative_P, success, Rprec_mult, bpref and infAP; registered in :mod:`.trec`."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from .common import safe
-from .trec_view import (codes, context, floats, RECALL_POINTS, count_above, INFAP_EPSILON, nonrel_count, nonrel_index, pool_counts,
-                        present_mask, rel_index, rel_mask, rel_total, unjudged_index)
+from .common import (codes, context, count_above, floats, nonrel_count, nonrel_index, pool_counts, present_mask, rel_index,
+                     rel_total, safe, unjudged_index)
+from .precision import relevant_docs, sum_precision
+
+INFAP_EPSILON = 0.00001  # trec_eval.h
+RECALL_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # iprec_at_recall, 11pt_avg
 
 
 # --------------------------------------------------------------------------- precision family
@@ -18,36 +21,9 @@ from .trec_view import (codes, context, floats, RECALL_POINTS, count_above, INFA
 def k_yaap(ranking, judgements, measure, level):
     """yaap = log((1 + S) / (1 + R - S)), S = sum over relevant retrieved documents of the precision
     at their rank (Robertson 2012, 'On Smoothing Average Precision'; m_yaap.c)."""
-    ctx = context(measure, level)
-    rel = rel_mask(ranking, ctx)
-    S = ranking.rowsum(np.where(rel, ranking.running(rel) / (ranking.pos + 1.0), 0.0))
-    return np.log((1.0 + S) / (1.0 + rel_total(ranking, judgements, ctx) - S))
-
-
-def k_relative_P(ranking, judgements, measure, level):
-    """relative_P@k = relevant in the top k / min(k, R) (0 when R = 0)."""
-    k = measure.cutoff
-    ctx = context(measure, level)
-    R = rel_total(ranking, judgements, ctx)
-    return safe(ranking.count_within(rel_index(ranking, ctx), k), np.minimum(float(k), R))
-
-
-def k_success(ranking, judgements, measure, level):
-    """success@k = 1 if a relevant document is in the top k, else 0."""
-    k = measure.cutoff
-    return (ranking.count_within(rel_index(ranking, context(measure, level)), k) > 0).astype(np.float64)
-
-
-def k_Rprec_mult(ranking, judgements, measure, level):
-    """Precision at c = (long)(x R + 0.9) documents; when c > num_ret, num_rel_ret / c (m_Rprec_mult.c)."""
-    mult = measure.get("mult")
-    ctx = context(measure, level)
-    R = rel_total(ranking, judgements, ctx)
-    count = np.floor(float(mult) * R + 0.9)
-    idx = rel_index(ranking, ctx)
-    nrr = ranking.count_within(idx, np.inf)
-    beyond = count > ranking.length
-    return np.where(beyond, safe(nrr, count), safe(ranking.count_within(idx, count), count))
+    idx, R = relevant_docs(ranking, judgements, measure, level, trec=True)
+    S = sum_precision(ranking, idx, ("trec", context(measure, level).rel_level))
+    return np.log((1.0 + S) / (1.0 + R - S))
 
 
 def _recall_count(recall: float, R: np.ndarray, rounding: str) -> np.ndarray:
@@ -184,13 +160,6 @@ def k_unj(ranking, judgements, measure, level):
     return np.where(present_mask(ranking, context(measure, level)), values, 0.0)
 
 
-def e_relative_P(random_pool):
-    """(P/n) m / min(k, R), by linearity."""
-    k = random_pool.measure.cutoff
-    n, P, Q, U, V, R, N = pool_counts(random_pool)
-    return safe(safe(P * np.minimum(n, float(k)), n), np.minimum(float(k), R))
-
-
 def e_success(random_pool):
     """1 - C(n-P, m)/C(n, m) = 1 - prod_{i<m} (n-P-i)/(n-i)."""
     k = random_pool.measure.cutoff
@@ -270,10 +239,9 @@ def e_infAP(random_pool):
     and E[u | w] = w c, c = U/W.  With e_s = (s (P-1)/K + eps)/(s + 2 eps) and s + c w =
     c (s + w + 1) + (1-c) s - c, its mean over w is c e_s + (1 + e_s ((1-c) s - c)) M(s), M(s) =
     E[1/(s + w + 1) | s] (:func:`reciprocal_rank_means`); E = (P/R) mean over s of that."""
-    pool, judgements = random_pool.pool, random_pool.J
     n, P, Q, U, V, R, N = pool_counts(random_pool)
     eps = INFAP_EPSILON
-    out = np.zeros(pool.nq)
+    out = np.zeros(len(n))
     for query in np.flatnonzero((P > 0) & (R > 0)):
         P_q, Q_q, U_q, V_q = (int(count) for count in (P[query], Q[query], U[query], V[query]))
         K, W = P_q - 1 + Q_q, U_q + V_q

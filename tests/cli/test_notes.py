@@ -7,7 +7,7 @@ import re
 from conftest import cli
 
 from ulnorm_eval.cli.support import said_once
-from ulnorm_eval.pipeline.blocks import Note, RunFacts, input_notes
+from ulnorm_eval.pipeline.blocks import Block, Note, input_notes
 
 EX = "examples"
 QRELS, RUNS = f"{EX}/qrels/dlhard-passage.qrels.txt", [f"{EX}/runs/{r}.run.gz" for r in ("bm25", "bm25_bert_zs", "bm25_rm3")]
@@ -26,9 +26,8 @@ def test_a_note_several_runs_share_is_said_once_with_spans_and_tally():
 
 
 def test_input_notes_carry_their_brief():
-    notes = input_notes("a", "a.run", RunFacts(missing_qids=list("123"), ignored_qids=list("xy"), float32_ties=7,
-                                               skipped=1), nq=50)
-    more = input_notes("b", "b.run", RunFacts(missing_qids=list("1234"), float32_ties=1), nq=50)
+    notes = input_notes("a.run", Block(name="a", float32_ties=7, skipped=1), missing=3, ignored=2, nq=50)
+    more = input_notes("b.run", Block(name="b", float32_ties=1), missing=4, ignored=0, nq=50)
     assert [str(n) for n in notes][0] == ("a: 3 of 50 qrels queries have no ranked documents and score 0 "
                                           "(--run-queries-only leaves them out)")
     said = said_once(notes + more)

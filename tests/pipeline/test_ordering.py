@@ -308,14 +308,14 @@ def test_numeric_ids_of_a_loaded_run_are_checked_once(monkeypatch):
 @pytest.mark.parametrize("fallback", [True, False])
 def test_query_blocks_with_unsorted_scores_are_sorted_block_by_block(fallback, monkeypatch):
     """A run written query by query (queries in any order) with its scores out of order: each
-    block's scores are sorted on their own (_block_score_sort), and the order is the reference's,
+    block's scores are sorted on their own (_query_blocks given the scores), and the order is the reference's,
     ties by docid descending; a query in two places, or blocks below _BLOCK_ROWS rows on average,
     take the one sort of every row."""
     if not fallback:
         no_fallback(monkeypatch)
     used = []
-    real = ordering._block_score_sort
-    monkeypatch.setattr(ordering, "_block_score_sort", lambda *a: used.append(real(*a) is not None) or real(*a))
+    real = ordering._query_blocks
+    monkeypatch.setattr(ordering, "_query_blocks", lambda *a: (len(a) > 2 and used.append(real(*a) is not None)) or real(*a))
     rng = np.random.default_rng(41)
     for case in range(600):
         monkeypatch.setattr(ordering, "_BLOCK_ROWS", 1 if case % 3 else 1000)

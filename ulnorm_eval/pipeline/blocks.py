@@ -514,44 +514,26 @@ def summary_row(metrics: list, values: dict, qids: list, options: Options, *, ta
     return mean
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunFacts:
-    """What :func:`finish_run` hears of a run beside its values: the qrels queries it has no line for,
-    its queries not in the qrels, the ranked documents whose place the score precision or the tie rule
-    decides (``float32_ties`` under ``--ties score``, else against trec_eval's order), the comment or
-    blank lines skipped and the lines with extra fields, its tag, and the qrels (trec_eval's stale
-    values and some summaries need them)."""
-
-    missing_qids: list = field(default_factory=list)
-    ignored_qids: list = field(default_factory=list)
-    float32_ties: int = 0
-    skipped: int = 0
-    extra: int = 0
-    tag: object = None
-    qrels: object = None
-    judged: tuple = (0, 0)  # (ranked documents within -M, of which in the qrels)
-
-
-def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple, options: Options,
-               f: RunFacts) -> RunResult:
-    """The run's result: values in query order, the 'all' row (:func:`summary_row`), and its notes.
-    ``computed`` = (values, stderr, undefined: a mask per query) of every metric."""
-    values, stderr, undefined = computed
+def finish_run(qrels: Qrels, path: str, metrics: list, options: Options, run: Block) -> RunResult:
+    """A run's result from its blocks merged into one (``run``: its queries in natural order, the values
+    of every metric and part, an undefined mask per query, every query it ranked in ``run_qids``): the
+    'all' row (:func:`summary_row`) and its notes."""
+    name, qids, values, stderr, seen = run.name, run.qids, run.values, run.stderr, set(run.run_qids)
+    missing, ignored = [q for q in qids if q not in seen], natural_order(seen.difference(qrels_queries(qrels)))
     stale = [m for m in metrics if options.trec_nan and not m.variant and getattr(m.measure.record, "trec_stale", None)]
     if stale:  # trec_eval's leaks of an earlier query's state (the record's), before -Z as in trec_eval
-        J = judgements(f.qrels, qids)
+        J = judgements(qrels, qids)
         values = {**values, **{m: m.measure.record.trec_stale(values[m], J) for m in stale}}
     if options.zscore:
         values = zscore_values(metrics, values, qids, options.zscore)
-    mean = summary_row(metrics, values, qids, options, tag=f.tag, qrels=f.qrels)
-    notes = input_notes(name, path, f, len(qids), options.ties)
-    note = candidates_note(f.qrels, options, qids) if any(map(_pooled, metrics)) else None
-    if note:
-        notes.append(Note(note, name, note.split(": ", 1)[1].replace("{", "{{").replace("}", "}}")))
+    mean = summary_row(metrics, values, qids, options, tag=run.tag, qrels=qrels)
+    notes = input_notes(path, run, len(missing), len(ignored), len(qids), options.ties)
+    if any(map(_pooled, metrics)):
+        notes += candidates_note(qrels, options, qids, name)
     shown = set(metrics)  # a withheld bound of a part (summary_parts) is counted where it is shown, not here
-    masks = {m: np.asarray(mask, bool) for m, mask in undefined.items() if m in shown}
+    masks = {m: np.asarray(mask, bool) for m, mask in run.undefined.items() if m in shown}
     undefined = {m: int(np.count_nonzero(mask)) for m, mask in masks.items()}
-    interval = random_intervals(metrics, values, mean, qids, options, f.qrels) if options.random_intervals else {}
+    interval = random_intervals(metrics, values, mean, qids, options, qrels) if options.random_intervals else {}
     ci = plain_intervals(metrics, values, qids, options)
     notes += [note for note in (undefined_note(name, undefined, options),
                                 below_random_note(name, metrics, values, options, interval),
@@ -559,8 +541,8 @@ def finish_run(name: str, path: str, qids: list, metrics: list, computed: tuple,
     values = {m: values[m] for m in metrics}  # the parts (summary_parts) served the 'all' row and the note
     stderr = {m: v for m, v in stderr.items() if m in values}
     return RunResult(name=name, qids=qids, values=values, mean=mean, stderr=stderr, undefined=undefined,
-                     float32_ties=f.float32_ties, missing_qids=list(f.missing_qids), ignored_qids=list(f.ignored_qids),
-                     notes=notes, tag=f.tag, interval=interval, ci=ci,
+                     float32_ties=run.float32_ties, missing_qids=missing, ignored_qids=ignored, notes=notes, tag=run.tag,
+                     interval=interval, ci=ci, again=run.again,
                      undefined_queries={m: mask for m, mask in masks.items() if mask.any()})
 
 
@@ -628,16 +610,11 @@ def shared_pool(qrels: Qrels, options: Options, J: Judgements):
     return make_pool("run", candidates(qrels, options, J.qids), J)
 
 
-def candidates_note(qrels: Qrels, options: Options, qids: list) -> str | None:
-    """One line when ``--pool FILE`` has no candidates for some of ``qids``: their pool is empty."""
-    if not _file_pool(options) or not qids:
-        return None
-    ranking = candidates(qrels, options, qids)
-    lacking = len(qids) - len(np.unique(ranking.row))
-    if not lacking:
-        return None
-    return (f"{options.pool}: no candidates for {lacking} of {len(qids)} queries: their pool is empty (E = IUB = WLB "
-            f"= 0), so every normalisation is undefined there")
+def candidates_note(qrels: Qrels, options: Options, qids: list, name: str) -> list:
+    """A note when ``--pool FILE`` has no candidates for some of ``qids``: their pool is empty."""
+    lacking = len(qids) - len(np.unique(candidates(qrels, options, qids).row)) if _file_pool(options) and qids else 0
+    return [Note.said(name, f"no candidates for {lacking} of {len(qids)} queries: their pool is empty (E = IUB = WLB = 0), "
+                            "so every normalisation is undefined there", who=options.pool)] if lacking else []
 
 
 def below_random_note(name: str, metrics: list, values: dict, options: Options, intervals=None) -> str | None:
@@ -731,41 +708,44 @@ class Note(str):
         note.tally = tuple(tally)
         return note
 
+    @classmethod
+    def said(cls, run: str, brief: str, *spans, who: str = ""):
+        """The note of ``run`` in its ``brief``'s words, with the numbers ``spans``, said of ``who`` (the run)."""
+        return cls(f"{who or run}: " + brief.format(*spans), run, brief, spans)
 
-PRECISION_NOTE = "ranked documents change place between float32 and float64 scores"  # the note's words (compare looks for them)
-TIE_RULE_NOTE = "ranked documents are at another place than in trec_eval's order"  # --ties rank|file's (compare too)
 
-def input_notes(name: str, path: str, facts: RunFacts, nq: int, ties: str = "score") -> list:
-    """The one-line notes about a run's input (of ``nq`` qrels queries, under the tie rule ``ties``):
-    nothing is dropped without a count."""
-    missing, ignored, float32_ties = len(facts.missing_qids), len(facts.ignored_qids), facts.float32_ties
-    skipped, extra, judged = facts.skipped, facts.extra, facts.judged
+PRECISION_NOTE = "ranked documents change place between float32 and float64 scores"
+TIE_RULE_NOTE = "ranked documents are at another place than in trec_eval's order"  # --ties rank|file's
+
+
+def input_notes(path: str, run: Block, missing: int, ignored: int, nq: int, ties: str = "score") -> list:
+    """The one-line notes about a run's input (``run``: its blocks merged; ``missing`` of the ``nq``
+    queries it has no line for, ``ignored`` queries not in the qrels; ``ties``: the tie rule): nothing is
+    dropped without a count."""
+    name, (ranked, judged), swaps = run.name, run.judged, run.float32_ties
     out = []
     if missing:
-        brief = "{0} of {1} qrels queries have no ranked documents and score 0 (--run-queries-only leaves them out)"
-        out.append(Note(f"{name}: " + brief.format(missing, nq), name, brief, (missing, nq)))
+        out.append(Note.said(name, "{0} of {1} qrels queries have no ranked documents and score 0 "
+                                   "(--run-queries-only leaves them out)", missing, nq))
     if ignored:
-        brief = "{0} run queries are not in the qrels and were ignored"
-        out.append(Note(f"{name}: " + brief.format(ignored), name, brief, (ignored,)))
-    if judged[0] and not judged[1]:  # as a run sharing no query with the qrels is refused: the wrong docids?
+        out.append(Note.said(name, "{0} run queries are not in the qrels and were ignored", ignored))
+    if ranked and not judged:  # as a run sharing no query with the qrels is refused: the wrong docids?
         brief = ("none of its {0} ranked documents is in the qrels, so every measure is 0: docids written otherwise "
                  "than the qrels' (a prefix, a suffix, an invisible character)?")
-        out.append(Note(f"{name}: " + brief.format(judged[0]), name, brief.replace("its {0}", "their {0}"), (judged[0],)))
-    if float32_ties and ties != "score":
+        out.append(Note(f"{name}: " + brief.format(ranked), name, brief.replace("its {0}", "their {0}"), (ranked,)))
+    if swaps and ties != "score":
         brief = f"{{0}} {TIE_RULE_NOTE} under --ties {ties}: a measure that reaches them can differ from trec_eval's"
-        out.append(Note(f"{name}: {float32_ties} {TIE_RULE_NOTE} (score descending, then docid descending) under --ties "
-                        f"{ties}: a measure that reaches them can differ from trec_eval's", name, brief, (float32_ties,)))
-    elif float32_ties:
+        out.append(Note(f"{name}: {swaps} {TIE_RULE_NOTE} (score descending, then docid descending) under --ties "
+                        f"{ties}: a measure that reaches them can differ from trec_eval's", name, brief, (swaps,)))
+    elif swaps:
         brief = f"{{0}} {PRECISION_NOTE} (--score-precision: float64 is trec_eval 10's, float32 pytrec_eval's)"
-        out.append(Note(f"{name}: {float32_ties} {PRECISION_NOTE} (equal as floats, then ordered by docid): a measure "
+        out.append(Note(f"{name}: {swaps} {PRECISION_NOTE} (equal as floats, then ordered by docid): a measure "
                         "that reaches them can differ with --score-precision (float64: trec_eval 10; float32: trec_eval "
-                        "<= 9.0.8, pytrec_eval, ir_measures)", name, brief, (float32_ties,)))
-    if skipped:
-        out.append(Note(f"{path}: skipped {skipped} comment or blank lines", name,
-                        "skipped {0} comment or blank lines", (skipped,)))
-    if extra:
-        out.append(Note(f"{path}: ignored the fields after the 6th on {extra} lines (as trec_eval does)", name,
-                        "ignored the fields after the 6th on {0} lines (as trec_eval does)", (extra,)))
+                        "<= 9.0.8, pytrec_eval, ir_measures)", name, brief, (swaps,)))
+    if run.skipped:
+        out.append(Note.said(name, "skipped {0} comment or blank lines", run.skipped, who=path))
+    if run.extra:
+        out.append(Note.said(name, "ignored the fields after the 6th on {0} lines (as trec_eval does)", run.extra, who=path))
     return out
 
 

@@ -225,14 +225,13 @@ def _arrow_order(qkey: np.ndarray, score: np.ndarray, docid):
                                     sort_keys=_ORDER))
 
 
-def _score_sort(qkey: np.ndarray, score: np.ndarray) -> np.ndarray:
-    """The rows by (query key ascending, score descending), ties in no set order: one unstable numpy
-    sort of the scores, then a stable sort of the query keys (a radix sort for 16-bit keys).
-
-    The score sort is the costly step, and its cost depends on the CPU (numpy's argsort of float64 has
-    a SIMD kernel for AVX-512 only: docs/performance.md), which is why runs already in score order
-    within each query never reach this function."""
-    by_block = _block_score_sort(qkey, score)
+def _score_sort(qkey: np.ndarray, score: np.ndarray, same: np.ndarray) -> np.ndarray:
+    """The rows by (query key ascending, score descending), ties in no set order: each query block's
+    scores sorted on their own (:func:`_query_blocks`), else one unstable numpy sort of the scores, then
+    a stable sort of the query keys (a radix sort for 16-bit keys).  The score sort is the costly step,
+    and its cost depends on the CPU (docs/performance.md): runs already in score order within each
+    query never reach this function."""
+    by_block = _query_blocks(qkey, same, score)
     if by_block is not None:
         return by_block
     order = np.argsort(score)[::-1]
@@ -244,39 +243,24 @@ def _score_sort(qkey: np.ndarray, score: np.ndarray) -> np.ndarray:
 _BLOCK_ROWS = 256  # mean rows per query block from which each block's scores are sorted on their own
 
 
-def _block_score_sort(qkey: np.ndarray, score: np.ndarray) -> np.ndarray | None:
-    """:func:`_score_sort` of a run written query by query (each query's rows together, in any query
-    order) whose scores are not in order: each block's scores sorted on their own, the blocks put in
-    key order; None for other runs, or blocks too small for a sort each (fewer than ``_BLOCK_ROWS``
-    rows on average): a block's scores sort in cache."""
-    if len(qkey) < 2:
-        return None
-    start = np.concatenate(([0], np.flatnonzero(qkey[1:] != qkey[:-1]) + 1))
-    if len(start) * _BLOCK_ROWS > len(qkey):
+def _query_blocks(qkey: np.ndarray, same: np.ndarray, score: np.ndarray | None = None) -> np.ndarray | None:
+    """The permutation that puts the contiguous query blocks of a run written query by query in
+    ascending key order, each kept in file order (DL-HARD's bm25 lists its queries unsorted) or, given
+    ``score``, sorted by it descending (blocks of ``_BLOCK_ROWS`` rows or more on average: a block's
+    scores sort in cache); None when some key has rows in two places, or the blocks are too small.
+    ``same``: ``qkey[1:] == qkey[:-1]``."""
+    start = np.concatenate(([0], np.flatnonzero(~same) + 1))
+    if score is not None and len(start) * _BLOCK_ROWS > len(qkey):
         return None
     key = qkey[start]
     perm = np.argsort(key, kind="stable")
     if (key[perm][1:] == key[perm][:-1]).any():  # a query in two places: not blocks
         return None
     end = np.append(start[1:], len(qkey))
+    if score is None:
+        return spans(start[perm], (end - start)[perm])[0]
     return np.concatenate([first + np.argsort(score[first:last])[::-1]
                            for first, last in zip(start[perm].tolist(), end[perm].tolist())])
-
-
-def _query_blocks(qkey: np.ndarray, same: np.ndarray) -> np.ndarray | None:
-    """The permutation that puts contiguous query blocks (each kept in file order) in ascending key
-    order; None when some key has rows in two places.  ``same``: ``qkey[1:] == qkey[:-1]``.
-
-    A run written query by query with scores descending, in a query order of its own (DL-HARD's bm25
-    lists its queries unsorted), is then ordered without sorting its rows.
-    """
-    start = np.concatenate(([0], np.flatnonzero(~same) + 1))
-    key = qkey[start]
-    perm = np.argsort(key, kind="stable")
-    if (key[perm][1:] == key[perm][:-1]).any():  # a query in two places: not blocks
-        return None
-    size = np.diff(np.append(start, len(qkey)))
-    return spans(start[perm], size[perm])[0]
 
 
 def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
@@ -302,7 +286,7 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
         sorted_query, sorted_score = qkey[order], score[order]
         same = sorted_query[1:] == sorted_query[:-1]
     else:
-        order = _score_sort(qkey, score)
+        order = _score_sort(qkey, score, same)
         sorted_query, sorted_score = qkey[order], score[order]
         same = sorted_query[1:] == sorted_query[:-1]
     tied = np.flatnonzero(same & (sorted_score[1:] == sorted_score[:-1]))  # tied pairs (t, t + 1) of positions

@@ -6,12 +6,14 @@ NotGrouped: the orchestrator then reads the run whole, or refuses it under ``--s
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..inputs.arrow import string_array  # pa.array would import pandas
 from ..inputs.block_reader import BLOCK_BYTES, block_bounds, query_blocks, run_blocks  # noqa: F401 - re-exported
 from ..inputs.trec import InputError, Qrels, Run, check_duplicates, read_run
-from .blocks import Block, Options, RunFacts, RunResult, finish_run, query_set, score_block
+from .blocks import Block, Options, RunResult, finish_run, query_set, score_block
 from .ordering import natural_order, qrels_queries, run_queries
 
 __all__ = ["query_blocks", "run_blocks", "block_bounds", "BLOCK_BYTES", "NotGrouped", "parse_block",
@@ -53,9 +55,11 @@ def score_parsed(qrels: Qrels, path: str, parsed: tuple, metrics: list, options:
         return Block(lines=lines)
     uniq, codes = run_queries(run)
     starts = np.flatnonzero(np.diff(codes, prepend=-1))  # rows where the query changes
-    first = starts[np.unique(codes[starts], return_index=True)[1]]  # codes number queries by first appearance
-    first_lines = [int(run.line[i]) for i in first] if run.line is not None else [int(i) + 1 for i in first]
-    i = None if whole else _regrouped(codes, starts)  # within the block (a small file is one block)
+    heads = codes[starts]  # codes number queries by first appearance: a new one is above every code before it
+    new = heads > np.maximum.accumulate(np.append(-1, heads[:-1]))
+    first_lines = [int(run.line[i]) if run.line is not None else int(i) + 1 for i in starts[new]]
+    back = np.flatnonzero(~new)  # a query back after other queries' lines, within the block
+    i = None if whole or not len(back) else int(starts[back[0]])
     regrouped = None if i is None else (run.qid[i].as_py(), int(run.line[i]) if run.line is not None else i + 1)
     options = options if whole else dataclasses.replace(options, run_queries_only=True)
     qids = query_set(qrels, run, options)
@@ -104,15 +108,6 @@ def _joined(chunks: list, pick: np.ndarray, of, lacking) -> dict:
     return joined
 
 
-def _facts(qrels: Qrels, got: list, chunks: list, qids: list, seen: set) -> RunFacts:
-    """What a run's blocks (``got``; ``chunks``: those with scored queries) counted, for finish_run."""
-    in_qrels = set(qrels_queries(qrels))
-    return RunFacts(missing_qids=[q for q in qids if q not in seen], tag=got[-1].tag, qrels=qrels,
-                    ignored_qids=natural_order([q for q in seen if q not in in_qrels]),
-                    float32_ties=sum(c.float32_ties for c in chunks), skipped=sum(b.skipped for b in got),
-                    extra=sum(b.extra for b in got), judged=tuple(sum(c.judged[i] for c in chunks) for i in (0, 1)))
-
-
 def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, blocks) -> RunResult:
     """The RunResult of a run from the :class:`~.blocks.Block` of each of its query blocks, in file order
     (a run read whole: one block), notes on ``RunResult.notes``."""
@@ -122,8 +117,8 @@ def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, block
     got = _gather(blocks, path)
     if not got:  # no block held a data line (a run read whole, even empty, is one)
         raise InputError(path, 1, "empty file: no ranked documents")
-    seen = {q for block in got for q in block.run_qids}
-    qids = natural_order([q for q in all_qids if q in seen] if options.run_queries_only else all_qids)
+    seen = [q for block in got for q in block.run_qids]
+    qids = natural_order(set(seen).intersection(all_qids) if options.run_queries_only else all_qids)
     chunks = [block for block in got if block.qids]
     done = {q for chunk in chunks for q in chunk.qids}
     unscored = [q for q in qids if q not in done]
@@ -131,15 +126,15 @@ def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, block
         empty = Run(qid=string_array([]), docid=string_array([]), score=np.zeros(0), rank=None, name=path, path=path)
         chunks.append(score_block(qrels, empty, unscored, metrics, dataclasses.replace(options, run_queries_only=True)))
     at = {q: i for i, q in enumerate(q for chunk in chunks for q in chunk.qids)}
-    pick = np.asarray([at[q] for q in qids], dtype=np.int64)
-    values = {m: np.zeros(0) for m in metrics} | _joined(chunks, pick, lambda c: c.values, None)
-    stderr = _joined(chunks, pick, lambda c: c.stderr, lambda c, m: np.full(len(c.qids), np.nan))
-    undefined = _joined(chunks, pick, lambda c: c.undefined, lambda c, m: np.zeros(len(c.qids), bool))
-    result = finish_run(got[0].name, path, qids, metrics, (values, stderr, undefined), options,
-                        _facts(qrels, got, chunks, qids, seen))
-    if any(chunk.again is not None for chunk in chunks):  # a chunk the other options leave alone keeps its values
-        result.again = _joined(chunks, pick, lambda c: c.again, lambda c, m: c.values[m])
-    return result
+    joined = functools.partial(_joined, chunks, np.asarray([at[q] for q in qids], dtype=np.int64))
+    again = joined(lambda c: c.again, lambda c, m: c.values[m]) if any(c.again is not None for c in chunks) else None
+    run = Block(name=got[0].name, qids=qids, values={m: np.zeros(0) for m in metrics} | joined(lambda c: c.values, None),
+                stderr=joined(lambda c: c.stderr, lambda c, m: np.full(len(c.qids), np.nan)),
+                undefined=joined(lambda c: c.undefined, lambda c, m: np.zeros(len(c.qids), bool)), again=again,
+                run_qids=seen, tag=got[-1].tag, float32_ties=sum(c.float32_ties for c in chunks),
+                judged=tuple(sum(c.judged[i] for c in chunks) for i in (0, 1)), skipped=sum(b.skipped for b in got),
+                extra=sum(b.extra for b in got))
+    return finish_run(qrels, path, metrics, options, run)
 
 
 def read_ahead(items):
@@ -161,17 +156,6 @@ def read_ahead(items):
                 yield item
     finally:
         getattr(source, "close", lambda: None)()
-
-
-def _regrouped(codes: np.ndarray, starts: np.ndarray):
-    """Row of the first line of a query that comes back after other queries' lines, else None.
-
-    ``codes``: each row's query code (numbered in order of first appearance), ``starts``: the rows
-    where the code changes.  Grouped queries give codes 0, 1, 2, ... at the starts.
-    """
-    c = codes[starts]
-    back = np.flatnonzero(c[1:] <= np.maximum.accumulate(c)[:-1])
-    return int(starts[back[0] + 1]) if len(back) else None
 
 
 def _refuse_regrouped(out, seen: set, path: str, first_line: int) -> None:

@@ -167,58 +167,6 @@ def test_judged_empty_docid_and_fingerprints_near_the_free_slot_mark():
     assert list(judged_codes(empty, docid, 0)[0]) == [0] * 5
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_distinct_per_group_counts_distinct_strings(seed):
-    rng = np.random.default_rng(seed)
-    pool = _strings(rng, 300, longest=20)
-    strings = [str(x) for x in rng.choice(pool, 3000)]
-    group = rng.integers(0, 7, len(strings))
-    expect = [len({s for s, g in zip(strings, group) if g == k}) for k in range(8)]
-    got = fp.distinct_per_group(group, pa.array(strings), 8)
-    assert list(got) == expect
-
-
-def test_distinct_per_group_refuses_a_shared_fingerprint(monkeypatch):
-    monkeypatch.setattr(fp, "fingerprints", lambda ws, length: length.astype(np.uint64))  # the length only
-    assert list(fp.distinct_per_group(np.array([0, 0, 1]), pa.array(["ab", "ab", "cd"]), 2)) == [1, 1]
-    assert fp.distinct_per_group(np.array([0, 0]), pa.array(["ab", "cd"]), 1) is None
-
-
-def _holes_files(tmp_path, long=False):
-    rng = np.random.default_rng(5)
-    docs = [("clueweb09-en0000-00-" if long else "LA0101-") + f"{i:05d}" + ("-" * 20 if long else "")
-            for i in range(400)]
-    qrels = tmp_path / "qrels"
-    qrels.write_text("".join(f"{q} 0 {d} {int(rng.integers(0, 3))}\n" for q in ("1", "2", "10")
-                             for d in rng.choice(docs, 40, replace=False)))
-    runs = []
-    for r in range(3):
-        p = tmp_path / f"run{r}"
-        p.write_text("".join(f"{q} Q0 {d} {k} {100 - k} t{r}\n" for q in ("1", "2", "7", "10")
-                             for k, d in enumerate(rng.choice(docs, 60, replace=False))))
-        runs.append(str(p))
-    return str(qrels), runs
-
-
-@pytest.mark.parametrize("long", [False, True])
-def test_runs_holes_equal_arrow_count(tmp_path, long):
-    # private: the Arrow count the fingerprint count replaces, its reference
-    from ulnorm_eval.pipeline.evaluate import _arrow_runs_holes, load_qrels, runs_holes
-
-    qrels_path, runs = _holes_files(tmp_path, long)
-    qrels = load_qrels(qrels_path)
-    got = runs_holes(qrels, runs)
-    assert got == _arrow_runs_holes(load_qrels(qrels_path), runs)
-    assert [q for q, _ in got] == ["1", "10", "2"] and all(n > 0 for _, n in got)
-    # by hand: the distinct (query, docid) pairs of the runs that the qrels do not judge
-    judged = {tuple(line.split()[:3:2]) for line in open(qrels_path)}
-    pairs = {(f[0], f[2]) for r in runs for f in map(str.split, open(r)) if f[0] in {"1", "2", "10"}}
-    hand = {}
-    for q, d in pairs - judged:
-        hand[q] = hand.get(q, 0) + 1
-    assert dict(got) == hand
-
-
 def test_distinct_pairs_finds_one_repeat_among_many():
     """One repeated (query, document) pair among thousands is found, whatever the other rows; the
     same docids under other queries are no repeat."""

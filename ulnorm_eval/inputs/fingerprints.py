@@ -15,8 +15,7 @@ import numpy as np
 from ..hashing import GOLDEN, mix64
 from .arrow import offsets
 
-__all__ = ["MAX_WORDS", "words", "fingerprints", "pair_table", "pair_entries", "distinct_entries",
-           "distinct_per_group"]
+__all__ = ["MAX_WORDS", "words", "fingerprints", "pair_table", "pair_entries", "distinct_entries"]
 
 MAX_WORDS = 4  # docids up to 32 bytes (TREC, MS MARCO, ClueWeb ids); longer ones go to Arrow
 # MASK[k]: the low k bytes of a word (a docid's last word, read past its end, is cut to its bytes)
@@ -193,30 +192,3 @@ def distinct_entries(qcode: np.ndarray, hashes: np.ndarray, entry: np.ndarray) -
         return False
     rest = np.flatnonzero(~found)
     return _distinct(_pair(hashes[rest], np.asarray(qcode)[rest]))
-
-
-def distinct_per_group(group: np.ndarray, strings, ngroups: int) -> np.ndarray | None:
-    """How many distinct strings each group holds (``group[i]`` in [0, ngroups) the group of
-    ``strings[i]``, a pyarrow string array), or None when the strings are not short or two distinct
-    ones share a fingerprint (the caller then counts with Arrow).
-
-    Equal (group, fingerprint) keys are sorted together; within each run of equal keys every
-    string's length and words are compared with the first's, so a count is never short by a
-    shared fingerprint."""
-    got = words(strings)
-    if got is None:
-        return None
-    word_arrays, length = got
-    hashes = fingerprints(word_arrays, length)
-    key = _pair(hashes, group)
-    order = np.argsort(key, kind="stable")
-    key = key[order]
-    new = np.ones(len(key), bool)
-    new[1:] = key[1:] != key[:-1]
-    first = order[np.maximum.accumulate(np.where(new, np.arange(len(key)), 0))]  # each row's run's first row
-    same = (group[first] == group[order]) & (length[first] == length[order])
-    for word in word_arrays:
-        same &= word[first] == word[order]
-    if not same.all():
-        return None
-    return np.bincount(np.asarray(group)[order[new]], minlength=ngroups)[:ngroups]

@@ -89,9 +89,7 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
 
 def _read_group_sizes(path: str) -> list[int]:
     """LightGBM's group sizes: one positive integer per line."""
-    cols, lines, _, _ = columns(read_bytes(path), 1, path, "group size")
-    if not len(cols[0]):
-        raise InputError(path, 1, "empty group file")
+    cols, lines, _, _ = columns(read_bytes(path), 1, path, "group size", "no group sizes")
     sizes = to_float(cols[0], path, lines, "group size")
     bad = (sizes <= 0) | (sizes != np.trunc(sizes))
     if bad.any():
@@ -111,9 +109,7 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
     width = len(parts) or 1
     if width not in (1, 3):
         raise InputError(path, first, "expected one score per line or 'qid idx score'")
-    cols, lines, _, _ = columns(data, width, path, "score" if width == 1 else "qid idx score")
-    if not len(cols[0]):
-        raise InputError(path, 1, "empty file: no scores")
+    cols, lines, _, _ = columns(data, width, path, "score" if width == 1 else "qid idx score", "no scores")
     score = to_float(cols[-1], path, lines, "score")
     if width == 1:
         if len(score) != len(qrels):

@@ -65,13 +65,9 @@ class Run:
 # --------------------------------------------------------------------------- tokenising
 
 def _fast_columns(data: bytes, ncols: int, floats: tuple = (), halves: bool = False):
-    """Arrow's CSV reader on a clean single-delimiter file (``data`` has passed :func:`check_text`);
-    None when the file is not clean.
-
-    Columns listed in ``floats`` are parsed straight to float64 (a bad number sends the file to the
-    careful parser, which names the line).  "Clean" is checked with byte searches (memchr speed)
-    rather than per-field regexes.
-    """
+    """Arrow's CSV reader on a clean single-delimiter file (``data`` has passed :func:`check_text`),
+    columns ``floats`` parsed to float64; None when the file is not clean (the careful parser then
+    reads it, naming the line of any error)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pacsv
@@ -81,23 +77,17 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), halves: bool = Fa
     if not first or first.startswith(b"#"):
         return None
     delim = "\t" if b"\t" in first else " "
-    # Whitespace that Python's split() separates on but Arrow would keep inside a field: the careful
-    # parser decides those files.  (A lone CR, which Arrow would take for a line end, was refused by
-    # check_text.)
+    # whitespace that split() separates on but Arrow would keep inside a field (a lone CR was refused)
     other = b" " if delim == "\t" else b"\t"
     if other in data or b"\x0b" in data or b"\x0c" in data:
         return None
-    # A quote character is data in TREC files; Arrow must not interpret it.
     names = [f"c{i}" for i in range(ncols)]
-    # Arrow parses its blocks in parallel: 4 MB blocks, or with ``halves`` (a caller waiting for the
-    # result) at least two, so that both cores parse a small run (more blocks cost CPU when the other
-    # core is busy scoring anyway)
+    # 4 MB blocks, parsed in parallel; with ``halves`` (a caller waiting) at least two (docs/performance.md)
     block = min(1 << 22, max(1 << 18, (len(data) + 1) // 2)) if halves else 1 << 22
     ropts = pacsv.ReadOptions(column_names=names, block_size=block)
+    # a quote character is data in TREC files; ASCII is valid UTF-8 (Arrow's check left to other files)
     popts = pacsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
                                escape_char=False, newlines_in_values=False, ignore_empty_lines=False)
-    # ASCII bytes are valid UTF-8: Arrow's check of every string is left to files with other bytes
-    # (bytes.isascii decides)
     copts = pacsv.ConvertOptions(
         column_types={n: (pa.float64() if i in floats else pa.string()) for i, n in enumerate(names)},
         strings_can_be_null=False, quoted_strings_can_be_null=False, check_utf8=not data.isascii())
@@ -109,28 +99,25 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), halves: bool = Fa
     cols = [_one_array(table.column(name)) for name in names]
     del table
     for i, c in enumerate(cols):
-        # An empty field (equal adjacent offsets) means a doubled delimiter: leave it to the careful
-        # parser.  (Checked on the parsed columns: a byte search for doubled delimiters costs 4x more.)
+        # an empty field (equal adjacent offsets): a doubled delimiter
         if i not in floats and len(c) and (np.diff(offsets(c)) == 0).any():
             return None
-        # A null (empty field, 'nan'...) or infinite number: the careful parser quotes the field as written.
+        # a null (empty field, 'nan'...) or infinite number: the careful parser quotes it as written
         if i in floats and len(c) and (c.null_count or not pc.all(pc.is_finite(c)).as_py()):
             return None
-    # A comment line: a first field starting with '#' (no field is empty here, so each has a first byte)
+    # a comment line: a first field starting with '#' (no field is empty here)
     if len(cols[0]) and (_first_bytes(cols[0]) == ord("#")).any():
         return None
     return cols
 
 
 def _one_array(column):
-    """A parsed column as one array: its only chunk as it is (a 4 MiB block is one chunk), or the
-    chunks joined (``combine_chunks`` copies even a single chunk)."""
+    """A parsed column as one array (``combine_chunks`` copies even a single chunk)."""
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _first_bytes(col) -> np.ndarray:
-    """Each string's first byte (uint8), for a string array with no null and no empty string: one
-    gather from the data buffer instead of Arrow's ``starts_with``."""
+    """Each string's first byte (uint8) of a string array with no null and no empty string."""
     off = offsets(col)
     data = np.frombuffer(col.buffers()[2], np.uint8) if len(col) else np.zeros(0, np.uint8)
     return data[off[:-1]]
@@ -144,21 +131,15 @@ def _slow_columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool 
     ``ncols`` are ignored (trec_eval reserves them in run lines: its results.trunc test has them).
     Returns (columns as lists, line numbers, skipped count, count of lines with extra fields).
     """
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    data = data.removeprefix(BOM)
     cols = [[] for _ in range(ncols)]
     lines = []
     skipped = extra = 0
     last = data.count(b"\n") + 1  # counted once: per blank line it made a file of blank lines quadratic
     for lineno, raw in enumerate(data.split(b"\n"), 1):
         parts = raw.split()
-        if not parts:
-            if raw.strip() == b"" and lineno == last:
-                continue  # the empty remainder after the final newline
-            skipped += 1
-            continue
-        if parts[0].startswith(b"#"):
-            skipped += 1
+        if not parts or parts[0].startswith(b"#"):
+            skipped += bool(parts) or lineno != last  # not the empty remainder after the final newline
             continue
         if len(parts) < ncols or (len(parts) > ncols and not extra_ok):
             raise InputError(path, lineno, f"expected {ncols} fields ({what}), found {len(parts)}"
@@ -187,14 +168,20 @@ def _swap_hint(parts: list, ncols: int) -> str:
     return ""
 
 
-def columns(data: bytes, ncols: int, path: str, what: str, extra_ok: bool = False, floats: tuple = (),
-             halves: bool = False):
+def columns(data: bytes, ncols: int, path: str, what: str, empty: str, extra_ok: bool = False, floats: tuple = (),
+            halves: bool = False):
+    """(the ``ncols`` columns of a whitespace-separated file, their line numbers or None when each
+    row is its line, lines skipped, lines with extra fields): :func:`_fast_columns`, else
+    :func:`_slow_columns`.  Refused: an id 'all' in the first column, a file without rows (``empty``
+    says what it lacks)."""
     check_text(data, path)
     cols = _fast_columns(data, ncols, floats, halves)
     if cols is None:
         cols, lines, skipped, extra = _slow_columns(data, ncols, path, what, extra_ok)
     else:
         lines, skipped, extra = None, 0, 0
+    if not len(cols[0]):
+        raise InputError(path, 1, f"empty file: {empty}")
     _refuse_reserved(cols[0], path, lines)
     return cols, lines, skipped, extra
 
@@ -230,8 +217,7 @@ def to_float(col, path: str, lines, name: str) -> np.ndarray:
     try:
         values = to_numpy(pc.cast(col, pa.float64()))
     except pa.ArrowInvalid:
-        # Bisect for the first field Arrow refuses: log2(n) casts, and exactly Arrow's notion of a
-        # number (Python's float() would accept '1_0', which Arrow does not).
+        # the first field Arrow refuses, by bisection: exactly Arrow's notion of a number (not float()'s '1_0')
         lo, hi = 0, len(col)
         while hi - lo > 1:
             mid = (lo + hi) // 2
@@ -375,13 +361,10 @@ def read_qrels(path: str, data: bytes | None = None, trec_eval: bool = False) ->
     ``trec_eval`` (``--trec-nan``, implied by ``--trec``): a grade is what trec_eval's C ``atol`` reads
     of it (get_qrels.c), the integer its leading digits spell: 1.5 -> 1, -0.5 -> 0, 1e1 -> 1 (the field
     must still be a number); a byte order mark is refused (:data:`BOM_KEPT`)."""
-    if data is None:
-        data = read_bytes(path)
+    data = read_bytes(path) if data is None else data
     if trec_eval and data.startswith(BOM):
         raise InputError(path, 1, BOM_KEPT)
-    cols, lines, skipped, _ = columns(data, 4, path, "qid iter docid grade")
-    if len(cols[0]) == 0:
-        raise InputError(path, 1, "empty file: no judgements")
+    cols, lines, skipped, _ = columns(data, 4, path, "qid iter docid grade", "no judgements")
     grade = to_float(cols[3], path, lines, "grade")
     grade, truncated = _atol_grades(grade, cols[3]) if trec_eval else (grade, 0)
     check_grades(grade, path, lines)
@@ -401,27 +384,20 @@ BOM_KEPT = ("starts with a UTF-8 byte order mark, which trec_eval 10 reads as pa
 
 
 def read_run(path: str, name: str | None = None, data: bytes | None = None, halves: bool = False) -> Run:
-    """Read a TREC run ``qid Q0 docid rank score tag``; the rank column is kept but not trusted.
+    """Read a TREC run ``qid Q0 docid rank score tag``; the rank column is kept as text, not trusted
+    (only ``--ties rank`` converts it: pipeline.ordering.rank_values).  Repeated documents are refused
+    by pipeline.ordering.rank_run, on the codes it makes for the join.
 
     ``halves``: parse even a small input as two blocks, one per thread (for a caller that waits).
     """
-
-    if data is None:
-        data = read_bytes(path)
-    cols, lines, skipped, extra = columns(data, 6, path, "qid Q0 docid rank score tag", extra_ok=True,
-                                           floats=(4,), halves=halves)
-    if len(cols[0]) == 0:
-        raise InputError(path, 1, "empty file: no ranked documents")
-    score = to_float(cols[4], path, lines, "score")
-    # The rank column stays text: trec_eval ignores it, and only --ties rank converts it
-    # (pipeline.ordering.rank_values), naming a bad line then.  Duplicate documents are refused by
-    # pipeline.ordering.rank_run, on the codes it makes for the join anyway.
-    rank = cols[3]
+    data = read_bytes(path) if data is None else data
+    cols, lines, skipped, extra = columns(data, 6, path, "qid Q0 docid rank score tag", "no ranked documents",
+                                          extra_ok=True, floats=(4,), halves=halves)
     tag = cols[5][0].as_py()
-    last_tag = cols[5][-1].as_py()  # trec_eval's runid prints the last line's
-    return Run(qid=cols[0], docid=cols[2], score=score, rank=rank, name=name or file_run_name(path, tag),
-               path=str(path), skipped=skipped, line=lines, tag=tag,
-               meta={"extra_fields": extra, "last_tag": last_tag, "bom": data.startswith(BOM)})
+    return Run(qid=cols[0], docid=cols[2], score=to_float(cols[4], path, lines, "score"), rank=cols[3],
+               name=name or file_run_name(path, tag), path=str(path), skipped=skipped, line=lines, tag=tag,
+               meta={"extra_fields": extra, "last_tag": cols[5][-1].as_py(),  # trec_eval's runid prints the last
+                     "bom": data.startswith(BOM)})
 
 
 def file_run_name(path: str, tag: str | None = None) -> str:

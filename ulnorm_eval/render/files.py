@@ -2,8 +2,7 @@
 (docs/files.md): :func:`check_outputs` refuses a dangerous output before any input is read;
 :func:`write_all` writes every output as one step, all or none: the regular files to temporary files
 beside them (:func:`atomic_path`), then devices and standard output, and only then the renames;
-:func:`remove_stale` clears what a SIGKILL left.
-"""
+:func:`remove_stale` clears what a SIGKILL left."""
 from __future__ import annotations
 
 import contextlib
@@ -32,9 +31,8 @@ class OutputError(InputError):
 
 
 def _identity(path, devices: bool = True):
-    """(st_dev, st_ino) of the file ``path`` (a path, or a descriptor such as stdin's) names, or None: none
-    there, or (``devices`` False) a device such as a terminal or /dev/null, whose writing destroys nothing
-    read from it."""
+    """(st_dev, st_ino) of the file ``path`` (a path or a descriptor) names; None if there is none, or
+    (``devices`` False) for a device such as a terminal or /dev/null, whose writing destroys nothing."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
@@ -75,12 +73,9 @@ def _resolve(path: str) -> str:
     return target
 
 
-def check_output(path, inputs=(), stdin_id=None, append: bool = False, flag: str = "-o") -> None:
+def check_output(path: str, inputs, stdin_id, append: bool, flag: str) -> None:
     """Refuse an output path before anything is read (docs/files.md); ``stdin_id``: the identity of the
     file behind ``-`` among the ``inputs``; ``append`` (``--summary-md``): links followed, the owner kept."""
-    if path is None:
-        return
-    path = os.fspath(path)
     if path == "":
         raise OutputError(flag, "empty file name")
     refuse_url(path)
@@ -289,9 +284,8 @@ PICTURE_FORMATS = ("png", "svg", "pdf")
 
 
 def picture_format(path) -> str:
-    """The picture format of ``--plot FILE`` from its extension: png, svg or pdf; no extension (a
-    device such as ``/dev/stdout``) is png.  Anything else is refused before any input is read: matplotlib
-    would start LaTeX for ``.pgf`` and write a format nobody asked for under ``.txt``."""
+    """``--plot FILE``'s picture format from its extension: png, svg or pdf, png without one (``/dev/stdout``);
+    anything else is refused before any input is read (matplotlib would start LaTeX for ``.pgf``)."""
     ext = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
     if ext == "":
         return "png"

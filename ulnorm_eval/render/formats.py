@@ -1,7 +1,6 @@
 """Formatters of a Result, gathered in FORMATS (one function per format), and the per-query order.
 Each returns the whole text (``-o FILE`` is written atomically); runs as given, queries in natural
-order then ``all``, measures in ``-m`` order with their variants.
-"""
+order then ``all``, measures in ``-m`` order with their variants."""
 from __future__ import annotations
 
 import math

@@ -71,12 +71,6 @@ def _csv_text(value, is_text: bool, cell) -> str:
     return str(value)
 
 
-def format_frames_table(frames: dict, precision, meta, width: int | None = None) -> str:
-    """rich tables, one per frame (compare's systems table is pivoted to run x metric); never a cut
-    number or name: see :func:`_rich` (``width``: the terminal's, by default when stdout is one)."""
-    return _rich(_tables(frames), 4 if precision is None else precision, meta, width)
-
-
 def _rounded(table: Table, precision) -> Table:
     """Float columns rounded to ``precision`` decimals as pandas rounds them (numpy.round), except
     that a finite number too large to scale by 10^precision stays as it is (numpy, and pandas
@@ -117,10 +111,12 @@ def _fmt(value, precision) -> str:
     return str(value)
 
 
-def _rich(frames, precision, meta, width: int | None = None) -> str:
-    """rich tables at their natural width, never shortened.  On a terminal (``width``) a table too
-    wide is tried transposed (systems: a row per metric, a column per run) and then as records
-    (a heading per row, then ``column  value`` lines): a number or a name is never cut."""
+def format_frames_table(frames: dict, precision, meta, width: int | None = None) -> str:
+    """rich tables, one per frame (compare's systems table pivoted to run x metric), at their natural
+    width.  On a terminal (``width``: by default when stdout is one) a table too wide is tried transposed
+    (systems: a row per metric, a column per run) and then as records (a heading per row, then ``column
+    value`` lines): a number or a name is never cut."""
+    frames, precision = _tables(frames), 4 if precision is None else precision
     if width is None and sys.stdout.isatty():
         width = shutil.get_terminal_size((160, 24)).columns
     from .table import text_width

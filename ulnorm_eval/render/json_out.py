@@ -179,8 +179,6 @@ def _run_document(run, labels: dict, precision) -> dict:
 def format_json(result, names: str = "canonical", precision: int | None = None, **_) -> str:
     """One JSON document: ``meta`` (version, options, inputs with sha256, query lists) and per-run
     summaries with every query's values; schema in :data:`JSON_SCHEMA`."""
-    import json  # here: most commands print text
-
     return json.dumps(json_document(result, names, precision), indent=1, allow_nan=False) + "\n"
 
 

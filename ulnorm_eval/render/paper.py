@@ -3,7 +3,9 @@ best per column in bold, significance as superscripts (the letters of the runs a
 report; with a baseline † better and ‡ worse than it), the test and correction named in the caption."""
 from __future__ import annotations
 
+import itertools
 import math
+import string
 
 from ..analysis.marks import baseline_marks, pairwise_marks
 from .values import latex_text, markdown_text
@@ -20,14 +22,9 @@ BETTER, WORSE = "†", "‡"
 
 
 def _letters(count: int) -> list:
-    out = []
-    for number in range(count):
-        letters, number = "", number + 1
-        while number:
-            number, remainder = divmod(number - 1, 26)
-            letters = chr(97 + remainder) + letters
-        out.append(letters)
-    return out
+    """The runs' letters: a, b, ..., z, aa, ab, ..."""
+    words = (map("".join, itertools.product(string.ascii_lowercase, repeat=n)) for n in itertools.count(1))
+    return list(itertools.islice(itertools.chain.from_iterable(words), count))
 
 
 def caption_text(meta: dict, runs: list, baseline: str | None, tex: bool) -> str:

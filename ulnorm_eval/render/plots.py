@@ -70,11 +70,9 @@ def run_labels(names: list) -> list:
 
 
 def plot_queries(points: dict, path: str, thresholds=None) -> None:
-    """Histogram of E/IUB per query and mean-vs-expected scatter with query-type regions.
-
-    ``points``: measure -> (E/IUB, A/IUB, query types) per query, :func:`ulnorm_eval.analysis.query_types.query_points`.
-    Without runs (A/IUB all NaN) only the histograms are drawn.
-    """
+    """Histogram of E/IUB per query and mean-vs-expected scatter with query-type regions; ``points``: measure
+    -> (E/IUB, A/IUB, query types) per query (analysis.query_types.query_points); without runs (A/IUB all NaN)
+    the histograms only."""
     plt = require_matplotlib()
     limits = thresholds or Thresholds()
     has_runs = any(np.isfinite(a).any() for _, a, _ in points.values())
@@ -139,13 +137,11 @@ def forest_caption(meta: dict) -> str:
 
 
 def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
-    """Rank-vs-rank plots and forest plots of pairwise differences, one row per measure.
-
-    Column 1: each run's rank under the plain measure (x) against its rank under each variant (y),
-    with Kendall's tau.  Then one forest panel per metric: the mean difference of each pair with
-    its (1 - alpha) interval, uncorrected (filled: significant after the correction; :func:`forest_caption`).  All pairs are drawn when there are at
-    most ``max_pairs``, otherwise the pairs of runs adjacent in the plain measure's ranking.
-    """
+    """Rank-vs-rank plots and forest plots of pairwise differences, one row per measure: each run's rank
+    under the plain measure (x) against its rank under each variant (y), with Kendall's tau; then a forest
+    panel per metric, each pair's mean difference with its (1 - alpha) interval, uncorrected (filled:
+    significant after the correction; :func:`forest_caption`): all pairs when there are at most
+    ``max_pairs``, else the pairs of runs adjacent in the plain measure's ranking."""
     plt = require_matplotlib()
     from matplotlib.ticker import MaxNLocator
 
@@ -188,15 +184,12 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
         for column_index, metric in enumerate(mets, start=1):
             axis = axes[panel_row, column_index]
             pair_rows = cmp.pairs[cmp.pairs["metric"] == str(metric)]
-            fwd = {(run_a, run_b): index for index, (run_a, run_b) in enumerate(zip(pair_rows["run_a"], pair_rows["run_b"]))}
-            diff, low, high, sig = (np.empty(len(pairs)) for _ in range(4))
-            for column, (run_a, run_b) in enumerate(pairs):
-                if (run_a, run_b) in fwd:
-                    row, sign = pair_rows.iloc[fwd[(run_a, run_b)]], 1.0
-                else:
-                    row, sign = pair_rows.iloc[fwd[(run_b, run_a)]], -1.0
-                diff[column], sig[column] = sign * row["diff"], row["significant"]
-                low[column], high[column] = sorted((sign * row["ci_low"], sign * row["ci_high"]))
+            ahead = {(run_a, run_b): (diff, low, high, sig) for run_a, run_b, diff, low, high, sig in zip(
+                *(pair_rows[column] for column in ("run_a", "run_b", "diff", "ci_low", "ci_high", "significant")))}
+            # a pair drawn the other way round (run_b above run_a): its difference and interval negated
+            both = {**{(run_b, run_a): (-diff, *sorted((-low, -high)), sig)
+                       for (run_a, run_b), (diff, low, high, sig) in ahead.items()}, **ahead}
+            diff, low, high, sig = np.array([both[pair] for pair in pairs], dtype=float).reshape(-1, 4).T
             sig = sig.astype(bool)
             axis.errorbar(diff, ypos, xerr=[diff - low, high - diff], fmt="none", ecolor="#4d4d4d", elinewidth=1)
             axis.scatter(diff[sig], ypos[sig], color="black", s=18, zorder=3, label=f"significant (α = {alpha})")

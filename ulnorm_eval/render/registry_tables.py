@@ -18,6 +18,9 @@ BOUNDS_TEXT = {  # a family's bounds declaration, as `measures` prints it (DB's 
 }
 
 
+CUTOFF = {"optional": "[@k]", "required": "@k", "none": ""}  # a family's cutoff, as its syntax writes it
+
+
 def _md(text: str) -> str:
     return str(text).replace("|", "\\|")
 
@@ -41,8 +44,7 @@ def measures_markdown() -> str:
 def syntax(family) -> str:
     """``RBP(p=0.8, rel=None)[@k]``: a family's parameters with their defaults and its cutoff."""
     params = ", ".join(f"{param.name}={param.default!r}" for param in family.params)
-    cut = {"optional": "[@k]", "required": "@k", "none": ""}[family.cutoff]
-    return f"{family.name}{'(' + params + ')' if params else ''}{cut}"
+    return f"{family.name}{'(' + params + ')' if params else ''}{CUTOFF[family.cutoff]}"
 
 
 def bounds_kind(variant: str) -> str:
@@ -99,10 +101,9 @@ def _wrapped(head: str, names, indent: str = "  ") -> list:
 def measures_overview() -> str:
     """`ulnorm-eval measures`: the families grouped by their bounds, the variants, the summarisation
     measures, and how to see one's parameters (:func:`measures_details`)."""
-    cut = {"optional": "[@k]", "required": "@k", "none": ""}
     out = ["Measures (ir_measures syntax, any case; any other ir_measures name is computed through ir_measures):"]
     for bounds, head in GROUPS.items():
-        out += _wrapped(head, [f"{f.name}{cut[f.cutoff]}" for f in FAMILIES.values() if f.bounds == bounds])
+        out += _wrapped(head, [f"{f.name}{CUTOFF[f.cutoff]}" for f in FAMILIES.values() if f.bounds == bounds])
     out += _wrapped("Variants (wrap a measure, UL2(nDCG@10), or add to every measure, --norm ul2)",
                     [variant.name + (f" ({', '.join(variant.aliases)})" if variant.aliases else "")
                      for variant in VARIANTS.values()], "")

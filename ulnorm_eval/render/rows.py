@@ -133,8 +133,7 @@ def _record_flag(m, name: str, default):
 # --------------------------------------------------------------------------- tsv / csv
 
 def _delimited(result, delimiter: str, names: str, precision: int | None, cell=safe_text) -> str:
-    """Header ``run, query, <metric>...``, then a row per (run, query) with the ``all`` row last per run.
-
+    """Header ``run, query, <metric>...``, then a row per (run, query) with the ``all`` row last per run;
     ``cell`` makes a name safe: control characters escaped (a newline or tab in a run's file name
     never splits a row), and for csv formulas neutralised (:func:`.values.csv_cell`)."""
     import csv  # csv and tsv only: not at the start-up of every command

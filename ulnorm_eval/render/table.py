@@ -494,25 +494,21 @@ def text_width(text: str) -> int:
 def _plain_rows(result, view: TableView, width) -> str:
     """The last resort when no table fits: per run (and query) a line per measure, ``  measure  value 0.3037
     E 0.5695 ...``, wrapped between ``variant value`` pairs onto lines indented by six spaces."""
-    precision, names = 4 if view.precision is None else view.precision, view.names
-    rows, slots = layout(result.metrics)
-    slots = _with_interval(slots, result)
-    shown = _Shown(result)
+    g = _TableGrid(result, dataclasses.replace(view, layout="long"), None)  # the long layout's cells, as text
     lines = []
-    for q, idx in _grid(result, view.per_query, view.query_order):
+    for q, idx in g.groups:
         if view.per_query:
             lines.append(f"{safe_text(q)}:")
         for rr, i in zip(result.runs, idx):
             if i == -1:
                 continue
             lines.append(safe_text(rr.name))
-            for meas in rows:
-                pairs = [f"{s or 'value'} {_cell(shown, rr, meas, s, i, precision, False)[0]}" for s in slots
-                         if _has_cell(shown, rr, meas, s, i)]
+            for meas in g.rows:
+                pairs = [f"{s or 'value'} {_cell(g.shown, rr, meas, s, i, g.precision, False)[0]}" for s in g.slots
+                         if _has_cell(g.shown, rr, meas, s, i)]
                 pairs = [p for pair in pairs for p in pair.split(f" {NEAR_RANDOM}")[:1] + (  # wrapped apart
                     [NEAR_RANDOM] if pair.endswith(NEAR_RANDOM) else [])]
-                lines.extend(_wrap_fields(["  " + safe_text(metric_label(Metric(meas), names, zscores(result))), *pairs],
-                                          width))
+                lines.extend(_wrap_fields(["  " + g.label[meas].plain, *pairs], width))
     return "\n".join(lines)
 
 

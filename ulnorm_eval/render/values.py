@@ -2,8 +2,7 @@
 
 NaN marks a value that is undefined and was left out (``--undefined skip``): ``nan`` in trec output
 (as trec_eval prints it), ``NaN`` in tsv/csv (read as missing by pandas, R and spreadsheets), ``null``
-in json/jsonl, an empty cell in tables.
-"""
+in json/jsonl, an empty cell in tables."""
 from __future__ import annotations
 
 import math

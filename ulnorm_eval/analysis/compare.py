@@ -373,8 +373,7 @@ PAIR_BLOCK_ELEMENTS = 4 << 20
 
 
 class _SilentBars:
-    """Progress bars that show nothing, with render.progress's interface: a library call's (the command
-    line hands its own to the request)."""
+    """render.progress's interface showing nothing: a library call's (the command line hands its own)."""
 
     @staticmethod
     def shown(wanted: bool = True) -> bool:
@@ -398,13 +397,10 @@ def _no_progress(units: float = 1.0, total=None) -> None:
 
 
 def _paired_tests(Y, pairs: tuple, settings: CompareSettings, advance=_no_progress):
-    """``stats.PAIRWISE[settings.test]`` on the pairs (ii, jj) = ``pairs`` of Y's rows, a block of pairs
-    at a time; the intervals are (1 - ``settings.alpha``), the level the pairs are marked at
-    (uncorrected).  ``advance(share)`` hears the share of the pairs each block tested.
-
-    Every test draws its random signs, resamples or permutations once from ``settings.seed``, shared by all pairs, so
-    the blocks give the values of one call on all pairs.  ``settings.pairs=False``: only ``p`` is kept.
-    """
+    """``stats.PAIRWISE[settings.test]`` on the pairs (ii, jj) = ``pairs`` of Y's rows, a block at a time
+    (each test draws its resamples once from ``settings.seed``, so the blocks give one call's values);
+    (1 - alpha) intervals, uncorrected; ``advance(share)`` hears each block's share of the pairs;
+    ``settings.pairs=False`` keeps only ``p``."""
     (ii, jj), test, alpha, keep = pairs, settings.test, settings.alpha, settings.pairs
     resampling = {"reps": settings.reps, "seed": settings.seed} if test in ("randomization", "bootstrap") else {}
     if test == "tukey":  # one permutation distribution of the largest difference, over all the runs
@@ -511,14 +507,9 @@ class CompareInputs:
 
 def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=None, executor=None, **kw):
     """Evaluate ``runs`` (paths, Runs, or an iterable of either) against ``qrels`` and :func:`compare`
-    them.  Keywords are the fields of :class:`CompareInputs` (``holes``, ``holes_bootstrap``,
-    ``progress``, ``evaluated``) and of :class:`CompareSettings` (they go to ``compare``).
-
-    The plain measure is always evaluated next to its variants (Kendall's tau and conflicts are
-    measured against it); E and IUB are evaluated too when a query subset is requested.
-    ``executor``: a :mod:`ulnorm_eval.pipeline.parallel` executor holding the same qrels, to evaluate
-    the runs in worker processes (same values).
-    """
+    them; keywords: the fields of :class:`CompareInputs` and :class:`CompareSettings`.  Each plain measure
+    is evaluated beside its variants (tau and conflicts are against it), E and IUB for a query subset;
+    ``executor``: a pipeline/parallel.py executor holding the same qrels (same values)."""
     from ..core.keywords import split_keywords
 
     inputs, settings = split_keywords(kw, CompareInputs, CompareSettings, where="compare_files")

@@ -18,8 +18,6 @@ from ..core.variants import BOUND_VARIANTS, HOLE_VARIANTS
 __all__ = ["Threshold", "Check", "parse_threshold", "check_thresholds", "check_baseline", "gated", "orientation",
            "check_holes", "hole_metrics", "HolesOutlook", "holes_outlook", "decimal4", "signed4"]
 
-BOUNDS = BOUND_VARIANTS  # bounds are properties of the query: never gated
-
 
 @dataclass(frozen=True, kw_only=True)
 class Threshold:
@@ -133,7 +131,7 @@ def _zscored(result, metric) -> bool:
 
 def gated(metrics) -> list:
     """The metrics a baseline comparison gates: all but the pool's bounds and the hole bounds."""
-    return [metric for metric in metrics if metric.variant not in BOUNDS + HOLE_VARIANTS and not _text(metric)]
+    return [metric for metric in metrics if metric.variant not in BOUND_VARIANTS + HOLE_VARIANTS and not _text(metric)]
 
 
 def hole_metrics(metrics, ends: tuple = ("LB", "UB"), warn=None) -> list:

@@ -547,16 +547,11 @@ def _run_result(s: _Ranked, i: int, values: dict, notes: list):
 
 
 @dataclass(frozen=True, kw_only=True)
-class NRGRequest(RequestBase):
+class NRGRequest(RequestBase, NRGSettings):
     """What `ulnorm-eval nrg` asks for (docs/nrg.md): :class:`RequestBase`'s fields (the runs scored;
-    measures None: nDCG@10, or P@10 with ``unique``), the prior runs and the protocol that builds each
-    run's prior set."""
+    measures None: nDCG@10, or P@10 with ``unique``), the prior runs and :class:`NRGSettings`."""
 
     priors: tuple = ()
-    protocol: str = "fixed"
-    group_by: str | None = None
-    best_by: str | None = None
-    unique: bool = False
 
 
 class NRGUsageError(NRGError):

@@ -290,13 +290,8 @@ def objective(design: Design, g, d, spec: MeasureSpec):
 
 @dataclass(kw_only=True)
 class Optimum:
-    """The best of several SLSQP runs, polished onto the constraint set.
-
-    ``phi1``: Φ(1) at the returned vectors (the maximised objective, computed afresh);
-    ``residual``: largest violation of any constraint (sums, bounds, monotonicity);
-    ``converged``: SLSQP reported success for the best start; ``agree``: starts whose objective came
-    within 1e-6 of the best (a hint that the optimum is global); ``starts``: starts tried.
-    """
+    """The best of several SLSQP runs, polished onto the constraint set: Φ(1) there, the largest
+    constraint violation, SLSQP's verdict and the starts tried and agreeing (docs/stability.md, "Columns")."""
 
     gains: np.ndarray
     discount: np.ndarray
@@ -331,8 +326,7 @@ def _block_constraints(offset: int, size: int, total: int, monotone: str | None)
     """SLSQP constraints of one block x[offset:offset+n]: sum 1, and monotone differences >= 0."""
     row = np.zeros(total)
     row[offset:offset + size] = 1.0
-    # down: x_r - x_{r+1} >= 0 and x_n >= 0; up: x_{r+1} - x_r >= 0 and x_1 >= 0; with the sum these
-    # imply 0 <= x <= 1, so SLSQP needs no bounds (it is faster without them)
+    # down: x_r - x_{r+1} >= 0 and x_n >= 0; up: x_{r+1} - x_r >= 0 and x_1 >= 0: no bounds needed
     if monotone == "down":
         block = np.eye(size) - np.eye(size, k=1)
     elif monotone == "up":
@@ -437,12 +431,9 @@ def _num(value) -> str:
 
 
 def measure_string(spec: MeasureSpec, k: int, levels, gains, discount, digits: int = 12) -> str:
-    """The pasteable measure, e.g. ``nDCG(gains={0:0,1:1,2:1.2}, discount=[1,0.8,...])@100``.
-
-    Gains are scaled so the lowest positive grade gains 1 (or the largest gain is 1 when that one
-    is 0), the discount so its largest factor is 1: nDCG and every variant are invariant to both
-    scales, DCG is multiplied by a constant, which leaves Φ unchanged.  ``digits`` significant digits.
-    """
+    """The pasteable measure, e.g. ``nDCG(gains={0:0,1:1,2:1.2}, discount=[1,0.8,...])@100``, to
+    ``digits`` significant digits: the lowest positive grade gains 1 (else the largest gain is 1), the
+    largest discount factor is 1 (scales that leave Φ unchanged: docs/stability.md)."""
     g = np.asarray(gains, dtype=np.float64)
     d = np.asarray(discount, dtype=np.float64)
     scaled_gains = g / (g[0] if g[0] > 0 else g.max())
@@ -494,10 +485,8 @@ def topics_needed_resampled(score_matrix, resamples, target: float) -> np.ndarra
 
 
 def entry_starts(unconstrained: str, restarts: int) -> int:
-    """The SLSQP starts of one measure and cutoff's optima (:func:`_entries`), the unit of stability's
-    progress bar: the discount's named and uniform starts, the gains', the joint's pairs of named
-    functions and the two separate optima, each with ``restarts`` random ones, and the unconstrained
-    runs from their constrained optimum."""
+    """The SLSQP starts of one measure and cutoff's optima (:func:`_entries`, :func:`_named_starts`),
+    the unit of stability's progress bar."""
     per = [len(DISCOUNTS) + 1, len(GAINS) + 1, len(GAINS) * len(DISCOUNTS) + 2]
     per += [len(DISCOUNTS) + 2] if unconstrained in ("discount", "both") else []
     per += [len(GAINS) + 2] if unconstrained in ("gains", "both") else []

@@ -341,7 +341,7 @@ MUTANTS = [
            "-M keeps one document too many", PARITY + SMALL),
     # ------------------------------------------------------------------ parsing
     Mutant("run-score-is-rank", "inputs/trec.py",
-           "score = to_float(cols[4], path, lines, \"score\")", "score = -to_float(cols[3], path, lines, \"score\")",
+           "score=to_float(cols[4], path, lines, \"score\")", "score=-to_float(cols[3], path, lines, \"score\")",
            "the run's order taken from the rank column instead of the score", PARITY + SMALL),
 ]
 

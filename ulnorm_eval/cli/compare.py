@@ -156,8 +156,7 @@ def compare_view(opts: dict):
                                "which pairs the holes could reverse (holes_overlap).  Give only the world: "
                                "closed, open, open=N or open=P%")
     fmt = output_format(opts["fmt"], opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex: a paper table, as -f latex
-    return View(fmt=fmt, tables=tuple(table_list(opts["tables"], TABLES)), precision=opts["precision"],
-                output=opts["output"], plot=opts["plot"])
+    return record(View, opts, fmt=fmt, tables=tuple(table_list(opts["tables"], TABLES)))
 
 
 def compare_request(given: dict, view):

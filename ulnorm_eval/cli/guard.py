@@ -198,13 +198,9 @@ def guarded_main(run, args=None, prog_name=None, complete_var=None, standalone_m
     try:
         try:
             _guarded(run, args, prog_name, complete_var, **extra)
-        except Interrupted as exc:  # every finally has run (temporary files removed)
-            if real and _own_process():
-                _exit_now(exc.code)
-            raise
-        except SystemExit as exc:
+        except SystemExit as exc:  # a signal's Interrupted too: every finally has run (temporary files removed)
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-            final = _finish_stdout(code) if real else code
+            final = _finish_stdout(code) if real and not isinstance(exc, Interrupted) else code
             if real and _own_process():
                 _exit_now(final)
             if final != exc.code:
@@ -260,17 +256,24 @@ def _usage_line(exc) -> str:
     return msg
 
 
-def _os_error_line(exc: OSError) -> str:
-    if exc.errno == errno.EBADF and 1 in _CLOSED and not getattr(exc, "filename", None):
-        return _stdout_error(exc)  # click's own output (--help, --version) to a closed stdout
-    where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-    return f"{where}{(exc.strerror or str(exc)).lower()}"
+_FIXED = ((InputEnded, "unexpected end of input: {}"), (MemoryError, "out of memory (see the input limits in "
+          "docs/errors.md)"), (RecursionError, "input too deeply nested or too large to process"))
 
 
-def _unexpected_line(exc: Exception) -> str:
-    """An exception no layer turned into a message: bad input, a missing extra (extras.py), else an
-    internal error (exit 2, never the gate's 1)."""
+def _error_line(exc: Exception) -> str:
+    """Every error no layer turned into a message, as one line (exit 2, never the gate's 1): click's usage
+    error, a stream cut short, an OS error, bad input, a missing extra (extras.py), else an internal error."""
     errors = sys.modules.get("ulnorm_eval.inputs.errors")  # loaded if it raised one: --help imports no inputs
+    if isinstance(exc, click.ClickException):
+        return _usage_line(exc)
+    for kind, line in _FIXED:
+        if isinstance(exc, kind):
+            return line.format(exc)
+    if isinstance(exc, OSError):
+        if _stdout_failed() or (exc.errno == errno.EBADF and 1 in _CLOSED and not getattr(exc, "filename", None)):
+            return _stdout_error(exc)  # click's own output (--help, --version) to a closed or full stdout
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        return where + (exc.strerror or str(exc)).lower()
     if errors is not None and isinstance(exc, errors.InputError):
         return str(exc)
     from ..extras import MissingExtra, extra_for
@@ -301,31 +304,12 @@ def _guarded(run, args, prog_name, complete_var, **extra):
             # values (inputs/checks.py) and refused with one line instead
             warnings.simplefilter("ignore", RuntimeWarning)
             returned = run(args, prog_name, complete_var, standalone_mode=False, **extra)
-    except click.exceptions.Abort as exc:  # click turns KeyboardInterrupt/EOF into Abort
-        if isinstance(exc.__cause__, EOFError):  # not an interruption: SIGINT raises Interrupted
-            _say(f"unexpected end of input: {exc.__cause__ or 'EOF'}")
-            sys.exit(2)
+    except click.exceptions.Abort:  # click's KeyboardInterrupt (a signal here raises Interrupted)
         sys.exit(130)
-    except click.ClickException as exc:
-        _say(_usage_line(exc))
-        sys.exit(2)
-    except (BrokenPipeError, PipeClosed):
-        # stdout's reader went away: nothing more can be said there
+    except (BrokenPipeError, PipeClosed):  # stdout's reader went away: nothing more can be said there
         _to_devnull()
         sys.exit(141)
-    except InputEnded as exc:
-        _say(f"unexpected end of input: {exc}")
-        sys.exit(2)
-    except MemoryError:
-        _say("out of memory (see the input limits in docs/errors.md)")
-        sys.exit(2)
-    except RecursionError:
-        _say("input too deeply nested or too large to process")
-        sys.exit(2)
-    except OSError as exc:
-        _say(_stdout_error(exc) if _stdout_failed() else _os_error_line(exc))
-        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - the last line of defence (SystemExit and Interrupted pass)
-        _say(_unexpected_line(exc))
+        _say(_error_line(exc))
         sys.exit(2)
     sys.exit(returned if isinstance(returned, int) else 0)

@@ -321,9 +321,7 @@ def eval_view(options: dict, fmt: str):
     """How `eval` shows its outcome: a render.files.View from the options and the chosen format."""
     from ..render.files import View
 
-    return View(fmt=fmt, per_query=options["per_query"], nosummary=options["nosummary"], names=options["names"],
-                    precision=options["precision"], output=options["output"], summary_md=options["summary_md"],
-                    layout=table_layout(options["output"]) if fmt == "table" else {})
+    return record(View, options, fmt=fmt, layout=table_layout(options["output"]) if fmt == "table" else {})
 
 
 @main.command("measures", context_settings=CONTEXT)

@@ -48,8 +48,7 @@ def repro_cmd(**options):
     from ..render.repro_report import repro_outputs, repro_verdict
 
     outputs_checked()
-    view = View(fmt=output_format(options["fmt"], options["output"], DATA_FRAME_FORMATS, "tsv"),
-                     precision=options["precision"], output=options["output"], summary_md=options["summary_md"])
+    view = record(View, options, fmt=output_format(options["fmt"], options["output"], DATA_FRAME_FORMATS, "tsv"))
     request = record(ReproRequest, options, baseline=options["baseline_pair"], measures=options["measures"] or None,
                      options=make_options(options), depth=options["rank_depth"])
     notes = []

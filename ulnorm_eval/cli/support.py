@@ -151,23 +151,18 @@ def write_output(text: str, output: str | None, *more) -> None:
 def write_outputs_then(outputs, verdict=None) -> None:
     """Write ``outputs`` in one step, then the gate's ``verdict`` (``(lines, failed)`` or None) whatever
     happened to them; exit 1 when the gate failed (never hidden), else 2 after an output error."""
-    from ..render.files import OutputError
-    from ..render.files import write_all
+    from ..render.files import OutputError, write_all
 
-    error = None
+    lines, failed = verdict or ((), False)
+    code = 1 if failed else 0
     try:
         write_all(outputs)
     except OutputError as exc:
-        error = str(exc)
-    if error is not None:
-        click.echo(f"ulnorm-eval: {safe(error)}", err=True)
-    lines, failed = verdict or ((), False)
+        lines, code = [str(exc), *lines], code or 2
     for line in lines:  # run names are file names: escaped like every other message
         click.echo(f"ulnorm-eval: {safe(line)}", err=True)
-    if failed:
-        sys.exit(1)
-    if error is not None:
-        sys.exit(2)
+    if code:
+        sys.exit(code)
 
 
 def table_layout(output: str | None) -> dict:

@@ -34,9 +34,6 @@ class FiniteFloat(click.FloatRange):
             self.fail(f"{value!r} is not a finite number", param, ctx)
         return super().convert(number, param, ctx)
 
-    def __repr__(self) -> str:  # pragma: no cover - click shows the range itself
-        return "FiniteFloat" + super().__repr__().removeprefix("FloatRange")
-
 
 class Alpha(FiniteFloat):
     """--alpha: a level in [1e-15, 1).  Below 1e-15, 1 - alpha/2 is 1 (or a few units of its last bit
@@ -111,15 +108,13 @@ class Jobs(click.ParamType):
     name = "jobs"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int) and not isinstance(value, bool):
-            number = value
-        elif isinstance(value, str) and value.strip().lower() == "auto":
+        text = str(value).strip()
+        if text.lower() == "auto":
             return 0
-        else:
-            try:
-                number = int(str(value).strip())
-            except ValueError:
-                self.fail(f"{value!r} is not 'auto' or a whole number of worker processes", param, ctx)
+        try:
+            number = int(text)
+        except ValueError:
+            self.fail(f"{value!r} is not 'auto' or a whole number of worker processes", param, ctx)
         if number < 0:
             self.fail(f"{value!r}: give 'auto' or a number of worker processes >= 1", param, ctx)
         return number

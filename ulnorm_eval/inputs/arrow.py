@@ -18,11 +18,8 @@ def offsets(strings):
 
 
 def numeric_array(values):
-    """A numpy integer, float or bool array as an Arrow array, zero-copy where the layout allows.
-
-    ``pa.array(ndarray)`` first asks whether the array is a numpy masked array, which imports
-    ``numpy.ma``; an array built on the numpy buffer never asks.
-    """
+    """A numpy integer, float or bool array as an Arrow array, zero-copy where the layout allows
+    (``pa.array(ndarray)`` imports ``numpy.ma`` to ask whether it is a masked array)."""
     import numpy as np
     import pyarrow as pa
 
@@ -34,10 +31,8 @@ def numeric_array(values):
 
 def string_array(values):
     """``pa.array(values, pa.string())`` for a sequence of ``str``, built on its buffers (UTF-8 bytes
-    and int32 offsets): ``pa.array`` asks pyarrow's pandas shim whether the input is a pandas object,
-    which imports pandas in a process that has not.  ASCII text (the byte count equals
-    the character count) takes its offsets from the string lengths; other text is encoded one string
-    at a time.  Past 2 GiB of text (int32 offsets) ``pa.array`` itself is used."""
+    and int32 offsets; past 2 GiB of text ``pa.array`` itself).  ASCII text takes its offsets from
+    the string lengths; other text is encoded one string at a time."""
     import numpy as np
     import pyarrow as pa
 
@@ -55,11 +50,9 @@ def string_array(values):
 
 
 def to_numpy(array):
-    """``array.to_numpy(zero_copy_only=False)`` without the import of pandas that Arrow's conversion
-    does on first use, whatever the type: an integer or float array without nulls is a read-only view
-    of its data buffer (as Arrow's zero-copy result), a boolean one is unpacked from its bits (a new
-    array, as Arrow's); any other array, or one with nulls, goes through Arrow; a numpy array is
-    returned as it is."""
+    """``array.to_numpy(zero_copy_only=False)``: an integer or float array without nulls as a
+    read-only view of its data buffer, a boolean one unpacked from its bits; any other array, or one
+    with nulls, through Arrow; a numpy array as it is."""
     import numpy as np
     import pyarrow as pa
 
@@ -82,9 +75,8 @@ def to_numpy(array):
 
 
 def scalar(value, type_):
-    """``pa.scalar(value, type=type_)`` for an integer, float, boolean or string type, made from a
-    one-element array (:func:`numeric_array`, :func:`string_array`): ``pa.scalar`` converts through
-    the pandas-aware path that imports pandas.  Other types go through ``pa.scalar``."""
+    """``pa.scalar(value, type=type_)``, for an integer, float, boolean or string type made from a
+    one-element array (:func:`numeric_array`, :func:`string_array`)."""
     import numpy as np
     import pyarrow as pa
 

@@ -1,10 +1,9 @@
 """Reading a query-grouped run in blocks of whole queries, in time linear in the input.
 
-The reader keeps a buffer of the lines not yet handed out and, for the part of it already scanned,
-where the trailing query's lines begin.  Each new chunk is scanned once, backwards, only as far
-as the previous scan reached, so that one query (or a run of blank lines, or a decompression bomb)
-larger than a chunk costs linear time.  Each chunk is checked for NUL bytes and lines longer than ``MAX_LINE_BYTES``, and
-the buffer of one query may not exceed ``MAX_INPUT_BYTES`` (text.py, docs/errors.md).
+Each new chunk is scanned once, backwards, only as far as the previous scan reached, so that one
+query (or a run of blank lines, or a decompression bomb) larger than a chunk costs linear time.
+Each chunk is checked for NUL bytes and lines longer than ``MAX_LINE_BYTES``, and the buffer of one
+query may not exceed ``MAX_INPUT_BYTES`` (text.py, docs/errors.md).
 """
 from __future__ import annotations
 
@@ -14,12 +13,10 @@ from .text import READ_ERRORS, check_chunk, open_input
 
 __all__ = ["query_blocks", "run_blocks", "block_bounds", "BLOCK_BYTES", "WHOLE_BYTES"]
 
-# A block is read, parsed and scored while the next is read (two in flight, plus their columns),
-# so peak RSS grows with it, at the same CPU time (docs/performance.md, "Block size").
+# peak RSS grows with the block, at the same CPU time (docs/performance.md, "Block size")
 BLOCK_BYTES = 4 << 20
-# A run file of at most this size is one block, as it was with 6 MiB blocks: a typical TREC run of
-# 100 queries x 1000 (~5 MB) split in two would pay every per-block cost (the qrels join of its
-# query set, the judged docids' table) twice.
+# a run file of at most this size is one block: a typical TREC run (100 queries x 1000, ~5 MB) cut
+# in two would pay every per-block cost (the qrels join of its query set, the judged table) twice
 WHOLE_BYTES = 6 << 20
 
 
@@ -37,12 +34,9 @@ def _qid(line: bytes):
 
 
 def _skip_blank(data, floor: int, pos: int) -> int:
-    """The end (a line boundary) of the last line in ``data[lo:pos]`` that is not blank, else ``floor``.
-
-    Whitespace is skipped in windows that double (64 bytes, 128, ...): a long run of blank lines
-    costs a few copies of itself instead of one Python step per line, and a single blank line
-    between data lines costs one 64-byte look.
-    """
+    """The end (a line boundary) of the last line in ``data[floor:pos]`` that is not blank, else
+    ``floor``, looked for in windows that double (64 bytes, 128, ...): a long run of blank lines
+    costs a few copies of itself, not one Python step per line."""
     window, end = 64, pos
     while pos > floor:
         start = max(floor, pos - window)
@@ -56,10 +50,8 @@ def _skip_blank(data, floor: int, pos: int) -> int:
 
 def _skip_lines_of(data, floor: int, pos: int, qid: bytes) -> int:
     """The start of the run of lines before ``pos`` (a line boundary above ``floor``, itself one)
-    that each begin with ``qid`` and a space or a tab: lines of that query, which the tail scan
-    would pass one Python step each.  Windows that double (8 KiB, 16 KiB,
-    ...) are looked at by numpy; any other line (leading blanks, a comment, a blank line, another
-    qid) stops the run: the caller then reads it as before."""
+    that each begin with ``qid`` and a space or a tab, found by numpy in windows that double (8 KiB,
+    16 KiB, ...); any other line (leading blanks, a comment, a blank line, another qid) stops it."""
     import numpy as np
 
     key, k = np.frombuffer(qid, np.uint8), len(qid)
@@ -198,9 +190,7 @@ def _checked_end(buf, path: str, line: int) -> int:
 
 
 def run_blocks(path: str, block_bytes: int = BLOCK_BYTES):
-    """:func:`query_blocks`, an input of up to :func:`whole_bytes` in one block:
-    cut in two or more, every per-block cost (parsing, ordering, the qrels join, scoring) would be
-    paid again for each."""
+    """:func:`query_blocks`, an input of up to :func:`whole_bytes` in one block."""
     return query_blocks(path, block_bytes, whole=whole_bytes(block_bytes))
 
 
@@ -208,11 +198,9 @@ def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
     """Byte offsets ``[0, b1, ..., size]`` of the blocks :func:`query_blocks` yields for an uncompressed
     regular file, found by reading only around each multiple of ``block_bytes``.
 
-    query_blocks cuts the data read up to offset k * block_bytes before the last query of it; that
-    cut depends only on the lines just before the offset, so a window that holds the last query is
-    enough.  Workers can then read their blocks themselves
-    (pipeline.parallel), and the blocks, hence the notes and errors, are those of the sequential read
-    (:func:`run_blocks`: a file of two blocks that fit in one block is one block).
+    query_blocks cuts the data read up to offset k * block_bytes before its last query, which
+    depends only on the lines just before the offset.  Workers then read their blocks themselves
+    (pipeline.parallel), the blocks (hence the notes and errors) those of :func:`run_blocks`.
     """
     import os
 

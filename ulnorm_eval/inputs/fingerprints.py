@@ -24,11 +24,8 @@ _MASK = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype
 
 def words(arr):
     """(list of uint64 word arrays, int64 byte lengths) of a pyarrow string array, or None for a
-    null, another type, or a docid longer than ``MAX_WORDS`` words.
-
-    Word k of a docid holds its bytes 8k..8k+7, little-endian, zero past its end: read with one
-    unaligned load of all its words per docid from a padded copy of the array's bytes.
-    """
+    null, another type, or a docid longer than ``MAX_WORDS`` words.  Word k of a docid holds its
+    bytes 8k..8k+7, little-endian, zero past its end."""
     import pyarrow as pa
 
     if arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
@@ -47,9 +44,8 @@ def words(arr):
         data[:last - first] = np.frombuffer(arr.buffers()[2], np.uint8, count=last - first, offset=first)
     if nwords == 0:  # every docid empty
         return [], length
-    # every run of 8 x nwords bytes, as an (unaligned) array of opaque items: item i starts at byte
-    # i.  One gather of each docid's item copies all its words at once (memcpy-like), not a gather of
-    # each word as an unaligned uint64
+    # every run of 8 x nwords bytes as an (unaligned) opaque item starting at byte i: one gather
+    # copies all of a docid's words at once
     span = np.ndarray(shape=(len(data) - 8 * nwords + 1,), dtype=f"V{8 * nwords}", buffer=data, strides=(1,))
     block = np.ascontiguousarray(span[off[:-1].astype(np.intp) - first].view("<u8").reshape(size, nwords).T)
     out = []
@@ -82,15 +78,15 @@ def _distinct(keys: np.ndarray) -> bool:
 
 
 def _slots(hashes: np.ndarray):
-    """An open-addressing table of distinct fingerprints ``hashes``:
-    (slots: index into ``hashes`` or -1, the shift from a fingerprint to its first slot, each slot's
-    fingerprint, the mark of a free slot)."""
+    """An open-addressing (linear probing) table of distinct fingerprints ``hashes``: (slots: index
+    into ``hashes`` or -1, the shift from a fingerprint to its first slot, each slot's fingerprint,
+    the mark of a free slot)."""
     bits = max(4, (2 * len(hashes)).bit_length() + 1)  # at most a quarter of the slots filled
     shift = np.uint64(64 - bits)
     slots = np.full((1 << bits) + 1, -1, np.int32)  # probes run past the last slot into the extra one
     pending = np.arange(len(hashes))
     pos = (hashes >> shift).astype(np.intp)
-    while len(pending):  # linear probing: each round fills the free slots, one entry per slot
+    while len(pending):  # each round fills the free slots, one entry per slot
         free = slots[pos] < 0
         slots[pos[free]] = pending[free]
         placed = np.zeros(len(pending), bool)
@@ -100,8 +96,7 @@ def _slots(hashes: np.ndarray):
             slots = np.concatenate((slots, np.full(len(pending), -1, np.int32)))
     if slots[-1] >= 0:  # a probe always ends on a free slot
         slots = np.append(slots, -1)
-    # Each slot's fingerprint beside its index, a free slot holding a value no judged docid has
-    # (0 unless the empty docid is judged): a lookup reads one array at a random place, not two
+    # each slot's fingerprint, a free slot holding one no judged docid has: a lookup reads one array
     free_mark = np.uint64(0)
     if (hashes == 0).any():
         small = np.arange(len(hashes) + 1, dtype=np.uint64)
@@ -142,8 +137,7 @@ def pair_table(judged, query: np.ndarray, code: np.ndarray):
     (``query[e]``, ``judged[code[e]]``), ``query`` numbers in [0, 2^31), ``judged`` a pyarrow string
     array: (each entry's docid words, its query number x 2^32 + docid length, its pair fingerprint,
     open-addressing slots), or None when the docids are not short strings or two pairs share a
-    fingerprint.  A run's documents then find their judgement in one lookup (:func:`pair_entries`),
-    not a docid lookup followed by a search for the query among that docid's judgements."""
+    fingerprint.  A run's document finds its judgement in one lookup (:func:`pair_entries`)."""
     query, code = np.asarray(query, np.int64), np.asarray(code, np.intp)
     if len(query) and not (0 <= int(query.min()) and int(query.max()) < 1 << 31):
         return None
@@ -160,8 +154,8 @@ def pair_table(judged, query: np.ndarray, code: np.ndarray):
 def pair_entries(table, docid, query: np.ndarray):
     """(the :func:`pair_table` entry of each (``query[i]``, ``docid[i]``), -1 where the table has no
     such pair, a query number below 0 matching none; the docids' fingerprints), or None when the
-    docids are not short strings.  An entry is taken only if its
-    query, the docid's length and every one of its words are equal: equal pairs, exactly."""
+    docids are not short strings.  An entry is taken only if its query, the docid's length and every
+    one of its words are equal: equal pairs, exactly."""
     got = words(docid)
     if got is None:
         return None
@@ -182,11 +176,10 @@ def pair_entries(table, docid, query: np.ndarray):
 
 def distinct_entries(qcode: np.ndarray, hashes: np.ndarray, entry: np.ndarray) -> bool:
     """True when the (query, docid) pairs of docids whose :func:`pair_entries` ``entry`` are known
-    (their query numbers a function of ``qcode``, one number per query code) are all distinct; False
-    when two may be equal (a repeat, or a shared fingerprint: the caller compares the strings).  The
-    documents found in the table repeat a pair only by repeating an entry (each entry is one pair,
-    compared exactly); the others repeat only if their (query code, fingerprint) pairs do; a
-    document of one kind never repeats one of the other (a pair is in the table or not)."""
+    (one query number per query code ``qcode``) are all distinct; False when two may be equal (a
+    repeat, or a shared fingerprint: the caller compares the strings).  Documents found in the table
+    repeat a pair only by repeating an entry; the others only if their (query code, fingerprint)
+    pairs do; a document of one kind never repeats one of the other."""
     found = entry >= 0
     if found.any() and np.bincount(entry[found]).max() > 1:
         return False

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from .text import read_text
 from .trec import InputError, refuse_reserved_id
 
-__all__ = ["SummData", "DIMENSIONS", "read_summeval", "read_plain", "read_summaries", "is_summeval"]
+__all__ = ["SummData", "DIMENSIONS", "read_summeval", "read_plain", "read_summaries"]
 
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 SCALE = (1, 5)  # SummEval's ratings: a 1-5 Likert scale in every dimension (Fabbri et al. 2021)
@@ -76,25 +76,6 @@ def _json_rows(path: str, lines=None):
         yield line_no, obj
 
 
-def _first(lines) -> str:
-    return next((line for line in lines if line.strip()), "")
-
-
-def _is_jsonl(lines) -> bool:
-    return _first(lines).lstrip().startswith("{")
-
-
-def is_summeval(path: str, lines=None) -> bool:
-    """True when the first non-blank line is a JSON object with SummEval's ``decoded`` and ``model_id``.
-    ``lines``: the file's lines when already read (standard input can be read once)."""
-    first = _first(_lines(path) if lines is None else lines)
-    try:
-        obj = json.loads(first) if first else None
-    except json.JSONDecodeError:
-        return False
-    return isinstance(obj, dict) and "decoded" in obj and "model_id" in obj
-
-
 def _str(path, line_no, obj, key):
     value = obj.get(key)
     if not isinstance(value, str):
@@ -110,11 +91,8 @@ def _document(path, line_no, obj, source_key: str) -> tuple:
     source = _str(path, line_no, obj, source_key)
     if not source.strip():
         raise InputError(path, line_no, "the source document is empty (E is drawn from its words)")
-    refs = obj.get("references")
-    if refs is None and isinstance(obj.get("reference"), str):
-        refs = obj["reference"]
-    if isinstance(refs, str):
-        refs = [refs]
+    refs = obj.get("references", obj.get("reference"))
+    refs = [refs] if isinstance(refs, str) else refs
     if not isinstance(refs, list) or not refs or not all(isinstance(ref, str) for ref in refs):
         raise InputError(path, line_no, "'references' missing or not a non-empty list of strings")
     for position, ref in enumerate(refs, 1):
@@ -199,7 +177,7 @@ def read_summeval(path: str, lines=None) -> SummData:
 def _records(path: str, lines, keys: tuple, expected: str):
     """(line number, record) of each line of a JSONL file, or of a TSV file's columns named ``keys``
     (``references`` takes the remaining columns as a list)."""
-    if _is_jsonl(lines):
+    if _first(lines).lstrip().startswith("{"):
         yield from _json_rows(path, lines)
         return
     rest = keys[-1] == "references"
@@ -257,10 +235,19 @@ def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
                     references=[docs[doc][1] for doc in doc_ids], systems=systems, summaries=rows)
 
 
+def _first(lines) -> str:
+    return next((line for line in lines if line.strip()), "")
+
+
 def read_summaries(data_path: str, system_paths=()) -> SummData:
-    """SummEval's paired file (no system files) or the plain layout (documents file + system files)."""
+    """SummEval's paired file (no system files; its first line a JSON object with ``decoded`` and
+    ``model_id``) or the plain layout (documents file + system files)."""
     lines = _lines(data_path)  # once: it may be standard input
-    if is_summeval(data_path, lines):
+    try:
+        first = json.loads(_first(lines) or "null")
+    except json.JSONDecodeError:
+        first = None
+    if isinstance(first, dict) and "decoded" in first and "model_id" in first:
         if system_paths:
             raise InputError(system_paths[0], None, "system files are not used with SummEval's paired file "
                                                     "(it holds the summaries)")

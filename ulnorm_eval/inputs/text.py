@@ -66,12 +66,8 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def refuse_url(path) -> None:
-    """Refuse a URL given as a path: inputs are local files and standard input only.
-
-    A path string never opens a network connection (an ``ftp://`` or ``https://`` run would be
-    fetched from wherever it points, without the limits below); ``file://`` is refused too, with
-    the local path to give instead, so that every path is checked one way (docs/errors.md).
-    """
+    """Refuse a URL given as a path: a path never opens a network connection (docs/errors.md);
+    ``file://`` is refused too, with the local path to give instead."""
     if not isinstance(path, str) or _URL.match(path) is None:
         return
     if path[:7].lower() == "file://":
@@ -175,10 +171,7 @@ def open_input(path: str):
 
 def read_bytes(path: str) -> bytes:
     """The file's bytes, decompressed when compressed (gzip, bzip2, xz); ``-`` is standard input.
-
-    Read in blocks, each checked as it arrives (:func:`check_chunk`): ``/dev/zero`` or a
-    decompression bomb of NULs fails on its first block instead of exhausting memory.
-    """
+    Each block is checked as it arrives: ``/dev/zero`` or a bomb of NULs fails on its first block."""
     handle = open_input(path)
     parts, total, lines = [], 0, 0
     scan = LineScan(path)
@@ -207,7 +200,6 @@ def read_bytes(path: str) -> bytes:
     return b"".join(parts)
 
 
-
 def read_text(path: str) -> str:
     """The file's text: :func:`read_bytes`, :func:`check_text`, then UTF-8 (an error names the line)."""
     data = read_bytes(path)
@@ -217,10 +209,10 @@ def read_text(path: str) -> str:
     except UnicodeDecodeError as exc:
         raise InputError(path, data[:exc.start].count(b"\n") + 1, "not UTF-8 text") from None
 
+
 class LineScan:
-    """Refuse a line longer than MAX_LINE_BYTES across the blocks of one input, as they arrive: ``carry``
-    is the length of the line begun in earlier blocks, so a 2 GB input without a newline fails after
-    its first MiB.  Lines are passed in windows of the limit (a few ``find`` calls each)."""
+    """Refuse a line longer than MAX_LINE_BYTES across the blocks of one input, as they arrive
+    (``carry``: the length of the line begun in earlier blocks), passing lines in windows of the limit."""
 
     def __init__(self, path: str, limit: int | None = None):
         self.path, self.limit, self.carry = path, MAX_LINE_BYTES if limit is None else limit, 0
@@ -237,8 +229,7 @@ class LineScan:
                     raise InputError(self.path, line, f"line longer than {limit} bytes (ULNORM_EVAL_MAX_LINE)")
                 self.carry = size - start
                 return
-            # jump ahead: the lines between end and the last newline within a window of the limit
-            # are all shorter than it
+            # the lines up to the last newline within a window of the limit are all shorter than it
             nxt = data.rfind(b"\n", end, end + limit + 1)
             start = (nxt if nxt >= 0 else end) + 1
 
@@ -268,16 +259,12 @@ _LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 def check_text(data: bytes, path: str, first_line: int = 1) -> None:
-    """Refuse what would make lines be misread: NUL bytes and lone carriage returns.
-
-    A CR not followed by LF ends a line for some readers and not for others: ``q1 0 d1 1\\rq1 0 d2 1``
-    would be one record with extra fields, CR-only line ends one long line.  CRLF is accepted.
-    """
+    """Refuse what would make lines be misread: NUL bytes, a byte-order mark inside, and a carriage
+    return not followed by LF (a line end for some readers, not for others; CRLF is accepted)."""
     check_chunk(data, path, first_line)
     if len(data) > MAX_LINE_BYTES:  # a line longer than the limit
         LineScan(path).feed(data, first_line)
-    # one at the very start is the file's own: stripped by the readers.  (A search for its first
-    # byte alone runs at memchr speed; the 3-byte search does not.)
+    # one at the very start is the file's own (the readers strip it); memchr finds its first byte
     bom = data.find(b"\xef\xbb\xbf", 1) if data.find(b"\xef", 1) >= 0 else -1
     if bom >= 0:
         line = first_line + data.count(b"\n", 0, bom)

@@ -86,24 +86,14 @@ def _sources(runs: RunsLike, qrels: Qrels) -> list:
     if not runs:
         raise ValueError("runs: no run given")
     memory = sum(not isinstance(r, (str, os.PathLike, Run)) for r in runs)
-    out, i = [], 0
-    for r in runs:
-        if isinstance(r, (str, os.PathLike)):
-            out.append(os.fspath(r))
-        elif isinstance(r, Run):
-            out.append(r)
-        else:
-            i += 1
-            out.append(_one_run(r, qrels, f"run{i}" if memory > 1 else "run"))
-    return out
+    names = iter([f"run{i}" for i in range(1, memory + 1)] if memory > 1 else ["run"])
+    return [os.fspath(r) if isinstance(r, (str, os.PathLike)) else r if isinstance(r, Run) else _one_run(r, qrels, next(names))
+            for r in runs]
 
 
 def to_runs(runs: RunsLike, qrels: Qrels) -> list[Run]:
-    """Typed :class:`Run` objects from one run, a list of runs, or a dict ``name -> run``.
-
-    Unnamed in-memory runs are called ``run`` (one) or ``run1``, ``run2``, ... (in-memory runs of a
-    list); files keep the file's name (as on the command line); a dict's keys name its runs.
-    """
+    """Typed :class:`Run` objects from one run, a list of runs, or a dict ``name -> run`` (named by its
+    keys); unnamed in-memory runs are ``run``, or ``run1``, ``run2``, ...; files keep the file's name."""
     from .pipeline.evaluate import load_run
 
     return [r if isinstance(r, Run) else load_run(r, qrels) for r in _sources(runs, qrels)]
@@ -157,9 +147,7 @@ class Evaluation(Result):
     @property
     def bounds(self) -> "pd.DataFrame":
         """Per run, query and measure: E, IUB and WLB, the random-ranking bounds every variant is built
-        from (Karmaker & Feng 2022 §3).  With ``pool='qrels'`` they are the same for every run; under the default
-        (``pool='run'``, each run's own documents) they differ from run to run.
-        Measures without bounds (``bounds='none'``) are left out."""
+        from (Karmaker & Feng 2022 §3); measures without bounds are left out."""
         if self._bounds is None:
             self._bounds = self._compute_bounds()
         return self._bounds
@@ -266,12 +254,9 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
 def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Sequence[str] | str | None = None, *,
         warn: Callable[[str], None] | None = None, allow_disjoint: bool = False, **options: Any) -> NRGEvaluation:
     """Normalized Residual Gain (SIGIR-AP 2024) as ``ulnorm-eval nrg``: each measure and NRG(measure).
-
     ``priors`` join every prior set and are not scored.  Keywords are the fields of
     :class:`~ulnorm_eval.analysis.nrg.NRGSettings` (``protocol``: 'fixed', 'leave-one-out',
-    'chronological' or 'group' with ``group_by`` and ``best_by``; ``unique``) and of :class:`Options`.
-    The result has ``tidy()``, ``wide()``, ``per_query``, ``means``, ``summary()``, ``priors`` and ``notes``.
-    """
+    'chronological' or 'group' with ``group_by`` and ``best_by``; ``unique``) and of :class:`Options`."""
     from .analysis.nrg import NRGSettings, evaluate_nrg
 
     settings, opts = _keywords(options, "nrg", NRGSettings, Options)

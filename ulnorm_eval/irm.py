@@ -179,33 +179,27 @@ class VariantMeasure(UlnormMeasure):
         return parse(f"{self.NAME}({inner})")
 
 
+def _object(record, base: type, **attrs) -> UlnormMeasure:
+    """The measure object of a family or variant record: an instance of its own subclass of ``base``."""
+    return type(record.name, (base,), {"NAME": record.name, "__name__": record.name,
+                                       "__doc__": f"{record.name}: {record.formula} ({record.cite})", **attrs})()
+
+
 def _family(fam) -> FamilyMeasure:
     params = {"cutoff": ParamInfo(dtype=int, desc="ranking cutoff")} if fam.cutoff != "none" else {}
-    params.update({param.name: _param_info(param) for param in fam.params})
-    cls = type(fam.name, (FamilyMeasure,), {"NAME": fam.name, "__name__": fam.name, "SUPPORTED_PARAMS": params,
-                                             "__doc__": f"{fam.name}: {fam.formula} ({fam.cite})"})
-    return cls()
-
-
-def _variant(v) -> VariantMeasure:
-    cls = type(v.name, (VariantMeasure,), {"NAME": v.name, "__name__": v.name,
-                                            "__doc__": f"{v.name}: {v.formula} ({v.cite})"})
-    return cls()
+    return _object(fam, FamilyMeasure, SUPPORTED_PARAMS=params | {param.name: _param_info(param) for param in fam.params})
 
 
 FAMILY_OBJECTS: dict[str, FamilyMeasure] = {family.name: _family(family) for family in FAMILIES.values()}
-VARIANT_OBJECTS: dict[str, VariantMeasure] = {variant.name: _variant(variant) for variant in VARIANTS.values()
+VARIANT_OBJECTS: dict[str, VariantMeasure] = {variant.name: _object(variant, VariantMeasure) for variant in VARIANTS.values()
                                               if variant.name not in PRIOR_VARIANTS}
 globals().update(FAMILY_OBJECTS)
 globals().update(VARIANT_OBJECTS)
 
 
 def measure(name: str) -> UlnormMeasure:
-    """The object of a measure name (``measure('UL2(nDCG@10)')``; trec_eval's names too: ``'ndcg_cut.10'``).
-
-    A measure computed through ir_measures (``ERR@10``) is returned as ir_measures' own object, and
-    wrapped when a variant is named (``UL2(ERR@10)``).
-    """
+    """The object of a measure name (``'UL2(nDCG@10)'``, ``'ndcg_cut.10'``); one computed through
+    ir_measures (``ERR@10``) is ir_measures' own object, wrapped when a variant is named."""
     from .core.registry import UnknownMeasure, parse
 
     parsed = parse(name)

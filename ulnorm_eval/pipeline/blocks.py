@@ -1,10 +1,7 @@
-"""The one evaluation pipeline: a block of queries in, per-query values out (order -> join -> measures
--> bounds and variants -> summary -> notes).  Every evaluation scores queries through
-:func:`score_block` and :func:`metric_values` and finishes a run with :func:`finish_run`; per-query
-values do not depend on the other queries of a block (Monte Carlo draws are keyed by seed and query
-id), so any blocking gives the same numbers to the last bit.  Notes are collected on the result
-(``RunResult.notes``), one line each, for the caller to print.
-"""
+"""The one evaluation pipeline: a block of queries in, per-query values out (:func:`score_block`: order,
+join, measures, bounds and variants), a run finished by :func:`finish_run` ('all' row, notes).  A query's
+values do not depend on its block (Monte Carlo draws are keyed by seed and query id): any blocking gives
+the same numbers to the last bit."""
 from __future__ import annotations
 
 import os
@@ -158,9 +155,8 @@ class RunResult:
 
 @dataclass(kw_only=True)
 class Block:
-    """One block of queries of a run scored (a query block of its file, or the whole run): its queries'
-    values and what it counted.  Small and picklable, so that a block can be scored in another process
-    (pipeline.parallel), its ranking then left out; line numbers are relative to the block's first line."""
+    """A block of a run's queries scored (a query block of its file, the whole run, or its blocks merged):
+    values and counts; picklable (pipeline.parallel), lines relative to the block's first line."""
 
     name: str | None = None  # the run's name (None: a block of comments only)
     qids: list = field(default_factory=list)  # the scored queries
@@ -206,9 +202,8 @@ def plain_values(rr: RankedRun, J: Judgements, m, qrels: Qrels, options: Options
 
 
 def condensed(rr: RankedRun) -> RankedRun:
-    """The ranked run without its unjudged documents (not in the qrels, or judged with a negative
-    grade), ranks closed up: trec_eval's -J, and Sakai 2007's condensed list; ``present`` keeps what
-    the run retrieved."""
+    """The ranked run without its unjudged documents (not in the qrels, or graded below 0), ranks closed
+    up: trec_eval's -J, Sakai 2007's condensed list."""
     import dataclasses
 
     from ..core.measures.trec import codes, judged_only
@@ -235,12 +230,9 @@ def others_holes(rk, J: Judgements, pool: tuple):
 
 
 def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options, whole=None):
-    """Per-query values of every metric for a ranked run: (values, standard errors, undefined counts).
-    ``whole``: the ranking before -J removed its holes, which the hole bounds read (a hole given a grade
-    is judged, so -J keeps it).
-
-    Under ``--expectation paper`` a measure is scored as :func:`~ulnorm_eval.core.registry.paper_measure`
-    makes it (nDCG and DCG with the papers' 2^R - 1 gains), under the name it was asked for."""
+    """Per-query values of every metric for a ranked run: (values, standard errors, undefined masks).
+    ``whole``: the ranking before -J, which the hole bounds read (a hole given a grade is judged).  Under
+    ``--expectation paper`` a measure is scored as ``registry.paper_measure`` makes it, under its name."""
     refuse_prior_variants(metrics)
     metrics = list(metrics) + summary_parts(metrics)  # the 'all' rows and a note read them (finish_run)
     if options.expectation != "paper":
@@ -253,18 +245,12 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
 
 def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options, whole=None):
     values, stderr, undefined = {}, {}, {}
-    plain = {}
-    for m in metrics:
-        if m.measure not in plain:
-            plain[m.measure] = plain_values(rr, J, m.measure, qrels, options)
+    plain = {measure: plain_values(rr, J, measure, qrels, options) for measure in dict.fromkeys(m.measure for m in metrics)}
     cond = [m for m in metrics if m.variant in CONDENSED_VARIANTS]
     if cond:  # Sakai 2007's condensed list: the plain measure on the ranking without its unjudged documents
         rc = condensed(rr)
-        done = {}
-        for m in cond:
-            if m.measure not in done:
-                done[m.measure] = plain_values(rc, J, m.measure, qrels, options)
-            values[m] = done[m.measure]
+        done = {measure: plain_values(rc, J, measure, qrels, options) for measure in dict.fromkeys(m.measure for m in cond)}
+        values.update({m: done[m.measure] for m in cond})
     holes = [m for m in metrics if m.variant in HOLE_VARIANTS]
     if holes:
         from ..core.holes import hole_values
@@ -293,9 +279,8 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
 
 def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Options, again=None) -> Block:
     """Order and join ``run`` on ``qids``, then every metric's per-query values.  ``again`` = (changes
-    to ``options``, metrics): those metrics' values under the changed options (another score
-    precision, or trec_eval's tie rule), computed only when the run's documents change place under
-    them (``float32_ties``, blocks.input_notes); otherwise they are the values computed here."""
+    to ``options``, metrics): those metrics' values under the changed options, computed only when the
+    run's documents change place under them (``float32_ties``); otherwise the values computed here."""
     import dataclasses
 
     if options.trec_nan and run.meta.get("bom"):
@@ -316,12 +301,10 @@ def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Opti
 
 
 def prepare(qrels: Qrels, metrics: list, options: Options) -> None:
-    """Build now, for the query set of a run that ranks every judged query, what the first run of a track
-    builds for the qrels: the join's tables (:func:`.ordering.prepare_join`), the judgements and the
-    plain measures' per-query tables (computed on an empty ranking, values dropped), the bootstrap's
-    first count matrix and the variants' lazily imported modules.  A local pool calls this before it
-    forks, so that no worker builds them again (docs/performance.md); the caches are keyed by the query
-    set, filled by the same functions a run would call."""
+    """Build now what the first run of a track builds for the qrels' query set: the join's tables, the
+    judgements and the plain measures' per-query tables (on an empty ranking), the bootstrap's count
+    matrix, the randomisation null, the lazy imports.  A local pool calls this before it forks, so that
+    no worker builds them again (docs/performance.md)."""
     import warnings
 
     from ..core.kernels import Ranking
@@ -358,12 +341,10 @@ _ZSCORES: dict = {}  # path -> its table, read once per process
 
 
 def zscore_values(metrics: list, values: dict, qids: list, path: str) -> dict:
-    """trec_eval's -Z (convert_zscores.c): each plain measure's per-query value v becomes
-    (v - mean) / sd with the mean and sd of its query and trec_eval name in the file; -1000000 where
-    the file has no line for them (and, for sd = 0, where v differs from the mean; 0 where it
-    equals it).  The 'all' row is then the measure's usual summary of these values, as trec_eval's:
-    a geometric mean's values are log(max(v, 1e-5)) (what gm_map holds per query), the 'all' row the
-    exponential of their z-scores' mean; num_q's row counts the queries whatever their values."""
+    """trec_eval's -Z (convert_zscores.c): each plain measure's per-query value v becomes (v - mean) / sd
+    with its query's and trec_eval name's mean and sd in the file; -1000000 where the file has no line
+    (or sd = 0 and v differs from the mean; 0 where it equals it).  A geometric mean's v is
+    log(max(v, 1e-5)), as gm_map holds per query; num_q is left as it is."""
     from ..inputs.zscores import read_zscores
 
     table = _ZSCORES.get(path)
@@ -378,17 +359,10 @@ def zscore_values(metrics: list, values: dict, qids: list, path: str) -> dict:
         v = np.asarray(values[m], dtype=np.float64)
         if m.summary == "gmean":
             v = np.log(np.maximum(v, GMEAN_FLOOR))
-        z = np.full(len(v), MISSING_ZSCORE)
-        for i, q in enumerate(qids):
-            ms = table.get((str(q), name))
-            if ms is None:
-                continue
-            mu, sd = ms
-            if sd:
-                z[i] = (v[i] - mu) / sd
-            elif v[i] == mu:
-                z[i] = 0.0
-        out[m] = z
+        mu, sd = np.array([table.get((str(q), name), (np.nan, np.nan)) for q in qids], np.float64).reshape(-1, 2).T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(sd != 0, (v - mu) / sd, np.where(v == mu, 0.0, MISSING_ZSCORE))
+        out[m] = np.where(np.isnan(mu), MISSING_ZSCORE, z)
     return out
 
 
@@ -398,9 +372,8 @@ def _pooled(m) -> bool:
 
 
 def summary_parts(metrics: list) -> list:
-    """What the 'all' rows and :func:`below_random_note` read besides ``metrics``: the plain value
-    and E of every measure with a variant on the random-ranking bounds, and IUB and WLB of every
-    measure with a normalisation (the variants compute all four anyway), those not in ``metrics``."""
+    """What the 'all' rows and :func:`below_random_note` read besides ``metrics``: A and E of every measure
+    with a variant on the random-ranking bounds, IUB and WLB of every normalised one (computed anyway)."""
     from ..core.registry import Metric
 
     have, out = set(metrics), []
@@ -417,10 +390,8 @@ def summary_parts(metrics: list) -> list:
 
 
 def plain_intervals(metrics: list, values: dict, qids: list, options) -> dict:
-    """{Metric: (lo, hi)} under ``eval --ci`` (``options.ci``, the level): every metric whose 'all' row is
-    the mean of its per-query values (plain measures and normalisations alike) gets that mean's
-    percentile bootstrap interval over the queries, the topics' sampling error
-    (:func:`~ulnorm_eval.core.intervals.aggregate_intervals`, 1000 resamples seeded by ``--seed``)."""
+    """{Metric: (lo, hi)} under ``eval --ci`` (the level): the percentile bootstrap interval over the
+    queries of every 'all' row that is a mean (core.intervals.aggregate_intervals, seeded by ``--seed``)."""
     shown = [m for m in metrics if options.ci is not None and m.summary == "mean" and getattr(m.measure.record, "value",
              "float") != "text" and (m.variant is None or VARIANTS.get(m.variant) and VARIANTS[m.variant].kind == "ratio")]
     if not shown:
@@ -464,13 +435,10 @@ def _null_values(qrels: Qrels, options: Options, qids: list, measures: list) -> 
 
 
 def random_intervals(metrics: list, values: dict, mean: dict, qids: list, options: Options, qrels=None) -> dict:
-    """{Metric: (lo, hi)}: for every normalisation of ``metrics`` under a pool the same for every run, the
-    95% randomisation interval of its 'all' row minus a random ordering's
-    (:func:`~ulnorm_eval.core.intervals.randomisation_interval`): the 'all' row's values on 999 random
-    orderings of each query's pool (per query the variant of the ordering's value against the query's I,
-    E and W, undefined queries as ``--undefined`` scores them), drawn once per query set.  It holds 0 when
-    the run cannot be told from a random ordering of the pool on these queries.  Empty under ``--pool
-    run`` or ``union``, whose pool is each run's own."""
+    """{Metric: (lo, hi)}: for every normalisation under a pool the same for every run, the 95%
+    randomisation interval of its 'all' row minus a random ordering's (core.intervals.randomisation_interval,
+    on 999 orderings of each query's pool, undefined queries as ``--undefined`` scores them).  Empty under
+    ``--pool run`` or ``union``, whose pool is each run's own."""
     shown = _normalised(metrics)
     if not shown or qrels is None or options.pool in ("run", "union") or not qids:
         return {}
@@ -490,11 +458,9 @@ def random_intervals(metrics: list, values: dict, mean: dict, qids: list, option
 
 
 def summary_row(metrics: list, values: dict, qids: list, options: Options, *, tag=None, qrels=None) -> dict:
-    """The 'all' row: each metric's summary rule (its record's), summed in trec_eval's query order
-    (qid byte order); 'run' rows are the run's tag, 'none' rows NaN (not printed); a family with a
-    ``complete_summary`` (num_rel) takes it under trec_eval's -c (``options.complete``).  A variant's is
-    the mean of its per-query values, for every variant (``core.records.VARIANT_AGGREGATE``): the number
-    eval, compare, the gates, the paper tables and the library print alike."""
+    """The 'all' row: each metric's summary rule, summed in trec_eval's query order (qid byte order);
+    'run' rows are the run's tag, 'none' rows NaN; ``complete_summary`` (num_rel) under trec_eval's -c.
+    A variant's is the mean of its per-query values (``core.records.VARIANT_AGGREGATE``)."""
     byte_order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # str order = UTF-8 byte order
     mean = {}
     for m in metrics:
@@ -568,9 +534,8 @@ def pool_words(options) -> str:
 
 
 def candidates(qrels: Qrels, options: Options, qids: list):
-    """``--pool FILE``: the Ranking of each query's top ``options.pool_depth`` documents of the file, in
-    the order a run's are taken (--ties, --score-precision), joined with the qrels: the pool every run
-    shares.  The file is read once per process (kept on the qrels)."""
+    """``--pool FILE``: the Ranking of each query's top ``options.pool_depth`` documents of the file, as a
+    run's are taken, joined with the qrels: the pool every run shares (read once, kept on the qrels)."""
     from ..inputs.text import read_bytes
     from ..inputs.trec import read_run
 
@@ -618,13 +583,10 @@ def candidates_note(qrels: Qrels, options: Options, qids: list, name: str) -> li
 
 
 def below_random_note(name: str, metrics: list, values: dict, options: Options, intervals=None) -> str | None:
-    """One line when, for a measure with random-ranking bounds, E is better than the run's value on more
-    than half of the queries (above it; below it for a measure whose record says lower is better): on
-    most queries a random ranking of the pool beats the run, what that means under this pool, whether
-    over all queries the run can be told from it (the randomisation interval of its first normalisation,
-    ``intervals`` (:func:`random_intervals`, drawn only when an output prints them: the table, json,
-    --summary-md), or else the bootstrap interval of mean A - mean E over the topics: below, around or
-    above 0), and which ``--pool`` asks the other question.  None otherwise."""
+    """One line when E is better than the run's value (in the measure's direction) on more than half of
+    the queries: what that means under this pool, whether over all queries the run can be told from a
+    random ranking (:func:`_told_apart`, ``intervals``: :func:`random_intervals`'s when drawn), and which
+    ``--pool`` asks the other question.  None otherwise."""
     from ..core.registry import Metric
 
     hits, beaten_by = [], []
@@ -675,10 +637,8 @@ def withheld_note(name: str, values: dict, options, intervals: dict) -> str | No
 
 
 def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
-    """(what the interval is of, (whether the run can be told from a random ranking on ``meas`` over all
-    queries in words, the verdict's word)): the randomisation interval of its first normalisation's 'all'
-    row minus a random ordering's, or else (a pool of each run's own) the bootstrap interval of mean A -
-    mean E over the topics."""
+    """(what the interval is of, (the verdict on ``meas`` over all queries in words, its word)): by the
+    randomisation interval of its first normalisation, else the bootstrap interval of mean A - mean E."""
     at = next((m for m in metrics if m.measure == meas and m in intervals), None)
     if at is not None:
         (lo, hi), what = intervals[at], f"{at.variant}'s 'all' row minus a random ordering's"
@@ -695,11 +655,9 @@ def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
 
 
 class Note(str):
-    """A stderr note about one run that other runs of the command may share: the text is the whole note,
-    ``run`` the run's name, ``brief`` the note as said once of every run it applies to (the same text for
-    each: a format string whose {0}, {1}, ... are ``spans``, each (lo, hi), said of several runs as the
-    smallest lo to the largest hi, and whose {tally} is ``tally``'s (word, count) pairs summed over them).
-    cli.support.flush says a brief once, naming the runs compactly (``--notes``, docs/output.md)."""
+    """A stderr note about run ``run`` that other runs may share: ``brief`` says it once of them all (a
+    format string whose {0}, {1}, ... are ``spans``, each (lo, hi), said as the smallest lo to the largest
+    hi, and whose {tally} sums ``tally``'s (word, count) pairs); cli.support.flush says it (``--notes``)."""
 
     def __new__(cls, text: str, run: str = "", brief: str = "", spans=(), tally=()):
         note = super().__new__(cls, text)
@@ -760,38 +718,28 @@ def undefined_note(name: str, undefined: dict, options: Options, unit: str = "qu
     """One line per run: which variants were undefined for how many queries (``unit``), by measure, and
     what ``--undefined`` did with them: under ``zero`` each is printed as 0 per query and counted as 0 in
     the 'all' row, the mean of per-query values; under ``skip`` they are left out of both."""
+    undefined, one = {m: n for m, n in undefined.items() if n}, _SINGULAR.get(unit, unit)
+    if not undefined:
+        return None
     by_measure: dict = {}
     for m, n in undefined.items():
-        if n:
-            by_measure.setdefault(str(m.measure), {}).setdefault(n, []).append(m.variant)
-    if not by_measure:
-        return None
-    parts = [f"{_and(vs)} of {meas} for {n} {_SINGULAR.get(unit, unit) if n == 1 else unit}"
+        by_measure.setdefault(str(m.measure), {}).setdefault(n, []).append(m.variant)
+    parts = [f"{_and(vs)} of {meas} for {n} {one if n == 1 else unit}"
              for meas, counts in by_measure.items() for n, vs in counts.items()]
-    how = _undefined_rule(options, _SINGULAR.get(unit, unit))
-    why = []  # bounds no sorting is proven to give: enumerated on small pools, withheld beyond
-    for m in dict.fromkeys(m.measure for m, n in undefined.items() if n):
-        rec = getattr(m, "record", None)  # summ's text measures have no record
-        mode = rec.extremes_of(m) if rec is not None else "sorted"
-        if mode != "sorted":
-            why.append(f"{'WLB' if mode == 'ideal' else 'IUB and WLB'} of {m}")
+    how = (f"left out per {one} and of the 'all' row: --undefined skip" if options.undefined != "zero" else
+           f"scored 0 per {one} by --undefined zero, and as 0 in the 'all' row, a mean of per-{one} values; "
+           f"--undefined skip leaves such {unit} out")
+    # bounds no sorting is proven to give: enumerated on small pools, withheld beyond (summ's measures have no record)
+    modes = {m: m.record.extremes_of(m) if getattr(m, "record", None) is not None else "sorted"
+             for m in dict.fromkeys(m.measure for m in undefined)}
+    why = [f"{'WLB' if mode == 'ideal' else 'IUB and WLB'} of {m}" for m, mode in modes.items() if mode != "sorted"]
     from ..core.permutations import ENUMERATE_LIMIT  # the Monte Carlo module: only for this note
 
     tail = (f"; these count {_and(why)}, which are withheld (no ordering is proven extreme) where a pool has "
             f"more than {ENUMERATE_LIMIT} arrangements: see docs/bounds.md") if why else ""
-    one = _SINGULAR.get(unit, unit)
-    variants = _and(list(dict.fromkeys(str(m.variant) for m, n in undefined.items() if n)))
-    brief = (f"{variants} undefined for {{0:{one}|{unit}}} of {{1:measure|measures}} ("
-             + ("left out, --undefined skip" if options.undefined != "zero" else f"0 per {one} and in the 'all' row, --undefined")
+    brief = (f"{_and(list(dict.fromkeys(str(m.variant) for m in undefined)))} undefined for {{0:{one}|{unit}}} of "
+             "{1:measure|measures} (" + ("left out, --undefined skip" if options.undefined != "zero" else
+                                         f"0 per {one} and in the 'all' row, --undefined")
              + ("; withheld bounds: docs/bounds.md)" if why else ")"))
-    counts = [n for n in undefined.values() if n]
     return Note(f"{name}: undefined values: {'; '.join(parts)} ({how}){tail}", name, brief,
-                ((min(counts), max(counts)), len(by_measure)))
-
-
-def _undefined_rule(options: Options, one: str) -> str:
-    """What ``--undefined`` did with undefined values, in words."""
-    if options.undefined != "zero":
-        return f"left out per {one} and of the 'all' row: --undefined skip"
-    return (f"scored 0 per {one} by --undefined zero, and as 0 in the 'all' row, a mean of per-{one} values; "
-            f"--undefined skip leaves such {'queries' if one == 'query' else one + 's'} out")
+                ((min(undefined.values()), max(undefined.values())), len(by_measure)))

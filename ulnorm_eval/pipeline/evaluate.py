@@ -1,8 +1,6 @@
-"""What an evaluation starts from and ends with: reading the qrels and runs (:func:`load_qrels`,
-:func:`load_run`), the metrics a request names (:func:`resolve_metrics`, with its notes), the runs'
-shared holes (:func:`with_runs_holes`) and :class:`Result`, the runs' results in order.  The
-evaluation itself is pipeline/orchestrator.py's; the library's entry point is ``ulnorm_eval.evaluate``
-(api.py)."""
+"""What an evaluation starts from and ends with: the qrels and runs read (:func:`load_qrels`,
+:func:`load_run`), the metrics a request names (:func:`resolve_metrics`), the runs' shared holes
+(:func:`with_runs_holes`) and :class:`Result`.  The evaluation itself is pipeline/orchestrator.py's."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -38,9 +36,8 @@ class Result:
 
     @property
     def frame(self):
-        """Wide DataFrame of the queries only: index (run, query), a column per metric.  The means
-        (each measure's 'all' row: mean, sum or geometric mean) are in :meth:`summary`, not here, so
-        that ``frame[col].describe()`` and tests on a column see queries alone."""
+        """Wide DataFrame of the queries only (the 'all' rows are :meth:`summary`'s): index (run, query), a
+        column per metric."""
         return self._frame(False)
 
     def _frame(self, all_rows: bool):
@@ -49,12 +46,11 @@ class Result:
 
         parts = []
         for run in self.runs:
-            extra = 1 if all_rows else 0
+            queries = list(run.qids) + (["all"] if all_rows else [])
             cols = {str(metric): np.append(run.values[metric], run.mean[metric]) if all_rows else np.asarray(run.values[metric])
                     for metric in self.metrics}
-            idx = pd.MultiIndex.from_arrays([[run.name] * (len(run.qids) + extra),
-                                             list(run.qids) + (["all"] if all_rows else [])], names=["run", "query"])
-            parts.append(pd.DataFrame(cols, index=idx))
+            index = pd.MultiIndex.from_arrays([[run.name] * len(queries), queries], names=["run", "query"])
+            parts.append(pd.DataFrame(cols, index=index))
         return pd.concat(parts) if parts else pd.DataFrame()
 
     def wide(self, all_rows: bool = True):
@@ -133,31 +129,20 @@ def parse_run(path: str, qrels: Qrels | None, data: bytes, name: str | None = No
 
 def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, warn=None,
                     default_variants=None, trec_version: str | int = 10) -> list:
-    """Parse measure names and attach variants, in command-line order without duplicates.
-
-    ``variants`` (e.g. ``['E', 'UL2']``) are added after each plain measure; a name that already
-    carries a variant (``UL2(AP)``) is kept as given.  ``numeric_only`` refuses text measures
-    (relstring, runid), which comparisons and query tables cannot average.
-
-    ``variants=None`` means the default variants (``default_variants``, else E and UL2), which
-    are added only to measures with exact bounds: a measure whose E is a Monte Carlo estimate
-    (IPrec, Avg11pt, G, nDCG_rel with a negative gain, ERR, Compat, ir_measures' others) costs seconds
-    to minutes per run, so it gets its variants only when asked for by name (``UL2(G)``) or by an explicit
-    ``variants`` list; ``warn`` hears one line naming the measures left without them.
-    """
+    """Parse measure names and attach variants, in command-line order without duplicates: ``variants``
+    (``['E', 'UL2']``) after each plain measure; ``UL2(AP)`` as given; ``numeric_only`` refuses text
+    measures (relstring, runid).  ``variants=None``: the default variants (``default_variants``, else E and
+    UL2), only for measures with exact bounds: a Monte Carlo E costs seconds to minutes per run, so it is
+    computed only when named or listed; ``warn`` hears one line naming the measures left without them."""
     names = registry.expand_names(measures, trec_version) if measures else list(registry.DEFAULT_MEASURES)
     implicit = variants is None
     if implicit:
         variants = list(default_variants if default_variants is not None else registry.DEFAULT_VARIANTS)
-    variants = list(variants)
-    out: list[Metric] = []
-    no_default: list = []
-    geometric: list = []
+    variants, out, no_default, geometric = list(variants), [], [], []
     for name in names:
         for metric in registry.parse_many(name):
             _refuse(metric, numeric_only)
-            group = [metric] if metric.variant else [metric] + _kept(metric, _added(metric, variants),
-                                                                     implicit, geometric, no_default)
+            group = [metric] if metric.variant else [metric] + _kept(metric, variants, implicit, geometric, no_default)
             out += [item for item in dict.fromkeys(group) if item not in out]
     refuse_prior_variants(out)
     if no_default and warn is not None:
@@ -171,20 +156,19 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
     return out
 
 
-def _kept(metric: Metric, added: list, implicit: bool, geometric: list, no_default: list) -> list:
-    """The variants ``added`` to a plain measure ``metric`` that it keeps: none built on random rankings for a
-    geometric mean (``geometric`` hears the measure), and among the default variants (``implicit``) no
-    Monte Carlo estimate nobody asked for (``no_default`` hears it); the notes say so."""
-    if metric.variant or not any(not item.own_scale for item in added):
-        return added
-    if metric.measure.summary == "gmean":
+def _kept(metric: Metric, variants: list, implicit: bool, geometric: list, no_default: list) -> list:
+    """The ``variants`` the plain measure ``metric`` takes: those whose needs it meets (:func:`_lacks`;
+    ``geometric`` hears a geometric mean that lacks a closed form for them), and among the default
+    variants (``implicit``) no Monte Carlo estimate nobody asked for (``no_default`` hears the measure)."""
+    added = [registry.with_variant(metric, variant) for variant in variants]
+    kept = [item for item in added if not _lacks(item)]
+    if any(_lacks(item) == geometric_reason(metric.measure) for item in added):
         geometric.append(metric.measure)
-        return [item for item in added if item.own_scale]
-    if implicit and metric.measure.bounds == "montecarlo":
+    if implicit and metric.measure.bounds == "montecarlo" and not all(item.own_scale for item in kept):
         if metric.measure not in no_default:
             no_default.append(metric.measure)
-        return [item for item in added if registry.VARIANTS[item.variant].kind == "holes"]
-    return added
+        return [item for item in kept if registry.VARIANTS[item.variant].kind == "holes"]
+    return kept
 
 
 def _is_text(measure) -> bool:
@@ -192,39 +176,31 @@ def _is_text(measure) -> bool:
     return measure.record is not None and measure.record.value == "text"
 
 
+def _lacks(metric: Metric) -> str | None:
+    """Why ``metric``'s measure lacks what its variant needs (as the variant record says: hole bounds,
+    random-ranking bounds, an arithmetic mean, a number), or None."""
+    from ..core.holes import holes_reason
+
+    rec, measure = registry.VARIANTS[metric.variant], metric.measure
+    if rec.kind == "holes" and holes_reason(measure):
+        return f"no hole bounds: {holes_reason(measure)}"
+    if rec.random_ranking and measure.bounds == "none":
+        return f"{measure.family} has no random-ranking bounds (a count, set-based or judged-fraction measure)"
+    if rec.random_ranking and measure.summary == "gmean":
+        return geometric_reason(measure)
+    if _is_text(measure):
+        return f"{measure} is text (trec_eval's {measure.trec_name()}), not a number a variant can take"
+    return None
+
+
 def _refuse(metric: Metric, numeric_only: bool) -> None:
-    """UnknownMeasure when ``metric``'s variant needs what its measure lacks (as the variant record says:
-    hole bounds, random-ranking bounds, an arithmetic mean, a number), or it is text and only numbers
-    are wanted."""
-    from ..core.holes import holes_reason
-
-    rec = registry.VARIANTS[metric.variant] if metric.variant else None
-    if rec is not None and rec.kind == "holes" and holes_reason(metric.measure):
-        raise registry.UnknownMeasure(f"{metric}: no hole bounds: {holes_reason(metric.measure)}")
-    if rec is not None and rec.random_ranking and metric.measure.bounds == "none":
-        raise registry.UnknownMeasure(f"{metric}: {metric.measure.family} has no random-ranking bounds "
-                                      "(a count, set-based or judged-fraction measure)")
-    if rec is not None and rec.random_ranking and metric.measure.summary == "gmean":
-        raise registry.UnknownMeasure(f"{metric}: {geometric_reason(metric.measure)}")
-    if rec is not None and _is_text(metric.measure):
-        raise registry.UnknownMeasure(f"{metric}: {metric.measure} is text (trec_eval's {metric.measure.trec_name()}), "
-                                      "not a number a variant can take")
-    if numeric_only and _is_text(metric.measure):
-        raise registry.UnknownMeasure(f"{metric}: a text measure (trec_eval's {metric.measure.trec_name()}); "
-                                      "only eval prints it")
-
-
-def _added(metric: Metric, variants: list) -> list:
-    """The ``variants`` added to ``metric`` where its measure has what each needs (the variant record's
-    kind): a text measure takes none; hole bounds only where the measure has them (the CLI notes the
-    others); the condensed list (CL) always; the others only with random-ranking bounds."""
-    from ..core.holes import holes_reason
-
-    if _is_text(metric.measure):
-        return []
-    needs = {"holes": lambda: holes_reason(metric.measure) is None, "condensed": lambda: True}
-    return [item for item in (registry.with_variant(metric, variant) for variant in variants)
-            if needs.get(registry.VARIANTS[item.variant].kind, lambda: metric.measure.bounds != "none")()]
+    """UnknownMeasure when ``metric``'s measure lacks what its variant needs, or it is text and only
+    numbers are wanted."""
+    reason = _lacks(metric) if metric.variant else None
+    if reason is None and numeric_only and _is_text(metric.measure):
+        reason = f"a text measure (trec_eval's {metric.measure.trec_name()}); only eval prints it"
+    if reason:
+        raise registry.UnknownMeasure(f"{metric}: {reason}")
 
 
 def holes_note(measures=None) -> str | None:
@@ -258,15 +234,14 @@ def geometric_reason(measure) -> str:
 
 def default_bounds_note(measures: list, variants: list) -> str:
     """The stderr line for measures that got no default variants (their E is a Monte Carlo estimate)."""
-    fams: dict = {}
-    for metric in measures:
-        fams[metric.family] = fams.get(metric.family, 0) + 1
-    listed = ", ".join(family if count == 1 else f"{family} ({count})" for family, count in fams.items())
+    from collections import Counter
+
+    listed = ", ".join(family if count == 1 else f"{family} ({count})"
+                       for family, count in Counter(metric.family for metric in measures).items())
     example = f"{variants[-1] if variants else 'UL2'}({measures[0]})"
     norm = ",".join(variant.lower() for variant in variants) or "e,ul2"
-    count = len(measures)
-    return (f"no default variants for {count} measure{'s' if count != 1 else ''} whose E is a Monte Carlo estimate "
-            f"({listed}; seconds to minutes a run): name one, '{example}', or pass --norm {norm}")
+    return (f"no default variants for {len(measures)} measure{'s' if len(measures) != 1 else ''} whose E is a Monte "
+            f"Carlo estimate ({listed}; seconds to minutes a run): name one, '{example}', or pass --norm {norm}")
 
 
 # --------------------------------------------------------------------------- the runs' shared holes
@@ -278,11 +253,9 @@ def _loaded(source, qrels: Qrels) -> Run:
 
 
 def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
-    """``options`` with what the hole bounds read of every run (:func:`runs_documents`): the closed
-    world over the runs, per query the distinct documents they retrieved that the qrels do not list
-    (docs/holes.md), when a hole bound is asked for over more than one run or under -M (a document
-    below the depth is outside the ranking, and may be relevant); open=est's ceilings; --holes-list's
-    documents.  Unchanged otherwise (one run's holes are its own)."""
+    """``options`` with what the hole bounds read of every run (:func:`runs_documents`): over several runs
+    or under -M, the closed world over the runs (per query, the distinct documents they retrieved that
+    the qrels lack: docs/holes.md); open=est's ceilings; --holes-list's documents."""
     import dataclasses
 
     from ..core.holes import World, judge_next, yield_ceiling

@@ -68,11 +68,8 @@ def foreign_values(run, judgements: Judgements, metric, qrels, options) -> np.nd
 
 def foreign_scorer(judgements: Judgements, metric, options):
     """A scorer of synthetic rankings (grades only): a pool document is judged with its grade, an
-    unjudged one (run and union pools) is left out of the synthetic qrels, as it is of the real ones.
-
-    Only the pool is known here, so with ``--pool run`` the judged documents the run did not retrieve
-    are missing from the synthetic qrels: measures that count them (Bpref's R) see a smaller R.
-    """
+    unjudged one left out of the synthetic qrels.  Only the pool is known here: under ``--pool run``
+    measures that count the judged documents the run did not retrieve (Bpref's R) see a smaller R."""
     import pandas as pd
 
     measure = honour_rel_level(metric.foreign, options.rel_level)

@@ -1,8 +1,6 @@
-"""The one route of an evaluation: qrels, run sources, metrics, options and an executor in, one
-:class:`~.blocks.RunResult` per run out, in run order (:func:`evaluate_runs`), behind every entry point
-(the library, ``eval``, ``compare``, ``queries``, ``nrg``, the ir_measures provider).  Its steps, file by
-file: docs/architecture.md, "The route of one evaluation".
-"""
+"""The one route of an evaluation, behind every entry point: qrels, run sources, metrics, options and an
+executor in, a :class:`~.blocks.RunResult` per run out, in run order (:func:`evaluate_runs`); its steps,
+file by file: docs/architecture.md, "The route of one evaluation"."""
 from __future__ import annotations
 
 import os
@@ -64,9 +62,8 @@ class RunFile:
 
 @dataclass(frozen=True, kw_only=True)
 class Shipped:
-    """A run file's bytes (decompressed) or a query block's, read by the command and sent to a Dask
-    worker in place of the path: a worker on another machine, or in another directory, would read
-    another file or none."""
+    """A run file's bytes (decompressed) or a query block's, sent to a Dask worker in place of the path
+    (a worker elsewhere would read another file or none)."""
 
     path: str
     data: bytes
@@ -105,13 +102,10 @@ def plan_source(qrels: Qrels, given):
 
 @dataclass(frozen=True, kw_only=True)
 class How:
-    """How :func:`evaluate_runs` reads and what it keeps besides the values: ``stream`` True (read
-    every file in query blocks, a run whose queries are not contiguous refused: ``--stream``), False
-    (read whole: ``--no-stream``) or None (in blocks, whole when not contiguous); ``again`` =
-    (changes to the options, metrics): those metrics' values under the changed options too, for the
-    runs whose documents they move (``RunResult.again``; blocks.score_block); ``ranked``: keep each
-    run's ranking (``RunResult.ranked``; the run is read whole); ``block_bytes``: the size of a
-    query block."""
+    """How :func:`evaluate_runs` reads and what it keeps: ``stream`` True (files in query blocks, a run
+    not grouped by query refused: ``--stream``), False (whole: ``--no-stream``) or None (in blocks, whole
+    when not grouped); ``again``: blocks.score_block's (``RunResult.again``); ``ranked``: keep each run's
+    ranking (``RunResult.ranked``; the run read whole); ``block_bytes``: a query block's size."""
 
     stream: bool | None = None
     again: tuple | None = None
@@ -163,13 +157,12 @@ def run_task(qrels: Qrels, source, metrics: list, options: Options, how: How) ->
         source = parse_run(source.path, qrels, source.data)
     if isinstance(source, Run):
         return score_run(qrels, source, metrics, options, how)
-    if how.ranked or how.stream is False or qrels.letor:
-        return score_run(qrels, source.load(qrels), metrics, options, how)
-    try:
-        return _streamed(qrels, source, metrics, options, how)
-    except NotGrouped:
-        if how.stream:
-            raise
+    if not (how.ranked or how.stream is False or qrels.letor):
+        try:
+            return _streamed(qrels, source, metrics, options, how)
+        except NotGrouped:
+            if how.stream:
+                raise
     return score_run(qrels, source.load(qrels), metrics, options, how)
 
 
@@ -222,9 +215,8 @@ def tell(result: RunResult, warn) -> RunResult:
 
 
 class Evaluated:
-    """What :func:`evaluate_runs` gives: ``options`` as evaluated (with the runs' shared holes),
-    ``sources`` as planned, and each run's result, in run order, as it is iterated (evaluated on
-    demand: a caller can report progress and stop at an error)."""
+    """What :func:`evaluate_runs` gives: ``options`` as evaluated, ``sources`` as planned, and each run's
+    result in run order, evaluated as it is iterated."""
 
     def __init__(self, options: Options, sources: list, results):
         self.options, self.sources, self._results = options, sources, results

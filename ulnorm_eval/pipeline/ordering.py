@@ -37,11 +37,8 @@ def _checked_encoding(qrels: Qrels, key: str, column):
 
 
 def _groups(qrels: Qrels):
-    """qrels rows grouped by query, built once per qrels: (qid -> group index, group starts, row order).
-
-    Every later lookup of "the judgements of these queries" is then proportional to their size, not
-    to the whole qrels: a streamed run asks once per block.
-    """
+    """qrels rows grouped by query, built once per qrels: (qid -> group index, group starts, row order),
+    so that a lookup of some queries' judgements (once per streamed block) costs their size."""
     import pyarrow.compute as pc
 
     if "groups" not in qrels.cache:
@@ -57,9 +54,8 @@ def _groups(qrels: Qrels):
 
 
 def run_queries(run: Run):
-    """The run's distinct query ids (pyarrow strings, first-appearance order) and each row's index
-    into them (int32), computed once per run: the query set, the streamed reader's checks and the
-    ordering all need them."""
+    """The run's distinct query ids (pyarrow strings, first-appearance order) and each row's index into
+    them (int32), computed once per run."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -94,11 +90,8 @@ def qrels_rows(qrels: Qrels, qids: list):
 
 
 def judgements(qrels: Qrels, qids: list) -> Judgements:
-    """Group the qrels of ``qids`` by query, grades descending (the ideal ordering).
-
-    Kept on the qrels for the last query set asked for, as the join is: every run of an evaluation
-    then shares one Judgements, and with it the per-query arrays cached on it (ideal DCG, R, ...).
-    """
+    """The qrels of ``qids`` by query, grades descending (the ideal ordering); kept on the qrels for the
+    last query set, so that every run shares one Judgements and the arrays cached on it (ideal DCG, R)."""
     key = tuple(qids)
     hit = qrels.cache.get("judgements")
     if hit is not None and hit[0] == key:
@@ -114,12 +107,9 @@ def judgements(qrels: Qrels, qids: list) -> Judgements:
 
 
 def _join_index(qrels: Qrels, qids: list):
-    """The qrels side of the join for a query set: (distinct judged docids, sorted integer keys
-    query position x len(docids) + docid code, the qrels row of each key).
-
-    Kept on the qrels for the last query set asked for: every run of an evaluation (and every
-    small file, one block) asks for the same one, so it is built once, not once per run.
-    """
+    """The qrels side of the join for a query set: (distinct judged docids, sorted integer keys query
+    position x len(docids) + docid code, the qrels row of each key); kept on the qrels for the last
+    query set, which every run of an evaluation asks for."""
     import pyarrow.compute as pc
 
     key = tuple(qids)
@@ -180,12 +170,8 @@ RANK_PATTERN = r"^[+-]?[0-9]+$"  # a decimal integer in ASCII digits, as C's str
 
 
 def rank_values(run: Run) -> np.ndarray:
-    """The rank column as integers (only ``--ties rank`` reads it; trec_eval ignores the column).
-
-    A rank is a decimal integer of ASCII digits with an optional sign, within ±2^63.  Arrow's cast
-    alone would read ``0x9`` as 9 and refuse ``+1``; Python's ``int`` would take ``1_0``, ``٣`` and
-    ``3\u00a0``: the pattern decides, and a bad field names its line.
-    """
+    """The rank column as integers (``--ties rank``): decimal ASCII digits with an optional sign, within
+    ±2^63 (Arrow's cast reads ``0x9``, Python's ``int`` ``1_0`` and ``٣``: the pattern decides)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -265,14 +251,10 @@ def _query_blocks(qkey: np.ndarray, same: np.ndarray, score: np.ndarray | None =
 
 def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
     """The rows in trec_eval's order: query key ascending, score descending, ties by docid descending
-    in ``strcmp`` (unsigned byte, Arrow's) order; -0.0 and 0.0 are equal scores.  Within a kept query
-    the docids are distinct (``rank_run`` refuses repeats), so the permutation is unique there.
-
-    Instead of a three-key sort of every row: a run already in (query, score descending) order is
-    recognised in one pass, one with its query blocks out of order has them put in order
-    (:func:`_query_blocks`), else :func:`_score_sort` orders it; then each group of tied scores stays
-    when already docid-descending, is reversed when strictly ascending, and only the others are sorted
-    by Arrow.  Beyond ``_MAX_TIED`` tied pairs, Arrow's plain sort (:func:`_arrow_order`) is used."""
+    in ``strcmp`` (unsigned byte) order; -0.0 and 0.0 are equal scores.  Instead of a three-key sort: a
+    run already in order is recognised in one pass, its query blocks put in order (:func:`_query_blocks`),
+    else :func:`_score_sort`; then a group of tied scores stays when docid-descending, is reversed when
+    ascending, else sorted by Arrow (all rows by :func:`_arrow_order` beyond ``_MAX_TIED`` tied pairs)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -321,12 +303,9 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
 
 
 def _checked_numeric_ids(run: Run, docid, qcode) -> np.ndarray | None:
-    """The run's docids as numbers (:func:`numeric_ids`), the run checked for repeated (query,
-    document) pairs on them; None for other docids (the caller checks those on its own codes).
-
-    Done once per run and kept in ``run.cache`` while the run holds the same qid and docid Arrow
-    arrays (immutable), so a loaded run evaluated again (``ulnorm_eval.evaluate`` in a notebook)
-    does not cast and sort its docids again."""
+    """The run's docids as numbers (:func:`numeric_ids`), the run checked for repeated (query, document)
+    pairs on them; None for other docids.  Kept in ``run.cache`` while the run holds the same Arrow
+    arrays: a loaded run evaluated again does not cast and sort its docids again."""
     import pyarrow as pa
 
     made = run.cache.get("numeric_ids")
@@ -383,10 +362,8 @@ def _pair_entries(qrels: Qrels, jdict, jkeys: np.ndarray, docid, query: np.ndarr
 
 
 def prepare_join(qrels: Qrels, qids: list) -> None:
-    """Build now the qrels' side of the join for the query set ``qids``, as the first run asking for it
-    would: the join index and, for string docids, the fingerprint table of the judged (query, docid)
-    pairs.  A local pool calls this before it forks its workers (:func:`.blocks.prepare`), so that each
-    worker inherits them instead of building them again."""
+    """Build now the qrels' side of the join for the query set ``qids`` (the join index and, for string
+    docids, the fingerprint table of the judged pairs), for forked workers to inherit (blocks.prepare)."""
     jdict, jkeys, _ = _join_index(qrels, qids)
     if len(jdict) and numeric_ids(jdict) is None:
         _pair_table(qrels, jdict, jkeys)
@@ -411,13 +388,10 @@ def _query_index(qdict, qids: list) -> np.ndarray:
 
 def precision_swaps(score64, order, query, qkey, docid, score_precision: str, depth=None) -> int:
     """Documents ranked at another place (within -M ``depth``) had the scores been read in the other
-    precision, float32 or float64: trec_eval 10 reads doubles, trec_eval <= 9.0.8, pytrec_eval and
-    ir_measures floats, and two scores equal as floats are ordered by docid instead of by score.
-
-    ``order`` is the run in the chosen precision's trec order, ``query`` its query index per row.  Sorted
-    by the double scores, the float scores are sorted too (rounding is monotone), so the two orders
-    differ only where adjacent documents of a query have equal floats and different doubles: without
-    such a pair the count is 0 with no second sort; with one, the other order is computed and compared."""
+    precision (trec_eval 10 reads doubles; trec_eval <= 9.0.8, pytrec_eval, ir_measures floats).
+    ``order``: the run in the chosen precision's trec order, ``query`` its query index per row.  Rounding
+    is monotone, so the orders differ only where adjacent documents of a query have equal floats and
+    different doubles: only then is the other order computed and compared."""
     s64 = score64[order]
     s32 = s64.astype(np.float32)
     if not ((query[1:] == query[:-1]) & (s32[1:] == s32[:-1]) & (s64[1:] != s64[:-1])).any():
@@ -438,14 +412,10 @@ def _moved(alt, order, query, depth=None) -> int:
 
 def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_precision: str = "float64",
              depth: int | None = None) -> RankedRun:
-    """Order a run as trec_eval does and join it to the qrels.
-
-    ties='score' (default): score descending, then docid descending in byte order (trec_eval);
-    the rank column is ignored.  ties='rank': rank column ascending, then file order.
-    ties='file': file order.  score_precision='float32' first rounds scores to single precision,
-    as trec_eval <= 9.0.8, pytrec_eval and ir_measures do (which creates ties).
-    ``depth`` keeps the top ``depth`` documents per query after ordering (trec_eval -M).
-    """
+    """Order a run as trec_eval does and join it to the qrels.  ties='score': score descending, then
+    docid descending in byte order (trec_eval); 'rank': the rank column ascending, then file order;
+    'file': file order.  score_precision='float32' first rounds the scores to single precision
+    (trec_eval <= 9.0.8, pytrec_eval, ir_measures); ``depth``: trec_eval's -M."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

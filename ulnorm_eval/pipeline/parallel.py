@@ -1,13 +1,8 @@
-"""Where the tasks of an evaluation run: this process, local worker processes or a Dask cluster.
-
-A task needs nothing but the qrels (parsed once by the caller, shipped to each worker once) and its
-own input, and sends back per-query values, which the orchestrator merges in run and query order: the
-output is byte-identical for any number of workers.  One interface, ``imap(tasks)`` -> outcomes in
-task order: :class:`Sequential` (``-j 1``), :class:`LocalPool` (``-j N``: a ProcessPoolExecutor with a
-bounded window of tasks in flight) and :class:`DaskPool` (``--scheduler``: pure tasks submitted with
-``retries``, rescheduled by Dask when a worker dies).  Bad input crosses the process boundary as a value
-(:class:`~ulnorm_eval.inputs.trec.InputError`, not retried) and is raised again, in order, by the caller.
-"""
+"""Where the tasks of an evaluation run, behind one interface, ``imap(tasks)`` -> outcomes in task order:
+:class:`Sequential` (``-j 1``), :class:`LocalPool` (``-j N``: a ProcessPoolExecutor, a bounded window of
+tasks in flight) and :class:`DaskPool` (``--scheduler``: tasks retried, rescheduled when a worker dies).
+A task needs the qrels (shipped to each worker once) and its input, and sends back per-query values: the
+output is byte-identical for any number of workers.  Bad input comes back as a value, raised in order."""
 from __future__ import annotations
 
 import contextlib
@@ -59,9 +54,8 @@ COMMAND_SIGNALS = {getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGH
 @contextlib.contextmanager
 def signals_held():
     """The signals the command answers (cli/guard.py) held, delivered after: while it forks its workers
-    (raised inside Python's after-fork hooks, the handler's exception would be printed as 'Exception
-    ignored' and dropped: the workers unblock and ignore them, _init_worker), and while render/files.py
-    creates and records a temporary file (a signal in between would leave it behind)."""
+    (raised in Python's after-fork hooks, the handler's exception would be dropped) and while
+    render/files.py creates and records a temporary file (else left behind)."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
@@ -73,10 +67,9 @@ def signals_held():
 
 
 def _end_with(parent: int) -> None:
-    """End this worker when the command ``parent`` dies in a way it cannot catch (SIGKILL, the OOM
-    killer): the worker ignores the signals the command answers (:func:`_init_worker`) and would
-    otherwise wait for a task on its queue for ever.  An orphan's parent is another process: a daemon
-    thread checks twice a second (a parent gone before it started is seen at once)."""
+    """End this worker when the command ``parent`` dies uncaught (SIGKILL, the OOM killer), else it would
+    wait on its queue for ever (it ignores the command's signals): a daemon thread checks the parent
+    twice a second."""
     import threading
     import time
 
@@ -92,9 +85,8 @@ def _end_with(parent: int) -> None:
 
 
 def _guard(function, qrels, args, identity=None):
-    """Run one task; bad input comes back as a value, so that it is raised once, in order, by the caller.
-    A Dask task first checks that its worker runs the command's ulnorm-eval (``identity``): a worker that
-    joined after the command's check (:func:`_require_same_code`) would compute with its own code."""
+    """Run one task, bad input returned as a value; a Dask task first checks that its worker runs the
+    command's ulnorm-eval (``identity``: a worker may join after :func:`_require_same_code`)."""
     if identity is not None and identity != code_identity():
         return ("code", code_identity())
     try:
@@ -176,10 +168,8 @@ class LocalPool(Sequential):
         return self._pool
 
     def imap(self, tasks):
-        """The outcomes of ``tasks`` in order; the workers are forked now, not at the first ``next``.
-        Every task is a worker's: what a process builds once for the qrels and a query set (the join
-        of the judged documents, the judgements by query, the lazy imports) is built by the caller
-        before the fork (blocks.prepare) and inherited (docs/performance.md, "-j auto")."""
+        """The outcomes of ``tasks`` in order; the workers are forked now, not at the first ``next``
+        (what they share is built before, blocks.prepare: docs/performance.md, "-j auto")."""
         tasks = list(tasks)
         if not tasks:
             return iter(())
@@ -288,9 +278,8 @@ class DaskPool(Sequential):
                 nxt += 1
 
     def _finished(self, pending):
-        """The futures of ``pending`` that have finished, waited for as long as the cluster has a worker
-        to run them.  Dask holds the tasks of a cluster whose last worker died until another joins, for
-        ever: without a worker (or a scheduler) for --scheduler-timeout seconds the command gives up."""
+        """The futures of ``pending`` that have finished, waited for while the cluster has a worker (Dask
+        would wait for ever): without one for --scheduler-timeout seconds the command gives up."""
         import time
         from concurrent.futures import CancelledError
 
@@ -397,10 +386,9 @@ def code_identity() -> str:
 
 
 def _require_same_code(client, address: str) -> str:
-    """Refuse a cluster whose workers run another ulnorm-eval than the command: the command ships its
-    options and inputs, each worker's own code computes the values, so a worker installed from another
-    version or checkout printed other numbers with exit 0 (a default changed between them).  The
-    command's identity, which each task checks again on its worker (:func:`_guard`)."""
+    """Refuse a cluster whose workers run another ulnorm-eval than the command (each worker's own code
+    computes the values: another version printed other numbers with exit 0); the command's identity,
+    which each task checks again on its worker (:func:`_guard`)."""
     try:
         theirs = client.run(code_identity).values()  # every worker connected now
     except Exception:  # noqa: BLE001 - an older ulnorm-eval has no code_identity to run: another version
@@ -430,11 +418,9 @@ def usable_cores() -> int:
 
 
 def resolve_jobs(jobs: int, tasks: int | None = None, auto_pays: bool = True) -> int:
-    """The worker count of ``-j JOBS`` for ``tasks`` tasks (None: unknown): ``AUTO`` (0) is the usable
-    cores capped by the tasks, whatever else the machine runs, and 1 (the sequential path, no pool)
-    for one task or one core, without fork (spawned workers re-import and re-read in every worker) or
-    when ``auto_pays`` is False (a command whose workers cost more than they save); an explicit N is
-    capped by the tasks only (a worker without a task would be forked for nothing)."""
+    """The worker count of ``-j JOBS`` for ``tasks`` tasks (None: unknown), capped by the tasks: ``AUTO``
+    (0) is the usable cores, or 1 (no pool) without fork or when ``auto_pays`` is False (a command whose
+    workers cost more than they save)."""
     if jobs == AUTO:
         jobs = usable_cores() if auto_pays else 1
         if tasks is not None:
@@ -454,10 +440,8 @@ def _fork_available() -> bool:
 
 def executor(qrels, jobs: int = 1, scheduler: str | None = None, timeout: float = CONNECT_TIMEOUT,
              tasks: int | None = None, auto_pays: bool = True):
-    """The executor for ``-j JOBS`` (``AUTO``, 0: the usable cores, :func:`resolve_jobs`) or ``--scheduler
-    ADDRESS`` (``timeout``: seconds the scheduler has to answer), for ``tasks`` tasks if known (at most
-    that many workers; ``auto_pays``: whether ``AUTO`` may start workers at all); use it as a context
-    manager, which starts the local workers on entry."""
+    """The executor for ``-j JOBS`` (:func:`resolve_jobs`) or ``--scheduler ADDRESS`` (``timeout``: seconds
+    the scheduler has to answer), for ``tasks`` tasks if known; a context manager."""
     if scheduler:
         return DaskPool(qrels, scheduler, timeout=timeout)
     jobs = resolve_jobs(jobs, tasks, auto_pays)

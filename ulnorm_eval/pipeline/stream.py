@@ -1,9 +1,7 @@
-"""A run file in blocks of whole queries (``--stream``; every regular run file unless ``--no-stream``):
-each block parsed, ordered and scored as a whole run (:mod:`.blocks`), its per-query values kept
-(:class:`~.blocks.Block`) and merged (:func:`merge_blocks`) into the RunResult the whole run gives (one
-block), to the last bit (Monte Carlo draws are keyed by query id).  A query whose lines are not contiguous raises
-NotGrouped: the orchestrator then reads the run whole, or refuses it under ``--stream``.
-"""
+"""A run file in blocks of whole queries (every regular run file unless ``--no-stream``): each block
+scored as a whole run (:mod:`.blocks`), the blocks merged (:func:`merge_blocks`) into the RunResult the
+whole run gives, to the last bit.  A query whose lines are not contiguous raises NotGrouped: the
+orchestrator then reads the run whole, or refuses it under ``--stream``."""
 from __future__ import annotations
 
 import functools
@@ -45,9 +43,8 @@ def parse_block(path: str, data: bytes, name: str | None = None, halves: bool = 
 
 def score_parsed(qrels: Qrels, path: str, parsed: tuple, metrics: list, options: Options, again=None,
                  whole: bool = False) -> Block:
-    """Score a block parsed by :func:`parse_block` (errors name block-relative lines), or (``whole``) a
-    run read whole, on its query set, its ranking kept and its errors raised; ``again``:
-    blocks.score_block's."""
+    """Score a block parsed by :func:`parse_block` (its errors kept, with block-relative lines), or a run
+    read whole (``whole``: its ranking kept, its errors raised); ``again``: blocks.score_block's."""
     import dataclasses
 
     run, lines = parsed
@@ -138,12 +135,10 @@ def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, block
 
 
 def read_ahead(items):
-    """Iterate ``items`` one ahead of the caller, in one other thread: the next block of a run file is
-    read and parsed (file reads and Arrow's CSV parser release the GIL) while this one is scored
-    (docs/performance.md, "Reading ahead").  Items, and an exception raised while making one, arrive
-    in order; two are held at most (the caller's and the next).  When the caller stops early (an
-    error, a closed generator) the thread finishes the item in hand and is joined, then ``items`` is
-    closed: a thread still inside Arrow's parser when the interpreter shuts down aborts the process."""
+    """Iterate ``items`` one ahead of the caller, in one other thread: the next block is read and parsed
+    (the GIL released) while this one is scored (docs/performance.md, "Reading ahead"); items and errors
+    arrive in order, two held at most.  A caller that stops early has the thread joined, then ``items``
+    closed: a thread still inside Arrow's parser at interpreter shutdown aborts the process."""
     from concurrent.futures import ThreadPoolExecutor
 
     done = object()
@@ -161,13 +156,8 @@ def read_ahead(items):
 def _refuse_regrouped(out, seen: set, path: str, first_line: int) -> None:
     """A block holding a query an earlier block had (or one its own lines regroup): --stream needs each
     query's lines together; the error names the first such line (``first_line``: the block's first)."""
-    again = seen.intersection(out.run_qids)
-    if not again and not out.regrouped:
-        return
-    if again:
-        i = min(out.run_qids.index(q) for q in again)
-        q, ln = out.run_qids[i], out.first_lines[i]
-    else:
-        q, ln = out.regrouped
-    raise NotGrouped(path, ln + first_line - 1, f"query {q!r} appears again after other queries; --stream needs "
-                                                "each query's lines together (sort the run, or drop --stream)")
+    again = [index for index, qid in enumerate(out.run_qids) if qid in seen]
+    if again or out.regrouped:
+        qid, line = (out.run_qids[again[0]], out.first_lines[again[0]]) if again else out.regrouped
+        raise NotGrouped(path, line + first_line - 1, f"query {qid!r} appears again after other queries; --stream "
+                                                      "needs each query's lines together (sort the run, or drop --stream)")

@@ -162,70 +162,51 @@ def _rouge_cells(data, measures, opts: SummOptions, need_e: bool = True, advance
     for j in range(D):
         if advance is not None and j:
             advance(1)
-        doc = tm.encode_document(tok.tokenize(data.sources[j]), [tok.tokenize(r) for r in data.references[j]])
-        have = [s for s in range(S) if data.summaries[s][j] is not None]
-        if not have:
+        got = _document(data, j, tok, types, opts, need_e)
+        if got is None:
             continue
-        _check_tokens(data, j, doc, need_e)
-        cands = [tm.encode(doc.vocab, tok.tokenize(data.summaries[s][j])) for s in have]
-        lens = np.array([len(c) for c in cands])
-        uniq, inv = np.unique(lens, return_inverse=True)
-        exact1 = opts.combine != "max" or len(doc.refs) == 1
-        mc_types = tuple(t for t in types if t != "ROUGE-1" or not exact1) if need_e else ()
-        if "ROUGE-L" in types:
-            _check_lcs(data, j, have, lens, doc, opts, "ROUGE-L" in mc_types)
-        A = tm.rouge_scores(doc, cands, opts.combine, types)
-        mc = tm.expected_mc(doc, uniq, opts.combine, opts.draws, opts.seed + j, opts.length, mc_types) \
-            if mc_types else {}
-        at = _Document(doc=doc, have=have, j=j, uniq=uniq, inv=inv, exact1=exact1, mc=mc)
-        for m in measures:
-            k = SCORE_COLUMNS[m.score]
-            _fill_cells(cells[m], m, k, A[m.base][k], at, opts, need_e)
+        doc, have, A, uniq, inv, exact1, mc = got
+        rows = np.zeros(len(uniq), dtype=np.int64) if opts.length == "reference" else np.arange(len(uniq))
+        for m in measures:  # A; E and its SE; I (1, or ROUGE-1's extractive oracle of the candidate's length)
+            k, cell = SCORE_COLUMNS[m.score], cells[m]
+            cell.A[have, j] = A[m.base][k]
+            if need_e and m.base == "ROUGE-1" and exact1:  # exact: SE 0 (a NaN would print as a missing value)
+                cell.E[have, j] = np.array([tm.expected_rouge1(doc, int(L), opts.combine, opts.length)[k] for L in uniq])[inv]
+                cell.SE[have, j] = 0.0
+            elif need_e:  # Monte Carlo, by each reference's length (one row) or by each candidate length
+                mean, se = mc[m.base]
+                cell.E[have, j], cell.SE[have, j] = mean[rows, k][inv], se[rows, k][inv]
+            oracle = opts.upper == "oracle" and m.base == "ROUGE-1"
+            cell.I[have, j] = np.array([tm.oracle_rouge1(doc, int(L), opts.combine)[k] for L in uniq])[inv] if oracle else 1.0
     if advance is not None and D:
         advance(1)
     return cells
 
 
-@dataclass(kw_only=True)
-class _Document:
-    """One document's inputs to its cells: the encoded document, the systems that summarised it
-    (``have``) and its index ``j``, the distinct candidate lengths (``uniq``; ``inv`` maps each
-    candidate to its own), whether ROUGE-1's E is exact, and the Monte Carlo E of the rest (``mc``)."""
-
-    doc: object
-    have: list
-    j: int
-    uniq: np.ndarray
-    inv: np.ndarray
-    exact1: bool
-    mc: dict
-
-
-def _fill_cells(c: _Cells, m, k: int, values, at: _Document, opts: SummOptions, need_e: bool) -> None:
-    """Column ``at.j`` of measure ``m``'s cells (score column ``k``): A = ``values``, E and its SE
-    (exact for ROUGE-1 but under max with several references; else the Monte Carlo estimate by
-    length), I (1, or ROUGE-1's extractive oracle of the candidate's length)."""
-    doc, have, j, uniq, inv = at.doc, at.have, at.j, at.uniq, at.inv
-    c.A[have, j] = values
-    if need_e and m.base == "ROUGE-1" and at.exact1:
-        e = np.array([tm.expected_rouge1(doc, int(L), opts.combine, opts.length)[k] for L in uniq])
-        c.E[have, j] = e[inv]
-        c.SE[have, j] = 0.0  # exact: no Monte Carlo error (a NaN would print as a missing value)
-    elif need_e:  # by each reference's length (one row) or by each candidate length
-        rows = np.zeros(len(uniq), dtype=np.int64) if opts.length == "reference" else np.arange(len(uniq))
-        mean, se = at.mc[m.base]
-        c.E[have, j], c.SE[have, j] = mean[rows, k][inv], se[rows, k][inv]
-    if opts.upper == "oracle" and m.base == "ROUGE-1":
-        o = np.array([tm.oracle_rouge1(doc, int(L), opts.combine)[k] for L in uniq])
-        c.I[have, j] = o[inv]
-    else:
-        c.I[have, j] = 1.0
+def _document(data, j: int, tok, types: list, opts: SummOptions, need_e: bool):
+    """Document ``j`` encoded, the systems that summarised it, their ROUGE scores, the distinct candidate
+    lengths and each candidate's among them, whether ROUGE-1's E is exact (one reference, or not
+    ``--combine max``) and the Monte Carlo E of the others; None when no system summarised it."""
+    doc = tm.encode_document(tok.tokenize(data.sources[j]), [tok.tokenize(r) for r in data.references[j]])
+    have = [s for s in range(len(data.systems)) if data.summaries[s][j] is not None]
+    if not have:
+        return None
+    _check_tokens(data, j, doc, need_e)
+    cands = [tm.encode(doc.vocab, tok.tokenize(data.summaries[s][j])) for s in have]
+    lens = np.array([len(c) for c in cands])
+    uniq, inv = np.unique(lens, return_inverse=True)
+    exact1 = opts.combine != "max" or len(doc.refs) == 1
+    mc_types = tuple(t for t in types if t != "ROUGE-1" or not exact1) if need_e else ()
+    if "ROUGE-L" in types:
+        _check_lcs(data, j, have, lens, doc, opts, "ROUGE-L" in mc_types)
+    A = tm.rouge_scores(doc, cands, opts.combine, types)
+    mc = tm.expected_mc(doc, uniq, opts.combine, opts.draws, opts.seed + j, opts.length, mc_types) if mc_types else {}
+    return doc, have, A, uniq, inv, exact1, mc
 
 
 def _check_tokens(data, j: int, doc, need_e: bool) -> None:
-    """Refuse a reference (or, when E is asked for, a source) in which ROUGE's tokeniser finds no word:
-    every summary would score 0 against it and E would be 0, printed as results.  rouge-score keeps
-    only the letters a-z and digits 0-9 after lowercasing, so text in another script has no tokens."""
+    """Refuse a reference (or, when E is asked for, a source) in which ROUGE's tokeniser (a-z and 0-9
+    after lowercasing) finds no word: every summary would score 0 against it, E would be 0."""
     from ..inputs.errors import InputError
 
     why = "rouge-score's tokeniser keeps only the letters a-z and the digits 0-9"
@@ -239,9 +220,8 @@ def _check_tokens(data, j: int, doc, need_e: bool) -> None:
 
 
 def _check_lcs(data, j: int, have: list, lens, doc, opts: SummOptions, draws: bool = True) -> None:
-    """Refuse a document whose ROUGE-L would fill more than ``tm.MAX_LCS_CELLS`` LCS cells (the
-    plain scores of its summaries, or E's Monte Carlo draws): time and memory grow with summary x
-    reference tokens, and a summary of a million characters is a whole document given by mistake."""
+    """Refuse a document whose ROUGE-L (its summaries', or E's Monte Carlo draws') would fill more than
+    ``tm.MAX_LCS_CELLS`` LCS cells: time and memory grow with summary x reference tokens."""
     from ..inputs.errors import InputError, env_limit
 
     longest = int(lens.max(initial=0))
@@ -276,9 +256,8 @@ def _variant_values(c: _Cells, variant: str):
 
 
 def evaluate_summaries(data, metrics, opts: SummOptions, bert=None, advance=None):
-    """A ranking-style ``Result``: a run per system, a query per document.  ``bert`` is the
-    :class:`~ulnorm_eval.core.bertscore.BertScores` when a BERTScore metric is asked for.  ``advance(1)``
-    (a progress bar's) is called after each document's ROUGE scores and Monte Carlo E."""
+    """A ranking-style ``Result``: a run per system, a query per document.  ``bert``: the BertScores of
+    a BERTScore metric; ``advance(1)`` (a progress bar's) is called after each document."""
     from .evaluate import Options, Result
 
     metrics = list(metrics)
@@ -438,8 +417,7 @@ def _bertscore(request: SummRequest, d, metrics):
 
 def summ_for_request(request: SummRequest, notes: list) -> SummOutcome:
     """Read and select the data of ``request``, score every summary and :func:`evaluate_summaries`;
-    notes for stderr are appended to ``notes``.  inputs.errors.RefusedAlone for an error said
-    alone, InputError or ValueError otherwise."""
+    ``notes`` hears the notes.  RefusedAlone for an error said alone, InputError or ValueError else."""
     import dataclasses
 
     from ..inputs.summaries import read_summaries

@@ -1,17 +1,9 @@
-"""BERTScore through the ``bert-score`` package, with Feng 2023's expected summary (Algorithm 1) and
-heterogeneous/homogeneous document score (Algorithm 2); torch, transformers and bert-score are imported
-only when a scorer is made (docs/summarisation.md, "The maths").
-
-BERTScore (Zhang et al. 2020; Feng 2023 eqs. 3.6-3.8): with L2-normalised token embeddings of the
-candidate x^ and reference x, R = mean_i max_j x_i . x^_j, P = mean_j max_i x_i . x^_j,
-F = 2PR/(P+R); several references: bert-score's element-wise maximum of P, R and F.
-
-Algorithm 1 (§8.2): a dictionary of the source's tokens, "D[token] = similarity" of each one's
-embedding to the document's mean embedding (a repeated token keeps its last occurrence's:
-``ties='last'``; ``'max'`` its highest), sorted "by value in an increasing order" (``order``), its
-first k tokens the expected summary; E = BERTScore(expected summary, references), k = each reference's
-length in the model's tokens unless given.  Algorithm 2: per document, |E(most similar k) - E(least
-similar k)| on F; sorted increasingly, the first documents are the most heterogeneous.
+"""BERTScore through the ``bert-score`` package (Zhang et al. 2020; Feng 2023 eqs. 3.6-3.8: R = mean_i
+max_j x_i . x^_j, P = mean_j max_i, F = 2PR/(P+R); several references: the element-wise maximum),
+Feng 2023's expected summary (Algorithm 1, §8.2: the first k tokens of the source's dictionary
+"D[token] = similarity" to the mean embedding, sorted by value) and document heterogeneity
+(Algorithm 2: |E_F(most similar k) - E_F(least similar k)|); docs/summarisation.md, "The maths".
+torch, transformers and bert-score are imported only when a scorer is made.
 """
 from __future__ import annotations
 
@@ -63,13 +55,9 @@ def make_scorer(model: str | None = None, layer: int | None = None, batch_size: 
 
 
 def bertscore(scorer, cands, refs, progress=False) -> np.ndarray:
-    """(n, 3) array of P, R, F of each candidate against its list of references (bert-score's maximum).
-
-    ``BERTScorer.score``'s computation (``bert_score.utils.bert_cos_score_idf``: the distinct texts by
-    word count, embedded a batch at a time, then greedy matching a batch of pairs at a time) in our
-    own loop over its batches, so that ``progress`` (a bar factory ``progress(label)``, a context
-    manager yielding ``wrap(iterable)``: render/progress.step_bar) advances per batch; the same
-    batches (``--batch-size``, 64 as ``score``'s), the same floats."""
+    """(n, 3) array of P, R, F of each candidate against its list of references (bert-score's maximum):
+    ``bert_score.utils.bert_cos_score_idf``'s batches and floats in our own loop, so that ``progress``
+    (a bar factory, render/progress.step_bar) advances per batch."""
     if not cands:
         return np.zeros((0, 3))
     import contextlib
@@ -227,11 +215,8 @@ def heterogeneity(data, scorer, k=None, progress: bool = False, order: str = "in
 def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "increasing",
                     ties: str = "last", progress: bool = False) -> BertScores:
     """BERTScore of every summary, E by Algorithm 1 and the Algorithm 2 score of every document.
-
-    ``k``: None (each reference's length), an int, or ``'candidate'`` (each summary's own length in the
-    model's tokens, so E differs between the summaries of a document; Algorithm 2 then uses the
-    references' lengths).  ``order``, ``ties``: Algorithm 1's sort and dictionary (see the module).
-    ``progress``: bert-score's progress bars on stderr."""
+    ``k``: None (each reference's length), an int, or ``'candidate'`` (each summary's own length;
+    Algorithm 2 then uses the references'); ``order``, ``ties``: Algorithm 1's sort and dictionary."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}")
     per_candidate = k == "candidate"

@@ -1,7 +1,5 @@
-"""Counter-based uniform numbers: the random draws of every seeded procedure (Monte Carlo permutations,
-the bootstrap of judgment holes), keyed by seed, query id, repetition and position, so that a query's
-draws never depend on the other queries beside it, their order, or the blocks of a streamed run.
-Imports numpy only (core.permutations and core.holes both use it)."""
+"""Counter-based uniform numbers: the draws of every seeded procedure (Monte Carlo permutations, the
+bootstrap of judgment holes), keyed by seed, query id, repetition and position."""
 from __future__ import annotations
 
 import numpy as np
@@ -29,13 +27,9 @@ def _hash_text(text: str) -> int:
 
 
 class Keys:
-    """Counter-based uniform numbers u(seed, query id, repetition, position, attempt).
-
-    A query's Monte Carlo permutations depend only on the seed and its own id, not on which other
-    queries are evaluated beside it, in what order, or in which block of a streamed run: the
-    in-memory and streamed paths give the same estimates, and streamed blocks never reuse one
-    another's random numbers.
-    """
+    """Counter-based uniform numbers u(seed, query id, repetition, position, attempt): a query's draws
+    depend on the seed and its own id only, not on the queries beside it, their order or the blocks of
+    a streamed run."""
 
     def __init__(self, seed: int, qids=None):
         self.seed = np.uint64(int(seed) % 2 ** 64)

@@ -1,15 +1,11 @@
-"""Bounds of a measure over the permutations of a query's pool (``--pool``), and the variants built on them.
+"""Bounds of a measure over the permutations of a query's pool (``--pool``), and the variants built on
+them, dispatched through the records (docs/bounds.md):
 
-* IUB and WLB: the measure's maximum and minimum over the orderings of the pool: the pool sorted by
-  gain where the family's record proves that ordering extreme (``extremes``; Westerborg 2022 §3.1,
-  eqs. 3.2 and 3.4), else enumerated over its distinct arrangements (NaN beyond ``ENUMERATE_LIMIT``).
-* E: the exact expectation under a uniformly random permutation (Karmaker & Feng 2022 RLB, §4; Feng
-  2023 REB, §5.1), the record's ``expectation``, or a Monte Carlo mean; ``expectation='paper'`` keeps
-  the papers' formulas verbatim (E[SP@k] = k (P/n)^2, IUB[SP@k] = k, E[DCG@k] summed to k > n).
-* DB: Pr[M(random permutation) <= A] (Westerborg 2022 eq. 3.12, Algorithm 1), exact up to
-  ``ENUMERATE_LIMIT`` arrangements, else Monte Carlo with its binomial standard error.
-
-Nothing here names a family or a variant: both are dispatched through their records.
+* IUB and WLB: the maximum and minimum over the orderings of the pool, the pool sorted by gain where
+  the record's ``extremes`` proves it (Westerborg 2022 §3.1, eqs. 3.2, 3.4), else enumerated.
+* E under a uniformly random permutation (Karmaker & Feng 2022 RLB, §4; Feng 2023 REB, §5.1): the
+  record's ``expectation``, or a Monte Carlo mean; ``expectation='paper'``: the papers' formulas.
+* DB: Pr[M(random permutation) <= A] (Westerborg 2022 eq. 3.12), exact or Monte Carlo.
 """
 from __future__ import annotations
 
@@ -71,12 +67,10 @@ def worst(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
 
 def montecarlo_bounds(pool: Pool, judgements: Judgements, measures: list, rel_level, reps: int, rng,
                       paper: bool = False) -> list:
-    """E, IUB, WLB and E's standard error of each native measure without a closed-form E: the exact
-    mean, maximum and minimum over every arrangement of a pool's classes where there are at most
-    ``ENUMERATE_LIMIT``, else a Monte Carlo mean over ``reps`` seeded shuffles (IUB/WLB as
-    :func:`ideal` and :func:`worst` give them).  The measures kept to the same depth and reading the
-    same documents (:func:`~ulnorm_eval.core.pools.pool_reads`) share one set of shuffles: the same
-    numbers as one at a time, drawn once."""
+    """E, IUB, WLB and E's standard error of each native measure without a closed-form E: exact over the
+    arrangements of a pool's classes up to ``ENUMERATE_LIMIT``, else E a Monte Carlo mean over ``reps``
+    seeded shuffles shared by the measures (:func:`random_orderings`) and IUB/WLB :func:`ideal`'s and
+    :func:`worst`'s."""
     parts = [enumerated_bounds(pool, judgements, measure, rel_level) for measure in measures]
     rests = [np.flatnonzero(~done) for *_, done in parts]
     drawn = [index for index, rest in enumerate(rests) if len(rest)]
@@ -100,11 +94,9 @@ def montecarlo_bounds(pool: Pool, judgements: Judgements, measures: list, rel_le
 def random_orderings(pool: Pool, judgements: Judgements, measures: list, rel_level, reps: int, rng,
                      queries: list | None = None) -> list:
     """Each native measure's values (reps x queries) on ``reps`` uniformly random orderings of every
-    query's pool (of ``queries[i]`` for measure i when given; NaN elsewhere), drawn per query and
-    repetition from the seed (:class:`~ulnorm_eval.core.draws.Keys`): the same for a query alone or
-    beside others.  The measures reading the same documents (:func:`~ulnorm_eval.core.pools.pool_reads`)
-    share one placed draw, the ranks of those documents only (their cutoffs read the ranks); the
-    others share whole shuffles kept to their cutoff."""
+    query's pool (of ``queries[i]`` for measure i when given; NaN elsewhere), keyed by seed, query and
+    repetition (:class:`Keys`).  The measures reading the same documents (:func:`pool_reads`) share
+    one placed draw; the others share whole shuffles kept to their cutoff."""
     groups: dict = {}  # (depth, documents read) -> (their mask, measures): each group's draws are its own
     for index, measure in enumerate(measures):
         reads = pool_reads(pool, judgements, measure, rel_level)
@@ -177,10 +169,8 @@ class _RunBounds:
     def remember(self, meas, bounds, store):
         self.bounds[meas] = bounds
         if store is not None:  # per query: a query's bounds do not depend on the others beside it
-            std_error = bounds.get("se")
-            for index, qid in enumerate(self.J.qids):
-                store[qid] = (bounds["E"][index], bounds["IUB"][index], bounds["WLB"][index],
-                              None if std_error is None else std_error[index])
+            std_error = bounds["se"] if bounds.get("se") is not None else [None] * len(self.J.qids)
+            store.update(zip(self.J.qids, zip(bounds["E"], bounds["IUB"], bounds["WLB"], std_error)))
 
     def draw_shared(self, measures) -> None:
         """The native measures without a closed-form E that are still to draw share their shuffles: one
@@ -211,19 +201,16 @@ class _RunBounds:
     def compute(self, meas, store) -> dict:
         judgements, options, rel_level, paper = self.J, self.options, self.rel_level, self.paper
         if self.cached(store):
-            rows = [store[qid] for qid in judgements.qids]  # every query seen before (another run, another block)
-            bounds = {key: np.array([row[index] for row in rows]) for index, key in enumerate(("E", "IUB", "WLB"))}
-            bounds["se"] = None if rows[0][3] is None else np.array([row[3] for row in rows])
+            E, I, W, std_error = zip(*(store[qid] for qid in judgements.qids))  # every query seen before
+            bounds = {"E": np.array(E), "IUB": np.array(I), "WLB": np.array(W),
+                      "se": None if std_error[0] is None else np.array(std_error)}
             self.bounds[meas] = bounds
             return bounds
         pool = self.pool_of(meas)
-        if meas.native and meas.bounds == "exact":
+        if meas.native:  # a closed-form E (the others drew in draw_shared)
             bounds = {"E": expectation(pool, judgements, meas, rel_level, paper),
                       "IUB": ideal(pool, judgements, meas, rel_level, paper),
-                 "WLB": worst(pool, judgements, meas, rel_level), "se": None}
-        elif meas.native:  # a native kernel without a closed-form E: exact over small pools, else Monte Carlo
-            bounds = montecarlo_bounds(pool, judgements, [meas], rel_level, options.permutations,
-                                       Keys(options.seed, judgements.qids), paper)[0]
+                      "WLB": worst(pool, judgements, meas, rel_level), "se": None}
         else:
             bounds = self.foreign.foreign_bounds(self.base_pool(), judgements, meas, options,
                                                  Keys(options.seed, judgements.qids))
@@ -234,15 +221,11 @@ class _RunBounds:
 def variant_values(run, judgements: Judgements, metrics: list, plain: dict, options, foreign=None,
                    cache: dict | None = None, candidates=None):
     """Values of every requested variant metric for one ranked run: (values, standard errors, undefined
-    counts), each keyed by Metric.  A query is undefined when every ranking of its pool scores alike
-    (I = E = W; for EB also E = 0, core/normalise.py); ``options.undefined`` scores it 0 or NaN.
+    masks), each keyed by Metric; an undefined query (core/normalise.py) scores ``options.undefined``.
     ``foreign``: ``foreign_bounds`` and ``foreign_scorer`` of measures computed outside the core
-    (pipeline/irm_adapter.py).  ``cache``: bounds on the qrels pool kept across runs (keyed by
-    :func:`bounds_key`, then query id; Monte Carlo draws are keyed by query id, so the numbers do not
-    change).  ``candidates``: the Ranking of a pool the same for every run (``--pool FILE``), when needed.
-    Every metric draws from the same keys (:class:`Keys`: the seed and the query ids), so its Monte Carlo
-    numbers do not depend on which other metrics were asked for, and metrics on the same pool and depth
-    see the same permutations (common random numbers: DB(SP@k) = DB(AP@k) holds for the estimates too)."""
+    (pipeline/irm_adapter.py); ``cache``: bounds on a pool the same for every run, kept across runs
+    (:func:`bounds_key`, then query id); ``candidates``: the Ranking of ``--pool FILE``.  Every metric
+    draws from the same keys (:class:`Keys`), so metrics on one pool see the same permutations."""
     run_bounds = _RunBounds(run, judgements, options, foreign, cache, candidates)
     run_bounds.draw_shared([wanted.measure for wanted in metrics if wanted.variant])
     values, stderr, undefined = {}, {}, {}

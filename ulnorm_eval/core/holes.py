@@ -1,11 +1,7 @@
-"""Judgment holes: the least and largest value of a measure over the grades of the unjudged
-documents a run retrieved (docs/holes.md: the worlds, the strategies and their proofs).
-
-Each unjudged ranked document may take any grade 0..G (G the qrels' largest); ``LB(M)`` and ``UB(M)``
-are the extremes over those assignments within a :class:`World`.  A family's record names a strategy
-``holes(h) -> (lo, hi)``, one extreme assignment per query; the values are the family's own kernel on
-them (:func:`hole_bounds`).  tests/core/test_holes.py checks every strategy against every assignment
-of small random queries.  Families are looked up in the registry at run time.
+"""Judgment holes: ``LB(M)`` and ``UB(M)``, the least and largest value of a measure over the grades
+0..G (G the qrels' largest) the unjudged documents a run retrieved may take within a :class:`World`;
+a family's ``holes(h) -> (lo, hi)`` names one extreme assignment per query, scored by its own kernel
+(docs/holes.md: the worlds, the strategies and their proofs; tests/core/test_holes.py enumerates).
 """
 from __future__ import annotations
 
@@ -115,25 +111,19 @@ HORIZON = 1000  # open=est: every run's ranking is taken to go on to this depth 
 
 def yield_ceiling(query, doc, rank, judged, relevant, lengths, nq: int, level: float = EST_LEVEL) -> np.ndarray:
     """Per query, the ``level`` quantile of the relevant documents among the runs' holes under a yield
-    curve (docs/holes.md, "The estimated ceiling"): p = a_q j^-b at a document's best rank j (Zobel
-    1998), b by profile likelihood over the collection, a_q Gamma over the queries by moments
-    (Jeffreys' alpha = 1/2, beta = 0 with fewer than five), so the relevant holes are negative
-    binomial (Greenwood & Yule 1920); a ranking shorter than :data:`HORIZON` counts an unjudged
-    document at each rank it did not reach.  Inputs, one entry per (run, ranked document): the query,
-    a document code, its 1-based rank, judged, judged relevant; ``lengths``: each run's ranking length
-    per query.  Infinite (open) without a judged relevant document."""
+    curve p = a_q j^-b at a document's best rank j (Zobel 1998; b by profile likelihood, a_q Gamma by
+    moments: negative binomial, Greenwood & Yule 1920; docs/holes.md, "The estimated ceiling").
+    Inputs per (run, ranked document): query, document code, 1-based rank, judged, judged relevant;
+    ``lengths``: each run's ranking length per query.  Infinite without a judged relevant document."""
     from scipy.optimize import minimize_scalar
     from scipy.special import nbdtrik
 
     query, doc, rank = (np.asarray(x, dtype=np.int64) for x in (query, doc, rank))
-    key = query * (int(doc.max(initial=0)) + 1) + doc
-    unique, inverse = np.unique(key, return_inverse=True)
-    best = np.full(len(unique), np.iinfo(np.int64).max)
-    np.minimum.at(best, inverse, rank)
+    unique, inverse, best = _documents(query, doc, rank)
     is_judged, is_relevant = np.zeros(len(unique), bool), np.zeros(len(unique), bool)
     is_judged[inverse] = np.asarray(judged, bool)
     is_relevant[inverse] = np.asarray(relevant, bool)
-    row = unique // (int(doc.max(initial=0)) + 1)
+    row = unique // (int(doc.max(initial=0)) + 1)  # the query of each (_documents' key)
     log_rank = np.log(best.astype(np.float64))
     R = np.bincount(row[is_relevant], minlength=nq).astype(np.float64)
     if not R.any():
@@ -164,28 +154,34 @@ def yield_ceiling(query, doc, rank, judged, relevant, lengths, nq: int, level: f
     return np.where(H > 0, np.nan_to_num(ceiling, nan=np.inf, posinf=np.inf), 0.0)
 
 
+def _documents(query, doc, rank, width=None) -> tuple:
+    """The distinct (query, document) pairs of the entries as keys query * width + doc (width: the largest
+    code + 1), each entry's index among them, and each pair's best (least) rank."""
+    width = int(doc.max(initial=0)) + 1 if width is None else width
+    unique, inverse = np.unique(query * width + doc, return_inverse=True)
+    best = np.full(len(unique), np.iinfo(np.int64).max)
+    np.minimum.at(best, inverse, rank)
+    return unique, inverse, best
+
+
 ALL_GRADES = 64  # up to this largest grade every grade 0..G is a candidate; above, only the deciding ones
 
 
 def candidate_grades(max_grade: float, values=None) -> np.ndarray:
-    """The grades an unjudged document may take: 0, 1, ..., floor(G), and G when not an integer.
-
-    With ``values`` (the judged grades, their gains and a gain map's grades) and G above
-    ``ALL_GRADES``, only the grades that can decide an extreme (docs/holes.md, "Large grades"): 0,
-    floor(G), G, each value's floor and ceiling and their neighbours within [0, floor(G)]; checked
-    against every grade 0..G by brute force (tests/core/test_holes_worlds.py)."""
+    """The grades an unjudged document may take: 0, 1, ..., floor(G), and G when not an integer; with
+    ``values`` (judged grades, their gains, a gain map's grades) and G above ``ALL_GRADES``, only those
+    that can decide an extreme (docs/holes.md, "Large grades")."""
     G = max(float(max_grade), 0.0)
     top = int(np.floor(G))
     if values is None or top <= ALL_GRADES:
         grades = np.arange(top + 1, dtype=np.float64)
-        return grades if G == np.floor(G) else np.append(grades, G)
-    flat = np.asarray(values, dtype=np.float64).ravel()
-    flat = np.clip(flat[np.isfinite(flat)], 0.0, float(top))
-    near = np.concatenate([np.floor(flat), np.ceil(flat), np.floor(flat) - 1, np.ceil(flat) + 1, np.arange(3.0),
-                           [top - 2.0, top - 1.0, top]])
-    near = near[(near >= 0) & (near <= top)]
-    grades = np.unique(near)
-    return grades if G == np.floor(G) else np.append(grades, G)
+    else:
+        flat = np.asarray(values, dtype=np.float64).ravel()
+        flat = np.clip(flat[np.isfinite(flat)], 0.0, float(top))
+        near = np.concatenate([np.floor(flat), np.ceil(flat), np.floor(flat) - 1, np.ceil(flat) + 1, np.arange(3.0),
+                               [top - 2.0, top - 1.0, top]])
+        grades = np.unique(near[(near >= 0) & (near <= top)])
+    return grades if G == top else np.append(grades, G)
 
 
 @dataclass(kw_only=True)
@@ -283,15 +279,10 @@ def monotone(holes: HoleContext):
 
 
 def assign(ranking: Ranking, judgements: Judgements, assignments: list, depth: int | None = None) -> tuple:
-    """A ranking and judgements with one copy of every query per assignment, its holes judged at
-    the assigned grades (``assignments``: grade arrays over ``ranking``'s elements, read at the holes).
-
-    Copy ``a`` of query row r is row ``a * nrows + r`` of the ranking and query ``a * J.nq + base[r]``
-    of the judgements, which hold the query's judgements plus its holes at their grades (in no
-    particular order: only for kernels that count or sort the judgements themselves).  ``depth``: the
-    ranking keeps only its first ``depth`` documents (a measure with that cutoff reads no more), the
-    holes below still judged in the judgements.
-    """
+    """A ranking and judgements with one copy of every query per assignment (grade arrays over
+    ``ranking``'s elements, read at the holes): copy ``a`` of row r is row ``a * nrows + r``, of query
+    ``a * J.nq + base[r]``, whose judgements add its holes at their grades (unordered: the kernels with
+    hole strategies count and sort them).  ``depth``: only the first ``depth`` ranks are kept."""
     n_assignments = len(assignments)
     unj = np.zeros(len(ranking.row), bool) if ranking.judged is None else ~np.asarray(ranking.judged, bool)
     top = slice(None) if depth is None else ranking.pos < depth  # the ranking's part a kernel with cutoff reads
@@ -302,9 +293,6 @@ def assign(ranking: Ranking, judgements: Judgements, assignments: list, depth: i
     hole_rows = ranking.base[ranking.row[unj]]
     jrow = np.concatenate([judgements.row + assignment * judgements.nq for assignment in range(n_assignments)] + [hole_rows + assignment * judgements.nq for assignment in range(n_assignments)])
     jgrade = np.concatenate([judgements.grade] * n_assignments + [grade[unj] for grade in assignments])
-    # not grouped by query: the holes follow every copy's judgements.  The kernels with hole strategies
-    # read the judgements by counting (R) and sorting (IDCG), never by their order, and sorting here
-    # cost as much as the kernels; tests/core/test_holes.py would catch a kernel that read the order
     tiled = Judgements(list(judgements.qids) * n_assignments, jrow, jgrade, judgements.max_grade)
     return out, tiled
 
@@ -339,14 +327,11 @@ def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="
                 estimated=None) -> tuple:
     """(LB, UB) per row of a run's ranking: the family's kernel on its strategy's extreme assignments.
 
-    ``mode``: a :class:`World` (or its text).  ``others`` (per row, optional): how many unjudged
-    documents outside the ranking (the other runs' holes, those below -M's depth) may take a grade in
-    the closed world; ``estimated`` (per row): open=est's ceiling.  Documents outside the ranking move only R and the ideal, and only at a grade
-    of positive gain; the family's ``holes_outside(h, extra)`` gives the least value (and, for Rprec,
-    the largest) with up to ``extra[r]`` of them relevant, in memory that does not grow with
-    ``extra`` (which may be infinite: the open world).  At a level where grade 0 is relevant (-l 0)
-    every outside document judged 0 is relevant, which a ceiling on grades above 0 does not count: it
-    bounds nothing there, and the bound is the open one."""
+    ``mode``: a :class:`World` (or its text); ``others`` (per row): unjudged documents outside the
+    ranking (other runs' holes, those below -M) that may take a grade in the closed world;
+    ``estimated`` (per row): open=est's ceiling.  Outside documents move only R and the ideal: the
+    family's ``holes_outside(h, extra)`` gives the least value (Rprec: also the largest) with up to
+    ``extra[r]`` (possibly inf) of them relevant.  Under -l 0 a ceiling bounds nothing (docs/holes.md)."""
     why = holes_reason(measure)
     if why:
         raise ValueError(why)
@@ -425,12 +410,9 @@ def outside_written(holes: HoleContext, extra, reach=None) -> tuple:
 
 def hole_values(ranking: Ranking, judgements: Judgements, metrics: list, level, options, stderr: dict | None = None,
                 others=None, estimated=None) -> dict:
-    """Values of every LB/UB/BS/BSLO/BSHI metric: each measure's bounds, and its bootstrap, computed
-    once.  ``options`` (:class:`~ulnorm_eval.pipeline.blocks.Options`) gives LB/UB's world (``holes``:
-    closed, open, open=N, open=P%) and the bootstrap's ``holes_samples``, ``seed`` and ``holes_prior``.
-    ``stderr`` (if given) receives the Monte Carlo standard error of each BS metric; ``others``:
-    per row, the other runs' holes this run did not retrieve; ``estimated``: open=est's ceiling per row
-    (:func:`hole_bounds`)."""
+    """Values of every LB/UB/BS/BSLO/BSHI metric, each measure's bounds and bootstrap computed once
+    (``options``: ``holes``, ``holes_samples``, ``seed``, ``holes_prior``; ``others``, ``estimated``:
+    :func:`hole_bounds`).  ``stderr`` (if given) receives each BS metric's Monte Carlo standard error."""
     out, done, boot = {}, {}, {}
     for metric in metrics:
         meas, which = metric.measure, VARIANTS[metric.variant].bound
@@ -485,12 +467,10 @@ def boot_grades(judgements: Judgements) -> np.ndarray:
 
 
 def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
-    """Per row, the probability of each grade of :func:`boot_grades` for a hole (rows x grades):
-    Froebe et al. 2023's priors (docs/holes.md, "The priors"): 'run', the grades of the judged
-    documents the run ranked within the cutoff (the pool's for a row with none); 'pool', the grades
-    of every judgment of the query; 'mix', their mean.  The query's grades, 0 and G are floored at
-    ``BOOT_SMOOTHING`` (their count estimator's smoothing), other grades 0; then renormalised.
-    """
+    """Per row, the probability of each grade of :func:`boot_grades` for a hole (rows x grades), Froebe
+    et al. 2023's priors (docs/holes.md, "The priors"): 'run' (the run's judged documents within the
+    cutoff; the pool's for a row with none), 'pool' (the query's judgments) or 'mix' (their mean); the
+    query's grades, 0 and G floored at ``BOOT_SMOOTHING``, the others 0, then renormalised."""
     if prior not in BOOT_PRIORS:
         raise ValueError(f"{prior!r}: the prior is one of {', '.join(BOOT_PRIORS)}")
     ranking, judgements = holes.rk, holes.J
@@ -520,20 +500,15 @@ def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
 
 def judge_next(query, doc, rank, judged, cutoffs, n: int) -> list:
     """The ``n`` unjudged documents whose grades move the most bounds, best first, as (query, document
-    code, weight, runs, best rank).  A hole at rank r of a run moves the bounds of every measure whose
-    cutoff reaches it (all of them without a cutoff), and the more the higher it is ranked: the
-    weight is the sum over runs and ``cutoffs`` (None: no cutoff) of 1/r where r is within the cutoff,
-    the share of a relevant document at rank r in AP's and RR's sums of precision (ties: the
-    document seen by more runs, then the lower query and code)."""
+    code, weight, runs, best rank): weight = the sum over runs and ``cutoffs`` (None: none) of 1/r
+    where its rank r is within the cutoff (a relevant document's share of AP's and RR's sums); ties:
+    seen by more runs, then the lower query and code."""
     query, doc, rank = (np.asarray(x, dtype=np.int64) for x in (query, doc, rank))
     hole = ~np.asarray(judged, bool)
     reach = sum((rank[hole] <= (np.inf if cutoff is None else cutoff)) for cutoff in cutoffs)
-    key = query[hole] * (int(doc.max(initial=0)) + 1) + doc[hole]
-    unique, inverse = np.unique(key, return_inverse=True)
+    unique, inverse, best = _documents(query[hole], doc[hole], rank[hole], int(doc.max(initial=0)) + 1)
     weight = np.bincount(inverse, weights=reach / rank[hole], minlength=len(unique))
     runs = np.bincount(inverse, minlength=len(unique))
-    best = np.full(len(unique), np.iinfo(np.int64).max)
-    np.minimum.at(best, inverse, rank[hole])
     order = np.lexsort((unique, -runs, -weight))[: int(n)]
     order = order[weight[order] > 0]
     width = int(doc.max(initial=0)) + 1
@@ -565,17 +540,11 @@ def capped(grades: np.ndarray, row: np.ndarray, cap: np.ndarray, order: np.ndarr
 
 def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples: int = 1000,
               seed: int = 0, prior: str = "pool", cap=None) -> dict:
-    """Bootstrapped estimate of ``measure`` per row (Froebe, Gienapp, Potthast & Hagen, ECIR 2023,
-    "Bootstrapped nDCG Estimation in the Presence of Unjudged Documents", Sect. 4; docs/holes.md).
-
-    Each of ``samples`` samples gives every hole within the cutoff a grade drawn from the row's prior
-    (:func:`grade_prior`), judged as in LB/UB; holes past the cutoff stay non-relevant.  ``BS``: the
+    """Bootstrapped estimate of ``measure`` per row (Froebe, Gienapp, Potthast & Hagen 2023, Sect. 4;
+    docs/holes.md): each of ``samples`` samples grades every hole within the cutoff from the row's
+    prior (:func:`grade_prior`), at most ``cap`` of them above 0 (:func:`sample_ceiling`).  ``BS``: the
     mean of the sampled values; ``BSLO``/``BSHI``: their 2.5th and 97.5th percentiles; ``se``: sd /
-    sqrt(samples); a row without holes gets its plain value.  ``cap`` (:func:`sample_ceiling`): at most
-    that many holes above 0 per sample (those of least second draw).  Draw ``s`` of the hole at rank p
-    of query q is u(seed, q, s, p) (:class:`~ulnorm_eval.core.draws.Keys`): independent of the other
-    queries, the blocking and the batch size.  Every value lies in [LB, UB].
-    """
+    sqrt(samples).  Draw s of the hole at rank p of query q is u(seed, q, s, p) (:class:`Keys`)."""
     why = holes_reason(measure)
     if why:
         raise ValueError(why)

@@ -48,9 +48,8 @@ def _kept_counts(n: int, seed: int, start: int, stop: int) -> np.ndarray:
 
 
 def prepare_counts(n: int, resamples: int = RESAMPLES, seed: int = 0) -> None:
-    """Draw now the first chunk of the count matrix :func:`means_intervals` will ask for with ``n``
-    queries (kept when it is small enough, :func:`resample_counts`): a local pool's workers then
-    inherit it instead of each drawing it."""
+    """Draw now the first chunk :func:`means_intervals` will ask for with ``n`` queries (kept when small,
+    :func:`resample_counts`): a local pool's workers inherit it."""
     if n > 0:
         resample_counts(n, resamples, seed, 0, min(resamples, max(1, _CELLS // n)))
 
@@ -100,18 +99,11 @@ def _limbs(x: np.ndarray, bits: int):
 
 def _resampled_means_many(counts: np.ndarray, jobs: Sequence[tuple]) -> list:
     """For every (columns, valid) of ``jobs``, per column the mean over each resample's drawn queries where
-    ``valid`` and the value is finite, all from one matrix product, in arithmetic whose bits depend
-    neither on the BLAS library nor on its threads.
-
-    A resample's sum of a column, sum over q of C[b, q] x[q], is made of the column's limbs
-    (:func:`_limbs`): whole numbers of at most ``bits`` bits, ``bits`` chosen so that every partial sum
-    of C[b] times a limb is a whole number below 2**53, exact in floating point in any order, with or
-    without fused multiply-adds: the product ``C @ limbs`` is then the same on every BLAS build and
-    thread count.  The limbs' sums are added from the largest, so a column whose values span at most
-    two limbs (nearly always: 2 x 46 bits for 100 queries, values from 1 down to 1e-11 of the largest)
-    gets its sum correctly rounded, the one floating-point result of the exact sum; any column gets
-    the same bits everywhere.  (``C @ x`` itself rounds each partial sum in an order of the BLAS
-    kernel's: the 17 Robust 2003 runs' intervals changed in the last digits between builds.)"""
+    ``valid`` and the value is finite, from one matrix product whose bits depend neither on the BLAS
+    library nor on its threads: each column is split into limbs (:func:`_limbs`) of ``bits`` bits, so
+    that every partial sum of C[b] times a limb is a whole number below 2**53, exact in any order;
+    the limbs' sums are added from the largest (correctly rounded when a column spans two limbs).
+    ``C @ x`` itself rounds in the BLAS kernel's order (Robust 2003's intervals moved between builds)."""
     bits = 53 - int(counts.sum(axis=1).max() if counts.size else 0).bit_length()
     blocks, plans = [], []
     width = 0
@@ -122,14 +114,8 @@ def _resampled_means_many(counts: np.ndarray, jobs: Sequence[tuple]) -> list:
             column = np.asarray(column, dtype=np.float64)
             used = valid & np.isfinite(column)
             x = np.where(used, column, 0.0)
-            got = _limbs(x, bits)
-            if got is None:
-                plan.append(("fsum", x, width))
-                blocks.append(used.astype(np.float64))
-                width += 1
-                continue
-            limbs, units = got
-            plan.append(("limbs", units, width))
+            limbs, units = _limbs(x, bits) or ([], None)  # None: summed by math.fsum
+            plan.append((x, units, width))
             blocks += [used.astype(np.float64), *limbs]
             width += 1 + len(limbs)
         plans.append(plan)
@@ -137,18 +123,15 @@ def _resampled_means_many(counts: np.ndarray, jobs: Sequence[tuple]) -> list:
     out = []
     for plan in plans:
         means = []
-        for kind, spec, at in plan:
-            used = sums[:, at]
-            if kind == "fsum":
-                total = _fsum_rows(counts, spec)
-            elif not spec:
-                total = np.zeros(len(counts))
+        for x, units, at in plan:
+            if units is None:
+                total = _fsum_rows(counts, x)
             else:
-                total = sums[:, at + 1] * spec[0]
-                for index in range(1, len(spec)):
-                    total = total + sums[:, at + 1 + index] * spec[index]
+                total = sums[:, at + 1] * units[0] if units else np.zeros(len(counts))
+                for index in range(1, len(units)):
+                    total = total + sums[:, at + 1 + index] * units[index]
             with np.errstate(invalid="ignore", divide="ignore"):
-                means.append(total / used)
+                means.append(total / sums[:, at])
         out.append(means)
     return out
 
@@ -161,9 +144,7 @@ def _fsum_rows(counts: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 def min_queries(level: float = LEVEL) -> int:
     """The fewest queries a percentile interval at ``level`` is taken from: the least n with n**-n below
-    the tail (1 - level) / 2.  With fewer, a resample drawing the sample's lowest query n times is at
-    least as likely as the tail, so the interval's end is merely the sample's extreme (one query:
-    [x, x]): 4 at 95% (3**-3 = 3.7% > 2.5% > 4**-4)."""
+    the tail (1 - level) / 2 (else its end is merely the sample's extreme): 4 at 95%."""
     n = 1
     while float(n) ** -n >= (1.0 - level) / 2:
         n += 1
@@ -174,11 +155,10 @@ def means_intervals(jobs: Sequence[tuple], n: int, resamples: int = RESAMPLES, s
                     level: float = LEVEL) -> list:
     """The percentile bootstrap interval of several statistics of the means over the same resamples.
 
-    ``jobs``: (columns, ok, statistic) each: ``columns`` per-query arrays of length ``n`` (e.g. A, I,
-    E, W), ``ok`` a bool mask of the queries the statistic averages over, ``statistic(*means)`` the
-    statistic of arrays of resampled means, returning its values (NaN where undefined) or (values,
-    undefined mask).  Returns [(lo, hi)] in ``jobs`` order; (NaN, NaN) for a statistic undefined in
-    every resample, or with fewer ``ok`` queries than :func:`min_queries` (or n = 0)."""
+    ``jobs``: (columns, ok, statistic) each: per-query arrays of length ``n`` (A, I, E, W), the mask
+    of the queries averaged over, and ``statistic(*means)`` -> values (NaN where undefined) or (values,
+    undefined mask).  [(lo, hi)] in ``jobs`` order; (NaN, NaN) if undefined in every resample, or with
+    fewer ``ok`` queries than :func:`min_queries`."""
     if n == 0 or not jobs:
         return [(float("nan"), float("nan"))] * len(jobs)
     stats = [[] for _ in jobs]
@@ -214,32 +194,22 @@ def means_interval(columns: Sequence[np.ndarray], statistic: Callable, valid=Non
     return means_intervals([(columns, valid, statistic)], n, resamples, seed, level)[0]
 
 
-def aggregate_intervals(columns: Sequence[np.ndarray], level: float = LEVEL, seed: int = 0, statistic: Callable | None = None,
-                        resamples: int = RESAMPLES) -> list:
-    """The (``level``) percentile bootstrap interval of each per-query column's 'all' row: ``statistic``
-    (the aggregate the 'all' row applies to the mean of its defined values; the mean itself when None:
-    ``eval --ci`` on a plain measure) of the column's resampled mean over its finite values.  The
-    resamples are :func:`means_intervals`', so a run's intervals share them.  [(lo, hi)] in ``columns``
-    order."""
+def aggregate_intervals(columns: Sequence[np.ndarray], level: float = LEVEL, seed: int = 0) -> list:
+    """The percentile bootstrap interval of each per-query column's mean over its finite values (the
+    'all' row of ``eval --ci``), on :func:`means_intervals`' resamples.  [(lo, hi)] in ``columns`` order."""
     columns = [np.asarray(column, dtype=np.float64) for column in columns]
-    statistic = statistic or (lambda mean: mean)
-    jobs = [((column,), np.isfinite(column), statistic) for column in columns]
-    return means_intervals(jobs, len(columns[0]) if columns else 0, resamples, seed, level)
+    jobs = [((column,), np.isfinite(column), lambda mean: mean) for column in columns]
+    return means_intervals(jobs, len(columns[0]) if columns else 0, RESAMPLES, seed, level)
 
 
 def randomisation_interval(T: float, null, level: float = LEVEL) -> tuple:
-    """The randomisation interval of the statistic ``T`` (a run's 'all' row) against ``null``, its
-    values on K random orderings of the pool (the model E is the expectation of): the test of "no
-    better than a random ordering" inverted as a shift (Davison & Hinkley 1997, ch. 4, the exact Monte
-    Carlo test),
+    """The randomisation interval of ``T`` (a run's 'all' row) against ``null``, its values on K random
+    orderings of the pool: the exact Monte Carlo test inverted as a shift (Davison & Hinkley 1997, ch. 4),
 
         [T - t(K + 1 - k), T - t(k)],  t(i) the i-th smallest null value, k = floor((K + 1)(1 - level) / 2).
 
-    It contains 0 exactly when t(k) <= T <= t(K + 1 - k), when the two-sided Monte Carlo test does not
-    reject at 1 - level; for T drawn as the null's values are (exchangeable with them) that has
-    probability (K + 1 - 2k) / (K + 1) >= level whatever the null's shape (0.95 at K = 999).  Its width
-    is the spread of a random ordering's value on these queries, not the topics' sampling error.
-    (NaN, NaN) for a NaN T, or too few finite null values for k >= 1."""
+    It contains 0 exactly when the two-sided test does not reject at 1 - level (docs/bounds.md, "How
+    far from random").  (NaN, NaN) for a NaN T, or too few finite null values for k >= 1."""
     null = np.sort(np.asarray(null, dtype=np.float64))
     null = null[np.isfinite(null)]
     k = int(np.floor((len(null) + 1) * (1.0 - level) / 2 + 1e-9))

@@ -1,8 +1,7 @@
-"""Vectorised measure kernels over ranked grade lists: a :class:`Ranking` holds many ranked lists
-("rows": queries, or query x permutation) as flat arrays sorted by row then rank, and a kernel
-``kernel(ranking, judgements, measure, rel) -> values[rows]`` runs no Python loop over documents.
-trec_eval's conventions: unjudged = grade 0, a negative grade gains 0, relevant at ``l`` = grade >= l,
-normalisers from the qrels only (so one kernel scores a run, an ideal or worst ordering, a permutation).
+"""What measure kernels read: a :class:`Ranking` holds many ranked lists ("rows": queries, or query x
+permutation) as flat arrays sorted by row then rank; ``kernel(ranking, judgements, measure, rel) ->
+values[rows]`` runs no Python loop over documents.  trec_eval's conventions: unjudged = grade 0, a
+negative grade gains 0, relevant = grade >= l, normalisers from the qrels only.
 """
 from __future__ import annotations
 
@@ -17,11 +16,9 @@ __all__ = ["Ranking", "segment_cumsum", "Judgements", "discount", "rank_discount
 
 @dataclass
 class Ranking:
-    """Flat ranked lists: ``row[i]`` (non-decreasing), ``grade[i]`` in rank order within a row;
-    ``base[r]`` maps row r to its query in :class:`Judgements` (a query, or query x repetition).  A
-    *placed* ranking holds only some documents, with their 0-based ranks ``at`` and each row's length
-    ``size`` (:func:`ulnorm_eval.core.permutations.placed`), for the families that declare ``reads``.
-    """
+    """Flat ranked lists: ``row[i]`` (non-decreasing), ``grade[i]`` in rank order within a row; ``base[r]``
+    maps row r to its query in :class:`Judgements`.  A *placed* ranking holds only some documents, with
+    their 0-based ranks ``at`` and each row's length ``size`` (permutations.placed; ``Family.reads``)."""
 
     row: np.ndarray
     grade: np.ndarray
@@ -50,9 +47,8 @@ class Ranking:
         return np.diff(self.starts)
 
     def rowsum(self, weights: np.ndarray) -> np.ndarray:
-        """Per row, the sum of ``weights`` (one per element), float64, the terms of each row added in
-        rank order from 0.0 (np.bincount's sequential sum, whose rounding every value printed depends
-        on); a boolean mask is counted (:func:`row_counts`: whole numbers add up exactly in any order)."""
+        """Per row, the sum of ``weights`` (one per element) added in rank order from 0.0 (np.bincount's
+        sequential sum: the rounding every printed value depends on); a boolean mask is counted."""
         if getattr(weights, "dtype", None) == bool and len(weights) == len(self.row) > 0 and self.row_sorted:
             return row_counts(weights, self.starts)
         return np.bincount(self.row, weights=weights, minlength=self.nrows)[: self.nrows]
@@ -68,9 +64,8 @@ class Ranking:
         return segment_cumsum(values, self.starts)
 
     def memo(self, key, make):
-        """``make()`` computed once per ranking and ``key``: a ranking's arrays are never modified in
-        place, so what is derived from them (trec_eval's codes, the relevant documents at a level, the
-        gains of a measure) is shared by every measure scored on it."""
+        """``make()`` computed once per ranking and ``key`` (a ranking's arrays are never modified in place):
+        trec_eval's codes, the relevant documents at a level, a measure's gains."""
         cache = self.__dict__.setdefault("_memo", {})
         if key not in cache:
             cache[key] = make()
@@ -88,9 +83,8 @@ class Ranking:
         return np.bincount(rows[keep], minlength=self.nrows)[: self.nrows].astype(np.float64)
 
     def sum_within(self, idx: np.ndarray, weights: np.ndarray, k=None) -> np.ndarray:
-        """Per row, the sum of ``weights`` (one weight per position of ``idx``) over the documents within the
-        top ``k`` (all without k).  The terms of each row are added in rank order, as
-        :meth:`rowsum` over the whole ranking adds them (the left-out zeros change no bit)."""
+        """Per row, the sum of ``weights`` (one per position of ``idx``) over the documents within the top
+        ``k`` (all without k), in rank order: :meth:`rowsum`'s bits."""
         rows = self.row[idx]
         if k is not None:
             keep = self.pos[idx] < (k if np.ndim(k) == 0 else np.asarray(k)[rows])
@@ -125,8 +119,7 @@ class Judgements:
 
 def row_counts(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
     """Per span ``starts[r]:starts[r + 1]``, how many elements of a boolean ``mask`` are True, as
-    float64: np.bincount's values (whole numbers below 2**53 add exactly in any order) without its
-    per-element float additions."""
+    float64 (np.bincount's values without its per-element float additions)."""
     nrows = max(len(starts) - 1, 0)
     out = np.zeros(nrows)
     if not nrows or not starts[-1]:
@@ -140,9 +133,8 @@ def row_counts(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def segment_cumsum(values, starts) -> np.ndarray:
-    """Inclusive running sum of ``values`` within each segment [starts[i], starts[i + 1]), each from its
-    own first element, as np.cumsum of the segment alone (a global cumsum less each segment's start
-    would make a query's bits depend on the queries beside it); one vectorised step per position."""
+    """Inclusive running sum of ``values`` within each segment [starts[i], starts[i + 1]): np.cumsum of
+    the segment alone, whose bits do not depend on the segments beside it."""
     out = np.array(values, dtype=np.float64)
     starts = np.asarray(starts, dtype=np.int64)
     lengths = np.diff(starts)
@@ -195,18 +187,16 @@ def power_at(p: float, pos: np.ndarray) -> np.ndarray:
 
 
 def repeated_powers(p: float, top: int) -> np.ndarray:
-    """p^0 .. p^top as trec_eval computes them (m_rbp.c, m_rbp_resid.c: ``cur_p = cur_p * p`` once per
-    rank, from 1.0): a sequential product, whose last bits differ from pow's (0.9^4 is 0.6561000000000001
-    this way, 0.6561 by pow).  np.cumprod multiplies in order, element by element."""
+    """p^0 .. p^top as trec_eval computes them (m_rbp.c: ``cur_p = cur_p * p`` once per rank), a
+    sequential product whose last bits differ from pow's (0.9^4 = 0.6561000000000001)."""
     return np.cumprod(np.concatenate(([1.0], np.full(max(int(top), 0), float(p)))))
 
 
 class Level(float):
-    """``-l`` as kernels receive it (a float: relevant means grade >= it), with trec_eval's other flags
-    (docs/trec_eval.md): ``num_docs`` (-N), ``rounding`` of x R in iprec_at_recall and 11pt_avg ('round':
-    lround, trec_eval 10; 'legacy': (long)(x R + 0.9), <= 9.0.8), ``present`` (per row: retrieved
-    something before -J, else -c's empty ranking; None: rows with documents), ``trec_nan``
-    (--trec-nan) and ``judged_only`` (-J)."""
+    """``-l`` as kernels receive it (relevant means grade >= it), with trec_eval's other flags
+    (docs/trec_eval.md): ``num_docs`` (-N), ``rounding`` of x R ('round': lround, trec_eval 10;
+    'legacy': (long)(x R + 0.9)), ``present`` (per row: retrieved something before -J; None: rows with
+    documents), ``trec_nan`` (--trec-nan) and ``judged_only`` (-J)."""
 
     num_docs: float
     rounding: str
@@ -247,9 +237,7 @@ def within_cutoff(ranking: Ranking, measure) -> np.ndarray | None:
 
 
 def judged_only(ranking: Ranking, gains: np.ndarray) -> np.ndarray:
-    """Gains of the ranked documents with unjudged ones at 0: an unjudged document (grade 0 by
-    convention) gains nothing even when grade 0 is given a gain or counts as relevant (rel <= 0),
-    as in trec_eval."""
+    """Gains of the ranked documents with unjudged ones at 0, even where grade 0 has a gain (trec_eval)."""
     if ranking.judged is not None:
         gains = np.where(ranking.judged, gains, 0.0)
     return gains

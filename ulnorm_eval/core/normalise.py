@@ -1,8 +1,7 @@
-"""Normalisations of a measure's value A by its bounds, as pure array functions: I = IUB, E = the
-expectation under a uniformly random permutation of the pool, W = WLB.  Each returns (values,
-undefined mask), undefined entries NaN: every variant where I = E within a relative 1e-12 (every
-ranking of the pool scores alike), EB also where E = 0.  When W <= A <= I (hypothesis-tested): UL1
-and MM in [0, 1], UL2 and UEW in [-1, 1], EM in [-inf, 1]; a run outside the pool may have A < W.
+"""Normalisations of a measure's value A by its bounds I = IUB, E (a random permutation's) and W = WLB,
+as array functions returning (values, undefined mask), undefined NaN: where I = E within a relative
+1e-12 (every ranking of the pool scores alike).  When W <= A <= I: UL1 and MM in [0, 1], UL2 and UEW
+in [-1, 1], EM in [-inf, 1].
 """
 from __future__ import annotations
 

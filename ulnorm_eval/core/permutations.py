@@ -47,9 +47,8 @@ def monte_carlo_listener(hear):
 
 @contextlib.contextmanager
 def monte_carlo_unit(units: float):
-    """Monte Carlo work worth ``units`` (the queries of one metric): batches inside report their
-    share of it; whatever they did not report (enumerated, cached or empty queries) is reported at
-    the end, so the units add up whatever the path taken."""
+    """Monte Carlo work worth ``units`` (the queries of one metric): batches inside report their share,
+    the rest (enumerated, cached or empty queries) at the end."""
     if not _LISTENERS:
         yield
         return
@@ -106,10 +105,8 @@ def _shuffled(grade, judged, n, base, reps: int, rng, depth=None, rep0: int = 0)
 
 
 def _distinct_draws(n, reps: int, depth: int, keys: Keys, base_of_row, rep_of_row) -> np.ndarray:
-    """(reps * g, d) indices: for row rep * g + i, the top d of a uniform permutation of pool i's
-    n[i] documents: d iid draws, redrawn whole while they collide (conditioned on being distinct,
-    every ordered tuple is equally likely; with d(d-1) <= n a row is accepted with probability > 0.6).
-    """
+    """(reps * g, d) indices: for row rep * g + i, the top d of a uniform permutation of pool i's n[i]
+    documents: d iid draws, redrawn whole while they collide (accepted with probability > 0.6)."""
     high = np.tile(n, reps)[:, None]
     idx = np.minimum((keys.rows(base_of_row, rep_of_row, depth) * high).astype(np.int64), high - 1)
     todo = np.arange(len(high))
@@ -124,13 +121,10 @@ def _distinct_draws(n, reps: int, depth: int, keys: Keys, base_of_row, rep_of_ro
 
 
 def placements(cnt, n, base, reps: int, rng, rep0: int = 0):
-    """For row rep * g + i (rep counted from ``rep0``): distinct ranks in [0, n[i]) for the cnt[i]
-    documents 0..cnt[i]-1 of query ``base[i]``, uniform among the injections into the n[i] ranks (where
-    they land in a uniformly random permutation of the pool; docs/bounds.md, "How the Monte Carlo
-    draws").  Each document draws u(seed, query, rep, document, attempt) * n; while two share a rank
-    the larger document draws again.  Returns (rank, doc), (reps * g, width) matrices sorted by rank
-    within each row; entries past cnt[i] are padding (ranks >= n[i], last).
-    """
+    """For row rep * g + i (rep from ``rep0``): distinct ranks in [0, n[i]) of the cnt[i] documents of
+    query ``base[i]``, uniform among the injections (docs/bounds.md, "How the Monte Carlo draws"): each
+    draws u(seed, query, rep, document, attempt) * n, the larger of two on one rank again.  (rank, doc)
+    matrices (reps * g, width) sorted by rank; entries past cnt[i] are padding (ranks >= n[i], last)."""
     keys = as_keys(rng)
     cnt = np.asarray(cnt, dtype=np.int64)
     n_groups = len(cnt)
@@ -219,12 +213,10 @@ def _padded(pool: Pool, queries: np.ndarray):
 
 
 def _permutation_batches(pool: Pool, reps: int, rng, scorer, queries, depth=None, reads=None):
-    """Yield (first rep, queries, values[t x len(queries)]) over ``reps`` random permutations (values
-    [measures x t x len(queries)] when ``scorer`` returns several rows), in buckets of queries of
-    similar pool size (within a factor of 2: less padding), each in memory-bounded batches.  ``depth``:
-    the ranks kept (None: all); ``reads`` (:func:`~ulnorm_eval.core.pools.pool_reads`): a query whose
-    pool holds at most twice as many documents draws the ranks of those only (:func:`placed`).
-    """
+    """Yield (first rep, queries, values[... x t x len(queries)]) over ``reps`` random permutations, in
+    buckets of queries of similar pool size (less padding) and memory-bounded batches.  ``depth``: the
+    ranks kept (None: all); ``reads`` (:func:`~ulnorm_eval.core.pools.pool_reads`): a query whose pool
+    holds at most twice as many documents draws the ranks of those only (:func:`placed`)."""
     work = max(1, reps * len(queries))
     if reads is not None and depth is None:
         cnt = pool.rowsum(reads)[queries].astype(np.int64)
@@ -273,12 +265,8 @@ def _batches(scorer, rankings, queries, reps: int, per: int, work):
 
 def permutation_values(pool: Pool, judgements, measure, rel_level, reps: int, rng,
                        scorer=None, queries=None) -> np.ndarray:
-    """Values (reps x nq) of M on ``reps`` uniformly random permutations of every query's pool.
-
-    Only ``queries`` are computed when given (other columns NaN); an empty pool scores 0.  A native
-    measure scored by its own kernel draws only the documents it reads (:func:`placed`), when its
-    family says which.
-    """
+    """Values (reps x nq) of M on ``reps`` uniformly random permutations of every query's pool (of
+    ``queries`` only when given, other columns NaN; an empty pool scores 0)."""
     if scorer is None:
         return permutation_values_many(pool, judgements, [measure], rel_level, reps, rng, queries, _kept_depth(measure),
                                        pool_reads(pool, judgements, measure, rel_level))[0]
@@ -288,10 +276,8 @@ def permutation_values(pool: Pool, judgements, measure, rel_level, reps: int, rn
 
 def permutation_values_many(pool: Pool, judgements, measures: list, rel_level, reps: int, rng, queries=None,
                             depth=None, reads=None) -> list:
-    """:func:`permutation_values` of several native measures (kept to the same ``depth`` and reading
-    the same documents, ``reads``) on the same permutations, drawn once: the draws depend on the seed,
-    the query and the repetition only, so each measure's values are those it gets alone.
-    """
+    """:func:`permutation_values` of several native measures (kept to the same ``depth``, reading the
+    same documents ``reads``) on the same permutations, drawn once: each gets the values it gets alone."""
     def scorer(ranking):
         return [compute(ranking, judgements, measure, rel_level) for measure in measures]
 
@@ -313,8 +299,7 @@ def _drawn(pool: Pool, scorer, count: int, reps: int, keys: Keys, queries, depth
 @functools.lru_cache(maxsize=32)
 def _class_patterns(counts: tuple) -> np.ndarray:
     """Every distinct arrangement of a multiset with ``counts[j]`` copies of class j, as a read-only
-    matrix of class indices (one arrangement per row): class j's positions chosen among those left
-    free by classes < j."""
+    matrix of class indices, one a row."""
     n = sum(counts)
     arr = np.full((1, n), len(counts) - 1, dtype=np.int64)
     free = np.ones((1, n), bool)
@@ -379,20 +364,17 @@ def _enumerated(pool: Pool, judgements, measure, rel_level, active, limit: int, 
             yield queries, scorer(ranking).reshape(n_queries, M)
 
 
-def enumerated_bounds(pool: Pool, judgements, measure, rel_level, scorer=None, active=None,
-                      limit: int = ENUMERATE_LIMIT):
-    """Exact (mean, maximum, minimum) of M over every ordering of each query's pool where its classes
-    have at most ``limit`` distinct arrangements (else NaN), and the mask of queries enumerated: the
-    mean over distinct arrangements is the mean over all n! permutations (E exactly)."""
-    scorer = scorer or (lambda ranking: compute(ranking, judgements, measure, rel_level))
+def enumerated_bounds(pool: Pool, judgements, measure, rel_level):
+    """Exact (mean, maximum, minimum) of native M over every ordering of each query's pool where its
+    classes have at most ``ENUMERATE_LIMIT`` distinct arrangements (else NaN), and the mask of queries
+    enumerated: the mean over distinct arrangements is the mean over all n! permutations (E exactly)."""
     n_queries = pool.nq
-    active = np.ones(n_queries, bool) if active is None else np.asarray(active, bool)
     mean, high, low = np.full(n_queries, np.nan), np.full(n_queries, np.nan), np.full(n_queries, np.nan)
-    done = np.zeros(n_queries, bool)
-    empty = active & (pool.n == 0)
+    empty = pool.n == 0
     mean[empty] = high[empty] = low[empty] = 0.0  # an empty pool scores 0 (as permutation_values)
-    done[empty] = True
-    for queries, values in _enumerated(pool, judgements, measure, rel_level, active & ~empty, limit, scorer):
+    done = empty.copy()
+    scorer = functools.partial(compute, judgements=judgements, measure=measure, rel_level=rel_level)
+    for queries, values in _enumerated(pool, judgements, measure, rel_level, ~empty, ENUMERATE_LIMIT, scorer):
         mean[queries], high[queries], low[queries] = values.mean(axis=1), values.max(axis=1), values.min(axis=1)
         done[queries] = True
     return mean, high, low, done
@@ -400,12 +382,9 @@ def enumerated_bounds(pool: Pool, judgements, measure, rel_level, scorer=None, a
 
 def db_values(pool: Pool, judgements, measure, rel_level, A, reps: int, rng, scorer=None, active=None,
               limit: int = ENUMERATE_LIMIT):
-    """DB = Pr[M(random permutation) <= A] per query (Westerborg 2022 eq. 3.12), with its standard error.
-
-    Exact (standard error 0) when the pool's classes (:func:`_enumerated`) have at most ``limit``
-    distinct arrangements, each equally likely; otherwise a Monte Carlo estimate over ``reps``
-    shuffles, standard error sqrt(p(1-p)/reps).  Queries outside ``active`` are left NaN.
-    """
+    """DB = Pr[M(random permutation) <= A] per query (Westerborg 2022 eq. 3.12), and its standard error:
+    exact (0) over the pool's classes' arrangements (:func:`_enumerated`) up to ``limit``, else Monte
+    Carlo over ``reps`` shuffles (sqrt(p(1-p)/reps)).  Queries outside ``active`` are left NaN."""
     reads = pool_reads(pool, judgements, measure, rel_level) if scorer is None else None
     scorer = scorer or (lambda ranking: compute(ranking, judgements, measure, rel_level))
     rng = as_keys(rng, judgements.qids)

@@ -24,13 +24,10 @@ class Pool:
 
     def __init__(self, row: np.ndarray, grade: np.ndarray, n_queries: int, judged: np.ndarray | None = None,
                  extra: np.ndarray | None = None):
-        if len(row) > 1 and not (row[1:] >= row[:-1]).all():
-            order = np.argsort(row, kind="stable")
-            self.row, self.grade = row[order], grade[order]
-            self.judged = np.ones(len(row), bool) if judged is None else np.asarray(judged, bool)[order]
-        else:  # a ranking's rows (the run pool) are sorted already: the stable sort would keep them in place
-            self.row, self.grade = np.array(row), np.array(grade)
-            self.judged = np.ones(len(row), bool) if judged is None else np.array(judged, dtype=bool)
+        # grouped by query (a ranking's rows, the run pool, are already)
+        order = np.argsort(row, kind="stable") if len(row) > 1 and not (row[1:] >= row[:-1]).all() else slice(None)
+        self.row, self.grade = np.array(row)[order], np.array(grade)[order]
+        self.judged = np.ones(len(row), bool) if judged is None else np.array(judged, dtype=bool)[order]
         self.nq = n_queries
         self.n = np.bincount(self.row, minlength=n_queries)[:n_queries].astype(np.float64)
         self.extra = None if extra is None or not np.any(extra) else np.asarray(extra, np.int64)
@@ -185,11 +182,8 @@ def make_pool(kind: str, ranking: Ranking, judgements: Judgements) -> Pool:
 
 
 def pool_gains(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
-    """Each pool document's gain under ``measure`` (binary measures: 1 if relevant); unjudged gain 0.
-
-    Most native measures depend on a ranking only through this sequence; :func:`pool_keys` is the
-    finer label of those that do not.
-    """
+    """Each pool document's gain under ``measure`` (binary measures: 1 if relevant); unjudged gain 0
+    (:func:`pool_keys` is the finer label of the measures that read more than the gains)."""
     rel = rel_of(measure, rel_level)
     # a gain reads the grade, rel, the largest grade and the measure's parameters, never its cutoff (and
     # a binary gain not even the parameters): P@5 .. P@1000 and every binary measure at one level share
@@ -206,10 +200,9 @@ def pool_gains(pool: Pool, judgements: Judgements, measure, rel_level) -> np.nda
 
 
 def pool_keys(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
-    """Each pool document's class under ``measure``: documents with one key are interchangeable for the
-    kernel.  The family's ``order`` of the trec_eval codes when it has one (RBP_resid tells judged
-    from unjudged documents, bpref judged nonrelevant from unjudged), else :func:`pool_gains`.
-    Sorting by it gives IUB/WLB (for families whose extremes are 'sorted'); DB enumerates its classes."""
+    """Each pool document's class under ``measure`` (documents with one key are interchangeable for the
+    kernel): the family's ``order`` of the trec_eval codes when it has one, else :func:`pool_gains`.
+    Sorting by it gives IUB/WLB ('sorted' extremes); DB enumerates its classes."""
     fam = FAMILIES[measure.family]
     if fam.order is not None:
         return np.asarray(fam.order(pool_codes(pool), measure, rel_of(measure, rel_level), judgements.max_grade), dtype=np.float64)

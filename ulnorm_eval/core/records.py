@@ -1,9 +1,6 @@
-"""The record types that describe measures and variants, and the two registries that hold them.
-
-A measure family is one :class:`Family` record (after ir_measures' ``measures/*.py``), a variant one
-:class:`Variant`; parsing, the ``measures`` command, output names, help, documentation tables and the
-brute-force test's cases are derived from them.  No numpy here: ``--help`` stays instant.  Families
-are registered by :mod:`ulnorm_eval.core.measures`, variants by :mod:`ulnorm_eval.core.variants`.
+"""The record types of measure families (:class:`Family`, after ir_measures' ``measures/*.py``) and
+variants (:class:`Variant`), and the registries that hold them; parsing, listing, output names, help,
+docs and the brute-force tests' cases derive from them.  No numpy here: ``--help`` stays instant.
 """
 from __future__ import annotations
 
@@ -160,31 +157,23 @@ class Family:
 
     def check(self) -> list:
         """What this record lacks or gets wrong (empty when complete)."""
-        bad = []
-        if not callable(self.kernel):
-            bad.append("no kernel")
-        if not callable(self.gain):
-            bad.append("no gain")
-        if self.bounds not in BOUNDS:
-            bad.append(f"bounds must be one of {BOUNDS}")
-        if self.bounds == "exact" and not callable(self.expectation):
-            bad.append("bounds='exact' needs an expectation")
-        if self.exact_for is not None and (self.bounds != "exact" or not callable(self.exact_for)):
-            bad.append("exact_for is a callable of an 'exact' family")
-        if self.reads is not None and not callable(self.reads):
-            bad.append("reads is a callable")
-        choices = {"value": VALUES, "summary": SUMMARIES, "level": ("rel", "gains"), "better": ("higher", "lower"),
-                   "cutoff": ("optional", "required", "none")}
-        bad += [f"{name} must be one of {allowed}" for name, allowed in choices.items() if getattr(self, name) not in allowed]
-        if any(nick not in NICKNAMES for trec_name in self.trec for nick in trec_name.nick):
-            bad.append(f"nicknames must be among {NICKNAMES}")
-        if any(trec_name.base not in TREC_ORDER for trec_name in self.trec if trec_name.nick):
-            bad.append("a trec_eval measure in a nickname needs its place in TREC_ORDER")
-        if not callable(self.extremes) and self.extremes not in EXTREMES:
-            bad.append(f"extremes must be one of {EXTREMES}")
-        if not (self.formula and self.cite):
-            bad.append("no formula or citation")
-        return bad
+        exact = self.bounds == "exact"
+        choices = {"bounds": BOUNDS, "value": VALUES, "summary": SUMMARIES, "level": ("rel", "gains"),
+                   "better": ("higher", "lower"), "cutoff": ("optional", "required", "none")}
+        problems = {
+            "no kernel": not callable(self.kernel),
+            "no gain": not callable(self.gain),
+            "bounds='exact' needs an expectation": exact and not callable(self.expectation),
+            "exact_for is a callable of an 'exact' family": self.exact_for is not None and not (exact and callable(self.exact_for)),
+            "reads is a callable": self.reads is not None and not callable(self.reads),
+            f"nicknames must be among {NICKNAMES}": any(n not in NICKNAMES for t in self.trec for n in t.nick),
+            "a trec_eval measure in a nickname needs its place in TREC_ORDER": any(t.base not in TREC_ORDER
+                                                                                  for t in self.trec if t.nick),
+            f"extremes must be one of {EXTREMES}": not callable(self.extremes) and self.extremes not in EXTREMES,
+            "no formula or citation": not (self.formula and self.cite),
+        }
+        return [f"{name} must be one of {allowed}" for name, allowed in choices.items() if getattr(self, name) not in allowed] \
+            + [problem for problem, found in problems.items() if found]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -212,16 +201,13 @@ class Variant:
         return self.kind in ("bound", "ratio", "distribution")
 
     def check(self) -> list:
-        bad = []
-        if self.kind not in VARIANT_KINDS:
-            bad.append(f"kind must be one of {VARIANT_KINDS}")
-        if self.kind == "ratio" and not callable(self.normalise):
-            bad.append("a ratio variant needs a normalise callable")
-        if self.kind == "bound" and self.bound not in ("E", "IUB", "WLB"):
-            bad.append("a bound variant names its bound (E, IUB or WLB)")
-        if self.kind == "holes" and self.bound not in HOLE_BOUNDS:
-            bad.append(f"a holes variant names its bound (one of {', '.join(HOLE_BOUNDS)})")
-        return bad
+        problems = {
+            f"kind must be one of {VARIANT_KINDS}": self.kind not in VARIANT_KINDS,
+            "a ratio variant needs a normalise callable": self.kind == "ratio" and not callable(self.normalise),
+            "a bound variant names its bound (E, IUB or WLB)": self.kind == "bound" and self.bound not in ("E", "IUB", "WLB"),
+            f"a holes variant names its bound (one of {', '.join(HOLE_BOUNDS)})": self.kind == "holes" and self.bound not in HOLE_BOUNDS,
+        }
+        return [problem for problem, found in problems.items() if found]
 
 
 class Gains(dict):
@@ -241,17 +227,18 @@ VARIANTS: dict[str, Variant] = {}
 
 def register(family: Family) -> Family:
     """Add a family; refuses a duplicate name, alias or trec_eval name, and an incomplete record."""
-    taken = {name for other in FAMILIES.values() for name in (other.name, *other.aliases)}
-    trec_taken = {trec_name.base for other in FAMILIES.values() for trec_name in other.trec}
-    for name in (family.name, *family.aliases):
-        if name in taken:
-            raise ValueError(f"duplicate measure family {name}")
-    for trec_name in family.trec:
-        if trec_name.base in trec_taken:
-            raise ValueError(f"duplicate trec_eval name {trec_name.base}")
+    taken, trec_taken = _family_names(), {t.base for other in FAMILIES.values() for t in other.trec}
+    clash = [f"duplicate measure family {name}" for name in (family.name, *family.aliases) if name in taken]
+    clash += [f"duplicate trec_eval name {t.base}" for t in family.trec if t.base in trec_taken]
+    if clash:
+        raise ValueError(clash[0])
     _refuse(f"measure family {family.name}", family.check())
     FAMILIES[family.name] = family
     return family
+
+
+def _family_names() -> set:
+    return {name for other in FAMILIES.values() for name in (other.name, *other.aliases)}
 
 
 def _refuse(record: str, problems: list) -> None:
@@ -262,11 +249,9 @@ def _refuse(record: str, problems: list) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class TextFamily:
-    """A summarisation measure (``ulnorm-eval summ``): a summary scored against its references, a
-    document playing the part of a query and a system that of a run.  ``scores``: the ``score=``
-    choices (the first is the default); ``variants``: the names of the :class:`Variant` records it
-    takes (summ calls UL1, UL2 by their aliases UE1, UE2); ``expectation_formula``: its E
-    under a random summary of the source; ``default``: among ``summ``'s default measures."""
+    """A summarisation measure (``ulnorm-eval summ``; a document plays a query, a system a run):
+    ``scores`` the ``score=`` choices (the first the default), ``variants`` the :class:`Variant`
+    records it takes, ``default``: among ``summ``'s default measures."""
 
     name: str
     formula: str
@@ -283,8 +268,7 @@ TEXT_FAMILIES: dict = {}  # name -> TextFamily, in registration order (core/text
 def register_text(family: TextFamily) -> TextFamily:
     """Add a summarisation measure; refuses a name taken by any measure or variant, and a variant
     that is not registered."""
-    taken = {name for other in FAMILIES.values() for name in (other.name, *other.aliases)} | set(TEXT_FAMILIES) | set(VARIANTS)
-    if family.name in taken:
+    if family.name in _family_names() | set(TEXT_FAMILIES) | set(VARIANTS):
         raise ValueError(f"duplicate measure {family.name}")
     unknown = [variant for variant in family.variants if variant not in VARIANTS]
     if unknown:

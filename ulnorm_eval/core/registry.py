@@ -1,10 +1,9 @@
-"""Measures and variants by name: the parser, and :class:`Measure`/:class:`Metric`, the values it returns.
+"""Measures and variants by name: the parser, and :class:`Measure`/:class:`Metric`, what it returns.
 
 A *measure* is a family plus parameters (``nDCG(dcg='exp-log2')@10``); a *variant* wraps a measure
-(``UL2(nDCG@10)``).  Each has one canonical string, which is what every output prints and what
-``parse`` reads back.  Names follow ir_measures' syntax; trec_eval's names (``ndcg_cut.10,20``,
-``map``, ``P_10``) are accepted too and can be printed with ``--names trec``.  Everything here is
-derived from the records (:mod:`ulnorm_eval.core.records`): nothing here names a family.
+(``UL2(nDCG@10)``).  Each has one canonical string, printed and read back; ir_measures' syntax, and
+trec_eval's names (``ndcg_cut.10,20``, ``map``, ``P_10``).  All derived from the records: nothing here
+names a family.
 """
 from __future__ import annotations
 
@@ -78,16 +77,13 @@ class Measure:
         if self.foreign is not None:
             return str(self.foreign)
         fam = FAMILIES[self.family]
-        shown = []
         given = dict(self.params)
         at = next((p for p in fam.params if p.at), None)
         if at is not None:  # ir_measures' IPrec@0.2: the parameter is written after @
             params = "(" + ",".join(f"{k}={_fmt(v)}" for k, v in self.params if k != at.name) + ")"
             return self.family + (params if params != "()" else "") + f"@{given.get(at.name, at.default):g}"
-        for p in fam.params:
-            value = given.get(p.name, p.default)
-            if value != p.default or p.always_show:
-                shown.append(f"{p.name}={_fmt(value)}")
+        values = [(p, given.get(p.name, p.default)) for p in fam.params]
+        shown = [f"{p.name}={_fmt(value)}" for p, value in values if value != p.default or p.always_show]
         s = self.family + (f"({','.join(shown)})" if shown else "")
         return s + (f"@{self.cutoff}" if self.cutoff is not None else "")
 
@@ -98,8 +94,7 @@ class Measure:
 
     @property
     def bounds(self) -> str:
-        """'exact', 'montecarlo' or 'none' (ir_measures measures: Monte Carlo); a measure of an exact
-        family whose closed form does not cover its parameters is Monte Carlo (``Family.exact_for``)."""
+        """'exact', 'montecarlo' or 'none' (``Family.bounds_of``; ir_measures' measures: Monte Carlo)."""
         return self.record.bounds_of(self) if self.record else "montecarlo"
 
     @property
@@ -112,12 +107,8 @@ class Measure:
         return self.record is not None and self.record.better == "lower"
 
     def trec_name(self) -> str:
-        """trec_eval's output name where one exists (``ndcg_cut_10``), else the canonical name.
-
-        The first of the family's TrecName records that fits the measure names it.  An explicit
-        rel= is not trec_eval's measure (its level is the global -l): such a measure keeps its
-        canonical name, so `-m AP -m 'AP(rel=2)'` cannot print two `map` rows.
-        """
+        """trec_eval's output name (``ndcg_cut_10``): the first of the family's TrecName records that
+        fits; else (an explicit rel=, say: trec_eval's level is the global -l) the canonical name."""
         fam = self.record
         if fam is None:
             return str(self)
@@ -148,17 +139,14 @@ class Metric:
 
     @property
     def own_scale(self) -> bool:
-        """The values are the measure's own, under other judgments (the hole variants LB, UB, BS, BSLO,
-        BSHI; CL): they take the measure's summary rule and number format.  Other variants are ratios
-        or prior-based values, defined only for measures whose 'all' row is a mean (the others refuse
-        them: evaluate.expand)."""
+        """The values are the measure's own under other judgments (the hole variants; CL): they take the
+        measure's summary rule and number format (other variants only measures whose 'all' row is a mean)."""
         return not self.variant or VARIANTS[self.variant].kind in ("holes", "condensed")
 
     @property
     def summary(self) -> str:
-        """How the 'all' row is formed: the family's rule for the measure and for a variant whose values
-        are the measure's own (GMAP's LB is a geometric mean, CL(num_ret) a sum); the others the variants'
-        declared rule, the mean of their per-query values (records.VARIANT_AGGREGATE)."""
+        """How the 'all' row is formed: the family's rule for the measure and an :attr:`own_scale` variant
+        (GMAP's LB a geometric mean), else records.VARIANT_AGGREGATE."""
         return self.measure.summary if self.own_scale else VARIANT_AGGREGATE
 
     def trec_name(self) -> str:
@@ -496,11 +484,9 @@ def _spellings() -> list[str]:
 
 
 def _parse_folded(text: str, error: UnknownMeasure) -> list[Metric]:
-    """``text`` whose leading name is a record's name in another case (``ndcg@10``, ``RPREC``, ``p_10``),
-    read with the record's spelling: each spelling that equals the text's start without case (and ends
-    where a name ends) is tried; the measures they give must agree (``Rbp`` is RBP or trec_eval's rbp:
-    refused, naming both).  When none fits, ``error`` (the exact reading's) is raised, or, if that was
-    an unknown name, the first spelling's own error (a bad parameter: ``ndcg(foo=1)@10``)."""
+    """``text`` whose leading name is a record's name in another case (``ndcg@10``, ``p_10``), read with
+    each spelling that fits; they must agree (``Rbp``: RBP or rbp, refused).  When none fits,
+    ``error``, or for an unknown name the first spelling's own error (``ndcg(foo=1)@10``)."""
     found, errors = {}, []
     for name in _spellings():
         head, rest = text[:len(name)], text[len(name):]
@@ -542,10 +528,8 @@ _PREFIXED = re.compile(r"([A-Za-z][A-Za-z0-9]*)_(.+)")
 
 
 def _parse_wrapped(text: str) -> list[Metric] | None:
-    """A variant around any measure name, trec_eval's included: ``UL2(map)``, ``UL2(ndcg_cut.10)``
-    (one variant per measure: ``E(P.5,10)`` is E(P@5), E(P@10)), and the variant-prefixed names
-    ``--names trec`` prints (``ul2_map``, ``e_ndcg_cut_10``, ``db_P_5``).  None when ``text`` has
-    neither form (the caller's error stands)."""
+    """A variant around any measure name, trec_eval's included (``UL2(map)``, ``E(P.5,10)``), or
+    prefixed as ``--names trec`` prints it (``ul2_map``); None for neither form."""
     for pattern, whole in ((_WRAPPED, True), (_PREFIXED, False)):
         m = pattern.fullmatch(text)
         if m is None:
@@ -566,13 +550,9 @@ def _parse_wrapped(text: str) -> list[Metric] | None:
 
 
 def expand_names(names, trec_version: str | int = 10) -> list:
-    """Names with trec_eval's nicknames (all_trec, official, set) expanded, in trec_eval's order.
-
-    As trec_eval, a measure given with parameters replaces the same measure in a nickname:
-    ``-m all_trec -m relstring.20`` prints relstring_20, not relstring and relstring_20.
-    ``trec_version`` 9: the nicknames hold only what trec_eval 9 had (no unj, rbp, rbp_resid: the
-    records' ``since``), and a trec_eval name it did not have is refused, as trec_eval 9 refused it.
-    """
+    """Names with trec_eval's nicknames (all_trec, official, set) expanded, in trec_eval's order; as
+    trec_eval, a measure given with parameters replaces the same measure in a nickname (``-m all_trec
+    -m relstring.20``).  ``trec_version`` 9: only what trec_eval 9 had (the records' ``since``)."""
     version = int(trec_version)
     out = []
     for n in names:
@@ -588,9 +568,8 @@ def expand_names(names, trec_version: str | int = 10) -> list:
 
 
 def trec_repeats(names) -> str | None:
-    """The error for a trec_eval measure given twice with different parameters (``-m P.5 -m P.10``),
-    or None.  trec_eval keeps the first and silently ignores the others; a drop-in (``--names trec``)
-    refuses instead of printing lines trec_eval would not, or dropping one without a word."""
+    """The error for a trec_eval measure given twice with different parameters (``-m P.5 -m P.10``;
+    trec_eval silently keeps the first), or None."""
     first: dict = {}
     for n in names:
         base, dot, arg = n.strip().partition(".")
@@ -638,9 +617,8 @@ def with_variant(metric: Metric, variant: str) -> Metric:
 
 @contextlib.contextmanager
 def temporary_records():
-    """Families, variants and summarisation families registered inside the block are gone after it,
-    and those it replaced are back (the native families are registered before, as this module's import
-    does): a scratch registry for docs/architecture.md's worked example and for tests."""
+    """A scratch registry (docs/architecture.md's worked example, tests): the families, variants and
+    summarisation families registered inside the block are gone after it, those it replaced back."""
     saved = [(table, dict(table)) for table in (FAMILIES, VARIANTS, TEXT_FAMILIES)]
     try:
         yield

@@ -1,16 +1,9 @@
-"""ROUGE-1/2/L of summaries, their expected value under the source's unigram model and an extractive
-oracle upper bound (Feng 2023, ch. 5.2 and 9; docs/summarisation.md, "The maths").
-
-rouge-score's tokens, then numpy over token ids.  A summary of L tokens against a reference of m:
-M = the clipped n-gram overlap (the LCS length for ROUGE-L), P = M / max(L', 1), R = M / max(m', 1)
-(L', m': numbers of n-grams), F = 2PR / (P + R) (0 when P + R = 0); several references combine as
-rouge-score's ``score_multi`` (``max``: the reference with the highest F, the first on ties), by
-their ``mean``, or ``pooled`` (Lin 2004; Feng 2023 eq. 3.5): P = sum_r M_r / (n L'), R = sum_r M_r / sum_r m_r'.
-
-E (Feng 2023 §9.1, eq. 9.1) is the score of L tokens drawn i.i.d. from p(w) = c(w) / sum c: exact for
-ROUGE-1 with ``mean``, ``pooled`` or one reference, E[M] = sum_w sum_{j=1..c_y(w)} P(Bin(L, p_w) >= j),
-with P, R and F linear in M; Monte Carlo otherwise.  I is 1, or ROUGE-1's extractive oracle: the best
-score of any L tokens of the source (:func:`oracle_rouge1`).
+"""ROUGE-1/2/L of summaries (Lin 2004, as rouge-score over its tokens), their expected value under the
+source's unigram model (Feng 2023 §9.1, eq. 9.1) and ROUGE-1's extractive oracle; the formulas and
+their proofs are in docs/summarisation.md, "The maths".  A summary of L tokens against a reference of
+m: M = the clipped n-gram overlap (the LCS for ROUGE-L), P = M / max(L', 1), R = M / max(m', 1),
+F = 2PR / (P + R); references combined by ``max`` (rouge-score's ``score_multi``), ``mean`` or
+``pooled`` (Feng 2023 eq. 3.5: P = sum_r M_r / (n L'), R = sum_r M_r / sum_r m_r').
 """
 from __future__ import annotations
 
@@ -105,13 +98,8 @@ def lcs_cells(width: int, rows: int, refs) -> int:
 
 def lcs_prefix(cands: np.ndarray, refs, keep=None) -> np.ndarray:
     """LCS lengths T[i, c, r] of the first i tokens of candidate row c against reference r, i = 0..width
-    (``keep``: only the sorted, distinct prefix lengths i wanted, in that order).
-
-    The table's recurrence along one side (:func:`_lcs_sweep`), looping over the shorter: candidate
-    tokens, each step the table's row C[i][.] over the reference tokens, or reference tokens, each
-    step the column C[.][j] over every candidate prefix at once.  -1 (pads, unknown tokens) and a
-    reference's pads, -2, never match.
-    """
+    (``keep``: only the sorted, distinct prefix lengths wanted): the recurrence (:func:`_lcs_sweep`)
+    along the shorter side.  -1 (pads, unknown tokens) and a reference's pads, -2, never match."""
     ref_matrix = _pad(refs, fill=-2).astype(np.int32)
     cand_matrix = cands.astype(np.int32)
     D, W = cands.shape
@@ -247,31 +235,21 @@ def expected_rouge1(doc: DocTokens, L: int, how: str = "mean", length: str = "ca
         raise ValueError("E[ROUGE-1] with max over several references has no closed form; use expected_mc")
     ref_lengths = np.array([len(r) for r in doc.refs], dtype=np.float64)
     lengths_int = ref_lengths.astype(np.int64) if length == "reference" else np.full(len(doc.refs), int(L))
-    expected_matches = expected_overlap1(doc, lengths_int)
-    lengths_float = lengths_int.astype(np.float64)
-    if how == "pooled":
-        tot = float(ref_lengths.sum())
-        n_c = float(lengths_float.sum())  # n L for a common L; with reference lengths the pooled peer count
-        p = expected_matches.sum() / max(n_c, 1.0)
-        r = expected_matches.sum() / max(tot, 1.0)
-        f = 2 * expected_matches.sum() / (n_c + tot) if n_c + tot > 0 else 0.0
-        return float(p), float(r), float(f)
-    p = expected_matches / np.maximum(lengths_float, 1.0)
-    r = expected_matches / np.maximum(ref_lengths, 1.0)
-    f = np.where(lengths_float + ref_lengths > 0,
-                 2 * expected_matches / np.maximum(lengths_float + ref_lengths, 1.0), 0.0)
+    M, n_c, n_r = expected_overlap1(doc, lengths_int), lengths_int.astype(np.float64), ref_lengths
+    if how == "pooled":  # the sums over references (n L for a common L)
+        M, n_c, n_r = (np.array([part.sum()]) for part in (M, n_c, n_r))
+    p = M / np.maximum(n_c, 1.0)
+    r = M / np.maximum(n_r, 1.0)
+    f = np.where(n_c + n_r > 0, 2 * M / np.maximum(n_c + n_r, 1.0), 0.0)
     return float(p.mean()), float(r.mean()), float(f.mean())
 
 
 def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, seed: int = 0,
                 length: str = "candidate", types=ROUGE_TYPES):
-    """Monte Carlo E and its standard error of ROUGE-1/2/L for draws of each length in ``lengths``.
-
-    One set of ``draws`` i.i.d. sequences of max(lengths) tokens from p(w) = c(w)/sum c serves every
-    length: a prefix of an i.i.d. sequence is an i.i.d. sequence (common random numbers).  Returns
-    {type: (mean[len, 3], se[len, 3])} with columns P, R, F.  With ``length='reference'`` each
-    reference is scored against the prefix of its own length and ``lengths`` is ignored (one row).
-    """
+    """Monte Carlo E and its standard error of ROUGE-1/2/L for draws of each length in ``lengths``, from
+    one set of ``draws`` i.i.d. sequences of the longest (their prefixes serve the others): {type:
+    (mean[len, 3], se[len, 3])}, columns P, R, F.  ``length='reference'``: each reference against the
+    prefix of its own length (one row; ``lengths`` ignored)."""
     rng = np.random.default_rng(seed)
     ref_lengths = np.array([len(ref_index) for ref_index in doc.refs], dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
@@ -318,10 +296,8 @@ def _matches(seqs, refs, L, n, V, T, which: list) -> np.ndarray:
 
 
 def _oracle_sum(C, source_counts, L, weights) -> np.ndarray:
-    """Overlaps per reference of the x (sum x = L, x_w <= c_s(w)) maximising sum_r weights_r M_r(x).
-
-    The objective is separable and each term concave in x_w: the j-th copy of w gains
-    sum_r weights_r [c_r(w) >= j], non-increasing in j, so the L largest gains are optimal."""
+    """Overlaps per reference of the x (sum x = L, x_w <= c_s(w)) maximising sum_r weights_r M_r(x): the
+    L largest gains sum_r weights_r [c_r(w) >= j] of a j-th copy of w (separable and concave)."""
     jmax = int(min(source_counts.max(initial=0), C.max(initial=0)))
     if jmax == 0 or L == 0:
         return np.zeros(C.shape[0])
@@ -337,12 +313,9 @@ def _oracle_sum(C, source_counts, L, weights) -> np.ndarray:
 
 
 def oracle_rouge1(doc: DocTokens, L: int, how: str = "max"):
-    """(P, R, F) of the extractive ROUGE-1 oracle of length L (see the module docstring).
-
-    ``max``: each reference's own oracle min(L, sum_w min(c_r(w), c_s(w))), scored as ``score_multi``
-    (P and R are those of the reference with the best F).  ``mean``: each of P, R, F maximised on its own
-    (weights 1/L, 1/m_r, 2/(L+m_r) per reference).  ``pooled``: all three maximised by the largest
-    summed overlap."""
+    """(P, R, F) of the extractive ROUGE-1 oracle of length L: ``max``, each reference's own oracle
+    min(L, sum_w min(c_r(w), c_s(w))) scored as ``score_multi``; ``mean``, each of P, R, F maximised on
+    its own (weights 1, 1/m_r, 2/(L+m_r)); ``pooled``, by the largest summed overlap."""
     L = int(L)
     V = doc.n_ref_vocab
     ref_lengths = np.array([len(r) for r in doc.refs], dtype=np.int64)
@@ -350,16 +323,11 @@ def oracle_rouge1(doc: DocTokens, L: int, how: str = "max"):
     C = np.stack([np.bincount(ref, minlength=V)[:V] for ref in doc.refs])
     if how == "max" or len(doc.refs) == 1:
         M = np.minimum(L, np.minimum(C, source_counts[None, :]).sum(1))
-        p, r, f = combine(M[None, :], L, ref_lengths, how)
-        return float(p[0]), float(r[0]), float(f[0])
-    if how == "pooled":
+    elif how == "pooled":
         M = _oracle_sum(C, source_counts, L, np.ones(len(ref_lengths)))
-        p, r, f = combine(M[None, :], L, ref_lengths, "pooled")
-        return float(p[0]), float(r[0]), float(f[0])
-    lrf = ref_lengths.astype(np.float64)
-    out = []
-    for scheme, weights in enumerate((np.ones(len(ref_lengths)), 1.0 / np.maximum(lrf, 1.0),
-                                      2.0 / np.maximum(L + lrf, 1.0))):
-        M = _oracle_sum(C, source_counts, L, weights)
-        out.append(float(combine(M[None, :], L, ref_lengths, "mean")[scheme][0]))
-    return tuple(out)
+    else:  # mean: each of P, R, F maximised on its own
+        lrf = ref_lengths.astype(np.float64)
+        schemes = (np.ones(len(ref_lengths)), 1.0 / np.maximum(lrf, 1.0), 2.0 / np.maximum(L + lrf, 1.0))
+        return tuple(float(combine(_oracle_sum(C, source_counts, L, weights)[None, :], L, ref_lengths, "mean")[scheme][0])
+                     for scheme, weights in enumerate(schemes))
+    return tuple(float(part[0]) for part in combine(M[None, :], L, ref_lengths, how))

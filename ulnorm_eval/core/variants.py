@@ -1,8 +1,5 @@
 """The variant records: bounds, normalisations, the distribution-based percentile, prior-run variants.
-
-Adding a normalisation = one :class:`~ulnorm_eval.core.records.Variant` record below plus its
-array function in :mod:`ulnorm_eval.core.normalise`.  The normalisers are reached through small
-deferred wrappers so that listing the variants (``--help``) never imports numpy.
+A normalisation is a record below plus its array function in :mod:`ulnorm_eval.core.normalise`.
 """
 from __future__ import annotations
 

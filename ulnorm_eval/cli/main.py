@@ -131,18 +131,15 @@ def retired_norm_hint(paths) -> None:
                  "--norm's short form)")
 
 
-def check_trec_formats(rel_format, results_format, debug_level) -> None:
-    """trec_eval's -R, -T and -D: their defaults are what ulnorm-eval does; anything else is refused
-    with the reason (exit 2)."""
-    if rel_format not in (None, "qrels"):
-        raise click.UsageError(f"-R {rel_format}: only trec_eval's default 'qrels' is read; preference and "
-                               "judgement-group files (prefs, qrels_prefs, qrels_jg) feed trec_eval's prefs_* and *_avgjg "
-                               "measures, which ulnorm-eval does not compute")
-    if results_format not in (None, "trec_results"):
-        raise click.UsageError(f"-T {results_format}: trec_eval 10 reads only 'trec_results', as ulnorm-eval does")
-    if debug_level is not None and debug_level.strip() not in ("0", "+0", "-0"):
-        raise click.UsageError(f"-D {debug_level}: trec_eval's debug printout is not reproduced; only -D 0 "
-                               "(its default) is accepted")
+# trec_eval's -R, -T and -D: their defaults are what ulnorm-eval does; anything else is refused with the reason
+TREC_FORMATS = {
+    "rel_format": ("-R", ("qrels",), "only trec_eval's default 'qrels' is read; preference and judgement-group files "
+                   "(prefs, qrels_prefs, qrels_jg) feed trec_eval's prefs_* and *_avgjg measures, which ulnorm-eval "
+                   "does not compute"),
+    "results_format": ("-T", ("trec_results",), "trec_eval 10 reads only 'trec_results', as ulnorm-eval does"),
+    "debug_level": ("-D", ("0", "+0", "-0"), "trec_eval's debug printout is not reproduced; only -D 0 (its default) "
+                    "is accepted"),
+}
 
 
 # `eval --help`: the options a first-time user needs, in short (--help-all: every option, whole)
@@ -271,8 +268,8 @@ def trec_defaults(options: dict) -> tuple[dict, list]:
     from .trec import trec_settings
 
     settings = trec_settings(options)
-    keys = ("measures", "variants", "names", "fmt", "precision", "strict_queries", "trec_nan", "rel_level")
-    return {**options, **{key: settings[key] for key in keys}}, list(settings["notes"])
+    notes = settings.pop("notes")
+    return {**options, **settings}, notes
 
 
 def check_eval_options(opts: dict) -> None:
@@ -281,7 +278,9 @@ def check_eval_options(opts: dict) -> None:
     outputs_checked()
     check_parallel(opts["jobs"], opts["scheduler"])
     retired_norm_hint([opts["qrels"], *opts["runs"]])
-    check_trec_formats(opts["rel_format"], opts["results_format"], opts["debug_level"])
+    for key, (flag, accepted, reason) in TREC_FORMATS.items():
+        if opts[key] is not None and opts[key].strip() not in accepted:
+            raise click.UsageError(f"{flag} {opts[key]}: {reason}")
     if opts["baseline"] is None and (opts["max_drop"] is not None or opts["test"] is not None):
         raise click.UsageError("--max-drop and --test need --baseline RUN")
     if opts["alpha"] is not None and opts["baseline"] is None and not opts["ci"]:
@@ -290,8 +289,6 @@ def check_eval_options(opts: dict) -> None:
         raise click.UsageError("-c (every qrels query) and --run-queries-only contradict each other")
     if opts.get("holes_list") and not opts["holes"]:
         raise click.UsageError("--holes-list N needs --holes: it names the holes whose grades move the bounds --holes prints")
-    if sum(run == "-" for run in (*opts["runs"], opts["baseline"])) > 1:
-        raise click.UsageError("standard input ('-') can be given once")
 
 
 def eval_request(given: dict):

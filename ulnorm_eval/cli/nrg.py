@@ -79,14 +79,11 @@ def nrg_request(opts: dict):
     itself before any input is read; -o never names an input."""
     from ..analysis.nrg import NRGRequest
     outputs_checked()
-    chosen = [flag for key, (flag, _) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)]
+    chosen = [(flag, protocol) for key, (flag, protocol) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)]
     if len(chosen) > 1:
-        raise click.UsageError(f"{' and '.join(chosen)} exclude each other")
+        raise click.UsageError(f"{' and '.join(flag for flag, _ in chosen)} exclude each other")
     if opts["best_by"] and opts["group_by"] is None:
         raise click.UsageError("--best-by needs --group-by")
-    if sum(run == "-" for run in (*opts["runs"], *opts["priors"])) > 1:
-        raise click.UsageError("standard input ('-') can be given once")
     check_parallel(opts["jobs"], opts["scheduler"])
-    protocol = next((flag_protocol for key, (_, flag_protocol) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)), "fixed")
-    return record(NRGRequest, opts, measures=list(opts["measures"]) or None, protocol=protocol,
+    return record(NRGRequest, opts, measures=list(opts["measures"]) or None, protocol=chosen[0][1] if chosen else "fixed",
                   options=make_options(opts))

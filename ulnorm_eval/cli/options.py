@@ -198,18 +198,15 @@ class HolesSpec(click.ParamType):
         from ..core.holes import World
 
         parts = [part.strip() for part in str(value).split(",") if part.strip()]
-        modes = [part for part in parts if _is_world(part)]
         acts = [part for part in parts if part in ("warn", "fail")]
-        bad = [part for part in parts if not _is_world(part) and part not in ("warn", "fail")]
-        if any(part.startswith("open=") for part in bad):
-            try:
-                World.parse(next(part for part in bad if part.startswith("open=")))
-            except ValueError as exc:
-                self.fail(str(exc).removeprefix("--holes "), param, ctx)
-        if bad or len(modes) > 1 or len(acts) > 1 or not parts:
+        worlds = [part for part in parts if part not in ("warn", "fail")]
+        if len(worlds) > 1 or len(acts) > 1 or not parts:
             self.fail(f"{value!r}: give open=est, closed, open, open=N or open=P%, and/or warn or fail, e.g. --holes "
                       "open=10,fail", param, ctx)
-        return (str(World.parse(modes[0])) if modes else DEFAULT_WORLD, acts[0] if acts else None)
+        try:
+            return (str(World.parse(worlds[0])) if worlds else DEFAULT_WORLD, acts[0] if acts else None)
+        except ValueError as exc:
+            self.fail(str(exc).removeprefix("--holes "), param, ctx)
 
 
 def _is_world(text: str) -> bool:

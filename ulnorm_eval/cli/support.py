@@ -1,5 +1,5 @@
-"""What every command shares: click's context settings, the one-line error exit, notes on stderr,
-list-valued options, and writing the output (stdout or an atomic -o FILE).  Only click is imported."""
+"""What every command shares: click's context settings, the one-line error exit, notes on stderr, the
+output's format, and writing the output (stdout or an atomic -o FILE).  Only click is imported."""
 from __future__ import annotations
 
 import contextlib
@@ -7,9 +7,8 @@ import sys
 
 import click
 
-__all__ = ["CONTEXT", "fail", "flush", "said_once", "write_output",
-           "write_outputs_then",
-           "output_format", "safe", "EXTENSIONS", "refusals", "progress_bar", "outputs_checked", "plot_possible"]
+__all__ = ["CONTEXT", "fail", "flush", "said_once", "write_output", "write_outputs_then", "output_format", "safe",
+           "EXTENSIONS", "refusals", "progress_bar", "outputs_checked", "plot_possible", "table_layout", "table_list"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -96,14 +95,15 @@ def outputs_checked() -> None:
     check_outputs(click.get_current_context().params)
 
 
-def plot_possible(plot, error=click.UsageError) -> None:
-    """--plot FILE needs matplotlib (the 'plot' extra): ``error`` saying how to install it, before any input is read."""
+def plot_possible(plot) -> None:
+    """--plot FILE needs matplotlib (the 'plot' extra): click's usage error saying how to install it, before any
+    input is read."""
     import importlib.util
 
     if plot and importlib.util.find_spec("matplotlib") is None:
         from ..extras import missing_message
 
-        raise error(missing_message("plot"))
+        raise click.UsageError(missing_message("plot"))
 
 
 def progress_bar(wanted: bool):

@@ -137,8 +137,7 @@ def _check_lines(checks, names: str, baseline_gate: tuple) -> list:
 
 
 def _interval(run, metric, lead) -> str:
-    """After the leading normalisation's mean: its 95% interval against a random ordering, and whether it
-    holds 0."""
+    """After the leading normalisation's mean: its 95% interval against a random ordering, n.s. if it holds 0."""
     interval = getattr(run, "interval", {}).get(metric) if metric.variant == lead else None
     if interval is None or any(math.isnan(bound) for bound in interval):
         return ""
@@ -150,9 +149,8 @@ def caption_notes(result) -> dict:
     """What the means of the variants are, in the table caption's words: ``random``, the random ranking of
     the pool, and ``all_row``, the 'all' row of the normalisations (mean EM over N queries, ...); empty
     for summ's (no ranking pool, 'all' rows the means of per-document values) and plain measures."""
-    if any(getattr(metric.measure, "base", None) in TEXT_FAMILIES for metric in result.metrics):
-        return {}
-    if not pooled_shown(result.metrics):
+    if (any(getattr(metric.measure, "base", None) in TEXT_FAMILIES for metric in result.metrics)
+            or not pooled_shown(result.metrics)):
         return {}
     counts = {len(rr.qids) for rr in result.runs}
     rule = all_row_rule(result.metrics, result.options, f"{counts.pop()} queries" if len(counts) == 1 else "")
@@ -162,7 +160,4 @@ def caption_notes(result) -> dict:
 def _notes(result) -> list:
     """The caption's lines for --summary-md: :func:`caption_notes`, then the interval's."""
     out = [f"random = {text}" if key == "random" else text for key, text in caption_notes(result).items()]
-    caption = interval_caption(result) if out else ""
-    if caption:
-        out.append(caption)
-    return [_md(note) for note in out]
+    return [_md(note) for note in out + ([interval_caption(result)] if out else []) if note]

@@ -53,8 +53,7 @@ def repro_markdown(rep) -> str:
 
 
 def repro_outputs(rep, view: View) -> list:
-    """render.files.Output items: the tables in ``view.fmt`` (stdout or -o) and the Markdown summary
-    appended to --summary-md FILE."""
+    """render.files.Output items: the tables in ``view.fmt`` (stdout or -o), the Markdown to --summary-md."""
     outputs = [Output(view.output, render(rep.tables, view.fmt, view.precision, rep.meta))]
     if view.summary_md:
         outputs.append(Output(view.summary_md, repro_markdown(rep), append=True))

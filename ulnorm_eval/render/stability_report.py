@@ -97,11 +97,10 @@ def _table(rows, precision, meta) -> str:
     width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 200
     styles = terminal_styles()  # a terminal, not under NO_COLOR or TERM=dumb
     console = Console(file=buf, width=width, color_system="auto" if styles else None, force_terminal=styles)
-    ratio_cols = list(dict.fromkeys(column for row in rows for column in row if column.startswith("gain ")))
-    topic_cols = list(dict.fromkeys(column for row in rows for column in row if column.startswith("topics Φ")))
-    held = [column for column in ("phi fit-half",
-                                  "phi held-out", "phi held-out - log") if any(column in row for row in rows)]
-    shown = ["measure", "gain", "discount", "phi", "erho2", *held, *topic_cols, *ratio_cols, "residual", "converged"]
+    columns = list(dict.fromkeys(column for row in rows for column in row))
+    held = [column for column in ("phi fit-half", "phi held-out", "phi held-out - log") if column in columns]
+    topics, ratios = ([name for name in columns if name.startswith(head)] for head in ("topics Φ", "gain "))
+    shown = ["measure", "gain", "discount", "phi", "erho2", *held, *topics, *ratios, "residual", "converged"]
     title = (f"Stability on {meta.get('runs')} runs x {meta.get('topics')} topics (Kanoulas & Aslam 2009): "
              f"Φ and Eρ² at {meta.get('at_topics')} topics; topics needed for a target Φ")
     table = Table(title=title, title_justify="left", header_style="bold")
@@ -176,8 +175,7 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
 
 
 def stability_outputs(outcome, request, options: dict) -> list:
-    """render.files.Output items: the tables chosen in the format asked for (table on a terminal,
-    else tsv), and the picture (--plot)."""
+    """render.files.Output items: the tables (table on a terminal, else tsv) and the picture (--plot)."""
     opts, design, extra = options, outcome.design, outcome.extra
     at_topics, holdout = request.study.get("at_topics"), request.study.get("holdout")
     meta = {"qrels": str(request.qrels), "run_files": list(request.runs), "runs": len(request.runs),

@@ -48,8 +48,7 @@ def _aligned(head: list, body: list, left: int) -> list:
 
 
 def _footer(result, slots: list) -> list:
-    """The documents, missing summaries and undefined cases, what the 'all' rows are, then a line per
-    column shown."""
+    """The documents, missing summaries, undefined cases and 'all' rows, then a line per column shown."""
     docs = max((len(rr.qids) for rr in result.runs), default=0)
     missing = [f"{safe_text(rr.name)} {rr.missing}" for rr in result.runs if rr.missing]
     und = sum(int(n) for rr in result.runs for n in rr.undefined.values())
@@ -126,8 +125,7 @@ def correlation_table(corr, p: int) -> str:
 
 
 def _correlation_block(sub: list, dims: list, p: int) -> list:
-    """One level and method: the header, a row per metric and a PAI row per metric that has one; the
-    metric left, the numbers right."""
+    """One level and method: the header, a row per metric, then a PAI row per metric that has one."""
     import numpy as np
 
     def iv(lo, hi, digits):

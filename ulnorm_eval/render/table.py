@@ -139,17 +139,10 @@ def caption(result) -> str:
     else:
         how = (f"{cases} (left out by --undefined skip: "
                f"{UNDEFINED_MARK} per query, {MEAN_MARK} marks a mean over the defined queries only)")
-    pooled = pooled_shown(result.metrics)
-    parts = [q] + ([f"random = {pool_words(o)}"] if pooled else [])
-    parts += [f"ties {ties}", f"scores {o.score_precision}", how]
-    if o.depth:
-        parts.insert(1, f"depth {o.depth}")
-    if o.run_queries_only:
-        parts.insert(1, "run queries only")
-    holes = _holes_caption(result)
-    if holes:
-        parts.append(holes)
-    lines = ["; ".join(parts), all_row_rule(result.metrics, o, q), interval_caption(result), variants_legend(result.metrics)]
+    parts = [q, "run queries only" if o.run_queries_only else "", f"depth {o.depth}" if o.depth else "",
+             f"random = {pool_words(o)}" if pooled_shown(result.metrics) else "", f"ties {ties}",
+             f"scores {o.score_precision}", how, _holes_caption(result)]
+    lines = ["; ".join(filter(None, parts)), all_row_rule(result.metrics, o, q), interval_caption(result), variants_legend(result.metrics)]
     return "\n".join(line for line in lines if line)
 
 
@@ -414,8 +407,7 @@ class _TableGrid:
 
 
 def _fill_wide(g: _TableGrid) -> None:
-    """wide and shared: a row per measure, a column group per run (shared: the bounds equal for every
-    run first, in one column each)."""
+    """wide and shared: a row per measure, a column group per run (shared: bounds equal for all runs first)."""
     result, multi = g.result, g.multi
     shared = _shared_slots(g.shown, g.rows, g.slots, g.groups) if g.view.layout == "shared" and multi else []
     own = [s for s in g.slots if s not in shared]
@@ -437,8 +429,7 @@ def _fill_wide(g: _TableGrid) -> None:
 
 
 def _fill_runs(g: _TableGrid) -> None:
-    """stacked: a row per (run, measure), one group of columns; long: a row per (run, measure, variant),
-    four narrow columns."""
+    """stacked: a row per (run, measure); long: a row per (run, measure, variant), four narrow columns."""
     long = g.view.layout == "long"
     for head in ("run", "measure", "variant") if long else ("run", "measure"):
         g.col(head, False)

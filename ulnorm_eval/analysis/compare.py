@@ -372,27 +372,8 @@ def _overlap(result, m, ends: tuple, queries: tuple, pairs: tuple) -> np.ndarray
 PAIR_BLOCK_ELEMENTS = 4 << 20
 
 
-class _SilentBars:
-    """render.progress's interface showing nothing: a library call's (the command line hands its own)."""
-
-    @staticmethod
-    def shown(wanted: bool = True) -> bool:
-        return False
-
-    @staticmethod
-    def base_name(path: str) -> str:
-        return path
-
-    @staticmethod
-    def progress(paths, enabled: bool):
-        return contextlib.nullcontext(lambda description, path=None: None)
-
-    @staticmethod
-    def work_bar(enabled: bool, label: str, total=None):
-        return contextlib.nullcontext(_no_progress)
-
-
-def _no_progress(units: float = 1.0, total=None) -> None:
+def _no_progress(*args, **kw) -> None:
+    """A bar's ``advance(units, total)`` or a reading ``step(description, path)`` that shows nothing."""
     return None
 
 
@@ -668,16 +649,20 @@ def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
     # the runs' bytes on one bar with the time left (shown on a terminal for inputs over a few MB), then
     # the paired tests and swap trials on another; with hole bounds every run is read first (the holes
     # are shared by the runs) and evaluated after: a bar of runs then shows the evaluation
-    maker, paths = request.progress or _SilentBars, list(request.runs)
-    bars, base_name = maker.shown(True), maker.base_name
+    maker, paths = request.progress, list(request.runs)  # maker None (a library call's): no bars
+    bars, base_name = bool(maker) and maker.shown(True), maker.base_name if maker else str
+
+    def bar(shown, label, total=None):
+        return maker.work_bar(shown, label, total=total) if maker else contextlib.nullcontext(_no_progress)
+
     holes = request.holes or request.holes_bootstrap
     doing = "reading" if holes else "evaluating"
     inputs = CompareInputs(holes=request.holes, holes_bootstrap=request.holes_bootstrap,
                            refuse_disjoint=not request.allow_disjoint)
     settings = CompareSettings(**{"swap_between": sets, "pairs": request.pairs, **request.compare})
-    with maker.progress(paths, bars) as step, \
-            maker.work_bar(bars and holes, "evaluating the runs with their hole bounds (runs)", total=len(paths)) as evaluated, \
-            maker.work_bar(bars, "comparing: paired tests and swap trials (metrics)") as tick, \
+    with (maker.progress(paths, bars) if maker else contextlib.nullcontext(_no_progress)) as step, \
+            bar(bars and holes, "evaluating the runs with their hole bounds (runs)", total=len(paths)) as evaluated, \
+            bar(bars, "comparing: paired tests and swap trials (metrics)") as tick, \
             executor(q, request.jobs, request.scheduler, request.scheduler_timeout, len(paths)) as ex:
         done = [0]
 

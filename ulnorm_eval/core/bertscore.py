@@ -97,10 +97,9 @@ def bertscore(scorer, cands, refs, progress=False) -> np.ndarray:
 
 
 def _token_similarities(scorer, text: str, ties: str = "last"):
-    """Distinct token ids of ``text`` (special tokens excluded), in order of first occurrence (a
-    Python dict's order), and each one's cosine similarity to the mean token embedding (Algorithm
-    1's document embedding): its last occurrence's (``ties='last'``: ``D[token] = similarity`` in a
-    loop over the tokens) or its highest (``'max'``)."""
+    """Distinct token ids of ``text`` (special tokens excluded) in order of first occurrence, and each
+    one's cosine similarity to the mean token embedding: its last occurrence's (``ties='last'``,
+    Algorithm 1's ``D[token] = similarity``) or its highest (``'max'``)."""
     if ties not in TIES:
         raise ValueError(f"ties must be one of {', '.join(TIES)}")
     import torch
@@ -149,10 +148,8 @@ def n_tokens(scorer, text: str) -> int:
 
 
 def expected_summaries(scorer, source: str, lengths, order: str = "increasing", sims=None, ties: str = "last") -> list:
-    """Algorithm 1: for each k in ``lengths`` the first k distinct tokens of the dictionary sorted by similarity
-    in ``order`` ('increasing': the least similar first, as the listing; 'decreasing': the most
-    similar first), ties kept in dictionary order (Python's stable sort).  ``sims``: the source's
-    ``_token_similarities`` when already computed."""
+    """Algorithm 1: for each k in ``lengths`` the first k distinct tokens sorted by similarity in ``order``
+    ('increasing': the listing's), ties in dictionary order; ``sims``: :func:`_token_similarities`'."""
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}")
     tid, sim = sims if sims is not None else _token_similarities(scorer, source, ties)
@@ -162,9 +159,7 @@ def expected_summaries(scorer, source: str, lengths, order: str = "increasing", 
 
 @dataclass(kw_only=True)
 class BertScores:
-    """A[s, d, (P, R, F)], E[s, d, 3] (the same for every system of a document) and Algorithm 2's
-    hetero[d] = |E_F(most similar k) - E_F(least similar k)|; ``expected``: each document's expected
-    summaries (Algorithm 1 in the chosen order)."""
+    """A[s, d, (P, R, F)], E[s, d, 3], Algorithm 2's hetero[d] and each document's expected summaries."""
 
     A: np.ndarray
     E: np.ndarray

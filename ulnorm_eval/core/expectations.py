@@ -42,10 +42,9 @@ def expectation(pool: Pool, judgements: Judgements, measure, rel_level, paper: b
 
 
 def ideal(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = False) -> np.ndarray:
-    """IUB: M of the pool sorted by gain (the family's ``order`` key), descending (``paper``: the
-    family's paper_ideal, if any, for a measure with a cutoff); for a family whose record does not
-    prove that ordering the maximum ('search'), the maximum over every distinct arrangement of the
-    pool's classes (NaN, withheld, beyond ``ENUMERATE_LIMIT`` arrangements)."""
+    """IUB: M of the pool sorted by its key (:func:`pool_keys`), descending (``paper``: the family's
+    paper_ideal for a measure with a cutoff); 'search' families: the maximum over the arrangements of
+    the pool's classes (NaN beyond ``ENUMERATE_LIMIT``)."""
     fam = FAMILIES[measure.family]
     if paper and fam.paper_ideal is not None and measure.cutoff is not None:
         return fam.paper_ideal(random_pool(pool, judgements, measure, rel_level, paper))
@@ -56,9 +55,8 @@ def ideal(pool: Pool, judgements: Judgements, measure, rel_level, paper: bool = 
 
 
 def worst(pool: Pool, judgements: Judgements, measure, rel_level) -> np.ndarray:
-    """WLB: M of the pool sorted by gain, ascending (Westerborg 2022 §3.1, eqs. 3.2, 3.4), for a
-    family whose record proves that ordering the minimum; otherwise the minimum over every distinct
-    arrangement of the pool's classes (NaN, withheld, beyond ``ENUMERATE_LIMIT`` arrangements)."""
+    """WLB: M of the pool sorted by its key, ascending (Westerborg 2022 §3.1, eqs. 3.2, 3.4), for
+    'sorted' families; otherwise the minimum over the arrangements of the pool's classes (as IUB)."""
     if FAMILIES[measure.family].extremes_of(measure) != "sorted":
         return enumerated_bounds(pool, judgements, measure, rel_level)[2]
     pool = rows_for(pool, judgements, measure, rel_level)  # placeholders first, where they sort (gain 0)
@@ -221,11 +219,9 @@ class _RunBounds:
 def variant_values(run, judgements: Judgements, metrics: list, plain: dict, options, foreign=None,
                    cache: dict | None = None, candidates=None):
     """Values of every requested variant metric for one ranked run: (values, standard errors, undefined
-    masks), each keyed by Metric; an undefined query (core/normalise.py) scores ``options.undefined``.
-    ``foreign``: ``foreign_bounds`` and ``foreign_scorer`` of measures computed outside the core
-    (pipeline/irm_adapter.py); ``cache``: bounds on a pool the same for every run, kept across runs
-    (:func:`bounds_key`, then query id); ``candidates``: the Ranking of ``--pool FILE``.  Every metric
-    draws from the same keys (:class:`Keys`), so metrics on one pool see the same permutations."""
+    masks), each keyed by Metric.  ``foreign``: ``foreign_bounds`` and ``foreign_scorer`` of measures
+    computed outside the core (pipeline/irm_adapter.py); ``cache``: bounds on a pool the same for every
+    run (:func:`bounds_key`, then query id); ``candidates``: the Ranking of ``--pool FILE``."""
     run_bounds = _RunBounds(run, judgements, options, foreign, cache, candidates)
     run_bounds.draw_shared([wanted.measure for wanted in metrics if wanted.variant])
     values, stderr, undefined = {}, {}, {}

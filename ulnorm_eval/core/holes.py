@@ -37,10 +37,9 @@ def withheld_note(families, then: str = "name one to have it (e.g. -m 'BS(AP)')"
 
 @dataclass(frozen=True, kw_only=True)
 class World:
-    """Which documents a hole bound ranges over (docs/holes.md, "Worlds"): the holes of every run of
-    the command (one grade per document, shared by the runs), and beyond them nothing ('closed'), any
-    number of relevant documents ('open'), or at most N per query ('open=N'), P% of R ('open=P%') or
-    an estimated ceiling ('open=est', :func:`yield_ceiling`)."""
+    """Which documents a hole bound ranges over (docs/holes.md, "Worlds"): the runs' holes and beyond
+    them nothing ('closed'), any number ('open'), at most N per query ('open=N'), P% of R ('open=P%')
+    or an estimated ceiling ('open=est', :func:`yield_ceiling`) of relevant documents."""
 
     mode: str = "closed"
     ceiling: float | None = None  # open with a ceiling: at most this many (relative: a fraction of R)
@@ -326,7 +325,6 @@ def holes_reason(measure) -> str | None:
 def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="closed", others=None,
                 estimated=None) -> tuple:
     """(LB, UB) per row of a run's ranking: the family's kernel on its strategy's extreme assignments.
-
     ``mode``: a :class:`World` (or its text); ``others`` (per row): unjudged documents outside the
     ranking (other runs' holes, those below -M) that may take a grade in the closed world;
     ``estimated`` (per row): open=est's ceiling.  Outside documents move only R and the ideal: the
@@ -357,11 +355,8 @@ def hole_bounds(ranking: Ranking, judgements: Judgements, measure, level, mode="
         upper = upper if high_x is None else np.maximum(upper, high_x)
     if world.ceiling is None or free:
         return lower, upper
-    # the ceiling counts every unjudged document given a grade above 0, retrieved or not.  A relevant
-    # document outside the ranking lowers these measures at least as much as a relevant hole (both
-    # add to R and the ideal; the hole may also add to the gain), so the least value spends the whole
-    # ceiling outside: every hole at the least gain, C documents outside at the largest.  UB is the one
-    # above (no ceiling on the holes): true, possibly wider than the ceiling allows
+    # the least value spends the whole ceiling outside, every hole at the least gain (docs/holes.md,
+    # "Worlds"); UB is the one above (no ceiling on the holes): true, possibly wider than it allows
     rk0, filled = assign(ranking, judgements, [holes.fill(holes.g_lo)])
     least = fam.holes_outside(HoleContext(rk=rk0, J=filled, m=measure, level=level), cap)[0]
     return np.minimum(least, fam.kernel(rk0, filled, measure, _tiled_level(level, 1))), upper
@@ -371,10 +366,9 @@ REACH = 100_000  # outside documents written out per query at most (nDCG without
 
 
 def outside_by_r(holes: HoleContext, extra) -> tuple:
-    """Measures whose value is X / R (AP, GMAP, R@k): with ``extra`` more relevant documents outside
-    the ranking the value of an assignment is its kernel value times R_a / (R_a + extra), R_a the
-    relevant documents under the assignment (a closed form: nothing is written out per document).
-    The least assignment comes from the family's strategy reading R + extra (:attr:`HoleContext.R`)."""
+    """Measures whose value is X / R (AP, GMAP, R@k): with ``extra`` more relevant documents outside the
+    ranking, an assignment's kernel value times R_a / (R_a + extra) (R_a: its relevant documents), the
+    least assignment the family's strategy reading R + extra (:attr:`HoleContext.R`)."""
     fam, ranking = holes.family, holes.rk
     extra = np.asarray(extra, dtype=np.float64)
     low = fam.holes(HoleContext(rk=ranking, J=holes.J, m=holes.m, level=holes.level, outside=extra))[0] if holes.unj.any() \
@@ -389,10 +383,9 @@ def outside_by_r(holes: HoleContext, extra) -> tuple:
 
 
 def outside_written(holes: HoleContext, extra, reach=None) -> tuple:
-    """The least value with ``extra`` documents outside the ranking at the largest gain, written into
-    the judgements (nDCG: they enter the ideal).  Past ``reach`` documents (the cutoff: IDCG@k reads k)
-    more change nothing, so at most ``reach`` are written; without one, a row with more than
-    :data:`REACH` gets 0 (the open world's bound: true, and the ideal is not summed over them)."""
+    """The least value with ``extra`` documents outside the ranking at the largest gain, written into the
+    judgements (nDCG: they enter the ideal), at most ``reach`` of them (IDCG@k reads k); without one, a
+    row with more than :data:`REACH` gets 0 (true, and the ideal is not summed over them)."""
     extra = np.asarray(extra, dtype=np.float64)
     if reach is not None:
         extra = np.minimum(extra, float(reach))

@@ -1,13 +1,8 @@
-"""The two intervals of an 'all' row: against a random ordering, and over the topics.
-
-:func:`randomisation_interval`: the 'all' row minus a random ordering's, from its values on K = 999
-random orderings of each query's pool (Davison & Hinkley 1997 ch. 4, the exact Monte Carlo test
-inverted as a shift): the table's "EM vs random".  The percentile bootstrap (Efron & Tibshirani 1993
-ch. 13, topics resampled as Sakai 2006), ``eval --ci``: B resamples of the n queries with replacement
-(each query's columns together); t_b = f(the drawn queries' means) over the defined ones (NaN if none,
-or f undefined); [lo, hi] = the (1 - level)/2 and (1 + level)/2 percentiles of the finite t_b.  The
-resamples are a seeded count matrix C (B x n) shared by every measure of a run (joint intervals), each
-mean one product ``C @ x`` in whole numbers (the same bits on every BLAS).  Imports numpy only.
+"""The two intervals of an 'all' row: against a random ordering (:func:`randomisation_interval`, the
+table's "EM vs random"), and over the topics, ``eval --ci``: the percentile bootstrap (Efron &
+Tibshirani 1993 ch. 13, topics resampled as Sakai 2006), t_b = f(the drawn queries' means) on B
+resamples, [lo, hi] their (1 - level)/2 and (1 + level)/2 percentiles.  The resamples are a seeded
+count matrix C (B x n) shared by a run's measures, each mean ``C @ x`` in whole numbers (docs/bounds.md).
 """
 from __future__ import annotations
 
@@ -30,10 +25,8 @@ _KEPT_CELLS = 1 << 18  # kept only up to 2 MB: a larger one (2,000 queries: 16 M
 
 def resample_counts(n: int, resamples: int = RESAMPLES, seed: int = 0, start: int = 0, stop: int | None = None):
     """Rows ``start:stop`` of the B x n count matrix: how often each of ``n`` queries is drawn in each
-    resample of n draws with replacement, from one generator keyed by (seed, start).  The chunks
-    :func:`means_intervals` asks for depend on n only, so the same seed and n give the same matrix.
-    The last one of at most ``_KEPT_CELLS`` counts is kept, read-only: a command's runs share their
-    query set."""
+    resample of n draws with replacement, from one generator keyed by (seed, start).  The last one of at
+    most ``_KEPT_CELLS`` counts is kept, read-only: a command's runs share their query set."""
     stop = resamples if stop is None else stop
     if n * (stop - start) > _KEPT_CELLS:
         return _draw_counts(n, seed, start, stop)

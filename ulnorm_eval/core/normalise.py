@@ -37,10 +37,8 @@ def _div(num, den, undefined):
 
 
 def ul1(A, I, E, W=None):
-    """UL1 = UE1 = (A/I) * (A/(A+E)) (Karmaker & Feng 2022 eq. 5; Feng 2023 eq. 5.1).
-
-    Lies in [0, 1] but reaches 1 only when E = 0: the ideal ranking scores I/(I+E).
-    """
+    """UL1 = UE1 = (A/I) * (A/(A+E)) (Karmaker & Feng 2022 eq. 5; Feng 2023 eq. 5.1): in [0, 1], the
+    ideal ranking scoring I/(I+E)."""
     A, I, E = _arrays(A, I, E)
     und = undefined_mask(I, E, W) | _eq(I, 0) | _eq(A + E, 0)
     out = np.full(A.shape, np.nan)
@@ -50,10 +48,8 @@ def ul1(A, I, E, W=None):
 
 
 def ul2(A, I, E, W=None):
-    """UL2 = UE2 = (A-E)/(I-E) if A >= E else (A-E)/E (Karmaker & Feng 2022 eq. 6; Feng 2023 eq. 5.2).
-
-    1 at the ideal ranking, 0 at the random expectation, -1 only at A = 0.
-    """
+    """UL2 = UE2 = (A-E)/(I-E) if A >= E else (A-E)/E (Karmaker & Feng 2022 eq. 6; Feng 2023 eq. 5.2):
+    1 at the ideal ranking, 0 at the random expectation, -1 only at A = 0."""
     A, I, E = _arrays(A, I, E)
     above = A >= E
     den = np.where(above, I - E, E)
@@ -79,11 +75,8 @@ def em(A, I, E, W=None):
 
 
 def uew(A, I, E, W):
-    """UEW = (A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 at the worst ranking, 0 at random, 1 at the ideal.
-
-    Beyond the papers cited: UL2's lower branch divides by E, so its -1 is reached only when A = 0; dividing
-    by E - W makes the worst ranking of the pool exactly -1.
-    """
+    """UEW = (A-E)/(I-E) if A >= E else (A-E)/(E-W): -1 at the worst ranking, 0 at random, 1 at the ideal
+    (beyond the papers cited: UL2's lower branch reaches -1 only at A = 0)."""
     A, I, E, W = _arrays(A, I, E, W)
     above = A >= E
     den = np.where(above, I - E, E - W)

@@ -1,7 +1,6 @@
-"""Random permutations of the pools: Monte Carlo estimates and the distribution-based DB.  Draws are
-counter-based (:class:`Keys`: seed and query id), so any batching gives the same estimates.  Two
-exactly uniform samplers: a whole shuffle (:func:`_shuffled`), and the ranks alone of the documents
-a family's kernel ``reads`` (:func:`placed`) when they are at most half the pool.
+"""Random permutations of the pools: Monte Carlo estimates and the distribution-based DB, drawn from
+:class:`Keys` (any batching gives the same estimates) by two exactly uniform samplers: a whole shuffle
+(:func:`_shuffled`), or the ranks alone of the documents a kernel ``reads`` (:func:`placed`).
 """
 from __future__ import annotations
 
@@ -328,10 +327,8 @@ def n_arrangements(counts) -> int:
 
 
 def _enumerated(pool: Pool, judgements, measure, rel_level, active, limit: int, scorer):
-    """Yield (queries, values[G x M]): M over every distinct arrangement of the pool's classes (each
-    equally likely under a random permutation), for each active query with at most ``limit`` of them.
-    Classes: documents no kernel of ``measure`` tells apart (:func:`pool_keys`; ir_measures' measures:
-    equal grade and judged flag)."""
+    """Yield (queries, values[G x M]): M over every distinct arrangement of the pool's classes (documents
+    its kernel does not tell apart, :func:`pool_keys`), for each active query with at most ``limit``."""
     pool = pool.whole()
     key = pool_keys(pool,
                     judgements, measure, rel_level) if measure.native else np.where(pool.judged, pool.grade, -np.inf)

@@ -67,9 +67,8 @@ class Pool:
         return np.arange(len(self.row)) - self.starts[self.row]
 
     def ordered(self, key: np.ndarray, descending: bool) -> Ranking:
-        """The pool of every query sorted by ``key`` (one row per query), kept per key and per class
-        split (:func:`_packed_classes`): IUB and WLB of the measures sharing gains or classes share the
-        Ranking and its caches (docs/performance.md, ``Pool.ordered``)."""
+        """The pool of every query sorted by ``key`` (one row per query), kept per key and per class split
+        (:func:`_packed_classes`) for the measures sharing them (docs/performance.md, ``Pool.ordered``)."""
         key = np.ascontiguousarray(key, dtype=np.float64)
         # looked up by the key's bits (a sum, then the whole key compared as integers): no hash of its bytes
         memo = (descending, len(key), np.add.reduce(key.view(np.int64), dtype=np.uint64).item())

@@ -27,9 +27,8 @@ EXTREMES = ("sorted", "ideal", "search")  # how IUB/WLB are found (Family.extrem
 VARIANT_KINDS = ("bound", "ratio", "distribution", "prior", "holes", "condensed")
 # what a holes variant is: the extremes (LB, UB), or the bootstrap's mean and percentile interval
 HOLE_BOUNDS = ("LB", "UB", "BS", "BSLO", "BSHI")
-# The 'all' row of every variant: the mean of its per-query values (undefined ones as --undefined scores them).
-# Karmaker & Feng 2022 and Feng 2023 average UL2 per query the same way; with EM, (A - E)/(I - E), a random
-# ordering averages 0 on every query (docs/bounds.md, "Which 'all' row").
+# The 'all' row of every variant: the mean of its per-query values, as Karmaker & Feng 2022 and Feng 2023
+# average UL2 (docs/bounds.md, "Which 'all' row")
 VARIANT_AGGREGATE = "mean"
 
 
@@ -84,13 +83,9 @@ class TrecName:
 
 @dataclass(frozen=True, kw_only=True)
 class Family:
-    """A measure family, declared once: every field is described in docs/architecture.md ("The
-    records"), where the worked example adds one.  The callables share one signature per role:
-    ``kernel(ranking, judgements, measure, level) -> values[rows]`` (no Python loop over documents);
-    ``gain``, ``order`` and ``reads`` take ``(grade or trec_eval's code, measure, rel, max_grade)``;
-    ``expectation`` and ``paper_ideal`` a :class:`~ulnorm_eval.core.measures.common.RandomPool`;
-    the judgment-hole strategies (:mod:`ulnorm_eval.core.holes`) a ``HoleContext``.
-    """
+    """A measure family, declared once (every field in docs/architecture.md, "The records"): ``kernel(ranking,
+    judgements, measure, level) -> values[rows]``; ``gain``, ``order``, ``reads`` take (grade or trec_eval's
+    code, measure, rel, max_grade); ``expectation``, ``paper_ideal`` a ``RandomPool``; ``holes*`` a ``HoleContext``."""
 
     name: str
     params: tuple

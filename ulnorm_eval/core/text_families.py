@@ -1,7 +1,5 @@
-"""The summarisation measures as records (``ulnorm-eval summ``; ``ulnorm-eval measures`` lists them):
-ROUGE-1/2/L and BERTScore, their expected value under a random summary of the source, citations and
-the variants they take.  The maths are in core/text_measures.py (ROUGE) and core/bertscore.py; this
-module is light (no numpy), so that listing the measures imports nothing heavy."""
+"""The summarisation measures as records (``ulnorm-eval summ``): ROUGE-1/2/L and BERTScore, their E,
+citations and variants; the maths in core/text_measures.py and core/bertscore.py (no numpy here)."""
 from __future__ import annotations
 
 from . import variants as _variants  # noqa: F401  (the variant records the families name)

@@ -124,10 +124,9 @@ def lcs_prefix(cands: np.ndarray, refs, keep=None) -> np.ndarray:
 
 
 def _lcs_sweep(matches, shape: tuple, cell_type, record=None) -> np.ndarray:
-    """The LCS recurrence along one side: with T_j = C_prev[j-1] + 1 where the step's token matches
-    position j (``matches``: one (D, R, width) mask a step), else C_prev[j], C[j] = the running maximum
-    of T along j: one vectorised cumulative maximum a step.  ``record(step, C)`` after each step; the
-    last C (D, R, width + 1)."""
+    """The LCS recurrence along one side: T_j = C_prev[j-1] + 1 where the step's token matches position j
+    (``matches``: a (D, R, width) mask a step), else C_prev[j]; C = the running maximum of T along j.
+    ``record(step, C)`` after each step; returns the last C (D, R, width + 1)."""
     prev = np.zeros((*shape[:2], shape[2] + 1), dtype=cell_type)
     cur = np.zeros_like(prev)
     token = np.empty(shape, dtype=cell_type)

@@ -8,9 +8,7 @@ from .records import VARIANTS, Variant, register_variant
 __all__ = ["VARIANTS", "DEFAULT_VARIANTS", "PRIOR_VARIANTS", "BOUND_VARIANTS", "HOLE_VARIANTS", "BOOTSTRAP_VARIANTS", "CONDENSED_VARIANTS", "variant_names",
            "DB_ENUMERATE_LIMIT", "DB_ENUMERATE_ELEMENTS", "db_method"]
 
-# DB is enumerated exactly when a pool's gain classes have at most this many distinct arrangements
-# (7! = 5,040) and arrangements x pool size stays within the element bound; otherwise it is a seeded
-# Monte Carlo estimate.  core/permutations.py applies these; `measures` prints them (db_method).
+# DB is enumerated within these limits, else Monte Carlo (core/permutations.py; `measures` prints them)
 DB_ENUMERATE_LIMIT = 5040
 DB_ENUMERATE_ELEMENTS = 1_000_000
 

@@ -287,7 +287,11 @@ def test_digit_separators_are_refused_in_group_sizes_and_letor(tmp_path):
 def test_digit_separators_are_refused_in_the_zscore_file(tmp_path, files):
     zs = tmp_path / "zs.txt"
     zs.write_text("q1 P_10 1_0 1\n")
-    one_line_error(cli("-Z", zs, "--norm", "none", "-m", "P@10", *files), f"{zs}:1:")
+    one_line_error(cli("-Z", zs, "--norm", "none", "-m", "P@10", *files), f"{zs}:1: mean '1_0' is not a number")
+    for line, reason in (("q1 P_10 0.5 inf", "stddev 'inf' is not a finite number"),
+                         ("q1 P_10 0.5 -1", "stddev '-1' is negative")):
+        zs.write_text(line + "\n")
+        one_line_error(cli("-Z", zs, "--norm", "none", "-m", "P@10", *files), f"{zs}:1: {reason}")
 
 
 # --------------------------------------------------------------------------- invisibles and the backslash

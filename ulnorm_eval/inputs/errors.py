@@ -2,7 +2,8 @@
 two other refusals said in one line (:class:`OptionError`, :class:`RefusedAlone`), and the one escaping of the names and messages printed (:func:`safe_text`: a file name, a query id, an error line)."""
 from __future__ import annotations
 
-__all__ = ["InputError", "OptionError", "RefusedAlone", "env_limit", "message_text", "safe_text", "strict_float", "strict_int"]
+__all__ = ["InputError", "OptionError", "RefusedAlone", "env_limit", "finite_float", "message_text", "safe_text",
+           "strict_int"]
 
 _ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"}
 
@@ -69,16 +70,25 @@ def env_limit(name: str, default: int) -> int:
     return int(value)
 
 
-def strict_float(text) -> float:
-    """float(``text``) without Python's digit separators: ``1_0`` is 10 to Python and not a number to
-    trec_eval (atof reads 1) or Arrow's readers, so it is refused (ValueError) rather than read as 10."""
-    if (b"_" if isinstance(text, bytes) else "_") in text:
-        raise ValueError(f"could not convert string to float: {text!r}")
-    return float(text)
+def finite_float(text, path: str, line, what: str) -> float:
+    """float(``text``), finite, else an InputError naming ``what``.  Python's digit separators are
+    refused: ``1_0`` is 10 to Python and not a number to trec_eval (atof reads 1) or Arrow's readers."""
+    import math
+
+    shown = text.decode(errors="replace") if isinstance(text, bytes) else text
+    try:
+        if isinstance(shown, str) and "_" in shown:
+            raise ValueError(shown)
+        value = float(text)
+    except (TypeError, ValueError):
+        raise InputError(path, line, f"{what} {shown!r} is not a number") from None
+    if not math.isfinite(value):
+        raise InputError(path, line, f"{what} {shown!r} is not a finite number")
+    return value
 
 
 def strict_int(text) -> int:
-    """int(``text``) without digit separators (see :func:`strict_float`)."""
+    """int(``text``) without Python's digit separators (see :func:`finite_float`)."""
     if (b"_" if isinstance(text, bytes) else "_") in text:
         raise ValueError(f"invalid literal for int(): {text!r}")
     return int(text)

@@ -5,13 +5,11 @@ by their 0-based row position within the query, which is how score files refer t
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .arrow import string_array  # not pa.array, which imports pandas (inputs/arrow.py)
 from .text import check_text
-from .errors import strict_float, strict_int
+from .errors import finite_float, strict_int
 from .trec import (BOM, InputError, Qrels, Run, check_duplicates, check_grades, columns, file_run_name, line_of,
                    read_bytes, refuse_reserved_id, to_float)
 
@@ -50,7 +48,7 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
         parts = raw.split(b"#", 1)[0].split()
         if not parts:
             continue
-        grade = _finite(parts[0], path, lineno, "grade")
+        grade = finite_float(parts[0], path, lineno, "grade")
         qid = None
         if len(parts) > 1 and parts[1].startswith(b"qid:"):
             try:
@@ -120,16 +118,6 @@ def read_letor_scores(path: str, qrels: Qrels, name: str | None = None, data: by
         check_duplicates(qid, docid, path, lines, "the scores")
     return Run(qid=qid, docid=docid, score=score, rank=None, name=name or file_run_name(path),
                path=str(path), line=lines)
-
-
-def _finite(field: bytes, path: str, lineno: int, what: str) -> float:
-    try:
-        value = strict_float(field)
-    except ValueError:
-        raise InputError(path, lineno, f"{what} {field.decode(errors='replace')!r} is not a number") from None
-    if not math.isfinite(value):
-        raise InputError(path, lineno, f"{what} is not finite")
-    return value
 
 
 def _qid(qid: str, path: str, lineno: int) -> str:

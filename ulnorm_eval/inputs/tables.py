@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from .errors import InputError, strict_float
+from .errors import InputError, finite_float
 from .text import read_text
 
 __all__ = ["read_query_ids", "read_systems"]
@@ -85,12 +85,7 @@ def _systems_json(path: str, text: str) -> dict:
 
 
 def _add(out: dict, path, line_no, run, metric, mean) -> None:
-    try:
-        value = strict_float(mean) if isinstance(mean, (str, bytes)) else float(mean)
-    except (TypeError, ValueError):
-        raise InputError(path, line_no, f"mean {mean!r} is not a number") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise InputError(path, line_no, f"mean {mean!r} is not finite")
+    value = finite_float(mean, path, line_no, "mean")
     runs = out.setdefault(str(metric), {})
     if str(run) in runs:
         raise InputError(path, line_no, f"run {run!r} appears twice under {metric}")

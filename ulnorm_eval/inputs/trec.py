@@ -18,48 +18,43 @@ __all__ = [
 
 
 @dataclass(kw_only=True)
-class Qrels:
-    """Judgements: parallel columns, one row per (query, document).
-
-    ``qid`` and ``docid`` are pyarrow string arrays (compact for millions of rows); ``grade`` is
-    float64.  ``skipped`` counts comment and blank lines passed over on purpose.
-    """
+class _Rows:
+    """Parallel columns, one row per (query, document); ``qid`` and ``docid`` are pyarrow string
+    arrays (compact for millions of rows)."""
 
     qid: object
     docid: object
-    grade: np.ndarray
-    path: str = "<qrels>"
-    skipped: int = 0
-    line: np.ndarray | None = None  # 1-based source line of each row, for error messages
-    truncated: int = 0  # grades read with C's atol (--trec) whose value that changed: 1.5 -> 1, 1e1 -> 1
-    letor: bool = False  # documents are LETOR row positions; runs are score files
+    path: str
+    skipped: int = 0  # comment and blank lines passed over on purpose
+    line: np.ndarray | None = None  # 1-based source line of each row, for error messages (None: row + 1)
     # derived arrays (pipeline.ordering); not an init field, so that a copy made with
     # dataclasses.replace (whose arrays may differ) starts with an empty cache instead of sharing it
     cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
-        return len(self.grade)
+        return len(self.qid)
 
 
 @dataclass(kw_only=True)
-class Run:
-    """A ranked result list: parallel columns, one row per retrieved (query, document)."""
+class Qrels(_Rows):
+    """Judgements: a float64 ``grade`` per (query, document)."""
 
-    qid: object
-    docid: object
+    grade: np.ndarray
+    path: str = "<qrels>"
+    truncated: int = 0  # grades read with C's atol (--trec) whose value that changed: 1.5 -> 1, 1e1 -> 1
+    letor: bool = False  # documents are LETOR row positions; runs are score files
+
+
+@dataclass(kw_only=True)
+class Run(_Rows):
+    """A ranked result list: a float64 ``score`` per retrieved (query, document)."""
+
     score: np.ndarray
     rank: object  # the rank column: Arrow text as read, or integers (only ``ties="rank"`` reads it)
     name: str = "<run>"
     path: str = "<run>"
-    skipped: int = 0
-    line: np.ndarray | None = None
     tag: str | None = None
     meta: dict = field(default_factory=dict)
-    # derived arrays (pipeline.ordering); not an init field, as on Qrels
-    cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    def __len__(self) -> int:
-        return len(self.score)
 
 
 # --------------------------------------------------------------------------- tokenising
@@ -190,8 +185,8 @@ RESERVED = "all"  # a query id that would print as the summary row
 
 
 def _refuse_reserved(qid, path: str, lines) -> None:
-    """A query named ``all`` would be indistinguishable from the summary row in every format.  Arrow
-    looks for it only when an id has its length and first byte (no id is empty here)."""
+    """Refuse a query named ``all``, which would print as the summary row; Arrow looks for it only when
+    an id has its length and first byte."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -276,13 +271,11 @@ def line_of(lines, i: int) -> int:
 
 def numeric_ids(docid) -> np.ndarray | None:
     """The docids as int64 when every one is a plain integer in [0, 2^40) (MS MARCO and TREC DL
-    passages), else None.  '007' and '7' give the same number: equal numbers only hint at equal ids.
-    """
+    passages), else None.  '007' and '7' give the same number: equal numbers only hint at equal ids."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    # String ids (MS MARCO documents 'D2573', TREC 'FBIS3-10082') fail the cast below, but only
-    # after a full pass over the column: a look at three (the first, middle and last) decides first.
+    # string ids ('D2573', 'FBIS3-10082') fail the cast only after a full pass: three looks first
     n = len(docid)
     if not n or not all(0 < len(s := docid[i].as_py()) < 19 and s.isascii() and s.isdigit()
                         for i in {0, n // 2, n - 1}):
@@ -314,10 +307,9 @@ def _distinct_pairs(qcode, dcode) -> bool:
 
 def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=None, keep: dict | None = None) -> None:
     """Refuse a (query, document) pair that appears twice: which copy counts would be arbitrary.  One sort
-    of packed integer keys (query codes ``qcode``, and ``dcode``: document codes, or numeric docids,
-    whose equal numbers may be different ids, '007' and '7'): no hash of the strings; the strings
-    are sorted only when a repeat is possible, to name the first in file order.  ``keep`` receives
-    the encodings computed here (``qid_encoding``, ``docid_encoding``: the array and its Arrow encoding)."""
+    of packed integer keys (query codes ``qcode``, document codes or numeric docids ``dcode``); the
+    strings are sorted only when a repeat is possible, to name the first in file order.  ``keep``
+    receives the encodings made here (``qid_encoding``, ``docid_encoding``: the array and its encoding)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -401,8 +393,7 @@ def read_run(path: str, name: str | None = None, data: bytes | None = None, halv
 
 
 def file_run_name(path: str, tag: str | None = None) -> str:
-    """The name a run read from ``path`` gets: its file name without a compression suffix, known before
-    it is read; standard input's run names itself (its ``tag``)."""
+    """A run's name: its file name without a compression suffix; standard input's, its ``tag``."""
     import os
 
     if path == "-":

@@ -5,9 +5,7 @@ trec_eval's output name (``map``, ``P_5``, ``ndcg_cut_10``).
 """
 from __future__ import annotations
 
-import math
-
-from .errors import InputError, strict_float
+from .errors import InputError, finite_float
 from .text import read_text
 
 __all__ = ["read_zscores"]
@@ -22,12 +20,10 @@ def read_zscores(path: str) -> dict:
         if len(fields) != 4:
             raise InputError(path, line_no, f"expected 4 fields 'qid measure mean stddev', found {len(fields)}")
         qid, name, mean, std_text = fields
-        try:
-            mean_value, std_value = strict_float(mean), strict_float(std_text)
-        except ValueError:
-            raise InputError(path, line_no, f"mean {mean!r} or stddev {std_text!r} is not a number") from None
-        if not (math.isfinite(mean_value) and math.isfinite(std_value)) or std_value < 0:
-            raise InputError(path, line_no, "mean and stddev must be finite, stddev >= 0")
+        mean_value = finite_float(mean, path, line_no, "mean")
+        std_value = finite_float(std_text, path, line_no, "stddev")
+        if std_value < 0:
+            raise InputError(path, line_no, f"stddev {std_text!r} is negative")
         if (qid, name) in out:
             raise InputError(path, line_no, f"query {qid!r} and measure {name!r} given twice")
         out[qid, name] = (mean_value, std_value)

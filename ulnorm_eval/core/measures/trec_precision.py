@@ -50,46 +50,39 @@ def _iprec_table(ranking, ctx):
     return ranking.memo(("iprec table", float(ctx.rel_level)), make)
 
 
-def _iprec(ranking, judgements, recalls, ctx):
-    tab, nrr = _iprec_table(ranking, ctx)
-    R = rel_total(ranking, judgements, ctx)
-    # --trec-nan: with nothing ranked (after -J; a -c placeholder survives unless -J drops it)
-    # trec_eval's precision num_rel_ret / num_ret is 0/0, which it assigns to every point with c = 0
-    empty = (ranking.length == 0) & (present_mask(ranking, ctx) | ctx.judged_only) if ctx.trec_nan else None
-    out = []
-    for recall in recalls:
-        count = _recall_count(recall, R, ctx.rounding)
-        # c = 0 takes the value at the first relevant document (the loop ends there, m_iprec_at_recall.c)
-        col = np.clip(np.maximum(count, 1) - 1, 0, tab.shape[1] - 1).astype(np.int64)
-        values = tab[np.arange(ranking.nrows), col]
-        values = np.where((count <= nrr) & (nrr > 0), values, 0.0)
-        out.append(values if empty is None else np.where(empty & (count == 0), np.nan, values))
-    return out
+def _nothing_ranked(ranking, ctx):
+    """--trec-nan: the rows with nothing ranked (after -J; a -c placeholder survives unless -J drops
+    it), whose precision num_rel_ret / num_ret trec_eval computes as 0/0."""
+    return (ranking.length == 0) & (present_mask(ranking, ctx) | ctx.judged_only)
 
 
 def k_iprec_at_recall(ranking, judgements, measure, level):
     """Interpolated precision at recall x: max precision at any rank at or after the c-th relevant
     document, c = lround(x R) (trec_eval 10; 'legacy' rounding: (long)(x R + 0.9)); 0 if c > num_rel_ret."""
-    recall = measure.get("recall")
-    return _iprec(ranking, judgements, [recall], context(measure, level))[0]
+    ctx = context(measure, level)
+    tab, nrr = _iprec_table(ranking, ctx)
+    count = _recall_count(measure.get("recall"), rel_total(ranking, judgements, ctx), ctx.rounding)
+    # c = 0 takes the value at the first relevant document (the loop ends there, m_iprec_at_recall.c)
+    col = np.clip(np.maximum(count, 1) - 1, 0, tab.shape[1] - 1).astype(np.int64)
+    values = np.where((count <= nrr) & (nrr > 0), tab[np.arange(ranking.nrows), col], 0.0)
+    return np.where(_nothing_ranked(ranking, ctx) & (count == 0), np.nan, values) if ctx.trec_nan else values
 
 
 def k_11pt_avg(ranking, judgements, measure, level):
     """Mean of iprec_at_recall over the recall points xs (default 0.0, 0.1, ..., 1.0).
 
-    Summed as trec_eval sums it (m_11pt_avg.c): from the last point to the first, in the order
-    given.  Its loop walks the relevant documents upwards from the last: a point whose count
-    c = lround(x R) lies above those left (points given out of order, or c = 0) takes, with every
-    point before it, the value at the first relevant document; the last points with c above
-    num_rel_ret add nothing."""
+    Summed as m_11pt_avg.c sums it, from the last point to the first: a point whose count
+    c = lround(x R) lies above those its loop has left (points out of order, or c = 0) takes, with
+    every point before it, the value at the first relevant document, and the last points with c above
+    num_rel_ret add nothing (docs/trec_eval.md)."""
     recalls = floats(measure.get("points"), RECALL_POINTS)
     ctx = context(measure, level)
     tab, nrr = _iprec_table(ranking, ctx)
     R = rel_total(ranking, judgements, ctx)
     rows = np.arange(ranking.nrows)
     first = np.where(nrr > 0, tab[:, 0], 0.0)
-    if ctx.trec_nan:  # nothing ranked: trec_eval's interpolated precision is 0/0 (see _iprec)
-        first = np.where((ranking.length == 0) & (present_mask(ranking, ctx) | ctx.judged_only), np.nan, first)
+    if ctx.trec_nan:
+        first = np.where(_nothing_ranked(ranking, ctx), np.nan, first)
     reached, total = nrr.astype(np.float64), np.zeros(ranking.nrows)
     skipping, stuck = np.ones(ranking.nrows, dtype=bool), np.zeros(ranking.nrows, dtype=bool)
     for recall in reversed(list(recalls)):
@@ -105,31 +98,24 @@ def k_11pt_avg(ranking, judgements, measure, level):
 
 # --------------------------------------------------------------------------- incomplete judgements
 
-def _bpref(ranking, judgements, ctx):
-    """bpref per row (:func:`k_bpref`), once per ranking, judgements and level: Bpref and GMBpref
-    (the same values, another 'all' row) share it.  Terms only at the relevant retrieved documents,
-    summed in rank order as the row sum over the whole ranking (whose other terms are 0.0) adds them."""
-    key = ("trec bpref", float(ctx.rel_level), id(judgements))
-    held = ranking.memo(key, lambda: (judgements, _bpref_values(ranking, judgements, ctx)))
-    if held[0] is not judgements:  # (another Judgements object at the same address)
-        return _bpref_values(ranking, judgements, ctx)
-    return held[1]
-
-
-def _bpref_values(ranking, judgements, ctx):
-    idx = rel_index(ranking, ctx)
-    rows = ranking.row[idx]
-    nonrel_above = count_above(ranking, idx, nonrel_index(ranking, ctx))  # judged nonrelevant above
-    R = rel_total(ranking, judgements, ctx)[rows]
-    n_nonrel = nonrel_count(judgements, ctx.rel_level)[ranking.base][rows]
-    term = np.where(nonrel_above > 0, 1.0 - safe(np.minimum(nonrel_above, R), np.minimum(n_nonrel, R)), 1.0)
-    return safe(ranking.sum_within(idx, term), rel_total(ranking, judgements, ctx))
-
-
 def k_bpref(ranking, judgements, measure, level):
     """bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R), n_r the judged
-    nonrelevant documents above r, N all judged nonrelevant (Buckley & Voorhees 2004; m_bpref.c)."""
-    return _bpref(ranking, judgements, context(measure, level))
+    nonrelevant documents above r, N all judged nonrelevant (Buckley & Voorhees 2004; m_bpref.c).
+
+    Once per ranking, judgements and level (Bpref and GMBpref share the values); terms only at the
+    relevant retrieved documents, summed in rank order as the row sum over the whole ranking adds them."""
+    ctx = context(measure, level)
+
+    def make():
+        idx = rel_index(ranking, ctx)
+        rows = ranking.row[idx]
+        nonrel_above = count_above(ranking, idx, nonrel_index(ranking, ctx))  # judged nonrelevant above
+        R = rel_total(ranking, judgements, ctx)[rows]
+        n_nonrel = nonrel_count(judgements, ctx.rel_level)[ranking.base][rows]
+        term = np.where(nonrel_above > 0, 1.0 - safe(np.minimum(nonrel_above, R), np.minimum(n_nonrel, R)), 1.0)
+        return judgements, safe(ranking.sum_within(idx, term), rel_total(ranking, judgements, ctx))
+    # the memo holds the Judgements too: while it does, no other object can take its id
+    return ranking.memo(("trec bpref", float(ctx.rel_level), id(judgements)), make)[1]
 
 
 def k_infAP(ranking, judgements, measure, level):
@@ -167,8 +153,8 @@ def e_success(random_pool):
     m = np.minimum(n, float(k))
     none = np.zeros_like(n)
     possible = (n - P >= m) & (n > 0)
-    none[possible] = np.exp(gammaln(n[possible] - P[possible] + 1) - gammaln(n[possible] - P[possible] - m[possible] + 1)
-                      - gammaln(n[possible] + 1) + gammaln(n[possible] - m[possible] + 1))  # math.lgamma: no scipy import
+    others, total, depth = (n - P)[possible], n[possible], m[possible]
+    none[possible] = np.exp(gammaln(others + 1) - gammaln(others - depth + 1) - gammaln(total + 1) + gammaln(total - depth + 1))
     return np.where(n > 0, 1.0 - none, 0.0)
 
 
@@ -192,9 +178,8 @@ def e_bpref(random_pool):
     return safe(P * per, R)
 
 
-def gammaln(values):
-    """log Gamma elementwise (math.lgamma over one value per query: no scipy import for it)."""
-    return np.array([math.lgamma(value) for value in np.asarray(values, dtype=np.float64).ravel()]).reshape(np.shape(values))
+gammaln = np.vectorize(math.lgamma, otypes=[np.float64])  # log Gamma, one value per query: no scipy import for it
+
 
 def reciprocal_rank_means(K: int, W: int) -> np.ndarray:
     """M(s) = E[1/X_s] for s = 0..K, X_s the 1-based rank of the (s+1)-th of K+1 judged documents

@@ -8,7 +8,7 @@ import math
 from ..analysis.gate import decimal4, signed4
 from ..core.records import TEXT_FAMILIES  # filled once summ has parsed its measures
 from ..pipeline.blocks import pool_words
-from .table import NEAR_RANDOM, all_row_rule, interval_caption, interval_variant, pooled_shown
+from .table import all_row_rule, interval_caption, interval_variant, pooled_shown, span
 from .values import markdown_text as _md, metric_label, safe_text, zscores  # _md: inert Markdown
 
 __all__ = ["gate_markdown", "verdict", "gate_head", "describe", "check_label"]
@@ -139,10 +139,7 @@ def _check_lines(checks, names: str, baseline_gate: tuple) -> list:
 def _interval(run, metric, lead) -> str:
     """After the leading normalisation's mean: its 95% interval against a random ordering, n.s. if it holds 0."""
     interval = getattr(run, "interval", {}).get(metric) if metric.variant == lead else None
-    if interval is None or any(math.isnan(bound) for bound in interval):
-        return ""
-    near = f" {NEAR_RANDOM}" if interval[0] <= 0 <= interval[1] else ""
-    return f" [{interval[0]:.4f}, {interval[1]:.4f}]{near}"
+    return "" if interval is None or any(math.isnan(bound) for bound in interval) else " " + span(*interval, 4, True)
 
 
 def caption_notes(result) -> dict:

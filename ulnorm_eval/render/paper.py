@@ -63,23 +63,6 @@ def caption_text(meta: dict, runs: list, baseline: str | None, tex: bool) -> str
 _escape = latex_text  # names in LaTeX (values.latex_text: control characters, TeX's specials, < > |)
 
 
-def _layout(frames: dict, meta: dict, baseline: str | None):
-    systems, pairs = frames["systems"], frames["pairs"]
-    runs = list(dict.fromkeys(systems["run"]))
-    metrics = list(dict.fromkeys(systems["metric"]))
-    mean = {(run, metric): value for run, metric, value in zip(systems["run"], systems["metric"], systems["mean"])}
-    lower = meta.get("lower_better", ())  # metrics whose best mean is the lowest (Family.better)
-    best = {}
-    for metric in metrics:
-        vals = [mean[(run, metric)] for run in runs if not math.isnan(mean[(run, metric)])]
-        best[metric] = (min if metric in lower else max)(vals) if vals else math.nan
-    # with a baseline, the pairs against it (analysis.marks.against_baseline: corrected over them)
-    marks = (pairwise_marks(pairs, runs, metrics, lower) if baseline is None
-             else baseline_marks(frames["baseline_pairs"], lower))
-    marks = {"runs": marks, "holes": _reversible(pairs)}
-    return runs, metrics, mean, best, marks
-
-
 HOLES_MARK = "*"  # after a significance mark: the unjudged documents could reverse the order
 
 
@@ -122,9 +105,18 @@ def _mark(marks, run, metric, letter, baseline, tex) -> str:
 
 def _rows(frames: dict, precision, meta: dict, tex: bool):
     """(header, a row per run: [its letter,] its name and its cells, runs, metrics, baseline)."""
-    precision = 4 if precision is None else precision
-    baseline = meta.get("baseline")
-    runs, metrics, mean, best, marks = _layout(frames, meta, baseline)
+    precision, baseline = 4 if precision is None else precision, meta.get("baseline")
+    systems, pairs = frames["systems"], frames["pairs"]
+    runs, metrics = list(dict.fromkeys(systems["run"])), list(dict.fromkeys(systems["metric"]))
+    mean = {(run, metric): value for run, metric, value in zip(systems["run"], systems["metric"], systems["mean"])}
+    lower = meta.get("lower_better", ())  # metrics whose best mean is the lowest (Family.better)
+    best = {}
+    for metric in metrics:
+        vals = [mean[(run, metric)] for run in runs if not math.isnan(mean[(run, metric)])]
+        best[metric] = (min if metric in lower else max)(vals) if vals else math.nan
+    # with a baseline, the pairs against it (analysis.marks.against_baseline: corrected over them)
+    marks = {"runs": pairwise_marks(pairs, runs, metrics, lower) if baseline is None
+             else baseline_marks(frames["baseline_pairs"], lower), "holes": _reversible(pairs)}
     letter = dict(zip(runs, _letters(len(runs))))
     esc = _escape if tex else markdown_text  # a run named `**x**`, [x](url) or <img> must not format the table
     head = (["\\#" if tex else "#"] if baseline is None else []) + ["Run"] + [esc(metric) for metric in metrics]

@@ -288,10 +288,9 @@ def _holes_cell(shown, rr, meas, i, precision) -> str:
     lo, hi = Metric(meas, "LB"), Metric(meas, "UB")
     if lo not in shown.have or hi not in shown.have or i == -1:
         return ""
-    a, b = (rr.mean[lo], rr.mean[hi]) if i is None else (rr.values[lo][i], rr.values[hi][i])
     share = _unjudged_share(rr, meas, i)
     tail = "" if share is None or isnan(share) else f" {100 * share:.0f}%"
-    return f"[{a:.{precision}f}, {b:.{precision}f}]{tail}"
+    return span(*((rr.mean[lo], rr.mean[hi]) if i is None else (rr.values[lo][i], rr.values[hi][i])), precision) + tail
 
 
 def _interval_cell(intervals: dict, m, i, precision) -> str:
@@ -300,11 +299,12 @@ def _interval_cell(intervals: dict, m, i, precision) -> str:
     ci = intervals.get(m)
     if i is not None or ci is None:
         return ""
-    lo, hi = ci
-    if isnan(lo) or isnan(hi):
-        return UNDEFINED_MARK
-    near = f" {NEAR_RANDOM}" if m.variant and lo <= 0 <= hi else ""
-    return f"[{lo:.{precision}f}, {hi:.{precision}f}]{near}"
+    return UNDEFINED_MARK if isnan(ci[0]) or isnan(ci[1]) else span(*ci, precision, bool(m.variant))
+
+
+def span(low, high, precision: int, near: bool = False) -> str:
+    """``[low, high]`` to ``precision`` decimals; ``near``: NEAR_RANDOM after a 'vs random' interval holding 0."""
+    return f"[{low:.{precision}f}, {high:.{precision}f}]" + (f" {NEAR_RANDOM}" if near and low <= 0 <= high else "")
 
 
 def interval_caption(result) -> str:

@@ -67,8 +67,7 @@ def montecarlo_bounds(pool: Pool, judgements: Judgements, measures: list, rel_le
                       paper: bool = False) -> list:
     """E, IUB, WLB and E's standard error of each native measure without a closed-form E: exact over the
     arrangements of a pool's classes up to ``ENUMERATE_LIMIT``, else E a Monte Carlo mean over ``reps``
-    seeded shuffles shared by the measures (:func:`random_orderings`) and IUB/WLB :func:`ideal`'s and
-    :func:`worst`'s."""
+    seeded shuffles shared by the measures (:func:`random_orderings`)."""
     parts = [enumerated_bounds(pool, judgements, measure, rel_level) for measure in measures]
     rests = [np.flatnonzero(~done) for *_, done in parts]
     drawn = [index for index, rest in enumerate(rests) if len(rest)]

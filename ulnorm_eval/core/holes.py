@@ -452,8 +452,7 @@ def grade_index(grade, cands) -> np.ndarray:
 
 def boot_grades(judgements: Judgements) -> np.ndarray:
     """The grades a bootstrap draw can give, ascending: 0, the qrels' largest grade G and every judged
-    grade, each as the candidate grade it counts for (the largest of 0..floor(G), G not above it;
-    negative grades count as 0).  A few values whatever G is (never the 0..G list of candidates)."""
+    grade, each as the candidate grade it counts for (negative grades count as 0)."""
     G = max(float(judgements.max_grade), 0.0)
     grades = np.clip(np.asarray(judgements.grade, dtype=np.float64), 0.0, G)
     return np.unique(np.concatenate([[0.0, G], np.where(grades >= G, G, np.floor(grades))]))
@@ -533,11 +532,10 @@ def capped(grades: np.ndarray, row: np.ndarray, cap: np.ndarray, order: np.ndarr
 
 def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples: int = 1000,
               seed: int = 0, prior: str = "pool", cap=None) -> dict:
-    """Bootstrapped estimate of ``measure`` per row (Froebe, Gienapp, Potthast & Hagen 2023, Sect. 4;
-    docs/holes.md): each of ``samples`` samples grades every hole within the cutoff from the row's
-    prior (:func:`grade_prior`), at most ``cap`` of them above 0 (:func:`sample_ceiling`).  ``BS``: the
-    mean of the sampled values; ``BSLO``/``BSHI``: their 2.5th and 97.5th percentiles; ``se``: sd /
-    sqrt(samples).  Draw s of the hole at rank p of query q is u(seed, q, s, p) (:class:`Keys`)."""
+    """Bootstrapped estimate of ``measure`` per row (Froebe, Gienapp, Potthast & Hagen 2023, Sect. 4):
+    ``samples`` samples grade every hole within the cutoff from the row's prior (:func:`grade_prior`),
+    at most ``cap`` above 0; ``BS`` their values' mean, ``BSLO``/``BSHI`` their 2.5th and 97.5th
+    percentiles, ``se`` sd / sqrt(samples).  Draw s of the hole at rank p of query q: u(seed, q, s, p)."""
     why = holes_reason(measure)
     if why:
         raise ValueError(why)

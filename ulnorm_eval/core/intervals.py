@@ -67,10 +67,8 @@ _EXPONENT_RANGE = 960  # values within 2**-960 .. 2**960: their limbs and sums s
 
 
 def _limbs(x: np.ndarray, bits: int):
-    """``x`` as limbs: (float columns holding whole numbers below 2**bits in magnitude, the power of two
-    each stands for), with ``x == sum(limb * unit)`` exactly; the limbs are cut from the column's
-    largest exponent down to its values' lowest bit.  None for values outside 2**±960 (and a column
-    of zeros has no limb: its sums are 0.0)."""
+    """``x`` as limbs: (float columns of whole numbers below 2**bits in magnitude, the power of two each
+    stands for), ``x == sum(limb * unit)`` exactly; None for values outside 2**±960."""
     a = np.abs(x)
     live = a > 0
     if not live.any():
@@ -147,7 +145,6 @@ def min_queries(level: float = LEVEL) -> int:
 def means_intervals(jobs: Sequence[tuple], n: int, resamples: int = RESAMPLES, seed: int = 0,
                     level: float = LEVEL) -> list:
     """The percentile bootstrap interval of several statistics of the means over the same resamples.
-
     ``jobs``: (columns, ok, statistic) each: per-query arrays of length ``n`` (A, I, E, W), the mask
     of the queries averaged over, and ``statistic(*means)`` -> values (NaN where undefined) or (values,
     undefined mask).  [(lo, hi)] in ``jobs`` order; (NaN, NaN) if undefined in every resample, or with

@@ -75,10 +75,8 @@ def _share(fraction: float) -> None:
 
 
 def _shuffled(grade, judged, n, base, reps: int, rng, depth=None, rep0: int = 0) -> Ranking:
-    """``reps`` uniform shuffles of g pools given as padded (g x width) matrices: rows rep * g + i,
-    ``base`` mapping pool i to its query.  Each sorts iid uniform keys (padding's >= 1 sorts last);
-    with ``depth`` only the top ``depth`` ranks are kept, drawn directly when d(d-1) <= n
-    (:func:`_distinct_draws`)."""
+    """``reps`` uniform shuffles (iid uniform keys sorted) of g pools given as padded (g x width) matrices:
+    rows rep * g + i; with ``depth`` only the top ranks, drawn directly when d(d-1) <= n."""
     n_rows, width = grade.shape
     keys_of = as_keys(rng)
     rep_of_row = np.repeat(np.arange(rep0, rep0 + reps), n_rows)  # global repetition: batch-independent

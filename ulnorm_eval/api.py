@@ -20,11 +20,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Union
 
-from .analysis.compare import Comparison
-from .analysis.nrg import NRGResult
+from .analysis.compare import CompareSettings, Comparison, compare_files
+from .analysis.nrg import NO_PRIOR, NRGError, NRGResult, NRGSettings, evaluate_nrg
+from .core.keywords import split_keywords
+from .core.registry import Metric
+from .inputs.checks import rename_runs
+from .inputs.in_memory import is_frame, is_nested_dict, qrels_from_object, run_from_object
 from .inputs.trec import Qrels, Run
 from .pipeline.blocks import Options
-from .pipeline.evaluate import Result
+from .pipeline.evaluate import Result, both_notes, load_qrels, load_run, resolve_metrics
+from .pipeline.orchestrator import evaluate_runs
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -43,9 +48,6 @@ _BOUNDS = ("E", "IUB", "WLB")
 
 def to_qrels(qrels: QrelsLike, groups: str | None = None) -> Qrels:
     """Typed :class:`Qrels` from any accepted qrels input."""
-    from .inputs.in_memory import is_frame, qrels_from_object
-    from .pipeline.evaluate import load_qrels
-
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, (str, os.PathLike)):
@@ -56,9 +58,6 @@ def to_qrels(qrels: QrelsLike, groups: str | None = None) -> Qrels:
 
 
 def _one_run(obj, qrels: Qrels, name: str | None) -> Run:
-    from .inputs.in_memory import is_frame, run_from_object
-    from .pipeline.evaluate import load_run
-
     if isinstance(obj, Run):
         return dataclasses.replace(obj, name=name) if name else obj
     if isinstance(obj, (str, os.PathLike)):
@@ -71,8 +70,6 @@ def _one_run(obj, qrels: Qrels, name: str | None) -> Run:
 def _sources(runs: RunsLike, qrels: Qrels) -> list:
     """Each run as a :class:`Run`, or as a path string when it is an unnamed file (evaluated as the
     command line does: streamed block by block)."""
-    from .inputs.in_memory import is_frame, is_nested_dict
-
     if isinstance(runs, (str, os.PathLike, Run)) or is_frame(runs) or is_nested_dict(runs):
         runs = [runs]
     if isinstance(runs, Mapping):
@@ -87,15 +84,13 @@ def _sources(runs: RunsLike, qrels: Qrels) -> list:
         raise ValueError("runs: no run given")
     memory = sum(not isinstance(r, (str, os.PathLike, Run)) for r in runs)
     names = iter([f"run{i}" for i in range(1, memory + 1)] if memory > 1 else ["run"])
-    return [os.fspath(r) if isinstance(r, (str, os.PathLike)) else r if isinstance(r, Run) else _one_run(r, qrels, next(names))
-            for r in runs]
+    return [os.fspath(r) if isinstance(r, (str, os.PathLike)) else r if isinstance(r, Run)
+            else _one_run(r, qrels, next(names)) for r in runs]
 
 
 def to_runs(runs: RunsLike, qrels: Qrels) -> list[Run]:
     """Typed :class:`Run` objects from one run, a list of runs, or a dict ``name -> run`` (named by its
     keys); unnamed in-memory runs are ``run``, or ``run1``, ``run2``, ...; files keep the file's name."""
-    from .pipeline.evaluate import load_run
-
     return [r if isinstance(r, Run) else load_run(r, qrels) for r in _sources(runs, qrels)]
 
 
@@ -112,8 +107,6 @@ class ReadOptions:
 def _keywords(kw: dict, where: str, *records: type) -> tuple:
     """One instance of each record from the keywords naming its fields (core.keywords.split_keywords);
     keywords naming no field: one TypeError naming them all."""
-    from .core.keywords import split_keywords
-
     known = {f.name for r in records for f in dataclasses.fields(r)}
     extra = sorted(k for k in kw if k not in known)
     if extra:
@@ -155,9 +148,6 @@ class Evaluation(Result):
     def _compute_bounds(self):
         import numpy as np
         import pandas as pd
-
-        from .core.registry import Metric
-        from .pipeline.orchestrator import evaluate_runs
 
         measures = [m for m in dict.fromkeys(x.measure for x in self.metrics) if m.bounds != "none"]
         wanted = [Metric(m, v) for m in measures for v in _BOUNDS]
@@ -214,10 +204,6 @@ def evaluate(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | N
     run sharing no query with the qrels (ids compared as text) raises
     :class:`~ulnorm_eval.inputs.errors.InputError` unless ``allow_disjoint``; notes are on ``.notes``
     and told to ``warn(msg)``."""
-    from .inputs.checks import rename_runs
-    from .pipeline.evaluate import both_notes, resolve_metrics
-    from .pipeline.orchestrator import evaluate_runs
-
     opts, reading = _keywords(kw, "evaluate", Options, ReadOptions)
     opts = options or opts
     setup: list = []
@@ -242,8 +228,6 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
     and ``.notes``.  ``variants``: default UL2 for the measures with a closed-form E; ``hole_bounds``: as
     ``compare --holes``.  Keywords are :class:`Options`, :class:`ReadOptions` and
     :func:`ulnorm_eval.analysis.compare.compare`'s (one ``seed`` for all, as on the command line)."""
-    from .analysis.compare import CompareSettings, compare_files
-
     opts, reading, settings = _keywords(kw, "compare", Options, ReadOptions, CompareSettings)
     q = to_qrels(qrels, reading.groups)
     variants = _variant_list(variants)
@@ -257,14 +241,10 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
     ``priors`` join every prior set and are not scored.  Keywords are the fields of
     :class:`~ulnorm_eval.analysis.nrg.NRGSettings` (``protocol``: 'fixed', 'leave-one-out',
     'chronological' or 'group' with ``group_by`` and ``best_by``; ``unique``) and of :class:`Options`."""
-    from .analysis.nrg import NRGSettings, evaluate_nrg
-
     settings, opts = _keywords(options, "nrg", NRGSettings, Options)
     q = to_qrels(qrels)
     prior = [] if isinstance(priors, (list, tuple)) and not priors else _sources(priors, q)
     if settings.protocol == "fixed" and not prior:  # as the command line: NRG against nothing is the measure itself
-        from .analysis.nrg import NO_PRIOR, NRGError
-
         raise NRGError(NO_PRIOR)
     # runs and priors named apart together (#1, #2), as `ulnorm-eval nrg`
     return evaluate_nrg(q, _sources(runs, q), prior, _measure_list(measures), options=opts, warn=warn,

@@ -9,8 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.holes import World, hole_values
+from ..core.intervals import (ORDERINGS, aggregate_intervals, means_interval, min_queries, prepare_counts,
+                              randomisation_interval)
 from ..core.kernels import Judgements, Level
 from ..core.measures import compute
+from ..core.pools import judged_only_pool, make_pool, placeholders
 from ..core.registry import PRIOR_VARIANTS, VARIANTS, Metric, UnknownMeasure, paper_measure
 from ..core.variants import CONDENSED_VARIANTS, DEFAULT_WORLD, HOLE_VARIANTS
 from ..core.summary import GMEAN_FLOOR, summarise
@@ -63,8 +67,6 @@ class Options:
         if not level >= 0 or level == float("inf"):  # NaN too
             raise ValueError(f"rel_level={self.rel_level!r}: " + (LEVEL_BELOW_ZERO if level < 0 else
                                                                   "not a finite number"))
-        from ..core.pools import placeholders
-
         if self.pool not in ("run", "qrels", "union") and placeholders(self.pool) is None and not (
                 isinstance(self.pool, str) and os.path.isfile(self.pool)):
             raise ValueError(f"pool={self.pool!r}: expected 'run', 'qrels', 'union', 'qrels+N' (N unjudged placeholders "
@@ -72,8 +74,6 @@ class Options:
         for name, (fits, expected) in _CHECKS.items():
             if not fits(getattr(self, name)):
                 raise ValueError(f"{name}={getattr(self, name)!r}: {expected}")
-        from ..core.holes import World
-
         World.parse(self.holes)  # ValueError naming the worlds
 
 
@@ -253,7 +253,6 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
         values.update({m: done[m.measure] for m in cond})
     holes = [m for m in metrics if m.variant in HOLE_VARIANTS]
     if holes:
-        from ..core.holes import hole_values
         ranking = rr.ranking if whole is None else whole
         values.update(hole_values(ranking, J, holes, Level.of(options, rr.present), options, stderr,
                                   others_holes(ranking, J, options.holes_pool),
@@ -329,8 +328,6 @@ def prepare(qrels: Qrels, metrics: list, options: Options) -> None:
     if any(_pooled(m) for m in metrics):
         from ..core import expectations  # noqa: F401 - imported once here, not in every worker
     if options.ci is not None:
-        from ..core.intervals import prepare_counts
-
         prepare_counts(len(qids), seed=options.seed)
     if options.random_intervals:  # the randomisation null of the query set, drawn once before the workers fork
         _null_values(qrels, options, qids, [m.measure for m in _normalised(metrics)])
@@ -374,8 +371,6 @@ def _pooled(m) -> bool:
 def summary_parts(metrics: list) -> list:
     """What the 'all' rows and :func:`below_random_note` read besides ``metrics``: A and E of every measure
     with a variant on the random-ranking bounds, IUB and WLB of every normalised one (computed anyway)."""
-    from ..core.registry import Metric
-
     have, out = set(metrics), []
     for m in metrics:
         if not _pooled(m):
@@ -396,8 +391,6 @@ def plain_intervals(metrics: list, values: dict, qids: list, options) -> dict:
              "float") != "text" and (m.variant is None or VARIANTS.get(m.variant) and VARIANTS[m.variant].kind == "ratio")]
     if not shown:
         return {}
-    from ..core.intervals import aggregate_intervals
-
     order = np.argsort(np.asarray(qids, dtype=object), kind="stable")  # as the 'all' row: blocking-independent
     columns = [np.asarray(values[m], dtype=np.float64)[order] for m in shown]
     return dict(zip(shown, aggregate_intervals(columns, options.ci, options.seed)))
@@ -414,8 +407,6 @@ def _null_values(qrels: Qrels, options: Options, qids: list, measures: list) -> 
     pool the same for every run), kept per query on the qrels: drawn once per command and query set."""
     from ..core.draws import Keys
     from ..core.expectations import bounds_key, random_orderings
-    from ..core.intervals import ORDERINGS
-    from ..core.pools import judged_only_pool
 
     J = judgements(qrels, qids)
     scored = {m: paper_measure(m) if options.expectation == "paper" else m for m in dict.fromkeys(measures)}
@@ -442,9 +433,6 @@ def random_intervals(metrics: list, values: dict, mean: dict, qids: list, option
     shown = _normalised(metrics)
     if not shown or qrels is None or options.pool in ("run", "union") or not qids:
         return {}
-    from ..core.intervals import randomisation_interval
-    from ..core.registry import Metric
-
     null = _null_values(qrels, options, qids, [m.measure for m in shown])
     out = {}
     for m in shown:
@@ -521,8 +509,6 @@ POOL_QUESTION = {  # what a random ranking is under each --pool, in words (capti
 
 def pool_words(options) -> str:
     """What a random ranking is under ``options.pool``, in words, and the option that says it."""
-    from ..core.pools import placeholders
-
     pool, extra = options.pool, placeholders(options.pool)
     if pool in POOL_QUESTION:
         return f"{POOL_QUESTION[pool]} (--pool {pool})"
@@ -551,8 +537,6 @@ def letor_pool(options: Options, qrels: Qrels) -> Options:
     candidates, the judged documents, so 'qrels+N' adds no placeholder there (--pool qrels)."""
     import dataclasses
 
-    from ..core.pools import placeholders
-
     if qrels.letor and placeholders(options.pool) is not None:
         return dataclasses.replace(options, pool="qrels")
     return options
@@ -560,16 +544,12 @@ def letor_pool(options: Options, qrels: Qrels) -> Options:
 
 def _file_pool(options: Options) -> bool:
     """Whether ``--pool`` names a candidate file (not run, qrels, union nor qrels+N)."""
-    from ..core.pools import placeholders
-
     return options.pool not in POOL_QUESTION and placeholders(options.pool) is None
 
 
 def shared_pool(qrels: Qrels, options: Options, J: Judgements):
     """The pool of ``J``'s queries under a ``--pool`` that is the same for every run (qrels, qrels+N,
     a candidate file; ``--pool run`` or ``union`` without a run: the judged documents)."""
-    from ..core.pools import make_pool
-
     if not _file_pool(options):
         return make_pool(options.pool if options.pool not in ("run", "union") else "qrels", None, J)
     return make_pool("run", candidates(qrels, options, J.qids), J)
@@ -587,8 +567,6 @@ def below_random_note(name: str, metrics: list, values: dict, options: Options, 
     the queries: what that means under this pool, whether over all queries the run can be told from a
     random ranking (:func:`_told_apart`, ``intervals``: :func:`random_intervals`'s when drawn), and which
     ``--pool`` asks the other question.  None otherwise."""
-    from ..core.registry import Metric
-
     hits, beaten_by = [], []
     for meas in dict.fromkeys(m.measure for m in metrics if _pooled(m)):
         a, e = Metric(meas), Metric(meas, "E")
@@ -622,8 +600,6 @@ def withheld_note(name: str, values: dict, options, intervals: dict) -> str | No
     percentile interval from fewer is the sample's extremes ([x, x] from one query), and so is no claim."""
     if not intervals:
         return None
-    from ..core.intervals import min_queries
-
     counts = {m: int(np.count_nonzero(np.isfinite(values[m]))) for m, (lo, _) in intervals.items() if not np.isfinite(lo)}
     counts = {m: count for m, count in counts.items() if count < min_queries(options.ci)}
     few = [f"{m} from {count} {'query' if count == 1 else 'queries'}" for m, count in counts.items()]
@@ -643,8 +619,6 @@ def _told_apart(meas, metrics: list, A, E, intervals: dict, options) -> tuple:
     if at is not None:
         (lo, hi), what = intervals[at], f"{at.variant}'s 'all' row minus a random ordering's"
     else:
-        from ..core.intervals import means_interval
-
         lo, hi = means_interval([A, E], lambda a, e: a - e, np.isfinite(A) & np.isfinite(E), seed=options.seed)
         what = "mean value - mean E over the topics"
     if not (np.isfinite(lo) and np.isfinite(hi)):

@@ -8,10 +8,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import registry
+from ..core.holes import World, holes_reason, judge_next, yield_ceiling
 from ..core.registry import Metric
+from ..core.variants import HOLE_VARIANTS
+from ..inputs.arrow import string_array, to_numpy
 from ..inputs.letor import is_letor, read_letor, read_letor_scores
 from ..inputs.trec import Qrels, Run, read_bytes, read_qrels, read_run
 from .blocks import Options, RunResult, metric_values, plain_values, query_set, refuse_prior_variants
+from .ordering import natural_order, qrels_queries, rank_run
 
 __all__ = ["Options", "Result", "RunResult", "load_qrels", "load_run", "parse_run", "holes_note", "resolve_metrics",
            "with_runs_holes", "both_notes", "query_set", "metric_values", "plain_values"]
@@ -146,8 +150,6 @@ def resolve_metrics(measures=None, variants=None, numeric_only: bool = False, wa
             out += [item for item in dict.fromkeys(group) if item not in out]
     refuse_prior_variants(out)
     if no_default and warn is not None:
-        from ..core.variants import HOLE_VARIANTS
-
         warn(default_bounds_note(no_default, [variant for variant in variants if variant not in HOLE_VARIANTS]))
     if geometric and warn is not None:
         per = ", ".join(dict.fromkeys(_PER_QUERY.get(metric.family, metric.family) for metric in geometric))
@@ -179,8 +181,6 @@ def _is_text(measure) -> bool:
 def _lacks(metric: Metric) -> str | None:
     """Why ``metric``'s measure lacks what its variant needs (as the variant record says: hole bounds,
     random-ranking bounds, an arithmetic mean, a number), or None."""
-    from ..core.holes import holes_reason
-
     rec, measure = registry.VARIANTS[metric.variant], metric.measure
     if rec.kind == "holes" and holes_reason(measure):
         return f"no hole bounds: {holes_reason(measure)}"
@@ -205,8 +205,6 @@ def _refuse(metric: Metric, numeric_only: bool) -> None:
 
 def holes_note(measures=None) -> str | None:
     """The one-line note of --holes: which measures get no LB/UB, and why."""
-    from ..core.holes import holes_reason
-
     plain = dict.fromkeys(metric.measure for name in (registry.expand_names(measures) if measures
                                                  else registry.DEFAULT_MEASURES)
                           for metric in registry.parse_many(name) if not metric.variant)
@@ -258,9 +256,6 @@ def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
     the qrels lack: docs/holes.md); open=est's ceilings; --holes-list's documents."""
     import dataclasses
 
-    from ..core.holes import World, judge_next, yield_ceiling
-    from ..core.variants import HOLE_VARIANTS
-
     bounded = [metric.measure for metric in metrics if metric.variant in HOLE_VARIANTS]
     estimate, shared = World.parse(options.holes).estimate, len(runs) > 1 or options.depth is not None
     if qrels.letor or not bounded or not (estimate or options.holes_list or shared):
@@ -288,9 +283,6 @@ def runs_documents(qrels: Qrels, runs, options: Options) -> tuple:
     document code, 1-based rank, judged, relevant at -l) and each run's ranking length per query."""
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    from ..inputs.arrow import string_array, to_numpy
-    from .ordering import natural_order, qrels_queries, rank_run
 
     qids = natural_order(qrels_queries(qrels))
     parts, docids, lengths = [], [], []

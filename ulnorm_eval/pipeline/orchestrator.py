@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..inputs.checks import disjoint_error
 from ..inputs.errors import InputError
 from ..inputs.text import COMPRESSED_MAGIC  # gzip, bzip2, xz: read from the start only
 from ..inputs.trec import Qrels, Run
-from .blocks import Options, RunResult, letor_pool
+from .blocks import Options, RunResult, letor_pool, prepare
 from .evaluate import load_run, parse_run, with_runs_holes
+from .ordering import qrels_queries
 from .parallel import Sequential, unwrap
 from .stream import BLOCK_BYTES, NotGrouped, block_bounds, merge_blocks, parse_block, read_ahead, run_blocks, score_parsed
 
@@ -120,9 +122,6 @@ class DisjointRun(InputError):
 
 
 def _shares_queries(result: RunResult, label: str, qrels: Qrels) -> None:
-    from ..inputs.checks import disjoint_error
-    from .ordering import qrels_queries
-
     if qrels.letor or (result.qids and result.missing < len(result.qids)):
         return
     exc = disjoint_error(label, qrels.path, list(result.ignored_qids), qrels_queries(qrels))
@@ -248,9 +247,7 @@ def _results(qrels: Qrels, given: tuple, asked: tuple, executor, warn):
     (sources, labels), (metrics, options, how) = given, asked
     plans = [_tasks(executor, source, metrics, options, how) for source in sources]
     if getattr(executor, "forks", False) and len(sources) > 1:
-        from .blocks import prepare  # the qrels' tables of a track, built once before the workers fork
-
-        prepare(qrels, metrics, options)
+        prepare(qrels, metrics, options)  # the qrels' tables of a track, built once before the workers fork
     tasks = (task for tasks in plans for task in tasks)
     outcomes = executor.imap(map(_remote, tasks) if getattr(executor, "remote", False) else list(tasks))
     for source, label, tasks in zip(sources, labels, plans):

@@ -6,12 +6,12 @@ from __future__ import annotations
 import click
 
 from ..core.variants import variant_names
-from .support import CONTEXT, fail, flush, output_format, outputs_checked, plot_possible, refusals, table_list, write_output
+from .support import CONTEXT, fail, flush, output_format, outputs_checked, refusals, table_list, write_output
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import ALPHA, FiniteFloat
 
 from .options import (MAX_DRAWS, MAX_TRIALS, POOL_BRIEF, HolesCommand, allow_disjoint_option, bounds_options, bundle,
-                      check_parallel, choice, groups_option, holes_option, holes_options, make_options, measure_option,
+                      choice, groups_option, holes_option, holes_options, make_options, measure_option,
                       no_progress_option, norm_option, notes_option, ordering_options, output_options, parallel_options,
                       plot_option, record, seed_option)
 
@@ -143,12 +143,9 @@ def compare_view(opts: dict):
     input (click's usage errors); -o/--plot never name an input."""
     from ..analysis.compare import SUBSET_SETS
     from ..render.files import View
-    from ..render.files import check_outputs
     from ..render.frames import FRAME_FORMATS
 
-    params = dict(click.get_current_context().params)
-    params["query_sets"] = [query_set for query_set in (opts["swap_between"] or ()) if query_set not in SUBSET_SETS]
-    check_outputs(params)  # -o/--plot never an input; before reading
+    outputs_checked(query_sets=[query_set for query_set in opts["swap_between"] or () if query_set not in SUBSET_SETS])
     if len(opts["runs"]) < 2:
         raise click.UsageError("compare needs at least two runs")
     if opts["holes"] and opts["holes"][1] is not None:
@@ -164,8 +161,6 @@ def compare_request(given: dict, view):
     wrongly before any run is read (an evaluation of minutes must not end in a usage error)."""
     from ..analysis.compare import CompareRequest
 
-    plot_possible(given["plot"])
-    check_parallel(given["jobs"], given["scheduler"])
     if given["baseline"] is not None and "-" not in given["runs"]:  # the names are the files' (a run on stdin names itself)
         from ..analysis.compare import baseline_run_name
         from ..inputs.checks import unique_names
@@ -214,8 +209,6 @@ def queries_cmd(**given):
     if not given["runs"]:
         raise click.UsageError("queries needs at least one RUN: the mean, gap and query type come from "
                                "the runs' scores")
-    plot_possible(given["plot"])
-    check_parallel(given["jobs"], given["scheduler"])
     notes = []
     with refusals(ValueError):
         request = queries_request(given)

@@ -10,7 +10,7 @@ from ..render.format_names import RESULT_FORMATS
 from .trec import stops_as_trec_eval
 from .types import ALPHA, FiniteFloat
 
-from .options import (POOL_BRIEF, HolesCommand, allow_disjoint_option, bounds_options, check_parallel, choice,
+from .options import (POOL_BRIEF, HolesCommand, allow_disjoint_option, bounds_options, choice,
                       ci_option, fail_below_option, groups_option, holes_list_option, holes_options, make_options,
                       measure_option, names_option, no_progress_option, norm_option, notes_option, ordering_options,
                       output_options, parallel_options, per_query_option, record, run_queries_option, seed_option,
@@ -276,7 +276,6 @@ def check_eval_options(opts: dict) -> None:
     """Refuse (click's usage error) what contradicts itself before any input is read; -o/--plot never
     name an input."""
     outputs_checked()
-    check_parallel(opts["jobs"], opts["scheduler"])
     retired_norm_hint([opts["qrels"], *opts["runs"]])
     for key, (flag, accepted, reason) in TREC_FORMATS.items():
         if opts[key] is not None and opts[key].strip() not in accepted:

@@ -6,7 +6,7 @@ import click
 
 from .support import CONTEXT, flush, output_format, outputs_checked, refusals, table_layout, write_output
 from ..render.format_names import RESULT_FORMATS
-from .options import (allow_disjoint_option, check_parallel, make_options, measure_option, names_option,
+from .options import (allow_disjoint_option, make_options, measure_option, names_option,
                       ordering_options, output_options, parallel_options, per_query_option, record, run_queries_option)
 
 EPILOG = """\b
@@ -84,6 +84,5 @@ def nrg_request(opts: dict):
         raise click.UsageError(f"{' and '.join(flag for flag, _ in chosen)} exclude each other")
     if opts["best_by"] and opts["group_by"] is None:
         raise click.UsageError("--best-by needs --group-by")
-    check_parallel(opts["jobs"], opts["scheduler"])
     return record(NRGRequest, opts, measures=list(opts["measures"]) or None, protocol=chosen[0][1] if chosen else "fixed",
                   options=make_options(opts))

@@ -354,25 +354,6 @@ notes_option = choice(
          "the gate's verdict and --holes-list's documents are still printed).")
 
 
-def check_parallel(jobs: int, scheduler: str | None) -> None:
-    """Refuse what cannot run before any input is read (one line, exit 2)."""
-    from .support import fail
-
-    if scheduler is not None and not scheduler.strip():  # would silently run here: the option asks for a cluster
-        fail(f"--scheduler {scheduler!r}: no address; give the Dask scheduler's (tcp://HOST:8786), or leave the option "
-             "out to run on this machine")
-    if scheduler:
-        import importlib.util
-
-        source = click.get_current_context().get_parameter_source("jobs")
-        if source is not None and source != click.core.ParameterSource.DEFAULT:
-            fail("-j/--jobs and --scheduler exclude each other (the cluster's workers do the work)")
-        if importlib.util.find_spec("distributed") is None:
-            from ..extras import missing_message
-
-            fail(missing_message("dask", "distributed", "--scheduler"))
-
-
 def output_options(formats, piped: str, note: str = ""):
     """-f/--format (``formats``; ``piped`` is the default when stdout is not a terminal), --precision, -o."""
     return bundle(

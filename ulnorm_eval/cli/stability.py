@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..render.format_names import DATA_FRAME_FORMATS
-from .support import CONTEXT, flush, output_format, outputs_checked, plot_possible, refusals, table_list
+from .support import CONTEXT, flush, output_format, outputs_checked, refusals, table_list
 from .options import (MAX_DRAWS, MAX_TRIALS, choice, measure_option, no_progress_option, output_options, plot_option,
                       seed_option, ties_option)
 from .types import CommaList, FiniteFloat
@@ -96,7 +96,6 @@ def stability_request(opts: dict):
         if "paired" in opts["tables"].lower():
             raise click.UsageError("--table paired needs --topic-bootstrap N (the paired resamples)")
         chosen.remove("paired")  # 'all' without resamples: the tables that need none
-    plot_possible(opts["plot"])
     from ..analysis import stability as st
     from ..render import progress  # the command line's bar (shown on a terminal)
     from .options import record

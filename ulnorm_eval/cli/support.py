@@ -8,7 +8,7 @@ import sys
 import click
 
 __all__ = ["CONTEXT", "fail", "flush", "said_once", "write_output", "write_outputs_then", "output_format", "safe",
-           "EXTENSIONS", "refusals", "progress_bar", "outputs_checked", "plot_possible", "table_layout", "table_list"]
+           "EXTENSIONS", "refusals", "progress_bar", "outputs_checked", "table_layout", "table_list"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -87,23 +87,28 @@ def refusals(*errors, usage=()):
         fail(str(exc))
 
 
-def outputs_checked() -> None:
-    """Refuse, before any input is read, an output (-o, --plot, --summary-md) that names an input or another
-    output (render.files.check_outputs over the running command's parameters)."""
-    from ..render.files import check_outputs
-
-    check_outputs(click.get_current_context().params)
-
-
-def plot_possible(plot) -> None:
-    """--plot FILE needs matplotlib (the 'plot' extra): click's usage error saying how to install it, before any
-    input is read."""
+def outputs_checked(**more) -> None:
+    """Refuse, before any input is read, what cannot be written or run: an output (-o, --plot, --summary-md)
+    that names an input or another output (render.files.check_outputs over the running command's parameters
+    and ``more``), --plot without matplotlib (the 'plot' extra), --scheduler without an address or Dask."""
     import importlib.util
 
-    if plot and importlib.util.find_spec("matplotlib") is None:
-        from ..extras import missing_message
+    from ..extras import missing_message
+    from ..render.files import check_outputs
 
+    context = click.get_current_context()
+    params = {**context.params, **more}
+    check_outputs(params)
+    if params.get("plot") and importlib.util.find_spec("matplotlib") is None:
         raise click.UsageError(missing_message("plot"))
+    scheduler = params.get("scheduler")
+    if scheduler is not None and not scheduler.strip():  # would silently run here: the option asks for a cluster
+        fail(f"--scheduler {scheduler!r}: no address; give the Dask scheduler's (tcp://HOST:8786), or leave the option "
+             "out to run on this machine")
+    if scheduler and context.get_parameter_source("jobs") not in (None, click.core.ParameterSource.DEFAULT):
+        fail("-j/--jobs and --scheduler exclude each other (the cluster's workers do the work)")
+    if scheduler and importlib.util.find_spec("distributed") is None:
+        fail(missing_message("dask", "distributed", "--scheduler"))
 
 
 def progress_bar(wanted: bool):

@@ -235,20 +235,18 @@ NO_PRIOR = ("no prior run: NRG would equal the measure.  Give --prior RUN (repea
             "--leave-one-out, --chronological or --group-by REGEX to take them from the RUNs")
 
 
-def _same_run(a, b) -> bool:
-    """The same ranking (each query's documents in the same order): a prior given twice, under any name;
-    the residual gain reads nothing else of a prior run."""
-    return (np.array_equal(a.ranking.row, b.ranking.row) and np.array_equal(a.present, b.present)
-            and a.docid.equals(b.docid))
-
-
 def drop_repeated_priors(priors: list, note) -> list:
-    """``priors`` ((RunResult with its ranking, path) pairs) without a run ranking as an earlier one: a
-    prior given twice would discount its documents twice (NRG 0.1730, 0.1244, 0.0941 with 1, 2 and 3
-    copies of one prior); ``note`` says which were dropped."""
+    """``priors`` ((RunResult with its ranking, path) pairs) without a run ranking as an earlier one
+    (each query's documents in the same order, under any name: the residual gain reads nothing else of
+    a prior run): a prior given twice would discount its documents twice (NRG 0.1730, 0.1244, 0.0941
+    with 1, 2 and 3 copies of one prior); ``note`` says which were dropped."""
+    def same(a, b):
+        return (np.array_equal(a.ranking.row, b.ranking.row) and np.array_equal(a.present, b.present)
+                and a.docid.equals(b.docid))
+
     kept = []
     for run, path in priors:
-        twin = next((k for k in kept if _same_run(k[0].ranked, run.ranked)), None)
+        twin = next((k for k in kept if same(k[0].ranked, run.ranked)), None)
         if twin is None:
             kept.append((run, path))
         else:
@@ -288,19 +286,12 @@ def prior_sets(n: int, protocol: str, fixed=(), groups=None, best=None) -> list:
     (Fig. 1a); 'group': the best run (largest ``best`` value; the first listed on a tie) of every
     group other than the run's own (§4).  A run is never in its own prior set.
     """
-    fixed = list(fixed)
-    if protocol == "fixed":
-        own = [[] for _ in range(n)]
-    elif protocol == "leave-one-out":
-        own = [[j for j in range(n) if j != i] for i in range(n)]
-    elif protocol == "chronological":
-        own = [list(range(i)) for i in range(n)]
-    elif protocol == "group":
-        champ = champions(groups, best)
-        own = [[c for g, c in champ.items() if g != groups[i]] for i in range(n)]
-    else:
+    if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {', '.join(PROTOCOLS)}")
-    return [sorted(set(s) | set(fixed)) for s in own]
+    champ = champions(groups, best) if protocol == "group" else {}
+    own = {"fixed": lambda i: (), "leave-one-out": lambda i: (j for j in range(n) if j != i),
+           "chronological": range, "group": lambda i: (c for g, c in champ.items() if g != groups[i])}[protocol]
+    return [sorted(set(own(i)) | set(fixed)) for i in range(n)]
 
 
 # --------------------------------------------------------------------------- metrics
@@ -478,9 +469,8 @@ def _on_queries(result, qids: list):
     present = np.zeros(len(qids), bool)
     present[at] = rr.present
     ranking = Ranking(at[rk.row], rk.grade, len(qids), np.arange(len(qids)), rk.judged)
-    values = {}
+    values = {m: np.zeros(len(qids)) for m in result.values}
     for m, v in result.values.items():
-        values[m] = np.zeros(len(qids))
         values[m][at] = v
     return dataclasses.replace(result, qids=list(qids), values=values,
                                ranked=dataclasses.replace(rr, ranking=ranking, present=present))
@@ -498,10 +488,8 @@ def _group_best(s: _Ranked, settings: NRGSettings, plain_of: tuple, keep: list, 
         if got.variant or not got.measure.native:
             raise UnknownMeasure(f"--best-by {settings.best_by}: name a plain measure computed natively, e.g. nDCG@10")
         sel = got.measure
-    if sel not in plain_ms:
-        sel_vals = [plain_values(rr, s.judged, sel, s.qrels, options) for rr in s.ranked[:n]]
-    else:
-        sel_vals = [p[sel] for p in plain]
+    sel_vals = ([p[sel] for p in plain] if sel in plain_ms
+                else [plain_values(rr, s.judged, sel, s.qrels, options) for rr in s.ranked[:n]])
     best = [summarise(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
     champ = champions(groups, best)
     for g, j in champ.items():

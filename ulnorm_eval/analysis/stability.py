@@ -108,20 +108,13 @@ def level_index(row, grade, judged, pos, n_topics: int, k: int, levels) -> np.nd
     non-relevant, negative-grade or unjudged document, or no document at that rank).
 
     ``row``, ``grade``, ``judged``, ``pos``: the flat ranking (topic index, grade, judged flag,
-    0-based rank) of :class:`~ulnorm_eval.core.kernels.Ranking`.
+    0-based rank) of :class:`~ulnorm_eval.core.kernels.Ranking`; ``levels``: the positive grades of the
+    same qrels' judgements of these topics, so every judged positive grade is one of them.
     """
     out = np.full((n_topics, k), -1, dtype=np.int64)
-    levels = np.asarray(levels, dtype=np.float64)
-    row, grade, pos = np.asarray(row), np.asarray(grade, dtype=np.float64), np.asarray(pos)
-    keep = (pos < k) & (grade > 0)
-    if judged is not None:
-        keep &= np.asarray(judged, dtype=bool)
-    level = np.searchsorted(levels, grade[keep])
-    valid = (level < len(levels))
-    valid[valid] = levels[level[valid]] == grade[keep][valid]
-    if not valid.all():
-        raise ValueError("a ranked grade is not among the qrels' grade levels")
-    out[row[keep], pos[keep]] = level
+    grade = np.asarray(grade, dtype=np.float64)
+    keep = (np.asarray(pos) < k) & (grade > 0) & np.asarray(judged, dtype=bool)
+    out[np.asarray(row)[keep], np.asarray(pos)[keep]] = np.searchsorted(levels, grade[keep])
     return out
 
 
@@ -141,15 +134,6 @@ class Design:
     systems: list = field(default_factory=list)
     topics: list = field(default_factory=list)
 
-    @classmethod
-    def from_levels(cls, idx, counts, pool, levels, systems=(), topics=()):
-        """From the (S, T, k) level indices of :func:`level_index` (one per run, stacked)."""
-        idx = np.asarray(idx)
-        n_levels = len(levels)
-        C = (idx[:, :, None, :] == np.arange(n_levels)[None, None, :, None]).astype(np.float64)
-        return cls(C=C, counts=np.asarray(counts, dtype=np.float64), pool=np.asarray(pool, dtype=np.float64),
-                   levels=np.asarray(levels, dtype=np.float64), systems=list(systems), topics=list(topics))
-
     @property
     def k(self) -> int:
         return self.C.shape[-1]
@@ -159,9 +143,7 @@ class Design:
         return self.C.shape[2]
 
     def at(self, k: int) -> "Design":
-        """The same design cut at rank k (a view, no copy)."""
-        if k > self.k:
-            raise ValueError(f"the design holds ranks 1..{self.k}, not {k}")
+        """The same design cut at rank k <= self.k (a view, no copy)."""
         return dataclasses.replace(self, C=self.C[..., :k])
 
     def subset(self, idx) -> "Design":
@@ -305,10 +287,8 @@ class Optimum:
 def _polish(point, monotone: str | None):
     """Onto the constraint set exactly: no negative entry, monotone, summing to 1."""
     point = np.maximum(np.asarray(point, dtype=np.float64), 0.0)
-    if monotone == "down":
-        point = np.minimum.accumulate(point)
-    elif monotone == "up":
-        point = np.maximum.accumulate(point)
+    if monotone:
+        point = (np.minimum if monotone == "down" else np.maximum).accumulate(point)
     return normalised(point) if point.sum() > 0 else np.full(len(point), 1.0 / len(point))
 
 
@@ -574,10 +554,9 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
         row_a, row_b = rows[index], rows[other]
         full = row_a["_error_ratio"] / row_b["_error_ratio"]
         ratio = draws[index] / draws[other]
-        low, high = np.percentile(ratio, [2.5, 97.5])
         row = {"k": row_a["k"], "measure_a": row_a["measure"], "function_a": function_label(row_a),
                "measure_b": row_b["measure"], "function_b": function_label(row_b), "ratio": float(full),
-               "ratio 2.5%": float(low), "ratio 97.5%": float(high), "share a<b": float(np.mean(ratio < 1)),
+               **_spread("ratio", ratio), "share a<b": float(np.mean(ratio < 1)),
                "share a>b": float(np.mean(ratio > 1)), "resamples": int(len(ratio))}
         row["claim"] = ratio_claim(row)
         return row
@@ -689,9 +668,14 @@ def _holdout_columns(phis, reference) -> dict:
     out = {}
     for name, values in (("phi fit-half", phis[:, 0]), ("phi held-out", phis[:, 1]),
                     ("phi held-out - log", phis[:, 1] - reference[:, 1])):
-        low, high = np.percentile(values, [2.5, 97.5])
-        out[name], out[f"{name} 2.5%"], out[f"{name} 97.5%"] = float(values.mean()), float(low), float(high)
+        out |= {name: float(values.mean()), **_spread(name, values)}
     return out
+
+
+def _spread(name: str, values) -> dict:
+    """{'NAME 2.5%': ..., 'NAME 97.5%': ...}: the percentiles of ``values`` printed as an interval."""
+    low, high = np.percentile(values, [2.5, 97.5])
+    return {f"{name} 2.5%": float(low), f"{name} 97.5%": float(high)}
 
 
 # the four nDCG variations of Kanoulas & Aslam 2009 §3.5 (Figure 9)
@@ -706,8 +690,7 @@ def function_label(row: dict) -> str:
 def _intervals(score_matrix, resamples, targets) -> dict:
     out = {}
     for target in targets:
-        low, high = np.percentile(topics_needed_resampled(score_matrix, resamples, target), [2.5, 97.5])
-        out[f"topics Φ>={target:g} 2.5%"], out[f"topics Φ>={target:g} 97.5%"] = float(low), float(high)
+        out |= _spread(f"topics Φ>={target:g}", topics_needed_resampled(score_matrix, resamples, target))
     return out
 
 
@@ -813,7 +796,8 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
         ranking = ranked.ranking
         idx.append(level_index(ranking.row, ranking.grade, ranking.judged, ranking.pos, n_topics, k, levels))
         names.append(run.name)
-    return Design.from_levels(np.stack(idx), counts, pool, levels, names, qids)
+    C = (np.stack(idx)[:, :, None, :] == np.arange(len(levels))[:, None]).astype(np.float64)
+    return Design(C=C, counts=counts, pool=pool, levels=levels.astype(np.float64), systems=names, topics=qids)
 
 
 @dataclass(frozen=True, kw_only=True)

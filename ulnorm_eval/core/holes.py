@@ -278,10 +278,9 @@ def monotone(holes: HoleContext):
 
 
 def assign(ranking: Ranking, judgements: Judgements, assignments: list, depth: int | None = None) -> tuple:
-    """A ranking and judgements with one copy of every query per assignment (grade arrays over
-    ``ranking``'s elements, read at the holes): copy ``a`` of row r is row ``a * nrows + r``, of query
-    ``a * J.nq + base[r]``, whose judgements add its holes at their grades (unordered: the kernels with
-    hole strategies count and sort them).  ``depth``: only the first ``depth`` ranks are kept."""
+    """A ranking and judgements with one copy of every query per assignment (grades at the holes): copy
+    ``a`` of row r is row ``a * nrows + r``, of query ``a * J.nq + base[r]``, whose judgements add its
+    holes at their grades, unordered.  ``depth``: only the first ``depth`` ranks are kept."""
     n_assignments = len(assignments)
     unj = np.zeros(len(ranking.row), bool) if ranking.judged is None else ~np.asarray(ranking.judged, bool)
     top = slice(None) if depth is None else ranking.pos < depth  # the ranking's part a kernel with cutoff reads
@@ -492,9 +491,8 @@ def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
 
 def judge_next(query, doc, rank, judged, cutoffs, n: int) -> list:
     """The ``n`` unjudged documents whose grades move the most bounds, best first, as (query, document
-    code, weight, runs, best rank): weight = the sum over runs and ``cutoffs`` (None: none) of 1/r
-    where its rank r is within the cutoff (a relevant document's share of AP's and RR's sums); ties:
-    seen by more runs, then the lower query and code."""
+    code, weight, runs, best rank): weight = the sum over runs and ``cutoffs`` (None: none) of 1/r at
+    its rank r within the cutoff (its share of AP's and RR's sums); ties: more runs, lower query, code."""
     query, doc, rank = (np.asarray(x, dtype=np.int64) for x in (query, doc, rank))
     hole = ~np.asarray(judged, bool)
     reach = sum((rank[hole] <= (np.inf if cutoff is None else cutoff)) for cutoff in cutoffs)

@@ -211,9 +211,8 @@ def _padded(pool: Pool, queries: np.ndarray):
 
 def _permutation_batches(pool: Pool, reps: int, rng, scorer, queries, depth=None, reads=None):
     """Yield (first rep, queries, values[... x t x len(queries)]) over ``reps`` random permutations, in
-    buckets of queries of similar pool size (less padding) and memory-bounded batches.  ``depth``: the
-    ranks kept (None: all); ``reads`` (:func:`~ulnorm_eval.core.pools.pool_reads`): a query whose pool
-    holds at most twice as many documents draws the ranks of those only (:func:`placed`)."""
+    buckets of similar pool size and memory-bounded batches; ``depth``: the ranks kept (None: all);
+    ``reads`` (:func:`pool_reads`): at most half its pool read, a query draws those ranks (:func:`placed`)."""
     work = max(1, reps * len(queries))
     if reads is not None and depth is None:
         cnt = pool.rowsum(reads)[queries].astype(np.int64)

@@ -102,9 +102,8 @@ class Pool:
         return ranking
 
     def _placed_order(self, key: np.ndarray, descending: bool) -> Ranking:
-        """:meth:`ordered` of a pool with placeholders (key 0, after held documents of equal key: the
-        ``Family.order`` contract): a placed :class:`Ranking` of the held documents at their ranks, for
-        kernels that read only what they declare (``Family.reads``: never a placeholder)."""
+        """:meth:`ordered` of a pool with placeholders (key 0, after held documents of equal key): a placed
+        :class:`Ranking` of the held documents at their ranks (``Family.reads`` never reads a placeholder)."""
         order = np.lexsort((-key if descending else key, self.row))
         after = (key[order] < 0) if descending else (key[order] > 0)
         ranks = self.pos + np.where(after, self.extra[self.row], 0)

@@ -173,9 +173,8 @@ class Family:
 
 @dataclass(frozen=True, kw_only=True)
 class Variant:
-    """A variant wraps a measure: ``UL2(nDCG@10)`` (every field in docs/architecture.md, "The records").
-    The 'all' row of every variant is :data:`VARIANT_AGGREGATE`, the mean of its per-query values (one
-    rule, used by eval, compare, the gates, the paper tables, summ and the library; docs/bounds.md)."""
+    """A variant wraps a measure: ``UL2(nDCG@10)`` (every field in docs/architecture.md, "The records");
+    its 'all' row is :data:`VARIANT_AGGREGATE` in every command."""
 
     name: str
     aliases: tuple

@@ -32,9 +32,8 @@ SUMM_DEFAULT_VARIANTS = ("E", "IUB", "UE1", "UE2")
 
 
 def summ_variants() -> dict:
-    """summ's name of each variant record the summarisation families take -> the record's name, in
-    the families' order.  A record with an alias is shown by it: UL1 and UL2 are Feng 2023's UE1 and
-    UE2 for summaries (``UL1(ROUGE-1)`` is read too)."""
+    """summ's name of each variant the summarisation families take -> the record's name: its alias if
+    any (UL1, UL2 are Feng 2023's UE1, UE2 for summaries)."""
     names = dict.fromkeys(v for f in TEXT_FAMILIES.values() for v in f.variants)
     return {(VARIANTS[n].aliases[0] if VARIANTS[n].aliases else n): n for n in names}
 

@@ -155,8 +155,7 @@ def prf(M, n_cand, n_ref):
 
 def combine(M, n_cand, n_ref, how: str):
     """Scores (P, R, F) over references (the last axis of M) combined by ``how``; ``n_cand`` broadcasts
-    against M (a length per candidate on a trailing axis of 1, or per candidate and reference),
-    ``n_ref`` is per reference."""
+    against M, ``n_ref`` is per reference."""
     M = np.asarray(M, dtype=np.float64)
     n_cand = np.broadcast_to(np.asarray(n_cand, dtype=np.float64), M.shape)
     n_ref = np.asarray(n_ref, dtype=np.float64)

@@ -21,8 +21,7 @@ WHOLE_BYTES = 6 << 20
 
 
 def whole_bytes(block_bytes: int) -> int:
-    """The size up to which a file is one block: ``WHOLE_BYTES`` with the default blocks, else
-    ``block_bytes`` (a caller that asks for small blocks gets them)."""
+    """The size up to which a file is one block: ``WHOLE_BYTES`` with the default blocks, else theirs."""
     return WHOLE_BYTES if block_bytes == BLOCK_BYTES else block_bytes
 
 
@@ -101,11 +100,8 @@ def _scan(data, floor: int, pos: int):
 
 
 def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, whole: int = 0):
-    """Yield (bytes, first line number) blocks, each holding whole queries' lines.
-
-    ``whole``: an input of at most that many bytes is yielded whole, as one block, without the scan
-    for its trailing query (:func:`run_blocks`); a longer one is cut as without it.
-    """
+    """Yield (bytes, first line number) blocks, each holding whole queries' lines; an input of at most
+    ``whole`` bytes as one block, without the scan for its trailing query (:func:`run_blocks`)."""
     handle = open_input(path)
 
     def read(size: int) -> bytes:
@@ -140,11 +136,9 @@ def query_blocks(path: str, block_bytes: int = BLOCK_BYTES, *, whole: int = 0):
 
 
 def _cut(chunks, path: str):
-    """(bytes, first line number) blocks of whole queries from ``chunks``: after each chunk, the
-    buffer up to the trailing query (the comment and blank lines before it go with it, so a block
-    never splits a query).  Each chunk is scanned once (:func:`_scan` down to ``scanned``): when its
-    data lines are all of one query new to the buffer, that query starts after the buffer's last
-    data line (``last_end``)."""
+    """(bytes, first line number) blocks of whole queries from ``chunks``: after each chunk, the buffer
+    up to its trailing query (with the comment and blank lines before it).  Each chunk is scanned once
+    (:func:`_scan` down to ``scanned``); a query new to the buffer starts after its last data line."""
     buf, line = bytearray(), 1  # line: the line number of buf[0]
     qid = last_end = None
     scanned = 0

@@ -1,7 +1,5 @@
-"""Checks across inputs, made once everything is read: :func:`unique_names` (repeated run names get
-``#1``, ``#2``... by position), :func:`disjoint_error` (the refusal of a run sharing no query with
-the qrels, unless ``--allow-disjoint``), :func:`require_finite` (a gain or bound that overflows to inf or
-nan is refused with the measure and query).
+"""Checks across inputs, made once everything is read: unique run names, a run sharing no query with
+the qrels, results that overflow, a qrels query a run lacks (trec_eval 10's exit).
 """
 from __future__ import annotations
 
@@ -98,10 +96,9 @@ def require_finite(result) -> None:
 
 
 def missing_query(result_runs, paths) -> tuple | None:
-    """Without ``-c`` (and without ``--run-queries-only``), trec_eval 10 exits (4) at the first qrels
-    query, in its order (qid byte order), that has no results in the run ("result qid '302' not found
-    in qrels"), after the ``-q`` lines of the queries before it.  (index of the first such run, that
-    query, the error), or None."""
+    """(index of the first run, the query, the error) where trec_eval 10 without ``-c`` (and without
+    ``--run-queries-only``) exits (4): at the first qrels query in qid byte order with no results in
+    the run, after the ``-q`` lines of the queries before it; or None."""
     for index, (run, path) in enumerate(zip(result_runs, paths)):
         if run.missing_qids:
             qid = min(run.missing_qids)  # str order = UTF-8 byte order

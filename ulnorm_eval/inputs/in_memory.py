@@ -1,10 +1,9 @@
-"""Qrels and runs from in-memory objects: pandas DataFrames and pytrec_eval-style dicts of dicts.
+"""Qrels and runs from in-memory objects, as the file readers' :class:`~ulnorm_eval.inputs.trec.Qrels`
+and :class:`~ulnorm_eval.inputs.trec.Run` (the numbers those of the same data read from a file).
 
 Columns ``query_id, doc_id, relevance|score`` (ir_measures) or ``qid, docno, label|score`` (PyTerrier)
 (``docid`` and ``rel`` accepted; a run's ``rank`` kept for ``ties='rank'``); dicts ``{qid: {docid:
-value}}`` (pytrec_eval, read without pandas).  Everything becomes the file readers' typed
-:class:`~ulnorm_eval.inputs.trec.Qrels` / :class:`~ulnorm_eval.inputs.trec.Run`, so the numbers are
-those of the same data read from a file.
+value}}`` (pytrec_eval, read without pandas).
 """
 from __future__ import annotations
 
@@ -48,8 +47,8 @@ def _column(frame, choices: tuple, what: str, name: str) -> str:
                                  f"(has {', '.join(map(str, frame.columns))})")
 
 
-def _standard(frame, kind: str, name: str):
-    """The DataFrame with the columns renamed to query_id, doc_id and relevance/score (a copy)."""
+def _frame_columns(frame, kind: str, name: str) -> tuple:
+    """(query ids and document ids as ``str``, the values, a run's ranks or None) of a DataFrame."""
     import pandas as pd
 
     qid_column = _column(frame, QUERY_COLUMNS, kind, name)
@@ -60,9 +59,8 @@ def _standard(frame, kind: str, name: str):
         if gone.any():  # str() would make it the id 'nan' or 'None'
             raise InputError(name, None, f"row {int(gone.argmax())}: {col}: missing {what} (NaN or None)")
     _require_real(frame, value_column, name)
-    out = pd.DataFrame({"query_id": frame[qid_column], "doc_id": frame[doc_column],
-                        "relevance" if kind == "qrels" else "score": pd.to_numeric(frame[value_column], errors="coerce")})
-    bad = out.iloc[:, 2].isna().to_numpy()
+    values, rank = pd.to_numeric(frame[value_column], errors="coerce"), None
+    bad = values.isna().to_numpy()
     if bad.any():
         index = int(bad.argmax())
         raise InputError(name, None, f"row {index}: {value_column} {frame[value_column].iloc[index]!r} is not a number")
@@ -72,8 +70,8 @@ def _standard(frame, kind: str, name: str):
         if bad.any():
             index = int(bad.argmax())
             raise InputError(name, None, f"row {index}: rank {frame['rank'].iloc[index]!r} is not an integer")
-        out["rank"] = rank.astype("int64")
-    return out
+        rank = rank.astype("int64")
+    return frame[qid_column].astype(str).tolist(), frame[doc_column].astype(str).tolist(), values, rank
 
 
 def _missing_id(value) -> bool:
@@ -139,9 +137,7 @@ def _from_object(obj, kind: str, name: str):
     for any other object or an empty one."""
     what, nested, empty = _KINDS[kind]
     if is_frame(obj):
-        frame = _standard(obj, kind, name)
-        columns = (frame["query_id"].astype(str).tolist(), frame["doc_id"].astype(str).tolist(), frame.iloc[:, 2],
-                   frame["rank"] if "rank" in frame else None)
+        columns = _frame_columns(obj, kind, name)
     elif is_nested_dict(obj):
         columns = (*_from_dict(obj, kind, name), None)
     else:

@@ -1,9 +1,8 @@
 """Qrels from ir_datasets (the optional ``irds`` extra): ``irds:DATASET_ID`` in place of a qrels path.
 
-Only data already on this machine is read: ir_datasets has no offline switch, so while the qrels
-are read its remote download sources are disabled, and a dataset whose qrels are not in its local
-cache (``~/.ir_datasets``, or ``$IR_DATASETS_HOME``) is refused with one line instead of
-downloading.  Fetch it once with ir_datasets itself (``ir_datasets export DATASET_ID qrels``).
+Only data already on this machine is read: ir_datasets has no offline switch, so its remote download
+sources are disabled while the qrels are read, and qrels not in its local cache are refused in one
+line instead of downloaded (fetch them with ``ir_datasets export DATASET_ID qrels``).
 """
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""LETOR files (``grade [qid:Q] f:v ... [# comment]``) as qrels, and their score files as runs.
-
-Query groups come from the ``qid:`` column or from a LightGBM group-size file; documents are named
-by their 0-based row position within the query, which is how score files refer to them.
-"""
+"""LETOR files (``grade [qid:Q] f:v ... [# comment]``) as qrels, and their score files as runs."""
 from __future__ import annotations
 
 import numpy as np
@@ -60,11 +56,9 @@ def read_letor(path: str, groups: str | None = None, data: bytes | None = None) 
         lines.append(lineno)
     if not grades:
         raise InputError(path, 1, "empty file: no rows")
-    have_qid = [qid is not None for qid in qids]
-    if any(have_qid) and not all(have_qid):
-        index = have_qid.index(False)
-        raise InputError(path, lines[index], "row without qid: in a file that uses qid:")
-    if not all(have_qid):
+    if None in qids and any(qid is not None for qid in qids):
+        raise InputError(path, lines[qids.index(None)], "row without qid: in a file that uses qid:")
+    if None in qids:
         gpath = groups or (str(path) + ".query")
         if not os.path.exists(gpath):
             raise InputError(path, None, f"no qid: column and no group file {gpath} (give --groups)")

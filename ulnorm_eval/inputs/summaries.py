@@ -10,6 +10,7 @@ may be compressed; errors raise :class:`InputError` (``FILE:LINE: reason``).
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field, replace
 
@@ -24,12 +25,10 @@ SCALE = (1, 5)  # SummEval's ratings: a 1-5 Likert scale in every dimension (Fab
 
 @dataclass(kw_only=True)
 class SummData:
-    """Documents (sources and references) and systems' summaries, in first-appearance order.
-
-    ``summaries[s][d]`` is system ``s``'s summary of document ``d`` (``None`` if the system has none).
-    ``ratings[kind][dim]`` (kind ``expert`` or ``crowd``) is a list per system of lists per document
-    of the mean rating (``None`` when unrated); empty for the plain layout.
-    """
+    """Documents (sources and references) and systems' summaries, in first-appearance order:
+    ``summaries[s][d]`` is system ``s``'s summary of document ``d`` (``None`` if it has none);
+    ``ratings[kind][dim]`` (kind ``expert`` or ``crowd``) a list per system of lists per document of
+    the mean rating (``None`` when unrated), empty for the plain layout."""
 
     path: str
     doc_ids: list
@@ -113,8 +112,6 @@ def _ratings(path, line_no, value):
             raise InputError(path, line_no, "annotations not a list of ratings") from None
     if not isinstance(value, list) or not all(isinstance(annotation, dict) for annotation in value):
         raise InputError(path, line_no, "annotations not a list of ratings")
-    import math
-
     out = {}
     low, high = SCALE
     for dim in DIMENSIONS:

@@ -1,10 +1,6 @@
-"""Small inputs of the comparison analyses: query-id lists and the systems tables `compare` writes.
-
-* a query-id list (``compare --swap-between FILE FILE``): one query id per line; blank lines carry
-  nothing and are skipped; a line with more than one field is refused (a qrels or run file given
-  by mistake), as is a file with no id;
-* a systems table (``ulnorm-eval swaps A B``): what ``compare --table systems`` writes, as tsv, csv
-  or json (columns run, metric, mean; others ignored).
+"""Small inputs of the comparison analyses: query-id lists (``compare --swap-between FILE FILE``, one
+id per line) and the systems tables ``compare --table systems`` writes (``ulnorm-eval swaps A B``: tsv,
+csv or json; columns run, metric, mean, others ignored).
 """
 from __future__ import annotations
 
@@ -17,7 +13,8 @@ __all__ = ["read_query_ids", "read_systems"]
 
 
 def read_query_ids(path: str) -> tuple[list, int]:
-    """(query ids in file order, repeated ids) of a one-id-per-line file."""
+    """(query ids in file order, repeated ids) of a one-id-per-line file; blank lines skipped, a line of
+    more fields refused (a qrels or run file given by mistake), as is a file with no id."""
     ids, seen, repeated = [], set(), 0
     for line_no, line in enumerate(read_text(path).splitlines(), 1):
         fields = line.split()

@@ -83,19 +83,13 @@ def _os_reason(exc: OSError) -> str:
                errno.EACCES: "permission denied", errno.ELOOP: "symbolic link loop",
                errno.ENOTDIR: "a component of the path is a file, not a directory",
                errno.ENAMETOOLONG: "file name too long", errno.ENXIO: "no such device (a socket?)"}
-    if exc.errno in reasons:
-        return reasons[exc.errno]
-    return (exc.strerror or str(exc)).lower()
+    return reasons.get(exc.errno) or (exc.strerror or str(exc)).lower()
 
 
 def _stdin():
-    stdin = sys.stdin
-    try:
-        if stdin is None or stdin.closed:
-            raise ValueError
-        buf = stdin.buffer  # Python sets sys.stdin to None when fd 0 is closed (`<&-`)
-    except (AttributeError, ValueError):
-        raise InputError("-", None, "standard input is closed") from None
+    buf = getattr(sys.stdin, "buffer", None)  # Python sets sys.stdin to None when fd 0 is closed (`<&-`)
+    if buf is None or buf.closed:
+        raise InputError("-", None, "standard input is closed")
     return buf
 
 

@@ -70,8 +70,7 @@ def browsing_model(metric: Metric, rel_level: float, max_grade: float) -> Browsi
                else "it has no fixed seen(i) of Normalized Residual Gain (SIGIR-AP 2024) eq. 1")
         raise UnknownMeasure(f"{metric}: NRG is defined for measures of the browsing-model form of Normalized "
                              f"Residual Gain (SIGIR-AP 2024) eq. 1 ({', '.join(supported())}); {m} is not one: {why}")
-    rel = m.get("rel")
-    rel = rel_level if rel is None else rel
+    rel = rel_level if m.get("rel") is None else m.get("rel")
     seen, scale = fam.browsing(m)
     until_gain = isinstance(seen, str) and seen == SEEN_UNTIL_GAIN
     if until_gain:  # seen(pos) is then only the cutoff; V(i) comes from the ranking's gains

@@ -295,11 +295,8 @@ def _polish(point, monotone: str | None):
 def residual(point, monotone: str | None) -> float:
     """Largest violation of sum(x) = 1, x >= 0 and the monotonicity (``'down'``/``'up'``/None)."""
     point = np.asarray(point, dtype=np.float64)
-    worst = max(abs(point.sum() - 1.0), float(max(0.0, -point.min())))
-    if monotone and len(point) > 1:
-        rises = np.diff(point) if monotone == "down" else -np.diff(point)
-        worst = max(worst, float(max(0.0, np.max(rises))))
-    return worst
+    rises = (np.diff(point) if monotone == "down" else -np.diff(point)) if monotone else ()
+    return float(max(abs(point.sum() - 1.0), 0.0, -point.min(), *rises))
 
 
 def _block_constraints(offset: int, size: int, total: int, monotone: str | None) -> list:

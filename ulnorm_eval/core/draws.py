@@ -28,8 +28,7 @@ def _hash_text(text: str) -> int:
 
 class Keys:
     """Counter-based uniform numbers u(seed, query id, repetition, position, attempt): a query's draws
-    depend on the seed and its own id only, not on the queries beside it, their order or the blocks of
-    a streamed run."""
+    depend on the seed and its own id only, not on the queries beside it or a stream's blocks."""
 
     def __init__(self, seed: int, qids=None):
         self.seed = np.uint64(int(seed) % 2 ** 64)

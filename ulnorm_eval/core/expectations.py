@@ -91,9 +91,8 @@ def montecarlo_bounds(pool: Pool, judgements: Judgements, measures: list, rel_le
 def random_orderings(pool: Pool, judgements: Judgements, measures: list, rel_level, reps: int, rng,
                      queries: list | None = None) -> list:
     """Each native measure's values (reps x queries) on ``reps`` uniformly random orderings of every
-    query's pool (of ``queries[i]`` for measure i when given; NaN elsewhere), keyed by seed, query and
-    repetition (:class:`Keys`).  The measures reading the same documents (:func:`pool_reads`) share
-    one placed draw; the others share whole shuffles kept to their cutoff."""
+    query's pool (of ``queries[i]`` for measure i when given; NaN elsewhere); the measures reading the
+    same documents (:func:`pool_reads`) share one placed draw, the others shuffles kept to their cutoff."""
     groups: dict = {}  # (depth, documents read) -> (their mask, measures): each group's draws are its own
     for index, measure in enumerate(measures):
         reads = pool_reads(pool, judgements, measure, rel_level)

@@ -1,8 +1,6 @@
 """Judgment holes: ``LB(M)`` and ``UB(M)``, the least and largest value of a measure over the grades
-0..G (G the qrels' largest) the unjudged documents a run retrieved may take within a :class:`World`;
-a family's ``holes(h) -> (lo, hi)`` names one extreme assignment per query, scored by its own kernel
-(docs/holes.md: the worlds, the strategies and their proofs; tests/core/test_holes.py enumerates).
-"""
+0..G the unjudged documents a run retrieved may take within a :class:`World`, a family's ``holes(h)
+-> (lo, hi)`` naming one extreme assignment per query (docs/holes.md: worlds, strategies, proofs)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -459,9 +457,8 @@ def boot_grades(judgements: Judgements) -> np.ndarray:
 
 def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
     """Per row, the probability of each grade of :func:`boot_grades` for a hole (rows x grades), Froebe
-    et al. 2023's priors (docs/holes.md, "The priors"): 'run' (the run's judged documents within the
-    cutoff; the pool's for a row with none), 'pool' (the query's judgments) or 'mix' (their mean); the
-    query's grades, 0 and G floored at ``BOOT_SMOOTHING``, the others 0, then renormalised."""
+    et al. 2023's priors (docs/holes.md, "The priors"): 'run', 'pool' or 'mix'; the query's grades, 0
+    and G floored at ``BOOT_SMOOTHING``, the others 0, then renormalised."""
     if prior not in BOOT_PRIORS:
         raise ValueError(f"{prior!r}: the prior is one of {', '.join(BOOT_PRIORS)}")
     ranking, judgements = holes.rk, holes.J

@@ -90,11 +90,9 @@ def _limbs(x: np.ndarray, bits: int):
 
 def _resampled_means_many(counts: np.ndarray, jobs: Sequence[tuple]) -> list:
     """For every (columns, valid) of ``jobs``, per column the mean over each resample's drawn queries where
-    ``valid`` and the value is finite, from one matrix product whose bits depend neither on the BLAS
-    library nor on its threads: each column is split into limbs (:func:`_limbs`) of ``bits`` bits, so
-    that every partial sum of C[b] times a limb is a whole number below 2**53, exact in any order;
-    the limbs' sums are added from the largest (correctly rounded when a column spans two limbs).
-    ``C @ x`` itself rounds in the BLAS kernel's order (Robust 2003's intervals moved between builds)."""
+    ``valid`` and the value is finite, from one matrix product whose bits depend neither on the BLAS nor
+    on its threads (``C @ x`` rounds in the kernel's order): each column in limbs (:func:`_limbs`) so that
+    every partial sum is a whole number below 2**53, the limbs' sums added from the largest."""
     bits = 53 - int(counts.sum(axis=1).max() if counts.size else 0).bit_length()
     blocks, plans = [], []
     width = 0

@@ -1,7 +1,6 @@
-"""What measure kernels read: a :class:`Ranking` holds many ranked lists ("rows": queries, or query x
-permutation) as flat arrays sorted by row then rank; ``kernel(ranking, judgements, measure, rel) ->
-values[rows]`` runs no Python loop over documents.  trec_eval's conventions: unjudged = grade 0, a
-negative grade gains 0, relevant = grade >= l, normalisers from the qrels only.
+"""What measure kernels read: a :class:`Ranking`, many ranked lists ("rows": queries, or query x
+permutation) as flat arrays sorted by row then rank, and :class:`Judgements`.  trec_eval's conventions:
+unjudged = grade 0, a negative grade gains 0, relevant = grade >= l, normalisers from the qrels only.
 """
 from __future__ import annotations
 
@@ -193,10 +192,9 @@ def repeated_powers(p: float, top: int) -> np.ndarray:
 
 
 class Level(float):
-    """``-l`` as kernels receive it (relevant means grade >= it), with trec_eval's other flags
-    (docs/trec_eval.md): ``num_docs`` (-N), ``rounding`` of x R ('round': lround, trec_eval 10;
-    'legacy': (long)(x R + 0.9)), ``present`` (per row: retrieved something before -J; None: rows with
-    documents), ``trec_nan`` (--trec-nan) and ``judged_only`` (-J)."""
+    """``-l`` as kernels receive it, with trec_eval's other flags (docs/trec_eval.md): ``num_docs`` (-N),
+    ``rounding`` of x R ('round': lround, trec_eval 10; 'legacy': (long)(x R + 0.9)), ``present`` (per
+    row: retrieved something before -J), ``trec_nan`` (--trec-nan) and ``judged_only`` (-J)."""
 
     num_docs: float
     rounding: str

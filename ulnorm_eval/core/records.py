@@ -243,9 +243,8 @@ def _refuse(record: str, problems: list) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class TextFamily:
-    """A summarisation measure (``ulnorm-eval summ``; a document plays a query, a system a run):
-    ``scores`` the ``score=`` choices (the first the default), ``variants`` the :class:`Variant`
-    records it takes, ``default``: among ``summ``'s default measures."""
+    """A summarisation measure (``ulnorm-eval summ``; a document plays a query, a system a run): ``scores``
+    the ``score=`` choices (the first the default), ``default``: among ``summ``'s default measures."""
 
     name: str
     formula: str

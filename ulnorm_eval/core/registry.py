@@ -1,9 +1,7 @@
 """Measures and variants by name: the parser, and :class:`Measure`/:class:`Metric`, what it returns.
-
-A *measure* is a family plus parameters (``nDCG(dcg='exp-log2')@10``); a *variant* wraps a measure
-(``UL2(nDCG@10)``).  Each has one canonical string, printed and read back; ir_measures' syntax, and
-trec_eval's names (``ndcg_cut.10,20``, ``map``, ``P_10``).  All derived from the records: nothing here
-names a family.
+A *measure* is a family plus parameters (``nDCG(dcg='exp-log2')@10``), a *variant* wraps one
+(``UL2(nDCG@10)``); each has one canonical string, printed and read back (ir_measures' syntax, and
+trec_eval's names: ``ndcg_cut.10,20``, ``map``, ``P_10``), derived from the records.
 """
 from __future__ import annotations
 
@@ -484,9 +482,8 @@ def _spellings() -> list[str]:
 
 
 def _parse_folded(text: str, error: UnknownMeasure) -> list[Metric]:
-    """``text`` whose leading name is a record's name in another case (``ndcg@10``, ``p_10``), read with
-    each spelling that fits; they must agree (``Rbp``: RBP or rbp, refused).  When none fits,
-    ``error``, or for an unknown name the first spelling's own error (``ndcg(foo=1)@10``)."""
+    """``text`` whose leading name is a record's name in another case (``ndcg@10``), read with each spelling
+    that fits, which must agree (``Rbp``: refused); none: ``error``, or the first spelling's own error."""
     found, errors = {}, []
     for name in _spellings():
         head, rest = text[:len(name)], text[len(name):]
@@ -550,9 +547,8 @@ def _parse_wrapped(text: str) -> list[Metric] | None:
 
 
 def expand_names(names, trec_version: str | int = 10) -> list:
-    """Names with trec_eval's nicknames (all_trec, official, set) expanded, in trec_eval's order; as
-    trec_eval, a measure given with parameters replaces the same measure in a nickname (``-m all_trec
-    -m relstring.20``).  ``trec_version`` 9: only what trec_eval 9 had (the records' ``since``)."""
+    """Names with trec_eval's nicknames expanded, in trec_eval's order, a measure given with parameters
+    replacing it in a nickname (as trec_eval); ``trec_version`` 9: only what trec_eval 9 had (``since``)."""
     version = int(trec_version)
     out = []
     for n in names:
@@ -585,9 +581,8 @@ def trec_repeats(names) -> str | None:
 
 
 def paper_measure(m: Measure) -> Measure:
-    """The measure ``--expectation paper`` scores for ``m``: its family's ``paper_params`` filled in when
-    ``m`` sets none of the family's ``paper_unless`` parameters (nDCG and DCG: the 2^R - 1 gains of
-    Karmaker & Feng 2022 eq. 1 and Feng 2023 eq. 3.1 unless ``gains=`` is given); otherwise ``m``."""
+    """The measure ``--expectation paper`` scores for ``m``: its family's ``paper_params`` unless ``m`` sets
+    one of ``paper_unless`` (nDCG, DCG: the 2^R - 1 gains of Karmaker & Feng 2022 eq. 1, Feng 2023 eq. 3.1)."""
     fam = m.record
     if fam is None or not fam.paper_params:
         return m

@@ -9,9 +9,8 @@ GMEAN_FLOOR = 1e-5  # trec_eval's MIN_GEO_MEAN: gm_map and friends floor each va
 
 
 def summarise(values: np.ndarray, order: np.ndarray | None = None, rule: str = "mean") -> float:
-    """The summary of the defined values, added one at a time in trec_eval's query order (qid byte
-    order), as trec_eval sums (numpy's pairwise sum may round the other way): 'mean', 'sum', or
-    'gmean' = exp(mean(log(max(v, 1e-5))))."""
+    """The summary of the defined values added one at a time in trec_eval's query order, as trec_eval sums
+    (numpy's pairwise sum may round the other way): 'mean', 'sum', or 'gmean' = exp(mean(log(max(v, 1e-5))))."""
     if order is not None:
         values = values[order]
     values = values[~np.isnan(values)]

@@ -97,9 +97,8 @@ def lcs_cells(width: int, rows: int, refs) -> int:
 
 
 def lcs_prefix(cands: np.ndarray, refs, keep=None) -> np.ndarray:
-    """LCS lengths T[i, c, r] of the first i tokens of candidate row c against reference r, i = 0..width
-    (``keep``: only the sorted, distinct prefix lengths wanted): the recurrence (:func:`_lcs_sweep`)
-    along the shorter side.  -1 (pads, unknown tokens) and a reference's pads, -2, never match."""
+    """LCS lengths T[i, c, r] of the first i tokens of candidate row c against reference r, i in ``keep``
+    (sorted; None: 0..width), by :func:`_lcs_sweep` along the shorter side; -1 and -2 (pads) never match."""
     ref_matrix = _pad(refs, fill=-2).astype(np.int32)
     cand_matrix = cands.astype(np.int32)
     D, W = cands.shape
@@ -244,10 +243,9 @@ def expected_rouge1(doc: DocTokens, L: int, how: str = "mean", length: str = "ca
 
 def expected_mc(doc: DocTokens, lengths, how: str = "max", draws: int = 200, seed: int = 0,
                 length: str = "candidate", types=ROUGE_TYPES):
-    """Monte Carlo E and its standard error of ROUGE-1/2/L for draws of each length in ``lengths``, from
-    one set of ``draws`` i.i.d. sequences of the longest (their prefixes serve the others): {type:
-    (mean[len, 3], se[len, 3])}, columns P, R, F.  ``length='reference'``: each reference against the
-    prefix of its own length (one row; ``lengths`` ignored)."""
+    """Monte Carlo E and its standard error of ROUGE-1/2/L for each length in ``lengths`` (``length=
+    'reference'``: each reference's own, one row), from ``draws`` i.i.d. sequences of the longest:
+    {type: (mean[len, 3], se[len, 3])}, columns P, R, F."""
     rng = np.random.default_rng(seed)
     ref_lengths = np.array([len(ref_index) for ref_index in doc.refs], dtype=np.int64)
     lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)

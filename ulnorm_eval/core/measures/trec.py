@@ -288,190 +288,156 @@ def _check_positive(name):
 
 
 OFFICIAL, SET, ALL_TREC = "official", "set", "all_trec"
+_EVERY = (OFFICIAL, SET, ALL_TREC)
 _RMULT = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
-_TE = "trec_eval 10 (m_{}.c)"
 
 
-def _count(name, trec, function, nick, *, level="rel", params=(), **family):
-    """A trec_eval count (summed over queries); ``family``: further :class:`Family` fields (irm, per_query, ...)."""
-    register(Family(name=name, params=params, cutoff="none", kernel=function, gain=binary_gain, bounds="none",
-                    cite=_TE.format(trec), level=level, summary="sum", trec=(TrecName(base=trec, nick=nick),), value="int",
-                    **family))
+def _trec(name, base, kernel, *, nick=(ALL_TREC,), trec=None, params=(REL,), cite=None, **family):
+    """Register a family trec_eval names ``base`` in the nicknames ``nick`` (``trec``: further
+    :class:`TrecName` fields); by default parameter -l only, no cutoff, binary gain, no bounds, relevance
+    level -l, cited as trec_eval 10's m_<base>.c; ``family``: further :class:`Family` fields."""
+    family = {"cutoff": "none", "gain": binary_gain, "bounds": "none", "level": "rel", **family}
+    register(Family(name=name, params=params, kernel=kernel, cite=cite or f"trec_eval 10 (m_{base}.c)",
+                    trec=(TrecName(base=base, nick=nick, **(trec or {})),), **family))
 
 
-def _set(name, trec, function, nick, params=(), trec_name=None, **family):
-    """A trec_eval set measure; ``family``: further :class:`Family` fields (irm, validate)."""
-    register(Family(name=name, params=params, cutoff="none", kernel=function, gain=binary_gain, bounds="none",
-                    cite=_TE.format(trec), level="rel", trec=(trec_name or TrecName(base=trec, nick=nick),), **family))
+def _count(name, base, kernel, *, nick=_EVERY, params=(), **family):
+    """A trec_eval count: summed over queries, an integer."""
+    _trec(name, base, kernel, nick=nick, params=params, summary="sum", value="int", **family)
 
 
-register(Family(
-    name="runid", params=(), cutoff="none", kernel=k_runid, gain=binary_gain, bounds="none", formula="the run's tag (text)",
-    cite="trec_eval 10 (m_runid.c)", level="gains", summary="run", trec=(TrecName(base="runid", nick=(OFFICIAL, SET, ALL_TREC)),),
-    value="text", per_query=False))
-_count("NumQ", "num_q", k_num_q, (OFFICIAL, SET, ALL_TREC), level="gains", irm="NumQ", per_query=False)
-_count("NumRet", "num_ret", k_num_ret, (OFFICIAL, SET, ALL_TREC), level="gains", irm="NumRet",
+# bpref and infAP: the pool's classes and what is read of a ranking are trec_eval's judged ones
+_JUDGED = {"gain": trec_gain, "reads": reads_judged, "order": trec_order, "bounds": "exact"}
+_BINARY_EXACT = {"reads": reads_gain_of(binary_gain), "bounds": "exact"}
+_GAINS = {"gain": graded_gain, "level": "gains", "params": (GAINS_PARAM,)}
+_JK = "Jarvelin & Kekalainen 2002; trec_eval 10 (m_{}.c)"
+
+_trec("runid", "runid", k_runid, nick=_EVERY, params=(), formula="the run's tag (text)", level="gains", summary="run",
+      value="text", per_query=False)
+_count("NumQ", "num_q", k_num_q, level="gains", irm="NumQ", per_query=False)
+_count("NumRet", "num_ret", k_num_ret, level="gains", irm="NumRet",
        params=(Param(name="rel", kind="int", default=None, doc="ir_measures' NumRet(rel=k): count only retrieved documents of grade >= k "
                                         "(NumRet(rel=1) = NumRelRet); all retrieved documents when not given"),))
-_count("NumRel", "num_rel", k_num_rel, (OFFICIAL, SET, ALL_TREC), irm="NumRel", complete_summary=_sum_positive)
-_count("NumRelRet", "num_rel_ret", counted("all", "1", trec=True), (OFFICIAL, SET, ALL_TREC), irm="NumRelRet", params=(REL,),
+_count("NumRel", "num_rel", k_num_rel, irm="NumRel", complete_summary=_sum_positive)
+_count("NumRelRet", "num_rel_ret", counted("all", "1", trec=True), irm="NumRelRet", params=(REL,),
        formula="Relevant documents retrieved.")
-_count("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, (ALL_TREC,))
+_count("NumNonrelJudgedRet", "num_nonrel_judged_ret", k_num_nonrel_judged_ret, nick=(ALL_TREC,))
 
-register(Family(
-    name="GMAP", params=(REL,), cutoff="none", kernel=k_ap, gain=binary_gain, bounds="exact", expectation=e_ap, formula="AP per query; 'all' = geometric mean",
-    expectation_formula="E[AP] per query (exact); no variants: the 'all' row is a geometric mean (use those of AP)",
-    cite="Robertson 2006 (GMAP); trec_eval 10 (m_gm_map.c)", level="rel", summary="gmean",
-    trec=(TrecName(base="gm_map", nick=(OFFICIAL, ALL_TREC)),), per_query=False, examples=("GMAP",), holes=holes_ap,
-    holes_outside=outside_by_r))
+_trec("GMAP", "gm_map", k_ap, nick=(OFFICIAL, ALL_TREC), bounds="exact", expectation=e_ap, formula="AP per query; 'all' = geometric mean",
+      expectation_formula="E[AP] per query (exact); no variants: the 'all' row is a geometric mean (use those of AP)",
+      cite="Robertson 2006 (GMAP); trec_eval 10 (m_gm_map.c)", summary="gmean", per_query=False, examples=("GMAP",), holes=holes_ap,
+      holes_outside=outside_by_r)
 
-register(Family(
-    name="Bpref", params=(REL,), cutoff="none", kernel=k_bpref, gain=trec_gain, reads=reads_judged, bounds="exact",
-    expectation=e_bpref,
-    expectation_formula="(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
-    cite="Buckley & Voorhees 2004", level="rel", trec=(TrecName(base="bpref", nick=(OFFICIAL, ALL_TREC)),),
-                irm="Bpref", examples=("Bpref",),
-    order=trec_order,
-    extremes_note="each relevant document scores 1 - min(nonrelevant above, R)/min(N, R): every relevant one first "
-                  "is the maximum, every judged nonrelevant one above every relevant one the minimum"))
-register(Family(
-    name="GMBpref", params=(REL,), cutoff="none", kernel=k_bpref, gain=trec_gain, reads=reads_judged, bounds="exact",
-    expectation=e_bpref,
-    formula="bpref per query; 'all' = geometric mean",
-    expectation_formula="E[bpref] per query (exact); no variants: the 'all' row is a geometric mean (use those of Bpref)",
-    cite="Buckley & Voorhees 2004; trec_eval 10",
-    level="rel", summary="gmean", trec=(TrecName(base="gm_bpref", nick=(ALL_TREC,)),), per_query=False, examples=("GMBpref",),
-    order=trec_order, extremes_note="as bpref"))
-register(Family(
-    name="infAP", params=(REL,), cutoff="none", kernel=k_infAP, gain=trec_gain, reads=reads_judged, bounds="exact",
-    expectation=e_infAP,
-    expectation_formula="(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
-    cite="Yilmaz & Aslam 2006", level="rel", trec=(TrecName(base="infAP", nick=(ALL_TREC,)),), irm="infAP",
-    examples=("infAP",), order=trec_order, extremes="search",
-    extremes_note="no proof that sorting gives infAP's extremes (a document above a relevant one can raise or "
-                  "lower its term depending on which unjudged kinds are above it): " + _SEARCHED))
+_trec("Bpref", "bpref", k_bpref, nick=(OFFICIAL, ALL_TREC), **_JUDGED, expectation=e_bpref,
+      expectation_formula="(P/R)(1 - E[min(X, R)]/min(N, R)), X uniform on 0..Q judged nonrelevant above (exact)",
+      cite="Buckley & Voorhees 2004", irm="Bpref", examples=("Bpref",),
+      extremes_note="each relevant document scores 1 - min(nonrelevant above, R)/min(N, R): every relevant one first "
+                    "is the maximum, every judged nonrelevant one above every relevant one the minimum")
+_trec("GMBpref", "gm_bpref", k_bpref, **_JUDGED, expectation=e_bpref, formula="bpref per query; 'all' = geometric mean",
+      expectation_formula="E[bpref] per query (exact); no variants: the 'all' row is a geometric mean (use those of Bpref)",
+      cite="Buckley & Voorhees 2004; trec_eval 10", summary="gmean", per_query=False, examples=("GMBpref",), extremes_note="as bpref")
+_trec("infAP", "infAP", k_infAP, **_JUDGED, expectation=e_infAP,
+      expectation_formula="(P/R) E_{s,w}[(1 + (s + w U/W)(E[r|s] + eps)/(s + 2 eps))/(s+w+1)] (exact)",
+      cite="Yilmaz & Aslam 2006", irm="infAP", examples=("infAP",), extremes="search",
+      extremes_note="no proof that sorting gives infAP's extremes (a document above a relevant one can raise or "
+                    "lower its term depending on which unjudged kinds are above it): " + _SEARCHED)
 
-register(Family(
-    name="IPrec", params=(Param(name="recall", kind="float", default=0.0, doc="recall level in [0, 1], written IPrec@0.2", always_show=True, at=True),
-              REL, JUDGED_ONLY), cutoff="none",
-    kernel=k_iprec_at_recall, gain=binary_gain, bounds="montecarlo", cite="trec_eval 10 (m_iprec_at_recall.c)", level="rel",
-    trec=(TrecName(base="iprec_at_recall", arg="each", param="recall", defaults=RECALL_POINTS, kind="float", fmt=".2f", nick=(OFFICIAL, ALL_TREC)),),
-    irm="IPrec", validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]",
-    examples=("IPrec@0.0", "IPrec@0.5", "IPrec@1.0"), reads=reads_relevant))
-register(Family(
-    name="Avg11pt", params=(Param(name="points", kind="str", default=None, doc="recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
-                REL), cutoff="none",
-    kernel=k_11pt_avg, gain=binary_gain, bounds="montecarlo", cite="trec_eval 10 (m_11pt_avg.c)", level="rel",
-    trec=(TrecName(base="11pt_avg", arg="raw", param="points", nick=(ALL_TREC,)),),
-    validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')"), reads=reads_relevant))
+_trec("IPrec", "iprec_at_recall", k_iprec_at_recall, nick=(OFFICIAL, ALL_TREC),
+      trec=dict(arg="each", param="recall", defaults=RECALL_POINTS, kind="float", fmt=".2f"),
+      params=(Param(name="recall", kind="float", default=0.0, doc="recall level in [0, 1], written IPrec@0.2", always_show=True, at=True),
+              REL, JUDGED_ONLY), bounds="montecarlo", irm="IPrec",
+      validate=lambda p, c: None if 0 <= p.get("recall", 0) <= 1 else "recall must lie in [0, 1]",
+      examples=("IPrec@0.0", "IPrec@0.5", "IPrec@1.0"), reads=reads_relevant)
+_trec("Avg11pt", "11pt_avg", k_11pt_avg, trec=dict(arg="raw", param="points"),
+      params=(Param(name="points", kind="str", default=None, doc="recall points as text, e.g. '.25,.5,.75' (default 0, .1, ..., 1)"),
+              REL), bounds="montecarlo", validate=_check_floats("points"), examples=("Avg11pt", "Avg11pt(points='.25,.5')"),
+      reads=reads_relevant)
 
-register(Family(
-    name="relstring", params=(Param(name="length", kind="int", default=10, doc="number of ranks shown"),), cutoff="none", kernel=k_relstring,
-    gain=binary_gain, bounds="none", formula=" ".join(relstring.__doc__.split()), cite="trec_eval 10 (m_relstring.c)", level="gains", summary="none",
-    trec=(TrecName(base="relstring", arg="one", param="length", nick=(ALL_TREC,)),), value="text", validate=_check_positive("length")))
+_trec("relstring", "relstring", k_relstring, trec=dict(arg="one", param="length"),
+      params=(Param(name="length", kind="int", default=10, doc="number of ranks shown"),),
+      formula=" ".join(relstring.__doc__.split()), level="gains", summary="none", value="text", validate=_check_positive("length"))
 
-register(Family(
-    name="RprecMult", params=(Param(name="mult", kind="float", default=1.0, doc="multiple of R", always_show=True), REL), cutoff="none",
-    kernel=counted("c", "c", trec=True), gain=binary_gain,
-    formula="Precision at c = (long)(x R + 0.9) documents; when c > num_ret, num_rel_ret / c (m_Rprec_mult.c).", reads=reads_gain_of(binary_gain), bounds="exact", expectation=e_Rprec_mult,
-    expectation_formula="0 if c = 0; P/n if c <= n; P/c if c > n (exact)", cite="trec_eval 10 (m_Rprec_mult.c)", level="rel",
-    trec=(TrecName(base="Rprec_mult", arg="each", param="mult", defaults=_RMULT, kind="float", fmt=".2f", nick=(ALL_TREC,)),),
-    validate=_check_positive("mult"), examples=("RprecMult(mult=0.2)", "RprecMult(mult=1.0)", "RprecMult(mult=3.5)")))
+_trec("RprecMult", "Rprec_mult", counted("c", "c", trec=True),
+      trec=dict(arg="each", param="mult", defaults=_RMULT, kind="float", fmt=".2f"),
+      params=(Param(name="mult", kind="float", default=1.0, doc="multiple of R", always_show=True), REL),
+      formula="Precision at c = (long)(x R + 0.9) documents; when c > num_ret, num_rel_ret / c (m_Rprec_mult.c).", **_BINARY_EXACT,
+      expectation=e_Rprec_mult, expectation_formula="0 if c = 0; P/n if c <= n; P/c if c > n (exact)",
+      validate=_check_positive("mult"), examples=("RprecMult(mult=0.2)", "RprecMult(mult=1.0)", "RprecMult(mult=3.5)"))
 
-register(Family(
-    name="utility", params=(Param(name="coef", kind="str", default=None, doc="p1,p2,p3,p4 as text (default '1,-1,0,0')"), REL), cutoff="none",
-    kernel=k_utility, gain=binary_gain, bounds="none", cite="trec_eval 10 (m_utility.c)", level="rel",
-    trec=(TrecName(base="utility", arg="raw", param="coef", nick=(SET, ALL_TREC)),),
-    validate=_check_floats("coef", 4)))
+_trec("utility", "utility", k_utility, nick=(SET, ALL_TREC), trec=dict(arg="raw", param="coef"),
+      params=(Param(name="coef", kind="str", default=None, doc="p1,p2,p3,p4 as text (default '1,-1,0,0')"), REL),
+      validate=_check_floats("coef", 4))
 
-register(Family(
-    name="binG", params=(REL,), cutoff="none", kernel=k_binG, gain=binary_gain, reads=reads_gain_of(binary_gain), bounds="exact", expectation=e_binG,
-    expectation_formula="(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", cite="trec_eval 10 (m_binG.c, experimental)",
-    level="rel", trec=(TrecName(base="binG", nick=(ALL_TREC,)),), examples=("binG",)))
-register(Family(
-    name="G", params=(GAINS_PARAM,), cutoff="none", kernel=k_G, gain=graded_gain, bounds="montecarlo",
-    cite="trec_eval 10 (m_G.c, experimental)", level="gains",
-    trec=(TrecName(base="G", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,)),),
-    examples=("G", "G(gains={1:3,2:1})", "G(gains={1:0.5,2:-1})"), reads=reads_gain,
-    extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
-    extremes_note="with gains >= 0 the gain-sorted ordering is G's maximum (its log2 arguments are the smallest "
-                  "and non-decreasing; rearrangement) but the ascending one is not its minimum (pool 2,1,3,1: "
-                  "0.7044 against 0.6891 at 1,1,3,2): " + _WLB_SEARCHED + "; with a negative gain " + _SEARCHED))
-register(Family(
-    name="IDCG", params=(GAINS_PARAM,), cutoff="none", kernel=k_ideal_dcg, gain=graded_gain, bounds="none",
-    expectation_formula="none (no random-ranking bounds): the same for every ordering", cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg.c)",
-    level="gains", trec=(TrecName(base="ideal_dcg", arg="map", param="gains", value_name="gain"),), trec_stale=stale_ideal_dcg))
-register(Family(
-    name="nDCG_rel", params=(GAINS_PARAM,), cutoff="none", kernel=k_ndcg_rel, gain=graded_gain, bounds="exact", expectation=e_ndcg_rel,
-    expectation_formula="(1/nrel) [sum_{p<n} (S/n d(p) + (Np-1) S/(n(n-1)) D(p)) / IDCG(min(p+1, nrel)) + (nrel-Np) (S/n) D(n) / IDCG], "
-    "S the pool's total gain, Np its documents of positive gain, d(p) = 1/log2(p+2), D(p) = sum_{i<p} d(i) (exact, "
-    "linearity) for gains >= 0, none to a level below 0; Monte Carlo otherwise", cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_ndcg_rel.c)",
-    level="gains", trec=(TrecName(base="ndcg_rel", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,)),),
-    examples=("nDCG_rel", "nDCG_rel(gains={1:3,2:1})", "nDCG_rel(gains={0:1,2:5})", "nDCG_rel(gains={1:0.5,2:-1})"),
-    exact_for=_gains_of_judged_levels, reads=reads_gain,
-    extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
-    extremes_note="with gains >= 0 the gain-sorted ordering is the maximum (the j-th relevant document's ratio "
-                  "is at most the sorted one's) but no proof makes the ascending one the minimum: " + _WLB_SEARCHED))
-register(Family(
-    name="Rndcg", params=(GAINS_PARAM, REL), cutoff="none", kernel=k_Rndcg, gain=graded_gain, bounds="exact", expectation=e_Rndcg,
-    expectation_formula="Rndcg with each DCG@b replaced by mean(g) sum_{i<=min(b,n)} 1/log2(i+1) (exact, linearity)",
-    cite="Jarvelin & Kekalainen 2002; trec_eval 10 (m_Rndcg.c)", level="gains",
-    trec=(TrecName(base="Rndcg", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,)),),
-    examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
-    extremes_note="a mean of DCG@b over fixed depths b: descending (ascending) gains maximise (minimise) every "
-                  "DCG@b at once (rearrangement)"))
+_trec("binG", "binG", k_binG, **_BINARY_EXACT, expectation=e_binG,
+      expectation_formula="(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", cite="trec_eval 10 (m_binG.c, experimental)",
+      examples=("binG",))
+_trec("G", "G", k_G, trec=dict(arg="map", param="gains", value_name="gain"), **_GAINS, bounds="montecarlo",
+      cite="trec_eval 10 (m_G.c, experimental)",
+      examples=("G", "G(gains={1:3,2:1})", "G(gains={1:0.5,2:-1})"), reads=reads_gain,
+      extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
+      extremes_note="with gains >= 0 the gain-sorted ordering is G's maximum (its log2 arguments are the smallest "
+                    "and non-decreasing; rearrangement) but the ascending one is not its minimum (pool 2,1,3,1: "
+                    "0.7044 against 0.6891 at 1,1,3,2): " + _WLB_SEARCHED + "; with a negative gain " + _SEARCHED)
+_trec("IDCG", "ideal_dcg", k_ideal_dcg, nick=(), trec=dict(arg="map", param="gains", value_name="gain"), **_GAINS,
+      expectation_formula="none (no random-ranking bounds): the same for every ordering", cite=_JK.format("ndcg"),
+      trec_stale=stale_ideal_dcg)
+_trec("nDCG_rel", "ndcg_rel", k_ndcg_rel, trec=dict(arg="map", param="gains", value_name="gain"), **_GAINS, bounds="exact",
+      expectation=e_ndcg_rel,
+      expectation_formula="(1/nrel) [sum_{p<n} (S/n d(p) + (Np-1) S/(n(n-1)) D(p)) / IDCG(min(p+1, nrel)) + (nrel-Np) (S/n) D(n) / IDCG], "
+      "S the pool's total gain, Np its documents of positive gain, d(p) = 1/log2(p+2), D(p) = sum_{i<p} d(i) (exact, "
+      "linearity) for gains >= 0, none to a level below 0; Monte Carlo otherwise", cite=_JK.format("ndcg_rel"),
+      examples=("nDCG_rel", "nDCG_rel(gains={1:3,2:1})", "nDCG_rel(gains={0:1,2:5})", "nDCG_rel(gains={1:0.5,2:-1})"),
+      exact_for=_gains_of_judged_levels, reads=reads_gain,
+      extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
+      extremes_note="with gains >= 0 the gain-sorted ordering is the maximum (the j-th relevant document's ratio "
+                    "is at most the sorted one's) but no proof makes the ascending one the minimum: " + _WLB_SEARCHED)
+_trec("Rndcg", "Rndcg", k_Rndcg, trec=dict(arg="map", param="gains", value_name="gain"), **{**_GAINS, "params": (GAINS_PARAM, REL)},
+      bounds="exact", expectation=e_Rndcg,
+      expectation_formula="Rndcg with each DCG@b replaced by mean(g) sum_{i<=min(b,n)} 1/log2(i+1) (exact, linearity)",
+      cite=_JK.format("Rndcg"), examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
+      extremes_note="a mean of DCG@b over fixed depths b: descending (ascending) gains maximise (minimise) every "
+                    "DCG@b at once (rearrangement)")
 
-register(Family(
-    name="RelP", params=(REL,), cutoff="required", kernel=counted("k", "min(k,R)", trec=True), gain=binary_gain,
-    formula="relative_P@k = relevant in the top k / min(k, R) (0 when R = 0).", reads=reads_gain_of(binary_gain), bounds="exact",
-    expectation=expected_count("k", "min(k,R)", trec=True), expectation_formula="(P/n) m / min(k, R) (exact)",
-    cite="trec_eval 10 (m_relative_P.c)", level="rel",
-    trec=(TrecName(base="relative_P", arg="each", defaults=TREC_CUTOFFS, nick=(ALL_TREC,)),), examples=("RelP@{k}",)))
-register(Family(
-    name="Success", params=(REL, JUDGED_ONLY), cutoff="required", kernel=counted("k", None, trec=True), gain=binary_gain,
-    formula="success@k = 1 if a relevant document is in the top k, else 0.", reads=reads_gain_of(binary_gain), bounds="exact",
-    expectation=e_success, expectation_formula="1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
-    cite="trec_eval 10 (m_success.c)", level="rel", trec=(TrecName(base="success", arg="each", defaults=(1, 5, 10), nick=(ALL_TREC,)),),
-    irm="Success", examples=("Success@{k}",), holes=monotone))
+_trec("RelP", "relative_P", counted("k", "min(k,R)", trec=True), trec=dict(arg="each", defaults=TREC_CUTOFFS), cutoff="required",
+      formula="relative_P@k = relevant in the top k / min(k, R) (0 when R = 0).", **_BINARY_EXACT,
+      expectation=expected_count("k", "min(k,R)", trec=True), expectation_formula="(P/n) m / min(k, R) (exact)", examples=("RelP@{k}",))
+_trec("Success", "success", counted("k", None, trec=True), trec=dict(arg="each", defaults=(1, 5, 10)), params=(REL, JUDGED_ONLY),
+      cutoff="required", formula="success@k = 1 if a relevant document is in the top k, else 0.", **_BINARY_EXACT,
+      expectation=e_success, expectation_formula="1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
+      irm="Success", examples=("Success@{k}",), holes=monotone)
 
-_set("SetP", "set_P", counted("all", "ret", trec=True), (SET, ALL_TREC), (REL, JUDGED_ONLY), irm="SetP", formula="num_rel_ret / num_ret.")
-_set("SetRelP", "set_relative_P", counted("all", "min(ret,R)", trec=True), (SET, ALL_TREC),
-     formula="num_rel_ret / min(num_ret, R).")
-_set("SetR", "set_recall", counted("all", "R", trec=True), (SET, ALL_TREC), (REL,), irm="SetR", formula="num_rel_ret / R.")
-_set("SetAP", "set_map", k_set_map, (SET, ALL_TREC), (REL, JUDGED_ONLY))
-_set("SetF", "set_F", k_set_F, (SET, ALL_TREC), (Param(name="beta", kind="float", default=1.0, doc="weight of recall"), REL, JUDGED_ONLY),
-     TrecName(base="set_F", arg="one", param="beta", kind="float", nick=(SET, ALL_TREC)),
-     validate=_check_positive("beta"),
-     irm="SetF")
+_trec("SetP", "set_P", counted("all", "ret", trec=True), nick=(SET, ALL_TREC), params=(REL, JUDGED_ONLY), irm="SetP",
+      formula="num_rel_ret / num_ret.")
+_trec("SetRelP", "set_relative_P", counted("all", "min(ret,R)", trec=True), nick=(SET, ALL_TREC), params=(),
+      formula="num_rel_ret / min(num_ret, R).")
+_trec("SetR", "set_recall", counted("all", "R", trec=True), nick=(SET, ALL_TREC), irm="SetR", formula="num_rel_ret / R.")
+_trec("SetAP", "set_map", k_set_map, nick=(SET, ALL_TREC), params=(REL, JUDGED_ONLY))
+_trec("SetF", "set_F", k_set_F, nick=(SET, ALL_TREC), trec=dict(arg="one", param="beta", kind="float"),
+      params=(Param(name="beta", kind="float", default=1.0, doc="weight of recall"), REL, JUDGED_ONLY),
+      validate=_check_positive("beta"), irm="SetF")
 
-register(Family(
-    name="yaap", params=(REL,), cutoff="none", kernel=k_yaap, gain=binary_gain, bounds="montecarlo",
-    cite="Robertson 2012; trec_eval 10 (m_yaap.c)", level="rel", trec=(TrecName(base="yaap"),), examples=("yaap",),
-    extremes_note="an increasing function of SP (the sum of precisions at the relevant documents): SP's extremes, "
-                  "relevant documents first and last"))
+_trec("yaap", "yaap", k_yaap, nick=(), bounds="montecarlo", cite="Robertson 2012; trec_eval 10 (m_yaap.c)", examples=("yaap",),
+      extremes_note="an increasing function of SP (the sum of precisions at the relevant documents): SP's extremes, "
+                    "relevant documents first and last")
 
 _RBP_P = Param(name="p", kind="float", default=0.9, doc="persistence", always_show=True)
-register(Family(
-    name="RBP_trec", params=(_RBP_P, GAINS_PARAM), cutoff="none", kernel=k_rbp, gain=graded_gain, bounds="exact",
-    expectation=e_rbp, expectation_formula="mean scaled gain * (1 - p^n) (exact)",
-    cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", level="gains",
-    trec=(TrecName(base="rbp", arg="map", param="gains", value_name="gain", nick=(ALL_TREC,), keys=("p",), since=10),), validate=check_p,
-    examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)"), order=rbp_order,
-    extremes=lambda m: "sorted" if _nonneg_gains(m) else "search",
-    extremes_note="linear in the scaled gains with weights p^(i-1), decreasing: sorted by gain is the maximum and "
-                  "minimum (rearrangement); a negative gain makes unlisted and listed levels scale differently: "
-                  + _SEARCHED))
-register(Family(
-    name="RBP_resid", params=(_RBP_P,), cutoff="none", kernel=k_rbp_resid, gain=binary_gain, bounds="exact",
-    expectation=e_rbp_resid, expectation_formula="p^n + (W/n)(1 - p^n) when W > 0 (exact)",
-    cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", level="gains",
-    trec=(TrecName(base="rbp_resid", arg="map", param="gains", nick=(ALL_TREC,), keys=("p",), since=10),),
-    validate=check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order, better="lower",
-    extremes_note="p^n + (1-p) sum over unjudged d_i of p^(i-1), weights decreasing: unjudged documents first is "
-                  "the maximum, last the minimum (rearrangement); judged grades, -1 or 0 alike, do not enter it"))
-register(Family(
-    name="Unjudged", params=(), cutoff="required", kernel=k_unj, gain=binary_gain, bounds="none", cite="trec_eval 10 (m_unj.c)",
-    level="gains", better="lower", trec=(TrecName(base="unj", arg="each", defaults=(5, 10, 20), nick=(ALL_TREC,), since=10),)))
+_trec("RBP_trec", "rbp", k_rbp, trec=dict(arg="map", param="gains", value_name="gain", keys=("p",), since=10),
+      **{**_GAINS, "params": (_RBP_P, GAINS_PARAM)}, bounds="exact",
+      expectation=e_rbp, expectation_formula="mean scaled gain * (1 - p^n) (exact)",
+      cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", validate=check_p,
+      examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)"), order=rbp_order,
+      extremes=lambda m: "sorted" if _nonneg_gains(m) else "search",
+      extremes_note="linear in the scaled gains with weights p^(i-1), decreasing: sorted by gain is the maximum and "
+                    "minimum (rearrangement); a negative gain makes unlisted and listed levels scale differently: "
+                    + _SEARCHED)
+_trec("RBP_resid", "rbp_resid", k_rbp_resid, trec=dict(arg="map", param="gains", keys=("p",), since=10), params=(_RBP_P,),
+      bounds="exact", expectation=e_rbp_resid, expectation_formula="p^n + (W/n)(1 - p^n) when W > 0 (exact)",
+      cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp_resid.c)", level="gains",
+      validate=check_p, examples=("RBP_resid(p=0.9)", "RBP_resid(p=0.7)"), order=resid_order, better="lower",
+      extremes_note="p^n + (1-p) sum over unjudged d_i of p^(i-1), weights decreasing: unjudged documents first is "
+                    "the maximum, last the minimum (rearrangement); judged grades, -1 or 0 alike, do not enter it")
+_trec("Unjudged", "unj", k_unj, trec=dict(arg="each", defaults=(5, 10, 20), since=10), params=(), cutoff="required", level="gains",
+      better="lower")
 
 # ir_measures' families, natively
 register(Family(

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import click
 
-from ..core.variants import variant_names
+from ..core.variants import BOUND_VARIANTS, DEFAULT_VARIANTS, variant_names
 from .support import CONTEXT, fail, flush, output_format, outputs_checked, refusals, table_list, write_output
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import ALPHA, FiniteFloat
 
-from .options import (MAX_DRAWS, MAX_TRIALS, POOL_BRIEF, HolesCommand, allow_disjoint_option, bounds_options, bundle,
+from .options import (MAX_DRAWS, MAX_TRIALS, Brief, HolesCommand, allow_disjoint_option, bounds_options, bundle,
                       choice, groups_option, holes_option, holes_options, make_options, measure_option,
                       no_progress_option, norm_option, notes_option, ordering_options, output_options, parallel_options,
                       plot_option, record, seed_option)
 
 TABLES = ("pairs", "systems", "summary")
+COMPARED = ",".join(name for name in DEFAULT_VARIANTS if name not in BOUND_VARIANTS).lower()  # analysis.compare's
 
 
 def _table_help() -> str:
@@ -32,7 +33,7 @@ _TABLE_HELP = _table_help()
 
 COMPARE_EPILOG = """\b
 Examples:
-  ulnorm-eval compare qrels run1 run2 run3                 nDCG@10, AP, RBP against UL2
+  ulnorm-eval compare qrels run1 run2 run3                 nDCG@10, AP, RBP against EM
   ulnorm-eval compare -m nDCG@10 -m AP --test bootstrap qrels runs/*
   ulnorm-eval compare --subset uninformative --subset-size 50 qrels runs/*
   ulnorm-eval compare -f tsv --table pairs --correction bh qrels runs/* > pairs.tsv
@@ -58,41 +59,25 @@ def _eval_options(command, formats=DATA_FRAME_FORMATS, note=""):
     )(command)
 
 
-# the options --help shows, in short (--help-all: every option, whole)
-COMMON_BRIEF = {
-    "measures": "Measure, repeatable, as in eval (any case).  Default nDCG@10 AP RBP(p=0.8).",
-    "pool": POOL_BRIEF,
-    "output": "Write to FILE; its extension picks the format (.tsv, .json, .md, ...).",
-    "plot": "Also draw the pictures to FILE (png, svg or pdf; the 'plot' extra).",
-}
-COMPARE_BRIEF = {
-    **COMMON_BRIEF,
-    "variants": "Variants compared with each measure (ul1, ul2, mm, ...) or none.  Default ul2.",
-    "test": "Paired test: t (default), wilcoxon, randomization, bootstrap or tukey (Tukey HSD, adjusted for every pair).",
-    "correction": "Multiple-comparison correction over each metric's pairs (default holm).",
-    "alpha": "Significance level (default 0.05).",
-    "tables": "Tables, comma-separated: pairs, systems, summary (the default: all three), or all.",
-    "baseline": "Test every run against RUN only (one of RUNS).",
-    "fmt": "Default: table on a terminal, else tsv (a pipe, a file); latex, markdown: a table for a paper.",
-}
-
-
-@click.command("compare", cls=HolesCommand, context_settings=CONTEXT, epilog=COMPARE_EPILOG, brief=COMPARE_BRIEF)
+@click.command("compare", cls=HolesCommand, context_settings=CONTEXT, epilog=COMPARE_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @norm_option(f"Variants compared with each measure, comma-separated ({variant_names(('ratio', 'distribution'))}).  "
-             "Default: ul2 (eval's, E left out) for the measures with a closed-form E; measures whose E is a Monte "
-             "Carlo estimate (IPrec, 11pt_avg, G, ...) get variants only from an explicit --norm or by name.")
-@choice("--test", "t wilcoxon randomization bootstrap tukey",
+             f"Default: {COMPARED} (eval's, E left out) for the measures with a closed-form E; measures whose E is a Monte "
+             "Carlo estimate (IPrec, 11pt_avg, G, ...) get variants only from an explicit --norm or by name.",
+             f"Variants compared with each measure (ul1, ul2, mm, ...) or none.  Default {COMPARED}.")
+@choice("--test", "t wilcoxon randomization bootstrap tukey", cls=Brief, brief="Paired test: t (default), wilcoxon, "
+        "randomization, bootstrap or tukey (Tukey HSD, adjusted for every pair).",
         help="Paired test: Student's t, Wilcoxon's signed-rank, Fisher's randomization, Sakai's bootstrap, or the "
              "randomised Tukey HSD over all runs at once, whose p-values are adjusted for every pair (--correction "
              "does not apply; docs/comparing.md).")
 @click.option("--reps", type=click.IntRange(min=10, max=MAX_DRAWS),
               help="Sign flips (randomization, default 10000), resamples (bootstrap, default 1000) or permutations "
                    "(tukey, default 10000; every one when they fit); at most 1,000,000 (memory grows with them).")
-@choice("--correction", "none bonferroni holm bh", default="holm",
+@choice("--correction", "none bonferroni holm bh", default="holm", cls=Brief,
+        brief="Multiple-comparison correction over each metric's pairs (default holm).",
         help="Multiple-comparison correction over the pairs of each metric.")
-@click.option("--alpha", type=ALPHA, default=0.05,
+@click.option("--alpha", type=ALPHA, default=0.05, cls=Brief, brief="Significance level (default 0.05).",
               show_default=True, help="Significance level of the corrected p-values.")
 @choice("--subset", "all uninformative ideal",
         help="Query set (Karmaker & Feng 2022 §4.4): runs' mean closest to E, or farthest above it.")
@@ -105,11 +90,12 @@ COMPARE_BRIEF = {
               help="Also the swap rate between the runs' rankings on two query sets (Karmaker & Feng 2022 "
                    "Tables 11, 21): each SET is all, uninformative, ideal (--subset-size queries) or a file "
                    "of query ids, one per line.")
-@click.option("--table", "tables", default="pairs,systems,summary", show_default=True, metavar="LIST",
+@click.option("--table", "tables", default="pairs,systems,summary", show_default=True, metavar="LIST", cls=Brief,
+              brief="Tables, comma-separated: pairs, systems, summary (the default: all three), or all.",
               help="Tables to print, comma-separated, in that order: pairs, systems, summary, or all.  "
                    + _TABLE_HELP + "  tsv and csv print each table with its header, several separated by a blank "
                    "line (awk -v RS= 'NR == 2' takes the second).  -f table prints these lines under each table.")
-@click.option("--baseline", metavar="RUN",
+@click.option("--baseline", metavar="RUN", cls=Brief, brief="Test every run against RUN only (one of RUNS).",
               help="Test every run against RUN only (one of RUNS, by path or run name): the pairs table holds "
                    "the pairs (run, RUN), oriented run - RUN, corrected over them (and is printed in every "
                    "format); -f latex/markdown mark significance against RUN instead of between every pair.")
@@ -183,15 +169,14 @@ def compare_request(given: dict, view):
                   compare={key: given[key] for key in keys}, progress=None if given["no_progress"] else progress)
 
 
-@click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG,
-               brief={**COMMON_BRIEF, "fmt": "Default: table on a terminal, else tsv (a pipe, a file).",
-                      "ideal_gap": "(A - E)/IUB at or above this: ideal (default 0.5).",
-                      "informative_gap": "(A - E)/IUB at or above this: informative (default 0.2)."})
+@click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))  # at least one: checked with a clear message
-@click.option("--informative-gap", type=FiniteFloat(), default=0.2, show_default=True,
+@click.option("--informative-gap", type=FiniteFloat(), default=0.2, show_default=True, cls=Brief,
+              brief="(A - E)/IUB at or above this: informative (default 0.2).",
               help="(A - E)/IUB at or above this: informative.")
-@click.option("--ideal-gap", type=FiniteFloat(), default=0.5, show_default=True,
+@click.option("--ideal-gap", type=FiniteFloat(), default=0.5, show_default=True, cls=Brief,
+              brief="(A - E)/IUB at or above this: ideal (default 0.5).",
               help="(A - E)/IUB at or above this: ideal.")
 @click.option("--hard-below", type=FiniteFloat(), default=0.1, show_default=True,
               help="Otherwise, A/IUB and E/IUB both at or below this: hard.")

@@ -10,7 +10,7 @@ from ..render.format_names import RESULT_FORMATS
 from .trec import stops_as_trec_eval
 from .types import ALPHA, FiniteFloat
 
-from .options import (POOL_BRIEF, HolesCommand, allow_disjoint_option, bounds_options, choice,
+from .options import (Brief, HolesCommand, allow_disjoint_option, bounds_options, choice,
                       ci_option, fail_below_option, groups_option, holes_list_option, holes_options, make_options,
                       measure_option, names_option, no_progress_option, norm_option, notes_option, ordering_options,
                       output_options, parallel_options, per_query_option, record, run_queries_option, seed_option,
@@ -18,7 +18,7 @@ from .options import (POOL_BRIEF, HolesCommand, allow_disjoint_option, bounds_op
 
 EPILOG = """\b
 Examples:
-  ulnorm-eval qrels.txt run.gz                       nDCG@10, AP, RBP with E and UL2
+  ulnorm-eval qrels.txt run.gz                       nDCG@10, AP, RBP with E and EM
   ulnorm-eval -q -m nDCG@10 -m AP@100 qrels run      per-query rows
   ulnorm-eval -m 'UL2(nDCG@10)' -m 'DB(RBP(p=0.9))' qrels run1 run2
   ulnorm-eval --trec -q -c qrels run                 trec_eval -q -c qrels run, byte for byte
@@ -142,34 +142,19 @@ TREC_FORMATS = {
 }
 
 
-# `eval --help`: the options a first-time user needs, in short (--help-all: every option, whole)
-EVAL_BRIEF = {
-    "measures": "Measure, repeatable: nDCG@10, AP@100, RBP(p=0.9), UL2(AP), or trec_eval's map, P.5,10; any "
-                "case.  Default nDCG@10 AP RBP(p=0.8).  Every name: ulnorm-eval measures.",
-    "variants": "Variants added to each measure: e, iub, wlb, ul1, ul2, mm, eb, em, db, uew or none.  Default e,ul2.",
-    "per_query": "Per-query rows before the mean ('all').",
-    "rel_level": "Lowest grade counted relevant (default 1).",
-    "pool": POOL_BRIEF,
-    "fmt": "Default: table on a terminal, else trec lines (a pipe, a file).",
-    "output": "Write to FILE; its extension picks the format (.tsv, .json, ...).",
-    "trec": "trec_eval 10 drop-in: its output byte for byte for its flags (docs/trec_eval.md).",
-    "thresholds": "CI gate: exit 1 when a run's mean of METRIC is below VALUE, e.g. 'UL2(nDCG@10)=0.30'.",
-    "baseline": "CI gate: exit 1 when a run's mean drops below RUN's (--max-drop D, --alpha A).",
-    "notes": "Notes on stderr: short (each once), all, or none.",
-}
-
-
-@main.command("eval", cls=HolesCommand, context_settings=CONTEXT, epilog=EPILOG, brief=EVAL_BRIEF)
+@main.command("eval", cls=HolesCommand, context_settings=CONTEXT, epilog=EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False, allow_dash=False))
 @click.argument("runs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--trec", "trec", is_flag=True,
+@click.option("--trec", "trec", is_flag=True, cls=Brief,
+              brief="trec_eval 10 drop-in: its output byte for byte for its flags (docs/trec_eval.md).",
               help="trec_eval 10 drop-in: its lines byte for byte for the same flags (-q -c -l -M -N -J -n -m ...), "
                    "its default measures (-m official), names and query set; no variants (docs/trec_eval.md).")
 @measure_option()
 @norm_option(f"Variants added to every measure, comma-separated ({variant_names()}) or 'none'; an explicit LIST "
              f"covers every measure with bounds.  Default: {','.join(DEFAULT_VARIANTS).lower()} for the measures with "
              "a closed-form E; measures whose E is a Monte Carlo estimate (IPrec, 11pt_avg, G, ERR, ...: seconds to "
-             "minutes a run) get variants only from an explicit --norm or by name, UL2(G) (a note on stderr says which).")
+             "minutes a run) get variants only from an explicit --norm or by name, UL2(G) (a note on stderr says which).",
+             f"Variants added to each measure: {variant_names()} or none.  Default {','.join(DEFAULT_VARIANTS).lower()}.")
 @per_query_option
 @click.option("-n", "--nosummary", is_flag=True, help="No 'all' rows (trec_eval's -n); trec format.")
 @ordering_options
@@ -224,7 +209,8 @@ EVAL_BRIEF = {
 @no_progress_option
 @notes_option
 @fail_below_option
-@click.option("--baseline", type=click.Path(dir_okay=False, allow_dash=True), metavar="RUN",
+@click.option("--baseline", type=click.Path(dir_okay=False, allow_dash=True), metavar="RUN", cls=Brief,
+              brief="CI gate: exit 1 when a run's mean drops below RUN's (--max-drop D, --alpha A).",
               help="CI gate: compare every run with this run (evaluated with the same options, printed only "
                    "if also given as a RUN) on every metric except the bounds E, IUB, WLB.")
 @click.option("--max-drop", "max_drop", type=FiniteFloat(min=0), metavar="D",

@@ -7,7 +7,7 @@ import click
 MAX_DRAWS = 1_000_000  # Monte Carlo draws: their values are held per query (8 bytes each)
 MAX_TRIALS = 100_000  # split halves, topic or document resamples, seeds: each holds a vector per system or query
 
-from ..core.variants import DEFAULT_WORLD
+from ..core.variants import DEFAULT_MEASURES, DEFAULT_WORLD
 from .types import FiniteFloat, GateThreshold, Jobs, NonEmpty, RelLevel
 
 
@@ -16,6 +16,14 @@ def choice(*names, default=None, **kw):
     *decls, words = names
     return click.option(*decls, type=click.Choice(words.split()), default=default or words.split()[0],
                         show_default=True, **kw)
+
+
+class Brief(click.Option):
+    """An option with ``brief``: its help in a command's short --help (BriefCommand); None: only in --help-all."""
+
+    def __init__(self, *decls, brief=None, **kwargs):
+        super().__init__(*decls, **kwargs)
+        self.brief = brief
 
 
 def bundle(*options):
@@ -75,27 +83,30 @@ def split_variants(value: str | None):
 
 
 MEASURE_HELP = ("Measure, repeatable: ir_measures syntax (nDCG@10, AP@100, RBP(p=0.9), UL2(AP)) or trec_eval "
-                "names (ndcg_cut.10,20, map, P.5,10); any case. Default: nDCG@10 AP RBP(p=0.8).")
+                f"names (ndcg_cut.10,20, map, P.5,10); any case. Default: {' '.join(DEFAULT_MEASURES)}.")
 
 
 def measure_option(help=MEASURE_HELP):
     """-m/--measure, repeatable: the names given (several in one value: split_names)."""
     return click.option("-m", "--measure", "measures", multiple=True, metavar="NAME", type=NonEmpty(), help=help,
-                        callback=lambda ctx, param, value: tuple(split_names(value)))
+                        callback=lambda ctx, param, value: tuple(split_names(value)), cls=Brief,
+                        brief="Measure, repeatable: nDCG@10, AP@100, RBP(p=0.9), UL2(AP), or trec_eval's map, P.5,10; "
+                              f"any case.  Default {' '.join(DEFAULT_MEASURES)}.  Every name: ulnorm-eval measures.")
 
 
-def norm_option(help):
+def norm_option(help, brief=None):
     """--norm LIST as ``variants``: None (the default variants), () for 'none', else the names."""
-    return click.option("--norm", "variants", metavar="LIST", type=NonEmpty(names=True), help=help,
-                        callback=lambda ctx, param, value: split_variants(value))
+    return click.option("--norm", "variants", metavar="LIST", type=NonEmpty(names=True), help=help, cls=Brief,
+                        brief=brief, callback=lambda ctx, param, value: split_variants(value))
 
 
 def plot_option(help="Also draw the pictures to FILE (png, svg or pdf; needs matplotlib: the 'plot' extra)."):
-    return click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png", help=help)
+    return click.option("--plot", type=click.Path(dir_okay=False), metavar="FILE.png", help=help, cls=Brief,
+                        brief="Also draw the pictures to FILE (png, svg or pdf; the 'plot' extra).")
 
 
 per_query_option = click.option("-q", "--per-query", is_flag=True, help="Per-query (summ: per-document) rows before "
-                                "the mean ('all').")
+                                "the mean ('all').", cls=Brief, brief="Per-query rows before the mean ('all').")
 names_option = choice("--names", "canonical trec", help="Measure names in the output: canonical (nDCG@10, "
                       "UL2(AP), NRG(nDCG@10)) or trec_eval's (ndcg_cut_10, ul2_map, nrg_ndcg_cut_10).")
 ties_option = choice("--ties", "score rank file",
@@ -107,7 +118,8 @@ no_progress_option = click.option(
     help="No progress bars on stderr (reading large inputs, Monte Carlo bounds, tests and optimisers, with the time "
          "left; shown on a terminal, or with ULNORM_EVAL_PROGRESS=always whatever stderr is).")
 fail_below_option = click.option(
-    "--fail-below", "thresholds", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(),
+    "--fail-below", "thresholds", multiple=True, metavar="METRIC=VALUE", type=GateThreshold(), cls=Brief,
+    brief="CI gate: exit 1 when a run's mean of METRIC is below VALUE, e.g. 'UL2(nDCG@10)=0.30'.",
     help="CI gate, repeatable: exit 1 when a run's (summ: a system's) mean of METRIC is below VALUE, e.g. "
          "'UL2(nDCG@10)=0.30'.  The metric is evaluated even if not in -m.")
 summary_md_option = click.option(
@@ -117,7 +129,8 @@ summary_md_option = click.option(
 
 # How a run is read and ordered: every number depends on these.
 ordering_options = bundle(
-    click.option("-l", "--rel-level", type=RelLevel(), default=1, show_default=True,
+    click.option("-l", "--rel-level", type=RelLevel(), default=1, show_default=True, cls=Brief,
+                 brief="Lowest grade counted relevant (default 1).",
                  help="Lowest grade counted relevant by measures that read relevance at a level (marked "
                       "'relevance: at -l' in `ulnorm-eval measures`) and by UC; >= 0 (0: every judged "
                       "document of grade 0 or more; unjudged ones never)."),
@@ -156,11 +169,11 @@ class PoolSpec(click.ParamType):
                   "qrels+1000) or a candidate file (a run; its top --pool-depth documents per query)", param, ctx)
 
 
-# The random-ranking bounds and the variants built on them (POOL_BRIEF: --pool in a command's short --help).
-POOL_BRIEF = ("What a random ranking shuffles: the judged documents and N unjudged (default qrels+1000), the judged "
-              "ones, the run's, both (union), or a candidate FILE's top --pool-depth.")
+# The random-ranking bounds and the variants built on them.
 bounds_options = bundle(
-    click.option("--pool", type=PoolSpec(), default="qrels+1000", show_default=True,
+    click.option("--pool", type=PoolSpec(), default="qrels+1000", show_default=True, cls=Brief,
+                 brief="What a random ranking shuffles: the judged documents and N unjudged (default qrels+1000), "
+                       "the judged ones, the run's, both (union), or a candidate FILE's top --pool-depth.",
                  help="Documents a random ranker permutes: the judged ones and N unjudged ones (qrels+N: the same "
                       "for every run, whatever it retrieved; on LETOR data the candidates), the judged ones alone, "
                       "the run's own ranked documents (is its order better than a shuffle of them?), the judged and "
@@ -239,24 +252,28 @@ def _help_all(ctx, param, value) -> None:
 
 
 class BriefCommand(click.Command):
-    """A command whose --help fits a screen: the options a first-time user needs, each with a short help
-    (``brief``: parameter name -> its help there), and a line on --help-all, which shows every option with
-    its whole help (docs/cli.md holds --help-all)."""
+    """A command whose --help fits a screen: the options a first-time user needs, each with its short help
+    (Brief), and a line on --help-all, which shows every option with its whole help (docs/cli.md holds
+    --help-all)."""
 
-    def __init__(self, *args, brief=None, **kwargs):
+    def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.brief = brief or {}
-        if self.brief:
-            self.params.append(click.Option(["--help-all"], is_flag=True, expose_value=False, is_eager=True,
-                                            callback=_help_all, help="Every option, with its whole help."))
+        self.params.append(click.Option(["--help-all"], is_flag=True, expose_value=False, is_eager=True,
+                                        callback=_help_all, help="Every option, with its whole help."))
+
+    @property
+    def brief(self) -> dict:
+        """Parameter name -> its short help, for the options --help shows."""
+        return {param.name: param.brief for param in self.params if getattr(param, "brief", None)}
 
     def format_options(self, ctx, formatter):
-        if not self.brief or ctx.meta.get("help_all"):
+        if ctx.meta.get("help_all"):
             return super().format_options(ctx, formatter)
+        brief = self.brief
         records = [(param.name, param.get_help_record(ctx)) for param in self.get_params(ctx)
                    if isinstance(param, click.Option)]
-        shown = [(record[0], self.brief.get(name, record[1])) for name, record in records
-                 if record and (name in self.brief or record[0].endswith(("--help", "--help-all")))]
+        shown = [(record[0], brief.get(name, record[1])) for name, record in records
+                 if record and (name in brief or record[0].endswith(("--help", "--help-all")))]
         with formatter.section("Options"):
             formatter.write_dl(shown)
         formatter.write_paragraph()
@@ -347,7 +364,7 @@ parallel_options = bundle(
 
 
 notes_option = choice(
-    "--notes", "short all none", expose_value=False,
+    "--notes", "short all none", expose_value=False, cls=Brief, brief="Notes on stderr: short (each once), all, or none.",
     callback=lambda ctx, param, value: ctx.meta.__setitem__("notes", value),
     help="Notes on stderr: short, each once, a note that several runs share said once, naming them compactly (-q is "
          "trec_eval's per-query flag, so quiet is --notes none); all, every run's whole note; none, no notes (errors, "
@@ -357,11 +374,14 @@ notes_option = choice(
 def output_options(formats, piped: str, note: str = ""):
     """-f/--format (``formats``; ``piped`` is the default when stdout is not a terminal), --precision, -o."""
     return bundle(
-        click.option("-f", "--format", "fmt", type=click.Choice(list(formats)),
+        click.option("-f", "--format", "fmt", type=click.Choice(list(formats)), cls=Brief,
+                     brief=f"Default: table on a terminal, else {piped} (a pipe, a file)"
+                           + ("; latex, markdown: a table for a paper." if "latex" in formats else "."),
                      help=f"Output format. Default: from -o FILE's extension (.json, .jsonl, .tsv, .csv, .txt), "
                           f"else table on a terminal, {piped} when piped.{note}"),
         click.option("--precision", type=click.IntRange(min=0, max=17),
                      help="Decimals (default 4 for trec and table; full precision for tsv, csv, json)."),
-        click.option("-o", "--output", type=click.Path(dir_okay=False),
+        click.option("-o", "--output", type=click.Path(dir_okay=False), cls=Brief,
+                     brief="Write to FILE; its extension picks the format (.tsv, .json, .md, ...).",
                      help="Write to FILE (atomically) instead of stdout."),
     )

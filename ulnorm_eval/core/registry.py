@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from . import measures as _measures  # noqa: F401  (registers the native families)
 from .records import (FAMILIES, NICKNAMES, TEXT_FAMILIES, TREC_ORDER, VARIANT_AGGREGATE, VARIANTS, Family, Gains, Param,
                       TrecName, UnknownMeasure, Variant)
-from .variants import BOUND_VARIANTS, DEFAULT_VARIANTS, PRIOR_VARIANTS
+from .variants import BOUND_VARIANTS, DEFAULT_MEASURES, DEFAULT_VARIANTS, PRIOR_VARIANTS
 
 __all__ = [
     "temporary_records",
@@ -35,8 +35,6 @@ _RANK = {b: i for i, b in enumerate(TREC_ORDER)}
 # trec_eval's -m nicknames: every trec_eval name in the nickname, in trec_eval's table order
 NICKNAME_MEASURES = {n: sorted((t.base for f in FAMILIES.values() for t in f.trec if n in t.nick), key=_RANK.get)
                      for n in NICKNAMES}
-
-DEFAULT_MEASURES = ("nDCG@10", "AP", "RBP(p=0.8)")
 
 
 def _fmt(v) -> str:

@@ -107,6 +107,7 @@ register_variant(Variant(
     "or judged with a negative grade), ranks closed up (trec_eval -J for one measure)",
     cite="Sakai 2007 (condensed lists: AP', nDCG')", rng="as M", kind="condensed"))
 
+DEFAULT_MEASURES = ("nDCG@10", "AP", "RBP(p=0.8)")  # without -m (here: --help needs them without numpy)
 DEFAULT_WORLD = "open=est"  # --holes alone and the library's: the world whose bounds held on docs/holes.md's benchmarks
 DEFAULT_VARIANTS = tuple(variant.name for variant in VARIANTS.values() if variant.default)
 PRIOR_VARIANTS = tuple(variant.name for variant in VARIANTS.values() if variant.kind == "prior")  # computed by analysis.nrg

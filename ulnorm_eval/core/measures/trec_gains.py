@@ -40,10 +40,8 @@ def _glibc_qsort(items: list, compare) -> list:
 
 def _trec_walk(levels: int, held: frozenset, gains: dict) -> dict:
     """{grade level: its place in trec_eval's ideal ranking} for a query of ``levels`` grade levels
-    (0 .. levels - 1) of which ``held`` hold documents: the gain map's integer levels as given, then
-    the query's other levels (gain = level), sorted by qsort with gain_init.c's comparator
-    ``(int)(a - b)`` (gains less than 1 apart compare equal), walked from the end over the levels that
-    hold documents until one of gain <= 0 (none when the last entry's gain is <= 0: m_ndcg.c)."""
+    (0 .. levels - 1) of which ``held`` hold documents: the levels sorted as gain_init.c's qsort does,
+    walked from the end as m_ndcg.c does (docs/trec_eval.md, "Gain levels are sorted")."""
     entries = [(int(level), float(gain)) for level, gain in gains.items() if float(level) == int(level)]
     listed = {level for level, _ in entries}
     entries += [(level, float(level)) for level in range(levels) if level not in listed]
@@ -260,12 +258,8 @@ def k_Rndcg(ranking, judgements, measure, level):
 
 
 def e_Rndcg(random_pool):
-    """E[Rndcg] under a uniformly random ranking of the pool (exact).  Every term of Rndcg is a DCG@b
-    at a depth b fixed by the qrels, or the DCG of the whole ranking, over a constant (the ideal DCG
-    at b, the full ideal DCG), and the number of terms is fixed too (the ranking is the whole pool,
-    of n documents).  By linearity each rank holds the pool's mean gain, so
-    E[DCG@b] = mean(g) * sum_{i <= min(b, n)} 1/log2(i+1), and E[Rndcg] is Rndcg with every DCG
-    replaced by its expectation; 0 when R = 0."""
+    """E[Rndcg] under a uniformly random ranking of the pool (exact, by linearity: docs/bounds.md): Rndcg
+    with each DCG@b replaced by mean(g) sum_{i <= min(b, n)} 1/log2(i+1); 0 when R = 0."""
     pool, judgements = random_pool.pool, random_pool.J
     gains = random_pool.measure.get("gains")
     ctx = context(random_pool.measure, random_pool.rel)
@@ -449,8 +443,7 @@ def k_rbp_resid(ranking, judgements, measure, level):
 
 
 def e_binG(random_pool):
-    """The documents above a relevant one that are not relevant are uniform on 0..n-P:
-    E = (P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x)."""
+    """E[binG] = (P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact: docs/bounds.md)."""
     n, P, Q, U, V, R, N = pool_counts(random_pool)
     K = (n - P).astype(np.int64)
     H = disc_prefix(int(K.max()) + 1 if K.size else 0)  # H[x] = sum_{y<x} 1/log2(2 + y)

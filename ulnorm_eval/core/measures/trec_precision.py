@@ -182,18 +182,10 @@ gammaln = np.vectorize(math.lgamma, otypes=[np.float64])  # log Gamma, one value
 
 
 def reciprocal_rank_means(K: int, W: int) -> np.ndarray:
-    """M(s) = E[1/X_s] for s = 0..K, X_s the 1-based rank of the (s+1)-th of K+1 judged documents
-    shuffled uniformly with W others: X_s = s + 1 + w, w ~ BetaBinomial(W; s+1, K+1-s).
-
-    With t_s(x) = C(x-1, s) C(n-x, K-s), n = K+1+W, M(s) = sum_x t_s(x) / (x C(n, K+1)).  Consecutive
-    terms satisfy t_{s+1}(x) (s+1)(W+s+2-x) = t_s(x) (x-1-s)(K-s); summed over x with weight 1/x, and
-    with sum_x t_s(x) = C(n, K+1) for every s (Vandermonde), this gives the recurrence
-
-        (s+1)(W+s+2) M(s+1) = (s+1)(s-K) M(s) + K+1.
-
-    Forward steps carry an error by |s-K|/(W+s+2), backward ones by the inverse: M is summed directly
-    at the pivot s* where the two meet, then carried forward above it and backward below it, each
-    step shrinking the error; O(K + W) for the K+1 values."""
+    """M(s) = E[1/X_s] for s = 0..K, X_s = s + 1 + w the 1-based rank of the (s+1)-th of K+1 judged
+    documents shuffled uniformly with W others, w ~ BetaBinomial(W; s+1, K+1-s), by the recurrence
+    (s+1)(W+s+2) M(s+1) = (s+1)(s-K) M(s) + K+1 from the pivot where forward and backward steps stop
+    amplifying the error, summed directly there (derivation and stability: docs/bounds.md, "infAP")."""
     s = np.arange(K + 1, dtype=np.float64)
     if W == 0:
         return 1.0 / (s + 1.0)

@@ -199,9 +199,11 @@ def test_a_qrels_pool_of_a_million_placeholders_is_evaluated(files):
     assert row[:3] == ["r.txt", "q1", str((1 + 2 / 3) / 2)] and 0 < float(row[3]) < 1e-4
 
 
-@pytest.mark.parametrize("pool, reason", [("nonexistent.run", "'nonexistent.run' is no file"),
-                                          ("/dev/null", "'/dev/null' is not a regular file"),
-                                          ("qrels+0", "'qrels+0' is not qrels+N with N a whole number >= 1")])
+@pytest.mark.parametrize("pool, reason", [
+    ("nonexistent.run", "pool='nonexistent.run': expected 'run', 'qrels', 'union', 'qrels+N'"),
+    ("/dev/null", "pool='/dev/null': expected 'run', 'qrels', 'union', 'qrels+N' (N unjudged placeholders beside the "
+                  "judged documents) or the path of a candidate file"),
+    ("qrels+1000001", "pool 'qrels+1000001': at most 1,000,000 unjudged documents")])
 def test_a_pool_that_is_neither_a_kind_nor_a_file_says_which(files, pool, reason):
     res = invoke("-m", "AP", "--pool", pool, *files[:2])
     assert res.exit_code == 2 and res.stderr.count("\n") == 1 and reason in res.stderr, res.stderr

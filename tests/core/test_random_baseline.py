@@ -519,4 +519,4 @@ def test_a_candidate_file_is_every_run_s_pool(tmp_path, capsys):
     queries = ev.queries["bm25_bert_zs.run"]
     assert all(ev.per_query["bm25_bert_zs.run"]["E(AP)"][queries.index(q)] == 0 for q in first)
     bad = invoke("--pool", "qrelz", EX_QRELS, EX_RUNS[0])
-    assert bad.exit_code == 2 and "'qrelz' is no file: give run, qrels, union, qrels+N" in bad.output
+    assert bad.exit_code == 2 and "Invalid value for '--pool': pool='qrelz': expected 'run', 'qrels'" in bad.output

@@ -144,29 +144,18 @@ run_queries_option = click.option(
     "--run-queries-only", is_flag=True, help="Average only over queries the run retrieved for (trec_eval without -c).")
 
 class PoolSpec(click.ParamType):
-    """--pool: run, qrels, union, qrels+N or the path of a candidate file."""
+    """--pool: run, qrels, union, qrels+N or the path of a candidate file (the library's check: pipeline.blocks.Options)."""
 
     name = "run|qrels|union|qrels+N|FILE"
 
     def convert(self, value, param, ctx):
-        import os
-        import re
+        from ..pipeline.blocks import Options
 
-        text = str(value)
-        if re.fullmatch(r"qrels\+[1-9][0-9]*", text):
-            from ..core.pools import placeholders
-
-            try:
-                placeholders(text)
-            except ValueError as exc:
-                self.fail(str(exc), param, ctx)
-            return text
-        if text in ("run", "qrels", "union") or os.path.isfile(text):
-            return text
-        what = ("is not a regular file (a pipe, a directory or a device)" if os.path.exists(text) else
-                "is no file" if not text.startswith("qrels") else "is not qrels+N with N a whole number >= 1")
-        self.fail(f"{text!r} {what}: give run, qrels, union, qrels+N (the judged documents and N unjudged ones, e.g. "
-                  "qrels+1000) or a candidate file (a run; its top --pool-depth documents per query)", param, ctx)
+        try:
+            Options(pool=value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        return value
 
 
 # The random-ranking bounds and the variants built on them.

@@ -1,10 +1,8 @@
 """What every family module shares: the input of an expectation, gain maps, the random-ranking
 sums that several closed forms use, and trec_eval's view of a ranking and of a random pool.
 
-Notation (Karmaker & Feng 2022 §4; Feng 2023 §5.1): a query's pool has n documents with gains g,
-P of them relevant at the level, R relevant judged documents; k the cutoff (none = n),
-m = min(k, n), H_m = sum_{i<=m} 1/i.  Every closed form follows from linearity of expectation and
-Pr[rank i relevant] = P/n, Pr[ranks i != j both relevant] = P(P-1)/(n(n-1)).
+Notation (n, g, P, R, k, m, H_m: Karmaker & Feng 2022 §4; Feng 2023 §5.1) and the two facts every
+closed form follows from: docs/bounds.md, "Expected values".
 
 trec_eval's view: a retrieved document's *code* (form_res_rels.c: its grade when judged with grade
 >= 0, -1 when the qrels do not list it, -2 when listed with a negative grade; relevant at level L:
@@ -124,13 +122,9 @@ def expected_sp(n, P, m, paper: bool = False, k=None):
 
 
 def expected_rr(n, P, m):
-    """E[RR@k] = sum_{i<=m} (1/i) Pr[first relevant at rank i].
-
-    Pr[first relevant at rank i] = C(n-P, i-1)/C(n, i-1) * P/(n-i+1): the first i-1 ranks hold
-    non-relevant documents, then a relevant one.  Ranks past n-P+1 cannot hold the first relevant
-    document, so each query needs L = min(m, n-P+1) terms; the survival products are one cumprod
-    over a (queries x max L) block, in memory-bounded chunks of queries.
-    """
+    """E[RR@k] = sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (first i-1 ranks nonrelevant, then a
+    relevant one); only L = min(m, n-P+1) terms can be nonzero, their survival products one cumprod
+    over a (queries x max L) block per memory-bounded chunk of queries."""
     n = np.asarray(n, dtype=np.float64)
     P = np.asarray(P, dtype=np.float64)
     m = np.asarray(m, dtype=np.float64)
@@ -173,6 +167,10 @@ def reads_gain_of(gain):
         code = np.asarray(code, dtype=np.float64)
         return (code == -2) | ((code >= 0) & (gain(np.maximum(code, 0.0), measure, rel, max_grade) != 0))
     return reads
+
+
+# a family that counts relevant documents at -l: binary gain, exact bounds, reads only those documents
+BINARY_EXACT = {"gain": binary_gain, "bounds": "exact", "reads": reads_gain_of(binary_gain), "level": "rel"}
 
 
 # --------------------------------------------------------------------------- trec_eval's view

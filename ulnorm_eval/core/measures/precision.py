@@ -10,8 +10,8 @@ import numpy as np
 from ..holes import best_count, monotone, outside_by_r
 from ..kernels import Ranking, rel_of
 from ..records import SEEN_UNTIL_GAIN, Family, Param, TrecName, register
-from .common import (JUDGED_ONLY, RandomPool, binary_gain, context, expected_rr, expected_sp, pool_counts, reads_gain_of,
-                     rel_index, rel_total, safe)
+from .common import (BINARY_EXACT, JUDGED_ONLY, RandomPool, context, expected_rr, expected_sp, pool_counts, rel_index, rel_total,
+                     safe)
 from .cumulative import TREC_CUTOFFS
 
 NICK_OFFICIAL, NICK_ALL = ("official", "all_trec"), ("all_trec",)  # trec_eval nicknames
@@ -224,21 +224,19 @@ def outside_rprec(holes, extra):
 
 
 register(Family(
-    name="AP", params=(REL, AP_NORM, JUDGED_ONLY), cutoff="optional", kernel=k_ap, gain=binary_gain, bounds="exact", expectation=e_ap,
-    reads=reads_gain_of(binary_gain),
+    name="AP", params=(REL, AP_NORM, JUDGED_ONLY), cutoff="optional", kernel=k_ap, **BINARY_EXACT, expectation=e_ap,
     formula="SP@k / R, R = relevant judged documents of the query (trec_eval map / map_cut); SP@k / k with norm='k'",
-    expectation_formula="E[SP@k] / R (exact; E[SP@k] / k with norm='k')", cite="Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2", level="rel",
+    expectation_formula="E[SP@k] / R (exact; E[SP@k] / k with norm='k')", cite="Karmaker & Feng 2022 eq. 3-4; Westerborg 2022 §2",
     trec=(TrecName(base="map", nick=NICK_OFFICIAL), TrecName(base="map_cut", arg="each", defaults=TREC_CUTOFFS, nick=NICK_ALL)),
                 irm="AP", aliases=("MAP",),
     paper_ideal=paper_ideal_ap, examples=("AP", "AP(rel=2)", "AP@{k}", "AP(norm='k')@{k}"), validate=_validate_ap,
     holes=holes_ap, holes_outside=outside_ap))
 
 register(Family(
-    name="SP", params=(REL,), cutoff="optional", kernel=k_sp, gain=binary_gain, bounds="exact", expectation=e_sp,
-    reads=reads_gain_of(binary_gain),
+    name="SP", params=(REL,), cutoff="optional", kernel=k_sp, **BINARY_EXACT, expectation=e_sp,
     formula="sum_{i<=k, d_i relevant} P@i (sum of precision)",
     expectation_formula="(P/n) H_m + P(P-1)/(n(n-1)) (m - H_m), m = min(k, n) (exact; the papers' k(P/n)^2 with --expectation paper)",
-    cite="Karmaker & Feng 2022 eq. 4", level="rel", aliases=("SumP",), paper_ideal=paper_ideal_sp,
+    cite="Karmaker & Feng 2022 eq. 4", aliases=("SumP",), paper_ideal=paper_ideal_sp,
     examples=("SP", "SP@{k}"), holes=monotone))
 
 
@@ -284,15 +282,14 @@ def browse_p(measure):
 
 
 register(Family(
-    name="P", params=(REL, JUDGED_ONLY), cutoff="required", kernel=counted("k", "k"), gain=binary_gain, bounds="exact", expectation=expected_count("k", "k"), reads=reads_gain_of(binary_gain), formula="|relevant in top k| / k",
-    expectation_formula="(P/n) * min(k, n) / k (exact)", cite="trec_eval P", level="rel",
-    trec=(TrecName(base="P", arg="each", defaults=TREC_CUTOFFS, nick=NICK_OFFICIAL),), irm="P",
-                examples=("P@{k}",), browsing=browse_p,
+    name="P", params=(REL, JUDGED_ONLY), cutoff="required", kernel=counted("k", "k"), **BINARY_EXACT, expectation=expected_count("k", "k"),
+    formula="|relevant in top k| / k", expectation_formula="(P/n) * min(k, n) / k (exact)", cite="trec_eval P",
+    trec=(TrecName(base="P", arg="each", defaults=TREC_CUTOFFS, nick=NICK_OFFICIAL),), irm="P", examples=("P@{k}",), browsing=browse_p,
     unique=True, holes=monotone))
 
 register(Family(
-    name="R", params=(REL, JUDGED_ONLY), cutoff="required", kernel=counted("k", "R"), gain=binary_gain, bounds="exact", expectation=expected_count("k", "R"), reads=reads_gain_of(binary_gain), formula="|relevant in top k| / R",
-    expectation_formula="(P/n) * min(k, n) / R (exact)", cite="trec_eval recall", level="rel",
+    name="R", params=(REL, JUDGED_ONLY), cutoff="required", kernel=counted("k", "R"), **BINARY_EXACT, expectation=expected_count("k", "R"),
+    formula="|relevant in top k| / R", expectation_formula="(P/n) * min(k, n) / R (exact)", cite="trec_eval recall",
     trec=(TrecName(base="recall", arg="each", defaults=TREC_CUTOFFS, nick=NICK_ALL),), irm="R", aliases=("Recall",),
     examples=("R@{k}",), holes=holes_recall, holes_outside=outside_by_r))
 
@@ -324,14 +321,14 @@ def e_rr(random_pool: RandomPool) -> np.ndarray:
 
 
 register(Family(
-    name="RR", params=(REL, JUDGED_ONLY), cutoff="optional", kernel=k_rr, gain=binary_gain, bounds="exact", expectation=e_rr, reads=reads_gain_of(binary_gain),
+    name="RR", params=(REL, JUDGED_ONLY), cutoff="optional", kernel=k_rr, **BINARY_EXACT, expectation=e_rr,
     formula="1 / rank of the first relevant document (0 if none in the top k)",
-    expectation_formula="sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", cite="trec_eval recip_rank", level="rel",
+    expectation_formula="sum_{i<=m} (1/i) C(n-P, i-1)/C(n, i-1) * P/(n-i+1) (exact)", cite="trec_eval recip_rank",
     trec=(TrecName(base="recip_rank", nick=NICK_OFFICIAL),), irm="RR", aliases=("MRR",), examples=("RR", "RR@{k}"),
     browsing=browse_rr, holes=monotone))
 
 register(Family(
-    name="Rprec", params=(REL, JUDGED_ONLY), cutoff="none", kernel=counted("R", "R"), gain=binary_gain, bounds="exact", expectation=expected_count("R", "R"), reads=reads_gain_of(binary_gain), formula="|relevant in top R| / R",
-    expectation_formula="(P/n) * min(R, n) / R (exact)", cite="trec_eval Rprec", level="rel",
+    name="Rprec", params=(REL, JUDGED_ONLY), cutoff="none", kernel=counted("R", "R"), **BINARY_EXACT, expectation=expected_count("R", "R"),
+    formula="|relevant in top R| / R", expectation_formula="(P/n) * min(R, n) / R (exact)", cite="trec_eval Rprec",
     trec=(TrecName(base="Rprec", nick=NICK_OFFICIAL),), irm="Rprec", examples=("Rprec",), holes=holes_rprec,
     holes_outside=outside_rprec))

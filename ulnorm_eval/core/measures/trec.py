@@ -12,8 +12,8 @@ import numpy as np
 from ..holes import monotone, outside_by_r
 from ..kernels import Judgements, Ranking
 from ..records import Family, Param, register, TrecName, UnknownMeasure
-from .common import (binary_gain, check_p, codes, context, floats, JUDGED_ONLY, judged_only,  # noqa: F401 - re-exported
-                     NONPOOL, nonrel_index, present_mask, reads_gain_of, rel_mask, rel_total, safe)
+from .common import (BINARY_EXACT, binary_gain, check_p, codes, context, floats, JUDGED_ONLY, judged_only,  # noqa: F401 - re-exported
+                     NONPOOL, nonrel_index, present_mask, rel_mask, rel_total, safe)
 from .cumulative import gain as graded_gain, GAINS_PARAM
 from .precision import counted, e_ap, expected_count, holes_ap, k_ap, REL, TREC_CUTOFFS
 from .trec_gains import (e_binG, e_ndcg_rel, e_Rndcg, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
@@ -308,7 +308,6 @@ def _count(name, base, kernel, *, nick=_EVERY, params=(), **family):
 
 # bpref and infAP: the pool's classes and what is read of a ranking are trec_eval's judged ones
 _JUDGED = {"gain": trec_gain, "reads": reads_judged, "order": trec_order, "bounds": "exact"}
-_BINARY_EXACT = {"reads": reads_gain_of(binary_gain), "bounds": "exact"}
 _GAINS = {"gain": graded_gain, "level": "gains", "params": (GAINS_PARAM,)}
 _JK = "Jarvelin & Kekalainen 2002; trec_eval 10 (m_{}.c)"
 
@@ -360,7 +359,7 @@ _trec("relstring", "relstring", k_relstring, trec=dict(arg="one", param="length"
 _trec("RprecMult", "Rprec_mult", counted("c", "c", trec=True),
       trec=dict(arg="each", param="mult", defaults=_RMULT, kind="float", fmt=".2f"),
       params=(Param(name="mult", kind="float", default=1.0, doc="multiple of R", always_show=True), REL),
-      formula="Precision at c = (long)(x R + 0.9) documents; when c > num_ret, num_rel_ret / c (m_Rprec_mult.c).", **_BINARY_EXACT,
+      formula="Precision at c = (long)(x R + 0.9) documents; when c > num_ret, num_rel_ret / c (m_Rprec_mult.c).", **BINARY_EXACT,
       expectation=e_Rprec_mult, expectation_formula="0 if c = 0; P/n if c <= n; P/c if c > n (exact)",
       validate=_check_positive("mult"), examples=("RprecMult(mult=0.2)", "RprecMult(mult=1.0)", "RprecMult(mult=3.5)"))
 
@@ -368,7 +367,7 @@ _trec("utility", "utility", k_utility, nick=(SET, ALL_TREC), trec=dict(arg="raw"
       params=(Param(name="coef", kind="str", default=None, doc="p1,p2,p3,p4 as text (default '1,-1,0,0')"), REL),
       validate=_check_floats("coef", 4))
 
-_trec("binG", "binG", k_binG, **_BINARY_EXACT, expectation=e_binG,
+_trec("binG", "binG", k_binG, **BINARY_EXACT, expectation=e_binG,
       expectation_formula="(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", cite="trec_eval 10 (m_binG.c, experimental)",
       examples=("binG",))
 _trec("G", "G", k_G, trec=dict(arg="map", param="gains", value_name="gain"), **_GAINS, bounds="montecarlo",
@@ -399,10 +398,10 @@ _trec("Rndcg", "Rndcg", k_Rndcg, trec=dict(arg="map", param="gains", value_name=
                     "DCG@b at once (rearrangement)")
 
 _trec("RelP", "relative_P", counted("k", "min(k,R)", trec=True), trec=dict(arg="each", defaults=TREC_CUTOFFS), cutoff="required",
-      formula="relative_P@k = relevant in the top k / min(k, R) (0 when R = 0).", **_BINARY_EXACT,
+      formula="relative_P@k = relevant in the top k / min(k, R) (0 when R = 0).", **BINARY_EXACT,
       expectation=expected_count("k", "min(k,R)", trec=True), expectation_formula="(P/n) m / min(k, R) (exact)", examples=("RelP@{k}",))
 _trec("Success", "success", counted("k", None, trec=True), trec=dict(arg="each", defaults=(1, 5, 10)), params=(REL, JUDGED_ONLY),
-      cutoff="required", formula="success@k = 1 if a relevant document is in the top k, else 0.", **_BINARY_EXACT,
+      cutoff="required", formula="success@k = 1 if a relevant document is in the top k, else 0.", **BINARY_EXACT,
       expectation=e_success, expectation_formula="1 - C(n-P, m)/C(n, m), m = min(k, n) (exact)",
       irm="Success", examples=("Success@{k}",), holes=monotone)
 

@@ -211,16 +211,6 @@ class HolesSpec(click.ParamType):
             self.fail(str(exc).removeprefix("--holes "), param, ctx)
 
 
-def _is_world(text: str) -> bool:
-    from ..core.holes import World
-
-    try:
-        World.parse(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _holes_takes(text: str) -> bool:
     """Whether --holes takes ``text`` as its value: a --holes value (open=est, closed, open, open=N, open=P%,
     warn, fail, comma-separated), or a misspelt one (letters and commas only, no such file: its error names
@@ -228,9 +218,10 @@ def _holes_takes(text: str) -> bool:
     import os
     import re
 
-    parts = [part.strip() for part in text.split(",")]
-    return all(part in ("warn", "fail") or _is_world(part) for part in parts) or (
-        re.fullmatch(r"[A-Za-z,]+|[A-Za-z,]*open=[^/]*", text) is not None and not os.path.exists(text))
+    try:
+        return HolesSpec().convert(text, None, None) is not None
+    except click.BadParameter:
+        return re.fullmatch(r"[A-Za-z,]+|[A-Za-z,]*open=[^/]*", text) is not None and not os.path.exists(text)
 
 
 def _help_all(ctx, param, value) -> None:

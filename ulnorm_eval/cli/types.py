@@ -1,11 +1,7 @@
-"""Click parameter types that refuse what Python's ``float`` and click's ``FloatRange`` let through.
-
-``float('nan')`` compares false with everything, so ``FloatRange(0, 1)`` accepts ``nan`` and a
-NaN alpha silently switched the CI gate off (``p < nan`` is never true); ``-l inf`` made every
-document non-relevant.  Every float option is declared with :class:`FiniteFloat` (a drop-in for
-``float`` and ``click.FloatRange``): ``nan``, ``inf`` and ``-inf`` are usage errors (exit 2).
-:class:`NonEmpty` refuses an empty or blank value (``-m ''`` used to mean the defaults).
-"""
+"""Click parameter types refusing what ``float`` and ``click.FloatRange`` let through: NaN, which compares false
+with everything (a NaN --alpha turned the gate off: ``p < nan`` is never true), and infinities (-l inf: nothing
+relevant) are usage errors (exit 2) in every float option (:class:`FiniteFloat`); :class:`NonEmpty` refuses an
+empty or blank value."""
 from __future__ import annotations
 
 import math

@@ -1,9 +1,7 @@
 """trec_eval 10's measures with its exact semantics, as family records: every measure of ``-m all_trec``
-the other family modules do not compute (map, P, recall, recip_rank, Rprec, ndcg are AP, P, R, RR, Rprec
-and nDCG), plus ERR, Judged and Compat as ir_measures defines them; here the kernels of its counting, set
-and text families (num_q, num_ret, num_rel, num_nonrel_judged_ret, set_map, set_F, utility, relstring,
-runid) and of ERR, Judged and Compat.  The kernels read trec_eval's codes and flags (:mod:`.common`); the departures from trec_eval 10,
-each a defect there, are in docs/trec_eval.md.
+the other family modules do not compute, plus ERR, Judged and Compat as ir_measures defines them; here
+the kernels of its counting, set and text families and of ERR, Judged and Compat.  The kernels read
+trec_eval's codes and flags (:mod:`.common`); the departures from trec_eval 10 are in docs/trec_eval.md.
 """
 from __future__ import annotations
 

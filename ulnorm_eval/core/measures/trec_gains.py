@@ -181,11 +181,9 @@ def k_ndcg_rel(ranking, judgements, measure, level):
 
 
 def e_ndcg_rel(random_pool):
-    """E[ndcg_rel] (exact) for gains >= 0, none given to a level below 0 (the record's ``exact_for``;
-    docs/bounds.md): the sum s of :func:`k_ndcg_rel` is then linear in its terms.  Over the pool of
-    n documents, S their total gain, Np those of positive gain, D(p) = sum_{p' < p} disc(p'):
-    E[term at rank p] = (S/n disc(p) + (Np - 1) S/(n(n-1)) D(p)) / ideal(p), and the nrel - Np
-    positive ideal gains never ranked add (nrel - Np) (S/n) D(n) / full; E = E[s] / nrel."""
+    """E[ndcg_rel] for gains >= 0, none given to a level below 0 (``exact_for``), by linearity:
+    E[term at rank p] = (S/n disc(p) + (Np - 1) S/(n(n-1)) D(p)) / ideal(p), the nrel - Np positive ideal
+    gains never ranked add (nrel - Np) (S/n) D(n) / full; E = E[sum] / nrel (notation: docs/bounds.md)."""
     pool, judgements = random_pool.pool, random_pool.J
     gains = random_pool.measure.get("gains")
     ranking = pool.ordered(np.zeros(len(pool.row)), True)  # any order: only positions and gain sums are read

@@ -29,8 +29,6 @@ def _table_help() -> str:
             f"{SYSTEMS_CELL}.  summary, a row per metric: {summary}.")
 
 
-_TABLE_HELP = _table_help()
-
 COMPARE_EPILOG = """\b
 Examples:
   ulnorm-eval compare qrels run1 run2 run3                 nDCG@10, AP, RBP against EM
@@ -93,7 +91,7 @@ def _eval_options(command, formats=DATA_FRAME_FORMATS, note=""):
 @click.option("--table", "tables", default="pairs,systems,summary", show_default=True, metavar="LIST", cls=Brief,
               brief="Tables, comma-separated: pairs, systems, summary (the default: all three), or all.",
               help="Tables to print, comma-separated, in that order: pairs, systems, summary, or all.  "
-                   + _TABLE_HELP + "  tsv and csv print each table with its header, several separated by a blank "
+                   + _table_help() + "  tsv and csv print each table with its header, several separated by a blank "
                    "line (awk -v RS= 'NR == 2' takes the second).  -f table prints these lines under each table.")
 @click.option("--baseline", metavar="RUN", cls=Brief, brief="Test every run against RUN only (one of RUNS).",
               help="Test every run against RUN only (one of RUNS, by path or run name): the pairs table holds "

@@ -7,7 +7,7 @@ from ..core.variants import DEFAULT_VARIANTS, DEFAULT_WORLD, variant_names
 from .support import (CONTEXT, fail, flush, output_format, outputs_checked, progress_bar, refusals, table_layout,
                       write_output, write_outputs_then)
 from ..render.format_names import RESULT_FORMATS
-from .trec import stops_as_trec_eval
+from .trec import stops_as_trec_eval, trec_settings
 from .types import ALPHA, FiniteFloat
 
 from .options import (Brief, HolesCommand, allow_disjoint_option, bounds_options, choice,
@@ -233,7 +233,7 @@ def eval_cmd(**options):
     from ..render.formats import FORMATS
 
     check_eval_options(options)
-    options, notes = trec_defaults(options)  # notes: on stderr after the setup notes (said on success)
+    options, notes = trec_settings(options) if options["trec"] else (options, [])  # notes: after the setup notes
     request = eval_request(options)
     with refusals():
         plan = plan_eval(request, notes)
@@ -245,17 +245,6 @@ def eval_cmd(**options):
     flush(plan.setup + notes)
     # every output in one step; the verdict is printed (and exit 1 kept) even if an output fails
     write_outputs_then(outputs, eval_verdict(outcome, request, view, click.get_current_context().meta.get("notes") != "none"))
-
-
-def trec_defaults(options: dict) -> tuple[dict, list]:
-    """--trec: the options it sets from those given (cli/trec.py), and its notes; else unchanged."""
-    if not options["trec"]:
-        return options, []
-    from .trec import trec_settings
-
-    settings = trec_settings(options)
-    notes = settings.pop("notes")
-    return {**options, **settings}, notes
 
 
 def check_eval_options(opts: dict) -> None:

@@ -82,9 +82,9 @@ def refuse_gains(names: list) -> None:
                                "give them the same gains, or evaluate them in separate calls")
 
 
-def trec_settings(options: dict) -> dict:
-    """The eval options ``--trec`` sets from eval's option dict; click's usage error for what would change
-    trec_eval's lines."""
+def trec_settings(options: dict) -> tuple[dict, list]:
+    """eval's options with those ``--trec`` sets, and its notes (said on success); click's usage error for
+    what would change trec_eval's lines."""
     variants, fmt, names, precision = options["variants"], options["fmt"], options["names"], options["precision"]
     if variants:
         raise click.UsageError(f"--trec prints trec_eval's lines, which have no variants: leave out --norm "
@@ -109,11 +109,11 @@ def trec_settings(options: dict) -> dict:
         if atol(text) != level:
             notes.append(f"-l {text} read as -l {atol(text)}, as trec_eval reads it (C's atol: the leading digits)")
         level = atol(text)
-    return {"measures": tuple(kept), "variants": (), "names": "trec", "fmt": "trec", "trec_nan": True, "rel_level": level,
-            "precision": 4 if precision is None else precision,
+    return {**options, "measures": tuple(kept), "variants": (), "names": "trec", "fmt": "trec", "trec_nan": True,
+            "rel_level": level, "precision": 4 if precision is None else precision,
             # without -c trec_eval 10 evaluates the run's queries and exits 4 at a qrels query with
             # none: every qrels query is evaluated here, then cut there (stops_as_trec_eval)
-            "strict_queries": not options["complete"] and not options["run_queries_only"], "notes": notes}
+            "strict_queries": not options["complete"] and not options["run_queries_only"]}, notes
 
 
 @contextlib.contextmanager

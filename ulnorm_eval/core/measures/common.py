@@ -31,14 +31,10 @@ JUDGED_ONLY = Param(name="judged_only", kind="int", default=0, doc="1 (or True):
 
 @dataclass(kw_only=True)
 class RandomPool:
-    """The input of a family's ``expectation``: one random ranking's pool per query.
-
-    ``n``: pool sizes; ``gain``: each pool document's gain under the measure (binary families: 1 if
-    relevant; unjudged: 0); ``P`` = the per-query sum of ``gain``; ``m`` = min(k, n) (n without a
-    cutoff); ``paper``: the papers' verbatim formulas (``--expectation paper``).  These read the
-    placeholders of a 'qrels+N' pool as its count; ``pool`` holds them as rows, for the closed forms
-    that read every document (trec_eval's families).
-    """
+    """The input of a family's ``expectation``, one random ranking's pool per query: ``gain`` each pool
+    document's gain under the measure (unjudged: 0), ``P`` its per-query sum, ``n`` and ``m`` = min(k, n)
+    counting a 'qrels+N' pool's placeholders, ``pool`` holding them as rows (for the closed forms that read
+    every document), ``paper`` the papers' verbatim formulas (``--expectation paper``)."""
 
     counted: object  # core.pools.Pool, placeholders counted (Pool.extra)
     J: Judgements

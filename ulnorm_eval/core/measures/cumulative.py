@@ -253,32 +253,30 @@ def outside_ndcg(holes, extra):
                            (len(d) if isinstance(d, tuple) else None))
 
 
+# what nDCG and DCG share: graded gains (the papers' under --expectation paper), exact bounds, one ideal
+_DCG = {"cutoff": "optional", "gain": gain, "bounds": "exact", "reads": reads_gain_of(gain), "level": "gains", "paper_params": PAPER_GAINS,
+        "paper_unless": ("gains",), "validate": _validate, "extremes": _extremes, "extremes_note": _EXTREMES_NOTE}
+_LINEAR = "the default here is linear (trec_eval's), dcg='exp-log2' or --expectation paper gives theirs"
+
 register(Family(
-    name="nDCG", params=(DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM, JUDGED_ONLY), cutoff="optional", kernel=k_ndcg, gain=gain, bounds="exact", expectation=e_ndcg,
-    reads=reads_gain_of(gain),
+    name="nDCG", params=(DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM, JUDGED_ONLY), kernel=k_ndcg, **_DCG, expectation=e_ndcg,
     formula="DCG@k / IDCG@k, DCG@k = sum_{i<=k} gain(d_i) / log2(i+1); IDCG from the query's judged documents of positive "
     "gain sorted by gain (trec_eval's and ir_measures' ideal: a negative gain lowers DCG, never IDCG)",
     expectation_formula="mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) / IDCG@k (exact, linearity)",
-    cite="Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1-2 and Feng 2023 eq. 3.1-3.2 use 2^R - 1 gains; the "
-    "default here is linear (trec_eval's), dcg='exp-log2' or --expectation paper gives theirs", level="gains",
+    cite="Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1-2 and Feng 2023 eq. 3.1-3.2 use 2^R - 1 gains; " + _LINEAR,
     trec=(TrecName(base="ndcg", arg="map", param="gains", value_name="gain", nick=("all_trec",)),
           TrecName(base="ndcg_cut", arg="each", defaults=TREC_CUTOFFS, nick=("all_trec",))),
-    irm="nDCG", aliases=("NDCG",), paper_params=PAPER_GAINS, paper_unless=("gains",),
+    irm="nDCG", aliases=("NDCG",),
     examples=("nDCG", "nDCG(dcg='exp-log2')", "nDCG(gains={0:0,1:1,2:5,3:11.5})", "nDCG@{k}",
               "nDCG(discount=[1,0.7,0.7,0.2])@{k}", "nDCG(discount='zipf')@{k}", "nDCG(discount='linear')@{k}"),
-    browsing=browse_ndcg, validate=_validate, extremes=_extremes, extremes_note=_EXTREMES_NOTE,
-    holes=holes_ndcg, holes_outside=outside_ndcg, holes_check=holes_check))
+    browsing=browse_ndcg, holes=holes_ndcg, holes_outside=outside_ndcg, holes_check=holes_check))
 
 register(Family(
-    name="DCG", params=(DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), cutoff="optional", kernel=k_dcg, gain=gain, bounds="exact", expectation=e_dcg,
-    reads=reads_gain_of(gain),
+    name="DCG", params=(DCG_PARAM, GAINS_PARAM, DISCOUNT_PARAM), kernel=k_dcg, **_DCG, expectation=e_dcg,
     formula="sum_{i<=k} gain(d_i) / log2(i+1)",
     expectation_formula="mean(gain over pool) * sum_{i<=min(k,n)} 1/log2(i+1) (exact, linearity)",
-    cite="Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1 and Feng 2023 eq. 3.1 use 2^R - 1 gains; the default "
-    "here is linear (trec_eval's), dcg='exp-log2' or --expectation paper gives theirs", level="gains", irm="DCG",
-    paper_params=PAPER_GAINS, paper_unless=("gains",),
+    cite="Jarvelin & Kekalainen 2002; Karmaker & Feng 2022 eq. 1 and Feng 2023 eq. 3.1 use 2^R - 1 gains; " + _LINEAR, irm="DCG",
     trec=(TrecName(base="dcg", arg="map", param="gains", value_name="gain"),),
     examples=("DCG", "DCG(dcg='exp-log2')", "DCG@{k}", "DCG(dcg='exp-log2')@{k}",
               "DCG(gains={0:0,1:1,2:5,3:11.5})@{k}", "DCG(gains={0:0,1:1,2:3,3:4}, discount=[1,0.5,0.25])@{k}",
-              "DCG(discount='zipf')", "DCG(discount=[0.5,1,0.2])@{k}"), browsing=browse_dcg, validate=_validate,
-    extremes=_extremes, extremes_note=_EXTREMES_NOTE, holes=monotone))
+              "DCG(discount='zipf')", "DCG(discount=[0.5,1,0.2])@{k}"), browsing=browse_dcg, holes=monotone))

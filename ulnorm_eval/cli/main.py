@@ -228,6 +228,8 @@ TREC_FORMATS = {
 @summary_md_option
 def eval_cmd(**options):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
+    import dataclasses
+
     from ..analysis.eval_request import plan_eval, run_eval
     from ..render.eval_report import eval_outputs, eval_verdict
     from ..render.formats import FORMATS
@@ -238,7 +240,8 @@ def eval_cmd(**options):
     with refusals():
         plan = plan_eval(request, notes)
         view = eval_view(options, output_format(options["fmt"], options["output"], FORMATS, "trec"))
-        request = with_intervals(request, view)
+        if view.fmt in ("table", "json") or view.summary_md:  # the randomisation intervals: drawn only if printed
+            request = dataclasses.replace(request, options=dataclasses.replace(request.options, random_intervals=True))
         with stops_as_trec_eval(view):
             outcome = run_eval(request, plan, notes, progress_bar(not options["no_progress"]))
         outputs = eval_outputs(outcome, request, view, notes)
@@ -276,16 +279,6 @@ def eval_request(given: dict):
             raise click.UsageError(repeated)
     options = make_options(given, zscore=given["zscore_file"], ci=1 - (given["alpha"] or 0.05) if given["ci"] else None)
     return record(EvalRequest, given, options=options)
-
-
-def with_intervals(request, view):
-    """The request with the randomisation intervals drawn when an output prints them (-f table, json,
-    --summary-md): the others never pay for them."""
-    import dataclasses
-
-    if view.fmt not in ("table", "json") and not view.summary_md:
-        return request
-    return dataclasses.replace(request, options=dataclasses.replace(request.options, random_intervals=True))
 
 
 def eval_view(options: dict, fmt: str):

@@ -186,6 +186,7 @@ def floats(text, default):
     """A comma list of numbers given as text (``utility.2,-1,0,0``), or ``default``."""
     return default if text is None else tuple(float(value) for value in text.split(","))
 
+
 def codes(ranking: Ranking) -> np.ndarray:
     """trec_eval's relevance code of each ranked document (see the module docstring); computed once
     per ranking (a Ranking's arrays are never modified in place)."""

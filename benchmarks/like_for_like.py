@@ -14,7 +14,7 @@ wall and CPU time; below 1: ulnorm-eval is faster):
    trec -m all_trec`` in one process against ``trec_eval -m all_trec`` looped over the files, and
    the same with ``-q``; nDCG@10 and AP of the 17 runs in one process against pytrec_eval and ranx,
    and ranx's per-query values against ulnorm-eval's under ``--ties rank`` (and on the DL-HARD runs).
-2. Default measures: ulnorm-eval's defaults (nDCG@10, AP and RBP(p=0.8), each with E and UL2, E on
+2. Default measures: ulnorm-eval's defaults (nDCG@10, AP and RBP(p=0.8), each with E and EM, E on
    a shuffle of the run's own ranked documents: --pool run) against trec_eval's defaults, looped.
 3. One DL-HARD run (50 queries) in a fresh process against pytrec_eval and ranx (benchmarks/peers.py),
    the same measures (nDCG@10 and AP), file parsing included on both sides.

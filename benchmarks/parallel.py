@@ -165,7 +165,7 @@ def main() -> None:
     lines = ["# Parallel evaluation: speed-up over -j 1", "",
              f"- machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}",
              f"- load average (1/5/15 min): {load_before} before, {load_after} after",
-             f"- `ulnorm-eval -f tsv -q` (the defaults: nDCG@10, AP, RBP(p=0.8), each with E and UL2), median of {a.repeat}; "
+             f"- `ulnorm-eval -f tsv -q` (the defaults: nDCG@10, AP, RBP(p=0.8), each with E and EM), median of {a.repeat}; "
              "CPU includes the worker processes (not the LocalCluster's, which run outside)",
              "- control, what 2 processes get from the machine now (2 equal pure-Python tasks, 1 process / "
              f"2 processes; ~2 on idle cores), once per repeat: {', '.join(f'{c:.2f}' for c in controls)}", "",

@@ -75,7 +75,8 @@ class _Bar:
                 return
             self.shared = _Shared()
             self.task = self.shared.bar.add_task(self.label, total=self.total)
-        described = {} if description is None else {"description": description}
+        # a new description is drawn at once: rich's own refresh (10 Hz) may come after a short step has ended
+        described = {} if description is None else {"description": description, "refresh": True}
         self.shared.bar.update(self.task, total=float(self.total), completed=min(self.done, self.total), **described)
 
     def close(self) -> None:

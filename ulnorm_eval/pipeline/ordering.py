@@ -253,8 +253,8 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
     """The rows in trec_eval's order: query key ascending, score descending, ties by docid descending
     in ``strcmp`` (unsigned byte) order; -0.0 and 0.0 are equal scores.  Instead of a three-key sort: a
     run already in order is recognised in one pass, its query blocks put in order (:func:`_query_blocks`),
-    else :func:`_score_sort`; then a group of tied scores stays when docid-descending, is reversed when
-    ascending, else sorted by Arrow (all rows by :func:`_arrow_order` beyond ``_MAX_TIED`` tied pairs)."""
+    else :func:`_score_sort`; then the groups of tied scores sorted by docid in one Arrow sort (all rows
+    by :func:`_arrow_order` beyond ``_MAX_TIED`` tied pairs)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -272,33 +272,19 @@ def trec_order(qkey: np.ndarray, score: np.ndarray, docid) -> np.ndarray:
         sorted_query, sorted_score = qkey[order], score[order]
         same = sorted_query[1:] == sorted_query[:-1]
     tied = np.flatnonzero(same & (sorted_score[1:] == sorted_score[:-1]))  # tied pairs (t, t + 1) of positions
-    if len(tied) == 0:
-        return np.arange(n_rows) if order is None else order
     if len(tied) > _MAX_TIED * n_rows:
         return _arrow_order(qkey, score, docid)
-    if order is None:
-        order = np.arange(n_rows)
+    order = np.arange(n_rows) if order is None else order
+    if len(tied) == 0:
+        return order
     first = np.ones(len(tied), dtype=bool)
     first[1:] = tied[1:] != tied[:-1] + 1  # the pair opens a new tie group
-    start = tied[first]
     size = np.diff(np.append(np.flatnonzero(first), len(tied))) + 1  # rows per group
-    group = np.cumsum(first) - 1  # of each pair
-    docid_a, docid_b = pc.take(docid, numeric_array(order[tied])), pc.take(docid, numeric_array(order[tied + 1]))
-    kept, flipped = ("greater", "less") if _ORDER[2][1] == "descending" else ("less", "greater")
-    fine = to_numpy(pc.call_function(kept, [docid_a, docid_b]))  # the pair is in order
-    back = to_numpy(pc.call_function(flipped, [docid_a, docid_b]))  # in reverse order
-    pairs = size - 1
-    rev = np.bincount(group, weights=back, minlength=len(start)) == pairs
-    other = ~rev & (np.bincount(group, weights=fine, minlength=len(start)) != pairs)
-    if rev.any():
-        pos, off = spans(start[rev], size[rev])
-        order[pos] = order[np.repeat(start[rev] + size[rev] - 1, size[rev]) - off]
-    if other.any():
-        pos, _ = spans(start[other], size[other])
-        rows = order[pos]
-        group_ids = np.repeat(np.arange(int(other.sum())), size[other])
-        order[pos] = rows[to_numpy(pc.sort_indices(pa.table({"g": numeric_array(group_ids), "d": pc.take(docid, numeric_array(rows))}),
-                                                   sort_keys=[("g", "ascending"), _ORDER[2]]))]
+    pos, _ = spans(tied[first], size)
+    rows = order[pos]  # each group's rows sorted by docid in one sort (a query repeats no docid)
+    group = numeric_array(np.repeat(np.arange(len(size)), size))
+    order[pos] = rows[to_numpy(pc.sort_indices(pa.table({"g": group, "d": pc.take(docid, numeric_array(rows))}),
+                                               sort_keys=[("g", "ascending"), _ORDER[2]]))]
     return order
 
 

@@ -71,19 +71,20 @@ def test_to_frame_and_back():
     st.sampled_from([None, 0, 2, 4]))
 def test_delimited_and_json_equal_pandas(cols, precision):
     """tsv, csv and json of a Table against pandas' to_csv and to_dict on the same DataFrame (the
-    implementation before the tables left pandas)."""
+    implementation before the tables left pandas); with a precision, floats as ``%.Nf`` (to_csv's
+    float_format) and, in JSON, Python's round."""
     from ulnorm_eval.render.values import csv_cell, safe_text
 
     f, i, b, s, n = cols
     t = Table({"f": f, "i": i, "b": b, "s": s, "n": n}, {"f": "float", "i": "int", "b": "bool", "s": "str",
                                                          "n": "Int64"})
     df = t.to_frame()
-    from ulnorm_eval.render.frames import round_floats
-
-    rounded = df if precision is None else df.assign(f=round_floats(df["f"], precision))
+    rounded = df if precision is None else df.assign(f=[round(value, precision) for value in df["f"]])
+    float_format = None if precision is None else f"%.{precision}f"
     for sep, fmt, cell in (("\t", "tsv", safe_text), (",", "csv", csv_cell)):
-        d = rounded.assign(s=rounded["s"].map(cell))
-        assert render({"x": t}, fmt, precision) == d.to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n")
+        d = df.assign(s=df["s"].map(cell))
+        assert render({"x": t}, fmt, precision) == d.to_csv(sep=sep, index=False, na_rep="nan", lineterminator="\n",
+                                                            float_format=float_format)
         assert render({"x": t}, fmt, precision) == render({"x": df}, fmt, precision)
 
     assert json.loads(render({"x": t}, "json", precision))["x"] == _pandas_records(rounded, df)
@@ -154,8 +155,8 @@ def test_stacked_tables_write_each_row_cell_by_cell(specs, precision):
     import csv
     import io
 
-    # private: the stacked writer and its rounding, against a row-by-row csv writer
-    from ulnorm_eval.render.frames import _csv_text, _rounded
+    # private: the stacked writer's cell, against a row-by-row csv writer
+    from ulnorm_eval.render.frames import _csv_text
     from ulnorm_eval.render.values import csv_cell, safe_text
 
     names = ("f", "i", "b", "s", "n", "m")
@@ -169,12 +170,12 @@ def test_stacked_tables_write_each_row_cell_by_cell(specs, precision):
     for sep, fmt, cell in (("\t", "tsv", safe_text), (",", "csv", csv_cell)):
         blocks = []
         for t in tables.values():
-            t = _rounded(t, precision)
             buf = io.StringIO()
             writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
             writer.writerow([cell(c) for c in t.columns])
             for row in t.rows():
-                writer.writerow([_csv_text(v, t.kinds[c] in ("str", "object"), cell) for c, v in zip(t.columns, row)])
+                writer.writerow([_csv_text(v, t.kinds[c] in ("str", "object"), cell, precision)
+                                 for c, v in zip(t.columns, row)])
             blocks.append(buf.getvalue())
         assert render(tables, fmt, precision) == "\n".join(blocks)
 

@@ -105,6 +105,24 @@ def test_trec_several_runs_and_precision(case):
         assert [line.split("\t")[2] for line in text.splitlines() if line.split("\t")[0] == "AP"][0] == "0.44"
 
 
+@pytest.mark.parametrize("fmt, sep", [("tsv", "\t"), ("csv", ",")])
+def test_precision_is_fixed_decimals_in_every_command(case, fmt, sep):
+    """--precision N means N fixed decimals (%.Nf) in every command, as eval prints them: 1.00 and 0.00,
+    never numpy's shortest 1.0 or 0.0 (compare, queries and repro printed those before)."""
+    eval_rows = run_cli("-m", "AP", "--norm", "none", *POOLED, "--precision", "2", "-f", fmt, case["qrels"],
+                        case["a"], case["b"]).stdout
+    assert f"b.run{sep}q1{sep}1.00\n" in eval_rows and f"a.run{sep}q10{sep}0.00\n" in eval_rows
+    pairs = run_cli("compare", "-m", "AP", "--norm", "none", *POOLED, "--precision", "2", "-f", fmt,
+                    case["qrels"], case["a"], case["b"]).stdout
+    # AP: a 4/9, b 5/6 (module docstring); the diff -7/18
+    assert f"AP{sep}a.run{sep}b.run{sep}-0.39{sep}" in pairs and f"b.run{sep}AP{sep}0.83{sep}1\n" in pairs
+    assert f"{sep}1.00{sep}1.00{sep}1.00{sep}1.00{sep}" in pairs  # tau and its interval, one pair
+    queries = run_cli("queries", "-m", "AP", *POOLED, "--precision", "2", "-f", fmt, case["qrels"], case["a"],
+                      case["b"]).stdout.splitlines()
+    # q2: E[AP] 3/4, IUB 1, WLB 1/2, the runs' mean (1/2 + 1)/2, the gap 0
+    assert f"q2{sep}AP{sep}2{sep}1{sep}0.75{sep}1.00{sep}0.50{sep}0.75{sep}0.00{sep}easy" in queries
+
+
 def test_trec_several_runs_per_query_with_trec_names(case):
     res = run_cli("-q", "--names", "trec", "-m", "map", "--norm", "none", case["qrels"], case["a"], case["b"])
     lines = res.stdout.splitlines()

@@ -13,7 +13,7 @@ import textwrap
 
 from ..analysis.columns import NUMERIC, Table
 from .legends import SYSTEMS_CELL, correction_words, interval_percent, legend_lines
-from .values import csv_cell, json_cell, safe_text, terminal_styles
+from .values import csv_cell, json_cell, num_text, safe_text, terminal_styles
 
 __all__ = ["render", "FRAME_FORMATS", "format_frames_delimited", "format_frames_json", "format_frames_table"]
 
@@ -31,71 +31,52 @@ def format_frames_delimited(frames: dict, precision, meta, sep: str = "\t") -> s
     """tsv (or csv with ``sep=','``): each table with its own header and columns; several are separated by
     a blank line, in the order asked (``awk -v RS= 'NR == 2'`` takes the second; docs/comparing.md).
     Text cells are escaped (:func:`.values.safe_text`) and, in csv, formulas neutralised
-    (:func:`.values.csv_cell`); numbers are written as they are (Python's repr; NaN as ``nan``)."""
+    (:func:`.values.csv_cell`); numbers as :func:`.values.num_text` writes them (NaN as ``nan``)."""
     cell = csv_cell if sep == "," else safe_text  # csv: no spreadsheet formulas; both: no forged lines
     blocks = []
     for table in _tables(frames).values():
-        table = _rounded(table, precision)
         buf = io.StringIO()
         writer = csv.writer(buf, delimiter=sep, lineterminator="\n")
         writer.writerow([cell(str(column)) for column in table.columns])
         # column by column (11,175 pairs x 28 columns are 0.3 M cells for compare on 150 runs: a dict per row
         # costs more than the cells), then the rows the columns make
-        writer.writerows(zip(*(_csv_column(table[column], table.kinds[column], cell) for column in table.columns)))
+        writer.writerows(zip(*(_csv_column(table[column], table.kinds[column], cell, precision)
+                               for column in table.columns)))
         blocks.append(buf.getvalue())
     return "\n".join(blocks)
 
 
-def _csv_column(values: list, kind: str, cell) -> list:
-    """:func:`_csv_text` of every value of a column of ``kind``: a float as its repr (NaN as ``nan``, which
-    is repr's), any other number as str; a text column (str, object: pandas escaped text in these)
-    through ``cell``."""
+def _csv_column(values: list, kind: str, cell, precision) -> list:
+    """:func:`_csv_text` of every value of a column of ``kind``: a float as :func:`.values.num_text`
+    (``precision`` decimals, or its repr), any other number as str; a text column (str, object: pandas
+    escaped text in these) through ``cell``."""
     if kind == "float":
-        return [repr(value) if type(value) is float else _csv_text(value, False, cell) for value in values]
+        return [num_text(value, precision) if type(value) is float else _csv_text(value, False, cell, precision)
+                for value in values]
     if kind in ("int", "bool"):
-        return [str(value) if type(value) in (int, bool) else _csv_text(value, False, cell) for value in values]
+        return [str(value) if type(value) in (int, bool) else _csv_text(value, False, cell, precision) for value in values]
     if kind == "str":  # text or None: a few distinct values (metrics, run names) repeated over the pairs
-        made = {value: _csv_text(value, True, cell) for value in set(values)}
+        made = {value: _csv_text(value, True, cell, precision) for value in set(values)}
         return [made[value] for value in values]
-    return [_csv_text(value, kind == "object", cell) for value in values]
+    return [_csv_text(value, kind == "object", cell, precision) for value in values]
 
 
-def _csv_text(value, is_text: bool, cell) -> str:
-    """A cell as pandas' to_csv writes it with na_rep='nan'."""
+def _csv_text(value, is_text: bool, cell, precision) -> str:
+    """A cell as pandas' to_csv writes it with na_rep='nan' (a float as :func:`.values.num_text`)."""
     if value is None:
         return "nan"
     if is_text:
         return cell(value) if isinstance(value, str) else str(value)
-    if isinstance(value, float):
-        return "nan" if value != value else repr(value)
-    return str(value)
-
-
-def _rounded(table: Table, precision) -> Table:
-    """Float columns rounded to ``precision`` decimals as pandas rounds them (numpy.round), except
-    that a finite number too large to scale by 10^precision stays as it is (numpy, and pandas
-    before, turned it into inf)."""
-    if precision is None:
-        return table
-    return Table({column: round_floats(table[column], precision) if table.kinds[column] == "float" else table[column] for column in table.columns}, table.kinds)
-
-
-def round_floats(values, precision: int) -> list:
-    """numpy.round(values, precision), keeping a finite value whose scaling overflows."""
-    import numpy as np
-
-    attempt = np.asarray(values, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        row = np.round(attempt, precision)
-    return np.where(np.isinf(row) & np.isfinite(attempt), attempt, row).tolist()
+    return num_text(value, precision) if isinstance(value, float) else str(value)
 
 
 def format_frames_json(frames: dict, precision, meta) -> str:
-    """{"meta": ..., name: [records]}; NaN and infinities as null."""
+    """{"meta": ..., name: [records]}; NaN and infinities as null, floats rounded as
+    :func:`.values.json_cell` rounds them."""
     out = {"meta": {key: json_cell(value) for key, value in meta.items()}}
     for name, table in _tables(frames).items():
-        table = _rounded(table, precision)
-        out[name] = [{column: json_cell(value) for column, value in zip(table.columns, row)} for row in table.rows()]
+        out[name] = [{column: json_cell(value, precision) for column, value in zip(table.columns, row)}
+                     for row in table.rows()]
     return json.dumps(out, indent=1, ensure_ascii=False) + "\n"
 
 

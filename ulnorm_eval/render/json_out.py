@@ -10,7 +10,7 @@ from .. import __version__
 from ..inputs.errors import InputError
 from .files import changed_since_start
 from .gate_md import caption_notes
-from .values import json_value, metric_label, zscores
+from .values import json_cell, metric_label, zscores
 
 __all__ = ["JSON_SCHEMA", "sha256_file", "json_document", "format_json", "format_jsonl"]
 
@@ -156,19 +156,19 @@ def _run_document(run, labels: dict, precision) -> dict:
     """A run's entry of ``runs``: its summary (and standard errors, intervals), then every query's values."""
     queries = []
     for index, qid in enumerate(run.qids):
-        row = {"query": qid, "values": {lab: json_value(run.values[metric][index], precision) for metric, lab in labels.items()}}
-        std_errors = {labels[metric]: json_value(stderr_values[index], precision) for metric, stderr_values in run.stderr.items() if metric in labels}
+        row = {"query": qid, "values": {lab: json_cell(run.values[metric][index], precision) for metric, lab in labels.items()}}
+        std_errors = {labels[metric]: json_cell(stderr_values[index], precision) for metric, stderr_values in run.stderr.items() if metric in labels}
         if std_errors:
             row["stderr"] = std_errors
         queries.append(row)
     doc = {
         "name": run.name,
-        "summary": {lab: json_value(run.mean[metric], precision) for metric, lab in labels.items()},
-        "stderr": {labels[metric]: json_value(std_error, precision)
+        "summary": {lab: json_cell(run.mean[metric], precision) for metric, lab in labels.items()},
+        "stderr": {labels[metric]: json_cell(std_error, precision)
                    for metric, std_error in run.mean_stderr.items() if metric in labels},
     }
     for key in ("interval", "ci"):
-        spans = {labels[metric]: [json_value(end, precision) for end in span]
+        spans = {labels[metric]: [json_cell(end, precision) for end in span]
                  for metric, span in getattr(run, key, {}).items() if metric in labels}
         if spans:
             doc[key] = spans
@@ -193,9 +193,9 @@ def format_jsonl(result, names: str = "canonical", precision: int | None = None,
             for metric in result.metrics:
                 value = run.mean[metric] if index is None else run.values[metric][index]
                 obj = {"run": run.name, "query": qid, "measure": metric_label(metric, names, zscores(result)),
-                       "value": json_value(value, precision)}
+                       "value": json_cell(value, precision)}
                 if metric in run.stderr:
                     std_error = mean_stderr[metric] if index is None else run.stderr[metric][index]
-                    obj["stderr"] = json_value(std_error, precision)
+                    obj["stderr"] = json_cell(std_error, precision)
                 lines.append(json.dumps(obj, allow_nan=False))
     return "\n".join(lines) + ("\n" if lines else "")

@@ -11,7 +11,7 @@ import statistics
 import sys
 
 from .files import Output
-from .values import json_cell, terminal_styles
+from .values import json_cell, num_text, terminal_styles
 
 __all__ = ["render_tables", "plot_stability", "stability_outputs"]
 
@@ -74,12 +74,12 @@ def _asl_text(rows, meta) -> str:
 
 
 def _delimited(rows, fmt: str, precision) -> str:
-    """tsv/csv: one row per function, vectors as JSON lists, floats to ``precision`` decimals."""
+    """tsv/csv: one row per function, vectors as JSON lists, floats as :func:`.values.num_text`."""
     def cell(value):
         if isinstance(value, list):
             return json.dumps(value)
-        if isinstance(value, float) and precision is not None and math.isfinite(value):
-            return f"{value:.{precision}f}"
+        if isinstance(value, float):
+            return num_text(value, precision)
         return "" if value is None else str(value)
 
     buf = io.StringIO()

@@ -8,7 +8,7 @@ import math
 
 from ..analysis.human_correlation import COLUMNS
 from .table import layout
-from .values import safe_text  # names echoed to a terminal: no ESC, no forged lines
+from .values import num_text, safe_text  # names echoed to a terminal: no ESC, no forged lines
 
 __all__ = ["SUMM_LEGEND", "summ_table", "correlation_text", "correlation_table"]
 
@@ -80,8 +80,7 @@ def correlation_text(corr, fmt: str | None, precision: int | None, plot: str | N
     if fmt in ("tsv", "csv"):
         sep = "\t" if fmt == "tsv" else ","
         lines = [sep.join(COLUMNS)]
-        lines += [sep.join(x if isinstance(x, str) else str(x) if isinstance(x, int) else repr(float(x)) for x in r)
-                  for r in corr.rows]
+        lines += [sep.join(str(x) if isinstance(x, int) else num_text(x, precision) for x in r) for r in corr.rows]
         text = "\n".join(lines) + "\n"
     elif fmt in ("json", "jsonl"):
         text = _correlation_json(corr.rows, fmt)

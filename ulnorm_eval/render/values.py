@@ -11,7 +11,7 @@ import sys
 
 from ..inputs.errors import message_text, safe_text  # noqa: F401 - the one escaping, re-exported
 
-__all__ = ["metric_label", "isnan", "num_text", "json_value", "json_cell", "safe_text", "message_text", "csv_cell", "zscores",
+__all__ = ["metric_label", "isnan", "num_text", "json_cell", "safe_text", "message_text", "csv_cell", "zscores",
            "markdown_text", "latex_text", "terminal_styles", "UNDEFINED_MARK", "MEAN_MARK"]
 
 # The table's marks for undefined variant values (docs/output.md): a per-query value left out of the
@@ -99,28 +99,20 @@ def isnan(value) -> bool:
 
 
 def num_text(value: float, precision: int | None, nan: str = "nan") -> str:
-    if isinstance(value, str):  # a text measure (relstring, runid)
-        return value
-    if isnan(value):
-        return nan
-    if precision is None:
-        return repr(float(value))
-    return f"{value:.{precision}f}"
-
-
-def json_value(value: float, precision: int | None):
-    """A JSON number: None for NaN, rounded when a precision is given."""
+    """A number as every command prints it where ``--precision N`` applies (text, tsv, csv, Markdown,
+    LaTeX): N fixed decimals (``%.Nf``: 0.30, -0.10), or with no precision its repr, the shortest text
+    that reads back as the same double; NaN as ``nan``; text (relstring, runid) as it is."""
     if isinstance(value, str):
         return value
     if isnan(value):
-        return None
-    value = float(value)
-    return round(value, precision) if precision is not None else value
+        return nan
+    return repr(float(value)) if precision is None else f"{value:.{precision}f}"
 
 
 def json_cell(value, precision: int | None = None):
-    """A table cell for JSON: numpy scalars as Python's, a list cell by cell, NaN and infinities as null,
-    a float rounded to ``precision`` when one is given."""
+    """A number for JSON and jsonl: numpy scalars as Python's, a list cell by cell, NaN and infinities as
+    null, a float rounded to ``precision`` decimals (Python's round, correctly rounded as
+    :func:`num_text`) when one is given."""
     if isinstance(value, list):
         return [json_cell(item, precision) for item in value]
     if hasattr(value, "item"):

@@ -836,10 +836,10 @@ def test_summeval_ratings_must_be_finite_and_on_the_scale(tmp_path, rating, reas
 
 
 def test_summeval_ratings_on_the_scale_are_read(tmp_path):
-    from ulnorm_eval.inputs.summaries import read_summeval
+    from ulnorm_eval.inputs.summaries import read_summaries
 
     for r in (1, 5, 2.5):
-        assert read_summeval(_summeval(tmp_path, rating=r)).ratings["expert"]["relevance"] == [[r], [r]]
+        assert read_summaries(_summeval(tmp_path, rating=r)).ratings["expert"]["relevance"] == [[r], [r]]
 
 
 def test_empty_reference_or_source_is_refused(tmp_path, summ_files):

@@ -75,15 +75,11 @@ def to_numpy(array):
 
 
 def scalar(value, type_):
-    """``pa.scalar(value, type=type_)``, for an integer, float, boolean or string type made from a
-    one-element array (:func:`numeric_array`, :func:`string_array`)."""
+    """``pa.scalar(value, type=type_)`` for a string, boolean or integer type, made from a one-element
+    array (:func:`string_array`, :func:`numeric_array`)."""
     import numpy as np
     import pyarrow as pa
 
     if pa.types.is_string(type_):
         return string_array([value])[0]
-    if pa.types.is_boolean(type_):
-        return numeric_array(np.array([value], np.bool_))[0]
-    if pa.types.is_integer(type_) or pa.types.is_floating(type_):
-        return numeric_array(np.array([value], np.dtype(type_.to_pandas_dtype())))[0]
-    return pa.scalar(value, type=type_)
+    return numeric_array(np.array([value], type_.to_pandas_dtype()))[0]

@@ -62,8 +62,8 @@ def _lines(path: str):
     return read_text(path).removeprefix("\ufeff").split("\n")
 
 
-def _json_rows(path: str, lines=None):
-    for line_no, line in enumerate(_lines(path) if lines is None else lines, 1):
+def _json_rows(path: str, lines):
+    for line_no, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
@@ -134,10 +134,10 @@ def natural_key(name: str) -> tuple:
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name) if part)
 
 
-def read_summeval(path: str, lines=None) -> SummData:
-    """SummEval's paired JSONL: documents in first-appearance order, systems in natural order of their
-    names (M0, M1, M2, ..., M9, M10, ...: the file lists them M11, M13, M1, ...).  Ratings must be
-    finite and on SummEval's 1-5 scale (:data:`SCALE`)."""
+def read_summeval(path: str, lines: list) -> SummData:
+    """SummEval's paired JSONL (its ``lines``): documents in first-appearance order, systems in natural
+    order of their names (M0, M1, ..., M9, M10, ...: the file lists them M11, M13, M1, ...).  Ratings
+    must be finite and on SummEval's 1-5 scale (:data:`SCALE`)."""
     docs, systems, summ, rat = {}, {}, {}, {}
     raters = {"expert": 0, "crowd": 0}
     for line_no, obj in _json_rows(path, lines):
@@ -159,16 +159,17 @@ def read_summeval(path: str, lines=None) -> SummData:
                 raters[kind] = max(raters[kind], ratings_[1])
     if not docs:
         raise InputError(path, None, "no summaries")
-    doc_ids, sys_ids = list(docs), sorted(systems, key=natural_key)
-    ratings = {}
-    for kind in ("expert", "crowd"):
-        if any(entry[0] == kind for entry in rat):
-            ratings[kind] = {dim: [[(rat.get((kind, system, doc)) or {}).get(dim) for doc in doc_ids] for system in sys_ids]
-                             for dim in DIMENSIONS}
-    return SummData(path=path, doc_ids=doc_ids, sources=[docs[doc][0] for doc in doc_ids],
-                    references=[docs[doc][1] for doc in doc_ids], systems=sys_ids,
-                    summaries=[[summ.get((system, doc)) for doc in doc_ids] for system in sys_ids], ratings=ratings,
-                    raters=raters)
+    sys_ids = sorted(systems, key=natural_key)
+    ratings = {kind: {dim: [[(rat.get((kind, system, doc)) or {}).get(dim) for doc in docs] for system in sys_ids]
+                      for dim in DIMENSIONS} for kind in ("expert", "crowd") if any(entry[0] == kind for entry in rat)}
+    return _data(path, docs, sys_ids, [[summ.get((system, doc)) for doc in docs] for system in sys_ids],
+                 ratings=ratings, raters=raters)
+
+
+def _data(path: str, docs: dict, systems: list, summaries: list, **extra) -> SummData:
+    """SummData of the documents ``docs`` (id -> (source, references)), in their order."""
+    return SummData(path=path, doc_ids=list(docs), sources=[source for source, _ in docs.values()],
+                    references=[refs for _, refs in docs.values()], systems=systems, summaries=summaries, **extra)
 
 
 def _records(path: str, lines, keys: tuple, expected: str):
@@ -198,11 +199,11 @@ def system_name(path: str) -> str:
     return name or path
 
 
-def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
-    """The plain layout: a documents file and one ``id, summary`` file per system.  Every file is read
-    once (``lines``: the documents file's, when already read), so one of them may be standard input."""
+def read_plain(docs_path: str, system_paths, lines: list) -> SummData:
+    """The plain layout: a documents file (its ``lines``) and one ``id, summary`` file per system.  Every
+    file is read once, so one of them may be standard input."""
     docs = {}
-    for line_no, obj in _records(docs_path, _lines(docs_path) if lines is None else lines, ("id", "source", "references"),
+    for line_no, obj in _records(docs_path, lines, ("id", "source", "references"),
                                  "id, source and at least one reference"):
         did, source, refs = _document(docs_path, line_no, obj, "source")
         if did in docs:
@@ -210,7 +211,6 @@ def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
         docs[did] = (source, refs)
     if not docs:
         raise InputError(docs_path, None, "no documents")
-    doc_ids = list(docs)
     systems, rows = [], []
     for system_path in system_paths:
         name = system_name(system_path)
@@ -227,9 +227,8 @@ def read_plain(docs_path: str, system_paths, lines=None) -> SummData:
         if not got:  # every mean would be NaN, printed as a result with exit 0
             raise InputError(system_path, None, "no summaries")
         systems.append(name)
-        rows.append([got.get(doc) for doc in doc_ids])
-    return SummData(path=docs_path, doc_ids=doc_ids, sources=[docs[doc][0] for doc in doc_ids],
-                    references=[docs[doc][1] for doc in doc_ids], systems=systems, summaries=rows)
+        rows.append([got.get(doc) for doc in docs])
+    return _data(docs_path, docs, systems, rows)
 
 
 def _first(lines) -> str:

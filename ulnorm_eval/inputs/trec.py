@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .arrow import numeric_array, offsets, scalar, string_array, to_numpy
+from .arrow import offsets, scalar, string_array, to_numpy
 from .errors import InputError
 from .text import check_text, read_bytes  # noqa: F401 - re-exported
 
@@ -295,9 +295,7 @@ def _distinct_pairs(qcode, dcode) -> bool:
     d = to_numpy(dcode).astype(np.int64)
     span = int(d.max()) + 1
     if len(q) and int(q.max()) >= (1 << 62) // span:  # the packed key would overflow
-        order = np.lexsort((d, q))
-        q, d = q[order], d[order]
-        return not ((q[1:] == q[:-1]) & (d[1:] == d[:-1])).any()
+        return not len(_repeats(q, d))
     key = q * span + d
     descents = int(np.count_nonzero(key[1:] < key[:-1]))
     if descents:
@@ -305,42 +303,37 @@ def _distinct_pairs(qcode, dcode) -> bool:
     return not (key[1:] == key[:-1]).any()
 
 
+def _repeats(q: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """The rows whose (``q``, ``d``) pair an earlier row has (a stable sort keeps copies in file order)."""
+    order = np.lexsort((d, q))
+    q, d = q[order], d[order]
+    return order[1:][(q[1:] == q[:-1]) & (d[1:] == d[:-1])]
+
+
 def check_duplicates(qid, docid, path: str, lines, what: str, qcode=None, dcode=None, keep: dict | None = None) -> None:
     """Refuse a (query, document) pair that appears twice: which copy counts would be arbitrary.  One sort
     of packed integer keys (query codes ``qcode``, document codes or numeric docids ``dcode``); the
-    strings are sorted only when a repeat is possible, to name the first in file order.  ``keep``
-    receives the encodings made here (``qid_encoding``, ``docid_encoding``: the array and its encoding)."""
-    import pyarrow as pa
+    docids are encoded only when a repeat is possible ('007' and '7' are one number), to name the first
+    in file order.  ``keep`` receives the encodings made here (``qid_encoding``, ``docid_encoding``:
+    the array and its encoding)."""
     import pyarrow.compute as pc
 
-    n = len(docid)
-    if n < 2:
+    if len(docid) < 2:
         return
     if qcode is None:
         enc = pc.dictionary_encode(qid)
         qcode = enc.indices
         if keep is not None:
             keep["qid_encoding"] = (qid, enc)
-    if dcode is None:
-        ids = numeric_ids(docid)
-        if ids is not None and _distinct_pairs(qcode, ids):
-            return
-        enc = pc.dictionary_encode(docid)
-        dcode = enc.indices
-        if keep is not None:
-            keep["docid_encoding"] = (docid, enc)
-    if _distinct_pairs(qcode, dcode):
+    dcode = numeric_ids(docid) if dcode is None else dcode
+    if dcode is not None and _distinct_pairs(qcode, dcode):
         return
-    qcode = numeric_array(np.asarray(qcode))
-    order = pc.sort_indices(pa.table({"q": qcode, "d": docid}), sort_keys=[("q", "ascending"), ("d", "ascending")])
-    d = pc.take(docid, order)
-    q = pc.take(qcode, order)
-    same = pc.and_(pc.equal(d.slice(1), d.slice(0, n - 1)), pc.equal(q.slice(1), q.slice(0, n - 1)))
-    o = to_numpy(order)
-    dup = np.flatnonzero(to_numpy(same))
-    if not len(dup):  # equal numbers, different ids
+    enc = pc.dictionary_encode(docid)
+    if keep is not None:
+        keep["docid_encoding"] = (docid, enc)
+    if _distinct_pairs(qcode, enc.indices):  # equal numbers, different ids
         return
-    i = int(np.maximum(o[dup], o[dup + 1]).min())  # the sort is stable: copies keep file order
+    i = int(_repeats(to_numpy(qcode).astype(np.int64), to_numpy(enc.indices).astype(np.int64)).min())
     raise InputError(path, line_of(lines, i),
                      f"duplicate document {docid[i].as_py()!r} for query {qid[i].as_py()!r} in {what}")
 

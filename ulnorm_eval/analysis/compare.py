@@ -77,17 +77,6 @@ class Comparison:
         self.tables[name] = Table.from_frame(df)
 
 
-def _matrix(result, metric, qids):
-    """Runs x queries values of ``metric`` on ``qids`` (NaN where a run lacks the query)."""
-    out = np.full((len(result.runs), len(qids)), np.nan)
-    col = {q: i for i, q in enumerate(qids)}
-    for r, rr in enumerate(result.runs):
-        idx = [col.get(q, -1) for q in rr.qids]
-        keep = np.asarray(idx) >= 0
-        out[r, np.asarray(idx)[keep]] = np.asarray(rr.values[metric])[keep]
-    return out
-
-
 @dataclass(frozen=True, kw_only=True)
 class CompareSettings:
     """How :func:`compare` compares (the keywords of :func:`compare`, :func:`compare_files` and
@@ -202,6 +191,15 @@ class _Comparing:
         self.rows_sys, self.rows_sum, self.pair_tables, self.used = [], [], [], {}
         self.sig_of, self.mean_of, self.kept_of = {}, {}, {}
 
+    def matrix(self, metric) -> np.ndarray:
+        """Runs x queries values of ``metric`` on the queries compared (NaN where a run lacks the query)."""
+        out = np.full((len(self.result.runs), len(self.qids)), np.nan)
+        col = {q: i for i, q in enumerate(self.qids)}
+        for r, rr in enumerate(self.result.runs):
+            idx = np.asarray([col.get(q, -1) for q in rr.qids])
+            out[r, idx[idx >= 0]] = np.asarray(rr.values[metric])[idx >= 0]
+        return out
+
     def pick(self, meas, which):
         """The indices (among qids) of the query set ``which`` of measure ``meas``; None for a list of ids."""
         if not isinstance(which, str):
@@ -211,8 +209,7 @@ class _Comparing:
         need = [self.kind(meas), self.kind(meas, "E"), self.kind(meas, "IUB")]
         if not all(x in self.have for x in need):
             raise ValueError(f"the {which} subset of {meas} needs its plain, E and IUB values in the result")
-        A = np.nanmean(_matrix(self.result, need[0], self.qids), axis=0)
-        E, I = (np.nanmean(_matrix(self.result, x, self.qids), axis=0) for x in need[1:])
+        A, E, I = (np.nanmean(self.matrix(x), axis=0) for x in need)
         return select_subset(A, E, I, which, self.s.subset_size)
 
     def _between(self) -> dict:
@@ -229,7 +226,7 @@ class _Comparing:
         advance) hears its paired tests block by block, then its swap trials, each by its share of the
         metric's estimated work (the pairs x resamples against the trials x runs)."""
         chosen = self.chosen[m.measure]
-        Y = full = _matrix(self.result, m, self.qids)[:, chosen]
+        Y = full = self.matrix(m)[:, chosen]
         q = np.asarray(self.qids, dtype=object)[chosen]
         bad = np.isnan(Y).any(axis=0)
         if bad.any():
@@ -257,8 +254,7 @@ class _Comparing:
                 "metric": np.full(len(ii), str(m), dtype=object), "run_a": ii, "run_b": jj,
                 "diff": res.diff, "effect": res.effect, "ci_low": res.ci_low, "ci_high": res.ci_high,
                 "statistic": res.statistic, "p": res.p, "p_adj": p_adj, "significant": sig,
-                **{col: _overlap(self.result, m, (lo, hi), (self.qids, chosen, bad), (ii, jj))
-                   for col, lo, hi in self.hole_cols}})
+                **{col: self._overlap(m, lo, hi, chosen[~bad]) for col, lo, hi in self.hole_cols}})
         if self.marks_only:
             return
         self.rows_sum.append(self._summary_row(m, Y, sig, means))
@@ -280,7 +276,7 @@ class _Comparing:
         }
 
     def _swap_between(self, m) -> dict:
-        full = _matrix(self.result, m, self.qids)
+        full = self.matrix(m)
         sets = []
         for idx in self.between[m.measure]:
             Z = full[:, idx]
@@ -291,6 +287,16 @@ class _Comparing:
         rate, swaps, npairs = stats.swap_rate_between(sets[0].mean(axis=1), sets[1].mean(axis=1))
         return {"swap_between": rate, "swaps_between": swaps, "queries_a": sets[0].shape[1],
                 "queries_b": sets[1].shape[1]}
+
+    def _overlap(self, m, lo: str, hi: str, used) -> np.ndarray:
+        """Per pair (ii, jj): 1 when the two runs' intervals [mean lo, mean hi] of a plain measure overlap
+        (the unjudged documents could reverse their order), 0 when not, NaN without the interval (a
+        variant, or a measure without hole bounds).  Means over the queries ``used`` (indices among qids)."""
+        a, b = self.kind(m.measure, lo), self.kind(m.measure, hi)
+        if m.variant or a not in self.have or b not in self.have:
+            return np.full(len(self.ii), np.nan)
+        L, U = (self.matrix(x)[:, used].mean(axis=1) for x in (a, b))
+        return (np.maximum(L[self.ii], L[self.jj]) <= np.minimum(U[self.ii], U[self.jj])).astype(np.float64)
 
     def taus(self) -> None:
         """Each summary row's Kendall's tau between the runs' orders under its plain measure and under its
@@ -350,22 +356,6 @@ def _listed_set(spec, qids: list):
     if not ids:
         raise ValueError("query set: no queries listed")
     return np.unique([pos[q] for q in ids])
-
-
-def _overlap(result, m, ends: tuple, queries: tuple, pairs: tuple) -> np.ndarray:
-    """Per pair (ii, jj) = ``pairs``: 1 when the two runs' intervals [mean lo, mean hi] (``ends``) of a
-    plain measure overlap (the unjudged documents could reverse their order), 0 when not, NaN without
-    the interval (a variant, or a measure without hole bounds).  Means over the queries the metric is
-    compared on: ``queries`` = (qids, the chosen subset, the undefined ones left out)."""
-    (lo, hi), (qids, chosen, bad), (ii, jj) = ends, queries, pairs
-    kind = type(m)
-    a, b = kind(m.measure, lo), kind(m.measure, hi)
-    have = set(result.metrics)
-    if m.variant or a not in have or b not in have:
-        return np.full(len(ii), np.nan)
-    L = _matrix(result, a, qids)[:, chosen][:, ~bad].mean(axis=1)
-    U = _matrix(result, b, qids)[:, chosen][:, ~bad].mean(axis=1)
-    return (np.maximum(L[ii], L[jj]) <= np.minimum(U[ii], U[jj])).astype(np.float64)
 
 
 # differences held at once by a paired test: pairs x queries doubles (32 MB)
@@ -477,45 +467,35 @@ class CompareInputs:
     pairs table marks the pairs whose order they could reverse (``holes_overlap``,
     ``holes_bootstrap_overlap``; ``options.holes``: closed or open holes); ``progress``: told to
     :func:`compare`; ``evaluated``: called once per run evaluated (a progress bar's advance);
-    ``refuse_disjoint``: a run sharing no query with the qrels is refused as it comes."""
+    ``refuse_disjoint``: a run sharing no query with the qrels is refused as it comes; ``tie_check``: the
+    significance marks the tie rule decides are told to ``warn`` last (:func:`tie_marks_note`)."""
 
     holes: bool = False
     holes_bootstrap: bool = False
     progress: object = None  # a progress bar's advance for compare's paired tests and swap trials
     evaluated: object = None  # a progress bar's advance, called once per run evaluated
     refuse_disjoint: bool = False
+    tie_check: bool = False
 
 
 def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=None, executor=None, **kw):
-    """Evaluate ``runs`` (paths, Runs, or an iterable of either) against ``qrels`` and :func:`compare`
-    them; keywords: the fields of :class:`CompareInputs` and :class:`CompareSettings`.  Each plain measure
-    is evaluated beside its variants (tau and conflicts are against it), E and IUB for a query subset;
-    ``executor``: a pipeline/parallel.py executor holding the same qrels (same values)."""
+    """Evaluate ``runs`` (paths, Runs, or an iterable of either) against ``qrels`` (pipeline/orchestrator.py)
+    and :func:`compare` them; keywords: the fields of :class:`CompareInputs` and :class:`CompareSettings`.
+    Each plain measure is evaluated beside its variants (tau and conflicts are against it), E and IUB for
+    a query subset; ``executor``: a pipeline/parallel.py executor holding the same qrels (same values).
+    With ``tie_check``, each run whose documents the other score precision (or, under ``--ties
+    rank|file``, trec_eval's tie rule) moves is scored that way too, in the same pass (``RunResult.again``)."""
     from ..core.keywords import split_keywords
-
-    inputs, settings = split_keywords(kw, CompareInputs, CompareSettings, where="compare_files")
-    res = _evaluated(qrels, runs, (measures, variants, options), (inputs, settings), warn, executor)
-    cmp = compare(res, settings, warn=warn, progress=inputs.progress)
-    cmp.notes[:0] = res.notes
-    return cmp
-
-
-def _evaluated(qrels, runs, asked: tuple, how: tuple, warn, executor, tie_check: bool = False):
-    """The runs evaluated for a comparison (pipeline/orchestrator.py), as a Result whose setup notes are
-    the measures' (``asked`` = (measures, variants, options); ``how`` = (CompareInputs,
-    CompareSettings)).  ``tie_check``: each run whose documents the other score precision (or, under
-    ``--ties rank|file``, trec_eval's tie rule) moves is scored that way too, in the same pass
-    (``RunResult.again``: :func:`tie_marks_note` compares again with them)."""
     from ..pipeline import evaluate as api
     from ..pipeline.orchestrator import evaluate_runs
 
-    (measures, variants, options), (inputs, settings) = asked, how
+    inputs, settings = split_keywords(kw, CompareInputs, CompareSettings, where="compare_files")
     options = options or api.Options()
     setup: list = []
     metrics, extra = _metrics_to_evaluate(measures, variants, settings, inputs, api.both_notes(setup.append, warn))
     q = api.load_qrels(qrels)
     again = None
-    if tie_check and settings.pairs:  # only the significance marks are compared again: no hole interval ends
+    if inputs.tie_check and settings.pairs:  # only the significance marks are compared again: no hole interval ends
         again = (_other_tie_rule(options)[0], [m for m in metrics + extra if m.variant not in HOLE_ENDS])
     done = evaluate_runs(q, runs, metrics + extra, options, executor, warn=warn, again=again,
                          refuse_disjoint=inputs.refuse_disjoint)
@@ -523,8 +503,14 @@ def _evaluated(qrels, runs, asked: tuple, how: tuple, warn, executor, tie_check:
     for result in done:
         results.append(result)
         (inputs.evaluated or _no_progress)()
-    return api.Result(metrics=metrics + extra, runs=results, options=done.options, qrels_path=getattr(q, "path", str(qrels)),
-                      run_paths=[source.path for source in done.sources], setup_notes=setup)
+    res = api.Result(metrics=metrics + extra, runs=results, options=done.options, qrels_path=getattr(q, "path", str(qrels)),
+                     run_paths=[source.path for source in done.sources], setup_notes=setup)
+    cmp = compare(res, settings, warn=warn, progress=inputs.progress)
+    cmp.notes[:0] = res.notes
+    note = tie_marks_note(res, cmp, settings) if inputs.tie_check else None
+    if note and warn:
+        warn(note)
+    return cmp
 
 
 def _metrics_to_evaluate(measures, variants, settings: CompareSettings, inputs: CompareInputs, warn) -> tuple:
@@ -612,7 +598,7 @@ def tie_marks_note(res, cmp: Comparison, settings: CompareSettings) -> str | Non
     A run whose documents change place under the other score precision (trec_eval 10 reads doubles;
     trec_eval <= 9.0.8, pytrec_eval and ir_measures floats), or under ``--ties rank|file`` against
     trec_eval's order, was scored that way too in the same pass (``RunResult.again``, asked by
-    :func:`_evaluated`); every other run ranks its documents alike either way.  The pairs are compared
+    :func:`compare_files`); every other run ranks its documents alike either way.  The pairs are compared
     again with those values."""
     if "pairs" not in cmp.tables or all(rr.again is None for rr in res.runs):
         return None
@@ -657,9 +643,6 @@ def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
 
     holes = request.holes or request.holes_bootstrap
     doing = "reading" if holes else "evaluating"
-    inputs = CompareInputs(holes=request.holes, holes_bootstrap=request.holes_bootstrap,
-                           refuse_disjoint=not request.allow_disjoint)
-    settings = CompareSettings(**{"swap_between": sets, "pairs": request.pairs, **request.compare})
     with (maker.progress(paths, bars) if maker else contextlib.nullcontext(_no_progress)) as step, \
             bar(bars and holes, "evaluating the runs with their hole bounds (runs)", total=len(paths)) as evaluated, \
             bar(bars, "comparing: paired tests and swap trials (metrics)") as tick, \
@@ -676,15 +659,11 @@ def compare_for_request(request: CompareRequest, notes: list) -> Comparison:
                 evaluated()
 
         step(f"{doing} {base_name(paths[0])} (1/{len(paths)})", paths[0])
-        res = _evaluated(q, paths, (request.measures, request.variants, request.options),
-                         (dataclasses.replace(inputs, evaluated=next_run), settings), notes.append, ex,
-                         tie_check=True)
-        cmp = compare(res, settings, warn=notes.append, progress=tick)
-    cmp.notes[:0] = res.notes
+        cmp = compare_files(q, paths, request.measures, request.variants, request.options, notes.append, ex,
+                            holes=request.holes, holes_bootstrap=request.holes_bootstrap, progress=tick,
+                            evaluated=next_run, refuse_disjoint=not request.allow_disjoint, tie_check=True,
+                            swap_between=sets, pairs=request.pairs, **request.compare)
     refuse_non_finite_means(cmp, request.qrels)
-    note = tie_marks_note(res, cmp, settings)
-    if note:
-        notes.append(note)
     if request.baseline is not None:
         from .marks import against_baseline
 

@@ -73,6 +73,27 @@ def test_every_command_uses_the_one_context():
         assert command.context_settings == CONTEXT, name
 
 
+# each command's arguments, enough to build its request (the inputs need not exist: the request is built
+# before anything is read); measures and swaps name their parameters, which Python refuses to lose
+REQUEST_ARGS = {"eval": ["q.txt", "r"], "compare": ["q.txt", "r1", "r2"], "queries": ["q.txt", "r"], "nrg": ["q.txt", "r",
+                "--prior", "p"], "stability": ["q.txt", "r1", "r2"], "summ": ["d.jsonl"], "repro": ["q.txt", "a", "b"]}
+
+
+@pytest.mark.parametrize("name", sorted(REQUEST_ARGS))
+def test_an_option_that_reaches_no_record_is_refused(name):
+    """cli.options.record: every option of a command reaches its request, its Options or View, or is named
+    as handled by the command; one added and forgotten fails every run of the command."""
+    from click.testing import CliRunner
+
+    assert set(REQUEST_ARGS) | {"measures", "swaps"} == set(COMMANDS)
+    command = COMMANDS[name]
+    lost = click.Command(name, params=[*command.params, click.Option(["--never-used"], default=1)],
+                         callback=command.callback, context_settings=command.context_settings)
+    fine, refused = (CliRunner().invoke(cmd, REQUEST_ARGS[name]) for cmd in (command, lost))
+    assert fine.exit_code == 2 and "no such file" in fine.output, fine.output
+    assert isinstance(refused.exception, TypeError) and "options never_used" in str(refused.exception)
+
+
 def test_allow_disjoint_is_one_option_everywhere():
     helps = {name: [p.help for p in c.params if p.name == "allow_disjoint"] for name, c in COMMANDS.items()}
     texts = {h[0] for h in helps.values() if h}

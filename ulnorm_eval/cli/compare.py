@@ -144,6 +144,8 @@ def compare_request(given: dict, view):
     """`compare`'s options -> analysis.compare.CompareRequest, refusing what names a run or a size
     wrongly before any run is read (an evaluation of minutes must not end in a usage error)."""
     from ..analysis.compare import CompareRequest
+    from ..pipeline.blocks import Options
+    from ..render.files import View
 
     if given["baseline"] is not None and "-" not in given["runs"]:  # the names are the files' (a run on stdin names itself)
         from ..analysis.compare import baseline_run_name
@@ -159,12 +161,12 @@ def compare_request(given: dict, view):
                                "--swap-between); --subset all takes every query")
     from ..render import progress  # the command line's bars (shown on a terminal)
 
-    keys = ("test", "reps", "seed", "correction", "alpha", "subset", "subset_size", "swap_trials", "phi_target")
-    return record(CompareRequest, given, runs=tuple(given["runs"]), measures=given["measures"] or None,
+    keys = "test reps seed correction alpha subset subset_size swap_trials phi_target"
+    return record(CompareRequest, given, (Options, View, keys, "no_progress"), runs=tuple(given["runs"]), measures=given["measures"] or None,
                   options=make_options(given), holes=bool(given["holes"]),
                   holes_bootstrap=bool(given["holes"] and given["holes_samples"]),
                   pairs="pairs" in view.tables or view.paper or given["plot"] is not None or given["baseline"] is not None,
-                  compare={key: given[key] for key in keys}, progress=None if given["no_progress"] else progress)
+                  compare={key: given[key] for key in keys.split()}, progress=None if given["no_progress"] else progress)
 
 
 @click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG)
@@ -211,9 +213,11 @@ def queries_cmd(**given):
 def queries_request(given: dict):
     """`queries`' options -> analysis.query_types.QueriesRequest (ValueError: thresholds out of order)."""
     from ..analysis.query_types import QueriesRequest, Thresholds
+    from ..pipeline.blocks import Options
+    from ..render.files import View
 
-    thresholds = Thresholds(**{key: given[key] for key in ("informative_gap", "ideal_gap", "hard_below", "easy_above")})
-    return record(QueriesRequest, given, runs=tuple(given["runs"]), measures=given["measures"] or None,
+    thresholds = record(Thresholds, given)
+    return record(QueriesRequest, given, (Options, View, Thresholds), runs=tuple(given["runs"]), measures=given["measures"] or None,
                   options=make_options(given), thresholds=thresholds, holes=bool(given["holes"]))
 
 

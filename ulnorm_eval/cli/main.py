@@ -271,6 +271,8 @@ def check_eval_options(opts: dict) -> None:
 def eval_request(given: dict):
     """`eval`'s options (checked, --trec's applied) -> an analysis.eval_request.EvalRequest."""
     from ..analysis.eval_request import EvalRequest
+    from ..pipeline.blocks import Options
+    from ..render.files import View
 
     if given["names"] == "trec" and not given["trec"]:  # --trec keeps the first, as trec_eval (cli/trec.py)
         from ..core.registry import trec_repeats
@@ -278,7 +280,8 @@ def eval_request(given: dict):
         if repeated:
             raise click.UsageError(repeated)
     options = make_options(given, zscore=given["zscore_file"], ci=1 - (given["alpha"] or 0.05) if given["ci"] else None)
-    return record(EvalRequest, given, options=options)
+    handled = (Options, View, *TREC_FORMATS, "trec zscore_file no_progress")
+    return record(EvalRequest, given, handled, options=options)
 
 
 def eval_view(options: dict, fmt: str):

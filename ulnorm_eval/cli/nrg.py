@@ -78,11 +78,14 @@ def nrg_request(opts: dict):
     """`nrg`'s options -> analysis.nrg.NRGRequest, refusing (click's usage error) what contradicts
     itself before any input is read; -o never names an input."""
     from ..analysis.nrg import NRGRequest
+    from ..pipeline.blocks import Options
+    from ..render.files import View
+
     outputs_checked()
     chosen = [(flag, protocol) for key, (flag, protocol) in PROTOCOL_FLAGS.items() if opts[key] not in (None, False)]
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(flag for flag, _ in chosen)} exclude each other")
     if opts["best_by"] and opts["group_by"] is None:
         raise click.UsageError("--best-by needs --group-by")
-    return record(NRGRequest, opts, measures=list(opts["measures"]) or None, protocol=chosen[0][1] if chosen else "fixed",
-                  options=make_options(opts))
+    return record(NRGRequest, opts, (Options, View, *PROTOCOL_FLAGS), measures=list(opts["measures"]) or None,
+                  protocol=chosen[0][1] if chosen else "fixed", options=make_options(opts))

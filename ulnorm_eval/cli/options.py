@@ -37,12 +37,20 @@ def bundle(*options):
     return deco
 
 
-def record(cls, given: dict, **fields):
-    """The dataclass ``cls`` (a request, Options) from the options named as its fields, then ``fields``."""
+def record(cls, given: dict, handled=(), **fields):
+    """The dataclass ``cls`` (a request, Options, a View) from the options named as its fields, then ``fields``.
+    ``handled``, given for a command's request: the records (their fields) and names (a string) of what takes
+    the other options; an option none takes is refused (TypeError), so an option never reaching the library
+    fails every run of its command."""
     import dataclasses
 
-    names = {field.name for field in dataclasses.fields(cls)}
-    return cls(**{**{key: value for key, value in given.items() if key in names}, **fields})
+    def names(kind) -> set:
+        return set(kind.split()) if isinstance(kind, str) else {field.name for field in dataclasses.fields(kind)}
+
+    lost = sorted(set(given) - names(cls).union(*map(names, handled))) if handled else ()
+    if lost:
+        raise TypeError(f"{cls.__name__}: no record takes the options {', '.join(lost)}")
+    return cls(**{**{key: value for key, value in given.items() if key in names(cls)}, **fields})
 
 
 def make_options(given: dict, **fields):

@@ -44,13 +44,14 @@ def repro_cmd(**options):
     the RMSE over the topics, per pair of runs Kendall's tau Union and RBO of the topics' rankings, and
     with --baseline-pair the effect ratio (ER) and delta relative improvement (DeltaRI)."""
     from ..analysis.repro import ReproRequest, repro_for_request
+    from ..pipeline.blocks import Options
     from ..render.files import View
     from ..render.repro_report import repro_outputs, repro_verdict
 
     outputs_checked()
     view = record(View, options, fmt=output_format(options["fmt"], options["output"], DATA_FRAME_FORMATS, "tsv"))
-    request = record(ReproRequest, options, baseline=options["baseline_pair"], measures=options["measures"] or None,
-                     options=make_options(options), depth=options["rank_depth"])
+    request = record(ReproRequest, options, (Options, View, "baseline_pair rank_depth"), baseline=options["baseline_pair"],
+                     measures=options["measures"] or None, options=make_options(options), depth=options["rank_depth"])
     notes = []
     with refusals(ValueError):
         rep = repro_for_request(request, notes)

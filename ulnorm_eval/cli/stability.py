@@ -98,12 +98,13 @@ def stability_request(opts: dict):
         chosen.remove("paired")  # 'all' without resamples: the tables that need none
     from ..analysis import stability as st
     from ..render import progress  # the command line's bar (shown on a terminal)
+    from ..render.files import View
     from .options import record
 
     specs = list(dict.fromkeys(st.parse_measure(text) for text in (opts["measures"] or ("nDCG",))))
-    keys = ("gain", "discount", "unconstrained", "restarts", "seed", "at_topics", "topic_bootstrap", "holdout")
-    return record(st.StabilityRequest, opts, runs=tuple(opts["runs"]), specs=specs, tables=tuple(chosen),
-                  study={key: opts[key] for key in keys}, progress=None if opts["no_progress"] else progress)
+    keys = "gain discount unconstrained restarts seed at_topics topic_bootstrap holdout"
+    return record(st.StabilityRequest, opts, (View, keys, "measures no_progress"), runs=tuple(opts["runs"]), specs=specs,
+                  tables=tuple(chosen), study={key: opts[key] for key in keys.split()}, progress=None if opts["no_progress"] else progress)
 
 
 TABLES = ("functions", "tau", "asl", "paired")

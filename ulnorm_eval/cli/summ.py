@@ -117,6 +117,7 @@ def summ_request(options: dict):
     contradicts itself before any input is read; -o/--plot never name an input."""
     from ..pipeline import summ_eval as se
     from ..render import progress
+    from ..render.files import View
 
     outputs_checked()
     tokens = options["k"]
@@ -129,7 +130,8 @@ def summ_request(options: dict):
             tokens = 0
         if tokens < 1:
             raise click.UsageError("--k takes a positive number of tokens or 'candidate'")
-    return record(se.SummRequest, options, measures=list(options["measures"]) or None,
+    return record(se.SummRequest, options, (se.SummOptions, View, "bootstrap compare_systems levels no_progress"),
+                  measures=list(options["measures"]) or None,
                   options=record(se.SummOptions, options, k=tokens), abstractive=ABSTRACTIVE,
                   # summ's long steps report to one rich bar with the time left
                   progress=progress if progress.shown(not options["no_progress"]) else None)

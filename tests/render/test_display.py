@@ -336,9 +336,9 @@ def _capture_figures(monkeypatch):
     def keep(fig, path):
         fig.canvas.draw()  # lay out ticks and legends as saved
         figs.append(fig)
-        buf = io.BytesIO()  # a command draws into a PictureBuffer, written with its other outputs
-        fig.savefig(buf, format=path.format, dpi=60, bbox_inches="tight")
-        path.data = buf.getvalue()
+        buf = io.BytesIO()  # a command draws in memory, written with its other outputs
+        fig.savefig(buf, format=plots.picture_format(path), dpi=60, bbox_inches="tight")
+        return plots.Output(path, buf.getvalue())
 
     monkeypatch.setattr(plots, "save_figure", keep)
     return figs

@@ -204,9 +204,8 @@ def queries_cmd(**given):
     picture = None
     if given["plot"]:
         from ..analysis.query_types import query_points
-        from ..render.plots import PictureBuffer, plot_queries
-        picture = PictureBuffer(given["plot"])
-        plot_queries(query_points(table), picture, request.thresholds)
+        from ..render.plots import plot_queries
+        picture = plot_queries(query_points(table), given["plot"], request.thresholds)
     _emit({"queries": table}, given["fmt"], given["precision"], given["output"], meta, picture=picture)
 
 
@@ -260,8 +259,6 @@ def _emit(frames: dict, fmt, precision, output, meta, picture=None) -> None:
     """queries' and swaps' table in the format asked for, or the one -o's extension implies among
     their -f choices (DATA_FRAME_FORMATS: no paper table, so -o x.md is tsv, with a note)."""
     from ..render.frames import render
-    from ..render.files import Output
 
     fmt = output_format(fmt, output, DATA_FRAME_FORMATS, "tsv")
-    more = [Output(picture.path, picture.data)] if picture is not None else []
-    write_output(render(frames, fmt, precision, meta), output, *more)
+    write_output(render(frames, fmt, precision, meta), output, picture)

@@ -182,8 +182,7 @@ def summ_outputs(outcome, options: dict, text: str, picture):
     result = outcome.result
     checks = gate.check_thresholds(result, [gate.Threshold(metric=metric, value=value) for metric, value in outcome.thresholds])
     gate.require_complete(checks, result, "documents", "no summary")
-    outputs = [Output(options["output"], text)]
-    outputs += [Output(options["plot"], picture.data)] if picture is not None else []
+    outputs = [Output(options["output"], text), picture]
     if options["summary_md"]:
         from ..render.gate_md import gate_markdown
 

@@ -22,9 +22,7 @@ def compare_outputs(cmp, request, view: View) -> list:
         chosen = chosen + ["pairs"] if "pairs" not in chosen else chosen
     outputs = [Output(view.output, render({name: frames[name] for name in chosen}, view.fmt, view.precision, meta))]
     if view.plot:  # drawn in memory, written with the table in one step (render/files.py)
-        from .plots import PictureBuffer, plot_compare
+        from .plots import plot_compare
 
-        picture = PictureBuffer(view.plot)
-        plot_compare(cmp, picture)
-        outputs.append(Output(picture.path, picture.data))
+        outputs.append(plot_compare(cmp, view.plot))
     return outputs

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import io
-import os
 
 import numpy as np
 
 from ..analysis.query_types import Thresholds
 from ..core.registry import Metric
-from .files import PICTURE_FORMATS, picture_format
+from .files import PICTURE_FORMATS, Output, picture_format
 from .legends import interval_percent
 
 __all__ = ["run_labels", "save_figure", "MissingMatplotlib", "require_matplotlib", "plot_queries", "plot_compare",
-           "PICTURE_FORMATS", "picture_format", "PictureBuffer", "forest_caption"]
+           "PICTURE_FORMATS", "picture_format", "forest_caption"]
 
 TYPE_COLOURS = {"ideal": "#1b7837", "informative": "#7fbf7b", "uninformative": "#878787",
                 "hard": "#d6604d", "easy": "#4393c3"}
@@ -36,24 +35,14 @@ def require_matplotlib():
     return plt
 
 
-class PictureBuffer:
-    """A picture drawn in memory for ``path`` (its bytes in ``.data`` after a plot function drew
-    it), so that a command can write it together with its other outputs (render/files.py)."""
-
-    def __init__(self, path):
-        self.path = os.fspath(path)
-        self.format = picture_format(path)
-        self.data = b""
-
-
-def save_figure(fig, picture: PictureBuffer) -> None:
-    """Draw ``fig`` into ``picture``'s bytes, in its format (:func:`picture_format`), written with the
-    command's other outputs in one step (render/files.py)."""
+def save_figure(fig, path) -> Output:
+    """``fig`` drawn in memory as the picture for ``path``, in its format (:func:`picture_format`): an
+    Output, written with the command's other outputs in one step (render/files.py)."""
     plt = require_matplotlib()
     try:
         buf = io.BytesIO()
-        fig.savefig(buf, format=picture.format, dpi=120, bbox_inches="tight")
-        picture.data = buf.getvalue()
+        fig.savefig(buf, format=picture_format(path), dpi=120, bbox_inches="tight")
+        return Output(path, buf.getvalue())
     finally:
         plt.close(fig)
 
@@ -69,7 +58,7 @@ def run_labels(names: list) -> list:
         else list(names)
 
 
-def plot_queries(points: dict, path: str, thresholds=None) -> None:
+def plot_queries(points: dict, path: str, thresholds=None) -> Output:
     """Histogram of E/IUB per query and mean-vs-expected scatter with query-type regions; ``points``: measure
     -> (E/IUB, A/IUB, query types) per query (analysis.query_types.query_points); without runs (A/IUB all NaN)
     the histograms only."""
@@ -108,7 +97,7 @@ def plot_queries(points: dict, path: str, thresholds=None) -> None:
                  title=f"{meas}: actual vs expected, by query type")
         axis.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     fig.tight_layout()
-    save_figure(fig, path)
+    return save_figure(fig, path)
 
 
 def _forest_pairs(cmp, plain: str, max_pairs: int):
@@ -136,7 +125,7 @@ def forest_caption(meta: dict) -> str:
             f"(α = {meta.get('alpha', 0.05)}); query set: {meta.get('subset', 'all')}")
 
 
-def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
+def plot_compare(cmp, path: str, max_pairs: int = 30) -> Output:
     """Rank-vs-rank plots and forest plots of pairwise differences, one row per measure: each run's rank
     under the plain measure (x) against its rank under each variant (y), with Kendall's tau; then a forest
     panel per metric, each pair's mean difference with its (1 - alpha) interval, uncorrected (filled:
@@ -207,4 +196,4 @@ def plot_compare(cmp, path: str, max_pairs: int = 30) -> None:
             axes[panel_row, column_index].set_visible(False)
     fig.suptitle(forest_caption(cmp.meta), fontsize=10)
     fig.tight_layout()
-    save_figure(fig, path)
+    return save_figure(fig, path)

@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import math
-import shutil
 import statistics
 import sys
 
@@ -90,13 +89,12 @@ def _delimited(rows, fmt: str, precision) -> str:
 
 
 def _table(rows, precision, meta) -> str:
-    from rich.console import Console
+    """The functions table at its natural width (as compare's: a number is never cut or wrapped), then the
+    optimised functions' strings."""
     from rich.table import Table
 
-    buf = io.StringIO()
-    width = shutil.get_terminal_size((160, 24)).columns if sys.stdout.isatty() else 200
-    styles = terminal_styles()  # a terminal, not under NO_COLOR or TERM=dumb
-    console = Console(file=buf, width=width, color_system="auto" if styles else None, force_terminal=styles)
+    from .table import rich_text
+
     columns = list(dict.fromkeys(column for row in rows for column in row))
     held = [column for column in ("phi fit-half", "phi held-out", "phi held-out - log") if column in columns]
     topics, ratios = ([name for name in columns if name.startswith(head)] for head in ("topics Φ", "gain "))
@@ -124,14 +122,12 @@ def _table(rows, precision, meta) -> str:
         return str(value)
     for row in rows:
         table.add_row(*(fmt(row.get(column), column) for column in shown))
-    console.print(table)
-    best = [row for row in rows if row["optimised"] != "—"]
-    for row in best:
-        buf.write(f"\n# {row['measure']}: gain {row['gain']}, discount {row['discount']}\n{row['string']}\n")
-    return buf.getvalue()
+    return rich_text(table, terminal_styles()) + "".join(
+        f"\n# {row['measure']}: gain {row['gain']}, discount {row['discount']}\n{row['string']}\n"
+        for row in rows if row["optimised"] != "—")
 
 
-def plot_stability(curves, path: str, meta, asl=None) -> None:
+def plot_stability(curves, path: str, meta, asl=None):
     """Discount factor per rank (Kanoulas & Aslam 2009 Figure 2) and Φ against the number of topics
     (Figure 4), one row of panels per measure; with ``asl`` (the ASL table) a third panel: each
     function's ASLs sorted increasingly (Figure 9)."""
@@ -171,7 +167,7 @@ def plot_stability(curves, path: str, meta, asl=None) -> None:
             panel.legend(fontsize=8)
             panel.grid(alpha=0.3)
     fig.tight_layout()
-    save_figure(fig, path)
+    return save_figure(fig, path)
 
 
 def stability_outputs(outcome, request, options: dict) -> list:
@@ -190,11 +186,6 @@ def stability_outputs(outcome, request, options: dict) -> list:
     text = render_tables({key: tabs[key] for key in request.tables}, fmt, opts["precision"], meta)
     if not text.endswith("\n"):
         text += "\n"
-    outputs = [Output(opts["output"], text)]
-    if opts["plot"]:  # drawn in memory, written with the table in one step (render/files.py)
-        from .plots import PictureBuffer
-
-        picture = PictureBuffer(opts["plot"])
-        plot_stability(outcome.curves, picture, meta, extra.get("asl"))
-        outputs.append(Output(opts["plot"], picture.data))
-    return outputs
+    # the picture drawn in memory, written with the table in one step (render/files.py)
+    return [Output(opts["output"], text),
+            plot_stability(outcome.curves, opts["plot"], meta, extra.get("asl")) if opts["plot"] else None]

@@ -86,12 +86,7 @@ def correlation_text(corr, fmt: str | None, precision: int | None, plot: str | N
         text = _correlation_json(corr.rows, fmt)
     else:
         text = correlation_table(corr, 3 if precision is None else precision)
-    picture = None
-    if plot:
-        from .plots import PictureBuffer
-        picture = PictureBuffer(plot)
-        _plot(corr.rows, picture)
-    return text, picture
+    return text, _plot(corr.rows, plot) if plot else None
 
 
 def _correlation_json(full: list, fmt: str) -> str:
@@ -143,7 +138,7 @@ def _correlation_block(sub: list, dims: list, p: int) -> list:
     return _aligned(head, body, 1)
 
 
-def _plot(rows, path) -> None:
+def _plot(rows, path):
     """Kendall's tau of each metric per rating dimension, a panel per level."""
     from .plots import require_matplotlib, save_figure
 
@@ -164,4 +159,4 @@ def _plot(rows, path) -> None:
         ax.axhline(0, color="black", lw=0.5)
     axes[0][-1].legend(fontsize=6)
     fig.tight_layout()
-    save_figure(fig, path)
+    return save_figure(fig, path)

@@ -39,8 +39,8 @@ SUBSET_SETS = ("all", "uninformative", "ideal")  # the named query sets of swap_
 
 
 def _table(name: str, doc: str) -> property:
-    """A table of a Comparison as a pandas DataFrame; an assigned DataFrame replaces the table."""
-    return property(lambda self: self._frame(name), lambda self, df: self._set(name, df), doc=doc)
+    """A table of a Comparison as a pandas DataFrame."""
+    return property(lambda self: self._frame(name), doc=doc)
 
 
 @dataclass(kw_only=True)
@@ -69,12 +69,6 @@ class Comparison:
         if name not in self.tables:
             raise KeyError(f"this comparison kept no {name} table (compare(..., {name}=True) keeps it)")
         return self.tables[name].to_frame()
-
-    def _set(self, name: str, df) -> None:
-        """An assigned DataFrame replaces the table (a DataFrame edited in place does not: assign it)."""
-        from .columns import Table
-
-        self.tables[name] = Table.from_frame(df)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -548,7 +542,6 @@ class CompareRequest(RequestBase):
     variants (None: the defaults) and the keywords of :func:`compare`."""
 
     variants: list | None = None
-    groups: str | None = None
     holes: bool = False
     holes_bootstrap: bool = False
     swap_between: tuple | None = None  # two sets: all, uninformative, ideal, or a file of query ids

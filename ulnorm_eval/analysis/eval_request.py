@@ -18,16 +18,18 @@ __all__ = ["EvalRequest", "EvalPlan", "EvalOutcome", "StoppedAtQuery", "plan_eva
 
 @dataclass(frozen=True, kw_only=True)
 class RequestBase:
-    """The fields the requests of `compare`, `queries` and `nrg` share: the qrels and runs (paths), the
-    measures (names; None: the command's defaults), the evaluation options (pipeline.blocks.Options;
-    None: the defaults), whether a run sharing no query with the qrels is allowed, and the workers."""
+    """The fields the requests of `eval`, `compare`, `queries` and `nrg` share: the qrels and runs
+    (paths), the measures (names; None: the command's defaults), the evaluation options
+    (pipeline.blocks.Options; None: the defaults), whether a run sharing no query with the qrels is
+    allowed, --groups and the workers."""
 
     qrels: str
     runs: tuple
     measures: list | None = None
     options: object = None
     allow_disjoint: bool = False
-    jobs: int = 1  # -j
+    groups: str | None = None  # --groups: a LETOR group-size file
+    jobs: int = 1  # -j: worker processes; 0 (parallel.AUTO): the usable cores, at most one per run
     scheduler: str | None = None  # --scheduler: a Dask cluster's address
     scheduler_timeout: float = 10.0
 
@@ -42,12 +44,10 @@ class StoppedAtQuery(RefusedAlone):
 
 
 @dataclass(frozen=True, kw_only=True)
-class EvalRequest:
+class EvalRequest(RequestBase):
     """What an evaluation asks for (the options of `ulnorm-eval eval`, docs/cli.md), checked for
-    contradictions by the command line that built it."""
+    contradictions by the command line that built it: :class:`RequestBase`'s fields and eval's own."""
 
-    qrels: str
-    runs: tuple
     measures: tuple = ()  # names; empty: the default measures
     variants: tuple | None = None  # --norm: None for the default variants, () for none
     options: Options = field(default_factory=Options)
@@ -60,12 +60,7 @@ class EvalRequest:
     max_drop: float | None = None
     alpha: float | None = None
     test: str | None = None
-    allow_disjoint: bool = False
-    groups: str | None = None
     stream: bool | None = None
-    jobs: int = 1  # -j: worker processes; 0 (parallel.AUTO): the usable cores, at most one per run
-    scheduler: str | None = None
-    scheduler_timeout: float = 10.0
     strict_queries: bool = False  # --trec without -c: a qrels query a run has no results for is refused
 
     @property

@@ -210,7 +210,6 @@ class QueriesRequest(RequestBase):
     """What `ulnorm-eval queries` asks for: :class:`RequestBase`'s fields and the query-type thresholds."""
 
     thresholds: Thresholds = field(default_factory=Thresholds)
-    groups: str | None = None
     holes: bool = False
 
 

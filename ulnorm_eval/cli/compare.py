@@ -115,10 +115,8 @@ def compare_cmd(**options):
 
     view = compare_view(options)
     request = compare_request(options, view)
-    notes = []
-    with refusals(ValueError):
+    with refusals(ValueError) as notes:
         outputs = compare_outputs(compare_for_request(request, notes), request, view)
-    flush(notes)
     write_all(outputs)
 
 
@@ -194,11 +192,9 @@ def queries_cmd(**given):
     if not given["runs"]:
         raise click.UsageError("queries needs at least one RUN: the mean, gap and query type come from "
                                "the runs' scores")
-    notes = []
-    with refusals(ValueError):
+    with refusals(ValueError) as notes:
         request = queries_request(given)
         table = queries_for_request(request, notes)
-    flush(notes)
     meta = {"qrels": str(given["qrels"]), "run_files": list(given["runs"]), "thresholds": vars(request.thresholds),
             "pool": given["pool"]}
     picture = None

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import click
 
-from ..core.variants import DEFAULT_VARIANTS, DEFAULT_WORLD, variant_names
-from .support import (CONTEXT, fail, flush, output_format, outputs_checked, progress_bar, refusals, table_layout,
+from ..core.variants import DEFAULT_VARIANTS, variant_names
+from .support import (CONTEXT, fail, output_format, outputs_checked, progress_bar, refusals, table_layout,
                       write_output, write_outputs_then)
 from ..render.format_names import RESULT_FORMATS
 from .trec import stops_as_trec_eval, trec_settings
@@ -237,7 +237,7 @@ def eval_cmd(**options):
     check_eval_options(options)
     options, notes = trec_settings(options) if options["trec"] else (options, [])  # notes: after the setup notes
     request = eval_request(options)
-    with refusals():
+    with refusals() as said:
         plan = plan_eval(request, notes)
         view = eval_view(options, output_format(options["fmt"], options["output"], FORMATS, "trec"))
         if view.fmt in ("table", "json") or view.summary_md:  # the randomisation intervals: drawn only if printed
@@ -245,7 +245,7 @@ def eval_cmd(**options):
         with stops_as_trec_eval(view):
             outcome = run_eval(request, plan, notes, progress_bar(not options["no_progress"]))
         outputs = eval_outputs(outcome, request, view, notes)
-    flush(plan.setup + notes)
+        said += plan.setup + notes
     # every output in one step; the verdict is printed (and exit 1 kept) even if an output fails
     write_outputs_then(outputs, eval_verdict(outcome, request, view, click.get_current_context().meta.get("notes") != "none"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .support import CONTEXT, flush, output_format, outputs_checked, refusals, table_layout, write_output
+from .support import CONTEXT, output_format, outputs_checked, refusals, table_layout, write_output
 from ..render.format_names import RESULT_FORMATS
 from .options import (allow_disjoint_option, make_options, measure_option, names_option,
                       ordering_options, output_options, parallel_options, per_query_option, record, run_queries_option)
@@ -56,17 +56,15 @@ def nrg_cmd(**options):
     from ..render.formats import FORMATS
 
     request = nrg_request(options)
-    notes = []
-    with refusals(NRGError, usage=NRGUsageError):
+    with refusals(NRGError, usage=NRGUsageError) as notes:
         res = nrg_for_request(request, notes)
         fmt = output_format(options["fmt"], options["output"], FORMATS, "trec")
         text = FORMATS[fmt](res, per_query=options["per_query"], names=options["names"],
                             precision=options["precision"], **(table_layout(options["output"]) if fmt == "table" else {}))
-    if fmt == "trec":  # the runid lines are the runs' tags, as eval's (trec_eval's runid)
-        from ..render.rows import shared_tags_note
+        if fmt == "trec":  # the runid lines are the runs' tags, as eval's (trec_eval's runid)
+            from ..render.rows import shared_tags_note
 
-        notes.extend(shared_tags_note(res.runs))
-    flush(notes)
+            notes.extend(shared_tags_note(res.runs))
     write_output(text, options["output"])
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..render.format_names import DATA_FRAME_FORMATS
-from .support import CONTEXT, flush, output_format, outputs_checked, refusals, table_list
+from .support import CONTEXT, output_format, outputs_checked, refusals, table_list
 from .options import (MAX_DRAWS, MAX_TRIALS, choice, measure_option, no_progress_option, output_options, plot_option,
                       seed_option, ties_option)
 from .types import CommaList, FiniteFloat
@@ -77,11 +77,9 @@ def stability_cmd(**options):
     from ..render.stability_report import stability_outputs
 
     outputs_checked()
-    notes = []
-    with refusals(ValueError):
+    with refusals(ValueError) as notes:
         request = stability_request(options)
         outcome = stability_for_request(request, notes)
-    flush(notes)
     options["fmt"] = output_format(options["fmt"], options["output"], DATA_FRAME_FORMATS, "tsv")
     write_all(stability_outputs(outcome, request, options))
 

@@ -3,12 +3,10 @@ normalisation (Feng 2023, ch. 8-9), and their correlation with human ratings.  O
 numpy, rouge-score and torch are imported when the command runs."""
 from __future__ import annotations
 
-import sys
-
 import click
 
 from ..core.text_families import summ_help
-from .support import CONTEXT, flush, outputs_checked, refusals
+from .support import CONTEXT, output_format, outputs_checked, refusals
 from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
 from .options import (MAX_TRIALS, choice, fail_below_option, measure_option, no_progress_option, norm_option,
                       output_options, per_query_option, plot_option, record, seed_option, summary_md_option,
@@ -103,11 +101,9 @@ def summ_cmd(**options):
     from .support import write_outputs_then
 
     request = summ_request(options)
-    notes = []
-    with refusals(ValueError):
+    with refusals(ValueError) as notes:
         outcome = summ_for_request(request, notes)
         text, picture = summ_text(outcome, options)
-    flush(notes)
     # every output in one step; a failed gate's lines and exit 1 survive an output error
     write_outputs_then(*summ_outputs(outcome, options, text, picture))
 
@@ -139,19 +135,19 @@ def summ_request(options: dict):
 
 def summ_text(outcome, options: dict):
     """(text, picture or None): the correlations (--correlate), the systems compared (--compare), or the
-    scores in the format asked for."""
+    scores, in the format asked for (:func:`.support.output_format`)."""
     from ..render.formats import FORMATS
 
-    result = outcome.result
-    fmt, precision, output = options["fmt"], options["precision"], options["output"]
+    result, precision, compared = outcome.result, options["precision"], options["compare_systems"]
     if options["correlate"]:
         from ..analysis.human_correlation import correlations
         from ..render.summ_report import correlation_text
 
         corr = correlations(outcome, options["ratings"], tuple(options["levels"] or ("summary", "system")),
                             options["bootstrap"], options["seed"])
-        return correlation_text(corr, fmt, precision, options["plot"])
-    if options["compare_systems"]:
+        return correlation_text(corr, options["fmt"], precision, options["plot"])
+    fmt = output_format(options["fmt"], options["output"], *((DATA_FRAME_FORMATS, "tsv") if compared else (FORMATS, "trec")))
+    if compared:
         import copy
 
         from ..analysis.compare import compare
@@ -160,12 +156,10 @@ def summ_text(outcome, options: dict):
         scores = copy.copy(result)  # a Monte Carlo SE and the hetero score are not scores of a system
         scores.metrics = [metric for metric in result.metrics if metric.variant not in ("SE", "Hetero")]
         cmp = compare(scores, test="t", correction="holm")
-        fmt = fmt or ("table" if (sys.stdout.isatty() and not output) else "tsv")
         if fmt not in DATA_FRAME_FORMATS:
             raise ValueError(f"--compare prints {', '.join(DATA_FRAME_FORMATS[:-1])} or {DATA_FRAME_FORMATS[-1]}, "
                              f"not {fmt}")
         return render(dict(cmp.tables), fmt, precision, {**cmp.meta, "data": str(options["data"])}), None
-    fmt = fmt or ("table" if (sys.stdout.isatty() and not output) else "trec")
     if fmt == "table":  # the ranking table looks its cells up by the registry's Metric; summaries have their own
         from ..render.summ_report import summ_table
 
@@ -178,15 +172,12 @@ def summ_outputs(outcome, options: dict, text: str, picture):
     checks, an undefined mean fails), the text, the picture and --summary-md."""
     from ..analysis import gate
     from ..render.files import Output
+    from ..render.gate_md import gate_markdown, verdict
 
     result = outcome.result
     checks = gate.check_thresholds(result, [gate.Threshold(metric=metric, value=value) for metric, value in outcome.thresholds])
     gate.require_complete(checks, result, "documents", "no summary")
     outputs = [Output(options["output"], text), picture]
     if options["summary_md"]:
-        from ..render.gate_md import gate_markdown
-
         outputs.append(Output(options["summary_md"], gate_markdown(result, checks), append=True))
-    from ..render.gate_md import verdict
-
     return outputs, ((verdict(checks), any(check.failed for check in checks)) if checks else None)

@@ -72,19 +72,22 @@ def said_once(notes) -> list:
 
 @contextlib.contextmanager
 def refusals(*errors, usage=()):
-    """The library's refusals, exit 2: contradicting options (``usage``, OptionError) as click's usage error;
-    bad input (and ``errors``) as one line alone, without the notes of output never written."""
+    """A list for the library's notes, said (:func:`flush`) when the block ends; its refusals, exit 2:
+    contradicting options (``usage``, OptionError) as click's usage error, bad input (and ``errors``) as one
+    line alone, without the notes of output never written."""
     from ..core.registry import UnknownMeasure
     from ..inputs.trec import InputError
     from ..inputs.errors import OptionError, RefusedAlone
     from ..pipeline.parallel import ParallelError
 
+    notes = []
     try:
-        yield
+        yield notes
     except (OptionError, *((usage,) if isinstance(usage, type) else usage)) as exc:
         raise click.UsageError(str(exc)) from exc
     except (RefusedAlone, InputError, UnknownMeasure, ParallelError, *errors) as exc:
         fail(str(exc))
+    flush(notes)
 
 
 def outputs_checked(**more) -> None:

@@ -85,20 +85,16 @@ def refuse_gains(names: list) -> None:
 def trec_settings(options: dict) -> tuple[dict, list]:
     """eval's options with those ``--trec`` sets, and its notes (said on success); click's usage error for
     what would change trec_eval's lines."""
-    variants, fmt, names, precision = options["variants"], options["fmt"], options["names"], options["precision"]
-    if variants:
-        raise click.UsageError(f"--trec prints trec_eval's lines, which have no variants: leave out --norm "
-                               f"{','.join(variants)}")
-    if fmt not in (None, "trec"):
-        raise click.UsageError(f"--trec prints trec_eval's lines (-f trec): leave out -f {fmt}")
-    if names == "canonical" and click.get_current_context().get_parameter_source("names").name == "COMMANDLINE":
-        raise click.UsageError("--trec prints trec_eval's measure names: leave out --names canonical")
-    if options["holes"] or options["holes_samples"]:
-        raise click.UsageError("--trec prints trec_eval's lines: leave out --holes and --holes-samples")
-    ties = options.get("ties", "score")
-    if ties != "score":  # no trec_eval orders by the rank column or the file (--score-precision: trec_eval 9's)
-        raise click.UsageError(f"--trec orders runs as trec_eval does (score, then docid descending): leave out "
-                               f"--ties {ties}")
+    variants, fmt, ties, precision = options["variants"], options["fmt"], options["ties"], options["precision"]
+    named = click.get_current_context().get_parameter_source("names").name == "COMMANDLINE"
+    for given, why in ((variants and f"--norm {','.join(variants)}", "prints trec_eval's lines, which have no variants"),
+                       (fmt not in (None, "trec") and f"-f {fmt}", "prints trec_eval's lines (-f trec)"),
+                       (named and options["names"] == "canonical" and "--names canonical", "prints trec_eval's measure names"),
+                       ((options["holes"] or options["holes_samples"]) and "--holes and --holes-samples",
+                        "prints trec_eval's lines"),  # --ties: no trec_eval orders by rank or file (9 by float32 scores)
+                       (ties != "score" and f"--ties {ties}", "orders runs as trec_eval does (score, then docid descending)")):
+        if given:
+            raise click.UsageError(f"--trec {why}: leave out {given}")
     kept, notes = trec_measure_names(options["measures"])
     refuse_variants(kept)
     refuse_gains(kept)

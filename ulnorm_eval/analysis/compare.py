@@ -127,6 +127,7 @@ def compare(result, settings: CompareSettings | None = None, *, warn=None, progr
     still come from every pair): memory then grows with the runs, not with their pairs.  ``marks_only``:
     the systems and pairs tables alone, no summary rows (all that :func:`tie_marks_note` reads)."""
     from ..core.keywords import split_keywords
+    from ..inputs.checks import unique_names
 
     if settings is None:
         (settings,) = split_keywords(kw, CompareSettings, where="compare")
@@ -143,9 +144,7 @@ def compare(result, settings: CompareSettings | None = None, *, warn=None, progr
         note(f"--correction {settings.correction} does not apply to --test {settings.test}: its p-values are adjusted "
              "for every pair of the runs by the test itself")
     settings = settings.checked()
-    names = [rr.name for rr in result.runs]
-    if len(set(names)) < len(names):
-        names = [f"{n}#{i + 1}" if names.count(n) > 1 else n for i, n in enumerate(names)]
+    names = unique_names([rr.name for rr in result.runs])
     have = [set(rr.qids) for rr in result.runs[1:]]
     qids = [q for q in result.runs[0].qids if all(q in run_qids for run_qids in have)]
     if any(len(rr.qids) != len(qids) for rr in result.runs):

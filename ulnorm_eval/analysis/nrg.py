@@ -363,13 +363,14 @@ class NRGInputs:
 
 @dataclass(kw_only=True)
 class _Ranked:
-    """The runs of one :func:`evaluate_nrg` call, evaluated with their rankings kept (orchestrator.py)
-    and put on the qrels' query set ``qids``: the ``scored`` runs first, then the prior-only runs."""
+    """The runs of one :func:`evaluate_nrg` call, evaluated with their rankings kept (orchestrator.py),
+    the ``scored`` runs first, then the prior-only runs; their rankings put on the qrels' query set ``qids``."""
 
     qrels: object
     qids: list
     judged: object  # ordering.judgements of the qrels over qids
-    results: list  # each run's RunResult, its values and ranking over qids (_on_queries)
+    results: list  # each run's RunResult, its values over its queries
+    ranked: list  # each run's ranking over qids (_on_queries)
     paths: list
     scored: int
     keep: list  # per run, the queries of qids it is evaluated on (all, or --run-queries-only its own)
@@ -377,10 +378,6 @@ class _Ranked:
     @property
     def names(self) -> list:
         return [r.name for r in self.results]
-
-    @property
-    def ranked(self) -> list:
-        return [r.ranked for r in self.results]
 
 
 def evaluate_nrg(qrels, runs, priors=(), measures=None, *, options=None, warn=None, executor=None,
@@ -414,7 +411,7 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, options=None, warn=No
     plain = [{m: r.values[Metric(m)] for m in plain_ms} for r in s.results[:s.scored]]
     groups = best = None
     if settings.protocol == "group":
-        groups, best = _group_best(s, settings, (plain, plain_ms), s.keep, options, lambda m: note("groups", m))
+        groups, best = _group_best(s, settings, (plain, plain_ms), options, lambda m: note("groups", m))
     sets = prior_sets(s.scored, settings.protocol, range(s.scored, len(s.results)), groups, best)
     values = _nrg_values(s, metrics, plain, sets, options)
     results = [_run_result(s, i, values[i], notes["runs"][i]) for i in range(s.scored)]
@@ -446,36 +443,30 @@ def _read_and_rank(qrels, given, asked, executor, dropped) -> _Ranked:
         if nm in names[:i]:
             raise NRGError(f"two runs are named {nm!r} ({every[names.index(nm)][1]}, {every[i][1]}): "
                            "prior sets need distinct names")
-    keep = [np.isin(np.asarray(qids, dtype=object), np.asarray(r.qids, dtype=object)) for r, _ in every]
-    results = [_on_queries(result, qids) for result, _ in every]
-    return _Ranked(qrels=qrels, qids=qids, judged=judgements(qrels, qids), results=results,
-                   paths=[path for _, path in every], scored=len(runs), keep=keep)
+    ranked, keep = zip(*(_on_queries(result, qids) for result, _ in every))
+    return _Ranked(qrels=qrels, qids=qids, judged=judgements(qrels, qids), results=[result for result, _ in every],
+                   ranked=list(ranked), paths=[path for _, path in every], scored=len(runs), keep=list(keep))
 
 
-def _on_queries(result, qids: list):
-    """``result`` with its plain values and ranking on the query set ``qids`` (its own queries are
-    among them, in the same order: ``--run-queries-only`` evaluates a run on its own), zeros and
-    empty rankings for the others."""
+def _on_queries(result, qids: list) -> tuple:
+    """(ranking, mask): ``result``'s ranking on the query set ``qids`` (its own queries are among them, in
+    the same order: ``--run-queries-only`` evaluates a run on its own), empty for the others, and the
+    mask of its own queries among ``qids``."""
     import dataclasses
 
     from ..core.kernels import Ranking
 
-    if list(result.qids) == list(qids):
-        return result
-    index = {q: i for i, q in enumerate(qids)}
-    at = np.asarray([index[q] for q in result.qids], dtype=np.int64)
-    rr, rk = result.ranked, result.ranked.ranking
+    keep = np.isin(np.asarray(qids, dtype=object), np.asarray(result.qids, dtype=object))
+    rr, rk, at = result.ranked, result.ranked.ranking, np.flatnonzero(keep)
+    if keep.all():
+        return rr, keep
     present = np.zeros(len(qids), bool)
     present[at] = rr.present
     ranking = Ranking(at[rk.row], rk.grade, len(qids), np.arange(len(qids)), rk.judged)
-    values = {m: np.zeros(len(qids)) for m in result.values}
-    for m, v in result.values.items():
-        values[m][at] = v
-    return dataclasses.replace(result, qids=list(qids), values=values,
-                               ranked=dataclasses.replace(rr, ranking=ranking, present=present))
+    return dataclasses.replace(rr, ranking=ranking, present=present), keep
 
 
-def _group_best(s: _Ranked, settings: NRGSettings, plain_of: tuple, keep: list, options, tell) -> tuple:
+def _group_best(s: _Ranked, settings: NRGSettings, plain_of: tuple, options, tell) -> tuple:
     """The group of each scored run (``settings.group_by``) and the summary of its ``best_by`` measure
     (default: the first measure) that picks each group's best run; each group's choice is told."""
     plain, plain_ms = plain_of
@@ -488,8 +479,8 @@ def _group_best(s: _Ranked, settings: NRGSettings, plain_of: tuple, keep: list, 
             raise UnknownMeasure(f"--best-by {settings.best_by}: name a plain measure computed natively, e.g. nDCG@10")
         sel = got.measure
     sel_vals = ([p[sel] for p in plain] if sel in plain_ms
-                else [plain_values(rr, s.judged, sel, s.qrels, options) for rr in s.ranked[:n]])
-    best = [summarise(v[k]) for v, k in zip(sel_vals, keep)]  # ranks runs only: no order needed
+                else [plain_values(rr, s.judged, sel, s.qrels, options)[k] for rr, k in zip(s.ranked[:n], s.keep)])
+    best = [summarise(v) for v in sel_vals]  # ranks runs only: no order needed
     champ = champions(groups, best)
     for g, j in champ.items():
         tell(f"group {g!r}: best run {s.names[j]} ({sel} = {best[j]:.4f})")
@@ -499,7 +490,7 @@ def _group_best(s: _Ranked, settings: NRGSettings, plain_of: tuple, keep: list, 
 
 
 def _nrg_values(s: _Ranked, metrics, plain: list, sets: list, options) -> list:
-    """Per scored run, metric -> per-query values: the plain values, and each variant's residual
+    """Per scored run, metric -> values on its queries: the plain values, and each variant's residual
     score against the run's prior set (``sets``)."""
     depths = [browsing_model(m, options.rel_level, s.judged.max_grade).depth for m in metrics if m.variant]
     space = key_space(s.qrels, s.qids, s.ranked, None if None in depths else max(depths))
@@ -512,20 +503,19 @@ def _nrg_values(s: _Ranked, metrics, plain: list, sets: list, options) -> list:
         model = browsing_model(metric, options.rel_level, s.judged.max_grade)
         surv = survival(space, model)
         for i, prior in enumerate(sets):
-            values[i][metric] = residual_score(space, model, i, residual_factor(space.nkeys, surv, prior))
+            values[i][metric] = residual_score(space, model, i, residual_factor(space.nkeys, surv, prior))[s.keep[i]]
     return values
 
 
 def _run_result(s: _Ranked, i: int, values: dict, notes: list):
-    """The RunResult of scored run ``i``: its kept queries' values and their summaries, summed in
-    the main command's order."""
+    """The RunResult of scored run ``i``: its queries' values and their summaries, summed in the main
+    command's order."""
     from ..pipeline.evaluate import RunResult
 
-    run, keep = s.results[i], s.keep[i]
-    vals = {m: v[keep] for m, v in values.items()}
-    rq = [q for q, x in zip(s.qids, keep) if x]
-    order = np.argsort(np.asarray(rq, dtype=object), kind="stable")  # the main command's summation order
-    return RunResult(name=run.name, qids=rq, values=vals, mean={m: summarise(v, order, m.summary) for m, v in vals.items()},
+    run = s.results[i]
+    order = np.argsort(np.asarray(run.qids, dtype=object), kind="stable")  # the main command's summation order
+    return RunResult(name=run.name, qids=list(run.qids), values=values,
+                     mean={m: summarise(v, order, m.summary) for m, v in values.items()},
                      float32_ties=run.float32_ties,
                      missing_qids=run.missing_qids, ignored_qids=run.ignored_qids, notes=notes, tag=run.tag)
 

@@ -5,7 +5,7 @@ and share what they derive from a ranking; Monte Carlo bounds of several measure
 shuffles.  Each is checked here against the straightforward dense computation it replaced, on
 random rankings with ties, unjudged documents, negative grades and empty rows, to the last bit.
 Private names: the gain kernels' steps (``trec_gains._level_gain``, ``_idcg``,
-``_prefix_idcg``, ``_ideal_sorted``), each compared with the dense computation it replaced.
+``_ideal_prefix``), each compared with the dense computation it replaced.
 """
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
     for gains in (None, {1: 3.0, 2: -1.0}):
         g = tg._level_gain(codes(rk), gains)
         dcg = rk.running(g * discount(rk.pos))
-        pidcg, st, npos, _, _ = tg._prefix_idcg(J, gains)
+        pidcg, st, _, _ = tg._ideal_prefix(J, gains)
+        npos = np.diff(st)
         q = rk.base[rk.row]
         n = npos[q]
         at = st[q] + np.minimum(rk.pos, np.maximum(n - 1, 0))
@@ -102,7 +103,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
     got = tg.k_Rndcg(rk, J, registry.parse("Rndcg").measure, 1.0)
     g = tg._level_gain(codes(rk), None)
     dcg = rk.running(g * discount(rk.pos))
-    pidcg, st, npos, irow, ig = tg._prefix_idcg(J, None)
+    pidcg, st, irow, ig = tg._ideal_prefix(J, None)
     R = J.n_relevant(1.0)
     full = tg._idcg(J, registry.parse("Rndcg").measure)
     for r in range(rk.nrows):
@@ -125,7 +126,7 @@ def test_sparse_trec_kernels_equal_their_dense_forms(seed):
     # G: the whole-ranking form it had (running cost and gain over every rank)
     for gains in (None, {1: 3.0, 2: -1.0}, {1: 0.5}):
         g = tg._level_gain(codes(rk), gains)
-        row, ig, pos = tg._ideal_sorted(J, gains)
+        _, _, row, ig = tg._ideal_prefix(J, gains)
         keep = ig > 0
         n_pos = np.bincount(row[keep], minlength=J.nq)[: J.nq]
         q = rk.base[rk.row]

@@ -18,7 +18,7 @@ import numpy as np
 from ..kernels import Judgements, Level, Ranking, discount, rel_of
 from ..records import Param
 
-__all__ = ["JUDGED_ONLY", "RandomPool", "safe", "mapped_gains", "disc_prefix", "harmonic", "expected_sp", "expected_rr", "binary_gain",
+__all__ = ["JUDGED_ONLY", "RandomPool", "safe", "mapped_gains", "disc_prefix", "expected_sp", "expected_rr", "binary_gain",
            "reads_gain_of", "check_p", "codes", "context", "judged_only", "pool_codes", "pool_counts", "trec_relevant_count"]
 
 _BATCH_ELEMENTS = 2_000_000  # memory bound of one vectorised block (expected_rr)
@@ -95,10 +95,6 @@ def disc_prefix(maxm: int) -> np.ndarray:
     return np.concatenate(([0.0], np.cumsum(discount(np.arange(max(maxm, 0))))))
 
 
-def harmonic(maxm: int) -> np.ndarray:
-    return np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, max(maxm, 0) + 1))))
-
-
 def expected_sp(n, P, m, paper: bool = False, k=None):
     """E[SP@k] for a random permutation of n documents, P relevant, m = min(k, n).
 
@@ -112,7 +108,7 @@ def expected_sp(n, P, m, paper: bool = False, k=None):
     if paper:
         cutoff_or_n = n if k is None else np.full_like(n, float(k))
         return cutoff_or_n * rel_share ** 2
-    H = harmonic(int(m.max()) if m.size else 0)[m.astype(np.int64)]
+    H = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, (int(m.max()) if m.size else 0) + 1))))[m.astype(np.int64)]  # H_m
     pair_share = safe(P * (P - 1.0), n * (n - 1.0))
     return rel_share * H + pair_share * (m - H)
 

@@ -9,7 +9,7 @@ import numpy as np
 from ..kernels import Judgements, Ranking, discount, judged_only, rank_discount, rel_of
 from ..holes import monotone, outside_written
 from ..records import Family, Param, TrecName, register
-from .common import JUDGED_ONLY, RandomPool, disc_prefix, mapped_gains, reads_gain_of, safe
+from .common import JUDGED_ONLY, RandomPool, mapped_gains, reads_gain_of, safe
 from .trec_gains import ideal_dcg as idcg
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs (ndcg_cut, P, ...)
@@ -73,9 +73,7 @@ def e_dcg(random_pool: RandomPool) -> np.ndarray:
     k = random_pool.k
     depth = (np.full_like(random_pool.n, float(k)) if (random_pool.paper and k is not None) else random_pool.m).astype(np.int64)
     top = int(depth.max()) if depth.size else 0
-    if random_pool.measure.get("discount") in (None, "log2"):
-        return random_pool.mean_gain * disc_prefix(top)[depth]
-    # any discount: by linearity each rank holds the mean gain, E = mean(g) * sum_{i<=m} d_i
+    # by linearity each rank holds the mean gain: E = mean(g) * sum_{i<=m} d_i, for any discount
     prefix = np.concatenate(([0.0], np.cumsum(rank_discount(random_pool.measure, np.arange(top)))))
     return random_pool.mean_gain * prefix[depth]
 
@@ -140,10 +138,15 @@ def holes_check(measure) -> str | None:
     return None
 
 
-def _ndcg_parts(holes):
-    """The layer-cake form of nDCG over the holes (docs/holes.md): per row the judged DCG, the
-    prefix sums of the holes' discounts within the cutoff, and IDCG as a function of how many holes
-    have a gain above each gain level."""
+def holes_ndcg(holes):
+    """nDCG@k over the holes' grades (docs/holes.md).  Minimum: every hole at the least or the largest
+    gain (DCG/IDCG is quasi-concave), the c at the largest past the cutoff and then lowest-ranked
+    first, every c searched.  Maximum: gains falling with rank, T_l holes at or above each level
+    l, the largest ratio by Dinkelbach's method (1967) over a dynamic programme on the levels."""
+    if holes.forced:
+        return monotone(holes)
+    # the layer-cake form: per row the judged DCG, the prefix sums of the holes' discounts within the
+    # cutoff, and IDCG as a function of how many holes have a gain above each gain level
     ranking, judgements, measure, rel = holes.rk, holes.J, holes.m, holes.rel
     S, first = np.unique(holes.cgain, return_index=True)  # gain levels s_0 < ... < s_L, a grade for each
     rep = holes.cands[first]
@@ -174,47 +177,27 @@ def _ndcg_parts(holes):
     def Eat(n):
         return E[np.minimum(np.asarray(n, dtype=np.int64), len(E) - 1)]
 
-    lo_seg, hi_seg = P[:-1], P[1:]
-    return dict(S=S, rep=rep, ui=unjudged_inside, t=t, u=u, V=V, umax=umax, Delta=Delta, D_J=D_J,
-                NJ=n_judged_above, width=width,
-                Eat=Eat, below=hi_seg <= S[0], above=lo_seg >= S[-1],
-                gap=np.searchsorted(S, hi_seg, side="left"))
-
-
-def holes_ndcg(holes):
-    """nDCG@k over the holes' grades (docs/holes.md).  Minimum: every hole at the least or the largest
-    gain (DCG/IDCG is quasi-concave), the c at the largest past the cutoff and then lowest-ranked
-    first, every c searched.  Maximum: gains falling with rank, T_l holes at or above each level
-    l, the largest ratio by Dinkelbach's method (1967) over a dynamic programme on the levels."""
-    if holes.forced:
-        return monotone(holes)
-    ranking = holes.rk
-    parts = _ndcg_parts(holes)
-    S, rep, u, V, Delta, D_J, n_judged_above, width, Eat = (parts[key] for key in ("S", "rep", "u",
-                                                                                   "V", "Delta", "D_J", "NJ",
-                                                                "width", "Eat"))
+    below, above, gap = P[1:] <= S[0], P[:-1] >= S[-1], np.searchsorted(S, P[1:], side="left")
     L = len(S) - 1
     rows = np.arange(ranking.nrows)
-    T = np.arange(parts["umax"] + 1)
+    T = np.arange(umax + 1)
     valid = T[None, :] <= u[:, None]
     A_0 = D_J + S[0] * Delta[rows, u]
-    fixed_above = (width[parts["above"]] * Eat(n_judged_above[:, parts["above"]])).sum(axis=1)
+    fixed_above = (width[above] * Eat(n_judged_above[:, above])).sum(axis=1)
 
     # minimum: the V holes past the cutoff and the c lowest-ranked within it at s_L, the rest at s_0
-    idcg = fixed_above + (width[parts["below"]] * Eat(n_judged_above[:, parts["below"]] + (u + V)[:, None])).sum(axis=1)
-    idcg = idcg[:, None] + sum(width[segment] * Eat(n_judged_above[:, segment, None] + V[:, None] + T[None, :])
-                               for segment in np.flatnonzero(~parts["below"] & ~parts["above"]))
+    B_0 = fixed_above + (width[below] * Eat(n_judged_above[:, below] + (u + V)[:, None])).sum(axis=1)
+    idcg = B_0[:, None] + sum(width[segment] * Eat(n_judged_above[:, segment, None] + V[:, None] + T[None, :])
+                              for segment in np.flatnonzero(~below & ~above))
     dcg = A_0[:, None] + (S[L] - S[0]) * (Delta[rows, u][:, None] - Delta[rows[:, None], np.maximum(u[:, None] - T, 0)])
     ratio = np.where(valid, safe(dcg, idcg), np.inf)
     cmin = np.argmin(ratio, axis=1)
-    t, unjudged_inside = parts["t"], parts["ui"]
-    low = np.where((holes.unj & ~holes.inc) | (unjudged_inside & (t >= (u - cmin)[ranking.row])), rep[L], rep[0])
+    low = np.where((unj & ~inc) | (unjudged_inside & (t >= (u - cmin)[ranking.row])), rep[L], rep[0])
 
     # maximum: Dinkelbach over the chains u >= T_1 >= ... >= T_L >= 0
-    B_0 = fixed_above + (width[parts["below"]] * Eat(n_judged_above[:, parts["below"]] + (u + V)[:, None])).sum(axis=1)
     A = [None] + [(S[l] - S[l - 1]) * Delta for l in range(1, L + 1)]
-    B = [None] + [sum((width[segment] * Eat(n_judged_above[:, segment, None] + T[None, :]) for segment in np.flatnonzero(parts["gap"] == l)
-                       if not (parts["below"][segment] or parts["above"][segment])), np.zeros((ranking.nrows, len(T))))
+    B = [None] + [sum((width[segment] * Eat(n_judged_above[:, segment, None] + T[None, :]) for segment in np.flatnonzero(gap == l)
+                       if not (below[segment] or above[segment])), np.zeros((ranking.nrows, len(T))))
                   for l in range(1, L + 1)]
 
     def value(counts):

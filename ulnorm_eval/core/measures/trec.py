@@ -153,55 +153,40 @@ def k_Judged(ranking, judgements, measure, level):
 
 
 def k_Compat(ranking, judgements, measure, level):
-    """Compatibility (Clarke, Vtyurina & Smucker 2021 (TOIS)) as ir_measures computes it: RBO(p) of the run
-    against the ideal ranking (relevant documents by grade descending, ties by the run's order,
-    unretrieved ones last) to depth max(num_ret, R), normalised by RBO(ideal, ideal).  Relevant means
-    grade >= -l (ir_measures: grade > 0, the same at the default -l 1 for integer grades).  param = (p, normalize), default (0.95, True).  The overlap at depth i counts the
-    documents whose rank in both lists is <= i, so RBO is a per-document sum of a prefix table."""
-    p, normalize = measure.get("p"), bool(measure.get("normalize"))
-    code = codes(ranking)
-    L = context(measure, level).rel_level
-    relv = code >= L
+    """Compatibility (Clarke, Vtyurina & Smucker 2021 (TOIS)) as ir_measures computes it: RBO(p) of the
+    run against the ideal ranking (relevant documents, grade >= -l, by grade descending, ties in the
+    run's order, unretrieved ones last) to depth max(num_ret, R), over RBO(ideal, ideal) with normalize=1."""
+    # RBO to depth d as a per-document sum: a document at rank i in one list and j in the other adds
+    # S[d] - S[max(i, j)], S[i] = sum_{t<i} p^t / (t+1)
+    p = measure.get("p")
+    code, L = codes(ranking), context(measure, level).rel_level
     jrel = (judgements.grade >= L) & (judgements.grade >= 0)
     n_rel = np.bincount(judgements.row, weights=jrel, minlength=judgements.nq)[: judgements.nq][ranking.base]
     depth = np.maximum(ranking.length, n_rel).astype(np.int64)
     D = int(depth.max()) if len(depth) else 0
     S = np.concatenate(([0.0], np.cumsum(np.power(p, np.arange(D)) / (np.arange(D) + 1.0))))
-    # ideal rank of each retrieved relevant document: documents of higher grade, then earlier
-    # retrieved documents of the same grade
-    idx = np.flatnonzero(relv)
-    g = code[idx]
+    # the ideal rank of each retrieved relevant document: the query's relevant documents of higher grade
+    # (retrieved or not: composite keys (query, level) searched in the qrels' sorted keys), then the
+    # retrieved ones of the same grade ranked above it
+    idx = np.flatnonzero(code >= L)
     qrow = ranking.row[idx]
-    # higher-grade relevant documents of the query (in the qrels, retrieved or not): composite
-    # integer keys (query, grade code) searched in the sorted qrels keys
-    pos_j = jrel
-    levels, jcode = np.unique(judgements.grade[pos_j], return_inverse=True)
+    levels, jlevel = np.unique(judgements.grade[jrel], return_inverse=True)
     n_levels = max(len(levels), 1)
-    jkeys = np.sort(judgements.row[pos_j].astype(np.int64) * n_levels + jcode)
-    query_base = ranking.base[qrow].astype(np.int64)
-    key = query_base * n_levels + np.searchsorted(levels, g)
-    higher = np.searchsorted(jkeys, query_base * n_levels + n_levels, "left") - np.searchsorted(jkeys, key, "right")
-    order = np.lexsort((ranking.pos[idx], g, qrow))
-    same = np.zeros(len(idx), np.int64)
-    if len(idx):
-        key_r, key_g = qrow[order], g[order]
-        newgrp = np.ones(len(order), bool)
-        newgrp[1:] = (key_r[1:] != key_r[:-1]) | (key_g[1:] != key_g[:-1])
-        grp_start = np.maximum.accumulate(np.where(newgrp, np.arange(len(order)), 0))
-        same[order] = np.arange(len(order)) - grp_start
-    rank_ideal = higher + same
-    worse_rank = np.maximum(ranking.pos[idx], rank_ideal)
-    depth_row = depth[qrow]
-    score = np.bincount(qrow,
-                        weights=S[depth_row] - S[np.minimum(worse_rank, depth_row)], minlength=ranking.nrows)[: ranking.nrows]
-    norm = safe(1.0 - np.power(p, depth), 1.0 - p) if p != 1 else depth.astype(np.float64)
+    jkeys = np.sort(judgements.row[jrel].astype(np.int64) * n_levels + jlevel)
+    query, level_of = ranking.base[qrow].astype(np.int64), np.searchsorted(levels, code[idx])
+    higher = np.searchsorted(jkeys, (query + 1) * n_levels, "left") - np.searchsorted(jkeys, query * n_levels + level_of, "right")
+    group = qrow.astype(np.int64) * n_levels + level_of
+    order = np.lexsort((ranking.pos[idx], group))
+    same = np.empty(len(idx), np.int64)
+    same[order] = np.arange(len(idx)) - np.searchsorted(group[order], group[order])
+    worse_rank, depth_row = np.maximum(ranking.pos[idx], higher + same), depth[qrow]
+    score = np.bincount(qrow, weights=S[depth_row] - S[np.minimum(worse_rank, depth_row)], minlength=ranking.nrows)[: ranking.nrows]
+    norm = safe(1.0 - np.power(p, depth), 1.0 - p)  # 0 < p < 1 (check_p)
     score = safe(score, norm)
-    if normalize:
-        # RBO(ideal, ideal): document at ideal rank i has m = i, i < R'
+    if measure.get("normalize"):
+        # RBO(ideal, ideal): the document at ideal rank i < R adds S[d] - S[i]
         n_rel_int = n_rel.astype(np.int64)
-        # sum_{i<R'} (S[d] - S[i]) = R' S[d] - sum_{i<R'} S[i]
-        cum_S = np.concatenate(([0.0], np.cumsum(S)))
-        best = safe(n_rel_int * S[depth] - cum_S[n_rel_int], norm)
+        best = safe(n_rel_int * S[depth] - np.concatenate(([0.0], np.cumsum(S)))[n_rel_int], norm)
         score = np.where(best > 0, safe(score, best), score)
     return score
 
@@ -306,7 +291,8 @@ def _count(name, base, kernel, *, nick=_EVERY, params=(), **family):
 
 # bpref and infAP: the pool's classes and what is read of a ranking are trec_eval's judged ones
 _JUDGED = {"gain": trec_gain, "reads": reads_judged, "order": trec_order, "bounds": "exact"}
-_GAINS = {"gain": graded_gain, "level": "gains", "params": (GAINS_PARAM,)}
+_MAP = dict(arg="map", param="gains", value_name="gain")  # trec_eval's ndcg.1=2,2=5: a level=gain map
+_GAINS = {"trec": _MAP, "gain": graded_gain, "level": "gains", "params": (GAINS_PARAM,)}
 _JK = "Jarvelin & Kekalainen 2002; trec_eval 10 (m_{}.c)"
 
 _trec("runid", "runid", k_runid, nick=_EVERY, params=(), formula="the run's tag (text)", level="gains", summary="run",
@@ -368,18 +354,15 @@ _trec("utility", "utility", k_utility, nick=(SET, ALL_TREC), trec=dict(arg="raw"
 _trec("binG", "binG", k_binG, **BINARY_EXACT, expectation=e_binG,
       expectation_formula="(P/R) (1/(n-P+1)) sum_{x=0}^{n-P} 1/log2(2 + x) (exact)", cite="trec_eval 10 (m_binG.c, experimental)",
       examples=("binG",))
-_trec("G", "G", k_G, trec=dict(arg="map", param="gains", value_name="gain"), **_GAINS, bounds="montecarlo",
-      cite="trec_eval 10 (m_G.c, experimental)",
+_trec("G", "G", k_G, **_GAINS, bounds="montecarlo", cite="trec_eval 10 (m_G.c, experimental)",
       examples=("G", "G(gains={1:3,2:1})", "G(gains={1:0.5,2:-1})"), reads=reads_gain,
       extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
       extremes_note="with gains >= 0 the gain-sorted ordering is G's maximum (its log2 arguments are the smallest "
                     "and non-decreasing; rearrangement) but the ascending one is not its minimum (pool 2,1,3,1: "
                     "0.7044 against 0.6891 at 1,1,3,2): " + _WLB_SEARCHED + "; with a negative gain " + _SEARCHED)
-_trec("IDCG", "ideal_dcg", k_ideal_dcg, nick=(), trec=dict(arg="map", param="gains", value_name="gain"), **_GAINS,
-      expectation_formula="none (no random-ranking bounds): the same for every ordering", cite=_JK.format("ndcg"),
-      trec_stale=stale_ideal_dcg)
-_trec("nDCG_rel", "ndcg_rel", k_ndcg_rel, trec=dict(arg="map", param="gains", value_name="gain"), **_GAINS, bounds="exact",
-      expectation=e_ndcg_rel,
+_trec("IDCG", "ideal_dcg", k_ideal_dcg, nick=(), **_GAINS, cite=_JK.format("ndcg"), trec_stale=stale_ideal_dcg,
+      expectation_formula="none (no random-ranking bounds): the same for every ordering")
+_trec("nDCG_rel", "ndcg_rel", k_ndcg_rel, **_GAINS, bounds="exact", expectation=e_ndcg_rel,
       expectation_formula="(1/nrel) [sum_{p<n} (S/n d(p) + (Np-1) S/(n(n-1)) D(p)) / IDCG(min(p+1, nrel)) + (nrel-Np) (S/n) D(n) / IDCG], "
       "S the pool's total gain, Np its documents of positive gain, d(p) = 1/log2(p+2), D(p) = sum_{i<p} d(i) (exact, "
       "linearity) for gains >= 0, none to a level below 0; Monte Carlo otherwise", cite=_JK.format("ndcg_rel"),
@@ -388,8 +371,7 @@ _trec("nDCG_rel", "ndcg_rel", k_ndcg_rel, trec=dict(arg="map", param="gains", va
       extremes=lambda m: "ideal" if _nonneg_gains(m) else "search",
       extremes_note="with gains >= 0 the gain-sorted ordering is the maximum (the j-th relevant document's ratio "
                     "is at most the sorted one's) but no proof makes the ascending one the minimum: " + _WLB_SEARCHED)
-_trec("Rndcg", "Rndcg", k_Rndcg, trec=dict(arg="map", param="gains", value_name="gain"), **{**_GAINS, "params": (GAINS_PARAM, REL)},
-      bounds="exact", expectation=e_Rndcg,
+_trec("Rndcg", "Rndcg", k_Rndcg, **{**_GAINS, "params": (GAINS_PARAM, REL)}, bounds="exact", expectation=e_Rndcg,
       expectation_formula="Rndcg with each DCG@b replaced by mean(g) sum_{i<=min(b,n)} 1/log2(i+1) (exact, linearity)",
       cite=_JK.format("Rndcg"), examples=("Rndcg", "Rndcg(gains={0:1,2:-2})"),
       extremes_note="a mean of DCG@b over fixed depths b: descending (ascending) gains maximise (minimise) every "
@@ -418,8 +400,7 @@ _trec("yaap", "yaap", k_yaap, nick=(), bounds="montecarlo", cite="Robertson 2012
                     "relevant documents first and last")
 
 _RBP_P = Param(name="p", kind="float", default=0.9, doc="persistence", always_show=True)
-_trec("RBP_trec", "rbp", k_rbp, trec=dict(arg="map", param="gains", value_name="gain", keys=("p",), since=10),
-      **{**_GAINS, "params": (_RBP_P, GAINS_PARAM)}, bounds="exact",
+_trec("RBP_trec", "rbp", k_rbp, **{**_GAINS, "trec": dict(_MAP, keys=("p",), since=10), "params": (_RBP_P, GAINS_PARAM)}, bounds="exact",
       expectation=e_rbp, expectation_formula="mean scaled gain * (1 - p^n) (exact)",
       cite="Moffat & Zobel 2008; trec_eval 10 (m_rbp.c)", validate=check_p,
       examples=("RBP_trec(p=0.9)", "RBP_trec(p=0.5)"), order=rbp_order,

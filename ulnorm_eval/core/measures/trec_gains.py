@@ -115,19 +115,16 @@ def _trec_ideal(judgements, gains, trec: bool = False) -> tuple:
             lambda: np.where(judgements.grade >= 0, _level_gain(judgements.grade, gains), 0.0), gains if trec else None)
 
 
-def _ideal_sorted(judgements, gains, trec: bool = False):
-    return ideal_order(judgements, *_trec_ideal(judgements, gains, trec))
-
-
 def _idcg(judgements, measure, trec: bool = False):
     return ideal_dcg(judgements, measure, *_trec_ideal(judgements, measure.get("gains"), trec))
 
 
-def _prefix_idcg(judgements, gains, trec: bool = False):
-    """Per query the running ideal DCG over the positive ideal gains: (flat array, starts, counts)."""
-    row, g, pos = _ideal_sorted(judgements, gains, trec)
+def _ideal_prefix(judgements, gains, trec: bool = False, weight=lambda g, pos: g * discount(pos)):
+    """Per query the running sum of ``weight(gain, 0-based position)`` (by default the ideal DCG) over
+    its positive ideal gains in trec_eval's order: (flat sums, starts, rows, gains)."""
+    row, g, pos = ideal_order(judgements, *_trec_ideal(judgements, gains, trec))
     starts = np.searchsorted(row, np.arange(judgements.nq + 1))
-    return segment_cumsum(g * discount(pos), starts), starts, np.diff(starts), row, g
+    return segment_cumsum(weight(g, pos), starts), starts, row, g
 
 
 def _nonzero_gains(ranking, gains):
@@ -157,7 +154,8 @@ def _running_sparse_sum(ranking, idx, weights):
 def _ideal_at(judgements, gains, query, position, trec: bool = False):
     """The ideal DCG to rank min(position, nrel - 1) of ``query`` (0 when it has no positive ideal
     gain), ndcg_rel's denominators, and nrel per query."""
-    pidcg, starts, npos, _, _ = _prefix_idcg(judgements, gains, trec)
+    pidcg, starts, _, _ = _ideal_prefix(judgements, gains, trec)
+    npos = np.diff(starts)
     flat = starts[query] + np.minimum(position, np.maximum(npos[query] - 1, 0))
     return np.where(npos[query] > 0, pidcg[np.minimum(flat, max(len(pidcg) - 1, 0))] if len(pidcg) else 0.0, 0.0), npos
 
@@ -204,7 +202,7 @@ def e_ndcg_rel(random_pool):
 def _boundaries(judgements, gains, trec: bool = False) -> tuple:
     """Rndcg's levels: the ends of the runs of equal positive ideal gain (query, prefix length b,
     ideal DCG at b)."""
-    pidcg, starts, _, irow, ideal_gain = _prefix_idcg(judgements, gains, trec)
+    pidcg, starts, irow, ideal_gain = _ideal_prefix(judgements, gains, trec)
     last = np.ones(len(ideal_gain), bool)
     last[:-1] = (irow[1:] != irow[:-1]) | (ideal_gain[1:] != ideal_gain[:-1])
     bidx = np.flatnonzero(last)
@@ -307,12 +305,8 @@ def _ideal_cost(judgements, gains, trec: bool = False):
     """Per query the running sum of max(ideal gain at rank i, 1) over its positive ideal gains (flat,
     with each query's start and count) and their total: the ranking-independent part of G."""
     def make():
-        rows, igk, _ = _ideal_sorted(judgements, gains, trec)
-        n_pos = np.bincount(rows, minlength=judgements.nq)[: judgements.nq]
-        starts = np.searchsorted(rows, np.arange(judgements.nq + 1))
-        C = segment_cumsum(np.maximum(igk, 1.0), starts)  # within each query, from its first rank
-        total = np.bincount(rows, weights=igk, minlength=judgements.nq)[: judgements.nq]
-        return C, starts, n_pos, total
+        C, starts, rows, igk = _ideal_prefix(judgements, gains, trec, lambda g, pos: np.maximum(g, 1.0))
+        return C, starts, np.diff(starts), np.bincount(rows, weights=igk, minlength=judgements.nq)[: judgements.nq]
     return judgements.cached(("trec G cost", tuple(sorted((gains or {}).items())), trec), make)
 
 

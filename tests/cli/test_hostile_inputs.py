@@ -264,6 +264,7 @@ LETOR = "2 qid:1 1:0.5\n0 qid:1 1:0.1\n1 qid:2 1:0.3\n"
     ("1 0 0.5\n1 -1 0.4\n", 2, "document index -1 is outside query '1' (it has 2 documents: 0..1)"),
     ("1 0 0.5\n1 x 0.4\n", 2, "document index 'x' is not an integer (RankLib: qid idx score)"),
     ("1 0 0.5\n1 1.5 0.4\n", 2, "document index '1.5' is not an integer (RankLib: qid idx score)"),
+    ("1 0 0.5\n1 0_1 0.4\n", 2, "document index '0_1' is not an integer (RankLib: qid idx score)"),
     ("1 0 0.5\nqid: 1 0.4\n", 2, "empty qid: (expected qid:ID)"),
 ])
 def test_ranklib_scores_are_validated(tmp_path, scores, line, reason):

@@ -231,6 +231,13 @@ def test_missing_file(tmp_path):
     assert result.exit_code == 2
 
 
+def test_a_directory_or_a_missing_file_is_named(tmp_path):
+    for path, reason in ((tmp_path, "is a directory, not a file"), (tmp_path / "nope", "no such file")):
+        with pytest.raises(InputError) as err:
+            read_qrels(str(path))
+        assert (err.value.path, err.value.line, err.value.reason) == (str(path), None, reason)
+
+
 # --------------------------------------------------------------------------- LETOR
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 inputs/trec.py checks a parsed block for a comment line (a first field starting with '#') and for
 the reserved query id ('all') with numpy on the Arrow buffers instead of Arrow's ``starts_with`` and
-``is_in``, and takes a one-chunk column as it is.  Each is compared here with the plain Python
+``is_in``, and takes a one-chunk column as it is (two chunks joined).  Each is compared here with the plain Python
 answer on random string arrays (sliced, large strings, ids that share a first byte or a length
 with 'all'), and through read_run with the careful parser's answer.
 """
@@ -47,11 +47,14 @@ def test_first_bytes_are_each_strings_first_byte(seed):
         assert trec._first_bytes(arr).tolist() == [s.encode()[0] for s in strings]
 
 
-def test_one_array_keeps_every_value_of_every_chunk():
-    chunked = pa.chunked_array([pa.array(["a", "b"]), pa.array(["c"])])
-    assert trec._one_array(chunked).to_pylist() == ["a", "b", "c"]
-    single = pa.chunked_array([pa.array(["a", "b", "c"]).slice(1)])
-    assert trec._one_array(single).to_pylist() == ["b", "c"]
+def test_a_run_parsed_in_two_blocks_keeps_every_value_of_both():
+    """``halves``: Arrow parses 600 kB in two blocks, each column two chunks joined into one array."""
+    lines = [(str(i // 1000), f"d{i}", 1000 - i % 1000, 1 / (i + 1)) for i in range(20_000)]
+    data = "".join(f"{q} Q0 {d} {r} {s!r} tag\n" for q, d, r, s in lines).encode()
+    run = trec.read_run("r", data=data, halves=True)
+    assert run.line is None  # the fast path read it
+    assert run.qid.to_pylist() == [q for q, _, _, _ in lines] and run.docid.to_pylist() == [d for _, d, _, _ in lines]
+    assert run.rank.to_pylist() == [str(r) for _, _, r, _ in lines] and run.score.tolist() == [s for *_, s in lines]
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -2,8 +2,7 @@
 two other refusals said in one line (:class:`OptionError`, :class:`RefusedAlone`), and the one escaping of the names and messages printed (:func:`safe_text`: a file name, a query id, an error line)."""
 from __future__ import annotations
 
-__all__ = ["InputError", "OptionError", "RefusedAlone", "env_limit", "finite_float", "message_text", "safe_text",
-           "strict_int"]
+__all__ = ["InputError", "OptionError", "RefusedAlone", "env_limit", "finite_float", "message_text", "safe_text"]
 
 _ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"}
 
@@ -85,10 +84,3 @@ def finite_float(text, path: str, line, what: str) -> float:
     if not math.isfinite(value):
         raise InputError(path, line, f"{what} {shown!r} is not a finite number")
     return value
-
-
-def strict_int(text) -> int:
-    """int(``text``) without Python's digit separators (see :func:`finite_float`)."""
-    if (b"_" if isinstance(text, bytes) else "_") in text:
-        raise ValueError(f"invalid literal for int(): {text!r}")
-    return int(text)

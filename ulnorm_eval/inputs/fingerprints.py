@@ -32,18 +32,14 @@ def words(arr):
         return None
     size, off = len(arr), offsets(arr)
     length = np.diff(off).astype(np.int64)
-    if size == 0:
-        return [], length
-    first, last = int(off[0]), int(off[-1])
-    longest, shortest = int(length.max()), int(length.min())
-    nwords = (longest + 7) // 8
+    nwords = (int(length.max()) + 7) // 8 if size else 0
     if nwords > MAX_WORDS:
         return None
-    data = np.zeros(last - first + 8 * nwords + 8, np.uint8)
-    if last > first:
-        data[:last - first] = np.frombuffer(arr.buffers()[2], np.uint8, count=last - first, offset=first)
-    if nwords == 0:  # every docid empty
+    if nwords == 0:  # no docid, or every one empty
         return [], length
+    first, last, shortest = int(off[0]), int(off[-1]), int(length.min())
+    data = np.zeros(last - first + 8 * nwords + 8, np.uint8)
+    data[:last - first] = np.frombuffer(arr.buffers()[2], np.uint8, count=last - first, offset=first)
     # every run of 8 x nwords bytes as an (unaligned) opaque item starting at byte i: one gather
     # copies all of a docid's words at once
     span = np.ndarray(shape=(len(data) - 8 * nwords + 1,), dtype=f"V{8 * nwords}", buffer=data, strides=(1,))

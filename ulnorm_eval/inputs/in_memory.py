@@ -51,9 +51,8 @@ def _frame_columns(frame, kind: str, name: str) -> tuple:
     """(query ids and document ids as ``str``, the values, a run's ranks or None) of a DataFrame."""
     import pandas as pd
 
-    qid_column = _column(frame, QUERY_COLUMNS, kind, name)
-    doc_column = _column(frame, DOC_COLUMNS, kind, name)
-    value_column = _column(frame, GRADE_COLUMNS if kind == "qrels" else ("score",), kind, name)
+    qid_column, doc_column, value_column = (_column(frame, choices, kind, name) for choices in (
+        QUERY_COLUMNS, DOC_COLUMNS, GRADE_COLUMNS if kind == "qrels" else ("score",)))
     for col, what in ((qid_column, "query id"), (doc_column, "document id")):
         gone = frame[col].isna().to_numpy()
         if gone.any():  # str() would make it the id 'nan' or 'None'
@@ -116,12 +115,10 @@ def _require_real(frame, col: str, name: str) -> None:
     numbers (nanoseconds; the imaginary part dropped later) instead of refusing them."""
     values = frame[col]
     kind = values.dtype.kind
-    if kind in "iuf":
-        return
     if kind == "O":
         bad = np.fromiter((_not_real(value) and not isinstance(value, str) for value in values), bool, len(values))
-    else:  # complex, datetime, timedelta, bool, categories, ...
-        bad = np.ones(len(values), bool) if kind != "b" else np.zeros(len(values), bool)
+    else:  # integers, floats and booleans are numbers; complex, datetime, timedelta, ... are not
+        bad = np.full(len(values), kind not in "iufb")
     if bad.any():
         index = int(bad.argmax())
         raise InputError(name, None, f"row {index}: {col} {values.iloc[index]!r} is not a number")

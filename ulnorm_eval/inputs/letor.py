@@ -5,7 +5,7 @@ import numpy as np
 
 from .arrow import string_array  # not pa.array, which imports pandas (inputs/arrow.py)
 from .text import check_text
-from .errors import finite_float, strict_int
+from .errors import finite_float
 from .trec import (BOM, InputError, Qrels, Run, check_duplicates, check_grades, columns, file_run_name, line_of,
                    read_bytes, refuse_reserved_id, to_float)
 
@@ -139,7 +139,7 @@ def _ranklib_rows(cols: list, lines, path: str, qrels: Qrels):
         line = line_of(lines, i)
         qid = _qid(qid.removeprefix("qid:"), path, line)
         try:
-            idx = strict_int(index)
+            idx = int(index.replace("_", "x"))  # Python's digit separators are no integer to RankLib
         except ValueError:
             raise InputError(path, line, f"document index {index!r} is not an integer (RankLib: qid idx score)") from None
         size = sizes.get(qid)

@@ -1,6 +1,6 @@
-"""Small inputs of the comparison analyses: query-id lists (``compare --swap-between FILE FILE``, one
-id per line) and the systems tables ``compare --table systems`` writes (``ulnorm-eval swaps A B``: tsv,
-csv or json; columns run, metric, mean, others ignored).
+"""Small inputs: query-id lists (``compare --swap-between FILE FILE``, one id per line), the systems
+tables ``compare --table systems`` writes (``ulnorm-eval swaps A B``: tsv, csv or json; columns run,
+metric, mean, others ignored) and trec_eval's -Z file (lines ``qid measure mean stddev``, get_zscores.c).
 """
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from .errors import InputError, finite_float
 from .text import read_text
 
-__all__ = ["read_query_ids", "read_systems"]
+__all__ = ["read_query_ids", "read_systems", "read_zscores"]
 
 
 def read_query_ids(path: str) -> tuple[list, int]:
@@ -87,3 +87,23 @@ def _add(out: dict, path, line_no, run, metric, mean) -> None:
     if str(run) in runs:
         raise InputError(path, line_no, f"run {run!r} appears twice under {metric}")
     runs[str(run)] = value
+
+
+def read_zscores(path: str) -> dict:
+    """{(qid, measure name): (mean, stddev)}, a measure named as trec_eval prints it (``map``, ``P_5``); a
+    malformed, non-finite or repeated line is an InputError naming the file and line (trec_eval would
+    read a partial number with atof)."""
+    out: dict = {}
+    for line_no, line in enumerate(read_text(path).splitlines(), 1):
+        fields = line.split()
+        if len(fields) != 4:
+            raise InputError(path, line_no, f"expected 4 fields 'qid measure mean stddev', found {len(fields)}")
+        qid, name, mean, std_text = fields
+        mean_value = finite_float(mean, path, line_no, "mean")
+        std_value = finite_float(std_text, path, line_no, "stddev")
+        if std_value < 0:
+            raise InputError(path, line_no, f"stddev {std_text!r} is negative")
+        if (qid, name) in out:
+            raise InputError(path, line_no, f"query {qid!r} and measure {name!r} given twice")
+        out[qid, name] = (mean_value, std_value)
+    return out

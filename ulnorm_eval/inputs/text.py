@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import io
 import lzma
-import os
 import re
 import sys
 import zlib
@@ -56,7 +55,7 @@ def _refuse_format(path: str, head: bytes, inside: str | None = None) -> None:
         for magic, name, _ in _COMPRESSED:
             if head.startswith(magic):
                 raise InputError(path, None, f"is {name} inside {inside}: decompress the outer layer first")
-    if len(head) >= 262 and head[257:262] == b"ustar":
+    if head[257:262] == b"ustar":
         raise InputError(path, None, "is a tar archive; extract it first (tar xf FILE)")
 
 
@@ -124,13 +123,7 @@ def open_input(path: str):
     """
     refuse_url(path)
     try:
-        if path == "-":
-            raw = _stdin()
-        else:
-            raw = open(path, "rb")
-            if os.path.isdir(path):
-                raw.close()
-                raise InputError(path, None, "is a directory, not a file")
+        raw = _stdin() if path == "-" else open(path, "rb")  # a directory: IsADirectoryError
     except OSError as exc:
         raise InputError(path, None, _os_reason(exc)) from None
     buf = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)

@@ -91,7 +91,8 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), halves: bool = Fa
                                convert_options=copts)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
         return None
-    cols = [_one_array(table.column(name)) for name in names]
+    # one array per column (combine_chunks copies even a single chunk)
+    cols = [col.chunk(0) if col.num_chunks == 1 else col.combine_chunks() for col in table.columns]
     del table
     for i, c in enumerate(cols):
         # an empty field (equal adjacent offsets): a doubled delimiter
@@ -104,11 +105,6 @@ def _fast_columns(data: bytes, ncols: int, floats: tuple = (), halves: bool = Fa
     if len(cols[0]) and (_first_bytes(cols[0]) == ord("#")).any():
         return None
     return cols
-
-
-def _one_array(column):
-    """A parsed column as one array (``combine_chunks`` copies even a single chunk)."""
-    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _first_bytes(col) -> np.ndarray:

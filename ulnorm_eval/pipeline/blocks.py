@@ -342,7 +342,7 @@ def zscore_values(metrics: list, values: dict, qids: list, path: str) -> dict:
     with its query's and trec_eval name's mean and sd in the file; -1000000 where the file has no line
     (or sd = 0 and v differs from the mean; 0 where it equals it).  A geometric mean's v is
     log(max(v, 1e-5)), as gm_map holds per query; num_q is left as it is."""
-    from ..inputs.zscores import read_zscores
+    from ..inputs.tables import read_zscores
 
     table = _ZSCORES.get(path)
     if table is None:

@@ -82,7 +82,11 @@ def check_output(path: str, inputs, stdin_id, append: bool, flag: str) -> None:
     if path.endswith(os.sep):
         raise OutputError(path, "names a directory (ends with /), not a file")
     target = path if append else _resolve(path)
-    _refuse_an_input(path, target, inputs, stdin_id)
+    victim = _input_at(_identity(target), inputs, stdin_id, target)
+    if victim is not None:
+        what = "an input" + ("" if path == victim else f" ({victim})")
+        raise OutputError(path, f"is {'the file behind standard input (-), an input' if victim == '-' else what}: "
+                                "writing it would destroy it")
     st = _stat_output(path, target)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise OutputError(path, "is a directory")
@@ -99,19 +103,15 @@ def check_output(path: str, inputs, stdin_id, append: bool, flag: str) -> None:
         raise OutputError(path, "belongs to another user; replacing it would change its owner")
 
 
-def _refuse_an_input(path: str, target: str, inputs, stdin_id) -> None:
-    """Refuse an output (``path``, written at ``target``) that is one of the ``inputs`` or the file
-    behind standard input (``stdin_id``) when ``-`` is one of them."""
-    out_id = _identity(target)
+def _input_at(out_id, inputs, stdin_id, target: str | None = None):
+    """The input that is the file ``out_id`` (``-``: the file behind standard input, ``stdin_id``) or,
+    by its path, the output ``target`` not created yet; None when there is none."""
     for p in map(os.fspath, inputs):  # check_outputs' list: no None
-        if p == "-":
-            if stdin_id is not None and stdin_id == out_id:
-                raise OutputError(path, "is the file behind standard input (-), an input: writing it would "
-                                        "destroy it")
-            continue
-        if (out_id is not None and out_id == _identity(p)) or os.path.abspath(target) == os.path.abspath(p):
-            what = "" if path == p else f" ({p})"
-            raise OutputError(path, f"is an input{what}: writing it would destroy it")
+        if out_id is not None and out_id == (stdin_id if p == "-" else _identity(p)):
+            return p
+        if target is not None and p != "-" and os.path.abspath(target) == os.path.abspath(p):
+            return p
+    return None
 
 
 def _stat_output(path: str, target: str):
@@ -213,15 +213,12 @@ def _check_stdout(inputs, stdin_id) -> None:
         st = os.fstat(1)
     except (OSError, ValueError):
         return  # closed: reported when written to
-    if not stat.S_ISREG(st.st_mode):
-        return  # a terminal, a pipe, /dev/null
-    out_id = (st.st_dev, st.st_ino)
-    for p in inputs:
-        p = os.fspath(p)
-        if out_id == (stdin_id if p == "-" else _identity(p)):
-            what = "the file behind standard input" if p == "-" else "an input"
-            raise OutputError(p, f"is {what} and also standard output (> or >> onto an input): writing it "
-                                 "would destroy it")
+    # a terminal, a pipe or /dev/null destroys nothing
+    victim = _input_at((st.st_dev, st.st_ino), inputs, stdin_id) if stat.S_ISREG(st.st_mode) else None
+    if victim is not None:
+        what = "the file behind standard input" if victim == "-" else "an input"
+        raise OutputError(victim, f"is {what} and also standard output (> or >> onto an input): writing it "
+                                  "would destroy it")
 
 
 # A temporary file's name: .ulnorm-HOST-PID-XXXXXXXX[.EXT], HOST the first 8 hex digits of the SHA-1 of
@@ -296,21 +293,9 @@ def picture_format(path) -> str:
 
 @contextlib.contextmanager
 def atomic_path(path: str):
-    """Yield a temporary path that becomes ``path`` by a rename on success and is removed on any error or
-    signal, with ``open(path, 'w')``'s permissions; what is no regular file is yielded itself (docs/files.md)."""
+    """Yield a temporary path that becomes ``path`` (a regular file, or none yet) by a rename on success and
+    is removed on any error or signal, with ``open(path, 'w')``'s permissions (docs/files.md)."""
     path = _resolve(os.fspath(path))
-    try:
-        special = _special(path) or not stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        special = False
-    except OSError as exc:
-        raise _error(path, exc) from None
-    if special:
-        try:
-            yield path
-        except OSError as exc:
-            raise _error(path, exc) from None
-        return
     d = os.path.dirname(path) or "."
     try:
         mode = os.stat(path).st_mode & 0o7777
@@ -391,9 +376,11 @@ class Output:
         return self.data if isinstance(self.data, bytes) else self.data.encode("utf-8")
 
 
-def _not_regular(path: str) -> bool:
+def _in_place(path: str) -> bool:
+    """Written in place, never renamed over: /dev/... and /proc/... (:func:`_special`) and what exists but
+    is no regular file (a device, a FIFO)."""
     try:
-        return not stat.S_ISREG(os.stat(path).st_mode)
+        return _special(path) or not stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
         return False  # absent (created) or unreadable: atomic_path names the problem
 
@@ -448,7 +435,7 @@ def write_all(outputs) -> None:
     with contextlib.ExitStack() as stack:
         later = []
         for output in filter(None, outputs):
-            if output.path is None or _not_regular(output.path):
+            if output.path is None or _in_place(output.path):
                 later.append(output)
                 continue
             target = stack.enter_context(atomic_path(output.path))

@@ -252,12 +252,6 @@ class HoleContext:
     def fill(self, grade: float) -> np.ndarray:
         return np.full(len(self.rk.row), grade, dtype=np.float64)
 
-    def rowsum(self, values) -> np.ndarray:
-        return self.rk.rowsum(np.asarray(values, dtype=np.float64))
-
-    def running(self, values) -> np.ndarray:
-        return self.rk.running(values)
-
     @cached_property
     def R(self) -> np.ndarray:
         """Per row, the judged relevant documents at the measure's level plus :attr:`outside`."""
@@ -373,7 +367,7 @@ def outside_by_r(holes: HoleContext, extra) -> tuple:
     rk2, tiled = assign(ranking, holes.J, [low], holes.m.cutoff)
     values = np.asarray(fam.kernel(rk2, tiled, holes.m, _tiled_level(holes.level, 1)), dtype=np.float64)
     judged = np.asarray(fam.gain(low, holes.m, holes.rel, holes.J.max_grade)) > 0
-    R = holes.J.n_relevant(holes.rel)[ranking.base] + holes.rowsum(holes.unj & judged)
+    R = holes.J.n_relevant(holes.rel)[ranking.base] + ranking.rowsum(holes.unj & judged)
     with np.errstate(invalid="ignore"):
         scale = np.where(np.isinf(extra), 0.0, R / np.maximum(R + extra, 1.0))
     return values * scale, None

@@ -153,11 +153,11 @@ def holes_ndcg(holes):
     unj, inc = holes.unj, holes.inc
     unjudged_inside = unj & inc
     disc = rank_discount(measure, ranking.pos)
-    D_J = holes.rowsum(np.where(~unj & inc, gain(ranking.grade, measure, rel, judgements.max_grade) * disc, 0.0))
-    u = holes.rowsum(unjudged_inside).astype(np.int64)
-    V = holes.rowsum(unj & ~inc).astype(np.int64)
+    D_J = ranking.rowsum(np.where(~unj & inc, gain(ranking.grade, measure, rel, judgements.max_grade) * disc, 0.0))
+    u = ranking.rowsum(unjudged_inside).astype(np.int64)
+    V = ranking.rowsum(unj & ~inc).astype(np.int64)
     umax = int(u.max()) if len(u) else 0
-    t = holes.running(unjudged_inside).astype(np.int64) - 1  # 0-based index of a hole within the cutoff
+    t = ranking.running(unjudged_inside).astype(np.int64) - 1  # 0-based index of a hole within the cutoff
     delta = np.zeros((ranking.nrows, umax + 1))
     delta[ranking.row[unjudged_inside], t[unjudged_inside] + 1] = disc[unjudged_inside]
     Delta = np.cumsum(delta, axis=1)  # Delta[r, T]: the T highest-ranked holes' discounts

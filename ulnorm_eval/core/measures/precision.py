@@ -114,24 +114,24 @@ def holes_ap(holes):
     relj = holes.judged_relevant & inc
     unjudged_inside = holes.unj & inc
     rank = ranking.pos + 1.0
-    judged_rel_above = holes.running(relj)  # at a hole: judged relevant documents above it
+    judged_rel_above = ranking.running(relj)  # at a hole: judged relevant documents above it
     weights = np.where(relj, 1.0 / rank, 0.0)
-    tail = holes.rowsum(weights)[ranking.row] - holes.running(weights)  # sum of 1/rank over judged relevant ones below
-    sum_precision = holes.rowsum(np.where(relj, judged_rel_above / rank, 0.0))
+    tail = ranking.rowsum(weights)[ranking.row] - ranking.running(weights)  # sum of 1/rank over judged relevant ones below
+    sum_precision = ranking.rowsum(np.where(relj, judged_rel_above / rank, 0.0))
     R = holes.R  # with documents outside the ranking relevant too (outside_by_r)
-    hole_index = holes.running(unjudged_inside)  # 1-based index of a hole among the holes within the cutoff, from the top
+    hole_index = ranking.running(unjudged_inside)  # 1-based index of a hole among the holes within the cutoff, from the top
     # the t-th hole from the top made relevant after the t-1 above it: its own precision, and one
     # more relevant document above every judged relevant one below it
     dmax = np.where(unjudged_inside, (judged_rel_above + hole_index) / rank + tail, 0.0)
-    upper = (sum_precision[ranking.row] + holes.running(dmax)) / np.maximum(R[ranking.row] + hole_index, 1.0)
+    upper = (sum_precision[ranking.row] + ranking.running(dmax)) / np.maximum(R[ranking.row] + hole_index, 1.0)
     cmax = best_count(ranking, unjudged_inside, hole_index, upper, safe(sum_precision, R), True)
     high = np.where(unjudged_inside & (hole_index <= cmax[ranking.row]), holes.g_hi, holes.g_lo)
-    V = holes.rowsum(holes.unj & ~inc)
-    index_from_bottom = holes.rowsum(unjudged_inside)[ranking.row] - hole_index + 1  # 1-based index from the bottom
+    V = ranking.rowsum(holes.unj & ~inc)
+    index_from_bottom = ranking.rowsum(unjudged_inside)[ranking.row] - hole_index + 1  # 1-based index from the bottom
     uinv = np.where(unjudged_inside, 1.0 / rank, 0.0)
-    below = holes.rowsum(uinv)[ranking.row] - holes.running(uinv)  # the holes below, all relevant already
+    below = ranking.rowsum(uinv)[ranking.row] - ranking.running(uinv)  # the holes below, all relevant already
     dmin = np.where(unjudged_inside, (judged_rel_above + 1.0) / rank + tail + below, 0.0)
-    from_bottom = holes.rowsum(dmin)[ranking.row] - holes.running(dmin) + dmin
+    from_bottom = ranking.rowsum(dmin)[ranking.row] - ranking.running(dmin) + dmin
     down = (sum_precision[ranking.row] + from_bottom) / np.maximum(R[ranking.row] + V[ranking.row] + index_from_bottom, 1.0)
     cmin = best_count(ranking, unjudged_inside, index_from_bottom, down, safe(sum_precision, R + V), False)
     low = np.where((holes.unj & ~inc) | (unjudged_inside & (index_from_bottom <= cmin[ranking.row])), holes.g_hi, holes.g_lo)
@@ -162,8 +162,8 @@ def holes_rprec(holes):
     ranking = holes.rk
     unj, relj = holes.unj, holes.judged_relevant
     R = holes.J.n_relevant(holes.rel)[ranking.base]
-    jrc, unjudged_above = holes.running(relj), holes.running(unj)
-    n, U = ranking.length, holes.rowsum(unj)
+    jrc, unjudged_above = ranking.running(relj), ranking.running(unj)
+    n, U = ranking.length, ranking.rowsum(unj)
 
     def at(cum, depth, rows):  # the running count ``cum`` at ``depth`` in each row of ``rows``
         depth_cut = np.minimum(depth, n[rows]).astype(np.int64)
@@ -196,9 +196,9 @@ def outside_rprec(holes, extra):
     ranking = holes.rk
     unj, relj = holes.unj, holes.judged_relevant
     R = holes.J.n_relevant(holes.rel)[ranking.base].astype(np.float64)
-    U = holes.rowsum(unj)
+    U = ranking.rowsum(unj)
     K = np.asarray(extra, dtype=np.float64)
-    jrc, unjudged_above = holes.running(relj), holes.running(unj)
+    jrc, unjudged_above = ranking.running(relj), ranking.running(unj)
     n = ranking.length.astype(np.float64)
     most = R + U + K
     inside = np.maximum(np.minimum(most, n) - R + 1, 0).astype(np.int64)  # the T within the ranking: R_J ..

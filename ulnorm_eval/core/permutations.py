@@ -209,54 +209,39 @@ def _padded(pool: Pool, queries: np.ndarray):
     return grade, (None if pool.judged[sel].all() and pool.extra is None else judged), n  # placeholders: unjudged
 
 
-def _permutation_batches(pool: Pool, reps: int, rng, scorer, queries, depth=None, reads=None):
-    """Yield (first rep, queries, values[... x t x len(queries)]) over ``reps`` random permutations, in
-    buckets of similar pool size and memory-bounded batches; ``depth``: the ranks kept (None: all);
-    ``reads`` (:func:`pool_reads`): at most half its pool read, a query draws those ranks (:func:`placed`)."""
-    work = max(1, reps * len(queries))
-    if reads is not None and depth is None:
-        cnt = pool.rowsum(reads)[queries].astype(np.int64)
-        few = 2 * cnt <= pool.n[queries]
-        yield from _placed_batches(pool, reads, queries[few], cnt[few], reps, rng, scorer, work)
-        queries = queries[~few]
-    n = pool.n[queries].astype(np.int64)
-    bucket = np.ceil(np.log2(n)).astype(np.int64) if len(n) else n
-    for bucket_id in np.unique(bucket):
-        bucket_queries = np.sort(queries[bucket == bucket_id])
-        grade, judged, sizes = _padded(pool, bucket_queries)
-        per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(bucket_queries)))
-        yield from _batches(scorer,
-                            lambda count, start: _shuffled(grade, judged, sizes, bucket_queries, count, rng, depth, rep0=start),
-                            bucket_queries, reps, per, work)
-
-
 def _kept_depth(measure):
     """The ranks a shuffle scored by ``measure`` alone must keep: a native measure's cutoff, else all."""
     return measure.cutoff if measure.native else None
 
 
-def _placed_batches(pool: Pool, reads, queries, cnt, reps: int, rng, scorer, work):
-    """:func:`_permutation_batches` over placed rankings, in buckets of queries holding similar
-    numbers of read documents (within a factor of sqrt(2): less padding)."""
-    bucket = np.ceil(2 * np.log2(np.maximum(cnt, 1))).astype(np.int64)
+def _permutation_batches(pool: Pool, reps: int, rng, scorer, queries, depth=None, reads=None):
+    """Yield (first rep, queries, values[... x t x len(queries)]) over ``reps`` random permutations in
+    memory-bounded batches, each batch's share of the work reported to the progress bar; ``depth``: the
+    ranks kept (None: all); ``reads`` (:func:`pool_reads`): a query with at most half its pool read draws
+    those ranks alone (:func:`placed`).  Buckets of similar size (less padding): placed queries by the
+    documents read (within a factor of sqrt(2)), shuffled ones by pool size (within a factor of 2)."""
+    work = max(1, reps * len(queries))
+    n = pool.n[queries].astype(np.int64)
+    placing = reads is not None and depth is None
+    cnt = pool.rowsum(reads)[queries].astype(np.int64) if placing else n
+    few = 2 * cnt <= n if placing else np.zeros(len(n), bool)
+    bucket = np.where(few, -1 - np.ceil(2 * np.log2(np.maximum(cnt, 1))), np.ceil(np.log2(np.maximum(n, 1))))
     for bucket_id in np.unique(bucket):
-        bucket_queries = np.sort(queries[bucket == bucket_id])
-        width = max(1, int(cnt[bucket == bucket_id].max()))
-        per = max(1, _PLACED_ELEMENTS // (width * len(bucket_queries)))
-        yield from _batches(scorer,
-                            lambda count, start: placed(pool, reads, bucket_queries, count, rng, rep0=start), bucket_queries, reps, per, work)
-
-
-def _batches(scorer, rankings, queries, reps: int, per: int, work):
-    """Yield (first rep, qs, values[... x t x len(qs)]): ``scorer`` on ``rankings(t, first rep)`` of
-    ``per`` repetitions at a time, each batch's share of the work reported to the progress bar."""
-    for start in range(0, reps, per):
-        count = min(per, reps - start)
-        values = np.asarray(scorer(rankings(count, start)))
-        values = values.reshape(values.shape[:-1] + (count, len(queries)))
-        if _LISTENERS:
-            _share(count * len(queries) / work)
-        yield start, queries, values
+        inside = bucket == bucket_id
+        bucket_queries = np.sort(queries[inside])
+        if bucket_id < 0:
+            per = max(1, _PLACED_ELEMENTS // (max(1, int(cnt[inside].max())) * len(bucket_queries)))
+            draw = functools.partial(placed, pool, reads, bucket_queries, rng=rng)
+        else:
+            grade, judged, sizes = _padded(pool, bucket_queries)
+            per = max(1, _BATCH_ELEMENTS // (grade.shape[1] * len(bucket_queries)))
+            draw = functools.partial(_shuffled, grade, judged, sizes, bucket_queries, rng=rng, depth=depth)
+        for start in range(0, reps, per):
+            count = min(per, reps - start)
+            values = np.asarray(scorer(draw(reps=count, rep0=start)))
+            if _LISTENERS:
+                _share(count * len(bucket_queries) / work)
+            yield start, bucket_queries, values.reshape(values.shape[:-1] + (count, len(bucket_queries)))
 
 
 def permutation_values(pool: Pool, judgements, measure, rel_level, reps: int, rng,

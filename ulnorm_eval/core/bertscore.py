@@ -215,37 +215,26 @@ def score_documents(data, scorer, k=None, hetero: bool = True, order: str = "inc
     if order not in ORDERS:
         raise ValueError(f"order must be one of {', '.join(ORDERS)}")
     per_candidate = k == "candidate"
-    if per_candidate:
-        k = None
+    k = None if per_candidate else k
     S, D = len(data.systems), len(data.doc_ids)
     A = np.full((S, D, 3), np.nan)
-    cands, refs, where = [], [], []
-    for system in range(S):
-        for doc in range(D):
-            if data.summaries[system][doc] is not None:
-                cands.append(data.summaries[system][doc])
-                refs.append(data.references[doc])
-                where.append((system, doc))
-    vals = bertscore(scorer, cands, refs, progress)
+    where = [(system, doc) for system in range(S) for doc in range(D) if data.summaries[system][doc] is not None]
+    vals = bertscore(scorer, [data.summaries[system][doc] for system, doc in where],
+                     [data.references[doc] for _, doc in where], progress)
     for (system, doc), scores in zip(where, vals):
         A[system, doc] = scores
     # E: one batched call over every document's expected summaries (per reference, or one with --k)
     sims_of, expected_by_doc, expected, W = _both_ends(data, scorer, k, order, ties, progress, hetero)
     het = np.abs(expected_by_doc[:, 2] - W[:, 2]) if hetero else np.full(D, np.nan)
     E = np.broadcast_to(expected_by_doc[None, :, :], (S, D, 3)).copy()
-    if per_candidate:
-        # k = each candidate's own length: one expected summary per (document, length), against all references
-        c_c, c_r, c_key, keys = [], [], [], {}
-        for (system, doc) in where:
-            length = n_tokens(scorer, data.summaries[system][doc])
-            if (doc, length) not in keys:
-                keys[(doc, length)] = len(c_c)
-                c_c.append(expected_summaries(scorer, data.sources[doc], [length], order, sims=sims_of[doc])[0])
-                c_r.append(list(data.references[doc]))
-            c_key.append(keys[(doc, length)])
-        cand_scores = bertscore(scorer, c_c, c_r, progress)
-        for (system, doc), index in zip(where, c_key):
-            E[system, doc] = cand_scores[index]
+    if per_candidate:  # k = each candidate's own length: one expected summary per (document, length)
+        lengths = [(doc, n_tokens(scorer, data.summaries[system][doc])) for system, doc in where]
+        index = {key: place for place, key in enumerate(dict.fromkeys(lengths))}
+        texts = [expected_summaries(scorer, data.sources[doc], [length], order, sims=sims_of[doc])[0]
+                 for doc, length in index]
+        scores = bertscore(scorer, texts, [list(data.references[doc]) for doc, _ in index], progress)
+        for (system, doc), key in zip(where, lengths):
+            E[system, doc] = scores[index[key]]
     E[np.isnan(A)] = np.nan
     return BertScores(A=A, E=E, hetero=het, expected=expected, model=getattr(scorer, "model_type", ""),
                       layer=getattr(scorer, "num_layers", 0))

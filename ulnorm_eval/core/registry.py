@@ -169,13 +169,14 @@ def _build(family: str, params: dict, cutoff, text: str) -> Measure:
             raise UnknownMeasure(f"{text}: {family} has no parameter {k!r} (it takes: "
                                  f"{', '.join(x.name for x in fam.params) or 'none'})")
         out[k] = _coerce(p, v, text)
+        if p.choices and (isinstance(out[k], str) or p.kind == "int") and out[k] not in p.choices:  # a discount may be a vector
+            raise UnknownMeasure(f"{text}: {k} must be {' or '.join(repr(c) for c in p.choices)}")
     at = next((p for p in fam.params if p.at), None)
     if cutoff is not None and at is not None:  # IPrec@0.2 is IPrec(recall=0.2)
         if at.name in params:
             raise UnknownMeasure(f"{text}: {at.name} given twice")
         return _build(family, {**params, at.name: cutoff}, None, text)
     _check_cutoff(fam, cutoff, text)
-    _check_choices(fam, out, text)
     why = fam.validate(out, cutoff) if fam.validate else None
     if why:
         raise UnknownMeasure(f"{text}: {why}")
@@ -207,13 +208,6 @@ def _check_cutoff(fam, cutoff, text: str) -> None:
             raise UnknownMeasure(f"{text}: the cutoff must be a positive integer")
     elif fam.cutoff == "required":
         raise UnknownMeasure(f"{text}: {fam.name} needs a cutoff, e.g. {fam.name}@10")
-
-
-def _check_choices(fam, out: dict, text: str) -> None:
-    for k, v in out.items():
-        choices = fam.param(k).choices
-        if choices and (isinstance(v, str) or fam.param(k).kind == "int") and v not in choices:  # a discount may be a vector
-            raise UnknownMeasure(f"{text}: {k} must be {' or '.join(repr(c) for c in choices)}")
 
 
 def _coerce(p: Param, v, text: str):
@@ -366,12 +360,10 @@ def _unknown_message(text: str) -> str:
 
 def _trec_value(t: TrecName, v: str, text: str):
     try:
-        f = float(v)
+        value = float(v)
     except ValueError:
         raise UnknownMeasure(f"{text}: {'cutoff' if t.param == 'cutoff' else t.param} {v!r} is not a number") from None
-    if t.kind == "float":
-        return f
-    return int(f)  # trec_eval truncates non-integer values (ndcg_cut.23.4 -> 23)
+    return value if t.kind == "float" else int(value)  # trec_eval truncates non-integer values (ndcg_cut.23.4 -> 23)
 
 
 def _trec_measure(fam: str, t: TrecName, value, text: str, typed: str = "") -> Metric:

@@ -250,13 +250,6 @@ def test_discordant_pairs_equal_brute_force():
         assert stats._discordant(A, B) == brute, n  # private: the counting kernel against brute force
 
 
-def test_split_half_swap_rate_stack_uses_identical_splits(scores):
-    stack = np.stack([scores, scores ** 2])
-    both = stats.split_half_swap_rate(stack, trials=300, seed=8)
-    assert both[0] == stats.split_half_swap_rate(scores, trials=300, seed=8)
-    assert both[1] == stats.split_half_swap_rate(scores ** 2, trials=300, seed=8)
-
-
 # --------------------------------------------------------------------------- generalizability theory
 
 Y_HAND = [[0.50, 0.30, 0.70, 0.20],
@@ -314,10 +307,9 @@ def test_erho2_phi_follow_kanoulas_aslam_2009_equations():
 def test_topics_needed_is_the_smallest_sufficient_topic_count():
     vc = stats.variance_components(Y_HAND)
     for target in (0.5, 0.9, 0.95):
-        for coef, f in (("phi", stats.phi), ("erho2", stats.erho2)):
-            n = stats.topics_needed(vc, target, coef)
-            assert f(vc, n) >= target and (n == 1 or f(vc, n - 1) < target)
-    assert stats.topics_needed(vc, 0.95) == 133 and stats.topics_needed(vc, 0.95, "erho2") == 11
+        n = stats.topics_needed(vc, target)
+        assert stats.phi(vc, n) >= target and (n == 1 or stats.phi(vc, n - 1) < target)
+    assert stats.topics_needed(vc, 0.95) == 133
     # Kanoulas & Aslam 2009's own numbers are consistent: n* topics for P = 0.9 means Phi(50) = 50r/(1+50r)
     n_star, target = 104, 0.9  # TREC 12, Zipfian discount (Table 1)
     r = target / ((1 - target) * n_star)

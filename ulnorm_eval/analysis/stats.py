@@ -86,16 +86,9 @@ def pairwise_t(diffs, alpha: float = 0.05, alternative: str = "two-sided") -> Pa
     Where every difference is 0 the test is defined as t = 0, p = 1 (scipy leaves it NaN).  The
     interval is mean(d) +- t_{1-alpha/2, n-1} sd(d)/sqrt(n).
     """
-    import warnings
-
     from scipy import stats
 
-    diffs, n, mean, std, effect = _moments(diffs)
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on constant rows (t = +-inf, p = 0)
-        res = stats.ttest_1samp(diffs, 0.0, axis=-1, alternative=alternative)
-    zero = np.all(diffs == 0, axis=-1)
-    return _t_test((n, mean, std, effect), np.where(zero, 0.0, res.statistic), np.where(zero, 1.0, res.pvalue), alpha)
+    return _scipy_test(diffs, alpha, lambda rows: stats.ttest_1samp(rows, 0.0, axis=-1, alternative=alternative))
 
 
 def pairwise_wilcoxon(diffs, alpha: float = 0.05) -> PairedTest:
@@ -105,15 +98,20 @@ def pairwise_wilcoxon(diffs, alpha: float = 0.05) -> PairedTest:
     is scipy's, the smaller of the two signed-rank sums.  Where every difference is 0 the test is
     defined as statistic 0, p = 1 (scipy leaves it NaN).  The interval is the t-interval of ``pairwise_t``.
     """
-    import warnings
-
     from scipy import stats
+
+    return _scipy_test(diffs, alpha, lambda rows: stats.wilcoxon(rows, axis=-1))
+
+
+def _scipy_test(diffs, alpha, test) -> PairedTest:
+    """scipy's ``test`` on every row of differences (a row of zeros: statistic 0, p = 1) and the t-interval."""
+    import warnings
 
     diffs, n, mean, std, effect = _moments(diffs)
     zero = np.all(diffs == 0, axis=-1)
     with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's note on too few non-zero differences
-        res = stats.wilcoxon(np.where(zero[..., None], 1.0, diffs), axis=-1)
+        warnings.simplefilter("ignore", RuntimeWarning)  # scipy's notes on constant rows, few non-zero differences
+        res = test(np.where(zero[..., None], 1.0, diffs))
     return _t_test((n, mean, std, effect), np.where(zero, 0.0, res.statistic), np.where(zero, 1.0, res.pvalue), alpha)
 
 
@@ -412,14 +410,11 @@ def split_half_swap_rate(score_matrix, trials: int = 1000, seed: int = 0, half: 
     """Split-half swap rate (Voorhees & Buckley 2002; Sakai 2006): the share of (split, pair) events where
     two disjoint random halves of the queries (``trials`` seeded splits, ``half`` = floor(n/2) each)
     order a pair of systems oppositely, d1 d2 < 0.  Karmaker & Feng 2022 §4.4.4 compare two fixed
-    experiments instead (:func:`swap_rate_between`).  ``score_matrix``: systems x queries, or a stack of
-    them (metrics first) compared on the same splits.  Computed from each system's half means, one
-    system's pairs at a time (memory linear in the systems); half means equal within 1e-12 of the largest
-    |score| are a tie, which never swaps."""
+    experiments instead (:func:`swap_rate_between`).  ``score_matrix``: systems x queries.  Computed from
+    each system's half means, one system's pairs at a time (memory linear in the systems); half means
+    equal within 1e-12 of the largest |score| are a tie, which never swaps."""
     score_matrix = np.asarray(score_matrix, dtype=np.float64)
-    stack = score_matrix.ndim == 3
-    score_matrix = score_matrix if stack else score_matrix[None]
-    n = score_matrix.shape[-1]
+    n_systems, n = score_matrix.shape
     half = n // 2 if half is None else int(half)
     if half < 1 or 2 * half > n:
         raise ValueError(f"half must lie in 1..{n // 2} for {n} queries")
@@ -427,16 +422,13 @@ def split_half_swap_rate(score_matrix, trials: int = 1000, seed: int = 0, half: 
     place = np.argsort(np.argsort(rng.random((trials, n)), axis=1), axis=1)  # each query's place in its shuffle
     weights1 = (place < half) / half
     weights2 = ((place >= half) & (place < 2 * half)) / half
-    n_systems = score_matrix.shape[1]
-    scale = np.abs(score_matrix).max(axis=(1, 2), initial=0.0) if score_matrix.size else np.zeros(len(score_matrix))
-    unit = np.where(scale > 0, scale * 1e-12, 1.0)[:, None, None]
+    scale = np.abs(score_matrix).max(initial=0.0)
+    unit = scale * 1e-12 if scale > 0 else 1.0
     # each system's mean on each half, as integers on the grid (|K| <= 1e12: exact in float64)
-    ranks1 = np.rint((score_matrix @ weights1.T) / unit)  # (metrics, systems, trials)
+    ranks1 = np.rint((score_matrix @ weights1.T) / unit)  # (systems, trials)
     ranks2 = np.rint((score_matrix @ weights2.T) / unit)
-    swaps = np.array([_discordant(ranks1[metric].T, ranks2[metric].T) for metric in range(len(score_matrix))], dtype=np.int64)
     events = n_systems * (n_systems - 1) // 2 * trials
-    out = swaps / events if events else np.full(len(score_matrix), np.nan)
-    return out if stack else float(out[0])
+    return _discordant(ranks1.T, ranks2.T) / events if events else math.nan
 
 
 def _discordant(A, B) -> int:
@@ -510,16 +502,12 @@ def phi(components: VarianceComponents, n: int | None = None) -> float:
     return components.system / den if den > 0 else 0.0
 
 
-def topics_needed(components: VarianceComponents, target: float = 0.95, coefficient: str = "phi") -> float:
-    """Fewest topics n with Φ(n) >= target (or Eρ²(n) with ``coefficient='erho2'``).
-
-    Solving eq. 2 for n: n = ceil(target (sigma^2(t) + sigma^2(s:t)) / ((1 - target) sigma^2(s)));
-    eq. 1 drops sigma^2(t).  inf when sigma^2(s) = 0; at least 1.
-    """
+def topics_needed(components: VarianceComponents, target: float = 0.95) -> float:
+    """Fewest topics n with Φ(n) >= target, eq. 2 solved for n:
+    n = ceil(target (sigma^2(t) + sigma^2(s:t)) / ((1 - target) sigma^2(s))); inf when sigma^2(s) = 0; at least 1."""
     if not 0 < target < 1:
         raise ValueError("target must lie strictly between 0 and 1")
-    err = components.topic + components.residual if coefficient == "phi" else components.residual
     if components.system <= 0:
         return math.inf
-    n = math.ceil(target * err / ((1 - target) * components.system) - 1e-9)
+    n = math.ceil(target * (components.topic + components.residual) / ((1 - target) * components.system) - 1e-9)
     return max(n, 1)

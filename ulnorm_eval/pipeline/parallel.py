@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import logging
 import os
 import signal
+import threading
+import time
+import uuid
 from collections import deque
 
 from ..inputs.trec import InputError
@@ -70,9 +74,6 @@ def _end_with(parent: int) -> None:
     """End this worker when the command ``parent`` dies uncaught (SIGKILL, the OOM killer), else it would
     wait on its queue for ever (it ignores the command's signals): a daemon thread checks the parent
     twice a second."""
-    import threading
-    import time
-
     if os.getppid() != parent:
         os._exit(1)
 
@@ -214,16 +215,14 @@ class DaskPool(Sequential):
     sequential = False
     remote = True
 
-    def __init__(self, qrels, address: str, retries: int = RETRIES, timeout: float = CONNECT_TIMEOUT):
+    def __init__(self, qrels, address: str, timeout: float = CONNECT_TIMEOUT):
         super().__init__(qrels)
-        import time
-
         start = time.monotonic()  # one budget of --scheduler-timeout for connecting and finding a worker
         self.client = _connect(address, timeout, start)
         # a scheduler lost is said once, by the ParallelError the command prints, not also by Dask's log
         logging.getLogger("distributed.client").setLevel(logging.CRITICAL)
         _require_workers(self.client, address, timeout, max(0.1, timeout - (time.monotonic() - start)))
-        self.retries, self.address, self.timeout = retries, address, timeout
+        self.address, self.timeout = address, timeout
         self.identity = _require_same_code(self.client, address)
         self.workers = max(1, sum(self.client.nthreads().values()))
         # The qrels as the result of a task, not scattered data: Dask cannot recompute scattered data,
@@ -231,29 +230,20 @@ class DaskPool(Sequential):
         # the one worker holding it failed the whole evaluation ("lost scattered data").  A task's
         # result is recomputed from its spec (which holds the qrels) wherever it is lost; other
         # workers fetch it once from a worker that has it, as any task's input.
-        import uuid
-
-        self._qrels = self.client.submit(_same_object, qrels, pure=False, retries=self.retries,
+        self._qrels = self.client.submit(_same_object, qrels, pure=False, retries=RETRIES,
                                          key=f"ulnorm-eval-qrels-{uuid.uuid4().hex}")
 
     def imap(self, tasks):
         from distributed.scheduler import KilledWorker
 
-        import uuid
+        tasks, batch = enumerate(tasks), uuid.uuid4().hex  # keys unique to this call: a released key may linger
 
-        tasks = iter(tasks)
-        index, done, nxt = {}, {}, 0
-        batch = uuid.uuid4().hex  # keys unique to this call: a released key may linger on the scheduler
+        def submit(position, task):
+            return self.client.submit(_guard, task[0], self._qrels, task[1], self.identity, retries=RETRIES,
+                                      pure=False, key=f"ulnorm-eval-{task[0].__name__}-{batch}-{position}")
 
-        def submit(position, function, args):
-            future = self.client.submit(_guard, function, self._qrels, args, self.identity, retries=self.retries,
-                                        pure=False, key=f"ulnorm-eval-{function.__name__}-{batch}-{position}")
-            index[future.key] = position
-            return future
-
-        window = 4 * self.workers + 4
-        pending = {submit(position, function, args) for position, (function, args) in zip(range(window), tasks)}
-        count = len(pending)
+        pending = {submit(*task) for task in itertools.islice(tasks, 4 * self.workers + 4)}
+        done, nxt = {}, 0
         while pending:  # results stream back as they complete; yielded in task order
             for future in self._finished(pending):
                 pending.discard(future)
@@ -267,12 +257,9 @@ class DaskPool(Sequential):
                     _refuse_other_code(self.address, ["one without this check"])
                 if outcome[0] == "code":
                     _refuse_other_code(self.address, [outcome[1]])
-                done[index.pop(future.key)] = outcome
+                done[int(future.key.rsplit("-", 1)[1])] = outcome  # the task's position ends its key
                 future.release()
-                for function, args in tasks:  # keep the window full
-                    pending.add(submit(count, function, args))
-                    count += 1
-                    break
+                pending.update(submit(*task) for task in itertools.islice(tasks, 1))  # keep the window full
             while nxt in done:
                 yield done.pop(nxt)
                 nxt += 1
@@ -280,7 +267,6 @@ class DaskPool(Sequential):
     def _finished(self, pending):
         """The futures of ``pending`` that have finished, waited for while the cluster has a worker (Dask
         would wait for ever): without one for --scheduler-timeout seconds the command gives up."""
-        import time
         from concurrent.futures import CancelledError
 
         from distributed import wait
@@ -311,14 +297,10 @@ class DaskPool(Sequential):
         self.client.close()
 
 
-def _connect(address: str, timeout: float, start: float | None = None):
+def _connect(address: str, timeout: float, start: float):
     """A ``dask.distributed.Client`` of the scheduler at ``address``, or :class:`ParallelError` within about
     ``timeout`` seconds: made in a daemon thread and waited for, since Dask's own timeout does not bound
     a silent listener or a service that is not Dask's."""
-    import threading
-    import time
-
-    start = time.monotonic() if start is None else start  # importing Dask counts too
     try:
         from dask.distributed import Client
     except ImportError:

@@ -15,6 +15,7 @@ line's (:class:`~ulnorm_eval.pipeline.blocks.Options`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -114,11 +115,6 @@ def _keywords(kw: dict, where: str, *records: type) -> tuple:
     return split_keywords(kw, *records, where=where)
 
 
-def _fields(record) -> dict:
-    """A record's fields as keywords (not copied, as dataclasses.asdict would)."""
-    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
-
-
 # --------------------------------------------------------------------------- evaluate
 
 # what nrg() returns: an NRGResult (``priors``, ``notes``, every output format, the Result's views)
@@ -135,17 +131,11 @@ class Evaluation(Result):
     # each run as the evaluation read it, in run order: a Run, or an orchestrator.RunFile (read again, for
     # the bounds, only while it is the file first read)
     inputs: list = field(default_factory=list)
-    _bounds: Any = field(default=None, repr=False)
 
-    @property
+    @functools.cached_property
     def bounds(self) -> "pd.DataFrame":
         """Per run, query and measure: E, IUB and WLB, the random-ranking bounds every variant is built
-        from (Karmaker & Feng 2022 §3); measures without bounds are left out."""
-        if self._bounds is None:
-            self._bounds = self._compute_bounds()
-        return self._bounds
-
-    def _compute_bounds(self):
+        from (Karmaker & Feng 2022 §3); measures without bounds are left out (computed once)."""
         import numpy as np
         import pandas as pd
 
@@ -232,7 +222,7 @@ def compare(qrels: QrelsLike, runs: RunsLike, measures: Sequence[str] | str | No
     q = to_qrels(qrels, reading.groups)
     variants = _variant_list(variants)
     return compare_files(q, _sources(runs, q), _measure_list(measures), None if variants is None else list(variants), opts,
-                         warn, holes=hole_bounds, refuse_disjoint=not reading.allow_disjoint, **_fields(settings))
+                         warn, holes=hole_bounds, refuse_disjoint=not reading.allow_disjoint, **vars(settings))
 
 
 def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Sequence[str] | str | None = None, *,
@@ -248,7 +238,7 @@ def nrg(qrels: QrelsLike, runs: RunsLike, priors: RunsLike = (), measures: Seque
         raise NRGError(NO_PRIOR)
     # runs and priors named apart together (#1, #2), as `ulnorm-eval nrg`
     return evaluate_nrg(q, _sources(runs, q), prior, _measure_list(measures), options=opts, warn=warn,
-                        refuse_disjoint=not allow_disjoint, rename=True, **_fields(settings))
+                        refuse_disjoint=not allow_disjoint, rename=True, **vars(settings))
 
 
 def paper_table(comparison: Comparison, fmt: str = "latex", baseline: str | None = None,

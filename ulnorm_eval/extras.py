@@ -15,10 +15,7 @@ EXTRAS = {
     "pyterrier": (("pyterrier",), "PyTerrier"),
 }
 # a module two extras install belongs to the smaller one (rouge_score: summ; bertscore has it too)
-MODULE_EXTRA = {}
-for _extra, (_mods, _) in reversed(list(EXTRAS.items())):
-    for _module in _mods:
-        MODULE_EXTRA[_module] = _extra
+MODULE_EXTRA = {module: extra for extra, (modules, _) in reversed(EXTRAS.items()) for module in modules}
 
 
 def install_line(extra: str) -> str:

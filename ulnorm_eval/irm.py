@@ -23,9 +23,11 @@ import logging
 from typing import Any, Iterator
 
 import ir_measures
+import numpy as np
 from ir_measures.measures import Measure, ParamInfo
 
-from .core.registry import FAMILIES, VARIANTS  # importing the registry registers the families
+from .core.registry import FAMILIES, VARIANTS, UnknownMeasure, parse  # importing it registers the families
+from .core.summary import summarise
 from .core.variants import PRIOR_VARIANTS
 
 __all__ = ["UlnormMeasure", "FamilyMeasure", "VariantMeasure", "measure", "FAMILY_OBJECTS",
@@ -54,10 +56,6 @@ class _Summary(ir_measures.measures.base.Agg):
         self.values.append(value)
 
     def result(self):
-        import numpy as np
-
-        from .core.summary import summarise
-
         return summarise(np.asarray(self.values, dtype=np.float64), None, self.rule)
 
 
@@ -97,8 +95,6 @@ class UlnormMeasure(_RuntimeMeasure):
         raise NotImplementedError
 
     def runtime_impl(self, qrels, run) -> Iterator[Any]:
-        import numpy as np
-
         from .pipeline.blocks import Options
         from .pipeline.orchestrator import evaluate_runs
 
@@ -141,8 +137,6 @@ class FamilyMeasure(UlnormMeasure):
     """A measure family of the registry (``nDCG``); ``nDCG@10``, ``nDCG(dcg='exp-log2')`` refine it."""
 
     def metric(self):
-        from .core.registry import UnknownMeasure, parse
-
         name = self.NAME
         if self.params.get("cutoff") is None and FAMILIES[name].cutoff == "required":
             raise UnknownMeasure(f"{name} needs a cutoff, e.g. {name}@10")
@@ -171,8 +165,6 @@ class VariantMeasure(UlnormMeasure):
         return self(measure=inner @ cutoff)
 
     def metric(self):
-        from .core.registry import UnknownMeasure, parse
-
         inner = self.params.get("measure")
         if inner is None:
             raise UnknownMeasure(f"{self.NAME} wraps a measure: {self.NAME}(nDCG@10)")
@@ -200,8 +192,6 @@ globals().update(VARIANT_OBJECTS)
 def measure(name: str) -> UlnormMeasure:
     """The object of a measure name (``'UL2(nDCG@10)'``, ``'ndcg_cut.10'``); one computed through
     ir_measures (``ERR@10``) is ir_measures' own object, wrapped when a variant is named."""
-    from .core.registry import UnknownMeasure, parse
-
     parsed = parse(name)
     if parsed.variant in PRIOR_VARIANTS:
         raise UnknownMeasure(f"{parsed}: NRG and UC score a run against prior runs: use ulnorm_eval.nrg()")

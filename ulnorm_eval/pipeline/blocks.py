@@ -5,21 +5,23 @@ the same numbers to the last bit."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..core.holes import World, hole_values
 from ..core.intervals import (ORDERINGS, aggregate_intervals, means_interval, min_queries, prepare_counts,
                               randomisation_interval)
-from ..core.kernels import Judgements, Level
+from ..core.kernels import Judgements, Level, Ranking
 from ..core.measures import compute
+from ..core.measures.trec import codes, judged_only
 from ..core.pools import judged_only_pool, make_pool, placeholders
 from ..core.registry import PRIOR_VARIANTS, VARIANTS, Metric, UnknownMeasure, paper_measure
 from ..core.variants import CONDENSED_VARIANTS, DEFAULT_WORLD, HOLE_VARIANTS
 from ..core.summary import GMEAN_FLOOR, summarise
-from ..inputs.trec import BOM_KEPT, InputError, Qrels, Run
-from .ordering import RankedRun, judgements, natural_order, qrels_queries, rank_run, run_queries
+from ..inputs.trec import BOM_KEPT, InputError, Qrels, Run, read_bytes, read_run
+from .ordering import RankedRun, judgements, natural_order, prepare_join, qrels_queries, rank_run, run_queries
 
 __all__ = ["Options", "RunResult", "Block", "query_set", "plain_values", "metric_values", "score_block",
            "finish_run", "summary_row", "condensed", "input_notes", "undefined_note", "refuse_prior_variants",
@@ -204,11 +206,8 @@ def plain_values(rr: RankedRun, J: Judgements, m, qrels: Qrels, options: Options
 def condensed(rr: RankedRun) -> RankedRun:
     """The ranked run without its unjudged documents (not in the qrels, or graded below 0), ranks closed
     up: trec_eval's -J, Sakai 2007's condensed list."""
-    import dataclasses
-
-    from ..core.measures.trec import codes, judged_only
     keep = codes(rr.ranking) >= 0
-    return dataclasses.replace(rr, ranking=judged_only(rr.ranking), _take=None if rr._take is None else rr._take[keep])
+    return replace(rr, ranking=judged_only(rr.ranking), _take=None if rr._take is None else rr._take[keep])
 
 
 def per_row(rk, J: Judgements, pairs: tuple, default: float = np.inf):
@@ -280,8 +279,6 @@ def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Opti
     """Order and join ``run`` on ``qids``, then every metric's per-query values.  ``again`` = (changes
     to ``options``, metrics): those metrics' values under the changed options, computed only when the
     run's documents change place under them (``float32_ties``); otherwise the values computed here."""
-    import dataclasses
-
     if options.trec_nan and run.meta.get("bom"):
         raise InputError(run.path, 1, BOM_KEPT)
     rr = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision,
@@ -294,7 +291,7 @@ def score_block(qrels: Qrels, run: Run, qids: list, metrics: list, options: Opti
     other = None
     if again is not None and rr.float32_ties:
         changes, wanted = again
-        other = score_block(qrels, run, qids, wanted, dataclasses.replace(options, **changes)).values
+        other = score_block(qrels, run, qids, wanted, replace(options, **changes)).values
     return Block(name=run.name, qids=qids, values=values, stderr=stderr, undefined=undefined, again=other, ranked=rr,
                  float32_ties=rr.float32_ties, judged=rr.judged)
 
@@ -304,11 +301,6 @@ def prepare(qrels: Qrels, metrics: list, options: Options) -> None:
     judgements and the plain measures' per-query tables (on an empty ranking), the bootstrap's count
     matrix, the randomisation null, the lazy imports.  A local pool calls this before it forks, so that
     no worker builds them again (docs/performance.md)."""
-    import warnings
-
-    from ..core.kernels import Ranking
-    from .ordering import prepare_join
-
     if qrels.letor:
         return
     qids = natural_order(qrels_queries(qrels))
@@ -522,9 +514,6 @@ def pool_words(options) -> str:
 def candidates(qrels: Qrels, options: Options, qids: list):
     """``--pool FILE``: the Ranking of each query's top ``options.pool_depth`` documents of the file, as a
     run's are taken, joined with the qrels: the pool every run shares (read once, kept on the qrels)."""
-    from ..inputs.text import read_bytes
-    from ..inputs.trec import read_run
-
     key = ("candidates", options.pool)
     if key not in qrels.cache:
         qrels.cache[key] = read_run(options.pool, data=read_bytes(options.pool))
@@ -535,10 +524,8 @@ def candidates(qrels: Qrels, options: Options, qids: list):
 def letor_pool(options: Options, qrels: Qrels) -> Options:
     """On LETOR data every candidate is judged and a score file ranks every one: the pool is the
     candidates, the judged documents, so 'qrels+N' adds no placeholder there (--pool qrels)."""
-    import dataclasses
-
     if qrels.letor and placeholders(options.pool) is not None:
-        return dataclasses.replace(options, pool="qrels")
+        return replace(options, pool="qrels")
     return options
 
 

@@ -3,7 +3,8 @@
 (:func:`with_runs_holes`) and :class:`Result`.  The evaluation itself is pipeline/orchestrator.py's."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from ..core.registry import Metric
 from ..core.variants import HOLE_VARIANTS
 from ..inputs.arrow import string_array, to_numpy
 from ..inputs.letor import is_letor, read_letor, read_letor_scores
-from ..inputs.trec import Qrels, Run, read_bytes, read_qrels, read_run
+from ..inputs.trec import InputError, Qrels, Run, read_bytes, read_qrels, read_run
 from .blocks import Options, RunResult, metric_values, plain_values, query_set, refuse_prior_variants
 from .ordering import natural_order, qrels_queries, rank_run
 
@@ -110,8 +111,6 @@ def load_qrels(path: str, groups: str | None = None, trec_eval: bool = False) ->
 def _no_groups(groups, path) -> None:
     """A group file given with qrels that are not LETOR rows would be ignored without a word."""
     if groups is not None:
-        from ..inputs.errors import InputError
-
         raise InputError(groups, None, f"a LETOR group file (--groups), but {path} holds TREC qrels, not LETOR "
                                        "rows: leave --groups out")
 
@@ -232,8 +231,6 @@ def geometric_reason(measure) -> str:
 
 def default_bounds_note(measures: list, variants: list) -> str:
     """The stderr line for measures that got no default variants (their E is a Monte Carlo estimate)."""
-    from collections import Counter
-
     listed = ", ".join(family if count == 1 else f"{family} ({count})"
                        for family, count in Counter(metric.family for metric in measures).items())
     example = f"{variants[-1] if variants else 'UL2'}({measures[0]})"
@@ -244,18 +241,10 @@ def default_bounds_note(measures: list, variants: list) -> str:
 
 # --------------------------------------------------------------------------- the runs' shared holes
 
-def _loaded(source, qrels: Qrels) -> Run:
-    if isinstance(source, Run):
-        return source
-    return source.load(qrels) if hasattr(source, "load") else load_run(str(source), qrels)
-
-
 def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
     """``options`` with what the hole bounds read of every run (:func:`runs_documents`): over several runs
     or under -M, the closed world over the runs (per query, the distinct documents they retrieved that
     the qrels lack: docs/holes.md); open=est's ceilings; --holes-list's documents."""
-    import dataclasses
-
     bounded = [metric.measure for metric in metrics if metric.variant in HOLE_VARIANTS]
     estimate, shared = World.parse(options.holes).estimate, len(runs) > 1 or options.depth is not None
     if qrels.letor or not bounded or not (estimate or options.holes_list or shared):
@@ -274,7 +263,7 @@ def with_runs_holes(options: Options, qrels: Qrels, runs, metrics) -> Options:
         width = max(len(names), 1)
         counts = np.bincount(np.unique(query[~judged] * width + doc[~judged]) // width, minlength=len(qids))
         changes["holes_pool"] = tuple((qids[index], int(counts[index])) for index in np.flatnonzero(counts))
-    return dataclasses.replace(options, **changes)
+    return replace(options, **changes)
 
 
 def runs_documents(qrels: Qrels, runs, options: Options) -> tuple:
@@ -287,7 +276,8 @@ def runs_documents(qrels: Qrels, runs, options: Options) -> tuple:
     qids = natural_order(qrels_queries(qrels))
     parts, docids, lengths = [], [], []
     for source in runs:
-        ranked = rank_run(_loaded(source, qrels), qrels, qids, ties=options.ties, score_precision=options.score_precision)
+        run = source.load(qrels) if hasattr(source, "load") else load_run(source, qrels)  # a plan's source, a Run, a path
+        ranked = rank_run(run, qrels, qids, ties=options.ties, score_precision=options.score_precision)
         ranking = ranked.ranking
         judged = np.asarray(ranking.judged, bool)
         parts.append((ranking.row, ranking.pos + 1, judged, judged & (ranking.grade >= options.rel_level)))

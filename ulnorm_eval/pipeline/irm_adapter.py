@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.kernels import Judgements, Ranking
+from ..core.registry import UnknownMeasure
 
 __all__ = ["foreign_values", "foreign_scorer", "foreign_bounds", "honour_rel_level", "decreasing_scores"]
 
@@ -22,8 +23,6 @@ def decreasing_scores(ranking: Ranking) -> np.ndarray:
 def honour_rel_level(measure, rel_level: float):
     """The ir_measures measure with ``rel`` set to ``-l`` (unless given); refuses, as
     UnknownMeasure, a measure that reads relevance but has no ``rel`` parameter when -l is not 1."""
-    from ..core.registry import UnknownMeasure
-
     if "rel" in measure.params or float(rel_level) == 1:
         return measure
     if "rel" in getattr(measure, "SUPPORTED_PARAMS", {}):
@@ -35,8 +34,6 @@ def honour_rel_level(measure, rel_level: float):
 
 def _calc(measure, qrels_df, run_df, nrows: int, row_of: dict) -> np.ndarray:
     import ir_measures
-
-    from ..core.registry import UnknownMeasure
 
     out = np.zeros(nrows)
     try:

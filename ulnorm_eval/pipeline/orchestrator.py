@@ -3,12 +3,13 @@ executor in, a :class:`~.blocks.RunResult` per run out, in run order (:func:`eva
 file by file: docs/architecture.md, "The route of one evaluation"."""
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass
 
 from ..inputs.checks import disjoint_error
 from ..inputs.errors import InputError
-from ..inputs.text import COMPRESSED_MAGIC  # gzip, bzip2, xz: read from the start only
+from ..inputs.text import COMPRESSED_MAGIC, read_bytes  # COMPRESSED_MAGIC: gzip, bzip2, xz, read from the start only
 from ..inputs.trec import Qrels, Run
 from .blocks import Options, RunResult, letor_pool, prepare
 from .evaluate import load_run, parse_run, with_runs_holes
@@ -196,8 +197,6 @@ def _remote(task):
         file, start, stop = source
         return function, (Shipped(path=file.path, data=file.read(start, stop)), *rest)
     if isinstance(source, RunFile):
-        from ..inputs.text import read_bytes
-
         source.check()
         data = read_bytes(source.path)
         source.check()
@@ -264,18 +263,12 @@ def _result(qrels: Qrels, source, tasks: list, outcomes, asked: tuple) -> RunRes
         raise source.error
     if tasks[0][0] is run_task:
         return unwrap(next(outcomes))
-    taken = [0]
-
-    def blocks():
-        for _ in tasks:
-            taken[0] += 1
-            yield unwrap(next(outcomes))
-
+    mine = itertools.islice(outcomes, len(tasks))  # this run's blocks
     try:
-        return merge_blocks(qrels, source.path, metrics, options, blocks())
+        return merge_blocks(qrels, source.path, metrics, options, map(unwrap, mine))
     except NotGrouped:
-        for _ in range(len(tasks) - taken[0]):  # this run's other blocks are of no use now
-            next(outcomes)
+        for _ in mine:  # this run's other blocks are of no use now
+            pass
         if how.stream:
             raise
     return score_run(qrels, source.load(qrels), metrics, options, how)

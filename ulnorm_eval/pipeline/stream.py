@@ -5,6 +5,7 @@ orchestrator then reads the run whole, or refuses it under ``--stream``."""
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 
@@ -45,8 +46,6 @@ def score_parsed(qrels: Qrels, path: str, parsed: tuple, metrics: list, options:
                  whole: bool = False) -> Block:
     """Score a block parsed by :func:`parse_block` (its errors kept, with block-relative lines), or a run
     read whole (``whole``: its ranking kept, its errors raised); ``again``: blocks.score_block's."""
-    import dataclasses
-
     run, lines = parsed
     if run is None:
         return Block(lines=lines)
@@ -58,7 +57,7 @@ def score_parsed(qrels: Qrels, path: str, parsed: tuple, metrics: list, options:
     back = np.flatnonzero(~new)  # a query back after other queries' lines, within the block
     i = None if whole or not len(back) else int(starts[back[0]])
     regrouped = None if i is None else (run.qid[i].as_py(), int(run.line[i]) if run.line is not None else i + 1)
-    options = options if whole else dataclasses.replace(options, run_queries_only=True)
+    options = options if whole else replace(options, run_queries_only=True)
     qids = query_set(qrels, run, options)
     facts = dict(name=run.name, run_qids=uniq.to_pylist(), first_lines=first_lines, lines=lines, skipped=run.skipped,
                  extra=run.meta.get("extra_fields", 0) or 0, tag=run.meta.get("last_tag", run.tag), regrouped=regrouped)
@@ -71,7 +70,7 @@ def score_parsed(qrels: Qrels, path: str, parsed: tuple, metrics: list, options:
         if whole:
             raise
         return Block(error=(exc.reason, exc.line), **facts)
-    return dataclasses.replace(block, ranked=block.ranked if whole else None, **facts)
+    return replace(block, ranked=block.ranked if whole else None, **facts)
 
 
 def _gather(blocks, path: str) -> list:
@@ -108,8 +107,6 @@ def _joined(chunks: list, pick: np.ndarray, of, lacking) -> dict:
 def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, blocks) -> RunResult:
     """The RunResult of a run from the :class:`~.blocks.Block` of each of its query blocks, in file order
     (a run read whole: one block), notes on ``RunResult.notes``."""
-    import dataclasses
-
     all_qids = qrels_queries(qrels)
     got = _gather(blocks, path)
     if not got:  # no block held a data line (a run read whole, even empty, is one)
@@ -121,7 +118,7 @@ def merge_blocks(qrels: Qrels, path: str, metrics: list, options: Options, block
     unscored = [q for q in qids if q not in done]
     if unscored:  # scored against an empty ranking, as in a run read whole
         empty = Run(qid=string_array([]), docid=string_array([]), score=np.zeros(0), rank=None, name=path, path=path)
-        chunks.append(score_block(qrels, empty, unscored, metrics, dataclasses.replace(options, run_queries_only=True)))
+        chunks.append(score_block(qrels, empty, unscored, metrics, replace(options, run_queries_only=True)))
     at = {q: i for i, q in enumerate(q for chunk in chunks for q in chunk.qids)}
     joined = functools.partial(_joined, chunks, np.asarray([at[q] for q in qids], dtype=np.int64))
     again = joined(lambda c: c.again, lambda c, m: c.values[m]) if any(c.again is not None for c in chunks) else None

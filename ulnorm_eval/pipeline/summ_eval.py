@@ -8,14 +8,16 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..core import text_measures as tm
 from ..core.records import VARIANTS as VARIANT_RECORDS
 from ..core.text_families import SUMM_DEFAULT_VARIANTS, TEXT_FAMILIES, score_choices, summ_variants
-from ..inputs.errors import RefusedAlone
+from ..inputs.errors import InputError, RefusedAlone, env_limit
+from .blocks import undefined_note
+from .evaluate import Options, Result, RunResult
 
 __all__ = ["TextMeasure", "TextMetric", "SummOptions", "parse_text_metric", "resolve_text_metrics",
            "evaluate_summaries", "BASES", "SummRequest", "SummOutcome", "summ_for_request"]
@@ -138,7 +140,6 @@ class SummOptions:
     layer: int | None = None
     k: int | None = None
     batch_size: int = 64
-    notes: list = field(default_factory=list)
 
 
 @dataclass(kw_only=True)
@@ -207,8 +208,6 @@ def _document(data, j: int, tok, types: list, opts: SummOptions, need_e: bool):
 def _check_tokens(data, j: int, doc, need_e: bool) -> None:
     """Refuse a reference (or, when E is asked for, a source) in which ROUGE's tokeniser (a-z and 0-9
     after lowercasing) finds no word: every summary would score 0 against it, E would be 0."""
-    from ..inputs.errors import InputError
-
     why = "rouge-score's tokeniser keeps only the letters a-z and the digits 0-9"
     for n, r in enumerate(doc.refs, 1):
         if not len(r):
@@ -222,8 +221,6 @@ def _check_tokens(data, j: int, doc, need_e: bool) -> None:
 def _check_lcs(data, j: int, have: list, lens, doc, opts: SummOptions, draws: bool = True) -> None:
     """Refuse a document whose ROUGE-L (its summaries', or E's Monte Carlo draws') would fill more than
     ``tm.MAX_LCS_CELLS`` LCS cells: time and memory grow with summary x reference tokens."""
-    from ..inputs.errors import InputError, env_limit
-
     longest = int(lens.max(initial=0))
     ref_w = int(max((len(r) for r in doc.refs), default=0))
     mc_w = ref_w if opts.length == "reference" else longest
@@ -258,8 +255,6 @@ def _variant_values(c: _Cells, variant: str):
 def evaluate_summaries(data, metrics, opts: SummOptions, bert=None, advance=None):
     """A ranking-style ``Result``: a run per system, a query per document.  ``bert``: the BertScores of
     a BERTScore metric; ``advance(1)`` (a progress bar's) is called after each document."""
-    from .evaluate import Options, Result
-
     metrics = list(metrics)
     cells = _text_cells(data, metrics, opts, bert, advance)
     expanded = []
@@ -292,9 +287,6 @@ def _text_cells(data, metrics: list, opts: SummOptions, bert, advance=None) -> d
 
 def _system_result(data, s: int, metrics: list, cells: dict, opts: SummOptions, bert):
     """The RunResult of system ``s``: a query per document it summarised."""
-    from .blocks import undefined_note
-    from .evaluate import Options, RunResult
-
     name = data.systems[s]
     have = np.array([x is not None for x in data.summaries[s]])
     qids = [d for d, h in zip(data.doc_ids, have) if h]
@@ -418,8 +410,6 @@ def _bertscore(request: SummRequest, d, metrics):
 def summ_for_request(request: SummRequest, notes: list) -> SummOutcome:
     """Read and select the data of ``request``, score every summary and :func:`evaluate_summaries`;
     ``notes`` hears the notes.  RefusedAlone for an error said alone, InputError or ValueError else."""
-    import dataclasses
-
     from ..inputs.summaries import read_summaries
 
     thresholds = _thresholds(request.thresholds)
@@ -444,6 +434,6 @@ def summ_for_request(request: SummRequest, notes: list) -> SummOutcome:
     with bar(rouge, "ROUGE and its Monte Carlo E (documents)", len(d.doc_ids) * rounds) as advance:
         result = evaluate_summaries(d, metrics, opts, bert, advance)
         notes.extend(n for rr in result.runs for n in rr.notes)  # undefined variants: scored 0 or left out
-        repeats = [evaluate_summaries(d, metrics, dataclasses.replace(opts, seed=opts.seed + r), bert, advance)
+        repeats = [evaluate_summaries(d, metrics, replace(opts, seed=opts.seed + r), bert, advance)
                    for r in range(1, rounds)]
     return SummOutcome(result=result, data=d, thresholds=thresholds, repeats=repeats)

@@ -843,6 +843,25 @@ def test_summeval_ratings_on_the_scale_are_read(tmp_path):
         assert read_summaries(_summeval(tmp_path, rating=r)).ratings["expert"]["relevance"] == [[r], [r]]
 
 
+def test_summeval_ratings_stored_as_a_python_literal_are_read(tmp_path):
+    """Some copies of SummEval store the crowd ratings as a Python literal (a string)."""
+    import json
+
+    from ulnorm_eval.inputs.errors import InputError
+    from ulnorm_eval.inputs.summaries import read_summaries
+
+    p = tmp_path / "se.jsonl"
+    for stored, want in ((str([{"relevance": 2}, {"relevance": 3}]), [[2.5], [2.5]]), ("[{'relevance': 2", None)):
+        p.write_text("".join(json.dumps({"id": "d", "decoded": "storm", "turker_annotations": stored, "references": ["a storm"],
+                                         "model_id": f"M{s}", "text": "storm town"}) + "\n" for s in range(2)))
+        if want is None:
+            with pytest.raises(InputError) as err:
+                read_summaries(str(p))
+            assert (err.value.line, err.value.reason) == (1, "annotations not a list of ratings")
+        else:
+            assert read_summaries(str(p)).ratings["crowd"]["relevance"] == want
+
+
 def test_empty_reference_or_source_is_refused(tmp_path, summ_files):
     sys_a = summ_files[1]
     cases = [("d1\tthe cat sat\t\nd2\tstorms\tstorms\n", "1: reference 1 is empty"),

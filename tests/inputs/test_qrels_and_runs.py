@@ -231,8 +231,9 @@ def test_missing_file(tmp_path):
     assert result.exit_code == 2
 
 
-def test_a_directory_or_a_missing_file_is_named(tmp_path):
-    for path, reason in ((tmp_path, "is a directory, not a file"), (tmp_path / "nope", "no such file")):
+def test_a_path_that_cannot_be_opened_is_named_with_why(tmp_path):
+    for path, reason in ((tmp_path, "is a directory, not a file"), (tmp_path / "nope", "no such file"),
+                         (tmp_path / ("x" * 300), "file name too long")):
         with pytest.raises(InputError) as err:
             read_qrels(str(path))
         assert (err.value.path, err.value.line, err.value.reason) == (str(path), None, reason)

@@ -109,7 +109,7 @@ def _ratings(path, line_no, value):
         try:
             value = ast.literal_eval(value)
         except (ValueError, SyntaxError):
-            raise InputError(path, line_no, "annotations not a list of ratings") from None
+            value = ()  # refused below
     if not isinstance(value, list) or not all(isinstance(annotation, dict) for annotation in value):
         raise InputError(path, line_no, "annotations not a list of ratings")
     out = {}

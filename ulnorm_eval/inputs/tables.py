@@ -38,14 +38,13 @@ def read_systems(path: str) -> dict:
     if text.lstrip().startswith(("{", "[")):
         return _systems_json(path, text)
     import csv
-    import io
 
     lines = text.splitlines()
     first = next((index for index, line in enumerate(lines) if line.strip() and not line.startswith("#")), None)
     if first is None:
         raise InputError(path, None, "empty: expected the systems table of `compare --table systems`")
     sep = "\t" if "\t" in lines[first] else ","
-    rows = csv.reader(io.StringIO("\n".join(lines[first:])), delimiter=sep)
+    rows = csv.reader(lines[first:], delimiter=sep)
     header = next(rows)
     missing = [column for column in ("run", "metric", "mean") if column not in header]
     if missing:

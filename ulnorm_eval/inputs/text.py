@@ -79,10 +79,9 @@ def refuse_url(path) -> None:
 
 def _os_reason(exc: OSError) -> str:
     reasons = {errno.ENOENT: "no such file", errno.EISDIR: "is a directory, not a file",
-               errno.EACCES: "permission denied", errno.ELOOP: "symbolic link loop",
-               errno.ENOTDIR: "a component of the path is a file, not a directory",
-               errno.ENAMETOOLONG: "file name too long", errno.ENXIO: "no such device (a socket?)"}
-    return reasons.get(exc.errno) or (exc.strerror or str(exc)).lower()
+               errno.ELOOP: "symbolic link loop", errno.ENXIO: "no such device (a socket?)",
+               errno.ENOTDIR: "a component of the path is a file, not a directory"}
+    return reasons.get(exc.errno) or (exc.strerror or str(exc)).lower()  # 'permission denied', 'file name too long'
 
 
 def _stdin():
@@ -201,8 +200,8 @@ class LineScan:
     """Refuse a line longer than MAX_LINE_BYTES across the blocks of one input, as they arrive
     (``carry``: the length of the line begun in earlier blocks), passing lines in windows of the limit."""
 
-    def __init__(self, path: str, limit: int | None = None):
-        self.path, self.limit, self.carry = path, MAX_LINE_BYTES if limit is None else limit, 0
+    def __init__(self, path: str):
+        self.path, self.limit, self.carry = path, MAX_LINE_BYTES, 0
 
     def feed(self, data: bytes, first_line: int = 1) -> None:
         """Scan ``data`` (the next block; its first line is line ``first_line`` of the input)."""
@@ -245,22 +244,22 @@ def check_chunk(data: bytes, path: str, first_line: int = 1) -> None:
 _LONE_CR = re.compile(rb"\r(?!\n)")
 
 
-def check_text(data: bytes, path: str, first_line: int = 1) -> None:
+def check_text(data: bytes, path: str) -> None:
     """Refuse what would make lines be misread: NUL bytes, a byte-order mark inside, and a carriage
     return not followed by LF (a line end for some readers, not for others; CRLF is accepted)."""
-    check_chunk(data, path, first_line)
+    check_chunk(data, path)
     if len(data) > MAX_LINE_BYTES:  # a line longer than the limit
-        LineScan(path).feed(data, first_line)
+        LineScan(path).feed(data)
     # one at the very start is the file's own (the readers strip it); memchr finds its first byte
     bom = data.find(b"\xef\xbb\xbf", 1) if data.find(b"\xef", 1) >= 0 else -1
     if bom >= 0:
-        line = first_line + data.count(b"\n", 0, bom)
+        line = 1 + data.count(b"\n", 0, bom)
         raise InputError(path, line, "byte-order mark (U+FEFF) inside the file (files joined with cat?): it "
                                      "would become an invisible part of an id; remove it "
                                      "(save each file without a byte-order mark before joining them)")
     if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         match = _LONE_CR.search(data)
         if match is not None:
-            line = first_line + data.count(b"\n", 0, match.start())
+            line = 1 + data.count(b"\n", 0, match.start())
             raise InputError(path, line, "stray carriage return (a CR not followed by LF; "
                                          "convert old Mac line ends (CR) to LF, e.g. with mac2unix)")

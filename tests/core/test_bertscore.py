@@ -241,7 +241,7 @@ def test_progress_is_one_bar_of_ours_and_bert_scores_lines_are_silenced(scorer, 
 
     def spy(label):
         seen.append(label)
-        return pr.step_bar(True, label)
+        return pr.step_bar(label)
 
     plain = bs.bertscore(scorer, cands, refs, progress=False)
     capfd.readouterr()
@@ -256,8 +256,5 @@ def test_progress_is_one_bar_of_ours_and_bert_scores_lines_are_silenced(scorer, 
 def test_step_bar_wraps_every_item_in_order():
     from ulnorm_eval.render.progress import step_bar
 
-    with step_bar(True, "x") as wrap:
+    with step_bar("x") as wrap:
         assert list(wrap(range(5))) == [0, 1, 2, 3, 4] and list(wrap(iter("ab"))) == ["a", "b"]
-    with step_bar(False, "x") as wrap:
-        r = range(3)
-        assert wrap(r) is r

@@ -6,7 +6,6 @@ The Monte Carlo standard error of E is ``SE(E(...))``; Algorithm 2's document sc
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
 from dataclasses import dataclass, field, replace
 
@@ -387,7 +386,7 @@ def _bertscore(request: SummRequest, d, metrics):
     from ..core import bertscore as bs
 
     opts = request.options
-    step = functools.partial(request.progress.step_bar, True) if request.progress else False
+    step = request.progress.step_bar if request.progress else False
     try:
         scorer = bs.make_scorer(opts.model, opts.layer, opts.batch_size)
     except (ImportError, ValueError, OSError) as exc:

@@ -13,7 +13,7 @@ import textwrap
 
 from ..analysis.columns import NUMERIC, Table
 from .legends import SYSTEMS_CELL, correction_words, interval_percent, legend_lines
-from .values import csv_cell, json_cell, num_text, safe_text, terminal_styles
+from .values import csv_cell, isnan, json_cell, num_text, safe_text, terminal_styles
 
 __all__ = ["render", "FRAME_FORMATS", "format_frames_delimited", "format_frames_json", "format_frames_table"]
 
@@ -81,7 +81,7 @@ def format_frames_json(frames: dict, precision, meta) -> str:
 
 
 def _fmt(value, precision) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if isnan(value):
         return "–"
     if isinstance(value, (bool,)) or type(value).__name__ == "bool_":
         return "yes" if value else ""

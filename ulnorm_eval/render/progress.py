@@ -188,14 +188,10 @@ def work_bar(enabled: bool, label: str, total: float | None = None):
 
 
 @contextlib.contextmanager
-def step_bar(enabled: bool, label: str):
+def step_bar(label: str):
     """One transient rich bar, with the time left, for a long step whose work a library reports through
     tqdm: yields ``wrap(iterable)``, a stand-in for ``tqdm(iterable)`` that advances the bar (each
-    iterable in turn: its length is the bar's total) and prints nothing.  Disabled: ``wrap`` returns the
-    iterable and rich is not imported."""
-    if not enabled:
-        yield lambda iterable, *a, **kw: iterable
-        return
+    iterable in turn: its length is the bar's total) and prints nothing."""
     shared, stage = _Shared(), [0]
 
     def wrap(iterable, *a, **kw):

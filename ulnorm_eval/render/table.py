@@ -526,10 +526,8 @@ def format_table(result, width: int | None = None, **kw) -> str:
     color = view.color
     text = None
     for layout in LAYOUTS if width else ("wide",):
-        if layout == "shared" and len(result.runs) < 2:
-            continue
-        if layout == "stacked" and len(result.runs) < 2 and text is not None:
-            continue  # one run: stacking changes nothing
+        if layout in ("shared", "stacked") and len(result.runs) < 2:
+            continue  # one run: sharing or stacking changes nothing
         cand = rich_text(make_table(result, dataclasses.replace(view, layout=layout)), color)
         if len(result.runs) == 1 and layout != "long":
             cand = f"{safe_text(result.runs[0].name)}\n{cand}"

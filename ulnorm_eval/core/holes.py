@@ -202,22 +202,17 @@ class HoleContext:
     @cached_property
     def unj(self) -> np.ndarray:
         """Ranked documents the qrels do not list (the holes)."""
-        ranking = self.rk
-        return np.zeros(len(ranking.row), bool) if ranking.judged is None else ~np.asarray(ranking.judged, bool)
+        return np.zeros(len(self.rk.row), bool) if self.rk.judged is None else ~np.asarray(self.rk.judged, bool)
 
     @cached_property
     def inc(self) -> np.ndarray:
         """Ranked documents within the measure's cutoff (all without one)."""
-        if self.m.cutoff is None:
-            return np.ones(len(self.rk.row), bool)
-        return self.rk.pos < self.m.cutoff
+        return self.rk.pos < (np.inf if self.m.cutoff is None else self.m.cutoff)
 
     @cached_property
     def cands(self) -> np.ndarray:
         """The candidate grades of a hole (:func:`candidate_grades`; for a large G only the deciding ones)."""
         G = self.J.max_grade
-        if np.floor(max(float(G), 0.0)) <= ALL_GRADES:
-            return candidate_grades(G)
         gains = self.m.get("gains") if hasattr(self.m, "get") else None
         keys = np.asarray(sorted(gains), dtype=np.float64) if gains else np.zeros(0)
         grades = np.unique(np.asarray(self.J.grade, dtype=np.float64))
@@ -290,12 +285,10 @@ def assign(ranking: Ranking, judgements: Judgements, assignments: list, depth: i
 def _tiled_level(level, copies: int, rows=None):
     """The level for ``copies`` copies of a ranking (of its ``rows`` only, if given): ``present``
     follows the rows; every other flag is kept."""
-    present = getattr(level, "present", None)
-    if not isinstance(level, Level):
+    if not isinstance(level, Level) or level.present is None:
         return level
-    if present is not None:
-        present = np.asarray(present, bool)
-        present = np.tile(present if rows is None else present[rows], copies)
+    present = np.asarray(level.present, bool)
+    present = np.tile(present if rows is None else present[rows], copies)
     return Level(float(level), level.num_docs, level.rounding, present, level.trec_nan, level.judged_only)
 
 

@@ -122,21 +122,17 @@ def compare(result, settings: CompareSettings | None = None, *, warn=None, progr
     ``correction`` over the pairs of one metric (a pair is significant below ``alpha``), a query ``subset``
     of Karmaker & Feng 2022 §4.4 (needs each measure's E in ``result``), ``swap_between`` two query sets,
     ``seed``.  Bound variants (E, IUB, WLB) are not compared; a query undefined for some run (NaN) is left
-    out of that metric's analysis, with a warning.  ``progress``: a progress bar's ``advance(units,
-    total=None)``, one unit per metric.  ``pairs=False`` keeps no pairs table (the summary's counts
-    still come from every pair): memory then grows with the runs, not with their pairs.  ``marks_only``:
-    the systems and pairs tables alone, no summary rows (all that :func:`tie_marks_note` reads)."""
+    out of that metric's analysis, with a note.  ``progress(units, total=None)``: one unit per metric.
+    ``pairs=False``: no pairs table (memory grows with the runs, not their pairs; the summary's counts
+    still come from every pair).  ``marks_only``: no summary rows (:func:`tie_marks_note` reads none)."""
     from ..core.keywords import split_keywords
     from ..inputs.checks import unique_names
+    from ..pipeline.evaluate import both_notes
 
     if settings is None:
         (settings,) = split_keywords(kw, CompareSettings, where="compare")
     notes = []
-
-    def note(msg):  # collected on the Comparison; warn, if given, hears each as it arises
-        notes.append(msg)
-        if warn:
-            warn(msg)
+    note = both_notes(notes.append, warn)  # collected on the Comparison; warn hears each as it arises
 
     if len(result.runs) < 2:
         raise ValueError("comparing needs at least two runs")

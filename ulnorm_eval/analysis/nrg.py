@@ -388,37 +388,31 @@ def evaluate_nrg(qrels, runs, priors=(), measures=None, *, options=None, warn=No
     keywords set :class:`NRGSettings`, :class:`NRGInputs` and ``Options`` fields (unless ``options``);
     ``executor``: a parallel.py executor holding the same qrels (same values)."""
     from ..core.keywords import split_keywords
-    from ..pipeline.evaluate import Options, load_qrels
+    from ..pipeline.evaluate import Options, both_notes, load_qrels
     from ..pipeline.orchestrator import tell
 
     settings, given, inputs = split_keywords(kw, NRGSettings, Options, NRGInputs, where="evaluate_nrg")
     options = options or given
-    notes: dict = {"runs": [], "groups": []}  # collected on the result; warn, if given, hears each as it arises
-
-    def note(kind, msg):
-        notes[kind].append(msg)
-        if warn:
-            warn(msg)
-
+    group_notes: list = []
+    note = both_notes(group_notes.append, warn)  # collected on the result; warn hears each as it arises
     metrics = resolve_nrg_metrics(measures, settings.unique)
     if isinstance(runs, str) or not hasattr(runs, "__iter__"):
         runs = [runs]
     plain_ms = list(dict.fromkeys(m.measure for m in metrics))
-    s = _read_and_rank(load_qrels(qrels), (runs, priors, inputs), (plain_ms, options), executor,
-                       lambda m: note("groups", m))
+    s = _read_and_rank(load_qrels(qrels), (runs, priors, inputs), (plain_ms, options), executor, note)
     for result in s.results[:s.scored]:
-        notes["runs"].append(tell(result, warn).notes)
+        tell(result, warn)
     plain = [{m: r.values[Metric(m)] for m in plain_ms} for r in s.results[:s.scored]]
     groups = best = None
     if settings.protocol == "group":
-        groups, best = _group_best(s, settings, (plain, plain_ms), options, lambda m: note("groups", m))
+        groups, best = _group_best(s, settings, (plain, plain_ms), options, note)
     sets = prior_sets(s.scored, settings.protocol, range(s.scored, len(s.results)), groups, best)
     values = _nrg_values(s, metrics, plain, sets, options)
-    results = [_run_result(s, i, values[i], notes["runs"][i]) for i in range(s.scored)]
+    results = [_run_result(s, i, values[i]) for i in range(s.scored)]
     names = s.names
     return NRGResult(metrics=metrics, runs=results, options=options, qrels_path=s.qrels.path,
                      run_paths=s.paths[:s.scored], priors={names[i]: [names[j] for j in p] for i, p in enumerate(sets)},
-                     protocol=settings.protocol, group_notes=notes["groups"])
+                     protocol=settings.protocol, group_notes=group_notes)
 
 
 def _read_and_rank(qrels, given, asked, executor, dropped) -> _Ranked:
@@ -507,7 +501,7 @@ def _nrg_values(s: _Ranked, metrics, plain: list, sets: list, options) -> list:
     return values
 
 
-def _run_result(s: _Ranked, i: int, values: dict, notes: list):
+def _run_result(s: _Ranked, i: int, values: dict):
     """The RunResult of scored run ``i``: its queries' values and their summaries, summed in the main
     command's order."""
     from ..pipeline.evaluate import RunResult
@@ -517,7 +511,7 @@ def _run_result(s: _Ranked, i: int, values: dict, notes: list):
     return RunResult(name=run.name, qids=list(run.qids), values=values,
                      mean={m: summarise(v, order, m.summary) for m, v in values.items()},
                      float32_ties=run.float32_ties,
-                     missing_qids=run.missing_qids, ignored_qids=run.ignored_qids, notes=notes, tag=run.tag)
+                     missing_qids=run.missing_qids, ignored_qids=run.ignored_qids, notes=run.notes, tag=run.tag)
 
 
 # --------------------------------------------------------------------------- the command's request

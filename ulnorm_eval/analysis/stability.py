@@ -85,36 +85,28 @@ def _normalisers() -> dict:
 
 def parse_measure(text: str) -> MeasureSpec:
     """'nDCG', 'DCG', 'UL2(nDCG)', 'UE2(DCG)' ... (a cutoff, '@k', is given separately with -k)."""
-    normalisers = _normalisers()
-
-    stripped = text.strip()
-    match = re.fullmatch(r"(?:([A-Za-z0-9]+)\(\s*)?(n?DCG)(?(1)\s*\))", stripped, flags=re.IGNORECASE)
+    match = re.fullmatch(r"(?:([A-Za-z0-9]+)\(\s*)?(n?DCG)(?(1)\s*\))", text.strip(), flags=re.IGNORECASE)
     if not match:
         raise ValueError(f"unknown measure {text!r}: stability takes nDCG, DCG or a variant of them "
                          f"such as UL2(nDCG) (the cutoff is -k)")
     base = "nDCG" if match.group(2).lower() == "ndcg" else "DCG"
-    variant = match.group(1)
-    if variant is None:
+    if match.group(1) is None:
         return MeasureSpec(base=base)
-    variant = VARIANT_ALIASES.get(variant.upper(), variant.upper())
+    variant, normalisers = VARIANT_ALIASES.get(match.group(1).upper(), match.group(1).upper()), _normalisers()
     if variant not in normalisers:
         names = ", ".join([*normalisers, *VARIANT_ALIASES])
         raise ValueError(f"unknown variant {match.group(1)!r} in {text!r} (stability takes {names})")
     return MeasureSpec(base=base, variant=variant)
 
 
-def level_index(row, grade, judged, pos, n_topics: int, k: int, levels) -> np.ndarray:
-    """(T, k) grade-level index of each rank of one run: j for ``levels[j]``, -1 for gain 0 (a
-    non-relevant, negative-grade or unjudged document, or no document at that rank).
-
-    ``row``, ``grade``, ``judged``, ``pos``: the flat ranking (topic index, grade, judged flag,
-    0-based rank) of :class:`~ulnorm_eval.core.kernels.Ranking`; ``levels``: the positive grades of the
-    same qrels' judgements of these topics, so every judged positive grade is one of them.
-    """
+def level_index(ranking, n_topics: int, k: int, levels) -> np.ndarray:
+    """(T, k) grade-level index of each rank of one run's :class:`~ulnorm_eval.core.kernels.Ranking`: j for
+    ``levels[j]`` (the positive grades of its qrels' judgements of these topics), -1 for gain 0 (a
+    non-relevant, negative-grade or unjudged document, or no document at that rank)."""
     out = np.full((n_topics, k), -1, dtype=np.int64)
-    grade = np.asarray(grade, dtype=np.float64)
-    keep = (np.asarray(pos) < k) & (grade > 0) & np.asarray(judged, dtype=bool)
-    out[np.asarray(row)[keep], np.asarray(pos)[keep]] = np.searchsorted(levels, grade[keep])
+    grade = np.asarray(ranking.grade, dtype=np.float64)
+    keep = (np.asarray(ranking.pos) < k) & (grade > 0) & np.asarray(ranking.judged, dtype=bool)
+    out[np.asarray(ranking.row)[keep], np.asarray(ranking.pos)[keep]] = np.searchsorted(levels, grade[keep])
     return out
 
 
@@ -514,10 +506,8 @@ def error_ratio(score_matrix) -> float:
 
 
 def ratio_claim(pair: dict, digits: int = 2) -> str:
-    """The sentence a paired comparison of :func:`paired_ratios` supports: a needs more (fewer) topics
-    than b only when the whole 95 % interval of the ratio lies above (below) 1, else "not separated
-    from"; with the ratio and its interval, e.g. ``UL2(nDCG@20) linear/log needs more topics than
-    nDCG@20 linear/log: 1.70x [1.10, 2.35]``."""
+    """The sentence a comparison of :func:`paired_ratios` supports: a needs more (fewer) topics than b only
+    when the ratio's 95 % interval lies above (below) 1, e.g. ``... needs more topics than ...: 1.70x [1.10, 2.35]``."""
     label_a = f"{pair['measure_a']} {pair['function_a']}"
     label_b = f"{pair['measure_b']} {pair['function_b']}"
     low, high = pair["ratio 2.5%"], pair["ratio 97.5%"]
@@ -533,15 +523,11 @@ def ratio_claim(pair: dict, digits: int = 2) -> str:
 
 
 def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
-    """Paired topic-bootstrap comparisons of topics needed: within each measure and cutoff every
-    function against the ``reference`` discount row (the --gain gains with it), every function of
-    a variant measure against the same function of the first measure, and every named function at a
-    later cutoff against the same at the first cutoff.  ``draws``: row index -> the
-    error ratio (:func:`error_ratio`) on each topic resample, the same resamples for every row, so each
-    ratio is paired.  One dict per comparison: the ratio of the unrounded topic counts (a / b) on the
-    topics evaluated, the 2.5 and 97.5 percentiles of the resampled ratios, and the share of resamples
-    where a needs fewer topics than b.  An optimum is not re-fitted on a resample (its ratio to a named
-    function is optimistic: see the held-out split)."""
+    """The paired topic-bootstrap comparisons of topics needed (docs/stability.md, `--table paired`): every
+    function against the ``reference`` discount row, a variant measure's against the first measure's, a
+    later cutoff's named functions against the first cutoff's.  ``draws``: row index -> its
+    :func:`error_ratio` on each topic resample (the same resamples for every row).  One dict per
+    comparison: the ratio a / b, its 2.5 and 97.5 percentiles and the shares of resamples each way."""
     out = []
     by_measure: dict = {}
     for index, record in enumerate(rows):
@@ -584,11 +570,8 @@ def paired_ratios(rows, draws: dict, *, reference: str = "log") -> list:
 
 @dataclass(frozen=True, kw_only=True)
 class StudyOptions:
-    """How :func:`study` fits and what it reports (docs/stability.md): the named rows' ``gain`` and
-    ``discount`` (Kanoulas & Aslam 2009 §3.1-3.2), the optima fitted again ``unconstrained``, random
-    ``restarts``, the topics Φ and Eρ² are projected to (``at_topics``), the ``phi_targets`` columns, the
-    pasteable string's ``digits``, ``topic_bootstrap`` resamples (2.5 and 97.5 percentiles, optima not
-    re-fitted) and ``holdout`` half splits (fitted on one half, Φ on both)."""
+    """How :func:`study` fits and what it reports: stability's options of the same names (docs/stability.md;
+    the named rows' ``gain`` and ``discount``: Kanoulas & Aslam 2009 §3.1-3.2)."""
 
     gain: str = "linear"
     discount: str = "log"
@@ -604,11 +587,9 @@ class StudyOptions:
 
 def study(design, specs, cutoffs, options: StudyOptions = StudyOptions(), paired: list | None = None,
           progress=None):
-    """(rows, curves): a row (dict) for every measure, cutoff and function (:func:`_entries`), and each
-    row with its Φ at 1 .. max(100, 2 x the topics) topics (Kanoulas & Aslam 2009 Figure 4).  With a list ``paired`` and ``topic_bootstrap``, the comparisons of
-    :func:`paired_ratios` are appended to it.  ``progress``: a progress bar's ``advance(units, total=None)``,
-    told the SLSQP starts of every fit (:func:`entry_starts`) and advanced after each.
-    """
+    """(rows, curves): a row (dict) for every measure, cutoff and function (:func:`_entries`), and each row
+    with its Φ at 1 .. max(100, 2 x the topics) topics (Kanoulas & Aslam 2009 Figure 4); :func:`paired_ratios`'
+    comparisons appended to a list ``paired``; ``progress(units, total=None)`` hears each SLSQP start."""
     n_topics = options.at_topics or len(design.topics)
     if progress is not None:
         progress(0, total=entry_starts(options.unconstrained, options.restarts) * len(cutoffs) * len(specs)
@@ -790,8 +771,7 @@ def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, tie
             warn(f"{run.name}: {ranked.ignored_queries} run topics absent from the qrels ignored")
         if run.skipped:
             warn(f"{path}: skipped {run.skipped} comment or blank lines")
-        ranking = ranked.ranking
-        idx.append(level_index(ranking.row, ranking.grade, ranking.judged, ranking.pos, n_topics, k, levels))
+        idx.append(level_index(ranked.ranking, n_topics, k, levels))
         names.append(run.name)
     C = (np.stack(idx)[:, :, None, :] == np.arange(len(levels))[:, None]).astype(np.float64)
     return Design(C=C, counts=counts, pool=pool, levels=levels.astype(np.float64), systems=names, topics=qids)

@@ -431,7 +431,8 @@ def write_stdout(text) -> None:
 
 
 def write_all(outputs) -> None:
-    """Write every :class:`Output` (see the module docstring for the order and the guarantees)."""
+    """Write every :class:`Output` (None: nothing to write; the module docstring says in which order, with
+    which guarantees)."""
     with contextlib.ExitStack() as stack:
         later = []
         for output in filter(None, outputs):

@@ -3,12 +3,10 @@ every format (render.frames), the gate's verdict on stderr and its Markdown summ
 eval's gate shows its own (docs/comparing.md, "Reproductions")."""
 from __future__ import annotations
 
-import math
-
 from .frames import render
 from .gate_md import gate_head
 from .files import Output, View
-from .values import markdown_text
+from .values import markdown_text, num_text
 
 __all__ = ["repro_outputs", "repro_verdict", "repro_markdown"]
 
@@ -35,9 +33,7 @@ def repro_verdict(rep):
 
 
 def _number(value) -> str:
-    if isinstance(value, int):
-        return str(value)
-    return "nan" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
+    return str(value) if isinstance(value, int) else num_text(value, 4)
 
 
 def repro_markdown(rep) -> str:
@@ -54,7 +50,5 @@ def repro_markdown(rep) -> str:
 
 def repro_outputs(rep, view: View) -> list:
     """render.files.Output items: the tables in ``view.fmt`` (stdout or -o), the Markdown to --summary-md."""
-    outputs = [Output(view.output, render(rep.tables, view.fmt, view.precision, rep.meta))]
-    if view.summary_md:
-        outputs.append(Output(view.summary_md, repro_markdown(rep), append=True))
-    return outputs
+    return [Output(view.output, render(rep.tables, view.fmt, view.precision, rep.meta)),
+            Output(view.summary_md, repro_markdown(rep), append=True) if view.summary_md else None]

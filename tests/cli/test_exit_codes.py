@@ -156,3 +156,20 @@ def test_stderrs_reader_gone_changes_neither_the_code_nor_the_outputs(work, comm
         os.close(write)
     assert p.returncode == 1
     assert (work / "out.txt").read_text().strip()
+
+
+# usage errors no other test reaches: one line naming the option and the reason, exit 2, before any input is read
+USAGE = [(["-c", "--run-queries-only"], "-c (every qrels query) and --run-queries-only contradict each other"),
+         (["-j", "x"], "'x' is not a valid integer"), (["-j", "-1"], "give 'auto' or a number of worker processes >= 1"),
+         (["--scheduler", "tcp://h:1", "-j", "2"], "-j/--jobs and --scheduler exclude each other"),
+         (["--holes", "open,closed"], "'open,closed': give open=est, closed, open, open=N or open=P%"),
+         (["--alpha", "", "--ci"], "'--alpha': '' is not a valid float"),
+         (["stability", "--phi", ","], "',' names nothing (a comma-separated list)")]
+
+
+@pytest.mark.parametrize("args, message", USAGE)
+def test_usage_errors_are_one_line_before_any_input(args, message):
+    from conftest import invoke
+
+    res = invoke(*args, "no-qrels.txt", "no-run", "no-run-2")
+    assert res.exit_code == 2 and message in res.output and len(res.output.splitlines()) == 1, res.output

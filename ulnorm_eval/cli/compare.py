@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from ..core.variants import BOUND_VARIANTS, DEFAULT_VARIANTS, variant_names
-from .support import CONTEXT, fail, flush, output_format, outputs_checked, refusals, table_list, write_output
+from .support import CONTEXT, fail, flush, output_format, output_view, outputs_checked, refusals, table_list, write_output
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import ALPHA, FiniteFloat
 
@@ -124,7 +124,6 @@ def compare_view(opts: dict):
     """`compare`'s output options -> a render.files.View, after the checks that need no
     input (click's usage errors); -o/--plot never name an input."""
     from ..analysis.compare import SUBSET_SETS
-    from ..render.files import View
     from ..render.frames import FRAME_FORMATS
 
     outputs_checked(query_sets=[query_set for query_set in opts["swap_between"] or () if query_set not in SUBSET_SETS])
@@ -134,8 +133,8 @@ def compare_view(opts: dict):
         raise click.UsageError(f"--holes {opts['holes'][1]}: compare has no gate to fail or warn; its pairs table says "
                                "which pairs the holes could reverse (holes_overlap).  Give only the world: "
                                "closed, open, open=N or open=P%")
-    fmt = output_format(opts["fmt"], opts["output"], FRAME_FORMATS, "tsv")  # -o table.tex: a paper table, as -f latex
-    return record(View, opts, fmt=fmt, tables=tuple(table_list(opts["tables"], TABLES)))
+    # -o table.tex: a paper table, as -f latex
+    return output_view(opts, FRAME_FORMATS, "tsv", tables=tuple(table_list(opts["tables"], TABLES)))
 
 
 def compare_request(given: dict, view):
@@ -160,8 +159,8 @@ def compare_request(given: dict, view):
     from ..render import progress  # the command line's bars (shown on a terminal)
 
     keys = "test reps seed correction alpha subset subset_size swap_trials phi_target"
-    return record(CompareRequest, given, (Options, View, keys, "no_progress"), runs=tuple(given["runs"]), measures=given["measures"] or None,
-                  options=make_options(given), holes=bool(given["holes"]),
+    return record(CompareRequest, given, (Options, View, keys, "no_progress"), runs=tuple(given["runs"]),
+                  measures=given["measures"] or None, options=make_options(given), holes=bool(given["holes"]),
                   holes_bootstrap=bool(given["holes"] and given["holes_samples"]),
                   pairs="pairs" in view.tables or view.paper or given["plot"] is not None or given["baseline"] is not None,
                   compare={key: given[key] for key in keys.split()}, progress=None if given["no_progress"] else progress)

@@ -4,8 +4,7 @@ from __future__ import annotations
 import click
 
 from ..core.variants import DEFAULT_VARIANTS, variant_names
-from .support import (CONTEXT, fail, output_format, outputs_checked, progress_bar, refusals, table_layout,
-                      write_output, write_outputs_then)
+from .support import CONTEXT, fail, output_view, outputs_checked, progress_bar, refusals, write_output, write_outputs_then
 from ..render.format_names import RESULT_FORMATS
 from .trec import stops_as_trec_eval, trec_settings
 from .types import ALPHA, FiniteFloat
@@ -239,7 +238,7 @@ def eval_cmd(**options):
     request = eval_request(options)
     with refusals() as said:
         plan = plan_eval(request, notes)
-        view = eval_view(options, output_format(options["fmt"], options["output"], FORMATS, "trec"))
+        view = output_view(options, FORMATS, "trec")
         if view.fmt in ("table", "json") or view.summary_md:  # the randomisation intervals: drawn only if printed
             request = dataclasses.replace(request, options=dataclasses.replace(request.options, random_intervals=True))
         with stops_as_trec_eval(view):
@@ -282,13 +281,6 @@ def eval_request(given: dict):
     options = make_options(given, zscore=given["zscore_file"], ci=1 - (given["alpha"] or 0.05) if given["ci"] else None)
     handled = (Options, View, *TREC_FORMATS, "trec zscore_file no_progress")
     return record(EvalRequest, given, handled, options=options)
-
-
-def eval_view(options: dict, fmt: str):
-    """How `eval` shows its outcome: a render.files.View from the options and the chosen format."""
-    from ..render.files import View
-
-    return record(View, options, fmt=fmt, layout=table_layout(options["output"]) if fmt == "table" else {})
 
 
 @main.command("measures", context_settings=CONTEXT)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .support import CONTEXT, output_format, outputs_checked, refusals, table_layout, write_output
+from .support import CONTEXT, output_view, outputs_checked, refusals, write_output
 from ..render.format_names import RESULT_FORMATS
 from .options import (allow_disjoint_option, make_options, measure_option, names_option,
                       ordering_options, output_options, parallel_options, per_query_option, record, run_queries_option)
@@ -58,10 +58,9 @@ def nrg_cmd(**options):
     request = nrg_request(options)
     with refusals(NRGError, usage=NRGUsageError) as notes:
         res = nrg_for_request(request, notes)
-        fmt = output_format(options["fmt"], options["output"], FORMATS, "trec")
-        text = FORMATS[fmt](res, per_query=options["per_query"], names=options["names"],
-                            precision=options["precision"], **(table_layout(options["output"]) if fmt == "table" else {}))
-        if fmt == "trec":  # the runid lines are the runs' tags, as eval's (trec_eval's runid)
+        view = output_view(options, FORMATS, "trec")
+        text = FORMATS[view.fmt](res, per_query=view.per_query, names=view.names, precision=view.precision, **view.layout)
+        if view.fmt == "trec":  # the runid lines are the runs' tags, as eval's (trec_eval's runid)
             from ..render.rows import shared_tags_note
 
             notes.extend(shared_tags_note(res.runs))

@@ -151,24 +151,20 @@ ordering_options = bundle(
 run_queries_option = click.option(
     "--run-queries-only", is_flag=True, help="Average only over queries the run retrieved for (trec_eval without -c).")
 
-class PoolSpec(click.ParamType):
+def _pool(ctx, param, value):
     """--pool: run, qrels, union, qrels+N or the path of a candidate file (the library's check: pipeline.blocks.Options)."""
+    from ..pipeline.blocks import Options
 
-    name = "run|qrels|union|qrels+N|FILE"
-
-    def convert(self, value, param, ctx):
-        from ..pipeline.blocks import Options
-
-        try:
-            Options(pool=value)
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-        return value
+    try:
+        Options(pool=value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+    return value
 
 
 # The random-ranking bounds and the variants built on them.
 bounds_options = bundle(
-    click.option("--pool", type=PoolSpec(), default="qrels+1000", show_default=True, cls=Brief,
+    click.option("--pool", metavar="RUN|QRELS|UNION|QRELS+N|FILE", callback=_pool, default="qrels+1000", show_default=True, cls=Brief,
                  brief="What a random ranking shuffles: the judged documents and N unjudged (default qrels+1000), "
                        "the judged ones, the run's, both (union), or a candidate FILE's top --pool-depth.",
                  help="Documents a random ranker permutes: the judged ones and N unjudged ones (qrels+N: the same "

@@ -5,7 +5,7 @@ import click
 
 from ..render.format_names import DATA_FRAME_FORMATS
 from .options import make_options, measure_option, ordering_options, output_options, record, summary_md_option
-from .support import CONTEXT, output_format, outputs_checked, refusals, write_outputs_then
+from .support import CONTEXT, output_view, outputs_checked, refusals, write_outputs_then
 from .types import FiniteFloat
 
 EPILOG = """\b
@@ -49,7 +49,7 @@ def repro_cmd(**options):
     from ..render.repro_report import repro_outputs, repro_verdict
 
     outputs_checked()
-    view = record(View, options, fmt=output_format(options["fmt"], options["output"], DATA_FRAME_FORMATS, "tsv"))
+    view = output_view(options, DATA_FRAME_FORMATS, "tsv")
     request = record(ReproRequest, options, (Options, View, "baseline_pair rank_depth"), baseline=options["baseline_pair"],
                      measures=options["measures"] or None, options=make_options(options), depth=options["rank_depth"])
     with refusals(ValueError) as notes:

@@ -8,6 +8,7 @@ import sys
 import click
 
 __all__ = ["CONTEXT", "fail", "flush", "said_once", "write_output", "write_outputs_then", "output_format", "safe",
+           "output_view",
            "EXTENSIONS", "refusals", "progress_bar", "outputs_checked", "table_layout", "table_list"]
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -147,6 +148,15 @@ def output_format(fmt, output, formats, piped: str) -> str:
             flush([f"{output}: this command has no {implied} format; writing {piped}"])
         return piped
     return "table" if sys.stdout.isatty() else piped
+
+
+def output_view(options: dict, formats, piped: str, **fields):
+    """The command's output options as a render.files.View, its format by :func:`output_format`."""
+    from ..render.files import View
+    from .options import record
+
+    fmt = output_format(options["fmt"], options["output"], formats, piped)
+    return record(View, options, fmt=fmt, layout=table_layout(options["output"]) if fmt == "table" else {}, **fields)
 
 
 def write_output(text: str, output: str | None, *more) -> None:

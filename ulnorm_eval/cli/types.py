@@ -23,8 +23,6 @@ class FiniteFloat(click.FloatRange):
         return "" if self.min is None and self.max is None else super()._describe_range()
 
     def convert(self, value, param, ctx):
-        if isinstance(value, str) and value.strip() == "":
-            self.fail("an empty value is not a number", param, ctx)
         number = click.types.FLOAT.convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number", param, ctx)
@@ -104,13 +102,7 @@ class Jobs(click.ParamType):
     name = "jobs"
 
     def convert(self, value, param, ctx):
-        text = str(value).strip()
-        if text.lower() == "auto":
-            return 0
-        try:
-            number = int(text)
-        except ValueError:
-            self.fail(f"{value!r} is not 'auto' or a whole number of worker processes", param, ctx)
+        number = 0 if str(value).strip().lower() == "auto" else click.INT.convert(value, param, ctx)
         if number < 0:
             self.fail(f"{value!r}: give 'auto' or a number of worker processes >= 1", param, ctx)
         return number

@@ -29,20 +29,9 @@ class FiniteFloat(click.FloatRange):
         return super().convert(number, param, ctx)
 
 
-class Alpha(FiniteFloat):
-    """--alpha: a level in [1e-15, 1).  Below 1e-15, 1 - alpha/2 is 1 (or a few units of its last bit
-    from it) in float64, and a (1 - alpha) interval's quantile is infinite (compare --alpha 5e-324
-    printed [-inf, inf])."""
-
-    def convert(self, value, param, ctx):
-        number = super().convert(value, param, ctx)
-        if number < 1e-15:
-            self.fail(f"{value!r} is below 1e-15, where 1 - A/2 is 1 in double precision and a (1 - A) interval "
-                      "infinite", param, ctx)
-        return number
-
-
-ALPHA = Alpha(0, 1, min_open=True, max_open=True)
+# --alpha: below 1e-15, 1 - A/2 is 1 (or a few units of its last bit from it) in float64, and a (1 - A)
+# interval's quantile is infinite (compare --alpha 5e-324 printed [-inf, inf])
+ALPHA = FiniteFloat(1e-15, 1, max_open=True)
 
 
 class RelLevel(FiniteFloat):

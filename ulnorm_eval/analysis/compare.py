@@ -45,14 +45,9 @@ def _table(name: str, doc: str) -> property:
 
 @dataclass(kw_only=True)
 class Comparison:
-    """The tables of a comparison and the settings that produced them.
-
-    ``tables``: name -> :class:`~ulnorm_eval.analysis.columns.Table` (no pandas needed to build or print
-    them); ``systems``, ``summary`` and ``pairs`` give each as a pandas DataFrame.
-    ``systems``: run, metric, mean, rank.  ``summary``: one row per metric.  ``pairs``: one row per
-    (metric, pair of runs).  ``queries``: the query ids used per metric (after the subset and
-    after leaving out queries undefined for some run).
-    """
+    """The tables of a comparison (name -> :class:`~ulnorm_eval.analysis.columns.Table`, built and printed
+    without pandas; ``systems``, ``summary`` and ``pairs`` as DataFrames) and the settings that produced
+    them; ``queries``: the query ids used per metric (the subset, less those undefined for some run)."""
 
     tables: dict
     metrics: list

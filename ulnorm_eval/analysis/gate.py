@@ -1,12 +1,9 @@
-"""The CI gate: evaluated means into pass/fail checks (exit code 1 when any fails; docs/gate.md).
+"""The CI gate: evaluated means into pass/fail checks, exit code 1 when any fails (docs/gate.md: the rules).
 
-``--fail-below 'UL2(nDCG@10)=0.30'`` fails when a run's mean is below the value (equal passes; above it
-for a measure whose family says ``better='lower'``).  ``--baseline RUN --max-drop D [--alpha A]``: for
-every metric but the bounds E, IUB and WLB, difference = mean(run) - mean(baseline), in the measure's
-own units; fails when difference < -D (> D when lower is better) and, with ``--alpha``, the paired
-one-sided test of "the run is worse" over the queries both runs have gives p < A.  A check with
-nothing to compare fails (a NaN mean or baseline mean, an undefined p-value); its ``undefined`` field
-says which value was missing.
+``--fail-below 'UL2(nDCG@10)=0.30'`` fails a mean below the value; ``--baseline RUN --max-drop D [--alpha A]``
+fails mean(run) - mean(baseline) < -D (with ``--alpha``: and p < A, the paired one-sided test of "the run is
+worse"); a measure whose family says ``better='lower'`` is gated the other way round.  A check with nothing
+to compare (a NaN mean, an undefined p-value) fails, its ``undefined`` field saying why.
 """
 from __future__ import annotations
 

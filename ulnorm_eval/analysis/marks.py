@@ -1,14 +1,7 @@
-"""Which runs a run is significantly better (or worse) than, per metric: the superscripts of a paper table.
-
-Two modes, from the pairs of :func:`ulnorm_eval.analysis.compare.compare`:
-
-- pairwise (ranx's report style): run A is marked with run B's letter when the pair (A, B) is
-  significant (its p-value corrected over all pairs of the metric is below alpha, as in the
-  ``pairs`` table) and A's mean is higher;
-- against a baseline: only the pairs (run, baseline) are tested, so the correction runs over those
-  k - 1 p-values (``stats.adjust``); a run is ``better`` or ``worse`` when its corrected p-value is
-  below alpha, by the sign of its mean difference.
-"""
+"""Which runs a run is significantly better (or worse) than, per metric, from the pairs of
+:func:`ulnorm_eval.analysis.compare.compare`: the superscripts of a paper table (docs/comparing.md), pairwise
+(ranx's report style: the pair's p-value corrected over all pairs of the metric) or against a baseline (the
+correction over the k - 1 pairs with it)."""
 from __future__ import annotations
 
 import numpy as np

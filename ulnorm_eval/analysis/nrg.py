@@ -41,12 +41,9 @@ PROTOCOLS = ("fixed", "leave-one-out", "chronological", "group")
 
 @dataclass(frozen=True, kw_only=True)
 class BrowsingModel:
-    """One instantiation of Normalized Residual Gain (SIGIR-AP 2024) eq. 1: G(d), seen(i) (0 beyond K) and the normaliser N.
-
-    ``gain(grade)`` and ``seen(pos)`` take flat arrays (pos 0-based).  ``scale(raw)`` = raw / N for a
-    constant N, written as the plain kernel writes it (so an empty prior set is bit-identical);
-    ``None`` means N = the ideal ranking of the judged documents by residual gain.
-    """
+    """One instantiation of Normalized Residual Gain (SIGIR-AP 2024) eq. 1: G(d), seen(i) (0 beyond K; flat
+    arrays, pos 0-based) and ``scale(raw)`` = raw / N for a constant N, as the plain kernel writes it (None:
+    N = the ideal ranking of the judged documents by residual gain)."""
 
     gain: Callable[[np.ndarray], np.ndarray]
     seen: Callable[[np.ndarray], np.ndarray]
@@ -115,12 +112,9 @@ def supported() -> list:
 
 @dataclass(kw_only=True)
 class KeySpace:
-    """The judged documents and the ranked documents of every run, as integer ids of (query, docid).
-
-    ``judged_*`` are the qrels of the query set; ``run_*[j]`` the ranked elements of run j (row =
-    query index, pos = 0-based rank, grade as joined by ``prepare.rank_run``), all truncated to the
-    deepest K any requested measure looks at.
-    """
+    """The judged documents (``judged_*``: the qrels of the query set) and the ranked documents of every run
+    (``run_*[j]``: row = query index, pos = 0-based rank, grade as joined by ``ordering.rank_run``, to the
+    deepest K any measure asked for) as integer ids of (query, docid)."""
 
     nkeys: int
     nq: int
@@ -167,11 +161,8 @@ def key_space(qrels, qids: list, ranked: list, depth: int | None) -> KeySpace:
 # --------------------------------------------------------------------------- eq. 3 and eq. 4
 
 def survival(space: KeySpace, model: BrowsingModel) -> list:
-    """Per run j: (keys, 1 - seen(pos)) of its documents within K, sorted by key.
-
-    Computed once per measure and reused for every prior set; the key order makes the scatter in
-    :func:`residual_factor` walk memory forwards (several times faster on large runs).
-    """
+    """Per run j: (keys, 1 - seen(pos)) of its documents within K, once per measure for every prior set;
+    sorted by key, so that :func:`residual_factor`'s scatter walks memory forwards."""
     out = []
     for key, pos, row, grade in zip(space.run_key, space.run_pos, space.run_row, space.run_grade):
         order = np.argsort(key, kind="stable")
@@ -183,11 +174,8 @@ def survival(space: KeySpace, model: BrowsingModel) -> list:
 
 
 def residual_factor(nkeys: int, surv: list, priors) -> np.ndarray:
-    """prod_j (1 - seen(pos(d, R_j))) for every key d (Normalized Residual Gain (SIGIR-AP 2024) eq. 3); 1 for an empty prior set.
-
-    A run ranks a document at most once per query (duplicates are rejected when reading), so each
-    prior run touches each key at most once and a plain fancy-index product is exact.
-    """
+    """prod_j (1 - seen(pos(d, R_j))) for every key d (Normalized Residual Gain (SIGIR-AP 2024) eq. 3); 1 for
+    an empty prior set.  A run ranks a document once per query (read so), so a fancy-index product is exact."""
     f = np.ones(nkeys)
     for j in priors:
         key, keep = surv[j]
@@ -196,11 +184,8 @@ def residual_factor(nkeys: int, surv: list, priors) -> np.ndarray:
 
 
 def residual_score(space: KeySpace, model: BrowsingModel, target: int, factor: np.ndarray) -> np.ndarray:
-    """Per-query NRG of run ``target`` given the residual factors (Normalized Residual Gain (SIGIR-AP 2024) eq. 4).
-
-    The operations mirror ``measures``' kernels so that a factor of 1 reproduces the plain measure
-    bit for bit.
-    """
+    """Per-query NRG of run ``target`` given the residual factors (Normalized Residual Gain (SIGIR-AP 2024)
+    eq. 4), in the kernels' operations: a factor of 1 gives the plain measure bit for bit."""
     row, pos = space.run_row[target], space.run_pos[target]
     g = model.gain(space.run_grade[target]) * factor[space.run_key[target]]
     if model.until_gain:  # V from the residual gains; N = V+ (RR: 1/f, as the kernel writes it)

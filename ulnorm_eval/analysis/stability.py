@@ -697,12 +697,10 @@ def tau_table(design, specs, rows) -> list:
 
 
 def asl_table(design, specs, rows, *, reps: int = 1000, seed: int = 0) -> list:
-    """The achieved significance level (ASL) of Sakai's paired bootstrap test (``reps`` resamples) for
-    every pair of systems under the four nDCG variations of Kanoulas & Aslam 2009 §3.5, Figure 9:
-    the joint optimum, linear/log, exponential/log and linear/linear (computed here whatever
-    --gain/--discount are).  One dict per (measure, function, pair), with ``order``, the pair's
-    place when that function's ASLs are sorted increasingly (Figure 9's horizontal axis).  The same
-    resamples serve every function (one seed)."""
+    """The achieved significance level (ASL) of Sakai's paired bootstrap test (``reps`` resamples, the same
+    for every function) for every pair of systems under the four nDCG variations of Kanoulas & Aslam 2009
+    §3.5, Figure 9 (``ASL_FUNCTIONS``, whatever --gain/--discount are): one dict per (measure, function,
+    pair), with ``order``, its place among that function's ASLs sorted increasingly (Figure 9's x axis)."""
     out = []
     S = design.C.shape[0]
     first, second = np.triu_indices(S, 1)
@@ -730,12 +728,9 @@ MAX_COUNT_BYTES = 4_000_000_000  # the precomputed S x T x J x k counts are floa
 
 def load_design(qrels_path, run_paths, k: int, topics: str | None = None, *, ties: str = "score",
                 warn=None):
-    """Read QRELS and RUNS into a :class:`~ulnorm_eval.analysis.stability.Design` at depth ``k``.
-
-    Runs are ordered as trec_eval orders them (:func:`~ulnorm_eval.pipeline.ordering.rank_run`); the
-    topics are the qrels' (natural order), filtered by ``topics``.  A topic a run retrieved nothing
-    for scores 0 for that run (counted on stderr, as in ``eval``).
-    """
+    """Read QRELS and RUNS into a :class:`Design` at depth ``k``: runs ordered as trec_eval orders them
+    (:func:`~ulnorm_eval.pipeline.ordering.rank_run`), the qrels' topics (natural order) filtered by
+    ``topics``; a topic a run retrieved nothing for scores 0 for it (counted on stderr, as in ``eval``)."""
     from ..inputs.trec import read_qrels, read_run
     from ..pipeline.ordering import judgements, natural_order, qrels_queries, rank_run
 

@@ -24,13 +24,9 @@ _BATCH_ELEMENTS = 4_000_000  # bound on the temporaries of the resampling tests
 
 @dataclass(kw_only=True)
 class PairedTest:
-    """Result of a paired test, one entry per tested pair (arrays, or floats for one pair).
-
-    ``diff``: mean of d = x - y; ``statistic``: the test's statistic (t for the t-test and the
-    bootstrap, the mean difference for the randomization test); ``p``: two-sided p-value (the
-    achieved significance level); ``effect``: Cohen's d_z = mean(d) / sd(d); ``ci_low``/``ci_high``:
-    the (1 - alpha) confidence interval of the mean difference.
-    """
+    """A paired test's results, one entry per pair (arrays; floats for one pair): ``diff`` = mean(d), d = x - y;
+    the test's ``statistic``; ``p``, two-sided (the achieved significance level); ``effect``, Cohen's
+    d_z = mean(d) / sd(d); ``ci_low``, ``ci_high``: the (1 - alpha) interval of the mean difference."""
 
     diff: np.ndarray
     statistic: np.ndarray

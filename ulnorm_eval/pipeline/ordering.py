@@ -443,9 +443,9 @@ def rank_run(run: Run, qrels: Qrels, qids: list, *, ties: str = "score", score_p
     if ties == "score":
         order = trec_order(qkey, score, docid)
     elif ties == "rank":
-        order = np.lexsort((np.arange(len(q_all)), rank_values(run), np.where(q_all < 0, len(qids), q_all)))
+        order = np.lexsort((np.arange(len(q_all)), rank_values(run), qkey))
     else:
-        order = np.argsort(np.where(q_all < 0, len(qids), q_all), kind="stable")
+        order = np.argsort(qkey, kind="stable")
     nkeep = int((q_all >= 0).sum())
     order = order[:nkeep]
     query = q_all[order]

@@ -10,6 +10,7 @@ them, dispatched through the records (docs/bounds.md):
 from __future__ import annotations
 
 import contextlib
+from functools import cached_property
 
 import numpy as np
 
@@ -140,20 +141,16 @@ class _RunBounds:
         self.paper = options.expectation == "paper"
         self.shared = cache if options.pool not in ("run", "union") else None
         self.bounds: dict = {}
-        self.pool = None
 
+    @cached_property
     def base_pool(self):
-        if self.pool is None:
-            pool = (make_pool("run", self.candidates(), self.J) if self.candidates is not None
-                    else make_pool(self.options.pool, self.rr.ranking, self.J))
-            if getattr(self.options, "judged_only", False):  # -J: a random ranking of what -J keeps
-                pool = judged_only_pool(pool)
-            self.pool = pool
-        return self.pool
+        pool = (make_pool("run", self.candidates(), self.J) if self.candidates is not None
+                else make_pool(self.options.pool, self.rr.ranking, self.J))
+        return judged_only_pool(pool) if getattr(self.options, "judged_only", False) else pool  # -J: what -J keeps
 
     def pool_of(self, meas):
         """A measure's own judged_only: a random ranking of what its -J keeps."""
-        return judged_only_pool(self.base_pool()) if meas.native and meas.get("judged_only") else self.base_pool()
+        return judged_only_pool(self.base_pool) if meas.native and meas.get("judged_only") else self.base_pool
 
     def store_of(self, meas):
         """The cache's per-query bounds of ``meas`` (None without a cache)."""
@@ -181,8 +178,7 @@ class _RunBounds:
             measures_ = [meas for meas, _ in group]
             with monte_carlo_unit(len(self.J.qids) * len(measures_)):
                 got = montecarlo_bounds(self.pool_of(measures_[0]), self.J, measures_, self.rel_level,
-                                             self.options.permutations,
-                                             Keys(self.options.seed, self.J.qids), self.paper)
+                                        self.options.permutations, Keys(self.options.seed, self.J.qids), self.paper)
             for (meas, store), bounds in zip(group, got):
                 self.remember(meas, bounds, store)
 
@@ -190,28 +186,22 @@ class _RunBounds:
         """{'E', 'IUB', 'WLB', 'se'} of ``meas``: per-query arrays (se: None for a closed form)."""
         if meas in self.bounds:
             return self.bounds[meas]
+        judgements, rel_level, store = self.J, self.rel_level, self.store_of(meas)
         # a Monte Carlo measure is the progress bar's unit, cached or not
-        with monte_carlo_unit(len(self.J.qids)) if meas.bounds == "montecarlo" else contextlib.nullcontext():
-            return self.compute(meas, self.store_of(meas))
-
-    def compute(self, meas, store) -> dict:
-        judgements, options, rel_level, paper = self.J, self.options, self.rel_level, self.paper
-        if self.cached(store):
-            E, I, W, std_error = zip(*(store[qid] for qid in judgements.qids))  # every query seen before
-            bounds = {"E": np.array(E), "IUB": np.array(I), "WLB": np.array(W),
-                      "se": None if std_error[0] is None else np.array(std_error)}
-            self.bounds[meas] = bounds
-            return bounds
-        pool = self.pool_of(meas)
-        if meas.native:  # a closed-form E (the others drew in draw_shared)
-            bounds = {"E": expectation(pool, judgements, meas, rel_level, paper),
-                      "IUB": ideal(pool, judgements, meas, rel_level, paper),
-                      "WLB": worst(pool, judgements, meas, rel_level), "se": None}
-        else:
-            bounds = self.foreign.foreign_bounds(self.base_pool(), judgements, meas, options,
-                                                 Keys(options.seed, judgements.qids))
-        self.remember(meas, bounds, store)
-        return bounds
+        with monte_carlo_unit(len(judgements.qids)) if meas.bounds == "montecarlo" else contextlib.nullcontext():
+            if self.cached(store):  # every query seen before
+                E, I, W, std_error = zip(*(store[qid] for qid in judgements.qids))
+                self.bounds[meas] = {"E": np.array(E), "IUB": np.array(I), "WLB": np.array(W),
+                                     "se": None if std_error[0] is None else np.array(std_error)}
+            elif meas.native:  # a closed-form E (the others drew in draw_shared)
+                pool = self.pool_of(meas)
+                self.remember(meas, {"E": expectation(pool, judgements, meas, rel_level, self.paper),
+                                     "IUB": ideal(pool, judgements, meas, rel_level, self.paper),
+                                     "WLB": worst(pool, judgements, meas, rel_level), "se": None}, store)
+            else:
+                self.remember(meas, self.foreign.foreign_bounds(self.base_pool, judgements, meas, self.options,
+                                                                Keys(self.options.seed, judgements.qids)), store)
+        return self.bounds[meas]
 
 
 def variant_values(run, judgements: Judgements, metrics: list, plain: dict, options, foreign=None,

@@ -196,12 +196,10 @@ def _padded(pool: Pool, queries: np.ndarray):
     """Grades and judged flags of ``queries`` (sorted) as padded matrices, with their sizes."""
     n = pool.n[queries].astype(np.int64)
     width = int(n.max()) if len(n) else 0
-    starts = np.searchsorted(pool.row, np.arange(pool.nq + 1))
     local = np.full(pool.nq, -1)
     local[queries] = np.arange(len(queries))
     sel = local[pool.row] >= 0
-    rows = local[pool.row[sel]]
-    col = np.flatnonzero(sel) - starts[pool.row[sel]]
+    rows, col = local[pool.row[sel]], pool.pos[sel]
     grade = np.zeros((len(queries), width))
     judged = np.zeros((len(queries), width), bool)
     grade[rows, col] = pool.grade[sel]

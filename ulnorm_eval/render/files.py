@@ -316,8 +316,10 @@ def atomic_path(path: str):
         os.chmod(tmp, mode)
         os.replace(tmp, path)
         tmp = None
+    except BrokenPipeError:
+        raise  # standard output's, written before the renames: a closed pipe stays itself
     except OSError as exc:
-        raise _error(path, exc) from None
+        raise OutputError(path, write_reason(exc)) from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
@@ -328,11 +330,6 @@ def write_reason(exc: OSError) -> str:
     """An OS error as the reason a write failed: 'cannot write: no space left on device'."""
     reason = exc.strerror or str(exc) or type(exc).__name__
     return f"cannot write: {reason[:1].lower() + reason[1:]}"
-
-
-def _error(path: str, exc: OSError) -> OSError:
-    """``exc`` as the output's error; a closed pipe (standard output's, written last) stays itself."""
-    return exc if isinstance(exc, (OutputError, BrokenPipeError)) else OutputError(path, write_reason(exc))
 
 
 STDOUT = "standard output"

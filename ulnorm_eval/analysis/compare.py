@@ -22,20 +22,19 @@ from ..core.variants import BOUND_VARIANTS  # bounds are properties of the query
 from ..core.variants import DEFAULT_VARIANTS as _DEFAULTS
 from . import stats
 from .eval_request import RequestBase
+from .query_types import SUBSETS as SUBSET_SETS  # the named query sets of a subset and of swap_between
 from .query_types import select_subset
 
 # the ends of the holes' intervals (LB/UB, the bootstrap's BSLO/BSHI) are not compared as scores: they
 # mark the pairs whose order the unjudged documents could reverse (docs/holes.md)
 HOLE_ENDS = ("LB", "UB", "BSLO", "BSHI")
 
-__all__ = ["Comparison", "compare", "compare_files", "swap_between_comparisons", "swap_between_tables", "BOUND_VARIANTS",
-           "HOLE_ENDS",
-           "DEFAULT_VARIANTS", "SUBSET_SETS"]
+__all__ = ["Comparison", "compare", "compare_files", "swap_between_comparisons", "swap_between_tables",
+           "BOUND_VARIANTS", "HOLE_ENDS", "DEFAULT_VARIANTS", "SUBSET_SETS"]
 
 # eval's default variants that are scores of a run (E, a property of the query, is not compared): EM
 DEFAULT_VARIANTS = tuple(v for v in _DEFAULTS if v not in BOUND_VARIANTS)
 DEFAULT_REPS = {"t": 0, "wilcoxon": 0, "randomization": 10_000, "bootstrap": 1_000, "tukey": 10_000}
-SUBSET_SETS = ("all", "uninformative", "ideal")  # the named query sets of swap_between
 
 
 def _table(name: str, doc: str) -> property:
@@ -68,14 +67,10 @@ class Comparison:
 
 @dataclass(frozen=True, kw_only=True)
 class CompareSettings:
-    """How :func:`compare` compares (the keywords of :func:`compare`, :func:`compare_files` and
-    ``api.compare``): ``test`` 't' (paired t-test), 'wilcoxon' (signed-rank), 'randomization' (Fisher,
-    ``reps`` sign flips, default 10,000), 'bootstrap' (Sakai, ``reps`` resamples, default 1,000) or 'tukey'
-    (randomised Tukey HSD over all runs, ``reps`` permutations, default 10,000); ``correction`` 'none',
-    'bonferroni', 'holm' or 'bh' over the pairs of one metric ('inherent' for Tukey HSD, whose p-values
-    are adjusted by the test: any other is replaced), significance below ``alpha``;
-    ``subset``/``subset_size``, ``swap_between``, ``swap_trials``, ``phi_target``, ``seed`` and
-    ``pairs`` as :func:`compare` says."""
+    """How :func:`compare` compares (its keywords, :func:`compare_files`' and ``api.compare``'s): ``test`` a
+    paired test of ``stats.PAIRWISE`` (``reps`` resamples, default ``DEFAULT_REPS``); ``correction`` over the
+    pairs of one metric (``stats.CORRECTIONS``; 'inherent' for Tukey HSD, which adjusts its p-values itself),
+    significance below ``alpha``; the others as :func:`compare` says."""
 
     test: str = "t"
     reps: int | None = None
@@ -446,13 +441,9 @@ def swap_between_tables(a: dict, b: dict):
 
 @dataclass(frozen=True, kw_only=True)
 class CompareInputs:
-    """How :func:`compare_files` evaluates the runs before comparing them: ``holes``: LB and UB of every
-    plain measure that has them are evaluated too (``holes_bootstrap``: also BSLO and BSHI), and the
-    pairs table marks the pairs whose order they could reverse (``holes_overlap``,
-    ``holes_bootstrap_overlap``; ``options.holes``: closed or open holes); ``progress``: told to
-    :func:`compare`; ``evaluated``: called once per run evaluated (a progress bar's advance);
-    ``refuse_disjoint``: a run sharing no query with the qrels is refused as it comes; ``tie_check``: the
-    significance marks the tie rule decides are told to ``warn`` last (:func:`tie_marks_note`)."""
+    """How :func:`compare_files` evaluates the runs: with the hole bounds LB, UB (``holes_bootstrap``: BSLO,
+    BSHI too), whose overlaps mark the pairs the unjudged documents could reverse; ``refuse_disjoint``: a run
+    sharing no query with the qrels refused; ``tie_check``: :func:`tie_marks_note` told to ``warn`` last."""
 
     holes: bool = False
     holes_bootstrap: bool = False
@@ -467,8 +458,7 @@ def compare_files(qrels, runs, measures=None, variants=None, options=None, warn=
     and :func:`compare` them; keywords: the fields of :class:`CompareInputs` and :class:`CompareSettings`.
     Each plain measure is evaluated beside its variants (tau and conflicts are against it), E and IUB for
     a query subset; ``executor``: a pipeline/parallel.py executor holding the same qrels (same values).
-    With ``tie_check``, each run whose documents the other score precision (or, under ``--ties
-    rank|file``, trec_eval's tie rule) moves is scored that way too, in the same pass (``RunResult.again``)."""
+    ``tie_check``: a run the other tie rule reorders is scored that way too, in the same pass."""
     from ..core.keywords import split_keywords
     from ..pipeline import evaluate as api
     from ..pipeline.orchestrator import evaluate_runs
@@ -576,13 +566,10 @@ def _other_tie_rule(options) -> tuple:
 
 
 def tie_marks_note(res, cmp: Comparison, settings: CompareSettings) -> str | None:
-    """Which significance marks of the pairs table the tie rule decides, in one line (None: none).
-
-    A run whose documents change place under the other score precision (trec_eval 10 reads doubles;
-    trec_eval <= 9.0.8, pytrec_eval and ir_measures floats), or under ``--ties rank|file`` against
-    trec_eval's order, was scored that way too in the same pass (``RunResult.again``, asked by
-    :func:`compare_files`); every other run ranks its documents alike either way.  The pairs are compared
-    again with those values."""
+    """Which significance marks of the pairs table the tie rule decides, in one line (None: none): the pairs
+    compared again with the values of the runs whose documents change place under the other score precision
+    (trec_eval 10 reads doubles; trec_eval <= 9.0.8, pytrec_eval and ir_measures floats) or, under ``--ties
+    rank|file``, trec_eval's order (``RunResult.again``, scored in :func:`compare_files`' pass)."""
     if "pairs" not in cmp.tables or all(rr.again is None for rr in res.runs):
         return None
     changes, flag, why = _other_tie_rule(res.options)

@@ -206,10 +206,9 @@ def unjudged_shares(metrics) -> list:
 
 
 def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_progress) -> EvalOutcome:
-    """Read the qrels and runs of ``request``, evaluate ``plan.metrics`` (with --holes also each
-    cutoff's unjudged share, :func:`unjudged_shares`, evaluated, not printed), check the inputs (a run sharing no query with the qrels, names,
-    infinities: docs/errors.md) and the gate.  Notes for stderr are appended to ``notes`` as they come.
-    ``progress(inputs, monte_carlo_total)`` is a context manager giving ``step(label, path)``."""
+    """Read the qrels and runs of ``request``, evaluate ``plan.metrics`` (--holes: and :func:`unjudged_shares`,
+    not printed), check the inputs (docs/errors.md) and the gate; notes for stderr appended to ``notes`` as
+    they come.  ``progress(inputs, monte_carlo_total)``: a context manager giving ``step(label, path)``."""
     from ..inputs import checks as input_checks
     from ..pipeline import evaluate as api
     from ..pipeline import parallel
@@ -246,8 +245,7 @@ def run_eval(request: EvalRequest, plan: EvalPlan, notes: list, progress=_no_pro
             # hole bounds over several runs range over their shared holes (docs/holes.md, "Worlds")
             # --trec without -c stops at a run's first query without results, disjoint or not (StoppedAtQuery)
             done = evaluate_runs(qrels, sources, metrics + (unjudged_shares(metrics) if request.holes else []), opts,
-                                 executor, warn=notes.append,
-                                 stream=request.stream,
+                                 executor, warn=notes.append, stream=request.stream,
                                  refuse_disjoint=not (request.allow_disjoint or request.strict_queries))
             opts = done.options
             try:

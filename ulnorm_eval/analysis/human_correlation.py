@@ -110,14 +110,10 @@ def _corr_rows(values, other, method: str) -> np.ndarray:
 
 def bootstrap_correlations(values: dict, human: dict, methods=METHODS, levels=("summary", "system"), base=None,
                            reps: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict:
-    """Percentile intervals over ``reps`` resamples of the documents (with replacement, seeded; the same
-    resamples for every metric, so a variant and its plain metric are compared on identical documents):
-    (level, method, metric, dimension) -> (low, high, pai_low, pai_high).
-
-    Summary level: the mean of the per-document correlations over the resampled documents (documents
-    where it is undefined left out, as in :func:`summary_level`).  System level: the correlation over
-    systems of their means over the resampled documents.  PAI (eq. 8.1) per resample, against the
-    plain metric on the same resample."""
+    """Percentile intervals over ``reps`` seeded resamples of the documents, the same for every metric:
+    (level, method, metric, dimension) -> (low, high, pai_low, pai_high).  Per resample: the mean of the
+    defined per-document correlations (summary level), the correlation of the systems' means (system level)
+    and PAI (eq. 8.1) against the plain metric on the same resample."""
     base = base or {}
     rng = np.random.default_rng(seed)
     n_docs = next(iter(values.values())).shape[1]

@@ -27,12 +27,9 @@ from ..core.records import SEEN_UNTIL_GAIN
 from ..core.registry import FAMILIES, Metric, UnknownMeasure
 from .eval_request import RequestBase
 
-__all__ = [
-    "BrowsingModel", "browsing_model", "seen_until_gain", "KeySpace", "key_space", "survival", "residual_factor",
-    "residual_score",
-    "prior_sets", "champions", "group_of", "resolve_nrg_metrics", "evaluate_nrg", "NRGResult", "NRGError", "NRGInputs",
-    "PROTOCOLS",
-]
+__all__ = ["BrowsingModel", "browsing_model", "seen_until_gain", "KeySpace", "key_space", "survival", "residual_factor",
+           "residual_score", "prior_sets", "champions", "group_of", "resolve_nrg_metrics", "evaluate_nrg", "NRGResult",
+           "NRGError", "NRGInputs", "PROTOCOLS"]
 
 PROTOCOLS = ("fixed", "leave-one-out", "chronological", "group")
 

@@ -69,13 +69,9 @@ def classify(actual, expected, ideal, thresholds: Thresholds | None = None) -> n
 
 
 def select_subset(actual, expected, ideal, kind: str = "all", size: int | None = None) -> np.ndarray:
-    """Sorted indices of a Karmaker & Feng 2022 §4.4 query set: 'all', 'uninformative' or 'ideal'.
-
-    ``actual``: the mean plain score of the compared runs per query; ``expected``: E; ``ideal``:
-    IUB.  'uninformative' takes the ``size`` (default half) queries with the smallest |a - e|,
-    'ideal' those with the largest a - e; ties go to the earlier query.  Queries with no actual
-    score (NaN) are never chosen.
-    """
+    """Sorted indices of a Karmaker & Feng 2022 §4.4 query set of the runs' mean plain scores ``actual``, E
+    and IUB per query: 'all'; 'uninformative', the ``size`` (default half) with the smallest |a - e|;
+    'ideal', those with the largest a - e (ties: the earlier query; a NaN score never chosen)."""
     a, e = normalised(actual, expected, ideal)
     n = len(a)
     if kind == "all":

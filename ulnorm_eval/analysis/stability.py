@@ -21,15 +21,11 @@ import numpy as np
 
 from . import stats
 
-__all__ = [
-    "GAINS", "DISCOUNTS", "GAIN_FUNCTIONS", "DISCOUNT_FUNCTIONS", "named_gains", "named_discount", "normalised",
-    "MeasureSpec", "parse_measure", "Design", "level_index",
-    "scores", "objective", "components",
-    "Optimum", "optimise",
-    "gain_ratios", "measure_string", "parse_topics", "study", "StudyOptions",
-    "ASL_FUNCTIONS", "function_label", "tau_table", "asl_table", "topic_resamples", "topics_needed_resampled",
-    "topic_splits", "error_ratio", "paired_ratios", "ratio_claim",
-]
+__all__ = ["GAINS", "DISCOUNTS", "GAIN_FUNCTIONS", "DISCOUNT_FUNCTIONS", "named_gains", "named_discount", "normalised",
+           "MeasureSpec", "parse_measure", "Design", "level_index", "scores", "objective", "components", "Optimum",
+           "optimise", "gain_ratios", "measure_string", "parse_topics", "study", "StudyOptions", "ASL_FUNCTIONS",
+           "function_label", "tau_table", "asl_table", "topic_resamples", "topics_needed_resampled", "topic_splits",
+           "error_ratio", "paired_ratios", "ratio_claim"]
 
 # gain(l) of a positive grade l: 'linear' l (trec_eval's, Järvelin & Kekäläinen 2002), 'exponential' 2^l - 1
 # (Burges et al. 2005, as cited by Kanoulas & Aslam 2009 §1)
@@ -112,12 +108,9 @@ def level_index(ranking, n_topics: int, k: int, levels) -> np.ndarray:
 
 @dataclass(kw_only=True)
 class Design:
-    """What the objective needs, computed once from the runs and the qrels.
-
-    ``C``: (S, T, J, k) 0/1 counts, C[s,t,j,r] = 1 when run s ranks a document of grade ``levels[j]``
-    at rank r+1 of topic t; ``counts``: (T, J) judged documents of each positive level; ``pool``: (T,)
-    judged documents of the topic (the random ranker's pool, any grade).
-    """
+    """What the objective needs, once from the runs and the qrels: ``C`` (S, T, J, k), C[s,t,j,r] = 1 when run
+    s ranks a document of grade ``levels[j]`` at rank r+1 of topic t; ``counts`` (T, J), the judged documents
+    of each positive level; ``pool`` (T,), the topic's judged documents (the random ranker's pool)."""
 
     C: np.ndarray
     counts: np.ndarray
@@ -145,11 +138,8 @@ class Design:
                                    topics=[self.topics[index] for index in idx] if self.topics else [])
 
     def topic_forms(self, g) -> np.ndarray:
-        """(3, T, J, k): M_I, M_E, M_W, the bilinear forms of IDCG, E[DCG] and WLB for the gain order of g.
-
-        The ideal puts the judged documents in descending order of gain (ties: higher grade first,
-        which changes no value), the worst in ascending order, the non-relevant ones (gain 0) first.
-        """
+        """(3, T, J, k): M_I, M_E, M_W, the bilinear forms of IDCG, E[DCG] and WLB for the gain order of g:
+        the ideal in descending order of gain (ties: higher grade first), the worst ascending, gain 0 first."""
         g = np.asarray(g, dtype=np.float64)
         n_levels, k = self.n_levels, self.k
         ranks = np.arange(k)

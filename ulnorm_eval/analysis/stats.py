@@ -11,12 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = [
-    "PairedTest", "pairwise_t", "pairwise_wilcoxon", "pairwise_randomization", "pairwise_bootstrap",
-    "worse", "GATE_TESTS", "tukey_null",
-    "pairwise_tukey", "PAIRWISE", "FAMILYWISE", "adjust", "CORRECTIONS", "kendall_tau", "tau_interval", "tau_ap", "pad", "split_half_swap_rate", "swap_rate_between",
-    "VarianceComponents", "variance_components", "erho2", "phi", "topics_needed",
-]
+__all__ = ["PairedTest", "pairwise_t", "pairwise_wilcoxon", "pairwise_randomization", "pairwise_bootstrap", "worse",
+           "GATE_TESTS", "tukey_null", "pairwise_tukey", "PAIRWISE", "FAMILYWISE", "adjust", "CORRECTIONS",
+           "kendall_tau", "tau_interval", "tau_ap", "pad", "split_half_swap_rate", "swap_rate_between",
+           "VarianceComponents", "variance_components", "erho2", "phi", "topics_needed"]
 
 
 _BATCH_ELEMENTS = 4_000_000  # bound on the temporaries of the resampling tests

@@ -15,11 +15,11 @@ from ..core.variants import HOLE_VARIANTS
 from ..inputs.arrow import string_array, to_numpy
 from ..inputs.letor import is_letor, read_letor, read_letor_scores
 from ..inputs.trec import InputError, Qrels, Run, read_bytes, read_qrels, read_run
-from .blocks import Options, RunResult, metric_values, plain_values, query_set, refuse_prior_variants
+from .blocks import Options, RunResult, refuse_prior_variants
 from .ordering import natural_order, qrels_queries, rank_run
 
 __all__ = ["Options", "Result", "RunResult", "load_qrels", "load_run", "parse_run", "holes_note", "resolve_metrics",
-           "with_runs_holes", "both_notes", "query_set", "metric_values", "plain_values"]
+           "with_runs_holes", "both_notes"]
 
 
 @dataclass(kw_only=True)

@@ -227,20 +227,16 @@ TREC_FORMATS = {
 @summary_md_option
 def eval_cmd(**options):
     """Evaluate RUN files against QRELS (TREC qrels or LETOR rows; runs may be gzip/bz2/xz, '-' is stdin)."""
-    import dataclasses
-
     from ..analysis.eval_request import plan_eval, run_eval
     from ..render.eval_report import eval_outputs, eval_verdict
     from ..render.formats import FORMATS
 
     check_eval_options(options)
     options, notes = trec_settings(options) if options["trec"] else (options, [])  # notes: after the setup notes
-    request = eval_request(options)
+    view = output_view(options, FORMATS, "trec")
+    request = eval_request(options, view)
     with refusals() as said:
         plan = plan_eval(request, notes)
-        view = output_view(options, FORMATS, "trec")
-        if view.fmt in ("table", "json") or view.summary_md:  # the randomisation intervals: drawn only if printed
-            request = dataclasses.replace(request, options=dataclasses.replace(request.options, random_intervals=True))
         with stops_as_trec_eval(view):
             outcome = run_eval(request, plan, notes, progress_bar(not options["no_progress"]))
         outputs = eval_outputs(outcome, request, view, notes)
@@ -265,20 +261,22 @@ def check_eval_options(opts: dict) -> None:
         raise click.UsageError("-c (every qrels query) and --run-queries-only contradict each other")
     if opts.get("holes_list") and not opts["holes"]:
         raise click.UsageError("--holes-list N needs --holes: it names the holes whose grades move the bounds --holes prints")
+    if opts["names"] == "trec" and not opts["trec"]:  # --trec keeps the first, as trec_eval (cli/trec.py)
+        from ..core.registry import trec_repeats
+
+        if repeated := trec_repeats(opts["measures"]):
+            raise click.UsageError(repeated)
 
 
-def eval_request(given: dict):
-    """`eval`'s options (checked, --trec's applied) -> an analysis.eval_request.EvalRequest."""
+def eval_request(given: dict, view):
+    """`eval`'s options (checked, --trec's applied) -> an analysis.eval_request.EvalRequest; the
+    randomisation intervals are drawn only when ``view`` (a render.files.View) prints them."""
     from ..analysis.eval_request import EvalRequest
     from ..pipeline.blocks import Options
     from ..render.files import View
 
-    if given["names"] == "trec" and not given["trec"]:  # --trec keeps the first, as trec_eval (cli/trec.py)
-        from ..core.registry import trec_repeats
-        repeated = trec_repeats(given["measures"])
-        if repeated:
-            raise click.UsageError(repeated)
-    options = make_options(given, zscore=given["zscore_file"], ci=1 - (given["alpha"] or 0.05) if given["ci"] else None)
+    options = make_options(given, zscore=given["zscore_file"], ci=1 - (given["alpha"] or 0.05) if given["ci"] else None,
+                           random_intervals=view.fmt in ("table", "json") or bool(view.summary_md))
     handled = (Options, View, *TREC_FORMATS, "trec zscore_file no_progress")
     return record(EvalRequest, given, handled, options=options)
 

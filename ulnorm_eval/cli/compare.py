@@ -8,7 +8,7 @@ import click
 from ..core.variants import BOUND_VARIANTS, DEFAULT_VARIANTS, variant_names
 from .support import CONTEXT, fail, flush, output_format, output_view, outputs_checked, refusals, table_list, write_output
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
-from .types import ALPHA, FiniteFloat
+from .types import ALPHA, FINITE, FiniteFloat
 
 from .options import (MAX_DRAWS, MAX_TRIALS, Brief, HolesCommand, allow_disjoint_option, bounds_options, bundle,
                       choice, groups_option, holes_option, holes_options, make_options, measure_option,
@@ -169,15 +169,15 @@ def compare_request(given: dict, view):
 @click.command("queries", cls=HolesCommand, context_settings=CONTEXT, epilog=QUERIES_EPILOG)
 @click.argument("qrels", type=click.Path(dir_okay=False))
 @click.argument("runs", nargs=-1, type=click.Path(dir_okay=False))  # at least one: checked with a clear message
-@click.option("--informative-gap", type=FiniteFloat(), default=0.2, show_default=True, cls=Brief,
+@click.option("--informative-gap", type=FINITE, default=0.2, show_default=True, cls=Brief,
               brief="(A - E)/IUB at or above this: informative (default 0.2).",
               help="(A - E)/IUB at or above this: informative.")
-@click.option("--ideal-gap", type=FiniteFloat(), default=0.5, show_default=True, cls=Brief,
+@click.option("--ideal-gap", type=FINITE, default=0.5, show_default=True, cls=Brief,
               brief="(A - E)/IUB at or above this: ideal (default 0.5).",
               help="(A - E)/IUB at or above this: ideal.")
-@click.option("--hard-below", type=FiniteFloat(), default=0.1, show_default=True,
+@click.option("--hard-below", type=FINITE, default=0.1, show_default=True,
               help="Otherwise, A/IUB and E/IUB both at or below this: hard.")
-@click.option("--easy-above", type=FiniteFloat(), default=0.5, show_default=True,
+@click.option("--easy-above", type=FINITE, default=0.5, show_default=True,
               help="Otherwise, A/IUB and E/IUB both at or above this: easy.")
 @holes_option
 @seed_option

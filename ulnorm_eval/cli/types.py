@@ -1,32 +1,34 @@
 """Click parameter types refusing what ``float`` and ``click.FloatRange`` let through: NaN, which compares false
 with everything (a NaN --alpha turned the gate off: ``p < nan`` is never true), and infinities (-l inf: nothing
-relevant) are usage errors (exit 2) in every float option (:class:`FiniteFloat`); :class:`NonEmpty` refuses an
-empty or blank value."""
+relevant) are usage errors (exit 2) in every float option (:data:`FINITE`, :class:`FiniteFloat`);
+:class:`NonEmpty` refuses an empty or blank value."""
 from __future__ import annotations
 
 import math
 
 import click
 
-__all__ = ["FiniteFloat", "NonEmpty", "GateThreshold", "Jobs", "ALPHA", "CommaList"]
+__all__ = ["FINITE", "FiniteFloat", "NonEmpty", "GateThreshold", "Jobs", "ALPHA", "CommaList"]
+
+
+class Finite(click.types.FloatParamType):
+    """A finite float (:data:`FINITE`)."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+FINITE = Finite()
 
 
 class FiniteFloat(click.FloatRange):
-    """A finite float, optionally within a range (``FiniteFloat(0, 1, min_open=True)``)."""
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        if self.min is None and self.max is None:
-            self.name = "float"  # help shows FLOAT, as for a plain float, and no range
-
-    def _describe_range(self) -> str:
-        return "" if self.min is None and self.max is None else super()._describe_range()
+    """A finite float within a range (``FiniteFloat(0, 1, min_open=True)``)."""
 
     def convert(self, value, param, ctx):
-        number = click.types.FLOAT.convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return super().convert(number, param, ctx)
+        return super().convert(FINITE.convert(value, param, ctx), param, ctx)
 
 
 # --alpha: below 1e-15, 1 - A/2 is 1 (or a few units of its last bit from it) in float64, and a (1 - A)
@@ -34,7 +36,7 @@ class FiniteFloat(click.FloatRange):
 ALPHA = FiniteFloat(1e-15, 1, max_open=True)
 
 
-class RelLevel(FiniteFloat):
+class RelLevel(Finite):
     """-l/--rel-level: a finite number >= 0 (:data:`ulnorm_eval.pipeline.blocks.LEVEL_BELOW_ZERO`)."""
 
     def convert(self, value, param, ctx):

@@ -8,7 +8,7 @@ import math
 import string
 
 from ..analysis.marks import baseline_marks, pairwise_marks
-from .values import latex_text, markdown_text
+from .values import isnan, latex_text, markdown_text
 
 __all__ = ["format_latex", "format_markdown", "paper_table", "caption_text", "TEST_NAMES", "CORRECTION_NAMES"]
 
@@ -72,7 +72,7 @@ def _reversible(pairs) -> set:
         return set()
     out = set()
     for metric, run_a, run_b, holds in zip(pairs["metric"], pairs["run_a"], pairs["run_b"], pairs["holes_overlap"]):
-        if holds is not None and not (isinstance(holds, float) and math.isnan(holds)) and int(holds) == 1:
+        if not isnan(holds) and int(holds) == 1:
             out |= {(metric, run_a, run_b), (metric, run_b, run_a)}
     return out
 

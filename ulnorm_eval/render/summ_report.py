@@ -4,11 +4,10 @@ format, with their picture (--correlate --plot)."""
 from __future__ import annotations
 
 import json
-import math
 
 from ..analysis.human_correlation import COLUMNS
 from .table import layout
-from .values import num_text, safe_text  # names echoed to a terminal: no ESC, no forged lines
+from .values import isnan, num_text, safe_text  # names echoed to a terminal: no ESC, no forged lines
 
 __all__ = ["SUMM_LEGEND", "summ_table", "correlation_text", "correlation_table"]
 
@@ -69,7 +68,7 @@ def _system_rows(result, rr, rows: list, slots: list, per_query: bool, p: int) -
             for s in slots:
                 m = have.get((meas, s))
                 v = None if m is None else (rr.mean[m] if i is None else rr.values[m][i])
-                cells.append("" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{p}f}")
+                cells.append("" if isnan(v) else num_text(v, p))
             body.append([safe_text(rr.name)] + ([safe_text(q)] if per_query else []) + [str(meas)] + cells)
     return body
 

@@ -228,7 +228,7 @@ def others_holes(rk, J: Judgements, pool: tuple):
     return np.maximum(U - own, 0.0)
 
 
-def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options, whole=None):
+def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options, whole):
     """Per-query values of every metric for a ranked run: (values, standard errors, undefined masks).
     ``whole``: the ranking before -J, which the hole bounds read (a hole given a grade is judged).  Under
     ``--expectation paper`` a measure is scored as ``registry.paper_measure`` makes it, under its name."""
@@ -242,7 +242,7 @@ def metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, opt
             {m: und[s] for m, s in scored.items() if s in und})
 
 
-def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options, whole=None):
+def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, options: Options, whole):
     values, stderr, undefined = {}, {}, {}
     plain = {measure: plain_values(rr, J, measure, qrels, options) for measure in dict.fromkeys(m.measure for m in metrics)}
     cond = [m for m in metrics if m.variant in CONDENSED_VARIANTS]
@@ -252,10 +252,8 @@ def _metric_values(rr: RankedRun, J: Judgements, metrics: list, qrels: Qrels, op
         values.update({m: done[m.measure] for m in cond})
     holes = [m for m in metrics if m.variant in HOLE_VARIANTS]
     if holes:
-        ranking = rr.ranking if whole is None else whole
-        values.update(hole_values(ranking, J, holes, Level.of(options, rr.present), options, stderr,
-                                  others_holes(ranking, J, options.holes_pool),
-                                  per_row(ranking, J, options.holes_ceiling)))
+        values.update(hole_values(whole, J, holes, Level.of(options, rr.present), options, stderr,
+                                  others_holes(whole, J, options.holes_pool), per_row(whole, J, options.holes_ceiling)))
     pooled = [m for m in metrics if m.variant and m.variant not in HOLE_VARIANTS + CONDENSED_VARIANTS]
     if pooled:
         from ..core.expectations import variant_values

@@ -27,10 +27,10 @@ def _shift(exc: InputError, offset: int, path: str) -> InputError:
     return InputError(path, None if exc.line is None else exc.line + offset - 1, exc.reason)
 
 
-def parse_block(path: str, data: bytes, name: str | None = None, halves: bool = False):
+def parse_block(path: str, data: bytes, halves: bool = False):
     """(the block's :class:`Run`, or None for a block of comments only; the block's newline count)."""
     try:
-        run = read_run(path, name=name, data=data, halves=halves)
+        run = read_run(path, data=data, halves=halves)
     except InputError as exc:
         if exc.reason.startswith("empty file"):  # a block of comments only
             return None, data.count(b"\n")

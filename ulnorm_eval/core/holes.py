@@ -116,11 +116,12 @@ def yield_ceiling(query, doc, rank, judged, relevant, lengths, nq: int, level: f
     from scipy.special import nbdtrik
 
     query, doc, rank = (np.asarray(x, dtype=np.int64) for x in (query, doc, rank))
-    unique, inverse, best = _documents(query, doc, rank)
+    width = int(doc.max(initial=0)) + 1
+    unique, inverse, best = _documents(query, doc, rank, width)
     is_judged, is_relevant = np.zeros(len(unique), bool), np.zeros(len(unique), bool)
     is_judged[inverse] = np.asarray(judged, bool)
     is_relevant[inverse] = np.asarray(relevant, bool)
-    row = unique // (int(doc.max(initial=0)) + 1)  # the query of each (_documents' key)
+    row = unique // width  # the query of each (_documents' key)
     log_rank = np.log(best.astype(np.float64))
     R = np.bincount(row[is_relevant], minlength=nq).astype(np.float64)
     if not R.any():
@@ -151,10 +152,9 @@ def yield_ceiling(query, doc, rank, judged, relevant, lengths, nq: int, level: f
     return np.where(H > 0, np.nan_to_num(ceiling, nan=np.inf, posinf=np.inf), 0.0)
 
 
-def _documents(query, doc, rank, width=None) -> tuple:
-    """The distinct (query, document) pairs of the entries as keys query * width + doc (width: the largest
-    code + 1), each entry's index among them, and each pair's best (least) rank."""
-    width = int(doc.max(initial=0)) + 1 if width is None else width
+def _documents(query, doc, rank, width) -> tuple:
+    """The distinct (query, document) pairs of the entries as keys query * width + doc (``width``: more than
+    the largest document code), each entry's index among them, and each pair's best (least) rank."""
     unique, inverse = np.unique(query * width + doc, return_inverse=True)
     best = np.full(len(unique), np.iinfo(np.int64).max)
     np.minimum.at(best, inverse, rank)
@@ -480,12 +480,12 @@ def judge_next(query, doc, rank, judged, cutoffs, n: int) -> list:
     query, doc, rank = (np.asarray(x, dtype=np.int64) for x in (query, doc, rank))
     hole = ~np.asarray(judged, bool)
     reach = sum((rank[hole] <= (np.inf if cutoff is None else cutoff)) for cutoff in cutoffs)
-    unique, inverse, best = _documents(query[hole], doc[hole], rank[hole], int(doc.max(initial=0)) + 1)
+    width = int(doc.max(initial=0)) + 1
+    unique, inverse, best = _documents(query[hole], doc[hole], rank[hole], width)
     weight = np.bincount(inverse, weights=reach / rank[hole], minlength=len(unique))
     runs = np.bincount(inverse, minlength=len(unique))
     order = np.lexsort((unique, -runs, -weight))[: int(n)]
     order = order[weight[order] > 0]
-    width = int(doc.max(initial=0)) + 1
     return [(int(unique[i] // width), int(unique[i] % width), float(weight[i]), int(runs[i]), int(best[i]))
             for i in order]
 

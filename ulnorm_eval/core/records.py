@@ -72,13 +72,10 @@ class TrecName:
         """The name trec_eval prints for ``value`` (None: no argument)."""
         if value is None:
             return self.base
-        if isinstance(value, str):
-            return f"{self.base}_{value}"
         if isinstance(value, dict):
             return self.base + "_" + ",".join(f"{key:g}={val:g}" for key, val in sorted(value.items()))
-        if self.fmt:
-            return f"{self.base}_{value:{self.fmt}}"
-        return f"{self.base}_{value:g}" if isinstance(value, float) else f"{self.base}_{value}"
+        spec = "" if isinstance(value, str) else self.fmt or ("g" if isinstance(value, float) else "")
+        return f"{self.base}_{value:{spec}}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,6 +7,7 @@ import pyarrow as pa
 import pytest
 
 import pyarrow.compute as pc
+from ulnorm_eval.hashing import GOLDEN, mix64
 from ulnorm_eval.inputs import fingerprints as fp
 from ulnorm_eval.inputs.trec import InputError, Qrels, Run
 from ulnorm_eval.pipeline import ordering
@@ -61,7 +62,7 @@ def test_judged_codes_equal_arrow_lookup(seed, large):
 
 
 def test_words_are_the_bytes_little_endian():
-    ws, length = fp.words(pa.array(["", "ab", "abcdefgh", "abcdefghi"]))
+    ws, length, _ = fp.words(pa.array(["", "ab", "abcdefgh", "abcdefghi"]))
     assert list(length) == [0, 2, 8, 9]
     assert [int(w) for w in ws[0]] == [0, 0x6261, int.from_bytes(b"abcdefgh", "little"),
                                        int.from_bytes(b"abcdefgh", "little")]
@@ -72,7 +73,8 @@ def test_words_are_the_bytes_little_endian():
 @pytest.mark.parametrize("large", [False, True])
 def test_words_equal_the_bytes_of_each_docid(seed, large):
     """words() of random docids (0 to 32 bytes in UTF-8, NUL and non-ASCII bytes; every docid empty;
-    a slice) against each docid's bytes read in 8-byte little-endian words, zero past its end."""
+    a slice) against each docid's bytes read in 8-byte little-endian words, zero past its end, and
+    each fingerprint against its length mixed with each of its own words in turn."""
     rng = np.random.default_rng(seed)
     typ = pa.large_string() if large else pa.string()
     for longest in (0, 1, 7, 8, 9, 16, 17, 24, 31, 32):
@@ -80,13 +82,20 @@ def test_words_equal_the_bytes_of_each_docid(seed, large):
         if longest == 32:
             strings.append("x" * 32)
         arr = pa.array(["pad", *strings, "pad"], typ).slice(1, len(strings))
-        ws, length = fp.words(arr)
+        ws, length, hashes = fp.words(arr)
         raw = [text.encode() for text in strings]
         assert length.tolist() == [len(b) for b in raw]
         nwords = (max(map(len, raw), default=0) + 7) // 8
         assert len(ws) == nwords and all(w.dtype == np.uint64 and w.flags.c_contiguous for w in ws)
         for k, w in enumerate(ws):
             assert w.tolist() == [int.from_bytes(b[8 * k:8 * k + 8], "little") for b in raw]
+        want = []
+        for b in raw:
+            h = np.array([len(b)], np.uint64) * GOLDEN
+            for k in range((len(b) + 7) // 8):
+                h = mix64(h ^ np.array([int.from_bytes(b[8 * k:8 * k + 8], "little")], np.uint64))
+            want.append(int(h[0]))
+        assert hashes.tolist() == want
 
 
 def test_long_docids_and_nulls_are_left_to_arrow():
@@ -125,10 +134,21 @@ def test_rank_run_does_not_hash_short_string_docids(monkeypatch):
     assert calls and not any("XIE19960101.0001" in c for c in calls)  # the run's docids: no Arrow hash
 
 
+def _fingerprinted_by(monkeypatch, fingerprint):
+    """fp.words giving ``fingerprint(words, lengths)`` as the docids' fingerprints (to make them collide)."""
+    real = fp.words
+
+    def words(arr):
+        got = real(arr)
+        return None if got is None else (got[0], got[1], fingerprint(got[0], got[1]))
+
+    monkeypatch.setattr(fp, "words", words)
+
+
 def test_shared_fingerprints_fall_back_to_arrow(monkeypatch):
     """Every docid given one fingerprint: the judged table is refused, Arrow's encoding joins."""
     qrels, run = _qrels_run(["LA010189-0001", "nope", "FBIS3-22"])
-    monkeypatch.setattr(fp, "fingerprints", lambda ws, length: np.zeros(len(length), np.uint64))
+    _fingerprinted_by(monkeypatch, lambda ws, length: np.zeros(len(length), np.uint64))
     got = ordering.rank_run(run, qrels, ["1"])
     assert list(got.ranking.grade) == [2, 0, 0]
     assert list(got.ranking.judged) == [True, False, True]
@@ -145,7 +165,7 @@ def test_repeated_document_is_refused_with_its_line():
 def test_equal_fingerprints_of_different_docids_are_not_a_match(monkeypatch):
     """A run docid whose fingerprint is a judged docid's, but whose bytes differ, is not judged."""
     weak = lambda ws, length: ws[0] * np.uint64(31) + length.astype(np.uint64)  # first word and length only
-    monkeypatch.setattr(fp, "fingerprints", weak)
+    _fingerprinted_by(monkeypatch, weak)
     judged = pa.array(["FBIS3-10001", "LA010189-0001"])
     table = judged_table(judged)
     assert table is not None
@@ -225,7 +245,7 @@ def test_pair_entries_compare_query_length_and_every_word(monkeypatch):
     """Pairs whose fingerprints are equal are an entry only if the query, the length and every word
     are: a weak fingerprint (the first word only, whatever the length and the query) makes 'ab' and
     'ab' + NUL, two docids differing in the second word, and one docid under two queries collide."""
-    monkeypatch.setattr(fp, "fingerprints", lambda ws, length: ws[0].copy())
+    _fingerprinted_by(monkeypatch, lambda ws, length: ws[0].copy())
     monkeypatch.setattr(fp, "_pair", lambda hashes, query: hashes)
     judged = pa.array(["ab", "FBIS3-10001x", "LA010189"])
     table = fp.pair_table(judged, np.array([0, 1, 2]), np.array([0, 1, 2]))

@@ -201,9 +201,7 @@ def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
     size = os.path.getsize(path)
     bounds = [0]
     with open(path, "rb") as handle:
-        block = 1
-        while True:
-            target = min(block * block_bytes, size)
+        for target in (*range(block_bytes, size, block_bytes), size):
             prev, width = bounds[-1], 1 << 16
             while True:
                 floor = max(prev, target - width)
@@ -222,9 +220,6 @@ def block_bounds(path: str, block_bytes: int = BLOCK_BYTES) -> list:
                 break
             if cut:
                 bounds.append(floor + cut)
-            if target >= size:
-                break
-            block += 1
     if bounds[-1] != size:
         bounds.append(size)
     if len(bounds) > 2 and bounds[-1] <= whole_bytes(block_bytes):  # as run_blocks merges them

@@ -15,7 +15,7 @@ import numpy as np
 from ..hashing import GOLDEN, mix64
 from .arrow import offsets
 
-__all__ = ["MAX_WORDS", "words", "fingerprints", "pair_table", "pair_entries", "distinct_entries"]
+__all__ = ["MAX_WORDS", "words", "pair_table", "pair_entries", "distinct_entries"]
 
 MAX_WORDS = 4  # docids up to 32 bytes (TREC, MS MARCO, ClueWeb ids); longer ones go to Arrow
 # MASK[k]: the low k bytes of a word (a docid's last word, read past its end, is cut to its bytes)
@@ -23,20 +23,22 @@ _MASK = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype
 
 
 def words(arr):
-    """(list of uint64 word arrays, int64 byte lengths) of a pyarrow string array, or None for a
-    null, another type, or a docid longer than ``MAX_WORDS`` words.  Word k of a docid holds its
-    bytes 8k..8k+7, little-endian, zero past its end."""
+    """(list of uint64 word arrays, int64 byte lengths, uint64 fingerprints) of a pyarrow string array,
+    or None for a null, another type, or a docid longer than ``MAX_WORDS`` words.  Word k of a docid
+    holds its bytes 8k..8k+7, little-endian, zero past its end; its fingerprint mixes its length, then
+    each of its words in turn: it depends on its own bytes only, not on the longest docid beside it."""
     import pyarrow as pa
 
     if arr.null_count or not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
         return None
     size, off = len(arr), offsets(arr)
     length = np.diff(off).astype(np.int64)
+    hashes = length.astype(np.uint64) * GOLDEN
     nwords = (int(length.max()) + 7) // 8 if size else 0
     if nwords > MAX_WORDS:
         return None
     if nwords == 0:  # no docid, or every one empty
-        return [], length
+        return [], length, hashes
     first, last, shortest = int(off[0]), int(off[-1]), int(length.min())
     data = np.zeros(last - first + 8 * nwords + 8, np.uint8)
     data[:last - first] = np.frombuffer(arr.buffers()[2], np.uint8, count=last - first, offset=first)
@@ -50,18 +52,9 @@ def words(arr):
         if shortest < 8 * (word_index + 1):  # some docids end within (or before) this word
             word &= _MASK[np.clip(length - 8 * word_index, 0, 8)]
         out.append(word)
-    return out, length
-
-
-def fingerprints(word_arrays: list, length: np.ndarray) -> np.ndarray:
-    """uint64 fingerprint of each docid from its words and length; a docid's fingerprint depends on
-    its own words only (not on how many words the longest docid beside it has)."""
-    hashes = length.astype(np.uint64) * GOLDEN
-    shortest = int(length.min()) if len(length) else 0
-    for index, word in enumerate(word_arrays):
         mixed = mix64(hashes ^ word)
-        hashes = mixed if shortest > 8 * index else np.where(length > 8 * index, mixed, hashes)
-    return hashes
+        hashes = mixed if shortest > 8 * word_index else np.where(length > 8 * word_index, mixed, hashes)
+    return out, length, hashes
 
 
 def _distinct(keys: np.ndarray) -> bool:
@@ -140,8 +133,8 @@ def pair_table(judged, query: np.ndarray, code: np.ndarray):
     got = words(judged)
     if got is None:
         return None
-    word_arrays, length = got
-    hashes = _pair(fingerprints(word_arrays, length)[code], query)
+    word_arrays, length, hashes = got
+    hashes = _pair(hashes[code], query)
     if not _distinct(hashes):
         return None
     return [word[code] for word in word_arrays], (query << 32) | length[code], hashes, _slots(hashes)
@@ -155,8 +148,7 @@ def pair_entries(table, docid, query: np.ndarray):
     got = words(docid)
     if got is None:
         return None
-    word_arrays, length = got
-    hashes = fingerprints(word_arrays, length)
+    word_arrays, length, hashes = got
     entry_words, tag, entry_hashes, slot_table = table
     entry = np.full(len(hashes), -1, dtype=np.int64)
     if not len(entry_hashes):

@@ -220,11 +220,6 @@ class HoleContext:
         return candidate_grades(G, np.concatenate([grades, vals, keys, [float(self.rel)]]))
 
     @cached_property
-    def boot(self) -> np.ndarray:
-        """The grades a bootstrap draw can give (:func:`boot_grades`)."""
-        return boot_grades(self.J)
-
-    @cached_property
     def cgain(self) -> np.ndarray:
         """The family's gain of each candidate grade (binary families: 1 if relevant)."""
         return np.asarray(self.family.gain(self.cands, self.m, self.rel, self.J.max_grade), dtype=np.float64)
@@ -449,7 +444,7 @@ def grade_prior(holes: HoleContext, prior: str = "pool") -> np.ndarray:
     if prior not in BOOT_PRIORS:
         raise ValueError(f"{prior!r}: the prior is one of {', '.join(BOOT_PRIORS)}")
     ranking, judgements = holes.rk, holes.J
-    grades = holes.boot
+    grades = boot_grades(judgements)
     n_grades = len(grades)
     pool = np.bincount(judgements.row * n_grades + grade_index(judgements.grade, grades),
                        minlength=judgements.nq * n_grades).reshape(judgements.nq, n_grades)
@@ -533,6 +528,7 @@ def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples:
     if not need.any():
         return out
     cum = np.cumsum(grade_prior(holes, prior), axis=1)
+    drawable = boot_grades(judgements)  # the grades a draw gives, as the columns of cum
     # only the rows with holes are copied, with only their queries' judgements
     rows = np.flatnonzero(need)
     keep = need[ranking.row]
@@ -558,7 +554,7 @@ def bootstrap(ranking: Ranking, judgements: Judgements, measure, level, samples:
         size = min(batch, samples - start)
         reps = np.repeat(np.arange(start, start + size, dtype=np.uint64), n_holes)
         uniforms = keys.at(np.tile(hole_query, size), reps, np.tile(hpos, size), BOOT_SALT).reshape(size, n_holes)
-        grades = holes.boot[(uniforms[:, :, None] >= thresholds[None, :, :]).sum(axis=2)]
+        grades = drawable[(uniforms[:, :, None] >= thresholds[None, :, :]).sum(axis=2)]
         if cap is not None:
             order = keys.at(np.tile(hole_query, size), reps, np.tile(hpos, size), BOOT_SALT + 1).reshape(size, n_holes)
             grades = capped(grades, hrow, cap[rows], order)

@@ -508,8 +508,7 @@ class NRGRequest(RequestBase, NRGSettings):
 
 
 class NRGUsageError(NRGError):
-    """A request that cannot be answered with the runs given (no prior run at all, one run under a
-    protocol that scores each run against the others): the command's usage error."""
+    """The command's usage error: no prior run at all, or one run under a protocol scoring each against the others."""
 
 
 def nrg_for_request(request: NRGRequest, notes: list) -> NRGResult:

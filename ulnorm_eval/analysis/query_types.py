@@ -90,8 +90,7 @@ def select_subset(actual, expected, ideal, kind: str = "all", size: int | None =
 
 @dataclass(frozen=True, kw_only=True)
 class TableInputs:
-    """How :func:`query_table` evaluates its runs: ``holes``, their hole bounds too;
-    ``refuse_disjoint``, a run sharing no query with the qrels is refused."""
+    """How :func:`query_table` evaluates: with the runs' hole bounds; a run sharing no query with the qrels refused."""
 
     holes: bool = False
     refuse_disjoint: bool = False

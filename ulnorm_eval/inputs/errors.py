@@ -53,17 +53,16 @@ def env_limit(name: str, default: int) -> int:
     """The limit in the environment variable ``name`` (a whole number > 0: ``1048576``, ``1e9``), else
     ``default``.  Anything else is refused (InputError naming the variable): a limit that is silently
     ignored, or a negative one that refuses every line, would change what is read without saying so."""
-    import math
     import os
 
     text = os.environ.get(name)
     if text is None:
         return default
     try:
-        value = float(text.strip()) if "_" not in text else math.nan  # 1_0 is not a number here
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 1 and value == int(value)):
+        value = finite_float(text.strip(), name, None, "limit")  # '1_0', 'inf': no number here
+    except InputError:
+        value = 0.0
+    if not (value >= 1 and value == int(value)):
         raise InputError(name, None, f"{text!r} is not a whole number >= 1 (a limit in the environment; "
                                      "unset it for the default)")
     return int(value)

@@ -84,13 +84,6 @@ def _os_reason(exc: OSError) -> str:
     return reasons.get(exc.errno) or (exc.strerror or str(exc)).lower()  # 'permission denied', 'file name too long'
 
 
-def _stdin():
-    buf = getattr(sys.stdin, "buffer", None)  # Python sets sys.stdin to None when fd 0 is closed (`<&-`)
-    if buf is None or buf.closed:
-        raise InputError("-", None, "standard input is closed")
-    return buf
-
-
 class _Counted(io.RawIOBase):
     """A binary stream's bytes, counted as they are read; ``check`` sees the count after each read."""
 
@@ -122,9 +115,12 @@ def open_input(path: str):
     """
     refuse_url(path)
     try:
-        raw = _stdin() if path == "-" else open(path, "rb")  # a directory: IsADirectoryError
+        # sys.stdin is None when fd 0 is closed (`<&-`); open() of a directory raises IsADirectoryError
+        raw = getattr(sys.stdin, "buffer", None) if path == "-" else open(path, "rb")
     except OSError as exc:
         raise InputError(path, None, _os_reason(exc)) from None
+    if raw is None or raw.closed:
+        raise InputError("-", None, "standard input is closed")
     buf = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
     try:
         head = buf.peek(512)[:512]

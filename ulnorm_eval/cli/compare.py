@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from ..core.variants import BOUND_VARIANTS, DEFAULT_VARIANTS, variant_names
-from .support import CONTEXT, fail, flush, output_format, output_view, outputs_checked, refusals, table_list, write_output
+from .support import CONTEXT, fail, output_format, output_view, outputs_checked, refusals, table_list, write_output
 from ..render.format_names import DATA_FRAME_FORMATS, FRAME_FORMATS
 from .types import ALPHA, FINITE, FiniteFloat
 
@@ -186,7 +186,9 @@ def queries_cmd(**given):
     """Per query of QRELS: pool size, relevant documents, E, IUB and WLB of each measure, the RUNS'
     mean score and the query type of Karmaker & Feng 2022 §3.3 (ideal, informative, uninformative,
     hard, easy; thresholds on scores divided by IUB: docs/comparing.md, "Query types")."""
-    from ..analysis.query_types import queries_for_request
+    from ..analysis.query_types import queries_for_request, query_points
+    from ..render.plots import plot_queries
+
     outputs_checked()
     if not given["runs"]:
         raise click.UsageError("queries needs at least one RUN: the mean, gap and query type come from "
@@ -196,12 +198,8 @@ def queries_cmd(**given):
         table = queries_for_request(request, notes)
     meta = {"qrels": str(given["qrels"]), "run_files": list(given["runs"]), "thresholds": vars(request.thresholds),
             "pool": given["pool"]}
-    picture = None
-    if given["plot"]:
-        from ..analysis.query_types import query_points
-        from ..render.plots import plot_queries
-        picture = plot_queries(query_points(table), given["plot"], request.thresholds)
-    _emit({"queries": table}, given["fmt"], given["precision"], given["output"], meta, picture=picture)
+    picture = plot_queries(query_points(table), given["plot"], request.thresholds) if given["plot"] else None
+    _emit({"queries": table}, given["fmt"], given["precision"], given["output"], meta, picture)
 
 
 def queries_request(given: dict):
@@ -232,19 +230,15 @@ def swaps_cmd(systems_a, systems_b, fmt, precision, output):
     the share of run pairs that SYSTEMS_A and SYSTEMS_B order oppositely (Karmaker & Feng 2022
     Tables 10, 20).  Each file is a systems table written by `compare --table systems` (tsv, csv or
     json); runs are matched by name, metrics in only one file are counted and skipped."""
-    outputs_checked()
-    from ..inputs.trec import InputError
     from ..analysis.compare import swap_between_tables
     from ..inputs.tables import read_systems
 
-    try:
+    outputs_checked()
+    with refusals(ValueError) as notes:
         systems_first, systems_second = read_systems(systems_a), read_systems(systems_b)
         table = swap_between_tables(systems_first, systems_second)
-    except (InputError, ValueError) as exc:
-        fail(str(exc))
-    only = len(set(systems_first) ^ set(systems_second))
-    if only:
-        flush([f"{only} metrics in only one of the two tables are skipped"])
+        only = len(set(systems_first) ^ set(systems_second))
+        notes += [f"{only} metrics in only one of the two tables are skipped"] if only else []
     _emit({"swaps": table}, fmt, precision, output, {"systems_a": systems_a, "systems_b": systems_b})
 
 

@@ -102,8 +102,6 @@ def not_a_command(word: str, commands) -> None:
 
     close = difflib.get_close_matches(word, [*commands, "help"], n=1, cutoff=0.6)
     if close and re.fullmatch(r"[A-Za-z][A-Za-z_-]*", word) and not os.path.lexists(word):
-        from .support import fail
-
         fail(f"{word}: no such command (did you mean {close[0]}?); commands are {', '.join(commands)}, help (and no "
              f"file {word} for the default command, eval QRELS RUN...)")
 
@@ -122,7 +120,6 @@ def retired_norm_hint(paths) -> None:
     import os
 
     from ..core.registry import is_variant_list
-    from .support import fail
 
     for path in paths:
         if path != "-" and not os.path.exists(path) and is_variant_list(path):

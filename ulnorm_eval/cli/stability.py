@@ -7,7 +7,7 @@ import click
 from ..render.format_names import DATA_FRAME_FORMATS
 from .support import CONTEXT, output_format, outputs_checked, refusals, table_list
 from .options import (MAX_DRAWS, MAX_TRIALS, choice, measure_option, no_progress_option, output_options, plot_option,
-                      seed_option, ties_option)
+                      record, seed_option, ties_option)
 from .types import CommaList, FiniteFloat
 
 EPILOG = """\b
@@ -97,7 +97,6 @@ def stability_request(opts: dict):
     from ..analysis import stability as st
     from ..render import progress  # the command line's bar (shown on a terminal)
     from ..render.files import View
-    from .options import record
 
     specs = list(dict.fromkeys(st.parse_measure(text) for text in (opts["measures"] or ("nDCG",))))
     keys = "gain discount unconstrained restarts seed at_topics topic_bootstrap holdout"

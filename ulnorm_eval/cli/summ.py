@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from ..core.text_families import summ_help
-from .support import CONTEXT, output_format, outputs_checked, refusals
+from .support import CONTEXT, output_format, outputs_checked, refusals, write_outputs_then
 from ..render.format_names import DATA_FRAME_FORMATS, RESULT_FORMATS
 from .options import (MAX_TRIALS, choice, fail_below_option, measure_option, no_progress_option, norm_option,
                       output_options, per_query_option, plot_option, record, seed_option, summary_md_option,
@@ -98,7 +98,6 @@ def summ_cmd(**options):
     """Evaluate summaries: DATA is SummEval's paired JSONL, or a documents file (JSONL id/source/references or
     TSV id, source, reference...) followed by one 'id, summary' file per system."""
     from ..pipeline.summ_eval import summ_for_request
-    from .support import write_outputs_then
 
     request = summ_request(options)
     with refusals(ValueError) as notes:

@@ -61,8 +61,7 @@ def refuse_gains(names: list) -> None:
     different ones for dcg, ideal_dcg and ndcg, which read one parameter table (m_ndcg.c), so a gain map
     given to one applies to the others (``-m dcg.1=3 -m ndcg`` prints ``ndcg_1=3``) under names that
     need not say so."""
-    from ..core.registry import NICKNAME_MEASURES
-    from ..core.registry import TREC_NAMES
+    from ..core.registry import NICKNAME_MEASURES, TREC_NAMES
 
     given = {}
     for name in names:

@@ -64,7 +64,7 @@ MUTANTS = [
            '"k": lambda measure, R, ret: measure.cutoff,', '"k": lambda measure, R, ret: measure.cutoff + 1,',
            "P@k counts the document at rank k+1", PARITY),
     Mutant("AP-precision-rank", "core/measures/precision.py",
-           'within / (ranking.pos[idx] + 1.0)', 'within / (ranking.pos[idx] + 2.0)',
+           '[row]) / (ranking.pos[idx] + 1.0)', '[row]) / (ranking.pos[idx] + 2.0)',
            "precision at a relevant document divides by rank + 1", PARITY),
     Mutant("RR-rank", "core/measures/precision.py",
            'out[rows] = 1.0 / (ranking.pos[idx[first]] + 1.0)', 'out[rows] = 1.0 / (ranking.pos[idx[first]] + 2.0)',

@@ -227,13 +227,9 @@ def rel_total(ranking, judgements, ctx):
     return trec_relevant_count(judgements, ctx.rel_level)[ranking.base]
 
 
-def rel_mask(ranking, ctx):
-    return codes(ranking) >= ctx.rel_level
-
-
 def rel_index(ranking, ctx):
-    """Positions of the documents :func:`rel_mask` marks, once per ranking and level."""
-    return ranking.memo(("trec relevant", float(ctx.rel_level)), lambda: np.flatnonzero(rel_mask(ranking, ctx)))
+    """Positions of the relevant documents (code >= -l), once per ranking and level."""
+    return ranking.memo(("trec relevant", float(ctx.rel_level)), lambda: np.flatnonzero(codes(ranking) >= ctx.rel_level))
 
 
 def nonrel_index(ranking, ctx):

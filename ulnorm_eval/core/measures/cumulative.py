@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import Judgements, Ranking, discount, judged_only, rank_discount, rel_of
+from ..kernels import Judgements, Ranking, judged_only, rank_discount, rel_of
 from ..holes import monotone, outside_written
 from ..records import Family, Param, TrecName, register
 from .common import JUDGED_ONLY, RandomPool, mapped_gains, reads_gain_of, safe
@@ -86,18 +86,12 @@ def e_ndcg(random_pool: RandomPool) -> np.ndarray:
 def browse_dcg(measure):
     """seen(i) = 1/log2(i+1): the only discount that reproduces Table 1 of Normalized Residual Gain
     (SIGIR-AP 2024); N = 1.  An explicit ``discount`` is the measure's own browsing model."""
-    return _seen(measure), (lambda raw: raw)
+    return (lambda pos: rank_discount(measure, pos)), (lambda raw: raw)
 
 
 def browse_ndcg(measure):
     """As DCG, normalised by the ideal ranking of the judged documents by residual gain."""
-    return _seen(measure), None
-
-
-def _seen(measure):
-    if measure.get("discount") in (None, "log2"):
-        return discount
-    return lambda pos: rank_discount(measure, pos)
+    return (lambda pos: rank_discount(measure, pos)), None
 
 
 def _validate(params: dict, cutoff) -> str | None:

@@ -43,11 +43,8 @@ def sum_precision(ranking: Ranking, idx, key, k=None) -> np.ndarray:
 
 def _precision_at(ranking: Ranking, idx: np.ndarray) -> np.ndarray:
     """Precision at each relevant document: its 1-based number among the relevant ones of its row / rank."""
-    row = ranking.row[idx]
-    first = np.zeros(len(row), np.int64)  # where each document's row starts among idx (rows are sorted)
-    first[1:] = np.where(row[1:] != row[:-1], np.arange(1, len(row)), 0)
-    within = np.arange(1, len(idx) + 1) - np.maximum.accumulate(first)
-    return within / (ranking.pos[idx] + 1.0)
+    row = ranking.row[idx]  # sorted: where each row starts among idx, by searchsorted
+    return (np.arange(1, len(idx) + 1) - np.searchsorted(row, np.arange(ranking.nrows))[row]) / (ranking.pos[idx] + 1.0)
 
 
 # --------------------------------------------------------------------------- SP and AP

@@ -11,7 +11,7 @@ from ..holes import monotone, outside_by_r
 from ..kernels import Judgements, Ranking
 from ..records import Family, Param, register, TrecName, UnknownMeasure
 from .common import (BINARY_EXACT, binary_gain, check_p, codes, context, floats, JUDGED_ONLY, judged_only,  # noqa: F401 - re-exported
-                     NONPOOL, nonrel_index, present_mask, rel_mask, rel_total, safe)
+                     NONPOOL, nonrel_index, present_mask, rel_index, rel_total, safe)
 from .cumulative import gain as graded_gain, GAINS_PARAM
 from .precision import counted, e_ap, expected_count, holes_ap, k_ap, REL, TREC_CUTOFFS
 from .trec_gains import (e_binG, e_ndcg_rel, e_Rndcg, e_rbp, e_rbp_resid, k_binG, k_G, k_ideal_dcg, k_ndcg_rel, k_rbp, k_rbp_resid,
@@ -52,7 +52,7 @@ def k_num_nonrel_judged_ret(ranking, judgements, measure, level):
 def _set_counts(ranking, judgements, measure, level):
     """(num_ret, num_rel_ret, R) per row."""
     ctx = context(measure, level)
-    return ranking.length.astype(np.float64), ranking.rowsum(rel_mask(ranking, ctx)), rel_total(ranking, judgements, ctx).astype(np.float64)
+    return ranking.length.astype(np.float64), ranking.count_within(rel_index(ranking, ctx), np.inf), rel_total(ranking, judgements, ctx).astype(np.float64)
 
 
 def k_set_map(ranking, judgements, measure, level):
@@ -194,10 +194,8 @@ def k_Compat(ranking, judgements, measure, level):
 # --------------------------------------------------------------------------- records
 
 def reads_judged(code, measure, rel, max_grade):
-    """The ``reads`` of bpref and infAP: every judged document (a grade, or -2: judged with a negative
-    grade, infAP's pooled-unjudged), never one outside the qrels (-1): their kernels count judged
-    documents above each relevant one and read its rank, so a random ordering of the pool is drawn as
-    the ranks of the judged documents alone (core.pools.pool_reads)."""
+    """The ``reads`` of bpref and infAP (core.pools.pool_reads): every judged document (code >= 0, or -2),
+    never one outside the qrels (-1): their kernels count the judged documents above each relevant one."""
     return np.asarray(code, dtype=np.float64) != -1
 
 
@@ -208,9 +206,8 @@ def trec_gain(grade, measure, rel, max_grade):
 
 
 def trec_order(code, measure, rel, max_grade):
-    """Classes of bpref and infAP on trec_eval's codes: relevant (1), judged nonrelevant (0), judged
-    with a negative grade (-1, pooled but unjudged) and not in the qrels (-2), which infAP tells apart
-    (its v) and which the gain alone (unjudged: 0) would merge with the judged nonrelevant ones."""
+    """Classes of bpref and infAP on trec_eval's codes: relevant (1), judged nonrelevant (0), judged with a
+    negative grade (-1, pooled but unjudged) and not in the qrels (-2), which the gain alone would merge."""
     return np.where(code >= rel, 1.0, np.where(code >= 0, 0.0, np.where(code == -2.0, -1.0, -2.0)))
 
 

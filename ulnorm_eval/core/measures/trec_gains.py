@@ -375,22 +375,11 @@ def _rbp_levels(judgements, gains):
     return judgements.cached(("rbp levels", tuple(sorted((gains or {}).items()))), make)
 
 
-def _rbp_graded_terms(ranking, judgements, p):
-    """rbp's terms gain x p^(i-1) without a gain map, at its documents of nonzero gain only (positions,
-    terms): every level is then 0 or more, so a document's scaled gain is nonzero only when its grade
-    is (low = 0, (g - 0) / high), and the terms left out are 0.0, which change no row sum."""
-    idx, g = _nonzero_gains(ranking, None)
-    top = int(ranking.pos.max()) if ranking.pos.size else 0
-    weights = repeated_powers(p, top)[ranking.pos[idx].astype(np.int64)]
-    return idx, _scaled(judgements, None, ranking.base[ranking.row[idx]], g) * weights
-
-
 def rbp_order(code, measure, rel, max_grade):
     """rbp's classes of pool documents: the level gain (gain_init.c) of a known level (judged grade
     >= 0, or a listed one), which m_rbp.c's scaling keeps in order; -1 for any other document, which
     gains 0 whatever the scaling (below every known level when all gains are >= 0)."""
-    gains = measure.get("gains")
-    gains = dict(gains) if gains else None
+    _, gains = rbp_settings(measure)
     known = (code >= 0) | np.isin(code, [float(level) for level in (gains or {})])
     return np.where(known, _level_gain(code, gains), -1.0)
 
@@ -405,12 +394,14 @@ def k_rbp(ranking, judgements, measure, level):
     """RBP(p) = (1-p) sum_i p^(i-1) gain(d_i), gains scaled to [0, 1] when they exceed it (Moffat &
     Zobel 2008; m_rbp.c, with its uninitialised bounds set)."""
     p, gains = rbp_settings(measure)
-    if not gains:  # terms at the graded documents only (the same terms, added in the same order)
-        idx, terms = _rbp_graded_terms(ranking, judgements, p)
-        return (1.0 - p) * ranking.sum_within(idx, terms)
-    weights = repeated_powers(p,
-                              int(ranking.pos.max()) if ranking.pos.size else 0)[ranking.pos.astype(np.int64)]  # trec_eval's cur_p, bit for bit
-    return (1.0 - p) * ranking.rowsum(_rbp_gains(ranking, judgements, gains) * weights)
+    powers = repeated_powers(p, int(ranking.pos.max()) if ranking.pos.size else 0)  # trec_eval's cur_p, bit for bit
+    if gains:
+        return (1.0 - p) * ranking.rowsum(_rbp_gains(ranking, judgements, gains) * powers[ranking.pos.astype(np.int64)])
+    # without a gain map every level is >= 0, so a scaled gain g / max is nonzero only where g is: the
+    # terms at those documents alone, in rank order (the 0.0 terms left out change no row sum)
+    idx, g = _nonzero_gains(ranking, None)
+    scaled = _scaled(judgements, None, ranking.base[ranking.row[idx]], g)
+    return (1.0 - p) * ranking.sum_within(idx, scaled * powers[ranking.pos[idx].astype(np.int64)])
 
 
 def k_rbp_resid(ranking, judgements, measure, level):

@@ -130,18 +130,14 @@ def k_ERR(ranking, judgements, measure, level):
     g = np.where(codes(ranking) > 0, codes(ranking), 0.0)
     if len(g) and g.max() > 4:
         raise UnknownMeasure("ERR (gdeval) takes grades 0..4: a larger grade would make a probability exceed 1")
-    stop_prob = (np.exp2(g) - 1.0) / 16.0
-    if k is not None:
-        stop_prob = np.where(ranking.pos < k, stop_prob, 0.0)
+    inside = ranking.pos < (np.inf if k is None else k)
+    stop_prob = np.where(inside, (np.exp2(g) - 1.0) / 16.0, 0.0)
     # prod_{j<i} (1 - R_j): a cumulative product along each row of a (rows x depth) matrix, exact
     # per row (a flat exp(cumsum(log)) would mix the rounding of all earlier rows into each one)
-    inside = ranking.pos < (ranking.length.max() if k is None else int(k)) if len(stop_prob) else np.zeros(0, bool)
     width = int(ranking.pos[inside].max()) + 1 if inside.any() else 1
-    keep = np.ones((ranking.nrows, width))
-    keep[ranking.row[inside], ranking.pos[inside]] = 1.0 - stop_prob[inside]
-    before = np.cumprod(np.concatenate([np.ones((ranking.nrows, 1)), keep[:, :-1]], axis=1), axis=1)
-    decay = np.zeros(len(stop_prob))
-    decay[inside] = before[ranking.row[inside], ranking.pos[inside]]
+    keep = np.ones((ranking.nrows, width + 1))
+    keep[ranking.row[inside], ranking.pos[inside] + 1] = 1.0 - stop_prob[inside]
+    decay = np.where(inside, np.cumprod(keep, axis=1)[ranking.row, np.minimum(ranking.pos, width)], 0.0)
     return ranking.rowsum(stop_prob * decay / (ranking.pos + 1.0))
 
 

@@ -312,16 +312,11 @@ def _ideal_cost(judgements, gains, trec: bool = False):
 
 def k_G(ranking, judgements, measure, level):
     """G (m_G.c): sum_i gain(d_i) / log2(2 + C_i - S_i), S_i the run's gain to rank i, C_i the
-    running sum of max(ideal gain at rank i, 1), divided by the total positive ideal gain.
-
-    Only documents of nonzero gain add a term: C_i is read from the query's ideal (past its positive
-    gains each rank costs 1), S_i is the running gain over those documents alone."""
+    running sum of max(ideal gain at rank i, 1), divided by the total positive ideal gain."""
     gains = measure.get("gains")
-    idx, g = _nonzero_gains(ranking, gains)
+    idx, g = _nonzero_gains(ranking, gains)  # only they add a term, and S_i runs over them alone
     C, starts, n_pos, total = _ideal_cost(judgements, gains, getattr(level, "trec_nan", False))
-    row = ranking.row[idx]
-    query = ranking.base[row]
-    position = ranking.pos[idx]
+    query, position = ranking.base[ranking.row[idx]], ranking.pos[idx]
     n_positive = n_pos[query]
     # past the query's positive ideal gains (p >= n) the cost is the last one + 1 a rank; within
     # them, read from the ideal
@@ -332,7 +327,7 @@ def k_G(ranking, judgements, measure, level):
     S = _running_sparse_sum(ranking, idx, g)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = g / np.log2(2.0 + cost - S)
-    return safe(np.bincount(row, weights=term, minlength=ranking.nrows)[: ranking.nrows], total[ranking.base])  # as rk.sum_within
+    return safe(ranking.sum_within(idx, term), total[ranking.base])
 
 
 def _rbp_gains(ranking, judgements, gains):

@@ -100,11 +100,10 @@ def k_11pt_avg(ranking, judgements, measure, level):
 
 def k_bpref(ranking, judgements, measure, level):
     """bpref = (1/R) sum over relevant retrieved r of 1 - min(n_r, R) / min(N, R), n_r the judged
-    nonrelevant documents above r, N all judged nonrelevant (Buckley & Voorhees 2004; m_bpref.c).
-
-    Once per ranking, judgements and level (Bpref and GMBpref share the values); terms only at the
-    relevant retrieved documents, summed in rank order as the row sum over the whole ranking adds them."""
+    nonrelevant documents above r, N all judged nonrelevant (Buckley & Voorhees 2004; m_bpref.c)."""
     ctx = context(measure, level)
+    # once per ranking, judgements and level (Bpref and GMBpref share it); terms at the relevant
+    # retrieved documents only, summed in rank order as the whole ranking's row sum adds them
 
     def make():
         idx = rel_index(ranking, ctx)
@@ -209,13 +208,9 @@ def reciprocal_rank_means(K: int, W: int) -> np.ndarray:
 
 
 def e_infAP(random_pool):
-    """Exact E[infAP] under a uniformly random ranking of the pool.  For a relevant document with s
-    judged documents above it (uniform on 0..K, K = P-1+Q) and w others (pooled-unjudged or not in
-    the qrels, W = U+V of them; w ~ BetaBinomial(W; s+1, K+1-s)), infAP's term at rank j = s + w is
-    (1 + (s + u) (r + eps)/(s + 2 eps)) / (s + w + 1), linear in r and u, with E[r | s] = s (P-1)/K
-    and E[u | w] = w c, c = U/W.  With e_s = (s (P-1)/K + eps)/(s + 2 eps) and s + c w =
-    c (s + w + 1) + (1-c) s - c, its mean over w is c e_s + (1 + e_s ((1-c) s - c)) M(s), M(s) =
-    E[1/(s + w + 1) | s] (:func:`reciprocal_rank_means`); E = (P/R) mean over s of that."""
+    """Exact E[infAP] under a uniformly random ranking of the pool (derivation: docs/bounds.md, "infAP"):
+    (P/R) mean over s = 0..K of c e_s + (1 + e_s ((1-c) s - c)) M(s), K = P-1+Q, c = U/W (W = U+V),
+    e_s = (s (P-1)/K + eps)/(s + 2 eps), M(s) = E[1/(s + w + 1) | s] (:func:`reciprocal_rank_means`)."""
     n, P, Q, U, V, R, N = pool_counts(random_pool)
     eps = INFAP_EPSILON
     out = np.zeros(len(n))

@@ -255,6 +255,17 @@ def test_compat_issue_example():
     assert ours("Compat", rk, J)[0] == pytest.approx(want, abs=1e-15)
 
 
+def test_compat_below_level_zero_keeps_each_code_apart():
+    """-l -1 counts a document not in the qrels relevant: qrels a 1, b 0; run x (not in the qrels), b, a.
+    Ideal ranks: a 0, then b and x 1 each (one grade-1 document above; of different codes, neither is
+    above the other), so x and b add S3 - S1, a adds S3 - S2, S_i = sum_{t<i} p^t/(t+1); the ideal's
+    two documents 2 S3 - S1 (the norm (1 - p^3)/(1 - p) divides both)."""
+    J = Judgements(["q"], np.zeros(2, np.int64), np.array([1.0, 0.0]), 1.0)
+    rk = Ranking(np.zeros(3, np.int64), np.array([0.0, 0.0, 1.0]), 1, np.arange(1), np.array([False, True, True]))
+    S = [sum(0.95 ** t / (t + 1) for t in range(i)) for i in range(4)]
+    assert ours("Compat", rk, J, -1)[0] == pytest.approx((3 * S[3] - 2 * S[1] - S[2]) / (2 * S[3] - S[1]), abs=1e-15)
+
+
 def test_rel_level_honoured_like_ir_measures_rel(shared):
     """-l 2 on DL-HARD (grades 0-3): Bpref, infAP, Success, SetP, Rprec as ir_measures' rel=2, and
     Compat as ir_measures' Compat on the qrels with grades below 2 set to 0 (its relevant: grade > 0)."""

@@ -171,7 +171,8 @@ def k_Compat(ranking, judgements, measure, level):
     jkeys = np.sort(judgements.row[jrel].astype(np.int64) * n_levels + jlevel)
     query, level_of = ranking.base[qrow].astype(np.int64), np.searchsorted(levels, code[idx])
     higher = np.searchsorted(jkeys, (query + 1) * n_levels, "left") - np.searchsorted(jkeys, query * n_levels + level_of, "right")
-    group = qrow.astype(np.int64) * n_levels + level_of
+    _, gcode = np.unique(code[idx], return_inverse=True)  # by code: with rel < 0 the -1s (not in the qrels) too
+    group = qrow.astype(np.int64) * (int(gcode.max(initial=0)) + 1) + gcode
     order = np.lexsort((ranking.pos[idx], group))
     same = np.empty(len(idx), np.int64)
     same[order] = np.arange(len(idx)) - np.searchsorted(group[order], group[order])

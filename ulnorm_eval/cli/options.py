@@ -364,7 +364,7 @@ def output_options(formats, piped: str, note: str = ""):
                      help=f"Output format. Default: from -o FILE's extension (.json, .jsonl, .tsv, .csv, .txt), "
                           f"else table on a terminal, {piped} when piped.{note}"),
         click.option("--precision", type=click.IntRange(min=0, max=17),
-                     help="Decimals (default 4 for trec and table; full precision for tsv, csv, json)."),
+                     help="Print numbers with N fixed decimals in every command (default: 4 in trec and table, full in tsv, csv, json)."),
         click.option("-o", "--output", type=click.Path(dir_okay=False), cls=Brief,
                      brief="Write to FILE; its extension picks the format (.tsv, .json, .md, ...).",
                      help="Write to FILE (atomically) instead of stdout."),

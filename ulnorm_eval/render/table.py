@@ -401,6 +401,13 @@ class _TableGrid:
     def cell(self, rr, meas, slot, i):
         return self.text(*_cell(self.shown, rr, meas, slot, i, self.precision, self.view.color))
 
+    def pairs(self, rr, meas, i) -> list:
+        """The long layout's ``(variant, text, style)`` of ``meas``, one per slot with a value to show: a
+        value there, or (the interval slot) an 'all' row with an interval."""
+        return [(s or "value", *_cell(self.shown, rr, meas, s, i, self.precision, self.view.color)) for s in self.slots
+                if (i is None and Metric(meas, s.variant) in s.of(rr) if isinstance(s, _Interval)
+                    else Metric(meas, s) in self.shown.have)]
+
     def query_cell(self, q, first: bool) -> list:
         """The query column's cell (with -q): the query on its first row, else empty."""
         return [self.text(safe_text(q) if first else "")] if self.view.per_query else []
@@ -439,8 +446,8 @@ def _fill_runs(g: _TableGrid) -> None:
         n = 0
         for rr, i in zip(g.result.runs, idx):
             for r, meas in enumerate(g.rows):
-                cells = ([[g.text(s or "value"), g.cell(rr, meas, s, i)] for s in g.slots if _has_cell(g.shown, rr, meas, s, i)]
-                         if long else [[g.cell(rr, meas, s, i) for s in g.slots]])
+                cells = ([[g.text(v), g.text(*cell)] for v, *cell in g.pairs(rr, meas, i)] if long
+                         else [[g.cell(rr, meas, s, i) for s in g.slots]])
                 for row in cells:
                     g.table.add_row(*g.query_cell(q, n == 0), g.text(safe_text(rr.name) if long or r == 0 else ""),
                                     g.label[meas], *row,
@@ -448,14 +455,6 @@ def _fill_runs(g: _TableGrid) -> None:
                     n += 1
             if long and g.table.rows:
                 g.table.rows[-1].end_section = True
-
-
-def _has_cell(shown, rr, meas, s, i) -> bool:
-    """Whether slot ``s`` of ``meas`` has a value to show (long layout, plain rows): a value there, or (the
-    interval slot) an 'all' row with an interval."""
-    if isinstance(s, _Interval):
-        return i is None and Metric(meas, s.variant) in s.of(rr)
-    return Metric(meas, s) in shown.have
 
 
 _FILL = {"wide": _fill_wide, "shared": _fill_wide, "stacked": _fill_runs, "long": _fill_runs}
@@ -485,7 +484,7 @@ def text_width(text: str) -> int:
 def _plain_rows(result, view: TableView, width) -> str:
     """The last resort when no table fits: per run (and query) a line per measure, ``  measure  value 0.3037
     E 0.5695 ...``, wrapped between ``variant value`` pairs onto lines indented by six spaces."""
-    g = _TableGrid(result, dataclasses.replace(view, layout="long"), None)  # the long layout's cells, as text
+    g = _TableGrid(result, dataclasses.replace(view, layout="long", color=False), None)  # the long layout's cells
     lines = []
     for q, idx in g.groups:
         if view.per_query:
@@ -495,10 +494,8 @@ def _plain_rows(result, view: TableView, width) -> str:
                 continue
             lines.append(safe_text(rr.name))
             for meas in g.rows:
-                pairs = [f"{s or 'value'} {_cell(g.shown, rr, meas, s, i, g.precision, False)[0]}" for s in g.slots
-                         if _has_cell(g.shown, rr, meas, s, i)]
-                pairs = [p for pair in pairs for p in pair.split(f" {NEAR_RANDOM}")[:1] + (  # wrapped apart
-                    [NEAR_RANDOM] if pair.endswith(NEAR_RANDOM) else [])]
+                pairs = [p for v, text, _ in g.pairs(rr, meas, i)  # NEAR_RANDOM a field of its own, wrapped apart
+                         for p in re.split(f" (?={re.escape(NEAR_RANDOM)})", f"{v} {text}")]
                 lines.extend(_wrap_fields(["  " + g.label[meas].plain, *pairs], width))
     return "\n".join(lines)
 

@@ -467,6 +467,18 @@ def test_holdout_phi_is_computed_on_the_other_half(synth):
     assert opt["phi held-out"] != pytest.approx(opt["phi fit-half"], rel=1e-6)
 
 
+def test_functions_table_shows_the_holdout_interval():
+    """-f table: a held-out column prints its mean, then its [2.5%, 97.5%] over the splits, to --precision."""
+    from ulnorm_eval.render.stability_report import render_tables
+
+    row = {"measure": "m", "gain": "g", "discount": "d", "phi": 0.5, "erho2": float("inf"), "phi held-out": -0.25,
+           "phi held-out 2.5%": -0.5, "phi held-out 97.5%": 0.125, "residual": 1.234e-7, "converged": False,
+           "optimised": "—"}
+    text = render_tables({"functions": [row]}, "table", 3, {})
+    assert "-0.250 [-0.500, 0.125]" in text and " 0.500 " in text and "∞" in text
+    assert "1.2e-07" in text and " NO " in text
+
+
 def test_paired_ratios_are_ratios_of_topics_needed_on_shared_resamples(synth):
     qrels, runs = synth
     D = load_design(qrels, runs, 10)

@@ -93,7 +93,7 @@ def _table(rows, precision, meta) -> str:
     optimised functions' strings."""
     from rich.table import Table
 
-    from .table import rich_text
+    from .table import rich_text, span
 
     columns = list(dict.fromkeys(column for row in rows for column in row))
     held = [column for column in ("phi fit-half", "phi held-out", "phi held-out - log") if column in columns]
@@ -106,22 +106,18 @@ def _table(rows, precision, meta) -> str:
         table.add_column(_HEADERS.get(column, column),
                          justify="left" if column in ("measure", "gain", "discount") else "right")
 
-    def fmt(value, column):
+    def fmt(row, column):
+        value = row.get(column)
         if column in held:  # mean [2.5%, 97.5%] over the --holdout splits
-            return f"{value:.{precision}f} [{row[column + ' 2.5%']:.{precision}f}, {row[column + ' 97.5%']:.{precision}f}]"
-        if value is None:
-            return ""
+            return f"{value:.{precision}f} {span(row[column + ' 2.5%'], row[column + ' 97.5%'], precision)}"
         if isinstance(value, bool):
             return "yes" if value else "NO"
         if isinstance(value, float):
-            if math.isinf(value):
-                return "∞"
-            if column == "residual":
-                return f"{value:.1e}"
-            return f"{value:.{precision}f}"
-        return str(value)
+            return "∞" if math.isinf(value) else f"{value:.1e}" if column == "residual" else f"{value:.{precision}f}"
+        return "" if value is None else str(value)
+
     for row in rows:
-        table.add_row(*(fmt(row.get(column), column) for column in shown))
+        table.add_row(*(fmt(row, column) for column in shown))
     return rich_text(table, terminal_styles()) + "".join(
         f"\n# {row['measure']}: gain {row['gain']}, discount {row['discount']}\n{row['string']}\n"
         for row in rows if row["optimised"] != "—")

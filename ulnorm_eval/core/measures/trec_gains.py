@@ -65,15 +65,12 @@ def trec_ideal_rank(judgements: Judgements, gains: dict) -> np.ndarray:
     rank = np.full(len(row), -1, dtype=np.int64)
     by_query = np.argsort(row, kind="stable")
     bounds = np.searchsorted(row[by_query], np.arange(judgements.nq + 1))
-    walks: dict = {}  # one walk per (levels, levels held): few distinct ones
     for query in range(judgements.nq):
         mine = by_query[bounds[query]:bounds[query + 1]]
         if len(mine):
             held = frozenset(np.unique(level[mine]).tolist())
-            key = (max(held) + 1, held)
-            if key not in walks:
-                walks[key] = _trec_walk(key[0], held, gains)
-            rank[mine] = [walks[key].get(lvl, -1) for lvl in level[mine].tolist()]
+            walk = _trec_walk(max(held) + 1, held, gains)  # a sort of the few grade levels
+            rank[mine] = [walk.get(lvl, -1) for lvl in level[mine].tolist()]
     return rank
 
 

@@ -20,13 +20,10 @@ __all__ = ["make_table", "format_table", "caption", "all_row_rule", "variants_le
 
 
 def layout(metrics):
-    """Rows (measures, first-appearance order) and columns (None = the plain value, then variants)."""
+    """Rows (measures, first-appearance order) and columns (None = the plain value, then the variants in
+    first-appearance order: sorted is stable)."""
     rows = list(dict.fromkeys(m.measure for m in metrics))
-    slots = list(dict.fromkeys(m.variant for m in metrics))
-    if None in slots:
-        slots.remove(None)
-        slots.insert(0, None)
-    return rows, slots
+    return rows, sorted(dict.fromkeys(m.variant for m in metrics), key=lambda v: v is not None)
 
 
 HOLES = "[LB, UB]"  # the slot showing LB(M) and UB(M) beside the value: value [LB, UB]

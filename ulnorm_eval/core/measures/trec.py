@@ -149,11 +149,12 @@ def k_Judged(ranking, judgements, measure, level):
 
 
 def k_Compat(ranking, judgements, measure, level):
-    """Compatibility (Clarke, Vtyurina & Smucker 2021 (TOIS)) as ir_measures computes it: RBO(p) of the
-    run against the ideal ranking (relevant documents, grade >= -l, by grade descending, ties in the
-    run's order, unretrieved ones last) to depth max(num_ret, R), over RBO(ideal, ideal) with normalize=1."""
-    # RBO to depth d as a per-document sum: a document at rank i in one list and j in the other adds
-    # S[d] - S[max(i, j)], S[i] = sum_{t<i} p^t / (t+1)
+    """Compatibility (Clarke, Vtyurina & Smucker 2021 (TOIS)) as ir_measures computes it: RBO(p) of the run
+    against the ideal ranking (relevant documents by grade descending, ties by the run's order,
+    unretrieved ones last) to depth max(num_ret, R), normalised by RBO(ideal, ideal).  Relevant means
+    grade >= -l (ir_measures: grade > 0, the same at the default -l 1 for integer grades).  param = (p, normalize), default (0.95, True).  The overlap at depth i counts the
+    documents whose rank in both lists is <= i, so RBO is a per-document sum of a prefix table."""
+    # a document at rank i in one list and j in the other adds S[d] - S[max(i, j)], S[i] = sum_{t<i} p^t / (t+1)
     p = measure.get("p")
     code, L = codes(ranking), context(measure, level).rel_level
     jrel = (judgements.grade >= L) & (judgements.grade >= 0)

@@ -403,7 +403,9 @@ def resolve_jobs(jobs: int, tasks: int | None = None, auto_pays: bool = True) ->
     """The worker count of ``-j JOBS`` for ``tasks`` tasks (None: unknown), capped by the tasks: ``AUTO``
     (0) is the usable cores, or 1 (no pool) without fork or when ``auto_pays`` is False (a command whose
     workers cost more than they save)."""
-    auto, jobs = jobs == AUTO, (usable_cores() if auto_pays else 1) if jobs == AUTO else jobs
+    auto = jobs == AUTO
+    if auto:
+        jobs = usable_cores() if auto_pays else 1
     jobs = max(1, jobs if tasks is None else min(jobs, tasks))
     if auto and jobs > 1 and not _fork_available():  # asked only when workers would start (it imports multiprocessing)
         jobs = 1
